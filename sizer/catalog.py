@@ -1,0 +1,200 @@
+"""Loading the YAML hardware catalog and finding a device by the name a user types.
+
+The built-in catalog lies in the ``catalog`` package (``catalog/*.yaml``). A user file given
+with ``--catalog FILE`` or the ``SIZER_CATALOG`` environment variable adds devices or
+overrides built-in ones by id; it is validated the same way, and a broken user file never
+changes the built-in catalog.
+
+>>> load_catalog().find("Tesla P40").name
+'NVIDIA Tesla P40'
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from sizer.catalog_schema import CatalogFile, Device, check_units
+from sizer.errors import CatalogError, DeviceLookupError, InputError
+
+CATALOG_ENV = "SIZER_CATALOG"
+MAX_CATALOG_BYTES = 2_000_000
+
+
+def builtin_catalog_dir() -> Path:
+    import catalog  # the data package; imported lazily so that the core works without it
+
+    return Path(catalog.__file__).parent
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Devices by id, with the file each came from and the citations of their sources."""
+
+    devices: dict[str, Device]
+    origin: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> key -> citation
+
+    def __iter__(self):
+        return iter(self.devices.values())
+
+    def __len__(self) -> int:
+        return len(self.devices)
+
+    def citation(self, device_id: str, key: str) -> str:
+        return self.sources.get(self.origin.get(device_id, ""), {}).get(key, key)
+
+    def find(self, name: str, field_name: str = "device") -> Device:
+        """The one device a user means by ``name`` (see :func:`match_devices`)."""
+        if not isinstance(name, str) or not name.strip() or len(name) > 100:
+            raise InputError(field_name, name, "a device id or name, such as 'Tesla P40' or 'h100-sxm5-80gb'")
+        matches = match_devices(self, name)
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            close = difflib.get_close_matches(name.lower(), _all_names(self), n=5, cutoff=0.5)
+            hint = f"; close matches: {', '.join(close)}" if close else "; see `sizer catalog list`"
+            raise DeviceLookupError(f"{field_name}: no device matches {name!r}{hint}", close, field_name)
+        names = [f"{d.name} ({d.id})" for d in matches]
+        raise DeviceLookupError(
+            f"{field_name}: {name!r} is ambiguous; it matches {', '.join(names)}", names, field_name)
+
+
+def _tokens(text: str) -> list[str]:
+    text = re.sub(r"(\d)\s+(gb|tb)\b", r"\1\2", text.lower())
+    return [t for t in re.split(r"[^a-z0-9+]+", text) if t]
+
+
+def _token_matches(query: str, word: str) -> bool:
+    # "sxm" matches "sxm4" (a generation number), but "a10" never matches "a100" or "a10g".
+    if query == word:
+        return True
+    return query[-1].isalpha() and word.startswith(query) and word[len(query):].isdigit()
+
+
+def _all_names(catalog: Catalog) -> list[str]:
+    names = []
+    for device in catalog:
+        names += [device.id, device.name.lower(), *(a.lower() for a in device.aliases)]
+    return names
+
+
+def match_devices(catalog: Catalog, name: str) -> list[Device]:
+    """Devices a name can mean: an exact id, name or alias first, else whole-word matches.
+
+    Matching is case-insensitive and by whole words, so "A10" means the A10 and not the A100
+    or A10G, while "H100 SXM" finds the "H100 SXM5 80GB".
+    """
+    wanted = name.strip().lower()
+    if wanted in catalog.devices:
+        return [catalog.devices[wanted]]
+    exact = [d for d in catalog if wanted in (d.name.lower(), *(a.lower() for a in d.aliases))]
+    if exact:
+        return exact
+    query = _tokens(wanted)
+    if not query:
+        return []
+    found = []
+    for device in catalog:
+        for label in (device.name, *device.aliases, device.id.replace("-", " ")):
+            words = _tokens(label)
+            if all(any(_token_matches(q, w) for w in words) for q in query):
+                found.append(device)
+                break
+    return found
+
+
+def _read_file(path: Path) -> CatalogFile:
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise CatalogError(f"catalog file {path}: cannot be read ({error.strerror})", "catalog") from None
+    if size > MAX_CATALOG_BYTES:
+        raise CatalogError(f"catalog file {path}: larger than {MAX_CATALOG_BYTES} bytes", "catalog")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise CatalogError(f"catalog file {path}: not valid YAML ({error})", "catalog") from None
+    if not isinstance(data, dict):
+        raise CatalogError(f"catalog file {path}: expected a mapping with 'sources' and 'devices'", "catalog")
+    try:
+        parsed = CatalogFile.model_validate(data)
+    except ValidationError as error:
+        raise CatalogError(_describe_validation_error(path, data, error), "catalog") from None
+    for index, device in enumerate(parsed.devices):
+        entry = f"entry {index} ({device.id})"
+        try:
+            check_units(device)
+        except InputError as error:
+            raise CatalogError(f"catalog file {path}, {entry}, field {error.message}", "catalog") from None
+        for where, sourced in device.sourced_fields().items():
+            if sourced.source not in parsed.sources:
+                raise CatalogError(f"catalog file {path}, {entry}, field {where}: source "
+                                   f"{sourced.source!r} is not in the file's 'sources'", "catalog")
+        for where, item in [("purchase_price", device.purchase_price), ("vector", device.vector),
+                            *((f"cloud_prices[{i}]", p) for i, p in enumerate(device.cloud_prices))]:
+            if item is not None and item.source not in parsed.sources:
+                raise CatalogError(f"catalog file {path}, {entry}, field {where}: source "
+                                   f"{item.source!r} is not in the file's 'sources'", "catalog")
+    return parsed
+
+
+def _describe_validation_error(path: Path, data: dict, error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = list(first["loc"])
+    entry = ""
+    if len(location) >= 2 and location[0] == "devices" and isinstance(location[1], int):
+        index = location[1]
+        devices = data.get("devices") or []
+        device_id = devices[index].get("id", "?") if index < len(devices) and isinstance(devices[index], dict) else "?"
+        entry = f", entry {index} ({device_id})"
+        location = location[2:]
+    field_path = ".".join(str(part) for part in location) or "(whole entry)"
+    return f"catalog file {path}{entry}, field {field_path}: {first['msg']}"
+
+
+def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None) -> Catalog:
+    devices = dict(base.devices) if base else {}
+    origin = dict(base.origin) if base else {}
+    sources = dict(base.sources) if base else {}
+    seen_here: dict[str, str] = {}
+    for path in files:
+        parsed = _read_file(path)
+        sources[str(path)] = parsed.sources
+        for index, device in enumerate(parsed.devices):
+            place = f"{path} entry {index}"
+            if device.id in seen_here:
+                raise CatalogError(f"duplicate device id {device.id!r}: {seen_here[device.id]} and {place}", "catalog")
+            if device.id in devices and not allow_override:
+                raise CatalogError(f"duplicate device id {device.id!r}: {origin[device.id]} and {place}", "catalog")
+            seen_here[device.id] = place
+            devices[device.id] = device
+            origin[device.id] = str(path)
+    return Catalog(devices, origin, sources)
+
+
+@functools.lru_cache(maxsize=8)
+def _builtin() -> Catalog:
+    files = sorted(builtin_catalog_dir().glob("*.yaml"))
+    return _merge(files, allow_override=False)
+
+
+def load_catalog(user_file: str | os.PathLike | None = None) -> Catalog:
+    """The built-in catalog, plus a user file that adds or overrides devices by id.
+
+    ``user_file`` defaults to the ``SIZER_CATALOG`` environment variable.
+    """
+    builtin = _builtin()
+    user_file = user_file or os.environ.get(CATALOG_ENV) or None
+    if not user_file:
+        return builtin
+    path = Path(user_file)
+    if not path.is_file():
+        raise CatalogError(f"catalog file {path}: no such file", "catalog")
+    return _merge([path], allow_override=True, base=builtin)

@@ -1,0 +1,173 @@
+"""Pydantic models of the hardware catalog (spec §4).
+
+A catalog file is YAML with two keys: ``sources`` (short key -> full citation) and ``devices``
+(a list of :class:`Device`). Every number is a :class:`Sourced` value: a string with its unit
+("1531 MHz", "24 GB", "347.1 GB/s") and the key of its source. Models forbid unknown fields so
+that a typo in a user file is an error, not a silently ignored value.
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import pint
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from sizer.errors import InputError
+from sizer.units import parse_quantity
+
+Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"]
+PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
+DeviceKind = Literal["gpu", "cpu", "accelerator"]
+
+_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(Strict):
+    """A value with its unit, as written in the catalog, and the key of its source."""
+
+    value: str | int | float
+    source: str
+    note: str | None = None
+
+    def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
+        return parse_quantity(field, self.value, dimension, default_unit=default_unit)
+
+
+class Price(Strict):
+    """A purchase price with the date it was quoted (YYYY, YYYY-MM or YYYY-MM-DD)."""
+
+    value: str
+    date: str
+    source: str
+    note: str | None = None
+
+    @field_validator("date")
+    @classmethod
+    def _date_format(cls, date: str) -> str:
+        if not _DATE_RE.match(date):
+            raise ValueError("date must be YYYY, YYYY-MM or YYYY-MM-DD")
+        return date
+
+
+class CloudPrice(Price):
+    """An on-demand hourly price for one device, e.g. "1.006 USD/hour"."""
+
+    provider: str
+    instance: str
+    devices_in_instance: int = Field(ge=1)
+    scope: Literal["full instance share", "device only"] = "full instance share"
+
+
+class Interconnect(Strict):
+    """The link used for gradient all-reduce between devices of this kind."""
+
+    name: str
+    bandwidth: Sourced  # per device, one direction
+
+
+class CpuVector(Strict):
+    """What the CPU peak formula needs (spec §3.1): FMA units per core and FP32 lanes per FMA."""
+
+    isa: str
+    fp32_lanes_per_fma: int = Field(ge=1, le=64)
+    fma_units_per_core: int = Field(ge=1, le=8)
+    source: str
+    note: str | None = None
+
+
+class Device(Strict):
+    """One GPU, CPU or accelerator, every figure with its source."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")
+    name: str
+    aliases: list[str] = []
+    vendor: str
+    kind: DeviceKind
+    architecture: str
+    launch_year: int = Field(ge=1990, le=2100)
+    fp32_cores: Sourced | None = None
+    cores: Sourced | None = None
+    threads: Sourced | None = None
+    vector: CpuVector | None = None
+    base_clock: Sourced | None = None
+    boost_clock: Sourced | None = None
+    peaks: dict[Precision, Sourced] = {}
+    fp32_peak_discrepancy: str | None = None
+    unsupported_precisions: list[Precision] = []
+    memory: Sourced
+    memory_type: str
+    memory_bandwidth: Sourced
+    tdp: Sourced
+    interconnect: Interconnect | None = None
+    purchase_price: Price | None = None
+    cloud_prices: list[CloudPrice] = []
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> "Device":
+        if self.kind == "cpu":
+            missing = [f for f in ("cores", "vector", "boost_clock") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"a cpu needs {', '.join(missing)}")
+        elif "fp32" not in self.peaks and self.fp32_cores is None:
+            raise ValueError("a gpu or accelerator needs peaks.fp32 or fp32_cores with boost_clock")
+        if self.fp32_cores is not None and self.boost_clock is None:
+            raise ValueError("fp32_cores needs boost_clock for R = 2NC")
+        clash = set(self.peaks) & set(self.unsupported_precisions)
+        if clash:
+            raise ValueError(f"precisions both listed and unsupported: {sorted(clash)}")
+        return self
+
+    def sourced_fields(self) -> dict[str, Sourced]:
+        """Every sourced figure of the entry by its dotted path, to check sources and units."""
+        fields: dict[str, Sourced] = {}
+        for name in ("fp32_cores", "cores", "threads", "base_clock", "boost_clock", "memory",
+                     "memory_bandwidth", "tdp"):
+            value = getattr(self, name)
+            if value is not None:
+                fields[name] = value
+        for precision, peak in self.peaks.items():
+            fields[f"peaks.{precision}"] = peak
+        if self.interconnect is not None:
+            fields["interconnect.bandwidth"] = self.interconnect.bandwidth
+        return fields
+
+
+class CatalogFile(Strict):
+    sources: dict[str, str]
+    devices: list[Device]
+
+
+# Expected dimension (and default unit for bare numbers) of each sourced field.
+FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
+    "fp32_cores": ("", ""),
+    "cores": ("", ""),
+    "threads": ("", ""),
+    "base_clock": ("[frequency]", None),
+    "boost_clock": ("[frequency]", None),
+    "memory": ("[information]", None),
+    "memory_bandwidth": ("[information] / [time]", None),
+    "tdp": ("[power]", None),
+    "interconnect.bandwidth": ("[information] / [time]", None),
+}
+PEAK_DIMENSION = ("[computation] / [time]", None)
+
+
+def check_units(device: Device) -> None:
+    """Raise InputError naming the field when a figure has the wrong unit."""
+    for path, sourced in device.sourced_fields().items():
+        dimension, default = FIELD_DIMENSIONS.get(path, PEAK_DIMENSION)
+        sourced.quantity(path, dimension, default)
+    if device.purchase_price is not None:
+        parse_quantity("purchase_price", device.purchase_price.value, "[currency]")
+    for index, price in enumerate(device.cloud_prices):
+        parse_quantity(f"cloud_prices[{index}]", price.value, "[currency] / [time]")
+
+
+__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect",
+           "PRECISIONS", "Precision", "Price", "Sourced", "check_units"]

@@ -1,0 +1,40 @@
+"""The project's own error types.
+
+Every error a user can cause is a ``SizerError`` (a ``ValueError``), carrying the name of the
+field at fault so that the CLI can print one line and the HTTP layer can answer 422 with the
+field path.
+"""
+from __future__ import annotations
+
+
+class SizerError(ValueError):
+    """Base class of every error a user's input can cause."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class InputError(SizerError):
+    """A value given by the user is malformed, has the wrong unit or is out of range."""
+
+    def __init__(self, field: str, value: object, expected: str):
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "...'"
+        super().__init__(f"{field}: got {shown}; expected {expected}", field)
+        self.value = value
+        self.expected = expected
+
+
+class CatalogError(SizerError):
+    """A catalog file is malformed; the message names the file, the entry and the field."""
+
+
+class DeviceLookupError(SizerError):
+    """A device name matches no catalog entry, or more than one."""
+
+    def __init__(self, message: str, candidates: list[str], field: str = "device"):
+        super().__init__(message, field)
+        self.candidates = candidates

@@ -1,0 +1,89 @@
+"""Typed result models shared by the core, the CLI and the HTTP service.
+
+A quantity is ``{"value", "unit"}`` and a range ``{"low", "expected", "high", "unit"}`` in
+JSON; inside the core they are built from pint quantities by :meth:`QuantityOut.of` and
+:meth:`RangeOut.of`, so a unit is never lost on the way out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pint
+from pydantic import BaseModel, ConfigDict
+
+from sizer.units import Quantity
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class QuantityOut(Model):
+    value: float
+    unit: str
+
+    @classmethod
+    def of(cls, quantity: pint.Quantity, unit: str) -> "QuantityOut":
+        return cls(value=float(quantity.to(unit).magnitude), unit=unit)
+
+    def quantity(self) -> pint.Quantity:
+        return Quantity(self.value, self.unit)
+
+
+class RangeOut(Model):
+    low: float
+    expected: float
+    high: float
+    unit: str
+
+    @classmethod
+    def of(cls, estimate: "Estimate", unit: str) -> "RangeOut":
+        return cls(low=float(estimate.low.to(unit).magnitude),
+                   expected=float(estimate.expected.to(unit).magnitude),
+                   high=float(estimate.high.to(unit).magnitude), unit=unit)
+
+
+class Assumption(Model):
+    """One input the answer depends on, with where its value comes from."""
+
+    name: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A low / expected / high triple of pint quantities, ordered low <= expected <= high."""
+
+    low: pint.Quantity
+    expected: pint.Quantity
+    high: pint.Quantity
+
+    def __post_init__(self) -> None:
+        assert self.low <= self.expected <= self.high, (self.low, self.expected, self.high)
+
+    @classmethod
+    def exact(cls, value: pint.Quantity) -> "Estimate":
+        return cls(value, value, value)
+
+    def map(self, function) -> "Estimate":
+        """Apply a monotonically increasing function to every bound."""
+        return Estimate(function(self.low), function(self.expected), function(self.high))
+
+    def __add__(self, other: "Estimate | pint.Quantity") -> "Estimate":
+        if isinstance(other, Estimate):
+            return Estimate(self.low + other.low, self.expected + other.expected, self.high + other.high)
+        return self.map(lambda bound: bound + other)
+
+    def __mul__(self, factor) -> "Estimate":
+        if isinstance(factor, Estimate):
+            return Estimate(self.low * factor.low, self.expected * factor.expected, self.high * factor.high)
+        return self.map(lambda bound: bound * factor)
+
+    __rmul__ = __mul__
+
+    def to(self, unit: str) -> "Estimate":
+        return self.map(lambda bound: bound.to(unit))
+
+    def out(self, unit: str) -> RangeOut:
+        return RangeOut.of(self, unit)

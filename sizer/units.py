@@ -1,0 +1,190 @@
+"""One pint registry for the whole project, and bounded parsing of user-given quantities.
+
+Custom units (see pint's "defining units"): ``FLOP`` as its own dimension so that FLOP/s
+can never be mixed up with Hz, ``FLOPS = FLOP / s``, and ``USD`` as a currency dimension.
+Bytes come with pint's SI (kB, MB, GB) and IEC (KiB, MiB, GiB) prefixes.
+
+User strings are never handed to pint's expression evaluator as they are: :func:`parse_quantity`
+first checks them against a small grammar (a decimal number, then a unit made of names,
+``*``, ``/`` and small integer powers), bounded in length, so that ``10**10**10 Hz`` or a
+kilobyte-long string is refused before anything is evaluated.
+
+>>> parse_quantity("clock", "1.531 GHz", "[frequency]").to("MHz")
+<Quantity(1531.0, 'megahertz')>
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from importlib import resources
+
+import pint
+
+from sizer.errors import InputError
+
+
+def _build_registry() -> pint.UnitRegistry:
+    """pint's own definitions, with ``bit`` given its own dimension.
+
+    pint defines ``bit = []`` (dimensionless), which would let "24 GB" pass as a plain count;
+    here bit and byte get the dimension ``[information]``. Loading the edited text once is
+    also faster than pint's default start-up.
+    """
+    files = resources.files("pint")
+    text = (files / "default_en.txt").read_text(encoding="utf-8")
+    text = text.replace("\nbit = []", "\nbit = [information]")
+    text = text.replace("@import constants_en.txt", (files / "constants_en.txt").read_text(encoding="utf-8"))
+    registry = pint.UnitRegistry(None, cache_folder=None)
+    registry.load_definitions(text.splitlines())
+    return registry
+
+
+ureg = _build_registry()
+ureg.define("FLOP = [computation] = flop")
+ureg.define("FLOPS = FLOP / second = flops")
+ureg.define("USD = [currency] = usd = dollar")
+ureg.define("sample = [samples]")
+ureg.define("token = sample")
+ureg.define("step = [steps]")
+Quantity = ureg.Quantity
+Q_ = Quantity
+
+MAX_TEXT_LENGTH = 64
+MAX_MAGNITUDE = 1e30
+MAX_POWER = 3
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?"
+_NAME = r"[A-Za-z_µΩ°%][A-Za-z_0-9µ]*"
+_FACTOR = rf"{_NAME}(?:\s*(?:\*\*|\^)\s*-?[0-{MAX_POWER}])?"
+_UNIT = rf"{_FACTOR}(?:\s*[*/]\s*{_FACTOR})*"
+_QUANTITY_RE = re.compile(rf"^\s*(?P<number>{_NUMBER}|nan|inf|infinity)?\s*(?P<unit>{_UNIT})?\s*$",
+                          re.IGNORECASE)
+
+DIMENSION_WORDS = {
+    "[frequency]": "a frequency such as '1.5 GHz'",
+    "[time]": "a duration such as '7 d' or '36 h'",
+    "[information]": "an amount of memory such as '24 GiB' or '80 GB'",
+    "[information] / [time]": "a bandwidth such as '900 GB/s'",
+    "[computation]": "an amount of compute such as '3.15e23 FLOP'",
+    "[computation] / [time]": "a compute rate such as '19.5 TFLOPS'",
+    "[currency]": "an amount of money such as '1500 USD'",
+    "[currency] / [time]": "a price per time such as '2.5 USD/hour'",
+    "[currency] / [energy]": "an energy price such as '0.12 USD/kWh'",
+    "[power]": "a power such as '300 W'",
+    "": "a plain number",
+}
+
+
+def describe_dimension(dimension: str) -> str:
+    """Human wording of a pint dimensionality string, for error messages."""
+    key = str(ureg.get_dimensionality(dimension)) if dimension else ""
+    for known, words in DIMENSION_WORDS.items():
+        if known and str(ureg.get_dimensionality(known)) == key:
+            return words
+    return words if (words := DIMENSION_WORDS.get(dimension)) else f"a quantity of dimension {dimension}"
+
+
+def _check_magnitude(field: str, raw: object, value: float, expected: str,
+                     allow_zero: bool, allow_negative: bool) -> None:
+    if math.isnan(value) or math.isinf(value):
+        raise InputError(field, raw, f"a finite number ({expected})")
+    if abs(value) > MAX_MAGNITUDE:
+        raise InputError(field, raw, f"a magnitude below {MAX_MAGNITUDE:g} ({expected})")
+    if value < 0 and not allow_negative:
+        raise InputError(field, raw, f"a positive value ({expected})")
+    if value == 0 and not allow_zero:
+        raise InputError(field, raw, f"a value above zero ({expected})")
+
+
+def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | None = None,
+                   allow_zero: bool = False, allow_negative: bool = False) -> pint.Quantity:
+    """Parse a user value into a Quantity of the given dimensionality, or raise InputError.
+
+    ``raw`` may be a string with units ("1.531 GHz"), a pint Quantity, a ``{"value", "unit"}``
+    mapping, or a bare number when ``default_unit`` is given. ``dimension`` is a pint
+    dimensionality such as ``"[frequency]"``; ``""`` means dimensionless.
+
+    >>> parse_quantity("memory", "24 GiB", "[information]").to("byte").magnitude
+    25769803776.0
+    >>> parse_quantity("clock", "5 m", "[frequency]")
+    Traceback (most recent call last):
+    ...
+    sizer.errors.InputError: clock: got '5 m'; expected a frequency such as '1.5 GHz'
+    """
+    expected = describe_dimension(dimension)
+    if isinstance(raw, pint.Quantity):
+        quantity = raw if raw._REGISTRY is ureg else Quantity(raw.magnitude, str(raw.units))
+    elif isinstance(raw, dict):
+        if set(raw) != {"value", "unit"}:
+            raise InputError(field, raw, f"an object with exactly 'value' and 'unit' ({expected})")
+        value, unit = raw["value"], raw["unit"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(unit, str):
+            raise InputError(field, raw, f"a numeric 'value' and a string 'unit' ({expected})")
+        quantity = _from_parts(field, raw, float(value), unit, expected)
+    elif isinstance(raw, bool) or raw is None:
+        raise InputError(field, raw, expected)
+    elif isinstance(raw, (int, float)):
+        if default_unit is None and dimension:
+            raise InputError(field, raw, f"{expected}, with its unit")
+        quantity = _from_parts(field, raw, float(raw), default_unit or "", expected)
+    elif isinstance(raw, str):
+        quantity = _parse_text(field, raw, expected, default_unit)
+    else:
+        raise InputError(field, raw, expected)
+    if not _has_dimension(quantity, dimension):
+        raise InputError(field, raw, expected)
+    _check_magnitude(field, raw, float(quantity.magnitude), expected, allow_zero, allow_negative)
+    return quantity
+
+
+def _has_dimension(quantity: pint.Quantity, dimension: str) -> bool:
+    if not dimension:
+        return quantity.dimensionless
+    return quantity.dimensionality == ureg.get_dimensionality(dimension)
+
+
+def _from_parts(field: str, raw: object, value: float, unit: str, expected: str) -> pint.Quantity:
+    if not math.isfinite(value):
+        raise InputError(field, raw, f"a finite number ({expected})")
+    if len(unit) > MAX_TEXT_LENGTH or not re.fullmatch(rf"\s*(?:{_UNIT})?\s*", unit):
+        raise InputError(field, raw, expected)
+    try:
+        units = ureg.parse_units(unit) if unit.strip() else ureg.dimensionless
+    except (pint.errors.PintError, AttributeError, TypeError, ValueError, SyntaxError):
+        raise InputError(field, raw, f"a known unit ({expected})") from None
+    return Quantity(value, units)
+
+
+def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -> pint.Quantity:
+    if len(raw) > MAX_TEXT_LENGTH:
+        raise InputError(field, raw, f"at most {MAX_TEXT_LENGTH} characters ({expected})")
+    match = _QUANTITY_RE.match(raw)
+    if not match or not (match["number"] or match["unit"]):
+        raise InputError(field, raw, expected)
+    number = match["number"]
+    value = float(number) if number else 1.0
+    unit = match["unit"] or default_unit or ""
+    if match["unit"] is None and default_unit is None and expected != DIMENSION_WORDS[""]:
+        raise InputError(field, raw, f"{expected}, with its unit")
+    return _from_parts(field, raw, value, unit, expected)
+
+
+def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool = False) -> float:
+    """Parse a dimensionless count (parameters, samples, epochs): a number or a numeric string.
+
+    >>> parse_count("params", "175e9")
+    175000000000.0
+    """
+    value = parse_quantity(field, raw, "", default_unit="", allow_zero=allow_zero).to("").magnitude
+    if integer and value != int(value):
+        raise InputError(field, raw, "a whole number")
+    return float(value)
+
+
+def quantity_json(quantity: pint.Quantity, unit: str | None = None) -> dict[str, Any]:
+    """The JSON form of a quantity: ``{"value": number, "unit": "pint unit"}``."""
+    if unit is not None:
+        quantity = quantity.to(unit)
+    return {"value": float(quantity.magnitude), "unit": format(quantity.units, "~")}
