@@ -142,7 +142,20 @@ def _read_file(path: Path) -> CatalogFile:
             if item is not None and item.source not in parsed.sources:
                 raise CatalogError(f"catalog file {path}, {entry}, field {where}: source "
                                    f"{item.source!r} is not in the file's 'sources'", "catalog")
-    return parsed
+    return _with_citations(parsed, data)
+
+
+def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
+    """The file's devices with every source key replaced by its full citation."""
+
+    def cite(node):
+        if isinstance(node, dict):
+            return {k: (parsed.sources[v] if k == "source" and isinstance(v, str) else cite(v)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [cite(item) for item in node]
+        return node
+
+    return CatalogFile.model_validate({"sources": parsed.sources, "devices": cite(data["devices"])})
 
 
 def _describe_validation_error(path: Path, data: dict, error: ValidationError) -> str:

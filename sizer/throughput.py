@@ -12,6 +12,7 @@ import pint
 
 from sizer.catalog_schema import Device, Sourced
 from sizer.errors import InputError
+from sizer.precision import PRECISION_BYTES, check_precision
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_count, parse_quantity
 
@@ -78,9 +79,6 @@ def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) 
     return Estimate(peak * (1 - derating.high), peak * (1 - derating.expected), peak * (1 - derating.low))
 
 
-PRECISION_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
-
-
 def stated_peak(device: Device, precision: str) -> pint.Quantity | None:
     sourced = device.peaks.get(precision)
     return None if sourced is None else sourced.quantity(f"peaks.{precision}", "[computation]/[time]").to("FLOP/s")
@@ -111,8 +109,7 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     seed's method; otherwise the stated figure. Other precisions are the catalog's dense
     tensor peaks: no core-count formula gives them (spec §3.1).
     """
-    if precision not in PRECISION_BYTES:
-        raise InputError("precision", precision, f"one of {', '.join(PRECISION_BYTES)}")
+    precision = check_precision(precision)
     if precision == "fp32":
         derived = derived_fp32_peak(device)
         if derived is not None:

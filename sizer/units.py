@@ -42,9 +42,12 @@ def _build_registry() -> pint.UnitRegistry:
 
 
 ureg = _build_registry()
-ureg.define("FLOP = [computation] = flop")
-ureg.define("FLOPS = FLOP / second = flops")
-ureg.define("USD = [currency] = usd = dollar")
+ureg.define("FLOP = [computation]")
+ureg.define("@alias FLOP = flop")
+ureg.define("FLOPS = FLOP / second")
+ureg.define("@alias FLOPS = flops")
+ureg.define("USD = [currency]")
+ureg.define("@alias USD = usd = dollar")
 ureg.define("sample = [samples]")
 ureg.define("token = sample")
 ureg.define("step = [steps]")

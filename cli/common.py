@@ -1,0 +1,39 @@
+"""Options shared by several commands, and the one place domain errors become exit code 2."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+CatalogOption = Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")]
+DeviceOption = Annotated[str, typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM'.")]
+CountOption = Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices (data parallel).")]
+PrecisionOption = Annotated[str, typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")]
+
+Params = Annotated[Optional[str], typer.Option("--params", help="Parameters, e.g. 7e9.")]
+Samples = Annotated[Optional[str], typer.Option("--samples", help="Training samples per epoch.")]
+Epochs = Annotated[str, typer.Option("--epochs", help="Passes over the samples.")]
+Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
+BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step (tokens with --tokens).")]
+Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")]
+SeqLen = Annotated[Optional[int], typer.Option("--seq-len", min=1, help="Sequence length of a token workload.")]
+ForwardPerSample = Annotated[Optional[str], typer.Option("--forward-flops-per-sample", help="Forward FLOP per sample, if known (convolutions, attention).")]
+ActivationMemory = Annotated[Optional[str], typer.Option("--activation-memory-per-sample", help="Activation memory per sample, e.g. '12 MB'.")]
+SampleSize = Annotated[Optional[str], typer.Option("--sample-size", help="Bytes of one stored sample, e.g. '150 kB' (host-side check).")]
+Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction lost from peak (default range 0.15-0.25, expected 0.20).")]
+
+
+def workload_request(cls=None, **fields):
+    """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given."""
+    from sizer.workload import WorkloadRequest
+
+    cls = cls or WorkloadRequest
+    return cls(**{k: v for k, v in fields.items() if v is not None})
+
+
+def load(catalog_file: str | None):
+    """The catalog with the user's file (or SIZER_CATALOG) merged in."""
+    from sizer.catalog import load_catalog
+
+    return load_catalog(catalog_file)

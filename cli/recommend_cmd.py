@@ -1,0 +1,66 @@
+"""`sizer recommend`: which device, how many, how long, what cost."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cli import output
+from cli.common import (ActivationMemory, BatchSize, CatalogOption, Epochs, ForwardPerSample, JsonOption, Optimizer,
+                        Params, Samples, SampleSize, SeqLen, Tokens, load, workload_request)
+
+
+def recommend(params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
+              precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")] = None,
+              optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
+              batch_size: BatchSize = None, seq_len: SeqLen = None,
+              forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
+              sample_size: SampleSize = None,
+              deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,
+              budget: Annotated[Optional[str], typer.Option("--budget", help="Most money to spend, e.g. '50000 USD'.")] = None,
+              max_devices: Annotated[int, typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider.")] = 64,
+              buy: Annotated[bool, typer.Option("--buy", help="Cost as a purchase (amortised + energy) instead of cloud rent.")] = False,
+              objective: Annotated[str, typer.Option("--objective", help="time, cost or pareto.")] = "time",
+              kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Limit to gpu, accelerator or cpu (repeatable).")] = None,
+              features: Annotated[Optional[str], typer.Option("--features", help="Input features per sample, for the K1 verdict.")] = None,
+              headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+              storage: Annotated[str, typer.Option("--storage", help="hdd, sata-ssd, nvme or ramdisk (with --sample-size).")] = "nvme",
+              top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table to print.")] = 15,
+              catalog: CatalogOption = None, json: JsonOption = False) -> None:
+    """Rank every catalog device for a workload; without workload options, a built-in default."""
+    from sizer.recommend import RecommendRequest, recommend as run
+
+    request = workload_request(RecommendRequest, params=params, samples=samples, tokens=tokens,
+                               epochs=epochs if (samples is not None) else None, precision=precision,
+                               optimizer=optimizer, batch_size=batch_size, seq_len=seq_len,
+                               forward_flops_per_sample=forward_flops_per_sample,
+                               activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
+                               deadline=deadline, budget=budget, max_devices=max_devices,
+                               purchase="buy" if buy else "rent", objective=objective, kinds=kind, features=features,
+                               headroom=headroom, storage=storage)
+    result = run(request, load(catalog))
+    if json:
+        return output.emit_json(result)
+    cost_column = "buy cost (amortised + energy)" if result.purchase == "buy" else "rent cost"
+    rows = []
+    for r in result.ranked[:top]:
+        cost = r.cost.buy if result.purchase == "buy" else r.cost.rent
+        rows.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost),
+                     f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB", r.bound, "*" if r.pareto else ""))
+    output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
+                 ("#", "device", "count", "training time", cost_column + " USD", "memory need / has", "bound", "pareto"),
+                 rows, caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top {min(top, len(result.ranked))}. "
+                               "Ranges are expected (low-high). --json for everything.")
+    if result.rejected:
+        output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
+    if result.k1:
+        output.key_values("K1 (seed 003 eq. 4)", [("K1", output.fmt(result.k1.k1)), ("verdict", result.k1.verdict)])
+    if result.host:
+        output.key_values("Host side", [("data set in RAM", output.qty(result.host.dataset_memory)),
+                                        ("read rate needed", output.qty(result.host.required_read_rate)),
+                                        ("advice", result.host.advice)])
+    output.assumptions(result.assumptions)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(recommend)

@@ -1,0 +1,50 @@
+"""`sizer tco`: buy against rent for a training run."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cli import output
+from cli.common import (BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
+                        PrecisionOption, Samples, SeqLen, Tokens, load, workload_request)
+
+
+def tco(device: DeviceOption = ..., count: CountOption = 1,
+        training_time: Annotated[Optional[str], typer.Option("--training-time", help="Length of the run, e.g. '14 d'; else estimated from the workload.")] = None,
+        params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
+        precision: PrecisionOption = "fp32", optimizer: Optimizer = "adam", batch_size: BatchSize = None, seq_len: SeqLen = None,
+        rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
+        purchase_price: Annotated[Optional[str], typer.Option("--purchase-price", help="Per device, e.g. '30000 USD'.")] = None,
+        lifetime: Annotated[str, typer.Option("--lifetime", help="Amortisation period of bought hardware.")] = "3 year",
+        pue: Annotated[float, typer.Option("--pue", help="Power usage effectiveness of the site.")] = 1.5,
+        electricity_price: Annotated[str, typer.Option("--electricity-price", help="e.g. '0.15 USD/kWh'.")] = "0.15 USD/kWh",
+        utilisation: Annotated[float, typer.Option("--utilisation", help="Average power as a fraction of TDP.")] = 1.0,
+        host_share: Annotated[str, typer.Option("--host-share", help="Capital for hosts, network, racks, e.g. '20000 USD'.")] = "0 USD",
+        catalog: CatalogOption = None, json: JsonOption = False) -> None:
+    """Total cost of ownership: cloud rent against purchase (amortised) plus energy."""
+    from sizer import estimates
+
+    request = workload_request(estimates.TcoRequest, device=device, count=count, training_time=training_time, params=params,
+                               samples=samples, epochs=epochs, tokens=tokens, precision=precision, optimizer=optimizer,
+                               batch_size=batch_size, seq_len=seq_len, rent_price=rent_price, purchase_price=purchase_price,
+                               lifetime=lifetime, pue=pue, electricity_price=electricity_price, utilisation=utilisation,
+                               host_share=host_share)
+    result = estimates.estimate_cost(request, load(catalog))
+    if json:
+        return output.emit_json(result)
+    rows = [("training time", output.rng(result.training_time)), ("rent", output.rng(result.rent)),
+            ("rent price", output.qty(result.rent_price))]
+    if result.buy:
+        rows += [("buy: capital (whole)", output.qty(result.buy.capital)),
+                 ("buy: amortised capital", output.rng(result.buy.amortised_capital)),
+                 ("buy: energy", output.rng(result.buy.energy)), ("buy: total", output.rng(result.buy.total)),
+                 ("energy used", output.rng(result.buy.energy_used))]
+    else:
+        rows.append(("buy", "no purchase price known: give --purchase-price"))
+    output.key_values(f"Cost: {result.count} x {result.device}", rows)
+    output.assumptions(result.assumptions)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(tco)

@@ -1,0 +1,45 @@
+"""`sizer time`: training time on n devices, per step and in all."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cli import output
+from cli.common import (BatchSize, CatalogOption, CountOption, Derating, DeviceOption, Epochs, ForwardPerSample, JsonOption,
+                        Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, ActivationMemory, workload_request)
+
+
+def time(params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
+         device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "fp32",
+         batch_size: BatchSize = None, optimizer: Optimizer = "adam", seq_len: SeqLen = None,
+         forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
+         derating: Derating = None,
+         sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
+         overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
+         catalog: CatalogOption = None, json: JsonOption = False) -> None:
+    """Training time: compute- vs memory-bound per step, overhead, all-reduce; never below C/(n R_peak)."""
+    from sizer import estimates
+    from cli.common import load
+
+    request = workload_request(estimates.TimeRequest, params=params, samples=samples, epochs=epochs, tokens=tokens,
+                               device=device, count=count, precision=precision, batch_size=batch_size,
+                               optimizer=optimizer, seq_len=seq_len, forward_flops_per_sample=forward_flops_per_sample,
+                               activation_memory_per_sample=activation_memory_per_sample, derating=derating,
+                               sharding=sharding, overlap_allreduce=overlap)
+    result = estimates.estimate_time(request, load(catalog))
+    if json:
+        return output.emit_json(result)
+    output.key_values(f"Training time: {result.count} x {result.device} ({result.precision})", [
+        ("training time", output.rng(result.training_time)), ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
+        ("first-order C/(n R_s) (seed 004 eq. 4)", output.qty(result.first_order_time)),
+        ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps)),
+        ("step time", output.rng(result.step_time)), ("  compute-bound", output.rng(result.compute_time_per_step)),
+        ("  memory-bound", output.rng(result.memory_time_per_step)), ("  overhead", output.rng(result.overhead_per_step)),
+        ("  all-reduce", output.qty(result.allreduce_time_per_step)), ("bound by", result.bound),
+        ("throughput", output.rng(result.throughput))])
+    output.assumptions(result.assumptions)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(time)

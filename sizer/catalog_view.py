@@ -1,0 +1,123 @@
+"""How a catalog device is shown: every figure as a quantity with its unit and source.
+
+>>> from sizer.catalog import load_catalog
+>>> view = describe_device(load_catalog().find("Tesla P40"))
+>>> view.memory.value, view.memory.unit
+(24.0, 'GB')
+"""
+from __future__ import annotations
+
+from sizer.catalog_schema import FIELD_DIMENSIONS, Device, Sourced
+from sizer.results import Model
+from sizer.tco import cheapest_cloud_price
+from sizer.throughput import derived_fp32_peak, supported_precisions
+from sizer.units import parse_quantity
+
+DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",
+                 "interconnect.bandwidth": "GB/s"}
+
+
+class SourcedQuantity(Model):
+    value: float
+    unit: str
+    source: str
+    note: str | None = None
+
+
+class PriceView(Model):
+    value: float
+    unit: str
+    date: str
+    source: str
+    provider: str | None = None
+    instance: str | None = None
+    note: str | None = None
+
+
+class DeviceSummary(Model):
+    id: str
+    name: str
+    kind: str
+    vendor: str
+    architecture: str
+    launch_year: int
+    memory: SourcedQuantity
+    memory_bandwidth: SourcedQuantity
+    fp32_peak: SourcedQuantity | None
+    precisions: list[str]
+    sources: list[str]
+
+
+class DeviceDetail(DeviceSummary):
+    aliases: list[str]
+    fp32_cores: SourcedQuantity | None
+    cores: SourcedQuantity | None
+    threads: SourcedQuantity | None
+    base_clock: SourcedQuantity | None
+    boost_clock: SourcedQuantity | None
+    derived_fp32_peak: SourcedQuantity | None
+    fp32_peak_discrepancy: str | None
+    peaks: dict[str, SourcedQuantity]
+    memory_type: str
+    tdp: SourcedQuantity
+    interconnect: str | None
+    interconnect_bandwidth: SourcedQuantity | None
+    vector: str | None
+    purchase_price: PriceView | None
+    cloud_price: PriceView | None
+    cloud_prices: list[PriceView]
+    notes: str | None
+
+
+def _sourced(field: str, sourced: Sourced | None) -> SourcedQuantity | None:
+    if sourced is None:
+        return None
+    if field.startswith("peaks."):
+        quantity, unit = sourced.quantity(field, "[computation]/[time]"), "TFLOPS"
+    elif field in DISPLAY_UNITS:
+        quantity, unit = sourced.quantity(field, FIELD_DIMENSIONS[field][0]), DISPLAY_UNITS[field]
+    else:
+        quantity, unit = sourced.quantity(field, "", ""), ""
+    return SourcedQuantity(value=float(quantity.to(unit).magnitude), unit=unit, source=sourced.source, note=sourced.note)
+
+
+def _price(price, unit: str) -> PriceView:
+    quantity = parse_quantity("price", price.value, "[currency]" if unit == "USD" else "[currency]/[time]")
+    return PriceView(value=float(quantity.to(unit).magnitude), unit=unit, date=price.date, source=price.source,
+                     provider=getattr(price, "provider", None), instance=getattr(price, "instance", None), note=price.note)
+
+
+def _summary_fields(device: Device) -> dict:
+    sources = sorted({s.source for s in device.sourced_fields().values()})
+    return dict(id=device.id, name=device.name, kind=device.kind, vendor=device.vendor, architecture=device.architecture,
+                launch_year=device.launch_year, memory=_sourced("memory", device.memory),
+                memory_bandwidth=_sourced("memory_bandwidth", device.memory_bandwidth),
+                fp32_peak=_sourced("peaks.fp32", device.peaks.get("fp32")), precisions=supported_precisions(device),
+                sources=sources)
+
+
+def summarize_device(device: Device) -> DeviceSummary:
+    return DeviceSummary(**_summary_fields(device))
+
+
+def describe_device(device: Device) -> DeviceDetail:
+    derived = derived_fp32_peak(device)
+    cheapest = cheapest_cloud_price(device)
+    return DeviceDetail(
+        **_summary_fields(device), aliases=device.aliases,
+        fp32_cores=_sourced("fp32_cores", device.fp32_cores), cores=_sourced("cores", device.cores),
+        threads=_sourced("threads", device.threads), base_clock=_sourced("base_clock", device.base_clock),
+        boost_clock=_sourced("boost_clock", device.boost_clock),
+        derived_fp32_peak=SourcedQuantity(value=float(derived.to("TFLOPS").magnitude), unit="TFLOPS",
+                                          source="computed: R = 2NC (seed 004 eq. 1) or the CPU FMA/SIMD formula (spec §3.1)")
+        if derived is not None else None,
+        fp32_peak_discrepancy=device.fp32_peak_discrepancy,
+        peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
+        memory_type=device.memory_type, tdp=_sourced("tdp", device.tdp),
+        interconnect=device.interconnect.name if device.interconnect else None,
+        interconnect_bandwidth=_sourced("interconnect.bandwidth", device.interconnect.bandwidth) if device.interconnect else None,
+        vector=(f"{device.vector.isa}: {device.vector.fma_units_per_core} FMA unit(s) x {device.vector.fp32_lanes_per_fma} FP32 lanes"
+                if device.vector else None),
+        purchase_price=_price(device.purchase_price, "USD") if device.purchase_price else None,
+        cloud_price=_price(cheapest, "USD/hour") if cheapest else None,
+        cloud_prices=[_price(p, "USD/hour") for p in device.cloud_prices], notes=device.notes)

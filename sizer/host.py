@@ -1,0 +1,63 @@
+"""Host-side needs: RAM for the data set and the storage read rate that feeds the devices
+(spec §3.9; seed 003, sections on CPU, memory and storage).
+
+>>> from sizer.units import Quantity
+>>> required_read_rate(Quantity(2000, "sample/s"), Quantity(150, "kB")).to("MB/s")
+<Quantity(300.0, 'megabyte / second')>
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+import pint
+
+from sizer.errors import InputError
+from sizer.results import Assumption, Model, QuantityOut
+from sizer.units import Quantity
+
+StorageClass = Literal["hdd", "sata-ssd", "nvme", "ramdisk"]
+# Typical sequential read rates of one drive; seed 003 recommends a RAM disk or RAID 0/10.
+STORAGE_READ_RATES: dict[str, tuple[pint.Quantity, str]] = {
+    "hdd": (Quantity(200, "MB/s"), "7200-15000 rpm drives read about 150-250 MB/s sequentially (vendor datasheets)"),
+    "sata-ssd": (Quantity(550, "MB/s"), "SATA III carries 6 Gbit/s, about 550-600 MB/s of payload"),
+    "nvme": (Quantity(3.5, "GB/s"), "PCIe 3.0 x4 NVMe drives read about 3.5 GB/s (PCIe 4.0: about 7)"),
+    "ramdisk": (Quantity(10, "GB/s"), "assumed: a RAM disk reads at a fraction of DRAM bandwidth"),
+}
+
+
+def dataset_bytes(samples: float, sample_size: pint.Quantity) -> pint.Quantity:
+    """RAM to hold the whole data set: samples × bytes per sample."""
+    return (samples * sample_size).to("GB")
+
+
+def required_read_rate(throughput: pint.Quantity, sample_size: pint.Quantity) -> pint.Quantity:
+    """Storage read rate that keeps the devices fed: samples/s × bytes/sample."""
+    return (throughput * sample_size / Quantity(1, "sample")).to("GB/s")
+
+
+class HostResult(Model):
+    dataset_memory: QuantityOut
+    required_read_rate: QuantityOut
+    storage: str
+    storage_read_rate: QuantityOut
+    storage_keeps_up: bool
+    advice: str
+    assumptions: list[Assumption]
+
+
+def estimate_host(samples: float, sample_size: pint.Quantity, throughput: pint.Quantity,
+                  storage: str = "nvme") -> HostResult:
+    """Whether the host can hold the data set in RAM and read it fast enough from ``storage``."""
+    if storage not in STORAGE_READ_RATES:
+        raise InputError("storage", storage, f"one of {', '.join(STORAGE_READ_RATES)}")
+    rate, source = STORAGE_READ_RATES[storage]
+    needed = required_read_rate(throughput, sample_size)
+    keeps_up = bool(needed <= rate)
+    memory = dataset_bytes(samples, sample_size)
+    advice = (f"{storage} keeps up" if keeps_up else
+              f"{storage} is too slow: cache the {memory.to('GB'):.3g~P} data set in RAM, or use a faster class or RAID 0/10 (seed 003)")
+    return HostResult(dataset_memory=QuantityOut.of(memory, "GB"), required_read_rate=QuantityOut.of(needed, "GB/s"),
+                      storage=storage, storage_read_rate=QuantityOut.of(rate, "GB/s"), storage_keeps_up=keeps_up,
+                      advice=advice, assumptions=[Assumption(name="storage read rate", value=f"{rate:~P}", source=source),
+                                                  Assumption(name="throughput", value=f"{throughput.to('sample/s'):.4g~P}",
+                                                             source="the time estimate's fastest (low-time) end")])

@@ -1,0 +1,30 @@
+"""Numeric precisions a training run can use, and how many bytes each stores per value."""
+from __future__ import annotations
+
+from sizer.errors import InputError
+
+# Bytes per stored value. TF32 is an FP32 storage format computed on tensor cores.
+PRECISION_BYTES: dict[str, int] = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
+# Precisions trained with FP32 master weights (mixed precision, Micikevicius et al. 2018).
+MIXED_PRECISIONS = ("fp16", "bf16", "fp8")
+MASTER_WEIGHT_BYTES = 4
+# FP8 training keeps 16-bit weight and gradient copies; only the matmul inputs are FP8
+# (NVIDIA Transformer Engine documentation, "FP8 primer").
+LOW_PRECISION_COPY_BYTES = {"fp16": 2, "bf16": 2, "fp8": 2}
+
+
+def check_precision(value: str, field: str = "precision") -> str:
+    """The precision name in lower case, or InputError listing the choices.
+
+    >>> check_precision("BF16")
+    'bf16'
+    """
+    name = value.strip().lower() if isinstance(value, str) else value
+    if name not in PRECISION_BYTES:
+        raise InputError(field, value, f"one of {', '.join(PRECISION_BYTES)}")
+    return name
+
+
+def weight_bytes(precision: str) -> int:
+    """Bytes per weight and per gradient as stored during training at this precision."""
+    return LOW_PRECISION_COPY_BYTES.get(precision, PRECISION_BYTES[precision])

@@ -1,0 +1,56 @@
+"""K1, the redundancy of the network memory (spec §3.7; seed 003 eq. 4).
+
+>>> k1_ratio(5000, 10, 100)
+5.0
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from sizer.errors import InputError
+from sizer.results import Assumption, Model
+from sizer.units import parse_count
+
+DEFAULT_TOLERANCE = 0.01
+Verdict = Literal["redundant", "exact", "insufficient"]
+MEANING = {
+    "redundant": "network memory is larger than the training sample (K1 > 1)",
+    "exact": "the network can remember the whole training sample (K1 = 1)",
+    "insufficient": "the network cannot remember the training sample exactly (K1 < 1)",
+}
+
+
+def k1_ratio(weights: float, samples: float, features: float) -> float:
+    """``K1 = N_w / (S · N)``, defined for N_w > 1, S > 0, N > 0 (seed 003 eq. 4)."""
+    if not weights > 1:
+        raise InputError("weights", weights, "more than 1 weight (K1 is defined for N_w > 1)")
+    if not samples > 0:
+        raise InputError("samples", samples, "more than 0 samples (K1 is defined for S > 0)")
+    if not features > 0:
+        raise InputError("features", features, "more than 0 features (K1 is defined for N > 0)")
+    return weights / (samples * features)
+
+
+def k1_verdict(k1: float, tolerance: float = DEFAULT_TOLERANCE) -> Verdict:
+    """``exact`` within ``tolerance`` (relative) of 1, else ``redundant`` or ``insufficient``."""
+    if abs(k1 - 1) <= tolerance:
+        return "exact"
+    return "redundant" if k1 > 1 else "insufficient"
+
+
+class K1Result(Model):
+    k1: float
+    verdict: Verdict
+    meaning: str
+    tolerance: float
+    assumptions: list[Assumption]
+
+
+def estimate_k1(weights, samples, features, tolerance: float = DEFAULT_TOLERANCE) -> K1Result:
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
+        raise InputError("tolerance", tolerance, "a relative tolerance from 0 to below 1")
+    k1 = k1_ratio(parse_count("weights", weights), parse_count("samples", samples), parse_count("features", features))
+    verdict = k1_verdict(k1, tolerance)
+    return K1Result(k1=k1, verdict=verdict, meaning=MEANING[verdict], tolerance=tolerance,
+                    assumptions=[Assumption(name="K1", value="N_w / (S N)", source="seed 003 eq. 4"),
+                                 Assumption(name="tolerance", value=f"|K1 - 1| <= {tolerance:g} counts as K1 = 1", source="default")])

@@ -1,0 +1,200 @@
+"""What is being trained: the workload a user describes, resolved into checked numbers.
+
+A workload is either sample-based (``samples`` and ``epochs``; one sample = one input) or
+token-based (``tokens``; a language model, one "sample" = one token, batch sizes in tokens).
+The request model is shared by the CLI and the HTTP service; :func:`resolve_workload` checks
+every field and raises :class:`~sizer.errors.InputError` naming the one at fault.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import pint
+from pydantic import BaseModel, ConfigDict, Field
+
+from sizer.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
+from sizer.errors import InputError
+from sizer.precision import check_precision
+from sizer.results import Assumption
+from sizer.units import Quantity, parse_count, parse_quantity
+
+Optimizer = Literal["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop"]
+Numberish = float | str
+QuantityIn = str | dict[str, float | str] | None
+
+# Copies of the weights each optimizer keeps (spec §3.8).
+OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1}
+
+DEFAULT_SEQ_LEN = 2048
+DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2)
+DEFAULT_SAMPLE_BATCH = 512  # the seed-001 MLP's batch
+TRANSFORMER_ASPECT_RATIO = 128  # d_model / layers; GPT-3 175B: 12288 / 96 (Brown et al. 2020, table 2.1)
+TRANSFORMER_HEAD_DIM = 128
+
+
+class WorkloadRequest(BaseModel):
+    """A training workload, with the CLI's option names."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw"}]})
+
+    params: Numberish | None = Field(None, description="parameters (weights and biases), e.g. 7e9")
+    samples: Numberish | None = Field(None, description="training samples per epoch")
+    epochs: Numberish = Field(1, description="passes over the samples")
+    tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
+    batch_size: Numberish | None = Field(None, description="global batch per step (samples, or tokens with --tokens)")
+    precision: str = Field("fp32", description="fp32, tf32, fp16, bf16 or fp8")
+    optimizer: Optimizer = "adam"
+    forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
+    backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
+    forward_flops_per_sample: Numberish | None = Field(None, description="FLOP per sample of the forward pass, if known")
+    seq_len: int | None = Field(None, ge=1, le=10_000_000, description="sequence length (token workloads)")
+    activation_memory_per_sample: QuantityIn = Field(None, description="activation memory per sample, e.g. '12 MB'")
+    sample_size: QuantityIn = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
+
+
+@dataclass(frozen=True)
+class TransformerShape:
+    layers: int
+    hidden: int
+    heads: int
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A checked workload. In token mode ``samples`` are tokens and batches count tokens."""
+
+    params: float
+    samples: float
+    epochs: float
+    batch_size: float
+    precision: str
+    optimizer: str
+    forward_flops_per_sample: pint.Quantity
+    backward_factor: float
+    token_mode: bool
+    seq_len: int | None
+    activation_memory_per_sample: pint.Quantity | None
+    activation_model: str
+    sample_size: pint.Quantity | None
+    assumptions: tuple[Assumption, ...]
+
+    @property
+    def samples_total(self) -> float:
+        return self.samples * self.epochs
+
+    @property
+    def steps(self) -> float:
+        return math.ceil(self.samples_total / self.batch_size)
+
+    @property
+    def sample_word(self) -> str:
+        return "token" if self.token_mode else "sample"
+
+
+def transformer_shape(params: float) -> TransformerShape:
+    """A decoder shape for a parameter count: ``P ≈ 12 · L · d²`` with ``d / L = 128``.
+
+    The 12Ld² count is Kaplan et al. 2020 (eq. 2.1, embeddings excluded); the aspect ratio is
+    GPT-3's. It gives d = 4211, L = 33 for 7e9 (Llama 2 7B: 4096, 32).
+
+    >>> transformer_shape(175e9)
+    TransformerShape(layers=96, hidden=12310, heads=96)
+    """
+    hidden = (params * TRANSFORMER_ASPECT_RATIO / 12) ** (1 / 3)
+    layers = max(1, round(hidden / TRANSFORMER_ASPECT_RATIO))
+    return TransformerShape(layers=layers, hidden=round(hidden), heads=max(1, round(hidden / TRANSFORMER_HEAD_DIM)))
+
+
+def transformer_activation_bytes_per_token(shape: TransformerShape, seq_len: int, flash_attention: bool = True) -> float:
+    """Activation memory per token of a transformer, 16-bit activations, no recomputation.
+
+    Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+    §4.1): per layer ``s·b·h·(34 + 5·a·s/h)`` bytes; flash attention does not store the
+    ``5·a·s/h`` attention-score term. Divided by ``s·b`` to give bytes per token.
+
+    >>> transformer_activation_bytes_per_token(TransformerShape(32, 4096, 32), 2048)
+    4456448.0
+    """
+    per_layer = 34.0 * shape.hidden
+    if not flash_attention:
+        per_layer += 5.0 * shape.heads * seq_len
+    return per_layer * shape.layers
+
+
+def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> Workload:
+    """Check a workload request and fill in the documented defaults."""
+    assumptions: list[Assumption] = []
+    if request.params is None:
+        raise InputError("params", None, "the number of parameters, e.g. 7e9")
+    params = parse_count("params", request.params)
+    if request.tokens is not None and request.samples is not None:
+        raise InputError("tokens", request.tokens, "either tokens or samples, not both")
+    token_mode = request.tokens is not None
+    if token_mode:
+        samples = parse_count("tokens", request.tokens)
+    elif request.samples is not None:
+        samples = parse_count("samples", request.samples)
+    elif need_samples:
+        raise InputError("samples", None, "the number of training samples (or tokens for a language model)")
+    else:
+        samples = 1.0
+    epochs = parse_count("epochs", request.epochs)
+    precision = check_precision(request.precision)
+
+    seq_len = request.seq_len
+    if token_mode and seq_len is None:
+        seq_len = DEFAULT_SEQ_LEN
+        assumptions.append(Assumption(name="sequence length", value=f"{DEFAULT_SEQ_LEN} tokens",
+                                      source="default; give --seq-len"))
+    if request.batch_size is not None:
+        batch_size = parse_count("batch_size", request.batch_size)
+    else:
+        batch_size = float(DEFAULT_TOKEN_BATCH if token_mode else DEFAULT_SAMPLE_BATCH)
+        source = "Llama 2 pre-training batch (Touvron et al. 2023)" if token_mode else "seed 001 MLP batch"
+        assumptions.append(Assumption(name="batch size", value=f"{batch_size:.0f} {'tokens' if token_mode else 'samples'} per step",
+                                      source=f"default ({source}); give --batch-size"))
+
+    if request.forward_flops_per_sample is not None:
+        forward = Quantity(parse_count("forward_flops_per_sample", request.forward_flops_per_sample), "FLOP")
+        assumptions.append(Assumption(name="forward FLOP per sample", value=f"{forward.magnitude:.4g} FLOP",
+                                      source="given (C_train = O_b F_fwd S E, spec §3.2)"))
+    else:
+        forward = Quantity(request.forward_flops_per_param * params, "FLOP")
+        assumptions.append(Assumption(name="forward FLOP per sample", value=f"O_f P = {request.forward_flops_per_param:g} x P",
+                                      source="seed 004 eq. 3 (dense layers: one multiply and one add per weight)"))
+
+    activation, activation_model = _activation_memory(request, params, token_mode, seq_len, assumptions)
+    sample_size = None
+    if request.sample_size is not None:
+        sample_size = parse_quantity("sample_size", request.sample_size, "[information]")
+    return Workload(params=params, samples=samples, epochs=epochs, batch_size=batch_size, precision=precision,
+                    optimizer=request.optimizer, forward_flops_per_sample=forward,
+                    backward_factor=request.backward_factor, token_mode=token_mode, seq_len=seq_len,
+                    activation_memory_per_sample=activation, activation_model=activation_model,
+                    sample_size=sample_size, assumptions=tuple(assumptions))
+
+
+def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool, seq_len: int | None,
+                       assumptions: list[Assumption]) -> tuple[pint.Quantity | None, str]:
+    if request.activation_memory_per_sample is not None:
+        value = parse_quantity("activation_memory_per_sample", request.activation_memory_per_sample,
+                               "[information]", allow_zero=True)
+        return value.to("byte"), "given"
+    if token_mode:
+        shape = transformer_shape(params)
+        per_token = transformer_activation_bytes_per_token(shape, seq_len or DEFAULT_SEQ_LEN)
+        assumptions.append(Assumption(
+            name="activations", value=f"{per_token / 1e6:.3g} MB per token (decoder L={shape.layers}, d={shape.hidden}, flash attention)",
+            source="Korthikanti et al. 2022 §4.1, shape from P = 12 L d^2 with d/L = 128 (Kaplan et al. 2020)"))
+        return Quantity(per_token, "byte"), "korthikanti-2022"
+    assumptions.append(Assumption(name="activations", value="not counted",
+                                  source="unknown for a parameter count alone; give --activation-memory-per-sample"))
+    return None, "none"
+
+
+DEFAULT_WORKLOAD = WorkloadRequest(params=1.3e9, tokens=2.6e10, precision="bf16", optimizer="adamw")
+DEFAULT_WORKLOAD_DESCRIPTION = ("1.3e9-parameter transformer trained on 2.6e10 tokens (20 tokens per parameter, "
+                                "Hoffmann et al. 2022), bf16 mixed precision, AdamW")
