@@ -29,7 +29,7 @@ def fmt(value: float) -> str:
 
 def _readable_unit(value: float, unit: str) -> tuple[float, str]:
     """A prefixed unit that keeps the number short ("1.176e13 FLOP/s" -> "11.76 TFLOP/s")."""
-    if not unit or unit in ("USD", "s", "hour", "day") or value == 0:
+    if not unit or unit in ("USD", "hour", "day") or value == 0 or (unit == "s" and abs(value) >= 1):
         return 1.0, unit
     from sizer.units import Quantity
 
