@@ -56,5 +56,3 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
                                               view.fp32_peak_discrepancy, view.notes) if x) or None)
 
 
-def register(root: typer.Typer) -> None:
-    root.add_typer(app, name="catalog")

@@ -1,35 +1,50 @@
 """The `sizer` command line: parses options, calls the core, renders. No formula lives here."""
 from __future__ import annotations
 
-import sys
-
 import typer
+from typer.core import TyperGroup
 
-from cli import catalog_cmd, compute_cmd, memory_cmd, peak_cmd, recommend_cmd, seed003_cmd, tco_cmd, time_cmd
+from cli import catalog_cmd, compute_cmd, memory_cmd, peak_cmd, recommend_cmd, seed003_cmd, serve_cmd, tco_cmd, time_cmd
 
-app = typer.Typer(name="sizer", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+
+# typer >= 0.20 carries its own click; its ClickException is what the standalone runner prints.
+ClickException = typer.BadParameter.__mro__[2]
+
+
+class UserError(ClickException):
+    """Printed as one line on stderr, exit status 2, never a traceback."""
+
+    exit_code = 2
+
+
+class SizerGroup(TyperGroup):
+    """The one place where the core's errors become exit code 2 with one clear message."""
+
+    def invoke(self, ctx):
+        from pydantic import ValidationError
+
+        from sizer.errors import SizerError
+
+        try:
+            return super().invoke(ctx)
+        except SizerError as error:
+            raise UserError(error.message) from None
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "input"
+            raise UserError(f"{where}: {first['msg']}") from None
+
+
+app = typer.Typer(name="sizer", cls=SizerGroup, no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False,
                   help="Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training.")
 app.add_typer(catalog_cmd.app, name="catalog")
-for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, seed003_cmd, tco_cmd, recommend_cmd):
+for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, seed003_cmd, tco_cmd, recommend_cmd, serve_cmd):
     module.register(app)
 
 
 def main() -> None:
-    """Entry point: every user error is one line on stderr and exit status 2."""
-    from pydantic import ValidationError
-
-    from sizer.errors import SizerError
-
-    try:
-        app(standalone_mode=True)
-    except SizerError as error:
-        sys.stderr.write(f"error: {error.message}\n")
-        sys.exit(2)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        sys.stderr.write(f"error: {where}: {first['msg']}\n")
-        sys.exit(2)
+    app()
 
 
 if __name__ == "__main__":

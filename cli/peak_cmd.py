@@ -18,7 +18,7 @@ def peak(device: Annotated[Optional[str], typer.Argument(help="Device id or name
     from sizer import estimates
 
     result = estimates.peak(estimates.PeakRequest(device=device, precision=precision, cores=cores, clock=clock,
-                                                  derating=derating), load(catalog))
+                                                  derating=derating), load(catalog) if device else None)
     if json:
         return output.emit_json(result)
     output.key_values(f"Peak throughput: {result.device or 'given cores and clock'} ({result.precision})", [

@@ -79,10 +79,10 @@ def _token_matches(query: str, word: str) -> bool:
 
 
 def _all_names(catalog: Catalog) -> list[str]:
-    names = []
+    names: dict[str, None] = {}
     for device in catalog:
-        names += [device.id, device.name.lower(), *(a.lower() for a in device.aliases)]
-    return names
+        names.update(dict.fromkeys([device.id, device.name.lower(), *(a.lower() for a in device.aliases)]))
+    return list(names)
 
 
 def match_devices(catalog: Catalog, name: str) -> list[Device]:

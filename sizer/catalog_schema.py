@@ -108,14 +108,22 @@ class Device(Strict):
     cloud_prices: list[CloudPrice] = []
     notes: str | None = None
 
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _aliases_as_text(cls, aliases: object) -> object:
+        # YAML reads an alias such as 4090 as a number; a name is text either way.
+        if isinstance(aliases, list):
+            return [str(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a for a in aliases]
+        return aliases
+
     @model_validator(mode="after")
     def _kind_fields(self) -> "Device":
         if self.kind == "cpu":
             missing = [f for f in ("cores", "vector", "boost_clock") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"a cpu needs {', '.join(missing)}")
-        elif "fp32" not in self.peaks and self.fp32_cores is None:
-            raise ValueError("a gpu or accelerator needs peaks.fp32 or fp32_cores with boost_clock")
+        elif not self.peaks and self.fp32_cores is None:
+            raise ValueError("a gpu or accelerator needs peaks or fp32_cores with boost_clock")
         if self.fp32_cores is not None and self.boost_clock is None:
             raise ValueError("fp32_cores needs boost_clock for R = 2NC")
         clash = set(self.peaks) & set(self.unsupported_precisions)

@@ -1,7 +1,7 @@
 """Memory-cell count of the model-synthesis algorithm (spec §3.5; seed 003 eq. 1).
 
 >>> memory_cell_count(samples=10, input_features=100, output_features=10, weights=1000)
-2100.0
+2100
 """
 from __future__ import annotations
 

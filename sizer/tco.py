@@ -61,9 +61,13 @@ def energy_cost(tdp: pint.Quantity, count: int, duration: pint.Quantity, utilisa
 
 
 def cheapest_cloud_price(device: Device) -> CloudPrice | None:
+    """The cheapest on-demand price per device, preferring whole-instance shares: a GPU-only
+    charge leaves out the host VM the GPU cannot run without."""
     if not device.cloud_prices:
         return None
-    return min(device.cloud_prices, key=lambda p: parse_quantity("cloud_prices", p.value, "[currency]/[time]").to("USD/hour").magnitude)
+    whole = [p for p in device.cloud_prices if p.scope == "full instance share"]
+    return min(whole or device.cloud_prices,
+               key=lambda p: parse_quantity("cloud_prices", p.value, "[currency]/[time]").to("USD/hour").magnitude)
 
 
 class BuyCost(Model):
@@ -99,7 +103,8 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         assumptions.append(Assumption(name="rent price", value=f"{hourly.to('USD/hour'):.4g~P} per device", source="given"))
     elif (cloud := cheapest_cloud_price(device)) is not None:
         hourly = parse_quantity("cloud_prices", cloud.value, "[currency]/[time]")
-        assumptions.append(Assumption(name="rent price", value=f"{hourly.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand",
+        scope = "" if cloud.scope == "full instance share" else " (GPU only: host VM not included)"
+        assumptions.append(Assumption(name="rent price", value=f"{hourly.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand{scope}",
                                       source=f"{cloud.source} (price of {cloud.date})"))
     else:
         assumptions.append(Assumption(name="rent price", value="unknown", source="no cloud price in the catalog; give --rent-price"))

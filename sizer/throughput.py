@@ -106,11 +106,12 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     """The peak of a catalog device for a precision, and how it was obtained.
 
     FP32 is ``2NC`` (or the CPU formula) when the entry has cores and clock, since that is the
-    seed's method; otherwise the stated figure. Other precisions are the catalog's dense
+    seed's method; the stated figure where there is no core count, or where the entry documents
+    why 2NC misses it (dual-issue FP32, a different rated clock). Other precisions are the catalog's dense
     tensor peaks: no core-count formula gives them (spec §3.1).
     """
     precision = check_precision(precision)
-    if precision == "fp32":
+    if precision == "fp32" and not (device.fp32_peak_discrepancy and "fp32" in device.peaks):
         derived = derived_fp32_peak(device)
         if derived is not None:
             formula = "cores x clock x 2 x SIMD lanes x FMA units (spec §3.1)" if device.kind == "cpu" \

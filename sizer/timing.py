@@ -7,7 +7,7 @@ every range is never below the physical limit ``C_train / (n · R_peak)``.
 
 >>> from sizer.units import Quantity
 >>> first_order_training_time(Quantity(3.15e23, "FLOP"), Quantity(312e12, "FLOP/s"), 1024).to("day")
-<Quantity(11.4108..., 'day')>
+<Quantity(11.41148..., 'day')>
 """
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def transformer_shape(params: float) -> TransformerShape:
     GPT-3's. It gives d = 4211, L = 33 for 7e9 (Llama 2 7B: 4096, 32).
 
     >>> transformer_shape(175e9)
-    TransformerShape(layers=96, hidden=12310, heads=96)
+    TransformerShape(layers=96, hidden=12313, heads=96)
     """
     hidden = (params * TRANSFORMER_ASPECT_RATIO / 12) ** (1 / 3)
     layers = max(1, round(hidden / TRANSFORMER_ASPECT_RATIO))

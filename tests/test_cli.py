@@ -1,0 +1,102 @@
+"""cli/: every command through CliRunner, tables and --json, and its error paths (exit 2, no traceback)."""
+import json
+
+import pytest
+
+
+def _json(result):
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_peak_p40_json(cli):
+    data = _json(cli("peak", "Tesla P40", "--json"))
+    assert data["peak"] == {"value": pytest.approx(1.175808e13), "unit": "FLOP/s"}
+    assert data["sustained"]["low"] == pytest.approx(0.75 * data["peak"]["value"])
+
+
+def test_peak_cores_clock_and_table(cli):
+    assert _json(cli("peak", "--cores", "3840", "--clock", "1531 MHz", "--json"))["peak"]["value"] == pytest.approx(1.175808e13)
+    table = cli("peak", "p40")
+    assert table.exit_code == 0 and "TFLOP/s" in table.stdout and "derating" in table.stdout
+
+
+def test_compute_gpt3(cli):
+    data = _json(cli("compute", "--params", "175e9", "--samples", "300e9", "--epochs", "1", "--json"))
+    assert data["training_compute"]["value"] == pytest.approx(3.15e23)
+    assert cli("compute", "--params", "175e9", "--samples", "300e9").exit_code == 0
+
+
+def test_time_json_and_table(cli):
+    args = ("time", "--params", "175e9", "--samples", "300e9", "--device", "A100 80GB SXM", "--count", "1024",
+            "--precision", "bf16", "--sharding", "full")
+    data = _json(cli(*args, "--json"))
+    for key in ("training_time", "step_time", "throughput", "physical_limit", "bound", "assumptions"):
+        assert key in data
+    assert data["training_time"]["low"] >= data["physical_limit"]["value"] * 0.999
+    assert "training time" in cli(*args).stdout
+
+
+def test_memory(cli):
+    data = _json(cli("memory", "--params", "7e9", "--tokens", "2e10", "--precision", "bf16", "--optimizer", "adamw",
+                     "--device", "H100 SXM", "--json"))
+    assert data["fits"] is False and data["total"]["unit"] == "GB"
+    assert "does NOT fit" in cli("memory", "--params", "7e9", "--tokens", "2e10", "--device", "H100 SXM").stdout
+
+
+def test_cells_k1_complexity(cli):
+    assert _json(cli("cells", "--samples", "10", "--features", "100", "--weights", "1000", "--outputs", "0", "--json"))["cells"] == 2000
+    for weights, verdict in (("1000", "exact"), ("5000", "redundant"), ("10", "insufficient")):
+        assert _json(cli("k1", "--weights", weights, "--samples", "10", "--features", "100", "--json"))["verdict"] == verdict
+    assert _json(cli("complexity", "--layers", "75,512,10", "--json"))["layers"] == 2
+    for command in (("cells", "--samples", "10", "--features", "100", "--weights", "1000"),
+                    ("k1", "--weights", "5000", "--samples", "10", "--features", "100"), ("complexity", "--layers", "75,512,10")):
+        assert cli(*command).exit_code == 0
+
+
+def test_tco(cli):
+    data = _json(cli("tco", "--device", "H100 SXM", "--count", "8", "--training-time", "14 d", "--json"))
+    assert data["rent"]["expected"] > 0 and data["buy"] is None or data["buy"]["total"]["expected"] > 0
+    table = cli("tco", "--device", "T4", "--params", "1e8", "--samples", "1e6", "--epochs", "3")
+    assert table.exit_code == 0 and "rent" in table.stdout
+
+
+def test_recommend_default_says_which_workload(cli):
+    result = cli("recommend")
+    assert result.exit_code == 0 and "default" in result.stdout and "Rejected" in result.stdout
+    data = _json(cli("recommend", "--params", "7e9", "--tokens", "2e10", "--precision", "bf16", "--optimizer", "adamw",
+                     "--json"))
+    assert data["ranked"] and all(r["reason"] for r in data["rejected"])
+    first = data["ranked"][0]
+    assert {"device", "count", "training_time", "cost"} <= set(first) and {"rent", "buy"} <= set(first["cost"])
+
+
+def test_catalog_list_and_show(cli):
+    devices = _json(cli("catalog", "list", "--json"))["devices"]
+    assert len(devices) >= 45 and all({"id", "name", "kind", "sources"} <= set(d) for d in devices)
+    shown = _json(cli("catalog", "show", "Tesla P40", "--json"))
+    assert shown["memory"]["value"] == 24 and shown["memory"]["unit"] == "GB" and "unit" in shown["memory_bandwidth"]
+    assert "Tesla P40" in cli("catalog", "show", "p40").stdout
+    assert cli("catalog", "list", "--kind", "cpu").exit_code == 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (("k1", "--weights", "1000", "--samples", "0", "--features", "100"), "samples"),
+    (("peak", "A100"), "ambiguous"),
+    (("peak", "Tesla P41"), "no device matches"),
+    (("peak", "--cores", "3840", "--clock", "10**10**10 Hz"), "clock"),
+    (("peak", "--cores", "3840", "--clock", "5 m"), "frequency"),
+    (("peak", "p40", "--precision", "bf16"), "fp32"),
+    (("compute", "--params", "nan", "--samples", "1"), "params"),
+    (("time", "--params", "1e9", "--samples", "1e6", "--device", "T4", "--batch-size", "-4"), "batch_size"),
+    (("recommend", "--optimizer", "lion"), "optimizer"),
+    (("recommend", "--deadline", "3 GB"), "deadline"),
+    (("tco", "--device", "T4", "--training-time", "1 kWh"), "training_time"),
+    (("catalog", "show", "nothing-like-this"), "no device matches"),
+    (("catalog", "list", "--catalog", "/nonexistent.yaml"), "no such file"),
+])
+def test_bad_input_exits_2_with_one_message_and_no_traceback(cli, args, words):
+    result = cli(*args)
+    assert result.exit_code == 2, result.output
+    assert words in result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
