@@ -25,6 +25,8 @@ from sizer.errors import CatalogError, DeviceLookupError, InputError
 
 CATALOG_ENV = "SIZER_CATALOG"
 MAX_CATALOG_BYTES = 2_000_000
+# libyaml's safe loader is ten times faster than the pure-Python one; both refuse arbitrary objects.
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def builtin_catalog_dir() -> Path:
@@ -118,7 +120,7 @@ def _read_file(path: Path) -> CatalogFile:
     if size > MAX_CATALOG_BYTES:
         raise CatalogError(f"catalog file {path}: larger than {MAX_CATALOG_BYTES} bytes", "catalog")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise CatalogError(f"catalog file {path}: not valid YAML ({error})", "catalog") from None
     if not isinstance(data, dict):
