@@ -1,0 +1,46 @@
+"""The FastAPI application: routers, error handling, the page, and the catalog loaded once.
+
+Thin by design (spec §6): every route parses a body into the core's own request model, calls
+the core, and returns the core's own result model. Run it with ``sizer serve``, or with any
+ASGI server as ``uvicorn --factory api.app:create_app``.
+
+>>> from fastapi.testclient import TestClient
+>>> TestClient(create_app()).get("/healthz").json()["status"]
+'ok'
+"""
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from api import errors
+from api.middleware import GuardMiddleware
+from api.routers import catalog, compute, health, memory, pages, peak, recommend, seed003, tco, time
+from api.routers.pages import STATIC
+from api.settings import Settings
+from sizer.catalog import load_catalog
+
+DESCRIPTION = """Hardware sizing and cost estimation for neural-network training, over HTTP.
+
+Request fields use the CLI's option names (`device`, `cores`, `clock`, `params`, `tokens`, ...).
+A quantity may be a string with its unit (`"1.531 GHz"`, `"14 d"`, `"50000 USD"`) or an object
+`{"value": 1.531, "unit": "GHz"}`. Answers use the CLI's JSON contract: a quantity is
+`{"value", "unit"}`, a range `{"low", "expected", "high", "unit"}`.
+
+Bad input is answered 422 with `detail[].loc` (the field path) and `detail[].msg` (what was
+expected); bodies over the size limit get 413. The service keeps no state between requests.
+"""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """A new application; the catalog (built-in plus ``catalog_file`` or SIZER_CATALOG) is read now, once."""
+    settings = settings or Settings()
+    app = FastAPI(title="sizer", version="0.1.0", description=DESCRIPTION)
+    app.state.settings = settings
+    app.state.catalog = load_catalog(settings.catalog_file)
+    errors.install(app)
+    for module in (peak, compute, time, memory, seed003, tco, recommend, catalog, health, pages):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes)
+    return app

@@ -1,0 +1,1 @@
+"""One router per resource, mirroring the CLI's command modules."""

@@ -1,0 +1,35 @@
+"""`GET /v1/catalog` and `GET /v1/catalog/{device}`: the sourced hardware catalog."""
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from api.deps import CatalogDep
+from api.errors import detail
+from sizer.catalog_view import DeviceDetail, DeviceSummary, describe_device, summarize_device
+from sizer.errors import DeviceLookupError
+from sizer.results import Model
+
+router = APIRouter(prefix="/v1/catalog", tags=["catalog"])
+
+
+class CatalogList(Model):
+    """The JSON of `sizer catalog list --json`."""
+
+    devices: list[DeviceSummary]
+
+
+@router.get("", response_model=CatalogList, summary="Every device with its memory, bandwidth and FP32 peak")
+def list_devices(catalog: CatalogDep, kind: Literal["gpu", "accelerator", "cpu"] | None = None) -> CatalogList:
+    return CatalogList(devices=[summarize_device(d) for d in catalog if kind is None or d.kind == kind])
+
+
+@router.get("/{device}", response_model=DeviceDetail, summary="Every figure of one device, with its source",
+            responses={404: {"description": "no device, or more than one, matches; `candidates` lists close matches"}})
+def show_device(device: str, catalog: CatalogDep):
+    try:
+        return describe_device(catalog.find(device))
+    except DeviceLookupError as error:
+        return detail(["path", "device"], error.message, status=404, candidates=list(error.candidates))

@@ -1,0 +1,16 @@
+"""`POST /v1/compute`: training compute of a workload (seed 004 eq. 3)."""
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import ERROR_RESPONSES, finite
+from sizer import estimates
+from sizer.compute import ComputeResult
+from sizer.workload import WorkloadRequest
+
+router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
+
+
+@router.post("/compute", response_model=ComputeResult, summary="Training compute C = O_b F_fwd S E")
+def compute(body: WorkloadRequest) -> ComputeResult:
+    return finite(estimates.estimate_compute(body))

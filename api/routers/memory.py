@@ -1,0 +1,15 @@
+"""`POST /v1/memory`: training memory footprint, and whether it fits a device."""
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import ERROR_RESPONSES, CatalogDep, finite
+from sizer import estimates
+from sizer.memory import MemoryResult
+
+router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
+
+
+@router.post("/memory", response_model=MemoryResult, summary="Weights, gradients, optimizer state, activations; fit and largest batch")
+def memory(body: estimates.MemoryRequest, catalog: CatalogDep) -> MemoryResult:
+    return finite(estimates.estimate_memory(body, catalog))

@@ -1,0 +1,27 @@
+"""`POST /v1/cells`, `/v1/k1`, `/v1/complexity`: the analytic expressions of seed 003."""
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import ERROR_RESPONSES, finite
+from sizer import estimates
+from sizer.cells import CellsResult
+from sizer.complexity import ComplexityResult
+from sizer.redundancy import K1Result
+
+router = APIRouter(prefix="/v1", tags=["seed 003"], responses=ERROR_RESPONSES)
+
+
+@router.post("/cells", response_model=CellsResult, summary="Memory cells of the model-synthesis algorithm (seed 003 eq. 1)")
+def cells(body: estimates.CellsRequest) -> CellsResult:
+    return finite(estimates.cells(body))
+
+
+@router.post("/k1", response_model=K1Result, summary="K1 = N_w / (S N): memory redundancy (seed 003 eq. 4)")
+def k1(body: estimates.K1Request) -> K1Result:
+    return finite(estimates.k1(body))
+
+
+@router.post("/complexity", response_model=ComplexityResult, summary="Sequential T1 and parallel T2 complexity (seed 003 eq. 2, 3)")
+def complexity(body: estimates.ComplexityRequest) -> ComplexityResult:
+    return finite(estimates.complexity(body))

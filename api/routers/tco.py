@@ -1,0 +1,15 @@
+"""`POST /v1/tco`: total cost of ownership, rent and buy side by side."""
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import ERROR_RESPONSES, CatalogDep, finite
+from sizer import estimates
+from sizer.tco import TcoResult
+
+router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
+
+
+@router.post("/tco", response_model=TcoResult, summary="Cost of a training run: cloud rent, and purchase amortised plus energy")
+def tco(body: estimates.TcoRequest, catalog: CatalogDep) -> TcoResult:
+    return finite(estimates.estimate_cost(body, catalog))

@@ -1,0 +1,25 @@
+"""The service's settings, in one place: read from ``SIZER_API_*`` environment variables.
+
+>>> Settings().max_body_bytes
+65536
+"""
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+KIB = 1024
+
+
+class Settings(BaseSettings):
+    """How the HTTP service runs. ``sizer serve`` options override host, port and workers."""
+
+    model_config = SettingsConfigDict(env_prefix="SIZER_API_", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="interface to listen on; loopback unless you mean to expose it")
+    port: int = Field(8000, ge=1, le=65535)
+    workers: int = Field(1, ge=1, le=256, description="uvicorn worker processes; the service is stateless")
+    max_body_bytes: int = Field(64 * KIB, ge=KIB, le=16 * KIB * KIB,
+                                description="larger request bodies are refused with 413")
+    catalog_file: str | None = Field(None, description="a YAML file adding or overriding devices (else SIZER_CATALOG)")
+    log_level: str = "info"
