@@ -1,0 +1,95 @@
+// A scatter chart of training time against cost, drawn as SVG (no library, works offline).
+"use strict";
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// A log10 domain around the values with a little margin, at least 0.3 decades wide.
+function logDomain(values) {
+  const lo = Math.log10(Math.min(...values)), hi = Math.log10(Math.max(...values));
+  const pad = Math.max(0.08 * (hi - lo), 0.15);
+  return [lo - pad, hi + pad];
+}
+
+// Tick values 1, 2, 5 x 10^e inside the domain; only powers of ten when the domain is wide.
+function logTicks([lo, hi]) {
+  const steps = hi - lo > 3 ? [1] : [1, 2, 5];
+  const ticks = [];
+  for (let e = Math.floor(lo); e <= Math.ceil(hi); e++) {
+    for (const m of steps) {
+      const v = m * 10 ** e;
+      if (Math.log10(v) >= lo && Math.log10(v) <= hi) ticks.push(v);
+    }
+  }
+  return ticks;
+}
+
+// Greedy label placement: try four spots around the point, skip the label when all collide.
+function placeLabel(placed, cx, cy, text, bounds) {
+  const w = 6.3 * text.length, h = 12;
+  for (const [dx, dy] of [[8, -7], [8, 14], [-8 - w, -7], [-8 - w, 14]]) {
+    const box = { x: cx + dx, y: cy + dy - h + 2, w, h };
+    const inside = box.x >= bounds.l && box.x + box.w <= bounds.r && box.y >= bounds.t && box.y + box.h <= bounds.b;
+    const free = placed.every((o) => box.x + box.w < o.x || o.x + o.w < box.x || box.y + box.h < o.y || o.y + o.h < box.y);
+    if (inside && free) { placed.push(box); return { x: cx + dx, y: cy + dy }; }
+  }
+  return null;
+}
+
+// points: [{label, x: {low, expected, high}, y: {low, expected, high}, pareto}]
+function drawChart(container, points, xLabel, yLabel) {
+  container.replaceChildren();
+  const usable = points.filter((p) => p.x && p.y && p.x.expected > 0 && p.y.expected > 0);
+  if (!usable.length) {
+    container.append(el("p", { class: "muted" }, "No device has both a time and a price to plot."));
+    return;
+  }
+  const W = 640, H = 400, m = { l: 70, r: 20, t: 16, b: 48 };
+  const [x0, x1] = logDomain(usable.flatMap((p) => [p.x.low, p.x.high]));
+  const [y0, y1] = logDomain(usable.flatMap((p) => [p.y.low, p.y.high]));
+  const sx = (v) => m.l + (Math.log10(v) - x0) / (x1 - x0) * (W - m.l - m.r);
+  const sy = (v) => H - m.b - (Math.log10(v) - y0) / (y1 - y0) * (H - m.t - m.b);
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${yLabel} against ${xLabel}`, class: "chart-svg" });
+
+  for (const v of logTicks([x0, x1])) {
+    root.append(svg("line", { x1: sx(v), x2: sx(v), y1: m.t, y2: H - m.b, class: "grid" }));
+    root.append(svg("text", { x: sx(v), y: H - m.b + 16, "text-anchor": "middle", class: "tick" }, fmt(v)));
+  }
+  for (const v of logTicks([y0, y1])) {
+    root.append(svg("line", { x1: m.l, x2: W - m.r, y1: sy(v), y2: sy(v), class: "grid" }));
+    root.append(svg("text", { x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "tick" }, fmt(v)));
+  }
+  root.append(svg("rect", { x: m.l, y: m.t, width: W - m.l - m.r, height: H - m.t - m.b, class: "frame" }));
+  root.append(svg("text", { x: (m.l + W - m.r) / 2, y: H - 10, "text-anchor": "middle", class: "axis" }, xLabel));
+  root.append(svg("text", { x: 14, y: (m.t + H - m.b) / 2, "text-anchor": "middle", class: "axis",
+                            transform: `rotate(-90 14 ${(m.t + H - m.b) / 2})` }, yLabel));
+
+  const front = usable.filter((p) => p.pareto).sort((a, b) => a.x.expected - b.x.expected);
+  if (front.length > 1) {
+    root.append(svg("polyline", { points: front.map((p) => `${sx(p.x.expected)},${sy(p.y.expected)}`).join(" "), class: "front" }));
+  }
+  // Pareto points first, so that their labels win the space; the others keep a tooltip.
+  const placed = [];
+  const bounds = { l: m.l, r: W - m.r, t: m.t, b: H - m.b };
+  for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
+    const cx = sx(p.x.expected), cy = sy(p.y.expected);
+    placed.push({ x: cx - 5, y: cy - 5, w: 10, h: 10 });
+  }
+  for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
+    const cx = sx(p.x.expected), cy = sy(p.y.expected);
+    const g = svg("g", { class: p.pareto ? "point pareto" : "point" });
+    g.append(svg("line", { x1: sx(p.x.low), x2: sx(p.x.high), y1: cy, y2: cy, class: "whisker" }));
+    g.append(svg("line", { x1: cx, x2: cx, y1: sy(p.y.low), y2: sy(p.y.high), class: "whisker" }));
+    g.append(svg("circle", { cx, cy, r: p.pareto ? 6 : 4.5 }));
+    const spot = placeLabel(placed, cx, cy, p.label, bounds);
+    if (spot) g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, p.label));
+    g.append(svg("title", {}, `${p.label}: ${fmt(p.x.expected)} ${p.x.unit}, ${fmt(p.y.expected)} ${p.y.unit}`));
+    root.append(g);
+  }
+  container.append(root);
+}
