@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev clean
+.PHONY: run test install install-dev browser-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,18 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	$(BIN)/sizer recommend
 
-test: install-dev
+# The browser test of the web page needs Debian's chromium and chromium-driver. Installed here
+# where missing; where apt-get is unavailable or fails, the build goes on and that test skips,
+# saying why.
+browser-deps:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	if command -v apt-get >/dev/null 2>&1 && \
+	   ($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1; \
+	then echo "installed chromium and chromium-driver for the browser test"; \
+	else echo "note: could not install chromium with apt-get; the browser test will be skipped"; fi
+
+test: install-dev browser-deps
 	$(BIN)/python -m pytest
 
 clean:

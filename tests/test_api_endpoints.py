@@ -1,0 +1,297 @@
+"""Every endpoint through TestClient: its success case and its error cases (spec §6, issue 3).
+
+Reference values are the core's own worked examples (spec §3); the HTTP layer only has to
+carry them through unchanged, so the tolerances are the rounding of the spec's figures.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.settings import Settings
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app(), raise_server_exceptions=False) as c:
+        yield c
+
+
+def field_error(response, field: str) -> str:
+    """The message of the 422 detail naming ``field``; fails if there is none."""
+    assert response.status_code == 422, response.text
+    for item in response.json()["detail"]:
+        if item["loc"][:2] == ["body", field]:
+            assert item["msg"]
+            return item["msg"]
+    raise AssertionError(f"no detail names {field!r}: {response.text}")
+
+
+# --- /v1/peak -------------------------------------------------------------------------------
+
+def test_peak_of_tesla_p40_is_the_worked_example(client):
+    answer = client.post("/v1/peak", json={"device": "Tesla P40"}).json()
+    # spec §3.1: 2 x 3840 x 1.531 GHz = 1.176e13 FLOP/s (rounded to 4 digits in the spec)
+    assert answer["peak"]["value"] == pytest.approx(1.176e13, rel=1e-3)
+    assert answer["peak"]["unit"] == "FLOP/s"
+    assert answer["sustained"]["low"] < answer["sustained"]["expected"] < answer["sustained"]["high"]
+
+
+@pytest.mark.parametrize("clock", ["1.531 GHz", "1531 MHz", {"value": 1.531, "unit": "GHz"}])
+def test_peak_takes_clock_as_string_or_value_and_unit(client, clock):
+    answer = client.post("/v1/peak", json={"cores": 3840, "clock": clock}).json()
+    assert answer["peak"]["value"] == pytest.approx(1.17581e13, rel=1e-4)
+
+
+@pytest.mark.parametrize("clock", ["10**10**10 Hz", "1e400 GHz", "nan GHz", "inf GHz", "-1.5 GHz", "5 m", "x" * 5000,
+                                   "1 GHz GHz", {"value": 1.5}, {"value": "1", "unit": "GHz"}, True, [1, 2]])
+def test_peak_refuses_bad_clocks_fast_with_the_field_named(client, clock):
+    started = time.perf_counter()
+    response = client.post("/v1/peak", json={"cores": 3840, "clock": clock})
+    assert time.perf_counter() - started < 0.5
+    field_error(response, "clock")
+
+
+def test_peak_refuses_a_json_nan_literal_without_breaking_the_answer(client):
+    response = client.post("/v1/peak", content=b'{"cores": 3840, "clock": NaN, "derating": Infinity}',
+                           headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert "NaN" not in response.text
+
+
+def test_unknown_device_lists_close_matches(client):
+    response = client.post("/v1/peak", json={"device": "Tesla P4O"})
+    assert "no device matches" in field_error(response, "device")
+    assert any("p40" in c for c in response.json()["detail"][0]["candidates"])
+
+
+def test_ambiguous_device_names_the_choices(client):
+    response = client.post("/v1/peak", json={"device": "A100"})
+    assert "ambiguous" in field_error(response, "device")
+    assert len(response.json()["detail"][0]["candidates"]) > 1
+
+
+def test_unknown_field_is_refused(client):
+    assert client.post("/v1/peak", json={"device": "Tesla P40", "colck": "1 GHz"}).status_code == 422
+
+
+# --- workload endpoints -----------------------------------------------------------------------
+
+def test_compute_of_gpt3_is_the_worked_example(client):
+    answer = client.post("/v1/compute", json={"params": 175e9, "samples": 300e9}).json()
+    # spec §3.2: 2 x 3 x 175e9 x 300e9 = 3.15e23 FLOP exactly
+    assert answer["training_compute"]["value"] == pytest.approx(3.15e23, rel=1e-12)
+
+
+@pytest.mark.parametrize("body, field", [({"params": -7e9, "samples": 1e6}, "params"),
+                                         ({"params": 7e9, "samples": "lots"}, "samples"),
+                                         ({"params": 7e9, "samples": 1e6, "epochs": 0}, "epochs"),
+                                         ({"samples": 1e6}, "params")])
+def test_compute_names_the_bad_field(client, body, field):
+    field_error(client.post("/v1/compute", json=body), field)
+
+
+def test_time_has_a_range_above_the_physical_limit(client):
+    answer = client.post("/v1/time", json={"params": 1.3e9, "tokens": 2.6e10, "precision": "bf16", "device": "H100 SXM",
+                                           "count": 8}).json()
+    low = answer["training_time"]["low"] * _seconds(answer["training_time"]["unit"])
+    assert low >= answer["physical_limit"]["value"] * _seconds(answer["physical_limit"]["unit"]) * (1 - 1e-9)
+
+
+def test_time_needs_a_device_and_a_positive_count(client):
+    assert client.post("/v1/time", json={"params": 1e9, "samples": 1e6}).status_code == 422
+    response = client.post("/v1/time", json={"params": 1e9, "samples": 1e6, "device": "H100 SXM", "count": 0})
+    assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body", "count"]
+
+
+def test_memory_says_whether_it_fits(client):
+    answer = client.post("/v1/memory", json={"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw",
+                                             "device": "H100 SXM", "count": 8, "sharding": "full"}).json()
+    assert isinstance(answer["fits"], bool) and answer["total"]["value"] > 0
+
+
+def test_memory_refuses_an_unknown_optimizer(client):
+    response = client.post("/v1/memory", json={"params": 7e9, "optimizer": "lion"})
+    assert response.status_code == 422 and response.json()["detail"][0]["loc"][:2] == ["body", "optimizer"]
+
+
+def test_tco_gives_rent_and_buy(client):
+    answer = client.post("/v1/tco", json={"device": "H100 SXM", "count": 8, "training_time": "14 d"}).json()
+    assert answer["rent"] is not None or answer["buy"] is not None
+
+
+def test_tco_refuses_a_price_in_the_wrong_unit(client):
+    field_error(client.post("/v1/tco", json={"device": "H100 SXM", "training_time": "14 d", "electricity_price": "3 GHz"}),
+                "electricity_price")
+
+
+# --- seed 003 ---------------------------------------------------------------------------------
+
+def test_k1_verdict(client):
+    answer = client.post("/v1/k1", json={"weights": 5000, "samples": 10, "features": 100}).json()
+    assert answer["k1"] == pytest.approx(5.0)  # seed 003 eq. 4: 5000 / (10 x 100), exact
+
+
+def test_k1_with_zero_samples_names_samples(client):
+    field_error(client.post("/v1/k1", json={"weights": 1000, "samples": 0, "features": 100}), "samples")
+
+
+def test_cells_count(client):
+    answer = client.post("/v1/cells", json={"samples": 10, "features": 100, "outputs": 10, "weights": 1000}).json()
+    assert answer["cells"] == 2100  # seed 003 eq. 1: 10 x (100 + 10) + 1000, exact
+
+
+def test_cells_refuses_negative_counts(client):
+    field_error(client.post("/v1/cells", json={"samples": -10, "features": 100, "weights": 1000}), "samples")
+
+
+def test_complexity(client):
+    answer = client.post("/v1/complexity", json={"layers": [75, 512, 10]}).json()
+    assert answer["speedup"] == pytest.approx(74.13, rel=1e-3)  # the core's doctest value
+
+
+def test_complexity_refuses_too_many_neurons_at_once(client):
+    started = time.perf_counter()
+    response = client.post("/v1/complexity", json={"layers": [1e12, 1e12]})
+    assert response.status_code == 422 and time.perf_counter() - started < 0.5
+
+
+# --- recommendation ---------------------------------------------------------------------------
+
+def test_recommend_ranks_devices_and_gives_reasons(client):
+    answer = client.post("/v1/recommend", json={"params": 7e9, "tokens": 2e10, "precision": "bf16",
+                                                "optimizer": "adamw"}).json()
+    assert answer["ranked"] and [r["rank"] for r in answer["ranked"]] == list(range(1, len(answer["ranked"]) + 1))
+    assert all(r["reason"] for r in answer["rejected"])
+
+
+def test_recommend_with_deadline_budget_and_buy(client):
+    answer = client.post("/v1/recommend", json={"params": 1.3e9, "tokens": 2.6e10, "precision": "bf16",
+                                                "deadline": {"value": 30, "unit": "d"}, "budget": "1e6 USD",
+                                                "purchase": "buy", "objective": "pareto"}).json()
+    assert answer["purchase"] == "buy" and answer["objective"] == "pareto"
+
+
+@pytest.mark.parametrize("body, field", [({"params": 1e9, "tokens": 1e10, "deadline": "5 GB"}, "deadline"),
+                                         ({"params": 1e9, "tokens": 1e10, "budget": "-5 USD"}, "budget"),
+                                         ({"params": 1e9, "tokens": 1e10, "purchase": "lease"}, "purchase"),
+                                         ({"params": 1e9, "tokens": 1e10, "kinds": []}, "kinds")])
+def test_recommend_names_the_bad_field(client, body, field):
+    response = client.post("/v1/recommend", json=body)
+    assert response.status_code == 422 and response.json()["detail"][0]["loc"][:2] == ["body", field], response.text
+
+
+# --- catalog, health, documents, page -----------------------------------------------------------
+
+def test_catalog_lists_and_filters(client):
+    every = client.get("/v1/catalog").json()["devices"]
+    cpus = client.get("/v1/catalog", params={"kind": "cpu"}).json()["devices"]
+    assert len(every) > len(cpus) > 0 and all(d["kind"] == "cpu" for d in cpus)
+    assert client.get("/v1/catalog", params={"kind": "fpga"}).status_code == 422
+
+
+def test_catalog_shows_one_device_with_sources(client):
+    answer = client.get("/v1/catalog/Tesla P40").json()
+    assert answer["id"] == "tesla-p40" and answer["memory"]["source"]
+
+
+def test_catalog_unknown_device_is_404_with_candidates(client):
+    response = client.get("/v1/catalog/tesla-p4O")
+    assert response.status_code == 404 and response.json()["detail"][0]["candidates"]
+
+
+def test_healthz(client):
+    assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_openapi_lists_every_endpoint_with_request_examples(client):
+    document = client.get("/openapi.json").json()
+    posts = ["/v1/peak", "/v1/compute", "/v1/time", "/v1/memory", "/v1/cells", "/v1/k1", "/v1/complexity", "/v1/tco",
+             "/v1/recommend"]
+    assert set(posts + ["/v1/catalog", "/v1/catalog/{device}", "/healthz"]) <= set(document["paths"])
+    schemas = document["components"]["schemas"]
+    for path in posts:
+        reference = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        assert schemas[reference.rsplit("/", 1)[1]].get("examples"), path
+
+
+def test_every_request_example_in_the_openapi_document_is_answered_200(client):
+    document = client.get("/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    for path, item in document["paths"].items():
+        if "post" not in item:
+            continue
+        reference = item["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        for example in schemas[reference.rsplit("/", 1)[1]]["examples"]:
+            assert client.post(path, json=example).status_code == 200, (path, example)
+
+
+def test_page_is_html_with_a_form(client):
+    response = client.get("/")
+    assert response.status_code == 200 and "text/html" in response.headers["content-type"]
+    assert "<form" in response.text and 'src="/static/app.js"' in response.text
+    assert client.get("/static/app.js").status_code == 200
+    assert "<table" in client.get("/catalog").text
+
+
+def test_page_needs_nothing_from_outside():
+    from api.routers.pages import STATIC
+
+    for path in STATIC.iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text, path.name
+
+
+# --- guard rails --------------------------------------------------------------------------------
+
+def test_oversized_body_is_413(client):
+    response = client.post("/v1/peak", content=b" " * 70_000 + b"{}", headers={"content-type": "application/json"})
+    assert response.status_code == 413 and "request_id" in response.json()
+
+
+def test_small_limit_from_settings_applies():
+    with TestClient(create_app(Settings(max_body_bytes=1024))) as small:
+        assert small.post("/v1/k1", json={"weights": 1, "samples": 1, "features": "x" * 2000}).status_code == 413
+        assert small.post("/v1/k1", json={"weights": 5000, "samples": 10, "features": 100}).status_code == 200
+
+
+@pytest.mark.parametrize("content", [b"{", b"[]", b'"peak"', b"null", b"\xff\xfe", b'{"device": "' + b"\\ud800" + b'"}'])
+def test_malformed_bodies_are_422(client, content):
+    response = client.post("/v1/peak", content=content, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+
+
+def test_unexpected_errors_are_500_with_a_request_id_and_no_internals(monkeypatch):
+    from sizer import estimates
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(estimates, "k1", broken)
+    with TestClient(create_app(), raise_server_exceptions=False) as c:
+        response = c.post("/v1/k1", json={"weights": 5000, "samples": 10, "features": 100})
+    assert response.status_code == 500
+    assert response.json()["request_id"] == response.headers["x-request-id"]
+    assert "secret" not in response.text and "Traceback" not in response.text
+
+
+def test_a_non_finite_result_is_a_user_error_not_a_500():
+    from api.deps import finite
+    from sizer.errors import SizerError
+    from sizer.results import QuantityOut
+
+    assert finite(QuantityOut(value=1.0, unit="s")).value == 1.0
+    with pytest.raises(SizerError, match="too large"):
+        finite(QuantityOut(value=math.inf, unit="s"))
+
+
+def _seconds(unit: str) -> float:
+    from sizer.units import Quantity
+
+    return Quantity(1, unit).to("s").magnitude
