@@ -29,14 +29,14 @@ function logTicks([lo, hi]) {
   return ticks;
 }
 
-// Greedy label placement: try four spots around the point, skip the label when all collide.
-function placeLabel(placed, cx, cy, text, bounds) {
-  const w = 6.3 * text.length, h = 12;
+// Greedy label placement: try four spots around the point; null when all collide or leave the frame.
+function placeLabel(obstacles, cx, cy, text, bounds) {
+  const w = 6.6 * text.length, h = 12;
   for (const [dx, dy] of [[8, -7], [8, 14], [-8 - w, -7], [-8 - w, 14]]) {
     const box = { x: cx + dx, y: cy + dy - h + 2, w, h };
     const inside = box.x >= bounds.l && box.x + box.w <= bounds.r && box.y >= bounds.t && box.y + box.h <= bounds.b;
-    const free = placed.every((o) => box.x + box.w < o.x || o.x + o.w < box.x || box.y + box.h < o.y || o.y + o.h < box.y);
-    if (inside && free) { placed.push(box); return { x: cx + dx, y: cy + dy }; }
+    const free = obstacles.every((o) => box.x + box.w < o.x || o.x + o.w < box.x || box.y + box.h < o.y || o.y + o.h < box.y);
+    if (inside && free) return { x: cx + dx, y: cy + dy, box };
   }
   return null;
 }
@@ -73,21 +73,21 @@ function drawChart(container, points, xLabel, yLabel) {
   if (front.length > 1) {
     root.append(svg("polyline", { points: front.map((p) => `${sx(p.x.expected)},${sy(p.y.expected)}`).join(" "), class: "front" }));
   }
-  // Pareto points first, so that their labels win the space; the others keep a tooltip.
-  const placed = [];
+  // Labels: Pareto points first (they only avoid other labels), then the rest where there is room
+  // (they also avoid the points); a point without a label keeps its tooltip.
+  const labels = [], dots = usable.map((p) => ({ x: sx(p.x.expected) - 5, y: sy(p.y.expected) - 5, w: 10, h: 10 }));
   const bounds = { l: m.l, r: W - m.r, t: m.t, b: H - m.b };
-  for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
-    const cx = sx(p.x.expected), cy = sy(p.y.expected);
-    placed.push({ x: cx - 5, y: cy - 5, w: 10, h: 10 });
-  }
   for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
     const cx = sx(p.x.expected), cy = sy(p.y.expected);
     const g = svg("g", { class: p.pareto ? "point pareto" : "point" });
     g.append(svg("line", { x1: sx(p.x.low), x2: sx(p.x.high), y1: cy, y2: cy, class: "whisker" }));
     g.append(svg("line", { x1: cx, x2: cx, y1: sy(p.y.low), y2: sy(p.y.high), class: "whisker" }));
     g.append(svg("circle", { cx, cy, r: p.pareto ? 6 : 4.5 }));
-    const spot = placeLabel(placed, cx, cy, p.label, bounds);
-    if (spot) g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, p.label));
+    const spot = placeLabel(p.pareto ? labels : labels.concat(dots), cx, cy, p.label, bounds);
+    if (spot) {
+      labels.push(spot.box);
+      g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, p.label));
+    }
     g.append(svg("title", {}, `${p.label}: ${fmt(p.x.expected)} ${p.x.unit}, ${fmt(p.y.expected)} ${p.y.unit}`));
     root.append(g);
   }
