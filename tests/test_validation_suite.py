@@ -1,0 +1,114 @@
+"""A miniature run of the validation suite (spec §7): report structure and physical sanity.
+
+The run uses the ``tiny`` plan (a small MLP and its depth-2 variant, AlexNet at 64 x 64 with
+batch 2, a one-layer GPT) plus a 2-process gloo data-parallel MLP, so that it takes well under
+a minute on two CPU cores.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import replace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("psutil")
+pytest.importorskip("matplotlib")
+
+from validation.plans import BUDGETS, data_parallel, plan  # noqa: E402
+from validation.runner import run_suite  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory):
+    out = tmp_path_factory.mktemp("validation")
+    specs = plan("tiny")
+    specs.append(data_parallel(replace(specs[0], batch_size=32)))
+    report = run_suite("tiny", "cpu", out, specs=specs, budget=BUDGETS["tiny"])
+    return report, out
+
+
+def test_no_run_failed(mini):
+    report, _ = mini
+    assert report["failures"] == []
+    assert report["summary"]["n_runs"] == len(report["runs"]) == 5
+
+
+def test_report_files(mini):
+    report, out = mini
+    on_disk = json.loads((out / "report.json").read_text())
+    assert on_disk["summary"] == json.loads(json.dumps(report["summary"]))
+    with (out / "runs.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["id"] for row in rows] == [run["id"] for run in report["runs"]]
+    assert "median |error|" in (out / "summary.md").read_text()
+    pngs = {p.name for p in out.glob("*.png")}
+    assert "predicted_vs_measured.png" in pngs
+    assert "layers_alexnet-b2-64px.png" in pngs
+    assert "sweep_depth.png" in pngs
+
+
+def test_run_structure(mini):
+    report, _ = mini
+    for run in report["runs"]:
+        assert {"workload", "config", "device", "measured", "predicted", "error", "flops"} <= set(run)
+        assert {"step_time", "throughput", "peak_memory", "loads"} <= set(run["measured"])
+        assert {"low", "expected", "high", "unit"} <= set(run["predicted"]["step_time"])
+        assert {"counted", "analytic"} <= set(run["flops"])
+    summary = report["summary"]
+    assert summary["median_abs_error"] >= 0 and summary["p90_abs_error"] >= summary["median_abs_error"]
+
+
+def test_times_positive_and_ordered(mini):
+    report, _ = mini
+    for run in report["runs"]:
+        measured, predicted = run["measured"], run["predicted"]["step_time"]
+        assert measured["step_time"]["value"] > 0
+        assert measured["throughput"]["value"] > 0
+        assert 0 < predicted["low"] <= predicted["expected"] <= predicted["high"]
+        # the error is defined against the measurement it sits beside
+        assert run["error"]["step_time"] == pytest.approx(predicted["expected"] / measured["step_time"]["value"] - 1)
+
+
+def test_layers_sum_to_no_more_than_the_step(mini):
+    report, _ = mini
+    assert set(report["layers"]) == {r["id"] for r in report["runs"] if r["config"]["processes"] == 1}
+    for entry in report["layers"].values():
+        total = sum(layer["forward"]["value"] + layer["backward"]["value"] for layer in entry["layers"])
+        assert all(layer["forward"]["value"] >= 0 and layer["backward"]["value"] >= 0 for layer in entry["layers"])
+        assert 0 < total <= entry["profiled_step_time"]["value"]
+        assert 0 < entry["accounted_fraction"] <= 1
+
+
+def test_mlp_counted_flops_equal_the_analytic_count(mini):
+    report, _ = mini
+    for run in (r for r in report["runs"] if r["workload"] == "mlp"):
+        flops = run["flops"]
+        # torch counts 2 FLOP per weight (addmm: 2 m n k) and nothing for the bias additions,
+        # so the count equals 2 x weights exactly, and 2P (biases included) to within their share
+        assert flops["counted"]["value"] == pytest.approx(flops["analytic_weights_only"]["value"], rel=1e-12)
+        assert flops["counted"]["value"] == pytest.approx(flops["analytic"]["value"], rel=5e-3)
+
+
+def test_cnn_and_attention_flops_differ_from_2p(mini):
+    report, _ = mini
+    for run in report["runs"]:
+        if run["family"] in ("cnn", "transformer"):
+            # convolutions reuse weights at every position: the counted figure exceeds 2P
+            assert run["flops"]["counted"]["value"] > run["flops"]["analytic"]["value"]
+
+
+def test_peak_memory_measured(mini):
+    report, _ = mini
+    alexnet = next(r for r in report["runs"] if r["workload"] == "alexnet")
+    # AlexNet's weights alone are 57 M x 4 B = 228 MB; RSS growth must see at least them
+    assert alexnet["measured"]["peak_memory"]["value"] > 2.0e8
+
+
+def test_data_parallel_run(mini):
+    report, _ = mini
+    ddp = next(r for r in report["runs"] if r["config"]["processes"] == 2)
+    assert ddp["measured"]["backend"] == "gloo"
+    assert ddp["predicted"]["count"] == 2
+    assert ddp["predicted"]["allreduce_time"]["value"] > 0

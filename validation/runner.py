@@ -1,0 +1,113 @@
+"""Running the suite: each workload built, counted, measured and predicted, then reported."""
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Callable
+
+from validation.count import count_model
+from validation.detect import DetectedDevice, detect_device
+from validation.loads import BYTES_PER_MIB, LoadSampler, current_rss, peak_rss, release_freed_memory, reset_peak_rss
+from validation.measure import StepBudget, Trainer, layer_summary, profiled_steps
+from validation.plans import BUDGETS, plan
+from validation.predict import errors, predict
+from validation.workloads import SyntheticData, WorkloadSpec, build_model, loss_fn, make_optimizer
+
+
+def configure_torch(detected: DetectedDevice) -> dict:
+    """FP32 everywhere (no TF32 on tensor cores), fixed seed; returns what was set."""
+    import torch
+
+    torch.manual_seed(0)
+    if detected.kind == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(), "precision": "fp32 (TF32 disabled)"}
+
+
+def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget) -> dict:
+    """Build, count, time and profile one single-process run; the core's prediction beside it."""
+    import torch
+
+    torch_device, cuda = detected.torch_device, detected.kind == "cuda"
+    torch.manual_seed(0)
+    data = SyntheticData(spec, torch_device)
+    release_freed_memory()
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        baseline = torch.cuda.memory_allocated()
+    else:
+        baseline = current_rss()
+        hwm_reset = reset_peak_rss()
+    model = build_model(spec).to(torch_device)
+    loss = loss_fn(spec)
+    inputs, targets = data.batch()
+    counts = count_model(model, inputs, targets, loss)
+    trainer = Trainer(model, data, loss, make_optimizer(spec, model.parameters()), torch_device)
+    with LoadSampler(gpu_index=0 if cuda else None) as sampler:
+        times = trainer.timed_steps(budget)
+    step = statistics.median(times)
+    profile_times, layers = profiled_steps(trainer, budget.profile_steps, torch_device)
+    if cuda:
+        peak, method = torch.cuda.max_memory_allocated() - baseline, "CUDA caching allocator peak (max_memory_allocated) above the data"
+    else:
+        high = peak_rss() if hwm_reset else None
+        peak = (high if high is not None else max(current_rss(), int(sampler.summary()["process_rss_mb"]["max"] * BYTES_PER_MIB))) - baseline
+        method = ("process peak RSS (VmHWM, reset before the run) above the RSS before the model was built"
+                  if high is not None else "process RSS growth, sampled (psutil)")
+    measured = {"step_time": {"value": step, "unit": "s"},
+                "step_time_min": {"value": min(times), "unit": "s"}, "step_time_max": {"value": max(times), "unit": "s"},
+                "timed_steps": len(times), "warmup_steps": budget.warmup,
+                "throughput": {"value": spec.batch_size / step, "unit": "sample / s"},
+                "peak_memory": {"value": max(peak, 0), "unit": "B"}, "peak_memory_method": method,
+                "loads": sampler.summary()}
+    predicted = predict(spec, counts, detected.device)
+    result = run_record(spec, detected, counts, measured, predicted)
+    result["_layers"] = layer_summary(profile_times, layers, step)
+    del trainer, model, data
+    release_freed_memory()
+    return result
+
+
+def run_record(spec: WorkloadSpec, detected: DetectedDevice, counts, measured: dict, predicted: dict) -> dict:
+    config = {**spec.config, "batch_size": spec.batch_size, "optimizer": spec.optimizer,
+              "learning_rate": spec.learning_rate, "train_samples": spec.train_samples, "params": counts.params,
+              "processes": spec.processes, "activation_bytes_per_sample": counts.activation_bytes_per_sample}
+    return {"id": spec.run_id, "workload": spec.workload, "family": spec.family,
+            "sweep": {"parameter": spec.sweep[0], "value": spec.sweep[1]} if spec.sweep else None,
+            "config": config, "notes": list(spec.notes), "device": predicted["device"],
+            "measured": measured, "predicted": predicted, "error": errors(predicted, measured),
+            "flops": counts.as_dict()}
+
+
+def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None = None,
+              specs: list[WorkloadSpec] | None = None, budget: StepBudget | None = None,
+              on_progress: Callable[[str, int, int], None] | None = None) -> dict:
+    """Measure every run of ``mode`` (or ``specs``) and, with ``out``, write the report there."""
+    from validation.distributed import measure_data_parallel
+    from validation.report import build_report, write_report
+
+    started = time.perf_counter()
+    detected = detect_device(device)
+    settings = configure_torch(detected)
+    specs = specs if specs is not None else plan(mode)
+    budget = budget or BUDGETS[mode]
+    runs, failures = [], []
+    for index, spec in enumerate(specs):
+        if on_progress:
+            on_progress(spec.run_id, index, len(specs))
+        try:
+            if spec.processes > 1:
+                runs.append(measure_data_parallel(spec, detected, budget))
+            else:
+                runs.append(measure_run(spec, detected, budget))
+        except Exception as error:  # one failing run is reported, never hides the others
+            failures.append({"id": spec.run_id, "error": f"{type(error).__name__}: {error}"})
+    if on_progress:
+        on_progress("report", len(specs), len(specs))
+    report = build_report(runs, failures, detected, settings, mode, time.perf_counter() - started)
+    if out is not None:
+        write_report(report, Path(out))
+    return report
