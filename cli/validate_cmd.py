@@ -1,0 +1,62 @@
+"""`sizer validate`: train real torch models, measure them, and compare with the core's predictions."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+DeviceChoice = Annotated[str, typer.Option("--device", help="auto (CUDA when present), cpu or cuda.")]
+OutDir = Annotated[str, typer.Option("--out", help="Directory for report.json, runs.csv, summary.md and the plots.")]
+Quick = Annotated[bool, typer.Option("--quick", help="The CI-sized suite: a few minutes on two CPU cores, smaller CNN inputs.")]
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = "validation-report") -> None:
+    """Measure torch training runs (MLP sweeps, AlexNet, VGG-11, a small GPT) against the core's predictions."""
+    from validation.deps import MissingDependency, require_validation_extra
+
+    if device not in ("auto", "cpu", "cuda"):
+        _fail(f"--device: got {device!r}; expected auto, cpu or cuda")
+    try:
+        require_validation_extra()
+    except MissingDependency as error:
+        _fail(str(error))
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from cli import output
+    from validation.runner import run_suite
+
+    mode = "quick" if quick else "full"
+    with Progress(TextColumn("[bold]validate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), transient=False) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def advance(name: str, done: int, total: int) -> None:
+            progress.update(task, description=name, completed=done, total=total)
+
+        try:
+            report = run_suite(mode, device, out, on_progress=advance)
+        except ValueError as error:
+            _fail(str(error))
+    s = report["summary"]
+    pct = lambda v: "-" if v is None else f"{100 * v:.0f} %"  # noqa: E731
+    output.key_values(f"Validation ({mode}) on {report['device']['name']}", [
+        ("runs", f"{s['n_runs']} measured, {s['n_failed']} failed"),
+        ("wall time", f"{report['wall_time']['value']:.0f} s"),
+        ("step time |error| median / p90", f"{pct(s['median_abs_error'])} / {pct(s['p90_abs_error'])} (uncalibrated)"),
+        ("inside predicted range", f"{s['within_predicted_range']} of {s['n_runs']}"),
+        ("layers account for (median)", pct(s["layers_accounted_fraction"]["median"])),
+        ("report", f"{out}/report.json, runs.csv, summary.md, *.png")])
+    for failure in report["failures"]:
+        typer.echo(f"failed: {failure['id']}: {failure['error']}", err=True)
+    if report["failures"]:
+        raise typer.Exit(code=1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(validate)

@@ -1,0 +1,36 @@
+"""`sizer validate` without torch, and the promise that the CLI and the core never import torch."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HIDE_TORCH = "import sys; sys.modules['torch'] = None; "
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_missing_torch_exits_2_with_install_command():
+    result = _run(HIDE_TORCH + "sys.argv = ['sizer', 'validate', '--quick']; from cli.main import main; main()")
+    assert result.returncode == 2, result.stderr
+    assert "torch" in result.stderr
+    assert "pip install -e '.[validation]'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_device_exits_2():
+    result = _run("import sys; sys.argv = ['sizer', 'validate', '--device', 'tpu']; from cli.main import main; main()")
+    assert result.returncode == 2
+    assert "--device" in result.stderr
+
+
+def test_help_and_core_do_not_import_torch():
+    code = ("import sys\nimport sizer, sizer.timing, sizer.memory, validation, validation.predict\n"
+            "from typer.testing import CliRunner\nfrom cli.main import app\n"
+            "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
+            "assert CliRunner().invoke(app, ['validate', '--help']).exit_code == 0\n"
+            "print('torch' in sys.modules)")
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
