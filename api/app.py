@@ -42,5 +42,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (peak, compute, time, memory, seed003, tco, recommend, catalog, health, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.timeout_s)
     return app

@@ -16,6 +16,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: {"description": "request body larger than the documented limit (SIZER_API_MAX_BODY_BYTES, 64 KiB by default)"},
     422: {"description": "invalid input: `detail[].loc` is the field path, `detail[].msg` says what was expected; "
                          "an unknown device also lists `candidates`"},
+    503: {"description": "the request ran longer than SIZER_API_TIMEOUT_S (20 s by default)"},
 }
 
 

@@ -1,6 +1,7 @@
 """ASGI middleware guarding every request: a request id, a body-size limit, and no 500 with internals."""
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -19,15 +20,17 @@ class BodyTooLarge(HTTPException):
 
 
 class GuardMiddleware:
-    """Refuse bodies over ``max_body_bytes`` with 413; answer unexpected errors with 500 and a request id.
+    """Refuse bodies over ``max_body_bytes`` with 413; answer unexpected errors with 500 and a request id;
+    answer 503 when a request takes longer than ``timeout_s`` (a guard: no estimate should come near it).
 
     The size is checked on the Content-Length header before anything is read, and again on
     the bytes actually received (a chunked body has no Content-Length).
     """
 
-    def __init__(self, app, max_body_bytes: int):
+    def __init__(self, app, max_body_bytes: int, timeout_s: float):
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -73,7 +76,12 @@ class GuardMiddleware:
             return message
 
         try:
-            await self.app(scope, counting_receive, send_with_id)
+            await asyncio.wait_for(self.app(scope, counting_receive, send_with_id), self.timeout_s)
+        except TimeoutError:
+            log.warning("request %s %s %s took over %g s", request_id, scope.get("method"), scope.get("path"), self.timeout_s)
+            if not started:
+                await answer(503, {"detail": f"the estimate took longer than {self.timeout_s:g} s; try fewer devices "
+                                             "(max_devices) or a smaller request", "request_id": request_id})
         except BodyTooLarge:
             if not started:
                 await answer(413, too_large)

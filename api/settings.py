@@ -21,5 +21,6 @@ class Settings(BaseSettings):
     workers: int = Field(1, ge=1, le=256, description="uvicorn worker processes; the service is stateless")
     max_body_bytes: int = Field(64 * KIB, ge=KIB, le=16 * KIB * KIB,
                                 description="larger request bodies are refused with 413")
+    timeout_s: float = Field(20.0, gt=0, le=600, description="a request running longer is answered 503")
     catalog_file: str | None = Field(None, description="a YAML file adding or overriding devices (else SIZER_CATALOG)")
     log_level: str = "info"

@@ -261,6 +261,13 @@ def test_small_limit_from_settings_applies():
         assert small.post("/v1/k1", json={"weights": 5000, "samples": 10, "features": 100}).status_code == 200
 
 
+def test_a_request_over_the_time_limit_is_503_with_a_request_id():
+    with TestClient(create_app(Settings(timeout_s=0.001)), raise_server_exceptions=False) as slow:
+        response = slow.post("/v1/recommend", json={"params": 7e9, "tokens": 2e10})
+        assert response.status_code == 503 and response.json()["request_id"]
+        assert "max_devices" in response.json()["detail"]
+
+
 @pytest.mark.parametrize("content", [b"{", b"[]", b'"peak"', b"null", b"\xff\xfe", b'{"device": "' + b"\\ud800" + b'"}'])
 def test_malformed_bodies_are_422(client, content):
     response = client.post("/v1/peak", content=content, headers={"content-type": "application/json"})
