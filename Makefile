@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev browser-deps clean
+.PHONY: run test install install-dev browser-deps clean profiles
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,3 +40,16 @@ test: install-dev browser-deps
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Regenerate the built-in workload profiles (needs the validation extra: torch).
+PROFILE := $(BIN)/sizer profile
+profiles: install-dev
+	$(PROFILE) validation.model_zoo:mlp_seed001 --name mlp-seed001 --out catalog/workloads/mlp-seed001.yaml
+	$(PROFILE) validation.model_zoo:alexnet --name alexnet --out catalog/workloads/alexnet.yaml
+	$(PROFILE) validation.model_zoo:vgg11 --name vgg11 --batch 1 --out catalog/workloads/vgg11.yaml
+	$(PROFILE) validation.model_zoo:resnet50 --name resnet50 --out catalog/workloads/resnet50.yaml
+	for s in 128 384 512; do \
+	  $(PROFILE) validation.model_zoo:bert_base --name bert-base --seq-len $$s --batch 1 --out catalog/workloads/bert-base@s$$s.yaml; \
+	  $(PROFILE) validation.model_zoo:bert_large --name bert-large --seq-len $$s --batch 1 --out catalog/workloads/bert-large@s$$s.yaml; \
+	done
+	$(PROFILE) validation.model_zoo:gpt2_small --name gpt2-small --seq-len 1024 --batch 1 --out catalog/workloads/gpt2-small.yaml

@@ -4,8 +4,8 @@ from __future__ import annotations
 import typer
 from typer.core import TyperGroup
 
-from cli import (catalog_cmd, compute_cmd, memory_cmd, peak_cmd, recommend_cmd, seed003_cmd, serve_cmd, tco_cmd,
-                 time_cmd, validate_cmd)
+from cli import (catalog_cmd, compute_cmd, memory_cmd, peak_cmd, profile_cmd, recommend_cmd, seed003_cmd, serve_cmd,
+                 tco_cmd, time_cmd, validate_cmd)
 
 
 # typer >= 0.20 carries its own click; its ClickException is what the standalone runner prints.
@@ -40,7 +40,7 @@ app = typer.Typer(name="sizer", cls=SizerGroup, no_args_is_help=True, add_comple
                   pretty_exceptions_enable=False,
                   help="Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training.")
 app.add_typer(catalog_cmd.app, name="catalog")
-for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, seed003_cmd, tco_cmd, recommend_cmd, serve_cmd,
+for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, seed003_cmd, tco_cmd, recommend_cmd, serve_cmd, profile_cmd,
                validate_cmd):
     module.register(app)
 

@@ -50,6 +50,8 @@ ureg.define("USD = [currency]")
 ureg.define("@alias USD = usd = dollar")
 ureg.define("sample = [samples]")
 ureg.define("token = sample")
+ureg.define("sequence = sample")
+ureg.define("image = sample")
 ureg.define("step = [steps]")
 Quantity = ureg.Quantity
 Q_ = Quantity

@@ -1,0 +1,142 @@
+"""Per-layer roofline time of a training step (spec §3.3, issue: a time model that matches measurements).
+
+Per layer and per device: the compute-bound time (FLOP at the precision's peak times an
+efficiency: matrix units for matmul/conv/attention, vector units for the rest) against the
+memory-bound time (bytes at the memory bandwidth times an efficiency), and against the time to
+launch its kernels; the largest of the three. A step adds the optimizer update (memory-bound),
+a fixed per-step overhead and, on several devices, the gradient all-reduce.
+
+Internally everything is in seconds, FLOP and bytes as plain floats: units are converted once,
+where device figures enter (:func:`device_rates`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sizer.catalog_schema import Device
+from sizer.errors import InputError
+from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, PRECISION_BYTES, weight_bytes
+from sizer.profile import MATRIX_KINDS, Profile
+from sizer.throughput import device_peak, stated_peak
+from sizer.workload import OPTIMIZER_STATES
+
+BACKWARD_FLOP_FACTOR = 3.0  # forward + backward = 3 x forward (seed 004 eq. 3, O_b)
+BACKWARD_BYTE_FACTOR = 3.0  # the backward pass reads activations and gradients and writes gradients
+BACKWARD_KERNEL_FACTOR = 3.0
+OPTIMIZER_STATE_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Efficiencies:
+    """Fractions of the datasheet rates that training kernels reach, and fixed costs.
+
+    ``matrix``: of the dense tensor (matrix-unit) peak, for matmul, conv and attention;
+    ``vector``: of the FP32 vector peak, for every other layer; ``memory``: of the memory
+    bandwidth; ``launch``: seconds per kernel (a GPU runs no faster than its launches);
+    ``step_overhead``: seconds per optimizer step outside the kernels.
+    """
+
+    matrix: float
+    vector: float
+    memory: float
+    launch: float
+    step_overhead: float
+    source: str
+
+    def __post_init__(self) -> None:
+        for name in ("matrix", "vector", "memory"):
+            value = getattr(self, name)
+            if not 0 < value <= 1:
+                raise InputError(f"efficiency.{name}", value, "a fraction of peak above 0 and at most 1")
+        if self.launch < 0 or self.step_overhead < 0:
+            raise InputError("efficiency", (self.launch, self.step_overhead), "non-negative times")
+
+    def scaled(self, factor: float, source: str) -> "Efficiencies":
+        """Every rate efficiency divided by ``factor`` (factor > 1: slower), capped at 1."""
+        return replace(self, matrix=min(1.0, self.matrix / factor), vector=min(1.0, self.vector / factor),
+                       memory=min(1.0, self.memory / factor), launch=self.launch * factor, source=source)
+
+
+# Defaults fitted once, by benchmarks/accuracy.py, to the published measurements in
+# benchmarks/published_measurements.csv (ResNet-50 and BERT on 9 NVIDIA GPUs, NVIDIA
+# DeepLearningExamples and Lambda) and to this suite's CPU runs; see benchmarks/README.md.
+GPU_EFFICIENCIES = Efficiencies(matrix=0.55, vector=0.6, memory=0.7, launch=6e-6, step_overhead=1e-3,
+                                source="defaults fitted to published GPU training measurements (benchmarks/accuracy.py)")
+CPU_EFFICIENCIES = Efficiencies(matrix=0.5, vector=0.5, memory=0.6, launch=3e-6, step_overhead=2e-4,
+                                source="defaults fitted to this suite's CPU validation runs (benchmarks/accuracy.py)")
+
+
+def default_efficiencies(device: Device) -> Efficiencies:
+    return CPU_EFFICIENCIES if device.kind == "cpu" else GPU_EFFICIENCIES
+
+
+@dataclass(frozen=True)
+class DeviceRates:
+    """A device's rates in plain SI floats for one precision."""
+
+    matrix_peak: float  # FLOP/s of the matrix units at the training precision
+    conv_peak: float  # FLOP/s for convolutions (TF32 where PyTorch uses it by default for FP32)
+    vector_peak: float  # FLOP/s of the FP32 vector units
+    bandwidth: float  # B/s
+    storage_scale: float  # activation bytes relative to FP32 storage
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def device_rates(device: Device, precision: str) -> DeviceRates:
+    """Peaks and bandwidth of ``device`` for ``precision``, as plain floats.
+
+    FP32 training on a device with TF32 tensor cores runs convolutions in TF32: cuDNN's
+    ``torch.backends.cudnn.allow_tf32`` defaults to True in PyTorch, matmuls' to False.
+    """
+    matrix, _ = device_peak(device, precision)
+    fp32, _ = device_peak(device, "fp32") if "fp32" in device.peaks or device.fp32_cores or device.cores \
+        else (matrix, "")
+    notes = []
+    conv = matrix
+    tf32 = stated_peak(device, "tf32")
+    if precision == "fp32" and tf32 is not None and device.kind != "cpu":
+        conv = tf32
+        notes.append("FP32 convolutions on TF32 tensor cores (PyTorch's cuDNN default)")
+    bandwidth = device.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]")
+    scale = weight_bytes(precision) / 4 if precision in MIXED_PRECISIONS else PRECISION_BYTES[precision] / 4
+    return DeviceRates(matrix_peak=float(matrix.to("FLOP/s").magnitude), conv_peak=float(conv.to("FLOP/s").magnitude),
+                       vector_peak=float(fp32.to("FLOP/s").magnitude), bandwidth=float(bandwidth.to("B/s").magnitude),
+                       storage_scale=scale, notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    name: str
+    kind: str
+    seconds: float
+    bound: str  # compute | memory | launch
+
+
+def layer_times(profile: Profile, rates: DeviceRates, efficiency: Efficiencies, micro_batch: float) -> list[LayerTime]:
+    """Forward + backward time of every layer for ``micro_batch`` samples on one device."""
+    times = []
+    for layer in profile.layers:
+        flops = BACKWARD_FLOP_FACTOR * layer.forward_flops * micro_batch
+        if layer.kind == "conv":
+            compute = flops / (rates.conv_peak * efficiency.matrix)
+        elif layer.kind in MATRIX_KINDS:
+            compute = flops / (rates.matrix_peak * efficiency.matrix)
+        else:
+            compute = flops / (rates.vector_peak * efficiency.vector)
+        weights = layer.params * 4 * rates.storage_scale * BACKWARD_BYTE_FACTOR
+        moved = BACKWARD_BYTE_FACTOR * layer.bytes * micro_batch * rates.storage_scale + weights
+        memory = moved / (rates.bandwidth * efficiency.memory)
+        launch = layer.kernels * BACKWARD_KERNEL_FACTOR * efficiency.launch
+        seconds = max(compute, memory, launch)
+        bound = "compute" if seconds == compute else ("memory" if seconds == memory else "launch")
+        times.append(LayerTime(layer.name, layer.kind, seconds, bound))
+    return times
+
+
+def optimizer_seconds(params: float, precision: str, optimizer: str, bandwidth: float, efficiency: Efficiencies) -> float:
+    """The optimizer update reads and writes weights, master weights and states once per step."""
+    copy = weight_bytes(precision)
+    master = MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0
+    states = OPTIMIZER_STATES[optimizer] * OPTIMIZER_STATE_BYTES
+    moved = params * (2 * copy + copy + 2 * master + 2 * states)
+    return moved / (bandwidth * efficiency.memory)

@@ -1,0 +1,155 @@
+"""Workload profiles: a model described layer by layer, read without torch (spec §3.3).
+
+A profile is YAML written by ``sizer profile`` (``validation/profiler.py``): per layer the
+forward FLOP, the bytes the forward pass reads and writes, the parameters and the activation
+memory it keeps for the backward pass, all per sample at FP32 storage. Built-in profiles lie in
+``catalog/workloads/``; a profile may exist at several sequence lengths, between which
+:func:`profile_for` interpolates layer by layer.
+
+>>> p = load_profile("mlp-seed001")
+>>> p.params > 6e5 and p.forward_flops > 2 * p.params * 0.99
+True
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sizer.errors import InputError
+
+LayerKind = Literal["matmul", "conv", "attention", "norm", "elementwise", "embedding", "pool", "loss", "other"]
+# Kinds whose FLOP run on tensor cores (matrix units); the rest run on the vector units.
+MATRIX_KINDS = ("matmul", "conv", "attention")
+MAX_PROFILE_BYTES = 5_000_000
+
+
+class Layer(BaseModel):
+    """One layer (or group of layers) of a model, per sample, forward pass, FP32 storage."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    kind: LayerKind
+    forward_flops: float = Field(ge=0)
+    bytes: float = Field(ge=0, description="bytes read and written by the forward pass's activations")
+    params: float = Field(0, ge=0)
+    activation_bytes: float = Field(0, ge=0, description="memory kept for the backward pass")
+    kernels: int = Field(1, ge=0, le=1000, description="kernels the forward pass launches")
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str
+    sample: str = "sample"
+    seq_len: int | None = None
+    input_shape: list[int] = []
+    generated_by: str
+    torch_version: str | None = None
+    layers: list[Layer]
+
+    @property
+    def params(self) -> float:
+        return sum(layer.params for layer in self.layers)
+
+    @property
+    def forward_flops(self) -> float:
+        return sum(layer.forward_flops for layer in self.layers)
+
+    @property
+    def activation_bytes(self) -> float:
+        return sum(layer.activation_bytes for layer in self.layers)
+
+
+def builtin_profile_dir() -> Path:
+    from sizer.catalog import builtin_catalog_dir
+
+    return builtin_catalog_dir() / "workloads"
+
+
+def _read(path: Path) -> Profile:
+    if path.stat().st_size > MAX_PROFILE_BYTES:
+        raise InputError("workload", str(path), f"a profile file under {MAX_PROFILE_BYTES} bytes")
+    try:
+        from sizer.catalog import SafeLoader
+
+        return Profile.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise InputError("workload", str(path), f"a YAML profile ({error})") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError("workload", str(path), f"a valid profile: field {where}: {first['msg']}") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _builtin(name: str) -> tuple[Profile, ...]:
+    """Every built-in profile of a workload name, at each sequence length it was profiled at."""
+    found = []
+    for path in sorted(builtin_profile_dir().glob("*.yaml")):
+        profile = _read(path)
+        if profile.name == name:
+            found.append(profile)
+    return tuple(sorted(found, key=lambda p: p.seq_len or 0))
+
+
+def builtin_profile_names() -> list[str]:
+    names = {path.name.split("@")[0].removesuffix(".yaml") for path in builtin_profile_dir().glob("*.yaml")}
+    return sorted(names)
+
+
+def load_profile(name_or_path: str, seq_len: int | None = None) -> Profile:
+    """A built-in profile by name (``resnet50``, ``bert-large`` …) or a profile file by path."""
+    if not isinstance(name_or_path, str) or not name_or_path.strip() or len(name_or_path) > 300:
+        raise InputError("workload", name_or_path, "a built-in workload name or a profile file")
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        return profile_for((_read(path),), seq_len)
+    variants = _builtin(name_or_path.strip().lower())
+    if not variants:
+        raise InputError("workload", name_or_path,
+                         f"a profile file or one of {', '.join(builtin_profile_names())}")
+    return profile_for(variants, seq_len)
+
+
+def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
+    """The profile at ``seq_len``: an exact variant, or each layer's figures interpolated with
+    the quadratic through three profiled lengths (attention grows with s², the rest with s)."""
+    if seq_len is None or len(variants) == 1 and variants[0].seq_len in (None, seq_len):
+        if seq_len is not None and variants[0].seq_len is None:
+            raise InputError("seq_len", seq_len, f"no sequence length: {variants[0].name} has none")
+        return variants[-1] if seq_len is None else variants[0]
+    if not 1 <= seq_len <= 1_000_000:
+        raise InputError("seq_len", seq_len, "a sequence length from 1 to 1,000,000")
+    for variant in variants:
+        if variant.seq_len == seq_len:
+            return variant
+    if len(variants) < 3:
+        raise InputError("seq_len", seq_len, f"one of the profiled lengths {[v.seq_len for v in variants]}")
+    picks = sorted(variants, key=lambda v: abs((v.seq_len or 0) - seq_len))[:3]
+    xs = [float(v.seq_len) for v in picks]
+
+    def at(values: list[float]) -> float:
+        total = 0.0
+        for i, (x_i, y_i) in enumerate(zip(xs, values)):
+            weight = 1.0
+            for j, x_j in enumerate(xs):
+                if j != i:
+                    weight *= (seq_len - x_j) / (x_i - x_j)
+            total += weight * y_i
+        return max(0.0, total)
+
+    layers = []
+    for group in zip(*(p.layers for p in picks)):
+        first = group[0]
+        layers.append(first.model_copy(update={
+            field: at([getattr(layer, field) for layer in group])
+            for field in ("forward_flops", "bytes", "activation_bytes")}))
+    base = picks[0]
+    return base.model_copy(update={"seq_len": seq_len, "layers": layers,
+                                   "generated_by": f"interpolated from seq_len {sorted(int(x) for x in xs)}"})

@@ -1,0 +1,146 @@
+"""Profile a torch model layer by layer into a YAML workload profile the core reads without torch.
+
+One forward pass of a small batch runs under a ``TorchDispatchMode`` that sees every aten op:
+its FLOP come from torch's own formulas (``torch.utils.flop_counter.flop_registry``, the
+table ``FlopCounterMode`` uses), its bytes from the tensors it reads and writes (parameters
+counted apart, since they do not grow with the batch). Each op is charged to the innermost
+module running it and to a kind (matmul, conv, attention, norm, ...) by its aten name; the
+bytes autograd saves for the backward pass are charged the same way. Figures are per sample.
+"""
+from __future__ import annotations
+
+import importlib
+from collections import defaultdict
+
+MATMUL_OPS = {"mm", "addmm", "linear"}
+ATTENTION_OPS = {"bmm", "baddbmm", "_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention",
+                 "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_cudnn_attention"}
+CONV_OPS = {"convolution", "_convolution", "cudnn_convolution", "mkldnn_convolution"}
+NORM_OPS = {"native_batch_norm", "native_layer_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+            "layer_norm", "batch_norm"}
+POOL_OPS = {"max_pool2d_with_indices", "avg_pool2d", "_adaptive_avg_pool2d", "adaptive_avg_pool2d", "max_pool2d"}
+LOSS_OPS = {"nll_loss_forward", "_log_softmax", "cross_entropy_loss"}
+VIEW_OPS = {"view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "slice", "select", "split",
+            "unsqueeze", "squeeze", "as_strided", "detach", "alias", "unbind", "contiguous", "clone_view", "split_with_sizes",
+            "_reshape_alias", "flatten"}
+
+
+def op_kind(name: str) -> str | None:
+    """The layer kind of an aten op, or None for views that move no data."""
+    if name in VIEW_OPS:
+        return None
+    for kind, names in (("matmul", MATMUL_OPS), ("attention", ATTENTION_OPS), ("conv", CONV_OPS), ("norm", NORM_OPS),
+                        ("pool", POOL_OPS), ("loss", LOSS_OPS)):
+        if name in names:
+            return kind
+    return "embedding" if name.startswith("embedding") else "elementwise"
+
+
+def _tensors(tree):
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
+
+
+def profile_model(model, example, *, name: str, description: str, sample: str = "sample", seq_len: int | None = None,
+                  input_shape: list[int] | None = None, generated_by: str = "") -> dict:
+    """The profile of ``model`` on ``example`` (a batch) as a plain dict ready for YAML."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
+
+    batch = int(example.shape[0])
+    stack: list[str] = [""]
+    parameter_storage = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    rows: dict[tuple[str, str], dict] = defaultdict(lambda: {"forward_flops": 0.0, "bytes": 0.0, "kernels": 0,
+                                                             "activation_bytes": 0.0})
+    order: list[tuple[str, str]] = []
+
+    def charge(key, **amounts):
+        if key not in rows:
+            order.append(key)
+        row = rows[key]
+        for field, amount in amounts.items():
+            row[field] += amount
+
+    class Counter(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            op = func.overloadpacket
+            kind = op_kind(op.__name__)
+            if kind is None:
+                return out
+            flops = float(flop_registry[op](*args, **kwargs, out_val=out)) if op in flop_registry else 0.0
+            moved = sum(t.nbytes for t in _tensors((args, kwargs, out))
+                        if t.untyped_storage().data_ptr() not in parameter_storage)
+            charge((stack[-1], kind), forward_flops=flops, bytes=float(moved), kernels=1)
+            return out
+
+    def pre(module_name):
+        def hook(module, inputs):
+            stack.append(module_name)
+        return hook
+
+    def post(module, inputs, output):
+        stack.pop()
+
+    handles = []
+    for module_name, module in model.named_modules():
+        if module_name:
+            handles.append(module.register_forward_pre_hook(pre(module_name)))
+            handles.append(module.register_forward_hook(post))
+
+    saved_by_module: dict[str, float] = defaultdict(float)
+
+    def pack(tensor):
+        # autograd saves an op's inputs before the op reaches the dispatcher: charge the module,
+        # and give the bytes to its first row once the pass is over
+        if tensor.untyped_storage().data_ptr() not in parameter_storage:
+            saved_by_module[stack[-1]] += float(tensor.nbytes)
+        return tensor
+
+    model.train()
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), Counter():
+            model(example)
+    finally:
+        for handle in handles:
+            handle.remove()
+
+    for module, saved in saved_by_module.items():
+        first = next((key for key in order if key[0] == module), (module, "elementwise"))
+        charge(first, activation_bytes=saved)
+
+    own_params = {name: sum(p.numel() for p in module.parameters(recurse=False))
+                  for name, module in model.named_modules()}
+    layers, seen_params = [], set()
+    for module, kind in order:
+        row = rows[(module, kind)]
+        params = 0
+        if module not in seen_params:  # a module's own parameters go to its first row
+            params = own_params.get(module, 0)
+            seen_params.add(module)
+        layers.append({"name": f"{module or '(model)'}:{kind}", "kind": kind,
+                       "forward_flops": row["forward_flops"] / batch, "bytes": row["bytes"] / batch,
+                       "params": float(params), "activation_bytes": row["activation_bytes"] / batch,
+                       "kernels": int(row["kernels"])})
+    counted = sum(layer["params"] for layer in layers)
+    total = sum(p.numel() for p in model.parameters())
+    if counted != total:  # parameters of modules that ran no op of their own (tied weights, unused heads)
+        layers.append({"name": "(unattributed parameters)", "kind": "other", "forward_flops": 0.0, "bytes": 0.0,
+                       "params": float(total - counted), "activation_bytes": 0.0, "kernels": 0})
+    return {"name": name, "description": description, "sample": sample, "seq_len": seq_len,
+            "input_shape": list(input_shape or example.shape[1:]), "generated_by": generated_by,
+            "torch_version": str(torch.__version__), "layers": layers}
+
+
+def load_factory(target: str):
+    """``module:function`` to the function, e.g. ``validation.model_zoo:resnet50``."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        from sizer.errors import InputError
+
+        raise InputError("model", target, "MODULE:FACTORY, e.g. validation.model_zoo:resnet50")
+    return getattr(importlib.import_module(module_name), attribute)
