@@ -182,6 +182,12 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
     >>> parse_count("params", "175e9")
     175000000000.0
     """
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        value = float(raw)  # fast path: plain numbers need no unit parsing
+        _check_magnitude(field, raw, value, "a plain number", allow_zero, False)
+        if integer and value != int(value):
+            raise InputError(field, raw, "a whole number")
+        return value
     value = parse_quantity(field, raw, "", default_unit="", allow_zero=allow_zero).to("").magnitude
     if integer and value != int(value):
         raise InputError(field, raw, "a whole number")
