@@ -22,11 +22,13 @@ class ModelCounts:
     forward_flops_per_sample: float
     training_flops_per_sample: float
     activation_bytes_per_sample: float
+    tokens_per_sample: int = 1
 
     @property
     def analytic_forward_flops_per_sample(self) -> float:
-        """``O_f · P`` with O_f = 2 (seed 004 eq. 3), the core's default."""
-        return FORWARD_FLOPS_PER_PARAM * self.params
+        """``O_f · P`` per token with O_f = 2 (seed 004 eq. 3), the core's default, times the tokens
+        in a sample (a language-model sample here is one sequence)."""
+        return FORWARD_FLOPS_PER_PARAM * self.params * self.tokens_per_sample
 
     @property
     def counted_backward_factor(self) -> float:
@@ -35,7 +37,7 @@ class ModelCounts:
 
     def as_dict(self) -> dict:
         analytic = self.analytic_forward_flops_per_sample
-        weights_only = FORWARD_FLOPS_PER_PARAM * (self.params - self.bias_params)
+        weights_only = FORWARD_FLOPS_PER_PARAM * (self.params - self.bias_params) * self.tokens_per_sample
         return {
             "counted": {"value": self.forward_flops_per_sample, "unit": "FLOP"},
             "analytic": {"value": analytic, "unit": "FLOP"},
@@ -43,9 +45,9 @@ class ModelCounts:
             "relative_difference": self.forward_flops_per_sample / analytic - 1,
             "counted_training": {"value": self.training_flops_per_sample, "unit": "FLOP"},
             "counted_backward_factor": self.counted_backward_factor,
-            "per": "sample (forward pass)",
+            "per": "sample (forward pass)", "tokens_per_sample": self.tokens_per_sample,
             "method": "torch.utils.flop_counter.FlopCounterMode on one batch, divided by the batch size; "
-                      "analytic = O_f P with O_f = 2 (seed 004 eq. 3)",
+                      "analytic = O_f P (x tokens per sample) with O_f = 2 (seed 004 eq. 3)",
         }
 
 
@@ -56,7 +58,7 @@ def count_parameters(model) -> tuple[int, int]:
     return total, bias
 
 
-def count_model(model, inputs, targets, loss_fn) -> ModelCounts:
+def count_model(model, inputs, targets, loss_fn, tokens_per_sample: int = 1) -> ModelCounts:
     """FLOP and saved-activation bytes per sample for one batch of ``inputs``."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
@@ -86,4 +88,4 @@ def count_model(model, inputs, targets, loss_fn) -> ModelCounts:
     return ModelCounts(params=params, bias_params=bias,
                        forward_flops_per_sample=forward_counter.get_total_flops() / batch,
                        training_flops_per_sample=training_counter.get_total_flops() / batch,
-                       activation_bytes_per_sample=sum(saved.values()) / batch)
+                       activation_bytes_per_sample=sum(saved.values()) / batch, tokens_per_sample=tokens_per_sample)

@@ -72,6 +72,7 @@ class LoadSampler:
         self._gpu = _nvml_handle(gpu_index) if gpu_index is not None else None
         if self._gpu is not None:
             self.samples.update({"gpu_percent": [], "gpu_memory_percent": [], "gpu_memory_used_mb": []})
+        self._children: dict = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -97,7 +98,7 @@ class LoadSampler:
             system = psutil.cpu_percent(None)
             self.samples["cpu_percent"].append(system)
             # CPU used by everything else on the machine: other processes slow a CPU run down
-            own = process.cpu_percent(None) / cpus
+            own = (process.cpu_percent(None) + self._children_cpu(process)) / cpus
             self.samples.setdefault("other_processes_cpu_percent", []).append(max(0.0, system - own))
             steal = getattr(psutil.cpu_times_percent(None), "steal", None)  # a VM's CPU taken by the hypervisor
             if steal is not None:
@@ -106,6 +107,23 @@ class LoadSampler:
             self.samples["process_rss_mb"].append(process.memory_info().rss / BYTES_PER_MIB)
             if self._gpu is not None:
                 self._sample_gpu()
+
+    def _children_cpu(self, process) -> float:
+        """CPU % of this process's children (the ranks of a data-parallel run), which are ours."""
+        import psutil
+
+        total = 0.0
+        try:
+            children = process.children(recursive=True)
+        except psutil.Error:
+            return 0.0
+        for child in children:
+            tracked = self._children.setdefault(child.pid, child)
+            try:
+                total += tracked.cpu_percent(None)
+            except psutil.Error:
+                self._children.pop(child.pid, None)
+        return total
 
     def _sample_gpu(self) -> None:
         import pynvml

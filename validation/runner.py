@@ -44,7 +44,7 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
     model = build_model(spec).to(torch_device)
     loss = loss_fn(spec)
     inputs, targets = data.batch()
-    counts = count_model(model, inputs, targets, loss)
+    counts = count_model(model, inputs, targets, loss, spec.tokens_per_sample)
     trainer = Trainer(model, data, loss, make_optimizer(spec, model.parameters()), torch_device)
     with LoadSampler(gpu_index=0 if cuda else None) as sampler:
         times = trainer.timed_steps(budget)

@@ -44,6 +44,11 @@ class WorkloadSpec:
     processes: int = 1  # data-parallel ranks (validation.distributed)
 
     @property
+    def tokens_per_sample(self) -> int:
+        """Positions that reuse every weight within one sample: the sequence length of a language model."""
+        return int(self.config.get("seq_len", 1)) if self.workload == "gpt" else 1
+
+    @property
     def family(self) -> str:
         return {"mlp": "mlp", "alexnet": "cnn", "vgg11": "cnn", "gpt": "transformer"}[self.workload]
 
