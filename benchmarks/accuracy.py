@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import itertools
 import json
 import math
 import statistics
@@ -113,16 +112,28 @@ def summarize(errors: list[dict]) -> dict:
             "median_ratio_measured_over_predicted": statistics.median(ratios)}
 
 
+FIT_GRID = {"matrix": (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8),
+            "tf32": (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8),
+            "fp32_matrix": (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95),
+            "memory": (0.4, 0.5, 0.6, 0.7, 0.8, 0.9), "launch": (2e-6, 4e-6, 6e-6, 1e-5, 2e-5)}
+
+
 def fit(rows, catalog, cache) -> Efficiencies:
-    """Grid search of the global matrix and memory efficiencies and launch time (3 numbers)."""
-    best = None
-    for matrix, memory, launch in itertools.product((0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8),
-                                                    (0.4, 0.5, 0.6, 0.7, 0.8, 0.9), (2e-6, 5e-6, 1e-5, 2e-5)):
-        candidate = replace(GPU_EFFICIENCIES, matrix=matrix, memory=memory, launch=launch)
-        score = statistics.median(abs(math.log(e["ratio"])) for e in datasheet_errors(rows, candidate, catalog, cache))
-        if best is None or score < best[0]:
-            best = (score, candidate)
-    return best[1]
+    """Coordinate descent over the global GPU efficiencies (one number per kind of unit, the
+    memory efficiency and the launch time), minimising the median |log error| of the rows."""
+    def score(candidate):
+        return statistics.median(abs(math.log(e["ratio"])) for e in datasheet_errors(rows, candidate, catalog, cache))
+
+    best = GPU_EFFICIENCIES
+    best_score = score(best)
+    for _ in range(3):
+        for name, grid in FIT_GRID.items():
+            for value in grid:
+                candidate = replace(best, **{name: value})
+                candidate_score = score(candidate)
+                if candidate_score < best_score - 1e-9:
+                    best, best_score = candidate, candidate_score
+    return best
 
 
 def local_calibrated(report_path: Path) -> dict:
@@ -152,7 +163,7 @@ def main() -> None:
         for name, subset in (("resnet", [r for r in rows if r["workload"] == "resnet50"]),
                              ("bert", [r for r in rows if r["workload"] != "resnet50"]), ("all", rows)):
             chosen = fit(subset, catalog, cache)
-            fits[name] = {"matrix": chosen.matrix, "memory": chosen.memory, "launch": chosen.launch}
+            fits[name] = {key: getattr(chosen, key) for key in FIT_GRID}
         results["fits"] = fits
         for trained, tested in (("resnet", "bert"), ("bert", "resnet")):
             chosen = replace(GPU_EFFICIENCIES, **fits[trained])

@@ -37,3 +37,16 @@ def load(catalog_file: str | None):
     from sizer.catalog import load_catalog
 
     return load_catalog(catalog_file)
+
+
+WorkloadOption = Annotated[Optional[str], typer.Option("--workload", help="Built-in workload profile (resnet50, bert-large, ...) or a profile YAML file.")]
+CalibrationOption = Annotated[Optional[str], typer.Option("--calibration", help="Calibration file from `sizer calibrate`.")]
+
+
+def load_calibration_file(path: str | None):
+    """The calibration a file holds, or None."""
+    if path is None:
+        return None
+    from sizer.calibration import load_calibration
+
+    return load_calibration(path)

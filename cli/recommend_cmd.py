@@ -6,14 +6,16 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import (ActivationMemory, BatchSize, CatalogOption, Epochs, ForwardPerSample, JsonOption, Optimizer,
-                        Params, Samples, SampleSize, SeqLen, Tokens, load, workload_request)
+from cli.common import (ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
+                        Optimizer, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption, load, load_calibration_file,
+                        workload_request)
 
 
 def recommend(params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
               precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")] = None,
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
-              batch_size: BatchSize = None, seq_len: SeqLen = None,
+              batch_size: BatchSize = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
+              calibration: CalibrationOption = None,
               forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
               sample_size: SampleSize = None,
               deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,
@@ -37,7 +39,8 @@ def recommend(params: Params = None, samples: Samples = None, epochs: Epochs = "
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
                                purchase="buy" if buy else "rent", objective=objective, kinds=kind, features=features,
-                               headroom=headroom, storage=storage)
+                               headroom=headroom, storage=storage, workload=workload,
+                               calibration=load_calibration_file(calibration))
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)

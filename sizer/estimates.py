@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sizer.calibration import Calibration, calibrated_rates
 from sizer.catalog import Catalog, load_catalog
 from sizer.cells import CellsResult, estimate_cells
 from sizer.complexity import ComplexityResult, estimate_complexity
@@ -22,11 +23,17 @@ from sizer.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
 from sizer.tco import CostAssumptions, TcoResult, estimate_tco
 from sizer.throughput import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
-from sizer.timing import TimeResult, estimate_training_time
+from sizer.errors import InputError
+from sizer.precision import check_precision
+from sizer.profile import builtin_profile_names, load_profile
+from sizer.profile_time import ProfileTimeResult, estimate_profile_time
+from sizer.time_modes import choose_efficiencies
+from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
 from sizer.units import parse_count, parse_quantity
 from sizer.workload import WorkloadRequest, resolve_workload
 
 Sharding = Literal["none", "full"]
+WORKLOAD_NAMES = tuple(builtin_profile_names())
 Scalar = float | str
 QuantityIn = str | dict | None
 
@@ -71,19 +78,59 @@ def estimate_compute(request: WorkloadRequest) -> ComputeResult:
 
 class TimeRequest(WorkloadRequest):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"params": 175e9, "samples": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"}]})
+        {"params": 175e9, "samples": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"},
+        {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
+         "reference": "V100 SXM2 16GB=1200/s"}]})
 
     device: str
     count: int = Field(1, ge=1, le=1_000_000)
     derating: float | None = Field(None, ge=0, lt=1)
     sharding: Sharding = "none"
     overlap_allreduce: bool = False
+    workload: str | None = Field(None, max_length=300, description=f"a built-in workload profile ({', '.join(WORKLOAD_NAMES)}) "
+                                                                   "or, on the command line, a profile file")
+    reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
+    reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
+    calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
 
 
-def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
-    device = _catalog(catalog).find(request.device)
-    return estimate_training_time(resolve_workload(request), device, request.count, derating=_derating(request.derating),
+def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult | ProfileTimeResult:
+    """Training time: per layer from a workload profile when ``workload`` is given, else from
+    the parameter count (spec §3.3)."""
+    catalog = _catalog(catalog)
+    device = catalog.find(request.device)
+    if request.workload is not None:
+        return _profiled_time(request, device, catalog)
+    if request.reference is not None:
+        raise InputError("reference", request.reference, "a workload profile too (--workload): a reference "
+                                                         "measurement calibrates a profiled workload")
+    workload = resolve_workload(request)
+    derating, overhead = _derating(request.derating), DEFAULT_STEP_OVERHEAD
+    entry = request.calibration.for_device(device) if request.calibration else None
+    if entry is not None:
+        derating, overhead = calibrated_rates(entry)
+    return estimate_training_time(workload, device, request.count, derating=derating, overhead=overhead,
                                   sharding=request.sharding, overlap_allreduce=request.overlap_allreduce)
+
+
+def _profiled_time(request: TimeRequest, device, catalog: Catalog) -> ProfileTimeResult:
+    if request.tokens is not None:
+        raise InputError("tokens", request.tokens, "samples (sequences or images) for a profiled workload")
+    profile = load_profile(request.workload, request.seq_len)
+    if request.batch_size is None:
+        raise InputError("batch_size", None, "the global batch size of the profiled workload")
+    batch = parse_count("batch_size", request.batch_size)
+    precision = check_precision(request.precision)
+    reference_batch = parse_count("reference_batch_size", request.reference_batch_size) \
+        if request.reference_batch_size is not None else None
+    efficiency, mode, notes = choose_efficiencies(profile, device, precision=precision, batch_size=batch,
+                                                  optimizer=request.optimizer, catalog=catalog, reference=request.reference,
+                                                  reference_batch_size=reference_batch, calibration=request.calibration)
+    samples = parse_count("samples", request.samples) if request.samples is not None else None
+    return estimate_profile_time(profile, device, batch_size=batch, precision=precision, optimizer=request.optimizer,
+                                 count=request.count, samples=samples, epochs=parse_count("epochs", request.epochs),
+                                 efficiency=efficiency, mode=mode, sharding=request.sharding,
+                                 overlap_allreduce=request.overlap_allreduce, extra_assumptions=tuple(notes))
 
 
 class MemoryRequest(WorkloadRequest):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from sizer.catalog_schema import Device
 from sizer.errors import InputError
-from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, PRECISION_BYTES, weight_bytes
+from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, storage_scale, weight_bytes
 from sizer.profile import MATRIX_KINDS, Profile
 from sizer.throughput import device_peak, stated_peak
 from sizer.workload import OPTIMIZER_STATES
@@ -30,13 +30,17 @@ OPTIMIZER_STATE_BYTES = 4
 class Efficiencies:
     """Fractions of the datasheet rates that training kernels reach, and fixed costs.
 
-    ``matrix``: of the dense tensor (matrix-unit) peak, for matmul, conv and attention;
+    Matrix layers (matmul, conv, attention) reach a different fraction of peak on each kind of
+    unit: ``matrix`` of the 16- and 8-bit tensor-core peak, ``tf32`` of the TF32 tensor-core
+    peak, ``fp32_matrix`` of the FP32 vector peak (SGEMM on CUDA cores or CPU SIMD).
     ``vector``: of the FP32 vector peak, for every other layer; ``memory``: of the memory
     bandwidth; ``launch``: seconds per kernel (a GPU runs no faster than its launches);
     ``step_overhead``: seconds per optimizer step outside the kernels.
     """
 
     matrix: float
+    tf32: float
+    fp32_matrix: float
     vector: float
     memory: float
     launch: float
@@ -44,7 +48,7 @@ class Efficiencies:
     source: str
 
     def __post_init__(self) -> None:
-        for name in ("matrix", "vector", "memory"):
+        for name in ("matrix", "tf32", "fp32_matrix", "vector", "memory"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"efficiency.{name}", value, "a fraction of peak above 0 and at most 1")
@@ -53,16 +57,16 @@ class Efficiencies:
 
     def scaled(self, factor: float, source: str) -> "Efficiencies":
         """Every rate efficiency divided by ``factor`` (factor > 1: slower), capped at 1."""
-        return replace(self, matrix=min(1.0, self.matrix / factor), vector=min(1.0, self.vector / factor),
-                       memory=min(1.0, self.memory / factor), launch=self.launch * factor, source=source)
+        rates = {name: min(1.0, getattr(self, name) / factor) for name in ("matrix", "tf32", "fp32_matrix", "vector", "memory")}
+        return replace(self, **rates, launch=self.launch * factor, source=source)
 
 
 # Defaults fitted once, by benchmarks/accuracy.py, to the published measurements in
 # benchmarks/published_measurements.csv (ResNet-50 and BERT on 9 NVIDIA GPUs, NVIDIA
 # DeepLearningExamples and Lambda) and to this suite's CPU runs; see benchmarks/README.md.
-GPU_EFFICIENCIES = Efficiencies(matrix=0.55, vector=0.6, memory=0.7, launch=6e-6, step_overhead=1e-3,
+GPU_EFFICIENCIES = Efficiencies(matrix=0.4, tf32=0.4, fp32_matrix=0.85, vector=0.6, memory=0.7, launch=2e-5, step_overhead=1e-3,
                                 source="defaults fitted to published GPU training measurements (benchmarks/accuracy.py)")
-CPU_EFFICIENCIES = Efficiencies(matrix=0.5, vector=0.5, memory=0.6, launch=3e-6, step_overhead=2e-4,
+CPU_EFFICIENCIES = Efficiencies(matrix=0.5, tf32=0.5, fp32_matrix=0.5, vector=0.5, memory=0.6, launch=3e-6, step_overhead=2e-4,
                                 source="defaults fitted to this suite's CPU validation runs (benchmarks/accuracy.py)")
 
 
@@ -70,12 +74,18 @@ def default_efficiencies(device: Device) -> Efficiencies:
     return CPU_EFFICIENCIES if device.kind == "cpu" else GPU_EFFICIENCIES
 
 
+Unit = str  # "tensor" (16/8-bit tensor cores), "tf32" (TF32 tensor cores) or "fp32" (vector units)
+NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
+
+
 @dataclass(frozen=True)
 class DeviceRates:
     """A device's rates in plain SI floats for one precision."""
 
-    matrix_peak: float  # FLOP/s of the matrix units at the training precision
+    matrix_peak: float  # FLOP/s for matmul and attention at the training precision
+    matrix_unit: Unit
     conv_peak: float  # FLOP/s for convolutions (TF32 where PyTorch uses it by default for FP32)
+    conv_unit: Unit
     vector_peak: float  # FLOP/s of the FP32 vector units
     bandwidth: float  # B/s
     storage_scale: float  # activation bytes relative to FP32 storage
@@ -92,14 +102,17 @@ def device_rates(device: Device, precision: str) -> DeviceRates:
     fp32, _ = device_peak(device, "fp32") if "fp32" in device.peaks or device.fp32_cores or device.cores \
         else (matrix, "")
     notes = []
-    conv = matrix
+    has_matrix_units = device.kind != "cpu" and not any(a in device.architecture for a in NO_MATRIX_UNITS)
+    unit = "fp32" if precision == "fp32" or not has_matrix_units else ("tf32" if precision == "tf32" else "tensor")
+    conv, conv_unit = matrix, unit
     tf32 = stated_peak(device, "tf32")
-    if precision == "fp32" and tf32 is not None and device.kind != "cpu":
-        conv = tf32
+    if precision == "fp32" and tf32 is not None and has_matrix_units:
+        conv, conv_unit = tf32, "tf32"
         notes.append("FP32 convolutions on TF32 tensor cores (PyTorch's cuDNN default)")
     bandwidth = device.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]")
-    scale = weight_bytes(precision) / 4 if precision in MIXED_PRECISIONS else PRECISION_BYTES[precision] / 4
-    return DeviceRates(matrix_peak=float(matrix.to("FLOP/s").magnitude), conv_peak=float(conv.to("FLOP/s").magnitude),
+    scale = storage_scale(precision)
+    return DeviceRates(matrix_peak=float(matrix.to("FLOP/s").magnitude), matrix_unit=unit,
+                       conv_peak=float(conv.to("FLOP/s").magnitude), conv_unit=conv_unit,
                        vector_peak=float(fp32.to("FLOP/s").magnitude), bandwidth=float(bandwidth.to("B/s").magnitude),
                        storage_scale=scale, notes=tuple(notes))
 
@@ -114,13 +127,14 @@ class LayerTime:
 
 def layer_times(profile: Profile, rates: DeviceRates, efficiency: Efficiencies, micro_batch: float) -> list[LayerTime]:
     """Forward + backward time of every layer for ``micro_batch`` samples on one device."""
+    unit_efficiency = {"tensor": efficiency.matrix, "tf32": efficiency.tf32, "fp32": efficiency.fp32_matrix}
     times = []
     for layer in profile.layers:
         flops = BACKWARD_FLOP_FACTOR * layer.forward_flops * micro_batch
         if layer.kind == "conv":
-            compute = flops / (rates.conv_peak * efficiency.matrix)
+            compute = flops / (rates.conv_peak * unit_efficiency[rates.conv_unit])
         elif layer.kind in MATRIX_KINDS:
-            compute = flops / (rates.matrix_peak * efficiency.matrix)
+            compute = flops / (rates.matrix_peak * unit_efficiency[rates.matrix_unit])
         else:
             compute = flops / (rates.vector_peak * efficiency.vector)
         weights = layer.params * 4 * rates.storage_scale * BACKWARD_BYTE_FACTOR

@@ -28,3 +28,8 @@ def check_precision(value: str, field: str = "precision") -> str:
 def weight_bytes(precision: str) -> int:
     """Bytes per weight and per gradient as stored during training at this precision."""
     return LOW_PRECISION_COPY_BYTES.get(precision, PRECISION_BYTES[precision])
+
+
+def storage_scale(precision: str) -> float:
+    """Bytes of a stored activation relative to FP32 (profiles are counted at FP32)."""
+    return weight_bytes(precision) / PRECISION_BYTES["fp32"]

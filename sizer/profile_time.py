@@ -177,7 +177,8 @@ def estimate_profile_time(profile: Profile, device: Device, *, batch_size: float
         Assumption(name="workload profile", value=f"{profile.name}: {len(profile.layers)} layers, "
                                                   f"{profile.forward_flops:.4g} forward FLOP per {profile.sample}",
                    source=profile.generated_by),
-        Assumption(name="efficiencies", value=f"matrix {efficiency.matrix:.3g}, vector {efficiency.vector:.3g}, "
+        Assumption(name="efficiencies", value=f"tensor {efficiency.matrix:.3g}, TF32 {efficiency.tf32:.3g}, "
+                                              f"FP32 matrix {efficiency.fp32_matrix:.3g}, vector {efficiency.vector:.3g}, "
                                               f"memory {efficiency.memory:.3g}, {efficiency.launch * 1e6:.3g} us per kernel, "
                                               f"{efficiency.step_overhead * 1e3:.3g} ms per step", source=efficiency.source),
         Assumption(name="range", value=f"{spread['low']:.3g}-{spread['high']:.3g} x expected ({mode} mode)",
@@ -192,6 +193,7 @@ def estimate_profile_time(profile: Profile, device: Device, *, batch_size: float
         layer_groups=layer_groups, optimizer_time_per_step=QuantityOut.of(Quantity(update, "s"), "s"),
         overhead_per_step=QuantityOut.of(Quantity(efficiency.step_overhead, "s"), "s"),
         allreduce_time_per_step=QuantityOut.of(Quantity(allreduce, "s"), "s"),
-        efficiencies={"matrix": efficiency.matrix, "vector": efficiency.vector, "memory": efficiency.memory,
+        efficiencies={"matrix": efficiency.matrix, "tf32": efficiency.tf32, "fp32_matrix": efficiency.fp32_matrix,
+                      "vector": efficiency.vector, "memory": efficiency.memory,
                       "launch_s": efficiency.launch, "step_overhead_s": efficiency.step_overhead},
         assumptions=assumptions)

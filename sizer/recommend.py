@@ -16,7 +16,12 @@ import pint
 from pydantic import Field
 
 from sizer.catalog import Catalog, load_catalog
+from sizer.calibration import Calibration, calibrated_efficiencies, calibrated_rates
 from sizer.catalog_schema import Device
+from sizer.layer_time import default_efficiencies
+from sizer.precision import check_precision, storage_scale
+from sizer.profile import Profile, load_profile
+from sizer.profile_time import ProfileTimeResult, estimate_profile_time
 from sizer.errors import InputError
 from sizer.host import HostResult, StorageClass, estimate_host
 from sizer.memory import MemoryResult, training_memory
@@ -24,7 +29,8 @@ from sizer.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.tco import CostAssumptions, TcoResult, estimate_tco
 from sizer.throughput import supported_precisions
-from sizer.timing import TimeResult, estimate_training_time
+from sizer.throughput import DEFAULT_DERATING
+from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
 from sizer.units import Quantity, parse_quantity
 from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, Workload, WorkloadRequest, resolve_workload
 
@@ -46,6 +52,9 @@ class RecommendRequest(WorkloadRequest):
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
+    workload: str | None = Field(None, max_length=300, description="a built-in workload profile (resnet50, bert-large, ...): "
+                                                                   "time per layer instead of from the parameter count")
+    calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
 
 
 class CostSummary(Model):
@@ -90,7 +99,7 @@ class RecommendResult(Model):
 class _Candidate(Model):
     device: Device
     memory: MemoryResult
-    time: TimeResult
+    time: TimeResult | ProfileTimeResult
     tco: TcoResult
 
 
@@ -102,7 +111,28 @@ def _counts(max_devices: int) -> list[int]:
     return counts
 
 
-def _duration(time: TimeResult) -> Estimate:
+def _bound(time: TimeResult | ProfileTimeResult) -> str:
+    if isinstance(time, ProfileTimeResult):
+        return time.layer_groups[0].bound if time.layer_groups else "overhead"
+    return time.bound
+
+
+def _time_on(device: Device, workload: Workload, request: RecommendRequest, count: int, sharding: str,
+             profile: Profile | None) -> TimeResult | ProfileTimeResult:
+    """Training time of the workload on ``count`` devices: per layer with a profile, else from
+    the parameter count; with the device's calibration where one is given."""
+    entry = request.calibration.for_device(device) if request.calibration else None
+    if profile is not None:
+        efficiency = calibrated_efficiencies(device, entry) if entry else default_efficiencies(device)
+        return estimate_profile_time(profile, device, batch_size=workload.batch_size, precision=workload.precision,
+                                     optimizer=workload.optimizer, count=count, samples=workload.samples,
+                                     epochs=workload.epochs, efficiency=efficiency,
+                                     mode="calibrated" if entry else "datasheet", sharding=sharding)
+    derating, overhead = calibrated_rates(entry) if entry else (DEFAULT_DERATING, DEFAULT_STEP_OVERHEAD)
+    return estimate_training_time(workload, device, count, sharding=sharding, derating=derating, overhead=overhead)
+
+
+def _duration(time: TimeResult | ProfileTimeResult) -> Estimate:
     unit = time.training_time.unit
     return Estimate(Quantity(time.training_time.low, unit), Quantity(time.training_time.expected, unit),
                     Quantity(time.training_time.high, unit))
@@ -115,13 +145,13 @@ def _cost_of(candidate: _Candidate, purchase: str) -> RangeOut | None:
 
 
 def _evaluate(device: Device, workload: Workload, request: RecommendRequest, deadline: pint.Quantity | None,
-              budget: pint.Quantity | None) -> _Candidate | str:
+              budget: pint.Quantity | None, profile: Profile | None = None) -> _Candidate | str:
     """The cheapest-in-devices way to run the workload on this device, or why there is none."""
     if workload.precision not in supported_precisions(device):
         return f"no {workload.precision} support (has {', '.join(supported_precisions(device)) or 'none'})"
     closest_fit = None
     fastest = None
-    for count in _counts(request.max_devices):
+    for count in _counts(min(request.max_devices, int(workload.batch_size))):
         sharding = "none"
         memory = training_memory(workload, device, count, headroom=request.headroom)
         if not memory.fits and count > 1:
@@ -130,7 +160,7 @@ def _evaluate(device: Device, workload: Workload, request: RecommendRequest, dea
         if not memory.fits:
             closest_fit = memory
             continue
-        time = estimate_training_time(workload, device, count, sharding=sharding)
+        time = _time_on(device, workload, request, count, sharding, profile)
         fastest = time
         if deadline is not None and Quantity(time.training_time.expected, time.training_time.unit) > deadline:
             continue
@@ -180,6 +210,10 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     else:
         described = "given"
     catalog = catalog or load_catalog()
+    profile = None
+    if request.workload is not None:
+        profile = load_profile(request.workload, request.seq_len)
+        request = _with_profile_figures(request, profile)
     workload = resolve_workload(request)
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
@@ -191,7 +225,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     for device in catalog:
         if device.kind not in request.kinds:
             continue
-        outcome = _evaluate(device, workload, request, deadline, budget)
+        outcome = _evaluate(device, workload, request, deadline, budget, profile)
         if isinstance(outcome, str):
             rejected.append(RejectedDevice(device=device.id, name=device.name, reason=outcome))
         else:
@@ -222,7 +256,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
             sharding=c.memory.sharding, training_time=c.time.training_time.model_copy(),
             cost=CostSummary(rent=c.tco.rent, buy=buy.total if buy else None),
             energy=buy.energy_used if buy else None, memory_per_device=c.memory.required_with_headroom or c.memory.total,
-            device_memory=c.memory.device_memory, fits=bool(c.memory.fits), bound=c.time.bound,
+            device_memory=c.memory.device_memory, fits=bool(c.memory.fits), bound=_bound(c.time),
             pareto=pareto[c.device.id]))
     ranked = _same_time_unit(ranked)
 
@@ -242,6 +276,19 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
                                   source="spec §3.10"))
     return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase,
                            ranked=ranked, rejected=rejected, k1=k1, host=host, assumptions=assumptions)
+
+
+def _with_profile_figures(request: RecommendRequest, profile: Profile) -> RecommendRequest:
+    """The request with the profile's parameters, forward FLOP and activation memory."""
+    if request.tokens is not None:
+        raise InputError("tokens", request.tokens, "samples (images or sequences) with a workload profile")
+    if request.samples is None:
+        raise InputError("samples", None, f"the number of training samples ({profile.sample}s) of the {profile.name} workload")
+    if request.batch_size is None:
+        raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload")
+    activations = profile.activation_bytes * storage_scale(check_precision(request.precision))
+    return request.model_copy(update={"params": profile.params, "forward_flops_per_sample": profile.forward_flops,
+                                      "activation_memory_per_sample": {"value": activations, "unit": "B"}})
 
 
 def _same_time_unit(ranked: list[RankedDevice]) -> list[RankedDevice]:

@@ -100,3 +100,31 @@ def test_bad_input_exits_2_with_one_message_and_no_traceback(cli, args, words):
     assert result.exit_code == 2, result.output
     assert words in result.output
     assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_time_with_a_workload_profile_and_a_reference(cli):
+    data = _json(cli("time", "--workload", "resnet50", "--batch-size", "256", "--device", "H100 SXM", "--precision", "fp16",
+                     "--reference", "V100 SXM2 16GB=1200/s", "--json"))
+    assert data["mode"] == "reference" and data["throughput"]["expected"] > 1200
+    assert {g["kind"] for g in data["layer_groups"]} >= {"conv", "norm"} and all(g["bound"] for g in data["layer_groups"])
+    table = cli("time", "--workload", "bert-large", "--seq-len", "384", "--batch-size", "32", "--device", "A100 80GB SXM",
+                "--precision", "fp16", "--samples", "88000", "--epochs", "2")
+    assert table.exit_code == 0 and "Layer groups" in table.stdout and "training time" in table.stdout
+
+
+def test_recommend_with_a_workload_profile(cli):
+    data = _json(cli("recommend", "--workload", "resnet50", "--samples", "1.28e6", "--epochs", "90", "--batch-size", "256",
+                     "--precision", "fp16", "--kind", "gpu", "--json"))
+    assert data["ranked"] and data["ranked"][0]["training_time"]["expected"] > 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (("time", "--workload", "resnet50", "--device", "T4"), "batch_size"),
+    (("time", "--workload", "nope", "--batch-size", "8", "--device", "T4"), "workload"),
+    (("time", "--workload", "resnet50", "--batch-size", "8", "--device", "T4", "--reference", "T4 fast"), "reference"),
+    (("time", "--workload", "resnet50", "--batch-size", "8", "--device", "T4", "--calibration", "/nonexistent.yaml"), "calibration"),
+    (("calibrate", "/nonexistent-report.json"), "report"),
+])
+def test_time_modes_bad_input(cli, args, words):
+    result = cli(*args)
+    assert result.exit_code == 2 and words in result.output

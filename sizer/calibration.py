@@ -1,0 +1,178 @@
+"""Calibration from the user's own measured runs (spec §3.11).
+
+A validation report (``sizer validate``) holds, for each run, the device, the workload's
+per-layer profile, its batch size and the measured step time. Per device, two numbers are
+fitted: one factor by which the kernels run slower than the default efficiencies predict, and
+the fixed per-step overhead. They are written to a calibration file; ``--calibration FILE`` on
+``time`` and ``recommend`` uses them for that device, and the answer says so.
+
+>>> fit_scale_and_overhead([1.0, 2.0, 4.0], [1.5, 2.5, 4.5])
+(1.0, 0.5)
+"""
+from __future__ import annotations
+
+import datetime
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sizer.catalog_schema import Device
+from sizer.errors import InputError
+from sizer.layer_time import Efficiencies, default_efficiencies
+from sizer.profile import Profile
+from sizer.profile_time import expected_step_seconds
+from sizer.throughput import DEFAULT_DERATING, Derating
+from sizer.timing import StepOverhead
+from sizer.units import Quantity
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    """One measured run: what ran where, and how long a step took."""
+
+    run_id: str
+    device: Device
+    profile: Profile
+    batch_size: float
+    precision: str
+    optimizer: str
+    measured_step: float  # seconds
+
+
+class DeviceCalibration(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    device_id: str
+    device_name: str
+    efficiency_scale: float = Field(gt=0, description="kernels take this many times the default-efficiency time")
+    step_overhead_s: float = Field(ge=0)
+    runs: int = Field(ge=1)
+    median_abs_error: float = Field(ge=0, description="of the fitted runs themselves")
+
+
+class Calibration(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    created: str
+    source: str
+    devices: list[DeviceCalibration]
+
+    def for_device(self, device: Device) -> DeviceCalibration | None:
+        for entry in self.devices:
+            if entry.device_id == device.id or entry.device_name == device.name:
+                return entry
+        return None
+
+
+def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[float]) -> tuple[float, float]:
+    """``measured ≈ overhead + scale × kernel``: least squares on relative errors, which is
+    linear in (overhead, scale); the overhead is held at zero when the free fit makes it negative."""
+    weights = [1 / m ** 2 for m in measured_seconds]
+    sw = sum(weights)
+    sk = sum(w * k for w, k in zip(weights, kernel_seconds))
+    skk = sum(w * k * k for w, k in zip(weights, kernel_seconds))
+    sm = sum(w * m for w, m in zip(weights, measured_seconds))
+    skm = sum(w * k * m for w, k, m in zip(weights, kernel_seconds, measured_seconds))
+    determinant = sw * skk - sk * sk
+    if len(kernel_seconds) >= 2 and determinant > 1e-12 * sw * skk:
+        scale = (sw * skm - sk * sm) / determinant
+        overhead = (sm - scale * sk) / sw
+        if overhead >= 0 and scale > 0:
+            return round(scale, 6), round(overhead, 9)
+    scale = skm / skk  # overhead fixed at zero
+    if scale <= 0:
+        raise InputError("report", measured_seconds, "measured step times that grow with the work per step")
+    return round(scale, 6), 0.0
+
+
+def _kernel_seconds(run: CalibrationRun, base: Efficiencies) -> float:
+    without_overhead = Efficiencies(**{**base.__dict__, "step_overhead": 0.0})
+    return expected_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, without_overhead)[0]
+
+
+def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficiencies:
+    base = default_efficiencies(device)
+    scaled = base.scaled(entry.efficiency_scale, f"calibrated from {entry.runs} measured runs on {entry.device_name}")
+    return Efficiencies(**{**scaled.__dict__, "step_overhead": entry.step_overhead_s})
+
+
+def calibrated_rates(entry: DeviceCalibration) -> tuple[Derating, StepOverhead]:
+    """A calibration for the parameter-count model (no profile): the sustained rate slowed by
+    the fitted scale, the fitted per-step overhead."""
+    fraction = min(0.99, (1 - DEFAULT_DERATING.expected) / entry.efficiency_scale)
+    source = f"calibrated from {entry.runs} measured runs on {entry.device_name}"
+    overhead = Quantity(entry.step_overhead_s, "s")
+    return Derating.single(1 - fraction, source), StepOverhead(overhead, overhead, overhead, source)
+
+
+def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") -> Calibration:
+    """Fit one scale and one overhead per device over its runs."""
+    if not runs:
+        raise InputError("report", source, "at least one run with a workload profile to calibrate on")
+    by_device: dict[str, list[CalibrationRun]] = {}
+    for run in runs:
+        by_device.setdefault(run.device.id, []).append(run)
+    devices = []
+    for device_runs in by_device.values():
+        device = device_runs[0].device
+        base = default_efficiencies(device)
+        kernels = [_kernel_seconds(run, base) for run in device_runs]
+        measured = [run.measured_step for run in device_runs]
+        scale, overhead = fit_scale_and_overhead(kernels, measured)
+        errors = [abs((overhead + scale * k) / m - 1) for k, m in zip(kernels, measured)]
+        devices.append(DeviceCalibration(device_id=device.id, device_name=device.name, efficiency_scale=scale,
+                                         step_overhead_s=overhead, runs=len(device_runs),
+                                         median_abs_error=statistics.median(errors)))
+    return Calibration(created=datetime.date.today().isoformat(), source=source, devices=devices)
+
+
+def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
+    """Expected step seconds of a run with the calibration of its device."""
+    entry = calibration.for_device(run.device)
+    efficiency = calibrated_efficiencies(run.device, entry) if entry else default_efficiencies(run.device)
+    return expected_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, efficiency)[0]
+
+
+def runs_from_report(report: dict) -> list[CalibrationRun]:
+    """The runs of a validation report that carry a workload profile."""
+    try:
+        device = Device.model_validate(report["device"]["model"])
+        out = []
+        for run in report["runs"]:
+            if not run.get("profile"):
+                continue
+            profile = Profile.model_validate(run["profile"])
+            count = int(run["config"].get("processes", 1))
+            if count != 1:
+                continue  # data-parallel runs measure the all-reduce too; calibrate on single devices
+            out.append(CalibrationRun(run_id=run["id"], device=device, profile=profile,
+                                      batch_size=float(run["config"]["batch_size"]),
+                                      precision=run["config"].get("precision", "fp32"),
+                                      optimizer=_core_optimizer(run["config"].get("optimizer", "adam")),
+                                      measured_step=float(run["measured"]["step_time"]["value"])))
+        return out
+    except (KeyError, TypeError, ValueError, ValidationError) as error:
+        raise InputError("report", "report.json", f"a validation report written by sizer validate ({error})") from None
+
+
+def _core_optimizer(name: str) -> str:
+    name = name.lower()
+    return {"sgd": "sgd", "adam": "adam", "adamw": "adamw", "adagrad": "adagrad", "rmsprop": "rmsprop"}.get(name, "adam")
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("calibration", str(path), "an existing calibration file (sizer calibrate ... --out FILE)")
+    try:
+        return Calibration.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (yaml.YAMLError, ValidationError, UnicodeDecodeError) as error:
+        raise InputError("calibration", str(path), f"a calibration file written by sizer calibrate ({error})") from None
+
+
+def save_calibration(calibration: Calibration, path: str | Path) -> None:
+    header = "# Written by sizer calibrate: per-device efficiency scale and per-step overhead.\n"
+    Path(path).write_text(header + yaml.safe_dump(calibration.model_dump(), sort_keys=False), encoding="utf-8")

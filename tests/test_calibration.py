@@ -1,0 +1,69 @@
+"""sizer/calibration.py: fitting per-device efficiency and overhead, and using the fit."""
+import json
+
+import pytest
+
+from sizer.calibration import (CalibrationRun, calibrate_runs, fit_scale_and_overhead, load_calibration, predict_run,
+                               runs_from_report, save_calibration)
+from sizer.errors import InputError
+from sizer.estimates import TimeRequest, estimate_time
+from sizer.layer_time import default_efficiencies
+from sizer.profile import load_profile
+from sizer.profile_time import expected_step_seconds
+
+
+def test_fit_recovers_a_known_scale_and_overhead():
+    kernels = [0.001, 0.004, 0.02, 0.1]
+    measured = [0.003 + 2.5 * k for k in kernels]
+    scale, overhead = fit_scale_and_overhead(kernels, measured)
+    assert scale == pytest.approx(2.5, rel=0.02) and overhead == pytest.approx(0.003, rel=0.05)
+
+
+def _runs(catalog, scale=3.0, overhead=0.004):
+    device = catalog.find("T4")
+    runs = []
+    for name, batch in (("mlp-seed001", 64), ("mlp-seed001", 512), ("resnet50", 8), ("resnet50", 32), ("alexnet", 64)):
+        profile = load_profile(name)
+        base = default_efficiencies(device)
+        kernel = expected_step_seconds(profile, device, "fp32", batch, "adam",
+                                       type(base)(**{**base.__dict__, "step_overhead": 0.0}))[0]
+        runs.append(CalibrationRun(f"{name}-{batch}", device, profile, batch, "fp32", "adam", overhead + scale * kernel))
+    return runs
+
+
+def test_calibration_predicts_held_back_runs(catalog):
+    runs = _runs(catalog)
+    calibration = calibrate_runs(runs[0::2])
+    entry = calibration.devices[0]
+    assert entry.efficiency_scale == pytest.approx(3.0, rel=0.03) and entry.step_overhead_s == pytest.approx(0.004, rel=0.1)
+    for run in runs[1::2]:
+        assert predict_run(run, calibration) == pytest.approx(run.measured_step, rel=0.05)
+
+
+def test_calibration_file_round_trip_and_use(catalog, tmp_path):
+    calibration = calibrate_runs(_runs(catalog))
+    path = tmp_path / "calibration.yaml"
+    save_calibration(calibration, path)
+    loaded = load_calibration(path)
+    assert loaded == calibration
+    plain = estimate_time(TimeRequest(workload="resnet50", batch_size=32, device="T4"))
+    calibrated = estimate_time(TimeRequest(workload="resnet50", batch_size=32, device="T4", calibration=loaded))
+    assert calibrated.mode == "calibrated" and plain.mode == "datasheet"
+    assert calibrated.step_time.expected > plain.step_time.expected  # the fitted device is 3x slower
+    elsewhere = estimate_time(TimeRequest(workload="resnet50", batch_size=32, device="L4", calibration=loaded))
+    assert elsewhere.mode == "datasheet" and any(a.name == "calibration" for a in elsewhere.assumptions)
+    # the parameter-count model takes the calibration too
+    by_params = estimate_time(TimeRequest(params=25e6, samples=1e5, batch_size=32, device="T4", calibration=loaded))
+    assert any("calibrated" in a.source for a in by_params.assumptions)
+
+
+def test_bad_calibration_inputs(tmp_path):
+    with pytest.raises(InputError):
+        load_calibration(tmp_path / "missing.yaml")
+    (tmp_path / "bad.yaml").write_text("devices: 3\n")
+    with pytest.raises(InputError, match="calibration"):
+        load_calibration(tmp_path / "bad.yaml")
+    with pytest.raises(InputError, match="report"):
+        runs_from_report({"runs": []})
+    with pytest.raises(InputError):
+        calibrate_runs([])
