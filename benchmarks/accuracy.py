@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.layer_time import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
 from sizer.profile import load_profile  # noqa: E402
-from sizer.profile_time import expected_step_seconds, reference_efficiencies  # noqa: E402
+from sizer.profile_time import carried_over, expected_step_seconds, reference_efficiencies  # noqa: E402
 
 RESULTS = HERE / "results"
 OPTIMIZER = {"resnet50": "momentum", "bert-base": "adam", "bert-large": "adam"}
@@ -79,11 +79,12 @@ def reference_errors(rows, efficiency, catalog, cache) -> list[dict]:
             key = (reference["workload"], reference["seq_len"])
             cache.setdefault(key, load_profile(*key))
             try:
-                scaled, _ = reference_efficiencies(cache[key], catalog.find(reference["device"]), reference["precision"],
+                _, factor = reference_efficiencies(cache[key], catalog.find(reference["device"]), reference["precision"],
                                                    reference["batch"], OPTIMIZER[reference["workload"]],
                                                    float(reference["throughput_per_device"]), efficiency)
             except ValueError:
                 continue
+            scaled = carried_over(efficiency, factor, "reference")
             predicted = _predict(target, scaled, catalog, cache)
             out.append({"row": target, "reference": reference, "predicted": predicted,
                         "ratio": target["measured_step"] / predicted})

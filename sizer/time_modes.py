@@ -13,7 +13,7 @@ from sizer.catalog_schema import Device
 from sizer.errors import InputError
 from sizer.layer_time import Efficiencies, default_efficiencies
 from sizer.profile import Profile
-from sizer.profile_time import Mode, reference_efficiencies
+from sizer.profile_time import REFERENCE_WEIGHT, Mode, carried_over, reference_efficiencies
 from sizer.results import Assumption
 from sizer.units import Quantity
 
@@ -51,9 +51,9 @@ def choose_efficiencies(profile: Profile, device: Device, *, precision: str, bat
         batch = reference_batch_size or batch_size
         _, factor = reference_efficiencies(profile, reference_device, precision, batch, optimizer, throughput,
                                            default_efficiencies(reference_device))
-        efficiency = default_efficiencies(device).scaled(
-            factor, f"default efficiencies scaled by {factor:.3g}, fitted to {throughput:.4g}/s measured on "
-                    f"{reference_device.name} at batch {batch:g}")
+        efficiency = carried_over(default_efficiencies(device), factor,
+                                  f"default efficiencies scaled by {factor:.3g}^{REFERENCE_WEIGHT:g}: {throughput:.4g}/s measured "
+                                  f"on {reference_device.name} at batch {batch:g} ran {factor:.3g}x the model's time")
         note = Assumption(name="reference", value=f"{throughput:.4g} {profile.sample}/s on {reference_device.name}, batch {batch:g}",
                           source="given; the workload's efficiency on it carries over to the target (cf. Habitat, ATC'21)")
         return efficiency, "reference", [note]

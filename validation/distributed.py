@@ -77,7 +77,7 @@ def measure_data_parallel(spec: WorkloadSpec, detected: DetectedDevice, budget: 
     """Measure the run on ``spec.processes`` ranks and predict it for as many devices."""
     import torch
 
-    from validation.runner import run_record
+    from validation.runner import run_profile, run_record
 
     notes = list(spec.notes)
     if detected.kind == "cuda" and torch.cuda.device_count() >= spec.processes:
@@ -106,7 +106,8 @@ def measure_data_parallel(spec: WorkloadSpec, detected: DetectedDevice, budget: 
     local = replace(spec, batch_size=min(spec.batch_size // spec.processes, 64))
     inputs, targets = SyntheticData(local, "cpu").batch()
     counts = count_model(model, inputs, targets, loss_fn(spec))
-    predicted = predict(spec, counts, device, count=spec.processes)
-    record = run_record(replace(spec, notes=tuple(notes)), detected, counts, measured, predicted)
+    profile = run_profile(spec, model, inputs)
+    predicted = predict(spec, counts, device, count=spec.processes, profile=profile)
+    record = run_record(replace(spec, notes=tuple(notes)), detected, counts, measured, predicted, profile)
     record["_layers"] = None
     return record

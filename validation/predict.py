@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from sizer.catalog_schema import Device
 from sizer.memory import training_memory
+from sizer.profile import Profile
+from sizer.profile_time import estimate_profile_time
 from sizer.timing import estimate_training_time
 from sizer.workload import WorkloadRequest, resolve_workload
 
@@ -24,17 +26,30 @@ def workload_request(spec: WorkloadSpec, counts: ModelCounts) -> WorkloadRequest
                            activation_memory_per_sample={"value": counts.activation_bytes_per_sample, "unit": "B"})
 
 
-def predict(spec: WorkloadSpec, counts: ModelCounts, device: Device, count: int = 1) -> dict:
-    """Step time, throughput and memory ranges the core predicts for this run."""
+def predict(spec: WorkloadSpec, counts: ModelCounts, device: Device, count: int = 1, profile: dict | None = None) -> dict:
+    """Step time, throughput and memory ranges the core predicts for this run.
+
+    With the run's layer profile the step time is the core's per-layer roofline (datasheet
+    mode); the parameter-count model's answer is kept beside it as ``parameter_model``.
+    """
     workload = resolve_workload(workload_request(spec, counts))
     timing = estimate_training_time(workload, device, count)
     memory = training_memory(workload, device, count)
+    parameter_model = {"step_time": timing.step_time.model_dump(), "throughput": timing.throughput.model_dump(),
+                       "bound": timing.bound}
+    per_layer = None
+    if profile is not None:
+        per_layer = estimate_profile_time(Profile.model_validate(profile), device, batch_size=spec.batch_size,
+                                          optimizer=CORE_OPTIMIZER[spec.optimizer], count=count)
     # The allocator peak (CUDA) or RSS growth (CPU) has no CUDA context in it: compare it with
     # the core's total less its framework allowance.
     comparable = memory.total.value - memory.framework_overhead.value
     return {
         "device": timing.device, "count": count,
-        "step_time": timing.step_time.model_dump(), "throughput": timing.throughput.model_dump(),
+        "model": "per-layer roofline, datasheet mode (sizer.profile_time)" if per_layer else "parameter count (sizer.timing)",
+        "step_time": (per_layer or timing).step_time.model_dump(), "throughput": (per_layer or timing).throughput.model_dump(),
+        "parameter_model": parameter_model,
+        "layer_groups": [g.model_dump() for g in per_layer.layer_groups] if per_layer else None,
         "compute_time": timing.compute_time_per_step.model_dump(),
         "memory_time": timing.memory_time_per_step.model_dump(),
         "overhead": timing.overhead_per_step.model_dump(),

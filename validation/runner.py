@@ -45,6 +45,7 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
     loss = loss_fn(spec)
     inputs, targets = data.batch()
     counts = count_model(model, inputs, targets, loss, spec.tokens_per_sample)
+    profile = run_profile(spec, model, inputs)
     trainer = Trainer(model, data, loss, make_optimizer(spec, model.parameters()), torch_device)
     with LoadSampler(gpu_index=0 if cuda else None) as sampler:
         times = trainer.timed_steps(budget)
@@ -63,15 +64,25 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
                 "throughput": {"value": spec.batch_size / step, "unit": "sample / s"},
                 "peak_memory": {"value": max(peak, 0), "unit": "B"}, "peak_memory_method": method,
                 "loads": sampler.summary()}
-    predicted = predict(spec, counts, detected.device)
-    result = run_record(spec, detected, counts, measured, predicted)
+    predicted = predict(spec, counts, detected.device, profile=profile)
+    result = run_record(spec, detected, counts, measured, predicted, profile)
     result["_layers"] = layer_summary(profile_times, layers, step)
     del trainer, model, data
     release_freed_memory()
     return result
 
 
-def run_record(spec: WorkloadSpec, detected: DetectedDevice, counts, measured: dict, predicted: dict) -> dict:
+def run_profile(spec: WorkloadSpec, model, inputs) -> dict:
+    """The run's model profiled layer by layer (what `sizer profile` writes), for the per-layer
+    prediction and for `sizer calibrate`."""
+    from validation.profiler import profile_model
+
+    return profile_model(model, inputs[: min(len(inputs), 8)], name=spec.run_id, description=spec.workload,
+                         generated_by=f"sizer validate ({spec.run_id})")
+
+
+def run_record(spec: WorkloadSpec, detected: DetectedDevice, counts, measured: dict, predicted: dict,
+               profile: dict | None = None) -> dict:
     config = {**spec.config, "batch_size": spec.batch_size, "optimizer": spec.optimizer,
               "learning_rate": spec.learning_rate, "train_samples": spec.train_samples, "params": counts.params,
               "processes": spec.processes, "activation_bytes_per_sample": counts.activation_bytes_per_sample}
@@ -79,7 +90,7 @@ def run_record(spec: WorkloadSpec, detected: DetectedDevice, counts, measured: d
             "sweep": {"parameter": spec.sweep[0], "value": spec.sweep[1]} if spec.sweep else None,
             "config": config, "notes": list(spec.notes), "device": predicted["device"],
             "measured": measured, "predicted": predicted, "error": errors(predicted, measured),
-            "flops": counts.as_dict()}
+            "flops": counts.as_dict(), "profile": profile}
 
 
 def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None = None,
