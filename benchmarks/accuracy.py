@@ -141,13 +141,15 @@ def local_calibrated(report_path: Path) -> dict:
     from sizer.calibration import calibrate_runs, predict_run, runs_from_report
 
     runs = runs_from_report(json.loads(report_path.read_text(encoding="utf-8")))
-    train, test = runs[0::2], runs[1::2]
+    train, test = runs[0::2], runs[1::2]  # alternate runs: each half spans every sweep
     calibration = calibrate_runs(train)
     errors = []
     for run in test:
         predicted = predict_run(run, calibration)
-        errors.append({"row": {"device": run.workload}, "predicted": predicted, "ratio": run.measured_step / predicted})
-    return summarize(errors) | {"train_runs": len(train), "test_runs": len(test)}
+        errors.append({"row": {"device": run.run_id}, "predicted": predicted, "ratio": run.measured_step / predicted})
+    return summarize(errors) | {"train_runs": len(train), "test_runs": len(test), "report": str(report_path),
+                                "per_run": [{"id": r.run_id, "measured_step_s": r.measured_step, "predicted_step_s": e["predicted"]}
+                                            for r, e in zip(test, errors)]}
 
 
 def main() -> None:
@@ -155,10 +157,13 @@ def main() -> None:
     parser.add_argument("--fit", action="store_true")
     parser.add_argument("--local", type=Path)
     parser.add_argument("--write-spread", action="store_true")
+    parser.add_argument("--skip-published", action="store_true", help="keep the published results of the last run")
     args = parser.parse_args()
     catalog, cache = load_catalog(), {}
     rows = load_rows()
-    results: dict = {"rows": len(rows)}
+    previous = RESULTS / "accuracy.json"
+    results: dict = json.loads(previous.read_text(encoding="utf-8")) if args.skip_published and previous.exists() else {}
+    results["rows"] = len(rows)
     if args.fit:
         fits = {}
         for name, subset in (("resnet", [r for r in rows if r["workload"] == "resnet50"]),
@@ -170,6 +175,20 @@ def main() -> None:
             chosen = replace(GPU_EFFICIENCIES, **fits[trained])
             subset = [r for r in rows if (r["workload"] == "resnet50") == (tested == "resnet")]
             results[f"fit_on_{trained}_tested_on_{tested}"] = summarize(datasheet_errors(subset, chosen, catalog, cache))
+    if not args.skip_published:
+        published(results, rows, catalog, cache)
+    if args.local:
+        results["local_calibrated"] = local_calibrated(args.local)
+    write_results(results)
+    if "fits" in results:
+        print(json.dumps(results["fits"], indent=1))
+        for key in ("fit_on_resnet_tested_on_bert", "fit_on_bert_tested_on_resnet"):
+            print(key, {k: round(v, 3) if isinstance(v, float) else v for k, v in results[key].items()})
+    if args.write_spread:
+        write_spread(results)
+
+
+def published(results: dict, rows, catalog, cache) -> None:
     datasheet = datasheet_errors(rows, GPU_EFFICIENCIES, catalog, cache)
     reference = reference_errors(rows, GPU_EFFICIENCIES, catalog, cache)
     results["datasheet"] = summarize(datasheet)
@@ -179,8 +198,9 @@ def main() -> None:
                                      "n_devices": e["row"]["n_devices"], "batch": e["row"]["batch"],
                                      "measured_step_s": e["row"]["measured_step"], "predicted_step_s": e["predicted"],
                                      "error": 1 / e["ratio"] - 1} for e in datasheet]
-    if args.local:
-        results["local_calibrated"] = local_calibrated(args.local)
+
+
+def write_results(results: dict) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "accuracy.json").write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
     lines = ["# Step-time accuracy", "", "| mode | n | median abs error | p90 abs error | range coverage |", "|---|---|---|---|---|"]
@@ -190,12 +210,6 @@ def main() -> None:
             lines.append(f"| {mode} | {r['n']} | {r['median_abs_error']:.1%} | {r['p90_abs_error']:.1%} | {r['range_coverage']:.0%} |")
     (RESULTS / "accuracy.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
-    if "fits" in results:
-        print(json.dumps(results["fits"], indent=1))
-        for key in ("fit_on_resnet_tested_on_bert", "fit_on_bert_tested_on_resnet"):
-            print(key, {k: round(v, 3) if isinstance(v, float) else v for k, v in results[key].items()})
-    if args.write_spread:
-        write_spread(results)
 
 
 def write_spread(results: dict) -> None:

@@ -136,8 +136,12 @@ def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
     return expected_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, efficiency)[0]
 
 
+MAX_OTHER_CPU_PERCENT = 10.0  # a run measured beside other busy processes says little about the device
+
+
 def runs_from_report(report: dict) -> list[CalibrationRun]:
-    """The runs of a validation report that carry a workload profile."""
+    """The single-device runs of a validation report that carry a workload profile and were
+    measured without other processes competing for the CPU."""
     try:
         device = Device.model_validate(report["device"]["model"])
         out = []
@@ -148,6 +152,9 @@ def runs_from_report(report: dict) -> list[CalibrationRun]:
             count = int(run["config"].get("processes", 1))
             if count != 1:
                 continue  # data-parallel runs measure the all-reduce too; calibrate on single devices
+            contention = run["measured"].get("loads", {}).get("other_processes_cpu_percent", {}).get("mean", 0.0)
+            if contention > MAX_OTHER_CPU_PERCENT:
+                continue
             out.append(CalibrationRun(run_id=run["id"], device=device, profile=profile,
                                       batch_size=float(run["config"]["batch_size"]),
                                       precision=run["config"].get("precision", "fp32"),
