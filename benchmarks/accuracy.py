@@ -91,6 +91,19 @@ def reference_errors(rows, efficiency, catalog, cache) -> list[dict]:
     return out
 
 
+def reference_from_datasheet(errors: list[dict], weight: float) -> list[dict]:
+    """Reference-mode errors when a reference's measured/predicted ratio carries over with
+    ``weight`` (the step time scales close to 1 / efficiency), for choosing REFERENCE_WEIGHT."""
+    out = []
+    for target in errors:
+        for reference in errors:
+            t, q = target["row"], reference["row"]
+            if q["n_devices"] == 1 and q["device"] != t["device"] and \
+                    (q["workload"], q["seq_len"], q["precision"]) == (t["workload"], t["seq_len"], t["precision"]):
+                out.append({"row": t, "ratio": target["ratio"] / reference["ratio"] ** weight})
+    return out
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     position = q * (len(ordered) - 1)
@@ -174,7 +187,9 @@ def main() -> None:
         for trained, tested in (("resnet", "bert"), ("bert", "resnet")):
             chosen = replace(GPU_EFFICIENCIES, **fits[trained])
             subset = [r for r in rows if (r["workload"] == "resnet50") == (tested == "resnet")]
-            results[f"fit_on_{trained}_tested_on_{tested}"] = summarize(datasheet_errors(subset, chosen, catalog, cache))
+            errors = datasheet_errors(subset, chosen, catalog, cache)
+            results[f"fit_on_{trained}_tested_on_{tested}"] = summarize(errors) | {
+                "reference_by_weight": {str(w): summarize(reference_from_datasheet(errors, w)) for w in (0.0, 0.5, 1.0)}}
     if not args.skip_published:
         published(results, rows, catalog, cache)
     if args.local:
