@@ -43,3 +43,12 @@ def finite(result: T) -> T:
     if where is not None:
         raise SizerError(f"the inputs give a result too large to represent ({where}); use smaller values")
     return result
+
+
+def builtin_workload_only(workload: str | None) -> None:
+    """Workload profiles come from the built-in set over HTTP: a file path would read the server's disk."""
+    from sizer.errors import InputError
+    from sizer.estimates import WORKLOAD_NAMES
+
+    if workload is not None and workload not in WORKLOAD_NAMES:
+        raise InputError("workload", workload, f"one of {', '.join(WORKLOAD_NAMES)}")

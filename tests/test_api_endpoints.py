@@ -302,3 +302,24 @@ def _seconds(unit: str) -> float:
     from sizer.units import Quantity
 
     return Quantity(1, unit).to("s").magnitude
+
+
+def test_time_with_a_builtin_workload_and_reference(client):
+    body = {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
+            "reference": "V100 SXM2 16GB=1200/s"}
+    response = client.post("/v1/time", json=body)
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["mode"] == "reference" and data["layer_groups"] and data["throughput"]["expected"] > 1200
+
+
+def test_time_refuses_profile_files_over_http(client):
+    response = client.post("/v1/time", json={"workload": "/etc/passwd", "batch_size": 8, "device": "T4"})
+    assert response.status_code == 422 and "workload" in response.text
+
+
+def test_recommend_with_a_builtin_workload(client):
+    body = {"workload": "resnet50", "samples": 1.28e6, "epochs": 90, "batch_size": 256, "precision": "fp16", "kinds": ["gpu"]}
+    response = client.post("/v1/recommend", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["ranked"]
