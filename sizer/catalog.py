@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from sizer.diskcache import cached, file_stamp, key_of
 from sizer.catalog_schema import CatalogFile, Device, check_units
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 
@@ -197,7 +198,16 @@ def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None)
 @functools.lru_cache(maxsize=8)
 def _builtin() -> Catalog:
     files = sorted(builtin_catalog_dir().glob("*.yaml"))
-    return _merge(files, allow_override=False)
+    # Parsing and checking ~60 entries is a fifth of a second; the parsed catalog is cached on
+    # disk under a key of the files' sizes and times and of the code that checks them.
+    import pydantic
+
+    code = [Path(__file__), Path(__file__).with_name("catalog_schema.py"), Path(__file__).with_name("units.py")]
+    try:
+        key = key_of(pydantic.VERSION, [file_stamp(path) for path in (*files, *code)])
+    except OSError:
+        return _merge(files, allow_override=False)
+    return cached("catalog", key, lambda: _merge(files, allow_override=False))
 
 
 def load_catalog(user_file: str | os.PathLike | None = None) -> Catalog:

@@ -14,6 +14,7 @@ kilobyte-long string is refused before anything is evaluated.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -22,6 +23,7 @@ from importlib import resources
 
 import pint
 
+from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
 
 
@@ -37,8 +39,53 @@ def _build_registry() -> pint.UnitRegistry:
     text = text.replace("\nbit = []", "\nbit = [information]")
     text = text.replace("@import constants_en.txt", (files / "constants_en.txt").read_text(encoding="utf-8"))
     registry = pint.UnitRegistry(None, cache_folder=None)
-    registry.load_definitions(text.splitlines())
+    try:
+        # What load_definitions does, with the parsed text kept in sizer's disk cache: parsing
+        # is most of a registry's start-up, and the key covers the text and pint's version.
+        parser = registry._def_parser
+        project = cached("pint-definitions", key_of(pint.__version__, text), lambda: parser.parse_string(text))
+        definitions = list(parser.iter_parsed_project(project))
+    except Exception:  # a pint whose internals differ: parse the ordinary way
+        registry.load_definitions(text.splitlines())
+        return registry
+    for definition in definitions:
+        registry._helper_dispatch_adder(definition)
     return registry
+
+
+def _memoise_unit_parsing(registry: pint.UnitRegistry) -> None:
+    """Remember parsed unit expressions ("FLOP/s", "USD/hour"), which pint re-parses every time.
+
+    pint caches only single unit names; a recommendation converts thousands of quantities to a
+    handful of compound units, and parsing them was most of its time. A later ``define`` or
+    ``load_definitions`` empties the memo, so it can never answer from stale definitions.
+    """
+    parse = registry.parse_units_as_container
+    memo: dict[tuple, Any] = {}
+
+    def parse_units_as_container(input_string, as_delta=None, case_sensitive=None):
+        key = (input_string, as_delta, case_sensitive)
+        try:
+            return memo[key]
+        except (KeyError, TypeError):
+            pass
+        container = parse(input_string, as_delta, case_sensitive)
+        if isinstance(input_string, str) and len(input_string) <= 200:
+            if len(memo) >= 4096:
+                memo.clear()
+            memo[key] = container
+        return container
+
+    def forgetting(method):
+        @functools.wraps(method)
+        def wrapper(*args, **kwargs):
+            memo.clear()
+            return method(*args, **kwargs)
+        return wrapper
+
+    registry.parse_units_as_container = parse_units_as_container
+    registry.define = forgetting(registry.define)
+    registry.load_definitions = forgetting(registry.load_definitions)
 
 
 ureg = _build_registry()
@@ -53,6 +100,7 @@ ureg.define("token = sample")
 ureg.define("sequence = sample")
 ureg.define("image = sample")
 ureg.define("step = [steps]")
+_memoise_unit_parsing(ureg)
 Quantity = ureg.Quantity
 Q_ = Quantity
 
@@ -82,6 +130,7 @@ DIMENSION_WORDS = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def describe_dimension(dimension: str) -> str:
     """Human wording of a pint dimensionality string, for error messages."""
     key = str(ureg.get_dimensionality(dimension)) if dimension else ""
