@@ -1,0 +1,101 @@
+"""`sizer sweep`: a what-if table over workloads × devices × counts × precisions, as CSV or JSON."""
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from cli import output
+from cli.common import ActivationMemory, CatalogOption, Epochs, JsonOption, Optimizer, SeqLen, load
+
+ListOption = Optional[str]
+
+
+def _split(field: str, text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",")]
+    if not all(items) or len(items) > 10_000:
+        from sizer.errors import InputError
+
+        raise InputError(field, text, "a comma-separated list, e.g. '1e9,7e9'")
+    return items
+
+
+def _counts(text: str) -> list[int]:
+    from sizer.errors import InputError
+
+    counts = []
+    for item in _split("count", text) or []:
+        if not item.isdigit() or len(item) > 7:
+            raise InputError("count", item, "whole numbers of devices, e.g. '1,2,4,8'")
+        counts.append(int(item))
+    return counts
+
+
+def sweep(params: Annotated[str, typer.Option("--params", help="Parameters, comma-separated: '1e9,7e9'.")],
+          samples: Annotated[ListOption, typer.Option("--samples", help="Samples per epoch, comma-separated.")] = None,
+          tokens: Annotated[ListOption, typer.Option("--tokens", help="Training tokens, comma-separated (instead of --samples).")] = None,
+          batch_size: Annotated[ListOption, typer.Option("--batch-size", help="Global batch sizes, comma-separated.")] = None,
+          epochs: Epochs = "1", optimizer: Optimizer = "adam", seq_len: SeqLen = None,
+          activation_memory_per_sample: ActivationMemory = None,
+          device: Annotated[Optional[list[str]], typer.Option("--device", "-d", help="Device (repeatable); default: the whole catalog.")] = None,
+          count: Annotated[str, typer.Option("--count", "-n", help="Device counts, comma-separated.")] = "1,2,4,8",
+          precision: Annotated[str, typer.Option("--precision", "-p", help="Precisions, comma-separated.")] = "fp32",
+          sharding: Annotated[str, typer.Option("--sharding", help="none, full, or 'none,full'.")] = "none",
+          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+          format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+          out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,
+          catalog: CatalogOption = None, json: JsonOption = False) -> None:
+    """Evaluate every combination at once (vectorised): time, memory, fit and rent cost per row."""
+    from sizer.errors import InputError
+    from sizer.sweep import sweep as run
+
+    if samples is not None and tokens is not None:
+        raise InputError("tokens", tokens, "either --tokens or --samples, not both")
+    if samples is None and tokens is None:
+        raise InputError("samples", None, "--samples or --tokens (comma-separated lists)")
+    format = "json" if json else format
+    if format not in ("table", "csv", "json"):
+        raise InputError("format", format, "table, csv or json")
+    amounts = _split("tokens" if tokens is not None else "samples", tokens if tokens is not None else samples)
+    workloads = []
+    for p in _split("params", params) or []:
+        for amount in amounts or []:
+            for batch in _split("batch_size", batch_size) or [None]:
+                fields = {"params": p, ("tokens" if tokens is not None else "samples"): amount, "batch_size": batch,
+                          "epochs": epochs if tokens is None else None, "optimizer": optimizer, "seq_len": seq_len,
+                          "activation_memory_per_sample": activation_memory_per_sample}
+                workloads.append({k: v for k, v in fields.items() if v is not None})
+    table = run(workloads, devices=device, counts=_counts(count), precisions=_split("precision", precision),
+                shardings=_split("sharding", sharding), catalog=load(catalog), headroom=headroom)
+    if format == "table":
+        return _print_table(table)
+    text = table.to_csv(index=False) if format == "csv" else table.to_json(orient="records", indent=1)
+    if out is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        try:
+            with open(out, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as error:
+            raise InputError("out", out, f"a writable file path ({error.strerror})") from None
+
+
+def _print_table(table) -> None:
+    from sizer.units import Quantity
+
+    hours, gigabytes = Quantity(1, "s").to("hour").magnitude, Quantity(1, "B").to("GB").magnitude
+    shown = table[table.supported].sort_values("training_time_s_expected").head(30)
+    rows = [(output.fmt(r.params), r["name"], r.precision, r["count"], r.sharding, output.fmt(r.training_time_s_expected * hours),
+             output.fmt(r.memory_per_device_b * gigabytes), "yes" if r.fits else "no",
+             "-" if r.rent_usd_expected != r.rent_usd_expected else output.fmt(r.rent_usd_expected), r.bound)
+            for _, r in shown.iterrows()]
+    output.table("Sweep: the fastest 30 combinations", ("params", "device", "precision", "count", "sharding", "time h",
+                                                       "memory GB/device", "fits", "rent USD", "bound"), rows,
+                 caption=f"{len(table)} combinations evaluated; --format csv or --json for all of them.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(sweep)

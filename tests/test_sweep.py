@@ -1,0 +1,119 @@
+"""sizer/sweep.py: the vectorised what-if table gives the single-estimate functions' numbers."""
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from sizer.errors import InputError
+from sizer.memory import training_memory
+from sizer.results import Estimate
+from sizer.sweep import COLUMNS, MAX_EVALUATIONS, sweep
+from sizer.tco import estimate_tco
+from sizer.timing import estimate_training_time
+from sizer.units import Quantity
+from sizer.workload import WorkloadRequest, resolve_workload
+
+# Floating-point tolerance only: both paths compute the same formulas, pint's in other units
+# (GB/s, hours), so the last bits of a product may differ.
+RTOL = 1e-9
+
+
+def _seconds(range_out, which):
+    return Quantity(getattr(range_out, which), range_out.unit).to("s").magnitude
+
+
+def _check_row(row, request: WorkloadRequest, catalog, headroom=False, overlap=False):
+    device = catalog.find(row.device)
+    workload = resolve_workload(request.model_copy(update={"precision": row.precision}))
+    count = int(row["count"])
+    time = estimate_training_time(workload, device, count, sharding=row.sharding, overlap_allreduce=overlap)
+    for which in ("low", "expected", "high"):
+        assert row[f"training_time_s_{which}"] == pytest.approx(_seconds(time.training_time, which), rel=RTOL)
+        assert row[f"step_time_s_{which}"] == pytest.approx(_seconds(time.step_time, which), rel=RTOL)
+    limit = Quantity(time.physical_limit.value, time.physical_limit.unit).to("s").magnitude
+    assert row.physical_limit_s == pytest.approx(limit, rel=RTOL)
+    assert row.bound == time.bound
+    assert row.peak_flops == pytest.approx(time.peak.value, rel=RTOL)
+    assert row.training_compute_flop == pytest.approx(time.training_compute.value, rel=RTOL)
+
+    memory = training_memory(workload, device, count, sharding=row.sharding, headroom=headroom)
+    needed = memory.required_with_headroom or memory.total
+    assert row.memory_per_device_b == pytest.approx(Quantity(needed.value, needed.unit).to("B").magnitude, rel=RTOL)
+    assert bool(row.fits) == memory.fits
+
+    unit = time.training_time.unit
+    duration = Estimate(*(Quantity(getattr(time.training_time, w), unit) for w in ("low", "expected", "high")))
+    tco = estimate_tco(device, count, duration)
+    if tco.rent is None:
+        assert math.isnan(row.rent_usd_expected)
+    else:
+        for which in ("low", "expected", "high"):
+            assert row[f"rent_usd_{which}"] == pytest.approx(getattr(tco.rent, which), rel=RTOL)
+
+
+def test_columns_and_size(catalog):
+    table = sweep([{"params": 1.3e9, "tokens": 2.6e10}], devices=["H100 SXM", "Tesla P40", "Xeon Platinum 8180"],
+                  counts=[1, 2, 8], precisions=["bf16", "fp32"], shardings=["none", "full"], catalog=catalog)
+    assert tuple(table.columns) == COLUMNS
+    assert len(table) == 3 * 3 * 2 * 2
+    unsupported = table[~table.supported]
+    assert set(unsupported.device) <= {"tesla-p40", "xeon-platinum-8180"} and unsupported.training_time_s_expected.isna().all()
+
+
+def test_default_workload_on_the_whole_catalog_matches_the_single_estimates(catalog):
+    request = WorkloadRequest(params=1.3e9, tokens=2.6e10, precision="bf16", optimizer="adamw")
+    table = sweep([request], counts=[1, 4, 64], shardings=["none", "full"], catalog=catalog)
+    supported = table[table.supported]
+    assert len(supported) > 100
+    for _, row in supported.sample(25, random_state=1).iterrows():
+        _check_row(row, request, catalog)
+
+
+workloads = st.builds(
+    dict,
+    params=st.floats(1e5, 2e11),
+    samples=st.floats(1e3, 1e12),
+    epochs=st.integers(1, 50),
+    batch_size=st.sampled_from([32, 256, 4096, 4 * 1024 * 1024]),
+    optimizer=st.sampled_from(["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop"]),
+    activation_memory_per_sample=st.sampled_from([None, "0 B", "12 MB", "3 GB"]),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(workload=workloads, tokens=st.booleans(), seed=st.integers(0, 2**31 - 1), headroom=st.booleans(),
+       overlap=st.booleans())
+def test_random_samples_equal_the_single_estimates(catalog, workload, tokens, seed, headroom, overlap):
+    if tokens:
+        workload["tokens"] = workload.pop("samples") * workload.pop("epochs")
+        workload["seq_len"] = 2048
+    request = WorkloadRequest(**workload)
+    table = sweep([request], counts=[1, 3, 16, 1024], precisions=["fp32", "bf16", "fp8"], shardings=["none", "full"],
+                  catalog=catalog, headroom=headroom, overlap_allreduce=overlap)
+    supported = table[table.supported]
+    for _, row in supported.sample(3, random_state=seed % 1000).iterrows():
+        _check_row(row, request, catalog, headroom=headroom, overlap=overlap)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"workloads": []}, "workloads"),
+    ({"workloads": {"params": 1e9}}, "workloads"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}], "counts": [0]}, "counts"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}], "counts": [1.5]}, "counts"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}], "counts": []}, "counts"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}], "precisions": ["fp7"]}, "precision"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}], "shardings": ["half"]}, "sharding"),
+    ({"workloads": [{"params": "nan", "samples": 1e6}]}, "params"),
+    ({"workloads": [{"params": [1], "samples": 1e6}]}, "workloads"),
+    ({"workloads": [{"parameters": 1e9}]}, "workloads"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}], "devices": ["no such gpu"]}, "device"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}] * 100, "counts": list(range(1, 1001))}, "sweep"),
+])
+def test_bad_input_is_an_input_error(catalog, kwargs, field):
+    with pytest.raises(InputError if field != "device" else ValueError) as error:
+        sweep(catalog=catalog, **kwargs)
+    assert getattr(error.value, "field", field) == field
+
+
+def test_the_size_limit_is_stated():
+    assert MAX_EVALUATIONS >= 1_000_000
