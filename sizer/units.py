@@ -167,6 +167,25 @@ def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | 
     ...
     sizer.errors.InputError: clock: got '5 m'; expected a frequency such as '1.5 GHz'
     """
+    memo_key = None
+    if type(raw) is str and len(raw) <= MAX_TEXT_LENGTH:  # catalog figures are parsed again and again
+        memo_key = (raw, dimension, default_unit, allow_zero, allow_negative)
+        known = _PARSED.get(memo_key)
+        if known is not None:
+            return known
+    quantity = _parse_quantity(field, raw, dimension, default_unit, allow_zero, allow_negative)
+    if memo_key is not None:
+        if len(_PARSED) >= 4096:
+            _PARSED.clear()
+        _PARSED[memo_key] = quantity
+    return quantity
+
+
+_PARSED: dict[tuple, pint.Quantity] = {}  # only successful parses: an error is raised afresh each time
+
+
+def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | None, allow_zero: bool,
+                    allow_negative: bool) -> pint.Quantity:
     expected = describe_dimension(dimension)
     if isinstance(raw, pint.Quantity):
         quantity = raw if raw._REGISTRY is ureg else Quantity(raw.magnitude, str(raw.units))
@@ -176,13 +195,13 @@ def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | 
         value, unit = raw["value"], raw["unit"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(unit, str):
             raise InputError(field, raw, f"a numeric 'value' and a string 'unit' ({expected})")
-        quantity = _from_parts(field, raw, float(value), unit, expected)
+        quantity = _from_parts(field, raw, _as_float(field, raw, value, expected), unit, expected)
     elif isinstance(raw, bool) or raw is None:
         raise InputError(field, raw, expected)
     elif isinstance(raw, (int, float)):
         if default_unit is None and dimension:
             raise InputError(field, raw, f"{expected}, with its unit")
-        quantity = _from_parts(field, raw, float(raw), default_unit or "", expected)
+        quantity = _from_parts(field, raw, _as_float(field, raw, raw, expected), default_unit or "", expected)
     elif isinstance(raw, str):
         quantity = _parse_text(field, raw, expected, default_unit)
     else:
@@ -191,6 +210,14 @@ def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | 
         raise InputError(field, raw, expected)
     _check_magnitude(field, raw, float(quantity.magnitude), expected, allow_zero, allow_negative)
     return quantity
+
+
+def _as_float(field: str, raw: object, value: int | float, expected: str) -> float:
+    """``float(value)``; an integer beyond the float range (10**400) is an InputError, not OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise InputError(field, raw, f"a magnitude below {MAX_MAGNITUDE:g} ({expected})") from None
 
 
 def _has_dimension(quantity: pint.Quantity, dimension: str) -> bool:
@@ -232,7 +259,7 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
     175000000000.0
     """
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        value = float(raw)  # fast path: plain numbers need no unit parsing
+        value = _as_float(field, raw, raw, "a plain number")  # fast path: plain numbers need no unit parsing
         _check_magnitude(field, raw, value, "a plain number", allow_zero, False)
         if integer and value != int(value):
             raise InputError(field, raw, "a whole number")
