@@ -1,0 +1,258 @@
+"""Fuzzing every public core function: any input gives a result or the project's own error.
+
+"The project's own error" is a :class:`sizer.errors.SizerError` (a ValueError naming the
+field); a pydantic ``ValidationError`` is accepted only where a request model is built from a
+mapping, which is the documented boundary. Anything else (TypeError, OverflowError,
+ZeroDivisionError, RecursionError, a pint error, an AssertionError) is a bug. A result must
+also hold only finite numbers: an answer of inf or NaN would be silently wrong.
+
+The suite runs FUZZ_EXAMPLES examples per test (30 by default, to stay fast); ``make fuzz`` runs
+thousands (``SIZER_FUZZ_EXAMPLES``), and writes the counts to benchmarks/results/fuzz.md.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import pint
+from hypothesis import HealthCheck, given, settings, strategies as st
+from pydantic import BaseModel, ValidationError
+
+from sizer import estimates
+from sizer.catalog import load_catalog
+from sizer.cells import estimate_cells
+from sizer.complexity import estimate_complexity
+from sizer.compute import training_compute, training_compute_from_forward
+from sizer.errors import SizerError
+from sizer.memory import model_state_bytes, training_memory
+from sizer.recommend import RecommendRequest, recommend
+from sizer.redundancy import estimate_k1
+from sizer.results import Estimate
+from sizer.sweep import sweep
+from sizer.tco import CostAssumptions, estimate_tco
+from sizer.throughput import Derating, cpu_peak_flops, estimate_peak, gpu_peak_flops
+from sizer.timing import estimate_training_time, ring_allreduce_time
+from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.workload import WorkloadRequest, resolve_workload
+
+FUZZ_EXAMPLES = int(os.environ.get("SIZER_FUZZ_EXAMPLES", "30"))
+FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=FUZZ_EXAMPLES <= 30,
+                suppress_health_check=list(HealthCheck))
+CATALOG = load_catalog()
+DEVICE_IDS = sorted(CATALOG.devices)
+
+# Raw values as a user could send them: numbers of every size and sign, strings with and
+# without units, hostile strings, and wrong types.
+finite_numbers = st.floats(allow_nan=False, allow_infinity=False) | st.integers(-10**40, 10**40)
+numbers = st.floats() | st.integers(-10**400, 10**400) | finite_numbers
+units = st.sampled_from(["", "Hz", "GHz", "MHz", "GB", "GiB", "B", "GB/s", "W", "USD", "USD/hour", "USD/kWh", "d", "h", "s",
+                         "hour", "FLOP", "TFLOPS", "FLOP/s", "m", "kg", "degC", "delta_degC", "percent", "%", "bit",
+                         "Hz**99", "GHz**-1", "1/s", "count", "dimensionless", "Ｈｚ", "GНz", "µs", "\u202eHz"])
+hostile = st.sampled_from(["", " ", "nan", "NaN Hz", "inf", "-inf GHz", "1e400", "1e-400 GHz", "10**10**10 Hz", "2**1000",
+                           "(1)", "1 GHz GHz", "1 / / s", "1e9999 B", "0x10", "1_000", "True", "None", "[]", "{}",
+                           "１.５ GHz", "1,5 GHz", "1.5GHz\x00", "9" * 400, "x" * 10_000, "1 " + "* Hz " * 50,
+                           "eval('1')", "__import__('os')", "1e30 GHz", "-0", "+0.0 s", "1 delta_degC", "1 degC"])
+text_values = hostile | st.builds(lambda n, u: f"{n} {u}", finite_numbers, units) | st.text(max_size=80)
+quantity_dicts = st.fixed_dictionaries({"value": numbers | st.text(max_size=5) | st.none(), "unit": units | st.integers()}) | \
+    st.dictionaries(st.text(max_size=6), numbers, max_size=3)
+raw_values = numbers | text_values | quantity_dicts | st.none() | st.booleans() | st.lists(finite_numbers, max_size=3)
+counts = st.integers(-3, 10**7) | st.sampled_from([1, 2, 8, 1024]) | numbers | text_values
+precisions = st.sampled_from(["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "FP16", "int8", "", "ｆｐ３２"]) | st.text(max_size=8)
+devices = st.sampled_from(DEVICE_IDS) | st.sampled_from(["p40", "A10", "H100 SXM", "xeon", "rtx", "", " ", "ａ100"]) | \
+    st.text(max_size=120)
+
+
+def _finite(value, path="result"):
+    if isinstance(value, float):
+        assert math.isfinite(value), path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _finite(item, f"{path}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _finite(item, f"{path}[{index}]")
+
+
+def outcome(call, *args, model_boundary=False, **kwargs):
+    """Run ``call``; a result must be finite, an error must be the project's own."""
+    allowed = (SizerError, ValidationError) if model_boundary else (SizerError,)
+    try:
+        result = call(*args, **kwargs)
+    except allowed as error:
+        message = getattr(error, "message", str(error))
+        assert message and "Traceback" not in message
+        return None
+    if isinstance(result, BaseModel):
+        _finite(result.model_dump())
+    elif isinstance(result, pint.Quantity):
+        assert math.isfinite(result.magnitude)
+    return result
+
+
+def build(model, fields):
+    """A request model from fuzzed fields, or None where the model itself refuses them (422 / exit 2)."""
+    try:
+        return model.model_validate(fields)
+    except ValidationError:
+        return None
+
+
+@FUZZ
+@given(raw=raw_values, dimension=st.sampled_from(["", "[frequency]", "[time]", "[information]", "[information] / [time]",
+                                                  "[currency]", "[currency] / [time]", "[computation] / [time]", "[power]"]),
+       default=st.sampled_from([None, "", "Hz", "B"]), zero=st.booleans(), negative=st.booleans())
+def test_parse_quantity(raw, dimension, default, zero, negative):
+    quantity = outcome(parse_quantity, "field", raw, dimension, default_unit=default, allow_zero=zero, allow_negative=negative)
+    if quantity is not None:
+        assert abs(quantity.magnitude) <= 1e30
+
+
+@FUZZ
+@given(raw=raw_values, zero=st.booleans(), integer=st.booleans())
+def test_parse_count(raw, zero, integer):
+    outcome(parse_count, "field", raw, allow_zero=zero, integer=integer)
+
+
+workload_fields = st.fixed_dictionaries({}, optional={
+    "params": counts, "samples": counts, "tokens": counts, "epochs": counts, "batch_size": counts,
+    "precision": precisions, "optimizer": st.sampled_from(["adam", "sgd", "adamw", "lion"]),
+    "forward_flops_per_param": numbers, "backward_factor": numbers, "forward_flops_per_sample": counts,
+    "seq_len": st.integers(-5, 10**8) | st.none(), "activation_memory_per_sample": raw_values, "sample_size": raw_values})
+
+
+@FUZZ
+@given(fields=workload_fields)
+def test_resolve_workload_and_compute(fields):
+    request = build(WorkloadRequest, fields)
+    if request is not None:
+        workload = outcome(resolve_workload, request)
+        outcome(estimates.estimate_compute, request)
+        if workload is not None:
+            outcome(training_compute_from_forward, workload.forward_flops_per_sample, workload.samples, workload.epochs)
+
+
+@FUZZ
+@given(fields=workload_fields, device=st.sampled_from(DEVICE_IDS), count=st.integers(-2, 2_000_000),
+       sharding=st.sampled_from(["none", "full"]), overlap=st.booleans(), headroom=st.booleans())
+def test_time_memory_cost(fields, device, count, sharding, overlap, headroom):
+    request = build(WorkloadRequest, fields)
+    workload = outcome(resolve_workload, request) if request is not None else None
+    if workload is None:
+        return
+    hardware = CATALOG.devices[device]
+    time = outcome(estimate_training_time, workload, hardware, count, sharding=sharding, overlap_allreduce=overlap)
+    outcome(training_memory, workload, hardware, max(count, 1), sharding=sharding, headroom=headroom)
+    if time is not None:
+        t = time.training_time
+        outcome(estimate_tco, hardware, count, Estimate(*(Quantity(v, t.unit) for v in (t.low, t.expected, t.high))))
+
+
+request_models = [
+    (estimates.PeakRequest, estimates.peak, {"device": devices, "precision": precisions, "cores": counts, "clock": raw_values,
+                                             "derating": numbers}),
+    (estimates.TimeRequest, estimates.estimate_time, {"device": devices, "count": st.integers(-1, 10**7), "params": counts,
+                                                      "samples": counts, "tokens": counts, "batch_size": counts,
+                                                      "precision": precisions, "sharding": st.sampled_from(["none", "full"]),
+                                                      "workload": st.sampled_from(["resnet50", "mlp-seed001", "nope"])}),
+    (estimates.MemoryRequest, estimates.estimate_memory, {"device": devices, "count": st.integers(-1, 10**7), "params": counts,
+                                                          "tokens": counts, "precision": precisions,
+                                                          "micro_batch": counts, "headroom": st.booleans()}),
+    (estimates.CellsRequest, estimates.cells, {"samples": counts, "features": counts, "outputs": counts, "weights": counts,
+                                               "variables": counts, "eta_b": counts, "cell_size": raw_values}),
+    (estimates.K1Request, estimates.k1, {"weights": counts, "samples": counts, "features": counts, "tolerance": numbers}),
+    (estimates.ComplexityRequest, estimates.complexity, {"layers": st.lists(counts, max_size=12),
+                                                         "operation_time": raw_values, "inputs": counts}),
+    (estimates.TcoRequest, estimates.estimate_cost, {"device": devices, "count": st.integers(-1, 10**7),
+                                                     "training_time": raw_values, "rent_price": raw_values,
+                                                     "purchase_price": raw_values, "lifetime": raw_values, "pue": numbers,
+                                                     "electricity_price": raw_values, "utilisation": numbers,
+                                                     "host_share": raw_values, "params": counts, "tokens": counts}),
+]
+
+
+@FUZZ
+@given(data=st.data(), which=st.integers(0, len(request_models) - 1))
+def test_request_level_functions(data, which):
+    model, function, fields = request_models[which]
+    body = data.draw(st.fixed_dictionaries({}, optional=fields))
+    request = build(model, body)
+    if request is not None:
+        if function in (estimates.cells, estimates.k1, estimates.complexity):
+            outcome(function, request)
+        else:
+            outcome(function, request, CATALOG)
+
+
+@FUZZ
+@given(fields=workload_fields, deadline=raw_values, budget=raw_values, max_devices=st.integers(-1, 70000),
+       objective=st.sampled_from(["time", "cost", "pareto", "speed"]), features=counts,
+       kinds=st.lists(st.sampled_from(["gpu", "cpu", "accelerator", "tpu"]), max_size=3))
+def test_recommend(fields, deadline, budget, max_devices, objective, features, kinds):
+    fields = {**fields, "deadline": deadline, "budget": budget, "max_devices": max_devices, "objective": objective,
+              "features": features, "kinds": kinds}
+    request = build(RecommendRequest, fields)
+    if request is not None:
+        outcome(recommend, request, CATALOG)
+
+
+@FUZZ
+@given(cores=numbers | text_values, clock=raw_values, lanes=st.integers(-2, 100), fma=st.integers(-2, 10),
+       derating=st.tuples(numbers, numbers, numbers))
+def test_peak_formulas(cores, clock, lanes, fma, derating):
+    rating = outcome(Derating, *derating)
+    outcome(estimate_peak, cores=cores, clock=clock, **({"derating": rating} if rating is not None else {}))
+    outcome(estimate_peak, CATALOG.devices["tesla-p40"], clock=clock, cores=cores)
+    clock_q = outcome(parse_quantity, "clock", clock, "[frequency]")
+    if clock_q is not None and isinstance(cores, (int, float)) and not isinstance(cores, bool) and math.isfinite(cores):
+        gpu_peak_flops(cores, clock_q)
+        cpu_peak_flops(cores, clock_q, lanes, fma)
+
+
+@FUZZ
+@given(params=numbers, samples=numbers, epochs=numbers, precision=precisions, optimizer=st.sampled_from(["adam", "sgd"]),
+       count=st.integers(-3, 10**7))
+def test_plain_formulas(params, samples, epochs, precision, optimizer, count):
+    # The plain formulas take checked numbers (the request layer checks them); with finite
+    # inputs they must not raise anything but the project's error.
+    if all(isinstance(x, (int, float)) and abs(x) < 1e30 and math.isfinite(x) for x in (params, samples, epochs)):
+        outcome(training_compute, params, samples, epochs)
+        outcome(model_state_bytes, params, precision, optimizer) if precision in ("fp32", "bf16", "fp16") else None
+        outcome(ring_allreduce_time, Quantity(abs(params), "B"), count, Quantity(100, "GB/s"))
+
+
+@FUZZ
+@given(samples=counts, features=counts, outputs=counts, weights=counts, tolerance=numbers, layers=st.lists(counts, max_size=8),
+       operation_time=raw_values)
+def test_seed003_functions(samples, features, outputs, weights, tolerance, layers, operation_time):
+    outcome(estimate_cells, samples, features, outputs, weights)
+    if isinstance(tolerance, float) and 0 <= tolerance < 1:
+        outcome(estimate_k1, weights, samples, features, tolerance)
+    outcome(estimate_k1, weights, samples, features)
+    outcome(estimate_complexity, layers, operation_time)
+
+
+@FUZZ
+@given(name=devices | text_values)
+def test_find(name):
+    outcome(CATALOG.find, name)
+
+
+@FUZZ
+@given(workloads=st.lists(workload_fields, max_size=3), counts_=st.lists(st.integers(-1, 5000) | numbers, max_size=4),
+       precisions_=st.lists(precisions, max_size=3), shardings=st.lists(st.sampled_from(["none", "full", "half"]), max_size=2),
+       names=st.none() | st.lists(devices, max_size=3))
+def test_sweep(workloads, counts_, precisions_, shardings, names):
+    table = outcome(sweep, workloads, devices=names, counts=counts_, precisions=precisions_ or None, shardings=shardings,
+                    catalog=CATALOG)
+    if table is not None:
+        supported = table[table.supported]
+        for column in ("training_time_s_expected", "memory_per_device_b"):
+            assert supported[column].map(math.isfinite).all()
+
+
+@FUZZ
+@given(lifetime=raw_values, pue=numbers, utilisation=numbers)
+def test_cost_assumptions(lifetime, pue, utilisation):
+    life = outcome(parse_quantity, "lifetime", lifetime, "[time]")
+    if life is not None and isinstance(pue, (int, float)) and isinstance(utilisation, (int, float)):
+        outcome(CostAssumptions, lifetime=life, pue=pue, utilisation=utilisation)
