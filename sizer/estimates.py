@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from sizer.calibration import Calibration, calibrated_rates
 from sizer.catalog import Catalog, load_catalog
@@ -30,7 +30,7 @@ from sizer.profile_time import ProfileTimeResult, estimate_profile_time
 from sizer.time_modes import choose_efficiencies
 from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
 from sizer.units import parse_count, parse_quantity
-from sizer.workload import WorkloadRequest, resolve_workload
+from sizer.workload import RequestModel, WorkloadRequest, resolve_workload
 
 Sharding = Literal["none", "full"]
 WORKLOAD_NAMES = tuple(builtin_profile_names())
@@ -46,7 +46,7 @@ def _catalog(catalog: Catalog | None) -> Catalog:
     return catalog if catalog is not None else load_catalog()
 
 
-class PeakRequest(BaseModel):
+class PeakRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"device": "Tesla P40"}, {"cores": 3840, "clock": "1.531 GHz"}, {"device": "H100 SXM", "precision": "bf16"}]})
 
@@ -152,7 +152,7 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> M
                            sharding=request.sharding, headroom=request.headroom, micro_batch=micro)
 
 
-class CellsRequest(BaseModel):
+class CellsRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"samples": 101136, "features": 75, "outputs": 10, "weights": 700000}]})
 
@@ -173,7 +173,7 @@ def cells(request: CellsRequest) -> CellsResult:
                           cell_size=request.cell_size)
 
 
-class K1Request(BaseModel):
+class K1Request(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"weights": 5000, "samples": 10, "features": 100}]})
 
     weights: Scalar
@@ -186,7 +186,7 @@ def k1(request: K1Request) -> K1Result:
     return estimate_k1(request.weights, request.samples, request.features, request.tolerance)
 
 
-class ComplexityRequest(BaseModel):
+class ComplexityRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"layers": [75, 512, 512, 512, 10]}]})
 
     layers: list[Scalar] = Field(..., max_length=10_000, description="input width, then each layer's width")

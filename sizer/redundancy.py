@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from sizer.errors import InputError
@@ -28,7 +29,12 @@ def k1_ratio(weights: float, samples: float, features: float) -> float:
         raise InputError("samples", samples, "more than 0 samples (K1 is defined for S > 0)")
     if not features > 0:
         raise InputError("features", features, "more than 0 features (K1 is defined for N > 0)")
-    return weights / (samples * features)
+    denominator = samples * features  # tiny counts underflow to 0, huge ratios overflow to inf
+    k1 = weights / denominator if denominator > 0 else math.inf
+    if not math.isfinite(k1):
+        raise InputError("samples", samples, f"samples x features large enough that K1 = {weights:g} / (S N) "
+                                             "stays a finite number")
+    return k1
 
 
 def k1_verdict(k1: float, tolerance: float = DEFAULT_TOLERANCE) -> Verdict:

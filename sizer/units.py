@@ -108,7 +108,7 @@ MAX_TEXT_LENGTH = 64
 MAX_MAGNITUDE = 1e30
 MAX_POWER = 3
 
-_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?"
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"  # ASCII digits: "１.５" is refused
 _NAME = r"[A-Za-z_µΩ°%][A-Za-z_0-9µ]*"
 _FACTOR = rf"{_NAME}(?:\s*(?:\*\*|\^)\s*-?[0-{MAX_POWER}])?"
 _UNIT = rf"{_FACTOR}(?:\s*[*/]\s*{_FACTOR})*"

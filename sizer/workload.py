@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pint
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from sizer.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
@@ -34,7 +34,29 @@ TRANSFORMER_ASPECT_RATIO = 128  # d_model / layers; GPT-3 175B: 12288 / 96 (Brow
 TRANSFORMER_HEAD_DIM = 128
 
 
-class WorkloadRequest(BaseModel):
+class RequestModel(BaseModel):
+    """Base of the request models: true/false is never taken for a number.
+
+    pydantic reads ``true`` as 1 for a number field, so ``{"params": true}`` would have trained a
+    one-parameter model; a boolean (alone or in a list) is refused with the field named, except
+    in fields that are booleans.
+    """
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, value: object, info: ValidationInfo) -> object:
+        items = value if isinstance(value, list) else (value,)
+        if any(isinstance(item, bool) for item in items) and not _takes_booleans(cls, info.field_name):
+            raise ValueError(f"{info.field_name}: got {value!r}; expected a number or a string, not true/false")
+        return value
+
+
+def _takes_booleans(model: type[BaseModel], field_name: str | None) -> bool:
+    field = model.model_fields.get(field_name or "")
+    return field is None or "bool" in str(field.annotation)
+
+
+class WorkloadRequest(RequestModel):
     """A training workload, with the CLI's option names."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
