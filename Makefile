@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev browser-deps clean profiles
+.PHONY: run test install install-dev browser-deps clean profiles bench fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,3 +53,16 @@ profiles: install-dev
 	  $(PROFILE) validation.model_zoo:bert_large --name bert-large --seq-len $$s --batch 1 --out catalog/workloads/bert-large@s$$s.yaml; \
 	done
 	$(PROFILE) validation.model_zoo:gpt2_small --name gpt2-small --seq-len 1024 --batch 1 --out catalog/workloads/gpt2-small.yaml
+
+# Speed and load benchmarks (not part of `make test`); results go to benchmarks/results/. Each runs
+# even when one before it misses its goal (they say so in their output).
+bench: install-dev
+	-$(BIN)/python benchmarks/startup.py
+	-$(BIN)/python benchmarks/sweep_rate.py
+	-$(BIN)/python benchmarks/http_load.py
+
+# The long fuzzing run: thousands of hypothesis examples per core function, schemathesis on the API.
+FUZZ_EXAMPLES ?= 2000
+FUZZ_API_EXAMPLES ?= 300
+fuzz: install-dev
+	$(BIN)/python benchmarks/fuzz.py --examples $(FUZZ_EXAMPLES) --api-examples $(FUZZ_API_EXAMPLES)
