@@ -56,8 +56,18 @@ text_values = hostile | st.builds(lambda n, u: f"{n} {u}", finite_numbers, units
 quantity_dicts = st.fixed_dictionaries({"value": numbers | st.text(max_size=5) | st.none(), "unit": units | st.integers()}) | \
     st.dictionaries(st.text(max_size=6), numbers, max_size=3)
 raw_values = numbers | text_values | quantity_dicts | st.none() | st.booleans() | st.lists(finite_numbers, max_size=3)
-counts = st.integers(-3, 10**7) | st.sampled_from([1, 2, 8, 1024]) | numbers | text_values
-precisions = st.sampled_from(["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "FP16", "int8", "", "ｆｐ３２"]) | st.text(max_size=8)
+# Good values in two draws of three, so that most examples get past the request models and
+# exercise the estimates themselves; bad ones in the third.
+good_counts = st.floats(1, 1e15) | st.integers(1, 10**9) | st.sampled_from(["1e9", "7e9", "2e10", "512", "4096"])
+bad_counts = st.integers(-3, 0) | numbers | text_values
+counts = st.one_of(good_counts, good_counts, bad_counts)
+good_precisions = st.sampled_from(["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"])
+precisions = st.one_of(good_precisions, good_precisions,
+                       st.sampled_from(["FP16", "int8", "", "ｆｐ３２"]) | st.text(max_size=8))
+good_durations = st.builds(lambda n, u: f"{n:g} {u}", st.floats(1e-3, 1e6), st.sampled_from(["d", "h", "s", "week"]))
+good_money = st.builds(lambda n: f"{n:g} USD", st.floats(1, 1e9))
+durations = st.one_of(good_durations, good_durations, raw_values)
+money = st.one_of(good_money, good_money, raw_values)
 devices = st.sampled_from(DEVICE_IDS) | st.sampled_from(["p40", "A10", "H100 SXM", "xeon", "rtx", "", " ", "ａ100"]) | \
     st.text(max_size=120)
 
@@ -113,11 +123,24 @@ def test_parse_count(raw, zero, integer):
     outcome(parse_count, "field", raw, allow_zero=zero, integer=integer)
 
 
-workload_fields = st.fixed_dictionaries({}, optional={
-    "params": counts, "samples": counts, "tokens": counts, "epochs": counts, "batch_size": counts,
-    "precision": precisions, "optimizer": st.sampled_from(["adam", "sgd", "adamw", "lion"]),
+workload_extras = {
+    "epochs": counts, "batch_size": counts, "precision": precisions, "optimizer": st.sampled_from(["adam", "sgd", "adamw", "lion"]),
     "forward_flops_per_param": numbers, "backward_factor": numbers, "forward_flops_per_sample": counts,
-    "seq_len": st.integers(-5, 10**8) | st.none(), "activation_memory_per_sample": raw_values, "sample_size": raw_values})
+    "seq_len": st.integers(-5, 10**8) | st.none(), "activation_memory_per_sample": raw_values, "sample_size": raw_values}
+good_memory = st.builds(lambda n, u: f"{n:g} {u}", st.floats(0, 1e4), st.sampled_from(["B", "kB", "MB", "GiB"]))
+good_extras = {
+    "epochs": st.integers(1, 100), "batch_size": good_counts, "precision": good_precisions,
+    "optimizer": st.sampled_from(["adam", "sgd", "adamw", "momentum", "adagrad", "rmsprop"]),
+    "forward_flops_per_param": st.floats(0.1, 1e3), "backward_factor": st.floats(1, 100),
+    "forward_flops_per_sample": good_counts, "seq_len": st.integers(1, 10**5),
+    "activation_memory_per_sample": good_memory, "sample_size": good_memory}
+# Half the workloads are valid throughout (they reach the estimates); half mix in bad values.
+workload_fields = st.one_of(
+    st.fixed_dictionaries({"params": good_counts, "samples": good_counts}, optional=good_extras),
+    st.fixed_dictionaries({"params": good_counts, "tokens": good_counts}, optional=good_extras),
+    st.fixed_dictionaries({"params": counts, "samples": counts}, optional=workload_extras),
+    st.fixed_dictionaries({"params": counts, "tokens": counts}, optional=workload_extras),
+    st.fixed_dictionaries({}, optional={"params": counts, "samples": counts, "tokens": counts, **workload_extras}))
 
 
 @FUZZ
@@ -163,8 +186,8 @@ request_models = [
     (estimates.ComplexityRequest, estimates.complexity, {"layers": st.lists(counts, max_size=12),
                                                          "operation_time": raw_values, "inputs": counts}),
     (estimates.TcoRequest, estimates.estimate_cost, {"device": devices, "count": st.integers(-1, 10**7),
-                                                     "training_time": raw_values, "rent_price": raw_values,
-                                                     "purchase_price": raw_values, "lifetime": raw_values, "pue": numbers,
+                                                     "training_time": durations, "rent_price": raw_values,
+                                                     "purchase_price": money, "lifetime": durations, "pue": numbers,
                                                      "electricity_price": raw_values, "utilisation": numbers,
                                                      "host_share": raw_values, "params": counts, "tokens": counts}),
 ]
@@ -183,14 +206,22 @@ def test_request_level_functions(data, which):
             outcome(function, request, CATALOG)
 
 
+good_constraints = st.fixed_dictionaries({}, optional={
+    "deadline": good_durations, "budget": good_money, "max_devices": st.integers(1, 65536),
+    "objective": st.sampled_from(["time", "cost", "pareto"]), "features": good_counts,
+    "kinds": st.lists(st.sampled_from(["gpu", "cpu", "accelerator"]), min_size=1, max_size=3),
+    "purchase": st.sampled_from(["rent", "buy"]), "headroom": st.booleans(),
+    "storage": st.sampled_from(["hdd", "sata-ssd", "nvme", "ramdisk"])})
+any_constraints = st.fixed_dictionaries({}, optional={
+    "deadline": durations, "budget": money, "max_devices": st.integers(-1, 70000) | numbers,
+    "objective": st.sampled_from(["time", "cost", "pareto", "speed"]), "features": counts,
+    "kinds": st.lists(st.sampled_from(["gpu", "cpu", "accelerator", "tpu"]), max_size=3), "purchase": st.text(max_size=5)})
+
+
 @FUZZ
-@given(fields=workload_fields, deadline=raw_values, budget=raw_values, max_devices=st.integers(-1, 70000),
-       objective=st.sampled_from(["time", "cost", "pareto", "speed"]), features=counts,
-       kinds=st.lists(st.sampled_from(["gpu", "cpu", "accelerator", "tpu"]), max_size=3))
-def test_recommend(fields, deadline, budget, max_devices, objective, features, kinds):
-    fields = {**fields, "deadline": deadline, "budget": budget, "max_devices": max_devices, "objective": objective,
-              "features": features, "kinds": kinds}
-    request = build(RecommendRequest, fields)
+@given(fields=workload_fields, constraints=good_constraints | any_constraints)
+def test_recommend(fields, constraints):
+    request = build(RecommendRequest, {**fields, **constraints})
     if request is not None:
         outcome(recommend, request, CATALOG)
 

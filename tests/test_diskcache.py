@@ -1,0 +1,67 @@
+"""sizer/diskcache.py: the on-disk cache is an optimisation only; every failure falls back to building."""
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from sizer import diskcache
+
+
+@pytest.fixture()
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv(diskcache.CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_builds_once_then_reads(folder):
+    calls = []
+    build = lambda: calls.append(1) or {"value": 42}  # noqa: E731
+    assert diskcache.cached("thing", "k1", build) == {"value": 42}
+    assert diskcache.cached("thing", "k1", build) == {"value": 42}
+    assert len(calls) == 1 and (folder / "thing-k1.pickle").is_file()
+    assert not list(folder.glob("*.tmp"))  # written to a temporary file and renamed
+
+
+def test_a_truncated_or_foreign_entry_is_rebuilt(folder):
+    folder.mkdir()
+    (folder / "thing-k2.pickle").write_bytes(pickle.dumps({"value": 1})[:5])
+    assert diskcache.cached("thing", "k2", lambda: "fresh") == "fresh"
+    assert diskcache.cached("thing", "k2", lambda: "other") == "fresh"
+
+
+def test_an_unwritable_folder_is_silently_skipped(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(diskcache.CACHE_ENV, str(blocker / "cache"))
+    assert diskcache.cached("thing", "k3", lambda: 7) == 7
+
+
+def test_off_turns_it_off(monkeypatch):
+    monkeypatch.setenv(diskcache.CACHE_ENV, "off")
+    assert diskcache.cache_dir() is None
+    assert diskcache.cached("thing", "k4", lambda: 8) == 8
+
+
+def test_keys_change_with_their_parts(tmp_path):
+    path = tmp_path / "a.yaml"
+    path.write_text("x")
+    first = diskcache.key_of(diskcache.file_stamp(path))
+    path.write_text("xy")
+    assert diskcache.key_of(diskcache.file_stamp(path)) != first
+
+
+def test_a_cached_process_gives_the_same_catalog_and_units(tmp_path):
+    # Two fresh processes over an empty cache folder: the first builds and stores, the second
+    # reads; both must print the same catalog and the same conversions as an uncached one.
+    script = ("from sizer.catalog import load_catalog; from sizer.units import Quantity, ureg; c = load_catalog(); "
+              "print(len(c), c.find('p40').model_dump_json(), Quantity(1.5, 'GHz').to('MHz'), ureg.parse_units('FLOP/s'), "
+              "Quantity(24, 'GiB').to('B'), Quantity(1, 'bit').dimensionality)")
+    outputs = []
+    for cache in (str(tmp_path / "c"), str(tmp_path / "c"), "off"):
+        env = {**os.environ, diskcache.CACHE_ENV: cache}
+        outputs.append(subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                                      check=True, timeout=120).stdout)
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert len(list((tmp_path / "c").glob("*.pickle"))) == 2
