@@ -126,9 +126,10 @@ def training_memory(workload: Workload, device: Device | None = None, count: int
         device_memory = QuantityOut.of(memory, "GB")
         fits = bool(needed <= memory)
         usable = memory / (1 + HEADROOM_HIGH) if headroom else memory
-        if per_sample.magnitude > 0:
-            largest = max(0, math.floor(((usable - static) / per_sample).to("").magnitude))
-        else:
+        room = ((usable - static) / per_sample).to("").magnitude if per_sample.magnitude > 0 else math.inf
+        if math.isfinite(room):
+            largest = max(0, math.floor(room))
+        else:  # no activations, or so few bytes per sample (1e-300 B) that the ratio overflows
             largest = None if usable >= static else 0
     return MemoryResult(
         device=device.name if device else None, count=count, sharding=sharding, micro_batch=micro,

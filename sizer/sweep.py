@@ -197,6 +197,8 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
         raise InputError("devices", devices, "at least one device")
     count_array = _counts(counts)
     shardings = list(shardings)
+    if not shardings:
+        raise InputError("sharding", shardings, "at least one of none, full")
     for sharding in shardings:
         if sharding not in SHARDINGS:
             raise InputError("sharding", sharding, "none or full")

@@ -132,6 +132,14 @@ def test_http_numeric_edges_are_422(client, path, body, field):
     assert field in response.json()["detail"][0]["loc"]
 
 
+def test_http_tiny_activation_memory_is_answered_not_500(client):
+    # Found by fuzzing: 1e-300 B of activations per sample made the largest micro-batch infinite
+    # (OverflowError, a 500); such a workload is simply not limited by activations.
+    response = client.post("/v1/memory", json={"params": 1, "samples": 1, "activation_memory_per_sample": "1e-300 B",
+                                               "device": "A10"})
+    assert response.status_code == 200 and response.json()["largest_micro_batch"] is None
+
+
 def test_cli_k1_underflow_is_one_message(cli):
     result = cli("k1", "--weights", "5000", "--samples", "1e-200", "--features", "1e-200")
     assert result.exit_code == 2 and "samples" in _one_clear_message(result.stderr)

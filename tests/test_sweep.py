@@ -103,6 +103,7 @@ def test_random_samples_equal_the_single_estimates(catalog, workload, tokens, se
     ({"workloads": [{"params": 1e9, "samples": 1e6}], "counts": []}, "counts"),
     ({"workloads": [{"params": 1e9, "samples": 1e6}], "precisions": ["fp7"]}, "precision"),
     ({"workloads": [{"params": 1e9, "samples": 1e6}], "shardings": ["half"]}, "sharding"),
+    ({"workloads": [{"params": 1e9, "samples": 1e6}], "shardings": []}, "sharding"),  # found by fuzzing: IndexError
     ({"workloads": [{"params": "nan", "samples": 1e6}]}, "params"),
     ({"workloads": [{"params": [1], "samples": 1e6}]}, "workloads"),
     ({"workloads": [{"parameters": 1e9}]}, "workloads"),
