@@ -53,6 +53,7 @@ def recommend(params: Params = None, samples: Samples = None, epochs: Epochs = "
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
                  ("#", "device", "count", "training time", cost_column + " USD", "memory need / has", "bound", "pareto"),
                  rows, caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top {min(top, len(result.ranked))}. "
+                               "Each device at the smallest count that fits and meets the deadline. "
                                "Ranges are expected (low-high). --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))

@@ -272,7 +272,9 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     if order:
         assumptions += [a for a in order[0].time.assumptions if a.name in ("derating d", "per-step overhead")]
         assumptions += [a for a in order[0].tco.assumptions if a.name in ("lifetime", "PUE", "electricity price")]
-    assumptions.append(Assumption(name="device counts", value=f"1, 2, 4, ... up to {request.max_devices}; sharded (ZeRO-3/FSDP) when replicas do not fit",
+    assumptions.append(Assumption(name="device counts", value=f"each device at the smallest of 1, 2, 4, ... {request.max_devices} that fits in memory "
+                                                                     "and meets the deadline, so ranks compare different counts; "
+                                                                     "sharded (ZeRO-3/FSDP) when replicas do not fit",
                                   source="spec §3.10"))
     return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase,
                            ranked=ranked, rejected=rejected, k1=k1, host=host, assumptions=assumptions)
