@@ -83,6 +83,12 @@ def _finite(value, path="result"):
             _finite(item, f"{path}[{index}]")
 
 
+def _checked_number(value) -> bool:
+    """A number as the request layer passes it on: not a bool, finite, |x| <= 1e30."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= 1e30 and \
+        (isinstance(value, int) or math.isfinite(value))
+
+
 def outcome(call, *args, model_boundary=False, **kwargs):
     """Run ``call``; a result must be finite, an error must be the project's own."""
     allowed = (SizerError, ValidationError) if model_boundary else (SizerError,)
@@ -234,9 +240,11 @@ def test_peak_formulas(cores, clock, lanes, fma, derating):
     outcome(estimate_peak, cores=cores, clock=clock, **({"derating": rating} if rating is not None else {}))
     outcome(estimate_peak, CATALOG.devices["tesla-p40"], clock=clock, cores=cores)
     clock_q = outcome(parse_quantity, "clock", clock, "[frequency]")
-    if clock_q is not None and isinstance(cores, (int, float)) and not isinstance(cores, bool) and math.isfinite(cores):
-        gpu_peak_flops(cores, clock_q)
-        cpu_peak_flops(cores, clock_q, lanes, fma)
+    # The plain formulas take numbers already checked at the boundary (|x| <= 1e30, finite), as
+    # their signatures say; within that contract they must give a finite result.
+    if clock_q is not None and _checked_number(cores):
+        assert math.isfinite(gpu_peak_flops(cores, clock_q).magnitude)
+        assert math.isfinite(cpu_peak_flops(cores, clock_q, lanes, fma).magnitude)
 
 
 @FUZZ
@@ -245,7 +253,7 @@ def test_peak_formulas(cores, clock, lanes, fma, derating):
 def test_plain_formulas(params, samples, epochs, precision, optimizer, count):
     # The plain formulas take checked numbers (the request layer checks them); with finite
     # inputs they must not raise anything but the project's error.
-    if all(isinstance(x, (int, float)) and abs(x) < 1e30 and math.isfinite(x) for x in (params, samples, epochs)):
+    if all(_checked_number(x) for x in (params, samples, epochs)):
         outcome(training_compute, params, samples, epochs)
         outcome(model_state_bytes, params, precision, optimizer) if precision in ("fp32", "bf16", "fp16") else None
         outcome(ring_allreduce_time, Quantity(abs(params), "B"), count, Quantity(100, "GB/s"))
