@@ -50,6 +50,9 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
         ("wall time", f"{report['wall_time']['value']:.0f} s"),
         ("step time |error| median / p90", f"{pct(s['median_abs_error'])} / {pct(s['p90_abs_error'])} (uncalibrated)"),
         ("inside predicted range", f"{s['within_predicted_range']} of {s['n_runs']}"),
+        ("runs without competing load", f"{s['uncontended']['n_runs']}: |error| median {pct(s['uncontended']['median_abs_error'])} "
+                                        f"/ p90 {pct(s['uncontended']['p90_abs_error'])}, "
+                                        f"{s['uncontended']['within_predicted_range']} inside the range"),
         ("layers account for (median)", pct(s["layers_accounted_fraction"]["median"])),
         ("report", f"{out}/report.json, runs.csv, summary.md, *.png")])
     for failure in report["failures"]:
