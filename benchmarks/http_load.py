@@ -1,0 +1,178 @@
+"""The real HTTP server under concurrent load: throughput and p50/p99 latency per endpoint.
+
+    python benchmarks/http_load.py [--concurrency 8] [--seconds 5] [--rounds 3] [--workers 1]
+
+Starts ``sizer serve`` on a free loopback port (access log off), waits for ``/healthz``, then
+drives it with ``--concurrency`` keep-alive connections from one asyncio client (raw HTTP/1.1,
+so that the client costs the shared CPU as little as possible). Phases of ``--seconds`` each
+alternate ``GET /healthz``, ``POST /v1/peak`` and ``POST /v1/recommend`` for ``--rounds`` rounds,
+so that all three see the same machine. Any status other than 200, a dropped connection or a
+request over 30 s counts as an error; the goal is zero errors, and ``/v1/peak`` at no less than
+half the request rate of ``/healthz``. Everything is bounded: at most 64 connections, 60 s per
+phase, and the server is stopped at the end whatever happens.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import machine  # noqa: E402
+
+SIZER = str(Path(sys.executable).with_name("sizer"))
+ENDPOINTS = {
+    "/healthz": ("GET", None),
+    "/v1/peak": ("POST", {"device": "Tesla P40"}),
+    "/v1/recommend": ("POST", {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw",
+                               "deadline": "30 d"}),
+}
+REQUEST_TIMEOUT_S = 30.0
+GOAL_PEAK_OVER_HEALTH = 0.5
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def request_bytes(path: str, port: int) -> bytes:
+    method, body = ENDPOINTS[path]
+    payload = json.dumps(body).encode() if body is not None else b""
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\n"
+    if body is not None:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+    return head.encode() + b"\r\n" + payload
+
+
+async def read_response(reader: asyncio.StreamReader) -> int:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    length = next((int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:")), None)
+    if length is None:
+        raise ConnectionError("response without Content-Length")
+    await reader.readexactly(length)
+    return status
+
+
+async def connection(port: int, raw: bytes, until: float, latencies: list[float], errors: list[str]) -> None:
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError as error:
+        errors.append(f"connect: {error}")
+        return
+    try:
+        while time.perf_counter() < until:
+            start = time.perf_counter()
+            writer.write(raw)
+            try:
+                status = await asyncio.wait_for(read_response(reader), REQUEST_TIMEOUT_S)
+            except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError) as error:
+                errors.append(f"{type(error).__name__}")
+                return
+            latencies.append(time.perf_counter() - start)
+            if status != 200:
+                errors.append(f"status {status}")
+    finally:
+        writer.close()
+
+
+async def phase(port: int, path: str, concurrency: int, seconds: float) -> dict:
+    latencies: list[float] = []
+    errors: list[str] = []
+    raw = request_bytes(path, port)
+    start = time.perf_counter()
+    await asyncio.gather(*(connection(port, raw, start + seconds, latencies, errors) for _ in range(concurrency)))
+    return {"elapsed": time.perf_counter() - start, "latencies": latencies, "errors": errors}
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def wait_ready(port: int, server: subprocess.Popen, limit_s: float = 90) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"the server exited with status {server.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(request_bytes("/healthz", port).replace(b"keep-alive", b"close"))
+                if s.recv(64).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("the server did not answer /healthz in time")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    concurrency, seconds = max(1, min(args.concurrency, 64)), max(0.5, min(args.seconds, 60.0))
+    port = free_port()
+    env = {**os.environ, "SIZER_API_LOG_LEVEL": "warning"}
+    server = subprocess.Popen([SIZER, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    results = {path: {"elapsed": 0.0, "latencies": [], "errors": []} for path in ENDPOINTS}
+    try:
+        wait_ready(port, server)
+        for path in ENDPOINTS:  # warm-up: first requests import and build what each route needs
+            asyncio.run(phase(port, path, 1, 0.5))
+        for _ in range(max(1, args.rounds)):
+            for path in ENDPOINTS:
+                got = asyncio.run(phase(port, path, concurrency, seconds))
+                for key in ("latencies", "errors"):
+                    results[path][key] += got[key]
+                results[path]["elapsed"] += got["elapsed"]
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+    summary = {}
+    for path, got in results.items():
+        summary[path] = {"requests": len(got["latencies"]), "errors": len(got["errors"]),
+                         "error_kinds": sorted(set(got["errors"])),
+                         "rate_per_s": len(got["latencies"]) / got["elapsed"] if got["elapsed"] else 0.0,
+                         "p50_ms": percentile(got["latencies"], 0.50) * 1e3,
+                         "p99_ms": percentile(got["latencies"], 0.99) * 1e3}
+    ratio = summary["/v1/peak"]["rate_per_s"] / summary["/healthz"]["rate_per_s"]
+    errors = sum(s["errors"] for s in summary.values())
+    ok = errors == 0 and ratio >= GOAL_PEAK_OVER_HEALTH
+    lines = ["# HTTP under load", "",
+             f"`sizer serve` ({args.workers} worker) on loopback; {concurrency} keep-alive connections; "
+             f"{args.rounds} rounds of {seconds:g} s per endpoint, endpoints alternating.", "",
+             "| endpoint | requests | errors | requests/s | p50 ms | p99 ms |", "| --- | --- | --- | --- | --- | --- |"]
+    for path, s in summary.items():
+        lines.append(f"| `{ENDPOINTS[path][0]} {path}` | {s['requests']} | {s['errors']} | {s['rate_per_s']:,.1f} | "
+                     f"{s['p50_ms']:.1f} | {s['p99_ms']:.1f} |")
+    lines += ["", f"/v1/peak rate / /healthz rate = {ratio:.2f} (goal >= {GOAL_PEAK_OVER_HEALTH}); errors: {errors} "
+                  f"(goal 0). Goals met: {'yes' if ok else 'NO'}."]
+    machine.write("http_load", {"concurrency": concurrency, "seconds_per_phase": seconds, "rounds": args.rounds,
+                                "workers": args.workers, "bodies": {p: b for p, (_, b) in ENDPOINTS.items()},
+                                "endpoints": summary, "peak_over_healthz": ratio, "errors": errors, "goals_met": ok},
+                  "\n".join(lines))
+    print("\n".join(lines))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

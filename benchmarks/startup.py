@@ -1,0 +1,84 @@
+"""Whole-process start-up of the CLI against pint's own start-up, as ratios within one run.
+
+    python benchmarks/startup.py [--repeat 15]
+
+Runs, interleaved round by round so that machine load hits all of them alike:
+the baseline ``python -c "import pint; pint.UnitRegistry()"``, ``sizer peak "Tesla P40" --json``
+and ``sizer recommend --json`` (the default workload over the whole catalog; also its table
+form). Reports each median wall time and the ratios peak / baseline (goal <= 1.6) and
+recommend / peak (goal <= 1.5). The first round warms the disk cache (sizer's parsed catalog and
+unit definitions, see sizer/diskcache.py) and is not counted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import machine  # noqa: E402
+
+PYTHON = sys.executable
+SIZER = str(Path(PYTHON).with_name("sizer"))
+COMMANDS = {
+    "baseline": [PYTHON, "-c", "import pint; pint.UnitRegistry()"],
+    "peak": [SIZER, "peak", "Tesla P40", "--json"],
+    "recommend": [SIZER, "recommend", "--json"],
+    "recommend_table": [SIZER, "recommend"],
+}
+GOALS = {"peak/baseline": 1.6, "recommend/peak": 1.5}
+
+
+def run_once(command: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    for command in COMMANDS.values():  # warm-up round: fills the disk cache and the OS file cache
+        run_once(command)
+    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    for _ in range(args.repeat):
+        for name, command in COMMANDS.items():
+            times[name].append(run_once(command))
+    medians = {name: machine.median(values) for name, values in times.items()}
+    ratios = {"peak/baseline": medians["peak"] / medians["baseline"],
+              "recommend/peak": medians["recommend"] / medians["peak"],
+              "recommend_table/peak": medians["recommend_table"] / medians["peak"]}
+    # Ratios per round as well: both commands of one round saw about the same load.
+    per_round = {"peak/baseline": [p / b for p, b in zip(times["peak"], times["baseline"])],
+                 "recommend/peak": [r / p for r, p in zip(times["recommend"], times["peak"])],
+                 "recommend_table/peak": [r / p for r, p in zip(times["recommend_table"], times["peak"])]}
+    round_medians = {k: machine.median(v) for k, v in per_round.items()}
+    lines = ["# Start-up (whole process)", "", f"{args.repeat} interleaved rounds after one warm-up round; "
+             "median wall time of each command.", "", "| command | median s | min s | max s |", "| --- | --- | --- | --- |"]
+    for name, values in times.items():
+        shown = "import pint; pint.UnitRegistry()" if name == "baseline" else " ".join(["sizer", *COMMANDS[name][1:]])
+        lines.append(f"| `{shown}` "
+                     f"| {medians[name]:.3f} | {min(values):.3f} | {max(values):.3f} |")
+    lines += ["", "| ratio | of medians | median of per-round ratios | goal |", "| --- | --- | --- | --- |"]
+    for name, value in ratios.items():
+        goal = GOALS.get(name)
+        lines.append(f"| {name} | {value:.2f} | {round_medians.get(name, float('nan')):.2f} | "
+                     f"{'<= %.1f' % goal if goal else '-'} |")
+    ok = all(ratios[name] <= goal for name, goal in GOALS.items())
+    lines += ["", f"Goals met: {'yes' if ok else 'NO'}."]
+    machine.write("startup", {"repeat": args.repeat, "times_s": times, "medians_s": medians, "ratios": ratios,
+                              "per_round_ratio_medians": round_medians, "goals": GOALS, "goals_met": ok,
+                              "cache_dir": os.environ.get("SIZER_CACHE_DIR", "default")}, "\n".join(lines))
+    print("\n".join(lines))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
