@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import machine  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
-STAT = re.compile(r"(\d+) passing examples?, (\d+) failing examples?, (\d+) invalid examples?")
+STAT = re.compile(r"(\d+) passing, (\d+) failing, and (\d+) invalid")
 
 
 def run(test_file: str, examples: int) -> tuple[int, dict[str, dict[str, int]], str]:
