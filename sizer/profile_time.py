@@ -191,8 +191,8 @@ def estimate_profile_time(profile: Profile, device: Device, *, batch_size: float
                    source=profile.generated_by),
         Assumption(name="efficiencies", value=f"tensor {efficiency.matrix:.3g}, TF32 {efficiency.tf32:.3g}, "
                                               f"FP32 matrix {efficiency.fp32_matrix:.3g}, vector {efficiency.vector:.3g}, "
-                                              f"memory {efficiency.memory:.3g}, {efficiency.launch * 1e6:.3g} us per kernel, "
-                                              f"{efficiency.step_overhead * 1e3:.3g} ms per step", source=efficiency.source),
+                                              f"memory {efficiency.memory:.3g}, {Quantity(efficiency.launch, 's').to('us'):.3g~P} per kernel, "
+                                              f"{Quantity(efficiency.step_overhead, 's').to('ms'):.3g~P} per step", source=efficiency.source),
         Assumption(name="range", value=f"{spread['low']:.3g}-{spread['high']:.3g} x expected ({mode} mode)",
                    source=spread["source"]),
         *(Assumption(name="precision", value=note, source="PyTorch defaults") for note in rates.notes),

@@ -61,7 +61,7 @@ def choose_efficiencies(profile: Profile, device: Device, *, precision: str, bat
         entry = calibration.for_device(device)
         if entry is not None:
             note = Assumption(name="calibration", value=f"kernels x {entry.efficiency_scale:.3g}, "
-                                                        f"{entry.step_overhead_s * 1e3:.3g} ms per step, from {entry.runs} runs",
+                                                        f"{Quantity(entry.step_overhead_s, 's').to('ms'):.3g~P} per step, from {entry.runs} runs",
                               source=f"calibration of {calibration.created} ({calibration.source})")
             return calibrated_efficiencies(device, entry), "calibrated", [note]
         note = Assumption(name="calibration", value=f"none for {device.name}; datasheet defaults used",

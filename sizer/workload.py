@@ -209,7 +209,7 @@ def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool
         shape = transformer_shape(params)
         per_token = transformer_activation_bytes_per_token(shape, seq_len or DEFAULT_SEQ_LEN)
         assumptions.append(Assumption(
-            name="activations", value=f"{per_token / 1e6:.3g} MB per token (decoder L={shape.layers}, d={shape.hidden}, flash attention)",
+            name="activations", value=f"{Quantity(per_token, 'B').to('MB'):.3g~P} per token (decoder L={shape.layers}, d={shape.hidden}, flash attention)",
             source="Korthikanti et al. 2022 §4.1, shape from P = 12 L d^2 with d/L = 128 (Kaplan et al. 2020)"))
         return Quantity(per_token, "byte"), "korthikanti-2022"
     assumptions.append(Assumption(name="activations", value="not counted",
