@@ -56,7 +56,8 @@ def test_cells_k1_complexity(cli):
 
 def test_tco(cli):
     data = _json(cli("tco", "--device", "H100 SXM", "--count", "8", "--training-time", "14 d", "--json"))
-    assert data["rent"]["expected"] > 0 and data["buy"] is None or data["buy"]["total"]["expected"] > 0
+    assert data["rent"]["expected"] > 0
+    assert data["buy"] is None or data["buy"]["total"]["expected"] > 0
     table = cli("tco", "--device", "T4", "--params", "1e8", "--samples", "1e6", "--epochs", "3")
     assert table.exit_code == 0 and "rent" in table.stdout
 
@@ -99,7 +100,8 @@ def test_bad_input_exits_2_with_one_message_and_no_traceback(cli, args, words):
     result = cli(*args)
     assert result.exit_code == 2, result.output
     assert words in result.output
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_time_with_a_workload_profile_and_a_reference(cli):
