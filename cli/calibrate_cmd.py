@@ -17,6 +17,7 @@ def calibrate(report: Annotated[str, typer.Argument(help="report.json written by
     """Fit, per device, the factor by which kernels run slower than the defaults and the per-step overhead."""
     from sizer.calibration import calibrate_runs, runs_from_report, save_calibration
     from sizer.errors import InputError
+    from sizer.results import QuantityOut
 
     path = Path(report)
     try:
@@ -28,7 +29,7 @@ def calibrate(report: Annotated[str, typer.Argument(help="report.json written by
     if json:
         return output.emit_json(calibration)
     output.table(f"Calibration written to {out}", ("device", "runs", "kernel time x", "overhead per step", "fit error (median)"),
-                 ((d.device_name, d.runs, f"{d.efficiency_scale:.3g}", f"{d.step_overhead_s * 1e3:.3g} ms",
+                 ((d.device_name, d.runs, f"{d.efficiency_scale:.3g}", output.qty(QuantityOut(value=d.step_overhead_s, unit="s")),
                    f"{d.median_abs_error:.1%}") for d in calibration.devices),
                  caption="Use it with --calibration on `sizer time` and `sizer recommend`.")
 
