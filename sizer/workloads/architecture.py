@@ -1,0 +1,114 @@
+"""A neural-network architecture described by its published configuration.
+
+One :class:`Architecture` holds what FLOPs, memory and time depend on: layers, hidden size,
+heads, key/value heads (grouped-query attention), FFN size and kind, vocabulary, tied
+embeddings and experts (mixture of experts). Built-in ones come from published configs
+(:mod:`sizer.workloads.registry`), others from a Hugging Face ``config.json``
+(:mod:`sizer.workloads.hf_config`) or from a bare parameter count
+(:func:`sizer.workloads.registry.decoder_for_params`).
+
+Parameter counts follow the module structure of the reference implementations (Hugging Face
+``transformers``): every weight matrix, bias and norm is counted once.
+
+>>> llama = Architecture(name="demo", family="decoder", layers=32, hidden=4096, heads=32, kv_heads=32,
+...                      ffn_hidden=11008, ffn_type="swiglu", vocab=32000, max_context=4096,
+...                      tied_embeddings=False, norm="rmsnorm", position="rotary", source="example")
+>>> round(llama.params_total() / 1e9, 3)  # Llama 2 7B: 6,738,415,616 (Touvron et al. 2023)
+6.738
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Family = Literal["decoder", "encoder", "encoder-decoder"]
+FfnType = Literal["gelu", "relu", "swiglu", "geglu"]
+Norm = Literal["layernorm", "rmsnorm"]
+Position = Literal["learned", "rotary", "alibi", "relative"]
+GATED_FFN = ("swiglu", "geglu")  # three matrices (gate, up, down) instead of two
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A transformer's shape. For an encoder-decoder, ``layers`` counts decoder layers and
+    ``encoder_layers`` the encoder's; for encoder-only and decoder-only models ``encoder_layers``
+    is 0 and ``layers`` counts the blocks."""
+
+    name: str
+    family: Family
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int
+    ffn_type: FfnType
+    vocab: int
+    max_context: int
+    tied_embeddings: bool
+    norm: Norm
+    position: Position
+    source: str
+    head_dim: int | None = None  # defaults to hidden / heads
+    experts: int = 1  # FFN experts per layer (mixture of experts)
+    experts_per_token: int = 1
+    attention_bias: bool = False
+    mlp_bias: bool = False
+    parallel_attention: bool = False  # attention and MLP read the same normed input (GPT-J, Falcon)
+    encoder_layers: int = 0
+    type_vocab: int = 0  # BERT's token-type (segment) embeddings
+    pooler: bool = False  # BERT's pooler dense layer
+    verified: bool = True  # False where a figure is recalled rather than read in the cited source
+
+    @property
+    def head_size(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 1
+
+    def attention_params(self) -> int:
+        """Q, K, V and output projections of one attention block (with biases if the model has them)."""
+        q_width = self.heads * self.head_size
+        kv_width = self.kv_heads * self.head_size
+        weights = self.hidden * (q_width + 2 * kv_width) + q_width * self.hidden
+        biases = (q_width + 2 * kv_width + self.hidden) if self.attention_bias else 0
+        return weights + biases
+
+    def expert_params(self) -> int:
+        """One FFN (one expert of a mixture)."""
+        matrices = 3 if self.ffn_type in GATED_FFN else 2
+        biases = (self.ffn_hidden * (matrices - 1) + self.hidden) if self.mlp_bias else 0
+        return matrices * self.hidden * self.ffn_hidden + biases
+
+    def norm_params(self) -> int:
+        return self.hidden * (2 if self.norm == "layernorm" else 1)
+
+    def block_params(self, *, active: bool = False, cross_attention: bool = False) -> int:
+        """One transformer block; ``active``: only the experts a token is routed to."""
+        experts = self.experts_per_token if active else self.experts
+        router = self.hidden * self.experts if self.moe else 0
+        norms = 1 if self.parallel_attention else 2
+        attention = self.attention_params() * (2 if cross_attention else 1)
+        return attention + experts * self.expert_params() + router + (norms + cross_attention) * self.norm_params()
+
+    def embedding_params(self) -> int:
+        """Token (and learned position / token-type) embeddings, plus an untied output head."""
+        positions = self.max_context * self.hidden if self.position == "learned" else 0
+        head = 0 if self.tied_embeddings else self.vocab * self.hidden
+        return (self.vocab + self.type_vocab) * self.hidden + positions + head
+
+    def params_total(self) -> int:
+        return self._params(active=False)
+
+    def params_active(self) -> int:
+        """Parameters one token passes through (equal to the total for a dense model)."""
+        return self._params(active=True)
+
+    def _params(self, *, active: bool) -> int:
+        decoder_cross = self.family == "encoder-decoder"
+        blocks = self.layers * self.block_params(active=active, cross_attention=decoder_cross)
+        blocks += self.encoder_layers * self.block_params(active=active)
+        final_norms = (2 if decoder_cross else 1) * self.norm_params()
+        pooler = self.hidden * self.hidden + self.hidden if self.pooler else 0
+        return blocks + self.embedding_params() + final_norms + pooler
