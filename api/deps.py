@@ -52,3 +52,17 @@ def builtin_workload_only(workload: str | None) -> None:
 
     if workload is not None and workload not in WORKLOAD_NAMES:
         raise InputError("workload", workload, f"one of {', '.join(WORKLOAD_NAMES)}")
+
+
+def builtin_model_only(model: str | None) -> None:
+    """Architectures come by name over HTTP: a config.json path would read the server's disk."""
+    from sizer.errors import InputError
+
+    if model is not None and model.strip().lower().endswith(".json"):
+        raise InputError("model", model, "a built-in model name (config files are a command-line feature)")
+
+
+def served_from_builtins(body) -> None:
+    """Refuse a request that names a file (a workload profile or config.json): over HTTP, built-ins only."""
+    builtin_workload_only(getattr(body, "workload", None))
+    builtin_model_only(getattr(body, "model", None))

@@ -12,8 +12,8 @@ that coverage is not measured on the rows that set it.
 
 ``--fit`` searches the three global GPU efficiencies (matrix, memory, launch) that minimise the
 median datasheet error, on ResNet rows only and on BERT rows only as a cross-check, then on
-all rows; the defaults in sizer/layer_time.py are the all-rows fit. ``--write-spread`` writes
-the range factors to sizer/error_spread.yaml. Results go to benchmarks/results/.
+all rows; the defaults in sizer/engine/constants.py are the all-rows fit. ``--write-spread`` writes
+the range factors to sizer/engine/error_spread.yaml. Results go to benchmarks/results/.
 """
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
 from sizer.catalog import load_catalog  # noqa: E402
-from sizer.layer_time import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
+from sizer.engine.constants import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
+from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
 from sizer.profile import load_profile  # noqa: E402
-from sizer.profile_time import carried_over, expected_step_seconds, reference_efficiencies  # noqa: E402
+from sizer.workloads.job import job_from_profile  # noqa: E402
 
 RESULTS = HERE / "results"
 OPTIMIZER = {"resnet50": "momentum", "bert-base": "adam", "bert-large": "adam"}
@@ -56,8 +57,8 @@ def _predict(row: dict, efficiency: Efficiencies, catalog, cache: dict) -> float
     key = (row["workload"], row["seq_len"])
     if key not in cache:
         cache[key] = load_profile(row["workload"], row["seq_len"])
-    return expected_step_seconds(cache[key], catalog.find(row["device"]), row["precision"], row["batch"],
-                                 OPTIMIZER[row["workload"]], efficiency, row["n_devices"])[0]
+    return profile_step_seconds(cache[key], catalog.find(row["device"]), row["precision"], row["batch"],
+                                OPTIMIZER[row["workload"]], efficiency, row["n_devices"])
 
 
 def datasheet_errors(rows, efficiency, catalog, cache) -> list[dict]:
@@ -79,8 +80,9 @@ def reference_errors(rows, efficiency, catalog, cache) -> list[dict]:
             key = (reference["workload"], reference["seq_len"])
             cache.setdefault(key, load_profile(*key))
             try:
-                _, factor = reference_efficiencies(cache[key], catalog.find(reference["device"]), reference["precision"],
-                                                   reference["batch"], OPTIMIZER[reference["workload"]],
+                job = job_from_profile(cache[key], reference["batch"], reference["precision"],
+                                       OPTIMIZER[reference["workload"]], micro_batch=reference["batch"])
+                _, factor = reference_efficiencies(job, catalog.find(reference["device"]),
                                                    float(reference["throughput_per_device"]), efficiency)
             except ValueError:
                 continue
@@ -230,7 +232,7 @@ def write_results(results: dict) -> None:
 def write_spread(results: dict) -> None:
     import yaml
 
-    path = HERE.parent / "sizer" / "error_spread.yaml"
+    path = HERE.parent / "sizer" / "engine" / "error_spread.yaml"
     modes = yaml.safe_load(path.read_text(encoding="utf-8"))["modes"]
     for mode in ("datasheet", "reference", "local_calibrated"):
         if mode in results:

@@ -22,14 +22,13 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 import machine  # noqa: E402
 
 from sizer.catalog import load_catalog  # noqa: E402
-from sizer.memory import training_memory  # noqa: E402
+from sizer.estimates import TimeRequest, estimate_time  # noqa: E402
 from sizer.results import Estimate  # noqa: E402
 from sizer.sweep import sweep  # noqa: E402
 from sizer.tco import estimate_tco  # noqa: E402
 from sizer.throughput import supported_precisions  # noqa: E402
-from sizer.timing import estimate_training_time  # noqa: E402
 from sizer.units import Quantity  # noqa: E402
-from sizer.workload import WorkloadRequest, resolve_workload  # noqa: E402
+from sizer.workload import WorkloadRequest  # noqa: E402
 
 WORKLOADS = [{"params": p, "tokens": 20 * p, "optimizer": "adamw"} for p in (1.25e8, 3.5e8, 1.3e9, 2.7e9, 7e9, 1.3e10)] + \
             [{"params": p, "samples": s, "epochs": 90, "batch_size": 256, "activation_memory_per_sample": "30 MB"}
@@ -40,9 +39,8 @@ SHARDINGS = ["none", "full"]
 
 
 def loop_once(request: WorkloadRequest, device, count: int, precision: str, sharding: str) -> None:
-    workload = resolve_workload(request.model_copy(update={"precision": precision}))
-    time_result = estimate_training_time(workload, device, count, sharding=sharding)
-    training_memory(workload, device, count, sharding=sharding)
+    time_result = estimate_time(TimeRequest(**request.model_dump(exclude_unset=True), precision=precision, device=device.id,
+                                            count=count, sharding=sharding))
     t = time_result.training_time
     estimate_tco(device, count, Estimate(Quantity(t.low, t.unit), Quantity(t.expected, t.unit), Quantity(t.high, t.unit)))
 
@@ -83,7 +81,7 @@ def main() -> int:
              f"precisions x {len(SHARDINGS)} shardings = {rows} rows ({supported_rows} with the precision supported). "
              f"Loop: {len(subset)} random supported rows. Median of {args.repeat} repeats.", "",
              "| path | evaluations / s |", "| --- | --- |",
-             f"| plain loop (estimate_training_time + training_memory + estimate_tco) | {loop_rate:,.0f} |",
+             f"| plain loop (estimate_time + estimate_tco) | {loop_rate:,.0f} |",
              f"| sizer.sweep, all rows | {sweep_rate:,.0f} |",
              f"| sizer.sweep, supported rows only | {sweep_supported_rate:,.0f} |", "",
              f"Speed-up (supported rows): {speedup:,.0f}x."]

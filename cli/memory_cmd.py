@@ -6,15 +6,16 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import (ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, Optimizer, Params,
-                        PrecisionOption, Samples, SeqLen, Tokens, load, workload_request)
+from cli.common import (ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
+                        Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load,
+                        workload_request)
 
 
-def memory(params: Params = None, samples: Samples = None, tokens: Tokens = None,
+def memory(params: Params = None, model: ModelOption = None, workload: WorkloadOption = None, samples: Samples = None, tokens: Tokens = None,
            device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device to check the fit against.")] = None,
-           count: CountOption = 1, precision: PrecisionOption = "fp32", optimizer: Optimizer = "adam",
+           count: CountOption = 1, precision: PrecisionOption = "mixed", optimizer: Optimizer = "adam",
            batch_size: BatchSize = None, seq_len: SeqLen = None, activation_memory_per_sample: ActivationMemory = None,
-           micro_batch: Annotated[Optional[str], typer.Option("--micro-batch", help="Samples per device at once.")] = None,
+           micro_batch: MicroBatch = None, zero: ZeroOption = None,
            sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
            headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
            catalog: CatalogOption = None, json: JsonOption = False) -> None:
@@ -24,7 +25,8 @@ def memory(params: Params = None, samples: Samples = None, tokens: Tokens = None
     request = workload_request(estimates.MemoryRequest, params=params, samples=samples, tokens=tokens, device=device,
                                count=count, precision=precision, optimizer=optimizer, batch_size=batch_size,
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
-                               micro_batch=micro_batch, sharding=sharding, headroom=headroom)
+                               micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
+                               workload=workload, zero=zero)
     result = estimates.estimate_memory(request, load(catalog))
     if json:
         return output.emit_json(result)
@@ -32,6 +34,7 @@ def memory(params: Params = None, samples: Samples = None, tokens: Tokens = None
     output.key_values(f"Training memory per device: {result.device or 'no device given'} x {result.count}", [
         ("weights", output.qty(result.weights)), ("gradients", output.qty(result.gradients)),
         ("optimizer states", output.qty(result.optimizer_states)), ("master weights", output.qty(result.master_weights)),
+        (f"model states (ZeRO {result.zero})", output.qty(result.model_states)),
         (f"activations ({output.fmt(result.micro_batch)} per device)", output.qty(result.activations)),
         ("framework overhead", output.qty(result.framework_overhead)), ("total", output.qty(result.total)),
         ("with headroom", output.qty(result.required_with_headroom)), ("device memory", output.qty(result.device_memory)),

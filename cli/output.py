@@ -83,3 +83,8 @@ def key_values(title: str, pairs: Iterable[tuple[str, Any]]) -> None:
 
 def assumptions(items: Iterable[Any]) -> None:
     table("Assumptions", ("assumption", "value", "source"), ((a.name, a.value, a.source) for a in items))
+
+
+def warn(message: str) -> None:
+    """A warning the reader must not miss: bold, on standard output beside the table it concerns."""
+    console().print(f"[bold red]warning:[/] {message}")

@@ -7,14 +7,14 @@ import typer
 
 from cli import output
 from cli.common import (ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
-                        Optimizer, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption, load, load_calibration_file,
-                        workload_request)
+                        MicroBatch, ModelOption, Optimizer, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
+                        load, load_calibration_file, workload_request)
 
 
-def recommend(params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
-              precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")] = None,
+def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
+              precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="mixed (default: bf16, else fp16), fp32, tf32, fp16, bf16 or fp8.")] = None,
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
-              batch_size: BatchSize = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
+              batch_size: BatchSize = None, micro_batch: MicroBatch = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
               calibration: CalibrationOption = None,
               forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
               sample_size: SampleSize = None,
@@ -39,7 +39,8 @@ def recommend(params: Params = None, samples: Samples = None, epochs: Epochs = "
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
                                purchase="buy" if buy else "rent", objective=objective, kinds=kind, features=features,
-                               headroom=headroom, storage=storage, workload=workload,
+                               headroom=headroom, storage=storage, workload=workload, model=model,
+                               micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration))
     result = run(request, load(catalog))
     if json:
@@ -53,7 +54,7 @@ def recommend(params: Params = None, samples: Samples = None, epochs: Epochs = "
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
                  ("#", "device", "count", "training time", cost_column + " USD", "memory need / has", "bound", "pareto"),
                  rows, caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top {min(top, len(result.ranked))}. "
-                               "Each device at the smallest count that fits and meets the deadline. "
+                               "Each device at the count the assumptions name. "
                                "Ranges are expected (low-high). --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))

@@ -34,7 +34,8 @@ def _counts(text: str) -> list[int]:
     return counts
 
 
-def sweep(params: Annotated[str, typer.Option("--params", help="Parameters, comma-separated: '1e9,7e9'.")],
+def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameters, comma-separated: '1e9,7B'.")] = None,
+          model: Annotated[ListOption, typer.Option("--model", "-m", help="Models by name, comma-separated: 'llama-2-7b,llama-2-13b'.")] = None,
           samples: Annotated[ListOption, typer.Option("--samples", help="Samples per epoch, comma-separated.")] = None,
           tokens: Annotated[ListOption, typer.Option("--tokens", help="Training tokens, comma-separated (instead of --samples).")] = None,
           batch_size: Annotated[ListOption, typer.Option("--batch-size", help="Global batch sizes, comma-separated.")] = None,
@@ -42,7 +43,7 @@ def sweep(params: Annotated[str, typer.Option("--params", help="Parameters, comm
           activation_memory_per_sample: ActivationMemory = None,
           device: Annotated[Optional[list[str]], typer.Option("--device", "-d", help="Device (repeatable); default: the whole catalog.")] = None,
           count: Annotated[str, typer.Option("--count", "-n", help="Device counts, comma-separated.")] = "1,2,4,8",
-          precision: Annotated[str, typer.Option("--precision", "-p", help="Precisions, comma-separated.")] = "fp32",
+          precision: Annotated[str, typer.Option("--precision", "-p", help="Precisions, comma-separated (mixed: bf16, else fp16).")] = "mixed",
           sharding: Annotated[str, typer.Option("--sharding", help="none, full, or 'none,full'.")] = "none",
           headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
           format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
@@ -60,11 +61,14 @@ def sweep(params: Annotated[str, typer.Option("--params", help="Parameters, comm
     if format not in ("table", "csv", "json"):
         raise InputError("format", format, "table, csv or json")
     amounts = _split("tokens" if tokens is not None else "samples", tokens if tokens is not None else samples)
+    if (params is None) == (model is None):
+        raise InputError("params", params, "--params or --model (comma-separated lists), one of the two")
+    sizes = [("params", p) for p in _split("params", params) or []] + [("model", m) for m in _split("model", model) or []]
     workloads = []
-    for p in _split("params", params) or []:
+    for size_field, size in sizes:
         for amount in amounts or []:
             for batch in _split("batch_size", batch_size) or [None]:
-                fields = {"params": p, ("tokens" if tokens is not None else "samples"): amount, "batch_size": batch,
+                fields = {size_field: size, ("tokens" if tokens is not None else "samples"): amount, "batch_size": batch,
                           "epochs": epochs if tokens is None else None, "optimizer": optimizer, "seq_len": seq_len,
                           "activation_memory_per_sample": activation_memory_per_sample}
                 workloads.append({k: v for k, v in fields.items() if v is not None})

@@ -1,4 +1,4 @@
-"""`sizer time`: training time on n devices, per step and in all."""
+"""`sizer time`: training time on n devices, per step and in all, from the one engine."""
 from __future__ import annotations
 
 from typing import Annotated, Optional
@@ -6,60 +6,55 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import (ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, Derating, DeviceOption,
-                        Epochs, ForwardPerSample, JsonOption, Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens,
-                        WorkloadOption, load, load_calibration_file, workload_request)
+from cli.common import (ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, DeviceOption,
+                        Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
+                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load, load_calibration_file, workload_request)
 
 
-def time(params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
-         device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "fp32",
-         batch_size: BatchSize = None, optimizer: Optimizer = "adam", seq_len: SeqLen = None,
-         workload: WorkloadOption = None,
+def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
+         tokens: Tokens = None, device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "mixed",
+         batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
+         seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          reference: Annotated[Optional[str], typer.Option("--reference", help="One measurement to predict from: 'DEVICE=THROUGHPUT/s', e.g. 'V100 SXM2 16GB=833/s'.")] = None,
          reference_batch_size: Annotated[Optional[str], typer.Option("--reference-batch-size", help="Batch of the reference measurement (default: --batch-size).")] = None,
          calibration: CalibrationOption = None,
          forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
-         derating: Derating = None,
          sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
          catalog: CatalogOption = None, json: JsonOption = False) -> None:
-    """Training time: per layer for a --workload profile, else from --params; never below C/(n R_peak)."""
+    """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import estimates
 
-    request = workload_request(estimates.TimeRequest, params=params, samples=samples, epochs=epochs, tokens=tokens,
-                               device=device, count=count, precision=precision, batch_size=batch_size,
-                               optimizer=optimizer, seq_len=seq_len, forward_flops_per_sample=forward_flops_per_sample,
-                               activation_memory_per_sample=activation_memory_per_sample, derating=derating,
+    request = workload_request(estimates.TimeRequest, params=params, model=model, samples=samples, epochs=epochs,
+                               tokens=tokens, device=device, count=count, precision=precision, batch_size=batch_size,
+                               micro_batch=micro_batch, optimizer=optimizer, seq_len=seq_len,
+                               forward_flops_per_sample=forward_flops_per_sample, zero=zero,
+                               activation_memory_per_sample=activation_memory_per_sample,
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration))
     result = estimates.estimate_time(request, load(catalog))
     if json:
         return output.emit_json(result)
-    if isinstance(result, estimates.ProfileTimeResult):
-        return _render_profiled(result)
-    output.key_values(f"Training time: {result.count} x {result.device} ({result.precision})", [
-        ("training time", output.rng(result.training_time)), ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
-        ("first-order C/(n R_s) (seed 004 eq. 4)", output.qty(result.first_order_time)),
-        ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps)),
-        ("step time", output.rng(result.step_time)), ("  compute-bound", output.rng(result.compute_time_per_step)),
-        ("  memory-bound", output.rng(result.memory_time_per_step)), ("  overhead", output.rng(result.overhead_per_step)),
-        ("  all-reduce", output.qty(result.allreduce_time_per_step)), ("bound by", result.bound),
-        ("throughput", output.rng(result.throughput))])
-    output.assumptions(result.assumptions)
-
-
-def _render_profiled(result) -> None:
+    layout = result.layout
     rows = [("mode", result.mode), ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
-        rows += [("training time", output.rng(result.training_time)), ("steps", output.fmt(result.steps)),
-                 ("training compute", output.qty(result.training_compute))]
-    rows += [("physical limit per step", output.qty(result.physical_limit_per_step)),
-             ("optimizer update", output.qty(result.optimizer_time_per_step)),
-             ("overhead", output.qty(result.overhead_per_step)), ("all-reduce", output.qty(result.allreduce_time_per_step))]
-    output.key_values(f"Training time: {result.workload}, batch {result.batch_size:g}, {result.count} x {result.device} "
-                      f"({result.precision})", rows)
-    output.table("Layer groups", ("kind", "layers", "time per step", "share", "bound by"),
-                 ((g.kind, g.layers, output.qty(g.time_per_step), f"{g.share:.0%}", g.bound) for g in result.layer_groups))
+        rows += [("training time", output.rng(result.training_time)),
+                 ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
+                 ("first-order C/(n R_s), seed 004 (reference)", output.qty(result.first_order_time)),
+                 ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps))]
+    rows += [("layout", f"data parallel x{layout.dp}, ZeRO {layout.zero}, micro-batch {layout.micro_batch:g} x "
+                        f"{layout.accumulation} accumulation"),
+             ("MFU", f"{result.mfu:.0%}"), ("bound by", result.bound),
+             ("  kernels", output.qty(result.kernels_per_step)), ("  optimizer update", output.qty(result.optimizer_time_per_step)),
+             ("  overhead", output.qty(result.overhead_per_step)),
+             ("  communication", output.qty(result.communication_per_step)),
+             ("memory per device", f"{output.qty(result.memory_per_device)} of {output.qty(result.device_memory)}"),
+             ("fits", "yes" if result.fits else "NO")]
+    output.key_values(f"Training time: {result.workload}, {result.count} x {result.device} ({result.precision})", rows)
+    output.table("Layer groups", ("kind", "layers", "time per step", "share"),
+                 ((g.kind, g.layers, output.qty(g.time_per_step), f"{g.share:.0%}") for g in result.layer_groups))
+    for warning in result.warnings:
+        output.warn(warning)
     output.assumptions(result.assumptions)
 
 

@@ -22,12 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.catalog_schema import Device
 from sizer.errors import InputError
-from sizer.layer_time import Efficiencies, default_efficiencies
+from sizer.engine.constants import Efficiencies, default_efficiencies
+from sizer.engine.modes import profile_step_seconds
 from sizer.profile import Profile
-from sizer.profile_time import expected_step_seconds
-from sizer.throughput import DEFAULT_DERATING, Derating
-from sizer.timing import StepOverhead
-from sizer.units import Quantity
 
 @dataclass(frozen=True)
 class CalibrationRun:
@@ -90,22 +87,13 @@ def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[f
 
 def _kernel_seconds(run: CalibrationRun, base: Efficiencies) -> float:
     without_overhead = Efficiencies(**{**base.__dict__, "step_overhead": 0.0})
-    return expected_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, without_overhead)[0]
+    return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, without_overhead)
 
 
 def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficiencies:
-    base = default_efficiencies(device)
+    base = default_efficiencies(device.kind)
     scaled = base.scaled(entry.efficiency_scale, f"calibrated from {entry.runs} measured runs on {entry.device_name}")
     return Efficiencies(**{**scaled.__dict__, "step_overhead": entry.step_overhead_s})
-
-
-def calibrated_rates(entry: DeviceCalibration) -> tuple[Derating, StepOverhead]:
-    """A calibration for the parameter-count model (no profile): the sustained rate slowed by
-    the fitted scale, the fitted per-step overhead."""
-    fraction = min(0.99, (1 - DEFAULT_DERATING.expected) / entry.efficiency_scale)
-    source = f"calibrated from {entry.runs} measured runs on {entry.device_name}"
-    overhead = Quantity(entry.step_overhead_s, "s")
-    return Derating.single(1 - fraction, source), StepOverhead(overhead, overhead, overhead, source)
 
 
 def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") -> Calibration:
@@ -118,7 +106,7 @@ def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") ->
     devices = []
     for device_runs in by_device.values():
         device = device_runs[0].device
-        base = default_efficiencies(device)
+        base = default_efficiencies(device.kind)
         kernels = [_kernel_seconds(run, base) for run in device_runs]
         measured = [run.measured_step for run in device_runs]
         scale, overhead = fit_scale_and_overhead(kernels, measured)
@@ -132,8 +120,8 @@ def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") ->
 def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
     """Expected step seconds of a run with the calibration of its device."""
     entry = calibration.for_device(run.device)
-    efficiency = calibrated_efficiencies(run.device, entry) if entry else default_efficiencies(run.device)
-    return expected_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, efficiency)[0]
+    efficiency = calibrated_efficiencies(run.device, entry) if entry else default_efficiencies(run.device.kind)
+    return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, efficiency)
 
 
 MAX_OTHER_CPU_PERCENT = 10.0  # a run measured beside other busy processes says little about the device

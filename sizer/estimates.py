@@ -13,26 +13,26 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from sizer.calibration import Calibration, calibrated_rates
+from sizer.calibration import Calibration
 from sizer.catalog import Catalog, load_catalog
 from sizer.cells import CellsResult, estimate_cells
+from sizer.choices import zero_stage_of
 from sizer.complexity import ComplexityResult, estimate_complexity
 from sizer.compute import COMPUTE_SOURCE, ComputeResult, training_compute_from_forward
+from sizer.engine.modes import choose_efficiencies
+from sizer.engine.training import TimeResult, estimate_training
+from sizer.errors import InputError
 from sizer.memory import MemoryResult, training_memory
+from sizer.profile import builtin_profile_names
 from sizer.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
 from sizer.tco import CostAssumptions, TcoResult, estimate_tco
 from sizer.throughput import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
-from sizer.errors import InputError
-from sizer.precision import check_precision
-from sizer.profile import builtin_profile_names, load_profile
-from sizer.profile_time import ProfileTimeResult, estimate_profile_time
-from sizer.time_modes import choose_efficiencies
-from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
-from sizer.units import parse_count, parse_quantity
-from sizer.workload import RequestModel, WorkloadRequest, resolve_workload
+from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.workload import RequestModel, WorkloadRequest
+from sizer.workloads.job import resolve_job
 
-Sharding = Literal["none", "full"]
+Sharding = str  # "none" or "full" (ZeRO-3), parsed by sizer.choices: a wrong name is an InputError
 WORKLOAD_NAMES = tuple(builtin_profile_names())
 Scalar = float | str
 QuantityIn = str | dict | None
@@ -64,13 +64,15 @@ def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
 
 
 def estimate_compute(request: WorkloadRequest) -> ComputeResult:
-    """Training compute of a workload: ``O_b · F_fwd · S · E``, with ``F_fwd = O_f · P`` by default."""
-    workload = resolve_workload(request)
-    compute = training_compute_from_forward(workload.forward_flops_per_sample, workload.samples, workload.epochs,
-                                            workload.backward_factor)
-    kept = [a for a in workload.assumptions if a.name == "forward FLOP per sample"]
+    """Training compute of a workload: ``O_b · F_fwd · S · E``, with the forward FLOP of its layers
+    (``F_fwd = O_f · P`` for a dense network given by its parameter count)."""
+    job = resolve_job(request)
+    workload = job.workload
+    forward = Quantity(job.layers.total_forward_flops, "FLOP")
+    compute = training_compute_from_forward(forward, job.samples, job.epochs, workload.backward_factor)
+    kept = [a for a in job.assumptions if a.name in ("forward FLOP per sample", "layers", "workload profile")]
     return ComputeResult(training_compute=QuantityOut.of(compute, "FLOP"),
-                         forward_flops_per_sample=QuantityOut.of(workload.forward_flops_per_sample, "FLOP"),
+                         forward_flops_per_sample=QuantityOut.of(forward, "FLOP"),
                          formula=COMPUTE_SOURCE,
                          assumptions=[*kept, Assumption(name="backward factor O_b", value=f"{workload.backward_factor:g}",
                                                         source="seed 004 eq. 3: backward costs about twice the forward")])
@@ -78,78 +80,65 @@ def estimate_compute(request: WorkloadRequest) -> ComputeResult:
 
 class TimeRequest(WorkloadRequest):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"model": "llama-2-7b", "tokens": 2e12, "device": "H100 SXM", "count": 256},
         {"params": 175e9, "samples": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"},
         {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
          "reference": "V100 SXM2 16GB=1200/s"}]})
 
     device: str
     count: int = Field(1, ge=1, le=1_000_000)
-    derating: float | None = Field(None, ge=0, lt=1)
+    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     sharding: Sharding = "none"
     overlap_allreduce: bool = False
-    workload: str | None = Field(None, max_length=300, description=f"a built-in workload profile ({', '.join(WORKLOAD_NAMES)}) "
-                                                                   "or, on the command line, a profile file")
+    headroom: bool = False
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
     reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
 
 
-def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult | ProfileTimeResult:
-    """Training time: per layer from a workload profile when ``workload`` is given, else from
-    the parameter count (spec §3.3)."""
+def _zero_stage(request) -> int:
+    stage = zero_stage_of(request.sharding)
+    if request.zero is not None:
+        if stage and request.zero != stage:
+            raise InputError("zero", request.zero, f"the stage --sharding {request.sharding} means ({stage}), or one of the two")
+        return request.zero
+    return stage
+
+
+def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3)."""
     catalog = _catalog(catalog)
     device = catalog.find(request.device)
-    if request.workload is not None:
-        return _profiled_time(request, device, catalog)
-    if request.reference is not None:
-        raise InputError("reference", request.reference, "a workload profile too (--workload): a reference "
-                                                         "measurement calibrates a profiled workload")
-    workload = resolve_workload(request)
-    derating, overhead = _derating(request.derating), DEFAULT_STEP_OVERHEAD
-    entry = request.calibration.for_device(device) if request.calibration else None
-    if entry is not None:
-        derating, overhead = calibrated_rates(entry)
-    return estimate_training_time(workload, device, request.count, derating=derating, overhead=overhead,
-                                  sharding=request.sharding, overlap_allreduce=request.overlap_allreduce)
-
-
-def _profiled_time(request: TimeRequest, device, catalog: Catalog) -> ProfileTimeResult:
-    if request.tokens is not None:
-        raise InputError("tokens", request.tokens, "samples (sequences or images) for a profiled workload")
-    profile = load_profile(request.workload, request.seq_len)
-    if request.batch_size is None:
-        raise InputError("batch_size", None, "the global batch size of the profiled workload")
-    batch = parse_count("batch_size", request.batch_size)
-    precision = check_precision(request.precision)
+    job = resolve_job(request)
+    if request.reference is not None and request.workload is None and request.model is None:
+        raise InputError("reference", request.reference, "a workload profile or a model too (--workload or --model): a "
+                                                         "reference measurement calibrates a described workload")
     reference_batch = parse_count("reference_batch_size", request.reference_batch_size) \
         if request.reference_batch_size is not None else None
-    efficiency, mode, notes = choose_efficiencies(profile, device, precision=precision, batch_size=batch,
-                                                  optimizer=request.optimizer, catalog=catalog, reference=request.reference,
+    efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
-    samples = parse_count("samples", request.samples) if request.samples is not None else None
-    return estimate_profile_time(profile, device, batch_size=batch, precision=precision, optimizer=request.optimizer,
-                                 count=request.count, samples=samples, epochs=parse_count("epochs", request.epochs),
-                                 efficiency=efficiency, mode=mode, sharding=request.sharding,
-                                 overlap_allreduce=request.overlap_allreduce, extra_assumptions=tuple(notes))
+    return estimate_training(job, device, request.count, zero=_zero_stage(request), mode=mode, efficiency=efficiency,
+                             headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
+                             extra_assumptions=tuple(notes))
 
 
 class MemoryRequest(WorkloadRequest):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw", "device": "H100 SXM", "count": 8,
-         "sharding": "full"}]})
+         "sharding": "full"},
+        {"params": 7.5e9, "count": 64, "zero": 2, "precision": "fp16", "optimizer": "adam"}]})
 
     device: str | None = None
     count: int = Field(1, ge=1, le=1_000_000)
+    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     sharding: Sharding = "none"
     headroom: bool = False
-    micro_batch: Scalar | None = None
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
     device = _catalog(catalog).find(request.device) if request.device is not None else None
-    micro = parse_count("micro_batch", request.micro_batch) if request.micro_batch is not None else None
-    return training_memory(resolve_workload(request, need_samples=False), device, request.count,
-                           sharding=request.sharding, headroom=request.headroom, micro_batch=micro)
+    return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request),
+                           headroom=request.headroom)
 
 
 class CellsRequest(RequestModel):
@@ -213,6 +202,7 @@ class TcoRequest(WorkloadRequest):
     electricity_price: QuantityIn = "0.15 USD/kWh"
     utilisation: float = Field(1.0, gt=0, le=1)
     host_share: QuantityIn = "0 USD"
+    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     sharding: Sharding = "none"
 
 
@@ -221,10 +211,9 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
     if request.training_time is not None:
         duration = Estimate.exact(parse_quantity("training_time", request.training_time, "[time]"))
     else:
-        time = estimate_training_time(resolve_workload(request), device, request.count, sharding=request.sharding)
+        time = estimate_training(resolve_job(request), device, request.count, zero=_zero_stage(request))
         t = time.training_time
-        duration = Estimate(*(parse_quantity("training_time", {"value": v, "unit": t.unit}, "[time]")
-                              for v in (t.low, t.expected, t.high)))
+        duration = Estimate(*(Quantity(v, t.unit) for v in (t.low, t.expected, t.high)))
     defaults = CostAssumptions()
     costs = CostAssumptions(
         lifetime=parse_quantity("lifetime", request.lifetime, "[time]"), utilisation=request.utilisation, pue=request.pue,

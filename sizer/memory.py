@@ -1,84 +1,46 @@
-"""Training memory footprint per device (spec §3.8) and the K1 headroom option (spec §3.7).
+"""Training memory per device (spec §3.8), as one typed answer.
 
-Weights + gradients + optimizer states (+ FP32 master weights under mixed precision) +
-activations + a framework overhead, compared with the device's memory.
+The numbers come from the engine's memory model (:mod:`sizer.engine.memory`, ZeRO stages 0-3);
+this module shapes one configuration into a result.
 
->>> from sizer.units import Quantity
->>> model_state_bytes(1e9, "fp32", "adam").to("GB")
-<Quantity(16.0, 'gigabyte')>
+>>> from sizer.workload import WorkloadRequest
+>>> from sizer.workloads.job import resolve_job
+>>> job = resolve_job(WorkloadRequest(params=7.5e9, precision="fp16", optimizer="adam"), need_samples=False)
+>>> training_memory(job, None, 64, zero=1).model_states.value  # ZeRO paper Figure 1: 31.4 GB
+31.40625
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-import pint
+import numpy as np
 
 from sizer.catalog_schema import Device
+from sizer.choices import Precision
+from sizer.engine.constants import (FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
+                                    HEADROOM_SOURCE, OPTIMIZER_STATES)
+from sizer.engine.hardware import resolve_precision
+from sizer.engine.evaluate import micro_batches
+from sizer.engine.memory import largest_micro_batch, model_state_bytes
+from sizer.errors import InputError
 from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.results import Assumption, Model, QuantityOut
 from sizer.units import Quantity
-from sizer.workload import OPTIMIZER_STATES, Workload
-
-OPTIMIZER_STATE_BYTES = 4  # optimizer moments are kept in FP32
-# CUDA context, cuBLAS/cuDNN workspaces and allocator caching: about 0.5-1 GiB per device in
-# PyTorch; the larger figure is taken so that "fits" errs on the safe side.
-FRAMEWORK_OVERHEAD = Quantity(1, "GiB")
-FRAMEWORK_OVERHEAD_SOURCE = "assumed 1 GiB per GPU: CUDA context, library workspaces, allocator cache (PyTorch)"
-# Seed 003: keep 25-30 % extra memory when reference weight values must be kept.
-HEADROOM_LOW, HEADROOM_HIGH = 0.25, 0.30
-HEADROOM_SOURCE = "seed 003 (memory recommendations): reserve 25-30 % extra memory"
-Sharding = str  # "none" (plain data parallel) or "full" (ZeRO-3 / FSDP)
-
-
-@dataclass(frozen=True)
-class StateBytes:
-    weights: pint.Quantity
-    gradients: pint.Quantity
-    optimizer_states: pint.Quantity
-    master_weights: pint.Quantity
-
-    @property
-    def total(self) -> pint.Quantity:
-        return self.weights + self.gradients + self.optimizer_states + self.master_weights
-
-
-def state_bytes(params: float, precision: str, optimizer: str) -> StateBytes:
-    """Bytes of weights, gradients, optimizer states and master weights (spec §3.8).
-
-    Mixed precision (fp16/bf16/fp8) keeps 16-bit weights and gradients plus FP32 master
-    weights (Micikevicius et al. 2018); each optimizer state is an FP32 copy of the weights.
-    """
-    copy_bytes = weight_bytes(precision)
-    master = MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0
-    return StateBytes(weights=Quantity(params * copy_bytes, "B"), gradients=Quantity(params * copy_bytes, "B"),
-                      optimizer_states=Quantity(params * OPTIMIZER_STATES[optimizer] * OPTIMIZER_STATE_BYTES, "B"),
-                      master_weights=Quantity(params * master, "B"))
-
-
-def model_state_bytes(params: float, precision: str, optimizer: str) -> pint.Quantity:
-    """Total bytes of the model state: 16 bytes per parameter for Adam in fp32 or mixed precision."""
-    return state_bytes(params, precision, optimizer).total
-
-
-def device_micro_batch(workload: Workload, count: int) -> float:
-    """Samples one device holds at once: its share of the global batch, at most one sequence
-    per device for token workloads (gradient accumulation covers the rest)."""
-    share = workload.batch_size / count
-    if workload.token_mode and workload.seq_len:
-        return min(share, float(workload.seq_len))
-    return share
+from sizer.workloads.job import Job
 
 
 class MemoryResult(Model):
     device: str | None
     count: int
+    zero: int
     sharding: str
+    precision: str
     micro_batch: float
     weights: QuantityOut
     gradients: QuantityOut
     optimizer_states: QuantityOut
     master_weights: QuantityOut
+    model_states: QuantityOut
     activations: QuantityOut
     framework_overhead: QuantityOut
     total: QuantityOut
@@ -89,54 +51,64 @@ class MemoryResult(Model):
     assumptions: list[Assumption]
 
 
-def training_memory(workload: Workload, device: Device | None = None, count: int = 1, *,
-                    sharding: Sharding = "none", headroom: bool = False,
-                    micro_batch: float | None = None) -> MemoryResult:
-    """Memory one device needs to train ``workload`` on ``count`` devices (spec §3.8).
-
-    ``sharding="full"`` divides weights, gradients and optimizer states over the devices
-    (ZeRO stage 3 / FSDP, Rajbhandari et al. 2020); ``"none"`` replicates them (plain data
-    parallel). ``headroom`` adds seed 003's 25-30 % reserve (the high end is checked).
-    """
-    states = state_bytes(workload.params, workload.precision, workload.optimizer)
-    shards = count if sharding == "full" else 1
-    micro = micro_batch if micro_batch is not None else device_micro_batch(workload, count)
-    per_sample = workload.activation_memory_per_sample or Quantity(0, "B")
+def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
+                    headroom: bool = False) -> MemoryResult:
+    """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``."""
+    if device is not None:
+        precision = resolve_precision(device, job.precision)
+        if precision is None:
+            raise InputError("precision", job.precision.value, f"a precision {device.name} supports")
+    else:
+        precision = "bf16" if job.precision is Precision.MIXED else job.precision.value
+    copy = float(weight_bytes(precision))
+    master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
+    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    states = model_state_bytes(job.params, np.asarray(copy), np.asarray(master), states_count, np.asarray(float(count)),
+                               np.asarray(zero))
+    share = float(job.batch_for(count)) / count
+    per_sample = job.layers.total_activation_bytes * copy / 4.0
+    overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind != "cpu" else 0.0
+    static = float(states.total) + overhead
+    if device is not None:  # the engine's choice: the given micro-batch, else the largest that fits
+        reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
+        free = device.memory.quantity("memory", "[information]").to("B").magnitude / reserve - static
+        fit = largest_micro_batch(np.asarray(free), np.asarray(per_sample))
+        micro = float(micro_batches(np.asarray(share), fit, job.micro_batch)[0])
+    else:
+        micro = job.micro_batch if job.micro_batch is not None else share
     activations = per_sample * micro
-    overhead = FRAMEWORK_OVERHEAD if device is None or device.kind != "cpu" else Quantity(0, "B")
-    static = states.total / shards + overhead
     total = static + activations
     with_headroom = total * (1 + HEADROOM_HIGH) if headroom else None
     needed = with_headroom if headroom else total
     device_memory = fits = largest = None
-    assumptions = [Assumption(name="optimizer", value=f"{workload.optimizer}: {OPTIMIZER_STATES[workload.optimizer]} FP32 state copies",
-                              source="spec §3.8"),
-                   Assumption(name="framework overhead", value=f"{overhead:~P}", source=FRAMEWORK_OVERHEAD_SOURCE),
-                   Assumption(name="sharding", value="ZeRO-3/FSDP over the devices" if shards > 1 else "replicated (plain data parallel)",
-                              source="Rajbhandari et al. 2020 (ZeRO)" if shards > 1 else "spec §3.3")]
-    if workload.precision in MIXED_PRECISIONS:
+    assumptions = [Assumption(name="optimizer", value=f"{job.optimizer.value}: {states_count} FP32 state copies", source="spec §3.8"),
+                   Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
+                              source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),
+                   Assumption(name="framework overhead", value=f"{overhead / 2**30:.3g} GiB", source=FRAMEWORK_OVERHEAD_SOURCE),
+                   Assumption(name="sharding", value=f"ZeRO stage {zero} over {count} devices" if zero else "replicated (plain data parallel)",
+                              source="Rajbhandari et al. 2020 (ZeRO), Figure 1" if zero else "spec §3.3"),
+                   Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",
+                              source="given" if job.micro_batch is not None else
+                              "the per-device share, or the largest power of two that fits")]
+    if precision in MIXED_PRECISIONS:
         assumptions.append(Assumption(name="mixed precision", value="16-bit weights and gradients + FP32 master weights",
                                       source="Micikevicius et al. 2018"))
     if headroom:
         assumptions.append(Assumption(name="headroom", value=f"{HEADROOM_LOW:.0%}-{HEADROOM_HIGH:.0%} (checked at {HEADROOM_HIGH:.0%})",
                                       source=HEADROOM_SOURCE))
-    assumptions.extend(a for a in workload.assumptions if a.name == "activations")
+    assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile"))
     if device is not None:
-        memory = device.memory.quantity("memory", "[information]")
-        device_memory = QuantityOut.of(memory, "GB")
+        memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
+        device_memory = QuantityOut.of(Quantity(memory, "B"), "GB")
         fits = bool(needed <= memory)
         usable = memory / (1 + HEADROOM_HIGH) if headroom else memory
-        room = ((usable - static) / per_sample).to("").magnitude if per_sample.magnitude > 0 else math.inf
-        if math.isfinite(room):
-            largest = max(0, math.floor(room))
-        else:  # no activations, or so few bytes per sample (1e-300 B) that the ratio overflows
-            largest = None if usable >= static else 0
+        room = float(largest_micro_batch(np.asarray(usable - static), np.asarray(per_sample)))
+        largest = int(room) if math.isfinite(room) else None
+    gb = lambda value: QuantityOut.of(Quantity(float(value), "B"), "GB")  # noqa: E731
     return MemoryResult(
-        device=device.name if device else None, count=count, sharding=sharding, micro_batch=micro,
-        weights=QuantityOut.of(states.weights / shards, "GB"), gradients=QuantityOut.of(states.gradients / shards, "GB"),
-        optimizer_states=QuantityOut.of(states.optimizer_states / shards, "GB"),
-        master_weights=QuantityOut.of(states.master_weights / shards, "GB"),
-        activations=QuantityOut.of(activations, "GB"), framework_overhead=QuantityOut.of(overhead, "GB"),
-        total=QuantityOut.of(total, "GB"),
-        required_with_headroom=QuantityOut.of(with_headroom, "GB") if with_headroom is not None else None,
+        device=device.name if device else None, count=count, zero=zero, sharding="full" if zero == 3 else "none",
+        precision=precision, micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
+        optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
+        model_states=gb(states.total), activations=gb(activations), framework_overhead=gb(overhead), total=gb(total),
+        required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
         device_memory=device_memory, fits=fits, largest_micro_batch=largest, assumptions=assumptions)

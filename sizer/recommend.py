@@ -1,8 +1,9 @@
 """Which device, how many, how long, what cost: the recommendation (spec §3.10).
 
-For every catalog device: the smallest count (1, 2, 4, ...) at which the workload fits in
-memory and meets the deadline, its time and cost ranges, and its rank; every device that
-cannot serve gets a reason.
+Every (device, count, ZeRO stage) is evaluated at once by the engine; each device is then shown
+at one count: without a deadline at its time-cost knee (the fastest count whose device-hours
+stay within 25 % of its cheapest fitting count), with a deadline at the cheapest count that
+meets it. Devices that cannot serve get a reason.
 
 >>> result = recommend(RecommendRequest(params=1.3e9, tokens=2.6e10, precision="bf16", optimizer="adamw"))
 >>> result.ranked[0].count >= 1 and all(r.reason for r in result.rejected)
@@ -10,29 +11,28 @@ True
 """
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
-import pint
+import numpy as np
 from pydantic import Field
 
+from sizer.calibration import Calibration, calibrated_efficiencies
 from sizer.catalog import Catalog, load_catalog
-from sizer.calibration import Calibration, calibrated_efficiencies, calibrated_rates
 from sizer.catalog_schema import Device
-from sizer.layer_time import default_efficiencies
-from sizer.precision import check_precision, storage_scale
-from sizer.profile import Profile, load_profile
-from sizer.profile_time import ProfileTimeResult, estimate_profile_time
+from sizer.engine.evaluate import error_spread, evaluate
+from sizer.engine.hardware import build_device_table, cached_device_table
+from sizer.engine.roofline import BOUNDS
+from sizer.engine.training import time_unit
 from sizer.errors import InputError
 from sizer.host import HostResult, StorageClass, estimate_host
-from sizer.memory import MemoryResult, training_memory
 from sizer.redundancy import K1Result, estimate_k1
-from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
-from sizer.tco import CostAssumptions, TcoResult, estimate_tco
+from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.tco import CostAssumptions, amortised_capital, cheapest_cloud_price, energy_cost, rent_cost
 from sizer.throughput import supported_precisions
-from sizer.throughput import DEFAULT_DERATING
-from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
 from sizer.units import Quantity, parse_quantity
-from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, Workload, WorkloadRequest, resolve_workload
+from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest
+from sizer.workloads.job import resolve_job
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
@@ -52,8 +52,6 @@ class RecommendRequest(WorkloadRequest):
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
-    workload: str | None = Field(None, max_length=300, description="a built-in workload profile (resnet50, bert-large, ...): "
-                                                                   "time per layer instead of from the parameter count")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
 
 
@@ -69,6 +67,9 @@ class RankedDevice(Model):
     kind: str
     count: int
     sharding: str
+    zero: int
+    precision: str
+    micro_batch: float
     training_time: RangeOut
     cost: CostSummary
     energy: RangeOut | None
@@ -76,6 +77,7 @@ class RankedDevice(Model):
     device_memory: QuantityOut
     fits: bool
     bound: str
+    mfu: float
     pareto: bool
 
 
@@ -96,92 +98,67 @@ class RecommendResult(Model):
     assumptions: list[Assumption]
 
 
-class _Candidate(Model):
-    device: Device
-    memory: MemoryResult
-    time: TimeResult | ProfileTimeResult
-    tco: TcoResult
+COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fastest power-of-two count whose "
+                "device-hours stay within {knee:.0%} of that device's cheapest fitting count; with a deadline, the "
+                "cheapest count that meets it")
+KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
+ZERO_CHOICES = (0, 3)  # plain data parallel, or model states sharded (ZeRO-3 / FSDP) when replicas do not fit
 
 
-def _counts(max_devices: int) -> list[int]:
-    counts, n = [], 1
-    while n <= max_devices:
-        counts.append(n)
-        n *= 2
-    return counts
+def _counts(max_devices: int) -> np.ndarray:
+    return np.exp2(np.arange(int(np.log2(max_devices)) + 1))
 
 
-def _bound(time: TimeResult | ProfileTimeResult) -> str:
-    if isinstance(time, ProfileTimeResult):
-        return time.layer_groups[0].bound if time.layer_groups else "overhead"
-    return time.bound
+@functools.lru_cache(maxsize=8)
+def _price_arrays(devices: tuple[str, ...], catalog_id: int) -> dict[str, np.ndarray]:
+    """Rent [USD/h], purchase [USD] and TDP [W] per device, NaN where unknown; converted once."""
+    catalog = _CATALOGS[catalog_id]
+    rent, buy, tdp = [], [], []
+    for device_id in devices:
+        device = catalog.find(device_id)
+        cloud = cheapest_cloud_price(device)
+        rent.append(parse_quantity("cloud_prices", cloud.value, "[currency]/[time]").to("USD/hour").magnitude
+                    if cloud else np.nan)
+        buy.append(parse_quantity("purchase_price", device.purchase_price.value, "[currency]").to("USD").magnitude
+                   if device.purchase_price else np.nan)
+        tdp.append(device.tdp.quantity("tdp", "[power]").to("W").magnitude)
+    return {"rent": np.asarray(rent, dtype=float), "buy": np.asarray(buy, dtype=float), "tdp": np.asarray(tdp, dtype=float)}
 
 
-def _time_on(device: Device, workload: Workload, request: RecommendRequest, count: int, sharding: str,
-             profile: Profile | None) -> TimeResult | ProfileTimeResult:
-    """Training time of the workload on ``count`` devices: per layer with a profile, else from
-    the parameter count; with the device's calibration where one is given."""
-    entry = request.calibration.for_device(device) if request.calibration else None
-    if profile is not None:
-        efficiency = calibrated_efficiencies(device, entry) if entry else default_efficiencies(device)
-        return estimate_profile_time(profile, device, batch_size=workload.batch_size, precision=workload.precision,
-                                     optimizer=workload.optimizer, count=count, samples=workload.samples,
-                                     epochs=workload.epochs, efficiency=efficiency,
-                                     mode="calibrated" if entry else "datasheet", sharding=sharding)
-    derating, overhead = calibrated_rates(entry) if entry else (DEFAULT_DERATING, DEFAULT_STEP_OVERHEAD)
-    return estimate_training_time(workload, device, count, sharding=sharding, derating=derating, overhead=overhead)
+_CATALOGS: dict[int, Catalog] = {}
 
 
-def _duration(time: TimeResult | ProfileTimeResult) -> Estimate:
-    unit = time.training_time.unit
-    return Estimate(Quantity(time.training_time.low, unit), Quantity(time.training_time.expected, unit),
-                    Quantity(time.training_time.high, unit))
+def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> int | None:
+    """The index of the chosen option of one device (module docstring), or None."""
+    if not ok.any():
+        return None
+    device_hours = np.where(ok, seconds * count, np.inf)
+    if deadline_s is not None:
+        meets = ok & (seconds <= deadline_s)
+        if not meets.any():
+            return None
+        return int(np.argmin(np.where(meets, device_hours, np.inf)))
+    cheapest = device_hours.min()
+    near = ok & (device_hours <= cheapest * KNEE_COST)
+    return int(np.argmin(np.where(near, seconds, np.inf)))
 
 
-def _cost_of(candidate: _Candidate, purchase: str) -> RangeOut | None:
-    if purchase == "rent":
-        return candidate.tco.rent
-    return candidate.tco.buy.total if candidate.tco.buy else None
-
-
-def _evaluate(device: Device, workload: Workload, request: RecommendRequest, deadline: pint.Quantity | None,
-              budget: pint.Quantity | None, profile: Profile | None = None) -> _Candidate | str:
-    """The cheapest-in-devices way to run the workload on this device, or why there is none."""
-    if workload.precision not in supported_precisions(device):
-        return f"no {workload.precision} support (has {', '.join(supported_precisions(device)) or 'none'})"
-    closest_fit = None
-    fastest = None
-    for count in _counts(min(request.max_devices, int(workload.batch_size))):
-        sharding = "none"
-        memory = training_memory(workload, device, count, headroom=request.headroom)
-        if not memory.fits and count > 1:
-            sharding = "full"
-            memory = training_memory(workload, device, count, sharding="full", headroom=request.headroom)
-        if not memory.fits:
-            closest_fit = memory
-            continue
-        time = _time_on(device, workload, request, count, sharding, profile)
-        fastest = time
-        if deadline is not None and Quantity(time.training_time.expected, time.training_time.unit) > deadline:
-            continue
-        tco = estimate_tco(device, count, _duration(time), costs=CostAssumptions())
-        candidate = _Candidate(device=device, memory=memory, time=time, tco=tco)
-        if budget is not None:
-            cost = _cost_of(candidate, request.purchase)
-            if cost is None:
-                return f"no {request.purchase} price in the catalog to check the budget against"
-            spent = Quantity(tco.buy.capital.value, "USD") if request.purchase == "buy" else Quantity(cost.expected, "USD")
-            if spent > budget:
-                what = "capital" if request.purchase == "buy" else "rent"
-                return f"over budget: {what} {spent.to('USD'):,.0f~P} for {count} device(s) against {budget.to('USD'):,.0f~P}"
-        return candidate
-    if fastest is None:
-        need = closest_fit.required_with_headroom or closest_fit.total if closest_fit else None
-        where = f" even sharded over {closest_fit.count}" if closest_fit and closest_fit.count > 1 else ""
-        return (f"does not fit: needs {need.value:.3g} GB per device{where}, has "
-                f"{closest_fit.device_memory.value:.3g} GB" if need else "does not fit in memory")
-    return (f"misses deadline: {fastest.training_time.expected:.3g} {fastest.training_time.unit} expected "
-            f"with {fastest.count} device(s) (max_devices {request.max_devices})")
+def _reason(device: Device, table, i: int, ev, rows: np.ndarray, deadline_s: float | None, request) -> str:
+    """Why no option of device ``i`` serves."""
+    if not table.supported[i]:
+        return f"no {request.precision} support (has {', '.join(supported_precisions(device)) or 'none'})"
+    feasible = ev.feasible[rows]
+    if not feasible.any():
+        return "the batch has fewer samples than the smallest device count"
+    fits = ev.fits[rows] & feasible
+    if not fits.any():
+        best = rows[feasible][np.argmin(ev.memory_needed[rows][feasible])]
+        return (f"does not fit: needs {ev.memory_needed[best] / 1e9:.3g} GB per device even sharded over "
+                f"{int(ev.configs.count[best])}, has {table.memory[i] / 1e9:.3g} GB")
+    fastest = rows[fits][np.argmin(ev.training_seconds[rows][fits])]
+    days = ev.training_seconds[fastest] / 86400
+    return (f"misses deadline: {days:.3g} days expected with {int(ev.configs.count[fastest])} device(s) "
+            f"(max_devices {request.max_devices})")
 
 
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
@@ -202,106 +179,135 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
     With no request, the built-in default workload is used and named in the result.
     """
-    described = "default: " + DEFAULT_WORKLOAD_DESCRIPTION
     if request is None:
         request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
-    elif request.params is None and request.samples is None and request.tokens is None:
+    elif request.params is None and request.samples is None and request.tokens is None \
+            and request.model is None and request.workload is None:
         request = request.model_copy(update=DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
-    else:
-        described = "given"
     catalog = catalog or load_catalog()
-    profile = None
-    if request.workload is not None:
-        profile = load_profile(request.workload, request.seq_len)
-        request = _with_profile_figures(request, profile)
-    workload = resolve_workload(request)
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
         raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
-
-    candidates: list[_Candidate] = []
-    rejected: list[RejectedDevice] = []
-    for device in catalog:
-        if device.kind not in request.kinds:
-            continue
-        outcome = _evaluate(device, workload, request, deadline, budget, profile)
-        if isinstance(outcome, str):
-            rejected.append(RejectedDevice(device=device.id, name=device.name, reason=outcome))
-        else:
-            candidates.append(outcome)
-
-    def cost_expected(candidate: _Candidate) -> float | None:
-        cost = _cost_of(candidate, request.purchase)
-        return cost.expected if cost else None
-
-    def seconds(candidate: _Candidate) -> float:
-        return Quantity(candidate.time.training_time.expected, candidate.time.training_time.unit).to("s").magnitude
-
-    pareto = dict(zip((c.device.id for c in candidates),
-                      _pareto([(seconds(c), cost_expected(c)) for c in candidates])))
-    if request.objective == "time":
-        key = seconds
-        order = sorted(candidates, key=lambda c: (key(c), cost_expected(c) or float("inf")))
-    elif request.objective == "cost":
-        order = sorted(candidates, key=lambda c: (cost_expected(c) is None, cost_expected(c) or 0.0, seconds(c)))
+    job = resolve_job(request)
+    described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else job.description
+    devices = tuple(d for d in catalog if d.kind in request.kinds)
+    if not devices:
+        raise InputError("kinds", request.kinds, "kinds of device the catalog has")
+    if request.calibration is not None:
+        effs = tuple(calibrated_efficiencies(d, e) if (e := request.calibration.for_device(d)) else None for d in devices)
+        table = build_device_table(devices, job.precision, effs)
     else:
-        order = sorted(candidates, key=lambda c: (not pareto[c.device.id], seconds(c)))
+        table = cached_device_table(devices, job.precision)
+    counts = _counts(request.max_devices)
+    grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, ZERO_CHOICES, indexing="ij")
+    ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=request.headroom)
+    per_device = len(counts) * len(ZERO_CHOICES)
+    # ZeRO-3 only where the replicated states do not fit: it costs traffic and is offered as the fallback
+    replicated_fits = np.repeat((ev.fits & (ev.configs.zero == 0)).reshape(len(devices), len(counts), 2).any(axis=2),
+                                2, axis=1).ravel()
+    usable = ev.feasible & ev.fits & ~((ev.configs.zero == 3) & replicated_fits)
+    deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
+    _CATALOGS[id(catalog)] = catalog
+    prices = _price_arrays(tuple(d.id for d in devices), id(catalog))
+    spread = error_spread()["calibrated" if request.calibration is not None else "datasheet"]
 
+    chosen, rejected = [], []
+    for i, device in enumerate(devices):
+        rows = np.arange(i * per_device, (i + 1) * per_device)
+        pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], usable[rows], deadline_s)
+        if pick is None:
+            rejected.append(RejectedDevice(device=device.id, name=device.name,
+                                           reason=_reason(device, table, i, ev, rows, deadline_s, request)))
+            continue
+        chosen.append((i, rows[pick]))
+
+    index = np.asarray([i for i, _ in chosen], dtype=np.int64)
+    row = np.asarray([r for _, r in chosen], dtype=np.int64)
+    count = ev.configs.count[row]
+    hours = ev.training_seconds[row] / 3600.0
+    low, high = spread["low"], spread["high"]
+    costs = CostAssumptions()
+    rent = rent_cost(Quantity(prices["rent"][index], "USD/hour"), count, Quantity(hours, "hour")).magnitude
+    capital = prices["buy"][index] * count
+    amortised = amortised_capital(Quantity(capital, "USD"), Quantity(hours, "hour"), costs.lifetime).magnitude
+    energy = energy_cost(Quantity(prices["tdp"][index], "W"), count, Quantity(hours, "hour"), costs.utilisation,
+                         costs.pue, costs.electricity_price).magnitude
+    energy_kwh = prices["tdp"][index] * costs.utilisation * count * hours * costs.pue / 1000.0
+    buy = amortised + energy
+    spent = capital if request.purchase == "buy" else rent
+    keep = np.ones(len(row), dtype=bool)
+    if budget is not None:
+        limit = float(budget.to("USD").magnitude)
+        for k, (i, _) in enumerate(chosen):
+            if np.isnan(spent[k]):
+                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name,
+                                               reason=f"no {request.purchase} price in the catalog to check the budget against"))
+                keep[k] = False
+            elif spent[k] > limit:
+                what = "capital" if request.purchase == "buy" else "rent"
+                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name,
+                                               reason=f"over budget: {what} {spent[k]:,.0f} USD for {int(count[k])} device(s) "
+                                                      f"against {limit:,.0f} USD"))
+                keep[k] = False
+    order_cost = buy if request.purchase == "buy" else rent
+    seconds = ev.training_seconds[row]
+    candidates = [k for k in range(len(row)) if keep[k]]
+    pareto = _pareto([(float(seconds[k]), None if np.isnan(order_cost[k]) else float(order_cost[k])) for k in candidates])
+    flags = dict(zip(candidates, pareto))
+    if request.objective == "time":
+        order = sorted(candidates, key=lambda k: (seconds[k], np.inf if np.isnan(order_cost[k]) else order_cost[k]))
+    elif request.objective == "cost":
+        order = sorted(candidates, key=lambda k: (bool(np.isnan(order_cost[k])), 0.0 if np.isnan(order_cost[k]) else order_cost[k],
+                                                  seconds[k]))
+    else:
+        order = sorted(candidates, key=lambda k: (not flags[k], seconds[k]))
+    longest = max((seconds[k] * high for k in order), default=0.0)
+    unit = time_unit(float(max((seconds[k] for k in order), default=0.0)))
     ranked = []
-    for rank, c in enumerate(order, start=1):
-        buy = c.tco.buy
-        ranked.append(RankedDevice(
-            rank=rank, device=c.device.id, name=c.device.name, kind=c.device.kind, count=c.time.count,
-            sharding=c.memory.sharding, training_time=c.time.training_time.model_copy(),
-            cost=CostSummary(rent=c.tco.rent, buy=buy.total if buy else None),
-            energy=buy.energy_used if buy else None, memory_per_device=c.memory.required_with_headroom or c.memory.total,
-            device_memory=c.memory.device_memory, fits=bool(c.memory.fits), bound=_bound(c.time),
-            pareto=pareto[c.device.id]))
-    ranked = _same_time_unit(ranked)
+    for rank, k in enumerate(order, start=1):
+        i, r = chosen[k]
+        device = devices[i]
+        span = lambda value, u: RangeOut.model_construct(low=float(value * low), expected=float(value),  # noqa: E731
+                                                         high=float(value * high), unit=u)
+        ranked.append(RankedDevice.model_construct(
+            rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
+            sharding="full" if ev.configs.zero[r] == 3 else "none", zero=int(ev.configs.zero[r]),
+            precision=table.precisions[i], micro_batch=float(ev.configs.micro_batch[r]),
+            training_time=RangeOut.of_seconds((seconds[k] * low, seconds[k], seconds[k] * high), unit),
+            cost=CostSummary.model_construct(rent=None if np.isnan(rent[k]) else span(rent[k], "USD"),
+                             buy=None if np.isnan(buy[k]) else span(buy[k], "USD")),
+            energy=None if np.isnan(energy_kwh[k]) else span(energy_kwh[k], "kWh"),
+            memory_per_device=QuantityOut.convert(ev.memory_needed[r], "B", "GB"),
+            device_memory=QuantityOut.convert(table.memory[i], "B", "GB"), fits=bool(ev.fits[r]),
+            bound=BOUNDS[int(ev.parts.bound[r])], mfu=float(_mfu(job, ev, table, r)), pareto=flags[k]))
 
-    k1 = None
-    if request.features is not None:
-        k1 = estimate_k1(workload.params, workload.samples, request.features)
+    k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
     host = None
-    if workload.sample_size is not None and order:
-        best = order[0].time.throughput
-        host = estimate_host(workload.samples, workload.sample_size, Quantity(best.high, best.unit).to("sample/s"),
-                             request.storage)
-    assumptions = list(workload.assumptions)
-    if order:
-        assumptions += [a for a in order[0].time.assumptions if a.name in ("derating d", "per-step overhead")]
-        assumptions += [a for a in order[0].tco.assumptions if a.name in ("lifetime", "PUE", "electricity price")]
-    assumptions.append(Assumption(name="device counts", value=f"each device at the smallest of 1, 2, 4, ... {request.max_devices} that fits in memory "
-                                                                     "and meets the deadline, so ranks compare different counts; "
-                                                                     "sharded (ZeRO-3/FSDP) when replicas do not fit",
-                                  source="spec §3.10"))
+    if job.workload.sample_size is not None and order:
+        best = order[0]
+        fastest_step = ev.parts.step[chosen[best][1]] * low  # the host must keep up with the fast end
+        rate = ev.batch[chosen[best][1]] * job.tokens_per_sample / fastest_step
+        host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
+    assumptions = list(job.assumptions)
+    assumptions += [
+        Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}; "
+                   "model states sharded (ZeRO-3/FSDP) only where replicas do not fit", source="sizer's default criterion"),
+        Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=spread["source"]),
+        Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other GPUs "
+                   "4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)"),
+        Assumption(name="lifetime", value=f"{costs.lifetime:~P}", source=costs.lifetime_source),
+        Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
+        Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source),
+    ]
     return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase,
                            ranked=ranked, rejected=rejected, k1=k1, host=host, assumptions=assumptions)
 
 
-def _with_profile_figures(request: RecommendRequest, profile: Profile) -> RecommendRequest:
-    """The request with the profile's parameters, forward FLOP and activation memory."""
-    if request.tokens is not None:
-        raise InputError("tokens", request.tokens, "samples (images or sequences) with a workload profile")
-    if request.samples is None:
-        raise InputError("samples", None, f"the number of training samples ({profile.sample}s) of the {profile.name} workload")
-    if request.batch_size is None:
-        raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload")
-    activations = profile.activation_bytes * storage_scale(check_precision(request.precision))
-    return request.model_copy(update={"params": profile.params, "forward_flops_per_sample": profile.forward_flops,
-                                      "activation_memory_per_sample": {"value": activations, "unit": "B"}})
+def _mfu(job, ev, table, r: int) -> float:
+    return ev.parts.model_flops[r] / (ev.parts.step[r] * table.peak[ev.configs.device[r]])
 
 
-def _same_time_unit(ranked: list[RankedDevice]) -> list[RankedDevice]:
-    """Give every ranked time the same unit so that a table reads down a column."""
-    if not ranked:
-        return ranked
-    longest = max(Quantity(r.training_time.expected, r.training_time.unit) for r in ranked)
-    unit = "day" if longest >= Quantity(3, "day") else ("hour" if longest >= Quantity(2, "hour") else "s")
-    out = []
-    for r in ranked:
-        t = r.training_time
-        estimate = Estimate(Quantity(t.low, t.unit), Quantity(t.expected, t.unit), Quantity(t.high, t.unit))
-        out.append(r.model_copy(update={"training_time": estimate.out(unit)}))
-    return out
+def _is_default(request: RecommendRequest) -> bool:
+    fields = DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+    return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None

@@ -6,6 +6,7 @@ JSON; inside the core they are built from pint quantities by :meth:`QuantityOut.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pint
@@ -18,6 +19,12 @@ class Model(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+@functools.lru_cache(maxsize=256)
+def unit_factor(from_unit: str, to_unit: str) -> float:
+    """The factor that takes a magnitude in ``from_unit`` to ``to_unit``, asked of pint once per pair."""
+    return float(Quantity(1.0, from_unit).to(to_unit).magnitude)
+
+
 class QuantityOut(Model):
     value: float
     unit: str
@@ -25,6 +32,11 @@ class QuantityOut(Model):
     @classmethod
     def of(cls, quantity: pint.Quantity, unit: str) -> "QuantityOut":
         return cls(value=float(quantity.to(unit).magnitude), unit=unit)
+
+    @classmethod
+    def convert(cls, value: float, from_unit: str, unit: str) -> "QuantityOut":
+        """A plain magnitude in ``from_unit`` (the engine's SI floats), shown in ``unit``."""
+        return cls.model_construct(value=float(value) * unit_factor(from_unit, unit), unit=unit)  # checked numbers
 
     def quantity(self) -> pint.Quantity:
         return Quantity(self.value, self.unit)
@@ -41,6 +53,15 @@ class RangeOut(Model):
         return cls(low=float(estimate.low.to(unit).magnitude),
                    expected=float(estimate.expected.to(unit).magnitude),
                    high=float(estimate.high.to(unit).magnitude), unit=unit)
+
+
+    @classmethod
+    def of_seconds(cls, seconds: tuple[float, float, float], unit: str) -> "RangeOut":
+        """A range given in seconds as plain floats, shown in ``unit``."""
+        factor = unit_factor("s", unit)
+        low, expected, high = (float(s) * factor for s in seconds)
+        assert low <= expected <= high, seconds
+        return cls.model_construct(low=low, expected=expected, high=high, unit=unit)  # engine floats, ordered
 
 
 class Assumption(Model):

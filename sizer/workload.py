@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from sizer.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
-from sizer.precision import check_precision
+from sizer.choices import Precision, parse_choice
 from sizer.results import Assumption
 from sizer.units import Quantity, parse_count, parse_quantity
 
@@ -67,14 +67,21 @@ class WorkloadRequest(RequestModel):
     epochs: Numberish = Field(1, description="passes over the samples")
     tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
     batch_size: Numberish | None = Field(None, description="global batch per step (samples, or tokens with --tokens)")
-    precision: str = Field("fp32", description="fp32, tf32, fp16, bf16 or fp8")
-    optimizer: Optimizer = "adam"
+    precision: str = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
+                                                 "fp32, tf32, fp16, bf16 or fp8")
+    optimizer: str = Field("adam", description="sgd, momentum, adam, adamw, adagrad or rmsprop")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
     forward_flops_per_sample: Numberish | None = Field(None, description="FLOP per sample of the forward pass, if known")
     seq_len: int | None = Field(None, ge=1, le=10_000_000, description="sequence length (token workloads)")
     activation_memory_per_sample: QuantityIn = Field(None, description="activation memory per sample, e.g. '12 MB'")
     sample_size: QuantityIn = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
+    model: str | None = Field(None, max_length=300, description="an architecture by name (llama-2-7b, gpt3-175b, "
+                                                                "bert-large ...) or, on the command line, a config.json")
+    workload: str | None = Field(None, max_length=300, description="a built-in workload profile (resnet50, bert-large, "
+                                                                   "...) or, on the command line, a profile file")
+    micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
+                                                            "(sequences for a language model); default: the largest that fits")
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> 
     else:
         samples = 1.0
     epochs = parse_count("epochs", request.epochs)
-    precision = check_precision(request.precision)
+    precision = parse_choice(Precision, request.precision, "precision").value
 
     seq_len = request.seq_len
     if token_mode and seq_len is None:

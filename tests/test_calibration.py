@@ -7,9 +7,9 @@ from sizer.calibration import (CalibrationRun, calibrate_runs, fit_scale_and_ove
                                runs_from_report, save_calibration)
 from sizer.errors import InputError
 from sizer.estimates import TimeRequest, estimate_time
-from sizer.layer_time import default_efficiencies
+from sizer.engine.constants import default_efficiencies
 from sizer.profile import load_profile
-from sizer.profile_time import expected_step_seconds
+from sizer.engine.modes import profile_step_seconds
 
 
 def test_fit_recovers_a_known_scale_and_overhead():
@@ -24,9 +24,9 @@ def _runs(catalog, scale=3.0, overhead=0.004):
     runs = []
     for name, batch in (("mlp-seed001", 64), ("mlp-seed001", 512), ("resnet50", 8), ("resnet50", 32), ("alexnet", 64)):
         profile = load_profile(name)
-        base = default_efficiencies(device)
-        kernel = expected_step_seconds(profile, device, "fp32", batch, "adam",
-                                       type(base)(**{**base.__dict__, "step_overhead": 0.0}))[0]
+        base = default_efficiencies(device.kind)
+        kernel = profile_step_seconds(profile, device, "fp32", batch, "adam",
+                                      type(base)(**{**base.__dict__, "step_overhead": 0.0}))
         runs.append(CalibrationRun(f"{name}-{batch}", device, profile, batch, "fp32", "adam", overhead + scale * kernel))
     return runs
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import os
 
+import numpy as np
+
 import pint
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
@@ -24,14 +26,16 @@ from sizer.cells import estimate_cells
 from sizer.complexity import estimate_complexity
 from sizer.compute import training_compute, training_compute_from_forward
 from sizer.errors import SizerError
-from sizer.memory import model_state_bytes, training_memory
+from sizer.memory import training_memory
 from sizer.recommend import RecommendRequest, recommend
 from sizer.redundancy import estimate_k1
 from sizer.results import Estimate
 from sizer.sweep import sweep
 from sizer.tco import CostAssumptions, estimate_tco
 from sizer.throughput import Derating, cpu_peak_flops, estimate_peak, gpu_peak_flops
-from sizer.timing import estimate_training_time, ring_allreduce_time
+from sizer.engine.roofline import ring_allreduce_seconds
+from sizer.engine.training import estimate_training
+from sizer.workloads.job import resolve_job
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workload import WorkloadRequest, resolve_workload
 
@@ -165,12 +169,13 @@ def test_resolve_workload_and_compute(fields):
        sharding=st.sampled_from(["none", "full"]), overlap=st.booleans(), headroom=st.booleans())
 def test_time_memory_cost(fields, device, count, sharding, overlap, headroom):
     request = build(WorkloadRequest, fields)
-    workload = outcome(resolve_workload, request) if request is not None else None
-    if workload is None:
+    job = outcome(resolve_job, request) if request is not None else None
+    if job is None:
         return
     hardware = CATALOG.devices[device]
-    time = outcome(estimate_training_time, workload, hardware, count, sharding=sharding, overlap_allreduce=overlap)
-    outcome(training_memory, workload, hardware, max(count, 1), sharding=sharding, headroom=headroom)
+    zero = 3 if sharding == "full" else 0
+    time = outcome(estimate_training, job, hardware, count, zero=zero, overlap_allreduce=overlap)
+    outcome(training_memory, job, hardware, max(count, 1), zero=zero, headroom=headroom)
     if time is not None:
         t = time.training_time
         outcome(estimate_tco, hardware, count, Estimate(*(Quantity(v, t.unit) for v in (t.low, t.expected, t.high))))
@@ -255,8 +260,8 @@ def test_plain_formulas(params, samples, epochs, precision, optimizer, count):
     # inputs they must not raise anything but the project's error.
     if all(_checked_number(x) for x in (params, samples, epochs)):
         outcome(training_compute, params, samples, epochs)
-        outcome(model_state_bytes, params, precision, optimizer) if precision in ("fp32", "bf16", "fp16") else None
-        outcome(ring_allreduce_time, Quantity(abs(params), "B"), count, Quantity(100, "GB/s"))
+        outcome(ring_allreduce_seconds, np.asarray(abs(params)), np.asarray(float(count)), np.asarray(100e9),
+                np.asarray(1e-5))
 
 
 @FUZZ

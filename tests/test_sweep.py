@@ -5,13 +5,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sizer.errors import InputError
-from sizer.memory import training_memory
+from sizer.estimates import TimeRequest, estimate_time
 from sizer.results import Estimate
 from sizer.sweep import COLUMNS, MAX_EVALUATIONS, sweep
 from sizer.tco import estimate_tco
-from sizer.timing import estimate_training_time
 from sizer.units import Quantity
-from sizer.workload import WorkloadRequest, resolve_workload
+from sizer.workload import WorkloadRequest
 
 # Floating-point tolerance only: both paths compute the same formulas, pint's in other units
 # (GB/s, hours), so the last bits of a product may differ.
@@ -23,23 +22,23 @@ def _seconds(range_out, which):
 
 
 def _check_row(row, request: WorkloadRequest, catalog, headroom=False, overlap=False):
+    """One row of the sweep against `sizer time` on the same question: the one engine, two doors."""
     device = catalog.find(row.device)
-    workload = resolve_workload(request.model_copy(update={"precision": row.precision}))
     count = int(row["count"])
-    time = estimate_training_time(workload, device, count, sharding=row.sharding, overlap_allreduce=overlap)
+    time = estimate_time(TimeRequest(**request.model_dump(exclude_unset=True), precision=row.precision, device=row.device,
+                                     count=count, sharding=row.sharding, overlap_allreduce=overlap, headroom=headroom),
+                         catalog)
     for which in ("low", "expected", "high"):
         assert row[f"training_time_s_{which}"] == pytest.approx(_seconds(time.training_time, which), rel=RTOL)
         assert row[f"step_time_s_{which}"] == pytest.approx(_seconds(time.step_time, which), rel=RTOL)
     limit = Quantity(time.physical_limit.value, time.physical_limit.unit).to("s").magnitude
     assert row.physical_limit_s == pytest.approx(limit, rel=RTOL)
     assert row.bound == time.bound
+    assert row.mfu == pytest.approx(time.mfu, rel=RTOL)
     assert row.peak_flops == pytest.approx(time.peak.value, rel=RTOL)
     assert row.training_compute_flop == pytest.approx(time.training_compute.value, rel=RTOL)
-
-    memory = training_memory(workload, device, count, sharding=row.sharding, headroom=headroom)
-    needed = memory.required_with_headroom or memory.total
-    assert row.memory_per_device_b == pytest.approx(Quantity(needed.value, needed.unit).to("B").magnitude, rel=RTOL)
-    assert bool(row.fits) == memory.fits
+    assert row.memory_per_device_b == pytest.approx(time.memory_per_device.quantity().to("B").magnitude, rel=RTOL)
+    assert bool(row.fits) == time.fits
 
     unit = time.training_time.unit
     duration = Estimate(*(Quantity(getattr(time.training_time, w), unit) for w in ("low", "expected", "high")))

@@ -9,11 +9,11 @@ predictions are uncalibrated (spec §3.11 is a later step).
 from __future__ import annotations
 
 from sizer.catalog_schema import Device
+from sizer.engine.training import estimate_training
 from sizer.memory import training_memory
 from sizer.profile import Profile
-from sizer.profile_time import estimate_profile_time
-from sizer.timing import estimate_training_time
-from sizer.workload import WorkloadRequest, resolve_workload
+from sizer.workload import WorkloadRequest
+from sizer.workloads.job import job_from_profile, resolve_job
 
 from validation.count import ModelCounts
 from validation.workloads import CORE_OPTIMIZER, WorkloadSpec
@@ -27,33 +27,35 @@ def workload_request(spec: WorkloadSpec, counts: ModelCounts) -> WorkloadRequest
 
 
 def predict(spec: WorkloadSpec, counts: ModelCounts, device: Device, count: int = 1, profile: dict | None = None) -> dict:
-    """Step time, throughput and memory ranges the core predicts for this run.
+    """Step time, throughput and memory ranges the one engine predicts for this run (datasheet mode).
 
-    With the run's layer profile the step time is the core's per-layer roofline (datasheet
-    mode); the parameter-count model's answer is kept beside it as ``parameter_model``.
+    With the run's layer profile the engine runs its layers; without one, the dense network of
+    the counted forward FLOP (one layer carrying every parameter). Each device runs its whole
+    share of the batch at once, as the measured run did.
     """
-    workload = resolve_workload(workload_request(spec, counts))
-    timing = estimate_training_time(workload, device, count)
-    memory = training_memory(workload, device, count)
-    parameter_model = {"step_time": timing.step_time.model_dump(), "throughput": timing.throughput.model_dump(),
-                       "bound": timing.bound}
-    per_layer = None
+    dense = resolve_job(workload_request(spec, counts))
+    optimizer = CORE_OPTIMIZER[spec.optimizer]
     if profile is not None:
-        per_layer = estimate_profile_time(Profile.model_validate(profile), device, batch_size=spec.batch_size,
-                                          optimizer=CORE_OPTIMIZER[spec.optimizer], count=count)
+        job = job_from_profile(Profile.model_validate(profile), spec.batch_size, "fp32", optimizer,
+                               samples=spec.train_samples, micro_batch=spec.batch_size / count)
+    else:
+        from dataclasses import replace
+
+        job = replace(dense, micro_batch=spec.batch_size / count)
+    timing = estimate_training(job, device, count)
+    memory = training_memory(dense, device, count)
     # The allocator peak (CUDA) or RSS growth (CPU) has no CUDA context in it: compare it with
     # the core's total less its framework allowance.
     comparable = memory.total.value - memory.framework_overhead.value
     return {
         "device": timing.device, "count": count,
-        "model": "per-layer roofline, datasheet mode (sizer.profile_time)" if per_layer else "parameter count (sizer.timing)",
-        "step_time": (per_layer or timing).step_time.model_dump(), "throughput": (per_layer or timing).throughput.model_dump(),
-        "parameter_model": parameter_model,
-        "layer_groups": [g.model_dump() for g in per_layer.layer_groups] if per_layer else None,
-        "compute_time": timing.compute_time_per_step.model_dump(),
-        "memory_time": timing.memory_time_per_step.model_dump(),
+        "model": "one engine: per-layer roofline over the " + ("run's layer profile" if profile else "dense layer of the counted FLOP"),
+        "step_time": timing.step_time.model_dump(), "throughput": timing.throughput.model_dump(),
+        "layer_groups": [g.model_dump() for g in timing.layer_groups],
+        "kernels_time": timing.kernels_per_step.model_dump(),
+        "optimizer_time": timing.optimizer_time_per_step.model_dump(),
         "overhead": timing.overhead_per_step.model_dump(),
-        "allreduce_time": timing.allreduce_time_per_step.model_dump(),
+        "allreduce_time": timing.communication_per_step.model_dump(),
         "bound": timing.bound, "peak": timing.peak.model_dump(),
         "peak_memory": {"value": comparable, "unit": memory.total.unit},
         "memory_total_with_framework": memory.total.model_dump(),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, finite
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer import estimates
 from sizer.memory import MemoryResult
 
@@ -12,4 +12,5 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 @router.post("/memory", response_model=MemoryResult, summary="Weights, gradients, optimizer state, activations; fit and largest batch")
 def memory(body: estimates.MemoryRequest, catalog: CatalogDep) -> MemoryResult:
+    served_from_builtins(body)
     return finite(estimates.estimate_memory(body, catalog))

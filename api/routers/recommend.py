@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, builtin_workload_only, finite
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer.recommend import RecommendRequest, RecommendResult, recommend as rank
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
@@ -12,5 +12,5 @@ router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPON
 @router.post("/recommend", response_model=RecommendResult,
              summary="Rank every catalog device for a workload and constraints; rejected devices with reasons")
 def recommend(body: RecommendRequest, catalog: CatalogDep) -> RecommendResult:
-    builtin_workload_only(body.workload)
+    served_from_builtins(body)
     return finite(rank(body, catalog))

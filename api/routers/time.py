@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, builtin_workload_only, finite
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer import estimates
-from sizer.profile_time import ProfileTimeResult
-from sizer.timing import TimeResult
+from sizer.engine.training import TimeResult
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
-@router.post("/time", response_model=TimeResult | ProfileTimeResult,
-             summary="Training time: per layer for a built-in workload, else from the parameter count")
-def time(body: estimates.TimeRequest, catalog: CatalogDep) -> TimeResult | ProfileTimeResult:
-    builtin_workload_only(body.workload)
+@router.post("/time", response_model=TimeResult,
+             summary="Training time from the one per-layer engine: a built-in workload, a model by name or a parameter count")
+def time(body: estimates.TimeRequest, catalog: CatalogDep) -> TimeResult:
+    served_from_builtins(body)
     return finite(estimates.estimate_time(body, catalog))

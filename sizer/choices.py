@@ -1,0 +1,73 @@
+"""The named choices a request makes, parsed once where input enters.
+
+Every choice is a ``StrEnum``; :func:`parse_choice` turns a user's string (any case, ``-`` or
+``_``) into the member or raises :class:`~sizer.errors.InputError` listing the valid names,
+from the CLI, HTTP and Python alike.
+
+>>> parse_choice(Precision, "BF16", "precision")
+<Precision.BF16: 'bf16'>
+>>> parse_choice(Optimizer, "lion", "optimizer")
+Traceback (most recent call last):
+...
+sizer.errors.InputError: optimizer: got 'lion'; expected one of sgd, momentum, adam, adamw, adagrad, rmsprop
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypeVar
+
+from sizer.errors import InputError
+
+
+class Precision(StrEnum):
+    FP64 = "fp64"
+    FP32 = "fp32"
+    TF32 = "tf32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    MIXED = "mixed"  # bf16 where the device has it, else fp16, else fp32: resolved per device
+
+
+class Optimizer(StrEnum):
+    SGD = "sgd"
+    MOMENTUM = "momentum"
+    ADAM = "adam"
+    ADAMW = "adamw"
+    ADAGRAD = "adagrad"
+    RMSPROP = "rmsprop"
+
+
+class Sharding(StrEnum):
+    """Kept for the first release's ``--sharding``: ``full`` is ZeRO stage 3 (FSDP FULL_SHARD)."""
+
+    NONE = "none"
+    FULL = "full"
+
+
+class Mode(StrEnum):
+    """Where the engine's efficiencies come from."""
+
+    DATASHEET = "datasheet"
+    CALIBRATED = "calibrated"
+    REFERENCE = "reference"
+
+
+Choice = TypeVar("Choice", bound=StrEnum)
+
+
+def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
+    """The member of ``kind`` named by ``value``, or InputError naming the field and the choices."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        key = value.strip().lower().replace("_", "-")
+        for member in kind:
+            if member.value == key:
+                return member
+    raise InputError(field, value, f"one of {', '.join(member.value for member in kind)}")
+
+
+def zero_stage_of(sharding: Sharding | str) -> int:
+    """The ZeRO stage a first-release sharding name means (Rajbhandari et al. 2020)."""
+    return 3 if parse_choice(Sharding, sharding, "sharding") is Sharding.FULL else 0

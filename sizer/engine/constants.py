@@ -1,0 +1,120 @@
+"""Every constant of the time and memory engine, once, with its source.
+
+Efficiencies are fractions of datasheet rates; times are seconds, sizes bytes (plain floats:
+the engine runs on arrays, units are converted where figures enter).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sizer.errors import InputError
+
+# Forward + backward = 3 x forward (seed 004 eq. 3, O_b): the backward pass computes gradients
+# with respect to inputs and to weights, each about one forward pass of FLOP.
+BACKWARD_FLOP_FACTOR = 3.0
+# The backward pass reads the stored activations and output gradients and writes input gradients.
+BACKWARD_BYTE_FACTOR = 3.0
+BACKWARD_KERNEL_FACTOR = 3.0
+# Optimizer moments are FP32 copies of the weights (spec §3.8; ZeRO §3's K).
+OPTIMIZER_STATE_BYTES = 4.0
+OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1}
+FP32_STORAGE_BYTES = 4.0  # profiles and layer graphs count activations at FP32 storage
+# CUDA context, cuBLAS/cuDNN workspaces and allocator caching: about 0.5-1 GiB per GPU in
+# PyTorch; the larger figure, so that "fits" errs on the safe side.
+FRAMEWORK_OVERHEAD_BYTES = 2.0 ** 30
+FRAMEWORK_OVERHEAD_SOURCE = "assumed 1 GiB per GPU: CUDA context, library workspaces, allocator cache (PyTorch)"
+# Seed 003: keep 25-30 % extra memory when reference weight values must be kept.
+HEADROOM_LOW, HEADROOM_HIGH = 0.25, 0.30
+HEADROOM_SOURCE = "seed 003 (memory recommendations): reserve 25-30 % extra memory"
+# ZeRO-3 moves the parameters twice (all-gather in forward and backward) and reduce-scatters the
+# gradients: 3 x parameter bytes per step against 2 x for an all-reduce (Rajbhandari et al. 2020 §7).
+FULL_SHARDING_TRAFFIC = 1.5
+# Megatron-LM tensor parallelism with sequence parallelism: per transformer block and pass, two
+# all-gathers and two reduce-scatters of the block's s·b·h activations (Korthikanti et al. 2022 §4.2.2;
+# without sequence parallelism, two all-reduces of the same volume).
+TP_COLLECTIVES_PER_BLOCK_PASS = 4
+# An all-reduce overlapped with the backward pass hides behind it, about 2/3 of the kernels.
+OVERLAP_SHARE = 2.0 / 3.0
+
+
+@dataclass(frozen=True)
+class Link:
+    """A path between devices: name, bandwidth per device in one direction [B/s], latency [s], source."""
+
+    name: str
+    bandwidth: float
+    latency: float
+    source: str
+
+
+# Where the catalog entry names no interconnect.
+FALLBACK_LINK = Link("PCIe 4.0 x16 (assumed: no interconnect in the catalog entry)", 31.5e9, 5e-6,
+                     "PCI-SIG PCIe 4.0 x16: 31.5 GB/s per direction (docs/references.md [pcie])")
+# Between hosts: one 400 Gb/s NDR InfiniBand NIC per GPU in data-centre nodes (DGX H100: 8 x
+# ConnectX-7 for 8 GPUs); one 100 Gb/s Ethernet port per host elsewhere.
+DATACENTRE_NETWORK = Link("InfiniBand NDR, 400 Gb/s per device (assumed)", 50e9, 5e-6,
+                          "DGX H100 user guide: 8 x 400 Gb/s ConnectX-7 for 8 GPUs (docs/references.md [dgx-h100])")
+OFFICE_NETWORK = Link("100 Gb/s Ethernet per host (assumed)", 12.5e9, 20e-6,
+                      "IEEE 802.3 100GBASE: 12.5 GB/s per direction per host (docs/references.md [ethernet])")
+DATACENTRE_DEVICES_PER_NODE = 8  # DGX/HGX nodes (docs/references.md [dgx-h100])
+WORKSTATION_DEVICES_PER_NODE = 4  # a 4-GPU PCIe workstation
+
+
+@dataclass(frozen=True)
+class Efficiencies:
+    """Fractions of the datasheet rates that training kernels reach, and fixed costs.
+
+    Matrix layers (matmul, conv, attention) reach a different fraction of peak on each kind of
+    unit: ``matrix`` of the 16- and 8-bit tensor-core peak, ``tf32`` of the TF32 tensor-core
+    peak, ``fp32_matrix`` of the FP32 vector peak (SGEMM on CUDA cores or CPU SIMD).
+    ``vector``: of the FP32 vector peak, for every other layer; ``memory``: of the memory
+    bandwidth; ``launch``: seconds per kernel (a GPU runs no faster than its launches);
+    ``step_overhead``: seconds per optimizer step outside the kernels.
+    """
+
+    matrix: float
+    tf32: float
+    fp32_matrix: float
+    vector: float
+    memory: float
+    launch: float
+    step_overhead: float
+    source: str
+
+    RATES = ("matrix", "tf32", "fp32_matrix", "vector", "memory")
+
+    def __post_init__(self) -> None:
+        for name in self.RATES:
+            value = getattr(self, name)
+            if not 0 < value <= 1:
+                raise InputError(f"efficiency.{name}", value, "a fraction of peak above 0 and at most 1")
+        if not (self.launch >= 0 and self.step_overhead >= 0):
+            raise InputError("efficiency", (self.launch, self.step_overhead), "non-negative times")
+
+    def scaled(self, factor: float, source: str) -> "Efficiencies":
+        """Every rate efficiency divided by ``factor`` (factor > 1: slower), capped at 1."""
+        rates = {name: min(1.0, getattr(self, name) / factor) for name in self.RATES}
+        return replace(self, **rates, launch=self.launch * factor, source=source)
+
+    def as_dict(self) -> dict[str, float]:
+        return {**{name: getattr(self, name) for name in self.RATES},
+                "launch_s": self.launch, "step_overhead_s": self.step_overhead}
+
+
+# GPU defaults fitted once, by `benchmarks/accuracy.py --fit`, to the published measurements in
+# benchmarks/published_measurements.csv (ResNet-50 and BERT on 11 NVIDIA GPUs; NVIDIA
+# DeepLearningExamples and Lambda); see benchmarks/ACCURACY.md for the out-of-sample check.
+GPU_EFFICIENCIES = Efficiencies(matrix=0.4, tf32=0.4, fp32_matrix=0.85, vector=0.6, memory=0.7, launch=2e-5,
+                                step_overhead=1e-3,
+                                source="defaults fitted to published GPU training measurements (benchmarks/ACCURACY.md)")
+# CPU defaults from `sizer calibrate` on 24 quick-mode validation runs measured without competing
+# load on a 2-core AMD EPYC (AVX2) VM, 2026-11-22: kernels at 0.70-0.71 of the time that
+# 0.5/0.6 efficiencies give, 1.8-2.6 ms per step outside the kernels.
+CPU_EFFICIENCIES = Efficiencies(matrix=0.7, tf32=0.7, fp32_matrix=0.7, vector=0.7, memory=0.85, launch=2e-6,
+                                step_overhead=2e-3,
+                                source="defaults calibrated on this project's CPU validation runs (sizer/engine/constants.py)")
+
+
+def default_efficiencies(kind: str) -> Efficiencies:
+    """The defaults for a device kind ("cpu", "gpu", "accelerator")."""
+    return CPU_EFFICIENCIES if kind == "cpu" else GPU_EFFICIENCIES

@@ -1,0 +1,116 @@
+"""Evaluate a job on many (device, count, ZeRO stage) configurations at once.
+
+The micro-batch is the user's, else the largest that fits (a power of two, or the whole
+per-device share when that fits); gradient accumulation makes up the rest of the batch.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES
+from sizer.engine.hardware import DeviceTable
+from sizer.engine.memory import StateParts, largest_micro_batch, model_state_bytes
+from sizer.engine.roofline import Configs, StepParts, step_seconds
+from sizer.workloads.job import Job
+
+SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
+
+
+@functools.lru_cache(maxsize=1)
+def error_spread() -> dict[str, dict]:
+    """Per mode: the factors of the expected time that bound the range, and where they come from."""
+    return yaml.safe_load(SPREAD_FILE.read_text(encoding="utf-8"))["modes"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per configuration: the layout, its memory and its step time (expected seconds)."""
+
+    configs: Configs
+    states: StateParts
+    activations: np.ndarray  # B per device
+    framework: np.ndarray  # B per device
+    memory_needed: np.ndarray  # B per device, with headroom where asked
+    fits: np.ndarray  # bool
+    largest_micro_batch: np.ndarray
+    feasible: np.ndarray  # supported precision and at least one sample per device
+    parts: StepParts
+    steps: np.ndarray
+    batch: np.ndarray  # samples per step, all devices
+    training_seconds: np.ndarray  # expected, never below the physical limit
+
+    def range_factors(self, mode: str) -> tuple[float, float]:
+        spread = error_spread()[mode]
+        return spread["low"], spread["high"]
+
+
+def micro_batches(share: np.ndarray, fit: np.ndarray, given: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(micro-batch, accumulation) per configuration: the given micro-batch as it is (the last
+    pass of a step may be partial), else the largest that fits, evened out over the passes."""
+    if given is not None:
+        micro = np.minimum(given, share)
+        return micro, np.maximum(np.ceil(share / micro - 1e-9), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        power = np.exp2(np.floor(np.log2(np.maximum(fit, 1.0))))
+    micro = np.where(fit >= share, share, np.minimum(power, share))
+    accumulation = np.maximum(np.ceil(share / np.maximum(micro, 1e-300) - 1e-9), 1.0)
+    return share / accumulation, accumulation
+
+
+def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
+    """Activation bytes one sample keeps for the backward pass at FP32 storage, per policy
+    (Korthikanti et al. 2022 §5): everything; without the attention layers' (selective); only each
+    block's input plus one block's activations being recomputed (full)."""
+    layers = job.layers
+    total = layers.total_activation_bytes
+    attention = float(sum(a * m for a, m, k in zip(layers.activation_bytes, layers.multiplicity, layers.kinds)
+                          if k == "attention"))
+    if job.shape is None:
+        return np.full(recompute.shape, total)
+    blocks = job.shape.blocks
+    inputs = blocks * job.shape.tokens_per_sample * job.shape.hidden * FP32_STORAGE_BYTES
+    full = inputs + total / max(blocks, 1)
+    return np.where(recompute == 2, np.minimum(full, total), np.where(recompute == 1, total - attention, total))
+
+
+def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
+             headroom: bool = False, overlap_allreduce: bool = False, keep_layers: bool = False) -> Evaluation:
+    """Every configuration (arrays broadcast together) of ``job`` on ``table``'s devices."""
+    device, count, zero, tp, pp, recompute, interleave = (
+        np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
+            np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
+            np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(recompute, dtype=np.int64),
+            np.asarray(interleave, dtype=float)))
+    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    dp = count / (tp * pp)
+    states = model_state_bytes(job.params / (tp * pp), table.weight_bytes[device], table.master_bytes[device],
+                               states_count, dp, zero)
+    framework = table.framework_overhead[device]
+    per_sample = activation_bytes_per_sample(job, recompute) * table.storage_scale[device] / tp
+    reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
+    free = table.memory[device] / reserve - states.total - framework
+    batch = job.batch_for(dp)
+    share = batch / dp  # samples per replica per step
+    # 1F1B: the first stage holds up to pp micro-batches of its 1/pp of the layers in flight
+    in_flight = np.minimum(pp, np.maximum(share, 1.0)) / pp
+    fit = largest_micro_batch(free, per_sample * in_flight)
+    micro, accumulation = micro_batches(share, fit, job.micro_batch)
+    in_flight = np.minimum(pp, accumulation) / pp
+    activations = per_sample * micro * in_flight
+    needed = (states.total + framework + activations) * reserve
+    fits = needed <= table.memory[device]
+    feasible = table.supported[device] & (share >= 1) & (dp >= 1) & (dp == np.round(dp))
+    configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
+                      pp=pp, recompute=recompute, interleave=interleave)
+    parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
+                         overlap_allreduce=overlap_allreduce, keep_layers=keep_layers)
+    steps = np.broadcast_to(job.steps_for(batch), count.shape)
+    training = np.maximum(parts.step * steps, parts.physical_limit * steps)
+    return Evaluation(configs=configs, states=states, activations=activations, framework=framework,
+                      memory_needed=needed, fits=fits, largest_micro_batch=fit, feasible=feasible, parts=parts,
+                      steps=steps, batch=np.broadcast_to(batch, count.shape), training_seconds=training)

@@ -1,0 +1,187 @@
+"""Catalog devices as arrays of SI magnitudes, converted once per (catalog, precision).
+
+A :class:`DeviceTable` holds, per device, the rates the roofline needs at one training
+precision (``mixed`` resolves per device: bf16 where the device has it, else fp16, else fp32),
+the memory, the link inside a node and the network between nodes.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.catalog_schema import Device
+from sizer.choices import Precision, parse_choice
+from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,
+                                    FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
+                                    Efficiencies, Link, default_efficiencies)
+from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.throughput import device_peak, stated_peak, supported_precisions
+
+NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
+MIXED_ORDER = ("bf16", "fp16", "fp32")  # what `mixed` takes, in order of preference
+UNITS = ("matrix", "conv", "vector")  # the columns of DeviceTable.rates
+
+
+def resolve_precision(device: Device, precision: Precision | str) -> str | None:
+    """The precision a device trains at: ``mixed`` picks bf16, else fp16, else fp32; None if unsupported."""
+    precision = parse_choice(Precision, precision, "precision")
+    has = supported_precisions(device)
+    if precision is Precision.MIXED:
+        return next((p for p in MIXED_ORDER if p in has), None)
+    return precision.value if precision.value in has else None
+
+
+def device_link(device: Device) -> Link:
+    """The link between devices of one node, from the catalog entry."""
+    if device.interconnect is None:
+        return FALLBACK_LINK
+    bandwidth = device.interconnect.bandwidth.quantity("interconnect.bandwidth", "[information]/[time]")
+    return Link(device.interconnect.name, float(bandwidth.to("B/s").magnitude), FALLBACK_LINK.latency,
+                device.interconnect.bandwidth.source)
+
+
+def node_layout(device: Device) -> tuple[int, Link]:
+    """Devices per node and the network between nodes.
+
+    Data-centre parts with a scale-up fabric (NVLink, Infinity Fabric, ICI) sit 8 to a node with a
+    400 Gb/s NIC each; other GPUs 4 to a workstation on 100 Gb/s Ethernet; a CPU is its own node.
+    """
+    link = device_link(device)
+    if device.kind == "cpu":
+        return 1, OFFICE_NETWORK
+    if not link.name.lower().startswith("pcie"):
+        return DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK
+    return WORKSTATION_DEVICES_PER_NODE, OFFICE_NETWORK
+
+
+@dataclass(frozen=True)
+class DeviceRates:
+    """One device's rates at one precision, as plain floats (FLOP/s, B/s)."""
+
+    precision: str
+    matrix_peak: float
+    matrix_unit: str  # "tensor", "tf32" or "fp32"
+    conv_peak: float
+    conv_unit: str
+    vector_peak: float
+    bandwidth: float
+    notes: tuple[str, ...] = ()
+
+
+def device_rates(device: Device, precision: str) -> DeviceRates:
+    """Peaks and bandwidth of ``device`` for a supported ``precision`` (not ``mixed``).
+
+    FP32 training on a device with TF32 tensor cores runs convolutions in TF32: cuDNN's
+    ``torch.backends.cudnn.allow_tf32`` defaults to True in PyTorch, matmuls' to False.
+    """
+    matrix, _ = device_peak(device, precision)
+    has_fp32 = "fp32" in supported_precisions(device)
+    fp32 = device_peak(device, "fp32")[0] if has_fp32 else matrix
+    has_matrix_units = device.kind != "cpu" and not any(a in device.architecture for a in NO_MATRIX_UNITS)
+    unit = "fp32" if precision == "fp32" or not has_matrix_units else ("tf32" if precision == "tf32" else "tensor")
+    conv, conv_unit, notes = matrix, unit, ()
+    tf32 = stated_peak(device, "tf32")
+    if precision == "fp32" and tf32 is not None and has_matrix_units:
+        conv, conv_unit = tf32, "tf32"
+        notes = ("FP32 convolutions on TF32 tensor cores (PyTorch's cuDNN default)",)
+    bandwidth = device.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]")
+    return DeviceRates(precision=precision, matrix_peak=float(matrix.to("FLOP/s").magnitude), matrix_unit=unit,
+                       conv_peak=float(conv.to("FLOP/s").magnitude), conv_unit=conv_unit,
+                       vector_peak=float(fp32.to("FLOP/s").magnitude),
+                       bandwidth=float(bandwidth.to("B/s").magnitude), notes=notes)
+
+
+def unit_efficiency(efficiency: Efficiencies, unit: str) -> float:
+    return {"tensor": efficiency.matrix, "tf32": efficiency.tf32, "fp32": efficiency.fp32_matrix}[unit]
+
+
+@dataclass(frozen=True)
+class DeviceTable:
+    """Per device (axis 0), at one requested precision. NaN rates where the precision is unsupported."""
+
+    devices: tuple[Device, ...]
+    precisions: tuple[str | None, ...]  # resolved per device; None: unsupported
+    rates: np.ndarray  # [device, unit]: achieved FLOP/s of the matrix, conv and vector units
+    peak: np.ndarray  # dense peak at the resolved precision (matrix units)
+    best_peak: np.ndarray  # the fastest unit's peak: the physical limit
+    bandwidth: np.ndarray  # achieved B/s of device memory
+    launch: np.ndarray  # s per kernel
+    step_overhead: np.ndarray  # s per optimizer step
+    memory: np.ndarray  # B
+    framework_overhead: np.ndarray  # B
+    weight_bytes: np.ndarray  # B per weight / gradient copy
+    master_bytes: np.ndarray  # B per FP32 master weight (mixed precision), else 0
+    storage_scale: np.ndarray  # activation bytes relative to FP32
+    link: np.ndarray  # B/s inside a node
+    link_latency: np.ndarray  # s
+    devices_per_node: np.ndarray
+    network: np.ndarray  # B/s per device between nodes
+    network_latency: np.ndarray
+    efficiencies: tuple[Efficiencies, ...]
+    notes: tuple[tuple[str, ...], ...]
+
+    @property
+    def supported(self) -> np.ndarray:
+        return ~np.isnan(self.peak)
+
+    def index(self, device_id: str) -> int:
+        return next(i for i, d in enumerate(self.devices) if d.id == device_id)
+
+
+def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
+                       efficiencies: tuple[Efficiencies | None, ...] | None = None) -> DeviceTable:
+    """Convert each device's figures once; ``efficiencies`` override the defaults per device."""
+    precision = parse_choice(Precision, precision, "precision")
+    columns: dict[str, list] = {name: [] for name in DeviceTable.__dataclass_fields__ if name != "devices"}
+    for i, device in enumerate(devices):
+        eff = (efficiencies[i] if efficiencies else None) or default_efficiencies(device.kind)
+        resolved = resolve_precision(device, precision)
+        per_node, network = node_layout(device)
+        link = device_link(device)
+        memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
+        if resolved is None:
+            rates, peak, best, bandwidth, notes = [np.nan] * 3, np.nan, np.nan, np.nan, ()
+            copy, master = np.nan, np.nan
+        else:
+            r = device_rates(device, resolved)
+            rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
+                     r.vector_peak * eff.vector]
+            peak, best = r.matrix_peak, max(r.matrix_peak, r.conv_peak, r.vector_peak)
+            bandwidth, notes = r.bandwidth * eff.memory, r.notes
+            if precision is Precision.MIXED:
+                notes = (f"mixed precision: {resolved} on this device", *notes)
+            copy = float(weight_bytes(resolved))
+            master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
+        for name, value in (("precisions", resolved), ("rates", rates), ("peak", peak), ("best_peak", best),
+                            ("bandwidth", bandwidth), ("launch", eff.launch), ("step_overhead", eff.step_overhead),
+                            ("memory", memory),
+                            ("framework_overhead", 0.0 if device.kind == "cpu" else FRAMEWORK_OVERHEAD_BYTES),
+                            ("weight_bytes", copy), ("master_bytes", master), ("storage_scale", copy / 4.0),
+                            ("link", link.bandwidth), ("link_latency", link.latency), ("devices_per_node", per_node),
+                            ("network", network.bandwidth), ("network_latency", network.latency),
+                            ("efficiencies", eff), ("notes", notes)):
+            columns[name].append(value)
+    arrays = {name: (tuple(values) if name in ("precisions", "efficiencies", "notes") else np.asarray(values, dtype=float))
+              for name, values in columns.items()}
+    return DeviceTable(devices=tuple(devices), **arrays)
+
+
+_TABLES: "OrderedDict[tuple, DeviceTable]" = OrderedDict()
+_TABLES_KEPT = 64
+
+
+def cached_device_table(devices: tuple[Device, ...], precision: Precision | str) -> DeviceTable:
+    """The default-efficiency table of these devices, built once.
+
+    Keyed by the devices' identities: a cached table holds its devices, so an identity cannot be
+    reused while its entry lives.
+    """
+    key = (tuple(map(id, devices)), str(parse_choice(Precision, precision, "precision")))
+    table = _TABLES.get(key)
+    if table is None:
+        table = _TABLES[key] = build_device_table(devices, precision)
+        if len(_TABLES) > _TABLES_KEPT:
+            _TABLES.popitem(last=False)
+    return table

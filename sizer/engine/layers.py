@@ -1,0 +1,66 @@
+"""A workload's layers as arrays: the rows of the roofline.
+
+Identical layers (the blocks of a transformer) are folded into one row with a multiplicity, so
+a 96-block model costs the engine as much as a one-block model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.profile import MATRIX_KINDS, Profile
+
+MATRIX, CONV, VECTOR = 0, 1, 2  # the unit a layer's FLOP run on (columns of DeviceTable.rates)
+
+
+def unit_of(kind: str) -> int:
+    if kind == "conv":
+        return CONV
+    return MATRIX if kind in MATRIX_KINDS else VECTOR
+
+
+@dataclass(frozen=True)
+class LayerTable:
+    """Per distinct layer, per sample, forward pass, FP32 storage (the profile convention)."""
+
+    name: str
+    sample: str  # what one sample is: "sequence", "image", "sample"
+    seq_len: int | None
+    kinds: tuple[str, ...]
+    unit: np.ndarray  # MATRIX, CONV or VECTOR
+    forward_flops: np.ndarray
+    bytes: np.ndarray
+    params: np.ndarray
+    activation_bytes: np.ndarray
+    kernels: np.ndarray
+    multiplicity: np.ndarray
+    layer_count: int  # layers before folding
+    source: str
+
+    @property
+    def total_params(self) -> float:
+        return float(self.params @ self.multiplicity)
+
+    @property
+    def total_forward_flops(self) -> float:
+        return float(self.forward_flops @ self.multiplicity)
+
+    @property
+    def total_activation_bytes(self) -> float:
+        return float(self.activation_bytes @ self.multiplicity)
+
+
+def layer_table(profile: Profile) -> LayerTable:
+    """Fold a profile's identical layers into rows with a multiplicity."""
+    rows: dict[tuple, int] = {}
+    for layer in profile.layers:
+        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels)
+        rows[key] = rows.get(key, 0) + 1
+    keys = list(rows)
+    column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
+    return LayerTable(name=profile.name, sample=profile.sample, seq_len=profile.seq_len,
+                      kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
+                      forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
+                      kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
+                      layer_count=len(profile.layers), source=profile.generated_by)

@@ -1,0 +1,232 @@
+"""Step time of a training or inference run: the per-layer roofline, for many layouts at once.
+
+For each configuration (a device, a count split into tensor × pipeline × data parallel groups,
+a micro-batch, gradient accumulation, a ZeRO stage, a recomputation policy) and each layer: the
+compute-bound time (FLOP at the unit's achieved rate), the memory-bound time (bytes at the
+achieved bandwidth) and the launch-bound time (kernels x launch time); the largest of the three
+(a roofline per layer, docs/references.md [roofline]). Then:
+
+- tensor parallelism (Megatron-LM with sequence parallelism, [megatron], [korthikanti]) divides
+  every layer's work by ``tp`` and adds, per transformer block and pass, the all-gathers and
+  reduce-scatters of the block's activations on the link inside a node;
+- pipeline parallelism (1F1B, [megatron]) gives each stage ``1/pp`` of the layers and a step of
+  ``(m + (pp − 1)/v)`` stage passes for ``m`` micro-batches and ``v`` interleaved chunks, plus the
+  point-to-point activation sends between stages;
+- data parallelism synchronises the gradients of ``P/(tp pp)`` parameters over ``dp`` devices
+  (ring, [patarasuk]; ZeRO-3 moves 1.5 x as much, [zero]);
+- an optimizer update (memory-bound) and a fixed per-step overhead close the step.
+
+Everything is in seconds, FLOP and bytes as numpy arrays: one row per configuration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FLOP_FACTOR, BACKWARD_KERNEL_FACTOR,
+                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
+                                    TP_COLLECTIVES_PER_BLOCK_PASS)
+from sizer.engine.hardware import DeviceTable
+from sizer.engine.layers import LayerTable
+
+BOUNDS = ("compute", "memory", "overhead", "communication")
+RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022 (docs/references.md [korthikanti])
+
+
+@dataclass(frozen=True)
+class Configs:
+    """Configurations as parallel arrays (one entry each)."""
+
+    device: np.ndarray  # index into the DeviceTable
+    count: np.ndarray  # devices, tp x pp x dp
+    micro_batch: np.ndarray  # samples per data-parallel replica per forward/backward pass
+    accumulation: np.ndarray  # micro-batches per optimizer step (per replica)
+    zero: np.ndarray  # ZeRO stage 0-3 (Rajbhandari et al. 2020)
+    tp: np.ndarray
+    pp: np.ndarray
+    recompute: np.ndarray  # index into RECOMPUTE
+    interleave: np.ndarray  # virtual pipeline chunks per stage (1: plain 1F1B)
+
+    @property
+    def dp(self) -> np.ndarray:
+        return self.count / (self.tp * self.pp)
+
+    @property
+    def global_batch(self) -> np.ndarray:
+        return self.dp * self.micro_batch * self.accumulation
+
+    @classmethod
+    def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1) -> "Configs":
+        types = (np.int64, float, float, float, np.int64, float, float, np.int64, float)
+        arrays = np.broadcast_arrays(*(np.asarray(v, dtype=t) for v, t in zip(
+            (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave), types)))
+        return cls(*(np.ascontiguousarray(a).ravel() for a in arrays))
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What one pass over the layers does, as multiples of the forward pass.
+
+    ``flops``, ``activation_bytes`` and ``kernels``: of the forward pass's FLOP, activation bytes
+    and launches; ``weight_reads``: stored weight bytes moved per pass (training: read in the
+    forward and the backward pass, gradient written); ``backward``: whether a backward pass (and
+    so recomputation and the backward collectives) exists; ``updates``: whether an optimizer step
+    and a gradient synchronisation follow.
+    """
+
+    name: str
+    flops: float
+    activation_bytes: float
+    kernels: float
+    weight_reads: float
+    backward: bool
+    updates: bool
+
+
+# Forward + backward = 3 x forward (seed 004 eq. 3, O_b): the backward pass computes gradients with
+# respect to inputs and to weights, each about one forward pass of FLOP.
+TRAINING = Pass("training", BACKWARD_FLOP_FACTOR, BACKWARD_BYTE_FACTOR, BACKWARD_KERNEL_FACTOR, 3.0, True, True)
+# Frozen weights (the base of LoRA/QLoRA): gradients with respect to inputs only, no weight gradients.
+FROZEN = Pass("frozen weights", 2.0, 2.0, 2.0, 2.0, True, True)
+INFERENCE = Pass("inference", 1.0, 1.0, 1.0, 1.0, False, False)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What tensor and pipeline parallelism need of the architecture (None for a profiled workload)."""
+
+    blocks: int  # transformer blocks
+    hidden: int
+    tokens_per_sample: float
+
+
+@dataclass(frozen=True)
+class StepParts:
+    """Expected seconds per step and its parts, per configuration."""
+
+    step: np.ndarray
+    kernels: np.ndarray  # every layer of the stage, all micro-batches, with the pipeline bubble
+    compute: np.ndarray  # the part of ``kernels`` in compute-bound layers
+    memory: np.ndarray  # ... in memory-bound layers
+    launch: np.ndarray  # ... in launch-bound layers
+    bubble: np.ndarray  # the pipeline's idle share of ``kernels``
+    optimizer: np.ndarray
+    overhead: np.ndarray
+    tensor_parallel: np.ndarray  # TP collectives (on the critical path)
+    pipeline: np.ndarray  # point-to-point sends between stages
+    data_parallel: np.ndarray  # gradient synchronisation not hidden behind compute
+    physical_limit: np.ndarray  # model FLOP of the step at the fastest unit's peak, over all devices
+    model_flops: np.ndarray  # per device: the FLOP MFU counts (no recomputation)
+    hardware_flops: np.ndarray  # per device: with recomputation (HFU)
+    bound: np.ndarray  # index into BOUNDS
+    layer_seconds: np.ndarray | None  # [config, layer row] per micro-batch, when asked for
+    layer_bound: np.ndarray | None  # [config, layer row]: 0 compute, 1 memory, 2 launch
+
+    @property
+    def communication(self) -> np.ndarray:
+        return self.tensor_parallel + self.pipeline + self.data_parallel
+
+
+def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int) -> np.ndarray:
+    """Bytes the optimizer update moves per parameter: read gradient and weights, write weights,
+    read and write master weights and every state."""
+    return 3 * weight_bytes + 2 * master_bytes + 2 * optimizer_states * OPTIMIZER_STATE_BYTES
+
+
+def ring_allreduce_seconds(message_bytes: np.ndarray, count: np.ndarray, bandwidth: np.ndarray,
+                           latency: np.ndarray) -> np.ndarray:
+    """``2 (n − 1) / n · bytes / bandwidth + 2 (n − 1) · latency`` (Patarasuk & Yuan 2009; spec §3.3)."""
+    steps = np.maximum(count - 1, 0)
+    return np.where(count > 1, 2 * steps / np.maximum(count, 1) * message_bytes / bandwidth + 2 * steps * latency, 0.0)
+
+
+def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bandwidth and latency for a group of devices that spans ``span`` consecutive devices:
+    the link inside a node while it fits in one, else the network between nodes."""
+    inside = span <= table.devices_per_node[d]
+    bandwidth = np.where(inside, table.link[d], np.minimum(table.link[d], table.network[d]))
+    return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
+
+
+def recompute_factors(layers: LayerTable, recompute: np.ndarray, kind: Pass) -> np.ndarray:
+    """Extra forward passes per layer [config, layer]: full recomputation reruns every layer's forward
+    pass, selective only the attention layers' (Korthikanti et al. 2022 §5)."""
+    if not kind.backward:
+        return np.zeros((len(recompute), len(layers.unit)))
+    attention = np.asarray([k == "attention" for k in layers.kinds], dtype=float)
+    return np.where(recompute[:, None] == 2, 1.0, np.where(recompute[:, None] == 1, attention[None, :], 0.0))
+
+
+def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
+                 shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
+                 kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None,
+                 trainable_params: float | None = None) -> StepParts:
+    """Expected seconds per step for every configuration.
+
+    ``weight_bytes`` [B per parameter, per configuration]: how weights are stored when not at the
+    training precision (quantised inference, QLoRA's 4-bit base); ``trainable_params``: the
+    parameters the optimizer updates and the devices synchronise (all of them by default).
+    """
+    d, c = configs.device, configs
+    micro = c.micro_batch[:, None]
+    split = (c.tp * c.pp)[:, None]  # every layer's work divided over tensor ranks, layers over stages
+    scale = table.storage_scale[d][:, None]
+    stored = (table.storage_scale[d] * FP32_STORAGE_BYTES if weight_bytes is None else weight_bytes)[:, None]
+    extra = recompute_factors(layers, c.recompute, kind)
+    rates = table.rates[d][:, layers.unit]  # [config, layer]
+    compute = (kind.flops + extra) * layers.forward_flops * micro / rates
+    moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale + kind.weight_reads * layers.params * stored
+    memory = moved / table.bandwidth[d][:, None]
+    launch = ((kind.kernels + extra) * layers.kernels) * table.launch[d][:, None]
+    per_layer = np.maximum(np.maximum(compute / c.tp[:, None], memory / c.tp[:, None]), launch)
+    is_compute = (per_layer == compute / c.tp[:, None])
+    is_memory = ~is_compute & (per_layer == memory / c.tp[:, None])
+    weight = layers.multiplicity / c.pp[:, None]
+    stage = (per_layer * weight).sum(axis=1)  # one micro-batch through one stage
+    slots = c.accumulation + (c.pp - 1) / c.interleave  # 1F1B: m micro-batches plus the bubble
+    kernels = stage * slots
+    compute_part = (np.where(is_compute, per_layer, 0.0) * weight).sum(axis=1) * slots
+    memory_part = (np.where(is_memory, per_layer, 0.0) * weight).sum(axis=1) * slots
+    launch_part = kernels - compute_part - memory_part
+    bubble = stage * (c.pp - 1) / c.interleave
+
+    tensor_parallel = np.zeros(len(d))
+    pipeline = np.zeros(len(d))
+    if shape is not None:
+        activation = shape.tokens_per_sample * shape.hidden * FP32_STORAGE_BYTES * table.storage_scale[d] * c.micro_batch
+        passes = 2.0 if kind.backward else 1.0
+        tp_bandwidth, tp_latency = group_link(table, d, c.tp)
+        one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
+        per_micro = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / c.pp
+        tensor_parallel = per_micro * c.accumulation
+        pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.pp)
+        send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
+        pipeline = passes * send * (c.accumulation + c.pp - 1)
+
+    params = layers.total_params if trainable_params is None else trainable_params
+    if not kind.updates:
+        params = 0.0
+    dp = c.dp
+    params_here = params / (c.tp * c.pp)
+    optimizer = np.where(c.zero >= 1, params_here / dp, params_here) * \
+        optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_states) / table.bandwidth[d]
+    overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
+    dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)
+    gradient = params_here * table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC, 1.0)
+    allreduce = ring_allreduce_seconds(gradient, dp, dp_bandwidth, dp_latency)
+    data_parallel = np.maximum(0.0, allreduce - OVERLAP_SHARE * kernels) if overlap_allreduce else allreduce
+
+    step = kernels + tensor_parallel + pipeline + data_parallel + optimizer + overhead
+    samples = c.micro_batch * c.accumulation  # per replica
+    model_flops = kind.flops * layers.total_forward_flops * samples / split[:, 0]
+    hardware_flops = model_flops + (extra * layers.forward_flops * layers.multiplicity).sum(axis=1) * samples / split[:, 0]
+    limit = model_flops / table.best_peak[d]
+    communication = tensor_parallel + pipeline + data_parallel
+    bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)
+    return StepParts(step=step, kernels=kernels, compute=compute_part, memory=memory_part, launch=launch_part,
+                     bubble=bubble, optimizer=optimizer, overhead=np.broadcast_to(overhead, step.shape),
+                     tensor_parallel=tensor_parallel, pipeline=pipeline, data_parallel=data_parallel,
+                     physical_limit=limit, model_flops=model_flops, hardware_flops=hardware_flops, bound=bound,
+                     layer_seconds=per_layer if keep_layers else None,
+                     layer_bound=np.where(is_compute, 0, np.where(is_memory, 1, 2)) if keep_layers else None)

@@ -1,0 +1,227 @@
+"""One training answer: a job on ``count`` devices of one kind, as a typed result.
+
+The numbers come from :func:`sizer.engine.evaluate.evaluate` on a single configuration; this
+module only shapes them (ranges from the mode's observed error spread, never below the physical
+limit ``C / (n R_peak)``; seed 004's first-order ``C / (n R (1 − d))`` as a labelled reference).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from sizer.catalog_schema import Device
+from sizer.choices import Mode
+from sizer.engine.constants import Efficiencies, FRAMEWORK_OVERHEAD_SOURCE
+from sizer.engine.evaluate import Evaluation, error_spread, evaluate
+from sizer.engine.hardware import build_device_table, node_layout, device_link
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
+from sizer.errors import InputError
+from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.throughput import DEFAULT_DERATING
+from sizer.units import Quantity
+from sizer.workloads.job import Job
+
+
+LAYER_BOUNDS = ("compute", "memory", "launch")
+
+
+class LayerGroupTime(Model):
+    kind: str
+    layers: int
+    time_per_step: QuantityOut
+    share: float
+    bound: str
+
+
+class Layout(Model):
+    tp: int
+    pp: int
+    dp: int
+    zero: int
+    recompute: str
+    interleave: int
+    micro_batch: float
+    accumulation: int
+
+
+class TimeResult(Model):
+    workload: str
+    device: str
+    count: int
+    precision: str
+    mode: Mode
+    layout: Layout
+    batch_size: float
+    sample: str
+    steps: float | None
+    training_compute: QuantityOut | None
+    peak: QuantityOut
+    step_time: RangeOut
+    throughput: RangeOut
+    training_time: RangeOut | None
+    first_order_time: QuantityOut | None
+    physical_limit: QuantityOut
+    kernels_per_step: QuantityOut
+    optimizer_time_per_step: QuantityOut
+    overhead_per_step: QuantityOut
+    communication_per_step: QuantityOut
+    tensor_parallel_per_step: QuantityOut
+    pipeline_per_step: QuantityOut
+    data_parallel_per_step: QuantityOut
+    bubble_per_step: QuantityOut
+    bound: str
+    mfu: float
+    hfu: float
+    layer_groups: list[LayerGroupTime]
+    memory_per_device: QuantityOut
+    device_memory: QuantityOut
+    fits: bool
+    largest_micro_batch: float | None
+    warnings: list[str]
+    efficiencies: dict[str, float]
+    assumptions: list[Assumption]
+
+
+def time_unit(seconds: float) -> str:
+    """A unit a person reads a duration in."""
+    if seconds >= 3 * 86400:
+        return "day"
+    if seconds >= 2 * 3600:
+        return "hour"
+    return "minute" if seconds >= 600 else "s"
+
+
+def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
+    per_layer = evaluation.parts.layer_seconds[0] * job.layers.multiplicity
+    total = float(per_layer.sum()) or 1.0
+    seconds: dict[str, float] = defaultdict(float)
+    counts: dict[str, float] = defaultdict(float)
+    by_bound: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    bounds = evaluation.parts.layer_bound[0]
+    for kind, value, many, bound in zip(job.layers.kinds, per_layer, job.layers.multiplicity, bounds):
+        seconds[kind] += float(value)
+        counts[kind] += float(many)
+        by_bound[kind][LAYER_BOUNDS[int(bound)]] += float(value)
+    return [LayerGroupTime(kind=kind, layers=int(counts[kind]), time_per_step=QuantityOut.of(Quantity(s, "s"), "s"),
+                           share=s / total, bound=max(by_bound[kind], key=by_bound[kind].get))
+            for kind, s in sorted(seconds.items(), key=lambda kv: -kv[1])]
+
+
+def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None:
+    """A layout the job can run, or InputError saying why not."""
+    if count % (tp * pp):
+        raise InputError("tp", tp, f"tensor x pipeline parallel sizes that divide the device count ({count}): "
+                                   f"tp {tp} x pp {pp} = {tp * pp}")
+    if (tp > 1 or pp > 1 or recompute) and job.shape is None:
+        raise InputError("tp" if tp > 1 else ("pp" if pp > 1 else "recompute"), tp if tp > 1 else (pp if pp > 1 else recompute),
+                         "a transformer (--model or --params with --tokens): tensor and pipeline parallelism and "
+                         "recomputation are modelled per transformer block")
+    if job.shape is not None and pp > job.shape.blocks:
+        raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
+
+
+def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int = 0, tp: int = 1, pp: int = 1,
+                      recompute: int = 0, interleave: int = 1, mode: Mode = Mode.DATASHEET,
+                      efficiency: Efficiencies | None = None, headroom: bool = False, overlap_allreduce: bool = False,
+                      extra_assumptions: tuple[Assumption, ...] = ()) -> TimeResult:
+    """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices."""
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
+        raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
+    table = build_device_table((device,), job.precision, (efficiency,))
+    if not table.supported[0]:
+        from sizer.throughput import supported_precisions
+
+        raise InputError("precision", job.precision.value,
+                         f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
+    check_layout(job, count, tp, pp, recompute)
+    dp = count // (tp * pp)
+    if job.batch_for(dp) < dp:
+        raise InputError("batch_size", job.batch_size, f"at least one {job.sample_word} per data-parallel replica ({dp})")
+    ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([zero]), tp=tp, pp=pp,
+                  recompute=recompute, interleave=interleave, headroom=headroom, overlap_allreduce=overlap_allreduce,
+                  keep_layers=True)
+    parts, configs = ev.parts, ev.configs
+    steps, batch = float(ev.steps[0]), float(ev.batch[0])
+    low_factor, high_factor = ev.range_factors(mode.value)
+    step, limit = float(parts.step[0]), float(parts.physical_limit[0])
+    step_range = (max(limit, step * low_factor), max(limit, step), max(limit, step * high_factor))
+    per_step = batch * (job.tokens_per_sample if job.token_mode else 1.0)
+    unit = "token / s" if job.token_mode else f"{job.sample_word} / s"
+    throughput = RangeOut(low=per_step / step_range[2], expected=per_step / step_range[1],
+                          high=per_step / step_range[0], unit=unit)
+    flops = job.training_flops
+    peak = float(table.peak[0])
+    training = RangeOut.of_seconds(tuple(s * steps for s in step_range), time_unit(step_range[1] * steps)) \
+        if job.samples else None
+    first_order = flops / (count * peak * (1 - DEFAULT_DERATING.expected))
+    mfu = float(parts.model_flops[0]) / (step_range[1] * peak)
+    hfu = float(parts.hardware_flops[0]) / (step_range[1] * peak)
+    eff = table.efficiencies[0]
+    warnings = []
+    if not ev.fits[0]:
+        warnings.append(f"does not fit: needs {ev.memory_needed[0] / 1e9:.3g} GB per device, {device.name} has "
+                        f"{table.memory[0] / 1e9:.3g} GB; shard the model states (--zero 3) or use more devices")
+    per_node, network = node_layout(device)
+    link = device_link(device)
+    assumptions = [
+        *job.assumptions,
+        Assumption(name="precision", value=f"{table.precisions[0]} ({job.precision.value} requested)",
+                   source="dense peak from the catalog"),
+        Assumption(name="efficiencies", value=f"tensor {eff.matrix:.3g}, TF32 {eff.tf32:.3g}, FP32 matrix {eff.fp32_matrix:.3g}, "
+                   f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * 1e6:.3g} us per kernel, "
+                   f"{eff.step_overhead * 1e3:.3g} ms per step", source=eff.source),
+        Assumption(name="range", value=f"{low_factor:.3g}-{high_factor:.3g} x expected ({mode.value} mode)",
+                   source=error_spread()[mode.value]["source"]),
+        Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.4g} {job.sample_word}s per replica per pass, "
+                   f"{int(configs.accumulation[0])} accumulation step(s)",
+                   source="given" if job.micro_batch is not None else "the largest that fits (a power of two)"),
+        Assumption(name="framework overhead", value=f"{ev.framework[0] / 2**30:.3g} GiB per device",
+                   source=FRAMEWORK_OVERHEAD_SOURCE),
+        *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
+        *extra_assumptions,
+    ]
+    if count > 1:
+        where = f"inside one node ({link.name})" if count <= per_node else \
+            f"across nodes of {per_node} ({network.name})"
+        assumptions.append(Assumption(
+            name="gradient synchronisation", value=f"ring {'reduce-scatter/all-gather' if zero else 'all-reduce'} {where}, "
+                                                   f"{'overlapped with the backward pass' if overlap_allreduce else 'not overlapped (conservative)'}",
+            source=f"spec §3.3: 2(n-1)/n x gradient bytes / link bandwidth; {link.source if count <= per_node else network.source}"))
+    if zero:
+        assumptions.append(Assumption(name="ZeRO", value=f"stage {zero} over {dp} data-parallel devices",
+                                      source="Rajbhandari et al. 2020 (docs/references.md [zero])"))
+    if tp > 1:
+        assumptions.append(Assumption(name="tensor parallel", value=f"{tp}-way, Megatron-LM with sequence parallelism: "
+                                      "every layer's work divided, 4 collectives of the block's activations per block and pass, "
+                                      "not overlapped", source="Korthikanti et al. 2022 §4.2.2 (docs/references.md [korthikanti])"))
+    if pp > 1:
+        assumptions.append(Assumption(name="pipeline parallel", value=f"{pp} stages, 1F1B{f' interleaved x{interleave}' if interleave > 1 else ''}: "
+                                      f"bubble (p-1)/(m+p-1) with m = {int(configs.accumulation[0])} micro-batches, "
+                                      "layers split evenly", source="Narayanan et al. 2021 (docs/references.md [megatron])"))
+    if recompute:
+        assumptions.append(Assumption(name="recomputation", value=RECOMPUTE[recompute] + (
+            ": every layer's forward pass again in the backward pass" if recompute == 2 else ": attention layers only"),
+            source="Korthikanti et al. 2022 §5 (docs/references.md [korthikanti])"))
+    seconds = lambda value: QuantityOut.of(Quantity(float(value), "s"), "s")  # noqa: E731
+    unit_t = time_unit(step_range[1] * steps)
+    return TimeResult(
+        workload=job.description, device=device.name, count=count, precision=table.precisions[0], mode=mode,
+        layout=Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=RECOMPUTE[recompute], interleave=interleave,
+                      micro_batch=float(configs.micro_batch[0]), accumulation=int(configs.accumulation[0])),
+        batch_size=batch, sample=job.sample_word, steps=steps if job.samples else None,
+        training_compute=QuantityOut.of(Quantity(flops, "FLOP"), "FLOP") if job.samples else None,
+        peak=QuantityOut.of(Quantity(peak, "FLOP/s"), "FLOP/s"),
+        step_time=RangeOut(low=step_range[0], expected=step_range[1], high=step_range[2], unit="s"),
+        throughput=throughput, training_time=training,
+        first_order_time=QuantityOut.of(Quantity(first_order, "s"), unit_t) if job.samples else None,
+        physical_limit=QuantityOut.of(Quantity(limit * steps, "s"), unit_t),
+        kernels_per_step=seconds(parts.kernels[0]), optimizer_time_per_step=seconds(parts.optimizer[0]),
+        overhead_per_step=seconds(parts.overhead[0]), communication_per_step=seconds(parts.communication[0]),
+        tensor_parallel_per_step=seconds(parts.tensor_parallel[0]), pipeline_per_step=seconds(parts.pipeline[0]),
+        data_parallel_per_step=seconds(parts.data_parallel[0]), bubble_per_step=seconds(parts.bubble[0]),
+        bound=BOUNDS[int(parts.bound[0])], mfu=mfu, hfu=hfu, layer_groups=_groups(job, ev),
+        memory_per_device=QuantityOut.of(Quantity(float(ev.memory_needed[0]), "B"), "GB"),
+        device_memory=QuantityOut.of(Quantity(float(table.memory[0]), "B"), "GB"), fits=bool(ev.fits[0]),
+        largest_micro_batch=float(ev.largest_micro_batch[0]) if np.isfinite(ev.largest_micro_batch[0]) else None,
+        warnings=warnings, efficiencies=eff.as_dict(), assumptions=assumptions)

@@ -1,0 +1,166 @@
+"""A training request resolved into what the engine runs: a layer table and the run's numbers.
+
+Where the layers come from, in order: a profile (``workload``: measured with torch, built in or
+a file), an architecture (``model``: by name or a Hugging Face ``config.json``), or a bare
+parameter count — a generated decoder-only transformer for a token workload, a dense network
+of ``O_f · P`` forward FLOP per sample otherwise. Each path states itself as an assumption.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sizer.choices import Optimizer, Precision, parse_choice
+from sizer.engine.layers import LayerTable, layer_table
+from sizer.engine.roofline import Shape
+from sizer.workloads.architecture import Architecture
+from sizer.errors import InputError
+from sizer.precision import weight_bytes
+from sizer.profile import Layer, Profile, load_profile
+from sizer.results import Assumption
+from sizer.units import parse_count
+from sizer.workload import Workload, WorkloadRequest, resolve_workload
+
+DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
+
+
+@dataclass(frozen=True)
+class Job:
+    """A checked training run. Samples and batches count ``sample_word`` (sequences for language models)."""
+
+    description: str
+    layers: LayerTable
+    samples: float  # per epoch
+    epochs: float
+    batch_size: float  # samples per optimizer step, all devices
+    micro_batch: float | None  # samples per device per pass, if given
+    batch_given: bool  # False: the default batch, raised to one sample per device where devices outnumber it
+    precision: Precision
+    optimizer: Optimizer
+    tokens_per_sample: float  # seq_len for token workloads, else 1
+    token_mode: bool
+    workload: Workload  # the parsed request (parameter count, units, host figures)
+    assumptions: tuple[Assumption, ...]
+    arch: Architecture | None = None  # a transformer's shape: tensor and pipeline parallelism need it
+
+    @property
+    def shape(self) -> Shape | None:
+        if self.arch is None:
+            return None
+        return Shape(blocks=self.arch.layers + self.arch.encoder_layers, hidden=self.arch.hidden,
+                     tokens_per_sample=self.tokens_per_sample)
+
+    @property
+    def params(self) -> float:
+        return self.layers.total_params
+
+    @property
+    def sample_word(self) -> str:
+        return "sequence" if self.token_mode else self.layers.sample
+
+    def batch_for(self, count):
+        """The global batch on ``count`` devices (array or number)."""
+        import numpy as np
+
+        return self.batch_size if self.batch_given else np.maximum(self.batch_size, count)
+
+    def steps_for(self, batch) -> float:
+        import numpy as np
+
+        return np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
+
+    @property
+    def training_flops(self) -> float:
+        """``O_b · F_fwd · S · E`` with the layers' forward FLOP (spec §3.2)."""
+        from sizer.engine.constants import BACKWARD_FLOP_FACTOR
+
+        return BACKWARD_FLOP_FACTOR * self.layers.total_forward_flops * self.samples * self.epochs
+
+
+def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: float) -> Profile:
+    """One matrix layer carrying every parameter: the seed-004 model (``F = O_f P``) as a layer graph."""
+    return Profile(name="dense", description=f"dense network of {params:.4g} parameters", sample="sample",
+                   generated_by="generated from the parameter count (seed 004 eq. 3: O_f P forward FLOP per sample)",
+                   layers=[Layer(name="dense", kind="matmul", forward_flops=forward_flops, bytes=activation_bytes_fp32,
+                                 params=params, activation_bytes=activation_bytes_fp32, kernels=2)])
+
+
+def _architecture_profile(request: WorkloadRequest, params: float | None,
+                          seq_len: int) -> tuple[Profile, str, Architecture]:
+    from sizer.workloads.layer_graph import layer_graph
+    from sizer.workloads.registry import decoder_for_params, resolve_model
+
+    if request.model is not None:
+        arch = resolve_model(request.model)
+        return layer_graph(arch, seq_len), f"{arch.name} ({arch.source})", arch
+    arch, basis = decoder_for_params(params)
+    return layer_graph(arch, seq_len), basis, arch
+
+
+def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
+    """Check a training request and build its layer table (module docstring)."""
+    if request.model is not None and request.workload is not None:
+        raise InputError("model", request.model, "either a model or a workload profile, not both")
+    from_layers = request.model is not None or request.workload is not None
+    if from_layers and request.params is not None:
+        raise InputError("params", request.params, "no parameter count with a model or workload: it has its own")
+    base = request.model_copy(update={"params": request.params if request.params is not None else 1.0}) \
+        if from_layers else request
+    workload = resolve_workload(base, need_samples=need_samples and request.workload is None)
+    precision = parse_choice(Precision, request.precision, "precision")
+    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
+    arch = None
+    assumptions = [a for a in workload.assumptions if a.name not in ("forward FLOP per sample", "activations")
+                   or not from_layers]
+
+    if request.workload is not None:
+        profile = load_profile(request.workload, request.seq_len)
+        described = f"{profile.name} ({profile.description})"
+        assumptions.insert(0, Assumption(name="workload profile", value=f"{profile.name}: {len(profile.layers)} layers, "
+                                         f"{profile.forward_flops:.4g} forward FLOP per {profile.sample}",
+                                         source=profile.generated_by))
+    elif workload.token_mode:
+        seq_len = workload.seq_len
+        profile, basis, arch = _architecture_profile(request, workload.params, seq_len)
+        described = f"{basis.split(' (')[0]} at {seq_len} tokens per sequence"
+        assumptions.insert(0, Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
+                                         f"{seq_len} tokens", source=basis))
+    elif request.model is not None:
+        raise InputError("tokens", None, "the number of training tokens for a language model (--tokens)")
+    else:
+        scale = 4 / weight_bytes(precision.value) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
+        activations = workload.activation_memory_per_sample
+        fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
+        profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
+        described = f"dense network of {workload.params:.4g} parameters"
+    layers = layer_table(profile)
+
+    tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
+    if workload.token_mode and request.workload is not None and profile.seq_len is None:
+        raise InputError("tokens", request.tokens, f"samples: the {profile.name} profile has no sequence length")
+    given = request.samples is not None or request.tokens is not None
+    samples = workload.samples / tokens_per_sample if given else 0.0  # 0: a step time only
+    batch = workload.batch_size / tokens_per_sample
+    if batch < 1:
+        raise InputError("batch_size", request.batch_size,
+                         f"at least one sequence ({tokens_per_sample:.0f} tokens) per step")
+    micro = None
+    if request.micro_batch is not None:
+        micro = parse_count("micro_batch", request.micro_batch)
+        if micro > batch:
+            raise InputError("micro_batch", request.micro_batch, f"at most the global batch ({batch:g} {profile.sample}s)")
+    return Job(description=described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
+               micro_batch=micro, batch_given=request.batch_size is not None, precision=precision, optimizer=optimizer, tokens_per_sample=tokens_per_sample,
+               token_mode=workload.token_mode, workload=workload, assumptions=tuple(assumptions), arch=arch)
+
+
+def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,
+                     samples: float = 0.0, micro_batch: float | None = None) -> Job:
+    """A job straight from a profile: for calibration, reference runs and validation predictions."""
+    request = WorkloadRequest(params=max(profile.params, 1.0), samples=samples or batch_size, batch_size=batch_size,
+                              precision=precision, optimizer=optimizer)
+    workload = resolve_workload(request)
+    return Job(description=f"{profile.name} ({profile.description})", layers=layer_table(profile), samples=samples,
+               epochs=1.0, batch_size=float(batch_size), micro_batch=micro_batch, batch_given=True,
+               precision=parse_choice(Precision, precision, "precision"),
+               optimizer=parse_choice(Optimizer, optimizer, "optimizer"), tokens_per_sample=1.0, token_mode=False,
+               workload=workload, assumptions=())

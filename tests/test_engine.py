@@ -1,0 +1,154 @@
+"""sizer/engine: the one per-layer engine, its modes, its memory model and its laws."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from sizer.choices import Optimizer, Precision, parse_choice
+from sizer.engine.constants import GPU_EFFICIENCIES
+from sizer.engine.hardware import cached_device_table, device_rates, resolve_precision
+from sizer.engine.memory import model_state_bytes
+from sizer.engine.modes import job_step_seconds, parse_reference_throughput, reference_efficiencies
+from sizer.engine.roofline import ring_allreduce_seconds
+from sizer.errors import InputError, SizerError
+from sizer.estimates import MemoryRequest, TimeRequest, estimate_memory, estimate_time
+from sizer.profile import load_profile
+from sizer.workloads.job import job_from_profile
+
+
+def test_fp32_convolutions_use_tf32_on_ampere_but_matmuls_do_not(catalog):
+    rates = device_rates(catalog.find("A100 80GB SXM"), "fp32")
+    assert rates.conv_unit == "tf32" and rates.conv_peak == pytest.approx(156e12)
+    assert rates.matrix_unit == "fp32" and rates.matrix_peak == pytest.approx(19.5e12, rel=0.01)
+    assert device_rates(catalog.find("Tesla P40"), "fp32").conv_unit == "fp32"
+
+
+def test_mixed_precision_resolves_per_device(catalog):
+    # bf16 where the device has it, else fp16 (V100 and T4 have no bf16 tensor cores)
+    assert resolve_precision(catalog.find("H100 SXM"), "mixed") == "bf16"
+    assert resolve_precision(catalog.find("V100 SXM2 16GB"), "mixed") == "fp16"
+    assert resolve_precision(catalog.find("T4"), "mixed") == "fp16"
+
+
+def test_ring_allreduce_formula():
+    # 2 (n-1)/n x bytes / bandwidth: 2 x 7/8 x 14 GB / 450 GB/s = 54.4 ms (no latency term here)
+    seconds = ring_allreduce_seconds(np.array([14e9]), np.array([8.0]), np.array([450e9]), np.array([0.0]))
+    assert seconds[0] == pytest.approx(0.054444, rel=1e-4)
+    assert ring_allreduce_seconds(np.array([14e9]), np.array([1.0]), np.array([450e9]), np.array([1e-5]))[0] == 0
+
+
+@pytest.mark.parametrize("stage, gigabytes", [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.875)])
+def test_zero_model_states_match_the_zero_paper(stage, gigabytes):
+    # Rajbhandari et al. 2020, Figure 1: 7.5B parameters, 64 devices, mixed-precision Adam (K = 12);
+    # the paper prints 31.4 / 16.6 GB, rounded from 31.41 / 16.64 (0.25 %); 120 and 1.875 are exact
+    parts = model_state_bytes(7.5e9, np.array([2.0]), np.array([4.0]), 2, np.array([64.0]), np.array([stage]))
+    assert float(parts.total[0]) / 1e9 == pytest.approx(gigabytes, rel=3e-3)
+
+
+def test_memory_command_gives_the_zero_figures(catalog):
+    for stage, gigabytes in ((1, 31.4), (2, 16.6), (3, 1.875)):
+        result = estimate_memory(MemoryRequest(params=7.5e9, count=64, zero=stage, precision="fp16", optimizer="adam"))
+        assert result.model_states.value == pytest.approx(gigabytes, rel=3e-3) and result.model_states.unit == "GB"
+
+
+def test_reference_mode_reproduces_its_own_measurement(catalog):
+    v100 = catalog.find("V100 SXM2 16GB")
+    job = job_from_profile(load_profile("resnet50"), 256, "fp16", "momentum", micro_batch=256)
+    scaled, factor = reference_efficiencies(job, v100, 1200.0, GPU_EFFICIENCIES)
+    assert 256 / job_step_seconds(job, v100, scaled) == pytest.approx(1200, rel=0.01) and factor > 0
+
+
+def test_reference_prediction_moves_with_the_hardware(catalog):
+    base = dict(workload="resnet50", batch_size=256, precision="fp16", reference="V100 SXM2 16GB=1200/s")
+    h100 = estimate_time(TimeRequest(device="H100 SXM", **base))
+    t4 = estimate_time(TimeRequest(device="T4", **base))
+    assert h100.mode == "reference" and t4.throughput.expected < 1200 < h100.throughput.expected
+
+
+def test_layer_groups_say_what_bounds_them(catalog):
+    result = estimate_time(TimeRequest(workload="bert-large", seq_len=384, batch_size=32, device="A100 80GB SXM",
+                                       precision="fp16", samples=88000, epochs=2))
+    kinds = {g.kind: g for g in result.layer_groups}
+    assert kinds["matmul"].bound == "compute" and kinds["norm"].bound == "memory"
+    assert sum(g.share for g in result.layer_groups) == pytest.approx(1)
+    assert result.training_time is not None and result.steps == 5500
+
+
+def test_seed001_mlp_is_overhead_bound(catalog):
+    # seed 001 tables 4.2-4.3: the MLP's FLOP need well under 0.1 ms a step; what bounds it is the
+    # fixed cost per step. (Its measured 347 s are not asserted: the overhead is no longer fitted to it.)
+    result = estimate_time(TimeRequest(workload="mlp-seed001", samples=80909, epochs=400, batch_size=512,
+                                       device="RTX 3060", precision="fp32"))
+    assert result.bound == "overhead"
+
+
+def test_reference_parsing():
+    assert parse_reference_throughput("833/s") == 833
+    assert parse_reference_throughput("3600 images per hour") == pytest.approx(1)
+    for bad in ("fast", "-3/s", "1e400/s", "833"):
+        with pytest.raises(InputError):
+            parse_reference_throughput(bad)
+
+
+def test_reference_needs_a_described_workload_and_a_known_device(catalog):
+    with pytest.raises(InputError, match="reference"):
+        estimate_time(TimeRequest(params=1e8, samples=1e6, device="T4", reference="V100 SXM2 16GB=100/s"))
+    with pytest.raises(SizerError, match="reference: no device matches"):
+        estimate_time(TimeRequest(workload="resnet50", batch_size=64, device="T4", reference="Nonexistent GPU=100/s"))
+
+
+@pytest.mark.parametrize("field, value", [("precision", "FP12"), ("optimizer", "lion"), ("sharding", "zero3")])
+def test_a_wrong_name_from_python_is_an_input_error(catalog, field, value):
+    with pytest.raises(InputError, match=field):
+        estimate_time(TimeRequest(params=1e8, samples=1e6, device="T4", **{field: value}))
+
+
+def test_choices_parse_any_case():
+    assert parse_choice(Precision, "FP16", "precision") is Precision.FP16
+    assert parse_choice(Optimizer, " AdamW ", "optimizer") is Optimizer.ADAMW
+
+
+def test_a_configuration_that_does_not_fit_says_so(catalog):
+    result = estimate_time(TimeRequest(params=70e9, samples=1e6, device="RTX 4090", precision="bf16"))
+    assert result.fits is False and any("does not fit" in w for w in result.warnings)
+
+
+def test_device_table_is_built_once(catalog):
+    devices = tuple(catalog)
+    assert cached_device_table(devices, "mixed") is cached_device_table(devices, "mixed")
+
+
+DEVICES = ["T4", "A100 80GB SXM", "H100 SXM", "RTX 4090", "V100 SXM2 16GB", "Xeon Platinum 8180"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["mlp-seed001", "resnet50", "bert-base"]), st.sampled_from(DEVICES), st.integers(1, 512),
+       st.sampled_from([1, 2, 8]))
+def test_never_below_the_physical_limit_and_monotone_in_batch(catalog, name, device_name, batch, count):
+    if batch < count:
+        return
+    request = dict(workload=name, batch_size=batch, device=device_name, count=count, precision="fp32", samples=batch * 10)
+    result = estimate_time(TimeRequest(**request))
+    limit = result.physical_limit.quantity().to("s").magnitude / result.steps
+    assert result.step_time.low >= limit * (1 - 1e-9)
+    assert result.step_time.low <= result.step_time.expected <= result.step_time.high
+    bigger = estimate_time(TimeRequest(**{**request, "batch_size": batch * 2}))
+    assert bigger.step_time.expected >= result.step_time.expected * (1 - 1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1e5, 1e11), st.floats(1e4, 1e10), st.sampled_from(DEVICES), st.integers(1, 64), st.floats(1.0, 8.0))
+def test_laws_of_time(catalog, params, samples, device_name, count, factor):
+    def time(p=params, s=samples, n=count):
+        return estimate_time(TimeRequest(params=p, samples=s, batch_size=256, device=device_name, count=n, precision="fp32"))
+
+    base = time()
+    t = base.training_time
+    seconds = lambda r, which="expected": r.quantity(which).to("s").magnitude if hasattr(r, "quantity") else None  # noqa: E731
+    assert t.low <= t.expected <= t.high
+    limit = base.training_compute.value / (count * base.peak.value) if device_name != "Xeon Platinum 8180" else 0
+    from sizer.units import Quantity
+    as_s = lambda r, w="expected": Quantity(getattr(r, w), r.unit).to("s").magnitude  # noqa: E731
+    assert as_s(t, "low") >= limit * (1 - 1e-9)
+    # more parameters or samples never take less time
+    assert as_s(time(p=params * factor).training_time) >= as_s(t) * (1 - 1e-9)
+    assert as_s(time(s=samples * factor).training_time) >= as_s(t) * (1 - 1e-9)
