@@ -22,7 +22,7 @@ from sizer.layer_time import default_efficiencies
 from sizer.precision import check_precision, storage_scale
 from sizer.profile import Profile, load_profile
 from sizer.profile_time import ProfileTimeResult, estimate_profile_time
-from sizer.errors import InputError
+from sizer.errors import InputError, InputErrors
 from sizer.host import HostResult, StorageClass, estimate_host
 from sizer.memory import MemoryResult, training_memory
 from sizer.redundancy import K1Result, estimate_k1
@@ -31,7 +31,7 @@ from sizer.tco import CostAssumptions, TcoResult, estimate_tco
 from sizer.throughput import supported_precisions
 from sizer.throughput import DEFAULT_DERATING
 from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
-from sizer.units import Quantity, parse_quantity
+from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, Workload, WorkloadRequest, resolve_workload
 
 Objective = Literal["time", "cost", "pareto"]
@@ -101,6 +101,36 @@ class _Candidate(Model):
     memory: MemoryResult
     time: TimeResult | ProfileTimeResult
     tco: TcoResult
+
+
+# The request's free-text fields and how each is read: all are checked before any is used, so
+# that every bad field is reported at once (the web form marks each).
+_COUNT_FIELDS = ("params", "tokens", "samples", "epochs", "batch_size", "forward_flops_per_sample")
+_QUANTITY_FIELDS = {"deadline": "[time]", "budget": "[currency]"}
+
+
+def field_errors(request: RecommendRequest) -> list[InputError]:
+    """Every malformed free-text field of a request (not only the first), in field order.
+
+    >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
+    ['params', 'budget']
+    """
+    errors: list[InputError] = []
+
+    def check(field: str, parse) -> None:
+        value = getattr(request, field)
+        if value is not None:
+            try:
+                parse(field, value)
+            except InputError as error:
+                errors.append(error)
+
+    for field in _COUNT_FIELDS:
+        check(field, parse_count)
+    check("precision", lambda field, value: check_precision(value, field))
+    for field, dimension in _QUANTITY_FIELDS.items():
+        check(field, lambda field, value, dimension=dimension: parse_quantity(field, value, dimension))
+    return errors
 
 
 def _counts(max_devices: int) -> list[int]:
@@ -208,13 +238,20 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     elif request.params is None and request.samples is None and request.tokens is None:
         request = request.model_copy(update=DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
     else:
-        described = "given"
+        described = None
+    problems = field_errors(request)
+    if problems:
+        raise problems[0] if len(problems) == 1 else InputErrors(problems)
     catalog = catalog or load_catalog()
     profile = None
     if request.workload is not None:
         profile = load_profile(request.workload, request.seq_len)
         request = _with_profile_figures(request, profile)
     workload = resolve_workload(request)
+    if described is None:
+        described = "given: " + workload.description()
+        if request.workload is not None:
+            described += f"; layer times from the {request.workload} profile"
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
