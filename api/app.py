@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from api import errors
 from api.middleware import GuardMiddleware
@@ -35,7 +36,9 @@ expected); bodies over the size limit get 413. The service keeps no state betwee
 def create_app(settings: Settings | None = None) -> FastAPI:
     """A new application; the catalog (built-in plus ``catalog_file`` or SIZER_CATALOG) is read now, once."""
     settings = settings or Settings()
-    app = FastAPI(title="sizer", version="0.1.0", description=DESCRIPTION)
+    # /docs and /redoc load Swagger UI and ReDoc from the fastapi-offline package, not a CDN, so the
+    # API's pages work without internet (FastAPI's self-hosting recipe, packaged and kept up to date).
+    app = FastAPIOffline(title="sizer", version="0.1.0", description=DESCRIPTION)
     app.state.settings = settings
     app.state.catalog = load_catalog(settings.catalog_file)
     errors.install(app)

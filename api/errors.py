@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from sizer.errors import CatalogError, DeviceLookupError, SizerError
+from sizer.errors import CatalogError, DeviceLookupError, InputErrors, SizerError
 
 log = logging.getLogger("sizer.api")
 MAX_MESSAGE = 300
@@ -38,6 +38,9 @@ def _sizer_error(request: Request, error: SizerError) -> JSONResponse:
     loc = ["body", error.field] if error.field else ["body"]
     if isinstance(error, DeviceLookupError):
         return detail(loc, error.message, candidates=list(error.candidates))
+    if isinstance(error, InputErrors):  # several bad fields: one item each, so a form can mark them all
+        return JSONResponse({"detail": [_item(["body", each.field], each.message, "value_error") for each in error.errors]},
+                            status_code=422)
     return detail(loc, error.message)
 
 

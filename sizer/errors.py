@@ -28,6 +28,18 @@ class InputError(SizerError):
         self.expected = expected
 
 
+class InputErrors(SizerError):
+    """Several values given by the user are bad at once; ``errors`` holds one InputError per field.
+
+    Raised where a request is checked field by field, so that a form can mark every bad field
+    at once instead of one per attempt.
+    """
+
+    def __init__(self, errors: list[InputError]):
+        super().__init__("\n".join(error.message for error in errors), errors[0].field)
+        self.errors = list(errors)
+
+
 class CatalogError(SizerError):
     """A catalog file is malformed; the message names the file, the entry and the field."""
 

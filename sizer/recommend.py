@@ -24,13 +24,14 @@ from sizer.engine.evaluate import error_spread, evaluate
 from sizer.engine.hardware import build_device_table, cached_device_table
 from sizer.engine.roofline import BOUNDS
 from sizer.engine.training import time_unit
-from sizer.errors import InputError
+from sizer.choices import Precision, parse_choice
+from sizer.errors import InputError, InputErrors
 from sizer.host import HostResult, StorageClass, estimate_host
 from sizer.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
 from sizer.tco import CostAssumptions, amortised_capital, cheapest_cloud_price, energy_cost, rent_cost
 from sizer.throughput import supported_precisions
-from sizer.units import Quantity, parse_quantity
+from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest
 from sizer.workloads.job import resolve_job
 
@@ -103,6 +104,36 @@ COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fast
                 "cheapest count that meets it")
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
 ZERO_CHOICES = (0, 3)  # plain data parallel, or model states sharded (ZeRO-3 / FSDP) when replicas do not fit
+
+
+# The request's free-text fields and how each is read: all are checked before any is used, so
+# that every bad field is reported at once (the web form marks each).
+_COUNT_FIELDS = ("params", "tokens", "samples", "epochs", "batch_size", "micro_batch", "forward_flops_per_sample")
+_QUANTITY_FIELDS = {"deadline": "[time]", "budget": "[currency]"}
+
+
+def field_errors(request: RecommendRequest) -> list[InputError]:
+    """Every malformed free-text field of a request (not only the first), in field order.
+
+    >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
+    ['params', 'budget']
+    """
+    errors: list[InputError] = []
+
+    def check(field: str, parse) -> None:
+        value = getattr(request, field)
+        if value is not None:
+            try:
+                parse(field, value)
+            except InputError as error:
+                errors.append(error)
+
+    for field in _COUNT_FIELDS:
+        check(field, parse_count)
+    check("precision", lambda field, value: parse_choice(Precision, value, field))
+    for field, dimension in _QUANTITY_FIELDS.items():
+        check(field, lambda field, value, dimension=dimension: parse_quantity(field, value, dimension))
+    return errors
 
 
 def _counts(max_devices: int) -> np.ndarray:
@@ -184,13 +215,16 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     elif request.params is None and request.samples is None and request.tokens is None \
             and request.model is None and request.workload is None:
         request = request.model_copy(update=DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
+    problems = field_errors(request)
+    if problems:
+        raise problems[0] if len(problems) == 1 else InputErrors(problems)
     catalog = catalog or load_catalog()
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
         raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
     job = resolve_job(request)
-    described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else job.description
+    described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else "given: " + job.summary
     devices = tuple(d for d in catalog if d.kind in request.kinds)
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")

@@ -122,7 +122,7 @@ DIMENSION_WORDS = {
     "[information] / [time]": "a bandwidth such as '900 GB/s'",
     "[computation]": "an amount of compute such as '3.15e23 FLOP'",
     "[computation] / [time]": "a compute rate such as '19.5 TFLOPS'",
-    "[currency]": "an amount of money such as '1500 USD'",
+    "[currency]": "an amount of money such as '1500 USD', '$1500' or '1.5k USD'",
     "[currency] / [time]": "a price per time such as '2.5 USD/hour'",
     "[currency] / [energy]": "an energy price such as '0.12 USD/kWh'",
     "[power]": "a power such as '300 W'",
@@ -238,10 +238,37 @@ def _from_parts(field: str, raw: object, value: float, unit: str, expected: str)
     return Quantity(value, units)
 
 
+# Money as people write it. The words for thousand, million and billion become pint's SI prefixes,
+# so no scale factor is written here; a lower-case "m" is left alone (it is milli to pint).
+_MONEY_PREFIX = {"k": "k", "K": "k", "M": "M", "B": "G", "bn": "G"}
+_MONEY_RE = re.compile(rf"^\s*(?P<dollar>\$)?\s*(?P<number>{_NUMBER})\s*(?P<scale>k|K|M|bn|B)?"
+                       rf"\s*(?P<currency>USD|usd|dollars?)?(?P<per>\s*/\s*{_UNIT})?\s*$")
+
+
+def money_text(text: str) -> str:
+    """Money written as people write it ("$5000", "5k USD", "$2.5/h") in the registry's own form.
+
+    A leading ``$`` means USD; a thousand, million or billion written ``k``, ``M``, ``B`` or
+    ``bn`` right after the number (with ``$`` or ``USD``) becomes the SI prefix k, M or G. Any
+    other text is returned unchanged, so this only ever widens what parses.
+
+    >>> money_text("$5000"), money_text("5k USD"), money_text("$1.2M"), money_text("$2.5/h")
+    ('5000 USD', '5 kUSD', '1.2 MUSD', '2.5 USD/h')
+    >>> parse_quantity("budget", "5k USD", "[currency]").to("USD").magnitude
+    5000.0
+    """
+    match = _MONEY_RE.match(text)
+    if not match or not (match["dollar"] or (match["currency"] and match["scale"])):
+        return text
+    prefix = _MONEY_PREFIX[match["scale"]] if match["scale"] else ""
+    per = re.sub(r"\s+", "", match["per"] or "")
+    return f"{match['number']} {prefix}USD{per}"
+
+
 def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -> pint.Quantity:
     if len(raw) > MAX_TEXT_LENGTH:
         raise InputError(field, raw, f"at most {MAX_TEXT_LENGTH} characters ({expected})")
-    match = _QUANTITY_RE.match(raw)
+    match = _QUANTITY_RE.match(money_text(raw))
     if not match or not (match["number"] or match["unit"]):
         raise InputError(field, raw, expected)
     number = match["number"]

@@ -187,6 +187,23 @@ def test_recommend_names_the_bad_field(client, body, field):
     assert response.status_code == 422 and response.json()["detail"][0]["loc"][:2] == ["body", field], response.text
 
 
+def test_recommend_names_every_bad_field_not_only_the_first(client):
+    # issue 12 item 13: the page could show only the first error because the answer had only one.
+    response = client.post("/v1/recommend", json={"params": "seven", "tokens": "abc", "deadline": "5 GHz",
+                                                  "budget": "5 GHz"})
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert [item["loc"] for item in detail] == [["body", "params"], ["body", "tokens"], ["body", "deadline"],
+                                                ["body", "budget"]]
+    assert all(item["msg"].startswith(item["loc"][1] + ": got ") for item in detail)
+
+
+def test_recommend_takes_money_as_people_write_it(client):
+    for budget in ("$5000000", "5000k USD", "$5M"):
+        response = client.post("/v1/recommend", json={"params": 1e9, "tokens": 1e10, "budget": budget})
+        assert response.status_code == 200, (budget, response.text)
+
+
 # --- catalog, health, documents, page -----------------------------------------------------------
 
 def test_catalog_lists_and_filters(client):

@@ -72,6 +72,13 @@ def test_recommend_default_says_which_workload(cli):
     assert {"device", "count", "training_time", "cost"} <= set(first) and {"rent", "buy"} <= set(first["cost"])
 
 
+def test_recommend_names_every_bad_option_one_line_each(cli):
+    result = cli("recommend", "--params", "seven", "--tokens", "2e10", "--budget", "5 GHz")
+    assert result.exit_code == 2, result.output
+    assert "params: got 'seven'" in result.output and "budget: got '5 GHz'" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_catalog_list_and_show(cli):
     devices = _json(cli("catalog", "list", "--json"))["devices"]
     assert len(devices) >= 45 and all({"id", "name", "kind", "sources"} <= set(d) for d in devices)

@@ -61,3 +61,31 @@ def test_kind_filter_and_k1_and_host():
     assert result.ranked and all(r.kind == "cpu" for r in result.ranked)
     assert result.k1 is not None and result.k1.verdict in ("redundant", "exact", "insufficient")
     assert result.host is not None and result.host.dataset_memory.value == pytest.approx(80909 * 300 / 1e9)
+
+
+def test_a_given_workload_is_named_not_just_called_given():
+    # issue 12 item 13: the page's summary said "Workload: given".
+    result = recommend(RecommendRequest(params=7e9, tokens=2e10, precision="bf16", optimizer="adamw", max_devices=8))
+    assert result.workload == "given: 7e9-parameter model trained on 2e10 tokens, bf16, adamw"
+    samples = recommend(RecommendRequest(params=7e5, samples=6e4, epochs=400, precision="fp32", max_devices=1))
+    assert samples.workload == "given: 7e5-parameter model trained on 6e4 samples x 400 epochs, fp32, adam"
+
+
+def test_every_bad_field_is_reported_at_once():
+    # issue 12 item 13: only the first bad field was reported, so a form showed one error per attempt.
+    from sizer.errors import InputError, InputErrors
+
+    with pytest.raises(InputErrors) as caught:
+        recommend(RecommendRequest(params="seven", tokens="2e10", batch_size="-1", deadline="5 GHz", budget="lots",
+                                   precision="fp12"))
+    assert [error.field for error in caught.value.errors] == ["params", "batch_size", "precision", "deadline", "budget"]
+    assert all(isinstance(error, InputError) for error in caught.value.errors)
+    assert "params: got 'seven'" in caught.value.message and "budget: got 'lots'" in caught.value.message
+
+
+def test_one_bad_field_is_still_a_plain_input_error():
+    from sizer.errors import InputError, InputErrors
+
+    with pytest.raises(InputError, match="budget") as caught:
+        recommend(RecommendRequest(params=7e9, tokens=2e10, budget="5 GHz"))
+    assert not isinstance(caught.value, InputErrors)

@@ -70,3 +70,33 @@ def test_ghz_and_mhz_are_the_same_clock(ghz):
     a = parse_quantity("clock", f"{ghz!r} GHz", "[frequency]")
     b = parse_quantity("clock", {"value": ghz * 1000, "unit": "MHz"}, "[frequency]")
     assert a.to("Hz").magnitude == pytest.approx(b.to("Hz").magnitude, rel=1e-12)
+
+
+# --- money as people write it (issue 12 item 13: the page refused "$5000" and "5k USD") ---------------
+
+@pytest.mark.parametrize(("text", "usd"), [("$5000", 5000), ("5k USD", 5000), ("$5k", 5000), ("5K usd", 5000),
+                                           ("1.2M USD", 1.2e6), ("$1.5bn", 1.5e9), ("2B USD", 2e9),
+                                           ("$5000 USD", 5000), ("50000 USD", 50000), ("5000 dollars", 5000)])
+def test_money_is_read_as_people_write_it(text, usd):
+    # k, M, B are thousand, million, billion: exact decimal scalings, so only float rounding remains.
+    assert parse_quantity("budget", text, "[currency]").to("USD").magnitude == pytest.approx(usd, rel=1e-12)
+
+
+def test_a_dollar_price_per_time_keeps_its_time_unit():
+    assert parse_quantity("price", "$2.5/h", "[currency] / [time]").to("USD/hour").magnitude == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("text", ["5k", "5m USD", "$", "$5 GHz", "-$5", "$-5", "$nan", "5kk USD", "$5e40"])
+def test_money_that_is_not_money_is_still_refused(text):
+    # "5m USD" stays refused: m is milli to pint, and a budget of 5 milli-dollars is no one's intent.
+    with pytest.raises(InputError, match="budget"):
+        parse_quantity("budget", text, "[currency]")
+
+
+@given(st.floats(min_value=1e-3, max_value=1e12, allow_nan=False, allow_infinity=False))
+def test_dollar_sign_and_thousands_agree_with_the_plain_form(amount):
+    text = f"{amount:.6g}"
+    plain = parse_quantity("budget", f"{text} USD", "[currency]").to("USD").magnitude
+    assert parse_quantity("budget", f"${text}", "[currency]").to("USD").magnitude == pytest.approx(plain, rel=1e-12)
+    assert parse_quantity("budget", f"{text}k USD", "[currency]").to("USD").magnitude == pytest.approx(1000 * plain,
+                                                                                                       rel=1e-12)

@@ -49,34 +49,51 @@ function showErrors(detail) {
   const box = document.getElementById("errors");
   for (const node of form.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
   const items = Array.isArray(detail) ? detail : [{ loc: [], msg: String(detail) }];
+  // Every item of the answer, each under the name the form shows for its field.
   box.replaceChildren(...items.map((d) => {
     const field = d.loc && d.loc[0] === "body" ? d.loc[1] : undefined;
-    if (field && form.elements[field]) form.elements[field].setAttribute("aria-invalid", "true");
-    return el("p", {}, field ? `${field}: ${d.msg.replace(new RegExp(`^${field}: `), "")}` : d.msg);
+    const input = field && form.elements[field];
+    if (input && input.setAttribute) input.setAttribute("aria-invalid", "true");
+    const label = input && input.closest && input.closest("label") ? input.closest("label").firstChild.textContent.trim() : field;
+    return el("p", {}, field ? `${label}: ${d.msg.replace(new RegExp(`^${field}: `), "")}` : d.msg);
   }));
   box.hidden = false;
 }
 
 function costOf(row, purchase) { return purchase === "buy" ? row.cost.buy : row.cost.rent; }
 
+let chartArgs = null;  // the last chart drawn, redrawn to fit when the window changes width
+
 function render(result) {
   document.getElementById("errors").hidden = true;
+  for (const node of form.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
   const purchase = result.purchase;
   document.getElementById("cost-head").textContent = purchase === "buy" ? "buy cost (amortised + energy)" : "rent cost";
   document.getElementById("summary").textContent =
     `${result.ranked.length} device(s) can do it, ${result.rejected.length} cannot; ranked by ${result.objective}. ` +
-    `Workload: ${result.workload}. Ranges are expected (low–high).`;
+    `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${result.workload.replace(/^(default|given): /, "")}. ` +
+    "Ranges are expected (low–high).";
   fillRows(document.getElementById("ranked"), result.ranked.map((r) => [
-    r.rank, r.name, r.count, fmtRange(r.training_time), fmtRange(costOf(r, purchase)),
+    r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase)),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, r.pareto ? "★" : ""]));
   fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason]));
   fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
   const timeUnit = result.ranked.length ? result.ranked[0].training_time.unit : "";
-  drawChart(document.getElementById("chart"), result.ranked.map((r) => ({
+  document.getElementById("result").hidden = false;  // before drawing: the chart takes the width it is shown at
+  chartArgs = [document.getElementById("chart"), result.ranked.map((r) => ({
     label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase), pareto: r.pareto })),
-    `training time [${timeUnit}]`, `${purchase === "buy" ? "buy" : "rent"} cost [USD]`);
-  document.getElementById("result").hidden = false;
+    `training time [${timeUnit}]`, `${purchase === "buy" ? "buy" : "rent"} cost [USD]`];
+  drawChart(...chartArgs);
 }
+
+let resizeTimer = 0, chartWidth = 0;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    const width = document.getElementById("chart").clientWidth;
+    if (chartArgs && width !== chartWidth) { chartWidth = width; drawChart(...chartArgs); }
+  }, 150);
+});
 
 async function submit(event) {
   event.preventDefault();

@@ -30,8 +30,10 @@ function logTicks([lo, hi]) {
 }
 
 // Greedy label placement: try four spots around the point; null when all collide or leave the frame.
+const LABEL_PX = 12;  // chart text size in CSS pixels; the chart is drawn at its shown width, so it stays 12 px
+
 function placeLabel(obstacles, cx, cy, text, bounds) {
-  const w = 6.6 * text.length, h = 12;
+  const w = 0.6 * LABEL_PX * text.length, h = LABEL_PX + 1;
   for (const [dx, dy] of [[8, -7], [8, 14], [-8 - w, -7], [-8 - w, 14]]) {
     const box = { x: cx + dx, y: cy + dy - h + 2, w, h };
     const inside = box.x >= bounds.l && box.x + box.w <= bounds.r && box.y >= bounds.t && box.y + box.h <= bounds.b;
@@ -49,12 +51,17 @@ function drawChart(container, points, xLabel, yLabel) {
     container.append(el("p", { class: "muted" }, "No device has both a time and a price to plot."));
     return;
   }
-  const W = 640, H = 400, m = { l: 70, r: 20, t: 16, b: 48 };
+  // One SVG unit is one CSS pixel: the frame takes the container's width (a phone's 350 px or a
+  // desktop's 1100 px) instead of scaling a fixed 640 px drawing, which shrank text to 6 px.
+  const style = getComputedStyle(container);
+  const inner = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const W = Math.max(280, Math.round(inner)), H = Math.round(Math.min(440, Math.max(280, 0.62 * W)));
+  const m = { l: W < 480 ? 58 : 70, r: 16, t: 16, b: 48 };
   const [x0, x1] = logDomain(usable.flatMap((p) => [p.x.low, p.x.high]));
   const [y0, y1] = logDomain(usable.flatMap((p) => [p.y.low, p.y.high]));
   const sx = (v) => m.l + (Math.log10(v) - x0) / (x1 - x0) * (W - m.l - m.r);
   const sy = (v) => H - m.b - (Math.log10(v) - y0) / (y1 - y0) * (H - m.t - m.b);
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${yLabel} against ${xLabel}`, class: "chart-svg" });
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-label": `${yLabel} against ${xLabel}`, class: "chart-svg" });
 
   for (const v of logTicks([x0, x1])) {
     root.append(svg("line", { x1: sx(v), x2: sx(v), y1: m.t, y2: H - m.b, class: "grid" }));
@@ -73,8 +80,8 @@ function drawChart(container, points, xLabel, yLabel) {
   if (front.length > 1) {
     root.append(svg("polyline", { points: front.map((p) => `${sx(p.x.expected)},${sy(p.y.expected)}`).join(" "), class: "front" }));
   }
-  // Labels: Pareto points first (they only avoid other labels), then the rest where there is room
-  // (they also avoid the points); a point without a label keeps its tooltip.
+  // Labels: Pareto points first, then the rest, each where it covers no label and no point; a
+  // Pareto point may cover other points when nothing else fits. A point without a label keeps its tooltip.
   const labels = [], dots = usable.map((p) => ({ x: sx(p.x.expected) - 5, y: sy(p.y.expected) - 5, w: 10, h: 10 }));
   const bounds = { l: m.l, r: W - m.r, t: m.t, b: H - m.b };
   for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
@@ -83,7 +90,8 @@ function drawChart(container, points, xLabel, yLabel) {
     g.append(svg("line", { x1: sx(p.x.low), x2: sx(p.x.high), y1: cy, y2: cy, class: "whisker" }));
     g.append(svg("line", { x1: cx, x2: cx, y1: sy(p.y.low), y2: sy(p.y.high), class: "whisker" }));
     g.append(svg("circle", { cx, cy, r: p.pareto ? 6 : 4.5 }));
-    const spot = placeLabel(p.pareto ? labels : labels.concat(dots), cx, cy, p.label, bounds);
+    const spot = placeLabel(labels.concat(dots), cx, cy, p.label, bounds) ||
+                 (p.pareto ? placeLabel(labels, cx, cy, p.label, bounds) : null);
     if (spot) {
       labels.push(spot.box);
       g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, p.label));

@@ -54,6 +54,18 @@ class Job:
         return self.layers.total_params
 
     @property
+    def summary(self) -> str:
+        """The job in one line, for a result's heading."""
+        short = lambda number: f"{number:.3g}".replace("e+0", "e").replace("e+", "e")  # noqa: E731
+        if not self.samples:
+            amount = f"batches of {short(self.batch_size)} {self.sample_word}s"
+        elif self.token_mode:
+            amount = f"{short(self.samples * self.tokens_per_sample)} tokens"
+        else:
+            amount = f"{short(self.samples)} {self.sample_word}s" + (f" x {short(self.epochs)} epochs" if self.epochs != 1 else "")
+        return f"{self.description}, trained on {amount}, {self.precision.value}, {self.optimizer.value}"
+
+    @property
     def sample_word(self) -> str:
         return "sequence" if self.token_mode else self.layers.sample
 
