@@ -8,13 +8,16 @@ import typer
 from cli import output
 from cli.common import (ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, DeviceOption,
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
-                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load, load_calibration_file, workload_request)
+                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load, load_calibration_file, workload_request,
+                        DpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
          tokens: Tokens = None, device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "mixed",
          batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
+         tp: TpOption = 1, pp: PpOption = 1, dp: DpOption = None, interleave: InterleaveOption = 1,
+         recompute: RecomputeOption = "none",
          reference: Annotated[Optional[str], typer.Option("--reference", help="One measurement to predict from: 'DEVICE=THROUGHPUT/s', e.g. 'V100 SXM2 16GB=833/s'.")] = None,
          reference_batch_size: Annotated[Optional[str], typer.Option("--reference-batch-size", help="Batch of the reference measurement (default: --batch-size).")] = None,
          calibration: CalibrationOption = None,
@@ -24,8 +27,11 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import estimates
+    from sizer.errors import InputError
 
-    request = workload_request(estimates.TimeRequest, params=params, model=model, samples=samples, epochs=epochs,
+    if dp is not None and dp * tp * pp != count:
+        raise InputError("dp", dp, f"count / (tp x pp) = {count / (tp * pp):g}: tp x pp x dp is the device count")
+    request = workload_request(estimates.TimeRequest, tp=tp, pp=pp, interleave=interleave, recompute=recompute, params=params, model=model, samples=samples, epochs=epochs,
                                tokens=tokens, device=device, count=count, precision=precision, batch_size=batch_size,
                                micro_batch=micro_batch, optimizer=optimizer, seq_len=seq_len,
                                forward_flops_per_sample=forward_flops_per_sample, zero=zero,
@@ -42,12 +48,14 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                  ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
                  ("first-order C/(n R_s), seed 004 (reference)", output.qty(result.first_order_time)),
                  ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps))]
-    rows += [("layout", f"data parallel x{layout.dp}, ZeRO {layout.zero}, micro-batch {layout.micro_batch:g} x "
-                        f"{layout.accumulation} accumulation"),
-             ("MFU", f"{result.mfu:.0%}"), ("bound by", result.bound),
+    rows += [("layout", f"tp {layout.tp} x pp {layout.pp} x dp {layout.dp}, ZeRO {layout.zero}, recompute {layout.recompute}, "
+                        f"micro-batch {layout.micro_batch:g} x {layout.accumulation}"),
+             ("MFU / HFU", f"{result.mfu:.0%} / {result.hfu:.0%}"), ("bound by", result.bound),
              ("  kernels", output.qty(result.kernels_per_step)), ("  optimizer update", output.qty(result.optimizer_time_per_step)),
              ("  overhead", output.qty(result.overhead_per_step)),
-             ("  communication", output.qty(result.communication_per_step)),
+             ("  tensor parallel", output.qty(result.tensor_parallel_per_step)),
+             ("  pipeline (sends; bubble in kernels)", f"{output.qty(result.pipeline_per_step)}; {output.qty(result.bubble_per_step)}"),
+             ("  data parallel", output.qty(result.data_parallel_per_step)),
              ("memory per device", f"{output.qty(result.memory_per_device)} of {output.qty(result.device_memory)}"),
              ("fits", "yes" if result.fits else "NO")]
     output.key_values(f"Training time: {result.workload}, {result.count} x {result.device} ({result.precision})", rows)

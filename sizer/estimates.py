@@ -20,6 +20,7 @@ from sizer.choices import zero_stage_of
 from sizer.complexity import ComplexityResult, estimate_complexity
 from sizer.compute import COMPUTE_SOURCE, ComputeResult, training_compute_from_forward
 from sizer.engine.modes import choose_efficiencies
+from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError
 from sizer.memory import MemoryResult, training_memory
@@ -88,12 +89,24 @@ class TimeRequest(WorkloadRequest):
     device: str
     count: int = Field(1, ge=1, le=1_000_000)
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
+    tp: int = Field(1, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence parallelism)")
+    pp: int = Field(1, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
+    interleave: int = Field(1, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved 1F1B)")
+    recompute: str = Field("none", description="activation recomputation: none, selective or full")
     sharding: Sharding = "none"
     overlap_allreduce: bool = False
     headroom: bool = False
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
     reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
+
+
+def recompute_index(value: str) -> int:
+    """The recomputation policy's index (none, selective, full), or InputError listing them."""
+    name = value.strip().lower() if isinstance(value, str) else value
+    if name not in RECOMPUTE:
+        raise InputError("recompute", value, f"one of {', '.join(RECOMPUTE)}")
+    return RECOMPUTE.index(name)
 
 
 def _zero_stage(request) -> int:
@@ -117,7 +130,9 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
         if request.reference_batch_size is not None else None
     efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
-    return estimate_training(job, device, request.count, zero=_zero_stage(request), mode=mode, efficiency=efficiency,
+    return estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
+                             recompute=recompute_index(request.recompute), interleave=request.interleave,
+                             mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes))
 
