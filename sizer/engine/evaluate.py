@@ -79,8 +79,11 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
 
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
-             headroom: bool = False, overlap_allreduce: bool = False, keep_layers: bool = False) -> Evaluation:
-    """Every configuration (arrays broadcast together) of ``job`` on ``table``'s devices."""
+             micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
+             keep_layers: bool = False) -> Evaluation:
+    """Every configuration (arrays broadcast together) of ``job`` on ``table``'s devices.
+
+    ``micro_batch`` (per configuration, NaN: choose) overrides the job's micro-batch."""
     device, count, zero, tp, pp, recompute, interleave = (
         np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
@@ -99,7 +102,14 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     # 1F1B: the first stage holds up to pp micro-batches of its 1/pp of the layers in flight
     in_flight = np.minimum(pp, np.maximum(share, 1.0)) / pp
     fit = largest_micro_batch(free, per_sample * in_flight)
-    micro, accumulation = micro_batches(share, fit, job.micro_batch)
+    if micro_batch is None:
+        micro, accumulation = micro_batches(share, fit, job.micro_batch)
+    else:
+        given = np.broadcast_to(micro_batch, share.shape)
+        chosen, chosen_acc = micro_batches(share, fit, None)
+        fixed = np.minimum(np.where(np.isnan(given), 1.0, given), share)
+        micro = np.where(np.isnan(given), chosen, fixed)
+        accumulation = np.where(np.isnan(given), chosen_acc, np.maximum(np.ceil(share / fixed - 1e-9), 1.0))
     in_flight = np.minimum(pp, accumulation) / pp
     activations = per_sample * micro * in_flight
     needed = (states.total + framework + activations) * reserve

@@ -1,0 +1,90 @@
+"""Layout search: which tensor × pipeline × data parallel split, ZeRO stage, recomputation and
+micro-batch run a job fastest on ``count`` devices, among those that fit in memory.
+
+Two candidate sets: the ``quick`` one (data parallel with ZeRO 0/1/3, recomputation none or full,
+tensor parallel inside a node) that ``time``, ``sweep`` and ``recommend`` use when the user gives no
+layout, and the ``full`` one that ``sizer plan`` ranks (adds pipeline stages, ZeRO-2, selective
+recomputation and explicit micro-batches). Every candidate of every (device, count) pair is
+evaluated in one call of the engine.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.engine.evaluate import Evaluation, evaluate
+from sizer.engine.hardware import DeviceTable
+from sizer.workloads.job import Job
+
+POWERS = (1, 2, 4, 8, 16, 32, 64)
+QUICK = {"zero": (0, 1, 3), "recompute": (0, 2), "pp": (1,)}
+FULL = {"zero": (0, 1, 2, 3), "recompute": (0, 1, 2), "pp": POWERS}
+FULL_MICRO = (1, 2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class Search:
+    """Every candidate evaluated, and per (device, count) pair the chosen one."""
+
+    evaluation: Evaluation
+    pair: np.ndarray  # per candidate: which (device, count) pair it belongs to
+    chosen: np.ndarray  # per pair: index of the fastest fitting candidate, else of the smallest memory need
+    found: np.ndarray  # per pair: whether any candidate fits
+
+    def ranked(self, pair: int) -> np.ndarray:
+        """Candidates of one pair that fit, fastest first."""
+        ev = self.evaluation
+        rows = np.flatnonzero((self.pair == pair) & ev.fits & ev.feasible)
+        return rows[np.argsort(ev.training_seconds[rows], kind="stable")]
+
+
+def _tensor_sizes(job: Job, per_node: int) -> tuple[int, ...]:
+    if job.shape is None or job.arch is None:
+        return (1,)
+    heads, kv = job.arch.heads, job.arch.kv_heads
+    return tuple(t for t in POWERS if t <= per_node and heads % t == 0 and (kv % t == 0 or t % kv == 0))
+
+
+def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray, full: bool) -> dict[str, np.ndarray]:
+    """The candidate layouts of every (device, count) pair, as flat arrays with their pair index."""
+    choice = FULL if full else QUICK
+    transformer = job.shape is not None
+    recompute = choice["recompute"] if transformer else (0,)
+    micro = FULL_MICRO if full and job.micro_batch is None else (0,)  # 0: the largest that fits
+    columns: dict[str, list] = {k: [] for k in ("pair", "device", "count", "tp", "pp", "zero", "recompute", "micro")}
+    for pair, (d, n) in enumerate(zip(device, count)):
+        tps = _tensor_sizes(job, int(table.devices_per_node[d]))
+        pps = [p for p in choice["pp"] if transformer and p <= job.shape.blocks] if transformer else [1]
+        for tp, pp, zero, rc, mb in itertools.product(tps, pps or [1], choice["zero"], recompute, micro):
+            if n % (tp * pp) or (zero and n // (tp * pp) == 1):  # ZeRO needs data parallelism
+                continue
+            for key, value in zip(columns, (pair, d, n, tp, pp, zero, rc, mb)):
+                columns[key].append(value)
+    return {k: np.asarray(v) for k, v in columns.items()}
+
+
+def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, headroom: bool = False,
+           overlap_allreduce: bool = False) -> Search:
+    """Evaluate every candidate layout of every (device, count) pair and choose one per pair."""
+    device = np.atleast_1d(np.asarray(device, dtype=np.int64))
+    count = np.atleast_1d(np.asarray(count, dtype=np.int64))
+    c = candidates(job, table, device, count, full)
+    micro = np.where(c["micro"] > 0, c["micro"], np.nan) if full else None
+    ev = evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], recompute=c["recompute"],
+                  micro_batch=micro, headroom=headroom, overlap_allreduce=overlap_allreduce)
+    ok = ev.fits & ev.feasible
+    pairs = len(device)
+    seconds = np.where(ok, ev.training_seconds, np.inf)
+    order = np.lexsort((ev.memory_needed, seconds, c["pair"]))  # by pair, fastest fitting first, then least memory
+    first = np.searchsorted(c["pair"][order], np.arange(pairs))
+    found = np.zeros(pairs, dtype=bool)
+    chosen = np.zeros(pairs, dtype=np.int64)
+    valid = first < len(order)
+    chosen[valid] = order[first[valid]]
+    found[valid] = ok[chosen[valid]]
+    for p in np.flatnonzero(valid & ~found):  # nothing fits: show the layout closest to fitting
+        rows = np.flatnonzero(c["pair"] == p)
+        chosen[p] = rows[np.argmin(np.where(ev.feasible[rows], ev.memory_needed[rows], np.inf))]
+    return Search(evaluation=ev, pair=c["pair"], chosen=chosen, found=found)
