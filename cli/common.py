@@ -11,7 +11,7 @@ DeviceOption = Annotated[str, typer.Option("--device", "-d", help="Device id or 
 CountOption = Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices (data parallel).")]
 PrecisionOption = Annotated[str, typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")]
 
-Params = Annotated[Optional[str], typer.Option("--params", help="Parameters, e.g. 7e9.")]
+Params = Annotated[Optional[str], typer.Option("--params", help="Parameters, e.g. 7e9, 7B or 70 billion.")]
 Samples = Annotated[Optional[str], typer.Option("--samples", help="Training samples per epoch.")]
 Epochs = Annotated[str, typer.Option("--epochs", help="Passes over the samples.")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
