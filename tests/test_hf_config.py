@@ -12,7 +12,8 @@ from sizer.workloads.registry import find_model, resolve_model
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"  # real hub configs; each folder's SOURCE.txt says from where
 
 SHAPE = ("layers", "hidden", "heads", "kv_heads", "head_size", "ffn_hidden", "ffn_type", "vocab", "tied_embeddings",
-         "experts", "experts_per_token", "norm", "position", "family")
+         "experts", "experts_per_token", "norm", "position", "family", "dropout", "attention_bias", "mlp_bias",
+         "parallel_attention", "norms_per_block")
 
 
 @pytest.mark.parametrize("folder, builtin", [("Llama-2-7b-hf", "llama-2-7b"), ("Llama-2-70b-hf", "llama-2-70b"),

@@ -65,6 +65,7 @@ class Architecture:
     embedding_norm: bool = False  # a norm right after the token embedding (BLOOM)
     relative_buckets: int = 0  # T5's relative-position buckets, one bias table per stack (first block)
     mlm_head: bool = False  # BERT/RoBERTa masked-LM head: dense h x h + norm + output bias (decoder tied)
+    dropout: bool = False  # trained with dropout (GPT-2/3, BERT, T5, OPT): its masks are kept for the backward pass
 
     @property
     def head_size(self) -> int:

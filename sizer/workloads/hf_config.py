@@ -117,7 +117,7 @@ def _llama_like(c: _Config, name: str, source: str, **extra: Any) -> Architectur
         ffn_type="swiglu", vocab=c.int("vocab_size"), max_context=c.int("max_position_embeddings", default=4096),
         tied_embeddings=c.bool("tie_word_embeddings", False), norm="rmsnorm", position="rotary", source=source,
         head_dim=c.int("head_dim", default=0, minimum=0) or None, attention_bias=c.bool("attention_bias", False),
-        mlp_bias=c.bool("mlp_bias", False))
+        mlp_bias=c.bool("mlp_bias", False), dropout=_any_dropout(c, "attention_dropout", default=0.0))
     fields.update(extra)
     return Architecture(**fields)
 
@@ -153,7 +153,14 @@ def _gpt2(c: _Config, name: str, source: str) -> Architecture:
                         heads=heads, kv_heads=heads, ffn_hidden=c.int("n_inner", default=4 * hidden), ffn_type="gelu",
                         vocab=c.int("vocab_size"), max_context=c.int("n_positions", "n_ctx", default=1024),
                         tied_embeddings=c.bool("tie_word_embeddings", True), norm="layernorm", position="learned",
-                        source=source, attention_bias=True, mlp_bias=True)
+                        source=source, attention_bias=True, mlp_bias=True,
+                        dropout=_any_dropout(c, "resid_pdrop", "attn_pdrop", "embd_pdrop", default=0.1))
+
+
+def _any_dropout(c: _Config, *keys: str, default: float) -> bool:
+    """Whether any of the dropout probabilities (``default`` where absent) is above zero."""
+    values = [c.get(key, default) for key in keys]
+    return any(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values)
 
 
 def _gpt_neox(c: _Config, name: str, source: str) -> Architecture:
@@ -195,7 +202,8 @@ def _bert(c: _Config, name: str, source: str, *, roberta: bool = False) -> Archi
                         vocab=c.int("vocab_size"), max_context=max_positions - offset, position_offset=offset,
                         tied_embeddings=True, norm="layernorm", position="learned", source=source,
                         attention_bias=True, mlp_bias=True, type_vocab=c.int("type_vocab_size", default=2),
-                        pooler=not roberta, embedding_norm=True, mlm_head=True)
+                        pooler=not roberta, embedding_norm=True, mlm_head=True,
+                        dropout=_any_dropout(c, "hidden_dropout_prob", "attention_probs_dropout_prob", default=0.1))
 
 
 def _roberta(c: _Config, name: str, source: str) -> Architecture:
@@ -210,7 +218,8 @@ def _t5(c: _Config, name: str, source: str) -> Architecture:
                         head_dim=c.int("d_kv", default=64), ffn_hidden=c.int("d_ff"),
                         ffn_type="geglu" if gated else "relu", vocab=c.int("vocab_size"), max_context=512,
                         tied_embeddings=c.bool("tie_word_embeddings", True), norm="rmsnorm", position="relative",
-                        relative_buckets=c.int("relative_attention_num_buckets", default=32), source=source)
+                        relative_buckets=c.int("relative_attention_num_buckets", default=32), source=source,
+                        dropout=_any_dropout(c, "dropout_rate", default=0.1))
 
 
 def _opt(c: _Config, name: str, source: str) -> Architecture:
@@ -223,7 +232,8 @@ def _opt(c: _Config, name: str, source: str) -> Architecture:
                         kv_heads=heads, ffn_hidden=c.int("ffn_dim"), ffn_type="relu", vocab=c.int("vocab_size"),
                         max_context=c.int("max_position_embeddings", default=2048), position_offset=2,
                         tied_embeddings=c.bool("tie_word_embeddings", True), norm="layernorm", position="learned",
-                        source=source, attention_bias=c.bool("enable_bias", True), mlp_bias=c.bool("enable_bias", True))
+                        source=source, attention_bias=c.bool("enable_bias", True), mlp_bias=c.bool("enable_bias", True),
+                        dropout=_any_dropout(c, "dropout", "attention_dropout", default=0.1))
 
 
 READERS: dict[str, Callable[[_Config, str, str], Architecture]] = {

@@ -79,6 +79,7 @@ class ModelEntry(BaseModel):
     embedding_norm: bool = False
     relative_buckets: int = Field(0, ge=0)
     mlm_head: bool = False
+    dropout: bool = False
     published: Published | None = None
     notes: str | None = None
 
