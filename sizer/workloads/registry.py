@@ -171,8 +171,8 @@ def model_entry(name: str) -> ModelEntry:
         close = difflib.get_close_matches(name_key(name), list(keys), n=5, cutoff=0.6)
         suggestions = list(dict.fromkeys(keys[key].name for key in close))
         hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
-        raise InputError("model", name, f"a built-in model name ({hint}all: `sizer models`, or "
-                                        f"sizer.workloads.registry.model_names()) or a config.json path")
+        raise InputError("model", name, f"a built-in model name ({hint}{len(builtin_entries())} built in, e.g. "
+                                        f"llama-2-7b, gpt3-175b, mixtral-8x7b, bert-large) or a config.json path")
     return entry
 
 
