@@ -219,7 +219,8 @@ def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None)
 
 @functools.lru_cache(maxsize=8)
 def _builtin() -> Catalog:
-    files = sorted(builtin_catalog_dir().glob("*.yaml"))
+    # models.yaml beside the device files holds architectures (sizer.workloads.registry), not devices.
+    files = sorted(path for path in builtin_catalog_dir().glob("*.yaml") if path.name != "models.yaml")
     # Parsing and checking ~60 entries is a fifth of a second; the parsed catalog is cached on
     # disk under a key of the files' sizes and times and of the code that checks them.
     import pydantic

@@ -279,11 +279,28 @@ def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -
     return _from_parts(field, raw, value, unit, expected)
 
 
-def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool = False) -> float:
-    """Parse a dimensionless count (parameters, samples, epochs): a number or a numeric string.
+# Multipliers people write after a count ("7B", "125M", "70 billion", "1.5T"). A lower-case
+# "m" is a million here, as in model names (gpt3-125m, mpt-125m): a count has no unit, so it
+# cannot mean metre, and milli- of a parameter count means nothing. "B" is a billion (10^9,
+# short scale) rather than a byte for the same reason; "G" is not taken.
+COUNT_MULTIPLIERS: dict[str, int] = {
+    "k": 10**3, "thousand": 10**3,
+    "m": 10**6, "mn": 10**6, "million": 10**6,
+    "b": 10**9, "bn": 10**9, "billion": 10**9,
+    "t": 10**12, "tn": 10**12, "trillion": 10**12,
+}
+_COUNT_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<suffix>[A-Za-z]+)\s*$")
 
-    >>> parse_count("params", "175e9")
-    175000000000.0
+
+def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool = False) -> float:
+    """Parse a dimensionless count (parameters, samples, tokens, epochs): a number, a numeric
+    string, or a number with a multiplier as people write counts (:data:`COUNT_MULTIPLIERS`:
+    ``"7B"``, ``"125m"``, ``"70 billion"``, ``"1.5 trillion"``, ``"20k"``; case does not matter).
+
+    >>> parse_count("params", "175e9"), parse_count("params", "7B"), parse_count("params", "125m")
+    (175000000000.0, 7000000000.0, 125000000.0)
+    >>> parse_count("params", "70 billion")
+    70000000000.0
     """
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         value = _as_float(field, raw, raw, "a plain number")  # fast path: plain numbers need no unit parsing
@@ -291,6 +308,14 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
         if integer and value != int(value):
             raise InputError(field, raw, "a whole number")
         return value
+    if isinstance(raw, str) and len(raw) <= MAX_TEXT_LENGTH and (match := _COUNT_RE.match(raw)):
+        multiplier = COUNT_MULTIPLIERS.get(match["suffix"].lower())
+        if multiplier is not None:  # other words ("percent") go on to pint's dimensionless units
+            value = float(match["number"]) * multiplier
+            _check_magnitude(field, raw, value, "a plain number", allow_zero, False)
+            if integer and value != int(value):
+                raise InputError(field, raw, "a whole number")
+            return value
     value = parse_quantity(field, raw, "", default_unit="", allow_zero=allow_zero).to("").magnitude
     if integer and value != int(value):
         raise InputError(field, raw, "a whole number")

@@ -58,6 +58,14 @@ class Architecture:
     type_vocab: int = 0  # BERT's token-type (segment) embeddings
     pooler: bool = False  # BERT's pooler dense layer
     verified: bool = True  # False where a figure is recalled rather than read in the cited source
+    block_norms: int | None = None  # norms per block; default 2, or 1 with parallel attention (Falcon-7B)
+    norm_bias: bool = True  # a LayerNorm with a bias (MPT's have none); RMSNorm never has one
+    attention_out_bias: bool | None = None  # bias on the output projection; default: attention_bias (Qwen2: none)
+    position_offset: int = 0  # extra learned position rows (OPT and RoBERTa keep 2 beyond max_context)
+    embedding_norm: bool = False  # a norm right after the token embedding (BLOOM)
+    relative_buckets: int = 0  # T5's relative-position buckets, one bias table per stack (first block)
+    mlm_head: bool = False  # BERT/RoBERTa masked-LM head: dense h x h + norm + output bias (decoder tied)
+    dropout: bool = False  # trained with dropout (GPT-2/3, BERT, T5, OPT): its masks are kept for the backward pass
 
     @property
     def head_size(self) -> int:
@@ -67,12 +75,19 @@ class Architecture:
     def moe(self) -> bool:
         return self.experts > 1
 
+    @property
+    def norms_per_block(self) -> int:
+        if self.block_norms is not None:
+            return self.block_norms
+        return 1 if self.parallel_attention else 2
+
     def attention_params(self) -> int:
         """Q, K, V and output projections of one attention block (with biases if the model has them)."""
         q_width = self.heads * self.head_size
         kv_width = self.kv_heads * self.head_size
         weights = self.hidden * (q_width + 2 * kv_width) + q_width * self.hidden
-        biases = (q_width + 2 * kv_width + self.hidden) if self.attention_bias else 0
+        out_bias = self.attention_bias if self.attention_out_bias is None else self.attention_out_bias
+        biases = (q_width + 2 * kv_width if self.attention_bias else 0) + (self.hidden if out_bias else 0)
         return weights + biases
 
     def expert_params(self) -> int:
@@ -82,21 +97,34 @@ class Architecture:
         return matrices * self.hidden * self.ffn_hidden + biases
 
     def norm_params(self) -> int:
-        return self.hidden * (2 if self.norm == "layernorm" else 1)
+        return self.hidden * (2 if self.norm == "layernorm" and self.norm_bias else 1)
 
     def block_params(self, *, active: bool = False, cross_attention: bool = False) -> int:
         """One transformer block; ``active``: only the experts a token is routed to."""
         experts = self.experts_per_token if active else self.experts
         router = self.hidden * self.experts if self.moe else 0
-        norms = 1 if self.parallel_attention else 2
+        norms = self.norms_per_block
         attention = self.attention_params() * (2 if cross_attention else 1)
         return attention + experts * self.expert_params() + router + (norms + cross_attention) * self.norm_params()
 
     def embedding_params(self) -> int:
         """Token (and learned position / token-type) embeddings, plus an untied output head."""
-        positions = self.max_context * self.hidden if self.position == "learned" else 0
+        positions = (self.max_context + self.position_offset) * self.hidden if self.position == "learned" else 0
         head = 0 if self.tied_embeddings else self.vocab * self.hidden
-        return (self.vocab + self.type_vocab) * self.hidden + positions + head
+        norm = self.norm_params() if self.embedding_norm else 0
+        return (self.vocab + self.type_vocab) * self.hidden + positions + head + norm
+
+    def relative_bias_params(self) -> int:
+        """T5's relative-position bias tables: one (buckets x heads) table per stack."""
+        stacks = 2 if self.family == "encoder-decoder" else 1
+        return stacks * self.relative_buckets * self.heads if self.position == "relative" else 0
+
+    def head_extra_params(self) -> int:
+        """Parameters of an output head beyond the (tied or untied) vocabulary matrix: BERT's MLM
+        transform (dense, norm) and output bias, and the pooler."""
+        mlm = self.hidden * self.hidden + self.hidden + self.norm_params() + self.vocab if self.mlm_head else 0
+        pooler = self.hidden * self.hidden + self.hidden if self.pooler else 0
+        return mlm + pooler
 
     def params_total(self) -> int:
         return self._params(active=False)
@@ -109,6 +137,7 @@ class Architecture:
         decoder_cross = self.family == "encoder-decoder"
         blocks = self.layers * self.block_params(active=active, cross_attention=decoder_cross)
         blocks += self.encoder_layers * self.block_params(active=active)
-        final_norms = (2 if decoder_cross else 1) * self.norm_params()
-        pooler = self.hidden * self.hidden + self.hidden if self.pooler else 0
-        return blocks + self.embedding_params() + final_norms + pooler
+        # BERT-style post-norm encoders end in a block norm; they have no extra final norm.
+        final_norms = 0 if self.family == "encoder" else (2 if decoder_cross else 1) * self.norm_params()
+        return (blocks + self.embedding_params() + final_norms + self.relative_bias_params()
+                + self.head_extra_params())

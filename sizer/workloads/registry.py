@@ -1,0 +1,297 @@
+"""Architectures by name: the built-in models of ``catalog/models.yaml``, a Hugging Face
+``config.json``, or a decoder shape derived from a bare parameter count.
+
+Names are forgiving: case, an organisation prefix (``meta-llama/``), a ``-hf`` suffix and the
+punctuation between words do not matter, so ``"llama-2-7b"``, ``"Llama-2-7B"`` and
+``"meta-llama/Llama-2-7b-hf"`` are one model. An unknown name raises
+:class:`~sizer.errors.InputError` listing the closest built-in names.
+
+>>> find_model("meta-llama/Llama-2-7b-hf").name
+'llama-2-7b'
+>>> round(find_model("mixtral-8x7b").params_active() / 1e9, 1)
+12.9
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sizer.errors import CatalogError, InputError
+from sizer.workloads.architecture import Architecture, Family, FfnType, Norm, Position
+
+MAX_MODELS_FILE_BYTES = 1_000_000
+MAX_NAME_LENGTH = 200
+
+
+class Published(BaseModel):
+    """A parameter count the cited source states: an exact count or a release label ("7B")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    params_total: int = Field(gt=0)
+    params_active: int | None = Field(None, gt=0)
+    kind: Literal["exact", "nominal"]
+
+
+class ModelEntry(BaseModel):
+    """One entry of ``catalog/models.yaml``: the fields of :class:`Architecture` plus its names,
+    its source and the published parameter count."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=80)
+    display_name: str
+    aliases: list[str] = []
+    family: Family
+    layers: int = Field(ge=1, le=10_000)
+    hidden: int = Field(ge=1, le=1_000_000)
+    heads: int = Field(ge=1, le=10_000)
+    kv_heads: int = Field(ge=1, le=10_000)
+    ffn_hidden: int = Field(ge=1, le=10_000_000)
+    ffn_type: FfnType
+    vocab: int = Field(ge=1, le=10_000_000)
+    max_context: int = Field(ge=1, le=100_000_000)
+    tied_embeddings: bool
+    norm: Norm
+    position: Position
+    source: str = Field(min_length=10)
+    head_dim: int | None = Field(None, ge=1, le=100_000)
+    experts: int = Field(1, ge=1, le=10_000)
+    experts_per_token: int = Field(1, ge=1, le=10_000)
+    attention_bias: bool = False
+    mlp_bias: bool = False
+    parallel_attention: bool = False
+    encoder_layers: int = Field(0, ge=0, le=10_000)
+    type_vocab: int = Field(0, ge=0)
+    pooler: bool = False
+    verified: bool
+    block_norms: int | None = Field(None, ge=0, le=8)
+    norm_bias: bool = True
+    attention_out_bias: bool | None = None
+    position_offset: int = Field(0, ge=0)
+    embedding_norm: bool = False
+    relative_buckets: int = Field(0, ge=0)
+    mlm_head: bool = False
+    dropout: bool = False
+    published: Published | None = None
+    notes: str | None = None
+
+    def architecture(self) -> Architecture:
+        fields = self.model_dump(exclude={"display_name", "aliases", "published", "notes"})
+        return Architecture(**fields)
+
+
+class ModelsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    models: list[ModelEntry]
+
+
+def models_file() -> Path:
+    from sizer.catalog import builtin_catalog_dir
+
+    return builtin_catalog_dir() / "models.yaml"
+
+
+def name_key(name: str) -> str:
+    """The form names are compared in: lower case, no organisation prefix, no ``-hf``, and only
+    letters, digits and dots (``"meta-llama/Llama-2-7b-hf"`` -> ``"llama27b"``; dots stay so that
+    ``gpt3-1.3b`` and ``gpt3-13b`` differ).
+
+    >>> name_key("meta-llama/Llama-2-7b-hf"), name_key("GPT-3 1.3B")
+    ('llama27b', 'gpt31.3b')
+    """
+    key = name.strip().lower().rsplit("/", 1)[-1]
+    key = re.sub(r"[-_ ]hf$", "", key)
+    return re.sub(r"[^a-z0-9.]", "", key)
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_entries() -> tuple[ModelEntry, ...]:
+    """Every entry of ``catalog/models.yaml``, checked; a malformed file is a :class:`CatalogError`."""
+    path = models_file()
+    text = _read_text(path)
+    try:
+        from sizer.catalog import SafeLoader
+
+        data = yaml.load(text, Loader=SafeLoader)
+        entries = ModelsFile.model_validate(data).models
+    except yaml.YAMLError as error:
+        raise CatalogError(f"models file {path}: not valid YAML ({error})", "model") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise CatalogError(f"models file {path}: field {where}: {first['msg']}", "model") from None
+    seen: dict[str, str] = {}
+    for entry in entries:
+        for alias in (entry.name, entry.display_name, *entry.aliases):
+            key = name_key(alias)
+            if seen.setdefault(key, entry.name) != entry.name:
+                raise CatalogError(f"models file {path}: name {alias!r} of {entry.name} also names {seen[key]}",
+                                   "model")
+    return tuple(entries)
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, refused above :data:`MAX_MODELS_FILE_BYTES` (one place to swap in a shared
+    guarded loader)."""
+    if path.stat().st_size > MAX_MODELS_FILE_BYTES:
+        raise CatalogError(f"models file {path}: larger than {MAX_MODELS_FILE_BYTES} bytes", "model")
+    return path.read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def _index() -> dict[str, ModelEntry]:
+    index: dict[str, ModelEntry] = {}
+    for entry in builtin_entries():
+        for alias in (entry.name, entry.display_name, *entry.aliases):
+            index[name_key(alias)] = entry
+    return index
+
+
+def model_names() -> list[str]:
+    """The canonical names of the built-in architectures, sorted."""
+    return sorted(entry.name for entry in builtin_entries())
+
+
+def model_entry(name: str) -> ModelEntry:
+    """The catalog entry of a built-in model (with its published parameter count and notes)."""
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH:
+        raise InputError("model", name, "a built-in model name such as 'llama-2-7b', or a config.json path")
+    entry = _index().get(name_key(name))
+    if entry is None:
+        keys = _index()
+        close = difflib.get_close_matches(name_key(name), list(keys), n=5, cutoff=0.6)
+        suggestions = list(dict.fromkeys(keys[key].name for key in close))
+        hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
+        raise InputError("model", name, f"a built-in model name ({hint}{len(builtin_entries())} built in, e.g. "
+                                        f"llama-2-7b, gpt3-175b, mixtral-8x7b, bert-large) or a config.json path")
+    return entry
+
+
+def find_model(name: str) -> Architecture:
+    """A built-in architecture by a forgiving name.
+
+    >>> find_model("Llama-2-7B").params_total()
+    6738415616
+    """
+    return model_entry(name).architecture()
+
+
+def resolve_model(name_or_path: str) -> Architecture:
+    """A built-in name, or a path ending in ``.json`` read as a Hugging Face ``config.json``."""
+    if isinstance(name_or_path, (str, Path)) and str(name_or_path).strip().lower().endswith(".json"):
+        from sizer.workloads.hf_config import read_hf_config
+
+        return read_hf_config(name_or_path)
+    return find_model(name_or_path)
+
+
+# --- A decoder shape from a parameter count --------------------------------------------------
+
+GENERATED_VOCAB = 32000  # Llama 1/2's SentencePiece vocabulary (Touvron et al. 2023)
+GENERATED_HEAD_DIM = 128
+MIN_GENERATED_PARAMS = 1e6
+FFN_MULTIPLE = 256  # Llama's ``multiple_of`` (meta-llama/llama model.py FeedForward)
+# Published models the depth rule is fitted to: Llama 1, Llama 2 and Llama 3.1 405B (the style generated).
+DEPTH_FIT_MODELS = ("llama-7b", "llama-13b", "llama-33b", "llama-65b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
+                    "llama-3.1-405b")
+# Least-squares fit of ln L = ln DEPTH_COEFFICIENT + DEPTH_EXPONENT ln P over DEPTH_FIT_MODELS
+# (reproduced by tests/test_registry.py::test_depth_rule_is_the_fit_to_llama).
+DEPTH_COEFFICIENT = 0.01111
+DEPTH_EXPONENT = 0.3530
+
+
+def generated_layers(params: float) -> int:
+    """Depth of a generated decoder: ``L = round(c · P^e)``, at least 1, with c and e fitted to
+    the Llama family (:data:`DEPTH_FIT_MODELS`).
+
+    >>> generated_layers(7e9), generated_layers(70e9)  # Llama 2: 32 and 80
+    (33, 75)
+    """
+    return max(1, round(DEPTH_COEFFICIENT * params ** DEPTH_EXPONENT))
+
+
+def generated_width(params: float, layers: int, vocab: int = GENERATED_VOCAB) -> float:
+    """Width ``d`` (continuous) from ``P = 12·L·d² + 2·V·d``: four d×d attention matrices and a
+    SwiGLU FFN of 8d/3 (3 × 8d²/3 = 8d²) per block, untied input and output embeddings."""
+    a, b = 12.0 * layers, 2.0 * vocab
+    return (-b + math.sqrt(b * b + 4.0 * a * params)) / (2.0 * a)
+
+
+def _width_step(width: float) -> int:
+    """Granularity of the width: the head size (128) for wide models, finer below 1024 so that
+    rounding moves the width by at most one part in 8."""
+    return int(min(GENERATED_HEAD_DIM, max(1, 2 ** math.floor(math.log2(max(width, 1.0) / 8)))))
+
+
+def decoder_for_params(params: float) -> tuple[Architecture, str]:
+    """A Llama-style decoder whose parameter count is ``params``, and the sentence that states it.
+
+    Depth from :func:`generated_layers`; width from :func:`generated_width`, rounded to the head
+    size (128; finer for narrow models); the SwiGLU FFN width then takes up the rest of ``P``
+    (about 8d/3, rounded to a multiple of 256 when it is at least 8192), so that
+    ``params_total()`` is within 2 % of ``params``. Multi-head attention (no GQA), vocabulary
+    32000, untied embeddings, RMSNorm, rotary positions. Below about 1e8 parameters the
+    vocabulary dominates and the FFN ratio departs from 8/3.
+
+    >>> arch, why = decoder_for_params(7e9)
+    >>> arch.layers, arch.hidden, arch.ffn_hidden
+    (33, 4096, 11264)
+    """
+    from sizer.units import parse_count
+
+    params = parse_count("params", params)
+    if params < MIN_GENERATED_PARAMS:
+        raise InputError("params", params, f"at least {MIN_GENERATED_PARAMS:.0e} parameters for a generated "
+                                           f"transformer shape (its {GENERATED_VOCAB}-token embeddings alone "
+                                           f"take {2 * GENERATED_VOCAB} per unit of width)")
+    layers = generated_layers(params)
+    width = generated_width(params, layers)
+    step = _width_step(width)
+    hidden = max(step, round(width / step) * step)
+    ffn = _ffn_for(params, layers, hidden)
+    if ffn < hidden:  # rounding up left too little for the FFN: round the width down instead
+        hidden = max(1, math.floor(width / step) * step)
+        ffn = _ffn_for(params, layers, hidden)
+    heads = _heads_for(hidden)
+    arch = Architecture(
+        name=f"decoder-{params:.3g}", family="decoder", layers=layers, hidden=hidden, heads=heads, kv_heads=heads,
+        ffn_hidden=max(1, ffn), ffn_type="swiglu", vocab=GENERATED_VOCAB, max_context=4096, tied_embeddings=False,
+        norm="rmsnorm", position="rotary", head_dim=hidden // heads,
+        source="generated by sizer.workloads.registry.decoder_for_params (depth fitted to Llama 1/2/3.1)",
+        verified=False)
+    why = (f"a {params:.3g}-parameter Llama-style decoder: {layers} layers, width {hidden}, {heads} heads of "
+           f"{hidden // heads}, SwiGLU FFN {arch.ffn_hidden}, vocabulary {GENERATED_VOCAB} untied "
+           f"({arch.params_total():.4g} parameters); depth L = {DEPTH_COEFFICIENT} P^{DEPTH_EXPONENT} fitted to "
+           f"Llama 1/2/3.1, width from P = 12 L d^2 + 2 V d")
+    return arch, why
+
+
+def _heads_for(hidden: int) -> int:
+    """Heads of about 128 that divide the width exactly (one head below 128)."""
+    heads = max(1, hidden // GENERATED_HEAD_DIM)
+    while hidden % heads:
+        heads -= 1
+    return heads
+
+
+def _ffn_for(params: float, layers: int, hidden: int) -> int:
+    """The SwiGLU FFN width that brings the decoder to ``params`` (3 matrices of d × f per block)."""
+    heads = _heads_for(hidden)
+    probe = Architecture(name="probe", family="decoder", layers=layers, hidden=hidden, heads=heads, kv_heads=heads,
+                         ffn_hidden=1, ffn_type="swiglu", vocab=GENERATED_VOCAB, max_context=4096,
+                         tied_embeddings=False, norm="rmsnorm", position="rotary", head_dim=hidden // heads,
+                         source="probe")
+    rest = params - probe.params_total() + 3 * hidden * layers  # everything but the FFN matrices
+    ffn = rest / (3 * hidden * layers)
+    if ffn >= 8192:
+        return int(round(ffn / FFN_MULTIPLE) * FFN_MULTIPLE)
+    return int(round(ffn))
