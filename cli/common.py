@@ -12,10 +12,10 @@ CountOption = Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000,
 PrecisionOption = Annotated[str, typer.Option("--precision", "-p", help="mixed (bf16, else fp16), fp32, tf32, fp16, bf16 or fp8.")]
 ModelOption = Annotated[Optional[str], typer.Option("--model", "-m", help="An architecture by name (llama-2-7b, gpt3-175b, bert-large ...) or a Hugging Face config.json.")]
 ZeroOption = Annotated[Optional[int], typer.Option("--zero", min=0, max=3, help="ZeRO stage 0-3 (FSDP FULL_SHARD is 3).")]
-TpOption = Annotated[int, typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size (Megatron style, sequence parallel).")]
-PpOption = Annotated[int, typer.Option("--pp", min=1, max=1024, help="Pipeline-parallel stages (1F1B).")]
+TpOption = Annotated[Optional[int], typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size (Megatron style, sequence parallel). No layout given: the search chooses.")]
+PpOption = Annotated[Optional[int], typer.Option("--pp", min=1, max=1024, help="Pipeline-parallel stages (1F1B).")]
 InterleaveOption = Annotated[int, typer.Option("--interleave", min=1, max=64, help="Virtual pipeline chunks per stage.")]
-RecomputeOption = Annotated[str, typer.Option("--recompute", help="Activation recomputation: none, selective or full.")]
+RecomputeOption = Annotated[Optional[str], typer.Option("--recompute", help="Activation recomputation: none, selective or full.")]
 DpOption = Annotated[Optional[int], typer.Option("--dp", min=1, help="Data-parallel size (default: count / (tp x pp)).")]
 MicroBatch = Annotated[Optional[str], typer.Option("--micro-batch", help="Samples per device per pass (sequences for a language model); default: the largest that fits.")]
 

@@ -44,7 +44,7 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
           device: Annotated[Optional[list[str]], typer.Option("--device", "-d", help="Device (repeatable); default: the whole catalog.")] = None,
           count: Annotated[str, typer.Option("--count", "-n", help="Device counts, comma-separated.")] = "1,2,4,8",
           precision: Annotated[str, typer.Option("--precision", "-p", help="Precisions, comma-separated (mixed: bf16, else fp16).")] = "mixed",
-          sharding: Annotated[str, typer.Option("--sharding", help="none, full, or 'none,full'.")] = "none",
+          sharding: Annotated[str, typer.Option("--sharding", help="auto (the layout `sizer time` chooses), none, full, or 'none,full'.")] = "auto",
           headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
           format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
           out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,

@@ -16,8 +16,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          tokens: Tokens = None, device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "mixed",
          batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
-         tp: TpOption = 1, pp: PpOption = 1, dp: DpOption = None, interleave: InterleaveOption = 1,
-         recompute: RecomputeOption = "none",
+         tp: TpOption = None, pp: PpOption = None, dp: DpOption = None, interleave: InterleaveOption = 1,
+         recompute: RecomputeOption = None,
          reference: Annotated[Optional[str], typer.Option("--reference", help="One measurement to predict from: 'DEVICE=THROUGHPUT/s', e.g. 'V100 SXM2 16GB=833/s'.")] = None,
          reference_batch_size: Annotated[Optional[str], typer.Option("--reference-batch-size", help="Batch of the reference measurement (default: --batch-size).")] = None,
          calibration: CalibrationOption = None,
@@ -29,8 +29,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     from sizer import estimates
     from sizer.errors import InputError
 
-    if dp is not None and dp * tp * pp != count:
-        raise InputError("dp", dp, f"count / (tp x pp) = {count / (tp * pp):g}: tp x pp x dp is the device count")
+    if dp is not None and dp * (tp or 1) * (pp or 1) != count:
+        raise InputError("dp", dp, f"count / (tp x pp) = {count / ((tp or 1) * (pp or 1)):g}: tp x pp x dp is the device count")
     request = workload_request(estimates.TimeRequest, tp=tp, pp=pp, interleave=interleave, recompute=recompute, params=params, model=model, samples=samples, epochs=epochs,
                                tokens=tokens, device=device, count=count, precision=precision, batch_size=batch_size,
                                micro_batch=micro_batch, optimizer=optimizer, seq_len=seq_len,

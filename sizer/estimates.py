@@ -89,10 +89,11 @@ class TimeRequest(WorkloadRequest):
     device: str
     count: int = Field(1, ge=1, le=1_000_000)
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    tp: int = Field(1, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence parallelism)")
-    pp: int = Field(1, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
+    tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
+                                                          "parallelism); no layout given: the search chooses")
+    pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
     interleave: int = Field(1, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved 1F1B)")
-    recompute: str = Field("none", description="activation recomputation: none, selective or full")
+    recompute: str | None = Field(None, description="activation recomputation: none, selective or full")
     sharding: Sharding = "none"
     overlap_allreduce: bool = False
     headroom: bool = False
@@ -101,15 +102,19 @@ class TimeRequest(WorkloadRequest):
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
 
 
-def recompute_index(value: str) -> int:
+def recompute_index(value: str | None) -> int | None:
     """The recomputation policy's index (none, selective, full), or InputError listing them."""
+    if value is None:
+        return None
     name = value.strip().lower() if isinstance(value, str) else value
     if name not in RECOMPUTE:
         raise InputError("recompute", value, f"one of {', '.join(RECOMPUTE)}")
     return RECOMPUTE.index(name)
 
 
-def _zero_stage(request) -> int:
+def _zero_stage(request) -> int | None:
+    if request.zero is None and request.sharding == "none":
+        return None  # not given
     stage = zero_stage_of(request.sharding)
     if request.zero is not None:
         if stage and request.zero != stage:
@@ -152,7 +157,7 @@ class MemoryRequest(WorkloadRequest):
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
     device = _catalog(catalog).find(request.device) if request.device is not None else None
-    return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request),
+    return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
                            headroom=request.headroom)
 
 

@@ -20,15 +20,16 @@ from pydantic import Field
 from sizer.calibration import Calibration, calibrated_efficiencies
 from sizer.catalog import Catalog, load_catalog
 from sizer.catalog_schema import Device
-from sizer.engine.evaluate import error_spread, evaluate
+from sizer.engine.evaluate import error_spread
+from sizer.engine.layouts import search
 from sizer.engine.hardware import build_device_table, cached_device_table
-from sizer.engine.roofline import BOUNDS
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.training import time_unit
 from sizer.choices import Precision, parse_choice
 from sizer.errors import InputError, InputErrors
 from sizer.host import HostResult, StorageClass, estimate_host
 from sizer.redundancy import K1Result, estimate_k1
-from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.tco import CostAssumptions, amortised_capital, cheapest_cloud_price, energy_cost, rent_cost
 from sizer.throughput import supported_precisions
 from sizer.units import Quantity, parse_count, parse_quantity
@@ -69,6 +70,9 @@ class RankedDevice(Model):
     count: int
     sharding: str
     zero: int
+    tp: int
+    pp: int
+    recompute: str
     precision: str
     micro_batch: float
     training_time: RangeOut
@@ -103,7 +107,6 @@ COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fast
                 "device-hours stay within {knee:.0%} of that device's cheapest fitting count; with a deadline, the "
                 "cheapest count that meets it")
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
-ZERO_CHOICES = (0, 3)  # plain data parallel, or model states sharded (ZeRO-3 / FSDP) when replicas do not fit
 
 
 # The request's free-text fields and how each is read: all are checked before any is used, so
@@ -234,13 +237,9 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     else:
         table = cached_device_table(devices, job.precision)
     counts = _counts(request.max_devices)
-    grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, ZERO_CHOICES, indexing="ij")
-    ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=request.headroom)
-    per_device = len(counts) * len(ZERO_CHOICES)
-    # ZeRO-3 only where the replicated states do not fit: it costs traffic and is offered as the fallback
-    replicated_fits = np.repeat((ev.fits & (ev.configs.zero == 0)).reshape(len(devices), len(counts), 2).any(axis=2),
-                                2, axis=1).ravel()
-    usable = ev.feasible & ev.fits & ~((ev.configs.zero == 3) & replicated_fits)
+    pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), counts, indexing="ij"))
+    found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=request.headroom)
+    ev = found.evaluation
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
     _CATALOGS[id(catalog)] = catalog
     prices = _price_arrays(tuple(d.id for d in devices), id(catalog))
@@ -248,11 +247,13 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
     chosen, rejected = [], []
     for i, device in enumerate(devices):
-        rows = np.arange(i * per_device, (i + 1) * per_device)
-        pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], usable[rows], deadline_s)
+        pairs = np.arange(i * len(counts), (i + 1) * len(counts))
+        rows = found.chosen[pairs]
+        pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], found.found[pairs], deadline_s)
         if pick is None:
+            every = np.flatnonzero((found.pair >= pairs[0]) & (found.pair <= pairs[-1]))
             rejected.append(RejectedDevice(device=device.id, name=device.name,
-                                           reason=_reason(device, table, i, ev, rows, deadline_s, request)))
+                                           reason=_reason(device, table, i, ev, every, deadline_s, request)))
             continue
         chosen.append((i, rows[pick]))
 
@@ -302,18 +303,18 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     for rank, k in enumerate(order, start=1):
         i, r = chosen[k]
         device = devices[i]
-        span = lambda value, u: RangeOut.model_construct(low=float(value * low), expected=float(value),  # noqa: E731
-                                                         high=float(value * high), unit=u)
-        ranked.append(RankedDevice.model_construct(
+        span = lambda value, u: dict(low=float(value * low), expected=float(value), high=float(value * high), unit=u)  # noqa: E731
+        ranked.append(dict(
             rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
             sharding="full" if ev.configs.zero[r] == 3 else "none", zero=int(ev.configs.zero[r]),
+            tp=int(ev.configs.tp[r]), pp=int(ev.configs.pp[r]), recompute=RECOMPUTE[int(ev.configs.recompute[r])],
             precision=table.precisions[i], micro_batch=float(ev.configs.micro_batch[r]),
-            training_time=RangeOut.of_seconds((seconds[k] * low, seconds[k], seconds[k] * high), unit),
-            cost=CostSummary.model_construct(rent=None if np.isnan(rent[k]) else span(rent[k], "USD"),
+            training_time=span(seconds[k] * unit_factor("s", unit), unit),
+            cost=dict(rent=None if np.isnan(rent[k]) else span(rent[k], "USD"),
                              buy=None if np.isnan(buy[k]) else span(buy[k], "USD")),
             energy=None if np.isnan(energy_kwh[k]) else span(energy_kwh[k], "kWh"),
-            memory_per_device=QuantityOut.convert(ev.memory_needed[r], "B", "GB"),
-            device_memory=QuantityOut.convert(table.memory[i], "B", "GB"), fits=bool(ev.fits[r]),
+            memory_per_device=dict(value=float(ev.memory_needed[r]) * unit_factor("B", "GB"), unit="GB"),
+            device_memory=dict(value=float(table.memory[i]) * unit_factor("B", "GB"), unit="GB"), fits=bool(ev.fits[r]),
             bound=BOUNDS[int(ev.parts.bound[r])], mfu=float(_mfu(job, ev, table, r)), pareto=flags[k]))
 
     k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
@@ -325,8 +326,11 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
     assumptions = list(job.assumptions)
     assumptions += [
-        Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}; "
-                   "model states sharded (ZeRO-3/FSDP) only where replicas do not fit", source="sizer's default criterion"),
+        Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}",
+                   source="sizer's default criterion"),
+        Assumption(name="layouts", value="per device and count, the fastest that fits among data parallel with ZeRO 0/1/3, "
+                   "recomputation none or full, and tensor parallel inside a node (sizer plan searches pipelines and "
+                   "micro-batches too)", source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=spread["source"]),
         Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other GPUs "
                    "4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)"),

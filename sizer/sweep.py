@@ -5,7 +5,7 @@ each (workload, precision): the same numbers as ``sizer time`` for every row.
 
 Columns of the table (one row per combination; times in seconds, memory in bytes, cost in USD):
 ``workload, params, samples, token_mode, precision, device, name, kind, count, sharding, zero,
-supported, training_compute_flop, peak_flops, step_time_s_{low,expected,high}, bound, mfu,
+tp, pp, recompute, supported, training_compute_flop, peak_flops, step_time_s_{low,expected,high}, bound, mfu,
 training_time_s_{low,expected,high}, physical_limit_s, memory_per_device_b, device_memory_b,
 fits, rent_price_usd_per_hour, rent_usd_{low,expected,high}``. Rows whose precision the device
 lacks have ``supported`` False and NaN figures.
@@ -25,7 +25,8 @@ from sizer.catalog import Catalog, load_catalog
 from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
 from sizer.engine.evaluate import error_spread, evaluate
 from sizer.engine.hardware import cached_device_table
-from sizer.engine.roofline import BOUNDS
+from sizer.engine.layouts import search
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError
 from sizer.tco import cheapest_cloud_price
 from sizer.units import parse_quantity
@@ -35,7 +36,7 @@ from sizer.workloads.job import Job, resolve_job
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
 SECONDS_PER_HOUR = 3600.0
 COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device", "name", "kind", "count", "sharding",
-           "zero", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
+           "zero", "tp", "pp", "recompute", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
            "step_time_s_high", "bound", "mfu", "training_time_s_low", "training_time_s_expected",
            "training_time_s_high", "physical_limit_s", "memory_per_device_b", "device_memory_b", "fits",
            "rent_price_usd_per_hour", "rent_usd_low", "rent_usd_expected", "rent_usd_high")
@@ -76,11 +77,25 @@ def rent_prices(devices) -> np.ndarray:
     return np.asarray(prices, dtype=float)
 
 
-def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray,
+def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):
+    """Per (device, count): the layout ``sizer time`` would choose (the quick search), evaluated."""
+    pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(table.devices)), counts, indexing="ij"))
+    found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom,
+                   overlap_allreduce=overlap_allreduce)
+    c, rows = found.evaluation.configs, found.chosen
+    return evaluate(job, table, c.device[rows], c.count[rows], c.zero[rows], tp=c.tp[rows], pp=c.pp[rows],
+                    recompute=c.recompute[rows], headroom=headroom, overlap_allreduce=overlap_allreduce)
+
+
+def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
            prices: np.ndarray, headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
     table = cached_device_table(devices, precision)
-    grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, zeros, indexing="ij")
-    ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=headroom, overlap_allreduce=overlap_allreduce)
+    if zeros is None:
+        ev = _auto_layouts(job, table, counts, headroom, overlap_allreduce)
+    else:
+        grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, zeros, indexing="ij")
+        ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=headroom,
+                      overlap_allreduce=overlap_allreduce)
     spread = error_spread()["datasheet"]
     d, count = ev.configs.device, ev.configs.count
     step = ev.parts.step
@@ -99,6 +114,8 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         "workload": np.full(rows, index), "params": np.full(rows, job.params), "samples": np.full(rows, job.samples),
         "token_mode": np.full(rows, job.token_mode), "precision": resolved[d], "device": d, "count": count.astype(np.int64),
         "sharding": np.where(ev.configs.zero == 3, "full", "none").astype(object), "zero": ev.configs.zero,
+        "tp": ev.configs.tp.astype(np.int64), "pp": ev.configs.pp.astype(np.int64),
+        "recompute": np.asarray(RECOMPUTE, dtype=object)[ev.configs.recompute],
         "supported": supported, "training_compute_flop": np.full(rows, job.training_flops), "peak_flops": peak,
         "step_time_s_low": step_range[0], "step_time_s_expected": step_range[1], "step_time_s_high": step_range[2],
         "bound": np.where(supported, np.asarray(BOUNDS, dtype=object)[ev.parts.bound], None), "mfu": mfu,
@@ -109,13 +126,14 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
 
 
 def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | None = None,
-          counts: Iterable[int] = (1,), precisions: Iterable[str] | None = None, shardings: Iterable[str] = ("none",),
+          counts: Iterable[int] = (1,), precisions: Iterable[str] | None = None, shardings: Iterable[str] = ("auto",),
           *, catalog: Catalog | None = None, headroom: bool = False, overlap_allreduce: bool = False):
     """A pandas DataFrame with one row per workload × device × count × precision × sharding.
 
     ``workloads`` are :class:`~sizer.workload.WorkloadRequest` objects or mappings with its
     fields; ``devices`` are names or ids (default: the whole catalog); ``precisions`` default to
-    each workload's own.
+    each workload's own. ``shardings``: ``auto`` (the layout ``sizer time`` chooses for each row), or
+    ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states).
     """
     import pandas as pd
 
@@ -128,10 +146,13 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     count_array = _counts(counts)
     shardings = list(shardings)
     if not shardings:
-        raise InputError("sharding", shardings, "at least one of none, full")
-    zeros = np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+        raise InputError("sharding", shardings, "at least one of auto, none, full")
+    if "auto" in shardings and len(shardings) > 1:
+        raise InputError("sharding", shardings, "auto alone, or a list of none and full")
+    zeros = None if shardings == ["auto"] else \
+        np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
     wanted = None if precisions is None else [parse_choice(Precision, p, "precision") for p in precisions]
-    rows = len(workloads) * len(chosen) * len(count_array) * len(zeros) * (len(wanted) if wanted else 1)
+    rows = len(workloads) * len(chosen) * len(count_array) * (1 if zeros is None else len(zeros)) * (len(wanted) if wanted else 1)
     if rows > MAX_EVALUATIONS:
         raise InputError("sweep", rows, f"at most {MAX_EVALUATIONS:,} combinations; narrow the sweep")
     requests = [_as_request(w) for w in workloads]

@@ -238,6 +238,6 @@ def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool
     return None, "none"
 
 
-DEFAULT_WORKLOAD = WorkloadRequest(params=1.3e9, tokens=2.6e10, precision="bf16", optimizer="adamw")
+DEFAULT_WORKLOAD = WorkloadRequest(params=1.3e9, tokens=2.6e10, precision="mixed", optimizer="adamw")
 DEFAULT_WORKLOAD_DESCRIPTION = ("1.3e9-parameter transformer trained on 2.6e10 tokens (20 tokens per parameter, "
-                                "Hoffmann et al. 2022), bf16 mixed precision, AdamW")
+                                "Hoffmann et al. 2022), mixed precision (bf16, else fp16), AdamW")

@@ -40,11 +40,13 @@ class Search:
         return rows[np.argsort(ev.training_seconds[rows], kind="stable")]
 
 
-def _tensor_sizes(job: Job, per_node: int) -> tuple[int, ...]:
+def _tensor_sizes(job: Job) -> tuple[int, ...]:
+    """Tensor-parallel sizes the heads allow (every size divides the query heads; key/value heads are
+    split or replicated)."""
     if job.shape is None or job.arch is None:
         return (1,)
     heads, kv = job.arch.heads, job.arch.kv_heads
-    return tuple(t for t in POWERS if t <= per_node and heads % t == 0 and (kv % t == 0 or t % kv == 0))
+    return tuple(t for t in POWERS if heads % t == 0 and (kv % t == 0 or t % kv == 0))
 
 
 def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray, full: bool) -> dict[str, np.ndarray]:
@@ -52,17 +54,17 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     choice = FULL if full else QUICK
     transformer = job.shape is not None
     recompute = choice["recompute"] if transformer else (0,)
+    pps = [p for p in choice["pp"] if p <= job.shape.blocks] if transformer else [1]
     micro = FULL_MICRO if full and job.micro_batch is None else (0,)  # 0: the largest that fits
-    columns: dict[str, list] = {k: [] for k in ("pair", "device", "count", "tp", "pp", "zero", "recompute", "micro")}
-    for pair, (d, n) in enumerate(zip(device, count)):
-        tps = _tensor_sizes(job, int(table.devices_per_node[d]))
-        pps = [p for p in choice["pp"] if transformer and p <= job.shape.blocks] if transformer else [1]
-        for tp, pp, zero, rc, mb in itertools.product(tps, pps or [1], choice["zero"], recompute, micro):
-            if n % (tp * pp) or (zero and n // (tp * pp) == 1):  # ZeRO needs data parallelism
-                continue
-            for key, value in zip(columns, (pair, d, n, tp, pp, zero, rc, mb)):
-                columns[key].append(value)
-    return {k: np.asarray(v) for k, v in columns.items()}
+    template = np.asarray(list(itertools.product(_tensor_sizes(job), pps, choice["zero"], recompute, micro)), dtype=np.int64)
+    pairs, layouts = len(device), len(template)
+    pair = np.repeat(np.arange(pairs), layouts)
+    d, n = device[pair], count[pair]
+    tp, pp, zero, rc, mb = (np.tile(template[:, k], pairs) for k in range(5))
+    split = tp * pp
+    valid = (n % split == 0) & (tp <= table.devices_per_node[d]) & ~((zero > 0) & (n == split))  # ZeRO needs dp > 1
+    return {"pair": pair[valid], "device": d[valid], "count": n[valid], "tp": tp[valid], "pp": pp[valid],
+            "zero": zero[valid], "recompute": rc[valid], "micro": mb[valid]}
 
 
 def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, headroom: bool = False,

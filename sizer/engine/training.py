@@ -121,11 +121,26 @@ def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None
         raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
 
 
-def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int = 0, tp: int = 1, pp: int = 1,
-                      recompute: int = 0, interleave: int = 1, mode: Mode = Mode.DATASHEET,
-                      efficiency: Efficiencies | None = None, headroom: bool = False, overlap_allreduce: bool = False,
-                      extra_assumptions: tuple[Assumption, ...] = ()) -> TimeResult:
-    """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices."""
+def choose_layout(job: Job, table, count: int, *, headroom: bool = False,
+                  overlap_allreduce: bool = False) -> tuple[int, int, int, int]:
+    """(zero, tp, pp, recompute) of the fastest quick-search layout that fits, else the one closest to fitting."""
+    from sizer.engine.layouts import search
+
+    found = search(job, table, [0], [count], headroom=headroom, overlap_allreduce=overlap_allreduce)
+    c = found.evaluation.configs
+    i = int(found.chosen[0])
+    return int(c.zero[i]), int(c.tp[i]), int(c.pp[i]), int(c.recompute[i])
+
+
+def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
+                      pp: int | None = None, recompute: int | None = None, interleave: int = 1,
+                      mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None, headroom: bool = False,
+                      overlap_allreduce: bool = False, extra_assumptions: tuple[Assumption, ...] = ()) -> TimeResult:
+    """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
+
+    With no layout given (``zero``, ``tp``, ``pp``, ``recompute`` all None) the quick layout search
+    chooses one (:mod:`sizer.engine.layouts`) and the assumptions say which; a partly given layout
+    fills the rest with data parallel, ZeRO 0, no recomputation."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
     table = build_device_table((device,), job.precision, (efficiency,))
@@ -134,6 +149,10 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int = 0
 
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
+    searched = all(v is None for v in (zero, tp, pp, recompute)) and interleave == 1
+    if searched:
+        zero, tp, pp, recompute = choose_layout(job, table, count, headroom=headroom, overlap_allreduce=overlap_allreduce)
+    zero, tp, pp, recompute = zero or 0, tp or 1, pp or 1, recompute or 0
     check_layout(job, count, tp, pp, recompute)
     dp = count // (tp * pp)
     if job.batch_for(dp) < dp:
@@ -181,6 +200,11 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int = 0
         *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
         *extra_assumptions,
     ]
+    if searched:
+        assumptions.append(Assumption(
+            name="layout", value=f"tp {tp} x pp {pp} x dp {count // (tp * pp)}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}: "
+                                 "the fastest that fits among data parallel with ZeRO 0/1/3, recomputation none/full and "
+                                 "tensor parallel inside a node", source="sizer's layout search (sizer plan searches more)"))
     if count > 1:
         where = f"inside one node ({link.name})" if count <= per_node else \
             f"across nodes of {per_node} ({network.name})"

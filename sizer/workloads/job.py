@@ -7,6 +7,7 @@ of ``O_f · P`` forward FLOP per sample otherwise. Each path states itself as an
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from sizer.choices import Optimizer, Precision, parse_choice
@@ -42,7 +43,7 @@ class Job:
     assumptions: tuple[Assumption, ...]
     arch: Architecture | None = None  # a transformer's shape: tensor and pipeline parallelism need it
 
-    @property
+    @functools.cached_property
     def shape(self) -> Shape | None:
         if self.arch is None:
             return None
@@ -88,6 +89,19 @@ class Job:
         return BACKWARD_FLOP_FACTOR * self.layers.total_forward_flops * self.samples * self.epochs
 
 
+_TABLES: dict[int, tuple[Profile, LayerTable]] = {}
+
+
+def _folded(profile: Profile) -> LayerTable:
+    """The profile's layer table, folded once per profile object (cached graphs and profiles repeat)."""
+    kept = _TABLES.get(id(profile))
+    if kept is None or kept[0] is not profile:
+        if len(_TABLES) > 128:
+            _TABLES.clear()
+        kept = _TABLES[id(profile)] = (profile, layer_table(profile))
+    return kept[1]
+
+
 def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: float) -> Profile:
     """One matrix layer carrying every parameter: the seed-004 model (``F = O_f P``) as a layer graph."""
     return Profile(name="dense", description=f"dense network of {params:.4g} parameters", sample="sample",
@@ -96,16 +110,22 @@ def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: fl
                                  params=params, activation_bytes=activation_bytes_fp32, kernels=2)])
 
 
+@functools.lru_cache(maxsize=64)
+def _graph(arch: Architecture, seq_len: int) -> Profile:
+    from sizer.workloads.layer_graph import layer_graph
+
+    return layer_graph(arch, seq_len)
+
+
 def _architecture_profile(request: WorkloadRequest, params: float | None,
                           seq_len: int) -> tuple[Profile, str, Architecture]:
-    from sizer.workloads.layer_graph import layer_graph
     from sizer.workloads.registry import decoder_for_params, resolve_model
 
     if request.model is not None:
         arch = resolve_model(request.model)
-        return layer_graph(arch, seq_len), f"{arch.name} ({arch.source})", arch
+        return _graph(arch, seq_len), f"{arch.name} ({arch.source})", arch
     arch, basis = decoder_for_params(params)
-    return layer_graph(arch, seq_len), basis, arch
+    return _graph(arch, seq_len), basis, arch
 
 
 def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
@@ -144,7 +164,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
         profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
         described = f"dense network of {workload.params:.4g} parameters"
-    layers = layer_table(profile)
+    layers = _folded(profile)
 
     tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
     if workload.token_mode and request.workload is not None and profile.seq_len is None:
