@@ -17,17 +17,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
+from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
 from sizer.catalog_schema import CatalogFile, Device, check_units
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 
 CATALOG_ENV = "SIZER_CATALOG"
 MAX_CATALOG_BYTES = 2_000_000
-# libyaml's safe loader is ten times faster than the pure-Python one; both refuse arbitrary objects.
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def builtin_catalog_dir() -> Path:
@@ -137,15 +135,9 @@ def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str,
 
 def _read_file(path: Path) -> CatalogFile:
     try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise CatalogError(f"catalog file {path}: cannot be read ({error.strerror})", "catalog") from None
-    if size > MAX_CATALOG_BYTES:
-        raise CatalogError(f"catalog file {path}: larger than {MAX_CATALOG_BYTES} bytes", "catalog")
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise CatalogError(f"catalog file {path}: not valid YAML ({error})", "catalog") from None
+        data = load_yaml(path, "catalog", MAX_CATALOG_BYTES)
+    except InputError as error:
+        raise CatalogError(f"catalog file {path}: not {error.expected}", "catalog") from None
     if not isinstance(data, dict):
         raise CatalogError(f"catalog file {path}: expected a mapping with 'sources' and 'devices'", "catalog")
     try:

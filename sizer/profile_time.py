@@ -20,9 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
 from sizer.catalog_schema import Device
+from sizer.datafile import load_yaml
 from sizer.errors import InputError
 from sizer.layer_time import (BACKWARD_FLOP_FACTOR, Efficiencies, default_efficiencies, device_rates, layer_times,
                               optimizer_seconds)
@@ -46,7 +45,7 @@ REFERENCE_WEIGHT = 0.5
 @functools.lru_cache(maxsize=1)
 def error_spread() -> dict[str, dict]:
     """Per mode: the factors of the expected time that bound the range, and where they come from."""
-    return yaml.safe_load(SPREAD_FILE.read_text(encoding="utf-8"))["modes"]
+    return load_yaml(SPREAD_FILE, "error_spread")["modes"]
 
 
 class LayerGroupTime(Model):
