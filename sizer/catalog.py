@@ -59,7 +59,11 @@ class Catalog:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            close = difflib.get_close_matches(name.lower(), _all_names(self), n=5, cutoff=0.5)
+            # Devices that only a bare number or a single letter of the name would have matched
+            # ("7" in "AMD Ryzen 7 2700") are offered, never chosen.
+            weak = [device.name for device in _devices_with_all_tokens(self, _tokens(name))][:5]
+            close = weak + [n for n in difflib.get_close_matches(name.lower(), _all_names(self), n=5, cutoff=0.5)
+                            if n not in (w.lower() for w in weak)][:5 - len(weak)]
             hint = f"; close matches: {', '.join(close)}" if close else "; see `sizer catalog list`"
             raise DeviceLookupError(f"{field_name}: no device matches {name!r}{hint}", close, field_name)
         names = [f"{d.name} ({d.id})" for d in matches]
@@ -79,6 +83,23 @@ def _token_matches(query: str, word: str) -> bool:
     return query[-1].isalpha() and word.startswith(query) and word[len(query):].isdigit()
 
 
+def _meaningful(token: str) -> bool:
+    """A word that can pick a device: two or more characters with a letter ("t4", "sxm", "ryzen"),
+    or a number of three or more digits ("4090", "2700"). A lone digit or letter ("7", "a") cannot."""
+    if token.isdigit():
+        return len(token) >= 3
+    return len(token) >= 2 and any(character.isalpha() for character in token)
+
+
+def _devices_with_all_tokens(catalog: Catalog, query: list[str]) -> list[Device]:
+    """Devices one of whose labels has a word for every word of the query."""
+    if not query:
+        return []
+    _, labels, _ = _name_index(catalog)
+    return [device for device in catalog
+            if any(all(any(_token_matches(q, w) for w in words) for q in query) for words in labels[device.id])]
+
+
 def _all_names(catalog: Catalog) -> list[str]:
     names: dict[str, None] = {}
     for device in catalog:
@@ -90,12 +111,13 @@ def match_devices(catalog: Catalog, name: str) -> list[Device]:
     """Devices a name can mean: an exact id, name or alias first, else whole-word matches.
 
     Matching is case-insensitive and by whole words, so "A10" means the A10 and not the A100
-    or A10G, while "H100 SXM" finds the "H100 SXM5 80GB".
+    or A10G, while "H100 SXM" finds the "H100 SXM5 80GB". A name must contain a meaningful
+    word (see :func:`_meaningful`): "7" or "{{7*7}}" match nothing, though "Ryzen 7" does.
     """
     wanted = name.strip().lower()
     if wanted in catalog.devices:
         return [catalog.devices[wanted]]
-    exact_names, labels, answered = _name_index(catalog)
+    exact_names, _, answered = _name_index(catalog)
     if wanted in answered:  # the same name asked again (a service answering many requests)
         return list(answered[wanted])
     exact = [d for d in catalog if wanted in exact_names[d.id]]
@@ -103,12 +125,7 @@ def match_devices(catalog: Catalog, name: str) -> list[Device]:
         found = exact
     else:
         query = _tokens(wanted)
-        found = []
-        for device in catalog if query else ():
-            for words in labels[device.id]:
-                if all(any(_token_matches(q, w) for w in words) for q in query):
-                    found.append(device)
-                    break
+        found = _devices_with_all_tokens(catalog, query) if any(_meaningful(q) for q in query) else []
     if len(answered) >= 1024:
         answered.clear()
     answered[wanted] = tuple(found)
