@@ -5,7 +5,9 @@
 """
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Literal
+
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 KIB = 1024
@@ -23,4 +25,10 @@ class Settings(BaseSettings):
                                 description="larger request bodies are refused with 413")
     timeout_s: float = Field(20.0, gt=0, le=600, description="a request running longer is answered 503")
     catalog_file: str | None = Field(None, description="a YAML file adding or overriding devices (else SIZER_CATALOG)")
-    log_level: str = "info"
+    log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
+        "info", description="uvicorn's log level; a bad value is refused before the server starts")
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_case(cls, value):
+        return value.strip().lower() if isinstance(value, str) else value

@@ -30,6 +30,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
 from sizer.catalog import load_catalog  # noqa: E402
+from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
 from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
 from sizer.profile import load_profile  # noqa: E402
@@ -155,7 +156,7 @@ def fit(rows, catalog, cache) -> Efficiencies:
 def local_calibrated(report_path: Path) -> dict:
     from sizer.calibration import calibrate_runs, predict_run, runs_from_report
 
-    runs = runs_from_report(json.loads(report_path.read_text(encoding="utf-8")))
+    runs = runs_from_report(load_json(report_path, "report", 50_000_000), str(report_path))
     train, test = runs[0::2], runs[1::2]  # alternate runs: each half spans every sweep
     calibration = calibrate_runs(train)
     errors = []
@@ -177,7 +178,7 @@ def main() -> None:
     catalog, cache = load_catalog(), {}
     rows = load_rows()
     previous = RESULTS / "accuracy.json"
-    results: dict = json.loads(previous.read_text(encoding="utf-8")) if args.skip_published and previous.exists() else {}
+    results: dict = load_json(previous, "results") if args.skip_published and previous.exists() else {}
     results["rows"] = len(rows)
     if args.fit:
         fits = {}
@@ -219,13 +220,13 @@ def published(results: dict, rows, catalog, cache) -> None:
 
 def write_results(results: dict) -> None:
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "accuracy.json").write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
+    write_text(RESULTS / "accuracy.json", json.dumps(results, indent=2, default=str))
     lines = ["# Step-time accuracy", "", "| mode | n | median abs error | p90 abs error | range coverage |", "|---|---|---|---|---|"]
     for mode in ("datasheet", "reference", "local_calibrated"):
         if mode in results:
             r = results[mode]
             lines.append(f"| {mode} | {r['n']} | {r['median_abs_error']:.1%} | {r['p90_abs_error']:.1%} | {r['range_coverage']:.0%} |")
-    (RESULTS / "accuracy.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(RESULTS / "accuracy.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
@@ -233,7 +234,7 @@ def write_spread(results: dict) -> None:
     import yaml
 
     path = HERE.parent / "sizer" / "engine" / "error_spread.yaml"
-    modes = yaml.safe_load(path.read_text(encoding="utf-8"))["modes"]
+    modes = load_yaml(path, "error_spread")["modes"]
     for mode in ("datasheet", "reference", "local_calibrated"):
         if mode in results:
             low, high = results[mode]["range_factors"]
@@ -243,7 +244,7 @@ def write_spread(results: dict) -> None:
                                     "(benchmarks/accuracy.py)"}
     header = ("# Factors of the expected step time that bound a prediction's low-high range, per mode.\n"
               "# Written by benchmarks/accuracy.py from the observed errors; do not edit by hand.\n")
-    path.write_text(header + yaml.safe_dump({"modes": modes}, sort_keys=False), encoding="utf-8")
+    write_text(path, header + yaml.safe_dump({"modes": modes}, sort_keys=False))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,12 @@ reason in ``excluded`` (XLA-compiled runs, FP16 on GPUs without tensor cores).
 from __future__ import annotations
 
 import csv
+import io
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from sizer.datafile import write_text  # noqa: E402  the one atomic writer
 
 HERE = Path(__file__).parent
 DEFAULT_SOURCE = HERE.parent.parent / "shared" / "data" / "measured-benchmarks.csv"
@@ -80,10 +84,11 @@ def build(source: Path = DEFAULT_SOURCE) -> list[dict]:
 def main() -> None:
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_SOURCE
     rows = build(source)
-    with OUT.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(OUT, text.getvalue())
     print(f"{OUT}: {len(rows)} rows, {sum(not r['excluded'] for r in rows)} predictable")
 
 

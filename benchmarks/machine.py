@@ -13,6 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from sizer.datafile import write_text  # noqa: E402  the one atomic writer
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -52,8 +55,8 @@ def write(name: str, data: dict, markdown: str) -> tuple[Path, Path]:
     RESULTS.mkdir(exist_ok=True)
     data = {"machine": describe(), **data}
     json_path, md_path = RESULTS / f"{name}.json", RESULTS / f"{name}.md"
-    json_path.write_text(json.dumps(data, indent=2) + "\n")
+    write_text(json_path, json.dumps(data, indent=2) + "\n")
     m = data["machine"]
-    md_path.write_text(markdown.rstrip() + f"\n\nMachine: {m['cpu']}, {m['nproc']} cores, load {m['loadavg_at_start']} "
-                       f"at start, Python {m['python']}, {m['platform']}; commit {m['commit']}, {m['date']}.\n")
+    write_text(md_path, markdown.rstrip() + f"\n\nMachine: {m['cpu']}, {m['nproc']} cores, load {m['loadavg_at_start']} "
+                        f"at start, Python {m['python']}, {m['platform']}; commit {m['commit']}, {m['date']}.\n")
     return json_path, md_path

@@ -1,7 +1,6 @@
 """`sizer calibrate`: fit per-device efficiencies and per-step overhead from a validation report."""
 from __future__ import annotations
 
-import json as json_module
 from pathlib import Path
 from typing import Annotated
 
@@ -10,21 +9,20 @@ import typer
 from cli import output
 from cli.common import JsonOption
 
+MAX_REPORT_BYTES = 50_000_000  # a report holds a per-layer profile per run: ~20 kB each
+
 
 def calibrate(report: Annotated[str, typer.Argument(help="report.json written by `sizer validate`.")],
               out: Annotated[str, typer.Option("--out", help="Calibration YAML to write.")] = "calibration.yaml",
               json: JsonOption = False) -> None:
     """Fit, per device, the factor by which kernels run slower than the defaults and the per-step overhead."""
     from sizer.calibration import calibrate_runs, runs_from_report, save_calibration
-    from sizer.errors import InputError
+    from sizer.datafile import load_json
     from sizer.results import QuantityOut
 
     path = Path(report)
-    try:
-        data = json_module.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError("report", report, f"a readable report.json ({error.__class__.__name__})") from None
-    calibration = calibrate_runs(runs_from_report(data), source=str(path))
+    data = load_json(path, "report", MAX_REPORT_BYTES)
+    calibration = calibrate_runs(runs_from_report(data, str(path)), source=str(path))
     save_calibration(calibration, out)
     if json:
         return output.emit_json(calibration)

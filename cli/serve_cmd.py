@@ -14,12 +14,20 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
     import os
 
     import uvicorn
+    from pydantic import ValidationError
 
     from api.app import create_app
     from api.settings import Settings
+    from sizer.errors import InputError
 
     given = {k: v for k, v in {"host": host, "port": port, "workers": workers, "catalog_file": catalog}.items() if v is not None}
-    settings = Settings(**given)
+    try:
+        settings = Settings(**given)
+    except ValidationError as error:  # a bad SIZER_API_* variable: name it, and the values it takes
+        first = error.errors()[0]
+        name = str(first["loc"][0]) if first["loc"] else "settings"
+        where = f"--{name.replace('_', '-')}" if name in given else f"SIZER_API_{name.upper()}"
+        raise InputError(where, first.get("input"), first["msg"].replace("Input should be ", "")) from None
     create_app(settings)  # read the catalog now: a broken one is one clear error, not a failing worker
     for name, value in given.items():  # the worker processes build their app from the same settings
         os.environ[f"SIZER_API_{name.upper()}"] = str(value)

@@ -50,8 +50,9 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
           out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,
           catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Evaluate every combination at once (vectorised): time, memory, fit and rent cost per row."""
+    from sizer.datafile import check_writable, write_text
     from sizer.errors import InputError
-    from sizer.sweep import sweep as run
+    from sizer.sweep import MAX_EVALUATIONS, sweep as run
 
     if samples is not None and tokens is not None:
         raise InputError("tokens", tokens, "either --tokens or --samples, not both")
@@ -60,31 +61,39 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
     format = "json" if json else format
     if format not in ("table", "csv", "json"):
         raise InputError("format", format, "table, csv or json")
-    amounts = _split("tokens" if tokens is not None else "samples", tokens if tokens is not None else samples)
+    if out is not None:
+        check_writable(out, "out")
+    amounts = _split("tokens" if tokens is not None else "samples", tokens if tokens is not None else samples) or []
     if (params is None) == (model is None):
         raise InputError("params", params, "--params or --model (comma-separated lists), one of the two")
     sizes = [("params", p) for p in _split("params", params) or []] + [("model", m) for m in _split("model", model) or []]
+    batches = _split("batch_size", batch_size) or [None]
+    counts, precisions, shardings = _counts(count), _split("precision", precision), _split("sharding", sharding)
+    chosen = load(catalog)
+    # Count the rows from the option lengths before building anything: a 10,000 x 10,000 grid
+    # used to be built in full (minutes, then MemoryError) before the core refused it.
+    rows = (len(sizes) * len(amounts) * len(batches) * (len(device) if device else len(chosen))
+            * len(counts) * len(precisions or [None]) * len(shardings or [None]))
+    if rows > MAX_EVALUATIONS:
+        raise InputError("sweep", rows, f"at most {MAX_EVALUATIONS:,} combinations (the product of the list lengths "
+                         "and the devices); narrow the sweep")
     workloads = []
     for size_field, size in sizes:
-        for amount in amounts or []:
-            for batch in _split("batch_size", batch_size) or [None]:
+        for amount in amounts:
+            for batch in batches:
                 fields = {size_field: size, ("tokens" if tokens is not None else "samples"): amount, "batch_size": batch,
                           "epochs": epochs if tokens is None else None, "optimizer": optimizer, "seq_len": seq_len,
                           "activation_memory_per_sample": activation_memory_per_sample}
                 workloads.append({k: v for k, v in fields.items() if v is not None})
-    table = run(workloads, devices=device, counts=_counts(count), precisions=_split("precision", precision),
-                shardings=_split("sharding", sharding), catalog=load(catalog), headroom=headroom)
+    table = run(workloads, devices=device, counts=counts, precisions=precisions, shardings=shardings, catalog=chosen,
+                headroom=headroom)
     if format == "table":
         return _print_table(table)
     text = table.to_csv(index=False) if format == "csv" else table.to_json(orient="records", indent=1)
     if out is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
-        try:
-            with open(out, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as error:
-            raise InputError("out", out, f"a writable file path ({error.strerror})") from None
+        write_text(out, text, "out")
 
 
 def _print_table(table) -> None:

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.catalog_schema import Device
+from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
 from sizer.engine.constants import Efficiencies, default_efficiencies
 from sizer.engine.modes import profile_step_seconds
@@ -44,10 +45,11 @@ class DeviceCalibration(BaseModel):
 
     device_id: str
     device_name: str
-    efficiency_scale: float = Field(gt=0, description="kernels take this many times the default-efficiency time")
-    step_overhead_s: float = Field(ge=0)
+    efficiency_scale: float = Field(gt=0, allow_inf_nan=False,
+                                    description="kernels take this many times the default-efficiency time")
+    step_overhead_s: float = Field(ge=0, allow_inf_nan=False)
     runs: int = Field(ge=1)
-    median_abs_error: float = Field(ge=0, description="of the fitted runs themselves")
+    median_abs_error: float = Field(ge=0, allow_inf_nan=False, description="of the fitted runs themselves")
 
 
 class Calibration(BaseModel):
@@ -67,6 +69,11 @@ class Calibration(BaseModel):
 def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[float]) -> tuple[float, float]:
     """``measured ≈ overhead + scale × kernel``: least squares on relative errors, which is
     linear in (overhead, scale); the overhead is held at zero when the free fit makes it negative."""
+    if not all(math.isfinite(k) and k > 0 for k in kernel_seconds):
+        raise InputError("report", kernel_seconds, "runs whose profile does some work per step (predicted kernel "
+                         "times finite and above zero)")
+    if not all(math.isfinite(m) and m > 0 for m in measured_seconds):
+        raise InputError("report", measured_seconds, "measured step times that are finite and above zero")
     weights = [1 / m ** 2 for m in measured_seconds]
     sw = sum(weights)
     sk = sum(w * k for w, k in zip(weights, kernel_seconds))
@@ -80,7 +87,7 @@ def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[f
         if overhead >= 0 and scale > 0:
             return round(scale, 6), round(overhead, 9)
     scale = skm / skk  # overhead fixed at zero
-    if scale <= 0:
+    if not (math.isfinite(scale) and scale > 0):
         raise InputError("report", measured_seconds, "measured step times that grow with the work per step")
     return round(scale, 6), 0.0
 
@@ -125,9 +132,13 @@ def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
 
 
 MAX_OTHER_CPU_PERCENT = 10.0  # a run measured beside other busy processes says little about the device
+# A measured training step outside these bounds is a unit mistake or a broken report, not a measurement:
+# below a microsecond no kernel launch completes, above a day no validation run waits for one step.
+STEP_SECONDS = (1e-6, 86_400.0)
+MAX_BATCH_SIZE = 10_000_000
 
 
-def runs_from_report(report: dict) -> list[CalibrationRun]:
+def runs_from_report(report: dict, source: str = "report.json") -> list[CalibrationRun]:
     """The single-device runs of a validation report that carry a workload profile and were
     measured without other processes competing for the CPU."""
     try:
@@ -143,14 +154,42 @@ def runs_from_report(report: dict) -> list[CalibrationRun]:
             contention = run["measured"].get("loads", {}).get("other_processes_cpu_percent", {}).get("mean", 0.0)
             if contention > MAX_OTHER_CPU_PERCENT:
                 continue
-            out.append(CalibrationRun(run_id=run["id"], device=device, profile=profile,
-                                      batch_size=float(run["config"]["batch_size"]),
-                                      precision=run["config"].get("precision", "fp32"),
-                                      optimizer=_core_optimizer(run["config"].get("optimizer", "adam")),
-                                      measured_step=float(run["measured"]["step_time"]["value"])))
+            run_id = str(run["id"])
+            batch_size = _number_in(run["config"]["batch_size"], f"runs[{run_id}].config.batch_size", 1, MAX_BATCH_SIZE,
+                                    "a batch size from 1 to 10,000,000 samples")
+            measured = _number_in(run["measured"]["step_time"]["value"], f"runs[{run_id}].measured.step_time.value",
+                                  *STEP_SECONDS, "a measured step time from 1 µs to 1 day, in seconds")
+            precision = run["config"].get("precision", "fp32")
+            if precision not in ("fp32", "tf32", "fp16", "bf16", "fp8"):
+                raise InputError(f"runs[{run_id}].config.precision", precision, "fp32, tf32, fp16, bf16 or fp8")
+            out.append(CalibrationRun(run_id=run_id, device=device, profile=profile, batch_size=batch_size,
+                                      precision=precision, optimizer=_core_optimizer(run["config"].get("optimizer", "adam")),
+                                      measured_step=measured))
         return out
-    except (KeyError, TypeError, ValueError, ValidationError) as error:
-        raise InputError("report", "report.json", f"a validation report written by sizer validate ({error})") from None
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, ValidationError) as error:
+        raise InputError("report", source,
+                         f"a validation report written by sizer validate ({_describe(error)})") from None
+
+
+def _number_in(value: object, field: str, low: float, high: float, expected: str) -> float:
+    """A JSON number between ``low`` and ``high``; booleans and text are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(field, value, expected)
+    number = float(value)
+    if not (math.isfinite(number) and low <= number <= high):
+        raise InputError(field, value, expected)
+    return number
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        return f"field {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    if isinstance(error, KeyError):
+        return f"missing field {error}"
+    return " ".join(str(error).split())[:160]
 
 
 def _core_optimizer(name: str) -> str:
@@ -158,16 +197,19 @@ def _core_optimizer(name: str) -> str:
     return {"sgd": "sgd", "adam": "adam", "adamw": "adamw", "adagrad": "adagrad", "rmsprop": "rmsprop"}.get(name, "adam")
 
 
+MAX_CALIBRATION_BYTES = 1_000_000  # a calibration holds a few lines per device
+
+
 def load_calibration(path: str | Path) -> Calibration:
     path = Path(path)
     if not path.is_file():
         raise InputError("calibration", str(path), "an existing calibration file (sizer calibrate ... --out FILE)")
     try:
-        return Calibration.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except (yaml.YAMLError, ValidationError, UnicodeDecodeError) as error:
+        return Calibration.model_validate(load_yaml(path, "calibration", MAX_CALIBRATION_BYTES))
+    except ValidationError as error:
         raise InputError("calibration", str(path), f"a calibration file written by sizer calibrate ({error})") from None
 
 
 def save_calibration(calibration: Calibration, path: str | Path) -> None:
     header = "# Written by sizer calibrate: per-device efficiency scale and per-step overhead.\n"
-    Path(path).write_text(header + yaml.safe_dump(calibration.model_dump(), sort_keys=False), encoding="utf-8")
+    write_text(path, header + yaml.safe_dump(calibration.model_dump(), sort_keys=False))

@@ -17,17 +17,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
+from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
 from sizer.catalog_schema import CatalogFile, Device, check_units
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 
 CATALOG_ENV = "SIZER_CATALOG"
 MAX_CATALOG_BYTES = 2_000_000
-# libyaml's safe loader is ten times faster than the pure-Python one; both refuse arbitrary objects.
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def builtin_catalog_dir() -> Path:
@@ -61,7 +59,11 @@ class Catalog:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            close = difflib.get_close_matches(name.lower(), _all_names(self), n=5, cutoff=0.5)
+            # Devices that only a bare number or a single letter of the name would have matched
+            # ("7" in "AMD Ryzen 7 2700") are offered, never chosen.
+            weak = [device.name for device in _devices_with_all_tokens(self, _tokens(name))][:5]
+            close = weak + [n for n in difflib.get_close_matches(name.lower(), _all_names(self), n=5, cutoff=0.5)
+                            if n not in (w.lower() for w in weak)][:5 - len(weak)]
             hint = f"; close matches: {', '.join(close)}" if close else "; see `sizer catalog list`"
             raise DeviceLookupError(f"{field_name}: no device matches {name!r}{hint}", close, field_name)
         names = [f"{d.name} ({d.id})" for d in matches]
@@ -81,6 +83,23 @@ def _token_matches(query: str, word: str) -> bool:
     return query[-1].isalpha() and word.startswith(query) and word[len(query):].isdigit()
 
 
+def _meaningful(token: str) -> bool:
+    """A word that can pick a device: two or more characters with a letter ("t4", "sxm", "ryzen"),
+    or a number of three or more digits ("4090", "2700"). A lone digit or letter ("7", "a") cannot."""
+    if token.isdigit():
+        return len(token) >= 3
+    return len(token) >= 2 and any(character.isalpha() for character in token)
+
+
+def _devices_with_all_tokens(catalog: Catalog, query: list[str]) -> list[Device]:
+    """Devices one of whose labels has a word for every word of the query."""
+    if not query:
+        return []
+    _, labels, _ = _name_index(catalog)
+    return [device for device in catalog
+            if any(all(any(_token_matches(q, w) for w in words) for q in query) for words in labels[device.id])]
+
+
 def _all_names(catalog: Catalog) -> list[str]:
     names: dict[str, None] = {}
     for device in catalog:
@@ -92,12 +111,13 @@ def match_devices(catalog: Catalog, name: str) -> list[Device]:
     """Devices a name can mean: an exact id, name or alias first, else whole-word matches.
 
     Matching is case-insensitive and by whole words, so "A10" means the A10 and not the A100
-    or A10G, while "H100 SXM" finds the "H100 SXM5 80GB".
+    or A10G, while "H100 SXM" finds the "H100 SXM5 80GB". A name must contain a meaningful
+    word (see :func:`_meaningful`): "7" or "{{7*7}}" match nothing, though "Ryzen 7" does.
     """
     wanted = name.strip().lower()
     if wanted in catalog.devices:
         return [catalog.devices[wanted]]
-    exact_names, labels, answered = _name_index(catalog)
+    exact_names, _, answered = _name_index(catalog)
     if wanted in answered:  # the same name asked again (a service answering many requests)
         return list(answered[wanted])
     exact = [d for d in catalog if wanted in exact_names[d.id]]
@@ -105,12 +125,7 @@ def match_devices(catalog: Catalog, name: str) -> list[Device]:
         found = exact
     else:
         query = _tokens(wanted)
-        found = []
-        for device in catalog if query else ():
-            for words in labels[device.id]:
-                if all(any(_token_matches(q, w) for w in words) for q in query):
-                    found.append(device)
-                    break
+        found = _devices_with_all_tokens(catalog, query) if any(_meaningful(q) for q in query) else []
     if len(answered) >= 1024:
         answered.clear()
     answered[wanted] = tuple(found)
@@ -137,15 +152,9 @@ def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str,
 
 def _read_file(path: Path) -> CatalogFile:
     try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise CatalogError(f"catalog file {path}: cannot be read ({error.strerror})", "catalog") from None
-    if size > MAX_CATALOG_BYTES:
-        raise CatalogError(f"catalog file {path}: larger than {MAX_CATALOG_BYTES} bytes", "catalog")
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise CatalogError(f"catalog file {path}: not valid YAML ({error})", "catalog") from None
+        data = load_yaml(path, "catalog", MAX_CATALOG_BYTES)
+    except InputError as error:
+        raise CatalogError(f"catalog file {path}: not {error.expected}", "catalog") from None
     if not isinstance(data, dict):
         raise CatalogError(f"catalog file {path}: expected a mapping with 'sources' and 'devices'", "catalog")
     try:

@@ -6,6 +6,13 @@ key that covers everything it was built from (file contents or their sizes and m
 times, and the versions of the code that built it), so a stale entry is never read: a change
 gives a new key.
 
+Reading a pickle runs code, so an entry is read only where nobody but the user could have put
+it: the folder and the entry must both be owned by the user and writable by no one else (group
+and others have no write permission), the entry must be a regular file and not a symbolic link.
+Anything else (a shared or world-writable folder, an entry another user planted) is ignored:
+the value is built as if there were no cache, and nothing is stored there either. A folder the
+cache creates is made private (mode 0700). On systems without POSIX user ids the cache is off.
+
 The cache is an optimisation only. It lives in ``$SIZER_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/sizer``, else ``~/.cache/sizer``; ``SIZER_CACHE_DIR=off`` turns it off.
 Every failure (an unwritable folder, a truncated or foreign file) falls back silently to
@@ -17,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -24,6 +32,7 @@ from typing import Any, Callable
 
 CACHE_ENV = "SIZER_CACHE_DIR"
 FORMAT = 1  # bump to abandon every entry written by an older layout
+_SHARED_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
 def cache_dir() -> Path | None:
@@ -43,37 +52,76 @@ def key_of(*parts: object) -> str:
 
 def file_stamp(path: Path) -> tuple[str, int, int]:
     """Name, size and modification time of a file: enough to notice an edit."""
-    stat = path.stat()
-    return (str(path), stat.st_size, stat.st_mtime_ns)
+    stat_result = path.stat()
+    return (str(path), stat_result.st_size, stat_result.st_mtime_ns)
+
+
+def is_private(stat_result: os.stat_result) -> bool:
+    """Owned by the current user and writable by no one else (no group or other write bit)."""
+    return stat_result.st_uid == os.getuid() and not stat_result.st_mode & _SHARED_WRITE
 
 
 def cached(name: str, key: str, build: Callable[[], Any]) -> Any:
-    """``build()``'s result, read from the cache entry ``name-key`` when one exists.
+    """``build()``'s result, read from the cache entry ``name-key`` when one exists in a private folder.
 
     Any problem with the cache is ignored: the value is then built and, where possible, stored.
     """
-    folder = cache_dir()
-    path = folder / f"{name}-{key}.pickle" if folder is not None else None
-    if path is not None:
-        try:
-            with open(path, "rb") as handle:
-                return pickle.load(handle)
-        except Exception:  # missing, truncated, unreadable, or written by other code: rebuild
-            pass
-    value = build()
-    if path is not None:
-        _store(path, value)
-    return value
-
-
-def _store(path: Path, value: Any) -> None:
+    folder = cache_dir() if hasattr(os, "getuid") else None
+    entry = f"{name}-{key}.pickle"
+    directory = _open_private_folder(folder) if folder is not None else None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=path.stem, suffix=".tmp", dir=path.parent)
+        if directory is not None:
+            try:
+                return _read(directory, entry)
+            except Exception:  # missing, truncated, not private, or written by other code: rebuild
+                pass
+        value = build()
+        if directory is not None:
+            _store(directory, folder, entry, value)
+        return value
+    finally:
+        if directory is not None:
+            os.close(directory)
+
+
+def _open_private_folder(folder: Path) -> int | None:
+    """A descriptor of the folder (created private when missing), or None when it is not private.
+
+    The checks are made on the open descriptor, and entries are opened relative to it, so the
+    folder cannot be swapped for another between the check and the read.
+    """
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    try:
+        found = os.fstat(directory)
+        if stat.S_ISDIR(found.st_mode) and is_private(found):
+            return directory
+    except OSError:
+        pass
+    os.close(directory)
+    return None
+
+
+def _read(directory: int, entry: str) -> Any:
+    handle = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=directory)
+    with os.fdopen(handle, "rb") as source:
+        found = os.fstat(source.fileno())
+        if not (stat.S_ISREG(found.st_mode) and is_private(found)):
+            raise PermissionError(f"cache entry {entry} is not a private regular file")
+        return pickle.load(source)
+
+
+def _store(directory: int, folder: Path, entry: str, value: Any) -> None:
+    try:
+        # mkstemp makes the file with mode 0600; the folder was checked through its descriptor.
+        handle, temporary = tempfile.mkstemp(prefix=entry, suffix=".tmp", dir=folder)
         try:
             with os.fdopen(handle, "wb") as out:
                 pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, path)
+            os.replace(os.path.basename(temporary), entry, src_dir_fd=directory, dst_dir_fd=directory)
         except BaseException:
             os.unlink(temporary)
             raise

@@ -16,9 +16,9 @@ import functools
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sizer.datafile import load_yaml
 from sizer.errors import InputError
 
 LayerKind = Literal["matmul", "conv", "attention", "norm", "elementwise", "embedding", "pool", "loss", "other"]
@@ -73,14 +73,8 @@ def builtin_profile_dir() -> Path:
 
 
 def _read(path: Path) -> Profile:
-    if path.stat().st_size > MAX_PROFILE_BYTES:
-        raise InputError("workload", str(path), f"a profile file under {MAX_PROFILE_BYTES} bytes")
     try:
-        from sizer.catalog import SafeLoader
-
-        return Profile.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise InputError("workload", str(path), f"a YAML profile ({error})") from None
+        return Profile.model_validate(load_yaml(path, "workload", MAX_PROFILE_BYTES))
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

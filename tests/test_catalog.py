@@ -159,3 +159,25 @@ def test_duplicate_ids_in_one_file_name_both_places(tmp_path):
 def test_missing_user_file(tmp_path):
     with pytest.raises(CatalogError, match="no such file"):
         load_catalog(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize("name", ["7", "{{7*7}}", "${7}", "7 7", "a", "#1", "'; 7 --", "0", "80"])
+def test_a_name_without_a_meaningful_word_matches_nothing(catalog, name):
+    # issue 12 item 6: "7" and "{{7*7}}" both resolved to "AMD Ryzen 7 2700".
+    assert match_devices(catalog, name) == []
+    with pytest.raises(DeviceLookupError) as error:
+        catalog.find(name)
+    assert "no device matches" in str(error.value)
+
+
+def test_a_bare_number_offers_the_devices_it_appears_in(catalog):
+    with pytest.raises(DeviceLookupError) as error:
+        catalog.find("7")
+    assert "AMD Ryzen 7 2700" in error.value.candidates and "AMD Ryzen 7 2700" in str(error.value)
+
+
+@pytest.mark.parametrize("name, expected_id_part", [
+    ("Ryzen 7", "ryzen-7-2700"), ("2700", "ryzen-7-2700"), ("R7 2700", "ryzen-7-2700"), ("4090", "4090"), ("t4", "t4"),
+])
+def test_a_meaningful_word_with_a_bare_number_still_matches(catalog, name, expected_id_part):
+    assert expected_id_part in catalog.find(name).id

@@ -65,3 +65,56 @@ def test_a_cached_process_gives_the_same_catalog_and_units(tmp_path):
                                       check=True, timeout=120).stdout)
     assert outputs[0] == outputs[1] == outputs[2]
     assert len(list((tmp_path / "c").glob("*.pickle"))) == 2
+
+
+class _Planted:
+    """A pickle that, when loaded, creates a marker file: proof that loading ran foreign code."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _plant(folder, marker):
+    for entry in folder.glob("*.pickle"):
+        entry.write_bytes(pickle.dumps(_Planted(marker)))
+
+
+def test_a_pickle_planted_in_a_world_writable_folder_is_never_loaded(tmp_path, monkeypatch):
+    # issue 12 item 4: a planted pickle ran during `sizer peak P40`.
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    monkeypatch.setenv(diskcache.CACHE_ENV, str(folder))
+    (folder / "thing-k5.pickle").write_bytes(b"")
+    _plant(folder, tmp_path / "PLANTED")
+    (folder / "thing-k5.pickle").chmod(0o600)
+    assert diskcache.cached("thing", "k5", lambda: "built") == "built"
+    assert not (tmp_path / "PLANTED").exists()
+    assert list(folder.glob("*.pickle")) == [folder / "thing-k5.pickle"]  # nothing stored in a shared folder
+
+
+def test_an_entry_writable_by_others_is_not_loaded(folder, tmp_path):
+    assert diskcache.cached("thing", "k6", lambda: "built") == "built"
+    _plant(folder, tmp_path / "PLANTED")
+    (folder / "thing-k6.pickle").chmod(0o666)
+    assert diskcache.cached("thing", "k6", lambda: "rebuilt") == "rebuilt"
+    assert not (tmp_path / "PLANTED").exists()
+
+
+def test_an_entry_that_is_a_symbolic_link_is_not_followed(folder, tmp_path):
+    folder.mkdir(mode=0o700)
+    elsewhere = tmp_path / "elsewhere.pickle"
+    elsewhere.write_bytes(pickle.dumps(_Planted(tmp_path / "PLANTED")))
+    elsewhere.chmod(0o600)
+    (folder / "thing-k7.pickle").symlink_to(elsewhere)
+    assert diskcache.cached("thing", "k7", lambda: "built") == "built"
+    assert not (tmp_path / "PLANTED").exists()
+
+
+def test_a_created_folder_is_private(folder):
+    diskcache.cached("thing", "k8", lambda: 1)
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert (folder / "thing-k8.pickle").stat().st_mode & 0o077 == 0

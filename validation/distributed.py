@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from sizer.datafile import load_json, write_text
 from validation.count import count_model
 from validation.detect import DetectedDevice, cpu_share, describe_cpu
 from validation.loads import LoadSampler, current_rss, peak_rss, reset_peak_rss
@@ -48,7 +49,7 @@ def _rank_main(rank: int, world: int, spec: WorkloadSpec, budget: StepBudget, ba
         dist.barrier()
         times = trainer.timed_steps(budget)
         peak = (peak_rss() or current_rss()) - baseline
-        Path(out_dir, f"rank{rank}.json").write_text(json.dumps({"times": times, "peak_memory": peak}))
+        write_text(Path(out_dir, f"rank{rank}.json"), json.dumps({"times": times, "peak_memory": peak}), "rank")
     finally:
         dist.destroy_process_group()
 
@@ -70,7 +71,7 @@ def _run_ranks(spec: WorkloadSpec, budget: StepBudget, backend: str, threads: in
             for process in context.processes:
                 if process.is_alive():
                     process.kill()
-        return [json.loads(Path(tmp, f"rank{r}.json").read_text()) for r in range(spec.processes)]
+        return [load_json(Path(tmp, f"rank{r}.json"), "rank") for r in range(spec.processes)]
 
 
 def measure_data_parallel(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget) -> dict:

@@ -23,6 +23,17 @@ def _pyplot():
     return plt
 
 
+def _save(fig, path: Path) -> None:
+    """Render the figure in memory, then write the file atomically (sizer.datafile)."""
+    import io
+
+    from sizer.datafile import write_bytes
+
+    image = io.BytesIO()
+    fig.savefig(image, dpi=110, format=path.suffix.lstrip(".") or "png")
+    write_bytes(path, image.getvalue(), "out")
+
+
 def predicted_vs_measured(report: dict, path: Path) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 6))
@@ -52,7 +63,7 @@ def predicted_vs_measured(report: dict, path: Path) -> Path:
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -76,7 +87,7 @@ def layer_bars(report: dict, run_id: str, path: Path) -> Path:
                  f"{entry['unprofiled_step_time']['value'] * MS_PER_S:.3g} ms)", fontsize=9)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -116,7 +127,7 @@ def sweep_plot(report: dict, parameter: str, path: Path) -> Path | None:
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import io
 import json
 import math
 import statistics
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sizer.datafile import write_text
 from validation.detect import DetectedDevice
 
 MS_PER_S = 1000.0
@@ -125,11 +127,12 @@ def csv_row(run: dict, layers: dict) -> dict:
 
 
 def write_csv(report: dict, path: Path) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        for run in report["runs"]:
-            writer.writerow(csv_row(run, report["layers"]))
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    for run in report["runs"]:
+        writer.writerow(csv_row(run, report["layers"]))
+    write_text(path, text.getvalue(), "out")
 
 
 def _pct(value: float | None) -> str:
@@ -189,7 +192,7 @@ def write_report(report: dict, out: Path) -> list[Path]:
     from validation.plots import write_plots
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / JSON_NAME).write_text(json.dumps(report, indent=2, default=str))
+    write_text(out / JSON_NAME, json.dumps(report, indent=2, default=str), "out")
     write_csv(report, out / CSV_NAME)
-    (out / MARKDOWN_NAME).write_text(markdown(report))
+    write_text(out / MARKDOWN_NAME, markdown(report), "out")
     return [out / JSON_NAME, out / CSV_NAME, out / MARKDOWN_NAME, *write_plots(report, out)]

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
+from sizer.datafile import load_yaml
 from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES
 from sizer.engine.hardware import DeviceTable
 from sizer.engine.memory import StateParts, largest_micro_batch, model_state_bytes
@@ -24,7 +24,7 @@ SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 @functools.lru_cache(maxsize=1)
 def error_spread() -> dict[str, dict]:
     """Per mode: the factors of the expected time that bound the range, and where they come from."""
-    return yaml.safe_load(SPREAD_FILE.read_text(encoding="utf-8"))["modes"]
+    return load_yaml(SPREAD_FILE, "error_spread")["modes"]
 
 
 @dataclass(frozen=True)

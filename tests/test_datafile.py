@@ -1,0 +1,186 @@
+"""sizer/datafile.py: the guarded YAML/JSON reader and the atomic writer (issue 12, items 5 and 7).
+
+Every hostile file here is refused with one InputError (or the CatalogError that wraps it) and
+none may crash, hang or run for long; the durations are not asserted (timing targets belong in
+benchmarks), but each of these files used to crash the process or run for minutes.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from sizer import datafile
+from sizer.calibration import load_calibration, save_calibration
+from sizer.catalog import load_catalog
+from sizer.errors import CatalogError, InputError
+from sizer.profile import load_profile
+
+DEEP_YAML = "a: " + "[" * 25_000 + "]" * 25_000 + "\n"  # 50 kB; crashed libyaml's composer with SIGSEGV
+
+
+def alias_bomb(levels: int = 10) -> str:
+    """Each level is nine aliases of the one before: 9**levels nodes from a few hundred bytes."""
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, levels):
+        previous, current = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(f"{current}: &{current} [" + ",".join(f"*{previous}" for _ in range(9)) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_plain_yaml_and_json_load():
+    assert datafile.parse_yaml("a: &x [1, 2]\nb: *x\n", "f", "t") == {"a": [1, 2], "b": [1, 2]}
+    assert datafile.parse_json('{"a": [1, 2.5, "x", null, true]}', "f", "t") == {"a": [1, 2.5, "x", None, True]}
+
+
+def test_yaml_nested_too_deep_is_refused():
+    with pytest.raises(InputError, match="nested at most 64 levels"):
+        datafile.parse_yaml(DEEP_YAML, "catalog", "deep.yaml")
+    assert datafile.parse_yaml("a: " + "[" * 60 + "]" * 60, "f", "t")  # within the limit
+
+
+def test_an_alias_bomb_is_refused_from_its_events():
+    with pytest.raises(InputError, match="aliases expand to at most"):
+        datafile.parse_yaml(alias_bomb(), "calibration", "bomb.yaml")
+    # a few aliases, as people write them, are fine
+    assert datafile.parse_yaml(alias_bomb(3), "f", "t")["c"][0][0] == ["x"] * 9
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[" * 100_000 + "]" * 100_000, "nested at most"),
+    ("[" * 65 + "]" * 65, "nested at most"),
+    ('{"a": NaN}', "finite numbers"), ('{"a": -Infinity}', "finite numbers"), ('{"a": 1e999}', "finite numbers"),
+    ('{"a": ' + "9" * 5000 + "}", "valid JSON"), ('{"a": ', "valid JSON"),
+])
+def test_bad_json_is_refused(text, words):
+    with pytest.raises(InputError, match=words):
+        datafile.parse_json(text, "report", "report.json")
+
+
+def test_files_that_are_not_regular_small_utf8_files_are_refused(tmp_path):
+    with pytest.raises(InputError, match="regular file"):
+        datafile.load_json("/dev/zero", "report")
+    with pytest.raises(InputError, match="regular file"):
+        datafile.load_yaml(tmp_path, "catalog")
+    with pytest.raises(InputError, match="readable file"):
+        datafile.load_yaml(tmp_path / "missing.yaml", "catalog")
+    big = tmp_path / "big.yaml"
+    big.write_text("a: 1\n" * 100)
+    with pytest.raises(InputError, match="at most 100 bytes"):
+        datafile.load_yaml(big, "catalog", max_bytes=100)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("name: Gr\xfc\xdfe\n".encode("latin-1"))
+    with pytest.raises(InputError, match="UTF-8"):
+        datafile.load_yaml(latin, "workload")
+
+
+def test_deep_yaml_in_every_entry_point_is_refused(tmp_path):
+    # The regression is a SIGSEGV, so it is run in a child process that may crash without taking pytest along.
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(DEEP_YAML)
+    script = ("import sys\nfrom sizer.catalog import load_catalog\nfrom sizer.profile import load_profile\n"
+              "from sizer.calibration import load_calibration\nfrom sizer.errors import SizerError\n"
+              "for load in (load_catalog, load_profile, load_calibration):\n"
+              "    try:\n        load(sys.argv[1])\n    except SizerError as error:\n        print(error.message)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(deep)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "SIZER_CACHE_DIR": "off"})
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.count("nested at most 64 levels") == 3
+
+
+def test_an_alias_bomb_in_every_entry_point_is_refused(tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(alias_bomb(8))  # 9**8 = 43 million nodes; ten levels ran for 114 s in --calibration
+    with pytest.raises(InputError, match="aliases expand"):
+        load_calibration(bomb)
+    with pytest.raises(InputError, match="aliases expand"):
+        load_profile(str(bomb))
+    with pytest.raises(CatalogError, match="aliases expand"):
+        load_catalog(bomb)
+
+
+def test_write_text_replaces_the_file_whole(tmp_path):
+    path = tmp_path / "out.yaml"
+    datafile.write_text(path, "first\n")
+    path.chmod(0o640)
+    datafile.write_text(path, "second\n")
+    assert path.read_text() == "second\n"
+    assert path.stat().st_mode & 0o777 == 0o640  # a replaced file keeps its permissions
+    assert [p.name for p in tmp_path.iterdir()] == ["out.yaml"]  # no temporary file left behind
+
+
+def test_a_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    path = tmp_path / "calibration.yaml"
+    path.write_text("good: 1\n")
+    with pytest.raises(InputError, match="UTF-8"):
+        datafile.write_text(path, "half written \ud800 then an encoding error")
+    assert path.read_text() == "good: 1\n"
+
+    def disk_full(descriptor):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(datafile.os, "fsync", disk_full)
+    with pytest.raises(InputError, match="No space left"):
+        datafile.write_text(path, "x" * 100_000)
+    assert path.read_text() == "good: 1\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["calibration.yaml"]
+
+
+def test_a_failed_calibration_rewrite_keeps_the_good_file(tmp_path, monkeypatch, catalog):
+    # issue 12 item 7: one failed rewrite left a good calibration file at 0 bytes.
+    from sizer import calibration as module
+
+    good = module.Calibration(created="2026-11-23", source="test", devices=[module.DeviceCalibration(
+        device_id="t4", device_name="NVIDIA T4", efficiency_scale=2.0, step_overhead_s=0.001, runs=3, median_abs_error=0.05)])
+    path = tmp_path / "calibration.yaml"
+    save_calibration(good, path)
+    before = path.read_text()
+    monkeypatch.setattr(module.yaml, "safe_dump", lambda *a, **k: "devices:\n  - \ud800 cannot be encoded\n")
+    with pytest.raises(InputError):
+        save_calibration(good, path)
+    assert path.read_text() == before and load_calibration(path) == good
+
+
+def test_write_text_refuses_folders_and_missing_folders(tmp_path):
+    with pytest.raises(InputError, match="not a folder"):
+        datafile.write_text(tmp_path, "x")
+    with pytest.raises(InputError, match="writable file path"):
+        datafile.write_text(tmp_path / "no" / "such" / "file.yaml", "x")
+
+
+def test_write_text_through_a_link_and_to_a_device(tmp_path):
+    target = tmp_path / "real.yaml"
+    target.write_text("old")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    datafile.write_text(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
+    datafile.write_text("/dev/null", "nothing to replace")  # a device is written to, not replaced
+
+
+def test_the_project_reads_yaml_only_through_the_guarded_loader():
+    # Every YAML/JSON read by the package goes through sizer.datafile; a new yaml.load elsewhere fails here.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    offenders = []
+    for folder in ("sizer", "cli", "api", "validation", "benchmarks"):
+        for path in (root / folder).rglob("*.py"):
+            if path.name == "datafile.py":
+                continue
+            text = path.read_text(encoding="utf-8")
+            for call in ("yaml.load(", "yaml.safe_load(", "yaml.full_load(", "json.load(", "json.loads(", "yaml.unsafe_load("):
+                if call in text:
+                    offenders.append(f"{path.relative_to(root)}: {call}")
+    assert not offenders
+
+
+def test_yaml_events_cover_what_the_loader_reads():
+    # The guard counts parser events; the built-in catalog passes it unchanged.
+    from sizer.catalog import builtin_catalog_dir
+
+    for path in sorted(builtin_catalog_dir().glob("*.yaml")):
+        assert datafile.load_yaml(path, "catalog") == yaml.load(path.read_text(encoding="utf-8"), Loader=datafile.SafeLoader)
