@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from sizer.errors import InputError
-from sizer.workloads.hf_config import (MAX_CONFIG_BYTES, MAX_JSON_DEPTH, architecture_from_config, read_hf_config,
+from sizer.datafile import MAX_DEPTH as MAX_JSON_DEPTH
+from sizer.workloads.hf_config import (MAX_CONFIG_BYTES, architecture_from_config, read_hf_config,
                                        supported_model_types)
 from sizer.workloads.registry import find_model, resolve_model
 

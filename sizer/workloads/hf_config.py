@@ -15,67 +15,23 @@ The file is read with a size limit and a nesting-depth guard (:func:`load_json`)
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
+from sizer import datafile
 from sizer.errors import InputError
 from sizer.workloads.architecture import Architecture
 
 MAX_CONFIG_BYTES = 1_000_000  # real configs are 1-5 kB
-MAX_JSON_DEPTH = 20
 FIELD = "model"
 
 
 def load_json(path: str | Path) -> dict[str, Any]:
-    """A JSON object from ``path``: at most :data:`MAX_CONFIG_BYTES`, nested at most
-    :data:`MAX_JSON_DEPTH` deep (the one function to swap for a shared guarded loader)."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise InputError(FIELD, str(path), f"a readable config.json ({error.strerror})") from None
-    if not path.is_file() or size > MAX_CONFIG_BYTES:
-        raise InputError(FIELD, str(path), f"a config.json file of at most {MAX_CONFIG_BYTES} bytes")
-    try:
-        text = path.read_bytes()[:MAX_CONFIG_BYTES + 1].decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(FIELD, str(path), f"a readable UTF-8 config.json ({error})") from None
-    if _nesting(text) > MAX_JSON_DEPTH:
-        raise InputError(FIELD, str(path), f"a config.json nested at most {MAX_JSON_DEPTH} levels deep")
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as error:
-        raise InputError(FIELD, str(path), f"a valid JSON config ({error})") from None
+    """A JSON object from ``path``, read by the project's one guarded loader (size, depth, no NaN)."""
+    data = datafile.load_json(path, FIELD, MAX_CONFIG_BYTES)
     if not isinstance(data, dict):
         raise InputError(FIELD, str(path), "a JSON object with a 'model_type'")
     return data
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number")
-
-
-def _nesting(text: str) -> int:
-    """Deepest bracket nesting outside strings (checked before json.loads can recurse)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 class _Config:

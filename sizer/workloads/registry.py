@@ -20,9 +20,9 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
 from sizer.workloads.architecture import Architecture, Family, FfnType, Norm, Position
 
@@ -117,14 +117,9 @@ def name_key(name: str) -> str:
 def builtin_entries() -> tuple[ModelEntry, ...]:
     """Every entry of ``catalog/models.yaml``, checked; a malformed file is a :class:`CatalogError`."""
     path = models_file()
-    text = _read_text(path)
+    data = load_yaml(path, "model", MAX_MODELS_FILE_BYTES)
     try:
-        from sizer.catalog import SafeLoader
-
-        data = yaml.load(text, Loader=SafeLoader)
         entries = ModelsFile.model_validate(data).models
-    except yaml.YAMLError as error:
-        raise CatalogError(f"models file {path}: not valid YAML ({error})", "model") from None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -137,14 +132,6 @@ def builtin_entries() -> tuple[ModelEntry, ...]:
                 raise CatalogError(f"models file {path}: name {alias!r} of {entry.name} also names {seen[key]}",
                                    "model")
     return tuple(entries)
-
-
-def _read_text(path: Path) -> str:
-    """The file's text, refused above :data:`MAX_MODELS_FILE_BYTES` (one place to swap in a shared
-    guarded loader)."""
-    if path.stat().st_size > MAX_MODELS_FILE_BYTES:
-        raise CatalogError(f"models file {path}: larger than {MAX_MODELS_FILE_BYTES} bytes", "model")
-    return path.read_text(encoding="utf-8")
 
 
 @functools.lru_cache(maxsize=1)
