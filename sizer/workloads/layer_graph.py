@@ -94,8 +94,8 @@ def korthikanti_block_bytes(seq_len: int, hidden: int, heads: int, *, flash_atte
     :math:`s h (34 + 5 a s / h)` (Korthikanti et al. 2022, §4.1, eq. 1 with b = 1); flash
     attention drops the :math:`5 a s / h` term.
 
-    >>> korthikanti_block_bytes(2048, 12288, 96) / 2**30  # GPT-3 175B, one block
-    9.5625
+    >>> korthikanti_block_bytes(2048, 12288, 96) / 2**30  # GPT-3 175B, one block, one sequence [GiB]
+    2.671875
     """
     scores = 0.0 if flash_attention else 5.0 * heads * seq_len / hidden
     return seq_len * hidden * (34.0 + scores)
