@@ -28,10 +28,16 @@ class Strict(BaseModel):
 
 
 class Sourced(Strict):
-    """A value with its unit, as written in the catalog, and the key of its source."""
+    """A value with its unit, as written in the catalog, and the key of its source.
+
+    ``verified`` says whether the figure was read in the cited source (true) or recalled,
+    taken from a low-confidence row, or derived from a rule that was not read (false). A
+    figure that does not say is taken as unverified.
+    """
 
     value: str | int | float
     source: str
+    verified: bool = False
     note: str | None = None
 
     def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
@@ -77,6 +83,7 @@ class CpuVector(Strict):
     fp32_lanes_per_fma: int = Field(ge=1, le=64)
     fma_units_per_core: int = Field(ge=1, le=8)
     source: str
+    verified: bool = False
     note: str | None = None
 
 
@@ -101,8 +108,9 @@ class Device(Strict):
     unsupported_precisions: list[Precision] = []
     memory: Sourced
     memory_type: str
+    unified_memory: bool = False  # memory shared by CPU and GPU (Apple silicon): ``memory`` is the whole pool
     memory_bandwidth: Sourced
-    tdp: Sourced
+    tdp: Sourced | None = None  # None where the vendor publishes no power figure (recent TPUs, Apple GPUs)
     interconnect: Interconnect | None = None
     purchase_price: Price | None = None
     cloud_prices: list[CloudPrice] = []
