@@ -27,7 +27,7 @@ from sizer.host import HostResult, StorageClass, estimate_host
 from sizer.memory import MemoryResult, training_memory
 from sizer.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
-from sizer.tco import CostAssumptions, TcoResult, estimate_tco
+from sizer.tco import CostAssumptions, RentBasis, TcoResult, check_provider, estimate_tco
 from sizer.throughput import supported_precisions
 from sizer.throughput import DEFAULT_DERATING
 from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
@@ -47,6 +47,8 @@ class RecommendRequest(WorkloadRequest):
     budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = "rent"
+    cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
+                                                               "Lambda, ...); where a device has none, its amortised purchase cost")
     objective: Objective = "time"
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
@@ -59,6 +61,7 @@ class RecommendRequest(WorkloadRequest):
 
 class CostSummary(Model):
     rent: RangeOut | None
+    rent_basis: RentBasis = "unknown"  # "amortised purchase": no rent price, the owning cost per hour stands in
     buy: RangeOut | None
 
 
@@ -164,7 +167,7 @@ def _evaluate(device: Device, workload: Workload, request: RecommendRequest, dea
         fastest = time
         if deadline is not None and Quantity(time.training_time.expected, time.training_time.unit) > deadline:
             continue
-        tco = estimate_tco(device, count, _duration(time), costs=CostAssumptions())
+        tco = estimate_tco(device, count, _duration(time), costs=CostAssumptions(), cloud=request.cloud)
         candidate = _Candidate(device=device, memory=memory, time=time, tco=tco)
         if budget is not None:
             cost = _cost_of(candidate, request.purchase)
@@ -210,6 +213,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     else:
         described = "given"
     catalog = catalog or load_catalog()
+    request = request.model_copy(update={"cloud": check_provider(request.cloud, catalog)})
     profile = None
     if request.workload is not None:
         profile = load_profile(request.workload, request.seq_len)
@@ -254,7 +258,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
         ranked.append(RankedDevice(
             rank=rank, device=c.device.id, name=c.device.name, kind=c.device.kind, count=c.time.count,
             sharding=c.memory.sharding, training_time=c.time.training_time.model_copy(),
-            cost=CostSummary(rent=c.tco.rent, buy=buy.total if buy else None),
+            cost=CostSummary(rent=c.tco.rent, rent_basis=c.tco.rent_basis, buy=buy.total if buy else None),
             energy=buy.energy_used if buy else None, memory_per_device=c.memory.required_with_headroom or c.memory.total,
             device_memory=c.memory.device_memory, fits=bool(c.memory.fits), bound=_bound(c.time),
             pareto=pareto[c.device.id]))
