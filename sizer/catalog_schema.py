@@ -159,6 +159,61 @@ class CatalogFile(Strict):
     devices: list[Device]
 
 
+class Link(Strict):
+    """A link between devices: inside a node (NVLink, PCIe, xGMI, ICI) or between nodes
+    (InfiniBand, RoCE, a cloud network). Bandwidth per device in one direction."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")
+    name: str
+    scope: Literal["intra-node", "inter-node"]
+    bandwidth: Sourced
+    bandwidth_both: Sourced | None = None
+    latency: Sourced | None = None
+    confidence: Literal["low", "medium", "high"]
+    notes: str | None = None
+
+
+class System(Strict):
+    """A node type a large run is built from: which device, how many per node, the link inside
+    the node and the network between nodes (ids of :class:`Link`)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")
+    name: str
+    aliases: list[str] = []
+    device: str
+    devices_per_node: Sourced
+    intra_node: str
+    inter_node: str | None = None
+    notes: str | None = None
+
+
+class NetworksFile(Strict):
+    """``catalog/networks/*.yaml``: sources, links and systems."""
+
+    sources: dict[str, str]
+    links: list[Link]
+    systems: list[System] = []
+
+    @model_validator(mode="after")
+    def _references(self) -> "NetworksFile":
+        links = {link.id: link for link in self.links}
+        if len(links) != len(self.links):
+            raise ValueError("duplicate link id")
+        for link in self.links:
+            for name in ("bandwidth", "bandwidth_both", "latency"):
+                sourced = getattr(link, name)
+                if sourced is not None and sourced.source not in self.sources:
+                    raise ValueError(f"link {link.id}: {name} source {sourced.source!r} is not in 'sources'")
+        for system in self.systems:
+            if system.devices_per_node.source not in self.sources:
+                raise ValueError(f"system {system.id}: source {system.devices_per_node.source!r} is not in 'sources'")
+            for where, link_id, scope in (("intra_node", system.intra_node, "intra-node"),
+                                          ("inter_node", system.inter_node, "inter-node")):
+                if link_id is not None and (link_id not in links or links[link_id].scope != scope):
+                    raise ValueError(f"system {system.id}: {where} {link_id!r} is not an {scope} link of the file")
+        return self
+
+
 # Expected dimension (and default unit for bare numbers) of each sourced field.
 FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
     "fp32_cores": ("", ""),
@@ -185,5 +240,5 @@ def check_units(device: Device) -> None:
         parse_quantity(f"cloud_prices[{index}]", price.value, "[currency] / [time]")
 
 
-__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect",
+__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "NetworksFile", "System",
            "PRECISIONS", "Precision", "Price", "Sourced", "check_units"]
