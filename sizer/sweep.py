@@ -35,7 +35,7 @@ from sizer.compute import training_compute_from_forward
 from sizer.errors import InputError
 from sizer.memory import FRAMEWORK_OVERHEAD, HEADROOM_HIGH, state_bytes
 from sizer.precision import check_precision, weight_bytes
-from sizer.tco import cheapest_cloud_price
+from sizer.tco import hourly_price
 from sizer.throughput import DEFAULT_DERATING, Derating, device_peak, supported_precisions
 from sizer.timing import (DEFAULT_STEP_OVERHEAD, FULL_SHARDING_TRAFFIC, StepOverhead, link_of,
                           step_memory_traffic)
@@ -70,9 +70,8 @@ class DeviceFigures:
         link = link_of(device)[1].to("B/s").magnitude
         memory = device.memory.quantity("memory", "[information]").to("B").magnitude
         overhead = FRAMEWORK_OVERHEAD.to("B").magnitude if device.kind != "cpu" else 0.0
-        cloud = cheapest_cloud_price(device)
-        rent = parse_quantity("cloud_prices", cloud.value, "[currency]/[time]").to("USD/hour").magnitude \
-            if cloud is not None else math.nan
+        hourly = hourly_price(device).hourly  # as estimate_tco: a rent price, else the amortised purchase cost
+        rent = hourly.to("USD/hour").magnitude if hourly is not None else math.nan
         return cls(device, float(bandwidth), float(link), float(memory), float(overhead), float(rent))
 
     def peak(self, precision: str) -> float:
