@@ -39,7 +39,7 @@ from sizer.tco import hourly_price
 from sizer.throughput import DEFAULT_DERATING, Derating, device_peak, supported_precisions
 from sizer.timing import (DEFAULT_STEP_OVERHEAD, FULL_SHARDING_TRAFFIC, StepOverhead, link_of,
                           step_memory_traffic)
-from sizer.units import Quantity, parse_quantity
+from sizer.units import Quantity
 from sizer.workload import Workload, WorkloadRequest, resolve_workload
 
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
