@@ -28,6 +28,11 @@ def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu
                    ",".join(d.precisions)) for d in devices))
 
 
+def _checked(value) -> str:
+    """'yes' for a figure read in its source, 'NO' for one recalled or from a low-confidence row."""
+    return "yes" if value.verified else "NO"
+
+
 @app.command("show")
 def show(device: Annotated[str, typer.Argument(help="Device id or name.")], catalog: CatalogOption = None,
          json: JsonOption = False) -> None:
@@ -42,17 +47,21 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
                  "memory_bandwidth", "tdp", "interconnect_bandwidth"):
         value = getattr(view, name)
         if value is not None:
-            rows.append((name.replace("_", " "), output.qty(value), value.source + (f" — {value.note}" if value.note else "")))
+            rows.append((name.replace("_", " "), output.qty(value), _checked(value),
+                         value.source + (f" — {value.note}" if value.note else "")))
     for precision, value in view.peaks.items():
-        rows.append((f"{precision} peak (dense)", output.qty(value), value.source + (f" — {value.note}" if value.note else "")))
+        rows.append((f"{precision} peak (dense)", output.qty(value), _checked(value),
+                     value.source + (f" — {value.note}" if value.note else "")))
     if view.purchase_price:
         p = view.purchase_price
-        rows.append(("purchase price", f"{output.fmt(p.value)} {p.unit} ({p.date})", p.source))
+        rows.append(("purchase price", f"{output.fmt(p.value)} {p.unit} ({p.date})", "", p.source))
     for p in view.cloud_prices:
-        rows.append((f"rent: {p.provider} {p.instance}", f"{output.fmt(p.value)} {p.unit} ({p.date})", p.source))
+        rows.append((f"rent: {p.provider} {p.instance}", f"{output.fmt(p.value)} {p.unit} ({p.date})", "", p.source))
     output.table(f"{view.name} ({view.id}): {view.kind}, {view.vendor} {view.architecture}, {view.launch_year}",
-                 ("figure", "value", "source"), rows,
+                 ("figure", "value", "verified", "source"), rows,
                  caption="; ".join(x for x in (view.interconnect and f"interconnect: {view.interconnect}", view.vector,
+                                              view.unified_memory and "unified memory: shared by CPU and GPU",
+                                              view.unverified and f"unverified (recalled or low confidence): {', '.join(view.unverified)}",
                                               view.fp32_peak_discrepancy, view.notes) if x) or None)
 
 

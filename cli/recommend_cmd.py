@@ -21,6 +21,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,
               budget: Annotated[Optional[str], typer.Option("--budget", help="Most money to spend, e.g. '50000 USD'.")] = None,
               max_devices: Annotated[int, typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider.")] = 64,
+              cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, ...); devices it does not offer are costed at their amortised purchase price.")] = None,
               buy: Annotated[bool, typer.Option("--buy", help="Cost as a purchase (amortised + energy) instead of cloud rent.")] = False,
               objective: Annotated[str, typer.Option("--objective", help="time, cost or pareto.")] = "time",
               kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Limit to gpu, accelerator or cpu (repeatable).")] = None,
@@ -38,8 +39,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                forward_flops_per_sample=forward_flops_per_sample,
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
-                               purchase="buy" if buy else "rent", objective=objective, kinds=kind, features=features,
-                               headroom=headroom, storage=storage, workload=workload, model=model,
+                               purchase="buy" if buy else "rent", cloud=cloud, objective=objective, kinds=kind,
+                               features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration))
     result = run(request, load(catalog))
@@ -49,13 +50,15 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     rows = []
     for r in result.ranked[:top]:
         cost = r.cost.buy if result.purchase == "buy" else r.cost.rent
-        rows.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost),
+        amortised = result.purchase == "rent" and r.cost.rent_basis == "amortised purchase"
+        rows.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + (" (a)" if amortised else ""),
                      f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB", r.bound, "*" if r.pareto else ""))
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
                  ("#", "device", "count", "training time", cost_column + " USD", "memory need / has", "bound", "pareto"),
                  rows, caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top {min(top, len(result.ranked))}. "
                                "Each device at the count the assumptions name. "
-                               "Ranges are expected (low-high). --json for everything.")
+                               "Ranges are expected (low-high). (a): no rent price, amortised purchase cost "
+                               "(capital over 3 years plus energy) instead. --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     if result.k1:

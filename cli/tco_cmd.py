@@ -15,6 +15,7 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
         params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
         precision: PrecisionOption = "fp32", optimizer: Optimizer = "adam", batch_size: BatchSize = None, seq_len: SeqLen = None,
         rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
+        cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for the rent price (AWS, GCP, Lambda, ...); the cheapest of any if left out.")] = None,
         purchase_price: Annotated[Optional[str], typer.Option("--purchase-price", help="Per device, e.g. '30000 USD'.")] = None,
         lifetime: Annotated[str, typer.Option("--lifetime", help="Amortisation period of bought hardware.")] = "3 year",
         pue: Annotated[float, typer.Option("--pue", help="Power usage effectiveness of the site.")] = 1.5,
@@ -27,14 +28,15 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
 
     request = workload_request(estimates.TcoRequest, device=device, count=count, training_time=training_time, params=params,
                                samples=samples, epochs=epochs, tokens=tokens, precision=precision, optimizer=optimizer,
-                               batch_size=batch_size, seq_len=seq_len, rent_price=rent_price, purchase_price=purchase_price,
+                               batch_size=batch_size, seq_len=seq_len, rent_price=rent_price, cloud=cloud, purchase_price=purchase_price,
                                lifetime=lifetime, pue=pue, electricity_price=electricity_price, utilisation=utilisation,
                                host_share=host_share)
     result = estimates.estimate_cost(request, load(catalog))
     if json:
         return output.emit_json(result)
-    rows = [("training time", output.rng(result.training_time)), ("rent", output.rng(result.rent)),
-            ("rent price", output.qty(result.rent_price))]
+    rent_name = "rent" if result.rent_basis != "amortised purchase" else "rent (amortised purchase, no rent price)"
+    rows = [("training time", output.rng(result.training_time)), (rent_name, output.rng(result.rent)),
+            ("rent price", output.qty(result.rent_price)), ("rent price basis", result.rent_label)]
     if result.buy:
         rows += [("buy: capital (whole)", output.qty(result.buy.capital)),
                  ("buy: amortised capital", output.rng(result.buy.amortised_capital)),

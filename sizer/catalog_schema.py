@@ -28,10 +28,16 @@ class Strict(BaseModel):
 
 
 class Sourced(Strict):
-    """A value with its unit, as written in the catalog, and the key of its source."""
+    """A value with its unit, as written in the catalog, and the key of its source.
+
+    ``verified`` says whether the figure was read in the cited source (true) or recalled,
+    taken from a low-confidence row, or derived from a rule that was not read (false). A
+    figure that does not say is taken as unverified.
+    """
 
     value: str | int | float
     source: str
+    verified: bool = False
     note: str | None = None
 
     def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
@@ -77,6 +83,7 @@ class CpuVector(Strict):
     fp32_lanes_per_fma: int = Field(ge=1, le=64)
     fma_units_per_core: int = Field(ge=1, le=8)
     source: str
+    verified: bool = False
     note: str | None = None
 
 
@@ -101,8 +108,9 @@ class Device(Strict):
     unsupported_precisions: list[Precision] = []
     memory: Sourced
     memory_type: str
+    unified_memory: bool = False  # memory shared by CPU and GPU (Apple silicon): ``memory`` is the whole pool
     memory_bandwidth: Sourced
-    tdp: Sourced
+    tdp: Sourced | None = None  # None where the vendor publishes no power figure (recent TPUs, Apple GPUs)
     interconnect: Interconnect | None = None
     purchase_price: Price | None = None
     cloud_prices: list[CloudPrice] = []
@@ -151,6 +159,61 @@ class CatalogFile(Strict):
     devices: list[Device]
 
 
+class Link(Strict):
+    """A link between devices: inside a node (NVLink, PCIe, xGMI, ICI) or between nodes
+    (InfiniBand, RoCE, a cloud network). Bandwidth per device in one direction."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")
+    name: str
+    scope: Literal["intra-node", "inter-node"]
+    bandwidth: Sourced
+    bandwidth_both: Sourced | None = None
+    latency: Sourced | None = None
+    confidence: Literal["low", "medium", "high"]
+    notes: str | None = None
+
+
+class System(Strict):
+    """A node type a large run is built from: which device, how many per node, the link inside
+    the node and the network between nodes (ids of :class:`Link`)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")
+    name: str
+    aliases: list[str] = []
+    device: str
+    devices_per_node: Sourced
+    intra_node: str
+    inter_node: str | None = None
+    notes: str | None = None
+
+
+class NetworksFile(Strict):
+    """``catalog/networks/*.yaml``: sources, links and systems."""
+
+    sources: dict[str, str]
+    links: list[Link]
+    systems: list[System] = []
+
+    @model_validator(mode="after")
+    def _references(self) -> "NetworksFile":
+        links = {link.id: link for link in self.links}
+        if len(links) != len(self.links):
+            raise ValueError("duplicate link id")
+        for link in self.links:
+            for name in ("bandwidth", "bandwidth_both", "latency"):
+                sourced = getattr(link, name)
+                if sourced is not None and sourced.source not in self.sources:
+                    raise ValueError(f"link {link.id}: {name} source {sourced.source!r} is not in 'sources'")
+        for system in self.systems:
+            if system.devices_per_node.source not in self.sources:
+                raise ValueError(f"system {system.id}: source {system.devices_per_node.source!r} is not in 'sources'")
+            for where, link_id, scope in (("intra_node", system.intra_node, "intra-node"),
+                                          ("inter_node", system.inter_node, "inter-node")):
+                if link_id is not None and (link_id not in links or links[link_id].scope != scope):
+                    raise ValueError(f"system {system.id}: {where} {link_id!r} is not an {scope} link of the file")
+        return self
+
+
 # Expected dimension (and default unit for bare numbers) of each sourced field.
 FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
     "fp32_cores": ("", ""),
@@ -177,5 +240,5 @@ def check_units(device: Device) -> None:
         parse_quantity(f"cloud_prices[{index}]", price.value, "[currency] / [time]")
 
 
-__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect",
+__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "NetworksFile", "System",
            "PRECISIONS", "Precision", "Price", "Sourced", "check_units"]

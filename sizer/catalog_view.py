@@ -21,6 +21,7 @@ class SourcedQuantity(Model):
     value: float
     unit: str
     source: str
+    verified: bool = True  # False: recalled, derived by an unread rule, or from a low-confidence row
     note: str | None = None
 
 
@@ -59,7 +60,9 @@ class DeviceDetail(DeviceSummary):
     fp32_peak_discrepancy: str | None
     peaks: dict[str, SourcedQuantity]
     memory_type: str
-    tdp: SourcedQuantity
+    unified_memory: bool
+    tdp: SourcedQuantity | None
+    unverified: list[str]
     interconnect: str | None
     interconnect_bandwidth: SourcedQuantity | None
     vector: str | None
@@ -78,7 +81,8 @@ def _sourced(field: str, sourced: Sourced | None) -> SourcedQuantity | None:
         quantity, unit = sourced.quantity(field, FIELD_DIMENSIONS[field][0]), DISPLAY_UNITS[field]
     else:
         quantity, unit = sourced.quantity(field, "", ""), ""
-    return SourcedQuantity(value=float(quantity.to(unit).magnitude), unit=unit, source=sourced.source, note=sourced.note)
+    return SourcedQuantity(value=float(quantity.to(unit).magnitude), unit=unit, source=sourced.source,
+                           verified=sourced.verified, note=sourced.note)
 
 
 def _price(price, unit: str) -> PriceView:
@@ -109,11 +113,15 @@ def describe_device(device: Device) -> DeviceDetail:
         threads=_sourced("threads", device.threads), base_clock=_sourced("base_clock", device.base_clock),
         boost_clock=_sourced("boost_clock", device.boost_clock),
         derived_fp32_peak=SourcedQuantity(value=float(derived.to("TFLOPS").magnitude), unit="TFLOPS",
-                                          source="computed: R = 2NC (seed 004 eq. 1) or the CPU FMA/SIMD formula (spec §3.1)")
+                                          source="computed: R = 2NC (seed 004 eq. 1) or the CPU FMA/SIMD formula (spec §3.1)",
+                                          verified=all(part.verified for part in (device.fp32_cores, device.cores,
+                                                                                 device.boost_clock, device.vector) if part))
         if derived is not None else None,
         fp32_peak_discrepancy=device.fp32_peak_discrepancy,
         peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
-        memory_type=device.memory_type, tdp=_sourced("tdp", device.tdp),
+        memory_type=device.memory_type, unified_memory=device.unified_memory, tdp=_sourced("tdp", device.tdp),
+        unverified=[path for path, sourced in device.sourced_fields().items() if not sourced.verified]
+        + (["vector"] if device.vector is not None and not device.vector.verified else []),
         interconnect=device.interconnect.name if device.interconnect else None,
         interconnect_bandwidth=_sourced("interconnect.bandwidth", device.interconnect.bandwidth) if device.interconnect else None,
         vector=(f"{device.vector.isa}: {device.vector.fma_units_per_core} FMA unit(s) x {device.vector.fp32_lanes_per_fma} FP32 lanes"

@@ -27,7 +27,7 @@ from sizer.memory import MemoryResult, training_memory
 from sizer.profile import builtin_profile_names
 from sizer.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
-from sizer.tco import CostAssumptions, TcoResult, estimate_tco
+from sizer.tco import CostAssumptions, TcoResult, check_provider, estimate_tco
 from sizer.throughput import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workload import RequestModel, WorkloadRequest
@@ -216,6 +216,8 @@ class TcoRequest(WorkloadRequest):
     count: int = Field(1, ge=1, le=1_000_000)
     training_time: QuantityIn = Field(None, description="the run's length; else estimated from the workload")
     rent_price: QuantityIn = Field(None, description="per device, e.g. '2.5 USD/hour'")
+    cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand price to use (AWS, GCP, "
+                                                               "Lambda, ...); the cheapest of any provider if left out")
     purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
     lifetime: QuantityIn = "3 year"
     pue: float = Field(1.5, ge=1, le=5)
@@ -227,7 +229,9 @@ class TcoRequest(WorkloadRequest):
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:
-    device = _catalog(catalog).find(request.device)
+    catalog = _catalog(catalog)
+    device = catalog.find(request.device)
+    cloud = check_provider(request.cloud, catalog)
     if request.training_time is not None:
         duration = Estimate.exact(parse_quantity("training_time", request.training_time, "[time]"))
     else:
@@ -243,4 +247,4 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
         pue_source=defaults.pue_source if request.pue == 1.5 else "given",
         electricity_source=defaults.electricity_source if request.electricity_price == "0.15 USD/kWh" else "given")
     return estimate_tco(device, request.count, duration, rent_price=request.rent_price,
-                        purchase_price=request.purchase_price, costs=costs)
+                        purchase_price=request.purchase_price, costs=costs, cloud=cloud)

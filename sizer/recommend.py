@@ -30,7 +30,7 @@ from sizer.errors import InputError, InputErrors
 from sizer.host import HostResult, StorageClass, estimate_host
 from sizer.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
-from sizer.tco import CostAssumptions, amortised_capital, cheapest_cloud_price, energy_cost, rent_cost
+from sizer.tco import CostAssumptions, RentBasis, amortised_capital, check_provider, energy_cost, hourly_price, rent_cost
 from sizer.throughput import supported_precisions
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest
@@ -49,6 +49,8 @@ class RecommendRequest(WorkloadRequest):
     budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = "rent"
+    cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
+                                                               "Lambda, ...); where a device has none, its amortised purchase cost")
     objective: Objective = "time"
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
@@ -59,6 +61,7 @@ class RecommendRequest(WorkloadRequest):
 
 class CostSummary(Model):
     rent: RangeOut | None
+    rent_basis: RentBasis = "unknown"  # "amortised purchase": no rent price, the owning cost per hour stands in
     buy: RangeOut | None
 
 
@@ -143,20 +146,22 @@ def _counts(max_devices: int) -> np.ndarray:
     return np.exp2(np.arange(int(np.log2(max_devices)) + 1))
 
 
-@functools.lru_cache(maxsize=8)
-def _price_arrays(devices: tuple[str, ...], catalog_id: int) -> dict[str, np.ndarray]:
-    """Rent [USD/h], purchase [USD] and TDP [W] per device, NaN where unknown; converted once."""
+@functools.lru_cache(maxsize=32)
+def _price_arrays(devices: tuple[str, ...], catalog_id: int, provider: str | None) -> dict[str, np.ndarray]:
+    """Rent [USD/h] (a cloud price, else the amortised purchase cost, as ``sizer tco`` prices it) with
+    its basis, purchase [USD] and TDP [W] per device, NaN where unknown; converted once."""
     catalog = _CATALOGS[catalog_id]
-    rent, buy, tdp = [], [], []
+    rent, basis, buy, tdp = [], [], [], []
     for device_id in devices:
         device = catalog.find(device_id)
-        cloud = cheapest_cloud_price(device)
-        rent.append(parse_quantity("cloud_prices", cloud.value, "[currency]/[time]").to("USD/hour").magnitude
-                    if cloud else np.nan)
+        price = hourly_price(device, provider)
+        rent.append(price.hourly.to("USD/hour").magnitude if price.hourly is not None else np.nan)
+        basis.append(price.basis)
         buy.append(parse_quantity("purchase_price", device.purchase_price.value, "[currency]").to("USD").magnitude
                    if device.purchase_price else np.nan)
-        tdp.append(device.tdp.quantity("tdp", "[power]").to("W").magnitude)
-    return {"rent": np.asarray(rent, dtype=float), "buy": np.asarray(buy, dtype=float), "tdp": np.asarray(tdp, dtype=float)}
+        tdp.append(device.tdp.quantity("tdp", "[power]").to("W").magnitude if device.tdp is not None else np.nan)
+    return {"rent": np.asarray(rent, dtype=float), "basis": np.asarray(basis, dtype=object),
+            "buy": np.asarray(buy, dtype=float), "tdp": np.asarray(tdp, dtype=float)}
 
 
 _CATALOGS: dict[int, Catalog] = {}
@@ -222,6 +227,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     if problems:
         raise problems[0] if len(problems) == 1 else InputErrors(problems)
     catalog = catalog or load_catalog()
+    request = request.model_copy(update={"cloud": check_provider(request.cloud, catalog)})
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
@@ -242,7 +248,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     ev = found.evaluation
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
     _CATALOGS[id(catalog)] = catalog
-    prices = _price_arrays(tuple(d.id for d in devices), id(catalog))
+    prices = _price_arrays(tuple(d.id for d in devices), id(catalog), request.cloud)
     spread = error_spread()["calibrated" if request.calibration is not None else "datasheet"]
 
     chosen, rejected = [], []
@@ -310,7 +316,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
             tp=int(ev.configs.tp[r]), pp=int(ev.configs.pp[r]), recompute=RECOMPUTE[int(ev.configs.recompute[r])],
             precision=table.precisions[i], micro_batch=float(ev.configs.micro_batch[r]),
             training_time=span(seconds[k] * unit_factor("s", unit), unit),
-            cost=dict(rent=None if np.isnan(rent[k]) else span(rent[k], "USD"),
+            cost=dict(rent=None if np.isnan(rent[k]) else span(rent[k], "USD"), rent_basis=prices["basis"][index[k]],
                              buy=None if np.isnan(buy[k]) else span(buy[k], "USD")),
             energy=None if np.isnan(energy_kwh[k]) else span(energy_kwh[k], "kWh"),
             memory_per_device=dict(value=float(ev.memory_needed[r]) * unit_factor("B", "GB"), unit="GB"),

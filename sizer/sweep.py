@@ -28,8 +28,7 @@ from sizer.engine.hardware import cached_device_table
 from sizer.engine.layouts import search
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError
-from sizer.tco import cheapest_cloud_price
-from sizer.units import parse_quantity
+from sizer.tco import hourly_price
 from sizer.workload import WorkloadRequest
 from sizer.workloads.job import Job, resolve_job
 
@@ -68,12 +67,12 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
 
 
 def rent_prices(devices) -> np.ndarray:
-    """The cheapest on-demand price per device [USD/h], NaN where the catalog has none."""
+    """Per device [USD/h], as ``sizer tco`` prices it: the cheapest current cloud price, else the
+    amortised purchase cost; NaN where neither is known."""
     prices = []
     for device in devices:
-        cloud = cheapest_cloud_price(device)
-        prices.append(parse_quantity("cloud_prices", cloud.value, "[currency]/[time]").to("USD/hour").magnitude
-                      if cloud is not None else np.nan)
+        hourly = hourly_price(device).hourly
+        prices.append(hourly.to("USD/hour").magnitude if hourly is not None else np.nan)
     return np.asarray(prices, dtype=float)
 
 

@@ -10,6 +10,7 @@ cost; every assumption below is shown in the result and can be overridden.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable, Literal
 
 import pint
 
@@ -60,14 +61,113 @@ def energy_cost(tdp: pint.Quantity, count: int, duration: pint.Quantity, utilisa
     return (tdp * utilisation * count * duration * pue * electricity_price).to("USD")
 
 
-def cheapest_cloud_price(device: Device) -> CloudPrice | None:
-    """The cheapest on-demand price per device, preferring whole-instance shares: a GPU-only
-    charge leaves out the host VM the GPU cannot run without."""
-    if not device.cloud_prices:
+def cloud_providers(devices: Iterable[Device]) -> list[str]:
+    """Every provider with a price in the catalog, sorted (AWS, Azure, GCP, Lambda, ...)."""
+    return sorted({price.provider for device in devices for price in device.cloud_prices}, key=str.lower)
+
+
+def check_provider(provider: str | None, devices: Iterable[Device], field: str = "cloud") -> str | None:
+    """The catalog's spelling of ``provider`` (matched without regard to case), or InputError
+    listing the known providers."""
+    if provider is None:
         return None
-    whole = [p for p in device.cloud_prices if p.scope == "full instance share"]
-    return min(whole or device.cloud_prices,
-               key=lambda p: parse_quantity("cloud_prices", p.value, "[currency]/[time]").to("USD/hour").magnitude)
+    known = cloud_providers(devices)
+    wanted = provider.strip().lower() if isinstance(provider, str) else ""
+    for name in known:
+        if name.lower() == wanted:
+            return name
+    raise InputError(field, provider, f"a cloud provider of the catalog: {', '.join(known)}")
+
+
+def _hourly(price: CloudPrice) -> pint.Quantity:
+    return parse_quantity("cloud_prices", price.value, "[currency]/[time]")
+
+
+def cheapest_cloud_price(device: Device, provider: str | None = None) -> CloudPrice | None:
+    """The cheapest on-demand price per device (of one provider, if given), preferring
+    whole-instance shares: a GPU-only charge leaves out the host VM the GPU cannot run without.
+    Of each provider only its latest-dated prices count: an older price list is superseded."""
+    prices = [p for p in device.cloud_prices if provider is None or p.provider.lower() == provider.lower()]
+    whole = [p for p in prices if p.scope == "full instance share"]
+    prices = whole or prices
+    latest: dict[str, tuple[int, ...]] = {}
+    for price in prices:
+        latest[price.provider] = max(latest.get(price.provider, ()), _date_key(price.date))
+    current = [p for p in prices if _date_key(p.date) == latest[p.provider]]
+    if not current:
+        return None
+    return min(current, key=lambda p: _hourly(p).to("USD/hour").magnitude)
+
+
+def _date_key(date: str) -> tuple[int, ...]:
+    """'2025' < '2025-06' < '2026-09-25', so that a full date supersedes a year estimate of the same year."""
+    return tuple(int(part) for part in date.split("-"))
+
+
+RentBasis = Literal["given", "cloud", "amortised purchase", "unknown"]
+
+
+@dataclass(frozen=True)
+class RentPrice:
+    """What one device costs per hour of use, where that figure comes from, and how to say so."""
+
+    hourly: pint.Quantity | None  # per device, [currency]/[time]; None when unknown
+    basis: RentBasis
+    label: str
+    source: str
+
+
+def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power: pint.Quantity | None,
+                          pue: float, electricity_price: pint.Quantity) -> pint.Quantity:
+    """Owning cost of one device per hour of use: capital spread over a 24/7 lifetime plus the
+    energy of that hour (spec §3.4, the buy side per hour).
+
+    .. math:: c = P / L + W \\cdot PUE \\cdot e
+
+    >>> amortised_hourly_cost(Quantity(26298, "USD"), Quantity(3, "year"), Quantity(1, "kW"), 1.0,
+    ...                       Quantity(0.1, "USD/kWh")).to("USD/hour")
+    <Quantity(1.1, 'USD / hour')>
+    """
+    hourly = (capital / lifetime).to("USD/hour")
+    if power is not None:
+        hourly = hourly + (power * pue * electricity_price).to("USD/hour")
+    return hourly
+
+
+def hourly_price(device: Device, provider: str | None = None, *, given: object = None,
+               costs: CostAssumptions | None = None) -> RentPrice:
+    """The hourly price of one device and its label: the given price; else the cheapest
+    on-demand catalog price (of ``provider`` if named); else, where the catalog has no rent
+    price, the amortised purchase cost per hour (capital over the lifetime plus energy),
+    labelled as such; else unknown.
+
+    >>> from sizer.catalog import load_catalog
+    >>> hourly_price(load_catalog().find("T4"), "AWS").basis
+    'cloud'
+    """
+    costs = costs or CostAssumptions()
+    if given is not None:
+        hourly = parse_quantity("rent_price", given, "[currency]/[time]")
+        return RentPrice(hourly, "given", f"{hourly.to('USD/hour'):.4g~P} per device", "given")
+    cloud = cheapest_cloud_price(device, provider)
+    if cloud is not None:
+        hourly = _hourly(cloud)
+        scope = "" if cloud.scope == "full instance share" else " (GPU only: host VM not included)"
+        return RentPrice(hourly, "cloud",
+                         f"{hourly.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand{scope}",
+                         f"{cloud.source} (price of {cloud.date})")
+    missing = f"no {provider} price" if provider else "no rent price"
+    if device.purchase_price is not None:
+        capital = parse_quantity("purchase_price", device.purchase_price.value, "[currency]")
+        power = device.tdp.quantity("tdp", "[power]") * costs.utilisation if device.tdp is not None else None
+        hourly = amortised_hourly_cost(capital, costs.lifetime, power, costs.pue, costs.electricity_price)
+        energy = f" plus energy at {costs.pue:g} PUE and {costs.electricity_price:~P}" if power is not None else " (no TDP: energy not counted)"
+        return RentPrice(hourly, "amortised purchase",
+                         f"amortised purchase cost, not a rent: {hourly.to('USD/hour'):.4g~P} per device "
+                         f"({capital.to('USD'):.6g~P} over {costs.lifetime.to('year').magnitude:g} years{energy}); {missing} in the catalog",
+                         f"{device.purchase_price.source} (price of {device.purchase_price.date})")
+    where = f"; known providers for this device: {', '.join(cloud_providers([device]))}" if provider and device.cloud_prices else ""
+    return RentPrice(None, "unknown", "unknown", f"{missing} and no purchase price in the catalog{where}; give --rent-price")
 
 
 class BuyCost(Model):
@@ -84,30 +184,27 @@ class TcoResult(Model):
     training_time: RangeOut
     rent: RangeOut | None
     rent_price: QuantityOut | None
+    rent_basis: RentBasis = "unknown"  # "amortised purchase" where no rent price exists
+    rent_label: str = "unknown"
     buy: BuyCost | None
     assumptions: list[Assumption]
 
 
 def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: object = None,
-                 purchase_price: object = None, costs: CostAssumptions = CostAssumptions()) -> TcoResult:
+                 purchase_price: object = None, costs: CostAssumptions = CostAssumptions(),
+                 cloud: str | None = None) -> TcoResult:
     """Rent and buy cost of running ``count`` devices for ``duration`` (a time range).
 
     Rent uses ``rent_price`` (per device per hour) or the cheapest on-demand price in the
-    catalog; buy uses ``purchase_price`` (per device) or the catalog's price. Either side is
-    ``None`` when no price is known, and the assumptions say so.
+    catalog (of the provider ``cloud``, if named); where there is none, the amortised purchase
+    cost per hour stands in and ``rent_basis`` and the assumptions say so (see
+    :func:`hourly_price`). Buy uses ``purchase_price`` (per device) or the catalog's
+    price. Either side is ``None`` when no price is known, and the assumptions say so.
     """
     assumptions: list[Assumption] = []
-    hourly = None
-    if rent_price is not None:
-        hourly = parse_quantity("rent_price", rent_price, "[currency]/[time]")
-        assumptions.append(Assumption(name="rent price", value=f"{hourly.to('USD/hour'):.4g~P} per device", source="given"))
-    elif (cloud := cheapest_cloud_price(device)) is not None:
-        hourly = parse_quantity("cloud_prices", cloud.value, "[currency]/[time]")
-        scope = "" if cloud.scope == "full instance share" else " (GPU only: host VM not included)"
-        assumptions.append(Assumption(name="rent price", value=f"{hourly.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand{scope}",
-                                      source=f"{cloud.source} (price of {cloud.date})"))
-    else:
-        assumptions.append(Assumption(name="rent price", value="unknown", source="no cloud price in the catalog; give --rent-price"))
+    chosen = hourly_price(device, cloud, given=rent_price, costs=costs)
+    hourly = chosen.hourly
+    assumptions.append(Assumption(name="rent price", value=chosen.label, source=chosen.source))
     rent = duration.map(lambda t: rent_cost(hourly, count, t)) if hourly is not None else None
 
     price = None
@@ -121,7 +218,9 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     else:
         assumptions.append(Assumption(name="purchase price", value="unknown", source="no price in the catalog; give --purchase-price"))
     buy = None
-    if price is not None:
+    if price is not None and device.tdp is None:
+        assumptions.append(Assumption(name="energy", value="unknown", source="no TDP in the catalog: the buy side needs one"))
+    elif price is not None:
         tdp = device.tdp.quantity("tdp", "[power]")
         capital = price * count + costs.host_share
         amortised = duration.map(lambda t: amortised_capital(capital, t, costs.lifetime))
@@ -141,4 +240,4 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     return TcoResult(device=device.name, count=count, training_time=duration.out(unit),
                      rent=rent.out("USD") if rent is not None else None,
                      rent_price=QuantityOut.of(hourly, "USD/hour") if hourly is not None else None,
-                     buy=buy, assumptions=assumptions)
+                     rent_basis=chosen.basis, rent_label=chosen.label, buy=buy, assumptions=assumptions)

@@ -49,3 +49,113 @@ def test_bad_cost_inputs():
         CostAssumptions(pue=0.5)
     with pytest.raises(InputError):
         CostAssumptions(utilisation=0)
+
+
+# --- issue 12 item 12: every dated price, a chosen provider, amortised purchase where no rent ---
+
+import csv
+
+from sizer.tco import check_provider, cheapest_cloud_price, cloud_providers, hourly_price
+
+
+def test_device_without_rent_price_costs_its_amortised_purchase_labelled(catalog):
+    """RTX 3090: no cloud price; 1499 USD (Epoch) over 3 years of 24/7 use (26,298 h) = 0.0570 USD/h,
+    plus 350 W x 1.5 PUE x 0.15 USD/kWh = 0.07875 USD/h: 0.13575 USD/h. Exact arithmetic, so rel 1e-4."""
+    device = catalog.find("RTX 3090")
+    assert not device.cloud_prices and device.purchase_price is not None
+    price = hourly_price(device)
+    assert price.basis == "amortised purchase"
+    assert price.hourly.to("USD/hour").magnitude == pytest.approx(1499 / 26298 + 0.35 * 1.5 * 0.15, rel=1e-4)
+    assert "amortised purchase" in price.label and "not a rent" in price.label
+    result = estimate_tco(device, 2, Estimate.exact(Quantity(10, "hour")))
+    assert result.rent_basis == "amortised purchase"
+    assert result.rent.expected == pytest.approx(2 * 10 * price.hourly.to("USD/hour").magnitude)
+    assert any("amortised purchase" in a.value for a in result.assumptions if a.name == "rent price")
+
+
+def test_given_and_cloud_prices_come_before_the_fallback(catalog):
+    t4 = catalog.find("T4")
+    assert hourly_price(t4, given="2 USD/hour").basis == "given"
+    # cloud-prices.csv: AWS g4dn.xlarge 0.526 USD/h, a whole instance
+    aws = hourly_price(t4, "AWS")
+    assert aws.basis == "cloud" and aws.hourly.to("USD/hour").magnitude == pytest.approx(0.526)
+    assert "AWS g4dn.xlarge" in aws.label
+    # a provider that does not offer the device: amortised purchase, saying which provider lacked it
+    fallback = hourly_price(catalog.find("RTX A5000"), "AWS")
+    assert fallback.basis == "amortised purchase" and "no AWS price" in fallback.label
+
+
+def test_a_providers_latest_prices_supersede_its_older_list(catalog):
+    """H100 SXM at Lambda: 3.29 USD/h in the undated skypilot list, 4.29 on 2026-09-25 (silybench)."""
+    h100 = catalog.find("H100 SXM")
+    assert cheapest_cloud_price(h100, "Lambda").value.startswith("4.29")
+    # AWS p5: 12.29 before the mid-2025 cut, 6.88 on 2026-11-09 (datareceipts)
+    assert cheapest_cloud_price(h100, "aws").value.startswith("6.88")
+
+
+def test_unknown_provider_lists_the_known_ones(catalog):
+    assert check_provider("gcp", catalog) == "GCP"
+    assert {"AWS", "GCP", "Lambda", "RunPod", "Azure", "Nebius"} <= set(cloud_providers(catalog))
+    with pytest.raises(InputError, match="AWS, Azure, GCP"):
+        check_provider("Oracle", catalog)
+
+
+def test_every_dated_price_of_cloud_prices_csv_is_in_the_catalog(catalog):
+    """Every row of ../shared/data/cloud-prices.csv is a catalog price, except the GCP Tesla P4 (no
+    P4 in the catalog: no specs in gpu-specs.csv)."""
+    prices = [(p.provider, float(p.value.split()[0])) for d in catalog for p in d.cloud_prices]
+    missing = []
+    with open("/work/shared/data/cloud-prices.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["gpu_type"] == "P4":
+                continue
+            per_gpu = float(row["usd_per_gpu_hour"])
+            tpu_slice = row["gpu_type"] == "TPU v5p"  # a 4-chip slice price, entered per chip
+            wanted = per_gpu / 4 if tpu_slice else per_gpu
+            if not any(provider == row["provider"] and value == pytest.approx(wanted, rel=1e-3) for provider, value in prices):
+                missing.append((row["gpu_type"], row["provider"], row["instance"], per_gpu))
+    assert not missing, missing
+
+
+def test_device_without_tdp_has_no_buy_side_rather_than_a_free_one(catalog):
+    device = catalog.find("TPU v6e").model_copy(update={"purchase_price": catalog.find("RTX 3090").purchase_price})
+    result = estimate_tco(device, 1, Estimate.exact(Quantity(1, "hour")))
+    assert result.buy is None
+    assert any(a.name == "energy" and a.value == "unknown" for a in result.assumptions)
+
+
+def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost(catalog):
+    from sizer.recommend import RecommendRequest, recommend
+
+    request = RecommendRequest(params=1e8, tokens=2e9, precision="fp16", kinds=["gpu"], max_devices=8, cloud="lambda")
+    result = recommend(request, catalog)
+    bases = {r.device: r.cost.rent_basis for r in result.ranked}
+    assert bases["rtx-3090"] == "amortised purchase"  # no rent anywhere
+    assert bases["rtx-4090"] == "amortised purchase"  # rented at RunPod, not at Lambda
+    assert bases["h100-sxm5-80gb"] == "cloud"
+    # a device drops out of the cost ranking only where neither a Lambda price nor a purchase price exists
+    for r in result.ranked:
+        device = catalog.find(r.device)
+        has_price = device.purchase_price is not None or any(p.provider == "Lambda" for p in device.cloud_prices)
+        assert (r.cost.rent is not None) == has_price, r.device
+    with pytest.raises(InputError, match="cloud"):
+        recommend(request.model_copy(update={"cloud": "nosuch"}), catalog)
+
+
+def test_http_cloud_field(catalog):
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    client = TestClient(create_app(), raise_server_exceptions=False)
+    ok = client.post("/v1/tco", json={"device": "T4", "training_time": "10 h", "cloud": "GCP"})
+    assert ok.status_code == 200 and ok.json()["rent_basis"] == "cloud" and "GCP" in ok.json()["rent_label"]
+    bad = client.post("/v1/tco", json={"device": "T4", "training_time": "10 h", "cloud": "Oracle"})
+    assert bad.status_code == 422 and "AWS" in bad.text and "cloud" in bad.text
+
+
+def test_cli_cloud_option(cli):
+    result = cli("tco", "--device", "RTX 3090", "--training-time", "10 h")
+    assert result.exit_code == 0 and "amortised purchase" in result.stdout
+    bad = cli("tco", "--device", "T4", "--training-time", "10 h", "--cloud", "Oracle")
+    assert bad.exit_code == 2 and "Lambda" in bad.output

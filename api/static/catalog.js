@@ -26,6 +26,9 @@ function show() {
   $("devices").querySelector("tbody").replaceChildren(...rows);
 }
 
+// A figure recalled or from a low-confidence row says so next to its value.
+const checked = (q) => (q.verified === false ? " (unverified)" : "");
+
 async function showDevice(id) {
   const response = await fetch(`/v1/catalog/${encodeURIComponent(id)}`);
   const d = await response.json();
@@ -33,9 +36,9 @@ async function showDevice(id) {
   const rows = [];
   for (const name of ["fp32_cores", "cores", "threads", "base_clock", "boost_clock", "derived_fp32_peak", "memory",
                       "memory_bandwidth", "tdp", "interconnect_bandwidth"]) {
-    if (d[name]) rows.push([name.replaceAll("_", " "), fmtQty(d[name]), d[name].source]);
+    if (d[name]) rows.push([name.replaceAll("_", " "), fmtQty(d[name]) + checked(d[name]), d[name].source]);
   }
-  for (const [precision, q] of Object.entries(d.peaks)) rows.push([`${precision} peak (dense)`, fmtQty(q), q.source]);
+  for (const [precision, q] of Object.entries(d.peaks)) rows.push([`${precision} peak (dense)`, fmtQty(q) + checked(q), q.source]);
   if (d.purchase_price) rows.push(["purchase price", `${fmt(d.purchase_price.value)} USD (${d.purchase_price.date})`, d.purchase_price.source]);
   for (const p of d.cloud_prices) rows.push([`rent: ${p.provider || ""} ${p.instance || ""}`, `${fmt(p.value)} ${p.unit} (${p.date})`, p.source]);
   $("detail-title").textContent = `${d.name} (${d.id})`;

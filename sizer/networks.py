@@ -1,0 +1,107 @@
+"""Links and node types for multi-node estimates: devices per node, the link inside a node and
+the network between nodes (``catalog/networks/*.yaml``, from ../shared/data/interconnects.csv).
+
+>>> topology = load_networks().topology("DGX H100")
+>>> topology.devices_per_node, topology.intra_node_bandwidth.to("GB/s").magnitude
+(8, 450.0)
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import pint
+import yaml
+from pydantic import ValidationError
+
+from sizer.catalog import SafeLoader, builtin_catalog_dir
+from sizer.catalog_schema import Link, NetworksFile, Sourced, System
+from sizer.errors import CatalogError, InputError
+from sizer.units import parse_quantity
+
+
+@dataclass(frozen=True)
+class Topology:
+    """What a multi-node estimate needs of a node type; bandwidths per device, one direction."""
+
+    system: str
+    device: str  # catalog device id
+    devices_per_node: int
+    intra_node: str
+    intra_node_bandwidth: pint.Quantity
+    inter_node: str | None
+    inter_node_bandwidth: pint.Quantity | None
+    inter_node_latency: pint.Quantity | None
+    verified: bool  # every figure used was read in its source
+
+
+@dataclass(frozen=True)
+class Networks:
+    links: dict[str, Link]
+    systems: dict[str, System]
+    sources: dict[str, str]
+
+    def link(self, name: str) -> Link:
+        """A link by id or name (case-insensitive), else InputError with close matches."""
+        return self._find(name, self.links, "link")
+
+    def system(self, name: str) -> System:
+        """A node type by id, name or alias (case-insensitive), else InputError with close matches."""
+        return self._find(name, self.systems, "system")
+
+    def topology(self, name: str) -> Topology:
+        """Devices per node, bandwidth inside and between nodes, and latency of a node type."""
+        system = self.system(name)
+        intra = self.links[system.intra_node]
+        inter = self.links[system.inter_node] if system.inter_node else None
+        used = [system.devices_per_node, intra.bandwidth, *((inter.bandwidth, inter.latency) if inter else ())]
+        return Topology(
+            system=system.name, device=system.device,
+            devices_per_node=int(_value(system.devices_per_node, "devices_per_node", "").magnitude),
+            intra_node=intra.name, intra_node_bandwidth=_value(intra.bandwidth, "bandwidth", "[information]/[time]"),
+            inter_node=inter.name if inter else None,
+            inter_node_bandwidth=_value(inter.bandwidth, "bandwidth", "[information]/[time]") if inter else None,
+            inter_node_latency=_value(inter.latency, "latency", "[time]") if inter and inter.latency else None,
+            verified=all(s.verified for s in used if s is not None))
+
+    def _find(self, name: str, table: dict, what: str):
+        wanted = name.strip().lower() if isinstance(name, str) else ""
+        labels = {}
+        for key, item in table.items():
+            for label in (key, item.name, *getattr(item, "aliases", ())):
+                labels[label.lower()] = key
+        if wanted in labels:
+            return table[labels[wanted]]
+        close = difflib.get_close_matches(wanted, list(labels), n=5, cutoff=0.5)
+        raise InputError(what, name, f"a {what} of the catalog" + (f", such as {', '.join(close)}" if close else
+                                                                   f": {', '.join(sorted(table))}"))
+
+
+def _value(sourced: Sourced, field: str, dimension: str) -> pint.Quantity:
+    return parse_quantity(field, sourced.value, dimension, default_unit="" if dimension == "" else None)
+
+
+def networks_dir() -> Path:
+    return builtin_catalog_dir() / "networks"
+
+
+@functools.lru_cache(maxsize=4)
+def load_networks(directory: str | None = None) -> Networks:
+    """Every link and node type of ``catalog/networks/*.yaml`` (or of ``directory``)."""
+    links: dict[str, Link] = {}
+    systems: dict[str, System] = {}
+    sources: dict[str, str] = {}
+    for path in sorted(Path(directory or networks_dir()).glob("*.yaml")):
+        try:
+            parsed = NetworksFile.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader))
+        except (yaml.YAMLError, ValidationError) as error:
+            raise CatalogError(f"networks file {path}: {error}", "catalog") from None
+        for item in (*parsed.links, *parsed.systems):
+            if item.id in links or item.id in systems:
+                raise CatalogError(f"networks file {path}: duplicate id {item.id!r}", "catalog")
+        links.update({link.id: link for link in parsed.links})
+        systems.update({system.id: system for system in parsed.systems})
+        sources.update({f"{path.name}:{key}": text for key, text in parsed.sources.items()})
+    return Networks(links, systems, sources)
