@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pint
-import yaml
 from pydantic import ValidationError
 
-from sizer.catalog import SafeLoader, builtin_catalog_dir
+from sizer.catalog import builtin_catalog_dir
+from sizer.datafile import load_yaml
 from sizer.catalog_schema import Link, NetworksFile, Sourced, System
 from sizer.errors import CatalogError, InputError
 from sizer.units import parse_quantity
@@ -95,8 +95,8 @@ def load_networks(directory: str | None = None) -> Networks:
     sources: dict[str, str] = {}
     for path in sorted(Path(directory or networks_dir()).glob("*.yaml")):
         try:
-            parsed = NetworksFile.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader))
-        except (yaml.YAMLError, ValidationError) as error:
+            parsed = NetworksFile.model_validate(load_yaml(path, "catalog"))
+        except ValidationError as error:
             raise CatalogError(f"networks file {path}: {error}", "catalog") from None
         for item in (*parsed.links, *parsed.systems):
             if item.id in links or item.id in systems:
