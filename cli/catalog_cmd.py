@@ -6,9 +6,10 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import CatalogOption, JsonOption, load
+from cli.common import HELP_SETTINGS, CatalogOption, HelpGroup, JsonOption, load
 
-app = typer.Typer(no_args_is_help=True, help="The hardware catalog: every figure with its source.")
+app = typer.Typer(no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
+                  context_settings=HELP_SETTINGS, help="The hardware catalog: every figure with its source.")
 
 
 @app.command("list")
