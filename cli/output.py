@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -116,6 +117,25 @@ def count(value: float) -> str:
         if math.isfinite(value) and size <= abs(value) < 1000 * size:
             return f"{fmt(value / size)} {word}"
     return fmt(value)
+
+
+_EXPONENT_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
+_LONG_INTEGER = re.compile(r"(?<![\w.,-])\d{5,}(?![\w.,-])")
+
+
+def humanise(text: str) -> str:
+    """Numbers the core wrote into its sentences with an exponent ("1.3e9-parameter") or without separators, for people.
+
+    >>> humanise("resnet50: 195 layers, 8.178e+09 forward FLOP per sample; 1.3e9-parameter, 2.5e-05 s")
+    'resnet50: 195 layers, 8.178 billion forward FLOP per sample; 1.3 billion-parameter, 2.5×10⁻⁵ s'
+    >>> humanise("4194304 tokens per step (2023, page c2878, commit 045df3bf56)")
+    '4,194,304 tokens per step (2023, page c2878, commit 045df3bf56)'
+    """
+    def rewrite(match: re.Match) -> str:
+        value = float(match.group(0))
+        return count(value) if abs(value) >= 1e6 else fmt(value)
+
+    return _LONG_INTEGER.sub(lambda match: f"{int(match.group(0)):,}", _EXPONENT_NUMBER.sub(rewrite, text))
 
 
 def _fmt_range(low: float, expected: float, high: float) -> str:
@@ -293,6 +313,8 @@ def _print_table(title: str | None, headers: list[str] | None, rows: list[list[s
     from rich.table import Table
 
     columns = len(headers) if headers else max((len(row) for row in rows), default=1)
+    title, caption = (humanise(text) if text else text for text in (title, caption))
+    rows = [[humanise(cell) for cell in row] for row in rows]
     t = Table(title=title, caption=caption, title_justify="left", caption_justify="left", show_header=bool(headers))
     texts = [[(headers[i] if headers else "")] + [row[i] for row in rows] for i in range(columns)]
     # Borders: one rule between and around the columns, one space of padding on each side of a cell.
@@ -340,5 +362,10 @@ def progress(label: str):
     """A rich progress bar on standard error (so piped output stays clean): ``with progress("profile") as p: ...``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    return Progress(SpinnerColumn(), TextColumn(f"[bold]{label}[/bold] {{task.description}}"), BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=False)
+    return Progress(SpinnerColumn(), TextColumn(f"[bold]{label}[/bold]"), BarColumn(bar_width=20), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("{task.description}"), console=console(stderr=True), transient=False)
+
+
+def say(text: str) -> None:
+    """One line of text for people on standard output, wrapped between words to :func:`width`."""
+    console().print(humanise(text), markup=False, highlight=False)

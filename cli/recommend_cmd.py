@@ -70,10 +70,11 @@ def _print_ranked(result, top: int) -> None:
                        output.rng(cost, stacked=True), memory, r.bound))
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
                  ("#", "device", "count", "training time", cost_column, "memory need / has", "bound", "pareto"), wide,
-                 narrow=(("#", "count × device", "training time", cost_column, "memory need / has", "bound"), narrow),
+                 narrow=(("#", "count × device", "training time", cost_column, "memory", "bound"), narrow),
                  caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top "
                          f"{min(top, len(result.ranked))}. Each device at the smallest count that fits and meets the deadline. "
-                         "Ranges are expected (low–high); * marks the Pareto front (time against cost). --json for everything.")
+                         "Ranges are expected (low–high); memory is needed / on the device; * marks the Pareto front (time against cost). "
+                         "--json for everything.")
 
 
 def register(app: typer.Typer) -> None:

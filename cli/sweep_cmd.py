@@ -100,9 +100,9 @@ def _print_table(table) -> None:
     output.table("Sweep: the fastest 30 combinations",
                  ("params", "device", "precision", "count", "sharding", "training time", "memory need / has", "fits",
                   "rent cost", "bound"), wide,
-                 narrow=(("params, precision, sharding", "count × device", "training time", "memory need / has",
+                 narrow=(("params, precision, sharding", "count × device", "training time", "memory",
                           "rent cost", "bound"), narrow),
-                 caption=f"{len(table)} combinations evaluated; ranges are expected (low–high); "
+                 caption=f"{len(table)} combinations evaluated; ranges are expected (low–high); memory is needed / on the device; "
                          "--format csv or --json for all of them.")
 
 
