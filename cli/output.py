@@ -206,10 +206,6 @@ def _as_quantity(value: float, unit: str):
     return Quantity(value, unit or "dimensionless")
 
 
-def _pluralise(text: str, unit: str) -> str:
-    return unit[:-1] if unit in ("days", "years") and text == "1" else unit
-
-
 def qty(q: Any) -> str:
     """'value unit' of a QuantityOut-like object (``.value``, ``.unit``) or a pint quantity; '-' when absent.
 
@@ -223,8 +219,7 @@ def qty(q: Any) -> str:
         return fmt(quantity.magnitude)
     shown = people_unit(quantity)
     text = fmt(shown.magnitude)
-    unit = _pluralise(text, _unit_text(shown.units))
-    return f"{text} {unit}".strip()
+    return f"{text} {_unit_text(shown.units)}".strip()
 
 
 def rng(r: Any, stacked: bool = False) -> str:
