@@ -6,9 +6,10 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import CatalogOption, JsonOption, load
+from cli.common import HELP_SETTINGS, CatalogOption, HelpGroup, JsonOption, load
 
-app = typer.Typer(no_args_is_help=True, help="The hardware catalog: every figure with its source.")
+app = typer.Typer(no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
+                  context_settings=HELP_SETTINGS, help="The hardware catalog: every figure with its source.")
 
 
 @app.command("list")
@@ -25,7 +26,7 @@ def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu
         return output.emit_json({"devices": devices})
     output.table(f"Catalog: {len(devices)} devices", ("id", "name", "kind", "memory", "bandwidth", "FP32 peak", "precisions"),
                  ((d.id, d.name, d.kind, output.qty(d.memory), output.qty(d.memory_bandwidth), output.qty(d.fp32_peak),
-                   ",".join(d.precisions)) for d in devices))
+                   ", ".join(d.precisions)) for d in devices))
 
 
 def _checked(value) -> str:
@@ -54,9 +55,9 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
                      value.source + (f" — {value.note}" if value.note else "")))
     if view.purchase_price:
         p = view.purchase_price
-        rows.append(("purchase price", f"{output.fmt(p.value)} {p.unit} ({p.date})", "", p.source))
+        rows.append(("purchase price", f"{output.qty(output.Value(p.value, p.unit))} ({p.date})", "", p.source))
     for p in view.cloud_prices:
-        rows.append((f"rent: {p.provider} {p.instance}", f"{output.fmt(p.value)} {p.unit} ({p.date})", "", p.source))
+        rows.append((f"rent: {p.provider} {p.instance}", f"{output.qty(output.Value(p.value, p.unit))} ({p.date})", "", p.source))
     output.table(f"{view.name} ({view.id}): {view.kind}, {view.vendor} {view.architecture}, {view.launch_year}",
                  ("figure", "value", "verified", "source"), rows,
                  caption="; ".join(x for x in (view.interconnect and f"interconnect: {view.interconnect}", view.vector,

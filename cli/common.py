@@ -4,6 +4,28 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
+from typer.core import TyperGroup
+
+HELP_SETTINGS = {"max_content_width": 120}
+"""Help wraps to the terminal (COLUMNS included), up to 120 columns."""
+
+
+class HelpGroup(TyperGroup):
+    """Lists each command with its whole first line of help, wrapped, instead of click's cut-off summary.
+
+    Help is click's plain formatter (the Typer apps set ``rich_markup_mode=None``): it wraps option
+    names and texts to the terminal instead of cutting them with "…" as rich's panels do at 80 columns.
+    """
+
+    def format_commands(self, ctx, formatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, (command.short_help or command.help or "").strip().split("\n\n")[0].replace("\n", " ")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 CatalogOption = Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")]

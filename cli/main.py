@@ -1,9 +1,11 @@
 """The `sizer` command line: parses options, calls the core, renders. No formula lives here."""
 from __future__ import annotations
 
-import typer
-from typer.core import TyperGroup
+from typing import Annotated
 
+import typer
+
+from cli.common import HELP_SETTINGS, HelpGroup
 from cli import (calibrate_cmd, catalog_cmd, compute_cmd, memory_cmd, peak_cmd, profile_cmd, recommend_cmd, seed003_cmd, serve_cmd,
                  sweep_cmd, tco_cmd, time_cmd, validate_cmd)
 
@@ -18,7 +20,7 @@ class UserError(ClickException):
     exit_code = 2
 
 
-class SizerGroup(TyperGroup):
+class SizerGroup(HelpGroup):
     """The one place where the core's errors become exit code 2 with one clear message."""
 
     def invoke(self, ctx):
@@ -37,12 +39,29 @@ class SizerGroup(TyperGroup):
 
 
 app = typer.Typer(name="sizer", cls=SizerGroup, no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False,
+                  pretty_exceptions_enable=False, rich_markup_mode=None, context_settings=HELP_SETTINGS,
                   help="Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training.")
 app.add_typer(catalog_cmd.app, name="catalog")
 for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, seed003_cmd, tco_cmd, recommend_cmd, serve_cmd, profile_cmd, calibrate_cmd,
                validate_cmd, sweep_cmd):
     module.register(app)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"sizer {version('sizer')}")
+        except PackageNotFoundError:
+            raise UserError("sizer is not installed as a package, so it has no version; pip install it") from None
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(show_version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                                         help="Print the installed version and exit.")] = False) -> None:
+    """Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training."""
 
 
 def main() -> None:

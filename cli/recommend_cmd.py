@@ -46,19 +46,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)
-    cost_column = "buy cost (amortised + energy)" if result.purchase == "buy" else "rent cost"
-    rows = []
-    for r in result.ranked[:top]:
-        cost = r.cost.buy if result.purchase == "buy" else r.cost.rent
-        amortised = result.purchase == "rent" and r.cost.rent_basis == "amortised purchase"
-        rows.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + (" (a)" if amortised else ""),
-                     f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB", r.bound, "*" if r.pareto else ""))
-    output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
-                 ("#", "device", "count", "training time", cost_column + " USD", "memory need / has", "bound", "pareto"),
-                 rows, caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top {min(top, len(result.ranked))}. "
-                               "Each device at the count the assumptions name. "
-                               "Ranges are expected (low-high). (a): no rent price, amortised purchase cost "
-                               "(capital over 3 years plus energy) instead. --json for everything.")
+    _print_ranked(result, top)
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     if result.k1:
@@ -68,6 +56,29 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                         ("read rate needed", output.qty(result.host.required_read_rate)),
                                         ("advice", result.host.advice)])
     output.assumptions(result.assumptions)
+
+
+def _print_ranked(result, top: int) -> None:
+    """The ranked table; where it does not fit, count joins the device, pareto the rank, and ranges go under."""
+    buy = result.purchase == "buy"
+    cost_column = "buy cost (amortised + energy)" if buy else "rent cost"
+    wide, narrow = [], []
+    for r in result.ranked[:top]:
+        cost = r.cost.buy if buy else r.cost.rent
+        mark = " (a)" if not buy and r.cost.rent_basis == "amortised purchase" else ""
+        memory = output.share(r.memory_per_device, r.device_memory)
+        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + mark, memory, r.bound,
+                     "*" if r.pareto else ""))
+        narrow.append((f"{r.rank}{' *' if r.pareto else ''}", f"{r.count} × {r.name}", output.rng(r.training_time, stacked=True),
+                       output.rng(cost, stacked=True) + mark, memory, r.bound))
+    output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
+                 ("#", "device", "count", "training time", cost_column, "memory need / has", "bound", "pareto"), wide,
+                 narrow=(("#", "count × device", "training time", cost_column, "memory", "bound"), narrow),
+                 caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top "
+                         f"{min(top, len(result.ranked))}. Each device at the count and layout the assumptions name. "
+                         "Ranges are expected (low–high); memory is needed / on the device; * marks the Pareto front (time against cost); "
+                         "(a): no rent price, the amortised purchase cost (capital over 3 years plus energy) instead. "
+                         "--json for everything.")
 
 
 def register(app: typer.Typer) -> None:

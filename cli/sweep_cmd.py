@@ -97,17 +97,26 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
 
 
 def _print_table(table) -> None:
-    from sizer.units import Quantity
-
-    hours, gigabytes = Quantity(1, "s").to("hour").magnitude, Quantity(1, "B").to("GB").magnitude
+    """The fastest 30 rows; where they do not fit, a narrow layout with merged cells and ranges under their value."""
     shown = table[table.supported].sort_values("training_time_s_expected").head(30)
-    rows = [(output.fmt(r.params), r["name"], r.precision, r["count"], r.sharding, output.fmt(r.training_time_s_expected * hours),
-             output.fmt(r.memory_per_device_b * gigabytes), "yes" if r.fits else "no",
-             "-" if r.rent_usd_expected != r.rent_usd_expected else output.fmt(r.rent_usd_expected), r.bound)
-            for _, r in shown.iterrows()]
-    output.table("Sweep: the fastest 30 combinations", ("params", "device", "precision", "count", "sharding", "time h",
-                                                       "memory GB/device", "fits", "rent USD", "bound"), rows,
-                 caption=f"{len(table)} combinations evaluated; --format csv or --json for all of them.")
+    wide, narrow = [], []
+    for _, r in shown.iterrows():
+        time = output.Range(r.training_time_s_low, r.training_time_s_expected, r.training_time_s_high, "s")
+        rent = (None if r.rent_usd_expected != r.rent_usd_expected else
+                output.Range(r.rent_usd_low, r.rent_usd_expected, r.rent_usd_high, "USD"))
+        memory = output.share(output.Value(r.memory_per_device_b, "B"), output.Value(r.device_memory_b, "B"))
+        fits = "fits" if r.fits else "does not fit"
+        wide.append((output.count(r.params), r["name"], r.precision, r["count"], r.sharding, output.rng(time), memory, fits,
+                     output.rng(rent), r.bound))
+        narrow.append((f"{output.count(r.params)}, {r.precision}, {r.sharding}", f"{r['count']} × {r['name']}",
+                       output.rng(time, stacked=True), f"{memory}\n{fits}", output.rng(rent, stacked=True), r.bound))
+    output.table("Sweep: the fastest 30 combinations",
+                 ("params", "device", "precision", "count", "sharding", "training time", "memory need / has", "fits",
+                  "rent cost", "bound"), wide,
+                 narrow=(("params, precision, sharding", "count × device", "training time", "memory",
+                          "rent cost", "bound"), narrow),
+                 caption=f"{len(table)} combinations evaluated; ranges are expected (low–high); memory is needed / on the device; "
+                         "--format csv or --json for all of them.")
 
 
 def register(app: typer.Typer) -> None:

@@ -26,14 +26,11 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
     except MissingDependency as error:
         _fail(str(error))
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from cli import output
     from validation.runner import run_suite
 
     mode = "quick" if quick else "full"
-    with Progress(TextColumn("[bold]validate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), transient=False) as progress:
+    with output.progress("validate") as progress:  # on standard error: the summary table alone goes to stdout
         task = progress.add_task("starting", total=None)
 
         def advance(name: str, done: int, total: int) -> None:
@@ -47,7 +44,7 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
     pct = lambda v: "-" if v is None else f"{100 * v:.0f} %"  # noqa: E731
     output.key_values(f"Validation ({mode}) on {report['device']['name']}", [
         ("runs", f"{s['n_runs']} measured, {s['n_failed']} failed"),
-        ("wall time", f"{report['wall_time']['value']:.0f} s"),
+        ("wall time", output.qty(output.Value(report["wall_time"]["value"], report["wall_time"]["unit"]))),
         ("step time |error| median / p90", f"{pct(s['median_abs_error'])} / {pct(s['p90_abs_error'])} (uncalibrated)"),
         ("inside predicted range", f"{s['within_predicted_range']} of {s['n_runs']}"),
         ("runs without competing load", f"{s['uncontended']['n_runs']}: |error| median {pct(s['uncontended']['median_abs_error'])} "

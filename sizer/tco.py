@@ -229,7 +229,7 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         buy = BuyCost(capital=QuantityOut.of(capital, "USD"), amortised_capital=amortised.out("USD"),
                       energy=energy.out("USD"), total=(amortised + energy).out("USD"), energy_used=energy_used.out("kWh"))
         assumptions += [
-            Assumption(name="lifetime", value=f"{costs.lifetime:~P}", source=costs.lifetime_source),
+            Assumption(name="lifetime", value=f"{costs.lifetime:P}", source=costs.lifetime_source),
             Assumption(name="utilisation", value=f"{costs.utilisation:.0%} of TDP ({tdp:~P})", source=costs.utilisation_source),
             Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
             Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source),

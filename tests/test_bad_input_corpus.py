@@ -66,9 +66,10 @@ def client():
 
 
 def _one_clear_message(text: str) -> str:
-    """The message inside the CLI's one error panel, with the panel's frame taken off."""
-    body = " ".join(line.strip(" │╭╮╰╯─") for line in text.splitlines()).replace("Error", "", 1).strip()
-    assert body and "Traceback" not in text and text.count("╭") == 1, text
+    """The CLI's one error message: one line "Error: ..." (click's plain form, wrapped by no panel)."""
+    body = " ".join(line.strip() for line in text.splitlines()).replace("Error:", "", 1).strip()
+    errors = [line for line in text.splitlines() if line.startswith("Error:")]
+    assert body and "Traceback" not in text and len(errors) == 1, text
     return body
 
 
