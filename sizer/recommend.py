@@ -222,7 +222,8 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
         request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
     elif request.params is None and request.samples is None and request.tokens is None \
             and request.model is None and request.workload is None:
-        request = request.model_copy(update=DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
+        defaults = DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+        request = request.model_copy(update={k: v for k, v in defaults.items() if k not in request.model_fields_set})
     problems = field_errors(request)
     if problems:
         raise problems[0] if len(problems) == 1 else InputErrors(problems)
@@ -354,4 +355,5 @@ def _mfu(job, ev, table, r: int) -> float:
 
 def _is_default(request: RecommendRequest) -> bool:
     fields = DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
-    return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None
+    return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None \
+        and request.batch_size is None and request.seq_len is None

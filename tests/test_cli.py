@@ -64,7 +64,7 @@ def test_tco(cli):
 
 def test_recommend_default_says_which_workload(cli):
     result = cli("recommend")
-    assert result.exit_code == 0 and "default" in result.stdout and "Rejected" in result.stdout
+    assert result.exit_code == 0 and "default" in result.stdout
     data = _json(cli("recommend", "--params", "7e9", "--tokens", "2e10", "--precision", "bf16", "--optimizer", "adamw",
                      "--json"))
     assert data["ranked"] and all(r["reason"] for r in data["rejected"])

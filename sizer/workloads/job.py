@@ -57,14 +57,14 @@ class Job:
     @property
     def summary(self) -> str:
         """The job in one line, for a result's heading."""
-        short = lambda number: f"{number:.3g}".replace("e+0", "e").replace("e+", "e")  # noqa: E731
+        short = _short
         if not self.samples:
             amount = f"batches of {short(self.batch_size)} {self.sample_word}s"
         elif self.token_mode:
             amount = f"{short(self.samples * self.tokens_per_sample)} tokens"
         else:
             amount = f"{short(self.samples)} {self.sample_word}s" + (f" x {short(self.epochs)} epochs" if self.epochs != 1 else "")
-        return f"{self.description}, trained on {amount}, {self.precision.value}, {self.optimizer.value}"
+        return f"{self.description} trained on {amount}, {self.precision.value}, {self.optimizer.value}"
 
     @property
     def sample_word(self) -> str:
@@ -87,6 +87,10 @@ class Job:
         from sizer.engine.constants import BACKWARD_FLOP_FACTOR
 
         return BACKWARD_FLOP_FACTOR * self.layers.total_forward_flops * self.samples * self.epochs
+
+
+def _short(number: float) -> str:
+    return f"{number:.3g}".replace("e+0", "e").replace("e+", "e")
 
 
 _TABLES: dict[int, tuple[Profile, LayerTable]] = {}
@@ -146,14 +150,17 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
 
     if request.workload is not None:
         profile = load_profile(request.workload, request.seq_len)
-        described = f"{profile.name} ({profile.description})"
+        if request.batch_size is None:
+            raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
+                                                 f"({profile.sample}s per step)")
+        described = profile.name
         assumptions.insert(0, Assumption(name="workload profile", value=f"{profile.name}: {len(profile.layers)} layers, "
                                          f"{profile.forward_flops:.4g} forward FLOP per {profile.sample}",
                                          source=profile.generated_by))
     elif workload.token_mode:
         seq_len = workload.seq_len
         profile, basis, arch = _architecture_profile(request, workload.params, seq_len)
-        described = f"{basis.split(' (')[0]} at {seq_len} tokens per sequence"
+        described = arch.name if request.model is not None else f"{_short(workload.params)}-parameter transformer"
         assumptions.insert(0, Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
                                          f"{seq_len} tokens", source=basis))
     elif request.model is not None:
@@ -163,7 +170,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         activations = workload.activation_memory_per_sample
         fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
         profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
-        described = f"dense network of {workload.params:.4g} parameters"
+        described = f"{_short(workload.params)}-parameter model"
     layers = _folded(profile)
 
     tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
