@@ -130,7 +130,7 @@ def test_summary_names_the_workload(browser, base_url):
     Select(browser.find_element(By.ID, "preset")).select_by_value("7b")
     _submit_and_read(browser)
     summary = browser.find_element(By.ID, "summary").text
-    assert "Workload: 7e9-parameter model trained on 2e10 tokens, bf16, adamw." in summary, summary
+    assert "Workload: 7e9-parameter transformer trained on 2e10 tokens, bf16, adamw." in summary, summary
     assert "given" not in summary
 
 

@@ -1,0 +1,40 @@
+"""`sizer plan`: the layouts of one (model, device, count) that fit, fastest first."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cli import output
+from cli.common import (BatchSize, CatalogOption, DeviceOption, JsonOption, MicroBatch, ModelOption, Optimizer, Params,
+                        PrecisionOption, SeqLen, Tokens, load, workload_request)
+
+
+def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: DeviceOption = ...,
+         count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices to lay out.")] = ...,
+         precision: PrecisionOption = "mixed", optimizer: Optimizer = "adamw", batch_size: BatchSize = None,
+         micro_batch: MicroBatch = None, seq_len: SeqLen = None,
+         shown: Annotated[int, typer.Option("--top", min=1, max=100, help="Layouts to show.")] = 10,
+         headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+         catalog: CatalogOption = None, json: JsonOption = False) -> None:
+    """Search tensor x pipeline x data parallel, ZeRO, recomputation and micro-batch; rank the layouts that fit."""
+    from sizer.plan.layouts import PlanRequest, plan as run
+
+    request = workload_request(PlanRequest, model=model, params=params, tokens=tokens, device=device, count=count,
+                               precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
+                               seq_len=seq_len, shown=shown, headroom=headroom)
+    result = run(request, load(catalog))
+    if json:
+        return output.emit_json(result)
+    rows = [(i, f"{o.tp}/{o.pp}/{o.dp}", o.zero, o.recompute, f"{o.micro_batch:g} x {o.accumulation}",
+             output.rng(o.training_time) if o.training_time else output.rng(o.step_time), f"{o.mfu:.0%}",
+             output.qty(o.memory_per_device), o.why) for i, o in enumerate(result.layouts, start=1)]
+    output.table(f"Layouts of {result.workload} on {result.count} x {result.device} ({result.precision})",
+                 ("#", "tp/pp/dp", "ZeRO", "recompute", "micro x acc.", "training time" if result.layouts and
+                  result.layouts[0].training_time else "step time", "MFU", "memory", "why"), rows,
+                 caption=f"{result.fitting} of {result.searched} layouts fit; fastest first. --json for everything.")
+    output.assumptions(result.assumptions)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(plan)
