@@ -39,6 +39,9 @@ PpOption = Annotated[Optional[int], typer.Option("--pp", min=1, max=1024, help="
 InterleaveOption = Annotated[int, typer.Option("--interleave", min=1, max=64, help="Virtual pipeline chunks per stage.")]
 RecomputeOption = Annotated[Optional[str], typer.Option("--recompute", help="Activation recomputation: none, selective or full.")]
 DpOption = Annotated[Optional[int], typer.Option("--dp", min=1, help="Data-parallel size (default: count / (tp x pp)).")]
+MethodOption = Annotated[str, typer.Option("--method", help="full (every weight trained), lora or qlora (adapters over a frozen base; QLoRA's in 4-bit NF4).")]
+LoraRankOption = Annotated[Optional[int], typer.Option("--lora-rank", min=1, max=65536, help="LoRA rank r (default 8 for lora, 64 for qlora).")]
+LoraTargetsOption = Annotated[Optional[str], typer.Option("--lora-targets", help="Adapted matrices: q,k,v,o,gate,up,down, attention, mlp or all-linear (default q,v for lora, all-linear for qlora).")]
 MicroBatch = Annotated[Optional[str], typer.Option("--micro-batch", help="Samples per device per pass (sequences for a language model); default: the largest that fits.")]
 
 Params = Annotated[Optional[str], typer.Option("--params", help="Parameters, e.g. 7e9, 7B or '70 billion'.")]

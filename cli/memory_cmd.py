@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import (ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
+from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, RecomputeOption, ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
                         Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load,
                         workload_request)
 
@@ -16,6 +16,8 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            count: CountOption = 1, precision: PrecisionOption = "mixed", optimizer: Optimizer = "adam",
            batch_size: BatchSize = None, seq_len: SeqLen = None, activation_memory_per_sample: ActivationMemory = None,
            micro_batch: MicroBatch = None, zero: ZeroOption = None,
+           method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
+           recompute: RecomputeOption = "none",
            sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
            headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
            catalog: CatalogOption = None, json: JsonOption = False) -> None:
@@ -26,16 +28,18 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
                                count=count, precision=precision, optimizer=optimizer, batch_size=batch_size,
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
-                               workload=workload, zero=zero)
+                               workload=workload, zero=zero,
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute)
     result = estimates.estimate_memory(request, load(catalog))
     if json:
         return output.emit_json(result)
     verdict = "-" if result.fits is None else ("fits" if result.fits else "does NOT fit")
     output.key_values(f"Training memory per device: {result.device or 'no device given'} x {result.count}", [
+        ("method", result.method + ("" if result.method == "full" else f" ({output.fmt(result.trainable_params)} trained parameters)")),
         ("weights", output.qty(result.weights)), ("gradients", output.qty(result.gradients)),
         ("optimizer states", output.qty(result.optimizer_states)), ("master weights", output.qty(result.master_weights)),
         (f"model states (ZeRO {result.zero})", output.qty(result.model_states)),
-        (f"activations ({output.fmt(result.micro_batch)} per device)", output.qty(result.activations)),
+        (f"activations ({output.fmt(result.micro_batch)} per device, recompute {result.recompute})", output.qty(result.activations)),
         ("framework overhead", output.qty(result.framework_overhead)), ("total", output.qty(result.total)),
         ("with headroom", output.qty(result.required_with_headroom)), ("device memory", output.qty(result.device_memory)),
         ("verdict", verdict), ("largest micro-batch that fits", "-" if result.largest_micro_batch is None else result.largest_micro_batch)])

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import (ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
+from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Optimizer, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
                         load, load_calibration_file, workload_request)
 
@@ -16,6 +16,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
               batch_size: BatchSize = None, micro_batch: MicroBatch = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
               calibration: CalibrationOption = None,
+              method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
               forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
               sample_size: SampleSize = None,
               deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,
@@ -42,7 +43,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                purchase="buy" if buy else "rent", cloud=cloud, objective=objective, kinds=kind,
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
-                               calibration=load_calibration_file(calibration))
+                               calibration=load_calibration_file(calibration),
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)

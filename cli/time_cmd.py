@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import (ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, DeviceOption,
+from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, DeviceOption,
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
                         Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load, load_calibration_file, workload_request,
                         DpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
@@ -18,6 +18,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          tp: TpOption = None, pp: PpOption = None, dp: DpOption = None, interleave: InterleaveOption = 1,
          recompute: RecomputeOption = None,
+         method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
          reference: Annotated[Optional[str], typer.Option("--reference", help="One measurement to predict from: 'DEVICE=THROUGHPUT/s', e.g. 'V100 SXM2 16GB=833/s'.")] = None,
          reference_batch_size: Annotated[Optional[str], typer.Option("--reference-batch-size", help="Batch of the reference measurement (default: --batch-size).")] = None,
          calibration: CalibrationOption = None,
@@ -37,12 +38,15 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                forward_flops_per_sample=forward_flops_per_sample, zero=zero,
                                activation_memory_per_sample=activation_memory_per_sample,
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
-                               reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration))
+                               reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets)
     result = estimates.estimate_time(request, load(catalog))
     if json:
         return output.emit_json(result)
     layout = result.layout
-    rows = [("mode", result.mode), ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
+    rows = [("mode", result.mode),
+            ("method", result.method + ("" if result.method == "full" else f" ({output.fmt(result.trainable_params)} trained parameters)")),
+            ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
         rows += [("training time", output.rng(result.training_time)),
                  ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),

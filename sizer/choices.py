@@ -45,6 +45,15 @@ class Sharding(StrEnum):
     FULL = "full"
 
 
+class Method(StrEnum):
+    """How a model is trained: every weight (full), or low-rank adapters over a frozen base
+    (LoRA, Hu et al. 2021; QLoRA over a 4-bit base, Dettmers et al. 2023)."""
+
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
 class Mode(StrEnum):
     """Where the engine's efficiencies come from."""
 

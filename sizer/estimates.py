@@ -153,12 +153,13 @@ class MemoryRequest(WorkloadRequest):
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     sharding: Sharding = "none"
     headroom: bool = False
+    recompute: str = Field("none", description="activation recomputation: none, selective or full")
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
     device = _catalog(catalog).find(request.device) if request.device is not None else None
     return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
-                           headroom=request.headroom)
+                           headroom=request.headroom, recompute=recompute_index(request.recompute) or 0)
 
 
 class CellsRequest(RequestModel):

@@ -20,8 +20,9 @@ from sizer.choices import Precision
 from sizer.engine.constants import (FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
                                     HEADROOM_SOURCE, OPTIMIZER_STATES)
 from sizer.engine.hardware import resolve_precision
-from sizer.engine.evaluate import micro_batches
-from sizer.engine.memory import largest_micro_batch, model_state_bytes
+from sizer.engine.evaluate import activation_bytes_per_sample, job_state_bytes, micro_batches
+from sizer.engine.memory import largest_micro_batch
+from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.results import Assumption, Model, QuantityOut
@@ -35,6 +36,9 @@ class MemoryResult(Model):
     zero: int
     sharding: str
     precision: str
+    method: str
+    trainable_params: float
+    recompute: str
     micro_batch: float
     weights: QuantityOut
     gradients: QuantityOut
@@ -52,8 +56,12 @@ class MemoryResult(Model):
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
-                    headroom: bool = False) -> MemoryResult:
-    """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``."""
+                    headroom: bool = False, recompute: int = 0) -> MemoryResult:
+    """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``,
+    keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE)."""
+    if recompute and job.shape is None:
+        raise InputError("recompute", RECOMPUTE[recompute], "a transformer (--model or --params with --tokens): "
+                                                            "recomputation is modelled per transformer block")
     if device is not None:
         precision = resolve_precision(device, job.precision)
         if precision is None:
@@ -63,10 +71,9 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     copy = float(weight_bytes(precision))
     master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
     states_count = OPTIMIZER_STATES[job.optimizer.value]
-    states = model_state_bytes(job.params, np.asarray(copy), np.asarray(master), states_count, np.asarray(float(count)),
-                               np.asarray(zero))
+    states = job_state_bytes(job, np.asarray(copy), np.asarray(master), np.asarray(float(count)), np.asarray(zero))
     share = float(job.batch_for(count)) / count
-    per_sample = job.layers.total_activation_bytes * copy / 4.0
+    per_sample = float(activation_bytes_per_sample(job, np.asarray([recompute]))[0]) * copy / 4.0
     overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind != "cpu" else 0.0
     static = float(states.total) + overhead
     if device is not None:  # the engine's choice: the given micro-batch, else the largest that fits
@@ -90,13 +97,19 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
                    Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",
                               source="given" if job.micro_batch is not None else
                               "the per-device share, or the largest power of two that fits")]
-    if precision in MIXED_PRECISIONS:
-        assumptions.append(Assumption(name="mixed precision", value="16-bit weights and gradients + FP32 master weights",
+    if precision in MIXED_PRECISIONS and (job.finetune is None or job.finetune.adapter_master_weights):
+        trained = "" if job.finetune is None else " of the adapters (the frozen base has neither gradients nor master weights)"
+        assumptions.append(Assumption(name="mixed precision", value="16-bit weights and gradients + FP32 master weights" + trained,
                                       source="Micikevicius et al. 2018"))
     if headroom:
         assumptions.append(Assumption(name="headroom", value=f"{HEADROOM_LOW:.0%}-{HEADROOM_HIGH:.0%} (checked at {HEADROOM_HIGH:.0%})",
                                       source=HEADROOM_SOURCE))
-    assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile"))
+    if recompute:
+        assumptions.append(Assumption(name="recomputation", value=RECOMPUTE[recompute] + (
+            ": each block's input kept, one block's activations at a time" if recompute == 2 else
+            ": attention activations recomputed"), source="Korthikanti et al. 2022 §5 (docs/references.md [korthikanti])"))
+    assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile")
+                       or a.name.startswith(("fine-tuning", "QLoRA")))
     if device is not None:
         memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
         device_memory = QuantityOut.of(Quantity(memory, "B"), "GB")
@@ -107,7 +120,9 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     gb = lambda value: QuantityOut.of(Quantity(float(value), "B"), "GB")  # noqa: E731
     return MemoryResult(
         device=device.name if device else None, count=count, zero=zero, sharding="full" if zero == 3 else "none",
-        precision=precision, micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
+        precision=precision, method=job.finetune.method.value if job.finetune else "full",
+        trainable_params=job.finetune.trainable_params if job.finetune else job.params,
+        recompute=RECOMPUTE[recompute], micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
         optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
         model_states=gb(states.total), activations=gb(activations), framework_overhead=gb(overhead), total=gb(total),
         required_with_headroom=gb(with_headroom) if with_headroom is not None else None,

@@ -82,6 +82,11 @@ class WorkloadRequest(RequestModel):
                                                                    "...) or, on the command line, a profile file")
     micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
                                                             "(sequences for a language model); default: the largest that fits")
+    method: str = Field("full", description="full (every weight trained), lora or qlora (adapters over a frozen "
+                                            "base; QLoRA's base in 4-bit NF4)")
+    lora_rank: int | None = Field(None, ge=1, le=65536, description="LoRA rank r (default 8 for lora, 64 for qlora)")
+    lora_targets: str | None = Field(None, max_length=200, description="adapted matrices: q,k,v,o,gate,up,down, "
+                                     "attention, mlp or all-linear (default q,v for lora, all-linear for qlora)")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from sizer.datafile import load_yaml
 from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES
 from sizer.engine.hardware import DeviceTable
 from sizer.engine.memory import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import Configs, StepParts, step_seconds
+from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, step_seconds
 from sizer.workloads.job import Job
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
@@ -78,6 +78,20 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
     return np.where(recompute == 2, np.minimum(full, total), np.where(recompute == 1, total - attention, total))
 
 
+def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
+                    split: np.ndarray | float = 1.0) -> StateParts:
+    """Model states per device of ``job``, its parameters split over ``split`` (tensor x pipeline)
+    ranks: every parameter trained, or (LoRA/QLoRA) a frozen base stored as the fine-tuning spec
+    says and states for the adapters only."""
+    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    finetune = job.finetune
+    if finetune is None:
+        return model_state_bytes(job.params / split, weight_bytes, master_bytes, states_count, dp, zero)
+    master = master_bytes if finetune.adapter_master_weights else 0.0 * master_bytes
+    return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, states_count, dp, zero,
+                             frozen_bytes=finetune.frozen_bytes(weight_bytes) / split)
+
+
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False) -> Evaluation:
@@ -91,8 +105,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
             np.asarray(interleave, dtype=float)))
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     dp = count / (tp * pp)
-    states = model_state_bytes(job.params / (tp * pp), table.weight_bytes[device], table.master_bytes[device],
-                               states_count, dp, zero)
+    states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp, zero, tp * pp)
     framework = table.framework_overhead[device]
     per_sample = activation_bytes_per_sample(job, recompute) * table.storage_scale[device] / tp
     reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
@@ -117,8 +130,12 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     feasible = table.supported[device] & (share >= 1) & (dp >= 1) & (dp == np.round(dp))
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
                       pp=pp, recompute=recompute, interleave=interleave)
+    finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
-                         overlap_allreduce=overlap_allreduce, keep_layers=keep_layers)
+                         overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
+                         kind=TRAINING if finetune is None else FROZEN,
+                         weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
+                         trainable_params=None if finetune is None else finetune.trainable_params)
     steps = np.broadcast_to(job.steps_for(batch), count.shape)
     training = np.maximum(parts.step * steps, parts.physical_limit * steps)
     return Evaluation(configs=configs, states=states, activations=activations, framework=framework,

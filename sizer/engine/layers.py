@@ -37,6 +37,12 @@ class LayerTable:
     multiplicity: np.ndarray
     layer_count: int  # layers before folding
     source: str
+    trained: np.ndarray | None = None  # bool per row where only some rows are trained (LoRA adapters); None: all
+
+    @property
+    def trained_rows(self) -> np.ndarray:
+        """True for every row whose weights the optimizer updates."""
+        return np.ones(len(self.unit), dtype=bool) if self.trained is None else self.trained
 
     @property
     def total_params(self) -> float:
@@ -64,3 +70,13 @@ def layer_table(profile: Profile) -> LayerTable:
                       forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
                       kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
                       layer_count=len(profile.layers), source=profile.generated_by)
+
+
+def with_trained_rows(frozen: LayerTable, trained: LayerTable) -> LayerTable:
+    """``frozen``'s rows (weights not updated: a fine-tuned base) followed by ``trained``'s (adapters)."""
+    join = lambda name: np.concatenate([getattr(frozen, name), getattr(trained, name)])  # noqa: E731
+    return LayerTable(name=frozen.name, sample=frozen.sample, seq_len=frozen.seq_len, kinds=frozen.kinds + trained.kinds,
+                      **{name: join(name) for name in ("unit", "forward_flops", "bytes", "params", "activation_bytes",
+                                                       "kernels", "multiplicity")},
+                      layer_count=frozen.layer_count + trained.layer_count, source=frozen.source,
+                      trained=np.concatenate([np.zeros(len(frozen.unit), dtype=bool), np.ones(len(trained.unit), dtype=bool)]))

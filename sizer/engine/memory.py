@@ -36,17 +36,19 @@ class StateParts:
 
 
 def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int,
-                      count: np.ndarray, zero: np.ndarray) -> StateParts:
+                      count: np.ndarray, zero: np.ndarray, frozen_bytes: np.ndarray | float = 0.0) -> StateParts:
     """Weights, gradients, master weights and optimizer states per device under ZeRO stage ``zero``.
 
-    ``params`` Ψ [count]; ``weight_bytes`` [B] per 16- or 32-bit copy; ``master_bytes`` [B] per FP32
-    master weight (0 without mixed precision); ``optimizer_states`` FP32 copies (Adam: 2);
-    ``count`` N data-parallel devices; ``zero`` stage 0-3.
+    ``params`` Ψ [count] (the trained ones); ``weight_bytes`` [B] per 16- or 32-bit copy;
+    ``master_bytes`` [B] per FP32 master weight (0 without mixed precision); ``optimizer_states``
+    FP32 copies (Adam: 2); ``count`` N data-parallel devices; ``zero`` stage 0-3;
+    ``frozen_bytes`` [B]: weights that are stored but not trained (a LoRA/QLoRA base), held once
+    and sharded only at stage 3, with no gradients or optimizer states.
     """
     count = np.asarray(count, dtype=float)
     zero = np.asarray(zero)
     shard = lambda from_stage: np.where(zero >= from_stage, count, 1.0)  # noqa: E731
-    return StateParts(weights=params * weight_bytes / shard(3), gradients=params * weight_bytes / shard(2),
+    return StateParts(weights=(params * weight_bytes + frozen_bytes) / shard(3), gradients=params * weight_bytes / shard(2),
                       master_weights=params * master_bytes / shard(1),
                       optimizer_states=params * optimizer_states * OPTIMIZER_STATE_BYTES / shard(1))
 

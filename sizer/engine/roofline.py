@@ -158,6 +158,18 @@ def recompute_factors(layers: LayerTable, recompute: np.ndarray, kind: Pass) -> 
     return np.where(recompute[:, None] == 2, 1.0, np.where(recompute[:, None] == 1, attention[None, :], 0.0))
 
 
+def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
+    """``kind``'s factors per layer row: in a pass with a backward pass, the trained rows of a
+    table with a frozen part (LoRA adapters over a frozen base) take TRAINING's factors."""
+    rows = np.ones(len(layers.unit))
+    if layers.trained is None or not kind.backward:
+        pick = lambda name: getattr(kind, name) * rows  # noqa: E731
+    else:
+        pick = lambda name: np.where(layers.trained, getattr(TRAINING, name), getattr(kind, name))  # noqa: E731
+    return Pass(kind.name, pick("flops"), pick("activation_bytes"), pick("kernels"), pick("weight_reads"),
+                kind.backward, kind.updates)
+
+
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
                  kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None,
@@ -174,6 +186,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     scale = table.storage_scale[d][:, None]
     stored = (table.storage_scale[d] * FP32_STORAGE_BYTES if weight_bytes is None else weight_bytes)[:, None]
     extra = recompute_factors(layers, c.recompute, kind)
+    kind = layer_pass(layers, kind)
     rates = table.rates[d][:, layers.unit]  # [config, layer]
     compute = (kind.flops + extra) * layers.forward_flops * micro / rates
     moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale + kind.weight_reads * layers.params * stored
@@ -219,7 +232,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
 
     step = kernels + tensor_parallel + pipeline + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica
-    model_flops = kind.flops * layers.total_forward_flops * samples / split[:, 0]
+    model_flops = float(kind.flops * layers.forward_flops @ layers.multiplicity) * samples / split[:, 0]
     hardware_flops = model_flops + (extra * layers.forward_flops * layers.multiplicity).sum(axis=1) * samples / split[:, 0]
     limit = model_flops / table.best_peak[d]
     communication = tensor_parallel + pipeline + data_parallel

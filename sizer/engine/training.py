@@ -50,6 +50,8 @@ class TimeResult(Model):
     device: str
     count: int
     precision: str
+    method: str
+    trainable_params: float
     mode: Mode
     layout: Layout
     batch_size: float
@@ -230,7 +232,9 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     seconds = lambda value: QuantityOut.of(Quantity(float(value), "s"), "s")  # noqa: E731
     unit_t = time_unit(step_range[1] * steps)
     return TimeResult(
-        workload=job.description, device=device.name, count=count, precision=table.precisions[0], mode=mode,
+        workload=job.description, device=device.name, count=count, precision=table.precisions[0],
+        method=job.finetune.method.value if job.finetune else "full",
+        trainable_params=job.finetune.trainable_params if job.finetune else job.params, mode=mode,
         layout=Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=RECOMPUTE[recompute], interleave=interleave,
                       micro_batch=float(configs.micro_batch[0]), accumulation=int(configs.accumulation[0])),
         batch_size=batch, sample=job.sample_word, steps=steps if job.samples else None,

@@ -11,9 +11,10 @@ import functools
 from dataclasses import dataclass
 
 from sizer.choices import Optimizer, Precision, parse_choice
-from sizer.engine.layers import LayerTable, layer_table
+from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.roofline import Shape
 from sizer.workloads.architecture import Architecture
+from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.errors import InputError
 from sizer.precision import weight_bytes
 from sizer.profile import Layer, Profile, load_profile
@@ -42,6 +43,7 @@ class Job:
     workload: Workload  # the parsed request (parameter count, units, host figures)
     assumptions: tuple[Assumption, ...]
     arch: Architecture | None = None  # a transformer's shape: tensor and pipeline parallelism need it
+    finetune: FineTune | None = None  # LoRA/QLoRA: adapters over a frozen base (the adapter rows are in ``layers``); None: full
 
     @functools.cached_property
     def shape(self) -> Shape | None:
@@ -64,7 +66,8 @@ class Job:
             amount = f"{short(self.samples * self.tokens_per_sample)} tokens"
         else:
             amount = f"{short(self.samples)} {self.sample_word}s" + (f" x {short(self.epochs)} epochs" if self.epochs != 1 else "")
-        return f"{self.description} trained on {amount}, {self.precision.value}, {self.optimizer.value}"
+        method = f", {self.finetune.method.value} r={self.finetune.rank}" if self.finetune else ""
+        return f"{self.description} trained on {amount}, {self.precision.value}, {self.optimizer.value}{method}"
 
     @property
     def sample_word(self) -> str:
@@ -83,10 +86,15 @@ class Job:
 
     @property
     def training_flops(self) -> float:
-        """``O_b · F_fwd · S · E`` with the layers' forward FLOP (spec §3.2)."""
+        """``O_b · F_fwd · S · E`` with the layers' forward FLOP (spec §3.2); a LoRA/QLoRA base
+        counts 2 x its forward FLOP (no weight gradients), its adapters 3 x."""
         from sizer.engine.constants import BACKWARD_FLOP_FACTOR
+        from sizer.engine.roofline import FROZEN, layer_pass
 
-        return BACKWARD_FLOP_FACTOR * self.layers.total_forward_flops * self.samples * self.epochs
+        if self.finetune is None:
+            return BACKWARD_FLOP_FACTOR * self.layers.total_forward_flops * self.samples * self.epochs
+        factors = layer_pass(self.layers, FROZEN).flops
+        return float(factors * self.layers.forward_flops @ self.layers.multiplicity) * self.samples * self.epochs
 
 
 def _short(number: float) -> str:
@@ -172,6 +180,12 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
         described = f"{_short(workload.params)}-parameter model"
     layers = _folded(profile)
+    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, arch, precision.value,
+                                layers.total_params)
+    if finetune is not None:
+        adapters = adapter_profile(arch, int(profile.seq_len), finetune.rank, finetune.targets)
+        layers = with_trained_rows(layers, layer_table(adapters))
+        assumptions.extend(finetune.assumptions)
 
     tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
     if workload.token_mode and request.workload is not None and profile.seq_len is None:
@@ -189,7 +203,8 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
             raise InputError("micro_batch", request.micro_batch, f"at most the global batch ({batch:g} {profile.sample}s)")
     return Job(description=described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=request.batch_size is not None, precision=precision, optimizer=optimizer, tokens_per_sample=tokens_per_sample,
-               token_mode=workload.token_mode, workload=workload, assumptions=tuple(assumptions), arch=arch)
+               token_mode=workload.token_mode, workload=workload, assumptions=tuple(assumptions), arch=arch,
+               finetune=finetune)
 
 
 def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,
