@@ -1,6 +1,7 @@
 """Rendering results: JSON for machines, rich tables for people. No formulas live here."""
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any, Iterable
 
@@ -8,6 +9,9 @@ from pydantic import BaseModel
 
 
 def emit_json(result: BaseModel | list | dict) -> None:
+    from sizer.results import ensure_finite
+
+    ensure_finite(result)  # a NaN or infinity is an error (exit 2), never null with success
     if isinstance(result, BaseModel):
         text = result.model_dump_json(indent=2)
     else:
@@ -18,7 +22,11 @@ def emit_json(result: BaseModel | list | dict) -> None:
 
 
 def fmt(value: float) -> str:
-    """A number with 4 significant digits, in engineering-friendly form."""
+    """A number with 4 significant digits, in engineering-friendly form; NaN or infinity is an error (exit 2)."""
+    if not math.isfinite(value):
+        from sizer.errors import SizerError
+
+        raise SizerError(f"the inputs give a result that is not a finite number ({value}); use values in a realistic range")
     if value == 0:
         return "0"
     magnitude = abs(value)

@@ -30,7 +30,7 @@ from sizer.profile_time import ProfileTimeResult, estimate_profile_time
 from sizer.time_modes import choose_efficiencies
 from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
 from sizer.units import parse_count, parse_quantity
-from sizer.workload import RequestModel, WorkloadRequest, resolve_workload
+from sizer.workload import RequestModel, WorkloadRequest, check_batch_size, check_steps, resolve_workload
 
 Sharding = Literal["none", "full"]
 WORKLOAD_NAMES = tuple(builtin_profile_names())
@@ -127,8 +127,12 @@ def _profiled_time(request: TimeRequest, device, catalog: Catalog) -> ProfileTim
                                                   optimizer=request.optimizer, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     samples = parse_count("samples", request.samples) if request.samples is not None else None
+    epochs = parse_count("epochs", request.epochs)
+    check_batch_size(batch)
+    if samples is not None:
+        check_steps(samples * epochs, batch)
     return estimate_profile_time(profile, device, batch_size=batch, precision=precision, optimizer=request.optimizer,
-                                 count=request.count, samples=samples, epochs=parse_count("epochs", request.epochs),
+                                 count=request.count, samples=samples, epochs=epochs,
                                  efficiency=efficiency, mode=mode, sharding=request.sharding,
                                  overlap_allreduce=request.overlap_allreduce, extra_assumptions=tuple(notes))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sizer.catalog_schema import Device
+from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, storage_scale, weight_bytes
 from sizer.profile import MATRIX_KINDS, Profile
@@ -135,6 +136,7 @@ def layer_times(profile: Profile, rates: DeviceRates, efficiency: Efficiencies, 
     unit_efficiency = {"tensor": efficiency.matrix, "tf32": efficiency.tf32, "fp32": efficiency.fp32_matrix}
     times = []
     for layer in profile.layers:
+        check_deadline()
         flops = BACKWARD_FLOP_FACTOR * layer.forward_flops * micro_batch
         if layer.kind == "conv":
             compute = flops / (rates.conv_peak * unit_efficiency[rates.conv_unit])

@@ -23,6 +23,7 @@ from typing import Literal
 import yaml
 
 from sizer.catalog_schema import Device
+from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.layer_time import (BACKWARD_FLOP_FACTOR, Efficiencies, default_efficiencies, device_rates, layer_times,
                               optimizer_seconds)
@@ -128,6 +129,7 @@ def reference_efficiencies(profile: Profile, device: Device, precision: str, bat
                          f"a throughput the model can explain on {device.name} "
                          f"(between {batch_size / step(high):.4g} and {batch_size / step(low):.4g} per second)")
     for _ in range(60):
+        check_deadline()
         middle = math.sqrt(low * high)
         if step(middle) < measured_step:
             low = middle

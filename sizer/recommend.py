@@ -18,6 +18,7 @@ from pydantic import Field
 from sizer.catalog import Catalog, load_catalog
 from sizer.calibration import Calibration, calibrated_efficiencies, calibrated_rates
 from sizer.catalog_schema import Device
+from sizer.deadline import check_deadline
 from sizer.layer_time import default_efficiencies
 from sizer.precision import check_precision, storage_scale
 from sizer.profile import Profile, load_profile
@@ -32,7 +33,8 @@ from sizer.throughput import supported_precisions
 from sizer.throughput import DEFAULT_DERATING
 from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
 from sizer.units import Quantity, parse_quantity
-from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, Workload, WorkloadRequest, resolve_workload
+from sizer.workload import (DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, Workload, WorkloadRequest, check_search_grid,
+                            resolve_workload)
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
@@ -152,6 +154,7 @@ def _evaluate(device: Device, workload: Workload, request: RecommendRequest, dea
     closest_fit = None
     fastest = None
     for count in _counts(min(request.max_devices, int(workload.batch_size))):
+        check_deadline()
         sharding = "none"
         memory = training_memory(workload, device, count, headroom=request.headroom)
         if not memory.fits and count > 1:
@@ -219,10 +222,12 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
         raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
+    check_search_grid(sum(device.kind in request.kinds for device in catalog), request.max_devices, workload.batch_size)
 
     candidates: list[_Candidate] = []
     rejected: list[RejectedDevice] = []
     for device in catalog:
+        check_deadline()
         if device.kind not in request.kinds:
             continue
         outcome = _evaluate(device, workload, request, deadline, budget, profile)

@@ -31,6 +31,7 @@ import numpy as np
 
 from sizer.catalog import Catalog, load_catalog
 from sizer.catalog_schema import Device
+from sizer.deadline import check_deadline
 from sizer.compute import training_compute_from_forward
 from sizer.errors import InputError
 from sizer.memory import FRAMEWORK_OVERHEAD, HEADROOM_HIGH, state_bytes
@@ -217,6 +218,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
                 peaks[precision] = np.asarray([f.peak(precision) for f in figures], dtype=float)
             workload = dataclasses.replace(base, precision=precision)
             for sharding in shardings:
+                check_deadline()
                 columns = _group(workload, figures, peaks[precision], count_array, sharding, derating, overhead,
                                  headroom, overlap_allreduce)
                 columns["workload"] += index

@@ -17,6 +17,7 @@ import pint
 
 from sizer.catalog_schema import Device
 from sizer.compute import training_compute_from_forward
+from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.memory import OPTIMIZER_STATE_BYTES, device_micro_batch
 from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
@@ -120,6 +121,7 @@ def estimate_training_time(workload: Workload, device: Device, count: int = 1, *
     """
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
+    check_deadline()
     peak, basis = device_peak(device, workload.precision)
     compute = training_compute_from_forward(workload.forward_flops_per_sample, workload.samples, workload.epochs,
                                             workload.backward_factor)

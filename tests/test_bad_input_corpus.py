@@ -134,10 +134,14 @@ def test_http_numeric_edges_are_422(client, path, body, field):
 
 def test_http_tiny_activation_memory_is_answered_not_500(client):
     # Found by fuzzing: 1e-300 B of activations per sample made the largest micro-batch infinite
-    # (OverflowError, a 500); such a workload is simply not limited by activations.
-    response = client.post("/v1/memory", json={"params": 1, "samples": 1, "activation_memory_per_sample": "1e-300 B",
-                                               "device": "A10"})
-    assert response.status_code == 200 and response.json()["largest_micro_batch"] is None
+    # (OverflowError, a 500). Below 1e-30 in SI base units a value is now refused (issue 12 item 2);
+    # the smallest accepted one is answered.
+    body = {"params": 1, "samples": 1, "device": "A10"}
+    response = client.post("/v1/memory", json={**body, "activation_memory_per_sample": "1e-300 B"})
+    assert response.status_code == 422
+    assert "activation_memory_per_sample" in response.json()["detail"][0]["loc"]
+    response = client.post("/v1/memory", json={**body, "activation_memory_per_sample": "1e-29 B"})
+    assert response.status_code == 200, response.text[:300]
 
 
 def test_cli_k1_underflow_is_one_message(cli):
