@@ -31,7 +31,9 @@ from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.tco import CostAssumptions, TcoResult, estimate_tco
 from sizer.throughput import supported_precisions
 from sizer.throughput import DEFAULT_DERATING
-from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time
+from sizer.compute import training_compute_from_forward
+from sizer.throughput import device_peak
+from sizer.timing import DEFAULT_STEP_OVERHEAD, TimeResult, estimate_training_time, first_order_training_time
 from sizer.units import Quantity, parse_quantity
 from sizer.workload import (DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, Workload, WorkloadRequest, check_search_grid,
                             resolve_workload)
@@ -151,9 +153,14 @@ def _evaluate(device: Device, workload: Workload, request: RecommendRequest, dea
     """The cheapest-in-devices way to run the workload on this device, or why there is none."""
     if workload.precision not in supported_precisions(device):
         return f"no {workload.precision} support (has {', '.join(supported_precisions(device)) or 'none'})"
+    counts = _counts(min(request.max_devices, int(workload.batch_size)))
+    if deadline is not None and profile is None:
+        out_of_reach = _deadline_out_of_reach(device, workload, counts[-1], deadline)
+        if out_of_reach:
+            return out_of_reach
     closest_fit = None
     fastest = None
-    for count in _counts(min(request.max_devices, int(workload.batch_size))):
+    for count in counts:
         check_deadline()
         sharding = "none"
         memory = training_memory(workload, device, count, headroom=request.headroom)
@@ -185,6 +192,19 @@ def _evaluate(device: Device, workload: Workload, request: RecommendRequest, dea
                 f"{closest_fit.device_memory.value:.3g} GB" if need else "does not fit in memory")
     return (f"misses deadline: {fastest.training_time.expected:.3g} {fastest.training_time.unit} expected "
             f"with {fastest.count} device(s) (max_devices {request.max_devices})")
+
+
+def _deadline_out_of_reach(device: Device, workload: Workload, count: int, deadline: pint.Quantity) -> str | None:
+    """Why no count up to ``count`` can meet the deadline, found without trying each: the physical
+    limit ``C / (n R_peak)`` (seed 004 eq. 4), below which no estimate goes, already exceeds it."""
+    peak, _ = device_peak(device, workload.precision)
+    compute = training_compute_from_forward(workload.forward_flops_per_sample, workload.samples, workload.epochs,
+                                            workload.backward_factor)
+    limit = first_order_training_time(compute, peak, count)
+    if limit <= deadline:
+        return None
+    return (f"misses deadline: even {count} device(s) need at least {limit.to('hour').magnitude:.3g} hour "
+            "(physical limit C/(n R_peak))")
 
 
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:

@@ -18,7 +18,21 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 # The issue's request: 84 bytes that cost seconds of CPU, every device missing a 1 s deadline
 # at every count from 1 to 65,536.
-COSTLY = {"params": 1e3, "samples": 1e30, "batch_size": 1e30, "max_devices": 65536, "deadline": "1 s"}
+ISSUE_REQUEST = {"params": 1e3, "samples": 1e30, "batch_size": 1e30, "max_devices": 65536, "deadline": "1 s"}
+# A request that must try most counts on most devices (about a CPU-second, more on a loaded machine).
+COSTLY = {"params": 1e3, "samples": 1e13, "batch_size": 1e13, "max_devices": 65536, "deadline": "1 s"}
+
+
+def test_an_unreachable_deadline_is_seen_without_trying_each_count(monkeypatch, catalog):
+    # C = 6e33 FLOP cannot be done in 1 s on 65,536 of any device: the physical limit says so at
+    # once, where every count of every device used to be sized and timed.
+    tried = []
+    memory = sizer.recommend.training_memory
+    monkeypatch.setattr(sizer.recommend, "training_memory", lambda *a, **k: tried.append(1) or memory(*a, **k))
+    result = recommend(RecommendRequest(**ISSUE_REQUEST), catalog)
+    assert not result.ranked and not tried
+    assert all("misses deadline" in r.reason or "support" in r.reason for r in result.rejected)
+    assert any("physical limit" in r.reason for r in result.rejected)
 
 
 def test_no_deadline_no_error():
