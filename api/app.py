@@ -18,6 +18,7 @@ from api import errors
 from api.middleware import GuardMiddleware
 from api.routers import catalog, compute, health, memory, pages, peak, plan, recommend, seed003, tco, time
 from api.routers.pages import STATIC
+from api.server import install_flood_filter
 from api.settings import Settings
 from sizer.catalog import load_catalog
 
@@ -45,5 +46,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (peak, compute, time, memory, plan, seed003, tco, recommend, catalog, health, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.timeout_s)
+    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.timeout_s,
+                       body_timeout_s=settings.body_timeout_s)
+    install_flood_filter(settings.log_flood_interval_s)
     return app

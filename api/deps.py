@@ -1,14 +1,13 @@
 """What every route shares: the catalog loaded at start-up, and the finiteness check of answers."""
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
 from sizer.catalog import Catalog
-from sizer.errors import SizerError
+from sizer.results import ensure_finite
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -16,7 +15,9 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: {"description": "request body larger than the documented limit (SIZER_API_MAX_BODY_BYTES, 64 KiB by default)"},
     422: {"description": "invalid input: `detail[].loc` is the field path, `detail[].msg` says what was expected; "
                          "an unknown device also lists `candidates`"},
-    503: {"description": "the request ran longer than SIZER_API_TIMEOUT_S (20 s by default)"},
+    408: {"description": "the request body arrived slower than SIZER_API_BODY_TIMEOUT_S (10 s by default)"},
+    503: {"description": "the request ran longer than SIZER_API_TIMEOUT_S (20 s by default) and its estimate was "
+                         "stopped; or the service had SIZER_API_MAX_CONNECTIONS open connections"},
 }
 
 
@@ -27,22 +28,9 @@ def _catalog(request: Request) -> Catalog:
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
 
 
-def _non_finite(value: Any, path: str = "") -> str | None:
-    if isinstance(value, float):
-        return None if math.isfinite(value) else path or "result"
-    if isinstance(value, dict):
-        return next((p for k, v in value.items() if (p := _non_finite(v, f"{path}.{k}" if path else str(k)))), None)
-    if isinstance(value, (list, tuple)):
-        return next((p for i, v in enumerate(value) if (p := _non_finite(v, f"{path}[{i}]"))), None)
-    return None
-
-
 def finite(result: T) -> T:
     """The result, or a 422 when the inputs drove a number out of the finite range (JSON has no inf)."""
-    where = _non_finite(result.model_dump())
-    if where is not None:
-        raise SizerError(f"the inputs give a result too large to represent ({where}); use smaller values")
-    return result
+    return ensure_finite(result)
 
 
 def builtin_workload_only(workload: str | None) -> None:

@@ -4,6 +4,7 @@
 - a body that fails the request model -> 422 with the field path (FastAPI's shape, without
   echoing the input back, so that a NaN or a huge string can never break the answer);
 - a device the catalog does not know -> 422 in a body, 404 in a URL path, with close matches;
+- an estimate that ran past the service's time limit (:class:`~sizer.errors.EstimateTimeout`) -> 503;
 - anything else -> 500 with a request id, logged here, no internals in the answer
   (see :class:`api.middleware.GuardMiddleware`).
 """
@@ -19,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from sizer.errors import CatalogError, DeviceLookupError, InputErrors, SizerError
+from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError
 
 log = logging.getLogger("sizer.api")
 MAX_MESSAGE = 300
@@ -42,6 +43,11 @@ def _sizer_error(request: Request, error: SizerError) -> JSONResponse:
         return JSONResponse({"detail": [_item(["body", each.field], each.message, "value_error") for each in error.errors]},
                             status_code=422)
     return detail(loc, error.message)
+
+
+def _estimate_timeout(request: Request, error: EstimateTimeout) -> JSONResponse:
+    request_id = getattr(request.state, "request_id", "-")
+    return JSONResponse({"detail": error.message, "request_id": request_id}, status_code=503)
 
 
 def _catalog_error(request: Request, error: CatalogError) -> JSONResponse:
@@ -76,5 +82,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(CatalogError, _catalog_error)
     app.add_exception_handler(SizerError, _sizer_error)
+    app.add_exception_handler(EstimateTimeout, _estimate_timeout)
     app.add_exception_handler(RequestValidationError, _request_validation_error)
     app.add_exception_handler(ValidationError, _pydantic_error)

@@ -8,6 +8,9 @@ import uuid
 
 from starlette.exceptions import HTTPException
 
+from sizer.deadline import clear_deadline, set_deadline
+from sizer.errors import EstimateTimeout
+
 log = logging.getLogger("sizer.api")
 REQUEST_ID_HEADER = b"x-request-id"
 
@@ -19,18 +22,33 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"request body larger than {limit} bytes")
 
 
+class BodyTimeout(HTTPException):
+    """Raised when a request body arrives too slowly; an HTTPException so that FastAPI passes it on as 408."""
+
+    def __init__(self, seconds: float):
+        super().__init__(408, body_timeout_message(seconds))
+
+
+def body_timeout_message(seconds: float) -> str:
+    return f"the request body did not arrive within {seconds:g} s; send it at once"
+
+
 class GuardMiddleware:
     """Refuse bodies over ``max_body_bytes`` with 413; answer unexpected errors with 500 and a request id;
-    answer 503 when a request takes longer than ``timeout_s`` (a guard: no estimate should come near it).
+    answer 408 when the body takes longer than ``body_timeout_s`` to arrive, and 503 when the
+    request takes longer than ``timeout_s`` (a guard: no estimate should come near it).
 
     The size is checked on the Content-Length header before anything is read, and again on
-    the bytes actually received (a chunked body has no Content-Length).
+    the bytes actually received (a chunked body has no Content-Length). The time limit is
+    also handed to the core as a deadline (:mod:`sizer.deadline`), so that an estimate
+    answered 503 stops computing instead of running on in its worker thread.
     """
 
-    def __init__(self, app, max_body_bytes: int, timeout_s: float):
+    def __init__(self, app, max_body_bytes: int, timeout_s: float, body_timeout_s: float | None = None):
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.timeout_s = timeout_s
+        self.body_timeout_s = timeout_s if body_timeout_s is None else body_timeout_s
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -65,28 +83,52 @@ class GuardMiddleware:
                 return await answer(413, too_large)
 
         received = 0
+        body_done = False  # the last body chunk has arrived
+        reading = False  # waiting for a body chunk right now
+        loop = asyncio.get_running_loop()
+        body_deadline = loop.time() + self.body_timeout_s
 
         async def counting_receive():
-            nonlocal received
-            message = await receive()
+            nonlocal received, body_done, reading
+            if body_done:  # after the body, receive() only waits for a disconnect: not the client's slowness
+                return await receive()
+            reading = True
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, body_deadline - loop.time()))
+            except TimeoutError:
+                raise BodyTimeout(self.body_timeout_s) from None
+            finally:
+                reading = False
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
                     raise BodyTooLarge(self.max_body_bytes)
+                body_done = not message.get("more_body", False)
             return message
 
+        token = set_deadline(self.timeout_s)
         try:
             await asyncio.wait_for(self.app(scope, counting_receive, send_with_id), self.timeout_s)
         except TimeoutError:
-            log.warning("request %s %s %s took over %g s", request_id, scope.get("method"), scope.get("path"), self.timeout_s)
+            if reading:  # still waiting for the client: its fault, not the estimate's
+                log.warning("request body too slow: %s %s over %g s", scope.get("method"), scope.get("path"), self.timeout_s)
+                if not started:
+                    await answer(408, {"detail": body_timeout_message(self.timeout_s), "request_id": request_id})
+                return
+            log.warning("request took over %g s: %s %s [%s]", self.timeout_s, scope.get("method"), scope.get("path"), request_id)
             if not started:
-                await answer(503, {"detail": f"the estimate took longer than {self.timeout_s:g} s; try fewer devices "
-                                             "(max_devices) or a smaller request", "request_id": request_id})
+                await answer(503, {"detail": EstimateTimeout(self.timeout_s).message, "request_id": request_id})
         except BodyTooLarge:
             if not started:
                 await answer(413, too_large)
+        except BodyTimeout:
+            log.warning("request body too slow: %s %s over %g s", scope.get("method"), scope.get("path"), self.body_timeout_s)
+            if not started:
+                await answer(408, {"detail": body_timeout_message(self.body_timeout_s), "request_id": request_id})
         except Exception:  # the last line of defence: log everything, show nothing
             log.exception("unexpected error [request %s] %s %s", request_id, scope.get("method"), scope.get("path"))
             if not started:
                 await answer(500, {"detail": "internal error; quote the request id when reporting it",
                                    "request_id": request_id})
+        finally:
+            clear_deadline(token)

@@ -14,7 +14,7 @@ KIB = 1024
 
 
 class Settings(BaseSettings):
-    """How the HTTP service runs. ``sizer serve`` options override host, port and workers."""
+    """How the HTTP service runs. ``sizer serve`` options override them; each is also ``SIZER_API_<NAME>``."""
 
     model_config = SettingsConfigDict(env_prefix="SIZER_API_", extra="ignore")
 
@@ -23,7 +23,19 @@ class Settings(BaseSettings):
     workers: int = Field(1, ge=1, le=256, description="uvicorn worker processes; the service is stateless")
     max_body_bytes: int = Field(64 * KIB, ge=KIB, le=16 * KIB * KIB,
                                 description="larger request bodies are refused with 413")
-    timeout_s: float = Field(20.0, gt=0, le=600, description="a request running longer is answered 503")
+    timeout_s: float = Field(20.0, gt=0, le=600, description="a request running longer is answered 503, and its "
+                                                             "estimate stops")
+    body_timeout_s: float = Field(10.0, gt=0, le=600, description="a request body arriving slower is answered 408")
+    header_timeout_s: float = Field(10.0, gt=0, le=600,
+                                    description="a connection that sends no complete request headers within this is "
+                                                "answered 408 and closed")
+    keep_alive_s: float = Field(5.0, gt=0, le=600, description="an idle keep-alive connection is closed after this")
+    max_connections: int = Field(1000, ge=1, le=100_000,
+                                 description="open connections per worker process; one more is answered 503 and "
+                                             "closed at once")
+    log_flood_interval_s: float = Field(10.0, ge=0, le=3600,
+                                        description="a repeated warning (refused connections, timeouts) is logged at "
+                                                    "most once per this interval, with a count")
     catalog_file: str | None = Field(None, description="a YAML file adding or overriding devices (else SIZER_CATALOG)")
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
         "info", description="uvicorn's log level; a bad value is refused before the server starts")

@@ -51,6 +51,9 @@ class Value:
 
 
 def emit_json(result: BaseModel | list | dict) -> None:
+    from sizer.results import ensure_finite
+
+    ensure_finite(result)  # a NaN or infinity is an error (exit 2), never null with success
     if isinstance(result, BaseModel):
         text = result.model_dump_json(indent=2)
     else:
@@ -98,8 +101,10 @@ def fmt(value: float, significant: int = SIGNIFICANT) -> str:
     ('10,440', '0.0421', '7,000,000,000', '2.5×10²⁰', '24')
     """
     value = float(value)
-    if not math.isfinite(value):
-        return str(value)
+    if not math.isfinite(value):  # a NaN or infinity is an error (exit 2), never printed with success
+        from sizer.errors import SizerError
+
+        raise SizerError(f"the inputs give a result that is not a finite number ({value}); use values in a realistic range")
     if not _is_plain(value):
         return _scientific(value, significant)
     text = _fixed(value, _decimals(value, significant))

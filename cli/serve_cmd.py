@@ -9,18 +9,32 @@ import typer
 def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface to listen on (default 127.0.0.1, or SIZER_API_HOST).")] = None,
           port: Annotated[Optional[int], typer.Option("--port", min=1, max=65535, help="TCP port (default 8000, or SIZER_API_PORT).")] = None,
           workers: Annotated[Optional[int], typer.Option("--workers", min=1, max=256, help="Worker processes; the service is stateless, so more workers scale it out.")] = None,
-          catalog: Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")] = None) -> None:
-    """Serve the JSON API under /v1, the OpenAPI document and the web calculator at /."""
+          catalog: Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")] = None,
+          timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, max=600, help="Seconds a request may run; then it is answered 503 and its estimate stops (default 20, or SIZER_API_TIMEOUT_S).")] = None,
+          body_timeout: Annotated[Optional[float], typer.Option("--body-timeout", min=0.001, max=600, help="Seconds a request body may take to arrive; then 408 (default 10, or SIZER_API_BODY_TIMEOUT_S).")] = None,
+          header_timeout: Annotated[Optional[float], typer.Option("--header-timeout", min=0.001, max=600, help="Seconds a connection may take to send its request headers; then 408 and closed (default 10, or SIZER_API_HEADER_TIMEOUT_S).")] = None,
+          keep_alive: Annotated[Optional[float], typer.Option("--keep-alive", min=0.001, max=600, help="Seconds an idle keep-alive connection stays open (default 5, or SIZER_API_KEEP_ALIVE_S).")] = None,
+          max_connections: Annotated[Optional[int], typer.Option("--max-connections", min=1, max=100_000, help="Open connections per worker; one more is answered 503 and closed (default 1000, or SIZER_API_MAX_CONNECTIONS).")] = None) -> None:
+    """Serve the JSON API under /v1, the OpenAPI document and the web calculator at /.
+
+    Slow or numerous clients are limited: headers must arrive within --header-timeout, a body
+    within --body-timeout, a request may run --timeout, idle connections close after
+    --keep-alive, and past --max-connections a new connection gets 503. Repeated warnings are
+    logged at most once per SIZER_API_LOG_FLOOD_INTERVAL_S (10 s) with a count.
+    """
     import os
 
     import uvicorn
     from pydantic import ValidationError
 
     from api.app import create_app
+    from api.server import uvicorn_options
     from api.settings import Settings
     from sizer.errors import InputError
 
-    given = {k: v for k, v in {"host": host, "port": port, "workers": workers, "catalog_file": catalog}.items() if v is not None}
+    given = {k: v for k, v in {"host": host, "port": port, "workers": workers, "catalog_file": catalog, "timeout_s": timeout,
+                               "body_timeout_s": body_timeout, "header_timeout_s": header_timeout,
+                               "keep_alive_s": keep_alive, "max_connections": max_connections}.items() if v is not None}
     try:
         settings = Settings(**given)
     except ValidationError as error:  # a bad SIZER_API_* variable: name it, and the values it takes
@@ -29,10 +43,10 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
         where = f"--{name.replace('_', '-')}" if name in given else f"SIZER_API_{name.upper()}"
         raise InputError(where, first.get("input"), first["msg"].replace("Input should be ", "")) from None
     create_app(settings)  # read the catalog now: a broken one is one clear error, not a failing worker
-    for name, value in given.items():  # the worker processes build their app from the same settings
+    for name, value in given.items():  # the worker processes build their app (and protocol) from the same settings
         os.environ[f"SIZER_API_{name.upper()}"] = str(value)
     uvicorn.run("api.app:create_app", factory=True, host=settings.host, port=settings.port, workers=settings.workers,
-                log_level=settings.log_level, timeout_graceful_shutdown=5)
+                log_level=settings.log_level, timeout_graceful_shutdown=5, **uvicorn_options(settings))
 
 
 def register(app: typer.Typer) -> None:

@@ -50,3 +50,16 @@ class DeviceLookupError(SizerError):
     def __init__(self, message: str, candidates: list[str], field: str = "device"):
         super().__init__(message, field)
         self.candidates = candidates
+
+
+class EstimateTimeout(SizerError):
+    """An estimate ran past the time limit its caller set (see :mod:`sizer.deadline`).
+
+    Raised by the core's loops, so that a request the HTTP service has already answered 503
+    stops using the CPU; the service maps it to 503, the command line to exit status 2.
+    """
+
+    def __init__(self, seconds: float):
+        super().__init__(f"the estimate took longer than {seconds:g} s; try fewer devices (max_devices) "
+                         "or a smaller request")
+        self.seconds = seconds

@@ -26,6 +26,7 @@ from sizer.engine.hardware import build_device_table, cached_device_table
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.training import time_unit
 from sizer.choices import Precision, parse_choice
+from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors
 from sizer.host import HostResult, StorageClass, estimate_host
 from sizer.redundancy import K1Result, estimate_k1
@@ -33,7 +34,7 @@ from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.tco import CostAssumptions, RentBasis, amortised_capital, check_provider, energy_cost, hourly_price, rent_cost
 from sizer.throughput import supported_precisions
 from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest
+from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 from sizer.workloads.job import resolve_job
 
 Objective = Literal["time", "cost", "pareto"]
@@ -200,6 +201,19 @@ def _reason(device: Device, table, i: int, ev, rows: np.ndarray, deadline_s: flo
             f"(max_devices {request.max_devices})")
 
 
+def _deadline_out_of_reach(device: Device, workload: Workload, count: int, deadline: pint.Quantity) -> str | None:
+    """Why no count up to ``count`` can meet the deadline, found without trying each: the physical
+    limit ``C / (n R_peak)`` (seed 004 eq. 4), below which no estimate goes, already exceeds it."""
+    peak, _ = device_peak(device, workload.precision)
+    compute = training_compute_from_forward(workload.forward_flops_per_sample, workload.samples, workload.epochs,
+                                            workload.backward_factor)
+    limit = first_order_training_time(compute, peak, count)
+    if limit <= deadline:
+        return None
+    return (f"misses deadline: even {count} device(s) need at least {limit.to('hour').magnitude:.3g} hour "
+            "(physical limit C/(n R_peak))")
+
+
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
     """True where no other point is at least as fast and as cheap and better in one."""
     flags = []
@@ -238,6 +252,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     devices = tuple(d for d in catalog if d.kind in request.kinds)
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
+    check_search_grid(len(devices), request.max_devices, job.batch_size)
     if request.calibration is not None:
         effs = tuple(calibrated_efficiencies(d, e) if (e := request.calibration.for_device(d)) else None for d in devices)
         table = build_device_table(devices, job.precision, effs)
@@ -254,6 +269,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
     chosen, rejected = [], []
     for i, device in enumerate(devices):
+        check_deadline()
         pairs = np.arange(i * len(counts), (i + 1) * len(counts))
         rows = found.chosen[pairs]
         pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], found.found[pairs], deadline_s)

@@ -7,12 +7,17 @@ JSON; inside the core they are built from pint quantities by :meth:`QuantityOut.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pint
 from pydantic import BaseModel, ConfigDict
 
+from sizer.errors import SizerError
 from sizer.units import Quantity
+
+T = TypeVar("T")
 
 
 class Model(BaseModel):
@@ -108,3 +113,32 @@ class Estimate:
 
     def out(self, unit: str) -> RangeOut:
         return RangeOut.of(self, unit)
+
+
+def non_finite_path(value: Any, path: str = "") -> str | None:
+    """The path of the first number in ``value`` (a model, mapping or list) that is not finite, or None.
+
+    >>> non_finite_path({"time": {"low": 1.0, "high": float("inf")}})
+    'time.high'
+    """
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path or "result"
+    if isinstance(value, dict):
+        return next((p for k, v in value.items() if (p := non_finite_path(v, f"{path}.{k}" if path else str(k)))), None)
+    if isinstance(value, (list, tuple)):
+        return next((p for i, v in enumerate(value) if (p := non_finite_path(v, f"{path}[{i}]"))), None)
+    return None
+
+
+def ensure_finite(result: T) -> T:
+    """The result, or a :class:`~sizer.errors.SizerError` naming the first number in it that is not finite.
+
+    Every result leaves the core through here on its way to JSON or a table (JSON has no inf or
+    NaN; pydantic would write ``null``), so that no input can produce ``nan`` with success.
+    """
+    where = non_finite_path(result)
+    if where is not None:
+        raise SizerError(f"the inputs give a result that is not a finite number ({where}); use values in a realistic range")
+    return result

@@ -27,6 +27,7 @@ from sizer.engine.evaluate import error_spread, evaluate
 from sizer.engine.hardware import cached_device_table
 from sizer.engine.layouts import search
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
+from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.tco import hourly_price
 from sizer.workload import WorkloadRequest
@@ -159,6 +160,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     groups = []
     for index, request in enumerate(requests):
         for precision in wanted or [None]:
+            check_deadline()
             job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision.value}))
             groups.append(_group(index, job, chosen, job.precision.value, count_array, zeros, prices, headroom,
                                  overlap_allreduce))

@@ -105,7 +105,11 @@ Quantity = ureg.Quantity
 Q_ = Quantity
 
 MAX_TEXT_LENGTH = 64
+# Bounds on a user's value, checked after conversion to SI base units (seconds, bits, FLOP, USD,
+# kg m^2 s^-3 for watts): "1e30 Yrad**3*Yrad**3*..." must not become infinity, and 1e-300 is no
+# batch. Every real figure lies well inside: 3e23 FLOP of training compute, 1 ps, 4e-8 USD/J.
 MAX_MAGNITUDE = 1e30
+MIN_MAGNITUDE = 1e-30
 MAX_POWER = 3
 
 _NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"  # ASCII digits: "１.５" is refused
@@ -141,15 +145,27 @@ def describe_dimension(dimension: str) -> str:
 
 
 def _check_magnitude(field: str, raw: object, value: float, expected: str,
-                     allow_zero: bool, allow_negative: bool) -> None:
+                     allow_zero: bool, allow_negative: bool, base_unit: str = "") -> None:
+    """Refuse a value (in SI base units, ``base_unit``) that is not finite, beyond the bounds, negative or zero."""
     if math.isnan(value) or math.isinf(value):
         raise InputError(field, raw, f"a finite number ({expected})")
-    if abs(value) > MAX_MAGNITUDE:
-        raise InputError(field, raw, f"a magnitude below {MAX_MAGNITUDE:g} ({expected})")
     if value < 0 and not allow_negative:
         raise InputError(field, raw, f"a positive value ({expected})")
     if value == 0 and not allow_zero:
         raise InputError(field, raw, f"a value above zero ({expected})")
+    if value != 0 and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE:
+        unit = f" in SI base units ({base_unit})" if base_unit else ""
+        raise InputError(field, raw, f"a magnitude from {MIN_MAGNITUDE:g} to {MAX_MAGNITUDE:g}{unit} ({expected})")
+
+
+def _base_magnitude(field: str, raw: object, quantity: pint.Quantity, expected: str) -> tuple[float, str]:
+    """The magnitude of ``quantity`` in SI base units, and those units; an overflow is an InputError."""
+    try:
+        base = quantity.to_root_units()
+        value = float(base.magnitude)
+    except (OverflowError, ZeroDivisionError, ArithmeticError):
+        raise InputError(field, raw, f"a finite number ({expected})") from None
+    return value, format(base.units, "~P")
 
 
 def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | None = None,
@@ -209,6 +225,8 @@ def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | No
     if not _has_dimension(quantity, dimension):
         raise InputError(field, raw, expected)
     _check_magnitude(field, raw, float(quantity.magnitude), expected, allow_zero, allow_negative)
+    value, base_unit = _base_magnitude(field, raw, quantity, expected)
+    _check_magnitude(field, raw, value, expected, allow_zero, allow_negative, base_unit)
     return quantity
 
 
@@ -317,6 +335,7 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
                 raise InputError(field, raw, "a whole number")
             return value
     value = parse_quantity(field, raw, "", default_unit="", allow_zero=allow_zero).to("").magnitude
+    _check_magnitude(field, raw, float(value), "a plain number", allow_zero, False)
     if integer and value != int(value):
         raise InputError(field, raw, "a whole number")
     return float(value)

@@ -32,6 +32,12 @@ DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-trai
 DEFAULT_SAMPLE_BATCH = 512  # the seed-001 MLP's batch
 TRANSFORMER_ASPECT_RATIO = 128  # d_model / layers; GPT-3 175B: 12288 / 96 (Brown et al. 2020, table 2.1)
 TRANSFORMER_HEAD_DIM = 128
+# Bounds on the work one request may ask for. A trillion steps of 1 ms each take 30 years; the
+# longest published runs have a few million steps (Llama 2: 2e12 tokens / 4M = 5e5).
+MAX_STEPS = 1e12
+# Device-count pairs a recommendation may try: the built-in catalog times 17 counts (1 to 65,536)
+# is about 1,100; a user catalog of hundreds of devices still fits.
+MAX_SEARCH_POINTS = 4096
 
 
 class RequestModel(BaseModel):
@@ -199,11 +205,14 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> 
                                       source="default; give --seq-len"))
     if request.batch_size is not None:
         batch_size = parse_count("batch_size", request.batch_size)
+        check_batch_size(batch_size, "token" if token_mode else "sample")
     else:
         batch_size = float(DEFAULT_TOKEN_BATCH if token_mode else DEFAULT_SAMPLE_BATCH)
         source = "Llama 2 pre-training batch (Touvron et al. 2023)" if token_mode else "seed 001 MLP batch"
         assumptions.append(Assumption(name="batch size", value=f"{batch_size:.0f} {'tokens' if token_mode else 'samples'} per step",
                                       source=f"default ({source}); give --batch-size"))
+
+    check_steps(samples * epochs, batch_size)
 
     if request.forward_flops_per_sample is not None:
         forward = Quantity(parse_count("forward_flops_per_sample", request.forward_flops_per_sample), "FLOP")
@@ -223,6 +232,45 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> 
                     backward_factor=request.backward_factor, token_mode=token_mode, seq_len=seq_len,
                     activation_memory_per_sample=activation, activation_model=activation_model,
                     sample_size=sample_size, assumptions=tuple(assumptions))
+
+
+def check_batch_size(batch_size: float, sample_word: str = "sample") -> None:
+    """Refuse a batch of less than one sample (or token) per step: it makes the step count absurd or infinite."""
+    if batch_size < 1:
+        raise InputError("batch_size", batch_size, f"at least 1 {sample_word} per step")
+
+
+def check_steps(samples_total: float, batch_size: float) -> None:
+    """Refuse a workload of more than :data:`MAX_STEPS` optimizer steps, before any work is done.
+
+    >>> check_steps(2e12, 4e6)
+    >>> check_steps(1e30, 1)
+    Traceback (most recent call last):
+    ...
+    sizer.errors.InputError: batch_size: got 1; expected a batch that makes at most 1e+12 optimizer steps of the 1e+30 samples (this one makes 1e+30); give a larger batch_size or fewer samples
+    """
+    steps = samples_total / batch_size
+    if not steps <= MAX_STEPS:  # also catches inf and nan
+        raise InputError("batch_size", _plain(batch_size),
+                         f"a batch that makes at most {MAX_STEPS:g} optimizer steps of the {samples_total:g} samples "
+                         f"(this one makes {steps:.3g}); give a larger batch_size or fewer samples")
+
+
+def check_search_grid(devices: int, max_devices: int, batch_size: float) -> None:
+    """Refuse a recommendation search over more than :data:`MAX_SEARCH_POINTS` device-count pairs, up front.
+
+    The counts tried are 1, 2, 4, ... up to ``max_devices`` (and no more than one sample per device).
+    """
+    counts = math.floor(math.log2(max(1.0, min(float(max_devices), batch_size)))) + 1
+    if devices * counts > MAX_SEARCH_POINTS:
+        raise InputError("max_devices", max_devices,
+                         f"a search of at most {MAX_SEARCH_POINTS:,} device-count pairs ({devices} devices x {counts} "
+                         "counts asked for); give a smaller max_devices, fewer kinds, or a smaller catalog")
+
+
+def _plain(value: float) -> float | int:
+    """``1.0`` shown as ``1`` in a message."""
+    return int(value) if float(value).is_integer() and abs(value) < 1e15 else value
 
 
 def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool, seq_len: int | None,

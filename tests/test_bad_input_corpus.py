@@ -135,10 +135,14 @@ def test_http_numeric_edges_are_422(client, path, body, field):
 
 def test_http_tiny_activation_memory_is_answered_not_500(client):
     # Found by fuzzing: 1e-300 B of activations per sample made the largest micro-batch infinite
-    # (OverflowError, a 500); such a workload is simply not limited by activations.
-    response = client.post("/v1/memory", json={"params": 1, "samples": 1, "activation_memory_per_sample": "1e-300 B",
-                                               "device": "A10"})
-    assert response.status_code == 200 and response.json()["largest_micro_batch"] is None
+    # (OverflowError, a 500). Below 1e-30 in SI base units a value is now refused (issue 12 item 2);
+    # the smallest accepted one is answered.
+    body = {"params": 1, "samples": 1, "device": "A10"}
+    response = client.post("/v1/memory", json={**body, "activation_memory_per_sample": "1e-300 B"})
+    assert response.status_code == 422
+    assert "activation_memory_per_sample" in response.json()["detail"][0]["loc"]
+    response = client.post("/v1/memory", json={**body, "activation_memory_per_sample": "1e-29 B"})
+    assert response.status_code == 200, response.text[:300]
 
 
 def test_cli_k1_underflow_is_one_message(cli):
@@ -199,3 +203,95 @@ def test_a_malformed_user_catalog_is_one_message_and_never_damages_the_builtin_o
     after = load_catalog()
     assert after is before and len(after) == len(before) and after.find("Tesla P40").model_dump() == p40
     assert cli("peak", "Tesla P40", "--json").exit_code == 0
+
+
+# Issue 12 items 1-2: values bounded after unit conversion (both ends), batches below one
+# sample, absurd step counts. Each was a 500 over HTTP, a traceback or `nan` with exit 0 on
+# the command line. (field named in the answer, CLI argv, HTTP path, HTTP body)
+BOUNDS_CASES = [
+    ("converted to infinity", "params", ["compute", "--params", "1e30 Yrad**3*Yrad**3*Yrad**3*Yrad**3", "--samples", "1e6"],
+     "/v1/compute", {"params": "1e30 Yrad**3*Yrad**3*Yrad**3*Yrad**3", "samples": 1e6}),
+    ("huge after conversion", "clock", ["peak", "--cores", "3840", "--clock", "1e29 PHz"],
+     "/v1/peak", {"cores": 3840, "clock": "1e29 PHz"}),
+    ("tiny", "clock", ["peak", "--cores", "3840", "--clock", "1e-300 GHz"], "/v1/peak", {"cores": 3840, "clock": "1e-300 GHz"}),
+    ("tiny after conversion", "deadline", ["recommend", "--params", "1e9", "--tokens", "2e10", "--deadline", "1e-25 ns"],
+     "/v1/recommend", {"params": 1e9, "tokens": 2e10, "deadline": "1e-25 ns"}),
+    ("tiny batch (was a 500)", "batch_size",
+     ["time", "--params", "7e9", "--tokens", "2e10", "--device", "H100 SXM", "--batch-size", "1e-300"],
+     "/v1/time", {"params": 7e9, "tokens": 2e10, "device": "H100 SXM", "batch_size": 1e-300}),
+    ("batch below one (was nan with exit 0)", "batch_size",
+     ["time", "--params", "1e30", "--tokens", "0.5", "--device", "H100 SXM", "--batch-size", "1e-20"],
+     "/v1/time", {"params": 1e30, "tokens": 0.5, "device": "H100 SXM", "batch_size": 1e-20}),
+    ("tiny tokens (was ZeroDivisionError)", "tokens",
+     ["time", "--params", "1e30", "--tokens", "1e-300", "--device", "H100 SXM", "--batch-size", "1e30"],
+     "/v1/time", {"params": 1e30, "tokens": 1e-300, "device": "H100 SXM", "batch_size": 1e30}),
+    ("absurd step count", "batch_size", ["time", "--params", "1e9", "--tokens", "1e30", "--device", "H100 SXM",
+                                         "--batch-size", "1"],
+     "/v1/time", {"params": 1e9, "tokens": 1e30, "device": "H100 SXM", "batch_size": 1}),
+    ("absurd step count, recommend", "batch_size", ["recommend", "--params", "1e9", "--samples", "1e30", "--epochs", "1e3",
+                                                    "--batch-size", "1e3"],
+     "/v1/recommend", {"params": 1e9, "samples": 1e30, "epochs": 1e3, "batch_size": 1e3}),
+    ("absurd step count, profiled", "batch_size", ["time", "--workload", "resnet50", "--samples", "1e30",
+                                                   "--device", "H100 SXM", "--batch-size", "256"],
+     "/v1/time", {"workload": "resnet50", "samples": 1e30, "device": "H100 SXM", "batch_size": 256}),
+]
+
+
+@pytest.mark.parametrize("label, field, argv, path, body", BOUNDS_CASES, ids=[c[0] for c in BOUNDS_CASES])
+def test_cli_bounds_are_one_clear_message(cli, label, field, argv, path, body):
+    for extra in ([], ["--json"]):
+        result = cli(*argv, *extra)
+        assert result.exit_code == 2, (label, result.output[-500:])
+        message = _one_clear_message(result.stderr)
+        assert field in message.replace("-", "_"), message
+        assert "nan" not in result.stdout
+
+
+@pytest.mark.parametrize("label, field, argv, path, body", BOUNDS_CASES, ids=[c[0] for c in BOUNDS_CASES])
+def test_http_bounds_are_422_naming_the_field(client, label, field, argv, path, body):
+    response = client.post(path, json=body)
+    assert response.status_code == 422, (label, response.status_code, response.text[:300])
+    assert field in response.json()["detail"][0]["loc"], response.json()
+
+
+def test_the_bounds_still_take_the_largest_real_figures(client):
+    # 3.15e23 FLOP (GPT-3, seed 004) and a week in ns lie far inside 1e-30..1e30 SI base units.
+    response = client.post("/v1/tco", json={"device": "H100 SXM", "training_time": "6.048e14 ns"})
+    assert response.status_code == 200, response.text[:300]
+    response = client.post("/v1/compute", json={"params": 175e9, "samples": 300e9})
+    assert response.status_code == 200 and response.json()["training_compute"]["value"] == pytest.approx(3.15e23)
+
+
+def test_an_oversized_recommendation_search_is_refused_up_front(client, monkeypatch):
+    # The built-in catalog times 17 counts is about 1,100 pairs; a lower cap stands in for a
+    # user catalog of hundreds of devices.
+    import sizer.recommend
+    import sizer.workload
+
+    evaluated = []
+    monkeypatch.setattr(sizer.workload, "MAX_SEARCH_POINTS", 100)
+    original = sizer.recommend._evaluate
+    monkeypatch.setattr(sizer.recommend, "_evaluate", lambda *a, **k: evaluated.append(1) or original(*a, **k))
+    response = client.post("/v1/recommend", json={"params": 1e9, "tokens": 2e10, "max_devices": 65536})
+    assert response.status_code == 422, response.text[:300]
+    assert "max_devices" in response.json()["detail"][0]["loc"] and "at most 100" in response.json()["detail"][0]["msg"]
+    assert not evaluated  # refused before any device was tried
+    assert client.post("/v1/recommend", json={"params": 1e9, "tokens": 2e10, "max_devices": 1,
+                                              "kinds": ["accelerator"]}).status_code == 200
+
+
+def test_cli_never_prints_nan_with_success():
+    # The shared output path refuses a non-finite number whatever command produced it.
+    import math
+
+    from cli import output
+    from sizer.errors import SizerError
+    from sizer.results import QuantityOut
+
+    for value in (math.nan, math.inf, -math.inf):
+        with pytest.raises(SizerError, match="not a finite number"):
+            output.fmt(value)
+        with pytest.raises(SizerError, match="value"):
+            output.emit_json(QuantityOut(value=value, unit="s"))
+        with pytest.raises(SizerError, match=r"devices\[0\]\.value"):
+            output.emit_json({"devices": [QuantityOut(value=value, unit="s")]})

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.deadline import check_deadline
 from sizer.engine.evaluate import Evaluation, evaluate
 from sizer.engine.hardware import DeviceTable
 from sizer.workloads.job import Job
@@ -72,6 +73,7 @@ def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, h
     """Evaluate every candidate layout of every (device, count) pair and choose one per pair."""
     device = np.atleast_1d(np.asarray(device, dtype=np.int64))
     count = np.atleast_1d(np.asarray(count, dtype=np.int64))
+    check_deadline()
     c = candidates(job, table, device, count, full)
     micro = np.where(c["micro"] > 0, c["micro"], np.nan) if full else None
     ev = evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], recompute=c["recompute"],

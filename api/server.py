@@ -1,0 +1,158 @@
+"""How `sizer serve` holds up against slow and numerous clients: uvicorn's HTTP protocol with
+a header timeout and a connection limit, and warnings that a flood cannot multiply.
+
+- **Header timeout**: a connection must send complete request headers within
+  ``header_timeout_s`` of connecting (or of its first byte after a keep-alive pause);
+  otherwise it is answered 408 and closed. Without it, idle connections pile up until the
+  process runs out of file descriptors.
+- **Connection limit**: past ``max_connections`` open connections (per worker process), a new
+  one is answered 503 and closed at once, without reading anything from it.
+- **Keep-alive**: an idle connection between requests is closed after ``keep_alive_s``
+  (uvicorn's own ``timeout_keep_alive``).
+- **Flood-proof log**: :class:`FloodFilter` lets the first warning of each kind through and
+  then at most one per ``log_flood_interval_s``, saying how many were left out; a flood of
+  refused connections writes a line per interval, not a line per connection.
+
+The protocol class reads its limits from :class:`api.settings.Settings` (``SIZER_API_*``), so
+that each uvicorn worker process finds the same limits that ``sizer serve`` was given.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import time
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from api.settings import Settings
+
+log = logging.getLogger("sizer.api")
+FLOOD_LOGGERS = ("sizer.api", "uvicorn.error", "asyncio")
+MAX_KINDS = 1000
+
+
+class FloodFilter(logging.Filter):
+    """Pass the first record of each kind (logger and message template), then at most one per ``interval_s`` [s].
+
+    The record that ends a quiet interval says how many like it were left out.
+
+    >>> flood = FloodFilter(60)
+    >>> records = [logging.makeLogRecord({"name": "x", "msg": "refused %d", "args": (i,)}) for i in range(5)]
+    >>> [flood.filter(r) for r in records]
+    [True, False, False, False, False]
+    """
+
+    def __init__(self, interval_s: float):
+        super().__init__()
+        self.interval_s = interval_s
+        self.last: dict[tuple[str, str], float] = {}
+        self.left_out: dict[tuple[str, str], int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.interval_s <= 0:
+            return True
+        key = (record.name, record.msg if isinstance(record.msg, str) else type(record.msg).__name__)
+        now = time.monotonic()
+        last = self.last.get(key)
+        if last is not None and now - last < self.interval_s:
+            self.left_out[key] = self.left_out.get(key, 0) + 1
+            return False
+        if len(self.last) >= MAX_KINDS:  # messages built with f-strings would otherwise grow this without end
+            self.last.clear()
+            self.left_out.clear()
+        self.last[key] = now
+        skipped = self.left_out.pop(key, 0)
+        if skipped and isinstance(record.msg, str):
+            record.msg += f" [{skipped} more like this not logged in the last {now - last:.0f} s]"
+        return True
+
+
+def install_flood_filter(interval_s: float) -> None:
+    """Put one :class:`FloodFilter` on each logger a flood can reach (replacing an earlier one)."""
+    for name in FLOOD_LOGGERS:
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if isinstance(f, FloodFilter)]:
+            logger.removeFilter(old)
+        logger.addFilter(FloodFilter(interval_s))
+
+
+def _raw_response(status: int, reason: str, detail: str) -> bytes:
+    body = json.dumps({"detail": detail}).encode()
+    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n").encode()
+    return head + body
+
+
+@functools.lru_cache(maxsize=1)
+def _limits() -> Settings:
+    return Settings()
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a header timeout and a connection limit (see the module's docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        limits = _limits()
+        self.header_timeout_s = limits.header_timeout_s
+        self.max_connections = limits.max_connections
+        self.header_timer: asyncio.TimerHandle | None = None
+        self.refused = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.max_connections:
+            self.refused = True
+            self.transport = transport
+            log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); "
+                        "new connections are answered 503 and closed", self.max_connections)
+            transport.write(_raw_response(503, "Service Unavailable",
+                                          f"the service has {self.max_connections} open connections, its limit; "
+                                          "try again shortly"))
+            transport.close()
+            return
+        super().connection_made(transport)
+        self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        if self.refused:
+            return
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return
+        super().data_received(data)
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            self._cancel_header_timer()  # the headers are in (or the connection is over)
+        else:
+            self._arm_header_timer()  # part of a request line or headers: the clock runs from the first byte
+
+    def _arm_header_timer(self) -> None:
+        if self.header_timer is None:
+            self.header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+
+    def _cancel_header_timer(self) -> None:
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+
+    def _headers_too_slow(self) -> None:
+        self.header_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE or self.cycle is not None \
+                and not self.cycle.response_complete:
+            return
+        log.warning("closed a connection that sent no complete request headers within %g s "
+                    "(SIZER_API_HEADER_TIMEOUT_S)", self.header_timeout_s)
+        self.transport.write(_raw_response(408, "Request Timeout",
+                                           f"no complete request headers within {self.header_timeout_s:g} s"))
+        self.transport.close()
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """The keyword arguments for ``uvicorn.run`` that put these limits in place."""
+    return {"http": GuardedH11Protocol, "timeout_keep_alive": settings.keep_alive_s}

@@ -1,0 +1,140 @@
+"""`sizer serve` against slow and numerous clients (issue 12 item 3), on a loopback port.
+
+A server with small limits (1 s for headers and body, 4 connections) is started once; every
+loop below is bounded, and each check would hang or see 200/503 without the limits.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+HEADER_TIMEOUT_S = 1
+BODY_TIMEOUT_S = 1
+MAX_CONNECTIONS = 4
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _connect(port: int, timeout: float = 5) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    """Everything until the server closes the connection (or the socket's timeout)."""
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with _connect(port, timeout=2) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return _read_all(sock).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIZER_API_") and k != "SIZER_CATALOG"}
+    env.update({"SIZER_API_TIMEOUT_S": "20", "SIZER_API_LOG_FLOOD_INTERVAL_S": "60"})
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--host", "127.0.0.1", "--port", str(port),
+                                    "--header-timeout", str(HEADER_TIMEOUT_S), "--body-timeout", str(BODY_TIMEOUT_S),
+                                    "--keep-alive", "2", "--max-connections", str(MAX_CONNECTIONS)],
+                                   stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not _healthy(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"sizer serve did not come up: {log_path.read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield port, log_path
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_a_slow_body_is_answered_408_not_503(server):
+    port, _ = server
+    with _connect(port, timeout=10) as sock:
+        sock.sendall(b"POST /v1/peak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                     b'{"device": ')
+        started = time.monotonic()
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"did not arrive within 1 s" in answer
+    assert time.monotonic() - started < 8  # not the 20 s request time-out
+
+
+def test_headers_that_never_complete_are_answered_408_and_closed(server):
+    port, _ = server
+    with _connect(port, timeout=10) as idle, _connect(port, timeout=10) as slow:
+        slow.sendall(b"POST /v1/peak HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+        started = time.monotonic()
+        answers = _read_all(idle), _read_all(slow)
+    for answer in answers:
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert time.monotonic() - started < 8
+    assert _healthy(port)
+
+
+def test_connections_beyond_the_limit_are_refused_quickly_and_logged_once(server):
+    port, log_path = server
+    held = [_connect(port) for _ in range(MAX_CONNECTIONS)]  # idle, within the header time-out
+    try:
+        time.sleep(0.2)
+        before = log_path.read_bytes().count(b"\n")
+        answers = []
+        for _ in range(40):
+            started = time.monotonic()
+            try:
+                with _connect(port, timeout=5) as sock:
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    answers.append((_read_all(sock), time.monotonic() - started))
+            except (ConnectionResetError, BrokenPipeError) as error:  # refused before the request was sent
+                answers.append((repr(error).encode(), time.monotonic() - started))
+        for answer, seconds in answers:
+            assert answer.startswith(b"HTTP/1.1 503") or b"ConnectionReset" in answer or b"BrokenPipe" in answer, answer[:200]
+            assert seconds < 2  # answered at once, not after the header time-out
+        assert any(a.startswith(b"HTTP/1.1 503") for a, _ in answers)
+        time.sleep(0.3)
+        log = log_path.read_bytes()
+        grown = log.count(b"\n") - before
+        assert log.count(b"connection limit reached") == 1, log[-2000:]
+        assert grown <= 3, log[-2000:]  # not a line (or a traceback) per refused connection
+    finally:
+        for sock in held:
+            sock.close()
+    deadline = time.monotonic() + 10
+    while not _healthy(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _healthy(port)
+
+
+def test_the_limits_are_documented_in_help(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")
+    text = cli("serve", "--help").output
+    for option in ("--header-timeout", "--body-timeout", "--keep-alive", "--max-connections", "--timeout"):
+        assert option in text
+    assert "SIZER_API_MAX_CONNECTIONS" in text
