@@ -286,8 +286,8 @@ def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndar
     """Output tokens per second over a batch's whole request, prefill included (as throughput
     benchmarks measure): :math:`B \\cdot n / (t_{prefill} + (n - 1) t_{decode})`.
 
-    >>> float(total_tokens_per_second(np.asarray([64.0]), 128, np.asarray([0.1]), np.asarray([0.02])))
-    3000.5...
+    >>> round(float(total_tokens_per_second(np.asarray([64.0]), 128, np.asarray([0.1]), np.asarray([0.02]))[0]), 1)
+    3000.5
     """
     return batch * output_len / (prefill + (output_len - 1) * decode)
 
