@@ -287,7 +287,7 @@ def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndar
     benchmarks measure): :math:`B \\cdot n / (t_{prefill} + (n - 1) t_{decode})`.
 
     >>> round(float(total_tokens_per_second(np.asarray([64.0]), 128, np.asarray([0.1]), np.asarray([0.02]))[0]), 1)
-    3000.5
+    3103.0
     """
     return batch * output_len / (prefill + (output_len - 1) * decode)
 
