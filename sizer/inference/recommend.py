@@ -91,6 +91,8 @@ def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_
         return f"too slow per user: at most {per_user[fits].max():.3g} tokens/s per sequence (target {need_user:g})"
     if need_ttft is not None and not (fits & (ttft <= need_ttft)).any():
         return f"time to first token at least {ttft[fits].min() * 1e3:.3g} ms (target {need_ttft * 1e3:.3g} ms)"
+    if need_total is None:
+        return "no batch meets the tokens/s per user and the time to first token together"
     return f"at most {total[fits].max():.4g} output tokens/s in total while meeting the other targets (target {need_total:g})"
 
 
