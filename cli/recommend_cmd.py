@@ -30,9 +30,32 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
               storage: Annotated[str, typer.Option("--storage", help="hdd, sata-ssd, nvme or ramdisk (with --sample-size).")] = "nvme",
               top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table to print.")] = 15,
+              inference: Annotated[bool, typer.Option("--inference", help="Serve the model instead of training it (with --model or --params).")] = False,
+              weights: Annotated[str, typer.Option("--weights", help="With --inference: fp16, bf16, fp8, int8, int4, q4_k_m, gptq-int4-g128 ...")] = "bf16",
+              kv_cache: Annotated[str, typer.Option("--kv-cache", help="With --inference: KV-cache storage, fp16, bf16, fp8 or int8.")] = "fp16",
+              prompt_len: Annotated[int, typer.Option("--prompt-len", min=1, max=10_000_000, help="With --inference: prompt tokens.")] = 1024,
+              output_len: Annotated[int, typer.Option("--output-len", min=1, max=10_000_000, help="With --inference: generated tokens.")] = 256,
+              context_len: Annotated[Optional[int], typer.Option("--context-len", min=2, help="With --inference: tokens a sequence must hold.")] = None,
+              batch: Annotated[Optional[int], typer.Option("--batch", min=1, help="With --inference: concurrent sequences (default: the most that serve).")] = None,
+              tokens_per_s_per_user: Annotated[Optional[float], typer.Option("--tokens-per-s-per-user", help="With --inference: decode tokens/s each sequence needs.")] = None,
+              total_tokens_per_s: Annotated[Optional[float], typer.Option("--total-tokens-per-s", help="With --inference: output tokens/s over all sequences.")] = None,
+              ttft: Annotated[Optional[str], typer.Option("--ttft", help="With --inference: longest time to first token, e.g. '500 ms'.")] = None,
               catalog: CatalogOption = None, json: JsonOption = False) -> None:
-    """Rank every catalog device for a workload; without workload options, a built-in default."""
+    """Rank every catalog device for a workload; without workload options, a built-in default.
+    With --inference: the cheapest devices and counts that serve a model at a target."""
     from sizer.recommend import RecommendRequest, recommend as run
+
+    if inference:
+        from cli.inference_cmd import render_recommendation
+        from sizer.inference.recommend import InferenceRecommendRequest, recommend_inference
+
+        fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
+                      output_len=output_len, context_length=context_len, batch=batch,
+                      tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
+                      time_to_first_token=ttft, max_devices=max_devices, kinds=kind)
+        result = recommend_inference(InferenceRecommendRequest(**{k: v for k, v in fields.items() if v is not None}),
+                                     load(catalog))
+        return output.emit_json(result) if json else render_recommendation(result, top)
 
     request = workload_request(RecommendRequest, params=params, samples=samples, tokens=tokens,
                                epochs=epochs if (samples is not None) else None, precision=precision,

@@ -152,3 +152,21 @@ def test_laws_of_time(catalog, params, samples, device_name, count, factor):
     # more parameters or samples never take less time
     assert as_s(time(p=params * factor).training_time) >= as_s(t) * (1 - 1e-9)
     assert as_s(time(s=samples * factor).training_time) >= as_s(t) * (1 - 1e-9)
+
+
+def test_extra_bytes_add_memory_traffic_at_their_own_storage(catalog):
+    # A memory-bound layer's time grows by extra bytes / achieved bandwidth, unscaled by the
+    # precision (bf16 halves activation bytes, not these): the KV cache a decode step reads.
+    from sizer.engine.layers import LayerTable
+    from sizer.engine.roofline import INFERENCE, Configs, step_seconds
+
+    table = cached_device_table((catalog.find("H100 SXM"),), "bf16")
+    one = lambda v: np.asarray([v], dtype=float)  # noqa: E731
+    layers = LayerTable(name="t", sample="sequence", seq_len=1, kinds=("elementwise",), unit=np.asarray([2]),
+                        forward_flops=one(0.0), bytes=one(8e9), params=one(0.0), activation_bytes=one(0.0),
+                        kernels=one(0.0), multiplicity=one(1.0), layer_count=1, source="test")
+    configs = Configs.of(0, 1, 2, 1, 0)
+    base = step_seconds(layers, table, configs, optimizer_states=0, kind=INFERENCE).step[0]
+    more = step_seconds(layers, table, configs, optimizer_states=0, kind=INFERENCE, extra_bytes=one(1e9)).step[0]
+    assert base == pytest.approx(2 * 8e9 * 0.5 / table.bandwidth[0])
+    assert more - base == pytest.approx(2 * 1e9 / table.bandwidth[0])

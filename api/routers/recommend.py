@@ -1,16 +1,39 @@
-"""`POST /v1/recommend`: which device, how many, how long, what cost."""
+"""`POST /v1/recommend`: which device, how many, how long, what cost; or, with
+``"task": "inference"``, the cheapest devices that serve a model at a target."""
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
+from pydantic import ConfigDict, RootModel
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
+from sizer.inference.recommend import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
 from sizer.recommend import RecommendRequest, RecommendResult, recommend as rank
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 
 
-@router.post("/recommend", response_model=RecommendResult,
-             summary="Rank every catalog device for a workload and constraints; rejected devices with reasons")
-def recommend(body: RecommendRequest, catalog: CatalogDep) -> RecommendResult:
-    served_from_builtins(body)
-    return finite(rank(body, catalog))
+class RecommendBody(RootModel[dict[str, Any]]):
+    """A RecommendRequest (training), or an InferenceRecommendRequest when ``"task": "inference"``.
+
+    The body is validated against the one model its ``task`` chooses, so that a bad field is
+    reported against that model alone, as ``["body", field]`` (a plain union would report it
+    against both)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        *RecommendRequest.model_json_schema().get("examples", []),
+        *InferenceRecommendRequest.model_json_schema().get("examples", [])]})
+
+
+@router.post("/recommend", response_model=RecommendResult | InferenceRecommendResult,
+             summary="Rank every catalog device for a workload (training) or a served model (\"task\": \"inference\")")
+def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult:
+    fields = body.root
+    if fields.get("task") == "inference":
+        request = InferenceRecommendRequest.model_validate(fields)
+        served_from_builtins(request)
+        return finite(recommend_inference(request, catalog))
+    request = RecommendRequest.model_validate(fields)
+    served_from_builtins(request)
+    return finite(rank(request, catalog))

@@ -118,3 +118,33 @@ CPU_EFFICIENCIES = Efficiencies(matrix=0.7, tf32=0.7, fp32_matrix=0.7, vector=0.
 def default_efficiencies(kind: str) -> Efficiencies:
     """The defaults for a device kind ("cpu", "gpu", "accelerator")."""
     return CPU_EFFICIENCIES if kind == "cpu" else GPU_EFFICIENCIES
+
+
+# --- Serving (inference) -----------------------------------------------------------------------
+# Fitted by `benchmarks/inference_accuracy.py --fit` on the fitting half of
+# /work/shared/data/inference-benchmarks.csv (benchmarks/ACCURACY.md, "Inference"): the achieved
+# fraction of memory bandwidth in decode, the fraction of the 16/8-bit matrix peak in prefill and
+# large batches, and a fixed time per forward pass (scheduling, sampling, launches in a CUDA graph).
+SERVING_MEMORY_EFFICIENCY = 0.9  # at the fit's bound: no kernel streams HBM faster
+SERVING_MATRIX_EFFICIENCY = 0.606
+SERVING_STEP_OVERHEAD = 0.00325  # s per forward pass
+SERVING_SOURCE = ("fitted to TensorRT-LLM v0.6.1 and FasterTransformer measurements "
+                  "(benchmarks/inference_accuracy.py; held-out accuracy in benchmarks/ACCURACY.md)")
+# Runtimes prefill at most this many tokens at once (TensorRT-LLM's max_num_tokens default, 8192;
+# vLLM's chunked prefill uses 2048-8192): the activations held at once.
+PREFILL_CHUNK_TOKENS = 8192
+# "max load" in a throughput table: the largest batch that fits, at most TensorRT-LLM's default
+# max_batch_size of 2048 (trtllm-build).
+MAX_LOAD_BATCH = 2048
+
+
+def serving_efficiencies(kind: str, memory: float = SERVING_MEMORY_EFFICIENCY, matrix: float = SERVING_MATRIX_EFFICIENCY,
+                         step_overhead: float = SERVING_STEP_OVERHEAD) -> Efficiencies:
+    """Efficiencies of a serving runtime: GPUs and accelerators at the fitted serving figures,
+    launches folded into the per-pass overhead (runtimes replay CUDA graphs); CPUs at their
+    training calibration (llama.cpp-style runtimes) with the same per-pass overhead."""
+    if kind == "cpu":
+        return replace(CPU_EFFICIENCIES, launch=0.0, step_overhead=step_overhead,
+                       source="CPU defaults (sizer/engine/constants.py) with the serving per-pass overhead")
+    return replace(GPU_EFFICIENCIES, matrix=matrix, memory=memory, launch=0.0, step_overhead=step_overhead,
+                   source=SERVING_SOURCE)

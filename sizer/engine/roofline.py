@@ -173,12 +173,15 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
                  kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None,
-                 trainable_params: float | None = None) -> StepParts:
+                 trainable_params: float | None = None, extra_bytes: np.ndarray | None = None) -> StepParts:
     """Expected seconds per step for every configuration.
 
     ``weight_bytes`` [B per parameter, per configuration]: how weights are stored when not at the
     training precision (quantised inference, QLoRA's 4-bit base); ``trainable_params``: the
-    parameters the optimizer updates and the devices synchronise (all of them by default).
+    parameters the optimizer updates and the devices synchronise (all of them by default);
+    ``extra_bytes`` [B per sample, per layer row or per configuration × layer row]: memory traffic
+    beyond activations and weights, at its own storage (not scaled by the precision), such as the
+    KV cache a decode step reads; it is split over tensor ranks like the rest of the layer.
     """
     d, c = configs.device, configs
     micro = c.micro_batch[:, None]
@@ -190,6 +193,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     rates = table.rates[d][:, layers.unit]  # [config, layer]
     compute = (kind.flops + extra) * layers.forward_flops * micro / rates
     moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale + kind.weight_reads * layers.params * stored
+    if extra_bytes is not None:
+        moved = moved + np.broadcast_to(np.asarray(extra_bytes, dtype=float), moved.shape) * micro
     memory = moved / table.bandwidth[d][:, None]
     launch = ((kind.kernels + extra) * layers.kernels) * table.launch[d][:, None]
     per_layer = np.maximum(np.maximum(compute / c.tp[:, None], memory / c.tp[:, None]), launch)

@@ -1,0 +1,217 @@
+"""`sizer inference` / `POST /v1/inference`: serving one model on ``count`` devices.
+
+>>> r = estimate_inference(InferenceRequest(model="llama-2-7b", device="A100 80GB SXM", weights="fp16", batch=1))
+>>> r.fits, round(r.weights_memory.value, 1)  # 6.74e9 parameters x 2 B
+(True, 13.5)
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import yaml
+from pydantic import ConfigDict, Field
+
+from sizer.catalog import Catalog, load_catalog
+from sizer.catalog_schema import Device
+from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOKENS, SERVING_MATRIX_EFFICIENCY,
+                                    SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
+from sizer.errors import InputError
+from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, weight_format
+from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
+                                     total_tokens_per_second)
+from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.tco import cheapest_cloud_price
+from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.workload import RequestModel
+from sizer.workloads.architecture import Architecture
+from sizer.workloads.registry import decoder_for_params, resolve_model
+
+SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
+MAX_TOKENS = 10_000_000
+
+
+@functools.lru_cache(maxsize=1)
+def speed_spread() -> dict:
+    """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml)."""
+    return yaml.safe_load(SPREAD_FILE.read_text(encoding="utf-8"))["speed"]
+
+
+class ServedModel(RequestModel):
+    """What is served and how it is stored: shared by inference and its recommendation."""
+
+    model: str | None = Field(None, max_length=300, description="architecture by name, or a config.json path (CLI)")
+    params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
+    weights: str = Field("bf16", max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
+                                                             "gptq-int4-g128, awq-int4-g128, nvfp4 ...")
+    kv_cache: str = Field("fp16", max_length=10, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
+    prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
+    output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
+
+
+class InferenceRequest(ServedModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"model": "llama-2-70b", "device": "H100 SXM", "count": 2, "weights": "fp8", "batch": 64},
+        {"params": "7B", "device": "RTX 4090", "weights": "q4_k_m", "batch": 1}]})
+
+    device: str = Field(..., max_length=100)
+    count: int = Field(1, ge=1, le=1024, description="devices, tensor parallel")
+    batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
+    rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
+
+
+class InferenceResult(Model):
+    model: str
+    device: str
+    count: int
+    weights: str
+    kv_cache: str
+    batch: int
+    prompt_len: int
+    output_len: int
+    decode_tokens_per_s: RangeOut  # per sequence
+    decode_latency: RangeOut  # per token
+    total_tokens_per_s: RangeOut  # output tokens over all sequences, prefill included
+    prefill_tokens_per_s: RangeOut
+    time_to_first_token: RangeOut
+    memory_per_device: QuantityOut
+    weights_memory: QuantityOut
+    kv_cache_memory: QuantityOut
+    activations_memory: QuantityOut
+    reserve_memory: QuantityOut
+    device_memory: QuantityOut
+    fits: bool
+    max_batch: int
+    decode_bound: str  # "memory" or "compute" at this batch
+    compute_bound_batch: int | None
+    cost_per_million_tokens: RangeOut | None
+    energy_per_token: RangeOut
+    assumptions: list[Assumption]
+
+
+def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assumption]]:
+    """The architecture a request names (a model, or a decoder shaped from a parameter count)."""
+    if (request.model is None) == (request.params is None):
+        raise InputError("model", request.model, "either a model or a parameter count (params), not both")
+    if request.model is not None:
+        arch = resolve_model(request.model)
+        note = Assumption(name="model", value=f"{arch.name}: {arch.layers} layers of {arch.hidden}, {arch.heads} heads, "
+                          f"{arch.kv_heads} key/value heads of {arch.head_size}", source=arch.source)
+    else:
+        arch, why = decoder_for_params(parse_count("params", request.params))
+        note = Assumption(name="model", value=why, source=arch.source)
+    check_servable(arch)
+    return arch, [note]
+
+
+def _speed(value: float, unit: str) -> RangeOut:
+    s = speed_spread()
+    return RangeOut.model_construct(low=float(value * s["low"]), expected=float(value), high=float(value * s["high"]), unit=unit)
+
+
+def _time(seconds: float, unit: str) -> RangeOut:
+    s = speed_spread()
+    return RangeOut.of_seconds((seconds / s["high"], seconds, seconds / s["low"]), unit)
+
+
+def _per_output(value: float, unit: str) -> RangeOut:
+    """A cost or energy per output token: inverse to the speed."""
+    s = speed_spread()
+    return RangeOut.model_construct(low=float(value / s["high"]), expected=float(value), high=float(value / s["low"]), unit=unit)
+
+
+def rent_per_hour(device: Device, given: object = None) -> tuple[float | None, Assumption]:
+    """USD per device-hour, given or the catalog's cheapest on-demand price, and where it comes from."""
+    if given is not None:
+        price = parse_quantity("rent_price", given, "[currency]/[time]")
+        return float(price.to("USD/hour").magnitude), Assumption(name="rent price", value=f"{price:~P} per device", source="given")
+    cloud = cheapest_cloud_price(device)
+    if cloud is None:
+        return None, Assumption(name="rent price", value=f"unknown: the catalog has no rent price for {device.name}",
+                                source="give rent_price (--rent-price) for a cost per token")
+    price = parse_quantity("cloud_prices", cloud.value, "[currency]/[time]")
+    return float(price.to("USD/hour").magnitude), Assumption(
+        name="rent price", value=f"{price.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand",
+        source=f"{cloud.source} (price of {cloud.date})")
+
+
+def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) -> list[Assumption]:
+    fmt = case.weights
+    s = speed_spread()
+    notes = [
+        Assumption(name="weights", value=f"{fmt.name}: {fmt.bits:g} bits per weight, every parameter "
+                   f"({arch.params_total():.4g}); matrix products at {table.precisions[i]}", source=fmt.source),
+        Assumption(name="KV cache", value=f"{case.kv_bytes:g} B per value: layers x 2 x {arch.kv_heads} KV heads x "
+                   f"{arch.head_size} x bytes x tokens; heads split over tensor ranks, never a head", source="GQA-aware KV cache "
+                   "(Ainslie et al. 2023); cursor.so 'Why GPT-3.5 is (mostly) cheaper than Llama 2': 320 KB/token for Llama-2-70B"),
+        Assumption(name="decode", value=f"one token per sequence at the mean context prompt + output/2 = {case.mean_context:g} "
+                   "tokens: weights plus KV cache read per step (memory-bound), or FLOP (compute-bound), per layer",
+                   source="per-layer roofline (sizer.engine.roofline, INFERENCE pass)"),
+        Assumption(name="prefill", value="all prompts of the batch at once, causal attention at half the square, "
+                   "LM head on the last token; time to first token = prefill", source="sizer.inference.serving"),
+        Assumption(name="serving efficiencies", value=f"{SERVING_MEMORY_EFFICIENCY:g} of memory bandwidth, "
+                   f"{SERVING_MATRIX_EFFICIENCY:g} of the matrix peak, {SERVING_STEP_OVERHEAD * 1e3:.3g} ms per forward "
+                   "pass (GPUs and accelerators)", source=SERVING_SOURCE),
+        Assumption(name="range", value=f"speed {s['low']:g}-{s['high']:g} x expected (times: the inverse)", source=s["source"]),
+        Assumption(name="runtime reserve", value=f"{table.framework_overhead[i] / 2 ** 30:g} GiB per device", source=FRAMEWORK_OVERHEAD_SOURCE),
+        Assumption(name="activations", value=f"the widest layer's tensors over at most {PREFILL_CHUNK_TOKENS} prompt "
+                   "tokens at once, and each sequence's FP32 logits", source="runtimes prefill in chunks "
+                   "(TensorRT-LLM max_num_tokens 8192; vLLM chunked prefill)"),
+    ]
+    if table.precisions[i] != fmt.compute and fmt.compute != "mixed":
+        notes.append(Assumption(name="compute precision", value=f"{table.devices[i].name} has no {fmt.compute}: weights "
+                                f"dequantised to {table.precisions[i]}", source="weight-only kernels (W8A16)"))
+    if arch.moe:
+        notes.append(Assumption(name="mixture of experts", value=f"weights of all {arch.experts} experts in memory; a token "
+                                f"computes with and reads {arch.experts_per_token}; a batch of B reads E(1-(1-k/E)^B) "
+                                "distinct experts", source="uniform routing (Fedus et al. 2022, Switch Transformer)"))
+    if case.context > arch.max_context:
+        notes.append(Assumption(name="context", value=f"{case.context} tokens, beyond the model's {arch.max_context}",
+                                source=arch.source))
+    return notes
+
+
+def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
+    """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model."""
+    catalog = catalog if catalog is not None else load_catalog()
+    device = catalog.find(request.device)
+    arch, notes = served_architecture(request)
+    fmt = weight_format(request.weights)
+    kv = kv_cache_bytes_per_value(request.kv_cache)
+    if request.count > arch.heads:
+        raise InputError("count", request.count, f"at most {arch.heads} devices: tensor parallelism splits the "
+                                                 f"{arch.heads} attention heads of {arch.name}")
+    if request.prompt_len + request.output_len > MAX_TOKENS:
+        raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
+    table = serving_table((device,), fmt)
+    if not table.supported[0]:
+        raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
+    case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len)
+    a = evaluate_serving(case, table, 0, request.count, float(request.batch))
+    prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
+    total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
+                                          a.decode_seconds)[0])
+    price, price_note = rent_per_hour(device, request.rent_price)
+    tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude)
+    cost = None
+    if price is not None:
+        per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
+        cost = _per_output(float(per_token.to("USD").magnitude) * 1e6, "USD")
+    energy = float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude)
+    turn = compute_bound_batch(case, table, 0, request.count)
+    gb = lambda b: QuantityOut.convert(float(np.asarray(b).ravel()[0]), "B", "GB")  # noqa: E731
+    assumptions = [*notes, *serving_assumptions(arch, case, table, 0), price_note,
+                   Assumption(name="energy", value=f"TDP {tdp:g} W x {request.count} devices over the total tokens/s",
+                              source=device.tdp.source)]
+    return InferenceResult(
+        model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
+        batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
+        decode_tokens_per_s=_speed(1.0 / step, "tokens/s"), decode_latency=_time(step, "ms"),
+        total_tokens_per_s=_speed(total, "tokens/s"),
+        prefill_tokens_per_s=_speed(request.batch * request.prompt_len / prefill, "tokens/s"),
+        time_to_first_token=_time(prefill, "ms"), memory_per_device=gb(a.memory), weights_memory=gb(a.weights),
+        kv_cache_memory=gb(a.kv_cache), activations_memory=gb(a.activations), reserve_memory=gb(a.reserve),
+        device_memory=gb(table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
+        decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,
+        cost_per_million_tokens=cost, energy_per_token=_per_output(energy, "J"), assumptions=assumptions)

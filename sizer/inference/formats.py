@@ -1,0 +1,96 @@
+"""How weights and the KV cache are stored when serving: bits per value, with sources.
+
+Quantised formats store blocks of low-bit integers with a scale (and sometimes a zero point)
+per block; their effective bits per weight include those. A weight-only format (int8, int4,
+GGUF, GPTQ, AWQ) is dequantised to 16 bits for the matrix products (W4A16/W8A16 kernels), so it
+computes at the device's 16-bit rate; fp8 computes at the FP8 rate where the device has one.
+
+>>> weight_format("q4_0").bits, weight_format("GPTQ-int4-g128").bits
+(4.5, 4.15625)
+>>> kv_cache_bytes_per_value("fp8")
+1.0
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sizer.errors import InputError
+
+BITS_PER_BYTE = 8
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """A storage format of the weights: effective bits per weight, compute precision, source."""
+
+    name: str
+    bits: float
+    compute: str  # the precision the matrix products run at: a sizer Precision name
+    source: str
+
+    @property
+    def bytes_per_weight(self) -> float:
+        return self.bits / BITS_PER_BYTE
+
+
+def group_quantised_bits(bits: int, group: int, scale_bits: int = 16, zero_bits: int = 0) -> float:
+    """Effective bits per weight of a group-quantised format: ``b + (s + z) / g``.
+
+    ``bits`` b per weight, one ``scale_bits`` s scale and one ``zero_bits`` z zero point per
+    ``group`` g weights.
+
+    >>> group_quantised_bits(4, 32)  # GGUF Q4_0: 32 four-bit weights and one fp16 scale
+    4.5
+    """
+    return bits + (scale_bits + zero_bits) / group
+
+
+_GGML = "ggml/src/ggml-common.h (ggml-org/llama.cpp): "
+_GPTQ = ("AutoGPTQ/GPTQModel packing (Frantar et al. 2022, GPTQ): 4-bit weights, one fp16 scale and one "
+         "4-bit zero point per group of {g}")
+_AWQ = "AutoAWQ GEMM packing (Lin et al. 2023, AWQ): 4-bit weights, one fp16 scale and one 4-bit zero per group of {g}"
+WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
+    WeightFormat("fp32", 32.0, "fp32", "IEEE 754 single precision"),
+    WeightFormat("bf16", 16.0, "bf16", "bfloat16: 16 bits"),
+    WeightFormat("fp16", 16.0, "fp16", "IEEE 754 half precision"),
+    WeightFormat("fp8", 8.0, "fp8", "FP8 E4M3 with a per-tensor scale (Micikevicius et al. 2022, 'FP8 formats for "
+                                    "deep learning'); the scale is negligible"),
+    WeightFormat("int8", 8.0, "mixed", "int8 weight-only, one scale per output channel (negligible); computed in 16 bits"),
+    WeightFormat("int4", 4.0, "mixed", "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
+                                       "Llama 3.1 memory table (70B: 35 GB); computed in 16 bits"),
+    WeightFormat("q8_0", group_quantised_bits(8, 32), "mixed", _GGML + "block_q8_0, 32 int8 weights + fp16 scale = 8.5 bits"),
+    WeightFormat("q4_0", group_quantised_bits(4, 32), "mixed", _GGML + "block_q4_0, 32 four-bit weights + fp16 scale = 4.5 bits"),
+    WeightFormat("q4_k_m", 4.85, "mixed", "llama.cpp quantize listing for 7B: Q4_K_M 3.80 GiB of 6.74e9 weights = 4.85 "
+                                         "bits (Q4_K super-blocks of 4.5 bits, some tensors in Q6_K at 6.5625)"),
+    *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _GPTQ.format(g=g)) for g in (32, 64, 128)),
+    *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _AWQ.format(g=g)) for g in (64, 128)),
+    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), "fp8",
+                 "NVIDIA NVFP4: FP4 E2M1 values with an FP8 E4M3 scale per 16 (NVIDIA technical blog 'Introducing "
+                 "NVFP4', 2025); computed at the FP8 rate here, as the catalog lists no FP4 peak"),
+)}
+# Common spellings of the same formats.
+_ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "gptq": "gptq-int4-g128",
+            "awq": "awq-int4-g128", "gptq-int4": "gptq-int4-g128", "awq-int4": "awq-int4-g128", "q4-k-m": "q4_k_m",
+            "q4km": "q4_k_m", "q4-0": "q4_0", "q8-0": "q8_0"}
+
+KV_CACHE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+
+
+def weight_format(name: str, field: str = "weights") -> WeightFormat:
+    """The weight format called ``name`` (any case; ``gptq-g128`` and ``GPTQ-int4-g128`` alike)."""
+    key = name.strip().lower().replace(" ", "") if isinstance(name, str) and len(name) <= 40 else None
+    if key is not None:
+        key = _ALIASES.get(key, key)
+        key = _ALIASES.get(key.replace("_", "-"), key)
+        key = key.replace("gptq-g", "gptq-int4-g").replace("awq-g", "awq-int4-g")
+    if key not in WEIGHT_FORMATS:
+        raise InputError(field, name, f"one of {', '.join(WEIGHT_FORMATS)}")
+    return WEIGHT_FORMATS[key]
+
+
+def kv_cache_bytes_per_value(name: str, field: str = "kv_cache") -> float:
+    """Bytes per stored key or value element of the KV cache."""
+    key = name.strip().lower() if isinstance(name, str) else None
+    if key not in KV_CACHE_BYTES:
+        raise InputError(field, name, f"one of {', '.join(KV_CACHE_BYTES)}")
+    return KV_CACHE_BYTES[key]

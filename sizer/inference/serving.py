@@ -1,0 +1,309 @@
+"""Serving arithmetic on arrays: KV cache, memory per device, prefill and decode times.
+
+Every time is an evaluation of :func:`sizer.engine.roofline.step_seconds` with the
+forward-only ``INFERENCE`` pass, for many (device, count, batch) configurations at once:
+
+- **prefill** (time to first token): the layer graph at the prompt length, ``micro_batch`` =
+  concurrent sequences, the causal attention square halved (flash attention skips the masked
+  blocks), the LM head on the last token only;
+- **decode** (one token per sequence): the layer graph of one token, whose attention computes
+  :math:`2 \\cdot 2 c a d_{head}` over a context of ``c`` tokens and reads the KV cache,
+  :math:`c \\cdot 2 \\cdot kv \\cdot d_{head} \\cdot b_{kv}` bytes per block (the engine's
+  ``extra_bytes``), at the mean context of the generation ``prompt + output / 2`` (the KV reads
+  grow linearly over the output, so the mean step is the step at the mean context);
+- a fixed time per forward pass (the fitted serving overhead) is added to both.
+
+Tensor parallelism over ``count`` devices (Megatron style) divides each layer's work and adds
+the block collectives over the node link; weights and KV cache are split across the ranks
+(a key/value head is never split: with more ranks than KV heads, heads are replicated).
+
+A mixture of experts keeps the weights of all experts in memory; a token computes with and
+reads the weights of its ``k`` routed experts, and a batch of ``B`` tokens reads the
+:math:`E (1 - (1 - k/E)^B)` distinct experts it touches (uniform routing).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from sizer.catalog_schema import Device
+from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
+from sizer.engine.hardware import DeviceTable, build_device_table
+from sizer.engine.layers import LayerTable, unit_of
+from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
+from sizer.errors import InputError
+from sizer.inference.formats import WeightFormat
+from sizer.profile import Layer, Profile
+from sizer.workloads.architecture import Architecture
+from sizer.workloads.layer_graph import attention_flops, layer_graph
+
+KEYS_AND_VALUES = 2
+LOGIT_BYTES = 4.0  # the last token's logits, kept in FP32 for sampling
+CAUSAL_SHARE = 0.5  # of the full s x s attention square a causal prefill computes (flash attention)
+
+
+def kv_cache_bytes_per_token(arch: Architecture, bytes_per_value: float, tensor_parallel: int = 1) -> float:
+    """KV-cache bytes per token on one device: :math:`L \\cdot 2 \\cdot \\lceil kv / t \\rceil \\cdot d_{head} \\cdot b`.
+
+    ``L`` layers, 2 (keys and values), ``kv`` key/value heads (grouped-query attention) shared by
+    ``t`` tensor-parallel ranks, head size ``d_head``, ``b`` bytes per value.
+
+    >>> from sizer.workloads.registry import find_model
+    >>> kv_cache_bytes_per_token(find_model("llama-2-70b"), 2.0)  # 2 x 80 x 8 x 128 x 2 B (cursor.so: 320 KB)
+    327680.0
+    """
+    heads = -(-arch.kv_heads // tensor_parallel)
+    return float(arch.layers * KEYS_AND_VALUES * heads * arch.head_size * bytes_per_value)
+
+
+def check_servable(arch: Architecture) -> None:
+    """Serving answers cover decoder-only models (token-by-token generation over a KV cache)."""
+    if arch.family != "decoder":
+        raise InputError("model", arch.name, f"a decoder-only language model ({arch.name} is an {arch.family}; "
+                                             "generation is estimated for decoders)")
+
+
+def _is_expert(layer: Layer) -> bool:
+    return ".mlp." in layer.name and layer.params > 0
+
+
+def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
+    """The forward layers of a prompt of ``prompt_len`` tokens: causal attention at half the
+    square, the LM head on the last token, no loss."""
+    graph = layer_graph(arch, prompt_len)
+    last = {layer.name: layer for layer in layer_graph(arch, 1).layers}
+    layers = []
+    for layer in graph.layers:
+        if layer.kind == "loss":
+            continue
+        if layer.name == "head":
+            layer = last["head"]
+        elif layer.kind == "attention":
+            layer = layer.model_copy(update={"forward_flops": layer.forward_flops * CAUSAL_SHARE})
+        layers.append(layer)
+    return graph.model_copy(update={"layers": layers, "name": f"{arch.name} prefill of {prompt_len}"})
+
+
+def decode_profile(arch: Architecture, context: float) -> Profile:
+    """The forward layers of one new token attending over ``context`` cached tokens (no loss);
+    a mixture of experts lists only the parameters of the routed experts (the rest is
+    added per batch by :func:`decode_extra_bytes`)."""
+    graph = layer_graph(arch, 1)
+    share = arch.experts_per_token / arch.experts if arch.moe else 1.0
+    layers = []
+    for layer in graph.layers:
+        if layer.kind == "loss":
+            continue
+        if layer.kind == "attention":
+            layer = layer.model_copy(update={"forward_flops": attention_flops(1, arch.heads, arch.head_size) * context})
+        elif arch.moe and _is_expert(layer):
+            layer = layer.model_copy(update={"params": layer.params * share})
+        layers.append(layer)
+    return graph.model_copy(update={"layers": layers, "name": f"{arch.name} decode at context {context:g}"})
+
+
+@dataclass(frozen=True)
+class ServingLayers:
+    """A folded layer table and, per row, what decode adds: KV-cache bytes per sequence and the
+    parameters of the experts not routed to (for the experts a batch touches)."""
+
+    table: LayerTable
+    kv_bytes: np.ndarray  # B per sequence per row (attention rows)
+    idle_expert_params: np.ndarray  # per row
+
+
+def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 0.0) -> ServingLayers:
+    """Fold identical layers (as :func:`sizer.engine.layers.layer_table`) keeping the serving columns."""
+    rows: dict[tuple, int] = {}
+    for layer in profile.layers:
+        expert = _is_expert(layer) and idle_share > 0
+        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels, expert)
+        rows[key] = rows.get(key, 0) + 1
+    keys = list(rows)
+    column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
+    table = LayerTable(name=profile.name, sample=profile.sample, seq_len=profile.seq_len,
+                       kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
+                       forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
+                       kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
+                       layer_count=len(profile.layers), source=profile.generated_by)
+    attention = np.asarray([k[0] == "attention" for k in keys], dtype=float)
+    expert = np.asarray([k[6] for k in keys], dtype=float)
+    idle = expert * table.params * (idle_share / (1.0 - idle_share) if idle_share < 1 else 0.0)
+    return ServingLayers(table=table, kv_bytes=attention * kv_bytes_per_block, idle_expert_params=idle)
+
+
+def touched_experts(experts: int, per_token: int, tokens: np.ndarray) -> np.ndarray:
+    """Expected distinct experts a batch of ``tokens`` routes to: :math:`E (1 - (1 - k/E)^B)` (uniform routing).
+
+    >>> float(touched_experts(8, 2, np.asarray([1.0]))[0]), round(float(touched_experts(8, 2, np.asarray([64.0]))[0]), 3)
+    (2.0, 8.0)
+    """
+    return experts * (1.0 - (1.0 - per_token / experts) ** np.asarray(tokens, dtype=float))
+
+
+# --- Device tables for serving -------------------------------------------------------------------
+
+def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
+    """Per device, the primary table's row where the device supports its precision, else the fallback's."""
+    use = primary.supported
+    values = {}
+    for f in fields(DeviceTable):
+        a, b = getattr(primary, f.name), getattr(fallback, f.name)
+        if f.name == "devices":
+            values[f.name] = a
+        elif isinstance(a, tuple):
+            values[f.name] = tuple(x if u else y for x, y, u in zip(a, b, use))
+        else:
+            values[f.name] = np.where(use.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+    return DeviceTable(**values)
+
+
+_TABLES: dict[tuple, DeviceTable] = {}
+_TABLES_KEPT = 32
+
+
+def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...]) -> DeviceTable:
+    """Built once per (devices, precision, efficiencies); keyed by the devices' identities, which
+    the cached table holds, so an identity cannot be reused while its entry lives."""
+    key = (tuple(map(id, devices)), compute, efficiencies)
+    if key not in _TABLES:
+        fallback = build_device_table(devices, "mixed", efficiencies)
+        _TABLES[key] = fallback if compute == "mixed" else \
+            _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
+        if len(_TABLES) > _TABLES_KEPT:
+            _TABLES.pop(next(iter(_TABLES)))
+    return _TABLES[key]
+
+
+def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
+                  efficiencies: tuple[Efficiencies, ...] | None = None) -> DeviceTable:
+    """Device rates for serving in ``weights``: at the format's compute precision where the device
+    has it, else at its best 16-bit precision (bf16, else fp16, else fp32: weights dequantised)."""
+    effs = efficiencies or tuple(serving_efficiencies(d.kind) for d in devices)
+    return _serving_table(tuple(devices), weights.compute, tuple(effs))
+
+
+# --- Evaluation ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ServingArrays:
+    """Per configuration (device, count, batch): seconds, bytes per device, whether it fits."""
+
+    prefill_seconds: np.ndarray  # time to first token, all sequences' prompts at once
+    decode_seconds: np.ndarray  # one decode step (a token for every sequence) at the mean context
+    decode_compute: np.ndarray  # the compute-bound part of the decode step's kernels
+    decode_memory: np.ndarray  # the memory-bound part
+    weights: np.ndarray  # B per device
+    kv_cache: np.ndarray
+    activations: np.ndarray
+    reserve: np.ndarray
+    fits: np.ndarray
+    max_batch: np.ndarray  # largest batch that fits at this context (0: not even one)
+
+    @property
+    def memory(self) -> np.ndarray:
+        return self.weights + self.kv_cache + self.activations + self.reserve
+
+
+@dataclass(frozen=True)
+class ServingCase:
+    """What is served: the architecture, formats, prompt and output lengths."""
+
+    arch: Architecture
+    weights: WeightFormat
+    kv_bytes: float  # per value
+    prompt_len: int
+    output_len: int
+
+    @property
+    def context(self) -> int:
+        return self.prompt_len + self.output_len
+
+    @property
+    def mean_context(self) -> float:
+        return self.prompt_len + self.output_len / 2.0
+
+
+@functools.lru_cache(maxsize=16)
+def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
+    arch = case.arch
+    idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
+    kv_block = kv_cache_bytes_per_token(arch, case.kv_bytes) / arch.layers * case.mean_context
+    prefill = fold(prefill_profile(arch, case.prompt_len))
+    decode = fold(decode_profile(arch, case.mean_context), kv_block, idle)
+    chunk = fold(prefill_profile(arch, min(case.prompt_len, PREFILL_CHUNK_TOKENS)))
+    per_token = float(chunk.table.bytes.max()) / min(case.prompt_len, PREFILL_CHUNK_TOKENS)
+    return prefill, decode, per_token
+
+
+def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, count: np.ndarray,
+                     batch: np.ndarray) -> ServingArrays:
+    """Times and memory of serving ``case`` on every (device, count, batch); ``count`` devices
+    run tensor parallel."""
+    check_servable(case.arch)
+    arch = case.arch
+    d = np.asarray(device, dtype=np.int64)
+    count, batch = (np.asarray(v, dtype=float) for v in (count, batch))
+    d, count, batch = np.broadcast_arrays(d, count, batch)
+    d, count, batch = d.ravel(), count.ravel(), batch.ravel()
+    prefill, decode, act_per_token = _graphs(case)
+    stored = np.full(len(d), case.weights.bytes_per_weight)
+    overhead = table.step_overhead[d]
+
+    configs = Configs.of(d, count, batch, 1, 0, tp=count)
+    first = step_seconds(prefill.table, table, configs, optimizer_states=0, kind=INFERENCE, weight_bytes=stored,
+                         shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=case.prompt_len))
+    touched = touched_experts(arch.experts, arch.experts_per_token, batch) if arch.moe else None
+    extra = np.broadcast_to(decode.kv_bytes, (len(d), len(decode.kv_bytes)))
+    if touched is not None:
+        idle_read = (touched - arch.experts_per_token) / (arch.experts - arch.experts_per_token)
+        extra = extra + idle_read[:, None] * decode.idle_expert_params[None, :] * stored[:, None] / batch[:, None]
+    step = step_seconds(decode.table, table, configs, optimizer_states=0, kind=INFERENCE, weight_bytes=stored,
+                        shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
+
+    weights = arch.params_total() * case.weights.bytes_per_weight / count
+    kv_token = np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t)) for t in count])
+    kv_sequence = kv_token * case.context
+    scale = table.storage_scale[d]
+    logits = arch.vocab * LOGIT_BYTES
+    chunk = np.minimum(batch * case.prompt_len, PREFILL_CHUNK_TOKENS)
+    activations = chunk * act_per_token * scale / count + batch * logits
+    reserve = table.framework_overhead[d]
+    memory = table.memory[d]
+    used = weights + kv_sequence * batch + activations + reserve
+    free = memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count
+    with np.errstate(divide="ignore", invalid="ignore"):
+        max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits))
+    return ServingArrays(prefill_seconds=first.step + overhead, decode_seconds=step.step + overhead,
+                         decode_compute=step.compute, decode_memory=step.memory, weights=weights,
+                         kv_cache=kv_sequence * batch, activations=activations, reserve=reserve,
+                         fits=used <= memory, max_batch=max_batch)
+
+
+def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndarray, decode: np.ndarray) -> np.ndarray:
+    """Output tokens per second over a batch's whole request, prefill included (as throughput
+    benchmarks measure): :math:`B \\cdot n / (t_{prefill} + (n - 1) t_{decode})`.
+
+    >>> round(float(total_tokens_per_second(np.asarray([64.0]), 128, np.asarray([0.1]), np.asarray([0.02]))[0]), 1)
+    3103.0
+    """
+    return batch * output_len / (prefill + (output_len - 1) * decode)
+
+
+def compute_bound_batch(case: ServingCase, table: DeviceTable, device: int, count: int,
+                        largest: int = 65536) -> int | None:
+    """The smallest batch (on a grid 4 % apart) at which a decode step is more compute- than
+    memory-bound; None if it stays memory-bound up to ``largest`` (long contexts: KV reads grow with
+    the batch as fast as the FLOP)."""
+    grid = np.unique(np.round(np.geomspace(1, largest, 280)))
+    arrays = evaluate_serving(case, table, np.full(len(grid), device), np.full(len(grid), count), grid)
+    turned = np.flatnonzero(arrays.decode_compute > arrays.decode_memory)
+    return int(grid[turned[0]]) if len(turned) else None
+
+
+def replace_efficiencies(devices: tuple[Device, ...], memory: float, matrix: float, overhead: float) -> tuple[Efficiencies, ...]:
+    """Serving efficiencies with other fitted values (for the fit in benchmarks/inference_accuracy.py)."""
+    return tuple(serving_efficiencies(d.kind, memory=memory, matrix=matrix, step_overhead=overhead) for d in devices)
+
