@@ -12,7 +12,7 @@ import numpy as np
 
 from sizer.catalog_schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import Efficiencies, FRAMEWORK_OVERHEAD_SOURCE
+from sizer.engine.constants import Efficiencies, FRAMEWORK_OVERHEAD_SOURCE, default_efficiencies
 from sizer.engine.evaluate import Evaluation, error_spread, evaluate
 from sizer.engine.hardware import build_device_table, node_layout, device_link
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
@@ -128,6 +128,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int = 0
     """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
+    if efficiency is None:
+        efficiency = default_efficiencies(device.kind, job.arch is not None)
     table = build_device_table((device,), job.precision, (efficiency,))
     if not table.supported[0]:
         from sizer.throughput import supported_precisions
