@@ -28,8 +28,6 @@ import argparse
 import csv
 import json
 import math
-import os
-import re
 import statistics
 import sys
 import tempfile
@@ -46,6 +44,9 @@ from sizer.workloads.job import resolve_job  # noqa: E402
 
 DEFAULT_CSV = Path("/work/shared/data/llm-training-benchmarks.csv")
 RESULTS = HERE / "results"
+COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/test_llm_accuracy.py
+RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
+               "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis")
 FIT_SOURCES = ("mosaicml/llm-foundry",)
 RUN_COLUMNS = ("source", "source_path_or_table", "model", "params", "n_layers", "hidden_size", "n_heads", "seq_len",
                "device", "n_devices", "tensor_parallel", "pipeline_parallel", "data_parallel", "sharding", "micro_batch",
@@ -135,11 +136,7 @@ def _model(run: Run, seq_len: int, configs: Path) -> tuple[str, str]:
         return MODELS[key], "by name"
     layers, hidden, heads = (run.number(k) for k in ("n_layers", "hidden_size", "n_heads"))
     if layers and hidden and heads and key.startswith("gpt"):
-        path = configs / f"{re.sub(r'[^a-z0-9.]+', '-', key)}-{int(layers)}-{int(hidden)}.json"
-        path.write_text(json.dumps({"model_type": "gpt2", "n_layer": int(layers), "n_embd": int(hidden),
-                                    "n_head": int(heads), "vocab_size": GPT_VOCAB, "n_positions": seq_len}),
-                        encoding="utf-8")
-        return str(path), f"GPT-3-style by its stated shape ({int(layers)} x {int(hidden)}, {int(heads)} heads, vocab {GPT_VOCAB})"
+        return gpt_config(configs, int(layers), int(hidden), int(heads), seq_len), f"GPT-3-style by its stated shape ({int(layers)} x {int(hidden)}, {int(heads)} heads, vocab {GPT_VOCAB})"
     if any(w in key for w in ("deepseek", "qwen3", "oss", "kimi", "nemotron", "mixtral")):
         raise Unmapped("a mixture-of-experts or hybrid model that the model registry does not hold")
     raise Unmapped("model not in the registry and no layers/hidden/heads stated")
@@ -211,7 +208,10 @@ def narayanan_flops_per_token(layers: int, hidden: int, seq_len: int, vocab: int
 
 @dataclass
 class Mapped:
-    run: Run
+    label: str
+    source: str
+    model: str  # as the source names it
+    shape: tuple[int, int, int] | None  # layers, hidden, heads where the model is given by its shape
     request: TimeRequest
     measured: float  # tokens/s per GPU
     basis: str
@@ -264,10 +264,12 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
         notes.append("micro-batch not stated: the largest that fits")
     model, how = _model(run, seq, configs)
     notes.append(f"model {how}")
+    shape = tuple(int(run.number(k)) for k in ("n_layers", "hidden_size", "n_heads")) if model.endswith(".json") else None
     request = TimeRequest(model=model, seq_len=seq, tokens=global_batch * seq, batch_size=global_batch * seq,
                           micro_batch=micro, device=device, count=count, tp=tp, pp=pp, zero=zero, recompute=recompute,
                           precision=precision, optimizer="adamw")
-    return Mapped(run=run, request=request, measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES)
+    return Mapped(label=run.label, source=run["source"].split(",")[0], model=run["model"], shape=shape, request=request,
+                  measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES)
 
 
 def prepare(runs: list[Run], catalog, configs: Path) -> tuple[list[tuple[Mapped, object, object]], list[dict]]:
@@ -303,13 +305,61 @@ def predict(mapped, efficiency: Efficiencies) -> list[dict]:
                                    recompute=recompute_index(r.recompute), efficiency=efficiency)
         tokens = result.batch_size * job.tokens_per_sample
         predicted = tokens / result.step_time.expected / r.count
-        out.append({"run": m.run.label, "source": m.run["source"].split(",")[0], "fit": m.fit, "device": r.device,
-                    "model": m.run["model"], "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero,
+        out.append({"run": m.label, "source": m.source, "fit": m.fit, "device": r.device,
+                    "model": m.model, "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero,
                     "recompute": r.recompute, "micro_batch": result.layout.micro_batch, "precision": r.precision,
                     "measured_tokens_per_gpu": m.measured, "measured_basis": m.basis,
                     "predicted_tokens_per_gpu": predicted, "mfu_predicted": result.mfu,
                     # predicted / measured step time - 1 (positive: predicted too slow)
                     "time_error": m.measured / predicted - 1, "fits_memory": result.fits, "notes": m.notes})
+    return out
+
+
+def gpt_config(configs: Path, layers: int, hidden: int, heads: int, seq_len: int) -> str:
+    """A GPT-2-type config.json for a GPT-3-style model given by its shape (Megatron's GPT runs)."""
+    path = configs / f"gpt-{layers}-{hidden}-{heads}-{seq_len}.json"
+    path.write_text(json.dumps({"model_type": "gpt2", "n_layer": layers, "n_embd": hidden, "n_head": heads,
+                                "vocab_size": GPT_VOCAB, "n_positions": seq_len}), encoding="utf-8")
+    return str(path)
+
+
+def write_committed(mapped) -> None:
+    """The mapped runs, one line each, with their measured throughput (the regression test's data)."""
+    tmp = COMMITTED_RUNS.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RUNS_FIELDS)
+        writer.writeheader()
+        for m, _, _ in mapped:
+            r = m.request
+            layers, hidden, heads = m.shape or ("", "", "")
+            writer.writerow({"label": m.label, "source": m.source, "fit": int(m.fit),
+                             "model": m.model if m.shape else r.model, "layers": layers, "hidden": hidden, "heads": heads,
+                             "seq_len": r.seq_len, "global_batch": r.batch_size / r.seq_len,
+                             "micro_batch": "" if r.micro_batch is None else r.micro_batch, "device": r.device,
+                             "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero, "recompute": r.recompute,
+                             "precision": r.precision, "measured_tokens_per_gpu": f"{m.measured:.6g}", "basis": m.basis})
+    tmp.replace(COMMITTED_RUNS)
+
+
+def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_out_only: bool = False):
+    """The committed runs as (Mapped, job, device), ready for :func:`predict`."""
+    out = []
+    for row in csv.DictReader(path.open(encoding="utf-8")):
+        fit_part = row["fit"] == "1"
+        if held_out_only and fit_part:
+            continue
+        seq = int(row["seq_len"])
+        shape = tuple(int(row[k]) for k in ("layers", "hidden", "heads")) if row["layers"] else None
+        model = gpt_config(configs, *shape, seq) if shape else row["model"]
+        batch = float(row["global_batch"])
+        request = TimeRequest(model=model, seq_len=seq, tokens=batch * seq, batch_size=batch * seq,
+                              micro_batch=float(row["micro_batch"]) if row["micro_batch"] else None,
+                              device=row["device"], count=int(row["count"]), tp=int(row["tp"]), pp=int(row["pp"]),
+                              zero=int(row["zero"]), recompute=row["recompute"], precision=row["precision"],
+                              optimizer="adamw")
+        m = Mapped(label=row["label"], source=row["source"], model=row["model"], shape=shape, request=request,
+                   measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part)
+        out.append((m, resolve_job(request), catalog.find(request.device)))
     return out
 
 
@@ -367,6 +417,7 @@ def run_benchmark(path: Path, efficiency: Efficiencies | None = None) -> dict:
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="sizer-llm-") as configs:
         mapped, unmapped = prepare(load_runs(path), catalog, Path(configs))
+        write_committed(mapped)
         efficiency = efficiency or TRANSFORMER_GPU_EFFICIENCIES
         result = evaluate_split(mapped, efficiency)
     result["unmapped"] = unmapped
@@ -404,10 +455,35 @@ def write(result: dict) -> None:
     print("\n".join(lines[:6 + len(parts)]))
 
 
+SPREAD_KIND = "transformer-gpu"  # the workload/device kind the held-out runs cover
+
+
+def write_spread(result: dict) -> None:
+    """The held-out runs' 10th-90th percentile of measured/predicted step time, as the datasheet range
+    of generated transformers on GPUs (sizer/engine/error_spread.yaml, ``by_workload``)."""
+    import yaml
+
+    ratios = [1 / (1 + r["time_error"]) for r in result["rows"] if not r["fit"]]
+    low, high = quantile(ratios, 0.1), quantile(ratios, 0.9)
+    path = HERE.parent / "sizer" / "engine" / "error_spread.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["modes"]["datasheet"].setdefault("by_workload", {})[SPREAD_KIND] = {
+        "low": round(low, 3), "high": round(high, 3),
+        "source": f"10th-90th percentile of measured/predicted step time on the held-out LLM runs (not fitted on), "
+                  f"n = {len(ratios)} (benchmarks/llm_training.py)"}
+    header = ("# Factors of the expected step time that bound a prediction's low-high range, per mode; `by_workload`:\n"
+              "# per kind of workload and device. Written by benchmarks/accuracy.py and benchmarks/llm_training.py\n"
+              "# from the observed errors; do not edit by hand.\n")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    tmp.replace(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_CSV)
     parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--write-spread", action="store_true", help="held-out range factors -> error_spread.yaml")
     args = parser.parse_args()
     efficiency = TRANSFORMER_GPU_EFFICIENCIES
     if args.fit:
@@ -416,7 +492,10 @@ def main() -> None:
             mapped, _ = prepare(load_runs(args.data), catalog, Path(configs))
             efficiency = fit(mapped, TRANSFORMER_GPU_EFFICIENCIES)
         print("fitted:", efficiency.as_dict())
-    write(run_benchmark(args.data, efficiency))
+    result = run_benchmark(args.data, efficiency)
+    write(result)
+    if args.write_spread:
+        write_spread(result)
 
 
 if __name__ == "__main__":
