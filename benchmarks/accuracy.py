@@ -239,11 +239,12 @@ def write_spread(results: dict) -> None:
         if mode in results:
             low, high = results[mode]["range_factors"]
             key = "calibrated" if mode == "local_calibrated" else mode
-            modes[key] = {"low": round(low, 3), "high": round(high, 3),
+            modes[key] = {**modes.get(key, {}), "low": round(low, 3), "high": round(high, 3),
                           "source": f"10th-90th percentile of measured/predicted step time, {mode}, n = {results[mode]['n']} "
                                     "(benchmarks/accuracy.py)"}
-    header = ("# Factors of the expected step time that bound a prediction's low-high range, per mode.\n"
-              "# Written by benchmarks/accuracy.py from the observed errors; do not edit by hand.\n")
+    header = ("# Factors of the expected step time that bound a prediction's low-high range, per mode; `by_workload`:\n"
+              "# per kind of workload and device. Written by benchmarks/accuracy.py and benchmarks/llm_training.py\n"
+              "# from the observed errors; do not edit by hand.\n")
     write_text(path, header + yaml.safe_dump({"modes": modes}, sort_keys=False))
 
 

@@ -23,8 +23,22 @@ SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
 @functools.lru_cache(maxsize=1)
 def error_spread() -> dict[str, dict]:
-    """Per mode: the factors of the expected time that bound the range, and where they come from."""
+    """Per mode: the factors of the expected time that bound the range, and where they come from;
+    a mode's ``by_workload`` holds the same per kind of workload and device (``transformer-gpu``)."""
     return load_yaml(SPREAD_FILE, "error_spread")["modes"]
+
+
+def range_factors(mode: str, workload: str | None = None) -> tuple[float, float, str]:
+    """(low, high, source) of the range for ``mode``: the ``workload`` kind's where the spread file has
+    one, else the mode's."""
+    spread = error_spread()[mode]
+    entry = spread.get("by_workload", {}).get(workload, spread) if workload else spread
+    return entry["low"], entry["high"], entry["source"]
+
+
+def workload_kind(job: Job, device_kind: str) -> str | None:
+    """The kind a range is looked up by: ``transformer-gpu`` for a generated transformer on a GPU."""
+    return f"transformer-{device_kind}" if job.arch is not None else None
 
 
 @dataclass(frozen=True)
@@ -44,9 +58,9 @@ class Evaluation:
     batch: np.ndarray  # samples per step, all devices
     training_seconds: np.ndarray  # expected, never below the physical limit
 
-    def range_factors(self, mode: str) -> tuple[float, float]:
-        spread = error_spread()[mode]
-        return spread["low"], spread["high"]
+    def range_factors(self, mode: str, workload: str | None = None) -> tuple[float, float]:
+        low, high, _ = range_factors(mode, workload)
+        return low, high
 
 
 def micro_batches(share: np.ndarray, fit: np.ndarray, given: float | None) -> tuple[np.ndarray, np.ndarray]:

@@ -104,6 +104,7 @@ class DeviceTable:
     devices: tuple[Device, ...]
     precisions: tuple[str | None, ...]  # resolved per device; None: unsupported
     rates: np.ndarray  # [device, unit]: achieved FLOP/s of the matrix, conv and vector units
+    matrix_half: np.ndarray  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
     peak: np.ndarray  # dense peak at the resolved precision (matrix units)
     best_peak: np.ndarray  # the fastest unit's peak: the physical limit
     bandwidth: np.ndarray  # achieved B/s of device memory
@@ -143,18 +144,22 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
         memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
         if resolved is None:
             rates, peak, best, bandwidth, notes = [np.nan] * 3, np.nan, np.nan, np.nan, ()
+            half = [0.0] * 3
             copy, master = np.nan, np.nan
         else:
             r = device_rates(device, resolved)
             rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
                      r.vector_peak * eff.vector]
+            # the size dependence is fitted on 16/8-bit tensor-core GEMMs only (benchmarks/llm_training.py)
+            half = [eff.matrix_half if r.matrix_unit == "tensor" else 0.0,
+                    eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0]
             peak, best = r.matrix_peak, max(r.matrix_peak, r.conv_peak, r.vector_peak)
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
-        for name, value in (("precisions", resolved), ("rates", rates), ("peak", peak), ("best_peak", best),
+        for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),
                             ("bandwidth", bandwidth), ("launch", eff.launch), ("step_overhead", eff.step_overhead),
                             ("memory", memory),
                             ("framework_overhead", 0.0 if device.kind == "cpu" else FRAMEWORK_OVERHEAD_BYTES),

@@ -125,7 +125,7 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
         reference_job = job_from_profile_like(job, batch)
         _, factor = reference_efficiencies(reference_job, reference_device, throughput,
                                            default_efficiencies(reference_device.kind))
-        efficiency = carried_over(default_efficiencies(device.kind), factor,
+        efficiency = carried_over(default_efficiencies(device.kind, job.arch is not None), factor,
                                   f"default efficiencies scaled by {factor:.3g}^{REFERENCE_WEIGHT:g}: {throughput:.4g}/s measured "
                                   f"on {reference_device.name} at batch {batch:g} ran {factor:.3g}x the model's time")
         note = Assumption(name="reference", value=f"{throughput:.4g} {job.sample_word}/s on {reference_device.name}, batch {batch:g}",
@@ -140,8 +140,8 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
             return calibrated_efficiencies(device, entry), Mode.CALIBRATED, [note]
         note = Assumption(name="calibration", value=f"none for {device.name}; datasheet defaults used",
                           source=f"calibration of {calibration.created} covers {', '.join(d.device_name for d in calibration.devices)}")
-        return default_efficiencies(device.kind), Mode.DATASHEET, [note]
-    return default_efficiencies(device.kind), Mode.DATASHEET, []
+        return default_efficiencies(device.kind, job.arch is not None), Mode.DATASHEET, [note]
+    return default_efficiencies(device.kind, job.arch is not None), Mode.DATASHEET, []
 
 
 def job_from_profile_like(job: Job, batch_size: float) -> Job:

@@ -149,6 +149,24 @@ def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 
+def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.ndarray:
+    r"""Fraction of a unit's efficiency ceiling that a kernel of ``flops_per_kernel`` FLOP reaches:
+    :math:`x / (x + x_{1/2})`, 1 where ``half`` (:math:`x_{1/2}`) is 0.
+
+    A saturating curve of the GEMM size (a kernel with :math:`x_{1/2}` FLOP runs at half the
+    ceiling): large GEMMs fill every multiprocessor for many waves, small ones leave the tail wave
+    and the prologue/epilogue exposed. The form is Hockney's :math:`r_\infty, n_{1/2}` model of
+    vector pipelines (Hockney & Jesshope 1988) applied to a kernel's work; ``half`` is fitted on
+    published LLM runs (benchmarks/llm_training.py, benchmarks/ACCURACY.md).
+
+    >>> float(matrix_size_factor(np.asarray(4e9), np.asarray(4e9)))
+    0.5
+    """
+    x = np.asarray(flops_per_kernel, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(half > 0, x / (x + half), 1.0)
+
+
 def recompute_factors(layers: LayerTable, recompute: np.ndarray, kind: Pass) -> np.ndarray:
     """Extra forward passes per layer [config, layer]: full recomputation reruns every layer's forward
     pass, selective only the attention layers' (Korthikanti et al. 2022 §5)."""
@@ -190,7 +208,10 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     stored = (table.storage_scale[d] * FP32_STORAGE_BYTES if weight_bytes is None else weight_bytes)[:, None]
     extra = recompute_factors(layers, c.recompute, kind)
     kind = layer_pass(layers, kind)
-    rates = table.rates[d][:, layers.unit]  # [config, layer]
+    # the one place the per-layer matrix rate is set: the unit's achieved rate, times how well a
+    # kernel of this layer's size (FLOP per launch per tensor rank) uses it
+    per_kernel = layers.forward_flops * micro / (np.maximum(layers.kernels, 1.0) * c.tp[:, None])
+    rates = table.rates[d][:, layers.unit] * matrix_size_factor(per_kernel, table.matrix_half[d][:, layers.unit])
     compute = (kind.flops + extra) * layers.forward_flops * micro / rates
     moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale + kind.weight_reads * layers.params * stored
     if extra_bytes is not None:

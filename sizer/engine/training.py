@@ -12,8 +12,8 @@ import numpy as np
 
 from sizer.catalog_schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import Efficiencies, FRAMEWORK_OVERHEAD_SOURCE
-from sizer.engine.evaluate import Evaluation, error_spread, evaluate
+from sizer.engine.constants import Efficiencies, FRAMEWORK_OVERHEAD_SOURCE, default_efficiencies
+from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.hardware import build_device_table, node_layout, device_link
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError
@@ -145,6 +145,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     fills the rest with data parallel, ZeRO 0, no recomputation."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
+    if efficiency is None:
+        efficiency = default_efficiencies(device.kind, job.arch is not None)
     table = build_device_table((device,), job.precision, (efficiency,))
     if not table.supported[0]:
         from sizer.throughput import supported_precisions
@@ -164,7 +166,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                   keep_layers=True)
     parts, configs = ev.parts, ev.configs
     steps, batch = float(ev.steps[0]), float(ev.batch[0])
-    low_factor, high_factor = ev.range_factors(mode.value)
+    low_factor, high_factor, range_source = range_factors(mode.value, workload_kind(job, device.kind))
     step, limit = float(parts.step[0]), float(parts.physical_limit[0])
     step_range = (max(limit, step * low_factor), max(limit, step), max(limit, step * high_factor))
     per_step = batch * (job.tokens_per_sample if job.token_mode else 1.0)
@@ -193,7 +195,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                    f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * 1e6:.3g} us per kernel, "
                    f"{eff.step_overhead * 1e3:.3g} ms per step", source=eff.source),
         Assumption(name="range", value=f"{low_factor:.3g}-{high_factor:.3g} x expected ({mode.value} mode)",
-                   source=error_spread()[mode.value]["source"]),
+                   source=range_source),
         Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.4g} {job.sample_word}s per replica per pass, "
                    f"{int(configs.accumulation[0])} accumulation step(s)",
                    source="given" if job.micro_batch is not None else "the largest that fits (a power of two)"),
