@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import CatalogOption, CountOption, DeviceOption, JsonOption, ModelOption, Params, load
+from cli.common import CatalogOption, DeviceOption, JsonOption, ModelOption, Params, load
 
 Weights = Annotated[str, typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4 ...")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]

@@ -7,7 +7,7 @@ import typer
 
 from cli import output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
-                        MicroBatch, ModelOption, Optimizer, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
+                        MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
                         load, load_calibration_file, workload_request)
 
 

@@ -9,8 +9,6 @@ is an :class:`~sizer.errors.InputError` naming the field.
 """
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import ConfigDict, Field
 
 from sizer.calibration import Calibration

@@ -20,7 +20,7 @@ from pydantic import Field
 from sizer.calibration import Calibration, calibrated_efficiencies
 from sizer.catalog import Catalog, load_catalog
 from sizer.catalog_schema import Device
-from sizer.engine.evaluate import error_spread
+from sizer.engine.evaluate import error_spread, range_arrays
 from sizer.engine.layouts import search
 from sizer.engine.hardware import build_device_table, cached_device_table
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
@@ -201,19 +201,6 @@ def _reason(device: Device, table, i: int, ev, rows: np.ndarray, deadline_s: flo
             f"(max_devices {request.max_devices})")
 
 
-def _deadline_out_of_reach(device: Device, workload: Workload, count: int, deadline: pint.Quantity) -> str | None:
-    """Why no count up to ``count`` can meet the deadline, found without trying each: the physical
-    limit ``C / (n R_peak)`` (seed 004 eq. 4), below which no estimate goes, already exceeds it."""
-    peak, _ = device_peak(device, workload.precision)
-    compute = training_compute_from_forward(workload.forward_flops_per_sample, workload.samples, workload.epochs,
-                                            workload.backward_factor)
-    limit = first_order_training_time(compute, peak, count)
-    if limit <= deadline:
-        return None
-    return (f"misses deadline: even {count} device(s) need at least {limit.to('hour').magnitude:.3g} hour "
-            "(physical limit C/(n R_peak))")
-
-
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
     """True where no other point is at least as fast and as cheap and better in one."""
     flags = []
@@ -257,7 +244,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
         effs = tuple(calibrated_efficiencies(d, e) if (e := request.calibration.for_device(d)) else None for d in devices)
         table = build_device_table(devices, job.precision, effs)
     else:
-        table = cached_device_table(devices, job.precision)
+        table = cached_device_table(devices, job.precision, job.arch is not None)
     counts = _counts(request.max_devices)
     pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), counts, indexing="ij"))
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=request.headroom)
@@ -265,7 +252,8 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
     _CATALOGS[id(catalog)] = catalog
     prices = _price_arrays(tuple(d.id for d in devices), id(catalog), request.cloud)
-    spread = error_spread()["calibrated" if request.calibration is not None else "datasheet"]
+    mode = "calibrated" if request.calibration is not None else "datasheet"
+    lows, highs = range_arrays(mode, job, devices)
 
     chosen, rejected = [], []
     for i, device in enumerate(devices):
@@ -284,7 +272,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     row = np.asarray([r for _, r in chosen], dtype=np.int64)
     count = ev.configs.count[row]
     hours = ev.training_seconds[row] / 3600.0
-    low, high = spread["low"], spread["high"]
+    low, high = lows[index], highs[index]
     costs = CostAssumptions()
     rent = rent_cost(Quantity(prices["rent"][index], "USD/hour"), count, Quantity(hours, "hour")).magnitude
     capital = prices["buy"][index] * count
@@ -320,13 +308,13 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
                                                   seconds[k]))
     else:
         order = sorted(candidates, key=lambda k: (not flags[k], seconds[k]))
-    longest = max((seconds[k] * high for k in order), default=0.0)
     unit = time_unit(float(max((seconds[k] for k in order), default=0.0)))
     ranked = []
     for rank, k in enumerate(order, start=1):
         i, r = chosen[k]
         device = devices[i]
-        span = lambda value, u: dict(low=float(value * low), expected=float(value), high=float(value * high), unit=u)  # noqa: E731
+        span = lambda value, u, k=k: dict(low=float(value * low[k]), expected=float(value),  # noqa: E731
+                                          high=float(value * high[k]), unit=u)
         ranked.append(dict(
             rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
             sharding="full" if ev.configs.zero[r] == 3 else "none", zero=int(ev.configs.zero[r]),
@@ -344,7 +332,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     host = None
     if job.workload.sample_size is not None and order:
         best = order[0]
-        fastest_step = ev.parts.step[chosen[best][1]] * low  # the host must keep up with the fast end
+        fastest_step = ev.parts.step[chosen[best][1]] * low[best]  # the host must keep up with the fast end
         rate = ev.batch[chosen[best][1]] * job.tokens_per_sample / fastest_step
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
     assumptions = list(job.assumptions)
@@ -354,7 +342,8 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
         Assumption(name="layouts", value="per device and count, the fastest that fits among data parallel with ZeRO 0/1/3, "
                    "recomputation none or full, and tensor parallel inside a node (sizer plan searches pipelines and "
                    "micro-batches too)", source="sizer's layout search"),
-        Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=spread["source"]),
+        Assumption(name="range", value=f"{lows.min():.3g}-{highs.max():.3g} x expected at most, per device by its kind "
+                   "and the workload's", source=error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"),
         Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other GPUs "
                    "4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)"),
         Assumption(name="lifetime", value=f"{costs.lifetime:~P}", source=costs.lifetime_source),

@@ -23,7 +23,7 @@ import numpy as np
 
 from sizer.catalog import Catalog, load_catalog
 from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
-from sizer.engine.evaluate import error_spread, evaluate
+from sizer.engine.evaluate import evaluate, range_arrays
 from sizer.engine.hardware import cached_device_table
 from sizer.engine.layouts import search
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
@@ -89,14 +89,14 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
 
 def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
            prices: np.ndarray, headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
-    table = cached_device_table(devices, precision)
+    table = cached_device_table(devices, precision, job.arch is not None)
     if zeros is None:
         ev = _auto_layouts(job, table, counts, headroom, overlap_allreduce)
     else:
         grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, zeros, indexing="ij")
         ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=headroom,
                       overlap_allreduce=overlap_allreduce)
-    spread = error_spread()["datasheet"]
+    lows, highs = range_arrays("datasheet", job, devices)
     d, count = ev.configs.device, ev.configs.count
     step = ev.parts.step
     limit_step = ev.parts.physical_limit
@@ -104,7 +104,7 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
     rows = len(d)
     supported = ev.feasible
     nan = lambda values: np.where(supported, values, np.nan)  # noqa: E731
-    step_range = [nan(np.maximum(limit_step, step * f)) for f in (spread["low"], 1.0, spread["high"])]
+    step_range = [nan(np.maximum(limit_step, step * f)) for f in (lows[d], 1.0, highs[d])]
     training = [s * steps for s in step_range]
     rent = [prices[d] * count * t / SECONDS_PER_HOUR for t in training]
     peak = table.peak[d]

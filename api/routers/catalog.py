@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
 
 from api.deps import CatalogDep
 from api.errors import detail

@@ -36,6 +36,12 @@ def range_factors(mode: str, workload: str | None = None) -> tuple[float, float,
     return entry["low"], entry["high"], entry["source"]
 
 
+def range_arrays(mode: str, job: Job, devices) -> tuple[np.ndarray, np.ndarray]:
+    """Per device: the (low, high) factors of the expected time, by the job's workload kind on it."""
+    factors = [range_factors(mode, workload_kind(job, device.kind))[:2] for device in devices]
+    return np.asarray([f[0] for f in factors]), np.asarray([f[1] for f in factors])
+
+
 def workload_kind(job: Job, device_kind: str) -> str | None:
     """The kind a range is looked up by: ``transformer-gpu`` for a generated transformer on a GPU."""
     return f"transformer-{device_kind}" if job.arch is not None else None

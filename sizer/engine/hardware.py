@@ -177,16 +177,19 @@ _TABLES: "OrderedDict[tuple, DeviceTable]" = OrderedDict()
 _TABLES_KEPT = 64
 
 
-def cached_device_table(devices: tuple[Device, ...], precision: Precision | str) -> DeviceTable:
-    """The default-efficiency table of these devices, built once.
+def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
+                        transformer: bool = False) -> DeviceTable:
+    """The default-efficiency table of these devices, built once; ``transformer``: with the defaults
+    of a generated transformer's layer graph (:func:`~sizer.engine.constants.default_efficiencies`).
 
     Keyed by the devices' identities: a cached table holds its devices, so an identity cannot be
     reused while its entry lives.
     """
-    key = (tuple(map(id, devices)), str(parse_choice(Precision, precision, "precision")))
+    key = (tuple(map(id, devices)), str(parse_choice(Precision, precision, "precision")), transformer)
     table = _TABLES.get(key)
     if table is None:
-        table = _TABLES[key] = build_device_table(devices, precision)
+        efficiencies = tuple(default_efficiencies(d.kind, transformer) for d in devices)
+        table = _TABLES[key] = build_device_table(devices, precision, efficiencies)
         if len(_TABLES) > _TABLES_KEPT:
             _TABLES.popitem(last=False)
     return table

@@ -16,7 +16,8 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from sizer.catalog import Catalog, load_catalog
-from sizer.engine.evaluate import error_spread
+from sizer.engine.constants import default_efficiencies
+from sizer.engine.evaluate import range_factors, workload_kind
 from sizer.engine.hardware import build_device_table
 from sizer.engine.layouts import FULL, FULL_MICRO, search
 from sizer.engine.roofline import RECOMPUTE
@@ -89,7 +90,8 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     catalog = catalog or load_catalog()
     device = catalog.find(request.device)
     job = resolve_job(request)
-    table = build_device_table((device,), job.precision)
+    table = build_device_table((device,), job.precision,
+                               (default_efficiencies(device.kind, job.arch is not None),))
     if not table.supported[0]:
         raise InputError("precision", request.precision,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
@@ -101,11 +103,9 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     if not fitting:  # nothing fits: the layouts closest to fitting, so the user sees by how much
         candidates = np.flatnonzero(ev.feasible)
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
-    spread = error_spread()["datasheet"]
-    low, high = spread["low"], spread["high"]
+    low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
     memory = float(table.memory[0])
     peak = float(table.peak[0])
-    steps = float(ev.steps[0]) if len(ev.steps) else 0.0
     unit = time_unit(float(ev.training_seconds[rows[0]])) if len(rows) else "s"
     layouts = []
     for r in rows[:request.shown]:
@@ -127,7 +127,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                    f"dividing the heads) x pp {', '.join(map(str, FULL['pp']))} x ZeRO 0-3 x recompute none/selective/full x "
                    f"micro-batch {', '.join(map(str, FULL_MICRO))}: {len(ev.step if hasattr(ev, 'step') else ev.fits)} layouts, "
                    f"{fitting} fit", source="sizer's layout search"),
-        Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=spread["source"]),
+        Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
     if not fitting:
         assumptions.append(Assumption(name="fit", value=f"no layout fits {device.name}'s {memory * unit_factor('B', 'GB'):.3g} GB: "
