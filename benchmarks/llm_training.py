@@ -38,6 +38,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
 from sizer.catalog import load_catalog  # noqa: E402
+from sizer.datafile import load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES, Efficiencies  # noqa: E402
 from sizer.estimates import TimeRequest, recompute_index  # noqa: E402
 from sizer.workloads.job import resolve_job  # noqa: E402
@@ -466,7 +467,7 @@ def write_spread(result: dict) -> None:
     ratios = [1 / (1 + r["time_error"]) for r in result["rows"] if not r["fit"]]
     low, high = quantile(ratios, 0.1), quantile(ratios, 0.9)
     path = HERE.parent / "sizer" / "engine" / "error_spread.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_yaml(path, "error_spread")
     data["modes"]["datasheet"].setdefault("by_workload", {})[SPREAD_KIND] = {
         "low": round(low, 3), "high": round(high, 3),
         "source": f"10th-90th percentile of measured/predicted step time on the held-out LLM runs (not fitted on), "
@@ -474,9 +475,7 @@ def write_spread(result: dict) -> None:
     header = ("# Factors of the expected step time that bound a prediction's low-high range, per mode; `by_workload`:\n"
               "# per kind of workload and device. Written by benchmarks/accuracy.py and benchmarks/llm_training.py\n"
               "# from the observed errors; do not edit by hand.\n")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    tmp.replace(path)
+    write_text(path, header + yaml.safe_dump(data, sort_keys=False))
 
 
 def main() -> None:

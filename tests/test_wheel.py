@@ -107,7 +107,7 @@ def test_wheel_carries_every_module_and_data_file(built):
     assert not missing, f"the wheel lacks {sorted(missing)}"
     # The folders the old wheel lost, named so a failure here says what broke.
     for needed in ("api/routers/__init__.py", "api/static/index.html", "api/static/app.js",
-                   "catalog/workloads/resnet50.yaml", "sizer/error_spread.yaml"):
+                   "catalog/workloads/resnet50.yaml", "sizer/engine/error_spread.yaml"):
         assert needed in shipped
 
 

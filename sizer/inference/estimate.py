@@ -10,9 +10,9 @@ import functools
 from pathlib import Path
 
 import numpy as np
-import yaml
 from pydantic import ConfigDict, Field
 
+from sizer.datafile import load_yaml
 from sizer.catalog import Catalog, load_catalog
 from sizer.catalog_schema import Device
 from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOKENS, SERVING_MATRIX_EFFICIENCY,
@@ -35,7 +35,7 @@ MAX_TOKENS = 10_000_000
 @functools.lru_cache(maxsize=1)
 def speed_spread() -> dict:
     """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml)."""
-    return yaml.safe_load(SPREAD_FILE.read_text(encoding="utf-8"))["speed"]
+    return load_yaml(SPREAD_FILE, "error_spread")["speed"]
 
 
 class ServedModel(RequestModel):
