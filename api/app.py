@@ -20,7 +20,7 @@ from api.routers import catalog, compute, health, inference, memory, pages, peak
 from api.routers.pages import STATIC
 from api.server import install_flood_filter
 from api.settings import Settings
-from sizer.catalog import load_catalog
+from sizer.facade import load_catalog
 
 DESCRIPTION = """Hardware sizing and cost estimation for neural-network training, over HTTP.
 

@@ -6,8 +6,8 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
-from sizer.catalog import Catalog
-from sizer.results import ensure_finite
+from sizer.facade import Catalog
+from sizer.facade import ensure_finite
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -35,8 +35,8 @@ def finite(result: T) -> T:
 
 def builtin_workload_only(workload: str | None) -> None:
     """Workload profiles come from the built-in set over HTTP: a file path would read the server's disk."""
-    from sizer.errors import InputError
-    from sizer.estimates import WORKLOAD_NAMES
+    from sizer.facade import InputError
+    from sizer.facade import WORKLOAD_NAMES
 
     if workload is not None and workload not in WORKLOAD_NAMES:
         raise InputError("workload", workload, f"one of {', '.join(WORKLOAD_NAMES)}")
@@ -44,7 +44,7 @@ def builtin_workload_only(workload: str | None) -> None:
 
 def builtin_model_only(model: str | None) -> None:
     """Architectures come by name over HTTP: a config.json path would read the server's disk."""
-    from sizer.errors import InputError
+    from sizer.facade import InputError
 
     if model is not None and model.strip().lower().endswith(".json"):
         raise InputError("model", model, "a built-in model name (config files are a command-line feature)")

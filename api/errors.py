@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError
+from sizer.facade import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError
 
 log = logging.getLogger("sizer.api")
 MAX_MESSAGE = 300

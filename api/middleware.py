@@ -8,8 +8,8 @@ import uuid
 
 from starlette.exceptions import HTTPException
 
-from sizer.deadline import clear_deadline, set_deadline
-from sizer.errors import EstimateTimeout
+from sizer.facade import clear_deadline, set_deadline
+from sizer.facade import EstimateTimeout
 
 log = logging.getLogger("sizer.api")
 REQUEST_ID_HEADER = b"x-request-id"

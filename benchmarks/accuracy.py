@@ -29,11 +29,11 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
-from sizer.catalog import load_catalog  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
 from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
-from sizer.profile import load_profile  # noqa: E402
+from sizer.workloads.profile import load_profile  # noqa: E402
 from sizer.workloads.job import job_from_profile  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -154,7 +154,7 @@ def fit(rows, catalog, cache) -> Efficiencies:
 
 
 def local_calibrated(report_path: Path) -> dict:
-    from sizer.calibration import calibrate_runs, predict_run, runs_from_report
+    from sizer.engine.calibration import calibrate_runs, predict_run, runs_from_report
 
     runs = runs_from_report(load_json(report_path, "report", 50_000_000), str(report_path))
     train, test = runs[0::2], runs[1::2]  # alternate runs: each half spans every sweep

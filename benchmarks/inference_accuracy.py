@@ -32,7 +32,7 @@ import numpy as np
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
-from sizer.catalog import load_catalog  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.engine.constants import (MAX_LOAD_BATCH, SERVING_MATRIX_EFFICIENCY, SERVING_MEMORY_EFFICIENCY,  # noqa: E402
                                     SERVING_STEP_OVERHEAD)
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402

@@ -4,7 +4,7 @@
 
 Reads ``../shared/data/llm-training-benchmarks.csv`` (long format: one row per metric; the rows of
 one run share every column but ``metric``, ``value``, ``unit``, ``notes`` and ``confidence``), maps
-each run to a :class:`sizer.estimates.TimeRequest` (model by name, or a GPT-style model by its stated
+each run to a :class:`sizer.facade.TimeRequest` (model by name, or a GPT-style model by its stated
 layers / hidden / heads; device by catalog name; tp / pp / dp, micro and global batch, sequence
 length, activation checkpointing -> ``recompute``, FSDP / ZeRO mode -> ``zero``, precision; FP8
 runs against the FP8 peak), predicts the step time with the engine and compares it with the
@@ -37,10 +37,10 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
-from sizer.catalog import load_catalog  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.datafile import load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES, Efficiencies  # noqa: E402
-from sizer.estimates import TimeRequest, recompute_index  # noqa: E402
+from sizer.facade import TimeRequest, recompute_index  # noqa: E402
 from sizer.workloads.job import resolve_job  # noqa: E402
 
 DEFAULT_CSV = Path("/work/shared/data/llm-training-benchmarks.csv")
@@ -283,7 +283,7 @@ def prepare(runs: list[Run], catalog, configs: Path) -> tuple[list[tuple[Mapped,
             device = catalog.find(m.request.device)
             arch = job.arch
             per_token = 3 * job.layers.total_forward_flops / job.tokens_per_sample
-            from sizer.throughput import device_peak
+            from sizer.formulas.peaks import device_peak
 
             peak = float(device_peak(device, m.request.precision)[0].to("FLOP/s").magnitude)
             narayanan = narayanan_flops_per_token(arch.layers, arch.hidden, int(job.tokens_per_sample), arch.vocab)

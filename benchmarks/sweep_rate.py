@@ -1,4 +1,4 @@
-"""Evaluations per second: sizer.sweep (vectorised) against a plain loop over the single estimates.
+"""Evaluations per second: sizer.plan.sweep (vectorised) against a plain loop over the single estimates.
 
     python benchmarks/sweep_rate.py [--loop-rows 400]
 
@@ -21,14 +21,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import machine  # noqa: E402
 
-from sizer.catalog import load_catalog  # noqa: E402
-from sizer.estimates import TimeRequest, estimate_time  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.facade import TimeRequest, estimate_time  # noqa: E402
 from sizer.results import Estimate  # noqa: E402
-from sizer.sweep import sweep  # noqa: E402
-from sizer.tco import estimate_tco  # noqa: E402
-from sizer.throughput import supported_precisions  # noqa: E402
+from sizer.plan.sweep import sweep  # noqa: E402
+from sizer.formulas.tco import estimate_tco  # noqa: E402
+from sizer.formulas.peaks import supported_precisions  # noqa: E402
 from sizer.units import Quantity  # noqa: E402
-from sizer.workload import WorkloadRequest  # noqa: E402
+from sizer.workloads.request import WorkloadRequest  # noqa: E402
 
 WORKLOADS = [{"params": p, "tokens": 20 * p, "optimizer": "adamw"} for p in (1.25e8, 3.5e8, 1.3e9, 2.7e9, 7e9, 1.3e10)] + \
             [{"params": p, "samples": s, "epochs": 90, "batch_size": 256, "activation_memory_per_sample": "30 MB"}
@@ -82,8 +82,8 @@ def main() -> int:
              f"Loop: {len(subset)} random supported rows. Median of {args.repeat} repeats.", "",
              "| path | evaluations / s |", "| --- | --- |",
              f"| plain loop (estimate_time + estimate_tco) | {loop_rate:,.0f} |",
-             f"| sizer.sweep, all rows | {sweep_rate:,.0f} |",
-             f"| sizer.sweep, supported rows only | {sweep_supported_rate:,.0f} |", "",
+             f"| sizer.plan.sweep, all rows | {sweep_rate:,.0f} |",
+             f"| sizer.plan.sweep, supported rows only | {sweep_supported_rate:,.0f} |", "",
              f"Speed-up (supported rows): {speedup:,.0f}x."]
     machine.write("sweep_rate", {"rows": rows, "supported_rows": supported_rows, "loop_rows": len(subset),
                                  "loop_rates": loop_rates, "sweep_rates": sweep_rates, "loop_rate": loop_rate,

@@ -1,1 +1,1 @@
-"""The built-in hardware catalog: YAML files beside this module, read by ``sizer.catalog``."""
+"""The built-in hardware catalog: YAML files beside this module, read by ``sizer.hardware.catalog``."""

@@ -16,9 +16,9 @@ def calibrate(report: Annotated[str, typer.Argument(help="report.json written by
               out: Annotated[str, typer.Option("--out", help="Calibration YAML to write.")] = "calibration.yaml",
               json: JsonOption = False) -> None:
     """Fit, per device, the factor by which kernels run slower than the defaults and the per-step overhead."""
-    from sizer.calibration import calibrate_runs, runs_from_report, save_calibration
-    from sizer.datafile import load_json
-    from sizer.results import QuantityOut
+    from sizer.facade import calibrate_runs, runs_from_report, save_calibration
+    from sizer.facade import load_json
+    from sizer.facade import QuantityOut
 
     path = Path(report)
     data = load_json(path, "report", MAX_REPORT_BYTES)

@@ -16,8 +16,8 @@ app = typer.Typer(no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
 def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu, accelerator or cpu.")] = None,
                  catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Every device with its memory, bandwidth and FP32 peak."""
-    from sizer.catalog_view import summarize_device
-    from sizer.errors import InputError
+    from sizer.facade import summarize_device
+    from sizer.facade import InputError
 
     if kind is not None and kind not in ("gpu", "accelerator", "cpu"):
         raise InputError("kind", kind, "gpu, accelerator or cpu")
@@ -38,7 +38,7 @@ def _checked(value) -> str:
 def show(device: Annotated[str, typer.Argument(help="Device id or name.")], catalog: CatalogOption = None,
          json: JsonOption = False) -> None:
     """Every figure of one device, with its source."""
-    from sizer.catalog_view import describe_device
+    from sizer.facade import describe_device
 
     view = describe_device(load(catalog).find(device))
     if json:

@@ -59,7 +59,7 @@ Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction 
 
 def workload_request(cls=None, **fields):
     """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given."""
-    from sizer.workload import WorkloadRequest
+    from sizer.facade import WorkloadRequest
 
     cls = cls or WorkloadRequest
     return cls(**{k: v for k, v in fields.items() if v is not None})
@@ -67,7 +67,7 @@ def workload_request(cls=None, **fields):
 
 def load(catalog_file: str | None):
     """The catalog with the user's file (or SIZER_CATALOG) merged in."""
-    from sizer.catalog import load_catalog
+    from sizer.facade import load_catalog
 
     return load_catalog(catalog_file)
 
@@ -80,6 +80,6 @@ def load_calibration_file(path: str | None):
     """The calibration a file holds, or None."""
     if path is None:
         return None
-    from sizer.calibration import load_calibration
+    from sizer.facade import load_calibration
 
     return load_calibration(path)

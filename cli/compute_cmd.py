@@ -14,7 +14,7 @@ def compute(params: Params = None, samples: Samples = None, epochs: Epochs = "1"
             backward_factor: Annotated[float, typer.Option("--backward-factor", min=1.0, help="O_b (3: backward costs twice the forward).")] = 3.0,
             forward_flops_per_sample: ForwardPerSample = None, json: JsonOption = False) -> None:
     """Training compute in FLOP (seed 004 eq. 3)."""
-    from sizer.estimates import estimate_compute
+    from sizer.facade import estimate_compute
 
     request = workload_request(params=params, samples=samples, epochs=epochs, tokens=tokens,
                                forward_flops_per_param=forward_flops_per_param, backward_factor=backward_factor,

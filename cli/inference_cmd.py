@@ -21,7 +21,7 @@ def inference(model: ModelOption = None, params: Params = None, device: DeviceOp
               rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
               catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token."""
-    from sizer.inference.estimate import InferenceRequest, estimate_inference
+    from sizer.facade import InferenceRequest, estimate_inference
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price)

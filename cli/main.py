@@ -27,7 +27,7 @@ class SizerGroup(HelpGroup):
     def invoke(self, ctx):
         from pydantic import ValidationError
 
-        from sizer.errors import SizerError
+        from sizer.facade import SizerError
 
         try:
             return super().invoke(ctx)

@@ -22,15 +22,15 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
            catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Weights, gradients, optimizer states, activations and overhead per device."""
-    from sizer import estimates
+    from sizer import facade
 
-    request = workload_request(estimates.MemoryRequest, params=params, samples=samples, tokens=tokens, device=device,
+    request = workload_request(facade.MemoryRequest, params=params, samples=samples, tokens=tokens, device=device,
                                count=count, precision=precision, optimizer=optimizer, batch_size=batch_size,
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
                                workload=workload, zero=zero,
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute)
-    result = estimates.estimate_memory(request, load(catalog))
+    result = facade.estimate_memory(request, load(catalog))
     if json:
         return output.emit_json(result)
     verdict = "-" if result.fits is None else ("fits" if result.fits else "does NOT fit")

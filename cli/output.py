@@ -51,7 +51,7 @@ class Value:
 
 
 def emit_json(result: BaseModel | list | dict) -> None:
-    from sizer.results import ensure_finite
+    from sizer.facade import ensure_finite
 
     ensure_finite(result)  # a NaN or infinity is an error (exit 2), never null with success
     if isinstance(result, BaseModel):
@@ -102,7 +102,7 @@ def fmt(value: float, significant: int = SIGNIFICANT) -> str:
     """
     value = float(value)
     if not math.isfinite(value):  # a NaN or infinity is an error (exit 2), never printed with success
-        from sizer.errors import SizerError
+        from sizer.facade import SizerError
 
         raise SizerError(f"the inputs give a result that is not a finite number ({value}); use values in a realistic range")
     if not _is_plain(value):
@@ -206,7 +206,7 @@ def _unit_text(units) -> str:
 
 
 def _as_quantity(value: float, unit: str):
-    from sizer.units import Quantity
+    from sizer.facade import Quantity
 
     return Quantity(value, unit or "dimensionless")
 

@@ -15,9 +15,9 @@ def peak(device: Annotated[Optional[str], typer.Argument(help="Device id or name
          clock: Annotated[Optional[str], typer.Option("--clock", help="Boost clock, e.g. '1.531 GHz'.")] = None,
          derating: Derating = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Peak FLOP/s (R = 2NC or the catalog's dense tensor peak) and the sustained range."""
-    from sizer import estimates
+    from sizer import facade
 
-    result = estimates.peak(estimates.PeakRequest(device=device, precision=precision, cores=cores, clock=clock,
+    result = facade.peak(facade.PeakRequest(device=device, precision=precision, cores=cores, clock=clock,
                                                   derating=derating), load(catalog) if device else None)
     if json:
         return output.emit_json(result)

@@ -18,7 +18,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
          catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Search tensor x pipeline x data parallel, ZeRO, recomputation and micro-batch; rank the layouts that fit."""
-    from sizer.plan.layouts import PlanRequest, plan as run
+    from sizer.facade import PlanRequest, plan as run
 
     request = workload_request(PlanRequest, model=model, params=params, tokens=tokens, device=device, count=count,
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,

@@ -16,7 +16,7 @@ MAX_SAMPLE_ELEMENTS = 100_000_000  # 400 MB of FP32 per sample: more than any mo
 
 def _shape(text: str) -> list[int]:
     """``3,224,224`` as a list of whole positive numbers."""
-    from sizer.errors import InputError
+    from sizer.facade import InputError
 
     parts = [part.strip() for part in text.split(",")]
     expected = (f"1 to {MAX_SHAPE_DIMENSIONS} whole positive numbers, comma-separated, e.g. 3,224,224, "
@@ -40,8 +40,8 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
             name: Annotated[Optional[str], typer.Option("--name", help="Workload name (default: the factory's).")] = None,
             description: Annotated[Optional[str], typer.Option("--description", help="One line about the model.")] = None) -> None:
     """Count FLOP and bytes per layer with torch's FLOP counter and a dispatch-level byte count."""
-    from sizer.datafile import check_writable, write_text
-    from sizer.errors import InputError
+    from sizer.facade import check_writable, write_text
+    from sizer.facade import InputError
 
     with output.progress("profile") as bar:  # on standard error; loading torch alone takes seconds
         task = bar.add_task("loading torch", total=4)

@@ -43,11 +43,11 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
-    from sizer.recommend import RecommendRequest, recommend as run
+    from sizer.facade import RecommendRequest, recommend as run
 
     if inference:
         from cli.inference_cmd import render_recommendation
-        from sizer.inference.recommend import InferenceRecommendRequest, recommend_inference
+        from sizer.facade import InferenceRecommendRequest, recommend_inference
 
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
                       output_len=output_len, context_length=context_len, batch=batch,

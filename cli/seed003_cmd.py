@@ -20,9 +20,9 @@ def cells(samples: Annotated[str, typer.Option("--samples", help="S, samples in 
           cell_size: Annotated[str, typer.Option("--cell-size", help="Bytes per cell, e.g. '4 B'.")] = "4 B",
           json: JsonOption = False) -> None:
     """Memory cells used by the model-synthesis algorithm (seed 003 eq. 1)."""
-    from sizer import estimates
+    from sizer import facade
 
-    result = estimates.cells(estimates.CellsRequest(samples=samples, features=features, outputs=outputs, weights=weights,
+    result = facade.cells(facade.CellsRequest(samples=samples, features=features, outputs=outputs, weights=weights,
                                                     variables=variables, eta_b=eta_b, eta_w=eta_w, eta_v=eta_v,
                                                     cell_size=cell_size))
     if json:
@@ -40,9 +40,9 @@ def k1(weights: Annotated[str, typer.Option("--weights", help="N_w, weights and 
        tolerance: Annotated[float, typer.Option("--tolerance", help="|K1 - 1| that still counts as K1 = 1.")] = 0.01,
        json: JsonOption = False) -> None:
     """K1 = N_w / (S N): is the network's memory redundant, exact or insufficient (seed 003 eq. 4)."""
-    from sizer import estimates
+    from sizer import facade
 
-    result = estimates.k1(estimates.K1Request(weights=weights, samples=samples, features=features, tolerance=tolerance))
+    result = facade.k1(facade.K1Request(weights=weights, samples=samples, features=features, tolerance=tolerance))
     if json:
         return output.emit_json(result)
     output.key_values("K1 memory redundancy (seed 003 eq. 4)", [
@@ -54,10 +54,10 @@ def complexity(layers: Annotated[str, typer.Option("--layers", help="Input width
                inputs: Annotated[Optional[str], typer.Option("--inputs", help="Fan-in of the first layer (then --layers are all neuron layers).")] = None,
                json: JsonOption = False) -> None:
     """Sequential T1 and parallel T2 complexity of a feed-forward network (seed 003 eq. 2, 3)."""
-    from sizer import estimates
+    from sizer import facade
 
     widths = [w.strip() for w in layers.split(",")]
-    result = estimates.complexity(estimates.ComplexityRequest(layers=widths, operation_time=operation_time, inputs=inputs))
+    result = facade.complexity(facade.ComplexityRequest(layers=widths, operation_time=operation_time, inputs=inputs))
     if json:
         return output.emit_json(result)
     output.key_values("Complexity (seed 003 eq. 2, 3)", [

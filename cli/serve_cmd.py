@@ -30,7 +30,7 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
     from api.app import create_app
     from api.server import uvicorn_options
     from api.settings import Settings
-    from sizer.errors import InputError
+    from sizer.facade import InputError
 
     given = {k: v for k, v in {"host": host, "port": port, "workers": workers, "catalog_file": catalog, "timeout_s": timeout,
                                "body_timeout_s": body_timeout, "header_timeout_s": header_timeout,

@@ -17,14 +17,14 @@ def _split(field: str, text: str | None) -> list[str] | None:
         return None
     items = [item.strip() for item in text.split(",")]
     if not all(items) or len(items) > 10_000:
-        from sizer.errors import InputError
+        from sizer.facade import InputError
 
         raise InputError(field, text, "a comma-separated list, e.g. '1e9,7e9'")
     return items
 
 
 def _counts(text: str) -> list[int]:
-    from sizer.errors import InputError
+    from sizer.facade import InputError
 
     counts = []
     for item in _split("count", text) or []:
@@ -50,9 +50,9 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
           out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,
           catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Evaluate every combination at once (vectorised): time, memory, fit and rent cost per row."""
-    from sizer.datafile import check_writable, write_text
-    from sizer.errors import InputError
-    from sizer.sweep import MAX_EVALUATIONS, sweep as run
+    from sizer.facade import check_writable, write_text
+    from sizer.facade import InputError
+    from sizer.facade import MAX_EVALUATIONS, sweep as run
 
     if samples is not None and tokens is not None:
         raise InputError("tokens", tokens, "either --tokens or --samples, not both")

@@ -24,14 +24,14 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
         host_share: Annotated[str, typer.Option("--host-share", help="Capital for hosts, network, racks, e.g. '20000 USD'.")] = "0 USD",
         catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Total cost of ownership: cloud rent against purchase (amortised) plus energy."""
-    from sizer import estimates
+    from sizer import facade
 
-    request = workload_request(estimates.TcoRequest, device=device, count=count, training_time=training_time, params=params,
+    request = workload_request(facade.TcoRequest, device=device, count=count, training_time=training_time, params=params,
                                samples=samples, epochs=epochs, tokens=tokens, precision=precision, optimizer=optimizer,
                                batch_size=batch_size, seq_len=seq_len, rent_price=rent_price, cloud=cloud, purchase_price=purchase_price,
                                lifetime=lifetime, pue=pue, electricity_price=electricity_price, utilisation=utilisation,
                                host_share=host_share)
-    result = estimates.estimate_cost(request, load(catalog))
+    result = facade.estimate_cost(request, load(catalog))
     if json:
         return output.emit_json(result)
     rent_name = "rent" if result.rent_basis != "amortised purchase" else "rent (amortised purchase, no rent price)"

@@ -27,12 +27,12 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
          catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
-    from sizer import estimates
-    from sizer.errors import InputError
+    from sizer import facade
+    from sizer.facade import InputError
 
     if dp is not None and dp * (tp or 1) * (pp or 1) != count:
         raise InputError("dp", dp, f"count / (tp x pp) = {count / ((tp or 1) * (pp or 1)):g}: tp x pp x dp is the device count")
-    request = workload_request(estimates.TimeRequest, tp=tp, pp=pp, interleave=interleave, recompute=recompute, params=params, model=model, samples=samples, epochs=epochs,
+    request = workload_request(facade.TimeRequest, tp=tp, pp=pp, interleave=interleave, recompute=recompute, params=params, model=model, samples=samples, epochs=epochs,
                                tokens=tokens, device=device, count=count, precision=precision, batch_size=batch_size,
                                micro_batch=micro_batch, optimizer=optimizer, seq_len=seq_len,
                                forward_flops_per_sample=forward_flops_per_sample, zero=zero,
@@ -40,7 +40,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets)
-    result = estimates.estimate_time(request, load(catalog))
+    result = facade.estimate_time(request, load(catalog))
     if json:
         return output.emit_json(result)
     layout = result.layout

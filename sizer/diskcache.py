@@ -1,7 +1,7 @@
 """A small on-disk cache of parsed data, so that a command does not re-parse what has not changed.
 
 Two things are cached: pint's parsed unit definitions (see :mod:`sizer.units`) and the parsed,
-validated built-in catalog (see :mod:`sizer.catalog`). Each entry is a pickle named after a
+validated built-in catalog (see :mod:`sizer.hardware.catalog`). Each entry is a pickle named after a
 key that covers everything it was built from (file contents or their sizes and modification
 times, and the versions of the code that built it), so a stale entry is never read: a change
 gives a new key.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from sizer.catalog import load_catalog
+from sizer.hardware.catalog import load_catalog
 
 
 @pytest.fixture(scope="session")

@@ -292,12 +292,12 @@ def test_malformed_bodies_are_422(client, content):
 
 
 def test_unexpected_errors_are_500_with_a_request_id_and_no_internals(monkeypatch):
-    from sizer import estimates
+    from sizer import facade
 
     def broken(*args, **kwargs):
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(estimates, "k1", broken)
+    monkeypatch.setattr(facade, "k1", broken)
     with TestClient(create_app(), raise_server_exceptions=False) as c:
         response = c.post("/v1/k1", json={"weights": 5000, "samples": 10, "features": 100})
     assert response.status_code == 500

@@ -17,7 +17,7 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
                                                status_code_conformance)
 
 from api.app import create_app
-from sizer.catalog import Catalog
+from sizer.hardware.catalog import Catalog
 
 MAX_EXAMPLES = 25
 EXAMPLE_DEVICES = ("Tesla P40", "H100 SXM", "A100 80GB SXM")

@@ -1,14 +1,14 @@
-"""sizer/calibration.py: fitting per-device efficiency and overhead, and using the fit."""
+"""sizer/engine/calibration.py: fitting per-device efficiency and overhead, and using the fit."""
 import json
 
 import pytest
 
-from sizer.calibration import (CalibrationRun, calibrate_runs, fit_scale_and_overhead, load_calibration, predict_run,
+from sizer.engine.calibration import (CalibrationRun, calibrate_runs, fit_scale_and_overhead, load_calibration, predict_run,
                                runs_from_report, save_calibration)
 from sizer.errors import InputError
-from sizer.estimates import TimeRequest, estimate_time
+from sizer.facade import TimeRequest, estimate_time
 from sizer.engine.constants import default_efficiencies
-from sizer.profile import load_profile
+from sizer.workloads.profile import load_profile
 from sizer.engine.modes import profile_step_seconds
 
 

@@ -1,12 +1,12 @@
-"""sizer/catalog.py and catalog/*.yaml: validation, provenance, lookup, user files."""
+"""sizer/hardware/catalog.py and catalog/*.yaml: validation, provenance, lookup, user files."""
 import textwrap
 
 import pytest
 
-from sizer.catalog import load_catalog, match_devices
-from sizer.catalog_schema import PRECISIONS
+from sizer.hardware.catalog import load_catalog, match_devices
+from sizer.hardware.schema import PRECISIONS
 from sizer.errors import CatalogError, DeviceLookupError
-from sizer.throughput import derived_fp32_peak, stated_peak
+from sizer.formulas.peaks import derived_fp32_peak, stated_peak
 
 # Every device the issue and spec §4 name, as a user would type it.
 REQUIRED = [
@@ -187,7 +187,7 @@ def test_a_meaningful_word_with_a_bare_number_still_matches(catalog, name, expec
 import csv
 from pathlib import Path
 
-from sizer.catalog_view import describe_device
+from sizer.hardware.view import describe_device
 
 DATA = Path("/work/shared/data")
 
@@ -227,7 +227,7 @@ def test_recalled_and_low_confidence_figures_are_unverified(catalog):
 
 def test_rtx_6000_ada_a10g_and_rtx_2060_have_their_missing_precisions(catalog):
     """Issue 12: RTX 6000 Ada was rejected for fp16 and tf32 work, A10G had no tensor peaks, RTX 2060 no fp16."""
-    from sizer.throughput import supported_precisions, stated_peak
+    from sizer.formulas.peaks import supported_precisions, stated_peak
 
     ada = catalog.find("RTX 6000 Ada")
     # more-devices.csv (VladislavDuma table): dense TF32 182, FP16 364 TFLOPS
@@ -325,7 +325,7 @@ def test_user_figure_without_verified_is_taken_as_unverified_and_a_typo_is_refus
 # --- links and node types (catalog/networks) ------------------------------------------------
 
 def test_every_interconnects_csv_row_is_a_sourced_link():
-    from sizer.networks import load_networks
+    from sizer.hardware.networks import load_networks
 
     networks = load_networks()
     with open(DATA / "interconnects.csv", newline="") as handle:
@@ -340,7 +340,7 @@ def test_every_interconnects_csv_row_is_a_sourced_link():
 
 
 def test_node_topology_for_the_large_scale_engine():
-    from sizer.networks import load_networks
+    from sizer.hardware.networks import load_networks
 
     # interconnects.csv: DGX H100, 8 GPUs, NVLink 4 via NVSwitch 450 GB/s one way, 8x NDR 400 Gb/s = 50 GB/s per GPU
     dgx = load_networks().topology("DGX H100")
@@ -354,14 +354,14 @@ def test_node_topology_for_the_large_scale_engine():
 
 def test_unknown_system_lists_candidates():
     from sizer.errors import InputError
-    from sizer.networks import load_networks
+    from sizer.hardware.networks import load_networks
 
     with pytest.raises(InputError, match="DGX H100|dgx-h100"):
         load_networks().system("DGX H1000")
 
 
 def test_networks_file_refuses_a_dangling_link(tmp_path):
-    from sizer.networks import load_networks
+    from sizer.hardware.networks import load_networks
 
     text = (Path(__file__).parent.parent / "catalog" / "networks" / "links.yaml").read_text()
     (tmp_path / "links.yaml").write_text(text.replace("intra_node: dgx-h100-nvswitch", "intra_node: no-such-link", 1))

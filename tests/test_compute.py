@@ -1,11 +1,11 @@
-"""sizer/compute.py: C_train = O_f O_b P S E and its forward-FLOP form."""
+"""sizer/formulas/compute.py: C_train = O_f O_b P S E and its forward-FLOP form."""
 import pytest
 from hypothesis import given, strategies as st
 
-from sizer.compute import training_compute, training_compute_from_forward
-from sizer.estimates import estimate_compute
+from sizer.formulas.compute import training_compute, training_compute_from_forward
+from sizer.facade import estimate_compute
 from sizer.units import Quantity
-from sizer.workload import WorkloadRequest
+from sizer.workloads.request import WorkloadRequest
 
 
 def test_gpt3_worked_example():

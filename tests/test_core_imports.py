@@ -4,7 +4,7 @@ import sys
 
 
 def test_import_sizer_pulls_in_no_framework():
-    code = ("import sys, sizer, sizer.recommend, sizer.estimates; "
+    code = ("import sys, sizer, sizer.plan.recommend, sizer.facade; "
             "print(','.join(m for m in ('torch', 'fastapi', 'typer', 'uvicorn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""

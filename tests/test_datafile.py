@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from sizer import datafile
-from sizer.calibration import load_calibration, save_calibration
-from sizer.catalog import load_catalog
+from sizer.engine.calibration import load_calibration, save_calibration
+from sizer.hardware.catalog import load_catalog
 from sizer.errors import CatalogError, InputError
-from sizer.profile import load_profile
+from sizer.workloads.profile import load_profile
 
 DEEP_YAML = "a: " + "[" * 25_000 + "]" * 25_000 + "\n"  # 50 kB; crashed libyaml's composer with SIGSEGV
 
@@ -81,8 +81,8 @@ def test_deep_yaml_in_every_entry_point_is_refused(tmp_path):
     # The regression is a SIGSEGV, so it is run in a child process that may crash without taking pytest along.
     deep = tmp_path / "deep.yaml"
     deep.write_text(DEEP_YAML)
-    script = ("import sys\nfrom sizer.catalog import load_catalog\nfrom sizer.profile import load_profile\n"
-              "from sizer.calibration import load_calibration\nfrom sizer.errors import SizerError\n"
+    script = ("import sys\nfrom sizer.hardware.catalog import load_catalog\nfrom sizer.workloads.profile import load_profile\n"
+              "from sizer.engine.calibration import load_calibration\nfrom sizer.errors import SizerError\n"
               "for load in (load_catalog, load_profile, load_calibration):\n"
               "    try:\n        load(sys.argv[1])\n    except SizerError as error:\n        print(error.message)\n")
     done = subprocess.run([sys.executable, "-c", script, str(deep)], capture_output=True, text=True, timeout=60,
@@ -131,7 +131,7 @@ def test_a_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch):
 
 def test_a_failed_calibration_rewrite_keeps_the_good_file(tmp_path, monkeypatch, catalog):
     # issue 12 item 7: one failed rewrite left a good calibration file at 0 bytes.
-    from sizer import calibration as module
+    from sizer.engine import calibration as module
 
     good = module.Calibration(created="2026-11-23", source="test", devices=[module.DeviceCalibration(
         device_id="t4", device_name="NVIDIA T4", efficiency_scale=2.0, step_overhead_s=0.001, runs=3, median_abs_error=0.05)])
@@ -180,7 +180,7 @@ def test_the_project_reads_yaml_only_through_the_guarded_loader():
 
 def test_yaml_events_cover_what_the_loader_reads():
     # The guard counts parser events; the built-in catalog passes it unchanged.
-    from sizer.catalog import builtin_catalog_dir
+    from sizer.hardware.catalog import builtin_catalog_dir
 
     for path in sorted(builtin_catalog_dir().glob("*.yaml")):
         assert datafile.load_yaml(path, "catalog") == yaml.load(path.read_text(encoding="utf-8"), Loader=datafile.SafeLoader)

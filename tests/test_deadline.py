@@ -7,12 +7,12 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-import sizer.recommend
+import sizer.plan.recommend
 from api.app import create_app
 from api.settings import Settings
 from sizer.deadline import check_deadline, time_limit
 from sizer.errors import EstimateTimeout, SizerError
-from sizer.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import RecommendRequest, recommend
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -27,8 +27,8 @@ def test_an_unreachable_deadline_is_answered_by_one_engine_call(monkeypatch, cat
     # C = 6e33 FLOP cannot be done in 1 s on 65,536 of any device. Every count of every device used to be
     # sized and timed one by one (seconds of CPU); the engine evaluates them all in one call.
     calls = []
-    search = sizer.recommend.search
-    monkeypatch.setattr(sizer.recommend, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    search = sizer.plan.recommend.search
+    monkeypatch.setattr(sizer.plan.recommend, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
     result = recommend(RecommendRequest(**ISSUE_REQUEST), catalog)
     assert not result.ranked and len(calls) == 1
     assert all("misses deadline" in r.reason or "support" in r.reason for r in result.rejected)
@@ -57,7 +57,7 @@ def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
     # that follows checks the deadline per device and must stop at once, not rank every device.
     devices = len(catalog)
     calls = []
-    search, choose = sizer.recommend.search, sizer.recommend._choose
+    search, choose = sizer.plan.recommend.search, sizer.plan.recommend._choose
 
     def slow_search(*args, **kwargs):
         time.sleep(0.3)
@@ -67,8 +67,8 @@ def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
         calls.append(time.monotonic())
         return choose(*args, **kwargs)
 
-    monkeypatch.setattr(sizer.recommend, "search", slow_search)
-    monkeypatch.setattr(sizer.recommend, "_choose", counted)
+    monkeypatch.setattr(sizer.plan.recommend, "search", slow_search)
+    monkeypatch.setattr(sizer.plan.recommend, "_choose", counted)
     client = TestClient(create_app(Settings(timeout_s=0.1)), raise_server_exceptions=False)
     response = client.post("/v1/recommend", json=COSTLY)
     assert response.status_code == 503, response.text[:300]

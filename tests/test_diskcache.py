@@ -55,7 +55,7 @@ def test_keys_change_with_their_parts(tmp_path):
 def test_a_cached_process_gives_the_same_catalog_and_units(tmp_path):
     # Two fresh processes over an empty cache folder: the first builds and stores, the second
     # reads; both must print the same catalog and the same conversions as an uncached one.
-    script = ("from sizer.catalog import load_catalog; from sizer.units import Quantity, ureg; c = load_catalog(); "
+    script = ("from sizer.hardware.catalog import load_catalog; from sizer.units import Quantity, ureg; c = load_catalog(); "
               "print(len(c), c.find('p40').model_dump_json(), Quantity(1.5, 'GHz').to('MHz'), ureg.parse_units('FLOP/s'), "
               "Quantity(24, 'GiB').to('B'), Quantity(1, 'bit').dimensionality)")
     outputs = []

@@ -5,13 +5,13 @@ from hypothesis import given, settings, strategies as st
 
 from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.engine.constants import GPU_EFFICIENCIES
-from sizer.engine.hardware import cached_device_table, device_rates, resolve_precision
+from sizer.engine.devices import cached_device_table, device_rates, resolve_precision
 from sizer.engine.memory import model_state_bytes
 from sizer.engine.modes import job_step_seconds, parse_reference_throughput, reference_efficiencies
 from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.errors import InputError, SizerError
-from sizer.estimates import MemoryRequest, TimeRequest, estimate_memory, estimate_time
-from sizer.profile import load_profile
+from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
+from sizer.workloads.profile import load_profile
 from sizer.workloads.job import job_from_profile
 
 

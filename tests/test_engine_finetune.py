@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from sizer.engine.hardware import cached_device_table
+from sizer.engine.devices import cached_device_table
 from sizer.engine.layers import layer_table, with_trained_rows
 from sizer.engine.memory import model_state_bytes
 from sizer.engine.roofline import FROZEN, TRAINING, Configs, layer_pass, step_seconds
-from sizer.profile import Layer, Profile
+from sizer.workloads.profile import Layer, Profile
 
 
 def _table(name: str, flops: float, params: float):

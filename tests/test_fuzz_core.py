@@ -20,24 +20,24 @@ import pint
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
 
-from sizer import estimates
-from sizer.catalog import load_catalog
-from sizer.cells import estimate_cells
-from sizer.complexity import estimate_complexity
-from sizer.compute import training_compute, training_compute_from_forward
+from sizer import facade
+from sizer.hardware.catalog import load_catalog
+from sizer.formulas.cells import estimate_cells
+from sizer.formulas.complexity import estimate_complexity
+from sizer.formulas.compute import training_compute, training_compute_from_forward
 from sizer.errors import SizerError
-from sizer.memory import training_memory
-from sizer.recommend import RecommendRequest, recommend
-from sizer.redundancy import estimate_k1
+from sizer.plan.memory import training_memory
+from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.formulas.redundancy import estimate_k1
 from sizer.results import Estimate
-from sizer.sweep import sweep
-from sizer.tco import CostAssumptions, estimate_tco
-from sizer.throughput import Derating, cpu_peak_flops, estimate_peak, gpu_peak_flops
+from sizer.plan.sweep import sweep
+from sizer.formulas.tco import CostAssumptions, estimate_tco
+from sizer.formulas.peaks import Derating, cpu_peak_flops, estimate_peak, gpu_peak_flops
 from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.engine.training import estimate_training
 from sizer.workloads.job import resolve_job
 from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workload import WorkloadRequest, resolve_workload
+from sizer.workloads.request import WorkloadRequest, resolve_workload
 
 FUZZ_EXAMPLES = int(os.environ.get("SIZER_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=FUZZ_EXAMPLES <= 30,
@@ -159,7 +159,7 @@ def test_resolve_workload_and_compute(fields):
     request = build(WorkloadRequest, fields)
     if request is not None:
         workload = outcome(resolve_workload, request)
-        outcome(estimates.estimate_compute, request)
+        outcome(facade.estimate_compute, request)
         if workload is not None:
             outcome(training_compute_from_forward, workload.forward_flops_per_sample, workload.samples, workload.epochs)
 
@@ -182,21 +182,21 @@ def test_time_memory_cost(fields, device, count, sharding, overlap, headroom):
 
 
 request_models = [
-    (estimates.PeakRequest, estimates.peak, {"device": devices, "precision": precisions, "cores": counts, "clock": raw_values,
+    (facade.PeakRequest, facade.peak, {"device": devices, "precision": precisions, "cores": counts, "clock": raw_values,
                                              "derating": numbers}),
-    (estimates.TimeRequest, estimates.estimate_time, {"device": devices, "count": st.integers(-1, 10**7), "params": counts,
+    (facade.TimeRequest, facade.estimate_time, {"device": devices, "count": st.integers(-1, 10**7), "params": counts,
                                                       "samples": counts, "tokens": counts, "batch_size": counts,
                                                       "precision": precisions, "sharding": st.sampled_from(["none", "full"]),
                                                       "workload": st.sampled_from(["resnet50", "mlp-seed001", "nope"])}),
-    (estimates.MemoryRequest, estimates.estimate_memory, {"device": devices, "count": st.integers(-1, 10**7), "params": counts,
+    (facade.MemoryRequest, facade.estimate_memory, {"device": devices, "count": st.integers(-1, 10**7), "params": counts,
                                                           "tokens": counts, "precision": precisions,
                                                           "micro_batch": counts, "headroom": st.booleans()}),
-    (estimates.CellsRequest, estimates.cells, {"samples": counts, "features": counts, "outputs": counts, "weights": counts,
+    (facade.CellsRequest, facade.cells, {"samples": counts, "features": counts, "outputs": counts, "weights": counts,
                                                "variables": counts, "eta_b": counts, "cell_size": raw_values}),
-    (estimates.K1Request, estimates.k1, {"weights": counts, "samples": counts, "features": counts, "tolerance": numbers}),
-    (estimates.ComplexityRequest, estimates.complexity, {"layers": st.lists(counts, max_size=12),
+    (facade.K1Request, facade.k1, {"weights": counts, "samples": counts, "features": counts, "tolerance": numbers}),
+    (facade.ComplexityRequest, facade.complexity, {"layers": st.lists(counts, max_size=12),
                                                          "operation_time": raw_values, "inputs": counts}),
-    (estimates.TcoRequest, estimates.estimate_cost, {"device": devices, "count": st.integers(-1, 10**7),
+    (facade.TcoRequest, facade.estimate_cost, {"device": devices, "count": st.integers(-1, 10**7),
                                                      "training_time": durations, "rent_price": raw_values,
                                                      "purchase_price": money, "lifetime": durations, "pue": numbers,
                                                      "electricity_price": raw_values, "utilisation": numbers,
@@ -211,7 +211,7 @@ def test_request_level_functions(data, which):
     body = data.draw(st.fixed_dictionaries({}, optional=fields))
     request = build(model, body)
     if request is not None:
-        if function in (estimates.cells, estimates.k1, estimates.complexity):
+        if function in (facade.cells, facade.k1, facade.complexity):
             outcome(function, request)
         else:
             outcome(function, request, CATALOG)

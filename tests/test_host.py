@@ -1,8 +1,8 @@
-"""sizer/host.py: RAM for the data set, storage read rate against the storage class."""
+"""sizer/formulas/host.py: RAM for the data set, storage read rate against the storage class."""
 import pytest
 
 from sizer.errors import InputError
-from sizer.host import dataset_bytes, estimate_host, required_read_rate
+from sizer.formulas.host import dataset_bytes, estimate_host, required_read_rate
 from sizer.units import Quantity
 
 

@@ -1,8 +1,8 @@
-"""sizer/memory.py: training memory per device and the fit decision, from the engine's memory model."""
+"""sizer/plan/memory.py: training memory per device and the fit decision, from the engine's memory model."""
 import pytest
 
-from sizer.memory import training_memory
-from sizer.workload import WorkloadRequest
+from sizer.plan.memory import training_memory
+from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import resolve_job
 
 

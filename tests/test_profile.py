@@ -1,8 +1,8 @@
-"""sizer/profile.py: reading workload profiles, interpolating between sequence lengths."""
+"""sizer/workloads/profile.py: reading workload profiles, interpolating between sequence lengths."""
 import pytest
 
 from sizer.errors import InputError
-from sizer.profile import builtin_profile_names, load_profile
+from sizer.workloads.profile import builtin_profile_names, load_profile
 
 
 def test_builtin_profiles_cover_the_issue_list():

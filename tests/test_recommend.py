@@ -1,7 +1,7 @@
-"""sizer/recommend.py: ranking, constraints, Pareto front, a reason for every rejection."""
+"""sizer/plan/recommend.py: ranking, constraints, Pareto front, a reason for every rejection."""
 import pytest
 
-from sizer.recommend import RecommendRequest, _pareto, recommend
+from sizer.plan.recommend import RecommendRequest, _pareto, recommend
 from sizer.units import Quantity
 
 

@@ -1,10 +1,10 @@
-"""sizer/cells.py, complexity.py, redundancy.py: the analytic expressions of seed 003."""
+"""sizer/formulas/cells.py, complexity.py, redundancy.py: the analytic expressions of seed 003."""
 import pytest
 
-from sizer.cells import estimate_cells, memory_cell_count
-from sizer.complexity import estimate_complexity, parallel_complexity, sequential_complexity
+from sizer.formulas.cells import estimate_cells, memory_cell_count
+from sizer.formulas.complexity import estimate_complexity, parallel_complexity, sequential_complexity
 from sizer.errors import InputError
-from sizer.redundancy import estimate_k1, k1_ratio, k1_verdict
+from sizer.formulas.redundancy import estimate_k1, k1_ratio, k1_verdict
 
 
 def test_memory_cell_count_eq1():

@@ -1,16 +1,16 @@
-"""sizer/sweep.py: the vectorised what-if table gives the single-estimate functions' numbers."""
+"""sizer/plan/sweep.py: the vectorised what-if table gives the single-estimate functions' numbers."""
 import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sizer.errors import InputError
-from sizer.estimates import TimeRequest, estimate_time
+from sizer.facade import TimeRequest, estimate_time
 from sizer.results import Estimate
-from sizer.sweep import COLUMNS, MAX_EVALUATIONS, sweep
-from sizer.tco import estimate_tco
+from sizer.plan.sweep import COLUMNS, MAX_EVALUATIONS, sweep
+from sizer.formulas.tco import estimate_tco
 from sizer.units import Quantity
-from sizer.workload import WorkloadRequest
+from sizer.workloads.request import WorkloadRequest
 
 # Floating-point tolerance only: both paths compute the same formulas, pint's in other units
 # (GB/s, hours), so the last bits of a product may differ.

@@ -1,9 +1,9 @@
-"""sizer/tco.py: rent against buy, checked against a hand computation."""
+"""sizer/formulas/tco.py: rent against buy, checked against a hand computation."""
 import pytest
 
 from sizer.errors import InputError
 from sizer.results import Estimate
-from sizer.tco import CostAssumptions, amortised_capital, energy_cost, estimate_tco, rent_cost
+from sizer.formulas.tco import CostAssumptions, amortised_capital, energy_cost, estimate_tco, rent_cost
 from sizer.units import Quantity
 
 
@@ -55,7 +55,7 @@ def test_bad_cost_inputs():
 
 import csv
 
-from sizer.tco import check_provider, cheapest_cloud_price, cloud_providers, hourly_price
+from sizer.formulas.tco import check_provider, cheapest_cloud_price, cloud_providers, hourly_price
 
 
 def test_device_without_rent_price_costs_its_amortised_purchase_labelled(catalog):
@@ -125,7 +125,7 @@ def test_device_without_tdp_has_no_buy_side_rather_than_a_free_one(catalog):
 
 
 def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost(catalog):
-    from sizer.recommend import RecommendRequest, recommend
+    from sizer.plan.recommend import RecommendRequest, recommend
 
     request = RecommendRequest(params=1e8, tokens=2e9, precision="fp16", kinds=["gpu"], max_devices=8, cloud="lambda")
     result = recommend(request, catalog)

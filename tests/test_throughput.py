@@ -1,9 +1,9 @@
-"""sizer/throughput.py: R = 2NC, the CPU formula, derating, catalog peaks."""
+"""sizer/formulas/peaks.py: R = 2NC, the CPU formula, derating, catalog peaks."""
 import pytest
 from hypothesis import given, strategies as st
 
 from sizer.errors import InputError
-from sizer.throughput import (Derating, cpu_peak_flops, device_peak, estimate_peak, gpu_peak_flops,
+from sizer.formulas.peaks import (Derating, cpu_peak_flops, device_peak, estimate_peak, gpu_peak_flops,
                               supported_precisions, sustained_flops)
 from sizer.units import Quantity
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from sizer.catalog import load_catalog
-from sizer.throughput import device_peak
+from sizer.hardware.catalog import load_catalog
+from sizer.formulas.peaks import device_peak
 from sizer.units import Quantity
 from validation.detect import cuda_name_candidates, match_cuda_device, parse_cpuinfo, simd_from_flags
 

@@ -1,8 +1,8 @@
-"""sizer/workload.py: resolving a workload request, defaults stated as assumptions."""
+"""sizer/workloads/request.py: resolving a workload request, defaults stated as assumptions."""
 import pytest
 
 from sizer.errors import InputError
-from sizer.workload import WorkloadRequest, resolve_workload, transformer_activation_bytes_per_token, transformer_shape
+from sizer.workloads.request import WorkloadRequest, resolve_workload, transformer_activation_bytes_per_token, transformer_shape
 
 
 def test_token_workload_defaults_are_stated():

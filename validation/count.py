@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizer.compute import FORWARD_FLOPS_PER_PARAM
+from sizer.formulas.compute import FORWARD_FLOPS_PER_PARAM
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The machine at hand as a :class:`sizer.catalog_schema.Device`, so the core can predict for it.
+"""The machine at hand as a :class:`sizer.hardware.schema.Device`, so the core can predict for it.
 
 A CUDA device is looked up in the catalog by the name the driver reports (with a few
 normalisations; the report says when none matches). The CPU is described from the operating
@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sizer.catalog import Catalog, load_catalog, match_devices
-from sizer.catalog_schema import CpuVector, Device, Interconnect, Sourced
+from sizer.hardware.catalog import Catalog, load_catalog, match_devices
+from sizer.hardware.schema import CpuVector, Device, Interconnect, Sourced
 from sizer.units import Quantity
 
 CPUINFO = Path("/proc/cpuinfo")

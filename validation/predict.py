@@ -8,11 +8,11 @@ predictions are uncalibrated (spec §3.11 is a later step).
 """
 from __future__ import annotations
 
-from sizer.catalog_schema import Device
+from sizer.hardware.schema import Device
 from sizer.engine.training import estimate_training
-from sizer.memory import training_memory
-from sizer.profile import Profile
-from sizer.workload import WorkloadRequest
+from sizer.plan.memory import training_memory
+from sizer.workloads.profile import Profile
+from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import job_from_profile, resolve_job
 
 from validation.count import ModelCounts

@@ -7,9 +7,9 @@ from fastapi import APIRouter
 
 from api.deps import CatalogDep
 from api.errors import detail
-from sizer.catalog_view import DeviceDetail, DeviceSummary, describe_device, summarize_device
-from sizer.errors import DeviceLookupError
-from sizer.results import Model
+from sizer.facade import DeviceDetail, DeviceSummary, describe_device, summarize_device
+from sizer.facade import DeviceLookupError
+from sizer.facade import Model
 
 router = APIRouter(prefix="/v1/catalog", tags=["catalog"])
 

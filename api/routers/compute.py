@@ -4,9 +4,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import ERROR_RESPONSES, finite, served_from_builtins
-from sizer import estimates
-from sizer.compute import ComputeResult
-from sizer.workload import WorkloadRequest
+from sizer import facade
+from sizer.facade import ComputeResult
+from sizer.facade import WorkloadRequest
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
@@ -14,4 +14,4 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 @router.post("/compute", response_model=ComputeResult, summary="Training compute C = O_b F_fwd S E")
 def compute(body: WorkloadRequest) -> ComputeResult:
     served_from_builtins(body)
-    return finite(estimates.estimate_compute(body))
+    return finite(facade.estimate_compute(body))

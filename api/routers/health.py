@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import CatalogDep
-from sizer.results import Model
+from sizer.facade import Model
 
 router = APIRouter(tags=["service"])
 

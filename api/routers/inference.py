@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
-from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference
+from sizer.facade import InferenceRequest, InferenceResult, estimate_inference
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
-from sizer import estimates
-from sizer.memory import MemoryResult
+from sizer import facade
+from sizer.facade import MemoryResult
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
 @router.post("/memory", response_model=MemoryResult, summary="Weights, gradients, optimizer state, activations; fit and largest batch")
-def memory(body: estimates.MemoryRequest, catalog: CatalogDep) -> MemoryResult:
+def memory(body: facade.MemoryRequest, catalog: CatalogDep) -> MemoryResult:
     served_from_builtins(body)
-    return finite(estimates.estimate_memory(body, catalog))
+    return finite(facade.estimate_memory(body, catalog))

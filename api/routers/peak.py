@@ -4,12 +4,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import ERROR_RESPONSES, CatalogDep, finite
-from sizer import estimates
-from sizer.throughput import PeakResult
+from sizer import facade
+from sizer.facade import PeakResult
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
 @router.post("/peak", response_model=PeakResult, summary="Peak FLOP/s (R = 2NC or the catalog's tensor peak) and the sustained range")
-def peak(body: estimates.PeakRequest, catalog: CatalogDep) -> PeakResult:
-    return finite(estimates.peak(body, catalog))
+def peak(body: facade.PeakRequest, catalog: CatalogDep) -> PeakResult:
+    return finite(facade.peak(body, catalog))

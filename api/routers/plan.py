@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import ERROR_RESPONSES, CatalogDep, finite, served_from_builtins
-from sizer.plan.layouts import PlanRequest, PlanResult, plan as search
+from sizer.facade import PlanRequest, PlanResult, plan as search
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter
 from pydantic import ConfigDict, RootModel
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
-from sizer.inference.recommend import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
-from sizer.recommend import RecommendRequest, RecommendResult, recommend as rank
+from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
+from sizer.facade import RecommendRequest, RecommendResult, recommend as rank
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 

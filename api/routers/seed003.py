@@ -4,24 +4,24 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import ERROR_RESPONSES, finite
-from sizer import estimates
-from sizer.cells import CellsResult
-from sizer.complexity import ComplexityResult
-from sizer.redundancy import K1Result
+from sizer import facade
+from sizer.facade import CellsResult
+from sizer.facade import ComplexityResult
+from sizer.facade import K1Result
 
 router = APIRouter(prefix="/v1", tags=["seed 003"], responses=ERROR_RESPONSES)
 
 
 @router.post("/cells", response_model=CellsResult, summary="Memory cells of the model-synthesis algorithm (seed 003 eq. 1)")
-def cells(body: estimates.CellsRequest) -> CellsResult:
-    return finite(estimates.cells(body))
+def cells(body: facade.CellsRequest) -> CellsResult:
+    return finite(facade.cells(body))
 
 
 @router.post("/k1", response_model=K1Result, summary="K1 = N_w / (S N): memory redundancy (seed 003 eq. 4)")
-def k1(body: estimates.K1Request) -> K1Result:
-    return finite(estimates.k1(body))
+def k1(body: facade.K1Request) -> K1Result:
+    return finite(facade.k1(body))
 
 
 @router.post("/complexity", response_model=ComplexityResult, summary="Sequential T1 and parallel T2 complexity (seed 003 eq. 2, 3)")
-def complexity(body: estimates.ComplexityRequest) -> ComplexityResult:
-    return finite(estimates.complexity(body))
+def complexity(body: facade.ComplexityRequest) -> ComplexityResult:
+    return finite(facade.complexity(body))

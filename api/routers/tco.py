@@ -4,13 +4,13 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
-from sizer import estimates
-from sizer.tco import TcoResult
+from sizer import facade
+from sizer.facade import TcoResult
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
 @router.post("/tco", response_model=TcoResult, summary="Cost of a training run: cloud rent, and purchase amortised plus energy")
-def tco(body: estimates.TcoRequest, catalog: CatalogDep) -> TcoResult:
+def tco(body: facade.TcoRequest, catalog: CatalogDep) -> TcoResult:
     served_from_builtins(body)
-    return finite(estimates.estimate_cost(body, catalog))
+    return finite(facade.estimate_cost(body, catalog))

@@ -4,14 +4,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
-from sizer import estimates
-from sizer.engine.training import TimeResult
+from sizer import facade
+from sizer.facade import TimeResult
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
 @router.post("/time", response_model=TimeResult,
              summary="Training time from the one per-layer engine: a built-in workload, a model by name or a parameter count")
-def time(body: estimates.TimeRequest, catalog: CatalogDep) -> TimeResult:
+def time(body: facade.TimeRequest, catalog: CatalogDep) -> TimeResult:
     served_from_builtins(body)
-    return finite(estimates.estimate_time(body, catalog))
+    return finite(facade.estimate_time(body, catalog))

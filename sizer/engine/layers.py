@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizer.profile import MATRIX_KINDS, Profile
+from sizer.workloads.profile import MATRIX_KINDS, Profile
 
 MATRIX, CONV, VECTOR = 0, 1, 2  # the unit a layer's FLOP run on (columns of DeviceTable.rates)
 

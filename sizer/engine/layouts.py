@@ -16,7 +16,7 @@ import numpy as np
 
 from sizer.deadline import check_deadline
 from sizer.engine.evaluate import Evaluation, evaluate
-from sizer.engine.hardware import DeviceTable
+from sizer.engine.devices import DeviceTable
 from sizer.workloads.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)

@@ -4,7 +4,7 @@ Three modes, each with its own range (spec §3.11):
 
 - ``datasheet``: the device's catalog figures and the default efficiencies;
 - ``calibrated``: efficiencies and per-step overhead fitted to the user's own runs
-  (``sizer calibrate``, :mod:`sizer.calibration`);
+  (``sizer calibrate``, :mod:`sizer.engine.calibration`);
 - ``reference``: one measured throughput on one device sets how well this workload uses
   hardware, and that carries over to the target device (Habitat's idea, ATC'21).
 
@@ -18,13 +18,13 @@ import re
 
 import numpy as np
 
-from sizer.catalog_schema import Device
+from sizer.hardware.schema import Device
 from sizer.choices import Mode
 from sizer.engine.constants import Efficiencies, default_efficiencies
 from sizer.engine.evaluate import evaluate
-from sizer.engine.hardware import build_device_table
+from sizer.engine.devices import build_device_table
 from sizer.errors import InputError
-from sizer.profile import Profile
+from sizer.workloads.profile import Profile
 from sizer.results import Assumption
 from sizer.units import Quantity
 from sizer.workloads.job import Job, job_from_profile
@@ -117,7 +117,7 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
                         reference_batch_size: float | None = None,
                         calibration=None) -> tuple[Efficiencies, Mode, list[Assumption]]:
     """The efficiencies for ``device``, the mode they come from, and what to tell the user."""
-    from sizer.calibration import calibrated_efficiencies
+    from sizer.engine.calibration import calibrated_efficiencies
 
     if reference is not None:
         reference_device, throughput = parse_reference(reference, catalog)

@@ -27,7 +27,7 @@ import numpy as np
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FLOP_FACTOR, BACKWARD_KERNEL_FACTOR,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
-from sizer.engine.hardware import DeviceTable
+from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
 
 BOUNDS = ("compute", "memory", "overhead", "communication")

@@ -10,15 +10,15 @@ from collections import defaultdict
 
 import numpy as np
 
-from sizer.catalog_schema import Device
+from sizer.hardware.schema import Device
 from sizer.choices import Mode
 from sizer.engine.constants import Efficiencies, FRAMEWORK_OVERHEAD_SOURCE, default_efficiencies
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
-from sizer.engine.hardware import build_device_table, node_layout, device_link
+from sizer.engine.devices import build_device_table, node_layout, device_link
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
-from sizer.throughput import DEFAULT_DERATING
+from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.units import Quantity
 from sizer.workloads.job import Job
 
@@ -149,7 +149,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         efficiency = default_efficiencies(device.kind, job.arch is not None)
     table = build_device_table((device,), job.precision, (efficiency,))
     if not table.supported[0]:
-        from sizer.throughput import supported_precisions
+        from sizer.formulas.peaks import supported_precisions
 
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")

@@ -13,8 +13,8 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from sizer.datafile import load_yaml
-from sizer.catalog import Catalog, load_catalog
-from sizer.catalog_schema import Device
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device
 from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOKENS, SERVING_MATRIX_EFFICIENCY,
                                     SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
 from sizer.errors import InputError
@@ -22,9 +22,9 @@ from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, we
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
-from sizer.tco import cheapest_cloud_price
+from sizer.formulas.tco import cheapest_cloud_price
 from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workload import RequestModel
+from sizer.workloads.request import RequestModel
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import decoder_for_params, resolve_model
 

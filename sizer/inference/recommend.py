@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from sizer.catalog import Catalog, load_catalog
+from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format

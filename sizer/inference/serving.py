@@ -28,14 +28,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from sizer.catalog_schema import Device
+from sizer.hardware.schema import Device
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
-from sizer.engine.hardware import DeviceTable, build_device_table
+from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.layers import LayerTable, unit_of
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.inference.formats import WeightFormat
-from sizer.profile import Layer, Profile
+from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.layer_graph import attention_flops, layer_graph
 

@@ -4,7 +4,7 @@ Every candidate of the full search (:mod:`sizer.engine.layouts`: tensor × pipel
 parallel, ZeRO 0-3, recomputation none/selective/full, micro-batches) is evaluated in one engine
 call; each shown layout says where its step goes (pipeline bubble, communication, memory).
 
->>> from sizer.catalog import load_catalog
+>>> from sizer.hardware.catalog import load_catalog
 >>> result = plan(PlanRequest(model="llama-2-7b", tokens=2e11, device="H100 SXM", count=16))
 >>> best = result.layouts[0]
 >>> best.tp * best.pp * best.dp == 16 and best.fits
@@ -15,17 +15,17 @@ from __future__ import annotations
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from sizer.catalog import Catalog, load_catalog
+from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.engine.constants import default_efficiencies
 from sizer.engine.evaluate import range_factors, workload_kind
-from sizer.engine.hardware import build_device_table
+from sizer.engine.devices import build_device_table
 from sizer.engine.layouts import FULL, FULL_MICRO, search
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import time_unit
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
-from sizer.throughput import supported_precisions
-from sizer.workload import WorkloadRequest
+from sizer.formulas.peaks import supported_precisions
+from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import resolve_job
 
 DEFAULT_SHOWN = 10

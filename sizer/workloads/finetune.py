@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sizer.choices import Method, parse_choice
 from sizer.errors import InputError
-from sizer.profile import Layer, Profile
+from sizer.workloads.profile import Layer, Profile
 from sizer.results import Assumption
 from sizer.workloads.architecture import GATED_FFN, Architecture
 

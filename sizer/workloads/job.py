@@ -16,11 +16,11 @@ from sizer.engine.roofline import Shape
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.errors import InputError
-from sizer.precision import weight_bytes
-from sizer.profile import Layer, Profile, load_profile
+from sizer.hardware.precision import weight_bytes
+from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.results import Assumption
 from sizer.units import parse_count
-from sizer.workload import Workload, WorkloadRequest, resolve_workload
+from sizer.workloads.request import Workload, WorkloadRequest, resolve_workload
 
 DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
 

@@ -1,5 +1,5 @@
 """The layer graph of a transformer, generated from its architecture: the per-layer description
-(a :class:`~sizer.profile.Profile`) that the time engine consumes, in the same form as the
+(a :class:`~sizer.workloads.profile.Profile`) that the time engine consumes, in the same form as the
 torch-profiled workloads of ``catalog/workloads/``.
 
 One sample is one sequence of ``seq_len`` tokens (``Profile.sample == "sequence"``); every figure
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizer.profile import Layer, Profile
+from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import GATED_FFN, Architecture
 
 BYTES_PER_VALUE = 4  # the profiles' FP32-storage convention

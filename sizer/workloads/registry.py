@@ -95,7 +95,7 @@ class ModelsFile(BaseModel):
 
 
 def models_file() -> Path:
-    from sizer.catalog import builtin_catalog_dir
+    from sizer.hardware.catalog import builtin_catalog_dir
 
     return builtin_catalog_dir() / "models.yaml"
 

@@ -20,12 +20,12 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sizer.catalog_schema import Device
+from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
 from sizer.engine.constants import Efficiencies, default_efficiencies
 from sizer.engine.modes import profile_step_seconds
-from sizer.profile import Profile
+from sizer.workloads.profile import Profile
 
 @dataclass(frozen=True)
 class CalibrationRun:

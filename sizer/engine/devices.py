@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizer.catalog_schema import Device
+from sizer.hardware.schema import Device
 from sizer.choices import Precision, parse_choice
 from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
                                     Efficiencies, Link, default_efficiencies)
-from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
-from sizer.throughput import device_peak, stated_peak, supported_precisions
+from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
 NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
 MIXED_ORDER = ("bf16", "fp16", "fp32")  # what `mixed` takes, in order of preference

@@ -14,7 +14,7 @@ from typing import Literal
 import pint
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from sizer.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
+from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
 from sizer.choices import Precision, parse_choice
 from sizer.results import Assumption

@@ -17,24 +17,24 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from sizer.calibration import Calibration, calibrated_efficiencies
-from sizer.catalog import Catalog, load_catalog
-from sizer.catalog_schema import Device
+from sizer.engine.calibration import Calibration, calibrated_efficiencies
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device
 from sizer.engine.evaluate import error_spread, range_arrays
 from sizer.engine.layouts import search
-from sizer.engine.hardware import build_device_table, cached_device_table
+from sizer.engine.devices import build_device_table, cached_device_table
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.training import time_unit
 from sizer.choices import Precision, parse_choice
 from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors
-from sizer.host import HostResult, StorageClass, estimate_host
-from sizer.redundancy import K1Result, estimate_k1
+from sizer.formulas.host import HostResult, StorageClass, estimate_host
+from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
-from sizer.tco import CostAssumptions, RentBasis, amortised_capital, check_provider, energy_cost, hourly_price, rent_cost
-from sizer.throughput import supported_precisions
+from sizer.formulas.tco import CostAssumptions, RentBasis, amortised_capital, check_provider, energy_cost, hourly_price, rent_cost
+from sizer.formulas.peaks import supported_precisions
 from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workload import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
+from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 from sizer.workloads.job import resolve_job
 
 Objective = Literal["time", "cost", "pareto"]

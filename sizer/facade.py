@@ -1,8 +1,10 @@
-"""Request-level entry points: one request model and one function per estimate.
+"""The one facade of the core: every request model, result model and entry function that the
+CLI (``cli/``) and the HTTP service (``api/``) use, in one place.
 
 The CLI and the HTTP service both build these requests (the CLI from options, the service
 from JSON bodies) and call these functions, so the two can never disagree. Every field error
-is an :class:`~sizer.errors.InputError` naming the field.
+is an :class:`~sizer.errors.InputError` naming the field. The answers defined elsewhere in the
+core (recommend, plan, sweep, inference, catalog views, calibration) are re-exported here.
 
 >>> estimate_compute(WorkloadRequest(params=175e9, samples=300e9)).training_compute.value
 3.15e+23
@@ -11,25 +13,39 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from sizer.calibration import Calibration
-from sizer.catalog import Catalog, load_catalog
-from sizer.cells import CellsResult, estimate_cells
+from sizer.engine.calibration import Calibration
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import zero_stage_of
-from sizer.complexity import ComplexityResult, estimate_complexity
-from sizer.compute import COMPUTE_SOURCE, ComputeResult, training_compute_from_forward
+from sizer.formulas.complexity import ComplexityResult, estimate_complexity
+from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult, training_compute_from_forward
 from sizer.engine.modes import choose_efficiencies
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError
-from sizer.memory import MemoryResult, training_memory
-from sizer.profile import builtin_profile_names
-from sizer.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
+from sizer.plan.memory import MemoryResult, training_memory
+from sizer.workloads.profile import builtin_profile_names
+from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
-from sizer.tco import CostAssumptions, TcoResult, check_provider, estimate_tco
-from sizer.throughput import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
+from sizer.formulas.tco import CostAssumptions, TcoResult, check_provider, estimate_tco
+from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workload import RequestModel, WorkloadRequest
+from sizer.workloads.request import RequestModel, WorkloadRequest
 from sizer.workloads.job import resolve_job
+
+# Re-exported for cli/ and api/, which import the core through this module only.
+from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
+from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
+from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
+from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
+from sizer.hardware.view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
+from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference  # noqa: E402,F401
+from sizer.inference.recommend import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
+                                       recommend_inference)
+from sizer.plan.layouts import PlanRequest, PlanResult, plan  # noqa: E402,F401
+from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  # noqa: E402,F401
+from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
+from sizer.results import Model, ensure_finite  # noqa: E402,F401
 
 Sharding = str  # "none" or "full" (ZeRO-3), parsed by sizer.choices: a wrong name is an InputError
 WORKLOAD_NAMES = tuple(builtin_profile_names())

@@ -1,16 +1,16 @@
 """How a catalog device is shown: every figure as a quantity with its unit and source.
 
->>> from sizer.catalog import load_catalog
+>>> from sizer.hardware.catalog import load_catalog
 >>> view = describe_device(load_catalog().find("Tesla P40"))
 >>> view.memory.value, view.memory.unit
 (24.0, 'GB')
 """
 from __future__ import annotations
 
-from sizer.catalog_schema import FIELD_DIMENSIONS, Device, Sourced
+from sizer.hardware.schema import FIELD_DIMENSIONS, Device, Sourced
 from sizer.results import Model
-from sizer.tco import cheapest_cloud_price
-from sizer.throughput import derived_fp32_peak, supported_precisions
+from sizer.formulas.tco import cheapest_cloud_price
+from sizer.formulas.peaks import derived_fp32_peak, supported_precisions
 from sizer.units import parse_quantity
 
 DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",

@@ -67,7 +67,7 @@ class Profile(BaseModel):
 
 
 def builtin_profile_dir() -> Path:
-    from sizer.catalog import builtin_catalog_dir
+    from sizer.hardware.catalog import builtin_catalog_dir
 
     return builtin_catalog_dir() / "workloads"
 

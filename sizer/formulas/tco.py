@@ -14,7 +14,7 @@ from typing import Iterable, Literal
 
 import pint
 
-from sizer.catalog_schema import CloudPrice, Device
+from sizer.hardware.schema import CloudPrice, Device
 from sizer.errors import InputError
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_quantity
@@ -141,7 +141,7 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
     price, the amortised purchase cost per hour (capital over the lifetime plus energy),
     labelled as such; else unknown.
 
-    >>> from sizer.catalog import load_catalog
+    >>> from sizer.hardware.catalog import load_catalog
     >>> hourly_price(load_catalog().find("T4"), "AWS").basis
     'cloud'
     """

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import pint
 
-from sizer.catalog_schema import Device, Sourced
+from sizer.hardware.schema import Device, Sourced
 from sizer.errors import InputError
-from sizer.precision import PRECISION_BYTES, check_precision
+from sizer.hardware.precision import PRECISION_BYTES, check_precision
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_count, parse_quantity
 

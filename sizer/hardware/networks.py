@@ -15,9 +15,9 @@ from pathlib import Path
 import pint
 from pydantic import ValidationError
 
-from sizer.catalog import builtin_catalog_dir
+from sizer.hardware.catalog import builtin_catalog_dir
 from sizer.datafile import load_yaml
-from sizer.catalog_schema import Link, NetworksFile, Sourced, System
+from sizer.hardware.schema import Link, NetworksFile, Sourced, System
 from sizer.errors import CatalogError, InputError
 from sizer.units import parse_quantity
 

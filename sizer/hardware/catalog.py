@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.catalog_schema import CatalogFile, Device, check_units
+from sizer.hardware.schema import CatalogFile, Device, check_units
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 
 CATALOG_ENV = "SIZER_CATALOG"
@@ -234,7 +234,7 @@ def _builtin() -> Catalog:
     # disk under a key of the files' sizes and times and of the code that checks them.
     import pydantic
 
-    code = [Path(__file__), Path(__file__).with_name("catalog_schema.py"), Path(__file__).with_name("units.py")]
+    code = [Path(__file__), Path(__file__).with_name("schema.py"), Path(__file__).parent.parent / "units.py"]
     try:
         key = key_of(pydantic.VERSION, [file_stamp(path) for path in (*files, *code)])
     except OSError:

@@ -21,16 +21,16 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from sizer.catalog import Catalog, load_catalog
+from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
 from sizer.engine.evaluate import evaluate, range_arrays
-from sizer.engine.hardware import cached_device_table
+from sizer.engine.devices import cached_device_table
 from sizer.engine.layouts import search
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.deadline import check_deadline
 from sizer.errors import InputError
-from sizer.tco import hourly_price
-from sizer.workload import WorkloadRequest
+from sizer.formulas.tco import hourly_price
+from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import Job, resolve_job
 
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
@@ -130,7 +130,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
           *, catalog: Catalog | None = None, headroom: bool = False, overlap_allreduce: bool = False):
     """A pandas DataFrame with one row per workload × device × count × precision × sharding.
 
-    ``workloads`` are :class:`~sizer.workload.WorkloadRequest` objects or mappings with its
+    ``workloads`` are :class:`~sizer.workloads.request.WorkloadRequest` objects or mappings with its
     fields; ``devices`` are names or ids (default: the whole catalog); ``precisions`` default to
     each workload's own. ``shardings``: ``auto`` (the layout ``sizer time`` chooses for each row), or
     ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states).

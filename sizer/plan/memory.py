@@ -3,7 +3,7 @@
 The numbers come from the engine's memory model (:mod:`sizer.engine.memory`, ZeRO stages 0-3);
 this module shapes one configuration into a result.
 
->>> from sizer.workload import WorkloadRequest
+>>> from sizer.workloads.request import WorkloadRequest
 >>> from sizer.workloads.job import resolve_job
 >>> job = resolve_job(WorkloadRequest(params=7.5e9, precision="fp16", optimizer="adam"), need_samples=False)
 >>> training_memory(job, None, 64, zero=1).model_states.value  # ZeRO paper Figure 1: 31.4 GB
@@ -15,16 +15,16 @@ import math
 
 import numpy as np
 
-from sizer.catalog_schema import Device
+from sizer.hardware.schema import Device
 from sizer.choices import Precision
 from sizer.engine.constants import (FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
                                     HEADROOM_SOURCE, OPTIMIZER_STATES)
-from sizer.engine.hardware import resolve_precision
+from sizer.engine.devices import resolve_precision
 from sizer.engine.evaluate import activation_bytes_per_sample, job_state_bytes, micro_batches
 from sizer.engine.memory import largest_micro_batch
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
-from sizer.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.results import Assumption, Model, QuantityOut
 from sizer.units import Quantity
 from sizer.workloads.job import Job
