@@ -18,6 +18,10 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          tp: TpOption = None, pp: PpOption = None, dp: DpOption = None, interleave: InterleaveOption = 1,
          recompute: RecomputeOption = None,
+         system: Annotated[Optional[str], typer.Option("--system", help="A catalog node type (DGX H100, AWS p5 ...): devices per node and the links.")] = None,
+         offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
+         hybrid_shard: Annotated[bool, typer.Option("--hybrid-shard", help="With --zero 3: shard within a node, replicate across nodes (FSDP HYBRID_SHARD).")] = False,
+         attention: Annotated[str, typer.Option("--attention", help="flash (softmax statistics kept) or standard (s x s scores kept).")] = "flash",
          method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
          reference: Annotated[Optional[str], typer.Option("--reference", help="One measurement to predict from: 'DEVICE=THROUGHPUT/s', e.g. 'V100 SXM2 16GB=833/s'.")] = None,
          reference_batch_size: Annotated[Optional[str], typer.Option("--reference-batch-size", help="Batch of the reference measurement (default: --batch-size).")] = None,
@@ -32,7 +36,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
 
     if dp is not None and dp * (tp or 1) * (pp or 1) != count:
         raise InputError("dp", dp, f"count / (tp x pp) = {count / ((tp or 1) * (pp or 1)):g}: tp x pp x dp is the device count")
-    request = workload_request(facade.TimeRequest, tp=tp, pp=pp, interleave=interleave, recompute=recompute, params=params, model=model, samples=samples, epochs=epochs,
+    request = workload_request(facade.TimeRequest, tp=tp, pp=pp, interleave=interleave, recompute=recompute,
+                               system=system, attention=attention, offload=offload or None, hybrid_shard=hybrid_shard or None, params=params, model=model, samples=samples, epochs=epochs,
                                tokens=tokens, device=device, count=count, precision=precision, batch_size=batch_size,
                                micro_batch=micro_batch, optimizer=optimizer, seq_len=seq_len,
                                forward_flops_per_sample=forward_flops_per_sample, zero=zero,

@@ -54,6 +54,14 @@ class Method(StrEnum):
     QLORA = "qlora"
 
 
+class Attention(StrEnum):
+    """How attention keeps its activations (Korthikanti et al. 2022 §4.1): ``flash`` keeps only the
+    softmax statistics (Dao et al. 2022), ``standard`` keeps the s x s scores, softmax and dropout mask."""
+
+    FLASH = "flash"
+    STANDARD = "standard"
+
+
 class Mode(StrEnum):
     """Where the engine's efficiencies come from."""
 

@@ -111,6 +111,10 @@ class TimeRequest(WorkloadRequest):
     sharding: Sharding = "none"
     overlap_allreduce: bool = False
     headroom: bool = False
+    offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
+    hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
+    system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
+                                                                "per node, the link inside and the network between nodes")
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
     reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
@@ -124,6 +128,18 @@ def recompute_index(value: str | None) -> int | None:
     if name not in RECOMPUTE:
         raise InputError("recompute", value, f"one of {', '.join(RECOMPUTE)}")
     return RECOMPUTE.index(name)
+
+
+def node_type(name: str | None, device):
+    """The topology of a catalog node type, checked to hold ``device``; None when no name is given."""
+    if name is None:
+        return None
+    from sizer.hardware.networks import load_networks
+
+    topology = load_networks().topology(name)
+    if topology.device != device.id:
+        raise InputError("system", name, f"a node type of {device.name} ({topology.system} holds {topology.device})")
+    return topology
 
 
 def _zero_stage(request) -> int | None:
@@ -149,7 +165,9 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
         if request.reference_batch_size is not None else None
     efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
+    topology = node_type(request.system, device)
     return estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
+                             topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
                              recompute=recompute_index(request.recompute), interleave=request.interleave,
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,

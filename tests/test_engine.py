@@ -170,3 +170,42 @@ def test_extra_bytes_add_memory_traffic_at_their_own_storage(catalog):
     more = step_seconds(layers, table, configs, optimizer_states=0, kind=INFERENCE, extra_bytes=one(1e9)).step[0]
     assert base == pytest.approx(2 * 8e9 * 0.5 / table.bandwidth[0])
     assert more - base == pytest.approx(2 * 1e9 / table.bandwidth[0])
+
+
+def _time(**fields):
+    base = dict(model="llama-2-13b", tokens=1e11, device="A100 80GB SXM", count=32, zero=3, tp=1)
+    return estimate_time(TimeRequest(**{**base, **fields}))
+
+
+def test_offload_moves_optimizer_states_to_the_host_and_the_step_to_the_cpu(catalog):
+    # ZeRO-Offload (Ren et al. 2021): the device keeps 16-bit weights and gradients only; the CPU step is slower
+    plain, offloaded = _time(micro_batch=1), _time(micro_batch=1, offload=True)
+    assert offloaded.memory_per_device.value < plain.memory_per_device.value
+    assert offloaded.optimizer_time_per_step.value > plain.optimizer_time_per_step.value
+    assert any(a.name == "offload" for a in offloaded.assumptions)
+
+
+def test_hybrid_shard_keeps_more_states_per_device_and_less_traffic_between_nodes(catalog):
+    # FSDP HYBRID_SHARD: ZeRO-3 over the 8 devices of a node instead of all 32, replicas across nodes
+    full, hybrid = _time(micro_batch=1), _time(micro_batch=1, hybrid_shard=True)
+    assert hybrid.memory_per_device.value > full.memory_per_device.value
+    assert hybrid.data_parallel_per_step.value < full.data_parallel_per_step.value
+    with pytest.raises(InputError, match="hybrid_shard"):
+        _time(zero=1, hybrid_shard=True)
+
+
+def test_standard_attention_keeps_the_scores_flash_does_not(catalog):
+    # Korthikanti et al. 2022 §4.1: the 5 a s / h term is the s x s scores, softmax and mask; flash keeps none
+    flash = estimate_memory(MemoryRequest(model="gpt3-1.3b", tokens=1e9, seq_len=2048, micro_batch=1, attention="flash"))
+    standard = estimate_memory(MemoryRequest(model="gpt3-1.3b", tokens=1e9, seq_len=2048, micro_batch=1,
+                                             attention="standard"))
+    assert standard.activations.value > 2 * flash.activations.value
+    with pytest.raises(InputError, match="attention"):
+        estimate_memory(MemoryRequest(model="gpt3-1.3b", tokens=1e9, attention="sparse"))
+
+
+def test_a_catalog_node_type_sets_the_links(catalog):
+    dgx = _time(micro_batch=1, system="DGX H100", device="H100 SXM")
+    assert any(a.name == "topology" and "DGX H100" in a.value for a in dgx.assumptions)
+    with pytest.raises(InputError, match="system"):
+        _time(system="DGX H100")  # an A100 in an H100 node

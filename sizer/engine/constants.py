@@ -33,6 +33,12 @@ FULL_SHARDING_TRAFFIC = 1.5
 # all-gathers and two reduce-scatters of the block's s·b·h activations (Korthikanti et al. 2022 §4.2.2;
 # without sequence parallelism, two all-reduces of the same volume).
 TP_COLLECTIVES_PER_BLOCK_PASS = 4
+# ZeRO-Offload (Ren et al. 2021): optimizer states and FP32 master weights live in host memory and the
+# optimizer step runs on the CPU; gradients go down and updated 16-bit weights come back over PCIe each step.
+# Host memory streams at about half the peak of an 8-channel DDR4-3200 socket (204.8 GB/s).
+HOST_OPTIMIZER_BANDWIDTH = 100e9
+HOST_OPTIMIZER_SOURCE = ("ZeRO-Offload (Ren et al. 2021): CPU Adam on states in host memory; host bandwidth assumed "
+                         "100 GB/s, gradients and weights over PCIe 4.0 x16 (docs/references.md [zero-offload])")
 # An all-reduce overlapped with the backward pass hides behind it, about 2/3 of the kernels.
 OVERLAP_SHARE = 2.0 / 3.0
 

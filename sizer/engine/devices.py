@@ -131,16 +131,34 @@ class DeviceTable:
         return next(i for i, d in enumerate(self.devices) if d.id == device_id)
 
 
+def topology_links(topology) -> tuple[int, Link, Link]:
+    """(devices per node, link inside a node, network between nodes) of a catalog node type
+    (:meth:`sizer.hardware.networks.Networks.topology`)."""
+    inside = Link(topology.intra_node, float(topology.intra_node_bandwidth.to("B/s").magnitude), FALLBACK_LINK.latency,
+                  f"catalog node type {topology.system}")
+    if topology.inter_node_bandwidth is None:
+        return topology.devices_per_node, inside, OFFICE_NETWORK
+    latency = topology.inter_node_latency.to("s").magnitude if topology.inter_node_latency is not None \
+        else DATACENTRE_NETWORK.latency
+    between = Link(topology.inter_node, float(topology.inter_node_bandwidth.to("B/s").magnitude), float(latency),
+                   f"catalog node type {topology.system}")
+    return topology.devices_per_node, inside, between
+
+
 def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
-                       efficiencies: tuple[Efficiencies | None, ...] | None = None) -> DeviceTable:
-    """Convert each device's figures once; ``efficiencies`` override the defaults per device."""
+                       efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None) -> DeviceTable:
+    """Convert each device's figures once; ``efficiencies`` override the defaults per device;
+    ``topology`` (a catalog node type) sets the devices per node and the links for every device."""
     precision = parse_choice(Precision, precision, "precision")
     columns: dict[str, list] = {name: [] for name in DeviceTable.__dataclass_fields__ if name != "devices"}
     for i, device in enumerate(devices):
         eff = (efficiencies[i] if efficiencies else None) or default_efficiencies(device.kind)
         resolved = resolve_precision(device, precision)
-        per_node, network = node_layout(device)
-        link = device_link(device)
+        if topology is not None:
+            per_node, link, network = topology_links(topology)
+        else:
+            per_node, network = node_layout(device)
+            link = device_link(device)
         memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
         if resolved is None:
             rates, peak, best, bandwidth, notes = [np.nan] * 3, np.nan, np.nan, np.nan, ()

@@ -6,7 +6,7 @@ per-device share when that fits); gradient accumulation makes up the rest of the
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -114,10 +114,12 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
 
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
-             keep_layers: bool = False) -> Evaluation:
+             keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
     """Every configuration (arrays broadcast together) of ``job`` on ``table``'s devices.
 
-    ``micro_batch`` (per configuration, NaN: choose) overrides the job's micro-batch."""
+    ``micro_batch`` (per configuration, NaN: choose) overrides the job's micro-batch; ``offload``
+    keeps optimizer states and master weights in host memory (ZeRO-Offload); ``hybrid_shard``
+    shards ZeRO-3 within a node and replicates across nodes (FSDP HYBRID_SHARD)."""
     device, count, zero, tp, pp, recompute, interleave = (
         np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
@@ -125,7 +127,11 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
             np.asarray(interleave, dtype=float)))
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     dp = count / (tp * pp)
-    states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp, zero, tp * pp)
+    group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
+    states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp if group is None else group,
+                             zero, tp * pp)
+    if offload:  # optimizer states and FP32 master weights live in host memory
+        states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
     framework = table.framework_overhead[device]
     per_sample = activation_bytes_per_sample(job, recompute) * table.storage_scale[device] / tp
     reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
@@ -155,7 +161,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
                          kind=TRAINING if finetune is None else FROZEN,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
-                         trainable_params=None if finetune is None else finetune.trainable_params)
+                         trainable_params=None if finetune is None else finetune.trainable_params,
+                         offload=offload, shard_group=group)
     steps = np.broadcast_to(job.steps_for(batch), count.shape)
     training = np.maximum(parts.step * steps, parts.physical_limit * steps)
     return Evaluation(configs=configs, states=states, activations=activations, framework=framework,

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FLOP_FACTOR, BACKWARD_KERNEL_FACTOR,
+from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FLOP_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
+                                    HOST_OPTIMIZER_BANDWIDTH,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
 from sizer.engine.devices import DeviceTable
@@ -190,7 +191,8 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
 
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
-                 kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None,
+                 kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
+                 shard_group: np.ndarray | None = None,
                  trainable_params: float | None = None, extra_bytes: np.ndarray | None = None) -> StepParts:
     """Expected seconds per step for every configuration.
 
@@ -248,12 +250,22 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         params = 0.0
     dp = c.dp
     params_here = params / (c.tp * c.pp)
-    optimizer = np.where(c.zero >= 1, params_here / dp, params_here) * \
-        optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_states) / table.bandwidth[d]
+    updated = np.where(c.zero >= 1, params_here / dp, params_here)
+    per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_states)
+    if offload:  # the step runs on the host; gradients down and weights up over PCIe (ZeRO-Offload)
+        optimizer = updated * (per_param / HOST_OPTIMIZER_BANDWIDTH + 2 * table.weight_bytes[d] / FALLBACK_LINK.bandwidth)
+    else:
+        optimizer = updated * per_param / table.bandwidth[d]
     overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
     dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)
     gradient = params_here * table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC, 1.0)
-    allreduce = ring_allreduce_seconds(gradient, dp, dp_bandwidth, dp_latency)
+    if shard_group is None:
+        allreduce = ring_allreduce_seconds(gradient, dp, dp_bandwidth, dp_latency)
+    else:  # FSDP HYBRID_SHARD: ZeRO-3 inside each group, the group's gradient shard all-reduced across groups
+        group_bandwidth, group_latency = group_link(table, d, c.tp * shard_group)
+        allreduce = ring_allreduce_seconds(gradient, shard_group, group_bandwidth, group_latency) + \
+            ring_allreduce_seconds(params_here * table.weight_bytes[d] / shard_group, dp / shard_group, dp_bandwidth,
+                                   dp_latency)
     data_parallel = np.maximum(0.0, allreduce - OVERLAP_SHARE * kernels) if overlap_allreduce else allreduce
 
     step = kernels + tensor_parallel + pipeline + data_parallel + optimizer + overhead

@@ -12,9 +12,9 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import Efficiencies, FRAMEWORK_OVERHEAD_SOURCE, default_efficiencies
+from sizer.engine.constants import FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, Efficiencies, default_efficiencies
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
-from sizer.engine.devices import build_device_table, node_layout, device_link
+from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
@@ -137,7 +137,8 @@ def choose_layout(job: Job, table, count: int, *, headroom: bool = False,
 def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
                       pp: int | None = None, recompute: int | None = None, interleave: int = 1,
                       mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None, headroom: bool = False,
-                      overlap_allreduce: bool = False, extra_assumptions: tuple[Assumption, ...] = ()) -> TimeResult:
+                      overlap_allreduce: bool = False, extra_assumptions: tuple[Assumption, ...] = (),
+                      topology=None, offload: bool = False, hybrid_shard: bool = False) -> TimeResult:
     """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     With no layout given (``zero``, ``tp``, ``pp``, ``recompute`` all None) the quick layout search
@@ -147,23 +148,26 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
     if efficiency is None:
         efficiency = default_efficiencies(device.kind, job.arch is not None)
-    table = build_device_table((device,), job.precision, (efficiency,))
+    table = build_device_table((device,), job.precision, (efficiency,), topology)
     if not table.supported[0]:
         from sizer.formulas.peaks import supported_precisions
 
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    searched = all(v is None for v in (zero, tp, pp, recompute)) and interleave == 1
+    searched = all(v is None for v in (zero, tp, pp, recompute)) and interleave == 1 and not (offload or hybrid_shard)
     if searched:
         zero, tp, pp, recompute = choose_layout(job, table, count, headroom=headroom, overlap_allreduce=overlap_allreduce)
     zero, tp, pp, recompute = zero or 0, tp or 1, pp or 1, recompute or 0
     check_layout(job, count, tp, pp, recompute)
+    if hybrid_shard and zero != 3:
+        raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
+                                                       "node, replicated across nodes (FSDP HYBRID_SHARD)")
     dp = count // (tp * pp)
     if job.batch_for(dp) < dp:
         raise InputError("batch_size", job.batch_size, f"at least one {job.sample_word} per data-parallel replica ({dp})")
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([zero]), tp=tp, pp=pp,
                   recompute=recompute, interleave=interleave, headroom=headroom, overlap_allreduce=overlap_allreduce,
-                  keep_layers=True)
+                  keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
     parts, configs = ev.parts, ev.configs
     steps, batch = float(ev.steps[0]), float(ev.batch[0])
     low_factor, high_factor, range_source = range_factors(mode.value, workload_kind(job, device.kind))
@@ -185,8 +189,11 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     if not ev.fits[0]:
         warnings.append(f"does not fit: needs {ev.memory_needed[0] / 1e9:.3g} GB per device, {device.name} has "
                         f"{table.memory[0] / 1e9:.3g} GB; shard the model states (--zero 3) or use more devices")
-    per_node, network = node_layout(device)
-    link = device_link(device)
+    if topology is not None:
+        per_node, link, network = topology_links(topology)
+    else:
+        per_node, network = node_layout(device)
+        link = device_link(device)
     assumptions = [
         *job.assumptions,
         Assumption(name="precision", value=f"{table.precisions[0]} ({job.precision.value} requested)",
@@ -204,6 +211,16 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
         *extra_assumptions,
     ]
+    if offload:
+        assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
+                                      "the optimizer step on the CPU (host memory not checked)", source=HOST_OPTIMIZER_SOURCE))
+    if hybrid_shard:
+        assumptions.append(Assumption(name="hybrid sharding", value=f"ZeRO-3 within groups of up to {per_node // tp} "
+                                      "devices (a node), replicated across groups", source="PyTorch FSDP HYBRID_SHARD"))
+    if topology is not None:
+        assumptions.append(Assumption(name="topology", value=f"{topology.system}: {per_node} devices per node, "
+                                      f"{link.name} inside, {network.name} between nodes",
+                                      source="catalog/networks (sizer.hardware.networks)"))
     if searched:
         assumptions.append(Assumption(
             name="layout", value=f"tp {tp} x pp {pp} x dp {count // (tp * pp)}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}: "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from sizer.choices import Optimizer, Precision, parse_choice
+from sizer.choices import Attention, Optimizer, Precision, parse_choice
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.roofline import Shape
 from sizer.workloads.architecture import Architecture
@@ -123,21 +123,22 @@ def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: fl
 
 
 @functools.lru_cache(maxsize=64)
-def _graph(arch: Architecture, seq_len: int) -> Profile:
+def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> Profile:
     from sizer.workloads.layer_graph import layer_graph
 
-    return layer_graph(arch, seq_len)
+    return layer_graph(arch, seq_len, flash_attention=flash)
 
 
 def _architecture_profile(request: WorkloadRequest, params: float | None,
                           seq_len: int) -> tuple[Profile, str, Architecture]:
     from sizer.workloads.registry import decoder_for_params, resolve_model
 
+    flash = parse_choice(Attention, request.attention, "attention") is Attention.FLASH
     if request.model is not None:
         arch = resolve_model(request.model)
-        return _graph(arch, seq_len), f"{arch.name} ({arch.source})", arch
+        return _graph(arch, seq_len, flash), f"{arch.name} ({arch.source})", arch
     arch, basis = decoder_for_params(params)
-    return _graph(arch, seq_len), basis, arch
+    return _graph(arch, seq_len, flash), basis, arch
 
 
 def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
@@ -171,6 +172,11 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         described = arch.name if request.model is not None else f"{_short(workload.params)}-parameter transformer"
         assumptions.insert(0, Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
                                          f"{seq_len} tokens", source=basis))
+        assumptions.insert(1, Assumption(
+            name="attention", value=f"{request.attention}: " + ("softmax statistics kept, scores recomputed (no s x s "
+                                                                 "activations)" if request.attention == "flash" else
+                                                                 "s x s scores, softmax and dropout mask kept"),
+            source="Korthikanti et al. 2022 §4.1 (docs/references.md [korthikanti]); --attention flash|standard"))
     elif request.model is not None:
         raise InputError("tokens", None, "the number of training tokens for a language model (--tokens)")
     else:

@@ -86,6 +86,8 @@ class WorkloadRequest(RequestModel):
                                                                 "bert-large ...) or, on the command line, a config.json")
     workload: str | None = Field(None, max_length=300, description="a built-in workload profile (resnet50, bert-large, "
                                                                    "...) or, on the command line, a profile file")
+    attention: str = Field("flash", description="flash (keeps softmax statistics only) or standard (keeps the "
+                                                "s x s attention scores): Korthikanti et al. 2022's two cases")
     micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
                                                             "(sequences for a language model); default: the largest that fits")
     method: str = Field("full", description="full (every weight trained), lora or qlora (adapters over a frozen "
