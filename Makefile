@@ -58,6 +58,7 @@ profiles: install-dev
 # even when one before it misses its goal (they say so in their output).
 bench: install-dev
 	-$(BIN)/python benchmarks/startup.py
+	-$(BIN)/python benchmarks/engine_speed.py
 	-$(BIN)/python benchmarks/sweep_rate.py
 	-$(BIN)/python benchmarks/http_load.py
 

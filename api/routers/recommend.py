@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import ConfigDict, RootModel
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
@@ -36,4 +36,18 @@ def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | Inf
         return finite(recommend_inference(request, catalog))
     request = RecommendRequest.model_validate(fields)
     served_from_builtins(request)
-    return finite(rank(request, catalog))
+    return rendered(rank(request, catalog))
+
+
+_RENDERED: dict[int, tuple[RecommendResult, bytes]] = {}
+
+
+def rendered(result: RecommendResult) -> Response:
+    """The result, checked finite, as JSON bytes, rendered once per result object: the core hands back
+    the same object for the same question (its answers are kept), so a repeated question skips both."""
+    kept = _RENDERED.get(id(result))
+    if kept is None or kept[0] is not result:
+        if len(_RENDERED) > 64:
+            _RENDERED.clear()
+        kept = _RENDERED[id(result)] = (result, finite(result).model_dump_json().encode("utf-8"))
+    return Response(content=kept[1], media_type="application/json")

@@ -1,10 +1,10 @@
 """Layout search: which tensor × pipeline × data parallel split, ZeRO stage, recomputation and
 micro-batch run a job fastest on ``count`` devices, among those that fit in memory.
 
-Two candidate sets: the ``quick`` one (data parallel with ZeRO 0/1/3, recomputation none or full,
-tensor parallel inside a node) that ``time``, ``sweep`` and ``recommend`` use when the user gives no
-layout, and the ``full`` one that ``sizer plan`` ranks (adds pipeline stages, ZeRO-2, selective
-recomputation and explicit micro-batches). Every candidate of every (device, count) pair is
+Two candidate sets: the ``quick`` one that ``time``, ``sweep`` and ``recommend`` use when the user
+gives no layout (data parallel with ZeRO 0/1/3; only where none of those fits, tensor parallel
+inside a node and full recomputation too), and the ``full`` one that ``sizer plan`` ranks (adds
+pipeline stages, ZeRO-2, selective recomputation and explicit micro-batches). Every candidate of every (device, count) pair is
 evaluated in one call of the engine.
 """
 from __future__ import annotations
@@ -20,8 +20,9 @@ from sizer.engine.devices import DeviceTable
 from sizer.workloads.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
-QUICK = {"zero": (0, 1, 3), "recompute": (0, 2), "pp": (1,)}
-FULL = {"zero": (0, 1, 2, 3), "recompute": (0, 1, 2), "pp": POWERS}
+DATA_PARALLEL = {"zero": (0, 1, 3), "recompute": (0,), "pp": (1,), "tensor": False}
+QUICK = {"zero": (0, 1, 3), "recompute": (0, 2), "pp": (1,), "tensor": True}
+FULL = {"zero": (0, 1, 2, 3), "recompute": (0, 1, 2), "pp": POWERS, "tensor": True}
 FULL_MICRO = (1, 2, 4, 8, 16, 32)
 
 
@@ -50,14 +51,15 @@ def _tensor_sizes(job: Job) -> tuple[int, ...]:
     return tuple(t for t in POWERS if heads % t == 0 and (kv % t == 0 or t % kv == 0))
 
 
-def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray, full: bool) -> dict[str, np.ndarray]:
+def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray, choice: dict,
+               full: bool = False) -> dict[str, np.ndarray]:
     """The candidate layouts of every (device, count) pair, as flat arrays with their pair index."""
-    choice = FULL if full else QUICK
     transformer = job.shape is not None
     recompute = choice["recompute"] if transformer else (0,)
     pps = [p for p in choice["pp"] if p <= job.shape.blocks] if transformer else [1]
     micro = FULL_MICRO if full and job.micro_batch is None else (0,)  # 0: the largest that fits
-    template = np.asarray(list(itertools.product(_tensor_sizes(job), pps, choice["zero"], recompute, micro)), dtype=np.int64)
+    tensor = _tensor_sizes(job) if choice["tensor"] else (1,)
+    template = np.asarray(list(itertools.product(tensor, pps, choice["zero"], recompute, micro)), dtype=np.int64)
     pairs, layouts = len(device), len(template)
     pair = np.repeat(np.arange(pairs), layouts)
     d, n = device[pair], count[pair]
@@ -74,7 +76,19 @@ def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, h
     device = np.atleast_1d(np.asarray(device, dtype=np.int64))
     count = np.atleast_1d(np.asarray(count, dtype=np.int64))
     check_deadline()
-    c = candidates(job, table, device, count, full)
+    if full:
+        c = candidates(job, table, device, count, FULL, full=True)
+    else:  # data parallel first; tensor parallelism and recomputation only for pairs where none of it fits
+        c = candidates(job, table, device, count, DATA_PARALLEL)
+        first = evaluate(job, table, c["device"], c["count"], c["zero"], headroom=headroom)
+        fits = np.zeros(len(device), dtype=bool)
+        np.logical_or.at(fits, c["pair"], first.fits & first.feasible)
+        if job.shape is not None and not fits.all():
+            missing = np.flatnonzero(~fits)
+            more = candidates(job, table, device[missing], count[missing], QUICK)
+            more["pair"] = missing[more["pair"]]
+            keep = (more["tp"] > 1) | (more["recompute"] > 0)  # the data-parallel ones are already in
+            c = {k: np.concatenate([c[k], more[k][keep]]) for k in c}
     micro = np.where(c["micro"] > 0, c["micro"], np.nan) if full else None
     ev = evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], recompute=c["recompute"],
                   micro_batch=micro, headroom=headroom, overlap_allreduce=overlap_allreduce)

@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from typing import Literal
 
 import numpy as np
@@ -214,11 +215,31 @@ def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
     return flags
 
 
+_ANSWERS: "OrderedDict[tuple[str, int], tuple[Catalog, RecommendResult]]" = OrderedDict()
+_ANSWERS_KEPT = 64
+
+
 def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult:
     """Rank every catalog device for the workload and constraints (spec §3.10).
 
-    With no request, the built-in default workload is used and named in the result.
+    With no request, the built-in default workload is used and named in the result. The answer is a
+    pure function of the request and the catalog, so the last few are kept: a page or a client asking
+    the same question again is answered without evaluating it again.
     """
+    catalog = catalog or load_catalog()
+    key = ((request or RecommendRequest()).model_dump_json(warnings=False), id(catalog))
+    kept = _ANSWERS.get(key)
+    if kept is not None and kept[0] is catalog:
+        _ANSWERS.move_to_end(key)
+        return kept[1]
+    result = _recommend(request, catalog)
+    _ANSWERS[key] = (catalog, result)  # the catalog is held, so its identity is not reused while kept
+    if len(_ANSWERS) > _ANSWERS_KEPT:
+        _ANSWERS.popitem(last=False)
+    return result
+
+
+def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendResult:
     if request is None:
         request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
     elif request.params is None and request.samples is None and request.tokens is None \
@@ -228,7 +249,6 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     problems = field_errors(request)
     if problems:
         raise problems[0] if len(problems) == 1 else InputErrors(problems)
-    catalog = catalog or load_catalog()
     request = request.model_copy(update={"cloud": check_provider(request.cloud, catalog)})
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
