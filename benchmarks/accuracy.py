@@ -28,6 +28,9 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from machine import quantile  # noqa: E402
 
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
@@ -105,13 +108,6 @@ def reference_from_datasheet(errors: list[dict], weight: float) -> list[dict]:
                     (q["workload"], q["seq_len"], q["precision"]) == (t["workload"], t["seq_len"], t["precision"]):
                 out.append({"row": t, "ratio": target["ratio"] / reference["ratio"] ** weight})
     return out
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def summarize(errors: list[dict]) -> dict:

@@ -36,6 +36,9 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from machine import quantile  # noqa: E402
 
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.datafile import load_yaml, write_text  # noqa: E402
@@ -43,7 +46,7 @@ from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES, Efficiencies  #
 from sizer.facade import TimeRequest, recompute_index  # noqa: E402
 from sizer.workloads.job import resolve_job  # noqa: E402
 
-DEFAULT_CSV = Path("/work/shared/data/llm-training-benchmarks.csv")
+DEFAULT_CSV = HERE.parent.parent / "shared" / "data" / "llm-training-benchmarks.csv"  # shared/ beside the checkout
 RESULTS = HERE / "results"
 COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/test_llm_accuracy.py
 RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
@@ -362,13 +365,6 @@ def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_
                    measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part)
         out.append((m, resolve_job(request), catalog.find(request.device)))
     return out
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def summarize(rows: list[dict], spread: tuple[float, float] | None = None) -> dict:

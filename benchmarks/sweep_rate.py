@@ -53,7 +53,7 @@ def main() -> int:
     catalog = load_catalog()
     requests = [WorkloadRequest(**w) for w in WORKLOADS]
     grid = [(w, d, c, p, s) for w in range(len(requests)) for d in catalog for c in COUNTS for p in PRECISIONS
-            for s in SHARDINGS if p in supported_precisions(d)]
+            for s in SHARDINGS if p in supported_precisions(d) and (c <= 256 or "tokens" in WORKLOADS[w])]
     rng = random.Random(6)
     subset = rng.sample(grid, min(args.loop_rows, len(grid)))
     sweep(WORKLOADS[:1], counts=[1], catalog=catalog)  # warm imports

@@ -1,10 +1,16 @@
 """Shared fixtures: the built-in catalog and a CLI runner."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from sizer.hardware.catalog import load_catalog
+
+# The project's reference data (shared/ beside the checkout, as the developers and CI have it).
+SHARED_DATA = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data", Path("/work/shared/data"))
+                    if p.is_dir()), Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +34,16 @@ def cli():
         return runner.invoke(app, [str(a) for a in args])
 
     return invoke
+
+
+def stop_server(process) -> None:
+    """Stop a server started in its own process group: SIGTERM, then SIGKILL after 10 s."""
+    import os
+    import signal
+    import subprocess
+
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)

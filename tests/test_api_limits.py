@@ -6,13 +6,14 @@ loop below is bounded, and each check would hang or see 200/503 without the limi
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 
 import pytest
+
+from conftest import stop_server
 
 HEADER_TIMEOUT_S = 1
 BODY_TIMEOUT_S = 1
@@ -68,11 +69,7 @@ def server(tmp_path_factory):
             time.sleep(0.2)
         yield port, log_path
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        stop_server(process)
 
 
 def test_a_slow_body_is_answered_408_not_503(server):

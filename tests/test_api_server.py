@@ -4,13 +4,14 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 
 import pytest
+
+from conftest import stop_server
 
 
 def _free_port() -> int:
@@ -49,11 +50,7 @@ def server():
             time.sleep(0.2)
         yield port
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        stop_server(process)
 
 
 def test_served_over_a_socket(server):

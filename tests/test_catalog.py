@@ -189,7 +189,7 @@ from pathlib import Path
 
 from sizer.hardware.view import describe_device
 
-DATA = Path("/work/shared/data")
+from conftest import SHARED_DATA as DATA  # noqa: E402
 
 
 def _figures(device):

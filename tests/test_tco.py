@@ -105,7 +105,9 @@ def test_every_dated_price_of_cloud_prices_csv_is_in_the_catalog(catalog):
     P4 in the catalog: no specs in gpu-specs.csv)."""
     prices = [(p.provider, float(p.value.split()[0])) for d in catalog for p in d.cloud_prices]
     missing = []
-    with open("/work/shared/data/cloud-prices.csv", newline="") as handle:
+    from conftest import SHARED_DATA
+
+    with open(SHARED_DATA / "cloud-prices.csv", newline="") as handle:
         for row in csv.DictReader(handle):
             if row["gpu_type"] == "P4":
                 continue
