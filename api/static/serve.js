@@ -24,7 +24,7 @@ function drawServeChart() {
   drawInto("serve-chart", served.ranked.map((r) => ({
     label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.decode_tokens_per_s,
     y: cost ? r.cost_per_million_tokens : r.total_tokens_per_s, pareto: r.rank <= CHEAPEST })),
-    `tokens/s per user [${unit}]`, cost ? "cost per million output tokens [USD]" : `total tokens/s [${unit}]`,
+    `speed per user [${unit}]`, cost ? "cost per million output tokens [USD]" : `total over all users [${unit}]`,
     { join: false, mark: "cheapest",
       empty: cost ? "No device that serves it has a rent price to plot." : "No device serves it at these targets." });
 }
