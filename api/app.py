@@ -16,7 +16,8 @@ from fastapi_offline import FastAPIOffline
 
 from api import errors
 from api.middleware import GuardMiddleware
-from api.routers import catalog, compute, health, inference, memory, pages, peak, plan, recommend, seed003, tco, time
+from api.routers import (catalog, compute, health, inference, memory, models, pages, peak, plan, recommend,
+                         seed003, tco, time)
 from api.routers.pages import STATIC
 from api.server import install_flood_filter
 from api.settings import Settings
@@ -43,7 +44,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.catalog = load_catalog(settings.catalog_file)
     errors.install(app)
-    for module in (peak, compute, time, memory, plan, inference, seed003, tco, recommend, catalog, health, pages):
+    for module in (peak, compute, time, memory, plan, inference, seed003, tco, recommend, catalog, models, health,
+                   pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.timeout_s,

@@ -1,4 +1,5 @@
-"""The web calculator in headless Chromium: fill the form, submit, read the ranked table.
+"""The web calculator in headless Chromium: choose a task (pre-train, fine-tune, serve), fill its
+form, submit, read the ranked table and the chart.
 
 Needs Debian's `chromium` and `chromium-driver` (`make test` installs them with apt-get where
 it can); skipped, saying why, where they are missing. The page is tried at a desktop width
@@ -83,15 +84,30 @@ def shots(tmp_path_factory) -> Path:
     return folder
 
 
-def _screenshot(browser, path: Path) -> None:
-    """The whole page: the window made as tall as the page for the shot, then put back."""
+def _screenshot(browser, path: Path, until: str | None = None) -> None:
+    """The whole page (or down to the element with id ``until``): the window made that tall for
+    the shot, then put back. Where Pillow is installed the picture is reduced to 64 colours, so
+    that the ones kept in docs/screenshots stay small."""
     width, height = browser.get_window_size()["width"], browser.get_window_size()["height"]
     full = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(width, min(full + 120, 16000))
+    if until:
+        full = browser.execute_script(f"return document.getElementById('{until}').getBoundingClientRect().bottom"
+                                      " + window.scrollY + 32")
+    browser.set_window_size(width, min(round(full) + 120, 16000))
+    browser.execute_script("window.scrollTo(0, 0)")  # a shorter window keeps the place a click scrolled to
     try:
         assert browser.save_screenshot(str(path)), path
     finally:
         browser.set_window_size(width, height)
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as shot:
+        if until:  # the window's extra height (its frame) may show page below the element
+            shot = shot.crop((0, 0, shot.width, min(shot.height, round(full * shot.width / width))))
+        small = shot.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(path, optimize=True)
 
 
 def _fill(browser, **fields: str) -> None:
@@ -101,11 +117,37 @@ def _fill(browser, **fields: str) -> None:
         box.send_keys(text)
 
 
-def _submit_and_read(browser) -> list[list[str]]:
-    browser.find_element(By.ID, "submit").click()
-    WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.CSS_SELECTOR, "#ranked tbody tr")))
+def _submit_and_read(browser, button: str = "submit", table: str = "ranked") -> list[list[str]]:
+    browser.find_element(By.ID, button).click()
+    WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.CSS_SELECTOR, f"#{table} tbody tr")))
     return [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
-            for tr in browser.find_elements(By.CSS_SELECTOR, "#ranked tbody tr")]
+            for tr in browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")]
+
+
+def _number(cell: str) -> float:
+    """The expected value of a table cell: its first number ("71.9 tokens/s\n56.9–95.5" -> 71.9)."""
+    return float(cell.split()[0].replace(",", ""))
+
+
+def _choose_task(browser, task: str) -> None:
+    browser.find_element(By.ID, f"task-{task}").click()
+    form = {"pretrain": "recommend-form", "finetune": "finetune-form", "serve": "serve-form"}[task]
+    WebDriverWait(browser, 10).until(ready.visibility_of_element_located((By.ID, form)))
+
+
+def _no_sideways_scrolling(browser) -> None:
+    width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width
+    frames = browser.execute_script("return [...document.querySelectorAll('.scroll')].filter(f => f.offsetParent)"
+                                    ".map(f => [f.firstElementChild.id, f.scrollWidth, f.clientWidth])")
+    assert frames and all(scroll <= shown for _, scroll, shown in frames), frames
+
+
+def _chart_text_sizes(browser, chart: str) -> list[float]:
+    """Text size as drawn: the font size times the SVG's scale on screen."""
+    return browser.execute_script(f"""
+        const svg = document.querySelector('#{chart} svg'), scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        return [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale);""")
 
 
 def test_fill_the_form_submit_and_read_the_ranked_table(browser, base_url, shots):
@@ -216,15 +258,8 @@ def test_phone_sized_screen_has_no_sideways_scrolling_and_readable_chart_text(br
         Select(browser.find_element(By.ID, "objective")).select_by_value("pareto")
         rows = _submit_and_read(browser)
         assert rows
-        width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
-        assert width[0] <= width[1], width
-        frames = browser.execute_script("return [...document.querySelectorAll('.scroll')].filter(f => f.offsetParent)"
-                                        ".map(f => [f.firstElementChild.id, f.scrollWidth, f.clientWidth])")
-        assert all(scroll <= shown for _, scroll, shown in frames), frames
-        # Text size as drawn: the font size times the SVG's scale on screen.
-        sizes = browser.execute_script("""
-            const svg = document.querySelector('#chart svg'), scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-            return [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale);""")
+        _no_sideways_scrolling(browser)
+        sizes = _chart_text_sizes(browser, "chart")
         assert sizes and min(sizes) >= 11, sizes
         assert browser.find_elements(By.CSS_SELECTOR, "#chart svg text.label")  # some points still get a name
         _screenshot(browser, shots / "calculator-phone.png")
@@ -242,3 +277,164 @@ def test_catalog_page_lists_and_filters(browser, base_url):
     assert all(row.find_elements(By.TAG_NAME, "td")[1].text == "cpu" for row in cpus)
     cpus[0].click()
     WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.CSS_SELECTOR, "#detail-table tbody tr")))
+
+
+# --- the task choice: pre-train (above), fine-tune and serve (issue 11 item 4) ---------------
+
+SERVE_70B = {"sv-model": "llama-2-70b", "sv-tokens_per_s_per_user": "20", "sv-time_to_first_token": "2 s"}
+
+
+def _serve_70b(browser, base_url, **more: str) -> list[list[str]]:
+    browser.get(base_url + "/")
+    _choose_task(browser, "serve")
+    _fill(browser, **{**SERVE_70B, **more})
+    Select(browser.find_element(By.ID, "sv-weights")).select_by_value("fp8")
+    return _submit_and_read(browser, "sv-submit", "served")
+
+
+def test_serve_ranks_devices_that_meet_the_targets_and_charts_them(browser, base_url, shots):
+    browser.set_window_size(*DESKTOP)
+    rows = _serve_70b(browser, base_url)
+    heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#served thead th")]
+    assert heads == ["#", "device", "count", "users", "tokens/s per user", "total tokens/s", "first token",
+                     "memory need / has", "rent", "cost per M tokens"], heads
+    assert [row[0] for row in rows] == [str(i) for i in range(1, len(rows) + 1)]
+    for row in rows:  # every device shown meets both targets the form sent
+        assert _number(row[4]) >= 20 and row[4].split()[1] == "tokens/s", row
+        assert row[6].split()[1] == "ms" and _number(row[6]) <= 2000, row
+        need, has = (float(x) for x in row[7].split()[0:3:2])
+        assert need <= has, row
+    summary = browser.find_element(By.ID, "serve-summary").text
+    assert "serve llama-2-70b with fp8 weights (1024 prompt + 256 output tokens per user)" in summary, summary
+    reasons = [tr.find_elements(By.TAG_NAME, "td")[1].text
+               for tr in browser.find_elements(By.CSS_SELECTOR, "#serve-rejected tbody tr")]
+    assert reasons and all(reasons), reasons
+    assert any("does not fit" in r for r in reasons) and any("too slow per user" in r for r in reasons), reasons
+    # The chart: one point per ranked device, the three cheapest filled, both axes named.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg circle")) == len(rows)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg .point.cheapest")) == min(3, len(rows))
+    axes = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg text.axis")]
+    assert axes == ["speed per user [tokens/s]", "total over all users [tokens/s]"], axes
+    # Every column of the table shows at 1280 px without a sideways scroll.
+    frame = browser.execute_script("const f = document.querySelector('#served').parentElement;"
+                                   "return [f.scrollWidth, f.clientWidth]")
+    assert frame[0] <= frame[1], frame
+    # The training answer's section stays out of the serving view.
+    assert not browser.find_element(By.ID, "result").is_displayed()
+    assert browser.execute_script("return location.hash") == "#serve"
+    _screenshot(browser, shots / "serve-desktop.png", until="serve-chart-figure")
+    # The vertical axis can show cost per million output tokens instead; devices without a rent price drop out.
+    Select(browser.find_element(By.ID, "serve-y")).select_by_value("cost")
+    axes = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg text.axis")]
+    assert axes == ["speed per user [tokens/s]", "cost per million output tokens [USD]"], axes
+    priced = [row for row in rows if row[9] != "–"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg circle")) == len(priced)
+
+
+def test_serve_on_a_phone_has_no_sideways_scrolling_and_readable_chart_text(browser, base_url, shots):
+    browser.set_window_size(*PHONE)
+    try:
+        # one or two devices per copy and 40 tokens/s per user: fewer cards above the chart in the picture
+        assert _serve_70b(browser, base_url, **{"sv-max_devices": "2", "sv-tokens_per_s_per_user": "40"})
+        _no_sideways_scrolling(browser)
+        sizes = _chart_text_sizes(browser, "serve-chart")
+        assert sizes and min(sizes) >= 11, sizes
+        assert browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg text.label")
+        _screenshot(browser, shots / "serve-phone.png", until="serve-chart-figure")
+    finally:
+        browser.set_window_size(*DESKTOP)
+
+
+def test_serve_link_opens_the_serve_form(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/#serve")
+    assert browser.find_element(By.ID, "serve-form").is_displayed()
+    assert not browser.find_element(By.ID, "recommend-form").is_displayed()
+    assert not browser.find_element(By.ID, "finetune-form").is_displayed()
+
+
+def test_serve_bad_fields_are_shown_under_their_labels(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    _choose_task(browser, "serve")
+    _fill(browser, **{"sv-prompt_len": "many", "sv-tokens_per_s_per_user": "-1"})
+    browser.find_element(By.ID, "sv-submit").click()
+    errors = WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "sv-errors")))
+    lines = [p.text for p in errors.find_elements(By.TAG_NAME, "p")]
+    assert [line.split(":")[0] for line in lines] == ["Prompt tokens", "Tokens/s per user"], lines
+    for name in ("sv-prompt_len", "sv-tokens_per_s_per_user"):
+        assert browser.find_element(By.ID, name).get_attribute("aria-invalid") == "true", name
+    # An unknown model is the core's refusal, under Model, naming the built-in names.
+    _fill(browser, **{"sv-prompt_len": "1024", "sv-tokens_per_s_per_user": "20", "sv-model": "llama-9-7b"})
+    browser.find_element(By.ID, "sv-submit").click()
+    WebDriverWait(browser, 30).until(lambda b: "Model:" in b.find_element(By.ID, "sv-errors").text)
+    assert "built-in model name" in browser.find_element(By.ID, "sv-errors").text
+    assert browser.find_element(By.ID, "sv-model").get_attribute("aria-invalid") == "true"
+    assert browser.find_element(By.ID, "sv-prompt_len").get_attribute("aria-invalid") is None
+
+
+def _finetune_13b(browser, base_url) -> list[list[str]]:
+    browser.get(base_url + "/")
+    _choose_task(browser, "finetune")
+    _fill(browser, **{"ft-model": "llama-2-13b", "ft-tokens": "1e8", "ft-lora_rank": "16"})
+    Select(browser.find_element(By.ID, "ft-method")).select_by_value("qlora")
+    Select(browser.find_element(By.ID, "ft-objective")).select_by_value("pareto")
+    return _submit_and_read(browser, "ft-submit", "ranked")
+
+
+def test_finetune_sends_the_method_and_ranks_devices(browser, base_url, shots):
+    browser.set_window_size(*DESKTOP)
+    rows = _finetune_13b(browser, base_url)
+    assert rows and rows[0][0] == "1" and all(len(row) == 8 for row in rows)
+    summary = browser.find_element(By.ID, "summary").text
+    assert "llama-2-13b trained on 1e8 tokens" in summary and "qlora r=16" in summary, summary
+    assert browser.find_elements(By.CSS_SELECTOR, "#chart svg .pareto")
+    assert browser.execute_script("return location.hash") == "#fine-tune"
+    _screenshot(browser, shots / "finetune-desktop.png", until="chart-figure")
+    # Back to pre-training: its form, without the fine-tuning answer.
+    _choose_task(browser, "pretrain")
+    assert not browser.find_element(By.ID, "result").is_displayed()
+    assert not browser.find_element(By.ID, "finetune-form").is_displayed()
+
+
+def test_finetune_on_a_phone_has_no_sideways_scrolling(browser, base_url):
+    browser.set_window_size(*PHONE)
+    try:
+        assert _finetune_13b(browser, base_url)
+        _no_sideways_scrolling(browser)
+        sizes = _chart_text_sizes(browser, "chart")
+        assert sizes and min(sizes) >= 11, sizes
+    finally:
+        browser.set_window_size(*DESKTOP)
+
+
+def test_finetune_bad_rank_is_shown_under_its_label(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    _choose_task(browser, "finetune")
+    _fill(browser, **{"ft-lora_rank": "0"})
+    browser.find_element(By.ID, "ft-submit").click()
+    errors = WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "ft-errors")))
+    assert errors.text.startswith("LoRA rank:"), errors.text
+    assert browser.find_element(By.ID, "ft-lora_rank").get_attribute("aria-invalid") == "true"
+    assert not browser.find_element(By.ID, "errors").is_displayed()  # the pre-train form's box stays shut
+
+
+def test_pretrain_model_picker_lists_built_in_names_and_trains_the_named_model(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#model-names option"))
+    options = {o.get_attribute("value"): o.get_attribute("textContent")
+               for o in browser.find_elements(By.CSS_SELECTOR, "#model-names option")}
+    assert options["llama-2-7b"] == "6.74 B parameters", options.get("llama-2-7b")
+    assert options["mixtral-8x7b"] == "46.7 B parameters, 12.9 B active", options.get("mixtral-8x7b")
+    assert browser.find_element(By.ID, "model").get_attribute("list") == "model-names"
+    _fill(browser, model="llama-2-7b")
+    params = browser.find_element(By.ID, "params")
+    assert not params.is_enabled() and params.get_attribute("value") == ""  # the model brings its own count
+    assert _submit_and_read(browser)
+    assert "Workload: llama-2-7b trained on 2.6e10 tokens" in browser.find_element(By.ID, "summary").text
+    # Clearing the model gives the count back as it was.
+    browser.find_element(By.ID, "model").clear()
+    browser.find_element(By.ID, "model").send_keys(" \b")
+    assert params.is_enabled() and params.get_attribute("value") == "1.3e9"

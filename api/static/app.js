@@ -1,4 +1,5 @@
-// The calculator page: builds a /v1/recommend request from the form and shows the answer.
+// The calculator page: a task choice (pre-train, fine-tune, serve), one form each; builds the
+// /v1/recommend request from the shown form and shows the answer. Serving's answer: serve.js.
 "use strict";
 // Presets only fill the form; every value stays visible and editable.
 const PRESETS = {
@@ -14,6 +15,9 @@ const PRESETS = {
            precision: "bf16", optimizer: "adamw" },
 };
 const form = document.getElementById("recommend-form");
+const finetuneForm = document.getElementById("finetune-form");
+const FORMS = { pretrain: form, finetune: finetuneForm, serve: document.getElementById("serve-form") };
+const HASHES = { pretrain: "", finetune: "#fine-tune", serve: "#serve" };
 
 function dataMode() { return form.querySelector("input[name=data_mode]:checked").value; }
 
@@ -31,28 +35,80 @@ function applyPreset(key) {
   form.elements.precision.value = preset.precision;
   form.elements.optimizer.value = preset.optimizer;
   form.querySelector(`input[name=data_mode][value=${preset.data_mode}]`).checked = true;
+  form.elements.model.value = "";
+  delete form.elements.params.dataset.kept;
+  modelOrParams(form);
   showMode();
 }
 
+// A model by name brings its own parameter count: while one is typed, the count is not asked for.
+function modelOrParams(target) {
+  const params = target.elements.params;
+  if (!params) return;
+  const named = target.elements.model.value.trim() !== "";
+  if (named && params.value) { params.dataset.kept = params.value; params.value = ""; }
+  if (!named && !params.value && params.dataset.kept) params.value = params.dataset.kept;
+  params.disabled = named;
+  params.placeholder = named ? "from the model" : params.dataset.placeholder;
+}
+
+// The task shown: its form, and its last answer if it has one.
+function currentTask() { return document.querySelector("input[name=task]:checked").value; }
+
+function showTask() {
+  const task = currentTask();
+  for (const [name, node] of Object.entries(FORMS)) node.hidden = name !== task;
+  const result = document.getElementById("result");
+  result.hidden = !(result.dataset.task === task);
+  const served = document.getElementById("serve-result");
+  served.hidden = !(task === "serve" && served.dataset.task === "serve");
+  history.replaceState(null, "", location.pathname + location.search + HASHES[task]);
+  redrawCharts();
+}
+
 // Text fields go as they are typed ("14 d", "50000 USD", "7e9"); the service parses and checks them.
-function requestBody() {
-  const body = { precision: form.elements.precision.value, optimizer: form.elements.optimizer.value,
-                 purchase: form.elements.purchase.value, objective: form.elements.objective.value };
-  const text = (name) => form.elements[name].value.trim();
-  const fields = ["params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
-  for (const name of fields) if (text(name)) body[name] = text(name);
-  if (text("max_devices")) body.max_devices = Number(text("max_devices"));
+// Empty fields are left out, so that the service's defaults apply.
+function textFields(target, body, names) {
+  for (const name of names) {
+    const text = target.elements[name].value.trim();
+    if (text) body[name] = text;
+  }
   return body;
 }
 
-function showErrors(detail) {
-  const box = document.getElementById("errors");
-  for (const node of form.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+function requestBody() {
+  const body = { precision: form.elements.precision.value, optimizer: form.elements.optimizer.value,
+                 purchase: form.elements.purchase.value, objective: form.elements.objective.value };
+  const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
+  textFields(form, body, fields);
+  if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
+  return body;
+}
+
+// Fine-tuning: the training request with a method; LoRA rank and adapted matrices where given.
+function finetuneBody() {
+  const f = finetuneForm.elements;
+  const body = { method: f.method.value, precision: f.precision.value, optimizer: f.optimizer.value,
+                 purchase: f.purchase.value, objective: f.objective.value };
+  textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
+  if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);
+  return body;
+}
+
+// Every item of a 422 answer under the name the form shows for its field; anything else as it came.
+function clearErrors(target) {
+  target.querySelector(".errors").hidden = true;
+  for (const node of target.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+}
+
+function showErrors(target, detail) {
+  const box = target.querySelector(".errors");
+  for (const node of target.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
   const items = Array.isArray(detail) ? detail : [{ loc: [], msg: String(detail) }];
   // Every item of the answer, each under the name the form shows for its field.
   box.replaceChildren(...items.map((d) => {
     const field = d.loc && d.loc[0] === "body" ? d.loc[1] : undefined;
-    const input = field && form.elements[field];
+    const input = field && target.elements[field];
     if (input && input.setAttribute) input.setAttribute("aria-invalid", "true");
     const label = input && input.closest && input.closest("label") ? input.closest("label").firstChild.textContent.trim() : field;
     return el("p", {}, field ? `${label}: ${d.msg.replace(new RegExp(`^${field}: `), "")}` : d.msg);
@@ -62,11 +118,24 @@ function showErrors(detail) {
 
 function costOf(row, purchase) { return purchase === "buy" ? row.cost.buy : row.cost.rent; }
 
-let chartArgs = null;  // the last chart drawn, redrawn to fit when the window changes width
+// The charts drawn, by container id, each redrawn to fit when it is shown or the window changes width.
+const charts = new Map();
 
-function render(result) {
-  document.getElementById("errors").hidden = true;
-  for (const node of form.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+function drawInto(id, ...args) {
+  const container = document.getElementById(id);
+  charts.set(id, { args: [container, ...args], width: container.clientWidth });
+  drawChart(container, ...args);
+}
+
+function redrawCharts() {
+  for (const chart of charts.values()) {
+    const width = chart.args[0].clientWidth;
+    if (width && width !== chart.width) { chart.width = width; drawChart(...chart.args); }
+  }
+}
+
+// A training answer (pre-training or fine-tuning): the ranked table, the chart, the rejected, the assumptions.
+function render(result, task) {
   const purchase = result.purchase;
   document.getElementById("cost-head").textContent = purchase === "buy" ? "buy cost (amortised + energy)" : "rent cost";
   document.getElementById("summary").textContent =
@@ -79,44 +148,67 @@ function render(result) {
   fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason]));
   fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
   const timeUnit = result.ranked.length ? result.ranked[0].training_time.unit : "";
-  document.getElementById("result").hidden = false;  // before drawing: the chart takes the width it is shown at
-  chartArgs = [document.getElementById("chart"), result.ranked.map((r) => ({
+  const section = document.getElementById("result");
+  section.dataset.task = task;
+  section.hidden = false;  // before drawing: the chart takes the width it is shown at
+  drawInto("chart", result.ranked.map((r) => ({
     label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase), pareto: r.pareto })),
-    `training time [${timeUnit}]`, `${purchase === "buy" ? "buy" : "rent"} cost [USD]`];
-  drawChart(...chartArgs);
+    `training time [${timeUnit}]`, `${purchase === "buy" ? "buy" : "rent"} cost [USD]`);
 }
 
-let resizeTimer = 0, chartWidth = 0;
+let resizeTimer = 0;
 window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => {
-    const width = document.getElementById("chart").clientWidth;
-    if (chartArgs && width !== chartWidth) { chartWidth = width; drawChart(...chartArgs); }
-  }, 150);
+  resizeTimer = setTimeout(redrawCharts, 150);
 });
 
-async function submit(event) {
-  event.preventDefault();
-  const button = document.getElementById("submit");
+// Posts a form's body to /v1/recommend; the answer goes to show, a refusal under the form's fields.
+async function post(target, body, show) {
+  const button = target.querySelector("button[type=submit]");
+  const label = button.textContent;
   button.disabled = true;
   button.textContent = "Working…";
   try {
     const response = await fetch("/v1/recommend", { method: "POST", headers: { "Content-Type": "application/json" },
-                                                    body: JSON.stringify(requestBody()) });
+                                                    body: JSON.stringify(body) });
     const answer = await response.json().catch(() => ({ detail: `HTTP ${response.status}` }));
-    if (response.ok) render(answer); else showErrors(answer.detail);
+    if (response.ok) { clearErrors(target); show(answer); } else showErrors(target, answer.detail);
   } catch (error) {
-    showErrors(`The service did not answer: ${error.message}`);
+    showErrors(target, `The service did not answer: ${error.message}`);
   } finally {
     button.disabled = false;
-    button.textContent = "Recommend";
+    button.textContent = label;
   }
+}
+
+// The model picker: built-in names with their parameter counts, from /v1/models. Without it the
+// fields still take any name; the service says which names it knows.
+async function loadModelNames() {
+  try {
+    const response = await fetch("/v1/models");
+    if (!response.ok) return;
+    const billions = (n) => `${fmt(n / 1e9)} B`;
+    document.getElementById("model-names").replaceChildren(...(await response.json()).models.map((m) =>
+      el("option", { value: m.name }, m.params_active < m.params_total
+        ? `${billions(m.params_total)} parameters, ${billions(m.params_active)} active` : `${billions(m.params_total)} parameters`)));
+  } catch (error) { /* the picker stays empty */ }
 }
 
 const presetSelect = document.getElementById("preset");
 for (const [key, preset] of Object.entries(PRESETS)) presetSelect.append(el("option", { value: key }, preset.label));
 presetSelect.addEventListener("change", () => applyPreset(presetSelect.value));
 for (const radio of form.querySelectorAll("input[name=data_mode]")) radio.addEventListener("change", showMode);
-form.addEventListener("submit", submit);
+form.elements.params.dataset.placeholder = form.elements.params.placeholder;
+form.elements.model.addEventListener("input", () => modelOrParams(form));
+form.addEventListener("submit", (event) => { event.preventDefault(); post(form, requestBody(), (a) => render(a, "pretrain")); });
+finetuneForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  post(finetuneForm, finetuneBody(), (a) => render(a, "finetune"));
+});
+for (const radio of document.querySelectorAll("input[name=task]")) radio.addEventListener("change", showTask);
 presetSelect.value = "1.3b";
 applyPreset("1.3b");
+const linked = Object.keys(HASHES).find((task) => HASHES[task] && HASHES[task] === location.hash);
+if (linked) document.getElementById(`task-${linked}`).checked = true;
+showTask();
+loadModelNames();

@@ -1,4 +1,5 @@
-// A scatter chart of training time against cost, drawn as SVG (no library, works offline).
+// A log-log scatter chart (training time against cost; serving speed per user against total), drawn as SVG
+// (no library, works offline).
 "use strict";
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -43,12 +44,16 @@ function placeLabel(obstacles, cx, cy, text, bounds) {
   return null;
 }
 
-// points: [{label, x: {low, expected, high}, y: {low, expected, high}, pareto}]
-function drawChart(container, points, xLabel, yLabel) {
+// points: [{label, x: {low, expected, high, unit}, y: {low, expected, high, unit}, pareto}]. A point with
+// pareto set is drawn filled and labelled first. options.join (default true): join those points by a dashed
+// line, as the Pareto front; options.mark: the class they get (default "pareto"); options.empty: the
+// sentence shown when no point has both values.
+function drawChart(container, points, xLabel, yLabel, options = {}) {
+  const { join = true, mark = "pareto", empty = "No device has both a time and a price to plot." } = options;
   container.replaceChildren();
   const usable = points.filter((p) => p.x && p.y && p.x.expected > 0 && p.y.expected > 0);
   if (!usable.length) {
-    container.append(el("p", { class: "muted" }, "No device has both a time and a price to plot."));
+    container.append(el("p", { class: "muted" }, empty));
     return;
   }
   // One SVG unit is one CSS pixel: the frame takes the container's width (a phone's 350 px or a
@@ -77,7 +82,7 @@ function drawChart(container, points, xLabel, yLabel) {
                             transform: `rotate(-90 14 ${(m.t + H - m.b) / 2})` }, yLabel));
 
   const front = usable.filter((p) => p.pareto).sort((a, b) => a.x.expected - b.x.expected);
-  if (front.length > 1) {
+  if (join && front.length > 1) {
     root.append(svg("polyline", { points: front.map((p) => `${sx(p.x.expected)},${sy(p.y.expected)}`).join(" "), class: "front" }));
   }
   // Labels: Pareto points first, then the rest, each where it covers no label and no point; a
@@ -86,7 +91,7 @@ function drawChart(container, points, xLabel, yLabel) {
   const bounds = { l: m.l, r: W - m.r, t: m.t, b: H - m.b };
   for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
     const cx = sx(p.x.expected), cy = sy(p.y.expected);
-    const g = svg("g", { class: p.pareto ? "point pareto" : "point" });
+    const g = svg("g", { class: p.pareto ? `point ${mark}` : "point" });
     g.append(svg("line", { x1: sx(p.x.low), x2: sx(p.x.high), y1: cy, y2: cy, class: "whisker" }));
     g.append(svg("line", { x1: cx, x2: cx, y1: sy(p.y.low), y2: sy(p.y.high), class: "whisker" }));
     g.append(svg("circle", { cx, cy, r: p.pareto ? 6 : 4.5 }));
