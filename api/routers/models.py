@@ -6,8 +6,7 @@ import functools
 
 from fastapi import APIRouter
 
-from sizer.results import Model
-from sizer.workloads.registry import find_model, model_names
+from sizer.facade import Model, find_model, model_names
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
 
