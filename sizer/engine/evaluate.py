@@ -38,8 +38,9 @@ def range_factors(mode: str, workload: str | None = None) -> tuple[float, float,
 
 def range_arrays(mode: str, job: Job, devices) -> tuple[np.ndarray, np.ndarray]:
     """Per device: the (low, high) factors of the expected time, by the job's workload kind on it."""
-    factors = [range_factors(mode, workload_kind(job, device.kind))[:2] for device in devices]
-    return np.asarray([f[0] for f in factors]), np.asarray([f[1] for f in factors])
+    by_kind = {kind: range_factors(mode, workload_kind(job, kind))[:2] for kind in {device.kind for device in devices}}
+    factors = np.asarray([by_kind[device.kind] for device in devices], dtype=float).reshape(-1, 2)
+    return factors[:, 0], factors[:, 1]
 
 
 def workload_kind(job: Job, device_kind: str) -> str | None:

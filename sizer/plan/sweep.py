@@ -33,6 +33,7 @@ from sizer.formulas.tco import hourly_price
 from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import Job, resolve_job
 
+PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
 SECONDS_PER_HOUR = 3600.0
 COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device", "name", "kind", "count", "sharding",
@@ -67,14 +68,24 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
+_PRICES: dict[tuple[int, ...], tuple[tuple, np.ndarray]] = {}
+
+
 def rent_prices(devices) -> np.ndarray:
     """Per device [USD/h], as ``sizer tco`` prices it: the cheapest current cloud price, else the
-    amortised purchase cost; NaN where neither is known."""
+    amortised purchase cost; NaN where neither is known. Computed once per device tuple."""
+    key = tuple(map(id, devices))
+    kept = _PRICES.get(key)
+    if kept is not None:
+        return kept[1]
     prices = []
     for device in devices:
         hourly = hourly_price(device).hourly
         prices.append(hourly.to("USD/hour").magnitude if hourly is not None else np.nan)
-    return np.asarray(prices, dtype=float)
+    if len(_PRICES) > 16:
+        _PRICES.clear()
+    _PRICES[key] = (tuple(devices), np.asarray(prices, dtype=float))  # the devices held: identities stay theirs
+    return _PRICES[key][1]
 
 
 def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):
@@ -109,16 +120,16 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
     rent = [prices[d] * count * t / SECONDS_PER_HOUR for t in training]
     peak = table.peak[d]
     mfu = ev.parts.model_flops / (step_range[1] * peak)
-    resolved = np.asarray([p or "" for p in table.precisions], dtype=object)
+    resolved = np.asarray([PRECISION_NAMES.index(p or "") for p in table.precisions], dtype=np.int8)
     return {
         "workload": np.full(rows, index), "params": np.full(rows, job.params), "samples": np.full(rows, job.samples),
         "token_mode": np.full(rows, job.token_mode), "precision": resolved[d], "device": d, "count": count.astype(np.int64),
-        "sharding": np.where(ev.configs.zero == 3, "full", "none").astype(object), "zero": ev.configs.zero,
+        "sharding": (ev.configs.zero == 3).astype(np.int8), "zero": ev.configs.zero,
         "tp": ev.configs.tp.astype(np.int64), "pp": ev.configs.pp.astype(np.int64),
-        "recompute": np.asarray(RECOMPUTE, dtype=object)[ev.configs.recompute],
+        "recompute": ev.configs.recompute.astype(np.int8),
         "supported": supported, "training_compute_flop": np.full(rows, job.training_flops), "peak_flops": peak,
         "step_time_s_low": step_range[0], "step_time_s_expected": step_range[1], "step_time_s_high": step_range[2],
-        "bound": np.where(supported, np.asarray(BOUNDS, dtype=object)[ev.parts.bound], None), "mfu": mfu,
+        "bound": np.where(supported, ev.parts.bound, -1).astype(np.int8), "mfu": mfu,
         "training_time_s_low": training[0], "training_time_s_expected": training[1], "training_time_s_high": training[2],
         "physical_limit_s": nan(limit_step * steps), "memory_per_device_b": ev.memory_needed,
         "device_memory_b": table.memory[d], "fits": ev.fits, "rent_price_usd_per_hour": prices[d],
@@ -165,8 +176,13 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
             groups.append(_group(index, job, chosen, job.precision.value, count_array, zeros, prices, headroom,
                                  overlap_allreduce))
     merged = {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
-    pick = merged.pop("device")
-    merged["device"] = np.asarray([d.id for d in chosen], dtype=object)[pick]
-    merged["name"] = np.asarray([d.name for d in chosen], dtype=object)[pick]
+    # text columns as categoricals: codes built per group, the names once (no per-row strings)
+    labels = {"device": [d.id for d in chosen], "precision": PRECISION_NAMES, "sharding": ["none", "full"],
+              "recompute": list(RECOMPUTE), "bound": list(BOUNDS)}
+    pick = merged["device"]
+    for name, categories in labels.items():
+        merged[name] = pd.Categorical.from_codes(merged[name], categories=list(dict.fromkeys(categories)))
+    merged["name"] = pd.Categorical.from_codes(pick, categories=[d.name for d in chosen]) \
+        if len({d.name for d in chosen}) == len(chosen) else np.asarray([d.name for d in chosen], dtype=object)[pick]
     merged["kind"] = np.asarray([d.kind for d in chosen], dtype=object)[pick]
     return pd.DataFrame({name: merged[name] for name in COLUMNS})
