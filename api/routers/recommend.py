@@ -2,6 +2,7 @@
 ``"task": "inference"``, the cheapest devices that serve a model at a target."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import APIRouter, Response
@@ -34,9 +35,20 @@ def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | Inf
         request = InferenceRecommendRequest.model_validate(fields)
         served_from_builtins(request)
         return finite(recommend_inference(request, catalog))
+    key = (json.dumps(fields, sort_keys=True, default=str), id(catalog))
+    answered = _BY_BODY.get(key)
+    if answered is not None and answered[0] is catalog:  # the same body again: the same bytes
+        return Response(content=answered[1], media_type="application/json")
     request = RecommendRequest.model_validate(fields)
     served_from_builtins(request)
-    return rendered(rank(request, catalog))
+    response = rendered(rank(request, catalog))
+    if len(_BY_BODY) > 64:
+        _BY_BODY.clear()
+    _BY_BODY[key] = (catalog, response.body)
+    return response
+
+
+_BY_BODY: dict[tuple[str, int], tuple[object, bytes]] = {}
 
 
 _RENDERED: dict[int, tuple[RecommendResult, bytes]] = {}
