@@ -25,7 +25,7 @@ from sizer.engine.evaluate import evaluate
 from sizer.engine.devices import build_device_table
 from sizer.errors import InputError
 from sizer.workloads.profile import Profile
-from sizer.results import Assumption
+from sizer.results import Assumption, unit_factor
 from sizer.units import Quantity
 from sizer.workloads.job import Job, job_from_profile
 
@@ -135,7 +135,7 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
         entry = calibration.for_device(device)
         if entry is not None:
             note = Assumption(name="calibration", value=f"kernels x {entry.efficiency_scale:.3g}, "
-                                                        f"{entry.step_overhead_s * 1e3:.3g} ms per step, from {entry.runs} runs",
+                                                        f"{entry.step_overhead_s * unit_factor('s', 'ms'):.3g} ms per step, from {entry.runs} runs",
                               source=f"calibration of {calibration.created} ({calibration.source})")
             return calibrated_efficiencies(device, entry), Mode.CALIBRATED, [note]
         note = Assumption(name="calibration", value=f"none for {device.name}; datasheet defaults used",

@@ -17,7 +17,7 @@ from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.units import Quantity
 from sizer.workloads.job import Job
@@ -87,9 +87,9 @@ class TimeResult(Model):
 
 def time_unit(seconds: float) -> str:
     """A unit a person reads a duration in."""
-    if seconds >= 3 * 86400:
+    if seconds >= 3 * unit_factor("day", "s"):
         return "day"
-    if seconds >= 2 * 3600:
+    if seconds >= 2 * unit_factor("hour", "s"):
         return "hour"
     return "minute" if seconds >= 600 else "s"
 
@@ -187,8 +187,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     eff = table.efficiencies[0]
     warnings = []
     if not ev.fits[0]:
-        warnings.append(f"does not fit: needs {ev.memory_needed[0] / 1e9:.3g} GB per device, {device.name} has "
-                        f"{table.memory[0] / 1e9:.3g} GB; shard the model states (--zero 3) or use more devices")
+        warnings.append(f"does not fit: needs {ev.memory_needed[0] * unit_factor('B', 'GB'):.3g} GB per device, {device.name} has "
+                        f"{table.memory[0] * unit_factor('B', 'GB'):.3g} GB; shard the model states (--zero 3) or use more devices")
     if topology is not None:
         per_node, link, network = topology_links(topology)
     else:
@@ -199,14 +199,14 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         Assumption(name="precision", value=f"{table.precisions[0]} ({job.precision.value} requested)",
                    source="dense peak from the catalog"),
         Assumption(name="efficiencies", value=f"tensor {eff.matrix:.3g}, TF32 {eff.tf32:.3g}, FP32 matrix {eff.fp32_matrix:.3g}, "
-                   f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * 1e6:.3g} us per kernel, "
-                   f"{eff.step_overhead * 1e3:.3g} ms per step", source=eff.source),
+                   f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * unit_factor('s', 'us'):.3g} us per kernel, "
+                   f"{eff.step_overhead * unit_factor('s', 'ms'):.3g} ms per step", source=eff.source),
         Assumption(name="range", value=f"{low_factor:.3g}-{high_factor:.3g} x expected ({mode.value} mode)",
                    source=range_source),
         Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.4g} {job.sample_word}s per replica per pass, "
                    f"{int(configs.accumulation[0])} accumulation step(s)",
                    source="given" if job.micro_batch is not None else "the largest that fits (a power of two)"),
-        Assumption(name="framework overhead", value=f"{ev.framework[0] / 2**30:.3g} GiB per device",
+        Assumption(name="framework overhead", value=f"{ev.framework[0] * unit_factor('B', 'GiB'):.3g} GiB per device",
                    source=FRAMEWORK_OVERHEAD_SOURCE),
         *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
         *extra_assumptions,

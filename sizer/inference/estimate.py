@@ -21,7 +21,7 @@ from sizer.errors import InputError
 from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      total_tokens_per_second)
-from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.tco import cheapest_cloud_price
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import RequestModel
@@ -151,7 +151,7 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
         Assumption(name="prefill", value="all prompts of the batch at once, causal attention at half the square, "
                    "LM head on the last token; time to first token = prefill", source="sizer.inference.serving"),
         Assumption(name="serving efficiencies", value=f"{SERVING_MEMORY_EFFICIENCY:g} of memory bandwidth, "
-                   f"{SERVING_MATRIX_EFFICIENCY:g} of the matrix peak, {SERVING_STEP_OVERHEAD * 1e3:.3g} ms per forward "
+                   f"{SERVING_MATRIX_EFFICIENCY:g} of the matrix peak, {SERVING_STEP_OVERHEAD * unit_factor('s', 'ms'):.3g} ms per forward "
                    "pass (GPUs and accelerators)", source=SERVING_SOURCE),
         Assumption(name="range", value=f"speed {s['low']:g}-{s['high']:g} x expected (times: the inverse)", source=s["source"]),
         Assumption(name="runtime reserve", value=f"{table.framework_overhead[i] / 2 ** 30:g} GiB per device", source=FRAMEWORK_OVERHEAD_SOURCE),

@@ -23,7 +23,7 @@ from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
-from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
 
 Kind = Literal["gpu", "cpu", "accelerator"]
@@ -86,11 +86,11 @@ def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_
     if not supported:
         return "no usable precision in the catalog"
     if not fits.any():
-        return f"does not fit: needs {memory.min() / 1e9:.3g} GB per device at best, has {has / 1e9:.3g} GB"
+        return f"does not fit: needs {memory.min() * unit_factor('B', 'GB'):.3g} GB per device at best, has {has * unit_factor('B', 'GB'):.3g} GB"
     if need_user is not None and not (fits & (per_user >= need_user)).any():
         return f"too slow per user: at most {per_user[fits].max():.3g} tokens/s per sequence (target {need_user:g})"
     if need_ttft is not None and not (fits & (ttft <= need_ttft)).any():
-        return f"time to first token at least {ttft[fits].min() * 1e3:.3g} ms (target {need_ttft * 1e3:.3g} ms)"
+        return f"time to first token at least {ttft[fits].min() * unit_factor('s', 'ms'):.3g} ms (target {need_ttft * unit_factor('s', 'ms'):.3g} ms)"
     if need_total is None:
         return "no batch meets the tokens/s per user and the time to first token together"
     return f"at most {total[fits].max():.4g} output tokens/s in total while meeting the other targets (target {need_total:g})"
@@ -146,7 +146,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         r = best[min(best)]
         price = rent[i][0]
         hourly = price * c[r] if price is not None else None
-        per_million = hourly / 3600.0 / total[r] * 1e6 if hourly is not None else None
+        per_million = hourly * unit_factor("1/hour", "1/s") / total[r] * 1e6 if hourly is not None else None
         options.append((hourly is None, hourly or 0.0, per_million or 0.0, i, r))
     options.sort()
     ranked = []

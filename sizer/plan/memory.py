@@ -25,7 +25,7 @@ from sizer.engine.memory import largest_micro_batch
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
-from sizer.results import Assumption, Model, QuantityOut
+from sizer.results import Assumption, Model, QuantityOut, unit_factor
 from sizer.units import Quantity
 from sizer.workloads.job import Job
 
@@ -91,7 +91,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     assumptions = [Assumption(name="optimizer", value=f"{job.optimizer.value}: {states_count} FP32 state copies", source="spec §3.8"),
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
                               source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),
-                   Assumption(name="framework overhead", value=f"{overhead / 2**30:.3g} GiB", source=FRAMEWORK_OVERHEAD_SOURCE),
+                   Assumption(name="framework overhead", value=f"{overhead * unit_factor('B', 'GiB'):.3g} GiB", source=FRAMEWORK_OVERHEAD_SOURCE),
                    Assumption(name="sharding", value=f"ZeRO stage {zero} over {count} devices" if zero else "replicated (plain data parallel)",
                               source="Rajbhandari et al. 2020 (ZeRO), Figure 1" if zero else "spec §3.3"),
                    Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",

@@ -194,10 +194,10 @@ def _reason(device: Device, table, i: int, ev, rows: np.ndarray, deadline_s: flo
     fits = ev.fits[rows] & feasible
     if not fits.any():
         best = rows[feasible][np.argmin(ev.memory_needed[rows][feasible])]
-        return (f"does not fit: needs {ev.memory_needed[best] / 1e9:.3g} GB per device even sharded over "
-                f"{int(ev.configs.count[best])}, has {table.memory[i] / 1e9:.3g} GB")
+        return (f"does not fit: needs {ev.memory_needed[best] * unit_factor('B', 'GB'):.3g} GB per device even sharded over "
+                f"{int(ev.configs.count[best])}, has {table.memory[i] * unit_factor('B', 'GB'):.3g} GB")
     fastest = rows[fits][np.argmin(ev.training_seconds[rows][fits])]
-    days = ev.training_seconds[fastest] / 86400
+    days = ev.training_seconds[fastest] * unit_factor("s", "day")
     return (f"misses deadline: {days:.3g} days expected with {int(ev.configs.count[fastest])} device(s) "
             f"(max_devices {request.max_devices})")
 
@@ -291,7 +291,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
     index = np.asarray([i for i, _ in chosen], dtype=np.int64)
     row = np.asarray([r for _, r in chosen], dtype=np.int64)
     count = ev.configs.count[row]
-    hours = ev.training_seconds[row] / 3600.0
+    hours = ev.training_seconds[row] * unit_factor("s", "hour")
     low, high = lows[index], highs[index]
     costs = CostAssumptions()
     rent = rent_cost(Quantity(prices["rent"][index], "USD/hour"), count, Quantity(hours, "hour")).magnitude

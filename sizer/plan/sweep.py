@@ -32,10 +32,11 @@ from sizer.errors import InputError
 from sizer.formulas.tco import hourly_price
 from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import Job, resolve_job
+from sizer.results import unit_factor
 
 PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
-SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_HOUR = unit_factor("hour", "s")
 COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device", "name", "kind", "count", "sharding",
            "zero", "tp", "pp", "recompute", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
            "step_time_s_high", "bound", "mfu", "training_time_s_low", "training_time_s_expected",
