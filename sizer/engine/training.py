@@ -95,7 +95,9 @@ def time_unit(seconds: float) -> str:
 
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
-    per_layer = evaluation.parts.layer_seconds[0] * job.layers.multiplicity
+    c = evaluation.configs  # one device's share of a step: its stage's layers, every micro-batch and the bubble
+    slots = (c.accumulation[0] + (c.pp[0] - 1) / c.interleave[0]) / c.pp[0]
+    per_layer = evaluation.parts.layer_seconds[0] * job.layers.multiplicity * slots
     total = float(per_layer.sum()) or 1.0
     seconds: dict[str, float] = defaultdict(float)
     counts: dict[str, float] = defaultdict(float)
