@@ -75,6 +75,7 @@ class Assumption(Model):
     name: str
     value: str
     source: str
+    verified: bool = True  # False: recalled rather than read in the cited source
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,13 @@ TP_COLLECTIVES_PER_BLOCK_PASS = 4
 HOST_OPTIMIZER_BANDWIDTH = 100e9
 HOST_OPTIMIZER_SOURCE = ("ZeRO-Offload (Ren et al. 2021): CPU Adam on states in host memory; host bandwidth assumed "
                          "100 GB/s, gradients and weights over PCIe 4.0 x16 (docs/references.md [zero-offload])")
+# DeepSpeed's communication buckets under ZeRO (its configuration documentation): ``reduce_bucket_size`` and
+# ``allgather_bucket_size`` default to 5e8 elements (stages 1-2); stage 3 prefetches parameters in buckets of
+# ``stage3_prefetch_bucket_size``, 5e8 elements. Recalled, not read in a source here: shown unverified.
+ZERO_REDUCE_BUCKET = 5e8
+ZERO_GATHER_BUCKET = 5e8
+ZERO_BUCKETS_SOURCE = ("DeepSpeed ZeRO configuration defaults: reduce/allgather (stage 3: prefetch) buckets of 5e8 "
+                       "elements each, at most the parameters a device holds (recalled, not re-read)")
 # An all-reduce overlapped with the backward pass hides behind it, about 2/3 of the kernels.
 OVERLAP_SHARE = 2.0 / 3.0
 

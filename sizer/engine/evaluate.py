@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import load_yaml
-from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES
+from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES, ZERO_GATHER_BUCKET,
+                                    ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.memory import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, step_seconds
@@ -113,6 +114,14 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
                              frozen_bytes=finetune.frozen_bytes(weight_bytes) / split)
 
 
+def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.ndarray, dp: np.ndarray) -> np.ndarray:
+    """Bytes of ZeRO's communication buckets per device: a reduce bucket and an all-gather (stage 3:
+    prefetch) bucket of the 16-bit copies, each at most the parameters the device holds; none
+    without ZeRO or data parallelism (DeepSpeed's documented defaults, :data:`ZERO_REDUCE_BUCKET`)."""
+    buckets = np.minimum(ZERO_REDUCE_BUCKET, params_here) + np.minimum(ZERO_GATHER_BUCKET, params_here)
+    return np.where((zero >= 1) & (dp > 1), buckets * weight_bytes, 0.0)
+
+
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
@@ -133,7 +142,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
                              zero, tp * pp)
     if offload:  # optimizer states and FP32 master weights live in host memory
         states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
-    framework = table.framework_overhead[device]
+    trained = job.params if job.finetune is None else job.finetune.trainable_params
+    framework = table.framework_overhead[device] + zero_buckets(trained / (tp * pp), table.weight_bytes[device], zero, dp)
     per_sample = activation_bytes_per_sample(job, recompute) * table.storage_scale[device] / tp
     reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
     free = table.memory[device] / reserve - states.total - framework

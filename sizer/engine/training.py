@@ -12,7 +12,8 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, Efficiencies, default_efficiencies
+from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
+                                    default_efficiencies)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
@@ -208,11 +209,15 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.4g} {job.sample_word}s per replica per pass, "
                    f"{int(configs.accumulation[0])} accumulation step(s)",
                    source="given" if job.micro_batch is not None else "the largest that fits (a power of two)"),
-        Assumption(name="framework overhead", value=f"{ev.framework[0] * unit_factor('B', 'GiB'):.3g} GiB per device",
+        Assumption(name="framework overhead", value=f"{table.framework_overhead[0] * unit_factor('B', 'GiB'):.3g} GiB per device",
                    source=FRAMEWORK_OVERHEAD_SOURCE),
         *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
         *extra_assumptions,
     ]
+    buckets = float(ev.framework[0] - table.framework_overhead[0])
+    if buckets > 0:
+        assumptions.append(Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
+                                      source=ZERO_BUCKETS_SOURCE, verified=False))
     if offload:
         assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
                                       "the optimizer step on the CPU (host memory not checked)", source=HOST_OPTIMIZER_SOURCE))

@@ -17,10 +17,10 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Precision
-from sizer.engine.constants import (FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
+from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
                                     HEADROOM_SOURCE, OPTIMIZER_STATES)
 from sizer.engine.devices import resolve_precision
-from sizer.engine.evaluate import activation_bytes_per_sample, job_state_bytes, micro_batches
+from sizer.engine.evaluate import activation_bytes_per_sample, job_state_bytes, micro_batches, zero_buckets
 from sizer.engine.memory import largest_micro_batch
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
@@ -47,6 +47,7 @@ class MemoryResult(Model):
     model_states: QuantityOut
     activations: QuantityOut
     framework_overhead: QuantityOut
+    buffers: QuantityOut  # ZeRO's communication buckets
     total: QuantityOut
     required_with_headroom: QuantityOut | None
     device_memory: QuantityOut | None
@@ -75,7 +76,9 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     share = float(job.batch_for(count)) / count
     per_sample = float(activation_bytes_per_sample(job, np.asarray([recompute]))[0]) * copy / 4.0
     overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind != "cpu" else 0.0
-    static = float(states.total) + overhead
+    trained = job.params if job.finetune is None else job.finetune.trainable_params
+    buckets = float(zero_buckets(np.asarray(trained), np.asarray(copy), np.asarray(zero), np.asarray(float(count))))
+    static = float(states.total) + overhead + buckets
     if device is not None:  # the engine's choice: the given micro-batch, else the largest that fits
         reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
         free = device.memory.quantity("memory", "[information]").to("B").magnitude / reserve - static
@@ -92,6 +95,8 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
                               source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),
                    Assumption(name="framework overhead", value=f"{overhead * unit_factor('B', 'GiB'):.3g} GiB", source=FRAMEWORK_OVERHEAD_SOURCE),
+                   *([Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
+                                 source=ZERO_BUCKETS_SOURCE, verified=False)] if buckets else []),
                    Assumption(name="sharding", value=f"ZeRO stage {zero} over {count} devices" if zero else "replicated (plain data parallel)",
                               source="Rajbhandari et al. 2020 (ZeRO), Figure 1" if zero else "spec §3.3"),
                    Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",
@@ -124,6 +129,6 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         trainable_params=job.finetune.trainable_params if job.finetune else job.params,
         recompute=RECOMPUTE[recompute], micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
         optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
-        model_states=gb(states.total), activations=gb(activations), framework_overhead=gb(overhead), total=gb(total),
+        model_states=gb(states.total), activations=gb(activations), framework_overhead=gb(overhead), buffers=gb(buckets), total=gb(total),
         required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
         device_memory=device_memory, fits=fits, largest_micro_batch=largest, assumptions=assumptions)
