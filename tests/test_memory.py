@@ -66,3 +66,14 @@ def test_more_batch_never_needs_less_memory():
     small = _job(params=1e8, samples=1e6, activation_memory_per_sample="1 MB", batch_size=16)
     large = _job(params=1e8, samples=1e6, activation_memory_per_sample="1 MB", batch_size=64)
     assert training_memory(large).total.value > training_memory(small).total.value
+
+
+def test_zero_adds_its_communication_buckets_and_says_they_are_unverified():
+    # DeepSpeed's reduce and all-gather buckets (5e8 elements each by default, at most the parameters a
+    # device holds), 16-bit: 2 x 5e8 x 2 B = 2 GB; none without ZeRO. Recalled defaults: unverified.
+    sharded = training_memory(_job(params=7.5e9, precision="fp16", optimizer="adam"), None, 64, zero=2)
+    plain = training_memory(_job(params=7.5e9, precision="fp16", optimizer="adam"), None, 64, zero=0)
+    assert sharded.buffers.value == pytest.approx(2.0) and plain.buffers.value == 0
+    assert any(a.name == "ZeRO buckets" and a.verified is False for a in sharded.assumptions)
+    small = training_memory(_job(params=1e8, precision="fp16", optimizer="adam"), None, 8, zero=1)
+    assert small.buffers.value == pytest.approx(2 * 1e8 * 2 / 1e9)  # capped at the parameters held
