@@ -90,6 +90,7 @@ def test_random_samples_equal_the_single_estimates(catalog, workload, tokens, se
         workload["tokens"] = workload.pop("samples") * workload.pop("epochs")
         workload["seq_len"] = 2048
         workload["batch_size"] = max(workload["batch_size"], 2048)  # a token batch holds whole sequences
+        workload.pop("activation_memory_per_sample")  # a language model's activations come from its layer graph
     request = WorkloadRequest(**workload)
     table = sweep([request], counts=[1, 3, 16, 1024], precisions=["fp32", "bf16", "fp8"], shardings=["none", "full"],
                   catalog=catalog, headroom=headroom, overlap_allreduce=overlap)

@@ -154,8 +154,9 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     precision = parse_choice(Precision, request.precision, "precision")
     optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
     arch = None
-    assumptions = [a for a in workload.assumptions if a.name not in ("forward FLOP per sample", "activations")
-                   or not from_layers]
+    # FLOP and activations of a profile or a layer graph are its own, not the parameter-count rule's
+    graph = from_layers or workload.token_mode
+    assumptions = [a for a in workload.assumptions if a.name not in ("forward FLOP per sample", "activations") or not graph]
 
     if request.workload is not None:
         profile = load_profile(request.workload, request.seq_len)

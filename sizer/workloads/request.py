@@ -30,8 +30,6 @@ OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw":
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2)
 DEFAULT_SAMPLE_BATCH = 512  # the seed-001 MLP's batch
-TRANSFORMER_ASPECT_RATIO = 128  # d_model / layers; GPT-3 175B: 12288 / 96 (Brown et al. 2020, table 2.1)
-TRANSFORMER_HEAD_DIM = 128
 # Bounds on the work one request may ask for. A trillion steps of 1 ms each take 30 years; the
 # longest published runs have a few million steps (Llama 2: 2e12 tokens / 4M = 5e5).
 MAX_STEPS = 1e12
@@ -97,12 +95,6 @@ class WorkloadRequest(RequestModel):
                                      "attention, mlp or all-linear (default q,v for lora, all-linear for qlora)")
 
 
-@dataclass(frozen=True)
-class TransformerShape:
-    layers: int
-    hidden: int
-    heads: int
-
 
 @dataclass(frozen=True)
 class Workload:
@@ -148,36 +140,6 @@ class Workload:
         if self.epochs != 1:
             amount += f" x {short(self.epochs)} epochs"
         return f"{short(self.params)}-parameter model trained on {amount}, {self.precision}, {self.optimizer}"
-
-
-def transformer_shape(params: float) -> TransformerShape:
-    """A decoder shape for a parameter count: ``P ≈ 12 · L · d²`` with ``d / L = 128``.
-
-    The 12Ld² count is Kaplan et al. 2020 (eq. 2.1, embeddings excluded); the aspect ratio is
-    GPT-3's. It gives d = 4211, L = 33 for 7e9 (Llama 2 7B: 4096, 32).
-
-    >>> transformer_shape(175e9)
-    TransformerShape(layers=96, hidden=12313, heads=96)
-    """
-    hidden = (params * TRANSFORMER_ASPECT_RATIO / 12) ** (1 / 3)
-    layers = max(1, round(hidden / TRANSFORMER_ASPECT_RATIO))
-    return TransformerShape(layers=layers, hidden=round(hidden), heads=max(1, round(hidden / TRANSFORMER_HEAD_DIM)))
-
-
-def transformer_activation_bytes_per_token(shape: TransformerShape, seq_len: int, flash_attention: bool = True) -> float:
-    """Activation memory per token of a transformer, 16-bit activations, no recomputation.
-
-    Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
-    §4.1): per layer ``s·b·h·(34 + 5·a·s/h)`` bytes; flash attention does not store the
-    ``5·a·s/h`` attention-score term. Divided by ``s·b`` to give bytes per token.
-
-    >>> transformer_activation_bytes_per_token(TransformerShape(32, 4096, 32), 2048)
-    4456448.0
-    """
-    per_layer = 34.0 * shape.hidden
-    if not flash_attention:
-        per_layer += 5.0 * shape.heads * seq_len
-    return per_layer * shape.layers
 
 
 def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> Workload:
@@ -278,16 +240,15 @@ def _plain(value: float) -> float | int:
 def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool, seq_len: int | None,
                        assumptions: list[Assumption]) -> tuple[pint.Quantity | None, str]:
     if request.activation_memory_per_sample is not None:
+        if token_mode:
+            raise InputError("activation_memory_per_sample", request.activation_memory_per_sample,
+                             "no figure for a language model: its layer graph counts the activations per layer "
+                             "(Korthikanti et al. 2022); choose --recompute or --attention instead")
         value = parse_quantity("activation_memory_per_sample", request.activation_memory_per_sample,
                                "[information]", allow_zero=True)
         return value.to("byte"), "given"
-    if token_mode:
-        shape = transformer_shape(params)
-        per_token = transformer_activation_bytes_per_token(shape, seq_len or DEFAULT_SEQ_LEN)
-        assumptions.append(Assumption(
-            name="activations", value=f"{Quantity(per_token, 'B').to('MB'):.3g~P} per token (decoder L={shape.layers}, d={shape.hidden}, flash attention)",
-            source="Korthikanti et al. 2022 §4.1, shape from P = 12 L d^2 with d/L = 128 (Kaplan et al. 2020)"))
-        return Quantity(per_token, "byte"), "korthikanti-2022"
+    if token_mode:  # a transformer's layer graph keeps its own activations (sizer.workloads.layer_graph)
+        return None, "layer-graph"
     assumptions.append(Assumption(name="activations", value="not counted",
                                   source="unknown for a parameter count alone; give --activation-memory-per-sample"))
     return None, "none"
