@@ -6,14 +6,15 @@ from typing import Annotated
 import typer
 
 from cli import output
-from cli.common import (BatchSize, CatalogOption, DeviceOption, JsonOption, MicroBatch, ModelOption, Optimizer, Params,
-                        PrecisionOption, SeqLen, Tokens, load, workload_request)
+from cli.common import (BatchSize, CatalogOption, DeviceOption, JsonOption, LoraRankOption, LoraTargetsOption, MethodOption,
+                        MicroBatch, ModelOption, Optimizer, Params, PrecisionOption, SeqLen, Tokens, load, workload_request)
 
 
 def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: DeviceOption = ...,
          count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices to lay out.")] = ...,
          precision: PrecisionOption = "mixed", optimizer: Optimizer = "adamw", batch_size: BatchSize = None,
-         micro_batch: MicroBatch = None, seq_len: SeqLen = None,
+         micro_batch: MicroBatch = None, seq_len: SeqLen = None, method: MethodOption = "full",
+         lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
          shown: Annotated[int, typer.Option("--top", min=1, max=100, help="Layouts to show.")] = 10,
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
          catalog: CatalogOption = None, json: JsonOption = False) -> None:
@@ -22,7 +23,8 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
 
     request = workload_request(PlanRequest, model=model, params=params, tokens=tokens, device=device, count=count,
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
-                               seq_len=seq_len, shown=shown, headroom=headroom)
+                               seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
+                               lora_targets=lora_targets)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)

@@ -53,3 +53,13 @@ def test_a_bare_count_and_the_model_it_stands_for_have_the_same_flops(name):
     named = estimate_compute(WorkloadRequest(model=name, tokens=1e9, seq_len=2048)).training_compute.value
     bare = estimate_compute(WorkloadRequest(params=arch.params_total(), tokens=1e9, seq_len=2048)).training_compute.value
     assert bare == pytest.approx(named, rel=0.03)
+
+
+def test_plan_searches_fine_tuning_layouts_too(cli):
+    # --method reaches sizer plan: a QLoRA 70B fits 8 H100s in layouts full training cannot use (its 16 bytes per
+    # parameter need every device's share of the model states)
+    qlora = json.loads(cli("plan", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "8", "--tokens", "1e9",
+                           "--method", "qlora", "--json").stdout)
+    full = json.loads(cli("plan", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "8", "--tokens", "1e9",
+                          "--json").stdout)
+    assert "qlora" in qlora["workload"] and qlora["fitting"] > full["fitting"]
