@@ -102,7 +102,8 @@ def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, h
     valid = first < len(order)
     chosen[valid] = order[first[valid]]
     found[valid] = ok[chosen[valid]]
-    for p in np.flatnonzero(valid & ~found):  # nothing fits: show the layout closest to fitting
-        rows = np.flatnonzero(c["pair"] == p)
-        chosen[p] = rows[np.argmin(np.where(ev.feasible[rows], ev.memory_needed[rows], np.inf))]
+    unfound = valid & ~found  # nothing fits: show the layout closest to fitting
+    if unfound.any():
+        closest = np.lexsort((np.where(ev.feasible, ev.memory_needed, np.inf), c["pair"]))
+        chosen[unfound] = closest[np.searchsorted(c["pair"][closest], np.arange(pairs))[unfound]]
     return Search(evaluation=ev, pair=c["pair"], chosen=chosen, found=found)

@@ -95,11 +95,21 @@ def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     return None
 
 
+_SUPPORTED: dict[int, tuple[Device, tuple[str, ...]]] = {}
+
+
 def supported_precisions(device: Device) -> list[str]:
-    found = set(device.peaks)
-    if derived_fp32_peak(device) is not None:
-        found.add("fp32")
-    return [p for p in PRECISION_BYTES if p in found]
+    """The precisions a device has a peak for (FP32 also where 2NC gives one); worked out once per device
+    object (catalog devices are immutable; the entry holds the device, so its identity is not reused)."""
+    kept = _SUPPORTED.get(id(device))
+    if kept is None or kept[0] is not device:
+        found = set(device.peaks)
+        if derived_fp32_peak(device) is not None:
+            found.add("fp32")
+        if len(_SUPPORTED) > 4096:
+            _SUPPORTED.clear()
+        kept = _SUPPORTED[id(device)] = (device, tuple(p for p in PRECISION_BYTES if p in found))
+    return list(kept[1])
 
 
 def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity, str]:
