@@ -21,7 +21,6 @@ from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
 NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
 MIXED_ORDER = ("bf16", "fp16", "fp32")  # what `mixed` takes, in order of preference
-UNITS = ("matrix", "conv", "vector")  # the columns of DeviceTable.rates
 
 
 def resolve_precision(device: Device, precision: Precision | str) -> str | None:

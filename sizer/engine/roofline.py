@@ -53,10 +53,6 @@ class Configs:
     def dp(self) -> np.ndarray:
         return self.count / (self.tp * self.pp)
 
-    @property
-    def global_batch(self) -> np.ndarray:
-        return self.dp * self.micro_batch * self.accumulation
-
     @classmethod
     def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1) -> "Configs":
         types = (np.int64, float, float, float, np.int64, float, float, np.int64, float)

@@ -127,19 +127,6 @@ class Workload:
     def sample_word(self) -> str:
         return "token" if self.token_mode else "sample"
 
-    def description(self) -> str:
-        """The workload in one line, for a result's heading.
-
-        >>> resolve_workload(WorkloadRequest(params=7e9, tokens=2e10, precision="bf16")).description()
-        '7e9-parameter model trained on 2e10 tokens, bf16, adam'
-        """
-        def short(number: float) -> str:
-            return f"{number:.3g}".replace("e+0", "e").replace("e+", "e")
-
-        amount = f"{short(self.samples)} {self.sample_word}s"
-        if self.epochs != 1:
-            amount += f" x {short(self.epochs)} epochs"
-        return f"{short(self.params)}-parameter model trained on {amount}, {self.precision}, {self.optimizer}"
 
 
 def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> Workload:
