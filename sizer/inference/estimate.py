@@ -22,8 +22,8 @@ from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, we
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
-from sizer.formulas.tco import cheapest_cloud_price
-from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.formulas.tco import hourly_price
+from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import decoder_for_params, resolve_model
@@ -122,18 +122,16 @@ def _per_output(value: float, unit: str) -> RangeOut:
 
 
 def rent_per_hour(device: Device, given: object = None) -> tuple[float | None, Assumption]:
-    """USD per device-hour, given or the catalog's cheapest on-demand price, and where it comes from."""
-    if given is not None:
-        price = parse_quantity("rent_price", given, "[currency]/[time]")
-        return float(price.to("USD/hour").magnitude), Assumption(name="rent price", value=f"{price:~P} per device", source="given")
-    cloud = cheapest_cloud_price(device)
-    if cloud is None:
+    """USD per device-hour, given or the catalog's cheapest on-demand price, and where it comes from.
+
+    The price is the one :func:`sizer.formulas.tco.hourly_price` chooses, but only a rent: a cost per
+    token is quoted at a price someone charges, not at an amortised purchase."""
+    price = hourly_price(device, given=given)
+    if price.basis not in ("given", "cloud"):
         return None, Assumption(name="rent price", value=f"unknown: the catalog has no rent price for {device.name}",
                                 source="give rent_price (--rent-price) for a cost per token")
-    price = parse_quantity("cloud_prices", cloud.value, "[currency]/[time]")
-    return float(price.to("USD/hour").magnitude), Assumption(
-        name="rent price", value=f"{price.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand",
-        source=f"{cloud.source} (price of {cloud.date})")
+    return float(price.hourly.to("USD/hour").magnitude), Assumption(name="rent price", value=price.label,
+                                                                    source=price.source)
 
 
 def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) -> list[Assumption]:
