@@ -169,7 +169,10 @@ def _time_unit(seconds: float) -> str:
     magnitude = abs(seconds)
     if magnitude < 1:
         return "compact"
-    for limit, unit in ((120, "s"), (120 * 60, "minute"), (48 * 3600, "hour"), (730 * 86400, "day")):
+    from sizer.facade import unit_factor
+
+    for limit, unit in ((120, "s"), (120, "minute"), (48, "hour"), (730, "day")):  # up to 120 s, 120 min, 48 h, 730 days
+        limit *= unit_factor(unit, "s")
         if magnitude < limit:
             return unit
     return "year"

@@ -45,7 +45,7 @@ from sizer.inference.recommend import (InferenceRecommendRequest, InferenceRecom
 from sizer.plan.layouts import PlanRequest, PlanResult, plan  # noqa: E402,F401
 from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  # noqa: E402,F401
 from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
-from sizer.results import Model, ensure_finite  # noqa: E402,F401
+from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
 
 Sharding = str  # "none" or "full" (ZeRO-3), parsed by sizer.choices: a wrong name is an InputError
