@@ -1,22 +1,45 @@
 # `make run` and `make test` are the whole set-up: each creates .venv when it is missing and
-# installs what it needs from pyproject.toml before running.
+# installs what it needs from the committed locks (requirements.lock, requirements-dev.lock: exact
+# versions with hashes, generated from pyproject.toml by `make lock`), so an upstream release
+# cannot change what CI runs. `make test-latest` runs the suite on the newest versions
+# pyproject.toml allows, in its own venv, to see drift before it is locked in.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+PIP_VERSION := 26.3
+PIP_TOOLS_VERSION := 7.6.2
+LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links
 
-.PHONY: run test install install-dev browser-deps clean profiles bench fuzz
+.PHONY: run test test-latest lock install install-dev browser-deps clean profiles bench fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet pip==$(PIP_VERSION)
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# The project itself goes in without dependencies: every dependency came from the lock.
+$(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev,validation]"
+$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.installed
+
+# Regenerate both locks after changing pyproject.toml's dependencies (and commit them).
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet pip-tools==$(PIP_TOOLS_VERSION)
+	$(BIN)/pip-compile $(LOCK_FLAGS) -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile $(LOCK_FLAGS) --extra dev --extra validation -o requirements-dev.lock pyproject.toml
+
+# The newest versions pyproject.toml allows, in a venv of their own; not part of CI.
+LATEST := .venv-latest
+test-latest: browser-deps
+	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,validation]"
+	$(LATEST)/bin/python -m pytest
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -39,7 +62,7 @@ test: install-dev browser-deps
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(LATEST) build *.egg-info
 
 # Regenerate the built-in workload profiles (needs the validation extra: torch).
 PROFILE := $(BIN)/sizer profile

@@ -15,9 +15,12 @@ crashing the process or running for minutes. A file is refused when it is
   can stand for 10⁹ nodes);
 - JSON with ``NaN``, ``Infinity`` or a number too large for a finite float.
 
-YAML is first read as a flat stream of parser events (libyaml's parser keeps its own stack,
-so this is safe at any depth) to check depth and expanded size; only then is it built into
-Python objects with the safe loader, which never creates arbitrary objects.
+YAML is first scanned for the depth of its flow collections (``[`` and ``{`` outside quotes and
+comments) by our own code, before any parser sees it: libyaml's scanner reads a flow collection
+ahead of the events it emits, and from PyYAML 6.0.4 on it refuses deep ones with its own error
+before the first event reaches us. The text is then read as a flat stream of parser events
+(libyaml's parser keeps its own stack) to check block depth and expanded size; only then is it
+built into Python objects with the safe loader, which never creates arbitrary objects.
 
 Every file the project writes goes through :func:`write_text`: the text goes to a temporary
 file in the same folder, which then replaces the target in one step (``os.replace``), so a
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import os
 import stat
 import tempfile
@@ -90,6 +94,8 @@ def parse_yaml(text: str, field: str, where: str) -> Any:
 
     ``where`` names the text in messages (its file, usually).
     """
+    if _flow_depth(text) > MAX_DEPTH:
+        raise InputError(field, where, f"YAML nested at most {MAX_DEPTH} levels deep")
     try:
         _check_yaml_events(text, field, where)
         return yaml.load(text, Loader=SafeLoader)
@@ -97,6 +103,29 @@ def parse_yaml(text: str, field: str, where: str) -> Any:
         raise InputError(field, where, f"valid YAML ({_one_line(error)})") from None
     except RecursionError:
         raise InputError(field, where, f"YAML nested at most {MAX_DEPTH} levels deep") from None
+
+
+# One token of YAML text that matters for flow depth: a bracket, a quoted scalar (whose brackets do
+# not count) or a comment (likewise). Anything else is skipped by the regex engine in C.
+_FLOW_TOKEN = re.compile(r"""[\[\]{}]|"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|#[^\n]*""")
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in ``text``, quoted scalars and comments skipped.
+
+    An apostrophe or ``#`` inside a plain scalar (``it's``, ``a#b``) may hide brackets that
+    follow it from this count; such a file still meets libyaml's own limit, and its error is
+    refused as invalid YAML, so the count only decides which of our two messages is given.
+    """
+    depth = deepest = 0
+    for match in _FLOW_TOKEN.finditer(text):
+        char = match.group()[0]
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def _check_yaml_events(text: str, field: str, where: str) -> None:

@@ -42,6 +42,24 @@ def test_yaml_nested_too_deep_is_refused():
     assert datafile.parse_yaml("a: " + "[" * 60 + "]" * 60, "f", "t")  # within the limit
 
 
+def test_flow_depth_is_checked_by_our_code_before_any_yaml_parser(monkeypatch):
+    # PyYAML 6.0.4's scanner refuses deep flow collections with its own error before emitting an
+    # event; our check must not depend on which parser version is installed, so no parser may run.
+    def no_parser(*args, **kwargs):
+        raise AssertionError("a YAML parser ran before the depth check")
+    monkeypatch.setattr(datafile.yaml, "parse", no_parser)
+    monkeypatch.setattr(datafile.yaml, "load", no_parser)
+    for deep in (DEEP_YAML, "[" * 65 + "]" * 65, "a: {b: " + "[" * 70 + "]" * 70 + "}"):
+        with pytest.raises(InputError) as caught:
+            datafile.parse_yaml(deep, "catalog", "deep.yaml")
+        assert caught.value.field == "catalog" and "nested at most 64" in caught.value.message
+
+
+def test_quoted_and_commented_brackets_are_not_nesting():
+    text = "a: '" + "[" * 100 + "'\nb: \"" + "{" * 100 + "\"  # " + "[" * 100 + "\n"
+    assert datafile.parse_yaml(text, "f", "t") == {"a": "[" * 100, "b": "{" * 100}
+
+
 def test_an_alias_bomb_is_refused_from_its_events():
     with pytest.raises(InputError, match="aliases expand to at most"):
         datafile.parse_yaml(alias_bomb(), "calibration", "bomb.yaml")
