@@ -17,7 +17,7 @@ from fastapi_offline import FastAPIOffline
 from api import errors
 from api.middleware import GuardMiddleware
 from api.routers import (catalog, compute, health, inference, memory, models, pages, peak, plan, recommend,
-                         seed003, tco, time)
+                         network_size, tco, time)
 from api.routers.pages import STATIC
 from api.server import install_flood_filter
 from api.settings import Settings
@@ -44,7 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.catalog = load_catalog(settings.catalog_file)
     errors.install(app)
-    for module in (peak, compute, time, memory, plan, inference, seed003, tco, recommend, catalog, models, health,
+    for module in (peak, compute, time, memory, plan, inference, network_size, tco, recommend, catalog, models, health,
                    pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

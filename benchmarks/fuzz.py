@@ -2,8 +2,8 @@
 
     python benchmarks/fuzz.py [--examples 2000] [--api-examples 300]
 
-Runs tests/test_fuzz_core.py with ``--examples`` examples per test and
-tests/test_fuzz_api_schema.py with ``--api-examples`` per operation (the test suite runs 30 and
+Runs tests/sizer/test_fuzz_core.py with ``--examples`` examples per test and
+tests/api/test_fuzz_api_schema.py with ``--api-examples`` per operation (the test suite runs 30 and
 skips the latter), then writes how many examples each test ran and whether it passed to
 benchmarks/results/fuzz.json and fuzz.md. A failure prints hypothesis' minimal example.
 """
@@ -48,7 +48,7 @@ def main() -> int:
     results = {}
     lines = ["# Fuzzing", "", "| test | examples asked | passing | failing | invalid (filtered) |", "| --- | --- | --- | --- | --- |"]
     status = 0
-    for test_file, examples in (("tests/test_fuzz_core.py", args.examples), ("tests/test_fuzz_api_schema.py", args.api_examples)):
+    for test_file, examples in (("tests/sizer/test_fuzz_core.py", args.examples), ("tests/api/test_fuzz_api_schema.py", args.api_examples)):
         code, counts, tail = run(test_file, examples)
         results[test_file] = {"examples": examples, "returncode": code, "tests": counts}
         status = status or code

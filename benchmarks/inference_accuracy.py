@@ -5,7 +5,7 @@
 Data: ``benchmarks/inference_benchmarks.csv`` (a copy of ``shared/data/inference-benchmarks.csv``:
 TensorRT-LLM performance tables, FasterTransformer batch-1 figures, memory facts; every row with
 its source). Timing rows are predicted by :mod:`sizer.inference`; memory facts are checked in
-``tests/test_inference.py``.
+``tests/sizer/inference/test_inference.py``.
 
 Split (fixed, by source document): the efficiencies are fitted on the rows of TensorRT-LLM's
 ``docs/source/performance.md`` (v0.6.1 tables) and of FasterTransformer (kipply's figures), and
@@ -104,7 +104,7 @@ def read_rows() -> tuple[list[Row], list[tuple[int, str]]]:
     for number, r in enumerate(csv.DictReader(DATA.open(encoding="utf-8")), start=2):
         metric, unit = r["metric"], r["unit"]
         if unit in ("GB", "KB/token", "GPUs", "GPUs (80 GB each)"):
-            left_out.append((number, f"memory fact ({metric}): checked in tests/test_inference.py"))
+            left_out.append((number, f"memory fact ({metric}): checked in tests/sizer/inference/test_inference.py"))
             continue
         model, device = _model(r["model"]), _device(r["hardware"])
         if device is None:

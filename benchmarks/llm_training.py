@@ -13,7 +13,7 @@ measured one. Runs that cannot be mapped are listed with the reason.
 The measured throughput (tokens per second per GPU) is taken, in this order, from
 ``tokens_per_sec_per_gpu``; ``tokens_per_sec`` / GPUs; ``samples_per_sec`` x seq_len / GPUs;
 ``iteration_time``; ``model_tflops_per_gpu`` or ``mfu`` x peak divided by the model FLOP per token
-(Megatron's count, which ours equals: tests/test_llm_accuracy.py); Narayanan's
+(Megatron's count, which ours equals: tests/benchmarks/test_llm_accuracy.py); Narayanan's
 ``tflops_per_gpu_incl_recompute`` divided by his eq. 3 per token (it counts the recomputed forward
 pass). Each run records which.
 
@@ -48,7 +48,7 @@ from sizer.workloads.job import resolve_job  # noqa: E402
 
 DEFAULT_CSV = HERE.parent.parent / "shared" / "data" / "llm-training-benchmarks.csv"  # shared/ beside the checkout
 RESULTS = HERE / "results"
-COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/test_llm_accuracy.py
+COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/benchmarks/test_llm_accuracy.py
 RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
                "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis")
 FIT_SOURCES = ("mosaicml/llm-foundry",)

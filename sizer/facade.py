@@ -23,7 +23,7 @@ from sizer.engine.modes import choose_efficiencies
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError
-from sizer.plan.memory import MemoryResult, training_memory
+from sizer.plan.memory_report import MemoryResult, training_memory
 from sizer.workloads.profile import builtin_profile_names
 from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
@@ -40,9 +40,9 @@ from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
 from sizer.hardware.view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
 from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference  # noqa: E402,F401
-from sizer.inference.recommend import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
+from sizer.inference.deployments import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
                                        recommend_inference)
-from sizer.plan.layouts import PlanRequest, PlanResult, plan  # noqa: E402,F401
+from sizer.plan.planner import PlanRequest, PlanResult, plan  # noqa: E402,F401
 from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  # noqa: E402,F401
 from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sizer.hardware.schema import Device
 from sizer.engine.training import estimate_training
-from sizer.plan.memory import training_memory
+from sizer.plan.memory_report import training_memory
 from sizer.workloads.profile import Profile
 from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import job_from_profile, resolve_job

@@ -15,7 +15,7 @@ from sizer.datafile import load_yaml
 from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES, ZERO_GATHER_BUCKET,
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
-from sizer.engine.memory import StateParts, largest_micro_batch, model_state_bytes
+from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, step_seconds
 from sizer.workloads.job import Job
 

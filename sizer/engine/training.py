@@ -129,7 +129,7 @@ def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None
 def choose_layout(job: Job, table, count: int, *, headroom: bool = False,
                   overlap_allreduce: bool = False) -> tuple[int, int, int, int]:
     """(zero, tp, pp, recompute) of the fastest quick-search layout that fits, else the one closest to fitting."""
-    from sizer.engine.layouts import search
+    from sizer.engine.search import search
 
     found = search(job, table, [0], [count], headroom=headroom, overlap_allreduce=overlap_allreduce)
     c = found.evaluation.configs
@@ -145,7 +145,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     With no layout given (``zero``, ``tp``, ``pp``, ``recompute`` all None) the quick layout search
-    chooses one (:mod:`sizer.engine.layouts`) and the assumptions say which; a partly given layout
+    chooses one (:mod:`sizer.engine.search`) and the assumptions say which; a partly given layout
     fills the rest with data parallel, ZeRO 0, no recomputation."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")

@@ -22,7 +22,7 @@ from sizer.engine.calibration import Calibration, calibrated_efficiencies
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.engine.evaluate import error_spread, range_arrays
-from sizer.engine.layouts import search
+from sizer.engine.search import search
 from sizer.engine.devices import build_device_table, cached_device_table
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.training import time_unit

@@ -25,7 +25,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
 from sizer.engine.evaluate import evaluate, range_arrays
 from sizer.engine.devices import cached_device_table
-from sizer.engine.layouts import search
+from sizer.engine.search import search
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.deadline import check_deadline
 from sizer.errors import InputError

@@ -191,7 +191,7 @@ FFN_MULTIPLE = 256  # Llama's ``multiple_of`` (meta-llama/llama model.py FeedFor
 DEPTH_FIT_MODELS = ("llama-7b", "llama-13b", "llama-33b", "llama-65b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
                     "llama-3.1-405b")
 # Least-squares fit of ln L = ln DEPTH_COEFFICIENT + DEPTH_EXPONENT ln P over DEPTH_FIT_MODELS
-# (reproduced by tests/test_registry.py::test_depth_rule_is_the_fit_to_llama).
+# (reproduced by tests/sizer/workloads/test_registry.py::test_depth_rule_is_the_fit_to_llama).
 DEPTH_COEFFICIENT = 0.01111
 DEPTH_EXPONENT = 0.3530
 

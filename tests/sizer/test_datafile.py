@@ -183,7 +183,7 @@ def test_the_project_reads_yaml_only_through_the_guarded_loader():
     # Every YAML/JSON read by the package goes through sizer.datafile; a new yaml.load elsewhere fails here.
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     offenders = []
     for folder in ("sizer", "cli", "api", "validation", "benchmarks"):
         for path in (root / folder).rglob("*.py"):

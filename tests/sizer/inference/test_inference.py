@@ -16,13 +16,13 @@ from api.app import create_app
 from sizer.errors import InputError
 from sizer.inference.estimate import InferenceRequest, estimate_inference
 from sizer.inference.formats import group_quantised_bits, kv_cache_bytes_per_value, weight_format
-from sizer.inference.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.inference.deployments import InferenceRecommendRequest, recommend_inference
 from sizer.inference.serving import (ServingCase, evaluate_serving, kv_cache_bytes_per_token, serving_table,
                                      total_tokens_per_second, touched_experts)
 from sizer.workloads.registry import find_model
 
 GB, GIB = 1e9, 2.0 ** 30
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # --- formats -------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Schemathesis over the whole catalog with many examples: the separate fuzz target (`make fuzz`).
 
-tests/test_api_schema.py runs a few dozen examples per operation on a slice of the catalog in
+tests/api/test_api_schema.py runs a few dozen examples per operation on a slice of the catalog in
 every test run; this file runs SIZER_FUZZ_EXAMPLES per operation (skipped when it is not set)
 against the app as served, with the same checks: no server error, documented status codes and
 content types, and every 200 conforming to its response schema.

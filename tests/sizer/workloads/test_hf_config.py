@@ -10,7 +10,7 @@ from sizer.workloads.hf_config import (MAX_CONFIG_BYTES, architecture_from_confi
                                        supported_model_types)
 from sizer.workloads.registry import find_model, resolve_model
 
-CONFIGS = Path(__file__).parent / "data" / "hf-configs"  # real hub configs; each folder's SOURCE.txt says from where
+CONFIGS = Path(__file__).resolve().parents[2] / "data" / "hf-configs"  # real hub configs; each folder's SOURCE.txt says from where
 
 SHAPE = ("layers", "hidden", "heads", "kv_heads", "head_size", "ffn_hidden", "ffn_type", "vocab", "tied_embeddings",
          "experts", "experts_per_token", "norm", "position", "family", "dropout", "attention_bias", "mlp_bias",

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.engine.constants import GPU_EFFICIENCIES
 from sizer.engine.devices import cached_device_table, device_rates, resolve_precision
-from sizer.engine.memory import model_state_bytes
+from sizer.engine.model_states import model_state_bytes
 from sizer.engine.modes import job_step_seconds, parse_reference_throughput, reference_efficiencies
 from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.errors import InputError, SizerError

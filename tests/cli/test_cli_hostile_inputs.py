@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPORT = Path(__file__).resolve().parent.parent / "validation" / "reports" / "cpu-quick-2026-11-22.json"
+REPORT = Path(__file__).resolve().parents[2] / "validation" / "reports" / "cpu-quick-2026-11-22.json"
 
 
 def _refused(result, *words: str) -> None:

@@ -23,7 +23,7 @@ from sizer.facade import TimeRequest, estimate_time
 from sizer.workloads.layer_graph import layer_graph
 from sizer.workloads.registry import find_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import llm_training  # noqa: E402
 

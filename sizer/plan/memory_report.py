@@ -1,6 +1,6 @@
 """Training memory per device (spec §3.8), as one typed answer.
 
-The numbers come from the engine's memory model (:mod:`sizer.engine.memory`, ZeRO stages 0-3);
+The numbers come from the engine's memory model (:mod:`sizer.engine.model_states`, ZeRO stages 0-3);
 this module shapes one configuration into a result.
 
 >>> from sizer.workloads.request import WorkloadRequest
@@ -21,7 +21,7 @@ from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTE
                                     HEADROOM_SOURCE, OPTIMIZER_STATES)
 from sizer.engine.devices import resolve_precision
 from sizer.engine.evaluate import activation_bytes_per_sample, job_state_bytes, micro_batches, zero_buckets
-from sizer.engine.memory import largest_micro_batch
+from sizer.engine.model_states import largest_micro_batch
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes

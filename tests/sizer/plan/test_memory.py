@@ -1,7 +1,7 @@
-"""sizer/plan/memory.py: training memory per device and the fit decision, from the engine's memory model."""
+"""sizer/plan/memory_report.py: training memory per device and the fit decision, from the engine's memory model."""
 import pytest
 
-from sizer.plan.memory import training_memory
+from sizer.plan.memory_report import training_memory
 from sizer.workloads.request import WorkloadRequest
 from sizer.workloads.job import resolve_job
 

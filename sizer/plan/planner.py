@@ -1,6 +1,6 @@
 """``sizer plan``: the layouts of one (model, device, count) that fit, fastest first, with why.
 
-Every candidate of the full search (:mod:`sizer.engine.layouts`: tensor × pipeline × data
+Every candidate of the full search (:mod:`sizer.engine.search`: tensor × pipeline × data
 parallel, ZeRO 0-3, recomputation none/selective/full, micro-batches) is evaluated in one engine
 call; each shown layout says where its step goes (pipeline bubble, communication, memory).
 
@@ -19,7 +19,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.engine.constants import default_efficiencies
 from sizer.engine.evaluate import range_factors, workload_kind
 from sizer.engine.devices import build_device_table
-from sizer.engine.layouts import FULL, FULL_MICRO, search
+from sizer.engine.search import FULL, FULL_MICRO, search
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import time_unit
 from sizer.errors import InputError

@@ -97,7 +97,7 @@ def test_version_comes_from_the_package_metadata(cli_runner):
 
 def test_contract_recommend_at_80_columns_in_a_subprocess(tmp_path):
     """What /work/shared/checks/contract-hardening runs: a real process, piped, COLUMNS=80."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", "from cli.main import main; main()", "recommend", "--params", "1.3e9",
                            "--tokens", "2.6e10"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           env={"COLUMNS": "80", "PYTHONPATH": str(root), "PATH": "/usr/bin:/bin",

@@ -4,7 +4,7 @@ import pytest
 
 from sizer.engine.devices import cached_device_table
 from sizer.engine.layers import layer_table, with_trained_rows
-from sizer.engine.memory import model_state_bytes
+from sizer.engine.model_states import model_state_bytes
 from sizer.engine.roofline import FROZEN, TRAINING, Configs, layer_pass, step_seconds
 from sizer.workloads.profile import Layer, Profile
 

@@ -9,7 +9,7 @@ from sizer.facade import CellsResult
 from sizer.facade import ComplexityResult
 from sizer.facade import K1Result
 
-router = APIRouter(prefix="/v1", tags=["seed 003"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1", tags=["network size"], responses=ERROR_RESPONSES)
 
 
 @router.post("/cells", response_model=CellsResult, summary="Memory cells of the model-synthesis algorithm (seed 003 eq. 1)")

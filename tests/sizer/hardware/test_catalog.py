@@ -363,7 +363,7 @@ def test_unknown_system_lists_candidates():
 def test_networks_file_refuses_a_dangling_link(tmp_path):
     from sizer.hardware.networks import load_networks
 
-    text = (Path(__file__).parent.parent / "catalog" / "networks" / "links.yaml").read_text()
+    text = (Path(__file__).resolve().parents[3] / "catalog" / "networks" / "links.yaml").read_text()
     (tmp_path / "links.yaml").write_text(text.replace("intra_node: dgx-h100-nvswitch", "intra_node: no-such-link", 1))
     with pytest.raises(CatalogError, match="no-such-link"):
         load_networks(str(tmp_path))

@@ -26,7 +26,7 @@ from sizer.formulas.cells import estimate_cells
 from sizer.formulas.complexity import estimate_complexity
 from sizer.formulas.compute import training_compute, training_compute_from_forward
 from sizer.errors import SizerError
-from sizer.plan.memory import training_memory
+from sizer.plan.memory_report import training_memory
 from sizer.plan.recommend import RecommendRequest, recommend
 from sizer.formulas.redundancy import estimate_k1
 from sizer.results import Estimate
