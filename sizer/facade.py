@@ -107,7 +107,10 @@ class TimeRequest(WorkloadRequest):
     tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
                                                           "parallelism); no layout given: the search chooses")
     pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
-    interleave: int = Field(1, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved 1F1B)")
+    interleave: int | None = Field(None, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved "
+                                                                 "1F1B); not given: the search chooses")
+    cp: int | None = Field(None, ge=1, le=1024, description="context-parallel size (ring attention over the "
+                                                          "sequence); not given: the search chooses")
     recompute: str | None = Field(None, description="activation recomputation: none, selective or full")
     sharding: Sharding = "none"
     overlap_allreduce: bool = False
@@ -169,7 +172,7 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
     topology = node_type(request.system, device)
     return estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
-                             recompute=recompute_index(request.recompute), interleave=request.interleave,
+                             recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes))

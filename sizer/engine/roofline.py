@@ -11,8 +11,12 @@ achieved bandwidth) and the launch-bound time (kernels x launch time); the large
   reduce-scatters of the block's activations on the link inside a node;
 - pipeline parallelism (1F1B, [megatron]) gives each stage ``1/pp`` of the layers and a step of
   ``(m + (pp − 1)/v)`` stage passes for ``m`` micro-batches and ``v`` interleaved chunks, plus the
-  point-to-point activation sends between stages;
-- data parallelism synchronises the gradients of ``P/(tp pp)`` parameters over ``dp`` devices
+  point-to-point activation sends between stages (``v`` times as many when interleaved);
+- context parallelism (ring attention, [ringattention]) splits every sequence over ``cp`` ranks:
+  each rank does ``1/cp`` of every layer's token work and passes its keys and values around the
+  ring of ``cp`` ranks in every attention layer (forward once, backward twice: K/V and their
+  gradients), not overlapped (conservative);
+- data parallelism synchronises the gradients of ``P/(tp pp)`` parameters over ``dp × cp`` devices
   (ring, [patarasuk]; ZeRO-3 moves 1.5 x as much, [zero]);
 - an optimizer update (memory-bound) and a fixed per-step overhead close the step.
 
@@ -48,16 +52,18 @@ class Configs:
     pp: np.ndarray
     recompute: np.ndarray  # index into RECOMPUTE
     interleave: np.ndarray  # virtual pipeline chunks per stage (1: plain 1F1B)
+    cp: np.ndarray  # context-parallel ranks each sequence is split over (1: none)
 
     @property
     def dp(self) -> np.ndarray:
-        return self.count / (self.tp * self.pp)
+        return self.count / (self.tp * self.pp * self.cp)
 
     @classmethod
-    def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1) -> "Configs":
-        types = (np.int64, float, float, float, np.int64, float, float, np.int64, float)
+    def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1,
+           cp=1) -> "Configs":
+        types = (np.int64, float, float, float, np.int64, float, float, np.int64, float, float)
         arrays = np.broadcast_arrays(*(np.asarray(v, dtype=t) for v, t in zip(
-            (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave), types)))
+            (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave, cp), types)))
         return cls(*(np.ascontiguousarray(a).ravel() for a in arrays))
 
 
@@ -96,6 +102,8 @@ class Shape:
     blocks: int  # transformer blocks
     hidden: int
     tokens_per_sample: float
+    kv_width: int = 0  # key/value width per token (kv heads x head size) that ring attention passes; 0: hidden
+    attention_blocks: int = 0  # blocks with self-attention whose K/V go round the CP ring; 0: every block
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,7 @@ class StepParts:
     overhead: np.ndarray
     tensor_parallel: np.ndarray  # TP collectives (on the critical path)
     pipeline: np.ndarray  # point-to-point sends between stages
+    context_parallel: np.ndarray  # ring attention's K/V exchange (on the critical path)
     data_parallel: np.ndarray  # gradient synchronisation not hidden behind compute
     physical_limit: np.ndarray  # model FLOP of the step at the fastest unit's peak, over all devices
     model_flops: np.ndarray  # per device: the FLOP MFU counts (no recomputation)
@@ -122,7 +131,7 @@ class StepParts:
 
     @property
     def communication(self) -> np.ndarray:
-        return self.tensor_parallel + self.pipeline + self.data_parallel
+        return self.tensor_parallel + self.pipeline + self.context_parallel + self.data_parallel
 
 
 def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int) -> np.ndarray:
@@ -185,6 +194,66 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
                 kind.backward, kind.updates)
 
 
+def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
+                           backward: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Seconds per step of the tensor-, pipeline- and context-parallel traffic, per configuration.
+
+    Parameters
+    ----------
+    table : DeviceTable
+        Links and storage of the devices.
+    c : Configs
+        The layouts (``tp``, ``pp``, ``cp``, ``interleave``, micro-batch and accumulation).
+    shape : Shape or None
+        Blocks, width, tokens per sample and key/value width; None: no model parallelism.
+    backward : bool
+        Whether a backward pass runs (it doubles the collectives).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Tensor-parallel, pipeline and context-parallel seconds per step [s].
+
+    Notes
+    -----
+    With :math:`A = (s / cp)\, h\, b` bytes of a micro-batch's block activations on a rank:
+
+    .. math::
+
+        T_{tp} = 4 \cdot n_{pass} \cdot \frac{t-1}{t} \frac{A}{B_{tp}} \cdot \frac{L}{p} \cdot m, \quad
+        T_{pp} = n_{pass} \cdot \frac{A / t}{B_{pp}} \cdot (m + p - 1) \cdot v, \quad
+        T_{cp} = 3 (cp - 1) \frac{2 (s / cp)\, h_{kv}\, b}{t\, B_{cp}} \cdot \frac{L}{p} \cdot m
+
+    (Korthikanti et al. 2022 §4.2.2 for TP with sequence parallelism; Narayanan et al. 2021 for
+    the interleaved sends; ring attention passes each rank's K/V :math:`cp - 1` times forward and
+    K/V plus their gradients backward, Liu et al. 2023).
+
+    References
+    ----------
+    korthikanti, megatron, ringattention
+    """
+    zeros = np.zeros(len(c.device))
+    if shape is None:
+        return zeros, zeros, zeros
+    d = c.device
+    bytes_per_value = FP32_STORAGE_BYTES * table.storage_scale[d]
+    tokens = shape.tokens_per_sample / c.cp * c.micro_batch
+    activation = tokens * shape.hidden * bytes_per_value
+    passes = 2.0 if backward else 1.0
+    tp_bandwidth, tp_latency = group_link(table, d, c.tp)
+    one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
+    tensor_parallel = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / c.pp * c.accumulation
+    pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.cp * c.pp)
+    send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
+    pipeline = passes * send * (c.accumulation + c.pp - 1) * c.interleave
+    cp_bandwidth, cp_latency = group_link(table, d, c.tp * c.cp)
+    kv = 2.0 * tokens * (shape.kv_width or shape.hidden) * bytes_per_value / c.tp  # K and V of this rank's heads
+    ring = np.where(c.cp > 1, (c.cp - 1) * (kv / cp_bandwidth + cp_latency), 0.0)
+    blocks = shape.attention_blocks or shape.blocks
+    context_parallel = (3.0 if backward else 1.0) * ring * blocks / c.pp * c.accumulation
+    return tensor_parallel, pipeline, context_parallel
+
+
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
                  kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
@@ -201,24 +270,28 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     """
     d, c = configs.device, configs
     micro = c.micro_batch[:, None]
-    split = (c.tp * c.pp)[:, None]  # every layer's work divided over tensor ranks, layers over stages
+    ranks = (c.tp * c.cp)[:, None]  # every layer's token work divided over tensor and context ranks
+    split = (c.tp * c.pp * c.cp)[:, None]  # ... and the layers over stages
     scale = table.storage_scale[d][:, None]
     stored = (table.storage_scale[d] * FP32_STORAGE_BYTES if weight_bytes is None else weight_bytes)[:, None]
     extra = recompute_factors(layers, c.recompute, kind)
     kind = layer_pass(layers, kind)
     # the one place the per-layer matrix rate is set: the unit's achieved rate, times how well a
-    # kernel of this layer's size (FLOP per launch per tensor rank) uses it
-    per_kernel = layers.forward_flops * micro / (np.maximum(layers.kernels, 1.0) * c.tp[:, None])
+    # kernel of this layer's size (FLOP per launch per tensor and context rank) uses it
+    per_kernel = layers.forward_flops * micro / (np.maximum(layers.kernels, 1.0) * ranks)
     rates = table.rates[d][:, layers.unit] * matrix_size_factor(per_kernel, table.matrix_half[d][:, layers.unit])
-    compute = (kind.flops + extra) * layers.forward_flops * micro / rates
-    moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale + kind.weight_reads * layers.params * stored
+    compute = (kind.flops + extra) * layers.forward_flops * micro / rates / ranks
+    activation_moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale
     if extra_bytes is not None:
-        moved = moved + np.broadcast_to(np.asarray(extra_bytes, dtype=float), moved.shape) * micro
+        activation_moved = activation_moved + np.broadcast_to(np.asarray(extra_bytes, dtype=float),
+                                                              activation_moved.shape) * micro
+    # every context rank reads its tensor rank's whole weights; tokens (activations) are split over both
+    moved = activation_moved / ranks + kind.weight_reads * layers.params * stored / c.tp[:, None]
     memory = moved / table.bandwidth[d][:, None]
     launch = ((kind.kernels + extra) * layers.kernels) * table.launch[d][:, None]
-    per_layer = np.maximum(np.maximum(compute / c.tp[:, None], memory / c.tp[:, None]), launch)
-    is_compute = (per_layer == compute / c.tp[:, None])
-    is_memory = ~is_compute & (per_layer == memory / c.tp[:, None])
+    per_layer = np.maximum(np.maximum(compute, memory), launch)
+    is_compute = (per_layer == compute)
+    is_memory = ~is_compute & (per_layer == memory)
     weight = layers.multiplicity / c.pp[:, None]
     stage = (per_layer * weight).sum(axis=1)  # one micro-batch through one stage
     slots = c.accumulation + (c.pp - 1) / c.interleave  # 1F1B: m micro-batches plus the bubble
@@ -227,24 +300,12 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     memory_part = (np.where(is_memory, per_layer, 0.0) * weight).sum(axis=1) * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
-
-    tensor_parallel = np.zeros(len(d))
-    pipeline = np.zeros(len(d))
-    if shape is not None:
-        activation = shape.tokens_per_sample * shape.hidden * FP32_STORAGE_BYTES * table.storage_scale[d] * c.micro_batch
-        passes = 2.0 if kind.backward else 1.0
-        tp_bandwidth, tp_latency = group_link(table, d, c.tp)
-        one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
-        per_micro = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / c.pp
-        tensor_parallel = per_micro * c.accumulation
-        pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.pp)
-        send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
-        pipeline = passes * send * (c.accumulation + c.pp - 1)
+    tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
 
     params = layers.total_params if trainable_params is None else trainable_params
     if not kind.updates:
         params = 0.0
-    dp = c.dp
+    dp = c.dp * c.cp  # context ranks hold the same weights: gradients and ZeRO shards span dp x cp
     params_here = params / (c.tp * c.pp)
     updated = np.where(c.zero >= 1, params_here / dp, params_here)
     per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_states)
@@ -253,7 +314,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     else:
         optimizer = updated * per_param / table.bandwidth[d]
     overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
-    dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)
+    dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)  # tp, cp inner, dp outer: Megatron's rank order
     gradient = params_here * table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC, 1.0)
     if shard_group is None:
         allreduce = ring_allreduce_seconds(gradient, dp, dp_bandwidth, dp_latency)
@@ -264,16 +325,17 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
                                    dp_latency)
     data_parallel = np.maximum(0.0, allreduce - OVERLAP_SHARE * kernels) if overlap_allreduce else allreduce
 
-    step = kernels + tensor_parallel + pipeline + data_parallel + optimizer + overhead
+    step = kernels + tensor_parallel + pipeline + context_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = float(kind.flops * layers.forward_flops @ layers.multiplicity) * samples / split[:, 0]
     hardware_flops = model_flops + (extra * layers.forward_flops * layers.multiplicity).sum(axis=1) * samples / split[:, 0]
     limit = model_flops / table.best_peak[d]
-    communication = tensor_parallel + pipeline + data_parallel
+    communication = tensor_parallel + pipeline + context_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)
     return StepParts(step=step, kernels=kernels, compute=compute_part, memory=memory_part, launch=launch_part,
                      bubble=bubble, optimizer=optimizer, overhead=np.broadcast_to(overhead, step.shape),
-                     tensor_parallel=tensor_parallel, pipeline=pipeline, data_parallel=data_parallel,
+                     tensor_parallel=tensor_parallel, pipeline=pipeline, context_parallel=context_parallel,
+                     data_parallel=data_parallel,
                      physical_limit=limit, model_flops=model_flops, hardware_flops=hardware_flops, bound=bound,
                      layer_seconds=per_layer if keep_layers else None,
                      layer_bound=np.where(is_compute, 0, np.where(is_memory, 1, 2)) if keep_layers else None)

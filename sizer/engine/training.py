@@ -39,10 +39,12 @@ class Layout(Model):
     tp: int
     pp: int
     dp: int
+    cp: int = 1  # context-parallel ranks (ring attention)
+    ep: int = 1  # expert-parallel ranks (none yet)
     zero: int
     recompute: str
     interleave: int
-    micro_batch: float
+    micro_batch: int
     accumulation: int
 
 
@@ -71,6 +73,7 @@ class TimeResult(Model):
     communication_per_step: QuantityOut
     tensor_parallel_per_step: QuantityOut
     pipeline_per_step: QuantityOut
+    context_parallel_per_step: QuantityOut
     data_parallel_per_step: QuantityOut
     bubble_per_step: QuantityOut
     bound: str
@@ -113,40 +116,84 @@ def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
             for kind, s in sorted(seconds.items(), key=lambda kv: -kv[1])]
 
 
-def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None:
-    """A layout the job can run, or InputError saying why not."""
-    if count % (tp * pp):
-        raise InputError("tp", tp, f"tensor x pipeline parallel sizes that divide the device count ({count}): "
-                                   f"tp {tp} x pp {pp} = {tp * pp}")
-    if (tp > 1 or pp > 1 or recompute) and job.shape is None:
-        raise InputError("tp" if tp > 1 else ("pp" if pp > 1 else "recompute"), tp if tp > 1 else (pp if pp > 1 else recompute),
-                         "a transformer (--model or --params with --tokens): tensor and pipeline parallelism and "
-                         "recomputation are modelled per transformer block")
-    if job.shape is not None and pp > job.shape.blocks:
+def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
+                 *, table=None) -> None:
+    """A layout the job can run, or InputError naming the field that cannot be."""
+    tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
+    if count % (tp_ * pp_ * cp_):
+        field, value = ("cp", cp) if cp else (("tp", tp) if tp else ("pp", pp))
+        raise InputError(field, value, f"tensor x pipeline x context parallel sizes that divide the device count "
+                                       f"({count}): tp {tp_} x pp {pp_} x cp {cp_} = {tp_ * pp_ * cp_}")
+    if (tp_ > 1 or pp_ > 1 or cp_ > 1 or recompute) and job.shape is None:
+        field = "tp" if tp_ > 1 else ("pp" if pp_ > 1 else ("cp" if cp_ > 1 else "recompute"))
+        raise InputError(field, {"tp": tp, "pp": pp, "cp": cp, "recompute": recompute}[field],
+                         "a transformer (--model or --params with --tokens): tensor, pipeline and context parallelism "
+                         "and recomputation are modelled per transformer block")
+    if job.shape is None:
+        return
+    arch = job.arch
+    if tp_ > 1 and (arch.heads % tp_ or (arch.kv_heads % tp_ and tp_ % arch.kv_heads)):
+        raise InputError("tp", tp, f"a size that divides the {arch.heads} heads and the {arch.kv_heads} key/value heads "
+                                   "(or is a multiple of them)")
+    if pp_ > job.shape.blocks:
         raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
+    if cp_ > 1 and job.tokens_per_sample % (2 * cp_):
+        raise InputError("cp", cp, f"a size whose twice divides the sequence length ({job.tokens_per_sample:.0f}): "
+                                   "ring attention balances causal work with 2 chunks per rank")
 
 
-def choose_layout(job: Job, table, count: int, *, headroom: bool = False,
-                  overlap_allreduce: bool = False) -> tuple[int, int, int, int]:
-    """(zero, tp, pp, recompute) of the fastest quick-search layout that fits, else the one closest to fitting."""
+def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleave=None) -> dict:
+    """The layout fields the user gave: the search pins these and searches the rest."""
+    given = {"zero": zero, "tp": tp, "pp": pp, "cp": cp, "recompute": recompute, "interleave": interleave}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, headroom: bool = False,
+                  overlap_allreduce: bool = False) -> dict:
+    """The fastest layout that fits with ``fixed`` pinned (the one search, :mod:`sizer.engine.search`),
+    else the one closest to fitting; refused, naming the counts that can run it, where none can."""
     from sizer.engine.search import search
 
-    found = search(job, table, [0], [count], headroom=headroom, overlap_allreduce=overlap_allreduce)
-    c = found.evaluation.configs
-    i = int(found.chosen[0])
-    return int(c.zero[i]), int(c.tp[i]), int(c.pp[i]), int(c.recompute[i])
+    found = search(job, table, [0], [count], fixed=fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
+    ev = found.evaluation
+    if not len(found.pair) or not ev.feasible.any():
+        refuse_batch(job, table, count, fixed or {})
+    c, i = ev.configs, int(found.chosen[0])
+    if not ev.feasible[i]:
+        i = int(np.flatnonzero(ev.feasible)[np.argmin(ev.memory_needed[ev.feasible])])
+    return {"zero": int(c.zero[i]), "tp": int(c.tp[i]), "pp": int(c.pp[i]), "cp": int(c.cp[i]),
+            "recompute": int(c.recompute[i]), "interleave": int(c.interleave[i]), "micro": float(c.micro_batch[i])}
+
+
+def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
+    """InputError for a batch no layout of ``count`` devices can run, naming the most devices that can."""
+    from sizer.engine.search import candidates
+
+    asked = max(1.0, round(job.batch_size))
+    counts = np.asarray([int(2 ** k) for k in range(21) if 2 ** k <= count] + [count], dtype=np.int64)
+    c = candidates(job, table, np.zeros(len(counts), dtype=np.int64), counts, fixed)
+    unit = job.micro_batch or 1.0
+    dp = c["count"] / (c["tp"] * c["pp"] * c["cp"] * c["ep"])
+    runs = c["count"][dp * unit <= asked]
+    most = int(runs.max()) if len(runs) else 0
+    hint = f"; at most {most:,} devices can run it" if most else ""
+    raise InputError("batch_size", job.batch_size,
+                     f"at least one {job.sample_word} per data-parallel replica: no layout of {count:,} devices "
+                     f"splits a batch of {asked:,.0f} {job.sample_word}s{hint} (or give a larger --batch-size)")
 
 
 def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
-                      pp: int | None = None, recompute: int | None = None, interleave: int = 1,
-                      mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None, headroom: bool = False,
-                      overlap_allreduce: bool = False, extra_assumptions: tuple[Assumption, ...] = (),
-                      topology=None, offload: bool = False, hybrid_shard: bool = False) -> TimeResult:
+                      pp: int | None = None, recompute: int | None = None, interleave: int | None = None,
+                      cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
+                      headroom: bool = False, overlap_allreduce: bool = False,
+                      extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
+                      hybrid_shard: bool = False) -> TimeResult:
     """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
-    With no layout given (``zero``, ``tp``, ``pp``, ``recompute`` all None) the quick layout search
-    chooses one (:mod:`sizer.engine.search`) and the assumptions say which; a partly given layout
-    fills the rest with data parallel, ZeRO 0, no recomputation."""
+    The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
+    micro-batch) are pinned and the one layout search chooses the rest (:mod:`sizer.engine.search`);
+    the assumptions say which. With ``offload`` or ``hybrid_shard`` (outside the search) the
+    layout is the given one, data parallel where not given."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
     if efficiency is None:
@@ -157,112 +204,61 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
 
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    searched = all(v is None for v in (zero, tp, pp, recompute)) and interleave == 1 and not (offload or hybrid_shard)
-    if searched:
-        zero, tp, pp, recompute = choose_layout(job, table, count, headroom=headroom, overlap_allreduce=overlap_allreduce)
-    zero, tp, pp, recompute = zero or 0, tp or 1, pp or 1, recompute or 0
-    check_layout(job, count, tp, pp, recompute)
+    check_layout(job, count, tp, pp, recompute, cp)
     if hybrid_shard and zero != 3:
         raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
                                                        "node, replicated across nodes (FSDP HYBRID_SHARD)")
-    dp = count // (tp * pp)
-    if job.batch_for(dp) < dp:
-        raise InputError("batch_size", job.batch_size, f"at least one {job.sample_word} per data-parallel replica ({dp})")
-    ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([zero]), tp=tp, pp=pp,
-                  recompute=recompute, interleave=interleave, headroom=headroom, overlap_allreduce=overlap_allreduce,
-                  keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
+    fixed = fixed_layout(zero, tp, pp, cp, recompute, interleave)
+    searched = not (offload or hybrid_shard)
+    if searched:
+        layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
+    else:
+        layout = {"zero": zero or 0, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": recompute or 0,
+                  "interleave": interleave or 1, "micro": float("nan")}
+    ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([layout["zero"]]),
+                  tp=layout["tp"], pp=layout["pp"], cp=layout["cp"], recompute=layout["recompute"],
+                  interleave=layout["interleave"], micro_batch=np.asarray([layout["micro"]]), headroom=headroom,
+                  overlap_allreduce=overlap_allreduce, keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
+    if not ev.feasible[0]:
+        refuse_batch(job, table, count, fixed)
+    return _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
+                        topology, offload, hybrid_shard, overlap_allreduce)
+
+
+def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mode: Mode, fixed: dict | None,
+                 extra_assumptions, topology, offload: bool, hybrid_shard: bool, overlap_allreduce: bool) -> TimeResult:
+    """The typed answer of one evaluated layout."""
+    from sizer.engine.summary import summarise
+
     parts, configs = ev.parts, ev.configs
     steps, batch = float(ev.steps[0]), float(ev.batch[0])
     low_factor, high_factor, range_source = range_factors(mode.value, workload_kind(job, device.kind))
-    step, limit = float(parts.step[0]), float(parts.physical_limit[0])
-    step_range = (max(limit, step * low_factor), max(limit, step), max(limit, step * high_factor))
+    peak = float(table.peak[0])
+    summary = summarise(ev, [0], low_factor, high_factor, peak)
+    step_range = (float(summary.step_low[0]), float(summary.step_expected[0]), float(summary.step_high[0]))
+    limit = float(parts.physical_limit[0])
     per_step = batch * (job.tokens_per_sample if job.token_mode else 1.0)
     unit = "token / s" if job.token_mode else f"{job.sample_word} / s"
     throughput = RangeOut(low=per_step / step_range[2], expected=per_step / step_range[1],
                           high=per_step / step_range[0], unit=unit)
     flops = job.training_flops
-    peak = float(table.peak[0])
     training = RangeOut.of_seconds(tuple(s * steps for s in step_range), time_unit(step_range[1] * steps)) \
         if job.samples else None
     first_order = flops / (count * peak * (1 - DEFAULT_DERATING.expected))
-    mfu = float(parts.model_flops[0]) / (step_range[1] * peak)
-    hfu = float(parts.hardware_flops[0]) / (step_range[1] * peak)
-    eff = table.efficiencies[0]
-    warnings = []
-    if not ev.fits[0]:
-        warnings.append(f"does not fit: needs {ev.memory_needed[0] * unit_factor('B', 'GB'):.3g} GB per device, {device.name} has "
-                        f"{table.memory[0] * unit_factor('B', 'GB'):.3g} GB; shard the model states (--zero 3) or use more devices")
-    if topology is not None:
-        per_node, link, network = topology_links(topology)
-    else:
-        per_node, network = node_layout(device)
-        link = device_link(device)
-    assumptions = [
-        *job.assumptions,
-        Assumption(name="precision", value=f"{table.precisions[0]} ({job.precision.value} requested)",
-                   source="dense peak from the catalog"),
-        Assumption(name="efficiencies", value=f"tensor {eff.matrix:.3g}, TF32 {eff.tf32:.3g}, FP32 matrix {eff.fp32_matrix:.3g}, "
-                   f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * unit_factor('s', 'us'):.3g} us per kernel, "
-                   f"{eff.step_overhead * unit_factor('s', 'ms'):.3g} ms per step", source=eff.source),
-        Assumption(name="range", value=f"{low_factor:.3g}-{high_factor:.3g} x expected ({mode.value} mode)",
-                   source=range_source),
-        Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.4g} {job.sample_word}s per replica per pass, "
-                   f"{int(configs.accumulation[0])} accumulation step(s)",
-                   source="given" if job.micro_batch is not None else "the largest that fits (a power of two)"),
-        Assumption(name="framework overhead", value=f"{table.framework_overhead[0] * unit_factor('B', 'GiB'):.3g} GiB per device",
-                   source=FRAMEWORK_OVERHEAD_SOURCE),
-        *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
-        *extra_assumptions,
-    ]
-    buckets = float(ev.framework[0] - table.framework_overhead[0])
-    if buckets > 0:
-        assumptions.append(Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
-                                      source=ZERO_BUCKETS_SOURCE, verified=False))
-    if offload:
-        assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
-                                      "the optimizer step on the CPU (host memory not checked)", source=HOST_OPTIMIZER_SOURCE))
-    if hybrid_shard:
-        assumptions.append(Assumption(name="hybrid sharding", value=f"ZeRO-3 within groups of up to {per_node // tp} "
-                                      "devices (a node), replicated across groups", source="PyTorch FSDP HYBRID_SHARD"))
-    if topology is not None:
-        assumptions.append(Assumption(name="topology", value=f"{topology.system}: {per_node} devices per node, "
-                                      f"{link.name} inside, {network.name} between nodes",
-                                      source="catalog/networks (sizer.hardware.networks)"))
-    if searched:
-        assumptions.append(Assumption(
-            name="layout", value=f"tp {tp} x pp {pp} x dp {count // (tp * pp)}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}: "
-                                 "the fastest that fits among data parallel with ZeRO 0/1/3, recomputation none/full and "
-                                 "tensor parallel inside a node", source="sizer's layout search (sizer plan searches more)"))
-    if count > 1:
-        where = f"inside one node ({link.name})" if count <= per_node else \
-            f"across nodes of {per_node} ({network.name})"
-        assumptions.append(Assumption(
-            name="gradient synchronisation", value=f"ring {'reduce-scatter/all-gather' if zero else 'all-reduce'} {where}, "
-                                                   f"{'overlapped with the backward pass' if overlap_allreduce else 'not overlapped (conservative)'}",
-            source=f"spec §3.3: 2(n-1)/n x gradient bytes / link bandwidth; {link.source if count <= per_node else network.source}"))
-    if zero:
-        assumptions.append(Assumption(name="ZeRO", value=f"stage {zero} over {dp} data-parallel devices",
-                                      source="Rajbhandari et al. 2020 (docs/references.md [zero])"))
-    if tp > 1:
-        assumptions.append(Assumption(name="tensor parallel", value=f"{tp}-way, Megatron-LM with sequence parallelism: "
-                                      "every layer's work divided, 4 collectives of the block's activations per block and pass, "
-                                      "not overlapped", source="Korthikanti et al. 2022 §4.2.2 (docs/references.md [korthikanti])"))
-    if pp > 1:
-        assumptions.append(Assumption(name="pipeline parallel", value=f"{pp} stages, 1F1B{f' interleaved x{interleave}' if interleave > 1 else ''}: "
-                                      f"bubble (p-1)/(m+p-1) with m = {int(configs.accumulation[0])} micro-batches, "
-                                      "layers split evenly", source="Narayanan et al. 2021 (docs/references.md [megatron])"))
-    if recompute:
-        assumptions.append(Assumption(name="recomputation", value=RECOMPUTE[recompute] + (
-            ": every layer's forward pass again in the backward pass" if recompute == 2 else ": attention layers only"),
-            source="Korthikanti et al. 2022 §5 (docs/references.md [korthikanti])"))
+    warnings = _warnings(job, device, table, ev)
+    assumptions = _assumptions(job, table, ev, count, mode, (low_factor, high_factor, range_source), fixed,
+                               extra_assumptions, topology, offload, hybrid_shard, overlap_allreduce)
     seconds = lambda value: QuantityOut.of(Quantity(float(value), "s"), "s")  # noqa: E731
     unit_t = time_unit(step_range[1] * steps)
+    dp = int(round(float(configs.dp[0])))
     return TimeResult(
         workload=job.description, device=device.name, count=count, precision=table.precisions[0],
         method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params, mode=mode,
-        layout=Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=RECOMPUTE[recompute], interleave=interleave,
-                      micro_batch=float(configs.micro_batch[0]), accumulation=int(configs.accumulation[0])),
+        layout=Layout(tp=int(configs.tp[0]), pp=int(configs.pp[0]), dp=dp, cp=int(configs.cp[0]), ep=1,
+                      zero=int(configs.zero[0]), recompute=RECOMPUTE[int(configs.recompute[0])],
+                      interleave=int(configs.interleave[0]), micro_batch=int(round(float(configs.micro_batch[0]))),
+                      accumulation=int(configs.accumulation[0])),
         batch_size=batch, sample=job.sample_word, steps=steps if job.samples else None,
         training_compute=QuantityOut.of(Quantity(flops, "FLOP"), "FLOP") if job.samples else None,
         peak=QuantityOut.of(Quantity(peak, "FLOP/s"), "FLOP/s"),
@@ -273,9 +269,116 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         kernels_per_step=seconds(parts.kernels[0]), optimizer_time_per_step=seconds(parts.optimizer[0]),
         overhead_per_step=seconds(parts.overhead[0]), communication_per_step=seconds(parts.communication[0]),
         tensor_parallel_per_step=seconds(parts.tensor_parallel[0]), pipeline_per_step=seconds(parts.pipeline[0]),
+        context_parallel_per_step=seconds(parts.context_parallel[0]),
         data_parallel_per_step=seconds(parts.data_parallel[0]), bubble_per_step=seconds(parts.bubble[0]),
-        bound=BOUNDS[int(parts.bound[0])], mfu=mfu, hfu=hfu, layer_groups=_groups(job, ev),
+        bound=BOUNDS[int(parts.bound[0])], mfu=float(summary.mfu[0]), hfu=float(summary.hfu[0]),
+        layer_groups=_groups(job, ev),
         memory_per_device=QuantityOut.of(Quantity(float(ev.memory_needed[0]), "B"), "GB"),
         device_memory=QuantityOut.of(Quantity(float(table.memory[0]), "B"), "GB"), fits=bool(ev.fits[0]),
         largest_micro_batch=float(ev.largest_micro_batch[0]) if np.isfinite(ev.largest_micro_batch[0]) else None,
-        warnings=warnings, efficiencies=eff.as_dict(), assumptions=assumptions)
+        warnings=warnings, efficiencies=table.efficiencies[0].as_dict(), assumptions=assumptions)
+
+
+def _warnings(job: Job, device: Device, table, ev: Evaluation) -> list[str]:
+    warnings = []
+    if not ev.fits[0]:
+        warnings.append(f"does not fit: needs {ev.memory_needed[0] * unit_factor('B', 'GB'):.3g} GB per device, {device.name} has "
+                        f"{table.memory[0] * unit_factor('B', 'GB'):.3g} GB; shard the model states (--zero 3) or use more devices")
+    if not ev.exact[0]:
+        warnings.append(batch_change(job, float(ev.batch[0])))
+    if job.arch is not None and job.token_mode and job.tokens_per_sample > job.arch.max_context:
+        warnings.append(f"sequence length {job.tokens_per_sample:.0f} is above {job.arch.name}'s context of "
+                        f"{job.arch.max_context:,} tokens")
+    return warnings
+
+
+def batch_change(job: Job, batch: float) -> str:
+    """The sentence that states a batch the layout changed."""
+    asked = max(1.0, round(job.batch_size))
+    return (f"batch changed: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run (the nearest that every "
+            "data-parallel replica splits into whole micro-batches)")
+
+
+def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread, fixed: dict | None,
+                 extra_assumptions, topology, offload: bool, hybrid_shard: bool, overlap_allreduce: bool) -> list[Assumption]:
+    configs = ev.configs
+    zero, tp, pp, cp = int(configs.zero[0]), int(configs.tp[0]), int(configs.pp[0]), int(configs.cp[0])
+    recompute, interleave = int(configs.recompute[0]), int(configs.interleave[0])
+    dp = int(round(float(configs.dp[0])))
+    eff = table.efficiencies[0]
+    low_factor, high_factor, range_source = spread
+    assumptions = [
+        *job.assumptions,
+        Assumption(name="precision", value=f"{table.precisions[0]} ({job.precision.value} requested)",
+                   source="dense peak from the catalog"),
+        Assumption(name="efficiencies", value=f"tensor {eff.matrix:.3g}, TF32 {eff.tf32:.3g}, FP32 matrix {eff.fp32_matrix:.3g}, "
+                   f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * unit_factor('s', 'us'):.3g} us per kernel, "
+                   f"{eff.step_overhead * unit_factor('s', 'ms'):.3g} ms per step", source=eff.source),
+        Assumption(name="range", value=f"{low_factor:.3g}-{high_factor:.3g} x expected ({mode.value} mode)",
+                   source=range_source),
+        Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.0f} {job.sample_word}s per replica per pass, "
+                   f"{int(configs.accumulation[0])} accumulation step(s)",
+                   source="given" if job.micro_batch is not None else "the largest whole divisor of the replica's share "
+                                                                     "that fits, or the layout search's"),
+        Assumption(name="framework overhead", value=f"{table.framework_overhead[0] * unit_factor('B', 'GiB'):.3g} GiB per device",
+                   source=FRAMEWORK_OVERHEAD_SOURCE),
+        *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
+        *extra_assumptions,
+    ]
+    if not ev.exact[0]:
+        assumptions.append(Assumption(name="batch size changed", value=batch_change(job, float(ev.batch[0])),
+                                      source="whole micro-batches on every data-parallel replica"))
+    buckets = float(ev.framework[0] - table.framework_overhead[0])
+    if buckets > 0:
+        assumptions.append(Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
+                                      source=ZERO_BUCKETS_SOURCE, verified=False))
+    if offload:
+        assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
+                                      "the optimizer step on the CPU (host memory not checked)", source=HOST_OPTIMIZER_SOURCE))
+    if topology is not None:
+        per_node, link, network = topology_links(topology)
+    else:
+        per_node, network = node_layout(table.devices[0])
+        link = device_link(table.devices[0])
+    if hybrid_shard:
+        assumptions.append(Assumption(name="hybrid sharding", value=f"ZeRO-3 within groups of up to {per_node // tp} "
+                                      "devices (a node), replicated across groups", source="PyTorch FSDP HYBRID_SHARD"))
+    if topology is not None:
+        assumptions.append(Assumption(name="topology", value=f"{topology.system}: {per_node} devices per node, "
+                                      f"{link.name} inside, {network.name} between nodes",
+                                      source="catalog/networks (sizer.hardware.networks)"))
+    if fixed is not None:
+        pinned = ", ".join(f"{name} {value}" for name, value in fixed.items()) or "nothing"
+        assumptions.append(Assumption(
+            name="layout", value=f"tp {tp} x pp {pp} x cp {cp} x dp {dp}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}"
+                                 f"{f', interleave {interleave}' if interleave > 1 else ''}: the fastest that fits with "
+                                 f"{pinned} given; searched: tensor parallel inside a node dividing the heads, pipelines "
+                                 "(interleaved) dividing the blocks, context parallel for long sequences, ZeRO 0-3, "
+                                 "recomputation, whole micro-batches", source="sizer's layout search (sizer plan ranks them)"))
+    if count > 1:
+        where = f"inside one node ({link.name})" if count <= per_node else \
+            f"across nodes of {per_node} ({network.name})"
+        assumptions.append(Assumption(
+            name="gradient synchronisation", value=f"ring {'reduce-scatter/all-gather' if zero else 'all-reduce'} {where}, "
+                                                   f"{'overlapped with the backward pass' if overlap_allreduce else 'not overlapped (conservative)'}",
+            source=f"spec §3.3: 2(n-1)/n x gradient bytes / link bandwidth; {link.source if count <= per_node else network.source}"))
+    if zero:
+        assumptions.append(Assumption(name="ZeRO", value=f"stage {zero} over {dp * cp} data- and context-parallel devices",
+                                      source="Rajbhandari et al. 2020 (docs/references.md [zero])"))
+    if tp > 1:
+        assumptions.append(Assumption(name="tensor parallel", value=f"{tp}-way, Megatron-LM with sequence parallelism: "
+                                      "every layer's work divided, 4 collectives of the block's activations per block and pass, "
+                                      "not overlapped", source="Korthikanti et al. 2022 §4.2.2 (docs/references.md [korthikanti])"))
+    if pp > 1:
+        assumptions.append(Assumption(name="pipeline parallel", value=f"{pp} stages, 1F1B{f' interleaved x{interleave}' if interleave > 1 else ''}: "
+                                      f"bubble (p-1)/(v m) with m = {int(configs.accumulation[0])} micro-batches, v = {interleave}, "
+                                      "layers split evenly", source="Narayanan et al. 2021 (docs/references.md [megatron])"))
+    if cp > 1:
+        assumptions.append(Assumption(name="context parallel", value=f"{cp}-way ring attention: each rank holds 1/{cp} of "
+                                      "every sequence and passes its keys and values round the ring in every attention "
+                                      "layer, not overlapped (conservative)", source="docs/references.md [ringattention]"))
+    if recompute:
+        assumptions.append(Assumption(name="recomputation", value=RECOMPUTE[recompute] + (
+            ": every layer's forward pass again in the backward pass" if recompute == 2 else
+            ": the attention core again (Q, K, V kept)"), source="Korthikanti et al. 2022 §5 (docs/references.md [korthikanti])"))
+    return assumptions

@@ -11,8 +11,6 @@ this module shapes one configuration into a result.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from sizer.hardware.schema import Device
@@ -20,8 +18,8 @@ from sizer.choices import Precision
 from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
                                     HEADROOM_SOURCE, OPTIMIZER_STATES)
 from sizer.engine.devices import resolve_precision
-from sizer.engine.evaluate import activation_bytes_per_sample, job_state_bytes, micro_batches, zero_buckets
-from sizer.engine.model_states import largest_micro_batch
+from sizer.engine.constants import FP32_STORAGE_BYTES
+from sizer.engine.evaluate import memory_parts
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
@@ -59,38 +57,54 @@ class MemoryResult(Model):
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
                     headroom: bool = False, recompute: int = 0) -> MemoryResult:
     """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``,
-    keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE)."""
+    keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE): the engine's
+    one memory evaluation (:func:`sizer.engine.evaluate.memory_parts`) of that layout, shaped."""
     if recompute and job.shape is None:
         raise InputError("recompute", RECOMPUTE[recompute], "a transformer (--model or --params with --tokens): "
                                                             "recomputation is modelled per transformer block")
+    precision = _precision(job, device)
+    copy = float(weight_bytes(precision))
+    master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
+    overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind != "cpu" else 0.0
+    capacity = float(device.memory.quantity("memory", "[information]").to("B").magnitude) if device else np.inf
+    parts = memory_parts(job, np.asarray([copy]), np.asarray([master]), np.asarray([copy / FP32_STORAGE_BYTES]),
+                         np.asarray([overhead]), np.asarray([capacity]), np.asarray([float(count)]), np.asarray([zero]),
+                         recompute=np.asarray([recompute]), headroom=headroom)
+    states = parts.states
+    micro = float(parts.micro[0])
+    buckets = float(parts.framework[0]) - overhead
+    total = float(states.total[0]) + float(parts.framework[0]) + float(parts.activations[0])
+    with_headroom = total * (1 + HEADROOM_HIGH) if headroom else None
+    gb = lambda value: QuantityOut.of(Quantity(float(np.ravel(value)[0]), "B"), "GB")  # noqa: E731
+    largest = None
+    if device is not None and np.isfinite(parts.fit[0]):
+        largest = int(parts.fit[0])
+    return MemoryResult(
+        device=device.name if device else None, count=count, zero=zero, sharding="full" if zero == 3 else "none",
+        precision=precision, method=job.finetune.method.value if job.finetune else "full",
+        trainable_params=job.finetune.trainable_params if job.finetune else job.params,
+        recompute=RECOMPUTE[recompute], micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
+        optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
+        model_states=gb(states.total), activations=gb(parts.activations), framework_overhead=gb(overhead),
+        buffers=gb(buckets), total=gb(total),
+        required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
+        device_memory=gb(capacity) if device else None, fits=bool(parts.fits[0]) if device else None,
+        largest_micro_batch=largest,
+        assumptions=_assumptions(job, precision, overhead, buckets, count, zero, micro, headroom, recompute))
+
+
+def _precision(job: Job, device: Device | None) -> str:
     if device is not None:
         precision = resolve_precision(device, job.precision)
         if precision is None:
             raise InputError("precision", job.precision.value, f"a precision {device.name} supports")
-    else:
-        precision = "bf16" if job.precision is Precision.MIXED else job.precision.value
-    copy = float(weight_bytes(precision))
-    master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
+        return precision
+    return "bf16" if job.precision is Precision.MIXED else job.precision.value
+
+
+def _assumptions(job: Job, precision: str, overhead: float, buckets: float, count: int, zero: int, micro: float,
+                 headroom: bool, recompute: int) -> list[Assumption]:
     states_count = OPTIMIZER_STATES[job.optimizer.value]
-    states = job_state_bytes(job, np.asarray(copy), np.asarray(master), np.asarray(float(count)), np.asarray(zero))
-    share = float(job.batch_for(count)) / count
-    per_sample = float(activation_bytes_per_sample(job, np.asarray([recompute]))[0]) * copy / 4.0
-    overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind != "cpu" else 0.0
-    trained = job.params if job.finetune is None else job.finetune.trainable_params
-    buckets = float(zero_buckets(np.asarray(trained), np.asarray(copy), np.asarray(zero), np.asarray(float(count))))
-    static = float(states.total) + overhead + buckets
-    if device is not None:  # the engine's choice: the given micro-batch, else the largest that fits
-        reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
-        free = device.memory.quantity("memory", "[information]").to("B").magnitude / reserve - static
-        fit = largest_micro_batch(np.asarray(free), np.asarray(per_sample))
-        micro = float(micro_batches(np.asarray(share), fit, job.micro_batch)[0])
-    else:
-        micro = job.micro_batch if job.micro_batch is not None else share
-    activations = per_sample * micro
-    total = static + activations
-    with_headroom = total * (1 + HEADROOM_HIGH) if headroom else None
-    needed = with_headroom if headroom else total
-    device_memory = fits = largest = None
     assumptions = [Assumption(name="optimizer", value=f"{job.optimizer.value}: {states_count} FP32 state copies", source="spec §3.8"),
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
                               source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),
@@ -101,7 +115,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
                               source="Rajbhandari et al. 2020 (ZeRO), Figure 1" if zero else "spec §3.3"),
                    Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",
                               source="given" if job.micro_batch is not None else
-                              "the per-device share, or the largest power of two that fits")]
+                              "the largest whole divisor of the per-device share that fits")]
     if precision in MIXED_PRECISIONS and (job.finetune is None or job.finetune.adapter_master_weights):
         trained = "" if job.finetune is None else " of the adapters (the frozen base has neither gradients nor master weights)"
         assumptions.append(Assumption(name="mixed precision", value="16-bit weights and gradients + FP32 master weights" + trained,
@@ -112,23 +126,8 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     if recompute:
         assumptions.append(Assumption(name="recomputation", value=RECOMPUTE[recompute] + (
             ": each block's input kept, one block's activations at a time" if recompute == 2 else
-            ": attention activations recomputed"), source="Korthikanti et al. 2022 §5 (docs/references.md [korthikanti])"))
+            ": the attention core recomputed, Q, K and V kept"),
+            source="Korthikanti et al. 2022 §5 (docs/references.md [korthikanti])"))
     assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile")
                        or a.name.startswith(("fine-tuning", "QLoRA")))
-    if device is not None:
-        memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
-        device_memory = QuantityOut.of(Quantity(memory, "B"), "GB")
-        fits = bool(needed <= memory)
-        usable = memory / (1 + HEADROOM_HIGH) if headroom else memory
-        room = float(largest_micro_batch(np.asarray(usable - static), np.asarray(per_sample)))
-        largest = int(room) if math.isfinite(room) else None
-    gb = lambda value: QuantityOut.of(Quantity(float(value), "B"), "GB")  # noqa: E731
-    return MemoryResult(
-        device=device.name if device else None, count=count, zero=zero, sharding="full" if zero == 3 else "none",
-        precision=precision, method=job.finetune.method.value if job.finetune else "full",
-        trainable_params=job.finetune.trainable_params if job.finetune else job.params,
-        recompute=RECOMPUTE[recompute], micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
-        optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
-        model_states=gb(states.total), activations=gb(activations), framework_overhead=gb(overhead), buffers=gb(buckets), total=gb(total),
-        required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
-        device_memory=device_memory, fits=fits, largest_micro_batch=largest, assumptions=assumptions)
+    return assumptions

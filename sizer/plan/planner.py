@@ -1,13 +1,14 @@
 """``sizer plan``: the layouts of one (model, device, count) that fit, fastest first, with why.
 
-Every candidate of the full search (:mod:`sizer.engine.search`: tensor × pipeline × data
-parallel, ZeRO 0-3, recomputation none/selective/full, micro-batches) is evaluated in one engine
-call; each shown layout says where its step goes (pipeline bubble, communication, memory).
+Every candidate of the one layout search (:mod:`sizer.engine.search`: tensor × pipeline ×
+context × data parallel, interleaving, ZeRO 0-3, recomputation, whole micro-batches) is evaluated
+in one engine call; each layout is shown once and says where its step goes (pipeline bubble,
+communication, memory). Fields given (``tp``, ``micro_batch``, ...) pin their dimension. The first
+row is what ``sizer time`` answers without a layout.
 
->>> from sizer.hardware.catalog import load_catalog
 >>> result = plan(PlanRequest(model="llama-2-7b", tokens=2e11, device="H100 SXM", count=16))
 >>> best = result.layouts[0]
->>> best.tp * best.pp * best.dp == 16 and best.fits
+>>> best.tp * best.pp * best.cp * best.dp == 16 and best.fits
 True
 """
 from __future__ import annotations
@@ -19,9 +20,10 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.engine.constants import default_efficiencies
 from sizer.engine.evaluate import range_factors, workload_kind
 from sizer.engine.devices import build_device_table
-from sizer.engine.search import FULL, FULL_MICRO, search
+from sizer.engine.search import search
 from sizer.engine.roofline import RECOMPUTE
-from sizer.engine.training import time_unit
+from sizer.engine.summary import summarise
+from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import supported_precisions
@@ -40,16 +42,26 @@ class PlanRequest(WorkloadRequest):
     shown: int = Field(DEFAULT_SHOWN, ge=1, le=100, description="layouts to show, fastest first")
     headroom: bool = False
     overlap_allreduce: bool = False
+    tp: int | None = Field(None, ge=1, le=1024, description="pin the tensor-parallel size; the rest is searched")
+    pp: int | None = Field(None, ge=1, le=1024, description="pin the pipeline stages")
+    cp: int | None = Field(None, ge=1, le=1024, description="pin the context-parallel size")
+    zero: int | None = Field(None, ge=0, le=3, description="pin the ZeRO stage")
+    recompute: str | None = Field(None, description="pin the recomputation: none, selective or full")
+    interleave: int | None = Field(None, ge=1, le=64, description="pin the virtual stages per device")
 
 
 class LayoutOption(Model):
     tp: int
     pp: int
+    cp: int
+    ep: int
     dp: int
     zero: int
     recompute: str
-    micro_batch: float
+    interleave: int
+    micro_batch: int
     accumulation: int
+    batch_size: float
     step_time: RangeOut
     training_time: RangeOut | None
     memory_per_device: QuantityOut
@@ -67,6 +79,7 @@ class PlanResult(Model):
     searched: int
     fitting: int
     layouts: list[LayoutOption]
+    warnings: list[str]
     assumptions: list[Assumption]
 
 
@@ -77,7 +90,9 @@ def _why(ev, r: int, memory: float) -> str:
     parts = [f"bubble {share(p.bubble[r])}"] if ev.configs.pp[r] > 1 else []
     if ev.configs.tp[r] > 1:
         parts.append(f"tensor-parallel traffic {share(p.tensor_parallel[r])}")
-    if ev.configs.dp[r] > 1:
+    if ev.configs.cp[r] > 1:
+        parts.append(f"ring attention {share(p.context_parallel[r])}")
+    if ev.configs.dp[r] * ev.configs.cp[r] > 1:
         parts.append(f"gradient sync {share(p.data_parallel[r])}")
     if ev.configs.pp[r] > 1:
         parts.append(f"stage sends {share(p.pipeline[r])}")
@@ -87,6 +102,8 @@ def _why(ev, r: int, memory: float) -> str:
 
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     """Search the layouts of ``request.count`` devices for the job and rank those that fit."""
+    from sizer.facade import recompute_index
+
     catalog = catalog or load_catalog()
     device = catalog.find(request.device)
     job = resolve_job(request)
@@ -95,42 +112,52 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     if not table.supported[0]:
         raise InputError("precision", request.precision,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    found = search(job, table, [0], [request.count], full=True, headroom=request.headroom,
+    recompute = recompute_index(request.recompute)
+    check_layout(job, request.count, request.tp, request.pp, recompute, request.cp)
+    fixed = fixed_layout(request.zero, request.tp, request.pp, request.cp, recompute, request.interleave)
+    found = search(job, table, [0], [request.count], fixed=fixed, headroom=request.headroom,
                    overlap_allreduce=request.overlap_allreduce)
     ev = found.evaluation
+    if not ev.feasible.any():
+        refuse_batch(job, table, request.count, fixed)
     rows = found.ranked(0)
     fitting = len(rows)
     if not fitting:  # nothing fits: the layouts closest to fitting, so the user sees by how much
         candidates = np.flatnonzero(ev.feasible)
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
     low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
-    memory = float(table.memory[0])
-    peak = float(table.peak[0])
-    unit = time_unit(float(ev.training_seconds[rows[0]])) if len(rows) else "s"
-    layouts = []
-    for r in rows[:request.shown]:
-        step = float(ev.parts.step[r])
-        limit = float(ev.parts.physical_limit[r])
-        bounds = (max(limit, step * low), max(limit, step), max(limit, step * high))
-        c = ev.configs
-        layouts.append(LayoutOption(
-            tp=int(c.tp[r]), pp=int(c.pp[r]), dp=int(c.dp[r]), zero=int(c.zero[r]), recompute=RECOMPUTE[int(c.recompute[r])],
-            micro_batch=float(c.micro_batch[r]), accumulation=int(c.accumulation[r]),
-            step_time=RangeOut.of_seconds(bounds, "s"),
-            training_time=RangeOut.of_seconds(tuple(b * float(ev.steps[r]) for b in bounds), unit) if job.samples else None,
-            memory_per_device=QuantityOut.convert(ev.memory_needed[r], "B", "GB"), fits=bool(ev.fits[r]),
-            mfu=float(ev.parts.model_flops[r]) / (bounds[1] * peak), hfu=float(ev.parts.hardware_flops[r]) / (bounds[1] * peak),
-            why=_why(ev, r, memory)))
+    shown = rows[:request.shown]
+    summary = summarise(ev, shown, low, high, float(table.peak[0]))
+    unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
+    layouts = [_option(ev, r, k, summary, unit, job, float(table.memory[0])) for k, r in enumerate(shown)]
+    values = sorted(set(ev.configs.tp.astype(int)))
     assumptions = [
         *job.assumptions,
-        Assumption(name="search", value=f"tp {', '.join(map(str, sorted(set(ev.configs.tp.astype(int)))))} (inside a node, "
-                   f"dividing the heads) x pp {', '.join(map(str, FULL['pp']))} x ZeRO 0-3 x recompute none/selective/full x "
-                   f"micro-batch {', '.join(map(str, FULL_MICRO))}: {len(ev.step if hasattr(ev, 'step') else ev.fits)} layouts, "
-                   f"{fitting} fit", source="sizer's layout search"),
+        Assumption(name="search", value=f"tp {', '.join(map(str, values))} (inside a node, dividing the heads) x pp "
+                   "dividing the blocks (1F1B, interleaved) x cp for long sequences x ZeRO 0-3 x recomputation x whole "
+                   f"micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
+                   f"{len(ev.fits)} candidates, {fitting} distinct layouts fit", source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
+    warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
     if not fitting:
+        memory = float(table.memory[0])
         assumptions.append(Assumption(name="fit", value=f"no layout fits {device.name}'s {memory * unit_factor('B', 'GB'):.3g} GB: "
                                       "shown are those closest to fitting", source="sizer's layout search"))
     return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
-                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, assumptions=assumptions)
+                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, warnings=warnings,
+                      assumptions=assumptions)
+
+
+def _option(ev, r: int, k: int, summary, unit: str, job, memory: float) -> LayoutOption:
+    c = ev.configs
+    step = (summary.step_low[k], summary.step_expected[k], summary.step_high[k])
+    steps = float(summary.steps[k])
+    return LayoutOption(
+        tp=int(c.tp[r]), pp=int(c.pp[r]), cp=int(c.cp[r]), ep=1, dp=int(round(float(c.dp[r]))), zero=int(c.zero[r]),
+        recompute=RECOMPUTE[int(c.recompute[r])], interleave=int(c.interleave[r]),
+        micro_batch=int(round(float(c.micro_batch[r]))), accumulation=int(c.accumulation[r]),
+        batch_size=float(ev.batch[r]), step_time=RangeOut.of_seconds(tuple(float(b) for b in step), "s"),
+        training_time=RangeOut.of_seconds(tuple(float(b) * steps for b in step), unit) if job.samples else None,
+        memory_per_device=QuantityOut.convert(ev.memory_needed[r], "B", "GB"), fits=bool(ev.fits[r]),
+        mfu=float(summary.mfu[k]), hfu=float(summary.hfu[k]), why=_why(ev, r, memory))

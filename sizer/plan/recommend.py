@@ -23,6 +23,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.engine.evaluate import error_spread, range_arrays
 from sizer.engine.search import search
+from sizer.engine.summary import summarise
 from sizer.engine.devices import build_device_table, cached_device_table
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.training import time_unit
@@ -329,12 +330,16 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
     else:
         order = sorted(candidates, key=lambda k: (not flags[k], seconds[k]))
     unit = time_unit(float(max((seconds[k] for k in order), default=0.0)))
+    # the one summary (sizer.engine.summary): each bound at least the physical limit, MFU at the floored step
+    summary = summarise(ev, row, low, high, table.peak[index])
+    floor_low = summary.step_low / np.maximum(summary.step_expected, 1e-300)
+    floor_high = summary.step_high / np.maximum(summary.step_expected, 1e-300)
     ranked = []
     for rank, k in enumerate(order, start=1):
         i, r = chosen[k]
         device = devices[i]
-        span = lambda value, u, k=k: dict(low=float(value * low[k]), expected=float(value),  # noqa: E731
-                                          high=float(value * high[k]), unit=u)
+        span = lambda value, u, k=k: dict(low=float(value * floor_low[k]), expected=float(value),  # noqa: E731
+                                          high=float(value * floor_high[k]), unit=u)
         ranked.append(dict(
             rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
             sharding="full" if ev.configs.zero[r] == 3 else "none", zero=int(ev.configs.zero[r]),
@@ -346,22 +351,22 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
             energy=None if np.isnan(energy_kwh[k]) else span(energy_kwh[k], "kWh"),
             memory_per_device=dict(value=float(ev.memory_needed[r]) * unit_factor("B", "GB"), unit="GB"),
             device_memory=dict(value=float(table.memory[i]) * unit_factor("B", "GB"), unit="GB"), fits=bool(ev.fits[r]),
-            bound=BOUNDS[int(ev.parts.bound[r])], mfu=float(_mfu(job, ev, table, r)), pareto=flags[k]))
+            bound=BOUNDS[int(ev.parts.bound[r])], mfu=float(summary.mfu[k]), pareto=flags[k]))
 
     k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
     host = None
     if job.workload.sample_size is not None and order:
         best = order[0]
-        fastest_step = ev.parts.step[chosen[best][1]] * low[best]  # the host must keep up with the fast end
+        fastest_step = summary.step_low[best]  # the host must keep up with the fast end
         rate = ev.batch[chosen[best][1]] * job.tokens_per_sample / fastest_step
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
     assumptions = list(job.assumptions)
     assumptions += [
         Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}",
                    source="sizer's default criterion"),
-        Assumption(name="layouts", value="per device and count, the fastest that fits among data parallel with ZeRO 0/1/3, "
-                   "recomputation none or full, and tensor parallel inside a node (sizer plan searches pipelines and "
-                   "micro-batches too)", source="sizer's layout search"),
+        Assumption(name="layouts", value="per device and count, the fastest that fits (the one layout search: tensor, "
+                   "pipeline and context parallel, ZeRO 0-3, recomputation, whole micro-batches; sizer plan ranks them)",
+                   source="sizer's layout search"),
         Assumption(name="range", value=f"{lows.min():.3g}-{highs.max():.3g} x expected at most, per device by its kind "
                    "and the workload's", source=error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"),
         Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other GPUs "
@@ -372,10 +377,6 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
     ]
     return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase,
                            ranked=ranked, rejected=rejected, k1=k1, host=host, assumptions=assumptions)
-
-
-def _mfu(job, ev, table, r: int) -> float:
-    return ev.parts.model_flops[r] / (ev.parts.step[r] * table.peak[ev.configs.device[r]])
 
 
 def _is_default(request: RecommendRequest) -> bool:

@@ -26,6 +26,7 @@ from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
 from sizer.engine.evaluate import evaluate, range_arrays
 from sizer.engine.devices import cached_device_table
 from sizer.engine.search import search
+from sizer.engine.summary import summarise
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.deadline import check_deadline
 from sizer.errors import InputError
@@ -96,7 +97,9 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
                    overlap_allreduce=overlap_allreduce)
     c, rows = found.evaluation.configs, found.chosen
     return evaluate(job, table, c.device[rows], c.count[rows], c.zero[rows], tp=c.tp[rows], pp=c.pp[rows],
-                    recompute=c.recompute[rows], headroom=headroom, overlap_allreduce=overlap_allreduce)
+                    cp=c.cp[rows], recompute=c.recompute[rows], interleave=c.interleave[rows],
+                    micro_batch=None if job.micro_batch is not None else c.micro_batch[rows], headroom=headroom,
+                    overlap_allreduce=overlap_allreduce)
 
 
 def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
@@ -110,17 +113,17 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
                       overlap_allreduce=overlap_allreduce)
     lows, highs = range_arrays("datasheet", job, devices)
     d, count = ev.configs.device, ev.configs.count
-    step = ev.parts.step
     limit_step = ev.parts.physical_limit
     steps = ev.steps
     rows = len(d)
     supported = ev.feasible
     nan = lambda values: np.where(supported, values, np.nan)  # noqa: E731
-    step_range = [nan(np.maximum(limit_step, step * f)) for f in (lows[d], 1.0, highs[d])]
+    peak = table.peak[d]
+    summary = summarise(ev, np.arange(rows), lows[d], highs[d], peak)
+    step_range = [nan(summary.step_low), nan(summary.step_expected), nan(summary.step_high)]
     training = [s * steps for s in step_range]
     rent = [prices[d] * count * t / SECONDS_PER_HOUR for t in training]
-    peak = table.peak[d]
-    mfu = ev.parts.model_flops / (step_range[1] * peak)
+    mfu = nan(summary.mfu)
     resolved = np.asarray([PRECISION_NAMES.index(p or "") for p in table.precisions], dtype=np.int8)
     return {
         "workload": np.full(rows, index), "params": np.full(rows, job.params), "samples": np.full(rows, job.samples),

@@ -20,7 +20,7 @@ from sizer.hardware.precision import weight_bytes
 from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.results import Assumption
 from sizer.units import parse_count
-from sizer.workloads.request import Workload, WorkloadRequest, resolve_workload
+from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
 
 DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
 
@@ -35,7 +35,7 @@ class Job:
     epochs: float
     batch_size: float  # samples per optimizer step, all devices
     micro_batch: float | None  # samples per device per pass, if given
-    batch_given: bool  # False: the default batch, raised to one sample per device where devices outnumber it
+    batch_given: bool  # False: the default batch (never changed silently: a layout that changes it says so)
     precision: Precision
     optimizer: Optimizer
     tokens_per_sample: float  # seq_len for token workloads, else 1
@@ -72,12 +72,6 @@ class Job:
     @property
     def sample_word(self) -> str:
         return "sequence" if self.token_mode else self.layers.sample
-
-    def batch_for(self, count):
-        """The global batch on ``count`` devices (array or number)."""
-        import numpy as np
-
-        return self.batch_size if self.batch_given else np.maximum(self.batch_size, count)
 
     def steps_for(self, batch) -> float:
         import numpy as np
@@ -141,6 +135,54 @@ def _architecture_profile(request: WorkloadRequest, params: float | None,
     return _graph(arch, seq_len, flash), basis, arch
 
 
+# Defaults from the model (issue 15): the sequence length it trained at, a batch by its size, a
+# fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed silently.
+TRAINING_CONTEXT_CAP = 8192  # Llama 3 pre-trained at 8,192 before its long-context stage (Llama 3 paper §3.4)
+FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64)
+# Pre-training batch by size: GPT-3's 0.5M tokens below 1.3B and 1-2M to 6.7B (Brown et al. 2020, Table 2.1),
+# Llama 2's 4M from 7B up (Touvron et al. 2023 §2.2)
+BATCH_BY_SIZE = ((6.5e9, 4 * 1024 * 1024), (1e9, 2 * 1024 * 1024), (0.0, 512 * 1024))
+
+
+def default_batch_tokens(params: float) -> int:
+    """Pre-training tokens per step by model size (:data:`BATCH_BY_SIZE`)."""
+    return next(tokens for size, tokens in BATCH_BY_SIZE if params >= size)
+
+
+def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[WorkloadRequest, list[Assumption]]:
+    """``base`` with the sequence length and batch the model implies where the request gives none,
+    and the assumptions that state them."""
+    if request.tokens is None or request.workload is not None:
+        return base, []
+    from sizer.workloads.registry import resolve_model
+
+    update, said = {}, []
+    arch = resolve_model(request.model) if request.model is not None else None
+    seq_len = request.seq_len
+    if seq_len is None and arch is not None:
+        seq_len = min(arch.max_context, TRAINING_CONTEXT_CAP)
+        update["seq_len"] = seq_len
+        said.append(Assumption(name="sequence length", value=f"{seq_len} tokens: {arch.name}'s training context"
+                               + (f" (its {arch.max_context:,} extended context aside)" if arch.max_context > seq_len else ""),
+                               source=f"{arch.source}; give --seq-len"))
+    if request.batch_size is None:
+        finetune = (request.method or "full") != "full"
+        if finetune:
+            tokens = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)
+            said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
+                                   "a fine-tuning batch, not the pre-training one",
+                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); give --batch-size"))
+        else:
+            params = arch.params_total() if arch is not None else parse_count("params", base.params)
+            tokens = default_batch_tokens(params)
+            said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step (by model size: 0.5M below "
+                                   "1e9 parameters, 2M to 6.5e9, 4M from 6.5e9: the 7B class)",
+                                   source="GPT-3 (Brown et al. 2020, Table 2.1), Llama 2 (Touvron et al. 2023 §2.2); "
+                                          "give --batch-size"))
+        update["batch_size"] = tokens
+    return (base.model_copy(update=update) if update else base), said
+
+
 def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     """Check a training request and build its layer table (module docstring)."""
     if request.model is not None and request.workload is not None:
@@ -150,6 +192,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         raise InputError("params", request.params, "no parameter count with a model or workload: it has its own")
     base = request.model_copy(update={"params": request.params if request.params is not None else 1.0}) \
         if from_layers else request
+    base, defaults = model_defaults(request, base)
     workload = resolve_workload(base, need_samples=need_samples and request.workload is None)
     precision = parse_choice(Precision, request.precision, "precision")
     optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
@@ -157,6 +200,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     # FLOP and activations of a profile or a layer graph are its own, not the parameter-count rule's
     graph = from_layers or workload.token_mode
     assumptions = [a for a in workload.assumptions if a.name not in ("forward FLOP per sample", "activations") or not graph]
+    assumptions.extend(defaults)
 
     if request.workload is not None:
         profile = load_profile(request.workload, request.seq_len)
@@ -206,6 +250,8 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     micro = None
     if request.micro_batch is not None:
         micro = parse_count("micro_batch", request.micro_batch)
+        if micro < 1 or micro != int(micro):
+            raise InputError("micro_batch", request.micro_batch, f"a whole number of {profile.sample}s, at least 1")
         if micro > batch:
             raise InputError("micro_batch", request.micro_batch, f"at most the global batch ({batch:g} {profile.sample}s)")
     return Job(description=described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
