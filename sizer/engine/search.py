@@ -120,7 +120,8 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     columns = {name: np.tile(template[:, k], pairs) for k, name in enumerate(DIMENSIONS)}
     split = columns["tp"] * columns["pp"] * columns["cp"] * columns["ep"]
     inside = (columns["tp"] <= table.devices_per_node[d]) | ("tp" in fixed)
-    valid = (n % split == 0) & inside & ~((columns["zero"] > 0) & (n == split))  # ZeRO needs dp x cp > 1
+    sharded = (columns["zero"] == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
+    valid = (n % split == 0) & inside & sharded
     return {"pair": pair[valid], "device": d[valid], "count": n[valid],
             **{name: column[valid] for name, column in columns.items()}}
 

@@ -78,7 +78,8 @@ def test_smaller_gemms_reach_lower_utilisation():
     # cut each GEMM, and with it the tensor-core efficiency (GPU defaults: no size dependence).
     def mfu(**layout):
         return estimate_time(TimeRequest(model="gpt3-13b", tokens=1e9, seq_len=2048, batch_size=2048 * 64,
-                                         device="A100 80GB SXM", count=8, precision="bf16", **layout)).mfu
+                                         device="A100 80GB SXM", count=8, precision="bf16", pp=1, cp=1,
+                                         recompute="full", **layout)).mfu  # the same layout but for the GEMM sizes
     assert mfu(tp=1, zero=3, micro_batch=8) > mfu(tp=1, zero=3, micro_batch=1)
     assert mfu(tp=1, zero=3, micro_batch=1) > mfu(tp=8, micro_batch=1)
 

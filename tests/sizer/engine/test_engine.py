@@ -173,7 +173,7 @@ def test_extra_bytes_add_memory_traffic_at_their_own_storage(catalog):
 
 
 def _time(**fields):
-    base = dict(model="llama-2-13b", tokens=1e11, device="A100 80GB SXM", count=32, zero=3, tp=1)
+    base = dict(model="llama-2-13b", tokens=1e11, device="A100 80GB SXM", count=32, zero=3, tp=1, pp=1, cp=1)
     return estimate_time(TimeRequest(**{**base, **fields}))
 
 
