@@ -305,7 +305,7 @@ def predict(mapped, efficiency: Efficiencies) -> list[dict]:
     out = []
     for m, job, device in mapped:
         r = m.request
-        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp,
+        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp, cp=1, interleave=1,
                                    recompute=recompute_index(r.recompute), efficiency=efficiency)
         tokens = result.batch_size * job.tokens_per_sample
         predicted = tokens / result.step_time.expected / r.count
@@ -317,6 +317,56 @@ def predict(mapped, efficiency: Efficiencies) -> list[dict]:
                     # predicted / measured step time - 1 (positive: predicted too slow)
                     "time_error": m.measured / predicted - 1, "fits_memory": result.fits, "notes": m.notes})
     return out
+
+
+def predict_without_layout(mapped, efficiency: Efficiencies, with_layout: list[dict]) -> list[dict]:
+    """The same runs given only model, tokens, device, count, global batch and sequence length: the
+    layout search chooses tensor/pipeline/context parallelism, ZeRO, recomputation and micro-batch.
+
+    Per run: the searched prediction against the measurement, the searched layout's step against
+    the published layout's (both predicted: > 1 means the search chose a slower layout), and the
+    searched MFU against the published run's (measured) MFU."""
+    from sizer.engine.training import estimate_training
+    from sizer.errors import InputError
+
+    by_run = {r["run"]: r for r in with_layout}
+    out = []
+    for m, job, device in mapped:
+        r = m.request
+        bare = replace(job, micro_batch=None)
+        given = by_run[m.label]
+        row = {"run": m.label, "source": m.source, "fit": m.fit, "device": r.device, "model": m.model,
+               "count": r.count, "measured_tokens_per_gpu": m.measured}
+        try:
+            result = estimate_training(bare, device, r.count, efficiency=efficiency)
+        except InputError as error:
+            out.append({**row, "refused": str(error)[:200]})
+            continue
+        predicted = result.batch_size * job.tokens_per_sample / result.step_time.expected / r.count
+        published_step = job.batch_size * job.tokens_per_sample / given["predicted_tokens_per_gpu"] / r.count
+        # the published run's MFU: its measured throughput at the with-layout prediction's FLOP per token
+        measured_mfu = given["mfu_predicted"] * m.measured / given["predicted_tokens_per_gpu"]
+        layout = result.layout
+        out.append({**row, "refused": None, "predicted_tokens_per_gpu": predicted, "time_error": m.measured / predicted - 1,
+                    "searched_over_published_step": result.step_time.expected / published_step,
+                    "published_fits": given["fits_memory"], "mfu_searched": result.mfu, "mfu_published": measured_mfu,
+                    "layout": f"tp {layout.tp} pp {layout.pp} cp {layout.cp} dp {layout.dp} zero {layout.zero} "
+                              f"{layout.recompute} v{layout.interleave} mb {layout.micro_batch}x{layout.accumulation}",
+                    "published_layout": f"tp {given['tp']} pp {given['pp']} zero {given['zero']} {given['recompute']} "
+                                        f"mb {given['micro_batch']}"})
+    return out
+
+
+def summarize_without_layout(rows: list[dict]) -> dict:
+    """Median/p90 of the searched predictions' errors, runs refused, the worst searched/published step
+    (where the published layout fits, so that it is in the search space) and the MFU gap."""
+    scored = [r for r in rows if not r["refused"]]
+    base = summarize(scored)
+    comparable = [r["searched_over_published_step"] for r in scored if r["published_fits"]]
+    gaps = [abs(r["mfu_searched"] - r["mfu_published"]) for r in scored]
+    return {**base, "refused": len(rows) - len(scored),
+            "worst_searched_over_published_step": max(comparable) if comparable else None,
+            "median_mfu_gap": statistics.median(gaps) if gaps else None}
 
 
 def gpt_config(configs: Path, layers: int, hidden: int, heads: int, seq_len: int) -> str:
@@ -406,8 +456,15 @@ def evaluate_split(mapped, efficiency: Efficiencies) -> dict:
     by_source = {}
     for source in sorted({r["source"] for r in held}):
         by_source[source] = summarize([r for r in held if r["source"] == source], spread)
+    searched = predict_without_layout(mapped, efficiency, rows)
+    searched_held = [r for r in searched if not r["fit"]]
+    no_layout = {"fit": summarize_without_layout([r for r in searched if r["fit"]]),
+                 "held_out": summarize_without_layout(searched_held),
+                 "held_out_by_source": {source: summarize_without_layout([r for r in searched_held if r["source"] == source])
+                                        for source in sorted({r["source"] for r in searched_held})},
+                 "rows": searched}
     return {"fit": summarize(fit_rows, spread), "held_out": summarize(held, spread), "held_out_by_source": by_source,
-            "range_factors_from_fit": spread, "rows": rows}
+            "range_factors_from_fit": spread, "rows": rows, "no_layout": no_layout}
 
 
 def run_benchmark(path: Path, efficiency: Efficiencies | None = None) -> dict:
@@ -444,12 +501,43 @@ def write(result: dict) -> None:
         if not r["fit"]:
             lines.append(f"| {r['run']} | {r['measured_tokens_per_gpu']:.4g} | {r['predicted_tokens_per_gpu']:.4g} | "
                          f"{r['time_error']:+.1%} | {r['measured_basis']} |")
+    lines += no_layout_lines(result["no_layout"])
     lines += ["", f"## Runs not mapped ({len(result['unmapped'])})", "", "| run | reason |", "|---|---|"]
     lines += [f"| {u['run']} | {u['reason']} |" for u in result["unmapped"]]
     tmp = RESULTS / "llm_training.md.tmp"
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tmp.replace(RESULTS / "llm_training.md")
     print("\n".join(lines[:6 + len(parts)]))
+
+
+def no_layout_lines(no_layout: dict) -> list[str]:
+    """The "no layout given" table: the search's predictions against the measurements."""
+    pct = lambda v: f"{v:.1%}" if isinstance(v, float) else "-"  # noqa: E731
+    lines = ["", "## No layout given: the layout search's choice", "",
+             "Only model, tokens, device, count, global batch and sequence length are given; the search chooses the "
+             "rest. `searched/published` is the searched layout's predicted step over the published layout's "
+             "(where the published layout fits).", "",
+             "| part | n | median abs time error | p90 | refused | worst searched/published step | median MFU gap |",
+             "|---|---|---|---|---|---|---|"]
+    parts = [("held out (all)", no_layout["held_out"]), ("fit (in sample)", no_layout["fit"]),
+             *((f"held out: {k}", v) for k, v in no_layout["held_out_by_source"].items())]
+    for name, s in parts:
+        worst = s.get("worst_searched_over_published_step")
+        gap = s.get("median_mfu_gap")
+        lines.append(f"| {name} | {s['n']} | {pct(s.get('median_abs_error'))} | {pct(s.get('p90_abs_error'))} | "
+                     f"{s.get('refused', '-')} | {'-' if worst is None else f'{worst:.3f}'} | "
+                     f"{'-' if gap is None else f'{gap:.3f}'} |")
+    lines += ["", "| run | searched layout | published layout | time error | searched/published | MFU searched / published |",
+              "|---|---|---|---|---|---|"]
+    for r in no_layout["rows"]:
+        if r["fit"]:
+            continue
+        if r["refused"]:
+            lines.append(f"| {r['run']} | refused: {r['refused']} | | | | |")
+            continue
+        lines.append(f"| {r['run']} | {r['layout']} | {r['published_layout']} | {r['time_error']:+.1%} | "
+                     f"{r['searched_over_published_step']:.3f} | {r['mfu_searched']:.2f} / {r['mfu_published']:.2f} |")
+    return lines
 
 
 SPREAD_KIND = "transformer-gpu"  # the workload/device kind the held-out runs cover
