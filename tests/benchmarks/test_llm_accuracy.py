@@ -121,3 +121,19 @@ def test_held_out_accuracy_is_no_worse_than_committed(tmp_path):
     ratios = [1 / (1 + r["time_error"]) for r in rows]
     coverage = sum(low <= q <= high for q in ratios) / len(ratios)
     assert coverage >= committed["held_out"]["range_coverage"] - COVERAGE_MARGIN
+
+
+def test_held_out_accuracy_with_no_layout_given_is_no_worse_than_committed(tmp_path):
+    # issue 15: the same held-out runs given only model, tokens, device, count, global batch and sequence
+    # length; the layout search chooses the rest. No published run is refused, and where the published
+    # layout fits (so it is in the search space) the searched layout is no more than 10 % slower.
+    committed = json.loads((ROOT / "benchmarks" / "results" / "llm_training.json").read_text(encoding="utf-8"))
+    expected = committed["no_layout"]["held_out"]
+    mapped = llm_training.load_committed(load_catalog(), tmp_path, held_out_only=True)
+    rows = llm_training.predict_without_layout(mapped, None, llm_training.predict(mapped, None))
+    summary = llm_training.summarize_without_layout(rows)
+    assert summary["refused"] == 0
+    assert summary["n"] == expected["n"] == committed["held_out"]["n"]
+    assert summary["median_abs_error"] <= expected["median_abs_error"] + MEDIAN_MARGIN
+    assert summary["p90_abs_error"] <= expected["p90_abs_error"] + P90_MARGIN
+    assert summary["worst_searched_over_published_step"] <= 1.10
