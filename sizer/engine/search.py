@@ -8,7 +8,8 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 - pipeline stages dividing the blocks, plain or interleaved 1F1B (``v`` virtual stages each,
   dividing the blocks too; its bubble ``(p-1)/(v m)``);
 - context parallelism (ring attention) for sequences of at least :data:`CP_MIN_CHUNK` tokens per rank;
-- ZeRO 0-3 (1-3 only with more than one data/context-parallel rank), recomputation
+- ZeRO 0, 2, 3 (ZeRO-1 only pinned: it is never faster than ZeRO-2 and keeps more; sharding
+  only with more than one data/context-parallel rank), recomputation
   none/selective/full (selective only where it keeps less than none: with flash attention it
   keeps as much and costs more, so it never wins);
 - whole micro-batches: the largest that fits, and for pipelines the small ones that shrink the bubble.
@@ -16,6 +17,16 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 Every candidate of every (device, count) pair is evaluated in one call of the engine; fields the
 user fixed (``--tp``, ``--micro-batch``, ...) pin their dimension and the rest is searched. The
 candidate arrays carry an ``ep`` column (expert parallelism, 1 for now) for the MoE search.
+
+Many pairs at once (``recommend``, ``sweep``) are searched in two stages: first every split with
+the largest micro-batch that fits and plain 1F1B; then the small micro-batches and interleaving
+only for pipelines that could still beat their pair's best: their step without the bubble and
+the stage sends (all that a smaller micro-batch or interleaving can remove; smaller GEMMs only
+run slower) must be below it. Before any time is computed, the first stage drops (from memory
+alone, which costs no layer arithmetic) the layouts another one of the same split and micro-batch
+beats outright: more recomputation than one that fits, or ZeRO 0/1/3 where ZeRO-2 fits with no
+more recomputation (same traffic as 0/1 with a cheaper optimizer step, less traffic than 3). The
+choice is the one a single-pair search makes.
 """
 from __future__ import annotations
 
@@ -26,7 +37,7 @@ import numpy as np
 
 from sizer.deadline import check_deadline
 from sizer.engine.devices import DeviceTable
-from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate
+from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
 from sizer.workloads.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
@@ -34,7 +45,9 @@ INTERLEAVE = (1, 2, 4)
 PIPELINE_MICRO = (1, 2, 4)  # small micro-batches a pipeline may prefer: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
 CP_MIN_CHUNK = 4096  # tokens per context rank: below, ring attention's exchange outweighs what it saves
-ZERO = (0, 1, 2, 3)
+# ZeRO-1 is left out unless pinned: in this model ZeRO-2 moves the same bytes and runs the same
+# optimizer step as ZeRO-1 while keeping less (gradients sharded too), so ZeRO-1 never runs faster
+ZERO = (0, 2, 3)
 RECOMPUTE_ALL = (0, 1, 2)
 DIMENSIONS = ("tp", "pp", "cp", "ep", "zero", "recompute", "interleave", "micro")
 
@@ -104,10 +117,13 @@ def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
 
 
 def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray,
-               fixed: dict | None = None) -> dict[str, np.ndarray]:
-    """The candidate layouts of every (device, count) pair, as flat arrays with their pair index."""
+               fixed: dict | None = None, *, first_stage: bool = False) -> dict[str, np.ndarray]:
+    """The candidate layouts of every (device, count) pair, as flat arrays with their pair index
+    (``first_stage``: the largest micro-batch that fits and plain 1F1B only)."""
     fixed = fixed or {}
     values = _dimension_values(job, fixed)
+    if first_stage:
+        values["micro"], values["interleave"] = values["micro"][:1], values["interleave"][:1]
     template = np.asarray(list(itertools.product(*(values[name] for name in DIMENSIONS))), dtype=np.int64)
     tp, pp, cp, ep, zero, rc, v, mb = template.T
     blocks = job.shape.blocks if job.shape is not None else 1
@@ -134,11 +150,18 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     device = np.atleast_1d(np.asarray(device, dtype=np.int64))
     count = np.atleast_1d(np.asarray(count, dtype=np.int64))
     check_deadline()
-    c = candidates(job, table, device, count, fixed)
-    micro = np.where(c["micro"] > 0, c["micro"], np.nan)
-    ev = evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
-                  recompute=c["recompute"], interleave=c["interleave"], micro_batch=micro, headroom=headroom,
-                  overlap_allreduce=overlap_allreduce)
+    fixed = fixed or {}
+    staged = len(device) > 1 and "interleave" not in fixed and "micro" not in fixed
+    c = candidates(job, table, device, count, fixed, first_stage=staged)
+    if staged:
+        c = _undominated(job, table, c, len(device), headroom)
+    ev = _evaluate(job, table, c, headroom, overlap_allreduce)
+    if staged:
+        more = _second_stage(job, table, c, ev, len(device), fixed)
+        if len(more["pair"]):
+            check_deadline()
+            ev = concatenate(ev, _evaluate(job, table, more, headroom, overlap_allreduce))
+            c = {name: np.concatenate([c[name], more[name]]) for name in c}
     ok = ev.fits & ev.feasible
     pairs = len(device)
     order = np.lexsort((ev.memory_needed, ev.training_seconds, ~ev.exact, ~ok, c["pair"]))
@@ -146,6 +169,7 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     found = np.zeros(pairs, dtype=bool)
     chosen = np.zeros(pairs, dtype=np.int64)
     valid = first < len(order)
+    valid[valid] = c["pair"][order[first[valid]]] == np.flatnonzero(valid)  # a pair without candidates has none
     chosen[valid] = order[first[valid]]
     found[valid] = ok[chosen[valid]]
     unfound = valid & ~found  # nothing fits: show the layout closest to fitting
@@ -153,3 +177,78 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
         closest = np.lexsort((np.where(ev.feasible, ev.memory_needed, np.inf), c["pair"]))
         chosen[unfound] = closest[np.searchsorted(c["pair"][closest], np.arange(pairs))[unfound]]
     return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found)
+
+
+def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool) -> Evaluation:
+    micro = np.where(c["micro"] > 0, c["micro"], np.nan)
+    return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
+                    recompute=c["recompute"], interleave=c["interleave"], micro_batch=micro, headroom=headroom,
+                    overlap_allreduce=overlap_allreduce)
+
+
+def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict) -> dict:
+    """Small micro-batches and interleaving for the first stage's pipelines that could still win."""
+    ok = ev.fits & ev.feasible
+    exact_best = np.full(pairs, np.inf)
+    np.minimum.at(exact_best, c["pair"][ok & ev.exact], ev.training_seconds[ok & ev.exact])
+    any_best = np.full(pairs, np.inf)
+    np.minimum.at(any_best, c["pair"][ok], ev.training_seconds[ok])
+    best = np.where(np.isfinite(exact_best), exact_best, any_best)
+    p = ev.parts
+    floor = np.maximum((p.step - p.bubble - p.pipeline), p.physical_limit) * ev.steps
+    eligible = ok & (c["pp"] > 1) & (ev.exact | ~np.isfinite(exact_best[c["pair"]])) & (floor < best[c["pair"]])
+    rows = np.flatnonzero(eligible)
+    values = _dimension_values(job, fixed)
+    variants = np.asarray([(m, v) for m in values["micro"] for v in values["interleave"] if (m, v) != (0, 1)],
+                          dtype=np.int64).reshape(-1, 2)
+    blocks = job.shape.blocks if job.shape is not None else 1
+    rows_rep = np.repeat(rows, len(variants))
+    micro, interleave = np.tile(variants[:, 0], len(rows)), np.tile(variants[:, 1], len(rows))
+    keep = (interleave == 1) | (blocks % (c["pp"][rows_rep] * interleave) == 0)
+    out = {name: column[rows_rep][keep] for name, column in c.items()}
+    out["micro"], out["interleave"] = micro[keep], interleave[keep]
+    return out
+
+
+def concatenate(a, b):
+    """Two evaluations (or their parts) as one, row after row."""
+    import dataclasses
+
+    if a is None:
+        return None
+    if isinstance(a, np.ndarray):
+        return np.concatenate([np.broadcast_to(a, np.shape(a)), b])
+    if dataclasses.is_dataclass(a):
+        return type(a)(**{f.name: concatenate(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)})
+    return a
+
+
+def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bool) -> dict:
+    """The first-stage candidates that no other candidate beats outright (module docstring), and per
+    pair with nothing that fits its layout closest to fitting."""
+    d = c["device"]
+    dp = c["count"] / (c["tp"] * c["pp"] * c["cp"])
+    mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
+                       table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
+                       recompute=c["recompute"], interleave=c["interleave"], headroom=headroom)
+    ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
+    # one integer per (pair, split, micro-batch): the accumulation follows from these
+    split = (np.log2(c["tp"]).astype(np.int64) * 8 + np.log2(c["pp"]).astype(np.int64)) * 8 + np.log2(c["cp"]).astype(np.int64)
+    width = int(mem.micro.max()) + 1 if len(mem.micro) else 1
+    keys = (c["pair"] * 512 + split) * width + mem.micro.astype(np.int64)
+    _, group = np.unique(keys, return_inverse=True)
+    group = group.ravel()
+    least = np.full((group.max() + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
+    np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
+    rc, zero = c["recompute"], c["zero"]
+    dominated = (least[group, zero] < rc) | ((zero != 2) & (least[group, 2] <= rc))
+    keep = ok & ~dominated
+    fitting = np.zeros(pairs, dtype=bool)
+    fitting[c["pair"][ok]] = True
+    feasible = mem.whole & table.supported[d] & (dp == np.round(dp))
+    rows = np.flatnonzero(~fitting[c["pair"]] & feasible)
+    if len(rows):  # pairs where nothing fits keep their least-memory layout, to say by how much
+        order = rows[np.lexsort((mem.needed[rows], c["pair"][rows]))]
+        first = order[np.r_[True, c["pair"][order][1:] != c["pair"][order][:-1]]]
+        keep[first] = True
+    return {name: column[keep] for name, column in c.items()}
