@@ -210,7 +210,46 @@ def architecture_from_config(data: dict[str, Any], *, name: str = "config.json",
     if reader is None:
         raise InputError(f"{FIELD}.model_type", model_type,
                          f"one of the supported model types {', '.join(supported_model_types())} ({source})")
-    return reader(_Config(data, source), name, source)
+    return check_consistent(reader(_Config(data, source), name, source), source)
+
+
+MAX_LAYERS = 10_000  # blocks of a config (as catalog/models.yaml allows): the layer graph stays small
+MAX_PARAMS = 1e13  # as sizer.workloads.registry.MAX_GENERATED_PARAMS
+
+
+def check_consistent(arch: Architecture, source: str) -> Architecture:
+    """``arch`` if its fields agree with each other and stay within the work bounds, else an InputError
+    naming the field: more KV heads than heads (or not a divisor of them), a width the heads do not
+    divide (without a fixed head_dim), more experts per token than experts, too many layers or
+    parameters for the layer graph.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The architecture a reader built.
+    source : str
+        Where it came from, for the message.
+
+    Returns
+    -------
+    Architecture
+        ``arch``, unchanged.
+    """
+    if arch.kv_heads > arch.heads or arch.heads % arch.kv_heads:
+        raise InputError(f"{FIELD}.num_key_value_heads", arch.kv_heads,
+                         f"a divisor of the {arch.heads} attention heads ({source})")
+    if arch.head_dim is None and arch.hidden % arch.heads:
+        raise InputError(f"{FIELD}.num_attention_heads", arch.heads,
+                         f"a divisor of the width {arch.hidden}, or a head_dim ({source})")
+    if arch.experts_per_token > arch.experts:
+        raise InputError(f"{FIELD}.num_experts_per_tok", arch.experts_per_token,
+                         f"at most the {arch.experts} experts ({source})")
+    if arch.layers + arch.encoder_layers > MAX_LAYERS:
+        raise InputError(f"{FIELD}.num_hidden_layers", arch.layers, f"at most {MAX_LAYERS:,} layers ({source})")
+    if arch.params_total() > MAX_PARAMS:
+        raise InputError(f"{FIELD}.hidden_size", arch.hidden,
+                         f"a model of at most {MAX_PARAMS:.0e} parameters (this one has {arch.params_total():.3g}; {source})")
+    return arch
 
 
 def read_hf_config(path: str | Path) -> Architecture:

@@ -95,6 +95,23 @@ def test_missing_or_malformed_key_is_named():
         assert error.value.field == "model.hidden_size"
 
 
+@pytest.mark.parametrize("change, field", [
+    (dict(num_key_value_heads=64), "model.num_key_value_heads"),  # more KV heads than the 32 heads
+    (dict(num_key_value_heads=5), "model.num_key_value_heads"),  # 32 heads in groups of 5
+    (dict(num_attention_heads=30, num_key_value_heads=30), "model.num_attention_heads"),  # 4096 / 30 heads
+    (dict(model_type="mixtral", num_local_experts=2, num_experts_per_tok=4), "model.num_experts_per_tok"),
+    (dict(num_hidden_layers=10**7), "model.num_hidden_layers"),  # a 70-byte request must not build 1e7 blocks
+    (dict(hidden_size=10**6, intermediate_size=10**6, num_attention_heads=1, num_key_value_heads=1),
+     "model.hidden_size"),  # 1e14 parameters
+])
+def test_contradicting_or_oversized_configs_are_refused_naming_the_field(change, field):
+    # issue 15 item 7: fields that contradict each other are refused, not silently made consistent
+    config = json.loads((CONFIGS / "Llama-2-7b-hf" / "config.json").read_text())
+    with pytest.raises(InputError) as error:
+        architecture_from_config({**config, **change})
+    assert error.value.field == field
+
+
 @pytest.mark.parametrize("text", ["{", "[1, 2]", "null", '{"model_type": NaN}', "\xff\xfe",
                                   "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1),
                                   '{"a": ' * 100_000 + "1" + "}" * 100_000])
