@@ -6,8 +6,9 @@ from typing import Annotated
 import typer
 
 from cli import output
-from cli.common import (BatchSize, CatalogOption, DeviceOption, JsonOption, LoraRankOption, LoraTargetsOption, MethodOption,
-                        MicroBatch, ModelOption, Optimizer, Params, PrecisionOption, SeqLen, Tokens, load, workload_request)
+from cli.common import (BatchSize, CatalogOption, CpOption, DeviceOption, InterleaveOption, JsonOption, LoraRankOption,
+                        LoraTargetsOption, MethodOption, MicroBatch, ModelOption, Optimizer, Params, PpOption,
+                        PrecisionOption, RecomputeOption, SeqLen, Tokens, TpOption, ZeroOption, load, workload_request)
 
 
 def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: DeviceOption = ...,
@@ -17,24 +18,31 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
          shown: Annotated[int, typer.Option("--top", min=1, max=100, help="Layouts to show.")] = 10,
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+         tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, zero: ZeroOption = None,
+         recompute: RecomputeOption = None, interleave: InterleaveOption = None,
          catalog: CatalogOption = None, json: JsonOption = False) -> None:
-    """Search tensor x pipeline x data parallel, ZeRO, recomputation and micro-batch; rank the layouts that fit."""
+    """Search tensor x pipeline x context x data parallel, interleaving, ZeRO, recomputation and micro-batch;
+    rank the layouts that fit. Layout options given pin their dimension."""
     from sizer.facade import PlanRequest, plan as run
 
     request = workload_request(PlanRequest, model=model, params=params, tokens=tokens, device=device, count=count,
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
                                seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
-                               lora_targets=lora_targets)
+                               lora_targets=lora_targets, tp=tp, pp=pp, cp=cp, zero=zero, recompute=recompute,
+                               interleave=interleave)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)
-    rows = [(i, f"{o.tp}/{o.pp}/{o.dp}", o.zero, o.recompute, f"{o.micro_batch:g} x {o.accumulation}",
+    rows = [(i, f"{o.tp}/{o.pp}{f'x{o.interleave}' if o.interleave > 1 else ''}/{o.cp}/{o.dp}", o.zero, o.recompute,
+             f"{o.micro_batch} x {o.accumulation}",
              output.rng(o.training_time) if o.training_time else output.rng(o.step_time), f"{o.mfu:.0%}",
              output.qty(o.memory_per_device), o.why) for i, o in enumerate(result.layouts, start=1)]
     output.table(f"Layouts of {result.workload} on {result.count} x {result.device} ({result.precision})",
-                 ("#", "tp/pp/dp", "ZeRO", "recompute", "micro x acc.", "training time" if result.layouts and
+                 ("#", "tp/pp/cp/dp", "ZeRO", "recompute", "micro x acc.", "training time" if result.layouts and
                   result.layouts[0].training_time else "step time", "MFU", "memory", "why"), rows,
                  caption=f"{result.fitting} of {result.searched} layouts fit; fastest first. --json for everything.")
+    for warning in result.warnings:
+        output.warn(warning)
     output.assumptions(result.assumptions)
 
 
