@@ -349,12 +349,21 @@ def predict_without_layout(mapped, efficiency: Efficiencies, with_layout: list[d
         layout = result.layout
         out.append({**row, "refused": None, "predicted_tokens_per_gpu": predicted, "time_error": m.measured / predicted - 1,
                     "searched_over_published_step": result.step_time.expected / published_step,
-                    "published_fits": given["fits_memory"], "mfu_searched": result.mfu, "mfu_published": measured_mfu,
+                    "published_fits": given["fits_memory"] and _in_search_space(job, r.tp, r.pp),
+                    "mfu_searched": result.mfu, "mfu_published": measured_mfu,
                     "layout": f"tp {layout.tp} pp {layout.pp} cp {layout.cp} dp {layout.dp} zero {layout.zero} "
                               f"{layout.recompute} v{layout.interleave} mb {layout.micro_batch}x{layout.accumulation}",
                     "published_layout": f"tp {given['tp']} pp {given['pp']} zero {given['zero']} {given['recompute']} "
                                         f"mb {given['micro_batch']}"})
     return out
+
+
+def _in_search_space(job, tp: int, pp: int) -> bool:
+    """Whether the search could have chosen this split (tensor sizes the heads allow, stages dividing
+    the blocks in powers of two): Korthikanti's 35 stages of 3 blocks, for one, are not."""
+    from sizer.engine.search import POWERS, tensor_sizes
+
+    return tp in tensor_sizes(job) and pp in POWERS and job.shape.blocks % pp == 0
 
 
 def summarize_without_layout(rows: list[dict]) -> dict:
@@ -516,7 +525,7 @@ def no_layout_lines(no_layout: dict) -> list[str]:
     lines = ["", "## No layout given: the layout search's choice", "",
              "Only model, tokens, device, count, global batch and sequence length are given; the search chooses the "
              "rest. `searched/published` is the searched layout's predicted step over the published layout's "
-             "(where the published layout fits).", "",
+             "(where the published layout fits and is in the search space).", "",
              "| part | n | median abs time error | p90 | refused | worst searched/published step | median MFU gap |",
              "|---|---|---|---|---|---|---|"]
     parts = [("held out (all)", no_layout["held_out"]), ("fit (in sample)", no_layout["fit"]),
