@@ -97,7 +97,7 @@ def estimate_compute(request: WorkloadRequest) -> ComputeResult:
 class TimeRequest(WorkloadRequest):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"model": "llama-2-7b", "tokens": 2e12, "device": "H100 SXM", "count": 256},
-        {"params": 175e9, "samples": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"},
+        {"params": 175e9, "tokens": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"},
         {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
          "reference": "V100 SXM2 16GB=1200/s"}]})
 

@@ -286,6 +286,10 @@ def _warnings(job: Job, device: Device, table, ev: Evaluation) -> list[str]:
                         f"{table.memory[0] * unit_factor('B', 'GB'):.3g} GB; shard the model states (--zero 3) or use more devices")
     if not ev.exact[0]:
         warnings.append(batch_change(job, float(ev.batch[0])))
+    per_node = int(table.devices_per_node[0])
+    if ev.configs.tp[0] > per_node:  # only when asked for: the search keeps tensor parallelism inside a node
+        warnings.append(f"tensor parallelism of {int(ev.configs.tp[0])} spans nodes of {per_node}: its collectives run "
+                        "on the network between nodes")
     if job.arch is not None and job.token_mode and job.tokens_per_sample > job.arch.max_context:
         warnings.append(f"sequence length {job.tokens_per_sample:.0f} is above {job.arch.name}'s context of "
                         f"{job.arch.max_context:,} tokens")
