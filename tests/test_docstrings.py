@@ -89,6 +89,15 @@ def arguments(node: ast.FunctionDef, method: bool) -> list[ast.arg]:
     return args
 
 
+def parameter_entry(listed: str, name: str) -> str | None:
+    """The lines of a Parameters section that describe ``name`` (``a, b : float`` describes both)."""
+    for entry in re.finditer(r"^(\S[^\n]*)(?:\n[ \t]+[^\n]*)*", listed, re.M):
+        names = entry.group(1).split(" : ")[0]
+        if name in (n.strip().lstrip("*") for n in names.split(",")):
+            return entry.group(0)
+    return None
+
+
 def problems_of(node: ast.FunctionDef, method: bool, keys: set[str]) -> list[str]:
     doc = ast.get_docstring(node)
     if not doc:
@@ -105,11 +114,11 @@ def problems_of(node: ast.FunctionDef, method: bool, keys: set[str]) -> list[str
             problems.append("no 'Parameters' section (arguments: " + ", ".join(a.arg for a in args) + ")")
         else:
             for arg in args:
-                entry = re.search(rf"^\*{{0,2}}{re.escape(arg.arg)}\b[^\n]*(?:\n[ \t]+[^\n]*)*", listed, re.M)
+                entry = parameter_entry(listed, arg.arg)
                 if entry is None:
                     problems.append(f"'Parameters' does not list '{arg.arg}' (as '{arg.arg} : type')")
                 elif arg.annotation is not None and NUMERIC.search(ast.unparse(arg.annotation)) \
-                        and "bool" != ast.unparse(arg.annotation) and not re.search(r"\[[^\]]+\]", entry.group(0)):
+                        and "bool" != ast.unparse(arg.annotation) and not re.search(r"\[[^\]]+\]", entry):
                     problems.append(f"parameter '{arg.arg}' has no unit in brackets ([FLOP/s], [1], ...)")
     returns_none = node.returns is not None and ast.unparse(node.returns) == "None"
     if not returns_none and "property" not in decorators and "Returns" not in found and "Yields" not in found:
