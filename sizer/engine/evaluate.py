@@ -28,28 +28,87 @@ SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
 @functools.lru_cache(maxsize=1)
 def error_spread() -> dict[str, dict]:
-    """Per mode: the factors of the expected time that bound the range, and where they come from;
-    a mode's ``by_workload`` holds the same per kind of workload and device (``transformer-gpu``)."""
+    """The spread of the time range per mode, from ``error_spread.yaml``.
+
+    Returns
+    -------
+    dict
+        Per mode: ``low`` and ``high`` factors of the expected time [1] and their ``source``; a
+        mode's ``by_workload`` holds the same per kind of workload and device (``transformer-gpu``).
+
+    References
+    ----------
+    [spec-3.3]
+    """
     return load_yaml(SPREAD_FILE, "error_spread")["modes"]
 
 
 def range_factors(mode: str, workload: str | None = None) -> tuple[float, float, str]:
-    """(low, high, source) of the range for ``mode``: the ``workload`` kind's where the spread file has
-    one, else the mode's."""
+    """The factors of the expected time that bound the range of a mode.
+
+    Parameters
+    ----------
+    mode : str
+        ``datasheet``, ``calibrated`` or ``reference``.
+    workload : str, optional
+        The workload kind (``transformer-gpu``); its factors where the spread file has them,
+        else the mode's.
+
+    Returns
+    -------
+    low : float
+        Factor of the expected time at the low end [1].
+    high : float
+        Factor at the high end [1].
+    source : str
+        Where the factors come from (held-out errors).
+
+    References
+    ----------
+    [spec-3.3]
+    """
     spread = error_spread()[mode]
     entry = spread.get("by_workload", {}).get(workload, spread) if workload else spread
     return entry["low"], entry["high"], entry["source"]
 
 
 def range_arrays(mode: str, job: Job, devices) -> tuple[np.ndarray, np.ndarray]:
-    """Per device: the (low, high) factors of the expected time, by the job's workload kind on it."""
+    """Per device, the low and high factors of the expected time, by the job's workload kind on it.
+
+    Parameters
+    ----------
+    mode : str
+        ``datasheet``, ``calibrated`` or ``reference``.
+    job : Job
+        The workload.
+    devices : sequence of Device
+        The devices evaluated.
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+        Factors per device [1].
+    """
     by_kind = {kind: range_factors(mode, workload_kind(job, kind))[:2] for kind in {device.kind for device in devices}}
     factors = np.asarray([by_kind[device.kind] for device in devices], dtype=float).reshape(-1, 2)
     return factors[:, 0], factors[:, 1]
 
 
 def workload_kind(job: Job, device_kind: str) -> str | None:
-    """The kind a range is looked up by: ``transformer-gpu`` for a generated transformer on a GPU."""
+    """The kind a range is looked up by.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    device_kind : str
+        ``"cpu"``, ``"gpu"`` or ``"accelerator"``.
+
+    Returns
+    -------
+    str or None
+        ``transformer-<kind>`` for a generated transformer, else None (the mode's range).
+    """
     return f"transformer-{device_kind}" if job.arch is not None else None
 
 
@@ -72,6 +131,20 @@ class Evaluation:
     exact: np.ndarray  # bool: the batch is the one asked (else the nearest that the layout divides)
 
     def range_factors(self, mode: str, workload: str | None = None) -> tuple[float, float]:
+        """The low and high factors of the range for a mode (see :func:`range_factors`).
+
+        Parameters
+        ----------
+        mode : str
+            ``datasheet``, ``calibrated`` or ``reference``.
+        workload : str, optional
+            The workload kind.
+
+        Returns
+        -------
+        low, high : float
+            Factors of the expected time [1].
+        """
         low, high, _ = range_factors(mode, workload)
         return low, high
 
@@ -80,9 +153,28 @@ MAX_DIVISOR_STEPS = 64  # accumulation steps tried above the least, before one s
 
 
 def micro_batches(share: np.ndarray, fit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(micro-batch, accumulation) per configuration, both whole: the largest divisor of the
-    replica's ``share`` that ``fit`` allows (found within :data:`MAX_DIVISOR_STEPS` accumulation
-    steps of the least, else 1); 1 where not even one sequence fits (the layout then does not fit)."""
+    """(micro-batch, accumulation) per configuration, both whole.
+
+    The largest divisor of the replica's ``share`` that ``fit`` allows (found within
+    :data:`MAX_DIVISOR_STEPS` accumulation steps of the least, else 1); 1 where not even one sequence
+    fits (the layout then does not fit).
+
+    Parameters
+    ----------
+    share : numpy.ndarray
+        Samples per data-parallel replica per step [sample].
+    fit : numpy.ndarray
+        Largest micro-batch that fits in memory [sample].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Micro-batch [sample] and accumulation steps [1], with ``micro x accumulation = share``.
+
+    References
+    ----------
+    [megatron]
+    """
     share = np.maximum(np.round(share), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         accumulation = np.clip(np.ceil(share / np.maximum(fit, 1.0)), 1.0, share)
@@ -97,8 +189,26 @@ def micro_batches(share: np.ndarray, fit: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def replica_share(batch: float, dp: np.ndarray, unit: np.ndarray) -> np.ndarray:
-    """Sequences per data-parallel replica per step: the multiple of ``unit`` (a given micro-batch,
-    else 1) nearest ``batch / dp``, at least one ``unit``."""
+    """Samples per data-parallel replica per step: the multiple of ``unit`` nearest ``batch / dp``.
+
+    Parameters
+    ----------
+    batch : float
+        The asked global batch [sample].
+    dp : numpy.ndarray
+        Data-parallel replicas [1].
+    unit : numpy.ndarray
+        A given micro-batch, else 1 [sample].
+
+    Returns
+    -------
+    numpy.ndarray
+        Samples per replica per step, at least one ``unit`` [sample].
+
+    References
+    ----------
+    [megatron]
+    """
     return unit * np.maximum(1.0, np.round(batch / (dp * unit)))
 
 
@@ -128,7 +238,7 @@ def in_flight_share(pp: np.ndarray, accumulation: np.ndarray, interleave: np.nda
 
     References
     ----------
-    korthikanti, megatron
+    [korthikanti], [megatron]
     """
     interleaved = np.where(interleave > 1, 1.0 + (pp - 1) / (pp * interleave), 1.0)
     return np.minimum(pp, accumulation) / pp * interleaved
@@ -161,7 +271,7 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
     References
     ----------
-    korthikanti
+    [korthikanti]
     """
     layers = job.layers
     total = layers.total_activation_bytes
@@ -183,9 +293,36 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
                     split: np.ndarray | float = 1.0) -> StateParts:
-    """Model states per device of ``job``, its parameters split over ``split`` (tensor x pipeline)
-    ranks: every parameter trained, or (LoRA/QLoRA) a frozen base stored as the fine-tuning spec
-    says and states for the adapters only."""
+    """Model states per device of a job.
+
+    Its parameters split over ``split`` (tensor x pipeline) ranks: every parameter trained, or
+    (LoRA/QLoRA) a frozen base stored as the fine-tuning spec says and states for the adapters
+    only.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    weight_bytes : numpy.ndarray
+        Bytes per 16/32-bit weight and gradient [B].
+    master_bytes : numpy.ndarray
+        Bytes per FP32 master weight [B] (0 without mixed precision).
+    dp : numpy.ndarray
+        Data-parallel replicas that ZeRO shards over [1].
+    zero : numpy.ndarray
+        ZeRO stage 0-3 [1].
+    split : numpy.ndarray or float, default 1
+        Tensor x pipeline ranks the parameters are split over [1].
+
+    Returns
+    -------
+    StateParts
+        Weights, gradients, master weights and optimizer states per device [B].
+
+    References
+    ----------
+    [zero], [micikevicius], [spec-3.8]
+    """
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     finetune = job.finetune
     if finetune is None:
@@ -196,9 +333,32 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
 
 
 def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.ndarray, dp: np.ndarray) -> np.ndarray:
-    """Bytes of ZeRO's communication buckets per device: a reduce bucket and an all-gather (stage 3:
-    prefetch) bucket of the 16-bit copies, each at most the parameters the device holds; none
-    without ZeRO or data parallelism (DeepSpeed's documented defaults, :data:`ZERO_REDUCE_BUCKET`)."""
+    """Bytes of ZeRO's communication buckets per device.
+
+    A reduce bucket and an all-gather (stage 3: prefetch) bucket of the 16-bit copies, each at
+    most the parameters the device holds; none without ZeRO or data parallelism (DeepSpeed's
+    documented defaults, :data:`ZERO_REDUCE_BUCKET`).
+
+    Parameters
+    ----------
+    params_here : numpy.ndarray
+        Parameters on one device [1].
+    weight_bytes : numpy.ndarray
+        Bytes per weight copy [B].
+    zero : numpy.ndarray
+        ZeRO stage [1].
+    dp : numpy.ndarray
+        Data-parallel replicas [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Bucket bytes per device [B].
+
+    References
+    ----------
+    [zero]
+    """
     buckets = np.minimum(ZERO_REDUCE_BUCKET, params_here) + np.minimum(ZERO_GATHER_BUCKET, params_here)
     return np.where((zero >= 1) & (dp > 1), buckets * weight_bytes, 0.0)
 
@@ -223,10 +383,55 @@ class MemoryParts:
 def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, *,
                  tp=1.0, pp=1.0, cp=1.0, recompute=0, interleave=1.0, micro_batch=None, headroom: bool = False,
                  offload: bool = False, shard_group=None) -> MemoryParts:
-    """The one training-memory evaluation (spec §3.8), for arrays of layouts: model states sharded
-    over ``dp x cp`` by ZeRO and split over ``tp x pp``, activations per recomputation policy split
-    over ``tp x cp`` with the pipeline's micro-batches in flight, the framework reserve and ZeRO's
-    buckets. ``capacity`` [B] is the device memory (inf: none given); ``shard_group`` FSDP's hybrid group."""
+    r"""The one training-memory evaluation (spec §3.8), for arrays of layouts.
+
+    Model states sharded over ``dp x cp`` by ZeRO and split over ``tp x pp``; activations per
+    recomputation policy split over ``tp x cp``, with the pipeline's micro-batches in flight; the
+    framework reserve and ZeRO's buckets; the headroom where asked:
+
+    .. math:: M = (S + F + A \, m \, f_{flight}) (1 + h)
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    weight_bytes, master_bytes : numpy.ndarray
+        Per 16/32-bit weight copy and per FP32 master weight [B].
+    storage_scale : numpy.ndarray
+        Activation storage relative to FP32 [1].
+    framework_overhead : numpy.ndarray
+        Framework reserve per device [B].
+    capacity : numpy.ndarray
+        Device memory (inf: no device) [B].
+    dp : numpy.ndarray
+        Data-parallel replicas [1].
+    zero : numpy.ndarray
+        ZeRO stage 0-3 [1].
+    tp, pp, cp : float or numpy.ndarray, default 1
+        Tensor-, pipeline- and context-parallel degrees [1].
+    recompute : int or numpy.ndarray, default 0
+        Recomputation policy (0 none, 1 selective, 2 full) [1].
+    interleave : float or numpy.ndarray, default 1
+        Virtual pipeline stages per device [1].
+    micro_batch : numpy.ndarray, optional
+        A search's candidate micro-batch per layout (NaN: choose) [sample].
+    headroom : bool, default False
+        Reserve the upper headroom of the memory.
+    offload : bool, default False
+        Optimizer states and master weights in host memory.
+    shard_group : numpy.ndarray, optional
+        FSDP HYBRID_SHARD's group size [1].
+
+    Returns
+    -------
+    MemoryParts
+        States, framework, activations and total [B], whether it fits, the micro-batch and
+        accumulation, the replica share and whether the batch splits.
+
+    References
+    ----------
+    [zero], [korthikanti], [seed-003], [spec-3.8], [fsdp]
+    """
     shards = dp * cp  # ZeRO shards over the data- and context-parallel ranks (they hold the same weights)
     states = job_state_bytes(job, weight_bytes, master_bytes, shards if shard_group is None else shard_group, zero,
                              tp * pp)
@@ -248,13 +453,58 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
-    """Every configuration (arrays broadcast together) of ``job`` on ``table``'s devices.
+    r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
 
-    ``micro_batch`` (per configuration, NaN: choose) is a search's candidate: a layout whose
-    replica share it does not divide is not feasible; the job's own micro-batch (``--micro-batch``)
-    is kept and the batch moved to its nearest multiple instead. ``offload`` keeps optimizer states
-    and master weights in host memory (ZeRO-Offload); ``hybrid_shard`` shards ZeRO-3 within a node
-    and replicates across nodes (FSDP HYBRID_SHARD)."""
+    Memory is :func:`memory_parts`; the step time is :func:`~sizer.engine.roofline.step_seconds`;
+    the batch is whole (``dp x micro x accumulation``, the asked one or the nearest the layout
+    splits, ``exact`` saying which); the training time is never below the physical limit:
+
+    .. math:: T = \max(t_{step}, t_{limit}) \cdot n_{steps}
+
+    Parameters
+    ----------
+    job : Job
+        The workload (layers, batch, optimizer, fine-tuning).
+    table : DeviceTable
+        The devices at the job's precision.
+    device : int or array
+        Index into ``table`` [1].
+    count : float or array
+        Devices [1].
+    zero : int or array
+        ZeRO stage 0-3 [1].
+    tp, pp, cp : float or array, default 1
+        Tensor-, pipeline- and context-parallel degrees [1].
+    recompute : int or array, default 0
+        Recomputation policy [1] (0 none, 1 selective, 2 full).
+    interleave : float or array, default 1
+        Virtual pipeline chunks per stage [1].
+    micro_batch : numpy.ndarray, optional
+        A search's candidate per configuration [sample]: a layout whose share it does not divide is
+        not feasible; NaN chooses the largest whole divisor that fits. The job's own micro-batch is
+        kept instead and the batch moved to its nearest multiple.
+    headroom : bool, default False
+        Reserve the upper headroom (``HEADROOM_HIGH``) of the memory.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+    keep_layers : bool, default False
+        Keep per-layer times in the result.
+    offload : bool, default False
+        Optimizer states and master weights in host memory (ZeRO-Offload).
+    hybrid_shard : bool, default False
+        ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+
+    Returns
+    -------
+    Evaluation
+        Per configuration: layout, model states, activations and memory needed [B], whether it
+        fits, the largest micro-batch [sample], step parts [s], steps [1], batch [sample], the
+        training time [s] and whether the batch is the one asked.
+
+    References
+    ----------
+    [zero], [zero-offload], [fsdp], [korthikanti], [seed-003], [spec-3.3], [spec-3.8]
+    """
     device, count, zero, tp, pp, cp, recompute, interleave = (
         np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),

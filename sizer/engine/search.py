@@ -63,8 +63,18 @@ class Search:
     found: np.ndarray  # per pair: whether any candidate fits
 
     def ranked(self, pair: int) -> np.ndarray:
-        """Candidates of one pair that fit, fastest first (the asked batch before a changed one),
-        each layout once."""
+        """Candidates of one pair that fit, fastest first (the asked batch before a changed one), each layout once.
+
+        Parameters
+        ----------
+        pair : int
+            Index of the (device, count) pair [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            Rows of the evaluation [index].
+        """
         ev = self.evaluation
         rows = np.flatnonzero((self.pair == pair) & ev.fits & ev.feasible)
         rows = rows[np.lexsort((ev.memory_needed[rows], ev.training_seconds[rows], ~ev.exact[rows]))]
@@ -72,7 +82,20 @@ class Search:
 
 
 def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
-    """``rows`` without repeats of a layout (the same split, stages, ZeRO, recomputation and batching)."""
+    """``rows`` without repeats of a layout (the same split, stages, ZeRO, recomputation and batching).
+
+    Parameters
+    ----------
+    ev : Evaluation
+        The evaluated candidates.
+    rows : numpy.ndarray
+        Rows in order [index].
+
+    Returns
+    -------
+    numpy.ndarray
+        The first row of each distinct layout, in the given order [index].
+    """
     c = ev.configs
     keys = np.stack([c.tp[rows], c.pp[rows], c.cp[rows], c.zero[rows], c.recompute[rows], c.interleave[rows],
                      c.micro_batch[rows], c.accumulation[rows]], axis=1)
@@ -81,8 +104,25 @@ def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
 
 
 def tensor_sizes(job: Job) -> tuple[int, ...]:
-    """Tensor-parallel sizes the heads allow: every size divides the query heads, and divides the
-    key/value heads or is a multiple of them (each then replicated)."""
+    """Tensor-parallel sizes the heads allow.
+
+    Every size divides the query heads, and divides the key/value heads or is a multiple of them
+    (each then replicated), as Megatron-LM splits attention by heads.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its architecture's heads).
+
+    Returns
+    -------
+    tuple of int
+        Sizes from :data:`POWERS` [1]; (1,) without an architecture.
+
+    References
+    ----------
+    [megatron]
+    """
     if job.shape is None or job.arch is None:
         return (1,)
     heads, kv = job.arch.heads, job.arch.kv_heads
@@ -118,8 +158,30 @@ def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
 
 def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray,
                fixed: dict | None = None, *, first_stage: bool = False) -> dict[str, np.ndarray]:
-    """The candidate layouts of every (device, count) pair, as flat arrays with their pair index
-    (``first_stage``: the largest micro-batch that fits and plain 1F1B only)."""
+    """The candidate layouts of every (device, count) pair, as flat arrays with their pair index.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    table : DeviceTable
+        The devices (their NVLink domain bounds tensor parallelism).
+    device, count : numpy.ndarray
+        Per pair: device index and device count [1].
+    fixed : dict, optional
+        Pinned dimensions (``tp``, ``pp``, ``cp``, ``zero``, ``recompute``, ``interleave``).
+    first_stage : bool, default False
+        The largest micro-batch that fits and plain 1F1B only.
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``pair``, ``device``, ``count`` and one column per dimension of :data:`DIMENSIONS`.
+
+    References
+    ----------
+    [megatron], [korthikanti], [ringattention], [zero]
+    """
     fixed = fixed or {}
     values = _dimension_values(job, fixed)
     if first_stage:
@@ -144,9 +206,35 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
 
 def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = None, headroom: bool = False,
            overlap_allreduce: bool = False) -> Search:
-    """Evaluate every candidate layout of every (device, count) pair and choose one per pair: the
-    fastest that fits running the asked batch, else the fastest that fits a batch near it, else
-    the one closest to fitting."""
+    """Evaluate every candidate layout of every (device, count) pair and choose one per pair.
+
+    The fastest that fits running the asked batch, else the fastest that fits a batch near it, else
+    the one closest to fitting.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    table : DeviceTable
+        The devices at the job's precision.
+    device, count : int or array
+        Per pair: device index and device count [1].
+    fixed : dict, optional
+        Pinned dimensions; the rest is searched.
+    headroom : bool, default False
+        Reserve the upper memory headroom.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+
+    Returns
+    -------
+    Search
+        Every candidate's evaluation and per pair the chosen row and whether it fits.
+
+    References
+    ----------
+    [megatron], [korthikanti], [ringattention], [zero]
+    """
     device = np.atleast_1d(np.asarray(device, dtype=np.int64))
     count = np.atleast_1d(np.asarray(count, dtype=np.int64))
     check_deadline()
@@ -211,7 +299,18 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
 
 
 def concatenate(a, b):
-    """Two evaluations (or their parts) as one, row after row."""
+    """Two evaluations (or their parts) as one, row after row.
+
+    Parameters
+    ----------
+    a, b : Evaluation, dataclass, numpy.ndarray or None
+        Of the same structure.
+
+    Returns
+    -------
+    Evaluation, dataclass, numpy.ndarray or None
+        ``a``'s rows followed by ``b``'s.
+    """
     import dataclasses
 
     if a is None:

@@ -23,7 +23,18 @@ class Summary:
     hfu: np.ndarray
 
     def training(self, which: str) -> np.ndarray:
-        """Training seconds at ``low``, ``expected`` or ``high``."""
+        """Training seconds at one end of the range.
+
+        Parameters
+        ----------
+        which : str
+            ``low``, ``expected`` or ``high``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Training seconds per row [s].
+        """
         return getattr(self, f"step_{which}") * self.steps
 
 
@@ -58,7 +69,7 @@ def summarise(ev: Evaluation, rows, low, high, peak) -> Summary:
 
     References
     ----------
-    megatron
+    [megatron], [seed-004-eq4]
     """
     rows = np.asarray(rows, dtype=np.int64)
     step = ev.parts.step[rows]

@@ -90,7 +90,18 @@ class TimeResult(Model):
 
 
 def time_unit(seconds: float) -> str:
-    """A unit a person reads a duration in."""
+    """A unit a person reads a duration in.
+
+    Parameters
+    ----------
+    seconds : float
+        The duration [s].
+
+    Returns
+    -------
+    str
+        ``"day"`` from 3 days, ``"hour"`` from 2 hours, ``"minute"`` from 10 minutes, else ``"s"``.
+    """
     if seconds >= 3 * unit_factor("day", "s"):
         return "day"
     if seconds >= 2 * unit_factor("hour", "s"):
@@ -118,7 +129,31 @@ def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
 
 def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
                  *, table=None) -> None:
-    """A layout the job can run, or InputError naming the field that cannot be."""
+    """A layout the job can run, or InputError naming the field that cannot be.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    tp, pp, cp : int or None
+        Tensor, pipeline and context-parallel sizes given [1].
+    recompute : int or None
+        Recomputation policy given [1].
+    table : DeviceTable, optional
+        Unused; kept for callers that pass it.
+
+    Raises
+    ------
+    InputError
+        A split that does not divide the count, the heads or the sequence, or parallelism for a
+        workload without transformer blocks.
+
+    References
+    ----------
+    [megatron], [ringattention]
+    """
     tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
     if count % (tp_ * pp_ * cp_):
         field, value = ("cp", cp) if cp else (("tp", tp) if tp else ("pp", pp))
@@ -143,15 +178,53 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
 
 
 def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleave=None) -> dict:
-    """The layout fields the user gave: the search pins these and searches the rest."""
+    """The layout fields the user gave: the search pins these and searches the rest.
+
+    Parameters
+    ----------
+    zero, tp, pp, cp, recompute, interleave : int or None
+        Given values [1]; None where not given.
+
+    Returns
+    -------
+    dict
+        The given fields by name.
+    """
     given = {"zero": zero, "tp": tp, "pp": pp, "cp": cp, "recompute": recompute, "interleave": interleave}
     return {name: value for name, value in given.items() if value is not None}
 
 
 def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, headroom: bool = False,
                   overlap_allreduce: bool = False) -> dict:
-    """The fastest layout that fits with ``fixed`` pinned (the one search, :mod:`sizer.engine.search`),
-    else the one closest to fitting; refused, naming the counts that can run it, where none can."""
+    """The fastest layout that fits with ``fixed`` pinned, else the one closest to fitting.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    table : DeviceTable
+        The one device at the job's precision.
+    count : int
+        Devices [1].
+    fixed : dict, optional
+        Pinned dimensions.
+    headroom, overlap_allreduce : bool
+        As :func:`sizer.engine.search.search`.
+
+    Returns
+    -------
+    dict
+        ``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave`` [1] and ``micro`` [sample].
+
+    Raises
+    ------
+    InputError
+        Where no layout of ``count`` devices splits the batch (:func:`refuse_batch`).
+
+    References
+    ----------
+    [megatron]
+    """
     from sizer.engine.search import search
 
     found = search(job, table, [0], [count], fixed=fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
@@ -166,7 +239,24 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
 
 
 def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
-    """InputError for a batch no layout of ``count`` devices can run, naming the most devices that can."""
+    """InputError for a batch no layout of ``count`` devices can run, naming the most devices that can.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    table : DeviceTable
+        The one device.
+    count : int
+        Devices [1].
+    fixed : dict
+        Pinned dimensions.
+
+    Raises
+    ------
+    InputError
+        Always, on ``batch_size``.
+    """
     from sizer.engine.search import candidates
 
     asked = max(1.0, round(job.batch_size))
@@ -188,12 +278,73 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       headroom: bool = False, overlap_allreduce: bool = False,
                       extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
                       hybrid_shard: bool = False) -> TimeResult:
-    """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
+    r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
     micro-batch) are pinned and the one layout search chooses the rest (:mod:`sizer.engine.search`);
-    the assumptions say which. With ``offload`` or ``hybrid_shard`` (outside the search) the
-    layout is the given one, data parallel where not given."""
+    the assumptions say which. With ``offload`` or ``hybrid_shard`` (outside the search) the layout is
+    the given one, data parallel where not given. The range and MFU/HFU are the one summary's
+    (:mod:`sizer.engine.summary`): never below the physical limit:
+
+    .. math::
+
+        T_{low} = \max(f_{low} T, \; C_{train} / (n R_{peak})), \qquad
+        MFU = \frac{X \cdot F_{token}}{n R_{peak}}
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    device : Device
+        A catalog device.
+    count : int, default 1
+        Devices [1], 1 to 1,000,000.
+    zero : int, optional
+        ZeRO stage 0-3 [1].
+    tp : int, optional
+        Tensor-parallel size [1].
+    pp : int, optional
+        Pipeline stages [1].
+    recompute : int, optional
+        Recomputation policy [1] (0 none, 1 selective, 2 full).
+    interleave : int, optional
+        Virtual pipeline chunks per stage [1].
+    cp : int, optional
+        Context-parallel size (ring attention) [1].
+    mode : Mode, default Mode.DATASHEET
+        Where the efficiencies come from; sets the range.
+    efficiency : Efficiencies, optional
+        Overrides the defaults of the device's kind.
+    headroom : bool, default False
+        Reserve 25-30 % of the memory (seed 003).
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+    extra_assumptions : tuple of Assumption
+        Added to the answer's assumptions.
+    topology : Topology, optional
+        A catalog node type (devices per node, links).
+    offload : bool, default False
+        Optimizer states and master weights in host memory (ZeRO-Offload).
+    hybrid_shard : bool, default False
+        ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+
+    Returns
+    -------
+    TimeResult
+        Step time and training time ranges [s], throughput [sample/s], training compute [FLOP],
+        peak [FLOP/s], MFU and HFU [1], memory per device [B], whether it fits, the largest
+        micro-batch [sample], warnings and assumptions.
+
+    Raises
+    ------
+    InputError
+        A count out of bounds, an unsupported precision, an impossible layout, or a batch no layout
+        of ``count`` devices splits (naming the most devices that can).
+
+    References
+    ----------
+    [spec-3.3], [seed-004-eq4], [zero], [megatron], [korthikanti], [ringattention], [zero-offload], [fsdp], [seed-003]
+    """
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
     if efficiency is None:
@@ -297,7 +448,20 @@ def _warnings(job: Job, device: Device, table, ev: Evaluation) -> list[str]:
 
 
 def batch_change(job: Job, batch: float) -> str:
-    """The sentence that states a batch the layout changed."""
+    """The sentence that states a batch the layout changed.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its asked batch).
+    batch : float
+        The batch run [sample].
+
+    Returns
+    -------
+    str
+        The warning.
+    """
     asked = max(1.0, round(job.batch_size))
     return (f"batch changed: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run (the nearest that every "
             "data-parallel replica splits into whole micro-batches)")
