@@ -331,13 +331,14 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
                        table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
                        recompute=c["recompute"], interleave=c["interleave"], headroom=headroom)
     ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
-    # one integer per (pair, split, micro-batch): the accumulation follows from these
+    # groups of one (pair, split, micro-batch): the accumulation follows from these
     split = (np.log2(c["tp"]).astype(np.int64) * 8 + np.log2(c["pp"]).astype(np.int64)) * 8 + np.log2(c["cp"]).astype(np.int64)
-    width = int(mem.micro.max()) + 1 if len(mem.micro) else 1
-    keys = (c["pair"] * 512 + split) * width + mem.micro.astype(np.int64)
-    _, group = np.unique(keys, return_inverse=True)
-    group = group.ravel()
-    least = np.full((group.max() + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
+    base = c["pair"] * 512 + split
+    order = np.lexsort((mem.micro, base))
+    starts = np.r_[True, (base[order][1:] != base[order][:-1]) | (mem.micro[order][1:] != mem.micro[order][:-1])]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(starts) - 1
+    least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
     np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
     rc, zero = c["recompute"], c["zero"]
     dominated = (least[group, zero] < rc) | ((zero != 2) & (least[group, 2] <= rc))
@@ -345,9 +346,9 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
     fitting = np.zeros(pairs, dtype=bool)
     fitting[c["pair"][ok]] = True
     feasible = mem.whole & table.supported[d] & (dp == np.round(dp))
-    rows = np.flatnonzero(~fitting[c["pair"]] & feasible)
-    if len(rows):  # pairs where nothing fits keep their least-memory layout, to say by how much
-        order = rows[np.lexsort((mem.needed[rows], c["pair"][rows]))]
+    rows = np.flatnonzero(~fitting[c["pair"]])
+    if len(rows):  # pairs where nothing fits keep their least-memory (feasible first) layout, to say by how much
+        order = rows[np.lexsort((mem.needed[rows], ~feasible[rows], c["pair"][rows]))]
         first = order[np.r_[True, c["pair"][order][1:] != c["pair"][order][:-1]]]
         keep[first] = True
     return {name: column[keep] for name, column in c.items()}

@@ -28,13 +28,17 @@ def test_compute_gpt3(cli):
 
 
 def test_time_json_and_table(cli):
-    args = ("time", "--params", "175e9", "--samples", "300e9", "--device", "A100 80GB SXM", "--count", "1024",
+    args = ("time", "--params", "175e9", "--tokens", "300e9", "--device", "A100 80GB SXM", "--count", "1024",
             "--precision", "bf16", "--sharding", "full")
     data = _json(cli(*args, "--json"))
     for key in ("training_time", "step_time", "throughput", "physical_limit", "bound", "assumptions"):
         assert key in data
     assert data["training_time"]["low"] >= data["physical_limit"]["value"] * 0.999
     assert "training time" in cli(*args).stdout
+    # a dense network of 175e9 parameters has no layers to split: its default 512-sample batch cannot
+    # be spread over 1,024 devices, and is refused naming the devices that can (no longer raised silently)
+    refused = cli("time", "--params", "175e9", "--samples", "300e9", "--device", "A100 80GB SXM", "--count", "1024")
+    assert refused.exit_code == 2 and "batch_size" in refused.output and "at most 512 devices" in refused.output
 
 
 def test_memory(cli):
