@@ -245,7 +245,7 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
         c = _undominated(job, table, c, len(device), headroom)
     ev = _evaluate(job, table, c, headroom, overlap_allreduce)
     if staged:
-        more = _second_stage(job, table, c, ev, len(device), fixed)
+        more = _second_stage(job, table, c, ev, len(device), fixed, headroom)
         if len(more["pair"]):
             check_deadline()
             ev = concatenate(ev, _evaluate(job, table, more, headroom, overlap_allreduce))
@@ -274,7 +274,8 @@ def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_all
                     overlap_allreduce=overlap_allreduce)
 
 
-def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict) -> dict:
+def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict,
+                  headroom: bool) -> dict:
     """Small micro-batches and interleaving for the first stage's pipelines that could still win."""
     ok = ev.fits & ev.feasible
     exact_best = np.full(pairs, np.inf)
@@ -295,7 +296,16 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     keep = (interleave == 1) | (blocks % (c["pp"][rows_rep] * interleave) == 0)
     out = {name: column[rows_rep][keep] for name, column in c.items()}
     out["micro"], out["interleave"] = micro[keep], interleave[keep]
-    return out
+    # only those that fit and split the batch can be chosen (their pair has a fitting layout already):
+    # memory alone says which, before any layer arithmetic
+    d = out["device"]
+    dp = out["count"] / (out["tp"] * out["pp"] * out["cp"])
+    mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
+                       table.framework_overhead[d], table.memory[d], dp, out["zero"], tp=out["tp"], pp=out["pp"],
+                       cp=out["cp"], recompute=out["recompute"], interleave=out["interleave"],
+                       micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan), headroom=headroom)
+    runs = mem.fits & mem.whole
+    return {name: column[runs] for name, column in out.items()}
 
 
 def concatenate(a, b):
