@@ -179,6 +179,11 @@ def micro_batches(share: np.ndarray, fit: np.ndarray) -> tuple[np.ndarray, np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         accumulation = np.clip(np.ceil(share / np.maximum(fit, 1.0)), 1.0, share)
     open_ = np.flatnonzero(np.mod(share, accumulation) != 0)
+    # most shares are powers of two, whose divisors are the powers of two: the next one is the answer
+    power = np.exp2(np.ceil(np.log2(accumulation[open_])))
+    divides = np.exp2(np.round(np.log2(share[open_]))) == share[open_]
+    accumulation[open_[divides]] = power[divides]
+    open_ = open_[~divides]
     for _ in range(MAX_DIVISOR_STEPS):
         if not len(open_):
             break

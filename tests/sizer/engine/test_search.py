@@ -170,3 +170,17 @@ def test_interleaved_pipelines_keep_more_micro_batches_in_flight():
     assert in_flight_share(p, np.asarray([64.0]), v)[0] == pytest.approx(1 + 7 / 32)
     assert in_flight_share(p, np.asarray([64.0]), np.asarray([1.0]))[0] == 1.0
     assert in_flight_share(p, np.asarray([2.0]), np.asarray([1.0]))[0] == pytest.approx(2 / 8)
+
+
+def test_micro_batches_are_the_largest_whole_divisor_that_fits():
+    from sizer.engine.evaluate import micro_batches
+
+    rng = np.random.default_rng(0)
+    share = rng.integers(1, 3000, 2000).astype(float)
+    share[:800] = 2.0 ** rng.integers(0, 12, 800)
+    fit = rng.integers(0, 600, 2000).astype(float)
+    micro, accumulation = micro_batches(share.copy(), fit.copy())
+    assert np.all(micro * accumulation == share) and np.all(micro == np.round(micro))
+    for s, f, m in zip(share, fit, micro):
+        best = max(d for d in range(1, int(s) + 1) if s % d == 0 and d <= max(f, 1))
+        assert m == best or s / best - np.ceil(s / max(f, 1)) > 64  # beyond the bounded search: 1 is taken
