@@ -91,7 +91,7 @@ def rent_prices(devices) -> np.ndarray:
 
 
 def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):
-    """Per (device, count): the layout ``sizer time`` would choose (the quick search), evaluated."""
+    """Per (device, count): the layout ``sizer time`` would choose (the one search), evaluated."""
     pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(table.devices)), counts, indexing="ij"))
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom,
                    overlap_allreduce=overlap_allreduce)
