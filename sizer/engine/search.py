@@ -196,10 +196,13 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     pair = np.repeat(np.arange(pairs), layouts)
     d, n = device[pair], count[pair]
     columns = {name: np.tile(template[:, k], pairs) for k, name in enumerate(DIMENSIONS)}
-    split = columns["tp"] * columns["pp"] * columns["cp"] * columns["ep"]
-    inside = (columns["tp"] <= table.devices_per_node[d]) | ("tp" in fixed)
+    split = columns["tp"] * columns["pp"] * columns["cp"]
+    # expert parallelism (Megatron's, as on main) carves its groups out of the data-parallel ranks:
+    # ep divides dp and the tp x ep group stays in a node; 1 until the MoE search lands here
+    dp = n // split
+    inside = (columns["tp"] * columns["ep"] <= table.devices_per_node[d]) | ("tp" in fixed)
     sharded = (columns["zero"] == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
-    valid = (n % split == 0) & inside & sharded
+    valid = (n % split == 0) & (dp % columns["ep"] == 0) & inside & sharded
     return {"pair": pair[valid], "device": d[valid], "count": n[valid],
             **{name: column[valid] for name, column in columns.items()}}
 

@@ -263,7 +263,7 @@ def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
     counts = np.asarray([int(2 ** k) for k in range(21) if 2 ** k <= count] + [count], dtype=np.int64)
     c = candidates(job, table, np.zeros(len(counts), dtype=np.int64), counts, fixed)
     unit = job.micro_batch or 1.0
-    dp = c["count"] / (c["tp"] * c["pp"] * c["cp"] * c["ep"])
+    dp = c["count"] / (c["tp"] * c["pp"] * c["cp"])
     runs = c["count"][dp * unit <= asked]
     most = int(runs.max()) if len(runs) else 0
     hint = f"; at most {most:,} devices can run it" if most else ""
