@@ -39,6 +39,7 @@ class Layer(BaseModel):
     params: float = Field(0, ge=0)
     activation_bytes: float = Field(0, ge=0, description="memory kept for the backward pass")
     kernels: int = Field(1, ge=0, le=1000, description="kernels the forward pass launches")
+    expert: bool = Field(False, description="routed-expert work of a mixture of experts: split over expert-parallel ranks")
 
 
 class Profile(BaseModel):
