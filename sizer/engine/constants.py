@@ -69,6 +69,19 @@ DATACENTRE_NETWORK = Link("InfiniBand NDR, 400 Gb/s per device (assumed)", 50e9,
                           "DGX H100 user guide: 8 x 400 Gb/s ConnectX-7 for 8 GPUs (docs/references.md [dgx-h100])")
 OFFICE_NETWORK = Link("100 Gb/s Ethernet per host (assumed)", 12.5e9, 20e-6,
                       "IEEE 802.3 100GBASE: 12.5 GB/s per direction per host (docs/references.md [ethernet])")
+# Expert parallelism (mixture of experts). Per MoE block and micro-batch, one all-to-all dispatches the
+# routed tokens to the experts' ranks and one combines them back, in the forward pass and again (as
+# their gradients) in the backward pass (Lepikhin et al. 2021 GShard §2.2; Megatron-Core MoE token
+# dispatcher): 2 per pass.
+EP_ALL_TO_ALLS_PER_BLOCK_PASS = 2
+# The busiest expert-parallel rank's share of routed tokens over the mean: the step waits for it.
+# Auxiliary-loss balancing keeps the max/mean expert load near 1.1-1.2 per batch (Fedus et al. 2022,
+# Switch Transformer §2.2, capacity factors 1.0-1.25 drop few tokens); 1.1 is a stated assumption,
+# not fitted (no per-rank load figures in /work/shared/data).
+EP_LOAD_IMBALANCE = 1.1
+EP_LOAD_IMBALANCE_SOURCE = ("stated assumption: the busiest expert-parallel rank gets 1.1 x the mean routed tokens "
+                            "(Fedus et al. 2022 Switch Transformer §2.2: capacity factors 1.0-1.25 suffice with "
+                            "load balancing); not fitted")
 DATACENTRE_DEVICES_PER_NODE = 8  # DGX/HGX nodes (docs/references.md [dgx-h100])
 WORKSTATION_DEVICES_PER_NODE = 4  # a 4-GPU PCIe workstation
 

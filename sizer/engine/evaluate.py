@@ -101,17 +101,29 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
-                    split: np.ndarray | float = 1.0) -> StateParts:
+                    split: np.ndarray | float = 1.0, ep: np.ndarray | float = 1.0) -> StateParts:
     """Model states per device of ``job``, its parameters split over ``split`` (tensor x pipeline)
     ranks: every parameter trained, or (LoRA/QLoRA) a frozen base stored as the fine-tuning spec
-    says and states for the adapters only."""
+    says and states for the adapters only.
+
+    A mixture of experts' routed experts are split further over ``ep`` expert-parallel ranks and
+    their states sharded by ZeRO over the ``dp / ep`` replicas of each expert (the expert
+    data-parallel group of DeepSpeed-MoE and Megatron-Core, Rajbhandari et al. 2022 §5)."""
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     finetune = job.finetune
+    experts = job.layers.expert_params
+    ep = np.asarray(ep, dtype=float)
     if finetune is None:
-        return model_state_bytes(job.params / split, weight_bytes, master_bytes, states_count, dp, zero)
+        dense = model_state_bytes((job.params - experts) / split, weight_bytes, master_bytes, states_count, dp, zero)
+        if not experts:
+            return dense
+        return dense + model_state_bytes(experts / (split * ep), weight_bytes, master_bytes, states_count, dp / ep, zero)
     master = master_bytes if finetune.adapter_master_weights else 0.0 * master_bytes
+    # the frozen base: its routed experts held 1/ep per rank
+    expert_share = experts / max(job.layers.total_params, 1.0)
+    frozen = finetune.frozen_bytes(weight_bytes) / split * (1.0 - expert_share + expert_share / ep)
     return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, states_count, dp, zero,
-                             frozen_bytes=finetune.frozen_bytes(weight_bytes) / split)
+                             frozen_bytes=frozen)
 
 
 def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.ndarray, dp: np.ndarray) -> np.ndarray:
@@ -122,24 +134,25 @@ def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.nda
     return np.where((zero >= 1) & (dp > 1), buckets * weight_bytes, 0.0)
 
 
-def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
+def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1, ep=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
     """Every configuration (arrays broadcast together) of ``job`` on ``table``'s devices.
 
+    ``ep``: expert-parallel ranks (a mixture of experts; carved out of the data-parallel ones);
     ``micro_batch`` (per configuration, NaN: choose) overrides the job's micro-batch; ``offload``
     keeps optimizer states and master weights in host memory (ZeRO-Offload); ``hybrid_shard``
     shards ZeRO-3 within a node and replicates across nodes (FSDP HYBRID_SHARD)."""
-    device, count, zero, tp, pp, recompute, interleave = (
+    device, count, zero, tp, pp, recompute, interleave, ep = (
         np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(recompute, dtype=np.int64),
-            np.asarray(interleave, dtype=float)))
+            np.asarray(interleave, dtype=float), np.asarray(ep, dtype=float)))
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     dp = count / (tp * pp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp if group is None else group,
-                             zero, tp * pp)
+                             zero, tp * pp, ep)
     if offload:  # optimizer states and FP32 master weights live in host memory
         states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
@@ -164,9 +177,10 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     activations = per_sample * micro * in_flight
     needed = (states.total + framework + activations) * reserve
     fits = needed <= table.memory[device]
-    feasible = table.supported[device] & (share >= 1) & (dp >= 1) & (dp == np.round(dp))
+    expert_dp = dp / ep
+    feasible = table.supported[device] & (share >= 1) & (dp >= 1) & (dp == np.round(dp)) & (expert_dp == np.round(expert_dp))
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
-                      pp=pp, recompute=recompute, interleave=interleave)
+                      pp=pp, recompute=recompute, interleave=interleave, ep=ep)
     finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,

@@ -49,8 +49,10 @@ class Job:
     def shape(self) -> Shape | None:
         if self.arch is None:
             return None
-        return Shape(blocks=self.arch.layers + self.arch.encoder_layers, hidden=self.arch.hidden,
-                     tokens_per_sample=self.tokens_per_sample)
+        arch = self.arch
+        return Shape(blocks=arch.layers + arch.encoder_layers, hidden=arch.hidden,
+                     tokens_per_sample=self.tokens_per_sample, moe_blocks=arch.moe_blocks,
+                     routed_per_token=arch.experts_per_token * (arch.capacity_factor or 1.0) if arch.moe else 0.0)
 
     @property
     def params(self) -> float:
