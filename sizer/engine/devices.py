@@ -42,15 +42,20 @@ def device_link(device: Device) -> Link:
 
 
 def node_layout(device: Device) -> tuple[int, Link]:
-    """Devices per node and the network between nodes.
+    """Devices per node (the scale-up domain) and the network between nodes.
 
     Data-centre parts with a scale-up fabric (NVLink, Infinity Fabric, ICI) sit 8 to a node with a
-    400 Gb/s NIC each; other GPUs 4 to a workstation on 100 Gb/s Ethernet; a CPU is its own node.
+    400 Gb/s NIC each, or as many as the catalog's ``interconnect.domain`` says share the fabric
+    (GB200 NVL72: 72 GPUs on one NVLink switch domain); other GPUs 4 to a workstation on 100 Gb/s
+    Ethernet; a CPU is its own node.
     """
     link = device_link(device)
     if device.kind == "cpu":
         return 1, OFFICE_NETWORK
     if not link.name.lower().startswith("pcie"):
+        domain = device.interconnect.domain if device.interconnect is not None else None
+        if domain is not None:
+            return int(domain.value), DATACENTRE_NETWORK
         return DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK
     return WORKSTATION_DEVICES_PER_NODE, OFFICE_NETWORK
 
