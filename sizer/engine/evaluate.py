@@ -16,7 +16,7 @@ from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, step_seconds
+from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, expert_layout, step_seconds
 from sizer.workloads.job import Job
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
@@ -101,27 +101,32 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
-                    split: np.ndarray | float = 1.0, ep: np.ndarray | float = 1.0) -> StateParts:
+                    split: np.ndarray | float = 1.0, ep: np.ndarray | float = 1.0,
+                    tp: np.ndarray | float = 1.0) -> StateParts:
     """Model states per device of ``job``, its parameters split over ``split`` (tensor x pipeline)
     ranks: every parameter trained, or (LoRA/QLoRA) a frozen base stored as the fine-tuning spec
     says and states for the adapters only.
 
     A mixture of experts' routed experts are split further over ``ep`` expert-parallel ranks and
     their states sharded by ZeRO over the ``dp / ep`` replicas of each expert (the expert
-    data-parallel group of DeepSpeed-MoE and Megatron-Core, Rajbhandari et al. 2022 §5)."""
+    data-parallel group of DeepSpeed-MoE and Megatron-Core, Rajbhandari et al. 2022 §5); ``split``
+    includes the ``tp`` tensor ranks, which split the experts too unless the EP group spans them
+    (:func:`~sizer.engine.roofline.expert_layout`)."""
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     finetune = job.finetune
     experts = job.layers.expert_params
     ep = np.asarray(ep, dtype=float)
+    etp, expert_dp = expert_layout(tp, dp, ep)
+    expert_split = split / np.asarray(tp, dtype=float) * etp * ep
     if finetune is None:
         dense = model_state_bytes((job.params - experts) / split, weight_bytes, master_bytes, states_count, dp, zero)
         if not experts:
             return dense
-        return dense + model_state_bytes(experts / (split * ep), weight_bytes, master_bytes, states_count, dp / ep, zero)
+        return dense + model_state_bytes(experts / expert_split, weight_bytes, master_bytes, states_count, expert_dp, zero)
     master = master_bytes if finetune.adapter_master_weights else 0.0 * master_bytes
     # the frozen base: its routed experts held 1/ep per rank
     expert_share = experts / max(job.layers.total_params, 1.0)
-    frozen = finetune.frozen_bytes(weight_bytes) / split * (1.0 - expert_share + expert_share / ep)
+    frozen = finetune.frozen_bytes(weight_bytes) * ((1.0 - expert_share) / split + expert_share / expert_split)
     return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, states_count, dp, zero,
                              frozen_bytes=frozen)
 
@@ -152,7 +157,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     dp = count / (tp * pp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp if group is None else group,
-                             zero, tp * pp, ep)
+                             zero, tp * pp, ep, tp)
     if offload:  # optimizer states and FP32 master weights live in host memory
         states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
@@ -177,7 +182,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     activations = per_sample * micro * in_flight
     needed = (states.total + framework + activations) * reserve
     fits = needed <= table.memory[device]
-    expert_dp = dp / ep
+    expert_dp = expert_layout(tp, dp, ep)[1]
     feasible = table.supported[device] & (share >= 1) & (dp >= 1) & (dp == np.round(dp)) & (expert_dp == np.round(expert_dp))
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
                       pp=pp, recompute=recompute, interleave=interleave, ep=ep)

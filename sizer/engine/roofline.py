@@ -157,6 +157,22 @@ def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 
+def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
+    """(expert tensor-parallel size, replicas of each expert) of ``ep`` expert-parallel ranks.
+
+    Megatron-Core's default keeps the experts tensor-parallel like the rest (ETP = TP) and carves the
+    EP group out of the data-parallel ranks; where ``ep`` does not divide ``dp`` the EP group spans
+    the tensor ranks too and the experts are not tensor-split (ETP = 1: the recipes of
+    Megatron-Bridge for Qwen3-235B on H100). Each expert then has ``tp dp / (ep ETP)`` replicas.
+
+    >>> [float(v[0]) for v in expert_layout(np.asarray([2.0]), np.asarray([16.0]), np.asarray([32.0]))]
+    [1.0, 1.0]
+    """
+    tp, dp, ep = (np.asarray(v, dtype=float) for v in (tp, dp, ep))
+    etp = np.where(np.mod(dp, ep) == 0, tp, 1.0)
+    return etp, tp * dp / (ep * etp)
+
+
 def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Shape, passes: float,
                        ep: np.ndarray) -> np.ndarray:
     r"""Seconds per step of expert parallelism's all-to-alls on one rank.
@@ -173,7 +189,8 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
     with ``b`` sequences per micro-batch, ``s`` tokens each, ``k`` expert slots per token, ``h`` the
     hidden size, ``w`` bytes per value, ``t_p`` tensor ranks (sequence parallel: each holds 1/t_p of
     the tokens), ``m`` micro-batches, ``B`` and :math:`\lambda` the bandwidth and latency of the
-    link the ``t_p e`` consecutive ranks span (NVLink inside the domain, else the network).
+    link the ``ETP e`` consecutive ranks span (NVLink inside the domain, else the network;
+    :func:`expert_layout`).
 
     Parameters
     ----------
@@ -203,7 +220,8 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
         return np.zeros(len(d))
     slots = shape.tokens_per_sample * shape.routed_per_token * shape.hidden * FP32_STORAGE_BYTES * table.storage_scale[d]
     message = c.micro_batch * slots / c.tp
-    bandwidth, latency = group_link(table, d, c.tp * ep)
+    etp, _ = expert_layout(c.tp, c.dp, ep)
+    bandwidth, latency = group_link(table, d, etp * ep)
     one = np.where(ep > 1, (ep - 1) / ep * message / bandwidth + (ep - 1) * latency, 0.0)
     return EP_ALL_TO_ALLS_PER_BLOCK_PASS * passes * one * shape.moe_blocks / c.pp * c.accumulation
 
@@ -319,8 +337,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         params = experts = 0.0
     dp = c.dp
     # routed experts: 1/ep of them per rank, replicated (and ZeRO-sharded) over dp/ep ranks
-    expert_dp = dp / ep[:, 0]
-    experts_here = experts / (c.tp * c.pp * ep[:, 0])
+    etp, expert_dp = expert_layout(c.tp, dp, ep[:, 0])
+    experts_here = experts / (etp * c.pp * ep[:, 0])
     dense_here = (params - experts) / (c.tp * c.pp)
     params_here = dense_here + experts_here
     updated = np.where(c.zero >= 1, dense_here / dp + experts_here / expert_dp, params_here)

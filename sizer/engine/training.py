@@ -16,7 +16,7 @@ from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE,
                                     default_efficiencies)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
+from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
@@ -117,8 +117,9 @@ def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
 
 def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> None:
     """An expert-parallel size the job can run, or InputError naming ``ep``: a mixture of experts,
-    ``ep`` dividing its experts and the data-parallel size (expert ranks are data-parallel ranks, as
-    in Megatron-Core and DeepSpeed-MoE)."""
+    ``ep`` dividing its experts and the tensor x data-parallel ranks (expert ranks are data-parallel
+    ranks, as in Megatron-Core and DeepSpeed-MoE, or span the tensor ranks too with experts not
+    tensor-split: :func:`~sizer.engine.roofline.expert_layout`)."""
     if isinstance(ep, bool) or not isinstance(ep, int) or ep < 1:
         raise InputError("ep", ep, "a whole number of expert-parallel ranks, at least 1")
     if ep == 1:
@@ -129,10 +130,10 @@ def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> No
                                    "parallelism splits the routed experts")
     if arch.experts % ep:
         raise InputError("ep", ep, f"a divisor of the {arch.experts} experts of {arch.name}")
-    dp = count // (tp * pp) if count % (tp * pp) == 0 else 0
-    if not dp or dp % ep:
-        raise InputError("ep", ep, f"a divisor of the data-parallel size count / (tp x pp) = {count / (tp * pp):g}: "
-                                   "expert-parallel ranks are data-parallel ranks")
+    ranks = count // pp if count % (tp * pp) == 0 else 0
+    if not ranks or ranks % ep:
+        raise InputError("ep", ep, f"a divisor of the tensor x data-parallel ranks count / pp = {count / pp:g}: "
+                                   "expert-parallel ranks are data-parallel (or tensor and data-parallel) ranks")
 
 
 def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None:
@@ -264,11 +265,13 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                                  "tensor parallel inside a node and, for a mixture of experts, expert parallel inside "
                                  "a node", source="sizer's layout search (sizer plan searches more)"))
     if ep > 1:
-        span = tp * ep
+        etp, replicas = (int(v[0]) for v in expert_layout(np.asarray([tp]), np.asarray([dp]), np.asarray([ep])))
+        span = etp * ep
         where = f"inside one node ({link.name})" if span <= per_node else f"across nodes ({network.name})"
         assumptions.append(Assumption(
             name="expert parallel", value=f"{ep}-way: {job.arch.experts // ep} of {job.arch.experts} routed experts per "
-                                          f"rank, their states ZeRO-sharded over {dp // ep} replicas; a dispatch and a "
+                                          f"rank{'' if etp == tp else ' (not tensor-split: the EP group spans the tensor ranks)'}, their states "
+                                          f"ZeRO-sharded over {replicas} replicas; a dispatch and a "
                                           f"combine all-to-all per MoE block and pass {where}, not overlapped",
             source="Lepikhin et al. 2021 GShard §2.2; Rajbhandari et al. 2022 DeepSpeed-MoE (docs/references.md "
                    "[gshard], [deepspeed-moe])"))

@@ -63,7 +63,7 @@ def test_time_states_the_expert_layout_and_imbalance(catalog):
 
 @pytest.mark.parametrize("request_fields, message", [
     (dict(model="mixtral-8x7b", count=16, ep=3), "divisor of the 8 experts"),
-    (dict(model="mixtral-8x7b", count=8, tp=2, ep=8), "data-parallel size"),
+    (dict(model="mixtral-8x7b", count=8, pp=2, ep=8), "count / pp"),
     (dict(model="llama-2-7b", count=8, ep=2), "mixture-of-experts"),
 ])
 def test_bad_ep_is_refused_naming_the_field(catalog, request_fields, message):
