@@ -179,18 +179,19 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
 
     Per MoE block of the stage and micro-batch, :data:`EP_ALL_TO_ALLS_PER_BLOCK_PASS` all-to-alls per
     pass (dispatch and combine), each sending the :math:`(e - 1)/e` of the rank's routed token slots
-    that leave it:
+    that leave it: to the :math:`e_n - 1` peers in its node (scale-up domain) over the scale-up link,
+    to the other :math:`e - e_n` over the network, both at once (separate engines):
 
     .. math::
 
         t = n_{a2a} \cdot \frac{L_{moe}}{p} \cdot m \cdot
-            \left(\frac{e - 1}{e} \frac{b \, s \, k \, h \, w}{t_p \, B} + (e - 1) \lambda\right)
+            \left(\max\left(\frac{e_n - 1}{e} \frac{M}{B_{node}}, \frac{e - e_n}{e} \frac{M}{B_{net}}\right)
+            + (e - 1) \lambda\right), \qquad M = \frac{b \, s \, k \, h \, w}{t_p}
 
     with ``b`` sequences per micro-batch, ``s`` tokens each, ``k`` expert slots per token, ``h`` the
     hidden size, ``w`` bytes per value, ``t_p`` tensor ranks (sequence parallel: each holds 1/t_p of
-    the tokens), ``m`` micro-batches, ``B`` and :math:`\lambda` the bandwidth and latency of the
-    link the ``ETP e`` consecutive ranks span (NVLink inside the domain, else the network;
-    :func:`expert_layout`).
+    the tokens), ``m`` micro-batches, :math:`e_n` the EP ranks in one node (the EP group's ranks are
+    ``ETP`` apart, :func:`expert_layout`), :math:`\lambda` the latency of the slowest link used.
 
     Parameters
     ----------
@@ -221,8 +222,12 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
     slots = shape.tokens_per_sample * shape.routed_per_token * shape.hidden * FP32_STORAGE_BYTES * table.storage_scale[d]
     message = c.micro_batch * slots / c.tp
     etp, _ = expert_layout(c.tp, c.dp, ep)
-    bandwidth, latency = group_link(table, d, etp * ep)
-    one = np.where(ep > 1, (ep - 1) / ep * message / bandwidth + (ep - 1) * latency, 0.0)
+    local = np.clip(np.floor(table.devices_per_node[d] / etp), 1.0, ep)  # EP ranks in one node
+    link, network = table.link[d], table.network[d]
+    inside = (local - 1) / np.maximum(ep, 1.0) * message / link
+    outside = (ep - local) / np.maximum(ep, 1.0) * message / np.minimum(link, network)
+    latency = np.where(local < ep, table.network_latency[d], table.link_latency[d])
+    one = np.where(ep > 1, np.maximum(inside, outside) + (ep - 1) * latency, 0.0)
     return EP_ALL_TO_ALLS_PER_BLOCK_PASS * passes * one * shape.moe_blocks / c.pp * c.accumulation
 
 
