@@ -136,7 +136,9 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     assumptions = [
         *job.assumptions,
         Assumption(name="search", value=f"tp {', '.join(map(str, sorted(set(ev.configs.tp.astype(int)))))} (inside a node, "
-                   f"dividing the heads) x pp {', '.join(map(str, FULL['pp']))} x ZeRO 0-3 x recompute none/selective/full x "
+                   f"dividing the heads) x pp {', '.join(map(str, FULL['pp']))}"
+                   + (f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else "")
+                   + f" x ZeRO 0-3 x recompute none/selective/full x "
                    f"micro-batch {', '.join(map(str, FULL_MICRO))}: {len(ev.step if hasattr(ev, 'step') else ev.fits)} layouts, "
                    f"{fitting} fit", source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
