@@ -165,6 +165,29 @@ def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
     the tensor ranks too and the experts are not tensor-split (ETP = 1: the recipes of
     Megatron-Bridge for Qwen3-235B on H100). Each expert then has ``tp dp / (ep ETP)`` replicas.
 
+    .. math::
+
+        ETP = \\begin{cases} t & e \\mid d \\\\ 1 & \\text{otherwise} \\end{cases}, \\qquad
+        r = \\frac{t \\, d}{e \\, ETP}
+
+    Parameters
+    ----------
+    tp : array_like
+        Tensor-parallel ranks :math:`t` [1].
+    dp : array_like
+        Data-parallel ranks :math:`d` [1].
+    ep : array_like
+        Expert-parallel ranks :math:`e` [1].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The expert tensor-parallel size [1] and the replicas of each expert [1].
+
+    References
+    ----------
+    [deepspeed-moe] Rajbhandari et al. 2022 §5.
+
     >>> [float(v[0]) for v in expert_layout(np.asarray([2.0]), np.asarray([16.0]), np.asarray([32.0]))]
     [1.0, 1.0]
     """
