@@ -9,14 +9,14 @@ from cli import output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, DeviceOption,
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
                         Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load, load_calibration_file, workload_request,
-                        CpOption, DpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
+                        CpOption, DpOption, EpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
          tokens: Tokens = None, device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "mixed",
          batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
-         tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, dp: DpOption = None,
+         tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, dp: DpOption = None, ep: EpOption = None,
          interleave: InterleaveOption = None,
          recompute: RecomputeOption = None,
          system: Annotated[Optional[str], typer.Option("--system", help="A catalog node type (DGX H100, AWS p5 ...): devices per node and the links.")] = None,
@@ -38,7 +38,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     if dp is not None and dp * (tp or 1) * (pp or 1) * (cp or 1) != count:
         split = (tp or 1) * (pp or 1) * (cp or 1)
         raise InputError("dp", dp, f"count / (tp x pp x cp) = {count / split:g}: tp x pp x cp x dp is the device count")
-    request = workload_request(facade.TimeRequest, tp=tp, pp=pp, cp=cp, interleave=interleave, recompute=recompute,
+    request = workload_request(facade.TimeRequest, tp=tp, pp=pp, cp=cp, ep=ep, interleave=interleave, recompute=recompute,
                                system=system, attention=attention, offload=offload or None, hybrid_shard=hybrid_shard or None, params=params, model=model, samples=samples, epochs=epochs,
                                tokens=tokens, device=device, count=count, precision=precision, batch_size=batch_size,
                                micro_batch=micro_batch, optimizer=optimizer, seq_len=seq_len,
@@ -60,7 +60,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                  ("first-order C/(n R_s), seed 004 (reference)", output.qty(result.first_order_time)),
                  ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps))]
     interleaved = f", interleave {layout.interleave}" if layout.interleave > 1 else ""
-    rows += [("layout", f"tp {layout.tp} x pp {layout.pp} x cp {layout.cp} x dp {layout.dp}, ZeRO {layout.zero}, "
+    experts = f" (ep {layout.ep})" if layout.ep > 1 else ""
+    rows += [("layout", f"tp {layout.tp} x pp {layout.pp} x cp {layout.cp} x dp {layout.dp}{experts}, ZeRO {layout.zero}, "
                         f"recompute {layout.recompute}{interleaved}, micro-batch {layout.micro_batch} x {layout.accumulation}"),
              ("MFU / HFU", f"{result.mfu:.0%} / {result.hfu:.0%}"), ("bound by", result.bound),
              ("  kernels", output.qty(result.kernels_per_step)), ("  optimizer update", output.qty(result.optimizer_time_per_step)),
@@ -69,6 +70,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
              ("  pipeline (sends; bubble in kernels)", f"{output.qty(result.pipeline_per_step)}; {output.qty(result.bubble_per_step)}"),
              ("  context parallel", output.qty(result.context_parallel_per_step)),
              ("  data parallel", output.qty(result.data_parallel_per_step)),
+             *([("  expert all-to-all", output.qty(result.expert_parallel_per_step))] if layout.ep > 1 else []),
              ("memory per device", f"{output.qty(result.memory_per_device)} of {output.qty(result.device_memory)}"),
              ("fits", "yes" if result.fits else "NO")]
     output.key_values(f"Training time: {result.workload}, {result.count} x {result.device} ({result.precision})", rows)

@@ -20,7 +20,7 @@ from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, step_seconds
+from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, expert_layout, step_seconds
 from sizer.workloads.job import Job
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
@@ -297,12 +297,18 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
-                    split: np.ndarray | float = 1.0) -> StateParts:
+                    split: np.ndarray | float = 1.0, ep: np.ndarray | float = 1.0,
+                    tp: np.ndarray | float = 1.0) -> StateParts:
     """Model states per device of a job.
 
     Its parameters split over ``split`` (tensor x pipeline) ranks: every parameter trained, or
     (LoRA/QLoRA) a frozen base stored as the fine-tuning spec says and states for the adapters
     only.
+
+    A mixture of experts' routed experts are split further over ``ep`` expert-parallel ranks and
+    their states sharded by ZeRO over the replicas of each expert (the expert data-parallel group
+    of DeepSpeed-MoE and Megatron-Core); ``split`` includes the ``tp`` tensor ranks, which split
+    the experts too unless the EP group spans them (:func:`~sizer.engine.roofline.expert_layout`).
 
     Parameters
     ----------
@@ -318,6 +324,10 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
         ZeRO stage 0-3 [1].
     split : numpy.ndarray or float, default 1
         Tensor x pipeline ranks the parameters are split over [1].
+    ep : numpy.ndarray or float, default 1
+        Expert-parallel ranks the routed experts are split over [1].
+    tp : numpy.ndarray or float, default 1
+        Tensor-parallel ranks (part of ``split``) [1].
 
     Returns
     -------
@@ -326,15 +336,25 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
 
     References
     ----------
-    [zero], [micikevicius], [spec-3.8]
+    [zero], [micikevicius], [spec-3.8], [deepspeed-moe]
     """
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     finetune = job.finetune
+    experts = job.layers.expert_params
+    ep = np.asarray(ep, dtype=float)
+    etp, expert_dp = expert_layout(tp, dp, ep)
+    expert_split = split / np.asarray(tp, dtype=float) * etp * ep
     if finetune is None:
-        return model_state_bytes(job.params / split, weight_bytes, master_bytes, states_count, dp, zero)
+        dense = model_state_bytes((job.params - experts) / split, weight_bytes, master_bytes, states_count, dp, zero)
+        if not experts:
+            return dense
+        return dense + model_state_bytes(experts / expert_split, weight_bytes, master_bytes, states_count, expert_dp, zero)
     master = master_bytes if finetune.adapter_master_weights else 0.0 * master_bytes
+    # the frozen base: its routed experts held 1/ep per rank
+    expert_share = experts / max(job.layers.total_params, 1.0)
+    frozen = finetune.frozen_bytes(weight_bytes) * ((1.0 - expert_share) / split + expert_share / expert_split)
     return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, states_count, dp, zero,
-                             frozen_bytes=finetune.frozen_bytes(weight_bytes) / split)
+                             frozen_bytes=frozen)
 
 
 def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.ndarray, dp: np.ndarray) -> np.ndarray:
@@ -387,7 +407,7 @@ class MemoryParts:
 
 def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, *,
                  tp=1.0, pp=1.0, cp=1.0, recompute=0, interleave=1.0, micro_batch=None, headroom: bool = False,
-                 offload: bool = False, shard_group=None) -> MemoryParts:
+                 offload: bool = False, shard_group=None, ep=1.0) -> MemoryParts:
     r"""The one training-memory evaluation (spec §3.8), for arrays of layouts.
 
     Model states sharded over ``dp x cp`` by ZeRO and split over ``tp x pp``; activations per
@@ -426,6 +446,8 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
         Optimizer states and master weights in host memory.
     shard_group : numpy.ndarray, optional
         FSDP HYBRID_SHARD's group size [1].
+    ep : float or numpy.ndarray, default 1
+        Expert-parallel ranks of a mixture of experts (out of the data-parallel ones) [1].
 
     Returns
     -------
@@ -435,11 +457,11 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
 
     References
     ----------
-    [zero], [korthikanti], [seed-003], [spec-3.8], [fsdp]
+    [zero], [korthikanti], [seed-003], [spec-3.8], [fsdp], [deepspeed-moe]
     """
     shards = dp * cp  # ZeRO shards over the data- and context-parallel ranks (they hold the same weights)
     states = job_state_bytes(job, weight_bytes, master_bytes, shards if shard_group is None else shard_group, zero,
-                             tp * pp)
+                             tp * pp, ep, tp)
     if offload:  # optimizer states and FP32 master weights live in host memory
         states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
@@ -455,7 +477,7 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
                        share=share, whole=whole)
 
 
-def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1,
+def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1, ep=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
     r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
@@ -484,6 +506,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
         Recomputation policy [1] (0 none, 1 selective, 2 full).
     interleave : float or array, default 1
         Virtual pipeline chunks per stage [1].
+    ep : float or array, default 1
+        Expert-parallel ranks (a mixture of experts; carved out of the data-parallel ones) [1].
     micro_batch : numpy.ndarray, optional
         A search's candidate per configuration [sample]: a layout whose share it does not divide is
         not feasible; NaN chooses the largest whole divisor that fits. The job's own micro-batch is
@@ -508,26 +532,27 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
 
     References
     ----------
-    [zero], [zero-offload], [fsdp], [korthikanti], [seed-003], [spec-3.3], [spec-3.8]
+    [zero], [zero-offload], [fsdp], [korthikanti], [seed-003], [spec-3.3], [spec-3.8], [deepspeed-moe]
     """
-    device, count, zero, tp, pp, cp, recompute, interleave = (
+    device, count, zero, tp, pp, cp, recompute, interleave, ep = (
         np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(cp, dtype=float),
-            np.asarray(recompute, dtype=np.int64), np.asarray(interleave, dtype=float)))
+            np.asarray(recompute, dtype=np.int64), np.asarray(interleave, dtype=float), np.asarray(ep, dtype=float)))
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     dp = count / (tp * pp * cp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     memory = memory_parts(job, table.weight_bytes[device], table.master_bytes[device], table.storage_scale[device],
                           table.framework_overhead[device], table.memory[device], dp, zero, tp=tp, pp=pp, cp=cp,
                           recompute=recompute, interleave=interleave, micro_batch=micro_batch, headroom=headroom,
-                          offload=offload, shard_group=group)
+                          offload=offload, shard_group=group, ep=ep)
     states, framework, micro, accumulation = memory.states, memory.framework, memory.micro, memory.accumulation
     batch = memory.share * dp
     asked = max(1.0, float(np.round(job.batch_size)))
-    feasible = table.supported[device] & (dp >= 1) & (dp == np.round(dp)) & memory.whole
+    expert_dp = expert_layout(tp, dp * cp, ep)[1]
+    feasible = table.supported[device] & (dp >= 1) & (dp == np.round(dp)) & memory.whole & (expert_dp == np.round(expert_dp))
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
-                      pp=pp, recompute=recompute, interleave=interleave, cp=cp)
+                      pp=pp, recompute=recompute, interleave=interleave, cp=cp, ep=ep)
     finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,

@@ -15,8 +15,9 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 - whole micro-batches: the largest that fits, and for pipelines the small ones that shrink the bubble.
 
 Every candidate of every (device, count) pair is evaluated in one call of the engine; fields the
-user fixed (``--tp``, ``--micro-batch``, ...) pin their dimension and the rest is searched. The
-candidate arrays carry an ``ep`` column (expert parallelism, 1 for now) for the MoE search.
+user fixed (``--tp``, ``--micro-batch``, ``--ep``, ...) pin their dimension and the rest is searched.
+A mixture of experts adds expert-parallel sizes (dividing its experts and the data-parallel size,
+the ``tp x ep`` group inside a node).
 
 Many pairs at once (``recommend``, ``sweep``) are searched in two stages: first every split with
 the largest micro-batch that fits and plain 1F1B; then the small micro-batches and interleaving
@@ -97,7 +98,8 @@ def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
         The first row of each distinct layout, in the given order [index].
     """
     c = ev.configs
-    keys = np.stack([c.tp[rows], c.pp[rows], c.cp[rows], c.zero[rows], c.recompute[rows], c.interleave[rows],
+    ep = np.broadcast_to(np.asarray(c.ep, dtype=float), c.tp.shape)
+    keys = np.stack([c.tp[rows], c.pp[rows], c.cp[rows], ep[rows], c.zero[rows], c.recompute[rows], c.interleave[rows],
                      c.micro_batch[rows], c.accumulation[rows]], axis=1)
     _, first = np.unique(keys, axis=0, return_index=True)
     return rows[np.sort(first)]
@@ -129,6 +131,13 @@ def tensor_sizes(job: Job) -> tuple[int, ...]:
     return tuple(t for t in POWERS if heads % t == 0 and (kv % t == 0 or t % kv == 0))
 
 
+def _expert_sizes(job: Job) -> tuple[int, ...]:
+    """Expert-parallel sizes of a mixture of experts: the powers of two that divide its experts."""
+    if job.arch is None or not job.arch.moe:
+        return (1,)
+    return tuple(e for e in POWERS if job.arch.experts % e == 0)
+
+
 def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
     """The values each dimension takes: the fixed one, else those the model allows."""
     transformer = job.shape is not None
@@ -144,7 +153,7 @@ def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
         "pp": tuple(p for p in POWERS if p <= blocks and blocks % p == 0) if transformer else (1,),
         "cp": tuple(c for c in CONTEXT if c == 1 or (seq % (2 * c) == 0 and seq // c >= CP_MIN_CHUNK))
         if transformer else (1,),
-        "ep": (1,),
+        "ep": _expert_sizes(job),
         "zero": ZERO,
         "recompute": recompute,
         "interleave": INTERLEAVE if transformer else (1,),
@@ -190,19 +199,25 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     tp, pp, cp, ep, zero, rc, v, mb = template.T
     blocks = job.shape.blocks if job.shape is not None else 1
     # a template row is a layout only where its dimensions agree with each other
-    keep = ((v == 1) | ((pp > 1) & (blocks % np.maximum(pp * v, 1) == 0))) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
+    divides = (blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed)  # a given split may be uneven
+    keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
     template = template[keep]
     pairs, layouts = len(device), len(template)
     pair = np.repeat(np.arange(pairs), layouts)
     d, n = device[pair], count[pair]
     columns = {name: np.tile(template[:, k], pairs) for k, name in enumerate(DIMENSIONS)}
     split = columns["tp"] * columns["pp"] * columns["cp"]
-    # expert parallelism (Megatron's, as on main) carves its groups out of the data-parallel ranks:
-    # ep divides dp and the tp x ep group stays in a node; 1 until the MoE search lands here
+    # expert parallelism (Megatron's) carves its groups out of the data-parallel ranks: ep divides dp and
+    # the tp x ep group stays in a node
     dp = n // split
-    inside = (columns["tp"] * columns["ep"] <= table.devices_per_node[d]) | ("tp" in fixed)
+    ep = columns["ep"]
+    inside = (columns["tp"] <= table.devices_per_node[d]) | ("tp" in fixed)
+    # a searched ep divides dp with the tp x ep group in a node; a given one may span the tensor ranks too
+    # (experts then not tensor-split, sizer.engine.roofline.expert_layout), as on main
+    experts = ((dp % ep == 0) & (columns["tp"] * ep <= table.devices_per_node[d])) if "ep" not in fixed \
+        else ((columns["tp"] * dp) % ep == 0)
     sharded = (columns["zero"] == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
-    valid = (n % split == 0) & (dp % columns["ep"] == 0) & inside & sharded
+    valid = (n % split == 0) & experts & inside & sharded
     return {"pair": pair[valid], "device": d[valid], "count": n[valid],
             **{name: column[valid] for name, column in columns.items()}}
 
@@ -273,8 +288,8 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
 def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool) -> Evaluation:
     micro = np.where(c["micro"] > 0, c["micro"], np.nan)
     return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
-                    recompute=c["recompute"], interleave=c["interleave"], micro_batch=micro, headroom=headroom,
-                    overlap_allreduce=overlap_allreduce)
+                    recompute=c["recompute"], interleave=c["interleave"], ep=c["ep"], micro_batch=micro,
+                    headroom=headroom, overlap_allreduce=overlap_allreduce)
 
 
 def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict,
@@ -306,7 +321,7 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
                        table.framework_overhead[d], table.memory[d], dp, out["zero"], tp=out["tp"], pp=out["pp"],
                        cp=out["cp"], recompute=out["recompute"], interleave=out["interleave"],
-                       micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan), headroom=headroom)
+                       micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan), headroom=headroom, ep=out["ep"])
     runs = mem.fits & mem.whole
     return {name: column[runs] for name, column in out.items()}
 
@@ -342,11 +357,11 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
     dp = c["count"] / (c["tp"] * c["pp"] * c["cp"])
     mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
                        table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
-                       recompute=c["recompute"], interleave=c["interleave"], headroom=headroom)
+                       recompute=c["recompute"], interleave=c["interleave"], headroom=headroom, ep=c["ep"])
     ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
     # groups of one (pair, split, micro-batch): the accumulation follows from these
     split = (np.log2(c["tp"]).astype(np.int64) * 8 + np.log2(c["pp"]).astype(np.int64)) * 8 + np.log2(c["cp"]).astype(np.int64)
-    base = c["pair"] * 512 + split
+    base = (c["pair"] * 512 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
     order = np.lexsort((mem.micro, base))
     starts = np.r_[True, (base[order][1:] != base[order][:-1]) | (mem.micro[order][1:] != mem.micro[order][:-1])]
     group = np.empty(len(order), dtype=np.int64)

@@ -12,11 +12,11 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
+from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
                                     default_efficiencies)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
+from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
@@ -40,7 +40,7 @@ class Layout(Model):
     pp: int
     dp: int
     cp: int = 1  # context-parallel ranks (ring attention)
-    ep: int = 1  # expert-parallel ranks (none yet)
+    ep: int = 1  # expert-parallel ranks, out of the dp ones (a mixture of experts)
     zero: int
     recompute: str
     interleave: int
@@ -75,6 +75,7 @@ class TimeResult(Model):
     pipeline_per_step: QuantityOut
     context_parallel_per_step: QuantityOut
     data_parallel_per_step: QuantityOut
+    expert_parallel_per_step: QuantityOut
     bubble_per_step: QuantityOut
     bound: str
     mfu: float
@@ -127,6 +128,48 @@ def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
             for kind, s in sorted(seconds.items(), key=lambda kv: -kv[1])]
 
 
+def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> None:
+    """An expert-parallel size the job can run, or InputError naming ``ep``: a mixture of experts,
+    ``ep`` dividing its experts and the tensor x data-parallel ranks (expert ranks are data-parallel
+    ranks, as in Megatron-Core and DeepSpeed-MoE, or span the tensor ranks too with experts not
+    tensor-split: :func:`~sizer.engine.roofline.expert_layout`).
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    tp, pp : int
+        Tensor- and pipeline-parallel sizes [1].
+    ep : int
+        Expert-parallel size [1].
+
+    Raises
+    ------
+    InputError
+        Naming ``ep``: not a mixture of experts, not a divisor of the experts or of count / pp.
+
+    References
+    ----------
+    [gshard], [deepspeed-moe]
+    """
+    if isinstance(ep, bool) or not isinstance(ep, int) or ep < 1:
+        raise InputError("ep", ep, "a whole number of expert-parallel ranks, at least 1")
+    if ep == 1:
+        return
+    arch = job.arch
+    if arch is None or not arch.moe:
+        raise InputError("ep", ep, "a mixture-of-experts model (--model with experts, e.g. mixtral-8x7b): expert "
+                                   "parallelism splits the routed experts")
+    if arch.experts % ep:
+        raise InputError("ep", ep, f"a divisor of the {arch.experts} experts of {arch.name}")
+    ranks = count // pp if count % (tp * pp) == 0 else 0
+    if not ranks or ranks % ep:
+        raise InputError("ep", ep, f"a divisor of the tensor x data-parallel ranks count / pp = {count / pp:g}: "
+                                   "expert-parallel ranks are data-parallel (or tensor and data-parallel) ranks")
+
+
 def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
                  *, table=None) -> None:
     """A layout the job can run, or InputError naming the field that cannot be.
@@ -177,12 +220,12 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
                                    "ring attention balances causal work with 2 chunks per rank")
 
 
-def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleave=None) -> dict:
+def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleave=None, ep=None) -> dict:
     """The layout fields the user gave: the search pins these and searches the rest.
 
     Parameters
     ----------
-    zero, tp, pp, cp, recompute, interleave : int or None
+    zero, tp, pp, cp, recompute, interleave, ep : int or None
         Given values [1]; None where not given.
 
     Returns
@@ -190,7 +233,7 @@ def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleav
     dict
         The given fields by name.
     """
-    given = {"zero": zero, "tp": tp, "pp": pp, "cp": cp, "recompute": recompute, "interleave": interleave}
+    given = {"zero": zero, "tp": tp, "pp": pp, "cp": cp, "recompute": recompute, "interleave": interleave, "ep": ep}
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -214,7 +257,7 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
     Returns
     -------
     dict
-        ``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave`` [1] and ``micro`` [sample].
+        ``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, ``ep`` [1] and ``micro`` [sample].
 
     Raises
     ------
@@ -235,7 +278,8 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
     if not ev.feasible[i]:
         i = int(np.flatnonzero(ev.feasible)[np.argmin(ev.memory_needed[ev.feasible])])
     return {"zero": int(c.zero[i]), "tp": int(c.tp[i]), "pp": int(c.pp[i]), "cp": int(c.cp[i]),
-            "recompute": int(c.recompute[i]), "interleave": int(c.interleave[i]), "micro": float(c.micro_batch[i])}
+            "recompute": int(c.recompute[i]), "interleave": int(c.interleave[i]), "micro": float(c.micro_batch[i]),
+            "ep": int(np.broadcast_to(c.ep, c.tp.shape)[i])}
 
 
 def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
@@ -277,7 +321,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
                       headroom: bool = False, overlap_allreduce: bool = False,
                       extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
-                      hybrid_shard: bool = False) -> TimeResult:
+                      hybrid_shard: bool = False, ep: int | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -327,6 +371,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         Optimizer states and master weights in host memory (ZeRO-Offload).
     hybrid_shard : bool, default False
         ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+    ep : int, optional
+        Expert-parallel size of a mixture of experts [1] (divides its experts and count / pp).
 
     Returns
     -------
@@ -356,19 +402,24 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
     check_layout(job, count, tp, pp, recompute, cp)
+    if ep is not None:
+        check_expert_parallel(job, count, tp or 1, pp or 1, ep)
+    if hybrid_shard and (ep or 1) > 1:
+        raise InputError("ep", ep, "1 with hybrid sharding (--hybrid-shard): expert parallelism is modelled with "
+                                   "ZeRO over the expert data-parallel group")
     if hybrid_shard and zero != 3:
         raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
                                                        "node, replicated across nodes (FSDP HYBRID_SHARD)")
-    fixed = fixed_layout(zero, tp, pp, cp, recompute, interleave)
+    fixed = fixed_layout(zero, tp, pp, cp, recompute, interleave, ep)
     searched = not (offload or hybrid_shard)
     if searched:
         layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
     else:
-        layout = {"zero": zero or 0, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": recompute or 0,
+        layout = {"zero": zero or 0, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": recompute or 0, "ep": ep or 1,
                   "interleave": interleave or 1, "micro": float("nan")}
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([layout["zero"]]),
                   tp=layout["tp"], pp=layout["pp"], cp=layout["cp"], recompute=layout["recompute"],
-                  interleave=layout["interleave"], micro_batch=np.asarray([layout["micro"]]), headroom=headroom,
+                  interleave=layout["interleave"], ep=layout["ep"], micro_batch=np.asarray([layout["micro"]]), headroom=headroom,
                   overlap_allreduce=overlap_allreduce, keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
     if not ev.feasible[0]:
         refuse_batch(job, table, count, fixed)
@@ -406,7 +457,8 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
         workload=job.description, device=device.name, count=count, precision=table.precisions[0],
         method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params, mode=mode,
-        layout=Layout(tp=int(configs.tp[0]), pp=int(configs.pp[0]), dp=dp, cp=int(configs.cp[0]), ep=1,
+        layout=Layout(tp=int(configs.tp[0]), pp=int(configs.pp[0]), dp=dp, cp=int(configs.cp[0]),
+                      ep=int(np.broadcast_to(configs.ep, configs.tp.shape)[0]),
                       zero=int(configs.zero[0]), recompute=RECOMPUTE[int(configs.recompute[0])],
                       interleave=int(configs.interleave[0]), micro_batch=int(round(float(configs.micro_batch[0]))),
                       accumulation=int(configs.accumulation[0])),
@@ -422,6 +474,7 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
         tensor_parallel_per_step=seconds(parts.tensor_parallel[0]), pipeline_per_step=seconds(parts.pipeline[0]),
         context_parallel_per_step=seconds(parts.context_parallel[0]),
         data_parallel_per_step=seconds(parts.data_parallel[0]), bubble_per_step=seconds(parts.bubble[0]),
+        expert_parallel_per_step=seconds(np.broadcast_to(parts.expert_parallel, parts.step.shape)[0]),
         bound=BOUNDS[int(parts.bound[0])], mfu=float(summary.mfu[0]), hfu=float(summary.hfu[0]),
         layer_groups=_groups(job, ev),
         memory_per_device=QuantityOut.of(Quantity(float(ev.memory_needed[0]), "B"), "GB"),
@@ -541,6 +594,20 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
         assumptions.append(Assumption(name="pipeline parallel", value=f"{pp} stages, 1F1B{f' interleaved x{interleave}' if interleave > 1 else ''}: "
                                       f"bubble (p-1)/(v m) with m = {int(configs.accumulation[0])} micro-batches, v = {interleave}, "
                                       "layers split evenly", source="Narayanan et al. 2021 (docs/references.md [megatron])"))
+    ep = int(np.broadcast_to(configs.ep, configs.tp.shape)[0])
+    if ep > 1:
+        etp, replicas = (int(v[0]) for v in expert_layout(np.asarray([tp]), np.asarray([dp * cp]), np.asarray([ep])))
+        where = f"inside one node ({link.name})" if etp * ep <= per_node else f"across nodes ({network.name})"
+        assumptions.append(Assumption(
+            name="expert parallel", value=f"{ep}-way: {job.arch.experts // ep} of {job.arch.experts} routed experts per "
+                                          f"rank{'' if etp == tp else ' (not tensor-split: the EP group spans the tensor ranks)'}, their states "
+                                          f"ZeRO-sharded over {replicas} replicas; a dispatch and a "
+                                          f"combine all-to-all per MoE block and pass {where}, not overlapped",
+            source="Lepikhin et al. 2021 GShard §2.2; Rajbhandari et al. 2022 DeepSpeed-MoE (docs/references.md "
+                   "[gshard], [deepspeed-moe])"))
+        assumptions.append(Assumption(name="expert load imbalance", value=f"{EP_LOAD_IMBALANCE:g} x the mean routed "
+                                      "tokens on the busiest expert-parallel rank", source=EP_LOAD_IMBALANCE_SOURCE,
+                                      verified=False))
     if cp > 1:
         assumptions.append(Assumption(name="context parallel", value=f"{cp}-way ring attention: each rank holds 1/{cp} of "
                                       "every sequence and passes its keys and values round the ring in every attention "

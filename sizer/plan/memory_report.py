@@ -55,10 +55,14 @@ class MemoryResult(Model):
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
-                    headroom: bool = False, recompute: int = 0) -> MemoryResult:
+                    headroom: bool = False, recompute: int = 0, ep: int = 1) -> MemoryResult:
     """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``,
-    keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE): the engine's
-    one memory evaluation (:func:`sizer.engine.evaluate.memory_parts`) of that layout, shaped."""
+    keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE), a mixture of
+    experts' routed experts split over ``ep`` of them: the engine's one memory evaluation
+    (:func:`sizer.engine.evaluate.memory_parts`) of that layout, shaped."""
+    from sizer.engine.training import check_expert_parallel
+
+    check_expert_parallel(job, count, 1, 1, ep)
     if recompute and job.shape is None:
         raise InputError("recompute", RECOMPUTE[recompute], "a transformer (--model or --params with --tokens): "
                                                             "recomputation is modelled per transformer block")
@@ -69,7 +73,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     capacity = float(device.memory.quantity("memory", "[information]").to("B").magnitude) if device else np.inf
     parts = memory_parts(job, np.asarray([copy]), np.asarray([master]), np.asarray([copy / FP32_STORAGE_BYTES]),
                          np.asarray([overhead]), np.asarray([capacity]), np.asarray([float(count)]), np.asarray([zero]),
-                         recompute=np.asarray([recompute]), headroom=headroom)
+                         recompute=np.asarray([recompute]), headroom=headroom, ep=np.asarray([float(ep)]))
     states = parts.states
     micro = float(parts.micro[0])
     buckets = float(parts.framework[0]) - overhead
@@ -90,7 +94,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
         device_memory=gb(capacity) if device else None, fits=bool(parts.fits[0]) if device else None,
         largest_micro_batch=largest,
-        assumptions=_assumptions(job, precision, overhead, buckets, count, zero, micro, headroom, recompute))
+        assumptions=_assumptions(job, precision, overhead, buckets, count, zero, micro, headroom, recompute, ep))
 
 
 def _precision(job: Job, device: Device | None) -> str:
@@ -103,7 +107,7 @@ def _precision(job: Job, device: Device | None) -> str:
 
 
 def _assumptions(job: Job, precision: str, overhead: float, buckets: float, count: int, zero: int, micro: float,
-                 headroom: bool, recompute: int) -> list[Assumption]:
+                 headroom: bool, recompute: int, ep: int = 1) -> list[Assumption]:
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     assumptions = [Assumption(name="optimizer", value=f"{job.optimizer.value}: {states_count} FP32 state copies", source="spec §3.8"),
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
@@ -113,6 +117,7 @@ def _assumptions(job: Job, precision: str, overhead: float, buckets: float, coun
                                  source=ZERO_BUCKETS_SOURCE, verified=False)] if buckets else []),
                    Assumption(name="sharding", value=f"ZeRO stage {zero} over {count} devices" if zero else "replicated (plain data parallel)",
                               source="Rajbhandari et al. 2020 (ZeRO), Figure 1" if zero else "spec §3.3"),
+                   *(_expert_assumptions(job, count, ep)),
                    Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",
                               source="given" if job.micro_batch is not None else
                               "the largest whole divisor of the per-device share that fits")]
@@ -131,3 +136,14 @@ def _assumptions(job: Job, precision: str, overhead: float, buckets: float, coun
     assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile")
                        or a.name.startswith(("fine-tuning", "QLoRA")))
     return assumptions
+
+
+def _expert_assumptions(job: Job, count: int, ep: int) -> list[Assumption]:
+    """What a mixture of experts' memory rests on: total against active parameters, and where the experts live."""
+    arch = job.arch
+    if arch is None or not arch.moe:
+        return []
+    return [Assumption(name="experts", value=f"{arch.params_total():.4g} parameters stored, {arch.params_active():.4g} "
+                       f"active per token ({arch.experts_per_token} of {arch.experts} routed experts); routed experts "
+                       f"split over {ep} expert-parallel device(s), their states sharded over {count // ep} replicas",
+                       source=arch.source, verified=arch.verified)]

@@ -45,6 +45,7 @@ class PlanRequest(WorkloadRequest):
     tp: int | None = Field(None, ge=1, le=1024, description="pin the tensor-parallel size; the rest is searched")
     pp: int | None = Field(None, ge=1, le=1024, description="pin the pipeline stages")
     cp: int | None = Field(None, ge=1, le=1024, description="pin the context-parallel size")
+    ep: int | None = Field(None, ge=1, le=1024, description="pin the expert-parallel size (a mixture of experts)")
     zero: int | None = Field(None, ge=0, le=3, description="pin the ZeRO stage")
     recompute: str | None = Field(None, description="pin the recomputation: none, selective or full")
     interleave: int | None = Field(None, ge=1, le=64, description="pin the virtual stages per device")
@@ -92,6 +93,8 @@ def _why(ev, r: int, memory: float) -> str:
         parts.append(f"tensor-parallel traffic {share(p.tensor_parallel[r])}")
     if ev.configs.cp[r] > 1:
         parts.append(f"ring attention {share(p.context_parallel[r])}")
+    if np.broadcast_to(p.expert_parallel, p.step.shape)[r] > 0:
+        parts.append(f"expert all-to-all {share(np.broadcast_to(p.expert_parallel, p.step.shape)[r])}")
     if ev.configs.dp[r] * ev.configs.cp[r] > 1:
         parts.append(f"gradient sync {share(p.data_parallel[r])}")
     if ev.configs.pp[r] > 1:
@@ -114,16 +117,23 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
     recompute = recompute_index(request.recompute)
     check_layout(job, request.count, request.tp, request.pp, recompute, request.cp)
-    fixed = fixed_layout(request.zero, request.tp, request.pp, request.cp, recompute, request.interleave)
+    if request.ep is not None:
+        from sizer.engine.training import check_expert_parallel
+
+        check_expert_parallel(job, request.count, request.tp or 1, request.pp or 1, request.ep)
+    fixed = fixed_layout(request.zero, request.tp, request.pp, request.cp, recompute, request.interleave, request.ep)
     found = search(job, table, [0], [request.count], fixed=fixed, headroom=request.headroom,
                    overlap_allreduce=request.overlap_allreduce)
     ev = found.evaluation
     if not ev.feasible.any():
         refuse_batch(job, table, request.count, fixed)
+    eps = np.broadcast_to(ev.configs.ep, ev.configs.tp.shape)
     rows = found.ranked(0)
+    if request.ep is not None:  # the user's expert-parallel size only
+        rows = rows[eps[rows] == request.ep]
     fitting = len(rows)
     if not fitting:  # nothing fits: the layouts closest to fitting, so the user sees by how much
-        candidates = np.flatnonzero(ev.feasible)
+        candidates = np.flatnonzero(ev.feasible & ((eps == request.ep) if request.ep is not None else True))
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
     low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
     shown = rows[:request.shown]
@@ -131,11 +141,12 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
     layouts = [_option(ev, r, k, summary, unit, job, float(table.memory[0])) for k, r in enumerate(shown)]
     values = sorted(set(ev.configs.tp.astype(int)))
+    experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else ""
     assumptions = [
         *job.assumptions,
         Assumption(name="search", value=f"tp {', '.join(map(str, values))} (inside a node, dividing the heads) x pp "
-                   "dividing the blocks (1F1B, interleaved) x cp for long sequences x ZeRO 0-3 x recomputation x whole "
-                   f"micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
+                   f"dividing the blocks (1F1B, interleaved) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
+                   f"x whole micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
                    f"{len(ev.fits)} candidates, {fitting} distinct layouts fit", source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
@@ -154,7 +165,8 @@ def _option(ev, r: int, k: int, summary, unit: str, job, memory: float) -> Layou
     step = (summary.step_low[k], summary.step_expected[k], summary.step_high[k])
     steps = float(summary.steps[k])
     return LayoutOption(
-        tp=int(c.tp[r]), pp=int(c.pp[r]), cp=int(c.cp[r]), ep=1, dp=int(round(float(c.dp[r]))), zero=int(c.zero[r]),
+        tp=int(c.tp[r]), pp=int(c.pp[r]), cp=int(c.cp[r]), ep=int(np.broadcast_to(c.ep, c.tp.shape)[r]),
+        dp=int(round(float(c.dp[r]))), zero=int(c.zero[r]),
         recompute=RECOMPUTE[int(c.recompute[r])], interleave=int(c.interleave[r]),
         micro_batch=int(round(float(c.micro_batch[r]))), accumulation=int(c.accumulation[r]),
         batch_size=float(ev.batch[r]), step_time=RangeOut.of_seconds(tuple(float(b) for b in step), "s"),
