@@ -238,9 +238,9 @@ FFN_RATIO_MHA, FFN_RATIO_GQA = 8 / 3, 3.5
 
 
 def _head_dim(width: float) -> int:
-    """128 (Llama, GPT-3 large) from a width of 1024 up; 64 (GPT-2, Pythia small) from 512; below,
-    the power of two that leaves 8 heads."""
-    if width >= 1024:
+    """128 (Llama, GPT-3 XL and up) from a width of 2048; 64 (GPT-2, GPT-3 Small-Large) from 512;
+    below, the power of two that leaves 8 heads."""
+    if width >= 2048:
         return GENERATED_HEAD_DIM
     if width >= 512:
         return 64
@@ -279,7 +279,8 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
     parallelism of 2, 4 and 8 divides them), grouped-query attention with 8 KV heads from 3e10
     parameters up (Llama 2 70B, Llama 3), a SwiGLU FFN of 2-4 x the width (a multiple of 256)
     taking up the rest of ``P``; vocabulary 32000 untied, RMSNorm, rotary positions. Among the
-    nearby depths and widths, the one closest to ``params`` is kept.
+    nearby depths and widths (heads of 64 too near a width of 2048, as GPT-3 Small-Large), the one
+    closest to ``params`` is kept; below about 2e8 the vocabulary dominates and the FFN ratio departs.
 
     >>> arch, why = decoder_for_params(7e9)
     >>> arch.layers, arch.hidden, arch.heads, arch.ffn_hidden
@@ -297,14 +298,15 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
                                            "published dense models)")
     depth = generated_layers(params)
     width = generated_width(params, depth)
-    head_dim = _head_dim(width)
     base = max(1, round(depth / LAYERS_MULTIPLE))
     depths = sorted({LAYERS_MULTIPLE * max(1, base + k) for k in (-1, 0, 1)})
-    group = max(1, math.floor(width / (HEADS_MULTIPLE * head_dim)))
-    heads_options = sorted({HEADS_MULTIPLE * max(1, group + k) for k in (-1, 0, 1, 2)})
+    # heads of the width's head size, and of half of it near a boundary, where 8 heads of it are coarse
+    head_dims = {_head_dim(width), _head_dim(max(width / 2, 512))}
+    options = sorted({(HEADS_MULTIPLE * max(1, math.floor(width / (HEADS_MULTIPLE * hd)) + k), hd)
+                      for hd in head_dims for k in (-1, 0, 1, 2)})
     best, best_key = None, None
     for layers in depths:
-        for heads in heads_options:
+        for heads, head_dim in options:
             kv = GQA_KV_HEADS if params >= GQA_FROM_PARAMS else heads
             arch = _shape(params, layers, heads, head_dim, kv)
             error = abs(arch.params_total() / params - 1)
