@@ -99,7 +99,8 @@ def test_missing_or_malformed_key_is_named():
     (dict(num_key_value_heads=64), "model.num_key_value_heads"),  # more KV heads than the 32 heads
     (dict(num_key_value_heads=5), "model.num_key_value_heads"),  # 32 heads in groups of 5
     (dict(num_attention_heads=30, num_key_value_heads=30), "model.num_attention_heads"),  # 4096 / 30 heads
-    (dict(model_type="mixtral", num_local_experts=2, num_experts_per_tok=4), "model.num_experts_per_tok"),
+    # top-k above the experts: since the MoE work the architecture refuses it itself, naming experts_per_token
+    (dict(model_type="mixtral", num_local_experts=2, num_experts_per_tok=4), "experts_per_token"),
     (dict(num_hidden_layers=10**7), "model.num_hidden_layers"),  # a 70-byte request must not build 1e7 blocks
     (dict(hidden_size=10**6, intermediate_size=10**6, num_attention_heads=1, num_key_value_heads=1),
      "model.hidden_size"),  # 1e14 parameters
