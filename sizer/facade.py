@@ -18,7 +18,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import zero_stage_of
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
-from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult, training_compute_from_forward
+from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.engine.modes import choose_efficiencies
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import TimeResult, estimate_training
@@ -80,18 +80,23 @@ def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
 
 
 def estimate_compute(request: WorkloadRequest) -> ComputeResult:
-    """Training compute of a workload: ``O_b · F_fwd · S · E``, with the forward FLOP of its layers
-    (``F_fwd = O_f · P`` for a dense network given by its parameter count)."""
+    """Training compute of a workload: the engine's own count (:attr:`sizer.workloads.job.Job.training_flops`),
+    ``O_b · F_fwd · S · E`` over the layers, a LoRA/QLoRA base at ``1 + (O_b − 1)/2`` (no weight gradients),
+    so that ``compute`` and ``time`` can never disagree."""
     job = resolve_job(request)
-    workload = job.workload
     forward = Quantity(job.layers.total_forward_flops, "FLOP")
-    compute = training_compute_from_forward(forward, job.samples, job.epochs, workload.backward_factor)
-    kept = [a for a in job.assumptions if a.name in ("forward FLOP per sample", "layers", "workload profile")]
+    compute = Quantity(job.training_flops, "FLOP")
+    kept = [a for a in job.assumptions if a.name in ("forward FLOP per sample", "layers", "workload profile")
+            or a.name in ("fine-tuning", "fine-tuning time")]
+    backward = job.workload.backward_factor
+    frozen = f"; the frozen base {job.pass_kind.flops:g} x (no weight gradients)" if job.finetune is not None else ""
     return ComputeResult(training_compute=QuantityOut.of(compute, "FLOP"),
                          forward_flops_per_sample=QuantityOut.of(forward, "FLOP"),
                          formula=COMPUTE_SOURCE,
-                         assumptions=[*kept, Assumption(name="backward factor O_b", value=f"{workload.backward_factor:g}",
-                                                        source="seed 004 eq. 3: backward costs about twice the forward")])
+                         assumptions=[*kept, Assumption(name="backward factor O_b", value=f"{backward:g}{frozen}",
+                                                        source="seed 004 eq. 3: backward costs about twice the forward"
+                                                        + ("" if backward == 3 else "; given (--backward-factor), the "
+                                                           "step time uses it too"))])
 
 
 class TimeRequest(WorkloadRequest):

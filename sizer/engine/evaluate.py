@@ -16,7 +16,7 @@ from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, step_seconds
+from sizer.engine.roofline import Configs, StepParts, step_seconds
 from sizer.workloads.job import Job
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
@@ -105,7 +105,7 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
     """Model states per device of ``job``, its parameters split over ``split`` (tensor x pipeline)
     ranks: every parameter trained, or (LoRA/QLoRA) a frozen base stored as the fine-tuning spec
     says and states for the adapters only."""
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    states_count = OPTIMIZER_STATES[job.optimizer]
     finetune = job.finetune
     if finetune is None:
         return model_state_bytes(job.params / split, weight_bytes, master_bytes, states_count, dp, zero)
@@ -135,7 +135,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(recompute, dtype=np.int64),
             np.asarray(interleave, dtype=float)))
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    states_count = OPTIMIZER_STATES[job.optimizer]
     dp = count / (tp * pp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp if group is None else group,
@@ -170,7 +170,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
-                         kind=TRAINING if finetune is None else FROZEN,
+                         kind=job.pass_kind,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,
                          offload=offload, shard_group=group)

@@ -31,7 +31,7 @@ import numpy as np
 from sizer.hardware.schema import Device
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
-from sizer.engine.layers import LayerTable, unit_of
+from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.inference.formats import WeightFormat
@@ -115,21 +115,10 @@ class ServingLayers:
 
 
 def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 0.0) -> ServingLayers:
-    """Fold identical layers (as :func:`sizer.engine.layers.layer_table`) keeping the serving columns."""
-    rows: dict[tuple, int] = {}
-    for layer in profile.layers:
-        expert = _is_expert(layer) and idle_share > 0
-        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels, expert)
-        rows[key] = rows.get(key, 0) + 1
-    keys = list(rows)
-    column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
-    table = LayerTable(name=profile.name, sample=profile.sample, seq_len=profile.seq_len,
-                       kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
-                       forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
-                       kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
-                       layer_count=len(profile.layers), source=profile.generated_by)
-    attention = np.asarray([k[0] == "attention" for k in keys], dtype=float)
-    expert = np.asarray([k[6] for k in keys], dtype=float)
+    """Fold identical layers (:func:`sizer.engine.layers.fold_layers`), expert layers apart, and add the serving columns."""
+    table, marks = fold_layers(profile, (lambda layer: _is_expert(layer)) if idle_share > 0 else None)
+    attention = np.asarray([kind == "attention" for kind in table.kinds], dtype=float)
+    expert = marks.astype(float)
     idle = expert * table.params * (idle_share / (1.0 - idle_share) if idle_share < 1 else 0.0)
     return ServingLayers(table=table, kv_bytes=attention * kv_bytes_per_block, idle_expert_params=idle)
 

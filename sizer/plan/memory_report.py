@@ -71,7 +71,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         precision = "bf16" if job.precision is Precision.MIXED else job.precision.value
     copy = float(weight_bytes(precision))
     master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    states_count = OPTIMIZER_STATES[job.optimizer]
     states = job_state_bytes(job, np.asarray(copy), np.asarray(master), np.asarray(float(count)), np.asarray(zero))
     share = float(job.batch_for(count)) / count
     per_sample = float(activation_bytes_per_sample(job, np.asarray([recompute]))[0]) * copy / 4.0

@@ -85,16 +85,36 @@ class Job:
         return np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
 
     @property
-    def training_flops(self) -> float:
-        """``O_b · F_fwd · S · E`` with the layers' forward FLOP (spec §3.2); a LoRA/QLoRA base
-        counts 2 x its forward FLOP (no weight gradients), its adapters 3 x."""
-        from sizer.engine.constants import BACKWARD_FLOP_FACTOR
-        from sizer.engine.roofline import FROZEN, layer_pass
+    def pass_kind(self):
+        """The engine's pass for this job: forward + backward at the workload's ``O_b``, a frozen
+        base with trained adapters for LoRA/QLoRA (:func:`sizer.engine.roofline.training_passes`)."""
+        from sizer.engine.roofline import training_passes
 
-        if self.finetune is None:
-            return BACKWARD_FLOP_FACTOR * self.layers.total_forward_flops * self.samples * self.epochs
-        factors = layer_pass(self.layers, FROZEN).flops
-        return float(factors * self.layers.forward_flops @ self.layers.multiplicity) * self.samples * self.epochs
+        training, frozen = training_passes(self.workload.backward_factor)
+        return training if self.finetune is None else frozen
+
+    @property
+    def training_flops(self) -> float:
+        r"""Model FLOP of the whole run, the one count that ``compute``, ``time`` and MFU share.
+
+        .. math::
+
+            C_\text{train} = S \, E \sum_i o_i \, F_{\text{fwd}, i} \, m_i
+
+        with ``o_i = O_b`` (3) for trained rows and ``1 + (O_b - 1)/2`` (2) for a frozen LoRA/QLoRA base.
+
+        Returns
+        -------
+        float
+            Training compute [FLOP].
+
+        References
+        ----------
+        [seed-004]
+        """
+        from sizer.engine.roofline import model_flops_per_sample
+
+        return model_flops_per_sample(self.layers, self.pass_kind) * self.samples * self.epochs
 
 
 def _short(number: float) -> str:

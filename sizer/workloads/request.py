@@ -24,8 +24,6 @@ Optimizer = Literal["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop"]
 Numberish = float | str
 QuantityIn = str | dict[str, float | str] | None
 
-# Copies of the weights each optimizer keeps (spec §3.8).
-OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1}
 
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2)
