@@ -31,14 +31,14 @@ from sizer.formulas.tco import CostAssumptions, TcoResult, check_provider, estim
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import RequestModel, WorkloadRequest
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
-from sizer.hardware.view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
+from sizer.device_view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
 from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference  # noqa: E402,F401
 from sizer.inference.deployments import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
                                        recommend_inference)
@@ -80,7 +80,7 @@ def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
 
 
 def estimate_compute(request: WorkloadRequest) -> ComputeResult:
-    """Training compute of a workload: the engine's own count (:attr:`sizer.workloads.job.Job.training_flops`),
+    """Training compute of a workload: the engine's own count (:attr:`sizer.engine.job.Job.training_flops`),
     ``O_b · F_fwd · S · E`` over the layers, a LoRA/QLoRA base at ``1 + (O_b − 1)/2`` (no weight gradients),
     so that ``compute`` and ``time`` can never disagree."""
     job = resolve_job(request)

@@ -24,7 +24,7 @@ from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
 from sizer.engine.constants import Efficiencies, default_efficiencies
-from sizer.engine.modes import profile_step_seconds
+from sizer.engine.modes import calibrated_efficiencies, profile_step_seconds  # noqa: F401  (re-exported)
 from sizer.workloads.profile import Profile
 
 @dataclass(frozen=True)
@@ -95,12 +95,6 @@ def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[f
 def _kernel_seconds(run: CalibrationRun, base: Efficiencies) -> float:
     without_overhead = Efficiencies(**{**base.__dict__, "step_overhead": 0.0})
     return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, without_overhead)
-
-
-def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficiencies:
-    base = default_efficiencies(device.kind)
-    scaled = base.scaled(entry.efficiency_scale, f"calibrated from {entry.runs} measured runs on {entry.device_name}")
-    return Efficiencies(**{**scaled.__dict__, "step_overhead": entry.step_overhead_s})
 
 
 def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") -> Calibration:

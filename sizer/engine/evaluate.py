@@ -17,7 +17,7 @@ from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.roofline import Configs, StepParts, step_seconds
-from sizer.workloads.job import Job
+from sizer.engine.job import Job
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 

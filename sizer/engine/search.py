@@ -17,7 +17,7 @@ import numpy as np
 from sizer.deadline import check_deadline
 from sizer.engine.evaluate import Evaluation, evaluate
 from sizer.engine.devices import DeviceTable
-from sizer.workloads.job import Job
+from sizer.engine.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
 DATA_PARALLEL = {"zero": (0, 1, 3), "recompute": (0,), "pp": (1,), "tensor": False}

@@ -4,7 +4,7 @@ The numbers come from the engine's memory model (:mod:`sizer.engine.model_states
 this module shapes one configuration into a result.
 
 >>> from sizer.workloads.request import WorkloadRequest
->>> from sizer.workloads.job import resolve_job
+>>> from sizer.engine.job import resolve_job
 >>> job = resolve_job(WorkloadRequest(params=7.5e9, precision="fp16", optimizer="adam"), need_samples=False)
 >>> training_memory(job, None, 64, zero=1).model_states.value  # ZeRO paper Figure 1: 31.4 GB
 31.40625
@@ -27,7 +27,7 @@ from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.results import Assumption, Model, QuantityOut, unit_factor
 from sizer.units import Quantity
-from sizer.workloads.job import Job
+from sizer.engine.job import Job
 
 
 class MemoryResult(Model):

@@ -26,7 +26,7 @@ from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import supported_precisions
 from sizer.workloads.request import WorkloadRequest
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 DEFAULT_SHOWN = 10
 

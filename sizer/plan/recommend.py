@@ -36,7 +36,7 @@ from sizer.formulas.tco import CostAssumptions, RentBasis, amortised_capital, ch
 from sizer.formulas.peaks import supported_precisions
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]

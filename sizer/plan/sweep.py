@@ -31,7 +31,7 @@ from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.formulas.tco import hourly_price
 from sizer.workloads.request import WorkloadRequest
-from sizer.workloads.job import Job, resolve_job
+from sizer.engine.job import Job, resolve_job
 from sizer.results import unit_factor
 
 PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported

@@ -1,5 +1,8 @@
 """A training request resolved into what the engine runs: a layer table and the run's numbers.
 
+In the engine, not in ``sizer.workloads``: the engine consumes workloads (profiles, architectures,
+layer graphs) and this module builds the engine's tables from them, so the dependency runs one way.
+
 Where the layers come from, in order: a profile (``workload``: measured with torch, built in or
 a file), an architecture (``model``: by name or a Hugging Face ``config.json``), or a bare
 parameter count — a generated decoder-only transformer for a token workload, a dense network
