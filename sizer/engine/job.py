@@ -11,7 +11,7 @@ of ``O_f · P`` forward FLOP per sample otherwise. Each path states itself as an
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sizer.choices import Attention, Optimizer, Precision, parse_choice
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
@@ -22,7 +22,7 @@ from sizer.errors import InputError
 from sizer.hardware.precision import weight_bytes
 from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.results import Assumption
-from sizer.units import parse_count
+from sizer.units import Quantity, parse_count
 from sizer.workloads.request import Workload, WorkloadRequest, resolve_workload
 
 DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
@@ -124,19 +124,6 @@ def _short(number: float) -> str:
     return f"{number:.3g}".replace("e+0", "e").replace("e+", "e")
 
 
-_TABLES: dict[int, tuple[Profile, LayerTable]] = {}
-
-
-def _folded(profile: Profile) -> LayerTable:
-    """The profile's layer table, folded once per profile object (cached graphs and profiles repeat)."""
-    kept = _TABLES.get(id(profile))
-    if kept is None or kept[0] is not profile:
-        if len(_TABLES) > 128:
-            _TABLES.clear()
-        kept = _TABLES[id(profile)] = (profile, layer_table(profile))
-    return kept[1]
-
-
 def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: float) -> Profile:
     """One matrix layer carrying every parameter: the seed-004 model (``F = O_f P``) as a layer graph."""
     return Profile(name="dense", description=f"dense network of {params:.4g} parameters", sample="sample",
@@ -146,80 +133,90 @@ def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: fl
 
 
 @functools.lru_cache(maxsize=64)
-def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> Profile:
+def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> tuple[Profile, LayerTable]:
+    """A transformer's layer graph and its folded table, built once per (architecture, length, attention)."""
     from sizer.workloads.layer_graph import layer_graph
 
-    return layer_graph(arch, seq_len, flash_attention=flash)
+    profile = layer_graph(arch, seq_len, flash_attention=flash)
+    return profile, layer_table(profile)
 
 
-def _architecture_profile(request: WorkloadRequest, params: float | None,
-                          seq_len: int) -> tuple[Profile, str, Architecture]:
+@dataclass(frozen=True)
+class _Layers:
+    """Where a job's layers came from: the profile, its folded table, and how to describe them."""
+
+    profile: Profile
+    table: LayerTable
+    described: str
+    assumptions: tuple[Assumption, ...]  # put before the workload's own
+    arch: Architecture | None = None
+
+
+def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
+    profile = load_profile(request.workload, request.seq_len)
+    if request.batch_size is None:
+        raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
+                                             f"({profile.sample}s per step)")
+    if workload.token_mode and profile.seq_len is None:
+        raise InputError("tokens", request.tokens, f"samples: the {profile.name} profile has no sequence length")
+    note = Assumption(name="workload profile", value=f"{profile.name}: {len(profile.layers)} layers, "
+                      f"{profile.forward_flops:.4g} forward FLOP per {profile.sample}", source=profile.generated_by)
+    return _Layers(profile, layer_table(profile), profile.name, (note,))
+
+
+def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
     from sizer.workloads.registry import decoder_for_params, resolve_model
 
-    flash = parse_choice(Attention, request.attention, "attention") is Attention.FLASH
+    attention = parse_choice(Attention, request.attention, "attention")
     if request.model is not None:
         arch = resolve_model(request.model)
-        return _graph(arch, seq_len, flash), f"{arch.name} ({arch.source})", arch
-    arch, basis = decoder_for_params(params)
-    return _graph(arch, seq_len, flash), basis, arch
+        basis, described = f"{arch.name} ({arch.source})", arch.name
+    else:
+        arch, basis = decoder_for_params(workload.params)
+        described = f"{_short(workload.params)}-parameter transformer"
+    profile, table = _graph(arch, workload.seq_len, attention is Attention.FLASH)
+    notes = (Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
+                        f"{workload.seq_len} tokens", source=basis),
+             Assumption(name="attention", value=f"{attention.value}: " + (
+                 "softmax statistics kept, scores recomputed (no s x s activations)" if attention is Attention.FLASH
+                 else "s x s scores, softmax and dropout mask kept"),
+                 source="Korthikanti et al. 2022 §4.1 (docs/references.md [korthikanti]); --attention flash|standard"))
+    return _Layers(profile, table, described, notes, arch)
 
 
-def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
-    """Check a training request and build its layer table (module docstring)."""
+def _dense_layers(workload: Workload, precision: Precision) -> _Layers:
+    # a stated activation figure is at the training precision; profiles count FP32 storage
+    scale = 4 / weight_bytes(precision.value) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
+    activations = workload.activation_memory_per_sample
+    fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
+    profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
+    return _Layers(profile, layer_table(profile), f"{_short(workload.params)}-parameter model", ())
+
+
+def _layers(request: WorkloadRequest, workload: Workload, precision: Precision) -> _Layers:
+    """The job's layers from the one source the request names (module docstring)."""
+    if request.workload is not None:
+        return _profile_layers(request, workload)
+    if workload.token_mode:
+        return _transformer_layers(request, workload)
+    if request.model is not None:
+        raise InputError("tokens", None, "the number of training tokens for a language model (--tokens)")
+    return _dense_layers(workload, precision)
+
+
+def _check_sources(request: WorkloadRequest) -> bool:
+    """Refuse two sources of layers at once; True where the layers (and so the parameters) are given."""
     if request.model is not None and request.workload is not None:
         raise InputError("model", request.model, "either a model or a workload profile, not both")
     from_layers = request.model is not None or request.workload is not None
     if from_layers and request.params is not None:
         raise InputError("params", request.params, "no parameter count with a model or workload: it has its own")
-    base = request.model_copy(update={"params": request.params if request.params is not None else 1.0}) \
-        if from_layers else request
-    workload = resolve_workload(base, need_samples=need_samples and request.workload is None)
-    precision = parse_choice(Precision, request.precision, "precision")
-    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
-    arch = None
-    # FLOP and activations of a profile or a layer graph are its own, not the parameter-count rule's
-    graph = from_layers or workload.token_mode
-    assumptions = [a for a in workload.assumptions if a.name not in ("forward FLOP per sample", "activations") or not graph]
+    return from_layers
 
-    if request.workload is not None:
-        profile = load_profile(request.workload, request.seq_len)
-        if request.batch_size is None:
-            raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
-                                                 f"({profile.sample}s per step)")
-        described = profile.name
-        assumptions.insert(0, Assumption(name="workload profile", value=f"{profile.name}: {len(profile.layers)} layers, "
-                                         f"{profile.forward_flops:.4g} forward FLOP per {profile.sample}",
-                                         source=profile.generated_by))
-    elif workload.token_mode:
-        seq_len = workload.seq_len
-        profile, basis, arch = _architecture_profile(request, workload.params, seq_len)
-        described = arch.name if request.model is not None else f"{_short(workload.params)}-parameter transformer"
-        assumptions.insert(0, Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
-                                         f"{seq_len} tokens", source=basis))
-        assumptions.insert(1, Assumption(
-            name="attention", value=f"{request.attention}: " + ("softmax statistics kept, scores recomputed (no s x s "
-                                                                 "activations)" if request.attention == "flash" else
-                                                                 "s x s scores, softmax and dropout mask kept"),
-            source="Korthikanti et al. 2022 §4.1 (docs/references.md [korthikanti]); --attention flash|standard"))
-    elif request.model is not None:
-        raise InputError("tokens", None, "the number of training tokens for a language model (--tokens)")
-    else:
-        scale = 4 / weight_bytes(precision.value) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
-        activations = workload.activation_memory_per_sample
-        fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
-        profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
-        described = f"{_short(workload.params)}-parameter model"
-    layers = _folded(profile)
-    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, arch, precision.value,
-                                layers.total_params)
-    if finetune is not None:
-        adapters = adapter_profile(arch, int(profile.seq_len), finetune.rank, finetune.targets)
-        layers = with_trained_rows(layers, layer_table(adapters))
-        assumptions.extend(finetune.assumptions)
 
-    tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
-    if workload.token_mode and request.workload is not None and profile.seq_len is None:
-        raise InputError("tokens", request.tokens, f"samples: the {profile.name} profile has no sequence length")
+def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: float,
+             sample: str) -> tuple[float, float, float | None]:
+    """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads)."""
     given = request.samples is not None or request.tokens is not None
     samples = workload.samples / tokens_per_sample if given else 0.0  # 0: a step time only
     batch = workload.batch_size / tokens_per_sample
@@ -230,11 +227,51 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     if request.micro_batch is not None:
         micro = parse_count("micro_batch", request.micro_batch)
         if micro > batch:
-            raise InputError("micro_batch", request.micro_batch, f"at most the global batch ({batch:g} {profile.sample}s)")
-    return Job(description=described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
-               micro_batch=micro, batch_given=request.batch_size is not None, precision=precision, optimizer=optimizer, tokens_per_sample=tokens_per_sample,
-               token_mode=workload.token_mode, workload=workload, assumptions=tuple(assumptions), arch=arch,
-               finetune=finetune)
+            raise InputError("micro_batch", request.micro_batch, f"at most the global batch ({batch:g} {sample}s)")
+    return samples, batch, micro
+
+
+def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
+    """Check a training request and build its layer table (module docstring).
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        The workload as given (CLI options or an HTTP body).
+    need_samples : bool
+        Whether the run's length (samples or tokens) must be given; memory needs none.
+
+    Returns
+    -------
+    Job
+        The checked run; its workload's parameter count and forward FLOP are the layers' own
+        where a model or a profile gives them.
+    """
+    from_layers = _check_sources(request)
+    workload = resolve_workload(request, need_samples=need_samples and request.workload is None, need_params=not from_layers)
+    precision = parse_choice(Precision, request.precision, "precision")
+    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
+    found = _layers(request, workload, precision)
+    # FLOP and activations of a profile or a layer graph are its own, not the parameter-count rule's
+    graph = from_layers or workload.token_mode
+    assumptions = [*found.assumptions, *(a for a in workload.assumptions
+                                         if a.name not in ("forward FLOP per sample", "activations") or not graph)]
+    layers, profile = found.table, found.profile
+    if from_layers:  # the parameter count and FLOP are the layers'
+        workload = replace(workload, params=layers.total_params,
+                           forward_flops_per_sample=Quantity(layers.total_forward_flops, "FLOP"))
+    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision.value,
+                                layers.total_params)
+    if finetune is not None:
+        adapters = adapter_profile(found.arch, int(profile.seq_len), finetune.rank, finetune.targets)
+        layers = with_trained_rows(layers, layer_table(adapters))
+        assumptions.extend(finetune.assumptions)
+    tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample)
+    return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
+               micro_batch=micro, batch_given=request.batch_size is not None, precision=precision, optimizer=optimizer,
+               tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,
+               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune)
 
 
 def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,

@@ -35,6 +35,7 @@ from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.inference.formats import WeightFormat
+from sizer.memo import keyed_cache
 from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.layer_graph import attention_flops, layer_graph
@@ -149,21 +150,11 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
     return DeviceTable(**values)
 
 
-_TABLES: dict[tuple, DeviceTable] = {}
-_TABLES_KEPT = 32
-
-
+@keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies: (tuple(d.key for d in devices), compute, efficiencies))
 def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...]) -> DeviceTable:
-    """Built once per (devices, precision, efficiencies); keyed by the devices' identities, which
-    the cached table holds, so an identity cannot be reused while its entry lives."""
-    key = (tuple(map(id, devices)), compute, efficiencies)
-    if key not in _TABLES:
-        fallback = build_device_table(devices, "mixed", efficiencies)
-        _TABLES[key] = fallback if compute == "mixed" else \
-            _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
-        if len(_TABLES) > _TABLES_KEPT:
-            _TABLES.pop(next(iter(_TABLES)))
-    return _TABLES[key]
+    """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
+    fallback = build_device_table(devices, "mixed", efficiencies)
+    return fallback if compute == "mixed" else _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,

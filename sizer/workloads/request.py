@@ -127,12 +127,17 @@ class Workload:
 
 
 
-def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> Workload:
-    """Check a workload request and fill in the documented defaults."""
+def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, need_params: bool = True) -> Workload:
+    """Check a workload request and fill in the documented defaults.
+
+    ``need_params=False``: the layers come from a model or a profile, which count their own
+    parameters and FLOP; ``params`` and ``forward_flops_per_sample`` are then NaN until
+    :func:`sizer.engine.job.resolve_job` sets them from the layers (never a made-up count).
+    """
     assumptions: list[Assumption] = []
-    if request.params is None:
+    if request.params is None and need_params:
         raise InputError("params", None, "the number of parameters, e.g. 7e9")
-    params = parse_count("params", request.params)
+    params = parse_count("params", request.params) if request.params is not None else math.nan
     if request.tokens is not None and request.samples is not None:
         raise InputError("tokens", request.tokens, "either tokens or samples, not both")
     token_mode = request.tokens is not None
