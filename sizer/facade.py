@@ -16,11 +16,10 @@ from pydantic import ConfigDict, Field
 from sizer.engine.calibration import Calibration
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.formulas.cells import CellsResult, estimate_cells
-from sizer.choices import zero_stage_of
+from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, zero_stage_of
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
 from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.engine.modes import choose_efficiencies
-from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError
 from sizer.plan.memory_report import MemoryResult, training_memory
@@ -48,7 +47,6 @@ from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
 
-Sharding = str  # "none" or "full" (ZeRO-3), parsed by sizer.choices: a wrong name is an InputError
 WORKLOAD_NAMES = tuple(builtin_profile_names())
 Scalar = float | str
 QuantityIn = str | dict | None
@@ -67,7 +65,7 @@ class PeakRequest(RequestModel):
         {"device": "Tesla P40"}, {"cores": 3840, "clock": "1.531 GHz"}, {"device": "H100 SXM", "precision": "bf16"}]})
 
     device: str | None = Field(None, description="device id or name; or give cores and clock")
-    precision: str = "fp32"
+    precision: PrecisionName = "fp32"
     cores: Scalar | None = None
     clock: QuantityIn = None
     derating: float | None = Field(None, ge=0, lt=1)
@@ -113,8 +111,8 @@ class TimeRequest(WorkloadRequest):
                                                           "parallelism); no layout given: the search chooses")
     pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
     interleave: int = Field(1, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved 1F1B)")
-    recompute: str | None = Field(None, description="activation recomputation: none, selective or full")
-    sharding: Sharding = "none"
+    recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
+    sharding: ShardingName = "none"
     overlap_allreduce: bool = False
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
@@ -126,14 +124,9 @@ class TimeRequest(WorkloadRequest):
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
 
 
-def recompute_index(value: str | None) -> int | None:
-    """The recomputation policy's index (none, selective, full), or InputError listing them."""
-    if value is None:
-        return None
-    name = value.strip().lower() if isinstance(value, str) else value
-    if name not in RECOMPUTE:
-        raise InputError("recompute", value, f"one of {', '.join(RECOMPUTE)}")
-    return RECOMPUTE.index(name)
+def recompute_index(value: Recompute | str | None) -> int | None:
+    """The engine's code of a recomputation policy (:attr:`sizer.choices.Recompute.index`), or InputError listing them."""
+    return None if value is None else parse_choice(Recompute, value, "recompute").index
 
 
 def node_type(name: str | None, device):
@@ -189,9 +182,9 @@ class MemoryRequest(WorkloadRequest):
     device: str | None = None
     count: int = Field(1, ge=1, le=1_000_000)
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: Sharding = "none"
+    sharding: ShardingName = "none"
     headroom: bool = False
-    recompute: str = Field("none", description="activation recomputation: none, selective or full")
+    recompute: RecomputeName = Field("none", description="activation recomputation: none, selective or full")
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
@@ -264,7 +257,7 @@ class TcoRequest(WorkloadRequest):
     utilisation: float = Field(1.0, gt=0, le=1)
     host_share: QuantityIn = "0 USD"
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: Sharding = "none"
+    sharding: ShardingName = "none"
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
+from sizer.hardware.precision import check_precision
 from sizer.engine.constants import Efficiencies, default_efficiencies
 from sizer.engine.modes import calibrated_efficiencies, profile_step_seconds  # noqa: F401  (re-exported)
 from sizer.workloads.profile import Profile
@@ -153,9 +154,7 @@ def runs_from_report(report: dict, source: str = "report.json") -> list[Calibrat
                                     "a batch size from 1 to 10,000,000 samples")
             measured = _number_in(run["measured"]["step_time"]["value"], f"runs[{run_id}].measured.step_time.value",
                                   *STEP_SECONDS, "a measured step time from 1 µs to 1 day, in seconds")
-            precision = run["config"].get("precision", "fp32")
-            if precision not in ("fp32", "tf32", "fp16", "bf16", "fp8"):
-                raise InputError(f"runs[{run_id}].config.precision", precision, "fp32, tf32, fp16, bf16 or fp8")
+            precision = check_precision(run["config"].get("precision", "fp32"), f"runs[{run_id}].config.precision").value
             out.append(CalibrationRun(run_id=run_id, device=device, profile=profile, batch_size=batch_size,
                                       precision=precision, optimizer=_core_optimizer(run["config"].get("optimizer", "adam")),
                                       measured_step=measured))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.choices import Recompute
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
                                     HOST_OPTIMIZER_BANDWIDTH,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
@@ -33,7 +34,7 @@ from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
 
 BOUNDS = ("compute", "memory", "overhead", "communication")
-RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022 (docs/references.md [korthikanti])
+RECOMPUTE = tuple(policy.value for policy in Recompute)  # by engine code 0, 1, 2 (docs/references.md [korthikanti])
 
 
 @dataclass(frozen=True)
