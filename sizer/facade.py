@@ -46,6 +46,7 @@ from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  #
 from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
+from sizer.workloads.source import FileRef, model_source, profile_source  # noqa: E402,F401
 
 WORKLOAD_NAMES = tuple(builtin_profile_names())
 Scalar = float | str

@@ -17,6 +17,7 @@ from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
 from sizer.choices import AttentionName, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
 from sizer.results import Assumption
+from sizer.workloads.source import Source
 from sizer.units import Quantity, parse_count, parse_quantity
 
 Numberish = float | str
@@ -76,9 +77,9 @@ class WorkloadRequest(RequestModel):
     seq_len: int | None = Field(None, ge=1, le=10_000_000, description="sequence length (token workloads)")
     activation_memory_per_sample: QuantityIn = Field(None, description="activation memory per sample, e.g. '12 MB'")
     sample_size: QuantityIn = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
-    model: str | None = Field(None, max_length=300, description="an architecture by name (llama-2-7b, gpt3-175b, "
+    model: Source | None = Field(None, description="an architecture by name (llama-2-7b, gpt3-175b, "
                                                                 "bert-large ...) or, on the command line, a config.json")
-    workload: str | None = Field(None, max_length=300, description="a built-in workload profile (resnet50, bert-large, "
+    workload: Source | None = Field(None, description="a built-in workload profile (resnet50, bert-large, "
                                                                    "...) or, on the command line, a profile file")
     attention: AttentionName = Field("flash", description="flash (keeps softmax statistics only) or standard (keeps the "
                                                 "s x s attention scores): Korthikanti et al. 2022's two cases")
