@@ -50,6 +50,13 @@ class Job:
 
     @functools.cached_property
     def shape(self) -> Shape | None:
+        """What tensor and pipeline parallelism need of the architecture.
+
+        Returns
+        -------
+        Shape or None
+            Blocks, hidden size and tokens per sample; None for a profiled or dense workload.
+        """
         if self.arch is None:
             return None
         return Shape(blocks=self.arch.layers + self.arch.encoder_layers, hidden=self.arch.hidden,
@@ -57,6 +64,13 @@ class Job:
 
     @property
     def params(self) -> float:
+        """Every parameter of the layers, trained or frozen.
+
+        Returns
+        -------
+        float
+            Parameters [1].
+        """
         return self.layers.total_params
 
     @property
@@ -74,15 +88,45 @@ class Job:
 
     @property
     def sample_word(self) -> str:
+        """What one sample is, for messages.
+
+        Returns
+        -------
+        str
+            ``sequence`` for a token workload, else the profile's word (``image``, ``sample``).
+        """
         return "sequence" if self.token_mode else self.layers.sample
 
     def batch_for(self, count):
-        """The global batch on ``count`` devices (array or number)."""
+        """The global batch on ``count`` devices.
+
+        Parameters
+        ----------
+        count : float or numpy.ndarray
+            Devices [1].
+
+        Returns
+        -------
+        float or numpy.ndarray
+            The given batch, or the default raised to one sample per device [sample].
+        """
         import numpy as np
 
         return self.batch_size if self.batch_given else np.maximum(self.batch_size, count)
 
     def steps_for(self, batch) -> float:
+        """Optimizer steps of the whole run at a global batch.
+
+        Parameters
+        ----------
+        batch : float or numpy.ndarray
+            Global batch [sample].
+
+        Returns
+        -------
+        float or numpy.ndarray
+            ``max(1, ceil(S E / B))`` steps [1].
+        """
         import numpy as np
 
         return np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
@@ -125,7 +169,26 @@ def _short(number: float) -> str:
 
 
 def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: float) -> Profile:
-    """One matrix layer carrying every parameter: the seed-004 model (``F = O_f P``) as a layer graph."""
+    """One matrix layer carrying every parameter: the seed-004 model (``F = O_f P``) as a layer graph.
+
+    Parameters
+    ----------
+    params : float
+        Parameters [1].
+    forward_flops : float
+        Forward FLOP per sample [FLOP].
+    activation_bytes_fp32 : float
+        Activations kept per sample at FP32 storage [B].
+
+    Returns
+    -------
+    Profile
+        A one-layer profile.
+
+    References
+    ----------
+    [seed-004]
+    """
     return Profile(name="dense", description=f"dense network of {params:.4g} parameters", sample="sample",
                    generated_by="generated from the parameter count (seed 004 eq. 3: O_f P forward FLOP per sample)",
                    layers=[Layer(name="dense", kind="matmul", forward_flops=forward_flops, bytes=activation_bytes_fp32,
@@ -276,7 +339,28 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
 
 def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,
                      samples: float = 0.0, micro_batch: float | None = None) -> Job:
-    """A job straight from a profile: for calibration, reference runs and validation predictions."""
+    """A job straight from a profile: for calibration, reference runs and validation predictions.
+
+    Parameters
+    ----------
+    profile : Profile
+        The measured or built-in layers.
+    batch_size : float
+        Global batch [sample].
+    precision : str
+        Training precision (:class:`~sizer.choices.Precision`).
+    optimizer : str
+        Optimizer (:class:`~sizer.choices.Optimizer`).
+    samples : float
+        Samples per epoch [sample]; 0 for a step time only.
+    micro_batch : float, optional
+        Samples per device per pass [sample].
+
+    Returns
+    -------
+    Job
+        The run, with no stated assumptions.
+    """
     request = WorkloadRequest(params=max(profile.params, 1.0), samples=samples or batch_size, batch_size=batch_size,
                               precision=precision, optimizer=optimizer)
     workload = resolve_workload(request)
