@@ -59,8 +59,10 @@ class Job:
         """
         if self.arch is None:
             return None
-        return Shape(blocks=self.arch.layers + self.arch.encoder_layers, hidden=self.arch.hidden,
-                     tokens_per_sample=self.tokens_per_sample)
+        arch = self.arch
+        return Shape(blocks=arch.layers + arch.encoder_layers, hidden=arch.hidden,
+                     tokens_per_sample=self.tokens_per_sample, moe_blocks=arch.moe_blocks,
+                     routed_per_token=arch.experts_per_token * (arch.capacity_factor or 1.0) if arch.moe else 0.0)
 
     @property
     def params(self) -> float:
@@ -244,6 +246,21 @@ def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers
                  "softmax statistics kept, scores recomputed (no s x s activations)" if attention is Attention.FLASH
                  else "s x s scores, softmax and dropout mask kept"),
                  source="Korthikanti et al. 2022 §4.1 (docs/references.md [korthikanti]); --attention flash|standard"))
+    if arch.mla:
+        notes += (Assumption(
+            name="latent attention", value=f"multi-head latent attention: KV latent {arch.kv_lora_rank} + rotary key "
+            f"{arch.rope_head_dim} per token (the KV cache), query latent {arch.q_lora_rank or 'none'}",
+            source="DeepSeek-AI 2024, DeepSeek-V2 §2.1 (docs/references.md [deepseek-v2])"),)
+    if arch.moe:
+        shared = f" + {arch.shared_experts} shared" if arch.shared_experts else ""
+        dense = f"; the first {arch.dense_layers} blocks dense" if arch.dense_layers else (
+            f"; every {arch.moe_every}th block a mixture" if arch.moe_every > 1 else "")
+        notes += (Assumption(
+            name="experts", value=f"{arch.params_total():.4g} parameters in all (memory), {arch.params_active():.4g} "
+            f"active per token (FLOP): {arch.experts_per_token} of {arch.experts} routed experts{shared} in "
+            f"{arch.moe_blocks} blocks{dense}" + (f"; capacity factor {arch.capacity_factor:g}" if arch.capacity_factor
+                                                  else "; dropless (no capacity padding)"),
+            source=arch.source, verified=arch.verified),)
     return _Layers(profile, table, described, notes, arch)
 
 
