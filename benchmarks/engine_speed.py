@@ -28,7 +28,7 @@ GOALS_MS = {"recommend (default workload, whole catalog)": 50.0, "plan (llama-2-
 def recommend_afresh():
     """The default recommendation computed again (the kept answers forgotten; device tables and the
     layer graph, built once per process, stay)."""
-    recommend_module._ANSWERS.clear()
+    recommend_module._answer.cache_clear()
     return recommend()
 
 

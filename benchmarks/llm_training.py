@@ -44,8 +44,8 @@ from machine import quantile  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.datafile import load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES, Efficiencies  # noqa: E402
-from sizer.facade import TimeRequest, recompute_index  # noqa: E402
-from sizer.workloads.job import resolve_job  # noqa: E402
+from sizer.facade import TimeRequest, model_source, recompute_index  # noqa: E402
+from sizer.engine.job import resolve_job  # noqa: E402
 
 DEFAULT_CSV = HERE.parent.parent / "shared" / "data" / "llm-training-benchmarks.csv"  # shared/ beside the checkout
 RESULTS = HERE / "results"
@@ -326,7 +326,7 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
         notes.append(f"EP {ep} from the source's notes")
     if interleave > 1:
         notes.append(f"virtual pipeline {interleave} from the source's notes")
-    request = TimeRequest(model=model, seq_len=seq, tokens=global_batch * seq, batch_size=global_batch * seq,
+    request = TimeRequest(model=model_source(model), seq_len=seq, tokens=global_batch * seq, batch_size=global_batch * seq,
                           micro_batch=micro, device=device, count=count, tp=tp, pp=pp, zero=zero, recompute=recompute,
                           precision=precision, optimizer="adamw", ep=ep if ep > 1 else None,
                           interleave=interleave if pp > 1 else 1)
@@ -478,7 +478,7 @@ def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_
         shape = tuple(int(row[k]) for k in ("layers", "hidden", "heads")) if row["layers"] else None
         model = gpt_config(configs, *shape, seq) if shape else row["model"]
         batch = float(row["global_batch"])
-        request = TimeRequest(model=model, seq_len=seq, tokens=batch * seq, batch_size=batch * seq,
+        request = TimeRequest(model=model_source(model), seq_len=seq, tokens=batch * seq, batch_size=batch * seq,
                               micro_batch=float(row["micro_batch"]) if row["micro_batch"] else None,
                               device=row["device"], count=int(row["count"]), tp=int(row["tp"]), pp=int(row["pp"]),
                               zero=int(row["zero"]), recompute=row["recompute"], precision=row["precision"],

@@ -60,11 +60,23 @@ Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction 
 
 
 def workload_request(cls=None, **fields):
-    """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given."""
+    """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given; a --model
+    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source)."""
     from sizer.facade import WorkloadRequest
 
     cls = cls or WorkloadRequest
-    return cls(**{k: v for k, v in fields.items() if v is not None})
+    return cls(**sources({k: v for k, v in fields.items() if v is not None}))
+
+
+def sources(fields: dict) -> dict:
+    """``fields`` with ``model`` and ``workload`` read as the command line means them: a file path
+    (``config.json``, a profile ``.yaml``, any existing file) or a built-in name."""
+    from sizer.facade import model_source, profile_source
+
+    for name, read in (("model", model_source), ("workload", profile_source)):
+        if fields.get(name) is not None:
+            fields[name] = read(fields[name])
+    return fields
 
 
 def load(catalog_file: str | None):

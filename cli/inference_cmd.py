@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import CatalogOption, DeviceOption, JsonOption, ModelOption, Params, load
+from cli.common import CatalogOption, DeviceOption, JsonOption, ModelOption, Params, load, sources
 
 Weights = Annotated[str, typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4 ...")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
@@ -25,7 +25,7 @@ def inference(model: ModelOption = None, params: Params = None, device: DeviceOp
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price)
-    result = estimate_inference(InferenceRequest(**{k: v for k, v in fields.items() if v is not None}), load(catalog))
+    result = estimate_inference(InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None})), load(catalog))
     if json:
         return output.emit_json(result)
     turn = "-" if result.compute_bound_batch is None else result.compute_bound_batch

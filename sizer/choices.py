@@ -14,7 +14,9 @@ sizer.errors.InputError: optimizer: got 'lion'; expected one of sgd, momentum, a
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TypeVar
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BeforeValidator, WithJsonSchema
 
 from sizer.errors import InputError
 
@@ -62,6 +64,20 @@ class Attention(StrEnum):
     STANDARD = "standard"
 
 
+class Recompute(StrEnum):
+    """Activation recomputation (Korthikanti et al. 2022 §5): none, the attention layers' forward pass
+    again in the backward pass (selective), or every layer's (full)."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
+
+    @property
+    def index(self) -> int:
+        """The engine's array code: 0 none, 1 selective, 2 full."""
+        return list(Recompute).index(self)
+
+
 class Mode(StrEnum):
     """Where the engine's efficiencies come from."""
 
@@ -88,3 +104,34 @@ def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
 def zero_stage_of(sharding: Sharding | str) -> int:
     """The ZeRO stage a first-release sharding name means (Rajbhandari et al. 2020)."""
     return 3 if parse_choice(Sharding, sharding, "sharding") is Sharding.FULL else 0
+
+
+def named(kind: type[Choice]) -> Any:
+    """The type of a request field that takes one of ``kind``'s names.
+
+    A valid name, in any case, becomes the member where the request is built (the one parse);
+    the schema lists the names. An unknown name is kept as given, so that the core refuses it
+    with an :class:`~sizer.errors.InputError` together with the request's other bad fields
+    (a form marks them all at once) rather than alone.
+    """
+    def member_if_named(value: object) -> object:
+        try:
+            return parse_choice(kind, value, kind.__name__.lower())
+        except InputError:
+            return value
+
+    return Annotated[str, BeforeValidator(member_if_named),
+                     WithJsonSchema({"type": "string", "enum": [member.value for member in kind]})]
+
+
+PrecisionName = named(Precision)
+OptimizerName = named(Optimizer)
+ShardingName = named(Sharding)
+MethodName = named(Method)
+AttentionName = named(Attention)
+RecomputeName = named(Recompute)
+
+
+def recompute_index(value: "Recompute | str | None") -> int | None:
+    """The engine's code of a recomputation policy (:attr:`Recompute.index`), or InputError listing them."""
+    return None if value is None else parse_choice(Recompute, value, "recompute").index

@@ -16,11 +16,10 @@ from pydantic import ConfigDict, Field
 from sizer.engine.calibration import Calibration
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.formulas.cells import CellsResult, estimate_cells
-from sizer.choices import zero_stage_of
+from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
-from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult, training_compute_from_forward
+from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.engine.modes import choose_efficiencies
-from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError
 from sizer.plan.memory_report import MemoryResult, training_memory
@@ -31,14 +30,14 @@ from sizer.formulas.tco import CostAssumptions, TcoResult, check_provider, estim
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import RequestModel, WorkloadRequest
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
-from sizer.hardware.view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
+from sizer.device_view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
 from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference  # noqa: E402,F401
 from sizer.inference.deployments import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
                                        recommend_inference)
@@ -47,8 +46,8 @@ from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  #
 from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
+from sizer.workloads.source import FileRef, model_source, profile_source  # noqa: E402,F401
 
-Sharding = str  # "none" or "full" (ZeRO-3), parsed by sizer.choices: a wrong name is an InputError
 WORKLOAD_NAMES = tuple(builtin_profile_names())
 Scalar = float | str
 QuantityIn = str | dict | None
@@ -67,7 +66,7 @@ class PeakRequest(RequestModel):
         {"device": "Tesla P40"}, {"cores": 3840, "clock": "1.531 GHz"}, {"device": "H100 SXM", "precision": "bf16"}]})
 
     device: str | None = Field(None, description="device id or name; or give cores and clock")
-    precision: str = "fp32"
+    precision: PrecisionName = "fp32"
     cores: Scalar | None = None
     clock: QuantityIn = None
     derating: float | None = Field(None, ge=0, lt=1)
@@ -80,18 +79,23 @@ def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
 
 
 def estimate_compute(request: WorkloadRequest) -> ComputeResult:
-    """Training compute of a workload: ``O_b · F_fwd · S · E``, with the forward FLOP of its layers
-    (``F_fwd = O_f · P`` for a dense network given by its parameter count)."""
+    """Training compute of a workload: the engine's own count (:attr:`sizer.engine.job.Job.training_flops`),
+    ``O_b · F_fwd · S · E`` over the layers, a LoRA/QLoRA base at ``1 + (O_b − 1)/2`` (no weight gradients),
+    so that ``compute`` and ``time`` can never disagree."""
     job = resolve_job(request)
-    workload = job.workload
     forward = Quantity(job.layers.total_forward_flops, "FLOP")
-    compute = training_compute_from_forward(forward, job.samples, job.epochs, workload.backward_factor)
-    kept = [a for a in job.assumptions if a.name in ("forward FLOP per sample", "layers", "workload profile")]
+    compute = Quantity(job.training_flops, "FLOP")
+    kept = [a for a in job.assumptions if a.name in ("forward FLOP per sample", "layers", "workload profile")
+            or a.name in ("fine-tuning", "fine-tuning time")]
+    backward = job.workload.backward_factor
+    frozen = f"; the frozen base {job.pass_kind.flops:g} x (no weight gradients)" if job.finetune is not None else ""
     return ComputeResult(training_compute=QuantityOut.of(compute, "FLOP"),
                          forward_flops_per_sample=QuantityOut.of(forward, "FLOP"),
                          formula=COMPUTE_SOURCE,
-                         assumptions=[*kept, Assumption(name="backward factor O_b", value=f"{workload.backward_factor:g}",
-                                                        source="seed 004 eq. 3: backward costs about twice the forward")])
+                         assumptions=[*kept, Assumption(name="backward factor O_b", value=f"{backward:g}{frozen}",
+                                                        source="seed 004 eq. 3: backward costs about twice the forward"
+                                                        + ("" if backward == 3 else "; given (--backward-factor), the "
+                                                           "step time uses it too"))])
 
 
 class TimeRequest(WorkloadRequest):
@@ -113,8 +117,8 @@ class TimeRequest(WorkloadRequest):
                                                                  "1F1B); not given: the search chooses")
     cp: int | None = Field(None, ge=1, le=1024, description="context-parallel size (ring attention over the "
                                                           "sequence); not given: the search chooses")
-    recompute: str | None = Field(None, description="activation recomputation: none, selective or full")
-    sharding: Sharding = "none"
+    recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
+    sharding: ShardingName = "none"
     overlap_allreduce: bool = False
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
@@ -124,16 +128,6 @@ class TimeRequest(WorkloadRequest):
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
     reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
-
-
-def recompute_index(value: str | None) -> int | None:
-    """The recomputation policy's index (none, selective, full), or InputError listing them."""
-    if value is None:
-        return None
-    name = value.strip().lower() if isinstance(value, str) else value
-    if name not in RECOMPUTE:
-        raise InputError("recompute", value, f"one of {', '.join(RECOMPUTE)}")
-    return RECOMPUTE.index(name)
 
 
 def node_type(name: str | None, device):
@@ -190,9 +184,9 @@ class MemoryRequest(WorkloadRequest):
     device: str | None = None
     count: int = Field(1, ge=1, le=1_000_000)
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: Sharding = "none"
+    sharding: ShardingName = "none"
     headroom: bool = False
-    recompute: str = Field("none", description="activation recomputation: none, selective or full")
+    recompute: RecomputeName = Field("none", description="activation recomputation: none, selective or full")
     ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
                                                  "ep of the count data-parallel devices")
 
@@ -267,7 +261,7 @@ class TcoRequest(WorkloadRequest):
     utilisation: float = Field(1.0, gt=0, le=1)
     host_share: QuantityIn = "0 USD"
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: Sharding = "none"
+    sharding: ShardingName = "none"
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:

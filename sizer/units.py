@@ -25,6 +25,7 @@ import pint
 
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
+from sizer.memo import keyed_cache
 
 
 def _build_registry() -> pint.UnitRegistry:
@@ -183,21 +184,9 @@ def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | 
     ...
     sizer.errors.InputError: clock: got '5 m'; expected a frequency such as '1.5 GHz'
     """
-    memo_key = None
     if type(raw) is str and len(raw) <= MAX_TEXT_LENGTH:  # catalog figures are parsed again and again
-        memo_key = (raw, dimension, default_unit, allow_zero, allow_negative)
-        known = _PARSED.get(memo_key)
-        if known is not None:
-            return known
-    quantity = _parse_quantity(field, raw, dimension, default_unit, allow_zero, allow_negative)
-    if memo_key is not None:
-        if len(_PARSED) >= 4096:
-            _PARSED.clear()
-        _PARSED[memo_key] = quantity
-    return quantity
-
-
-_PARSED: dict[tuple, pint.Quantity] = {}  # only successful parses: an error is raised afresh each time
+        return _parse_known_text(field, raw, dimension, default_unit, allow_zero, allow_negative)
+    return _parse_quantity(field, raw, dimension, default_unit, allow_zero, allow_negative)
 
 
 def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | None, allow_zero: bool,
@@ -228,6 +217,11 @@ def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | No
     value, base_unit = _base_magnitude(field, raw, quantity, expected)
     _check_magnitude(field, raw, value, expected, allow_zero, allow_negative, base_unit)
     return quantity
+
+
+# Only successful parses are kept (an error is raised afresh each time); the field only names errors.
+_parse_known_text = keyed_cache(maxsize=4096, key=lambda field, raw, dimension, default_unit, allow_zero, allow_negative: (
+    raw, dimension, default_unit, allow_zero, allow_negative))(_parse_quantity)
 
 
 def _as_float(field: str, raw: object, value: int | float, expected: str) -> float:

@@ -13,7 +13,7 @@ from sizer.engine.training import estimate_training
 from sizer.plan.memory_report import training_memory
 from sizer.workloads.profile import Profile
 from sizer.workloads.request import WorkloadRequest
-from sizer.workloads.job import job_from_profile, resolve_job
+from sizer.engine.job import job_from_profile, resolve_job
 
 from validation.count import ModelCounts
 from validation.workloads import CORE_OPTIMIZER, WorkloadSpec

@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
+from sizer.hardware.precision import check_precision
 from sizer.engine.constants import Efficiencies, default_efficiencies
-from sizer.engine.modes import profile_step_seconds
+from sizer.engine.modes import calibrated_efficiencies, profile_step_seconds  # noqa: F401  (re-exported)
 from sizer.workloads.profile import Profile
 
 @dataclass(frozen=True)
@@ -138,30 +139,6 @@ def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[f
 def _kernel_seconds(run: CalibrationRun, base: Efficiencies) -> float:
     without_overhead = Efficiencies(**{**base.__dict__, "step_overhead": 0.0})
     return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, without_overhead)
-
-
-def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficiencies:
-    """The default efficiencies of a device's kind, scaled and with the overhead of its calibration.
-
-    Parameters
-    ----------
-    device : Device
-        A catalog device.
-    entry : DeviceCalibration
-        Its fitted scale [1] and per-step overhead [s].
-
-    Returns
-    -------
-    Efficiencies
-        Efficiencies whose source says they are calibrated.
-
-    References
-    ----------
-    [spec-3.11]
-    """
-    base = default_efficiencies(device.kind)
-    scaled = base.scaled(entry.efficiency_scale, f"calibrated from {entry.runs} measured runs on {entry.device_name}")
-    return Efficiencies(**{**scaled.__dict__, "step_overhead": entry.step_overhead_s})
 
 
 def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") -> Calibration:
@@ -284,9 +261,7 @@ def runs_from_report(report: dict, source: str = "report.json") -> list[Calibrat
                                     "a batch size from 1 to 10,000,000 samples")
             measured = _number_in(run["measured"]["step_time"]["value"], f"runs[{run_id}].measured.step_time.value",
                                   *STEP_SECONDS, "a measured step time from 1 µs to 1 day, in seconds")
-            precision = run["config"].get("precision", "fp32")
-            if precision not in ("fp32", "tf32", "fp16", "bf16", "fp8"):
-                raise InputError(f"runs[{run_id}].config.precision", precision, "fp32, tf32, fp16, bf16 or fp8")
+            precision = check_precision(run["config"].get("precision", "fp32"), f"runs[{run_id}].config.precision").value
             out.append(CalibrationRun(run_id=run_id, device=device, profile=profile, batch_size=batch_size,
                                       precision=precision, optimizer=_core_optimizer(run["config"].get("optimizer", "adam")),
                                       measured_step=measured))

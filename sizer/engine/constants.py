@@ -9,15 +9,17 @@ from dataclasses import dataclass, replace
 
 from sizer.errors import InputError
 
-# Forward + backward = 3 x forward (seed 004 eq. 3, O_b): the backward pass computes gradients
-# with respect to inputs and to weights, each about one forward pass of FLOP.
-BACKWARD_FLOP_FACTOR = 3.0
+from sizer.choices import Optimizer
+# Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
+from sizer.formulas.compute import BACKWARD_FACTOR  # noqa: F401  (re-exported for the engine)
+
 # The backward pass reads the stored activations and output gradients and writes input gradients.
 BACKWARD_BYTE_FACTOR = 3.0
 BACKWARD_KERNEL_FACTOR = 3.0
 # Optimizer moments are FP32 copies of the weights (spec §3.8; ZeRO §3's K).
 OPTIMIZER_STATE_BYTES = 4.0
-OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1}
+OPTIMIZER_STATES: dict[Optimizer, int] = {Optimizer.SGD: 0, Optimizer.MOMENTUM: 1, Optimizer.ADAM: 2, Optimizer.ADAMW: 2,
+                                          Optimizer.ADAGRAD: 1, Optimizer.RMSPROP: 1}
 FP32_STORAGE_BYTES = 4.0  # profiles and layer graphs count activations at FP32 storage
 # CUDA context, cuBLAS/cuDNN workspaces and allocator caching: about 0.5-1 GiB per GPU in
 # PyTorch; the larger figure, so that "fits" errs on the safe side.

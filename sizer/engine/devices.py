@@ -6,7 +6,6 @@ the memory, the link inside a node and the network between nodes.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +16,7 @@ from sizer.engine import constants
 from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
                                     Efficiencies, Link, default_efficiencies)
+from sizer.memo import keyed_cache
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
@@ -349,16 +349,13 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
     return DeviceTable(devices=tuple(devices), **arrays)
 
 
-_TABLES: "OrderedDict[tuple, DeviceTable]" = OrderedDict()
-_TABLES_KEPT = 64
-
-
+@keyed_cache(maxsize=64, key=lambda devices, precision, transformer=False: (
+    tuple(d.key for d in devices), str(parse_choice(Precision, precision, "precision")), transformer))
 def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
                         transformer: bool = False) -> DeviceTable:
     """The default-efficiency table of these devices, built once.
 
-    Keyed by the devices' identities: a cached table holds its devices, so an identity cannot be
-    reused while its entry lives.
+    Keyed by the devices' content (:attr:`~sizer.hardware.schema.Device.key`).
 
     Parameters
     ----------
@@ -375,11 +372,5 @@ def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
     DeviceTable
         As :func:`build_device_table` gives it.
     """
-    key = (tuple(map(id, devices)), str(parse_choice(Precision, precision, "precision")), transformer)
-    table = _TABLES.get(key)
-    if table is None:
-        efficiencies = tuple(default_efficiencies(d.kind, transformer) for d in devices)
-        table = _TABLES[key] = build_device_table(devices, precision, efficiencies)
-        if len(_TABLES) > _TABLES_KEPT:
-            _TABLES.popitem(last=False)
-    return table
+    efficiencies = tuple(default_efficiencies(d.kind, transformer) for d in devices)
+    return build_device_table(devices, precision, efficiencies)

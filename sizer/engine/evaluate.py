@@ -20,8 +20,8 @@ from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, expert_layout, step_seconds
-from sizer.workloads.job import Job
+from sizer.engine.roofline import Configs, StepParts, expert_layout, step_seconds
+from sizer.engine.job import Job
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
@@ -338,7 +338,7 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
     ----------
     [zero], [micikevicius], [spec-3.8], [deepspeed-moe]
     """
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    states_count = OPTIMIZER_STATES[job.optimizer]
     finetune = job.finetune
     experts = job.layers.expert_params
     ep = np.asarray(ep, dtype=float)
@@ -539,7 +539,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(cp, dtype=float),
             np.asarray(recompute, dtype=np.int64), np.asarray(interleave, dtype=float), np.asarray(ep, dtype=float)))
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    states_count = OPTIMIZER_STATES[job.optimizer]
     dp = count / (tp * pp * cp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     memory = memory_parts(job, table.weight_bytes[device], table.master_bytes[device], table.storage_scale[device],
@@ -556,7 +556,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
     finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
-                         kind=TRAINING if finetune is None else FROZEN,
+                         kind=job.pass_kind,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,
                          offload=offload, shard_group=group)

@@ -6,10 +6,11 @@ a 96-block model costs the engine as much as a one-block model.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from sizer.workloads.profile import MATRIX_KINDS, Profile
+from sizer.workloads.profile import MATRIX_KINDS, Layer, Profile
 
 MATRIX, CONV, VECTOR = 0, 1, 2  # the unit a layer's FLOP run on (columns of DeviceTable.rates)
 
@@ -107,8 +108,46 @@ class LayerTable:
         return float(self.activation_bytes @ self.multiplicity)
 
 
+def fold_layers(profile: Profile, mark: Callable[[Layer], bool] | None = None) -> tuple[LayerTable, np.ndarray]:
+    """Fold a profile's identical layers into rows with a multiplicity, keeping marked layers apart.
+
+    Parameters
+    ----------
+    profile : Profile
+        Layers per sample, forward pass, FP32 storage [FLOP, B, count].
+    mark : callable, optional
+        A per-layer flag that must survive folding (serving: an expert layer of a mixture of
+        experts); layers that differ only in their mark stay in separate rows.
+
+    Returns
+    -------
+    table : LayerTable
+        One row per distinct layer.
+    marks : numpy.ndarray
+        The mark of each row [bool].
+
+    References
+    ----------
+    [roofline]
+    """
+    rows: dict[tuple, int] = {}
+    for layer in profile.layers:
+        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels,
+               layer.expert, bool(mark(layer)) if mark is not None else False)
+        rows[key] = rows.get(key, 0) + 1
+    keys = list(rows)
+    column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
+    table = LayerTable(name=profile.name, sample=profile.sample, seq_len=profile.seq_len,
+                       kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
+                       forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
+                       kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
+                       layer_count=len(profile.layers), source=profile.generated_by,
+                       expert=np.asarray([k[6] for k in keys], dtype=bool) if any(k[6] for k in keys) else None)
+    return table, np.asarray([k[7] for k in keys], dtype=bool)
+
+
 def layer_table(profile: Profile) -> LayerTable:
-    """Fold a profile's identical layers into rows with a multiplicity.
+    """Fold a profile's identical layers into rows with a multiplicity (:func:`fold_layers`, no marks).
 
     Parameters
     ----------
@@ -124,19 +163,7 @@ def layer_table(profile: Profile) -> LayerTable:
     ----------
     [roofline]
     """
-    rows: dict[tuple, int] = {}
-    for layer in profile.layers:
-        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels,
-               layer.expert)
-        rows[key] = rows.get(key, 0) + 1
-    keys = list(rows)
-    column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
-    return LayerTable(name=profile.name, sample=profile.sample, seq_len=profile.seq_len,
-                      kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
-                      forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
-                      kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
-                      layer_count=len(profile.layers), source=profile.generated_by,
-                      expert=np.asarray([k[6] for k in keys], dtype=bool) if any(k[6] for k in keys) else None)
+    return fold_layers(profile)[0]
 
 
 def with_trained_rows(frozen: LayerTable, trained: LayerTable) -> LayerTable:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,7 +28,10 @@ from sizer.errors import InputError
 from sizer.workloads.profile import Profile
 from sizer.results import Assumption, unit_factor
 from sizer.units import Quantity
-from sizer.workloads.job import Job, job_from_profile
+from sizer.engine.job import Job, job_from_profile
+
+if TYPE_CHECKING:  # the calibration file's schema; calibration.py imports this module, not the reverse
+    from sizer.engine.calibration import DeviceCalibration
 
 # How much of a reference run's deviation from the datasheet model carries over to another
 # device. Part of that deviation belongs to the workload (it carries over), part to the
@@ -222,6 +226,31 @@ def reference_efficiencies(job: Job, device: Device, measured_throughput: float,
     return base.scaled(factor, f"scaled by {factor:.3g} to match the reference measurement"), factor
 
 
+def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficiencies:
+    """The device kind's default efficiencies scaled by a calibration entry, with its fitted step overhead.
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device; its kind picks the defaults.
+    entry : DeviceCalibration
+        The fit for this device: ``efficiency_scale`` [1] (kernels take this many times the
+        default-efficiency time) and ``step_overhead_s`` [s].
+
+    Returns
+    -------
+    Efficiencies
+        The calibrated efficiencies, their source naming the runs.
+
+    References
+    ----------
+    [spec-3.11]
+    """
+    base = default_efficiencies(device.kind)
+    scaled = base.scaled(entry.efficiency_scale, f"calibrated from {entry.runs} measured runs on {entry.device_name}")
+    return Efficiencies(**{**scaled.__dict__, "step_overhead": entry.step_overhead_s})
+
+
 def carried_over(target_base: Efficiencies, factor: float, source: str) -> Efficiencies:
     r"""The target's efficiencies moved by the part of a reference factor that carries over.
 
@@ -286,8 +315,6 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
     ----------
     [habitat], [spec-3.11]
     """
-    from sizer.engine.calibration import calibrated_efficiencies
-
     if reference is not None:
         reference_device, throughput = parse_reference(reference, catalog)
         batch = reference_batch_size or job.batch_size

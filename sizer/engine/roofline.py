@@ -29,11 +29,13 @@ Everything is in seconds, FLOP and bytes as numpy arrays: one row per configurat
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FLOP_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
+from sizer.choices import Recompute
+from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
                                     EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE,
                                     HOST_OPTIMIZER_BANDWIDTH,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
@@ -42,7 +44,7 @@ from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
 
 BOUNDS = ("compute", "memory", "overhead", "communication")
-RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022 (docs/references.md [korthikanti])
+RECOMPUTE = tuple(policy.value for policy in Recompute)  # by engine code 0, 1, 2 (docs/references.md [korthikanti])
 
 
 @dataclass(frozen=True)
@@ -137,13 +139,42 @@ class Pass:
     weight_reads: float
     backward: bool
     updates: bool
+    trained: "Pass | None" = None  # the pass of the trained rows of a table with a frozen part (LoRA adapters)
 
 
-# Forward + backward = 3 x forward (seed 004 eq. 3, O_b): the backward pass computes gradients with
-# respect to inputs and to weights, each about one forward pass of FLOP.
-TRAINING = Pass("training", BACKWARD_FLOP_FACTOR, BACKWARD_BYTE_FACTOR, BACKWARD_KERNEL_FACTOR, 3.0, True, True)
-# Frozen weights (the base of LoRA/QLoRA): gradients with respect to inputs only, no weight gradients.
-FROZEN = Pass("frozen weights", 2.0, 2.0, 2.0, 2.0, True, True)
+@functools.lru_cache(maxsize=16)
+def training_passes(backward_factor: float = BACKWARD_FACTOR) -> tuple[Pass, Pass]:
+    r"""The training pass and the frozen-weight pass for a forward+backward multiplier ``O_b``.
+
+    The backward pass computes gradients with respect to inputs and to weights, each about one
+    forward pass of FLOP (``O_b = 3``). Frozen weights (the base of LoRA/QLoRA) have no weight
+    gradients: the input-gradient half of the backward pass only.
+
+    .. math::
+
+        O_\text{frozen} = 1 + (O_b - 1) / 2
+
+    Parameters
+    ----------
+    backward_factor : float
+        ``O_b``, forward plus backward FLOP as a multiple of the forward pass's [1].
+
+    Returns
+    -------
+    training, frozen : Pass
+        The pass of a fully trained table, and that of a table whose trained rows are adapters.
+
+    References
+    ----------
+    [seed-004]
+    """
+    training = Pass("training", backward_factor, BACKWARD_BYTE_FACTOR, BACKWARD_KERNEL_FACTOR, 3.0, True, True)
+    frozen = Pass("frozen weights", 1.0 + (backward_factor - 1.0) / 2.0, 2.0, 2.0, 2.0, True, True, trained=training)
+    return training, frozen
+
+
+# Forward + backward = 3 x forward (seed 004 eq. 3, O_b).
+TRAINING, FROZEN = training_passes()
 INFERENCE = Pass("inference", 1.0, 1.0, 1.0, 1.0, False, False)
 
 
@@ -460,14 +491,15 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
     """A pass's factors per layer row.
 
     In a pass with a backward pass, the trained rows of a table with a frozen part (LoRA adapters
-    over a frozen base) take TRAINING's factors; the other rows the pass's own.
+    over a frozen base) take the training pass's factors (``kind.trained``, TRAINING by default);
+    the other rows the pass's own.
 
     Parameters
     ----------
     layers : LayerTable
         The workload's layers.
     kind : Pass
-        TRAINING, FROZEN or INFERENCE.
+        TRAINING, FROZEN, INFERENCE or one of :func:`training_passes`.
 
     Returns
     -------
@@ -479,7 +511,8 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
     if layers.trained is None or not kind.backward:
         pick = lambda name: getattr(kind, name) * rows  # noqa: E731
     else:
-        pick = lambda name: np.where(layers.trained, getattr(TRAINING, name), getattr(kind, name))  # noqa: E731
+        trained = kind.trained or TRAINING
+        pick = lambda name: np.where(layers.trained, getattr(trained, name), getattr(kind, name))  # noqa: E731
     return Pass(kind.name, pick("flops"), pick("activation_bytes"), pick("kernels"), pick("weight_reads"),
                 kind.backward, kind.updates)
 
@@ -542,6 +575,36 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     blocks = shape.attention_blocks or shape.blocks
     context_parallel = (3.0 if backward else 1.0) * ring * blocks / c.pp * c.accumulation
     return tensor_parallel, pipeline, context_parallel
+
+
+def model_flops_per_sample(layers: LayerTable, kind: Pass) -> float:
+    r"""The model FLOP of one sample's pass over every layer (no recomputation): what MFU counts.
+
+    .. math::
+
+        F = \sum_i o_i \, F_{\text{fwd}, i} \, m_i
+
+    Parameters
+    ----------
+    layers : LayerTable
+        Forward FLOP per sample per row [FLOP] and multiplicities [1].
+    kind : Pass
+        The pass; ``o_i`` is its FLOP multiple for row ``i`` (:func:`layer_pass`) [1].
+
+    Returns
+    -------
+    float
+        FLOP per sample [FLOP].
+
+    References
+    ----------
+    [seed-004]
+    """
+    return _pass_flops(layers, layer_pass(layers, kind))
+
+
+def _pass_flops(layers: LayerTable, per_row: Pass) -> float:
+    return float(per_row.flops * layers.forward_flops @ layers.multiplicity)
 
 
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
@@ -683,7 +746,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
 
     step = kernels + tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica
-    model_flops = float(kind.flops * layers.forward_flops @ layers.multiplicity) * samples / split[:, 0]
+    model_flops = _pass_flops(layers, kind) * samples / split[:, 0]
     hardware_flops = model_flops + (extra * layers.forward_flops * layers.multiplicity).sum(axis=1) * samples / split[:, 0]
     limit = model_flops / table.best_peak[d]
     communication = tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel

@@ -39,7 +39,7 @@ import numpy as np
 from sizer.deadline import check_deadline
 from sizer.engine.devices import DeviceTable
 from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
-from sizer.workloads.job import Job
+from sizer.engine.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
 INTERLEAVE = (1, 2, 4)

@@ -21,7 +21,7 @@ from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.units import Quantity
-from sizer.workloads.job import Job
+from sizer.engine.job import Job
 
 
 LAYER_BOUNDS = ("compute", "memory", "launch")

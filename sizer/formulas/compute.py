@@ -11,7 +11,9 @@ from sizer.results import Assumption, Model, QuantityOut
 from sizer.units import Quantity
 
 FORWARD_FLOPS_PER_PARAM = 2.0  # one multiply and one add per weight per sample (dense layers)
-BACKWARD_FACTOR = 3.0  # forward + backward, the backward pass costing about twice the forward
+# O_b: forward + backward = 3 x forward (seed 004 eq. 3): the backward pass computes gradients with
+# respect to inputs and to weights, each about one forward pass of FLOP. The engine's one O_b.
+BACKWARD_FACTOR = 3.0
 COMPUTE_SOURCE = "seed 004 eq. 3, C_train = O_f O_b P S E"
 
 

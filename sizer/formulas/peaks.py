@@ -13,6 +13,7 @@ import pint
 from sizer.hardware.schema import Device, Sourced
 from sizer.errors import InputError
 from sizer.hardware.precision import PRECISION_BYTES, check_precision
+from sizer.memo import keyed_cache
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_count, parse_quantity
 
@@ -208,14 +209,10 @@ def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     return None
 
 
-_SUPPORTED: dict[int, tuple[Device, tuple[str, ...]]] = {}
-
-
 def supported_precisions(device: Device) -> list[str]:
     """The precisions a device has a peak for (FP32 also where 2NC gives one).
 
-    Worked out once per device object (catalog devices are immutable; the memo holds the device,
-    so its identity is not reused).
+    Worked out once per device (keyed by its content, :mod:`sizer.memo`).
 
     Parameters
     ----------
@@ -227,15 +224,15 @@ def supported_precisions(device: Device) -> list[str]:
     list of str
         Precision names in the order of ``PRECISION_BYTES``.
     """
-    kept = _SUPPORTED.get(id(device))
-    if kept is None or kept[0] is not device:
-        found = set(device.peaks)
-        if derived_fp32_peak(device) is not None:
-            found.add("fp32")
-        if len(_SUPPORTED) > 4096:
-            _SUPPORTED.clear()
-        kept = _SUPPORTED[id(device)] = (device, tuple(p for p in PRECISION_BYTES if p in found))
-    return list(kept[1])
+    return list(_supported(device))
+
+
+@keyed_cache(maxsize=4096, key=lambda device: device.key)
+def _supported(device: Device) -> tuple[str, ...]:
+    found = set(device.peaks)
+    if derived_fp32_peak(device) is not None:
+        found.add("fp32")
+    return tuple(p for p in PRECISION_BYTES if p in found)
 
 
 def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity, str]:

@@ -1,10 +1,13 @@
 """Numeric precisions a training run can use, and how many bytes each stores per value."""
 from __future__ import annotations
 
+from sizer.choices import Precision, parse_choice
 from sizer.errors import InputError
 
-# Bytes per stored value. TF32 is an FP32 storage format computed on tensor cores.
-PRECISION_BYTES: dict[str, int] = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
+# Bytes per stored value, for every precision of the one vocabulary (sizer.choices.Precision) but
+# `mixed`, which each device resolves to one of these. TF32 is an FP32 storage format computed on tensor cores.
+PRECISION_BYTES: dict[Precision, int] = {Precision.FP64: 8, Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2,
+                                         Precision.BF16: 2, Precision.FP8: 1}
 # Precisions trained with FP32 master weights (mixed precision, Micikevicius et al. 2018).
 MIXED_PRECISIONS = ("fp16", "bf16", "fp8")
 MASTER_WEIGHT_BYTES = 4
@@ -13,16 +16,16 @@ MASTER_WEIGHT_BYTES = 4
 LOW_PRECISION_COPY_BYTES = {"fp16": 2, "bf16": 2, "fp8": 2}
 
 
-def check_precision(value: str, field: str = "precision") -> str:
-    """The precision name in lower case, or InputError listing the choices.
+def check_precision(value: str, field: str = "precision") -> Precision:
+    """A stored precision (any of :class:`~sizer.choices.Precision` but ``mixed``), or InputError listing them.
 
     >>> check_precision("BF16")
-    'bf16'
+    <Precision.BF16: 'bf16'>
     """
-    name = value.strip().lower() if isinstance(value, str) else value
-    if name not in PRECISION_BYTES:
+    precision = parse_choice(Precision, value, field)
+    if precision not in PRECISION_BYTES:
         raise InputError(field, value, f"one of {', '.join(PRECISION_BYTES)}")
-    return name
+    return precision
 
 
 def weight_bytes(precision: str) -> int:

@@ -11,7 +11,7 @@ import re
 from typing import Literal
 
 import pint
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sizer.errors import InputError
 from sizer.units import parse_quantity
@@ -90,6 +90,16 @@ class CpuVector(Strict):
 
 class Device(Strict):
     """One GPU, CPU or accelerator, every figure with its source."""
+
+    _key: str | None = PrivateAttr(default=None)
+
+    @property
+    def key(self) -> str:
+        """The device's whole content as text, worked out once: what caches key a device by
+        (:mod:`sizer.memo`), never its identity."""
+        if self._key is None:
+            self._key = self.model_dump_json()
+        return self._key
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")
     name: str

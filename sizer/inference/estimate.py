@@ -27,6 +27,7 @@ from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import decoder_for_params, resolve_model
+from sizer.workloads.source import Source
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 MAX_TOKENS = 10_000_000
@@ -41,7 +42,7 @@ def speed_spread() -> dict:
 class ServedModel(RequestModel):
     """What is served and how it is stored: shared by inference and its recommendation."""
 
-    model: str | None = Field(None, max_length=300, description="architecture by name, or a config.json path (CLI)")
+    model: Source | None = Field(None, description="architecture by name, or a config.json path (CLI)")
     params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
     weights: str = Field("bf16", max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                                              "gptq-int4-g128, awq-int4-g128, nvfp4 ...")

@@ -31,10 +31,11 @@ import numpy as np
 from sizer.hardware.schema import Device
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
-from sizer.engine.layers import LayerTable, unit_of
+from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.inference.formats import WeightFormat
+from sizer.memo import keyed_cache
 from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.layer_graph import attention_flops, layer_graph
@@ -115,21 +116,10 @@ class ServingLayers:
 
 
 def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 0.0) -> ServingLayers:
-    """Fold identical layers (as :func:`sizer.engine.layers.layer_table`) keeping the serving columns."""
-    rows: dict[tuple, int] = {}
-    for layer in profile.layers:
-        expert = _is_expert(layer) and idle_share > 0
-        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels, expert)
-        rows[key] = rows.get(key, 0) + 1
-    keys = list(rows)
-    column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
-    table = LayerTable(name=profile.name, sample=profile.sample, seq_len=profile.seq_len,
-                       kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
-                       forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
-                       kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
-                       layer_count=len(profile.layers), source=profile.generated_by)
-    attention = np.asarray([k[0] == "attention" for k in keys], dtype=float)
-    expert = np.asarray([k[6] for k in keys], dtype=float)
+    """Fold identical layers (:func:`sizer.engine.layers.fold_layers`), expert layers apart, and add the serving columns."""
+    table, marks = fold_layers(profile, (lambda layer: _is_expert(layer)) if idle_share > 0 else None)
+    attention = np.asarray([kind == "attention" for kind in table.kinds], dtype=float)
+    expert = marks.astype(float)
     idle = expert * table.params * (idle_share / (1.0 - idle_share) if idle_share < 1 else 0.0)
     return ServingLayers(table=table, kv_bytes=attention * kv_bytes_per_block, idle_expert_params=idle)
 
@@ -160,21 +150,11 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
     return DeviceTable(**values)
 
 
-_TABLES: dict[tuple, DeviceTable] = {}
-_TABLES_KEPT = 32
-
-
+@keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies: (tuple(d.key for d in devices), compute, efficiencies))
 def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...]) -> DeviceTable:
-    """Built once per (devices, precision, efficiencies); keyed by the devices' identities, which
-    the cached table holds, so an identity cannot be reused while its entry lives."""
-    key = (tuple(map(id, devices)), compute, efficiencies)
-    if key not in _TABLES:
-        fallback = build_device_table(devices, "mixed", efficiencies)
-        _TABLES[key] = fallback if compute == "mixed" else \
-            _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
-        if len(_TABLES) > _TABLES_KEPT:
-            _TABLES.pop(next(iter(_TABLES)))
-    return _TABLES[key]
+    """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
+    fallback = build_device_table(devices, "mixed", efficiencies)
+    return fallback if compute == "mixed" else _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,

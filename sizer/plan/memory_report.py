@@ -4,7 +4,7 @@ The numbers come from the engine's memory model (:mod:`sizer.engine.model_states
 this module shapes one configuration into a result.
 
 >>> from sizer.workloads.request import WorkloadRequest
->>> from sizer.workloads.job import resolve_job
+>>> from sizer.engine.job import resolve_job
 >>> job = resolve_job(WorkloadRequest(params=7.5e9, precision="fp16", optimizer="adam"), need_samples=False)
 >>> training_memory(job, None, 64, zero=1).model_states.value  # ZeRO paper Figure 1: 31.4 GB
 31.40625
@@ -25,7 +25,7 @@ from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.results import Assumption, Model, QuantityOut, unit_factor
 from sizer.units import Quantity
-from sizer.workloads.job import Job
+from sizer.engine.job import Job
 
 
 class MemoryResult(Model):
@@ -108,7 +108,7 @@ def _precision(job: Job, device: Device | None) -> str:
 
 def _assumptions(job: Job, precision: str, overhead: float, buckets: float, count: int, zero: int, micro: float,
                  headroom: bool, recompute: int, ep: int = 1) -> list[Assumption]:
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    states_count = OPTIMIZER_STATES[job.optimizer]
     assumptions = [Assumption(name="optimizer", value=f"{job.optimizer.value}: {states_count} FP32 state copies", source="spec §3.8"),
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
                               source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),

@@ -24,11 +24,12 @@ from sizer.engine.search import search
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.summary import summarise
 from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
+from sizer.choices import recompute_index
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import supported_precisions
 from sizer.workloads.request import WorkloadRequest
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 DEFAULT_SHOWN = 10
 
@@ -105,8 +106,6 @@ def _why(ev, r: int, memory: float) -> str:
 
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     """Search the layouts of ``request.count`` devices for the job and rank those that fit."""
-    from sizer.facade import recompute_index
-
     catalog = catalog or load_catalog()
     device = catalog.find(request.device)
     job = resolve_job(request)

@@ -11,8 +11,6 @@ True
 """
 from __future__ import annotations
 
-import functools
-from collections import OrderedDict
 from typing import Literal
 
 import numpy as np
@@ -35,9 +33,10 @@ from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.tco import CostAssumptions, RentBasis, amortised_capital, check_provider, energy_cost, hourly_price, rent_cost
 from sizer.formulas.peaks import supported_precisions
+from sizer.memo import keyed_cache
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
@@ -150,14 +149,12 @@ def _counts(max_devices: int) -> np.ndarray:
     return np.exp2(np.arange(int(np.log2(max_devices)) + 1))
 
 
-@functools.lru_cache(maxsize=32)
-def _price_arrays(devices: tuple[str, ...], catalog_id: int, provider: str | None) -> dict[str, np.ndarray]:
+@keyed_cache(maxsize=32, key=lambda devices, provider: (tuple(d.key for d in devices), provider))
+def _price_arrays(devices: tuple[Device, ...], provider: str | None) -> dict[str, np.ndarray]:
     """Rent [USD/h] (a cloud price, else the amortised purchase cost, as ``sizer tco`` prices it) with
     its basis, purchase [USD] and TDP [W] per device, NaN where unknown; converted once."""
-    catalog = _CATALOGS[catalog_id]
     rent, basis, buy, tdp = [], [], [], []
-    for device_id in devices:
-        device = catalog.find(device_id)
+    for device in devices:
         price = hourly_price(device, provider)
         rent.append(price.hourly.to("USD/hour").magnitude if price.hourly is not None else np.nan)
         basis.append(price.basis)
@@ -166,9 +163,6 @@ def _price_arrays(devices: tuple[str, ...], catalog_id: int, provider: str | Non
         tdp.append(device.tdp.quantity("tdp", "[power]").to("W").magnitude if device.tdp is not None else np.nan)
     return {"rent": np.asarray(rent, dtype=float), "basis": np.asarray(basis, dtype=object),
             "buy": np.asarray(buy, dtype=float), "tdp": np.asarray(tdp, dtype=float)}
-
-
-_CATALOGS: dict[int, Catalog] = {}
 
 
 def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> int | None:
@@ -217,10 +211,6 @@ def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
     return flags
 
 
-_ANSWERS: "OrderedDict[tuple[str, int], tuple[Catalog, RecommendResult]]" = OrderedDict()
-_ANSWERS_KEPT = 64
-
-
 def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult:
     """Rank every catalog device for the workload and constraints (spec §3.10).
 
@@ -228,17 +218,12 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     pure function of the request and the catalog, so the last few are kept: a page or a client asking
     the same question again is answered without evaluating it again.
     """
-    catalog = catalog or load_catalog()
-    key = ((request or RecommendRequest()).model_dump_json(warnings=False), id(catalog))
-    kept = _ANSWERS.get(key)
-    if kept is not None and kept[0] is catalog:
-        _ANSWERS.move_to_end(key)
-        return kept[1]
-    result = _recommend(request, catalog)
-    _ANSWERS[key] = (catalog, result)  # the catalog is held, so its identity is not reused while kept
-    if len(_ANSWERS) > _ANSWERS_KEPT:
-        _ANSWERS.popitem(last=False)
-    return result
+    return _answer(request or RecommendRequest(), catalog or load_catalog())
+
+
+@keyed_cache(maxsize=64, key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
+def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
+    return _recommend(request, catalog)
 
 
 def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendResult:
@@ -272,8 +257,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=request.headroom)
     ev = found.evaluation
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
-    _CATALOGS[id(catalog)] = catalog
-    prices = _price_arrays(tuple(d.id for d in devices), id(catalog), request.cloud)
+    prices = _price_arrays(devices, request.cloud)
     mode = "calibrated" if request.calibration is not None else "datasheet"
     lows, highs = range_arrays(mode, job, devices)
 

@@ -32,7 +32,8 @@ from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.formulas.tco import hourly_price
 from sizer.workloads.request import WorkloadRequest
-from sizer.workloads.job import Job, resolve_job
+from sizer.engine.job import Job, resolve_job
+from sizer.memo import keyed_cache
 from sizer.results import unit_factor
 
 PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported
@@ -70,24 +71,15 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-_PRICES: dict[tuple[int, ...], tuple[tuple, np.ndarray]] = {}
-
-
+@keyed_cache(maxsize=16, key=lambda devices: tuple(d.key for d in devices))
 def rent_prices(devices) -> np.ndarray:
     """Per device [USD/h], as ``sizer tco`` prices it: the cheapest current cloud price, else the
-    amortised purchase cost; NaN where neither is known. Computed once per device tuple."""
-    key = tuple(map(id, devices))
-    kept = _PRICES.get(key)
-    if kept is not None:
-        return kept[1]
+    amortised purchase cost; NaN where neither is known. Computed once per set of devices."""
     prices = []
     for device in devices:
         hourly = hourly_price(device).hourly
         prices.append(hourly.to("USD/hour").magnitude if hourly is not None else np.nan)
-    if len(_PRICES) > 16:
-        _PRICES.clear()
-    _PRICES[key] = (tuple(devices), np.asarray(prices, dtype=float))  # the devices held: identities stay theirs
-    return _PRICES[key][1]
+    return np.asarray(prices, dtype=float)
 
 
 def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import InputError
+from sizer.workloads.source import FileRef
 
 LayerKind = Literal["matmul", "conv", "attention", "norm", "elementwise", "embedding", "pool", "loss", "other"]
 # Kinds whose FLOP run on tensor cores (matrix units); the rest run on the vector units.
@@ -98,13 +99,17 @@ def builtin_profile_names() -> list[str]:
     return sorted(names)
 
 
-def load_profile(name_or_path: str, seq_len: int | None = None) -> Profile:
-    """A built-in profile by name (``resnet50``, ``bert-large`` …) or a profile file by path."""
+def load_profile(source: str | FileRef, seq_len: int | None = None) -> Profile:
+    """A built-in profile by name (``resnet50``, ``bert-large`` …), or a profile file where the edge
+    (the CLI) named one (:mod:`sizer.workloads.source`)."""
+    if isinstance(source, FileRef):
+        path = Path(source.path)
+        if not path.is_file():
+            raise InputError("workload", source.path, "a profile file that exists (from sizer profile)")
+        return profile_for((_read(path),), seq_len)
+    name_or_path = source
     if not isinstance(name_or_path, str) or not name_or_path.strip() or len(name_or_path) > 300:
         raise InputError("workload", name_or_path, "a built-in workload name or a profile file")
-    path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") and path.is_file():
-        return profile_for((_read(path),), seq_len)
     variants = _builtin(name_or_path.strip().lower())
     if not variants:
         raise InputError("workload", name_or_path,

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
 from sizer.workloads.architecture import Architecture, Family, FfnType, Norm, Position
+from sizer.workloads.source import FileRef
 
 MAX_MODELS_FILE_BYTES = 1_000_000
 MAX_NAME_LENGTH = 200
@@ -184,13 +185,26 @@ def find_model(name: str) -> Architecture:
     return model_entry(name).architecture()
 
 
-def resolve_model(name_or_path: str) -> Architecture:
-    """A built-in name, or a path ending in ``.json`` read as a Hugging Face ``config.json``."""
-    if isinstance(name_or_path, (str, Path)) and str(name_or_path).strip().lower().endswith(".json"):
+def resolve_model(source: str | FileRef) -> Architecture:
+    """A built-in model by name, or a Hugging Face ``config.json`` where the edge (the CLI) named a file.
+
+    Parameters
+    ----------
+    source : str or FileRef
+        A model name, or a file reference made where input entered (:mod:`sizer.workloads.source`).
+
+    Returns
+    -------
+    Architecture
+        The model's shape.
+    """
+    if isinstance(source, FileRef):
         from sizer.workloads.hf_config import read_hf_config
 
-        return read_hf_config(name_or_path)
-    return find_model(name_or_path)
+        return read_hf_config(source.path)
+    if isinstance(source, str) and source.strip().lower().endswith(".json"):
+        raise InputError("model", source, "a built-in model name (a config.json file is read by the command line only)")
+    return find_model(source)
 
 
 # --- A decoder shape from a parameter count --------------------------------------------------

@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 import pint
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
-from sizer.choices import Precision, parse_choice
+from sizer.choices import AttentionName, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
 from sizer.results import Assumption
+from sizer.workloads.source import Source
 from sizer.units import Quantity, parse_count, parse_quantity
 
-Optimizer = Literal["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop"]
 Numberish = float | str
 QuantityIn = str | dict[str, float | str] | None
 
-# Copies of the weights each optimizer keeps (spec §3.8).
-OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1}
 
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2; docs/references.md [touvron])
@@ -71,24 +68,24 @@ class WorkloadRequest(RequestModel):
     epochs: Numberish = Field(1, description="passes over the samples")
     tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
     batch_size: Numberish | None = Field(None, description="global batch per step (samples, or tokens with --tokens)")
-    precision: str = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
+    precision: PrecisionName = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
                                                  "fp32, tf32, fp16, bf16 or fp8")
-    optimizer: str = Field("adam", description="sgd, momentum, adam, adamw, adagrad or rmsprop")
+    optimizer: OptimizerName = Field("adam", description="sgd, momentum, adam, adamw, adagrad or rmsprop")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
     forward_flops_per_sample: Numberish | None = Field(None, description="FLOP per sample of the forward pass, if known")
     seq_len: int | None = Field(None, ge=1, le=10_000_000, description="sequence length (token workloads)")
     activation_memory_per_sample: QuantityIn = Field(None, description="activation memory per sample, e.g. '12 MB'")
     sample_size: QuantityIn = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
-    model: str | None = Field(None, max_length=300, description="an architecture by name (llama-2-7b, gpt3-175b, "
+    model: Source | None = Field(None, description="an architecture by name (llama-2-7b, gpt3-175b, "
                                                                 "bert-large ...) or, on the command line, a config.json")
-    workload: str | None = Field(None, max_length=300, description="a built-in workload profile (resnet50, bert-large, "
+    workload: Source | None = Field(None, description="a built-in workload profile (resnet50, bert-large, "
                                                                    "...) or, on the command line, a profile file")
-    attention: str = Field("flash", description="flash (keeps softmax statistics only) or standard (keeps the "
+    attention: AttentionName = Field("flash", description="flash (keeps softmax statistics only) or standard (keeps the "
                                                 "s x s attention scores): Korthikanti et al. 2022's two cases")
     micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
                                                             "(sequences for a language model); default: the largest that fits")
-    method: str = Field("full", description="full (every weight trained), lora or qlora (adapters over a frozen "
+    method: MethodName = Field("full", description="full (every weight trained), lora or qlora (adapters over a frozen "
                                             "base; QLoRA's base in 4-bit NF4)")
     lora_rank: int | None = Field(None, ge=1, le=65536, description="LoRA rank r (default 8 for lora, 64 for qlora)")
     lora_targets: str | None = Field(None, max_length=200, description="adapted matrices: q,k,v,o,gate,up,down, "
@@ -104,8 +101,8 @@ class Workload:
     samples: float
     epochs: float
     batch_size: float
-    precision: str
-    optimizer: str
+    precision: Precision
+    optimizer: Optimizer
     forward_flops_per_sample: pint.Quantity
     backward_factor: float
     token_mode: bool
@@ -129,12 +126,17 @@ class Workload:
 
 
 
-def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> Workload:
-    """Check a workload request and fill in the documented defaults."""
+def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, need_params: bool = True) -> Workload:
+    """Check a workload request and fill in the documented defaults.
+
+    ``need_params=False``: the layers come from a model or a profile, which count their own
+    parameters and FLOP; ``params`` and ``forward_flops_per_sample`` are then NaN until
+    :func:`sizer.engine.job.resolve_job` sets them from the layers (never a made-up count).
+    """
     assumptions: list[Assumption] = []
-    if request.params is None:
+    if request.params is None and need_params:
         raise InputError("params", None, "the number of parameters, e.g. 7e9")
-    params = parse_count("params", request.params)
+    params = parse_count("params", request.params) if request.params is not None else math.nan
     if request.tokens is not None and request.samples is not None:
         raise InputError("tokens", request.tokens, "either tokens or samples, not both")
     token_mode = request.tokens is not None
@@ -147,7 +149,8 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> 
     else:
         samples = 1.0
     epochs = parse_count("epochs", request.epochs)
-    precision = parse_choice(Precision, request.precision, "precision").value
+    precision = parse_choice(Precision, request.precision, "precision")
+    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
 
     seq_len = request.seq_len
     if token_mode and seq_len is None:
@@ -179,7 +182,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True) -> 
     if request.sample_size is not None:
         sample_size = parse_quantity("sample_size", request.sample_size, "[information]")
     return Workload(params=params, samples=samples, epochs=epochs, batch_size=batch_size, precision=precision,
-                    optimizer=request.optimizer, forward_flops_per_sample=forward,
+                    optimizer=optimizer, forward_flops_per_sample=forward,
                     backward_factor=request.backward_factor, token_mode=token_mode, seq_len=seq_len,
                     activation_memory_per_sample=activation, activation_model=activation_model,
                     sample_size=sample_size, assumptions=tuple(assumptions))

@@ -141,3 +141,21 @@ def test_recommend_with_a_workload_profile(cli):
 def test_time_modes_bad_input(cli, args, words):
     result = cli(*args)
     assert result.exit_code == 2 and words in result.output
+
+
+def test_a_config_file_is_read_where_the_command_line_names_it(cli):
+    # issue 18 item 3: the CLI decides "file" at the edge; the same config.json over HTTP is only a name (refused)
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    from pathlib import Path
+
+    config = str(Path(__file__).resolve().parents[1] / "data" / "hf-configs" / "Llama-2-7b-hf" / "config.json")
+    question = ("--tokens", "1e9", "--device", "H100 SXM", "--count", "8", "--json")
+    by_file = _json(cli("time", "--model", config, *question))
+    by_name = _json(cli("time", "--model", "llama-2-7b", *question))
+    assert by_file["training_compute"]["value"] == pytest.approx(by_name["training_compute"]["value"], rel=1e-9)
+    with TestClient(create_app()) as client:
+        answer = client.post("/v1/time", json={"model": config, "tokens": 1e9, "device": "H100 SXM"})
+    assert answer.status_code == 422 and answer.json()["detail"][0]["loc"] == ["body", "model"]

@@ -8,3 +8,88 @@ def test_import_sizer_pulls_in_no_framework():
             "print(','.join(m for m in ('torch', 'fastapi', 'typer', 'uvicorn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+# --- No import cycles (issue 18 item 4) ------------------------------------------------------------
+# Read from the source (every import statement, including those inside functions; only `if TYPE_CHECKING:`
+# blocks are left out, they never run), so a lazy import cannot hide a cycle.
+
+import ast  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+SIZER = Path(__file__).resolve().parents[2] / "sizer"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SIZER.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in SIZER.rglob("*.py")}
+
+
+def _runtime_imports(tree: ast.AST):
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in _runtime_imports(ast.Module(body=[child], type_ignores=[])))
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        yield from _runtime_imports(node)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the sizer modules it imports."""
+    return {name: {target for target in _runtime_imports(ast.parse(path.read_text())) if target in MODULES and target != name}
+            for name, path in MODULES.items()}
+
+
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])  # sizer.engine.roofline -> sizer.engine; sizer.units -> sizer.units
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` (as a path that returns to its start), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_module_imports_itself_back():
+    assert _cycle(import_graph()) is None
+
+
+def test_no_cycle_between_sizer_subpackages():
+    packages: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        # the package `sizer` itself (its __init__) is the root every module lives under, not a layer
+        if module == "sizer":
+            continue
+        packages.setdefault(_package(module), set()).update(
+            _package(t) for t in targets if t != "sizer" and _package(t) != _package(module))
+    assert _cycle(packages) is None
+

@@ -13,6 +13,7 @@ import sys
 import pytest
 import yaml
 
+from sizer.workloads.source import FileRef
 from sizer import datafile
 from sizer.engine.calibration import load_calibration, save_calibration
 from sizer.hardware.catalog import load_catalog
@@ -101,7 +102,8 @@ def test_deep_yaml_in_every_entry_point_is_refused(tmp_path):
     deep.write_text(DEEP_YAML)
     script = ("import sys\nfrom sizer.hardware.catalog import load_catalog\nfrom sizer.workloads.profile import load_profile\n"
               "from sizer.engine.calibration import load_calibration\nfrom sizer.errors import SizerError\n"
-              "for load in (load_catalog, load_profile, load_calibration):\n"
+              "from sizer.workloads.source import FileRef\n"
+              "for load in (load_catalog, lambda path: load_profile(FileRef(path)), load_calibration):\n"
               "    try:\n        load(sys.argv[1])\n    except SizerError as error:\n        print(error.message)\n")
     done = subprocess.run([sys.executable, "-c", script, str(deep)], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "SIZER_CACHE_DIR": "off"})
@@ -115,7 +117,7 @@ def test_an_alias_bomb_in_every_entry_point_is_refused(tmp_path):
     with pytest.raises(InputError, match="aliases expand"):
         load_calibration(bomb)
     with pytest.raises(InputError, match="aliases expand"):
-        load_profile(str(bomb))
+        load_profile(FileRef(str(bomb)))
     with pytest.raises(CatalogError, match="aliases expand"):
         load_catalog(bomb)
 

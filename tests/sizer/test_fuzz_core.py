@@ -35,7 +35,7 @@ from sizer.formulas.tco import CostAssumptions, estimate_tco
 from sizer.formulas.peaks import Derating, cpu_peak_flops, estimate_peak, gpu_peak_flops
 from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.engine.training import estimate_training
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import WorkloadRequest, resolve_workload
 

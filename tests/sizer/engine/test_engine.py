@@ -12,7 +12,7 @@ from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.errors import InputError, SizerError
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
 from sizer.workloads.profile import load_profile
-from sizer.workloads.job import job_from_profile
+from sizer.engine.job import job_from_profile
 
 
 def test_fp32_convolutions_use_tf32_on_ampere_but_matmuls_do_not(catalog):

@@ -63,3 +63,42 @@ def test_plan_searches_fine_tuning_layouts_too(cli):
     full = json.loads(cli("plan", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "8", "--tokens", "1e9",
                           "--json").stdout)
     assert "qlora" in qlora["workload"] and qlora["fitting"] > full["fitting"]
+
+
+# One FLOP source (issue 18 item 2): `compute` reports the engine's own count, the one `time` divides by the
+# step and MFU counts, for every method and every way of describing the layers.
+FLOP_QUESTIONS = {
+    "bare count, samples": dict(params=25e6, samples=1.28e6, epochs=90),
+    "bare count, forward FLOP given": dict(params=25e6, samples=1.28e6, forward_flops_per_sample=4.1e9),
+    "bare count, tokens": dict(params=7e9, tokens=1e9, seq_len=2048),
+    "model, full": dict(model="llama-2-7b", tokens=1e9, seq_len=2048),
+    "model, lora": dict(model="llama-2-7b", tokens=1e9, seq_len=2048, method="lora"),
+    "model, qlora": dict(model="llama-2-7b", tokens=1e9, seq_len=2048, method="qlora"),
+    "profile": dict(workload="resnet50", samples=1.28e6, batch_size=256),
+    "backward factor 10": dict(params=7e9, tokens=1e9, seq_len=2048, backward_factor=10),
+}
+
+
+@pytest.mark.parametrize("question", FLOP_QUESTIONS.values(), ids=FLOP_QUESTIONS.keys())
+def test_compute_reports_the_flops_that_time_uses(question, catalog):
+    compute = estimate_compute(WorkloadRequest(**question)).training_compute.value
+    time = estimate_time(TimeRequest(**question, device="H100 SXM", count=8), catalog).training_compute.value
+    assert compute == pytest.approx(time, rel=1e-12)
+
+
+def test_lora_costs_two_thirds_of_full_training():
+    # Hu et al. 2021 §4.2: a frozen base computes no weight gradients, so its backward pass is the input-gradient
+    # half: forward + backward = 2 x forward instead of 3 x; the rank-8 adapters on W_q, W_v add under 0.1 %.
+    full = estimate_compute(WorkloadRequest(**FLOP_QUESTIONS["model, full"])).training_compute.value
+    lora = estimate_compute(WorkloadRequest(**FLOP_QUESTIONS["model, lora"])).training_compute.value
+    assert lora / full == pytest.approx(2 / 3, rel=0.002)
+
+
+def test_the_backward_factor_drives_the_step_time_too(catalog):
+    # O_b (seed 004 eq. 3) is the forward+backward multiple of the forward FLOP: given 6 instead of 3, a
+    # compute-bound step does twice the FLOP, so it takes about twice as long, and compute doubles exactly
+    plain = dict(params=7e9, tokens=1e9, seq_len=2048, device="H100 SXM", count=8, zero=3)
+    base = estimate_time(TimeRequest(**plain), catalog)
+    heavy = estimate_time(TimeRequest(**plain, backward_factor=6), catalog)
+    assert heavy.training_compute.value == pytest.approx(2 * base.training_compute.value, rel=1e-12)
+    assert 1.6 < _seconds(heavy.step_time) / _seconds(base.step_time) <= 2.0

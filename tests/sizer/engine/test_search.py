@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sizer.errors import InputError
 from sizer.engine.evaluate import activation_bytes_per_sample, in_flight_share
 from sizer.facade import PlanRequest, TimeRequest, estimate_time, plan
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 DEVICES = ("H100 SXM", "A100 80GB SXM", "A100 40GB SXM", "V100 SXM2 32GB")
 

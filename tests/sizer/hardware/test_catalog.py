@@ -187,7 +187,7 @@ def test_a_meaningful_word_with_a_bare_number_still_matches(catalog, name, expec
 import csv
 from pathlib import Path
 
-from sizer.hardware.view import describe_device
+from sizer.device_view import describe_device
 
 from conftest import SHARED_DATA as DATA  # noqa: E402
 

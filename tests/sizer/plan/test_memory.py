@@ -3,7 +3,7 @@ import pytest
 
 from sizer.plan.memory_report import training_memory
 from sizer.workloads.request import WorkloadRequest
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 
 def _job(**fields):

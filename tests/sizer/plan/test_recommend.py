@@ -90,3 +90,11 @@ def test_one_bad_field_is_still_a_plain_input_error():
     with pytest.raises(InputError, match="budget") as caught:
         recommend(RecommendRequest(params=7e9, tokens=2e10, budget="5 GHz"))
     assert not isinstance(caught.value, InputErrors)
+
+
+def test_a_model_reference_gives_k1_the_models_own_weights():
+    # issue 18: a named model's parameter count stood in as a placeholder 1.0, so K1 refused "weights: got 1.0"
+    result = recommend(RecommendRequest(model="llama-2-7b", tokens=1e9, features=4096, max_devices=8))
+    # seed 003's K1 = W / (S F): Llama 2 7B's 6.74e9 weights (Touvron et al. 2023, Table 1) over 1e9 tokens x 4096
+    assert result.k1 is not None
+    assert result.k1.k1 == pytest.approx(6.74e9 / (1e9 * 4096), rel=0.01)

@@ -9,6 +9,7 @@ from sizer.datafile import MAX_DEPTH as MAX_JSON_DEPTH
 from sizer.workloads.hf_config import (MAX_CONFIG_BYTES, architecture_from_config, read_hf_config,
                                        supported_model_types)
 from sizer.workloads.registry import find_model, resolve_model
+from sizer.workloads.source import FileRef, model_source
 
 CONFIGS = Path(__file__).resolve().parents[2] / "data" / "hf-configs"  # real hub configs; each folder's SOURCE.txt says from where
 
@@ -27,7 +28,7 @@ def test_real_configs_give_the_builtin_architecture(folder, builtin):
         assert getattr(from_file, field) == getattr(reference, field), field
     assert from_file.params_total() == reference.params_total()
     assert from_file.params_active() == reference.params_active()
-    assert resolve_model(str(CONFIGS / folder / "config.json")).params_total() == reference.params_total()
+    assert resolve_model(FileRef(str(CONFIGS / folder / "config.json"))).params_total() == reference.params_total()
 
 
 def _write(tmp_path, data, name="config.json"):
@@ -132,3 +133,13 @@ def test_size_limit_and_missing_file(tmp_path):
         read_hf_config(tmp_path / "none.json")
     with pytest.raises(InputError):
         read_hf_config(tmp_path)  # a folder
+
+
+def test_the_core_opens_a_config_only_where_the_edge_named_a_file():
+    # issue 18 item 3: a model reference is decided where input enters (the CLI), not guessed by the core from
+    # a suffix: a string is a name, so a body over HTTP can never make the server read a file
+    path = str(CONFIGS / "Llama-2-7b-hf" / "config.json")
+    with pytest.raises(InputError, match="model: .*a built-in model name"):
+        resolve_model(path)
+    assert model_source(path) == FileRef(path) and model_source("llama-2-7b") == "llama-2-7b"
+    assert resolve_model(model_source(path)).params_total() == find_model("llama-2-7b").params_total()

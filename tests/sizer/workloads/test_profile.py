@@ -1,6 +1,7 @@
 """sizer/workloads/profile.py: reading workload profiles, interpolating between sequence lengths."""
 import pytest
 
+from sizer.workloads.source import FileRef
 from sizer.errors import InputError
 from sizer.workloads.profile import builtin_profile_names, load_profile
 
@@ -50,7 +51,7 @@ def test_profile_file_by_path(tmp_path):
     path.write_text("name: tiny\ndescription: two layers\ngenerated_by: hand\nlayers:\n"
                     "  - {name: fc, kind: matmul, forward_flops: 2000, bytes: 400, params: 1000}\n"
                     "  - {name: act, kind: elementwise, forward_flops: 0, bytes: 80}\n")
-    assert load_profile(str(path)).params == 1000
+    assert load_profile(FileRef(str(path))).params == 1000
     path.write_text("name: tiny\ndescription: x\ngenerated_by: hand\nlayers:\n  - {name: fc, kind: teleport, forward_flops: 1, bytes: 1}\n")
     with pytest.raises(InputError, match="kind"):
-        load_profile(str(path))
+        load_profile(FileRef(str(path)))

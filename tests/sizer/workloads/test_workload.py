@@ -3,7 +3,7 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.workloads.request import WorkloadRequest, resolve_workload
-from sizer.workloads.job import resolve_job
+from sizer.engine.job import resolve_job
 
 
 def test_token_workload_defaults_are_stated():

@@ -1,0 +1,456 @@
+"""A training request resolved into what the engine runs: a layer table and the run's numbers.
+
+In the engine, not in ``sizer.workloads``: the engine consumes workloads (profiles, architectures,
+layer graphs) and this module builds the engine's tables from them, so the dependency runs one way.
+
+Where the layers come from, in order: a profile (``workload``: measured with torch, built in or
+a file), an architecture (``model``: by name or a Hugging Face ``config.json``), or a bare
+parameter count — a generated decoder-only transformer for a token workload, a dense network
+of ``O_f · P`` forward FLOP per sample otherwise. Each path states itself as an assumption.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+
+from sizer.choices import Attention, Optimizer, Precision, parse_choice
+from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
+from sizer.engine.roofline import Shape
+from sizer.workloads.architecture import Architecture
+from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
+from sizer.errors import InputError
+from sizer.hardware.precision import weight_bytes
+from sizer.workloads.profile import Layer, Profile, load_profile
+from sizer.results import Assumption
+from sizer.units import Quantity, parse_count
+from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
+
+DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
+
+
+@dataclass(frozen=True)
+class Job:
+    """A checked training run. Samples and batches count ``sample_word`` (sequences for language models)."""
+
+    description: str
+    layers: LayerTable
+    samples: float  # per epoch
+    epochs: float
+    batch_size: float  # samples per optimizer step, all devices
+    micro_batch: float | None  # samples per device per pass, if given
+    batch_given: bool  # False: the default batch (never changed silently: a layout that changes it says so)
+    precision: Precision
+    optimizer: Optimizer
+    tokens_per_sample: float  # seq_len for token workloads, else 1
+    token_mode: bool
+    workload: Workload  # the parsed request (parameter count, units, host figures)
+    assumptions: tuple[Assumption, ...]
+    arch: Architecture | None = None  # a transformer's shape: tensor and pipeline parallelism need it
+    finetune: FineTune | None = None  # LoRA/QLoRA: adapters over a frozen base (the adapter rows are in ``layers``); None: full
+
+    @functools.cached_property
+    def shape(self) -> Shape | None:
+        """What tensor and pipeline parallelism need of the architecture.
+
+        Returns
+        -------
+        Shape or None
+            Blocks, hidden size and tokens per sample; None for a profiled or dense workload.
+        """
+        if self.arch is None:
+            return None
+        arch = self.arch
+        return Shape(blocks=arch.layers + arch.encoder_layers, hidden=arch.hidden,
+                     tokens_per_sample=self.tokens_per_sample, moe_blocks=arch.moe_blocks,
+                     routed_per_token=arch.experts_per_token * (arch.capacity_factor or 1.0) if arch.moe else 0.0)
+
+    @property
+    def params(self) -> float:
+        """Every parameter of the layers, trained or frozen.
+
+        Returns
+        -------
+        float
+            Parameters [1].
+        """
+        return self.layers.total_params
+
+    @property
+    def summary(self) -> str:
+        """The job in one line, for a result's heading."""
+        short = _short
+        if not self.samples:
+            amount = f"batches of {short(self.batch_size)} {self.sample_word}s"
+        elif self.token_mode:
+            amount = f"{short(self.samples * self.tokens_per_sample)} tokens"
+        else:
+            amount = f"{short(self.samples)} {self.sample_word}s" + (f" x {short(self.epochs)} epochs" if self.epochs != 1 else "")
+        method = f", {self.finetune.method.value} r={self.finetune.rank}" if self.finetune else ""
+        return f"{self.description} trained on {amount}, {self.precision.value}, {self.optimizer.value}{method}"
+
+    @property
+    def sample_word(self) -> str:
+        """What one sample is, for messages.
+
+        Returns
+        -------
+        str
+            ``sequence`` for a token workload, else the profile's word (``image``, ``sample``).
+        """
+        return "sequence" if self.token_mode else self.layers.sample
+
+    def steps_for(self, batch) -> float:
+        """Optimizer steps of the whole run at a global batch.
+
+        Parameters
+        ----------
+        batch : float or numpy.ndarray
+            Global batch [sample].
+
+        Returns
+        -------
+        float or numpy.ndarray
+            ``max(1, ceil(S E / B))`` steps [1].
+        """
+        import numpy as np
+
+        return np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
+
+    @property
+    def pass_kind(self):
+        """The engine's pass for this job: forward + backward at the workload's ``O_b``, a frozen
+        base with trained adapters for LoRA/QLoRA (:func:`sizer.engine.roofline.training_passes`)."""
+        from sizer.engine.roofline import training_passes
+
+        training, frozen = training_passes(self.workload.backward_factor)
+        return training if self.finetune is None else frozen
+
+    @property
+    def training_flops(self) -> float:
+        r"""Model FLOP of the whole run, the one count that ``compute``, ``time`` and MFU share.
+
+        .. math::
+
+            C_\text{train} = S \, E \sum_i o_i \, F_{\text{fwd}, i} \, m_i
+
+        with ``o_i = O_b`` (3) for trained rows and ``1 + (O_b - 1)/2`` (2) for a frozen LoRA/QLoRA base.
+
+        Returns
+        -------
+        float
+            Training compute [FLOP].
+
+        References
+        ----------
+        [seed-004]
+        """
+        from sizer.engine.roofline import model_flops_per_sample
+
+        return model_flops_per_sample(self.layers, self.pass_kind) * self.samples * self.epochs
+
+
+def _short(number: float) -> str:
+    return f"{number:.3g}".replace("e+0", "e").replace("e+", "e")
+
+
+def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: float) -> Profile:
+    """One matrix layer carrying every parameter: the seed-004 model (``F = O_f P``) as a layer graph.
+
+    Parameters
+    ----------
+    params : float
+        Parameters [1].
+    forward_flops : float
+        Forward FLOP per sample [FLOP].
+    activation_bytes_fp32 : float
+        Activations kept per sample at FP32 storage [B].
+
+    Returns
+    -------
+    Profile
+        A one-layer profile.
+
+    References
+    ----------
+    [seed-004]
+    """
+    return Profile(name="dense", description=f"dense network of {params:.4g} parameters", sample="sample",
+                   generated_by="generated from the parameter count (seed 004 eq. 3: O_f P forward FLOP per sample)",
+                   layers=[Layer(name="dense", kind="matmul", forward_flops=forward_flops, bytes=activation_bytes_fp32,
+                                 params=params, activation_bytes=activation_bytes_fp32, kernels=2)])
+
+
+@functools.lru_cache(maxsize=64)
+def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> tuple[Profile, LayerTable]:
+    """A transformer's layer graph and its folded table, built once per (architecture, length, attention)."""
+    from sizer.workloads.layer_graph import layer_graph
+
+    profile = layer_graph(arch, seq_len, flash_attention=flash)
+    return profile, layer_table(profile)
+
+
+@dataclass(frozen=True)
+class _Layers:
+    """Where a job's layers came from: the profile, its folded table, and how to describe them."""
+
+    profile: Profile
+    table: LayerTable
+    described: str
+    assumptions: tuple[Assumption, ...]  # put before the workload's own
+    arch: Architecture | None = None
+
+
+def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
+    profile = load_profile(request.workload, request.seq_len)
+    if request.batch_size is None:
+        raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
+                                             f"({profile.sample}s per step)")
+    if workload.token_mode and profile.seq_len is None:
+        raise InputError("tokens", request.tokens, f"samples: the {profile.name} profile has no sequence length")
+    note = Assumption(name="workload profile", value=f"{profile.name}: {len(profile.layers)} layers, "
+                      f"{profile.forward_flops:.4g} forward FLOP per {profile.sample}", source=profile.generated_by)
+    return _Layers(profile, layer_table(profile), profile.name, (note,))
+
+
+def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
+    from sizer.workloads.registry import decoder_for_params, resolve_model
+
+    attention = parse_choice(Attention, request.attention, "attention")
+    if request.model is not None:
+        arch = resolve_model(request.model)
+        basis, described = f"{arch.name} ({arch.source})", arch.name
+    else:
+        arch, basis = decoder_for_params(workload.params)
+        described = f"{_short(workload.params)}-parameter transformer"
+    profile, table = _graph(arch, workload.seq_len, attention is Attention.FLASH)
+    notes = (Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
+                        f"{workload.seq_len} tokens", source=basis),
+             Assumption(name="attention", value=f"{attention.value}: " + (
+                 "softmax statistics kept, scores recomputed (no s x s activations)" if attention is Attention.FLASH
+                 else "s x s scores, softmax and dropout mask kept"),
+                 source="Korthikanti et al. 2022 §4.1 (docs/references.md [korthikanti]); --attention flash|standard"))
+    if arch.mla:
+        notes += (Assumption(
+            name="latent attention", value=f"multi-head latent attention: KV latent {arch.kv_lora_rank} + rotary key "
+            f"{arch.rope_head_dim} per token (the KV cache), query latent {arch.q_lora_rank or 'none'}",
+            source="DeepSeek-AI 2024, DeepSeek-V2 §2.1 (docs/references.md [deepseek-v2])"),)
+    if arch.moe:
+        shared = f" + {arch.shared_experts} shared" if arch.shared_experts else ""
+        dense = f"; the first {arch.dense_layers} blocks dense" if arch.dense_layers else (
+            f"; every {arch.moe_every}th block a mixture" if arch.moe_every > 1 else "")
+        notes += (Assumption(
+            name="experts", value=f"{arch.params_total():.4g} parameters in all (memory), {arch.params_active():.4g} "
+            f"active per token (FLOP): {arch.experts_per_token} of {arch.experts} routed experts{shared} in "
+            f"{arch.moe_blocks} blocks{dense}" + (f"; capacity factor {arch.capacity_factor:g}" if arch.capacity_factor
+                                                  else "; dropless (no capacity padding)"),
+            source=arch.source, verified=arch.verified),)
+    return _Layers(profile, table, described, notes, arch)
+
+
+def _dense_layers(workload: Workload, precision: Precision) -> _Layers:
+    # a stated activation figure is at the training precision; profiles count FP32 storage
+    scale = 4 / weight_bytes(precision.value) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
+    activations = workload.activation_memory_per_sample
+    fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
+    profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
+    return _Layers(profile, layer_table(profile), f"{_short(workload.params)}-parameter model", ())
+
+
+def _layers(request: WorkloadRequest, workload: Workload, precision: Precision) -> _Layers:
+    """The job's layers from the one source the request names (module docstring)."""
+    if request.workload is not None:
+        return _profile_layers(request, workload)
+    if workload.token_mode:
+        return _transformer_layers(request, workload)
+    if request.model is not None:
+        raise InputError("tokens", None, "the number of training tokens for a language model (--tokens)")
+    return _dense_layers(workload, precision)
+
+
+def _check_sources(request: WorkloadRequest) -> bool:
+    """Refuse two sources of layers at once; True where the layers (and so the parameters) are given."""
+    if request.model is not None and request.workload is not None:
+        raise InputError("model", request.model, "either a model or a workload profile, not both")
+    from_layers = request.model is not None or request.workload is not None
+    if from_layers and request.params is not None:
+        raise InputError("params", request.params, "no parameter count with a model or workload: it has its own")
+    return from_layers
+
+
+def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: float,
+             sample: str) -> tuple[float, float, float | None]:
+    """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads)."""
+    given = request.samples is not None or request.tokens is not None
+    samples = workload.samples / tokens_per_sample if given else 0.0  # 0: a step time only
+    batch = workload.batch_size / tokens_per_sample
+    if batch < 1:
+        raise InputError("batch_size", request.batch_size,
+                         f"at least one sequence ({tokens_per_sample:.0f} tokens) per step")
+    micro = None
+    if request.micro_batch is not None:
+        micro = parse_count("micro_batch", request.micro_batch)
+        if micro < 1 or micro != int(micro):
+            raise InputError("micro_batch", request.micro_batch, f"a whole number of {sample}s, at least 1")
+        if micro > batch:
+            raise InputError("micro_batch", request.micro_batch, f"at most the global batch ({batch:g} {sample}s)")
+    return samples, batch, micro
+
+
+# Defaults from the model (issue 15): the sequence length it trained at, a batch by its size, a
+# fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed silently.
+TRAINING_CONTEXT_CAP = 8192  # Llama 3 pre-trained at 8,192 before its long-context stage (Llama 3 paper §3.4)
+FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64)
+# Pre-training batch by size: GPT-3's 0.5M tokens below 1.3B and 1-2M to 6.7B (Brown et al. 2020, Table 2.1),
+# Llama 2's 4M from 7B up (Touvron et al. 2023 §2.2)
+BATCH_BY_SIZE = ((6.5e9, 4 * 1024 * 1024), (1e9, 2 * 1024 * 1024), (0.0, 512 * 1024))
+
+
+def default_batch_tokens(params: float) -> int:
+    """Pre-training tokens per step by model size (:data:`BATCH_BY_SIZE`).
+
+    Parameters
+    ----------
+    params : float
+        Parameters of the model [1].
+
+    Returns
+    -------
+    int
+        Tokens per optimizer step [token]: 0.5M below 1e9 parameters, 2M to 6.5e9, 4M from 6.5e9.
+
+    References
+    ----------
+    [touvron]
+    """
+    return next(tokens for size, tokens in BATCH_BY_SIZE if params >= size)
+
+
+def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[WorkloadRequest, list[Assumption]]:
+    """``base`` with the sequence length and batch the model implies where the request gives none.
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        The request as given (what it leaves out is defaulted).
+    base : WorkloadRequest
+        The request to update.
+
+    Returns
+    -------
+    tuple of (WorkloadRequest, list of Assumption)
+        ``base`` with ``seq_len`` and ``batch_size`` [token] filled in, and the assumptions that
+        state each default.
+
+    References
+    ----------
+    [touvron]
+    """
+    if request.tokens is None or request.workload is not None:
+        return base, []
+    from sizer.workloads.registry import resolve_model
+
+    update, said = {}, []
+    arch = resolve_model(request.model) if request.model is not None else None
+    seq_len = request.seq_len
+    if seq_len is None and arch is not None:
+        seq_len = min(arch.max_context, TRAINING_CONTEXT_CAP)
+        update["seq_len"] = seq_len
+        said.append(Assumption(name="sequence length", value=f"{seq_len} tokens: {arch.name}'s training context"
+                               + (f" (its {arch.max_context:,} extended context aside)" if arch.max_context > seq_len else ""),
+                               source=f"{arch.source}; give --seq-len"))
+    if request.batch_size is None:
+        finetune = (request.method or "full") != "full"
+        if finetune:
+            tokens = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)
+            said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
+                                   "a fine-tuning batch, not the pre-training one",
+                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); give --batch-size"))
+        else:
+            params = arch.params_total() if arch is not None else parse_count("params", base.params)
+            tokens = default_batch_tokens(params)
+            said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step (by model size: 0.5M below "
+                                   "1e9 parameters, 2M to 6.5e9, 4M from 6.5e9: the 7B class)",
+                                   source="GPT-3 (Brown et al. 2020, Table 2.1), Llama 2 (Touvron et al. 2023 §2.2); "
+                                          "give --batch-size"))
+        update["batch_size"] = tokens
+    return (base.model_copy(update=update) if update else base), said
+
+
+def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
+    """Check a training request and build its layer table (module docstring).
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        The workload as given (CLI options or an HTTP body).
+    need_samples : bool
+        Whether the run's length (samples or tokens) must be given; memory needs none.
+
+    Returns
+    -------
+    Job
+        The checked run; its workload's parameter count and forward FLOP are the layers' own
+        where a model or a profile gives them.
+    """
+    from_layers = _check_sources(request)
+    batch_given = request.batch_size is not None
+    request, defaults = model_defaults(request, request)
+    workload = resolve_workload(request, need_samples=need_samples and request.workload is None, need_params=not from_layers)
+    precision = parse_choice(Precision, request.precision, "precision")
+    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
+    found = _layers(request, workload, precision)
+    # FLOP and activations of a profile or a layer graph are its own, not the parameter-count rule's
+    graph = from_layers or workload.token_mode
+    assumptions = [*found.assumptions, *(a for a in workload.assumptions
+                                         if a.name not in ("forward FLOP per sample", "activations") or not graph),
+                   *defaults]
+    layers, profile = found.table, found.profile
+    if from_layers:  # the parameter count and FLOP are the layers'
+        workload = replace(workload, params=layers.total_params,
+                           forward_flops_per_sample=Quantity(layers.total_forward_flops, "FLOP"))
+    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision.value,
+                                layers.total_params)
+    if finetune is not None:
+        adapters = adapter_profile(found.arch, int(profile.seq_len), finetune.rank, finetune.targets)
+        layers = with_trained_rows(layers, layer_table(adapters))
+        assumptions.extend(finetune.assumptions)
+    tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample)
+    return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
+               micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,
+               tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,
+               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune)
+
+
+def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,
+                     samples: float = 0.0, micro_batch: float | None = None) -> Job:
+    """A job straight from a profile: for calibration, reference runs and validation predictions.
+
+    Parameters
+    ----------
+    profile : Profile
+        The measured or built-in layers.
+    batch_size : float
+        Global batch [sample].
+    precision : str
+        Training precision (:class:`~sizer.choices.Precision`).
+    optimizer : str
+        Optimizer (:class:`~sizer.choices.Optimizer`).
+    samples : float
+        Samples per epoch [sample]; 0 for a step time only.
+    micro_batch : float, optional
+        Samples per device per pass [sample].
+
+    Returns
+    -------
+    Job
+        The run, with no stated assumptions.
+    """
+    request = WorkloadRequest(params=max(profile.params, 1.0), samples=samples or batch_size, batch_size=batch_size,
+                              precision=precision, optimizer=optimizer)
+    workload = resolve_workload(request)
+    return Job(description=f"{profile.name} ({profile.description})", layers=layer_table(profile), samples=samples,
+               epochs=1.0, batch_size=float(batch_size), micro_batch=micro_batch, batch_given=True,
+               precision=parse_choice(Precision, precision, "precision"),
+               optimizer=parse_choice(Optimizer, optimizer, "optimizer"), tokens_per_sample=1.0, token_mode=False,
+               workload=workload, assumptions=())

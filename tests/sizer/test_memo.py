@@ -1,0 +1,87 @@
+"""The core's one cache mechanism (issue 18 item 4): bounded, keyed by values, never by id(); a catalog
+passed once is not kept alive by any cache."""
+import ast
+import gc
+import threading
+import weakref
+from pathlib import Path
+
+import pytest
+
+from sizer.hardware.catalog import load_catalog
+from sizer.memo import keyed_cache
+from sizer.plan.recommend import RecommendRequest, recommend
+
+SIZER = Path(__file__).resolve().parents[2] / "sizer"
+
+
+def test_a_keyed_cache_keeps_at_most_maxsize_answers_least_recently_used_out_first():
+    calls = []
+
+    @keyed_cache(maxsize=2, key=lambda x: x)
+    def square(x):
+        calls.append(x)
+        return x * x
+
+    square(1), square(2), square(1), square(3)  # 2 is the least recently used when 3 arrives
+    assert square.cache_info().size == 2
+    square(1)
+    square(2)
+    assert calls == [1, 2, 3, 2]
+
+
+def test_an_error_is_never_cached():
+    calls = []
+
+    @keyed_cache(maxsize=4, key=lambda x: x)
+    def fails(x):
+        calls.append(x)
+        raise ValueError(x)
+
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            fails(1)
+    assert calls == [1, 1] and fails.cache_info().size == 0
+
+
+def test_threads_share_one_bounded_cache():
+    @keyed_cache(maxsize=8, key=lambda x: x % 16)
+    def same(x):
+        return x % 16
+
+    threads = [threading.Thread(target=lambda i=i: [same(i + j) for j in range(200)]) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert same.cache_info().size <= 8
+
+
+def test_no_cache_in_the_core_is_keyed_by_identity():
+    # id() of a freed object is reused by the next one: a cache keyed by it answers for the wrong object,
+    # or must keep every object alive to prevent that (issue 18: one kept every catalog ever passed)
+    calls = [f"{path.relative_to(SIZER.parent)}:{node.lineno}" for path in SIZER.rglob("*.py")
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "id"]
+    assert calls == []
+
+
+def test_a_catalog_passed_to_recommend_is_not_kept_alive(tmp_path):
+    path = tmp_path / "extra.yaml"
+    path.write_text("sources: {}\ndevices: []\n", encoding="utf-8")  # the built-in devices, in a new catalog object
+    catalog = load_catalog(path)
+    gone = weakref.ref(catalog)
+    recommend(RecommendRequest(params=7e5, samples=6e4, epochs=4, precision="fp32", max_devices=1, kinds=["cpu"]),
+              catalog)
+    del catalog
+    gc.collect()
+    assert gone() is None
+
+
+def test_equal_catalogs_share_cached_answers(tmp_path):
+    path = tmp_path / "extra.yaml"
+    path.write_text("sources: {}\ndevices: []\n", encoding="utf-8")
+    first, second = load_catalog(path), load_catalog(path)
+    assert first is not second and first.key == second.key
+    question = RecommendRequest(params=7e5, samples=6e4, epochs=4, precision="fp32", max_devices=1, kinds=["cpu"])
+    assert recommend(question, first) is recommend(question, second)
