@@ -109,14 +109,35 @@ def render_load(result) -> None:
 
 def render_recommendation(result, top: int) -> None:
     """The ranked table of `sizer recommend --inference`."""
+    if result.scenario == "load":
+        return render_load_recommendation(result, top)
     rows = [(r.rank, r.name, r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
              output.rng(r.time_to_first_token), f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB",
              "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}",
              "-" if r.cost_per_million_tokens is None else output.rng(r.cost_per_million_tokens)) for r in result.ranked[:top]]
-    output.table(f"Serving {result.model} ({result.weights}), {result.prompt_len} in / {result.output_len} out; cheapest first",
+    output.table(f"Serving {result.model} ({result.weights}), {result.prompt_len} in / {result.output_len} out; ranked by {result.objective}",
                  ("#", "device", "count", "batch", "tokens/s per user", "total tokens/s", "first token", "memory need / has",
                   "USD/hour", "USD per M tokens"), rows,
                  caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. --json for everything.")
+    if result.rejected:
+        output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
+    output.assumptions(result.assumptions)
+
+
+def render_load_recommendation(result, top: int) -> None:
+    """`sizer recommend --inference --rate/--users`: deployments under load, ranked by the objective."""
+    def cost(r):
+        c = r.cost_per_million_tokens
+        return "-" if c is None else f"{c.value:.3g}" + (" (a)" if c.price_basis == "buy" else "")
+    rows = [(r.rank, r.name, f"{r.replicas} x {r.count}", f"{r.max_request_rate.value:.3g}",
+             f"{r.latency.ttft.p99:.3g}", "-" if r.latency.tpot is None else f"{r.latency.tpot.p99:.3g}", cost(r))
+            for r in result.ranked[:top]]
+    ld = result.load
+    asked = f"{ld.request_rate.value:g} req/s" if ld.request_rate else f"{ld.users} users"
+    output.table(f"Serving {result.model} ({result.weights}) at {asked}; ranked by {result.objective}",
+                 ("#", "device", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
+                 caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. "
+                         "(a): amortised purchase, no rent price. --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     output.assumptions(result.assumptions)

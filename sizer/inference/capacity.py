@@ -50,11 +50,11 @@ class Slo:
 def saturated(replica: Replica, lengths: Lengths, requests: int, seed: int = 0) -> SimulationResult:
     """The replica kept full: a closed loop of more users than its batch slots, no think time."""
     users = int(replica.max_batch * 1.25) + 1
-    return simulate(replica, Load(users=users), lengths, requests=max(requests, 2 * users), seed=seed)
+    return simulate(replica, Load(users=users), lengths, requests=max(requests, users + users // 2), seed=seed)
 
 
 def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
-             steps: int = SEARCH_STEPS) -> tuple[float, SimulationResult]:
+             steps: int = SEARCH_STEPS, full: SimulationResult | None = None) -> tuple[float, SimulationResult]:
     """The largest Poisson rate [1/s] one replica serves within ``slo``, and its saturated run.
 
     Parameters
@@ -77,7 +77,7 @@ def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, 
     ----------
     agrawal2024vidur (docs/references.md).
     """
-    full = saturated(replica, lengths, requests, seed)
+    full = full or saturated(replica, lengths, requests, seed)
     top = full.request_rate
     if top <= 0 or not slo.any:
         return top, full
@@ -124,7 +124,8 @@ class LoadAnswer:
     saturated_output_tokens_per_s: float  # per replica
 
 
-def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0) -> LoadAnswer:
+def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
+               full: SimulationResult | None = None) -> LoadAnswer:
     """Replicas for ``load`` within ``slo``, and the latency each replica sees at its share.
 
     Parameters
@@ -147,7 +148,7 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
     ----------
     agrawal2024vidur (docs/references.md).
     """
-    rate_cap, full = max_rate(replica, lengths, slo, requests, seed)
+    rate_cap, full = max_rate(replica, lengths, slo, requests, seed, full=full)
     if load.rate is not None:
         if rate_cap <= 0:
             run = simulate(replica, Load(rate=load.rate), lengths, requests, seed)

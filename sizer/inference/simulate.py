@@ -21,7 +21,9 @@ kwon2023vllm, agrawal2024sarathi, agrawal2024vidur (docs/references.md).
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
+import math
 from collections import deque
 from dataclasses import dataclass
 
@@ -73,27 +75,44 @@ class IterationGrid:
     weights: float  # B per device
     fits: bool
 
+    def interpolator(self):
+        """A function (n tokens, k KV tokens) -> seconds, bilinear in the grid, on plain lists (the
+        simulation calls it once per iteration)."""
+        t, s = self.tokens.tolist(), self.seconds.tolist()
+        last_i, last_j = len(t) - 2, len(self.kv_tokens) - 2
+        step = float(self.kv_tokens[1])
+        right = bisect.bisect_right
+
+        def time(n: float, k: float) -> float:
+            i = right(t, n) - 1
+            i = 0 if i < 0 else (last_i if i > last_i else i)
+            x = (n - t[i]) / (t[i + 1] - t[i])
+            q = k / step
+            j = int(q)
+            if j > last_j:
+                j = last_j
+            y = q - j
+            a, b = s[i], s[i + 1]
+            return (1 - x) * (a[j] + y * (a[j + 1] - a[j])) + x * (b[j] + y * (b[j + 1] - b[j]))
+        return time
+
     def time(self, n: float, k: float) -> float:
         """Bilinear interpolation of the grid at ``n`` tokens and ``k`` KV tokens [s]."""
-        t, s = self._lists
-        i = min(max(bisect.bisect_right(t, n) - 1, 0), len(t) - 2)
-        x = (n - t[i]) / (t[i + 1] - t[i])
-        step = self.kv_tokens[1]
-        j = min(int(k / step), len(self.kv_tokens) - 2)
-        y = k / step - j
-        a, b = s[i], s[i + 1]
-        return (1 - x) * ((1 - y) * a[j] + y * a[j + 1]) + x * ((1 - y) * b[j] + y * b[j + 1])
-
-    @property
-    def _lists(self):
-        cached = self.__dict__.get("_cached")
-        if cached is None:
-            cached = (self.tokens.tolist(), self.seconds.tolist())
-            object.__setattr__(self, "_cached", cached)
-        return cached
+        return self.interpolator()(n, k)
 
 
 _GRIDS: dict[tuple, tuple] = {}
+
+
+@functools.lru_cache(maxsize=64)
+def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float):
+    return fold(decode_profile(arch, context), kv_layer_token, idle)
+
+
+@functools.lru_cache(maxsize=64)
+def _widest_layer_bytes(arch: Architecture, tokens: int) -> float:
+    """Activation bytes of the widest layer over a prefill chunk of ``tokens`` (held at once)."""
+    return float(fold(prefill_profile(arch, tokens)).table.bytes.max())
 
 
 def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
@@ -128,12 +147,11 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     stored = stored_weight_bytes(arch, replica.weights)
     kv_layer_token = kv_cache_bytes_per_token(arch, replica.kv_bytes) / arch.layers
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
-    decode = fold(decode_profile(arch, max(mean_context, 1.0)), kv_layer_token, idle)
+    decode = _decode_layers(arch, float(max(round(mean_context), 1)), kv_layer_token, idle)
 
     # memory on each device: weights, the activations of one chunk, the runtime's reserve; the rest holds KV
     weights = arch.params_total() * stored / replica.count
-    chunk = fold(prefill_profile(arch, min(replica.token_budget, 8192)))
-    act = float(chunk.table.bytes.max()) * table.storage_scale[d] / tp + replica.max_batch * arch.vocab * LOGIT_BYTES
+    act = _widest_layer_bytes(arch, min(replica.token_budget, 8192)) * table.storage_scale[d] / tp + replica.max_batch * arch.vocab * LOGIT_BYTES
     free = float(table.memory[d] - weights - table.framework_overhead[d] - act)
     kv_device_token = kv_cache_bytes_per_token(arch, replica.kv_bytes, tp) / (replica.count if replica.split == "layer" else 1)
     capacity = int(max(free, 0.0) // kv_device_token // KV_BLOCK_TOKENS * KV_BLOCK_TOKENS)
@@ -154,7 +172,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     seconds = (parts.step + table.step_overhead[d]).reshape(len(tokens), len(kv_axis))
     grid = IterationGrid(tokens=tokens, kv_tokens=kv_axis, seconds=seconds, kv_capacity=capacity,
                          weights=float(weights), fits=capacity >= KV_BLOCK_TOKENS)
-    if len(_GRIDS) > 64:
+    if len(_GRIDS) > 1024:
         _GRIDS.clear()
     _GRIDS[key] = (replica.arch, replica.table, grid)
     return grid
@@ -255,13 +273,16 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     finished = 0
     preemptions = 0
     busy_time = 0.0
-    interp = grid.time
+    interp = grid.interpolator()
     for r in np.flatnonzero(too_long).tolist():  # can never be held: finished as failures
         done[r] = np.inf
         finished += 1
 
+    step_of_k = float(grid.kv_tokens[1])
+    loops = 0
     while finished < requests and it < max_iterations:
-        if it & 1023 == 0:
+        loops += 1
+        if loops & 1023 == 0:
             check_deadline()
         # arrivals up to now
         if closed:
@@ -290,6 +311,28 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             kv_of[r] = 0
             waiting.appendleft(r)
             preemptions += 1
+        # only decoding, nothing waiting: run the iterations up to the next finish, arrival or cache cell at once
+        # (within one cell of the grid an iteration's time grows linearly with the KV tokens read)
+        if decoding and not waiting and not prefilling:
+            k = heap[0][0] - it if heap else 0
+            k = min(k, (cap - kv_used) // decoding, int((int(kv_used / step_of_k) + 1) * step_of_k - kv_used) // decoding)
+            upcoming = pending_users[0][0] if closed and pending_users else (
+                arrivals[order[next_arrival]] if not closed and next_arrival < requests else np.inf)
+            if k >= 2:
+                t0 = interp(decoding, kv_used)
+                d = interp(decoding, kv_used + decoding) - t0
+                if upcoming != np.inf:  # the fewest iterations after which the next arrival has come
+                    gap = upcoming - now
+                    a2, b1 = d / 2, t0 - d / 2
+                    ka = (gap / b1 if abs(a2) < 1e-15 else (-b1 + math.sqrt(b1 * b1 + 4 * a2 * gap)) / (2 * a2))
+                    k = min(k, max(int(math.ceil(ka)), 1))
+                if k >= 2:
+                    span = k * t0 + d * k * (k - 1) / 2
+                    now += span
+                    busy_time += span
+                    kv_used += k * decoding
+                    it += k
+                    continue
         # chunked prefill within the token budget; admission needs the prompt's KV and a batch slot
         left = budget - decoding
         chunked = 0
