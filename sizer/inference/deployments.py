@@ -28,7 +28,7 @@ from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, re
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
 from sizer.inference.capacity import saturated, serve_load
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
-from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica
+from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
                                         parse_load, price_per_hour)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
@@ -240,6 +240,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     table = serving_table(devices, fmt)
+    batching = batching_table(devices, fmt)
     limit = arch.heads if split == "tensor" else arch.layers
     counts = [int(x) for x in np.exp2(np.arange(int(np.log2(request.max_devices)) + 1)) if x <= limit]
     mean_prompt, mean_output = lengths.mean()
@@ -266,7 +267,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
                 why = (f"too slow even for a lone request: time to first token {a.prefill_seconds[r] * 1e3:.3g} ms, "
                        f"per output token {a.decode_seconds[r] * 1e3:.3g} ms at {count} devices")
                 continue
-            replica = Replica(arch, fmt, kv, table, i, count, split, request.max_running or DEFAULT_MAX_BATCH,
+            replica = Replica(arch, fmt, kv, batching, i, count, split, request.max_running or DEFAULT_MAX_BATCH,
                               request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
             full = saturated(replica, lengths, SEARCH_REQUESTS)
             if request.objective == "cost" and scored and full.request_rate > 0:

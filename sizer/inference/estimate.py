@@ -26,7 +26,7 @@ from sizer.formulas.tco import hourly_price
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
 from sizer.inference.capacity import serve_load
-from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica
+from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
 from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, cost_out,
                                         default_split, latency_out, load_assumptions, load_out, parse_load, price_per_hour)
 from sizer.workloads.architecture import Architecture
@@ -240,7 +240,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         return InferenceResult(**fields, assumptions=assumptions)
 
     # under load: continuous batching on as many replicas as the load needs
-    replica = Replica(arch, fmt, kv, table, 0, request.count, split, request.max_running or DEFAULT_MAX_BATCH,
+    replica = Replica(arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split, request.max_running or DEFAULT_MAX_BATCH,
                       request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
     answer = serve_load(replica, load, lengths, slo)
     replicas = answer.replicas or 1

@@ -2,9 +2,11 @@
 
 A replica runs iterations as vLLM, TensorRT-LLM and SGLang schedule them: every running request
 decodes one token, and waiting requests are prefilled in chunks while a token budget per
-iteration lasts (chunked prefill). The paged KV cache bounds the running batch: a request is
-admitted when its prompt fits in the free cache, and when the growing answers outgrow it the
-youngest request is preempted and later recomputed (vLLM's default recompute preemption).
+iteration lasts (chunked prefill). The paged KV cache bounds the running batch: by default a
+request is admitted when its prompt and whole answer fit in the unreserved cache (TensorRT-LLM's
+GUARANTEED_NO_EVICT); with ``reserve_kv=False`` it is admitted when its prompt fits, and when the
+growing answers outgrow the cache the youngest request is preempted and later recomputed (vLLM's
+recompute preemption).
 
 Each iteration's time is the one engine's: :func:`iteration_grid` evaluates
 :func:`sizer.engine.roofline.step_seconds` (forward-only ``INFERENCE`` pass) once per deployment
@@ -30,11 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.deadline import check_deadline
+from sizer.engine.constants import serving_efficiencies
 from sizer.engine.devices import DeviceTable
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.inference.formats import WeightFormat
 from sizer.inference.serving import (LOGIT_BYTES, decode_profile, fold, kv_cache_bytes_per_token, prefill_profile,
-                                     stored_weight_bytes, touched_experts)
+                                     serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.traffic import Lengths, Load, poisson_arrivals
 from sizer.workloads.architecture import Architecture
 
@@ -45,6 +48,18 @@ DEFAULT_TOKEN_BUDGET = 2048
 KV_BLOCK_TOKENS = 16  # vLLM's paged-attention block
 MAX_REQUESTS = 20_000  # work bound of one simulation
 MAX_ITERATIONS = 400_000
+# Scheduling (batch assembly, sampling, detokenisation) per iteration beyond the engine's per-pass
+# overhead: fitted by `benchmarks/serving_accuracy.py --fit` on TensorRT-LLM's perf-overview offline rows.
+SCHEDULER_OVERHEAD = 0.0
+# Fraction of the 16/8-bit matrix peak the iterations of continuous batching reach (large fused GEMMs
+# of many requests' tokens at once): fitted by `benchmarks/serving_accuracy.py --fit` on the same rows.
+BATCHING_MATRIX_EFFICIENCY = 0.7  # fit: 0.66-0.74 searched, mean squared log error 0.0106 at 0.7
+
+
+def batching_table(devices: tuple, weights: WeightFormat, matrix: float | None = None) -> DeviceTable:
+    """Device rates for continuous batching: the serving table at the batching matrix efficiency."""
+    m = BATCHING_MATRIX_EFFICIENCY if matrix is None else matrix
+    return serving_table(tuple(devices), weights, tuple(serving_efficiencies(d.kind, matrix=m) for d in devices))
 WARMUP_SHARE = 0.1  # of the requests, left out of percentiles and throughput (the empty start)
 
 
@@ -62,6 +77,13 @@ class Replica:
     max_batch: int = DEFAULT_MAX_BATCH
     token_budget: int = DEFAULT_TOKEN_BUDGET
     prefix_hit: float = 0.0  # share of prompt tokens found in the prefix cache
+    iteration_overhead: float = None  # s of scheduling per iteration (default SCHEDULER_OVERHEAD)
+    reserve_kv: bool = True  # admit only when prompt + answer fit (TensorRT-LLM GUARANTEED_NO_EVICT); False:
+    # admit when the prompt fits and preempt the youngest when the answers outgrow the cache (vLLM)
+
+    def __post_init__(self):
+        if self.iteration_overhead is None:
+            object.__setattr__(self, "iteration_overhead", SCHEDULER_OVERHEAD)
 
 
 @dataclass(frozen=True)
@@ -138,7 +160,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     """
     # keyed by identities, checked against the objects kept with the grid (an identity can be reused)
     key = (id(replica.arch), id(replica.table), replica.weights, replica.kv_bytes, replica.device, replica.count,
-           replica.split, replica.max_batch, replica.token_budget, round(mean_context))
+           replica.split, replica.max_batch, replica.token_budget, replica.iteration_overhead, round(mean_context))
     kept = _GRIDS.get(key)
     if kept is not None and kept[0] is replica.arch and kept[1] is replica.table:
         return kept[2]
@@ -169,7 +191,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     parts = step_seconds(decode.table, table, configs, optimizer_states=0, kind=INFERENCE,
                          weight_bytes=np.full(len(n), stored), extra_bytes=extra,
                          shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1))
-    seconds = (parts.step + table.step_overhead[d]).reshape(len(tokens), len(kv_axis))
+    seconds = (parts.step + table.step_overhead[d] + replica.iteration_overhead).reshape(len(tokens), len(kv_axis))
     grid = IterationGrid(tokens=tokens, kv_tokens=kv_axis, seconds=seconds, kv_capacity=capacity,
                          weights=float(weights), fits=capacity >= KV_BLOCK_TOKENS)
     if len(_GRIDS) > 1024:
@@ -268,6 +290,8 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     alive = [False] * requests
     decoding = 0
     kv_used = 0
+    reserved = 0  # KV tokens promised to admitted requests (prompt + whole answer) under the reserving policy
+    reserve = replica.reserve_kv
     now = 0.0
     it = 0
     finished = 0
@@ -306,6 +330,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             decoding -= 1
             grown = it - 1 - start_iter[r]  # tokens decoded since its first, all iterations before this one
             kv_used -= kv_of[r] + grown
+            reserved -= prompt_l[r] + output_l[r]
             made[r] += grown
             todo[r] = prompt_l[r] + made[r]
             kv_of[r] = 0
@@ -349,9 +374,11 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         while left > 0 and waiting and decoding + len(prefilling) < max_batch:
             r = waiting[0]
             need = prompt_l[r] + made[r]
-            if kv_used + need > cap:
+            whole = prompt_l[r] + output_l[r]
+            if (reserved + whole > cap) if reserve else (kv_used + need > cap):
                 break
             waiting.popleft()
+            reserved += whole
             kv_used += need
             kv_of[r] = need
             prefilling.append(r)
@@ -381,6 +408,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             alive[r] = False
             decoding -= 1
             kv_used -= kv_of[r] + (it - start_iter[r])
+            reserved -= prompt_l[r] + output_l[r]
             done[r] = now
             finished += 1
             if closed and next_user_request < requests:
@@ -396,6 +424,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             remaining = output_l[r] - made[r]
             if remaining <= 0:
                 kv_used -= kv_of[r]
+                reserved -= prompt_l[r] + output_l[r]
                 done[r] = now
                 finished += 1
                 if closed and next_user_request < requests:
