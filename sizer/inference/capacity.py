@@ -47,10 +47,14 @@ class Slo:
                    for name, limit in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e)))
 
 
+SATURATED_ROUNDS = 4  # requests per user in the saturated run: the middle of the run is steady
+
+
 def saturated(replica: Replica, lengths: Lengths, requests: int, seed: int = 0) -> SimulationResult:
-    """The replica kept full: a closed loop of more users than its batch slots, no think time."""
+    """The replica kept full: a closed loop of more users than its batch slots, no think time; its
+    ``steady_*`` figures are the saturated throughput (the start and the drain left out)."""
     users = int(replica.max_batch * 1.25) + 1
-    return simulate(replica, Load(users=users), lengths, requests=max(requests, users + users // 2), seed=seed)
+    return simulate(replica, Load(users=users), lengths, requests=max(requests, SATURATED_ROUNDS * users), seed=seed)
 
 
 def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
@@ -78,7 +82,7 @@ def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, 
     agrawal2024vidur (docs/references.md).
     """
     full = full or saturated(replica, lengths, requests, seed)
-    top = full.request_rate
+    top = full.steady_request_rate
     if top <= 0 or not slo.any:
         return top, full
     lo, hi = 0.0, top * 1.05
@@ -125,7 +129,7 @@ class LoadAnswer:
 
 
 def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
-               full: SimulationResult | None = None) -> LoadAnswer:
+               full: SimulationResult | None = None, replicas: int | None = None) -> LoadAnswer:
     """Replicas for ``load`` within ``slo``, and the latency each replica sees at its share.
 
     Parameters
@@ -142,28 +146,37 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
     Returns
     -------
     LoadAnswer
-        Replicas [1], capacity per replica [1/s], utilisation [1] and the simulated run.
+        Replicas [1] (``replicas`` if given: the load spread over that many, whether or not they
+        meet the SLOs), capacity per replica [1/s], utilisation [1] and the simulated run.
 
     References
     ----------
     agrawal2024vidur (docs/references.md).
     """
     rate_cap, full = max_rate(replica, lengths, slo, requests, seed, full=full)
+    if replicas is not None:  # a fixed number of replicas: the latency they give at this load
+        share = (Load(rate=load.rate / replicas) if load.rate is not None else
+                 Load(users=math.ceil(load.users / replicas), think_time=load.think_time))
+        run = simulate(replica, share, lengths, requests if share.rate else max(requests, 3 * share.users), seed)
+        met = slo.met(run) if slo.any else run.complete
+        util = (load.rate / (replicas * rate_cap) if load.rate is not None and rate_cap > 0 else
+                run.request_rate / rate_cap if rate_cap > 0 else math.inf)
+        return LoadAnswer(run, replicas, rate_cap, None, met, util, full.steady_output_tokens_per_s)
     if load.rate is not None:
         if rate_cap <= 0:
             run = simulate(replica, Load(rate=load.rate), lengths, requests, seed)
-            return LoadAnswer(run, None, 0.0, None, False, math.inf, full.output_tokens_per_s)
+            return LoadAnswer(run, None, 0.0, None, False, math.inf, full.steady_output_tokens_per_s)
         replicas = min(max(1, math.ceil(load.rate / rate_cap - 1e-9)), MAX_REPLICAS)
         run = simulate(replica, Load(rate=load.rate / replicas), lengths, requests, seed)
         met = slo.met(run) if slo.any else run.complete
-        return LoadAnswer(run, replicas, rate_cap, None, met, load.rate / (replicas * rate_cap), full.output_tokens_per_s)
+        return LoadAnswer(run, replicas, rate_cap, None, met, load.rate / (replicas * rate_cap), full.steady_output_tokens_per_s)
     users_cap = (max_users(replica, lengths, slo, load.think_time, requests, seed) if slo.any
                  else replica.max_batch)
     if users_cap <= 0:
         run = simulate(replica, load, lengths, max(requests, 3 * load.users), seed)
-        return LoadAnswer(run, None, rate_cap, 0, False, math.inf, full.output_tokens_per_s)
+        return LoadAnswer(run, None, rate_cap, 0, False, math.inf, full.steady_output_tokens_per_s)
     replicas = min(max(1, math.ceil(load.users / users_cap)), MAX_REPLICAS)
     share = math.ceil(load.users / replicas)
     run = simulate(replica, Load(users=share, think_time=load.think_time), lengths, max(requests, 3 * share), seed)
     met = slo.met(run) if slo.any else run.complete
-    return LoadAnswer(run, replicas, rate_cap, users_cap, met, load.users / (replicas * users_cap), full.output_tokens_per_s)
+    return LoadAnswer(run, replicas, rate_cap, users_cap, met, load.users / (replicas * users_cap), full.steady_output_tokens_per_s)

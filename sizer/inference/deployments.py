@@ -270,9 +270,9 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
             replica = Replica(arch, fmt, kv, batching, i, count, split, request.max_running or DEFAULT_MAX_BATCH,
                               request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
             full = saturated(replica, lengths, SEARCH_REQUESTS)
-            if request.objective == "cost" and scored and full.request_rate > 0:
+            if request.objective == "cost" and scored and full.steady_request_rate > 0:
                 # the cost at the asked load is proportional to the devices in use: skip a count that cannot beat the best
-                fewest = count * (math.ceil(load.rate / full.request_rate) if load.rate is not None
+                fewest = count * (math.ceil(load.rate / full.steady_request_rate) if load.rate is not None
                                   else math.ceil(load.users / replica.max_batch))
                 if fewest >= min(o[2] * o[4].replicas for o in scored):
                     continue

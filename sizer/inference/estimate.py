@@ -242,7 +242,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     # under load: continuous batching on as many replicas as the load needs
     replica = Replica(arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split, request.max_running or DEFAULT_MAX_BATCH,
                       request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
-    answer = serve_load(replica, load, lengths, slo)
+    answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
     replicas = answer.replicas or 1
     out_rate = answer.run.output_tokens_per_s * replicas
     hourly, basis, hourly_note = price_per_hour(device, request.rent_price)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.deadline import check_deadline
-from sizer.engine.constants import serving_efficiencies
+from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.inference.formats import WeightFormat
@@ -51,15 +51,18 @@ MAX_ITERATIONS = 400_000
 # Scheduling (batch assembly, sampling, detokenisation) per iteration beyond the engine's per-pass
 # overhead: fitted by `benchmarks/serving_accuracy.py --fit` on TensorRT-LLM's perf-overview offline rows.
 SCHEDULER_OVERHEAD = 0.0
-# Fraction of the 16/8-bit matrix peak the iterations of continuous batching reach (large fused GEMMs
-# of many requests' tokens at once): fitted by `benchmarks/serving_accuracy.py --fit` on the same rows.
-BATCHING_MATRIX_EFFICIENCY = 0.7  # fit: 0.66-0.74 searched, mean squared log error 0.0106 at 0.7
+# The fraction of the matrix peak batched iterations reach is the serving engine's own
+# (SERVING_MATRIX_EFFICIENCY, fitted offline on other sources): `benchmarks/serving_accuracy.py --fit`
+# searched 0.55-0.70 on TensorRT-LLM's perf-overview rows and landed at 0.60, so no second constant.
+BATCHING_MATRIX_EFFICIENCY = SERVING_MATRIX_EFFICIENCY
 
 
 def batching_table(devices: tuple, weights: WeightFormat, matrix: float | None = None) -> DeviceTable:
-    """Device rates for continuous batching: the serving table at the batching matrix efficiency."""
-    m = BATCHING_MATRIX_EFFICIENCY if matrix is None else matrix
-    return serving_table(tuple(devices), weights, tuple(serving_efficiencies(d.kind, matrix=m) for d in devices))
+    """Device rates for continuous batching: the serving table (``matrix``: another matrix
+    efficiency, for the fit's search only)."""
+    if matrix is None or matrix == SERVING_MATRIX_EFFICIENCY:
+        return serving_table(tuple(devices), weights)
+    return serving_table(tuple(devices), weights, tuple(serving_efficiencies(d.kind, matrix=matrix) for d in devices))
 WARMUP_SHARE = 0.1  # of the requests, left out of percentiles and throughput (the empty start)
 
 
@@ -216,6 +219,8 @@ class SimulationResult:
     iterations: int
     simulated_seconds: float
     kv_capacity: int
+    steady_output_tokens_per_s: float = 0.0  # over the middle 60 % of completions (no start, no drain)
+    steady_request_rate: float = 0.0
 
     def percentile(self, name: str, q: float) -> float:
         values = getattr(self, name)
@@ -458,9 +463,20 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         req_rate = len(measured) / span
     else:
         out_rate = tot_rate = req_rate = 0.0
+    # the steady part: completions between the 20th and 80th percentile of completion times
+    ends = np.flatnonzero(np.isfinite(done_a))
+    steady_out = steady_rate = 0.0
+    if len(ends) >= 10:
+        ends = ends[np.argsort(done_a[ends], kind="stable")]
+        i0, i1 = int(len(ends) * 0.2), int(len(ends) * 0.8)
+        span = float(done_a[ends[i1]] - done_a[ends[i0]])
+        if span > 0:
+            steady_out = float(outputs[ends[i0 + 1:i1 + 1]].sum() / span)
+            steady_rate = (i1 - i0) / span
     return SimulationResult(ttft=ttft, tpot=tpot, e2e=e2e, output_tokens_per_s=out_rate, total_tokens_per_s=tot_rate,
                             request_rate=req_rate, preemptions=preemptions, busy=min(busy_time / max(now, 1e-9), 1.0),
-                            complete=complete, iterations=it, simulated_seconds=now, kv_capacity=cap)
+                            complete=complete, iterations=it, simulated_seconds=now, kv_capacity=cap,
+                            steady_output_tokens_per_s=steady_out, steady_request_rate=steady_rate)
 
 
 def _empty(grid: IterationGrid) -> SimulationResult:

@@ -44,6 +44,8 @@ class LoadFields(BaseModel):
     token_budget: int | None = Field(None, ge=64, le=65536, description=f"tokens per iteration, chunked prefill "
                                                                           f"(default {DEFAULT_TOKEN_BUDGET}, vLLM's)")
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
+    replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
+                                                                      "(default: as many as the SLOs need)")
 
 
 def default_split(request: LoadFields, weights: WeightFormat) -> str:
