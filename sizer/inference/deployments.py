@@ -51,6 +51,7 @@ class InferenceRecommendRequest(ServedModel):
     context_length: int | None = Field(None, ge=2, le=10_000_000, description="tokens a sequence must hold; the prompt is "
                                                                                "this less the output")
     max_devices: int = Field(8, ge=1, le=1024, description="largest tensor-parallel group (or layer split)")
+    max_replicas: int = Field(64, ge=1, le=100_000, description="most replicas of one deployment (under load)")
     objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
@@ -283,6 +284,9 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
                                               + (f", per output token {lat.tpot.p99:.3g} ms" if lat.tpot else ""))
                 why = f"misses the SLOs at every count up to {count}{p99}"
                 continue
+            if answer.replicas > request.max_replicas:
+                why = f"needs {answer.replicas:,} replicas of {count} (more than max_replicas, {request.max_replicas})"
+                continue
             out_rate = answer.run.output_tokens_per_s * answer.replicas
             per_million = (hourly * count * answer.replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6
                            if hourly is not None and out_rate > 0 else None)
@@ -314,7 +318,8 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
                    Assumption(name="load", value=f"{load.label}; {lengths.label}", source=lengths.source),
                    Assumption(name="SLOs", value=f"{slo_text} at p{slo.percentile:g}", source="given"),
                    Assumption(name="search", value=f"{split} split over {', '.join(map(str, counts))} devices per replica, "
-                              f"replicas for the load; {SEARCH_REQUESTS} simulated requests per point; per device the "
+                              f"at most {request.max_replicas} replicas for the load; {SEARCH_REQUESTS} simulated requests "
+                              "per point; per device the "
                               f"count best by {request.objective}", source="docs/references.md [agrawal2024vidur]"),
                    Assumption(name="price", value="rent where the catalog has one (price_basis 'rent'), else the "
                               "amortised purchase (price_basis 'buy'), ranked together by cost per million tokens; "
