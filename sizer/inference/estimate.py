@@ -209,7 +209,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     s = speed_spread()
     cost = None
-    if price is not None:
+    if price is not None and a.fits[0]:  # a setup that does not fit serves nothing: no cost per token
         per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
         cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, "rent", s)
     energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
@@ -224,7 +224,11 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                               "them in turn: per token the time of one device holding every layer (no tensor-parallel "
                               "collectives; the hop between devices neglected)", source="llama.cpp --split-mode layer "
                               "(its default)")] if split == "layer" and request.count > 1 else [])
-    assumptions = [*notes, *serving_assumptions(arch, case, table, 0), *split_note, price_note, energy_note]
+    fit_note = ([] if a.fits[0] else [Assumption(
+        name="does not fit", value=f"needs {float(a.memory[0]) / 1e9:.3g} GB per device of {float(table.memory[0]) / 1e9:.3g} GB: "
+        "the speeds are what the devices would reach with the memory, and no cost per token is given",
+        source="memory per device against the catalog")])
+    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, price_note, energy_note]
     fields = dict(
         model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
