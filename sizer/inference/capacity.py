@@ -11,7 +11,7 @@ saturated throughput (a closed loop that always has work waiting), simulating th
 
 References
 ----------
-agrawal2024vidur, agrawal2024sarathi, mlperf-inference (docs/references.md).
+docs/references.md [agrawal2024vidur], [agrawal2024sarathi], [mlperf-inference].
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, 
 
     References
     ----------
-    agrawal2024vidur (docs/references.md).
+    docs/references.md [agrawal2024vidur].
     """
     full = full or saturated(replica, lengths, requests, seed)
     top = full.steady_request_rate
@@ -151,7 +151,7 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
 
     References
     ----------
-    agrawal2024vidur (docs/references.md).
+    docs/references.md [agrawal2024vidur].
     """
     rate_cap, full = max_rate(replica, lengths, slo, requests, seed, full=full)
     if replicas is not None:  # a fixed number of replicas: the latency they give at this load

@@ -80,7 +80,7 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
 
     References
     ----------
-    frantar2022gptq, lin2023awq (docs/references.md); llama.cpp keeps token_embd/output at Q6_K or F16.
+    docs/references.md [frantar2022gptq], [lin2023awq]; llama.cpp keeps token_embd/output at Q6_K or F16.
 
     >>> from sizer.workloads.registry import find_model
     >>> from sizer.inference.formats import weight_format

@@ -18,7 +18,7 @@ weights are read once per iteration, the KV cache of every running request is re
 
 References
 ----------
-kwon2023vllm, agrawal2024sarathi, agrawal2024vidur (docs/references.md).
+docs/references.md [kwon2023vllm], [agrawal2024sarathi], [agrawal2024vidur].
 """
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
 
     References
     ----------
-    kwon2023vllm (docs/references.md).
+    docs/references.md [kwon2023vllm].
     """
     # keyed by identities, checked against the objects kept with the grid (an identity can be reused)
     key = (id(replica.arch), id(replica.table), replica.weights, replica.kv_bytes, replica.device, replica.count,
@@ -254,7 +254,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
 
     References
     ----------
-    kwon2023vllm, agrawal2024sarathi (docs/references.md).
+    docs/references.md [kwon2023vllm], [agrawal2024sarathi].
     """
     requests = int(min(max(requests, 10), MAX_REQUESTS))
     rng = np.random.default_rng(seed)
