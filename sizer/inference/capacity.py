@@ -50,11 +50,12 @@ class Slo:
 SATURATED_ROUNDS = 4  # requests per user in the saturated run: the middle of the run is steady
 
 
-def saturated(replica: Replica, lengths: Lengths, requests: int, seed: int = 0) -> SimulationResult:
+def saturated(replica: Replica, lengths: Lengths, requests: int, seed: int = 0,
+              rounds: int = SATURATED_ROUNDS) -> SimulationResult:
     """The replica kept full: a closed loop of more users than its batch slots, no think time; its
     ``steady_*`` figures are the saturated throughput (the start and the drain left out)."""
     users = int(replica.max_batch * 1.25) + 1
-    return simulate(replica, Load(users=users), lengths, requests=max(requests, SATURATED_ROUNDS * users), seed=seed)
+    return simulate(replica, Load(users=users), lengths, requests=max(requests, rounds * users), seed=seed)
 
 
 def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
@@ -129,7 +130,8 @@ class LoadAnswer:
 
 
 def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
-               full: SimulationResult | None = None, replicas: int | None = None) -> LoadAnswer:
+               full: SimulationResult | None = None, replicas: int | None = None,
+               steps: int = SEARCH_STEPS) -> LoadAnswer:
     """Replicas for ``load`` within ``slo``, and the latency each replica sees at its share.
 
     Parameters
@@ -153,7 +155,7 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
     ----------
     docs/references.md [agrawal2024vidur].
     """
-    rate_cap, full = max_rate(replica, lengths, slo, requests, seed, full=full)
+    rate_cap, full = max_rate(replica, lengths, slo, requests, seed, steps=steps, full=full)
     if replicas is not None:  # a fixed number of replicas: the latency they give at this load
         share = (Load(rate=load.rate / replicas) if load.rate is not None else
                  Load(users=math.ceil(load.users / replicas), think_time=load.think_time))

@@ -230,7 +230,11 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
                                     objective=request.objective)
 
 
-SEARCH_REQUESTS = 300  # requests per simulation in the deployment search (600 for one deployment)
+# The deployment search simulates each point more coarsely than one deployment's answer (600 requests,
+# 9 halvings, a saturated loop four requests deep per user): the capacity to within about 2 %.
+SEARCH_REQUESTS = 200
+SEARCH_STEPS = 6
+SEARCH_ROUNDS = 2
 
 
 def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, arch, notes, fmt, kv) -> InferenceRecommendResult:
@@ -270,14 +274,14 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
                 continue
             replica = Replica(arch, fmt, kv, batching, i, count, split, request.max_running or DEFAULT_MAX_BATCH,
                               request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
-            full = saturated(replica, lengths, SEARCH_REQUESTS)
+            full = saturated(replica, lengths, SEARCH_REQUESTS, rounds=SEARCH_ROUNDS)
             if request.objective == "cost" and scored and full.steady_request_rate > 0:
                 # the cost at the asked load is proportional to the devices in use: skip a count that cannot beat the best
                 fewest = count * (math.ceil(load.rate / full.steady_request_rate) if load.rate is not None
                                   else math.ceil(load.users / replica.max_batch))
                 if fewest >= min(o[2] * o[4].replicas for o in scored):
                     continue
-            answer = serve_load(replica, load, lengths, slo, requests=SEARCH_REQUESTS, full=full)
+            answer = serve_load(replica, load, lengths, slo, requests=SEARCH_REQUESTS, full=full, steps=SEARCH_STEPS)
             lat = latency_out(answer.run)
             if answer.replicas is None or not answer.slo_met or lat is None:
                 p99 = "" if lat is None else (f": p{slo.percentile:g} time to first token {lat.ttft.p99:.3g} ms"
