@@ -85,7 +85,7 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
     >>> from sizer.workloads.registry import find_model
     >>> from sizer.inference.formats import weight_format
     >>> round(stored_weight_bytes(find_model("llama-2-7b"), weight_format("gptq-int4-g128")), 3)
-    0.638
+    0.577
     """
     total = arch.params_total()
     if not weights.edges_16bit:

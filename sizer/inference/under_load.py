@@ -190,8 +190,8 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
         Assumption(name="capacity", value="the largest Poisson rate whose percentiles meet the SLOs (bisection over "
                    "simulations of the same requests)" if slo.any else "no SLO given: the saturated throughput "
                    "(the queue grows without bound beyond it)", source="docs/references.md [agrawal2024vidur]"),
-        Assumption(name="layout", value=f"{split} split within a replica; replicas share nothing", source="given"
-                   if split else "default"),
+        Assumption(name="layout", value=f"{split} split within a replica (layer: llama.cpp's default for GGUF files; "
+                   "tensor otherwise); replicas share nothing", source="llama.cpp --split-mode; tensor parallelism"),
     ]
     if not answer.run.complete:
         notes.append(Assumption(name="overloaded", value="not every request finished within the work bound: the "
