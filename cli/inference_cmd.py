@@ -14,20 +14,56 @@ PromptLen = Annotated[int, typer.Option("--prompt-len", min=1, max=10_000_000, h
 OutputLen = Annotated[int, typer.Option("--output-len", min=1, max=10_000_000, help="Generated tokens per sequence.")]
 
 
+Rate = Annotated[Optional[float], typer.Option("--rate", help="Requests per second, Poisson arrivals (serving under load).")]
+Users = Annotated[Optional[int], typer.Option("--users", help="Concurrent users in a closed loop (instead of --rate).")]
+ThinkTime = Annotated[Optional[str], typer.Option("--think-time", help="With --users: pause before a user's next request, e.g. '5 s'.")]
+LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help="Length distribution: sharegpt, azure-conv, azure-code, arxiv-summarization.")]
+Trace = Annotated[Optional[str], typer.Option("--trace", help="CSV file of prompt_len,output_len[,arrival_s] rows.")]
+SloTtft = Annotated[Optional[str], typer.Option("--slo-ttft", help="Time to first token at the percentile, e.g. '2 s'.")]
+SloTpot = Annotated[Optional[str], typer.Option("--slo-tpot", help="Time per output token at the percentile, e.g. '100 ms'.")]
+SloE2e = Annotated[Optional[str], typer.Option("--slo-e2e", help="End-to-end latency at the percentile, e.g. '30 s'.")]
+SloPercentile = Annotated[float, typer.Option("--slo-percentile", help="Percentile the SLOs hold at.")]
+Split = Annotated[Optional[str], typer.Option("--split", help="tensor (tensor parallel) or layer (llama.cpp layer split; default for GGUF).")]
+MaxRunning = Annotated[Optional[int], typer.Option("--max-running", help="Scheduler's most running requests (default 256).")]
+TokenBudget = Annotated[Optional[int], typer.Option("--token-budget", help="Tokens per iteration, chunked prefill (default 2048).")]
+PrefixHit = Annotated[float, typer.Option("--prefix-cache-hit", help="Share of prompt tokens found in the prefix cache (0-0.95).")]
+
+
+def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split, max_running,
+                token_budget, prefix_cache_hit) -> dict:
+    """The serving-under-load options as request fields; a trace file is read here, through the guarded loader."""
+    from sizer.datafile import read_text
+
+    fields = dict(rate=rate, users=users, think_time=think_time, lengths=lengths, slo_ttft=slo_ttft, slo_tpot=slo_tpot,
+                  slo_e2e=slo_e2e, slo_percentile=slo_percentile, split=split, max_running=max_running,
+                  token_budget=token_budget, prefix_cache_hit=prefix_cache_hit,
+                  trace=read_text(trace, "trace") if trace is not None else None)
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def inference(model: ModelOption = None, params: Params = None, device: DeviceOption = ..., count: Annotated[int, typer.Option("--count", "-n", min=1, max=1024, help="Devices, tensor parallel.")] = 1,
               weights: Weights = "bf16", kv_cache: KvCache = "fp16",
               batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000, help="Concurrent sequences.")] = 1,
               prompt_len: PromptLen = 1024, output_len: OutputLen = 256,
               rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
+              rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
+              trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
+              slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
+              token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               catalog: CatalogOption = None, json: JsonOption = False) -> None:
-    """Serving a model: memory per device, time to first token, decode tokens/s, cost per token."""
+    """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
+    with --rate or --users, latency percentiles, capacity and replicas under continuous batching."""
     from sizer.facade import InferenceRequest, estimate_inference
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price)
+    fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
+                              max_running, token_budget, prefix_cache_hit))
     result = estimate_inference(InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None})), load(catalog))
     if json:
         return output.emit_json(result)
+    if result.scenario == "load":
+        return render_load(result)
     turn = "-" if result.compute_bound_batch is None else result.compute_bound_batch
     output.key_values(f"Serving {result.model} ({result.weights}, KV {result.kv_cache}) on {result.device} x {result.count}, "
                       f"batch {result.batch}, {result.prompt_len} in / {result.output_len} out", [
@@ -42,20 +78,66 @@ def inference(model: ModelOption = None, params: Params = None, device: DeviceOp
         ("total output tokens/s", output.rng(result.total_tokens_per_s)),
         ("decode bound at this batch", result.decode_bound), ("batch where decode turns compute-bound", turn),
         ("cost per million output tokens", "-" if result.cost_per_million_tokens is None else output.rng(result.cost_per_million_tokens)),
-        ("energy per output token", output.rng(result.energy_per_token))])
+        ("energy per output token", "- (no power figure)" if result.energy_per_token is None else output.rng(result.energy_per_token))])
+    output.assumptions(result.assumptions)
+
+
+def _pct(p) -> str:
+    return "-" if p is None else f"{p.p50:.3g} / {p.p90:.3g} / {p.p99:.3g} {p.unit}"
+
+
+def render_load(result) -> None:
+    """`sizer inference --rate/--users`: latency percentiles, capacity and replicas."""
+    lat, cap, ld = result.latency, result.capacity, result.load
+    asked = f"{ld.request_rate.value:g} requests/s" if ld.request_rate else f"{ld.users} users"
+    cost = result.cost_per_million_tokens
+    slo = ", ".join(f"{k} {v.value:.4g} {v.unit}" for k, v in cap.slo.items()) or "none"
+    output.key_values(f"Serving {result.model} ({result.weights}) on {result.device} x {result.count} ({result.split} split) "
+                      f"under {asked}, {ld.prompt_len.mean:.0f} in / {ld.output_len.mean:.0f} out (mean)", [
+        ("time to first token p50/p90/p99", _pct(lat.ttft if lat else None)),
+        ("time per output token p50/p90/p99", _pct(lat.tpot if lat else None)),
+        ("end-to-end p50/p90/p99", _pct(lat.e2e if lat else None)),
+        (f"SLOs at p{cap.percentile:g}", slo), ("SLOs met", "yes" if cap.slo_met else "NO"),
+        ("max requests/s per replica", f"{cap.max_request_rate.value:.4g}"),
+        ("replicas", "-" if cap.replicas is None else cap.replicas), ("utilisation", f"{cap.utilisation:.0%}"),
+        ("output tokens/s (all replicas)", f"{result.output_tokens_per_s.value:.4g}"),
+        ("cost per million output tokens", "-" if cost is None else f"{output.rng(cost)} ({cost.price_basis})"),
+        ("energy per output token", "-" if result.energy_per_token is None else output.rng(result.energy_per_token)),
+        ("memory per device", output.qty(result.memory_per_device)), ("device memory", output.qty(result.device_memory))])
     output.assumptions(result.assumptions)
 
 
 def render_recommendation(result, top: int) -> None:
     """The ranked table of `sizer recommend --inference`."""
+    if result.scenario == "load":
+        return render_load_recommendation(result, top)
     rows = [(r.rank, r.name, r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
              output.rng(r.time_to_first_token), f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB",
              "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}",
              "-" if r.cost_per_million_tokens is None else output.rng(r.cost_per_million_tokens)) for r in result.ranked[:top]]
-    output.table(f"Serving {result.model} ({result.weights}), {result.prompt_len} in / {result.output_len} out; cheapest first",
+    output.table(f"Serving {result.model} ({result.weights}), {result.prompt_len} in / {result.output_len} out; ranked by {result.objective}",
                  ("#", "device", "count", "batch", "tokens/s per user", "total tokens/s", "first token", "memory need / has",
                   "USD/hour", "USD per M tokens"), rows,
                  caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. --json for everything.")
+    if result.rejected:
+        output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
+    output.assumptions(result.assumptions)
+
+
+def render_load_recommendation(result, top: int) -> None:
+    """`sizer recommend --inference --rate/--users`: deployments under load, ranked by the objective."""
+    def cost(r):
+        c = r.cost_per_million_tokens
+        return "-" if c is None else f"{c.value:.3g}" + (" (a)" if c.price_basis == "buy" else "")
+    rows = [(r.rank, r.name, f"{r.replicas} x {r.count}", f"{r.max_request_rate.value:.3g}",
+             f"{r.latency.ttft.p99:.3g}", "-" if r.latency.tpot is None else f"{r.latency.tpot.p99:.3g}", cost(r))
+            for r in result.ranked[:top]]
+    ld = result.load
+    asked = f"{ld.request_rate.value:g} req/s" if ld.request_rate else f"{ld.users} users"
+    output.table(f"Serving {result.model} ({result.weights}) at {asked}; ranked by {result.objective}",
+                 ("#", "device", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
+                 caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. "
+                         "(a): amortised purchase, no rent price. --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     output.assumptions(result.assumptions)

@@ -6,6 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
+from cli.inference_cmd import (LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
+                               ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
                         load, load_calibration_file, workload_request)
@@ -24,7 +26,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               max_devices: Annotated[int, typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider.")] = 64,
               cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, ...); devices it does not offer are costed at their amortised purchase price.")] = None,
               buy: Annotated[bool, typer.Option("--buy", help="Cost as a purchase (amortised + energy) instead of cloud rent.")] = False,
-              objective: Annotated[str, typer.Option("--objective", help="time, cost or pareto.")] = "time",
+              objective: Annotated[Optional[str], typer.Option("--objective", help="time, cost or pareto (default time); with --inference: cost, latency or throughput (default cost).")] = None,
               kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Limit to gpu, accelerator or cpu (repeatable).")] = None,
               features: Annotated[Optional[str], typer.Option("--features", help="Input features per sample, for the K1 verdict.")] = None,
               headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
@@ -40,6 +42,10 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               tokens_per_s_per_user: Annotated[Optional[float], typer.Option("--tokens-per-s-per-user", help="With --inference: decode tokens/s each sequence needs.")] = None,
               total_tokens_per_s: Annotated[Optional[float], typer.Option("--total-tokens-per-s", help="With --inference: output tokens/s over all sequences.")] = None,
               ttft: Annotated[Optional[str], typer.Option("--ttft", help="With --inference: longest time to first token, e.g. '500 ms'.")] = None,
+              rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
+              trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
+              slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
+              token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
@@ -52,7 +58,9 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
-                      time_to_first_token=ttft, max_devices=max_devices, kinds=kind)
+                      time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective)
+        fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
+                                  split, max_running, token_budget, prefix_cache_hit))
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
                                      load(catalog))
         return output.emit_json(result) if json else render_recommendation(result, top)
@@ -63,7 +71,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                forward_flops_per_sample=forward_flops_per_sample,
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
-                               purchase="buy" if buy else "rent", cloud=cloud, objective=objective, kinds=kind,
+                               purchase="buy" if buy else "rent", cloud=cloud, objective=objective or "time", kinds=kind,
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),

@@ -10,7 +10,9 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
 @router.post("/inference", response_model=InferenceResult,
-             summary="Serving: memory per device, fit, largest batch, time to first token, decode and total tokens/s, cost")
+             summary="Serving: memory per device, fit, largest batch, time to first token, decode and total tokens/s, cost; "
+                     "with rate or users (and SLOs): latency percentiles, capacity, replicas and cost per million tokens "
+                     "under continuous batching")
 def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceResult:
     served_from_builtins(body)
     return finite(estimate_inference(body, catalog))

@@ -1,17 +1,30 @@
 // Serving: the serve form's /v1/recommend request ("task": "inference") and its answer: the
 // devices that serve the model at the targets, a chart of tokens/s per user against total
-// tokens/s (or cost per million tokens), the devices that cannot, and the assumptions.
+// tokens/s (or cost per million tokens), the devices that cannot, and the assumptions. Under
+// traffic (a rate or users, SLOs): the deployments with replicas and cost per million tokens, and
+// the top one's latency percentiles against load (/v1/inference on one replica at rising rates).
 // Uses app.js's textFields, post, drawInto and modelOrParams.
 "use strict";
 const serveForm = document.getElementById("serve-form");
-const CHEAPEST = 3;  // points drawn filled: the top of the table, which is ranked by rent per hour
+const CHEAPEST = 3;  // points drawn filled: the top of the table, which is ranked by cost per million tokens
 let served = null;  // the last serving answer, redrawn when the vertical axis changes
+
+const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo_percentile"];
+const LOAD_STEPS = [0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5];  // fractions of a replica's largest rate within the SLOs
+let loadCurve = null;  // [rate, /v1/inference answer] of the top deployment, redrawn when the latency changes
+
+function underLoad() { return Boolean(serveForm.elements.rate.value.trim() || serveForm.elements.users.value.trim()); }
 
 function serveBody() {
   const body = { task: "inference", weights: serveForm.elements.weights.value, kv_cache: serveForm.elements.kv_cache.value };
-  textFields(serveForm, body, ["model", "params", "prompt_len", "output_len", "batch", "tokens_per_s_per_user",
-                               "time_to_first_token", "total_tokens_per_s"]);
+  textFields(serveForm, body, ["model", "params", "prompt_len", "output_len"]);
   if (serveForm.elements.max_devices.value.trim()) body.max_devices = Number(serveForm.elements.max_devices.value);
+  if (underLoad()) {
+    textFields(serveForm, body, LOAD_FIELDS);
+    if (serveForm.elements.lengths.value) body.lengths = serveForm.elements.lengths.value;
+  } else {
+    textFields(serveForm, body, ["batch", "tokens_per_s_per_user", "time_to_first_token", "total_tokens_per_s"]);
+  }
   return body;
 }
 
@@ -29,12 +42,77 @@ function drawServeChart() {
       empty: cost ? "No device that serves it has a rent price to plot." : "No device serves it at these targets." });
 }
 
+function drawLoadChart() {
+  const which = document.getElementById("serve-load-y").value;
+  const name = { ttft: "time to first token", tpot: "time per output token", e2e: "end-to-end latency" }[which];
+  const points = loadCurve.filter(([, a]) => a.latency && a.latency[which]).map(([rate, a]) => {
+    const p = a.latency[which];
+    return { label: `${fmt(rate)}/s`, x: { low: rate, expected: rate, high: rate, unit: "1/s" },
+             y: { low: p.p50, expected: p.p99 >= p.p50 ? p.p99 : p.p50, high: p.p99, unit: p.unit },
+             pareto: a.capacity.slo_met };
+  });
+  const unit = points.length ? points[0].y.unit : "";
+  drawInto("serve-load-chart", points, "requests per second on one replica [1/s]", `${name}, median to p99 [${unit}]`,
+           { join: true, mark: "meets", empty: "No load point answered." });
+}
+
+async function fetchLoadCurve(result) {
+  const top = result.ranked[0];
+  const title = document.getElementById("serve-load-title");
+  if (!top) { document.getElementById("serve-load").hidden = true; return; }
+  title.textContent = `Latency against load: one replica of ${top.count} × ${top.name}`;
+  const base = { device: top.device, count: top.count, weights: result.weights, kv_cache: serveForm.elements.kv_cache.value,
+                 replicas: 1, prompt_len: result.prompt_len, output_len: result.output_len };
+  textFields(serveForm, base, ["model", "params", "slo_ttft", "slo_tpot", "slo_percentile"]);
+  if (serveForm.elements.lengths.value) base.lengths = serveForm.elements.lengths.value;
+  const cap = top.max_request_rate.value;
+  loadCurve = [];
+  for (const f of LOAD_STEPS) {
+    const rate = cap * f;
+    const response = await fetch("/v1/inference", { method: "POST", headers: { "Content-Type": "application/json" },
+                                                    body: JSON.stringify({ ...base, rate }) });
+    if (response.ok) loadCurve.push([rate, await response.json()]);
+  }
+  const cost = top.cost_per_million_tokens;
+  document.getElementById("serve-load-cost").textContent = cost ?
+    `At the asked load: ${fmtRange(cost)} per million output tokens (${cost.price_basis === "buy" ? "amortised purchase, no rent price" : "rent"}).` :
+    "No price for this device: no cost per token.";
+  drawLoadChart();
+}
+
+function renderServeLoad(result) {
+  const asked = result.load.request_rate ? `${fmt(result.load.request_rate.value)} requests/s` : `${result.load.users} users`;
+  document.getElementById("serve-summary").textContent =
+    `${result.ranked.length} deployment(s) serve ${result.model} (${result.weights}) at ${asked}, ` +
+    `${fmt(result.load.prompt_len.mean)} prompt + ${fmt(result.load.output_len.mean)} output tokens on average ` +
+    `(${result.load.prompt_len.distribution}); ${result.rejected.length} cannot; ranked by ${result.objective === "cost" ?
+    "cost per million output tokens" : result.objective}.`;
+  fillRows(document.getElementById("served-load"), result.ranked.map((r) => [
+    r.rank, r.name, `${r.replicas} × ${r.count}${r.split === "layer" ? " (layers)" : ""}`, fmt(r.max_request_rate.value),
+    `${fmt(r.latency.ttft.p99)} ${r.latency.ttft.unit}`, r.latency.tpot ? `${fmt(r.latency.tpot.p99)} ${r.latency.tpot.unit}` : "–",
+    r.cost_per_million_tokens ? `${fmt(r.cost_per_million_tokens.value)} ${r.cost_per_million_tokens.unit}` +
+      (r.cost_per_million_tokens.price_basis === "buy" ? " (bought)" : "") : "–"]));
+  document.getElementById("serve-offline").hidden = true;
+  document.getElementById("serve-load").hidden = false;
+  fetchLoadCurve(result);
+}
+
 function renderServe(result) {
+  fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, r.reason]));
+  fillRows(document.getElementById("serve-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  if (result.scenario === "load") {
+    const section = document.getElementById("serve-result");
+    section.dataset.task = "serve";
+    section.hidden = false;
+    return renderServeLoad(result);
+  }
+  document.getElementById("serve-offline").hidden = false;
+  document.getElementById("serve-load").hidden = true;
   served = result;
   document.getElementById("serve-summary").textContent =
     `${result.ranked.length} device(s) serve ${result.model} with ${result.weights} weights ` +
     `(${result.prompt_len} prompt + ${result.output_len} output tokens per user), ${result.rejected.length} cannot; ` +
-    "ranked by rent per hour, then cost per million output tokens. Ranges are expected (low–high).";
+    `ranked by ${result.objective === "cost" ? "cost per million output tokens" : result.objective}. Ranges are expected (low–high).`;
   fillRows(document.getElementById("served"), result.ranked.map((r) => [
     r.rank, r.name, r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
@@ -52,3 +130,4 @@ serveForm.elements.model.addEventListener("input", () => modelOrParams(serveForm
 modelOrParams(serveForm);
 serveForm.addEventListener("submit", (event) => { event.preventDefault(); post(serveForm, serveBody(), renderServe); });
 document.getElementById("serve-y").addEventListener("change", () => { if (served) drawServeChart(); });
+document.getElementById("serve-load-y").addEventListener("change", () => { if (loadCurve) drawLoadChart(); });

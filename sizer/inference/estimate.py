@@ -25,6 +25,10 @@ from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.tco import hourly_price
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
+from sizer.inference.capacity import serve_load
+from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
+from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, cost_out,
+                                        default_split, latency_out, load_assumptions, load_out, parse_load, price_per_hour)
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import decoder_for_params, resolve_model
 from sizer.workloads.source import Source
@@ -39,7 +43,7 @@ def speed_spread() -> dict:
     return load_yaml(SPREAD_FILE, "error_spread")["speed"]
 
 
-class ServedModel(RequestModel):
+class ServedModel(LoadFields, RequestModel):
     """What is served and how it is stored: shared by inference and its recommendation."""
 
     model: Source | None = Field(None, description="architecture by name, or a config.json path (CLI)")
@@ -86,9 +90,15 @@ class InferenceResult(Model):
     max_batch: int
     decode_bound: str  # "memory" or "compute" at this batch
     compute_bound_batch: int | None
-    cost_per_million_tokens: RangeOut | None
-    energy_per_token: RangeOut
+    cost_per_million_tokens: CostOut | None  # offline: at the static batch; under load: at that load
+    energy_per_token: RangeOut | None  # None: the catalog has no power figure for the device
     assumptions: list[Assumption]
+    scenario: str = "offline"  # "offline": a static batch; "load": a rate or users under continuous batching
+    split: str = "tensor"
+    load: LoadOut | None = None
+    latency: LatencyOut | None = None
+    capacity: CapacityOut | None = None
+    output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas
 
 
 def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assumption]]:
@@ -176,38 +186,55 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
-    """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model."""
+    """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model;
+    with a rate or users, also latency percentiles, capacity and replicas under continuous batching."""
     catalog = catalog if catalog is not None else load_catalog()
     device = catalog.find(request.device)
     arch, notes = served_architecture(request)
     fmt = weight_format(request.weights)
     kv = kv_cache_bytes_per_value(request.kv_cache)
-    if request.count > arch.heads:
+    load, lengths, slo = parse_load(request)
+    split = default_split(request, fmt)
+    if split == "tensor" and request.count > arch.heads:
         raise InputError("count", request.count, f"at most {arch.heads} devices: tensor parallelism splits the "
                                                  f"{arch.heads} attention heads of {arch.name}")
+    if split == "layer" and request.count > arch.layers:
+        raise InputError("count", request.count, f"at most {arch.layers} devices: a layer split gives each at least one layer")
     if request.prompt_len + request.output_len > MAX_TOKENS:
         raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
     table = serving_table((device,), fmt)
     if not table.supported[0]:
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
-    case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len)
+    case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split)
     a = evaluate_serving(case, table, 0, request.count, float(request.batch))
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
     price, price_note = rent_per_hour(device, request.rent_price)
-    tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude)
+    tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
+    s = speed_spread()
     cost = None
-    if price is not None:
+    if price is not None and a.fits[0]:  # a setup that does not fit serves nothing: no cost per token
         per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
-        cost = _per_output(float(per_token.to("USD").magnitude) * 1e6, "USD")
-    energy = float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude)
+        cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, "rent", s)
+    energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
+              if tdp is not None else None)
     turn = compute_bound_batch(case, table, 0, request.count)
     gb = lambda b: QuantityOut.convert(float(np.asarray(b).ravel()[0]), "B", "GB")  # noqa: E731
-    assumptions = [*notes, *serving_assumptions(arch, case, table, 0), price_note,
-                   Assumption(name="energy", value=f"TDP {tdp:g} W x {request.count} devices over the total tokens/s",
-                              source=device.tdp.source)]
-    return InferenceResult(
+    energy_note = (Assumption(name="energy", value=f"TDP {tdp:g} W x {request.count} devices over the total tokens/s",
+                              source=device.tdp.source) if tdp is not None else
+                   Assumption(name="energy", value=f"not estimated: the catalog has no power figure for {device.name}",
+                              source="catalog tdp"))
+    split_note = ([Assumption(name="layer split", value=f"layers split over {request.count} devices, each token passes "
+                              "them in turn: per token the time of one device holding every layer (no tensor-parallel "
+                              "collectives; the hop between devices neglected)", source="llama.cpp --split-mode layer "
+                              "(its default)")] if split == "layer" and request.count > 1 else [])
+    fit_note = ([] if a.fits[0] else [Assumption(
+        name="does not fit", value=f"needs {float(a.memory[0]) / 1e9:.3g} GB per device of {float(table.memory[0]) / 1e9:.3g} GB: "
+        "the speeds are what the devices would reach with the memory, and no cost per token is given",
+        source="memory per device against the catalog")])
+    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, price_note, energy_note]
+    fields = dict(
         model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
         decode_tokens_per_s=_speed(1.0 / step, "tokens/s"), decode_latency=_time(step, "ms"),
@@ -217,4 +244,28 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         kv_cache_memory=gb(a.kv_cache), activations_memory=gb(a.activations), reserve_memory=gb(a.reserve),
         device_memory=gb(table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,
-        cost_per_million_tokens=cost, energy_per_token=_per_output(energy, "J"), assumptions=assumptions)
+        cost_per_million_tokens=cost, energy_per_token=energy, split=split)
+    if load is None:
+        return InferenceResult(**fields, assumptions=assumptions)
+
+    # under load: continuous batching on as many replicas as the load needs
+    replica = Replica(arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split, request.max_running or DEFAULT_MAX_BATCH,
+                      request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
+    answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
+    replicas = answer.replicas or 1
+    out_rate = answer.run.output_tokens_per_s * replicas
+    hourly, basis, hourly_note = price_per_hour(device, request.rent_price)
+    load_cost = (cost_out(hourly * request.count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6, basis, s)
+                 if hourly is not None and out_rate > 0 and answer.replicas else None)
+    load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
+    notes_load = load_assumptions(load, lengths, slo, answer, split, replica.max_batch, replica.token_budget,
+                                  replica.prefix_hit)
+    fields.update(scenario="load", cost_per_million_tokens=load_cost, energy_per_token=load_energy,
+                  load=load_out(load, lengths), latency=latency_out(answer.run), capacity=capacity_out(answer, slo),
+                  output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
+                  fits=bool(a.fits[0]) and answer.run.kv_capacity > 0)
+    return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, Assumption(
+        name="cost under load", value=(f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
+                                       f"({'rent' if basis == 'rent' else 'amortised purchase, not a rent'}) over "
+                                       f"{out_rate:.4g} output tokens/s") if hourly is not None else "no price known",
+        source=hourly_note.source)])

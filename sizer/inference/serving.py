@@ -59,6 +59,42 @@ def kv_cache_bytes_per_token(arch: Architecture, bytes_per_value: float, tensor_
     return float(arch.layers * arch.kv_values_per_token(tensor_parallel) * bytes_per_value)
 
 
+EDGE_BYTES = 2.0  # embeddings and output head of GPTQ/AWQ/GGUF files: fp16
+
+
+def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
+    """Mean bytes per parameter as stored: the format's, except 16-bit embeddings and head where it keeps them.
+
+    .. math:: \\bar b = (b (N - N_e) + 2 N_e) / N
+
+    Parameters
+    ----------
+    arch : Architecture
+        The served model (``N`` parameters, ``N_e`` in embeddings and an untied head).
+    weights : WeightFormat
+        The storage format (``b`` bytes per weight).
+
+    Returns
+    -------
+    float
+        Bytes per parameter [B].
+
+    References
+    ----------
+    docs/references.md [frantar2022gptq], [lin2023awq]; llama.cpp keeps token_embd/output at Q6_K or F16.
+
+    >>> from sizer.workloads.registry import find_model
+    >>> from sizer.inference.formats import weight_format
+    >>> round(stored_weight_bytes(find_model("llama-2-7b"), weight_format("gptq-int4-g128")), 3)
+    0.577
+    """
+    total = arch.params_total()
+    if not weights.edges_16bit:
+        return weights.bytes_per_weight
+    edges = arch.embedding_params()
+    return (weights.bytes_per_weight * (total - edges) + EDGE_BYTES * edges) / total
+
+
 def check_servable(arch: Architecture) -> None:
     """Serving answers cover decoder-only models (token-by-token generation over a KV cache)."""
     if arch.family != "decoder":
@@ -196,6 +232,7 @@ class ServingCase:
     kv_bytes: float  # per value
     prompt_len: int
     output_len: int
+    split: str = "tensor"  # "tensor": tensor parallel over the devices; "layer": layers in turn (llama.cpp)
 
     @property
     def context(self) -> int:
@@ -229,10 +266,13 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     d, count, batch = np.broadcast_arrays(d, count, batch)
     d, count, batch = d.ravel(), count.ravel(), batch.ravel()
     prefill, decode, act_per_token = _graphs(case)
-    stored = np.full(len(d), case.weights.bytes_per_weight)
+    stored = np.full(len(d), stored_weight_bytes(arch, case.weights))
     overhead = table.step_overhead[d]
 
-    configs = Configs.of(d, count, batch, 1, 0, tp=count)
+    layer_split = case.split == "layer"
+    # a layer split passes every token through the devices in turn: the time of one device holding all layers
+    tp = np.ones_like(count) if layer_split else count
+    configs = Configs.of(d, tp, batch, 1, 0, tp=tp)
     first = step_seconds(prefill.table, table, configs, optimizer_states=0, kind=INFERENCE, weight_bytes=stored,
                          shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=case.prompt_len))
     touched = touched_experts(arch.experts, arch.experts_per_token, batch) if arch.moe else None
@@ -243,8 +283,9 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     step = step_seconds(decode.table, table, configs, optimizer_states=0, kind=INFERENCE, weight_bytes=stored,
                         shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
 
-    weights = arch.params_total() * case.weights.bytes_per_weight / count
-    kv_token = np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t)) for t in count])
+    weights = arch.params_total() * stored[0] / count
+    kv_token = (np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t)) for t in count]) if not layer_split
+                else kv_cache_bytes_per_token(arch, case.kv_bytes) / count)
     kv_sequence = kv_token * case.context
     scale = table.storage_scale[d]
     logits = arch.vocab * LOGIT_BYTES

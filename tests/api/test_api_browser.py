@@ -331,6 +331,32 @@ def test_serve_ranks_devices_that_meet_the_targets_and_charts_them(browser, base
     assert len(browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg circle")) == len(priced)
 
 
+def test_serve_under_traffic_ranks_deployments_and_draws_latency_against_load(browser, base_url, shots):
+    # issue 16 item 7: a rate and SLOs give deployments with replicas and cost per million tokens, and the
+    # top one's latency percentiles against load, filled while the SLOs hold
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    _choose_task(browser, "serve")
+    _fill(browser, **{"sv-model": "llama-2-70b", "sv-max_devices": "4", "sv-rate": "5", "sv-slo_ttft": "2 s",
+                      "sv-slo_tpot": "100 ms"})
+    Select(browser.find_element(By.ID, "sv-weights")).select_by_value("fp8")
+    rows = _submit_and_read(browser, "sv-submit", "served-load")
+    costs = [_number(row[6]) for row in rows if row[6] != "–"]
+    assert costs == sorted(costs) and costs, rows
+    for row in rows:
+        assert " × " in row[2] and _number(row[4]) <= 2000 and _number(row[5]) <= 100, row
+    assert "at 5 requests/s" in browser.find_element(By.ID, "serve-summary").text
+    assert not browser.find_element(By.ID, "served").is_displayed()
+    WebDriverWait(browser, 60).until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#serve-load-chart svg circle")) >= 6)
+    filled = browser.find_elements(By.CSS_SELECTOR, "#serve-load-chart svg .point.meets")
+    dots = browser.find_elements(By.CSS_SELECTOR, "#serve-load-chart svg circle")
+    assert 0 < len(filled) < len(dots)  # the knee: the SLOs hold at the low rates, not at 1.5 x the largest
+    axes = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#serve-load-chart svg text.axis")]
+    assert axes[0] == "requests per second on one replica [1/s]" and axes[1].startswith("time to first token"), axes
+    assert "per million output tokens" in browser.find_element(By.ID, "serve-load-cost").text
+    _screenshot(browser, shots / "serve-load-desktop.png", until="serve-load-figure")
+
+
 def test_serve_on_a_phone_has_no_sideways_scrolling_and_readable_chart_text(browser, base_url, shots):
     browser.set_window_size(*PHONE)
     try:

@@ -194,10 +194,16 @@ def test_a_device_without_rent_price_says_so(catalog):
 
 
 def test_recommend_inference_ranks_cheapest_first_and_explains_rejections():
+    # issue 16: "cheapest first" is the cost per million output tokens, not the rent per hour
     r = recommend_inference(InferenceRecommendRequest(model="llama-2-70b", weights="fp8", tokens_per_s_per_user=20,
                                                       total_tokens_per_s=1000))
-    priced = [x.rent_per_hour.value for x in r.ranked if x.rent_per_hour is not None]
+    priced = [x.cost_per_million_tokens.value for x in r.ranked if x.cost_per_million_tokens is not None]
     assert priced == sorted(priced) and len(priced) > 3
+    assert all(x.cost_per_million_tokens.price_basis == "rent" for x in r.ranked if x.cost_per_million_tokens)
+    fastest = recommend_inference(InferenceRecommendRequest(model="llama-2-70b", weights="fp8", tokens_per_s_per_user=20,
+                                                            total_tokens_per_s=1000, objective="throughput"))
+    per_device = [x.total_tokens_per_s.expected / x.count for x in fastest.ranked]
+    assert per_device == sorted(per_device, reverse=True) and fastest.objective == "throughput"
     assert all(x.decode_tokens_per_s.expected >= 20 and x.total_tokens_per_s.expected >= 1000 for x in r.ranked)
     assert any("does not fit" in x.reason or "too slow" in x.reason for x in r.rejected)
     small = recommend_inference(InferenceRecommendRequest(model="llama-2-7b", weights="q4_k_m", tokens_per_s_per_user=10))

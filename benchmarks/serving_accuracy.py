@@ -1,0 +1,231 @@
+"""Accuracy of sizer's serving-under-load estimates against published measurements (issue 16).
+
+    python benchmarks/serving_accuracy.py [--fit]
+
+Data: ``benchmarks/serving_under_load.csv`` (a copy of ``shared/data/serving-under-load.csv``, every
+row with its source). Each case is simulated by :mod:`sizer.inference.capacity` (continuous batching
+on the one engine's iteration times) with the runtime's own scheduler limits.
+
+Split (fixed, by source): the simulation's two candidate constants, the fraction of the matrix
+peak its batched iterations reach (``BATCHING_MATRIX_EFFICIENCY``) and the scheduling time per
+iteration (``SCHEDULER_OVERHEAD``), are searched on TensorRT-LLM's perf-overview offline rows
+(``--fit``); the search lands on the engine's offline serving efficiency (0.60 against 0.606) and
+0 s, so both stay at the engine's values. Everything else is scored held out: MLPerf Inference v4.0/v4.1 Offline throughput and
+Server largest rate under the SLO (TTFT p99 <= 2 s, TPOT p99 <= 200 ms), vLLM's offline and
+fixed-concurrency throughput, and the MI300X vLLM figures. The engine's serving efficiencies come
+from a third source (benchmarks/inference_accuracy.py). Headline: held-out median |error| of
+throughput at a stated rate or concurrency, and of the largest rate under a stated SLO. Results:
+``benchmarks/results/serving_accuracy.{json,md}``.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+
+from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.inference import simulate as sim  # noqa: E402
+from sizer.inference.capacity import Slo, max_rate, saturated  # noqa: E402
+from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
+from sizer.inference.simulate import Replica, simulate  # noqa: E402
+from sizer.inference.traffic import Lengths, Load  # noqa: E402
+from sizer.workloads.registry import resolve_model  # noqa: E402
+
+DATA = HERE / "serving_under_load.csv"
+RESULTS = HERE / "results"
+REQUESTS = 600
+# MLPerf llama2-70b (OpenOrca, inputs capped at 1024): the mean output 294.45 is in the data file; the mean
+# input is not, and is recalled (verified: false) as about 628 tokens from the MLCommons reference dataset notes.
+MLPERF_LLAMA2 = (628, 294)
+SHAREGPT_VLLM = (202, 179)  # vLLM v0.6.0 perf blog, in the data file (Llama 3 tokenizer)
+TRTLLM = dict(max_running=2048, token_budget=8192)  # trtllm-build defaults (max_batch_size, max_num_tokens)
+VLLM = dict(max_running=256, token_budget=8192)  # vLLM v0.6 max_num_seqs 256; max_num_batched_tokens = max(len, 2048)
+
+DEVICES = (("GB200", "gb200-per-gpu"), ("B200", "b200"), ("GH200", "gh200-96gb"), ("H200", "h200-sxm-141gb"),
+           ("H100", "h100-sxm5-80gb"), ("MI300X", "mi300x"))
+MODELS = (("Llama-3.1-8B", "llama-3.1-8b"), ("Llama-3-8B", "llama-3-8b"), ("Llama-3.3-70B", "llama-3.1-70b"),
+          ("Llama-3-70B", "llama-3-70b"), ("Llama-2-70B", "llama-2-70b"), ("405B", "llama-3.1-405b"))
+
+
+@dataclass(frozen=True)
+class Case:
+    group: str  # "fit" or "held-out"
+    kind: str  # "throughput" or "max rate"
+    source: str
+    label: str
+    model: str
+    device: str
+    weights: str
+    kv: str
+    tp: int
+    replicas: int
+    prompt: int
+    output: int
+    runtime: dict
+    measured: float
+    users: int | None = None  # closed loop; None with a rate search or saturation
+    rate: float | None = None  # an offered Poisson rate [1/s]
+    confidence: str = "high"  # the data file's: "low" where read off a plot
+
+
+def _map(text: str, table) -> str | None:
+    return next((v for k, v in table if k.lower() in text.lower()), None)
+
+
+def _weights(text: str) -> tuple[str, str] | None:
+    t = text.lower()
+    if t.startswith("fp4"):
+        return "nvfp4", "fp8"
+    if t.startswith("fp8"):
+        return "fp8", "fp8"
+    if t.startswith("bf16") or t == "":
+        return "bf16", "fp16"
+    return None
+
+
+def cases() -> list[Case]:
+    out = []
+    for r in csv.DictReader(open(DATA, encoding="utf-8")):
+        model, device, w = _map(r["model"], MODELS), _map(r["hardware"], DEVICES), _weights(r["weights_dtype"])
+        if model is None or device is None or w is None:
+            continue
+        src, metric = r["source"], r["metric"]
+        tp = int(r["tp"]) if r["tp"].isdigit() else None
+        reps = int(r["replicas"]) if r["replicas"].isdigit() else 1
+        value = float(r["value"]) if r["value"] else None
+        label = f"{r['model'][:28]} on {r['n_devices']} x {r['hardware'][:22]} ({r['weights_dtype'][:4] or 'bf16'})"
+        if "TensorRT-LLM" in src and metric == "output_tokens_per_s" and tp and r["pp"] == "1":
+            out.append(Case("fit", "throughput", "TensorRT-LLM perf overview", f"{label} {r['input_len']}/{r['output_len']}",
+                            model, device, *w, tp, 1, int(r["input_len"]), int(r["output_len"]), TRTLLM, value))
+        elif "mlcommons/inference_results" in src and model == "llama-2-70b" and tp and r["weights_dtype"]:
+            runtime = VLLM if "MI300X" in r["hardware"] else TRTLLM
+            if r["scenario"] == "offline" and metric == "output_tokens_per_s":
+                out.append(Case("held-out", "throughput", "MLPerf Offline", label, model, device, *w, tp, reps,
+                                *MLPERF_LLAMA2, runtime, value))
+            elif r["scenario"] == "server" and metric == "max_rate_under_slo":
+                out.append(Case("held-out", "max rate", "MLPerf Server", label, model, device, *w, tp, reps,
+                                *MLPERF_LLAMA2, runtime, value))
+        elif "vllm-project" in src and tp and r["model"].startswith("Llama-3-") and "H100" in r["hardware"] \
+                and metric == "requests_per_s" and r["scenario"] == "offline" and "ShareGPT" in r["length_distribution"] \
+                and r["framework_version"].startswith("v0.6.0 "):
+            out.append(Case("held-out", "throughput", "vLLM v0.6.0 blog (low confidence)", label + " ShareGPT",
+                            model, device, *w, tp, 1, *SHAREGPT_VLLM, VLLM, value * SHAREGPT_VLLM[1], confidence="low"))
+        elif "vllm-project" in src and r["scenario"] == "fixed-concurrency" and metric == "output_tokens_per_s" \
+                and model == "llama-3.1-8b":
+            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + " 20k/2k",
+                            model, device, *w, 1, 1, int(r["input_len"]), int(r["output_len"]), VLLM, value,
+                            users=int(r["concurrency"])))
+        elif "vllm-project" in src and "MI300X" in r["hardware"] and metric == "requests_per_s" \
+                and "v0.6.2" in r["framework_version"]:
+            runtime = dict(max_running=1024, token_budget=8192)  # the guide's --max-num-seqs 1024
+            out.append(Case("held-out", "throughput", "vLLM MI300X guide", label + f" at {r['request_rate_per_s']} req/s",
+                            model, device, *w, tp, 1, *SHAREGPT_VLLM, runtime, value * SHAREGPT_VLLM[1],
+                            rate=float(r["request_rate_per_s"])))
+    return out
+
+
+def predict(case: Case, catalog, overhead: float, matrix: float) -> float:
+    device = catalog.find(case.device)
+    fmt = weight_format(case.weights)
+    table = sim.batching_table((device,), fmt, matrix)
+    replica = Replica(resolve_model(case.model), fmt, kv_cache_bytes_per_value(case.kv), table, 0, case.tp,
+                      max_batch=case.runtime["max_running"], token_budget=case.runtime["token_budget"],
+                      iteration_overhead=overhead)
+    lengths = Lengths(case.prompt, case.output)
+    if case.kind == "max rate":
+        rate, _ = max_rate(replica, lengths, Slo(ttft=2.0, tpot=0.2, percentile=99), REQUESTS)
+        return rate * case.replicas
+    if case.users is not None:
+        run = simulate(replica, Load(users=case.users), lengths, max(REQUESTS, 3 * case.users))
+    elif case.rate is not None:
+        run = simulate(replica, Load(rate=case.rate), lengths, REQUESTS)
+    else:
+        return saturated(replica, lengths, REQUESTS).steady_output_tokens_per_s * case.replicas
+    return run.output_tokens_per_s * case.replicas
+
+
+def score(all_cases, catalog, overhead, matrix):
+    rows = []
+    for c in all_cases:
+        p = predict(c, catalog, overhead, matrix)
+        rows.append({"group": c.group, "kind": c.kind, "source": c.source, "case": c.label, "confidence": c.confidence,
+                     "measured": c.measured,
+                     "predicted": round(p, 3), "error": (p - c.measured) / c.measured if p > 0 else -1.0})
+    return rows
+
+
+def median_abs(rows, group, kind=None, low=False):
+    """Median |error| of a group (``low``: rows read off plots included)."""
+    e = [abs(r["error"]) for r in rows if r["group"] == group and (kind is None or r["kind"] == kind)
+         and (low or r["confidence"] != "low")]
+    return (statistics.median(e), len(e)) if e else (float("nan"), 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fit", action="store_true", help="search the batching matrix efficiency and the per-iteration "
+                                                           "scheduling time on the fitting rows")
+    parser.add_argument("--matrix", type=float, nargs="*", default=[0.55, 0.6, 0.65, 0.7])
+    parser.add_argument("--overhead-ms", type=float, nargs="*", default=[0.0])
+    args = parser.parse_args()
+    catalog = load_catalog()
+    all_cases = cases()
+    if args.fit:
+        fit_cases = [c for c in all_cases if c.group == "fit"]
+        best = None
+        for matrix in args.matrix:
+            for ms in args.overhead_ms:
+                rows = score(fit_cases, catalog, ms * 1e-3, matrix)
+                loss = statistics.mean(math.log(1 + r["error"]) ** 2 for r in rows if r["error"] > -1)
+                print(f"matrix {matrix:.3f}, overhead {ms:4.1f} ms: fit median |error| {median_abs(rows, 'fit')[0]:.1%}, "
+                      f"bias {statistics.median(r['error'] for r in rows):+.1%}, mean squared log error {loss:.4f}", flush=True)
+                best = min(best or (loss, matrix, ms), (loss, matrix, ms))
+        print(f"best: BATCHING_MATRIX_EFFICIENCY = {best[1]:g}, SCHEDULER_OVERHEAD = {best[2] * 1e-3:g} s "
+              "(sizer/inference/simulate.py)")
+        return
+    started = time.perf_counter()
+    rows = score(all_cases, catalog, sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY)
+    seconds = time.perf_counter() - started
+    summary = {
+        "held_out_throughput": dict(zip(("median_abs_error", "n"), median_abs(rows, "held-out", "throughput"))),
+        "held_out_max_rate": dict(zip(("median_abs_error", "n"), median_abs(rows, "held-out", "max rate"))),
+        "held_out_throughput_with_low_confidence": dict(zip(("median_abs_error", "n"),
+                                                            median_abs(rows, "held-out", "throughput", low=True))),
+        "fit_throughput": dict(zip(("median_abs_error", "n"), median_abs(rows, "fit", "throughput"))),
+        "scheduler_overhead_s": sim.SCHEDULER_OVERHEAD, "batching_matrix_efficiency": sim.BATCHING_MATRIX_EFFICIENCY,
+        "seconds": round(seconds, 1),
+        "mlperf_llama2_prompt_mean": {"value": MLPERF_LLAMA2[0], "verified": False},
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "serving_accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    lines = ["# Serving under load: accuracy", "",
+             "Generated by `benchmarks/serving_accuracy.py`. Fitting rows: TensorRT-LLM perf overview (the search "
+             "of the batching matrix efficiency and scheduling time lands on the engine's values); held out: "
+             "MLPerf v4.0/v4.1, vLLM blogs and guides.", "",
+             "| set | metric | median abs error | rows |", "| --- | --- | --- | --- |"]
+    for key, name in (("held_out_throughput", "held-out throughput at a stated rate/concurrency (headline)"),
+                      ("held_out_max_rate", "held-out largest rate under the MLPerf SLO (headline)"),
+                      ("held_out_throughput_with_low_confidence", "held-out throughput, rows read off plots included"),
+                      ("fit_throughput", "fitting rows (TensorRT-LLM offline)")):
+        group = "fit" if key.startswith("fit") else "held-out"
+        lines.append(f"| {group} | {name} | {summary[key]['median_abs_error']:.1%} | {summary[key]['n']} |")
+    lines += ["", "Headline figures leave out the rows the data file marks `confidence: low` (read off plots); "
+              "the MLPerf prompt mean (628 tokens) is recalled, not in the data file (verified: false).", "",
+              "| group | source | case | confidence | measured | predicted | error |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['group']} | {r['source']} | {r['case']} | {r['confidence']} | {r['measured']:.4g} | {r['predicted']:.4g} | "
+              f"{r['error']:+.1%} |" for r in rows]
+    (RESULTS / "serving_accuracy.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:10]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Capacity under latency objectives: the largest load one replica sustains, and the replicas a load needs.
+
+A replica meets its service-level objectives (SLOs) at a load when the chosen percentile of time to
+first token, time per output token and end-to-end latency are each within their limit. Since
+latency grows with the rate, the largest rate is found by bisection between 0 and the replica's
+saturated throughput (a closed loop that always has work waiting), simulating the same requests
+(the same seed) at every rate. Without SLOs the capacity is the saturated throughput itself.
+
+.. math:: R_{max} = \\max \\{ R : P_q(\\mathrm{TTFT}) \\le T_1,\\ P_q(\\mathrm{TPOT}) \\le T_2,\\ P_q(\\mathrm{E2E}) \\le T_3 \\},
+          \\qquad n = \\lceil R / R_{max} \\rceil
+
+References
+----------
+docs/references.md [agrawal2024vidur], [agrawal2024sarathi], [mlperf-inference].
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sizer.inference.simulate import Replica, SimulationResult, simulate
+from sizer.inference.traffic import Lengths, Load
+
+SEARCH_STEPS = 9  # bisection halvings: the rate to within 0.2 % of the saturated throughput
+MAX_REPLICAS = 100_000
+
+
+@dataclass(frozen=True)
+class Slo:
+    """Latency limits [s] (None: no limit) at a percentile [%]."""
+
+    ttft: float | None = None
+    tpot: float | None = None
+    e2e: float | None = None
+    percentile: float = 99.0
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in (self.ttft, self.tpot, self.e2e))
+
+    def met(self, result: SimulationResult) -> bool:
+        """Whether every limit holds at the percentile (an unfinished run meets none)."""
+        if not result.complete:
+            return False
+        q = self.percentile
+        return all(limit is None or result.percentile(name, q) <= limit
+                   for name, limit in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e)))
+
+
+SATURATED_ROUNDS = 4  # requests per user in the saturated run: the middle of the run is steady
+
+
+def saturated(replica: Replica, lengths: Lengths, requests: int, seed: int = 0,
+              rounds: int = SATURATED_ROUNDS) -> SimulationResult:
+    """The replica kept full: a closed loop of more users than its batch slots, no think time; its
+    ``steady_*`` figures are the saturated throughput (the start and the drain left out)."""
+    users = int(replica.max_batch * 1.25) + 1
+    return simulate(replica, Load(users=users), lengths, requests=max(requests, rounds * users), seed=seed)
+
+
+def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
+             steps: int = SEARCH_STEPS, full: SimulationResult | None = None) -> tuple[float, SimulationResult]:
+    """The largest Poisson rate [1/s] one replica serves within ``slo``, and its saturated run.
+
+    Parameters
+    ----------
+    replica : Replica
+        The deployment of one replica.
+    lengths : Lengths
+        Request lengths [tokens].
+    slo : Slo
+        Limits [s] at a percentile [%]; without any, the saturated throughput is the capacity.
+    requests : int
+        Requests per simulation [1].
+
+    Returns
+    -------
+    tuple of float and SimulationResult
+        The rate [1/s] (0: not even a lone request meets the SLOs) and the saturated run.
+
+    References
+    ----------
+    docs/references.md [agrawal2024vidur].
+    """
+    full = full or saturated(replica, lengths, requests, seed)
+    top = full.steady_request_rate
+    if top <= 0 or not slo.any:
+        return top, full
+    lo, hi = 0.0, top * 1.05
+    if not slo.met(simulate(replica, Load(rate=top * 1e-3), lengths, min(requests, 100), seed)):  # lone requests
+        return 0.0, full
+    lo = top * 1e-3
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        if slo.met(simulate(replica, Load(rate=mid), lengths, requests, seed)):
+            lo = mid
+        else:
+            hi = mid
+    return lo, full
+
+
+def max_users(replica: Replica, lengths: Lengths, slo: Slo, think_time: float, requests: int = 600,
+              seed: int = 0) -> int:
+    """The most closed-loop users [1] one replica serves within ``slo`` (at least 0)."""
+    def ok(users: int) -> bool:
+        return slo.met(simulate(replica, Load(users=users, think_time=think_time), lengths,
+                                max(requests, 3 * users), seed))
+    if not ok(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= 4 * replica.max_batch and ok(hi):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+@dataclass(frozen=True)
+class LoadAnswer:
+    """A load served by ``replicas`` replicas: one replica's simulation at its share of the load."""
+
+    run: SimulationResult  # one replica at rate / replicas (or users / replicas)
+    replicas: int | None  # None: no number of replicas meets the SLOs
+    max_request_rate: float  # per replica [1/s]
+    max_users: int | None  # per replica, for a closed loop
+    slo_met: bool
+    utilisation: float  # the load over what the replicas sustain
+    saturated_output_tokens_per_s: float  # per replica
+
+
+def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
+               full: SimulationResult | None = None, replicas: int | None = None,
+               steps: int = SEARCH_STEPS) -> LoadAnswer:
+    """Replicas for ``load`` within ``slo``, and the latency each replica sees at its share.
+
+    Parameters
+    ----------
+    replica : Replica
+        One replica.
+    load : Load
+        Total request rate [1/s] or users [1].
+    lengths : Lengths
+        Request lengths [tokens].
+    slo : Slo
+        Limits [s] at a percentile [%].
+
+    Returns
+    -------
+    LoadAnswer
+        Replicas [1] (``replicas`` if given: the load spread over that many, whether or not they
+        meet the SLOs), capacity per replica [1/s], utilisation [1] and the simulated run.
+
+    References
+    ----------
+    docs/references.md [agrawal2024vidur].
+    """
+    rate_cap, full = max_rate(replica, lengths, slo, requests, seed, steps=steps, full=full)
+    if replicas is not None:  # a fixed number of replicas: the latency they give at this load
+        share = (Load(rate=load.rate / replicas) if load.rate is not None else
+                 Load(users=math.ceil(load.users / replicas), think_time=load.think_time))
+        run = simulate(replica, share, lengths, requests if share.rate else max(requests, 3 * share.users), seed)
+        met = slo.met(run) if slo.any else run.complete
+        util = (load.rate / (replicas * rate_cap) if load.rate is not None and rate_cap > 0 else
+                run.request_rate / rate_cap if rate_cap > 0 else math.inf)
+        return LoadAnswer(run, replicas, rate_cap, None, met, util, full.steady_output_tokens_per_s)
+    if load.rate is not None:
+        if rate_cap <= 0:
+            run = simulate(replica, Load(rate=load.rate), lengths, requests, seed)
+            return LoadAnswer(run, None, 0.0, None, False, math.inf, full.steady_output_tokens_per_s)
+        replicas = min(max(1, math.ceil(load.rate / rate_cap - 1e-9)), MAX_REPLICAS)
+        run = simulate(replica, Load(rate=load.rate / replicas), lengths, requests, seed)
+        met = slo.met(run) if slo.any else run.complete
+        return LoadAnswer(run, replicas, rate_cap, None, met, load.rate / (replicas * rate_cap), full.steady_output_tokens_per_s)
+    users_cap = (max_users(replica, lengths, slo, load.think_time, requests, seed) if slo.any
+                 else replica.max_batch)
+    if users_cap <= 0:
+        run = simulate(replica, load, lengths, max(requests, 3 * load.users), seed)
+        return LoadAnswer(run, None, rate_cap, 0, False, math.inf, full.steady_output_tokens_per_s)
+    replicas = min(max(1, math.ceil(load.users / users_cap)), MAX_REPLICAS)
+    share = math.ceil(load.users / replicas)
+    run = simulate(replica, Load(users=share, think_time=load.think_time), lengths, max(requests, 3 * share), seed)
+    met = slo.met(run) if slo.any else run.complete
+    return LoadAnswer(run, replicas, rate_cap, users_cap, met, load.users / (replicas * users_cap), full.steady_output_tokens_per_s)

@@ -1,0 +1,185 @@
+"""Load and request lengths for serving under traffic (issue 16).
+
+A load is an open Poisson stream of ``rate`` requests per second, or ``users`` in a closed loop
+(each sends its next request when its last answer ends, after an optional think time). Lengths
+are fixed, a named distribution, or a trace of ``prompt_len,output_len[,arrival_s]`` rows.
+
+Named distributions are log-normal, fitted to a published median and 90th percentile:
+
+.. math:: \\mu = \\ln m, \\quad \\sigma = (\\ln p_{90} - \\ln m) / z_{0.9}, \\quad z_{0.9} = 1.2816
+
+>>> d = LENGTH_DISTRIBUTIONS["azure-conv"]
+>>> round(d.prompt.median), round(d.output.median)
+(1020, 129)
+"""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.datafile import read_text
+from sizer.errors import InputError
+
+Z90 = 1.2815515655446004  # standard normal quantile at 0.9
+MAX_TRACE_ROWS = 100_000
+MAX_LENGTH = 1_000_000  # tokens of a sampled prompt or answer (the log-normal tail is cut here)
+_VIDUR = "serving-under-load.csv: microsoft/vidur@7d47513 data/processed_traces/"
+_SARATHI = "serving-under-load.csv: microsoft/sarathi-serve sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
+
+
+@dataclass(frozen=True)
+class LogNormal:
+    """Token counts, log-normal with this median and 90th percentile [tokens]."""
+
+    median: float
+    p90: float
+
+    @property
+    def sigma(self) -> float:
+        return float(np.log(self.p90 / self.median) / Z90)
+
+    @property
+    def mean(self) -> float:
+        """:math:`e^{\\mu + \\sigma^2/2}` [tokens]."""
+        return float(self.median * np.exp(self.sigma ** 2 / 2))
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        x = rng.lognormal(np.log(self.median), self.sigma, n)
+        return np.clip(np.rint(x), 1, MAX_LENGTH).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    name: str
+    prompt: LogNormal
+    output: LogNormal
+    source: str
+
+
+LENGTH_DISTRIBUTIONS: dict[str, Distribution] = {d.name: d for d in (
+    Distribution("sharegpt", LogNormal(1730, 5696), LogNormal(415, 834),
+                 _SARATHI + " (openchat ShareGPT4, Llama-2 tokenizer): median/p90 prompt 1730/5696, output 415/834"),
+    Distribution("azure-conv", LogNormal(1020, 2734.5), LogNormal(129, 424),
+                 _VIDUR + "splitwise_conv.csv (Azure LLM inference trace 2023, conversation): median/p90 prompt "
+                 "1020/2734.5, output 129/424"),
+    Distribution("azure-code", LogNormal(1469, 5187.6), LogNormal(13, 55),
+                 _VIDUR + "splitwise_code.csv (Azure LLM inference trace 2023, code): median/p90 prompt 1469/5187.6, "
+                 "output 13/55"),
+    Distribution("arxiv-summarization", LogNormal(2730, 3702), LogNormal(167, 372),
+                 _VIDUR + "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv: median/p90 prompt 2730/3702, "
+                 "output 167/372"),
+)}
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """Where request lengths come from: fixed, a named distribution, or trace rows."""
+
+    prompt_len: int | None = None
+    output_len: int | None = None
+    distribution: Distribution | None = None
+    trace: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # prompts, outputs, arrivals [s]
+
+    @property
+    def label(self) -> str:
+        if self.trace is not None:
+            return f"trace of {len(self.trace[0])} requests"
+        if self.distribution is not None:
+            return f"{self.distribution.name} (log-normal)"
+        return f"fixed {self.prompt_len} in / {self.output_len} out"
+
+    @property
+    def source(self) -> str:
+        return self.distribution.source if self.distribution else "given"
+
+    def mean(self) -> tuple[float, float]:
+        """Mean prompt and output tokens."""
+        if self.trace is not None:
+            return float(self.trace[0].mean()), float(self.trace[1].mean())
+        if self.distribution is not None:
+            return self.distribution.prompt.mean, self.distribution.output.mean
+        return float(self.prompt_len), float(self.output_len)
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` (prompt, output) pairs; a trace repeats in order."""
+        if self.trace is not None:
+            idx = np.arange(n) % len(self.trace[0])
+            return self.trace[0][idx], self.trace[1][idx]
+        if self.distribution is not None:
+            return self.distribution.prompt.sample(rng, n), self.distribution.output.sample(rng, n)
+        return np.full(n, self.prompt_len, dtype=np.int64), np.full(n, self.output_len, dtype=np.int64)
+
+
+def length_distribution(name: str, field: str = "lengths") -> Distribution:
+    """The named length distribution (``sharegpt``, ``azure-conv``, ``azure-code``, ``arxiv-summarization``)."""
+    key = name.strip().lower().replace("_", "-") if isinstance(name, str) and len(name) <= 40 else None
+    if key not in LENGTH_DISTRIBUTIONS:
+        raise InputError(field, name, f"one of {', '.join(LENGTH_DISTRIBUTIONS)}")
+    return LENGTH_DISTRIBUTIONS[key]
+
+
+def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS, max_tokens: int = MAX_LENGTH):
+    """Rows ``prompt_len,output_len[,arrival_s]`` (a header line is skipped) as arrays; arrivals
+    are None unless every row has one, and must not decrease.
+
+    >>> p, o, a = parse_trace("prompt_len,output_len\\n100,20\\n50,5\\n")
+    >>> p.tolist(), o.tolist(), a
+    ([100, 50], [20, 5], None)
+    """
+    prompts, outputs, arrivals = [], [], []
+    for i, row in enumerate(csv.reader(io.StringIO(text))):
+        if not row or not "".join(row).strip():
+            continue
+        if i == 0 and not row[0].strip().replace(".", "", 1).isdigit():
+            continue  # header
+        if len(prompts) >= max_rows:
+            raise InputError(field, f"{max_rows}+ rows", f"a trace of at most {max_rows:,} rows")
+        if len(row) not in (2, 3):
+            raise InputError(field, ",".join(row)[:60], f"rows of prompt_len,output_len[,arrival_s] (row {i + 1})")
+        try:
+            p, o = int(row[0]), int(row[1])
+            a = float(row[2]) if len(row) == 3 else None
+        except ValueError:
+            raise InputError(field, ",".join(row)[:60], f"whole token counts and an arrival in seconds (row {i + 1})") from None
+        if not (1 <= p <= max_tokens and 1 <= o <= max_tokens):
+            raise InputError(field, ",".join(row)[:60], f"lengths from 1 to {max_tokens:,} tokens (row {i + 1})")
+        if a is not None and not (np.isfinite(a) and 0 <= a <= 1e7):
+            raise InputError(field, row[2][:30], f"an arrival from 0 to 1e7 s (row {i + 1})")
+        prompts.append(p), outputs.append(o), arrivals.append(a)
+    if not prompts:
+        raise InputError(field, "(empty)", "at least one row prompt_len,output_len[,arrival_s]")
+    times = None
+    if all(a is not None for a in arrivals):
+        times = np.asarray(arrivals, dtype=float)
+        if np.any(np.diff(times) < 0):
+            raise InputError(field, "arrival_s", "arrival times that do not decrease")
+    return np.asarray(prompts, dtype=np.int64), np.asarray(outputs, dtype=np.int64), times
+
+
+def load_trace(path: str, field: str = "trace"):
+    """A trace file read through the guarded loader (size limit, regular file, UTF-8) and :func:`parse_trace`."""
+    return parse_trace(read_text(path, field), field)
+
+
+@dataclass(frozen=True)
+class Load:
+    """An open Poisson stream (``rate`` [1/s]) or a closed loop of ``users`` with ``think_time`` [s]."""
+
+    rate: float | None = None
+    users: int | None = None
+    think_time: float = 0.0
+
+    @property
+    def label(self) -> str:
+        if self.rate is not None:
+            return f"{self.rate:.4g} requests/s, Poisson arrivals"
+        think = f", {self.think_time:g} s think time" if self.think_time else ""
+        return f"{self.users} users in a closed loop{think}"
+
+
+def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` arrival times [s] of a Poisson stream of ``rate`` [1/s] (exponential gaps)."""
+    return np.cumsum(rng.exponential(1.0 / rate, n))

@@ -1,0 +1,202 @@
+"""The serving-under-traffic part of `sizer inference` and `/v1/inference` (issue 16): the request's
+load, lengths and SLO fields, their parsing at the boundary, and the JSON sections they add
+(``load``, ``latency``, ``capacity``, ``output_tokens_per_s``, ``cost_per_million_tokens``)."""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from sizer.errors import InputError
+from sizer.formulas.tco import hourly_price
+from sizer.hardware.schema import Device
+from sizer.inference.capacity import LoadAnswer, Slo
+from sizer.inference.formats import WeightFormat
+from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, SimulationResult
+from sizer.inference.traffic import Lengths, Load, length_distribution, parse_trace
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.units import parse_quantity
+
+LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
+GGUF = ("q4_0", "q4_k_m", "q8_0")
+
+
+class LoadFields(BaseModel):
+    """Request fields of serving under traffic (all optional: without rate or users, the offline answer)."""
+
+    rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
+    users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
+    think_time: str | float | dict | None = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
+    lengths: str | None = Field(None, max_length=40, description="named length distribution: sharegpt, azure-conv, "
+                                                                 "azure-code, arxiv-summarization (default: fixed lengths)")
+    trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
+                                                                       "(the CLI reads --trace FILE into this)")
+    slo_ttft: str | float | dict | None = Field(None, description="time to first token at the percentile, e.g. '2 s'")
+    slo_tpot: str | float | dict | None = Field(None, description="time per output token at the percentile, e.g. '100 ms'")
+    slo_e2e: str | float | dict | None = Field(None, description="end-to-end latency at the percentile, e.g. '30 s'")
+    slo_percentile: float = Field(99.0, ge=50, le=99.9, description="percentile the SLOs hold at [%]")
+    split: Literal["tensor", "layer"] | None = Field(None, description="tensor parallel, or a llama.cpp layer split "
+                                                                        "(default: layer for GGUF formats)")
+    max_running: int | None = Field(None, ge=1, le=4096, description=f"scheduler's most running requests "
+                                                                       f"(default {DEFAULT_MAX_BATCH}, vLLM's)")
+    token_budget: int | None = Field(None, ge=64, le=65536, description=f"tokens per iteration, chunked prefill "
+                                                                          f"(default {DEFAULT_TOKEN_BUDGET}, vLLM's)")
+    prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
+    replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
+                                                                      "(default: as many as the SLOs need)")
+
+
+def default_split(request: LoadFields, weights: WeightFormat) -> str:
+    return request.split or ("layer" if weights.name in GGUF else "tensor")
+
+
+def _seconds(field: str, raw, allow_zero: bool = False) -> float | None:
+    if raw is None:
+        return None
+    s = float(parse_quantity(field, raw, "[time]", default_unit="s", allow_zero=allow_zero).to("s").magnitude)
+    if not (0 <= s <= LONGEST):
+        raise InputError(field, raw, f"a time from 0 to {LONGEST:g} s")
+    return s
+
+
+def parse_load(request) -> tuple[Load | None, Lengths, Slo]:
+    """The load, lengths and SLOs a request asks for, checked and in SI units."""
+    if request.rate is not None and request.users is not None:
+        raise InputError("users", request.users, "either rate or users, not both")
+    think = _seconds("think_time", request.think_time, allow_zero=True) or 0.0
+    if think and request.users is None:
+        raise InputError("think_time", request.think_time, "users as well (a think time belongs to a closed loop)")
+    load = (Load(rate=float(request.rate)) if request.rate is not None else
+            Load(users=int(request.users), think_time=think) if request.users is not None else None)
+    if request.trace is not None:
+        lengths = Lengths(trace=parse_trace(request.trace))
+    elif request.lengths is not None:
+        lengths = Lengths(distribution=length_distribution(request.lengths))
+    else:
+        lengths = Lengths(prompt_len=request.prompt_len, output_len=request.output_len)
+    slo = Slo(ttft=_seconds("slo_ttft", request.slo_ttft), tpot=_seconds("slo_tpot", request.slo_tpot),
+              e2e=_seconds("slo_e2e", request.slo_e2e), percentile=float(request.slo_percentile))
+    return load, lengths, slo
+
+
+class Percentiles(Model):
+    p50: float
+    p90: float
+    p99: float
+    unit: str
+
+
+class LatencyOut(Model):
+    ttft: Percentiles
+    tpot: Percentiles | None  # None: every answer is one token
+    e2e: Percentiles
+    requests_measured: int
+
+
+class LengthOut(Model):
+    mean: float
+    unit: str
+    distribution: str
+
+
+class LoadOut(Model):
+    request_rate: QuantityOut | None
+    users: int | None
+    think_time: QuantityOut | None
+    prompt_len: LengthOut
+    output_len: LengthOut
+
+
+class CapacityOut(Model):
+    max_request_rate: QuantityOut  # per replica
+    max_users: int | None  # per replica (closed loop)
+    replicas: int | None  # None: no number of replicas meets the SLOs
+    slo_met: bool
+    utilisation: float
+    percentile: float
+    slo: dict[str, QuantityOut]
+
+
+class CostOut(RangeOut):
+    """A cost per million output tokens: the range, its expected ``value`` and whether the hourly
+    price is a rent or an amortised purchase."""
+
+    value: float
+    price_basis: Literal["rent", "buy"]
+
+
+def cost_out(per_million: float, basis: str, spread: dict) -> CostOut:
+    return CostOut.model_construct(low=float(per_million / spread["high"]), expected=float(per_million),
+                                   high=float(per_million / spread["low"]), unit="USD", value=float(per_million),
+                                   price_basis=basis)
+
+
+def _pct(values: np.ndarray, unit: str) -> Percentiles:
+    f = unit_factor("s", unit)
+    p = np.percentile(values, [50, 90, 99]) * f
+    return Percentiles(p50=float(p[0]), p90=float(p[1]), p99=float(p[2]), unit=unit)
+
+
+def latency_out(run: SimulationResult) -> LatencyOut | None:
+    if len(run.ttft) == 0:
+        return None
+    return LatencyOut(ttft=_pct(run.ttft, "ms"), tpot=_pct(run.tpot, "ms") if len(run.tpot) else None,
+                      e2e=_pct(run.e2e, "s"), requests_measured=int(len(run.ttft)))
+
+
+def load_out(load: Load, lengths: Lengths) -> LoadOut:
+    prompt, output = lengths.mean()
+    return LoadOut(request_rate=QuantityOut(value=load.rate, unit="1/s") if load.rate is not None else None,
+                   users=load.users, think_time=QuantityOut(value=load.think_time, unit="s") if load.users else None,
+                   prompt_len=LengthOut(mean=prompt, unit="tokens", distribution=lengths.label),
+                   output_len=LengthOut(mean=output, unit="tokens", distribution=lengths.label))
+
+
+def capacity_out(answer: LoadAnswer, slo: Slo) -> CapacityOut:
+    limits = {k: QuantityOut(value=v * unit_factor("s", "ms"), unit="ms")
+              for k, v in (("ttft", slo.ttft), ("tpot", slo.tpot), ("e2e", slo.e2e)) if v is not None}
+    util = answer.utilisation if math.isfinite(answer.utilisation) else 0.0
+    return CapacityOut(max_request_rate=QuantityOut(value=answer.max_request_rate, unit="1/s"),
+                       max_users=answer.max_users, replicas=answer.replicas, slo_met=answer.slo_met,
+                       utilisation=float(util), percentile=slo.percentile, slo=limits)
+
+
+def price_per_hour(device: Device, given: object = None) -> tuple[float | None, str | None, Assumption]:
+    """USD per device-hour and its basis ("rent", or "buy" for an amortised purchase), from the one price function."""
+    price = hourly_price(device, given=given)
+    if price.hourly is None:
+        return None, None, Assumption(name="price", value=price.label, source=price.source)
+    basis = "rent" if price.basis in ("given", "cloud") else "buy"
+    return float(price.hourly.to("USD/hour").magnitude), basis, Assumption(name="price", value=price.label,
+                                                                           source=price.source)
+
+
+def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer, split: str, max_running: int,
+                     budget: int, hit: float) -> list[Assumption]:
+    notes = [
+        Assumption(name="load", value=load.label, source="given"),
+        Assumption(name="lengths", value=lengths.label, source=lengths.source),
+        Assumption(name="scheduler", value=f"continuous batching: chunked prefill within {budget} tokens per iteration, "
+                   f"at most {max_running} running requests, paged KV cache of {answer.run.kv_capacity:,} tokens per "
+                   f"replica, the youngest preempted and recomputed when it fills ({answer.run.preemptions} in the run)"
+                   + (f"; {hit:.0%} of prompt tokens from the prefix cache" if hit else ""),
+                   source="vLLM defaults (max_num_seqs 256, max_num_batched_tokens 2048); docs/references.md "
+                          "[kwon2023vllm, agrawal2024sarathi]"),
+        Assumption(name="iteration time", value="the engine's forward pass over the iteration's prefill and decode "
+                   "tokens plus every running request's KV reads, interpolated on a grid built once per replica; "
+                   "attention FLOP per token at the mean context", source="sizer.inference.simulate"),
+        Assumption(name="capacity", value="the largest Poisson rate whose percentiles meet the SLOs (bisection over "
+                   "simulations of the same requests)" if slo.any else "no SLO given: the saturated throughput "
+                   "(the queue grows without bound beyond it)", source="docs/references.md [agrawal2024vidur]"),
+        Assumption(name="layout", value=f"{split} split within a replica (layer: llama.cpp's default for GGUF files; "
+                   "tensor otherwise); replicas share nothing", source="llama.cpp --split-mode; tensor parallelism"),
+    ]
+    if not answer.run.complete:
+        notes.append(Assumption(name="overloaded", value="not every request finished within the work bound: the "
+                                "latencies are of those that did and the SLOs are not met", source="simulation"))
+    if answer.replicas is None:
+        notes.append(Assumption(name="SLO unreachable", value="even a lone request misses the SLOs on this replica",
+                                source="simulation"))
+    return notes
