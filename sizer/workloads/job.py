@@ -150,6 +150,10 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         raise InputError("params", request.params, "no parameter count with a model or workload: it has its own")
     base = request.model_copy(update={"params": request.params if request.params is not None else 1.0}) \
         if from_layers else request
+    if request.model is not None and request.tokens is None and request.samples is None and not need_samples:
+        # An architecture is a language model: memory and a step's time need no token count, so
+        # the run is read as token-based with no length (``given`` below stays False).
+        base = base.model_copy(update={"tokens": 1.0})
     workload = resolve_workload(base, need_samples=need_samples and request.workload is None)
     precision = parse_choice(Precision, request.precision, "precision")
     optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
