@@ -372,8 +372,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
 
     k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
     host = None
-    if job.workload.sample_size is not None and order:
-        best = order[0]
+    if job.workload.sample_size is not None and (order or apart):
+        best = (order or apart)[0]
         fastest_step = ev.parts.step[chosen[best][1]] * low[best]  # the host must keep up with the fast end
         rate = ev.batch[chosen[best][1]] * job.tokens_per_sample / fastest_step
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
