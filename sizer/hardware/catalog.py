@@ -56,19 +56,58 @@ class Catalog:
         if not isinstance(name, str) or not name.strip() or len(name) > 100:
             raise InputError(field_name, name, "a device id or name, such as 'Tesla P40' or 'h100-sxm5-80gb'")
         matches = match_devices(self, name)
-        if len(matches) == 1:
+        if len(matches) == 1 and not _too_short(self, name, matches[0]):
             return matches[0]
+        if len(matches) == 1:
+            names = [f"{matches[0].name} ({matches[0].id})"]
+            raise DeviceLookupError(f"{field_name}: {name!r} is too short to choose a device by; did you mean "
+                                    f"{names[0]}? Give its id or fuller name", names, field_name)
         if not matches:
-            # Devices that only a bare number or a single letter of the name would have matched
-            # ("7" in "AMD Ryzen 7 2700") are offered, never chosen.
-            weak = [device.name for device in _devices_with_all_tokens(self, _tokens(name))][:5]
-            close = weak + [n for n in difflib.get_close_matches(name.lower(), _all_names(self), n=5, cutoff=0.5)
-                            if n not in (w.lower() for w in weak)][:5 - len(weak)]
+            close = candidates(self, name)
             hint = f"; close matches: {', '.join(close)}" if close else "; see `sizer catalog list`"
             raise DeviceLookupError(f"{field_name}: no device matches {name!r}{hint}", close, field_name)
         names = [f"{d.name} ({d.id})" for d in matches]
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         raise DeviceLookupError(
-            f"{field_name}: {name!r} is ambiguous; it matches {', '.join(names)}", names, field_name)
+            f"{field_name}: {name!r} is ambiguous; it matches {shown}; give more of the name or an id", names, field_name)
+
+
+def candidates(catalog: "Catalog", name: str, limit: int = 5) -> list[str]:
+    """Devices a name that matched none may have meant, best first: those sharing the most of its
+    meaningful words ("Radeon 7900" offers Radeons, never the Ryzen 7 2700 for its "7"), then
+    spelling neighbours."""
+    query = [q for q in _tokens(name) if _meaningful(q)]
+    _, labels, _ = _name_index(catalog)
+    wanted = name.strip().lower()
+    if not query:  # a bare "7" offers the devices with a word "7" (the Ryzen 7 2700), never chooses them
+        return [d.name for d in _devices_with_all_tokens(catalog, _tokens(name))][:limit]
+    scored = []
+    for device in catalog:
+        # offered, not chosen: a word may be the start of a longer one here ("gb" offers the GB200)
+        shared = max((sum(any(w.startswith(q) for w in words) for q in query) for words in labels[device.id]), default=0)
+        if shared:
+            likeness = max(difflib.SequenceMatcher(None, wanted, label.lower()).ratio()
+                           for label in (device.name, *device.aliases))
+            scored.append((-shared, -likeness, device.name))
+    found = [device_name for *_, device_name in sorted(scored)][:limit]
+    if found:
+        return found
+    named = {label: device.name for device in catalog
+             for label in (device.id, device.name.lower(), *(a.lower() for a in device.aliases))}
+    for label in difflib.get_close_matches(wanted, list(named), n=2 * limit, cutoff=0.6):
+        if named[label] not in found and len(found) < limit:
+            found.append(named[label])
+    return found
+
+
+def _too_short(catalog: "Catalog", name: str, device: Device) -> bool:
+    """True where a name matched one device only by words of two characters or fewer ("M4"): such a
+    name is a guess at a family, not a choice, unless it is the device's id, name or alias."""
+    wanted = name.strip().lower()
+    exact_names, _, _ = _name_index(catalog)
+    if wanted == device.id or wanted in exact_names[device.id]:
+        return False
+    return all(len(q) <= 2 for q in _tokens(wanted) if _meaningful(q))
 
 
 def _tokens(text: str) -> list[str]:
@@ -77,10 +116,11 @@ def _tokens(text: str) -> list[str]:
 
 
 def _token_matches(query: str, word: str) -> bool:
-    # "sxm" matches "sxm4" (a generation number), but "a10" never matches "a100" or "a10g".
+    # "sxm" matches "sxm4" (a generation number), but "a10" never matches "a100" or "a10g", and a
+    # two-letter word never stands for a longer name ("gb" is not "gb200").
     if query == word:
         return True
-    return query[-1].isalpha() and word.startswith(query) and word[len(query):].isdigit()
+    return len(query) >= 3 and query[-1].isalpha() and word.startswith(query) and word[len(query):].isdigit()
 
 
 def _meaningful(token: str) -> bool:
