@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from sizer.engine.calibration import Calibration
-from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.catalog import Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import zero_stage_of
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
@@ -47,6 +47,7 @@ from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  #
 from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
+from sizer.workloads.listing import ModelSummary, list_models  # noqa: E402,F401
 
 Sharding = str  # "none" or "full" (ZeRO-3), parsed by sizer.choices: a wrong name is an InputError
 WORKLOAD_NAMES = tuple(builtin_profile_names())

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.hardware.schema import CatalogFile, Device, check_units
+from sizer.hardware.schema import CatalogFile, Device, figure_problems
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 
 CATALOG_ENV = "SIZER_CATALOG"
@@ -191,32 +191,60 @@ def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str,
 
 
 def _read_file(path: Path) -> CatalogFile:
+    """A catalog file parsed and checked. Every problem of every entry is reported at once (one
+    line each, naming the entry and the field), so that a user's file is mended in one round."""
     try:
         data = load_yaml(path, "catalog", MAX_CATALOG_BYTES)
     except InputError as error:
         raise CatalogError(f"catalog file {path}: not {error.expected}", "catalog") from None
     if not isinstance(data, dict):
         raise CatalogError(f"catalog file {path}: expected a mapping with 'sources' and 'devices'", "catalog")
-    try:
-        parsed = CatalogFile.model_validate(data)
-    except ValidationError as error:
-        raise CatalogError(_describe_validation_error(path, data, error), "catalog") from None
-    for index, device in enumerate(parsed.devices):
-        entry = f"entry {index} ({device.id})"
+    problems = _problems(data)
+    if problems:
+        raise CatalogFileErrors(path, problems)
+    return _with_citations(CatalogFile.model_validate(data), data)
+
+
+class CatalogFileErrors(CatalogError):
+    """Every problem of one catalog file; ``problems`` holds one line each ("entry 2 (my-gpu), field
+    memory: ...")."""
+
+    def __init__(self, path: Path, problems: list[str]):
+        if len(problems) == 1:
+            message = f"catalog file {path}, {problems[0]}"
+        else:
+            message = f"catalog file {path}: {len(problems)} problems\n" + "\n".join(f"  {p}" for p in problems)
+        super().__init__(message, "catalog")
+        self.problems = problems
+
+
+def _problems(data: dict) -> list[str]:
+    """Every problem of a catalog file's data: its own keys, each entry's fields and units, and each
+    source key that the file's ``sources`` lacks."""
+    problems = [f"field {key}: extra field, not allowed (a file has 'sources' and 'devices')"
+                for key in data if key not in ("sources", "devices")]
+    sources = data.get("sources")
+    if not isinstance(sources, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items()):
+        problems.append("field sources: a mapping of short keys to full citations")
+        sources = {}
+    devices = data.get("devices")
+    if not isinstance(devices, list):
+        return problems + ["field devices: a list of device entries"]
+    for index, raw in enumerate(devices):
+        if not isinstance(raw, dict):
+            problems.append(f"entry {index}: a mapping of a device's fields")
+            continue
+        entry = f"entry {index} ({raw.get('id', '?')})"
         try:
-            check_units(device)
-        except InputError as error:
-            raise CatalogError(f"catalog file {path}, {entry}, field {error.message}", "catalog") from None
-        for where, sourced in device.sourced_fields().items():
-            if sourced.source not in parsed.sources:
-                raise CatalogError(f"catalog file {path}, {entry}, field {where}: source "
-                                   f"{sourced.source!r} is not in the file's 'sources'", "catalog")
-        for where, item in [("purchase_price", device.purchase_price), ("vector", device.vector),
-                            *((f"cloud_prices[{i}]", p) for i, p in enumerate(device.cloud_prices))]:
-            if item is not None and item.source not in parsed.sources:
-                raise CatalogError(f"catalog file {path}, {entry}, field {where}: source "
-                                   f"{item.source!r} is not in the file's 'sources'", "catalog")
-    return _with_citations(parsed, data)
+            Device.model_validate(raw)
+        except ValidationError as error:
+            problems += [f"{entry}, field {_location(e['loc'])}: {e['msg']}" for e in error.errors()]
+        problems += [f"{entry}, {problem}" for problem in figure_problems(raw, sources)]
+    return problems
+
+
+def _location(location) -> str:
+    return ".".join(str(part) for part in location) or "(whole entry)"
 
 
 def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
@@ -230,20 +258,6 @@ def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
         return node
 
     return CatalogFile.model_validate({"sources": parsed.sources, "devices": cite(data["devices"])})
-
-
-def _describe_validation_error(path: Path, data: dict, error: ValidationError) -> str:
-    first = error.errors()[0]
-    location = list(first["loc"])
-    entry = ""
-    if len(location) >= 2 and location[0] == "devices" and isinstance(location[1], int):
-        index = location[1]
-        devices = data.get("devices") or []
-        device_id = devices[index].get("id", "?") if index < len(devices) and isinstance(devices[index], dict) else "?"
-        entry = f", entry {index} ({device_id})"
-        location = location[2:]
-    field_path = ".".join(str(part) for part in location) or "(whole entry)"
-    return f"catalog file {path}{entry}, field {field_path}: {first['msg']}"
 
 
 def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None) -> Catalog:
@@ -280,6 +294,12 @@ def _builtin() -> Catalog:
     except OSError:
         return _merge(files, allow_override=False)
     return cached("catalog", key, lambda: _merge(files, allow_override=False))
+
+
+def catalog_template() -> str:
+    """A commented user catalog with one entry (``catalog/templates/device.yaml``) to fill in; it
+    loads as it stands."""
+    return (builtin_catalog_dir() / "templates" / "device.yaml").read_text(encoding="utf-8")
 
 
 def load_catalog(user_file: str | os.PathLike | None = None) -> Catalog:
