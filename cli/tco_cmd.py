@@ -44,9 +44,10 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
     rows = [("training time", output.rng(result.training_time)), (rent_name, rent),
             ("rent price", output.qty(result.rent_price)), ("rent price basis", result.rent_label)]
     if result.buy:
-        rows += [("buy: capital (whole)", output.qty(result.buy.capital)),
-                 ("buy: amortised capital", output.rng(result.buy.amortised_capital)),
+        # amortised capital + energy = total; the whole capital is shown apart, not as a part of it
+        rows += [("buy: amortised capital", output.rng(result.buy.amortised_capital)),
                  ("buy: energy", output.rng(result.buy.energy)), ("buy: total", output.rng(result.buy.total)),
+                 ("capital (whole, not in the total)", output.qty(result.buy.capital)),
                  ("energy used", output.rng(result.buy.energy_used))]
     else:
         rows.append(("buy", "no purchase price known: give --purchase-price"))

@@ -92,3 +92,24 @@ def test_memory_without_tokens_and_missing_values_never_say_none(cli):
     for args in (("compute",), ("time", "--device", "T4"), ("memory",), ("tco", "--device", "T4")):
         bad = cli(*args)
         assert bad.exit_code == 2 and "None" not in bad.output and "not given" in bad.output, (args, bad.output)
+
+
+def _expected(cell: str) -> float:
+    """The expected value of a rendered range "1.621 (1.6–1.7) USD" or quantity "1,599 USD"."""
+    return float(cell.split()[0].replace(",", ""))
+
+
+def test_tco_buy_rows_add_up_to_the_buy_total(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
+    rows = _rows(cli("tco", "--device", "RTX 4090", "--training-time", "100 h").stdout)
+    assert _expected(rows["buy: amortised capital"]) + _expected(rows["buy: energy"]) == pytest.approx(
+        _expected(rows["buy: total"]), rel=2e-3)
+    names = list(rows)
+    assert names.index("capital (whole, not in the total)") > names.index("buy: total")
+
+
+def test_inference_memory_rows_add_up_to_memory_per_device(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
+    rows = _rows(cli("inference", "--model", "llama-2-7b", "--device", "T4").stdout)
+    parts = ("weights", "KV cache", "activations", "runtime reserve")
+    assert sum(_gb(rows[p]) for p in parts) == pytest.approx(_gb(rows["memory per device"]), rel=2e-3, abs=2e-3)
