@@ -256,3 +256,25 @@ def test_devices_that_providers_rent_have_a_rent_price(catalog):
     for name in ("MI300X", "TPU v4", "A40", "RTX A6000", "L40", "GH200", "RTX 3060", "RTX 3090", "RTX 4090", "RTX 5090"):
         price = hourly_price(catalog.find(name), pricing="rent")
         assert price.price_basis == "rent" and price.hourly.to("USD/hour").magnitude > 0, name
+
+
+def test_http_pricing_field_and_price_basis_beside_every_cost():
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    client = TestClient(create_app(), raise_server_exceptions=False)
+    body = {"params": 1e8, "tokens": 2e9, "precision": "fp16", "kinds": ["gpu"], "max_devices": 8}
+    ranked = client.post("/v1/recommend", json=dict(body, pricing="any")).json()
+    assert ranked["pricing"] == "any" and ranked["ranked"]
+    for entry in ranked["ranked"]:
+        assert entry["price_basis"] in ("rent", "buy") and entry["cost"]["price_basis"] == entry["price_basis"]
+        for side in ("rent", "buy"):
+            assert entry["cost"][side] is None or entry["cost"][side]["price_basis"] == side
+    rent = client.post("/v1/recommend", json=body).json()
+    assert rent["pricing"] == "rent" and {e["price_basis"] for e in rent["ranked"]} == {"rent"}
+    assert rent["unpriced"] and all(e["price_basis"] is None for e in rent["unpriced"])
+    tco = client.post("/v1/tco", json={"device": "RTX 3080", "training_time": "10 h", "pricing": "any"}).json()
+    assert tco["rent"]["price_basis"] == "buy" and tco["buy"]["total"]["price_basis"] == "buy"
+    bad = client.post("/v1/recommend", json=dict(body, pricing="lease"))
+    assert bad.status_code == 422 and "pricing" in bad.text
