@@ -38,8 +38,8 @@ class CostAssumptions:
     host_share: pint.Quantity = Quantity(0, "USD")
     lifetime_source: str = "spec §3.4 default: 3 years of 24/7 use"
     utilisation_source: str = "assumed: training keeps devices at their TDP"
-    pue_source: str = "assumed 1.5, near the Uptime Institute 2023 survey's industry average of 1.58"
-    electricity_source: str = "assumed 0.15 USD/kWh, about the 2024 US commercial average (EIA)"
+    pue_source: str = "assumed 1.5, near the Uptime Institute 2023 survey's industry average of 1.58 (docs/references.md [uptime-2023])"
+    electricity_source: str = "assumed 0.15 USD/kWh, about the 2024 US commercial average (EIA; docs/references.md [eia-2024])"
 
     def __post_init__(self) -> None:
         if not 0 < self.utilisation <= 1:
@@ -218,7 +218,9 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
 
     References
     ----------
-    Spec §3.4 (seed 004 §3.3.4).
+    seed-004 §3.3.4 (rent and buy, spec §3.4); uptime-2023 and eia-2024 (the buy side's PUE and
+    electricity price defaults); the prices themselves cite their rows of
+    ``../shared/data/cloud-prices*.csv`` in the catalog.
 
     >>> from sizer.hardware.catalog import load_catalog
     >>> hourly_price(load_catalog().find("T4"), "AWS").basis
