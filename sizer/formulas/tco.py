@@ -225,7 +225,7 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
     >>> from sizer.hardware.catalog import load_catalog
     >>> hourly_price(load_catalog().find("T4"), "AWS").basis
     'cloud'
-    >>> hourly_price(load_catalog().find("T4"), pricing="buy").price_basis
+    >>> hourly_price(load_catalog().find("RTX 4090"), pricing="buy").price_basis
     'buy'
     """
     costs = costs or COST_DEFAULTS

@@ -87,7 +87,7 @@ def candidates(catalog: "Catalog", name: str, limit: int = 5) -> list[str]:
         shared = max((sum(any(w.startswith(q) for w in words) for q in query) for words in labels[device.id]), default=0)
         if shared:
             likeness = max(difflib.SequenceMatcher(None, wanted, label.lower()).ratio()
-                           for label in (device.name, *device.aliases))
+                           for label in (device.name, *device.aliases, device.id.replace("-", " ")))
             scored.append((-shared, -likeness, device.name))
     found = [device_name for *_, device_name in sorted(scored)][:limit]
     if found:

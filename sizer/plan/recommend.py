@@ -56,7 +56,7 @@ class RecommendRequest(WorkloadRequest):
                                     "apart, in 'unpriced'), buy (amortised purchase plus energy) or any (rent, else "
                                     "the amortised purchase; each cost says its price_basis)")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
-                                                               "Lambda, ...); where a device has none, its amortised purchase cost")
+                                                               "Lambda, RunPod, Vast.ai, ...)")
     objective: Objective = "time"
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
@@ -121,6 +121,7 @@ class RecommendResult(Model):
 COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fastest power-of-two count whose "
                 "device-hours stay within {knee:.0%} of that device's cheapest fitting count; with a deadline, the "
                 "cheapest count that meets it")
+PRICE_WORD = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}
 PRICING_SAID = {"rent": "cloud on-demand rent only", "buy": "amortised purchase plus energy",
                 "any": "cloud rent where the catalog has one, else the amortised purchase plus energy (each cost says which)"}
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
@@ -162,19 +163,18 @@ def _counts(max_devices: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=32)
 def _price_arrays(devices: tuple[str, ...], catalog_id: int, provider: str | None) -> dict[str, np.ndarray]:
-    """Rent [USD/h] (a cloud price, as :func:`hourly_price` chooses it) with its basis, purchase [USD]
-    and TDP [W] per device, NaN where unknown; converted once."""
+    """Rent [USD/h] (a cloud price, as :func:`hourly_price` chooses it), purchase [USD] and TDP [W] per
+    device, NaN where unknown; converted once."""
     catalog = _CATALOGS[catalog_id]
-    rent, basis, buy, tdp = [], [], [], []
+    rent, buy, tdp = [], [], []
     for device_id in devices:
         device = catalog.find(device_id)
         price = hourly_price(device, provider, pricing="rent")
         rent.append(price.hourly.to("USD/hour").magnitude if price.hourly is not None else np.nan)
-        basis.append(price.basis)
         buy.append(parse_quantity("purchase_price", device.purchase_price.value, "[currency]").to("USD").magnitude
                    if device.purchase_price else np.nan)
         tdp.append(device.tdp.quantity("tdp", "[power]").to("W").magnitude if device.tdp is not None else np.nan)
-    return {"rent": np.asarray(rent, dtype=float), "basis": np.asarray(basis, dtype=object),
+    return {"rent": np.asarray(rent, dtype=float),
             "buy": np.asarray(buy, dtype=float), "tdp": np.asarray(tdp, dtype=float)}
 
 
@@ -325,7 +325,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
         for k, (i, _) in enumerate(chosen):
             if np.isnan(spent[k]):
                 rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name,
-                                               reason=f"no {pricing} price in the catalog to check the budget against"))
+                                               reason=f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against"))
                 keep[k] = False
             elif spent[k] > limit:
                 what = "capital" if basis[k] == "buy" else "rent"
