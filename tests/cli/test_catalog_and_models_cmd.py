@@ -18,6 +18,7 @@ def test_template_is_a_commented_entry_that_loads_as_it_stands(cli, tmp_path):
     assert device.id == "example-gpu" and device.memory.value == "24 GB"
     shown = cli("catalog", "show", "example-gpu", "--catalog", str(path))
     assert shown.exit_code == 0 and "Example GPU" in shown.stdout
+    assert json.loads(cli("catalog", "template", "--json").stdout)["template"] == text
 
 
 def test_every_problem_of_a_user_catalog_is_reported_at_once(cli, tmp_path):
