@@ -53,7 +53,30 @@ class CostAssumptions:
     @classmethod
     def given(cls, *, lifetime: object = None, utilisation: float | None = None, pue: float | None = None,
               electricity_price: object = None, host_share: object = None) -> "CostAssumptions":
-        """The defaults with the values a user gave (``None``: not given) parsed and marked "given"."""
+        """The defaults with the values a user gave parsed and marked "given".
+
+        Parameters
+        ----------
+        lifetime : str or Quantity, optional
+            Amortisation period [year]; ``None``: the default.
+        utilisation : float, optional
+            Average power as a fraction of TDP [1].
+        pue : float, optional
+            Power usage effectiveness of the site [1].
+        electricity_price : str or Quantity, optional
+            Energy price [USD/kWh].
+        host_share : str or Quantity, optional
+            Capital for hosts, network and racks [USD].
+
+        Returns
+        -------
+        CostAssumptions
+            :data:`COST_DEFAULTS` with the given values, each source "given".
+
+        References
+        ----------
+        [spec-3.4], [uptime-2023], [eia-2024]
+        """
         changes: dict[str, object] = {}
         if lifetime is not None:
             changes.update(lifetime=parse_quantity("lifetime", lifetime, "[time]"), lifetime_source="given")
@@ -438,7 +461,24 @@ class TcoResult(Model):
 
 
 def cost_range(estimate: Estimate, basis: PriceBasis) -> CostRange:
-    """A cost estimate in USD with its basis."""
+    """A cost estimate in USD with its basis beside it.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        Cost low / expected / high [USD].
+    basis : {"rent", "buy"}
+        Whether the cost is a cloud rent or an amortised purchase.
+
+    Returns
+    -------
+    CostRange
+        The range in USD with ``price_basis``.
+
+    References
+    ----------
+    [spec-3.4]
+    """
     return CostRange(**estimate.out("USD").model_dump(), price_basis=basis)
 
 
