@@ -66,3 +66,11 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
                                               view.fp32_peak_discrepancy, view.notes) if x) or None)
 
 
+@app.command("template")
+def template(json: JsonOption = False) -> None:
+    """Print a commented catalog entry to fill in for your own device (use it with --catalog FILE)."""
+    from sizer.facade import catalog_template
+
+    if json:
+        return output.emit_json({"template": catalog_template()})
+    typer.echo(catalog_template(), nl=False)

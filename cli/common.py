@@ -49,6 +49,8 @@ MicroBatch = Annotated[Optional[str], typer.Option("--micro-batch", help="Sample
 Params = Annotated[Optional[str], typer.Option("--params", help="Parameters, e.g. 7e9, 7B or '70 billion'.")]
 Samples = Annotated[Optional[str], typer.Option("--samples", help="Training samples per epoch.")]
 Epochs = Annotated[str, typer.Option("--epochs", help="Passes over the samples.")]
+PricingOption = Annotated[str, typer.Option("--pricing", help="rent (cloud prices only; devices without one listed apart), "
+                                            "buy (amortised purchase plus energy) or any (rent, else the amortised purchase, labelled).")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
 BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step (tokens with --tokens).")]
 Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")]

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from cli.common import HELP_SETTINGS, HelpGroup
-from cli import (calibrate_cmd, catalog_cmd, compute_cmd, inference_cmd, memory_cmd, peak_cmd, plan_cmd, profile_cmd, recommend_cmd,
+from cli import (calibrate_cmd, catalog_cmd, compute_cmd, inference_cmd, memory_cmd, models_cmd, peak_cmd, plan_cmd, profile_cmd, recommend_cmd,
                  network_cmd, serve_cmd,
                  sweep_cmd, tco_cmd, time_cmd, validate_cmd)
 
@@ -43,7 +43,7 @@ app = typer.Typer(name="sizer", cls=SizerGroup, no_args_is_help=True, add_comple
                   pretty_exceptions_enable=False, rich_markup_mode=None, context_settings=HELP_SETTINGS,
                   help="Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training.")
 app.add_typer(catalog_cmd.app, name="catalog")
-for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, plan_cmd, inference_cmd, network_cmd, tco_cmd, recommend_cmd, serve_cmd,
+for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, models_cmd, plan_cmd, inference_cmd, network_cmd, tco_cmd, recommend_cmd, serve_cmd,
                profile_cmd, calibrate_cmd,
                validate_cmd, sweep_cmd):
     module.register(app)

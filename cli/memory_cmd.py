@@ -34,13 +34,15 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
     if json:
         return output.emit_json(result)
     verdict = "-" if result.fits is None else ("fits" if result.fits else "does NOT fit")
+    # The parts above "total" add up to it (model states are shown by part, not also as a subtotal).
     output.key_values(f"Training memory per device: {result.device or 'no device given'} x {result.count}", [
         ("method", result.method + ("" if result.method == "full" else f" ({output.fmt(result.trainable_params)} trained parameters)")),
+        ("sharding", f"ZeRO stage {result.zero}" if result.zero else "none (replicas)"),
         ("weights", output.qty(result.weights)), ("gradients", output.qty(result.gradients)),
         ("optimizer states", output.qty(result.optimizer_states)), ("master weights", output.qty(result.master_weights)),
-        (f"model states (ZeRO {result.zero})", output.qty(result.model_states)),
         (f"activations ({output.fmt(result.micro_batch)} per device, recompute {result.recompute})", output.qty(result.activations)),
-        ("framework overhead", output.qty(result.framework_overhead)), ("total", output.qty(result.total)),
+        ("framework overhead", output.qty(result.framework_overhead)),
+        ("ZeRO communication buckets", output.qty(result.buffers)), ("total", output.qty(result.total)),
         ("with headroom", output.qty(result.required_with_headroom)), ("device memory", output.qty(result.device_memory)),
         ("verdict", verdict), ("largest micro-batch that fits", "-" if result.largest_micro_batch is None else result.largest_micro_batch)])
     output.assumptions(result.assumptions)

@@ -135,9 +135,17 @@ def humanise(text: str) -> str:
     'resnet50: 195 layers, 8.178 billion forward FLOP per sample; 1.3 billion-parameter, 2.5×10⁻⁵ s'
     >>> humanise("4194304 tokens per step (2023, page c2878, commit 045df3bf56)")
     '4,194,304 tokens per step (2023, page c2878, commit 045df3bf56)'
+
+    Digits that only look like a number with an exponent (a commit "@008e574") are left as written:
+    a real figure is finite.
+
+    >>> humanise("transformers@008e574:src")
+    'transformers@008e574:src'
     """
     def rewrite(match: re.Match) -> str:
         value = float(match.group(0))
+        if not math.isfinite(value) or (value != 0 and not 1e-300 < abs(value) < 1e300):
+            return match.group(0)
         return count(value) if abs(value) >= 1e6 else fmt(value)
 
     return _LONG_INTEGER.sub(lambda match: f"{int(match.group(0)):,}", _EXPONENT_NUMBER.sub(rewrite, text))

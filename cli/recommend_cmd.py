@@ -24,8 +24,9 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,
               budget: Annotated[Optional[str], typer.Option("--budget", help="Most money to spend, e.g. '50000 USD'.")] = None,
               max_devices: Annotated[int, typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider.")] = 64,
-              cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, ...); devices it does not offer are costed at their amortised purchase price.")] = None,
-              buy: Annotated[bool, typer.Option("--buy", help="Cost as a purchase (amortised + energy) instead of cloud rent.")] = False,
+              cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, RunPod, Vast.ai, ...).")] = None,
+              pricing: Annotated[Optional[str], typer.Option("--pricing", help="rent (default: cloud prices; devices without one listed apart), buy (amortised purchase + energy) or any (rent, else buy; each cost labelled).")] = None,
+              buy: Annotated[bool, typer.Option("--buy", help="Same as --pricing buy.")] = False,
               objective: Annotated[Optional[str], typer.Option("--objective", help="time, cost or pareto (default time); with --inference: cost, latency or throughput (default cost).")] = None,
               kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Limit to gpu, accelerator or cpu (repeatable).")] = None,
               features: Annotated[Optional[str], typer.Option("--features", help="Input features per sample, for the K1 verdict.")] = None,
@@ -71,7 +72,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                forward_flops_per_sample=forward_flops_per_sample,
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
-                               purchase="buy" if buy else "rent", cloud=cloud, objective=objective or "time", kinds=kind,
+                               purchase="buy" if buy else "rent", pricing=pricing, cloud=cloud, objective=objective or "time", kinds=kind,
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
@@ -80,6 +81,14 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     if json:
         return output.emit_json(result)
     _print_ranked(result, top)
+    if result.unpriced:
+        side = "purchase" if result.pricing == "buy" else "rent"
+        output.table(f"Without a {side} price ({len(result.unpriced)}); not ranked by cost",
+                     ("device", "count", "training time"),
+                     ((r.name, r.count, output.rng(r.training_time)) for r in result.unpriced[:top]),
+                     caption=f"These serve but the catalog has no {side} price for them"
+                             + ("" if result.pricing == "any" else "; --pricing any or buy prices them by purchase" if side == "rent"
+                                else "; --pricing rent or any prices them by rent") + ".")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     if result.k1:
@@ -93,24 +102,25 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
 
 def _print_ranked(result, top: int) -> None:
     """The ranked table; where it does not fit, count joins the device, pareto the rank, and ranges go under."""
-    buy = result.purchase == "buy"
-    cost_column = "buy cost (amortised + energy)" if buy else "rent cost"
+    cost_column = {"rent": "rent cost", "buy": "buy cost (amortised + energy)", "any": "cost (rent, or (b) buy)"}[result.pricing]
     wide, narrow = [], []
     for r in result.ranked[:top]:
-        cost = r.cost.buy if buy else r.cost.rent
-        mark = " (a)" if not buy and r.cost.rent_basis == "amortised purchase" else ""
+        cost = r.cost.buy if r.price_basis == "buy" else r.cost.rent
+        mark = " (b)" if result.pricing == "any" and r.price_basis == "buy" else ""
         memory = output.share(r.memory_per_device, r.device_memory)
         wide.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + mark, memory, r.bound,
                      "*" if r.pareto else ""))
         narrow.append((f"{r.rank}{' *' if r.pareto else ''}", f"{r.count} × {r.name}", output.rng(r.training_time, stacked=True),
                        output.rng(cost, stacked=True) + mark, memory, r.bound))
+    marked = ("(b): no rent price, the amortised purchase cost (capital over the lifetime plus energy) instead; "
+              "* marks the Pareto front of each basis. " if result.pricing == "any" else "* marks the Pareto front (time against cost). ")
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
                  ("#", "device", "count", "training time", cost_column, "memory need / has", "bound", "pareto"), wide,
                  narrow=(("#", "count × device", "training time", cost_column, "memory", "bound"), narrow),
-                 caption=f"{len(result.ranked)} devices can do it, {len(result.rejected)} cannot; showing the top "
+                 caption=f"{len(result.ranked)} devices can do it at a known price, {len(result.unpriced)} without one, "
+                         f"{len(result.rejected)} cannot; showing the top "
                          f"{min(top, len(result.ranked))}. Each device at the count and layout the assumptions name. "
-                         "Ranges are expected (low–high); memory is needed / on the device; * marks the Pareto front (time against cost); "
-                         "(a): no rent price, the amortised purchase cost (capital over 3 years plus energy) instead. "
+                         "Ranges are expected (low–high); memory is needed / on the device; " + marked +
                          "--json for everything.")
 
 

@@ -7,9 +7,10 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import ActivationMemory, CatalogOption, Epochs, JsonOption, Optimizer, SeqLen, load
+from cli.common import ActivationMemory, CatalogOption, Epochs, JsonOption, Optimizer, PricingOption, SeqLen, load
 
 ListOption = Optional[str]
+COST_HEAD = {"rent": "rent cost", "buy": "buy cost", "any": "cost (rent, or (b) buy)"}
 
 
 def _split(field: str, text: str | None) -> list[str] | None:
@@ -45,6 +46,8 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
           count: Annotated[str, typer.Option("--count", "-n", help="Device counts, comma-separated.")] = "1,2,4,8",
           precision: Annotated[str, typer.Option("--precision", "-p", help="Precisions, comma-separated (mixed: bf16, else fp16).")] = "mixed",
           sharding: Annotated[str, typer.Option("--sharding", help="auto (the layout `sizer time` chooses), none, full, or 'none,full'.")] = "auto",
+          pricing: PricingOption = "rent",
+          cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, RunPod, ...).")] = None,
           headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
           format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
           out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,
@@ -86,9 +89,9 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
                           "activation_memory_per_sample": activation_memory_per_sample}
                 workloads.append({k: v for k, v in fields.items() if v is not None})
     table = run(workloads, devices=device, counts=counts, precisions=precisions, shardings=shardings, catalog=chosen,
-                headroom=headroom)
+                headroom=headroom, pricing=pricing, cloud=cloud)
     if format == "table":
-        return _print_table(table)
+        return _print_table(table, pricing)
     text = table.to_csv(index=False) if format == "csv" else table.to_json(orient="records", indent=1)
     if out is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -96,26 +99,30 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
         write_text(out, text, "out")
 
 
-def _print_table(table) -> None:
+def _print_table(table, pricing: str = "rent") -> None:
     """The fastest 30 rows; where they do not fit, a narrow layout with merged cells and ranges under their value."""
     shown = table[table.supported].sort_values("training_time_s_expected").head(30)
     wide, narrow = [], []
     for _, r in shown.iterrows():
         time = output.Range(r.training_time_s_low, r.training_time_s_expected, r.training_time_s_high, "s")
-        rent = (None if r.rent_usd_expected != r.rent_usd_expected else
-                output.Range(r.rent_usd_low, r.rent_usd_expected, r.rent_usd_high, "USD"))
+        rent = (None if r.cost_usd_expected != r.cost_usd_expected else
+                output.Range(r.cost_usd_low, r.cost_usd_expected, r.cost_usd_high, "USD"))
+        mark = " (b)" if pricing == "any" and r.price_basis == "buy" else ""
         memory = output.share(output.Value(r.memory_per_device_b, "B"), output.Value(r.device_memory_b, "B"))
         fits = "fits" if r.fits else "does not fit"
         wide.append((output.count(r.params), r["name"], r.precision, r["count"], r.sharding, output.rng(time), memory, fits,
-                     output.rng(rent), r.bound))
+                     output.rng(rent) + mark, r.bound))
         narrow.append((f"{output.count(r.params)}, {r.precision}, {r.sharding}", f"{r['count']} × {r['name']}",
-                       output.rng(time, stacked=True), f"{memory}\n{fits}", output.rng(rent, stacked=True), r.bound))
+                       output.rng(time, stacked=True), f"{memory}\n{fits}", output.rng(rent, stacked=True) + mark, r.bound))
     output.table("Sweep: the fastest 30 combinations",
                  ("params", "device", "precision", "count", "sharding", "training time", "memory need / has", "fits",
-                  "rent cost", "bound"), wide,
+                  COST_HEAD[pricing], "bound"), wide,
                  narrow=(("params, precision, sharding", "count × device", "training time", "memory",
-                          "rent cost", "bound"), narrow),
+                          COST_HEAD[pricing], "bound"), narrow),
                  caption=f"{len(table)} combinations evaluated; ranges are expected (low–high); memory is needed / on the device; "
+                         + ("(b): no rent price, the amortised purchase cost; " if pricing == "any" else
+                            "a cost of '-' has no price of this basis (--pricing any prices it); ")
+                         +
                          "--format csv or --json for all of them.")
 
 

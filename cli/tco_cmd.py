@@ -7,7 +7,7 @@ import typer
 
 from cli import output
 from cli.common import (BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
-                        PrecisionOption, Samples, SeqLen, Tokens, load, workload_request)
+                        PrecisionOption, PricingOption, Samples, SeqLen, Tokens, load, workload_request)
 
 
 def tco(device: DeviceOption = ..., count: CountOption = 1,
@@ -17,11 +17,12 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
         rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
         cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for the rent price (AWS, GCP, Lambda, ...); the cheapest of any if left out.")] = None,
         purchase_price: Annotated[Optional[str], typer.Option("--purchase-price", help="Per device, e.g. '30000 USD'.")] = None,
-        lifetime: Annotated[str, typer.Option("--lifetime", help="Amortisation period of bought hardware.")] = "3 year",
-        pue: Annotated[float, typer.Option("--pue", help="Power usage effectiveness of the site.")] = 1.5,
-        electricity_price: Annotated[str, typer.Option("--electricity-price", help="e.g. '0.15 USD/kWh'.")] = "0.15 USD/kWh",
-        utilisation: Annotated[float, typer.Option("--utilisation", help="Average power as a fraction of TDP.")] = 1.0,
-        host_share: Annotated[str, typer.Option("--host-share", help="Capital for hosts, network, racks, e.g. '20000 USD'.")] = "0 USD",
+        pricing: PricingOption = "rent",
+        lifetime: Annotated[Optional[str], typer.Option("--lifetime", help="Amortisation period of bought hardware (default 3 years).")] = None,
+        pue: Annotated[Optional[float], typer.Option("--pue", help="Power usage effectiveness of the site (default 1.5).")] = None,
+        electricity_price: Annotated[Optional[str], typer.Option("--electricity-price", help="e.g. '0.15 USD/kWh' (the default).")] = None,
+        utilisation: Annotated[Optional[float], typer.Option("--utilisation", help="Average power as a fraction of TDP (default 1).")] = None,
+        host_share: Annotated[Optional[str], typer.Option("--host-share", help="Capital for hosts, network, racks, e.g. '20000 USD'.")] = None,
         catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Total cost of ownership: cloud rent against purchase (amortised) plus energy."""
     from sizer import facade
@@ -29,18 +30,24 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
     request = workload_request(facade.TcoRequest, device=device, count=count, training_time=training_time, params=params,
                                samples=samples, epochs=epochs, tokens=tokens, precision=precision, optimizer=optimizer,
                                batch_size=batch_size, seq_len=seq_len, rent_price=rent_price, cloud=cloud, purchase_price=purchase_price,
-                               lifetime=lifetime, pue=pue, electricity_price=electricity_price, utilisation=utilisation,
+                               pricing=pricing, lifetime=lifetime, pue=pue, electricity_price=electricity_price, utilisation=utilisation,
                                host_share=host_share)
     result = facade.estimate_cost(request, load(catalog))
     if json:
         return output.emit_json(result)
-    rent_name = "rent" if result.rent_basis != "amortised purchase" else "rent (amortised purchase, no rent price)"
-    rows = [("training time", output.rng(result.training_time)), (rent_name, output.rng(result.rent)),
+    if result.rent is not None and result.rent.price_basis == "buy":
+        rent_name = "rent (amortised purchase, no rent price)"
+    else:
+        rent_name = "rent"
+    rent = output.rng(result.rent) if result.rent is not None else (
+        "not asked for (--pricing buy)" if result.pricing == "buy" else "no rent price known: give --rent-price or --pricing any")
+    rows = [("training time", output.rng(result.training_time)), (rent_name, rent),
             ("rent price", output.qty(result.rent_price)), ("rent price basis", result.rent_label)]
     if result.buy:
-        rows += [("buy: capital (whole)", output.qty(result.buy.capital)),
-                 ("buy: amortised capital", output.rng(result.buy.amortised_capital)),
+        # amortised capital + energy = total; the whole capital is shown apart, not as a part of it
+        rows += [("buy: amortised capital", output.rng(result.buy.amortised_capital)),
                  ("buy: energy", output.rng(result.buy.energy)), ("buy: total", output.rng(result.buy.total)),
+                 ("capital (whole, not in the total)", output.qty(result.buy.capital)),
                  ("energy used", output.rng(result.buy.energy_used))]
     else:
         rows.append(("buy", "no purchase price known: give --purchase-price"))

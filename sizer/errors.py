@@ -20,12 +20,20 @@ class InputError(SizerError):
     """A value given by the user is malformed, has the wrong unit or is out of range."""
 
     def __init__(self, field: str, value: object, expected: str):
-        shown = repr(value)
-        if len(shown) > 60:
-            shown = shown[:57] + "...'"
-        super().__init__(f"{field}: got {shown}; expected {expected}", field)
+        super().__init__(f"{field}: {_given(value)}; expected {expected}", field)
         self.value = value
         self.expected = expected
+
+
+def _given(value: object) -> str:
+    """What the user gave, in the user's words: a missing value is "not given", never Python's
+    ``None``; a long value is cut."""
+    if value is None:
+        return "not given"
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "...'"
+    return f"got {shown}"
 
 
 class InputErrors(SizerError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from sizer.engine.calibration import Calibration
-from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.catalog import Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
@@ -26,7 +26,7 @@ from sizer.plan.memory_report import MemoryResult, training_memory
 from sizer.workloads.profile import builtin_profile_names
 from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
-from sizer.formulas.tco import CostAssumptions, TcoResult, check_provider, estimate_tco
+from sizer.formulas.tco import COST_DEFAULTS, CostAssumptions, Pricing, TcoResult, check_provider, estimate_tco
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import RequestModel, WorkloadRequest
@@ -47,6 +47,7 @@ from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
 from sizer.workloads.source import FileRef, model_source, profile_source  # noqa: E402,F401
+from sizer.workloads.listing import ModelSummary, list_models  # noqa: E402,F401
 
 WORKLOAD_NAMES = tuple(builtin_profile_names())
 Scalar = float | str
@@ -255,11 +256,14 @@ class TcoRequest(WorkloadRequest):
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand price to use (AWS, GCP, "
                                                                "Lambda, ...); the cheapest of any provider if left out")
     purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
-    lifetime: QuantityIn = "3 year"
-    pue: float = Field(1.5, ge=1, le=5)
-    electricity_price: QuantityIn = "0.15 USD/kWh"
-    utilisation: float = Field(1.0, gt=0, le=1)
-    host_share: QuantityIn = "0 USD"
+    pricing: Pricing = Field("rent", description="rent: cloud prices only; buy: the buy side only; any: where a "
+                                                 "device has no rent price, its amortised purchase cost stands in")
+    lifetime: QuantityIn = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
+    pue: float | None = Field(None, ge=1, le=5, description=f"power usage effectiveness; default {COST_DEFAULTS.pue:g}")
+    electricity_price: QuantityIn = Field(None, description=f"default {COST_DEFAULTS.electricity_price:~P}")
+    utilisation: float | None = Field(None, gt=0, le=1, description=f"average power as a fraction of TDP; default "
+                                                                  f"{COST_DEFAULTS.utilisation:g}")
+    host_share: QuantityIn = Field(None, description="capital for hosts, network, racks; default none")
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     sharding: ShardingName = "none"
 
@@ -274,13 +278,7 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
         time = estimate_training(resolve_job(request), device, request.count, zero=_zero_stage(request))
         t = time.training_time
         duration = Estimate(*(Quantity(v, t.unit) for v in (t.low, t.expected, t.high)))
-    defaults = CostAssumptions()
-    costs = CostAssumptions(
-        lifetime=parse_quantity("lifetime", request.lifetime, "[time]"), utilisation=request.utilisation, pue=request.pue,
-        electricity_price=parse_quantity("electricity_price", request.electricity_price, "[currency]/[energy]"),
-        host_share=parse_quantity("host_share", request.host_share, "[currency]", allow_zero=True),
-        lifetime_source=defaults.lifetime_source if request.lifetime == "3 year" else "given",
-        pue_source=defaults.pue_source if request.pue == 1.5 else "given",
-        electricity_source=defaults.electricity_source if request.electricity_price == "0.15 USD/kWh" else "given")
+    costs = CostAssumptions.given(lifetime=request.lifetime, utilisation=request.utilisation, pue=request.pue,
+                                  electricity_price=request.electricity_price, host_share=request.host_share)
     return estimate_tco(device, request.count, duration, rent_price=request.rent_price,
-                        purchase_price=request.purchase_price, costs=costs, cloud=cloud)
+                        purchase_price=request.purchase_price, costs=costs, cloud=cloud, pricing=request.pricing)

@@ -278,9 +278,9 @@ def _check_sources(request: WorkloadRequest) -> bool:
 
 
 def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: float,
-             sample: str) -> tuple[float, float, float | None]:
-    """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads)."""
-    given = request.samples is not None or request.tokens is not None
+             sample: str, given: bool) -> tuple[float, float, float | None]:
+    """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads);
+    ``given``: whether the run's length was given (else 0 samples: a step time only)."""
     samples = workload.samples / tokens_per_sample if given else 0.0  # 0: a step time only
     batch = workload.batch_size / tokens_per_sample
     if batch < 1:
@@ -394,6 +394,11 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     """
     from_layers = _check_sources(request)
     batch_given = request.batch_size is not None
+    length_given = request.samples is not None or request.tokens is not None
+    if request.model is not None and not length_given and not need_samples:
+        # An architecture is a language model: memory and a step's time need no token count, so
+        # the run is read as token-based with no length (``length_given`` stays False).
+        request = request.model_copy(update={"tokens": 1.0})
     request, defaults = model_defaults(request, request)
     workload = resolve_workload(request, need_samples=need_samples and request.workload is None, need_params=not from_layers)
     precision = parse_choice(Precision, request.precision, "precision")
@@ -415,7 +420,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         layers = with_trained_rows(layers, layer_table(adapters))
         assumptions.extend(finetune.assumptions)
     tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
-    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample)
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given)
     return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,
                tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,

@@ -9,6 +9,8 @@ cost; every assumption below is shown in the result and can be overridden.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
@@ -22,7 +24,11 @@ from sizer.units import Quantity, parse_quantity
 
 @dataclass(frozen=True)
 class CostAssumptions:
-    """Defaults for the buy side; each is shown with its source and can be overridden.
+    """The buy side's assumptions, each with its source: the one set of defaults (spec §3.4).
+
+    The CLI and the HTTP service leave a value out to take its default here (see
+    :meth:`given`), so a default lives in this class only and "given" is said exactly when
+    the user gave a value.
 
     Sources: lifetime spec §3.4; PUE docs/references.md [uptime-2023]; electricity price
     docs/references.md [eia-2024].
@@ -35,14 +41,71 @@ class CostAssumptions:
     host_share: pint.Quantity = Quantity(0, "USD")
     lifetime_source: str = "spec §3.4 default: 3 years of 24/7 use"
     utilisation_source: str = "assumed: training keeps devices at their TDP"
-    pue_source: str = "assumed 1.5, near the Uptime Institute 2023 survey's industry average of 1.58"
-    electricity_source: str = "assumed 0.15 USD/kWh, about the 2024 US commercial average (EIA)"
+    pue_source: str = "assumed 1.5, near the Uptime Institute 2023 survey's industry average of 1.58 (docs/references.md [uptime-2023])"
+    electricity_source: str = "assumed 0.15 USD/kWh, about the 2024 US commercial average (EIA; docs/references.md [eia-2024])"
 
     def __post_init__(self) -> None:
         if not 0 < self.utilisation <= 1:
             raise InputError("utilisation", self.utilisation, "a fraction of TDP above 0 and at most 1")
         if not 1 <= self.pue <= 5:
             raise InputError("pue", self.pue, "a power usage effectiveness from 1 to 5")
+
+    @classmethod
+    def given(cls, *, lifetime: object = None, utilisation: float | None = None, pue: float | None = None,
+              electricity_price: object = None, host_share: object = None) -> "CostAssumptions":
+        """The defaults with the values a user gave parsed and marked "given".
+
+        Parameters
+        ----------
+        lifetime : str or Quantity, optional
+            Amortisation period [year]; ``None``: the default.
+        utilisation : float, optional
+            Average power as a fraction of TDP [1].
+        pue : float, optional
+            Power usage effectiveness of the site [1].
+        electricity_price : str or Quantity, optional
+            Energy price [USD/kWh].
+        host_share : str or Quantity, optional
+            Capital for hosts, network and racks [USD].
+
+        Returns
+        -------
+        CostAssumptions
+            :data:`COST_DEFAULTS` with the given values, each source "given".
+
+        References
+        ----------
+        [spec-3.4], [uptime-2023], [eia-2024]
+        """
+        changes: dict[str, object] = {}
+        if lifetime is not None:
+            changes.update(lifetime=parse_quantity("lifetime", lifetime, "[time]"), lifetime_source="given")
+        if utilisation is not None:
+            changes.update(utilisation=utilisation, utilisation_source="given")
+        if pue is not None:
+            changes.update(pue=pue, pue_source="given")
+        if electricity_price is not None:
+            changes.update(electricity_price=parse_quantity("electricity_price", electricity_price, "[currency]/[energy]"),
+                           electricity_source="given")
+        if host_share is not None:
+            changes["host_share"] = parse_quantity("host_share", host_share, "[currency]", allow_zero=True)
+        return dataclasses.replace(COST_DEFAULTS, **changes)
+
+
+COST_DEFAULTS = CostAssumptions()
+"""The defaults every cost uses unless the user gives another value."""
+
+Pricing = Literal["rent", "buy", "any"]
+"""Which price a cost uses: rent (cloud on-demand only), buy (amortised purchase plus energy), or
+any (rent where the catalog has one, else the amortised purchase, each labelled)."""
+PriceBasis = Literal["rent", "buy"]
+"""What a cost figure is: a cloud rent, or an amortised purchase (capital over the lifetime plus energy)."""
+
+
+class CostRange(RangeOut):
+    """A cost range with its basis beside it, so that rent and buy are never mixed unlabelled."""
+
+    price_basis: PriceBasis
 
 
 def rent_cost(hourly_price_per_device: pint.Quantity, count: int, duration: pint.Quantity) -> pint.Quantity:
@@ -157,8 +220,13 @@ def cloud_providers(devices: Iterable[Device]) -> list[str]:
     return sorted({price.provider for device in devices for price in device.cloud_prices}, key=str.lower)
 
 
+def _provider_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def check_provider(provider: str | None, devices: Iterable[Device], field: str = "cloud") -> str | None:
-    """The catalog's spelling of a cloud provider, matched without regard to case.
+    """The catalog's spelling of a cloud provider, matched without regard to case, spaces or
+    punctuation ("vast" for "Vast.ai", "massedcompute" for "Massed Compute"; a unique prefix will do).
 
     Parameters
     ----------
@@ -182,10 +250,11 @@ def check_provider(provider: str | None, devices: Iterable[Device], field: str =
     if provider is None:
         return None
     known = cloud_providers(devices)
-    wanted = provider.strip().lower() if isinstance(provider, str) else ""
-    for name in known:
-        if name.lower() == wanted:
-            return name
+    wanted = _provider_key(provider) if isinstance(provider, str) else ""
+    exact = [name for name in known if _provider_key(name) == wanted]
+    starts = [name for name in known if wanted and _provider_key(name).startswith(wanted)]
+    if exact or len(starts) == 1:
+        return (exact or starts)[0]
     raise InputError(field, provider, f"a cloud provider of the catalog: {', '.join(known)}")
 
 
@@ -246,6 +315,11 @@ class RentPrice:
     label: str
     source: str
 
+    @property
+    def price_basis(self) -> PriceBasis | None:
+        """"rent" for a given or cloud price, "buy" for an amortised purchase, None when unknown."""
+        return {"given": "rent", "cloud": "rent", "amortised purchase": "buy"}.get(self.basis)
+
 
 def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power: pint.Quantity | None,
                           pue: float, electricity_price: pint.Quantity) -> pint.Quantity:
@@ -290,8 +364,13 @@ def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power
 
 
 def hourly_price(device: Device, provider: str | None = None, *, given: object = None,
-               costs: CostAssumptions | None = None) -> RentPrice:
-    """The hourly price of one device, where it comes from, and its label.
+                 costs: CostAssumptions | None = None, pricing: Pricing = "any") -> RentPrice:
+    """The hourly price of one device, where it comes from, and its label, by ``pricing``.
+
+    Every cost of the project is priced here, so rent and buy are chosen in one place:
+    ``rent``: the given price, else the cheapest on-demand catalog price (of ``provider`` if
+    named), else unknown; ``buy``: the amortised purchase cost per hour (capital over the
+    lifetime plus energy), else unknown; ``any``, as follows.
 
     In order: the given price; the cheapest on-demand catalog price (of ``provider`` if named);
     where the catalog has no rent price, the amortised purchase cost per hour (capital over the
@@ -307,27 +386,32 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
         A price per device-hour the user gave [USD/h].
     costs : CostAssumptions, optional
         Lifetime, PUE and electricity price for the amortised fallback.
+    pricing : {"rent", "buy", "any"}, default ``"any"``
+        Which basis the price may have.
 
     Returns
     -------
     RentPrice
-        Price per device-hour [USD/h] (None when unknown), its basis, label and source.
+        Price per device-hour [USD/h] (None when unknown), its basis and ``price_basis`` ("rent"
+        or "buy"), label and source.
 
     References
     ----------
-    [spec-3.4]
+    [spec-3.4], [seed-004-3.3.4], [uptime-2023], [eia-2024]
 
     Examples
     --------
     >>> from sizer.hardware.catalog import load_catalog
     >>> hourly_price(load_catalog().find("T4"), "AWS").basis
     'cloud'
+    >>> hourly_price(load_catalog().find("RTX 4090"), pricing="buy").price_basis
+    'buy'
     """
-    costs = costs or CostAssumptions()
-    if given is not None:
+    costs = costs or COST_DEFAULTS
+    if given is not None and pricing != "buy":
         hourly = parse_quantity("rent_price", given, "[currency]/[time]")
         return RentPrice(hourly, "given", f"{hourly.to('USD/hour'):.4g~P} per device", "given")
-    cloud = cheapest_cloud_price(device, provider)
+    cloud = cheapest_cloud_price(device, provider) if pricing != "buy" else None
     if cloud is not None:
         hourly = _hourly(cloud)
         scope = "" if cloud.scope == "full instance share" else " (GPU only: host VM not included)"
@@ -335,32 +419,40 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
                          f"{hourly.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand{scope}",
                          f"{cloud.source} (price of {cloud.date})")
     missing = f"no {provider} price" if provider else "no rent price"
+    if pricing == "rent":
+        where = f"; providers with a price for it: {', '.join(cloud_providers([device]))}" if provider and device.cloud_prices else ""
+        return RentPrice(None, "unknown", "unknown",
+                         f"{missing} in the catalog{where}; give --rent-price, or --pricing buy or any")
     if device.purchase_price is not None:
         capital = parse_quantity("purchase_price", device.purchase_price.value, "[currency]")
         power = device.tdp.quantity("tdp", "[power]") * costs.utilisation if device.tdp is not None else None
         hourly = amortised_hourly_cost(capital, costs.lifetime, power, costs.pue, costs.electricity_price)
         energy = f" plus energy at {costs.pue:g} PUE and {costs.electricity_price:~P}" if power is not None else " (no TDP: energy not counted)"
+        why = "" if pricing == "buy" else f"; {missing} in the catalog"
         return RentPrice(hourly, "amortised purchase",
                          f"amortised purchase cost, not a rent: {hourly.to('USD/hour'):.4g~P} per device "
-                         f"({capital.to('USD'):.6g~P} over {costs.lifetime.to('year').magnitude:g} years{energy}); {missing} in the catalog",
+                         f"({capital.to('USD'):.6g~P} over {costs.lifetime.to('year').magnitude:g} years{energy}){why}",
                          f"{device.purchase_price.source} (price of {device.purchase_price.date})")
+    if pricing == "buy":
+        return RentPrice(None, "unknown", "unknown", "no purchase price in the catalog; give --purchase-price")
     where = f"; known providers for this device: {', '.join(cloud_providers([device]))}" if provider and device.cloud_prices else ""
     return RentPrice(None, "unknown", "unknown", f"{missing} and no purchase price in the catalog{where}; give --rent-price")
 
 
 class BuyCost(Model):
     capital: QuantityOut
-    amortised_capital: RangeOut
-    energy: RangeOut
-    total: RangeOut
+    amortised_capital: CostRange
+    energy: CostRange
+    total: CostRange
     energy_used: RangeOut
 
 
 class TcoResult(Model):
     device: str
     count: int
+    pricing: Pricing = "rent"
     training_time: RangeOut
-    rent: RangeOut | None
+    rent: CostRange | None  # price_basis "buy" only with pricing "any" where no rent price exists
     rent_price: QuantityOut | None
     rent_basis: RentBasis = "unknown"  # "amortised purchase" where no rent price exists
     rent_label: str = "unknown"
@@ -368,14 +460,37 @@ class TcoResult(Model):
     assumptions: list[Assumption]
 
 
+def cost_range(estimate: Estimate, basis: PriceBasis) -> CostRange:
+    """A cost estimate in USD with its basis beside it.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        Cost low / expected / high [USD].
+    basis : {"rent", "buy"}
+        Whether the cost is a cloud rent or an amortised purchase.
+
+    Returns
+    -------
+    CostRange
+        The range in USD with ``price_basis``.
+
+    References
+    ----------
+    [spec-3.4]
+    """
+    return CostRange(**estimate.out("USD").model_dump(), price_basis=basis)
+
+
 def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: object = None,
-                 purchase_price: object = None, costs: CostAssumptions = CostAssumptions(),
-                 cloud: str | None = None) -> TcoResult:
+                 purchase_price: object = None, costs: CostAssumptions = COST_DEFAULTS,
+                 cloud: str | None = None, pricing: Pricing = "rent") -> TcoResult:
     r"""Rent and buy cost of running ``count`` devices for a range of durations.
 
     Rent uses ``rent_price`` or the cheapest on-demand price in the catalog (of the provider
-    ``cloud``, if named); where there is none, the amortised purchase cost per hour stands in and
-    ``rent_basis`` and the assumptions say so (see :func:`hourly_price`). Buy uses
+    ``cloud``, if named); with ``pricing="any"``, where there is none, the amortised purchase cost
+    per hour stands in and ``rent.price_basis``, ``rent_basis`` and the assumptions say so (see
+    :func:`hourly_price`); with ``pricing="buy"`` the rent side is left out. Buy uses
     ``purchase_price`` or the catalog's price. Either side is ``None`` when no price is known,
     and the assumptions say so.
 
@@ -399,19 +514,24 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         Lifetime, utilisation, PUE, electricity price and host share.
     cloud : str, optional
         Cloud provider whose prices count.
+    pricing : {"rent", "buy", "any"}, default ``"rent"``
+        Which price the rent side may use (see :func:`hourly_price`).
 
     Returns
     -------
     TcoResult
         Rent [USD] and buy (capital, amortised capital, energy [USD], energy used [kWh]) as
-        ranges, the price used and its basis, and the assumptions.
+        ranges, each cost with its ``price_basis``, the price used and its basis, and the
+        assumptions.
 
     References
     ----------
     [spec-3.4], [seed-004-3.3.4], [uptime-2023], [eia-2024]
     """
     assumptions: list[Assumption] = []
-    chosen = hourly_price(device, cloud, given=rent_price, costs=costs)
+    chosen = hourly_price(device, cloud, given=rent_price, costs=costs, pricing="any" if pricing == "any" else "rent")
+    if pricing == "buy":
+        chosen = RentPrice(None, "unknown", "not asked for", "--pricing buy")
     hourly = chosen.hourly
     assumptions.append(Assumption(name="rent price", value=chosen.label, source=chosen.source))
     rent = duration.map(lambda t: rent_cost(hourly, count, t)) if hourly is not None else None
@@ -435,8 +555,9 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         amortised = duration.map(lambda t: amortised_capital(capital, t, costs.lifetime))
         energy = duration.map(lambda t: energy_cost(tdp, count, t, costs.utilisation, costs.pue, costs.electricity_price))
         energy_used = duration.map(lambda t: (tdp * costs.utilisation * count * t * costs.pue).to("kWh"))
-        buy = BuyCost(capital=QuantityOut.of(capital, "USD"), amortised_capital=amortised.out("USD"),
-                      energy=energy.out("USD"), total=(amortised + energy).out("USD"), energy_used=energy_used.out("kWh"))
+        buy = BuyCost(capital=QuantityOut.of(capital, "USD"), amortised_capital=cost_range(amortised, "buy"),
+                      energy=cost_range(energy, "buy"), total=cost_range(amortised + energy, "buy"),
+                      energy_used=energy_used.out("kWh"))
         assumptions += [
             Assumption(name="lifetime", value=f"{costs.lifetime:P}", source=costs.lifetime_source),
             Assumption(name="utilisation", value=f"{costs.utilisation:.0%} of TDP ({tdp:~P})", source=costs.utilisation_source),
@@ -446,7 +567,7 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         if costs.host_share.magnitude:
             assumptions.append(Assumption(name="host share", value=f"{costs.host_share:~P}", source="given"))
     unit = "hour"
-    return TcoResult(device=device.name, count=count, training_time=duration.out(unit),
-                     rent=rent.out("USD") if rent is not None else None,
+    return TcoResult(device=device.name, count=count, pricing=pricing, training_time=duration.out(unit),
+                     rent=cost_range(rent, chosen.price_basis) if rent is not None else None,
                      rent_price=QuantityOut.of(hourly, "USD/hour") if hourly is not None else None,
                      rent_basis=chosen.basis, rent_label=chosen.label, buy=buy, assumptions=assumptions)

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.hardware.schema import CatalogFile, Device, check_units
+from sizer.hardware.schema import CatalogFile, Device, figure_problems
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 from sizer.memo import keyed_cache
 
@@ -69,19 +69,58 @@ class Catalog:
         if not isinstance(name, str) or not name.strip() or len(name) > 100:
             raise InputError(field_name, name, "a device id or name, such as 'Tesla P40' or 'h100-sxm5-80gb'")
         matches = match_devices(self, name)
-        if len(matches) == 1:
+        if len(matches) == 1 and not _too_short(self, name, matches[0]):
             return matches[0]
+        if len(matches) == 1:
+            names = [f"{matches[0].name} ({matches[0].id})"]
+            raise DeviceLookupError(f"{field_name}: {name!r} is too short to choose a device by; did you mean "
+                                    f"{names[0]}? Give its id or fuller name", names, field_name)
         if not matches:
-            # Devices that only a bare number or a single letter of the name would have matched
-            # ("7" in "AMD Ryzen 7 2700") are offered, never chosen.
-            weak = [device.name for device in _devices_with_all_tokens(self, _tokens(name))][:5]
-            close = weak + [n for n in difflib.get_close_matches(name.lower(), _all_names(self), n=5, cutoff=0.5)
-                            if n not in (w.lower() for w in weak)][:5 - len(weak)]
+            close = candidates(self, name)
             hint = f"; close matches: {', '.join(close)}" if close else "; see `sizer catalog list`"
             raise DeviceLookupError(f"{field_name}: no device matches {name!r}{hint}", close, field_name)
         names = [f"{d.name} ({d.id})" for d in matches]
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         raise DeviceLookupError(
-            f"{field_name}: {name!r} is ambiguous; it matches {', '.join(names)}", names, field_name)
+            f"{field_name}: {name!r} is ambiguous; it matches {shown}; give more of the name or an id", names, field_name)
+
+
+def candidates(catalog: "Catalog", name: str, limit: int = 5) -> list[str]:
+    """Devices a name that matched none may have meant, best first: those sharing the most of its
+    meaningful words ("Radeon 7900" offers Radeons, never the Ryzen 7 2700 for its "7"), then
+    spelling neighbours."""
+    query = [q for q in _tokens(name) if _meaningful(q)]
+    _, labels, _ = _name_index(catalog)
+    wanted = name.strip().lower()
+    if not query:  # a bare "7" offers the devices with a word "7" (the Ryzen 7 2700), never chooses them
+        return [d.name for d in _devices_with_all_tokens(catalog, _tokens(name))][:limit]
+    scored = []
+    for device in catalog:
+        # offered, not chosen: a word may be the start of a longer one here ("gb" offers the GB200)
+        shared = max((sum(any(w.startswith(q) for w in words) for q in query) for words in labels[device.id]), default=0)
+        if shared:
+            likeness = max(difflib.SequenceMatcher(None, wanted, label.lower()).ratio()
+                           for label in (device.name, *device.aliases, device.id.replace("-", " ")))
+            scored.append((-shared, -likeness, device.name))
+    found = [device_name for *_, device_name in sorted(scored)][:limit]
+    if found:
+        return found
+    named = {label: device.name for device in catalog
+             for label in (device.id, device.name.lower(), *(a.lower() for a in device.aliases))}
+    for label in difflib.get_close_matches(wanted, list(named), n=2 * limit, cutoff=0.6):
+        if named[label] not in found and len(found) < limit:
+            found.append(named[label])
+    return found
+
+
+def _too_short(catalog: "Catalog", name: str, device: Device) -> bool:
+    """True where a name matched one device only by words of two characters or fewer ("M4"): such a
+    name is a guess at a family, not a choice, unless it is the device's id, name or alias."""
+    wanted = name.strip().lower()
+    exact_names, _, _ = _name_index(catalog)
+    if wanted == device.id or wanted in exact_names[device.id]:
+        return False
+    return all(len(q) <= 2 for q in _tokens(wanted) if _meaningful(q))
 
 
 def _tokens(text: str) -> list[str]:
@@ -90,10 +129,11 @@ def _tokens(text: str) -> list[str]:
 
 
 def _token_matches(query: str, word: str) -> bool:
-    # "sxm" matches "sxm4" (a generation number), but "a10" never matches "a100" or "a10g".
+    # "sxm" matches "sxm4" (a generation number), but "a10" never matches "a100" or "a10g", and a
+    # two-letter word never stands for a longer name ("gb" is not "gb200").
     if query == word:
         return True
-    return query[-1].isalpha() and word.startswith(query) and word[len(query):].isdigit()
+    return len(query) >= 3 and query[-1].isalpha() and word.startswith(query) and word[len(query):].isdigit()
 
 
 def _meaningful(token: str) -> bool:
@@ -156,32 +196,60 @@ def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str,
 
 
 def _read_file(path: Path) -> CatalogFile:
+    """A catalog file parsed and checked. Every problem of every entry is reported at once (one
+    line each, naming the entry and the field), so that a user's file is mended in one round."""
     try:
         data = load_yaml(path, "catalog", MAX_CATALOG_BYTES)
     except InputError as error:
         raise CatalogError(f"catalog file {path}: not {error.expected}", "catalog") from None
     if not isinstance(data, dict):
         raise CatalogError(f"catalog file {path}: expected a mapping with 'sources' and 'devices'", "catalog")
-    try:
-        parsed = CatalogFile.model_validate(data)
-    except ValidationError as error:
-        raise CatalogError(_describe_validation_error(path, data, error), "catalog") from None
-    for index, device in enumerate(parsed.devices):
-        entry = f"entry {index} ({device.id})"
+    problems = _problems(data)
+    if problems:
+        raise CatalogFileErrors(path, problems)
+    return _with_citations(CatalogFile.model_validate(data), data)
+
+
+class CatalogFileErrors(CatalogError):
+    """Every problem of one catalog file; ``problems`` holds one line each ("entry 2 (my-gpu), field
+    memory: ...")."""
+
+    def __init__(self, path: Path, problems: list[str]):
+        if len(problems) == 1:
+            message = f"catalog file {path}, {problems[0]}"
+        else:
+            message = f"catalog file {path}: {len(problems)} problems\n" + "\n".join(f"  {p}" for p in problems)
+        super().__init__(message, "catalog")
+        self.problems = problems
+
+
+def _problems(data: dict) -> list[str]:
+    """Every problem of a catalog file's data: its own keys, each entry's fields and units, and each
+    source key that the file's ``sources`` lacks."""
+    problems = [f"field {key}: extra field, not allowed (a file has 'sources' and 'devices')"
+                for key in data if key not in ("sources", "devices")]
+    sources = data.get("sources")
+    if not isinstance(sources, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items()):
+        problems.append("field sources: a mapping of short keys to full citations")
+        sources = {}
+    devices = data.get("devices")
+    if not isinstance(devices, list):
+        return problems + ["field devices: a list of device entries"]
+    for index, raw in enumerate(devices):
+        if not isinstance(raw, dict):
+            problems.append(f"entry {index}: a mapping of a device's fields")
+            continue
+        entry = f"entry {index} ({raw.get('id', '?')})"
         try:
-            check_units(device)
-        except InputError as error:
-            raise CatalogError(f"catalog file {path}, {entry}, field {error.message}", "catalog") from None
-        for where, sourced in device.sourced_fields().items():
-            if sourced.source not in parsed.sources:
-                raise CatalogError(f"catalog file {path}, {entry}, field {where}: source "
-                                   f"{sourced.source!r} is not in the file's 'sources'", "catalog")
-        for where, item in [("purchase_price", device.purchase_price), ("vector", device.vector),
-                            *((f"cloud_prices[{i}]", p) for i, p in enumerate(device.cloud_prices))]:
-            if item is not None and item.source not in parsed.sources:
-                raise CatalogError(f"catalog file {path}, {entry}, field {where}: source "
-                                   f"{item.source!r} is not in the file's 'sources'", "catalog")
-    return _with_citations(parsed, data)
+            Device.model_validate(raw)
+        except ValidationError as error:
+            problems += [f"{entry}, field {_location(e['loc'])}: {e['msg']}" for e in error.errors()]
+        problems += [f"{entry}, {problem}" for problem in figure_problems(raw, sources)]
+    return problems
+
+
+def _location(location) -> str:
+    return ".".join(str(part) for part in location) or "(whole entry)"
 
 
 def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
@@ -195,20 +263,6 @@ def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
         return node
 
     return CatalogFile.model_validate({"sources": parsed.sources, "devices": cite(data["devices"])})
-
-
-def _describe_validation_error(path: Path, data: dict, error: ValidationError) -> str:
-    first = error.errors()[0]
-    location = list(first["loc"])
-    entry = ""
-    if len(location) >= 2 and location[0] == "devices" and isinstance(location[1], int):
-        index = location[1]
-        devices = data.get("devices") or []
-        device_id = devices[index].get("id", "?") if index < len(devices) and isinstance(devices[index], dict) else "?"
-        entry = f", entry {index} ({device_id})"
-        location = location[2:]
-    field_path = ".".join(str(part) for part in location) or "(whole entry)"
-    return f"catalog file {path}{entry}, field {field_path}: {first['msg']}"
 
 
 def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None) -> Catalog:
@@ -245,6 +299,12 @@ def _builtin() -> Catalog:
     except OSError:
         return _merge(files, allow_override=False)
     return cached("catalog", key, lambda: _merge(files, allow_override=False))
+
+
+def catalog_template() -> str:
+    """A commented user catalog with one entry (``catalog/templates/device.yaml``) to fill in; it
+    loads as it stands."""
+    return (builtin_catalog_dir() / "templates" / "device.yaml").read_text(encoding="utf-8")
 
 
 def load_catalog(user_file: str | os.PathLike | None = None) -> Catalog:

@@ -240,16 +240,44 @@ FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
 PEAK_DIMENSION = ("[computation] / [time]", None)
 
 
-def check_units(device: Device) -> None:
-    """Raise InputError naming the field when a figure has the wrong unit."""
-    for path, sourced in device.sourced_fields().items():
-        dimension, default = FIELD_DIMENSIONS.get(path, PEAK_DIMENSION)
-        sourced.quantity(path, dimension, default)
-    if device.purchase_price is not None:
-        parse_quantity("purchase_price", device.purchase_price.value, "[currency]")
-    for index, price in enumerate(device.cloud_prices):
-        parse_quantity(f"cloud_prices[{index}]", price.value, "[currency] / [time]")
+def _figures(raw: dict) -> list[tuple[str, object, str | None, str | None]]:
+    """(path, figure, dimension, default unit) of every sourced figure, price and citation of a raw
+    entry; dimension None: a citation only (the CPU vector description)."""
+    figures: list = []
+    for name, (dimension, default) in FIELD_DIMENSIONS.items():
+        if "." not in name:
+            figures.append((name, raw.get(name), dimension, default))
+    peaks = raw.get("peaks")
+    if isinstance(peaks, dict):
+        figures += [(f"peaks.{precision}", peak, *PEAK_DIMENSION) for precision, peak in peaks.items()]
+    link = raw.get("interconnect")
+    if isinstance(link, dict):
+        figures.append(("interconnect.bandwidth", link.get("bandwidth"), *FIELD_DIMENSIONS["interconnect.bandwidth"]))
+    figures.append(("purchase_price", raw.get("purchase_price"), "[currency]", None))
+    prices = raw.get("cloud_prices")
+    if isinstance(prices, list):
+        figures += [(f"cloud_prices[{i}]", price, "[currency] / [time]", None) for i, price in enumerate(prices)]
+    figures.append(("vector", raw.get("vector"), None, None))
+    return [f for f in figures if isinstance(f[1], dict)]
+
+
+def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
+    """Every figure of a raw catalog entry with the wrong unit, and every source key the file's
+    ``sources`` lacks, one line each naming the field; checked on the raw entry so that they are
+    reported together with its other problems."""
+    problems = []
+    for path, figure, dimension, default in _figures(raw):
+        value = figure.get("value")
+        if dimension is not None and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            try:
+                parse_quantity(path, value, dimension, default_unit=default)
+            except InputError as error:
+                problems.append(f"field {error.message}")
+        source = figure.get("source")
+        if isinstance(source, str) and source not in sources:
+            problems.append(f"field {path}: source {source!r} is not in the file's 'sources'")
+    return problems
 
 
 __all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "NetworksFile", "System",
-           "PRECISIONS", "Precision", "Price", "Sourced", "check_units"]
+           "PRECISIONS", "Precision", "Price", "Sourced", "figure_problems"]

@@ -31,7 +31,8 @@ from sizer.errors import InputError, InputErrors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
-from sizer.formulas.tco import CostAssumptions, RentBasis, amortised_capital, check_provider, energy_cost, hourly_price, rent_cost
+from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider, energy_cost,
+                                hourly_price, rent_cost)
 from sizer.formulas.peaks import supported_precisions
 from sizer.memo import keyed_cache
 from sizer.units import Quantity, parse_count, parse_quantity
@@ -50,9 +51,12 @@ class RecommendRequest(WorkloadRequest):
     deadline: str | dict | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
     budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
-    purchase: Purchase = "rent"
+    purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
+    pricing: Pricing | None = Field(None, description="rent (default: cloud prices; devices without one are listed "
+                                    "apart, in 'unpriced'), buy (amortised purchase plus energy) or any (rent, else "
+                                    "the amortised purchase; each cost says its price_basis)")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
-                                                               "Lambda, ...); where a device has none, its amortised purchase cost")
+                                                               "Lambda, RunPod, Vast.ai, ...)")
     objective: Objective = "time"
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
@@ -62,9 +66,11 @@ class RecommendRequest(WorkloadRequest):
 
 
 class CostSummary(Model):
-    rent: RangeOut | None
-    rent_basis: RentBasis = "unknown"  # "amortised purchase": no rent price, the owning cost per hour stands in
-    buy: RangeOut | None
+    """Both sides, each with its basis, and which one ranks the device (``price_basis``)."""
+
+    rent: CostRange | None  # cloud on-demand rent only
+    buy: CostRange | None  # amortised purchase plus energy
+    price_basis: PriceBasis | None  # the side the ranking and the budget use; None: neither is known
 
 
 class RankedDevice(Model):
@@ -83,6 +89,7 @@ class RankedDevice(Model):
     micro_batch: float
     training_time: RangeOut
     cost: CostSummary
+    price_basis: PriceBasis | None  # as cost.price_basis, beside the cost
     energy: RangeOut | None
     memory_per_device: QuantityOut
     device_memory: QuantityOut
@@ -102,7 +109,10 @@ class RecommendResult(Model):
     workload: str
     objective: Objective
     purchase: Purchase
+    pricing: Pricing = "rent"
     ranked: list[RankedDevice]
+    unpriced: list[RankedDevice] = Field(default_factory=list,
+                                         description="devices that serve but have no price of the asked basis, by time")
     rejected: list[RejectedDevice]
     k1: K1Result | None
     host: HostResult | None
@@ -112,6 +122,9 @@ class RecommendResult(Model):
 COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fastest power-of-two count whose "
                 "device-hours stay within {knee:.0%} of that device's cheapest fitting count; with a deadline, the "
                 "cheapest count that meets it")
+PRICE_WORD = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}
+PRICING_SAID = {"rent": "cloud on-demand rent only", "buy": "amortised purchase plus energy",
+                "any": "cloud rent where the catalog has one, else the amortised purchase plus energy (each cost says which)"}
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
 
 
@@ -151,17 +164,16 @@ def _counts(max_devices: int) -> np.ndarray:
 
 @keyed_cache(maxsize=32, key=lambda devices, provider: (tuple(d.key for d in devices), provider))
 def _price_arrays(devices: tuple[Device, ...], provider: str | None) -> dict[str, np.ndarray]:
-    """Rent [USD/h] (a cloud price, else the amortised purchase cost, as ``sizer tco`` prices it) with
-    its basis, purchase [USD] and TDP [W] per device, NaN where unknown; converted once."""
-    rent, basis, buy, tdp = [], [], [], []
+    """Rent [USD/h] (a cloud price, as :func:`hourly_price` chooses it), purchase [USD] and TDP [W] per
+    device, NaN where unknown; converted once."""
+    rent, buy, tdp = [], [], []
     for device in devices:
-        price = hourly_price(device, provider)
+        price = hourly_price(device, provider, pricing="rent")
         rent.append(price.hourly.to("USD/hour").magnitude if price.hourly is not None else np.nan)
-        basis.append(price.basis)
         buy.append(parse_quantity("purchase_price", device.purchase_price.value, "[currency]").to("USD").magnitude
                    if device.purchase_price else np.nan)
         tdp.append(device.tdp.quantity("tdp", "[power]").to("W").magnitude if device.tdp is not None else np.nan)
-    return {"rent": np.asarray(rent, dtype=float), "basis": np.asarray(basis, dtype=object),
+    return {"rent": np.asarray(rent, dtype=float),
             "buy": np.asarray(buy, dtype=float), "tdp": np.asarray(tdp, dtype=float)}
 
 
@@ -279,7 +291,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
     count = ev.configs.count[row]
     hours = ev.training_seconds[row] * unit_factor("s", "hour")
     low, high = lows[index], highs[index]
-    costs = CostAssumptions()
+    costs = COST_DEFAULTS
+    pricing = request.pricing or request.purchase
     rent = rent_cost(Quantity(prices["rent"][index], "USD/hour"), count, Quantity(hours, "hour")).magnitude
     capital = prices["buy"][index] * count
     amortised = amortised_capital(Quantity(capital, "USD"), Quantity(hours, "hour"), costs.lifetime).magnitude
@@ -287,26 +300,32 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
                          costs.pue, costs.electricity_price).magnitude
     energy_kwh = prices["tdp"][index] * costs.utilisation * count * hours * costs.pue / 1000.0
     buy = amortised + energy
-    spent = capital if request.purchase == "buy" else rent
+    # The one cost each device is ranked and budgeted by, and its basis (never mixed unlabelled).
+    use_buy = np.full(len(row), pricing == "buy") if pricing != "any" else np.isnan(rent)
+    order_cost = np.where(use_buy, buy, rent)
+    basis = np.where(use_buy, "buy", "rent")
+    spent = np.where(use_buy, capital, rent)
     keep = np.ones(len(row), dtype=bool)
     if budget is not None:
         limit = float(budget.to("USD").magnitude)
         for k, (i, _) in enumerate(chosen):
             if np.isnan(spent[k]):
                 rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name,
-                                               reason=f"no {request.purchase} price in the catalog to check the budget against"))
+                                               reason=f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against"))
                 keep[k] = False
             elif spent[k] > limit:
-                what = "capital" if request.purchase == "buy" else "rent"
+                what = "capital" if basis[k] == "buy" else "rent"
                 rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name,
                                                reason=f"over budget: {what} {spent[k]:,.0f} USD for {int(count[k])} device(s) "
                                                       f"against {limit:,.0f} USD"))
                 keep[k] = False
-    order_cost = buy if request.purchase == "buy" else rent
     seconds = ev.training_seconds[row]
-    candidates = [k for k in range(len(row)) if keep[k]]
-    pareto = _pareto([(float(seconds[k]), None if np.isnan(order_cost[k]) else float(order_cost[k])) for k in candidates])
-    flags = dict(zip(candidates, pareto))
+    unpriced = [k for k in range(len(row)) if keep[k] and np.isnan(order_cost[k])]
+    candidates = [k for k in range(len(row)) if keep[k] and not np.isnan(order_cost[k])]
+    flags = {k: False for k in unpriced}
+    for side in ("rent", "buy"):  # a Pareto front of one basis at a time
+        group = [k for k in candidates if basis[k] == side]
+        flags.update(zip(group, _pareto([(float(seconds[k]), float(order_cost[k])) for k in group])))
     if request.objective == "time":
         order = sorted(candidates, key=lambda k: (seconds[k], np.inf if np.isnan(order_cost[k]) else order_cost[k]))
     elif request.objective == "cost":
@@ -314,26 +333,29 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
                                                   seconds[k]))
     else:
         order = sorted(candidates, key=lambda k: (not flags[k], seconds[k]))
-    unit = time_unit(float(max((seconds[k] for k in order), default=0.0)))
+    unit = time_unit(float(max((seconds[k] for k in order + unpriced), default=0.0)))
     # the one summary (sizer.engine.summary): each bound at least the physical limit, MFU at the floored step
     summary = summarise(ev, row, low, high, table.peak[index])
     floor_low = summary.step_low / np.maximum(summary.step_expected, 1e-300)
     floor_high = summary.step_high / np.maximum(summary.step_expected, 1e-300)
     ranked = []
-    for rank, k in enumerate(order, start=1):
+    apart = sorted(unpriced, key=lambda k: seconds[k])
+    for rank, k in enumerate(order + apart, start=1):
         i, r = chosen[k]
         device = devices[i]
         span = lambda value, u, k=k: dict(low=float(value * floor_low[k]), expected=float(value),  # noqa: E731
                                           high=float(value * floor_high[k]), unit=u)
         ranked.append(dict(
-            rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
+            rank=rank if rank <= len(order) else rank - len(order), device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
             sharding="full" if ev.configs.zero[r] == 3 else "none", zero=int(ev.configs.zero[r]),
             tp=int(ev.configs.tp[r]), pp=int(ev.configs.pp[r]),
             ep=int(np.broadcast_to(ev.configs.ep, ev.configs.tp.shape)[r]), recompute=RECOMPUTE[int(ev.configs.recompute[r])],
             precision=table.precisions[i], micro_batch=float(ev.configs.micro_batch[r]),
             training_time=span(seconds[k] * unit_factor("s", unit), unit),
-            cost=dict(rent=None if np.isnan(rent[k]) else span(rent[k], "USD"), rent_basis=prices["basis"][index[k]],
-                             buy=None if np.isnan(buy[k]) else span(buy[k], "USD")),
+            cost=dict(rent=None if np.isnan(rent[k]) else dict(span(rent[k], "USD"), price_basis="rent"),
+                      buy=None if np.isnan(buy[k]) else dict(span(buy[k], "USD"), price_basis="buy"),
+                      price_basis=None if np.isnan(order_cost[k]) else str(basis[k])),
+            price_basis=None if np.isnan(order_cost[k]) else str(basis[k]),
             energy=None if np.isnan(energy_kwh[k]) else span(energy_kwh[k], "kWh"),
             memory_per_device=dict(value=float(ev.memory_needed[r]) * unit_factor("B", "GB"), unit="GB"),
             device_memory=dict(value=float(table.memory[i]) * unit_factor("B", "GB"), unit="GB"), fits=bool(ev.fits[r]),
@@ -341,8 +363,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
 
     k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
     host = None
-    if job.workload.sample_size is not None and order:
-        best = order[0]
+    if job.workload.sample_size is not None and (order or apart):
+        best = (order or apart)[0]
         fastest_step = summary.step_low[best]  # the host must keep up with the fast end
         rate = ev.batch[chosen[best][1]] * job.tokens_per_sample / fastest_step
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
@@ -357,12 +379,15 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
                    "and the workload's", source=error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"),
         Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other GPUs "
                    "4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)"),
+        Assumption(name="pricing", value=PRICING_SAID[pricing] + (
+            f"; {len(unpriced)} device(s) without such a price listed apart (unpriced)" if unpriced else ""),
+                   source="--pricing rent|buy|any; sizer/formulas/tco.py hourly_price"),
         Assumption(name="lifetime", value=f"{costs.lifetime:~P}", source=costs.lifetime_source),
         Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
         Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source),
     ]
-    return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase,
-                           ranked=ranked, rejected=rejected, k1=k1, host=host, assumptions=assumptions)
+    return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
+                           ranked=ranked[:len(order)], unpriced=ranked[len(order):], rejected=rejected, k1=k1, host=host, assumptions=assumptions)
 
 
 def _is_default(request: RecommendRequest) -> bool:

@@ -7,8 +7,10 @@ Columns of the table (one row per combination; times in seconds, memory in bytes
 ``workload, params, samples, token_mode, precision, device, name, kind, count, sharding, zero,
 tp, pp, ep, recompute, supported, training_compute_flop, peak_flops, step_time_s_{low,expected,high}, bound, mfu,
 training_time_s_{low,expected,high}, physical_limit_s, memory_per_device_b, device_memory_b,
-fits, rent_price_usd_per_hour, rent_usd_{low,expected,high}``. Rows whose precision the device
-lacks have ``supported`` False and NaN figures.
+fits, price_basis, price_usd_per_hour, cost_usd_{low,expected,high}``. Rows whose precision the
+device lacks have ``supported`` False and NaN figures. Costs are priced by ``pricing`` (rent, buy
+or any) through :func:`sizer.formulas.tco.hourly_price`, and ``price_basis`` says which each
+row's cost is ("rent", "buy", or "" where no price of the basis is known).
 
 >>> table = sweep([{"params": 1.3e9, "tokens": 2.6e10}], devices=["H100 SXM", "Tesla P40"],
 ...               counts=[1, 8], precisions=["bf16", "fp32"])
@@ -30,7 +32,7 @@ from sizer.engine.summary import summarise
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.deadline import check_deadline
 from sizer.errors import InputError
-from sizer.formulas.tco import hourly_price
+from sizer.formulas.tco import Pricing, check_provider, hourly_price
 from sizer.workloads.request import WorkloadRequest
 from sizer.engine.job import Job, resolve_job
 from sizer.memo import keyed_cache
@@ -43,7 +45,8 @@ COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device",
            "zero", "tp", "pp", "ep", "recompute", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
            "step_time_s_high", "bound", "mfu", "training_time_s_low", "training_time_s_expected",
            "training_time_s_high", "physical_limit_s", "memory_per_device_b", "device_memory_b", "fits",
-           "rent_price_usd_per_hour", "rent_usd_low", "rent_usd_expected", "rent_usd_high")
+           "price_basis", "price_usd_per_hour", "cost_usd_low", "cost_usd_expected", "cost_usd_high")
+PRICE_BASES = ("", "rent", "buy")
 
 
 def _as_request(workload: WorkloadRequest | dict) -> WorkloadRequest:
@@ -71,15 +74,17 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-@keyed_cache(maxsize=16, key=lambda devices: tuple(d.key for d in devices))
-def rent_prices(devices) -> np.ndarray:
-    """Per device [USD/h], as ``sizer tco`` prices it: the cheapest current cloud price, else the
-    amortised purchase cost; NaN where neither is known. Computed once per set of devices."""
-    prices = []
+@keyed_cache(maxsize=16, key=lambda devices, pricing="rent", cloud=None: (tuple(d.key for d in devices), pricing, cloud))
+def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per device: the price [USD/h] as :func:`hourly_price` chooses it for ``pricing`` (of the
+    provider ``cloud`` if named; NaN where unknown) and its basis as an index into
+    :data:`PRICE_BASES`. Computed once per set of devices."""
+    prices, bases = [], []
     for device in devices:
-        hourly = hourly_price(device).hourly
-        prices.append(hourly.to("USD/hour").magnitude if hourly is not None else np.nan)
-    return np.asarray(prices, dtype=float)
+        price = hourly_price(device, cloud, pricing=pricing)
+        prices.append(price.hourly.to("USD/hour").magnitude if price.hourly is not None else np.nan)
+        bases.append(PRICE_BASES.index(price.price_basis or ""))
+    return np.asarray(prices, dtype=float), np.asarray(bases, dtype=np.int8)
 
 
 def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):
@@ -96,7 +101,7 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
 
 
 def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
-           prices: np.ndarray, headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
+           prices: tuple[np.ndarray, np.ndarray], headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
     table = cached_device_table(devices, precision, job.arch is not None)
     if zeros is None:
         ev = _auto_layouts(job, table, counts, headroom, overlap_allreduce)
@@ -115,7 +120,8 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
     summary = summarise(ev, np.arange(rows), lows[d], highs[d], peak)
     step_range = [nan(summary.step_low), nan(summary.step_expected), nan(summary.step_high)]
     training = [s * steps for s in step_range]
-    rent = [prices[d] * count * t / SECONDS_PER_HOUR for t in training]
+    hourly, basis = prices
+    cost = [hourly[d] * count * t / SECONDS_PER_HOUR for t in training]
     mfu = nan(summary.mfu)
     resolved = np.asarray([PRECISION_NAMES.index(p or "") for p in table.precisions], dtype=np.int8)
     return {
@@ -130,19 +136,21 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         "bound": np.where(supported, ev.parts.bound, -1).astype(np.int8), "mfu": mfu,
         "training_time_s_low": training[0], "training_time_s_expected": training[1], "training_time_s_high": training[2],
         "physical_limit_s": nan(limit_step * steps), "memory_per_device_b": ev.memory_needed,
-        "device_memory_b": table.memory[d], "fits": ev.fits, "rent_price_usd_per_hour": prices[d],
-        "rent_usd_low": rent[0], "rent_usd_expected": rent[1], "rent_usd_high": rent[2]}
+        "device_memory_b": table.memory[d], "fits": ev.fits, "price_basis": basis[d],
+        "price_usd_per_hour": hourly[d], "cost_usd_low": cost[0], "cost_usd_expected": cost[1], "cost_usd_high": cost[2]}
 
 
 def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | None = None,
           counts: Iterable[int] = (1,), precisions: Iterable[str] | None = None, shardings: Iterable[str] = ("auto",),
-          *, catalog: Catalog | None = None, headroom: bool = False, overlap_allreduce: bool = False):
+          *, catalog: Catalog | None = None, headroom: bool = False, overlap_allreduce: bool = False,
+          pricing: Pricing = "rent", cloud: str | None = None):
     """A pandas DataFrame with one row per workload × device × count × precision × sharding.
 
     ``workloads`` are :class:`~sizer.workloads.request.WorkloadRequest` objects or mappings with its
     fields; ``devices`` are names or ids (default: the whole catalog); ``precisions`` default to
     each workload's own. ``shardings``: ``auto`` (the layout ``sizer time`` chooses for each row), or
-    ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states).
+    ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states). ``pricing``
+    and ``cloud`` choose the price of each row's cost (see :func:`hourly_prices`).
     """
     import pandas as pd
 
@@ -165,7 +173,9 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     if rows > MAX_EVALUATIONS:
         raise InputError("sweep", rows, f"at most {MAX_EVALUATIONS:,} combinations; narrow the sweep")
     requests = [_as_request(w) for w in workloads]
-    prices = rent_prices(chosen)
+    if pricing not in ("rent", "buy", "any"):
+        raise InputError("pricing", pricing, "rent, buy or any")
+    prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog))
     groups = []
     for index, request in enumerate(requests):
         for precision in wanted or [None]:
@@ -175,7 +185,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
                                  overlap_allreduce))
     merged = {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
     # text columns as categoricals: codes built per group, the names once (no per-row strings)
-    labels = {"device": [d.id for d in chosen], "precision": PRECISION_NAMES, "sharding": ["none", "full"],
+    labels = {"device": [d.id for d in chosen], "precision": PRECISION_NAMES, "price_basis": PRICE_BASES, "sharding": ["none", "full"],
               "recompute": list(RECOMPUTE), "bound": list(BOUNDS)}
     pick = merged["device"]
     for name, categories in labels.items():

@@ -45,3 +45,12 @@ def test_every_listed_name_is_accepted_by_inference(models):
             answer = client.post("/v1/inference", json={"model": name, "device": "H100 SXM", "weights": "int4"})
             assert answer.status_code == 200, (name, answer.text)
             assert answer.json()["model"] == name
+
+
+def test_each_model_carries_its_context_and_source(models):
+    """issue 19 item 4: the picker shows context and source. Llama 2 was trained at 4,096 tokens and GPT-2 at
+    1,024 (their config.json max_position_embeddings / n_positions, as catalog/models.yaml cites them)."""
+    by_name = {m["name"]: m for m in models}
+    assert by_name["llama-2-7b"]["context"] == 4096 and by_name["gpt2"]["context"] == 1024
+    assert all(m["source"] and m["context"] > 0 for m in models)
+    assert len(models) >= 50

@@ -367,3 +367,108 @@ def test_networks_file_refuses_a_dangling_link(tmp_path):
     (tmp_path / "links.yaml").write_text(text.replace("intra_node: dgx-h100-nvswitch", "intra_node: no-such-link", 1))
     with pytest.raises(CatalogError, match="no-such-link"):
         load_networks(str(tmp_path))
+
+
+# --- issue 19 item 4: catalog reach, precision gaps, names matched on meaningful words ---
+
+import csv as _csv
+
+from sizer.units import parse_quantity as _q
+
+
+@pytest.mark.parametrize("name, chosen", [
+    ("M1 Pro", "apple-m1-pro-gpu"), ("M1 Max", "apple-m1-max-gpu"), ("M1 Ultra", "apple-m1-ultra-gpu"), ("Apple M1", "apple-m1-gpu"),
+    ("Apple M2", "apple-m2-gpu"), ("M2 Pro", "apple-m2-pro-gpu"), ("M2 Max", "apple-m2-max-gpu"), ("M2 Ultra", "apple-m2-ultra-gpu"),
+    ("Apple M3", "apple-m3-gpu"), ("M3 Pro", "apple-m3-pro-gpu"), ("M3 Max", "apple-m3-max-gpu"),
+    ("RX 7900 XTX", "radeon-rx-7900-xtx"), ("Radeon RX 7900 XT", "radeon-rx-7900-xt"), ("Radeon PRO W7900", "radeon-pro-w7900"),
+    ("Arc A770", "arc-a770"), ("gb200", "gb200-per-gpu"), ("H100 SXM", "h100-sxm5-80gb"), ("Ryzen 7", "ryzen-7-2700"),
+])
+def test_full_names_choose_their_device(catalog, name, chosen):
+    assert catalog.find(name).id == chosen
+
+
+@pytest.mark.parametrize("name, offered, never", [
+    ("GB", "NVIDIA GB200 (per Blackwell GPU)", None),  # two letters never stand for a longer name
+    ("M2", "Apple M2 Ultra (GPU, unified memory) (apple-m2-ultra-gpu)", None),  # a family, not one chip
+    ("Radeon 7900", "AMD Radeon RX 7900 XTX (radeon-rx-7900-xtx)", "Ryzen"),
+    ("M3", "Apple M3 Pro (18-core GPU, unified memory) (apple-m3-pro-gpu)", None),
+])
+def test_short_or_ambiguous_names_get_a_candidate_list_not_a_guess(catalog, name, offered, never):
+    with pytest.raises(DeviceLookupError) as error:
+        catalog.find(name)
+    assert offered in error.value.candidates and len(error.value.candidates) >= 1
+    if never:
+        assert not any(never in c for c in error.value.candidates)
+    assert "None" not in str(error.value)
+
+
+def _device_specs_more():
+    from conftest import SHARED_DATA
+
+    with open(SHARED_DATA / "device-specs-more.csv", newline="") as handle:
+        return list(_csv.DictReader(handle))
+
+
+SPEC_DEVICES = {  # device-specs-more.csv name -> catalog name (the M4 family has no FP32 figure: left out)
+    "Apple M1 (GPU)": "Apple M1", "Apple M1 Pro (GPU)": "M1 Pro", "Apple M1 Max (GPU)": "M1 Max",
+    "Apple M1 Ultra (GPU)": "M1 Ultra", "Apple M2 Pro (GPU)": "M2 Pro", "Apple M2 Max (GPU)": "M2 Max",
+    "Apple M3 (GPU)": "Apple M3", "Apple M3 Pro (GPU)": "M3 Pro", "Apple M3 Max (GPU)": "M3 Max",
+    "AMD Radeon RX 7900 XTX": "RX 7900 XTX", "AMD Radeon RX 7900 XT": "RX 7900 XT",
+    "AMD Radeon PRO W7900": "Radeon PRO W7900", "Intel Arc A770": "Arc A770",
+}
+
+
+def test_device_specs_more_figures_are_the_catalogs(catalog):
+    """Memory, bandwidth, FP32 peak and board power of device-specs-more.csv, exactly as the rows state
+    them (rel 1 % for rounding of the unit conversion)."""
+    checked = 0
+    for row in _device_specs_more():
+        if row["device"] not in SPEC_DEVICES:
+            assert row["device"].startswith(("Apple M4", "Apple M2 (GPU)")), row["device"]
+            continue
+        device = catalog.find(SPEC_DEVICES[row["device"]])
+        value = float(row["value"])
+        if row["field"] == "memory_gb":
+            got = device.memory.quantity("memory", "[information]").to("GB").magnitude
+        elif row["field"] == "memory_bandwidth":
+            got = device.memory_bandwidth.quantity("bw", "[information]/[time]").to("GB/s").magnitude
+        elif row["field"] == "fp32_tflops":
+            got = stated_peak(device, "fp32").to("TFLOPS").magnitude
+        elif row["field"] == "tdp":
+            got = device.tdp.quantity("tdp", "[power]").to("W").magnitude
+        else:
+            continue
+        assert got == pytest.approx(value, rel=0.01), (row["device"], row["field"])
+        checked += 1
+    assert checked >= 30
+
+
+def test_every_new_figure_is_marked_unverified(catalog):
+    """The data file's figures are press and reseller pages: the catalog marks them unverified."""
+    for name in SPEC_DEVICES.values():
+        device = catalog.find(name)
+        if device.id in ("apple-m2-ultra-gpu", "apple-m3-max-gpu"):
+            continue
+        assert not any(s.verified for path, s in device.sourced_fields().items() if path != "interconnect.bandwidth"), name
+
+
+def test_precision_gaps_closed(catalog):
+    """RTX 4000 Ada and L20 train in bf16; the H100 NVL has its FP8 rate (2 x its dense BF16 835, as Hopper's SXM
+    part: 1979 = 2 x 989)."""
+    assert "bf16" in catalog.find("RTX 4000 Ada").peaks and "bf16" in catalog.find("L20").peaks
+    l20 = catalog.find("L20")
+    assert stated_peak(l20, "bf16") == stated_peak(l20, "fp16")  # Ada: BF16 at the FP16 rate
+    nvl = catalog.find("H100 NVL")
+    assert stated_peak(nvl, "fp8").to("TFLOPS").magnitude == pytest.approx(2 * 835, rel=1e-3)
+    assert not nvl.peaks["fp8"].verified and not l20.peaks["bf16"].verified
+
+
+def test_apple_peaks_follow_their_generations_rate_per_core(catalog):
+    """Derived Apple peaks: cores x the stated figure's TFLOPS per core of the same generation (rel 1 %)."""
+    per_core = {"M1": 5.2 / 16, "M2": 27.2 / 76, "M3": 14.2 / 40}
+    for name, cores in (("Apple M1", 8), ("M1 Ultra", 48), ("Apple M2", 10), ("M2 Pro", 19), ("M2 Max", 38),
+                        ("Apple M3", 10), ("M3 Pro", 18)):
+        generation = name.removeprefix("Apple ").split()[0]
+        device = catalog.find(name)
+        assert device.unified_memory and device.tdp is None
+        assert stated_peak(device, "fp32").to("TFLOPS").magnitude == pytest.approx(per_core[generation] * cores, rel=0.01)

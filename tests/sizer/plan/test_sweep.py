@@ -45,10 +45,11 @@ def _check_row(row, request: WorkloadRequest, catalog, headroom=False, overlap=F
     duration = Estimate(*(Quantity(getattr(time.training_time, w), unit) for w in ("low", "expected", "high")))
     tco = estimate_tco(device, count, duration)
     if tco.rent is None:
-        assert math.isnan(row.rent_usd_expected)
+        assert math.isnan(row.cost_usd_expected) and row.price_basis == ""
     else:
+        assert row.price_basis == tco.rent.price_basis == "rent"
         for which in ("low", "expected", "high"):
-            assert row[f"rent_usd_{which}"] == pytest.approx(getattr(tco.rent, which), rel=RTOL)
+            assert row[f"cost_usd_{which}"] == pytest.approx(getattr(tco.rent, which), rel=RTOL)
 
 
 def test_columns_and_size(catalog):
