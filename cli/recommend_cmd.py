@@ -8,7 +8,7 @@ import typer
 from cli import output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
-                        load, load_calibration_file, workload_request)
+                        HaveOption, answer_owned, load, load_calibration_file, workload_request)
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -40,7 +40,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               tokens_per_s_per_user: Annotated[Optional[float], typer.Option("--tokens-per-s-per-user", help="With --inference: decode tokens/s each sequence needs.")] = None,
               total_tokens_per_s: Annotated[Optional[float], typer.Option("--total-tokens-per-s", help="With --inference: output tokens/s over all sequences.")] = None,
               ttft: Annotated[Optional[str], typer.Option("--ttft", help="With --inference: longest time to first token, e.g. '500 ms'.")] = None,
-              catalog: CatalogOption = None, json: JsonOption = False) -> None:
+              have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
     from sizer.facade import RecommendRequest, recommend as run
@@ -53,6 +53,11 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind)
+        if have:
+            from sizer.facade import InferenceRequest
+
+            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch")}
+            return answer_owned(InferenceRequest(**{k: v for k, v in served.items() if v is not None}, have=have), catalog, json)
         result = recommend_inference(InferenceRecommendRequest(**{k: v for k, v in fields.items() if v is not None}),
                                      load(catalog))
         return output.emit_json(result) if json else render_recommendation(result, top)
@@ -67,7 +72,9 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have)
+    if have:
+        return answer_owned(request, catalog, json)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)

@@ -43,6 +43,8 @@ from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate
 from sizer.inference.deployments import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
                                        recommend_inference)
 from sizer.plan.planner import PlanRequest, PlanResult, plan  # noqa: E402,F401
+from sizer.plan.owned import OwnedResult, answer_inference, answer_training, require_device  # noqa: E402,F401
+from sizer.plan.suggestions import suggestions_for  # noqa: E402,F401
 from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  # noqa: E402,F401
 from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
@@ -101,8 +103,10 @@ class TimeRequest(WorkloadRequest):
         {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
          "reference": "V100 SXM2 16GB=1200/s"}]})
 
-    device: str
+    device: str | None = Field(None, description="the device (or give have)")
     count: int = Field(1, ge=1, le=1_000_000)
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only")
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
                                                           "parallelism); no layout given: the search chooses")
@@ -154,10 +158,11 @@ def _zero_stage(request) -> int | None:
     return stage
 
 
-def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
-    """Step time, training time, memory and utilisation from the one engine (spec §3.3)."""
+def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> TimeResult:
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3); where the job
+    does not fit, the changes that would (``suggest``)."""
     catalog = _catalog(catalog)
-    device = catalog.find(request.device)
+    device = catalog.find(require_device(request))
     job = resolve_job(request)
     if request.reference is not None and request.workload is None and request.model is None:
         raise InputError("reference", request.reference, "a workload profile or a model too (--workload or --model): a "
@@ -167,12 +172,15 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
     efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     topology = node_type(request.system, device)
-    return estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
+    result = estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
                              recompute=recompute_index(request.recompute), interleave=request.interleave,
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes))
+    if suggest and not result.fits:
+        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+    return result
 
 
 class MemoryRequest(WorkloadRequest):
@@ -183,16 +191,30 @@ class MemoryRequest(WorkloadRequest):
 
     device: str | None = None
     count: int = Field(1, ge=1, le=1_000_000)
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only")
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     sharding: Sharding = "none"
     headroom: bool = False
     recompute: str = Field("none", description="activation recomputation: none, selective or full")
 
 
-def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
-    device = _catalog(catalog).find(request.device) if request.device is not None else None
-    return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
-                           headroom=request.headroom, recompute=recompute_index(request.recompute) or 0)
+def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
+    catalog = _catalog(catalog)
+    device = catalog.find(request.device) if request.device is not None else None
+    result = training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
+                             headroom=request.headroom, recompute=recompute_index(request.recompute) or 0)
+    if suggest and result.fits is False:
+        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+    return result
+
+
+def answer_owned(request, catalog: Catalog | None = None) -> OwnedResult:
+    """The answer for the hardware in ``request.have`` only (training, memory or serving requests)."""
+    catalog = _catalog(catalog)
+    if isinstance(request, InferenceRequest):
+        return answer_inference(request, catalog)
+    return answer_training(request, catalog)
 
 
 class CellsRequest(RequestModel):

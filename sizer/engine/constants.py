@@ -17,7 +17,48 @@ BACKWARD_BYTE_FACTOR = 3.0
 BACKWARD_KERNEL_FACTOR = 3.0
 # Optimizer moments are FP32 copies of the weights (spec §3.8; ZeRO §3's K).
 OPTIMIZER_STATE_BYTES = 4.0
-OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1}
+# bitsandbytes' 8-bit optimizers keep each moment in 8 bits, block-wise quantised with one FP32
+# absolute maximum per block of 2048 values (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+# Quantization", §2: 75 % less optimizer memory than 32-bit Adam). Paged optimizers (Dettmers et al.
+# 2023, QLoRA §2) keep the states in CUDA unified memory that is paged to the host under memory
+# spikes: the steady-state bytes are those of the optimizer they page.
+EIGHT_BIT_STATE_BYTES = 1.0 + OPTIMIZER_STATE_BYTES / 2048
+EIGHT_BIT_SOURCE = ("bitsandbytes 8-bit optimizers: 1 byte per state value plus one FP32 absmax per 2048-value block "
+                    "(Dettmers et al. 2022 §2; docs/references.md [8bit-optimizers])")
+PAGED_SOURCE = ("paged optimizers page their states to host memory under spikes (Dettmers et al. 2023, QLoRA §2; "
+                "docs/references.md [qlora]); steady state counted on the device")
+# Copies of the weights each optimizer keeps (spec §3.8), and the bytes of one stored state value.
+OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1,
+                                    "adam-8bit": 2, "adamw-8bit": 2, "paged-adamw": 2, "paged-adamw-8bit": 2}
+STATE_VALUE_BYTES: dict[str, float] = {"adam-8bit": EIGHT_BIT_STATE_BYTES, "adamw-8bit": EIGHT_BIT_STATE_BYTES,
+                                       "paged-adamw-8bit": EIGHT_BIT_STATE_BYTES}
+
+
+def optimizer_state_bytes(optimizer: str) -> float:
+    """Bytes of optimizer state per trained parameter.
+
+    Parameters
+    ----------
+    optimizer : str
+        An optimizer name of :data:`OPTIMIZER_STATES` [1].
+
+    Returns
+    -------
+    float
+        State bytes per parameter [B].
+
+    .. math:: K = n_{states} \\cdot b_{state}
+
+    with ``b_state`` 4 bytes (FP32), or 1 + 4/2048 for the 8-bit block-wise optimizers.
+
+    References
+    ----------
+    zero, 8bit-optimizers, qlora
+
+    >>> optimizer_state_bytes("adamw"), round(optimizer_state_bytes("adamw-8bit"), 4)
+    (8.0, 2.0039)
+    """
+    return OPTIMIZER_STATES[optimizer] * STATE_VALUE_BYTES.get(optimizer, OPTIMIZER_STATE_BYTES)
 FP32_STORAGE_BYTES = 4.0  # profiles and layer graphs count activations at FP32 storage
 # CUDA context, cuBLAS/cuDNN workspaces and allocator caching: about 0.5-1 GiB per GPU in
 # PyTorch; the larger figure, so that "fits" errs on the safe side.

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import load_yaml
-from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES, ZERO_GATHER_BUCKET,
+from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, optimizer_state_bytes,
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
@@ -105,12 +105,12 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
     """Model states per device of ``job``, its parameters split over ``split`` (tensor x pipeline)
     ranks: every parameter trained, or (LoRA/QLoRA) a frozen base stored as the fine-tuning spec
     says and states for the adapters only."""
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    state_bytes = optimizer_state_bytes(job.optimizer.value)
     finetune = job.finetune
     if finetune is None:
-        return model_state_bytes(job.params / split, weight_bytes, master_bytes, states_count, dp, zero)
+        return model_state_bytes(job.params / split, weight_bytes, master_bytes, state_bytes, dp, zero)
     master = master_bytes if finetune.adapter_master_weights else 0.0 * master_bytes
-    return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, states_count, dp, zero,
+    return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, state_bytes, dp, zero,
                              frozen_bytes=finetune.frozen_bytes(weight_bytes) / split)
 
 
@@ -135,7 +135,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(recompute, dtype=np.int64),
             np.asarray(interleave, dtype=float)))
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
+    state_bytes = optimizer_state_bytes(job.optimizer.value)
     dp = count / (tp * pp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp if group is None else group,
@@ -168,7 +168,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
                       pp=pp, recompute=recompute, interleave=interleave)
     finetune = job.finetune
-    parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
+    parts = step_seconds(job.layers, table, configs, optimizer_state_bytes=state_bytes, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
                          kind=TRAINING if finetune is None else FROZEN,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),

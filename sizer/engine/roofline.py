@@ -26,7 +26,7 @@ import numpy as np
 
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FLOP_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
                                     HOST_OPTIMIZER_BANDWIDTH,
-                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
+                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
@@ -125,10 +125,10 @@ class StepParts:
         return self.tensor_parallel + self.pipeline + self.data_parallel
 
 
-def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int) -> np.ndarray:
+def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, state_bytes: float) -> np.ndarray:
     """Bytes the optimizer update moves per parameter: read gradient and weights, write weights,
     read and write master weights and every state."""
-    return 3 * weight_bytes + 2 * master_bytes + 2 * optimizer_states * OPTIMIZER_STATE_BYTES
+    return 3 * weight_bytes + 2 * master_bytes + 2 * state_bytes
 
 
 def ring_allreduce_seconds(message_bytes: np.ndarray, count: np.ndarray, bandwidth: np.ndarray,
@@ -185,7 +185,7 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
                 kind.backward, kind.updates)
 
 
-def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
+def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_state_bytes: float,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
                  kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
                  shard_group: np.ndarray | None = None,
@@ -247,7 +247,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     dp = c.dp
     params_here = params / (c.tp * c.pp)
     updated = np.where(c.zero >= 1, params_here / dp, params_here)
-    per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_states)
+    per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_state_bytes)
     if offload:  # the step runs on the host; gradients down and weights up over PCIe (ZeRO-Offload)
         optimizer = updated * (per_param / HOST_OPTIMIZER_BANDWIDTH + 2 * table.weight_bytes[d] / FALLBACK_LINK.bandwidth)
     else:

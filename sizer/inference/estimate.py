@@ -21,7 +21,7 @@ from sizer.errors import InputError
 from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      total_tokens_per_second)
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.formulas.tco import hourly_price
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
@@ -55,8 +55,10 @@ class InferenceRequest(ServedModel):
         {"model": "llama-2-70b", "device": "H100 SXM", "count": 2, "weights": "fp8", "batch": 64},
         {"params": "7B", "device": "RTX 4090", "weights": "q4_k_m", "batch": 1}]})
 
-    device: str = Field(..., max_length=100)
+    device: str | None = Field(None, max_length=100, description="the device (or give have)")
     count: int = Field(1, ge=1, le=1024, description="devices, tensor parallel")
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only")
     batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
     rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
 
@@ -88,6 +90,7 @@ class InferenceResult(Model):
     cost_per_million_tokens: RangeOut | None
     energy_per_token: RangeOut
     assumptions: list[Assumption]
+    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
 def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assumption]]:
@@ -170,10 +173,13 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     return notes
 
 
-def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
-    """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model."""
+def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
+    """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model; where it
+    does not fit, the changes that would (``suggest``, :mod:`sizer.plan.suggestions`)."""
+    from sizer.plan.owned import require_device
+
     catalog = catalog if catalog is not None else load_catalog()
-    device = catalog.find(request.device)
+    device = catalog.find(require_device(request))
     arch, notes = served_architecture(request)
     fmt = weight_format(request.weights)
     kv = kv_cache_bytes_per_value(request.kv_cache)
@@ -202,7 +208,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     assumptions = [*notes, *serving_assumptions(arch, case, table, 0), price_note,
                    Assumption(name="energy", value=f"TDP {tdp:g} W x {request.count} devices over the total tokens/s",
                               source=device.tdp.source)]
-    return InferenceResult(
+    result = InferenceResult(
         model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
         decode_tokens_per_s=_speed(1.0 / step, "tokens/s"), decode_latency=_time(step, "ms"),
@@ -213,3 +219,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         device_memory=gb(table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,
         cost_per_million_tokens=cost, energy_per_token=_per_output(energy, "J"), assumptions=assumptions)
+    if suggest and not result.fits:
+        from sizer.plan.suggestions import suggestions_for
+
+        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+    return result

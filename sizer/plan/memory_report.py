@@ -18,14 +18,15 @@ import numpy as np
 from sizer.hardware.schema import Device
 from sizer.choices import Precision
 from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
-                                    HEADROOM_SOURCE, OPTIMIZER_STATES)
+                                    HEADROOM_SOURCE, OPTIMIZER_STATES, STATE_VALUE_BYTES,
+                                    EIGHT_BIT_SOURCE, PAGED_SOURCE)
 from sizer.engine.devices import resolve_precision
 from sizer.engine.evaluate import activation_bytes_per_sample, job_state_bytes, micro_batches, zero_buckets
 from sizer.engine.model_states import largest_micro_batch
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
-from sizer.results import Assumption, Model, QuantityOut, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
 from sizer.units import Quantity
 from sizer.workloads.job import Job
 
@@ -54,6 +55,7 @@ class MemoryResult(Model):
     fits: bool | None
     largest_micro_batch: int | None
     assumptions: list[Assumption]
+    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
@@ -71,7 +73,6 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         precision = "bf16" if job.precision is Precision.MIXED else job.precision.value
     copy = float(weight_bytes(precision))
     master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
-    states_count = OPTIMIZER_STATES[job.optimizer.value]
     states = job_state_bytes(job, np.asarray(copy), np.asarray(master), np.asarray(float(count)), np.asarray(zero))
     share = float(job.batch_for(count)) / count
     per_sample = float(activation_bytes_per_sample(job, np.asarray([recompute]))[0]) * copy / 4.0
@@ -91,7 +92,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     with_headroom = total * (1 + HEADROOM_HIGH) if headroom else None
     needed = with_headroom if headroom else total
     device_memory = fits = largest = None
-    assumptions = [Assumption(name="optimizer", value=f"{job.optimizer.value}: {states_count} FP32 state copies", source="spec §3.8"),
+    assumptions = [optimizer_assumption(job.optimizer.value),
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
                               source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),
                    Assumption(name="framework overhead", value=f"{overhead * unit_factor('B', 'GiB'):.3g} GiB", source=FRAMEWORK_OVERHEAD_SOURCE),
@@ -132,3 +133,13 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         model_states=gb(states.total), activations=gb(activations), framework_overhead=gb(overhead), buffers=gb(buckets), total=gb(total),
         required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
         device_memory=device_memory, fits=fits, largest_micro_batch=largest, assumptions=assumptions)
+
+
+def optimizer_assumption(optimizer: str) -> Assumption:
+    """What the optimizer keeps per parameter, and the source of that."""
+    copies = OPTIMIZER_STATES[optimizer]
+    if optimizer in STATE_VALUE_BYTES:
+        paged = "; " + PAGED_SOURCE if optimizer.startswith("paged") else ""
+        return Assumption(name="optimizer", value=f"{optimizer}: {copies} state copies at 8 bits", source=EIGHT_BIT_SOURCE + paged)
+    source = "spec §3.8" + ("; " + PAGED_SOURCE if optimizer.startswith("paged") else "")
+    return Assumption(name="optimizer", value=f"{optimizer}: {copies} FP32 state copies", source=source)
