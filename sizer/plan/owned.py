@@ -144,6 +144,12 @@ def training_fields(request) -> dict[str, Any]:
     """The workload and layout fields of any training request, as given (defaults left to the engine)."""
     given = request.model_dump(exclude_unset=True, exclude_none=True)
     fields = {k: v for k, v in given.items() if k in TRAINING_FIELDS}
+    # the defaults that name no layout (the CLI passes them explicitly): the search chooses
+    for key, default in (("sharding", "none"), ("offload", False), ("hybrid_shard", False), ("overlap_allreduce", False)):
+        if fields.get(key) == default:
+            del fields[key]
+    if type(request).__name__ == "MemoryRequest" and fields.get("recompute") == "none":
+        del fields["recompute"]  # memory's default, not a choice
     if getattr(request, "calibration", None) is not None:
         fields["calibration"] = request.calibration
     return fields

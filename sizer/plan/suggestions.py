@@ -14,6 +14,8 @@ from typing import Any
 
 from sizer.engine.constants import optimizer_state_bytes
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES
+from pydantic import ValidationError
+
 from sizer.errors import SizerError
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
@@ -105,8 +107,8 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
     again by the engine; cheapest first."""
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
-    if not found and not missed:
-        found = _try(_combined(fields), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+    if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
+        found += _try(_combined(fields), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     return _ranked(found)
 
 
@@ -120,7 +122,7 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
         edited = {**fields, **{k: v for k, v in edit.items() if k != "count"}}
         try:
             outcome = evaluate_training(edited, have.device, count, catalog, cloud)
-        except SizerError:
+        except (SizerError, ValidationError):  # a change this request cannot take
             continue  # a change this workload cannot take (recomputation of a non-transformer ...)
         meets = outcome.meets(deadline_s)
         if not outcome.fits or meets is False:
@@ -175,7 +177,7 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
         try:
             tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
                                      edit.get("count", have.count), catalog)
-        except SizerError:
+        except (SizerError, ValidationError):  # a change this request cannot take
             continue
         if not tried.fits:
             continue
