@@ -117,6 +117,23 @@ function showErrors(target, detail) {
 }
 
 function costOf(row, purchase) { return purchase === "buy" ? row.cost.buy : row.cost.rent; }
+// The basis of a row's cost: "rent" (a cloud price) or "buy" (amortised purchase), from price_basis where the
+// answer carries it, else from the first release's rent_basis.
+function basisOf(row, purchase) {
+  const cost = costOf(row, purchase);
+  if (cost && cost.price_basis) return cost.price_basis;
+  if (row.cost.price_basis) return row.cost.price_basis;
+  return purchase === "buy" || row.cost.rent_basis === "amortised purchase" ? "buy" : "rent";
+}
+// The Pareto front (time against cost) among the points of one basis only: rent and amortised purchase are never compared.
+function paretoOfBasis(points, basis) {
+  const same = points.filter((p) => p.basis === basis && p.y && p.x);
+  for (const p of points) {
+    p.pareto = p.basis === basis && p.y && p.x && !same.some((q) => q !== p && q.x.expected <= p.x.expected &&
+      q.y.expected <= p.y.expected && (q.x.expected < p.x.expected || q.y.expected < p.y.expected));
+  }
+  return points;
+}
 
 // The charts drawn, by container id, each redrawn to fit when it is shown or the window changes width.
 const charts = new Map();
@@ -143,17 +160,24 @@ function render(result, task) {
     `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${result.workload.replace(/^(default|given): /, "")}. ` +
     "Ranges are expected (low–high).";
   fillRows(document.getElementById("ranked"), result.ranked.map((r) => [
-    r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase)),
+    r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, r.pareto ? "★" : ""]));
   fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason]));
+  document.getElementById("rejected-count").textContent = result.rejected.length;
   fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
-  const timeUnit = result.ranked.length ? result.ranked[0].training_time.unit : "";
+  // one human unit for the chart's time axis, chosen from the median device's expected time
+  const middle = result.ranked.length ? result.ranked[Math.floor(result.ranked.length / 2)].training_time : null;
+  const timeUnit = middle ? humanRange(middle).unit : "";
   const section = document.getElementById("result");
   section.dataset.task = task;
   section.hidden = false;  // before drawing: the chart takes the width it is shown at
-  drawInto("chart", result.ranked.map((r) => ({
-    label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase), pareto: r.pareto })),
-    `training time [${timeUnit}]`, `${purchase === "buy" ? "buy" : "rent"} cost [USD]`);
+  const basis = purchase === "buy" ? "buy" : "rent";
+  const points = paretoOfBasis(result.ranked.map((r) => ({
+    label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: inDuration(r.training_time, timeUnit), y: costOf(r, purchase),
+    basis: basisOf(r, purchase) })), basis).filter((p) => p.basis === basis);
+  document.getElementById("chart-basis").textContent = basis === "buy"
+    ? "purchase amortised over 3 years plus energy" : "rent (on-demand cloud prices); devices without one are left out";
+  drawInto("chart", points, `training time [${timeUnit}]`, `${basis} cost [USD]`);
 }
 
 let resizeTimer = 0;

@@ -48,6 +48,15 @@ function placeLabel(obstacles, cx, cy, text, bounds) {
 // pareto set is drawn filled and labelled first. options.join (default true): join those points by a dashed
 // line, as the Pareto front; options.mark: the class they get (default "pareto"); options.empty: the
 // sentence shown when no point has both values.
+// A tick label short enough for the margin: 1, 10, 100, 1k, 10k, 1M ... (decades of a log axis).
+function tickText(v) {
+  const a = Math.abs(v);
+  for (const [size, suffix] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]]) {
+    if (a >= size) return `${+(v / size).toPrecision(3)}${suffix}`;
+  }
+  return fmt(v);
+}
+
 function drawChart(container, points, xLabel, yLabel, options = {}) {
   const { join = true, mark = "pareto", empty = "No device has both a time and a price to plot." } = options;
   container.replaceChildren();
@@ -61,7 +70,8 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   const style = getComputedStyle(container);
   const inner = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
   const W = Math.max(280, Math.round(inner)), H = Math.round(Math.min(440, Math.max(280, 0.62 * W)));
-  const m = { l: W < 480 ? 58 : 70, r: 16, t: 16, b: 48 };
+  // The vertical axis's title sits above the frame, not rotated beside it, so it never covers tick labels.
+  const m = { l: W < 480 ? 46 : 58, r: 16, t: 30, b: 48 };
   const [x0, x1] = logDomain(usable.flatMap((p) => [p.x.low, p.x.high]));
   const [y0, y1] = logDomain(usable.flatMap((p) => [p.y.low, p.y.high]));
   const sx = (v) => m.l + (Math.log10(v) - x0) / (x1 - x0) * (W - m.l - m.r);
@@ -70,16 +80,15 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
 
   for (const v of logTicks([x0, x1])) {
     root.append(svg("line", { x1: sx(v), x2: sx(v), y1: m.t, y2: H - m.b, class: "grid" }));
-    root.append(svg("text", { x: sx(v), y: H - m.b + 16, "text-anchor": "middle", class: "tick" }, fmt(v)));
+    root.append(svg("text", { x: sx(v), y: H - m.b + 16, "text-anchor": "middle", class: "tick" }, tickText(v)));
   }
   for (const v of logTicks([y0, y1])) {
     root.append(svg("line", { x1: m.l, x2: W - m.r, y1: sy(v), y2: sy(v), class: "grid" }));
-    root.append(svg("text", { x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "tick" }, fmt(v)));
+    root.append(svg("text", { x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "tick" }, tickText(v)));
   }
   root.append(svg("rect", { x: m.l, y: m.t, width: W - m.l - m.r, height: H - m.t - m.b, class: "frame" }));
   root.append(svg("text", { x: (m.l + W - m.r) / 2, y: H - 10, "text-anchor": "middle", class: "axis" }, xLabel));
-  root.append(svg("text", { x: 14, y: (m.t + H - m.b) / 2, "text-anchor": "middle", class: "axis",
-                            transform: `rotate(-90 14 ${(m.t + H - m.b) / 2})` }, yLabel));
+  root.append(svg("text", { x: 4, y: 18, "text-anchor": "start", class: "axis" }, `↑ ${yLabel}`));
 
   const front = usable.filter((p) => p.pareto).sort((a, b) => a.x.expected - b.x.expected);
   if (join && front.length > 1) {

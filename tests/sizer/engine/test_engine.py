@@ -40,7 +40,7 @@ def test_ring_allreduce_formula():
 def test_zero_model_states_match_the_zero_paper(stage, gigabytes):
     # Rajbhandari et al. 2020, Figure 1: 7.5B parameters, 64 devices, mixed-precision Adam (K = 12);
     # the paper prints 31.4 / 16.6 GB, rounded from 31.41 / 16.64 (0.25 %); 120 and 1.875 are exact
-    parts = model_state_bytes(7.5e9, np.array([2.0]), np.array([4.0]), 2, np.array([64.0]), np.array([stage]))
+    parts = model_state_bytes(7.5e9, np.array([2.0]), np.array([4.0]), 8.0, np.array([64.0]), np.array([stage]))
     assert float(parts.total[0]) / 1e9 == pytest.approx(gigabytes, rel=3e-3)
 
 
