@@ -166,8 +166,8 @@ def test_extra_bytes_add_memory_traffic_at_their_own_storage(catalog):
                         forward_flops=one(0.0), bytes=one(8e9), params=one(0.0), activation_bytes=one(0.0),
                         kernels=one(0.0), multiplicity=one(1.0), layer_count=1, source="test")
     configs = Configs.of(0, 1, 2, 1, 0)
-    base = step_seconds(layers, table, configs, optimizer_states=0, kind=INFERENCE).step[0]
-    more = step_seconds(layers, table, configs, optimizer_states=0, kind=INFERENCE, extra_bytes=one(1e9)).step[0]
+    base = step_seconds(layers, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE).step[0]
+    more = step_seconds(layers, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE, extra_bytes=one(1e9)).step[0]
     assert base == pytest.approx(2 * 8e9 * 0.5 / table.bandwidth[0])
     assert more - base == pytest.approx(2 * 1e9 / table.bandwidth[0])
 
