@@ -33,15 +33,29 @@ function logTicks([lo, hi]) {
 // Greedy label placement: try four spots around the point; null when all collide or leave the frame.
 const LABEL_PX = 12;  // chart text size in CSS pixels; the chart is drawn at its shown width, so it stays 12 px
 
+// The width a label takes as drawn, measured in the page's font (an estimate per character let long
+// names overlap their neighbours).
+const measure = document.createElement("canvas").getContext("2d");
+function textWidth(text) {
+  measure.font = `${LABEL_PX}px ${getComputedStyle(document.body).fontFamily}`;
+  return measure.measureText(text).width + 2;
+}
+
 function placeLabel(obstacles, cx, cy, text, bounds) {
-  const w = 0.6 * LABEL_PX * text.length, h = LABEL_PX + 1;
-  for (const [dx, dy] of [[8, -7], [8, 14], [-8 - w, -7], [-8 - w, 14]]) {
+  const w = textWidth(text), h = LABEL_PX + 2;
+  for (const [dx, dy] of [[8, -7], [8, 14], [-8 - w, -7], [-8 - w, 14], [-w / 2, -10], [-w / 2, 22]]) {
     const box = { x: cx + dx, y: cy + dy - h + 2, w, h };
     const inside = box.x >= bounds.l && box.x + box.w <= bounds.r && box.y >= bounds.t && box.y + box.h <= bounds.b;
     const free = obstacles.every((o) => box.x + box.w < o.x || o.x + o.w < box.x || box.y + box.h < o.y || o.y + o.h < box.y);
     if (inside && free) return { x: cx + dx, y: cy + dy, box };
   }
   return null;
+}
+
+// A shorter name for a crowded or narrow chart: no vendor word, no parenthesis ("64× NVIDIA B200 (HGX/DGX,
+// per GPU)" -> "64× B200").
+function shortLabel(text) {
+  return text.replace(/\b(NVIDIA|AMD|Intel|Google|GeForce|Tesla|Instinct)\s+/g, "").replace(/\s*\(.*?\)/g, "").trim();
 }
 
 // points: [{label, x: {low, expected, high, unit}, y: {low, expected, high, unit}, pareto}]. A point with
@@ -88,7 +102,7 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   }
   root.append(svg("rect", { x: m.l, y: m.t, width: W - m.l - m.r, height: H - m.t - m.b, class: "frame" }));
   root.append(svg("text", { x: (m.l + W - m.r) / 2, y: H - 10, "text-anchor": "middle", class: "axis" }, xLabel));
-  root.append(svg("text", { x: 4, y: 18, "text-anchor": "start", class: "axis" }, `↑ ${yLabel}`));
+  root.append(svg("text", { x: 4, y: 18, "text-anchor": "start", class: "axis" }, yLabel));
 
   const front = usable.filter((p) => p.pareto).sort((a, b) => a.x.expected - b.x.expected);
   if (join && front.length > 1) {
@@ -98,17 +112,26 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   // Pareto point may cover other points when nothing else fits. A point without a label keeps its tooltip.
   const labels = [], dots = usable.map((p) => ({ x: sx(p.x.expected) - 5, y: sy(p.y.expected) - 5, w: 10, h: 10 }));
   const bounds = { l: m.l, r: W - m.r, t: m.t, b: H - m.b };
+  const narrow = W < 600;
   for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
     const cx = sx(p.x.expected), cy = sy(p.y.expected);
     const g = svg("g", { class: p.pareto ? `point ${mark}` : "point" });
     g.append(svg("line", { x1: sx(p.x.low), x2: sx(p.x.high), y1: cy, y2: cy, class: "whisker" }));
     g.append(svg("line", { x1: cx, x2: cx, y1: sy(p.y.low), y2: sy(p.y.high), class: "whisker" }));
     g.append(svg("circle", { cx, cy, r: p.pareto ? 6 : 4.5 }));
-    const spot = placeLabel(labels.concat(dots), cx, cy, p.label, bounds) ||
-                 (p.pareto ? placeLabel(labels, cx, cy, p.label, bounds) : null);
+    // On a narrow chart only the Pareto points are named, so that their names find room; a name that does
+    // not fit whole is tried short.
+    let spot = null, text = p.label;
+    if (p.pareto || !narrow) {
+      for (const candidate of [p.label, shortLabel(p.label)]) {
+        text = candidate;
+        spot = placeLabel(labels.concat(dots), cx, cy, text, bounds) || (p.pareto ? placeLabel(labels, cx, cy, text, bounds) : null);
+        if (spot) break;
+      }
+    }
     if (spot) {
       labels.push(spot.box);
-      g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, p.label));
+      g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, text));
     }
     g.append(svg("title", {}, `${p.label}: ${fmt(p.x.expected)} ${p.x.unit}, ${fmt(p.y.expected)} ${p.y.unit}`));
     root.append(g);
