@@ -17,6 +17,7 @@ from sizer.hardware.precision import MASTER_WEIGHT_BYTES
 from pydantic import ValidationError
 
 from sizer.errors import SizerError
+from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.results import Suggestion
@@ -71,6 +72,8 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
         micro = fields.get("micro_batch")
         if micro is not None and float(micro) > 1:
             changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
+    if missed_deadline and str(fields.get("precision", "mixed")).lower() != "fp8" and "fp8" in supported_precisions(have.device):
+        changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
     for factor in MORE_DEVICES:
         count = have.count * factor
         if count > MAX_SUGGESTED_DEVICES:
