@@ -611,6 +611,13 @@ def test_have_answers_for_that_hardware_with_what_would_work(browser, base_url, 
     assert changes and any("QLoRA" in c.text for c in changes)
     assert not browser.find_element(By.ID, "result").is_displayed()
     _screenshot(browser, shots / "have-desktop.png", until="owned-suggestions")
+    browser.set_window_size(*PHONE)
+    try:
+        _submit_and_read(browser, "ft-submit", "owned")
+        _no_sideways_scrolling(browser)
+        _screenshot(browser, shots / "have-phone.png", until="owned-suggestions")
+    finally:
+        browser.set_window_size(*DESKTOP)
     # a bad entry is named under the field
     _fill(browser, **{"ft-have": "1x RTX 4090; 3x no-such-card-xyz"})
     browser.find_element(By.ID, "ft-submit").click()
