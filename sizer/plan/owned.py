@@ -11,7 +11,7 @@ evaluated again.
 >>> from sizer.hardware.catalog import load_catalog
 >>> owned = parse_have(["8x A100 80GB SXM", "RTX 4090"], load_catalog())
 >>> [(o.count, o.device.id) for o in owned]
-[(8, 'a100-sxm4-80gb'), (1, 'rtx-4090')]
+[(8, 'a100-80gb-sxm4'), (1, 'rtx-4090')]
 """
 from __future__ import annotations
 
