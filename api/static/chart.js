@@ -122,10 +122,13 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
     // On a narrow chart only the Pareto points are named, so that their names find room; a name that does
     // not fit whole is tried short.
     let spot = null, text = p.label;
+    // tried in order: the whole name clear of points and labels, the short name so, then (Pareto points
+    // only) each clear of the other labels alone
+    const tries = [[p.label, true], [shortLabel(p.label), true], ...(p.pareto ? [[p.label, false], [shortLabel(p.label), false]] : [])];
     if (p.pareto || !narrow) {
-      for (const candidate of [p.label, shortLabel(p.label)]) {
+      for (const [candidate, clearOfDots] of tries) {
         text = candidate;
-        spot = placeLabel(labels.concat(dots), cx, cy, text, bounds) || (p.pareto ? placeLabel(labels, cx, cy, text, bounds) : null);
+        spot = placeLabel(clearOfDots ? labels.concat(dots) : labels, cx, cy, text, bounds);
         if (spot) break;
       }
     }
