@@ -111,6 +111,8 @@ class TimeRequest(WorkloadRequest):
     tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
                                                           "parallelism); no layout given: the search chooses")
     pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
+    ep: int | None = Field(None, ge=1, le=1024, description="expert-parallel size (a mixture of experts): divides the "
+                                                          "experts and the data-parallel size; no layout given: the search chooses")
     interleave: int = Field(1, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved 1F1B)")
     recompute: str | None = Field(None, description="activation recomputation: none, selective or full")
     sharding: Sharding = "none"
@@ -173,6 +175,7 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     topology = node_type(request.system, device)
     result = estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
+                             ep=request.ep,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
                              recompute=recompute_index(request.recompute), interleave=request.interleave,
                              mode=mode, efficiency=efficiency,
@@ -197,13 +200,15 @@ class MemoryRequest(WorkloadRequest):
     sharding: Sharding = "none"
     headroom: bool = False
     recompute: str = Field("none", description="activation recomputation: none, selective or full")
+    ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
+                                                 "ep of the count data-parallel devices")
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
     catalog = _catalog(catalog)
     device = catalog.find(request.device) if request.device is not None else None
     result = training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
-                             headroom=request.headroom, recompute=recompute_index(request.recompute) or 0)
+                             headroom=request.headroom, recompute=recompute_index(request.recompute) or 0, ep=request.ep)
     if suggest and result.fits is False:
         result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
     return result

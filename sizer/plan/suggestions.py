@@ -26,7 +26,7 @@ from sizer.results import unit_factor
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536
 SHORTEST_SEQUENCE = 256
-LAYOUT_FIELDS = ("zero", "tp", "pp", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
+LAYOUT_FIELDS = ("zero", "tp", "pp", "ep", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
 EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-adamw-8bit"}
 
 
