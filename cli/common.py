@@ -27,6 +27,7 @@ class HelpGroup(TyperGroup):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+HaveOption = Annotated[Optional[list[str]], typer.Option("--have", help="Hardware you already have, e.g. '8x A100 80GB SXM' (repeatable): the answer is for it only, with what would make the job work there.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 CatalogOption = Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")]
 DeviceOption = Annotated[str, typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM'.")]
@@ -53,7 +54,7 @@ PricingOption = Annotated[str, typer.Option("--pricing", help="rent (cloud price
                                             "buy (amortised purchase plus energy) or any (rent, else the amortised purchase, labelled).")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
 BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step (tokens with --tokens).")]
-Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")]
+Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad, rmsprop, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit.")]
 SeqLen = Annotated[Optional[int], typer.Option("--seq-len", min=1, help="Sequence length of a token workload.")]
 ForwardPerSample = Annotated[Optional[str], typer.Option("--forward-flops-per-sample", help="Forward FLOP per sample, if known (convolutions, attention).")]
 ActivationMemory = Annotated[Optional[str], typer.Option("--activation-memory-per-sample", help="Activation memory per sample, e.g. '12 MB'.")]
@@ -79,6 +80,15 @@ def sources(fields: dict) -> dict:
         if fields.get(name) is not None:
             fields[name] = read(fields[name])
     return fields
+
+
+def answer_owned(request, catalog_file: str | None, json: bool) -> None:
+    """Answer a request with ``have`` for that hardware only, as JSON or tables."""
+    from cli import output, owned_output
+    from sizer.facade import answer_owned as run
+
+    result = run(request, load(catalog_file))
+    return output.emit_json(result) if json else owned_output.owned(result)
 
 
 def load(catalog_file: str | None):

@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import CatalogOption, DeviceOption, JsonOption, ModelOption, Params, load, sources
+from cli import output, owned_output
+from cli.common import CatalogOption, HaveOption, JsonOption, ModelOption, Params, answer_owned, load, sources
 
 Weights = Annotated[str, typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4 ...")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
@@ -41,7 +41,7 @@ def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def inference(model: ModelOption = None, params: Params = None, device: DeviceOption = ..., count: Annotated[int, typer.Option("--count", "-n", min=1, max=1024, help="Devices, tensor parallel.")] = 1,
+def inference(model: ModelOption = None, params: Params = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None, count: Annotated[int, typer.Option("--count", "-n", min=1, max=1024, help="Devices, tensor parallel.")] = 1,
               weights: Weights = "bf16", kv_cache: KvCache = "fp16",
               batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000, help="Concurrent sequences.")] = 1,
               prompt_len: PromptLen = 1024, output_len: OutputLen = 256,
@@ -50,16 +50,20 @@ def inference(model: ModelOption = None, params: Params = None, device: DeviceOp
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
-              catalog: CatalogOption = None, json: JsonOption = False) -> None:
+              have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
-    with --rate or --users, latency percentiles, capacity and replicas under continuous batching."""
+    with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
+    with --have, the answer on that hardware only."""
     from sizer.facade import InferenceRequest, estimate_inference
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
-                  prompt_len=prompt_len, output_len=output_len, rent_price=rent_price)
+                  prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit))
-    result = estimate_inference(InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None})), load(catalog))
+    request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
+    if have:
+        return answer_owned(request, catalog, json)
+    result = estimate_inference(request, load(catalog))
     if json:
         return output.emit_json(result)
     if result.scenario == "load":
@@ -79,6 +83,7 @@ def inference(model: ModelOption = None, params: Params = None, device: DeviceOp
         ("decode bound at this batch", result.decode_bound), ("batch where decode turns compute-bound", turn),
         ("cost per million output tokens", "-" if result.cost_per_million_tokens is None else output.rng(result.cost_per_million_tokens)),
         ("energy per output token", "- (no power figure)" if result.energy_per_token is None else output.rng(result.energy_per_token))])
+    owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
 
 

@@ -5,9 +5,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
+from cli import output, owned_output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, RecomputeOption, ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
-                        EpOption, Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load,
+                        EpOption, Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption,
+                        answer_owned, load,
                         workload_request)
 
 
@@ -20,7 +21,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            recompute: RecomputeOption = "none",
            sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
            headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
-           catalog: CatalogOption = None, json: JsonOption = False) -> None:
+           have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Weights, gradients, optimizer states, activations and overhead per device."""
     from sizer import facade
 
@@ -29,7 +30,9 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
                                workload=workload, zero=zero, ep=ep,
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have)
+    if have:
+        return answer_owned(request, catalog, json)
     result = facade.estimate_memory(request, load(catalog))
     if json:
         return output.emit_json(result)
@@ -45,6 +48,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
         ("ZeRO communication buckets", output.qty(result.buffers)), ("total", output.qty(result.total)),
         ("with headroom", output.qty(result.required_with_headroom)), ("device memory", output.qty(result.device_memory)),
         ("verdict", verdict), ("largest micro-batch that fits", "-" if result.largest_micro_batch is None else result.largest_micro_batch)])
+    owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
 
 

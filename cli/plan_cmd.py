@@ -1,19 +1,19 @@
 """`sizer plan`: the layouts of one (model, device, count) that fit, fastest first."""
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
 from cli import output
 from cli.common import (BatchSize, CatalogOption, CpOption, DeviceOption, EpOption, InterleaveOption, JsonOption,
                         LoraRankOption, LoraTargetsOption, MethodOption, MicroBatch, ModelOption, Optimizer, Params,
-                        PpOption, PrecisionOption, RecomputeOption, SeqLen, Tokens, TpOption, ZeroOption, load,
+                        PpOption, PrecisionOption, RecomputeOption, SeqLen, Tokens, TpOption, ZeroOption, HaveOption, answer_owned, load,
                         workload_request)
 
 
-def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: DeviceOption = ...,
-         count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices to lay out.")] = ...,
+def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None,
+         count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices to lay out.")] = 1,
          precision: PrecisionOption = "mixed", optimizer: Optimizer = "adamw", batch_size: BatchSize = None,
          micro_batch: MicroBatch = None, seq_len: SeqLen = None, method: MethodOption = "full",
          lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None, ep: EpOption = None,
@@ -21,7 +21,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, zero: ZeroOption = None,
          recompute: RecomputeOption = None, interleave: InterleaveOption = None,
-         catalog: CatalogOption = None, json: JsonOption = False) -> None:
+         have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Search tensor x pipeline x context x data parallel, interleaving, ZeRO, recomputation and micro-batch;
     rank the layouts that fit. Layout options given pin their dimension."""
     from sizer.facade import PlanRequest, plan as run
@@ -30,7 +30,9 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
                                seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
                                lora_targets=lora_targets, tp=tp, pp=pp, cp=cp, zero=zero, recompute=recompute,
-                               interleave=interleave, ep=ep)
+                               interleave=interleave, ep=ep, have=have)
+    if have:
+        return answer_owned(request, catalog, json)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)

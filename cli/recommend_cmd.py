@@ -10,7 +10,7 @@ from cli.inference_cmd import (LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, 
                                ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
-                        load, load_calibration_file, workload_request)
+                        HaveOption, answer_owned, load, load_calibration_file, workload_request)
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -47,7 +47,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
-              catalog: CatalogOption = None, json: JsonOption = False) -> None:
+              have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
     from sizer.facade import RecommendRequest, recommend as run
@@ -60,6 +60,12 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective)
+        if have:
+            from sizer.facade import InferenceRequest
+
+            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch")}
+            return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
+                                catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
                                   split, max_running, token_budget, prefix_cache_hit))
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
@@ -76,7 +82,9 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have)
+    if have:
+        return answer_owned(request, catalog, json)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)

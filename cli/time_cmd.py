@@ -5,15 +5,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, DeviceOption,
+from cli import output, owned_output
+from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
-                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load, load_calibration_file, workload_request,
+                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, answer_owned, load, load_calibration_file, workload_request,
                         CpOption, DpOption, EpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
-         tokens: Tokens = None, device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "mixed",
+         tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM' (or --have).")] = None, count: CountOption = 1, precision: PrecisionOption = "mixed",
          batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, dp: DpOption = None, ep: EpOption = None,
@@ -30,7 +30,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
          sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
-         catalog: CatalogOption = None, json: JsonOption = False) -> None:
+         have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
     from sizer.facade import InputError
@@ -46,7 +46,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                activation_memory_per_sample=activation_memory_per_sample,
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have)
+    if have:
+        return answer_owned(request, catalog, json)
     result = facade.estimate_time(request, load(catalog))
     if json:
         return output.emit_json(result)
@@ -78,6 +80,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                  ((g.kind, g.layers, output.qty(g.time_per_step), f"{g.share:.0%}") for g in result.layer_groups))
     for warning in result.warnings:
         output.warn(warning)
+    owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
 
 

@@ -9,7 +9,7 @@ from the CLI, HTTP and Python alike.
 >>> parse_choice(Optimizer, "lion", "optimizer")
 Traceback (most recent call last):
 ...
-sizer.errors.InputError: optimizer: got 'lion'; expected one of sgd, momentum, adam, adamw, adagrad, rmsprop
+sizer.errors.InputError: optimizer: got 'lion'; expected one of sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit
 """
 from __future__ import annotations
 
@@ -38,6 +38,11 @@ class Optimizer(StrEnum):
     ADAMW = "adamw"
     ADAGRAD = "adagrad"
     RMSPROP = "rmsprop"
+    # bitsandbytes (Dettmers et al. 2022; paged: QLoRA, Dettmers et al. 2023), named as its classes
+    ADAM_8BIT = "adam-8bit"
+    ADAMW_8BIT = "adamw-8bit"
+    PAGED_ADAMW = "paged-adamw"
+    PAGED_ADAMW_8BIT = "paged-adamw-8bit"
 
 
 class Sharding(StrEnum):

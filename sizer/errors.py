@@ -71,3 +71,11 @@ class EstimateTimeout(SizerError):
         super().__init__(f"the estimate took longer than {seconds:g} s; try fewer devices (max_devices) "
                          "or a smaller request")
         self.seconds = seconds
+
+
+def require_device(request) -> str:
+    """The request's device, or an error that says to give one (or the hardware one has)."""
+    if getattr(request, "device", None) is None:
+        raise SizerError("device: give a device (--device, e.g. 'H100 SXM') or the hardware you have "
+                         "(--have '8x A100 80GB SXM')", "device")
+    return request.device

@@ -38,10 +38,16 @@ from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
 from sizer.device_view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
-from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference  # noqa: E402,F401
+from sizer.inference.estimate import InferenceRequest, InferenceResult  # noqa: E402,F401
+from sizer.inference.estimate import estimate_inference as serving_estimate  # noqa: E402
 from sizer.inference.deployments import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
                                        recommend_inference)
 from sizer.plan.planner import PlanRequest, PlanResult, plan  # noqa: E402,F401
+from sizer.plan.owned_answer import OwnedResult, answer_inference, answer_training  # noqa: E402,F401
+from sizer.plan.estimates import (MemoryRequest, TimeRequest, memory_estimate, node_type,  # noqa: E402,F401
+                                  time_estimate, zero_stage)
+from sizer.errors import require_device  # noqa: E402,F401
+from sizer.plan.suggestions import suggestions_for  # noqa: E402,F401
 from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  # noqa: E402,F401
 from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
@@ -99,103 +105,44 @@ def estimate_compute(request: WorkloadRequest) -> ComputeResult:
                                                            "step time uses it too"))])
 
 
-class TimeRequest(WorkloadRequest):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"model": "llama-2-7b", "tokens": 2e12, "device": "H100 SXM", "count": 256},
-        {"params": 175e9, "tokens": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"},
-        {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
-         "reference": "V100 SXM2 16GB=1200/s"}]})
-
-    device: str
-    count: int = Field(1, ge=1, le=1_000_000)
-    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
-                                                          "parallelism); no layout given: the search chooses")
-    pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
-    ep: int | None = Field(None, ge=1, le=1024, description="expert-parallel size (a mixture of experts): divides the "
-                                                          "experts and the data-parallel size; no layout given: the search chooses")
-    interleave: int | None = Field(None, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved "
-                                                                 "1F1B); not given: the search chooses")
-    cp: int | None = Field(None, ge=1, le=1024, description="context-parallel size (ring attention over the "
-                                                          "sequence); not given: the search chooses")
-    recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
-    sharding: ShardingName = "none"
-    overlap_allreduce: bool = False
-    headroom: bool = False
-    offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
-    hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
-    system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
-                                                                "per node, the link inside and the network between nodes")
-    reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
-    reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
-    calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
-
-
-def node_type(name: str | None, device):
-    """The topology of a catalog node type, checked to hold ``device``; None when no name is given."""
-    if name is None:
-        return None
-    from sizer.hardware.networks import load_networks
-
-    topology = load_networks().topology(name)
-    if topology.device != device.id:
-        raise InputError("system", name, f"a node type of {device.name} ({topology.system} holds {topology.device})")
-    return topology
-
-
-def _zero_stage(request) -> int | None:
-    if request.zero is None and request.sharding == "none":
-        return None  # not given
-    stage = zero_stage_of(request.sharding)
-    if request.zero is not None:
-        if stage and request.zero != stage:
-            raise InputError("zero", request.zero, f"the stage --sharding {request.sharding} means ({stage}), or one of the two")
-        return request.zero
-    return stage
-
-
-def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
-    """Step time, training time, memory and utilisation from the one engine (spec §3.3)."""
+def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> TimeResult:
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3); where the job
+    does not fit, the changes that would (``suggest``)."""
     catalog = _catalog(catalog)
-    device = catalog.find(request.device)
-    job = resolve_job(request)
-    if request.reference is not None and request.workload is None and request.model is None:
-        raise InputError("reference", request.reference, "a workload profile or a model too (--workload or --model): a "
-                                                         "reference measurement calibrates a described workload")
-    reference_batch = parse_count("reference_batch_size", request.reference_batch_size) \
-        if request.reference_batch_size is not None else None
-    efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
-                                                  reference_batch_size=reference_batch, calibration=request.calibration)
-    topology = node_type(request.system, device)
-    return estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
-                             ep=request.ep,
-                             topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
-                             recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
-                             mode=mode, efficiency=efficiency,
-                             headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
-                             extra_assumptions=tuple(notes))
+    result = time_estimate(request, catalog)
+    if suggest and not result.fits:
+        device = catalog.find(require_device(request))
+        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+    return result
 
 
-class MemoryRequest(WorkloadRequest):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw", "device": "H100 SXM", "count": 8,
-         "sharding": "full"},
-        {"params": 7.5e9, "count": 64, "zero": 2, "precision": "fp16", "optimizer": "adam"}]})
-
-    device: str | None = None
-    count: int = Field(1, ge=1, le=1_000_000)
-    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: ShardingName = "none"
-    headroom: bool = False
-    recompute: RecomputeName = Field("none", description="activation recomputation: none, selective or full")
-    ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
-                                                 "ep of the count data-parallel devices")
+def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
+    """Training memory per device and the fit decision; where it does not fit, the changes that would."""
+    catalog = _catalog(catalog)
+    result = memory_estimate(request, catalog)
+    if suggest and result.fits is False:
+        device = catalog.find(request.device) if request.device is not None else None
+        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+    return result
 
 
-def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
-    device = _catalog(catalog).find(request.device) if request.device is not None else None
-    return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
-                           headroom=request.headroom, recompute=recompute_index(request.recompute) or 0, ep=request.ep)
+def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
+    """Serving a model (:func:`sizer.inference.estimate.estimate_inference`); where it does not fit,
+    the changes that would (``suggest``, :mod:`sizer.plan.suggestions`)."""
+    catalog = _catalog(catalog)
+    result = serving_estimate(request, catalog)
+    if suggest and not result.fits:
+        device = catalog.find(require_device(request))
+        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+    return result
+
+
+def answer_owned(request, catalog: Catalog | None = None) -> OwnedResult:
+    """The answer for the hardware in ``request.have`` only (training, memory or serving requests)."""
+    catalog = _catalog(catalog)
+    if isinstance(request, InferenceRequest):
+        return answer_inference(request, catalog)
+    return answer_training(request, catalog)
 
 
 class CellsRequest(RequestModel):
@@ -275,7 +222,7 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
     if request.training_time is not None:
         duration = Estimate.exact(parse_quantity("training_time", request.training_time, "[time]"))
     else:
-        time = estimate_training(resolve_job(request), device, request.count, zero=_zero_stage(request))
+        time = estimate_training(resolve_job(request), device, request.count, zero=zero_stage(request))
         t = time.training_time
         duration = Estimate(*(Quantity(v, t.unit) for v in (t.low, t.expected, t.high)))
     costs = CostAssumptions.given(lifetime=request.lifetime, utilisation=request.utilisation, pue=request.pue,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pint
 from pydantic import BaseModel, ConfigDict
@@ -143,3 +143,33 @@ def ensure_finite(result: T) -> T:
     if where is not None:
         raise SizerError(f"the inputs give a result that is not a finite number ({where}); use values in a realistic range")
     return result
+
+
+PriceBasis = Literal["rent", "buy"]
+
+
+class CostOut(Model):
+    """What running costs, as a range, and on which basis: ``rent`` (a cloud or given price) or ``buy``
+    (the purchase amortised over its lifetime, plus energy)."""
+
+    low: float
+    expected: float
+    high: float
+    unit: str
+    price_basis: PriceBasis
+    price: str  # the hourly price and where it comes from
+
+
+class Suggestion(Model):
+    """One change that makes the job work, evaluated again by the engine. ``apply`` holds the request
+    fields it changes (null: leave it to sizer), so a client can ask again with them."""
+
+    change: str
+    apply: dict[str, Any]
+    fits: bool
+    meets_deadline: bool | None = None
+    memory_per_device: QuantityOut
+    device_memory: QuantityOut | None = None
+    training_time: RangeOut | None = None
+    decode_tokens_per_s: RangeOut | None = None
+    cost: CostOut | None = None

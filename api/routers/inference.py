@@ -4,15 +4,17 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
-from sizer.facade import InferenceRequest, InferenceResult, estimate_inference
+from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
-@router.post("/inference", response_model=InferenceResult,
+@router.post("/inference", response_model=InferenceResult | OwnedResult,
              summary="Serving: memory per device, fit, largest batch, time to first token, decode and total tokens/s, cost; "
                      "with rate or users (and SLOs): latency percentiles, capacity, replicas and cost per million tokens "
-                     "under continuous batching")
-def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceResult:
+                     "under continuous batching; with have: the answer on that hardware only")
+def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceResult | OwnedResult:
     served_from_builtins(body)
+    if body.have:  # the user's own hardware only
+        return finite(answer_owned(body, catalog))
     return finite(estimate_inference(body, catalog))

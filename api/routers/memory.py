@@ -5,12 +5,14 @@ from fastapi import APIRouter
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer import facade
-from sizer.facade import MemoryResult
+from sizer.facade import MemoryResult, OwnedResult, answer_owned
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
-@router.post("/memory", response_model=MemoryResult, summary="Weights, gradients, optimizer state, activations; fit and largest batch")
-def memory(body: facade.MemoryRequest, catalog: CatalogDep) -> MemoryResult:
+@router.post("/memory", response_model=MemoryResult | OwnedResult, summary="Weights, gradients, optimizer state, activations; fit and largest batch")
+def memory(body: facade.MemoryRequest, catalog: CatalogDep) -> MemoryResult | OwnedResult:
     served_from_builtins(body)
+    if body.have:  # the user's own hardware only
+        return finite(answer_owned(body, catalog))
     return finite(facade.estimate_memory(body, catalog))

@@ -18,3 +18,9 @@ def calculator() -> FileResponse:
 @router.get("/catalog")
 def catalog_page() -> FileResponse:
     return FileResponse(STATIC / "catalog.html", media_type="text/html")
+
+
+@router.get("/favicon.ico")
+def favicon() -> FileResponse:
+    """Browsers ask for /favicon.ico before they read the page's icon link."""
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")

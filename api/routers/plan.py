@@ -4,13 +4,15 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import ERROR_RESPONSES, CatalogDep, finite, served_from_builtins
-from sizer.facade import PlanRequest, PlanResult, plan as search
+from sizer.facade import OwnedResult, PlanRequest, PlanResult, answer_owned, plan as search
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
-@router.post("/plan", response_model=PlanResult,
+@router.post("/plan", response_model=PlanResult | OwnedResult,
              summary="Search tensor x pipeline x data parallel, ZeRO, recomputation and micro-batch; rank what fits")
-def plan(body: PlanRequest, catalog: CatalogDep) -> PlanResult:
+def plan(body: PlanRequest, catalog: CatalogDep) -> PlanResult | OwnedResult:
     served_from_builtins(body)
+    if body.have:  # the user's own hardware only
+        return finite(answer_owned(body, catalog))
     return finite(search(body, catalog))

@@ -10,7 +10,7 @@ from pydantic import ConfigDict, RootModel
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
-from sizer.facade import RecommendRequest, RecommendResult, recommend as rank
+from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, recommend as rank
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 
@@ -27,10 +27,14 @@ class RecommendBody(RootModel[dict[str, Any]]):
         *InferenceRecommendRequest.model_json_schema().get("examples", [])]})
 
 
-@router.post("/recommend", response_model=RecommendResult | InferenceRecommendResult,
+@router.post("/recommend", response_model=RecommendResult | InferenceRecommendResult | OwnedResult,
              summary="Rank every catalog device for a workload (training) or a served model (\"task\": \"inference\")")
-def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult:
+def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult | OwnedResult:
     fields = body.root
+    if fields.get("have") and fields.get("task") == "inference":  # serving on the user's own hardware only
+        served = InferenceRequest.model_validate({k: v for k, v in fields.items() if k != "task"})
+        served_from_builtins(served)
+        return finite(answer_owned(served, catalog))
     if fields.get("task") == "inference":
         request = InferenceRecommendRequest.model_validate(fields)
         served_from_builtins(request)
@@ -41,6 +45,8 @@ def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | Inf
         return Response(content=answered[1], media_type="application/json")
     request = RecommendRequest.model_validate(fields)
     served_from_builtins(request)
+    if request.have:  # the user's own hardware only
+        return finite(answer_owned(request, catalog))
     response = rendered(rank(request, catalog))
     if len(_BY_BODY) > 64:
         _BY_BODY.clear()

@@ -5,13 +5,15 @@ from fastapi import APIRouter
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer import facade
-from sizer.facade import TimeResult
+from sizer.facade import OwnedResult, TimeResult, answer_owned
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
-@router.post("/time", response_model=TimeResult,
+@router.post("/time", response_model=TimeResult | OwnedResult,
              summary="Training time from the one per-layer engine: a built-in workload, a model by name or a parameter count")
-def time(body: facade.TimeRequest, catalog: CatalogDep) -> TimeResult:
+def time(body: facade.TimeRequest, catalog: CatalogDep) -> TimeResult | OwnedResult:
     served_from_builtins(body)
+    if body.have:  # the user's own hardware only
+        return finite(answer_owned(body, catalog))
     return finite(facade.estimate_time(body, catalog))

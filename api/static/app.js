@@ -3,16 +3,16 @@
 "use strict";
 // Presets only fill the form; every value stays visible and editable.
 const PRESETS = {
-  "mlp-small": { label: "Small MLP: 0.7 M parameters, 60 k samples × 400 epochs", params: "7e5", data_mode: "samples",
+  "mlp-small": { label: "MLP, 0.7 M, 60 k samples × 400 epochs", params: "7e5", data_mode: "samples",
                  samples: "60000", epochs: "400", batch_size: "512", precision: "fp32", optimizer: "adam" },
-  "gpt2-small": { label: "GPT-2 small size: 124 M parameters, 2.5e9 tokens", params: "1.24e8", data_mode: "tokens",
-                  tokens: "2.5e9", precision: "bf16", optimizer: "adamw" },
-  "1.3b": { label: "1.3 B transformer, 2.6e10 tokens (20 tokens per parameter)", params: "1.3e9", data_mode: "tokens",
-            tokens: "2.6e10", precision: "bf16", optimizer: "adamw" },
+  "gpt2-small": { label: "GPT-2 small size, 124 M, 2.5e9 tokens", params: "1.24e8", data_mode: "tokens",
+                  tokens: "2.5e9", precision: "mixed", optimizer: "adamw" },
+  "1.3b": { label: "1.3 B transformer, 2.6e10 tokens", params: "1.3e9", data_mode: "tokens",
+            tokens: "2.6e10", precision: "mixed", optimizer: "adamw" },
   "7b": { label: "7 B transformer, 2e10 tokens", params: "7e9", data_mode: "tokens", tokens: "2e10",
-          precision: "bf16", optimizer: "adamw" },
+          precision: "mixed", optimizer: "adamw" },
   "70b": { label: "70 B transformer, 1.4e12 tokens", params: "7e10", data_mode: "tokens", tokens: "1.4e12",
-           precision: "bf16", optimizer: "adamw" },
+           precision: "mixed", optimizer: "adamw" },
 };
 const form = document.getElementById("recommend-form");
 const finetuneForm = document.getElementById("finetune-form");
@@ -59,7 +59,10 @@ function showTask() {
   const task = currentTask();
   for (const [name, node] of Object.entries(FORMS)) node.hidden = name !== task;
   const result = document.getElementById("result");
-  result.hidden = !(result.dataset.task === task);
+  const owned = document.getElementById("owned-result");
+  const ownedShown = owned.dataset.task === task;
+  result.hidden = !(result.dataset.task === task) || ownedShown;
+  owned.hidden = !ownedShown;
   const served = document.getElementById("serve-result");
   served.hidden = !(task === "serve" && served.dataset.task === "serve");
   history.replaceState(null, "", location.pathname + location.search + HASHES[task]);
@@ -82,7 +85,7 @@ function requestBody() {
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
-  return body;
+  return withHave(form, body);
 }
 
 // Fine-tuning: the training request with a method; LoRA rank and adapted matrices where given.
@@ -92,6 +95,13 @@ function finetuneBody() {
                  purchase: f.purchase.value, objective: f.objective.value };
   textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);
+  return withHave(finetuneForm, body);
+}
+
+// "Hardware I have": one or more "N x DEVICE", separated by ";"; the service parses each.
+function withHave(target, body) {
+  const have = target.elements.have.value.split(";").map((s) => s.trim()).filter(Boolean);
+  if (have.length) body.have = have;
   return body;
 }
 
@@ -107,7 +117,7 @@ function showErrors(target, detail) {
   const items = Array.isArray(detail) ? detail : [{ loc: [], msg: String(detail) }];
   // Every item of the answer, each under the name the form shows for its field.
   box.replaceChildren(...items.map((d) => {
-    const field = d.loc && d.loc[0] === "body" ? d.loc[1] : undefined;
+    const field = d.loc && d.loc[0] === "body" ? String(d.loc[1]).replace(/\[\d+\]$/, "") : undefined;
     const input = field && target.elements[field];
     if (input && input.setAttribute) input.setAttribute("aria-invalid", "true");
     const label = input && input.closest && input.closest("label") ? input.closest("label").firstChild.textContent.trim() : field;
@@ -117,6 +127,23 @@ function showErrors(target, detail) {
 }
 
 function costOf(row, purchase) { return purchase === "buy" ? row.cost.buy : row.cost.rent; }
+// The basis of a row's cost: "rent" (a cloud price) or "buy" (amortised purchase), from price_basis where the
+// answer carries it, else from the first release's rent_basis.
+function basisOf(row, purchase) {
+  const cost = costOf(row, purchase);
+  if (cost && cost.price_basis) return cost.price_basis;
+  if (row.cost.price_basis) return row.cost.price_basis;
+  return purchase === "buy" || row.cost.rent_basis === "amortised purchase" ? "buy" : "rent";
+}
+// The Pareto front (time against cost) among the points of one basis only: rent and amortised purchase are never compared.
+function paretoOfBasis(points, basis) {
+  const same = points.filter((p) => p.basis === basis && p.y && p.x);
+  for (const p of points) {
+    p.pareto = p.basis === basis && p.y && p.x && !same.some((q) => q !== p && q.x.expected <= p.x.expected &&
+      q.y.expected <= p.y.expected && (q.x.expected < p.x.expected || q.y.expected < p.y.expected));
+  }
+  return points;
+}
 
 // The charts drawn, by container id, each redrawn to fit when it is shown or the window changes width.
 const charts = new Map();
@@ -142,18 +169,67 @@ function render(result, task) {
     `${result.ranked.length} device(s) can do it, ${result.rejected.length} cannot; ranked by ${result.objective}. ` +
     `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${result.workload.replace(/^(default|given): /, "")}. ` +
     "Ranges are expected (low–high).";
-  fillRows(document.getElementById("ranked"), result.ranked.map((r) => [
-    r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase)),
-    `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, r.pareto ? "★" : ""]));
+  const basis = purchase === "buy" ? "buy" : "rent";
+  const points = paretoOfBasis(result.ranked.map((r) => ({
+    label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase),
+    basis: basisOf(r, purchase) })), basis);
+  fillRows(document.getElementById("ranked"), result.ranked.map((r, i) => [
+    r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
+    `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, points[i].pareto ? "★" : ""]));
   fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason]));
+  document.getElementById("rejected-count").textContent = result.rejected.length;
   fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
-  const timeUnit = result.ranked.length ? result.ranked[0].training_time.unit : "";
+  // one human unit for the chart's time axis, chosen from the median device's expected time
+  const middle = result.ranked.length ? result.ranked[Math.floor(result.ranked.length / 2)].training_time : null;
+  const timeUnit = middle ? humanRange(middle).unit : "";
   const section = document.getElementById("result");
+  document.getElementById("owned-result").dataset.task = "";
   section.dataset.task = task;
   section.hidden = false;  // before drawing: the chart takes the width it is shown at
-  drawInto("chart", result.ranked.map((r) => ({
-    label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase), pareto: r.pareto })),
-    `training time [${timeUnit}]`, `${purchase === "buy" ? "buy" : "rent"} cost [USD]`);
+  const shown = points.filter((p) => p.basis === basis).map((p) => ({ ...p, x: inDuration(p.x, timeUnit) }));
+  document.getElementById("chart-basis").textContent = basis === "buy"
+    ? "purchase amortised over 3 years plus energy" : "rent (on-demand cloud prices); devices without one are left out";
+  drawInto("chart", shown, `training time [${timeUnit}]`, `${basis} cost [USD]`);
+}
+
+// The answer for the user's own hardware ("have"): a row per hardware set, then what would make each that fails work.
+function layoutText(layout) {
+  const parts = ["tp", "pp", "dp"].filter((k) => layout[k] > 1).map((k) => `${k} ${layout[k]}`);
+  if (layout.zero) parts.push(`ZeRO ${layout.zero}`);
+  if (layout.recompute && layout.recompute !== "none") parts.push(`recompute ${layout.recompute}`);
+  parts.push(`micro-batch ${fmt(layout.micro_batch)} × ${layout.accumulation}`);
+  return parts.join(", ");
+}
+
+function memoryText(need, has) { return has ? `${fmt(need.value)} / ${fmt(has.value)} ${has.unit}` : fmtQty(need); }
+
+function renderOwned(result, task) {
+  document.getElementById("owned-summary").textContent = `${result.workload}: answered for your hardware only. ` +
+    "Costs say their basis: rent (a cloud price) or buy (the purchase amortised over 3 years plus energy).";
+  fillRows(document.getElementById("owned"), result.options.map((o) => [o.hardware, o.verdict,
+    o.fits ? rangeCell(o.training_time) : "–", o.fits && o.cost ? rangeCell(o.cost, o.cost.price_basis) : "–",
+    memoryText(o.memory_per_device, o.device_memory), `${o.method}, ${o.precision}; ${layoutText(o.layout)}`]));
+  const blocks = result.options.filter((o) => o.suggestions.length).map((o) => {
+    const table = el("table", { class: "cards suggestions" }, el("thead", {}, el("tr", {},
+      ...["change", "memory need / has", "training time", "cost"].map((h) => el("th", {}, h)))), el("tbody"));
+    fillRows(table, o.suggestions.map((s) => [s.change, memoryText(s.memory_per_device, s.device_memory),
+      rangeCell(s.training_time), s.cost ? rangeCell(s.cost, s.cost.price_basis) : "–"]));
+    return el("div", {}, el("h3", {}, `What would make it work on ${o.hardware} (each evaluated again; cheapest first)`),
+              el("div", { class: "scroll" }, table));
+  });
+  document.getElementById("owned-suggestions").replaceChildren(...blocks);
+  fillRows(document.getElementById("owned-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  document.getElementById("result").hidden = true;
+  const section = document.getElementById("owned-result");
+  section.dataset.task = task;
+  section.hidden = false;
+}
+
+// A training answer: ranked devices, or (with "have") the answer on the user's hardware.
+function show(answer, task) {
+  if (answer.options) return renderOwned(answer, task);
+  document.getElementById("owned-result").hidden = true;
+  return render(answer, task);
 }
 
 let resizeTimer = 0;
@@ -200,10 +276,10 @@ presetSelect.addEventListener("change", () => applyPreset(presetSelect.value));
 for (const radio of form.querySelectorAll("input[name=data_mode]")) radio.addEventListener("change", showMode);
 form.elements.params.dataset.placeholder = form.elements.params.placeholder;
 form.elements.model.addEventListener("input", () => modelOrParams(form));
-form.addEventListener("submit", (event) => { event.preventDefault(); post(form, requestBody(), (a) => render(a, "pretrain")); });
+form.addEventListener("submit", (event) => { event.preventDefault(); post(form, requestBody(), (a) => show(a, "pretrain")); });
 finetuneForm.addEventListener("submit", (event) => {
   event.preventDefault();
-  post(finetuneForm, finetuneBody(), (a) => render(a, "finetune"));
+  post(finetuneForm, finetuneBody(), (a) => show(a, "finetune"));
 });
 for (const radio of document.querySelectorAll("input[name=task]")) radio.addEventListener("change", showTask);
 presetSelect.value = "1.3b";

@@ -13,12 +13,16 @@ function matches(d) {
     && d.memory.value >= minMemory;
 }
 
+// Each cell carries its column's heading, which the phone's card layout shows beside the value.
+const HEADS = [...document.querySelectorAll("#devices thead th")].map((th) => th.textContent);
+
 function show() {
   const shown = devices.filter(matches);
   $("count").textContent = `${shown.length} of ${devices.length} devices`;
   const rows = shown.map((d) => {
     const row = el("tr", { tabindex: "0", "data-id": d.id }, ...[d.name, d.kind, d.vendor, d.architecture, d.launch_year,
-      fmtQty(d.memory), fmtQty(d.memory_bandwidth), fmtQty(d.fp32_peak), d.precisions.join(", ")].map((c) => el("td", {}, c)));
+      fmtQty(d.memory), fmtQty(d.memory_bandwidth), fmtQty(d.fp32_peak), d.precisions.join(", ")]
+      .map((c, i) => el("td", { "data-label": HEADS[i] || "" }, c)));
     row.addEventListener("click", () => showDevice(d.id));
     row.addEventListener("keydown", (e) => { if (e.key === "Enter") showDevice(d.id); });
     return row;

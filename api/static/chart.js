@@ -33,9 +33,17 @@ function logTicks([lo, hi]) {
 // Greedy label placement: try four spots around the point; null when all collide or leave the frame.
 const LABEL_PX = 12;  // chart text size in CSS pixels; the chart is drawn at its shown width, so it stays 12 px
 
+// The width a label takes as drawn, measured in the page's font (an estimate per character let long
+// names overlap their neighbours).
+const measure = document.createElement("canvas").getContext("2d");
+function textWidth(text) {
+  measure.font = `${LABEL_PX}px ${getComputedStyle(document.body).fontFamily}`;
+  return measure.measureText(text).width + 2;
+}
+
 function placeLabel(obstacles, cx, cy, text, bounds) {
-  const w = 0.6 * LABEL_PX * text.length, h = LABEL_PX + 1;
-  for (const [dx, dy] of [[8, -7], [8, 14], [-8 - w, -7], [-8 - w, 14]]) {
+  const w = textWidth(text), h = LABEL_PX + 2;
+  for (const [dx, dy] of [[8, -7], [8, 14], [-8 - w, -7], [-8 - w, 14], [-w / 2, -10], [-w / 2, 22]]) {
     const box = { x: cx + dx, y: cy + dy - h + 2, w, h };
     const inside = box.x >= bounds.l && box.x + box.w <= bounds.r && box.y >= bounds.t && box.y + box.h <= bounds.b;
     const free = obstacles.every((o) => box.x + box.w < o.x || o.x + o.w < box.x || box.y + box.h < o.y || o.y + o.h < box.y);
@@ -44,10 +52,25 @@ function placeLabel(obstacles, cx, cy, text, bounds) {
   return null;
 }
 
+// A shorter name for a crowded or narrow chart: no vendor word, no parenthesis ("64× NVIDIA B200 (HGX/DGX,
+// per GPU)" -> "64× B200").
+function shortLabel(text) {
+  return text.replace(/\b(NVIDIA|AMD|Intel|Google|GeForce|Tesla|Instinct)\s+/g, "").replace(/\s*\(.*?\)/g, "").trim();
+}
+
 // points: [{label, x: {low, expected, high, unit}, y: {low, expected, high, unit}, pareto}]. A point with
 // pareto set is drawn filled and labelled first. options.join (default true): join those points by a dashed
 // line, as the Pareto front; options.mark: the class they get (default "pareto"); options.empty: the
 // sentence shown when no point has both values.
+// A tick label short enough for the margin: 1, 10, 100, 1k, 10k, 1M ... (decades of a log axis).
+function tickText(v) {
+  const a = Math.abs(v);
+  for (const [size, suffix] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]]) {
+    if (a >= size) return `${+(v / size).toPrecision(3)}${suffix}`;
+  }
+  return fmt(v);
+}
+
 function drawChart(container, points, xLabel, yLabel, options = {}) {
   const { join = true, mark = "pareto", empty = "No device has both a time and a price to plot." } = options;
   container.replaceChildren();
@@ -61,7 +84,8 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   const style = getComputedStyle(container);
   const inner = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
   const W = Math.max(280, Math.round(inner)), H = Math.round(Math.min(440, Math.max(280, 0.62 * W)));
-  const m = { l: W < 480 ? 58 : 70, r: 16, t: 16, b: 48 };
+  // The vertical axis's title sits above the frame, not rotated beside it, so it never covers tick labels.
+  const m = { l: W < 480 ? 46 : 58, r: 16, t: 30, b: 48 };
   const [x0, x1] = logDomain(usable.flatMap((p) => [p.x.low, p.x.high]));
   const [y0, y1] = logDomain(usable.flatMap((p) => [p.y.low, p.y.high]));
   const sx = (v) => m.l + (Math.log10(v) - x0) / (x1 - x0) * (W - m.l - m.r);
@@ -70,16 +94,15 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
 
   for (const v of logTicks([x0, x1])) {
     root.append(svg("line", { x1: sx(v), x2: sx(v), y1: m.t, y2: H - m.b, class: "grid" }));
-    root.append(svg("text", { x: sx(v), y: H - m.b + 16, "text-anchor": "middle", class: "tick" }, fmt(v)));
+    root.append(svg("text", { x: sx(v), y: H - m.b + 16, "text-anchor": "middle", class: "tick" }, tickText(v)));
   }
   for (const v of logTicks([y0, y1])) {
     root.append(svg("line", { x1: m.l, x2: W - m.r, y1: sy(v), y2: sy(v), class: "grid" }));
-    root.append(svg("text", { x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "tick" }, fmt(v)));
+    root.append(svg("text", { x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "tick" }, tickText(v)));
   }
   root.append(svg("rect", { x: m.l, y: m.t, width: W - m.l - m.r, height: H - m.t - m.b, class: "frame" }));
   root.append(svg("text", { x: (m.l + W - m.r) / 2, y: H - 10, "text-anchor": "middle", class: "axis" }, xLabel));
-  root.append(svg("text", { x: 14, y: (m.t + H - m.b) / 2, "text-anchor": "middle", class: "axis",
-                            transform: `rotate(-90 14 ${(m.t + H - m.b) / 2})` }, yLabel));
+  root.append(svg("text", { x: 4, y: 18, "text-anchor": "start", class: "axis" }, yLabel));
 
   const front = usable.filter((p) => p.pareto).sort((a, b) => a.x.expected - b.x.expected);
   if (join && front.length > 1) {
@@ -89,17 +112,29 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   // Pareto point may cover other points when nothing else fits. A point without a label keeps its tooltip.
   const labels = [], dots = usable.map((p) => ({ x: sx(p.x.expected) - 5, y: sy(p.y.expected) - 5, w: 10, h: 10 }));
   const bounds = { l: m.l, r: W - m.r, t: m.t, b: H - m.b };
+  const narrow = W < 600;
   for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
     const cx = sx(p.x.expected), cy = sy(p.y.expected);
     const g = svg("g", { class: p.pareto ? `point ${mark}` : "point" });
     g.append(svg("line", { x1: sx(p.x.low), x2: sx(p.x.high), y1: cy, y2: cy, class: "whisker" }));
     g.append(svg("line", { x1: cx, x2: cx, y1: sy(p.y.low), y2: sy(p.y.high), class: "whisker" }));
     g.append(svg("circle", { cx, cy, r: p.pareto ? 6 : 4.5 }));
-    const spot = placeLabel(labels.concat(dots), cx, cy, p.label, bounds) ||
-                 (p.pareto ? placeLabel(labels, cx, cy, p.label, bounds) : null);
+    // On a narrow chart only the Pareto points are named, so that their names find room; a name that does
+    // not fit whole is tried short.
+    let spot = null, text = p.label;
+    // tried in order: the whole name clear of points and labels, the short name so, then (Pareto points
+    // only) each clear of the other labels alone
+    const tries = [[p.label, true], [shortLabel(p.label), true], ...(p.pareto ? [[p.label, false], [shortLabel(p.label), false]] : [])];
+    if (p.pareto || !narrow) {
+      for (const [candidate, clearOfDots] of tries) {
+        text = candidate;
+        spot = placeLabel(clearOfDots ? labels.concat(dots) : labels, cx, cy, text, bounds);
+        if (spot) break;
+      }
+    }
     if (spot) {
       labels.push(spot.box);
-      g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, p.label));
+      g.append(svg("text", { x: spot.x, y: spot.y, class: "label" }, text));
     }
     g.append(svg("title", {}, `${p.label}: ${fmt(p.x.expected)} ${p.x.unit}, ${fmt(p.y.expected)} ${p.y.unit}`));
     root.append(g);

@@ -7,11 +7,36 @@ const fmt = (v) => {
   if (a >= 1e6 || a < 1e-3) return v.toExponential(2);
   return v.toLocaleString("en-US", { maximumSignificantDigits: 3 });
 };
-const fmtRange = (r) => r ? `${fmt(r.expected)} (${fmt(r.low)}–${fmt(r.high)}) ${r.unit}` : "–";
-const fmtQty = (q) => q ? `${fmt(q.value)} ${q.unit}` : "–";
+// Durations in the unit a person reads them in (never "16,000 ms" or "0.178 hour"), chosen from the
+// expected value; the range is shown in the same unit.
+const SECONDS = { ms: 1e-3, s: 1, second: 1, min: 60, minute: 60, h: 3600, hour: 3600, d: 86400, day: 86400,
+                  week: 604800, year: 31557600 };
+const DURATIONS = [["year", 31557600, 2 * 31557600], ["days", 86400, 3 * 86400], ["h", 3600, 2 * 3600],
+                   ["min", 60, 120], ["s", 1, 1], ["ms", 1e-3, 0]];
+function humanRange(r) {
+  const factor = r && SECONDS[r.unit];
+  if (!factor) return r;
+  const expected = r.expected * factor;
+  const [unit, size] = DURATIONS.find(([, , from]) => Math.abs(expected) >= from) || DURATIONS[DURATIONS.length - 1];
+  return { low: r.low * factor / size, expected: expected / size, high: r.high * factor / size, unit };
+}
+// A time range in a given human unit (see DURATIONS), so that every point of a chart shares one axis unit.
+function inDuration(r, unit) {
+  const factor = r && SECONDS[r.unit];
+  const size = (DURATIONS.find(([u]) => u === unit) || [])[1];
+  if (!factor || !size) return r;
+  return { low: r.low * factor / size, expected: r.expected * factor / size, high: r.high * factor / size, unit };
+}
+const fmtRange = (r) => { r = humanRange(r); return r ? `${fmt(r.expected)} (${fmt(r.low)}–${fmt(r.high)}) ${r.unit}` : "–"; };
+const fmtQty = (q) => { if (!q) return "–"; const h = humanRange({ low: q.value, expected: q.value, high: q.value, unit: q.unit });
+  return `${fmt(h.expected)} ${h.unit}`; };
 // A range as a table cell: the expected value on one line, low–high under it (keeps columns narrow).
-function rangeCell(r) {
+function rangeCell(r, basis) {
   if (!r) return "–";
+  r = humanRange(r);
+  if (basis) return el("span", {}, `${fmt(r.expected)} ${r.unit} `, el("span", { class: `basis basis-${basis}`, title: basis === "buy"
+    ? "no rent price: the purchase amortised over 3 years plus energy" : "an on-demand cloud price" }, basis),
+    el("br"), el("small", { class: "muted" }, `${fmt(r.low)}–${fmt(r.high)}`));
   return el("span", {}, `${fmt(r.expected)} ${r.unit}`, el("br"), el("small", { class: "muted" }, `${fmt(r.low)}–${fmt(r.high)}`));
 }
 function el(tag, attrs, ...children) {

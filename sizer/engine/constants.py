@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from sizer.errors import InputError
 
-from sizer.choices import Optimizer
+from sizer.choices import Optimizer, parse_choice
 # Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
 from sizer.formulas.compute import BACKWARD_FACTOR  # noqa: F401  (re-exported for the engine)
 
@@ -18,8 +18,51 @@ BACKWARD_BYTE_FACTOR = 3.0
 BACKWARD_KERNEL_FACTOR = 3.0
 # Optimizer moments are FP32 copies of the weights (spec §3.8; ZeRO §3's K).
 OPTIMIZER_STATE_BYTES = 4.0
+# bitsandbytes' 8-bit optimizers keep each moment in 8 bits, block-wise quantised with one FP32
+# absolute maximum per block of 2048 values (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+# Quantization", §2: 75 % less optimizer memory than 32-bit Adam). Paged optimizers (Dettmers et al.
+# 2023, QLoRA §2) keep the states in CUDA unified memory that is paged to the host under memory
+# spikes: the steady-state bytes are those of the optimizer they page.
+EIGHT_BIT_STATE_BYTES = 1.0 + OPTIMIZER_STATE_BYTES / 2048
+EIGHT_BIT_SOURCE = ("bitsandbytes 8-bit optimizers: 1 byte per state value plus one FP32 absmax per 2048-value block "
+                    "(Dettmers et al. 2022 §2; docs/references.md [8bit-optimizers])")
+PAGED_SOURCE = ("paged optimizers page their states to host memory under spikes (Dettmers et al. 2023, QLoRA §2; "
+                "docs/references.md [qlora]); steady state counted on the device")
+# Copies of the weights each optimizer keeps (spec §3.8), and the bytes of one stored state value.
 OPTIMIZER_STATES: dict[Optimizer, int] = {Optimizer.SGD: 0, Optimizer.MOMENTUM: 1, Optimizer.ADAM: 2, Optimizer.ADAMW: 2,
-                                          Optimizer.ADAGRAD: 1, Optimizer.RMSPROP: 1}
+                                          Optimizer.ADAGRAD: 1, Optimizer.RMSPROP: 1, Optimizer.ADAM_8BIT: 2,
+                                          Optimizer.ADAMW_8BIT: 2, Optimizer.PAGED_ADAMW: 2, Optimizer.PAGED_ADAMW_8BIT: 2}
+STATE_VALUE_BYTES: dict[Optimizer, float] = {Optimizer.ADAM_8BIT: EIGHT_BIT_STATE_BYTES,
+                                             Optimizer.ADAMW_8BIT: EIGHT_BIT_STATE_BYTES,
+                                             Optimizer.PAGED_ADAMW_8BIT: EIGHT_BIT_STATE_BYTES}
+
+
+def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
+    r"""Bytes of optimizer state per trained parameter.
+
+    .. math:: K = n_{states} \, b_{state}
+
+    with ``b_state`` 4 bytes (FP32), or 1 + 4/2048 for the 8-bit block-wise optimizers.
+
+    Parameters
+    ----------
+    optimizer : Optimizer or str
+        An optimizer of :data:`OPTIMIZER_STATES` (a name is read through the one vocabulary).
+
+    Returns
+    -------
+    float
+        State bytes per parameter [B].
+
+    References
+    ----------
+    [zero], [8bit-optimizers], [qlora]
+
+    >>> optimizer_state_bytes("adamw"), round(optimizer_state_bytes("adamw-8bit"), 4)
+    (8.0, 2.0039)
+    """
+    optimizer = parse_choice(Optimizer, optimizer, "optimizer")
+    return OPTIMIZER_STATES[optimizer] * STATE_VALUE_BYTES.get(optimizer, OPTIMIZER_STATE_BYTES)
 FP32_STORAGE_BYTES = 4.0  # profiles and layer graphs count activations at FP32 storage
 # CUDA context, cuBLAS/cuDNN workspaces and allocator caching: about 0.5-1 GiB per GPU in
 # PyTorch; the larger figure, so that "fits" errs on the safe side.

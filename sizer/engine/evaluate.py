@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import load_yaml
-from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER_STATES, ZERO_GATHER_BUCKET,
+from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, optimizer_state_bytes,
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
@@ -336,24 +336,24 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
 
     References
     ----------
-    [zero], [micikevicius], [spec-3.8], [deepspeed-moe]
+    [zero], [micikevicius], [spec-3.8], [deepspeed-moe], [8bit-optimizers]
     """
-    states_count = OPTIMIZER_STATES[job.optimizer]
+    state_bytes = optimizer_state_bytes(job.optimizer)
     finetune = job.finetune
     experts = job.layers.expert_params
     ep = np.asarray(ep, dtype=float)
     etp, expert_dp = expert_layout(tp, dp, ep)
     expert_split = split / np.asarray(tp, dtype=float) * etp * ep
     if finetune is None:
-        dense = model_state_bytes((job.params - experts) / split, weight_bytes, master_bytes, states_count, dp, zero)
+        dense = model_state_bytes((job.params - experts) / split, weight_bytes, master_bytes, state_bytes, dp, zero)
         if not experts:
             return dense
-        return dense + model_state_bytes(experts / expert_split, weight_bytes, master_bytes, states_count, expert_dp, zero)
+        return dense + model_state_bytes(experts / expert_split, weight_bytes, master_bytes, state_bytes, expert_dp, zero)
     master = master_bytes if finetune.adapter_master_weights else 0.0 * master_bytes
     # the frozen base: its routed experts held 1/ep per rank
     expert_share = experts / max(job.layers.total_params, 1.0)
     frozen = finetune.frozen_bytes(weight_bytes) * ((1.0 - expert_share) / split + expert_share / expert_split)
-    return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, states_count, dp, zero,
+    return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, state_bytes, dp, zero,
                              frozen_bytes=frozen)
 
 
@@ -539,7 +539,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(cp, dtype=float),
             np.asarray(recompute, dtype=np.int64), np.asarray(interleave, dtype=float), np.asarray(ep, dtype=float)))
-    states_count = OPTIMIZER_STATES[job.optimizer]
+    state_bytes = optimizer_state_bytes(job.optimizer)
     dp = count / (tp * pp * cp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     memory = memory_parts(job, table.weight_bytes[device], table.master_bytes[device], table.storage_scale[device],
@@ -554,7 +554,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
                       pp=pp, recompute=recompute, interleave=interleave, cp=cp, ep=ep)
     finetune = job.finetune
-    parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
+    parts = step_seconds(job.layers, table, configs, optimizer_state_bytes=state_bytes, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
                          kind=job.pass_kind,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),

@@ -8,7 +8,7 @@ parameters, ``N`` data-parallel devices and ``K`` bytes of optimizer state per p
 per sample at the training precision times the micro-batch; a framework reserve is added.
 
 >>> import numpy as np
->>> parts = model_state_bytes(7.5e9, np.array([2.0]), np.array([4.0]), 2, np.array([64.0]), np.array([1, 2, 3]))
+>>> parts = model_state_bytes(7.5e9, np.array([2.0]), np.array([4.0]), 8.0, np.array([64.0]), np.array([1, 2, 3]))
 >>> [round(float(b) / 1e9, 3) for b in parts.total]  # ZeRO paper Figure 1: 31.4, 16.6, 1.9 GB
 [31.406, 16.641, 1.875]
 """
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizer.engine.constants import OPTIMIZER_STATE_BYTES
 
 
 @dataclass(frozen=True)
@@ -46,17 +45,17 @@ class StateParts:
                           self.master_weights + other.master_weights, self.optimizer_states + other.optimizer_states)
 
 
-def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int,
+def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.ndarray, state_bytes: float,
                       count: np.ndarray, zero: np.ndarray, frozen_bytes: np.ndarray | float = 0.0) -> StateParts:
     r"""Weights, gradients, master weights and optimizer states per device under a ZeRO stage.
 
     With Ψ trained parameters, N data-parallel devices, b_w bytes per weight copy, b_m per
-    master weight and k optimizer states of 4 bytes:
+    master weight and K bytes of optimizer state per parameter:
 
     .. math::
 
         W = \frac{\Psi b_w + F}{N_3}, \quad G = \frac{\Psi b_w}{N_2}, \quad
-        M = \frac{\Psi b_m}{N_1}, \quad O = \frac{4 k \Psi}{N_1}, \qquad
+        M = \frac{\Psi b_m}{N_1}, \quad O = \frac{K \Psi}{N_1}, \qquad
         N_s = N \text{ if stage} \ge s \text{ else } 1
 
     Parameters
@@ -67,8 +66,9 @@ def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.
         Bytes per 16- or 32-bit weight and gradient copy b_w [B].
     master_bytes : numpy.ndarray
         Bytes per FP32 master weight b_m [B] (0 without mixed precision).
-    optimizer_states : int
-        FP32 optimizer states per parameter k [1] (Adam 2).
+    state_bytes : float
+        Optimizer state per parameter K [B] (Adam: 2 FP32 states, 8; bitsandbytes' 8-bit Adam about 2:
+        :func:`~sizer.engine.constants.optimizer_state_bytes`).
     count : numpy.ndarray
         Data-parallel devices N [1].
     zero : numpy.ndarray
@@ -84,7 +84,7 @@ def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.
 
     References
     ----------
-    [zero], [micikevicius], [spec-3.8]
+    [zero], [micikevicius], [spec-3.8], [8bit-optimizers]
 
     Examples
     --------
@@ -96,7 +96,7 @@ def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.
     shard = lambda from_stage: np.where(zero >= from_stage, count, 1.0)  # noqa: E731
     return StateParts(weights=(params * weight_bytes + frozen_bytes) / shard(3), gradients=params * weight_bytes / shard(2),
                       master_weights=params * master_bytes / shard(1),
-                      optimizer_states=params * optimizer_states * OPTIMIZER_STATE_BYTES / shard(1))
+                      optimizer_states=params * state_bytes / shard(1))
 
 
 def largest_micro_batch(free_bytes: np.ndarray, activation_bytes_per_sample: np.ndarray) -> np.ndarray:

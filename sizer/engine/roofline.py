@@ -38,7 +38,7 @@ from sizer.choices import Recompute
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
                                     EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE,
                                     HOST_OPTIMIZER_BANDWIDTH,
-                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
+                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
@@ -227,14 +227,14 @@ class StepParts:
         return self.tensor_parallel + self.pipeline + self.context_parallel + self.data_parallel + self.expert_parallel
 
 
-def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int) -> np.ndarray:
+def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, state_bytes: float) -> np.ndarray:
     r"""Bytes the optimizer update moves per parameter.
 
     Read gradient and weights, write weights, read and write master weights and every state:
 
     .. math::
 
-        b = 3 b_w + 2 b_m + 2 k \, b_s
+        b = 3 b_w + 2 b_m + 2 K
 
     Parameters
     ----------
@@ -242,8 +242,8 @@ def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray
         Bytes per stored weight (and gradient) b_w [B].
     master_bytes : numpy.ndarray
         Bytes per FP32 master weight b_m [B] (0 without mixed precision).
-    optimizer_states : int
-        States per parameter k [1] (Adam 2, momentum 1, SGD 0).
+    state_bytes : float
+        Optimizer state per parameter K [B] (Adam 8, momentum 4, SGD 0; 8-bit Adam about 2).
 
     Returns
     -------
@@ -254,7 +254,7 @@ def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray
     ----------
     [spec-3.8], [micikevicius]
     """
-    return 3 * weight_bytes + 2 * master_bytes + 2 * optimizer_states * OPTIMIZER_STATE_BYTES
+    return 3 * weight_bytes + 2 * master_bytes + 2 * state_bytes
 
 
 def ring_allreduce_seconds(message_bytes: np.ndarray, count: np.ndarray, bandwidth: np.ndarray,
@@ -607,7 +607,7 @@ def _pass_flops(layers: LayerTable, per_row: Pass) -> float:
     return float(per_row.flops * layers.forward_flops @ layers.multiplicity)
 
 
-def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_states: int,
+def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_state_bytes: float,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
                  kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
                  shard_group: np.ndarray | None = None,
@@ -635,8 +635,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         Achieved rates [FLOP/s], bandwidths [B/s], launch times [s] and links of the devices.
     configs : Configs
         The configurations to evaluate.
-    optimizer_states : int
-        Optimizer states per parameter [1].
+    optimizer_state_bytes : float
+        Optimizer state per parameter [B] (:func:`~sizer.engine.constants.optimizer_state_bytes`).
     shape : Shape, optional
         Transformer blocks, hidden size and tokens per sample, for tensor and pipeline
         communication; None for a profiled workload.
@@ -723,7 +723,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     dense_here = (params - experts) / (c.tp * c.pp)
     params_here = dense_here + experts_here
     updated = np.where(c.zero >= 1, dense_here / dp + experts_here / expert_dp, params_here)
-    per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_states)
+    per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_state_bytes)
     if offload:  # the step runs on the host; gradients down and weights up over PCIe (ZeRO-Offload)
         optimizer = updated * (per_param / HOST_OPTIMIZER_BANDWIDTH + 2 * table.weight_bytes[d] / FALLBACK_LINK.bandwidth)
     else:

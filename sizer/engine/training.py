@@ -18,7 +18,7 @@ from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.units import Quantity
 from sizer.engine.job import Job
@@ -88,6 +88,7 @@ class TimeResult(Model):
     warnings: list[str]
     efficiencies: dict[str, float]
     assumptions: list[Assumption]
+    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
 def time_unit(seconds: float) -> str:

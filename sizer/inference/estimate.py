@@ -17,11 +17,11 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOKENS, SERVING_MATRIX_EFFICIENCY,
                                     SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
-from sizer.errors import InputError
+from sizer.errors import InputError, require_device
 from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      total_tokens_per_second)
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.formulas.tco import hourly_price
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
@@ -60,8 +60,10 @@ class InferenceRequest(ServedModel):
         {"model": "llama-2-70b", "device": "H100 SXM", "count": 2, "weights": "fp8", "batch": 64},
         {"params": "7B", "device": "RTX 4090", "weights": "q4_k_m", "batch": 1}]})
 
-    device: str = Field(..., max_length=100)
+    device: str | None = Field(None, max_length=100, description="the device (or give have)")
     count: int = Field(1, ge=1, le=1024, description="devices, tensor parallel")
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only")
     batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
     rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
 
@@ -99,6 +101,7 @@ class InferenceResult(Model):
     latency: LatencyOut | None = None
     capacity: CapacityOut | None = None
     output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas
+    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
 def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assumption]]:
@@ -187,9 +190,10 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
     """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model;
-    with a rate or users, also latency percentiles, capacity and replicas under continuous batching."""
+    with a rate or users, also latency percentiles, capacity and replicas under continuous batching.
+    (The facade adds what would make it fit where it does not.)"""
     catalog = catalog if catalog is not None else load_catalog()
-    device = catalog.find(request.device)
+    device = catalog.find(require_device(request))
     arch, notes = served_architecture(request)
     fmt = weight_format(request.weights)
     kv = kv_cache_bytes_per_value(request.kv_cache)

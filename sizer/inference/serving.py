@@ -273,14 +273,14 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     # a layer split passes every token through the devices in turn: the time of one device holding all layers
     tp = np.ones_like(count) if layer_split else count
     configs = Configs.of(d, tp, batch, 1, 0, tp=tp)
-    first = step_seconds(prefill.table, table, configs, optimizer_states=0, kind=INFERENCE, weight_bytes=stored,
+    first = step_seconds(prefill.table, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
                          shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=case.prompt_len))
     touched = touched_experts(arch.experts, arch.experts_per_token, batch) if arch.moe else None
     extra = np.broadcast_to(decode.kv_bytes, (len(d), len(decode.kv_bytes)))
     if touched is not None:
         idle_read = (touched - arch.experts_per_token) / (arch.experts - arch.experts_per_token)
         extra = extra + idle_read[:, None] * decode.idle_expert_params[None, :] * stored[:, None] / batch[:, None]
-    step = step_seconds(decode.table, table, configs, optimizer_states=0, kind=INFERENCE, weight_bytes=stored,
+    step = step_seconds(decode.table, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
                         shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
 
     weights = arch.params_total() * stored[0] / count

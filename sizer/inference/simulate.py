@@ -204,7 +204,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
         touched = touched_experts(arch.experts, arch.experts_per_token, n)
         share = (touched - arch.experts_per_token) / (arch.experts - arch.experts_per_token)
         extra = extra + share[:, None] * decode.idle_expert_params[None, :] * stored / n[:, None]
-    parts = step_seconds(decode.table, table, configs, optimizer_states=0, kind=INFERENCE,
+    parts = step_seconds(decode.table, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE,
                          weight_bytes=np.full(len(n), stored), extra_bytes=extra,
                          shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1))
     seconds = (parts.step + table.step_overhead[d] + replica.iteration_overhead).reshape(len(tokens), len(kv_axis))

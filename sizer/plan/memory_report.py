@@ -14,16 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 from sizer.hardware.schema import Device
-from sizer.choices import Precision
+from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
-                                    HEADROOM_SOURCE, OPTIMIZER_STATES)
+                                    HEADROOM_SOURCE, OPTIMIZER_STATES, STATE_VALUE_BYTES,
+                                    EIGHT_BIT_SOURCE, PAGED_SOURCE)
 from sizer.engine.devices import resolve_precision
 from sizer.engine.constants import FP32_STORAGE_BYTES
 from sizer.engine.evaluate import memory_parts
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
-from sizer.results import Assumption, Model, QuantityOut, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
 from sizer.units import Quantity
 from sizer.engine.job import Job
 
@@ -52,6 +53,7 @@ class MemoryResult(Model):
     fits: bool | None
     largest_micro_batch: int | None
     assumptions: list[Assumption]
+    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
@@ -108,8 +110,7 @@ def _precision(job: Job, device: Device | None) -> str:
 
 def _assumptions(job: Job, precision: str, overhead: float, buckets: float, count: int, zero: int, micro: float,
                  headroom: bool, recompute: int, ep: int = 1) -> list[Assumption]:
-    states_count = OPTIMIZER_STATES[job.optimizer]
-    assumptions = [Assumption(name="optimizer", value=f"{job.optimizer.value}: {states_count} FP32 state copies", source="spec §3.8"),
+    assumptions = [optimizer_assumption(job.optimizer),
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
                               source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),
                    Assumption(name="framework overhead", value=f"{overhead * unit_factor('B', 'GiB'):.3g} GiB", source=FRAMEWORK_OVERHEAD_SOURCE),
@@ -136,6 +137,17 @@ def _assumptions(job: Job, precision: str, overhead: float, buckets: float, coun
     assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile")
                        or a.name.startswith(("fine-tuning", "QLoRA")))
     return assumptions
+
+
+def optimizer_assumption(optimizer: Optimizer | str) -> Assumption:
+    """What the optimizer keeps per parameter, and the source of that."""
+    optimizer = parse_choice(Optimizer, optimizer, "optimizer")
+    copies = OPTIMIZER_STATES[optimizer]
+    if optimizer in STATE_VALUE_BYTES:
+        paged = "; " + PAGED_SOURCE if optimizer.startswith("paged") else ""
+        return Assumption(name="optimizer", value=f"{optimizer}: {copies} state copies at 8 bits", source=EIGHT_BIT_SOURCE + paged)
+    source = "spec §3.8" + ("; " + PAGED_SOURCE if optimizer.startswith("paged") else "")
+    return Assumption(name="optimizer", value=f"{optimizer}: {copies} FP32 state copies", source=source)
 
 
 def _expert_assumptions(job: Job, count: int, ep: int) -> list[Assumption]:

@@ -25,7 +25,7 @@ from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.summary import summarise
 from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
 from sizer.choices import recompute_index
-from sizer.errors import InputError
+from sizer.errors import InputError, require_device
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import supported_precisions
 from sizer.workloads.request import WorkloadRequest
@@ -38,8 +38,10 @@ class PlanRequest(WorkloadRequest):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"model": "llama-2-70b", "device": "H100 SXM", "count": 256, "tokens": 2e12}]})
 
-    device: str
-    count: int = Field(..., ge=1, le=1_000_000)
+    device: str | None = Field(None, description="the device (or give have)")
+    count: int = Field(1, ge=1, le=1_000_000)
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only")
     shown: int = Field(DEFAULT_SHOWN, ge=1, le=100, description="layouts to show, fastest first")
     headroom: bool = False
     overlap_allreduce: bool = False
@@ -106,8 +108,9 @@ def _why(ev, r: int, memory: float) -> str:
 
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     """Search the layouts of ``request.count`` devices for the job and rank those that fit."""
+
     catalog = catalog or load_catalog()
-    device = catalog.find(request.device)
+    device = catalog.find(require_device(request))
     job = resolve_job(request)
     table = build_device_table((device,), job.precision,
                                (default_efficiencies(device.kind, job.arch is not None),))

@@ -49,6 +49,8 @@ class RecommendRequest(WorkloadRequest):
     """A workload plus the constraints of the choice."""
 
     deadline: str | dict | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only (sizer.plan.owned)")
     budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")

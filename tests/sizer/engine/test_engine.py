@@ -40,7 +40,7 @@ def test_ring_allreduce_formula():
 def test_zero_model_states_match_the_zero_paper(stage, gigabytes):
     # Rajbhandari et al. 2020, Figure 1: 7.5B parameters, 64 devices, mixed-precision Adam (K = 12);
     # the paper prints 31.4 / 16.6 GB, rounded from 31.41 / 16.64 (0.25 %); 120 and 1.875 are exact
-    parts = model_state_bytes(7.5e9, np.array([2.0]), np.array([4.0]), 2, np.array([64.0]), np.array([stage]))
+    parts = model_state_bytes(7.5e9, np.array([2.0]), np.array([4.0]), 8.0, np.array([64.0]), np.array([stage]))
     assert float(parts.total[0]) / 1e9 == pytest.approx(gigabytes, rel=3e-3)
 
 
@@ -166,8 +166,8 @@ def test_extra_bytes_add_memory_traffic_at_their_own_storage(catalog):
                         forward_flops=one(0.0), bytes=one(8e9), params=one(0.0), activation_bytes=one(0.0),
                         kernels=one(0.0), multiplicity=one(1.0), layer_count=1, source="test")
     configs = Configs.of(0, 1, 2, 1, 0)
-    base = step_seconds(layers, table, configs, optimizer_states=0, kind=INFERENCE).step[0]
-    more = step_seconds(layers, table, configs, optimizer_states=0, kind=INFERENCE, extra_bytes=one(1e9)).step[0]
+    base = step_seconds(layers, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE).step[0]
+    more = step_seconds(layers, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE, extra_bytes=one(1e9)).step[0]
     assert base == pytest.approx(2 * 8e9 * 0.5 / table.bandwidth[0])
     assert more - base == pytest.approx(2 * 1e9 / table.bandwidth[0])
 

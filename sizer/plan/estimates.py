@@ -1,0 +1,126 @@
+"""Training time and memory of one (device, count): the request models and the entry functions the
+facade, ``--have`` (:mod:`sizer.plan.owned`) and the suggestions build on. The facade adds the
+suggestions of what would make a configuration fit; these functions never suggest, so the
+modules that make suggestions can call them without importing the facade back.
+"""
+from __future__ import annotations
+
+from pydantic import ConfigDict, Field
+
+from sizer.choices import RecomputeName, ShardingName, recompute_index, zero_stage_of
+from sizer.engine.calibration import Calibration
+from sizer.engine.job import resolve_job
+from sizer.engine.modes import choose_efficiencies
+from sizer.engine.training import TimeResult, estimate_training
+from sizer.errors import InputError, require_device
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.plan.memory_report import MemoryResult, training_memory
+from sizer.units import parse_count
+from sizer.workloads.request import WorkloadRequest
+
+Scalar = float | str
+
+
+class TimeRequest(WorkloadRequest):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"model": "llama-2-7b", "tokens": 2e12, "device": "H100 SXM", "count": 256},
+        {"params": 175e9, "tokens": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"},
+        {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
+         "reference": "V100 SXM2 16GB=1200/s"}]})
+
+    device: str | None = Field(None, description="the device (or give have)")
+    count: int = Field(1, ge=1, le=1_000_000)
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only")
+    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
+    tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
+                                                          "parallelism); no layout given: the search chooses")
+    pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
+    ep: int | None = Field(None, ge=1, le=1024, description="expert-parallel size (a mixture of experts): divides the "
+                                                          "experts and the data-parallel size; no layout given: the search chooses")
+    interleave: int | None = Field(None, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved "
+                                                                 "1F1B); not given: the search chooses")
+    cp: int | None = Field(None, ge=1, le=1024, description="context-parallel size (ring attention over the "
+                                                          "sequence); not given: the search chooses")
+    recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
+    sharding: ShardingName = "none"
+    overlap_allreduce: bool = False
+    headroom: bool = False
+    offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
+    hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
+    system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
+                                                                "per node, the link inside and the network between nodes")
+    reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
+    reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
+    calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
+
+
+def node_type(name: str | None, device):
+    """The topology of a catalog node type, checked to hold ``device``; None when no name is given."""
+    if name is None:
+        return None
+    from sizer.hardware.networks import load_networks
+
+    topology = load_networks().topology(name)
+    if topology.device != device.id:
+        raise InputError("system", name, f"a node type of {device.name} ({topology.system} holds {topology.device})")
+    return topology
+
+
+def zero_stage(request) -> int | None:
+    if request.zero is None and request.sharding == "none":
+        return None  # not given
+    stage = zero_stage_of(request.sharding)
+    if request.zero is not None:
+        if stage and request.zero != stage:
+            raise InputError("zero", request.zero, f"the stage --sharding {request.sharding} means ({stage}), or one of the two")
+        return request.zero
+    return stage
+
+
+def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3)."""
+    catalog = catalog if catalog is not None else load_catalog()
+    device = catalog.find(require_device(request))
+    job = resolve_job(request)
+    if request.reference is not None and request.workload is None and request.model is None:
+        raise InputError("reference", request.reference, "a workload profile or a model too (--workload or --model): a "
+                                                         "reference measurement calibrates a described workload")
+    reference_batch = parse_count("reference_batch_size", request.reference_batch_size) \
+        if request.reference_batch_size is not None else None
+    efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
+                                                  reference_batch_size=reference_batch, calibration=request.calibration)
+    topology = node_type(request.system, device)
+    return estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
+                             ep=request.ep,
+                             topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
+                             recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
+                             mode=mode, efficiency=efficiency,
+                             headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
+                             extra_assumptions=tuple(notes))
+
+
+class MemoryRequest(WorkloadRequest):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw", "device": "H100 SXM", "count": 8,
+         "sharding": "full"},
+        {"params": 7.5e9, "count": 64, "zero": 2, "precision": "fp16", "optimizer": "adam"}]})
+
+    device: str | None = None
+    count: int = Field(1, ge=1, le=1_000_000)
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only")
+    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
+    sharding: ShardingName = "none"
+    headroom: bool = False
+    recompute: RecomputeName = Field("none", description="activation recomputation: none, selective or full")
+    ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
+                                                 "ep of the count data-parallel devices")
+
+
+def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
+    """Training memory per device and the fit decision, from the engine's memory model (spec §3.8)."""
+    catalog = catalog if catalog is not None else load_catalog()
+    device = catalog.find(request.device) if request.device is not None else None
+    return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=zero_stage(request) or 0,
+                             headroom=request.headroom, recompute=recompute_index(request.recompute) or 0, ep=request.ep)

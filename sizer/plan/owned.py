@@ -1,0 +1,164 @@
+"""Answers for hardware a user already has ("8x A100 80GB SXM"): fits or not, how long, what it costs
+to run, and the method, precision, layout and batch the engine chooses on it (issue 19, item 2).
+
+The text ``"N x DEVICE"`` is parsed once, where it enters, into :class:`Owned` (a count and a
+catalog device). Every answer comes from the one engine: training through
+:func:`sizer.plan.estimates.time_estimate` (or :func:`~sizer.plan.estimates.memory_estimate` for a workload
+without samples or tokens), serving through :func:`~sizer.inference.estimate.estimate_inference`; where the
+hardware does not serve, :mod:`sizer.plan.suggestions` lists the changes that would, each
+evaluated again.
+
+>>> from sizer.hardware.catalog import load_catalog
+>>> owned = parse_have(["8x A100 80GB SXM", "RTX 4090"], load_catalog())
+>>> [(o.count, o.device.id) for o in owned]
+[(8, 'a100-80gb-sxm4'), (1, 'rtx-4090')]
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sizer.errors import InputError
+from sizer.hardware.catalog import Catalog
+from sizer.inference.estimate import InferenceRequest, estimate_inference
+from sizer.plan import estimates
+from sizer.hardware.schema import Device
+from sizer.formulas.tco import hourly_price
+from sizer.results import CostOut, PriceBasis, QuantityOut, RangeOut
+
+MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...
+MAX_COUNT = 1_000_000
+_HAVE = re.compile(r"^\s*(?:(\d{1,7})\s*[x×*]\s*)?(\S.*?)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Owned:
+    """Hardware the user has: ``count`` devices of one catalog kind."""
+
+    count: int
+    device: Device
+
+    @property
+    def label(self) -> str:
+        return f"{self.count} x {self.device.name}"
+
+
+def parse_have(values: list[str] | tuple[str, ...] | str | None, catalog: Catalog, field: str = "have") -> tuple[Owned, ...]:
+    """The hardware sets named by ``values`` ("8x A100 80GB SXM", "2 × RTX 4090", "T4" for one), or
+    InputError naming the field and the entry at fault."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = [values]
+    if not values or len(values) > MAX_HAVE:
+        raise InputError(field, values, f"1 to {MAX_HAVE} entries such as '8x A100 80GB SXM'")
+    owned = []
+    for i, text in enumerate(values):
+        where = f"{field}[{i}]" if len(values) > 1 else field
+        match = _HAVE.match(text) if isinstance(text, str) and len(text) <= 120 else None
+        if match is None:
+            raise InputError(where, text, "'COUNT x DEVICE', such as '8x A100 80GB SXM' or '1x RTX 4090'")
+        count = int(match.group(1) or 1)
+        if not 1 <= count <= MAX_COUNT:
+            raise InputError(where, text, f"a device count from 1 to {MAX_COUNT:,}")
+        owned.append(Owned(count=count, device=catalog.find(match.group(2), where)))
+    return tuple(owned)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One configuration evaluated by the engine, in the terms a suggestion or an answer shows."""
+
+    fits: bool
+    memory_per_device: QuantityOut
+    device_memory: QuantityOut | None
+    training_time: RangeOut | None = None
+    decode_tokens_per_s: RangeOut | None = None
+    cost: CostOut | None = None
+    result: Any = None
+
+    def meets(self, deadline_s: float | None) -> bool | None:
+        if deadline_s is None or self.training_time is None:
+            return None
+        from sizer.results import unit_factor
+
+        return self.training_time.expected * unit_factor(self.training_time.unit, "s") <= deadline_s
+
+
+def run_cost(device: Device, count: int, hours: tuple[float, float, float], cloud: str | None = None) -> CostOut | None:
+    """Running ``count`` devices for ``hours`` (low, expected, high) at the device's hourly price: a cloud
+    price (rent) where the catalog has one, else the amortised purchase plus energy (buy)."""
+    price = hourly_price(device, cloud)
+    if price.hourly is None:
+        return None
+    per_hour = float(price.hourly.to("USD/hour").magnitude) * count
+    return CostOut(low=per_hour * hours[0], expected=per_hour * hours[1], high=per_hour * hours[2], unit="USD",
+                   price_basis="buy" if price.basis == "amortised purchase" else "rent", price=price.label)
+
+
+TRAINING_FIELDS = ("params", "samples", "epochs", "tokens", "batch_size", "precision", "optimizer", "forward_flops_per_param",
+                   "backward_factor", "forward_flops_per_sample", "seq_len", "activation_memory_per_sample", "sample_size",
+                   "model", "workload", "attention", "micro_batch", "method", "lora_rank", "lora_targets",
+                   "zero", "tp", "pp", "ep", "interleave", "recompute", "sharding", "offload", "hybrid_shard", "headroom",
+                   "overlap_allreduce", "calibration")
+
+
+def training_fields(request) -> dict[str, Any]:
+    """The workload and layout fields of any training request, as given (defaults left to the engine)."""
+    given = request.model_dump(exclude_unset=True, exclude_none=True)
+    fields = {k: v for k, v in given.items() if k in TRAINING_FIELDS}
+    # the defaults that name no layout (the CLI passes them explicitly): the search chooses
+    for key, default in (("sharding", "none"), ("offload", False), ("hybrid_shard", False), ("overlap_allreduce", False)):
+        if fields.get(key) == default:
+            del fields[key]
+    if type(request).__name__ == "MemoryRequest" and fields.get("recompute") == "none":
+        del fields["recompute"]  # memory's default, not a choice
+    if getattr(request, "calibration", None) is not None:
+        fields["calibration"] = request.calibration
+    return fields
+
+
+def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalog: Catalog,
+                      cloud: str | None = None) -> Outcome:
+    """The engine's answer for a training request's ``fields`` on ``count`` × ``device``: the time
+    engine where the workload has samples or tokens, the memory model alone where it has neither."""
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if fields.get("samples") is None and fields.get("tokens") is None:
+        allowed = set(estimates.MemoryRequest.model_fields)
+        request = estimates.MemoryRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
+        memory = estimates.memory_estimate(request, catalog)
+        needed = memory.required_with_headroom or memory.total
+        return Outcome(fits=bool(memory.fits), memory_per_device=needed, device_memory=memory.device_memory, result=memory)
+    allowed = set(estimates.TimeRequest.model_fields)
+    request = estimates.TimeRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
+    time = estimates.time_estimate(request, catalog)
+    cost = None
+    if time.training_time is not None:
+        from sizer.results import unit_factor
+
+        factor = unit_factor(time.training_time.unit, "hour")
+        t = time.training_time
+        cost = run_cost(device, count, (t.low * factor, t.expected * factor, t.high * factor), cloud)
+    return Outcome(fits=time.fits, memory_per_device=time.memory_per_device, device_memory=time.device_memory,
+                   training_time=time.training_time, cost=cost, result=time)
+
+
+def evaluate_serving(fields: dict[str, Any], device: Device, count: int, catalog: Catalog) -> Outcome:
+    """The engine's answer for an inference request's ``fields`` on ``count`` × ``device``."""
+
+    allowed = set(InferenceRequest.model_fields) - {"have"}
+    request = InferenceRequest(**{k: v for k, v in fields.items() if k in allowed and v is not None},
+                                      device=device.id, count=count)
+    result = estimate_inference(request, catalog)
+    cost = result.cost_per_million_tokens
+    return Outcome(fits=result.fits, memory_per_device=result.memory_per_device, device_memory=result.device_memory,
+                   decode_tokens_per_s=result.decode_tokens_per_s,
+                   cost=None if cost is None else CostOut(low=cost.low, expected=cost.expected, high=cost.high,
+                                                          unit=cost.unit, price_basis=_serving_basis(device),
+                                                          price="per million output tokens at the device's hourly price"),
+                   result=result)
+
+
+def _serving_basis(device: Device) -> PriceBasis:
+    return "buy" if hourly_price(device).basis == "amortised purchase" else "rent"

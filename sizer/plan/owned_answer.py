@@ -1,0 +1,136 @@
+"""``--have``: the answer for the hardware one already has, with what would make it work where it
+does not (:mod:`sizer.plan.suggestions`). The hardware is parsed and evaluated in
+:mod:`sizer.plan.owned`; this module shapes the answer.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from sizer.hardware.catalog import Catalog
+from sizer.plan.owned import (Outcome, Owned, evaluate_serving, evaluate_training, parse_have,  # noqa: F401
+                              training_fields)
+from sizer.plan.suggestions import serving_suggestions, training_suggestions
+from sizer.results import Assumption, CostOut, Model, PriceBasis, QuantityOut, RangeOut, Suggestion  # noqa: F401
+
+
+class OwnedOption(Model):
+    """The answer for one hardware set."""
+
+    hardware: str
+    device: str
+    name: str
+    count: int
+    fits: bool
+    meets_deadline: bool | None = None
+    method: str
+    precision: str
+    layout: dict[str, Any]  # tp, pp, dp, ZeRO, recompute, micro-batch x accumulation (training); weights, KV, batch (serving)
+    memory_per_device: QuantityOut
+    device_memory: QuantityOut | None
+    training_time: RangeOut | None = None
+    decode_tokens_per_s: RangeOut | None = None
+    cost: CostOut | None = None
+    verdict: str
+    suggestions: list[Suggestion]
+
+
+class OwnedResult(Model):
+    """``have``: answers for the user's own hardware only, one per hardware set."""
+
+    task: Literal["training", "memory", "inference"]
+    workload: str
+    options: list[OwnedOption]
+    assumptions: list[Assumption]
+
+
+def _deadline_seconds(request) -> float | None:
+    deadline = getattr(request, "deadline", None)
+    if deadline is None:
+        return None
+    from sizer.units import parse_quantity
+
+    return float(parse_quantity("deadline", deadline, "[time]").to("s").magnitude)
+
+
+def answer_training(request, catalog: Catalog) -> OwnedResult:
+    """Train (or, without samples and tokens, hold) the request's workload on each hardware set of
+    ``request.have`` only: its verdict, time and cost, the layout the engine chose, and, where it does
+    not fit or misses the deadline, the changes that would work."""
+
+    owned = parse_have(request.have, catalog)
+    fields = training_fields(request)
+    cloud = getattr(request, "cloud", None)
+    deadline_s = _deadline_seconds(request)
+    options, workload = [], ""
+    for have in owned:
+        outcome = evaluate_training(fields, have.device, have.count, catalog, cloud)
+        result = outcome.result
+        workload = getattr(result, "workload", "") or workload
+        meets = outcome.meets(deadline_s)
+        ok = outcome.fits and meets is not False
+        suggestions = [] if ok else training_suggestions(fields, have, catalog, outcome, deadline_s=deadline_s, cloud=cloud)
+        options.append(OwnedOption(
+            hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
+            meets_deadline=meets, method=result.method, precision=result.precision, layout=_training_layout(result),
+            memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
+            training_time=outcome.training_time if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
+            verdict=_verdict(outcome, meets, suggestions),
+            suggestions=suggestions))
+    task = "memory" if fields.get("samples") is None and fields.get("tokens") is None else "training"
+    if not workload:
+        workload = "training memory"
+    return OwnedResult(task=task, workload=workload, options=options, assumptions=_assumptions(owned, task))
+
+
+def answer_inference(request, catalog: Catalog) -> OwnedResult:
+    """Serve the request's model on each hardware set of ``request.have`` only."""
+
+    owned = parse_have(request.have, catalog)
+    fields = request.model_dump(exclude_unset=True, exclude_none=True)
+    fields.pop("have", None)
+    fields.pop("device", None)
+    fields.pop("count", None)
+    options, workload = [], ""
+    for have in owned:
+        outcome = evaluate_serving(fields, have.device, have.count, catalog)
+        result = outcome.result
+        workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
+        suggestions = [] if outcome.fits else serving_suggestions(fields, have, catalog, outcome)
+        options.append(OwnedOption(
+            hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
+            method="inference", precision=result.weights,
+            layout={"tp": have.count, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
+                    "largest_batch": result.max_batch},
+            memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
+            decode_tokens_per_s=outcome.decode_tokens_per_s if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
+            verdict=_verdict(outcome, None, suggestions), suggestions=suggestions))
+    return OwnedResult(task="inference", workload=workload, options=options, assumptions=_assumptions(owned, "inference"))
+
+
+def _training_layout(result) -> dict[str, Any]:
+    layout = getattr(result, "layout", None)
+    if layout is not None:
+        return layout.model_dump()
+    return {"zero": result.zero, "recompute": result.recompute, "micro_batch": result.micro_batch}
+
+
+def _verdict(outcome: Outcome, meets: bool | None, suggestions: list[Suggestion]) -> str:
+    if outcome.fits and meets is not False:
+        return "fits" + (" and meets the deadline" if meets else "")
+    problem = "misses the deadline" if outcome.fits else "does NOT fit"
+    if suggestions:
+        return f"{problem}; {len(suggestions)} change(s) below would work"
+    return f"{problem}; no single change sizer tries makes it work"
+
+
+def _assumptions(owned: tuple[Owned, ...], task: str) -> list[Assumption]:
+    notes = [Assumption(name="hardware", value="; ".join(o.label for o in owned) + ": answered for these only",
+                        source="given (have)")]
+    if task != "memory":
+        notes.append(Assumption(name="cost", value="rent where a cloud rents the device (price_basis rent); else the purchase "
+                                "amortised over 3 years plus energy (price_basis buy)", source="sizer/formulas/tco.py"))
+    if task == "training":
+        notes.append(Assumption(name="layout", value="the engine's layout search on the given count (ZeRO stage, tensor "
+                                "parallel inside a node, recomputation, largest micro-batch that fits)",
+                                source="sizer/engine/search.py"))
+    return notes

@@ -1,0 +1,206 @@
+"""What to change when a job does not fit or misses its deadline (issue 19, item 3).
+
+Each candidate change is one edit of the request (another method, an 8-bit optimizer, ZeRO-Offload,
+recomputation, more devices with the layout search, a shorter sequence, a smaller micro-batch; for
+serving a weight or KV-cache format, a smaller batch, more devices) and is evaluated again by the
+one engine (:func:`sizer.plan.owned.evaluate_training` / ``evaluate_serving``). Only changes that
+then fit (and meet the deadline, where one was missed) are listed, cheapest first, then fastest.
+Where no single change works, a few that are usually taken together are tried as one.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sizer.engine.constants import optimizer_state_bytes
+from sizer.hardware.precision import MASTER_WEIGHT_BYTES
+from pydantic import ValidationError
+
+from sizer.errors import SizerError
+from sizer.formulas.peaks import supported_precisions
+from sizer.hardware.catalog import Catalog
+from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
+from sizer.results import Suggestion
+from sizer.results import unit_factor
+
+MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
+MAX_SUGGESTED_DEVICES = 65_536
+SHORTEST_SEQUENCE = 256
+LAYOUT_FIELDS = ("zero", "tp", "pp", "ep", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
+EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-adamw-8bit"}
+
+
+def _host_bytes(fields: dict[str, Any], outcome: Outcome) -> float | None:
+    """Host memory ZeRO-Offload needs: FP32 master weights and optimizer states of the trained parameters."""
+    result = outcome.result
+    trained = getattr(result, "trainable_params", None)
+    if not trained:
+        return None
+    return trained * (MASTER_WEIGHT_BYTES + optimizer_state_bytes(str(fields.get("optimizer", "adam")).lower()))
+
+
+def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
+    """(description, request edit) of every single change worth evaluating."""
+    changes: list[tuple[str, dict]] = []
+    transformer = fields.get("model") is not None or fields.get("tokens") is not None
+    method = str(fields.get("method", "full")).lower()
+    fixed = [k for k in LAYOUT_FIELDS if k in fields]
+    if fixed:
+        changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
+    if not missed_deadline:
+        if fields.get("model") is not None and method == "full":
+            changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
+        if fields.get("model") is not None and method in ("full", "lora"):
+            changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
+        optimizer = str(fields.get("optimizer", "adam")).lower()
+        if optimizer in EIGHT_BIT and method == "full":
+            changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
+        if transformer and fields.get("recompute") != "full":
+            changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
+        if not fields.get("offload") and method == "full" and have.device.kind != "cpu":
+            host = _host_bytes(fields, outcome)
+            need = f" (needs {host * unit_factor('B', 'GB'):.3g} GB of host memory)" if host else ""
+            changes.append((f"offload optimizer states and master weights to host memory (ZeRO-Offload){need}",
+                            {"offload": True}))
+        seq = fields.get("seq_len")
+        if transformer:
+            current = int(seq) if seq else _sequence(outcome)
+            shorter = current // 2 if current else None
+            while shorter and shorter >= SHORTEST_SEQUENCE:
+                changes.append((f"train on sequences of {shorter} tokens instead of {current}", {"seq_len": shorter}))
+                shorter //= 2
+        micro = fields.get("micro_batch")
+        if micro is not None and float(micro) > 1:
+            changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
+    if missed_deadline and str(fields.get("precision", "mixed")).lower() != "fp8" and "fp8" in supported_precisions(have.device):
+        changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
+    for factor in MORE_DEVICES:
+        count = have.count * factor
+        if count > MAX_SUGGESTED_DEVICES:
+            break
+        changes.append((f"{count} x {have.device.name} ({count - have.count} more), layout searched",
+                        {"count": count, **{k: None for k in LAYOUT_FIELDS if k in fields}}))
+    return changes
+
+
+def _sequence(outcome: Outcome) -> int | None:
+    for note in getattr(outcome.result, "assumptions", []):
+        if note.name == "sequence length":
+            try:
+                return int(str(note.value).split()[0])
+            except ValueError:
+                return None
+    return None
+
+
+def _combined(fields: dict[str, Any]) -> list[tuple[str, dict]]:
+    """Changes usually taken together, tried where no single one works."""
+    combos = []
+    if fields.get("model") is not None:
+        combos.append(("QLoRA with full recomputation and a micro-batch of 1",
+                       {"method": "qlora", "recompute": "full", "micro_batch": 1}))
+        combos.append(("QLoRA, full recomputation, micro-batch 1, sequences of 512 tokens",
+                       {"method": "qlora", "recompute": "full", "micro_batch": 1, "seq_len": 512}))
+    return combos
+
+
+def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome, *,
+                         deadline_s: float | None = None, cloud: str | None = None) -> list[Suggestion]:
+    """The changes that make a training job fit (or meet ``deadline_s`` [s]) on ``have``, each evaluated
+    again by the engine; cheapest first."""
+    missed = outcome.fits and deadline_s is not None
+    found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+    if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
+        found += _try(_combined(fields), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+    return _ranked(found)
+
+
+def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, stop_at_first_count: bool) -> list[Suggestion]:
+    found: list[Suggestion] = []
+    counted = False
+    for change, edit in changes:
+        count = edit.get("count", have.count)
+        if stop_at_first_count and counted and "count" in edit:
+            continue  # the smallest count that works is the suggestion
+        edited = {**fields, **{k: v for k, v in edit.items() if k != "count"}}
+        try:
+            outcome = evaluate_training(edited, have.device, count, catalog, cloud)
+        except (SizerError, ValidationError):  # a change this request cannot take
+            continue  # a change this workload cannot take (recomputation of a non-transformer ...)
+        meets = outcome.meets(deadline_s)
+        if not outcome.fits or meets is False:
+            continue
+        counted = counted or "count" in edit
+        found.append(Suggestion(change=change, apply=edit, fits=True, meets_deadline=meets,
+                                memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
+                                training_time=outcome.training_time, cost=outcome.cost))
+    return found
+
+
+def _ranked(found: list[Suggestion]) -> list[Suggestion]:
+    def key(s: Suggestion):
+        cost = s.cost.expected if s.cost is not None else math.inf
+        seconds = s.training_time.expected * unit_factor(s.training_time.unit, "s") if s.training_time else math.inf
+        return (cost, seconds, s.memory_per_device.value)
+    return sorted(found, key=key)
+
+
+SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
+SERVING_KV = ("fp8", "int8")
+
+
+def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
+    """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
+    batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first."""
+    changes: list[tuple[str, dict]] = []
+    weights = str(fields.get("weights", "bf16")).lower()
+    for fmt in SERVING_WEIGHTS:
+        if fmt != weights:
+            changes.append((f"weights in {fmt}", {"weights": fmt}))
+    kv = str(fields.get("kv_cache", "fp16")).lower()
+    for fmt in SERVING_KV:
+        if fmt != kv:
+            changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
+    result = outcome.result
+    if result is not None and result.batch > 1:
+        largest = max(1, int(result.max_batch))
+        if largest < result.batch:
+            changes.append((f"serve {largest} sequence(s) at once instead of {result.batch}", {"batch": largest}))
+    prompt = int(fields.get("prompt_len", 1024))
+    if prompt > 512:
+        changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
+    for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
+        count = have.count * factor
+        changes.append((f"{count} x {have.device.name} in tensor parallel ({count - have.count} more)", {"count": count}))
+    found: list[Suggestion] = []
+    counted = False
+    for change, edit in changes:
+        if counted and "count" in edit:
+            continue
+        try:
+            tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
+                                     edit.get("count", have.count), catalog)
+        except (SizerError, ValidationError):  # a change this request cannot take
+            continue
+        if not tried.fits:
+            continue
+        counted = counted or "count" in edit
+        found.append(Suggestion(change=change, apply=edit, fits=True, memory_per_device=tried.memory_per_device,
+                                device_memory=tried.device_memory, decode_tokens_per_s=tried.decode_tokens_per_s,
+                                cost=tried.cost))
+    return sorted(found, key=lambda s: (s.cost.expected if s.cost else math.inf,
+                                        -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
+
+
+def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestion]:
+    """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its
+    device and count."""
+    have = Owned(count=request.count, device=device)
+    outcome = Outcome(fits=False, memory_per_device=getattr(result, "memory_per_device", None) or result.total,
+                      device_memory=result.device_memory, result=result)
+    if hasattr(result, "decode_tokens_per_s"):
+        fields = request.model_dump(exclude_unset=True, exclude_none=True)
+        for key in ("have", "device", "count"):
+            fields.pop(key, None)
+        return serving_suggestions(fields, have, catalog, outcome)
+    return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))

@@ -1,0 +1,71 @@
+"""`have`: answers for hardware the user already has (sizer/plan/owned.py, issue 19 item 2)."""
+from __future__ import annotations
+
+import pytest
+
+from sizer import facade
+from sizer.errors import InputError, SizerError
+from sizer.plan.owned import parse_have
+
+LLAMA3_8B = dict(model="llama-3-8b", tokens=1e8)
+
+
+@pytest.mark.parametrize("text, count, device", [
+    ("8x A100 80GB SXM", 8, "a100-80gb-sxm4"),
+    ("2 × RTX 4090", 2, "rtx-4090"),
+    ("4 * H100 SXM", 4, "h100-sxm5-80gb"),
+    ("T4", 1, "tesla-t4"),
+])
+def test_have_text_parses_once_into_a_count_and_a_catalog_device(catalog, text, count, device):
+    (owned,) = parse_have([text], catalog)
+    assert (owned.count, owned.device.id) == (count, device)
+
+
+@pytest.mark.parametrize("values, field", [
+    (["0x T4"], "have"), (["8x"], "have"), (["8x T4", "3x no-such-device-xyz"], "have[1]"), (["T4"] * 9, "have"),
+])
+def test_bad_have_names_the_entry(catalog, values, field):
+    with pytest.raises(SizerError) as raised:
+        parse_have(values, catalog)
+    assert raised.value.field == field
+
+
+def test_each_hardware_set_is_answered_in_order_and_only_those(catalog):
+    result = facade.answer_owned(facade.RecommendRequest(**LLAMA3_8B, have=["8x A100 80GB SXM", "1x RTX 4090"]), catalog)
+    assert [(o.device, o.count) for o in result.options] == [("a100-80gb-sxm4", 8), ("rtx-4090", 1)]
+    lab, student = result.options
+    # Full fine-tuning of an 8B model keeps (2 + 2 + 12) x 8e9 = 128 GB of model states (ZeRO paper §3):
+    # it fits 8 x 80 GB sharded, not one 24 GB card.
+    assert lab.fits and lab.training_time is not None and lab.cost.price_basis in ("rent", "buy")
+    assert lab.layout["dp"] * lab.layout["tp"] * lab.layout["pp"] == 8
+    assert not student.fits and student.training_time is None and student.cost is None
+    assert student.memory_per_device.value > 128 and student.suggestions
+
+
+def test_owned_answer_is_the_engines_answer_for_that_device_and_count(catalog):
+    """One engine: the time on owned hardware is the time `sizer time` gives for the same device and count."""
+    owned = facade.answer_owned(facade.TimeRequest(**LLAMA3_8B, have=["8x H100 SXM"]), catalog).options[0]
+    direct = facade.estimate_time(facade.TimeRequest(**LLAMA3_8B, device="H100 SXM", count=8), catalog)
+    assert owned.training_time == direct.training_time and owned.memory_per_device == direct.memory_per_device
+    # the cost is the time times the hourly price of 8 devices: never zero, never below the physical limit's cost
+    assert owned.cost.low <= owned.cost.expected <= owned.cost.high and owned.cost.low > 0
+
+
+def test_memory_only_answer_without_time(catalog):
+    result = facade.answer_owned(facade.MemoryRequest(**LLAMA3_8B, have=["1x A100 80GB SXM"], method="qlora"), catalog)
+    option = result.options[0]
+    assert option.fits and option.method == "qlora"
+
+
+def test_serving_on_owned_hardware(catalog):
+    result = facade.answer_owned(facade.InferenceRequest(model="llama-2-70b", weights="fp8", have=["2x H100 SXM", "1x L4"]),
+                                 catalog)
+    big, small = result.options
+    # 70e9 parameters x 1 byte of fp8 = 70 GB: over two 80 GB devices it fits; on one 24 GB L4 it does not.
+    assert big.fits and big.decode_tokens_per_s.expected > 0
+    assert not small.fits and small.decode_tokens_per_s is None
+
+
+def test_no_device_and_no_have_says_what_to_give(catalog):
+    with pytest.raises(SizerError, match="--have"):
+        facade.estimate_time(facade.TimeRequest(**LLAMA3_8B), catalog)

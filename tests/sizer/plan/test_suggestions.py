@@ -1,0 +1,85 @@
+"""What to change (sizer/plan/suggestions.py, issue 19 item 3): every suggestion is evaluated again
+here, through the public facade with its ``apply`` edits, and must fit (and meet the deadline)."""
+from __future__ import annotations
+
+from sizer import facade
+from sizer.engine.constants import optimizer_state_bytes
+from sizer.results import unit_factor
+
+
+def _again_time(base: dict, suggestion, device: str, count: int, catalog):
+    fields = {**base, **{k: v for k, v in suggestion.apply.items() if k != "count"}}
+    fields = {k: v for k, v in fields.items() if v is not None}
+    return facade.estimate_time(facade.TimeRequest(**fields, device=device, count=suggestion.apply.get("count", count)),
+                                catalog, suggest=False)
+
+
+def test_full_fine_tune_of_8b_on_one_4090_lists_changes_that_each_fit(catalog):
+    # The issue's case: full fine-tuning of Llama-3-8B on one RTX 4090 does not fit (>128 GB of model states).
+    base = dict(model="llama-3-8b", tokens=1e8)
+    result = facade.estimate_time(facade.TimeRequest(**base, device="RTX 4090"), catalog)
+    assert not result.fits
+    changes = result.suggestions
+    assert {"lora", "qlora"} <= {s.apply.get("method") for s in changes}
+    assert any("count" in s.apply for s in changes)  # more devices, sharded
+    for s in changes:
+        again = _again_time(base, s, "RTX 4090", 1, catalog)
+        assert s.fits and again.fits, s.change
+        assert again.memory_per_device == s.memory_per_device and again.training_time == s.training_time
+    costs = [s.cost.expected for s in changes]
+    assert costs == sorted(costs)  # cheapest first
+
+
+def test_qlora_fits_65b_on_one_48gb_gpu(catalog):
+    # Dettmers et al. 2023 (QLoRA), abstract: finetuning a 65B model on a single 48 GB GPU.
+    base = dict(model="llama-65b", tokens=1e7)
+    result = facade.estimate_time(facade.TimeRequest(**base, device="RTX A6000"), catalog)
+    assert not result.fits
+    same_card = [s for s in result.suggestions if "count" not in s.apply]
+    assert same_card and all(s.apply["method"] == "qlora" for s in same_card)
+    for s in same_card:
+        assert _again_time(base, s, "RTX A6000", 1, catalog).fits
+
+
+def test_eight_bit_optimizer_suggested_where_it_is_what_makes_the_difference(catalog):
+    # 1.3e9 parameters, AdamW: (2 + 2 + 4 + 8) x 1.3e9 = 20.8 GB of model states; with 8-bit states
+    # (2 + 2 + 4 + 2) x 1.3e9 = 13 GB. A 16 GB card holds the second and not the first.
+    base = dict(params=1.3e9, tokens=1e8, optimizer="adamw", micro_batch=1)
+    result = facade.estimate_time(facade.TimeRequest(**base, device="V100 SXM2 16GB"), catalog)
+    assert not result.fits
+    eight = [s for s in result.suggestions if s.apply.get("optimizer") == "adamw-8bit"]
+    assert eight and _again_time(base, eight[0], "V100 SXM2 16GB", 1, catalog).fits
+
+
+def test_eight_bit_states_are_a_quarter_of_adams():
+    # Dettmers et al. 2022 (8-bit optimizers): 75 % less optimizer memory than 32-bit Adam; the
+    # block-wise absmax (one FP32 per 2048 values) adds 0.2 %.
+    assert abs(optimizer_state_bytes("adamw-8bit") / optimizer_state_bytes("adamw") - 0.25) < 0.001
+    assert optimizer_state_bytes("paged-adamw") == optimizer_state_bytes("adamw")
+
+
+def test_missed_deadline_lists_counts_that_meet_it(catalog):
+    request = facade.RecommendRequest(model="llama-2-7b", tokens=2e10, deadline="3 d", have=["8x A100 80GB SXM"])
+    option = facade.answer_owned(request, catalog).options[0]
+    assert option.fits and option.meets_deadline is False and option.suggestions
+    for s in option.suggestions:
+        again = _again_time(dict(model="llama-2-7b", tokens=2e10), s, "A100 80GB SXM", 8, catalog)
+        seconds = again.training_time.expected * unit_factor(again.training_time.unit, "s")
+        assert again.fits and seconds <= 3 * 86400 and s.meets_deadline
+
+
+def test_serving_suggestions_each_fit(catalog):
+    base = dict(model="llama-2-13b", weights="bf16", batch=8)
+    result = facade.estimate_inference(facade.InferenceRequest(**base, device="RTX 4090"), catalog)
+    # 13e9 x 2 B = 26 GB of weights: not on a 24 GB card; int8 (13 GB) or 4-bit formats are.
+    assert not result.fits and any(s.apply.get("weights") == "int8" for s in result.suggestions)
+    for s in result.suggestions:
+        fields = {**base, **{k: v for k, v in s.apply.items() if k != "count"}}
+        again = facade.estimate_inference(facade.InferenceRequest(**fields, device="RTX 4090",
+                                                                  count=s.apply.get("count", 1)), catalog, suggest=False)
+        assert again.fits and again.decode_tokens_per_s == s.decode_tokens_per_s
+
+
+def test_a_job_that_fits_has_no_suggestions(catalog):
+    result = facade.estimate_time(facade.TimeRequest(model="llama-3-8b", tokens=1e8, device="H100 SXM", count=8), catalog)
+    assert result.fits and result.suggestions == []
