@@ -106,6 +106,8 @@ _TABLES: dict[int, tuple[Profile, LayerTable]] = {}
 
 def _folded(profile: Profile) -> LayerTable:
     """The profile's layer table, folded once per profile object (cached graphs and profiles repeat)."""
+    if len(profile.layers) > CACHED_LAYERS:  # an uncached deep graph: keeping it here would hold it in memory
+        return layer_table(profile)
     kept = _TABLES.get(id(profile))
     if kept is None or kept[0] is not profile:
         if len(_TABLES) > 128:
@@ -122,8 +124,24 @@ def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: fl
                                  params=params, activation_bytes=activation_bytes_fp32, kernels=2)])
 
 
-@functools.lru_cache(maxsize=64)
+# Graphs of up to CACHED_BLOCKS blocks are kept (every built-in model, generated decoders to ~1e12
+# parameters: ~2.5 MB each, so the cache holds at most ~80 MB); deeper ones (up to
+# architecture.MAX_BLOCKS, 0.25 s and 12 MB each) are built per request, so that distinct
+# parameter counts cannot fill memory with graphs.
+CACHED_BLOCKS = 200
+CACHED_LAYERS = 20 * CACHED_BLOCKS  # graph layers of such a graph (at most 17 per block, T5's decoder)
+
+
 def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> Profile:
+    if arch.layers + arch.encoder_layers > CACHED_BLOCKS:
+        from sizer.workloads.layer_graph import layer_graph
+
+        return layer_graph(arch, seq_len, flash_attention=flash)
+    return _cached_graph(arch, seq_len, flash)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_graph(arch: Architecture, seq_len: int, flash: bool) -> Profile:
     from sizer.workloads.layer_graph import layer_graph
 
     return layer_graph(arch, seq_len, flash_attention=flash)

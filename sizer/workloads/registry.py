@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
-from sizer.workloads.architecture import Architecture, Family, FfnType, Norm, Position
+from sizer.workloads.architecture import MAX_BLOCKS, Architecture, Family, FfnType, Norm, Position
 
 MAX_MODELS_FILE_BYTES = 1_000_000
 MAX_NAME_LENGTH = 200
@@ -186,6 +186,10 @@ def resolve_model(name_or_path: str) -> Architecture:
 GENERATED_VOCAB = 32000  # Llama 1/2's SentencePiece vocabulary (Touvron et al. 2023)
 GENERATED_HEAD_DIM = 128
 MIN_GENERATED_PARAMS = 1e6
+# The largest generated decoder: 1e14 parameters (50 x the largest published dense models) give
+# generated_layers = 972 blocks, inside architecture.MAX_BLOCKS; 1e19 would ask for 56,000 blocks
+# (730,000 graph layers, 7 CPU-s and 700 MB per request).
+MAX_GENERATED_PARAMS = 1e14
 FFN_MULTIPLE = 256  # Llama's ``multiple_of`` (meta-llama/llama model.py FeedForward)
 # Published models the depth rule is fitted to: Llama 1, Llama 2 and Llama 3.1 405B (the style generated).
 DEPTH_FIT_MODELS = ("llama-7b", "llama-13b", "llama-33b", "llama-65b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
@@ -240,6 +244,10 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
         raise InputError("params", params, f"at least {MIN_GENERATED_PARAMS:.0e} parameters for a generated "
                                            f"transformer shape (its {GENERATED_VOCAB}-token embeddings alone "
                                            f"take {2 * GENERATED_VOCAB} per unit of width)")
+    if params > MAX_GENERATED_PARAMS:
+        raise InputError("params", params, f"at most {MAX_GENERATED_PARAMS:.0e} parameters for a generated transformer "
+                                           f"(deeper than {MAX_BLOCKS:,} blocks otherwise); give a model or a "
+                                           "config.json for larger shapes")
     layers = generated_layers(params)
     width = generated_width(params, layers)
     step = _width_step(width)

@@ -114,3 +114,17 @@ def test_size_limit_and_missing_file(tmp_path):
         read_hf_config(tmp_path / "none.json")
     with pytest.raises(InputError):
         read_hf_config(tmp_path)  # a folder
+
+
+def test_a_config_with_every_field_at_1e8_is_refused_at_once(tmp_path):
+    # issue 18: a config.json with every field at 1e8 hung the CLI (10^8 blocks built one by one)
+    import time
+
+    fields = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+              "vocab_size", "max_position_embeddings")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", **{key: 10**8 for key in fields}}))
+    started = time.perf_counter()
+    with pytest.raises(InputError, match="at most 1,000 transformer blocks"):
+        read_hf_config(path)
+    assert time.perf_counter() - started < 1
