@@ -207,7 +207,8 @@ def load_calibration(path: str | Path) -> Calibration:
     try:
         return Calibration.model_validate(load_yaml(path, "calibration", MAX_CALIBRATION_BYTES))
     except ValidationError as error:
-        raise InputError("calibration", str(path), f"a calibration file written by sizer calibrate ({error})") from None
+        # the field and what it expected, on one line: pydantic's own text quotes the whole input it refused
+        raise InputError("calibration", str(path), f"a calibration file written by sizer calibrate ({_describe(error)})") from None
 
 
 def save_calibration(calibration: Calibration, path: str | Path) -> None:
