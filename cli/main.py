@@ -21,16 +21,25 @@ class UserError(ClickException):
     exit_code = 2
 
 
+NUMPY_FLOAT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
+
+
 class SizerGroup(HelpGroup):
     """The one place where the core's errors become exit code 2 with one clear message."""
 
     def invoke(self, ctx):
+        import warnings
+
         from pydantic import ValidationError
 
         from sizer.facade import SizerError
 
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                # NumPy's floating-point warnings (with their source lines) are not messages for people: a
+                # result that overflowed is refused by the finiteness check with one clear sentence instead.
+                warnings.filterwarnings("ignore", category=RuntimeWarning, message=NUMPY_FLOAT_WARNINGS)
+                return super().invoke(ctx)
         except SizerError as error:
             raise UserError(error.message) from None
         except ValidationError as error:
