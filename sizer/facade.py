@@ -19,34 +19,54 @@ from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import zero_stage_of
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
 from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult, training_compute_from_forward
-from sizer.engine.modes import choose_efficiencies
-from sizer.engine.roofline import RECOMPUTE
-from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError
-from sizer.plan.memory_report import MemoryResult, training_memory
 from sizer.workloads.profile import builtin_profile_names
 from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
-from sizer.formulas.tco import CostAssumptions, TcoResult, check_provider, estimate_tco
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import RequestModel, WorkloadRequest
-from sizer.workloads.job import resolve_job
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
-from sizer.hardware.view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
-from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference  # noqa: E402,F401
-from sizer.inference.deployments import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
-                                       recommend_inference)
-from sizer.plan.planner import PlanRequest, PlanResult, plan  # noqa: E402,F401
-from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  # noqa: E402,F401
-from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
-from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
+
+# The rest of the facade's names are imported when first used (PEP 562), so that a command that
+# needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
+# at start-up (benchmarks/startup.py). name -> module that defines it.
+_LAZY = {
+    **dict.fromkeys(("DeviceDetail", "DeviceSummary", "describe_device", "summarize_device"), "sizer.hardware.view"),
+    **dict.fromkeys(("InferenceRequest", "InferenceResult", "estimate_inference"), "sizer.inference.estimate"),
+    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult", "recommend_inference"),
+                    "sizer.inference.deployments"),
+    **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
+    **dict.fromkeys(("RecommendRequest", "RecommendResult", "recommend"), "sizer.plan.recommend"),
+    **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
+    **dict.fromkeys(("find_model", "model_names"), "sizer.workloads.registry"),
+    **dict.fromkeys(("TimeResult", "estimate_training"), "sizer.engine.training"),
+    **dict.fromkeys(("MemoryResult", "training_memory"), "sizer.plan.memory_report"),
+    **dict.fromkeys(("CostAssumptions", "TcoResult", "check_provider", "estimate_tco"), "sizer.formulas.tco"),
+    "choose_efficiencies": "sizer.engine.modes", "RECOMPUTE": "sizer.engine.roofline",
+    "resolve_job": "sizer.workloads.job",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once imported, a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 Sharding = str  # "none" or "full" (ZeRO-3), parsed by sizer.choices: a wrong name is an InputError
 WORKLOAD_NAMES = tuple(builtin_profile_names())
@@ -82,6 +102,8 @@ def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
 def estimate_compute(request: WorkloadRequest) -> ComputeResult:
     """Training compute of a workload: ``O_b · F_fwd · S · E``, with the forward FLOP of its layers
     (``F_fwd = O_f · P`` for a dense network given by its parameter count)."""
+    from sizer.workloads.job import resolve_job
+
     job = resolve_job(request)
     workload = job.workload
     forward = Quantity(job.layers.total_forward_flops, "FLOP")
@@ -123,6 +145,8 @@ class TimeRequest(WorkloadRequest):
 
 def recompute_index(value: str | None) -> int | None:
     """The recomputation policy's index (none, selective, full), or InputError listing them."""
+    from sizer.engine.roofline import RECOMPUTE
+
     if value is None:
         return None
     name = value.strip().lower() if isinstance(value, str) else value
@@ -156,6 +180,10 @@ def _zero_stage(request) -> int | None:
 
 def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
     """Step time, training time, memory and utilisation from the one engine (spec §3.3)."""
+    from sizer.engine.modes import choose_efficiencies
+    from sizer.engine.training import estimate_training
+    from sizer.workloads.job import resolve_job
+
     catalog = _catalog(catalog)
     device = catalog.find(request.device)
     job = resolve_job(request)
@@ -190,6 +218,9 @@ class MemoryRequest(WorkloadRequest):
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
+    from sizer.plan.memory_report import training_memory
+    from sizer.workloads.job import resolve_job
+
     device = _catalog(catalog).find(request.device) if request.device is not None else None
     return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
                            headroom=request.headroom, recompute=recompute_index(request.recompute) or 0)
@@ -263,6 +294,10 @@ class TcoRequest(WorkloadRequest):
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:
+    from sizer.engine.training import estimate_training
+    from sizer.formulas.tco import CostAssumptions, check_provider, estimate_tco
+    from sizer.workloads.job import resolve_job
+
     catalog = _catalog(catalog)
     device = catalog.find(request.device)
     cloud = check_provider(request.cloud, catalog)

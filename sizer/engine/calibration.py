@@ -24,7 +24,6 @@ from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
 from sizer.engine.constants import Efficiencies, default_efficiencies
-from sizer.engine.modes import profile_step_seconds
 from sizer.workloads.profile import Profile
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class CalibrationRun:
 
 
 class DeviceCalibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     device_id: str
     device_name: str
@@ -53,7 +52,7 @@ class DeviceCalibration(BaseModel):
 
 
 class Calibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use (start-up)
 
     created: str
     source: str
@@ -93,6 +92,8 @@ def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[f
 
 
 def _kernel_seconds(run: CalibrationRun, base: Efficiencies) -> float:
+    from sizer.engine.modes import profile_step_seconds  # here, not at the top: modes imports this module
+
     without_overhead = Efficiencies(**{**base.__dict__, "step_overhead": 0.0})
     return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, without_overhead)
 
@@ -126,6 +127,8 @@ def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") ->
 
 def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
     """Expected step seconds of a run with the calibration of its device."""
+    from sizer.engine.modes import profile_step_seconds
+
     entry = calibration.for_device(run.device)
     efficiency = calibrated_efficiencies(run.device, entry) if entry else default_efficiencies(run.device.kind)
     return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, efficiency)

@@ -42,7 +42,7 @@ class Layer(BaseModel):
 
 
 class Profile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     description: str
