@@ -26,8 +26,13 @@ def configure_torch(detected: DetectedDevice) -> dict:
     return {"torch": torch.__version__, "threads": torch.get_num_threads(), "precision": "fp32 (TF32 disabled)"}
 
 
-def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget) -> dict:
-    """Build, count, time and profile one single-process run; the core's prediction beside it."""
+def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget, process_baseline: int = 0) -> dict:
+    """Build, count, time and profile one single-process run; the core's prediction beside it.
+
+    On a CPU the memory compared is what the process holds at its peak (RSS, VmHWM): the
+    prediction is ``process_baseline`` (the RSS of the process with torch loaded, measured once
+    at the start of the suite) plus the core's memory for the model.
+    """
     import torch
 
     torch_device, cuda = detected.torch_device, detected.kind == "cuda"
@@ -55,16 +60,16 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
         peak, method = torch.cuda.max_memory_allocated() - baseline, "CUDA caching allocator peak (max_memory_allocated) above the data"
     else:
         high = peak_rss() if hwm_reset else None
-        peak = (high if high is not None else max(current_rss(), int(sampler.summary()["process_rss_mb"]["max"] * BYTES_PER_MIB))) - baseline
-        method = ("process peak RSS (VmHWM, reset before the run) above the RSS before the model was built"
-                  if high is not None else "process RSS growth, sampled (psutil)")
+        peak = high if high is not None else max(current_rss(), int(sampler.summary()["process_rss_mb"]["max"] * BYTES_PER_MIB))
+        method = ("process peak RSS (VmHWM, reset before the run): all the process holds, torch's own memory included"
+                  if high is not None else "process RSS, sampled (psutil): all the process holds")
     measured = {"step_time": {"value": step, "unit": "s"},
                 "step_time_min": {"value": min(times), "unit": "s"}, "step_time_max": {"value": max(times), "unit": "s"},
                 "timed_steps": len(times), "warmup_steps": budget.warmup,
                 "throughput": {"value": spec.batch_size / step, "unit": "sample / s"},
                 "peak_memory": {"value": max(peak, 0), "unit": "B"}, "peak_memory_method": method,
                 "loads": sampler.summary()}
-    predicted = predict(spec, counts, detected.device, profile=profile)
+    predicted = predict(spec, counts, detected.device, profile=profile, process_baseline=0 if cuda else process_baseline)
     result = run_record(spec, detected, counts, measured, predicted, profile)
     result["_layers"] = layer_summary(profile_times, layers, step)
     del trainer, model, data
@@ -103,6 +108,10 @@ def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None 
     started = time.perf_counter()
     detected = detect_device(device)
     settings = configure_torch(detected)
+    release_freed_memory()
+    process_baseline = current_rss()  # the process with torch loaded and no model: measured once, here
+    settings["process_baseline_rss"] = {"value": process_baseline, "unit": "B",
+                                        "method": "psutil RSS after importing and configuring torch, before any run"}
     specs = specs if specs is not None else plan(mode)
     budget = budget or BUDGETS[mode]
     runs, failures = [], []
@@ -113,7 +122,7 @@ def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None 
             if spec.processes > 1:
                 runs.append(measure_data_parallel(spec, detected, budget))
             else:
-                runs.append(measure_run(spec, detected, budget))
+                runs.append(measure_run(spec, detected, budget, process_baseline))
         except Exception as error:  # one failing run is reported, never hides the others
             failures.append({"id": spec.run_id, "error": f"{type(error).__name__}: {error}"})
     if on_progress:
