@@ -59,6 +59,18 @@ class Calibration(BaseModel):
     devices: list[DeviceCalibration]
 
     def for_device(self, device: Device) -> DeviceCalibration | None:
+        """The calibration entry of a device, matched by id or by name.
+
+        Parameters
+        ----------
+        device : Device
+            A catalog device.
+
+        Returns
+        -------
+        DeviceCalibration or None
+            The device's fitted scale and overhead, or None where it was not calibrated.
+        """
         for entry in self.devices:
             if entry.device_id == device.id or entry.device_name == device.name:
                 return entry
@@ -66,8 +78,39 @@ class Calibration(BaseModel):
 
 
 def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[float]) -> tuple[float, float]:
-    """``measured ≈ overhead + scale × kernel``: least squares on relative errors, which is
-    linear in (overhead, scale); the overhead is held at zero when the free fit makes it negative."""
+    r"""Fit one efficiency scale and one per-step overhead to measured step times.
+
+    Least squares on relative errors, which is linear in (overhead, scale); the overhead is held
+    at zero when the free fit makes it negative.
+
+    .. math::
+
+        t_{measured} \approx t_0 + s \, t_{kernel}, \qquad
+        \min_{t_0, s} \sum_j \left( \frac{t_0 + s \, t_{kernel,j}}{t_{measured,j}} - 1 \right)^2
+
+    Parameters
+    ----------
+    kernel_seconds : list of float
+        Predicted kernel time of each run at the default efficiencies, without overhead [s].
+    measured_seconds : list of float
+        Measured step time of each run [s].
+
+    Returns
+    -------
+    scale : float
+        How many times the default-efficiency kernel time the kernels take, s [1].
+    overhead : float
+        Per-step overhead t_0 [s].
+
+    Raises
+    ------
+    InputError
+        Times that are not finite and positive, or measurements that do not grow with the work.
+
+    References
+    ----------
+    [spec-3.11], [seed-001]
+    """
     if not all(math.isfinite(k) and k > 0 for k in kernel_seconds):
         raise InputError("report", kernel_seconds, "runs whose profile does some work per step (predicted kernel "
                          "times finite and above zero)")
@@ -99,13 +142,54 @@ def _kernel_seconds(run: CalibrationRun, base: Efficiencies) -> float:
 
 
 def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficiencies:
+    """The default efficiencies of a device's kind, scaled and with the overhead of its calibration.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    entry : DeviceCalibration
+        Its fitted scale [1] and per-step overhead [s].
+
+    Returns
+    -------
+    Efficiencies
+        Efficiencies whose source says they are calibrated.
+
+    References
+    ----------
+    [spec-3.11]
+    """
     base = default_efficiencies(device.kind)
     scaled = base.scaled(entry.efficiency_scale, f"calibrated from {entry.runs} measured runs on {entry.device_name}")
     return Efficiencies(**{**scaled.__dict__, "step_overhead": entry.step_overhead_s})
 
 
 def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") -> Calibration:
-    """Fit one scale and one overhead per device over its runs."""
+    """Fit one efficiency scale and one per-step overhead per device over its measured runs.
+
+    Parameters
+    ----------
+    runs : list of CalibrationRun
+        Measured runs (device, profile, batch, precision, optimizer, step time [s]).
+    source : str, default ``"measured runs"``
+        Where the runs come from, recorded in the calibration.
+
+    Returns
+    -------
+    Calibration
+        One entry per device: scale [1], overhead [s], run count and the median absolute
+        relative error of the fitted runs [1].
+
+    Raises
+    ------
+    InputError
+        No runs, or runs that admit no fit (see :func:`fit_scale_and_overhead`).
+
+    References
+    ----------
+    [spec-3.11]
+    """
     if not runs:
         raise InputError("report", source, "at least one run with a workload profile to calibrate on")
     by_device: dict[str, list[CalibrationRun]] = {}
@@ -126,7 +210,24 @@ def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") ->
 
 
 def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
-    """Expected step seconds of a run with the calibration of its device."""
+    """Expected step time of a run with the calibration of its device.
+
+    Parameters
+    ----------
+    run : CalibrationRun
+        The run to predict.
+    calibration : Calibration
+        Fitted devices; a device without an entry uses the default efficiencies.
+
+    Returns
+    -------
+    float
+        Expected seconds per step [s].
+
+    References
+    ----------
+    [spec-3.11]
+    """
     from sizer.engine.modes import profile_step_seconds
 
     entry = calibration.for_device(run.device)
@@ -142,8 +243,32 @@ MAX_BATCH_SIZE = 10_000_000
 
 
 def runs_from_report(report: dict, source: str = "report.json") -> list[CalibrationRun]:
-    """The single-device runs of a validation report that carry a workload profile and were
-    measured without other processes competing for the CPU."""
+    """The runs of a validation report that calibration can use.
+
+    Single-device runs that carry a workload profile and were measured without other processes
+    competing for the CPU (at most ``MAX_OTHER_CPU_PERCENT``).
+
+    Parameters
+    ----------
+    report : dict
+        A report as ``sizer validate`` writes it (JSON).
+    source : str, default ``"report.json"``
+        The report's name, for error messages.
+
+    Returns
+    -------
+    list of CalibrationRun
+        The usable runs, measured step times in [s].
+
+    Raises
+    ------
+    InputError
+        A report of another shape, or a field out of bounds; the message names it.
+
+    References
+    ----------
+    [spec-7], [spec-3.11]
+    """
     try:
         device = Device.model_validate(report["device"]["model"])
         out = []
@@ -204,6 +329,23 @@ MAX_CALIBRATION_BYTES = 1_000_000  # a calibration holds a few lines per device
 
 
 def load_calibration(path: str | Path) -> Calibration:
+    """Read and validate a calibration file written by ``sizer calibrate``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The YAML file.
+
+    Returns
+    -------
+    Calibration
+        The validated calibration.
+
+    Raises
+    ------
+    InputError
+        A missing file, one over ``MAX_CALIBRATION_BYTES``, or content that does not validate.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError("calibration", str(path), "an existing calibration file (sizer calibrate ... --out FILE)")
@@ -215,5 +357,14 @@ def load_calibration(path: str | Path) -> Calibration:
 
 
 def save_calibration(calibration: Calibration, path: str | Path) -> None:
+    """Write a calibration file atomically, with a header saying what wrote it.
+
+    Parameters
+    ----------
+    calibration : Calibration
+        The calibration to write.
+    path : str or Path
+        The YAML file.
+    """
     header = "# Written by sizer calibrate: per-device efficiency scale and per-step overhead.\n"
     write_text(path, header + yaml.safe_dump(calibration.model_dump(), sort_keys=False))

@@ -114,11 +114,35 @@ class Efficiencies:
             raise InputError("efficiency.matrix_half", self.matrix_half, "a non-negative FLOP count per kernel")
 
     def scaled(self, factor: float, source: str) -> "Efficiencies":
-        """Every rate efficiency divided by ``factor`` (factor > 1: slower), capped at 1."""
+        """Every rate efficiency divided by a factor (above 1: slower), capped at 1; launch time times it.
+
+        Parameters
+        ----------
+        factor : float
+            How many times slower the device runs than these efficiencies say [1].
+        source : str
+            Where the factor comes from.
+
+        Returns
+        -------
+        Efficiencies
+            The scaled efficiencies with the new source.
+
+        References
+        ----------
+        [spec-3.11]
+        """
         rates = {name: min(1.0, getattr(self, name) / factor) for name in self.RATES}
         return replace(self, **rates, launch=self.launch * factor, source=source)
 
     def as_dict(self) -> dict[str, float]:
+        """The efficiencies as plain numbers, for an answer's ``efficiencies`` field.
+
+        Returns
+        -------
+        dict of str to float
+            Rate fractions [1], ``launch_s`` and ``step_overhead_s`` [s], ``matrix_half_flop`` [FLOP].
+        """
         return {**{name: getattr(self, name) for name in self.RATES},
                 "launch_s": self.launch, "step_overhead_s": self.step_overhead, "matrix_half_flop": self.matrix_half}
 
@@ -148,8 +172,26 @@ CPU_EFFICIENCIES = Efficiencies(matrix=0.7, tf32=0.7, fp32_matrix=0.7, vector=0.
 
 
 def default_efficiencies(kind: str, transformer: bool = False) -> Efficiencies:
-    """The defaults for a device kind ("cpu", "gpu", "accelerator"); ``transformer``: for a layer
-    graph generated from an architecture rather than a profiled workload."""
+    """The default efficiencies of a device kind.
+
+    Parameters
+    ----------
+    kind : str
+        ``"cpu"``, ``"gpu"`` or ``"accelerator"``.
+    transformer : bool, default False
+        For a layer graph generated from an architecture (fused kernels, flash attention) rather
+        than a profiled workload.
+
+    Returns
+    -------
+    Efficiencies
+        Fractions of peak per unit [1], launch and per-step overhead [s], with their source
+        (fitted on published measurements; see the comments above each constant).
+
+    References
+    ----------
+    [spec-3.3], [flash-attention], [seed-001]
+    """
     if kind == "cpu":
         return CPU_EFFICIENCIES
     return TRANSFORMER_GPU_EFFICIENCIES if transformer else GPU_EFFICIENCIES
@@ -175,9 +217,28 @@ MAX_LOAD_BATCH = 2048
 
 def serving_efficiencies(kind: str, memory: float = SERVING_MEMORY_EFFICIENCY, matrix: float = SERVING_MATRIX_EFFICIENCY,
                          step_overhead: float = SERVING_STEP_OVERHEAD) -> Efficiencies:
-    """Efficiencies of a serving runtime: GPUs and accelerators at the fitted serving figures,
-    launches folded into the per-pass overhead (runtimes replay CUDA graphs); CPUs at their
-    training calibration (llama.cpp-style runtimes) with the same per-pass overhead."""
+    """Efficiencies of a serving runtime.
+
+    GPUs and accelerators at the fitted serving figures, launches folded into the per-pass
+    overhead (runtimes replay CUDA graphs); CPUs at their training calibration (llama.cpp-style
+    runtimes) with the same per-pass overhead.
+
+    Parameters
+    ----------
+    kind : str
+        ``"cpu"``, ``"gpu"`` or ``"accelerator"``.
+    memory : float, default 0.9
+        Achieved fraction of memory bandwidth in decode [1].
+    matrix : float, default 0.606
+        Achieved fraction of the matrix peak in prefill and large batches [1].
+    step_overhead : float, default 0.00325
+        Fixed time per forward pass [s].
+
+    Returns
+    -------
+    Efficiencies
+        The serving efficiencies with their source.
+    """
     if kind == "cpu":
         return replace(CPU_EFFICIENCIES, launch=0.0, step_overhead=step_overhead,
                        source="CPU defaults (sizer/engine/constants.py) with the serving per-pass overhead")

@@ -24,7 +24,26 @@ MIXED_ORDER = ("bf16", "fp16", "fp32")  # what `mixed` takes, in order of prefer
 
 
 def resolve_precision(device: Device, precision: Precision | str) -> str | None:
-    """The precision a device trains at: ``mixed`` picks bf16, else fp16, else fp32; None if unsupported."""
+    """The precision a device trains at for a requested one.
+
+    ``mixed`` picks bf16 where the device has it, else fp16, else fp32.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    precision : Precision or str
+        The requested precision.
+
+    Returns
+    -------
+    str or None
+        The precision used on this device; None where it has no peak for it.
+
+    References
+    ----------
+    [spec-3.1], [micikevicius]
+    """
     precision = parse_choice(Precision, precision, "precision")
     has = supported_precisions(device)
     if precision is Precision.MIXED:
@@ -33,7 +52,23 @@ def resolve_precision(device: Device, precision: Precision | str) -> str | None:
 
 
 def device_link(device: Device) -> Link:
-    """The link between devices of one node, from the catalog entry."""
+    """The link between devices of one node, from the catalog entry.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    Link
+        Name, bandwidth per direction [B/s], latency [s] and source; PCIe 4.0 x16 where the
+        entry names no interconnect.
+
+    References
+    ----------
+    [pcie]
+    """
     if device.interconnect is None:
         return FALLBACK_LINK
     bandwidth = device.interconnect.bandwidth.quantity("interconnect.bandwidth", "[information]/[time]")
@@ -46,6 +81,22 @@ def node_layout(device: Device) -> tuple[int, Link]:
 
     Data-centre parts with a scale-up fabric (NVLink, Infinity Fabric, ICI) sit 8 to a node with a
     400 Gb/s NIC each; other GPUs 4 to a workstation on 100 Gb/s Ethernet; a CPU is its own node.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    devices_per_node : int
+        Devices in one node [1].
+    network : Link
+        The network between nodes, bandwidth per device [B/s] and latency [s].
+
+    References
+    ----------
+    [dgx-h100], [ethernet]
     """
     link = device_link(device)
     if device.kind == "cpu":
@@ -70,10 +121,27 @@ class DeviceRates:
 
 
 def device_rates(device: Device, precision: str) -> DeviceRates:
-    """Peaks and bandwidth of ``device`` for a supported ``precision`` (not ``mixed``).
+    """Peaks and memory bandwidth of a device at a supported precision (not ``mixed``).
 
     FP32 training on a device with TF32 tensor cores runs convolutions in TF32: cuDNN's
     ``torch.backends.cudnn.allow_tf32`` defaults to True in PyTorch, matmuls' to False.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    precision : str
+        A precision the device has a peak for.
+
+    Returns
+    -------
+    DeviceRates
+        Matrix, convolution and vector peaks [FLOP/s], the unit each runs on, memory bandwidth
+        [B/s] and notes.
+
+    References
+    ----------
+    [spec-3.1], [seed-004-eq1]
     """
     matrix, _ = device_peak(device, precision)
     has_fp32 = "fp32" in supported_precisions(device)
@@ -93,6 +161,20 @@ def device_rates(device: Device, precision: str) -> DeviceRates:
 
 
 def unit_efficiency(efficiency: Efficiencies, unit: str) -> float:
+    """The efficiency of one matrix unit.
+
+    Parameters
+    ----------
+    efficiency : Efficiencies
+        The device's efficiencies.
+    unit : str
+        ``"tensor"``, ``"tf32"`` or ``"fp32"``.
+
+    Returns
+    -------
+    float
+        Achieved fraction of the unit's peak [1].
+    """
     return {"tensor": efficiency.matrix, "tf32": efficiency.tf32, "fp32": efficiency.fp32_matrix}[unit]
 
 
@@ -124,15 +206,52 @@ class DeviceTable:
 
     @property
     def supported(self) -> np.ndarray:
+        """Which devices have a peak at the requested precision.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One per device.
+        """
         return ~np.isnan(self.peak)
 
     def index(self, device_id: str) -> int:
+        """The row of a device in the table.
+
+        Parameters
+        ----------
+        device_id : str
+            A catalog id.
+
+        Returns
+        -------
+        int
+            Its index on axis 0.
+        """
         return next(i for i, d in enumerate(self.devices) if d.id == device_id)
 
 
 def topology_links(topology) -> tuple[int, Link, Link]:
-    """(devices per node, link inside a node, network between nodes) of a catalog node type
-    (:meth:`sizer.hardware.networks.Networks.topology`)."""
+    """Devices per node and the two links of a catalog node type.
+
+    Parameters
+    ----------
+    topology : Topology
+        A node type (:meth:`sizer.hardware.networks.Networks.topology`).
+
+    Returns
+    -------
+    devices_per_node : int
+        Devices in one node [1].
+    inside : Link
+        The link inside a node [B/s per direction].
+    between : Link
+        The network between nodes [B/s per device]; Ethernet where the node type has none.
+
+    References
+    ----------
+    [dgx-h100], [ethernet]
+    """
     inside = Link(topology.intra_node, float(topology.intra_node_bandwidth.to("B/s").magnitude), FALLBACK_LINK.latency,
                   f"catalog node type {topology.system}")
     if topology.inter_node_bandwidth is None:
@@ -146,8 +265,35 @@ def topology_links(topology) -> tuple[int, Link, Link]:
 
 def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
                        efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None) -> DeviceTable:
-    """Convert each device's figures once; ``efficiencies`` override the defaults per device;
-    ``topology`` (a catalog node type) sets the devices per node and the links for every device."""
+    r"""Convert each device's figures to SI arrays once, at one precision.
+
+    Achieved rates are peaks times the efficiency of the unit each layer kind runs on.
+
+    .. math::
+
+        R_{achieved} = R_{peak} \cdot \eta_{unit}, \qquad \beta_{achieved} = \beta \cdot \eta_{memory}
+
+    Parameters
+    ----------
+    devices : tuple of Device
+        Catalog devices.
+    precision : Precision or str
+        The requested training precision.
+    efficiencies : tuple of Efficiencies or None, optional
+        Per device, overriding the defaults of its kind.
+    topology : Topology, optional
+        A catalog node type that sets the devices per node and the links of every device.
+
+    Returns
+    -------
+    DeviceTable
+        Rates [FLOP/s], bandwidths [B/s], memory [B], launch and overhead [s], bytes per weight
+        [B] and links, one row per device; NaN rates where the precision is unsupported.
+
+    References
+    ----------
+    [roofline], [spec-3.1], [spec-3.3]
+    """
     precision = parse_choice(Precision, precision, "precision")
     columns: dict[str, list] = {name: [] for name in DeviceTable.__dataclass_fields__ if name != "devices"}
     for i, device in enumerate(devices):
@@ -196,11 +342,25 @@ _TABLES_KEPT = 64
 
 def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
                         transformer: bool = False) -> DeviceTable:
-    """The default-efficiency table of these devices, built once; ``transformer``: with the defaults
-    of a generated transformer's layer graph (:func:`~sizer.engine.constants.default_efficiencies`).
+    """The default-efficiency table of these devices, built once.
 
     Keyed by the devices' identities: a cached table holds its devices, so an identity cannot be
     reused while its entry lives.
+
+    Parameters
+    ----------
+    devices : tuple of Device
+        Catalog devices.
+    precision : Precision or str
+        The requested training precision.
+    transformer : bool, default False
+        With the defaults of a generated transformer's layer graph
+        (:func:`~sizer.engine.constants.default_efficiencies`).
+
+    Returns
+    -------
+    DeviceTable
+        As :func:`build_device_table` gives it.
     """
     key = (tuple(map(id, devices)), str(parse_choice(Precision, precision, "precision")), transformer)
     table = _TABLES.get(key)

@@ -24,28 +24,87 @@ SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
 @functools.lru_cache(maxsize=1)
 def error_spread() -> dict[str, dict]:
-    """Per mode: the factors of the expected time that bound the range, and where they come from;
-    a mode's ``by_workload`` holds the same per kind of workload and device (``transformer-gpu``)."""
+    """The spread of the time range per mode, from ``error_spread.yaml``.
+
+    Returns
+    -------
+    dict
+        Per mode: ``low`` and ``high`` factors of the expected time [1] and their ``source``; a
+        mode's ``by_workload`` holds the same per kind of workload and device (``transformer-gpu``).
+
+    References
+    ----------
+    [spec-3.3]
+    """
     return load_yaml(SPREAD_FILE, "error_spread")["modes"]
 
 
 def range_factors(mode: str, workload: str | None = None) -> tuple[float, float, str]:
-    """(low, high, source) of the range for ``mode``: the ``workload`` kind's where the spread file has
-    one, else the mode's."""
+    """The factors of the expected time that bound the range of a mode.
+
+    Parameters
+    ----------
+    mode : str
+        ``datasheet``, ``calibrated`` or ``reference``.
+    workload : str, optional
+        The workload kind (``transformer-gpu``); its factors where the spread file has them,
+        else the mode's.
+
+    Returns
+    -------
+    low : float
+        Factor of the expected time at the low end [1].
+    high : float
+        Factor at the high end [1].
+    source : str
+        Where the factors come from (held-out errors).
+
+    References
+    ----------
+    [spec-3.3]
+    """
     spread = error_spread()[mode]
     entry = spread.get("by_workload", {}).get(workload, spread) if workload else spread
     return entry["low"], entry["high"], entry["source"]
 
 
 def range_arrays(mode: str, job: Job, devices) -> tuple[np.ndarray, np.ndarray]:
-    """Per device: the (low, high) factors of the expected time, by the job's workload kind on it."""
+    """Per device, the low and high factors of the expected time, by the job's workload kind on it.
+
+    Parameters
+    ----------
+    mode : str
+        ``datasheet``, ``calibrated`` or ``reference``.
+    job : Job
+        The workload.
+    devices : sequence of Device
+        The devices evaluated.
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+        Factors per device [1].
+    """
     by_kind = {kind: range_factors(mode, workload_kind(job, kind))[:2] for kind in {device.kind for device in devices}}
     factors = np.asarray([by_kind[device.kind] for device in devices], dtype=float).reshape(-1, 2)
     return factors[:, 0], factors[:, 1]
 
 
 def workload_kind(job: Job, device_kind: str) -> str | None:
-    """The kind a range is looked up by: ``transformer-gpu`` for a generated transformer on a GPU."""
+    """The kind a range is looked up by.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    device_kind : str
+        ``"cpu"``, ``"gpu"`` or ``"accelerator"``.
+
+    Returns
+    -------
+    str or None
+        ``transformer-<kind>`` for a generated transformer, else None (the mode's range).
+    """
     return f"transformer-{device_kind}" if job.arch is not None else None
 
 
@@ -67,13 +126,50 @@ class Evaluation:
     training_seconds: np.ndarray  # expected, never below the physical limit
 
     def range_factors(self, mode: str, workload: str | None = None) -> tuple[float, float]:
+        """The low and high factors of the range for a mode (see :func:`range_factors`).
+
+        Parameters
+        ----------
+        mode : str
+            ``datasheet``, ``calibrated`` or ``reference``.
+        workload : str, optional
+            The workload kind.
+
+        Returns
+        -------
+        low, high : float
+            Factors of the expected time [1].
+        """
         low, high, _ = range_factors(mode, workload)
         return low, high
 
 
 def micro_batches(share: np.ndarray, fit: np.ndarray, given: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """(micro-batch, accumulation) per configuration: the given micro-batch as it is (the last
-    pass of a step may be partial), else the largest that fits, evened out over the passes."""
+    r"""Micro-batch and gradient accumulation per configuration.
+
+    The given micro-batch as it is (the last pass of a step may be partial), else the largest
+    that fits (a power of two, or the whole share), evened out over the passes:
+
+    .. math::
+
+        a = \lceil s / m \rceil, \qquad m' = s / a
+
+    Parameters
+    ----------
+    share : numpy.ndarray
+        Samples per replica per step s [sample].
+    fit : numpy.ndarray
+        Largest micro-batch that fits [sample].
+    given : float or None
+        The user's micro-batch [sample].
+
+    Returns
+    -------
+    micro_batch : numpy.ndarray
+        Samples per pass [sample].
+    accumulation : numpy.ndarray
+        Passes per step a [1].
+    """
     if given is not None:
         micro = np.minimum(given, share)
         return micro, np.maximum(np.ceil(share / micro - 1e-9), 1.0)
@@ -85,9 +181,31 @@ def micro_batches(share: np.ndarray, fit: np.ndarray, given: float | None) -> tu
 
 
 def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
-    """Activation bytes one sample keeps for the backward pass at FP32 storage, per policy
-    (Korthikanti et al. 2022 §5): everything; without the attention layers' (selective); only each
-    block's input plus one block's activations being recomputed (full)."""
+    r"""Activation bytes one sample keeps for the backward pass at FP32 storage, per recomputation policy.
+
+    Everything without recomputation; all but the attention layers' with selective
+    recomputation; only each block's input plus one block's activations with full recomputation:
+
+    .. math::
+
+        A_{full} = L \, s \, h \, 4 + A / L
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    recompute : numpy.ndarray
+        Policy per configuration [1] (0 none, 1 selective, 2 full).
+
+    Returns
+    -------
+    numpy.ndarray
+        Bytes per sample [B].
+
+    References
+    ----------
+    [korthikanti], [spec-3.8]
+    """
     layers = job.layers
     total = layers.total_activation_bytes
     attention = float(sum(a * m for a, m, k in zip(layers.activation_bytes, layers.multiplicity, layers.kinds)
@@ -102,9 +220,36 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
                     split: np.ndarray | float = 1.0) -> StateParts:
-    """Model states per device of ``job``, its parameters split over ``split`` (tensor x pipeline)
-    ranks: every parameter trained, or (LoRA/QLoRA) a frozen base stored as the fine-tuning spec
-    says and states for the adapters only."""
+    """Model states per device of a job.
+
+    Its parameters split over ``split`` (tensor x pipeline) ranks: every parameter trained, or
+    (LoRA/QLoRA) a frozen base stored as the fine-tuning spec says and states for the adapters
+    only.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    weight_bytes : numpy.ndarray
+        Bytes per 16/32-bit weight and gradient [B].
+    master_bytes : numpy.ndarray
+        Bytes per FP32 master weight [B] (0 without mixed precision).
+    dp : numpy.ndarray
+        Data-parallel replicas that ZeRO shards over [1].
+    zero : numpy.ndarray
+        ZeRO stage 0-3 [1].
+    split : numpy.ndarray or float, default 1
+        Tensor x pipeline ranks the parameters are split over [1].
+
+    Returns
+    -------
+    StateParts
+        Weights, gradients, master weights and optimizer states per device [B].
+
+    References
+    ----------
+    [zero], [micikevicius], [spec-3.8]
+    """
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     finetune = job.finetune
     if finetune is None:
@@ -115,9 +260,32 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
 
 
 def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.ndarray, dp: np.ndarray) -> np.ndarray:
-    """Bytes of ZeRO's communication buckets per device: a reduce bucket and an all-gather (stage 3:
-    prefetch) bucket of the 16-bit copies, each at most the parameters the device holds; none
-    without ZeRO or data parallelism (DeepSpeed's documented defaults, :data:`ZERO_REDUCE_BUCKET`)."""
+    """Bytes of ZeRO's communication buckets per device.
+
+    A reduce bucket and an all-gather (stage 3: prefetch) bucket of the 16-bit copies, each at
+    most the parameters the device holds; none without ZeRO or data parallelism (DeepSpeed's
+    documented defaults, :data:`ZERO_REDUCE_BUCKET`).
+
+    Parameters
+    ----------
+    params_here : numpy.ndarray
+        Parameters on one device [1].
+    weight_bytes : numpy.ndarray
+        Bytes per weight copy [B].
+    zero : numpy.ndarray
+        ZeRO stage [1].
+    dp : numpy.ndarray
+        Data-parallel replicas [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Bucket bytes per device [B].
+
+    References
+    ----------
+    [zero]
+    """
     buckets = np.minimum(ZERO_REDUCE_BUCKET, params_here) + np.minimum(ZERO_GATHER_BUCKET, params_here)
     return np.where((zero >= 1) & (dp > 1), buckets * weight_bytes, 0.0)
 
@@ -125,11 +293,60 @@ def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.nda
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
-    """Every configuration (arrays broadcast together) of ``job`` on ``table``'s devices.
+    r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
 
-    ``micro_batch`` (per configuration, NaN: choose) overrides the job's micro-batch; ``offload``
-    keeps optimizer states and master weights in host memory (ZeRO-Offload); ``hybrid_shard``
-    shards ZeRO-3 within a node and replicates across nodes (FSDP HYBRID_SHARD)."""
+    Memory per device is the model states plus framework reserve and ZeRO buckets plus the
+    activations of the micro-batches in flight (with 25-30 % headroom where asked); the step time
+    is :func:`~sizer.engine.roofline.step_seconds`; the training time is never below the physical
+    limit:
+
+    .. math::
+
+        M = (S + F + A \, m \, \min(pp, a) / pp) \, (1 + h), \qquad
+        T = \max(t_{step}, t_{limit}) \cdot n_{steps}
+
+    Parameters
+    ----------
+    job : Job
+        The workload (layers, batch, optimizer, fine-tuning).
+    table : DeviceTable
+        The devices at the job's precision.
+    device : int or array
+        Index into ``table`` [1].
+    count : float or array
+        Devices [1].
+    zero : int or array
+        ZeRO stage 0-3 [1].
+    tp, pp : float or array, default 1
+        Tensor- and pipeline-parallel degrees [1].
+    recompute : int or array, default 0
+        Recomputation policy [1] (0 none, 1 selective, 2 full).
+    interleave : float or array, default 1
+        Virtual pipeline chunks per stage [1].
+    micro_batch : numpy.ndarray, optional
+        Per configuration [sample]; NaN chooses the largest that fits.
+    headroom : bool, default False
+        Reserve the upper headroom (``HEADROOM_HIGH``) of the memory.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+    keep_layers : bool, default False
+        Keep per-layer times in the result.
+    offload : bool, default False
+        Optimizer states and master weights in host memory (ZeRO-Offload).
+    hybrid_shard : bool, default False
+        ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+
+    Returns
+    -------
+    Evaluation
+        Per configuration: layout, model states, activations and memory needed [B], whether it
+        fits, the largest micro-batch [sample], step parts [s], steps [1], batch [sample] and the
+        training time [s].
+
+    References
+    ----------
+    [zero], [zero-offload], [fsdp], [korthikanti], [seed-003], [spec-3.3], [spec-3.8]
+    """
     device, count, zero, tp, pp, recompute, interleave = (
         np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),

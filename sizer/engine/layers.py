@@ -15,6 +15,18 @@ MATRIX, CONV, VECTOR = 0, 1, 2  # the unit a layer's FLOP run on (columns of Dev
 
 
 def unit_of(kind: str) -> int:
+    """The unit a layer kind's FLOP run on.
+
+    Parameters
+    ----------
+    kind : str
+        A profile layer kind (``linear``, ``conv``, ``attention``, ``norm``, ...).
+
+    Returns
+    -------
+    int
+        ``CONV`` for convolutions, ``MATRIX`` for the matrix kinds, else ``VECTOR``.
+    """
     if kind == "conv":
         return CONV
     return MATRIX if kind in MATRIX_KINDS else VECTOR
@@ -41,24 +53,66 @@ class LayerTable:
 
     @property
     def trained_rows(self) -> np.ndarray:
-        """True for every row whose weights the optimizer updates."""
+        """Which rows' weights the optimizer updates.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True per trained row (every row unless the table has a frozen part).
+        """
         return np.ones(len(self.unit), dtype=bool) if self.trained is None else self.trained
 
     @property
     def total_params(self) -> float:
+        """Parameters of all layers, multiplicities included.
+
+        Returns
+        -------
+        float
+            Parameters [1].
+        """
         return float(self.params @ self.multiplicity)
 
     @property
     def total_forward_flops(self) -> float:
+        """Forward FLOP of one sample through all layers.
+
+        Returns
+        -------
+        float
+            FLOP per sample [FLOP].
+        """
         return float(self.forward_flops @ self.multiplicity)
 
     @property
     def total_activation_bytes(self) -> float:
+        """Activation bytes one sample keeps through all layers, at FP32 storage.
+
+        Returns
+        -------
+        float
+            Bytes per sample [B].
+        """
         return float(self.activation_bytes @ self.multiplicity)
 
 
 def layer_table(profile: Profile) -> LayerTable:
-    """Fold a profile's identical layers into rows with a multiplicity."""
+    """Fold a profile's identical layers into rows with a multiplicity.
+
+    Parameters
+    ----------
+    profile : Profile
+        Per-layer forward FLOP, bytes, parameters, activation bytes and kernels per sample.
+
+    Returns
+    -------
+    LayerTable
+        One row per distinct layer, FLOP [FLOP], bytes [B] and parameters [1] per sample.
+
+    References
+    ----------
+    [roofline]
+    """
     rows: dict[tuple, int] = {}
     for layer in profile.layers:
         key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels)
@@ -73,7 +127,20 @@ def layer_table(profile: Profile) -> LayerTable:
 
 
 def with_trained_rows(frozen: LayerTable, trained: LayerTable) -> LayerTable:
-    """``frozen``'s rows (weights not updated: a fine-tuned base) followed by ``trained``'s (adapters)."""
+    """A frozen table's rows followed by a trained table's (a fine-tuned base and its adapters).
+
+    Parameters
+    ----------
+    frozen : LayerTable
+        Rows whose weights are not updated.
+    trained : LayerTable
+        Rows the optimizer updates (LoRA adapters).
+
+    Returns
+    -------
+    LayerTable
+        Both, with ``trained`` marking the second part.
+    """
     join = lambda name: np.concatenate([getattr(frozen, name), getattr(trained, name)])  # noqa: E731
     return LayerTable(name=frozen.name, sample=frozen.sample, seq_len=frozen.seq_len, kinds=frozen.kinds + trained.kinds,
                       **{name: join(name) for name in ("unit", "forward_flops", "bytes", "params", "activation_bytes",

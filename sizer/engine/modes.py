@@ -42,8 +42,33 @@ _THROUGHPUT_RE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,
 
 
 def job_step_seconds(job: Job, device: Device, efficiency: Efficiencies | None = None, count: int = 1) -> float:
-    """Expected seconds per step of ``job`` on ``count`` devices, each running its whole share at once
-    (as a measured run did)."""
+    """Expected seconds per step of a job, each device running its whole share at once (as a measured run did).
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    device : Device
+        A catalog device.
+    efficiency : Efficiencies, optional
+        Overrides the defaults of the device's kind.
+    count : int, default 1
+        Data-parallel devices [1].
+
+    Returns
+    -------
+    float
+        Seconds per step [s].
+
+    Raises
+    ------
+    InputError
+        A precision the device has no peak for.
+
+    References
+    ----------
+    [spec-3.3]
+    """
     table = build_device_table((device,), job.precision, (efficiency,))
     if not table.supported[0]:
         raise InputError("precision", job.precision.value, f"a precision {device.name} supports")
@@ -53,13 +78,56 @@ def job_step_seconds(job: Job, device: Device, efficiency: Efficiencies | None =
 
 def profile_step_seconds(profile: Profile, device: Device, precision: str, batch_size: float, optimizer: str,
                          efficiency: Efficiencies | None = None, count: int = 1) -> float:
-    """:func:`job_step_seconds` for a profiled run of ``batch_size`` samples over ``count`` devices."""
+    """:func:`job_step_seconds` for a profiled run of ``batch_size`` samples over ``count`` devices.
+
+    Parameters
+    ----------
+    profile : Profile
+        Per-layer profile of the workload.
+    device : Device
+        A catalog device.
+    precision : str
+        Training precision.
+    batch_size : float
+        Samples per step, all devices [sample].
+    optimizer : str
+        Optimizer name (``adam``, ``sgd``, ...).
+    efficiency : Efficiencies, optional
+        Overrides the defaults of the device's kind.
+    count : int, default 1
+        Data-parallel devices [1].
+
+    Returns
+    -------
+    float
+        Seconds per step [s].
+
+    References
+    ----------
+    [spec-3.3], [spec-7]
+    """
     job = job_from_profile(profile, batch_size, precision, optimizer, micro_batch=batch_size / count)
     return job_step_seconds(job, device, efficiency, count)
 
 
 def parse_reference_throughput(text: str) -> float:
-    """Samples per second from '833/s', '833 images/s', '50000 per hour'."""
+    """Samples per second from a measured throughput as text.
+
+    Parameters
+    ----------
+    text : str
+        ``'833/s'``, ``'833 images/s'``, ``'50000 per hour'`` (at most 64 characters).
+
+    Returns
+    -------
+    float
+        Throughput [sample/s].
+
+    Raises
+    ------
+    InputError
+        Text of another form, or a throughput that is not positive.
+    """
     match = _THROUGHPUT_RE.match(text) if isinstance(text, str) and len(text) <= 64 else None
     if not match:
         raise InputError("reference", text, "DEVICE=THROUGHPUT/s, e.g. 'V100 SXM2 16GB=833/s'")
@@ -72,7 +140,22 @@ def parse_reference_throughput(text: str) -> float:
 
 
 def parse_reference(text: str, catalog) -> tuple[Device, float]:
-    """'DEVICE=THROUGHPUT/s' -> the catalog device and samples per second."""
+    """The device and throughput of a reference measurement, ``'DEVICE=THROUGHPUT/s'``.
+
+    Parameters
+    ----------
+    text : str
+        For example ``'V100 SXM2 16GB=833/s'`` (at most 200 characters).
+    catalog : Catalog
+        Where the device name is looked up.
+
+    Returns
+    -------
+    device : Device
+        The catalog device.
+    throughput : float
+        Samples per second [sample/s].
+    """
     if not isinstance(text, str) or "=" not in text or len(text) > 200:
         raise InputError("reference", text, "DEVICE=THROUGHPUT/s, e.g. 'V100 SXM2 16GB=833/s'")
     name, _, rate = text.rpartition("=")
@@ -81,10 +164,41 @@ def parse_reference(text: str, catalog) -> tuple[Device, float]:
 
 def reference_efficiencies(job: Job, device: Device, measured_throughput: float,
                            base: Efficiencies) -> tuple[Efficiencies, float]:
-    """Efficiencies scaled so that the engine reproduces one measured throughput (samples/s).
+    r"""Efficiencies scaled so that the engine reproduces one measured throughput.
 
-    The per-step overhead is kept; the kernel part is scaled by one factor, found by bisection
-    on the monotone step-time function. Returns the efficiencies and the factor.
+    The per-step overhead is kept; the kernel part is scaled by one factor f, found by bisection
+    on the monotone step-time function:
+
+    .. math::
+
+        t_{step}(f) = \frac{B}{X_{measured}}
+
+    Parameters
+    ----------
+    job : Job
+        The workload as the reference run ran it.
+    device : Device
+        The reference device.
+    measured_throughput : float
+        Measured throughput X [sample/s].
+    base : Efficiencies
+        The efficiencies to scale.
+
+    Returns
+    -------
+    efficiencies : Efficiencies
+        The scaled efficiencies.
+    factor : float
+        How many times the model's time the run took, f [1].
+
+    Raises
+    ------
+    InputError
+        A throughput outside what any factor from 1e-3 to 1e3 explains.
+
+    References
+    ----------
+    [habitat]
     """
     if not math.isfinite(measured_throughput) or measured_throughput <= 0:
         raise InputError("reference", measured_throughput, "a positive measured throughput")
@@ -109,14 +223,69 @@ def reference_efficiencies(job: Job, device: Device, measured_throughput: float,
 
 
 def carried_over(target_base: Efficiencies, factor: float, source: str) -> Efficiencies:
-    """The target's efficiencies moved by the part of a reference factor that carries over."""
+    r"""The target's efficiencies moved by the part of a reference factor that carries over.
+
+    .. math::
+
+        \eta_{target} = \eta_{default} / f^{w}, \qquad w = 0.5
+
+    Parameters
+    ----------
+    target_base : Efficiencies
+        Default efficiencies of the target device.
+    factor : float
+        Reference factor f [1] from :func:`reference_efficiencies`.
+    source : str
+        What to say the efficiencies come from.
+
+    Returns
+    -------
+    Efficiencies
+        The target's scaled efficiencies.
+
+    References
+    ----------
+    [habitat]
+    """
     return target_base.scaled(factor ** REFERENCE_WEIGHT, source)
 
 
 def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | None = None,
                         reference_batch_size: float | None = None,
                         calibration=None) -> tuple[Efficiencies, Mode, list[Assumption]]:
-    """The efficiencies for ``device``, the mode they come from, and what to tell the user."""
+    """The efficiencies for a device, the mode they come from, and what to tell the user.
+
+    A reference measurement first (its factor carried over), else the device's calibration,
+    else the datasheet defaults.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    device : Device
+        The target device.
+    catalog : Catalog
+        Where a reference device is looked up.
+    reference : str, optional
+        ``'DEVICE=THROUGHPUT/s'``.
+    reference_batch_size : float, optional
+        Batch of the reference run [sample] (the job's by default).
+    calibration : Calibration, optional
+        Fitted devices.
+
+    Returns
+    -------
+    efficiencies : Efficiencies
+        The efficiencies to predict with.
+    mode : Mode
+        ``datasheet``, ``calibrated`` or ``reference``.
+    assumptions : list of Assumption
+        What the answer must say about them.
+
+    References
+    ----------
+    [habitat], [spec-3.11]
+    """
     from sizer.engine.calibration import calibrated_efficiencies
 
     if reference is not None:
@@ -145,7 +314,20 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
 
 
 def job_from_profile_like(job: Job, batch_size: float) -> Job:
-    """The same layers at another batch, each device running its whole share (a measured reference run)."""
+    """The same layers at another batch, each device running its whole share (a measured reference run).
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    batch_size : float
+        Samples per step [sample].
+
+    Returns
+    -------
+    Job
+        A copy with the batch and micro-batch set to ``batch_size``.
+    """
     from dataclasses import replace
 
     return replace(job, batch_size=float(batch_size), micro_batch=float(batch_size), batch_given=True)

@@ -51,10 +51,51 @@ class Configs:
 
     @property
     def dp(self) -> np.ndarray:
+        r"""Data-parallel replicas of each configuration.
+
+        .. math::
+
+            dp = n / (tp \cdot pp)
+
+        Returns
+        -------
+        numpy.ndarray
+            Replicas per configuration [1].
+        """
         return self.count / (self.tp * self.pp)
 
     @classmethod
     def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1) -> "Configs":
+        """Configurations from scalars or arrays, broadcast against each other.
+
+        Parameters
+        ----------
+        device : int or array
+            Index into the DeviceTable [1].
+        count : float or array
+            Devices, tp x pp x dp [1].
+        micro_batch : float or array
+            Samples per replica per forward/backward pass [sample].
+        accumulation : float or array
+            Micro-batches per optimizer step per replica [1].
+        zero : int or array
+            ZeRO stage 0-3 [1].
+        tp, pp : float or array, default 1
+            Tensor- and pipeline-parallel degrees [1].
+        recompute : int or array, default 0
+            Index into ``RECOMPUTE`` (none, selective, full).
+        interleave : float or array, default 1
+            Virtual pipeline chunks per stage [1].
+
+        Returns
+        -------
+        Configs
+            One flat array per field, all of one length.
+
+        References
+        ----------
+        [megatron], [zero], [korthikanti]
+        """
         types = (np.int64, float, float, float, np.int64, float, float, np.int64, float)
         arrays = np.broadcast_arrays(*(np.asarray(v, dtype=t) for v, t in zip(
             (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave), types)))
@@ -122,33 +163,111 @@ class StepParts:
 
     @property
     def communication(self) -> np.ndarray:
+        """Communication on the critical path: tensor-parallel, pipeline and data-parallel time.
+
+        Returns
+        -------
+        numpy.ndarray
+            Seconds per step per configuration [s].
+        """
         return self.tensor_parallel + self.pipeline + self.data_parallel
 
 
 def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int) -> np.ndarray:
-    """Bytes the optimizer update moves per parameter: read gradient and weights, write weights,
-    read and write master weights and every state."""
+    r"""Bytes the optimizer update moves per parameter.
+
+    Read gradient and weights, write weights, read and write master weights and every state:
+
+    .. math::
+
+        b = 3 b_w + 2 b_m + 2 k \, b_s
+
+    Parameters
+    ----------
+    weight_bytes : numpy.ndarray
+        Bytes per stored weight (and gradient) b_w [B].
+    master_bytes : numpy.ndarray
+        Bytes per FP32 master weight b_m [B] (0 without mixed precision).
+    optimizer_states : int
+        States per parameter k [1] (Adam 2, momentum 1, SGD 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        Bytes moved per parameter per step [B].
+
+    References
+    ----------
+    [spec-3.8], [micikevicius]
+    """
     return 3 * weight_bytes + 2 * master_bytes + 2 * optimizer_states * OPTIMIZER_STATE_BYTES
 
 
 def ring_allreduce_seconds(message_bytes: np.ndarray, count: np.ndarray, bandwidth: np.ndarray,
                            latency: np.ndarray) -> np.ndarray:
-    """``2 (n − 1) / n · bytes / bandwidth + 2 (n − 1) · latency`` (Patarasuk & Yuan 2009; spec §3.3)."""
+    r"""Time of a ring all-reduce.
+
+    .. math::
+
+        t = 2 \frac{n - 1}{n} \frac{B}{\beta} + 2 (n - 1) \alpha
+
+    Parameters
+    ----------
+    message_bytes : numpy.ndarray
+        Bytes to reduce B [B].
+    count : numpy.ndarray
+        Devices in the ring n [1].
+    bandwidth : numpy.ndarray
+        Link bandwidth per direction β [B/s].
+    latency : numpy.ndarray
+        Latency per step α [s].
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds [s]; 0 for a single device.
+
+    References
+    ----------
+    [patarasuk], [spec-3.3]
+    """
     steps = np.maximum(count - 1, 0)
     return np.where(count > 1, 2 * steps / np.maximum(count, 1) * message_bytes / bandwidth + 2 * steps * latency, 0.0)
 
 
 def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bandwidth and latency for a group of devices that spans ``span`` consecutive devices:
-    the link inside a node while it fits in one, else the network between nodes."""
+    """Bandwidth and latency for a group of devices that spans ``span`` consecutive devices.
+
+    The link inside a node while the group fits in one, else the slower of that link and the
+    network between nodes.
+
+    Parameters
+    ----------
+    table : DeviceTable
+        Device rates and links.
+    d : numpy.ndarray
+        Device index of each configuration [1].
+    span : numpy.ndarray
+        Consecutive devices the group spans [1].
+
+    Returns
+    -------
+    bandwidth : numpy.ndarray
+        Per direction [B/s].
+    latency : numpy.ndarray
+        Per message [s].
+
+    References
+    ----------
+    [dgx-h100], [pcie], [ethernet]
+    """
     inside = span <= table.devices_per_node[d]
     bandwidth = np.where(inside, table.link[d], np.minimum(table.link[d], table.network[d]))
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 
 def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.ndarray:
-    r"""Fraction of a unit's efficiency ceiling that a kernel of ``flops_per_kernel`` FLOP reaches:
-    :math:`x / (x + x_{1/2})`, 1 where ``half`` (:math:`x_{1/2}`) is 0.
+    r"""Fraction of a unit's efficiency ceiling that a kernel of a given size reaches.
 
     A saturating curve of the GEMM size (a kernel with :math:`x_{1/2}` FLOP runs at half the
     ceiling): large GEMMs fill every multiprocessor for many waves, small ones leave the tail wave
@@ -156,6 +275,28 @@ def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.nda
     vector pipelines (Hockney & Jesshope 1988) applied to a kernel's work; ``half`` is fitted on
     published LLM runs (benchmarks/llm_training.py, benchmarks/ACCURACY.md).
 
+    .. math::
+
+        f = \frac{x}{x + x_{1/2}}, \qquad f = 1 \text{ where } x_{1/2} = 0
+
+    Parameters
+    ----------
+    flops_per_kernel : numpy.ndarray
+        Work of one kernel launch x [FLOP].
+    half : numpy.ndarray
+        Kernel size that reaches half the ceiling, x_1/2 [FLOP]; 0 for no size dependence.
+
+    Returns
+    -------
+    numpy.ndarray
+        The fraction f [1], in (0, 1].
+
+    References
+    ----------
+    [megatron]
+
+    Examples
+    --------
     >>> float(matrix_size_factor(np.asarray(4e9), np.asarray(4e9)))
     0.5
     """
@@ -165,8 +306,28 @@ def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.nda
 
 
 def recompute_factors(layers: LayerTable, recompute: np.ndarray, kind: Pass) -> np.ndarray:
-    """Extra forward passes per layer [config, layer]: full recomputation reruns every layer's forward
-    pass, selective only the attention layers' (Korthikanti et al. 2022 §5)."""
+    """Extra forward passes per layer that recomputation adds.
+
+    Full recomputation reruns every layer's forward pass, selective only the attention layers'.
+
+    Parameters
+    ----------
+    layers : LayerTable
+        The workload's layers.
+    recompute : numpy.ndarray
+        Index into ``RECOMPUTE`` per configuration [1] (0 none, 1 selective, 2 full).
+    kind : Pass
+        The pass; without a backward pass nothing is recomputed.
+
+    Returns
+    -------
+    numpy.ndarray
+        Extra forward passes [1], shape (configuration, layer row).
+
+    References
+    ----------
+    [korthikanti]
+    """
     if not kind.backward:
         return np.zeros((len(recompute), len(layers.unit)))
     attention = np.asarray([k == "attention" for k in layers.kinds], dtype=float)
@@ -174,8 +335,24 @@ def recompute_factors(layers: LayerTable, recompute: np.ndarray, kind: Pass) -> 
 
 
 def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
-    """``kind``'s factors per layer row: in a pass with a backward pass, the trained rows of a
-    table with a frozen part (LoRA adapters over a frozen base) take TRAINING's factors."""
+    """A pass's factors per layer row.
+
+    In a pass with a backward pass, the trained rows of a table with a frozen part (LoRA adapters
+    over a frozen base) take TRAINING's factors; the other rows the pass's own.
+
+    Parameters
+    ----------
+    layers : LayerTable
+        The workload's layers.
+    kind : Pass
+        TRAINING, FROZEN or INFERENCE.
+
+    Returns
+    -------
+    Pass
+        The same pass with ``flops``, ``activation_bytes``, ``kernels`` and ``weight_reads`` as
+        arrays over layer rows [multiples of the forward pass].
+    """
     rows = np.ones(len(layers.unit))
     if layers.trained is None or not kind.backward:
         pick = lambda name: getattr(kind, name) * rows  # noqa: E731
@@ -190,14 +367,60 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
                  kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
                  shard_group: np.ndarray | None = None,
                  trainable_params: float | None = None, extra_bytes: np.ndarray | None = None) -> StepParts:
-    """Expected seconds per step for every configuration.
+    r"""Expected seconds per step for every configuration: the per-layer roofline plus parallelism.
 
-    ``weight_bytes`` [B per parameter, per configuration]: how weights are stored when not at the
-    training precision (quantised inference, QLoRA's 4-bit base); ``trainable_params``: the
-    parameters the optimizer updates and the devices synchronise (all of them by default);
-    ``extra_bytes`` [B per sample, per layer row or per configuration × layer row]: memory traffic
-    beyond activations and weights, at its own storage (not scaled by the precision), such as the
-    KV cache a decode step reads; it is split over tensor ranks like the rest of the layer.
+    Per layer the largest of compute-, memory- and launch-bound time; stages of ``1/pp`` of the
+    layers for ``m + (pp - 1)/v`` micro-batch slots (1F1B with v interleaved chunks); tensor-parallel
+    collectives, pipeline sends, the gradient synchronisation (ring all-reduce, 1.5 x for ZeRO-3),
+    the optimizer update and the per-step overhead:
+
+    .. math::
+
+        t_{layer} = \max\left(\frac{F}{tp \cdot R \cdot f(x)}, \frac{B}{tp \cdot \beta}, k \, t_{launch}\right),
+        \qquad
+        t_{step} = \left(m + \frac{pp - 1}{v}\right) \sum_{stage} t_{layer} + t_{tp} + t_{pp} + t_{dp} + t_{opt} + t_0
+
+    Parameters
+    ----------
+    layers : LayerTable
+        The workload's layers: forward FLOP, activation bytes, parameters, kernels per sample.
+    table : DeviceTable
+        Achieved rates [FLOP/s], bandwidths [B/s], launch times [s] and links of the devices.
+    configs : Configs
+        The configurations to evaluate.
+    optimizer_states : int
+        Optimizer states per parameter [1].
+    shape : Shape, optional
+        Transformer blocks, hidden size and tokens per sample, for tensor and pipeline
+        communication; None for a profiled workload.
+    overlap_allreduce : bool, default False
+        Whether the gradient all-reduce overlaps the backward pass.
+    keep_layers : bool, default False
+        Keep per-layer seconds and bounds in the result.
+    kind : Pass, default TRAINING
+        Training, frozen-weight training or inference.
+    weight_bytes : numpy.ndarray, optional
+        Bytes per stored weight per configuration [B], when not at the training precision
+        (quantised inference, QLoRA's 4-bit base).
+    offload : bool, default False
+        Optimizer step on the host (ZeRO-Offload).
+    shard_group : numpy.ndarray, optional
+        Devices per ZeRO-3 group under hybrid sharding [1].
+    trainable_params : float, optional
+        Parameters the optimizer updates and the devices synchronise [1] (all by default).
+    extra_bytes : numpy.ndarray, optional
+        Memory traffic beyond activations and weights [B per sample], per layer row or per
+        configuration x layer row, such as the KV cache a decode step reads.
+
+    Returns
+    -------
+    StepParts
+        Step time and its parts [s], the physical limit [s], model and hardware FLOP per device
+        [FLOP] and the bound of each configuration.
+
+    References
+    ----------
+    [roofline], [megatron], [korthikanti], [patarasuk], [zero], [zero-offload], [fsdp], [spec-3.3]
     """
     d, c = configs.device, configs
     micro = c.micro_batch[:, None]

@@ -36,7 +36,18 @@ class Search:
     found: np.ndarray  # per pair: whether any candidate fits
 
     def ranked(self, pair: int) -> np.ndarray:
-        """Candidates of one pair that fit, fastest first."""
+        """Candidates of one (device, count) pair that fit, fastest first.
+
+        Parameters
+        ----------
+        pair : int
+            Index of the pair [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            Rows of ``evaluation``, by training time [s] ascending.
+        """
         ev = self.evaluation
         rows = np.flatnonzero((self.pair == pair) & ev.fits & ev.feasible)
         return rows[np.argsort(ev.training_seconds[rows], kind="stable")]
@@ -53,7 +64,37 @@ def _tensor_sizes(job: Job) -> tuple[int, ...]:
 
 def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray, choice: dict,
                full: bool = False) -> dict[str, np.ndarray]:
-    """The candidate layouts of every (device, count) pair, as flat arrays with their pair index."""
+    """The candidate layouts of every (device, count) pair, as flat arrays with their pair index.
+
+    Tensor-parallel sizes that divide the heads and fit in a node, pipeline stages up to the
+    block count, the ZeRO stages and recomputation policies of ``choice``; layouts whose
+    tp x pp does not divide the count, or ZeRO without data parallelism, are dropped.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    table : DeviceTable
+        The devices.
+    device : numpy.ndarray
+        Device index of each pair [1].
+    count : numpy.ndarray
+        Devices of each pair [1].
+    choice : dict
+        The candidate set (``DATA_PARALLEL``, ``QUICK`` or ``FULL``).
+    full : bool, default False
+        Also explicit micro-batches (``FULL_MICRO``).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``pair``, ``device``, ``count``, ``tp``, ``pp``, ``zero``, ``recompute`` and ``micro``
+        (0: the largest that fits) per candidate [1].
+
+    References
+    ----------
+    [megatron], [zero], [korthikanti], [spec-3.3]
+    """
     transformer = job.shape is not None
     recompute = choice["recompute"] if transformer else (0,)
     pps = [p for p in choice["pp"] if p <= job.shape.blocks] if transformer else [1]
@@ -72,7 +113,39 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
 
 def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, headroom: bool = False,
            overlap_allreduce: bool = False) -> Search:
-    """Evaluate every candidate layout of every (device, count) pair and choose one per pair."""
+    """Evaluate every candidate layout of every (device, count) pair and choose one per pair.
+
+    The fastest layout that fits; where none fits, the one closest to fitting. The quick set
+    tries data parallelism with ZeRO 0/1/3 first and adds tensor parallelism and full
+    recomputation only for pairs where none of those fits.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    table : DeviceTable
+        The devices.
+    device : int or array
+        Device index of each pair [1].
+    count : int or array
+        Devices of each pair [1].
+    full : bool, default False
+        The full candidate set that ``sizer plan`` ranks.
+    headroom : bool, default False
+        Reserve the memory headroom.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+
+    Returns
+    -------
+    Search
+        Every candidate's evaluation, its pair, and per pair the chosen candidate and whether
+        any fits.
+
+    References
+    ----------
+    [megatron], [zero], [spec-3.3]
+    """
     device = np.atleast_1d(np.asarray(device, dtype=np.int64))
     count = np.atleast_1d(np.asarray(count, dtype=np.int64))
     check_deadline()

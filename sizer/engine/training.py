@@ -87,7 +87,18 @@ class TimeResult(Model):
 
 
 def time_unit(seconds: float) -> str:
-    """A unit a person reads a duration in."""
+    """A unit a person reads a duration in.
+
+    Parameters
+    ----------
+    seconds : float
+        The duration [s].
+
+    Returns
+    -------
+    str
+        ``"day"`` from 3 days, ``"hour"`` from 2 hours, ``"minute"`` from 10 minutes, else ``"s"``.
+    """
     if seconds >= 3 * unit_factor("day", "s"):
         return "day"
     if seconds >= 2 * unit_factor("hour", "s"):
@@ -114,7 +125,27 @@ def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
 
 
 def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None:
-    """A layout the job can run, or InputError saying why not."""
+    """Check that a job can run a layout.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    tp : int
+        Tensor-parallel size [1].
+    pp : int
+        Pipeline stages [1].
+    recompute : int
+        Recomputation policy [1] (0 none, 1 selective, 2 full).
+
+    Raises
+    ------
+    InputError
+        tp x pp that does not divide the count; tensor or pipeline parallelism or
+        recomputation for a workload that is not a transformer; more stages than blocks.
+    """
     if count % (tp * pp):
         raise InputError("tp", tp, f"tensor x pipeline parallel sizes that divide the device count ({count}): "
                                    f"tp {tp} x pp {pp} = {tp * pp}")
@@ -128,7 +159,30 @@ def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None
 
 def choose_layout(job: Job, table, count: int, *, headroom: bool = False,
                   overlap_allreduce: bool = False) -> tuple[int, int, int, int]:
-    """(zero, tp, pp, recompute) of the fastest quick-search layout that fits, else the one closest to fitting."""
+    """The fastest quick-search layout that fits, else the one closest to fitting.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    table : DeviceTable
+        A table of one device.
+    count : int
+        Devices [1].
+    headroom : bool, default False
+        Reserve the memory headroom.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+
+    Returns
+    -------
+    tuple of int
+        (zero, tp, pp, recompute) [1].
+
+    References
+    ----------
+    [zero], [megatron]
+    """
     from sizer.engine.search import search
 
     found = search(job, table, [0], [count], headroom=headroom, overlap_allreduce=overlap_allreduce)
@@ -142,11 +196,70 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None, headroom: bool = False,
                       overlap_allreduce: bool = False, extra_assumptions: tuple[Assumption, ...] = (),
                       topology=None, offload: bool = False, hybrid_shard: bool = False) -> TimeResult:
-    """Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
+    r"""Step time, throughput, training time, memory and utilisation of a job on ``count`` devices.
 
     With no layout given (``zero``, ``tp``, ``pp``, ``recompute`` all None) the quick layout search
     chooses one (:mod:`sizer.engine.search`) and the assumptions say which; a partly given layout
-    fills the rest with data parallel, ZeRO 0, no recomputation."""
+    fills the rest with data parallel, ZeRO 0, no recomputation. The range is the expected time
+    times the mode's error spread, never below the physical limit; MFU counts the model's FLOP
+    (no recomputation), HFU the hardware's:
+
+    .. math::
+
+        T_{low} = \max(f_{low} T, \; C_{train} / (n R_{peak})), \qquad
+        MFU = \frac{X \cdot F_{token}}{n R_{peak}}
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    device : Device
+        A catalog device.
+    count : int, default 1
+        Devices [1], 1 to 1,000,000.
+    zero : int, optional
+        ZeRO stage 0-3 [1].
+    tp : int, optional
+        Tensor-parallel size [1].
+    pp : int, optional
+        Pipeline stages [1].
+    recompute : int, optional
+        Recomputation policy [1] (0 none, 1 selective, 2 full).
+    interleave : int, default 1
+        Virtual pipeline chunks per stage [1].
+    mode : Mode, default Mode.DATASHEET
+        Where the efficiencies come from; sets the range.
+    efficiency : Efficiencies, optional
+        Overrides the defaults of the device's kind.
+    headroom : bool, default False
+        Reserve 25-30 % of the memory (seed 003).
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+    extra_assumptions : tuple of Assumption
+        Added to the answer's assumptions.
+    topology : Topology, optional
+        A catalog node type (devices per node, links).
+    offload : bool, default False
+        Optimizer states and master weights in host memory (ZeRO-Offload).
+    hybrid_shard : bool, default False
+        ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+
+    Returns
+    -------
+    TimeResult
+        Step time and training time ranges [s], throughput [sample/s], training compute [FLOP],
+        peak [FLOP/s], MFU and HFU [1], memory per device [B], whether it fits, the largest
+        micro-batch [sample], warnings and assumptions.
+
+    Raises
+    ------
+    InputError
+        A count out of bounds, an unsupported precision or an impossible layout.
+
+    References
+    ----------
+    [spec-3.3], [seed-004-eq4], [zero], [megatron], [korthikanti], [zero-offload], [fsdp], [seed-003]
+    """
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
     if offload and (device.kind == "cpu" or device.unified_memory):

@@ -15,12 +15,51 @@ MAX_NEURONS = 10_000_000
 
 
 def sequential_complexity(neuron_times: Sequence[Sequence[float]]) -> float:
-    """``T1 = Σ_μ Σ_i T^(μ,i)``: one processing element computes every neuron (seed 003 eq. 2)."""
+    r"""Complexity of a feed-forward network computed by one processing element.
+
+    .. math::
+
+        T_1 = \sum_{\mu=1}^{M} \sum_{i=1}^{N_\mu} T^{(\mu, i)}
+
+    Parameters
+    ----------
+    neuron_times : sequence of sequences of float
+        ``neuron_times[μ][i]`` is the time of neuron i of layer μ, T^(μ,i) [s] (or any one
+        unit of time, which the result keeps).
+
+    Returns
+    -------
+    float
+        T_1, the sum of all neuron times [s].
+
+    References
+    ----------
+    [seed-003-eq2], [spec-3.6]
+    """
     return float(sum(sum(layer) for layer in neuron_times))
 
 
 def parallel_complexity(neuron_times: Sequence[Sequence[float]]) -> float:
-    """``T2 = Σ_μ max_i T^(μ,i)``: one processing element per neuron (seed 003 eq. 3)."""
+    r"""Complexity of the same network with one processing element per neuron.
+
+    .. math::
+
+        T_2 = \sum_{\mu=1}^{M} \max_i T^{(\mu, i)}
+
+    Parameters
+    ----------
+    neuron_times : sequence of sequences of float
+        ``neuron_times[μ][i]`` is the time of neuron i of layer μ, T^(μ,i) [s].
+
+    Returns
+    -------
+    float
+        T_2, the sum over layers of the slowest neuron's time [s].
+
+    References
+    ----------
+    [seed-003-eq3], [spec-3.6]
+    """
     return float(sum(max(layer) for layer in neuron_times))
 
 
@@ -35,11 +74,41 @@ class ComplexityResult(Model):
 
 def estimate_complexity(layer_sizes: Sequence[object], operation_time: object = "1 ns",
                         inputs: object | None = None) -> ComplexityResult:
-    """T1, T2 and their ratio for layers of the given widths, each neuron costing its fan-in.
+    r"""T1, T2 and their ratio for layers of the given widths, each neuron costing its fan-in.
 
     A neuron of layer μ does one multiply-add per input (its fan-in: the previous layer's
-    width) at ``operation_time`` each. Without ``inputs``, the first width is the input layer.
+    width, :math:`N_{\mu-1}`) at ``operation_time`` t each, so
 
+    .. math::
+
+        T_1 = \sum_\mu N_\mu N_{\mu-1} t, \qquad T_2 = \sum_\mu N_{\mu-1} t
+
+    Parameters
+    ----------
+    layer_sizes : list of int
+        Layer widths [1]; without ``inputs`` the first is the input layer.
+    operation_time : quantity, default ``"1 ns"``
+        Time of one multiply-add [s].
+    inputs : int, optional
+        Width of the input layer [1], when ``layer_sizes`` holds only the computing layers.
+
+    Returns
+    -------
+    ComplexityResult
+        Layer and neuron counts, T1 and T2 [s], their ratio (speed-up) [1] and the assumptions.
+
+    Raises
+    ------
+    InputError
+        No layers, a width that is not a positive integer, more than ``MAX_NEURONS`` neurons,
+        or an operation time that is not a time.
+
+    References
+    ----------
+    [seed-003-eq2], [seed-003-eq3], [spec-3.6]
+
+    Examples
+    --------
     >>> estimate_complexity([75, 512, 10]).speedup
     74.13...
     """

@@ -18,21 +18,71 @@ COMPUTE_SOURCE = "seed 004 eq. 3, C_train = O_f O_b P S E"
 def training_compute(params: float, samples: float, epochs: float,
                      forward_flops_per_param: float = FORWARD_FLOPS_PER_PARAM,
                      backward_factor: float = BACKWARD_FACTOR) -> pint.Quantity:
-    """``C_train = O_f · O_b · P · S · E`` [FLOP] (seed 004 eq. 3).
+    r"""Training compute from the parameter count.
 
-    ``params`` P, ``samples`` S (tokens for a language model), ``epochs`` E,
-    ``forward_flops_per_param`` O_f, ``backward_factor`` O_b.
-    Worked example (spec §3.2): GPT-3, 175e9 parameters, 300e9 tokens, 1 epoch -> 3.15e23 FLOP.
+    .. math::
+
+        C_{train} = O_f \, O_b \, P \, S \, E
+
+    Parameters
+    ----------
+    params : float
+        Parameters P [1].
+    samples : float
+        Training samples per epoch S [1] (tokens for a language model).
+    epochs : float
+        Epochs E [1].
+    forward_flops_per_param : float, default 2
+        Forward FLOP per parameter per sample O_f [FLOP] (one multiply, one add).
+    backward_factor : float, default 3
+        Forward-plus-backward multiplier O_b [1] (the backward pass costs about twice the forward).
+
+    Returns
+    -------
+    pint.Quantity
+        C_train [FLOP].
+
+    References
+    ----------
+    [seed-004-eq3], [spec-3.2]
+
+    Examples
+    --------
+    GPT-3: 175e9 parameters, 300e9 tokens, one epoch gives 3.15e23 FLOP (spec §3.2).
     """
     return Quantity(forward_flops_per_param * backward_factor * params * samples * epochs, "FLOP")
 
 
 def training_compute_from_forward(forward_flops_per_sample: pint.Quantity, samples: float, epochs: float,
                                   backward_factor: float = BACKWARD_FACTOR) -> pint.Quantity:
-    """``C_train = O_b · F_fwd · S · E`` [FLOP] (spec §3.2), for layers that reuse weights.
+    r"""Training compute from a counted forward pass, for layers that reuse weights.
 
-    ``forward_flops_per_sample`` F_fwd [FLOP], counted from a layer description or a real model.
+    .. math::
 
+        C_{train} = O_b \, F_{fwd} \, S \, E
+
+    Parameters
+    ----------
+    forward_flops_per_sample : pint.Quantity
+        Forward FLOP of one sample F_fwd [FLOP], counted from a layer description or a real model.
+    samples : float
+        Training samples per epoch S [1].
+    epochs : float
+        Epochs E [1].
+    backward_factor : float, default 3
+        Forward-plus-backward multiplier O_b [1].
+
+    Returns
+    -------
+    pint.Quantity
+        C_train [FLOP].
+
+    References
+    ----------
+    [spec-3.2], [seed-004-eq3]
+
+    Examples
+    --------
     >>> training_compute_from_forward(Quantity(1.4e9, "FLOP"), 1.28e6, 90).to("FLOP")
     <Quantity(4.8384e+17, 'FLOP')>
     """

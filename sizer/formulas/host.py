@@ -26,12 +26,54 @@ STORAGE_READ_RATES: dict[str, tuple[pint.Quantity, str]] = {
 
 
 def dataset_bytes(samples: float, sample_size: pint.Quantity) -> pint.Quantity:
-    """RAM to hold the whole data set: samples × bytes per sample."""
+    r"""RAM that holds the whole data set.
+
+    .. math::
+
+        M = S \cdot b
+
+    Parameters
+    ----------
+    samples : float
+        Samples in the data set S [1].
+    sample_size : pint.Quantity
+        Bytes per sample b [B].
+
+    Returns
+    -------
+    pint.Quantity
+        The data set's size [GB].
+
+    References
+    ----------
+    [spec-3.9], [seed-003]
+    """
     return (samples * sample_size).to("GB")
 
 
 def required_read_rate(throughput: pint.Quantity, sample_size: pint.Quantity) -> pint.Quantity:
-    """Storage read rate that keeps the devices fed: samples/s × bytes/sample."""
+    r"""Storage read rate that keeps the devices fed.
+
+    .. math::
+
+        r = \text{throughput} \cdot b
+
+    Parameters
+    ----------
+    throughput : pint.Quantity
+        Training throughput [sample/s].
+    sample_size : pint.Quantity
+        Bytes per sample b [B].
+
+    Returns
+    -------
+    pint.Quantity
+        The read rate the storage must sustain [GB/s].
+
+    References
+    ----------
+    [spec-3.9]
+    """
     return (throughput * sample_size / Quantity(1, "sample")).to("GB/s")
 
 
@@ -47,7 +89,35 @@ class HostResult(Model):
 
 def estimate_host(samples: float, sample_size: pint.Quantity, throughput: pint.Quantity,
                   storage: str = "nvme") -> HostResult:
-    """Whether the host can hold the data set in RAM and read it fast enough from ``storage``."""
+    """Whether the host can hold the data set in RAM and read it fast enough from its storage.
+
+    Parameters
+    ----------
+    samples : float
+        Samples in the data set [1].
+    sample_size : pint.Quantity
+        Bytes per sample [B].
+    throughput : pint.Quantity
+        The fastest training throughput to feed [sample/s].
+    storage : str, default ``"nvme"``
+        Storage class: ``hdd``, ``sata-ssd``, ``nvme`` or ``ramdisk`` (typical read rates in
+        ``STORAGE_READ_RATES``, each with its source).
+
+    Returns
+    -------
+    HostResult
+        The data set's size [GB], the needed and the available read rates [GB/s], whether the
+        storage keeps up, advice and the assumptions.
+
+    Raises
+    ------
+    InputError
+        An unknown storage class.
+
+    References
+    ----------
+    [spec-3.9], [seed-003]
+    """
     if storage not in STORAGE_READ_RATES:
         raise InputError("storage", storage, f"one of {', '.join(STORAGE_READ_RATES)}")
     rate, source = STORAGE_READ_RATES[storage]

@@ -41,6 +41,20 @@ class Derating:
 
     @classmethod
     def single(cls, value: float, source: str = "given by the user") -> "Derating":
+        """A derating with one value for all three bounds.
+
+        Parameters
+        ----------
+        value : float
+            Fraction of peak lost, d [1].
+        source : str, default ``"given by the user"``
+            Where the value comes from.
+
+        Returns
+        -------
+        Derating
+            low = expected = high = ``value``.
+        """
         return cls(value, value, value, source)
 
 
@@ -48,20 +62,64 @@ DEFAULT_DERATING = Derating()
 
 
 def gpu_peak_flops(fp32_cores: float, boost_clock: pint.Quantity) -> pint.Quantity:
-    """FP32 CUDA-core peak ``R = 2 · N · C`` (seed 004 eq. 1).
+    """FP32 CUDA-core peak of a GPU.
 
-    Parameters: ``fp32_cores`` N [count], ``boost_clock`` C [frequency]. Returns [FLOP/s].
-    Worked example (seed 004 eq. 2): Tesla P40, N = 3840, C = 1.531 GHz -> 1.176e13 FLOP/s.
+    .. math::
+
+        R = 2 N C
+
+    Parameters
+    ----------
+    fp32_cores : float
+        FP32 (CUDA) cores N [1].
+    boost_clock : pint.Quantity
+        Boost clock C [Hz].
+
+    Returns
+    -------
+    pint.Quantity
+        Peak R [FLOP/s].
+
+    References
+    ----------
+    [seed-004-eq1], [seed-004-eq2], [spec-3.1]
+
+    Examples
+    --------
+    Tesla P40, N = 3840, C = 1.531 GHz gives 1.176e13 FLOP/s (seed 004 eq. 2).
     """
     return (FLOP_PER_FMA * fp32_cores * boost_clock * Quantity(1, "FLOP")).to("FLOP/s")
 
 
 def cpu_peak_flops(cores: float, clock: pint.Quantity, lanes_per_fma: int, fma_units_per_core: int) -> pint.Quantity:
-    """CPU peak ``R = cores · C · 2 · lanes · FMA units`` (spec §3.1, after seed 004 eq. 1).
+    r"""Peak of a CPU from its cores, clock and vector units.
 
-    Parameters: ``cores`` [count], ``clock`` [frequency], ``lanes_per_fma`` SIMD lanes of the
-    data type per FMA unit (AVX-512 FP32: 16), ``fma_units_per_core``. Returns [FLOP/s].
+    .. math::
 
+        R = n_{cores} \cdot C \cdot 2 \cdot l \cdot u
+
+    Parameters
+    ----------
+    cores : float
+        Physical cores n_cores [1].
+    clock : pint.Quantity
+        Clock C [Hz].
+    lanes_per_fma : int
+        SIMD lanes of the data type per FMA unit l [1] (AVX-512 FP32: 16).
+    fma_units_per_core : int
+        FMA units per core u [1].
+
+    Returns
+    -------
+    pint.Quantity
+        Peak R [FLOP/s].
+
+    References
+    ----------
+    [spec-3.1], [seed-004-eq1]
+
+    Examples
+    --------
     >>> from sizer.units import Quantity
     >>> cpu_peak_flops(28, Quantity(2.5, "GHz"), 16, 2).to("TFLOPS")
     <Quantity(4.48, 'teraFLOPS')>
@@ -70,8 +128,30 @@ def cpu_peak_flops(cores: float, clock: pint.Quantity, lanes_per_fma: int, fma_u
 
 
 def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) -> Estimate:
-    """Sustained rate ``R_s = R · (1 − d)`` (seed 004 §3.3.1); low uses the largest d.
+    """Sustained rate after derating; the low bound uses the largest loss.
 
+    .. math::
+
+        R_s = R (1 - d)
+
+    Parameters
+    ----------
+    peak : pint.Quantity
+        Peak R [FLOP/s].
+    derating : Derating, optional
+        Fraction lost d [1], low / expected / high; default 0.15 / 0.20 / 0.25.
+
+    Returns
+    -------
+    Estimate
+        Sustained rate low / expected / high [FLOP/s].
+
+    References
+    ----------
+    [seed-004-3.3.1], [spec-3.1]
+
+    Examples
+    --------
     >>> from sizer.units import Quantity
     >>> sustained_flops(Quantity(100, "TFLOPS")).expected
     <Quantity(80.0, 'teraFLOPS')>
@@ -80,12 +160,45 @@ def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) 
 
 
 def stated_peak(device: Device, precision: str) -> pint.Quantity | None:
+    """The catalog's stated dense peak of a device for a precision.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    precision : str
+        Precision key of ``device.peaks`` (``fp32``, ``bf16``, ...).
+
+    Returns
+    -------
+    pint.Quantity or None
+        The stated peak [FLOP/s], or None where the catalog has none.
+
+    References
+    ----------
+    [spec-4]
+    """
     sourced = device.peaks.get(precision)
     return None if sourced is None else sourced.quantity(f"peaks.{precision}", "[computation]/[time]").to("FLOP/s")
 
 
 def derived_fp32_peak(device: Device) -> pint.Quantity | None:
-    """2NC for a GPU, the FMA/SIMD formula for a CPU, from the catalog entry; None if it lacks the figures."""
+    """The FP32 peak worked out from a catalog entry: 2NC for a GPU, the vector formula for a CPU.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    pint.Quantity or None
+        The derived peak [FLOP/s]; None where the entry lacks cores or clock.
+
+    References
+    ----------
+    [seed-004-eq1], [spec-3.1]
+    """
     clock = device.boost_clock.quantity("boost_clock", "[frequency]") if device.boost_clock else None
     if device.kind == "cpu" and device.cores and device.vector and clock is not None:
         cores = float(device.cores.quantity("cores", "", "").magnitude)
@@ -99,8 +212,21 @@ _SUPPORTED: dict[int, tuple[Device, tuple[str, ...]]] = {}
 
 
 def supported_precisions(device: Device) -> list[str]:
-    """The precisions a device has a peak for (FP32 also where 2NC gives one); worked out once per device
-    object (catalog devices are immutable; the entry holds the device, so its identity is not reused)."""
+    """The precisions a device has a peak for (FP32 also where 2NC gives one).
+
+    Worked out once per device object (catalog devices are immutable; the memo holds the device,
+    so its identity is not reused).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    list of str
+        Precision names in the order of ``PRECISION_BYTES``.
+    """
     kept = _SUPPORTED.get(id(device))
     if kept is None or kept[0] is not device:
         found = set(device.peaks)
@@ -117,8 +243,31 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
 
     FP32 is ``2NC`` (or the CPU formula) when the entry has cores and clock, since that is the
     seed's method; the stated figure where there is no core count, or where the entry documents
-    why 2NC misses it (dual-issue FP32, a different rated clock). Other precisions are the catalog's dense
-    tensor peaks: no core-count formula gives them (spec §3.1).
+    why 2NC misses it (dual-issue FP32, a different rated clock). Other precisions are the
+    catalog's dense tensor peaks: no core-count formula gives them.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    precision : str, default ``"fp32"``
+        The precision to train or serve in.
+
+    Returns
+    -------
+    peak : pint.Quantity
+        The peak [FLOP/s].
+    basis : str
+        How the peak was obtained, with its source.
+
+    Raises
+    ------
+    InputError
+        A precision the device has no peak for; the message lists those it has.
+
+    References
+    ----------
+    [seed-004-eq1], [spec-3.1]
     """
     precision = check_precision(precision)
     if precision == "fp32" and not (device.fp32_peak_discrepancy and "fp32" in device.peaks):
@@ -154,11 +303,45 @@ def _core_count(raw) -> float:
 
 def estimate_peak(device: Device | None = None, precision: str = "fp32", *, cores: float | None = None,
                   clock: object = None, derating: Derating = DEFAULT_DERATING) -> PeakResult:
-    """Peak and sustained throughput for a catalog device, or for a core count and clock.
+    r"""Peak and sustained throughput of a catalog device, or of a core count and clock.
 
     With ``cores`` and ``clock`` (and no device) the GPU formula 2NC is used; with a device,
-    ``clock`` overrides its boost clock.
+    ``clock`` overrides its boost clock and ``cores`` its core count.
 
+    .. math::
+
+        R = 2 N C, \qquad R_s = R (1 - d)
+
+    Parameters
+    ----------
+    device : Device, optional
+        A catalog device.
+    precision : str, default ``"fp32"``
+        Precision of the peak.
+    cores : count, optional
+        FP32 cores (GPU) or cores (CPU) [1].
+    clock : quantity, optional
+        Clock [Hz].
+    derating : Derating, optional
+        Fraction of peak lost [1].
+
+    Returns
+    -------
+    PeakResult
+        Peak [FLOP/s], sustained range [FLOP/s], basis, the stated FP32 peak where one exists,
+        and the assumptions.
+
+    Raises
+    ------
+    InputError
+        Neither a device nor cores and clock; a precision other than FP32 without a device.
+
+    References
+    ----------
+    [seed-004-eq1], [seed-004-3.3.1], [spec-3.1]
+
+    Examples
+    --------
     >>> estimate_peak(cores=3840, clock="1.531 GHz").peak.value
     11758080000000.0
     """

@@ -22,7 +22,36 @@ MEANING = {
 
 
 def k1_ratio(weights: float, samples: float, features: float) -> float:
-    """``K1 = N_w / (S · N)``, defined for N_w > 1, S > 0, N > 0 (seed 003 eq. 4)."""
+    r"""K1, the redundancy of the network memory.
+
+    .. math::
+
+        K_1 = \frac{N_w}{S N}, \qquad N_w > 1,\ S > 0,\ N > 0
+
+    Parameters
+    ----------
+    weights : float
+        Weights and thresholds N_w [1].
+    samples : float
+        Training specimens S [1].
+    features : float
+        Features per specimen N [1].
+
+    Returns
+    -------
+    float
+        K1 [1]: above 1 the network memory is redundant, at 1 it can remember the whole
+        training sample, below 1 it cannot remember it exactly.
+
+    Raises
+    ------
+    InputError
+        Outside the domain N_w > 1, S > 0, N > 0, or a ratio that is not a finite number.
+
+    References
+    ----------
+    [seed-003-eq4], [spec-3.7]
+    """
     if not weights > 1:
         raise InputError("weights", weights, "more than 1 weight (K1 is defined for N_w > 1)")
     if not samples > 0:
@@ -38,7 +67,25 @@ def k1_ratio(weights: float, samples: float, features: float) -> float:
 
 
 def k1_verdict(k1: float, tolerance: float = DEFAULT_TOLERANCE) -> Verdict:
-    """``exact`` within ``tolerance`` (relative) of 1, else ``redundant`` or ``insufficient``."""
+    """The meaning of a K1 value, with K1 = 1 judged within a relative tolerance.
+
+    Parameters
+    ----------
+    k1 : float
+        The ratio K1 [1].
+    tolerance : float, default 0.01
+        Largest relative distance from 1 that still counts as K1 = 1 [1].
+
+    Returns
+    -------
+    str
+        ``"exact"`` within the tolerance of 1, else ``"redundant"`` (K1 > 1) or
+        ``"insufficient"`` (K1 < 1).
+
+    References
+    ----------
+    [seed-003-eq4], [spec-3.7]
+    """
     if abs(k1 - 1) <= tolerance:
         return "exact"
     return "redundant" if k1 > 1 else "insufficient"
@@ -53,6 +100,33 @@ class K1Result(Model):
 
 
 def estimate_k1(weights, samples, features, tolerance: float = DEFAULT_TOLERANCE) -> K1Result:
+    """K1 with every input checked, its verdict and what the verdict means.
+
+    Parameters
+    ----------
+    weights : count
+        Weights and thresholds N_w [1].
+    samples : count
+        Training specimens S [1].
+    features : count
+        Features per specimen N [1].
+    tolerance : float, default 0.01
+        Relative tolerance for K1 = 1 [1], from 0 to below 1.
+
+    Returns
+    -------
+    K1Result
+        K1 [1], its verdict and meaning, the tolerance and the assumptions.
+
+    Raises
+    ------
+    InputError
+        A count that is not a number, outside the domain of K1, or a tolerance outside [0, 1).
+
+    References
+    ----------
+    [seed-003-eq4], [spec-3.7]
+    """
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
         raise InputError("tolerance", tolerance, "a relative tolerance from 0 to below 1")
     k1 = k1_ratio(parse_count("weights", weights), parse_count("samples", samples), parse_count("features", features))

@@ -22,7 +22,11 @@ from sizer.units import Quantity, parse_quantity
 
 @dataclass(frozen=True)
 class CostAssumptions:
-    """Defaults for the buy side; each is shown with its source and can be overridden."""
+    """Defaults for the buy side; each is shown with its source and can be overridden.
+
+    Sources: lifetime spec §3.4; PUE docs/references.md [uptime-2023]; electricity price
+    docs/references.md [eia-2024].
+    """
 
     lifetime: pint.Quantity = Quantity(3, "year")
     utilisation: float = 1.0
@@ -42,13 +46,60 @@ class CostAssumptions:
 
 
 def rent_cost(hourly_price_per_device: pint.Quantity, count: int, duration: pint.Quantity) -> pint.Quantity:
-    """Rent = cloud hourly price × devices × hours (spec §3.4)."""
+    r"""Rent of a run: cloud hourly price × devices × hours.
+
+    .. math::
+
+        c_{rent} = p_h \, n \, T
+
+    Parameters
+    ----------
+    hourly_price_per_device : pint.Quantity
+        On-demand price of one device p_h [USD/h].
+    count : int
+        Devices n [1].
+    duration : pint.Quantity
+        Training time T [h].
+
+    Returns
+    -------
+    pint.Quantity
+        The rent [USD].
+
+    References
+    ----------
+    [spec-3.4], [seed-004-3.3.4]
+    """
     return (hourly_price_per_device * count * duration).to("USD")
 
 
 def amortised_capital(capital: pint.Quantity, duration: pint.Quantity, lifetime: pint.Quantity) -> pint.Quantity:
-    """The share of the capital a run of ``duration`` uses out of a 24/7 ``lifetime`` (spec §3.4).
+    r"""The share of the capital a run of ``duration`` uses out of a 24/7 lifetime.
 
+    .. math::
+
+        c_{cap} = K \, T / L
+
+    Parameters
+    ----------
+    capital : pint.Quantity
+        Purchase price of all devices (and host share) K [USD].
+    duration : pint.Quantity
+        Training time T [h].
+    lifetime : pint.Quantity
+        Lifetime over which the capital is spread, L [year].
+
+    Returns
+    -------
+    pint.Quantity
+        The run's share of the capital [USD].
+
+    References
+    ----------
+    [spec-3.4]
+
+    Examples
+    --------
     >>> amortised_capital(Quantity(30000, "USD"), Quantity(1, "year"), Quantity(3, "year")).to("USD")
     <Quantity(10000.0, 'USD')>
     """
@@ -57,18 +108,77 @@ def amortised_capital(capital: pint.Quantity, duration: pint.Quantity, lifetime:
 
 def energy_cost(tdp: pint.Quantity, count: int, duration: pint.Quantity, utilisation: float, pue: float,
                 electricity_price: pint.Quantity) -> pint.Quantity:
-    """Energy = TDP × utilisation × devices × hours × PUE × price (spec §3.4)."""
+    r"""Energy cost of a run.
+
+    .. math::
+
+        c_{energy} = W \, u \, n \, T \, PUE \, e
+
+    Parameters
+    ----------
+    tdp : pint.Quantity
+        Thermal design power of one device W [W].
+    count : int
+        Devices n [1].
+    duration : pint.Quantity
+        Training time T [h].
+    utilisation : float
+        Fraction of TDP drawn u [1].
+    pue : float
+        Power usage effectiveness of the data centre [1].
+    electricity_price : pint.Quantity
+        Price of energy e [USD/kWh].
+
+    Returns
+    -------
+    pint.Quantity
+        The energy cost [USD].
+
+    References
+    ----------
+    [spec-3.4], [uptime-2023], [eia-2024]
+    """
     return (tdp * utilisation * count * duration * pue * electricity_price).to("USD")
 
 
 def cloud_providers(devices: Iterable[Device]) -> list[str]:
-    """Every provider with a price in the catalog, sorted (AWS, Azure, GCP, Lambda, ...)."""
+    """Every provider with a price in the catalog, sorted without regard to case.
+
+    Parameters
+    ----------
+    devices : iterable of Device
+        Catalog devices.
+
+    Returns
+    -------
+    list of str
+        Provider names (AWS, Azure, GCP, Lambda, ...).
+    """
     return sorted({price.provider for device in devices for price in device.cloud_prices}, key=str.lower)
 
 
 def check_provider(provider: str | None, devices: Iterable[Device], field: str = "cloud") -> str | None:
-    """The catalog's spelling of ``provider`` (matched without regard to case), or InputError
-    listing the known providers."""
+    """The catalog's spelling of a cloud provider, matched without regard to case.
+
+    Parameters
+    ----------
+    provider : str or None
+        The provider a user named; None passes through.
+    devices : iterable of Device
+        Catalog devices whose prices name the known providers.
+    field : str, default ``"cloud"``
+        The request field to name in an error.
+
+    Returns
+    -------
+    str or None
+        The provider as the catalog spells it, or None.
+
+    Raises
+    ------
+    InputError
+        An unknown provider; the message lists the known ones.
+    """
     if provider is None:
         return None
     known = cloud_providers(devices)
@@ -84,9 +194,29 @@ def _hourly(price: CloudPrice) -> pint.Quantity:
 
 
 def cheapest_cloud_price(device: Device, provider: str | None = None) -> CloudPrice | None:
-    """The cheapest on-demand price per device (of one provider, if given), preferring
-    whole-instance shares: a GPU-only charge leaves out the host VM the GPU cannot run without.
-    Of each provider only its latest-dated prices count: an older price list is superseded."""
+    """The cheapest current on-demand price of one device.
+
+    Whole-instance shares are preferred: a GPU-only charge leaves out the host VM the GPU cannot
+    run without. Of each provider only its latest-dated prices count: an older price list is
+    superseded.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    provider : str, optional
+        Only this provider's prices (matched without regard to case).
+
+    Returns
+    -------
+    CloudPrice or None
+        The cheapest price [USD/h per device] with its provider, instance, date and source;
+        None where the catalog has none.
+
+    References
+    ----------
+    [spec-3.4]
+    """
     prices = [p for p in device.cloud_prices if provider is None or p.provider.lower() == provider.lower()]
     whole = [p for p in prices if p.scope == "full instance share"]
     prices = whole or prices
@@ -119,11 +249,36 @@ class RentPrice:
 
 def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power: pint.Quantity | None,
                           pue: float, electricity_price: pint.Quantity) -> pint.Quantity:
-    """Owning cost of one device per hour of use: capital spread over a 24/7 lifetime plus the
-    energy of that hour (spec §3.4, the buy side per hour).
+    r"""Owning cost of one device per hour of use: capital over a 24/7 lifetime plus that hour's energy.
 
-    .. math:: c = P / L + W \\cdot PUE \\cdot e
+    .. math::
 
+        c = K / L + W \cdot PUE \cdot e
+
+    Parameters
+    ----------
+    capital : pint.Quantity
+        Purchase price of one device K [USD].
+    lifetime : pint.Quantity
+        Lifetime L [year].
+    power : pint.Quantity or None
+        Power drawn W [W]; None leaves energy out.
+    pue : float
+        Power usage effectiveness [1].
+    electricity_price : pint.Quantity
+        Price of energy e [USD/kWh].
+
+    Returns
+    -------
+    pint.Quantity
+        Cost per device-hour [USD/h].
+
+    References
+    ----------
+    [spec-3.4]
+
+    Examples
+    --------
     >>> amortised_hourly_cost(Quantity(26298, "USD"), Quantity(3, "year"), Quantity(1, "kW"), 1.0,
     ...                       Quantity(0.1, "USD/kWh")).to("USD/hour")
     <Quantity(1.1, 'USD / hour')>
@@ -136,11 +291,34 @@ def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power
 
 def hourly_price(device: Device, provider: str | None = None, *, given: object = None,
                costs: CostAssumptions | None = None) -> RentPrice:
-    """The hourly price of one device and its label: the given price; else the cheapest
-    on-demand catalog price (of ``provider`` if named); else, where the catalog has no rent
-    price, the amortised purchase cost per hour (capital over the lifetime plus energy),
-    labelled as such; else unknown.
+    """The hourly price of one device, where it comes from, and its label.
 
+    In order: the given price; the cheapest on-demand catalog price (of ``provider`` if named);
+    where the catalog has no rent price, the amortised purchase cost per hour (capital over the
+    lifetime plus energy), labelled as such; else unknown.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    provider : str, optional
+        Cloud provider whose prices count.
+    given : quantity, optional
+        A price per device-hour the user gave [USD/h].
+    costs : CostAssumptions, optional
+        Lifetime, PUE and electricity price for the amortised fallback.
+
+    Returns
+    -------
+    RentPrice
+        Price per device-hour [USD/h] (None when unknown), its basis, label and source.
+
+    References
+    ----------
+    [spec-3.4]
+
+    Examples
+    --------
     >>> from sizer.hardware.catalog import load_catalog
     >>> hourly_price(load_catalog().find("T4"), "AWS").basis
     'cloud'
@@ -193,13 +371,44 @@ class TcoResult(Model):
 def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: object = None,
                  purchase_price: object = None, costs: CostAssumptions = CostAssumptions(),
                  cloud: str | None = None) -> TcoResult:
-    """Rent and buy cost of running ``count`` devices for ``duration`` (a time range).
+    r"""Rent and buy cost of running ``count`` devices for a range of durations.
 
-    Rent uses ``rent_price`` (per device per hour) or the cheapest on-demand price in the
-    catalog (of the provider ``cloud``, if named); where there is none, the amortised purchase
-    cost per hour stands in and ``rent_basis`` and the assumptions say so (see
-    :func:`hourly_price`). Buy uses ``purchase_price`` (per device) or the catalog's
-    price. Either side is ``None`` when no price is known, and the assumptions say so.
+    Rent uses ``rent_price`` or the cheapest on-demand price in the catalog (of the provider
+    ``cloud``, if named); where there is none, the amortised purchase cost per hour stands in and
+    ``rent_basis`` and the assumptions say so (see :func:`hourly_price`). Buy uses
+    ``purchase_price`` or the catalog's price. Either side is ``None`` when no price is known,
+    and the assumptions say so.
+
+    .. math::
+
+        c_{rent} = p_h n T, \qquad c_{buy} = K n T / L + W u n T \, PUE \, e
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    count : int
+        Devices n [1].
+    duration : Estimate
+        Training time low / expected / high [h].
+    rent_price : quantity, optional
+        Price per device-hour [USD/h].
+    purchase_price : quantity, optional
+        Price of one device [USD].
+    costs : CostAssumptions, optional
+        Lifetime, utilisation, PUE, electricity price and host share.
+    cloud : str, optional
+        Cloud provider whose prices count.
+
+    Returns
+    -------
+    TcoResult
+        Rent [USD] and buy (capital, amortised capital, energy [USD], energy used [kWh]) as
+        ranges, the price used and its basis, and the assumptions.
+
+    References
+    ----------
+    [spec-3.4], [seed-004-3.3.4], [uptime-2023], [eia-2024]
     """
     assumptions: list[Assumption] = []
     chosen = hourly_price(device, cloud, given=rent_price, costs=costs)

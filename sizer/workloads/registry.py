@@ -212,7 +212,8 @@ def generated_layers(params: float) -> int:
 
 def generated_width(params: float, layers: int, vocab: int = GENERATED_VOCAB) -> float:
     """Width ``d`` (continuous) from ``P = 12·L·d² + 2·V·d``: four d×d attention matrices and a
-    SwiGLU FFN of 8d/3 (3 × 8d²/3 = 8d²) per block, untied input and output embeddings."""
+    SwiGLU FFN of 8d/3 (3 × 8d²/3 = 8d²) per block, untied input and output embeddings
+    (docs/references.md [kaplan], eq. 2.1 plus the embeddings)."""
     a, b = 12.0 * layers, 2.0 * vocab
     return (-b + math.sqrt(b * b + 4.0 * a * params)) / (2.0 * a)
 

@@ -28,7 +28,7 @@ QuantityIn = str | dict[str, float | str] | None
 OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2, "adagrad": 1, "rmsprop": 1}
 
 DEFAULT_SEQ_LEN = 2048
-DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2)
+DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2; docs/references.md [touvron])
 DEFAULT_SAMPLE_BATCH = 512  # the seed-001 MLP's batch
 # Bounds on the work one request may ask for. A trillion steps of 1 ms each take 30 years; the
 # longest published runs have a few million steps (Llama 2: 2e12 tokens / 4M = 5e5).
@@ -246,5 +246,6 @@ def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool
 
 
 DEFAULT_WORKLOAD = WorkloadRequest(params=1.3e9, tokens=2.6e10, precision="mixed", optimizer="adamw")
+# 20 tokens per parameter: docs/references.md [hoffmann]
 DEFAULT_WORKLOAD_DESCRIPTION = ("1.3e9-parameter transformer trained on 2.6e10 tokens (20 tokens per parameter, "
                                 "Hoffmann et al. 2022), mixed precision (bf16, else fp16), AdamW")

@@ -1,7 +1,8 @@
 """Every endpoint through TestClient: its success case and its error cases (spec §6, issue 3).
 
-Reference values are the core's own worked examples (spec §3); the HTTP layer only has to
-carry them through unchanged, so the tolerances are the rounding of the spec's figures.
+Reference values are the spec's worked examples (spec §3), published figures and the seeds'
+formulas worked by hand; the HTTP layer only has to carry them through unchanged, so the
+tolerances are the rounding of the published figures.
 """
 from __future__ import annotations
 
@@ -105,6 +106,24 @@ def test_time_has_a_range_above_the_physical_limit(client):
     assert low >= answer["physical_limit"]["value"] * _seconds(answer["physical_limit"]["unit"]) * (1 - 1e-9)
 
 
+def test_time_over_http_is_the_cli_answer(client):
+    # One facade behind both: the same question gives the same numbers over HTTP and from `sizer time --json`.
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    answer = client.post("/v1/time", json={"params": 1.3e9, "tokens": 2.6e10, "precision": "bf16", "device": "H100 SXM",
+                                           "count": 8}).json()
+    sizer = Path(sys.executable).with_name("sizer")
+    printed = subprocess.run([str(sizer), "time", "--params", "1.3e9", "--tokens", "2.6e10", "--precision", "bf16",
+                              "--device", "H100 SXM", "--count", "8", "--json"], capture_output=True, text=True, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    cli = json.loads(printed.stdout)
+    for key in ("training_time", "step_time", "throughput", "training_compute", "physical_limit", "mfu"):
+        assert answer[key] == cli[key], key
+
+
 def test_time_needs_a_device_and_a_positive_count(client):
     assert client.post("/v1/time", json={"params": 1e9, "samples": 1e6}).status_code == 422
     response = client.post("/v1/time", json={"params": 1e9, "samples": 1e6, "device": "H100 SXM", "count": 0})
@@ -114,7 +133,21 @@ def test_time_needs_a_device_and_a_positive_count(client):
 def test_memory_says_whether_it_fits(client):
     answer = client.post("/v1/memory", json={"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw",
                                              "device": "H100 SXM", "count": 8, "sharding": "full"}).json()
-    assert isinstance(answer["fits"], bool) and answer["total"]["value"] > 0
+    # ZeRO paper (docs/references.md [zero]) §5: mixed-precision Adam keeps 2 + 2 + K bytes per
+    # parameter, K = 12 (FP32 master weights 4, momentum 4, variance 4); stage 3 (full sharding)
+    # divides all of it by the N = 8 devices. Exact up to the rounding of the JSON.
+    psi = answer["trainable_params"]
+    assert psi == pytest.approx(7e9, rel=0.01)  # a generated decoder of the requested size
+    gb = 1e9
+    assert answer["weights"]["value"] * gb == pytest.approx(2 * psi / 8, rel=1e-6)
+    assert answer["gradients"]["value"] * gb == pytest.approx(2 * psi / 8, rel=1e-6)
+    assert answer["master_weights"]["value"] * gb == pytest.approx(4 * psi / 8, rel=1e-6)
+    assert answer["optimizer_states"]["value"] * gb == pytest.approx(8 * psi / 8, rel=1e-6)
+    assert answer["model_states"]["value"] * gb == pytest.approx(16 * psi / 8, rel=1e-6)
+    parts = ("model_states", "activations", "framework_overhead", "buffers")
+    assert answer["total"]["value"] == pytest.approx(sum(answer[k]["value"] for k in parts), rel=1e-9)
+    assert answer["device_memory"]["value"] == 80  # NVIDIA H100 SXM5 datasheet: 80 GB HBM3
+    assert answer["fits"] is (answer["total"]["value"] <= answer["device_memory"]["value"])
 
 
 def test_memory_refuses_an_unknown_optimizer(client):
@@ -123,8 +156,21 @@ def test_memory_refuses_an_unknown_optimizer(client):
 
 
 def test_tco_gives_rent_and_buy(client):
-    answer = client.post("/v1/tco", json={"device": "H100 SXM", "count": 8, "training_time": "14 d"}).json()
-    assert answer["rent"] is not None or answer["buy"] is not None
+    answer = client.post("/v1/tco", json={"device": "H100 SXM", "count": 8, "training_time": "14 d",
+                                          "purchase_price": "30000 USD"}).json()
+    hours = 14 * 24
+    assert answer["training_time"] == {"low": hours, "expected": hours, "high": hours, "unit": "hour"}
+    # spec §3.4: rent = hourly price x devices x hours
+    assert answer["rent_price"]["unit"] == "USD/hour" and answer["rent"]["unit"] == "USD"
+    assert answer["rent"]["expected"] == pytest.approx(answer["rent_price"]["value"] * 8 * hours, rel=1e-9)
+    # buy = capital x hours / lifetime (3 years of 24/7 use = 26,298 h) + TDP x count x hours x PUE x price,
+    # with the H100 SXM5's 700 W TDP (NVIDIA datasheet), PUE 1.5 and 0.15 USD/kWh
+    buy = answer["buy"]
+    assert buy["capital"] == {"value": 240_000, "unit": "USD"}
+    assert buy["amortised_capital"]["expected"] == pytest.approx(240_000 * hours / (3 * 365.25 * 24), rel=1e-9)
+    assert buy["energy_used"]["expected"] == pytest.approx(0.7 * 8 * hours * 1.5, rel=1e-9)  # kWh
+    assert buy["energy"]["expected"] == pytest.approx(0.7 * 8 * hours * 1.5 * 0.15, rel=1e-9)
+    assert buy["total"]["expected"] == pytest.approx(buy["amortised_capital"]["expected"] + buy["energy"]["expected"])
 
 
 def test_tco_refuses_a_price_in_the_wrong_unit(client):
@@ -154,7 +200,8 @@ def test_cells_refuses_negative_counts(client):
 
 def test_complexity(client):
     answer = client.post("/v1/complexity", json={"layers": [75, 512, 10]}).json()
-    assert answer["speedup"] == pytest.approx(74.13, rel=1e-3)  # the core's doctest value
+    # seed 003 eq. 2-3, each neuron costing its fan-in: T1 = (512 x 75 + 10 x 512) t, T2 = (75 + 512) t
+    assert answer["speedup"] == pytest.approx((512 * 75 + 10 * 512) / (75 + 512), rel=1e-12)
 
 
 def test_complexity_refuses_too_many_neurons_at_once(client):
@@ -168,8 +215,19 @@ def test_complexity_refuses_too_many_neurons_at_once(client):
 def test_recommend_ranks_devices_and_gives_reasons(client):
     answer = client.post("/v1/recommend", json={"params": 7e9, "tokens": 2e10, "precision": "bf16",
                                                 "optimizer": "adamw"}).json()
-    assert answer["ranked"] and [r["rank"] for r in answer["ranked"]] == list(range(1, len(answer["ranked"]) + 1))
+    ranked = answer["ranked"]
+    assert ranked and [r["rank"] for r in ranked] == list(range(1, len(ranked) + 1))
+    assert answer["objective"] == "time"
+    days = [r["training_time"]["expected"] * _seconds(r["training_time"]["unit"]) for r in ranked]
+    assert days == sorted(days)
     assert all(r["reason"] for r in answer["rejected"])
+    # the same question to /v1/time for the top device and count gives the same range (one engine)
+    top = ranked[0]
+    timed = client.post("/v1/time", json={"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw",
+                                          "device": top["device"], "count": top["count"]}).json()
+    for bound in ("low", "expected", "high"):
+        assert top["training_time"][bound] * _seconds(top["training_time"]["unit"]) == pytest.approx(
+            timed["training_time"][bound] * _seconds(timed["training_time"]["unit"]), rel=1e-9)
 
 
 def test_recommend_with_deadline_budget_and_buy(client):
@@ -177,6 +235,11 @@ def test_recommend_with_deadline_budget_and_buy(client):
                                                 "deadline": {"value": 30, "unit": "d"}, "budget": "1e6 USD",
                                                 "purchase": "buy", "objective": "pareto"}).json()
     assert answer["purchase"] == "buy" and answer["objective"] == "pareto"
+    assert answer["ranked"]
+    for r in answer["ranked"]:  # every device offered meets the deadline and the budget
+        assert r["training_time"]["expected"] * _seconds(r["training_time"]["unit"]) <= 30 * 86_400
+        assert r["cost"]["buy"]["expected"] <= 1e6 and r["cost"]["buy"]["unit"] == "USD"
+    assert any(r["pareto"] for r in answer["ranked"])
 
 
 @pytest.mark.parametrize("body, field", [({"params": 1e9, "tokens": 1e10, "deadline": "5 GB"}, "deadline"),
@@ -200,9 +263,12 @@ def test_recommend_names_every_bad_field_not_only_the_first(client):
 
 
 def test_recommend_takes_money_as_people_write_it(client):
-    for budget in ("$5000000", "5000k USD", "$5M"):
+    answers = []
+    for budget in ("$5000000", "5000k USD", "$5M", "5e6 USD"):
         response = client.post("/v1/recommend", json={"params": 1e9, "tokens": 1e10, "budget": budget})
         assert response.status_code == 200, (budget, response.text)
+        answers.append([(r["device"], r["count"]) for r in response.json()["ranked"]])
+    assert answers[0] and all(a == answers[0] for a in answers)  # the same budget however it is written
 
 
 # --- catalog, health, documents, page -----------------------------------------------------------
@@ -217,6 +283,9 @@ def test_catalog_lists_and_filters(client):
 def test_catalog_shows_one_device_with_sources(client):
     answer = client.get("/v1/catalog/Tesla P40").json()
     assert answer["id"] == "tesla-p40" and answer["memory"]["source"]
+    # NVIDIA Tesla P40 datasheet: 24 GB GDDR5, 3840 CUDA cores (seed 004 ref. 7)
+    assert answer["memory"]["value"] == 24 and answer["memory"]["unit"] == "GB"
+    assert answer["fp32_cores"]["value"] == 3840
 
 
 def test_catalog_unknown_device_is_404_with_candidates(client):
@@ -340,7 +409,14 @@ def test_recommend_with_a_builtin_workload(client):
     body = {"workload": "resnet50", "samples": 1.28e6, "epochs": 90, "batch_size": 256, "precision": "fp16", "kinds": ["gpu"]}
     response = client.post("/v1/recommend", json=body)
     assert response.status_code == 200, response.text
-    assert response.json()["ranked"]
+    ranked = response.json()["ranked"]
+    assert ranked and all(r["kind"] == "gpu" for r in ranked)
+    # the top device's range is /v1/time's for the same workload, device and count
+    top = ranked[0]
+    timed = client.post("/v1/time", json={"workload": "resnet50", "samples": 1.28e6, "epochs": 90, "batch_size": 256,
+                                          "precision": "fp16", "device": top["device"], "count": top["count"]}).json()
+    assert top["training_time"]["expected"] * _seconds(top["training_time"]["unit"]) == pytest.approx(
+        timed["training_time"]["expected"] * _seconds(timed["training_time"]["unit"]), rel=1e-9)
 
 
 @pytest.mark.parametrize("path", ["/", "/catalog", "/static/app.js", "/docs", "/healthz"])

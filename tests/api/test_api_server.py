@@ -10,6 +10,9 @@ import sys
 import time
 
 import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
 
 from conftest import stop_server
 
@@ -72,5 +75,12 @@ def test_bombs_are_refused_fast_and_the_server_goes_on(server):
 def test_page_and_recommendation(server):
     status, page = _call(server, "GET", "/")
     assert status == 200 and b"<form" in page
-    status, body = _call(server, "POST", "/v1/recommend", {"params": 7e9, "tokens": 2e10, "precision": "bf16"})
+    question = {"params": 7e9, "tokens": 2e10, "precision": "bf16"}
+    status, body = _call(server, "POST", "/v1/recommend", question)
     assert status == 200 and json.loads(body)["ranked"]
+    # the served answer is the in-process one: same devices, counts and times in the same order
+    with TestClient(create_app()) as client:
+        local = client.post("/v1/recommend", json=question).json()["ranked"]
+    served = json.loads(body)["ranked"]
+    assert [(r["device"], r["count"], r["training_time"]) for r in served] == \
+        [(r["device"], r["count"], r["training_time"]) for r in local]

@@ -1,5 +1,6 @@
 """sizer/engine/calibration.py: fitting per-device efficiency and overhead, and using the fit."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,8 @@ from sizer.engine.constants import default_efficiencies
 from sizer.workloads.profile import load_profile
 from sizer.engine.modes import profile_step_seconds
 
+ROOT = Path(__file__).resolve().parents[3]
+
 
 def test_fit_recovers_a_known_scale_and_overhead():
     kernels = [0.001, 0.004, 0.02, 0.1]
@@ -19,7 +22,9 @@ def test_fit_recovers_a_known_scale_and_overhead():
     assert scale == pytest.approx(2.5, rel=0.02) and overhead == pytest.approx(0.003, rel=0.05)
 
 
-def _runs(catalog, scale=3.0, overhead=0.004):
+def _runs_slower_than_the_model(catalog, scale=3.0, overhead=0.004):
+    """Synthetic runs on a T4 that take ``scale`` x the model's kernel time plus ``overhead``: only for
+    the file round trip and the use of a calibration, never as a check of accuracy."""
     device = catalog.find("T4")
     runs = []
     for name, batch in (("mlp-seed001", 64), ("mlp-seed001", 512), ("resnet50", 8), ("resnet50", 32), ("alexnet", 64)):
@@ -31,17 +36,28 @@ def _runs(catalog, scale=3.0, overhead=0.004):
     return runs
 
 
-def test_calibration_predicts_held_back_runs(catalog):
-    runs = _runs(catalog)
-    calibration = calibrate_runs(runs[0::2])
+MEASURED_REPORT = ROOT / "validation" / "reports" / "cpu-quick-2026-11-22.json"
+
+
+def test_calibration_predicts_held_back_measured_runs():
+    # Step times measured by `sizer validate --quick` with torch on a 2-core AMD EPYC VM
+    # (validation/reports/cpu-quick-2026-11-22.json: 22 single-process runs without competing
+    # load: the seed-001 MLP and its sweeps, AlexNet, VGG-11, a small GPT). Fit on every other run,
+    # predict the rest. Median 15 %: the measured runs vary by a few percent between repeats and
+    # one scale and one overhead cannot follow every layer kind (SGD/Adagrad steps are 23-28 % off).
+    runs = runs_from_report(json.loads(MEASURED_REPORT.read_text(encoding="utf-8")), MEASURED_REPORT.name)
+    assert len(runs) == 22
+    fitted, held_back = runs[0::2], runs[1::2]
+    calibration = calibrate_runs(fitted)
     entry = calibration.devices[0]
-    assert entry.efficiency_scale == pytest.approx(3.0, rel=0.03) and entry.step_overhead_s == pytest.approx(0.004, rel=0.1)
-    for run in runs[1::2]:
-        assert predict_run(run, calibration) == pytest.approx(run.measured_step, rel=0.05)
+    assert entry.runs == 11 and entry.efficiency_scale > 0 and entry.step_overhead_s >= 0
+    errors = sorted(abs(predict_run(run, calibration) / run.measured_step - 1) for run in held_back)
+    assert errors[len(errors) // 2] <= 0.15
+    assert errors[-1] <= 0.35
 
 
 def test_calibration_file_round_trip_and_use(catalog, tmp_path):
-    calibration = calibrate_runs(_runs(catalog))
+    calibration = calibrate_runs(_runs_slower_than_the_model(catalog))
     path = tmp_path / "calibration.yaml"
     save_calibration(calibration, path)
     loaded = load_calibration(path)

@@ -60,10 +60,20 @@ def test_kv_cache_at_128k_tokens(model, gib):
     assert kv_cache_bytes_per_token(find_model(model), 2.0) * 128_000 / GIB == pytest.approx(gib, rel=1e-3)
 
 
-def test_kv_cache_of_405b_is_half_the_published_figure():
-    # The same table gives 123.05 GB for 405B (row marked low confidence in the csv): the formula
-    # 2 x 126 x 8 x 128 x 2 B x 128k gives 61.5 GiB, half of it; we keep the formula.
-    assert kv_cache_bytes_per_token(find_model("llama-3.1-405b"), 2.0) * 128_000 / GIB == pytest.approx(61.52, rel=1e-3)
+def test_kv_cache_of_405b_matches_the_published_figure_for_the_checkpoint_it_describes():
+    # Hugging Face blog llama31.md, KV-cache table: 123.05 GB (GiB) for 405B at 128k tokens in fp16
+    # (shared/data/inference-benchmarks.csv, row marked low confidence). That is exactly the formula
+    # with 16 KV heads: meta-llama/llama-models sku_list gives n_kv_heads 8 for Llama 3.1 405B and 16
+    # only for its 'bf16-mp16' sharded variant (shared/data/model-configs.csv), so the table counted
+    # the sharded checkpoint's heads. The released model (8 KV heads) holds half of it; rel 1e-3:
+    # the table rounds to two decimals.
+    import dataclasses
+
+    released = find_model("llama-3.1-405b")
+    assert released.kv_heads == 8
+    sharded = dataclasses.replace(released, kv_heads=16)
+    assert kv_cache_bytes_per_token(sharded, 2.0) * 128_000 / GIB == pytest.approx(123.05, rel=1e-3)
+    assert kv_cache_bytes_per_token(released, 2.0) == kv_cache_bytes_per_token(sharded, 2.0) / 2
 
 
 @pytest.mark.parametrize("model, weights, gigabytes", [
@@ -257,20 +267,22 @@ def test_http_recommend_takes_an_inference_body_and_still_a_training_one(client)
 
 # --- accuracy on held-out rows -------------------------------------------------------------------
 
-# Allowed worsening of a held-out median |error| against the committed figure, in points: the
-# held-out set is small (2 decode, 12 throughput rows), so one row moving a few percent moves a
-# median; 3 points catches a model change, not noise (there is none: the figures are deterministic).
-MARGIN = 0.03
+# Held-out medians |error| against published serving measurements (shared/data/inference-benchmarks.csv,
+# rows the fit never saw). Targets of benchmarks/ACCURACY.md: decode <= 20 %, batched throughput
+# <= 30 %. Regression guards, fixed here rather than read from a results file the code rewrites:
+# the medians of 2026-11-23 (decode 5.6 %, throughput 12.2 %, all 10.8 %) plus 3 points, since the
+# held-out set is small (2 decode, 12 throughput rows) and one row moving a few percent moves a median.
+HELD_OUT_TARGETS = {"held-out/decode": 0.20, "held-out/throughput": 0.30}
+HELD_OUT_GUARDS = {"held-out/decode": 0.056 + 0.03, "held-out/throughput": 0.122 + 0.03, "held-out/all": 0.108 + 0.03}
 
 
-def test_held_out_accuracy_is_no_worse_than_committed(catalog):
+def test_held_out_accuracy_meets_targets_and_guards(catalog):
     spec = importlib.util.spec_from_file_location("inference_accuracy", ROOT / "benchmarks" / "inference_accuracy.py")
     bench = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = bench  # its dataclasses look their module up
     spec.loader.exec_module(bench)
     rows, _ = bench.read_rows()
     now = bench.summary(bench.score(rows, catalog))
-    committed = json.loads((ROOT / "benchmarks" / "results" / "inference_accuracy.json").read_text())["summary"]
-    for key in ("held-out/decode", "held-out/throughput", "held-out/all"):
-        assert now[key]["median_abs_error"] <= committed[key]["median_abs_error"] + MARGIN, key
-    assert now["held-out/decode"]["median_abs_error"] <= 0.20 and now["held-out/throughput"]["median_abs_error"] <= 0.30
+    assert now["held-out/decode"]["n"] == 2 and now["held-out/throughput"]["n"] == 12
+    for key, limit in {**HELD_OUT_TARGETS, **HELD_OUT_GUARDS}.items():
+        assert now[key]["median_abs_error"] <= limit, (key, now[key]["median_abs_error"], limit)
