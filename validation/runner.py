@@ -26,6 +26,21 @@ def configure_torch(detected: DetectedDevice) -> dict:
     return {"torch": torch.__version__, "threads": torch.get_num_threads(), "precision": "fp32 (TF32 disabled)"}
 
 
+def warm_up_torch(torch_device: str) -> None:
+    """One tiny profiled training step, so that what torch loads on first use (autograd, the
+    optimizer's kernels, the profiler) is in the process baseline rather than in the first run."""
+    import torch
+
+    from validation.profiler import profile_model
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)).to(torch_device)
+    inputs = torch.randn(8, 16, device=torch_device)
+    profile_model(model, inputs, name="warm-up", description="tiny MLP", generated_by="validation warm-up")
+    optimizer = torch.optim.Adam(model.parameters())
+    torch.nn.functional.mse_loss(model(inputs), torch.zeros(8, 1, device=torch_device)).backward()
+    optimizer.step()
+
+
 def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget, process_baseline: int = 0) -> dict:
     """Build, count, time and profile one single-process run; the core's prediction beside it.
 
@@ -45,6 +60,8 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
         baseline = torch.cuda.memory_allocated()
     else:
         baseline = current_rss()
+        # what earlier runs left in the heap (freed, not returned to the OS) is not this run's
+        leftover = max(0, baseline - process_baseline) if process_baseline else 0
         hwm_reset = reset_peak_rss()
     model = build_model(spec).to(torch_device)
     loss = loss_fn(spec)
@@ -60,9 +77,10 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
         peak, method = torch.cuda.max_memory_allocated() - baseline, "CUDA caching allocator peak (max_memory_allocated) above the data"
     else:
         high = peak_rss() if hwm_reset else None
-        peak = high if high is not None else max(current_rss(), int(sampler.summary()["process_rss_mb"]["max"] * BYTES_PER_MIB))
-        method = ("process peak RSS (VmHWM, reset before the run): all the process holds, torch's own memory included"
-                  if high is not None else "process RSS, sampled (psutil): all the process holds")
+        peak = (high if high is not None else max(current_rss(), int(sampler.summary()["process_rss_mb"]["max"] * BYTES_PER_MIB))) - leftover
+        method = ("process peak RSS (VmHWM, reset before the run): all the process holds, torch's own memory included, "
+                  "less what earlier runs left in the heap" if high is not None else
+                  "process RSS, sampled (psutil): all the process holds, less what earlier runs left in the heap")
     measured = {"step_time": {"value": step, "unit": "s"},
                 "step_time_min": {"value": min(times), "unit": "s"}, "step_time_max": {"value": max(times), "unit": "s"},
                 "timed_steps": len(times), "warmup_steps": budget.warmup,
@@ -108,10 +126,12 @@ def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None 
     started = time.perf_counter()
     detected = detect_device(device)
     settings = configure_torch(detected)
+    warm_up_torch(detected.torch_device)
     release_freed_memory()
-    process_baseline = current_rss()  # the process with torch loaded and no model: measured once, here
+    process_baseline = current_rss()  # the process with torch loaded and warm, no model: measured once, here
     settings["process_baseline_rss"] = {"value": process_baseline, "unit": "B",
-                                        "method": "psutil RSS after importing and configuring torch, before any run"}
+                                        "method": "psutil RSS after importing torch and one tiny profiled training "
+                                                  "step (its lazily loaded kernels and profiler), before any run"}
     specs = specs if specs is not None else plan(mode)
     budget = budget or BUDGETS[mode]
     runs, failures = [], []

@@ -18,6 +18,7 @@ pytest.importorskip("matplotlib")
 
 from validation.plans import BUDGETS, data_parallel, plan  # noqa: E402
 from validation.runner import run_suite  # noqa: E402
+from sizer.units import Quantity  # noqa: E402
 
 
 @pytest.fixture(scope="module")
