@@ -115,7 +115,7 @@ class GuardedH11Protocol(H11Protocol):
         self.max_client_connections = limits.max_client_connections
         self.header_timer: asyncio.TimerHandle | None = None
         self.refused = False
-        self.client: str | None = None
+        self.client_key: str | None = None  # not `client`: uvicorn keeps the peer address there
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         client = _client_of(transport)
@@ -130,7 +130,7 @@ class GuardedH11Protocol(H11Protocol):
                         self.max_client_connections)
             return self._refuse(transport, f"this address has {self.max_client_connections} open connections, its "
                                            "limit; close some or try again shortly")
-        self.client = client
+        self.client_key = client
         _CLIENT_CONNECTIONS[client] = _CLIENT_CONNECTIONS.get(client, 0) + 1
         super().connection_made(transport)
         self._arm_header_timer()
@@ -145,13 +145,13 @@ class GuardedH11Protocol(H11Protocol):
         self._cancel_header_timer()
         if self.refused:
             return
-        if self.client is not None:
-            left = _CLIENT_CONNECTIONS.get(self.client, 1) - 1
+        if self.client_key is not None:
+            left = _CLIENT_CONNECTIONS.get(self.client_key, 1) - 1
             if left > 0:
-                _CLIENT_CONNECTIONS[self.client] = left
+                _CLIENT_CONNECTIONS[self.client_key] = left
             else:
-                _CLIENT_CONNECTIONS.pop(self.client, None)
-            self.client = None
+                _CLIENT_CONNECTIONS.pop(self.client_key, None)
+            self.client_key = None
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:

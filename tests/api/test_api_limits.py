@@ -164,6 +164,14 @@ def test_one_client_holding_connections_does_not_lock_others_out(tmp_path):
             refused.append(_read_all(sock))
         assert all(answer.startswith(b"HTTP/1.1 503") and b"this address" in answer for answer in refused), refused
         assert _healthy(port)  # another address still gets in
+        for sock in greedy:
+            sock.close()
+        time.sleep(0.5)
+        # closed connections are given back: one address makes many more requests than its limit, one at a time
+        assert all(_healthy(port) for _ in range(10))
+        with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0)) as again:
+            again.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(again).startswith(b"HTTP/1.1 200")
     finally:
         for sock in held:
             sock.close()
