@@ -28,6 +28,7 @@ import argparse
 import csv
 import json
 import math
+import re
 import statistics
 import sys
 import tempfile
@@ -50,8 +51,14 @@ DEFAULT_CSV = HERE.parent.parent / "shared" / "data" / "llm-training-benchmarks.
 RESULTS = HERE / "results"
 COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/benchmarks/test_llm_accuracy.py
 RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
-               "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis")
+               "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis",
+               "ep", "interleave", "family", "release")
 FIT_SOURCES = ("mosaicml/llm-foundry",)
+# The FP8 scaling overhead (sizer/engine/constants.py FP8_SCALING_OVERHEAD) is fitted on one other source's
+# FP8 runs and scored on the rest (Megatron-Bridge, MosaicML): ``--fit-fp8``.
+FP8_FIT_SOURCES = ("NVIDIA/NeMo",)
+FP8_OVERHEADS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
+FAMILIES = ("dense", "fp8", "moe")  # dense: 16-bit dense models; fp8: dense models in FP8; moe: mixtures of experts
 RUN_COLUMNS = ("source", "source_path_or_table", "model", "params", "n_layers", "hidden_size", "n_heads", "seq_len",
                "device", "n_devices", "tensor_parallel", "pipeline_parallel", "data_parallel", "sharding", "micro_batch",
                "global_batch", "activation_checkpointing", "precision")
@@ -63,12 +70,13 @@ DEVICES = {
     "h100_80gb": "H100 SXM", "a100_40gb": "A100 40GB SXM", "a100_80gb": "A100 80GB SXM",
     "A100 80GB (Selene)": "A100 80GB SXM", "A100 80GB": "A100 80GB SXM", "H100": "H100 SXM", "DGX-H100": "H100 SXM",
     "DGX-B200": "B200", "H200": "H200",
+    "DGX-GB200": "GB200",  # one Blackwell GPU of a GB200 NVL72 rack: 72 per NVLink domain (catalog interconnect.domain)
 }
 UNMAPPED_DEVICES = {
     "H100 96GB HBM2e (Grand Teton, 500W)": "no catalog entry for Meta's 96 GB HBM2e H100 at 500 W (other memory "
                                            "bandwidth and clocks than the H100 SXM)",
-    "DGX-GB200": "no per-GPU GB200 entry in the catalog", "DGX-GB300": "no GB300 entry in the catalog",
-    "DGX-B300": "no B300 entry in the catalog",
+    "DGX-GB300": "no GB300 entry in the catalog: ../shared/data has no GB300 figures (peaks, memory, bandwidth)",
+    "DGX-B300": "no B300 entry in the catalog: ../shared/data has no B300 figures (peaks, memory, bandwidth)",
 }
 MODELS = {  # source model names -> built-in models (catalog/models.yaml)
     "llama3_70b": "llama-3-70b", "llama3-70b": "llama-3-70b", "llama 3 70b": "llama-3-70b",
@@ -76,8 +84,21 @@ MODELS = {  # source model names -> built-in models (catalog/models.yaml)
     "llama3_8b": "llama-3-8b", "llama3-8b": "llama-3-8b", "llama 3 8b": "llama-3-8b", "llama 3.1 8b": "llama-3.1-8b",
     "llama2-7b": "llama-2-7b", "llama2-13b": "llama-2-13b", "llama2-70b": "llama-2-70b",
     "gpt3-175b": "gpt3-175b", "gpt-3 175b": "gpt3-175b",
+    # mixtures of experts (issue 17); Megatron-Bridge's perf recipes, force-balanced and dropless unless marked
+    "deepseekv3": "deepseek-v3", "deepseekv3 (w/o mtp)": "deepseek-v3", "deepseekv3 (dropless)": "deepseek-v3",
+    "qwen3_30b_a3b": "qwen3-30b-a3b", "qwen3_235b_a22b": "qwen3-235b-a22b", "gpt oss 120b": "gpt-oss-120b",
+}
+MOE_UNMAPPED = {  # mixture-of-experts variants that stay unmapped, and why
+    "(tokendrop)": "token-dropping MoE (capacity factor not stated; the table gives no precision either)",
+    "(w/ mtp)": "DeepSeek-V3 with its multi-token-prediction module, which the layer graph does not model",
+    "kimi": "Kimi K2 is not in catalog/models.yaml (no config in ../shared/data)",
+    "deepseekv4": "DeepSeek-V4 is not in catalog/models.yaml (no published config in ../shared/data)",
+    "nemotron_3": "Nemotron 3 is a hybrid Mamba-transformer MoE: no state-space layers in the layer graph",
 }
 FP8 = ("amp_fp8", "fp8", "fp8-cs", "float8 tensorwise", "float8 rowwise", "float8 (nn.linear) + bf16")
+# MXFP8 (OCP microscaling: FP8 values with one 8-bit scale per 32) runs on Blackwell's FP8 tensor cores at
+# the FP8 rate; its finer scaling is part of the FP8 scaling overhead
+MX_FP8 = ("mxfp8", "fp8-mx")
 
 
 @dataclass
@@ -112,11 +133,13 @@ def load_runs(path: Path) -> list[Run]:
     (variants the columns do not tell apart, e.g. torchtitan's vanilla and async TP)."""
     groups: dict[tuple, list[Run]] = {}
     for row in csv.DictReader(path.open(encoding="utf-8")):
-        key = tuple(row[c] for c in RUN_COLUMNS)
+        # the layout sizes a table keeps in its notes (Megatron-Bridge: CP, VP, EP) tell runs apart too
+        layout = tuple(re.findall(r"\b(CP|VP|EP)=(\w+)", row.get("notes", "")))
+        key = tuple(row[c] for c in RUN_COLUMNS) + layout
         runs = groups.setdefault(key, [])
         target = next((r for r in runs if row["metric"] not in r.metrics), None)
         if target is None:
-            target = Run({c: row[c] for c in RUN_COLUMNS})
+            target = Run({**{c: row[c] for c in RUN_COLUMNS}, "notes": row.get("notes", "")})
             runs.append(target)
         try:
             target.metrics[row["metric"]] = float(row["value"])
@@ -141,6 +164,9 @@ def _model(run: Run, seq_len: int, configs: Path) -> tuple[str, str]:
     layers, hidden, heads = (run.number(k) for k in ("n_layers", "hidden_size", "n_heads"))
     if layers and hidden and heads and key.startswith("gpt"):
         return gpt_config(configs, int(layers), int(hidden), int(heads), seq_len), f"GPT-3-style by its stated shape ({int(layers)} x {int(hidden)}, {int(heads)} heads, vocab {GPT_VOCAB})"
+    for marker, reason in MOE_UNMAPPED.items():
+        if marker in key:
+            raise Unmapped(reason)
     if any(w in key for w in ("deepseek", "qwen3", "oss", "kimi", "nemotron", "mixtral")):
         raise Unmapped("a mixture-of-experts or hybrid model that the model registry does not hold")
     raise Unmapped("model not in the registry and no layers/hidden/heads stated")
@@ -151,10 +177,10 @@ def _precision(run: Run) -> str:
     key = text.strip().lower()
     if not key and run["source"].startswith("NVIDIA-NeMo/Megatron-Bridge"):
         raise Unmapped("precision not stated (the 25.09 tables have no precision column)")
-    if key in FP8:
+    if key in FP8 or key in MX_FP8:
         return "fp8"
-    if key in ("nvfp4", "mxfp8", "fp8-mx"):
-        raise Unmapped(f"precision {text}: block-scaled formats have no peak in the catalog")
+    if key in ("nvfp4",):
+        raise Unmapped(f"precision {text}: the catalog has no FP4 peak for this device")
     if key in ("", "amp_bf16", "bf16", "none (bfloat16)", "mixed precision (16-bit)", "mixed precision"):
         return "bf16"
     raise Unmapped(f"precision {text!r} not understood")
@@ -221,6 +247,25 @@ class Mapped:
     basis: str
     notes: list[str]
     fit: bool
+    release: str = ""  # the software release a table was measured with (Megatron-Bridge: the NeMo container)
+    family: str = "dense"  # dense, moe, fp8 (MoE runs in FP8 count as moe), rack-scale: how the accuracy is split
+
+
+def release_of(notes: str) -> str:
+    """The NeMo container release a Megatron-Bridge table names ("26.06.01 NeMo Container; ..."), else ""."""
+    found = re.match(r"\s*(\d+\.\d+(?:\.\d+)?) NeMo Container", notes)
+    return found.group(1) if found else ""
+
+
+def run_family(model: str, precision: str, device: str) -> str:
+    """The family a run is scored in: ``moe`` (a mixture of experts), else ``fp8``, else ``dense``."""
+    from sizer.workloads.registry import resolve_model
+
+    try:
+        moe = not model.endswith(".json") and resolve_model(model).moe
+    except ValueError:
+        moe = False
+    return "moe" if moe else ("fp8" if precision == "fp8" else "dense")
 
 
 def map_run(run: Run, catalog, configs: Path) -> Mapped:
@@ -237,6 +282,14 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
         raise Unmapped("per-layer times only")
     if " cp" in f" {run['sharding'].lower()}" or "+ cp" in run["sharding"].lower():
         raise Unmapped("context parallelism is not modelled")
+    notes_text = run.columns.get("notes", "")
+    cp = re.search(r"\bCP=(\d+)", notes_text)
+    if cp and int(cp.group(1)) > 1:
+        raise Unmapped("context parallelism is not modelled")
+    ep_match = re.search(r"\bEP=(\d+)", notes_text)
+    vp_match = re.search(r"\bVP=(\d+)", notes_text)
+    ep = int(ep_match.group(1)) if ep_match else 1
+    interleave = int(vp_match.group(1)) if vp_match else 1
     seq = run.number("seq_len")
     count = run.number("n_devices")
     if not seq or not count:
@@ -269,11 +322,17 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
     model, how = _model(run, seq, configs)
     notes.append(f"model {how}")
     shape = tuple(int(run.number(k)) for k in ("n_layers", "hidden_size", "n_heads")) if model.endswith(".json") else None
+    if ep > 1:
+        notes.append(f"EP {ep} from the source's notes")
+    if interleave > 1:
+        notes.append(f"virtual pipeline {interleave} from the source's notes")
     request = TimeRequest(model=model, seq_len=seq, tokens=global_batch * seq, batch_size=global_batch * seq,
                           micro_batch=micro, device=device, count=count, tp=tp, pp=pp, zero=zero, recompute=recompute,
-                          precision=precision, optimizer="adamw")
+                          precision=precision, optimizer="adamw", ep=ep if ep > 1 else None,
+                          interleave=interleave if pp > 1 else 1)
     return Mapped(label=run.label, source=run["source"].split(",")[0], model=run["model"], shape=shape, request=request,
-                  measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES)
+                  measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES,
+                  family=run_family(model, precision, device), release=release_of(notes_text))
 
 
 def prepare(runs: list[Run], catalog, configs: Path) -> tuple[list[tuple[Mapped, object, object]], list[dict]]:
@@ -305,11 +364,14 @@ def predict(mapped, efficiency: Efficiencies) -> list[dict]:
     out = []
     for m, job, device in mapped:
         r = m.request
-        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp,
-                                   recompute=recompute_index(r.recompute), efficiency=efficiency)
+        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp, ep=r.ep,
+                                   interleave=r.interleave, recompute=recompute_index(r.recompute),
+                                   efficiency=efficiency)
         tokens = result.batch_size * job.tokens_per_sample
         predicted = tokens / result.step_time.expected / r.count
-        out.append({"run": m.label, "source": m.source, "fit": m.fit, "device": r.device,
+        out.append({"run": m.label, "source": m.source, "fit": m.fit, "device": r.device, "family": m.family,
+                    "release": m.release,
+                    "ep": r.ep or 1, "interleave": r.interleave,
                     "model": m.model, "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero,
                     "recompute": r.recompute, "micro_batch": result.layout.micro_batch, "precision": r.precision,
                     "measured_tokens_per_gpu": m.measured, "measured_basis": m.basis,
@@ -341,7 +403,8 @@ def write_committed(mapped) -> None:
                              "seq_len": r.seq_len, "global_batch": r.batch_size / r.seq_len,
                              "micro_batch": "" if r.micro_batch is None else r.micro_batch, "device": r.device,
                              "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero, "recompute": r.recompute,
-                             "precision": r.precision, "measured_tokens_per_gpu": f"{m.measured:.6g}", "basis": m.basis})
+                             "precision": r.precision, "measured_tokens_per_gpu": f"{m.measured:.6g}", "basis": m.basis,
+                             "ep": r.ep or 1, "interleave": r.interleave, "family": m.family, "release": m.release})
     tmp.replace(COMMITTED_RUNS)
 
 
@@ -360,9 +423,11 @@ def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_
                               micro_batch=float(row["micro_batch"]) if row["micro_batch"] else None,
                               device=row["device"], count=int(row["count"]), tp=int(row["tp"]), pp=int(row["pp"]),
                               zero=int(row["zero"]), recompute=row["recompute"], precision=row["precision"],
-                              optimizer="adamw")
+                              optimizer="adamw", ep=int(row.get("ep") or 1) if int(row.get("ep") or 1) > 1 else None,
+                              interleave=int(row.get("interleave") or 1))
         m = Mapped(label=row["label"], source=row["source"], model=row["model"], shape=shape, request=request,
-                   measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part)
+                   measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part,
+                   family=row.get("family") or "dense", release=row.get("release") or "")
         out.append((m, resolve_job(request), catalog.find(request.device)))
     return out
 
@@ -397,6 +462,42 @@ def fit(mapped, base: Efficiencies) -> Efficiencies:
     return best
 
 
+def fit_fp8(mapped, efficiency: Efficiencies) -> float:
+    """The FP8 scaling overhead that minimises the median |log(measured / predicted)| on the FP8 runs
+    of :data:`FP8_FIT_SOURCES` (and on nothing else)."""
+    from sizer.engine import constants, devices
+
+    train = [x for x in mapped if x[0].source in FP8_FIT_SOURCES and x[0].request.precision == "fp8"]
+    best, best_score = constants.FP8_SCALING_OVERHEAD, float("inf")
+    for overhead in FP8_OVERHEADS:
+        constants.FP8_SCALING_OVERHEAD = overhead
+        devices._TABLES.clear()
+        score = statistics.median(abs(math.log(1 + r["time_error"])) for r in predict(train, efficiency))
+        print(f"FP8 scaling overhead {overhead:.2f}: median |log error| {score:.3f} on {len(train)} runs", flush=True)
+        if score < best_score:
+            best, best_score = overhead, score
+    constants.FP8_SCALING_OVERHEAD = best
+    devices._TABLES.clear()
+    return best
+
+
+def family_summaries(rows: list[dict], spread) -> dict:
+    """Per family (:data:`FAMILIES`): the held-out runs' figures, all and by source. FP8 runs of the
+    sources the FP8 overhead was fitted on count as fitted, not held out."""
+    out = {}
+    for family in FAMILIES:
+        held = [r for r in rows if r["family"] == family and not r["fit"]
+                and not (family == "fp8" and r["source"] in FP8_FIT_SOURCES)]
+        if family == "fp8":  # MosaicML's FP8 runs are held out from the FP8 overhead's fit, not from the efficiencies'
+            held += [r for r in rows if r["family"] == family and r["fit"]]
+        out[family] = {"held_out": summarize(held, spread),
+                       "by_source": {s: summarize([r for r in held if r["source"] == s], spread)
+                                     for s in sorted({r["source"] for r in held})},
+                       "by_device": {d: summarize([r for r in held if r["device"] == d], spread)
+                                     for d in sorted({r["device"] for r in held})}}
+    return out
+
+
 def evaluate_split(mapped, efficiency: Efficiencies) -> dict:
     rows = predict(mapped, efficiency)
     fit_rows = [r for r in rows if r["fit"]]
@@ -407,7 +508,7 @@ def evaluate_split(mapped, efficiency: Efficiencies) -> dict:
     for source in sorted({r["source"] for r in held}):
         by_source[source] = summarize([r for r in held if r["source"] == source], spread)
     return {"fit": summarize(fit_rows, spread), "held_out": summarize(held, spread), "held_out_by_source": by_source,
-            "range_factors_from_fit": spread, "rows": rows}
+            "families": family_summaries(rows, spread), "range_factors_from_fit": spread, "rows": rows}
 
 
 def run_benchmark(path: Path, efficiency: Efficiencies | None = None) -> dict:
@@ -436,13 +537,18 @@ def write(result: dict) -> None:
              "| part | n | median abs time error | p90 | range coverage | too fast |", "|---|---|---|---|---|---|"]
     parts = [("held out (all)", result["held_out"]), ("fit (in sample)", result["fit"]),
              *((f"held out: {k}", v) for k, v in result["held_out_by_source"].items())]
+    for family, summary in result["families"].items():
+        parts.append((f"**{family}**, held out", summary["held_out"]))
+        parts += [(f"{family}: {k}", v) for k, v in {**summary["by_source"], **summary["by_device"]}.items()]
     for name, s in parts:
         lines.append(f"| {name} | {s['n']} | {pct(s.get('median_abs_error'))} | {pct(s.get('p90_abs_error'))} | "
                      f"{pct(s.get('range_coverage'))} | {s.get('too_fast', '-')} |")
-    lines += ["", "## Held-out runs", "", "| run | measured tok/s/GPU | predicted | time error | basis |", "|---|---|---|---|---|"]
+    lines += ["", "## Held-out runs", "", "| run | family | EP / VP | release | measured tok/s/GPU | predicted | time error | basis |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         if not r["fit"]:
-            lines.append(f"| {r['run']} | {r['measured_tokens_per_gpu']:.4g} | {r['predicted_tokens_per_gpu']:.4g} | "
+            lines.append(f"| {r['run']} | {r['family']} | {r['ep']} / {r['interleave']} | {r['release'] or '-'} | "
+                         f"{r['measured_tokens_per_gpu']:.4g} | {r['predicted_tokens_per_gpu']:.4g} | "
                          f"{r['time_error']:+.1%} | {r['measured_basis']} |")
     lines += ["", f"## Runs not mapped ({len(result['unmapped'])})", "", "| run | reason |", "|---|---|"]
     lines += [f"| {u['run']} | {u['reason']} |" for u in result["unmapped"]]
@@ -479,6 +585,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_CSV)
     parser.add_argument("--fit", action="store_true")
     parser.add_argument("--write-spread", action="store_true", help="held-out range factors -> error_spread.yaml")
+    parser.add_argument("--fit-fp8", action="store_true", help="refit the FP8 scaling overhead on FP8_FIT_SOURCES")
     args = parser.parse_args()
     efficiency = TRANSFORMER_GPU_EFFICIENCIES
     if args.fit:
@@ -487,6 +594,11 @@ def main() -> None:
             mapped, _ = prepare(load_runs(args.data), catalog, Path(configs))
             efficiency = fit(mapped, TRANSFORMER_GPU_EFFICIENCIES)
         print("fitted:", efficiency.as_dict())
+    if args.fit_fp8:
+        catalog = load_catalog()
+        with tempfile.TemporaryDirectory(prefix="sizer-llm-") as configs:
+            mapped, _ = prepare(load_runs(args.data), catalog, Path(configs))
+            print("fitted FP8 scaling overhead:", fit_fp8(mapped, efficiency))
     result = run_benchmark(args.data, efficiency)
     write(result)
     if args.write_spread:

@@ -38,6 +38,7 @@ TpOption = Annotated[Optional[int], typer.Option("--tp", min=1, max=1024, help="
 PpOption = Annotated[Optional[int], typer.Option("--pp", min=1, max=1024, help="Pipeline-parallel stages (1F1B).")]
 InterleaveOption = Annotated[int, typer.Option("--interleave", min=1, max=64, help="Virtual pipeline chunks per stage.")]
 RecomputeOption = Annotated[Optional[str], typer.Option("--recompute", help="Activation recomputation: none, selective or full.")]
+EpOption = Annotated[Optional[int], typer.Option("--ep", min=1, max=1024, help="Expert-parallel size (a mixture of experts): divides the experts and the data-parallel size. No layout given: the search chooses.")]
 DpOption = Annotated[Optional[int], typer.Option("--dp", min=1, help="Data-parallel size (default: count / (tp x pp)).")]
 MethodOption = Annotated[str, typer.Option("--method", help="full (every weight trained), lora or qlora (adapters over a frozen base; QLoRA's in 4-bit NF4).")]
 LoraRankOption = Annotated[Optional[int], typer.Option("--lora-rank", min=1, max=65536, help="LoRA rank r (default 8 for lora, 64 for qlora).")]

@@ -7,7 +7,7 @@ import typer
 
 from cli import output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, RecomputeOption, ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
-                        Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load,
+                        EpOption, Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load,
                         workload_request)
 
 
@@ -15,7 +15,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device to check the fit against.")] = None,
            count: CountOption = 1, precision: PrecisionOption = "mixed", optimizer: Optimizer = "adam",
            batch_size: BatchSize = None, seq_len: SeqLen = None, activation_memory_per_sample: ActivationMemory = None,
-           micro_batch: MicroBatch = None, zero: ZeroOption = None,
+           micro_batch: MicroBatch = None, zero: ZeroOption = None, ep: EpOption = None,
            method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
            recompute: RecomputeOption = "none",
            sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
@@ -28,7 +28,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
                                count=count, precision=precision, optimizer=optimizer, batch_size=batch_size,
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
-                               workload=workload, zero=zero,
+                               workload=workload, zero=zero, ep=ep,
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute)
     result = facade.estimate_memory(request, load(catalog))
     if json:

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from cli import output
-from cli.common import (BatchSize, CatalogOption, DeviceOption, JsonOption, LoraRankOption, LoraTargetsOption, MethodOption,
+from cli.common import (EpOption, BatchSize, CatalogOption, DeviceOption, JsonOption, LoraRankOption, LoraTargetsOption, MethodOption,
                         MicroBatch, ModelOption, Optimizer, Params, PrecisionOption, SeqLen, Tokens, load, workload_request)
 
 
@@ -14,7 +14,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices to lay out.")] = ...,
          precision: PrecisionOption = "mixed", optimizer: Optimizer = "adamw", batch_size: BatchSize = None,
          micro_batch: MicroBatch = None, seq_len: SeqLen = None, method: MethodOption = "full",
-         lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
+         lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None, ep: EpOption = None,
          shown: Annotated[int, typer.Option("--top", min=1, max=100, help="Layouts to show.")] = 10,
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
          catalog: CatalogOption = None, json: JsonOption = False) -> None:
@@ -24,11 +24,11 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
     request = workload_request(PlanRequest, model=model, params=params, tokens=tokens, device=device, count=count,
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
                                seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
-                               lora_targets=lora_targets)
+                               lora_targets=lora_targets, ep=ep)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)
-    rows = [(i, f"{o.tp}/{o.pp}/{o.dp}", o.zero, o.recompute, f"{o.micro_batch:g} x {o.accumulation}",
+    rows = [(i, f"{o.tp}/{o.pp}/{o.dp}" + (f" ep{o.ep}" if o.ep > 1 else ""), o.zero, o.recompute, f"{o.micro_batch:g} x {o.accumulation}",
              output.rng(o.training_time) if o.training_time else output.rng(o.step_time), f"{o.mfu:.0%}",
              output.qty(o.memory_per_device), o.why) for i, o in enumerate(result.layouts, start=1)]
     output.table(f"Layouts of {result.workload} on {result.count} x {result.device} ({result.precision})",

@@ -9,14 +9,14 @@ from cli import output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, DeviceOption,
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
                         Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, load, load_calibration_file, workload_request,
-                        DpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
+                        DpOption, EpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
          tokens: Tokens = None, device: DeviceOption = ..., count: CountOption = 1, precision: PrecisionOption = "mixed",
          batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
-         tp: TpOption = None, pp: PpOption = None, dp: DpOption = None, interleave: InterleaveOption = 1,
+         tp: TpOption = None, pp: PpOption = None, dp: DpOption = None, ep: EpOption = None, interleave: InterleaveOption = 1,
          recompute: RecomputeOption = None,
          system: Annotated[Optional[str], typer.Option("--system", help="A catalog node type (DGX H100, AWS p5 ...): devices per node and the links.")] = None,
          offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
@@ -36,7 +36,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
 
     if dp is not None and dp * (tp or 1) * (pp or 1) != count:
         raise InputError("dp", dp, f"count / (tp x pp) = {count / ((tp or 1) * (pp or 1)):g}: tp x pp x dp is the device count")
-    request = workload_request(facade.TimeRequest, tp=tp, pp=pp, interleave=interleave, recompute=recompute,
+    request = workload_request(facade.TimeRequest, tp=tp, pp=pp, ep=ep, interleave=interleave, recompute=recompute,
                                system=system, attention=attention, offload=offload or None, hybrid_shard=hybrid_shard or None, params=params, model=model, samples=samples, epochs=epochs,
                                tokens=tokens, device=device, count=count, precision=precision, batch_size=batch_size,
                                micro_batch=micro_batch, optimizer=optimizer, seq_len=seq_len,
@@ -57,7 +57,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                  ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
                  ("first-order C/(n R_s), seed 004 (reference)", output.qty(result.first_order_time)),
                  ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps))]
-    rows += [("layout", f"tp {layout.tp} x pp {layout.pp} x dp {layout.dp}, ZeRO {layout.zero}, recompute {layout.recompute}, "
+    experts = f" (ep {layout.ep})" if layout.ep > 1 else ""
+    rows += [("layout", f"tp {layout.tp} x pp {layout.pp} x dp {layout.dp}{experts}, ZeRO {layout.zero}, recompute {layout.recompute}, "
                         f"micro-batch {layout.micro_batch:g} x {layout.accumulation}"),
              ("MFU / HFU", f"{result.mfu:.0%} / {result.hfu:.0%}"), ("bound by", result.bound),
              ("  kernels", output.qty(result.kernels_per_step)), ("  optimizer update", output.qty(result.optimizer_time_per_step)),
@@ -65,6 +66,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
              ("  tensor parallel", output.qty(result.tensor_parallel_per_step)),
              ("  pipeline (sends; bubble in kernels)", f"{output.qty(result.pipeline_per_step)}; {output.qty(result.bubble_per_step)}"),
              ("  data parallel", output.qty(result.data_parallel_per_step)),
+             *([("  expert all-to-all", output.qty(result.expert_parallel_per_step))] if layout.ep > 1 else []),
              ("memory per device", f"{output.qty(result.memory_per_device)} of {output.qty(result.device_memory)}"),
              ("fits", "yes" if result.fits else "NO")]
     output.key_values(f"Training time: {result.workload}, {result.count} x {result.device} ({result.precision})", rows)

@@ -129,6 +129,8 @@ class TimeRequest(WorkloadRequest):
     tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
                                                           "parallelism); no layout given: the search chooses")
     pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
+    ep: int | None = Field(None, ge=1, le=1024, description="expert-parallel size (a mixture of experts): divides the "
+                                                          "experts and the data-parallel size; no layout given: the search chooses")
     interleave: int = Field(1, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved 1F1B)")
     recompute: str | None = Field(None, description="activation recomputation: none, selective or full")
     sharding: Sharding = "none"
@@ -196,6 +198,7 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     topology = node_type(request.system, device)
     return estimate_training(job, device, request.count, zero=_zero_stage(request), tp=request.tp, pp=request.pp,
+                             ep=request.ep,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
                              recompute=recompute_index(request.recompute), interleave=request.interleave,
                              mode=mode, efficiency=efficiency,
@@ -215,6 +218,8 @@ class MemoryRequest(WorkloadRequest):
     sharding: Sharding = "none"
     headroom: bool = False
     recompute: str = Field("none", description="activation recomputation: none, selective or full")
+    ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
+                                                 "ep of the count data-parallel devices")
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
@@ -223,7 +228,7 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None) -> M
 
     device = _catalog(catalog).find(request.device) if request.device is not None else None
     return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=_zero_stage(request) or 0,
-                           headroom=request.headroom, recompute=recompute_index(request.recompute) or 0)
+                           headroom=request.headroom, recompute=recompute_index(request.recompute) or 0, ep=request.ep)
 
 
 class CellsRequest(RequestModel):

@@ -69,6 +69,33 @@ DATACENTRE_NETWORK = Link("InfiniBand NDR, 400 Gb/s per device (assumed)", 50e9,
                           "DGX H100 user guide: 8 x 400 Gb/s ConnectX-7 for 8 GPUs (docs/references.md [dgx-h100])")
 OFFICE_NETWORK = Link("100 Gb/s Ethernet per host (assumed)", 12.5e9, 20e-6,
                       "IEEE 802.3 100GBASE: 12.5 GB/s per direction per host (docs/references.md [ethernet])")
+# FP8 training (Transformer Engine's recipes, DeepSeek-V3's fine-grained FP8): the GEMMs run at the FP8
+# tensor peak, but every FP8 GEMM first casts its 16-bit inputs (and, backward, its output gradients) to
+# FP8 with a per-tensor (delayed scaling), per-block (MXFP8) or per-tile (DeepSeek-V3) scale and keeps the
+# amax history: work in proportion to the GEMMs. Stated as time added per FP8 GEMM second; fitted on the
+# NVIDIA/NeMo performance summary's FP8 runs only (benchmarks/llm_training.py --fit-fp8: 0.05 of the grid
+# 0-0.5), scored on the other sources (benchmarks/ACCURACY.md).
+FP8_SCALING_OVERHEAD = 0.05
+FP8_SCALING_SOURCE = ("fitted on the 5 FP8 runs of NVIDIA's NeMo performance summary (H100, GPT-3/Llama 2), scored on "
+                      "Megatron-Bridge's and MosaicML's FP8 runs (benchmarks/ACCURACY.md)")
+# Weights and optimizer states under FP8 training: 16-bit weight and gradient copies (the FP8 weight cast
+# is transient), FP32 master weights and FP32 Adam moments (Transformer Engine FP8 primer; DeepSeek-V3
+# report §3.3.1-3.3.3 keeps BF16/FP32 masters and BF16 moments, a smaller variant not modelled).
+FP8_STATES_SOURCE = ("Transformer Engine 'Using FP8 with Transformer Engine' (16-bit copies, FP32 master weights); "
+                     "DeepSeek-AI 2024, DeepSeek-V3 report §3.3 (docs/references.md [te-fp8], [deepseek-v3])")
+# Expert parallelism (mixture of experts). Per MoE block and micro-batch, one all-to-all dispatches the
+# routed tokens to the experts' ranks and one combines them back, in the forward pass and again (as
+# their gradients) in the backward pass (Lepikhin et al. 2021 GShard §2.2; Megatron-Core MoE token
+# dispatcher): 2 per pass.
+EP_ALL_TO_ALLS_PER_BLOCK_PASS = 2
+# The busiest expert-parallel rank's share of routed tokens over the mean: the step waits for it.
+# Auxiliary-loss balancing keeps the max/mean expert load near 1.1-1.2 per batch (Fedus et al. 2022,
+# Switch Transformer §2.2 [switch], capacity factors 1.0-1.25 drop few tokens); 1.1 is a stated assumption,
+# not fitted (no per-rank load figures in /work/shared/data).
+EP_LOAD_IMBALANCE = 1.1
+EP_LOAD_IMBALANCE_SOURCE = ("stated assumption: the busiest expert-parallel rank gets 1.1 x the mean routed tokens "
+                            "(Fedus et al. 2022 Switch Transformer §2.2: capacity factors 1.0-1.25 suffice with "
+                            "load balancing); not fitted")
 DATACENTRE_DEVICES_PER_NODE = 8  # DGX/HGX nodes (docs/references.md [dgx-h100])
 WORKSTATION_DEVICES_PER_NODE = 4  # a 4-GPU PCIe workstation
 

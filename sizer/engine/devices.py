@@ -13,6 +13,7 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Precision, parse_choice
+from sizer.engine import constants
 from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
                                     Efficiencies, Link, default_efficiencies)
@@ -77,10 +78,12 @@ def device_link(device: Device) -> Link:
 
 
 def node_layout(device: Device) -> tuple[int, Link]:
-    """Devices per node and the network between nodes.
+    """Devices per node (the scale-up domain) and the network between nodes.
 
     Data-centre parts with a scale-up fabric (NVLink, Infinity Fabric, ICI) sit 8 to a node with a
-    400 Gb/s NIC each; other GPUs 4 to a workstation on 100 Gb/s Ethernet; a CPU is its own node.
+    400 Gb/s NIC each, or as many as the catalog's ``interconnect.domain`` says share the fabric
+    (GB200 NVL72: 72 GPUs on one NVLink switch domain); other GPUs 4 to a workstation on 100 Gb/s
+    Ethernet; a CPU is its own node.
 
     Parameters
     ----------
@@ -90,7 +93,7 @@ def node_layout(device: Device) -> tuple[int, Link]:
     Returns
     -------
     devices_per_node : int
-        Devices in one node [1].
+        Devices in one node (one scale-up domain) [1].
     network : Link
         The network between nodes, bandwidth per device [B/s] and latency [s].
 
@@ -102,6 +105,9 @@ def node_layout(device: Device) -> tuple[int, Link]:
     if device.kind == "cpu":
         return 1, OFFICE_NETWORK
     if not link.name.lower().startswith("pcie"):
+        domain = device.interconnect.domain if device.interconnect is not None else None
+        if domain is not None:
+            return int(domain.value), DATACENTRE_NETWORK
         return DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK
     return WORKSTATION_DEVICES_PER_NODE, OFFICE_NETWORK
 
@@ -313,6 +319,9 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             r = device_rates(device, resolved)
             rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
                      r.vector_peak * eff.vector]
+            if resolved == "fp8":  # GEMMs at the FP8 peak, each with its casts and scales (constants.py)
+                scaling = 1.0 + constants.FP8_SCALING_OVERHEAD
+                rates = [rates[0] / scaling, rates[1] / scaling, rates[2]]
             # the size dependence is fitted on 16/8-bit tensor-core GEMMs only (benchmarks/llm_training.py)
             half = [eff.matrix_half if r.matrix_unit == "tensor" else 0.0,
                     eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0]
@@ -320,6 +329,10 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
+            if resolved == "fp8":
+                notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {constants.FP8_SCALING_OVERHEAD:.0%} of their "
+                         f"time ({constants.FP8_SCALING_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
+                         f"optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),

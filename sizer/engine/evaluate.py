@@ -16,7 +16,7 @@ from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, OPTIMIZER
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, step_seconds
+from sizer.engine.roofline import FROZEN, TRAINING, Configs, StepParts, expert_layout, step_seconds
 from sizer.workloads.job import Job
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
@@ -219,12 +219,18 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
 
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
-                    split: np.ndarray | float = 1.0) -> StateParts:
+                    split: np.ndarray | float = 1.0, ep: np.ndarray | float = 1.0,
+                    tp: np.ndarray | float = 1.0) -> StateParts:
     """Model states per device of a job.
 
     Its parameters split over ``split`` (tensor x pipeline) ranks: every parameter trained, or
     (LoRA/QLoRA) a frozen base stored as the fine-tuning spec says and states for the adapters
     only.
+
+    A mixture of experts' routed experts are split further over ``ep`` expert-parallel ranks and
+    their states sharded by ZeRO over the replicas of each expert (the expert data-parallel group
+    of DeepSpeed-MoE and Megatron-Core); ``split`` includes the ``tp`` tensor ranks, which split
+    the experts too unless the EP group spans them (:func:`~sizer.engine.roofline.expert_layout`).
 
     Parameters
     ----------
@@ -240,6 +246,10 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
         ZeRO stage 0-3 [1].
     split : numpy.ndarray or float, default 1
         Tensor x pipeline ranks the parameters are split over [1].
+    ep : numpy.ndarray or float, default 1
+        Expert-parallel ranks the routed experts are split over [1].
+    tp : numpy.ndarray or float, default 1
+        Tensor-parallel ranks (part of ``split``) [1].
 
     Returns
     -------
@@ -248,15 +258,25 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
 
     References
     ----------
-    [zero], [micikevicius], [spec-3.8]
+    [zero], [micikevicius], [spec-3.8], [deepspeed-moe]
     """
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     finetune = job.finetune
+    experts = job.layers.expert_params
+    ep = np.asarray(ep, dtype=float)
+    etp, expert_dp = expert_layout(tp, dp, ep)
+    expert_split = split / np.asarray(tp, dtype=float) * etp * ep
     if finetune is None:
-        return model_state_bytes(job.params / split, weight_bytes, master_bytes, states_count, dp, zero)
+        dense = model_state_bytes((job.params - experts) / split, weight_bytes, master_bytes, states_count, dp, zero)
+        if not experts:
+            return dense
+        return dense + model_state_bytes(experts / expert_split, weight_bytes, master_bytes, states_count, expert_dp, zero)
     master = master_bytes if finetune.adapter_master_weights else 0.0 * master_bytes
+    # the frozen base: its routed experts held 1/ep per rank
+    expert_share = experts / max(job.layers.total_params, 1.0)
+    frozen = finetune.frozen_bytes(weight_bytes) * ((1.0 - expert_share) / split + expert_share / expert_split)
     return model_state_bytes(finetune.trainable_params / split, weight_bytes, master, states_count, dp, zero,
-                             frozen_bytes=finetune.frozen_bytes(weight_bytes) / split)
+                             frozen_bytes=frozen)
 
 
 def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.ndarray, dp: np.ndarray) -> np.ndarray:
@@ -290,7 +310,7 @@ def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.nda
     return np.where((zero >= 1) & (dp > 1), buckets * weight_bytes, 0.0)
 
 
-def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1,
+def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, recompute=0, interleave=1, ep=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
     r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
@@ -323,6 +343,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
         Recomputation policy [1] (0 none, 1 selective, 2 full).
     interleave : float or array, default 1
         Virtual pipeline chunks per stage [1].
+    ep : float or array, default 1
+        Expert-parallel ranks (a mixture of experts; carved out of the data-parallel ones) [1].
     micro_batch : numpy.ndarray, optional
         Per configuration [sample]; NaN chooses the largest that fits.
     headroom : bool, default False
@@ -345,18 +367,18 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
 
     References
     ----------
-    [zero], [zero-offload], [fsdp], [korthikanti], [seed-003], [spec-3.3], [spec-3.8]
+    [zero], [zero-offload], [fsdp], [korthikanti], [seed-003], [spec-3.3], [spec-3.8], [deepspeed-moe]
     """
-    device, count, zero, tp, pp, recompute, interleave = (
+    device, count, zero, tp, pp, recompute, interleave, ep = (
         np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(recompute, dtype=np.int64),
-            np.asarray(interleave, dtype=float)))
+            np.asarray(interleave, dtype=float), np.asarray(ep, dtype=float)))
     states_count = OPTIMIZER_STATES[job.optimizer.value]
     dp = count / (tp * pp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     states = job_state_bytes(job, table.weight_bytes[device], table.master_bytes[device], dp if group is None else group,
-                             zero, tp * pp)
+                             zero, tp * pp, ep, tp)
     if offload:  # optimizer states and FP32 master weights live in host memory
         states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
@@ -381,9 +403,10 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, r
     activations = per_sample * micro * in_flight
     needed = (states.total + framework + activations) * reserve
     fits = needed <= table.memory[device]
-    feasible = table.supported[device] & (share >= 1) & (dp >= 1) & (dp == np.round(dp))
+    expert_dp = expert_layout(tp, dp, ep)[1]
+    feasible = table.supported[device] & (share >= 1) & (dp >= 1) & (dp == np.round(dp)) & (expert_dp == np.round(expert_dp))
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
-                      pp=pp, recompute=recompute, interleave=interleave)
+                      pp=pp, recompute=recompute, interleave=interleave, ep=ep)
     finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_states=states_count, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,

@@ -50,6 +50,17 @@ class LayerTable:
     layer_count: int  # layers before folding
     source: str
     trained: np.ndarray | None = None  # bool per row where only some rows are trained (LoRA adapters); None: all
+    expert: np.ndarray | None = None  # bool per row: routed experts of a mixture (split over EP ranks); None: none
+
+    @property
+    def expert_rows(self) -> np.ndarray:
+        """True for every row of routed-expert work (a mixture of experts)."""
+        return np.zeros(len(self.unit), dtype=bool) if self.expert is None else self.expert
+
+    @property
+    def expert_params(self) -> float:
+        """Parameters of the routed experts (held ``1/ep`` per expert-parallel rank)."""
+        return float((self.params * self.expert_rows) @ self.multiplicity)
 
     @property
     def trained_rows(self) -> np.ndarray:
@@ -115,7 +126,8 @@ def layer_table(profile: Profile) -> LayerTable:
     """
     rows: dict[tuple, int] = {}
     for layer in profile.layers:
-        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels)
+        key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels,
+               layer.expert)
         rows[key] = rows.get(key, 0) + 1
     keys = list(rows)
     column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
@@ -123,7 +135,8 @@ def layer_table(profile: Profile) -> LayerTable:
                       kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
                       forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
                       kernels=column(5), multiplicity=np.asarray(list(rows.values()), dtype=float),
-                      layer_count=len(profile.layers), source=profile.generated_by)
+                      layer_count=len(profile.layers), source=profile.generated_by,
+                      expert=np.asarray([k[6] for k in keys], dtype=bool) if any(k[6] for k in keys) else None)
 
 
 def with_trained_rows(frozen: LayerTable, trained: LayerTable) -> LayerTable:
@@ -146,4 +159,6 @@ def with_trained_rows(frozen: LayerTable, trained: LayerTable) -> LayerTable:
                       **{name: join(name) for name in ("unit", "forward_flops", "bytes", "params", "activation_bytes",
                                                        "kernels", "multiplicity")},
                       layer_count=frozen.layer_count + trained.layer_count, source=frozen.source,
-                      trained=np.concatenate([np.zeros(len(frozen.unit), dtype=bool), np.ones(len(trained.unit), dtype=bool)]))
+                      trained=np.concatenate([np.zeros(len(frozen.unit), dtype=bool), np.ones(len(trained.unit), dtype=bool)]),
+                      expert=None if frozen.expert is None and trained.expert is None
+                      else np.concatenate([frozen.expert_rows, trained.expert_rows]))

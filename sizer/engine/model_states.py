@@ -41,6 +41,10 @@ class StateParts:
         """
         return self.weights + self.gradients + self.master_weights + self.optimizer_states
 
+    def __add__(self, other: "StateParts") -> "StateParts":
+        return StateParts(self.weights + other.weights, self.gradients + other.gradients,
+                          self.master_weights + other.master_weights, self.optimizer_states + other.optimizer_states)
+
 
 def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int,
                       count: np.ndarray, zero: np.ndarray, frozen_bytes: np.ndarray | float = 0.0) -> StateParts:

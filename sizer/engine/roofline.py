@@ -12,6 +12,11 @@ achieved bandwidth) and the launch-bound time (kernels x launch time); the large
 - pipeline parallelism (1F1B, [megatron]) gives each stage ``1/pp`` of the layers and a step of
   ``(m + (pp − 1)/v)`` stage passes for ``m`` micro-batches and ``v`` interleaved chunks, plus the
   point-to-point activation sends between stages;
+- expert parallelism (a mixture of experts, [gshard], [deepspeed-moe]) gives each of ``ep`` ranks
+  1/ep of the routed experts (their weights and fewer, larger expert GEMMs), waits for the busiest
+  rank (a stated load imbalance), and adds per MoE block and pass a dispatch and a combine
+  all-to-all on the link the ``tp x ep`` group spans; the experts' gradients are synchronised over
+  the ``dp / ep`` replicas of each expert;
 - data parallelism synchronises the gradients of ``P/(tp pp)`` parameters over ``dp`` devices
   (ring, [patarasuk]; ZeRO-3 moves 1.5 x as much, [zero]);
 - an optimizer update (memory-bound) and a fixed per-step overhead close the step.
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FLOP_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
+                                    EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE,
                                     HOST_OPTIMIZER_BANDWIDTH,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OPTIMIZER_STATE_BYTES, OVERLAP_SHARE,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
@@ -48,6 +54,7 @@ class Configs:
     pp: np.ndarray
     recompute: np.ndarray  # index into RECOMPUTE
     interleave: np.ndarray  # virtual pipeline chunks per stage (1: plain 1F1B)
+    ep: np.ndarray | float = 1.0  # expert-parallel ranks (out of the data-parallel ones; 1: every expert everywhere)
 
     @property
     def dp(self) -> np.ndarray:
@@ -65,7 +72,8 @@ class Configs:
         return self.count / (self.tp * self.pp)
 
     @classmethod
-    def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1) -> "Configs":
+    def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1,
+           ep=1) -> "Configs":
         """Configurations from scalars or arrays, broadcast against each other.
 
         Parameters
@@ -86,6 +94,8 @@ class Configs:
             Index into ``RECOMPUTE`` (none, selective, full).
         interleave : float or array, default 1
             Virtual pipeline chunks per stage [1].
+        ep : float or array, default 1
+            Expert-parallel ranks [1].
 
         Returns
         -------
@@ -94,11 +104,11 @@ class Configs:
 
         References
         ----------
-        [megatron], [zero], [korthikanti]
+        [megatron], [zero], [korthikanti], [gshard]
         """
-        types = (np.int64, float, float, float, np.int64, float, float, np.int64, float)
+        types = (np.int64, float, float, float, np.int64, float, float, np.int64, float, float)
         arrays = np.broadcast_arrays(*(np.asarray(v, dtype=t) for v, t in zip(
-            (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave), types)))
+            (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave, ep), types)))
         return cls(*(np.ascontiguousarray(a).ravel() for a in arrays))
 
 
@@ -137,6 +147,8 @@ class Shape:
     blocks: int  # transformer blocks
     hidden: int
     tokens_per_sample: float
+    moe_blocks: int = 0  # blocks that route their FFN to experts
+    routed_per_token: float = 0.0  # expert slots per token: top-k times the capacity factor where one is set
 
 
 @dataclass(frozen=True)
@@ -160,17 +172,18 @@ class StepParts:
     bound: np.ndarray  # index into BOUNDS
     layer_seconds: np.ndarray | None  # [config, layer row] per micro-batch, when asked for
     layer_bound: np.ndarray | None  # [config, layer row]: 0 compute, 1 memory, 2 launch
+    expert_parallel: np.ndarray | float = 0.0  # EP all-to-alls (dispatch and combine, on the critical path)
 
     @property
     def communication(self) -> np.ndarray:
-        """Communication on the critical path: tensor-parallel, pipeline and data-parallel time.
+        """Communication on the critical path: tensor-parallel, pipeline, expert-parallel and data-parallel time.
 
         Returns
         -------
         numpy.ndarray
             Seconds per step per configuration [s].
         """
-        return self.tensor_parallel + self.pipeline + self.data_parallel
+        return self.tensor_parallel + self.pipeline + self.data_parallel + self.expert_parallel
 
 
 def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, optimizer_states: int) -> np.ndarray:
@@ -264,6 +277,105 @@ def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.
     inside = span <= table.devices_per_node[d]
     bandwidth = np.where(inside, table.link[d], np.minimum(table.link[d], table.network[d]))
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
+
+
+def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
+    """(expert tensor-parallel size, replicas of each expert) of ``ep`` expert-parallel ranks.
+
+    Megatron-Core's default keeps the experts tensor-parallel like the rest (ETP = TP) and carves the
+    EP group out of the data-parallel ranks; where ``ep`` does not divide ``dp`` the EP group spans
+    the tensor ranks too and the experts are not tensor-split (ETP = 1: the recipes of
+    Megatron-Bridge for Qwen3-235B on H100). Each expert then has ``tp dp / (ep ETP)`` replicas.
+
+    .. math::
+
+        ETP = \\begin{cases} t & e \\mid d \\\\ 1 & \\text{otherwise} \\end{cases}, \\qquad
+        r = \\frac{t \\, d}{e \\, ETP}
+
+    Parameters
+    ----------
+    tp : array_like
+        Tensor-parallel ranks :math:`t` [1].
+    dp : array_like
+        Data-parallel ranks :math:`d` [1].
+    ep : array_like
+        Expert-parallel ranks :math:`e` [1].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The expert tensor-parallel size [1] and the replicas of each expert [1].
+
+    Examples
+    --------
+    >>> [float(v[0]) for v in expert_layout(np.asarray([2.0]), np.asarray([16.0]), np.asarray([32.0]))]
+    [1.0, 1.0]
+
+    References
+    ----------
+    [deepspeed-moe] Rajbhandari et al. 2022 §5.
+    """
+    tp, dp, ep = (np.asarray(v, dtype=float) for v in (tp, dp, ep))
+    etp = np.where(np.mod(dp, ep) == 0, tp, 1.0)
+    return etp, tp * dp / (ep * etp)
+
+
+def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Shape, passes: float,
+                       ep: np.ndarray) -> np.ndarray:
+    r"""Seconds per step of expert parallelism's all-to-alls on one rank.
+
+    Per MoE block of the stage and micro-batch, :data:`EP_ALL_TO_ALLS_PER_BLOCK_PASS` all-to-alls per
+    pass (dispatch and combine), each sending the :math:`(e - 1)/e` of the rank's routed token slots
+    that leave it: to the :math:`e_n - 1` peers in its node (scale-up domain) over the scale-up link,
+    to the other :math:`e - e_n` over the network, both at once (separate engines):
+
+    .. math::
+
+        t = n_{a2a} \cdot \frac{L_{moe}}{p} \cdot m \cdot
+            \left(\max\left(\frac{e_n - 1}{e} \frac{M}{B_{node}}, \frac{e - e_n}{e} \frac{M}{B_{net}}\right)
+            + (e - 1) \lambda\right), \qquad M = \frac{b \, s \, k \, h \, w}{t_p}
+
+    with ``b`` sequences per micro-batch, ``s`` tokens each, ``k`` expert slots per token, ``h`` the
+    hidden size, ``w`` bytes per value, ``t_p`` tensor ranks (sequence parallel: each holds 1/t_p of
+    the tokens), ``m`` micro-batches, :math:`e_n` the EP ranks in one node (the EP group's ranks are
+    ``ETP`` apart, :func:`expert_layout`), :math:`\lambda` the latency of the slowest link used.
+
+    Parameters
+    ----------
+    table : DeviceTable
+        Devices, their links and storage scale.
+    d : numpy.ndarray
+        Device index per configuration [1].
+    c : Configs
+        The layouts.
+    shape : Shape
+        Blocks, MoE blocks, hidden size [1], tokens per sequence [1], expert slots per token [1].
+    passes : float
+        Passes per micro-batch with all-to-alls (2 in training, 1 in inference) [1].
+    ep : numpy.ndarray
+        Expert-parallel ranks per configuration [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per step [s].
+
+    References
+    ----------
+    [gshard] Lepikhin et al. 2021 §2.2; [deepspeed-moe] Rajbhandari et al. 2022.
+    """
+    if not shape.moe_blocks:
+        return np.zeros(len(d))
+    slots = shape.tokens_per_sample * shape.routed_per_token * shape.hidden * FP32_STORAGE_BYTES * table.storage_scale[d]
+    message = c.micro_batch * slots / c.tp
+    etp, _ = expert_layout(c.tp, c.dp, ep)
+    local = np.clip(np.floor(table.devices_per_node[d] / etp), 1.0, ep)  # EP ranks in one node
+    link, network = table.link[d], table.network[d]
+    inside = (local - 1) / np.maximum(ep, 1.0) * message / link
+    outside = (ep - local) / np.maximum(ep, 1.0) * message / np.minimum(link, network)
+    latency = np.where(local < ep, table.network_latency[d], table.link_latency[d])
+    one = np.where(ep > 1, np.maximum(inside, outside) + (ep - 1) * latency, 0.0)
+    return EP_ALL_TO_ALLS_PER_BLOCK_PASS * passes * one * shape.moe_blocks / c.pp * c.accumulation
 
 
 def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.ndarray:
@@ -429,16 +541,24 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     stored = (table.storage_scale[d] * FP32_STORAGE_BYTES if weight_bytes is None else weight_bytes)[:, None]
     extra = recompute_factors(layers, c.recompute, kind)
     kind = layer_pass(layers, kind)
+    # routed experts over ep ranks: each rank runs 1/ep of the experts (fewer, larger GEMMs: ep x the
+    # tokens per expert), holds 1/ep of their weights, and waits for the busiest rank's tokens
+    ep = np.broadcast_to(np.asarray(c.ep, dtype=float), d.shape)[:, None]
+    expert = layers.expert_rows[None, :]
+    ep_split = np.where(expert, ep, 1.0)
+    imbalance = np.where(expert & (ep > 1), EP_LOAD_IMBALANCE, 1.0)
     # the one place the per-layer matrix rate is set: the unit's achieved rate, times how well a
     # kernel of this layer's size (FLOP per launch per tensor rank) uses it
-    per_kernel = layers.forward_flops * micro / (np.maximum(layers.kernels, 1.0) * c.tp[:, None])
+    kernels_here = np.maximum(layers.kernels / ep_split, 1.0)
+    per_kernel = layers.forward_flops * micro / (kernels_here * c.tp[:, None])
     rates = table.rates[d][:, layers.unit] * matrix_size_factor(per_kernel, table.matrix_half[d][:, layers.unit])
-    compute = (kind.flops + extra) * layers.forward_flops * micro / rates
-    moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale + kind.weight_reads * layers.params * stored
+    compute = (kind.flops + extra) * layers.forward_flops * micro * imbalance / rates
+    moved = ((kind.activation_bytes + extra) * layers.bytes * micro * scale * imbalance
+             + kind.weight_reads * layers.params * stored / ep_split)
     if extra_bytes is not None:
         moved = moved + np.broadcast_to(np.asarray(extra_bytes, dtype=float), moved.shape) * micro
     memory = moved / table.bandwidth[d][:, None]
-    launch = ((kind.kernels + extra) * layers.kernels) * table.launch[d][:, None]
+    launch = ((kind.kernels + extra) * np.where(expert, kernels_here, layers.kernels)) * table.launch[d][:, None]
     per_layer = np.maximum(np.maximum(compute / c.tp[:, None], memory / c.tp[:, None]), launch)
     is_compute = (per_layer == compute / c.tp[:, None])
     is_memory = ~is_compute & (per_layer == memory / c.tp[:, None])
@@ -453,6 +573,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
 
     tensor_parallel = np.zeros(len(d))
     pipeline = np.zeros(len(d))
+    expert_parallel = np.zeros(len(d))
     if shape is not None:
         activation = shape.tokens_per_sample * shape.hidden * FP32_STORAGE_BYTES * table.storage_scale[d] * c.micro_batch
         passes = 2.0 if kind.backward else 1.0
@@ -463,13 +584,19 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.pp)
         send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
         pipeline = passes * send * (c.accumulation + c.pp - 1)
+        expert_parallel = all_to_all_seconds(table, d, c, shape, passes, ep[:, 0])
 
     params = layers.total_params if trainable_params is None else trainable_params
+    experts = layers.expert_params if trainable_params is None else 0.0  # fine-tuning: experts frozen
     if not kind.updates:
-        params = 0.0
+        params = experts = 0.0
     dp = c.dp
-    params_here = params / (c.tp * c.pp)
-    updated = np.where(c.zero >= 1, params_here / dp, params_here)
+    # routed experts: 1/ep of them per rank, replicated (and ZeRO-sharded) over dp/ep ranks
+    etp, expert_dp = expert_layout(c.tp, dp, ep[:, 0])
+    experts_here = experts / (etp * c.pp * ep[:, 0])
+    dense_here = (params - experts) / (c.tp * c.pp)
+    params_here = dense_here + experts_here
+    updated = np.where(c.zero >= 1, dense_here / dp + experts_here / expert_dp, params_here)
     per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_states)
     if offload:  # the step runs on the host; gradients down and weights up over PCIe (ZeRO-Offload)
         optimizer = updated * (per_param / HOST_OPTIMIZER_BANDWIDTH + 2 * table.weight_bytes[d] / FALLBACK_LINK.bandwidth)
@@ -477,9 +604,13 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         optimizer = updated * per_param / table.bandwidth[d]
     overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
     dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)
-    gradient = params_here * table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC, 1.0)
+    traffic = table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC, 1.0)
+    gradient = params_here * traffic
     if shard_group is None:
-        allreduce = ring_allreduce_seconds(gradient, dp, dp_bandwidth, dp_latency)
+        split_experts = (ep[:, 0] > 1) & (experts_here > 0)  # experts synchronised over their own dp / ep replicas
+        allreduce = np.where(split_experts, ring_allreduce_seconds(dense_here * traffic, dp, dp_bandwidth, dp_latency)
+                             + ring_allreduce_seconds(experts_here * traffic, expert_dp, dp_bandwidth, dp_latency),
+                             ring_allreduce_seconds(gradient, dp, dp_bandwidth, dp_latency))
     else:  # FSDP HYBRID_SHARD: ZeRO-3 inside each group, the group's gradient shard all-reduced across groups
         group_bandwidth, group_latency = group_link(table, d, c.tp * shard_group)
         allreduce = ring_allreduce_seconds(gradient, shard_group, group_bandwidth, group_latency) + \
@@ -487,16 +618,17 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
                                    dp_latency)
     data_parallel = np.maximum(0.0, allreduce - OVERLAP_SHARE * kernels) if overlap_allreduce else allreduce
 
-    step = kernels + tensor_parallel + pipeline + data_parallel + optimizer + overhead
+    step = kernels + tensor_parallel + pipeline + expert_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = float(kind.flops * layers.forward_flops @ layers.multiplicity) * samples / split[:, 0]
     hardware_flops = model_flops + (extra * layers.forward_flops * layers.multiplicity).sum(axis=1) * samples / split[:, 0]
     limit = model_flops / table.best_peak[d]
-    communication = tensor_parallel + pipeline + data_parallel
+    communication = tensor_parallel + pipeline + expert_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)
     return StepParts(step=step, kernels=kernels, compute=compute_part, memory=memory_part, launch=launch_part,
                      bubble=bubble, optimizer=optimizer, overhead=np.broadcast_to(overhead, step.shape),
                      tensor_parallel=tensor_parallel, pipeline=pipeline, data_parallel=data_parallel,
                      physical_limit=limit, model_flops=model_flops, hardware_flops=hardware_flops, bound=bound,
                      layer_seconds=per_layer if keep_layers else None,
-                     layer_bound=np.where(is_compute, 0, np.where(is_memory, 1, 2)) if keep_layers else None)
+                     layer_bound=np.where(is_compute, 0, np.where(is_memory, 1, 2)) if keep_layers else None,
+                     expert_parallel=expert_parallel)

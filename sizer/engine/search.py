@@ -1,7 +1,8 @@
 """Layout search: which tensor × pipeline × data parallel split, ZeRO stage, recomputation and
 micro-batch run a job fastest on ``count`` devices, among those that fit in memory.
 
-Two candidate sets: the ``quick`` one that ``time``, ``sweep`` and ``recommend`` use when the user
+A mixture of experts adds expert-parallel sizes (dividing its experts and the data-parallel
+size, the ``tp x ep`` group inside a node) to every set. Two candidate sets: the ``quick`` one that ``time``, ``sweep`` and ``recommend`` use when the user
 gives no layout (data parallel with ZeRO 0/1/3; only where none of those fits, tensor parallel
 inside a node and full recomputation too), and the ``full`` one that ``sizer plan`` ranks (adds
 pipeline stages, ZeRO-2, selective recomputation and explicit micro-batches). Every candidate of every (device, count) pair is
@@ -62,13 +63,22 @@ def _tensor_sizes(job: Job) -> tuple[int, ...]:
     return tuple(t for t in POWERS if heads % t == 0 and (kv % t == 0 or t % kv == 0))
 
 
+def _expert_sizes(job: Job) -> tuple[int, ...]:
+    """Expert-parallel sizes of a mixture of experts: the powers of two that divide its experts."""
+    if job.arch is None or not job.arch.moe:
+        return (1,)
+    return tuple(e for e in POWERS if job.arch.experts % e == 0)
+
+
 def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray, choice: dict,
                full: bool = False) -> dict[str, np.ndarray]:
     """The candidate layouts of every (device, count) pair, as flat arrays with their pair index.
 
     Tensor-parallel sizes that divide the heads and fit in a node, pipeline stages up to the
     block count, the ZeRO stages and recomputation policies of ``choice``; layouts whose
-    tp x pp does not divide the count, or ZeRO without data parallelism, are dropped.
+    tp x pp does not divide the count, or ZeRO without data parallelism, are dropped. A mixture of
+    experts adds expert-parallel sizes that divide the data-parallel size, with the ``tp x ep``
+    group inside a node (the fast domain).
 
     Parameters
     ----------
@@ -88,27 +98,30 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     Returns
     -------
     dict of str to numpy.ndarray
-        ``pair``, ``device``, ``count``, ``tp``, ``pp``, ``zero``, ``recompute`` and ``micro``
-        (0: the largest that fits) per candidate [1].
+        ``pair``, ``device``, ``count``, ``tp``, ``pp``, ``zero``, ``recompute``, ``micro``
+        (0: the largest that fits) and ``ep`` per candidate [1].
 
     References
     ----------
-    [megatron], [zero], [korthikanti], [spec-3.3]
+    [megatron], [zero], [korthikanti], [spec-3.3], [gshard]
     """
     transformer = job.shape is not None
     recompute = choice["recompute"] if transformer else (0,)
     pps = [p for p in choice["pp"] if p <= job.shape.blocks] if transformer else [1]
     micro = FULL_MICRO if full and job.micro_batch is None else (0,)  # 0: the largest that fits
     tensor = _tensor_sizes(job) if choice["tensor"] else (1,)
-    template = np.asarray(list(itertools.product(tensor, pps, choice["zero"], recompute, micro)), dtype=np.int64)
+    experts = _expert_sizes(job)
+    template = np.asarray(list(itertools.product(tensor, pps, choice["zero"], recompute, micro, experts)), dtype=np.int64)
     pairs, layouts = len(device), len(template)
     pair = np.repeat(np.arange(pairs), layouts)
     d, n = device[pair], count[pair]
-    tp, pp, zero, rc, mb = (np.tile(template[:, k], pairs) for k in range(5))
+    tp, pp, zero, rc, mb, ep = (np.tile(template[:, k], pairs) for k in range(6))
     split = tp * pp
+    dp = n // split
     valid = (n % split == 0) & (tp <= table.devices_per_node[d]) & ~((zero > 0) & (n == split))  # ZeRO needs dp > 1
+    valid &= (dp % ep == 0) & (tp * ep <= table.devices_per_node[d])
     return {"pair": pair[valid], "device": d[valid], "count": n[valid], "tp": tp[valid], "pp": pp[valid],
-            "zero": zero[valid], "recompute": rc[valid], "micro": mb[valid]}
+            "zero": zero[valid], "recompute": rc[valid], "micro": mb[valid], "ep": ep[valid]}
 
 
 def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, headroom: bool = False,
@@ -153,18 +166,18 @@ def search(job: Job, table: DeviceTable, device, count, *, full: bool = False, h
         c = candidates(job, table, device, count, FULL, full=True)
     else:  # data parallel first; tensor parallelism and recomputation only for pairs where none of it fits
         c = candidates(job, table, device, count, DATA_PARALLEL)
-        first = evaluate(job, table, c["device"], c["count"], c["zero"], headroom=headroom)
+        first = evaluate(job, table, c["device"], c["count"], c["zero"], ep=c["ep"], headroom=headroom)
         fits = np.zeros(len(device), dtype=bool)
         np.logical_or.at(fits, c["pair"], first.fits & first.feasible)
         if job.shape is not None and not fits.all():
             missing = np.flatnonzero(~fits)
             more = candidates(job, table, device[missing], count[missing], QUICK)
             more["pair"] = missing[more["pair"]]
-            keep = (more["tp"] > 1) | (more["recompute"] > 0)  # the data-parallel ones are already in
+            keep = (more["tp"] > 1) | (more["recompute"] > 0)  # the data-parallel (and expert-parallel) ones are in
             c = {k: np.concatenate([c[k], more[k][keep]]) for k in c}
     micro = np.where(c["micro"] > 0, c["micro"], np.nan) if full else None
     ev = evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], recompute=c["recompute"],
-                  micro_batch=micro, headroom=headroom, overlap_allreduce=overlap_allreduce)
+                  ep=c["ep"], micro_batch=micro, headroom=headroom, overlap_allreduce=overlap_allreduce)
     ok = ev.fits & ev.feasible
     pairs = len(device)
     seconds = np.where(ok, ev.training_seconds, np.inf)

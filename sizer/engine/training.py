@@ -12,11 +12,11 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
+from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
                                     default_efficiencies)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
+from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
@@ -39,6 +39,7 @@ class Layout(Model):
     tp: int
     pp: int
     dp: int
+    ep: int = 1  # expert-parallel ranks, out of the dp ones (a mixture of experts)
     zero: int
     recompute: str
     interleave: int
@@ -72,6 +73,7 @@ class TimeResult(Model):
     tensor_parallel_per_step: QuantityOut
     pipeline_per_step: QuantityOut
     data_parallel_per_step: QuantityOut
+    expert_parallel_per_step: QuantityOut
     bubble_per_step: QuantityOut
     bound: str
     mfu: float
@@ -124,6 +126,48 @@ def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
             for kind, s in sorted(seconds.items(), key=lambda kv: -kv[1])]
 
 
+def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> None:
+    """An expert-parallel size the job can run, or InputError naming ``ep``: a mixture of experts,
+    ``ep`` dividing its experts and the tensor x data-parallel ranks (expert ranks are data-parallel
+    ranks, as in Megatron-Core and DeepSpeed-MoE, or span the tensor ranks too with experts not
+    tensor-split: :func:`~sizer.engine.roofline.expert_layout`).
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    tp, pp : int
+        Tensor- and pipeline-parallel sizes [1].
+    ep : int
+        Expert-parallel size [1].
+
+    Raises
+    ------
+    InputError
+        Naming ``ep``: not a mixture of experts, not a divisor of the experts or of count / pp.
+
+    References
+    ----------
+    [gshard], [deepspeed-moe]
+    """
+    if isinstance(ep, bool) or not isinstance(ep, int) or ep < 1:
+        raise InputError("ep", ep, "a whole number of expert-parallel ranks, at least 1")
+    if ep == 1:
+        return
+    arch = job.arch
+    if arch is None or not arch.moe:
+        raise InputError("ep", ep, "a mixture-of-experts model (--model with experts, e.g. mixtral-8x7b): expert "
+                                   "parallelism splits the routed experts")
+    if arch.experts % ep:
+        raise InputError("ep", ep, f"a divisor of the {arch.experts} experts of {arch.name}")
+    ranks = count // pp if count % (tp * pp) == 0 else 0
+    if not ranks or ranks % ep:
+        raise InputError("ep", ep, f"a divisor of the tensor x data-parallel ranks count / pp = {count / pp:g}: "
+                                   "expert-parallel ranks are data-parallel (or tensor and data-parallel) ranks")
+
+
 def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None:
     """Check that a job can run a layout.
 
@@ -158,7 +202,7 @@ def check_layout(job: Job, count: int, tp: int, pp: int, recompute: int) -> None
 
 
 def choose_layout(job: Job, table, count: int, *, headroom: bool = False,
-                  overlap_allreduce: bool = False) -> tuple[int, int, int, int]:
+                  overlap_allreduce: bool = False) -> tuple[int, int, int, int, int]:
     """The fastest quick-search layout that fits, else the one closest to fitting.
 
     Parameters
@@ -177,28 +221,29 @@ def choose_layout(job: Job, table, count: int, *, headroom: bool = False,
     Returns
     -------
     tuple of int
-        (zero, tp, pp, recompute) [1].
+        (zero, tp, pp, recompute, ep) [1].
 
     References
     ----------
-    [zero], [megatron]
+    [zero], [megatron], [gshard]
     """
     from sizer.engine.search import search
 
     found = search(job, table, [0], [count], headroom=headroom, overlap_allreduce=overlap_allreduce)
     c = found.evaluation.configs
     i = int(found.chosen[0])
-    return int(c.zero[i]), int(c.tp[i]), int(c.pp[i]), int(c.recompute[i])
+    return int(c.zero[i]), int(c.tp[i]), int(c.pp[i]), int(c.recompute[i]), int(np.broadcast_to(c.ep, c.tp.shape)[i])
 
 
 def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
                       pp: int | None = None, recompute: int | None = None, interleave: int = 1,
                       mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None, headroom: bool = False,
                       overlap_allreduce: bool = False, extra_assumptions: tuple[Assumption, ...] = (),
-                      topology=None, offload: bool = False, hybrid_shard: bool = False) -> TimeResult:
+                      topology=None, offload: bool = False, hybrid_shard: bool = False,
+                      ep: int | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of a job on ``count`` devices.
 
-    With no layout given (``zero``, ``tp``, ``pp``, ``recompute`` all None) the quick layout search
+    With no layout given (``zero``, ``tp``, ``pp``, ``recompute``, ``ep`` all None) the quick layout search
     chooses one (:mod:`sizer.engine.search`) and the assumptions say which; a partly given layout
     fills the rest with data parallel, ZeRO 0, no recomputation. The range is the expected time
     times the mode's error spread, never below the physical limit; MFU counts the model's FLOP
@@ -243,6 +288,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         Optimizer states and master weights in host memory (ZeRO-Offload).
     hybrid_shard : bool, default False
         ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+    ep : int, optional
+        Expert-parallel size of a mixture of experts [1] (divides its experts and count / pp).
 
     Returns
     -------
@@ -258,7 +305,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
 
     References
     ----------
-    [spec-3.3], [seed-004-eq4], [zero], [megatron], [korthikanti], [zero-offload], [fsdp], [seed-003]
+    [spec-3.3], [seed-004-eq4], [zero], [megatron], [korthikanti], [zero-offload], [fsdp], [seed-003], [gshard]
     """
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
@@ -276,11 +323,16 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
 
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    searched = all(v is None for v in (zero, tp, pp, recompute)) and interleave == 1 and not (offload or hybrid_shard)
+    searched = all(v is None for v in (zero, tp, pp, recompute, ep)) and interleave == 1 and not (offload or hybrid_shard)
     if searched:
-        zero, tp, pp, recompute = choose_layout(job, table, count, headroom=headroom, overlap_allreduce=overlap_allreduce)
-    zero, tp, pp, recompute = zero or 0, tp or 1, pp or 1, recompute or 0
+        zero, tp, pp, recompute, ep = choose_layout(job, table, count, headroom=headroom,
+                                                    overlap_allreduce=overlap_allreduce)
+    zero, tp, pp, recompute, ep = zero or 0, tp or 1, pp or 1, recompute or 0, ep or 1
     check_layout(job, count, tp, pp, recompute)
+    check_expert_parallel(job, count, tp, pp, ep)
+    if hybrid_shard and ep > 1:
+        raise InputError("ep", ep, "1 with hybrid sharding (--hybrid-shard): expert parallelism is modelled with "
+                                   "ZeRO over the expert data-parallel group")
     if hybrid_shard and zero != 3:
         raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
                                                        "node, replicated across nodes (FSDP HYBRID_SHARD)")
@@ -289,7 +341,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         raise InputError("batch_size", job.batch_size, f"at least one {job.sample_word} per data-parallel replica ({dp})")
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([zero]), tp=tp, pp=pp,
                   recompute=recompute, interleave=interleave, headroom=headroom, overlap_allreduce=overlap_allreduce,
-                  keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
+                  keep_layers=True, offload=offload, hybrid_shard=hybrid_shard, ep=ep)
     parts, configs = ev.parts, ev.configs
     steps, batch = float(ev.steps[0]), float(ev.batch[0])
     low_factor, high_factor, range_source = range_factors(mode.value, workload_kind(job, device.kind))
@@ -348,10 +400,26 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                                       f"{link.name} inside, {network.name} between nodes",
                                       source="catalog/networks (sizer.hardware.networks)"))
     if searched:
+        experts = f", ep {ep}" if job.arch is not None and job.arch.moe else ""
         assumptions.append(Assumption(
-            name="layout", value=f"tp {tp} x pp {pp} x dp {count // (tp * pp)}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}: "
-                                 "the fastest that fits among data parallel with ZeRO 0/1/3, recomputation none/full and "
-                                 "tensor parallel inside a node", source="sizer's layout search (sizer plan searches more)"))
+            name="layout", value=f"tp {tp} x pp {pp} x dp {count // (tp * pp)}{experts}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}: "
+                                 "the fastest that fits among data parallel with ZeRO 0/1/3, recomputation none/full, "
+                                 "tensor parallel inside a node and, for a mixture of experts, expert parallel inside "
+                                 "a node", source="sizer's layout search (sizer plan searches more)"))
+    if ep > 1:
+        etp, replicas = (int(v[0]) for v in expert_layout(np.asarray([tp]), np.asarray([dp]), np.asarray([ep])))
+        span = etp * ep
+        where = f"inside one node ({link.name})" if span <= per_node else f"across nodes ({network.name})"
+        assumptions.append(Assumption(
+            name="expert parallel", value=f"{ep}-way: {job.arch.experts // ep} of {job.arch.experts} routed experts per "
+                                          f"rank{'' if etp == tp else ' (not tensor-split: the EP group spans the tensor ranks)'}, their states "
+                                          f"ZeRO-sharded over {replicas} replicas; a dispatch and a "
+                                          f"combine all-to-all per MoE block and pass {where}, not overlapped",
+            source="Lepikhin et al. 2021 GShard §2.2; Rajbhandari et al. 2022 DeepSpeed-MoE (docs/references.md "
+                   "[gshard], [deepspeed-moe])"))
+        assumptions.append(Assumption(name="expert load imbalance", value=f"{EP_LOAD_IMBALANCE:g} x the mean routed "
+                                      "tokens on the busiest expert-parallel rank", source=EP_LOAD_IMBALANCE_SOURCE,
+                                      verified=False))
     if count > 1:
         where = f"inside one node ({link.name})" if count <= per_node else \
             f"across nodes of {per_node} ({network.name})"
@@ -380,7 +448,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         workload=job.description, device=device.name, count=count, precision=table.precisions[0],
         method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params, mode=mode,
-        layout=Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=RECOMPUTE[recompute], interleave=interleave,
+        layout=Layout(tp=tp, pp=pp, dp=dp, ep=ep, zero=zero, recompute=RECOMPUTE[recompute], interleave=interleave,
                       micro_batch=float(configs.micro_batch[0]), accumulation=int(configs.accumulation[0])),
         batch_size=batch, sample=job.sample_word, steps=steps if job.samples else None,
         training_compute=QuantityOut.of(Quantity(flops, "FLOP"), "FLOP") if job.samples else None,
@@ -392,7 +460,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         kernels_per_step=seconds(parts.kernels[0]), optimizer_time_per_step=seconds(parts.optimizer[0]),
         overhead_per_step=seconds(parts.overhead[0]), communication_per_step=seconds(parts.communication[0]),
         tensor_parallel_per_step=seconds(parts.tensor_parallel[0]), pipeline_per_step=seconds(parts.pipeline[0]),
-        data_parallel_per_step=seconds(parts.data_parallel[0]), bubble_per_step=seconds(parts.bubble[0]),
+        data_parallel_per_step=seconds(parts.data_parallel[0]),
+        expert_parallel_per_step=seconds(np.broadcast_to(parts.expert_parallel, parts.step.shape)[0]), bubble_per_step=seconds(parts.bubble[0]),
         bound=BOUNDS[int(parts.bound[0])], mfu=mfu, hfu=hfu, layer_groups=_groups(job, ev),
         memory_per_device=QuantityOut.of(Quantity(float(ev.memory_needed[0]), "B"), "GB"),
         device_memory=QuantityOut.of(Quantity(float(table.memory[0]), "B"), "GB"), fits=bool(ev.fits[0]),

@@ -75,6 +75,7 @@ class Interconnect(Strict):
 
     name: str
     bandwidth: Sourced  # per device, one direction
+    domain: Sourced | None = None  # devices that share this scale-up fabric (GB200 NVL72: 72); None: a node of 8
 
 
 class CpuVector(Strict):

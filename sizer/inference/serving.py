@@ -48,14 +48,14 @@ def kv_cache_bytes_per_token(arch: Architecture, bytes_per_value: float, tensor_
     """KV-cache bytes per token on one device: :math:`L \\cdot 2 \\cdot \\lceil kv / t \\rceil \\cdot d_{head} \\cdot b`.
 
     ``L`` layers, 2 (keys and values), ``kv`` key/value heads (grouped-query attention) shared by
-    ``t`` tensor-parallel ranks, head size ``d_head``, ``b`` bytes per value.
+    ``t`` tensor-parallel ranks, head size ``d_head``, ``b`` bytes per value; under multi-head latent
+    attention the compressed latent and rotary key (:meth:`Architecture.kv_values_per_token`).
 
     >>> from sizer.workloads.registry import find_model
     >>> kv_cache_bytes_per_token(find_model("llama-2-70b"), 2.0)  # 2 x 80 x 8 x 128 x 2 B (cursor.so: 320 KB)
     327680.0
     """
-    heads = -(-arch.kv_heads // tensor_parallel)
-    return float(arch.layers * KEYS_AND_VALUES * heads * arch.head_size * bytes_per_value)
+    return float(arch.layers * arch.kv_values_per_token(tensor_parallel) * bytes_per_value)
 
 
 def check_servable(arch: Architecture) -> None:
@@ -66,7 +66,7 @@ def check_servable(arch: Architecture) -> None:
 
 
 def _is_expert(layer: Layer) -> bool:
-    return ".mlp." in layer.name and layer.params > 0
+    return layer.expert and layer.params > 0
 
 
 def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
@@ -97,7 +97,7 @@ def decode_profile(arch: Architecture, context: float) -> Profile:
         if layer.kind == "loss":
             continue
         if layer.kind == "attention":
-            layer = layer.model_copy(update={"forward_flops": attention_flops(1, arch.heads, arch.head_size) * context})
+            layer = layer.model_copy(update={"forward_flops": attention_flops(1, arch.heads, arch.score_size) * context})
         elif arch.moe and _is_expert(layer):
             layer = layer.model_copy(update={"params": layer.params * share})
         layers.append(layer)

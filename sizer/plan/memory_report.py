@@ -57,9 +57,13 @@ class MemoryResult(Model):
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
-                    headroom: bool = False, recompute: int = 0) -> MemoryResult:
+                    headroom: bool = False, recompute: int = 0, ep: int = 1) -> MemoryResult:
     """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``,
-    keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE)."""
+    keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE); a mixture of
+    experts' routed experts split over ``ep`` of them."""
+    from sizer.engine.training import check_expert_parallel
+
+    check_expert_parallel(job, count, 1, 1, ep)
     if recompute and job.shape is None:
         raise InputError("recompute", RECOMPUTE[recompute], "a transformer (--model or --params with --tokens): "
                                                             "recomputation is modelled per transformer block")
@@ -72,7 +76,8 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     copy = float(weight_bytes(precision))
     master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
     states_count = OPTIMIZER_STATES[job.optimizer.value]
-    states = job_state_bytes(job, np.asarray(copy), np.asarray(master), np.asarray(float(count)), np.asarray(zero))
+    states = job_state_bytes(job, np.asarray(copy), np.asarray(master), np.asarray(float(count)), np.asarray(zero),
+                             ep=np.asarray(float(ep)))
     share = float(job.batch_for(count)) / count
     per_sample = float(activation_bytes_per_sample(job, np.asarray([recompute]))[0]) * copy / 4.0
     overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind != "cpu" else 0.0
@@ -99,6 +104,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
                                  source=ZERO_BUCKETS_SOURCE, verified=False)] if buckets else []),
                    Assumption(name="sharding", value=f"ZeRO stage {zero} over {count} devices" if zero else "replicated (plain data parallel)",
                               source="Rajbhandari et al. 2020 (ZeRO), Figure 1" if zero else "spec §3.3"),
+                   *(_expert_assumptions(job, count, ep)),
                    Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",
                               source="given" if job.micro_batch is not None else
                               "the per-device share, or the largest power of two that fits")]
@@ -132,3 +138,14 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         model_states=gb(states.total), activations=gb(activations), framework_overhead=gb(overhead), buffers=gb(buckets), total=gb(total),
         required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
         device_memory=device_memory, fits=fits, largest_micro_batch=largest, assumptions=assumptions)
+
+
+def _expert_assumptions(job: Job, count: int, ep: int) -> list[Assumption]:
+    """What a mixture of experts' memory rests on: total against active parameters, and where the experts live."""
+    arch = job.arch
+    if arch is None or not arch.moe:
+        return []
+    return [Assumption(name="experts", value=f"{arch.params_total():.4g} parameters stored, {arch.params_active():.4g} "
+                       f"active per token ({arch.experts_per_token} of {arch.experts} routed experts); routed experts "
+                       f"split over {ep} expert-parallel device(s), their states sharded over {count // ep} replicas",
+                       source=arch.source, verified=arch.verified)]

@@ -40,12 +40,15 @@ class PlanRequest(WorkloadRequest):
     shown: int = Field(DEFAULT_SHOWN, ge=1, le=100, description="layouts to show, fastest first")
     headroom: bool = False
     overlap_allreduce: bool = False
+    ep: int | None = Field(None, ge=1, le=1024, description="expert-parallel size to hold fixed (a mixture of experts); "
+                                                          "default: searched")
 
 
 class LayoutOption(Model):
     tp: int
     pp: int
     dp: int
+    ep: int = 1
     zero: int
     recompute: str
     micro_batch: float
@@ -77,6 +80,8 @@ def _why(ev, r: int, memory: float) -> str:
     parts = [f"bubble {share(p.bubble[r])}"] if ev.configs.pp[r] > 1 else []
     if ev.configs.tp[r] > 1:
         parts.append(f"tensor-parallel traffic {share(p.tensor_parallel[r])}")
+    if np.broadcast_to(p.expert_parallel, p.step.shape)[r] > 0:
+        parts.append(f"expert all-to-all {share(np.broadcast_to(p.expert_parallel, p.step.shape)[r])}")
     if ev.configs.dp[r] > 1:
         parts.append(f"gradient sync {share(p.data_parallel[r])}")
     if ev.configs.pp[r] > 1:
@@ -95,13 +100,20 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     if not table.supported[0]:
         raise InputError("precision", request.precision,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
+    if request.ep is not None:
+        from sizer.engine.training import check_expert_parallel
+
+        check_expert_parallel(job, request.count, 1, 1, request.ep)
     found = search(job, table, [0], [request.count], full=True, headroom=request.headroom,
                    overlap_allreduce=request.overlap_allreduce)
     ev = found.evaluation
+    eps = np.broadcast_to(ev.configs.ep, ev.configs.tp.shape)
     rows = found.ranked(0)
+    if request.ep is not None:  # the user's expert-parallel size only
+        rows = rows[eps[rows] == request.ep]
     fitting = len(rows)
     if not fitting:  # nothing fits: the layouts closest to fitting, so the user sees by how much
-        candidates = np.flatnonzero(ev.feasible)
+        candidates = np.flatnonzero(ev.feasible & ((eps == request.ep) if request.ep is not None else True))
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
     low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
     memory = float(table.memory[0])
@@ -114,7 +126,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         bounds = (max(limit, step * low), max(limit, step), max(limit, step * high))
         c = ev.configs
         layouts.append(LayoutOption(
-            tp=int(c.tp[r]), pp=int(c.pp[r]), dp=int(c.dp[r]), zero=int(c.zero[r]), recompute=RECOMPUTE[int(c.recompute[r])],
+            tp=int(c.tp[r]), pp=int(c.pp[r]), dp=int(c.dp[r]), ep=int(eps[r]), zero=int(c.zero[r]), recompute=RECOMPUTE[int(c.recompute[r])],
             micro_batch=float(c.micro_batch[r]), accumulation=int(c.accumulation[r]),
             step_time=RangeOut.of_seconds(bounds, "s"),
             training_time=RangeOut.of_seconds(tuple(b * float(ev.steps[r]) for b in bounds), unit) if job.samples else None,
@@ -124,7 +136,9 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     assumptions = [
         *job.assumptions,
         Assumption(name="search", value=f"tp {', '.join(map(str, sorted(set(ev.configs.tp.astype(int)))))} (inside a node, "
-                   f"dividing the heads) x pp {', '.join(map(str, FULL['pp']))} x ZeRO 0-3 x recompute none/selective/full x "
+                   f"dividing the heads) x pp {', '.join(map(str, FULL['pp']))}"
+                   + (f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else "")
+                   + f" x ZeRO 0-3 x recompute none/selective/full x "
                    f"micro-batch {', '.join(map(str, FULL_MICRO))}: {len(ev.step if hasattr(ev, 'step') else ev.fits)} layouts, "
                    f"{fitting} fit", source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),

@@ -77,6 +77,7 @@ class RankedDevice(Model):
     zero: int
     tp: int
     pp: int
+    ep: int = 1  # expert-parallel ranks (a mixture of experts)
     recompute: str
     precision: str
     micro_batch: float
@@ -338,7 +339,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
         ranked.append(dict(
             rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
             sharding="full" if ev.configs.zero[r] == 3 else "none", zero=int(ev.configs.zero[r]),
-            tp=int(ev.configs.tp[r]), pp=int(ev.configs.pp[r]), recompute=RECOMPUTE[int(ev.configs.recompute[r])],
+            tp=int(ev.configs.tp[r]), pp=int(ev.configs.pp[r]),
+            ep=int(np.broadcast_to(ev.configs.ep, ev.configs.tp.shape)[r]), recompute=RECOMPUTE[int(ev.configs.recompute[r])],
             precision=table.precisions[i], micro_batch=float(ev.configs.micro_batch[r]),
             training_time=span(seconds[k] * unit_factor("s", unit), unit),
             cost=dict(rent=None if np.isnan(rent[k]) else span(rent[k], "USD"), rent_basis=prices["basis"][index[k]],
@@ -360,7 +362,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
         Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}",
                    source="sizer's default criterion"),
         Assumption(name="layouts", value="per device and count, the fastest that fits among data parallel with ZeRO 0/1/3, "
-                   "recomputation none or full, and tensor parallel inside a node (sizer plan searches pipelines and "
+                   "recomputation none or full, tensor parallel inside a node and, for a mixture of experts, expert "
+                   "parallel inside a node (sizer plan searches pipelines and "
                    "micro-batches too)", source="sizer's layout search"),
         Assumption(name="range", value=f"{lows.min():.3g}-{highs.max():.3g} x expected at most, per device by its kind "
                    "and the workload's", source=error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"),

@@ -5,7 +5,7 @@ each (workload, precision): the same numbers as ``sizer time`` for every row.
 
 Columns of the table (one row per combination; times in seconds, memory in bytes, cost in USD):
 ``workload, params, samples, token_mode, precision, device, name, kind, count, sharding, zero,
-tp, pp, recompute, supported, training_compute_flop, peak_flops, step_time_s_{low,expected,high}, bound, mfu,
+tp, pp, ep, recompute, supported, training_compute_flop, peak_flops, step_time_s_{low,expected,high}, bound, mfu,
 training_time_s_{low,expected,high}, physical_limit_s, memory_per_device_b, device_memory_b,
 fits, rent_price_usd_per_hour, rent_usd_{low,expected,high}``. Rows whose precision the device
 lacks have ``supported`` False and NaN figures.
@@ -38,7 +38,7 @@ PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED)
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
 SECONDS_PER_HOUR = unit_factor("hour", "s")
 COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device", "name", "kind", "count", "sharding",
-           "zero", "tp", "pp", "recompute", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
+           "zero", "tp", "pp", "ep", "recompute", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
            "step_time_s_high", "bound", "mfu", "training_time_s_low", "training_time_s_expected",
            "training_time_s_high", "physical_limit_s", "memory_per_device_b", "device_memory_b", "fits",
            "rent_price_usd_per_hour", "rent_usd_low", "rent_usd_expected", "rent_usd_high")
@@ -96,7 +96,8 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
                    overlap_allreduce=overlap_allreduce)
     c, rows = found.evaluation.configs, found.chosen
     return evaluate(job, table, c.device[rows], c.count[rows], c.zero[rows], tp=c.tp[rows], pp=c.pp[rows],
-                    recompute=c.recompute[rows], headroom=headroom, overlap_allreduce=overlap_allreduce)
+                    recompute=c.recompute[rows], ep=np.broadcast_to(c.ep, c.tp.shape)[rows], headroom=headroom,
+                    overlap_allreduce=overlap_allreduce)
 
 
 def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
@@ -127,6 +128,7 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         "token_mode": np.full(rows, job.token_mode), "precision": resolved[d], "device": d, "count": count.astype(np.int64),
         "sharding": (ev.configs.zero == 3).astype(np.int8), "zero": ev.configs.zero,
         "tp": ev.configs.tp.astype(np.int64), "pp": ev.configs.pp.astype(np.int64),
+        "ep": np.broadcast_to(ev.configs.ep, ev.configs.tp.shape).astype(np.int64),
         "recompute": ev.configs.recompute.astype(np.int8),
         "supported": supported, "training_compute_flop": np.full(rows, job.training_flops), "peak_flops": peak,
         "step_time_s_low": step_range[0], "step_time_s_expected": step_range[1], "step_time_s_high": step_range[2],

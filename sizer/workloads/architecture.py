@@ -73,6 +73,32 @@ class Architecture:
     relative_buckets: int = 0  # T5's relative-position buckets, one bias table per stack (first block)
     mlm_head: bool = False  # BERT/RoBERTa masked-LM head: dense h x h + norm + output bias (decoder tied)
     dropout: bool = False  # trained with dropout (GPT-2/3, BERT, T5, OPT): its masks are kept for the backward pass
+    # mixture of experts (Fedus et al. 2022; DeepSeek-AI 2024): routed experts of their own width, shared
+    # experts every token passes through, the first blocks (or all but every n-th) with a dense FFN
+    moe_ffn_hidden: int | None = None  # width of one routed expert; default ffn_hidden
+    shared_experts: int = 0  # experts every token passes through (DeepSeek, Qwen2-MoE, Llama 4)
+    shared_ffn_hidden: int | None = None  # width of one shared expert; default moe_ffn_hidden
+    shared_expert_gate: bool = False  # Qwen2-MoE: a sigmoid gate (hidden -> 1) on the shared expert
+    dense_layers: int = 0  # the first blocks keep a dense FFN of ffn_hidden (DeepSeek first_k_dense_replace)
+    moe_every: int = 1  # every n-th block is a mixture (Llama 4 Maverick interleave_moe_layer_step = 2)
+    router_bias: bool = False  # a bias on the router (gpt-oss)
+    capacity_factor: float | None = None  # expert capacity / fair share; None: dropless (no padding)
+    # multi-head latent attention (DeepSeek-V2 §2.1): keys and values from one compressed latent
+    q_lora_rank: int = 0  # 0: queries projected directly from the hidden state
+    kv_lora_rank: int = 0  # > 0: MLA, the KV cache holds this latent plus the rotary key
+    rope_head_dim: int = 0  # decoupled rotary part of each query/key head (qk_rope_head_dim)
+    v_head_dim: int | None = None  # value head size; default head_size (qk_nope_head_dim under MLA)
+
+    def __post_init__(self) -> None:
+        from sizer.errors import InputError
+
+        if self.experts < 1:
+            raise InputError("experts", self.experts, f"at least one expert ({self.name})")
+        if not 1 <= self.experts_per_token <= self.experts:
+            raise InputError("experts_per_token", self.experts_per_token,
+                             f"from 1 to the {self.experts} experts of {self.name} (top-k routing picks k of them)")
+        if self.dense_layers > self.layers:
+            raise InputError("dense_layers", self.dense_layers, f"at most the {self.layers} blocks of {self.name}")
 
     def __post_init__(self) -> None:
         check_work_bound(self)
@@ -86,6 +112,50 @@ class Architecture:
         return self.experts > 1
 
     @property
+    def mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def expert_width(self) -> int:
+        return self.moe_ffn_hidden or self.ffn_hidden
+
+    @property
+    def shared_width(self) -> int:
+        return self.shared_ffn_hidden or self.expert_width
+
+    @property
+    def value_size(self) -> int:
+        return self.v_head_dim or self.head_size
+
+    @property
+    def query_size(self) -> int:
+        """Query/key width per head: the head size plus MLA's decoupled rotary part."""
+        return self.head_size + self.rope_head_dim
+
+    @property
+    def score_size(self) -> int:
+        """The head size :math:`d` for which :math:`4 s^2 a d` counts QK^T (query width) and A·V
+        (value width): their mean (the head size without MLA)."""
+        return (self.query_size + self.value_size) // 2
+
+    def is_moe_block(self, index: int) -> bool:
+        """Whether decoder block ``index`` (from 0) routes its FFN to experts."""
+        return self.moe and index >= self.dense_layers and (index - self.dense_layers + 1) % self.moe_every == 0
+
+    @property
+    def moe_blocks(self) -> int:
+        return sum(self.is_moe_block(i) for i in range(self.layers))
+
+    def kv_values_per_token(self, tensor_parallel: int = 1) -> int:
+        """Values one token keeps in the KV cache of one block on one of ``tensor_parallel`` ranks:
+        :math:`2 \\lceil kv / t \\rceil d_{head}` (keys and values of the key/value heads, grouped-query
+        attention), or under MLA the compressed latent plus the rotary key,
+        :math:`d_c + d_h^R`, which every rank keeps whole (DeepSeek-V2 §2.1.2, Table 1)."""
+        if self.mla:
+            return self.kv_lora_rank + self.rope_head_dim
+        return 2 * -(-self.kv_heads // tensor_parallel) * self.head_size
+
+    @property
     def norms_per_block(self) -> int:
         if self.block_norms is not None:
             return self.block_norms
@@ -93,6 +163,8 @@ class Architecture:
 
     def attention_params(self) -> int:
         """Q, K, V and output projections of one attention block (with biases if the model has them)."""
+        if self.mla:
+            return self.mla_params()
         q_width = self.heads * self.head_size
         kv_width = self.kv_heads * self.head_size
         weights = self.hidden * (q_width + 2 * kv_width) + q_width * self.hidden
@@ -100,22 +172,44 @@ class Architecture:
         biases = (q_width + 2 * kv_width if self.attention_bias else 0) + (self.hidden if out_bias else 0)
         return weights + biases
 
-    def expert_params(self) -> int:
-        """One FFN (one expert of a mixture)."""
+    def mla_params(self) -> int:
+        """Multi-head latent attention (DeepSeek-V2 §2.1): queries through an optional low-rank
+        ``q_lora_rank`` latent (with its norm), keys and values from one ``kv_lora_rank`` latent
+        (with its norm) plus a shared rotary key, and the output projection."""
+        heads, h = self.heads, self.hidden
+        query_out = heads * self.query_size
+        query = (h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * query_out) if self.q_lora_rank \
+            else h * query_out
+        latent = h * (self.kv_lora_rank + self.rope_head_dim) + self.kv_lora_rank
+        keys_values = self.kv_lora_rank * heads * (self.head_size + self.value_size)
+        return query + latent + keys_values + heads * self.value_size * h
+
+    def expert_params(self, width: int | None = None) -> int:
+        """One FFN of ``width`` (default ``ffn_hidden``; one expert of a mixture)."""
+        width = width or self.ffn_hidden
         matrices = 3 if self.ffn_type in GATED_FFN else 2
-        biases = (self.ffn_hidden * (matrices - 1) + self.hidden) if self.mlp_bias else 0
-        return matrices * self.hidden * self.ffn_hidden + biases
+        biases = (width * (matrices - 1) + self.hidden) if self.mlp_bias else 0
+        return matrices * self.hidden * width + biases
+
+    def moe_ffn_params(self, *, active: bool = False) -> int:
+        """The FFN of one mixture block: routed experts (``experts_per_token`` of them when
+        ``active``), shared experts, the router (and its bias) and Qwen2-MoE's shared-expert gate."""
+        routed = self.experts_per_token if active else self.experts
+        router = self.hidden * self.experts + (self.experts if self.router_bias else 0)
+        return (routed * self.expert_params(self.expert_width) + self.shared_experts * self.expert_params(self.shared_width)
+                + router + (self.hidden if self.shared_expert_gate else 0))
 
     def norm_params(self) -> int:
         return self.hidden * (2 if self.norm == "layernorm" and self.norm_bias else 1)
 
-    def block_params(self, *, active: bool = False, cross_attention: bool = False) -> int:
-        """One transformer block; ``active``: only the experts a token is routed to."""
-        experts = self.experts_per_token if active else self.experts
-        router = self.hidden * self.experts if self.moe else 0
+    def block_params(self, *, active: bool = False, cross_attention: bool = False, moe: bool | None = None) -> int:
+        """One transformer block; ``active``: only the experts a token is routed to; ``moe``: a
+        mixture block (default: whether the model has experts) or a dense one."""
+        moe = self.moe if moe is None else moe
+        ffn = self.moe_ffn_params(active=active) if moe else self.expert_params()
         norms = self.norms_per_block
         attention = self.attention_params() * (2 if cross_attention else 1)
-        return attention + experts * self.expert_params() + router + (norms + cross_attention) * self.norm_params()
+        return attention + ffn + (norms + cross_attention) * self.norm_params()
 
     def embedding_params(self) -> int:
         """Token (and learned position / token-type) embeddings, plus an untied output head."""
@@ -145,7 +239,9 @@ class Architecture:
 
     def _params(self, *, active: bool) -> int:
         decoder_cross = self.family == "encoder-decoder"
-        blocks = self.layers * self.block_params(active=active, cross_attention=decoder_cross)
+        mixtures = self.moe_blocks
+        blocks = (mixtures * self.block_params(active=active, cross_attention=decoder_cross, moe=True)
+                  + (self.layers - mixtures) * self.block_params(active=active, cross_attention=decoder_cross, moe=False))
         blocks += self.encoder_layers * self.block_params(active=active)
         # BERT-style post-norm encoders end in a block norm; they have no extra final norm.
         final_norms = 0 if self.family == "encoder" else (2 if decoder_cross else 1) * self.norm_params()

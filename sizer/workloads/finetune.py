@@ -91,18 +91,56 @@ def nf4_bits_per_param(block: int = NF4_BLOCK, second_block: int = NF4_SECOND_BL
     return NF4_BITS + NF4_CONSTANT_BITS / block + FP32_CONSTANT_BITS / (block * second_block)
 
 
-def block_matrices(arch: Architecture) -> dict[str, tuple[int, int, int]]:
+def ffn_groups(arch: Architecture) -> list[tuple[int, int, float]]:
+    """The FFNs of the blocks as ``(width, copies in the model, share of tokens through each)``: dense
+    FFNs (every token), a mixture's routed experts (``k / E`` of the tokens each) and its shared
+    experts (every token)."""
+    blocks = arch.layers + arch.encoder_layers
+    if not arch.moe:
+        return [(arch.ffn_hidden, blocks, 1.0)]
+    mixtures = arch.moe_blocks
+    groups = [(arch.ffn_hidden, blocks - mixtures, 1.0), (arch.expert_width, mixtures * arch.experts,
+                                                           arch.experts_per_token / arch.experts)]
+    if arch.shared_experts:
+        groups.append((arch.shared_width, mixtures * arch.shared_experts, 1.0))
+    return [g for g in groups if g[1] > 0]
+
+
+def mlp_active_share(arch: Architecture) -> float:
+    """The share of the FFN adapters' work a token passes through (LoRA's FLOP are linear in
+    ``d_in + d_out`` per copy): 1 for a dense model, less for a mixture's routed experts."""
+    h = arch.hidden
+    groups = ffn_groups(arch)
+    return sum(c * (h + w) * share for w, c, share in groups) / sum(c * (h + w) for w, c, _ in groups)
+
+
+def block_matrices(arch: Architecture) -> dict[str, tuple[float, float, int]]:
     """Each linear layer of the blocks: ``name -> (d_in, d_out, copies in the model)``.
 
     Attention matrices appear once per block (twice in a decoder block of an encoder-decoder:
-    self- and cross-attention); FFN matrices once per expert per block; ``gate`` only in gated FFNs.
+    self- and cross-attention); FFN matrices once per FFN (dense, each routed and shared expert), at
+    their copy-weighted mean width, which keeps ``copies (d_in + d_out)`` (LoRA's parameters) and
+    ``copies d_in d_out`` (the weights) exact; ``gate`` only in gated FFNs. Multi-head latent
+    attention (DeepSeek-V2/V3) adapts q (``q_b_proj``, or the direct query projection), k
+    (``kv_a_proj_with_mqa``: hidden to latent and rotary key), v (``kv_b_proj``: latent to keys and
+    values) and o (``q_a_proj`` is not counted).
     """
-    h, q, kv, f = arch.hidden, arch.heads * arch.head_size, arch.kv_heads * arch.head_size, arch.ffn_hidden
+    h = arch.hidden
+    q, kv = arch.heads * arch.head_size, arch.kv_heads * arch.head_size
     blocks = arch.layers + arch.encoder_layers
     attention = blocks + (arch.layers if arch.family == "encoder-decoder" else 0)
-    mlp = blocks * arch.experts
-    matrices = {"q": (h, q, attention), "k": (h, kv, attention), "v": (h, kv, attention), "o": (q, h, attention),
-                "up": (h, f, mlp), "down": (f, h, mlp)}
+    groups = ffn_groups(arch)
+    mlp = sum(c for _, c, _ in groups)
+    f = sum(w * c for w, c, _ in groups) / mlp
+    if arch.mla:
+        query_in = arch.q_lora_rank or h
+        matrices = {"q": (query_in, arch.heads * arch.query_size, attention),
+                    "k": (h, arch.kv_lora_rank + arch.rope_head_dim, attention),
+                    "v": (arch.kv_lora_rank, arch.heads * (arch.head_size + arch.value_size), attention),
+                    "o": (arch.heads * arch.value_size, h, attention)}
+    else:
+        matrices = {"q": (h, q, attention), "k": (h, kv, attention), "v": (h, kv, attention), "o": (q, h, attention)}
+    matrices.update({"up": (h, f, mlp), "down": (f, h, mlp)})
     if arch.ffn_type in GATED_FFN:
         matrices["gate"] = (h, f, mlp)
     return matrices
@@ -148,7 +186,7 @@ def adapter_profile(arch: Architecture, seq_len: int, rank: int, targets: tuple[
     """
     s = seq_len
     blocks = arch.layers + arch.encoder_layers
-    active = arch.experts_per_token / arch.experts if arch.moe else 1.0
+    active = mlp_active_share(arch)
     flops = traffic = kept = kernels = params = 0.0
     for name, (d_in, d_out, copies) in block_matrices(arch).items():
         if name not in targets:
@@ -160,7 +198,7 @@ def adapter_profile(arch: Architecture, seq_len: int, rank: int, targets: tuple[
         kernels += copies * ADAPTER_KERNELS_PER_MATRIX
         params += copies * rank * (d_in + d_out)
     layer = Layer(name="lora", kind="matmul", forward_flops=flops / blocks, bytes=traffic / blocks,
-                  params=params / blocks, activation_bytes=kept / blocks, kernels=kernels / blocks)
+                  params=params / blocks, activation_bytes=kept / blocks, kernels=round(kernels / blocks))  # per block (a mixture: its experts over the blocks that have them)
     return Profile(name=f"{arch.name}-lora", description=f"LoRA adapters r={rank} on {','.join(targets)}",
                    sample="sequence", seq_len=seq_len, input_shape=[seq_len], layers=[layer] * blocks,
                    generated_by="sizer.workloads.finetune (Hu et al. 2021 §4.1)")

@@ -87,6 +87,55 @@ def _mixtral(c: _Config, name: str, source: str) -> Architecture:
                        experts_per_token=c.int("num_experts_per_tok", default=2))
 
 
+def _qwen2_moe(c: _Config, name: str, source: str) -> Architecture:
+    # Qwen2MoeSparseMoeBlock: routed experts of moe_intermediate_size, one shared expert of
+    # shared_expert_intermediate_size with a sigmoid gate (transformers modeling_qwen2_moe.py)
+    shared = c.int("shared_expert_intermediate_size", default=0, minimum=0)
+    return _llama_like(c, name, source, attention_bias=True, attention_out_bias=False,
+                       experts=c.int("num_experts"), experts_per_token=c.int("num_experts_per_tok"),
+                       moe_ffn_hidden=c.int("moe_intermediate_size"), shared_experts=1 if shared else 0,
+                       shared_ffn_hidden=shared or None, shared_expert_gate=bool(shared))
+
+
+def _qwen3_moe(c: _Config, name: str, source: str) -> Architecture:
+    # Qwen3MoeSparseMoeBlock: routed experts only, no attention biases (modeling_qwen3_moe.py)
+    return _llama_like(c, name, source, experts=c.int("num_experts"), experts_per_token=c.int("num_experts_per_tok"),
+                       moe_ffn_hidden=c.int("moe_intermediate_size"))
+
+
+def _olmoe(c: _Config, name: str, source: str) -> Architecture:
+    # OlmoeSparseMoeBlock: num_experts of intermediate_size each (modeling_olmoe.py)
+    return _llama_like(c, name, source, experts=c.int("num_experts"), experts_per_token=c.int("num_experts_per_tok"))
+
+
+def _gpt_oss(c: _Config, name: str, source: str) -> Architecture:
+    # GptOssMLP: experts with biases and a router with a bias; attention with biases (modeling_gpt_oss.py)
+    return _llama_like(c, name, source, experts=c.int("num_local_experts"),
+                       experts_per_token=c.int("num_experts_per_tok", "experts_per_token"), attention_bias=True,
+                       mlp_bias=True, router_bias=True)
+
+
+def _deepseek(c: _Config, name: str, source: str) -> Architecture:
+    """DeepSeek-V2/V3: multi-head latent attention, dense first blocks, routed and shared experts
+    (modeling_deepseek_v2.py / _v3.py)."""
+    heads = c.int("num_attention_heads")
+    routed = c.int("n_routed_experts", default=0, minimum=0)
+    fields: dict[str, Any] = dict(
+        name=name, family="decoder", layers=c.int("num_hidden_layers"), hidden=c.int("hidden_size"), heads=heads,
+        kv_heads=heads, head_dim=c.int("qk_nope_head_dim"), ffn_hidden=c.int("intermediate_size"), ffn_type="swiglu",
+        vocab=c.int("vocab_size"), max_context=c.int("max_position_embeddings", default=4096),
+        tied_embeddings=c.bool("tie_word_embeddings", False), norm="rmsnorm", position="rotary", source=source,
+        q_lora_rank=c.int("q_lora_rank", default=0, minimum=0), kv_lora_rank=c.int("kv_lora_rank"),
+        rope_head_dim=c.int("qk_rope_head_dim"), v_head_dim=c.int("v_head_dim"))
+    if routed:
+        fields.update(experts=routed, experts_per_token=c.int("num_experts_per_tok"),
+                      moe_ffn_hidden=c.int("moe_intermediate_size"),
+                      shared_experts=c.int("n_shared_experts", default=0, minimum=0),
+                      dense_layers=c.int("first_k_dense_replace", default=0, minimum=0),
+                      moe_every=c.int("moe_layer_freq", default=1))
+    return Architecture(**fields)
+
+
 def _qwen2(c: _Config, name: str, source: str) -> Architecture:
     # Qwen2Attention: bias on q, k and v, none on o_proj (transformers modeling_qwen2.py)
     return _llama_like(c, name, source, attention_bias=True, attention_out_bias=False)
@@ -195,6 +244,8 @@ def _opt(c: _Config, name: str, source: str) -> Architecture:
 READERS: dict[str, Callable[[_Config, str, str], Architecture]] = {
     "llama": _llama, "mistral": _llama, "mixtral": _mixtral, "qwen2": _qwen2, "gpt2": _gpt2, "gpt_neox": _gpt_neox,
     "falcon": _falcon, "bert": _bert, "roberta": _roberta, "t5": _t5, "opt": _opt, "phi3": _phi3, "gemma2": _gemma2,
+    "qwen2_moe": _qwen2_moe, "qwen3_moe": _qwen3_moe, "olmoe": _olmoe, "gpt_oss": _gpt_oss,
+    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek,
 }
 
 

@@ -49,8 +49,10 @@ class Job:
     def shape(self) -> Shape | None:
         if self.arch is None:
             return None
-        return Shape(blocks=self.arch.layers + self.arch.encoder_layers, hidden=self.arch.hidden,
-                     tokens_per_sample=self.tokens_per_sample)
+        arch = self.arch
+        return Shape(blocks=arch.layers + arch.encoder_layers, hidden=arch.hidden,
+                     tokens_per_sample=self.tokens_per_sample, moe_blocks=arch.moe_blocks,
+                     routed_per_token=arch.experts_per_token * (arch.capacity_factor or 1.0) if arch.moe else 0.0)
 
     @property
     def params(self) -> float:
@@ -191,6 +193,21 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         described = arch.name if request.model is not None else f"{_short(workload.params)}-parameter transformer"
         assumptions.insert(0, Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
                                          f"{seq_len} tokens", source=basis))
+        if arch.moe:
+            shared = f" + {arch.shared_experts} shared" if arch.shared_experts else ""
+            dense = f"; the first {arch.dense_layers} blocks dense" if arch.dense_layers else (
+                f"; every {arch.moe_every}th block a mixture" if arch.moe_every > 1 else "")
+            assumptions.insert(1, Assumption(
+                name="experts", value=f"{arch.params_total():.4g} parameters in all (memory), {arch.params_active():.4g} "
+                f"active per token (FLOP): {arch.experts_per_token} of {arch.experts} routed experts{shared} in "
+                f"{arch.moe_blocks} blocks{dense}" + (f"; capacity factor {arch.capacity_factor:g}" if arch.capacity_factor
+                                                      else "; dropless (no capacity padding)"),
+                source=arch.source, verified=arch.verified))
+        if arch.mla:
+            assumptions.insert(1, Assumption(
+                name="latent attention", value=f"multi-head latent attention: KV latent {arch.kv_lora_rank} + rotary key "
+                f"{arch.rope_head_dim} per token (the KV cache), query latent {arch.q_lora_rank or 'none'}",
+                source="DeepSeek-AI 2024, DeepSeek-V2 §2.1 (docs/references.md [deepseek-v2])"))
         assumptions.insert(1, Assumption(
             name="attention", value=f"{request.attention}: " + ("softmax statistics kept, scores recomputed (no s x s "
                                                                  "activations)" if request.attention == "flash" else

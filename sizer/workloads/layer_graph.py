@@ -22,8 +22,13 @@ from the decoder, keys and values from the encoder output), ``.scores``, ``.out`
 
 FLOPs (forward, per sequence of s tokens):
 
-- matrix products: :math:`2 m n k` (:func:`matmul_flops`); a mixture of experts counts its FFN
-  at ``experts_per_token`` experts (the parameters of all experts are listed).
+- matrix products: :math:`2 m n k` (:func:`matmul_flops`); a mixture of experts counts its routed
+  FFN at ``experts_per_token`` experts (times the capacity factor where one pads the experts'
+  tokens; the parameters of all experts are listed and the rows marked ``expert``), its shared
+  experts as one dense FFN, and the router; DeepSeek's first ``dense_layers`` blocks (and Llama
+  4 Maverick's every other block) keep a dense FFN. Multi-head latent attention (DeepSeek-V2)
+  counts its latent projections and scores over ``head + rope`` query widths and ``v_head_dim``
+  value widths.
 - attention scores: :math:`2 \\cdot 2 s^2 a d_{head}` for :math:`QK^T` and :math:`A V`
   (:func:`attention_flops`), the full :math:`s^2`, not halved for causal masks: the convention of
   Megatron-LM's and MosaicML's MFU figures (Narayanan et al. 2021, eq. 3).
@@ -140,7 +145,7 @@ def layer_graph(arch: Architecture, seq_len: int, *, flash_attention: bool = Tru
     for i in range(arch.layers):
         check_deadline()  # a request's deadline holds inside the build, not only after it
         layers += _block(arch, dims, f"block{i}", first=i == 0, flash=flash_attention,
-                         cross=arch.family == "encoder-decoder")
+                         cross=arch.family == "encoder-decoder", moe=arch.is_moe_block(i))
     if arch.family != "encoder":
         layers.append(_norm(arch, dims, "norm_f", count=1))
     layers += [_head(arch, dims), _loss(arch, dims)]
@@ -231,37 +236,91 @@ def _attention(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash:
     return [qkv, scores, out]
 
 
-def _mlp(arch: Architecture, d: _Dims, prefix: str) -> list[Layer]:
-    s, h, f, k = d.s, d.h, d.f, d.active
+def _ffn(arch: Architecture, d: _Dims, prefix: str, *, width: int, tokens: float, copies: int, expert: bool,
+         kernels: int) -> list[Layer]:
+    """Up (and gate), activation and down of ``copies`` FFNs of ``width`` over ``tokens`` token
+    passes in all (``s`` for a dense FFN, ``k s`` times the capacity factor for routed experts)."""
+    h, f = d.h, width
     gated = arch.ffn_type in GATED_FFN
-    width = (2 if gated else 1) * f  # up (and gate) output
-    experts = arch.experts
-    layers = []
-    if arch.moe:
-        layers.append(Layer(name=f"{prefix}.router", kind="matmul", forward_flops=matmul_flops(s, experts, h),
-                            bytes=_values(s * h, s * experts, 2 * k * s * h), params=float(h * experts),
-                            activation_bytes=_values(s * experts), kernels=ROUTER_KERNELS))
+    up_width = (2 if gated else 1) * f  # up (and gate) output
     bias = arch.mlp_bias
-    expert_kernels = experts if arch.moe else 1  # one grouped launch per expert
-    layers.append(Layer(name=f"{prefix}.mlp.up", kind="matmul", forward_flops=k * matmul_flops(s, width, h),
-                        bytes=k * _values(s * h, s * width), params=float(experts * (h * width + (width if bias else 0))),
-                        activation_bytes=k * _kept(HALF * s * h), kernels=expert_kernels))
     # Korthikanti: the activation's input 8sbh (4h wide); a gated FFN keeps gate and up (2f wide)
-    layers.append(Layer(name=f"{prefix}.mlp.act", kind="elementwise",
-                        forward_flops=float(k * VECTOR_FLOPS[arch.ffn_type] * s * f),
-                        bytes=k * _values(s * width, s * f), activation_bytes=k * _kept(HALF * s * width),
-                        kernels=expert_kernels))
-    layers.append(Layer(name=f"{prefix}.mlp.down", kind="matmul", forward_flops=k * matmul_flops(s, h, f),
-                        bytes=k * _values(s * f, s * h), params=float(experts * (f * h + (h if bias else 0))),
-                        activation_bytes=k * _kept(HALF * s * f), kernels=expert_kernels))
+    return [
+        Layer(name=f"{prefix}.up", kind="matmul", forward_flops=matmul_flops(tokens, up_width, h),
+              bytes=_values(tokens * h, tokens * up_width), params=float(copies * (h * up_width + (up_width if bias else 0))),
+              activation_bytes=_kept(HALF * tokens * h), kernels=kernels, expert=expert),
+        Layer(name=f"{prefix}.act", kind="elementwise", forward_flops=float(VECTOR_FLOPS[arch.ffn_type] * tokens * f),
+              bytes=_values(tokens * up_width, tokens * f), activation_bytes=_kept(HALF * tokens * up_width),
+              kernels=kernels, expert=expert),
+        Layer(name=f"{prefix}.down", kind="matmul", forward_flops=matmul_flops(tokens, h, f),
+              bytes=_values(tokens * f, tokens * h), params=float(copies * (f * h + (h if bias else 0))),
+              activation_bytes=_kept(HALF * tokens * f), kernels=kernels, expert=expert)]
+
+
+def _mla(arch: Architecture, d: _Dims, prefix: str, *, flash: bool) -> list[Layer]:
+    """Multi-head latent attention (DeepSeek-V2 §2.1) in training: the query path (through its
+    latent where ``q_lora_rank`` is set), the key/value latent and its up-projection to every head,
+    scores over query/key heads of ``head + rope`` and value heads of ``v_head_dim``, the output.
+    Kept for the backward pass: the normed input, both latents, Q, K and V (as Korthikanti's
+    attention keeps Q, K, V), and the context."""
+    s, h, heads = d.s, d.h, arch.heads
+    qk, v = arch.query_size, arch.value_size
+    latent, rope, q_rank = arch.kv_lora_rank, arch.rope_head_dim, arch.q_lora_rank
+    q_out, kv_out = heads * qk, heads * (arch.head_size + v)
+    projections = (h * q_rank + q_rank * q_out if q_rank else h * q_out) + h * (latent + rope) + latent * kv_out
+    qkv = Layer(name=f"{prefix}.qkv", kind="matmul", forward_flops=2.0 * s * projections,
+                bytes=_values(s * h, s * (q_rank + latent + rope), s * (q_out + kv_out), 2 * s * q_out),
+                params=float(arch.mla_params() - heads * v * h),
+                activation_bytes=_kept(HALF * s * (h + q_rank + latent + rope)),
+                kernels=MATMUL_KERNELS * (3 + (q_rank > 0)) + ROTARY_KERNELS + 2)  # projections, rotary, latent norms
+    kept = HALF * s * (2 * q_out + heads * v)
+    square = heads * s * s
+    traffic = _values(s * (2 * q_out + heads * v + heads * v))
+    if flash:
+        kept_fp32, kernels = _values(heads * s), FLASH_ATTENTION_KERNELS
+    else:
+        kept += HALF * square
+        traffic += _values(6 * square)
+        kept_fp32, kernels = 0.0, UNFUSED_ATTENTION_KERNELS
+    scores = Layer(name=f"{prefix}.scores", kind="attention", forward_flops=attention_flops(s, heads, arch.score_size),
+                   bytes=traffic, activation_bytes=_kept(kept) + kept_fp32, kernels=kernels)
+    out = Layer(name=f"{prefix}.out", kind="matmul", forward_flops=matmul_flops(s, h, heads * v),
+                bytes=_values(s * heads * v, s * h), params=float(heads * v * h), activation_bytes=_kept(HALF * s * heads * v),
+                kernels=MATMUL_KERNELS)
+    return [qkv, scores, out]
+
+
+def _mlp(arch: Architecture, d: _Dims, prefix: str, *, moe: bool = False) -> list[Layer]:
+    """A dense FFN, or a mixture: the router (gate matmul, softmax, top-k, token permutation),
+    ``k`` routed experts per token of their own width (their tokens padded to the capacity factor
+    where one is set), and the shared experts every token passes through."""
+    s, h = d.s, d.h
+    if not moe:
+        return _ffn(arch, d, f"{prefix}.mlp", width=arch.ffn_hidden, tokens=s, copies=1, expert=False,
+                    kernels=MATMUL_KERNELS)
+    experts, k = arch.experts, arch.experts_per_token
+    routed = k * s * (arch.capacity_factor or 1.0)
+    gate = arch.hidden if arch.shared_expert_gate else 0
+    layers = [Layer(name=f"{prefix}.router", kind="matmul", forward_flops=matmul_flops(s, experts, h),
+                    bytes=_values(s * h, s * experts, 2 * k * s * h),
+                    params=float(h * experts + (experts if arch.router_bias else 0) + gate),
+                    activation_bytes=_values(s * experts), kernels=ROUTER_KERNELS)]
+    # one grouped GEMM per projection holds every local expert (kernels: one per expert's tile wave)
+    layers += _ffn(arch, d, f"{prefix}.mlp", width=arch.expert_width, tokens=routed, copies=experts, expert=True,
+                   kernels=experts)
+    if arch.shared_experts:
+        layers += _ffn(arch, d, f"{prefix}.shared", width=arch.shared_width * arch.shared_experts, tokens=s, copies=1,
+                       expert=False, kernels=MATMUL_KERNELS)
     return layers
 
 
-def _block(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash: bool, cross: bool) -> list[Layer]:
+def _block(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash: bool, cross: bool,
+           moe: bool = False) -> list[Layer]:
     norms = arch.norms_per_block
     per_norm = max(1, norms // 2) if norms >= 2 else 1  # Gemma 2: a pre and a post norm on each sub-block
-    attention = _attention(arch, d, f"{prefix}.attn", first=first, flash=flash, cross=False)
-    mlp = _mlp(arch, d, prefix)
+    attention = (_mla(arch, d, f"{prefix}.attn", flash=flash) if arch.mla else
+                 _attention(arch, d, f"{prefix}.attn", first=first, flash=flash, cross=False))
+    mlp = _mlp(arch, d, prefix, moe=moe)
     if arch.parallel_attention:
         layers = [_norm(arch, d, f"{prefix}.norm1", count=1)]
         if norms >= 2:

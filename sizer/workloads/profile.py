@@ -38,7 +38,8 @@ class Layer(BaseModel):
     bytes: float = Field(ge=0, description="bytes read and written by the forward pass's activations")
     params: float = Field(0, ge=0)
     activation_bytes: float = Field(0, ge=0, description="memory kept for the backward pass")
-    kernels: int = Field(1, ge=0, le=1000, description="kernels the forward pass launches")
+    kernels: int = Field(1, ge=0, le=100_000, description="kernels the forward pass launches (LoRA over 256 experts: thousands)")
+    expert: bool = Field(False, description="routed-expert work of a mixture of experts: split over expert-parallel ranks")
 
 
 class Profile(BaseModel):

@@ -80,6 +80,18 @@ class ModelEntry(BaseModel):
     relative_buckets: int = Field(0, ge=0)
     mlm_head: bool = False
     dropout: bool = False
+    moe_ffn_hidden: int | None = Field(None, ge=1, le=10_000_000)
+    shared_experts: int = Field(0, ge=0, le=1_000)
+    shared_ffn_hidden: int | None = Field(None, ge=1, le=10_000_000)
+    shared_expert_gate: bool = False
+    dense_layers: int = Field(0, ge=0, le=10_000)
+    moe_every: int = Field(1, ge=1, le=100)
+    router_bias: bool = False
+    capacity_factor: float | None = Field(None, gt=0, le=64)
+    q_lora_rank: int = Field(0, ge=0, le=1_000_000)
+    kv_lora_rank: int = Field(0, ge=0, le=1_000_000)
+    rope_head_dim: int = Field(0, ge=0, le=100_000)
+    v_head_dim: int | None = Field(None, ge=1, le=100_000)
     published: Published | None = None
     notes: str | None = None
 

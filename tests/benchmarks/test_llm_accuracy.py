@@ -34,6 +34,8 @@ import llm_training  # noqa: E402
 MEDIAN_TARGET = 0.15
 P90_TARGET = 0.35 + 0.01
 COVERAGE_TARGET = 0.80
+MOE_MEDIAN_GUARD = 0.30
+MOE_P90_GUARD = 0.46
 
 
 def megatron_model_flops_per_token(layers: int, hidden: int, seq_len: int, vocab: int) -> float:
@@ -109,11 +111,19 @@ def test_params_only_lands_within_the_bounds_of_the_model(model, params, layout)
     assert by_params.step_time.expected == pytest.approx(by_model.step_time.expected, rel=0.15)
 
 
+def _held_out_dense(runs):
+    """Held-out runs of dense models (16-bit and FP8), less the FP8 runs the FP8 overhead is fitted on."""
+    return [r for r in runs if not r[0].fit and r[0].family != "moe"
+            and not (r[0].request.precision == "fp8" and r[0].source in llm_training.FP8_FIT_SOURCES)]
+
+
 def test_held_out_accuracy_meets_the_targets(tmp_path):
     runs = llm_training.load_committed(load_catalog(), tmp_path)
     fit = llm_training.predict([r for r in runs if r[0].fit], None)
-    held_out = llm_training.predict([r for r in runs if not r[0].fit], None)
-    assert len(fit) == 216 and len(held_out) == 61  # MosaicML llm-foundry fitted; every other source held out
+    held_out = llm_training.predict(_held_out_dense(runs), None)
+    # MosaicML llm-foundry fitted; every other source held out (72 dense runs once GB200 and MXFP8 map, and
+    # runs with context parallelism no longer do; NVIDIA/NeMo's 5 FP8 runs fit the FP8 overhead)
+    assert len(fit) == 216 and len(held_out) == 72
     errors = [abs(r["time_error"]) for r in held_out]
     assert statistics.median(errors) <= MEDIAN_TARGET
     assert llm_training.quantile(errors, 0.9) <= P90_TARGET
@@ -122,3 +132,37 @@ def test_held_out_accuracy_meets_the_targets(tmp_path):
     low, high = llm_training.quantile(fit_ratios, 0.1), llm_training.quantile(fit_ratios, 0.9)
     ratios = [1 / (1 + r["time_error"]) for r in held_out]
     assert sum(low <= q <= high for q in ratios) / len(ratios) >= COVERAGE_TARGET
+
+
+def _family_errors(tmp_path, family: str, source: str | None = None) -> list[float]:
+    runs = [r for r in llm_training.load_committed(load_catalog(), tmp_path) if r[0].family == family
+            and (source is None or r[0].source == source)]
+    return [abs(r["time_error"]) for r in llm_training.predict(runs, None)]
+
+
+def test_fp8_runs_of_megatron_bridge_meet_the_issue_target(tmp_path):
+    # issue 17: FP8 step time median <= 20 %, p90 <= 40 % out of sample (the overhead is fitted on NVIDIA/NeMo)
+    errors = _family_errors(tmp_path, "fp8", "NVIDIA-NeMo/Megatron-Bridge")
+    assert len(errors) == 30
+    assert statistics.median(errors) <= 0.20 and llm_training.quantile(errors, 0.9) <= 0.40
+
+
+def test_moe_held_out_accuracy_holds_its_guard(tmp_path):
+    # 66 Megatron-Bridge MoE runs, none fitted on; benchmarks/ACCURACY.md: 27.9 % median, 43.6 % p90
+    # today. Guards about one run's worth above those, so that a regression fails here.
+    errors = _family_errors(tmp_path, "moe")
+    assert len(errors) == 66
+    assert statistics.median(errors) <= MOE_MEDIAN_GUARD and llm_training.quantile(errors, 0.9) <= MOE_P90_GUARD
+
+
+@pytest.mark.xfail(strict=True, reason="issue 17's MoE target is not met: Blackwell runs predicted 25-35 % too fast "
+                                       "(benchmarks/ACCURACY.md); strict, so meeting it fails here until this is updated")
+def test_moe_held_out_accuracy_meets_the_issue_target(tmp_path):
+    errors = _family_errors(tmp_path, "moe")
+    assert statistics.median(errors) <= 0.20 and llm_training.quantile(errors, 0.9) <= 0.40
+
+
+def test_moe_runs_are_mapped_with_their_expert_layout(tmp_path):
+    mapped = [m for m, _, _ in llm_training.load_committed(load_catalog(), tmp_path) if m.family == "moe"]
+    assert {m.request.model for m in mapped} >= {"deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b"}
+    assert all(m.request.ep and m.request.ep > 1 for m in mapped)
