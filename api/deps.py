@@ -38,7 +38,8 @@ def builtin_workload_only(workload: str | None) -> None:
     from sizer.facade import InputError
     from sizer.facade import WORKLOAD_NAMES
 
-    if workload is not None and workload not in WORKLOAD_NAMES:
+    # the names as the command line takes them (sizer.workloads.profile.load_profile): case and spaces aside
+    if workload is not None and workload.strip().lower() not in WORKLOAD_NAMES:
         raise InputError("workload", workload, f"one of {', '.join(WORKLOAD_NAMES)}")
 
 

@@ -5,8 +5,10 @@ a header timeout and a connection limit, and warnings that a flood cannot multip
   ``header_timeout_s`` of connecting (or of its first byte after a keep-alive pause);
   otherwise it is answered 408 and closed. Without it, idle connections pile up until the
   process runs out of file descriptors.
-- **Connection limit**: past ``max_connections`` open connections (per worker process), a new
-  one is answered 503 and closed at once, without reading anything from it.
+- **Connection limits**: past ``max_connections`` open connections (per worker process), a new
+  one is answered 503 and closed at once, without reading anything from it; likewise past
+  ``max_client_connections`` from one client address, so that one client holding connections
+  open (half-open, or re-opened as each is timed out) cannot lock every other client out.
 - **Keep-alive**: an idle connection between requests is closed after ``keep_alive_s``
   (uvicorn's own ``timeout_keep_alive``).
 - **Flood-proof log**: :class:`FloodFilter` lets the first warning of each kind through and
@@ -92,6 +94,16 @@ def _limits() -> Settings:
     return Settings()
 
 
+# Open connections per client address in this worker process; an address leaves when its last closes,
+# so the table holds at most as many entries as there are open connections.
+_CLIENT_CONNECTIONS: dict[str, int] = {}
+
+
+def _client_of(transport: asyncio.BaseTransport) -> str:
+    peer = transport.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, (tuple, list)) and peer else "unknown"
+
+
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a header timeout and a connection limit (see the module's docstring)."""
 
@@ -100,27 +112,46 @@ class GuardedH11Protocol(H11Protocol):
         limits = _limits()
         self.header_timeout_s = limits.header_timeout_s
         self.max_connections = limits.max_connections
+        self.max_client_connections = limits.max_client_connections
         self.header_timer: asyncio.TimerHandle | None = None
         self.refused = False
+        self.client_key: str | None = None  # not `client`: uvicorn keeps the peer address there
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        client = _client_of(transport)
         if len(self.connections) >= self.max_connections:
-            self.refused = True
-            self.transport = transport
             log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); "
                         "new connections are answered 503 and closed", self.max_connections)
-            transport.write(_raw_response(503, "Service Unavailable",
-                                          f"the service has {self.max_connections} open connections, its limit; "
-                                          "try again shortly"))
-            transport.close()
-            return
+            return self._refuse(transport, f"the service has {self.max_connections} open connections, its limit; "
+                                           "try again shortly")
+        if _CLIENT_CONNECTIONS.get(client, 0) >= self.max_client_connections:
+            log.warning("client connection limit reached: %d open connections from one address "
+                        "(SIZER_API_MAX_CLIENT_CONNECTIONS); its new connections are answered 503 and closed",
+                        self.max_client_connections)
+            return self._refuse(transport, f"this address has {self.max_client_connections} open connections, its "
+                                           "limit; close some or try again shortly")
+        self.client_key = client
+        _CLIENT_CONNECTIONS[client] = _CLIENT_CONNECTIONS.get(client, 0) + 1
         super().connection_made(transport)
         self._arm_header_timer()
+
+    def _refuse(self, transport: asyncio.Transport, detail: str) -> None:
+        self.refused = True
+        self.transport = transport
+        transport.write(_raw_response(503, "Service Unavailable", detail))
+        transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
         if self.refused:
             return
+        if self.client_key is not None:
+            left = _CLIENT_CONNECTIONS.get(self.client_key, 1) - 1
+            if left > 0:
+                _CLIENT_CONNECTIONS[self.client_key] = left
+            else:
+                _CLIENT_CONNECTIONS.pop(self.client_key, None)
+            self.client_key = None
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:

@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     max_connections: int = Field(1000, ge=1, le=100_000,
                                  description="open connections per worker process; one more is answered 503 and "
                                              "closed at once")
+    max_client_connections: int = Field(100, ge=1, le=100_000,
+                                        description="open connections per client address and worker process; one "
+                                                    "more from that address is answered 503 and closed, so one client "
+                                                    "cannot hold every connection")
     log_flood_interval_s: float = Field(10.0, ge=0, le=3600,
                                         description="a repeated warning (refused connections, timeouts) is logged at "
                                                     "most once per this interval, with a count")

@@ -21,16 +21,25 @@ class UserError(ClickException):
     exit_code = 2
 
 
+NUMPY_FLOAT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
+
+
 class SizerGroup(HelpGroup):
     """The one place where the core's errors become exit code 2 with one clear message."""
 
     def invoke(self, ctx):
+        import warnings
+
         from pydantic import ValidationError
 
         from sizer.facade import SizerError
 
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                # NumPy's floating-point warnings (with their source lines) are not messages for people: a
+                # result that overflowed is refused by the finiteness check with one clear sentence instead.
+                warnings.filterwarnings("ignore", category=RuntimeWarning, message=NUMPY_FLOAT_WARNINGS)
+                return super().invoke(ctx)
         except SizerError as error:
             raise UserError(error.message) from None
         except ValidationError as error:
@@ -39,13 +48,19 @@ class SizerGroup(HelpGroup):
             raise UserError(f"{where}: {first['msg']}") from None
 
 
-app = typer.Typer(name="sizer", cls=SizerGroup, no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False, rich_markup_mode=None, context_settings=HELP_SETTINGS,
-                  help="Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training.")
+COMMAND_MODULES = (peak_cmd, compute_cmd, time_cmd, memory_cmd, models_cmd, plan_cmd, inference_cmd, network_cmd, tco_cmd, recommend_cmd,
+                   serve_cmd, profile_cmd, calibrate_cmd, validate_cmd, sweep_cmd)
+
+
+def _new_app() -> typer.Typer:
+    return typer.Typer(name="sizer", cls=SizerGroup, no_args_is_help=True, add_completion=False,
+                       pretty_exceptions_enable=False, rich_markup_mode=None, context_settings=HELP_SETTINGS,
+                       help="Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training.")
+
+
+app = _new_app()
 app.add_typer(catalog_cmd.app, name="catalog")
-for module in (peak_cmd, compute_cmd, time_cmd, memory_cmd, models_cmd, plan_cmd, inference_cmd, network_cmd, tco_cmd, recommend_cmd, serve_cmd,
-               profile_cmd, calibrate_cmd,
-               validate_cmd, sweep_cmd):
+for module in COMMAND_MODULES:
     module.register(app)
 
 
@@ -66,8 +81,33 @@ def _options(show_version: Annotated[bool, typer.Option("--version", is_eager=Tr
     """Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training."""
 
 
+def _commands_of(module) -> set[str]:
+    probe = typer.Typer()
+    module.register(probe)
+    return {info.name or info.callback.__name__.replace("_", "-") for info in probe.registered_commands}
+
+
+def app_for(argv: list[str]) -> typer.Typer:
+    """The app to run for ``argv``: when its first argument names a command, an app holding that
+    command's module alone (with the same group, options and error handling), else the whole app.
+
+    Typer inspects the signature of every registered command when it builds the click group, about
+    a fifth of `sizer peak`'s start-up (benchmarks/startup.py); one command needs only its own.
+    """
+    name = argv[0] if argv else None
+    for module in COMMAND_MODULES:
+        if name in _commands_of(module):
+            single = _new_app()
+            single.callback()(_options)
+            module.register(single)
+            return single
+    return app
+
+
 def main() -> None:
-    app()
+    import sys
+
+    app_for(sys.argv[1:])(prog_name="sizer")
 
 
 if __name__ == "__main__":

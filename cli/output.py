@@ -319,13 +319,46 @@ def fit_widths(cells: list[list[str]], available: int) -> list[int] | None:
     return widths
 
 
+# Characters that drive a terminal rather than print: C0 and C1 controls (ESC starts colour, cursor
+# and title sequences) and the bidirectional overrides that reorder what is shown.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(text: str) -> str:
+    r"""``text`` safe to print: control characters shown as escapes (``\x1b``) and rich markup escaped,
+    so that a name from a catalog file can neither colour nor move the terminal nor restyle a table.
+
+    >>> terminal_text("A100\x1b[31m [bold]x")
+    'A100\\x1b[31m \\[bold]x'
+    """
+    from rich.markup import escape
+
+    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                         text)
+    return escape(shown)
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run as a formula: text starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading apostrophe (OWASP's CSV-injection advice); numbers
+    are left as they are.
+
+    >>> spreadsheet_cell("=HYPERLINK(1)"), spreadsheet_cell("H100 SXM"), spreadsheet_cell(-1.5)
+    ("'=HYPERLINK(1)", 'H100 SXM', -1.5)
+    """
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def _print_table(title: str | None, headers: list[str] | None, rows: list[list[str]], caption: str | None = None,
                  bold_first: bool = False) -> None:
     from rich.table import Table
 
     columns = len(headers) if headers else max((len(row) for row in rows), default=1)
-    title, caption = (humanise(text) if text else text for text in (title, caption))
-    rows = [[humanise(cell) for cell in row] for row in rows]
+    title, caption = (terminal_text(humanise(text)) if text else text for text in (title, caption))
+    rows = [[terminal_text(humanise(cell)) for cell in row] for row in rows]
+    headers = [terminal_text(h) for h in headers] if headers else headers
     t = Table(title=title, caption=caption, title_justify="left", caption_justify="left", show_header=bool(headers))
     texts = [[(headers[i] if headers else "")] + [row[i] for row in rows] for i in range(columns)]
     # Borders: one rule between and around the columns, one space of padding on each side of a cell.
@@ -379,9 +412,9 @@ def progress(label: str):
 
 def say(text: str) -> None:
     """One line of text for people on standard output, wrapped between words to :func:`width`."""
-    console().print(humanise(text), markup=False, highlight=False)
+    console().print(terminal_text(humanise(text)), highlight=False)
 
 
 def warn(message: str) -> None:
     """A warning the reader must not miss: bold, on standard output beside the table it concerns."""
-    console().print(f"[bold red]warning:[/] {message}")
+    console().print(f"[bold red]warning:[/] {terminal_text(message)}")

@@ -14,12 +14,14 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
           body_timeout: Annotated[Optional[float], typer.Option("--body-timeout", min=0.001, max=600, help="Seconds a request body may take to arrive; then 408 (default 10, or SIZER_API_BODY_TIMEOUT_S).")] = None,
           header_timeout: Annotated[Optional[float], typer.Option("--header-timeout", min=0.001, max=600, help="Seconds a connection may take to send its request headers; then 408 and closed (default 10, or SIZER_API_HEADER_TIMEOUT_S).")] = None,
           keep_alive: Annotated[Optional[float], typer.Option("--keep-alive", min=0.001, max=600, help="Seconds an idle keep-alive connection stays open (default 5, or SIZER_API_KEEP_ALIVE_S).")] = None,
-          max_connections: Annotated[Optional[int], typer.Option("--max-connections", min=1, max=100_000, help="Open connections per worker; one more is answered 503 and closed (default 1000, or SIZER_API_MAX_CONNECTIONS).")] = None) -> None:
+          max_connections: Annotated[Optional[int], typer.Option("--max-connections", min=1, max=100_000, help="Open connections per worker; one more is answered 503 and closed (default 1000, or SIZER_API_MAX_CONNECTIONS).")] = None,
+          max_client_connections: Annotated[Optional[int], typer.Option("--max-client-connections", min=1, max=100_000, help="Open connections per client address and worker; one more from it is answered 503 and closed (default 100, or SIZER_API_MAX_CLIENT_CONNECTIONS).")] = None) -> None:
     """Serve the JSON API under /v1, the OpenAPI document and the web calculator at /.
 
     Slow or numerous clients are limited: headers must arrive within --header-timeout, a body
     within --body-timeout, a request may run --timeout, idle connections close after
-    --keep-alive, and past --max-connections a new connection gets 503. Repeated warnings are
+    --keep-alive, and past --max-connections (or --max-client-connections from one address) a new
+    connection gets 503. Repeated warnings are
     logged at most once per SIZER_API_LOG_FLOOD_INTERVAL_S (10 s) with a count.
     """
     import os
@@ -34,7 +36,8 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
 
     given = {k: v for k, v in {"host": host, "port": port, "workers": workers, "catalog_file": catalog, "timeout_s": timeout,
                                "body_timeout_s": body_timeout, "header_timeout_s": header_timeout,
-                               "keep_alive_s": keep_alive, "max_connections": max_connections}.items() if v is not None}
+                               "keep_alive_s": keep_alive, "max_connections": max_connections,
+                               "max_client_connections": max_client_connections}.items() if v is not None}
     try:
         settings = Settings(**given)
     except ValidationError as error:  # a bad SIZER_API_* variable: name it, and the values it takes

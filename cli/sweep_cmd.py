@@ -92,7 +92,10 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
                 headroom=headroom, pricing=pricing, cloud=cloud)
     if format == "table":
         return _print_table(table, pricing)
-    text = table.to_csv(index=False) if format == "csv" else table.to_json(orient="records", indent=1)
+    if format == "csv":  # names from a user's catalog must not run as spreadsheet formulas
+        text = table.map(output.spreadsheet_cell).to_csv(index=False)
+    else:
+        text = table.to_json(orient="records", indent=1)
     if out is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:

@@ -54,6 +54,10 @@ SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = 5_000_000  # default size limit of a file
 MAX_DEPTH = 64  # nesting levels; the project's own files use fewer than 10
 MAX_NODES = 1_000_000  # YAML nodes after expanding every alias; the whole built-in catalog has ~20,000
+# Characters of a plain YAML number: the catalog's longest is about 20; Python refuses to build an
+# integer of more than 4,300 digits with a ValueError, which must not reach the user as a traceback.
+MAX_NUMBER_CHARS = 100
+_NUMBER = re.compile(r"[-+]?(?:0[xob][0-9a-fA-F_]+|\.?[0-9][0-9_.,:eE+-]*)")
 
 _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
@@ -63,7 +67,10 @@ def read_text(path: str | os.PathLike, field: str, max_bytes: int = MAX_BYTES) -
     """The UTF-8 text of a regular file of at most ``max_bytes`` bytes."""
     shown = str(path)
     try:
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer
+        # before the regular-file check below could refuse it.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(descriptor, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise InputError(field, shown, "a regular file (not a device, pipe or folder)")
             data = handle.read(max_bytes + 1)
@@ -103,6 +110,8 @@ def parse_yaml(text: str, field: str, where: str) -> Any:
         raise InputError(field, where, f"valid YAML ({_one_line(error)})") from None
     except RecursionError:
         raise InputError(field, where, f"YAML nested at most {MAX_DEPTH} levels deep") from None
+    except ValueError as error:  # a number the constructor cannot build, in a form the scan above missed
+        raise InputError(field, where, f"valid YAML ({_one_line(error)})") from None
 
 
 # One token of YAML text that matters for flow depth: a bracket, a quoted scalar (whose brackets do
@@ -150,6 +159,10 @@ def _check_yaml_events(text: str, field: str, where: str) -> None:
             continue
         elif isinstance(event, yaml.ScalarEvent):
             size = 1
+            # plain scalars only (libyaml reports their style as "", PyYAML as None): quoted ones are strings
+            if not event.style and len(event.value) > MAX_NUMBER_CHARS and _NUMBER.fullmatch(event.value):
+                raise InputError(field, where, f"YAML numbers of at most {MAX_NUMBER_CHARS} characters "
+                                               f"(found one of {len(event.value):,})")
             if event.anchor is not None:
                 anchors[event.anchor] = 1
         elif isinstance(event, yaml.AliasEvent):

@@ -106,7 +106,8 @@ def _open_private_folder(folder: Path) -> int | None:
 
 
 def _read(directory: int, entry: str) -> Any:
-    handle = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=directory)
+    # O_NONBLOCK: a FIFO planted here must not make the open wait for a writer
+    handle = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), dir_fd=directory)
     with os.fdopen(handle, "rb") as source:
         found = os.fstat(source.fileno())
         if not (stat.S_ISREG(found.st_mode) and is_private(found)):

@@ -16,44 +16,65 @@ from pydantic import ConfigDict, Field
 from sizer.engine.calibration import Calibration
 from sizer.hardware.catalog import Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
-from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of
+from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
 from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
-from sizer.engine.modes import choose_efficiencies
-from sizer.engine.training import TimeResult, estimate_training
-from sizer.errors import InputError
-from sizer.plan.memory_report import MemoryResult, training_memory
+from sizer.errors import InputError, require_device
 from sizer.workloads.profile import builtin_profile_names
 from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
-from sizer.formulas.tco import COST_DEFAULTS, CostAssumptions, Pricing, TcoResult, check_provider, estimate_tco
+from sizer.formulas.tco import COST_DEFAULTS, Pricing
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
-from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.units import Quantity, parse_count, parse_quantity  # noqa: F401
 from sizer.workloads.request import RequestModel, WorkloadRequest
-from sizer.engine.job import resolve_job
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
-from sizer.device_view import DeviceDetail, DeviceSummary, describe_device, summarize_device  # noqa: E402,F401
-from sizer.inference.estimate import InferenceRequest, InferenceResult  # noqa: E402,F401
-from sizer.inference.estimate import estimate_inference as serving_estimate  # noqa: E402
-from sizer.inference.deployments import (InferenceRecommendRequest, InferenceRecommendResult,  # noqa: E402,F401
-                                       recommend_inference)
-from sizer.plan.planner import PlanRequest, PlanResult, plan  # noqa: E402,F401
-from sizer.plan.owned_answer import OwnedResult, answer_inference, answer_training  # noqa: E402,F401
-from sizer.plan.estimates import (MemoryRequest, TimeRequest, memory_estimate, node_type,  # noqa: E402,F401
-                                  time_estimate, zero_stage)
-from sizer.errors import require_device  # noqa: E402,F401
-from sizer.plan.suggestions import suggestions_for  # noqa: E402,F401
-from sizer.plan.recommend import RecommendRequest, RecommendResult, recommend  # noqa: E402,F401
-from sizer.plan.sweep import MAX_EVALUATIONS, sweep  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
-from sizer.workloads.registry import find_model, model_names  # noqa: E402,F401
-from sizer.workloads.source import FileRef, model_source, profile_source  # noqa: E402,F401
-from sizer.workloads.listing import ModelSummary, list_models  # noqa: E402,F401
+
+# The rest of the facade's names are imported when first used (PEP 562), so that a command that
+# needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
+# at start-up (benchmarks/startup.py). name -> module that defines it.
+_LAZY = {
+    **dict.fromkeys(("DeviceDetail", "DeviceSummary", "describe_device", "summarize_device"), "sizer.device_view"),
+    **dict.fromkeys(("InferenceRequest", "InferenceResult"), "sizer.inference.estimate"),
+    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult", "recommend_inference"),
+                    "sizer.inference.deployments"),
+    **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
+    **dict.fromkeys(("OwnedResult", "answer_inference", "answer_training"), "sizer.plan.owned_answer"),
+    **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
+                    "sizer.plan.estimates"),
+    "suggestions_for": "sizer.plan.suggestions",
+    **dict.fromkeys(("RecommendRequest", "RecommendResult", "recommend"), "sizer.plan.recommend"),
+    **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
+    **dict.fromkeys(("find_model", "model_names"), "sizer.workloads.registry"),
+    **dict.fromkeys(("FileRef", "model_source", "profile_source"), "sizer.workloads.source"),
+    **dict.fromkeys(("ModelSummary", "list_models"), "sizer.workloads.listing"),
+    **dict.fromkeys(("TimeResult", "estimate_training"), "sizer.engine.training"),
+    **dict.fromkeys(("MemoryResult", "training_memory"), "sizer.plan.memory_report"),
+    **dict.fromkeys(("CostAssumptions", "TcoResult", "check_provider", "estimate_tco"), "sizer.formulas.tco"),
+    "choose_efficiencies": "sizer.engine.modes", "RECOMPUTE": "sizer.engine.roofline",
+    "resolve_job": "sizer.engine.job",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once imported, a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 WORKLOAD_NAMES = tuple(builtin_profile_names())
 Scalar = float | str
@@ -89,6 +110,8 @@ def estimate_compute(request: WorkloadRequest) -> ComputeResult:
     """Training compute of a workload: the engine's own count (:attr:`sizer.engine.job.Job.training_flops`),
     ``O_b · F_fwd · S · E`` over the layers, a LoRA/QLoRA base at ``1 + (O_b − 1)/2`` (no weight gradients),
     so that ``compute`` and ``time`` can never disagree."""
+    from sizer.engine.job import resolve_job
+
     job = resolve_job(request)
     forward = Quantity(job.layers.total_forward_flops, "FLOP")
     compute = Quantity(job.training_flops, "FLOP")
@@ -108,6 +131,9 @@ def estimate_compute(request: WorkloadRequest) -> ComputeResult:
 def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> TimeResult:
     """Step time, training time, memory and utilisation from the one engine (spec §3.3); where the job
     does not fit, the changes that would (``suggest``)."""
+    from sizer.plan.estimates import time_estimate
+    from sizer.plan.suggestions import suggestions_for
+
     catalog = _catalog(catalog)
     result = time_estimate(request, catalog)
     if suggest and not result.fits:
@@ -118,6 +144,9 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
     """Training memory per device and the fit decision; where it does not fit, the changes that would."""
+    from sizer.plan.estimates import memory_estimate
+    from sizer.plan.suggestions import suggestions_for
+
     catalog = _catalog(catalog)
     result = memory_estimate(request, catalog)
     if suggest and result.fits is False:
@@ -129,6 +158,9 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
     """Serving a model (:func:`sizer.inference.estimate.estimate_inference`); where it does not fit,
     the changes that would (``suggest``, :mod:`sizer.plan.suggestions`)."""
+    from sizer.inference.estimate import estimate_inference as serving_estimate
+    from sizer.plan.suggestions import suggestions_for
+
     catalog = _catalog(catalog)
     result = serving_estimate(request, catalog)
     if suggest and not result.fits:
@@ -139,6 +171,9 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
 
 def answer_owned(request, catalog: Catalog | None = None) -> OwnedResult:
     """The answer for the hardware in ``request.have`` only (training, memory or serving requests)."""
+    from sizer.inference.estimate import InferenceRequest
+    from sizer.plan.owned_answer import answer_inference, answer_training
+
     catalog = _catalog(catalog)
     if isinstance(request, InferenceRequest):
         return answer_inference(request, catalog)
@@ -216,6 +251,11 @@ class TcoRequest(WorkloadRequest):
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:
+    from sizer.engine.job import resolve_job
+    from sizer.engine.training import estimate_training
+    from sizer.formulas.tco import CostAssumptions, check_provider, estimate_tco
+    from sizer.plan.estimates import zero_stage
+
     catalog = _catalog(catalog)
     device = catalog.find(request.device)
     cloud = check_provider(request.cloud, catalog)

@@ -21,7 +21,8 @@ T = TypeVar("T")
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # defer_build: validators and serializers are built on first use, not for every result class at start-up
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 @functools.lru_cache(maxsize=256)

@@ -183,10 +183,55 @@ def describe_cpu(threads_used: int | None = None) -> DetectedDevice:
         interconnect=Interconnect(name=ASSUMED_LOOPBACK[0],
                                   bandwidth=Sourced(value=ASSUMED_LOOPBACK[1], source=ASSUMED_LOOPBACK[2])),
         notes="described from the operating system by validation.detect; launch year unknown (set to this year)")
+    entry, found = match_cpu(model)
+    notes.append(found)
+    if entry is not None:
+        device = with_catalog_figures(device, entry, cores)
+        notes[1] = (f"memory bandwidth, SIMD units and power from the catalog entry {entry.id!r}, "
+                    f"shared by the {cores} usable of its {int(entry.cores.value)} cores")
     if threads_used is not None:
         notes.append(f"torch uses {threads_used} threads")
-    return DetectedDevice(kind="cpu", torch_device="cpu", device=device, catalog_id=None,
-                          description=f"{model}: {cores} cores, {simd.isa}, boost {boost.value}", notes=notes)
+    return DetectedDevice(kind="cpu", torch_device="cpu", device=device, catalog_id=entry.id if entry else None,
+                          description=f"{model}: {cores} cores, {device.vector.isa}, boost {device.boost_clock.value}",
+                          notes=notes)
+
+
+def match_cpu(model: str, catalog: Catalog | None = None) -> tuple[Device | None, str]:
+    """The catalog CPU named by the OS's model name, and a note saying how it was found (or why not).
+
+    A VM often reports a family only ("AMD EPYC"): several entries match, and none is taken.
+    """
+    catalog = catalog or load_catalog()
+    words = re.sub(r"\((R|TM)\)|\bCPU\b|\bProcessor\b|@.*$|\b\w+-Core\b", " ", model, flags=re.IGNORECASE)
+    name = " ".join(words.split())
+    matches = [d for d in match_devices(catalog, name) if d.kind == "cpu"] if name else []
+    if len(matches) == 1:
+        return matches[0], f"catalog entry {matches[0].id!r} matched by the model name {model!r}"
+    if matches:
+        return None, (f"the model name {model!r} matches {len(matches)} catalog CPUs ({', '.join(d.id for d in matches[:5])}"
+                      f"{', ...' if len(matches) > 5 else ''}): none taken; figures from the OS and assumptions")
+    return None, f"no catalog CPU matches the model name {model!r}: figures from the OS and assumptions"
+
+
+def with_catalog_figures(device: Device, entry: Device, cores: int) -> Device:
+    """The OS description with the catalog entry's datasheet figures: SIMD units, memory bandwidth
+    and power (the last two shared in proportion to the usable cores), and its clocks where the OS
+    reported none."""
+    share = min(1.0, cores / float(entry.cores.value)) if entry.cores is not None else 1.0
+    bandwidth = entry.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]") * share
+    update = {"memory_bandwidth": Sourced(value=f"{bandwidth.to('GB/s').magnitude:.4g} GB/s",
+                                          source=f"catalog {entry.id}: {entry.memory_bandwidth.source}, x {share:.3g} "
+                                                 "(usable cores / cores)"),
+              "memory_type": entry.memory_type}
+    if entry.vector is not None:
+        update["vector"] = entry.vector
+    if entry.tdp is not None:
+        watts = entry.tdp.quantity("tdp", "[power]") * share
+        update["tdp"] = Sourced(value=f"{watts.to('W').magnitude:.4g} W",
+                                source=f"catalog {entry.id}: {entry.tdp.source}, x {share:.3g} (usable cores / cores)")
+    if str(device.boost_clock.source).startswith("assumed") and entry.boost_clock is not None:
+        update["base_clock"], update["boost_clock"] = entry.base_clock or entry.boost_clock, entry.boost_clock
+    return device.model_copy(update=update)
 
 
 def cpu_share(detected: DetectedDevice, processes: int) -> Device:

@@ -9,6 +9,7 @@ predictions are uncalibrated (spec §3.11 is a later step).
 from __future__ import annotations
 
 from sizer.hardware.schema import Device
+from sizer.units import Quantity
 from sizer.engine.training import estimate_training
 from sizer.plan.memory_report import training_memory
 from sizer.workloads.profile import Profile
@@ -26,7 +27,8 @@ def workload_request(spec: WorkloadSpec, counts: ModelCounts) -> WorkloadRequest
                            activation_memory_per_sample={"value": counts.activation_bytes_per_sample, "unit": "B"})
 
 
-def predict(spec: WorkloadSpec, counts: ModelCounts, device: Device, count: int = 1, profile: dict | None = None) -> dict:
+def predict(spec: WorkloadSpec, counts: ModelCounts, device: Device, count: int = 1, profile: dict | None = None,
+            process_baseline: float = 0.0) -> dict:
     """Step time, throughput and memory ranges the one engine predicts for this run (datasheet mode).
 
     With the run's layer profile the engine runs its layers; without one, the dense network of
@@ -46,7 +48,11 @@ def predict(spec: WorkloadSpec, counts: ModelCounts, device: Device, count: int 
     memory = training_memory(dense, device, count)
     # The allocator peak (CUDA) or RSS growth (CPU) has no CUDA context in it: compare it with
     # the core's total less its framework allowance.
+    # On a CPU the measurement is all the process holds: its baseline with torch loaded
+    # (``process_baseline`` [B], measured once at the start) stands in for the framework allowance.
     comparable = memory.total.value - memory.framework_overhead.value
+    if process_baseline:
+        comparable += Quantity(process_baseline, "B").to(memory.total.unit).magnitude
     return {
         "device": timing.device, "count": count,
         "model": "one engine: per-layer roofline over the " + ("run's layer profile" if profile else "dense layer of the counted FLOP"),

@@ -143,12 +143,20 @@ def _ms(seconds: float) -> str:
     return f"{seconds * MS_PER_S:.3g}"
 
 
+def _baseline(settings: dict) -> str:
+    """The RSS the process held with torch loaded, before any run (predicted CPU memory starts from it)."""
+    baseline = settings.get("process_baseline_rss")
+    return f"{megabytes(baseline):.0f} MB RSS with torch loaded" if baseline else "not measured"
+
+
 def markdown(report: dict) -> str:
     s, device = report["summary"], report["device"]
     lines = [
         "# sizer validation report", "",
         f"- mode: **{report['mode']}**, generated {report['generated']}, sizer {report['sizer_version']}, "
         f"torch {report['settings']['torch']} ({report['settings']['threads']} threads, {report['settings']['precision']})",
+        f"- processor: **{device['name']}** ({device['kind']}); "
+        f"process baseline {_baseline(report['settings'])}",
         f"- device: {device['description']} (catalog: {device['catalog_id'] or 'not in the catalog; described from the OS/driver'})",
         *(f"  - {note}" for note in device["notes"]),
         f"- wall time: {report['wall_time']['value']:.0f} s; runs: {s['n_runs']} measured, {s['n_failed']} failed",

@@ -2,6 +2,8 @@
 "use strict";
 let devices = [];
 const $ = (id) => document.getElementById(id);
+// The filters apply as they change; pressing Enter must not reload the page (no inline handler: the CSP forbids it).
+$("filter").addEventListener("submit", (event) => event.preventDefault());
 
 function matches(d) {
   const q = $("q").value.trim().toLowerCase();

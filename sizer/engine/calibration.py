@@ -25,7 +25,6 @@ from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
 from sizer.hardware.precision import check_precision
 from sizer.engine.constants import Efficiencies, default_efficiencies
-from sizer.engine.modes import calibrated_efficiencies, profile_step_seconds  # noqa: F401  (re-exported)
 from sizer.workloads.profile import Profile
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class CalibrationRun:
 
 
 class DeviceCalibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     device_id: str
     device_name: str
@@ -54,7 +53,7 @@ class DeviceCalibration(BaseModel):
 
 
 class Calibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use (start-up)
 
     created: str
     source: str
@@ -137,6 +136,8 @@ def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[f
 
 
 def _kernel_seconds(run: CalibrationRun, base: Efficiencies) -> float:
+    from sizer.engine.modes import profile_step_seconds  # here, not at the top: modes imports this module
+
     without_overhead = Efficiencies(**{**base.__dict__, "step_overhead": 0.0})
     return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, without_overhead)
 
@@ -204,6 +205,8 @@ def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
     ----------
     [spec-3.11]
     """
+    from sizer.engine.modes import calibrated_efficiencies, profile_step_seconds
+
     entry = calibration.for_device(run.device)
     efficiency = calibrated_efficiencies(run.device, entry) if entry else default_efficiencies(run.device.kind)
     return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, efficiency)
@@ -324,7 +327,8 @@ def load_calibration(path: str | Path) -> Calibration:
     try:
         return Calibration.model_validate(load_yaml(path, "calibration", MAX_CALIBRATION_BYTES))
     except ValidationError as error:
-        raise InputError("calibration", str(path), f"a calibration file written by sizer calibrate ({error})") from None
+        # the field and what it expected, on one line: pydantic's own text quotes the whole input it refused
+        raise InputError("calibration", str(path), f"a calibration file written by sizer calibrate ({_describe(error)})") from None
 
 
 def save_calibration(calibration: Calibration, path: str | Path) -> None:

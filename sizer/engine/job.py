@@ -180,13 +180,28 @@ def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: fl
                                  params=params, activation_bytes=activation_bytes_fp32, kernels=2)])
 
 
-@functools.lru_cache(maxsize=64)
+# Graphs of up to CACHED_BLOCKS blocks are kept (every built-in model, generated decoders to ~1e12
+# parameters: ~2.5 MB each, so the cache holds at most ~80 MB); deeper ones (up to
+# architecture.MAX_BLOCKS, 0.25 s and 12 MB each) are built per request, so that distinct
+# parameter counts cannot fill memory with graphs.
+CACHED_BLOCKS = 200
+
+
 def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> tuple[Profile, LayerTable]:
-    """A transformer's layer graph and its folded table, built once per (architecture, length, attention)."""
+    """A transformer's layer graph and its folded table (kept for graphs of at most CACHED_BLOCKS blocks)."""
+    if arch.layers + arch.encoder_layers > CACHED_BLOCKS:
+        return _build_graph(arch, seq_len, flash)
+    return _cached_graph(arch, seq_len, flash)
+
+
+def _build_graph(arch: Architecture, seq_len: int, flash: bool) -> tuple[Profile, LayerTable]:
     from sizer.workloads.layer_graph import layer_graph
 
     profile = layer_graph(arch, seq_len, flash_attention=flash)
     return profile, layer_table(profile)
+
+
+_cached_graph = functools.lru_cache(maxsize=32)(_build_graph)
 
 
 @dataclass(frozen=True)

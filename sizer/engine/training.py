@@ -394,6 +394,12 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     """
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
+    if offload and (device.kind == "cpu" or device.unified_memory):
+        # ZeRO-Offload moves states from device memory to a separate host memory: here there is none
+        what = "a CPU: its memory is the host memory" if device.kind == "cpu" else \
+            "unified memory shared with the CPU"
+        raise InputError("offload", offload, f"a device with memory of its own; {device.name} has {what}, so "
+                                             "offloading frees nothing (leave --offload out)")
     if efficiency is None:
         efficiency = default_efficiencies(device.kind, job.arch is not None)
     table = build_device_table((device,), job.precision, (efficiency,), topology)

@@ -290,6 +290,14 @@ class PeakResult(Model):
     assumptions: list[Assumption]
 
 
+def _core_count(raw) -> float:
+    """A core count: a whole number of at least one (``1e-20`` cores once gave a peak in pFLOP/s)."""
+    count = parse_count("cores", raw, integer=True)
+    if count < 1:
+        raise InputError("cores", raw, "a whole number of cores, at least 1")
+    return count
+
+
 def estimate_peak(device: Device | None = None, precision: str = "fp32", *, cores: float | None = None,
                   clock: object = None, derating: Derating = DEFAULT_DERATING) -> PeakResult:
     r"""Peak and sustained throughput of a catalog device, or of a core count and clock.
@@ -340,7 +348,7 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
     if device is None:
         if cores is None or clock is None:
             raise InputError("device", None, "a device name, or both cores and clock")
-        core_count = parse_count("cores", cores)
+        core_count = _core_count(cores)
         clock_q = parse_quantity("clock", clock, "[frequency]")
         if precision != "fp32":
             raise InputError("precision", precision, "fp32: only the FP32 peak follows from cores and clock")
@@ -352,7 +360,7 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
             device = device.model_copy(update={"boost_clock": Sourced(value=f"{given:~}", source="given by the user")})
         if cores is not None:
             field = "cores" if device.kind == "cpu" else "fp32_cores"
-            device = device.model_copy(update={field: Sourced(value=parse_count("cores", cores), source="given by the user")})
+            device = device.model_copy(update={field: Sourced(value=_core_count(cores), source="given by the user")})
         peak, basis = device_peak(device, precision)
         name = device.name
         if precision == "fp32":

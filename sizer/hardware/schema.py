@@ -24,7 +24,8 @@ _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: validators are built on first use (a catalog read from the disk cache needs none)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Sourced(Strict):

@@ -16,7 +16,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from sizer.engine.calibration import Calibration, calibrated_efficiencies
+from sizer.engine.calibration import Calibration
+from sizer.engine.modes import calibrated_efficiencies
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.engine.evaluate import error_spread, range_arrays

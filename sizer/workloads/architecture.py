@@ -27,6 +27,13 @@ Norm = Literal["layernorm", "rmsnorm"]
 Position = Literal["learned", "rotary", "alibi", "relative"]
 GATED_FFN = ("swiglu", "geglu")  # three matrices (gate, up, down) instead of two
 
+# Work bounds of a layer graph, checked by :func:`check_work_bound` before any graph is built: the
+# graph (and the layer table folded from it) grows with the blocks, so a config.json or a parameter
+# count can otherwise ask for millions of layers. The deepest published transformers have ~100-200
+# blocks (PaLM 540B 118, Llama 3.1 405B 126; DeepNet's 1,000 layers are 500 + 500); 1,000 leaves room.
+MAX_BLOCKS = 1_000
+MAX_EXPERTS = 4_096  # experts per layer: twice the largest published (Switch-C, 2,048; Fedus et al. 2022)
+
 
 @dataclass(frozen=True)
 class Architecture:
@@ -92,6 +99,7 @@ class Architecture:
                              f"from 1 to the {self.experts} experts of {self.name} (top-k routing picks k of them)")
         if self.dense_layers > self.layers:
             raise InputError("dense_layers", self.dense_layers, f"at most the {self.layers} blocks of {self.name}")
+        check_work_bound(self)
 
     @property
     def head_size(self) -> int:
@@ -237,3 +245,29 @@ class Architecture:
         final_norms = 0 if self.family == "encoder" else (2 if decoder_cross else 1) * self.norm_params()
         return (blocks + self.embedding_params() + final_norms + self.relative_bias_params()
                 + self.head_extra_params())
+
+
+def check_work_bound(arch: Architecture, field: str = "model") -> None:
+    """Refuse an architecture whose layer graph would exceed :data:`MAX_BLOCKS` blocks (encoder
+    and decoder together) or :data:`MAX_EXPERTS` experts, before anything is built from it.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The shape to check.
+    field : str
+        The request field named in the refusal.
+
+    Raises
+    ------
+    sizer.errors.InputError
+        When a bound is broken, naming it.
+    """
+    from sizer.errors import InputError
+
+    blocks = arch.layers + arch.encoder_layers
+    if blocks > MAX_BLOCKS:
+        raise InputError(f"{field}.layers", blocks, f"at most {MAX_BLOCKS:,} transformer blocks "
+                                                    f"(encoder and decoder together) in {arch.name!r}")
+    if arch.experts > MAX_EXPERTS:
+        raise InputError(f"{field}.experts", arch.experts, f"at most {MAX_EXPERTS:,} experts per layer in {arch.name!r}")

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from sizer import datafile
 from sizer.errors import InputError
-from sizer.workloads.architecture import Architecture
+from sizer.workloads.architecture import MAX_BLOCKS, Architecture
 
 MAX_CONFIG_BYTES = 1_000_000  # real configs are 1-5 kB
 FIELD = "model"
@@ -261,10 +261,20 @@ def architecture_from_config(data: dict[str, Any], *, name: str = "config.json",
     if reader is None:
         raise InputError(f"{FIELD}.model_type", model_type,
                          f"one of the supported model types {', '.join(supported_model_types())} ({source})")
+    _check_depth(data, source)
     return check_consistent(reader(_Config(data, source), name, source), source)
 
 
-MAX_LAYERS = 10_000  # blocks of a config (as catalog/models.yaml allows): the layer graph stays small
+MAX_LAYERS = MAX_BLOCKS  # blocks of a config, as for every architecture: the layer graph stays small
+_DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+
+
+def _check_depth(data: dict, source: str) -> None:
+    """Refuse a config deeper than :data:`MAX_LAYERS` by the key it gives, before anything is built."""
+    for key in _DEPTH_KEYS:
+        value = data.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_LAYERS:
+            raise InputError(f"{FIELD}.{key}", value, f"at most {MAX_LAYERS:,} transformer blocks ({source})")
 MAX_PARAMS = 1e13  # as sizer.workloads.registry.MAX_GENERATED_PARAMS
 
 

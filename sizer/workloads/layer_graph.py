@@ -54,8 +54,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sizer.deadline import check_deadline
 from sizer.workloads.profile import Layer, Profile
-from sizer.workloads.architecture import GATED_FFN, Architecture
+from sizer.workloads.architecture import GATED_FFN, Architecture, check_work_bound
 
 BYTES_PER_VALUE = 4  # the profiles' FP32-storage convention
 # Bytes per value that Korthikanti et al. count at 16-bit storage: 2, and 1 for a dropout mask.
@@ -132,14 +133,17 @@ def layer_graph(arch: Architecture, seq_len: int, *, flash_attention: bool = Tru
 
     if isinstance(seq_len, bool) or not isinstance(seq_len, int) or not 1 <= seq_len <= 10_000_000:
         raise InputError("seq_len", seq_len, "a whole number of tokens from 1 to 10,000,000")
+    check_work_bound(arch)  # an Architecture checks itself when made; this holds for any duck-typed one too
     dims = _Dims(s=seq_len, h=arch.hidden, heads=arch.heads, kv=arch.kv_heads, hd=arch.head_size,
                  f=arch.ffn_hidden, active=arch.experts_per_token if arch.moe else 1)
     layers: list[Layer] = [_embed(arch, dims)]
     if arch.family == "encoder-decoder":
         for i in range(arch.encoder_layers):
+            check_deadline()
             layers += _block(arch, dims, f"enc{i}", first=i == 0, flash=flash_attention, cross=False)
         layers.append(_norm(arch, dims, "enc.norm_f", count=1))
     for i in range(arch.layers):
+        check_deadline()  # a request's deadline holds inside the build, not only after it
         layers += _block(arch, dims, f"block{i}", first=i == 0, flash=flash_attention,
                          cross=arch.family == "encoder-decoder", moe=arch.is_moe_block(i))
     if arch.family != "encoder":

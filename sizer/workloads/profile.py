@@ -44,7 +44,7 @@ class Layer(BaseModel):
 
 
 class Profile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     description: str
@@ -76,11 +76,15 @@ def builtin_profile_dir() -> Path:
 
 def _read(path: Path) -> Profile:
     try:
-        return Profile.model_validate(load_yaml(path, "workload", MAX_PROFILE_BYTES))
+        profile = Profile.model_validate(load_yaml(path, "workload", MAX_PROFILE_BYTES))
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise InputError("workload", str(path), f"a valid profile: field {where}: {first['msg']}") from None
+    if not profile.forward_flops > 0:  # an empty profile once gave a 0-FLOP "training run" of 31 s
+        raise InputError("workload", str(path), "a profile with at least one layer of forward FLOP above zero "
+                                                f"(it has {len(profile.layers)} layers and 0 FLOP)")
+    return profile
 
 
 @functools.lru_cache(maxsize=64)

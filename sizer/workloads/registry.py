@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
-from sizer.workloads.architecture import Architecture, Family, FfnType, Norm, Position
+from sizer.workloads.architecture import MAX_BLOCKS, Architecture, Family, FfnType, Norm, Position
 from sizer.workloads.source import FileRef
 
 MAX_MODELS_FILE_BYTES = 1_000_000
@@ -308,8 +308,9 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
                                            f"transformer shape (its {GENERATED_VOCAB}-token embeddings alone "
                                            f"take {2 * GENERATED_VOCAB} per unit of width)")
     if params > MAX_GENERATED_PARAMS:
-        raise InputError("params", params, f"at most {MAX_GENERATED_PARAMS:.0e} parameters (10x the largest "
-                                           "published dense models)")
+        raise InputError("params", params, f"at most {MAX_GENERATED_PARAMS:.0e} parameters for a generated transformer "
+                                           f"(deeper than {MAX_BLOCKS:,} blocks otherwise); give a model or a "
+                                           "config.json for larger shapes")
     depth = generated_layers(params)
     width = generated_width(params, depth)
     base = max(1, round(depth / LAYERS_MULTIPLE))

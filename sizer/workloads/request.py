@@ -43,6 +43,10 @@ class RequestModel(BaseModel):
     in fields that are booleans.
     """
 
+    # Validators are built on first use, not at import: a command that validates none of the request
+    # models (``sizer peak`` validates one) does not pay for building them all at start-up.
+    model_config = ConfigDict(defer_build=True)
+
     @field_validator("*", mode="before")
     @classmethod
     def _no_booleans_for_numbers(cls, value: object, info: ValidationInfo) -> object:

@@ -6,6 +6,7 @@ tolerances are the rounding of the published figures.
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -417,3 +418,56 @@ def test_recommend_with_a_builtin_workload(client):
                                           "precision": "fp16", "device": top["device"], "count": top["count"]}).json()
     assert top["training_time"]["expected"] * _seconds(top["training_time"]["unit"]) == pytest.approx(
         timed["training_time"]["expected"] * _seconds(timed["training_time"]["unit"]), rel=1e-9)
+
+
+@pytest.mark.parametrize("path", ["/", "/catalog", "/static/app.js", "/docs", "/healthz"])
+def test_pages_send_security_headers(client, path):
+    # issue 18: the pages sent no X-Content-Type-Options, CSP or X-Frame-Options
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["x-frame-options"] == "DENY"
+    csp = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in csp and "object-src 'none'" in csp
+    assert ("'unsafe-inline'" in csp) == (path == "/docs")  # only Swagger UI needs its inline start-up script
+
+
+def test_the_pages_need_no_inline_script():
+    # the CSP above refuses inline handlers; the pages must work without any
+    from pathlib import Path
+
+    static = Path(__file__).resolve().parents[2] / "api" / "static"
+    for page in static.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert " onsubmit=" not in text and " onclick=" not in text and " onload=" not in text, page.name
+        assert "<script>" not in text and "style=\"" not in text, page.name
+
+
+def test_workload_names_are_taken_as_the_command_line_takes_them(client, cli):
+    # issue 18: HTTP refused "RESNET50", which the CLI takes
+    body = {"workload": "RESNET50", "samples": 1.28e6, "device": "H100 SXM", "batch_size": 256}
+    response = client.post("/v1/time", json=body)
+    assert response.status_code == 200, response.text[:300]
+    same = client.post("/v1/time", json={**body, "workload": "resnet50"}).json()
+    assert response.json()["training_time"] == same["training_time"]
+    result = cli("time", "--workload", "RESNET50", "--samples", "1.28e6", "--device", "H100 SXM", "--batch-size", "256",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["training_time"]["expected"] == pytest.approx(same["training_time"]["expected"])
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/v1/inference", {"params": "1e30", "device": "H100 SXM"}),
+    ("/v1/time", {"params": "1e30", "tokens": 1e12, "device": "H100 SXM"}),
+    ("/v1/memory", {"params": "1e30", "tokens": 1e12, "device": "H100 SXM"}),
+    ("/v1/compute", {"params": 1e19, "tokens": 1e12}),
+    ("/v1/recommend", {"params": "1e30", "tokens": 1e12}),
+])
+def test_huge_parameter_counts_are_refused_before_a_graph_is_built(client, path, body):
+    # issue 18: a 70-byte body built an unbounded layer graph (503 at 20 s, 5.8 GB); 1e19 to /v1/compute
+    # cost 7 CPU-s and 700 MB per distinct value
+    started = time.perf_counter()
+    response = client.post(path, json=body)
+    assert response.status_code == 422, (path, response.status_code, response.text[:300])
+    assert "params" in str(response.json()["detail"])
+    assert time.perf_counter() - started < 2

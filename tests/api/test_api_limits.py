@@ -135,3 +135,44 @@ def test_the_limits_are_documented_in_help(cli, monkeypatch):
     for option in ("--header-timeout", "--body-timeout", "--keep-alive", "--max-connections", "--timeout"):
         assert option in text
     assert "SIZER_API_MAX_CONNECTIONS" in text
+
+
+def test_one_client_holding_connections_does_not_lock_others_out(tmp_path):
+    # issue 18: one client holding 1,005 half-open connections had every other client answered 503.
+    # Here a server allows 6 connections, 3 per address; 127.0.0.2 plays the greedy client.
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIZER_API_") and k != "SIZER_CATALOG"}
+    with open(tmp_path / "serve.log", "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--host", "127.0.0.1", "--port", str(port),
+                                    "--max-connections", "6", "--max-client-connections", "3"],
+                                   stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    held: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not _healthy(port):
+            assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-2000:]
+            time.sleep(0.2)
+        greedy = []
+        for _ in range(6):  # half-open: connected, never a byte sent
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0))
+            held.append(sock)
+            greedy.append(sock)
+        time.sleep(0.3)
+        refused = []
+        for sock in greedy[3:]:  # beyond its own 3: answered 503 and closed at once
+            sock.settimeout(2)
+            refused.append(_read_all(sock))
+        assert all(answer.startswith(b"HTTP/1.1 503") and b"this address" in answer for answer in refused), refused
+        assert _healthy(port)  # another address still gets in
+        for sock in greedy:
+            sock.close()
+        time.sleep(0.5)
+        # closed connections are given back: one address makes many more requests than its limit, one at a time
+        assert all(_healthy(port) for _ in range(10))
+        with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0)) as again:
+            again.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(again).startswith(b"HTTP/1.1 200")
+    finally:
+        for sock in held:
+            sock.close()
+        stop_server(process)

@@ -159,3 +159,24 @@ def test_a_config_file_is_read_where_the_command_line_names_it(cli):
     with TestClient(create_app()) as client:
         answer = client.post("/v1/time", json={"model": config, "tokens": 1e9, "device": "H100 SXM"})
     assert answer.status_code == 422 and answer.json()["detail"][0]["loc"] == ["body", "model"]
+
+
+def test_numpy_warnings_do_not_print_before_a_clean_error(cli, monkeypatch):
+    # issue 18: NumPy's overflow warnings, with their source lines, printed before the one-line error
+    import warnings
+
+    import numpy as np
+
+    from sizer import facade
+
+    def overflowing_peak(*args, **kwargs):
+        np.array([1e308]) * 10  # what an out-of-range input does inside the engine's arrays
+        raise facade.InputError("cores", "1e308", "a realistic core count")
+
+    monkeypatch.setattr(facade, "peak", overflowing_peak)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")  # as a plain `python -m cli.main` run would print it
+        result = cli("peak", "--cores", "3840", "--clock", "1 GHz")
+    assert result.exit_code == 2
+    assert not [w for w in shown if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in shown]
+    assert "RuntimeWarning" not in result.output and "overflow" not in result.output, result.output

@@ -157,3 +157,38 @@ def test_fit_widths_gives_every_column_its_longest_word():
     assert output.fit_widths(texts, 40) is None  # 37 cells: every column at its natural width
     widths = output.fit_widths(texts, 30)
     assert sum(widths) <= 30 and widths[2] >= len("(16.74–18.97)") and widths[1] >= len("GeForce")
+
+
+HOSTILE_CATALOG = """\
+sources:
+  mine: "my own measurement, 2026-11"
+devices:
+  - id: evil-gpu
+    name: "=HYPERLINK(\\"http://x\\")\\e[31m[bold]"
+    vendor: Example
+    kind: gpu
+    architecture: Test
+    launch_year: 2026
+    fp32_cores: {value: 1000, source: mine}
+    boost_clock: {value: 1 GHz, source: mine}
+    memory: {value: 8 GB, source: mine}
+    memory_type: GDDR6
+    memory_bandwidth: {value: 300 GB/s, source: mine}
+    tdp: {value: 150 W, source: mine}
+"""
+
+
+def test_catalog_names_can_neither_drive_the_terminal_nor_run_as_csv_formulas(cli, tmp_path):
+    # issue 18: a catalog name starting with "=" was written raw into CSV (formula injection), and an
+    # ESC sequence in a name reached the terminal raw
+    path = tmp_path / "evil.yaml"
+    path.write_text(HOSTILE_CATALOG)
+    shown = cli("peak", "evil-gpu", "--catalog", str(path))
+    assert shown.exit_code == 0, shown.output
+    assert "\x1b" not in shown.stdout and "\\x1b[31m" in shown.stdout and "[bold]" in shown.stdout
+    csv = cli("sweep", "--params", "1e9", "--samples", "1e9", "--device", "evil-gpu", "--count", "1",
+              "--catalog", str(path), "--format", "csv")
+    assert csv.exit_code == 0, csv.output
+    rows = [line for line in csv.stdout.splitlines() if "HYPERLINK" in line]
+    assert rows and all(",=" not in row and not row.startswith("=") for row in rows), rows
+    assert any("'=HYPERLINK" in row for row in rows), rows

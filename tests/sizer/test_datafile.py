@@ -204,3 +204,48 @@ def test_yaml_events_cover_what_the_loader_reads():
 
     for path in sorted(builtin_catalog_dir().glob("*.yaml")):
         assert datafile.load_yaml(path, "catalog") == yaml.load(path.read_text(encoding="utf-8"), Loader=datafile.SafeLoader)
+
+
+def _within(seconds: float, call) -> BaseException | None:
+    """Run ``call`` in a daemon thread; fail if it has not returned after ``seconds`` [s]."""
+    import threading
+
+    outcome: list[BaseException | None] = []
+
+    def run():
+        try:
+            call()
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - handed back to the test
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, f"still running after {seconds} s (it waits on the file)"
+    return outcome[0]
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    # issue 18: a FIFO given as --model x.json or to `sizer calibrate` hung forever in open()
+    import os
+
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    for load in (datafile.load_json, datafile.load_yaml):
+        error = _within(5, lambda: load(fifo, "model"))
+        assert isinstance(error, InputError) and "regular file" in str(error)
+
+
+@pytest.mark.parametrize("text", [
+    "a: " + "9" * 5000 + "\n", "a: -" + "1" * 5000 + "\n", "a: [" + "7" * 4400 + "]\n", "a: 0x" + "f" * 5000 + "\n",
+])
+def test_huge_yaml_numbers_are_refused_by_name(text):
+    # issue 18: a YAML integer of 5,000 digits raised Python's ValueError (int max_str_digits) as a traceback
+    with pytest.raises(InputError, match="numbers of at most 100 characters"):
+        datafile.parse_yaml(text, "catalog", "big.yaml")
+
+
+def test_long_words_and_quoted_digits_are_not_numbers():
+    assert datafile.parse_yaml("a: " + "x" * 500, "catalog", "t") == {"a": "x" * 500}
+    assert datafile.parse_yaml("a: '" + "9" * 500 + "'", "catalog", "t") == {"a": "9" * 500}

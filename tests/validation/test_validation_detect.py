@@ -62,7 +62,9 @@ def test_this_machines_cpu_has_a_prediction():
     assert detected.kind == "cpu" and device.kind == "cpu"
     assert int(device.cores.value) >= 1
     assert device.memory.quantity("memory", "[information]") > Quantity(0.1, "GB")
-    assert "assumed" in device.memory_bandwidth.source
+    # from the catalog entry of this CPU where its model name names one, else assumed (and said so)
+    assert ("catalog" if detected.catalog_id else "assumed") in device.memory_bandwidth.source
+    assert any("catalog" in note for note in detected.notes)  # how the catalog lookup went, either way
     peak, basis = device_peak(device, "fp32")
     # R = cores x clock x 2 x lanes x FMA units (spec §3.1): at least one 4-lane SSE unit at 0.5 GHz
     assert peak >= Quantity(int(device.cores.value) * 0.5e9 * 2 * 4, "FLOP/s")
@@ -87,3 +89,37 @@ def test_cuda_device_detected():
     detected = detect_device("cuda")
     assert detected.kind == "cuda"
     assert device_peak(detected.device, "fp32")[0] > Quantity(1, "TFLOPS")
+
+
+@pytest.mark.parametrize("model, catalog_id", [
+    ("AMD EPYC 7763 64-Core Processor", "epyc-7763"),  # /proc/cpuinfo wording of AMD and Intel parts
+    ("Intel(R) Xeon(R) Platinum 8480+", "xeon-platinum-8480plus"),
+    ("Intel(R) Xeon(R) Silver 4114 CPU @ 2.20GHz", "xeon-silver-4114"),
+    ("AMD Ryzen 7 2700 Eight-Core Processor", "ryzen-7-2700"),
+])
+def test_cpu_model_names_find_their_catalog_entry(model, catalog_id):
+    # issue 18 item 9: the CPU's figures come from its catalog entry, not from one VM's assumptions
+    from validation.detect import match_cpu
+
+    entry, note = match_cpu(model, load_catalog())
+    assert entry is not None and entry.id == catalog_id, note
+
+
+def test_a_family_name_alone_takes_no_entry_and_says_so():
+    from validation.detect import match_cpu
+
+    entry, note = match_cpu("AMD EPYC", load_catalog())  # what this project's 2-core VM reports
+    assert entry is None and "epyc-7763" in note and "none taken" in note
+
+
+def test_catalog_figures_are_shared_by_the_usable_cores():
+    pytest.importorskip("psutil")
+    from validation.detect import describe_cpu, with_catalog_figures
+
+    entry = load_catalog().find("epyc-7763")
+    shared = with_catalog_figures(describe_cpu().device, entry, cores=2)
+    whole = entry.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]")
+    # AMD's datasheet bandwidth of the 64-core part, 2/64 of it for 2 usable cores
+    assert shared.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]").to("GB/s").magnitude == \
+        pytest.approx((whole * 2 / 64).to("GB/s").magnitude, rel=1e-3)
+    assert shared.vector == entry.vector and "epyc-7763" in shared.memory_bandwidth.source

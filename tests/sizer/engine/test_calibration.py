@@ -83,3 +83,17 @@ def test_bad_calibration_inputs(tmp_path):
         runs_from_report({"runs": []})
     with pytest.raises(InputError):
         calibrate_runs([])
+
+
+def test_a_calibration_file_failing_validation_is_one_line_without_its_content(tmp_path, cli):
+    # issue 18: a calibration file that failed validation printed its whole content
+    path = tmp_path / "calibration.yaml"
+    secret = "x" * 400
+    path.write_text(f"devices:\n  - device_name: {secret}\n    runs: many\n")
+    with pytest.raises(InputError) as error:
+        load_calibration(path)
+    message = str(error.value)
+    assert "\n" not in message and secret not in message and "field " in message
+    result = cli("time", "--params", "1e9", "--tokens", "1e10", "--device", "H100 SXM", "--calibration", str(path))
+    assert result.exit_code == 2 and secret not in result.stderr
+    assert len([line for line in result.stderr.splitlines() if line.strip(" │╭╮╰╯─")]) <= 3, result.stderr

@@ -209,3 +209,11 @@ def test_a_catalog_node_type_sets_the_links(catalog):
     assert any(a.name == "topology" and "DGX H100" in a.value for a in dgx.assumptions)
     with pytest.raises(InputError, match="system"):
         _time(system="DGX H100")  # an A100 in an H100 node
+
+
+@pytest.mark.parametrize("device", ["Apple M2 Ultra (GPU, unified memory)", "AMD EPYC 9654"])
+def test_offload_is_refused_where_there_is_no_separate_host_memory(catalog, device):
+    # issue 18: --offload on unified memory (Apple) or a CPU claimed a fit by moving states to a host
+    # memory that does not exist
+    with pytest.raises(InputError, match="offload"):
+        _time(device=device, count=1, zero=None, tp=None, offload=True)

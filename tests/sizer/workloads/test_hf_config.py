@@ -143,3 +143,17 @@ def test_the_core_opens_a_config_only_where_the_edge_named_a_file():
         resolve_model(path)
     assert model_source(path) == FileRef(path) and model_source("llama-2-7b") == "llama-2-7b"
     assert resolve_model(model_source(path)).params_total() == find_model("llama-2-7b").params_total()
+
+
+def test_a_config_with_every_field_at_1e8_is_refused_at_once(tmp_path):
+    # issue 18: a config.json with every field at 1e8 hung the CLI (10^8 blocks built one by one)
+    import time
+
+    fields = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+              "vocab_size", "max_position_embeddings")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", **{key: 10**8 for key in fields}}))
+    started = time.perf_counter()
+    with pytest.raises(InputError, match="at most 1,000 transformer blocks"):
+        read_hf_config(path)
+    assert time.perf_counter() - started < 1

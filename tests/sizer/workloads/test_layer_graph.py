@@ -168,3 +168,27 @@ def test_the_graph_is_a_valid_profile_the_engine_can_read():
     assert names[1:6] == ["block0.attn.qkv", "block0.attn.scores", "block0.attn.out", "block0.attn.residual",
                           "block0.norm1"]  # post-norm encoder
     assert "norm_f" not in names and names[-2:] == ["head", "loss"]
+
+
+def test_the_deadline_holds_inside_graph_building():
+    # issue 18: building a layer graph ignored the request's deadline (503 at 20 s, the worker went on)
+    from sizer.deadline import time_limit
+    from sizer.errors import EstimateTimeout
+
+    with time_limit(0), pytest.raises(EstimateTimeout):
+        layer_graph(find_model("llama-2-70b"), 4096)
+
+
+def test_a_graph_deeper_than_the_work_bound_is_refused_before_it_is_built():
+    # issue 18: a shape of 1e8 blocks (config.json) or 56,000 (1e19 parameters) was built layer by layer
+    from sizer.workloads.architecture import MAX_BLOCKS
+
+    llama = find_model("llama-2-7b")
+    with pytest.raises(InputError, match="model.layers"):
+        dataclasses.replace(llama, layers=MAX_BLOCKS + 1)
+    assert dataclasses.replace(llama, layers=MAX_BLOCKS).layers == MAX_BLOCKS  # the bound itself is allowed
+    t5 = find_model("t5-base")
+    with pytest.raises(InputError, match="encoder and decoder together"):
+        dataclasses.replace(t5, layers=MAX_BLOCKS // 2 + 1, encoder_layers=MAX_BLOCKS // 2)
+    with pytest.raises(InputError, match="experts"):
+        dataclasses.replace(llama, experts=100_000, experts_per_token=2)

@@ -55,3 +55,19 @@ def test_profile_file_by_path(tmp_path):
     path.write_text("name: tiny\ndescription: x\ngenerated_by: hand\nlayers:\n  - {name: fc, kind: teleport, forward_flops: 1, bytes: 1}\n")
     with pytest.raises(InputError, match="kind"):
         load_profile(FileRef(str(path)))
+
+
+@pytest.mark.parametrize("layers", ["[]", "[{name: a, kind: matmul, forward_flops: 0, bytes: 0}]"])
+def test_an_empty_profile_is_refused(tmp_path, layers):
+    # issue 18: a profile with no layers (or none with FLOP) gave a 0-FLOP "training run" of 31 s
+    path = tmp_path / "empty.yaml"
+    path.write_text(f"name: empty\ndescription: nothing\ngenerated_by: hand\nlayers: {layers}\n")
+    with pytest.raises(InputError, match="forward FLOP above zero"):
+        load_profile(FileRef(str(path)))
+
+
+def test_an_empty_profile_is_one_message_on_the_command_line(tmp_path, cli):
+    path = tmp_path / "empty.yaml"
+    path.write_text("name: empty\ndescription: nothing\ngenerated_by: hand\nlayers: []\n")
+    result = cli("time", "--workload", str(path), "--samples", "1e6", "--device", "H100 SXM", "--batch-size", "32")
+    assert result.exit_code == 2 and "workload" in result.stderr and "Traceback" not in result.output

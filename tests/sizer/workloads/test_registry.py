@@ -168,3 +168,15 @@ def test_architecture_fields_stay_as_the_engine_expects():
     assert {"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn_type", "vocab",
             "max_context", "tied_embeddings", "norm", "position", "source", "head_dim", "experts",
             "experts_per_token", "verified"} <= names
+
+
+@pytest.mark.parametrize("params", [1e19, 1e30, "1e30"])
+def test_parameter_counts_beyond_the_work_bound_are_refused_before_a_shape_is_built(params):
+    # issue 18: 1e19 parameters generated a 56,000-block decoder (7 CPU-s, 700 MB per distinct value);
+    # 1e30 built a graph until the worker held 5.8 GB
+    from sizer.workloads.registry import MAX_GENERATED_PARAMS
+
+    with pytest.raises(InputError, match="params"):
+        decoder_for_params(params)
+    arch, _ = decoder_for_params(MAX_GENERATED_PARAMS)  # the bound itself is built
+    assert arch.params_total() == pytest.approx(MAX_GENERATED_PARAMS, rel=0.02)
