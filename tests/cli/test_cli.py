@@ -35,9 +35,13 @@ def test_time_json_and_table(cli):
         assert key in data
     assert data["training_time"]["low"] >= data["physical_limit"]["value"] * 0.999
     assert "training time" in cli(*args).stdout
-    # a dense network of 175e9 parameters has no layers to split: its default 512-sample batch cannot
-    # be spread over 1,024 devices, and is refused naming the devices that can (no longer raised silently)
-    refused = cli("time", "--params", "175e9", "--samples", "300e9", "--device", "A100 80GB SXM", "--count", "1024")
+    # a dense network of 175e9 parameters has no layers to split: its default 512-sample batch cannot be spread
+    # over 1,024 devices, so it is raised to 1,024 and the answer says so; a given 512 is refused naming the most
+    # devices that can run it (issue 15: a default is never changed silently, a given batch never changed)
+    question = ("time", "--params", "175e9", "--samples", "300e9", "--device", "A100 80GB SXM", "--count", "1024")
+    raised = cli(*question)
+    assert raised.exit_code == 0 and "default batch raised" in raised.output
+    refused = cli(*question, "--batch-size", "512")
     assert refused.exit_code == 2 and "batch_size" in refused.output and "at most 512 devices" in refused.output
 
 
