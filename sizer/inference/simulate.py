@@ -297,7 +297,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     pending_users: list[tuple[float, int]] = []  # (arrival, request) of closed-loop users
     if closed:
         pending_users = [(0.0, r) for r in range(min(load.users, requests))]
-        next_user_request = len(pending_users)
+    next_user_request = len(pending_users)  # the request a closed-loop user sends next
     waiting: deque[int] = deque()
     prefilling: list[int] = []  # admitted, prompt not yet done
     heap: list[tuple[int, int, int]] = []  # (finish iteration, request, version)
@@ -316,6 +316,17 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     for r in np.flatnonzero(too_long).tolist():  # can never be held: finished as failures
         done[r] = np.inf
         finished += 1
+
+    def finish(r: int) -> None:
+        """Request ``r`` has its last token now: release its reservation; a closed-loop user sends the next."""
+        nonlocal reserved, finished, next_user_request
+        reserved -= prompt_l[r] + output_l[r]
+        done[r] = now
+        finished += 1
+        if closed and next_user_request < requests:
+            heapq.heappush(pending_users, (now + load.think_time, next_user_request))
+            arrivals[next_user_request] = now + load.think_time
+            next_user_request += 1
 
     step_of_k = float(grid.kv_tokens[1])
     loops = 0
@@ -423,13 +434,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             alive[r] = False
             decoding -= 1
             kv_used -= kv_of[r] + (it - start_iter[r])
-            reserved -= prompt_l[r] + output_l[r]
-            done[r] = now
-            finished += 1
-            if closed and next_user_request < requests:
-                heapq.heappush(pending_users, (now + load.think_time, next_user_request))
-                arrivals[next_user_request] = now + load.think_time
-                next_user_request += 1
+            finish(r)
         # prompts done: their first token now
         for r in completed:
             prefilling.remove(r)
@@ -437,15 +442,9 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                 first[r] = now
             made[r] += 1
             remaining = output_l[r] - made[r]
-            if remaining <= 0:
+            if remaining <= 0:  # a one-token answer ends with its prefill
                 kv_used -= kv_of[r]
-                reserved -= prompt_l[r] + output_l[r]
-                done[r] = now
-                finished += 1
-                if closed and next_user_request < requests:
-                    heapq.heappush(pending_users, (now + load.think_time, next_user_request))
-                    arrivals[next_user_request] = now + load.think_time
-                    next_user_request += 1
+                finish(r)
                 continue
             start_iter[r] = it
             kv_of[r] += 1
