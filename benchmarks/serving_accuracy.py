@@ -85,21 +85,25 @@ def _map(text: str, table) -> str | None:
     return next((v for k, v in table if k.lower() in text.lower()), None)
 
 
-def _weights(text: str) -> tuple[str, str] | None:
+def _weights(text: str, kv: str = "") -> tuple[str, str] | None:
+    """Weight and KV-cache formats: the KV cache follows the weights unless the row states its own."""
     t = text.lower()
     if t.startswith("fp4"):
-        return "nvfp4", "fp8"
-    if t.startswith("fp8"):
-        return "fp8", "fp8"
-    if t.startswith("bf16") or t == "":
-        return "bf16", "fp16"
-    return None
+        w = ("nvfp4", "fp8")
+    elif t.startswith("fp8"):
+        w = ("fp8", "fp8")
+    elif t.startswith("bf16") or t == "":
+        w = ("bf16", "fp16")
+    else:
+        return None
+    stated = kv.strip().lower()
+    return (w[0], "fp8") if stated == "fp8" else (w[0], "fp16") if stated in ("bf16", "fp16") else w
 
 
 def cases() -> list[Case]:
     out = []
     for r in csv.DictReader(open(DATA, encoding="utf-8")):
-        model, device, w = _map(r["model"], MODELS), _map(r["hardware"], DEVICES), _weights(r["weights_dtype"])
+        model, device, w = _map(r["model"], MODELS), _map(r["hardware"], DEVICES), _weights(r["weights_dtype"], r["kv_dtype"])
         if model is None or device is None or w is None:
             continue
         src, metric = r["source"], r["metric"]
@@ -125,7 +129,7 @@ def cases() -> list[Case]:
                             model, device, *w, tp, 1, *SHAREGPT_VLLM, VLLM, value * SHAREGPT_VLLM[1], confidence="low"))
         elif "vllm-project" in src and r["scenario"] == "fixed-concurrency" and metric == "output_tokens_per_s" \
                 and model == "llama-3.1-8b":
-            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + " 20k/2k",
+            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + f" 20k/2k, {w[1]} KV",
                             model, device, *w, 1, 1, int(r["input_len"]), int(r["output_len"]), VLLM, value,
                             users=int(r["concurrency"])))
         elif "vllm-project" in src and "MI300X" in r["hardware"] and metric == "requests_per_s" \
