@@ -336,9 +336,11 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
                 notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {fp8_scaling:.0%} of their "
                          f"time ({constants.FP8_SCALING_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
                          f"optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+            elif resolved == "fp8" and fp8_scaling == 0:
+                notes = (f"FP8 GEMMs at the FP8 peak without a scaling overhead ({constants.SERVING_FP8_SOURCE})", *notes)
             elif resolved == "fp8":
                 notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {fp8_scaling:.0%} of their time "
-                         f"({constants.SERVING_FP8_SOURCE if eff.source == constants.SERVING_SOURCE else eff.source})", *notes)
+                         f"({eff.source})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),
