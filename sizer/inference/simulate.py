@@ -325,17 +325,6 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         done[r] = np.inf
         finished += 1
 
-    def finish(r: int) -> None:
-        """Request ``r`` has its last token now: release its reservation; a closed-loop user sends the next."""
-        nonlocal reserved, finished, next_user_request
-        reserved -= prompt_l[r] + output_l[r]
-        done[r] = now
-        finished += 1
-        if closed and next_user_request < requests:
-            heapq.heappush(pending_users, (now + load.think_time, next_user_request))
-            arrivals[next_user_request] = now + load.think_time
-            next_user_request += 1
-
     step_of_k = float(grid.kv_tokens[1])
     loops = 0
     while finished < requests and it < max_iterations:
@@ -434,7 +423,8 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         now += dt
         busy_time += dt
         kv_used += decoding
-        # finished answers
+        # finished answers (their cache freed here, their ends recorded once below)
+        ended = []
         while heap and heap[0][0] <= it:
             _, r, v = heapq.heappop(heap)
             if v != version[r]:
@@ -442,7 +432,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             alive[r] = False
             decoding -= 1
             kv_used -= kv_of[r] + (it - start_iter[r])
-            finish(r)
+            ended.append(r)
         # prompts done: their first token now
         for r in completed:
             prefilling.remove(r)
@@ -452,7 +442,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             remaining = output_l[r] - made[r]
             if remaining <= 0:  # a one-token answer ends with its prefill
                 kv_used -= kv_of[r]
-                finish(r)
+                ended.append(r)
                 continue
             start_iter[r] = it
             kv_of[r] += 1
@@ -460,6 +450,15 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             running.append(r)
             alive[r] = True
             decoding += 1
+        # every request that ended now: its reservation released; a closed-loop user sends the next
+        for r in ended:
+            reserved -= prompt_l[r] + output_l[r]
+            done[r] = now
+            finished += 1
+            if closed and next_user_request < requests:
+                heapq.heappush(pending_users, (now + load.think_time, next_user_request))
+                arrivals[next_user_request] = now + load.think_time
+                next_user_request += 1
         it += 1
 
     arrival = np.asarray(arrivals, dtype=float)
