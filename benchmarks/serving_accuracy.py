@@ -47,10 +47,14 @@ REQUESTS = 600
 # input is not, and is recalled (verified: false) as about 628 tokens from the MLCommons reference dataset notes.
 MLPERF_LLAMA2 = (628, 294)
 SHAREGPT_VLLM = (202, 179)  # vLLM v0.6.0 perf blog, in the data file (Llama 3 tokenizer)
-TRTLLM = dict(max_running=2048, token_budget=8192)  # trtllm-build defaults (max_batch_size, max_num_tokens)
-VLLM = dict(max_running=256, token_budget=8192)  # vLLM v0.6 max_num_seqs 256; max_num_batched_tokens = max(len, 2048)
+# trtllm-build defaults (max_batch_size, max_num_tokens); KvCacheConfig.free_gpu_memory_fraction 0.9
+TRTLLM = dict(max_running=2048, token_budget=8192, memory_share=1.0, kv_free_share=sim.TRTLLM_KV_FREE_SHARE)
+# vLLM v0.6 max_num_seqs 256; max_num_batched_tokens = max(len, 2048); gpu_memory_utilization 0.9
+VLLM = dict(max_running=256, token_budget=8192, memory_share=sim.VLLM_MEMORY_SHARE, kv_free_share=1.0)
 
-DEVICES = (("GB200", "gb200-per-gpu"), ("B200", "b200"), ("GH200", "gh200-96gb"), ("H200", "h200-sxm-141gb"),
+# first match wins: MLPerf v4.0's GH200 system is the 144 GB HBM3e part (GH200-144GB_aarch64x1_TRT)
+DEVICES = (("GB200", "gb200-per-gpu"), ("B200", "b200"), ("GH200 Grace Hopper Superchip (144GB", "gh200-144gb"),
+           ("GH200", "gh200-96gb"), ("H200", "h200-sxm-141gb"),
            ("H100", "h100-sxm5-80gb"), ("MI300X", "mi300x"))
 MODELS = (("Llama-3.1-8B", "llama-3.1-8b"), ("Llama-3-8B", "llama-3-8b"), ("Llama-3.3-70B", "llama-3.1-70b"),
           ("Llama-3-70B", "llama-3-70b"), ("Llama-2-70B", "llama-2-70b"), ("405B", "llama-3.1-405b"))
@@ -81,21 +85,25 @@ def _map(text: str, table) -> str | None:
     return next((v for k, v in table if k.lower() in text.lower()), None)
 
 
-def _weights(text: str) -> tuple[str, str] | None:
+def _weights(text: str, kv: str = "") -> tuple[str, str] | None:
+    """Weight and KV-cache formats: the KV cache follows the weights unless the row states its own."""
     t = text.lower()
     if t.startswith("fp4"):
-        return "nvfp4", "fp8"
-    if t.startswith("fp8"):
-        return "fp8", "fp8"
-    if t.startswith("bf16") or t == "":
-        return "bf16", "fp16"
-    return None
+        w = ("nvfp4", "fp8")
+    elif t.startswith("fp8"):
+        w = ("fp8", "fp8")
+    elif t.startswith("bf16") or t == "":
+        w = ("bf16", "fp16")
+    else:
+        return None
+    stated = kv.strip().lower()
+    return (w[0], "fp8") if stated == "fp8" else (w[0], "fp16") if stated in ("bf16", "fp16") else w
 
 
 def cases() -> list[Case]:
     out = []
     for r in csv.DictReader(open(DATA, encoding="utf-8")):
-        model, device, w = _map(r["model"], MODELS), _map(r["hardware"], DEVICES), _weights(r["weights_dtype"])
+        model, device, w = _map(r["model"], MODELS), _map(r["hardware"], DEVICES), _weights(r["weights_dtype"], r["kv_dtype"])
         if model is None or device is None or w is None:
             continue
         src, metric = r["source"], r["metric"]
@@ -121,12 +129,12 @@ def cases() -> list[Case]:
                             model, device, *w, tp, 1, *SHAREGPT_VLLM, VLLM, value * SHAREGPT_VLLM[1], confidence="low"))
         elif "vllm-project" in src and r["scenario"] == "fixed-concurrency" and metric == "output_tokens_per_s" \
                 and model == "llama-3.1-8b":
-            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + " 20k/2k",
+            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + f" 20k/2k, {w[1]} KV",
                             model, device, *w, 1, 1, int(r["input_len"]), int(r["output_len"]), VLLM, value,
                             users=int(r["concurrency"])))
         elif "vllm-project" in src and "MI300X" in r["hardware"] and metric == "requests_per_s" \
                 and "v0.6.2" in r["framework_version"]:
-            runtime = dict(max_running=1024, token_budget=8192)  # the guide's --max-num-seqs 1024
+            runtime = {**VLLM, "max_running": 1024}  # the guide's --max-num-seqs 1024
             out.append(Case("held-out", "throughput", "vLLM MI300X guide", label + f" at {r['request_rate_per_s']} req/s",
                             model, device, *w, tp, 1, *SHAREGPT_VLLM, runtime, value * SHAREGPT_VLLM[1],
                             rate=float(r["request_rate_per_s"])))
@@ -139,6 +147,7 @@ def predict(case: Case, catalog, overhead: float, matrix: float) -> float:
     table = sim.batching_table((device,), fmt, matrix)
     replica = Replica(resolve_model(case.model), fmt, kv_cache_bytes_per_value(case.kv), table, 0, case.tp,
                       max_batch=case.runtime["max_running"], token_budget=case.runtime["token_budget"],
+                      memory_share=case.runtime["memory_share"], kv_free_share=case.runtime["kv_free_share"],
                       iteration_overhead=overhead)
     lengths = Lengths(case.prompt, case.output)
     if case.kind == "max rate":

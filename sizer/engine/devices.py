@@ -319,8 +319,11 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             r = device_rates(device, resolved)
             rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
                      r.vector_peak * eff.vector]
-            if resolved == "fp8":  # GEMMs at the FP8 peak, each with its casts and scales (constants.py)
-                scaling = 1.0 + constants.FP8_SCALING_OVERHEAD
+            # GEMMs at the FP8 peak, each with its casts and scales: training's fitted overhead unless the
+            # efficiencies name their own (serving: static scales, none; constants.py)
+            fp8_scaling = constants.FP8_SCALING_OVERHEAD if eff.fp8_scaling is None else eff.fp8_scaling
+            if resolved == "fp8":
+                scaling = 1.0 + fp8_scaling
                 rates = [rates[0] / scaling, rates[1] / scaling, rates[2]]
             # the size dependence is fitted on 16/8-bit tensor-core GEMMs only (benchmarks/llm_training.py)
             half = [eff.matrix_half if r.matrix_unit == "tensor" else 0.0,
@@ -329,10 +332,15 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
-            if resolved == "fp8":
-                notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {constants.FP8_SCALING_OVERHEAD:.0%} of their "
+            if resolved == "fp8" and eff.fp8_scaling is None:
+                notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {fp8_scaling:.0%} of their "
                          f"time ({constants.FP8_SCALING_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
                          f"optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+            elif resolved == "fp8" and fp8_scaling == 0:
+                notes = (f"FP8 GEMMs at the FP8 peak without a scaling overhead ({constants.SERVING_FP8_SOURCE})", *notes)
+            elif resolved == "fp8":
+                notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {fp8_scaling:.0%} of their time "
+                         f"({eff.source})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),

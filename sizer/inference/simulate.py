@@ -48,6 +48,11 @@ from sizer.workloads.architecture import Architecture
 DEFAULT_MAX_BATCH = 256
 DEFAULT_TOKEN_BUDGET = 2048
 KV_BLOCK_TOKENS = 16  # vLLM's paged-attention block
+# What the runtime leaves to the KV cache. vLLM takes gpu_memory_utilization = 0.9 of the device's memory
+# for weights, activations and cache (EngineArgs default); TensorRT-LLM gives the cache
+# free_gpu_memory_fraction = 0.9 of what is free after the engine is loaded (KvCacheConfig default).
+VLLM_MEMORY_SHARE = 0.9
+TRTLLM_KV_FREE_SHARE = 0.9
 MAX_REQUESTS = 20_000  # work bound of one simulation
 MAX_ITERATIONS = 400_000
 # Scheduling (batch assembly, sampling, detokenisation) per iteration beyond the engine's per-pass
@@ -85,6 +90,8 @@ class Replica:
     iteration_overhead: float = None  # s of scheduling per iteration (default SCHEDULER_OVERHEAD)
     reserve_kv: bool = True  # admit only when prompt + answer fit (TensorRT-LLM GUARANTEED_NO_EVICT); False:
     # admit when the prompt fits and preempt the youngest when the answers outgrow the cache (vLLM)
+    memory_share: float = VLLM_MEMORY_SHARE  # of the device memory the runtime uses (TensorRT-LLM: 1)
+    kv_free_share: float = 1.0  # of the memory left after weights and activations the cache takes (TensorRT-LLM: 0.9)
 
     def __post_init__(self):
         if self.iteration_overhead is None:
@@ -144,7 +151,8 @@ def _table_key(table: DeviceTable) -> tuple:
 
 def _grid_key(replica: Replica, mean_context: float) -> tuple:
     return (replica.arch, _table_key(replica.table), replica.weights, replica.kv_bytes, replica.device, replica.count,
-            replica.split, replica.max_batch, replica.token_budget, replica.iteration_overhead, round(mean_context))
+            replica.split, replica.max_batch, replica.token_budget, replica.iteration_overhead, replica.memory_share,
+            replica.kv_free_share, round(mean_context))
 
 
 @functools.lru_cache(maxsize=64)
@@ -187,10 +195,10 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
     decode = _decode_layers(arch, float(max(round(mean_context), 1)), kv_layer_token, idle)
 
-    # memory on each device: weights, the activations of one chunk, the runtime's reserve; the rest holds KV
+    # memory on each device: weights, the activations of one chunk, the runtime's reserve; its share of the rest holds KV
     weights = arch.params_total() * stored / replica.count
     act = _widest_layer_bytes(arch, min(replica.token_budget, 8192)) * table.storage_scale[d] / tp + replica.max_batch * arch.vocab * LOGIT_BYTES
-    free = float(table.memory[d] - weights - table.framework_overhead[d] - act)
+    free = float(table.memory[d] * replica.memory_share - weights - table.framework_overhead[d] - act) * replica.kv_free_share
     kv_device_token = kv_cache_bytes_per_token(arch, replica.kv_bytes, tp) / (replica.count if replica.split == "layer" else 1)
     capacity = int(max(free, 0.0) // kv_device_token // KV_BLOCK_TOKENS * KV_BLOCK_TOKENS)
 
@@ -297,7 +305,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     pending_users: list[tuple[float, int]] = []  # (arrival, request) of closed-loop users
     if closed:
         pending_users = [(0.0, r) for r in range(min(load.users, requests))]
-        next_user_request = len(pending_users)
+    next_user_request = len(pending_users)  # the request a closed-loop user sends next
     waiting: deque[int] = deque()
     prefilling: list[int] = []  # admitted, prompt not yet done
     heap: list[tuple[int, int, int]] = []  # (finish iteration, request, version)
@@ -415,7 +423,8 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         now += dt
         busy_time += dt
         kv_used += decoding
-        # finished answers
+        # finished answers (their cache freed here, their ends recorded once below)
+        ended = []
         while heap and heap[0][0] <= it:
             _, r, v = heapq.heappop(heap)
             if v != version[r]:
@@ -423,13 +432,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             alive[r] = False
             decoding -= 1
             kv_used -= kv_of[r] + (it - start_iter[r])
-            reserved -= prompt_l[r] + output_l[r]
-            done[r] = now
-            finished += 1
-            if closed and next_user_request < requests:
-                heapq.heappush(pending_users, (now + load.think_time, next_user_request))
-                arrivals[next_user_request] = now + load.think_time
-                next_user_request += 1
+            ended.append(r)
         # prompts done: their first token now
         for r in completed:
             prefilling.remove(r)
@@ -437,15 +440,9 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                 first[r] = now
             made[r] += 1
             remaining = output_l[r] - made[r]
-            if remaining <= 0:
+            if remaining <= 0:  # a one-token answer ends with its prefill
                 kv_used -= kv_of[r]
-                reserved -= prompt_l[r] + output_l[r]
-                done[r] = now
-                finished += 1
-                if closed and next_user_request < requests:
-                    heapq.heappush(pending_users, (now + load.think_time, next_user_request))
-                    arrivals[next_user_request] = now + load.think_time
-                    next_user_request += 1
+                ended.append(r)
                 continue
             start_iter[r] = it
             kv_of[r] += 1
@@ -453,6 +450,15 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             running.append(r)
             alive[r] = True
             decoding += 1
+        # every request that ended now: its reservation released; a closed-loop user sends the next
+        for r in ended:
+            reserved -= prompt_l[r] + output_l[r]
+            done[r] = now
+            finished += 1
+            if closed and next_user_request < requests:
+                heapq.heappush(pending_users, (now + load.think_time, next_user_request))
+                arrivals[next_user_request] = now + load.think_time
+                next_user_request += 1
         it += 1
 
     arrival = np.asarray(arrivals, dtype=float)

@@ -27,6 +27,17 @@ ROOT = Path(__file__).resolve().parents[3]
 
 # --- formats -------------------------------------------------------------------------------------
 
+def test_fp8_serving_runs_at_the_fp8_peak_without_the_training_scaling_overhead(catalog):
+    from dataclasses import replace
+    from sizer.engine.constants import FP8_SCALING_OVERHEAD, SERVING_MATRIX_EFFICIENCY, serving_efficiencies
+    device = catalog.find("H100 SXM")
+    serve = serving_table((device,), weight_format("fp8"))
+    # static scales calibrated offline: the matrix peak times the serving efficiency, nothing taken off
+    assert serve.rates[0][0] == pytest.approx(1979e12 * SERVING_MATRIX_EFFICIENCY, rel=0.01)  # H100 SXM FP8 dense, datasheet
+    training_like = serving_table((device,), weight_format("fp8"), (replace(serving_efficiencies(device.kind), fp8_scaling=None),))
+    assert training_like.rates[0][0] == pytest.approx(serve.rates[0][0] / (1 + FP8_SCALING_OVERHEAD), rel=1e-9)
+
+
 def test_gguf_and_gptq_bits_per_weight():
     # ggml-common.h: block_q4_0 = fp16 scale + 32 nibbles = 18 B per 32 weights = 4.5 bits;
     # block_q8_0 = fp16 scale + 32 int8 = 34 B per 32 = 8.5 bits. Exact by construction.

@@ -13,7 +13,7 @@ from sizer.deadline import time_limit
 from sizer.errors import EstimateTimeout
 from sizer.inference.capacity import Slo, max_rate, saturated, serve_load
 from sizer.inference.formats import weight_format
-from sizer.inference.serving import stored_weight_bytes
+from sizer.inference.serving import kv_cache_bytes_per_token, stored_weight_bytes
 from sizer.inference.simulate import Replica, batching_table, iteration_grid, simulate
 from sizer.inference.traffic import LENGTH_DISTRIBUTIONS, Lengths, Load
 from sizer.workloads.registry import find_model
@@ -106,3 +106,15 @@ def test_quantised_files_keep_embeddings_and_head_at_16_bits():
     share = (stored_weight_bytes(arch, gptq) - gptq.bytes_per_weight) * arch.params_total()
     assert 0.08 < share / (stored_weight_bytes(arch, gptq) * arch.params_total()) < 0.2
     assert stored_weight_bytes(arch, weight_format("fp8")) == 1.0  # fp8 checkpoints: no exception
+
+
+def test_the_kv_cache_gets_the_runtimes_share_of_memory(replica):
+    # vLLM gpu_memory_utilization 0.9: a tenth of each device's memory is not the cache's; TensorRT-LLM
+    # free_gpu_memory_fraction 0.9: a tenth of what weights and activations leave
+    whole = iteration_grid(Replica(**{**replica.__dict__, "memory_share": 1.0}), 1024 + 128)
+    vllm = iteration_grid(replica, 1024 + 128)
+    trtllm = iteration_grid(Replica(**{**replica.__dict__, "memory_share": 1.0, "kv_free_share": 0.9}), 1024 + 128)
+    per_token = kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, replica.count)
+    device_memory = float(replica.table.memory[0])
+    assert (whole.kv_capacity - vllm.kv_capacity) * per_token == pytest.approx(0.1 * device_memory, rel=0.01)
+    assert trtllm.kv_capacity == pytest.approx(0.9 * whole.kv_capacity, rel=0.01)

@@ -17,8 +17,11 @@ from sizer.inference.estimate import InferenceRequest, estimate_inference
 ROOT = Path(__file__).resolve().parents[3]
 BASE = ("inference", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "4", "--weights", "fp16",
         "--prompt-len", "1024", "--output-len", "256")
-# Allowed worsening of the committed held-out figures before the accuracy test fails (about one case's swing)
-MARGIN = 0.02
+# Held-out medians |error| of benchmarks/serving_accuracy.py (2026-11-25: throughput at a stated rate or
+# concurrency 25.5 % of 12 rows, largest rate under the MLPerf SLO 22.9 % of 8) plus 3 points, as the other
+# accuracy guards: fixed here rather than read from a results file the benchmark rewrites.
+HELD_OUT_GUARDS = {"throughput": 0.255 + 0.03, "max rate": 0.229 + 0.03}
+MAX_RATE_TARGET = 0.30  # issue 16: the largest rate under a stated SLO within 30 %
 
 
 def test_cli_contract_under_load(cli):
@@ -113,7 +116,7 @@ def test_http_under_load(client):
         assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][:2] == ["body", field], (field, bad.text)
 
 
-def test_serving_held_out_accuracy_is_no_worse_than_committed():
+def test_serving_held_out_accuracy_is_no_worse_than_its_guards():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import serving_accuracy as bench
     from sizer.hardware.catalog import load_catalog
@@ -121,8 +124,7 @@ def test_serving_held_out_accuracy_is_no_worse_than_committed():
 
     held = [c for c in bench.cases() if c.group == "held-out"]
     rows = bench.score(held, load_catalog(), sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY)
-    committed = json.loads((ROOT / "benchmarks" / "results" / "serving_accuracy.json").read_text())["summary"]
-    throughput, rate = bench.median_abs(rows, "held-out", "throughput")[0], bench.median_abs(rows, "held-out", "max rate")[0]
-    assert throughput <= committed["held_out_throughput"]["median_abs_error"] + MARGIN
-    assert rate <= committed["held_out_max_rate"]["median_abs_error"] + MARGIN
-    assert rate <= 0.30  # the issue's target for the largest rate under a stated SLO
+    for kind, limit in HELD_OUT_GUARDS.items():
+        median, n = bench.median_abs(rows, "held-out", kind)
+        assert n == {"throughput": 12, "max rate": 8}[kind] and median <= limit, (kind, median, limit)
+    assert bench.median_abs(rows, "held-out", "max rate")[0] <= MAX_RATE_TARGET
