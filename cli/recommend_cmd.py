@@ -18,7 +18,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
               batch_size: BatchSize = None, micro_batch: MicroBatch = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
               calibration: CalibrationOption = None,
-              method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
+              method: MethodOption = None, lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
               forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
               sample_size: SampleSize = None,
               deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,

@@ -13,7 +13,7 @@ from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, Activat
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
-         tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM' (or --have).")] = None, count: CountOption = 1, precision: PrecisionOption = "mixed",
+         tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM' (or --have).")] = None, count: CountOption = 1, precision: PrecisionOption = None,
          batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, dp: DpOption = None, ep: EpOption = None,
@@ -23,7 +23,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
          hybrid_shard: Annotated[bool, typer.Option("--hybrid-shard", help="With --zero 3: shard within a node, replicate across nodes (FSDP HYBRID_SHARD).")] = False,
          attention: Annotated[str, typer.Option("--attention", help="flash (softmax statistics kept) or standard (s x s scores kept).")] = "flash",
-         method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
+         method: MethodOption = None, lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
          reference: Annotated[Optional[str], typer.Option("--reference", help="One measurement to predict from: 'DEVICE=THROUGHPUT/s', e.g. 'V100 SXM2 16GB=833/s'.")] = None,
          reference_batch_size: Annotated[Optional[str], typer.Option("--reference-batch-size", help="Batch of the reference measurement (default: --batch-size).")] = None,
          calibration: CalibrationOption = None,

@@ -80,8 +80,9 @@ function textFields(target, body, names) {
 }
 
 function requestBody() {
-  const body = { precision: form.elements.precision.value, optimizer: form.elements.optimizer.value,
+  const body = { optimizer: form.elements.optimizer.value,
                  purchase: form.elements.purchase.value, objective: form.elements.objective.value };
+  chosen(form, body, ["precision"]);
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
@@ -91,11 +92,16 @@ function requestBody() {
 // Fine-tuning: the training request with a method; LoRA rank and adapted matrices where given.
 function finetuneBody() {
   const f = finetuneForm.elements;
-  const body = { method: f.method.value, precision: f.precision.value, optimizer: f.optimizer.value,
-                 purchase: f.purchase.value, objective: f.objective.value };
+  const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value };
+  chosen(finetuneForm, body, ["method", "precision"]);
   textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);
   return withHave(finetuneForm, body);
+}
+
+// A choice left empty ("best on the hardware I have") is left out, so that the service chooses it on that hardware.
+function chosen(target, body, names) {
+  for (const name of names) if (target.elements[name].value) body[name] = target.elements[name].value;
 }
 
 // "Hardware I have": one or more "N x DEVICE", separated by ";"; the service parses each.

@@ -18,11 +18,22 @@ def client():
 
 @pytest.mark.parametrize("path", ["/v1/time", "/v1/memory", "/v1/plan", "/v1/recommend"])
 def test_have_over_http(client, path):
-    response = client.post(path, json={**LLAMA, "have": ["8x A100 80GB SXM", "1x RTX 4090"]})
+    response = client.post(path, json={**LLAMA, "method": "full", "have": ["8x A100 80GB SXM", "1x RTX 4090"]})
     assert response.status_code == 200, response.text
     options = response.json()["options"]
     assert [o["count"] for o in options] == [8, 1] and options[0]["fits"] and not options[1]["fits"]
     assert all(s["fits"] for s in options[1]["suggestions"])
+    assert {o["method"] for o in options} == {"full"}  # the method given is kept
+
+
+@pytest.mark.parametrize("path", ["/v1/time", "/v1/recommend"])
+def test_have_without_a_method_answers_with_one_that_fits(client, path):
+    response = client.post(path, json={**LLAMA, "have": ["1x RTX 4090"]})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    (option,) = answer["options"]
+    assert option["fits"] and option["method"] in ("lora", "qlora")
+    assert any(a["name"] == "method and precision" for a in answer["assumptions"])
 
 
 def test_have_serving_over_http(client):
