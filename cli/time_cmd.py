@@ -8,7 +8,7 @@ import typer
 from cli import output, owned_output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
-                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, answer_owned, load, load_calibration_file, workload_request,
+                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request,
                         CpOption, DpOption, EpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
 
 
@@ -30,6 +30,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
          sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
+         host_memory: HostMemoryOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
@@ -46,7 +47,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                activation_memory_per_sample=activation_memory_per_sample,
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
+                               host_memory=host_memory)
     if have:
         return answer_owned(request, catalog, json)
     result = facade.estimate_time(request, load(catalog))

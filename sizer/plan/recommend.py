@@ -53,6 +53,8 @@ class RecommendRequest(WorkloadRequest):
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only (sizer.plan.owned)")
     budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
+    host_memory: str | dict | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
+                                                             "what ZeRO-Offload would put there")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
     pricing: Pricing | None = Field(None, description="rent (default: cloud prices; devices without one are listed "

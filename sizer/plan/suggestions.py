@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sizer.engine.constants import optimizer_state_bytes
-from sizer.hardware.precision import MASTER_WEIGHT_BYTES
 from pydantic import ValidationError
 
 from sizer.errors import SizerError
@@ -28,15 +26,6 @@ MAX_SUGGESTED_DEVICES = 65_536
 SHORTEST_SEQUENCE = 256
 LAYOUT_FIELDS = ("zero", "tp", "pp", "ep", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
 EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-adamw-8bit"}
-
-
-def _host_bytes(fields: dict[str, Any], outcome: Outcome) -> float | None:
-    """Host memory ZeRO-Offload needs: FP32 master weights and optimizer states of the trained parameters."""
-    result = outcome.result
-    trained = getattr(result, "trainable_params", None)
-    if not trained:
-        return None
-    return trained * (MASTER_WEIGHT_BYTES + optimizer_state_bytes(str(fields.get("optimizer", "adam")).lower()))
 
 
 def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
@@ -57,11 +46,12 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
             changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
         if transformer and fields.get("recompute") != "full":
             changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
-        if not fields.get("offload") and method == "full" and have.device.kind != "cpu":
-            host = _host_bytes(fields, outcome)
-            need = f" (needs {host * unit_factor('B', 'GB'):.3g} GB of host memory)" if host else ""
-            changes.append((f"offload optimizer states and master weights to host memory (ZeRO-Offload){need}",
-                            {"offload": True}))
+        # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
+        # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
+        separate = have.device.kind != "cpu" and not have.device.unified_memory
+        timed = fields.get("samples") is not None or fields.get("tokens") is not None
+        if not fields.get("offload") and method == "full" and separate and timed:
+            changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
         seq = fields.get("seq_len")
         if transformer:
             current = int(seq) if seq else _sequence(outcome)
@@ -131,6 +121,9 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
         if not outcome.fits or meets is False:
             continue
         counted = counted or "count" in edit
+        host = getattr(outcome.result, "host_memory_per_host", None)
+        if host is not None:
+            change += f" ({host.value:.3g} {host.unit} of host memory per host)"
         found.append(Suggestion(change=change, apply=edit, fits=True, meets_deadline=meets,
                                 memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
                                 training_time=outcome.training_time, cost=outcome.cost))
