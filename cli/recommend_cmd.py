@@ -48,6 +48,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               host_memory: HostMemoryOption = None,
+              suggest: Annotated[int, typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work; 0: none.")] = 3,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
@@ -84,7 +85,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
-                               host_memory=host_memory)
+                               host_memory=host_memory, suggest=suggest)
     if have:
         return answer_owned(request, catalog, json)
     result = run(request, load(catalog))
@@ -101,6 +102,10 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                 else "; --pricing rent or any prices them by rent") + ".")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
+        from cli.owned_output import suggestions
+
+        for r in result.rejected:  # the few nearest to working (--suggest), each change evaluated again
+            suggestions(r.suggestions, f"What would make {r.name} work (each evaluated again; cheapest first)")
     if result.k1:
         output.key_values("K1 (seed 003 eq. 4)", [("K1", output.fmt(result.k1.k1)), ("verdict", result.k1.verdict)])
     if result.host:

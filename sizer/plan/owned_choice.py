@@ -33,13 +33,14 @@ METHOD_WORD = {"full": "full", "lora": "LoRA", "qlora": "QLoRA"}
 SHORT_UNIT = {"minute": "min", "hour": "h", "day": "days", "year": "years"}
 
 
-def _fine_tune(fields: dict[str, Any], base: Outcome) -> bool:
-    """Whether the job reads as a fine-tune of a named model's weights (module docstring)."""
+def reads_as_fine_tune(fields: dict[str, Any], outcome: Outcome) -> bool:
+    """Whether the job reads as a fine-tune of a named model's weights (module docstring); ``outcome``
+    is the engine's answer for the full method, which counts the parameters."""
     if fields.get("model") is None or fields.get("samples") is not None:
         return False
     if fields.get("tokens") is None:
         return True  # the memory question: any method may be the answer
-    params = getattr(base.result, "trainable_params", None)
+    params = getattr(outcome.result, "trainable_params", None)
     tokens = parse_count("tokens", fields["tokens"])
     return bool(params) and tokens < FINE_TUNE_TOKENS_PER_PARAM * params
 
@@ -47,7 +48,7 @@ def _fine_tune(fields: dict[str, Any], base: Outcome) -> bool:
 def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[tuple[str, str]]:
     """(method, precision) pairs worth evaluating on ``owned``; the given ones kept."""
     methods = [str(fields["method"]).lower()] if "method" in fields else \
-        list(METHODS) if _fine_tune(fields, base) else ["full"]
+        list(METHODS) if reads_as_fine_tune(fields, base) else ["full"]
     if "precision" in fields:
         precisions = [str(fields["precision"]).lower()]
     else:

@@ -18,6 +18,7 @@ from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
+from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion
 from sizer.results import unit_factor
 
@@ -37,9 +38,11 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
-        if fields.get("model") is not None and method == "full":
+        # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
+        adapters = method != "full" or reads_as_fine_tune(fields, outcome)
+        if adapters and method == "full":
             changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
-        if fields.get("model") is not None and method in ("full", "lora"):
+        if adapters and method in ("full", "lora"):
             changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
         optimizer = str(fields.get("optimizer", "adam")).lower()
         if optimizer in EIGHT_BIT and method == "full":
@@ -83,10 +86,10 @@ def _sequence(outcome: Outcome) -> int | None:
     return None
 
 
-def _combined(fields: dict[str, Any]) -> list[tuple[str, dict]]:
+def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]]:
     """Changes usually taken together, tried where no single one works."""
     combos = []
-    if fields.get("model") is not None:
+    if fields.get("model") is not None and reads_as_fine_tune(fields, outcome):
         combos.append(("QLoRA with full recomputation and a micro-batch of 1",
                        {"method": "qlora", "recompute": "full", "micro_batch": 1}))
         combos.append(("QLoRA, full recomputation, micro-batch 1, sequences of 512 tokens",
@@ -101,7 +104,7 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
-        found += _try(_combined(fields), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+        found += _try(_combined(fields, outcome), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     return _ranked(found)
 
 
@@ -197,3 +200,33 @@ def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestio
             fields.pop(key, None)
         return serving_suggestions(fields, have, catalog, outcome)
     return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
+
+
+def suggest_for_rejected(request, result, catalog: Catalog):
+    """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
+    first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
+    (``shortfall``); each change is evaluated again at the largest count the search tried."""
+    if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
+        return result  # the built-in default workload: nothing of the user's to change
+    fields = training_fields(request)
+    deadline_s = None
+    if request.deadline is not None:
+        from sizer.units import parse_quantity
+
+        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
+    count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
+    wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
+    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall)[:request.suggest]}
+    rows = []
+    for row in result.rejected:
+        if row.device in chosen:
+            device = catalog.find(row.device)
+            try:
+                outcome = evaluate_training(fields, device, count, catalog, request.cloud)
+                found = training_suggestions(fields, Owned(count=count, device=device), catalog, outcome,
+                                             deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
+            except (SizerError, ValidationError):  # this device cannot take the question at that count
+                found = []
+            row = row.model_copy(update={"suggestions": found})
+        rows.append(row)
+    return result.model_copy(update={"rejected": rows})
