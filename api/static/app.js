@@ -183,8 +183,9 @@ function render(result, task) {
     r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, points[i].pareto ? "★" : ""]));
   // the few nearest to working carry the changes that would make them work, each evaluated again
+  const changeText = (s) => `${s.change}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;
   fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason,
-    (r.suggestions || []).map((s) => `${s.change}: ${s.training_time ? fmtQty({ value: s.training_time.expected, unit: s.training_time.unit }) : "fits"}`).join("; ") || "–"]));
+    (r.suggestions || []).map(changeText).join("; ") || "–"]));
   document.getElementById("rejected-count").textContent = result.rejected.length;
   fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
   // one human unit for the chart's time axis, chosen from the median device's expected time
