@@ -47,12 +47,15 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
         optimizer = str(fields.get("optimizer", "adam")).lower()
         if optimizer in EIGHT_BIT and method == "full":
             changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
-        if transformer and fields.get("recompute") != "full":
+        timed = fields.get("samples") is not None or fields.get("tokens") is not None
+        # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
+        # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
+        searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
+        if transformer and fields.get("recompute") != "full" and not searched:
             changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
         # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
         # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
         separate = have.device.kind != "cpu" and not have.device.unified_memory
-        timed = fields.get("samples") is not None or fields.get("tokens") is not None
         if not fields.get("offload") and method == "full" and separate and timed:
             changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
         seq = fields.get("seq_len")
@@ -110,11 +113,12 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
 
 def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, stop_at_first_count: bool) -> list[Suggestion]:
     found: list[Suggestion] = []
-    counted = False
+    done: set[str] = set()  # kinds of change already answered: the smallest count, the longest sequence that works
     for change, edit in changes:
         count = edit.get("count", have.count)
-        if stop_at_first_count and counted and "count" in edit:
-            continue  # the smallest count that works is the suggestion
+        kind = "count" if "count" in edit else "seq_len" if set(edit) == {"seq_len"} else None
+        if stop_at_first_count and kind is not None and kind in done:
+            continue  # tried smallest count and longest sequence first: the first that works is the suggestion
         edited = {**fields, **{k: v for k, v in edit.items() if k != "count"}}
         try:
             outcome = evaluate_training(edited, have.device, count, catalog, cloud)
@@ -123,7 +127,7 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
         meets = outcome.meets(deadline_s)
         if not outcome.fits or meets is False:
             continue
-        counted = counted or "count" in edit
+        done.add(kind)
         host = getattr(outcome.result, "host_memory_per_host", None)
         if host is not None:
             change += f" ({host.value:.3g} {host.unit} of host memory per host)"
