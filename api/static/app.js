@@ -108,6 +108,7 @@ function chosen(target, body, names) {
 function withHave(target, body) {
   const have = target.elements.have.value.split(";").map((s) => s.trim()).filter(Boolean);
   if (have.length) body.have = have;
+  if (have.length) textFields(target, body, ["host_memory"]);  // checks an offload suggestion on that hardware
   return body;
 }
 

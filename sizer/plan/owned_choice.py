@@ -45,15 +45,20 @@ def reads_as_fine_tune(fields: dict[str, Any], outcome: Outcome) -> bool:
     return bool(params) and tokens < FINE_TUNE_TOKENS_PER_PARAM * params
 
 
-def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[tuple[str, str]]:
-    """(method, precision) pairs worth evaluating on ``owned``; the given ones kept."""
+def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict[str, Any]]:
+    """The edits worth evaluating on ``owned`` (method, precision and, for the memory question on several
+    devices, ZeRO-3 sharding, which the time engine's layout search tries by itself); the given ones kept."""
     methods = [str(fields["method"]).lower()] if "method" in fields else \
         list(METHODS) if reads_as_fine_tune(fields, base) else ["full"]
     if "precision" in fields:
         precisions = [str(fields["precision"]).lower()]
     else:
         precisions = [p for p in PRECISIONS if p == "mixed" or p in supported_precisions(owned.device)]
-    return [(m, p) for m in methods for p in precisions]
+    memory_only = fields.get("samples") is None and fields.get("tokens") is None
+    layouts: list[dict[str, Any]] = [{}]
+    if memory_only and owned.count > 1 and "zero" not in fields and "sharding" not in fields:
+        layouts.append({"zero": 3})  # replicas first: they need no gathering of the weights
+    return [{"method": m, "precision": p, **layout} for m in methods for p in precisions for layout in layouts]
 
 
 def _seconds(outcome: Outcome) -> float:
@@ -66,24 +71,26 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
     """The request fields to answer with on ``owned``, their outcome and the assumption that says the
     choice (None where nothing was left to choose)."""
     base = evaluate_training(fields, owned.device, owned.count, catalog, cloud)
-    pairs = candidates(fields, owned, base)
-    if len(pairs) <= 1:
+    edits = candidates(fields, owned, base)
+    if len(edits) <= 1:
         return fields, base, None
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
-    tried: list[tuple[tuple[str, str], dict, Outcome | None]] = []
-    for method, precision in pairs:
-        edited = {**fields, "method": method, "precision": precision}
+    as_given = {"method": str(base.result.method), "precision": str(fields.get("precision", "mixed")).lower()}
+    tried: list[tuple[dict, dict, Outcome | None]] = []
+    for edit in edits:
+        edited = {**fields, **edit}
         try:
-            outcome = base if (method, precision) == (base.result.method, _asked(fields)) else \
-                evaluate_training(edited, owned.device, owned.count, catalog, cloud)
-        except (SizerError, ValidationError):  # a pair this job cannot take (QLoRA in fp8 ...)
+            outcome = base if edit == as_given else evaluate_training(edited, owned.device, owned.count, catalog, cloud)
+        except (SizerError, ValidationError):  # an edit this job cannot take (QLoRA in fp8 ...)
             outcome = None
-        tried.append(((method, precision), edited, outcome))
+        tried.append((edit, edited, outcome))
+        if memory_only and outcome is not None and outcome.fits:
+            break  # in order of preference: the first that fits is the answer
     working = [t for t in tried if t[2] is not None and t[2].fits and t[2].meets(deadline_s) is not False]
     if not working:
         return fields, base, _said(owned, None, tried, memory_only, objective)
     if memory_only:
-        best = working[0]  # METHODS and PRECISIONS are in order of preference
+        best = working[0]  # candidates come in order of preference
     elif objective == "cost":
         best = min(working, key=lambda t: (t[2].cost.expected if t[2].cost is not None else math.inf, _seconds(t[2])))
     else:
@@ -91,13 +98,10 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
     return best[1], best[2], _said(owned, best[0], tried, memory_only, objective)
 
 
-def _asked(fields: dict[str, Any]) -> str:
-    return str(fields.get("precision", "mixed")).lower()
-
-
-def _said(owned: Owned, chosen: tuple[str, str] | None, tried, memory_only: bool, objective: str | None) -> Assumption:
-    def label(pair: tuple[str, str]) -> str:
-        return f"{METHOD_WORD.get(pair[0], pair[0])} {pair[1]}"
+def _said(owned: Owned, chosen: dict[str, Any] | None, tried, memory_only: bool, objective: str | None) -> Assumption:
+    def label(edit: dict[str, Any]) -> str:
+        zero = f" ZeRO {edit['zero']}" if "zero" in edit else ""
+        return f"{METHOD_WORD.get(edit['method'], edit['method'])} {edit['precision']}{zero}"
 
     def result(outcome: Outcome) -> str:
         if not outcome.fits:
@@ -107,14 +111,14 @@ def _said(owned: Owned, chosen: tuple[str, str] | None, tried, memory_only: bool
             return f"{t.expected:.3g} {SHORT_UNIT.get(t.unit, t.unit)}"
         return f"fits ({outcome.memory_per_device.value:.3g} {outcome.memory_per_device.unit})"
 
-    others = "; ".join(f"{label(pair)}: {result(outcome)}" for pair, _, outcome in tried if outcome is not None)
+    others = "; ".join(f"{label(edit)}: {result(outcome)}" for edit, _, outcome in tried if outcome is not None)
     rule = "the one training the most weights that fits" if memory_only else \
         "the cheapest that fits" if objective == "cost" else "the fastest that fits"
     if chosen is None:
         value = f"{owned.label}: none of the candidates fits ({others}); answered as asked, with the changes that would work"
     else:
         value = f"{owned.label}: {label(chosen)}, {rule} of {others}"
-        if chosen[1] == "fp8":
+        if chosen["precision"] == "fp8":
             value += " (fp8 with Transformer Engine-style scaling: check convergence)"
     return Assumption(name="method and precision", value=value,
                       source="sizer's choice on the hardware given (method: full, LoRA and QLoRA for a fine-tune, fewer "

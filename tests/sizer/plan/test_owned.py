@@ -111,3 +111,13 @@ def test_serving_on_owned_hardware(catalog):
 def test_no_device_and_no_have_says_what_to_give(catalog):
     with pytest.raises(SizerError, match="--have"):
         facade.estimate_time(facade.TimeRequest(**LLAMA3_8B), catalog)
+
+
+def test_memory_on_several_devices_shards_before_it_gives_up_weights(catalog):
+    # Full fine-tuning of Llama-3-8B keeps 16 B x 8e9 = 128 GB of model states: replicated on each of
+    # 8 H100s it does not fit, sharded with ZeRO-3 (16 GB each) it does; the full method is kept.
+    result = facade.answer_owned(facade.MemoryRequest(model="llama-3-8b", have=["8x H100 SXM"]), catalog)
+    (option,) = result.options
+    assert option.fits and option.method == "full" and option.layout["zero"] == 3
+    direct = facade.estimate_memory(facade.MemoryRequest(model="llama-3-8b", device="H100 SXM", count=8, zero=3), catalog)
+    assert direct.fits and option.memory_per_device == (direct.required_with_headroom or direct.total)
