@@ -28,11 +28,12 @@ class HelpGroup(TyperGroup):
                 formatter.write_dl(rows)
 
 HaveOption = Annotated[Optional[list[str]], typer.Option("--have", help="Hardware you already have, e.g. '8x A100 80GB SXM' (repeatable): the answer is for it only, with what would make the job work there.")]
+HostMemoryOption = Annotated[Optional[str], typer.Option("--host-memory", help="RAM of one host, e.g. '128 GB': checked against what --offload (or an offload suggestion) puts there. Default: the --system node type's, else assumed equal to the memory of the devices on the host.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 CatalogOption = Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")]
 DeviceOption = Annotated[str, typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM'.")]
 CountOption = Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices (data parallel).")]
-PrecisionOption = Annotated[str, typer.Option("--precision", "-p", help="mixed (bf16, else fp16), fp32, tf32, fp16, bf16 or fp8.")]
+PrecisionOption = Annotated[Optional[str], typer.Option("--precision", "-p", help="mixed (bf16, else fp16; the default), fp32, tf32, fp16, bf16 or fp8. With --have and none given: the best the hardware runs (mixed or fp8).")]
 ModelOption = Annotated[Optional[str], typer.Option("--model", "-m", help="An architecture by name (llama-2-7b, gpt3-175b, bert-large ...) or a Hugging Face config.json.")]
 ZeroOption = Annotated[Optional[int], typer.Option("--zero", min=0, max=3, help="ZeRO stage 0-3 (FSDP FULL_SHARD is 3).")]
 TpOption = Annotated[Optional[int], typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size (Megatron style, sequence parallel). No layout given: the search chooses.")]
@@ -42,7 +43,7 @@ CpOption = Annotated[Optional[int], typer.Option("--cp", min=1, max=1024, help="
 RecomputeOption = Annotated[Optional[str], typer.Option("--recompute", help="Activation recomputation: none, selective or full.")]
 EpOption = Annotated[Optional[int], typer.Option("--ep", min=1, max=1024, help="Expert-parallel size (a mixture of experts): divides the experts and the data-parallel size. No layout given: the search chooses.")]
 DpOption = Annotated[Optional[int], typer.Option("--dp", min=1, help="Data-parallel size (default: count / (tp x pp)).")]
-MethodOption = Annotated[str, typer.Option("--method", help="full (every weight trained), lora or qlora (adapters over a frozen base; QLoRA's in 4-bit NF4).")]
+MethodOption = Annotated[Optional[str], typer.Option("--method", help="full (every weight trained; the default), lora or qlora (adapters over a frozen base; QLoRA's in 4-bit NF4). With --have and none given: the best that fits a fine-tune.")]
 LoraRankOption = Annotated[Optional[int], typer.Option("--lora-rank", min=1, max=65536, help="LoRA rank r (default 8 for lora, 64 for qlora).")]
 LoraTargetsOption = Annotated[Optional[str], typer.Option("--lora-targets", help="Adapted matrices: q,k,v,o,gate,up,down, attention, mlp or all-linear (default q,v for lora, all-linear for qlora).")]
 MicroBatch = Annotated[Optional[str], typer.Option("--micro-batch", help="Samples per device per pass (sequences for a language model); default: the largest that fits.")]

@@ -14,10 +14,10 @@ from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, Recompu
 
 def memory(params: Params = None, model: ModelOption = None, workload: WorkloadOption = None, samples: Samples = None, tokens: Tokens = None,
            device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device to check the fit against.")] = None,
-           count: CountOption = 1, precision: PrecisionOption = "mixed", optimizer: Optimizer = "adam",
+           count: CountOption = 1, precision: PrecisionOption = None, optimizer: Optimizer = "adam",
            batch_size: BatchSize = None, seq_len: SeqLen = None, activation_memory_per_sample: ActivationMemory = None,
            micro_batch: MicroBatch = None, zero: ZeroOption = None, ep: EpOption = None,
-           method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
+           method: MethodOption = None, lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
            recompute: RecomputeOption = "none",
            sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
            headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,

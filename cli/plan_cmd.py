@@ -14,8 +14,8 @@ from cli.common import (BatchSize, CatalogOption, CpOption, DeviceOption, EpOpti
 
 def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None,
          count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices to lay out.")] = 1,
-         precision: PrecisionOption = "mixed", optimizer: Optimizer = "adamw", batch_size: BatchSize = None,
-         micro_batch: MicroBatch = None, seq_len: SeqLen = None, method: MethodOption = "full",
+         precision: PrecisionOption = None, optimizer: Optimizer = "adamw", batch_size: BatchSize = None,
+         micro_batch: MicroBatch = None, seq_len: SeqLen = None, method: MethodOption = None,
          lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None, ep: EpOption = None,
          shown: Annotated[int, typer.Option("--top", min=1, max=100, help="Layouts to show.")] = 10,
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,

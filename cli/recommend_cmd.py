@@ -10,7 +10,7 @@ from cli.inference_cmd import (LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, 
                                ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
-                        HaveOption, answer_owned, load, load_calibration_file, workload_request)
+                        HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request)
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -18,7 +18,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
               batch_size: BatchSize = None, micro_batch: MicroBatch = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
               calibration: CalibrationOption = None,
-              method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
+              method: MethodOption = None, lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
               forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
               sample_size: SampleSize = None,
               deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,
@@ -47,6 +47,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
+              host_memory: HostMemoryOption = None,
+              suggest: Annotated[int, typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work; 0: none.")] = 3,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
@@ -82,7 +84,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
+                               host_memory=host_memory, suggest=suggest)
     if have:
         return answer_owned(request, catalog, json)
     result = run(request, load(catalog))
@@ -99,6 +102,10 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                 else "; --pricing rent or any prices them by rent") + ".")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
+        from cli.owned_output import suggestions
+
+        for r in result.rejected:  # the few nearest to working (--suggest), each change evaluated again
+            suggestions(r.suggestions, f"What would make {r.name} work (each evaluated again; cheapest first)")
     if result.k1:
         output.key_values("K1 (seed 003 eq. 4)", [("K1", output.fmt(result.k1.k1)), ("verdict", result.k1.verdict)])
     if result.host:

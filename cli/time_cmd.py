@@ -8,12 +8,12 @@ import typer
 from cli import output, owned_output
 from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
-                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, answer_owned, load, load_calibration_file, workload_request,
+                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request,
                         CpOption, DpOption, EpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
-         tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM' (or --have).")] = None, count: CountOption = 1, precision: PrecisionOption = "mixed",
+         tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM' (or --have).")] = None, count: CountOption = 1, precision: PrecisionOption = None,
          batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, dp: DpOption = None, ep: EpOption = None,
@@ -23,13 +23,14 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
          hybrid_shard: Annotated[bool, typer.Option("--hybrid-shard", help="With --zero 3: shard within a node, replicate across nodes (FSDP HYBRID_SHARD).")] = False,
          attention: Annotated[str, typer.Option("--attention", help="flash (softmax statistics kept) or standard (s x s scores kept).")] = "flash",
-         method: MethodOption = "full", lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
+         method: MethodOption = None, lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
          reference: Annotated[Optional[str], typer.Option("--reference", help="One measurement to predict from: 'DEVICE=THROUGHPUT/s', e.g. 'V100 SXM2 16GB=833/s'.")] = None,
          reference_batch_size: Annotated[Optional[str], typer.Option("--reference-batch-size", help="Batch of the reference measurement (default: --batch-size).")] = None,
          calibration: CalibrationOption = None,
          forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
          sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
+         host_memory: HostMemoryOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
@@ -46,7 +47,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                activation_memory_per_sample=activation_memory_per_sample,
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
+                               host_memory=host_memory)
     if have:
         return answer_owned(request, catalog, json)
     result = facade.estimate_time(request, load(catalog))

@@ -80,8 +80,9 @@ function textFields(target, body, names) {
 }
 
 function requestBody() {
-  const body = { precision: form.elements.precision.value, optimizer: form.elements.optimizer.value,
+  const body = { optimizer: form.elements.optimizer.value,
                  purchase: form.elements.purchase.value, objective: form.elements.objective.value };
+  chosen(form, body, ["precision"]);
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
@@ -91,17 +92,23 @@ function requestBody() {
 // Fine-tuning: the training request with a method; LoRA rank and adapted matrices where given.
 function finetuneBody() {
   const f = finetuneForm.elements;
-  const body = { method: f.method.value, precision: f.precision.value, optimizer: f.optimizer.value,
-                 purchase: f.purchase.value, objective: f.objective.value };
+  const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value };
+  chosen(finetuneForm, body, ["method", "precision"]);
   textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);
   return withHave(finetuneForm, body);
+}
+
+// A choice left empty ("best on the hardware I have") is left out, so that the service chooses it on that hardware.
+function chosen(target, body, names) {
+  for (const name of names) if (target.elements[name].value) body[name] = target.elements[name].value;
 }
 
 // "Hardware I have": one or more "N x DEVICE", separated by ";"; the service parses each.
 function withHave(target, body) {
   const have = target.elements.have.value.split(";").map((s) => s.trim()).filter(Boolean);
   if (have.length) body.have = have;
+  if (have.length) textFields(target, body, ["host_memory"]);  // checks an offload suggestion on that hardware
   return body;
 }
 
@@ -176,7 +183,10 @@ function render(result, task) {
   fillRows(document.getElementById("ranked"), result.ranked.map((r, i) => [
     r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, points[i].pareto ? "★" : ""]));
-  fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason]));
+  // the few nearest to working carry the changes that would make them work, each evaluated again
+  const changeText = (s) => `${s.change}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;
+  fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason,
+    (r.suggestions || []).map(changeText).join("; ") || "–"]));
   document.getElementById("rejected-count").textContent = result.rejected.length;
   fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
   // one human unit for the chart's time axis, chosen from the median device's expected time

@@ -129,6 +129,7 @@ class Evaluation:
     batch: np.ndarray  # samples per step, all devices: whole micro-batches on every replica
     training_seconds: np.ndarray  # expected, never below the physical limit
     exact: np.ndarray  # bool: the batch is the one asked (else the nearest that the layout divides)
+    host_bytes: np.ndarray | float = 0.0  # per device in host memory (ZeRO-Offload) [B]
 
     def range_factors(self, mode: str, workload: str | None = None) -> tuple[float, float]:
         """The low and high factors of the range for a mode (see :func:`range_factors`).
@@ -403,6 +404,7 @@ class MemoryParts:
     accumulation: np.ndarray
     share: np.ndarray  # samples per data-parallel replica per step
     whole: np.ndarray  # at least one micro-batch per replica of the asked batch
+    offloaded: np.ndarray | float = 0.0  # optimizer states and master weights moved to host memory [B]
 
 
 def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, *,
@@ -462,7 +464,9 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
     shards = dp * cp  # ZeRO shards over the data- and context-parallel ranks (they hold the same weights)
     states = job_state_bytes(job, weight_bytes, master_bytes, shards if shard_group is None else shard_group, zero,
                              tp * pp, ep, tp)
+    offloaded = 0.0
     if offload:  # optimizer states and FP32 master weights live in host memory
+        offloaded = states.master_weights + states.optimizer_states
         states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
     framework = framework_overhead + zero_buckets(trained / (tp * pp), weight_bytes, zero, shards)
@@ -474,7 +478,7 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
     needed = (states.total + framework + activations) * reserve
     return MemoryParts(states=states, framework=framework, per_sample=per_sample, activations=activations,
                        needed=needed, fits=needed <= capacity, fit=fit, micro=micro, accumulation=accumulation,
-                       share=share, whole=whole)
+                       share=share, whole=whole, offloaded=offloaded)
 
 
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1, ep=1,
@@ -565,7 +569,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
     return Evaluation(configs=configs, states=states, activations=memory.activations, framework=framework,
                       memory_needed=memory.needed, fits=memory.fits, largest_micro_batch=memory.fit,
                       feasible=feasible, parts=parts,
-                      steps=steps, batch=batch, training_seconds=training, exact=batch == asked)
+                      steps=steps, batch=batch, training_seconds=training, exact=batch == asked,
+                      host_bytes=memory.offloaded)
 
 
 def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate):

@@ -83,6 +83,7 @@ class TimeResult(Model):
     layer_groups: list[LayerGroupTime]
     memory_per_device: QuantityOut
     device_memory: QuantityOut
+    host_memory_per_host: QuantityOut | None = None  # with offload: what a host holds for its devices
     fits: bool
     largest_micro_batch: float | None
     warnings: list[str]
@@ -366,7 +367,7 @@ def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | Non
                     cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
                     headroom: bool = False, overlap_allreduce: bool = False,
                     extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
-                    hybrid_shard: bool = False, ep: int | None = None) -> TimeResult:
+                    hybrid_shard: bool = False, ep: int | None = None, host_memory: float | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -418,6 +419,9 @@ def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | Non
         ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
     ep : int, optional
         Expert-parallel size of a mixture of experts [1] (divides its experts and count / pp).
+    host_memory : float, optional
+        RAM of one host [B], checked against what ``offload`` puts there
+        (:func:`sizer.engine.offload.host_memory`: else the node type's, else an assumed floor).
 
     Returns
     -------
@@ -474,8 +478,20 @@ def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | Non
                   overlap_allreduce=overlap_allreduce, keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
     if not ev.feasible[0]:
         refuse_batch(job, table, count, fixed)
-    return _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
-                        topology, offload, hybrid_shard, overlap_allreduce)
+    result = _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
+                          topology, offload, hybrid_shard, overlap_allreduce)
+    if not offload:
+        return result
+    from sizer.engine.offload import host_memory as host_check
+
+    node = (float(topology.host_memory.to("B").magnitude), topology.host_memory_source) \
+        if topology is not None and topology.host_memory is not None else None
+    host = host_check(float(np.asarray(ev.host_bytes).ravel()[0]), count, int(table.devices_per_node[0]),
+                      float(table.memory[0]), host_memory, node)
+    return result.model_copy(update={
+        "fits": result.fits and host.fits, "warnings": result.warnings + ([] if host.fits else [host.warning()]),
+        "host_memory_per_host": QuantityOut.of(Quantity(host.needed, "B"), "GB"),
+        "assumptions": result.assumptions + [host.assumption()]})
 
 
 def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mode: Mode, fixed: dict | None,
@@ -606,7 +622,7 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
                                       source=ZERO_BUCKETS_SOURCE, verified=False))
     if offload:
         assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
-                                      "the optimizer step on the CPU (host memory not checked)", source=HOST_OPTIMIZER_SOURCE))
+                                      "the optimizer step on the CPU", source=HOST_OPTIMIZER_SOURCE))
     if topology is not None:
         per_node, link, network = topology_links(topology)
     else:

@@ -35,6 +35,8 @@ class Topology:
     inter_node_bandwidth: pint.Quantity | None
     inter_node_latency: pint.Quantity | None
     verified: bool  # every figure used was read in its source
+    host_memory: pint.Quantity | None = None  # RAM of the node's host(s), where the catalog states it
+    host_memory_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,14 @@ class Networks:
             inter_node=inter.name if inter else None,
             inter_node_bandwidth=_value(inter.bandwidth, "bandwidth", "[information]/[time]") if inter else None,
             inter_node_latency=_value(inter.latency, "latency", "[time]") if inter and inter.latency else None,
-            verified=all(s.verified for s in used if s is not None))
+            verified=all(s.verified for s in used if s is not None),
+            host_memory=_value(system.host_memory, "host_memory", "[information]") if system.host_memory else None,
+            host_memory_source=self._source(system.host_memory) if system.host_memory else None)
+
+    def _source(self, sourced: Sourced) -> str:
+        """The text of a figure's source key (keys are per file; the first file that has it)."""
+        text = next((v for k, v in self.sources.items() if k.split(":", 1)[1] == sourced.source), sourced.source)
+        return text + ("" if sourced.verified else " (not verified)")
 
     def _find(self, name: str, table: dict, what: str):
         wanted = name.strip().lower() if isinstance(name, str) else ""

@@ -196,6 +196,7 @@ class System(Strict):
     devices_per_node: Sourced
     intra_node: str
     inter_node: str | None = None
+    host_memory: Sourced | None = None  # RAM of the node's host(s), for ZeRO-Offload
     notes: str | None = None
 
 

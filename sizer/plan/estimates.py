@@ -15,7 +15,7 @@ from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError, require_device
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.plan.memory_report import MemoryResult, training_memory
-from sizer.units import parse_count
+from sizer.units import parse_count, parse_quantity
 from sizer.workloads.request import WorkloadRequest
 
 Scalar = float | str
@@ -47,6 +47,9 @@ class TimeRequest(WorkloadRequest):
     overlap_allreduce: bool = False
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
+    host_memory: str | dict | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
+                                                             "what offload puts there; default the node type's (system) "
+                                                             "where the catalog has it, else assumed equal to its devices' memory")
     hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
     system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
                                                                 "per node, the link inside and the network between nodes")
@@ -91,13 +94,18 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
     efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     topology = node_type(request.system, device)
+    host_memory = None
+    if request.host_memory is not None:
+        host_memory = float(parse_quantity("host_memory", request.host_memory, "[information]").to("B").magnitude)
+        if not host_memory > 0:
+            raise InputError("host_memory", request.host_memory, "a positive amount of memory, such as '128 GB'")
     return estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
                              ep=request.ep,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
                              recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
-                             extra_assumptions=tuple(notes))
+                             extra_assumptions=tuple(notes), host_memory=host_memory)
 
 
 class MemoryRequest(WorkloadRequest):

@@ -101,7 +101,7 @@ TRAINING_FIELDS = ("params", "samples", "epochs", "tokens", "batch_size", "preci
                    "backward_factor", "forward_flops_per_sample", "seq_len", "activation_memory_per_sample", "sample_size",
                    "model", "workload", "attention", "micro_batch", "method", "lora_rank", "lora_targets",
                    "zero", "tp", "pp", "ep", "interleave", "recompute", "sharding", "offload", "hybrid_shard", "headroom",
-                   "overlap_allreduce", "calibration")
+                   "overlap_allreduce", "calibration", "host_memory", "system")
 
 
 def training_fields(request) -> dict[str, Any]:

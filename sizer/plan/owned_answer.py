@@ -9,6 +9,7 @@ from typing import Any, Literal
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import (Outcome, Owned, evaluate_serving, evaluate_training, parse_have,  # noqa: F401
                               training_fields)
+from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
 from sizer.results import Assumption, CostOut, Model, PriceBasis, QuantityOut, RangeOut, Suggestion  # noqa: F401
 
@@ -54,21 +55,25 @@ def _deadline_seconds(request) -> float | None:
 
 def answer_training(request, catalog: Catalog) -> OwnedResult:
     """Train (or, without samples and tokens, hold) the request's workload on each hardware set of
-    ``request.have`` only: its verdict, time and cost, the layout the engine chose, and, where it does
-    not fit or misses the deadline, the changes that would work."""
+    ``request.have`` only: its verdict, time and cost, the method and precision chosen where not given
+    (:mod:`sizer.plan.owned_choice`), the layout the engine chose, and, where it does not fit or misses
+    the deadline, the changes that would work."""
 
     owned = parse_have(request.have, catalog)
     fields = training_fields(request)
     cloud = getattr(request, "cloud", None)
     deadline_s = _deadline_seconds(request)
     options, workload = [], ""
+    objective = getattr(request, "objective", None)
+    chosen_notes = []
     for have in owned:
-        outcome = evaluate_training(fields, have.device, have.count, catalog, cloud)
+        asked, outcome, note = choose(fields, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
+        chosen_notes += [note] if note is not None else []
         result = outcome.result
         workload = getattr(result, "workload", "") or workload
         meets = outcome.meets(deadline_s)
         ok = outcome.fits and meets is not False
-        suggestions = [] if ok else training_suggestions(fields, have, catalog, outcome, deadline_s=deadline_s, cloud=cloud)
+        suggestions = [] if ok else training_suggestions(asked, have, catalog, outcome, deadline_s=deadline_s, cloud=cloud)
         options.append(OwnedOption(
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             meets_deadline=meets, method=result.method, precision=result.precision, layout=_training_layout(result),
@@ -79,7 +84,8 @@ def answer_training(request, catalog: Catalog) -> OwnedResult:
     task = "memory" if fields.get("samples") is None and fields.get("tokens") is None else "training"
     if not workload:
         workload = "training memory"
-    return OwnedResult(task=task, workload=workload, options=options, assumptions=_assumptions(owned, task))
+    return OwnedResult(task=task, workload=workload, options=options,
+                       assumptions=_assumptions(owned, task) + chosen_notes)
 
 
 def answer_inference(request, catalog: Catalog) -> OwnedResult:

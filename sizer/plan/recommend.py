@@ -31,7 +31,7 @@ from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider, energy_cost,
                                 hourly_price, rent_cost)
 from sizer.formulas.peaks import supported_precisions
@@ -53,6 +53,8 @@ class RecommendRequest(WorkloadRequest):
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only (sizer.plan.owned)")
     budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
+    host_memory: str | dict | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
+                                                             "what ZeRO-Offload would put there")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
     pricing: Pricing | None = Field(None, description="rent (default: cloud prices; devices without one are listed "
@@ -66,6 +68,8 @@ class RecommendRequest(WorkloadRequest):
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
+    suggest: int = Field(3, ge=0, le=16, description="rejected devices (the nearest to working first) that get the changes "
+                                                   "that would make them work; 0: none (a faster answer)")
 
 
 class CostSummary(Model):
@@ -106,6 +110,11 @@ class RejectedDevice(Model):
     device: str
     name: str
     reason: str
+    cause: Literal["precision", "batch", "memory", "deadline", "budget", "price"] = "memory"
+    shortfall: float | None = Field(None, description="memory needed over the device's, or time over the deadline, at "
+                                                      "the nearest option (above 1)")
+    suggestions: list[Suggestion] = Field(default_factory=list, description="for the first few that do not fit or miss "
+                                          "the deadline: the changes that would make them work, each evaluated again")
 
 
 class RecommendResult(Model):
@@ -195,22 +204,23 @@ def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: 
     return int(np.argmin(np.where(near, seconds, np.inf)))
 
 
-def _reason(device: Device, table, i: int, ev, rows: np.ndarray, deadline_s: float | None, request) -> str:
-    """Why no option of device ``i`` serves."""
+def _reason(device: Device, table, i: int, ev, rows: np.ndarray, deadline_s: float | None, request) -> tuple[str, str, float | None]:
+    """Why no option of device ``i`` serves, the kind of reason, and by how much it misses."""
     if not table.supported[i]:
-        return f"no {request.precision} support (has {', '.join(supported_precisions(device)) or 'none'})"
+        return f"no {request.precision} support (has {', '.join(supported_precisions(device)) or 'none'})", "precision", None
     feasible = ev.feasible[rows]
     if not feasible.any():
-        return "the batch has fewer samples than the smallest device count"
+        return "the batch has fewer samples than the smallest device count", "batch", None
     fits = ev.fits[rows] & feasible
     if not fits.any():
         best = rows[feasible][np.argmin(ev.memory_needed[rows][feasible])]
         return (f"does not fit: needs {ev.memory_needed[best] * unit_factor('B', 'GB'):.3g} GB per device even sharded over "
-                f"{int(ev.configs.count[best])}, has {table.memory[i] * unit_factor('B', 'GB'):.3g} GB")
+                f"{int(ev.configs.count[best])}, has {table.memory[i] * unit_factor('B', 'GB'):.3g} GB"), "memory", \
+            float(ev.memory_needed[best] / table.memory[i])
     fastest = rows[fits][np.argmin(ev.training_seconds[rows][fits])]
     days = ev.training_seconds[fastest] * unit_factor("s", "day")
     return (f"misses deadline: {days:.3g} days expected with {int(ev.configs.count[fastest])} device(s) "
-            f"(max_devices {request.max_devices})")
+            f"(max_devices {request.max_devices})"), "deadline", float(ev.training_seconds[fastest] / deadline_s)
 
 
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
@@ -238,7 +248,12 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
 @keyed_cache(maxsize=64, key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
-    return _recommend(request, catalog)
+    result = _recommend(request, catalog)
+    if request.suggest and any(r.cause in ("memory", "deadline") for r in result.rejected):
+        from sizer.plan.suggestions import suggest_for_rejected  # the planner's what-to-change, on a few rows only
+
+        result = suggest_for_rejected(request, result, catalog)
+    return result
 
 
 def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendResult:
@@ -284,8 +299,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
         pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], found.found[pairs], deadline_s)
         if pick is None:
             every = np.flatnonzero((found.pair >= pairs[0]) & (found.pair <= pairs[-1]))
-            rejected.append(RejectedDevice(device=device.id, name=device.name,
-                                           reason=_reason(device, table, i, ev, every, deadline_s, request)))
+            reason, cause, shortfall = _reason(device, table, i, ev, every, deadline_s, request)
+            rejected.append(RejectedDevice(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=shortfall))
             continue
         chosen.append((i, rows[pick]))
 
@@ -313,12 +328,12 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
         limit = float(budget.to("USD").magnitude)
         for k, (i, _) in enumerate(chosen):
             if np.isnan(spent[k]):
-                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name,
+                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name, cause="price",
                                                reason=f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against"))
                 keep[k] = False
             elif spent[k] > limit:
                 what = "capital" if basis[k] == "buy" else "rent"
-                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name,
+                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name, cause="budget",
                                                reason=f"over budget: {what} {spent[k]:,.0f} USD for {int(count[k])} device(s) "
                                                       f"against {limit:,.0f} USD"))
                 keep[k] = False

@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sizer.engine.constants import optimizer_state_bytes
-from sizer.hardware.precision import MASTER_WEIGHT_BYTES
 from pydantic import ValidationError
 
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
+from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion
 from sizer.results import unit_factor
 
@@ -28,15 +27,6 @@ MAX_SUGGESTED_DEVICES = 65_536
 SHORTEST_SEQUENCE = 256
 LAYOUT_FIELDS = ("zero", "tp", "pp", "ep", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
 EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-adamw-8bit"}
-
-
-def _host_bytes(fields: dict[str, Any], outcome: Outcome) -> float | None:
-    """Host memory ZeRO-Offload needs: FP32 master weights and optimizer states of the trained parameters."""
-    result = outcome.result
-    trained = getattr(result, "trainable_params", None)
-    if not trained:
-        return None
-    return trained * (MASTER_WEIGHT_BYTES + optimizer_state_bytes(str(fields.get("optimizer", "adam")).lower()))
 
 
 def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
@@ -48,20 +38,26 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
-        if fields.get("model") is not None and method == "full":
+        # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
+        adapters = method != "full" or reads_as_fine_tune(fields, outcome)
+        if adapters and method == "full":
             changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
-        if fields.get("model") is not None and method in ("full", "lora"):
+        if adapters and method in ("full", "lora"):
             changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
         optimizer = str(fields.get("optimizer", "adam")).lower()
         if optimizer in EIGHT_BIT and method == "full":
             changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
-        if transformer and fields.get("recompute") != "full":
+        timed = fields.get("samples") is not None or fields.get("tokens") is not None
+        # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
+        # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
+        searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
+        if transformer and fields.get("recompute") != "full" and not searched:
             changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
-        if not fields.get("offload") and method == "full" and have.device.kind != "cpu":
-            host = _host_bytes(fields, outcome)
-            need = f" (needs {host * unit_factor('B', 'GB'):.3g} GB of host memory)" if host else ""
-            changes.append((f"offload optimizer states and master weights to host memory (ZeRO-Offload){need}",
-                            {"offload": True}))
+        # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
+        # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
+        separate = have.device.kind != "cpu" and not have.device.unified_memory
+        if not fields.get("offload") and method == "full" and separate and timed:
+            changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
         seq = fields.get("seq_len")
         if transformer:
             current = int(seq) if seq else _sequence(outcome)
@@ -93,10 +89,10 @@ def _sequence(outcome: Outcome) -> int | None:
     return None
 
 
-def _combined(fields: dict[str, Any]) -> list[tuple[str, dict]]:
+def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]]:
     """Changes usually taken together, tried where no single one works."""
     combos = []
-    if fields.get("model") is not None:
+    if fields.get("model") is not None and reads_as_fine_tune(fields, outcome):
         combos.append(("QLoRA with full recomputation and a micro-batch of 1",
                        {"method": "qlora", "recompute": "full", "micro_batch": 1}))
         combos.append(("QLoRA, full recomputation, micro-batch 1, sequences of 512 tokens",
@@ -111,17 +107,18 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
-        found += _try(_combined(fields), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+        found += _try(_combined(fields, outcome), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     return _ranked(found)
 
 
 def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, stop_at_first_count: bool) -> list[Suggestion]:
     found: list[Suggestion] = []
-    counted = False
+    done: set[str] = set()  # kinds of change already answered: the smallest count, the longest sequence that works
     for change, edit in changes:
         count = edit.get("count", have.count)
-        if stop_at_first_count and counted and "count" in edit:
-            continue  # the smallest count that works is the suggestion
+        kind = "count" if "count" in edit else "seq_len" if set(edit) == {"seq_len"} else None
+        if stop_at_first_count and kind is not None and kind in done:
+            continue  # tried smallest count and longest sequence first: the first that works is the suggestion
         edited = {**fields, **{k: v for k, v in edit.items() if k != "count"}}
         try:
             outcome = evaluate_training(edited, have.device, count, catalog, cloud)
@@ -130,7 +127,10 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
         meets = outcome.meets(deadline_s)
         if not outcome.fits or meets is False:
             continue
-        counted = counted or "count" in edit
+        done.add(kind)
+        host = getattr(outcome.result, "host_memory_per_host", None)
+        if host is not None:
+            change += f" ({host.value:.3g} {host.unit} of host memory per host)"
         found.append(Suggestion(change=change, apply=edit, fits=True, meets_deadline=meets,
                                 memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
                                 training_time=outcome.training_time, cost=outcome.cost))
@@ -204,3 +204,33 @@ def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestio
             fields.pop(key, None)
         return serving_suggestions(fields, have, catalog, outcome)
     return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
+
+
+def suggest_for_rejected(request, result, catalog: Catalog):
+    """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
+    first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
+    (``shortfall``); each change is evaluated again at the largest count the search tried."""
+    if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
+        return result  # the built-in default workload: nothing of the user's to change
+    fields = training_fields(request)
+    deadline_s = None
+    if request.deadline is not None:
+        from sizer.units import parse_quantity
+
+        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
+    count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
+    wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
+    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall)[:request.suggest]}
+    rows = []
+    for row in result.rejected:
+        if row.device in chosen:
+            device = catalog.find(row.device)
+            try:
+                outcome = evaluate_training(fields, device, count, catalog, request.cloud)
+                found = training_suggestions(fields, Owned(count=count, device=device), catalog, outcome,
+                                             deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
+            except (SizerError, ValidationError):  # this device cannot take the question at that count
+                found = []
+            row = row.model_copy(update={"suggestions": found})
+        rows.append(row)
+    return result.model_copy(update={"rejected": rows})

@@ -10,6 +10,7 @@ repository).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 import socket
@@ -655,3 +656,25 @@ def test_have_answers_for_that_hardware_with_what_would_work(browser, base_url, 
     assert "Hardware I have" in errors.text
     assert browser.find_element(By.ID, "ft-have").get_attribute("aria-invalid") == "true"
 
+
+
+def test_have_with_the_best_method_chooses_one_that_fits_and_says_it(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    _choose_task(browser, "finetune")
+    _fill(browser, **{"ft-model": "llama-3-8b", "ft-have": "1x RTX 4090"})
+    Select(browser.find_element(By.ID, "ft-method")).select_by_value("")  # best that fits the hardware I have
+    (row,) = _submit_and_read(browser, "ft-submit", "owned")
+    assert row[1].startswith("fits") and row[-1].split(",")[0] in ("lora", "qlora"), row
+    said = browser.execute_script("return document.getElementById('owned-assumptions').textContent")
+    assert "method and precision" in said
+
+
+def test_rejected_devices_nearest_to_working_say_what_would_make_them_work(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    _pretrain_7b(browser, base_url, max_devices="8")
+    cells = browser.execute_script(
+        "return [...document.querySelectorAll('#rejected tbody tr')].map((r) => r.cells[2].textContent)")
+    helped = [c for c in cells if c != "–"]
+    assert 1 <= len(helped) <= 3, helped  # bounded: the three nearest to working, each change with its time
+    assert all(re.search(r": [\d.,]+ \(", c) or c.endswith("fits") for c in helped), helped

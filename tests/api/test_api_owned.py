@@ -18,11 +18,22 @@ def client():
 
 @pytest.mark.parametrize("path", ["/v1/time", "/v1/memory", "/v1/plan", "/v1/recommend"])
 def test_have_over_http(client, path):
-    response = client.post(path, json={**LLAMA, "have": ["8x A100 80GB SXM", "1x RTX 4090"]})
+    response = client.post(path, json={**LLAMA, "method": "full", "have": ["8x A100 80GB SXM", "1x RTX 4090"]})
     assert response.status_code == 200, response.text
     options = response.json()["options"]
     assert [o["count"] for o in options] == [8, 1] and options[0]["fits"] and not options[1]["fits"]
     assert all(s["fits"] for s in options[1]["suggestions"])
+    assert {o["method"] for o in options} == {"full"}  # the method given is kept
+
+
+@pytest.mark.parametrize("path", ["/v1/time", "/v1/recommend"])
+def test_have_without_a_method_answers_with_one_that_fits(client, path):
+    response = client.post(path, json={**LLAMA, "have": ["1x RTX 4090"]})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    (option,) = answer["options"]
+    assert option["fits"] and option["method"] in ("lora", "qlora")
+    assert any(a["name"] == "method and precision" for a in answer["assumptions"])
 
 
 def test_have_serving_over_http(client):
@@ -37,3 +48,20 @@ def test_bad_have_is_422_naming_the_field(client, have):
     response = client.post("/v1/time", json={**LLAMA, "have": have})
     assert response.status_code == 422, response.text
     assert "have" in response.text
+
+
+def test_host_memory_over_http_checks_offload_and_a_bad_one_is_422_naming_it(client):
+    body = {"params": 3e9, "tokens": 1e8, "seq_len": 1024, "micro_batch": 1, "method": "full", "precision": "bf16",
+            "device": "RTX 4090", "offload": True}
+    small, large = (client.post("/v1/time", json={**body, "host_memory": gb}) for gb in ("32 GB", "64 GB"))
+    assert small.status_code == large.status_code == 200, small.text
+    assert not small.json()["fits"] and large.json()["fits"]  # 12 B x 3e9 = 36 GB of states on the host
+    bad = client.post("/v1/time", json={**body, "host_memory": "lots"})
+    assert bad.status_code == 422 and "host_memory" in bad.text
+
+
+def test_recommend_over_http_carries_suggestions_for_rejected_devices(client):
+    response = client.post("/v1/recommend", json={"model": "llama-2-70b", "tokens": 1e9, "max_devices": 8, "suggest": 1})
+    assert response.status_code == 200, response.text
+    helped = [r for r in response.json()["rejected"] if r["suggestions"]]
+    assert len(helped) == 1 and all(s["fits"] for s in helped[0]["suggestions"])

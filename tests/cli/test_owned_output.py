@@ -10,16 +10,27 @@ LLAMA = ("--model", "llama-3-8b", "--tokens", "1e8")
 
 @pytest.mark.parametrize("command", ["recommend", "time", "memory", "plan"])
 def test_have_answers_for_that_hardware_only(cli, command):
-    result = cli(command, *LLAMA, "--have", "8x A100 80GB SXM", "--have", "1x RTX 4090", "--json")
+    result = cli(command, *LLAMA, "--method", "full", "--have", "8x A100 80GB SXM", "--have", "1x RTX 4090", "--json")
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert [o["count"] for o in answer["options"]] == [8, 1]
     assert answer["options"][0]["fits"] and not answer["options"][1]["fits"]
     assert answer["options"][1]["suggestions"]
+    assert {o["method"] for o in answer["options"]} == {"full"}  # --method kept
+
+
+@pytest.mark.parametrize("command", ["recommend", "time", "memory", "plan"])
+def test_have_without_method_picks_one_that_fits_and_says_so(cli, command):
+    result = cli(command, *LLAMA, "--have", "1x RTX 4090", "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    (option,) = answer["options"]
+    assert option["fits"] and option["method"] in ("lora", "qlora")
+    assert any(a["name"] == "method and precision" and "--method" in a["source"] for a in answer["assumptions"])
 
 
 def test_have_tables_show_the_verdict_and_the_changes(cli):
-    result = cli("time", *LLAMA, "--have", "1x RTX 4090")
+    result = cli("time", *LLAMA, "--method", "full", "--have", "1x RTX 4090")
     assert result.exit_code == 0, result.output
     assert "On your hardware" in result.stdout and "does NOT fit" in result.stdout
     assert "What would make it work" in result.stdout and "QLoRA" in result.stdout

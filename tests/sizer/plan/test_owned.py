@@ -6,6 +6,7 @@ import pytest
 from sizer import facade
 from sizer.errors import InputError, SizerError
 from sizer.plan.owned import parse_have
+from sizer.results import unit_factor
 
 LLAMA3_8B = dict(model="llama-3-8b", tokens=1e8)
 
@@ -31,7 +32,8 @@ def test_bad_have_names_the_entry(catalog, values, field):
 
 
 def test_each_hardware_set_is_answered_in_order_and_only_those(catalog):
-    result = facade.answer_owned(facade.RecommendRequest(**LLAMA3_8B, have=["8x A100 80GB SXM", "1x RTX 4090"]), catalog)
+    result = facade.answer_owned(facade.RecommendRequest(**LLAMA3_8B, method="full", have=["8x A100 80GB SXM", "1x RTX 4090"]),
+                                 catalog)
     assert [(o.device, o.count) for o in result.options] == [("a100-80gb-sxm4", 8), ("rtx-4090", 1)]
     lab, student = result.options
     # Full fine-tuning of an 8B model keeps (2 + 2 + 12) x 8e9 = 128 GB of model states (ZeRO paper §3):
@@ -40,12 +42,52 @@ def test_each_hardware_set_is_answered_in_order_and_only_those(catalog):
     assert lab.layout["dp"] * lab.layout["tp"] * lab.layout["pp"] == 8
     assert not student.fits and student.training_time is None and student.cost is None
     assert student.memory_per_device.value > 128 and student.suggestions
+    assert lab.method == student.method == "full"  # the method given is kept
+
+
+def test_without_a_method_the_best_that_fits_is_chosen_and_said(catalog):
+    """Issue 19: on one RTX 4090 a fine-tune of Llama-3-8B with no method given is answered with a method
+    that fits (full needs > 128 GB of model states), chosen among full, LoRA and QLoRA and said."""
+    result = facade.answer_owned(facade.TimeRequest(**LLAMA3_8B, have=["1x RTX 4090"]), catalog)
+    (student,) = result.options
+    assert student.fits and student.method in ("lora", "qlora") and not student.suggestions
+    assert student.training_time is not None and student.cost is not None
+    said = [a for a in result.assumptions if a.name == "method and precision"]
+    assert len(said) == 1 and "full" in said[0].value and "does not fit" in said[0].value
+    # the one engine: the same time as asking for that method on that card
+    direct = facade.estimate_time(facade.TimeRequest(**LLAMA3_8B, method=student.method, device="RTX 4090"), catalog)
+    assert direct.fits and direct.training_time == student.training_time
+
+
+def test_the_choice_is_the_fastest_of_the_candidates_that_fit(catalog):
+    result = facade.answer_owned(facade.TimeRequest(**LLAMA3_8B, have=["8x H100 SXM"]), catalog)
+    (chosen,) = result.options
+    for method in ("full", "lora", "qlora"):
+        for precision in ("mixed", "fp8"):
+            try:
+                other = facade.estimate_time(facade.TimeRequest(**LLAMA3_8B, method=method, precision=precision,
+                                                                device="H100 SXM", count=8), catalog, suggest=False)
+            except SizerError:  # QLoRA computes in bf16 only
+                continue
+            if other.fits:
+                assert chosen.training_time.expected * unit_factor(chosen.training_time.unit, "s") <= \
+                    other.training_time.expected * unit_factor(other.training_time.unit, "s") * (1 + 1e-9)
+
+
+def test_pre_training_keeps_full_and_a_pinned_precision_is_kept(catalog):
+    # 2e12 tokens for 7e9 parameters is far above the 20 per parameter of a compute-optimal run: pre-training
+    result = facade.answer_owned(facade.TimeRequest(model="llama-2-7b", tokens=2e12, precision="bf16",
+                                                    have=["8x H100 SXM"]), catalog)
+    (option,) = result.options
+    assert option.method == "full" and option.precision == "bf16"
 
 
 def test_owned_answer_is_the_engines_answer_for_that_device_and_count(catalog):
     """One engine: the time on owned hardware is the time `sizer time` gives for the same device and count."""
-    owned = facade.answer_owned(facade.TimeRequest(**LLAMA3_8B, have=["8x H100 SXM"]), catalog).options[0]
-    direct = facade.estimate_time(facade.TimeRequest(**LLAMA3_8B, device="H100 SXM", count=8), catalog)
+    owned = facade.answer_owned(facade.TimeRequest(**LLAMA3_8B, method="full", precision="bf16", have=["8x H100 SXM"]),
+                                catalog).options[0]
+    direct = facade.estimate_time(facade.TimeRequest(**LLAMA3_8B, method="full", precision="bf16", device="H100 SXM", count=8),
+                                  catalog)
     assert owned.training_time == direct.training_time and owned.memory_per_device == direct.memory_per_device
     # the cost is the time times the hourly price of 8 devices: never zero, never below the physical limit's cost
     assert owned.cost.low <= owned.cost.expected <= owned.cost.high and owned.cost.low > 0
@@ -69,3 +111,13 @@ def test_serving_on_owned_hardware(catalog):
 def test_no_device_and_no_have_says_what_to_give(catalog):
     with pytest.raises(SizerError, match="--have"):
         facade.estimate_time(facade.TimeRequest(**LLAMA3_8B), catalog)
+
+
+def test_memory_on_several_devices_shards_before_it_gives_up_weights(catalog):
+    # Full fine-tuning of Llama-3-8B keeps 16 B x 8e9 = 128 GB of model states: replicated on each of
+    # 8 H100s it does not fit, sharded with ZeRO-3 (16 GB each) it does; the full method is kept.
+    result = facade.answer_owned(facade.MemoryRequest(model="llama-3-8b", have=["8x H100 SXM"]), catalog)
+    (option,) = result.options
+    assert option.fits and option.method == "full" and option.layout["zero"] == 3
+    direct = facade.estimate_memory(facade.MemoryRequest(model="llama-3-8b", device="H100 SXM", count=8, zero=3), catalog)
+    assert direct.fits and option.memory_per_device == (direct.required_with_headroom or direct.total)

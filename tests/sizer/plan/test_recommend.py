@@ -1,6 +1,8 @@
 """sizer/plan/recommend.py: ranking, constraints, Pareto front, a reason for every rejection."""
 import pytest
 
+from sizer import facade
+
 from sizer.plan.recommend import RecommendRequest, _pareto, recommend
 from sizer.units import Quantity
 
@@ -99,3 +101,29 @@ def test_a_model_reference_gives_k1_the_models_own_weights():
     # seed 003's K1 = W / (S F): Llama 2 7B's 6.74e9 weights (Touvron et al. 2023, Table 1) over 1e9 tokens x 4096
     assert result.k1 is not None
     assert result.k1.k1 == pytest.approx(6.74e9 / (1e9 * 4096), rel=0.01)
+
+
+def test_rejected_devices_nearest_to_working_get_suggestions_each_that_fit_when_evaluated_again(catalog):
+    """Issue 19 item 3: a rejected device says what would make it work; each change is evaluated again
+    here through the public facade at the count the search ended at (max_devices) and must fit."""
+    base = dict(model="llama-2-70b", tokens=1e9)
+    result = facade.recommend(facade.RecommendRequest(**base, max_devices=8, suggest=2), catalog)
+    helped = [r for r in result.rejected if r.suggestions]
+    assert len(helped) == 2  # bounded: only the nearest two of the many that do not fit
+    nearest = sorted(r.shortfall for r in result.rejected if r.cause == "memory")[:2]
+    assert sorted(r.shortfall for r in helped) == nearest
+    for row in helped:
+        for s in row.suggestions:
+            fields = {k: v for k, v in {**base, **s.apply}.items() if v is not None and k != "count"}
+            again = facade.estimate_time(facade.TimeRequest(**fields, device=row.device, count=s.apply.get("count", 8)),
+                                         catalog, suggest=False)
+            assert s.fits and again.fits, (row.name, s.change)
+            assert again.memory_per_device == s.memory_per_device
+
+
+def test_no_suggestions_when_not_asked_and_none_for_pre_training_adapters(catalog):
+    # 2e12 tokens for a 70e9-parameter model is pre-training (above 20 tokens per parameter): no LoRA/QLoRA
+    request = facade.RecommendRequest(model="llama-2-70b", tokens=2e12, max_devices=64)
+    assert not any(r.suggestions for r in facade.recommend(request.model_copy(update={"suggest": 0}), catalog).rejected)
+    rows = [r for r in facade.recommend(request, catalog).rejected if r.suggestions]
+    assert rows and not any(s.apply.get("method") for r in rows for s in r.suggestions)

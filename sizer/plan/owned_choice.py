@@ -1,0 +1,126 @@
+"""With ``--have`` and no method or precision given: the best of the candidates on that hardware
+(issue 19, item 2: "the best method, precision, layout and batch on it").
+
+Candidates: full, LoRA and QLoRA for a fine-tune (a named model trained on fewer tokens than a
+compute-optimal pre-training run reads, :data:`FINE_TUNE_TOKENS_PER_PARAM`, or on none: the memory
+question); full only for pre-training or a model without an architecture. Precisions: mixed
+(bf16, else fp16) and fp8 where the device has an fp8 peak. Each is evaluated by the one engine
+(:func:`sizer.plan.owned.evaluate_training`, whose layout search picks layout and micro-batch);
+of those that fit (and meet the deadline) the fastest wins, or the cheapest with the cost
+objective; for the memory question (no time) the method training the most weights. A method or
+precision the user gave is kept. The choice and the alternatives are said in an assumption.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import ValidationError
+
+from sizer.errors import SizerError
+from sizer.formulas.peaks import supported_precisions
+from sizer.hardware.catalog import Catalog
+from sizer.plan.owned import Outcome, Owned, evaluate_training
+from sizer.results import Assumption, unit_factor
+from sizer.units import parse_count
+
+# A compute-optimal pre-training run reads about 20 tokens per parameter (Hoffmann et al. 2022,
+# docs/references.md [hoffmann]); a named model trained on fewer is read as adapting its weights.
+FINE_TUNE_TOKENS_PER_PARAM = 20
+METHODS = ("full", "lora", "qlora")  # most weights trained first: the memory question's preference
+PRECISIONS = ("mixed", "fp8")
+METHOD_WORD = {"full": "full", "lora": "LoRA", "qlora": "QLoRA"}
+SHORT_UNIT = {"minute": "min", "hour": "h", "day": "days", "year": "years"}
+
+
+def reads_as_fine_tune(fields: dict[str, Any], outcome: Outcome) -> bool:
+    """Whether the job reads as a fine-tune of a named model's weights (module docstring); ``outcome``
+    is the engine's answer for the full method, which counts the parameters."""
+    if fields.get("model") is None or fields.get("samples") is not None:
+        return False
+    if fields.get("tokens") is None:
+        return True  # the memory question: any method may be the answer
+    params = getattr(outcome.result, "trainable_params", None)
+    tokens = parse_count("tokens", fields["tokens"])
+    return bool(params) and tokens < FINE_TUNE_TOKENS_PER_PARAM * params
+
+
+def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict[str, Any]]:
+    """The edits worth evaluating on ``owned`` (method, precision and, for the memory question on several
+    devices, ZeRO-3 sharding, which the time engine's layout search tries by itself); the given ones kept."""
+    methods = [str(fields["method"]).lower()] if "method" in fields else \
+        list(METHODS) if reads_as_fine_tune(fields, base) else ["full"]
+    if "precision" in fields:
+        precisions = [str(fields["precision"]).lower()]
+    else:
+        precisions = [p for p in PRECISIONS if p == "mixed" or p in supported_precisions(owned.device)]
+    memory_only = fields.get("samples") is None and fields.get("tokens") is None
+    layouts: list[dict[str, Any]] = [{}]
+    if memory_only and owned.count > 1 and "zero" not in fields and "sharding" not in fields:
+        layouts.append({"zero": 3})  # replicas first: they need no gathering of the weights
+    return [{"method": m, "precision": p, **layout} for m in methods for p in precisions for layout in layouts]
+
+
+def _seconds(outcome: Outcome) -> float:
+    t = outcome.training_time
+    return t.expected * unit_factor(t.unit, "s") if t is not None else math.inf
+
+
+def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str | None = None,
+           deadline_s: float | None = None, objective: str | None = None) -> tuple[dict[str, Any], Outcome, Assumption | None]:
+    """The request fields to answer with on ``owned``, their outcome and the assumption that says the
+    choice (None where nothing was left to choose)."""
+    base = evaluate_training(fields, owned.device, owned.count, catalog, cloud)
+    edits = candidates(fields, owned, base)
+    if len(edits) <= 1:
+        return fields, base, None
+    memory_only = fields.get("samples") is None and fields.get("tokens") is None
+    as_given = {"method": str(base.result.method), "precision": str(fields.get("precision", "mixed")).lower()}
+    tried: list[tuple[dict, dict, Outcome | None]] = []
+    for edit in edits:
+        edited = {**fields, **edit}
+        try:
+            outcome = base if edit == as_given else evaluate_training(edited, owned.device, owned.count, catalog, cloud)
+        except (SizerError, ValidationError):  # an edit this job cannot take (QLoRA in fp8 ...)
+            outcome = None
+        tried.append((edit, edited, outcome))
+        if memory_only and outcome is not None and outcome.fits:
+            break  # in order of preference: the first that fits is the answer
+    working = [t for t in tried if t[2] is not None and t[2].fits and t[2].meets(deadline_s) is not False]
+    if not working:
+        return fields, base, _said(owned, None, tried, memory_only, objective)
+    if memory_only:
+        best = working[0]  # candidates come in order of preference
+    elif objective == "cost":
+        best = min(working, key=lambda t: (t[2].cost.expected if t[2].cost is not None else math.inf, _seconds(t[2])))
+    else:
+        best = min(working, key=lambda t: _seconds(t[2]))
+    return best[1], best[2], _said(owned, best[0], tried, memory_only, objective)
+
+
+def _said(owned: Owned, chosen: dict[str, Any] | None, tried, memory_only: bool, objective: str | None) -> Assumption:
+    def label(edit: dict[str, Any]) -> str:
+        zero = f" ZeRO {edit['zero']}" if "zero" in edit else ""
+        return f"{METHOD_WORD.get(edit['method'], edit['method'])} {edit['precision']}{zero}"
+
+    def result(outcome: Outcome) -> str:
+        if not outcome.fits:
+            return f"does not fit ({outcome.memory_per_device.value:.3g} {outcome.memory_per_device.unit})"
+        if outcome.training_time is not None:
+            t = outcome.training_time
+            return f"{t.expected:.3g} {SHORT_UNIT.get(t.unit, t.unit)}"
+        return f"fits ({outcome.memory_per_device.value:.3g} {outcome.memory_per_device.unit})"
+
+    others = "; ".join(f"{label(edit)}: {result(outcome)}" for edit, _, outcome in tried if outcome is not None)
+    rule = "the one training the most weights that fits" if memory_only else \
+        "the cheapest that fits" if objective == "cost" else "the fastest that fits"
+    if chosen is None:
+        value = f"{owned.label}: none of the candidates fits ({others}); answered as asked, with the changes that would work"
+    else:
+        value = f"{owned.label}: {label(chosen)}, {rule} of {others}"
+        if chosen["precision"] == "fp8":
+            value += " (fp8 with Transformer Engine-style scaling: check convergence)"
+    return Assumption(name="method and precision", value=value,
+                      source="sizer's choice on the hardware given (method: full, LoRA and QLoRA for a fine-tune, fewer "
+                             f"tokens than {FINE_TUNE_TOKENS_PER_PARAM} per parameter [hoffmann]; precision: mixed, fp8 "
+                             "where the device has it); give --method / --precision to keep one")
