@@ -106,6 +106,7 @@ def render_load(result) -> None:
         ("max requests/s per replica", f"{cap.max_request_rate.value:.4g}"),
         ("replicas", "-" if cap.replicas is None else cap.replicas), ("utilisation", f"{cap.utilisation:.0%}"),
         ("output tokens/s (all replicas)", f"{result.output_tokens_per_s.value:.4g}"),
+        ("prompt + output tokens/s (all replicas)", f"{result.prompt_and_output_tokens_per_s.value:.4g}"),
         ("cost per million output tokens", "-" if cost is None else f"{output.rng(cost)} ({cost.price_basis})"),
         ("energy per output token", "-" if result.energy_per_token is None else output.rng(result.energy_per_token)),
         ("memory per device", output.qty(result.memory_per_device)), ("device memory", output.qty(result.device_memory))])

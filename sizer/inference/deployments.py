@@ -94,6 +94,7 @@ class LoadOption(Model):
     utilisation: float
     latency: LatencyOut
     output_tokens_per_s: QuantityOut  # all replicas
+    prompt_and_output_tokens_per_s: QuantityOut  # all replicas, prompt and output tokens
     memory_per_device: QuantityOut
     device_memory: QuantityOut
     price_per_hour: QuantityOut | None  # per device
@@ -310,6 +311,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
         replicas=answer.replicas, devices_total=count * answer.replicas,
         max_request_rate=QuantityOut(value=answer.max_request_rate, unit="1/s"), utilisation=answer.utilisation,
         latency=lat, output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
+        prompt_and_output_tokens_per_s=QuantityOut(value=answer.run.total_tokens_per_s * answer.replicas, unit="tokens/s"),
         memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
         device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
         price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,

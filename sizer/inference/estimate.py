@@ -101,6 +101,7 @@ class InferenceResult(Model):
     latency: LatencyOut | None = None
     capacity: CapacityOut | None = None
     output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas
+    prompt_and_output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas: prompt + output tokens
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
@@ -258,6 +259,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
     replicas = answer.replicas or 1
     out_rate = answer.run.output_tokens_per_s * replicas
+    all_rate = answer.run.total_tokens_per_s * replicas
     hourly, basis, hourly_note = price_per_hour(device, request.rent_price)
     load_cost = (cost_out(hourly * request.count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6, basis, s)
                  if hourly is not None and out_rate > 0 and answer.replicas else None)
@@ -267,6 +269,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     fields.update(scenario="load", cost_per_million_tokens=load_cost, energy_per_token=load_energy,
                   load=load_out(load, lengths), latency=latency_out(answer.run), capacity=capacity_out(answer, slo),
                   output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
+                  prompt_and_output_tokens_per_s=QuantityOut(value=all_rate, unit="tokens/s"),
                   fits=bool(a.fits[0]) and answer.run.kv_capacity > 0)
     return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, Assumption(
         name="cost under load", value=(f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
