@@ -121,10 +121,15 @@ class InferenceRecommendResult(Model):
     load: LoadOut | None = None
 
 
-def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_ttft, memory, has) -> str:
+def unsupported_reason(fmt) -> str:
+    return (f"no {fmt.compute} peak in the catalog ({fmt.name} quantises activations too)" if fmt.activations
+            else "no usable precision in the catalog")
+
+
+def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_ttft, memory, has, unsupported) -> str:
     """Why no (count, batch) of one device serves (arrays over its configurations)."""
     if not supported:
-        return "no usable precision in the catalog"
+        return unsupported
     if not fits.any():
         return f"does not fit: needs {memory.min() * unit_factor('B', 'GB'):.3g} GB per device at best, has {has * unit_factor('B', 'GB'):.3g} GB"
     if need_user is not None and not (fits & (per_user >= need_user)).any():
@@ -181,7 +186,8 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         if not len(good):
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=_reason(
                 a.fits[rows], per_user[rows], total[rows], own_prefill[rows], bool(table.supported[i]),
-                request.tokens_per_s_per_user, request.total_tokens_per_s, ttft_target, a.memory[rows], table.memory[i])))
+                request.tokens_per_s_per_user, request.total_tokens_per_s, ttft_target, a.memory[rows], table.memory[i],
+                unsupported_reason(fmt))))
             continue
         # per count the largest serving batch; then the count best by the objective
         best = {}
@@ -258,7 +264,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     options, rejected = [], []
     for i, device in enumerate(devices):
         if not table.supported[i]:
-            rejected.append(RejectedOption(device=device.id, name=device.name, reason="no usable precision in the catalog"))
+            rejected.append(RejectedOption(device=device.id, name=device.name, reason=unsupported_reason(fmt)))
             continue
         hourly, basis, _ = price_per_hour(device)
         scored, why = [], None

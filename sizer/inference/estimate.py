@@ -189,6 +189,13 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     return notes
 
 
+def refused_format(fmt, device: Device) -> str:
+    """Why a weight-and-activation format cannot run on a device (it has no such peak in the catalog)."""
+    return (f"a format {device.name} computes: the catalog has no {fmt.compute} peak for it, which {fmt.name} "
+            "(weights and activations quantised) needs; weight-only formats (int8, int4, awq-int4-g128, q4_k_m) "
+            "run at its 16-bit rate")
+
+
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
     """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model;
     with a rate or users, also latency percentiles, capacity and replicas under continuous batching.
@@ -209,6 +216,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
     table = serving_table((device,), fmt)
     if not table.supported[0]:
+        if fmt.activations:
+            raise InputError("weights", request.weights, refused_format(fmt, device))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split)
     a = evaluate_serving(case, table, 0, request.count, float(request.batch))

@@ -23,6 +23,8 @@ reads the weights of its ``k`` routed experts, and a batch of ``B`` tokens reads
 """
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 from dataclasses import dataclass, fields
 
@@ -186,19 +188,39 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
     return DeviceTable(**values)
 
 
-@keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies: (tuple(d.key for d in devices), compute, efficiencies))
-def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...]) -> DeviceTable:
+def _int8_rows(table: DeviceTable) -> DeviceTable:
+    """The 16-bit table with the matrix units at each device's int8 peak (``int8_peak``, W8A8 serving
+    only); unsupported (NaN) where the catalog has none. The 16-bit efficiencies carry over."""
+    int8 = np.asarray([float(d.int8_peak.quantity("int8_peak", "[computation]/[time]").to("FLOP/s").magnitude)
+                       if d.int8_peak is not None else np.nan for d in table.devices])
+    factor = int8 / table.peak
+    rates = table.rates.copy()
+    rates[:, :2] = rates[:, :2] * factor[:, None]
+    return dataclasses.replace(table, rates=rates, peak=int8, best_peak=np.where(np.isfinite(int8), np.fmax(table.best_peak, int8), np.nan),
+                               precisions=tuple("int8" if np.isfinite(x) else None for x in int8))
+
+
+@keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies, strict: (tuple(d.key for d in devices), compute,
+                                                                             efficiencies, strict))
+def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...],
+                   strict: bool) -> DeviceTable:
     """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
     fallback = build_device_table(devices, "mixed", efficiencies)
-    return fallback if compute == "mixed" else _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
+    if compute == "mixed":
+        return fallback
+    if compute == "int8":
+        return _int8_rows(fallback)
+    primary = build_device_table(devices, compute, efficiencies)
+    return primary if strict else _choose_rows(primary, fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
                   efficiencies: tuple[Efficiencies, ...] | None = None) -> DeviceTable:
     """Device rates for serving in ``weights``: at the format's compute precision where the device
-    has it, else at its best 16-bit precision (bf16, else fp16, else fp32: weights dequantised)."""
+    has it, else at its best 16-bit precision (bf16, else fp16, else fp32: weights dequantised); a
+    weight-and-activation format (W8A8) only at its own precision (unsupported rows elsewhere)."""
     effs = efficiencies or tuple(serving_efficiencies(d.kind) for d in devices)
-    return _serving_table(tuple(devices), weights.compute, tuple(effs))
+    return _serving_table(tuple(devices), weights.compute, tuple(effs), weights.activations)
 
 
 # --- Evaluation ----------------------------------------------------------------------------------
