@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.inference_cmd import (LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
+from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
                                ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
@@ -47,6 +47,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
@@ -59,7 +60,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
-                      time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective)
+                      time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
+                      gpu_layers=gpu_layers, host_cpu=host_cpu)
         if have:
             from sizer.facade import InferenceRequest
 

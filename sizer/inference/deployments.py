@@ -26,6 +26,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
+from sizer.inference.offload import check_gpu_layers, host_table, offload_refusal
 from sizer.inference.capacity import saturated, serve_load
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
@@ -147,7 +148,12 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     arch, notes = served_architecture(request)
     fmt = weight_format(request.weights)
     kv = kv_cache_bytes_per_value(request.kv_cache)
+    check_gpu_layers(request.gpu_layers, arch)
+    offloading = request.gpu_layers is not None and request.gpu_layers < arch.layers
     if request.rate is not None or request.users is not None:
+        if offloading:
+            raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate "
+                                                               "or users): offloaded layers are sized for a static batch only")
         return recommend_under_load(request, catalog, arch, notes, fmt, kv)
     prompt, output = request.prompt_len, request.output_len
     if request.context_length is not None:
@@ -159,15 +165,24 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     devices = tuple(d for d in catalog if d.kind in request.kinds)
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
+    host, host_notes, rejected = None, [], []
+    if offloading:
+        host, note = host_table(request.gpu_layers, request.host_cpu, arch, fmt, catalog)
+        host_notes = [note]
+        rejected = [RejectedOption(device=d.id, name=d.name, reason=offload_refusal(d, arch)) for d in devices
+                    if offload_refusal(d, arch) is not None]
+        devices = tuple(d for d in devices if offload_refusal(d, arch) is None)
+    elif request.host_cpu is not None:
+        raise InputError("host_cpu", request.host_cpu, "gpu_layers below the model's layers as well (a host runs offloaded layers)")
     table = serving_table(devices, fmt)
     counts = np.exp2(np.arange(int(np.log2(request.max_devices)) + 1))
     counts = counts[counts <= arch.heads]
     batches = np.asarray([float(request.batch)]) if request.batch is not None else BATCHES
     d, c, b = (g.ravel() for g in np.meshgrid(np.arange(len(devices)), counts, batches, indexing="ij"))
-    case = ServingCase(arch, fmt, kv, prompt, output, default_split(request, fmt))
-    a = evaluate_serving(case, table, d, c, b)
+    case = ServingCase(arch, fmt, kv, prompt, output, default_split(request, fmt), request.gpu_layers if offloading else None)
+    a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
-    own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b)).prefill_seconds
+    own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b), host).prefill_seconds
     per_user = 1.0 / a.decode_seconds
     total = total_tokens_per_second(b, output, a.prefill_seconds, a.decode_seconds)
     ok = a.fits & table.supported[d]
@@ -179,7 +194,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         ok &= own_prefill <= ttft_target
     rent = {i: rent_per_hour(dev) for i, dev in enumerate(devices)}
 
-    options, rejected = [], []
+    options = []
     for i, device in enumerate(devices):
         rows = np.flatnonzero(d == i)
         good = rows[ok[rows]]
@@ -218,7 +233,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
             decode_bound="compute" if a.decode_compute[r] > a.decode_memory[r] else "memory",
             tp=int(c[r]) if case.split == "tensor" else 1))
     s = speed_spread()
-    assumptions = [*notes,
+    assumptions = [*notes, *host_notes,
                    Assumption(name="weights", value=f"{fmt.name}: {fmt.bits:g} bits per weight", source=fmt.source),
                    Assumption(name="KV cache", value=f"{kv:g} B per value, {prompt} + {output} tokens per sequence",
                               source="layers x 2 x KV heads x head size x bytes x tokens"),

@@ -255,6 +255,12 @@ class ServingCase:
     prompt_len: int
     output_len: int
     split: str = "tensor"  # "tensor": tensor parallel over the devices; "layer": layers in turn (llama.cpp)
+    gpu_layers: int | None = None  # layers on the devices, the rest on the host CPU (llama.cpp -ngl); None: all
+
+    @property
+    def gpu_share(self) -> float:
+        """The share of the layers on the devices (1: no offload)."""
+        return 1.0 if self.gpu_layers is None else min(self.gpu_layers / self.arch.layers, 1.0)
 
     @property
     def context(self) -> int:
@@ -278,9 +284,12 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
 
 
 def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, count: np.ndarray,
-                     batch: np.ndarray) -> ServingArrays:
+                     batch: np.ndarray, host: DeviceTable | None = None) -> ServingArrays:
     """Times and memory of serving ``case`` on every (device, count, batch); ``count`` devices
-    run tensor parallel."""
+    run tensor parallel (or a layer split). With ``case.gpu_layers`` below the model's layers, the
+    rest run on ``host`` (one CPU row, :mod:`sizer.inference.offload`): their weights read from host
+    memory and their FLOP on its cores, so each pass takes the devices' share plus the host's, and
+    device memory holds only the devices' layers and their KV cache."""
     check_servable(case.arch)
     arch = case.arch
     d = np.asarray(device, dtype=np.int64)
@@ -305,10 +314,28 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     step = step_seconds(decode.table, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
                         shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
 
-    weights = arch.params_total() * stored[0] / count
+    share = case.gpu_share
+    prefill_seconds, decode_seconds = first.step, step.step
+    decode_compute, decode_memory = step.compute, step.memory
+    if share < 1.0:
+        if host is None:
+            raise ValueError("offloaded layers need the host's table")
+        # the host CPU runs its layers alone (one device, no split); the same layer tables and bytes
+        on_host = Configs.of(np.zeros(len(d), dtype=np.int64), 1.0, batch, 1, 0, tp=1.0)
+        host_first = step_seconds(prefill.table, host, on_host, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
+                                  shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=case.prompt_len))
+        host_step = step_seconds(decode.table, host, on_host, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
+                                 shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
+        prefill_seconds = share * first.step + (1 - share) * host_first.step + host.step_overhead[0]
+        decode_seconds = share * step.step + (1 - share) * host_step.step + host.step_overhead[0]
+        decode_compute = share * step.compute + (1 - share) * host_step.compute
+        decode_memory = share * step.memory + (1 - share) * host_step.memory
+        overhead = overhead * (share > 0)
+
+    weights = arch.params_total() * stored[0] / count * share
     kv_token = (np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t)) for t in count]) if not layer_split
                 else kv_cache_bytes_per_token(arch, case.kv_bytes) / count)
-    kv_sequence = kv_token * case.context
+    kv_sequence = kv_token * case.context * share  # the host holds its layers' KV cache (llama.cpp)
     scale = table.storage_scale[d]
     logits = arch.vocab * LOGIT_BYTES
     chunk = np.minimum(batch * case.prompt_len, PREFILL_CHUNK_TOKENS)
@@ -319,8 +346,8 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     free = memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count
     with np.errstate(divide="ignore", invalid="ignore"):
         max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits))
-    return ServingArrays(prefill_seconds=first.step + overhead, decode_seconds=step.step + overhead,
-                         decode_compute=step.compute, decode_memory=step.memory, weights=weights,
+    return ServingArrays(prefill_seconds=prefill_seconds + overhead, decode_seconds=decode_seconds + overhead,
+                         decode_compute=decode_compute, decode_memory=decode_memory, weights=weights,
                          kv_cache=kv_sequence * batch, activations=activations, reserve=reserve,
                          fits=used <= memory, max_batch=max_batch)
 
@@ -336,12 +363,12 @@ def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndar
 
 
 def compute_bound_batch(case: ServingCase, table: DeviceTable, device: int, count: int,
-                        largest: int = 65536) -> int | None:
+                        largest: int = 65536, host: DeviceTable | None = None) -> int | None:
     """The smallest batch (on a grid 4 % apart) at which a decode step is more compute- than
     memory-bound; None if it stays memory-bound up to ``largest`` (long contexts: KV reads grow with
     the batch as fast as the FLOP)."""
     grid = np.unique(np.round(np.geomspace(1, largest, 280)))
-    arrays = evaluate_serving(case, table, np.full(len(grid), device), np.full(len(grid), count), grid)
+    arrays = evaluate_serving(case, table, np.full(len(grid), device), np.full(len(grid), count), grid, host)
     turned = np.flatnonzero(arrays.decode_compute > arrays.decode_memory)
     return int(grid[turned[0]]) if len(turned) else None
 
