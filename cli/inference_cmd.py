@@ -139,15 +139,17 @@ def render_load_recommendation(result, top: int) -> None:
     def cost(r):
         c = r.cost_per_million_tokens
         return "-" if c is None else f"{c.value:.3g}" + (" (a)" if c.price_basis == "buy" else "")
-    rows = [(r.rank, r.name, f"{r.replicas} x {r.count}", f"{r.max_request_rate.value:.3g}",
+    rows = [(r.rank, r.name, f"{r.weights} / {r.kv_cache}", f"{r.replicas} x {r.count}",
+             f"{r.max_request_rate.value:.3g}" + ("" if r.capacity_searched else " (b)"),
              f"{r.latency.ttft.p99:.3g}", "-" if r.latency.tpot is None else f"{r.latency.tpot.p99:.3g}", cost(r))
             for r in result.ranked[:top]]
     ld = result.load
     asked = f"{ld.request_rate.value:g} req/s" if ld.request_rate else f"{ld.users} users"
     output.table(f"Serving {result.model} ({result.weights}) at {asked}; ranked by {result.objective}",
-                 ("#", "device", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
+                 ("#", "device", "weights / KV", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
                  caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. "
-                         "(a): amortised purchase, no rent price. --json for everything.")
+                         "(a): amortised purchase, no rent price. (b): the share of the load it was shown to meet, "
+                         "not bisected (a lower bound). --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     output.assumptions(result.assumptions)

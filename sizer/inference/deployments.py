@@ -4,9 +4,9 @@ Offline (no rate or users): every (device, count, batch) of the catalog is evalu
 call; a configuration serves when it fits and meets every target given (decode tokens/s per user,
 total tokens/s, time to first token: one request's own prefill, as continuous batching schedules
 it). Per (device, count) the largest serving batch is taken (total tokens/s never falls with the
-batch). Under load (a rate or users, with SLOs): every (device, count) that holds the weights is
-simulated under continuous batching (:mod:`sizer.inference.capacity`) for the replicas the load
-needs. Per device the best count by the objective is kept; devices are ranked by the objective
+batch). Under load (a rate or users, with SLOs): device x weight and KV format x count x replicas,
+screened by the engine and simulated under continuous batching (:mod:`sizer.inference.load_search`).
+Per device the best point by the objective is kept; devices are ranked by the objective
 (``cost``: cost per million output tokens, the default; ``latency``; ``throughput``); devices
 without a price come last, and those that cannot serve are listed with the reason.
 
@@ -27,9 +27,7 @@ from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
 from sizer.inference.offload import check_gpu_layers, host_table, offload_refusal
-from sizer.inference.capacity import saturated, serve_load
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
-from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
                                         parse_load, price_per_hour)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
@@ -45,6 +43,10 @@ class InferenceRecommendRequest(ServedModel):
          "total_tokens_per_s": 2000, "time_to_first_token": "2 s"}]})
 
     task: Literal["inference"] = Field("inference", description="'inference' selects this body on /v1/recommend")
+    weights: str | None = Field(None, max_length=40, description="pin the weight format (default: under load, searched "
+                                                                  "over bf16, fp8 or w8a8, awq-int4-g128; offline, bf16)")
+    kv_cache: str | None = Field(None, max_length=10, description="pin the KV-cache format (default: under load, searched "
+                                                                  "over fp16 and fp8; offline, fp16)")
     batch: int | None = Field(None, ge=1, le=1_000_000, description="concurrent sequences (default: the largest that serves)")
     tokens_per_s_per_user: float | None = Field(None, gt=0, le=1e7, description="decode tokens/s each sequence needs")
     total_tokens_per_s: float | None = Field(None, gt=0, le=1e12, description="output tokens/s over all sequences")
@@ -76,6 +78,8 @@ class InferenceOption(Model):
     decode_bound: str
     tp: int = 1
     replicas: int = 1
+    weights: str = "bf16"  # the weight format of this row
+    kv_cache: str = "fp16"
 
 
 class LoadOption(Model):
@@ -91,7 +95,10 @@ class LoadOption(Model):
     split: str
     replicas: int
     devices_total: int
+    weights: str  # the weight format of this deployment
+    kv_cache: str  # its KV-cache format
     max_request_rate: QuantityOut  # per replica, within the SLOs
+    capacity_searched: bool  # True: bisected; False: the share of the load it was shown to meet (a lower bound)
     utilisation: float
     latency: LatencyOut
     output_tokens_per_s: QuantityOut  # all replicas
@@ -146,15 +153,17 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     """Rank the catalog's devices for serving (module docstring)."""
     catalog = catalog if catalog is not None else load_catalog()
     arch, notes = served_architecture(request)
-    fmt = weight_format(request.weights)
-    kv = kv_cache_bytes_per_value(request.kv_cache)
     check_gpu_layers(request.gpu_layers, arch)
     offloading = request.gpu_layers is not None and request.gpu_layers < arch.layers
     if request.rate is not None or request.users is not None:
         if offloading:
             raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate "
                                                                "or users): offloaded layers are sized for a static batch only")
-        return recommend_under_load(request, catalog, arch, notes, fmt, kv)
+        from sizer.inference.load_search import recommend_under_load
+        return recommend_under_load(request, catalog, arch, notes)
+    fmt = weight_format(request.weights or "bf16")
+    kv_name = (request.kv_cache or "fp16").strip().lower()
+    kv = kv_cache_bytes_per_value(kv_name)
     prompt, output = request.prompt_len, request.output_len
     if request.context_length is not None:
         prompt = request.context_length - output
@@ -231,7 +240,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
             rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if rent[i][0] is not None else None,
             cost_per_million_tokens=cost_out(per_million, "rent", speed_spread()) if rent[i][0] is not None else None,
             decode_bound="compute" if a.decode_compute[r] > a.decode_memory[r] else "memory",
-            tp=int(c[r]) if case.split == "tensor" else 1))
+            tp=int(c[r]) if case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name))
     s = speed_spread()
     assumptions = [*notes, *host_notes,
                    Assumption(name="weights", value=f"{fmt.name}: {fmt.bits:g} bits per weight", source=fmt.source),
@@ -250,109 +259,3 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     return InferenceRecommendResult(task="inference", model=arch.name, weights=fmt.name, prompt_len=prompt,
                                     output_len=output, ranked=ranked, rejected=rejected, assumptions=assumptions,
                                     objective=request.objective)
-
-
-# The deployment search simulates each point more coarsely than one deployment's answer (600 requests,
-# 9 halvings, a saturated loop four requests deep per user): the capacity to within about 2 %.
-SEARCH_REQUESTS = 200
-SEARCH_STEPS = 6
-SEARCH_ROUNDS = 2
-
-
-def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, arch, notes, fmt, kv) -> InferenceRecommendResult:
-    """Per device, the count and replicas that serve the load within the SLOs, best by the objective."""
-    load, lengths, slo = parse_load(request)
-    split = default_split(request, fmt)
-    devices = tuple(d for d in catalog if d.kind in request.kinds)
-    if not devices:
-        raise InputError("kinds", request.kinds, "kinds of device the catalog has")
-    table = serving_table(devices, fmt)
-    batching = batching_table(devices, fmt)
-    limit = arch.heads if split == "tensor" else arch.layers
-    counts = [int(x) for x in np.exp2(np.arange(int(np.log2(request.max_devices)) + 1)) if x <= limit]
-    mean_prompt, mean_output = lengths.mean()
-    case = ServingCase(arch, fmt, kv, max(1, round(mean_prompt)), max(1, round(mean_output)), split)
-    n = len(devices)
-    d = np.repeat(np.arange(n), len(counts))
-    c = np.tile(np.asarray(counts, dtype=float), n)
-    a = evaluate_serving(case, table, d, c, np.ones(len(d)))
-    options, rejected = [], []
-    for i, device in enumerate(devices):
-        if not table.supported[i]:
-            rejected.append(RejectedOption(device=device.id, name=device.name, reason=unsupported_reason(fmt)))
-            continue
-        hourly, basis, _ = price_per_hour(device)
-        scored, why = [], None
-        for j, count in enumerate(counts):
-            r = i * len(counts) + j
-            if not a.fits[r]:
-                why = why or (f"does not fit: needs {a.memory[i * len(counts):(i + 1) * len(counts)].min() * unit_factor('B', 'GB'):.3g} "
-                              f"GB per device at best, has {table.memory[i] * unit_factor('B', 'GB'):.3g} GB")
-                continue
-            # a lone request's own prefill and decode step bound the latencies from below: no simulation can beat them
-            if (slo.ttft is not None and a.prefill_seconds[r] > slo.ttft) or (slo.tpot is not None and a.decode_seconds[r] > slo.tpot):
-                why = (f"too slow even for a lone request: time to first token {a.prefill_seconds[r] * 1e3:.3g} ms, "
-                       f"per output token {a.decode_seconds[r] * 1e3:.3g} ms at {count} devices")
-                continue
-            replica = Replica(arch, fmt, kv, batching, i, count, split, request.max_running or DEFAULT_MAX_BATCH,
-                              request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
-            full = saturated(replica, lengths, SEARCH_REQUESTS, rounds=SEARCH_ROUNDS)
-            if request.objective == "cost" and scored and full.steady_request_rate > 0:
-                # the cost at the asked load is proportional to the devices in use: skip a count that cannot beat the best
-                fewest = count * (math.ceil(load.rate / full.steady_request_rate) if load.rate is not None
-                                  else math.ceil(load.users / replica.max_batch))
-                if fewest >= min(o[2] * o[4].replicas for o in scored):
-                    continue
-            answer = serve_load(replica, load, lengths, slo, requests=SEARCH_REQUESTS, full=full, steps=SEARCH_STEPS)
-            lat = latency_out(answer.run)
-            if answer.replicas is None or not answer.slo_met or lat is None:
-                p99 = "" if lat is None else (f": p{slo.percentile:g} time to first token {lat.ttft.p99:.3g} ms"
-                                              + (f", per output token {lat.tpot.p99:.3g} ms" if lat.tpot else ""))
-                why = f"misses the SLOs at every count up to {count}{p99}"
-                continue
-            if answer.replicas > request.max_replicas:
-                why = f"needs {answer.replicas:,} replicas of {count} (more than max_replicas, {request.max_replicas})"
-                continue
-            out_rate = answer.run.output_tokens_per_s * answer.replicas
-            per_million = (hourly * count * answer.replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6
-                           if hourly is not None and out_rate > 0 else None)
-            key = {"cost": (per_million is None, per_million or 0.0, count),
-                   "latency": (lat.e2e.p99, count),
-                   "throughput": (-answer.max_request_rate / count, count)}[request.objective]
-            scored.append((key, i, count, r, answer, lat, out_rate, per_million, hourly, basis))
-        if not scored:
-            rejected.append(RejectedOption(device=device.id, name=device.name, reason=why or "no count serves"))
-            continue
-        options.append(min(scored, key=lambda o: o[0]))
-    options.sort(key=lambda o: o[0])
-    s = speed_spread()
-    ranked = [LoadOption(
-        rank=rank, device=devices[i].id, name=devices[i].name, kind=devices[i].kind, count=count,
-        tp=count if split == "tensor" else 1, pp=count if split == "layer" else 1, split=split,
-        replicas=answer.replicas, devices_total=count * answer.replicas,
-        max_request_rate=QuantityOut(value=answer.max_request_rate, unit="1/s"), utilisation=answer.utilisation,
-        latency=lat, output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
-        prompt_and_output_tokens_per_s=QuantityOut(value=answer.run.total_tokens_per_s * answer.replicas, unit="tokens/s"),
-        memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
-        device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
-        price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
-        cost_per_million_tokens=cost_out(per_million, basis, s) if per_million is not None else None)
-        for rank, (_, i, count, r, answer, lat, out_rate, per_million, hourly, basis) in enumerate(options, start=1)]
-    slo_text = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in (("TTFT", slo.ttft), ("TPOT", slo.tpot), ("E2E", slo.e2e))
-                         if v is not None) or "none (capacity = saturated throughput)"
-    assumptions = [*notes,
-                   Assumption(name="weights", value=f"{fmt.name}: {fmt.bits:g} bits per weight", source=fmt.source),
-                   Assumption(name="load", value=f"{load.label}; {lengths.label}", source=lengths.source),
-                   Assumption(name="SLOs", value=f"{slo_text} at p{slo.percentile:g}", source="given"),
-                   Assumption(name="search", value=f"{split} split over {', '.join(map(str, counts))} devices per replica, "
-                              f"at most {request.max_replicas} replicas for the load; {SEARCH_REQUESTS} simulated requests "
-                              "per point; per device the "
-                              f"count best by {request.objective}", source="docs/references.md [agrawal2024vidur]"),
-                   Assumption(name="price", value="rent where the catalog has one (price_basis 'rent'), else the "
-                              "amortised purchase (price_basis 'buy'), ranked together by cost per million tokens; "
-                              "devices without either come last",
-                              source="sizer.formulas.tco.hourly_price"),
-                   Assumption(name="range", value=f"cost {1 / s['high']:.3g}-{1 / s['low']:.3g} x expected", source=s["source"])]
-    return InferenceRecommendResult(task="inference", model=arch.name, weights=fmt.name, prompt_len=case.prompt_len,
-                                    output_len=case.output_len, ranked=ranked, rejected=rejected, assumptions=assumptions,
-                                    objective=request.objective, scenario="load", load=load_out(load, lengths))

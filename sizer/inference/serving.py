@@ -223,6 +223,15 @@ def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
     return _serving_table(tuple(devices), weights.compute, tuple(effs), weights.activations)
 
 
+def table_row(table: DeviceTable, i: int) -> DeviceTable:
+    """Row ``i`` of a device table as a one-device table (no rebuild: the same figures)."""
+    values = {}
+    for f in fields(DeviceTable):
+        value = getattr(table, f.name)
+        values[f.name] = (value[i],) if isinstance(value, tuple) else value[i:i + 1]
+    return DeviceTable(**values)
+
+
 # --- Evaluation ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
