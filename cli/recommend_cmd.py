@@ -65,7 +65,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
         if have:
             from sizer.facade import InferenceRequest
 
-            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch")}
+            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch",
+                                             "gpu_layers", "host_cpu")}
             return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
                                 catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,

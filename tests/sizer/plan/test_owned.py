@@ -69,3 +69,12 @@ def test_serving_on_owned_hardware(catalog):
 def test_no_device_and_no_have_says_what_to_give(catalog):
     with pytest.raises(SizerError, match="--have"):
         facade.estimate_time(facade.TimeRequest(**LLAMA3_8B), catalog)
+
+
+def test_serving_fp8_on_owned_hardware_without_the_peak_says_so(catalog):
+    # issue 16: W8A8 FP8 needs an FP8 peak; an A100 has none, so it cannot run fp8 and says which change would serve
+    result = facade.answer_owned(facade.InferenceRequest(model="llama-2-7b", weights="fp8", have=["1x A100 80GB SXM"]),
+                                 catalog)
+    option = result.options[0]
+    assert not option.fits and "cannot run these weights" in option.verdict and "fp8 peak" in option.verdict
+    assert any(s.apply.get("weights") in ("int8", "awq-int4-g128", "q4_k_m") for s in option.suggestions)
