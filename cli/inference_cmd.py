@@ -121,7 +121,7 @@ def render_recommendation(result, top: int) -> None:
     """The ranked table of `sizer recommend --inference`."""
     if result.scenario == "load":
         return render_load_recommendation(result, top)
-    rows = [(r.rank, r.name, r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
+    rows = [(r.rank, f"{r.name} ({r.weights}, KV {r.kv_cache})", r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
              output.rng(r.time_to_first_token), f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB",
              "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}",
              "-" if r.cost_per_million_tokens is None else output.rng(r.cost_per_million_tokens)) for r in result.ranked[:top]]

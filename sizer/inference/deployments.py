@@ -27,6 +27,7 @@ from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
 from sizer.inference.offload import check_gpu_layers, host_table, offload_refusal
+from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, SEARCH_WEIGHTS
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
                                         parse_load, price_per_hour)
@@ -161,9 +162,6 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
                                                                "or users): offloaded layers are sized for a static batch only")
         from sizer.inference.load_search import recommend_under_load
         return recommend_under_load(request, catalog, arch, notes)
-    fmt = weight_format(request.weights or "bf16")
-    kv_name = (request.kv_cache or "fp16").strip().lower()
-    kv = kv_cache_bytes_per_value(kv_name)
     prompt, output = request.prompt_len, request.output_len
     if request.context_length is not None:
         prompt = request.context_length - output
@@ -174,21 +172,79 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     devices = tuple(d for d in catalog if d.kind in request.kinds)
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
+    # formats: a given one pins its dimension; offloaded layers keep the given (or 16-bit) weights: CPUs lack W8A8 peaks
+    pinned = request.weights is not None or offloading
+    weights = ([weight_format(request.weights or "bf16")] if pinned else [weight_format(w) for w in SEARCH_WEIGHTS])
+    kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     host, host_notes, rejected = None, [], []
     if offloading:
-        host, note = host_table(request.gpu_layers, request.host_cpu, arch, fmt, catalog)
+        host, note = host_table(request.gpu_layers, request.host_cpu, arch, weights[0], catalog)
         host_notes = [note]
         rejected = [RejectedOption(device=d.id, name=d.name, reason=offload_refusal(d, arch)) for d in devices
                     if offload_refusal(d, arch) is not None]
         devices = tuple(d for d in devices if offload_refusal(d, arch) is None)
     elif request.host_cpu is not None:
         raise InputError("host_cpu", request.host_cpu, "gpu_layers below the model's layers as well (a host runs offloaded layers)")
-    table = serving_table(devices, fmt)
     counts = np.exp2(np.arange(int(np.log2(request.max_devices)) + 1))
     counts = counts[counts <= arch.heads]
+    rent = {i: rent_per_hour(dev) for i, dev in enumerate(devices)}
+    found: dict[int, list] = {}
+    reasons: dict[int, str] = {}
+    for fmt in weights:
+        for kv_name in kvs:
+            for i, option, reason in _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_target,
+                                                      counts, host, offloading, rent):
+                if option is not None:
+                    found.setdefault(i, []).append(option)
+                elif reason is not None:
+                    reasons.setdefault(i, reason)
+    options = []
+    for i, device in enumerate(devices):
+        if i not in found:
+            rejected.append(RejectedOption(device=device.id, name=device.name, reason=reasons.get(i, "no format serves")))
+            continue
+        usable = found[i]
+        if not pinned:  # one 8-bit format per device: FP8 where it has the peak, else int8
+            eight = next((f for f in EIGHT_BIT if any(o[1].weights == f for o in usable)), None)
+            usable = [o for o in usable if o[1].weights not in EIGHT_BIT or o[1].weights == eight]
+        options.append(min(usable, key=lambda o: o[0]))
+    options.sort(key=lambda o: o[0])
+    ranked = [option.model_copy(update={"rank": rank}) for rank, (_, option) in enumerate(options, start=1)]
+    fmt = weights[0]
+    kv = kv_cache_bytes_per_value(kvs[0])
+    s = speed_spread()
+    assumptions = [*notes, *host_notes,
+                   Assumption(name="weights", value=(f"{fmt.name}: {fmt.bits:g} bits per weight" if pinned else
+                              "searched: " + ", ".join(f.name for f in weights) + " (fp8 where the device has an FP8 "
+                              "peak, else w8a8 where it has an int8 one); each row says its format"),
+                              source="; ".join(dict.fromkeys(f.source for f in weights))),
+                   Assumption(name="KV cache", value=f"{' or '.join(kvs)}" + (" (searched)" if len(kvs) > 1 else "") +
+                              f", {prompt} + {output} tokens per sequence",
+                              source="layers x 2 x KV heads x head size x bytes x tokens"),
+                   Assumption(name="search", value=f"tensor parallel over 1, 2, 4 ... {int(counts.max())} devices; batches "
+                              + (f"{request.batch}" if request.batch else "1 to 2048, about 25 % apart") + "; per device the "
+                              f"count best by {request.objective}, at the largest batch that serves; time to first token "
+                              "is one request's own prefill", source="sizer's default criterion"),
+                   Assumption(name="rent price", value="the catalog's cheapest on-demand price per device; devices "
+                              "without one are ranked last", source="catalog cloud_prices"),
+                   Assumption(name="ranking", value={"cost": "cost per million output tokens", "latency": "one "
+                              "request's end-to-end time", "throughput": "output tokens/s per device"}[request.objective],
+                              source="objective"),
+                   Assumption(name="range", value=f"speed {s['low']:g}-{s['high']:g} x expected", source=s["source"])]
+    return InferenceRecommendResult(task="inference", model=arch.name,
+                                    weights=fmt.name if pinned else "searched: " + ", ".join(f.name for f in weights),
+                                    prompt_len=prompt,
+                                    output_len=output, ranked=ranked, rejected=rejected, assumptions=assumptions,
+                                    objective=request.objective)
+
+
+def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_target, counts, host, offloading, rent):
+    """Per device of one format pair: (index, (key, option) or None, the reason it cannot serve or None)."""
+    table = serving_table(devices, fmt)
     batches = np.asarray([float(request.batch)]) if request.batch is not None else BATCHES
     d, c, b = (g.ravel() for g in np.meshgrid(np.arange(len(devices)), counts, batches, indexing="ij"))
-    case = ServingCase(arch, fmt, kv, prompt, output, default_split(request, fmt), request.gpu_layers if offloading else None)
+    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, default_split(request, fmt),
+                       request.gpu_layers if offloading else None)
     a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
     own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b), host).prefill_seconds
@@ -201,17 +257,13 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         ok &= total >= request.total_tokens_per_s
     if ttft_target is not None:
         ok &= own_prefill <= ttft_target
-    rent = {i: rent_per_hour(dev) for i, dev in enumerate(devices)}
-
-    options = []
     for i, device in enumerate(devices):
         rows = np.flatnonzero(d == i)
         good = rows[ok[rows]]
         if not len(good):
-            rejected.append(RejectedOption(device=device.id, name=device.name, reason=_reason(
-                a.fits[rows], per_user[rows], total[rows], own_prefill[rows], bool(table.supported[i]),
-                request.tokens_per_s_per_user, request.total_tokens_per_s, ttft_target, a.memory[rows], table.memory[i],
-                unsupported_reason(fmt))))
+            yield i, None, _reason(a.fits[rows], per_user[rows], total[rows], own_prefill[rows], bool(table.supported[i]),
+                                   request.tokens_per_s_per_user, request.total_tokens_per_s, ttft_target, a.memory[rows],
+                                   table.memory[i], unsupported_reason(fmt))
             continue
         # per count the largest serving batch; then the count best by the objective
         best = {}
@@ -225,37 +277,15 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
             key = {"cost": (per_million is None, per_million or 0.0, c[r]),
                    "latency": (float(own_prefill[r] + (output - 1) * a.decode_seconds[r]), c[r]),
                    "throughput": (-float(total[r] / c[r]), c[r])}[request.objective]
-            scored.append((key, hourly, per_million, i, r))
-        options.append(min(scored))
-    options.sort(key=lambda o: o[0])
-    ranked = []
-    for rank, (_, hourly, per_million, i, r) in enumerate(options, start=1):
-        device = devices[i]
-        ranked.append(InferenceOption(
-            rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(c[r]), batch=int(b[r]),
+            scored.append((key, hourly, per_million, r))
+        key, hourly, per_million, r = min(scored, key=lambda x: x[0])
+        yield i, (key, InferenceOption(
+            rank=0, device=device.id, name=device.name, kind=device.kind, count=int(c[r]), batch=int(b[r]),
             precision=table.precisions[i], decode_tokens_per_s=_speed(per_user[r], "tokens/s"),
             total_tokens_per_s=_speed(total[r], "tokens/s"), time_to_first_token=_time(own_prefill[r], "ms"),
             memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
             device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
-            rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if rent[i][0] is not None else None,
-            cost_per_million_tokens=cost_out(per_million, "rent", speed_spread()) if rent[i][0] is not None else None,
+            rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if price is not None else None,
+            cost_per_million_tokens=cost_out(per_million, "rent", speed_spread()) if price is not None else None,
             decode_bound="compute" if a.decode_compute[r] > a.decode_memory[r] else "memory",
-            tp=int(c[r]) if case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name))
-    s = speed_spread()
-    assumptions = [*notes, *host_notes,
-                   Assumption(name="weights", value=f"{fmt.name}: {fmt.bits:g} bits per weight", source=fmt.source),
-                   Assumption(name="KV cache", value=f"{kv:g} B per value, {prompt} + {output} tokens per sequence",
-                              source="layers x 2 x KV heads x head size x bytes x tokens"),
-                   Assumption(name="search", value=f"tensor parallel over 1, 2, 4 ... {int(counts.max())} devices; batches "
-                              + (f"{request.batch}" if request.batch else "1 to 2048, about 25 % apart") + "; per device the "
-                              f"count best by {request.objective}, at the largest batch that serves; time to first token "
-                              "is one request's own prefill", source="sizer's default criterion"),
-                   Assumption(name="rent price", value="the catalog's cheapest on-demand price per device; devices "
-                              "without one are ranked last", source="catalog cloud_prices"),
-                   Assumption(name="ranking", value={"cost": "cost per million output tokens", "latency": "one "
-                              "request's end-to-end time", "throughput": "output tokens/s per device"}[request.objective],
-                              source="objective"),
-                   Assumption(name="range", value=f"speed {s['low']:g}-{s['high']:g} x expected", source=s["source"])]
-    return InferenceRecommendResult(task="inference", model=arch.name, weights=fmt.name, prompt_len=prompt,
-                                    output_len=output, ranked=ranked, rejected=rejected, assumptions=assumptions,
-                                    objective=request.objective)
+            tp=int(c[r]) if case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name)), None
