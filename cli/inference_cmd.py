@@ -27,6 +27,8 @@ Split = Annotated[Optional[str], typer.Option("--split", help="tensor (tensor pa
 MaxRunning = Annotated[Optional[int], typer.Option("--max-running", help="Scheduler's most running requests (default 256).")]
 TokenBudget = Annotated[Optional[int], typer.Option("--token-budget", help="Tokens per iteration, chunked prefill (default 2048).")]
 PrefixHit = Annotated[float, typer.Option("--prefix-cache-hit", help="Share of prompt tokens found in the prefix cache (0-0.95).")]
+GpuLayers = Annotated[Optional[int], typer.Option("--gpu-layers", help="Layers on the GPU(s); the rest run on the host CPU (llama.cpp -ngl; default: all).")]
+HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-layers: the catalog CPU running offloaded layers (default: Ryzen 9 7950X).")]
 
 
 def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split, max_running,
@@ -50,6 +52,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
@@ -57,7 +60,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     from sizer.facade import InferenceRequest, estimate_inference
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
-                  prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have)
+                  prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
+                  host_cpu=host_cpu)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
@@ -106,6 +110,7 @@ def render_load(result) -> None:
         ("max requests/s per replica", f"{cap.max_request_rate.value:.4g}"),
         ("replicas", "-" if cap.replicas is None else cap.replicas), ("utilisation", f"{cap.utilisation:.0%}"),
         ("output tokens/s (all replicas)", f"{result.output_tokens_per_s.value:.4g}"),
+        ("prompt + output tokens/s (all replicas)", f"{result.prompt_and_output_tokens_per_s.value:.4g}"),
         ("cost per million output tokens", "-" if cost is None else f"{output.rng(cost)} ({cost.price_basis})"),
         ("energy per output token", "-" if result.energy_per_token is None else output.rng(result.energy_per_token)),
         ("memory per device", output.qty(result.memory_per_device)), ("device memory", output.qty(result.device_memory))])
@@ -116,7 +121,7 @@ def render_recommendation(result, top: int) -> None:
     """The ranked table of `sizer recommend --inference`."""
     if result.scenario == "load":
         return render_load_recommendation(result, top)
-    rows = [(r.rank, r.name, r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
+    rows = [(r.rank, f"{r.name} ({r.weights}, KV {r.kv_cache})", r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
              output.rng(r.time_to_first_token), f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB",
              "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}",
              "-" if r.cost_per_million_tokens is None else output.rng(r.cost_per_million_tokens)) for r in result.ranked[:top]]
@@ -134,15 +139,17 @@ def render_load_recommendation(result, top: int) -> None:
     def cost(r):
         c = r.cost_per_million_tokens
         return "-" if c is None else f"{c.value:.3g}" + (" (a)" if c.price_basis == "buy" else "")
-    rows = [(r.rank, r.name, f"{r.replicas} x {r.count}", f"{r.max_request_rate.value:.3g}",
+    rows = [(r.rank, r.name, f"{r.weights} / {r.kv_cache}", f"{r.replicas} x {r.count}",
+             f"{r.max_request_rate.value:.3g}" + ("" if r.capacity_searched else " (b)"),
              f"{r.latency.ttft.p99:.3g}", "-" if r.latency.tpot is None else f"{r.latency.tpot.p99:.3g}", cost(r))
             for r in result.ranked[:top]]
     ld = result.load
     asked = f"{ld.request_rate.value:g} req/s" if ld.request_rate else f"{ld.users} users"
     output.table(f"Serving {result.model} ({result.weights}) at {asked}; ranked by {result.objective}",
-                 ("#", "device", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
+                 ("#", "device", "weights / KV", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
                  caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. "
-                         "(a): amortised purchase, no rent price. --json for everything.")
+                         "(a): amortised purchase, no rent price. (b): the share of the load it was shown to meet, "
+                         "not bisected (a lower bound). --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     output.assumptions(result.assumptions)

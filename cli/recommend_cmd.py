@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.inference_cmd import (LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
+from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
                                ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
@@ -34,8 +34,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               storage: Annotated[str, typer.Option("--storage", help="hdd, sata-ssd, nvme or ramdisk (with --sample-size).")] = "nvme",
               top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table to print.")] = 15,
               inference: Annotated[bool, typer.Option("--inference", help="Serve the model instead of training it (with --model or --params).")] = False,
-              weights: Annotated[str, typer.Option("--weights", help="With --inference: fp16, bf16, fp8, int8, int4, q4_k_m, gptq-int4-g128 ...")] = "bf16",
-              kv_cache: Annotated[str, typer.Option("--kv-cache", help="With --inference: KV-cache storage, fp16, bf16, fp8 or int8.")] = "fp16",
+              weights: Annotated[Optional[str], typer.Option("--weights", help="With --inference: pin the weight format, fp16, bf16, fp8, w8a8, int8, int4, q4_k_m, gptq-int4-g128 ... (default: searched: bf16, fp8 or w8a8, awq-int4-g128).")] = None,
+              kv_cache: Annotated[Optional[str], typer.Option("--kv-cache", help="With --inference: pin the KV-cache storage, fp16, bf16, fp8 or int8 (default: searched: fp16, fp8).")] = None,
               prompt_len: Annotated[int, typer.Option("--prompt-len", min=1, max=10_000_000, help="With --inference: prompt tokens.")] = 1024,
               output_len: Annotated[int, typer.Option("--output-len", min=1, max=10_000_000, help="With --inference: generated tokens.")] = 256,
               context_len: Annotated[Optional[int], typer.Option("--context-len", min=2, help="With --inference: tokens a sequence must hold.")] = None,
@@ -49,6 +49,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               host_memory: HostMemoryOption = None,
               suggest: Annotated[int, typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work; 0: none.")] = 3,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
@@ -61,11 +62,13 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
-                      time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective)
+                      time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
+                      gpu_layers=gpu_layers, host_cpu=host_cpu)
         if have:
             from sizer.facade import InferenceRequest
 
-            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch")}
+            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch",
+                                             "gpu_layers", "host_cpu")}
             return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
                                 catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,

@@ -16,7 +16,10 @@ let loadCurve = null;  // [rate, /v1/inference answer] of the top deployment, re
 function underLoad() { return Boolean(serveForm.elements.rate.value.trim() || serveForm.elements.users.value.trim()); }
 
 function serveBody() {
-  const body = { task: "inference", weights: serveForm.elements.weights.value, kv_cache: serveForm.elements.kv_cache.value };
+  const body = { task: "inference" };
+  // an empty choice leaves the format to the search (under load) or the default (offline)
+  if (serveForm.elements.weights.value) body.weights = serveForm.elements.weights.value;
+  if (serveForm.elements.kv_cache.value) body.kv_cache = serveForm.elements.kv_cache.value;
   textFields(serveForm, body, ["model", "params", "prompt_len", "output_len"]);
   if (serveForm.elements.max_devices.value.trim()) body.max_devices = Number(serveForm.elements.max_devices.value);
   if (underLoad()) {
@@ -61,7 +64,7 @@ async function fetchLoadCurve(result) {
   const title = document.getElementById("serve-load-title");
   if (!top) { document.getElementById("serve-load").hidden = true; return; }
   title.textContent = `Latency against load: one replica of ${top.count} × ${top.name}`;
-  const base = { device: top.device, count: top.count, weights: result.weights, kv_cache: serveForm.elements.kv_cache.value,
+  const base = { device: top.device, count: top.count, weights: top.weights, kv_cache: top.kv_cache,
                  replicas: 1, prompt_len: result.prompt_len, output_len: result.output_len };
   textFields(serveForm, base, ["model", "params", "slo_ttft", "slo_tpot", "slo_percentile"]);
   if (serveForm.elements.lengths.value) base.lengths = serveForm.elements.lengths.value;

@@ -116,6 +116,8 @@ class Device(Strict):
     base_clock: Sourced | None = None
     boost_clock: Sourced | None = None
     peaks: dict[Precision, Sourced] = {}
+    # The dense int8 tensor rate: not a training precision, only W8A8 serving's matrix products (SmoothQuant)
+    int8_peak: Sourced | None = None
     fp32_peak_discrepancy: str | None = None
     unsupported_precisions: list[Precision] = []
     memory: Sourced
@@ -155,7 +157,7 @@ class Device(Strict):
         """Every sourced figure of the entry by its dotted path, to check sources and units."""
         fields: dict[str, Sourced] = {}
         for name in ("fp32_cores", "cores", "threads", "base_clock", "boost_clock", "memory",
-                     "memory_bandwidth", "tdp"):
+                     "memory_bandwidth", "tdp", "int8_peak"):
             value = getattr(self, name)
             if value is not None:
                 fields[name] = value
@@ -237,6 +239,7 @@ FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
     "memory": ("[information]", None),
     "memory_bandwidth": ("[information] / [time]", None),
     "tdp": ("[power]", None),
+    "int8_peak": ("[computation] / [time]", None),
     "interconnect.bandwidth": ("[information] / [time]", None),
 }
 PEAK_DIMENSION = ("[computation] / [time]", None)

@@ -19,8 +19,9 @@ from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOK
                                     SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
 from sizer.errors import InputError, require_device
 from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, weight_format
+from sizer.inference.offload import offload_host
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
-                                     total_tokens_per_second)
+                                     stored_weight_bytes, total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.formulas.tco import hourly_price
 from sizer.units import Quantity, parse_count
@@ -53,6 +54,10 @@ class ServedModel(LoadFields, RequestModel):
     kv_cache: str = Field("fp16", max_length=10, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
+    gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "
+                                                                        "host CPU (llama.cpp --n-gpu-layers; default: all)")
+    host_cpu: str | None = Field(None, max_length=100, description="the catalog CPU that runs offloaded layers "
+                                                                   "(default: Ryzen 9 7950X, a DDR5 desktop)")
 
 
 class InferenceRequest(ServedModel):
@@ -101,6 +106,7 @@ class InferenceResult(Model):
     latency: LatencyOut | None = None
     capacity: CapacityOut | None = None
     output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas
+    prompt_and_output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas: prompt + output tokens
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
@@ -188,6 +194,13 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     return notes
 
 
+def refused_format(fmt, device: Device) -> str:
+    """Why a weight-and-activation format cannot run on a device (it has no such peak in the catalog)."""
+    return (f"a format {device.name} computes: the catalog has no {fmt.compute} peak for it, which {fmt.name} "
+            "(weights and activations quantised) needs; weight-only formats (int8, int4, awq-int4-g128, q4_k_m) "
+            "run at its 16-bit rate")
+
+
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
     """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model;
     with a rate or users, also latency percentiles, capacity and replicas under continuous batching.
@@ -206,11 +219,18 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         raise InputError("count", request.count, f"at most {arch.layers} devices: a layer split gives each at least one layer")
     if request.prompt_len + request.output_len > MAX_TOKENS:
         raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
+    host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, catalog)
+    if host is not None and load is not None:
+        raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate or "
+                                                           "users): offloaded layers are sized for a static batch only")
     table = serving_table((device,), fmt)
     if not table.supported[0]:
+        if fmt.activations:
+            raise InputError("weights", request.weights, refused_format(fmt, device))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
-    case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split)
-    a = evaluate_serving(case, table, 0, request.count, float(request.batch))
+    case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split,
+                       request.gpu_layers if host is not None else None)
+    a = evaluate_serving(case, table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
@@ -223,7 +243,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, "rent", s)
     energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
               if tdp is not None else None)
-    turn = compute_bound_batch(case, table, 0, request.count)
+    turn = compute_bound_batch(case, table, 0, request.count, host=host)
     gb = lambda b: QuantityOut.convert(float(np.asarray(b).ravel()[0]), "B", "GB")  # noqa: E731
     energy_note = (Assumption(name="energy", value=f"TDP {tdp:g} W x {request.count} devices over the total tokens/s",
                               source=device.tdp.source) if tdp is not None else
@@ -237,7 +257,15 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         name="does not fit", value=f"needs {float(a.memory[0]) / 1e9:.3g} GB per device of {float(table.memory[0]) / 1e9:.3g} GB: "
         "the speeds are what the devices would reach with the memory, and no cost per token is given",
         source="memory per device against the catalog")])
-    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, price_note, energy_note]
+    if host is not None:
+        on_host = arch.params_total() * stored_weight_bytes(arch, fmt) * (1 - case.gpu_share)
+        offload_notes.append(Assumption(name="host memory", value=f"{on_host / 1e9:.3g} GB of weights plus their KV cache in "
+                                        f"host memory ({host.devices[0].name}: {host.devices[0].memory.value} in the catalog)",
+                                        source="llama.cpp keeps offloaded layers and their KV cache on the CPU"))
+        if tdp is not None:
+            energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
+    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, *offload_notes, price_note,
+                   energy_note]
     fields = dict(
         model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
@@ -258,6 +286,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
     replicas = answer.replicas or 1
     out_rate = answer.run.output_tokens_per_s * replicas
+    all_rate = answer.run.total_tokens_per_s * replicas
     hourly, basis, hourly_note = price_per_hour(device, request.rent_price)
     load_cost = (cost_out(hourly * request.count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6, basis, s)
                  if hourly is not None and out_rate > 0 and answer.replicas else None)
@@ -267,6 +296,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     fields.update(scenario="load", cost_per_million_tokens=load_cost, energy_per_token=load_energy,
                   load=load_out(load, lengths), latency=latency_out(answer.run), capacity=capacity_out(answer, slo),
                   output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
+                  prompt_and_output_tokens_per_s=QuantityOut(value=all_rate, unit="tokens/s"),
                   fits=bool(a.fits[0]) and answer.run.kv_capacity > 0)
     return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, Assumption(
         name="cost under load", value=(f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "

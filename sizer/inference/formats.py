@@ -3,8 +3,10 @@
 Quantised formats store blocks of low-bit integers with a scale (and sometimes a zero point)
 per block; their effective bits per weight include those. A weight-only format (int8, int4,
 GGUF, GPTQ, AWQ) is dequantised to 16 bits for the matrix products (W4A16/W8A16 kernels), so it
-computes at the device's 16-bit rate; fp8 (W8A8 FP8: weights and activations) computes at the FP8
-rate where the device has one. GPTQ, AWQ and GGUF files keep the token embeddings and the output
+computes at the device's 16-bit rate. A weight-and-activation format (``activations``: fp8, W8A8 FP8
+E4M3; w8a8, SmoothQuant int8) runs its matrix products at the device's fp8 or int8 peak, and only
+where the catalog has that peak: elsewhere it is refused, naming the field (its kernels need the
+units). GPTQ, AWQ and GGUF files keep the token embeddings and the output
 head at 16 bits (``edges_16bit``): about 10 % of a 7B model's bytes at 4 bits.
 
 >>> weight_format("q4_0").bits, weight_format("GPTQ-int4-g128").bits
@@ -30,6 +32,7 @@ class WeightFormat:
     compute: str  # the precision the matrix products run at: a sizer Precision name
     source: str
     edges_16bit: bool = False  # embeddings and output head stored at 16 bits (GPTQ, AWQ, GGUF files)
+    activations: bool = False  # activations quantised too (W8A8): needs the compute peak, no 16-bit fallback
 
     @property
     def bytes_per_weight(self) -> float:
@@ -56,8 +59,12 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
     WeightFormat("fp32", 32.0, "fp32", "IEEE 754 single precision"),
     WeightFormat("bf16", 16.0, "bf16", "bfloat16: 16 bits"),
     WeightFormat("fp16", 16.0, "fp16", "IEEE 754 half precision"),
-    WeightFormat("fp8", 8.0, "fp8", "FP8 E4M3 with a per-tensor scale (Micikevicius et al. 2022, 'FP8 formats for "
-                                    "deep learning'); the scale is negligible"),
+    WeightFormat("fp8", 8.0, "fp8", "W8A8 FP8: weights and activations in FP8 E4M3 with per-tensor scales "
+                                    "(Micikevicius et al. 2022, 'FP8 formats for deep learning'); the scales are "
+                                    "negligible; matrix products at the FP8 peak", activations=True),
+    WeightFormat("w8a8", 8.0, "int8", "SmoothQuant W8A8 (Xiao et al. 2023, 'SmoothQuant'): int8 weights with a scale "
+                                      "per output channel and int8 activations with a scale per token (negligible); "
+                                      "matrix products at the int8 tensor peak", activations=True),
     WeightFormat("int8", 8.0, "mixed", "int8 weight-only, one scale per output channel (negligible); computed in 16 bits"),
     WeightFormat("int4", 4.0, "mixed", "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
                                        "Llama 3.1 memory table (70B: 35 GB); computed in 16 bits"),
@@ -75,7 +82,8 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
 _ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "gptq": "gptq-int4-g128",
             "awq": "awq-int4-g128", "gptq-int4": "gptq-int4-g128", "awq-int4": "awq-int4-g128", "q4-k-m": "q4_k_m",
             "q4km": "q4_k_m", "q4-0": "q4_0", "q8-0": "q8_0",
-            "w8a8-fp8": "fp8", "fp8-w8a8": "fp8"}
+            "w8a8-fp8": "fp8", "fp8-w8a8": "fp8", "fp8-e4m3": "fp8", "w8a8-int8": "w8a8", "int8-w8a8": "w8a8",
+            "smoothquant": "w8a8"}
 
 KV_CACHE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
 

@@ -23,6 +23,8 @@ reads the weights of its ``k`` routed experts, and a batch of ``B`` tokens reads
 """
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 from dataclasses import dataclass, fields
 
@@ -186,19 +188,48 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
     return DeviceTable(**values)
 
 
-@keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies: (tuple(d.key for d in devices), compute, efficiencies))
-def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...]) -> DeviceTable:
+def _int8_rows(table: DeviceTable) -> DeviceTable:
+    """The 16-bit table with the matrix units at each device's int8 peak (``int8_peak``, W8A8 serving
+    only); unsupported (NaN) where the catalog has none. The 16-bit efficiencies carry over."""
+    int8 = np.asarray([float(d.int8_peak.quantity("int8_peak", "[computation]/[time]").to("FLOP/s").magnitude)
+                       if d.int8_peak is not None else np.nan for d in table.devices])
+    factor = int8 / table.peak
+    rates = table.rates.copy()
+    rates[:, :2] = rates[:, :2] * factor[:, None]
+    return dataclasses.replace(table, rates=rates, peak=int8, best_peak=np.where(np.isfinite(int8), np.fmax(table.best_peak, int8), np.nan),
+                               precisions=tuple("int8" if np.isfinite(x) else None for x in int8))
+
+
+@keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies, strict: (tuple(d.key for d in devices), compute,
+                                                                             efficiencies, strict))
+def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...],
+                   strict: bool) -> DeviceTable:
     """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
     fallback = build_device_table(devices, "mixed", efficiencies)
-    return fallback if compute == "mixed" else _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
+    if compute == "mixed":
+        return fallback
+    if compute == "int8":
+        return _int8_rows(fallback)
+    primary = build_device_table(devices, compute, efficiencies)
+    return primary if strict else _choose_rows(primary, fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
                   efficiencies: tuple[Efficiencies, ...] | None = None) -> DeviceTable:
     """Device rates for serving in ``weights``: at the format's compute precision where the device
-    has it, else at its best 16-bit precision (bf16, else fp16, else fp32: weights dequantised)."""
+    has it, else at its best 16-bit precision (bf16, else fp16, else fp32: weights dequantised); a
+    weight-and-activation format (W8A8) only at its own precision (unsupported rows elsewhere)."""
     effs = efficiencies or tuple(serving_efficiencies(d.kind) for d in devices)
-    return _serving_table(tuple(devices), weights.compute, tuple(effs))
+    return _serving_table(tuple(devices), weights.compute, tuple(effs), weights.activations)
+
+
+def table_row(table: DeviceTable, i: int) -> DeviceTable:
+    """Row ``i`` of a device table as a one-device table (no rebuild: the same figures)."""
+    values = {}
+    for f in fields(DeviceTable):
+        value = getattr(table, f.name)
+        values[f.name] = (value[i],) if isinstance(value, tuple) else value[i:i + 1]
+    return DeviceTable(**values)
 
 
 # --- Evaluation ----------------------------------------------------------------------------------
@@ -233,6 +264,12 @@ class ServingCase:
     prompt_len: int
     output_len: int
     split: str = "tensor"  # "tensor": tensor parallel over the devices; "layer": layers in turn (llama.cpp)
+    gpu_layers: int | None = None  # layers on the devices, the rest on the host CPU (llama.cpp -ngl); None: all
+
+    @property
+    def gpu_share(self) -> float:
+        """The share of the layers on the devices (1: no offload)."""
+        return 1.0 if self.gpu_layers is None else min(self.gpu_layers / self.arch.layers, 1.0)
 
     @property
     def context(self) -> int:
@@ -256,9 +293,12 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
 
 
 def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, count: np.ndarray,
-                     batch: np.ndarray) -> ServingArrays:
+                     batch: np.ndarray, host: DeviceTable | None = None) -> ServingArrays:
     """Times and memory of serving ``case`` on every (device, count, batch); ``count`` devices
-    run tensor parallel."""
+    run tensor parallel (or a layer split). With ``case.gpu_layers`` below the model's layers, the
+    rest run on ``host`` (one CPU row, :mod:`sizer.inference.offload`): their weights read from host
+    memory and their FLOP on its cores, so each pass takes the devices' share plus the host's, and
+    device memory holds only the devices' layers and their KV cache."""
     check_servable(case.arch)
     arch = case.arch
     d = np.asarray(device, dtype=np.int64)
@@ -283,10 +323,28 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     step = step_seconds(decode.table, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
                         shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
 
-    weights = arch.params_total() * stored[0] / count
+    share = case.gpu_share
+    prefill_seconds, decode_seconds = first.step, step.step
+    decode_compute, decode_memory = step.compute, step.memory
+    if share < 1.0:
+        if host is None:
+            raise ValueError("offloaded layers need the host's table")
+        # the host CPU runs its layers alone (one device, no split); the same layer tables and bytes
+        on_host = Configs.of(np.zeros(len(d), dtype=np.int64), 1.0, batch, 1, 0, tp=1.0)
+        host_first = step_seconds(prefill.table, host, on_host, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
+                                  shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=case.prompt_len))
+        host_step = step_seconds(decode.table, host, on_host, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
+                                 shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
+        prefill_seconds = share * first.step + (1 - share) * host_first.step + host.step_overhead[0]
+        decode_seconds = share * step.step + (1 - share) * host_step.step + host.step_overhead[0]
+        decode_compute = share * step.compute + (1 - share) * host_step.compute
+        decode_memory = share * step.memory + (1 - share) * host_step.memory
+        overhead = overhead * (share > 0)
+
+    weights = arch.params_total() * stored[0] / count * share
     kv_token = (np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t)) for t in count]) if not layer_split
                 else kv_cache_bytes_per_token(arch, case.kv_bytes) / count)
-    kv_sequence = kv_token * case.context
+    kv_sequence = kv_token * case.context * share  # the host holds its layers' KV cache (llama.cpp)
     scale = table.storage_scale[d]
     logits = arch.vocab * LOGIT_BYTES
     chunk = np.minimum(batch * case.prompt_len, PREFILL_CHUNK_TOKENS)
@@ -297,8 +355,8 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     free = memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count
     with np.errstate(divide="ignore", invalid="ignore"):
         max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits))
-    return ServingArrays(prefill_seconds=first.step + overhead, decode_seconds=step.step + overhead,
-                         decode_compute=step.compute, decode_memory=step.memory, weights=weights,
+    return ServingArrays(prefill_seconds=prefill_seconds + overhead, decode_seconds=decode_seconds + overhead,
+                         decode_compute=decode_compute, decode_memory=decode_memory, weights=weights,
                          kv_cache=kv_sequence * batch, activations=activations, reserve=reserve,
                          fits=used <= memory, max_batch=max_batch)
 
@@ -314,12 +372,12 @@ def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndar
 
 
 def compute_bound_batch(case: ServingCase, table: DeviceTable, device: int, count: int,
-                        largest: int = 65536) -> int | None:
+                        largest: int = 65536, host: DeviceTable | None = None) -> int | None:
     """The smallest batch (on a grid 4 % apart) at which a decode step is more compute- than
     memory-bound; None if it stays memory-bound up to ``largest`` (long contexts: KV reads grow with
     the batch as fast as the FLOP)."""
     grid = np.unique(np.round(np.geomspace(1, largest, 280)))
-    arrays = evaluate_serving(case, table, np.full(len(grid), device), np.full(len(grid), count), grid)
+    arrays = evaluate_serving(case, table, np.full(len(grid), device), np.full(len(grid), count), grid, host)
     turned = np.flatnonzero(arrays.decode_compute > arrays.decode_memory)
     return int(grid[turned[0]]) if len(turned) else None
 

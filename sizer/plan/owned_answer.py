@@ -4,8 +4,10 @@ does not (:mod:`sizer.plan.suggestions`). The hardware is parsed and evaluated i
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
+from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import (Outcome, Owned, evaluate_serving, evaluate_training, parse_have,  # noqa: F401
                               training_fields)
@@ -98,7 +100,17 @@ def answer_inference(request, catalog: Catalog) -> OwnedResult:
     fields.pop("count", None)
     options, workload = [], ""
     for have in owned:
-        outcome = evaluate_serving(fields, have.device, have.count, catalog)
+        refused = None
+        try:
+            outcome = evaluate_serving(fields, have.device, have.count, catalog)
+        except InputError as error:
+            if error.field != "weights":
+                raise
+            # a W8A8 format this device has no peak for: sized as the weight-only format of the same bytes,
+            # shown as not serving, with the changes that would
+            refused = error.message
+            outcome = dataclasses.replace(evaluate_serving({**fields, "weights": "int8"}, have.device, have.count, catalog),
+                                          fits=False)
         result = outcome.result
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
         suggestions = [] if outcome.fits else serving_suggestions(fields, have, catalog, outcome)
@@ -109,7 +121,7 @@ def answer_inference(request, catalog: Catalog) -> OwnedResult:
                     "largest_batch": result.max_batch},
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             decode_tokens_per_s=outcome.decode_tokens_per_s if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
-            verdict=_verdict(outcome, None, suggestions), suggestions=suggestions))
+            verdict=_verdict(outcome, None, suggestions, refused), suggestions=suggestions))
     return OwnedResult(task="inference", workload=workload, options=options, assumptions=_assumptions(owned, "inference"))
 
 
@@ -120,10 +132,11 @@ def _training_layout(result) -> dict[str, Any]:
     return {"zero": result.zero, "recompute": result.recompute, "micro_batch": result.micro_batch}
 
 
-def _verdict(outcome: Outcome, meets: bool | None, suggestions: list[Suggestion]) -> str:
+def _verdict(outcome: Outcome, meets: bool | None, suggestions: list[Suggestion], refused: str | None = None) -> str:
     if outcome.fits and meets is not False:
         return "fits" + (" and meets the deadline" if meets else "")
-    problem = "misses the deadline" if outcome.fits else "does NOT fit"
+    problem = ("misses the deadline" if outcome.fits else "does NOT fit" if refused is None else
+               f"cannot run these weights ({refused})")
     if suggestions:
         return f"{problem}; {len(suggestions)} change(s) below would work"
     return f"{problem}; no single change sizer tries makes it work"

@@ -149,6 +149,29 @@ SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
 SERVING_KV = ("fp8", "int8")
 
 
+def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, dict] | None:
+    """The most layers that fit on a GPU with separate host memory, the rest offloaded to the CPU (llama.cpp -ngl):
+    device memory of the weights and KV cache scales with the layers kept, activations and reserve do not."""
+    if result is None or have.device.kind == "cpu" or have.device.unified_memory or fields.get("rate") or fields.get("users"):
+        return None
+    from sizer.workloads.registry import find_model
+
+    scaled = result.weights_memory.value + result.kv_cache_memory.value
+    room = result.device_memory.value - result.activations_memory.value - result.reserve_memory.value
+    try:
+        layers = find_model(result.model).layers if fields.get("model") else None
+    except (SizerError, KeyError, LookupError):  # a model given as a config file: its layers are not looked up again
+        layers = None
+    if layers is None or scaled <= 0 or room <= 0:
+        return None
+    share = (fields.get("gpu_layers") or layers) / layers
+    keep = min(math.floor(layers * room / (scaled / share)), layers - 1)
+    if keep < 1:
+        return None
+    return (f"keep {keep} of {layers} layers on the GPU, the rest in host memory on the CPU (llama.cpp --n-gpu-layers)",
+            {"gpu_layers": keep})
+
+
 def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
     """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
     batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first."""
@@ -166,6 +189,9 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
         largest = max(1, int(result.max_batch))
         if largest < result.batch:
             changes.append((f"serve {largest} sequence(s) at once instead of {result.batch}", {"batch": largest}))
+    offload = _offload_change(fields, have, result)
+    if offload is not None:
+        changes.append(offload)
     prompt = int(fields.get("prompt_len", 1024))
     if prompt > 512:
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))

@@ -128,3 +128,12 @@ def test_serving_held_out_accuracy_is_no_worse_than_its_guards():
         median, n = bench.median_abs(rows, "held-out", kind)
         assert n == {"throughput": 12, "max rate": 8}[kind] and median <= limit, (kind, median, limit)
     assert bench.median_abs(rows, "held-out", "max rate")[0] <= MAX_RATE_TARGET
+
+
+def test_under_load_total_tokens_count_prompt_and_output():
+    # contract item 3: output and total tokens/s; at a steady load each request brings its prompt and its answer
+    r = estimate_inference(InferenceRequest(model="llama-2-7b", device="H100 SXM", weights="fp16", rate=2,
+                                            prompt_len=1000, output_len=250))
+    out, total = r.output_tokens_per_s.value, r.prompt_and_output_tokens_per_s.value
+    assert total == pytest.approx(out * (1000 + 250) / 250, rel=0.02)
+    assert total == pytest.approx(2 * (1000 + 250), rel=0.1)

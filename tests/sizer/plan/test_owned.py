@@ -121,3 +121,12 @@ def test_memory_on_several_devices_shards_before_it_gives_up_weights(catalog):
     assert option.fits and option.method == "full" and option.layout["zero"] == 3
     direct = facade.estimate_memory(facade.MemoryRequest(model="llama-3-8b", device="H100 SXM", count=8, zero=3), catalog)
     assert direct.fits and option.memory_per_device == (direct.required_with_headroom or direct.total)
+
+
+def test_serving_fp8_on_owned_hardware_without_the_peak_says_so(catalog):
+    # issue 16: W8A8 FP8 needs an FP8 peak; an A100 has none, so it cannot run fp8 and says which change would serve
+    result = facade.answer_owned(facade.InferenceRequest(model="llama-2-7b", weights="fp8", have=["1x A100 80GB SXM"]),
+                                 catalog)
+    option = result.options[0]
+    assert not option.fits and "cannot run these weights" in option.verdict and "fp8 peak" in option.verdict
+    assert any(s.apply.get("weights") in ("int8", "awq-int4-g128", "q4_k_m") for s in option.suggestions)

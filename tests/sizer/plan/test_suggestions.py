@@ -83,3 +83,20 @@ def test_serving_suggestions_each_fit(catalog):
 def test_a_job_that_fits_has_no_suggestions(catalog):
     result = facade.estimate_time(facade.TimeRequest(model="llama-3-8b", tokens=1e8, device="H100 SXM", count=8), catalog)
     assert result.fits and result.suggestions == []
+
+
+def test_serving_that_does_not_fit_suggests_offloading_layers_to_the_host():
+    # issue 16: 70B at q4_k_m (~42 GB) on one 24 GB RTX 4090: llama.cpp keeps part of the layers on the GPU
+    from sizer import facade
+
+    result = facade.answer_owned(facade.InferenceRequest(model="llama-2-70b", weights="q4_k_m", have=["1x RTX 4090"]))
+    offload = next(s for s in result.options[0].suggestions if "gpu_layers" in s.apply)
+    assert offload.fits and 0 < offload.apply["gpu_layers"] < 80
+    assert offload.memory_per_device.value <= offload.device_memory.value
+    # one more layer would not fit: the suggestion keeps the most that do
+    more = facade.estimate_inference(facade.InferenceRequest(model="llama-2-70b", weights="q4_k_m", device="RTX 4090",
+                                                             gpu_layers=offload.apply["gpu_layers"] + 1), suggest=False)
+    assert not more.fits
+    unified = facade.answer_owned(facade.InferenceRequest(model="llama-2-70b", weights="fp16", have=["1x M2 Max"]))
+    assert not unified.options[0].fits  # 140 GB of weights in 96 GB of unified memory: no host memory to offload to
+    assert not any("gpu_layers" in s.apply for s in unified.options[0].suggestions)

@@ -1,0 +1,245 @@
+"""`sizer recommend --inference` under load: device x weight format x KV format x devices per replica x
+replicas, ranked by cost per million output tokens (or the objective).
+
+The search screens every point with the one engine first (no simulation): a lone request's own
+prefill and decode step bound the time to first token and per output token from below, and the
+saturated batch (the scheduler's slots or the KV cache, whichever is fewer) gives the requests/s a
+replica can at most serve, hence the fewest replicas the load needs. Per device the points are
+tried in order of that estimate: the best is simulated under continuous batching at its share of
+the load (:func:`sizer.inference.simulate.simulate`) and given replicas until its percentiles meet
+the SLOs. The leading rows then get the full capacity search (bisection over simulations,
+:func:`sizer.inference.capacity.serve_load`); the others report the share of the load they were
+shown to meet. A user-given weight or KV format pins that dimension.
+
+References
+----------
+docs/references.md [agrawal2024vidur].
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sizer.errors import InputError
+from sizer.hardware.catalog import Catalog
+from sizer.inference.capacity import serve_load
+from sizer.inference.estimate import speed_spread
+from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
+from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
+from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, simulate
+from sizer.inference.traffic import Load
+from sizer.inference.under_load import cost_out, default_split, latency_out, load_out, parse_load, price_per_hour
+from sizer.results import Assumption, QuantityOut, unit_factor
+
+# Formats searched where the request pins none: 16 bits; an 8-bit weight-and-activation format where the
+# device has its peak (FP8, else SmoothQuant int8); a 4-bit weight-only format (AWQ, vLLM's usual int4)
+SEARCH_WEIGHTS = ("bf16", "fp8", "w8a8", "awq-int4-g128")
+EIGHT_BIT = ("fp8", "w8a8")  # the first the device supports
+SEARCH_KV = ("fp16", "fp8")
+SEARCH_REQUESTS = 200  # simulated requests per point: capacity to within a few per cent
+SEARCH_STEPS = 6  # bisection halvings for the leading rows
+FULL_SEARCH_ROWS = 3  # leading rows whose capacity is bisected
+CANDIDATES_PER_DEVICE = 2  # screened points simulated per device before it is rejected
+REPLICA_TRIES = 3  # replicas added (the worst percentile over its limit times, 1.25-4) when a share misses the SLOs
+MIN_GROWTH, MAX_GROWTH = 1.25, 4.0
+SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within the SLOs
+
+
+def _formats(request) -> tuple[list[WeightFormat], list[str]]:
+    weights = [weight_format(request.weights)] if request.weights else [weight_format(w) for w in SEARCH_WEIGHTS]
+    kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
+    for kv in kvs:
+        kv_cache_bytes_per_value(kv)
+    return weights, kvs
+
+
+def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name):
+    """Per (device, count) of one format pair: fits and lone bounds met, estimated replicas and saturated rate."""
+    split = default_split(request, fmt)
+    mean_prompt, mean_output = lengths.mean()
+    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), max(1, round(mean_prompt)), max(1, round(mean_output)), split)
+    table = serving_table(devices, fmt)
+    n = len(devices)
+    d = np.repeat(np.arange(n), len(counts))
+    c = np.tile(np.asarray(counts, dtype=float), n)
+    lone = evaluate_serving(case, table, d, c, np.ones(len(d)))
+    slots = np.clip(np.minimum(request.max_running or DEFAULT_MAX_BATCH, lone.max_batch), 1, None)
+    busy = evaluate_serving(case, table, d, c, slots)
+    sat_rate = total_tokens_per_second(slots, case.output_len, busy.prefill_seconds, busy.decode_seconds) / case.output_len
+    ok = lone.fits & table.supported[d] & (lone.max_batch >= 1)
+    why = np.where(~table.supported[d], "format", np.where(~ok, "fit", ""))
+    if slo.ttft is not None:
+        slow = ok & (lone.prefill_seconds > slo.ttft)
+        why, ok = np.where(slow, "slow", why), ok & ~slow
+    if slo.tpot is not None:
+        slow = ok & (lone.decode_seconds > slo.tpot)
+        why, ok = np.where(slow, "slow", why), ok & ~slow
+    with np.errstate(divide="ignore", invalid="ignore"):
+        replicas = (np.ceil(load.rate / (sat_rate * SCREEN_HEADROOM)) if load.rate is not None
+                    else np.ceil(load.users / slots))
+    replicas = np.where(ok, np.maximum(replicas, 1), np.inf)
+    return dict(table=table, case=case, split=split, d=d, c=c, ok=ok, why=why, replicas=replicas, sat_rate=sat_rate, lone=lone,
+                memory=lone.memory, device_memory=table.memory[d], kv=kv_name)
+
+
+def _growth(run, slo) -> float:
+    """How many times the replicas to try next after a miss: the worst percentile over its limit, 1.25 to 4."""
+    if not run.complete or not slo.any:
+        return MAX_GROWTH
+    worst = max(run.percentile(name, slo.percentile) / limit
+                for name, limit in (("ttft", slo.ttft), ("tpot", slo.tpot), ("e2e", slo.e2e)) if limit is not None)
+    return min(max(worst, MIN_GROWTH), MAX_GROWTH)
+
+
+def _share(load: Load, replicas: int) -> Load:
+    return (Load(rate=load.rate / replicas) if load.rate is not None else
+            Load(users=math.ceil(load.users / replicas), think_time=load.think_time))
+
+
+def _key(objective, hourly, count, replicas, per_million, e2e, rate_per_replica):
+    return {"cost": (per_million is None, per_million or 0.0, hourly is None, count * replicas),
+            "latency": (e2e, count * replicas),
+            "throughput": (-rate_per_replica / count, count * replicas)}[objective]
+
+
+def recommend_under_load(request, catalog: Catalog, arch, notes):
+    """Per device, the formats, count and replicas that serve the load within the SLOs, best by the objective."""
+    from sizer.inference.deployments import InferenceRecommendResult, LoadOption, RejectedOption, unsupported_reason
+
+    load, lengths, slo = parse_load(request)
+    devices = tuple(d for d in catalog if d.kind in request.kinds)
+    if not devices:
+        raise InputError("kinds", request.kinds, "kinds of device the catalog has")
+    weights, kvs = _formats(request)
+    pinned = request.weights is not None
+    screens = []
+    for fmt in weights:
+        limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
+        counts = [int(x) for x in np.exp2(np.arange(int(np.log2(request.max_devices)) + 1)) if x <= limit]
+        for kv_name in kvs:
+            screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name)))
+    budget = request.token_budget or DEFAULT_TOKEN_BUDGET
+    running = request.max_running or DEFAULT_MAX_BATCH
+    options, rejected = [], []
+    for i, device in enumerate(devices):
+        hourly, basis, _ = price_per_hour(device)
+        eight = next((f for f in EIGHT_BIT if any(fmt.name == f and s["ok"][s["d"] == i].any() for fmt, s in screens)), None)
+        points, reasons = [], set()
+        for fmt, s in screens:
+            if not pinned and fmt.name in EIGHT_BIT and fmt.name != eight:
+                continue  # one 8-bit format per device: FP8 where it has the peak, else int8
+            for r in np.flatnonzero(s["d"] == i):
+                if not s["ok"][r]:
+                    reasons.add(str(s["why"][r]))
+                    continue
+                count, reps = int(s["c"][r]), int(s["replicas"][r])
+                lone_e2e = float(s["lone"].prefill_seconds[r] + (s["case"].output_len - 1) * s["lone"].decode_seconds[r])
+                price = hourly * count * reps if hourly is not None else None
+                points.append((_key(request.objective, hourly, count, reps, price, lone_e2e, float(s["sat_rate"][r])),
+                               fmt, s, r))
+        points.sort(key=lambda p: p[0])
+        chosen, why = None, None
+        for _, fmt, s, r in points[:CANDIDATES_PER_DEVICE]:
+            count = int(s["c"][r])
+            replica = Replica(arch, fmt, kv_cache_bytes_per_value(s["kv"]), table_row(s["table"], i), 0, count,
+                              s["split"], running, budget, request.prefix_cache_hit)
+            reps = int(s["replicas"][r])
+            for _ in range(REPLICA_TRIES):
+                if reps > request.max_replicas:
+                    why = f"needs more than {request.max_replicas} replicas (max_replicas)"
+                    break
+                share = _share(load, reps)
+                run = simulate(replica, share, lengths, max(SEARCH_REQUESTS, 3 * (share.users or 0)))
+                if (slo.met(run) if slo.any else run.complete) and len(run.ttft):
+                    chosen = (fmt, s, r, replica, reps, run)
+                    break
+                lat = latency_out(run)
+                why = (f"misses the SLOs at {reps} replica(s) of {count}" + ("" if lat is None else
+                       f": p{slo.percentile:g} time to first token {lat.ttft.p99:.3g} ms"
+                       + (f", per output token {lat.tpot.p99:.3g} ms" if lat.tpot else "")))
+                reps = max(reps + 1, math.ceil(reps * _growth(run, slo)))
+            if chosen:
+                break
+        if chosen is None:
+            reason = why or ((unsupported_reason(weights[0]) if pinned else "no searched format computes on it")
+                             if reasons == {"format"} else
+                             "too slow even for a lone request" if "slow" in reasons else
+                             "does not fit in any format searched" if "fit" in reasons or not reasons else "no point serves")
+            rejected.append(RejectedOption(device=device.id, name=device.name, reason=reason))
+            continue
+        options.append(_option(request, device, hourly, basis, *chosen, searched=False, load=load))
+    options.sort(key=lambda o: o["key"])
+    # the leading rows: the capacity itself (bisection) and the replicas it implies, until the lead is searched
+    for _ in range(2 * FULL_SEARCH_ROWS):
+        todo = [o for o in options[:FULL_SEARCH_ROWS] if not o.get("tried")]
+        if not todo:
+            break
+        for o in todo:
+            o["tried"] = True
+            answer = serve_load(o["replica"], load, lengths, slo, requests=SEARCH_REQUESTS, steps=SEARCH_STEPS)
+            if (answer.replicas is not None and answer.slo_met and answer.replicas <= request.max_replicas
+                    and len(answer.run.ttft)):
+                o.update(_option(request, o["device"], o["hourly"], o["basis"], o["fmt"], o["screen"], o["r"],
+                                 o["replica"], answer.replicas, answer.run, searched=True, load=load, answer=answer))
+        options.sort(key=lambda o: o["key"])
+    s = speed_spread()
+    ranked = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
+        cost_out(o["per_million"], o["basis"], s) if o["per_million"] is not None else None)})
+        for rank, o in enumerate(options, start=1)]
+    slo_text = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in (("TTFT", slo.ttft), ("TPOT", slo.tpot), ("E2E", slo.e2e))
+                         if v is not None) or "none (capacity = saturated throughput)"
+    searched_formats = (f"weights {', '.join(f.name for f in weights)}" + (" (given)" if pinned else
+                        " (fp8 where the device has an FP8 peak, else w8a8 where it has an int8 peak)")
+                        + f"; KV cache {', '.join(kvs)}" + (" (given)" if request.kv_cache else ""))
+    assumptions = [*notes,
+                   Assumption(name="formats", value=searched_formats, source="; ".join(dict.fromkeys(f.source for f in weights))),
+                   Assumption(name="load", value=f"{load.label}; {lengths.label}", source=lengths.source),
+                   Assumption(name="SLOs", value=f"{slo_text} at p{slo.percentile:g}", source="given"),
+                   Assumption(name="search", value=f"device x format x 1, 2, 4 ... {request.max_devices} devices per replica "
+                              "screened by the engine (a lone request's prefill and decode step against the SLOs; the "
+                              "saturated batch's requests/s for the replicas); per device the "
+                              f"{CANDIDATES_PER_DEVICE} best by {request.objective} simulated ({SEARCH_REQUESTS} requests) "
+                              f"at their share of the load, replicas added until the SLOs hold; the leading "
+                              f"{FULL_SEARCH_ROWS} rows' capacity bisected (capacity_searched), the others' "
+                              "max_request_rate is the share they were shown to meet (a lower bound) and their "
+                              "utilisation the load over the engine's saturated rate",
+                              source="docs/references.md [agrawal2024vidur]"),
+                   Assumption(name="price", value="rent where the catalog has one (price_basis 'rent'), else the "
+                              "amortised purchase (price_basis 'buy'), ranked together by cost per million tokens; "
+                              "devices without either come last", source="sizer.formulas.tco.hourly_price"),
+                   Assumption(name="range", value=f"cost {1 / s['high']:.3g}-{1 / s['low']:.3g} x expected", source=s["source"])]
+    weights_label = weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights)
+    first = screens[0][1]["case"]
+    return InferenceRecommendResult(task="inference", model=arch.name, weights=weights_label, prompt_len=first.prompt_len,
+                                    output_len=first.output_len, ranked=ranked, rejected=rejected, assumptions=assumptions,
+                                    objective=request.objective, scenario="load", load=load_out(load, lengths))
+
+
+def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *, searched, load, answer=None) -> dict:
+    """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
+    count = int(s["c"][r])
+    out_rate = run.output_tokens_per_s * replicas
+    per_million = (hourly * count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6
+                   if hourly is not None and out_rate > 0 else None)
+    lat = latency_out(run)
+    share = _share(load, replicas)
+    shown_rate = share.rate if share.rate is not None else run.request_rate
+    rate = answer.max_request_rate if answer is not None else shown_rate
+    if answer is not None:
+        utilisation = answer.utilisation if math.isfinite(answer.utilisation) else 0.0
+    else:
+        utilisation = min(float(shown_rate / s["sat_rate"][r]), 1.0) if s["sat_rate"][r] > 0 else 0.0
+    row = dict(device=device.id, name=device.name, kind=device.kind, count=count,
+               tp=count if s["split"] == "tensor" else 1, pp=count if s["split"] == "layer" else 1, split=s["split"],
+               replicas=replicas, devices_total=count * replicas, weights=fmt.name, kv_cache=s["kv"],
+               max_request_rate=QuantityOut(value=float(rate), unit="1/s"), capacity_searched=searched,
+               utilisation=float(utilisation), latency=lat, output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
+               prompt_and_output_tokens_per_s=QuantityOut(value=run.total_tokens_per_s * replicas, unit="tokens/s"),
+               memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
+               device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
+               price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
+               cost_per_million_tokens=None)
+    key = _key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate))
+    return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,
+                r=r, replica=replica)

@@ -1,0 +1,86 @@
+"""CPU offload of a local runtime's layers (llama.cpp ``--n-gpu-layers``, issue 16).
+
+With ``gpu_layers`` N of a model's L layers on the devices, the other L - N run on the host CPU:
+their weights (and their KV cache) stay in host memory and are read at the host's memory
+bandwidth, their FLOP run on its cores. Every pass crosses both in turn, so its time is the
+devices' share plus the host's (:func:`sizer.inference.serving.evaluate_serving`), and device
+memory holds only the N layers. The host is a catalog CPU (its ``memory_bandwidth`` and peaks,
+each with its source); by default a desktop DDR5 host, the usual llama.cpp machine. Apple's
+unified memory has no separate host memory, so offload does not apply there.
+
+>>> from sizer.hardware.catalog import load_catalog
+>>> from sizer.inference.formats import weight_format
+>>> from sizer.workloads.registry import find_model
+>>> c = load_catalog()
+>>> table, notes = offload_host(40, None, c.find("RTX 4090"), find_model("llama-2-70b"), weight_format("q4_k_m"), c)
+>>> table.devices[0].name, notes[0].name
+('AMD Ryzen 9 7950X', 'CPU offload')
+"""
+from __future__ import annotations
+
+from sizer.engine.devices import DeviceTable
+from sizer.errors import DeviceLookupError, InputError
+from sizer.hardware.catalog import Catalog
+from sizer.hardware.schema import Device
+from sizer.inference.formats import WeightFormat
+from sizer.inference.serving import serving_table
+from sizer.results import Assumption
+from sizer.workloads.architecture import Architecture
+
+DEFAULT_HOST = "ryzen-9-7950x"  # two channels of DDR5-5200, 83.2 GB/s: a typical llama.cpp desktop
+
+
+def check_gpu_layers(gpu_layers: int | None, arch: Architecture) -> None:
+    """0 <= N <= the model's layers, or InputError naming ``gpu_layers``."""
+    if gpu_layers is not None and not 0 <= gpu_layers <= arch.layers:
+        raise InputError("gpu_layers", gpu_layers, f"0 to {arch.layers} (the layers of {arch.name})")
+
+
+def offload_refusal(device: Device, arch: Architecture) -> str | None:
+    """Why layers cannot be offloaded from ``device`` (None where they can)."""
+    if device.kind == "cpu":
+        return f"no offload on a CPU ({device.name} runs every layer already)"
+    if device.unified_memory:
+        return (f"offload does not apply to {device.name}: its unified memory is shared by CPU and GPU (there is no "
+                f"separate host memory); all {arch.layers} layers stay on it")
+    return None
+
+
+def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weights: WeightFormat,
+               catalog: Catalog) -> tuple[DeviceTable, Assumption]:
+    """The host CPU's serving table for the offloaded layers, and the note saying which host and why."""
+    try:
+        host = catalog.find(host_cpu or DEFAULT_HOST, "host_cpu")
+    except DeviceLookupError as error:
+        raise InputError("host_cpu", host_cpu, "a CPU of the catalog (sizer catalog list)") from error
+    if host.kind != "cpu":
+        raise InputError("host_cpu", host_cpu, f"a CPU of the catalog ({host.name} is a {host.kind})")
+    table = serving_table((host,), weights)
+    if not table.supported[0]:
+        raise InputError("gpu_layers", gpu_layers, f"{arch.layers}: {host.name} has no {weights.compute} peak for the "
+                                                   f"offloaded layers in {weights.name}")
+    note = Assumption(
+        name="CPU offload",
+        value=f"{gpu_layers} of {arch.layers} layers on the devices, {arch.layers - gpu_layers} on {host.name}"
+              + (" (default host; give host_cpu / --host-cpu)" if host_cpu is None else "")
+              + f": their weights and KV cache in host memory, read at its {host.memory_bandwidth.value} "
+              f"({host.memory_type}) x the CPU serving efficiency, their FLOP on its cores; a pass takes the devices' "
+              "share of the layers plus the host's (embeddings and head split alike; the activations' hop over PCIe "
+              "neglected; llama.cpp may stream large prompt batches to the GPU instead, then prefill is faster)",
+        source=f"llama.cpp --n-gpu-layers; host memory bandwidth: {host.memory_bandwidth.source}")
+    return table, note
+
+
+def offload_host(gpu_layers: int | None, host_cpu: str | None, device: Device, arch: Architecture, weights: WeightFormat,
+                 catalog: Catalog) -> tuple[DeviceTable | None, list[Assumption]]:
+    """The host CPU's serving table where some layers are offloaded (None where none are), and the notes saying so."""
+    check_gpu_layers(gpu_layers, arch)
+    if gpu_layers is None or gpu_layers == arch.layers:
+        if host_cpu is not None:
+            raise InputError("host_cpu", host_cpu, "gpu_layers below the model's layers as well (a host runs offloaded layers)")
+        return None, []
+    refusal = offload_refusal(device, arch)
+    if refusal is not None:
+        raise InputError("gpu_layers", gpu_layers, f"{arch.layers} or none: {refusal}")
+    table, note = host_table(gpu_layers, host_cpu, arch, weights, catalog)
+    return table, [note]
