@@ -354,6 +354,9 @@ def test_a_request_over_the_time_limit_is_503_with_a_request_id():
         response = slow.post("/v1/recommend", json={"params": 7e9, "tokens": 2e10, "optimizer": "sgd", "max_devices": 32})
         assert response.status_code == 503 and response.json()["request_id"]
         assert "max_devices" in response.json()["detail"]
+        # answered by the middleware, not a route: the headers every answer carries all the same
+        assert response.headers["x-content-type-options"] == "nosniff" and response.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
 
 
 @pytest.mark.parametrize("content", [b"{", b"[]", b'"peak"', b"null", b"\xff\xfe", b'{"device": "' + b"\\ud800" + b'"}'])
