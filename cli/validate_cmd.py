@@ -34,7 +34,7 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
         task = progress.add_task("starting", total=None)
 
         def advance(name: str, done: int, total: int) -> None:
-            progress.update(task, description=name, completed=done, total=total)
+            progress.update(task, description=output.terminal_text(name), completed=done, total=total)
 
         try:
             report = run_suite(mode, device, out, on_progress=advance)
