@@ -40,6 +40,9 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
             report = run_suite(mode, device, out, on_progress=advance)
         except ValueError as error:
             _fail(str(error))
+    for note in report["device"]["notes"]:  # e.g. efficiencies not measured on this processor
+        if note.startswith("warning: "):
+            output.warn(note.removeprefix("warning: "))
     s = report["summary"]
     pct = lambda v: "-" if v is None else f"{100 * v:.0f} %"  # noqa: E731
     output.key_values(f"Validation ({mode}) on {report['device']['name']}", [
