@@ -8,21 +8,12 @@ import uuid
 
 from starlette.exceptions import HTTPException
 
+from api.headers import security_headers
 from sizer.facade import clear_deadline, set_deadline
 from sizer.facade import EstimateTimeout
 
 log = logging.getLogger("sizer.api")
 REQUEST_ID_HEADER = b"x-request-id"
-# Sent with every answer: no MIME sniffing, no framing (clickjacking), and a content security policy
-# that lets the pages load only their own scripts, styles and API. Swagger UI and ReDoc (/docs,
-# /redoc, served by fastapi-offline) start from an inline script, so their pages allow inline code.
-_CSP = ("default-src 'self'; script-src 'self'{inline}; style-src 'self'{inline}; img-src 'self' data:; "
-        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-PAGE_CSP = _CSP.format(inline="").encode()
-DOCS_CSP = _CSP.format(inline=" 'unsafe-inline'").encode()
-DOCS_PATHS = ("/docs", "/redoc")
-SECURITY_HEADERS = ((b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
-                    (b"referrer-policy", b"no-referrer"))
 
 
 class BodyTooLarge(HTTPException):
@@ -66,14 +57,14 @@ class GuardMiddleware:
         request_id = uuid.uuid4().hex[:16]
         scope.setdefault("state", {})["request_id"] = request_id
         started = False
-        csp = DOCS_CSP if str(scope.get("path", "")).startswith(DOCS_PATHS) else PAGE_CSP
+        headers_out = security_headers(str(scope.get("path", "")))
 
         async def send_with_id(message):
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
                 message = {**message, "headers": [*message.get("headers", []), (REQUEST_ID_HEADER, request_id.encode()),
-                                                  *SECURITY_HEADERS, (b"content-security-policy", csp)]}
+                                                  *headers_out]}
             await send(message)
 
         async def answer(status: int, body: dict):

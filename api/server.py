@@ -30,6 +30,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from api.headers import raw_header_lines, security_headers
 from api.settings import Settings
 
 log = logging.getLogger("sizer.api")
@@ -83,9 +84,10 @@ def install_flood_filter(interval_s: float) -> None:
 
 
 def _raw_response(status: int, reason: str, detail: str) -> bytes:
+    """An answer written straight to the socket, before any request reaches the application (and its middleware)."""
     body = json.dumps({"detail": detail}).encode()
     head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            "connection: close\r\n\r\n").encode()
+            f"{raw_header_lines()}connection: close\r\n\r\n").encode()
     return head + body
 
 
@@ -162,6 +164,14 @@ class GuardedH11Protocol(H11Protocol):
             self._cancel_header_timer()  # the headers are in (or the connection is over)
         else:
             self._arm_header_timer()  # part of a request line or headers: the clock runs from the first byte
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 cannot parse, with the security headers every answer carries."""
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), *security_headers(), (b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                      h11.Data(data=msg.encode("ascii", "replace")), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
 
     def _arm_header_timer(self) -> None:
         if self.header_timer is None:

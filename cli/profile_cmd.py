@@ -53,7 +53,7 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
         from validation.profiler import load_factory, profile_model
 
         check_writable(out, "out")  # before minutes of profiling, not after
-        bar.update(task, description=f"building {target}", advance=1)
+        bar.update(task, description=f"building {output.terminal_text(target)}", advance=1)  # a path may hold [..]
         shape = _shape(input_shape) if input_shape else None
         try:
             factory = load_factory(target)

@@ -34,12 +34,15 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
         task = progress.add_task("starting", total=None)
 
         def advance(name: str, done: int, total: int) -> None:
-            progress.update(task, description=name, completed=done, total=total)
+            progress.update(task, description=output.terminal_text(name), completed=done, total=total)
 
         try:
             report = run_suite(mode, device, out, on_progress=advance)
         except ValueError as error:
             _fail(str(error))
+    for note in report["device"]["notes"]:  # e.g. efficiencies not measured on this processor
+        if note.startswith("warning: "):
+            output.warn(note.removeprefix("warning: "))
     s = report["summary"]
     pct = lambda v: "-" if v is None else f"{100 * v:.0f} %"  # noqa: E731
     output.key_values(f"Validation ({mode}) on {report['device']['name']}", [

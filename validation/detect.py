@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sizer.engine.constants import device_efficiencies
 from sizer.hardware.catalog import Catalog, load_catalog, match_devices
 from sizer.hardware.schema import CpuVector, Device, Interconnect, Sourced
 from sizer.units import Quantity
@@ -189,6 +190,7 @@ def describe_cpu(threads_used: int | None = None) -> DetectedDevice:
         device = with_catalog_figures(device, entry, cores)
         notes[1] = (f"memory bandwidth, SIMD units and power from the catalog entry {entry.id!r}, "
                     f"shared by the {cores} usable of its {int(entry.cores.value)} cores")
+    notes.append(efficiency_note(device))
     if threads_used is not None:
         notes.append(f"torch uses {threads_used} threads")
     return DetectedDevice(kind="cpu", torch_device="cpu", device=device, catalog_id=entry.id if entry else None,
@@ -213,16 +215,29 @@ def match_cpu(model: str, catalog: Catalog | None = None) -> tuple[Device | None
     return None, f"no catalog CPU matches the model name {model!r}: figures from the OS and assumptions"
 
 
+def efficiency_note(device: Device) -> str:
+    """Where the CPU's efficiencies come from: measured on this processor (its catalog entry's
+    ``efficiency``), or, as a warning, the generic CPU defaults that were fitted on one other VM."""
+    used = device_efficiencies(device)
+    if device.efficiency is not None:
+        return f"efficiencies {used.source}"
+    return (f"warning: efficiencies: the catalog holds none measured on this processor, so the generic CPU defaults "
+            f"are used (FP32 matrix {used.fp32_matrix:g}, vector {used.vector:g}, memory {used.memory:g} of peak, "
+            f"{used.step_overhead * 1e3:g} ms per step; {used.source}); step times may be off by tens of percent "
+            "(sizer calibrate fits this machine)")
+
+
 def with_catalog_figures(device: Device, entry: Device, cores: int) -> Device:
-    """The OS description with the catalog entry's datasheet figures: SIMD units, memory bandwidth
-    and power (the last two shared in proportion to the usable cores), and its clocks where the OS
-    reported none."""
+    """The OS description with the catalog entry's figures: SIMD units, memory bandwidth and power
+    (the last two shared in proportion to the usable cores), the efficiencies measured on it if
+    any, and its clocks where the OS reported none."""
     share = min(1.0, cores / float(entry.cores.value)) if entry.cores is not None else 1.0
     bandwidth = entry.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]") * share
     update = {"memory_bandwidth": Sourced(value=f"{bandwidth.to('GB/s').magnitude:.4g} GB/s",
                                           source=f"catalog {entry.id}: {entry.memory_bandwidth.source}, x {share:.3g} "
                                                  "(usable cores / cores)"),
-              "memory_type": entry.memory_type}
+              "memory_type": entry.memory_type,
+              "efficiency": entry.efficiency}  # measured on the processor, whatever share of it runs here
     if entry.vector is not None:
         update["vector"] = entry.vector
     if entry.tdp is not None:

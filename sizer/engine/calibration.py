@@ -24,7 +24,7 @@ from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
 from sizer.errors import InputError
 from sizer.hardware.precision import check_precision
-from sizer.engine.constants import Efficiencies, default_efficiencies
+from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.workloads.profile import Profile
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") ->
     devices = []
     for device_runs in by_device.values():
         device = device_runs[0].device
-        base = default_efficiencies(device.kind)
+        base = device_efficiencies(device)
         kernels = [_kernel_seconds(run, base) for run in device_runs]
         measured = [run.measured_step for run in device_runs]
         scale, overhead = fit_scale_and_overhead(kernels, measured)
@@ -208,7 +208,7 @@ def predict_run(run: CalibrationRun, calibration: Calibration) -> float:
     from sizer.engine.modes import calibrated_efficiencies, profile_step_seconds
 
     entry = calibration.for_device(run.device)
-    efficiency = calibrated_efficiencies(run.device, entry) if entry else default_efficiencies(run.device.kind)
+    efficiency = calibrated_efficiencies(run.device, entry) if entry else device_efficiencies(run.device)
     return profile_step_seconds(run.profile, run.device, run.precision, run.batch_size, run.optimizer, efficiency)
 
 

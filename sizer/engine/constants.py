@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sizer.errors import InputError
+from sizer.hardware.schema import Device
 
 from sizer.choices import Optimizer, parse_choice
 # Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
@@ -244,7 +245,8 @@ TRANSFORMER_GPU_EFFICIENCIES = replace(
 # 0.5/0.6 efficiencies give, 1.8-2.6 ms per step outside the kernels.
 CPU_EFFICIENCIES = Efficiencies(matrix=0.7, tf32=0.7, fp32_matrix=0.7, vector=0.7, memory=0.85, launch=2e-6,
                                 step_overhead=2e-3,
-                                source="defaults calibrated on this project's CPU validation runs (sizer/engine/constants.py)")
+                                source="generic CPU defaults, calibrated once on one 2-core AMD EPYC VM (2026-11-22, "
+                                       "validation/reports/cpu-quick-2026-11-22.md), not measured on other processors")
 
 
 def default_efficiencies(kind: str, transformer: bool = False) -> Efficiencies:
@@ -271,6 +273,39 @@ def default_efficiencies(kind: str, transformer: bool = False) -> Efficiencies:
     if kind == "cpu":
         return CPU_EFFICIENCIES
     return TRANSFORMER_GPU_EFFICIENCIES if transformer else GPU_EFFICIENCIES
+
+
+def device_efficiencies(device: Device, transformer: bool = False) -> Efficiencies:
+    """The efficiencies of one device: those measured on it where its catalog entry has them, else its kind's defaults.
+
+    A CPU's measured figures (``efficiency`` in its catalog entry, from a ``sizer validate`` report on
+    that processor) stand for it; without them every CPU gets :data:`CPU_EFFICIENCIES`, fitted on one
+    VM, and a prediction for another processor carries that VM's behaviour (issue 18: 40 % off on a
+    second VM).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device (or one described by ``validation.detect`` with its catalog entry's figures).
+    transformer : bool, default False
+        For a layer graph generated from an architecture rather than a profiled workload.
+
+    Returns
+    -------
+    Efficiencies
+        Fractions of peak per unit [1], launch and per-step overhead [s], with their source.
+
+    References
+    ----------
+    [spec-3.3], [spec-3.11]
+    """
+    measured = device.efficiency
+    base = default_efficiencies(device.kind, transformer)
+    if measured is None:
+        return base
+    return replace(base, matrix=measured.fp32_matrix, tf32=measured.fp32_matrix, fp32_matrix=measured.fp32_matrix,
+                   vector=measured.vector, memory=measured.memory, step_overhead=measured.step_overhead_s,
+                   source=f"measured on {device.id}: {measured.source}")
 
 
 # --- Serving (inference) -----------------------------------------------------------------------

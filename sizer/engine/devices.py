@@ -15,7 +15,7 @@ from sizer.choices import Precision, parse_choice
 from sizer.engine import constants
 from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
-                                    Efficiencies, Link, default_efficiencies)
+                                    Efficiencies, Link, device_efficiencies)
 from sizer.memo import keyed_cache
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
@@ -303,7 +303,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
     precision = parse_choice(Precision, precision, "precision")
     columns: dict[str, list] = {name: [] for name in DeviceTable.__dataclass_fields__ if name != "devices"}
     for i, device in enumerate(devices):
-        eff = (efficiencies[i] if efficiencies else None) or default_efficiencies(device.kind)
+        eff = (efficiencies[i] if efficiencies else None) or device_efficiencies(device)
         resolved = resolve_precision(device, precision)
         if topology is not None:
             per_node, link, network = topology_links(topology)
@@ -373,12 +373,12 @@ def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
         The requested training precision.
     transformer : bool, default False
         With the defaults of a generated transformer's layer graph
-        (:func:`~sizer.engine.constants.default_efficiencies`).
+        (:func:`~sizer.engine.constants.device_efficiencies`).
 
     Returns
     -------
     DeviceTable
         As :func:`build_device_table` gives it.
     """
-    efficiencies = tuple(default_efficiencies(d.kind, transformer) for d in devices)
+    efficiencies = tuple(device_efficiencies(d, transformer) for d in devices)
     return build_device_table(devices, precision, efficiencies)

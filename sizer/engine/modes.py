@@ -21,7 +21,7 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import Efficiencies, default_efficiencies
+from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.engine.evaluate import evaluate
 from sizer.engine.devices import build_device_table
 from sizer.errors import InputError
@@ -246,7 +246,7 @@ def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficie
     ----------
     [spec-3.11]
     """
-    base = default_efficiencies(device.kind)
+    base = device_efficiencies(device)
     scaled = base.scaled(entry.efficiency_scale, f"calibrated from {entry.runs} measured runs on {entry.device_name}")
     return Efficiencies(**{**scaled.__dict__, "step_overhead": entry.step_overhead_s})
 
@@ -320,8 +320,8 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
         batch = reference_batch_size or job.batch_size
         reference_job = job_from_profile_like(job, batch)
         _, factor = reference_efficiencies(reference_job, reference_device, throughput,
-                                           default_efficiencies(reference_device.kind))
-        efficiency = carried_over(default_efficiencies(device.kind, job.arch is not None), factor,
+                                           device_efficiencies(reference_device))
+        efficiency = carried_over(device_efficiencies(device, job.arch is not None), factor,
                                   f"default efficiencies scaled by {factor:.3g}^{REFERENCE_WEIGHT:g}: {throughput:.4g}/s measured "
                                   f"on {reference_device.name} at batch {batch:g} ran {factor:.3g}x the model's time")
         note = Assumption(name="reference", value=f"{throughput:.4g} {job.sample_word}/s on {reference_device.name}, batch {batch:g}",
@@ -336,8 +336,8 @@ def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | N
             return calibrated_efficiencies(device, entry), Mode.CALIBRATED, [note]
         note = Assumption(name="calibration", value=f"none for {device.name}; datasheet defaults used",
                           source=f"calibration of {calibration.created} covers {', '.join(d.device_name for d in calibration.devices)}")
-        return default_efficiencies(device.kind, job.arch is not None), Mode.DATASHEET, [note]
-    return default_efficiencies(device.kind, job.arch is not None), Mode.DATASHEET, []
+        return device_efficiencies(device, job.arch is not None), Mode.DATASHEET, [note]
+    return device_efficiencies(device, job.arch is not None), Mode.DATASHEET, []
 
 
 def job_from_profile_like(job: Job, batch_size: float) -> Job:

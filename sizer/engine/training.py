@@ -13,7 +13,7 @@ import numpy as np
 from sizer.hardware.schema import Device
 from sizer.choices import Mode
 from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
-                                    default_efficiencies)
+                                    device_efficiencies)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
@@ -449,7 +449,7 @@ def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | Non
         raise InputError("offload", offload, f"a device with memory of its own; {device.name} has {what}, so "
                                              "offloading frees nothing (leave --offload out)")
     if efficiency is None:
-        efficiency = default_efficiencies(device.kind, job.arch is not None)
+        efficiency = device_efficiencies(device, job.arch is not None)
     table = build_device_table((device,), job.precision, (efficiency,), topology)
     if not table.supported[0]:
         from sizer.formulas.peaks import supported_precisions

@@ -89,6 +89,20 @@ class CpuVector(Strict):
     note: str | None = None
 
 
+class MeasuredEfficiency(Strict):
+    """Fractions of this device's datasheet rates that training kernels reached in measured runs
+    (a CPU's ``sizer validate`` report, fitted by ``sizer calibrate``), used in place of the defaults
+    of its kind. ``source`` names the report: a figure measured on one machine, never a guess."""
+
+    fp32_matrix: float = Field(gt=0, le=1)  # of the FP32 SIMD peak, in matrix layers [1]
+    vector: float = Field(gt=0, le=1)  # of the FP32 SIMD peak, in every other layer [1]
+    memory: float = Field(gt=0, le=1)  # of the memory bandwidth [1]
+    step_overhead_s: float = Field(ge=0, le=1)  # per optimizer step, outside the kernels [s]
+    source: str
+    verified: bool = False
+    note: str | None = None
+
+
 class Device(Strict):
     """One GPU, CPU or accelerator, every figure with its source."""
 
@@ -126,6 +140,7 @@ class Device(Strict):
     memory_bandwidth: Sourced
     tdp: Sourced | None = None  # None where the vendor publishes no power figure (recent TPUs, Apple GPUs)
     interconnect: Interconnect | None = None
+    efficiency: MeasuredEfficiency | None = None  # measured on this device; else its kind's defaults
     purchase_price: Price | None = None
     cloud_prices: list[CloudPrice] = []
     notes: str | None = None
@@ -263,6 +278,7 @@ def _figures(raw: dict) -> list[tuple[str, object, str | None, str | None]]:
     if isinstance(prices, list):
         figures += [(f"cloud_prices[{i}]", price, "[currency] / [time]", None) for i, price in enumerate(prices)]
     figures.append(("vector", raw.get("vector"), None, None))
+    figures.append(("efficiency", raw.get("efficiency"), None, None))
     return [f for f in figures if isinstance(f[1], dict)]
 
 
@@ -284,5 +300,6 @@ def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
     return problems
 
 
-__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "NetworksFile", "System",
+__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "MeasuredEfficiency",
+           "NetworksFile", "System",
            "PRECISIONS", "Precision", "Price", "Sourced", "figure_problems"]

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.engine.constants import default_efficiencies
+from sizer.engine.constants import device_efficiencies
 from sizer.engine.evaluate import range_factors, workload_kind
 from sizer.engine.devices import build_device_table
 from sizer.engine.search import search
@@ -113,7 +113,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     device = catalog.find(require_device(request))
     job = resolve_job(request)
     table = build_device_table((device,), job.precision,
-                               (default_efficiencies(device.kind, job.arch is not None),))
+                               (device_efficiencies(device, job.arch is not None),))
     if not table.supported[0]:
         raise InputError("precision", request.precision,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")

@@ -54,9 +54,11 @@ def test_peak_takes_clock_as_string_or_value_and_unit(client, clock):
 @pytest.mark.parametrize("clock", ["10**10**10 Hz", "1e400 GHz", "nan GHz", "inf GHz", "-1.5 GHz", "5 m", "x" * 5000,
                                    "1 GHz GHz", {"value": 1.5}, {"value": "1", "unit": "GHz"}, True, [1, 2]])
 def test_peak_refuses_bad_clocks_fast_with_the_field_named(client, clock):
-    started = time.perf_counter()
+    # CPU time of this process (the app runs in its threads), not wall-clock time: a loaded machine
+    # stretches the second, a bomb ("10**10**10") the first
+    started = time.process_time()
     response = client.post("/v1/peak", json={"cores": 3840, "clock": clock})
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5
     field_error(response, "clock")
 
 
@@ -205,9 +207,12 @@ def test_complexity(client):
 
 
 def test_complexity_refuses_too_many_neurons_at_once(client):
-    started = time.perf_counter()
+    # Timed in CPU seconds after a first question has loaded the route's modules: wall-clock time on a
+    # loaded 2-core machine (and the first use's imports) passed 0.5 s with nothing wrong
+    assert client.post("/v1/complexity", json={"layers": [75, 512, 10]}).status_code == 200
+    started = time.process_time()
     response = client.post("/v1/complexity", json={"layers": [1e12, 1e12]})
-    assert response.status_code == 422 and time.perf_counter() - started < 0.5
+    assert response.status_code == 422 and time.process_time() - started < 0.5
 
 
 # --- recommendation ---------------------------------------------------------------------------
@@ -354,6 +359,9 @@ def test_a_request_over_the_time_limit_is_503_with_a_request_id():
         response = slow.post("/v1/recommend", json={"params": 7e9, "tokens": 2e10, "optimizer": "sgd", "max_devices": 32})
         assert response.status_code == 503 and response.json()["request_id"]
         assert "max_devices" in response.json()["detail"]
+        # answered by the middleware, not a route: the headers every answer carries all the same
+        assert response.headers["x-content-type-options"] == "nosniff" and response.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
 
 
 @pytest.mark.parametrize("content", [b"{", b"[]", b'"peak"', b"null", b"\xff\xfe", b'{"device": "' + b"\\ud800" + b'"}'])
@@ -466,8 +474,8 @@ def test_workload_names_are_taken_as_the_command_line_takes_them(client, cli):
 def test_huge_parameter_counts_are_refused_before_a_graph_is_built(client, path, body):
     # issue 18: a 70-byte body built an unbounded layer graph (503 at 20 s, 5.8 GB); 1e19 to /v1/compute
     # cost 7 CPU-s and 700 MB per distinct value
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds of this process and the app's threads: load does not stretch them
     response = client.post(path, json=body)
     assert response.status_code == 422, (path, response.status_code, response.text[:300])
     assert "params" in str(response.json()["detail"])
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2

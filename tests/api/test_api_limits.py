@@ -41,6 +41,13 @@ def _read_all(sock: socket.socket) -> bytes:
     return data
 
 
+def _security_headers_in(answer: bytes) -> bool:
+    """The answer's head carries the headers the pages send (issue 18: raw 503/408 answers had none)."""
+    head = answer.split(b"\r\n\r\n", 1)[0].lower()
+    return all(line in head for line in (b"\r\nx-content-type-options: nosniff", b"\r\nx-frame-options: deny",
+                                         b"\r\ncontent-security-policy: default-src 'self';", b"frame-ancestors 'none'"))
+
+
 def _healthy(port: int) -> bool:
     try:
         with _connect(port, timeout=2) as sock:
@@ -81,6 +88,7 @@ def test_a_slow_body_is_answered_408_not_503(server):
         answer = _read_all(sock)
     assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     assert b"did not arrive within 1 s" in answer
+    assert _security_headers_in(answer), answer[:600]
     assert time.monotonic() - started < 8  # not the 20 s request time-out
 
 
@@ -92,7 +100,18 @@ def test_headers_that_never_complete_are_answered_408_and_closed(server):
         answers = _read_all(idle), _read_all(slow)
     for answer in answers:
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert _security_headers_in(answer), answer[:600]
     assert time.monotonic() - started < 8
+    assert _healthy(port)
+
+
+def test_a_request_line_h11_cannot_parse_is_answered_400_with_the_security_headers(server):
+    port, _ = server
+    with _connect(port, timeout=10) as sock:
+        sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert _security_headers_in(answer), answer[:600]
     assert _healthy(port)
 
 
@@ -115,6 +134,7 @@ def test_connections_beyond_the_limit_are_refused_quickly_and_logged_once(server
             assert answer.startswith(b"HTTP/1.1 503") or b"ConnectionReset" in answer or b"BrokenPipe" in answer, answer[:200]
             assert seconds < 2  # answered at once, not after the header time-out
         assert any(a.startswith(b"HTTP/1.1 503") for a, _ in answers)
+        assert all(_security_headers_in(a) for a, _ in answers if a.startswith(b"HTTP/1.1 503")), answers[0][0][:600]
         time.sleep(0.3)
         log = log_path.read_bytes()
         grown = log.count(b"\n") - before
@@ -163,6 +183,7 @@ def test_one_client_holding_connections_does_not_lock_others_out(tmp_path):
             sock.settimeout(2)
             refused.append(_read_all(sock))
         assert all(answer.startswith(b"HTTP/1.1 503") and b"this address" in answer for answer in refused), refused
+        assert all(_security_headers_in(answer) for answer in refused), refused
         assert _healthy(port)  # another address still gets in
         for sock in greedy:
             sock.close()

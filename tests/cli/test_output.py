@@ -192,3 +192,22 @@ def test_catalog_names_can_neither_drive_the_terminal_nor_run_as_csv_formulas(cl
     rows = [line for line in csv.stdout.splitlines() if "HYPERLINK" in line]
     assert rows and all(",=" not in row and not row.startswith("=") for row in rows), rows
     assert any("'=HYPERLINK" in row for row in rows), rows
+
+
+def test_bracketed_reference_keys_are_printed_not_taken_as_markup(capsys, monkeypatch):
+    # rich reads "[Korthikanti2022]" as a style tag and drops it: a table of sources lost its keys
+    monkeypatch.setenv("COLUMNS", "200")
+    output.table("Sources [spec-3.3]", ("assumption", "source"),
+                 [("attention", "Korthikanti et al. 2022 [Korthikanti2022]"), ("layout", "[megatron] and [zero]")])
+    output.say("see [Korthikanti2022]")
+    output.warn("unverified figure [felix-8480]")
+    shown = capsys.readouterr().out
+    for key in ("[spec-3.3]", "[Korthikanti2022]", "[megatron]", "[zero]", "[felix-8480]"):
+        assert shown.count(key) == 1 + (key == "[Korthikanti2022]"), (key, shown)
+
+
+def test_a_real_answer_keeps_the_reference_keys_of_its_assumptions(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    shown = cli("time", "-m", "gpt2", "--tokens", "1e9", "-d", "H100 SXM5 80GB")
+    assert shown.exit_code == 0, shown.output
+    assert "docs/references.md [korthikanti]" in shown.stdout, shown.stdout[-3000:]

@@ -123,3 +123,96 @@ def test_catalog_figures_are_shared_by_the_usable_cores():
     assert shared.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]").to("GB/s").magnitude == \
         pytest.approx((whole * 2 / 64).to("GB/s").magnitude, rel=1e-3)
     assert shared.vector == entry.vector and "epyc-7763" in shared.memory_bandwidth.source
+
+
+# --- efficiencies from the catalog entry of the detected CPU (issue 18 item 9) ------------------
+
+CPUINFO_7763 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7763 64-Core Processor\n" \
+               "cpu MHz\t\t: 2445.406\nflags\t\t: fpu sse2 avx avx2 fma\n\nprocessor\t: 1\n"
+MEASURED = {"fp32_matrix": 0.55, "vector": 0.35, "memory": 0.6, "step_overhead_s": 0.004, "source": "my-report"}
+
+
+def _fake_cpuinfo(monkeypatch, tmp_path, text: str) -> None:
+    import validation.detect
+
+    path = tmp_path / "cpuinfo"
+    path.write_text(text)
+    monkeypatch.setattr(validation.detect, "CPUINFO", path)
+
+
+def _catalog_with_measured_7763(monkeypatch, tmp_path) -> None:
+    """A user catalog (SIZER_CATALOG) whose EPYC 7763 entry carries efficiencies measured on it."""
+    import yaml
+
+    from sizer.hardware.catalog import builtin_catalog_dir
+
+    raw = yaml.safe_load((builtin_catalog_dir() / "cpus.yaml").read_text())
+    entry = next(d for d in raw["devices"] if d["id"] == "epyc-7763")
+    sources = {**raw["sources"], "my-report": "validation/reports/cpu-quick-on-an-epyc-7763.md (a measured run)"}
+    path = tmp_path / "measured.yaml"
+    path.write_text(yaml.safe_dump({"sources": sources, "devices": [{**entry, "efficiency": MEASURED}]}))
+    monkeypatch.setenv("SIZER_CATALOG", str(path))
+
+
+def test_a_detected_cpu_takes_the_efficiencies_measured_on_its_catalog_entry(monkeypatch, tmp_path):
+    pytest.importorskip("psutil")
+    from sizer.engine.constants import CPU_EFFICIENCIES, device_efficiencies
+    from validation.detect import describe_cpu
+
+    _fake_cpuinfo(monkeypatch, tmp_path, CPUINFO_7763)
+    _catalog_with_measured_7763(monkeypatch, tmp_path)
+    detected = describe_cpu()
+    assert detected.catalog_id == "epyc-7763"
+    used = device_efficiencies(detected.device)
+    assert (used.fp32_matrix, used.vector, used.memory, used.step_overhead) == (0.55, 0.35, 0.6, 0.004)
+    assert used != CPU_EFFICIENCIES and "measured on" in used.source and "epyc-7763" in used.source
+    assert not any(note.startswith("warning:") for note in detected.notes), detected.notes
+    assert any("efficiencies measured on" in note for note in detected.notes)
+
+
+def test_the_measured_efficiencies_drive_the_prediction(monkeypatch, tmp_path):
+    pytest.importorskip("psutil")
+    from sizer.engine.modes import job_step_seconds
+    from sizer.engine.job import resolve_job
+    from sizer.workloads.request import WorkloadRequest
+    from validation.detect import describe_cpu
+
+    _fake_cpuinfo(monkeypatch, tmp_path, CPUINFO_7763)
+    _catalog_with_measured_7763(monkeypatch, tmp_path)
+    measured = describe_cpu().device
+    generic = measured.model_copy(update={"efficiency": None})
+    job = resolve_job(WorkloadRequest(params=1e6, samples=1e4, batch_size=512, precision="fp32", optimizer="sgd",
+                                      forward_flops_per_sample=2e6))
+    # every rate at 0.35-0.6 of peak against the generic 0.7-0.85: the same step takes longer
+    assert job_step_seconds(job, measured) > 1.2 * job_step_seconds(job, generic)
+
+
+@pytest.mark.parametrize("model_name", ["AMD EPYC", "AMD EPYC 7763 64-Core Processor", "Some Future CPU 9000"])
+def test_without_measured_efficiencies_the_generic_defaults_are_used_and_said(monkeypatch, tmp_path, model_name):
+    # a family name (no entry), an entry without measured efficiencies (every built-in one today), no entry at all
+    pytest.importorskip("psutil")
+    from sizer.engine.constants import CPU_EFFICIENCIES, device_efficiencies
+    from validation.detect import describe_cpu
+
+    _fake_cpuinfo(monkeypatch, tmp_path, CPUINFO_7763.replace("AMD EPYC 7763 64-Core Processor", model_name))
+    detected = describe_cpu()
+    assert device_efficiencies(detected.device) is CPU_EFFICIENCIES
+    warnings = [note for note in detected.notes if note.startswith("warning:")]
+    assert len(warnings) == 1 and "generic CPU defaults" in warnings[0] and "one 2-core AMD EPYC VM" in warnings[0]
+    assert model_name in detected.device.name
+
+
+def test_measured_efficiencies_in_a_catalog_file_need_a_source_and_fractions_of_peak(tmp_path):
+    import yaml
+
+    from sizer.errors import CatalogError
+    from sizer.hardware.catalog import builtin_catalog_dir
+
+    raw = yaml.safe_load((builtin_catalog_dir() / "cpus.yaml").read_text())
+    entry = next(d for d in raw["devices"] if d["id"] == "epyc-7763")
+    for efficiency, field in (({**MEASURED, "source": "nowhere"}, "efficiency"), ({**MEASURED, "vector": 1.5}, "vector")):
+        path = tmp_path / "bad.yaml"
+        path.write_text(yaml.safe_dump({"sources": raw["sources"] | {"my-report": "x"},
+                                        "devices": [{**entry, "efficiency": efficiency}]}))
+        with pytest.raises(CatalogError, match=field):
+            load_catalog(path)

@@ -153,7 +153,7 @@ def test_a_config_with_every_field_at_1e8_is_refused_at_once(tmp_path):
               "vocab_size", "max_position_embeddings")
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "llama", **{key: 10**8 for key in fields}}))
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: a loaded machine stretches wall-clock time, not these
     with pytest.raises(InputError, match="at most 1,000 transformer blocks"):
         read_hf_config(path)
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
