@@ -530,13 +530,13 @@ def fit_fp8(mapped, efficiency: Efficiencies) -> float:
     best, best_score = constants.FP8_SCALING_OVERHEAD, float("inf")
     for overhead in FP8_OVERHEADS:
         constants.FP8_SCALING_OVERHEAD = overhead
-        devices._TABLES.clear()
+        devices.cached_device_table.cache_clear()  # tables keyed by device content, not by this constant
         score = statistics.median(abs(math.log(1 + r["time_error"])) for r in predict(train, efficiency))
         print(f"FP8 scaling overhead {overhead:.2f}: median |log error| {score:.3f} on {len(train)} runs", flush=True)
         if score < best_score:
             best, best_score = overhead, score
     constants.FP8_SCALING_OVERHEAD = best
-    devices._TABLES.clear()
+    devices.cached_device_table.cache_clear()
     return best
 
 

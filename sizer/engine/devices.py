@@ -190,7 +190,7 @@ class DeviceTable:
 
     devices: tuple[Device, ...]
     precisions: tuple[str | None, ...]  # resolved per device; None: unsupported
-    rates: np.ndarray  # [device, unit]: achieved FLOP/s of the matrix, conv and vector units
+    rates: np.ndarray  # [device, unit]: achieved FLOP/s of the matrix, conv, vector and attention units (layers.py)
     matrix_half: np.ndarray  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
     peak: np.ndarray  # dense peak at the resolved precision (matrix units)
     best_peak: np.ndarray  # the fastest unit's peak: the physical limit
@@ -312,8 +312,8 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             link = device_link(device)
         memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
         if resolved is None:
-            rates, peak, best, bandwidth, notes = [np.nan] * 3, np.nan, np.nan, np.nan, ()
-            half = [0.0] * 3
+            rates, peak, best, bandwidth, notes = [np.nan] * 4, np.nan, np.nan, np.nan, ()
+            half = [0.0] * 4
             copy, master = np.nan, np.nan
         else:
             r = device_rates(device, resolved)
@@ -321,17 +321,23 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
                      r.vector_peak * eff.vector]
             if resolved == "fp8":  # GEMMs at the FP8 peak, each with its casts and scales (constants.py)
                 scaling = 1.0 + constants.FP8_SCALING_OVERHEAD
-                rates = [rates[0] / scaling, rates[1] / scaling, rates[2]]
+                # attention scores stay 16-bit (Transformer Engine's FP8 recipes leave dot-product attention out)
+                attention = device_rates(device, resolve_precision(device, Precision.MIXED)).matrix_peak * unit_efficiency(eff, "tensor")
+                rates = [rates[0] / scaling, rates[1] / scaling, rates[2], attention]
+            else:
+                rates = [*rates, rates[0]]
             # the size dependence is fitted on 16/8-bit tensor-core GEMMs only (benchmarks/llm_training.py)
             half = [eff.matrix_half if r.matrix_unit == "tensor" else 0.0,
-                    eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0]
+                    eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0,
+                    eff.matrix_half if r.matrix_unit == "tensor" else 0.0]
             peak, best = r.matrix_peak, max(r.matrix_peak, r.conv_peak, r.vector_peak)
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
             if resolved == "fp8":
                 notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {constants.FP8_SCALING_OVERHEAD:.0%} of their "
-                         f"time ({constants.FP8_SCALING_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
+                         f"time ({constants.FP8_SCALING_SOURCE}); attention scores at the 16-bit peak "
+                         f"({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
                          f"optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
