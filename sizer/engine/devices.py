@@ -270,7 +270,8 @@ def topology_links(topology) -> tuple[int, Link, Link]:
 
 
 def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
-                       efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None) -> DeviceTable:
+                       efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None, *,
+                       training: bool = True) -> DeviceTable:
     r"""Convert each device's figures to SI arrays once, at one precision.
 
     Achieved rates are peaks times the efficiency of the unit each layer kind runs on.
@@ -289,6 +290,10 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
         Per device, overriding the defaults of its kind.
     topology : Topology, optional
         A catalog node type that sets the devices per node and the links of every device.
+    training : bool, default True
+        FP8 as training recipes run it (Transformer Engine: each GEMM casts its 16-bit inputs, with
+        :data:`~sizer.engine.constants.FP8_SCALING_OVERHEAD`; attention stays 16-bit); False for
+        serving, whose FP8 weights are stored quantised and whose scales are calibrated once.
 
     Returns
     -------
@@ -319,10 +324,11 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             r = device_rates(device, resolved)
             rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
                      r.vector_peak * eff.vector]
-            if resolved == "fp8":  # GEMMs at the FP8 peak, each with its casts and scales (constants.py)
+            if resolved == "fp8" and training:  # GEMMs at the FP8 peak, each with its casts and scales (constants.py)
                 scaling = 1.0 + constants.FP8_SCALING_OVERHEAD
                 # attention scores stay 16-bit (Transformer Engine's FP8 recipes leave dot-product attention out)
-                attention = device_rates(device, resolve_precision(device, Precision.MIXED)).matrix_peak * unit_efficiency(eff, "tensor")
+                sixteen = resolve_precision(device, Precision.MIXED)
+                attention = device_rates(device, sixteen).matrix_peak * unit_efficiency(eff, "tensor")
                 rates = [rates[0] / scaling, rates[1] / scaling, rates[2], attention]
             else:
                 rates = [*rates, rates[0]]
@@ -334,7 +340,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
-            if resolved == "fp8":
+            if resolved == "fp8" and training:
                 notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {constants.FP8_SCALING_OVERHEAD:.0%} of their "
                          f"time ({constants.FP8_SCALING_SOURCE}); attention scores at the 16-bit peak "
                          f"({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
