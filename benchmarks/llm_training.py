@@ -58,7 +58,8 @@ FIT_SOURCES = ("mosaicml/llm-foundry",)
 # FP8 runs and scored on the rest (Megatron-Bridge, MosaicML): ``--fit-fp8``.
 FP8_FIT_SOURCES = ("NVIDIA/NeMo",)
 FP8_OVERHEADS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
-FAMILIES = ("dense", "fp8", "moe")  # dense: 16-bit dense models; fp8: dense models in FP8; moe: mixtures of experts
+FAMILIES = ("dense", "fp8", "fp4", "moe")  # dense: 16-bit dense models; fp8/fp4: dense models in FP8/NVFP4; moe: mixtures
+FP4_DEVICES = ("B200", "GB200")  # catalog entries with an FP4 (NVFP4) peak among the mapped devices
 RUN_COLUMNS = ("source", "source_path_or_table", "model", "params", "n_layers", "hidden_size", "n_heads", "seq_len",
                "device", "n_devices", "tensor_parallel", "pipeline_parallel", "data_parallel", "sharding", "micro_batch",
                "global_batch", "activation_checkpointing", "precision")
@@ -180,7 +181,9 @@ def _precision(run: Run) -> str:
     if key in FP8 or key in MX_FP8:
         return "fp8"
     if key in ("nvfp4",):
-        raise Unmapped(f"precision {text}: the catalog has no FP4 peak for this device")
+        if DEVICES.get(run["device"]) not in FP4_DEVICES:
+            raise Unmapped(f"precision {text}: the catalog has no FP4 peak for this device")
+        return "fp4"
     if key in ("", "amp_bf16", "bf16", "none (bfloat16)", "mixed precision (16-bit)", "mixed precision"):
         return "bf16"
     raise Unmapped(f"precision {text!r} not understood")
@@ -258,14 +261,14 @@ def release_of(notes: str) -> str:
 
 
 def run_family(model: str, precision: str, device: str) -> str:
-    """The family a run is scored in: ``moe`` (a mixture of experts), else ``fp8``, else ``dense``."""
+    """The family a run is scored in: ``moe`` (a mixture of experts), else ``fp8`` or ``fp4``, else ``dense``."""
     from sizer.workloads.registry import resolve_model
 
     try:
         moe = not model.endswith(".json") and resolve_model(model).moe
     except ValueError:
         moe = False
-    return "moe" if moe else ("fp8" if precision == "fp8" else "dense")
+    return "moe" if moe else (precision if precision in ("fp8", "fp4") else "dense")
 
 
 def map_run(run: Run, catalog, configs: Path) -> Mapped:
@@ -566,7 +569,7 @@ def evaluate_split(mapped, efficiency: Efficiencies) -> dict:
     by_source = {}
     for source in sorted({r["source"] for r in held}):
         by_source[source] = summarize([r for r in held if r["source"] == source], spread)
-    searched = predict_without_layout([x for x in mapped if x[0].family != "moe"], efficiency, rows)  # dense models
+    searched = predict_without_layout([x for x in mapped if x[0].family in ("dense", "fp8")], efficiency, rows)  # dense models
     searched_held = [r for r in searched if not r["fit"]]
     no_layout = {"fit": summarize_without_layout([r for r in searched if r["fit"]]),
                  "held_out": summarize_without_layout(searched_held),

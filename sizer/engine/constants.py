@@ -130,6 +130,11 @@ FP8_SCALING_SOURCE = ("fitted on the 5 FP8 runs of NVIDIA's NeMo performance sum
 # run at the 16-bit tensor peak, without the FP8 scaling overhead. Not fitted.
 FP8_ATTENTION_SOURCE = ("Transformer Engine FP8 recipes: fp8_dpa (FP8 dot-product attention) off by default, so "
                         "attention runs in 16 bits (docs/references.md [te-fp8])")
+# NVFP4 training (--precision fp4, on devices whose catalog entry has an FP4 peak): the GEMMs at the FP4
+# peak with the FP8 scaling overhead above, which is not fitted for FP4 (no mapped FP4 run: the published
+# NVFP4 runs are on GB300/B300, which the catalog lacks); weights and states as under FP8.
+FP4_TRAINING_NOTE = (" (fitted on FP8 runs, taken for FP4 unfitted: NVFP4's 16-value block scales, Hadamard "
+                     "transforms and stochastic rounding likely cost more; every GEMM assumed at the FP4 peak)")
 # Weights and optimizer states under FP8 training: 16-bit weight and gradient copies (the FP8 weight cast
 # is transient), FP32 master weights and FP32 Adam moments (Transformer Engine FP8 primer; DeepSeek-V3
 # report §3.3.1-3.3.3 keeps BF16/FP32 masters and BF16 moments, a smaller variant not modelled).

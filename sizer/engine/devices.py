@@ -17,7 +17,7 @@ from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETW
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
                                     Efficiencies, Link, default_efficiencies)
 from sizer.memo import keyed_cache
-from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
 NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
@@ -324,7 +324,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             r = device_rates(device, resolved)
             rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
                      r.vector_peak * eff.vector]
-            if resolved == "fp8" and training:  # GEMMs at the FP8 peak, each with its casts and scales (constants.py)
+            if resolved in SCALED_PRECISIONS and training:  # GEMMs at the FP8/FP4 peak, with casts and scales (constants.py)
                 scaling = 1.0 + constants.FP8_SCALING_OVERHEAD
                 # attention scores stay 16-bit (Transformer Engine's FP8 recipes leave dot-product attention out)
                 sixteen = resolve_precision(device, Precision.MIXED)
@@ -340,11 +340,12 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
-            if resolved == "fp8" and training:
-                notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {constants.FP8_SCALING_OVERHEAD:.0%} of their "
-                         f"time ({constants.FP8_SCALING_SOURCE}); attention scores at the 16-bit peak "
-                         f"({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
-                         f"optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+            if resolved in SCALED_PRECISIONS and training:
+                fp4 = constants.FP4_TRAINING_NOTE if resolved == "fp4" else ""
+                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
+                         f"{constants.FP8_SCALING_OVERHEAD:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
+                         f"scores at the 16-bit peak ({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, "
+                         f"FP32 master weights and optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),
