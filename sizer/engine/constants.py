@@ -145,6 +145,14 @@ FP8_STATES_SOURCE = ("Transformer Engine 'Using FP8 with Transformer Engine' (16
 # their gradients) in the backward pass (Lepikhin et al. 2021 GShard §2.2; Megatron-Core MoE token
 # dispatcher): 2 per pass.
 EP_ALL_TO_ALLS_PER_BLOCK_PASS = 2
+# Around the all-to-alls, Megatron-Core's all-to-all token dispatcher sorts the tokens a rank receives by
+# local expert (sort_chunks_by_idxs) and sorts them back before the combine: per MoE block and pass, each
+# sort reads and writes the rank's k·s·h routed token values in device memory, 4 passes over them in all
+# (the permutation by expert before the dispatch and the unpermutation after the combine are in the
+# router's layer row). Counted where ep > 1; a rank that holds one expert skips the sort (not modelled).
+EP_TOKEN_SORT_PASSES = 4
+EP_TOKEN_SORT_SOURCE = ("Megatron-Core MoEAlltoAllTokenDispatcher: sort_chunks_by_idxs after the dispatch all-to-all "
+                        "and before the combine (docs/references.md [megatron-core-moe])")
 # The busiest expert-parallel rank's share of routed tokens over the mean: the step waits for it.
 # Auxiliary-loss balancing keeps the max/mean expert load near 1.1-1.2 per batch (Fedus et al. 2022,
 # Switch Transformer §2.2 [switch], capacity factors 1.0-1.25 drop few tokens); 1.1 is a stated assumption,
