@@ -34,8 +34,8 @@ import llm_training  # noqa: E402
 MEDIAN_TARGET = 0.15
 P90_TARGET = 0.35 + 0.01
 COVERAGE_TARGET = 0.80
-MOE_MEDIAN_GUARD = 0.30
-MOE_P90_GUARD = 0.46
+MOE_MEDIAN_GUARD = 0.22
+MOE_P90_GUARD = 0.42
 
 
 def megatron_model_flops_per_token(layers: int, hidden: int, seq_len: int, vocab: int) -> float:
@@ -149,17 +149,27 @@ def test_fp8_runs_of_megatron_bridge_meet_the_issue_target(tmp_path):
 
 
 def test_moe_held_out_accuracy_holds_its_guard(tmp_path):
-    # 66 Megatron-Bridge MoE runs, none fitted on; benchmarks/ACCURACY.md: 27.9 % median, 43.6 % p90
-    # today. Guards about one run's worth above those, so that a regression fails here.
+    # 66 Megatron-Bridge MoE runs, none fitted on; benchmarks/ACCURACY.md: 20.2 % median, 39.2 % p90
+    # today (27.9 % / 43.6 % before FP8's 16-bit attention and the dispatcher's token sorts). Guards about one
+    # run's worth above those, so that a regression fails here.
     errors = _family_errors(tmp_path, "moe")
     assert len(errors) == 66
     assert statistics.median(errors) <= MOE_MEDIAN_GUARD and llm_training.quantile(errors, 0.9) <= MOE_P90_GUARD
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17's MoE target is not met: Blackwell runs predicted 25-35 % too fast "
+@pytest.mark.xfail(strict=True, reason="issue 17's MoE target is missed at the median (20.2 % against 20 %; p90 39.2 % "
+                                       "meets 40 %): B200 runs of older NeMo releases predicted 25-45 % too fast "
                                        "(benchmarks/ACCURACY.md); strict, so meeting it fails here until this is updated")
 def test_moe_held_out_accuracy_meets_the_issue_target(tmp_path):
     errors = _family_errors(tmp_path, "moe")
+    assert statistics.median(errors) <= 0.20 and llm_training.quantile(errors, 0.9) <= 0.40
+
+
+def test_nvfp4_runs_are_scored_against_the_issue_target(tmp_path):
+    # the 9 NVFP4 Llama runs on GB200 (FP4 peak 10 PFLOPS dense in the catalog), nothing fitted on FP4:
+    # 16.0 % median and 29.0 % p90 today, all predicted too fast (benchmarks/ACCURACY.md)
+    errors = _family_errors(tmp_path, "fp4")
+    assert len(errors) == 9
     assert statistics.median(errors) <= 0.20 and llm_training.quantile(errors, 0.9) <= 0.40
 
 
