@@ -52,7 +52,7 @@ RESULTS = HERE / "results"
 COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/benchmarks/test_llm_accuracy.py
 RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
                "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis",
-               "ep", "interleave", "family", "release")
+               "ep", "interleave", "family", "release", "cp")
 FIT_SOURCES = ("mosaicml/llm-foundry",)
 # The FP8 scaling overhead (sizer/engine/constants.py FP8_SCALING_OVERHEAD) is fitted on one other source's
 # FP8 runs and scored on the rest (Megatron-Bridge, MosaicML): ``--fit-fp8``.
@@ -286,9 +286,8 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
     if " cp" in f" {run['sharding'].lower()}" or "+ cp" in run["sharding"].lower():
         raise Unmapped("context parallelism is not modelled")
     notes_text = run.columns.get("notes", "")
-    cp = re.search(r"\bCP=(\d+)", notes_text)
-    if cp and int(cp.group(1)) > 1:
-        raise Unmapped("context parallelism is not modelled")
+    cp_match = re.search(r"\bCP=(\d+)", notes_text)
+    cp = int(cp_match.group(1)) if cp_match else 1  # ring attention over cp ranks (the engine's context parallelism)
     ep_match = re.search(r"\bEP=(\d+)", notes_text)
     vp_match = re.search(r"\bVP=(\d+)", notes_text)
     ep = int(ep_match.group(1)) if ep_match else 1
@@ -301,13 +300,14 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
     precision = _precision(run)
     tp = int(run.number("tensor_parallel") or 1)
     pp = int(run.number("pipeline_parallel") or 1)
-    if count % (tp * pp):
-        raise Unmapped(f"tp x pp ({tp} x {pp}) does not divide the {count} devices")
-    dp = count // (tp * pp)
+    if count % (tp * pp * cp):
+        raise Unmapped(f"tp x pp x cp ({tp} x {pp} x {cp}) does not divide the {count} devices")
+    dp = count // (tp * pp * cp)
     stated_dp = run.number("data_parallel")
     notes = []
     if stated_dp and int(stated_dp) != dp:
-        raise Unmapped(f"stated dp {int(stated_dp)} is not devices / (tp pp) = {dp} (context parallelism?)")
+        raise Unmapped(f"stated dp {int(stated_dp)} is not devices / (tp pp cp) = {dp} (a context parallelism the "
+                       "table does not state?)")
     micro = run.number("micro_batch")
     global_batch = run.number("global_batch")
     if global_batch is None:
@@ -329,10 +329,12 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
         notes.append(f"EP {ep} from the source's notes")
     if interleave > 1:
         notes.append(f"virtual pipeline {interleave} from the source's notes")
+    if cp > 1:
+        notes.append(f"context parallelism {cp} from the source's notes")
     request = TimeRequest(model=model_source(model), seq_len=seq, tokens=global_batch * seq, batch_size=global_batch * seq,
                           micro_batch=micro, device=device, count=count, tp=tp, pp=pp, zero=zero, recompute=recompute,
                           precision=precision, optimizer="adamw", ep=ep if ep > 1 else None,
-                          interleave=interleave if pp > 1 else 1)
+                          interleave=interleave if pp > 1 else 1, cp=cp if cp > 1 else None)
     return Mapped(label=run.label, source=run["source"].split(",")[0], model=run["model"], shape=shape, request=request,
                   measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES,
                   family=run_family(model, precision, device), release=release_of(notes_text))
@@ -367,14 +369,14 @@ def predict(mapped, efficiency: Efficiencies) -> list[dict]:
     out = []
     for m, job, device in mapped:
         r = m.request
-        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp, ep=r.ep, cp=1,
+        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp, ep=r.ep, cp=r.cp or 1,
                                    interleave=r.interleave, recompute=recompute_index(r.recompute),
                                    efficiency=efficiency)
         tokens = result.batch_size * job.tokens_per_sample
         predicted = tokens / result.step_time.expected / r.count
         out.append({"run": m.label, "source": m.source, "fit": m.fit, "device": r.device, "family": m.family,
                     "release": m.release,
-                    "ep": r.ep or 1, "interleave": r.interleave,
+                    "ep": r.ep or 1, "interleave": r.interleave, "cp": r.cp or 1,
                     "model": m.model, "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero,
                     "recompute": r.recompute, "micro_batch": result.layout.micro_batch, "precision": r.precision,
                     "measured_tokens_per_gpu": m.measured, "measured_basis": m.basis,
@@ -466,7 +468,8 @@ def write_committed(mapped) -> None:
                              "micro_batch": "" if r.micro_batch is None else r.micro_batch, "device": r.device,
                              "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero, "recompute": r.recompute,
                              "precision": r.precision, "measured_tokens_per_gpu": f"{m.measured:.6g}", "basis": m.basis,
-                             "ep": r.ep or 1, "interleave": r.interleave, "family": m.family, "release": m.release})
+                             "ep": r.ep or 1, "interleave": r.interleave, "family": m.family, "release": m.release,
+                             "cp": r.cp or 1})
     tmp.replace(COMMITTED_RUNS)
 
 
@@ -486,7 +489,8 @@ def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_
                               device=row["device"], count=int(row["count"]), tp=int(row["tp"]), pp=int(row["pp"]),
                               zero=int(row["zero"]), recompute=row["recompute"], precision=row["precision"],
                               optimizer="adamw", ep=int(row.get("ep") or 1) if int(row.get("ep") or 1) > 1 else None,
-                              interleave=int(row.get("interleave") or 1))
+                              interleave=int(row.get("interleave") or 1),
+                              cp=int(row.get("cp") or 1) if int(row.get("cp") or 1) > 1 else None)
         m = Mapped(label=row["label"], source=row["source"], model=row["model"], shape=shape, request=request,
                    measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part,
                    family=row.get("family") or "dense", release=row.get("release") or "")
