@@ -284,7 +284,7 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
     if "layer" in " ".join(run.metrics) and not any(k in run.metrics for k in ("iteration_time", "mfu")):
         raise Unmapped("per-layer times only")
     if " cp" in f" {run['sharding'].lower()}" or "+ cp" in run["sharding"].lower():
-        raise Unmapped("context parallelism is not modelled")
+        raise Unmapped("context parallelism named in the sharding column without its size (torchtitan)")
     notes_text = run.columns.get("notes", "")
     cp_match = re.search(r"\bCP=(\d+)", notes_text)
     cp = int(cp_match.group(1)) if cp_match else 1  # ring attention over cp ranks (the engine's context parallelism)
