@@ -192,6 +192,8 @@ class Efficiencies:
     step_overhead: float
     source: str
     matrix_half: float = 0.0
+    # time added per FP8 GEMM second by casting and scaling [1]; None: training's FP8_SCALING_OVERHEAD
+    fp8_scaling: float | None = None
 
     RATES = ("matrix", "tf32", "fp32_matrix", "vector", "memory")
 
@@ -204,6 +206,8 @@ class Efficiencies:
             raise InputError("efficiency", (self.launch, self.step_overhead), "non-negative times")
         if not self.matrix_half >= 0:
             raise InputError("efficiency.matrix_half", self.matrix_half, "a non-negative FLOP count per kernel")
+        if self.fp8_scaling is not None and not self.fp8_scaling >= 0:
+            raise InputError("efficiency.fp8_scaling", self.fp8_scaling, "a non-negative share of FP8 GEMM time")
 
     def scaled(self, factor: float, source: str) -> "Efficiencies":
         """Every rate efficiency divided by a factor (above 1: slower), capped at 1; launch time times it.
@@ -299,6 +303,15 @@ SERVING_MATRIX_EFFICIENCY = 0.606
 SERVING_STEP_OVERHEAD = 0.00325  # s per forward pass
 SERVING_SOURCE = ("fitted to TensorRT-LLM v0.6.1 and FasterTransformer measurements "
                   "(benchmarks/inference_accuracy.py; held-out accuracy in benchmarks/ACCURACY.md)")
+# FP8 serving quantises with static scales: TensorRT-LLM/ModelOpt and vLLM FP8 checkpoints carry one scale
+# per weight tensor and per activation tensor, calibrated offline; the activation cast is fused into the
+# kernel before the GEMM and the scales into its epilogue. None of training's per-step casts, amax
+# histories and backward casts (FP8_SCALING_OVERHEAD, Transformer Engine delayed scaling) happens
+# (docs/references.md [modelopt-fp8], [te-fp8]).
+SERVING_FP8_SCALING = 0.0
+SERVING_FP8_SOURCE = ("FP8 serving with static per-tensor scales calibrated offline (TensorRT Model Optimizer, vLLM "
+                      "FP8 W8A8): casts fused into the neighbouring kernels, no scaling overhead "
+                      "(docs/references.md [modelopt-fp8])")
 # Runtimes prefill at most this many tokens at once (TensorRT-LLM's max_num_tokens default, 8192;
 # vLLM's chunked prefill uses 2048-8192): the activations held at once.
 PREFILL_CHUNK_TOKENS = 8192
@@ -335,4 +348,4 @@ def serving_efficiencies(kind: str, memory: float = SERVING_MEMORY_EFFICIENCY, m
         return replace(CPU_EFFICIENCIES, launch=0.0, step_overhead=step_overhead,
                        source="CPU defaults (sizer/engine/constants.py) with the serving per-pass overhead")
     return replace(GPU_EFFICIENCIES, matrix=matrix, memory=memory, launch=0.0, step_overhead=step_overhead,
-                   source=SERVING_SOURCE)
+                   fp8_scaling=SERVING_FP8_SCALING, source=SERVING_SOURCE)

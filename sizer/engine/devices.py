@@ -270,8 +270,7 @@ def topology_links(topology) -> tuple[int, Link, Link]:
 
 
 def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
-                       efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None, *,
-                       training: bool = True) -> DeviceTable:
+                       efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None) -> DeviceTable:
     r"""Convert each device's figures to SI arrays once, at one precision.
 
     Achieved rates are peaks times the efficiency of the unit each layer kind runs on.
@@ -290,10 +289,6 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
         Per device, overriding the defaults of its kind.
     topology : Topology, optional
         A catalog node type that sets the devices per node and the links of every device.
-    training : bool, default True
-        FP8 as training recipes run it (Transformer Engine: each GEMM casts its 16-bit inputs, with
-        :data:`~sizer.engine.constants.FP8_SCALING_OVERHEAD`; attention stays 16-bit); False for
-        serving, whose FP8 weights are stored quantised and whose scales are calibrated once.
 
     Returns
     -------
@@ -324,11 +319,17 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             r = device_rates(device, resolved)
             rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
                      r.vector_peak * eff.vector]
-            if resolved in SCALED_PRECISIONS and training:  # GEMMs at the FP8/FP4 peak, with casts and scales (constants.py)
-                scaling = 1.0 + constants.FP8_SCALING_OVERHEAD
-                # attention scores stay 16-bit (Transformer Engine's FP8 recipes leave dot-product attention out)
-                sixteen = resolve_precision(device, Precision.MIXED)
-                attention = device_rates(device, sixteen).matrix_peak * unit_efficiency(eff, "tensor")
+            # GEMMs at the FP8/FP4 peak, each with its casts and scales: training's fitted overhead unless the
+            # efficiencies name their own (serving: static scales, none; constants.py). Training's recipe
+            # (Transformer Engine) also keeps attention at the 16-bit peak; served FP8 attention stays FP8.
+            recipe = eff.fp8_scaling is None
+            fp8_scaling = constants.FP8_SCALING_OVERHEAD if recipe else eff.fp8_scaling
+            if resolved in SCALED_PRECISIONS:
+                scaling = 1.0 + fp8_scaling
+                attention = rates[0] / scaling
+                if recipe:
+                    sixteen = resolve_precision(device, Precision.MIXED)
+                    attention = device_rates(device, sixteen).matrix_peak * unit_efficiency(eff, "tensor")
                 rates = [rates[0] / scaling, rates[1] / scaling, rates[2], attention]
             else:
                 rates = [*rates, rates[0]]
@@ -340,12 +341,16 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
-            if resolved in SCALED_PRECISIONS and training:
+            if resolved in SCALED_PRECISIONS and recipe:
                 fp4 = constants.FP4_TRAINING_NOTE if resolved == "fp4" else ""
                 notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
-                         f"{constants.FP8_SCALING_OVERHEAD:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
+                         f"{fp8_scaling:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
                          f"scores at the 16-bit peak ({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, "
                          f"FP32 master weights and optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+            elif resolved in SCALED_PRECISIONS:
+                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of {fp8_scaling:.0%} "
+                         f"of their time ({constants.SERVING_FP8_SOURCE if eff.source == constants.SERVING_SOURCE else eff.source})",
+                         *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),

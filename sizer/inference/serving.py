@@ -189,10 +189,8 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
 @keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies: (tuple(d.key for d in devices), compute, efficiencies))
 def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...]) -> DeviceTable:
     """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
-    # serving's FP8 weights are stored quantised with calibrated scales: no training-recipe casts (devices.py)
-    fallback = build_device_table(devices, "mixed", efficiencies, training=False)
-    return fallback if compute == "mixed" else _choose_rows(build_device_table(devices, compute, efficiencies,
-                                                                               training=False), fallback)
+    fallback = build_device_table(devices, "mixed", efficiencies)
+    return fallback if compute == "mixed" else _choose_rows(build_device_table(devices, compute, efficiencies), fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
