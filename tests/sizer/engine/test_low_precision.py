@@ -4,7 +4,7 @@ scaling overhead, attention at the 16-bit peak, and serving without the training
 import pytest
 
 from sizer.engine import constants
-from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES as EFF
+from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES as EFF, serving_efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.layers import ATTENTION, MATRIX, unit_of
 from sizer.errors import InputError
@@ -30,8 +30,10 @@ def test_training_gemms_at_the_low_peak_with_the_overhead_and_attention_at_16_bi
 
 
 def test_serving_tables_carry_no_training_recipe_costs(catalog):
-    table = build_device_table((catalog.find("H100 SXM"),), "fp8", (EFF,), training=False)
-    assert table.rates[0, MATRIX] == table.rates[0, ATTENTION] == pytest.approx(1978.9e12 * EFF.matrix, rel=0.01)
+    # serving efficiencies name their own FP8 scaling (0: static scales): FP8 GEMMs and attention at the FP8 peak
+    serving = serving_efficiencies("gpu")
+    table = build_device_table((catalog.find("H100 SXM"),), "fp8", (serving,))
+    assert table.rates[0, MATRIX] == table.rates[0, ATTENTION] == pytest.approx(1978.9e12 * serving.matrix, rel=0.01)
 
 
 def test_fp4_is_refused_naming_the_field_where_the_catalog_has_no_fp4_peak(catalog):
