@@ -309,9 +309,8 @@ SERVING_SOURCE = ("fitted to TensorRT-LLM v0.6.1 and FasterTransformer measureme
 # histories and backward casts (FP8_SCALING_OVERHEAD, Transformer Engine delayed scaling) happens
 # (docs/references.md [modelopt-fp8], [te-fp8]).
 SERVING_FP8_SCALING = 0.0
-SERVING_FP8_SOURCE = ("FP8 serving with static per-tensor scales calibrated offline (TensorRT Model Optimizer, vLLM "
-                      "FP8 W8A8): casts fused into the neighbouring kernels, no scaling overhead "
-                      "(docs/references.md [modelopt-fp8])")
+SERVING_FP8_SOURCE = ("serving quantises with static per-tensor scales calibrated offline (TensorRT Model Optimizer, "
+                      "vLLM FP8 W8A8), its casts fused into the neighbouring kernels (docs/references.md [modelopt-fp8])")
 # Runtimes prefill at most this many tokens at once (TensorRT-LLM's max_num_tokens default, 8192;
 # vLLM's chunked prefill uses 2048-8192): the activations held at once.
 PREFILL_CHUNK_TOKENS = 8192

@@ -347,10 +347,12 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
                          f"{fp8_scaling:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
                          f"scores at the 16-bit peak ({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, "
                          f"FP32 master weights and optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+            elif resolved in SCALED_PRECISIONS and fp8_scaling == 0:
+                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak without a scaling overhead "
+                         f"({constants.SERVING_FP8_SOURCE})", *notes)
             elif resolved in SCALED_PRECISIONS:
-                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of {fp8_scaling:.0%} "
-                         f"of their time ({constants.SERVING_FP8_SOURCE if eff.source == constants.SERVING_SOURCE else eff.source})",
-                         *notes)
+                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
+                         f"{fp8_scaling:.0%} of their time ({eff.source})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),
