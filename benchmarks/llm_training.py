@@ -52,13 +52,14 @@ RESULTS = HERE / "results"
 COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/benchmarks/test_llm_accuracy.py
 RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
                "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis",
-               "ep", "interleave", "family", "release")
+               "ep", "interleave", "family", "release", "cp")
 FIT_SOURCES = ("mosaicml/llm-foundry",)
 # The FP8 scaling overhead (sizer/engine/constants.py FP8_SCALING_OVERHEAD) is fitted on one other source's
 # FP8 runs and scored on the rest (Megatron-Bridge, MosaicML): ``--fit-fp8``.
 FP8_FIT_SOURCES = ("NVIDIA/NeMo",)
 FP8_OVERHEADS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
-FAMILIES = ("dense", "fp8", "moe")  # dense: 16-bit dense models; fp8: dense models in FP8; moe: mixtures of experts
+FAMILIES = ("dense", "fp8", "fp4", "moe")  # dense: 16-bit dense models; fp8/fp4: dense models in FP8/NVFP4; moe: mixtures
+FP4_DEVICES = ("B200", "GB200")  # catalog entries with an FP4 (NVFP4) peak among the mapped devices
 RUN_COLUMNS = ("source", "source_path_or_table", "model", "params", "n_layers", "hidden_size", "n_heads", "seq_len",
                "device", "n_devices", "tensor_parallel", "pipeline_parallel", "data_parallel", "sharding", "micro_batch",
                "global_batch", "activation_checkpointing", "precision")
@@ -180,7 +181,9 @@ def _precision(run: Run) -> str:
     if key in FP8 or key in MX_FP8:
         return "fp8"
     if key in ("nvfp4",):
-        raise Unmapped(f"precision {text}: the catalog has no FP4 peak for this device")
+        if DEVICES.get(run["device"]) not in FP4_DEVICES:
+            raise Unmapped(f"precision {text}: the catalog has no FP4 peak for this device")
+        return "fp4"
     if key in ("", "amp_bf16", "bf16", "none (bfloat16)", "mixed precision (16-bit)", "mixed precision"):
         return "bf16"
     raise Unmapped(f"precision {text!r} not understood")
@@ -258,14 +261,14 @@ def release_of(notes: str) -> str:
 
 
 def run_family(model: str, precision: str, device: str) -> str:
-    """The family a run is scored in: ``moe`` (a mixture of experts), else ``fp8``, else ``dense``."""
+    """The family a run is scored in: ``moe`` (a mixture of experts), else ``fp8`` or ``fp4``, else ``dense``."""
     from sizer.workloads.registry import resolve_model
 
     try:
         moe = not model.endswith(".json") and resolve_model(model).moe
     except ValueError:
         moe = False
-    return "moe" if moe else ("fp8" if precision == "fp8" else "dense")
+    return "moe" if moe else (precision if precision in ("fp8", "fp4") else "dense")
 
 
 def map_run(run: Run, catalog, configs: Path) -> Mapped:
@@ -281,11 +284,10 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
     if "layer" in " ".join(run.metrics) and not any(k in run.metrics for k in ("iteration_time", "mfu")):
         raise Unmapped("per-layer times only")
     if " cp" in f" {run['sharding'].lower()}" or "+ cp" in run["sharding"].lower():
-        raise Unmapped("context parallelism is not modelled")
+        raise Unmapped("context parallelism named in the sharding column without its size (torchtitan)")
     notes_text = run.columns.get("notes", "")
-    cp = re.search(r"\bCP=(\d+)", notes_text)
-    if cp and int(cp.group(1)) > 1:
-        raise Unmapped("context parallelism is not modelled")
+    cp_match = re.search(r"\bCP=(\d+)", notes_text)
+    cp = int(cp_match.group(1)) if cp_match else 1  # ring attention over cp ranks (the engine's context parallelism)
     ep_match = re.search(r"\bEP=(\d+)", notes_text)
     vp_match = re.search(r"\bVP=(\d+)", notes_text)
     ep = int(ep_match.group(1)) if ep_match else 1
@@ -298,13 +300,14 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
     precision = _precision(run)
     tp = int(run.number("tensor_parallel") or 1)
     pp = int(run.number("pipeline_parallel") or 1)
-    if count % (tp * pp):
-        raise Unmapped(f"tp x pp ({tp} x {pp}) does not divide the {count} devices")
-    dp = count // (tp * pp)
+    if count % (tp * pp * cp):
+        raise Unmapped(f"tp x pp x cp ({tp} x {pp} x {cp}) does not divide the {count} devices")
+    dp = count // (tp * pp * cp)
     stated_dp = run.number("data_parallel")
     notes = []
     if stated_dp and int(stated_dp) != dp:
-        raise Unmapped(f"stated dp {int(stated_dp)} is not devices / (tp pp) = {dp} (context parallelism?)")
+        raise Unmapped(f"stated dp {int(stated_dp)} is not devices / (tp pp cp) = {dp} (a context parallelism the "
+                       "table does not state?)")
     micro = run.number("micro_batch")
     global_batch = run.number("global_batch")
     if global_batch is None:
@@ -326,10 +329,12 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
         notes.append(f"EP {ep} from the source's notes")
     if interleave > 1:
         notes.append(f"virtual pipeline {interleave} from the source's notes")
+    if cp > 1:
+        notes.append(f"context parallelism {cp} from the source's notes")
     request = TimeRequest(model=model_source(model), seq_len=seq, tokens=global_batch * seq, batch_size=global_batch * seq,
                           micro_batch=micro, device=device, count=count, tp=tp, pp=pp, zero=zero, recompute=recompute,
                           precision=precision, optimizer="adamw", ep=ep if ep > 1 else None,
-                          interleave=interleave if pp > 1 else 1)
+                          interleave=interleave if pp > 1 else 1, cp=cp if cp > 1 else None)
     return Mapped(label=run.label, source=run["source"].split(",")[0], model=run["model"], shape=shape, request=request,
                   measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES,
                   family=run_family(model, precision, device), release=release_of(notes_text))
@@ -364,14 +369,14 @@ def predict(mapped, efficiency: Efficiencies) -> list[dict]:
     out = []
     for m, job, device in mapped:
         r = m.request
-        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp, ep=r.ep, cp=1,
+        result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp, ep=r.ep, cp=r.cp or 1,
                                    interleave=r.interleave, recompute=recompute_index(r.recompute),
                                    efficiency=efficiency)
         tokens = result.batch_size * job.tokens_per_sample
         predicted = tokens / result.step_time.expected / r.count
         out.append({"run": m.label, "source": m.source, "fit": m.fit, "device": r.device, "family": m.family,
                     "release": m.release,
-                    "ep": r.ep or 1, "interleave": r.interleave,
+                    "ep": r.ep or 1, "interleave": r.interleave, "cp": r.cp or 1,
                     "model": m.model, "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero,
                     "recompute": r.recompute, "micro_batch": result.layout.micro_batch, "precision": r.precision,
                     "measured_tokens_per_gpu": m.measured, "measured_basis": m.basis,
@@ -463,7 +468,8 @@ def write_committed(mapped) -> None:
                              "micro_batch": "" if r.micro_batch is None else r.micro_batch, "device": r.device,
                              "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero, "recompute": r.recompute,
                              "precision": r.precision, "measured_tokens_per_gpu": f"{m.measured:.6g}", "basis": m.basis,
-                             "ep": r.ep or 1, "interleave": r.interleave, "family": m.family, "release": m.release})
+                             "ep": r.ep or 1, "interleave": r.interleave, "family": m.family, "release": m.release,
+                             "cp": r.cp or 1})
     tmp.replace(COMMITTED_RUNS)
 
 
@@ -483,7 +489,8 @@ def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_
                               device=row["device"], count=int(row["count"]), tp=int(row["tp"]), pp=int(row["pp"]),
                               zero=int(row["zero"]), recompute=row["recompute"], precision=row["precision"],
                               optimizer="adamw", ep=int(row.get("ep") or 1) if int(row.get("ep") or 1) > 1 else None,
-                              interleave=int(row.get("interleave") or 1))
+                              interleave=int(row.get("interleave") or 1),
+                              cp=int(row.get("cp") or 1) if int(row.get("cp") or 1) > 1 else None)
         m = Mapped(label=row["label"], source=row["source"], model=row["model"], shape=shape, request=request,
                    measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part,
                    family=row.get("family") or "dense", release=row.get("release") or "")
@@ -530,13 +537,13 @@ def fit_fp8(mapped, efficiency: Efficiencies) -> float:
     best, best_score = constants.FP8_SCALING_OVERHEAD, float("inf")
     for overhead in FP8_OVERHEADS:
         constants.FP8_SCALING_OVERHEAD = overhead
-        devices._TABLES.clear()
+        devices.cached_device_table.cache_clear()  # tables keyed by device content, not by this constant
         score = statistics.median(abs(math.log(1 + r["time_error"])) for r in predict(train, efficiency))
         print(f"FP8 scaling overhead {overhead:.2f}: median |log error| {score:.3f} on {len(train)} runs", flush=True)
         if score < best_score:
             best, best_score = overhead, score
     constants.FP8_SCALING_OVERHEAD = best
-    devices._TABLES.clear()
+    devices.cached_device_table.cache_clear()
     return best
 
 
@@ -566,7 +573,7 @@ def evaluate_split(mapped, efficiency: Efficiencies) -> dict:
     by_source = {}
     for source in sorted({r["source"] for r in held}):
         by_source[source] = summarize([r for r in held if r["source"] == source], spread)
-    searched = predict_without_layout([x for x in mapped if x[0].family != "moe"], efficiency, rows)  # dense models
+    searched = predict_without_layout([x for x in mapped if x[0].family in ("dense", "fp8")], efficiency, rows)  # dense models
     searched_held = [r for r in searched if not r["fit"]]
     no_layout = {"fit": summarize_without_layout([r for r in searched if r["fit"]]),
                  "held_out": summarize_without_layout(searched_held),

@@ -10,7 +10,7 @@ from cli.common import CatalogOption, Derating, JsonOption, load
 
 
 def peak(device: Annotated[Optional[str], typer.Argument(help="Device id or name, e.g. 'Tesla P40'.")] = None,
-         precision: Annotated[str, typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")] = "fp32",
+         precision: Annotated[str, typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16, fp8 or fp4.")] = "fp32",
          cores: Annotated[Optional[str], typer.Option("--cores", help="FP32 cores (with --clock, instead of a device).")] = None,
          clock: Annotated[Optional[str], typer.Option("--clock", help="Boost clock, e.g. '1.531 GHz'.")] = None,
          derating: Derating = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:

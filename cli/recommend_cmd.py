@@ -14,7 +14,7 @@ from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
-              precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="mixed (default: bf16, else fp16), fp32, tf32, fp16, bf16 or fp8.")] = None,
+              precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="mixed (default: bf16, else fp16), fp32, tf32, fp16, bf16, fp8 or fp4.")] = None,
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
               batch_size: BatchSize = None, micro_batch: MicroBatch = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
               calibration: CalibrationOption = None,

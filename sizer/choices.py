@@ -28,6 +28,7 @@ class Precision(StrEnum):
     FP16 = "fp16"
     BF16 = "bf16"
     FP8 = "fp8"
+    FP4 = "fp4"  # NVFP4 (FP4 E2M1 values, an FP8 scale per 16) on devices whose catalog entry has an FP4 peak
     MIXED = "mixed"  # bf16 where the device has it, else fp16, else fp32: resolved per device
 
 

@@ -17,7 +17,7 @@ from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETW
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
                                     Efficiencies, Link, device_efficiencies)
 from sizer.memo import keyed_cache
-from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
 NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
@@ -190,7 +190,7 @@ class DeviceTable:
 
     devices: tuple[Device, ...]
     precisions: tuple[str | None, ...]  # resolved per device; None: unsupported
-    rates: np.ndarray  # [device, unit]: achieved FLOP/s of the matrix, conv and vector units
+    rates: np.ndarray  # [device, unit]: achieved FLOP/s of the matrix, conv, vector and attention units (layers.py)
     matrix_half: np.ndarray  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
     peak: np.ndarray  # dense peak at the resolved precision (matrix units)
     best_peak: np.ndarray  # the fastest unit's peak: the physical limit
@@ -312,35 +312,47 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             link = device_link(device)
         memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
         if resolved is None:
-            rates, peak, best, bandwidth, notes = [np.nan] * 3, np.nan, np.nan, np.nan, ()
-            half = [0.0] * 3
+            rates, peak, best, bandwidth, notes = [np.nan] * 4, np.nan, np.nan, np.nan, ()
+            half = [0.0] * 4
             copy, master = np.nan, np.nan
         else:
             r = device_rates(device, resolved)
             rates = [r.matrix_peak * unit_efficiency(eff, r.matrix_unit), r.conv_peak * unit_efficiency(eff, r.conv_unit),
                      r.vector_peak * eff.vector]
-            # GEMMs at the FP8 peak, each with its casts and scales: training's fitted overhead unless the
-            # efficiencies name their own (serving: static scales, none; constants.py)
-            fp8_scaling = constants.FP8_SCALING_OVERHEAD if eff.fp8_scaling is None else eff.fp8_scaling
-            if resolved == "fp8":
+            # GEMMs at the FP8/FP4 peak, each with its casts and scales: training's fitted overhead unless the
+            # efficiencies name their own (serving: static scales, none; constants.py). Training's recipe
+            # (Transformer Engine) also keeps attention at the 16-bit peak; served FP8 attention stays FP8.
+            recipe = eff.fp8_scaling is None
+            fp8_scaling = constants.FP8_SCALING_OVERHEAD if recipe else eff.fp8_scaling
+            if resolved in SCALED_PRECISIONS:
                 scaling = 1.0 + fp8_scaling
-                rates = [rates[0] / scaling, rates[1] / scaling, rates[2]]
+                attention = rates[0] / scaling
+                if recipe:
+                    sixteen = resolve_precision(device, Precision.MIXED)
+                    attention = device_rates(device, sixteen).matrix_peak * unit_efficiency(eff, "tensor")
+                rates = [rates[0] / scaling, rates[1] / scaling, rates[2], attention]
+            else:
+                rates = [*rates, rates[0]]
             # the size dependence is fitted on 16/8-bit tensor-core GEMMs only (benchmarks/llm_training.py)
             half = [eff.matrix_half if r.matrix_unit == "tensor" else 0.0,
-                    eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0]
+                    eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0,
+                    eff.matrix_half if r.matrix_unit == "tensor" else 0.0]
             peak, best = r.matrix_peak, max(r.matrix_peak, r.conv_peak, r.vector_peak)
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
-            if resolved == "fp8" and eff.fp8_scaling is None:
-                notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {fp8_scaling:.0%} of their "
-                         f"time ({constants.FP8_SCALING_SOURCE}); 16-bit weight/gradient copies, FP32 master weights and "
-                         f"optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
-            elif resolved == "fp8" and fp8_scaling == 0:
-                notes = (f"FP8 GEMMs at the FP8 peak without a scaling overhead ({constants.SERVING_FP8_SOURCE})", *notes)
-            elif resolved == "fp8":
-                notes = (f"FP8 GEMMs at the FP8 peak with a scaling overhead of {fp8_scaling:.0%} of their time "
-                         f"({eff.source})", *notes)
+            if resolved in SCALED_PRECISIONS and recipe:
+                fp4 = constants.FP4_TRAINING_NOTE if resolved == "fp4" else ""
+                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
+                         f"{fp8_scaling:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
+                         f"scores at the 16-bit peak ({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, "
+                         f"FP32 master weights and optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+            elif resolved in SCALED_PRECISIONS and fp8_scaling == 0:
+                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak without a scaling overhead "
+                         f"({constants.SERVING_FP8_SOURCE})", *notes)
+            elif resolved in SCALED_PRECISIONS:
+                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
+                         f"{fp8_scaling:.0%} of their time ({eff.source})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),

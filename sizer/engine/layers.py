@@ -12,7 +12,7 @@ import numpy as np
 
 from sizer.workloads.profile import MATRIX_KINDS, Layer, Profile
 
-MATRIX, CONV, VECTOR = 0, 1, 2  # the unit a layer's FLOP run on (columns of DeviceTable.rates)
+MATRIX, CONV, VECTOR, ATTENTION = 0, 1, 2, 3  # the unit a layer's FLOP run on (columns of DeviceTable.rates)
 
 
 def unit_of(kind: str) -> int:
@@ -26,10 +26,13 @@ def unit_of(kind: str) -> int:
     Returns
     -------
     int
-        ``CONV`` for convolutions, ``MATRIX`` for the matrix kinds, else ``VECTOR``.
+        ``CONV`` for convolutions, ``ATTENTION`` for attention scores (the matrix unit, but at the
+        16-bit rate under FP8 training), ``MATRIX`` for the other matrix kinds, else ``VECTOR``.
     """
     if kind == "conv":
         return CONV
+    if kind == "attention":
+        return ATTENTION
     return MATRIX if kind in MATRIX_KINDS else VECTOR
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from sizer.choices import Recompute
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
-                                    EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE,
+                                    EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE, EP_TOKEN_SORT_PASSES,
                                     HOST_OPTIMIZER_BANDWIDTH,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
@@ -363,18 +363,20 @@ def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
 
 def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Shape, passes: float,
                        ep: np.ndarray) -> np.ndarray:
-    r"""Seconds per step of expert parallelism's all-to-alls on one rank.
+    r"""Seconds per step of expert parallelism's all-to-alls, and the token sorts around them, on one rank.
 
     Per MoE block of the stage and micro-batch, :data:`EP_ALL_TO_ALLS_PER_BLOCK_PASS` all-to-alls per
     pass (dispatch and combine), each sending the :math:`(e - 1)/e` of the rank's routed token slots
     that leave it: to the :math:`e_n - 1` peers in its node (scale-up domain) over the scale-up link,
-    to the other :math:`e - e_n` over the network, both at once (separate engines):
+    to the other :math:`e - e_n` over the network, both at once (separate engines); and
+    :data:`EP_TOKEN_SORT_PASSES` passes of the received tokens through device memory (sorted by local
+    expert after the dispatch, back before the combine) at the achieved bandwidth :math:`\beta`:
 
     .. math::
 
-        t = n_{a2a} \cdot \frac{L_{moe}}{p} \cdot m \cdot
+        t = \frac{L_{moe}}{p} \cdot m \cdot \left[n_{a2a}
             \left(\max\left(\frac{e_n - 1}{e} \frac{M}{B_{node}}, \frac{e - e_n}{e} \frac{M}{B_{net}}\right)
-            + (e - 1) \lambda\right), \qquad M = \frac{b \, s \, k \, h \, w}{t_p}
+            + (e - 1) \lambda\right) + n_{sort} \frac{M}{\beta}\right], \qquad M = \frac{b \, s \, k \, h \, w}{t_p}
 
     with ``b`` sequences per micro-batch, ``s`` tokens each, ``k`` expert slots per token, ``h`` the
     hidden size, ``w`` bytes per value, ``t_p`` tensor ranks (sequence parallel: each holds 1/t_p of
@@ -403,7 +405,7 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
 
     References
     ----------
-    [gshard] Lepikhin et al. 2021 §2.2; [deepspeed-moe] Rajbhandari et al. 2022.
+    [gshard] Lepikhin et al. 2021 §2.2; [deepspeed-moe] Rajbhandari et al. 2022; [megatron-core-moe].
     """
     if not shape.moe_blocks:
         return np.zeros(len(d))
@@ -416,7 +418,8 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
     outside = (ep - local) / np.maximum(ep, 1.0) * message / np.minimum(link, network)
     latency = np.where(local < ep, table.network_latency[d], table.link_latency[d])
     one = np.where(ep > 1, np.maximum(inside, outside) + (ep - 1) * latency, 0.0)
-    return EP_ALL_TO_ALLS_PER_BLOCK_PASS * passes * one * shape.moe_blocks / c.pp * c.accumulation
+    sorts = np.where(ep > 1, EP_TOKEN_SORT_PASSES * message / table.bandwidth[d], 0.0)  # in device memory
+    return passes * (EP_ALL_TO_ALLS_PER_BLOCK_PASS * one + sorts) * shape.moe_blocks / c.pp * c.accumulation
 
 
 def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.ndarray:

@@ -12,7 +12,8 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.choices import Mode
-from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
+from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, EP_TOKEN_SORT_PASSES,
+                                    EP_TOKEN_SORT_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
                                     device_efficiencies)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
@@ -669,9 +670,11 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
             name="expert parallel", value=f"{ep}-way: {job.arch.experts // ep} of {job.arch.experts} routed experts per "
                                           f"rank{'' if etp == tp else ' (not tensor-split: the EP group spans the tensor ranks)'}, their states "
                                           f"ZeRO-sharded over {replicas} replicas; a dispatch and a "
-                                          f"combine all-to-all per MoE block and pass {where}, not overlapped",
+                                          f"combine all-to-all per MoE block and pass {where}, not overlapped; "
+                                          f"the received tokens sorted by local expert and back, {EP_TOKEN_SORT_PASSES} "
+                                          "passes through device memory",
             source="Lepikhin et al. 2021 GShard §2.2; Rajbhandari et al. 2022 DeepSpeed-MoE (docs/references.md "
-                   "[gshard], [deepspeed-moe])"))
+                   f"[gshard], [deepspeed-moe]); {EP_TOKEN_SORT_SOURCE}"))
         assumptions.append(Assumption(name="expert load imbalance", value=f"{EP_LOAD_IMBALANCE:g} x the mean routed "
                                       "tokens on the busiest expert-parallel rank", source=EP_LOAD_IMBALANCE_SOURCE,
                                       verified=False))

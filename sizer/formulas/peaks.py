@@ -275,7 +275,7 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
             return derived, formula
     peak = stated_peak(device, precision)
     if peak is None:
-        raise InputError("precision", precision,
+        raise InputError("precision", precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
     return peak, f"dense {precision} peak from the catalog ({device.peaks[precision].source})"
 

@@ -6,14 +6,18 @@ from sizer.errors import InputError
 
 # Bytes per stored value, for every precision of the one vocabulary (sizer.choices.Precision) but
 # `mixed`, which each device resolves to one of these. TF32 is an FP32 storage format computed on tensor cores.
-PRECISION_BYTES: dict[Precision, int] = {Precision.FP64: 8, Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2,
-                                         Precision.BF16: 2, Precision.FP8: 1}
+PRECISION_BYTES: dict[Precision, float] = {Precision.FP64: 8, Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2,
+                                           Precision.BF16: 2, Precision.FP8: 1, Precision.FP4: 0.5}
 # Precisions trained with FP32 master weights (mixed precision, Micikevicius et al. 2018).
-MIXED_PRECISIONS = ("fp16", "bf16", "fp8")
+MIXED_PRECISIONS = ("fp16", "bf16", "fp8", "fp4")
+# Precisions whose GEMMs run below 16 bits with per-tensor/per-block scales (Transformer Engine recipes):
+# casts and scales cost time, attention stays 16-bit (sizer/engine/devices.py).
+SCALED_PRECISIONS = ("fp8", "fp4")
 MASTER_WEIGHT_BYTES = 4
 # FP8 training keeps 16-bit weight and gradient copies; only the matmul inputs are FP8
-# (NVIDIA Transformer Engine documentation, "FP8 primer").
-LOW_PRECISION_COPY_BYTES = {"fp16": 2, "bf16": 2, "fp8": 2}
+# (NVIDIA Transformer Engine documentation, "FP8 primer"); NVFP4 training likewise (NVIDIA 2025,
+# "Pretraining Large Language Models with NVFP4": BF16 weights and gradients, FP32 masters and moments).
+LOW_PRECISION_COPY_BYTES = {"fp16": 2, "bf16": 2, "fp8": 2, "fp4": 2}
 
 
 def check_precision(value: str, field: str = "precision") -> Precision:
@@ -28,7 +32,7 @@ def check_precision(value: str, field: str = "precision") -> Precision:
     return precision
 
 
-def weight_bytes(precision: str) -> int:
+def weight_bytes(precision: str) -> float:
     """Bytes per weight and per gradient as stored during training at this precision."""
     return LOW_PRECISION_COPY_BYTES.get(precision, PRECISION_BYTES[precision])
 

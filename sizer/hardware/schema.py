@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from sizer.errors import InputError
 from sizer.units import parse_quantity
 
-Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"]
-PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
+Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
+PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
 DeviceKind = Literal["gpu", "cpu", "accelerator"]
 
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")

@@ -73,7 +73,7 @@ class WorkloadRequest(RequestModel):
     tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
     batch_size: Numberish | None = Field(None, description="global batch per step (samples, or tokens with --tokens)")
     precision: PrecisionName = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
-                                                 "fp32, tf32, fp16, bf16 or fp8")
+                                                 "fp32, tf32, fp16, bf16, fp8 or fp4 (NVFP4, where the device has an FP4 peak)")
     optimizer: OptimizerName = Field("adam", description="sgd, momentum, adam, adamw, adagrad or rmsprop")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)

@@ -34,8 +34,8 @@ import llm_training  # noqa: E402
 MEDIAN_TARGET = 0.15
 P90_TARGET = 0.35 + 0.01
 COVERAGE_TARGET = 0.80
-MOE_MEDIAN_GUARD = 0.30
-MOE_P90_GUARD = 0.46
+MOE_MEDIAN_GUARD = 0.22
+MOE_P90_GUARD = 0.42
 
 
 def megatron_model_flops_per_token(layers: int, hidden: int, seq_len: int, vocab: int) -> float:
@@ -114,7 +114,7 @@ def test_params_only_lands_within_the_bounds_of_the_model(model, params, layout)
 
 def _held_out_dense(runs):
     """Held-out runs of dense models (16-bit and FP8), less the FP8 runs the FP8 overhead is fitted on."""
-    return [r for r in runs if not r[0].fit and r[0].family != "moe"
+    return [r for r in runs if not r[0].fit and r[0].family in ("dense", "fp8")
             and not (r[0].request.precision == "fp8" and r[0].source in llm_training.FP8_FIT_SOURCES)]
 
 
@@ -122,9 +122,9 @@ def test_held_out_accuracy_meets_the_targets(tmp_path):
     runs = llm_training.load_committed(load_catalog(), tmp_path)
     fit = llm_training.predict([r for r in runs if r[0].fit], None)
     held_out = llm_training.predict(_held_out_dense(runs), None)
-    # MosaicML llm-foundry fitted; every other source held out (72 dense runs once GB200 and MXFP8 map, and
-    # runs with context parallelism no longer do; NVIDIA/NeMo's 5 FP8 runs fit the FP8 overhead)
-    assert len(fit) == 216 and len(held_out) == 72
+    # MosaicML llm-foundry fitted; every other source held out (78 dense runs: GB200, MXFP8 and the 6
+    # Megatron-Bridge runs with context parallelism map; NVIDIA/NeMo's 7 FP8 runs fit the FP8 overhead)
+    assert len(fit) == 216 and len(held_out) == 78
     errors = [abs(r["time_error"]) for r in held_out]
     assert statistics.median(errors) <= MEDIAN_TARGET
     assert llm_training.quantile(errors, 0.9) <= P90_TARGET
@@ -144,22 +144,30 @@ def _family_errors(tmp_path, family: str, source: str | None = None) -> list[flo
 def test_fp8_runs_of_megatron_bridge_meet_the_issue_target(tmp_path):
     # issue 17: FP8 step time median <= 20 %, p90 <= 40 % out of sample (the overhead is fitted on NVIDIA/NeMo)
     errors = _family_errors(tmp_path, "fp8", "NVIDIA-NeMo/Megatron-Bridge")
-    assert len(errors) == 30
+    assert len(errors) == 36  # 6 of them with context parallelism
     assert statistics.median(errors) <= 0.20 and llm_training.quantile(errors, 0.9) <= 0.40
 
 
 def test_moe_held_out_accuracy_holds_its_guard(tmp_path):
-    # 66 Megatron-Bridge MoE runs, none fitted on; benchmarks/ACCURACY.md: 27.9 % median, 43.6 % p90
-    # today. Guards about one run's worth above those, so that a regression fails here.
+    # 66 Megatron-Bridge MoE runs, none fitted on; benchmarks/ACCURACY.md: 19.4 % median, 39.2 % p90
+    # today (27.9 % / 43.6 % before FP8's 16-bit attention and the dispatcher's token sorts). Guards about one
+    # run's worth above those, so that a regression fails here.
     errors = _family_errors(tmp_path, "moe")
     assert len(errors) == 66
     assert statistics.median(errors) <= MOE_MEDIAN_GUARD and llm_training.quantile(errors, 0.9) <= MOE_P90_GUARD
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17's MoE target is not met: Blackwell runs predicted 25-35 % too fast "
-                                       "(benchmarks/ACCURACY.md); strict, so meeting it fails here until this is updated")
 def test_moe_held_out_accuracy_meets_the_issue_target(tmp_path):
+    # issue 17: median <= 20 %, p90 <= 40 %; met with little room (19.4 %, 39.2 %: benchmarks/ACCURACY.md)
     errors = _family_errors(tmp_path, "moe")
+    assert statistics.median(errors) <= 0.20 and llm_training.quantile(errors, 0.9) <= 0.40
+
+
+def test_nvfp4_runs_are_scored_against_the_issue_target(tmp_path):
+    # the 9 NVFP4 Llama runs on GB200 (FP4 peak 10 PFLOPS dense in the catalog), nothing fitted on FP4:
+    # 18.2 % median and 30.6 % p90 today, all predicted too fast (benchmarks/ACCURACY.md)
+    errors = _family_errors(tmp_path, "fp4")
+    assert len(errors) == 9
     assert statistics.median(errors) <= 0.20 and llm_training.quantile(errors, 0.9) <= 0.40
 
 
@@ -181,7 +189,7 @@ def test_held_out_accuracy_with_no_layout_given_holds_its_guards(tmp_path):
     # the layout search chooses the rest. No published run is refused, and where the published layout fits and
     # is in the search space the searched one is no more than 10 % slower (issue 15's targets).
     mapped = [r for r in llm_training.load_committed(load_catalog(), tmp_path, held_out_only=True)
-              if r[0].family != "moe"]  # dense models, FP8 ones included
+              if r[0].family in ("dense", "fp8")]  # dense models, FP8 ones included (NVFP4 apart)
     rows = llm_training.predict_without_layout(mapped, None, llm_training.predict(mapped, None))
     summary = llm_training.summarize_without_layout(rows)
     assert summary["refused"] == 0 and summary["n"] == len(mapped) >= 61

@@ -33,6 +33,7 @@ def test_moe_models_train_fine_tune_and_serve(cli, model):
     (("plan", "--model", "qwen3-30b-a3b", "--tokens", "1e9", "--device", "H100 SXM", "--count", "8", "--ep", "16"), "ep"),
     (("time", "--model", "qwen3-30b-a3b", "--tokens", "1e9", "--device", "A100 80GB SXM", "--precision", "fp8"), "precision"),
     (("memory", "--model", "qwen3-30b-a3b", "--tokens", "1e9", "--device", "V100 SXM2 16GB", "--precision", "fp8"), "precision"),
+    (("time", "--model", "llama-3-8b", "--tokens", "1e9", "--device", "H100 SXM", "--precision", "fp4"), "precision"),
 ])
 def test_bad_expert_or_fp8_input_exits_2_naming_the_field(cli, args, field):
     result = cli(*args)

@@ -48,11 +48,14 @@ def test_all_to_all_appears_with_ep_and_grows_across_nodes(catalog):
     assert a2a[0] == 0 and a2a[1] > 0
     # 16 ranks span two 8-GPU nodes: 7 of 16 peers over NVLink, 8 over the 50 GB/s network, at once
     message = 4096 * 2 * 4096 * 2  # tokens x top-2 x hidden x 2 B per micro-batch
-    across = 4 * 32 * (max(7 / 16 * message / 450e9, 8 / 16 * message / 50e9) + 15 * 5e-6)
+    # around them, per block and pass, the received tokens are sorted by local expert and back: 4 passes
+    # of the message through device memory at the achieved bandwidth (Megatron-Core's token dispatcher)
+    sorts = 2 * 32 * 4 * message / float(table.bandwidth[0])
+    across = 4 * 32 * (max(7 / 16 * message / 450e9, 8 / 16 * message / 50e9) + 15 * 5e-6) + sorts
     assert a2a[2] == pytest.approx(across * float(ev.configs.accumulation[2]), rel=0.05)
-    assert a2a[2] > 4 * a2a[1]
+    assert a2a[2] > 2 * a2a[1]
     # dispatch + combine, forward and backward: 4 x 32 blocks x (7/8) x 4096 x 2 x 4096 x 2 B / 450 GB/s per micro-batch
-    per_micro = 4 * 32 * (7 / 8 * 4096 * 2 * 4096 * 2 / 450e9 + 7 * 5e-6)
+    per_micro = 4 * 32 * (7 / 8 * 4096 * 2 * 4096 * 2 / 450e9 + 7 * 5e-6) + sorts
     assert a2a[1] == pytest.approx(per_micro * float(ev.configs.accumulation[1]), rel=0.05)
 
 
@@ -83,9 +86,14 @@ def test_memory_takes_ep(catalog):
 
 
 def test_search_uses_expert_parallelism_inside_a_node(catalog):
-    result = estimate_time(TimeRequest(model="qwen3-30b-a3b", tokens=1e9, device="H100 SXM", count=16), catalog)
-    assert result.fits
-    assert result.layout.ep > 1 and result.layout.tp * result.layout.ep <= 8
+    # EP is a searched dimension: the search is never slower than an in-node EP layout given by hand, and an
+    # EP group it chooses stays inside the NVLink node (for Qwen3-30B-A3B on 16 H100 it is a near tie with
+    # replicated, ZeRO-3-sharded experts once the dispatcher's token sorts are counted)
+    searched = estimate_time(TimeRequest(model="qwen3-30b-a3b", tokens=1e9, device="H100 SXM", count=16), catalog)
+    given = estimate_time(TimeRequest(model="qwen3-30b-a3b", tokens=1e9, device="H100 SXM", count=16, ep=8), catalog)
+    assert searched.fits and given.fits and given.layout.ep == 8
+    assert searched.step_time.expected <= given.step_time.expected
+    assert searched.layout.ep == 1 or searched.layout.tp * searched.layout.ep <= 8
 
 
 def test_sweep_and_recommend_carry_the_searched_ep_and_agree_with_time(catalog):

@@ -26,7 +26,7 @@ def test_a_language_model_counts_its_activations_from_its_layer_graph():
 
 @pytest.mark.parametrize("fields, field", [
     (dict(samples=10), "params"), (dict(params=1e6), "samples"), (dict(params=1e6, samples=10, tokens=10), "tokens"),
-    (dict(params=1e6, samples=10, precision="fp4"), "precision"), (dict(params=-1, samples=10), "params"),
+    (dict(params=1e6, samples=10, precision="fp3"), "precision"), (dict(params=-1, samples=10), "params"),
     (dict(params=1e6, samples=10, epochs=0), "epochs"), (dict(params=1e6, samples=10, activation_memory_per_sample="5 s"),
                                                         "activation_memory_per_sample"),
 ])
