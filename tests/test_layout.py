@@ -20,3 +20,22 @@ def test_every_package_of_the_core_has_its_test_folder():
     packages = [p for p in (ROOT / "sizer").iterdir() if p.is_dir() and (p / "__init__.py").exists()]
     missing = [str(p.relative_to(ROOT)) for p in packages if not (TESTS / p.relative_to(ROOT)).is_dir()]
     assert not missing, f"packages without tests/<package>/: {missing}"
+
+
+def test_no_two_modules_of_the_core_share_a_name():
+    # Same-named modules (engine/offload.py beside inference/offload.py) read alike in tracebacks and
+    # imports and make same-named test files collide; each module of sizer/ is named for what it does.
+    names: dict[str, list[str]] = {}
+    for path in (ROOT / "sizer").rglob("*.py"):
+        if path.name != "__init__.py":
+            names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    shared = {name: paths for name, paths in names.items() if len(paths) > 1}
+    assert not shared, f"modules of sizer/ with the same name: {shared}"
+
+
+def test_no_two_test_files_share_a_name():
+    # pytest imports test files by their base name (no __init__.py in tests/): two alike collide.
+    names: dict[str, list[str]] = {}
+    for path in TESTS.rglob("test_*.py"):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {n: p for n, p in names.items() if len(p) > 1}

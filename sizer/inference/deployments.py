@@ -26,7 +26,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
-from sizer.inference.offload import check_gpu_layers, host_table, offload_refusal
+from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_refusal
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, SEARCH_WEIGHTS
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,

@@ -19,7 +19,7 @@ from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOK
                                     SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
 from sizer.errors import InputError, require_device
 from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, weight_format
-from sizer.inference.offload import offload_host
+from sizer.inference.layer_offload import offload_host
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      stored_weight_bytes, total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor

@@ -296,7 +296,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
                      batch: np.ndarray, host: DeviceTable | None = None) -> ServingArrays:
     """Times and memory of serving ``case`` on every (device, count, batch); ``count`` devices
     run tensor parallel (or a layer split). With ``case.gpu_layers`` below the model's layers, the
-    rest run on ``host`` (one CPU row, :mod:`sizer.inference.offload`): their weights read from host
+    rest run on ``host`` (one CPU row, :mod:`sizer.inference.layer_offload`): their weights read from host
     memory and their FLOP on its cores, so each pass takes the devices' share plus the host's, and
     device memory holds only the devices' layers and their KV cache."""
     check_servable(case.arch)
