@@ -169,11 +169,13 @@ def test_moe_runs_are_mapped_with_their_expert_layout(tmp_path):
     assert all(m.request.ep and m.request.ep > 1 for m in mapped)
 
 
-# No layout given (issue 15): the target is a held-out median <= 15 % and p90 <= 35 %; the search reaches
-# 20.9 % and 35.5 % on the dense runs (benchmarks/ACCURACY.md says why: Narayanan's 2021 runs), so these
-# fixed guards hold that point against regression while the target stands.
-NO_LAYOUT_MEDIAN_GUARD = 0.22
-NO_LAYOUT_P90_GUARD = 0.37
+# No layout given (issue 15): the target is a held-out median <= 15 % and p90 <= 35 %. With Narayanan's and
+# Korthikanti's runs scored with the attention their Megatron-LM ran (standard, s x s scores kept) the search
+# reaches 16.2 % and 28.9 % (was 18.3 % / 35.1 % with flash attention assumed); benchmarks/ACCURACY.md says what
+# is left (Narayanan's published layouts are slower than the searched ones in the model). The guards hold that
+# point against regression while the median target stands.
+NO_LAYOUT_MEDIAN_GUARD = 0.17
+NO_LAYOUT_P90_GUARD = 0.30
 
 
 def test_held_out_accuracy_with_no_layout_given_holds_its_guards(tmp_path):
