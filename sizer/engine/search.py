@@ -62,9 +62,10 @@ class Search:
     ep: np.ndarray  # per candidate: expert-parallel ranks (1: no expert parallelism yet)
     chosen: np.ndarray  # per pair: index of the fastest fitting candidate, else of the smallest memory need
     found: np.ndarray  # per pair: whether any candidate fits
+    distance: np.ndarray  # per candidate: how far its batch is from the asked one (batch_distance)
 
     def ranked(self, pair: int) -> np.ndarray:
-        """Candidates of one pair that fit, fastest first (the asked batch before a changed one), each layout once.
+        """Candidates of one pair that fit, fastest first (the asked batch, then the nearest), each layout once.
 
         Parameters
         ----------
@@ -78,8 +79,32 @@ class Search:
         """
         ev = self.evaluation
         rows = np.flatnonzero((self.pair == pair) & ev.fits & ev.feasible)
-        rows = rows[np.lexsort((ev.memory_needed[rows], ev.training_seconds[rows], ~ev.exact[rows]))]
+        rows = rows[np.lexsort((ev.memory_needed[rows], ev.training_seconds[rows], self.distance[rows],
+                                ~ev.exact[rows]))]
         return unique_layouts(ev, rows)
+
+
+def batch_distance(job: Job, ev: Evaluation) -> np.ndarray:
+    """How far each candidate's batch is from the asked one: ``|log(batch / asked)|`` (0: the asked batch).
+
+    Where no layout runs the asked batch, the search takes the nearest one that some layout runs
+    (issue 15), and the fastest among equally near ones: a larger batch has fewer steps, so time
+    alone would prefer the largest change.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its asked batch).
+    ev : Evaluation
+        The evaluated candidates.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per candidate [1].
+    """
+    asked = max(1.0, float(np.round(job.batch_size)))
+    return np.abs(np.log(np.maximum(ev.batch, 1.0) / asked))
 
 
 def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
@@ -270,7 +295,8 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
             c = {name: np.concatenate([c[name], more[name]]) for name in c}
     ok = ev.fits & ev.feasible
     pairs = len(device)
-    order = np.lexsort((ev.memory_needed, ev.training_seconds, ~ev.exact, ~ok, c["pair"]))
+    distance = batch_distance(job, ev)
+    order = np.lexsort((ev.memory_needed, ev.training_seconds, distance, ~ev.exact, ~ok, c["pair"]))
     first = np.searchsorted(c["pair"][order], np.arange(pairs))
     found = np.zeros(pairs, dtype=bool)
     chosen = np.zeros(pairs, dtype=np.int64)
@@ -282,7 +308,7 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     if unfound.any():
         closest = np.lexsort((np.where(ev.feasible, ev.memory_needed, np.inf), c["pair"]))
         chosen[unfound] = closest[np.searchsorted(c["pair"][closest], np.arange(pairs))[unfound]]
-    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found)
+    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance)
 
 
 def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool) -> Evaluation:
@@ -296,14 +322,16 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
                   headroom: bool) -> dict:
     """Small micro-batches and interleaving for the first stage's pipelines that could still win."""
     ok = ev.fits & ev.feasible
-    exact_best = np.full(pairs, np.inf)
-    np.minimum.at(exact_best, c["pair"][ok & ev.exact], ev.training_seconds[ok & ev.exact])
-    any_best = np.full(pairs, np.inf)
-    np.minimum.at(any_best, c["pair"][ok], ev.training_seconds[ok])
-    best = np.where(np.isfinite(exact_best), exact_best, any_best)
+    # only the pair's nearest batch (the asked one where some layout runs it) can be chosen
+    distance = batch_distance(job, ev)
+    nearest = np.full(pairs, np.inf)
+    np.minimum.at(nearest, c["pair"][ok], distance[ok])
+    chosen_batch = ok & (distance == nearest[c["pair"]])
+    best = np.full(pairs, np.inf)
+    np.minimum.at(best, c["pair"][chosen_batch], ev.training_seconds[chosen_batch])
     p = ev.parts
     floor = np.maximum((p.step - p.bubble - p.pipeline), p.physical_limit) * ev.steps
-    eligible = ok & (c["pp"] > 1) & (ev.exact | ~np.isfinite(exact_best[c["pair"]])) & (floor < best[c["pair"]])
+    eligible = chosen_batch & (c["pp"] > 1) & (floor < best[c["pair"]])
     rows = np.flatnonzero(eligible)
     values = _dimension_values(job, fixed)
     variants = np.asarray([(m, v) for m in values["micro"] for v in values["interleave"] if (m, v) != (0, 1)],

@@ -317,56 +317,12 @@ def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
                      f"splits a batch of {asked:,.0f} {job.sample_word}s{hint} (or give a larger --batch-size)")
 
 
-def estimate_training(job: Job, device: Device, count: int = 1, **layout) -> TimeResult:
-    r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
-
-    Where the batch is the default (not given) and no layout of ``count`` devices splits it, the
-    batch is raised to one sample per device, and the answer says so in ``warnings`` and in its
-    assumptions; a given batch is never changed (:func:`refuse_batch` names the most devices).
-
-    Parameters
-    ----------
-    job : Job
-        The workload.
-    device : Device
-        The device.
-    count : int
-        Devices [1].
-    **layout : dict
-        As :func:`estimate_layout`.
-
-    Returns
-    -------
-    TimeResult
-        As :func:`estimate_layout`.
-
-    References
-    ----------
-    [spec-3.3]
-    """
-    from dataclasses import replace
-
-    try:
-        return estimate_layout(job, device, count, **layout)
-    except InputError as error:
-        if job.batch_given or error.field != "batch_size" or not isinstance(count, int) or job.batch_size >= count:
-            raise
-    raised = replace(job, batch_size=float(count) * float(job.micro_batch or 1.0))
-    result = estimate_layout(raised, device, count, **layout)
-    said = (f"default batch raised: {job.batch_size:,.0f} {job.sample_word}s per step by default, "
-            f"{raised.batch_size:,.0f} run so that each of the {count:,} devices holds at least one (give --batch-size)")
-    return result.model_copy(update={
-        "warnings": [*result.warnings, said],
-        "assumptions": [*result.assumptions, Assumption(name="batch size changed", value=said,
-                                                        source="no layout of the devices splits the default batch")]})
-
-
-def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
-                    pp: int | None = None, recompute: int | None = None, interleave: int | None = None,
-                    cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
-                    headroom: bool = False, overlap_allreduce: bool = False,
-                    extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
-                    hybrid_shard: bool = False, ep: int | None = None) -> TimeResult:
+def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
+                      pp: int | None = None, recompute: int | None = None, interleave: int | None = None,
+                      cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
+                      headroom: bool = False, overlap_allreduce: bool = False,
+                      extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
+                      hybrid_shard: bool = False, ep: int | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -429,8 +385,9 @@ def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | Non
     Raises
     ------
     InputError
-        A count out of bounds, an unsupported precision, an impossible layout, or a batch no layout
-        of ``count`` devices splits (naming the most devices that can).
+        A count out of bounds, an unsupported precision, an impossible layout, or a given batch no
+        layout of ``count`` devices splits (naming the most devices that can); a default batch is
+        raised instead and said (:mod:`sizer.engine.evaluate`).
 
     References
     ----------
@@ -567,6 +524,9 @@ def batch_change(job: Job, batch: float) -> str:
         The warning.
     """
     asked = max(1.0, round(job.batch_size))
+    if not job.batch_given and batch > asked:
+        return (f"default batch raised: {asked:,.0f} {job.sample_word}s per step by default, {batch:,.0f} run so that "
+                "every data-parallel replica holds a whole micro-batch (give --batch-size)")
     return (f"batch changed: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run (the nearest that every "
             "data-parallel replica splits into whole micro-batches)")
 
