@@ -340,8 +340,9 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     rows_rep = np.repeat(rows, len(variants))
     micro, interleave = np.tile(variants[:, 0], len(rows)), np.tile(variants[:, 1], len(rows))
     keep = (interleave == 1) | (blocks % (c["pp"][rows_rep] * interleave) == 0)
-    out = {name: column[rows_rep][keep] for name, column in c.items()}
-    out["micro"], out["interleave"] = micro[keep], interleave[keep]
+    rows_rep, micro, interleave = rows_rep[keep], micro[keep], interleave[keep]
+    out = {name: column[rows_rep] for name, column in c.items()}
+    out["micro"], out["interleave"] = micro, interleave
     # only those that fit and split the batch can be chosen (their pair has a fitting layout already):
     # memory alone says which, before any layer arithmetic
     d = out["device"]
@@ -350,7 +351,13 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
                        table.framework_overhead[d], table.memory[d], dp, out["zero"], tp=out["tp"], pp=out["pp"],
                        cp=out["cp"], recompute=out["recompute"], interleave=out["interleave"],
                        micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan), headroom=headroom, ep=out["ep"])
-    runs = mem.fits & mem.whole
+    # and each variant's own floor: a micro-batch m' <= m runs each sample no faster (smaller GEMMs, the same
+    # launches and weight reads per pass) and a larger one each pass no faster, so its bubble is at least
+    # min(m'/m, 1)/v of the first stage's
+    shrink = np.minimum(mem.micro / ev.configs.micro_batch[rows_rep], 1.0) / interleave
+    floor = np.maximum(p.step[rows_rep] - p.bubble[rows_rep] - p.pipeline[rows_rep] + p.bubble[rows_rep] * shrink,
+                       p.physical_limit[rows_rep]) * ev.steps[rows_rep]
+    runs = mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]])
     return {name: column[runs] for name, column in out.items()}
 
 
