@@ -491,8 +491,29 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
         warnings=warnings, efficiencies=table.efficiencies[0].as_dict(), assumptions=assumptions)
 
 
+# A bare parameter count at least this large read as a generic dense network (``--params`` with
+# ``--samples``: one input vector per sample, seed 004's 2P FLOP) is most likely a language model meant
+# by tokens (spec §3.2's worked example: GPT-3, 175e9 parameters, 300e9 tokens): said, never silently.
+DENSE_LANGUAGE_MODEL_SCALE = 1e9
+
+
+def _dense_warning(job: Job, ev: Evaluation) -> str | None:
+    """The warning for a large bare parameter count read as a one-layer dense network, or None."""
+    if job.arch is not None or job.token_mode or len(job.layers.kinds) != 1 or job.params < DENSE_LANGUAGE_MODEL_SCALE:
+        return None
+    p = ev.parts
+    synchronising = float((p.data_parallel[0] + p.optimizer[0]) / p.step[0])
+    return (f"--params {job.params:.3g} with --samples is read as a generic dense network: one layer, one input vector "
+            f"per sample (2P forward FLOP, seed 004), so each step of {float(ev.batch[0]):,.0f} samples synchronises and "
+            f"updates all {job.params:.3g} parameters ({synchronising:.0%} of the step); for a language model give "
+            "--tokens (a decoder shaped from the count, sequence length stated) or --model")
+
+
 def _warnings(job: Job, device: Device, table, ev: Evaluation) -> list[str]:
     warnings = []
+    dense = _dense_warning(job, ev)
+    if dense:
+        warnings.append(dense)
     if not ev.fits[0]:
         warnings.append(f"does not fit: needs {ev.memory_needed[0] * unit_factor('B', 'GB'):.3g} GB per device, {device.name} has "
                         f"{table.memory[0] * unit_factor('B', 'GB'):.3g} GB; shard the model states (--zero 3) or use more devices")
