@@ -28,9 +28,11 @@ run slower) must be below it, and each variant's own floor too (its bubble is at
 alone, which costs no layer arithmetic) the layouts another one of the same split and micro-batch
 beats outright: more recomputation than one that fits, or ZeRO 0/1/3 where ZeRO-2 fits with no
 more recomputation (same traffic as 0/1 with a cheaper optimizer step, less traffic than 3). The
-choice is the one a single-pair search makes, except where a pipeline's interleaved variant fits only
-with the ZeRO stage or recomputation the first stage dropped (74 of 4,015 device x count pairs of
-five workloads over the GPU catalog, at most 3 % slower; found 2026-11-25, not yet fixed).
+choice is the one a single-pair search makes: a dominated pipeline is not evaluated, but its
+interleaved and small-micro-batch variants (which keep more in flight, so may fit where its
+dominator's do not) go to the second stage floored by its dominator's time, and the variants are
+pruned by the same rule among themselves (checked: the same choice on 4,015 device x count pairs of
+five workloads over the GPU catalog).
 
 Where no layout runs the asked batch (a default batch the replicas outnumber, or one no replica
 count divides), the nearest batch some layout runs is taken (:func:`batch_distance`), and the
@@ -292,10 +294,10 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     staged = len(device) > 1 and "interleave" not in fixed and "micro" not in fixed
     c = candidates(job, table, device, count, fixed, first_stage=staged)
     if staged:
-        c = _undominated(job, table, c, len(device), headroom)
+        c, shadow = _undominated(job, table, c, len(device), headroom)
     ev = _evaluate(job, table, c, headroom, overlap_allreduce)
     if staged:
-        more = _second_stage(job, table, c, ev, len(device), fixed, headroom)
+        more = _second_stage(job, table, c, ev, len(device), fixed, headroom, shadow)
         if len(more["pair"]):
             check_deadline()
             ev = concatenate(ev, _evaluate(job, table, more, headroom, overlap_allreduce))
@@ -326,8 +328,9 @@ def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_all
 
 
 def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict,
-                  headroom: bool) -> dict:
-    """Small micro-batches and interleaving for the first stage's pipelines that could still win."""
+                  headroom: bool, shadow: dict) -> dict:
+    """Small micro-batches and interleaving for the first stage's pipelines (and the dominated ones of
+    ``shadow``, floored by their dominator) that could still win."""
     ok = ev.fits & ev.feasible
     # only the pair's nearest batch (the asked one where some layout runs it) can be chosen
     distance = batch_distance(job, ev)
@@ -340,15 +343,21 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     floor = np.maximum((p.step - p.bubble - p.pipeline), p.physical_limit) * ev.steps
     eligible = chosen_batch & (c["pp"] > 1) & (floor < best[c["pair"]])
     rows = np.flatnonzero(eligible)
+    shadows = np.flatnonzero(eligible[shadow["dominator"]])
+    # the bases: the eligible pipelines, then the dominated ones whose dominator is eligible; ``ref`` is the
+    # evaluated row whose time floors them (their own, or their dominator's)
+    bases = {name: np.concatenate([c[name][rows], shadow[name][shadows]]) for name in c}
+    ref = np.concatenate([rows, shadow["dominator"][shadows]])
     values = _dimension_values(job, fixed)
     variants = np.asarray([(m, v) for m in values["micro"] for v in values["interleave"] if (m, v) != (0, 1)],
                           dtype=np.int64).reshape(-1, 2)
     blocks = job.shape.blocks if job.shape is not None else 1
-    rows_rep = np.repeat(rows, len(variants))
-    micro, interleave = np.tile(variants[:, 0], len(rows)), np.tile(variants[:, 1], len(rows))
-    keep = (interleave == 1) | (blocks % (c["pp"][rows_rep] * interleave) == 0)
-    rows_rep, micro, interleave = rows_rep[keep], micro[keep], interleave[keep]
-    out = {name: column[rows_rep] for name, column in c.items()}
+    index = np.repeat(np.arange(len(ref)), len(variants))
+    micro, interleave = np.tile(variants[:, 0], len(ref)), np.tile(variants[:, 1], len(ref))
+    keep = (interleave == 1) | (blocks % (bases["pp"][index] * interleave) == 0)
+    index, micro, interleave = index[keep], micro[keep], interleave[keep]
+    rows_rep = ref[index]
+    out = {name: column[index] for name, column in bases.items()}
     out["micro"], out["interleave"] = micro, interleave
     # only those that fit and split the batch can be chosen (their pair has a fitting layout already):
     # memory alone says which, before any layer arithmetic
@@ -361,11 +370,43 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     # and each variant's own floor: a micro-batch m' <= m runs each sample no faster (smaller GEMMs, the same
     # launches and weight reads per pass) and a larger one each pass no faster, so its bubble is at least
     # min(m'/m, 1)/v of the first stage's
-    shrink = np.minimum(mem.micro / ev.configs.micro_batch[rows_rep], 1.0) / interleave
+    ratio = mem.micro / ev.configs.micro_batch[rows_rep]
+    shrink = np.minimum(ratio, 1.0) / interleave
     floor = np.maximum(p.step[rows_rep] - p.bubble[rows_rep] - p.pipeline[rows_rep] + p.bubble[rows_rep] * shrink,
                        p.physical_limit[rows_rep]) * ev.steps[rows_rep]
+    # a dominated base's variant with a larger micro-batch than its dominator's runs each sample faster than the
+    # dominator did: only the physical limit floors it
+    own = np.arange(len(index)) < np.searchsorted(index, len(rows))
+    floor = np.where(own | (ratio <= 1.0), floor, p.physical_limit[rows_rep] * ev.steps[rows_rep])
     runs = mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]])
+    # among the variants themselves, one beaten outright by another of the same split, micro-batch and
+    # interleaving (the first stage's rule) is not evaluated
+    runs &= ~_dominance(out, mem.micro, runs, out["interleave"])[0]
     return {name: column[runs] for name, column in out.items()}
+
+
+def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
+    """Per candidate, its group: the same pair, split, expert ranks, micro-batch (and interleaving)."""
+    split = (np.log2(c["tp"]).astype(np.int64) * 8 + np.log2(c["pp"]).astype(np.int64)) * 8 + np.log2(c["cp"]).astype(np.int64)
+    base = (c["pair"] * 512 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
+    if interleave is not None:
+        base = base * 8 + np.log2(interleave).astype(np.int64)
+    order = np.lexsort((micro, base))
+    starts = np.r_[True, (base[order][1:] != base[order][:-1]) | (micro[order][1:] != micro[order][:-1])]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(starts) - 1
+    return group
+
+
+def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None):
+    """Which candidates another of their group (:func:`_groups`) that fits (``ok``) beats outright: it needs
+    less recomputation at the same ZeRO stage, or is ZeRO-2 with no more recomputation (module docstring).
+    Returns (dominated, group, least recomputation that fits per group and ZeRO stage)."""
+    group = _groups(c, micro, interleave)
+    least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
+    np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
+    rc, zero = c["recompute"], c["zero"]
+    return (least[group, zero] < rc) | ((zero != 2) & (least[group, 2] <= rc)), group, least
 
 
 def concatenate(a, b):
@@ -392,9 +433,10 @@ def concatenate(a, b):
     return a
 
 
-def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bool) -> dict:
+def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bool) -> tuple[dict, dict]:
     """The first-stage candidates that no other candidate beats outright (module docstring), and per
-    pair with nothing that fits its layout closest to fitting."""
+    pair with nothing that fits its layout closest to fitting; and the dominated pipelines that fit, each
+    with the index of its dominator among the kept (``dominator``), for the second stage."""
     d = c["device"]
     dp = c["count"] / (c["tp"] * c["pp"] * c["cp"])
     mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
@@ -402,16 +444,8 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
                        recompute=c["recompute"], interleave=c["interleave"], headroom=headroom, ep=c["ep"])
     ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
     # groups of one (pair, split, micro-batch): the accumulation follows from these
-    split = (np.log2(c["tp"]).astype(np.int64) * 8 + np.log2(c["pp"]).astype(np.int64)) * 8 + np.log2(c["cp"]).astype(np.int64)
-    base = (c["pair"] * 512 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
-    order = np.lexsort((mem.micro, base))
-    starts = np.r_[True, (base[order][1:] != base[order][:-1]) | (mem.micro[order][1:] != mem.micro[order][:-1])]
-    group = np.empty(len(order), dtype=np.int64)
-    group[order] = np.cumsum(starts) - 1
-    least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
-    np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
+    dominated, group, least = _dominance(c, mem.micro, ok)
     rc, zero = c["recompute"], c["zero"]
-    dominated = (least[group, zero] < rc) | ((zero != 2) & (least[group, 2] <= rc))
     keep = ok & ~dominated
     fitting = np.zeros(pairs, dtype=bool)
     fitting[c["pair"][ok]] = True
@@ -421,4 +455,18 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
         order = rows[np.lexsort((mem.needed[rows], ~feasible[rows], c["pair"][rows]))]
         first = order[np.r_[True, c["pair"][order][1:] != c["pair"][order][:-1]]]
         keep[first] = True
-    return {name: column[keep] for name, column in c.items()}
+    # a dominated pipeline is not evaluated, but its interleaved and small-micro-batch variants may fit where its
+    # dominator's do not (they keep more in flight): they go to the second stage with the dominator's time as
+    # their floor (the dominator runs no slower: less recomputation, or ZeRO-2's cheaper traffic)
+    shadow = np.flatnonzero(ok & dominated & (c["pp"] > 1))
+    g, z, r = group[shadow], zero[shadow], rc[shadow]
+    by_zero2 = least[g, 2] <= r
+    dominator_zero = np.where(by_zero2, 2, z)
+    dominator_rc = np.where(by_zero2, least[g, 2], least[g, z])
+    slot = np.full((len(least), 4, len(RECOMPUTE_ALL)), -1, dtype=np.int64)
+    kept_rows = np.flatnonzero(keep)
+    slot[group[kept_rows], zero[kept_rows], rc[kept_rows]] = np.arange(len(kept_rows))
+    dominator = slot[g, dominator_zero, dominator_rc]
+    shadow, dominator = shadow[dominator >= 0], dominator[dominator >= 0]
+    return {name: column[keep] for name, column in c.items()}, \
+        {**{name: column[shadow] for name, column in c.items()}, "dominator": dominator}
