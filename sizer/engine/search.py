@@ -357,6 +357,15 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     keep = (interleave == 1) | (blocks % (bases["pp"][index] * interleave) == 0)
     index, micro, interleave = index[keep], micro[keep], interleave[keep]
     rows_rep = ref[index]
+    # the floors below, before any memory: a given micro-batch's ratio is known, the largest that fits is at
+    # least one sequence (so its bubble at least 1/m of the first stage's)
+    p = ev.parts
+    ratio = np.where(micro > 0, micro, 1.0) / ev.configs.micro_batch[rows_rep]
+    own = index < len(rows)
+    floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave,
+                           own | ((micro > 0) & (micro <= ev.configs.micro_batch[rows_rep])))
+    hopeful = floor < best[c["pair"][rows_rep]]
+    index, micro, interleave, rows_rep = index[hopeful], micro[hopeful], interleave[hopeful], rows_rep[hopeful]
     out = {name: column[index] for name, column in bases.items()}
     out["micro"], out["interleave"] = micro, interleave
     # only those that fit and split the batch can be chosen (their pair has a fitting layout already):
@@ -371,18 +380,24 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     # launches and weight reads per pass) and a larger one each pass no faster, so its bubble is at least
     # min(m'/m, 1)/v of the first stage's
     ratio = mem.micro / ev.configs.micro_batch[rows_rep]
-    shrink = np.minimum(ratio, 1.0) / interleave
-    floor = np.maximum(p.step[rows_rep] - p.bubble[rows_rep] - p.pipeline[rows_rep] + p.bubble[rows_rep] * shrink,
-                       p.physical_limit[rows_rep]) * ev.steps[rows_rep]
-    # a dominated base's variant with a larger micro-batch than its dominator's runs each sample faster than the
-    # dominator did: only the physical limit floors it
-    own = np.arange(len(index)) < np.searchsorted(index, len(rows))
-    floor = np.where(own | (ratio <= 1.0), floor, p.physical_limit[rows_rep] * ev.steps[rows_rep])
+    floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave, (index < len(rows)) | (ratio <= 1.0))
     runs = mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]])
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
     # interleaving (the first stage's rule) is not evaluated
     runs &= ~_dominance(out, mem.micro, runs, out["interleave"])[0]
     return {name: column[runs] for name, column in out.items()}
+
+
+def _variant_floor(p, steps: np.ndarray, ref: np.ndarray, ratio: np.ndarray, interleave: np.ndarray,
+                   bounded: np.ndarray) -> np.ndarray:
+    """The least training time a second-stage variant can take [s]: its reference row's time without the
+    bubble and stage sends, plus the bubble shrunk by ``min(ratio, 1) / interleave``; only the physical
+    limit where not ``bounded`` (a dominated base's variant with a larger micro-batch than its dominator's
+    runs each sample faster than the dominator did)."""
+    shrink = np.minimum(ratio, 1.0) / interleave
+    limit = p.physical_limit[ref] * steps[ref]
+    floor = np.maximum((p.step[ref] - p.bubble[ref] - p.pipeline[ref] + p.bubble[ref] * shrink) * steps[ref], limit)
+    return np.where(bounded, floor, limit)
 
 
 def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
