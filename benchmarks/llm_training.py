@@ -52,7 +52,7 @@ RESULTS = HERE / "results"
 COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/benchmarks/test_llm_accuracy.py
 RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
                "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis",
-               "ep", "interleave", "family", "release", "cp")
+               "ep", "interleave", "family", "release", "cp", "attention")
 FIT_SOURCES = ("mosaicml/llm-foundry",)
 # The FP8 scaling overhead (sizer/engine/constants.py FP8_SCALING_OVERHEAD) is fitted on one other source's
 # FP8 runs and scored on the rest (Megatron-Bridge, MosaicML): ``--fit-fp8``.
@@ -63,6 +63,12 @@ FP4_DEVICES = ("B200", "GB200")  # catalog entries with an FP4 (NVFP4) peak amon
 RUN_COLUMNS = ("source", "source_path_or_table", "model", "params", "n_layers", "hidden_size", "n_heads", "seq_len",
                "device", "n_devices", "tensor_parallel", "pipeline_parallel", "data_parallel", "sharding", "micro_batch",
                "global_batch", "activation_checkpointing", "precision")
+# The attention implementation is a property of the run's software, stated from its source like the precision.
+# Megatron-LM as Narayanan et al. 2021 and Korthikanti et al. 2022 ran it materialises the s x s scores (a fused
+# scale-mask-softmax kernel, softmax dropout): both papers predate FlashAttention (Dao et al., arXiv:2205.14135,
+# May 2022), and Korthikanti's selective recomputation exists to drop those scores (§4.1, the 5as/h term). Every
+# other source (llm-foundry, Megatron-LM README, NeMo, Megatron-Bridge) runs flash attention (sizer's default).
+STANDARD_ATTENTION_SOURCES = ("Narayanan et al. 2021", "Korthikanti et al. 2022")
 GPT_VOCAB = 51200  # Megatron-LM GPT runs: GPT-2 BPE padded to a multiple of 1024 (Narayanan et al. 2021 §5.1)
 
 # Device names as the sources write them -> catalog names. The clusters behind these tables are
@@ -331,11 +337,15 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
         notes.append(f"virtual pipeline {interleave} from the source's notes")
     if cp > 1:
         notes.append(f"context parallelism {cp} from the source's notes")
+    source = run["source"].split(",")[0]
+    attention = "standard" if source.startswith(STANDARD_ATTENTION_SOURCES) else "flash"
+    if attention == "standard":
+        notes.append("standard attention (s x s scores kept): Megatron-LM before FlashAttention")
     request = TimeRequest(model=model_source(model), seq_len=seq, tokens=global_batch * seq, batch_size=global_batch * seq,
                           micro_batch=micro, device=device, count=count, tp=tp, pp=pp, zero=zero, recompute=recompute,
                           precision=precision, optimizer="adamw", ep=ep if ep > 1 else None,
-                          interleave=interleave if pp > 1 else 1, cp=cp if cp > 1 else None)
-    return Mapped(label=run.label, source=run["source"].split(",")[0], model=run["model"], shape=shape, request=request,
+                          interleave=interleave if pp > 1 else 1, cp=cp if cp > 1 else None, attention=attention)
+    return Mapped(label=run.label, source=source, model=run["model"], shape=shape, request=request,
                   measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES,
                   family=run_family(model, precision, device), release=release_of(notes_text))
 
@@ -469,7 +479,7 @@ def write_committed(mapped) -> None:
                              "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero, "recompute": r.recompute,
                              "precision": r.precision, "measured_tokens_per_gpu": f"{m.measured:.6g}", "basis": m.basis,
                              "ep": r.ep or 1, "interleave": r.interleave, "family": m.family, "release": m.release,
-                             "cp": r.cp or 1})
+                             "cp": r.cp or 1, "attention": r.attention})
     tmp.replace(COMMITTED_RUNS)
 
 
@@ -490,7 +500,8 @@ def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_
                               zero=int(row["zero"]), recompute=row["recompute"], precision=row["precision"],
                               optimizer="adamw", ep=int(row.get("ep") or 1) if int(row.get("ep") or 1) > 1 else None,
                               interleave=int(row.get("interleave") or 1),
-                              cp=int(row.get("cp") or 1) if int(row.get("cp") or 1) > 1 else None)
+                              cp=int(row.get("cp") or 1) if int(row.get("cp") or 1) > 1 else None,
+                              attention=row.get("attention") or "flash")
         m = Mapped(label=row["label"], source=row["source"], model=row["model"], shape=shape, request=request,
                    measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part,
                    family=row.get("family") or "dense", release=row.get("release") or "")

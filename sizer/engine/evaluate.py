@@ -5,7 +5,8 @@ Batches are whole: each data-parallel replica runs ``micro_batch x accumulation`
 with both integers and ``dp x micro_batch x accumulation`` the global batch. Where ``dp`` does not
 divide the batch, the nearest batch it does is run (``Evaluation.exact`` False, and the answer
 says so). The micro-batch is the given one, else the largest divisor of the replica's share that
-fits; a layout whose replicas would get less than one sequence of the asked batch is not feasible.
+fits; a layout whose replicas would get less than one sequence of a given batch is not feasible, while
+a default batch is raised to one micro-batch per replica (stated as a changed batch, issue 15).
 """
 from __future__ import annotations
 
@@ -582,7 +583,10 @@ def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate):
     share = replica_share(asked, dp, unit)
     # fit on the worst case of in-flight micro-batches, then the chosen split's own activations
     fit = largest_micro_batch(free, per_sample * in_flight_share(pp, share, interleave))
-    whole = dp * unit <= asked  # at least one micro-batch per replica of the asked batch
+    # at least one micro-batch per replica of the asked batch; a default batch (not given) that a layout's
+    # replicas outnumber is raised to one micro-batch each (``exact`` False: the answer says so), so that every
+    # caller of the one search (time, plan, sweep, recommend) runs what some layout can
+    whole = (dp * unit <= asked) | (not job.batch_given)
     if given is not None:
         micro = unit
         return micro, share / micro, share, fit, whole & _interleavable(pp, interleave, share / micro)

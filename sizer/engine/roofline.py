@@ -703,12 +703,12 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     per_layer = np.maximum(np.maximum(compute, memory), launch)
     is_compute = (per_layer == compute)
     is_memory = ~is_compute & (per_layer == memory)
-    weight = layers.multiplicity / c.pp[:, None]
-    stage = (per_layer * weight).sum(axis=1)  # one micro-batch through one stage
+    many = np.asarray(layers.multiplicity, dtype=float)  # layer sums as products with the multiplicities (no temporaries)
+    stage = (per_layer @ many) / c.pp  # one micro-batch through one stage
     slots = c.accumulation + (c.pp - 1) / c.interleave  # 1F1B: m micro-batches plus the bubble
     kernels = stage * slots
-    compute_part = (np.where(is_compute, per_layer, 0.0) * weight).sum(axis=1) * slots
-    memory_part = (np.where(is_memory, per_layer, 0.0) * weight).sum(axis=1) * slots
+    compute_part = (np.where(is_compute, per_layer, 0.0) @ many) / c.pp * slots
+    memory_part = (np.where(is_memory, per_layer, 0.0) @ many) / c.pp * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
     tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
@@ -750,7 +750,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     step = kernels + tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = _pass_flops(layers, kind) * samples / split[:, 0]
-    hardware_flops = model_flops + (extra * layers.forward_flops * layers.multiplicity).sum(axis=1) * samples / split[:, 0]
+    hardware_flops = model_flops + (extra @ (layers.forward_flops * layers.multiplicity)) * samples / split[:, 0]
     limit = model_flops / table.best_peak[d]
     communication = tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)

@@ -319,56 +319,13 @@ def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
                      f"splits a batch of {asked:,.0f} {job.sample_word}s{hint} (or give a larger --batch-size)")
 
 
-def estimate_training(job: Job, device: Device, count: int = 1, **layout) -> TimeResult:
-    r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
-
-    Where the batch is the default (not given) and no layout of ``count`` devices splits it, the
-    batch is raised to one sample per device, and the answer says so in ``warnings`` and in its
-    assumptions; a given batch is never changed (:func:`refuse_batch` names the most devices).
-
-    Parameters
-    ----------
-    job : Job
-        The workload.
-    device : Device
-        The device.
-    count : int
-        Devices [1].
-    **layout : dict
-        As :func:`estimate_layout`.
-
-    Returns
-    -------
-    TimeResult
-        As :func:`estimate_layout`.
-
-    References
-    ----------
-    [spec-3.3]
-    """
-    from dataclasses import replace
-
-    try:
-        return estimate_layout(job, device, count, **layout)
-    except InputError as error:
-        if job.batch_given or error.field != "batch_size" or not isinstance(count, int) or job.batch_size >= count:
-            raise
-    raised = replace(job, batch_size=float(count) * float(job.micro_batch or 1.0))
-    result = estimate_layout(raised, device, count, **layout)
-    said = (f"default batch raised: {job.batch_size:,.0f} {job.sample_word}s per step by default, "
-            f"{raised.batch_size:,.0f} run so that each of the {count:,} devices holds at least one (give --batch-size)")
-    return result.model_copy(update={
-        "warnings": [*result.warnings, said],
-        "assumptions": [*result.assumptions, Assumption(name="batch size changed", value=said,
-                                                        source="no layout of the devices splits the default batch")]})
-
-
-def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
-                    pp: int | None = None, recompute: int | None = None, interleave: int | None = None,
-                    cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
-                    headroom: bool = False, overlap_allreduce: bool = False,
-                    extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
-                    hybrid_shard: bool = False, ep: int | None = None, host_memory: float | None = None) -> TimeResult:
+def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
+                      pp: int | None = None, recompute: int | None = None, interleave: int | None = None,
+                      cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
+                      headroom: bool = False, overlap_allreduce: bool = False,
+                      extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
+                      hybrid_shard: bool = False, ep: int | None = None,
+                      host_memory: float | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -434,8 +391,9 @@ def estimate_layout(job: Job, device: Device, count: int = 1, *, zero: int | Non
     Raises
     ------
     InputError
-        A count out of bounds, an unsupported precision, an impossible layout, or a batch no layout
-        of ``count`` devices splits (naming the most devices that can).
+        A count out of bounds, an unsupported precision, an impossible layout, or a given batch no
+        layout of ``count`` devices splits (naming the most devices that can); a default batch is
+        raised instead and said (:mod:`sizer.engine.evaluate`).
 
     References
     ----------
@@ -551,8 +509,29 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
         warnings=warnings, efficiencies=table.efficiencies[0].as_dict(), assumptions=assumptions)
 
 
+# A bare parameter count at least this large read as a generic dense network (``--params`` with
+# ``--samples``: one input vector per sample, seed 004's 2P FLOP) is most likely a language model meant
+# by tokens (spec §3.2's worked example: GPT-3, 175e9 parameters, 300e9 tokens): said, never silently.
+DENSE_LANGUAGE_MODEL_SCALE = 1e9
+
+
+def _dense_warning(job: Job, ev: Evaluation) -> str | None:
+    """The warning for a large bare parameter count read as a one-layer dense network, or None."""
+    if job.arch is not None or job.token_mode or len(job.layers.kinds) != 1 or job.params < DENSE_LANGUAGE_MODEL_SCALE:
+        return None
+    p = ev.parts
+    synchronising = float((p.data_parallel[0] + p.optimizer[0]) / p.step[0])
+    return (f"--params {job.params:.3g} with --samples is read as a generic dense network: one layer, one input vector "
+            f"per sample (2P forward FLOP, seed 004), so each step of {float(ev.batch[0]):,.0f} samples synchronises and "
+            f"updates all {job.params:.3g} parameters ({synchronising:.0%} of the step); for a language model give "
+            "--tokens (a decoder shaped from the count, sequence length stated) or --model")
+
+
 def _warnings(job: Job, device: Device, table, ev: Evaluation) -> list[str]:
     warnings = []
+    dense = _dense_warning(job, ev)
+    if dense:
+        warnings.append(dense)
     if not ev.fits[0]:
         warnings.append(f"does not fit: needs {ev.memory_needed[0] * unit_factor('B', 'GB'):.3g} GB per device, {device.name} has "
                         f"{table.memory[0] * unit_factor('B', 'GB'):.3g} GB; shard the model states (--zero 3) or use more devices")
@@ -584,6 +563,9 @@ def batch_change(job: Job, batch: float) -> str:
         The warning.
     """
     asked = max(1.0, round(job.batch_size))
+    if not job.batch_given and batch > asked:
+        return (f"default batch raised: {asked:,.0f} {job.sample_word}s per step by default, {batch:,.0f} run so that "
+                "every data-parallel replica holds a whole micro-batch (give --batch-size)")
     return (f"batch changed: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run (the nearest that every "
             "data-parallel replica splits into whole micro-batches)")
 

@@ -296,7 +296,10 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
         check_deadline()
         pairs = np.arange(i * len(counts), (i + 1) * len(counts))
         rows = found.chosen[pairs]
-        pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], found.found[pairs], deadline_s)
+        ok = found.found[pairs]
+        if (ok & ev.exact[rows]).any():  # counts that run the asked batch first; others only where none does
+            ok = ok & ev.exact[rows]
+        pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], ok, deadline_s)
         if pick is None:
             every = np.flatnonzero((found.pair >= pairs[0]) & (found.pair <= pairs[-1]))
             reason, cause, shortfall = _reason(device, table, i, ev, every, deadline_s, request)
@@ -404,6 +407,12 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
         Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
         Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source),
     ]
+    changed = [f"{devices[i].name} x {int(ev.configs.count[r])}: {ev.batch[r]:,.0f}" for i, r in chosen if not ev.exact[r]]
+    if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
+        assumptions.append(Assumption(
+            name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step asked; "
+            f"run instead (the nearest batch whole micro-batches on every replica make): {'; '.join(changed)}",
+            source="sizer's layout search" + ("" if job.batch_given else "; the batch is the default: give --batch-size")))
     return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
                            ranked=ranked[:len(order)], unpriced=ranked[len(order):], rejected=rejected, k1=k1, host=host, assumptions=assumptions)
 

@@ -5,12 +5,14 @@ each (workload, precision): the same numbers as ``sizer time`` for every row.
 
 Columns of the table (one row per combination; times in seconds, memory in bytes, cost in USD):
 ``workload, params, samples, token_mode, precision, device, name, kind, count, sharding, zero,
-tp, pp, ep, recompute, supported, training_compute_flop, peak_flops, step_time_s_{low,expected,high}, bound, mfu,
+tp, pp, ep, recompute, batch_size, supported, training_compute_flop, peak_flops, step_time_s_{low,expected,high}, bound, mfu,
 training_time_s_{low,expected,high}, physical_limit_s, memory_per_device_b, device_memory_b,
 fits, price_basis, price_usd_per_hour, cost_usd_{low,expected,high}``. Rows whose precision the
 device lacks have ``supported`` False and NaN figures. Costs are priced by ``pricing`` (rent, buy
 or any) through :func:`sizer.formulas.tco.hourly_price`, and ``price_basis`` says which each
-row's cost is ("rent", "buy", or "" where no price of the basis is known).
+row's cost is ("rent", "buy", or "" where no price of the basis is known). ``batch_size`` is the batch
+each row runs: the asked one, or the nearest that the layout splits into whole micro-batches (a
+default batch that the count's replicas outnumber is raised, as ``sizer time`` and ``plan`` do).
 
 >>> table = sweep([{"params": 1.3e9, "tokens": 2.6e10}], devices=["H100 SXM", "Tesla P40"],
 ...               counts=[1, 8], precisions=["bf16", "fp32"])
@@ -42,7 +44,7 @@ PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED)
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
 SECONDS_PER_HOUR = unit_factor("hour", "s")
 COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device", "name", "kind", "count", "sharding",
-           "zero", "tp", "pp", "ep", "recompute", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
+           "zero", "tp", "pp", "ep", "recompute", "batch_size", "supported", "training_compute_flop", "peak_flops", "step_time_s_low", "step_time_s_expected",
            "step_time_s_high", "bound", "mfu", "training_time_s_low", "training_time_s_expected",
            "training_time_s_high", "physical_limit_s", "memory_per_device_b", "device_memory_b", "fits",
            "price_basis", "price_usd_per_hour", "cost_usd_low", "cost_usd_expected", "cost_usd_high")
@@ -130,7 +132,7 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         "sharding": (ev.configs.zero == 3).astype(np.int8), "zero": ev.configs.zero,
         "tp": ev.configs.tp.astype(np.int64), "pp": ev.configs.pp.astype(np.int64),
         "ep": np.broadcast_to(ev.configs.ep, ev.configs.tp.shape).astype(np.int64),
-        "recompute": ev.configs.recompute.astype(np.int8),
+        "recompute": ev.configs.recompute.astype(np.int8), "batch_size": ev.batch,
         "supported": supported, "training_compute_flop": np.full(rows, job.training_flops), "peak_flops": peak,
         "step_time_s_low": step_range[0], "step_time_s_expected": step_range[1], "step_time_s_high": step_range[2],
         "bound": np.where(supported, ev.parts.bound, -1).astype(np.int8), "mfu": mfu,

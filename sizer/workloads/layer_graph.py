@@ -70,7 +70,14 @@ VECTOR_FLOPS = {  # FLOP per element of the vector (non-matrix) work, stated abo
 }
 MATMUL_KERNELS = 1
 ROTARY_KERNELS = 2  # rotary embedding applied to queries and keys
-UNFUSED_ATTENTION_KERNELS = 4  # QK^T, scale and mask, softmax, A·V
+# Standard (not flash) attention as Megatron-LM runs it: QK^T with the scale folded in (baddbmm), one fused
+# scale-mask-softmax kernel (FusedScaleMaskSoftmax, in Megatron-LM since 2020), A·V
+UNFUSED_ATTENTION_KERNELS = 3
+# s x s traffic of standard attention, in values per score: QK^T writes the scores (1), the fused softmax reads
+# them and writes the probabilities (2), A·V reads them (1); dropout reads and writes them and stores a one-byte
+# mask, half a 16-bit value (2.5)
+SCORE_PASSES = 4
+DROPOUT_PASSES = 2.5
 FLASH_ATTENTION_KERNELS = 1
 ROUTER_KERNELS = 4  # gate matmul, softmax, top-k, token permutation
 LOSS_KERNELS = 3  # log-softmax, gather, mean
@@ -222,9 +229,7 @@ def _attention(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash:
         kept_fp32 = _values(d.heads * s)  # one log-sum-exp per row and head, kept in FP32
     else:
         kept += HALF * square + ((MASK + HALF) * square if arch.dropout else 0)
-        # QK^T writes the scores; scale-and-mask and softmax each read and write them; A·V reads
-        # them (6 a s²); dropout reads, writes and stores a mask (3 a s²)
-        traffic += _values(6 * square + (3 * square if arch.dropout else 0))
+        traffic += _values(SCORE_PASSES * square + (DROPOUT_PASSES * square if arch.dropout else 0))
         kernels = UNFUSED_ATTENTION_KERNELS + arch.dropout
         kept_fp32 = 0.0
     relative = arch.relative_buckets * arch.heads if (arch.position == "relative" and first and not cross) else 0
@@ -280,7 +285,7 @@ def _mla(arch: Architecture, d: _Dims, prefix: str, *, flash: bool) -> list[Laye
         kept_fp32, kernels = _values(heads * s), FLASH_ATTENTION_KERNELS
     else:
         kept += HALF * square
-        traffic += _values(6 * square)
+        traffic += _values(SCORE_PASSES * square)
         kept_fp32, kernels = 0.0, UNFUSED_ATTENTION_KERNELS
     scores = Layer(name=f"{prefix}.scores", kind="attention", forward_flops=attention_flops(s, heads, arch.score_size),
                    bytes=traffic, activation_bytes=_kept(kept) + kept_fp32, kernels=kernels)

@@ -177,11 +177,12 @@ def test_moe_runs_are_mapped_with_their_expert_layout(tmp_path):
     assert all(m.request.ep and m.request.ep > 1 for m in mapped)
 
 
-# No layout given (issue 15): the target is a held-out median <= 15 % and p90 <= 35 %; the search reaches
-# 20.9 % and 35.5 % on the dense runs (benchmarks/ACCURACY.md says why: Narayanan's 2021 runs), so these
-# fixed guards hold that point against regression while the target stands.
-NO_LAYOUT_MEDIAN_GUARD = 0.22
-NO_LAYOUT_P90_GUARD = 0.37
+# No layout given (issue 15): the target is a held-out median <= 15 % and p90 <= 35 %. With Narayanan's and
+# Korthikanti's runs scored with the attention their Megatron-LM ran (standard, s x s scores kept), FP8 attention
+# at the 16-bit peak and context-parallel runs mapped, the 85 held-out runs reach 12.4 % and 29.7 % (was 18.3 % /
+# 35.1 % on 77). The guards: the target for the median (today's + 3 points would pass it), today's p90 + 3 points.
+NO_LAYOUT_MEDIAN_GUARD = 0.15
+NO_LAYOUT_P90_GUARD = 0.33
 
 
 def test_held_out_accuracy_with_no_layout_given_holds_its_guards(tmp_path):
@@ -192,7 +193,7 @@ def test_held_out_accuracy_with_no_layout_given_holds_its_guards(tmp_path):
               if r[0].family in ("dense", "fp8")]  # dense models, FP8 ones included (NVFP4 apart)
     rows = llm_training.predict_without_layout(mapped, None, llm_training.predict(mapped, None))
     summary = llm_training.summarize_without_layout(rows)
-    assert summary["refused"] == 0 and summary["n"] == len(mapped) >= 61
+    assert summary["refused"] == 0 and summary["n"] == len(mapped) >= 85
     assert summary["median_abs_error"] <= NO_LAYOUT_MEDIAN_GUARD
     assert summary["p90_abs_error"] <= NO_LAYOUT_P90_GUARD
     assert summary["worst_searched_over_published_step"] <= 1.10

@@ -41,6 +41,15 @@ def test_time_json_and_table(cli):
     question = ("time", "--params", "175e9", "--samples", "300e9", "--device", "A100 80GB SXM", "--count", "1024")
     raised = cli(*question)
     assert raised.exit_code == 0 and "default batch raised" in raised.output
+    # ... and it is not silently a dense one-layer network when a language model is likely meant (spec §3.2's
+    # GPT-3 by 300e9 tokens): the answer says how it was read and how to ask for a decoder
+    said = json.loads(cli(*question, "--json").stdout)["warnings"]
+    assert any("generic dense network" in w and "--tokens" in w for w in said)
+    decoder = json.loads(cli("time", "--params", "175e9", "--tokens", "300e9", "--device", "A100 80GB SXM", "--count",
+                             "1024", "--json").stdout)
+    assert not any("generic dense network" in w for w in decoder["warnings"])
+    # the decoder's days are GPT-3's order (Narayanan et al. 2021 §5.1: 34 days), not the dense reading's
+    assert decoder["training_time"]["unit"] == "day" and 10 < decoder["training_time"]["expected"] < 60
     refused = cli(*question, "--batch-size", "512")
     assert refused.exit_code == 2 and "batch_size" in refused.output and "at most 512 devices" in refused.output
 

@@ -184,3 +184,25 @@ def test_micro_batches_are_the_largest_whole_divisor_that_fits():
     for s, f, m in zip(share, fit, micro):
         best = max(d for d in range(1, int(s) + 1) if s % d == 0 and d <= max(f, 1))
         assert m == best or s / best - np.ceil(s / max(f, 1)) > 64  # beyond the bounded search: 1 is taken
+
+
+def test_many_pairs_at_once_choose_what_each_pair_alone_chooses():
+    # recommend and sweep search many (device, count) pairs in two stages; the choice must be the single-pair
+    # search's. These pairs once differed (a ZeRO-3 pipeline whose interleaved variant fits where the ZeRO-2
+    # one's does not was dropped before its variants were tried)
+    from sizer.engine.devices import cached_device_table
+    from sizer.engine.search import search
+    from sizer.hardware.catalog import load_catalog
+
+    catalog = load_catalog()
+    devices = tuple(catalog.find(name) for name in ("GTX 1080 Ti", "RTX 2060", "B200", "H100 SXM"))
+    job = resolve_job(TimeRequest(params=1.3e9, tokens=2.6e10, device="H100 SXM", count=1))
+    table = cached_device_table(devices, job.precision, True)
+    counts = np.asarray([16, 64, 128, 256])
+    pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), counts, indexing="ij"))
+    together = search(job, table, pair_device, pair_count)
+    for k in range(len(pair_device)):
+        alone = search(job, table, [pair_device[k]], [pair_count[k]])
+        assert together.found[k] == alone.found[0]
+        assert together.evaluation.training_seconds[together.chosen[k]] == \
+            pytest.approx(alone.evaluation.training_seconds[alone.chosen[0]], rel=1e-9)
