@@ -26,6 +26,8 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
+from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
+                                                unsupported_reason)
 from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_refusal
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, SEARCH_WEIGHTS
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
@@ -61,78 +63,6 @@ class InferenceRecommendRequest(ServedModel):
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
 
 
-class InferenceOption(Model):
-    rank: int
-    device: str
-    name: str
-    kind: str
-    count: int
-    batch: int
-    precision: str
-    decode_tokens_per_s: RangeOut
-    total_tokens_per_s: RangeOut
-    time_to_first_token: RangeOut
-    memory_per_device: QuantityOut
-    device_memory: QuantityOut
-    rent_per_hour: QuantityOut | None
-    cost_per_million_tokens: CostOut | None
-    decode_bound: str
-    tp: int = 1
-    replicas: int = 1
-    weights: str = "bf16"  # the weight format of this row
-    kv_cache: str = "fp16"
-
-
-class LoadOption(Model):
-    """One device's best deployment under load: ``replicas`` replicas of ``count`` devices."""
-
-    rank: int
-    device: str
-    name: str
-    kind: str
-    count: int  # devices per replica
-    tp: int
-    pp: int
-    split: str
-    replicas: int
-    devices_total: int
-    weights: str  # the weight format of this deployment
-    kv_cache: str  # its KV-cache format
-    max_request_rate: QuantityOut  # per replica, within the SLOs
-    capacity_searched: bool  # True: bisected; False: the share of the load it was shown to meet (a lower bound)
-    utilisation: float
-    latency: LatencyOut
-    output_tokens_per_s: QuantityOut  # all replicas
-    prompt_and_output_tokens_per_s: QuantityOut  # all replicas, prompt and output tokens
-    memory_per_device: QuantityOut
-    device_memory: QuantityOut
-    price_per_hour: QuantityOut | None  # per device
-    cost_per_million_tokens: CostOut | None
-
-
-class RejectedOption(Model):
-    device: str
-    name: str
-    reason: str
-
-
-class InferenceRecommendResult(Model):
-    task: Literal["inference"]
-    model: str
-    weights: str
-    prompt_len: int
-    output_len: int
-    ranked: list[InferenceOption | LoadOption]
-    rejected: list[RejectedOption]
-    assumptions: list[Assumption]
-    objective: str = "cost"
-    scenario: str = "offline"
-    load: LoadOut | None = None
-
-
-def unsupported_reason(fmt) -> str:
-    return (f"no {fmt.compute} peak in the catalog ({fmt.name} quantises activations too)" if fmt.activations
-            else "no usable precision in the catalog")
 
 
 def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_ttft, memory, has, unsupported) -> str:

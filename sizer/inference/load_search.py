@@ -24,6 +24,7 @@ import numpy as np
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.inference.capacity import serve_load
+from sizer.inference.deployment_answers import InferenceRecommendResult, LoadOption, RejectedOption, unsupported_reason
 from sizer.inference.estimate import speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
@@ -105,8 +106,6 @@ def _key(objective, hourly, count, replicas, per_million, e2e, rate_per_replica)
 
 def recommend_under_load(request, catalog: Catalog, arch, notes):
     """Per device, the formats, count and replicas that serve the load within the SLOs, best by the objective."""
-    from sizer.inference.deployments import InferenceRecommendResult, LoadOption, RejectedOption, unsupported_reason
-
     load, lengths, slo = parse_load(request)
     devices = tuple(d for d in catalog if d.kind in request.kinds)
     if not devices:
