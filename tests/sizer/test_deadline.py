@@ -7,6 +7,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
+import sizer.plan.layout_basis
 import sizer.plan.recommend
 from api.app import create_app
 from api.settings import Settings
@@ -27,11 +28,18 @@ def test_an_unreachable_deadline_is_answered_by_one_engine_call(monkeypatch, cat
     # C = 6e33 FLOP cannot be done in 1 s on 65,536 of any device. Every count of every device used to be
     # sized and timed one by one (seconds of CPU); the engine evaluates them all in one call.
     calls = []
-    search = sizer.plan.recommend.search
-    monkeypatch.setattr(sizer.plan.recommend, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    _forget_kept_answers()
+    search = sizer.plan.layout_basis.search
+    monkeypatch.setattr(sizer.plan.layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
     result = recommend(RecommendRequest(**ISSUE_REQUEST), catalog)
     assert not result.ranked and len(calls) == 1
     assert all("misses deadline" in r.reason or "support" in r.reason for r in result.rejected)
+
+
+def _forget_kept_answers():
+    """The engine is to be called: no answer or layout search kept from an earlier test."""
+    sizer.plan.recommend._answer.cache_clear()
+    sizer.plan.layout_basis._kept.cache_clear()
 
 
 def test_no_deadline_no_error():
@@ -57,7 +65,8 @@ def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
     # that follows checks the deadline per device and must stop at once, not rank every device.
     devices = len(catalog)
     calls = []
-    search, choose = sizer.plan.recommend.search, sizer.plan.recommend._choose
+    _forget_kept_answers()
+    search, choose = sizer.plan.layout_basis.search, sizer.plan.recommend._choose
 
     def slow_search(*args, **kwargs):
         time.sleep(0.3)
@@ -67,7 +76,7 @@ def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
         calls.append(time.monotonic())
         return choose(*args, **kwargs)
 
-    monkeypatch.setattr(sizer.plan.recommend, "search", slow_search)
+    monkeypatch.setattr(sizer.plan.layout_basis, "search", slow_search)
     monkeypatch.setattr(sizer.plan.recommend, "_choose", counted)
     client = TestClient(create_app(Settings(timeout_s=0.1)), raise_server_exceptions=False)
     response = client.post("/v1/recommend", json=COSTLY)
