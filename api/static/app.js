@@ -80,8 +80,9 @@ function textFields(target, body, names) {
 }
 
 function requestBody() {
+  // top: null asks for every ranked device (the API's default answer is the first 10)
   const body = { precision: form.elements.precision.value, optimizer: form.elements.optimizer.value,
-                 purchase: form.elements.purchase.value, objective: form.elements.objective.value };
+                 purchase: form.elements.purchase.value, objective: form.elements.objective.value, top: null };
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
@@ -92,7 +93,7 @@ function requestBody() {
 function finetuneBody() {
   const f = finetuneForm.elements;
   const body = { method: f.method.value, precision: f.precision.value, optimizer: f.optimizer.value,
-                 purchase: f.purchase.value, objective: f.objective.value };
+                 purchase: f.purchase.value, objective: f.objective.value, top: null };
   textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);
   return withHave(finetuneForm, body);
