@@ -14,7 +14,7 @@ import pint
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sizer.errors import InputError
-from sizer.units import parse_quantity
+from sizer.units import Quantity, parse_quantity
 
 Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"]
 PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
@@ -26,6 +26,11 @@ _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 class Strict(BaseModel):
     # defer_build: validators are built on first use (a catalog read from the disk cache needs none)
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+# The unit a catalog figure of each dimension is kept in (dimensions written without spaces).
+SI_UNITS = {"": "", "[frequency]": "Hz", "[information]": "B", "[information]/[time]": "B/s", "[power]": "W",
+            "[computation]/[time]": "FLOP/s", "[time]": "s"}
 
 
 class Sourced(Strict):
@@ -41,8 +46,40 @@ class Sourced(Strict):
     verified: bool = False
     note: str | None = None
 
+    _si: dict = PrivateAttr(default_factory=dict)  # (text, dimension, default unit) -> the figure in SI_UNITS
+
     def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
-        return parse_quantity(field, self.value, dimension, default_unit=default_unit)
+        """The figure as a quantity of ``dimension`` (in its :data:`SI_UNITS` unit); ``field`` names an error."""
+        unit = SI_UNITS.get(dimension.replace(" ", ""))
+        if unit is None:
+            return parse_quantity(field, self.value, dimension, default_unit=default_unit)
+        return Quantity(self.si(field, dimension, default_unit), unit)
+
+    def si(self, field: str, dimension: str, default_unit: str | None = None) -> float:
+        """The figure in the SI unit of its dimension (:data:`SI_UNITS`): parsed once, when the catalog
+        is loaded (:func:`sizer.hardware.catalog.load_catalog`), and kept with it, also in the disk cache.
+
+        Parameters
+        ----------
+        field : str
+            The field's name, for an error.
+        dimension : str
+            Its pint dimensionality, e.g. ``"[information]"``.
+        default_unit : str, optional
+            The unit of a bare number.
+
+        Returns
+        -------
+        float
+            The magnitude in ``SI_UNITS[dimension]``.
+        """
+        # keyed by the text too: a copy with another value (model_copy shares this dict) is parsed anew
+        key = (self.value, dimension.replace(" ", ""), default_unit)
+        value = self._si.get(key)
+        if value is None:
+            value = float(parse_quantity(field, self.value, dimension, default_unit=default_unit).to(SI_UNITS[key[1]]).magnitude)
+            self._si[key] = value
+        return value
 
 
 class Price(Strict):
@@ -280,5 +317,13 @@ def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
     return problems
 
 
+def read_figures(device: Device) -> None:
+    """Parse every sourced figure of a device into SI units once (:meth:`Sourced.si`), so that no later
+    use parses text; called as the catalog is loaded, before it is kept in the disk cache."""
+    for path, sourced in device.sourced_fields().items():
+        dimension, default = PEAK_DIMENSION if path.startswith("peaks.") else FIELD_DIMENSIONS[path]
+        sourced.si(path, dimension, default)
+
+
 __all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "NetworksFile", "System",
-           "PRECISIONS", "Precision", "Price", "Sourced", "figure_problems"]
+           "PRECISIONS", "Precision", "Price", "SI_UNITS", "Sourced", "figure_problems", "read_figures"]
