@@ -80,7 +80,7 @@ function textFields(target, body, names) {
 }
 
 function requestBody() {
-  // top: null asks for every ranked device (the API's default answer is the first 10)
+  // top: null asks for every ranked device (the API's default answer is the first few)
   const body = { precision: form.elements.precision.value, optimizer: form.elements.optimizer.value,
                  purchase: form.elements.purchase.value, objective: form.elements.objective.value, top: null };
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];

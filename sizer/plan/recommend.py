@@ -42,7 +42,7 @@ Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
 Kind = Literal["gpu", "cpu", "accelerator"]
 DEFAULT_MAX_DEVICES = 64
-HTTP_TOP = 10  # /v1/recommend's rows by default: a compact answer (a table shows about as many); "top" asks more
+HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
 
 
 class RecommendRequest(WorkloadRequest):
@@ -251,7 +251,9 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
     problems = field_errors(request)
     if problems:
         raise problems[0] if len(problems) == 1 else InputErrors(problems)
-    request = request.model_copy(update={"cloud": check_provider(request.cloud, catalog)})
+    cloud = check_provider(request.cloud, catalog)
+    if cloud != request.cloud:
+        request = request.model_copy(update={"cloud": cloud})
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
@@ -397,6 +399,11 @@ _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to 
                             "GPUs 4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)")
 
 
+@functools.lru_cache(maxsize=1)
+def _default_fields() -> dict:
+    return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+
+
 def _range_source(mode: str) -> str:
     return error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"
 
@@ -411,6 +418,6 @@ def _cost_assumptions() -> tuple[Assumption, ...]:
 
 
 def _is_default(request: RecommendRequest) -> bool:
-    fields = DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+    fields = _default_fields()
     return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None \
         and request.batch_size is None and request.seq_len is None
