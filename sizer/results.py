@@ -162,9 +162,9 @@ def _all_finite(value: Any) -> bool:
     return data is not None and not _suspect(data)
 
 
-def finite_json(result: BaseModel) -> bytes:
-    """The result as JSON bytes, checked finite as :func:`ensure_finite` checks it (one rendering
-    serves both: no second pass over the result).
+def finite_json(result: Any) -> bytes:
+    """A result (a model, or the fields of one) as JSON bytes, checked finite as :func:`ensure_finite`
+    checks it: one rendering serves both, no second pass over the result.
 
     >>> finite_json(RangeOut(low=1.0, expected=2.0, high=3.0, unit="s"))
     b'{"low":1.0,"expected":2.0,"high":3.0,"unit":"s"}'
@@ -172,7 +172,7 @@ def finite_json(result: BaseModel) -> bytes:
     data = _json_constants(result)
     if data is None or _suspect(data):
         ensure_finite(result)  # names the number, or finds the tokens were inside a string
-        data = result.model_dump_json().encode("utf-8")
+        data = result.model_dump_json().encode("utf-8") if isinstance(result, BaseModel) else pydantic_core.to_json(result)
     return data
 
 

@@ -10,10 +10,9 @@ from pydantic import ConfigDict, RootModel
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
-from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, recommend as rank
+from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned
 from sizer.memo import keyed_cache
-from sizer.results import finite_json
-from sizer.plan.recommend import HTTP_TOP
+from sizer.plan.recommend import HTTP_TOP, recommend_json
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 
@@ -56,4 +55,4 @@ def _ranked_bytes(body: str, catalog) -> bytes:
     gets the same bytes; an error is never kept). Compact unless the body asks for more rows (``top``)."""
     request = RecommendRequest.model_validate({"top": HTTP_TOP, **json.loads(body)})
     served_from_builtins(request)
-    return finite_json(rank(request, catalog))
+    return recommend_json(request, catalog)

@@ -29,7 +29,7 @@ from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, finite_json, unit_factor
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider, energy_cost,
                                 hourly_price, rent_cost)
 from sizer.memo import keyed_cache
@@ -238,10 +238,17 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
 @keyed_cache(maxsize=64, key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
-    return _recommend(request, catalog)
+    return RecommendResult.model_validate(_recommend(request, catalog))
 
 
-def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendResult:
+def recommend_json(request: RecommendRequest, catalog: Catalog) -> bytes:
+    """:func:`recommend`'s answer as JSON bytes, written straight from the fields the core built (the
+    HTTP service's path: nothing the core made is validated again on its way out); checked finite as
+    every result is (:func:`sizer.results.finite_json`)."""
+    return finite_json(_recommend(request, catalog))
+
+
+def _recommend(request: RecommendRequest | None, catalog: Catalog) -> dict:
     if request is None:
         request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
     elif request.params is None and request.samples is None and request.tokens is None \
@@ -387,9 +394,10 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
                    source="--pricing rent|buy|any; sizer/formulas/tco.py hourly_price"),
         *_cost_assumptions(),
     ]
-    return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
-                           ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
-                           rejected=rejected, k1=k1, host=host, assumptions=assumptions)
+    # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
+    return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
+                ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
+                rejected=rejected, k1=k1, host=host, assumptions=assumptions)
 
 
 _LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest that fits (the one layout search: tensor, "
