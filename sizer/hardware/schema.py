@@ -30,21 +30,11 @@ class Strict(BaseModel):
 
 # The unit a catalog figure of each dimension is kept in (dimensions written without spaces).
 SI_UNITS = {"": "", "[frequency]": "Hz", "[information]": "B", "[information]/[time]": "B/s", "[power]": "W",
-            "[computation]/[time]": "FLOP/s", "[time]": "s"}
+            "[computation]/[time]": "FLOP/s", "[time]": "s", "[currency]": "USD", "[currency]/[time]": "USD/hour"}
 
 
-class Sourced(Strict):
-    """A value with its unit, as written in the catalog, and the key of its source.
-
-    ``verified`` says whether the figure was read in the cited source (true) or recalled,
-    taken from a low-confidence row, or derived from a rule that was not read (false). A
-    figure that does not say is taken as unverified.
-    """
-
-    value: str | int | float
-    source: str
-    verified: bool = False
-    note: str | None = None
+class Figure(Strict):
+    """A catalog figure written as text with its unit, read once into a number (:meth:`si`)."""
 
     _si: dict = PrivateAttr(default_factory=dict)  # (text, dimension, default unit) -> the figure in SI_UNITS
 
@@ -82,7 +72,21 @@ class Sourced(Strict):
         return value
 
 
-class Price(Strict):
+class Sourced(Figure):
+    """A value with its unit, as written in the catalog, and the key of its source.
+
+    ``verified`` says whether the figure was read in the cited source (true) or recalled,
+    taken from a low-confidence row, or derived from a rule that was not read (false). A
+    figure that does not say is taken as unverified.
+    """
+
+    value: str | int | float
+    source: str
+    verified: bool = False
+    note: str | None = None
+
+
+class Price(Figure):
     """A purchase price with the date it was quoted (YYYY, YYYY-MM or YYYY-MM-DD)."""
 
     value: str
@@ -323,6 +327,10 @@ def read_figures(device: Device) -> None:
     for path, sourced in device.sourced_fields().items():
         dimension, default = PEAK_DIMENSION if path.startswith("peaks.") else FIELD_DIMENSIONS[path]
         sourced.si(path, dimension, default)
+    if device.purchase_price is not None:
+        device.purchase_price.si("purchase_price", "[currency]")
+    for price in device.cloud_prices:
+        price.si("cloud_prices", "[currency]/[time]")
 
 
 __all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "NetworksFile", "System",

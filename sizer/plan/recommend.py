@@ -30,8 +30,8 @@ from sizer.errors import InputError, InputErrors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, finite_json, unit_factor
-from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider, energy_cost,
-                                hourly_price, rent_cost)
+from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider,
+                                cheapest_cloud_price, energy_cost, rent_cost)
 from sizer.memo import keyed_cache
 from sizer.plan.layout_basis import basis
 from sizer.units import Quantity, parse_count, parse_quantity
@@ -176,26 +176,29 @@ def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
 
 @keyed_cache(maxsize=32, key=lambda devices, devices_key, provider: (devices_key, provider))
 def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None) -> dict[str, np.ndarray]:
-    """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent (a cloud price,
-    as :func:`hourly_price` chooses it), amortised purchase and energy [USD] and energy [kWh].
+    """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent (the cheapest
+    cloud price, as :func:`hourly_price` chooses it for ``pricing="rent"``), amortised purchase and
+    energy [USD] and energy [kWh].
 
-    The cost formulas are linear in devices and hours, so each is evaluated once here, at one device
-    for one hour, and a request scales them by its count and hours (no units per request).
+    The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
+    here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
+    (floats read at load); a request scales them by its count and hours (no units per request).
     """
     costs, hour = COST_DEFAULTS, Quantity(1.0, "hour")
-    rent, buy, amortised, energy, kwh = [], [], [], [], []
+    amortised_per_usd = amortised_capital(Quantity(1.0, "USD"), hour, costs.lifetime).to("USD").magnitude
+    energy_per_watt = energy_cost(Quantity(1.0, "W"), 1, hour, costs.utilisation, costs.pue,
+                                  costs.electricity_price).to("USD").magnitude
+    kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
+    usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
+    rent, buy, tdp = [], [], []
     for device in devices:
-        price = hourly_price(device, provider, pricing="rent")
-        rent.append(rent_cost(price.hourly, 1, hour).magnitude if price.hourly is not None else np.nan)
-        purchase = parse_quantity("purchase_price", device.purchase_price.value, "[currency]") if device.purchase_price else None
-        buy.append(purchase.to("USD").magnitude if purchase is not None else np.nan)
-        amortised.append(amortised_capital(purchase, hour, costs.lifetime).magnitude if purchase is not None else np.nan)
-        tdp = device.tdp.quantity("tdp", "[power]") if device.tdp is not None else None
-        energy.append(energy_cost(tdp, 1, hour, costs.utilisation, costs.pue, costs.electricity_price).magnitude
-                      if tdp is not None else np.nan)
-        kwh.append((tdp * costs.utilisation * hour * costs.pue).to("kWh").magnitude if tdp is not None else np.nan)
-    return {name: np.asarray(values, dtype=float) for name, values in
-            (("rent", rent), ("buy", buy), ("amortised", amortised), ("energy", energy), ("kwh", kwh))}
+        cloud = cheapest_cloud_price(device, provider)
+        rent.append(cloud.si("cloud_prices", "[currency]/[time]") * usd_per_hour if cloud is not None else np.nan)
+        buy.append(device.purchase_price.si("purchase_price", "[currency]") if device.purchase_price else np.nan)
+        tdp.append(device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan)
+    buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
+    return {"rent": np.asarray(rent, dtype=float), "buy": buy_usd, "amortised": buy_usd * amortised_per_usd,
+            "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt}
 
 
 def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> tuple[np.ndarray, np.ndarray]:
