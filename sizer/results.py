@@ -27,6 +27,26 @@ class Model(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
 
 
+def time_unit(seconds: float) -> str:
+    """A unit a person reads a duration in.
+
+    Parameters
+    ----------
+    seconds : float
+        The duration [s].
+
+    Returns
+    -------
+    str
+        ``"day"`` from 3 days, ``"hour"`` from 2 hours, ``"minute"`` from 10 minutes, else ``"s"``.
+    """
+    if seconds >= 3 * unit_factor("day", "s"):
+        return "day"
+    if seconds >= 2 * unit_factor("hour", "s"):
+        return "hour"
+    return "minute" if seconds >= 600 else "s"
+
+
 @functools.lru_cache(maxsize=256)
 def unit_factor(from_unit: str, to_unit: str) -> float:
     """The factor that takes a magnitude in ``from_unit`` to ``to_unit``, asked of pint once per pair."""

@@ -283,7 +283,9 @@ def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None)
             read_figures(device)  # SI floats from here on (checked already: figure_problems)
             devices[device.id] = device
             origin[device.id] = str(path)
-    return Catalog(devices, origin, sources)
+    catalog = Catalog(devices, origin, sources)
+    catalog.key  # noqa: B018 - worked out once, and kept with a cached catalog
+    return catalog
 
 
 @functools.lru_cache(maxsize=8)

@@ -322,8 +322,9 @@ def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
 
 
 def read_figures(device: Device) -> None:
-    """Parse every sourced figure of a device into SI units once (:meth:`Sourced.si`), so that no later
-    use parses text; called as the catalog is loaded, before it is kept in the disk cache."""
+    """Parse every sourced figure and price of a device into SI units once (:meth:`Figure.si`), and
+    work out its key, so that no later use parses text or writes the entry out; called as the catalog
+    is loaded, before it is kept in the disk cache."""
     for path, sourced in device.sourced_fields().items():
         dimension, default = PEAK_DIMENSION if path.startswith("peaks.") else FIELD_DIMENSIONS[path]
         sourced.si(path, dimension, default)
@@ -331,6 +332,7 @@ def read_figures(device: Device) -> None:
         device.purchase_price.si("purchase_price", "[currency]")
     for price in device.cloud_prices:
         price.si("cloud_prices", "[currency]/[time]")
+    device.key  # noqa: B018 - worked out now, so that it is kept with the catalog too (caches key devices by it)
 
 
 __all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "NetworksFile", "System",

@@ -26,7 +26,6 @@ from sizer.engine.devices import DeviceTable, build_device_table, cached_device_
 from sizer.engine.evaluate import range_arrays
 from sizer.engine.job import Job
 from sizer.engine.layers import LayerTable
-from sizer.engine.modes import calibrated_efficiencies
 from sizer.engine.search import search
 from sizer.engine.summary import summarise
 from sizer.formulas.peaks import supported_precisions
@@ -139,6 +138,8 @@ def _kept(key, job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool
 
 def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:
     if calibration is not None:
+        from sizer.engine.modes import calibrated_efficiencies  # only with a calibration (start-up)
+
         effs = tuple(calibrated_efficiencies(d, e) if (e := calibration.for_device(d)) else None for d in devices)
         table = build_device_table(devices, job.precision, effs)
     else:

@@ -23,13 +23,12 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.engine.training import time_unit
 from sizer.choices import Precision, parse_choice
 from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, finite_json, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, finite_json, time_unit, unit_factor
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider,
                                 cheapest_cloud_price, energy_cost, rent_cost)
 from sizer.memo import keyed_cache

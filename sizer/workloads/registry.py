@@ -35,7 +35,7 @@ MAX_NAME_LENGTH = 200
 class Published(BaseModel):
     """A parameter count the cited source states: an exact count or a release label ("7B")."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when models.yaml is read
 
     params_total: int = Field(gt=0)
     params_active: int | None = Field(None, gt=0)
@@ -46,7 +46,7 @@ class ModelEntry(BaseModel):
     """One entry of ``catalog/models.yaml``: the fields of :class:`Architecture` plus its names,
     its source and the published parameter count."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when models.yaml is read
 
     name: str = Field(min_length=1, max_length=80)
     display_name: str
@@ -103,7 +103,7 @@ class ModelEntry(BaseModel):
 
 
 class ModelsFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when models.yaml is read
 
     models: list[ModelEntry]
 
