@@ -166,11 +166,21 @@ def _suspect(data: bytes) -> bool:
     return (b"Infinity" in data or b"NaN" in data) and _NON_FINITE.search(data) is not None
 
 
+def _plain(value: Any) -> Any:
+    """Models inside ``value`` as plain data (a model written by its own serializer writes inf as null)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _json_constants(value: Any) -> bytes | None:
     """``value`` as JSON with non-finite numbers as bare tokens (in Rust), or None where it cannot be written."""
     try:
-        return pydantic_core.to_json(value.model_dump() if isinstance(value, BaseModel) else value,
-                                     inf_nan_mode="constants")
+        return pydantic_core.to_json(_plain(value), inf_nan_mode="constants")
     except (pydantic_core.PydanticSerializationError, ValueError, TypeError, RecursionError):
         return None
 

@@ -45,14 +45,15 @@ def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | Inf
         request = RecommendRequest.model_validate(fields)
         served_from_builtins(request)
         return finite(answer_owned(request, catalog))
-    return Response(content=_ranked_bytes(json.dumps(fields, sort_keys=True, default=str), catalog),
+    return Response(content=_ranked_bytes(json.dumps(fields, sort_keys=True, default=str), fields, catalog),
                     media_type="application/json")
 
 
-@keyed_cache(maxsize=256, key=lambda body, catalog: (body, catalog.key))
-def _ranked_bytes(body: str, catalog) -> bytes:
-    """The answer to a training body, as JSON bytes: rendered once per body (a page or client asking again
-    gets the same bytes; an error is never kept). Compact unless the body asks for more rows (``top``)."""
-    request = RecommendRequest.model_validate({"top": HTTP_TOP, **json.loads(body)})
+@keyed_cache(maxsize=256, key=lambda body, fields, catalog: (body, catalog.key))
+def _ranked_bytes(body: str, fields: dict, catalog) -> bytes:
+    """The answer to a training body (``fields``; ``body`` is their canonical text, the key), as JSON
+    bytes: rendered once per body (a page or client asking again gets the same bytes; an error is
+    never kept). Compact unless the body asks for more rows (``top``)."""
+    request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})
     served_from_builtins(request)
     return recommend_json(request, catalog)
