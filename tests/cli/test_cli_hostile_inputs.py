@@ -104,11 +104,15 @@ def test_calibrate_refuses_bad_out_paths_and_keeps_the_old_file(cli, tmp_path):
 
 def test_sweep_refuses_an_oversized_grid_before_building_it(cli, monkeypatch):
     # 300 x 300 workloads x every device x 4 counts is 22 million rows; the core must not even be called.
+    import sizer.facade
     import sizer.plan.sweep
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("the grid was built before it was refused")
 
+    # the facade keeps what it imports lazily: patched there first (reading it imports the real one, which
+    # the undo puts back), then at the source
+    monkeypatch.setattr(sizer.facade, "sweep", must_not_run)
     monkeypatch.setattr(sizer.plan.sweep, "sweep", must_not_run)
     values = ",".join(str(10 ** 9 + i) for i in range(300))
     _refused(cli("sweep", "--params", values, "--samples", values, "--batch-size", "32"), "sweep", "at most 5,000,000")
