@@ -35,8 +35,9 @@ ENDPOINTS = {
     "/v1/recommend": ("POST", {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw",
                                "deadline": "30 d"}),
 }
-# The same recommendation asked afresh each time (a new token count per request): the engine's cost,
-# without the kept answers that serve a repeated question.
+# A new question each time, as the contract check asks them (shared/checks/contract-engine): parameter
+# counts 7e9 + i x 1e6 for i in 0..199 (cycled) with a new token count per request, so that no body repeats
+# and the kept answers do not carry it; nearby counts share a generated shape, and so its layout search.
 FRESH = "/v1/recommend (a new question each time)"
 ENDPOINTS[FRESH] = ("POST", None)
 _fresh = itertools.count(1)
@@ -54,7 +55,8 @@ def free_port() -> int:
 def request_bytes(path: str, port: int) -> bytes:
     method, body = ENDPOINTS[path]
     if path == FRESH:
-        body = {**ENDPOINTS["/v1/recommend"][1], "tokens": 2e10 + next(_fresh)}
+        n = next(_fresh)
+        body = {"params": 7e9 + (n % 200) * 1e6, "tokens": 2e10 + n * 1e7}
         path = "/v1/recommend"
     payload = json.dumps(body).encode() if body is not None else b""
     head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\n"
@@ -168,7 +170,8 @@ def main() -> int:
     ratio = summary["/v1/peak"]["rate_per_s"] / summary["/healthz"]["rate_per_s"]
     recommend_ratio = summary["/v1/recommend"]["rate_per_s"] / summary["/v1/peak"]["rate_per_s"]
     errors = sum(s["errors"] for s in summary.values())
-    ok = errors == 0 and ratio >= GOAL_PEAK_OVER_HEALTH and recommend_ratio >= GOAL_RECOMMEND_OVER_PEAK
+    fresh_ratio = summary[FRESH]["rate_per_s"] / summary["/v1/peak"]["rate_per_s"]
+    ok = errors == 0 and ratio >= GOAL_PEAK_OVER_HEALTH and min(recommend_ratio, fresh_ratio) >= GOAL_RECOMMEND_OVER_PEAK
     lines = ["# HTTP under load", "",
              f"`sizer serve` ({args.workers} worker) on loopback; {concurrency} keep-alive connections; "
              f"{args.rounds} rounds of {seconds:g} s per endpoint, endpoints alternating.", "",
@@ -176,10 +179,9 @@ def main() -> int:
     for path, s in summary.items():
         lines.append(f"| `{ENDPOINTS[path][0]} {path}` | {s['requests']} | {s['errors']} | {s['rate_per_s']:,.1f} | "
                      f"{s['p50_ms']:.1f} | {s['p99_ms']:.1f} |")
-    fresh_ratio = summary[FRESH]["rate_per_s"] / summary["/v1/peak"]["rate_per_s"]
     lines += ["", f"/v1/recommend rate / /v1/peak rate = {recommend_ratio:.2f} (goal >= {GOAL_RECOMMEND_OVER_PEAK}, the engine "
                   f"issue; a repeated question, answered from the kept answers); a new question each time: "
-                  f"{fresh_ratio:.2f}."]
+                  f"{fresh_ratio:.2f} (goal >= {GOAL_RECOMMEND_OVER_PEAK})."]
     lines += ["", f"/v1/peak rate / /healthz rate = {ratio:.2f} (goal >= {GOAL_PEAK_OVER_HEALTH}); errors: {errors} "
                   f"(goal 0). Goals met: {'yes' if ok else 'NO'}."]
     machine.write("http_load", {"concurrency": concurrency, "seconds_per_phase": seconds, "rounds": args.rounds,

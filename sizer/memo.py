@@ -39,33 +39,47 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
     """Decorate a function with an LRU cache of at most ``maxsize`` answers, looked up by
     ``key(*args, **kwargs)``: for arguments that are not hashable themselves (catalogs, profiles).
 
-    Thread-safe; an exception is never cached. The decorated function has ``cache_info()`` and
-    ``cache_clear()`` as ``functools.lru_cache`` has.
+    Thread-safe; an exception is never cached. A key asked again while its answer is being computed
+    waits for that answer instead of computing it a second time (a burst of one new question costs one
+    evaluation). The decorated function has ``cache_info()`` and ``cache_clear()`` as
+    ``functools.lru_cache`` has.
     """
     if maxsize < 1:
         raise ValueError("maxsize must be at least 1")
 
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
         kept: OrderedDict[Hashable, Any] = OrderedDict()
+        running: dict[Hashable, threading.Event] = {}  # keys being computed now, and who waits for them
         lock = threading.Lock()
         counts = {"hits": 0, "misses": 0}
 
         @functools.wraps(function)
         def cached(*args: Any, **kwargs: Any) -> Result:
             k = key(*args, **kwargs)
-            with lock:
-                if k in kept:
+            while True:
+                with lock:
+                    if k in kept:
+                        kept.move_to_end(k)
+                        counts["hits"] += 1
+                        return kept[k]
+                    done = running.get(k)
+                    if done is None:  # this thread computes it; others asking meanwhile wait for it
+                        running[k] = done = threading.Event()
+                        counts["misses"] += 1
+                        break
+                done.wait()  # the same question in flight: its answer, once (or, if it failed, try ourselves)
+            try:
+                value = function(*args, **kwargs)  # outside the lock: a slow answer does not block other keys
+                with lock:
+                    kept[k] = value
                     kept.move_to_end(k)
-                    counts["hits"] += 1
-                    return kept[k]
-                counts["misses"] += 1
-            value = function(*args, **kwargs)  # outside the lock: a slow answer does not block others
-            with lock:
-                kept[k] = value
-                kept.move_to_end(k)
-                while len(kept) > maxsize:
-                    kept.popitem(last=False)
-            return value
+                    while len(kept) > maxsize:
+                        kept.popitem(last=False)
+                return value
+            finally:
+                with lock:
+                    running.pop(k, None)
+                done.set()
 
         def cache_info() -> CacheInfo:
             with lock:

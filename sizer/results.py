@@ -7,11 +7,13 @@ JSON; inside the core they are built from pint quantities by :meth:`QuantityOut.
 from __future__ import annotations
 
 import functools
+import re
 import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import pint
+import pydantic_core
 from pydantic import BaseModel, ConfigDict
 
 from sizer.errors import SizerError
@@ -23,6 +25,26 @@ T = TypeVar("T")
 class Model(BaseModel):
     # defer_build: validators and serializers are built on first use, not for every result class at start-up
     model_config = ConfigDict(frozen=True, defer_build=True)
+
+
+def time_unit(seconds: float) -> str:
+    """A unit a person reads a duration in.
+
+    Parameters
+    ----------
+    seconds : float
+        The duration [s].
+
+    Returns
+    -------
+    str
+        ``"day"`` from 3 days, ``"hour"`` from 2 hours, ``"minute"`` from 10 minutes, else ``"s"``.
+    """
+    if seconds >= 3 * unit_factor("day", "s"):
+        return "day"
+    if seconds >= 2 * unit_factor("hour", "s"):
+        return "hour"
+    return "minute" if seconds >= 600 else "s"
 
 
 @functools.lru_cache(maxsize=256)
@@ -134,12 +156,64 @@ def non_finite_path(value: Any, path: str = "") -> str | None:
     return None
 
 
+# A number that JSON cannot hold, as pydantic-core writes it in "constants" mode: a bare token after
+# ``[``, ``:`` or ``,`` (a string holding these letters is quoted, and at worst sends us to the walk)
+_NON_FINITE = re.compile(rb"[\[:,](?:-?Infinity|NaN)[,\]}]")
+
+
+def _suspect(data: bytes) -> bool:
+    """Whether JSON bytes may hold a non-finite number (a substring search first: the pattern is slower)."""
+    return (b"Infinity" in data or b"NaN" in data) and _NON_FINITE.search(data) is not None
+
+
+def _plain(value: Any) -> Any:
+    """Models inside ``value`` as plain data (a model written by its own serializer writes inf as null)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _json_constants(value: Any) -> bytes | None:
+    """``value`` as JSON with non-finite numbers as bare tokens (in Rust), or None where it cannot be written."""
+    try:
+        return pydantic_core.to_json(_plain(value), inf_nan_mode="constants")
+    except (pydantic_core.PydanticSerializationError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _all_finite(value: Any) -> bool:
+    """True when every number in ``value`` is surely finite; False where it may not be (then
+    :func:`non_finite_path` looks, in Python)."""
+    data = _json_constants(value)
+    return data is not None and not _suspect(data)
+
+
+def finite_json(result: Any) -> bytes:
+    """A result (a model, or the fields of one) as JSON bytes, checked finite as :func:`ensure_finite`
+    checks it: one rendering serves both, no second pass over the result.
+
+    >>> finite_json(RangeOut(low=1.0, expected=2.0, high=3.0, unit="s"))
+    b'{"low":1.0,"expected":2.0,"high":3.0,"unit":"s"}'
+    """
+    data = _json_constants(result)
+    if data is None or _suspect(data):
+        ensure_finite(result)  # names the number, or finds the tokens were inside a string
+        data = result.model_dump_json().encode("utf-8") if isinstance(result, BaseModel) else pydantic_core.to_json(result)
+    return data
+
+
 def ensure_finite(result: T) -> T:
     """The result, or a :class:`~sizer.errors.SizerError` naming the first number in it that is not finite.
 
     Every result leaves the core through here on its way to JSON or a table (JSON has no inf or
     NaN; pydantic would write ``null``), so that no input can produce ``nan`` with success.
     """
+    if _all_finite(result):  # the common case, in C: no walk of the result in Python
+        return result
     where = non_finite_path(result)
     if where is not None:
         raise SizerError(f"the inputs give a result that is not a finite number ({where}); use values in a realistic range")

@@ -10,7 +10,9 @@ from pydantic import ConfigDict, RootModel
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
-from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, recommend as rank
+from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned
+from sizer.memo import keyed_cache
+from sizer.plan.recommend import HTTP_TOP, recommend_json
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 
@@ -39,33 +41,19 @@ def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | Inf
         request = InferenceRecommendRequest.model_validate(fields)
         served_from_builtins(request)
         return finite(recommend_inference(request, catalog))
-    key = (json.dumps(fields, sort_keys=True, default=str), id(catalog))
-    answered = _BY_BODY.get(key)
-    if answered is not None and answered[0] is catalog:  # the same body again: the same bytes
-        return Response(content=answered[1], media_type="application/json")
-    request = RecommendRequest.model_validate(fields)
-    served_from_builtins(request)
-    if request.have:  # the user's own hardware only
+    if fields.get("have"):  # the user's own hardware only
+        request = RecommendRequest.model_validate(fields)
+        served_from_builtins(request)
         return finite(answer_owned(request, catalog))
-    response = rendered(rank(request, catalog))
-    if len(_BY_BODY) > 64:
-        _BY_BODY.clear()
-    _BY_BODY[key] = (catalog, response.body)
-    return response
+    return Response(content=_ranked_bytes(json.dumps(fields, sort_keys=True, default=str), fields, catalog),
+                    media_type="application/json")
 
 
-_BY_BODY: dict[tuple[str, int], tuple[object, bytes]] = {}
-
-
-_RENDERED: dict[int, tuple[RecommendResult, bytes]] = {}
-
-
-def rendered(result: RecommendResult) -> Response:
-    """The result, checked finite, as JSON bytes, rendered once per result object: the core hands back
-    the same object for the same question (its answers are kept), so a repeated question skips both."""
-    kept = _RENDERED.get(id(result))
-    if kept is None or kept[0] is not result:
-        if len(_RENDERED) > 64:
-            _RENDERED.clear()
-        kept = _RENDERED[id(result)] = (result, finite(result).model_dump_json().encode("utf-8"))
-    return Response(content=kept[1], media_type="application/json")
+@keyed_cache(maxsize=256, key=lambda body, fields, catalog: (body, catalog.key))
+def _ranked_bytes(body: str, fields: dict, catalog) -> bytes:
+    """The answer to a training body (``fields``; ``body`` is their canonical text, the key), as JSON
+    bytes: rendered once per body (a page or client asking again gets the same bytes; an error is
+    never kept). Compact unless the body asks for more rows (``top``)."""
+    request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})
+    served_from_builtins(request)
+    return recommend_json(request, catalog)

@@ -72,8 +72,8 @@ def device_link(device: Device) -> Link:
     """
     if device.interconnect is None:
         return FALLBACK_LINK
-    bandwidth = device.interconnect.bandwidth.quantity("interconnect.bandwidth", "[information]/[time]")
-    return Link(device.interconnect.name, float(bandwidth.to("B/s").magnitude), FALLBACK_LINK.latency,
+    bandwidth = device.interconnect.bandwidth.si("interconnect.bandwidth", "[information]/[time]")  # B/s
+    return Link(device.interconnect.name, bandwidth, FALLBACK_LINK.latency,
                 device.interconnect.bandwidth.source)
 
 
@@ -159,11 +159,11 @@ def device_rates(device: Device, precision: str) -> DeviceRates:
     if precision == "fp32" and tf32 is not None and has_matrix_units:
         conv, conv_unit = tf32, "tf32"
         notes = ("FP32 convolutions on TF32 tensor cores (PyTorch's cuDNN default)",)
-    bandwidth = device.memory_bandwidth.quantity("memory_bandwidth", "[information]/[time]")
+    bandwidth = device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")  # B/s
     return DeviceRates(precision=precision, matrix_peak=float(matrix.to("FLOP/s").magnitude), matrix_unit=unit,
                        conv_peak=float(conv.to("FLOP/s").magnitude), conv_unit=conv_unit,
                        vector_peak=float(fp32.to("FLOP/s").magnitude),
-                       bandwidth=float(bandwidth.to("B/s").magnitude), notes=notes)
+                       bandwidth=bandwidth, notes=notes)
 
 
 def unit_efficiency(efficiency: Efficiencies, unit: str) -> float:
@@ -310,7 +310,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
         else:
             per_node, network = node_layout(device)
             link = device_link(device)
-        memory = float(device.memory.quantity("memory", "[information]").to("B").magnitude)
+        memory = device.memory.si("memory", "[information]")  # B
         if resolved is None:
             rates, peak, best, bandwidth, notes = [np.nan] * 4, np.nan, np.nan, np.nan, ()
             half = [0.0] * 4

@@ -381,14 +381,23 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[Wor
                                    "a fine-tuning batch, not the pre-training one",
                                    source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); give --batch-size"))
         else:
-            params = arch.params_total() if arch is not None else parse_count("params", base.params)
-            tokens = default_batch_tokens(params)
+            tokens = default_batch_tokens(_model_params(arch, base))
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step (by model size: 0.5M below "
                                    "1e9 parameters, 2M to 6.5e9, 4M from 6.5e9: the 7B class)",
                                    source="GPT-3 (Brown et al. 2020, Table 2.1), Llama 2 (Touvron et al. 2023 §2.2); "
                                           "give --batch-size"))
         update["batch_size"] = tokens
     return (base.model_copy(update=update) if update else base), said
+
+
+def _model_params(arch: Architecture | None, request: WorkloadRequest) -> float:
+    """The parameters of the model that runs: the architecture's, or for a bare count the generated
+    shape's own (its layers give the FLOP and memory), so that every count with one shape runs alike."""
+    if arch is not None:
+        return arch.params_total()
+    from sizer.workloads.registry import decoder_for_params
+
+    return decoder_for_params(parse_count("params", request.params))[0].params_total()
 
 
 def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:

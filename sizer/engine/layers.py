@@ -5,6 +5,9 @@ a 96-block model costs the engine as much as a one-block model.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -55,6 +58,24 @@ class LayerTable:
     source: str
     trained: np.ndarray | None = None  # bool per row where only some rows are trained (LoRA adapters); None: all
     expert: np.ndarray | None = None  # bool per row: routed experts of a mixture (split over EP ranks); None: none
+
+    @functools.cached_property
+    def content_key(self) -> str:
+        """A digest of every figure of the table (not its name or source), worked out once: what a
+        cache keys a table by (:mod:`sizer.memo`).
+
+        Returns
+        -------
+        str
+            Hexadecimal digest; equal for tables with equal figures.
+        """
+        digest = hashlib.blake2b(digest_size=16)
+        for f in dataclasses.fields(self):
+            if f.name not in ("name", "source"):
+                part = getattr(self, f.name)
+                digest.update(f.name.encode())
+                digest.update(np.ascontiguousarray(part).tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
+        return digest.hexdigest()
 
     @property
     def expert_rows(self) -> np.ndarray:

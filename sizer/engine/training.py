@@ -19,7 +19,7 @@ from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor  # noqa: F401 - time_unit re-exported
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.units import Quantity
 from sizer.engine.job import Job
@@ -91,26 +91,6 @@ class TimeResult(Model):
     efficiencies: dict[str, float]
     assumptions: list[Assumption]
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
-
-
-def time_unit(seconds: float) -> str:
-    """A unit a person reads a duration in.
-
-    Parameters
-    ----------
-    seconds : float
-        The duration [s].
-
-    Returns
-    -------
-    str
-        ``"day"`` from 3 days, ``"hour"`` from 2 hours, ``"minute"`` from 10 minutes, else ``"s"``.
-    """
-    if seconds >= 3 * unit_factor("day", "s"):
-        return "day"
-    if seconds >= 2 * unit_factor("hour", "s"):
-        return "hour"
-    return "minute" if seconds >= 600 else "s"
 
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:

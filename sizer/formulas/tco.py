@@ -259,7 +259,7 @@ def check_provider(provider: str | None, devices: Iterable[Device], field: str =
 
 
 def _hourly(price: CloudPrice) -> pint.Quantity:
-    return parse_quantity("cloud_prices", price.value, "[currency]/[time]")
+    return price.quantity("cloud_prices", "[currency]/[time]")  # read once, at load
 
 
 def cheapest_cloud_price(device: Device, provider: str | None = None) -> CloudPrice | None:

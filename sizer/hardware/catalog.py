@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.hardware.schema import CatalogFile, Device, figure_problems
+from sizer.hardware.schema import CatalogFile, Device, figure_problems, read_figures
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 from sizer.memo import keyed_cache
 
@@ -280,9 +280,12 @@ def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None)
             if device.id in devices and not allow_override:
                 raise CatalogError(f"duplicate device id {device.id!r}: {origin[device.id]} and {place}", "catalog")
             seen_here[device.id] = place
+            read_figures(device)  # SI floats from here on (checked already: figure_problems)
             devices[device.id] = device
             origin[device.id] = str(path)
-    return Catalog(devices, origin, sources)
+    catalog = Catalog(devices, origin, sources)
+    catalog.key  # noqa: B018 - worked out once, and kept with a cached catalog
+    return catalog
 
 
 @functools.lru_cache(maxsize=8)

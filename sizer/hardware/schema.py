@@ -14,7 +14,7 @@ import pint
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sizer.errors import InputError
-from sizer.units import parse_quantity
+from sizer.units import Quantity, parse_quantity
 
 Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
 PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
@@ -28,7 +28,51 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
-class Sourced(Strict):
+# The unit a catalog figure of each dimension is kept in (dimensions written without spaces).
+SI_UNITS = {"": "", "[frequency]": "Hz", "[information]": "B", "[information]/[time]": "B/s", "[power]": "W",
+            "[computation]/[time]": "FLOP/s", "[time]": "s", "[currency]": "USD", "[currency]/[time]": "USD/hour"}
+
+
+class Figure(Strict):
+    """A catalog figure written as text with its unit, read once into a number (:meth:`si`)."""
+
+    _si: dict = PrivateAttr(default_factory=dict)  # (text, dimension, default unit) -> the figure in SI_UNITS
+
+    def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
+        """The figure as a quantity of ``dimension`` (in its :data:`SI_UNITS` unit); ``field`` names an error."""
+        unit = SI_UNITS.get(dimension.replace(" ", ""))
+        if unit is None:
+            return parse_quantity(field, self.value, dimension, default_unit=default_unit)
+        return Quantity(self.si(field, dimension, default_unit), unit)
+
+    def si(self, field: str, dimension: str, default_unit: str | None = None) -> float:
+        """The figure in the SI unit of its dimension (:data:`SI_UNITS`): parsed once, when the catalog
+        is loaded (:func:`sizer.hardware.catalog.load_catalog`), and kept with it, also in the disk cache.
+
+        Parameters
+        ----------
+        field : str
+            The field's name, for an error.
+        dimension : str
+            Its pint dimensionality, e.g. ``"[information]"``.
+        default_unit : str, optional
+            The unit of a bare number.
+
+        Returns
+        -------
+        float
+            The magnitude in ``SI_UNITS[dimension]``.
+        """
+        # keyed by the text too: a copy with another value (model_copy shares this dict) is parsed anew
+        key = (self.value, dimension.replace(" ", ""), default_unit)
+        value = self._si.get(key)
+        if value is None:
+            value = float(parse_quantity(field, self.value, dimension, default_unit=default_unit).to(SI_UNITS[key[1]]).magnitude)
+            self._si[key] = value
+        return value
+
+
+class Sourced(Figure):
     """A value with its unit, as written in the catalog, and the key of its source.
 
     ``verified`` says whether the figure was read in the cited source (true) or recalled,
@@ -41,11 +85,8 @@ class Sourced(Strict):
     verified: bool = False
     note: str | None = None
 
-    def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
-        return parse_quantity(field, self.value, dimension, default_unit=default_unit)
 
-
-class Price(Strict):
+class Price(Figure):
     """A purchase price with the date it was quoted (YYYY, YYYY-MM or YYYY-MM-DD)."""
 
     value: str
@@ -300,6 +341,20 @@ def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
     return problems
 
 
+def read_figures(device: Device) -> None:
+    """Parse every sourced figure and price of a device into SI units once (:meth:`Figure.si`), and
+    work out its key, so that no later use parses text or writes the entry out; called as the catalog
+    is loaded, before it is kept in the disk cache."""
+    for path, sourced in device.sourced_fields().items():
+        dimension, default = PEAK_DIMENSION if path.startswith("peaks.") else FIELD_DIMENSIONS[path]
+        sourced.si(path, dimension, default)
+    if device.purchase_price is not None:
+        device.purchase_price.si("purchase_price", "[currency]")
+    for price in device.cloud_prices:
+        price.si("cloud_prices", "[currency]/[time]")
+    device.key  # noqa: B018 - worked out now, so that it is kept with the catalog too (caches key devices by it)
+
+
 __all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "MeasuredEfficiency",
            "NetworksFile", "System",
-           "PRECISIONS", "Precision", "Price", "Sourced", "figure_problems"]
+           "PRECISIONS", "Precision", "Price", "SI_UNITS", "Sourced", "figure_problems", "read_figures"]

@@ -11,31 +11,28 @@ True
 """
 from __future__ import annotations
 
+import functools
+import math
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from sizer.engine.calibration import Calibration
-from sizer.engine.modes import calibrated_efficiencies
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
-from sizer.engine.evaluate import error_spread, range_arrays
-from sizer.engine.search import search
-from sizer.engine.summary import summarise
-from sizer.engine.devices import build_device_table, cached_device_table
+from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.engine.training import time_unit
 from sizer.choices import Precision, parse_choice
 from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
-from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider, energy_cost,
-                                hourly_price, rent_cost)
-from sizer.formulas.peaks import supported_precisions
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, time_unit, unit_factor
+from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider,
+                                cheapest_cloud_price, energy_cost, rent_cost)
 from sizer.memo import keyed_cache
+from sizer.plan.layout_basis import basis
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 from sizer.engine.job import resolve_job
@@ -44,6 +41,7 @@ Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
 Kind = Literal["gpu", "cpu", "accelerator"]
 DEFAULT_MAX_DEVICES = 64
+HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
 
 
 class RecommendRequest(WorkloadRequest):
@@ -68,6 +66,9 @@ class RecommendRequest(WorkloadRequest):
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
+    top: int | None = Field(None, ge=1, le=100000, description="rows of ranked (and of unpriced) to return, the best "
+                            f"first; all when not given (over HTTP the default is {HTTP_TOP}); ranked_total and "
+                            "unpriced_total say how many there are")
     suggest: int = Field(3, ge=0, le=16, description="rejected devices (the nearest to working first) that get the changes "
                                                    "that would make them work; 0: none (a faster answer)")
 
@@ -125,6 +126,8 @@ class RecommendResult(Model):
     ranked: list[RankedDevice]
     unpriced: list[RankedDevice] = Field(default_factory=list,
                                          description="devices that serve but have no price of the asked basis, by time")
+    ranked_total: int = Field(0, description="devices that serve within the constraints (ranked is the first top of them)")
+    unpriced_total: int = Field(0, description="devices that serve but have no price of the asked basis")
     rejected: list[RejectedDevice]
     k1: K1Result | None
     host: HostResult | None
@@ -170,70 +173,67 @@ def field_errors(request: RecommendRequest) -> list[InputError]:
     return errors
 
 
-def _counts(max_devices: int) -> np.ndarray:
-    return np.exp2(np.arange(int(np.log2(max_devices)) + 1))
+def _counts(max_devices: int) -> tuple[int, ...]:
+    return tuple(int(c) for c in np.exp2(np.arange(int(np.log2(max_devices)) + 1)))
 
 
-@keyed_cache(maxsize=32, key=lambda devices, provider: (tuple(d.key for d in devices), provider))
-def _price_arrays(devices: tuple[Device, ...], provider: str | None) -> dict[str, np.ndarray]:
-    """Rent [USD/h] (a cloud price, as :func:`hourly_price` chooses it), purchase [USD] and TDP [W] per
-    device, NaN where unknown; converted once."""
+@keyed_cache(maxsize=32, key=lambda catalog, kinds: (catalog.key, kinds))
+def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
+    return tuple(d for d in catalog if d.kind in kinds)
+
+
+@keyed_cache(maxsize=32, key=lambda devices, devices_key, provider: (devices_key, provider))
+def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None) -> dict[str, np.ndarray]:
+    """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent (the cheapest
+    cloud price, as :func:`hourly_price` chooses it for ``pricing="rent"``), amortised purchase and
+    energy [USD] and energy [kWh].
+
+    The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
+    here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
+    (floats read at load); a request scales them by its count and hours (no units per request).
+    """
+    costs, hour = COST_DEFAULTS, Quantity(1.0, "hour")
+    amortised_per_usd = amortised_capital(Quantity(1.0, "USD"), hour, costs.lifetime).to("USD").magnitude
+    energy_per_watt = energy_cost(Quantity(1.0, "W"), 1, hour, costs.utilisation, costs.pue,
+                                  costs.electricity_price).to("USD").magnitude
+    kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
+    usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
     rent, buy, tdp = [], [], []
     for device in devices:
-        price = hourly_price(device, provider, pricing="rent")
-        rent.append(price.hourly.to("USD/hour").magnitude if price.hourly is not None else np.nan)
-        buy.append(parse_quantity("purchase_price", device.purchase_price.value, "[currency]").to("USD").magnitude
-                   if device.purchase_price else np.nan)
-        tdp.append(device.tdp.quantity("tdp", "[power]").to("W").magnitude if device.tdp is not None else np.nan)
-    return {"rent": np.asarray(rent, dtype=float),
-            "buy": np.asarray(buy, dtype=float), "tdp": np.asarray(tdp, dtype=float)}
+        cloud = cheapest_cloud_price(device, provider)
+        rent.append(cloud.si("cloud_prices", "[currency]/[time]") * usd_per_hour if cloud is not None else np.nan)
+        buy.append(device.purchase_price.si("purchase_price", "[currency]") if device.purchase_price else np.nan)
+        tdp.append(device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan)
+    buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
+    return {"rent": np.asarray(rent, dtype=float), "buy": buy_usd, "amortised": buy_usd * amortised_per_usd,
+            "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt}
 
 
-def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> int | None:
-    """The index of the chosen option of one device (module docstring), or None."""
-    if not ok.any():
-        return None
+def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per device (rows; columns are counts): the index of the chosen option (module docstring) and
+    whether there is one."""
     device_hours = np.where(ok, seconds * count, np.inf)
     if deadline_s is not None:
         meets = ok & (seconds <= deadline_s)
-        if not meets.any():
-            return None
-        return int(np.argmin(np.where(meets, device_hours, np.inf)))
-    cheapest = device_hours.min()
+        return np.argmin(np.where(meets, device_hours, np.inf), axis=1), meets.any(axis=1)
+    cheapest = device_hours.min(axis=1, keepdims=True)
     near = ok & (device_hours <= cheapest * KNEE_COST)
-    return int(np.argmin(np.where(near, seconds, np.inf)))
-
-
-def _reason(device: Device, table, i: int, ev, rows: np.ndarray, deadline_s: float | None, request) -> tuple[str, str, float | None]:
-    """Why no option of device ``i`` serves, the kind of reason, and by how much it misses."""
-    if not table.supported[i]:
-        return f"no {request.precision} support (has {', '.join(supported_precisions(device)) or 'none'})", "precision", None
-    feasible = ev.feasible[rows]
-    if not feasible.any():
-        return "the batch has fewer samples than the smallest device count", "batch", None
-    fits = ev.fits[rows] & feasible
-    if not fits.any():
-        best = rows[feasible][np.argmin(ev.memory_needed[rows][feasible])]
-        return (f"does not fit: needs {ev.memory_needed[best] * unit_factor('B', 'GB'):.3g} GB per device even sharded over "
-                f"{int(ev.configs.count[best])}, has {table.memory[i] * unit_factor('B', 'GB'):.3g} GB"), "memory", \
-            float(ev.memory_needed[best] / table.memory[i])
-    fastest = rows[fits][np.argmin(ev.training_seconds[rows][fits])]
-    days = ev.training_seconds[fastest] * unit_factor("s", "day")
-    return (f"misses deadline: {days:.3g} days expected with {int(ev.configs.count[fastest])} device(s) "
-            f"(max_devices {request.max_devices})"), "deadline", float(ev.training_seconds[fastest] / deadline_s)
+    return np.argmin(np.where(near, seconds, np.inf), axis=1), ok.any(axis=1)
 
 
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
     """True where no other point is at least as fast and as cheap and better in one."""
-    flags = []
-    for i, (time_i, cost_i) in enumerate(points):
-        if cost_i is None:
-            flags.append(False)
-            continue
-        dominated = any(j != i and cost_j is not None and time_j <= time_i and cost_j <= cost_i
-                        and (time_j < time_i or cost_j < cost_i) for j, (time_j, cost_j) in enumerate(points))
-        flags.append(not dominated)
-    return flags
+    time = np.asarray([t for t, _ in points], dtype=float).reshape(-1)
+    cost = np.asarray([np.nan if c is None else c for _, c in points], dtype=float).reshape(-1)
+    return [bool(flag) for flag in _front(time, cost)]
+
+
+def _front(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """:func:`_pareto` on arrays (a NaN cost is on no front and dominates nothing)."""
+    t_other, c_other = time[None, :], cost[None, :]
+    t_self, c_self = time[:, None], cost[:, None]
+    dominated = ((t_other <= t_self) & (c_other <= c_self) & ((t_other < t_self) | (c_other < c_self))).any(axis=1)
+    return ~dominated & ~np.isnan(cost)
 
 
 def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult:
@@ -241,22 +241,39 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
     With no request, the built-in default workload is used and named in the result. The answer is a
     pure function of the request and the catalog, so the last few are kept: a page or a client asking
-    the same question again is answered without evaluating it again.
+    the same question again is answered without evaluating it again. A new question of a known
+    shape reuses its layout search (:mod:`sizer.plan.layout_basis`).
     """
     return _answer(request or RecommendRequest(), catalog or load_catalog())
 
 
 @keyed_cache(maxsize=64, key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
-    result = _recommend(request, catalog)
-    if request.suggest and any(r.cause in ("memory", "deadline") for r in result.rejected):
+    result = RecommendResult.model_validate(_recommend(request, catalog))
+    if _wants_suggestions(request, result.rejected):
         from sizer.plan.suggestions import suggest_for_rejected  # the planner's what-to-change, on a few rows only
 
         result = suggest_for_rejected(request, result, catalog)
     return result
 
 
-def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendResult:
+def _wants_suggestions(request: RecommendRequest, rejected) -> bool:
+    causes = (r.cause if isinstance(r, RejectedDevice) else r["cause"] for r in rejected)
+    return bool(request.suggest) and any(c in ("memory", "deadline") for c in causes)
+
+
+def recommend_json(request: RecommendRequest, catalog: Catalog) -> bytes:
+    """:func:`recommend`'s answer as JSON bytes, written straight from the fields the core built (the
+    HTTP service's path: nothing the core made is validated again on its way out); checked finite as
+    every result is (:func:`sizer.results.finite_json`). Where rejected devices get suggestions, the
+    answer with them (:func:`_answer`, kept) is written instead."""
+    fields = _recommend(request, catalog)
+    if _wants_suggestions(request, fields["rejected"]):
+        return finite_json(_answer(request, catalog))
+    return finite_json(fields)
+
+
+def _recommend(request: RecommendRequest | None, catalog: Catalog) -> dict:
     if request is None:
         request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
     elif request.params is None and request.samples is None and request.tokens is None \
@@ -266,158 +283,184 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> RecommendR
     problems = field_errors(request)
     if problems:
         raise problems[0] if len(problems) == 1 else InputErrors(problems)
-    request = request.model_copy(update={"cloud": check_provider(request.cloud, catalog)})
+    cloud = check_provider(request.cloud, catalog)
+    if cloud != request.cloud:
+        request = request.model_copy(update={"cloud": cloud})
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
         raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
     job = resolve_job(request)
     described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else "given: " + job.summary
-    devices = tuple(d for d in catalog if d.kind in request.kinds)
+    kinds = tuple(request.kinds)
+    devices = _devices(catalog, kinds)
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
-    if request.calibration is not None:
-        effs = tuple(calibrated_efficiencies(d, e) if (e := request.calibration.for_device(d)) else None for d in devices)
-        table = build_device_table(devices, job.precision, effs)
-    else:
-        table = cached_device_table(devices, job.precision, job.arch is not None)
-    counts = _counts(request.max_devices)
-    pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), counts, indexing="ij"))
-    found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=request.headroom)
-    ev = found.evaluation
+    b = basis(job, devices, (catalog.key, kinds), _counts(request.max_devices), request.headroom, request.calibration)
+    check_deadline()
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
-    prices = _price_arrays(devices, request.cloud)
-    mode = "calibrated" if request.calibration is not None else "datasheet"
-    lows, highs = range_arrays(mode, job, devices)
+    prices = _price_arrays(devices, (catalog.key, kinds), request.cloud)
+    seconds = b.step_expected * b.steps(job)  # per device and count: the run's length applied to the kept layouts
+    count_grid = np.broadcast_to(b.counts, seconds.shape)
+    # counts that run the asked batch first; a device's others only where none of its counts does
+    ok = b.found & (b.exact | ~(b.found & b.exact).any(axis=1, keepdims=True))
+    pick, served = _choose(seconds, count_grid, ok, deadline_s)
 
-    chosen, rejected = [], []
-    for i, device in enumerate(devices):
-        check_deadline()
-        pairs = np.arange(i * len(counts), (i + 1) * len(counts))
-        rows = found.chosen[pairs]
-        ok = found.found[pairs]
-        if (ok & ev.exact[rows]).any():  # counts that run the asked batch first; others only where none does
-            ok = ok & ev.exact[rows]
-        pick = _choose(ev.training_seconds[rows], ev.configs.count[rows], ok, deadline_s)
-        if pick is None:
-            every = np.flatnonzero((found.pair >= pairs[0]) & (found.pair <= pairs[-1]))
-            reason, cause, shortfall = _reason(device, table, i, ev, every, deadline_s, request)
-            rejected.append(RejectedDevice(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=shortfall))
-            continue
-        chosen.append((i, rows[pick]))
+    rejected = []
+    for i in np.flatnonzero(~served):
+        device = devices[i]
+        reason, cause, shortfall = b.unserved[i] or (None, "deadline", None)
+        if reason is None:  # something fits: it misses the deadline
+            fastest = int(np.argmin(np.where(ok[i], seconds[i], np.inf)))
+            reason = (f"misses deadline: {seconds[i, fastest] * unit_factor('s', 'day'):.3g} days expected with "
+                      f"{int(b.counts[fastest])} device(s) (max_devices {request.max_devices})")
+            shortfall = float(seconds[i, fastest] / deadline_s)
+        rejected.append(dict(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=shortfall, suggestions=[]))
 
-    index = np.asarray([i for i, _ in chosen], dtype=np.int64)
-    row = np.asarray([r for _, r in chosen], dtype=np.int64)
-    count = ev.configs.count[row]
-    hours = ev.training_seconds[row] * unit_factor("s", "hour")
-    low, high = lows[index], highs[index]
-    costs = COST_DEFAULTS
+    index = np.flatnonzero(served)
+    column = pick[index]
+    count = b.counts[column]
+    run_seconds = seconds[index, column]
+    hours = run_seconds * unit_factor("s", "hour")
     pricing = request.pricing or request.purchase
-    rent = rent_cost(Quantity(prices["rent"][index], "USD/hour"), count, Quantity(hours, "hour")).magnitude
+    device_hours = count * hours
+    rent = prices["rent"][index] * device_hours
     capital = prices["buy"][index] * count
-    amortised = amortised_capital(Quantity(capital, "USD"), Quantity(hours, "hour"), costs.lifetime).magnitude
-    energy = energy_cost(Quantity(prices["tdp"][index], "W"), count, Quantity(hours, "hour"), costs.utilisation,
-                         costs.pue, costs.electricity_price).magnitude
-    energy_kwh = prices["tdp"][index] * costs.utilisation * count * hours * costs.pue / 1000.0
-    buy = amortised + energy
+    buy = (prices["amortised"][index] + prices["energy"][index]) * device_hours
+    energy_kwh = prices["kwh"][index] * device_hours
     # The one cost each device is ranked and budgeted by, and its basis (never mixed unlabelled).
-    use_buy = np.full(len(row), pricing == "buy") if pricing != "any" else np.isnan(rent)
+    use_buy = np.full(len(index), pricing == "buy") if pricing != "any" else np.isnan(rent)
     order_cost = np.where(use_buy, buy, rent)
-    basis = np.where(use_buy, "buy", "rent")
+    basis_of = np.where(use_buy, "buy", "rent")
     spent = np.where(use_buy, capital, rent)
-    keep = np.ones(len(row), dtype=bool)
+    keep = np.ones(len(index), dtype=bool)
     if budget is not None:
         limit = float(budget.to("USD").magnitude)
-        for k, (i, _) in enumerate(chosen):
+        for k in np.flatnonzero(np.isnan(spent) | (spent > limit)):
+            device = devices[index[k]]
             if np.isnan(spent[k]):
-                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name, cause="price",
-                                               reason=f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against"))
-                keep[k] = False
-            elif spent[k] > limit:
-                what = "capital" if basis[k] == "buy" else "rent"
-                rejected.append(RejectedDevice(device=devices[i].id, name=devices[i].name, cause="budget",
-                                               reason=f"over budget: {what} {spent[k]:,.0f} USD for {int(count[k])} device(s) "
-                                                      f"against {limit:,.0f} USD"))
-                keep[k] = False
-    seconds = ev.training_seconds[row]
-    unpriced = [k for k in range(len(row)) if keep[k] and np.isnan(order_cost[k])]
-    candidates = [k for k in range(len(row)) if keep[k] and not np.isnan(order_cost[k])]
-    flags = {k: False for k in unpriced}
+                reason, cause = f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against", "price"
+            else:
+                what = "capital" if basis_of[k] == "buy" else "rent"
+                reason = f"over budget: {what} {spent[k]:,.0f} USD for {int(count[k])} device(s) against {limit:,.0f} USD"
+                cause = "budget"
+            rejected.append(dict(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=None, suggestions=[]))
+            keep[k] = False
+    priced = keep & ~np.isnan(order_cost)
+    unpriced = np.flatnonzero(keep & np.isnan(order_cost))
+    candidates = np.flatnonzero(priced)
+    flags = np.zeros(len(index), dtype=bool)
     for side in ("rent", "buy"):  # a Pareto front of one basis at a time
-        group = [k for k in candidates if basis[k] == side]
-        flags.update(zip(group, _pareto([(float(seconds[k]), float(order_cost[k])) for k in group])))
+        group = candidates[basis_of[candidates] == side]
+        flags[group] = _front(run_seconds[group], order_cost[group])
+    t, c = run_seconds[candidates], order_cost[candidates]
     if request.objective == "time":
-        order = sorted(candidates, key=lambda k: (seconds[k], np.inf if np.isnan(order_cost[k]) else order_cost[k]))
+        order = candidates[np.lexsort((c, t))]
     elif request.objective == "cost":
-        order = sorted(candidates, key=lambda k: (bool(np.isnan(order_cost[k])), 0.0 if np.isnan(order_cost[k]) else order_cost[k],
-                                                  seconds[k]))
+        order = candidates[np.lexsort((t, c))]
     else:
-        order = sorted(candidates, key=lambda k: (not flags[k], seconds[k]))
-    unit = time_unit(float(max((seconds[k] for k in order + unpriced), default=0.0)))
-    # the one summary (sizer.engine.summary): each bound at least the physical limit, MFU at the floored step
-    summary = summarise(ev, row, low, high, table.peak[index])
-    floor_low = summary.step_low / np.maximum(summary.step_expected, 1e-300)
-    floor_high = summary.step_high / np.maximum(summary.step_expected, 1e-300)
-    ranked = []
-    apart = sorted(unpriced, key=lambda k: seconds[k])
-    for rank, k in enumerate(order + apart, start=1):
-        i, r = chosen[k]
-        device = devices[i]
-        span = lambda value, u, k=k: dict(low=float(value * floor_low[k]), expected=float(value),  # noqa: E731
-                                          high=float(value * floor_high[k]), unit=u)
-        ranked.append(dict(
-            rank=rank if rank <= len(order) else rank - len(order), device=device.id, name=device.name, kind=device.kind, count=int(count[k]),
-            sharding="full" if ev.configs.zero[r] == 3 else "none", zero=int(ev.configs.zero[r]),
-            tp=int(ev.configs.tp[r]), pp=int(ev.configs.pp[r]),
-            ep=int(np.broadcast_to(ev.configs.ep, ev.configs.tp.shape)[r]), recompute=RECOMPUTE[int(ev.configs.recompute[r])],
-            precision=table.precisions[i], micro_batch=float(ev.configs.micro_batch[r]),
-            training_time=span(seconds[k] * unit_factor("s", unit), unit),
-            cost=dict(rent=None if np.isnan(rent[k]) else dict(span(rent[k], "USD"), price_basis="rent"),
-                      buy=None if np.isnan(buy[k]) else dict(span(buy[k], "USD"), price_basis="buy"),
-                      price_basis=None if np.isnan(order_cost[k]) else str(basis[k])),
-            price_basis=None if np.isnan(order_cost[k]) else str(basis[k]),
-            energy=None if np.isnan(energy_kwh[k]) else span(energy_kwh[k], "kWh"),
-            memory_per_device=dict(value=float(ev.memory_needed[r]) * unit_factor("B", "GB"), unit="GB"),
-            device_memory=dict(value=float(table.memory[i]) * unit_factor("B", "GB"), unit="GB"), fits=bool(ev.fits[r]),
-            bound=BOUNDS[int(ev.parts.bound[r])], mfu=float(summary.mfu[k]), pareto=flags[k]))
+        order = candidates[np.lexsort((t, ~flags[candidates]))]
+    apart = unpriced[np.argsort(run_seconds[unpriced], kind="stable")]
+    unit = time_unit(float(run_seconds[keep].max(initial=0.0)))
+    # the one summary (sizer.engine.summary, kept with the layouts): each bound at least the physical
+    # limit, MFU at the floored step
+    step_expected = np.maximum(b.step_expected[index, column], 1e-300)
+    floor_low, floor_high = b.step_low[index, column] / step_expected, b.step_high[index, column] / step_expected
+    top = request.top if request.top is not None else len(index)
+
+    shown = np.concatenate([order[:top], apart[:top]])
+    i_of, j_of = index[shown], column[shown]
+    # the shown rows' figures as Python numbers, read out of the arrays at once
+    columns = dict(
+        count=count[shown], zero=b.zero[i_of, j_of], tp=b.tp[i_of, j_of], pp=b.pp[i_of, j_of], ep=b.ep[i_of, j_of],
+        recompute=b.recompute[i_of, j_of], micro_batch=b.micro_batch[i_of, j_of],
+        time=run_seconds[shown] * unit_factor("s", unit), rent=rent[shown], buy=buy[shown], kwh=energy_kwh[shown],
+        low=floor_low[shown], high=floor_high[shown], memory=b.memory_needed[i_of, j_of] * unit_factor("B", "GB"),
+        capacity=b.table.memory[i_of] * unit_factor("B", "GB"), fits=b.fits[i_of, j_of], bound=b.bound[i_of, j_of],
+        mfu=b.mfu[i_of, j_of], pareto=flags[shown], cost=order_cost[shown], basis=basis_of[shown])
+    values = {name: array.tolist() for name, array in columns.items()}
+
+    def row(n: int, rank: int) -> dict:
+        v = {name: column[n] for name, column in values.items()}
+        device = devices[i_of[n]]
+        lo, hi = v["low"], v["high"]
+        span = lambda value, u: dict(low=value * lo, expected=value, high=value * hi, unit=u)  # noqa: E731
+        cost_basis = None if math.isnan(v["cost"]) else v["basis"]
+        return dict(
+            rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(v["count"]),
+            sharding="full" if v["zero"] == 3 else "none", zero=int(v["zero"]), tp=int(v["tp"]), pp=int(v["pp"]),
+            ep=int(v["ep"]), recompute=RECOMPUTE[int(v["recompute"])], precision=b.table.precisions[i_of[n]],
+            micro_batch=v["micro_batch"], training_time=span(v["time"], unit),
+            cost=dict(rent=None if math.isnan(v["rent"]) else dict(span(v["rent"], "USD"), price_basis="rent"),
+                      buy=None if math.isnan(v["buy"]) else dict(span(v["buy"], "USD"), price_basis="buy"),
+                      price_basis=cost_basis),
+            price_basis=cost_basis, energy=None if math.isnan(v["kwh"]) else span(v["kwh"], "kWh"),
+            memory_per_device=dict(value=v["memory"], unit="GB"), device_memory=dict(value=v["capacity"], unit="GB"),
+            fits=v["fits"], bound=BOUNDS[int(v["bound"])], mfu=v["mfu"], pareto=v["pareto"])
+
+    first = len(order[:top])
+    ranked = [row(n, n + 1) for n in range(first)]
+    listed_apart = [row(n, n - first + 1) for n in range(first, len(shown))]
 
     k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
     host = None
-    if job.workload.sample_size is not None and (order or apart):
-        best = (order or apart)[0]
-        fastest_step = summary.step_low[best]  # the host must keep up with the fast end
-        rate = ev.batch[chosen[best][1]] * job.tokens_per_sample / fastest_step
+    if job.workload.sample_size is not None and (len(order) or len(apart)):
+        k = order[0] if len(order) else apart[0]
+        fastest_step = b.step_low[index[k], column[k]]  # the host must keep up with the fast end
+        rate = b.batch[index[k], column[k]] * job.tokens_per_sample / fastest_step
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
     assumptions = list(job.assumptions)
     assumptions += [
         Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}",
                    source="sizer's default criterion"),
-        Assumption(name="layouts", value="per device and count, the fastest that fits (the one layout search: tensor, "
-                   "pipeline and context parallel, expert parallel for a mixture of experts, ZeRO 0-3, recomputation, "
-                   "whole micro-batches; sizer plan ranks them)", source="sizer's layout search"),
-        Assumption(name="range", value=f"{lows.min():.3g}-{highs.max():.3g} x expected at most, per device by its kind "
-                   "and the workload's", source=error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"),
-        Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other GPUs "
-                   "4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)"),
+        _LAYOUTS,
+        Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
+                   "and the workload's", source=_range_source("calibrated" if request.calibration is not None else "datasheet")),
+        _BETWEEN_NODES,
         Assumption(name="pricing", value=PRICING_SAID[pricing] + (
-            f"; {len(unpriced)} device(s) without such a price listed apart (unpriced)" if unpriced else ""),
+            f"; {len(unpriced)} device(s) without such a price listed apart (unpriced)" if len(unpriced) else ""),
                    source="--pricing rent|buy|any; sizer/formulas/tco.py hourly_price"),
-        Assumption(name="lifetime", value=f"{costs.lifetime:~P}", source=costs.lifetime_source),
-        Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
-        Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source),
+        *_cost_assumptions(),
     ]
-    changed = [f"{devices[i].name} x {int(ev.configs.count[r])}: {ev.batch[r]:,.0f}" for i, r in chosen if not ev.exact[r]]
+    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(index, column) if not b.exact[i, j]]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
             name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step asked; "
             f"run instead (the nearest batch whole micro-batches on every replica make): {'; '.join(changed)}",
             source="sizer's layout search" + ("" if job.batch_given else "; the batch is the default: give --batch-size")))
-    return RecommendResult(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
-                           ranked=ranked[:len(order)], unpriced=ranked[len(order):], rejected=rejected, k1=k1, host=host, assumptions=assumptions)
+    # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
+    return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
+                ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
+                rejected=rejected, k1=k1, host=host, assumptions=assumptions)
+
+
+_LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest that fits (the one layout search: tensor, "
+                      "pipeline and context parallel, expert parallel for a mixture of experts, ZeRO 0-3, recomputation, "
+                      "whole micro-batches; sizer plan ranks them)", source="sizer's layout search")
+_BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other "
+                            "GPUs 4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)")
+
+
+@functools.lru_cache(maxsize=1)
+def _default_fields() -> dict:
+    return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+
+
+def _range_source(mode: str) -> str:
+    return error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"
+
+
+@functools.lru_cache(maxsize=1)
+def _cost_assumptions() -> tuple[Assumption, ...]:
+    """The cost defaults as stated (formatted once: the defaults are constants)."""
+    costs = COST_DEFAULTS
+    return (Assumption(name="lifetime", value=f"{costs.lifetime:~P}", source=costs.lifetime_source),
+            Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
+            Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source))
 
 
 def _is_default(request: RecommendRequest) -> bool:
-    fields = DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+    fields = _default_fields()
     return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None \
         and request.batch_size is None and request.seq_len is None

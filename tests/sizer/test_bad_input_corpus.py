@@ -269,13 +269,13 @@ def test_the_bounds_still_take_the_largest_real_figures(client):
 def test_an_oversized_recommendation_search_is_refused_up_front(client, monkeypatch):
     # The built-in catalog times 17 counts is about 1,100 pairs; a lower cap stands in for a
     # user catalog of hundreds of devices.
-    import sizer.plan.recommend
+    import sizer.plan.layout_basis
     import sizer.workloads.request
 
     evaluated = []
     monkeypatch.setattr(sizer.workloads.request, "MAX_SEARCH_POINTS", 100)
-    original = sizer.plan.recommend.search
-    monkeypatch.setattr(sizer.plan.recommend, "search", lambda *a, **k: evaluated.append(1) or original(*a, **k))
+    original = sizer.plan.layout_basis.search
+    monkeypatch.setattr(sizer.plan.layout_basis, "search", lambda *a, **k: evaluated.append(1) or original(*a, **k))
     response = client.post("/v1/recommend", json={"params": 1e9, "tokens": 2e10, "max_devices": 65536})
     assert response.status_code == 422, response.text[:300]
     assert "max_devices" in response.json()["detail"][0]["loc"] and "at most 100" in response.json()["detail"][0]["msg"]

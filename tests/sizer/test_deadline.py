@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import sizer.deadline
+import sizer.plan.layout_basis
 import sizer.plan.recommend
 from api.app import create_app
 from api.settings import Settings
@@ -27,11 +28,18 @@ def test_an_unreachable_deadline_is_answered_by_one_engine_call(monkeypatch, cat
     # C = 6e33 FLOP cannot be done in 1 s on 65,536 of any device. Every count of every device used to be
     # sized and timed one by one (seconds of CPU); the engine evaluates them all in one call.
     calls = []
-    search = sizer.plan.recommend.search
-    monkeypatch.setattr(sizer.plan.recommend, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    _forget_kept_answers()
+    search = sizer.plan.layout_basis.search
+    monkeypatch.setattr(sizer.plan.layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
     result = recommend(RecommendRequest(**ISSUE_REQUEST), catalog)
     assert not result.ranked and len(calls) == 1
     assert all("misses deadline" in r.reason or "support" in r.reason for r in result.rejected)
+
+
+def _forget_kept_answers():
+    """The engine is to be called: no answer or layout search kept from an earlier test."""
+    sizer.plan.recommend._answer.cache_clear()
+    sizer.plan.layout_basis._kept.cache_clear()
 
 
 def test_no_deadline_no_error():
@@ -53,32 +61,35 @@ def test_the_deadline_ends_with_its_block(catalog):
 
 
 def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
-    # The deadline's clock is injected: it jumps past the service's limit while the ranking loop holds
-    # its first device, so the limit passes inside the loop however loaded the machine is (a real 0.1 s
-    # limit raced a sleep and the next request, and failed on a loaded 2-core machine). The loop checks
-    # the deadline per device and must stop at once, not rank every device; the answer is 503.
+    # The deadline's clock is injected: it jumps past the service's limit while the layouts are
+    # searched, so the limit passes inside the core however loaded the machine is (a real 0.1 s limit
+    # raced a sleep and the next request, and failed on a loaded 2-core machine). The core checks the
+    # deadline in the search and before ranking, and must stop at once: no device is ranked; 503.
     limit_s = 30.0  # the middleware's own (wall-clock) timer never fires first
-    jumped = []
-    devices = len(catalog)
-    calls = []
-    choose = sizer.plan.recommend._choose
+    jumped, ranked = [], []
+    _forget_kept_answers()
+    search, choose = sizer.plan.layout_basis.search, sizer.plan.recommend._choose
+
+    def searched(*args, **kwargs):
+        jumped.append(True)  # the time runs out while the layouts are searched
+        return search(*args, **kwargs)
 
     def clock() -> float:
         return time.monotonic() + (2 * limit_s if jumped else 0.0)
 
     def counted(*args, **kwargs):
-        calls.append(1)
-        jumped.append(True)  # the time runs out while this device is ranked
+        ranked.append(1)
         return choose(*args, **kwargs)
 
     monkeypatch.setattr(sizer.deadline, "time", SimpleNamespace(monotonic=clock))
+    monkeypatch.setattr(sizer.plan.layout_basis, "search", searched)
     monkeypatch.setattr(sizer.plan.recommend, "_choose", counted)
     client = TestClient(create_app(Settings(timeout_s=limit_s)), raise_server_exceptions=False)
     # a question no other test asks, so that no earlier answer is served from memory
     response = client.post("/v1/recommend", json={"params": 3.3e9, "tokens": 7.7e10, "max_devices": 8})
     assert response.status_code == 503, response.text[:300]
     assert f"longer than {limit_s:g} s" in response.json()["detail"] and response.json()["request_id"]
-    # the core raised the time-out itself, so its thread has ended: only the device in hand was ranked
-    assert len(calls) == 1 < devices, f"{len(calls)} of {devices} devices ranked after the time-out"
+    # the core raised the time-out itself, so its thread has ended without ranking anything
+    assert jumped and not ranked
     jumped.clear()
     assert client.post("/v1/peak", json={"device": "Tesla P40"}).status_code == 200  # the service goes on

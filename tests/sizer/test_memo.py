@@ -85,3 +85,59 @@ def test_equal_catalogs_share_cached_answers(tmp_path):
     assert first is not second and first.key == second.key
     question = RecommendRequest(params=7e5, samples=6e4, epochs=4, precision="fp32", max_devices=1, kinds=["cpu"])
     assert recommend(question, first) is recommend(question, second)
+
+
+def test_one_question_asked_by_many_threads_at_once_is_computed_once():
+    # A burst of the same new question (a page's clients, the HTTP load check's first requests)
+    # waits for the one evaluation in flight instead of repeating it in every thread.
+    calls = []
+    started = threading.Event()
+
+    @keyed_cache(maxsize=4, key=lambda x: x)
+    def slow(x):
+        calls.append(x)
+        started.set()
+        threading.Event().wait(0.2)
+        return x + 1
+
+    answers = []
+    threads = [threading.Thread(target=lambda: answers.append(slow(1))) for _ in range(8)]
+    threads[0].start()
+    started.wait(5)
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls == [1] and answers == [2] * 8
+
+
+def test_a_failed_computation_lets_a_waiting_thread_try_itself():
+    calls = []
+    started, release = threading.Event(), threading.Event()
+
+    @keyed_cache(maxsize=4, key=lambda x: x)
+    def flaky(x):
+        calls.append(x)
+        if len(calls) == 1:
+            started.set()
+            release.wait(5)
+            raise ValueError("first try fails")
+        return x
+
+    errors, answers = [], []
+
+    def first():
+        try:
+            flaky(3)
+        except ValueError as error:
+            errors.append(error)
+
+    a = threading.Thread(target=first)
+    a.start()
+    started.wait(5)
+    b = threading.Thread(target=lambda: answers.append(flaky(3)))
+    b.start()
+    release.set()
+    a.join()
+    b.join()
+    assert len(errors) == 1 and answers == [3] and calls == [3, 3]

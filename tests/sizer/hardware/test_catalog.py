@@ -472,3 +472,20 @@ def test_apple_peaks_follow_their_generations_rate_per_core(catalog):
         device = catalog.find(name)
         assert device.unified_memory and device.tdp is None
         assert stated_peak(device, "fp32").to("TFLOPS").magnitude == pytest.approx(per_core[generation] * cores, rel=0.01)
+
+
+def test_catalog_figures_are_si_floats_read_once_at_load(catalog, monkeypatch):
+    # issue 18 item 3: a loaded catalog carries its figures in SI units; using them parses no text
+    import sizer.hardware.schema as schema
+
+    device = catalog.find("H100 SXM")
+    monkeypatch.setattr(schema, "parse_quantity", lambda *a, **k: pytest.fail("a catalog figure parsed at use"))
+    assert device.memory.si("memory", "[information]") == 80e9
+    assert device.memory.quantity("memory", "[information]").to("GB").magnitude == pytest.approx(80)
+    assert device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]") > 1e12
+
+
+def test_a_copied_figure_with_another_value_is_read_anew(catalog):
+    tdp = catalog.find("T4").tdp
+    assert tdp.si("tdp", "[power]") == 70.0
+    assert tdp.model_copy(update={"value": "300 W"}).si("tdp", "[power]") == 300.0

@@ -1,0 +1,184 @@
+"""A recommendation's layouts, kept by what they depend on: the model's shape, not the run's length.
+
+The layout search of every (device, count) pair depends on the layers and shape of the model, the
+batch, the sequence, precision, optimizer, fine-tuning method, headroom and the devices; not on how
+long the run is. The optimizer steps ``ceil(S E / B)`` multiply every candidate that runs the asked
+batch ``B`` alike, so among those the choice is the same for every length (:attr:`Basis.token_free`
+says when a pair fell back to a nearby batch, where rounding of the steps could matter; such a
+search is kept per length). A bare parameter count becomes one of a few generated shapes, so many
+new questions share one search. Per request only the length is applied: training time = step
+time x steps, from the one summary (:func:`sizer.engine.summary.summarise`).
+
+>>> from sizer.engine.job import resolve_job
+>>> from sizer.workloads.request import WorkloadRequest
+>>> short, long = (resolve_job(WorkloadRequest(params=7e9 + d, tokens=t)) for d, t in ((0, 1e9), (1e6, 2e10)))
+>>> layout_key(short) == layout_key(long)
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.engine.devices import DeviceTable, build_device_table, cached_device_table
+from sizer.engine.evaluate import range_arrays
+from sizer.engine.job import Job
+from sizer.engine.layers import LayerTable
+from sizer.engine.search import search
+from sizer.engine.summary import summarise
+from sizer.formulas.peaks import supported_precisions
+from sizer.memo import keyed_cache
+from sizer.results import unit_factor
+from sizer.workloads.architecture import Architecture
+from sizer.workloads.finetune import FineTune
+
+# Job fields the search does not read: how long the run is and how it is described. Every other
+# field (and any added later) enters the key. Of ``workload`` the search reads the backward factor only.
+LENGTH_AND_WORDS = frozenset({"description", "samples", "epochs", "workload", "assumptions"})
+NAMES = frozenset({"name", "source", "verified", "assumptions"})  # words, not figures
+
+
+def _figures(value) -> object:
+    """A hashable stand-in for one field's figures (arrays by digest, words left out)."""
+    if isinstance(value, LayerTable):
+        return value.content_key
+    if isinstance(value, (Architecture, FineTune)):
+        return tuple((f.name, getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in NAMES)
+    return value
+
+
+def layout_key(job: Job) -> tuple:
+    """What the layout search of ``job`` depends on: every field but its length and words.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+
+    Returns
+    -------
+    tuple
+        Hashable; equal for jobs whose searches are equal (the same shape, batch, sequence,
+        precision, optimizer and method, of any length).
+    """
+    fields = tuple((f.name, _figures(getattr(job, f.name))) for f in dataclasses.fields(job)
+                   if f.name not in LENGTH_AND_WORDS)
+    return fields + (("backward_factor", job.workload.backward_factor),)
+
+
+@dataclass(frozen=True)
+class Basis:
+    """Per device (axis 0) and count (axis 1): the layout the search chose and its figures per step."""
+
+    table: DeviceTable
+    counts: np.ndarray  # devices [1], per column
+    found: np.ndarray  # bool: a layout fits
+    exact: np.ndarray  # bool: the chosen layout runs the asked batch
+    batch: np.ndarray  # global batch of the chosen layout [sample]
+    step_low: np.ndarray  # s per step, the one summary's range, floored at the physical limit
+    step_expected: np.ndarray
+    step_high: np.ndarray
+    mfu: np.ndarray
+    memory_needed: np.ndarray  # B per device
+    fits: np.ndarray
+    bound: np.ndarray  # index into BOUNDS
+    zero: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    ep: np.ndarray
+    recompute: np.ndarray  # index into RECOMPUTE
+    micro_batch: np.ndarray
+    range_low: np.ndarray  # per device: factors of the expected time [1]
+    range_high: np.ndarray
+    unserved: tuple[tuple[str, str, float | None] | None, ...]  # per device: why no count fits, its cause and
+    # shortfall (memory needed over the device's); None where one does
+    token_free: bool  # every fitting choice runs the asked batch: the same for any length
+
+    def steps(self, job: Job) -> np.ndarray:
+        """Optimizer steps of ``job``'s run on each chosen layout [1] (:meth:`Job.steps_for`)."""
+        return np.asarray(job.steps_for(self.batch), dtype=float)
+
+
+def basis(job: Job, devices: tuple, devices_key: tuple, counts: tuple[int, ...], headroom: bool,
+          calibration=None) -> Basis:
+    """The layouts of ``job`` on every device and count, from the kept searches where one applies.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    devices : tuple of Device
+        The devices ranked.
+    devices_key : tuple
+        What identifies ``devices`` by value (the catalog's key and the kinds chosen).
+    counts : tuple of int
+        Device counts per device [1].
+    headroom : bool
+        Reserve the upper memory headroom.
+    calibration : Calibration, optional
+        Per-device efficiencies.
+
+    Returns
+    -------
+    Basis
+        The chosen layouts per (device, count).
+    """
+    key = (layout_key(job), devices_key, counts, headroom,
+           None if calibration is None else calibration.model_dump_json())
+    found = _kept(key, job, devices, counts, headroom, calibration)
+    if not found.token_free:  # a nearby batch was chosen somewhere: kept per length
+        found = _kept((key, job.samples, job.epochs), job, devices, counts, headroom, calibration)
+    return found
+
+
+@keyed_cache(maxsize=64, key=lambda key, *rest: key)
+def _kept(key, job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:
+    return _search(job, devices, counts, headroom, calibration)
+
+
+def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:
+    if calibration is not None:
+        from sizer.engine.modes import calibrated_efficiencies  # only with a calibration (start-up)
+
+        effs = tuple(calibrated_efficiencies(d, e) if (e := calibration.for_device(d)) else None for d in devices)
+        table = build_device_table(devices, job.precision, effs)
+    else:
+        table = cached_device_table(devices, job.precision, job.arch is not None)
+    shape = (len(devices), len(counts))
+    pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), np.asarray(counts), indexing="ij"))
+    found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom)
+    ev, rows = found.evaluation, found.chosen
+    mode = "calibrated" if calibration is not None else "datasheet"
+    lows, highs = range_arrays(mode, job, devices)
+    summary = summarise(ev, rows, lows[pair_device], highs[pair_device], table.peak[pair_device])
+    c = ev.configs
+    at = lambda values: np.asarray(np.broadcast_to(values, c.tp.shape)[rows]).reshape(shape)  # noqa: E731
+    token_free = bool(np.all(ev.exact[rows] | ~found.found))
+    unserved = tuple(None if found.found[i * len(counts):(i + 1) * len(counts)].any()
+                     else _unserved(device, table, i, ev, np.flatnonzero(pair_device[found.pair] == i), job)
+                     for i, device in enumerate(devices))
+    return Basis(table=table, counts=np.asarray(counts, dtype=float), found=found.found.reshape(shape),
+                 exact=at(ev.exact) & found.found.reshape(shape),
+                 batch=at(ev.batch), step_low=summary.step_low.reshape(shape),
+                 step_expected=summary.step_expected.reshape(shape), step_high=summary.step_high.reshape(shape),
+                 mfu=summary.mfu.reshape(shape), memory_needed=at(ev.memory_needed), fits=at(ev.fits),
+                 bound=at(ev.parts.bound), zero=at(c.zero), tp=at(c.tp), pp=at(c.pp), ep=at(c.ep),
+                 recompute=at(c.recompute), micro_batch=at(c.micro_batch), range_low=lows, range_high=highs,
+                 unserved=unserved, token_free=token_free)
+
+
+def _unserved(device, table: DeviceTable, i: int, ev, rows: np.ndarray, job: Job) -> tuple[str, str, float | None]:
+    """Why no count of device ``i`` fits (the candidates ``rows`` are all of its), the kind of reason,
+    and by how much the nearest option misses (memory needed over the device's)."""
+    if not table.supported[i]:
+        return f"no {job.precision.value} support (has {', '.join(supported_precisions(device)) or 'none'})", "precision", None
+    feasible = ev.feasible[rows]
+    if not feasible.any():
+        return "the batch has fewer samples than the smallest device count", "batch", None
+    best = rows[feasible][np.argmin(ev.memory_needed[rows][feasible])]
+    return (f"does not fit: needs {ev.memory_needed[best] * unit_factor('B', 'GB'):.3g} GB per device even sharded over "
+            f"{int(ev.configs.count[best])}, has {table.memory[i] * unit_factor('B', 'GB'):.3g} GB"), "memory", \
+        float(ev.memory_needed[best] / table.memory[i])
+

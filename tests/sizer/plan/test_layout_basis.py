@@ -1,0 +1,100 @@
+"""A recommendation's layout search is kept by what it depends on (issue 18 item 8): nearby
+parameter counts share a generated shape and its search; the run's length is applied after, and the
+answer is the one a fresh search gives."""
+from __future__ import annotations
+
+import pytest
+
+import sizer.plan.layout_basis as layout_basis
+import sizer.plan.recommend as recommend_module
+from sizer.engine.job import default_batch_tokens, resolve_job
+from sizer.plan.layout_basis import layout_key
+from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.workloads.registry import decoder_for_params
+from sizer.workloads.request import WorkloadRequest
+
+
+def _forget():
+    recommend_module._answer.cache_clear()
+    layout_basis._kept.cache_clear()
+
+
+@pytest.fixture
+def searches(monkeypatch):
+    calls = []
+    search = layout_basis.search
+    monkeypatch.setattr(layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    _forget()
+    yield calls
+    _forget()
+
+
+def test_nearby_counts_share_a_shape_and_its_search(searches, catalog):
+    # the contract check's new questions: 7e9 + i x 1e6 parameters, a new token count each
+    counts = [7e9 + i * 1e6 for i in range(0, 200, 9)]
+    shapes = {decoder_for_params(p)[0] for p in counts}
+    assert 1 < len(shapes) < len(counts) / 4  # a handful of shapes, not one per count
+    for i, params in enumerate(counts):
+        recommend(RecommendRequest(params=params, tokens=2e10 + i * 1e7, max_devices=8, kinds=["gpu"]), catalog)
+    assert len(searches) == len(shapes)
+
+
+def test_the_key_leaves_out_the_length_only():
+    short, long = (resolve_job(WorkloadRequest(params=7e9, tokens=t)) for t in (1e9, 3e11))
+    assert layout_key(short) == layout_key(long)
+    other_batch = resolve_job(WorkloadRequest(params=7e9, tokens=1e9, batch_size=2 ** 20))
+    other_precision = resolve_job(WorkloadRequest(params=7e9, tokens=1e9, precision="fp32"))
+    other_shape = resolve_job(WorkloadRequest(params=13e9, tokens=1e9))
+    assert len({layout_key(j) for j in (short, other_batch, other_precision, other_shape)}) == 4
+
+
+@pytest.mark.parametrize("question", [
+    dict(params=7e9, tokens=2e10),
+    dict(params=7.05e9, tokens=3.3e11, deadline="20 d"),
+    dict(params=1.3e9, tokens=2.6e10, objective="cost", pricing="buy", budget="20000 USD"),
+    dict(params=1e8, samples=1e6, batch_size=1000),  # a batch no count of 2^k devices splits evenly
+])
+def test_a_kept_search_answers_as_a_fresh_one(catalog, question):
+    base = dict(max_devices=16, **question)
+    recommend(RecommendRequest(**{**base, **_longer(base)}), catalog)  # keeps the search of another length
+    kept = recommend(RecommendRequest(**base), catalog).model_dump()
+    _forget()
+    fresh = recommend(RecommendRequest(**base), catalog).model_dump()
+    assert _close(kept, fresh)
+
+
+def _longer(question: dict) -> dict:
+    field = "tokens" if "tokens" in question else "samples"
+    return {field: question[field] * 3.7}
+
+
+def _close(a, b, path="") -> bool:
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        return all(_close(a[k], b[k], f"{path}.{k}") for k in a)
+    if isinstance(a, list):
+        assert len(a) == len(b), path
+        return all(_close(x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
+    if isinstance(a, float):
+        assert a == pytest.approx(b, rel=1e-12), path
+        return True
+    assert a == b, path
+    return True
+
+
+def test_a_nearby_batch_is_not_shared_between_lengths(catalog):
+    # 1,000 samples per step do not split over 16 devices: a layout runs 992 or 1,008, whose steps
+    # ceil(S/B) round differently per length, so the search is kept per length
+    job = resolve_job(WorkloadRequest(params=1e8, samples=1e6, batch_size=1000))
+    devices = recommend_module._devices(catalog, ("gpu",))
+    kept = layout_basis.basis(job, devices, (catalog.key, ("gpu",)), (1, 2, 4, 8, 16), False)
+    assert not kept.token_free
+
+
+def test_the_engine_runs_the_shape_of_a_bare_count():
+    # FLOP and memory come from the generated shape's own parameters, and so does the default batch
+    for params in (6.3e9, 6.45e9, 6.55e9, 7e9):
+        job = resolve_job(WorkloadRequest(params=params, tokens=1e10))
+        shape = decoder_for_params(params)[0]
+        assert job.params == pytest.approx(shape.params_total(), rel=1e-9)
+        assert job.batch_size * job.tokens_per_sample == default_batch_tokens(shape.params_total())
