@@ -48,7 +48,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               host_memory: HostMemoryOption = None,
-              suggest: Annotated[int, typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work; 0: none.")] = 3,
+              suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.

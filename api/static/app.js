@@ -82,7 +82,7 @@ function textFields(target, body, names) {
 function requestBody() {
   const body = { optimizer: form.elements.optimizer.value,
                  purchase: form.elements.purchase.value, objective: form.elements.objective.value,
-                 top: null };  // top: null asks for every ranked device (the API's default answer is the first few)
+                 top: null, suggest: 3 };  // every ranked device, and the changes for 3 rejected ones (the API by default: only where none serves)
   chosen(form, body, ["precision"]);
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
   textFields(form, body, fields);
@@ -93,7 +93,7 @@ function requestBody() {
 // Fine-tuning: the training request with a method; LoRA rank and adapted matrices where given.
 function finetuneBody() {
   const f = finetuneForm.elements;
-  const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value, top: null };
+  const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value, top: null, suggest: 3 };
   chosen(finetuneForm, body, ["method", "precision"]);
   textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);

@@ -42,6 +42,7 @@ Purchase = Literal["rent", "buy"]
 Kind = Literal["gpu", "cpu", "accelerator"]
 DEFAULT_MAX_DEVICES = 64
 HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
+AUTO_SUGGEST = 3  # rejected devices that get suggestions, unasked, when no device serves the question
 
 
 class RecommendRequest(WorkloadRequest):
@@ -69,8 +70,9 @@ class RecommendRequest(WorkloadRequest):
     top: int | None = Field(None, ge=1, le=100000, description="rows of ranked (and of unpriced) to return, the best "
                             f"first; all when not given (over HTTP the default is {HTTP_TOP}); ranked_total and "
                             "unpriced_total say how many there are")
-    suggest: int = Field(3, ge=0, le=16, description="rejected devices (the nearest to working first) that get the changes "
-                                                   "that would make them work; 0: none (a faster answer)")
+    suggest: int | None = Field(None, ge=0, le=16, description="rejected devices (the nearest to working first) that get "
+                                "the changes that would make them work (each the engine run again); 0: none; not given: "
+                                f"{AUTO_SUGGEST} where no device serves the question, else none")
 
 
 class CostSummary(Model):
@@ -249,17 +251,24 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
 @keyed_cache(maxsize=64, key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
-    result = RecommendResult.model_validate(_recommend(request, catalog))
-    if _wants_suggestions(request, result.rejected):
+    fields = _recommend(request, catalog)
+    result = RecommendResult.model_validate(fields)
+    wanted = _suggestions_wanted(request, fields)
+    if wanted:
         from sizer.plan.suggestions import suggest_for_rejected  # the planner's what-to-change, on a few rows only
 
-        result = suggest_for_rejected(request, result, catalog)
+        result = suggest_for_rejected(request.model_copy(update={"suggest": wanted}), result, catalog)
     return result
 
 
-def _wants_suggestions(request: RecommendRequest, rejected) -> bool:
-    causes = (r.cause if isinstance(r, RejectedDevice) else r["cause"] for r in rejected)
-    return bool(request.suggest) and any(c in ("memory", "deadline") for c in causes)
+def _suggestions_wanted(request: RecommendRequest, fields: dict) -> int:
+    """How many rejected devices get suggestions: as asked, else :data:`AUTO_SUGGEST` where no device
+    serves (the user needs to know what to change), else none (each is the engine run again)."""
+    if not any(r["cause"] in ("memory", "deadline") for r in fields["rejected"]):
+        return 0
+    if request.suggest is not None:
+        return request.suggest
+    return AUTO_SUGGEST if not (fields["ranked_total"] or fields["unpriced_total"]) else 0
 
 
 def recommend_json(request: RecommendRequest, catalog: Catalog) -> bytes:
@@ -268,7 +277,7 @@ def recommend_json(request: RecommendRequest, catalog: Catalog) -> bytes:
     every result is (:func:`sizer.results.finite_json`). Where rejected devices get suggestions, the
     answer with them (:func:`_answer`, kept) is written instead."""
     fields = _recommend(request, catalog)
-    if _wants_suggestions(request, fields["rejected"]):
+    if _suggestions_wanted(request, fields):
         return finite_json(_answer(request, catalog))
     return finite_json(fields)
 

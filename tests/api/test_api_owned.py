@@ -65,3 +65,24 @@ def test_recommend_over_http_carries_suggestions_for_rejected_devices(client):
     assert response.status_code == 200, response.text
     helped = [r for r in response.json()["rejected"] if r["suggestions"]]
     assert len(helped) == 1 and all(s["fits"] for s in helped[0]["suggestions"])
+
+
+def test_recommend_over_http_is_compact_unless_suggestions_are_asked(client):
+    # each suggestion runs the engine again: where devices serve, the default answer says why the others
+    # are rejected (cause, shortfall) and leaves the changes to a body that asks for them
+    response = client.post("/v1/recommend", json={"model": "llama-2-70b", "tokens": 1e9, "max_devices": 8})
+    assert response.status_code == 200
+    rejected = response.json()["rejected"]
+    assert any(r["cause"] == "memory" and r["shortfall"] > 1 for r in rejected)
+    assert not any(r["suggestions"] for r in rejected)
+
+
+def test_recommend_suggests_unasked_where_no_device_serves(client):
+    # full training of a 70B model on one device fits nowhere: the answer says what would make the nearest work
+    response = client.post("/v1/recommend", json={"model": "llama-2-70b", "tokens": 1e9, "max_devices": 1})
+    assert response.status_code == 200
+    body = response.json()
+    assert not body["ranked"] and not body["unpriced"]
+    helped = [r for r in body["rejected"] if r["suggestions"]]
+    assert len(helped) == 3 and all(s["fits"] for r in helped for s in r["suggestions"])
+    assert all(r["cause"] == "memory" for r in helped)

@@ -125,5 +125,7 @@ def test_no_suggestions_when_not_asked_and_none_for_pre_training_adapters(catalo
     # 2e12 tokens for a 70e9-parameter model is pre-training (above 20 tokens per parameter): no LoRA/QLoRA
     request = facade.RecommendRequest(model="llama-2-70b", tokens=2e12, max_devices=64)
     assert not any(r.suggestions for r in facade.recommend(request.model_copy(update={"suggest": 0}), catalog).rejected)
-    rows = [r for r in facade.recommend(request, catalog).rejected if r.suggestions]
+    # not asked, where devices serve: none (each suggestion is the engine run again)
+    assert facade.recommend(request, catalog).ranked and not any(r.suggestions for r in facade.recommend(request, catalog).rejected)
+    rows = [r for r in facade.recommend(request.model_copy(update={"suggest": 3}), catalog).rejected if r.suggestions]
     assert rows and not any(s.apply.get("method") for r in rows for s in r.suggestions)
