@@ -20,9 +20,10 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 import machine  # noqa: E402
 
 from sizer.facade import PlanRequest, TimeRequest, estimate_time, plan, recommend  # noqa: E402
-from sizer.plan import recommend as recommend_module  # noqa: E402
+from sizer.plan import layout_basis, recommend as recommend_module  # noqa: E402
 
-GOALS_MS = {"recommend (default workload, whole catalog)": 50.0, "plan (llama-2-70b, H100 SXM x 1024)": 100.0}
+GOALS_MS = {"recommend (default workload, whole catalog, layouts searched again)": 50.0,
+            "plan (llama-2-70b, H100 SXM x 1024)": 100.0}
 
 
 def recommend_afresh():
@@ -30,6 +31,13 @@ def recommend_afresh():
     layer graph, built once per process, stay)."""
     recommend_module._answer.cache_clear()
     return recommend()
+
+
+def recommend_searched_afresh():
+    """The default recommendation with its layout search done again too (the kept layouts of
+    sizer.plan.layout_basis forgotten): the whole search over the catalog, issue 15's goal."""
+    layout_basis._kept.cache_clear()
+    return recommend_afresh()
 
 
 def timed(call, repeat: int) -> tuple[float, float]:
@@ -47,7 +55,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
     cases = {
-        "recommend (default workload, whole catalog)": recommend_afresh,
+        "recommend (default workload, whole catalog, layouts searched again)": recommend_searched_afresh,
+        "recommend (default workload, whole catalog; the shape's kept layouts)": recommend_afresh,
         "recommend, the same question again (a kept answer)": lambda: recommend(),
         "plan (llama-2-70b, H100 SXM x 256)": lambda: plan(PlanRequest(model="llama-2-70b", device="H100 SXM", count=256,
                                                                           tokens=2e12)),
