@@ -683,23 +683,31 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     # routed experts over ep ranks: each rank runs 1/ep of the experts (fewer, larger GEMMs: ep x the
     # tokens per expert), holds 1/ep of their weights, and waits for the busiest rank's tokens
     ep = np.broadcast_to(np.asarray(c.ep, dtype=float), d.shape)[:, None]
-    expert = layers.expert_rows[None, :]
-    ep_split = np.where(expert, ep, 1.0)
-    imbalance = np.where(expert & (ep > 1), EP_LOAD_IMBALANCE, 1.0)
+    if layers.expert_rows.any():
+        expert = layers.expert_rows[None, :]
+        ep_split = np.where(expert, ep, 1.0)
+        imbalance = np.where(expert & (ep > 1), EP_LOAD_IMBALANCE, 1.0)
+        kernels_here = np.maximum(layers.kernels / ep_split, 1.0)
+        launched = np.where(expert, kernels_here, layers.kernels)
+    else:  # a dense model: no per-configuration expert split (the same figures, fewer array passes)
+        ep_split, imbalance = 1.0, None
+        kernels_here, launched = np.maximum(layers.kernels, 1.0), layers.kernels
     # the one place the per-layer matrix rate is set: the unit's achieved rate, times how well a
     # kernel of this layer's size (FLOP per launch per tensor and context rank) uses it
-    kernels_here = np.maximum(layers.kernels / ep_split, 1.0)
     per_kernel = layers.forward_flops * micro / (kernels_here * ranks)
     rates = table.rates[d][:, layers.unit] * matrix_size_factor(per_kernel, table.matrix_half[d][:, layers.unit])
-    compute = (kind.flops + extra) * layers.forward_flops * micro * imbalance / rates / ranks
-    activation_moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale * imbalance
+    compute = (kind.flops + extra) * layers.forward_flops * micro
+    activation_moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale
+    if imbalance is not None:  # each rank waits for the busiest one's tokens
+        compute, activation_moved = compute * imbalance, activation_moved * imbalance
+    compute = compute / rates / ranks
     if extra_bytes is not None:
         activation_moved = activation_moved + np.broadcast_to(np.asarray(extra_bytes, dtype=float),
                                                               activation_moved.shape) * micro
     # every context rank reads its tensor rank's whole weights; tokens (activations) are split over both
     moved = activation_moved / ranks + kind.weight_reads * layers.params * stored / (c.tp[:, None] * ep_split)
     memory = moved / table.bandwidth[d][:, None]
-    launch = ((kind.kernels + extra) * np.where(expert, kernels_here, layers.kernels)) * table.launch[d][:, None]
+    launch = ((kind.kernels + extra) * launched) * table.launch[d][:, None]
     per_layer = np.maximum(np.maximum(compute, memory), launch)
     is_compute = (per_layer == compute)
     is_memory = ~is_compute & (per_layer == memory)
