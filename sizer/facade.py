@@ -132,26 +132,23 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
     """Step time, training time, memory and utilisation from the one engine (spec §3.3); where the job
     does not fit, the changes that would (``suggest``)."""
     from sizer.plan.estimates import time_estimate
-    from sizer.plan.suggestions import suggestions_for
 
     catalog = _catalog(catalog)
     result = time_estimate(request, catalog)
     if suggest and not result.fits:
-        device = catalog.find(require_device(request))
-        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+        result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
     return result
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
     """Training memory per device and the fit decision; where it does not fit, the changes that would."""
     from sizer.plan.estimates import memory_estimate
-    from sizer.plan.suggestions import suggestions_for
 
     catalog = _catalog(catalog)
     result = memory_estimate(request, catalog)
     if suggest and result.fits is False:
         device = catalog.find(request.device) if request.device is not None else None
-        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+        result = _with_suggestions(request, result, device, catalog)
     return result
 
 
@@ -159,14 +156,19 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     """Serving a model (:func:`sizer.inference.estimate.estimate_inference`); where it does not fit,
     the changes that would (``suggest``, :mod:`sizer.plan.suggestions`)."""
     from sizer.inference.estimate import estimate_inference as serving_estimate
-    from sizer.plan.suggestions import suggestions_for
 
     catalog = _catalog(catalog)
     result = serving_estimate(request, catalog)
     if suggest and not result.fits:
-        device = catalog.find(require_device(request))
-        result = result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+        result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
     return result
+
+
+def _with_suggestions(request, result, device, catalog: Catalog):
+    """``result`` with the changes that would make it work (:mod:`sizer.plan.suggestions`)."""
+    from sizer.plan.suggestions import suggestions_for
+
+    return result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
 
 
 def answer_owned(request, catalog: Catalog | None = None) -> OwnedResult:
