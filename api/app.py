@@ -21,7 +21,7 @@ from api.routers import (catalog, compute, health, inference, memory, models, pa
 from api.routers.pages import STATIC
 from api.server import install_flood_filter
 from api.settings import Settings
-from sizer.facade import load_catalog
+from sizer.facade import load_catalog, warm_up
 
 DESCRIPTION = """Hardware sizing and cost estimation for neural-network training, over HTTP.
 
@@ -43,6 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPIOffline(title="sizer", version="0.1.0", description=DESCRIPTION)
     app.state.settings = settings
     app.state.catalog = load_catalog(settings.catalog_file)
+    warm_up(app.state.catalog)  # the tables every recommendation reads, built before the first question
     errors.install(app)
     for module in (peak, compute, time, memory, plan, inference, network_size, tco, recommend, catalog, models, health,
                    pages):

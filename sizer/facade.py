@@ -48,7 +48,7 @@ _LAZY = {
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
-    **dict.fromkeys(("RecommendRequest", "RecommendResult", "recommend"), "sizer.plan.recommend"),
+    **dict.fromkeys(("RecommendRequest", "RecommendResult", "recommend", "warm_up"), "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
     **dict.fromkeys(("find_model", "model_names"), "sizer.workloads.registry"),
     **dict.fromkeys(("FileRef", "model_source", "profile_source"), "sizer.workloads.source"),

@@ -166,21 +166,21 @@ def _suspect(data: bytes) -> bool:
     return (b"Infinity" in data or b"NaN" in data) and _NON_FINITE.search(data) is not None
 
 
-def _plain(value: Any) -> Any:
+def plain_data(value: Any) -> Any:
     """Models inside ``value`` as plain data (a model written by its own serializer writes inf as null)."""
     if isinstance(value, BaseModel):
         return value.model_dump()
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_data(v) for v in value]
     return value
 
 
-def _json_constants(value: Any) -> bytes | None:
+def _json_constants(value: Any, plain: bool = False) -> bytes | None:
     """``value`` as JSON with non-finite numbers as bare tokens (in Rust), or None where it cannot be written."""
     try:
-        return pydantic_core.to_json(_plain(value), inf_nan_mode="constants")
+        return pydantic_core.to_json(value if plain else plain_data(value), inf_nan_mode="constants")
     except (pydantic_core.PydanticSerializationError, ValueError, TypeError, RecursionError):
         return None
 
@@ -192,14 +192,18 @@ def _all_finite(value: Any) -> bool:
     return data is not None and not _suspect(data)
 
 
-def finite_json(result: Any) -> bytes:
+def finite_json(result: Any, *, plain: bool = False) -> bytes:
     """A result (a model, or the fields of one) as JSON bytes, checked finite as :func:`ensure_finite`
     checks it: one rendering serves both, no second pass over the result.
+
+    ``plain=True`` says the caller built ``result`` from dicts, lists and numbers alone (no model
+    inside: a model's own serializer writes inf as null, which the check cannot see), so it is
+    written without the walk in Python that turns models into data.
 
     >>> finite_json(RangeOut(low=1.0, expected=2.0, high=3.0, unit="s"))
     b'{"low":1.0,"expected":2.0,"high":3.0,"unit":"s"}'
     """
-    data = _json_constants(result)
+    data = _json_constants(result, plain)
     if data is None or _suspect(data):
         ensure_finite(result)  # names the number, or finds the tokens were inside a string
         data = result.model_dump_json().encode("utf-8") if isinstance(result, BaseModel) else pydantic_core.to_json(result)

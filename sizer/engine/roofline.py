@@ -422,6 +422,77 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
     return passes * (EP_ALL_TO_ALLS_PER_BLOCK_PASS * one + sorts) * shape.moe_blocks / c.pp * c.accumulation
 
 
+def _layer_groups(device, micro, tp, cp, ep, recompute, weight_bytes, extra_bytes):
+    """``(first, inverse)``: one representative row per distinct per-layer input and each row's group, or
+    None where grouping would not pay (few rows, or per-configuration extra bytes)."""
+    rows = len(device)
+    if rows < 256 or (extra_bytes is not None and np.ndim(extra_bytes) > 1):
+        return None
+    columns = [np.broadcast_to(np.asarray(col, dtype=float), (rows,)) for col in (device, micro, tp, cp, ep, recompute)]
+    if weight_bytes is not None:
+        columns.append(np.broadcast_to(np.asarray(weight_bytes, dtype=float), (rows,)))
+    order = np.lexsort(columns)
+    change = np.zeros(rows, dtype=bool)
+    change[0] = True
+    for col in columns:
+        ordered = col[order]
+        change[1:] |= ordered[1:] != ordered[:-1]  # NaN never equals: a NaN row is its own group
+    group_of_sorted = np.cumsum(change) - 1
+    if group_of_sorted[-1] + 1 > rows // 2:
+        return None
+    inverse = np.empty(rows, dtype=np.int64)
+    inverse[order] = group_of_sorted
+    return order[change], inverse
+
+
+def _layer_sums(layers: LayerTable, table: DeviceTable, kind_in: Pass, kind: Pass, d, micro_batch, tp, cp, ep,
+                recompute, weight_bytes, extra_bytes, keep_layers: bool) -> dict:
+    """Per configuration: one micro-batch's seconds over every layer (max of compute, memory and launch
+    per layer), its compute- and memory-bound shares, and the FLOP recomputation adds per sample."""
+    micro = micro_batch[:, None]
+    ranks = (tp * cp)[:, None]  # every layer's token work divided over tensor and context ranks
+    scale = table.storage_scale[d][:, None]
+    stored = (table.storage_scale[d] * FP32_STORAGE_BYTES if weight_bytes is None else weight_bytes)[:, None]
+    extra = recompute_factors(layers, recompute, kind_in)
+    # routed experts over ep ranks: each rank runs 1/ep of the experts (fewer, larger GEMMs: ep x the
+    # tokens per expert), holds 1/ep of their weights, and waits for the busiest rank's tokens
+    ep = ep[:, None]
+    if layers.expert_rows.any():
+        expert = layers.expert_rows[None, :]
+        ep_split = np.where(expert, ep, 1.0)
+        imbalance = np.where(expert & (ep > 1), EP_LOAD_IMBALANCE, 1.0)
+        kernels_here = np.maximum(layers.kernels / ep_split, 1.0)
+        launched = np.where(expert, kernels_here, layers.kernels)
+    else:  # a dense model: no per-configuration expert split (the same figures, fewer array passes)
+        ep_split, imbalance = 1.0, None
+        kernels_here, launched = np.maximum(layers.kernels, 1.0), layers.kernels
+    # the one place the per-layer matrix rate is set: the unit's achieved rate, times how well a
+    # kernel of this layer's size (FLOP per launch per tensor and context rank) uses it
+    per_kernel = layers.forward_flops * micro / (kernels_here * ranks)
+    rates = table.rates[d][:, layers.unit] * matrix_size_factor(per_kernel, table.matrix_half[d][:, layers.unit])
+    compute = (kind.flops + extra) * layers.forward_flops * micro
+    activation_moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale
+    if imbalance is not None:  # each rank waits for the busiest one's tokens
+        compute, activation_moved = compute * imbalance, activation_moved * imbalance
+    compute = compute / rates / ranks
+    if extra_bytes is not None:
+        activation_moved = activation_moved + np.broadcast_to(np.asarray(extra_bytes, dtype=float),
+                                                              activation_moved.shape) * micro
+    # every context rank reads its tensor rank's whole weights; tokens (activations) are split over both
+    moved = activation_moved / ranks + kind.weight_reads * layers.params * stored / (tp[:, None] * ep_split)
+    memory = moved / table.bandwidth[d][:, None]
+    launch = ((kind.kernels + extra) * launched) * table.launch[d][:, None]
+    per_layer = np.maximum(np.maximum(compute, memory), launch)
+    is_compute = (per_layer == compute)
+    is_memory = ~is_compute & (per_layer == memory)
+    many = np.asarray(layers.multiplicity, dtype=float)  # layer sums as products with the multiplicities (no temporaries)
+    return dict(seconds=per_layer @ many, compute=np.where(is_compute, per_layer, 0.0) @ many,
+                memory=np.where(is_memory, per_layer, 0.0) @ many,
+                recomputed_flops=extra @ (layers.forward_flops * layers.multiplicity),
+                per_layer=per_layer if keep_layers else None, is_compute=is_compute if keep_layers else None,
+                is_memory=is_memory if keep_layers else None)
+
+
 def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.ndarray:
     r"""Fraction of a unit's efficiency ceiling that a kernel of a given size reaches.
 
@@ -673,50 +744,27 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     [roofline], [megatron], [korthikanti], [ringattention], [patarasuk], [zero], [zero-offload], [fsdp], [spec-3.3]
     """
     d, c = configs.device, configs
-    micro = c.micro_batch[:, None]
-    ranks = (c.tp * c.cp)[:, None]  # every layer's token work divided over tensor and context ranks
-    split = (c.tp * c.pp * c.cp)[:, None]  # ... and the layers over stages
-    scale = table.storage_scale[d][:, None]
-    stored = (table.storage_scale[d] * FP32_STORAGE_BYTES if weight_bytes is None else weight_bytes)[:, None]
-    extra = recompute_factors(layers, c.recompute, kind)
-    kind = layer_pass(layers, kind)
-    # routed experts over ep ranks: each rank runs 1/ep of the experts (fewer, larger GEMMs: ep x the
-    # tokens per expert), holds 1/ep of their weights, and waits for the busiest rank's tokens
-    ep = np.broadcast_to(np.asarray(c.ep, dtype=float), d.shape)[:, None]
-    if layers.expert_rows.any():
-        expert = layers.expert_rows[None, :]
-        ep_split = np.where(expert, ep, 1.0)
-        imbalance = np.where(expert & (ep > 1), EP_LOAD_IMBALANCE, 1.0)
-        kernels_here = np.maximum(layers.kernels / ep_split, 1.0)
-        launched = np.where(expert, kernels_here, layers.kernels)
-    else:  # a dense model: no per-configuration expert split (the same figures, fewer array passes)
-        ep_split, imbalance = 1.0, None
-        kernels_here, launched = np.maximum(layers.kernels, 1.0), layers.kernels
-    # the one place the per-layer matrix rate is set: the unit's achieved rate, times how well a
-    # kernel of this layer's size (FLOP per launch per tensor and context rank) uses it
-    per_kernel = layers.forward_flops * micro / (kernels_here * ranks)
-    rates = table.rates[d][:, layers.unit] * matrix_size_factor(per_kernel, table.matrix_half[d][:, layers.unit])
-    compute = (kind.flops + extra) * layers.forward_flops * micro
-    activation_moved = (kind.activation_bytes + extra) * layers.bytes * micro * scale
-    if imbalance is not None:  # each rank waits for the busiest one's tokens
-        compute, activation_moved = compute * imbalance, activation_moved * imbalance
-    compute = compute / rates / ranks
-    if extra_bytes is not None:
-        activation_moved = activation_moved + np.broadcast_to(np.asarray(extra_bytes, dtype=float),
-                                                              activation_moved.shape) * micro
-    # every context rank reads its tensor rank's whole weights; tokens (activations) are split over both
-    moved = activation_moved / ranks + kind.weight_reads * layers.params * stored / (c.tp[:, None] * ep_split)
-    memory = moved / table.bandwidth[d][:, None]
-    launch = ((kind.kernels + extra) * launched) * table.launch[d][:, None]
-    per_layer = np.maximum(np.maximum(compute, memory), launch)
-    is_compute = (per_layer == compute)
-    is_memory = ~is_compute & (per_layer == memory)
-    many = np.asarray(layers.multiplicity, dtype=float)  # layer sums as products with the multiplicities (no temporaries)
-    stage = (per_layer @ many) / c.pp  # one micro-batch through one stage
+    kind_in, kind = kind, layer_pass(layers, kind)
+    ep = np.broadcast_to(np.asarray(c.ep, dtype=float), d.shape)
+    # The per-layer roofline depends on a configuration's device, micro-batch, tensor/context/expert ranks,
+    # recomputation and stored bytes alone (not on its count, stages, ZeRO or accumulation): each distinct
+    # combination is evaluated once and its sums spread back (a search repeats each 5-20 times).
+    groups = None if keep_layers else _layer_groups(d, c.micro_batch, c.tp, c.cp, ep, c.recompute, weight_bytes,
+                                                    extra_bytes)
+    pick = (lambda a: a) if groups is None else (lambda a: np.broadcast_to(a, d.shape)[groups[0]])  # noqa: E731
+    sums = _layer_sums(layers, table, kind_in, kind, pick(d), pick(c.micro_batch), pick(c.tp), pick(c.cp), pick(ep),
+                       pick(c.recompute), None if weight_bytes is None else pick(weight_bytes), extra_bytes,
+                       keep_layers)
+    if groups is not None:
+        sums = {name: value if value is None else value[groups[1]] for name, value in sums.items()}
+    per_layer, is_compute, is_memory = sums["per_layer"], sums["is_compute"], sums["is_memory"]
+    split = (c.tp * c.pp * c.cp)[:, None]
+    ep = ep[:, None]
+    stage = sums["seconds"] / c.pp  # one micro-batch through one stage
     slots = c.accumulation + (c.pp - 1) / c.interleave  # 1F1B: m micro-batches plus the bubble
     kernels = stage * slots
-    compute_part = (np.where(is_compute, per_layer, 0.0) @ many) / c.pp * slots
-    memory_part = (np.where(is_memory, per_layer, 0.0) @ many) / c.pp * slots
+    compute_part = sums["compute"] / c.pp * slots
+    memory_part = sums["memory"] / c.pp * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
     tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
@@ -758,7 +806,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     step = kernels + tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = _pass_flops(layers, kind) * samples / split[:, 0]
-    hardware_flops = model_flops + (extra @ (layers.forward_flops * layers.multiplicity)) * samples / split[:, 0]
+    hardware_flops = model_flops + sums["recomputed_flops"] * samples / split[:, 0]
     limit = model_flops / table.best_peak[d]
     communication = tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import Field
 
 from sizer.engine.calibration import Calibration
+from sizer.engine.devices import cached_device_table
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.engine.evaluate import error_spread
@@ -28,7 +29,8 @@ from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, time_unit, unit_factor
+from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
+                           unit_factor)
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider,
                                 cheapest_cloud_price, energy_cost, rent_cost)
 from sizer.memo import keyed_cache
@@ -279,7 +281,13 @@ def recommend_json(request: RecommendRequest, catalog: Catalog) -> bytes:
     fields = _recommend(request, catalog)
     if _suggestions_wanted(request, fields):
         return finite_json(_answer(request, catalog))
-    return finite_json(fields)
+    # rows and rejections are built as dicts; models only at MODEL_FIELDS (made plain here, a few dozen values)
+    return finite_json({**fields, **{name: plain_data(fields[name]) for name in MODEL_FIELDS}}, plain=True)
+
+
+# The fields of _recommend's answer that hold models (Assumption, K1Result, HostResult); the rest is plain
+# data (tests/sizer/plan/test_recommend_json.py walks an answer to keep this true).
+MODEL_FIELDS = ("assumptions", "k1", "host")
 
 
 def _recommend(request: RecommendRequest | None, catalog: Catalog) -> dict:
@@ -449,6 +457,19 @@ _LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest t
                       "whole micro-batches; sizer plan ranks them)", source="sizer's layout search")
 _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other "
                             "GPUs 4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)")
+
+
+def warm_up(catalog: Catalog) -> None:
+    """Build once what every recommendation over ``catalog`` reads, before anyone asks: the device
+    tables at the default workload's precision and the price arrays (about 50 ms a process pays once;
+    a service does it at start so that its first question does not). Layout searches stay per shape."""
+    request = RecommendRequest()
+    kinds = tuple(request.kinds)
+    devices = _devices(catalog, kinds)
+    _price_arrays(devices, (catalog.key, kinds), request.cloud)
+    job = resolve_job(RecommendRequest(**_default_fields()))
+    for transformer in (True, False):  # a named or generated model; a profiled workload
+        cached_device_table(devices, job.precision, transformer)
 
 
 @functools.lru_cache(maxsize=1)

@@ -142,6 +142,8 @@ class Architecture:
 
     @property
     def moe_blocks(self) -> int:
+        if not self.moe:  # a dense model (asked for per parameter count: no walk over its blocks)
+            return 0
         return sum(self.is_moe_block(i) for i in range(self.layers))
 
     def kv_values_per_token(self, tensor_parallel: int = 1) -> int:

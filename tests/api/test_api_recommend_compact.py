@@ -38,3 +38,15 @@ def test_a_bad_top_names_the_field(client):
     response = client.post("/v1/recommend", json={**QUESTION, "top": 0})
     assert response.status_code == 422
     assert any(item["loc"][-1] == "top" for item in response.json()["detail"])
+
+
+def test_a_new_service_has_built_the_device_tables_before_its_first_question():
+    """create_app warms what every recommendation reads: the first question builds no device table."""
+    from sizer.engine.devices import cached_device_table
+
+    cached_device_table.cache_clear()
+    service = TestClient(create_app())
+    built = cached_device_table.cache_info().misses
+    assert built >= 1
+    assert service.post("/v1/recommend", json={"params": 3.3e9, "tokens": 1e10}).status_code == 200
+    assert cached_device_table.cache_info().misses == built

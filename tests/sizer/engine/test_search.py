@@ -206,3 +206,43 @@ def test_many_pairs_at_once_choose_what_each_pair_alone_chooses():
         assert together.found[k] == alone.found[0]
         assert together.evaluation.training_seconds[together.chosen[k]] == \
             pytest.approx(alone.evaluation.training_seconds[alone.chosen[0]], rel=1e-9)
+
+
+@pytest.mark.parametrize("question", [dict(params=7e9, seq_len=4096), dict(model="mixtral-8x7b"),
+                                      dict(model="llama-2-70b", method="qlora")])
+def test_the_per_layer_roofline_grouped_by_its_inputs_gives_every_configuration_its_own_figures(catalog, question):
+    """step_seconds evaluates each distinct (device, micro-batch, tp, cp, ep, recomputation) once and
+    spreads the sums back; keep_layers evaluates every row alone: the two must agree on every field."""
+    from sizer.engine.devices import cached_device_table
+    from sizer.engine.roofline import StepParts
+    from sizer.engine import search as search_module
+
+    job = resolve_job(TimeRequest(tokens=1e9, device="H100 SXM", count=8, **question))
+    devices = tuple(catalog.find(name) for name in ("H100 SXM", "A100 80GB SXM", "RTX 4090"))
+    table = cached_device_table(devices, job.precision, True)
+    grid = np.meshgrid(np.arange(len(devices)), [1, 8, 64, 512], indexing="ij")
+    c = search_module.candidates(job, table, grid[0].ravel(), grid[1].ravel().astype(np.int64))
+    seen = {}
+    original = search_module.evaluate.__globals__["step_seconds"]
+
+    def both(*args, **kwargs):
+        grouped = original(*args, **kwargs)
+        alone = original(*args, **{**kwargs, "keep_layers": True})
+        seen["grouped"], seen["alone"] = grouped, alone
+        return grouped
+
+    search_module.evaluate.__globals__["step_seconds"] = both
+    try:
+        search_module._evaluate(job, table, c, False, False)
+    finally:
+        search_module.evaluate.__globals__["step_seconds"] = original
+    assert len(c["pair"]) >= 256  # enough rows for the grouping to be used
+    for name in StepParts.__dataclass_fields__:
+        grouped, alone = getattr(seen["grouped"], name), getattr(seen["alone"], name)
+        if name in ("layer_seconds", "layer_bound"):
+            assert grouped is None and alone is not None
+            continue
+        alone = np.asarray(alone, dtype=float)
+        # equal up to rounding (a matrix product over fewer rows may sum in another order)
+        np.testing.assert_allclose(np.asarray(grouped, dtype=float), alone, rtol=1e-9,
+                                   atol=1e-12 * float(np.nanmax(np.abs(alone), initial=0.0)), err_msg=name)

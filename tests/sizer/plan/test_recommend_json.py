@@ -28,3 +28,29 @@ def test_a_non_finite_field_is_refused_by_name():
     with pytest.raises(SizerError, match=r"ranked\[0\]\.mfu"):
         finite_json({"ranked": [{"mfu": float("inf")}]})
     assert finite_json({"name": "a,NaN,b", "x": 1.0}) == b'{"name":"a,NaN,b","x":1.0}'  # letters in a string are no number
+
+
+@pytest.mark.parametrize("question", [dict(params=7e9, tokens=2e10), dict(params=1e8, samples=1e6, batch_size=1000,
+                                                                           features=100, pricing="any")])
+def test_models_sit_only_where_recommend_json_makes_them_plain(catalog, question):
+    """recommend_json skips the walk that turns models into data (a model would write inf as null
+    unseen): every model in the fields must be under one of MODEL_FIELDS."""
+    from pydantic import BaseModel
+
+    from sizer.plan.recommend import MODEL_FIELDS, _recommend
+
+    fields = _recommend(RecommendRequest(**question), catalog)
+    found = []
+
+    def walk(value, path):
+        if isinstance(value, BaseModel):
+            found.append(path)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, path + (key,))
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item, path)
+
+    walk(fields, ())
+    assert found and {path[0] for path in found} <= set(MODEL_FIELDS)
