@@ -236,24 +236,32 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     divides = (blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed)  # a given split may be uneven
     keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
     template = template[keep]
-    pairs, layouts = len(device), len(template)
-    pair = np.repeat(np.arange(pairs), layouts)
-    d, n = device[pair], count[pair]
-    columns = {name: np.tile(template[:, k], pairs) for k, name in enumerate(DIMENSIONS)}
-    split = columns["tp"] * columns["pp"] * columns["cp"]
+    # Which template rows are layouts depends on a pair's count and node size alone: decided once per
+    # distinct (count, node size), then each pair takes its combination's rows (pair-major, template order)
+    node = np.asarray(table.devices_per_node, dtype=np.int64)[device]
+    combos, combo_of = np.unique(np.stack([count, node], axis=1), axis=0, return_inverse=True)
+    combo_of = np.asarray(combo_of).ravel()
+    n, per_node = combos[:, :1], combos[:, 1:]
+    tp, pp, cp, ep, zero = (template[None, :, DIMENSIONS.index(name)] for name in ("tp", "pp", "cp", "ep", "zero"))
+    split = tp * pp * cp
     # expert parallelism (Megatron's) carves its groups out of the data-parallel ranks: ep divides dp and
     # the tp x ep group stays in a node
     dp = n // split
-    ep = columns["ep"]
-    inside = (columns["tp"] <= table.devices_per_node[d]) | ("tp" in fixed)
+    inside = (tp <= per_node) | ("tp" in fixed)
     # a searched ep divides dp with the tp x ep group in a node; a given one may span the tensor ranks too
     # (experts then not tensor-split, sizer.engine.roofline.expert_layout), as on main
-    experts = ((dp % ep == 0) & (columns["tp"] * ep <= table.devices_per_node[d])) if "ep" not in fixed \
-        else ((columns["tp"] * dp) % ep == 0)
-    sharded = (columns["zero"] == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
-    valid = (n % split == 0) & experts & inside & sharded
-    return {"pair": pair[valid], "device": d[valid], "count": n[valid],
-            **{name: column[valid] for name, column in columns.items()}}
+    experts = ((dp % ep == 0) & (tp * ep <= per_node)) if "ep" not in fixed else ((tp * dp) % ep == 0)
+    sharded = (zero == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
+    valid = (n % split == 0) & experts & inside & sharded  # [combination, template row]
+    per_combo = valid.sum(axis=1)
+    rows_of = per_combo[combo_of]  # layouts per pair
+    pair = np.repeat(np.arange(len(device)), rows_of)
+    flat = np.flatnonzero(valid.ravel()) % len(template)  # each combination's template rows, one after another
+    starts = np.concatenate([[0], np.cumsum(per_combo)[:-1]])[combo_of]
+    within = np.arange(len(pair)) - np.repeat(np.cumsum(rows_of) - rows_of, rows_of)
+    rows = template[flat[np.repeat(starts, rows_of) + within]]
+    return {"pair": pair, "device": device[pair], "count": count[pair],
+            **{name: rows[:, k] for k, name in enumerate(DIMENSIONS)}}
 
 
 def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = None, headroom: bool = False,
@@ -305,18 +313,22 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     ok = ev.fits & ev.feasible
     pairs = len(device)
     distance = batch_distance(job, ev)
-    order = np.lexsort((ev.memory_needed, ev.training_seconds, distance, ~ev.exact, ~ok, c["pair"]))
-    first = np.searchsorted(c["pair"][order], np.arange(pairs))
-    found = np.zeros(pairs, dtype=bool)
+    # per pair, the first fitting row by (the asked batch, the nearest batch, time, memory): sorted among
+    # the fitting rows alone (a stable sort: the same choice as over all rows, on fewer)
+    fitting = np.flatnonzero(ok)
+    pair = c["pair"]
+    order = fitting[np.lexsort((ev.memory_needed[fitting], ev.training_seconds[fitting], distance[fitting],
+                                ~ev.exact[fitting], pair[fitting]))]
+    first = np.searchsorted(pair[order], np.arange(pairs))
     chosen = np.zeros(pairs, dtype=np.int64)
-    valid = first < len(order)
-    valid[valid] = c["pair"][order[first[valid]]] == np.flatnonzero(valid)  # a pair without candidates has none
-    chosen[valid] = order[first[valid]]
-    found[valid] = ok[chosen[valid]]
-    unfound = valid & ~found  # nothing fits: show the layout closest to fitting
+    found = first < len(order)
+    found[found] = pair[order[first[found]]] == np.flatnonzero(found)
+    chosen[found] = order[first[found]]
+    unfound = ~found & (np.bincount(pair, minlength=pairs) > 0)  # nothing fits: show the layout closest to fitting
     if unfound.any():
-        closest = np.lexsort((np.where(ev.feasible, ev.memory_needed, np.inf), c["pair"]))
-        chosen[unfound] = closest[np.searchsorted(c["pair"][closest], np.arange(pairs))[unfound]]
+        rows = np.flatnonzero(unfound[pair])
+        closest = rows[np.lexsort((np.where(ev.feasible[rows], ev.memory_needed[rows], np.inf), pair[rows]))]
+        chosen[unfound] = closest[np.searchsorted(pair[closest], np.flatnonzero(unfound))]
     return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance)
 
 

@@ -95,6 +95,7 @@ class Basis:
     unserved: tuple[tuple[str, str, float | None] | None, ...]  # per device: why no count fits, its cause and
     # shortfall (memory needed over the device's); None where one does
     token_free: bool  # every fitting choice runs the asked batch: the same for any length
+    length: tuple[float, float]  # (samples, epochs) of the job searched: where not token-free, for that length only
 
     def steps(self, job: Job) -> np.ndarray:
         """Optimizer steps of ``job``'s run on each chosen layout [1] (:meth:`Job.steps_for`)."""
@@ -128,7 +129,8 @@ def basis(job: Job, devices: tuple, devices_key: tuple, counts: tuple[int, ...],
     key = (layout_key(job), devices_key, counts, headroom,
            None if calibration is None else calibration.model_dump_json())
     found = _kept(key, job, devices, counts, headroom, calibration)
-    if not found.token_free:  # a nearby batch was chosen somewhere: kept per length
+    if not found.token_free and found.length != (job.samples, job.epochs):
+        # a nearby batch was chosen somewhere: kept per length (the shape's entry is the first length's own)
         found = _kept((key, job.samples, job.epochs), job, devices, counts, headroom, calibration)
     return found
 
@@ -166,7 +168,7 @@ def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, c
                  mfu=summary.mfu.reshape(shape), memory_needed=at(ev.memory_needed), fits=at(ev.fits),
                  bound=at(ev.parts.bound), zero=at(c.zero), tp=at(c.tp), pp=at(c.pp), ep=at(c.ep),
                  recompute=at(c.recompute), micro_batch=at(c.micro_batch), range_low=lows, range_high=highs,
-                 unserved=unserved, token_free=token_free)
+                 unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
 
 
 def _unserved(device, table: DeviceTable, i: int, ev, rows: np.ndarray, job: Job) -> tuple[str, str, float | None]:

@@ -91,6 +91,20 @@ def test_a_nearby_batch_is_not_shared_between_lengths(catalog):
     assert not kept.token_free
 
 
+def test_a_length_bound_search_runs_once_for_its_own_length(searches, catalog):
+    # the shape's first search is that length's own: asking it again, or for it, searches no more;
+    # another length gets its own search
+    devices = recommend_module._devices(catalog, ("gpu",))
+    args = (devices, (catalog.key, ("gpu",)), (1, 2, 4, 8, 16), False)
+    first = resolve_job(WorkloadRequest(params=1e8, samples=1e6, batch_size=1000))
+    assert not layout_basis.basis(first, *args).token_free
+    layout_basis.basis(first, *args)
+    assert len(searches) == 1
+    longer = resolve_job(WorkloadRequest(params=1e8, samples=3.7e6, batch_size=1000))
+    layout_basis.basis(longer, *args)
+    assert len(searches) == 2
+
+
 def test_the_engine_runs_the_shape_of_a_bare_count():
     # FLOP and memory come from the generated shape's own parameters, and so does the default batch
     for params in (6.3e9, 6.45e9, 6.55e9, 7e9):
