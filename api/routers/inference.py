@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
@@ -13,7 +13,11 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
              summary="Serving: memory per device, fit, largest batch, time to first token, decode and total tokens/s, cost; "
                      "with rate or users (and SLOs): latency percentiles, capacity, replicas and cost per million tokens "
                      "under continuous batching; with have: the answer on that hardware only")
-def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceResult | OwnedResult:
+async def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceResult | OwnedResult:
+    return await run_estimate(_inference, body, catalog)
+
+
+def _inference(body: InferenceRequest, catalog) -> InferenceResult | OwnedResult:
     served_from_builtins(body)
     if body.have:  # the user's own hardware only
         return finite(answer_owned(body, catalog))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer import facade
 from sizer.facade import MemoryResult, OwnedResult, answer_owned
 
@@ -11,7 +11,11 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
 @router.post("/memory", response_model=MemoryResult | OwnedResult, summary="Weights, gradients, optimizer state, activations; fit and largest batch")
-def memory(body: facade.MemoryRequest, catalog: CatalogDep) -> MemoryResult | OwnedResult:
+async def memory(body: facade.MemoryRequest, catalog: CatalogDep) -> MemoryResult | OwnedResult:
+    return await run_estimate(_memory, body, catalog)
+
+
+def _memory(body: facade.MemoryRequest, catalog) -> MemoryResult | OwnedResult:
     served_from_builtins(body)
     if body.have:  # the user's own hardware only
         return finite(answer_owned(body, catalog))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, finite, served_from_builtins
+from api.deps import ERROR_RESPONSES, CatalogDep, finite, served_from_builtins, run_estimate
 from sizer.facade import OwnedResult, PlanRequest, PlanResult, answer_owned, plan as search
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
@@ -11,7 +11,11 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 @router.post("/plan", response_model=PlanResult | OwnedResult,
              summary="Search tensor x pipeline x data parallel, ZeRO, recomputation and micro-batch; rank what fits")
-def plan(body: PlanRequest, catalog: CatalogDep) -> PlanResult | OwnedResult:
+async def plan(body: PlanRequest, catalog: CatalogDep) -> PlanResult | OwnedResult:
+    return await run_estimate(_plan, body, catalog)
+
+
+def _plan(body: PlanRequest, catalog) -> PlanResult | OwnedResult:
     served_from_builtins(body)
     if body.have:  # the user's own hardware only
         return finite(answer_owned(body, catalog))

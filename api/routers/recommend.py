@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import ConfigDict, RootModel
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
 from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned
 from sizer.memo import keyed_cache
@@ -31,8 +31,11 @@ class RecommendBody(RootModel[dict[str, Any]]):
 
 @router.post("/recommend", response_model=RecommendResult | InferenceRecommendResult | OwnedResult,
              summary="Rank every catalog device for a workload (training) or a served model (\"task\": \"inference\")")
-def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult | OwnedResult:
-    fields = body.root
+async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult | OwnedResult:
+    return await run_estimate(_recommend, body.root, catalog)
+
+
+def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendResult | OwnedResult | Response:
     if fields.get("have") and fields.get("task") == "inference":  # serving on the user's own hardware only
         served = InferenceRequest.model_validate({k: v for k, v in fields.items() if k != "task"})
         served_from_builtins(served)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer import facade
 from sizer.facade import OwnedResult, TimeResult, answer_owned
 
@@ -12,7 +12,11 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 @router.post("/time", response_model=TimeResult | OwnedResult,
              summary="Training time from the one per-layer engine: a built-in workload, a model by name or a parameter count")
-def time(body: facade.TimeRequest, catalog: CatalogDep) -> TimeResult | OwnedResult:
+async def time(body: facade.TimeRequest, catalog: CatalogDep) -> TimeResult | OwnedResult:
+    return await run_estimate(_time, body, catalog)
+
+
+def _time(body: facade.TimeRequest, catalog) -> TimeResult | OwnedResult:
     served_from_builtins(body)
     if body.have:  # the user's own hardware only
         return finite(answer_owned(body, catalog))

@@ -64,7 +64,11 @@ DIMENSIONS = ("tp", "pp", "cp", "ep", "zero", "recompute", "interleave", "micro"
 
 @dataclass(frozen=True)
 class Search:
-    """Every candidate evaluated, and per (device, count) pair the chosen one."""
+    """The candidates evaluated, and per (device, count) pair the chosen one.
+
+    A search of one pair keeps every candidate (``ranked`` lists them); a search of many keeps the
+    rows that competed for the choice (each stage's choice per pair, every row of a pair that nothing
+    fits)."""
 
     evaluation: Evaluation
     pair: np.ndarray  # per candidate: which (device, count) pair it belongs to
@@ -304,19 +308,28 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     if staged:
         c, shadow = _undominated(job, table, c, len(device), headroom)
     ev = _evaluate(job, table, c, headroom, overlap_allreduce)
+    pairs = len(device)
     if staged:
-        more = _second_stage(job, table, c, ev, len(device), fixed, headroom, shadow)
+        more = _second_stage(job, table, c, ev, pairs, fixed, headroom, shadow)
         if len(more["pair"]):
             check_deadline()
-            ev = concatenate(ev, _evaluate(job, table, more, headroom, overlap_allreduce))
-            c = {name: np.concatenate([c[name], more[name]]) for name in c}
-    ok = ev.fits & ev.feasible
-    pairs = len(device)
+            later = _evaluate(job, table, more, headroom, overlap_allreduce)
+            # only the rows that can still be chosen go on: each stage's own choice per pair (the choice of
+            # both is the better of the two, the first stage's on a tie, as over every row), and every row of
+            # a pair that nothing of the stage fits (for the layout closest to fitting)
+            first, second = _contenders(job, ev, c["pair"], pairs), _contenders(job, later, more["pair"], pairs)
+            ev = concatenate(take(ev, first), take(later, second))
+            c = {name: np.concatenate([c[name][first], more[name][second]]) for name in c}
     distance = batch_distance(job, ev)
-    # per pair, the first fitting row by (the asked batch, the nearest batch, time, memory): sorted among
-    # the fitting rows alone (a stable sort: the same choice as over all rows, on fewer)
-    fitting = np.flatnonzero(ok)
-    pair = c["pair"]
+    chosen, found = _choice(ev, c["pair"], distance, pairs)
+    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance)
+
+
+def _choice(ev: Evaluation, pair: np.ndarray, distance: np.ndarray, pairs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair, the row chosen and whether it fits: the first fitting row by (the asked batch, the
+    nearest batch, time, memory), else the feasible row needing the least memory (module docstring)."""
+    # sorted among the fitting rows alone: a stable sort, so the same choice as over all rows, on fewer
+    fitting = np.flatnonzero(ev.fits & ev.feasible)
     order = fitting[np.lexsort((ev.memory_needed[fitting], ev.training_seconds[fitting], distance[fitting],
                                 ~ev.exact[fitting], pair[fitting]))]
     first = np.searchsorted(pair[order], np.arange(pairs))
@@ -329,7 +342,14 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
         rows = np.flatnonzero(unfound[pair])
         closest = rows[np.lexsort((np.where(ev.feasible[rows], ev.memory_needed[rows], np.inf), pair[rows]))]
         chosen[unfound] = closest[np.searchsorted(pair[closest], np.flatnonzero(unfound))]
-    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance)
+    return chosen, found
+
+
+def _contenders(job: Job, ev: Evaluation, pair: np.ndarray, pairs: int) -> np.ndarray:
+    """Rows of one stage's evaluation that the final choice can take: the stage's choice for each pair
+    where something fits, every row of a pair where nothing does."""
+    chosen, found = _choice(ev, pair, batch_distance(job, ev), pairs)
+    return np.union1d(chosen[found], np.flatnonzero(~found[pair]))
 
 
 def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool) -> Evaluation:
@@ -438,6 +458,30 @@ def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None):
     np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
     rc, zero = c["recompute"], c["zero"]
     return (least[group, zero] < rc) | ((zero != 2) & (least[group, 2] <= rc)), group, least
+
+
+def take(a, rows: np.ndarray):
+    """An evaluation (or its parts) at some of its rows (:func:`concatenate`'s counterpart).
+
+    Parameters
+    ----------
+    a : Evaluation, dataclass, numpy.ndarray or None
+        Per-row arrays (scalars stand for every row).
+    rows : numpy.ndarray
+        Row indices [index].
+
+    Returns
+    -------
+    Evaluation, dataclass, numpy.ndarray or None
+        ``a`` at ``rows``.
+    """
+    import dataclasses
+
+    if isinstance(a, np.ndarray) and a.ndim >= 1:
+        return a[rows]
+    if dataclasses.is_dataclass(a):
+        return type(a)(**{f.name: take(getattr(a, f.name), rows) for f in dataclasses.fields(a)})
+    return a
 
 
 def concatenate(a, b):
