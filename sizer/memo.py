@@ -42,7 +42,7 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
     Thread-safe; an exception is never cached. A key asked again while its answer is being computed
     waits for that answer instead of computing it a second time (a burst of one new question costs one
     evaluation). The decorated function has ``cache_info()`` and ``cache_clear()`` as
-    ``functools.lru_cache`` has.
+    ``functools.lru_cache`` has, and ``peek(*args)``: the kept answer or None, computing nothing.
     """
     if maxsize < 1:
         raise ValueError("maxsize must be at least 1")
@@ -81,6 +81,13 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
                     running.pop(k, None)
                 done.set()
 
+        def peek(*args: Any, **kwargs: Any) -> Result | None:
+            """The answer kept for these arguments, or None; computes nothing (for a caller that
+            decides how to run a question by whether its answer is at hand)."""
+            k = key(*args, **kwargs)
+            with lock:
+                return kept.get(k)
+
         def cache_info() -> CacheInfo:
             with lock:
                 return CacheInfo(counts["hits"], counts["misses"], len(kept), maxsize)
@@ -91,6 +98,7 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
 
         cached.cache_info = cache_info  # type: ignore[attr-defined]
         cached.cache_clear = cache_clear  # type: ignore[attr-defined]
+        cached.peek = peek  # type: ignore[attr-defined]
         return cached
 
     return decorate

@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Response
-from pydantic import ConfigDict, RootModel
+from pydantic import ConfigDict, RootModel, ValidationError
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
-from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned
+from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, answered_quickly
 from sizer.memo import keyed_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
 
@@ -32,7 +32,23 @@ class RecommendBody(RootModel[dict[str, Any]]):
 @router.post("/recommend", response_model=RecommendResult | InferenceRecommendResult | OwnedResult,
              summary="Rank every catalog device for a workload (training) or a served model (\"task\": \"inference\")")
 async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult | OwnedResult:
-    return await run_estimate(_recommend, body.root, catalog)
+    fields = body.root
+    if _quick(fields, catalog):  # about a millisecond: answered here, no hand-over to a worker thread and back
+        return _recommend(fields, catalog)
+    return await run_estimate(_recommend, fields, catalog)
+
+
+def _quick(fields: dict, catalog) -> bool:
+    """A training question whose layouts are kept (or one refused at once): run where it arrives. Handed
+    to a thread, the engine's numpy passes release the GIL to the event loop and take it back some
+    hundred times an answer, which costs more than the answer (benchmarks/results/http_load.md)."""
+    if fields.get("have") or fields.get("task") == "inference":
+        return False
+    try:
+        request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})
+    except ValidationError:
+        return True
+    return answered_quickly(request, catalog)
 
 
 def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendResult | OwnedResult | Response:

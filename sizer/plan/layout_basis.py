@@ -126,13 +126,25 @@ def basis(job: Job, devices: tuple, devices_key: tuple, counts: tuple[int, ...],
     Basis
         The chosen layouts per (device, count).
     """
-    key = (layout_key(job), devices_key, counts, headroom,
-           None if calibration is None else calibration.model_dump_json())
+    key = _basis_key(job, devices_key, counts, headroom, calibration)
     found = _kept(key, job, devices, counts, headroom, calibration)
     if not found.token_free and found.length != (job.samples, job.epochs):
         # a nearby batch was chosen somewhere: kept per length (the shape's entry is the first length's own)
         found = _kept((key, job.samples, job.epochs), job, devices, counts, headroom, calibration)
     return found
+
+
+def kept_basis(job: Job, devices_key: tuple, counts: tuple[int, ...], headroom: bool, calibration=None) -> Basis | None:
+    """:func:`basis`'s answer where it is kept (no search needed), else None; searches nothing."""
+    key = _basis_key(job, devices_key, counts, headroom, calibration)
+    found = _kept.peek(key)
+    if found is not None and not found.token_free and found.length != (job.samples, job.epochs):
+        found = _kept.peek((key, job.samples, job.epochs))
+    return found
+
+
+def _basis_key(job: Job, devices_key: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> tuple:
+    return (layout_key(job), devices_key, counts, headroom, None if calibration is None else calibration.model_dump_json())
 
 
 @keyed_cache(maxsize=64, key=lambda key, *rest: key)

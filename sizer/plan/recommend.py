@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -26,7 +27,7 @@ from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.choices import Precision, parse_choice
 from sizer.deadline import check_deadline
-from sizer.errors import InputError, InputErrors
+from sizer.errors import InputError, InputErrors, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
@@ -34,10 +35,10 @@ from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion,
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider,
                                 cheapest_cloud_price, energy_cost, rent_cost)
 from sizer.memo import keyed_cache
-from sizer.plan.layout_basis import basis
+from sizer.plan.layout_basis import basis, kept_basis
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
-from sizer.engine.job import resolve_job
+from sizer.engine.job import Job, resolve_job
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
@@ -290,7 +291,34 @@ def recommend_json(request: RecommendRequest, catalog: Catalog) -> bytes:
 MODEL_FIELDS = ("assumptions", "k1", "host")
 
 
-def _recommend(request: RecommendRequest | None, catalog: Catalog) -> dict:
+def answered_quickly(request: RecommendRequest, catalog: Catalog) -> bool:
+    """Whether :func:`recommend_json` answers ``request`` in about a millisecond: its layouts are kept
+    (no search to run) and some device serves it (no suggestions to work out), or it is refused at once.
+    A service runs such a question where it arrives instead of handing it to a worker thread."""
+    if request.suggest or request.deadline is not None or request.budget is not None:
+        return False  # suggestions may be worked out, or no device may serve
+    try:
+        question = _question(request, catalog)
+    except SizerError:
+        return True
+    kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
+                      question.request.calibration)
+    return kept is not None and bool(kept.found.any())
+
+
+@dataclass(frozen=True)
+class _Question:
+    request: RecommendRequest  # with the defaults it takes
+    job: Job
+    kinds: tuple[str, ...]
+    devices: tuple[Device, ...]
+    counts: tuple[int, ...]
+    deadline: Quantity | None
+    budget: Quantity | None
+
+
+def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
+    """The request checked, with its defaults, its job and the devices and counts it ranks."""
     if request is None:
         request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
     elif request.params is None and request.samples is None and request.tokens is None \
@@ -308,13 +336,20 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog) -> dict:
     if not request.kinds:
         raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
     job = resolve_job(request)
-    described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else "given: " + job.summary
     kinds = tuple(request.kinds)
     devices = _devices(catalog, kinds)
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
-    b = basis(job, devices, (catalog.key, kinds), _counts(request.max_devices), request.headroom, request.calibration)
+    return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget)
+
+
+def _recommend(request: RecommendRequest | None, catalog: Catalog) -> dict:
+    question = _question(request, catalog)
+    request, job, kinds, devices = question.request, question.job, question.kinds, question.devices
+    deadline, budget = question.deadline, question.budget
+    described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else "given: " + job.summary
+    b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
     check_deadline()
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
     prices = _price_arrays(devices, (catalog.key, kinds), request.cloud)

@@ -112,3 +112,21 @@ def test_the_engine_runs_the_shape_of_a_bare_count():
         shape = decoder_for_params(params)[0]
         assert job.params == pytest.approx(shape.params_total(), rel=1e-9)
         assert job.batch_size * job.tokens_per_sample == default_batch_tokens(shape.params_total())
+
+
+def test_a_question_is_quick_once_its_shape_is_searched(catalog):
+    """answered_quickly says whether recommend_json needs no search (the service then answers where the
+    question arrives): not before the shape's search, yes after it for any length, never where
+    suggestions may be worked out; a refused question is quick."""
+    from sizer.plan.recommend import answered_quickly, recommend_json
+
+    _forget()
+    first = RecommendRequest(params=7e9, tokens=2e10, max_devices=64)
+    assert not answered_quickly(first, catalog)
+    recommend_json(first, catalog)
+    assert answered_quickly(RecommendRequest(params=7e9, tokens=3.1e10, max_devices=64), catalog)
+    assert not answered_quickly(RecommendRequest(params=7e9, tokens=3.1e10, max_devices=64, suggest=2), catalog)
+    assert not answered_quickly(RecommendRequest(params=7e9, tokens=3.1e10, max_devices=64, deadline="2 d"), catalog)
+    assert not answered_quickly(RecommendRequest(params=3.3e10, tokens=3.1e10, max_devices=64), catalog)
+    assert answered_quickly(RecommendRequest(params=7e9, tokens=2e10, kinds=[]), catalog)  # refused at once
+    _forget()
