@@ -63,6 +63,11 @@ def emit_json(result: BaseModel | list | dict) -> None:
     sys.stdout.write(text + "\n")
 
 
+def emit_json_bytes(data: bytes) -> None:
+    """JSON the core wrote and checked finite itself (:func:`sizer.results.finite_json`)."""
+    sys.stdout.write(data.decode("utf-8") + "\n")
+
+
 # --- numbers -------------------------------------------------------------------------------------
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

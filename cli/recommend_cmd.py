@@ -91,9 +91,11 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                host_memory=host_memory, suggest=suggest)
     if have:
         return answer_owned(request, catalog, json)
+    if json:  # written straight from the fields the core built, as the HTTP service writes it
+        from sizer.facade import recommend_json
+
+        return output.emit_json_bytes(recommend_json(request, load(catalog), indent=2))
     result = run(request, load(catalog))
-    if json:
-        return output.emit_json(result)
     _print_ranked(result, top)
     if result.unpriced:
         side = "purchase" if result.pricing == "buy" else "rent"

@@ -48,7 +48,7 @@ _LAZY = {
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
-    **dict.fromkeys(("RecommendRequest", "RecommendResult", "answered_quickly", "recommend", "warm_up"),
+    **dict.fromkeys(("RecommendRequest", "RecommendResult", "answered_quickly", "recommend", "recommend_json", "warm_up"),
                     "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
     **dict.fromkeys(("find_model", "model_names"), "sizer.workloads.registry"),

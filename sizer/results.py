@@ -177,10 +177,10 @@ def plain_data(value: Any) -> Any:
     return value
 
 
-def _json_constants(value: Any, plain: bool = False) -> bytes | None:
+def _json_constants(value: Any, plain: bool = False, indent: int | None = None) -> bytes | None:
     """``value`` as JSON with non-finite numbers as bare tokens (in Rust), or None where it cannot be written."""
     try:
-        return pydantic_core.to_json(value if plain else plain_data(value), inf_nan_mode="constants")
+        return pydantic_core.to_json(value if plain else plain_data(value), inf_nan_mode="constants", indent=indent)
     except (pydantic_core.PydanticSerializationError, ValueError, TypeError, RecursionError):
         return None
 
@@ -192,21 +192,23 @@ def _all_finite(value: Any) -> bool:
     return data is not None and not _suspect(data)
 
 
-def finite_json(result: Any, *, plain: bool = False) -> bytes:
+def finite_json(result: Any, *, plain: bool = False, indent: int | None = None) -> bytes:
     """A result (a model, or the fields of one) as JSON bytes, checked finite as :func:`ensure_finite`
     checks it: one rendering serves both, no second pass over the result.
 
-    ``plain=True`` says the caller built ``result`` from dicts, lists and numbers alone (no model
+    ``indent`` spaces per level (None: compact). ``plain=True`` says the caller built ``result`` from
+    dicts, lists and numbers alone (no model
     inside: a model's own serializer writes inf as null, which the check cannot see), so it is
     written without the walk in Python that turns models into data.
 
     >>> finite_json(RangeOut(low=1.0, expected=2.0, high=3.0, unit="s"))
     b'{"low":1.0,"expected":2.0,"high":3.0,"unit":"s"}'
     """
-    data = _json_constants(result, plain)
+    data = _json_constants(result, plain, indent)
     if data is None or _suspect(data):
         ensure_finite(result)  # names the number, or finds the tokens were inside a string
-        data = result.model_dump_json().encode("utf-8") if isinstance(result, BaseModel) else pydantic_core.to_json(result)
+        data = result.model_dump_json(indent=indent).encode("utf-8") if isinstance(result, BaseModel) \
+            else pydantic_core.to_json(result, indent=indent)
     return data
 
 

@@ -183,6 +183,7 @@ def stated_peak(device: Device, precision: str) -> pint.Quantity | None:
     return None if sourced is None else sourced.quantity(f"peaks.{precision}", "[computation]/[time]").to("FLOP/s")
 
 
+@keyed_cache(maxsize=4096, key=lambda device: device.key)  # asked per precision of every device table: once per device
 def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     """The FP32 peak worked out from a catalog entry: 2NC for a GPU, the vector formula for a CPU.
 

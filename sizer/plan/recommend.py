@@ -274,16 +274,18 @@ def _suggestions_wanted(request: RecommendRequest, fields: dict) -> int:
     return AUTO_SUGGEST if not (fields["ranked_total"] or fields["unpriced_total"]) else 0
 
 
-def recommend_json(request: RecommendRequest, catalog: Catalog) -> bytes:
+def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | None = None) -> bytes:
     """:func:`recommend`'s answer as JSON bytes, written straight from the fields the core built (the
     HTTP service's path: nothing the core made is validated again on its way out); checked finite as
-    every result is (:func:`sizer.results.finite_json`). Where rejected devices get suggestions, the
-    answer with them (:func:`_answer`, kept) is written instead."""
+    every result is (:func:`sizer.results.finite_json`), ``indent`` spaces per level (None: compact).
+    Where rejected devices get suggestions, the answer with them (:func:`_answer`, kept) is written
+    instead."""
     fields = _recommend(request, catalog)
     if _suggestions_wanted(request, fields):
-        return finite_json(_answer(request, catalog))
+        return finite_json(_answer(request, catalog), indent=indent)
     # rows and rejections are built as dicts; models only at MODEL_FIELDS (made plain here, a few dozen values)
-    return finite_json({**fields, **{name: plain_data(fields[name]) for name in MODEL_FIELDS}}, plain=True)
+    return finite_json({**fields, **{name: plain_data(fields[name]) for name in MODEL_FIELDS}}, plain=True,
+                       indent=indent)
 
 
 # The fields of _recommend's answer that hold models (Assumption, K1Result, HostResult); the rest is plain
