@@ -349,7 +349,9 @@ def _contenders(job: Job, ev: Evaluation, pair: np.ndarray, pairs: int) -> np.nd
     """Rows of one stage's evaluation that the final choice can take: the stage's choice for each pair
     where something fits, every row of a pair where nothing does."""
     chosen, found = _choice(ev, pair, batch_distance(job, ev), pairs)
-    return np.union1d(chosen[found], np.flatnonzero(~found[pair]))
+    keep = ~found[pair]
+    keep[chosen[found]] = True
+    return np.flatnonzero(keep)
 
 
 def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool) -> Evaluation:

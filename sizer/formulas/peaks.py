@@ -201,13 +201,24 @@ def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     ----------
     [seed-004-eq1], [spec-3.1]
     """
-    clock = device.boost_clock.quantity("boost_clock", "[frequency]") if device.boost_clock else None
-    if device.kind == "cpu" and device.cores and device.vector and clock is not None:
+    formula = _fp32_formula(device)
+    if formula is None:
+        return None
+    clock = device.boost_clock.quantity("boost_clock", "[frequency]")
+    if formula == "cpu":
         cores = float(device.cores.quantity("cores", "", "").magnitude)
         return cpu_peak_flops(cores, clock, device.vector.fp32_lanes_per_fma, device.vector.fma_units_per_core)
-    if device.fp32_cores is not None and clock is not None:
-        return gpu_peak_flops(float(device.fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)
-    return None
+    return gpu_peak_flops(float(device.fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)
+
+
+def _fp32_formula(device: Device) -> str | None:
+    """Which formula gives the entry's FP32 peak: ``"cpu"`` (cores, vector units, clock), ``"gpu"``
+    (FP32 cores and clock: 2NC), or None where the entry lacks what either needs."""
+    if not device.boost_clock:
+        return None
+    if device.kind == "cpu" and device.cores and device.vector:
+        return "cpu"
+    return "gpu" if device.fp32_cores is not None else None
 
 
 def supported_precisions(device: Device) -> list[str]:
@@ -231,7 +242,7 @@ def supported_precisions(device: Device) -> list[str]:
 @keyed_cache(maxsize=4096, key=lambda device: device.key)
 def _supported(device: Device) -> tuple[str, ...]:
     found = set(device.peaks)
-    if derived_fp32_peak(device) is not None:
+    if _fp32_formula(device) is not None:  # whether 2NC gives one, without working it out
         found.add("fp32")
     return tuple(p for p in PRECISION_BYTES if p in found)
 

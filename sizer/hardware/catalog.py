@@ -301,7 +301,15 @@ def _builtin() -> Catalog:
         key = key_of(pydantic.VERSION, [file_stamp(path) for path in (*files, *code)])
     except OSError:
         return _merge(files, allow_override=False)
-    return cached("catalog", key, lambda: _merge(files, allow_override=False))
+    return cached("catalog", key, lambda: _keyed(_merge(files, allow_override=False)))
+
+
+def _keyed(catalog: Catalog) -> Catalog:
+    """The catalog with each device's content key worked out (kept with it in the disk cache: a command
+    ranking every device does not write each one as JSON again to key its caches)."""
+    for device in catalog:
+        device.key  # noqa: B018 (computed once, stored on the device)
+    return catalog
 
 
 def catalog_template() -> str:
