@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Response
-from pydantic import ConfigDict, RootModel, ValidationError
+from pydantic import ConfigDict, RootModel
 
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
-from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, answered_quickly
+from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, quick_question
 from sizer.memo import keyed_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
 
@@ -33,22 +33,25 @@ class RecommendBody(RootModel[dict[str, Any]]):
              summary="Rank every catalog device for a workload (training) or a served model (\"task\": \"inference\")")
 async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult | OwnedResult:
     fields = body.root
-    if _quick(fields, catalog):  # about a millisecond: answered here, no hand-over to a worker thread and back
-        return _recommend(fields, catalog)
+    if not fields.get("have") and fields.get("task") != "inference":
+        text = json.dumps(fields, sort_keys=True, default=str)
+        answered = _ranked_bytes.peek(text, fields, catalog)
+        if answered is None:
+            quick = _quick(fields, catalog)
+            if quick is not None:  # about a millisecond: answered here, no hand-over to a worker thread and back
+                answered = _ranked_bytes(text, fields, catalog, quick)
+        if answered is not None:
+            return Response(content=answered, media_type="application/json")
     return await run_estimate(_recommend, fields, catalog)
 
 
-def _quick(fields: dict, catalog) -> bool:
-    """A training question whose layouts are kept (or one refused at once): run where it arrives. Handed
-    to a thread, the engine's numpy passes release the GIL to the event loop and take it back some
+def _quick(fields: dict, catalog) -> tuple | None:
+    """A training question whose layouts are kept (or one refused at once), checked: run where it arrives.
+    Handed to a thread, the engine's numpy passes release the GIL to the event loop and take it back some
     hundred times an answer, which costs more than the answer (benchmarks/results/http_load.md)."""
-    if fields.get("have") or fields.get("task") == "inference":
-        return False
-    try:
-        request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})
-    except ValidationError:
-        return True
-    return answered_quickly(request, catalog)
+    request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})  # a bad field: 422 at once, here
+    quick, question = quick_question(request, catalog)
+    return (request, question) if quick else None
 
 
 def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendResult | OwnedResult | Response:
@@ -68,11 +71,12 @@ def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendRes
                     media_type="application/json")
 
 
-@keyed_cache(maxsize=256, key=lambda body, fields, catalog: (body, catalog.key))
-def _ranked_bytes(body: str, fields: dict, catalog) -> bytes:
+@keyed_cache(maxsize=256, key=lambda body, fields, catalog, checked=None: (body, catalog.key))
+def _ranked_bytes(body: str, fields: dict, catalog, checked: tuple | None = None) -> bytes:
     """The answer to a training body (``fields``; ``body`` is their canonical text, the key), as JSON
     bytes: rendered once per body (a page or client asking again gets the same bytes; an error is
-    never kept). Compact unless the body asks for more rows (``top``)."""
-    request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})
+    never kept). Compact unless the body asks for more rows (``top``). ``checked``: the request and
+    question :func:`_quick` made of the body."""
+    request, question = checked or (RecommendRequest.model_validate({"top": HTTP_TOP, **fields}), None)
     served_from_builtins(request)
-    return recommend_json(request, catalog)
+    return recommend_json(request, catalog, question=question)

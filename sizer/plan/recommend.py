@@ -274,13 +274,14 @@ def _suggestions_wanted(request: RecommendRequest, fields: dict) -> int:
     return AUTO_SUGGEST if not (fields["ranked_total"] or fields["unpriced_total"]) else 0
 
 
-def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | None = None) -> bytes:
+def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | None = None,
+                   question: _Question | None = None) -> bytes:
     """:func:`recommend`'s answer as JSON bytes, written straight from the fields the core built (the
     HTTP service's path: nothing the core made is validated again on its way out); checked finite as
     every result is (:func:`sizer.results.finite_json`), ``indent`` spaces per level (None: compact).
     Where rejected devices get suggestions, the answer with them (:func:`_answer`, kept) is written
-    instead."""
-    fields = _recommend(request, catalog)
+    instead. ``question``: ``request`` as :func:`quick_question` checked it."""
+    fields = _recommend(request, catalog, question)
     if _suggestions_wanted(request, fields):
         return finite_json(_answer(request, catalog), indent=indent)
     # rows and rejections are built as dicts; models only at MODEL_FIELDS (made plain here, a few dozen values)
@@ -297,15 +298,21 @@ def answered_quickly(request: RecommendRequest, catalog: Catalog) -> bool:
     """Whether :func:`recommend_json` answers ``request`` in about a millisecond: its layouts are kept
     (no search to run) and some device serves it (no suggestions to work out), or it is refused at once.
     A service runs such a question where it arrives instead of handing it to a worker thread."""
+    return quick_question(request, catalog)[0]
+
+
+def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "_Question | None"]:
+    """:func:`answered_quickly`, and the checked question to hand to :func:`recommend_json` (so that it is
+    not checked twice); None where the question is refused (recommend_json refuses it again, at once)."""
     if request.suggest or request.deadline is not None or request.budget is not None:
-        return False  # suggestions may be worked out, or no device may serve
+        return False, None  # suggestions may be worked out, or no device may serve
     try:
         question = _question(request, catalog)
     except SizerError:
-        return True
+        return True, None
     kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
                       question.request.calibration)
-    return kept is not None and bool(kept.found.any())
+    return kept is not None and bool(kept.found.any()), question
 
 
 @dataclass(frozen=True)
@@ -346,8 +353,8 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget)
 
 
-def _recommend(request: RecommendRequest | None, catalog: Catalog) -> dict:
-    question = _question(request, catalog)
+def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Question | None = None) -> dict:
+    question = question or _question(request, catalog)
     request, job, kinds, devices = question.request, question.job, question.kinds, question.devices
     deadline, budget = question.deadline, question.budget
     described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else "given: " + job.summary
