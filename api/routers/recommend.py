@@ -48,8 +48,9 @@ async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult
 def _quick(fields: dict, catalog) -> tuple | None:
     """A training question whose layouts are kept (or one refused at once), checked: run where it arrives.
     Handed to a thread, the engine's numpy passes release the GIL to the event loop and take it back some
-    hundred times an answer, which costs more than the answer (benchmarks/results/http_load.md)."""
+    hundred times an answer, which costs more than the answer (benchmarks/README.md, threads and the GIL)."""
     request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})  # a bad field: 422 at once, here
+    served_from_builtins(request)  # before anything is resolved: over HTTP no file on the server is read
     quick, question = quick_question(request, catalog)
     return (request, question) if quick else None
 

@@ -60,3 +60,19 @@ def test_a_recommend_question_of_a_searched_shape_is_answered_without_a_worker_t
     assert [r.status_code for r in later] == [200] * 3 and len(handed) == 1
     bad, = asyncio.run(_post_at_once(app, "/v1/recommend", [{**shape, "tokens": -1}]))
     assert bad.status_code == 422 and len(handed) == 1
+
+
+@pytest.mark.parametrize("named", [{"model": "config.json"}, {"workload": "profile.yaml"}])
+def test_a_recommend_body_naming_a_file_reads_nothing_on_the_server(monkeypatch, tmp_path, named):
+    """Over HTTP models and workloads come by name: a body naming a file is refused (422) before the
+    question is resolved, on the quick path as on the thread's (the file is never opened)."""
+    import os
+
+    path = tmp_path / next(iter(named.values()))
+    path.write_text('{"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}', encoding="utf-8")
+    app = create_app()
+    opened, real_open = [], os.open
+    monkeypatch.setattr(os, "open", lambda file, *a, **k: opened.append(str(file)) or real_open(file, *a, **k))
+    body = {key: str(path) for key in named} | {"tokens": 1e9}
+    response, = asyncio.run(_post_at_once(app, "/v1/recommend", [body]))
+    assert response.status_code == 422 and str(path) not in opened
