@@ -10,6 +10,8 @@ ASGI server as ``uvicorn --factory api.app:create_app``.
 """
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -21,7 +23,7 @@ from api.routers import (catalog, compute, health, inference, memory, models, pa
 from api.routers.pages import STATIC
 from api.server import install_flood_filter
 from api.settings import Settings
-from sizer.facade import load_catalog, warm_up
+from sizer.facade import SizerError, load_catalog, warm_up
 
 DESCRIPTION = """Hardware sizing and cost estimation for neural-network training, over HTTP.
 
@@ -43,7 +45,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPIOffline(title="sizer", version="0.1.0", description=DESCRIPTION)
     app.state.settings = settings
     app.state.catalog = load_catalog(settings.catalog_file)
-    warm_up(app.state.catalog)  # the tables every recommendation reads, built before the first question
+    try:
+        warm_up(app.state.catalog)  # the tables every recommendation reads, built before the first question
+    except SizerError as error:  # a catalog the tables cannot be built from: its questions say why
+        logging.getLogger("sizer.api").warning("tables not built at start: %s", error)
     errors.install(app)
     for module in (peak, compute, time, memory, plan, inference, network_size, tco, recommend, catalog, models, health,
                    pages):
