@@ -23,8 +23,10 @@ def test_a_keyed_cache_keeps_at_most_maxsize_answers_least_recently_used_out_fir
         calls.append(x)
         return x * x
 
+    assert square.peek(1) is None  # peek computes nothing
     square(1), square(2), square(1), square(3)  # 2 is the least recently used when 3 arrives
     assert square.cache_info().size == 2
+    assert (square.peek(1), square.peek(2)) == (1, None)
     square(1)
     square(2)
     assert calls == [1, 2, 3, 2]
@@ -147,16 +149,3 @@ def test_a_failed_computation_lets_a_waiting_thread_try_itself():
     a.join()
     b.join()
     assert len(errors) == 1 and answers == [3] and calls == [3, 3]
-
-
-def test_peek_gives_the_kept_answer_and_computes_nothing():
-    calls = []
-
-    @keyed_cache(maxsize=2, key=lambda x: x)
-    def square(x):
-        calls.append(x)
-        return x * x
-
-    assert square.peek(3) is None
-    square(3)
-    assert square.peek(3) == 9 and calls == [3]
