@@ -197,9 +197,8 @@ def finite_json(result: Any, *, plain: bool = False, indent: int | None = None) 
     checks it: one rendering serves both, no second pass over the result.
 
     ``indent`` spaces per level (None: compact). ``plain=True`` says the caller built ``result`` from
-    dicts, lists and numbers alone (no model
-    inside: a model's own serializer writes inf as null, which the check cannot see), so it is
-    written without the walk in Python that turns models into data.
+    dicts, lists and numbers alone (no model inside: a model's own serializer writes inf as null, which
+    the check cannot see), so it is written without the walk in Python that turns models into data.
 
     >>> finite_json(RangeOut(low=1.0, expected=2.0, high=3.0, unit="s"))
     b'{"low":1.0,"expected":2.0,"high":3.0,"unit":"s"}'

@@ -34,7 +34,7 @@ class RecommendBody(RootModel[dict[str, Any]]):
 async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult | OwnedResult:
     fields = body.root
     if not fields.get("have") and fields.get("task") != "inference":
-        text = json.dumps(fields, sort_keys=True, default=str)
+        text = _canonical(fields)
         answered = _ranked_bytes.peek(text, fields, catalog)
         if answered is None:
             quick = _quick(fields, catalog)
@@ -68,8 +68,12 @@ def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendRes
         request = RecommendRequest.model_validate(fields)
         served_from_builtins(request)
         return finite(answer_owned(request, catalog))
-    return Response(content=_ranked_bytes(json.dumps(fields, sort_keys=True, default=str), fields, catalog),
-                    media_type="application/json")
+    return Response(content=_ranked_bytes(_canonical(fields), fields, catalog), media_type="application/json")
+
+
+def _canonical(fields: dict) -> str:
+    """A body's canonical text: the key its rendered answer is kept under."""
+    return json.dumps(fields, sort_keys=True, default=str)
 
 
 @keyed_cache(maxsize=256, key=lambda body, fields, catalog, checked=None: (body, catalog.key))

@@ -294,16 +294,11 @@ def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | No
 MODEL_FIELDS = ("assumptions", "k1", "host")
 
 
-def answered_quickly(request: RecommendRequest, catalog: Catalog) -> bool:
-    """Whether :func:`recommend_json` answers ``request`` in about a millisecond: its layouts are kept
-    (no search to run) and some device serves it (no suggestions to work out), or it is refused at once.
-    A service runs such a question where it arrives instead of handing it to a worker thread."""
-    return quick_question(request, catalog)[0]
-
-
 def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "_Question | None"]:
-    """:func:`answered_quickly`, and the checked question to hand to :func:`recommend_json` (so that it is
-    not checked twice); None where the question is refused (recommend_json refuses it again, at once)."""
+    """Whether :func:`recommend_json` answers ``request`` in about a millisecond (its layouts are kept, so
+    no search runs, and no suggestions are to be worked out; or it is refused at once), and the checked
+    question to hand to it (so that it is not checked twice; None where refused: recommend_json refuses
+    it again, at once). A service runs a quick question where it arrives instead of in a worker thread."""
     if request.suggest or request.deadline is not None or request.budget is not None:
         return False, None  # suggestions may be worked out, or no device may serve
     try:
@@ -505,7 +500,7 @@ _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to 
 
 def warm_up(catalog: Catalog) -> None:
     """Build once what every recommendation over ``catalog`` reads, before anyone asks: the device
-    tables at the default workload's precision and the price arrays (about 50 ms a process pays once;
+    tables at the default workload's precision and the price arrays (some 20 ms a process pays once;
     a service does it at start so that its first question does not). Layout searches stay per shape."""
     request = RecommendRequest()
     kinds = tuple(request.kinds)

@@ -115,10 +115,13 @@ def test_the_engine_runs_the_shape_of_a_bare_count():
 
 
 def test_a_question_is_quick_once_its_shape_is_searched(catalog):
-    """answered_quickly says whether recommend_json needs no search (the service then answers where the
+    """quick_question says whether recommend_json needs no search (the service then answers where the
     question arrives): not before the shape's search, yes after it for any length, never where
     suggestions may be worked out; a refused question is quick."""
-    from sizer.plan.recommend import answered_quickly, recommend_json
+    from sizer.plan.recommend import quick_question, recommend_json
+
+    def answered_quickly(request, catalog):
+        return quick_question(request, catalog)[0]
 
     _forget()
     first = RecommendRequest(params=7e9, tokens=2e10, max_devices=64)
