@@ -249,6 +249,13 @@ def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers
             name="latent attention", value=f"multi-head latent attention: KV latent {arch.kv_lora_rank} + rotary key "
             f"{arch.rope_head_dim} per token (the KV cache), query latent {arch.q_lora_rank or 'none'}",
             source="DeepSeek-AI 2024, DeepSeek-V2 §2.1 (docs/references.md [deepseek-v2])"),)
+    if arch.sliding_window:
+        notes += (Assumption(
+            name="sliding window", value=f"{arch.sliding_blocks} of {arch.layers} blocks attend over the last "
+            f"{arch.sliding_window} tokens only; counted as full attention here (an upper bound on their FLOP): no "
+            "measurement shows training kernels skipping the band, and Megatron-Bridge's gpt-oss runs measure slower "
+            "than even the full count (benchmarks/ACCURACY.md); serving estimates count the band",
+            source=arch.source, verified=arch.verified),)
     if arch.moe:
         shared = f" + {arch.shared_experts} shared" if arch.shared_experts else ""
         dense = f"; the first {arch.dense_layers} blocks dense" if arch.dense_layers else (

@@ -26,10 +26,11 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
 from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
+from sizer.workloads.registry import checkpoint_weights
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
                                                 unsupported_reason)
 from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_refusal
-from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, SEARCH_WEIGHTS
+from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
                                         parse_load, price_per_hour)
@@ -104,7 +105,8 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     # formats: a given one pins its dimension; offloaded layers keep the given (or 16-bit) weights: CPUs lack W8A8 peaks
     pinned = request.weights is not None or offloading
-    weights = ([weight_format(request.weights or "bf16")] if pinned else [weight_format(w) for w in SEARCH_WEIGHTS])
+    weights = ([weight_format(request.weights or checkpoint_weights(request.model) or "bf16")] if pinned
+               else searched_weights(request))
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     host, host_notes, rejected = None, [], []
     if offloading:

@@ -18,7 +18,7 @@ from sizer.hardware.schema import Device
 from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOKENS, SERVING_MATRIX_EFFICIENCY,
                                     SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
 from sizer.errors import InputError, require_device
-from sizer.inference.formats import KV_CACHE_BYTES, kv_cache_bytes_per_value, weight_format
+from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.layer_offload import offload_host
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      stored_weight_bytes, total_tokens_per_second)
@@ -31,7 +31,7 @@ from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Re
 from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, cost_out,
                                         default_split, latency_out, load_assumptions, load_out, parse_load, price_per_hour)
 from sizer.workloads.architecture import Architecture
-from sizer.workloads.registry import decoder_for_params, resolve_model
+from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.source import Source
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
@@ -49,8 +49,9 @@ class ServedModel(LoadFields, RequestModel):
 
     model: Source | None = Field(None, description="architecture by name, or a config.json path (CLI)")
     params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
-    weights: str = Field("bf16", max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
-                                                             "gptq-int4-g128, awq-int4-g128, nvfp4 ...")
+    weights: str | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
+                                "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
+                                "checkpoint is stored in: bf16, or mxfp4 for gpt-oss)")
     kv_cache: str = Field("fp16", max_length=10, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
@@ -110,6 +111,18 @@ class InferenceResult(Model):
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
+def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]:
+    """The weight format asked for, or else the one the model's published checkpoint is stored in
+    (bf16 where the catalog names none), said as an assumption."""
+    if request.weights is not None:
+        return weight_format(request.weights), []
+    name = checkpoint_weights(request.model) or "bf16"
+    why = ("the format its published checkpoint is stored in (catalog/models.yaml checkpoint_weights)" if name != "bf16"
+           else "16 bits, as most published checkpoints; give --weights for another")
+    return weight_format(name), [Assumption(name="weight format", value=f"{name}, not given: {why}",
+                                            source=weight_format(name).source)]
+
+
 def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assumption]]:
     """The architecture a request names (a model, or a decoder shaped from a parameter count)."""
     if (request.model is None) == (request.params is None):
@@ -158,8 +171,10 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     fmt = case.weights
     s = speed_spread()
     notes = [
-        Assumption(name="weights", value=f"{fmt.name}: {fmt.bits:g} bits per weight, every parameter "
-                   f"({arch.params_total():.4g}); matrix products at {table.precisions[i]}", source=fmt.source),
+        Assumption(name="weights", value=f"{fmt.name}: {fmt.bits:g} bits per weight, "
+                   f"{stored_weight_bytes(arch, fmt) * 8:.3g} bits per parameter on average over all "
+                   f"{arch.params_total():.4g} (where the format keeps some at 16 bits); matrix products at "
+                   f"{table.precisions[i]}", source=fmt.source),
         Assumption(name="KV cache", value=f"{case.kv_bytes:g} B per value: layers x 2 x {arch.kv_heads} KV heads x "
                    f"{arch.head_size} x bytes x tokens; heads split over tensor ranks, never a head", source="GQA-aware KV cache "
                    "(Ainslie et al. 2023); cursor.so 'Why GPT-3.5 is (mostly) cheaper than Llama 2': 320 KB/token for Llama-2-70B")
@@ -208,7 +223,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     catalog = catalog if catalog is not None else load_catalog()
     device = catalog.find(require_device(request))
     arch, notes = served_architecture(request)
-    fmt = weight_format(request.weights)
+    fmt, format_notes = served_format(request)
+    notes = notes + format_notes
     kv = kv_cache_bytes_per_value(request.kv_cache)
     load, lengths, slo = parse_load(request)
     split = default_split(request, fmt)

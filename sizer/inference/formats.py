@@ -33,6 +33,7 @@ class WeightFormat:
     source: str
     edges_16bit: bool = False  # embeddings and output head stored at 16 bits (GPTQ, AWQ, GGUF files)
     activations: bool = False  # activations quantised too (W8A8): needs the compute peak, no 16-bit fallback
+    experts_only: bool = False  # a mixture keeps only its routed experts in the format, the rest at 16 bits (gpt-oss)
 
     @property
     def bytes_per_weight(self) -> float:
@@ -74,6 +75,11 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
                                          "bits (Q4_K super-blocks of 4.5 bits, some tensors in Q6_K at 6.5625)", True),
     *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _GPTQ.format(g=g), True) for g in (32, 64, 128)),
     *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _AWQ.format(g=g), True) for g in (64, 128)),
+    WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), "mixed",
+                 "OCP Microscaling (MX) Formats Specification v1.0 (2023): FP4 E2M1 values with one E8M0 scale per 32 "
+                 "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "
+                 "mixture keeps only its routed experts in MXFP4 (a dense model all but its embeddings and head); "
+                 "dequantised to 16 bits for the matrix products", edges_16bit=True, experts_only=True),
     WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), "fp8",
                  "NVIDIA NVFP4: FP4 E2M1 values with an FP8 E4M3 scale per 16 (NVIDIA technical blog 'Introducing "
                  "NVFP4', 2025); computed at the FP8 rate here, as the catalog lists no FP4 peak"),

@@ -32,6 +32,7 @@ from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Re
 from sizer.inference.traffic import Load
 from sizer.inference.under_load import cost_out, default_split, latency_out, load_out, parse_load, price_per_hour
 from sizer.results import Assumption, QuantityOut, unit_factor
+from sizer.workloads.registry import checkpoint_weights
 
 # Formats searched where the request pins none: 16 bits; an 8-bit weight-and-activation format where the
 # device has its peak (FP8, else SmoothQuant int8); a 4-bit weight-only format (AWQ, vLLM's usual int4)
@@ -47,8 +48,15 @@ MIN_GROWTH, MAX_GROWTH = 1.25, 4.0
 SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within the SLOs
 
 
+def searched_weights(request) -> list[WeightFormat]:
+    """The weight formats a deployment search tries: the common ones, and the model's published
+    checkpoint format where it is none of them (gpt-oss: mxfp4)."""
+    own = checkpoint_weights(request.model)
+    return [weight_format(w) for w in (*SEARCH_WEIGHTS, *([own] if own and own not in SEARCH_WEIGHTS else []))]
+
+
 def _formats(request) -> tuple[list[WeightFormat], list[str]]:
-    weights = [weight_format(request.weights)] if request.weights else [weight_format(w) for w in SEARCH_WEIGHTS]
+    weights = [weight_format(request.weights)] if request.weights else searched_weights(request)
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     for kv in kvs:
         kv_cache_bytes_per_value(kv)

@@ -47,25 +47,30 @@ LOGIT_BYTES = 4.0  # the last token's logits, kept in FP32 for sampling
 CAUSAL_SHARE = 0.5  # of the full s x s attention square a causal prefill computes (flash attention)
 
 
-def kv_cache_bytes_per_token(arch: Architecture, bytes_per_value: float, tensor_parallel: int = 1) -> float:
+def kv_cache_bytes_per_token(arch: Architecture, bytes_per_value: float, tensor_parallel: int = 1,
+                             context: float | None = None) -> float:
     """KV-cache bytes per token on one device: :math:`L \\cdot 2 \\cdot \\lceil kv / t \\rceil \\cdot d_{head} \\cdot b`.
 
     ``L`` layers, 2 (keys and values), ``kv`` key/value heads (grouped-query attention) shared by
     ``t`` tensor-parallel ranks, head size ``d_head``, ``b`` bytes per value; under multi-head latent
-    attention the compressed latent and rotary key (:meth:`Architecture.kv_values_per_token`).
+    attention the compressed latent and rotary key (:meth:`Architecture.kv_values_per_token`). With
+    a ``context`` [tokens], sliding-window blocks count only the window they keep
+    (:meth:`Architecture.kv_blocks`); without, every block keeps every token.
 
     >>> from sizer.workloads.registry import find_model
     >>> kv_cache_bytes_per_token(find_model("llama-2-70b"), 2.0)  # 2 x 80 x 8 x 128 x 2 B (cursor.so: 320 KB)
     327680.0
     """
-    return float(arch.layers * arch.kv_values_per_token(tensor_parallel) * bytes_per_value)
+    blocks = arch.layers if context is None else arch.kv_blocks(context)
+    return float(blocks * arch.kv_values_per_token(tensor_parallel) * bytes_per_value)
 
 
 EDGE_BYTES = 2.0  # embeddings and output head of GPTQ/AWQ/GGUF files: fp16
 
 
 def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
-    """Mean bytes per parameter as stored: the format's, except 16-bit embeddings and head where it keeps them.
+    """Mean bytes per parameter as stored: the format's, except 16-bit embeddings and head where it keeps them
+    (and, for a format that quantises only a mixture's routed experts, 16 bits for all but the experts).
 
     .. math:: \\bar b = (b (N - N_e) + 2 N_e) / N
 
@@ -91,6 +96,9 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
     0.577
     """
     total = arch.params_total()
+    if weights.experts_only and arch.moe:  # only the routed experts in the format, the rest at 16 bits
+        experts = arch.moe_blocks * arch.experts * arch.expert_params(arch.expert_width)
+        return (weights.bytes_per_weight * experts + EDGE_BYTES * (total - experts)) / total
     if not weights.edges_16bit:
         return weights.bytes_per_weight
     edges = arch.embedding_params()
@@ -110,8 +118,8 @@ def _is_expert(layer: Layer) -> bool:
 
 def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
     """The forward layers of a prompt of ``prompt_len`` tokens: causal attention at half the
-    square, the LM head on the last token, no loss."""
-    graph = layer_graph(arch, prompt_len)
+    square (a sliding-window block at half its band), the LM head on the last token, no loss."""
+    graph = layer_graph(arch, prompt_len, windows=True)
     last = {layer.name: layer for layer in layer_graph(arch, 1).layers}
     layers = []
     for layer in graph.layers:
@@ -125,18 +133,33 @@ def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
     return graph.model_copy(update={"layers": layers, "name": f"{arch.name} prefill of {prompt_len}"})
 
 
+def _block_index(name: str) -> int | None:
+    """The decoder block of a layer named ``block{i}.…`` (the layer graph's stable names)."""
+    head = name.split(".", 1)[0]
+    return int(head[5:]) if head.startswith("block") and head[5:].isdigit() else None
+
+
+def attended(arch: Architecture, block: int | None, context: float) -> float:
+    """Tokens a new token of decoder block ``block`` attends over at ``context`` cached tokens:
+    the context, or the block's sliding window where that is shorter."""
+    window = arch.window(block) if block is not None else None
+    return context if window is None else min(context, float(window))
+
+
 def decode_profile(arch: Architecture, context: float) -> Profile:
-    """The forward layers of one new token attending over ``context`` cached tokens (no loss);
-    a mixture of experts lists only the parameters of the routed experts (the rest is
-    added per batch by :func:`decode_extra_bytes`)."""
+    """The forward layers of one new token attending over ``context`` cached tokens (a
+    sliding-window block over at most its window; no loss); a mixture of experts lists only the
+    parameters of the routed experts (the rest is added per batch by :func:`decode_extra_bytes`)."""
     graph = layer_graph(arch, 1)
     share = arch.experts_per_token / arch.experts if arch.moe else 1.0
+    per_token = attention_flops(1, arch.heads, arch.score_size)
     layers = []
     for layer in graph.layers:
         if layer.kind == "loss":
             continue
         if layer.kind == "attention":
-            layer = layer.model_copy(update={"forward_flops": attention_flops(1, arch.heads, arch.score_size) * context})
+            tokens = attended(arch, _block_index(layer.name), context)
+            layer = layer.model_copy(update={"forward_flops": per_token * tokens})
         elif arch.moe and _is_expert(layer):
             layer = layer.model_copy(update={"params": layer.params * share})
         layers.append(layer)
@@ -153,10 +176,15 @@ class ServingLayers:
     idle_expert_params: np.ndarray  # per row
 
 
-def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 0.0) -> ServingLayers:
-    """Fold identical layers (:func:`sizer.engine.layers.fold_layers`), expert layers apart, and add the serving columns."""
+def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 0.0,
+         full_attention_flops: float = 0.0) -> ServingLayers:
+    """Fold identical layers (:func:`sizer.engine.layers.fold_layers`), expert layers apart, and add the
+    serving columns. ``kv_bytes_per_block`` is what a block attending over the whole context reads;
+    given that block's attention FLOP (``full_attention_flops``), a sliding-window row reads its share."""
     table, marks = fold_layers(profile, (lambda layer: _is_expert(layer)) if idle_share > 0 else None)
     attention = np.asarray([kind == "attention" for kind in table.kinds], dtype=float)
+    if full_attention_flops > 0:  # the KV a row reads grows with the tokens it attends over, as its FLOP do
+        attention = attention * np.minimum(table.forward_flops / full_attention_flops, 1.0)
     expert = marks.astype(float)
     idle = expert * table.params * (idle_share / (1.0 - idle_share) if idle_share < 1 else 0.0)
     return ServingLayers(table=table, kv_bytes=attention * kv_bytes_per_block, idle_expert_params=idle)
@@ -286,7 +314,8 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
     kv_block = kv_cache_bytes_per_token(arch, case.kv_bytes) / arch.layers * case.mean_context
     prefill = fold(prefill_profile(arch, case.prompt_len))
-    decode = fold(decode_profile(arch, case.mean_context), kv_block, idle)
+    decode = fold(decode_profile(arch, case.mean_context), kv_block, idle,
+                  attention_flops(1, arch.heads, arch.score_size) * case.mean_context)
     chunk = fold(prefill_profile(arch, min(case.prompt_len, PREFILL_CHUNK_TOKENS)))
     per_token = float(chunk.table.bytes.max()) / min(case.prompt_len, PREFILL_CHUNK_TOKENS)
     return prefill, decode, per_token
@@ -342,8 +371,8 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
         overhead = overhead * (share > 0)
 
     weights = arch.params_total() * stored[0] / count * share
-    kv_token = (np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t)) for t in count]) if not layer_split
-                else kv_cache_bytes_per_token(arch, case.kv_bytes) / count)
+    kv_token = (np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t), case.context) for t in count])
+                if not layer_split else kv_cache_bytes_per_token(arch, case.kv_bytes, context=case.context) / count)
     kv_sequence = kv_token * case.context * share  # the host holds its layers' KV cache (llama.cpp)
     scale = table.storage_scale[d]
     logits = arch.vocab * LOGIT_BYTES

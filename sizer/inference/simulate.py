@@ -42,6 +42,7 @@ from sizer.inference.serving import (LOGIT_BYTES, decode_profile, fold, kv_cache
 from sizer.inference.traffic import Lengths, Load, poisson_arrivals
 from sizer.memo import keyed_cache
 from sizer.workloads.architecture import Architecture
+from sizer.workloads.layer_graph import attention_flops
 
 # vLLM's defaults (EngineArgs: max_num_seqs 256; max_num_batched_tokens 2048 with chunked prefill, v0.6);
 # TensorRT-LLM's are max_batch_size 2048 and max_num_tokens 8192 (trtllm-build).
@@ -157,7 +158,7 @@ def _grid_key(replica: Replica, mean_context: float) -> tuple:
 
 @functools.lru_cache(maxsize=64)
 def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float):
-    return fold(decode_profile(arch, context), kv_layer_token, idle)
+    return fold(decode_profile(arch, context), kv_layer_token, idle, attention_flops(1, arch.heads, arch.score_size) * context)
 
 
 @functools.lru_cache(maxsize=64)
@@ -199,7 +200,9 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     weights = arch.params_total() * stored / replica.count
     act = _widest_layer_bytes(arch, min(replica.token_budget, 8192)) * table.storage_scale[d] / tp + replica.max_batch * arch.vocab * LOGIT_BYTES
     free = float(table.memory[d] * replica.memory_share - weights - table.framework_overhead[d] - act) * replica.kv_free_share
-    kv_device_token = kv_cache_bytes_per_token(arch, replica.kv_bytes, tp) / (replica.count if replica.split == "layer" else 1)
+    # a sliding-window block keeps only its window: per token at the mean context
+    kv_device_token = (kv_cache_bytes_per_token(arch, replica.kv_bytes, tp, mean_context)
+                       / (replica.count if replica.split == "layer" else 1))
     capacity = int(max(free, 0.0) // kv_device_token // KV_BLOCK_TOKENS * KV_BLOCK_TOKENS)
 
     most = replica.token_budget + replica.max_batch

@@ -88,6 +88,10 @@ class Architecture:
     kv_lora_rank: int = 0  # > 0: MLA, the KV cache holds this latent plus the rotary key
     rope_head_dim: int = 0  # decoupled rotary part of each query/key head (qk_rope_head_dim)
     v_head_dim: int | None = None  # value head size; default head_size (qk_nope_head_dim under MLA)
+    # sliding-window attention (Beltagy et al. 2020; Gemma 2; gpt-oss): a block attends over the last
+    # ``sliding_window`` tokens only, except every ``global_every``-th block, which attends over all (0: none does)
+    sliding_window: int = 0  # 0: every block attends over the whole context
+    global_every: int = 0
 
     def __post_init__(self) -> None:
         from sizer.errors import InputError
@@ -97,6 +101,9 @@ class Architecture:
         if not 1 <= self.experts_per_token <= self.experts:
             raise InputError("experts_per_token", self.experts_per_token,
                              f"from 1 to the {self.experts} experts of {self.name} (top-k routing picks k of them)")
+        if self.sliding_window < 0 or self.global_every < 0:
+            raise InputError("sliding_window", self.sliding_window,
+                             f"a window of 0 or more tokens, and a global block every 0 or more ({self.name})")
         if self.dense_layers > self.layers:
             raise InputError("dense_layers", self.dense_layers, f"at most the {self.layers} blocks of {self.name}")
         check_work_bound(self)
@@ -139,6 +146,35 @@ class Architecture:
     def is_moe_block(self, index: int) -> bool:
         """Whether decoder block ``index`` (from 0) routes its FFN to experts."""
         return self.moe and index >= self.dense_layers and (index - self.dense_layers + 1) % self.moe_every == 0
+
+    def window(self, index: int) -> int | None:
+        """Tokens decoder block ``index`` (from 0) attends over at most; None: the whole context."""
+        if not self.sliding_window or (self.global_every and (index + 1) % self.global_every == 0):
+            return None
+        return self.sliding_window
+
+    @property
+    def sliding_blocks(self) -> int:
+        """Decoder blocks with a sliding window."""
+        if not self.sliding_window:
+            return 0
+        return self.layers - (self.layers // self.global_every if self.global_every else 0)
+
+    def kv_blocks(self, context: float) -> float:
+        """Blocks' worth of KV cache per token of a sequence of ``context`` tokens: a full block keeps
+        every token, a sliding block only its last :math:`w` (vLLM's hybrid KV-cache manager and
+        TensorRT-LLM's cyclic cache free the rest), so
+        :math:`L_{full} + L_{sliding} \\min(1, w / c)`.
+
+        >>> Architecture(name="x", family="decoder", layers=24, hidden=64, heads=4, kv_heads=4, ffn_hidden=64,
+        ...              ffn_type="swiglu", vocab=10, max_context=4096, tied_embeddings=True, norm="rmsnorm",
+        ...              position="rotary", source="example", sliding_window=128, global_every=2).kv_blocks(1024)
+        13.5
+        """
+        sliding = self.sliding_blocks
+        if not sliding or context <= self.sliding_window:
+            return float(self.layers)
+        return self.layers - sliding + sliding * self.sliding_window / context
 
     @property
     def moe_blocks(self) -> int:

@@ -64,8 +64,31 @@ class _Config:
         return self.data.get(key, default)
 
 
-def _llama_like(c: _Config, name: str, source: str, **extra: Any) -> Architecture:
-    """Llama, Mistral, Mixtral, Qwen2, Phi-3, Gemma 2: SwiGLU/GeGLU, RMSNorm, rotary."""
+def _sliding(c: _Config, *, alternate: bool = False) -> dict[str, int]:
+    """Sliding-window attention as transformers reads it: ``sliding_window`` tokens (none where it is
+    null or ``use_sliding_window`` is false, as Qwen2 ships it); the blocks that attend over everything
+    from ``layer_types`` ("full_attention") where the config lists them, else none, or every other
+    block from block 1 (Gemma 2, ``alternate``)."""
+    if c.get("sliding_window") is None or c.get("use_sliding_window") is False:
+        return {}
+    window = c.int("sliding_window")
+    layers = c.int("num_hidden_layers")
+    types = c.get("layer_types")
+    if not isinstance(types, list):
+        return dict(sliding_window=window, global_every=2 if alternate else 0)
+    full = [i for i, kind in enumerate(types) if kind == "full_attention"]
+    if len(types) != layers or len(full) == layers:
+        return {} if len(full) == layers else dict(sliding_window=window, global_every=2 if alternate else 0)
+    every = full[0] + 1 if full else 0
+    if full and full != list(range(every - 1, layers, every)):
+        raise InputError(f"{FIELD}.layer_types", "irregular", f"full_attention on every n-th block from block n-1 "
+                                                             f"(the patterns sizer models; {c.where})")
+    return dict(sliding_window=window, global_every=every)
+
+
+def _llama_like(c: _Config, name: str, source: str, *, alternate: bool = False, **extra: Any) -> Architecture:
+    """Llama, Mistral, Mixtral, Qwen2, Phi-3, Gemma 2: SwiGLU/GeGLU, RMSNorm, rotary (sliding windows
+    where the config sets them)."""
     heads = c.int("num_attention_heads")
     fields: dict[str, Any] = dict(
         name=name, family="decoder", layers=c.int("num_hidden_layers"), hidden=c.int("hidden_size"), heads=heads,
@@ -74,6 +97,7 @@ def _llama_like(c: _Config, name: str, source: str, **extra: Any) -> Architectur
         tied_embeddings=c.bool("tie_word_embeddings", False), norm="rmsnorm", position="rotary", source=source,
         head_dim=c.int("head_dim", default=0, minimum=0) or None, attention_bias=c.bool("attention_bias", False),
         mlp_bias=c.bool("mlp_bias", False), dropout=_any_dropout(c, "attention_dropout", default=0.0))
+    fields.update(_sliding(c, alternate=alternate))
     fields.update(extra)
     return Architecture(**fields)
 
@@ -148,7 +172,7 @@ def _phi3(c: _Config, name: str, source: str) -> Architecture:
 def _gemma2(c: _Config, name: str, source: str) -> Architecture:
     # Gemma2DecoderLayer: four RMSNorms; GeGLU; embeddings tied (Gemma2Config default)
     return _llama_like(c, name, source, ffn_type="geglu", tied_embeddings=c.bool("tie_word_embeddings", True),
-                       block_norms=4, head_dim=c.int("head_dim", default=256))
+                       block_norms=4, head_dim=c.int("head_dim", default=256), alternate=True)
 
 
 def _gpt2(c: _Config, name: str, source: str) -> Architecture:

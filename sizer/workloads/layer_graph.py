@@ -31,7 +31,9 @@ FLOPs (forward, per sequence of s tokens):
   value widths.
 - attention scores: :math:`2 \\cdot 2 s^2 a d_{head}` for :math:`QK^T` and :math:`A V`
   (:func:`attention_flops`), the full :math:`s^2`, not halved for causal masks: the convention of
-  Megatron-LM's and MosaicML's MFU figures (Narayanan et al. 2021, eq. 3).
+  Megatron-LM's and MosaicML's MFU figures (Narayanan et al. 2021, eq. 3); a block with a sliding
+  window of :math:`w` tokens counts twice its causal band, :math:`2 s w - w^2` for :math:`s^2`
+  (:func:`windowed_attention_flops`).
 - vector work, per element: LayerNorm 5 (mean, variance, normalise, scale, shift), RMSNorm 4,
   residual add 1 (2 with dropout), GELU 8 (tanh form), SiLU-and-multiply 5, ReLU 1, softmax
   cross-entropy 5 per logit (:data:`VECTOR_FLOPS`). The softmax inside attention and rotary
@@ -102,6 +104,20 @@ def attention_flops(seq_len: float, heads: int, head_dim: int) -> float:
     return 2.0 * 2.0 * seq_len * seq_len * heads * head_dim
 
 
+def windowed_attention_flops(seq_len: float, heads: int, head_dim: int, window: int | None) -> float:
+    """:func:`attention_flops` of a block that attends over the last ``window`` tokens only, in the
+    same full-square convention: twice the causal band, :math:`4 a d_{head} (2 s w - w^2)` for
+    :math:`s > w` (the causal square :math:`s^2 / 2` becomes the band :math:`s w - w^2 / 2`); the
+    full square where the sequence fits the window (``None``: no window).
+
+    >>> windowed_attention_flops(1024, 12, 64, 128) / attention_flops(1024, 12, 64)
+    0.234375
+    """
+    if window is None or seq_len <= window:
+        return attention_flops(seq_len, heads, head_dim)
+    return 2.0 * 2.0 * (2.0 * seq_len * window - window * window) * heads * head_dim
+
+
 def korthikanti_block_bytes(seq_len: int, hidden: int, heads: int, *, flash_attention: bool = False) -> float:
     """Activation bytes of one GPT-3-style block at 16-bit storage, per sequence:
     :math:`s h (34 + 5 a s / h)` (Korthikanti et al. 2022, §4.1, eq. 1 with b = 1); flash
@@ -133,9 +149,11 @@ class _Dims:
         return self.kv * self.hd
 
 
-def layer_graph(arch: Architecture, seq_len: int, *, flash_attention: bool = True) -> Profile:
+def layer_graph(arch: Architecture, seq_len: int, *, flash_attention: bool = True, windows: bool = False) -> Profile:
     """The forward layer graph of ``arch`` for one sequence of ``seq_len`` tokens (see the module
-    docstring for the names, FLOP counts and activation memory)."""
+    docstring for the names, FLOP counts and activation memory). ``windows``: sliding-window blocks
+    compute only their band, as serving kernels do (vLLM, TensorRT-LLM); training graphs count the
+    whole square in every block (the training estimate says why)."""
     from sizer.errors import InputError
 
     if isinstance(seq_len, bool) or not isinstance(seq_len, int) or not 1 <= seq_len <= 10_000_000:
@@ -152,7 +170,8 @@ def layer_graph(arch: Architecture, seq_len: int, *, flash_attention: bool = Tru
     for i in range(arch.layers):
         check_deadline()  # a request's deadline holds inside the build, not only after it
         layers += _block(arch, dims, f"block{i}", first=i == 0, flash=flash_attention,
-                         cross=arch.family == "encoder-decoder", moe=arch.is_moe_block(i))
+                         cross=arch.family == "encoder-decoder", moe=arch.is_moe_block(i),
+                         window=arch.window(i) if windows else None)
     if arch.family != "encoder":
         layers.append(_norm(arch, dims, "norm_f", count=1))
     layers += [_head(arch, dims), _loss(arch, dims)]
@@ -207,8 +226,10 @@ def _residual(arch: Architecture, d: _Dims, name: str, sources: int = 1) -> Laye
                  bytes=_values((sources + 2) * sh), activation_bytes=masks, kernels=sources * (1 + arch.dropout))
 
 
-def _attention(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash: bool, cross: bool) -> list[Layer]:
-    """Q/K/V projection, scores (QK^T and A·V) and output projection of one attention."""
+def _attention(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash: bool, cross: bool,
+               window: int | None = None) -> list[Layer]:
+    """Q/K/V projection, scores (QK^T and A·V; over the last ``window`` tokens where the block has a
+    sliding window) and output projection of one attention."""
     s, h = d.s, d.h
     q, kv = d.q, d.kv_width
     bias = arch.attention_bias
@@ -224,7 +245,7 @@ def _attention(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash:
     kept = HALF * s * (q + 2 * kv)
     traffic = _values(s * (2 * q + 2 * kv))  # read Q, K, V, write the context
     kernels = FLASH_ATTENTION_KERNELS
-    square = d.heads * s * s
+    square = d.heads * s * (s if window is None else min(s, window))
     if flash:
         kept_fp32 = _values(d.heads * s)  # one log-sum-exp per row and head, kept in FP32
     else:
@@ -233,7 +254,7 @@ def _attention(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash:
         kernels = UNFUSED_ATTENTION_KERNELS + arch.dropout
         kept_fp32 = 0.0
     relative = arch.relative_buckets * arch.heads if (arch.position == "relative" and first and not cross) else 0
-    scores = Layer(name=f"{prefix}.scores", kind="attention", forward_flops=attention_flops(s, d.heads, d.hd),
+    scores = Layer(name=f"{prefix}.scores", kind="attention", forward_flops=windowed_attention_flops(s, d.heads, d.hd, window),
                    bytes=traffic, params=float(relative), activation_bytes=_kept(kept) + kept_fp32, kernels=kernels)
     out = Layer(name=f"{prefix}.out", kind="matmul", forward_flops=matmul_flops(s, h, q), bytes=_values(s * q, s * h),
                 params=float(q * h + (h if out_bias else 0)), activation_bytes=_kept(HALF * s * q),
@@ -320,11 +341,11 @@ def _mlp(arch: Architecture, d: _Dims, prefix: str, *, moe: bool = False) -> lis
 
 
 def _block(arch: Architecture, d: _Dims, prefix: str, *, first: bool, flash: bool, cross: bool,
-           moe: bool = False) -> list[Layer]:
+           moe: bool = False, window: int | None = None) -> list[Layer]:
     norms = arch.norms_per_block
     per_norm = max(1, norms // 2) if norms >= 2 else 1  # Gemma 2: a pre and a post norm on each sub-block
     attention = (_mla(arch, d, f"{prefix}.attn", flash=flash) if arch.mla else
-                 _attention(arch, d, f"{prefix}.attn", first=first, flash=flash, cross=False))
+                 _attention(arch, d, f"{prefix}.attn", first=first, flash=flash, cross=False, window=window))
     mlp = _mlp(arch, d, prefix, moe=moe)
     if arch.parallel_attention:
         layers = [_norm(arch, d, f"{prefix}.norm1", count=1)]

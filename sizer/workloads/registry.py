@@ -94,11 +94,15 @@ class ModelEntry(BaseModel):
     kv_lora_rank: int = Field(0, ge=0, le=1_000_000)
     rope_head_dim: int = Field(0, ge=0, le=100_000)
     v_head_dim: int | None = Field(None, ge=1, le=100_000)
+    sliding_window: int = Field(0, ge=0, le=100_000_000)
+    global_every: int = Field(0, ge=0, le=1_000)
     published: Published | None = None
     notes: str | None = None
+    # the weight format the published checkpoint is stored in, where it is not 16-bit (gpt-oss: mxfp4)
+    checkpoint_weights: str | None = Field(None, max_length=40)
 
     def architecture(self) -> Architecture:
-        fields = self.model_dump(exclude={"display_name", "aliases", "published", "notes"})
+        fields = self.model_dump(exclude={"display_name", "aliases", "published", "notes", "checkpoint_weights"})
         return Architecture(**fields)
 
 
@@ -184,6 +188,14 @@ def find_model(name: str) -> Architecture:
     6738415616
     """
     return model_entry(name).architecture()
+
+
+def checkpoint_weights(source: str | FileRef | None) -> str | None:
+    """The weight format a built-in model's published checkpoint is stored in, where the catalog
+    names one (gpt-oss: mxfp4); None for 16-bit checkpoints, config files and parameter counts."""
+    if not isinstance(source, str) or source.strip().lower().endswith(".json"):
+        return None
+    return model_entry(source).checkpoint_weights
 
 
 def resolve_model(source: str | FileRef) -> Architecture:
