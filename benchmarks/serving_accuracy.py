@@ -38,7 +38,7 @@ from sizer.inference.capacity import Slo, max_rate, saturated  # noqa: E402
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.inference.simulate import Replica, simulate  # noqa: E402
 from sizer.inference.traffic import Lengths, Load  # noqa: E402
-from sizer.workloads.registry import resolve_model  # noqa: E402
+from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402
 
 DATA = HERE / "serving_under_load.csv"
 RESULTS = HERE / "results"
@@ -56,7 +56,7 @@ VLLM = dict(max_running=256, token_budget=8192, memory_share=sim.VLLM_MEMORY_SHA
 DEVICES = (("GB200", "gb200-per-gpu"), ("B200", "b200"), ("GH200 Grace Hopper Superchip (144GB", "gh200-144gb"),
            ("GH200", "gh200-96gb"), ("H200", "h200-sxm-141gb"),
            ("H100", "h100-sxm5-80gb"), ("MI300X", "mi300x"))
-MODELS = (("Llama-3.1-8B", "llama-3.1-8b"), ("Llama-3-8B", "llama-3-8b"), ("Llama-3.3-70B", "llama-3.1-70b"),
+MODELS = (("gpt-oss-20b", "gpt-oss-20b"), ("Llama-3.1-8B", "llama-3.1-8b"), ("Llama-3-8B", "llama-3-8b"), ("Llama-3.3-70B", "llama-3.1-70b"),
           ("Llama-3-70B", "llama-3-70b"), ("Llama-2-70B", "llama-2-70b"), ("405B", "llama-3.1-405b"))
 
 
@@ -85,10 +85,14 @@ def _map(text: str, table) -> str | None:
     return next((v for k, v in table if k.lower() in text.lower()), None)
 
 
-def _weights(text: str, kv: str = "") -> tuple[str, str] | None:
-    """Weight and KV-cache formats: the KV cache follows the weights unless the row states its own."""
+def _weights(text: str, kv: str = "", model: str = "") -> tuple[str, str] | None:
+    """Weight and KV-cache formats: the KV cache follows the weights unless the row states its own; weights
+    not stated are the model's published checkpoint's (gpt-oss: MXFP4, with a 16-bit KV cache)."""
     t = text.lower()
-    if t.startswith("fp4"):
+    own = checkpoint_weights(model) if model else None
+    if t == "" and own:
+        w = (own, "fp16")
+    elif t.startswith("fp4"):
         w = ("nvfp4", "fp8")
     elif t.startswith("fp8"):
         w = ("fp8", "fp8")
@@ -96,21 +100,22 @@ def _weights(text: str, kv: str = "") -> tuple[str, str] | None:
         w = ("bf16", "fp16")
     else:
         return None
-    stated = kv.strip().lower()
-    return (w[0], "fp8") if stated == "fp8" else (w[0], "fp16") if stated in ("bf16", "fp16") else w
+    stated = kv.strip().lower()  # "fp8 (skip sliding-window layers)": fp8 where it matters, the full layers
+    return (w[0], "fp8") if stated.startswith("fp8") else (w[0], "fp16") if stated in ("bf16", "fp16") else w
 
 
 def cases() -> list[Case]:
     out = []
     for r in csv.DictReader(open(DATA, encoding="utf-8")):
-        model, device, w = _map(r["model"], MODELS), _map(r["hardware"], DEVICES), _weights(r["weights_dtype"], r["kv_dtype"])
+        model, device = _map(r["model"], MODELS), _map(r["hardware"], DEVICES)
+        w = _weights(r["weights_dtype"], r["kv_dtype"], model or "")
         if model is None or device is None or w is None:
             continue
         src, metric = r["source"], r["metric"]
         tp = int(r["tp"]) if r["tp"].isdigit() else None
         reps = int(r["replicas"]) if r["replicas"].isdigit() else 1
         value = float(r["value"]) if r["value"] else None
-        label = f"{r['model'][:28]} on {r['n_devices']} x {r['hardware'][:22]} ({r['weights_dtype'][:4] or 'bf16'})"
+        label = f"{r['model'][:28]} on {r['n_devices']} x {r['hardware'][:22]} ({w[0] if w else r['weights_dtype'][:4]})"
         if "TensorRT-LLM" in src and metric == "output_tokens_per_s" and tp and r["pp"] == "1":
             out.append(Case("fit", "throughput", "TensorRT-LLM perf overview", f"{label} {r['input_len']}/{r['output_len']}",
                             model, device, *w, tp, 1, int(r["input_len"]), int(r["output_len"]), TRTLLM, value))
@@ -127,9 +132,8 @@ def cases() -> list[Case]:
                 and r["framework_version"].startswith("v0.6.0 "):
             out.append(Case("held-out", "throughput", "vLLM v0.6.0 blog (low confidence)", label + " ShareGPT",
                             model, device, *w, tp, 1, *SHAREGPT_VLLM, VLLM, value * SHAREGPT_VLLM[1], confidence="low"))
-        elif "vllm-project" in src and r["scenario"] == "fixed-concurrency" and metric == "output_tokens_per_s" \
-                and model == "llama-3.1-8b":
-            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + f" 20k/2k, {w[1]} KV",
+        elif "vllm-project" in src and r["scenario"] == "fixed-concurrency" and metric == "output_tokens_per_s":
+            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + f" 20k/2k, {r['kv_dtype'][:14]} KV",
                             model, device, *w, 1, 1, int(r["input_len"]), int(r["output_len"]), VLLM, value,
                             users=int(r["concurrency"])))
         elif "vllm-project" in src and "MI300X" in r["hardware"] and metric == "requests_per_s" \

@@ -18,10 +18,14 @@ ROOT = Path(__file__).resolve().parents[3]
 BASE = ("inference", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "4", "--weights", "fp16",
         "--prompt-len", "1024", "--output-len", "256")
 # Held-out medians |error| of benchmarks/serving_accuracy.py (2026-11-25: throughput at a stated rate or
-# concurrency 25.5 % of 12 rows, largest rate under the MLPerf SLO 22.9 % of 8) plus 3 points, as the other
+# concurrency 9.0 % of 15 rows, largest rate under the MLPerf SLO 22.9 % of 8) plus 3 points, as the other
 # accuracy guards: fixed here rather than read from a results file the benchmark rewrites.
-HELD_OUT_GUARDS = {"throughput": 0.255 + 0.03, "max rate": 0.229 + 0.03}
-MAX_RATE_TARGET = 0.30  # issue 16: the largest rate under a stated SLO within 30 %
+HELD_OUT_GUARDS = {"throughput": 0.090 + 0.03, "max rate": 0.229 + 0.03}
+HELD_OUT_ROWS = {"throughput": 15, "max rate": 8}
+TARGETS = {"throughput": 0.20, "max rate": 0.30}  # issue 16: throughput within 20 %, the largest rate within 30 %
+# The 12 throughput rows scored before gpt-oss could be modelled (sliding windows, MXFP4): 25.5 % then, guarded apart
+# so that the rows added later cannot hide a regression on these.
+EARLIER_ROWS, EARLIER_GUARD = 12, 0.255 + 0.03
 
 
 def test_cli_contract_under_load(cli):
@@ -126,8 +130,10 @@ def test_serving_held_out_accuracy_is_no_worse_than_its_guards():
     rows = bench.score(held, load_catalog(), sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY)
     for kind, limit in HELD_OUT_GUARDS.items():
         median, n = bench.median_abs(rows, "held-out", kind)
-        assert n == {"throughput": 12, "max rate": 8}[kind] and median <= limit, (kind, median, limit)
-    assert bench.median_abs(rows, "held-out", "max rate")[0] <= MAX_RATE_TARGET
+        assert n == HELD_OUT_ROWS[kind] and median <= limit and median <= TARGETS[kind], (kind, median, limit)
+    earlier = [r for r in rows if "gpt-oss" not in r["case"]]
+    median, n = bench.median_abs(earlier, "held-out", "throughput")
+    assert n == EARLIER_ROWS and median <= EARLIER_GUARD, (median, EARLIER_GUARD)
 
 
 def test_under_load_total_tokens_count_prompt_and_output():
