@@ -39,7 +39,8 @@ REPEATS = 3
 # one warm-up); CPU seconds of this process beside the wall time, as the machine is shared
 RECOMMEND_CASES = (dict(model="llama-2-70b", weights="fp8", rate=5, slo_ttft="2 s", slo_tpot="100 ms"),
                    dict(model="llama-2-70b", rate=5, slo_ttft="2 s", slo_tpot="100 ms"),
-                   dict(model="llama-3.1-8b", rate=20, slo_ttft="1 s", slo_tpot="50 ms"))
+                   dict(model="llama-3.1-8b", rate=20, slo_ttft="1 s", slo_tpot="50 ms"),
+                   dict(model="llama-2-70b", weights="fp8", rate=5, slo_ttft="2 s", slo_tpot="100 ms", disaggregated=True))
 RECOMMEND_REPEATS = 5
 
 

@@ -139,7 +139,8 @@ def render_load_recommendation(result, top: int) -> None:
     def cost(r):
         c = r.cost_per_million_tokens
         return "-" if c is None else f"{c.value:.3g}" + (" (a)" if c.price_basis == "buy" else "")
-    rows = [(r.rank, r.name, f"{r.weights} / {r.kv_cache}", f"{r.replicas} x {r.count}",
+    rows = [(r.rank, r.name, f"{r.weights} / {r.kv_cache}", (f"{r.prefill_replicas}p+{r.decode_replicas}d x {r.count}"
+                                                              if r.deployment == "disaggregated" else f"{r.replicas} x {r.count}"),
              f"{r.max_request_rate.value:.3g}" + ("" if r.capacity_searched else " (b)"),
              f"{r.latency.ttft.p99:.3g}", "-" if r.latency.tpot is None else f"{r.latency.tpot.p99:.3g}", cost(r))
             for r in result.ranked[:top]]
@@ -147,9 +148,11 @@ def render_load_recommendation(result, top: int) -> None:
     asked = f"{ld.request_rate.value:g} req/s" if ld.request_rate else f"{ld.users} users"
     output.table(f"Serving {result.model} ({result.weights}) at {asked}; ranked by {result.objective}",
                  ("#", "device", "weights / KV", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
-                 caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. "
+                 caption=f"{len({r.device for r in result.ranked})} devices serve, {len(result.rejected)} cannot; "
+                         f"showing {min(top, len(result.ranked))} of {len(result.ranked)} rows. "
                          "(a): amortised purchase, no rent price. (b): the share of the load it was shown to meet, "
-                         "not bisected (a lower bound). --json for everything.")
+                         "not bisected (a lower bound). Np+Md: disaggregated, N prefill and M decode replicas. "
+                         "--json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     output.assumptions(result.assumptions)

@@ -50,11 +50,16 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               host_memory: HostMemoryOption = None,
               suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
+              disaggregated: Annotated[bool, typer.Option("--disaggregated", help="With --inference --rate: also size disaggregated prefill and decode pools (DistServe/Splitwise) for the leading rows.")] = False,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
     from sizer.facade import RecommendRequest, recommend as run
 
+    if disaggregated and not inference:
+        from sizer.errors import InputError
+
+        raise InputError("disaggregated", True, "--inference with --rate (pools of prefill and decode replicas serve a load)")
     if inference:
         from cli.inference_cmd import render_recommendation
         from sizer.facade import InferenceRecommendRequest, recommend_inference
@@ -63,7 +68,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
-                      gpu_layers=gpu_layers, host_cpu=host_cpu)
+                      gpu_layers=gpu_layers, host_cpu=host_cpu, disaggregated=disaggregated or None)
         if have:
             from sizer.facade import InferenceRequest
 

@@ -25,6 +25,7 @@ function serveBody() {
   if (underLoad()) {
     textFields(serveForm, body, LOAD_FIELDS);
     if (serveForm.elements.lengths.value) body.lengths = serveForm.elements.lengths.value;
+    if (serveForm.elements.disaggregated.checked && serveForm.elements.rate.value.trim()) body.disaggregated = true;
   } else {
     textFields(serveForm, body, ["batch", "tokens_per_s_per_user", "time_to_first_token", "total_tokens_per_s"]);
   }
@@ -91,7 +92,8 @@ function renderServeLoad(result) {
     `(${result.load.prompt_len.distribution}); ${result.rejected.length} cannot; ranked by ${result.objective === "cost" ?
     "cost per million output tokens" : result.objective}.`;
   fillRows(document.getElementById("served-load"), result.ranked.map((r) => [
-    r.rank, r.name, `${r.replicas} × ${r.count}${r.split === "layer" ? " (layers)" : ""}`, fmt(r.max_request_rate.value),
+    r.rank, r.name, (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
+      : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`, fmt(r.max_request_rate.value),
     `${fmt(r.latency.ttft.p99)} ${r.latency.ttft.unit}`, r.latency.tpot ? `${fmt(r.latency.tpot.p99)} ${r.latency.tpot.unit}` : "–",
     r.cost_per_million_tokens ? `${fmt(r.cost_per_million_tokens.value)} ${r.cost_per_million_tokens.unit}` +
       (r.cost_per_million_tokens.price_basis === "buy" ? " (bought)" : "") : "–"]));

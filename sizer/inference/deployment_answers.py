@@ -56,6 +56,12 @@ class LoadOption(Model):
     device_memory: QuantityOut
     price_per_hour: QuantityOut | None  # per device
     cost_per_million_tokens: CostOut | None
+    # "colocated": every replica prefills and decodes; "disaggregated": prefill_replicas run prompts, decode_replicas
+    # the answers (replicas = both), the prompt's KV cache sent between them in kv_transfer
+    deployment: str = "colocated"
+    prefill_replicas: int | None = None
+    decode_replicas: int | None = None
+    kv_transfer: QuantityOut | None = None
 
 
 class RejectedOption(Model):

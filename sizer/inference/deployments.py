@@ -59,6 +59,8 @@ class InferenceRecommendRequest(ServedModel):
                                                                                "this less the output")
     max_devices: int = Field(8, ge=1, le=1024, description="largest tensor-parallel group (or layer split)")
     max_replicas: int = Field(64, ge=1, le=100_000, description="most replicas of one deployment (under load)")
+    disaggregated: bool = Field(False, description="under a rate: also size disaggregated prefill and decode pools "
+                                                   "(DistServe/Splitwise) for the leading rows, as rows of their own")
     objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
@@ -93,6 +95,8 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
                                                                "or users): offloaded layers are sized for a static batch only")
         from sizer.inference.load_search import recommend_under_load
         return recommend_under_load(request, catalog, arch, notes)
+    if request.disaggregated:
+        raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for a load")
     prompt, output = request.prompt_len, request.output_len
     if request.context_length is not None:
         prompt = request.context_length - output

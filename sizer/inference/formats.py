@@ -7,7 +7,8 @@ computes at the device's 16-bit rate. A weight-and-activation format (``activati
 E4M3; w8a8, SmoothQuant int8) runs its matrix products at the device's fp8 or int8 peak, and only
 where the catalog has that peak: elsewhere it is refused, naming the field (its kernels need the
 units). GPTQ, AWQ and GGUF files keep the token embeddings and the output
-head at 16 bits (``edges_16bit``): about 10 % of a 7B model's bytes at 4 bits.
+head at 16 bits (``edges_16bit``): about 10 % of a 7B model's bytes at 4 bits. MXFP4 quantises only a
+mixture's routed experts, as OpenAI ships gpt-oss (docs/references.md [ocp-mx], [openai2025gptoss]).
 
 >>> weight_format("q4_0").bits, weight_format("GPTQ-int4-g128").bits
 (4.5, 4.15625)

@@ -24,6 +24,7 @@ import numpy as np
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.inference.capacity import serve_load
+from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.inference.deployment_answers import InferenceRecommendResult, LoadOption, RejectedOption, unsupported_reason
 from sizer.inference.estimate import speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
@@ -120,6 +121,8 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     weights, kvs = _formats(request)
     pinned = request.weights is not None
+    if request.disaggregated and load.rate is None:
+        raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for Poisson arrivals")
     screens = []
     for fmt in weights:
         limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
@@ -175,7 +178,7 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                              "does not fit in any format searched" if "fit" in reasons or not reasons else "no point serves")
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=reason))
             continue
-        options.append(_option(request, device, hourly, basis, *chosen, searched=False, load=load))
+        options.append(_option(request, device, hourly, basis, *chosen, searched=False, load=load, lengths=lengths))
     options.sort(key=lambda o: o["key"])
     # the leading rows: the capacity itself (bisection) and the replicas it implies, until the lead is searched
     for _ in range(2 * FULL_SEARCH_ROWS):
@@ -188,8 +191,12 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
             if (answer.replicas is not None and answer.slo_met and answer.replicas <= request.max_replicas
                     and len(answer.run.ttft)):
                 o.update(_option(request, o["device"], o["hourly"], o["basis"], o["fmt"], o["screen"], o["r"],
-                                 o["replica"], answer.replicas, answer.run, searched=True, load=load, answer=answer))
+                                 o["replica"], answer.replicas, answer.run, searched=True, load=load, lengths=lengths,
+                                 answer=answer))
         options.sort(key=lambda o: o["key"])
+    if request.disaggregated:
+        options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
+                         key=lambda o: o["key"])
     s = speed_spread()
     ranked = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
         cost_out(o["per_million"], o["basis"], s) if o["per_million"] is not None else None)})
@@ -216,6 +223,14 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                               "amortised purchase (price_basis 'buy'), ranked together by cost per million tokens; "
                               "devices without either come last", source="sizer.formulas.tco.hourly_price"),
                    Assumption(name="range", value=f"cost {1 / s['high']:.3g}-{1 / s['low']:.3g} x expected", source=s["source"])]
+    if request.disaggregated:
+        assumptions.append(Assumption(
+            name="disaggregated", value=f"for the leading {FULL_SEARCH_ROWS} rows, the same replica as a pool of prefill "
+            "replicas (prompts only) and one of decode replicas (answers only), sized by bisection each: prefill within "
+            f"{PREFILL_TTFT_SHARE:.0%} of the TTFT limit less the KV transfer, decode within the rest and the TPOT limit; "
+            "TTFT = prefill + transfer + decode admission, request by request; the transfer over the node link where "
+            "two replicas share a node, else the network", source="docs/references.md [zhong2024distserve], "
+            "[patel2024splitwise]"))
     weights_label = weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights)
     first = screens[0][1]["case"]
     return InferenceRecommendResult(task="inference", model=arch.name, weights=weights_label, prompt_len=first.prompt_len,
@@ -223,10 +238,21 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                                     objective=request.objective, scenario="load", load=load_out(load, lengths))
 
 
-def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *, searched, load, answer=None) -> dict:
+def delivered(load: Load, lengths, runs: int, run) -> tuple[float, float]:
+    """Output and prompt-plus-output tokens/s of ``runs`` replicas: a rate they keep up with is delivered
+    whole (a short simulation's window, stretched by the last answers, would understate it); a closed
+    loop's is what the simulation measured."""
+    if load.rate is not None and run.complete:
+        prompt, output = lengths.mean()
+        return load.rate * output, load.rate * (prompt + output)
+    return run.output_tokens_per_s * runs, run.total_tokens_per_s * runs
+
+
+def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *, searched, load, lengths,
+            answer=None) -> dict:
     """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
     count = int(s["c"][r])
-    out_rate = run.output_tokens_per_s * replicas
+    out_rate, total_rate = delivered(load, lengths, replicas, run)
     per_million = (hourly * count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6
                    if hourly is not None and out_rate > 0 else None)
     lat = latency_out(run)
@@ -242,7 +268,7 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
                replicas=replicas, devices_total=count * replicas, weights=fmt.name, kv_cache=s["kv"],
                max_request_rate=QuantityOut(value=float(rate), unit="1/s"), capacity_searched=searched,
                utilisation=float(utilisation), latency=lat, output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
-               prompt_and_output_tokens_per_s=QuantityOut(value=run.total_tokens_per_s * replicas, unit="tokens/s"),
+               prompt_and_output_tokens_per_s=QuantityOut(value=total_rate, unit="tokens/s"),
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
@@ -250,3 +276,30 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
     key = _key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate))
     return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,
                 r=r, replica=replica)
+
+
+def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> list[dict]:
+    """The leading rows' replicas as disaggregated prefill and decode pools, where some sizes meet the SLOs."""
+    out = []
+    for o in leading:
+        split = serve_disaggregated(o["replica"], load, lengths, slo, SEARCH_REQUESTS, SEARCH_STEPS)
+        if split is None or split.prefill_replicas + split.decode_replicas > request.max_replicas:
+            continue
+        reps = split.prefill_replicas + split.decode_replicas
+        count = o["row"]["count"]
+        out_rate, total_rate = delivered(load, lengths, split.decode_replicas, split.decode_run)
+        hourly = o["hourly"]
+        per_million = (hourly * count * reps * unit_factor("1/hour", "1/s") / out_rate * 1e6
+                       if hourly is not None and out_rate > 0 else None)
+        capacity = min(split.prefill_replicas * split.prefill_rate, split.decode_replicas * split.decode_rate)
+        lat = latency_out(split)
+        row = {**o["row"], "replicas": reps, "devices_total": count * reps, "deployment": "disaggregated",
+               "prefill_replicas": split.prefill_replicas, "decode_replicas": split.decode_replicas,
+               "kv_transfer": QuantityOut(value=split.transfer * unit_factor("s", "ms"), unit="ms"),
+               "max_request_rate": QuantityOut(value=capacity / reps, unit="1/s"), "capacity_searched": True,
+               "utilisation": float(min(load.rate / capacity, 1.0)), "latency": lat,
+               "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
+               "prompt_and_output_tokens_per_s": QuantityOut(value=total_rate, unit="tokens/s")}
+        key = _key(request.objective, hourly, count, reps, per_million, lat.e2e.p99, capacity / reps)
+        out.append({**o, "row": row, "key": key, "per_million": per_million})
+    return out

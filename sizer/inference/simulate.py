@@ -93,6 +93,9 @@ class Replica:
     # admit when the prompt fits and preempt the youngest when the answers outgrow the cache (vLLM)
     memory_share: float = VLLM_MEMORY_SHARE  # of the device memory the runtime uses (TensorRT-LLM: 1)
     kv_free_share: float = 1.0  # of the memory left after weights and activations the cache takes (TensorRT-LLM: 0.9)
+    # what the replica runs of each request (disaggregated serving): "both"; "prefill" (the prompt and the
+    # first token, then the request leaves); "decode" (the prompt's KV cache arrives whole, the rest of the answer)
+    phase: str = "both"
 
     def __post_init__(self):
         if self.iteration_overhead is None:
@@ -280,6 +283,8 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     requests = int(min(max(requests, 10), MAX_REQUESTS))
     rng = np.random.default_rng(seed)
     prompts, outputs = lengths.sample(rng, requests)
+    if replica.phase == "prefill":  # the same requests (the same draws), each ending with its first token
+        outputs = np.ones_like(outputs)
     mean_prompt, mean_output = lengths.mean()
     grid = iteration_grid(replica, mean_prompt + mean_output / 2)
     cap, max_batch, budget = grid.kv_capacity, replica.max_batch, replica.token_budget
@@ -292,7 +297,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                     else poisson_arrivals(load.rate, requests, rng)).tolist()
     else:
         arrivals = [0.0] * min(load.users, requests) + [np.inf] * (requests - min(load.users, requests))
-    hit = replica.prefix_hit
+    hit = 1.0 if replica.phase == "decode" else replica.prefix_hit  # a decode replica receives the prompt's cache
     prompt_l = prompts.tolist()
     output_l = outputs.tolist()
     todo = [max(1, int(round(p * (1 - hit)))) for p in prompt_l]  # prefill tokens still to compute

@@ -148,7 +148,8 @@ class Architecture:
         return self.moe and index >= self.dense_layers and (index - self.dense_layers + 1) % self.moe_every == 0
 
     def window(self, index: int) -> int | None:
-        """Tokens decoder block ``index`` (from 0) attends over at most; None: the whole context."""
+        """Tokens decoder block ``index`` (from 0) attends over at most; None: the whole context
+        (gpt-oss: every other block from block 0 over 128 tokens, docs/references.md [openai2025gptoss])."""
         if not self.sliding_window or (self.global_every and (index + 1) % self.global_every == 0):
             return None
         return self.sliding_window

@@ -370,6 +370,22 @@ def test_serve_under_traffic_ranks_deployments_and_draws_latency_against_load(br
     _screenshot(browser, shots / "serve-load-desktop.png", until="serve-load-figure")
 
 
+def test_serve_under_traffic_with_disaggregated_pools(browser, base_url):
+    # issue 16 item 4 (optional part): disaggregated prefill/decode pools as rows of their own
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    _choose_task(browser, "serve")
+    _fill(browser, **{"sv-model": "llama-2-70b", "sv-max_devices": "4", "sv-rate": "5", "sv-slo_ttft": "2 s",
+                      "sv-slo_tpot": "100 ms"})
+    Select(browser.find_element(By.ID, "sv-weights")).select_by_value("fp8")
+    browser.find_element(By.ID, "sv-disaggregated").click()
+    rows = _submit_and_read(browser, "sv-submit", "served-load")
+    split = [row for row in rows if " prefill + " in row[2]]
+    assert split and len(split) < len(rows), rows
+    for row in split:
+        assert " decode × " in row[2] and _number(row[4]) <= 2000 and _number(row[5]) <= 100, row
+
+
 def test_serve_on_a_phone_has_no_sideways_scrolling_and_readable_chart_text(browser, base_url, shots):
     browser.set_window_size(*PHONE)
     try:

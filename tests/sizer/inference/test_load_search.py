@@ -43,6 +43,17 @@ def test_search_is_ranked_by_cost_and_meets_the_slos(searched):
     assert all(x.capacity_searched for x in searched.ranked[:3])
 
 
+def test_a_rate_that_is_kept_up_with_is_delivered_whole(searched):
+    # 5 requests/s of 256-token answers: 1,280 tokens/s whatever the replicas (a short simulation's window,
+    # stretched by its last answers, used to understate it and overstate the cost per token)
+    for x in searched.ranked:
+        assert x.output_tokens_per_s.value == pytest.approx(5 * 256)
+        assert x.prompt_and_output_tokens_per_s.value == pytest.approx(5 * (1024 + 256))
+        if x.cost_per_million_tokens is not None:
+            hourly = x.price_per_hour.value * x.devices_total
+            assert x.cost_per_million_tokens.value == pytest.approx(hourly / 3600 / (5 * 256) * 1e6)
+
+
 def test_searching_formats_is_never_dearer_than_a_pinned_format(searched):
     pinned = recommend_inference(InferenceRecommendRequest(**LOAD, weights="bf16", kv_cache="fp16"))
     assert all(x.weights == "bf16" and x.kv_cache == "fp16" for x in pinned.ranked)
