@@ -29,7 +29,7 @@ from sizer.workloads.request import RequestModel
 from sizer.inference.capacity import serve_load
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
 from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, cost_out,
-                                        default_split, latency_out, load_assumptions, load_out, parse_load, price_per_hour)
+                                        default_split, delivered, latency_out, load_assumptions, load_out, parse_load, price_per_hour)
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.source import Source
@@ -301,8 +301,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                       request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
     answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
     replicas = answer.replicas or 1
-    out_rate = answer.run.output_tokens_per_s * replicas
-    all_rate = answer.run.total_tokens_per_s * replicas
+    out_rate, all_rate = delivered(load, lengths, replicas, answer.run,
+                                   kept_up=answer.run.complete and answer.utilisation <= 1.0)
     hourly, basis, hourly_note = price_per_hour(device, request.rent_price)
     load_cost = (cost_out(hourly * request.count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6, basis, s)
                  if hourly is not None and out_rate > 0 and answer.replicas else None)

@@ -31,7 +31,8 @@ from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weig
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, simulate
 from sizer.inference.traffic import Load
-from sizer.inference.under_load import cost_out, default_split, latency_out, load_out, parse_load, price_per_hour
+from sizer.inference.under_load import (cost_out, default_split, delivered, latency_out, load_out, parse_load,
+                                        price_per_hour)
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.workloads.registry import checkpoint_weights
 
@@ -238,21 +239,11 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                                     objective=request.objective, scenario="load", load=load_out(load, lengths))
 
 
-def delivered(load: Load, lengths, runs: int, run) -> tuple[float, float]:
-    """Output and prompt-plus-output tokens/s of ``runs`` replicas: a rate they keep up with is delivered
-    whole (a short simulation's window, stretched by the last answers, would understate it); a closed
-    loop's is what the simulation measured."""
-    if load.rate is not None and run.complete:
-        prompt, output = lengths.mean()
-        return load.rate * output, load.rate * (prompt + output)
-    return run.output_tokens_per_s * runs, run.total_tokens_per_s * runs
-
-
 def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *, searched, load, lengths,
             answer=None) -> dict:
     """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
     count = int(s["c"][r])
-    out_rate, total_rate = delivered(load, lengths, replicas, run)
+    out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
     per_million = (hourly * count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6
                    if hourly is not None and out_rate > 0 else None)
     lat = latency_out(run)
@@ -287,7 +278,7 @@ def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> li
             continue
         reps = split.prefill_replicas + split.decode_replicas
         count = o["row"]["count"]
-        out_rate, total_rate = delivered(load, lengths, split.decode_replicas, split.decode_run)
+        out_rate, total_rate = delivered(load, lengths, split.decode_replicas, split.decode_run, kept_up=split.slo_met)
         hourly = o["hourly"]
         per_million = (hourly * count * reps * unit_factor("1/hour", "1/s") / out_rate * 1e6
                        if hourly is not None and out_rate > 0 else None)

@@ -146,6 +146,17 @@ def latency_out(run: SimulationResult) -> LatencyOut | None:
                       e2e=_pct(run.e2e, "s"), requests_measured=int(len(run.ttft)))
 
 
+def delivered(load: Load, lengths: Lengths, replicas: int, run: SimulationResult, *, kept_up: bool) -> tuple[float, float]:
+    """Output and prompt-plus-output tokens/s [1/s] of ``replicas`` replicas: a rate they keep up with
+    (``kept_up``: within their capacity, or their SLOs met) is delivered whole, the rate times the mean
+    lengths (a simulation's window, stretched by its last answers, would understate it); otherwise, and
+    for a closed loop, what the simulation measured."""
+    if load.rate is not None and kept_up:
+        prompt, output = lengths.mean()
+        return load.rate * output, load.rate * (prompt + output)
+    return run.output_tokens_per_s * replicas, run.total_tokens_per_s * replicas
+
+
 def load_out(load: Load, lengths: Lengths) -> LoadOut:
     prompt, output = lengths.mean()
     return LoadOut(request_rate=QuantityOut(value=load.rate, unit="1/s") if load.rate is not None else None,
