@@ -33,7 +33,7 @@ from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
-                                        parse_load, price_per_hour)
+                                        parse_load, price_per_hour, usd_per_million)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
 
@@ -209,7 +209,7 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
         scored = []
         for r in best.values():
             hourly = price * c[r] if price is not None else None
-            per_million = hourly * unit_factor("1/hour", "1/s") / total[r] * 1e6 if hourly is not None else None
+            per_million = usd_per_million(hourly, 1, float(total[r]))
             key = {"cost": (per_million is None, per_million or 0.0, c[r]),
                    "latency": (float(own_prefill[r] + (output - 1) * a.decode_seconds[r]), c[r]),
                    "throughput": (-float(total[r] / c[r]), c[r])}[request.objective]

@@ -29,7 +29,8 @@ from sizer.workloads.request import RequestModel
 from sizer.inference.capacity import serve_load
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
 from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, cost_out,
-                                        default_split, delivered, latency_out, load_assumptions, load_out, parse_load, price_per_hour)
+                                        default_split, delivered, latency_out, load_assumptions, load_out, parse_load, price_per_hour,
+                                        usd_per_million)
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.source import Source
@@ -304,8 +305,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     out_rate, all_rate = delivered(load, lengths, replicas, answer.run,
                                    kept_up=answer.run.complete and answer.utilisation <= 1.0)
     hourly, basis, hourly_note = price_per_hour(device, request.rent_price)
-    load_cost = (cost_out(hourly * request.count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6, basis, s)
-                 if hourly is not None and out_rate > 0 and answer.replicas else None)
+    per_million = usd_per_million(hourly, request.count * replicas, out_rate) if answer.replicas else None
+    load_cost = cost_out(per_million, basis, s) if per_million is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
     notes_load = load_assumptions(load, lengths, slo, answer, split, replica.max_batch, replica.token_budget,
                                   replica.prefix_hit)

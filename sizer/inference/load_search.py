@@ -32,7 +32,7 @@ from sizer.inference.serving import ServingCase, evaluate_serving, serving_table
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, simulate
 from sizer.inference.traffic import Load
 from sizer.inference.under_load import (cost_out, default_split, delivered, latency_out, load_out, parse_load,
-                                        price_per_hour)
+                                        price_per_hour, usd_per_million)
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.workloads.registry import checkpoint_weights
 
@@ -244,8 +244,7 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
     """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
     count = int(s["c"][r])
     out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
-    per_million = (hourly * count * replicas * unit_factor("1/hour", "1/s") / out_rate * 1e6
-                   if hourly is not None and out_rate > 0 else None)
+    per_million = usd_per_million(hourly, count * replicas, out_rate)
     lat = latency_out(run)
     share = _share(load, replicas)
     shown_rate = share.rate if share.rate is not None else run.request_rate
@@ -280,8 +279,7 @@ def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> li
         count = o["row"]["count"]
         out_rate, total_rate = delivered(load, lengths, split.decode_replicas, split.decode_run, kept_up=split.slo_met)
         hourly = o["hourly"]
-        per_million = (hourly * count * reps * unit_factor("1/hour", "1/s") / out_rate * 1e6
-                       if hourly is not None and out_rate > 0 else None)
+        per_million = usd_per_million(hourly, count * reps, out_rate)
         capacity = min(split.prefill_replicas * split.prefill_rate, split.decode_replicas * split.decode_rate)
         lat = latency_out(split)
         row = {**o["row"], "replicas": reps, "devices_total": count * reps, "deployment": "disaggregated",

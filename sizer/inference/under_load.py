@@ -127,6 +127,14 @@ class CostOut(RangeOut):
     price_basis: Literal["rent", "buy"]
 
 
+def usd_per_million(hourly: float | None, devices: float, tokens_per_s: float) -> float | None:
+    """USD per million tokens of ``devices`` devices at ``hourly`` USD per device-hour producing
+    ``tokens_per_s`` [1/s]; None without a price or without tokens."""
+    if hourly is None or not tokens_per_s > 0:
+        return None
+    return float(hourly * devices * unit_factor("1/hour", "1/s") / tokens_per_s * 1e6)
+
+
 def cost_out(per_million: float, basis: str, spread: dict) -> CostOut:
     return CostOut.model_construct(low=float(per_million / spread["high"]), expected=float(per_million),
                                    high=float(per_million / spread["low"]), unit="USD", value=float(per_million),

@@ -344,15 +344,20 @@ def test_serve_ranks_devices_that_meet_the_targets_and_charts_them(browser, base
     assert len(browser.find_elements(By.CSS_SELECTOR, "#serve-chart svg circle")) == len(priced)
 
 
-def test_serve_under_traffic_ranks_deployments_and_draws_latency_against_load(browser, base_url, shots):
-    # issue 16 item 7: a rate and SLOs give deployments with replicas and cost per million tokens, and the
-    # top one's latency percentiles against load, filled while the SLOs hold
+def _serve_fp8_70b_at_5_per_s(browser, base_url) -> None:
+    """The serve form filled for Llama-2-70B in FP8 at 5 requests/s within TTFT 2 s and TPOT 100 ms."""
     browser.set_window_size(*DESKTOP)
     browser.get(base_url + "/")
     _choose_task(browser, "serve")
     _fill(browser, **{"sv-model": "llama-2-70b", "sv-max_devices": "4", "sv-rate": "5", "sv-slo_ttft": "2 s",
                       "sv-slo_tpot": "100 ms"})
     Select(browser.find_element(By.ID, "sv-weights")).select_by_value("fp8")
+
+
+def test_serve_under_traffic_ranks_deployments_and_draws_latency_against_load(browser, base_url, shots):
+    # issue 16 item 7: a rate and SLOs give deployments with replicas and cost per million tokens, and the
+    # top one's latency percentiles against load, filled while the SLOs hold
+    _serve_fp8_70b_at_5_per_s(browser, base_url)
     rows = _submit_and_read(browser, "sv-submit", "served-load")
     costs = [_number(row[6]) for row in rows if row[6] != "–"]
     assert costs == sorted(costs) and costs, rows
@@ -372,12 +377,7 @@ def test_serve_under_traffic_ranks_deployments_and_draws_latency_against_load(br
 
 def test_serve_under_traffic_with_disaggregated_pools(browser, base_url):
     # issue 16 item 4 (optional part): disaggregated prefill/decode pools as rows of their own
-    browser.set_window_size(*DESKTOP)
-    browser.get(base_url + "/")
-    _choose_task(browser, "serve")
-    _fill(browser, **{"sv-model": "llama-2-70b", "sv-max_devices": "4", "sv-rate": "5", "sv-slo_ttft": "2 s",
-                      "sv-slo_tpot": "100 ms"})
-    Select(browser.find_element(By.ID, "sv-weights")).select_by_value("fp8")
+    _serve_fp8_70b_at_5_per_s(browser, base_url)
     browser.find_element(By.ID, "sv-disaggregated").click()
     rows = _submit_and_read(browser, "sv-submit", "served-load")
     split = [row for row in rows if " prefill + " in row[2]]
