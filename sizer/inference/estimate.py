@@ -200,6 +200,11 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     if table.precisions[i] != fmt.compute and fmt.compute != "mixed":
         notes.append(Assumption(name="compute precision", value=f"{table.devices[i].name} has no {fmt.compute}: weights "
                                 f"dequantised to {table.precisions[i]}", source="weight-only kernels (W8A16)"))
+    if arch.sliding_window:
+        notes.append(Assumption(name="sliding window", value=f"{arch.sliding_blocks} of {arch.layers} blocks attend over "
+                                f"the last {arch.sliding_window} tokens: their KV cache holds and reads that window only "
+                                f"({arch.kv_blocks(case.context):.3g} blocks' worth per token at {case.context} tokens), "
+                                "their prefill computes the band", source=arch.source, verified=arch.verified))
     if arch.moe:
         notes.append(Assumption(name="mixture of experts", value=f"weights of all {arch.experts} experts in memory; a token "
                                 f"computes with and reads {arch.experts_per_token}; a batch of B reads E(1-(1-k/E)^B) "

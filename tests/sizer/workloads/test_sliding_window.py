@@ -114,3 +114,13 @@ def test_an_irregular_layer_pattern_is_refused_naming_the_field():
     with pytest.raises(InputError) as error:
         architecture_from_config({**GPT_OSS_20B, "layer_types": types})
     assert error.value.field == "model.layer_types"
+
+
+def test_a_serving_estimate_says_what_the_window_keeps():
+    from sizer.inference.estimate import InferenceRequest, estimate_inference
+
+    r = estimate_inference(InferenceRequest(model="gpt-oss-20b", device="H100 SXM", prompt_len=20_000, output_len=2000))
+    note = next(a for a in r.assumptions if a.name == "sliding window")
+    assert "12 of 24 blocks" in note.value and "12.1 blocks' worth" in note.value
+    full = estimate_inference(InferenceRequest(model="gpt-oss-20b", device="H100 SXM", prompt_len=64, output_len=32))
+    assert "24 blocks' worth" in next(a for a in full.assumptions if a.name == "sliding window").value
