@@ -24,9 +24,9 @@ from pydantic import ConfigDict, Field
 
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
-from sizer.inference.estimate import ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture, speed_spread
-from sizer.inference.formats import kv_cache_bytes_per_value, weight_format
-from sizer.workloads.registry import checkpoint_weights
+from sizer.inference.estimate import (ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture,
+                                     served_format, speed_spread)
+from sizer.inference.formats import kv_cache_bytes_per_value
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
                                                 unsupported_reason)
 from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_refusal
@@ -89,14 +89,14 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     arch, notes = served_architecture(request)
     check_gpu_layers(request.gpu_layers, arch)
     offloading = request.gpu_layers is not None and request.gpu_layers < arch.layers
+    if request.disaggregated and request.rate is None:
+        raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for Poisson arrivals")
     if request.rate is not None or request.users is not None:
         if offloading:
             raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate "
                                                                "or users): offloaded layers are sized for a static batch only")
         from sizer.inference.load_search import recommend_under_load
         return recommend_under_load(request, catalog, arch, notes)
-    if request.disaggregated:
-        raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for a load")
     prompt, output = request.prompt_len, request.output_len
     if request.context_length is not None:
         prompt = request.context_length - output
@@ -107,10 +107,14 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     devices = tuple(d for d in catalog if d.kind in request.kinds)
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
-    # formats: a given one pins its dimension; offloaded layers keep the given (or 16-bit) weights: CPUs lack W8A8 peaks
+    # formats: a given one pins its dimension; offloaded layers keep the given (or the checkpoint's) weights: CPUs lack
+    # W8A8 peaks
     pinned = request.weights is not None or offloading
-    weights = ([weight_format(request.weights or checkpoint_weights(request.model) or "bf16")] if pinned
-               else searched_weights(request))
+    if pinned:
+        fmt, format_notes = served_format(request)
+        weights, notes = [fmt], notes + format_notes
+    else:
+        weights = searched_weights(request)
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     host, host_notes, rejected = None, [], []
     if offloading:

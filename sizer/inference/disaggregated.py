@@ -31,8 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.inference.capacity import Slo, max_rate
-from sizer.inference.serving import kv_cache_bytes_per_token
-from sizer.inference.simulate import Replica, SimulationResult, simulate
+from sizer.inference.simulate import Replica, SimulationResult, device_kv_bytes_per_token, simulate
 from sizer.inference.traffic import Lengths, Load
 
 PREFILL_TTFT_SHARE = 0.9  # of the TTFT limit (less the transfer) the prefill pool is sized within; the rest: decode admission
@@ -52,7 +51,8 @@ class SplitAnswer:
     tpot: np.ndarray
     e2e: np.ndarray
     decode_run: SimulationResult  # one decode replica at its share: output tokens, memory
-    slo_met: bool
+    complete: bool  # both pools finished every request
+    slo_met: bool = False
 
     def percentile(self, name: str, q: float) -> float:
         values = getattr(self, name)
@@ -62,11 +62,9 @@ class SplitAnswer:
 def kv_transfer_seconds(replica: Replica, prompt: float) -> float:
     """Seconds to send a ``prompt``-token KV cache from a prefill to a decode replica: each of its
     devices sends its share, over the node link where two replicas fit a node, else the network."""
-    table, d, n = replica.table, replica.device, replica.count
-    tp = n if replica.split == "tensor" else 1
-    per_device = prompt * kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, tp, prompt) / (
-        n if replica.split == "layer" else 1)
-    inside = 2 * n <= table.devices_per_node[d]
+    table, d = replica.table, replica.device
+    per_device = prompt * device_kv_bytes_per_token(replica, prompt)
+    inside = 2 * replica.count <= table.devices_per_node[d]
     bandwidth, latency = ((table.link[d], table.link_latency[d]) if inside else (table.network[d], table.network_latency[d]))
     return float(per_device / bandwidth + latency)
 
@@ -121,14 +119,11 @@ def serve_disaggregated(replica: Replica, load: Load, lengths: Lengths, slo: Slo
     for _ in range(GROWTH_TRIES + 1):
         p_run = simulate(prefill, Load(rate=load.rate / p), lengths, requests, seed)
         d_run = simulate(decode, Load(rate=load.rate / d), lengths, requests, seed)
-        ttft, tpot, e2e = _combined(p_run, d_run, transfer)
-        answer = SplitAnswer(p, d, transfer, p_rate, d_rate, ttft, tpot, e2e, d_run, False)
-        checks = {"ttft": slo.ttft, "tpot": slo.tpot, "e2e": slo.e2e}
-        misses = {name: answer.percentile(name, slo.percentile) / limit for name, limit in checks.items()
-                  if limit is not None}
-        if p_run.complete and d_run.complete and all(v <= 1 for v in misses.values()):
+        answer = SplitAnswer(p, d, transfer, p_rate, d_rate, *_combined(p_run, d_run, transfer), d_run,
+                             p_run.complete and d_run.complete)
+        if slo.met(answer):
             return dataclasses.replace(answer, slo_met=True)
-        # the pool behind the worst miss grows: prefill for the time to first token, decode otherwise
+        # the prefill pool grows where it missed its share of the time to first token, else the decode pool
         prefill_side = (p_run.percentile("ttft", slo.percentile) > (prefill_slo.ttft or math.inf)
                         or not p_run.complete)
         if prefill_side:

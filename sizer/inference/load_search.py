@@ -122,8 +122,6 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     weights, kvs = _formats(request)
     pinned = request.weights is not None
-    if request.disaggregated and load.rate is None:
-        raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for Poisson arrivals")
     screens = []
     for fmt in weights:
         limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers

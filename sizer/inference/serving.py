@@ -190,6 +190,13 @@ def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 
     return ServingLayers(table=table, kv_bytes=attention * kv_bytes_per_block, idle_expert_params=idle)
 
 
+def decode_layers(arch: Architecture, context: float, kv_bytes_per_block: float, idle_share: float) -> ServingLayers:
+    """The folded decode layers at ``context`` tokens (:func:`decode_profile`), each attention row reading
+    ``kv_bytes_per_block`` where it attends over the whole context and its window's share where it slides."""
+    return fold(decode_profile(arch, context), kv_bytes_per_block, idle_share,
+                attention_flops(1, arch.heads, arch.score_size) * context)
+
+
 def touched_experts(experts: int, per_token: int, tokens: np.ndarray) -> np.ndarray:
     """Expected distinct experts a batch of ``tokens`` routes to: :math:`E (1 - (1 - k/E)^B)` (uniform routing).
 
@@ -314,8 +321,7 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
     kv_block = kv_cache_bytes_per_token(arch, case.kv_bytes) / arch.layers * case.mean_context
     prefill = fold(prefill_profile(arch, case.prompt_len))
-    decode = fold(decode_profile(arch, case.mean_context), kv_block, idle,
-                  attention_flops(1, arch.heads, arch.score_size) * case.mean_context)
+    decode = decode_layers(arch, case.mean_context, kv_block, idle)
     chunk = fold(prefill_profile(arch, min(case.prompt_len, PREFILL_CHUNK_TOKENS)))
     per_token = float(chunk.table.bytes.max()) / min(case.prompt_len, PREFILL_CHUNK_TOKENS)
     return prefill, decode, per_token

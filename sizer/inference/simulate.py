@@ -37,12 +37,11 @@ from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficienci
 from sizer.engine.devices import DeviceTable
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.inference.formats import WeightFormat
-from sizer.inference.serving import (LOGIT_BYTES, decode_profile, fold, kv_cache_bytes_per_token, prefill_profile,
+from sizer.inference.serving import (LOGIT_BYTES, decode_layers, fold, kv_cache_bytes_per_token, prefill_profile,
                                      serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.traffic import Lengths, Load, poisson_arrivals
 from sizer.memo import keyed_cache
 from sizer.workloads.architecture import Architecture
-from sizer.workloads.layer_graph import attention_flops
 
 # vLLM's defaults (EngineArgs: max_num_seqs 256; max_num_batched_tokens 2048 with chunked prefill, v0.6);
 # TensorRT-LLM's are max_batch_size 2048 and max_num_tokens 8192 (trtllm-build).
@@ -139,6 +138,14 @@ class IterationGrid:
         return self.interpolator()(n, k)
 
 
+def device_kv_bytes_per_token(replica: Replica, context: float) -> float:
+    """KV-cache bytes one token keeps on each device of ``replica`` at ``context`` tokens [B]: heads split
+    over tensor ranks, or layers over a layer split; a sliding-window block keeps its window only."""
+    if replica.split == "layer":
+        return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, 1, context) / replica.count
+    return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, replica.count, context)
+
+
 def _table_key(table: DeviceTable) -> tuple:
     """A value fingerprint of a device table: its devices' content keys and every array's bytes."""
     parts = []
@@ -161,7 +168,7 @@ def _grid_key(replica: Replica, mean_context: float) -> tuple:
 
 @functools.lru_cache(maxsize=64)
 def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float):
-    return fold(decode_profile(arch, context), kv_layer_token, idle, attention_flops(1, arch.heads, arch.score_size) * context)
+    return decode_layers(arch, context, kv_layer_token, idle)
 
 
 @functools.lru_cache(maxsize=64)
@@ -203,9 +210,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     weights = arch.params_total() * stored / replica.count
     act = _widest_layer_bytes(arch, min(replica.token_budget, 8192)) * table.storage_scale[d] / tp + replica.max_batch * arch.vocab * LOGIT_BYTES
     free = float(table.memory[d] * replica.memory_share - weights - table.framework_overhead[d] - act) * replica.kv_free_share
-    # a sliding-window block keeps only its window: per token at the mean context
-    kv_device_token = (kv_cache_bytes_per_token(arch, replica.kv_bytes, tp, mean_context)
-                       / (replica.count if replica.split == "layer" else 1))
+    kv_device_token = device_kv_bytes_per_token(replica, mean_context)  # at the mean context (sliding windows)
     capacity = int(max(free, 0.0) // kv_device_token // KV_BLOCK_TOKENS * KV_BLOCK_TOKENS)
 
     most = replica.token_budget + replica.max_batch

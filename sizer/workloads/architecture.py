@@ -101,9 +101,9 @@ class Architecture:
         if not 1 <= self.experts_per_token <= self.experts:
             raise InputError("experts_per_token", self.experts_per_token,
                              f"from 1 to the {self.experts} experts of {self.name} (top-k routing picks k of them)")
-        if self.sliding_window < 0 or self.global_every < 0:
-            raise InputError("sliding_window", self.sliding_window,
-                             f"a window of 0 or more tokens, and a global block every 0 or more ({self.name})")
+        for field in ("sliding_window", "global_every"):
+            if getattr(self, field) < 0:
+                raise InputError(field, getattr(self, field), f"0 or more ({self.name}; 0: no sliding window, or none global)")
         if self.dense_layers > self.layers:
             raise InputError("dense_layers", self.dense_layers, f"at most the {self.layers} blocks of {self.name}")
         check_work_bound(self)

@@ -74,11 +74,11 @@ def _sliding(c: _Config, *, alternate: bool = False) -> dict[str, int]:
     window = c.int("sliding_window")
     layers = c.int("num_hidden_layers")
     types = c.get("layer_types")
-    if not isinstance(types, list):
+    if not isinstance(types, list) or len(types) != layers:
         return dict(sliding_window=window, global_every=2 if alternate else 0)
     full = [i for i, kind in enumerate(types) if kind == "full_attention"]
-    if len(types) != layers or len(full) == layers:
-        return {} if len(full) == layers else dict(sliding_window=window, global_every=2 if alternate else 0)
+    if len(full) == layers:
+        return {}
     every = full[0] + 1 if full else 0
     if full and full != list(range(every - 1, layers, every)):
         raise InputError(f"{FIELD}.layer_types", "irregular", f"full_attention on every n-th block from block n-1 "

@@ -67,3 +67,12 @@ def test_static_recommend_for_gpt_oss_searches_mxfp4_and_serves_with_it_when_pin
     pinned = recommend_inference(InferenceRecommendRequest(model="gpt-oss-120b", weights="mxfp4", tokens_per_s_per_user=20,
                                                            batch=8))
     assert pinned.ranked and all(row.weights == "mxfp4" for row in pinned.ranked)
+
+
+def test_every_catalog_checkpoint_format_is_a_known_one():
+    # (sizer.workloads cannot import sizer.inference to check it when the file is read: no cycles)
+    from sizer.inference.formats import WEIGHT_FORMATS
+    from sizer.workloads.registry import builtin_entries
+
+    named = [e.checkpoint_weights for e in builtin_entries() if e.checkpoint_weights is not None]
+    assert named and all(name in WEIGHT_FORMATS for name in named), named
