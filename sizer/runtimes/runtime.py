@@ -1,0 +1,61 @@
+"""What a runtime is: one frozen description (:class:`Runtime`) and its purpose.
+
+Kept apart from the registry (:mod:`sizer.runtimes`) so that the family modules that describe
+runtimes import this and the registry imports them, without a circle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Purpose(StrEnum):
+    """What a runtime is for: one user's questions on their own machine, or many users' traffic."""
+
+    LOCAL = "local"
+    SERVING = "serving"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """One runtime: its name, what it supports and its fitted profile.
+
+    Parameters
+    ----------
+    name : str
+        The name users type (``llama.cpp``, ``vllm`` ...), lower case.
+    purpose : Purpose
+        Local or serving.
+    summary : str
+        One line a user reads in the assumptions.
+    sources : tuple of str
+        Where what is said of the runtime was read (``docs/references.md`` keys or URLs).
+    weight_formats : frozenset of str
+        The weight formats it runs (names of :mod:`sizer.inference.formats` or GGUF types).
+    device_kinds : frozenset of str
+        The device kinds it runs on (``gpu``, ``cpu``, ``apple`` ...).
+    profile : object
+        The family's own frozen description (efficiencies, scheduler defaults, memory fraction).
+    aliases : tuple of str
+        Other spellings users type (``llamacpp``, ``trtllm``).
+    """
+
+    name: str
+    purpose: Purpose
+    summary: str
+    sources: tuple[str, ...]
+    weight_formats: frozenset[str]
+    device_kinds: frozenset[str]
+    profile: Any = None
+    aliases: tuple[str, ...] = field(default=())
+
+    def refusal(self, *, weights: str | None = None, device_kind: str | None = None) -> str | None:
+        """Why this runtime cannot run the combination, in a sentence, or None when it can."""
+        if weights is not None and weights not in self.weight_formats:
+            return (f"{self.name} does not run {weights} weights "
+                    f"(it runs {', '.join(sorted(self.weight_formats))})")
+        if device_kind is not None and device_kind not in self.device_kinds:
+            return (f"{self.name} does not run on a {device_kind} "
+                    f"(it runs on {', '.join(sorted(self.device_kinds))})")
+        return None
