@@ -10,7 +10,7 @@ samples of 0.1 s). So the suite here
 * measures the foreign load for a moment before each run as well as during it, and trusts a
   "quiet" verdict only from enough samples (:func:`contention_of`);
 * re-measures a contended run once after waiting for quiet, and otherwise keeps it out of the
-  headline figures with the reason (:func:`headline_exclusion`).
+  headline figures with the reason (:func:`headline_exclusions`).
 """
 from __future__ import annotations
 
@@ -93,32 +93,48 @@ def contention_of(before_percent: float, during: dict | None) -> dict:
             "percent": percent, "contended": percent > QUIET_PERCENT}
 
 
-def recorded_contention(run: dict) -> dict:
-    """A run's contention as its report holds it; a report from before the look ahead of each run
-    (no ``contention`` field) is judged by its samples alone, and too few of them count as unknown
-    (contended): the suite cannot say that such a run ran alone."""
-    measured = run["measured"]
+def _watched_load(run: dict) -> float | None:
+    """Foreign CPU during a run that the sampler saw long enough to judge [%], else None."""
+    during = run["measured"].get("loads", {}).get("other_processes_cpu_percent")
+    return float(during["mean"]) if during and int(during.get("samples", 0)) >= MIN_SAMPLES else None
+
+
+def recorded_contention(runs: list[dict], index: int) -> dict:
+    """The contention of ``runs[index]`` as its report holds it.
+
+    A report from before the look ahead of each run (no ``contention`` field) judges a run whose
+    time held too few samples by the nearest well-watched runs measured before and after it
+    (the report lists runs in the order they ran); with none, its contention is unknown and it
+    counts as contended: the suite cannot say that it ran alone.
+    """
+    measured = runs[index]["measured"]
     if "contention" in measured:
         return measured["contention"]
     during = measured.get("loads", {}).get("other_processes_cpu_percent")
-    samples = int(during.get("samples", 0)) if during else 0
-    verdict = contention_of(0.0, during)
-    verdict["before_percent"] = None
-    if samples < MIN_SAMPLES:
-        verdict["contended"] = True
-    return verdict
+    if _watched_load(runs[index]) is not None:
+        return {**contention_of(0.0, during), "before_percent": None}
+    earlier = next((load for run in reversed(runs[:index]) if (load := _watched_load(run)) is not None), None)
+    later = next((load for run in runs[index + 1:] if (load := _watched_load(run)) is not None), None)
+    around = [load for load in (earlier, later) if load is not None]
+    if not around:
+        return {**contention_of(0.0, during), "before_percent": None, "contended": True, "unknown": True}
+    return {**contention_of(max(around), during), "before_percent": None, "around_percent": max(around)}
 
 
-def headline_exclusion(run: dict) -> str | None:
-    """Why a run is kept out of the headline figures, or None when it counts."""
-    verdict = recorded_contention(run)
-    if not verdict["contended"]:
-        return None
-    if verdict.get("before_percent") is None and verdict["during_samples"] < MIN_SAMPLES:
-        return (f"contention unknown: {verdict['during_samples']} load sample(s) during the run "
-                f"(at least {MIN_SAMPLES} are needed) and no look before it")
-    return (f"ran beside other processes taking {verdict['percent']:.0f} % of the CPU "
-            f"(quiet is at most {QUIET_PERCENT:.0f} %)")
+def headline_exclusions(runs: list[dict]) -> dict[str, str]:
+    """The runs kept out of the headline figures, by id, each with the reason."""
+    reasons = {}
+    for index, run in enumerate(runs):
+        verdict = recorded_contention(runs, index)
+        if not verdict["contended"]:
+            continue
+        if verdict.get("unknown"):
+            reasons[run["id"]] = (f"contention unknown: {verdict['during_samples']} load sample(s) during the run "
+                                  f"(at least {MIN_SAMPLES} are needed) and no well-watched run beside it")
+        else:
+            reasons[run["id"]] = (f"ran beside other processes taking {verdict['percent']:.0f} % of the CPU "
+                                  f"(quiet is at most {QUIET_PERCENT:.0f} %)")
+    return reasons
 
 
 def wait_for_quiet(timeout: float = QUIET_WAIT_SECONDS) -> float:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import write_text
-from validation.contention import MIN_SAMPLES, QUIET_PERCENT, headline_exclusion
+from validation.contention import MIN_SAMPLES, QUIET_PERCENT, headline_exclusions
 from validation.detect import DetectedDevice
 
 MS_PER_S = 1000.0
@@ -42,8 +42,9 @@ def _abs_stats(values: list[float]) -> dict:
 def summarise(runs: list[dict], layers: dict[str, dict], failures: list[dict]) -> dict:
     step_errors = [r["error"]["step_time"] for r in runs]
     stats = _abs_stats(step_errors)
-    excluded = [{"id": r["id"], "reason": reason} for r in runs if (reason := headline_exclusion(r))]
-    left_out = {entry["id"] for entry in excluded}
+    reasons = headline_exclusions(runs)
+    excluded = [{"id": run_id, "reason": reason} for run_id, reason in reasons.items()]
+    left_out = set(reasons)
     quiet = [r for r in runs if r["id"] not in left_out]
     quiet_stats = _abs_stats([r["error"]["step_time"] for r in quiet])
     fractions = [entry["accounted_fraction"] for entry in layers.values()]
@@ -60,7 +61,7 @@ def summarise(runs: list[dict], layers: dict[str, dict], failures: list[dict]) -
                         "median_abs_error": quiet_stats["median_abs_error"], "p90_abs_error": quiet_stats["p90_abs_error"],
                         "within_predicted_range": sum(bool(r["error"]["step_time_within_range"]) for r in quiet),
                         "rule": f"foreign CPU before and during the run at most {QUIET_PERCENT:.0f} %, "
-                                f"from at least {MIN_SAMPLES} samples or a look before the run"},
+                                f"judged from at least {MIN_SAMPLES} samples or a look before the run"},
         "excluded_from_headline": excluded,
         "remeasured": [{"id": r["id"], **r["remeasured"]} for r in runs if r.get("remeasured")],
         "peak_memory_error": _abs_stats([r["error"]["peak_memory"] for r in runs if "peak_memory" in r["error"]]),
