@@ -49,6 +49,7 @@ from sizer.deadline import check_deadline
 from sizer.engine.devices import DeviceTable
 from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
 from sizer.engine.job import Job
+from sizer.engine.training import chunks_hold_blocks
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
 INTERLEAVE = (1, 2, 4)
@@ -237,7 +238,8 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     tp, pp, cp, ep, zero, rc, v, mb = template.T
     blocks = job.shape.blocks if job.shape is not None else 1
     # a template row is a layout only where its dimensions agree with each other
-    divides = (blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed)  # a given split may be uneven
+    # a given split may be uneven, but each virtual chunk holds a block
+    divides = (blocks % np.maximum(pp * v, 1) == 0) | (("interleave" in fixed) & chunks_hold_blocks(blocks, pp, v))
     keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
     template = template[keep]
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per

@@ -153,8 +153,33 @@ def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> No
                                    "expert-parallel ranks are data-parallel (or tensor and data-parallel) ranks")
 
 
+def chunks_hold_blocks(blocks, pp, interleave):
+    """Whether every one of a stage's ``interleave`` virtual chunks holds at least one block.
+
+    A pipeline of ``pp`` stages gives its fewest-block stage :math:`\lfloor L / p \rfloor` of the
+    ``L`` blocks; interleaved 1F1B cuts each stage into ``v`` chunks (Narayanan et al. 2021 §2.2,
+    Megatron-LM's virtual pipeline), which needs :math:`v \le \lfloor L / p \rfloor`. The layout
+    search and a layout the user pins both ask here.
+
+    Parameters
+    ----------
+    blocks : int or numpy.ndarray
+        Transformer blocks [1].
+    pp, interleave : int or numpy.ndarray
+        Pipeline stages and virtual chunks per stage [1].
+
+    Returns
+    -------
+    bool or numpy.ndarray of bool
+
+    >>> chunks_hold_blocks(32, 8, 4), chunks_hold_blocks(32, 8, 5)
+    (True, False)
+    """
+    return np.asarray(interleave) <= np.asarray(blocks) // np.maximum(np.asarray(pp), 1)
+
+
 def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
-                 *, table=None) -> None:
+                 *, table=None, interleave: int | None = None) -> None:
     """A layout the job can run, or InputError naming the field that cannot be.
 
     Parameters
@@ -198,6 +223,14 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
                                    "(or is a multiple of them)")
     if pp_ > job.shape.blocks:
         raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
+    if interleave is not None and interleave > 1:
+        if pp is not None and not chunks_hold_blocks(job.shape.blocks, pp_, interleave):
+            raise InputError("interleave", interleave, f"at most {job.shape.blocks // pp_} virtual chunks per stage: "
+                                                       f"{job.shape.blocks} blocks over {pp_} stages leave "
+                                                       f"{job.shape.blocks // pp_} block(s) to the smallest stage")
+        if not chunks_hold_blocks(job.shape.blocks, 2, interleave):
+            raise InputError("interleave", interleave, f"at most {job.shape.blocks // 2} virtual chunks per stage: "
+                                                       f"{job.shape.blocks} blocks over at least 2 stages")
     if cp_ > 1 and job.tokens_per_sample % (2 * cp_):
         raise InputError("cp", cp, f"a size whose twice divides the sequence length ({job.tokens_per_sample:.0f}): "
                                    "ring attention balances causal work with 2 chunks per rank")
@@ -395,7 +428,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
 
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    check_layout(job, count, tp, pp, recompute, cp)
+    check_layout(job, count, tp, pp, recompute, cp, interleave=interleave)
     if ep is not None:
         check_expert_parallel(job, count, tp or 1, pp or 1, ep)
     if hybrid_shard and (ep or 1) > 1:

@@ -118,7 +118,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         raise InputError("precision", request.precision,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
     recompute = recompute_index(request.recompute)
-    check_layout(job, request.count, request.tp, request.pp, recompute, request.cp)
+    check_layout(job, request.count, request.tp, request.pp, recompute, request.cp, interleave=request.interleave)
     if request.ep is not None:
         from sizer.engine.training import check_expert_parallel
 
