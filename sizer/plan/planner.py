@@ -20,7 +20,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.engine.constants import device_efficiencies
 from sizer.engine.evaluate import range_factors, workload_kind
 from sizer.engine.devices import build_device_table
-from sizer.engine.search import search
+from sizer.engine.search import search, unique_layouts
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.summary import summarise
 from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
@@ -106,6 +106,31 @@ def _why(ev, r: int, memory: float) -> str:
     return ", ".join(parts)
 
 
+def at_one_batch(ev, rows: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """``rows`` (in their order) that run one batch, so that their times compare: the asked batch where
+    any row runs it, else the nearest one some row runs (the first such row's batch where several are
+    equally near).
+
+    Parameters
+    ----------
+    ev : Evaluation
+        The evaluated candidates.
+    rows : numpy.ndarray
+        Rows in order [index].
+    distance : numpy.ndarray
+        Per candidate, how far its batch is from the asked one (:func:`sizer.engine.search.batch_distance`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows at that batch, in the given order [index].
+    """
+    if not len(rows):
+        return rows
+    nearest = rows[np.argmin(distance[rows])]  # the first of the nearest (argmin takes the first)
+    return rows[ev.batch[rows] == ev.batch[nearest]]
+
+
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     """Search the layouts of ``request.count`` devices for the job and rank those that fit."""
 
@@ -133,10 +158,12 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     rows = found.ranked(0)
     if request.ep is not None:  # the user's expert-parallel size only
         rows = rows[eps[rows] == request.ep]
+    rows = at_one_batch(ev, rows, found.distance)
     fitting = len(rows)
     if not fitting:  # nothing fits: the layouts closest to fitting, so the user sees by how much
         candidates = np.flatnonzero(ev.feasible & ((eps == request.ep) if request.ep is not None else True))
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
+        rows = unique_layouts(ev, at_one_batch(ev, rows, found.distance))
     low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
