@@ -171,6 +171,7 @@ def chunks_hold_blocks(blocks, pp, interleave):
     Returns
     -------
     bool or numpy.ndarray of bool
+        Per element: whether the smallest stage has a block for every chunk.
 
     >>> chunks_hold_blocks(32, 8, 4), chunks_hold_blocks(32, 8, 5)
     (True, False)
@@ -194,12 +195,14 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         Recomputation policy given [1].
     table : DeviceTable, optional
         Unused; kept for callers that pass it.
+    interleave : int or None
+        Virtual pipeline chunks per stage given [1] (:func:`chunks_hold_blocks`).
 
     Raises
     ------
     InputError
-        A split that does not divide the count, the heads or the sequence, or parallelism for a
-        workload without transformer blocks.
+        A split that does not divide the count, the heads or the sequence, virtual chunks without a
+        block each, or parallelism for a workload without transformer blocks.
 
     References
     ----------

@@ -102,3 +102,16 @@ ANSWERED = [
 def test_the_neighbours_still_answer(cli, argv):
     result = cli(*argv, "--json")
     assert result.exit_code == 0, result.output[-600:]
+
+
+def test_owned_devices_that_cannot_split_the_heads_serve_on_the_most_that_can(cli):
+    # 3 devices you have do not split 32 heads: the answer serves on 2 of them, says one idles, and
+    # no longer claims tensor parallelism over 3
+    import json
+
+    result = cli("inference", "--model", "llama-2-7b", "--have", "3x H100 SXM", "--json")
+    assert result.exit_code == 0, result.output[-500:]
+    option = json.loads(result.stdout)["options"][0]
+    assert option["count"] == 3 and option["layout"]["tp"] == 2 and option["layout"]["idle_devices"] == 1
+    eight = json.loads(cli("inference", "--model", "llama-2-7b", "--have", "8x H100 SXM", "--json").stdout)["options"][0]
+    assert eight["layout"]["tp"] == 8 and "idle_devices" not in eight["layout"]
