@@ -173,7 +173,7 @@ def chunks_hold_blocks(blocks, pp, interleave):
     bool or numpy.ndarray of bool
         Per element: whether the smallest stage has a block for every chunk.
 
-    >>> chunks_hold_blocks(32, 8, 4), chunks_hold_blocks(32, 8, 5)
+    >>> bool(chunks_hold_blocks(32, 8, 4)), bool(chunks_hold_blocks(32, 8, 5))  # 4 blocks per stage
     (True, False)
     """
     return np.asarray(interleave) <= np.asarray(blocks) // np.maximum(np.asarray(pp), 1)
