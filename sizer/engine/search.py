@@ -238,8 +238,8 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     tp, pp, cp, ep, zero, rc, v, mb = template.T
     blocks = job.shape.blocks if job.shape is not None else 1
     # a template row is a layout only where its dimensions agree with each other
-    # a given split may be uneven, but each virtual chunk holds a block
-    divides = (blocks % np.maximum(pp * v, 1) == 0) | (("interleave" in fixed) & chunks_hold_blocks(blocks, pp, v))
+    # every virtual chunk holds a block (check_layout's rule); a searched split is even, a given one may not be
+    divides = chunks_hold_blocks(blocks, pp, v) & ((blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed))
     keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
     template = template[keep]
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per
