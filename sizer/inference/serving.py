@@ -129,7 +129,7 @@ def check_tensor_ranks(count: int, arch: Architecture) -> None:
         raise InputError("count", count, f"a device count that divides the {arch.heads} attention heads of {arch.name} "
                                          f"(and its {arch.kv_heads} key/value heads, or is a multiple of them), such as "
                                          f"{', '.join(map(str, fitting[:8]))}: tensor parallelism gives each device "
-                                         "whole heads (or --split layer)")
+                                         "whole heads (or split layer: --split layer)")
 
 
 def _is_expert(layer: Layer) -> bool:
