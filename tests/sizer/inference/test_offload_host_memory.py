@@ -33,13 +33,18 @@ def test_405b_with_one_gpu_layer_does_not_fit_a_64_gb_host():
     assert float(note.value.split(" GB")[0]) * 1e9 >= at_least * 0.999
 
 
-def test_the_cli_says_it_does_not_fit(cli):
+@pytest.mark.parametrize("weights", [[], ["--weights", "q4_k_m"]], ids=["bf16 (805 GB)", "q4_k_m"])
+def test_the_cli_says_it_does_not_fit(cli, weights):
     import json
 
-    result = cli("inference", "--model", "llama-3.1-405b", "--device", "RTX 4090", "--weights", "q4_k_m",
-                 "--gpu-layers", "1", "--batch", "1", "--json")
+    # the command as typed, and the contract check's
+    result = cli("inference", "-m", "llama-3.1-405b", "-d", "rtx-4090", *weights, "--gpu-layers", "1", "--json")
     assert result.exit_code == 0, result.output[-500:]
-    assert json.loads(result.stdout)["fits"] is False
+    answer = json.loads(result.stdout)
+    assert answer["fits"] is False
+    assert any(a["name"] == "host memory does not fit" for a in answer["assumptions"])
+    table = cli("inference", "-m", "llama-3.1-405b", "-d", "rtx-4090", *weights, "--gpu-layers", "1")
+    assert "does NOT fit" in table.stdout
 
 
 def test_a_host_given_large_enough_fits_and_bounds_the_batch():
