@@ -176,7 +176,9 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         Assumption(name="search", value=f"tp {', '.join(map(str, values))} (inside a node, dividing the heads) x pp "
                    f"dividing the blocks (1F1B, interleaved) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
                    f"x whole micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
-                   f"{len(ev.fits)} candidates, {fitting} distinct layouts fit", source="sizer's layout search"),
+                   f"{len(ev.fits)} candidates, {fitting} distinct layouts fit"
+                   + (f" at a batch of {float(ev.batch[rows[0]]):,.0f} (every row runs it, so their times compare)"
+                      if len(rows) else ""), source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
     warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
