@@ -51,7 +51,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
 
 def _caption(result) -> str:
     """How many fit, the one batch every row runs, and the order (fastest first, or closest to fitting)."""
-    batch = f"; every row at a batch of {result.layouts[0].batch_size:,.0f}" if result.layouts else ""
+    batch = f"; every row at a batch of {result.layouts[0].batch_size:,.0f} {result.sample}s" if result.layouts else ""
     order = "fastest first" if result.fitting else "none fits: closest to fitting first"
     return f"{result.fitting} of {result.searched} layouts fit{batch}; {order}. --json for everything."
 

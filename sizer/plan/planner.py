@@ -83,6 +83,7 @@ class PlanResult(Model):
     searched: int
     fitting: int
     layouts: list[LayoutOption]
+    sample: str = "sample"  # what a batch counts: sequence, image, sample
     warnings: list[str]
     assumptions: list[Assumption]
 
@@ -177,7 +178,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                    f"dividing the blocks (1F1B, interleaved) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
                    f"x whole micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
                    f"{len(ev.fits)} candidates, {fitting} distinct layouts fit"
-                   + (f" at a batch of {float(ev.batch[rows[0]]):,.0f} (every row runs it, so their times compare)"
+                   + (f" at a batch of {float(ev.batch[rows[0]]):,.0f} {job.sample_word}s (every row runs it, so their times compare)"
                       if len(rows) else ""), source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
@@ -187,7 +188,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         assumptions.append(Assumption(name="fit", value=f"no layout fits {device.name}'s {memory * unit_factor('B', 'GB'):.3g} GB: "
                                       "shown are those closest to fitting", source="sizer's layout search"))
     return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
-                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, warnings=warnings,
+                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word, warnings=warnings,
                       assumptions=assumptions)
 
 
