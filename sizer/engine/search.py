@@ -49,7 +49,6 @@ from sizer.deadline import check_deadline
 from sizer.engine.devices import DeviceTable
 from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
 from sizer.engine.job import Job
-from sizer.engine.training import chunks_hold_blocks
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
 INTERLEAVE = (1, 2, 4)
@@ -142,6 +141,32 @@ def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
                      c.micro_batch[rows], c.accumulation[rows]], axis=1)
     _, first = np.unique(keys, axis=0, return_index=True)
     return rows[np.sort(first)]
+
+
+def chunks_hold_blocks(blocks, pp, interleave):
+    r"""Whether every one of a stage's ``interleave`` virtual chunks holds at least one block.
+
+    A pipeline of ``pp`` stages gives its fewest-block stage :math:`\lfloor L / p \rfloor` of the
+    ``L`` blocks; interleaved 1F1B cuts each stage into ``v`` chunks (Narayanan et al. 2021 §2.2,
+    Megatron-LM's virtual pipeline), which needs :math:`v \le \lfloor L / p \rfloor`. The layout
+    search and a layout the user pins both ask here.
+
+    Parameters
+    ----------
+    blocks : int or numpy.ndarray
+        Transformer blocks [1].
+    pp, interleave : int or numpy.ndarray
+        Pipeline stages and virtual chunks per stage [1].
+
+    Returns
+    -------
+    bool or numpy.ndarray of bool
+        Per element: whether the smallest stage has a block for every chunk.
+
+    >>> bool(chunks_hold_blocks(32, 8, 4)), bool(chunks_hold_blocks(32, 8, 5))  # 4 blocks per stage
+    (True, False)
+    """
+    return np.asarray(interleave) <= np.asarray(blocks) // np.maximum(np.asarray(pp), 1)
 
 
 def tensor_sizes(job: Job) -> tuple[int, ...]:

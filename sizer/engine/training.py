@@ -153,32 +153,6 @@ def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> No
                                    "expert-parallel ranks are data-parallel (or tensor and data-parallel) ranks")
 
 
-def chunks_hold_blocks(blocks, pp, interleave):
-    """Whether every one of a stage's ``interleave`` virtual chunks holds at least one block.
-
-    A pipeline of ``pp`` stages gives its fewest-block stage :math:`\lfloor L / p \rfloor` of the
-    ``L`` blocks; interleaved 1F1B cuts each stage into ``v`` chunks (Narayanan et al. 2021 §2.2,
-    Megatron-LM's virtual pipeline), which needs :math:`v \le \lfloor L / p \rfloor`. The layout
-    search and a layout the user pins both ask here.
-
-    Parameters
-    ----------
-    blocks : int or numpy.ndarray
-        Transformer blocks [1].
-    pp, interleave : int or numpy.ndarray
-        Pipeline stages and virtual chunks per stage [1].
-
-    Returns
-    -------
-    bool or numpy.ndarray of bool
-        Per element: whether the smallest stage has a block for every chunk.
-
-    >>> bool(chunks_hold_blocks(32, 8, 4)), bool(chunks_hold_blocks(32, 8, 5))  # 4 blocks per stage
-    (True, False)
-    """
-    return np.asarray(interleave) <= np.asarray(blocks) // np.maximum(np.asarray(pp), 1)
-
-
 def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
                  *, table=None, interleave: int | None = None) -> None:
     """A layout the job can run, or InputError naming the field that cannot be.
@@ -196,7 +170,7 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
     table : DeviceTable, optional
         Unused; kept for callers that pass it.
     interleave : int or None
-        Virtual pipeline chunks per stage given [1] (:func:`chunks_hold_blocks`).
+        Virtual pipeline chunks per stage given [1] (:func:`sizer.engine.search.chunks_hold_blocks`).
 
     Raises
     ------
@@ -208,6 +182,8 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
     ----------
     [megatron], [ringattention]
     """
+    from sizer.engine.search import chunks_hold_blocks
+
     tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
     if count % (tp_ * pp_ * cp_):
         field, value = ("cp", cp) if cp else (("tp", tp) if tp else ("pp", pp))
