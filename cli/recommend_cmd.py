@@ -68,12 +68,13 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
-                      gpu_layers=gpu_layers, host_cpu=host_cpu, disaggregated=disaggregated or None)
+                      gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
+                      disaggregated=disaggregated or None)
         if have:
             from sizer.facade import InferenceRequest
 
             served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch",
-                                             "gpu_layers", "host_cpu")}
+                                             "gpu_layers", "host_cpu", "host_memory")}
             return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
                                 catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,

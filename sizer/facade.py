@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from sizer.engine.calibration import Calibration
-from sizer.hardware.catalog import Catalog, catalog_template, load_catalog  # noqa: F401
+from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
