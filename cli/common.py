@@ -54,7 +54,7 @@ Epochs = Annotated[str, typer.Option("--epochs", help="Passes over the samples."
 PricingOption = Annotated[str, typer.Option("--pricing", help="rent (cloud prices only; devices without one listed apart), "
                                             "buy (amortised purchase plus energy) or any (rent, else the amortised purchase, labelled).")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
-BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step (tokens with --tokens).")]
+BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step: '1536 sequences', '4M tokens' or '512 samples' (a bare number counts tokens with --tokens, else samples).")]
 Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad, rmsprop, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit.")]
 SeqLen = Annotated[Optional[int], typer.Option("--seq-len", min=1, help="Sequence length of a token workload.")]
 ForwardPerSample = Annotated[Optional[str], typer.Option("--forward-flops-per-sample", help="Forward FLOP per sample, if known (convolutions, attention).")]

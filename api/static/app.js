@@ -30,7 +30,7 @@ function showMode() {
 function applyPreset(key) {
   const preset = PRESETS[key];
   if (!preset) return;
-  for (const name of ["params", "tokens", "samples", "epochs", "batch_size"]) form.elements[name].value = preset[name] || "";
+  for (const name of [...PRESET_FIELDS, "seq_len"]) form.elements[name].value = preset[name] || "";
   if (!preset.epochs) form.elements.epochs.value = "1";
   form.elements.precision.value = preset.precision;
   form.elements.optimizer.value = preset.optimizer;
@@ -40,6 +40,23 @@ function applyPreset(key) {
   modelOrParams(form);
   showMode();
 }
+
+// The Preset names what the fields hold: a preset whose every value the fields still hold, else "custom".
+// (A screenshot that says "1.3 B transformer" above 7e9 parameters misleads whoever reads it.)
+const PRESET_FIELDS = ["params", "tokens", "samples", "epochs", "batch_size"];
+function sameValue(typed, preset) {
+  const a = String(typed || "").trim(), b = String(preset || "").trim();
+  return a === b || (a !== "" && b !== "" && Number(a) === Number(b));
+}
+function presetOfFields() {
+  if (form.elements.model.value.trim() || form.elements.seq_len.value.trim()) return "";
+  const mode = dataMode();
+  const fields = mode === "tokens" ? ["params", "tokens", "batch_size"] : ["params", "samples", "epochs", "batch_size"];
+  const found = Object.entries(PRESETS).find(([, p]) => p.data_mode === mode && p.precision === form.elements.precision.value &&
+    p.optimizer === form.elements.optimizer.value && fields.every((name) => sameValue(form.elements[name].value, p[name])));
+  return found ? found[0] : "";
+}
+function followPreset() { presetSelect.value = presetOfFields(); }
 
 // A model by name brings its own parameter count: while one is typed, the count is not asked for.
 function modelOrParams(target) {
@@ -84,7 +101,7 @@ function requestBody() {
                  purchase: form.elements.purchase.value, objective: form.elements.objective.value,
                  top: null, suggest: 3 };  // every ranked device, and the changes for 3 rejected ones (the API by default: only where none serves)
   chosen(form, body, ["precision"]);
-  const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
+  const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens", "seq_len"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
   return withHave(form, body);
@@ -95,7 +112,7 @@ function finetuneBody() {
   const f = finetuneForm.elements;
   const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value, top: null, suggest: 3 };
   chosen(finetuneForm, body, ["method", "precision"]);
-  textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
+  textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "seq_len", "batch_size", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);
   return withHave(finetuneForm, body);
 }
@@ -200,7 +217,21 @@ function render(result, task) {
   const shown = points.filter((p) => p.basis === basis).map((p) => ({ ...p, x: inDuration(p.x, timeUnit) }));
   document.getElementById("chart-basis").textContent = basis === "buy"
     ? "purchase amortised over 3 years plus energy" : "rent (on-demand cloud prices); devices without one are left out";
-  drawInto("chart", shown, `training time [${timeUnit}]`, `${basis} cost [USD]`);
+  // the deadline and budget asked, as the service read them, drawn across the chart
+  const limits = [];
+  if (result.deadline && timeUnit) {
+    const deadline = inDuration({ low: result.deadline.value, expected: result.deadline.value, high: result.deadline.value,
+                                  unit: result.deadline.unit }, timeUnit);
+    limits.push({ axis: "x", value: deadline.expected, label: `deadline ${fmtQty(result.deadline)}` });
+  }
+  if (result.budget) limits.push({ axis: "y", value: result.budget.value, label: `budget ${fmtQty(result.budget)}` });
+  drawInto("chart", shown, `training time [${timeUnit}]`, `${basis} cost [USD]`, { limits });
+  showResult(section);
+}
+
+// The answer scrolls into view: on a phone it starts two screens below the button.
+function showResult(section) {
+  section.scrollIntoView({ block: "start" });
 }
 
 // The answer for the user's own hardware ("have"): a row per hardware set, then what would make each that fails work.
@@ -234,6 +265,7 @@ function renderOwned(result, task) {
   const section = document.getElementById("owned-result");
   section.dataset.task = task;
   section.hidden = false;
+  showResult(section);
 }
 
 // A training answer: ranked devices, or (with "have") the answer on the user's hardware.
@@ -284,6 +316,9 @@ async function loadModelNames() {
 const presetSelect = document.getElementById("preset");
 for (const [key, preset] of Object.entries(PRESETS)) presetSelect.append(el("option", { value: key }, preset.label));
 presetSelect.addEventListener("change", () => applyPreset(presetSelect.value));
+for (const name of [...PRESET_FIELDS, "model", "seq_len", "precision", "optimizer", "data_mode"]) {
+  for (const node of form.querySelectorAll(`[name=${name}]`)) for (const kind of ["input", "change"]) node.addEventListener(kind, followPreset);
+}
 for (const radio of form.querySelectorAll("input[name=data_mode]")) radio.addEventListener("change", showMode);
 form.elements.params.dataset.placeholder = form.elements.params.placeholder;
 form.elements.model.addEventListener("input", () => modelOrParams(form));

@@ -94,22 +94,30 @@ function renderServeLoad(result) {
   fillRows(document.getElementById("served-load"), result.ranked.map((r) => [
     r.rank, r.name, (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
       : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`, fmt(r.max_request_rate.value),
-    `${fmt(r.latency.ttft.p99)} ${r.latency.ttft.unit}`, r.latency.tpot ? `${fmt(r.latency.tpot.p99)} ${r.latency.tpot.unit}` : "–",
-    r.cost_per_million_tokens ? `${fmt(r.cost_per_million_tokens.value)} ${r.cost_per_million_tokens.unit}` +
+    fmtQty({ value: r.latency.ttft.p99, unit: r.latency.ttft.unit }),
+    r.latency.tpot ? fmtQty({ value: r.latency.tpot.p99, unit: r.latency.tpot.unit }) : "–",
+    r.cost_per_million_tokens ? fmtQty(r.cost_per_million_tokens) +
       (r.cost_per_million_tokens.price_basis === "buy" ? " (bought)" : "") : "–"]));
   document.getElementById("serve-offline").hidden = true;
   document.getElementById("serve-load").hidden = false;
   fetchLoadCurve(result);
 }
 
-function renderServe(result) {
+// The devices that cannot serve it, behind their count (80 of them made a phone's page 12,000 px tall).
+function fillServeRejected(result) {
   fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, r.reason]));
+  document.getElementById("serve-rejected-count").textContent = result.rejected.length;
+}
+
+function renderServe(result) {
+  fillServeRejected(result);
   fillRows(document.getElementById("serve-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
   if (result.scenario === "load") {
     const section = document.getElementById("serve-result");
     section.dataset.task = "serve";
     section.hidden = false;
-    return renderServeLoad(result);
+    renderServeLoad(result);
+    return showResult(section);
   }
   document.getElementById("serve-offline").hidden = false;
   document.getElementById("serve-load").hidden = true;
@@ -122,12 +130,12 @@ function renderServe(result) {
     r.rank, r.name, r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
     fmtQty(r.rent_per_hour), rangeCell(r.cost_per_million_tokens)]));
-  fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, r.reason]));
   fillRows(document.getElementById("serve-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
   const section = document.getElementById("serve-result");
   section.dataset.task = "serve";
   section.hidden = false;  // before drawing: the chart takes the width it is shown at
   drawServeChart();
+  showResult(section);
 }
 
 serveForm.elements.params.dataset.placeholder = serveForm.elements.params.placeholder;
