@@ -151,6 +151,11 @@ function showErrors(target, detail) {
   box.hidden = false;
 }
 
+// Assumptions as rows: the value in prose numbers; in the source only exponents (its ids and commits stay exact).
+function assumptionRows(assumptions) {
+  return assumptions.map((a) => [a.name, humanise(a.value), humanise(a.source, { integers: false })]);
+}
+
 function costOf(row, purchase) { return purchase === "buy" ? row.cost.buy : row.cost.rent; }
 // The basis of a row's cost: "rent" (a cloud price) or "buy" (amortised purchase), from price_basis where the
 // answer carries it, else from the first release's rent_basis.
@@ -192,7 +197,7 @@ function render(result, task) {
   document.getElementById("cost-head").textContent = purchase === "buy" ? "buy cost (amortised + energy)" : "rent cost";
   document.getElementById("summary").textContent =
     `${result.ranked.length} device(s) can do it, ${result.rejected.length} cannot; ranked by ${result.objective}. ` +
-    `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${result.workload.replace(/^(default|given): /, "")}. ` +
+    `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${humanise(result.workload.replace(/^(default|given): /, ""))}. ` +
     "Ranges are expected (low–high).";
   const basis = purchase === "buy" ? "buy" : "rent";
   const points = paretoOfBasis(result.ranked.map((r) => ({
@@ -202,11 +207,11 @@ function render(result, task) {
     r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, points[i].pareto ? "★" : ""]));
   // the few nearest to working carry the changes that would make them work, each evaluated again
-  const changeText = (s) => `${s.change}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;
-  fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason,
+  const changeText = (s) => `${humanise(s.change)}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;
+  fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, humanise(r.reason),
     (r.suggestions || []).map(changeText).join("; ") || "–"]));
   document.getElementById("rejected-count").textContent = result.rejected.length;
-  fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillRows(document.getElementById("assumptions"), assumptionRows(result.assumptions));
   // one human unit for the chart's time axis, chosen from the median device's expected time
   const middle = result.ranked.length ? result.ranked[Math.floor(result.ranked.length / 2)].training_time : null;
   const timeUnit = middle ? humanRange(middle).unit : "";
@@ -246,21 +251,21 @@ function layoutText(layout) {
 function memoryText(need, has) { return has ? `${fmt(need.value)} / ${fmt(has.value)} ${has.unit}` : fmtQty(need); }
 
 function renderOwned(result, task) {
-  document.getElementById("owned-summary").textContent = `${result.workload}: answered for your hardware only. ` +
+  document.getElementById("owned-summary").textContent = `${humanise(result.workload)}: answered for your hardware only. ` +
     "Costs say their basis: rent (a cloud price) or buy (the purchase amortised over 3 years plus energy).";
-  fillRows(document.getElementById("owned"), result.options.map((o) => [o.hardware, o.verdict,
+  fillRows(document.getElementById("owned"), result.options.map((o) => [o.hardware, humanise(o.verdict),
     o.fits ? rangeCell(o.training_time) : "–", o.fits && o.cost ? rangeCell(o.cost, o.cost.price_basis) : "–",
     memoryText(o.memory_per_device, o.device_memory), `${o.method}, ${o.precision}; ${layoutText(o.layout)}`]));
   const blocks = result.options.filter((o) => o.suggestions.length).map((o) => {
     const table = el("table", { class: "cards suggestions" }, el("thead", {}, el("tr", {},
       ...["change", "memory need / has", "training time", "cost"].map((h) => el("th", {}, h)))), el("tbody"));
-    fillRows(table, o.suggestions.map((s) => [s.change, memoryText(s.memory_per_device, s.device_memory),
+    fillRows(table, o.suggestions.map((s) => [humanise(s.change), memoryText(s.memory_per_device, s.device_memory),
       rangeCell(s.training_time), s.cost ? rangeCell(s.cost, s.cost.price_basis) : "–"]));
     return el("div", {}, el("h3", {}, `What would make it work on ${o.hardware} (each evaluated again; cheapest first)`),
               el("div", { class: "scroll" }, table));
   });
   document.getElementById("owned-suggestions").replaceChildren(...blocks);
-  fillRows(document.getElementById("owned-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillRows(document.getElementById("owned-assumptions"), assumptionRows(result.assumptions));
   document.getElementById("result").hidden = true;
   const section = document.getElementById("owned-result");
   section.dataset.task = task;

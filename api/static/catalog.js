@@ -85,7 +85,7 @@ function show() {
   const shown = devices.filter(matches).sort(compare(column, sortBy.descending));
   $("count").textContent = `${shown.length} of ${devices.length} devices`;
   const rows = shown.map((d) => el("tr", { tabindex: "0", "data-id": d.id },
-    ...columns.map((c) => el("td", { "data-label": c.head, "data-key": c.key }, c.cell(d)))));
+    ...columns.map((c) => el("td", { "data-label": c.head, "data-key": c.key, "data-value": c.value(d) ?? "" }, c.cell(d)))));
   $("devices").querySelector("tbody").replaceChildren(...rows);
 }
 

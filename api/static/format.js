@@ -26,6 +26,23 @@ function fmtTick(v) {
   for (const [size, word] of [...SCALES, [1e3, "k"]]) if (a >= size * 0.9995) return `${digits3(v / size)}${word}`;
   return digits3(v);
 }
+// The service's sentences (a workload, a reason, an assumption) carry numbers as the core wrote them
+// ("7e+10-parameter", "3.38e+04 days", "4194304 tokens"); shown here as prose reads them ("70 billion-parameter",
+// "33,800 days", "4,194,304 tokens"), as the command line's output.humanise does. Digits inside a word, a path
+// or after "@" (a commit, a page id) are left as written.
+const EXPONENT_NUMBER = /(?<![\w.@:/#-])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])/g;
+const LONG_INTEGER = /(?<![\w.,@:/#-])\d{5,}(?![\w.,-])/g;
+function inWords(v) {
+  for (const [size, word] of [[1e12, "trillion"], [1e9, "billion"], [1e6, "million"]]) {
+    if (Math.abs(v) >= size * 0.9995 && Math.abs(v) < 1000 * size) return `${digits3(v / size)} ${word}`;
+  }
+  return fmt(v);
+}
+// integers: false for a source, whose long numbers are ids (a revision, a commit), printed as written.
+function humanise(text, { integers = true } = {}) {
+  const words = String(text).replace(EXPONENT_NUMBER, (n) => (isFinite(Number(n)) ? inWords(Number(n)) : n));
+  return integers ? words.replace(LONG_INTEGER, (n) => Number(n).toLocaleString("en-US")) : words;
+}
 // Money: "79.1 M USD", "1,500 USD", "0.213 USD".
 const fmtMoney = (value, unit = "USD") => `${fmt(value)} ${unit}`;
 // Durations in the unit a person reads them in (never "16,000 ms" or "0.178 hour"), chosen from the

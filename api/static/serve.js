@@ -105,13 +105,13 @@ function renderServeLoad(result) {
 
 // The devices that cannot serve it, behind their count (80 of them made a phone's page 12,000 px tall).
 function fillServeRejected(result) {
-  fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, r.reason]));
+  fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, humanise(r.reason)]));
   document.getElementById("serve-rejected-count").textContent = result.rejected.length;
 }
 
 function renderServe(result) {
   fillServeRejected(result);
-  fillRows(document.getElementById("serve-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   if (result.scenario === "load") {
     const section = document.getElementById("serve-result");
     section.dataset.task = "serve";
@@ -130,7 +130,7 @@ function renderServe(result) {
     r.rank, r.name, r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
     fmtQty(r.rent_per_hour), rangeCell(r.cost_per_million_tokens)]));
-  fillRows(document.getElementById("serve-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   const section = document.getElementById("serve-result");
   section.dataset.task = "serve";
   section.hidden = false;  // before drawing: the chart takes the width it is shown at
