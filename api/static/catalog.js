@@ -49,10 +49,21 @@ function drawHeads() {
 }
 
 // The first click on a heading sorts numbers largest first and names A to Z; a second click reverses.
-function sortOn(column) {
-  sortBy = { key: column.key, descending: sortBy.key === column.key ? !sortBy.descending : !column.text };
+// The Sort by list does the same where the headings are not shown (a phone's cards).
+function sortOn(column, descending = sortBy.key === column.key ? !sortBy.descending : !column.text) {
+  sortBy = { key: column.key, descending };
+  $("sort").value = column.key;
   drawHeads();
   show();
+}
+
+function fillSortChoice() {
+  $("sort").replaceChildren(...columns.map((c) => el("option", { value: c.key }, c.head)));
+  $("sort").value = sortBy.key;
+  $("sort").addEventListener("change", () => {
+    const column = columns.find((c) => c.key === $("sort").value);
+    if (column) sortOn(column, !column.text);
+  });
 }
 
 function compare(column, descending) {
@@ -123,6 +134,7 @@ async function load() {
     const response = await fetch("/v1/catalog");
     devices = (await response.json()).devices;
     columns = buildColumns();
+    fillSortChoice();
     drawHeads();
     show();
   } catch (error) {

@@ -78,10 +78,17 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   const W = Math.max(280, Math.round(inner)), H = Math.round(Math.min(440, Math.max(280, 0.62 * W)));
   // The vertical axis's title sits above the frame, not rotated beside it, so it never covers tick labels.
   const m = { l: W < 480 ? 46 : 58, r: 16, t: 30, b: 48 };
-  const drawn = limits.filter((l) => l && l.value > 0 && isFinite(l.value));
-  const on = (axis) => drawn.filter((l) => l.axis === axis).map((l) => l.value);  // a limit is always inside the frame
-  const [x0, x1] = logDomain([...usable.flatMap((p) => [p.x.low, p.x.high]), ...on("x")]);
-  const [y0, y1] = logDomain([...usable.flatMap((p) => [p.y.low, p.y.high]), ...on("y")]);
+  // A limit within half a decade of the points widens the axis to show its line; one farther off (an 80 M USD
+  // budget over 1 M USD runs) would squash the points, so it is named at the frame's edge instead.
+  const xs = usable.flatMap((p) => [p.x.low, p.x.high]), ys = usable.flatMap((p) => [p.y.low, p.y.high]);
+  const NEAR = 0.5;  // decades
+  const near = (values, v) => Math.log10(v) <= Math.log10(Math.max(...values)) + NEAR &&
+    Math.log10(v) >= Math.log10(Math.min(...values)) - NEAR;
+  const drawn = limits.filter((l) => l && l.value > 0 && isFinite(l.value))
+    .map((l) => ({ ...l, near: near(l.axis === "x" ? xs : ys, l.value) }));
+  const on = (axis) => drawn.filter((l) => l.axis === axis && l.near).map((l) => l.value);
+  const [x0, x1] = logDomain([...xs, ...on("x")]);
+  const [y0, y1] = logDomain([...ys, ...on("y")]);
   const sx = (v) => m.l + (Math.log10(v) - x0) / (x1 - x0) * (W - m.l - m.r);
   const sy = (v) => H - m.b - (Math.log10(v) - y0) / (y1 - y0) * (H - m.t - m.b);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-label": `${yLabel} against ${xLabel}`, class: "chart-svg" });
@@ -109,15 +116,16 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   // The limits first, so that the points' names keep clear of theirs: a deadline's name at the top of its
   // line, a budget's at the right end of its line (inside the frame, on whichever side has room).
   for (const limit of drawn) {
-    const text = limit.label, w = textWidth(text), h = LABEL_PX + 2;
+    const beyond = limit.near ? "" : (limit.axis === "x" ? (limit.value > 10 ** x1 ? " →" : " ←") : (limit.value > 10 ** y1 ? " ↑" : " ↓"));
+    const text = limit.label + beyond, w = textWidth(text), h = LABEL_PX + 2;
     let spots;
     if (limit.axis === "x") {
-      const lx = sx(limit.value);
-      root.append(svg("line", { x1: lx, x2: lx, y1: m.t, y2: H - m.b, class: "limit" }));
+      const lx = limit.near ? sx(limit.value) : (limit.value > 10 ** x1 ? W - m.r : m.l);
+      if (limit.near) root.append(svg("line", { x1: lx, x2: lx, y1: m.t, y2: H - m.b, class: "limit" }));
       spots = [m.t + LABEL_PX + 2, H - m.b - 4].flatMap((y) => [[lx + 4, y], [lx - 4 - w, y]]);
     } else {
-      const ly = sy(limit.value);
-      root.append(svg("line", { x1: m.l, x2: W - m.r, y1: ly, y2: ly, class: "limit" }));
+      const ly = limit.near ? sy(limit.value) : (limit.value > 10 ** y1 ? m.t : H - m.b);
+      if (limit.near) root.append(svg("line", { x1: m.l, x2: W - m.r, y1: ly, y2: ly, class: "limit" }));
       spots = [W - m.r - 4 - w, m.l + 4].flatMap((x) => [[x, ly - 4], [x, ly + LABEL_PX + 4]]);
     }
     const fits = (obstacles) => ([x, y]) => x >= m.l && x + w <= W - m.r && y - h + 2 >= m.t && y <= H - m.b &&
