@@ -81,7 +81,7 @@ def served_from_builtins(body) -> None:
     """Refuse a request that names a file (a workload profile or config.json): over HTTP, built-ins only;
     and one with bad free-text fields, naming every one of them (not only the first the core reads)."""
     from sizer.facade import InputErrors
-    from sizer.field_check import text_field_errors
+    from sizer.facade import text_field_errors
 
     builtin_workload_only(getattr(body, "workload", None))
     builtin_model_only(getattr(body, "model", None))

@@ -65,11 +65,12 @@ Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction 
 
 def workload_request(cls=None, **fields):
     """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given; a --model
-    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source)."""
-    from sizer.facade import WorkloadRequest
+    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source).
+    Every bad option is named at once (sizer.field_check), one line each."""
+    from sizer.facade import WorkloadRequest, every_bad_field
 
     cls = cls or WorkloadRequest
-    return cls(**sources({k: v for k, v in fields.items() if v is not None}))
+    return every_bad_field(cls, sources({k: v for k, v in fields.items() if v is not None}))
 
 
 def sources(fields: dict) -> dict:

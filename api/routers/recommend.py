@@ -11,7 +11,7 @@ from pydantic import ConfigDict, RootModel
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
 from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, quick_question
-from sizer.field_check import every_bad_field
+from sizer.facade import every_bad_field
 from sizer.memo import keyed_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
 

@@ -55,3 +55,10 @@ def test_have_answers_state_their_sequence_length(cli):
     given = cli("recommend", "--model", "llama-3-8b", "--tokens", "1e8", "--seq-len", "2048", "--have", "1x RTX 4090", "--json")
     said = {a["name"]: a["value"] for a in json.loads(given.stdout)["assumptions"]}
     assert said["sequence length"] == "2048 tokens", said
+
+
+def test_every_bad_option_is_named_at_once(cli):
+    result = cli("time", "--params", "seven", "--tokens", "lots", "--batch-size", "x", "--device", "H100 SXM")
+    assert result.exit_code == 2
+    named = re.findall(r"(\w+): got ", result.output)
+    assert named == ["params", "tokens", "batch_size"], result.output
