@@ -8,6 +8,7 @@
 const serveForm = document.getElementById("serve-form");
 const CHEAPEST = 3;  // points drawn filled: the top of the table, which is ranked by cost per million tokens
 let served = null;  // the last serving answer, redrawn when the vertical axis changes
+let speedTarget = null;  // the tokens/s per user that answer was asked for (a plain number the service took), drawn
 
 const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo_percentile"];
 const LOAD_STEPS = [0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5];  // fractions of a replica's largest rate within the SLOs
@@ -43,6 +44,7 @@ function drawServeChart() {
     y: cost ? r.cost_per_million_tokens : r.total_tokens_per_s, pareto: r.rank <= CHEAPEST })),
     `speed per user [${unit}]`, cost ? "cost per million output tokens [USD]" : `total over all users [${unit}]`,
     { join: false, mark: "cheapest",
+      limits: speedTarget ? [{ axis: "x", value: speedTarget, label: `target ${fmt(speedTarget)} ${unit} per user` }] : [],
       empty: cost ? "No device that serves it has a rent price to plot." : "No device serves it at these targets." });
 }
 
@@ -141,6 +143,13 @@ function renderServe(result) {
 serveForm.elements.params.dataset.placeholder = serveForm.elements.params.placeholder;
 serveForm.elements.model.addEventListener("input", () => modelOrParams(serveForm));
 modelOrParams(serveForm);
-serveForm.addEventListener("submit", (event) => { event.preventDefault(); post(serveForm, serveBody(), renderServe); });
+serveForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const body = serveBody();
+  post(serveForm, body, (answer) => {
+    speedTarget = Number(body.tokens_per_s_per_user) || null;
+    renderServe(answer);
+  });
+});
 document.getElementById("serve-y").addEventListener("change", () => { if (served) drawServeChart(); });
 document.getElementById("serve-load-y").addEventListener("change", () => { if (loadCurve) drawLoadChart(); });

@@ -147,6 +147,12 @@ def test_serve_rejected_devices_are_collapsed_and_the_phone_page_stays_short(bro
         assert count > 20 and details.get_attribute("open") is None
         assert details.find_element(By.TAG_NAME, "summary").text == f"Devices that cannot serve it ({count})"
         assert not browser.find_element(By.ID, "serve-rejected").is_displayed()
+        # the per-user speed asked for is drawn, every device that serves it to its right
+        label = browser.find_element(By.CSS_SELECTOR, "#serve-chart svg text.limit-label").get_attribute("textContent")
+        assert label == "target 40 tokens/s per user", label
+        line = float(browser.find_element(By.CSS_SELECTOR, "#serve-chart svg line.limit").get_attribute("x1"))
+        dots = browser.execute_script("return [...document.querySelectorAll('#serve-chart svg circle')].map(c => +c.getAttribute('cx'))")
+        assert dots and all(x >= line - 0.5 for x in dots), (line, dots)
         height = browser.execute_script("return document.documentElement.scrollHeight")
         assert height < 9000, height  # 12,440 px with the rejected devices open
         details.find_element(By.TAG_NAME, "summary").click()
