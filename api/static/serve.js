@@ -58,8 +58,13 @@ function drawLoadChart() {
              pareto: a.capacity.slo_met };
   });
   const unit = points.length ? points[0].y.unit : "";
+  // the SLO of the latency shown, as the service read it, in the chart's unit
+  const answered = loadCurve.find(([, a]) => a.capacity && a.capacity.slo && a.capacity.slo[which]);
+  const slo = answered && answered[1].capacity.slo[which];
+  const limits = slo && SECONDS[slo.unit] && SECONDS[unit]
+    ? [{ axis: "y", value: slo.value * SECONDS[slo.unit] / SECONDS[unit], label: `SLO ${fmtQty(slo)}` }] : [];
   drawInto("serve-load-chart", points, "requests per second on one replica [1/s]", `${name}, median to p99 [${unit}]`,
-           { join: true, mark: "meets", empty: "No load point answered." });
+           { join: true, mark: "meets", empty: "No load point answered.", limits });
 }
 
 async function fetchLoadCurve(result) {

@@ -77,6 +77,10 @@ def test_serve_under_load_reads_latencies_in_human_units(browser, base_url):
                       "sv-slo_tpot": "100 ms"})
     Select(browser.find_element(By.ID, "sv-weights")).select_by_value("fp8")
     rows = _submit_and_read(browser, "sv-submit", "served-load")
+    # the latency chart draws the SLO asked (2 s to the first token) across it
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#serve-load-chart svg text.limit-label"))
+    label = browser.find_element(By.CSS_SELECTOR, "#serve-load-chart svg text.limit-label").get_attribute("textContent")
+    assert label.startswith("SLO 2 s"), label
     for row in rows:
         for cell in (row[4], row[5]):
             if cell != "–":
