@@ -54,7 +54,7 @@ Epochs = Annotated[str, typer.Option("--epochs", help="Passes over the samples."
 PricingOption = Annotated[str, typer.Option("--pricing", help="rent (cloud prices only; devices without one listed apart), "
                                             "buy (amortised purchase plus energy) or any (rent, else the amortised purchase, labelled).")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
-BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step (tokens with --tokens).")]
+BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step: '1536 sequences', '4M tokens' or '512 samples' (a bare number counts tokens with --tokens, else samples).")]
 Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad, rmsprop, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit.")]
 SeqLen = Annotated[Optional[int], typer.Option("--seq-len", min=1, help="Sequence length of a token workload.")]
 ForwardPerSample = Annotated[Optional[str], typer.Option("--forward-flops-per-sample", help="Forward FLOP per sample, if known (convolutions, attention).")]
@@ -65,11 +65,12 @@ Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction 
 
 def workload_request(cls=None, **fields):
     """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given; a --model
-    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source)."""
-    from sizer.facade import WorkloadRequest
+    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source).
+    Every bad option is named at once (sizer.field_check), one line each."""
+    from sizer.facade import WorkloadRequest, every_bad_field
 
     cls = cls or WorkloadRequest
-    return cls(**sources({k: v for k, v in fields.items() if v is not None}))
+    return every_bad_field(cls, sources({k: v for k, v in fields.items() if v is not None}))
 
 
 def sources(fields: dict) -> dict:

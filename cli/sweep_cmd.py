@@ -49,7 +49,7 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
           sharding: Annotated[str, typer.Option("--sharding", help="auto (the layout `sizer time` chooses), none, full, or 'none,full'.")] = "auto",
           pricing: PricingOption = "rent",
           cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, RunPod, ...).")] = None,
-          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
           format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
           out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,
           catalog: CatalogOption = None, json: JsonOption = False) -> None:

@@ -48,6 +48,7 @@ _LAZY = {
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
+    **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.field_check"),
     **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
                     "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),

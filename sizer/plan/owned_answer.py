@@ -67,11 +67,12 @@ def answer_training(request, catalog: Catalog) -> OwnedResult:
     deadline_s = _deadline_seconds(request)
     options, workload = [], ""
     objective = getattr(request, "objective", None)
-    chosen_notes = []
+    chosen_notes, results = [], []
     for have in owned:
         asked, outcome, note = choose(fields, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
         chosen_notes += [note] if note is not None else []
         result = outcome.result
+        results.append(result)
         workload = getattr(result, "workload", "") or workload
         meets = outcome.meets(deadline_s)
         ok = outcome.fits and meets is not False
@@ -87,7 +88,22 @@ def answer_training(request, catalog: Catalog) -> OwnedResult:
     if not workload:
         workload = "training memory"
     return OwnedResult(task=task, workload=workload, options=options,
-                       assumptions=_assumptions(owned, task) + chosen_notes)
+                       assumptions=_assumptions(owned, task) + _workload_notes(results, fields) + chosen_notes)
+
+
+# The workload's own defaults an answer on the user's hardware states, as a ranking does: the same
+# sequence length and batch run on every hardware set.
+WORKLOAD_NOTES = ("sequence length", "batch size")
+
+
+def _workload_notes(results: list, fields: dict) -> list[Assumption]:
+    """The sequence length and batch the estimates ran with (from the first that says them), and a
+    sequence length given by the user, which no default states."""
+    notes = next(([a for a in r.assumptions if a.name in WORKLOAD_NOTES] for r in results
+                  if any(a.name in WORKLOAD_NOTES for a in getattr(r, "assumptions", ()))), [])
+    if fields.get("seq_len") is not None and not any(a.name == "sequence length" for a in notes):
+        notes.insert(0, Assumption(name="sequence length", value=f"{fields['seq_len']} tokens", source="given (seq_len)"))
+    return notes
 
 
 def answer_inference(request, catalog: Catalog) -> OwnedResult:
