@@ -60,6 +60,7 @@ CLASSES = {"Q4_0": "legacy", "Q4_1": "legacy", "Q5_0": "legacy", "Q5_1": "legacy
 OVERHEADS = (0.0, 0.5e-3, 1e-3, 2e-3, 3e-3, 5e-3)  # s per forward pass tried on the fit half
 GRAINS = ("family", "class", "type")
 CPUS = ("ryzen-9-7950x", "core-i9-13900k")
+MIN_DEVICES = 2  # devices a quantisation type or class needs on the fit half to get its own efficiency
 
 
 @dataclass
@@ -224,20 +225,36 @@ def _efficiency(run: Run, overhead: float) -> float:
     return run.unit_seconds / work if work > 0 else 1.0
 
 
-def _fit_family(runs: list[Run]) -> tuple[float, str, dict]:
-    """Per family: the overhead and grain with the lowest median fit error, and the efficiencies."""
+def _fit_family(runs: list[Run]) -> tuple[float, dict, dict]:
+    """Per family: the overhead, and per test the grain, with the lowest fit error; and the efficiencies."""
     best = None
     for overhead in OVERHEADS:
-        for grain in GRAINS:
-            table: dict[tuple[str, str], list[float]] = {}
-            for run in runs:
-                table.setdefault((run.test, _grain_key(run, grain)), []).append(_efficiency(run, overhead))
-            effs = {key: min(statistics.median(v), 1.0) for key, v in table.items()}
-            errors = [abs(_predict_unit(run, effs[(run.test, _grain_key(run, grain))], overhead) / run.measured - 1)
-                      for run in runs]
-            score = statistics.median(errors) + 0.5 * statistics.mean(errors)  # median first, the tail as tie-break
-            if best is None or score < best[0]:
-                best = (score, overhead, grain, effs, {k: len(v) for k, v in table.items()})
+        total, grains, effs, counts = 0.0, {}, {}, {}
+        for test in ("pp", "tg"):
+            mine = [r for r in runs if r.test == test]
+            if not mine:
+                continue
+            choice = None
+            whole = min(statistics.median(_efficiency(r, overhead) for r in mine), 1.0)
+            for grain in GRAINS:
+                table: dict[tuple[str, str], list[float]] = {}
+                devices: dict[tuple[str, str], set] = {}
+                for run in mine:
+                    table.setdefault((test, _grain_key(run, grain)), []).append(_efficiency(run, overhead))
+                    devices.setdefault((test, _grain_key(run, grain)), set()).add(run.device)
+                # a type or class measured on one device only would fit that device, not the kernels: the family's figure
+                e = {key: min(statistics.median(v), 1.0) if len(devices[key]) >= MIN_DEVICES else whole
+                     for key, v in table.items()}
+                errors = [abs(_predict_unit(r, e[(test, _grain_key(r, grain))], overhead) / r.measured - 1) for r in mine]
+                score = statistics.median(errors) + 0.5 * statistics.mean(errors)  # the median first, the tail as tie-break
+                if choice is None or score < choice[0]:
+                    choice = (score, grain, e, {k: len(v) for k, v in table.items()})
+            total += choice[0]
+            grains[test] = choice[1]
+            effs.update(choice[2])
+            counts.update(choice[3])
+        if best is None or total < best[0]:
+            best = (total, overhead, grains, effs, counts)
     return best[1], best[2], {"effs": best[3], "counts": best[4]}
 
 
@@ -258,12 +275,12 @@ def fit(runs: list[Run]) -> dict:
                 for test in ("pp", "tg")}
         kernels[f"{family}/*"] = {"prompt": round(both["pp"], 4), "generation": round(both["tg"], 4), "rows": 0}
         for q in qkeys:
-            fake = Run("", "", "", "", "", "", 0, 0, 0.0, family, q)
-            g = _grain_key(fake, grain)
-            pp, tg = fitted["effs"].get(("pp", g)), fitted["effs"].get(("tg", g))
+            fake = Run("", "", "", "", "", "", 0, 0, 0.0, family=family, qkey=q)
+            gp, gt = (_grain_key(fake, grain.get(test, "family")) for test in ("pp", "tg"))
+            pp, tg = fitted["effs"].get(("pp", gp)), fitted["effs"].get(("tg", gt))
             if pp is None and tg is None:
                 continue
-            rows = fitted["counts"].get(("pp", g), 0) + fitted["counts"].get(("tg", g), 0)
+            rows = fitted["counts"].get(("pp", gp), 0) + fitted["counts"].get(("tg", gt), 0)
             kernels[f"{family}/{q}"] = {"prompt": round(pp if pp is not None else both["pp"], 4),
                                         "generation": round(tg if tg is not None else both["tg"], 4), "rows": rows}
     every = [r for r in runs]

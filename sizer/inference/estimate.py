@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOK
 from sizer.errors import InputError, require_device
 from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.layer_offload import offload_host
+from sizer.inference.local import kernel_assumption, local_runtime, local_table, prefill_seconds, wired_device
 from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
                                      stored_weight_bytes, total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
@@ -72,6 +74,10 @@ class InferenceRequest(ServedModel):
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only")
     batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
+    runtime: str | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
+                                "CPUs and unified memory) or a serving engine; default: by device and format, stated")
+    depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
+                                                           "conversation's earlier turns; llama-bench -d)")
     rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
 
 
@@ -245,15 +251,25 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     if host is not None and load is not None:
         raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate or "
                                                            "users): offloaded layers are sized for a static batch only")
-    table = serving_table((device,), fmt)
+    local, local_notes = local_runtime(request.runtime, device, fmt)
+    if local is not None:
+        device, wired_notes = wired_device(device)
+        table = local_table(device, fmt, local.profile)
+        local_notes += [*wired_notes, kernel_assumption(local.profile, device, fmt)]
+    else:
+        table = serving_table((device,), fmt)
     if not table.supported[0]:
         if fmt.activations:
             raise InputError("weights", request.weights, refused_format(fmt, device))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split,
-                       request.gpu_layers if host is not None else None)
+                       request.gpu_layers if host is not None else None, depth=request.depth)
     a = evaluate_serving(case, table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
+    if local is not None and host is None and load is None:  # the prompt in micro-batches, one sequence after another
+        prefill = request.batch * prefill_seconds(arch, fmt, table, local.profile.ubatch, request.prompt_len,
+                                                  request.depth, kv)
+        a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]))
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
     price, price_note = rent_per_hour(device, request.rent_price)
@@ -286,8 +302,14 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                                         source="llama.cpp keeps offloaded layers and their KV cache on the CPU"))
         if tdp is not None:
             energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
-    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, *offload_notes, price_note,
-                   energy_note]
+    depth_note = ([Assumption(name="depth", value=f"{request.depth} tokens already in the KV cache: the prompt attends "
+                              "over them too, and every generated token reads their keys and values",
+                              source="llama-bench -d (context depth)")] if request.depth else [])
+    serving_notes = serving_assumptions(arch, case, table, 0)
+    if local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
+        serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
+    assumptions = [*notes, *local_notes, *fit_note, *serving_notes, *depth_note, *split_note, *offload_notes,
+                   price_note, energy_note]
     fields = dict(
         model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,

@@ -87,3 +87,57 @@ def prefill_seconds(arch: Architecture, fmt: WeightFormat, table, ubatch: int, p
         case = ServingCase(arch, fmt, kv_bytes, rest, 1, split="layer", depth=depth + full * ubatch)
         seconds += float(evaluate_serving(case, table, *one).prefill_seconds[0])
     return seconds
+
+
+def local_runtime(name: str | None, device: Device, fmt: WeightFormat, field: str = "runtime"):
+    """The local runtime a question runs under (None: a serving runtime or the data-centre model), and the
+    assumption saying which and why; InputError naming ``runtime`` where it cannot run the combination."""
+    from sizer.errors import InputError
+    from sizer.results import Assumption
+    from sizer.runtimes import Purpose, runtime
+    from sizer.runtimes.local_runtimes import default_local_runtime
+
+    if name is None:
+        chosen, why = default_local_runtime(device, fmt)
+        if chosen is None:
+            return None, []
+        return chosen, [Assumption(name="runtime", value=f"{chosen.name}, not given: {why}; give --runtime for another",
+                                   source=chosen.sources[0])]
+    chosen = runtime(name, field)
+    if chosen.purpose is not Purpose.LOCAL:
+        return None, []
+    refusal = chosen.refusal(weights=fmt.name, device_kind=device.kind)
+    if refusal is not None:
+        raise InputError(field, name, f"a runtime that can run this: {refusal}")
+    return chosen, [Assumption(name="runtime", value=f"{chosen.name} (given)", source=chosen.sources[0])]
+
+
+def wired_device(device: Device) -> tuple[Device, list]:
+    """``device`` with only the memory its GPU may wire (unified memory), and the assumption saying so."""
+    from sizer.hardware.schema import Sourced
+    from sizer.results import Assumption
+    from sizer.runtimes.local_runtimes import gpu_share
+
+    share = gpu_share(device)
+    if share is None or share[0] >= 1.0:
+        return device, ([] if share is None else [Assumption(name="unified memory", value=share[1], source="catalog")])
+    total = device.memory.si("memory", "[information]")
+    wired = Sourced(value=f"{total * share[0] / 1e9:.4g} GB", source=share[1], verified=False,
+                    note=f"{share[0]:.3g} of {device.memory.value}")
+    note = Assumption(name="unified memory", value=f"the GPU may wire {share[0]:.3g} of {device.memory.value}: "
+                      f"{wired.value} for weights, KV cache and buffers (raise it with sysctl iogpu.wired_limit_mb)",
+                      source=share[1], verified=False)
+    return device.model_copy(update={"memory": wired}), [note]
+
+
+def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat):
+    """The fitted kernels a local answer used, as an assumption."""
+    from sizer.results import Assumption
+    from sizer.runtimes.local_runtimes import device_family, quant_key
+
+    family, quant = device_family(device), quant_key(fmt)
+    k = profile.kernel(family, quant)
+    fitted = f"fitted on {k.rows} measured runs" if k.rows else "the family's overall figure (no runs of this type)"
+    return Assumption(name="runtime kernels", value=f"{family} / {quant}: prompt at {k.prompt:.3g} of the matrix peak "
+                      f"in micro-batches of {profile.ubatch} tokens, generation at {k.generation:.3g} of the memory "
+                      f"bandwidth, {profile.overhead(family) * 1e3:.3g} ms per pass; {fitted}", source=profile.source)
