@@ -12,7 +12,8 @@ Writes ``sizer/runtimes/local_fit.yaml`` (the profile with the rows it was fitte
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/local_inference_accuracy.py [--check]
 
-``--check`` scores the committed profile on the held-out half without rewriting anything.
+``--check`` scores the committed profile on the committed runs (``benchmarks/local_inference_runs.csv``,
+written by a full run) without rewriting anything.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "local-inference-measurements.csv"
 FIT_OUT = ROOT / "sizer" / "runtimes" / "local_fit.yaml"
 RESULT_OUT = ROOT / "benchmarks" / "results" / "local_inference.json"
+RUNS_CSV = ROOT / "benchmarks" / "local_inference_runs.csv"  # the rows sizer can ask, mapped (committed)
+RUN_FIELDS = ("key", "group", "device", "model", "mix", "test", "tokens", "depth", "measured", "ubatch", "origin")
 
 # hardware text (lower case) -> catalog id; first match wins. Rows on devices not listed are skipped.
 HARDWARE = [
@@ -130,8 +133,8 @@ def _llmfit(row, line: int) -> Run | str:
                tokens=max(tokens, 1), depth=0, measured=float(row["value"].strip()), origin="llmfit")
 
 
-def load_runs() -> tuple[list[Run], dict[str, int]]:
-    """The rows sizer can ask, and why the others were left out (counts)."""
+def map_runs() -> tuple[list[Run], dict[str, int]]:
+    """The rows of the shared data file sizer can ask, and why the others were left out (counts)."""
     skipped: dict[str, int] = {}
     runs = []
     with open(DATA, newline="") as f:
@@ -172,6 +175,23 @@ def load_runs() -> tuple[list[Run], dict[str, int]]:
                             tokens=test[1], depth=test[2], measured=float(row["value"].strip()),
                             ubatch=int(ubatch.group(1)) if ubatch else 512))
     return runs, skipped
+
+
+def write_runs(runs: list[Run]) -> None:
+    tmp = RUNS_CSV.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(RUN_FIELDS)
+        for run in runs:
+            writer.writerow([getattr(run, name) for name in RUN_FIELDS])
+    tmp.replace(RUNS_CSV)
+
+
+def load_runs() -> list[Run]:
+    """The committed mapped runs (benchmarks/local_inference_runs.csv)."""
+    with open(RUNS_CSV, newline="") as f:
+        return [Run(**{k: (int(v) if k in ("tokens", "depth", "ubatch") else float(v) if k == "measured" else v)
+                       for k, v in row.items()}) for row in csv.DictReader(f)]
 
 
 def held_out(run: Run) -> bool:
@@ -322,9 +342,13 @@ def _write_yaml(profile: dict) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="score the committed profile only")
+    parser.add_argument("--check", action="store_true", help="score the committed profile on the committed runs only")
     args = parser.parse_args(argv)
-    runs, skipped = load_runs()
+    if args.check:
+        runs, skipped = load_runs(), {}
+    else:
+        runs, skipped = map_runs()
+        write_runs(runs)
     _annotate(runs)
     fit_half = [r for r in runs if not held_out(r)]
     test_half = [r for r in runs if held_out(r)]
