@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.errors import InputError
-from sizer.inference.gguf import GGML_SOURCE, MIX_DEFAULT, bits_per_weight
+from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 
 BITS_PER_BYTE = 8
 
@@ -36,7 +36,7 @@ class WeightFormat:
     edges_16bit: bool = False  # embeddings and output head stored at 16 bits (GPTQ, AWQ, GGUF files)
     activations: bool = False  # activations quantised too (W8A8): needs the compute peak, no 16-bit fallback
     experts_only: bool = False  # a mixture keeps only its routed experts in the format, the rest at 16 bits (gpt-oss)
-    gguf_mix: str | None = None  # a llama-quantize mix: each tensor's own type (sizer.inference.gguf), ``bits`` its default
+    gguf_mix: str | None = None  # a llama-quantize mix: each tensor's own type (sizer.runtimes.gguf), ``bits`` its default
 
     @property
     def bytes_per_weight(self) -> float:
@@ -56,12 +56,8 @@ def group_quantised_bits(bits: int, group: int, scale_bits: int = 16, zero_bits:
 
 
 _GGML = "ggml/src/ggml-common.h (ggml-org/llama.cpp): "
-GGUF_MIXES = ("Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_1", "Q4_0", "IQ4_XS",
-              "IQ4_NL", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K")
-
-
 def _gguf_format(mix: str) -> WeightFormat:
-    """A llama-quantize mix as a weight format: stored tensor by tensor (:func:`sizer.inference.gguf.gguf_tensors`)."""
+    """A llama-quantize mix as a weight format: stored tensor by tensor (:func:`sizer.runtimes.gguf.gguf_tensors`)."""
     default = MIX_DEFAULT[mix]
     return WeightFormat(mix.lower(), bits_per_weight(default), "mixed",
                         f"GGUF {mix}: most matrices {default} ({bits_per_weight(default):g} bits with block scales), "

@@ -37,7 +37,7 @@ from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.inference.formats import WeightFormat
-from sizer.inference.gguf import gguf_bytes
+from sizer.runtimes.gguf import gguf_bytes
 from sizer.memo import keyed_cache
 from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import Architecture
@@ -97,7 +97,7 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
     0.577
     """
     total = arch.params_total()
-    if weights.gguf_mix is not None:  # each tensor in its own type (sizer.inference.gguf)
+    if weights.gguf_mix is not None:  # each tensor in its own type (sizer.runtimes.gguf)
         return gguf_bytes(arch, weights.gguf_mix) / total
     if weights.experts_only and arch.moe:  # only the routed experts in the format, the rest at 16 bits
         experts = arch.moe_blocks * arch.experts * arch.expert_params(arch.expert_width)

@@ -19,12 +19,16 @@ import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from sizer.datafile import load_yaml
 from sizer.engine.constants import Efficiencies, serving_efficiencies
 from sizer.hardware.schema import Device
-from sizer.inference.formats import WEIGHT_FORMATS, WeightFormat
-from sizer.inference.gguf import MIX_DEFAULT
+from sizer.runtimes.gguf import GGUF_MIXES, MIX_DEFAULT
 from sizer.runtimes.runtime import Purpose, Runtime
+
+if TYPE_CHECKING:  # the formats live with inference, which asks this package, not the other way round
+    from sizer.inference.formats import WeightFormat
 
 FIT_FILE = Path(__file__).with_name("local_fit.yaml")
 ANY = "*"
@@ -84,7 +88,7 @@ def device_family(device: Device) -> str:
     return next((v for v in ("nvidia", "apple", "amd", "intel") if v in vendor), "other")
 
 
-def quant_key(fmt: WeightFormat) -> str:
+def quant_key(fmt: "WeightFormat") -> str:
     """The quantisation key kernels are fitted per: a GGUF mix's main ggml type (``Q4_K``, ``Q8_0`` ...),
     ``F16`` for 16-bit weights, else the format's name."""
     if fmt.gguf_mix is not None:
@@ -110,7 +114,7 @@ def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offlo
                         fitted_on=tuple(raw.get("fitted_on", ())), source=source)
 
 
-def local_efficiencies(profile: LocalProfile, device: Device, fmt: WeightFormat) -> Efficiencies:
+def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat") -> Efficiencies:
     """The engine's efficiencies for ``device`` under a local runtime: its fitted prompt and generation
     kernels for the format's quantisation type and its per-pass time (no size dependence: batch 1)."""
     family = device_family(device)
@@ -131,7 +135,7 @@ def gpu_share(device: Device) -> tuple[float, str] | None:
     return share, APPLE_GPU_SHARE_SOURCE
 
 
-_GGUF = frozenset(f.name for f in WEIGHT_FORMATS.values() if f.gguf_mix is not None)
+_GGUF = frozenset(mix.lower() for mix in GGUF_MIXES)  # the weight formats' names (sizer.inference.formats)
 _PLAIN = frozenset({"fp16", "bf16", "fp32"})
 _LLAMA_CPP_SOURCE = ("ggml-org/llama.cpp (llama-bench defaults: -b 2048 -ub 512, -fa auto, -ngl all); efficiencies "
                      "fitted by benchmarks/local_inference_accuracy.py on half of "
@@ -149,7 +153,7 @@ RUNTIMES: tuple[Runtime, ...] = (
 )
 
 
-def default_local_runtime(device: Device, fmt: WeightFormat) -> tuple[Runtime | None, str]:
+def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime | None, str]:
     """The local runtime a question gets when it names none, and why (None: the data-centre serving model).
 
     GGUF weights run under llama.cpp; so does anything on a CPU, Apple silicon or another unified-memory

@@ -118,3 +118,30 @@ def test_fit_and_held_out_rows_do_not_overlap():
     fitted = set(LLAMA.fitted_on)
     assert fitted and not fitted & {r.key for r in runs if local_inference_accuracy.held_out(r)}
     assert statistics.median(r.measured for r in runs) > 0
+
+
+def test_unequal_cards_split_layers_by_memory():
+    r = _ask(model="llama-3-70b", devices=["RTX 3090", "RTX 3060 12GB"])
+    layers = {d.device: d.layers for d in r.per_device}
+    # 24 GB and 12 GB: 80 layers split 53 / 27 (in proportion to memory, largest remainder)
+    assert sorted(layers.values()) == [27, 53]
+    assert not r.fits  # 42.5 GB of Q4_K_M weights do not fit 36 GB
+    both = _ask(model="llama-3-70b", devices=["RTX 3090", "RTX 4090"])
+    assert both.fits and [d.layers for d in both.per_device] == [40, 40]
+    # the 4090 reads its half faster (1008 vs 936 GB/s): the pair is faster than two 3090s, slower than two 4090s
+    two_3090 = _ask(model="llama-3-70b", device="RTX 3090", count=2, split="layer")
+    two_4090 = _ask(model="llama-3-70b", device="RTX 4090", count=2, split="layer")
+    speeds = [x.decode_tokens_per_s.expected for x in (two_3090, both, two_4090)]
+    assert speeds == sorted(speeds) and speeds[0] < speeds[2]
+
+
+def test_unequal_cards_need_a_local_runtime():
+    with pytest.raises(InputError, match="devices"):
+        _ask(devices=["RTX 3090", "RTX 4090"], weights="fp8")
+
+
+def test_partial_offload_is_slower_and_holds_less():
+    full = _ask(model="llama-3-70b", device="RTX 4090", count=2, split="layer")
+    part = _ask(model="llama-3-70b", device="RTX 4090", gpu_layers=40)
+    assert part.weights_memory.value == pytest.approx(full.weights_memory.value, rel=0.02)  # 40 of 80 layers either way
+    assert part.decode_tokens_per_s.expected < 0.5 * full.decode_tokens_per_s.expected

@@ -1,4 +1,4 @@
-"""GGUF files as llama-quantize writes them: the type of every tensor of a quantisation mix, and its bytes.
+"""GGUF, llama.cpp's file format, as llama-quantize writes it: the type of every tensor of a quantisation mix, and its bytes.
 
 A GGUF "mix" (Q4_K_M, Q3_K_S, Q4_0 ...) is not one type: llama-quantize keeps 1-D tensors (norms,
 biases) in F32, gives the output head Q6_K, and raises chosen tensors of chosen layers (``attn_v``,
@@ -40,6 +40,9 @@ MIX_DEFAULT: dict[str, str] = {
     "F32": "F32", "Q2_K": "Q2_K", "Q3_K_S": "Q3_K", "Q3_K_M": "Q3_K", "Q3_K_L": "Q3_K", "Q4_K_S": "Q4_K",
     "Q4_K_M": "Q4_K", "Q5_K_S": "Q5_K", "Q5_K_M": "Q5_K", "Q6_K": "Q6_K", "IQ4_NL": "IQ4_NL", "IQ4_XS": "IQ4_XS",
 }
+
+GGUF_MIXES = ("Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_1", "Q4_0", "IQ4_XS",
+              "IQ4_NL", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K")  # the mixes sizer models, widest first
 
 # tensor_type_fallback(): the type a tensor gets when its rows are not a whole number of blocks
 _FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0",
