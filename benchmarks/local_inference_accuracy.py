@@ -63,6 +63,7 @@ CLASSES = {"Q4_0": "legacy", "Q4_1": "legacy", "Q5_0": "legacy", "Q5_1": "legacy
 OVERHEADS = (0.0, 0.5e-3, 1e-3, 2e-3, 3e-3, 5e-3)  # s per forward pass tried on the fit half
 GRAINS = ("family", "class", "type")
 CPUS = ("ryzen-9-7950x", "core-i9-13900k")
+EXPONENTS = (0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6)  # generation efficiency ~ bandwidth^x, tried on the fit half
 MIN_DEVICES = 2  # devices a quantisation type or class needs on the fit half to get its own efficiency
 
 
@@ -82,6 +83,12 @@ class Run:
     family: str = ""
     qkey: str = ""
     unit_seconds: float = 0.0  # the engine's time at efficiency 1, no overhead
+    bandwidth: float = 0.0  # the device's memory bandwidth [B/s]
+
+    def scale(self, exponent: float) -> float:
+        """How generation efficiency moves with bandwidth: (B / B_ref)^exponent (prompt: 1)."""
+        from sizer.runtimes.local_runtimes import BANDWIDTH_REFERENCE
+        return (self.bandwidth / BANDWIDTH_REFERENCE) ** exponent if self.test == "tg" else 1.0
 
 
 def _match(table, text):
@@ -200,7 +207,7 @@ def held_out(run: Run) -> bool:
 
 def _unit_profile():
     from sizer.runtimes.local_runtimes import ANY, KernelEfficiency, LocalProfile
-    return LocalProfile(kernels={(ANY, ANY): KernelEfficiency(1.0, 1.0)}, step_overhead={ANY: 0.0},
+    return LocalProfile(kernels={(ANY, ANY): KernelEfficiency(1.0, 1.0)}, step_overhead={ANY: 0.0}, bandwidth_exponent={},
                         flash_attention=True, batch=2048, ubatch=512, offload="", fitted_on=(), source="unit")
 
 
@@ -232,40 +239,45 @@ def _annotate(runs: list[Run]) -> None:
         run.family = device_family(load_catalog().find(run.device))
         run.qkey = quant_key(weight_format("fp16" if run.mix == "F16" else run.mix))
         run.unit_seconds = _seconds(run, unit)
+        run.bandwidth = load_catalog().find(run.device).memory_bandwidth.si("memory_bandwidth", "[information]/[time]")
 
 
 def _grain_key(run: Run, grain: str) -> str:
     return {"family": "*", "class": CLASSES.get(run.qkey, run.qkey), "type": run.qkey}[grain]
 
 
-def _efficiency(run: Run, overhead: float) -> float:
-    """The efficiency that makes the engine's time match the measurement (times scale as 1/efficiency)."""
+def _efficiency(run: Run, overhead: float, exponent: float = 0.0) -> float:
+    """The efficiency at the reference bandwidth that makes the engine's time match the measurement
+    (times scale as 1/efficiency)."""
     per_token = 1.0 / run.measured
     work = per_token * (run.tokens if run.test == "pp" else 1.0) - overhead
-    return run.unit_seconds / work if work > 0 else 1.0
+    return (run.unit_seconds / work if work > 0 else 1.0) / run.scale(exponent)
 
 
 def _fit_family(runs: list[Run]) -> tuple[float, dict, dict]:
     """Per family: the overhead, and per test the grain, with the lowest fit error; and the efficiencies."""
     best = None
-    for overhead in OVERHEADS:
+    # a bandwidth exponent needs generation runs on devices of different bandwidths (1.5x apart) to be seen at all
+    bandwidths = [r.bandwidth for r in runs if r.test == "tg"]
+    exponents = EXPONENTS if bandwidths and max(bandwidths) >= 1.5 * min(bandwidths) else (0.0,)
+    for overhead, exponent in ((o, x) for o in OVERHEADS for x in exponents):
         total, grains, effs, counts = 0.0, {}, {}, {}
         for test in ("pp", "tg"):
             mine = [r for r in runs if r.test == test]
             if not mine:
                 continue
             choice = None
-            whole = min(statistics.median(_efficiency(r, overhead) for r in mine), 1.0)
+            whole = statistics.median(_efficiency(r, overhead, exponent) for r in mine)
             for grain in GRAINS:
                 table: dict[tuple[str, str], list[float]] = {}
                 devices: dict[tuple[str, str], set] = {}
                 for run in mine:
-                    table.setdefault((test, _grain_key(run, grain)), []).append(_efficiency(run, overhead))
+                    table.setdefault((test, _grain_key(run, grain)), []).append(_efficiency(run, overhead, exponent))
                     devices.setdefault((test, _grain_key(run, grain)), set()).add(run.device)
                 # a type or class measured on one device only would fit that device, not the kernels: the family's figure
-                e = {key: min(statistics.median(v), 1.0) if len(devices[key]) >= MIN_DEVICES else whole
-                     for key, v in table.items()}
-                errors = [abs(_predict_unit(r, e[(test, _grain_key(r, grain))], overhead) / r.measured - 1) for r in mine]
+                e = {key: statistics.median(v) if len(devices[key]) >= MIN_DEVICES else whole for key, v in table.items()}
+                errors = [abs(_predict_unit(r, e[(test, _grain_key(r, grain))], overhead, exponent) / r.measured - 1)
+                          for r in mine]
                 score = statistics.median(errors) + 0.5 * statistics.mean(errors)  # the median first, the tail as tie-break
                 if choice is None or score < choice[0]:
                     choice = (score, grain, e, {k: len(v) for k, v in table.items()})
@@ -274,22 +286,22 @@ def _fit_family(runs: list[Run]) -> tuple[float, dict, dict]:
             effs.update(choice[2])
             counts.update(choice[3])
         if best is None or total < best[0]:
-            best = (total, overhead, grains, effs, counts)
-    return best[1], best[2], {"effs": best[3], "counts": best[4]}
+            best = (total, overhead, grains, effs, counts, exponent)
+    return best[1], best[2], {"effs": best[3], "counts": best[4], "exponent": best[5]}
 
 
-def _predict_unit(run: Run, efficiency: float, overhead: float) -> float:
-    seconds = run.unit_seconds / efficiency + overhead
+def _predict_unit(run: Run, efficiency: float, overhead: float, exponent: float = 0.0) -> float:
+    seconds = run.unit_seconds / min(efficiency * run.scale(exponent), 1.0) + overhead
     return (run.tokens if run.test == "pp" else 1.0) / seconds
 
 
 def fit(runs: list[Run]) -> dict:
     """The llama.cpp profile fitted on ``runs`` (the fit half), as local_fit.yaml holds it."""
-    kernels, overheads, grains = {}, {}, {}
+    kernels, overheads, grains, exponents = {}, {}, {}, {}
     for family in sorted({r.family for r in runs}):
         mine = [r for r in runs if r.family == family]
         overhead, grain, fitted = _fit_family(mine)
-        overheads[family], grains[family] = overhead, grain
+        overheads[family], grains[family], exponents[family] = overhead, grain, fitted["exponent"]
         qkeys = sorted({r.qkey for r in mine} | set(CLASSES))
         both = {test: statistics.median([e for (t, _), e in fitted["effs"].items() if t == test] or [0.5])
                 for test in ("pp", "tg")}
@@ -308,6 +320,7 @@ def fit(runs: list[Run]) -> dict:
                       "generation": round(statistics.median(_efficiency(r, 0.0) for r in every if r.test == "tg"), 4),
                       "rows": 0}
     return {"llama.cpp": {"kernels": kernels, "step_overhead": {**overheads, "*": 1e-3}, "grain": grains,
+                          "bandwidth_exponent": {**exponents, "*": 0.0},
                           "fitted_on": sorted(r.key for r in runs)}}
 
 

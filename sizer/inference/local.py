@@ -132,12 +132,14 @@ def wired_device(device: Device) -> tuple[Device, list]:
 
 def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat):
     """The fitted kernels a local answer used, as an assumption."""
-    from sizer.results import Assumption
+    from sizer.results import Assumption, unit_factor
     from sizer.runtimes.local_runtimes import device_family, quant_key
 
     family, quant = device_family(device), quant_key(fmt)
     k = profile.kernel(family, quant)
+    generation = profile.generation(family, quant, device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]"))
     fitted = f"fitted on {k.rows} measured runs" if k.rows else "the family's overall figure (no runs of this type)"
     return Assumption(name="runtime kernels", value=f"{family} / {quant}: prompt at {k.prompt:.3g} of the matrix peak "
-                      f"in micro-batches of {profile.ubatch} tokens, generation at {k.generation:.3g} of the memory "
-                      f"bandwidth, {profile.overhead(family) * 1e3:.3g} ms per pass; {fitted}", source=profile.source)
+                      f"in micro-batches of {profile.ubatch} tokens, generation at {generation:.3g} of the memory "
+                      f"bandwidth, {profile.overhead(family) * unit_factor('s', 'ms'):.3g} ms per pass; {fitted}",
+                      source=profile.source)

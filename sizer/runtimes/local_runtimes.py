@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the formats live with inference, which asks this package, n
 
 FIT_FILE = Path(__file__).with_name("local_fit.yaml")
 ANY = "*"
+BANDWIDTH_REFERENCE = 400e9  # B/s: the bandwidth the fitted generation efficiencies are stated at
 
 # macOS lets the GPU wire about 3/4 of unified memory above 36 GB and 2/3 below (the Metal device's
 # recommendedMaxWorkingSetSize; llama.cpp prints it at start and raises it only with sysctl iogpu.wired_limit_mb)
@@ -62,6 +63,7 @@ class LocalProfile:
 
     kernels: dict
     step_overhead: dict  # device family -> s per forward pass
+    bandwidth_exponent: dict  # device family -> x: generation efficiency scales as (bandwidth / 400 GB/s)^x
     flash_attention: bool
     batch: int
     ubatch: int
@@ -78,6 +80,13 @@ class LocalProfile:
 
     def overhead(self, family: str) -> float:
         return self.step_overhead.get(family, self.step_overhead.get(ANY, 0.0))
+
+    def generation(self, family: str, quant: str, bandwidth: float) -> float:
+        """Fraction of ``bandwidth`` [B/s] the generation kernels reach: the fitted figure at 400 GB/s times
+        :math:`(B / 400\,GB/s)^x` (a GPU's reach grows slower than its memory channels: Apple's Max and Ultra
+        chips stream a smaller share than the base and Pro chips), at most 1."""
+        x = self.bandwidth_exponent.get(family, self.bandwidth_exponent.get(ANY, 0.0))
+        return min(self.kernel(family, quant).generation * (bandwidth / BANDWIDTH_REFERENCE) ** x, 1.0)
 
 
 def device_family(device: Device) -> str:
@@ -110,6 +119,7 @@ def fitted() -> dict:
 def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offload: str, source: str) -> LocalProfile:
     raw = fitted().get(name, {})
     return LocalProfile(kernels=_kernels(raw.get("kernels", {})), step_overhead=dict(raw.get("step_overhead", {})),
+                        bandwidth_exponent=dict(raw.get("bandwidth_exponent", {})),
                         flash_attention=flash_attention, batch=batch, ubatch=ubatch, offload=offload,
                         fitted_on=tuple(raw.get("fitted_on", ())), source=source)
 
@@ -119,8 +129,10 @@ def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat
     kernels for the format's quantisation type and its per-pass time (no size dependence: batch 1)."""
     family = device_family(device)
     k = profile.kernel(family, quant_key(fmt))
+    memory = profile.generation(family, quant_key(fmt), device.memory_bandwidth.si("memory_bandwidth",
+                                                                                   "[information]/[time]"))
     base = serving_efficiencies(device.kind)
-    return replace(base, matrix=k.prompt, tf32=k.prompt, fp32_matrix=k.prompt, memory=k.generation, matrix_half=0.0,
+    return replace(base, matrix=k.prompt, tf32=k.prompt, fp32_matrix=k.prompt, memory=memory, matrix_half=0.0,
                    step_overhead=profile.overhead(family), source=profile.source)
 
 
