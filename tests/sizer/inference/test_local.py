@@ -144,3 +144,27 @@ def test_partial_offload_is_slower_and_holds_less():
     part = _ask(model="llama-3-70b", device="RTX 4090", gpu_layers=40)
     assert part.weights_memory.value == pytest.approx(full.weights_memory.value, rel=0.02)  # 40 of 80 layers either way
     assert part.decode_tokens_per_s.expected < 0.5 * full.decode_tokens_per_s.expected
+
+
+def test_cli_runtime_depth_and_devices(cli):
+    ok = cli("inference", "--model", "llama-3-70b", "--devices", "RTX 3090,RTX 4090", "--weights", "q4_k_m",
+             "--depth", "4096", "--runtime", "llama.cpp", "--json")
+    assert ok.exit_code == 0, ok.output
+    assert '"per_device"' in ok.output
+    bad = cli("inference", "--model", "llama-3-8b", "--device", "RTX 4090", "--weights", "q4_k_m", "--runtime", "llama")
+    assert bad.exit_code == 2 and "Traceback" not in bad.output and "runtime" in bad.output
+
+
+def test_http_runtime_depth_and_devices():
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    body = {"model": "llama-3-70b", "weights": "q4_k_m", "prompt_len": 512, "output_len": 128}
+    with TestClient(create_app(), raise_server_exceptions=False) as client:
+        ok = client.post("/v1/inference", json={**body, "devices": ["RTX 3090", "RTX 4090"], "depth": 4096})
+        bad = client.post("/v1/inference", json={**body, "device": "RTX 4090", "depth": -1})
+        wrong = client.post("/v1/inference", json={**body, "device": "RTX 4090", "runtime": "llama"})
+    assert ok.status_code == 200 and len(ok.json()["per_device"]) == 2, ok.text
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][:2] == ["body", "depth"], bad.text
+    assert wrong.status_code == 422 and "runtime" in wrong.text, wrong.text
