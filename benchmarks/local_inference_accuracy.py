@@ -64,6 +64,7 @@ OVERHEADS = (0.0, 0.5e-3, 1e-3, 2e-3, 3e-3, 5e-3)  # s per forward pass tried on
 GRAINS = ("family", "class", "type")
 CPUS = ("ryzen-9-7950x", "core-i9-13900k")
 EXPONENTS = (0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6)  # generation efficiency ~ bandwidth^x, tried on the fit half
+MIN_CPU_THREADS = 4  # a desktop's two DDR5 channels are near saturation from about 4 threads; fewer are not modelled
 MIN_DEVICES = 2  # devices a quantisation type or class needs on the fit half to get its own efficiency
 
 
@@ -165,6 +166,9 @@ def map_runs() -> tuple[list[Run], dict[str, int]]:
                 reason = "partial or no GPU offload"
             model = _match(MODELS, row["model"].lower())
             mix, test = _mix(row), _test(row)
+            threads = re.search(r"threads (\d+)", other)
+            if reason is None and device in CPUS and threads and int(threads.group(1)) < MIN_CPU_THREADS:
+                reason = f"CPU runs on fewer than {MIN_CPU_THREADS} threads (threads are not modelled)"
             if reason is None and device is None:
                 reason = "device not in the catalog"
             if reason is None and model is None:
