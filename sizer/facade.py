@@ -136,7 +136,7 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
 
     catalog = _catalog(catalog)
     result = time_estimate(request, catalog)
-    if suggest and not result.fits and request.devices is None:  # suggestions vary one device kind's count
+    if suggest and not result.fits:
         result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
     return result
 
