@@ -32,7 +32,8 @@ DATA = ROOT.parent / "shared" / "data" / "local-inference-measurements.csv"
 FIT_OUT = ROOT / "sizer" / "runtimes" / "local_fit.yaml"
 RESULT_OUT = ROOT / "benchmarks" / "results" / "local_inference.json"
 RUNS_CSV = ROOT / "benchmarks" / "local_inference_runs.csv"  # the rows sizer can ask, mapped (committed)
-RUN_FIELDS = ("key", "group", "device", "model", "mix", "test", "tokens", "depth", "measured", "ubatch", "origin")
+RUN_FIELDS = ("key", "group", "device", "model", "mix", "test", "tokens", "depth", "measured", "ubatch", "origin",
+              "runtime")
 
 # hardware text (lower case) -> catalog id; first match wins. Rows on devices not listed are skipped.
 HARDWARE = [
@@ -80,7 +81,8 @@ class Run:
     depth: int
     measured: float  # tokens/s
     ubatch: int = 512
-    origin: str = "llama-bench"  # or "llmfit" (community, output tokens over the request's wall time)
+    origin: str = "llama-bench"  # or "llmfit" (community, output tokens over the request's wall time), "mlx-lm", ...
+    runtime: str = "llama.cpp"
     family: str = ""
     qkey: str = ""
     unit_seconds: float = 0.0  # the engine's time at efficiency 1, no overhead
@@ -141,6 +143,49 @@ def _llmfit(row, line: int) -> Run | str:
                tokens=max(tokens, 1), depth=0, measured=float(row["value"].strip()), origin="llmfit")
 
 
+MLX_MODELS = [(r"qwen3-30b-a3b", "qwen3-30b-a3b"), (r"qwen3-4b", "params:4.0e9"), (r"llama-3\.1-8b", "llama-3.1-8b"),
+              (r"qwen3-8b", "params:8.2e9"), (r"qwen2\.5-14b", "params:14.7e9"), (r"phi-4-mini", "params:3.8e9")]
+MLX_HARDWARE = [(r"m4 max, 64gb", "apple-m4-max-40c-gpu"), (r"m3 ultra \(60-core", "apple-m3-ultra-60c-gpu"),
+                (r"m2 max \(38-core", "apple-m2-max-gpu"), (r"m2 max \(30-core", "apple-m2-max-30c-gpu")]
+
+
+def _mlx(row, line: int) -> Run | str:
+    """An mlx-lm or Rapid-MLX row as an MLX run (prompt or generation after its prompt), or why it is left out."""
+    device = _match(MLX_HARDWARE, row["hardware"].lower())
+    if device is None:
+        return "MLX: device not in the catalog or cores not stated"
+    name = row["model"].lower()
+    model = _match(MLX_MODELS, name)
+    if model is None:
+        return "MLX: model not in sizer's registry"
+    quant = row["precision_or_quant"].lower()
+    if quant == "bf16":
+        mix = "bf16"
+    else:
+        bits = re.search(r"\bq(\d)\b|(\d)bit", quant + " " + name)
+        if bits is None:
+            return "MLX: quantisation not stated"
+        mix = f"mlx-q{bits.group(1) or bits.group(2)}" + ("-g32" if "g32" in quant else "")
+    seq, metric = row["seq_len"].lower(), row["metric"].lower()
+    # mlx_lm.benchmark -p 2048 -g 128 (BENCHMARKS.md): its generation row follows a 2048-token prompt
+    prompt = re.search(r"prompt (\d+)", seq) or (re.search(r"(2048)", "prompt 2048") if "mlx-lm" in row["source"]
+                                                  and seq.startswith("generate") else None)
+    if prompt is None or not re.match(r"[\d.]+$", row["value"].strip()):
+        return "MLX: test length or value not stated"
+    if metric.startswith("pp") or metric.startswith("prefill"):
+        test, tokens, depth = "pp", int(prompt.group(1)), 0
+    elif metric.startswith("tg") or metric.startswith("decode"):
+        out = re.search(r"(?:generate|max_tokens) (\d+)", seq + " " + metric)
+        test, tokens, depth = "tg", int(out.group(1)) if out else 128, int(prompt.group(1))
+    else:
+        return "MLX: not a prompt or generation speed"
+    if test == "tg" and "generate" not in seq and "max_tokens" not in seq and "generation 128" not in metric:
+        return "MLX: generation length not stated"
+    return Run(key=f"L{line}", group=f"mlx|{row['hardware']}|{model}|{mix}", device=device, model=model, mix=mix,
+               test=test, tokens=tokens, depth=depth, measured=float(row["value"].strip()), ubatch=2048,
+               origin="mlx-lm" if "mlx-lm" in row["source"] else "rapid-mlx", runtime="mlx")
+
+
 def map_runs() -> tuple[list[Run], dict[str, int]]:
     """The rows of the shared data file sizer can ask, and why the others were left out (counts)."""
     skipped: dict[str, int] = {}
@@ -156,8 +201,15 @@ def map_runs() -> tuple[list[Run], dict[str, int]]:
                 else:
                     runs.append(run)
                 continue
+            if "ml-explore/mlx-lm" in row["source"] or "Rapid-MLX" in row["source"]:
+                run = _mlx(row, line)
+                if isinstance(run, str):
+                    skipped[run] = skipped.get(run, 0) + 1
+                else:
+                    runs.append(run)
+                continue
             if "ds4" in row["source"] or "mlx" in row["source"].lower():
-                reason = "not llama.cpp (ds4, MLX)"
+                reason = "not llama.cpp or mlx-lm (ds4, other MLX front ends)"
             elif "ik_llama" in other or "vulkan" in other or "opencl" in other:
                 reason = "another engine or backend (ik_llama.cpp, Vulkan, OpenCL)"
             device = _match(HARDWARE, row["hardware"].lower())
@@ -215,6 +267,11 @@ def _unit_profile():
                         flash_attention=True, batch=2048, ubatch=512, offload="", fitted_on=(), source="unit")
 
 
+def _format(run: Run):
+    from sizer.inference.formats import weight_format
+    return weight_format("fp16" if run.mix == "F16" else run.mix)
+
+
 def _arch(model: str):
     from sizer.workloads.registry import decoder_for_params, find_model
     return decoder_for_params(float(model.split(":", 1)[1]))[0] if model.startswith("params:") else find_model(model)
@@ -225,7 +282,7 @@ def _seconds(run: Run, profile) -> float:
     from sizer.inference.formats import weight_format
     from sizer.inference.local import local_times
     device = load_catalog().find(run.device)
-    fmt = weight_format("fp16" if run.mix == "F16" else run.mix)
+    fmt = _format(run)
     if run.test == "pp":
         t = local_times(_arch(run.model), device, fmt, profile, prompt_len=run.tokens, output_len=1, depth=run.depth,
                         ubatch=run.ubatch)
@@ -241,7 +298,7 @@ def _annotate(runs: list[Run]) -> None:
     unit = _unit_profile()
     for run in runs:
         run.family = device_family(load_catalog().find(run.device))
-        run.qkey = quant_key(weight_format("fp16" if run.mix == "F16" else run.mix))
+        run.qkey = quant_key(_format(run))
         run.unit_seconds = _seconds(run, unit)
         run.bandwidth = load_catalog().find(run.device).memory_bandwidth.si("memory_bandwidth", "[information]/[time]")
 
@@ -300,7 +357,12 @@ def _predict_unit(run: Run, efficiency: float, overhead: float, exponent: float 
 
 
 def fit(runs: list[Run]) -> dict:
-    """The llama.cpp profile fitted on ``runs`` (the fit half), as local_fit.yaml holds it."""
+    """Every runtime's profile fitted on its ``runs`` (the fit half), as local_fit.yaml holds them."""
+    return {name: fit_runtime([r for r in runs if r.runtime == name]) for name in sorted({r.runtime for r in runs})}
+
+
+def fit_runtime(runs: list[Run]) -> dict:
+    """One runtime's profile fitted on ``runs``."""
     kernels, overheads, grains, exponents = {}, {}, {}, {}
     for family in sorted({r.family for r in runs}):
         mine = [r for r in runs if r.family == family]
@@ -323,20 +385,19 @@ def fit(runs: list[Run]) -> dict:
     kernels["*/*"] = {"prompt": round(statistics.median(_efficiency(r, 0.0) for r in every if r.test == "pp"), 4),
                       "generation": round(statistics.median(_efficiency(r, 0.0) for r in every if r.test == "tg"), 4),
                       "rows": 0}
-    return {"llama.cpp": {"kernels": kernels, "step_overhead": {**overheads, "*": 1e-3}, "grain": grains,
-                          "bandwidth_exponent": {**exponents, "*": 0.0},
-                          "fitted_on": sorted(r.key for r in runs)}}
+    return {"kernels": kernels, "step_overhead": {**overheads, "*": 1e-3}, "grain": grains,
+            "bandwidth_exponent": {**exponents, "*": 0.0}, "fitted_on": sorted(r.key for r in runs)}
 
 
 def score(runs: list[Run]) -> dict:
     """Errors of the committed profile on ``runs``: |predicted / measured - 1| by family and test."""
     from sizer.runtimes import runtime
-    profile = runtime("llama.cpp").profile
     out: dict[str, dict] = {}
     for run in runs:
-        predicted = (run.tokens if run.test == "pp" else 1.0) / _seconds(run, profile)
+        predicted = (run.tokens if run.test == "pp" else 1.0) / _seconds(run, runtime(run.runtime).profile)
         err = predicted / run.measured - 1
-        for group in (run.family, "all"):
+        family = run.family if run.runtime == "llama.cpp" else f"{run.runtime}:{run.family}"
+        for group in (family, "all") if run.runtime == "llama.cpp" else (family,):
             out.setdefault(group, {}).setdefault(run.test, []).append(err)
     summary = {}
     for group, tests in out.items():

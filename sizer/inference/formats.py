@@ -65,6 +65,9 @@ def _gguf_format(mix: str) -> WeightFormat:
                         edges_16bit=True, gguf_mix=mix)
 _GPTQ = ("AutoGPTQ/GPTQModel packing (Frantar et al. 2022, GPTQ): 4-bit weights, one fp16 scale and one "
          "4-bit zero point per group of {g}")
+_MLX = ("MLX affine quantisation (ml-explore/mlx mlx.core.quantize): {b}-bit weights with an fp16 scale and an fp16 "
+        "bias per group of {g}; mlx-lm quantises the embedding and output head alike")
+MLX_FORMATS = {f"mlx-q{b}" + ("" if g == 64 else f"-g{g}"): (b, g) for b in (4, 5, 6, 8) for g in (64, 32)}
 _AWQ = "AutoAWQ GEMM packing (Lin et al. 2023, AWQ): 4-bit weights, one fp16 scale and one 4-bit zero per group of {g}"
 WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
     WeightFormat("fp32", 32.0, "fp32", "IEEE 754 single precision"),
@@ -82,6 +85,8 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
     *(_gguf_format(mix) for mix in GGUF_MIXES),
     *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _GPTQ.format(g=g), True) for g in (32, 64, 128)),
     *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _AWQ.format(g=g), True) for g in (64, 128)),
+    *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), "mixed", _MLX.format(b=b, g=g))
+      for name, (b, g) in MLX_FORMATS.items()),
     WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), "mixed",
                  "OCP Microscaling (MX) Formats Specification v1.0 (2023): FP4 E2M1 values with one E8M0 scale per 32 "
                  "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "

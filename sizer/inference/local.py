@@ -106,7 +106,8 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat, field: st
     chosen = runtime(name, field)
     if chosen.purpose is not Purpose.LOCAL:
         return None, []
-    refusal = chosen.refusal(weights=fmt.name, device_kind=device.kind)
+    from sizer.runtimes.local_runtimes import device_kind
+    refusal = chosen.refusal(weights=fmt.name, device_kind=device_kind(device))
     if refusal is not None:
         raise InputError(field, name, f"a runtime that can run this: {refusal}")
     return chosen, [Assumption(name="runtime", value=f"{chosen.name} (given)", source=chosen.sources[0])]

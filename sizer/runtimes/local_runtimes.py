@@ -148,6 +148,7 @@ def gpu_share(device: Device) -> tuple[float, str] | None:
 
 
 _GGUF = frozenset(mix.lower() for mix in GGUF_MIXES)  # the weight formats' names (sizer.inference.formats)
+_MLX = frozenset(f"mlx-q{b}" + ("" if g == 64 else f"-g{g}") for b in (4, 5, 6, 8) for g in (64, 32))
 _PLAIN = frozenset({"fp16", "bf16", "fp32"})
 _LLAMA_CPP_SOURCE = ("ggml-org/llama.cpp (llama-bench defaults: -b 2048 -ub 512, -fa auto, -ngl all); efficiencies "
                      "fitted by benchmarks/local_inference_accuracy.py on half of "
@@ -158,20 +159,34 @@ RUNTIMES: tuple[Runtime, ...] = (
             summary="llama.cpp (GGUF, one sequence; prompt through dequantising matrix kernels, generation reading "
                     "every weight per token; layers split over devices, the rest on the CPU)",
             sources=("https://github.com/ggml-org/llama.cpp", "../shared/data/local-inference-measurements.csv"),
-            weight_formats=_GGUF | _PLAIN, device_kinds=frozenset({"gpu", "cpu"}),
+            weight_formats=_GGUF | _PLAIN, device_kinds=frozenset({"gpu", "cpu", "apple"}),
             profile=_profile("llama.cpp", flash_attention=True, batch=2048, ubatch=512,
                              offload="layers beyond --n-gpu-layers on the host CPU, their KV cache with them",
                              source=_LLAMA_CPP_SOURCE)),
+    Runtime(name="mlx", purpose=Purpose.LOCAL, aliases=("mlx-lm",),
+            summary="MLX / mlx-lm on Apple silicon (affine-quantised weights, prompt in steps of 2048 tokens)",
+            sources=("https://github.com/ml-explore/mlx-lm", "../shared/data/local-inference-measurements.csv"),
+            weight_formats=_MLX | _PLAIN, device_kinds=frozenset({"apple"}),
+            profile=_profile("mlx", flash_attention=True, batch=2048, ubatch=2048, offload="none (unified memory)",
+                             source="ml-explore/mlx-lm (prefill_step_size 2048); efficiencies fitted by "
+                                    "benchmarks/local_inference_accuracy.py on half of its mlx-lm and Rapid-MLX rows")),
 )
+
+
+def device_kind(device: Device) -> str:
+    """The kind a runtime's ``device_kinds`` names: ``apple`` for Apple silicon, else the catalog kind."""
+    return "apple" if device.vendor.lower() == "apple" else device.kind
 
 
 def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime | None, str]:
     """The local runtime a question gets when it names none, and why (None: the data-centre serving model).
 
-    GGUF weights run under llama.cpp; so does anything on a CPU, Apple silicon or another unified-memory
+    GGUF weights run under llama.cpp, MLX-quantised weights under mlx; so does anything on a CPU, Apple silicon or another unified-memory
     device, where llama.cpp is the common runtime."""
     if fmt.name in _GGUF:
         return RUNTIMES[0], f"{fmt.name} is a GGUF mix, which llama.cpp runs"
+    if fmt.name in _MLX:
+        return RUNTIMES[1], f"{fmt.name} is MLX's quantisation, which mlx-lm runs"
     if (device.kind == "cpu" or device.unified_memory) and fmt.name in _PLAIN:
         return RUNTIMES[0], f"{device.name} is a desk machine; llama.cpp is its usual runtime"
     return None, "not a GGUF mix on a GPU: the data-centre serving model"

@@ -168,3 +168,18 @@ def test_http_runtime_depth_and_devices():
     assert ok.status_code == 200 and len(ok.json()["per_device"]) == 2, ok.text
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][:2] == ["body", "depth"], bad.text
     assert wrong.status_code == 422 and "runtime" in wrong.text, wrong.text
+
+
+def test_mlx_weights_run_under_mlx_on_apple_only():
+    r = _ask(device="apple-m4-max-40c-gpu", weights="mlx-q4")
+    assert next(a for a in r.assumptions if a.name == "runtime").value.startswith("mlx, not given")
+    # MLX 4-bit: 4 bits + an fp16 scale and bias per 64 weights = 4.5 bits, embeddings and head included
+    assert r.weights_memory.value == pytest.approx(find_model("llama-3-8b").params_total() * 4.5 / 8 / 1e9, rel=0.001)
+    with pytest.raises(InputError, match="runtime"):
+        _ask(device="RTX 4090", weights="mlx-q4", runtime="mlx")
+
+
+def test_mlx_held_out_accuracy(held_out_scores):
+    # 8 + 8 held-out mlx-lm / Rapid-MLX runs (ACCURACY.md "Local inference"): guard at the llama.cpp targets
+    assert held_out_scores["mlx:apple"]["tg"]["median_abs"] <= 0.10
+    assert held_out_scores["mlx:apple"]["pp"]["median_abs"] <= 0.20
