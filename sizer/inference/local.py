@@ -22,10 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizer.hardware.schema import Device
+from sizer.errors import InputError
+from sizer.hardware.schema import Device, Sourced
 from sizer.inference.formats import WeightFormat
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table
-from sizer.runtimes.local_runtimes import LocalProfile, local_efficiencies
+from sizer.results import Assumption, unit_factor
+from sizer.runtimes import Purpose, runtime
+from sizer.runtimes.local_runtimes import (LocalProfile, default_local_runtime, device_family, device_kind, gpu_share,
+                                           local_efficiencies, quant_key)
 from sizer.workloads.architecture import Architecture
 
 
@@ -92,11 +96,6 @@ def prefill_seconds(arch: Architecture, fmt: WeightFormat, table, ubatch: int, p
 def local_runtime(name: str | None, device: Device, fmt: WeightFormat, field: str = "runtime"):
     """The local runtime a question runs under (None: a serving runtime or the data-centre model), and the
     assumption saying which and why; InputError naming ``runtime`` where it cannot run the combination."""
-    from sizer.errors import InputError
-    from sizer.results import Assumption
-    from sizer.runtimes import Purpose, runtime
-    from sizer.runtimes.local_runtimes import default_local_runtime
-
     if name is None:
         chosen, why = default_local_runtime(device, fmt)
         if chosen is None:
@@ -106,7 +105,6 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat, field: st
     chosen = runtime(name, field)
     if chosen.purpose is not Purpose.LOCAL:
         return None, []
-    from sizer.runtimes.local_runtimes import device_kind
     refusal = chosen.refusal(weights=fmt.name, device_kind=device_kind(device))
     if refusal is not None:
         raise InputError(field, name, f"a runtime that can run this: {refusal}")
@@ -115,15 +113,11 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat, field: st
 
 def wired_device(device: Device) -> tuple[Device, list]:
     """``device`` with only the memory its GPU may wire (unified memory), and the assumption saying so."""
-    from sizer.hardware.schema import Sourced
-    from sizer.results import Assumption
-    from sizer.runtimes.local_runtimes import gpu_share
-
     share = gpu_share(device)
     if share is None or share[0] >= 1.0:
         return device, ([] if share is None else [Assumption(name="unified memory", value=share[1], source="catalog")])
     total = device.memory.si("memory", "[information]")
-    wired = Sourced(value=f"{total * share[0] / 1e9:.4g} GB", source=share[1], verified=False,
+    wired = Sourced(value=f"{total * share[0] * unit_factor('B', 'GB'):.4g} GB", source=share[1], verified=False,
                     note=f"{share[0]:.3g} of {device.memory.value}")
     note = Assumption(name="unified memory", value=f"the GPU may wire {share[0]:.3g} of {device.memory.value}: "
                       f"{wired.value} for weights, KV cache and buffers (raise it with sysctl iogpu.wired_limit_mb)",
@@ -133,9 +127,6 @@ def wired_device(device: Device) -> tuple[Device, list]:
 
 def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat):
     """The fitted kernels a local answer used, as an assumption."""
-    from sizer.results import Assumption, unit_factor
-    from sizer.runtimes.local_runtimes import device_family, quant_key
-
     family, quant = device_family(device), quant_key(fmt)
     k = profile.kernel(family, quant)
     generation = profile.generation(family, quant, device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]"))
