@@ -16,6 +16,7 @@ from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE,
                                     EP_TOKEN_SORT_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
                                     device_efficiencies)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
+from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
@@ -91,6 +92,8 @@ class TimeResult(Model):
     efficiencies: dict[str, float]
     assumptions: list[Assumption]
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
+    # the second line: training time with failures, checkpoints and restarts (sizer.engine.goodput); None: not shown
+    with_interruptions: InterruptedTime | None = None
 
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
@@ -305,7 +308,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       headroom: bool = False, overlap_allreduce: bool = False,
                       extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
                       hybrid_shard: bool = False, ep: int | None = None,
-                      host_memory: float | None = None) -> TimeResult:
+                      host_memory: float | None = None, interruptions: bool | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -360,6 +363,9 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     host_memory : float, optional
         RAM of one host [B], checked against what ``offload`` puts there
         (:func:`sizer.engine.offload.host_memory`: else the node type's, else an assumed floor).
+    interruptions : bool, optional
+        Add the training time with interruptions (:mod:`sizer.engine.goodput`); None: where the run
+        expects at least one failure.
 
     Returns
     -------
@@ -419,6 +425,10 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         refuse_batch(job, table, count, fixed)
     result = _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
                           topology, offload, hybrid_shard, overlap_allreduce)
+    if result.training_time is not None and wanted(interruptions, result.training_time.expected
+                                                   * unit_factor(result.training_time.unit, "s"), count):
+        result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,
+                                                                                  checkpoint_bytes(job, table))})
     if not offload:
         return result
     from sizer.engine.offload import host_memory as host_check
