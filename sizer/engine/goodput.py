@@ -225,22 +225,23 @@ def interruptions(solve_seconds, count, state_bytes, *,
                          restart=restart[()], interval=interval[()], factor=(wall / np.maximum(solve, 1e-300))[()])
 
 
-def on_by_default(solve_seconds: float, count: int) -> bool:
+def on_by_default(solve_seconds, count):
     """Whether a run shows its time with interruptions without being asked: one expected failure or more
     (:data:`DEFAULT_FROM_INTERRUPTIONS`, about 50,700 device-hours at Llama 3's rate).
 
     Parameters
     ----------
-    solve_seconds : float
+    solve_seconds : float or numpy.ndarray
         Training time without interruptions [s].
-    count : int
+    count : int or numpy.ndarray
         Devices [1].
 
     Returns
     -------
-    bool
+    bool or numpy.ndarray
     """
-    return solve_seconds / _HOUR * count * FAILURES_PER_DEVICE_HOUR >= DEFAULT_FROM_INTERRUPTIONS
+    hours = np.asarray(solve_seconds, dtype=float) / _HOUR
+    return (hours * np.asarray(count, dtype=float) * FAILURES_PER_DEVICE_HOUR >= DEFAULT_FROM_INTERRUPTIONS)[()]
 
 
 def assumptions(found: Interruptions, count: int) -> list[Assumption]:
@@ -255,6 +256,17 @@ def assumptions(found: Interruptions, count: int) -> list[Assumption]:
         Assumption(name="restart", value=f"{float(found.restart) / 60:.3g} min after each failure (the checkpoint read "
                    "included), then the work since the last checkpoint again", source=RESTART_SOURCE, verified=False),
     ]
+
+
+def stated() -> Assumption:
+    """One assumption naming the inputs of every time with interruptions of an answer (many runs)."""
+    return Assumption(name="training time with interruptions",
+                      value=f"{FAILURES_PER_DEVICE_HOUR:.3g} failures per device-hour; checkpoints of the model states at "
+                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE / 1e6:.3g} MB/s per device, every Daly-optimal interval; "
+                      f"{RESTART_SECONDS / 60:.3g} min per restart plus the checkpoint read; shown where asked, else "
+                      "where a run expects at least one failure",
+                      source=f"{FAILURE_SOURCE}; {CHECKPOINT_SOURCE}; Daly 2006 (docs/references.md [daly]); restart "
+                      f"{RESTART_SOURCE}", verified=False)
 
 
 def fit_restart(goodput: float = 0.9, state_bytes_per_device: float = 0.0) -> float:
@@ -292,7 +304,7 @@ class InterruptedTime(Model):
     assumptions: list[Assumption]
 
 
-def checkpoint_bytes(job, table, index: int = 0) -> float:
+def checkpoint_bytes(job, table, index=0):
     """Model states a checkpoint holds, all devices together [B]: the trained parameters' weights, FP32
     master weights and optimizer states (not gradients, not activations).
 
@@ -302,12 +314,12 @@ def checkpoint_bytes(job, table, index: int = 0) -> float:
         The workload (its trained parameters and optimizer).
     table : DeviceTable
         The devices at the job's precision (bytes per weight and master weight).
-    index : int
-        The device's row [1].
+    index : int or numpy.ndarray
+        The devices' rows [1].
 
     Returns
     -------
-    float
+    float or numpy.ndarray
         Bytes [B].
 
     References
@@ -317,13 +329,16 @@ def checkpoint_bytes(job, table, index: int = 0) -> float:
     from sizer.engine.constants import optimizer_state_bytes
 
     params = job.finetune.trainable_params if job.finetune else job.params
-    per_param = float(table.weight_bytes[index]) + float(table.master_bytes[index]) + optimizer_state_bytes(job.optimizer)
-    return float(params) * per_param
+    per_param = (np.asarray(table.weight_bytes, dtype=float)[index] + np.asarray(table.master_bytes, dtype=float)[index]
+                 + optimizer_state_bytes(job.optimizer))
+    return (float(params) * per_param)[()]
 
 
-def wanted(asked: bool | None, solve_seconds: float, count: int) -> bool:
-    """Whether to show the time with interruptions: as asked, else :func:`on_by_default`."""
-    return on_by_default(solve_seconds, count) if asked is None else bool(asked)
+def wanted(asked: bool | None, solve_seconds, count):
+    """Whether to show the time with interruptions: as asked, else :func:`on_by_default` (per run)."""
+    if asked is None:
+        return on_by_default(solve_seconds, count)
+    return np.full(np.shape(solve_seconds), bool(asked))[()]
 
 
 def interrupted_time(training: RangeOut, count: int, state_bytes: float) -> InterruptedTime:

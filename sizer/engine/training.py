@@ -425,10 +425,10 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         refuse_batch(job, table, count, fixed)
     result = _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
                           topology, offload, hybrid_shard, overlap_allreduce)
-    if result.training_time is not None and wanted(interruptions, result.training_time.expected
-                                                   * unit_factor(result.training_time.unit, "s"), count):
+    if result.training_time is not None and bool(wanted(interruptions, result.training_time.expected
+                                                        * unit_factor(result.training_time.unit, "s"), count)):
         result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,
-                                                                                  checkpoint_bytes(job, table))})
+                                                                                  float(checkpoint_bytes(job, table)))})
     if not offload:
         return result
     from sizer.engine.offload import host_memory as host_check

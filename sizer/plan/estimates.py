@@ -56,6 +56,9 @@ class TimeRequest(WorkloadRequest):
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
     reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
+    interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
+                                                         "checkpoints, restarts); not given: where the run expects at "
+                                                         "least one failure")
 
 
 def node_type(name: str | None, device):
@@ -105,7 +108,8 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
-                             extra_assumptions=tuple(notes), host_memory=host_memory)
+                             extra_assumptions=tuple(notes), host_memory=host_memory,
+                             interruptions=request.interruptions)
 
 
 class MemoryRequest(WorkloadRequest):

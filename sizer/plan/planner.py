@@ -52,6 +52,9 @@ class PlanRequest(WorkloadRequest):
     zero: int | None = Field(None, ge=0, le=3, description="pin the ZeRO stage")
     recompute: str | None = Field(None, description="pin the recomputation: none, selective or full")
     interleave: int | None = Field(None, ge=1, le=64, description="pin the virtual stages per device")
+    interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
+                                                         "checkpoints, restarts); not given: where the run expects at "
+                                                         "least one failure")
 
 
 class LayoutOption(Model):
@@ -68,6 +71,8 @@ class LayoutOption(Model):
     batch_size: float
     step_time: RangeOut
     training_time: RangeOut | None
+    # with failures, checkpoints and restarts (sizer.engine.goodput); None where not asked and under one failure
+    training_time_with_interruptions: RangeOut | None = None
     memory_per_device: QuantityOut
     fits: bool
     mfu: float
@@ -141,7 +146,8 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
-    layouts = [_option(ev, r, k, summary, unit, job, float(table.memory[0])) for k, r in enumerate(shown)]
+    layouts = [_with_interruptions(_option(ev, r, k, summary, unit, job, float(table.memory[0])), request, job, table)
+               for k, r in enumerate(shown)]
     values = sorted(set(ev.configs.tp.astype(int)))
     experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else ""
     assumptions = [
@@ -152,6 +158,10 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                    f"{len(ev.fits)} candidates, {fitting} distinct layouts fit", source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
+    if any(option.training_time_with_interruptions for option in layouts):
+        from sizer.engine.goodput import stated
+
+        assumptions.append(stated())
     warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
     if not fitting:
         memory = float(table.memory[0])
@@ -160,6 +170,17 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
                       searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, warnings=warnings,
                       assumptions=assumptions)
+
+
+def _with_interruptions(option: LayoutOption, request: PlanRequest, job, table) -> LayoutOption:
+    """``option`` with its training time with interruptions where asked, or by default (sizer.engine.goodput)."""
+    from sizer.engine import goodput
+
+    t = option.training_time
+    if t is None or not goodput.wanted(request.interruptions, t.expected * unit_factor(t.unit, "s"), request.count):
+        return option
+    lost = goodput.interrupted_time(t, request.count, float(goodput.checkpoint_bytes(job, table)))
+    return option.model_copy(update={"training_time_with_interruptions": lost.training_time})
 
 
 def _option(ev, r: int, k: int, summary, unit: str, job, memory: float) -> LayoutOption:
