@@ -320,6 +320,43 @@ def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 
+def heaviest_stages(shape: Shape | None, pp):
+    r"""The pipeline stages as its heaviest stage sees them: ``blocks / ceil(blocks / pp)``.
+
+    Where ``pp`` does not divide the blocks (Llama 3.1 405B's 126 blocks on 16 stages, DeepSeek-V3's
+    61), the stages hold :math:`\lceil L/p \rceil` or :math:`\lfloor L/p \rfloor` blocks and the
+    pipeline runs at its heaviest stage's pace, with that stage's states and activations: every
+    per-stage figure divides by :math:`L / \lceil L/p \rceil` instead of :math:`p` (equal where
+    :math:`p \mid L`).
+
+    Parameters
+    ----------
+    shape : Shape or None
+        The blocks; None: no transformer (``pp`` returned).
+    pp : array_like
+        Pipeline stages [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Stages of equal share [1], at most ``pp``.
+
+    Examples
+    --------
+    >>> float(heaviest_stages(Shape(blocks=126, hidden=1, tokens_per_sample=1), 16))  # 8 blocks on the heaviest
+    15.75
+
+    References
+    ----------
+    [megatron]
+    """
+    pp = np.asarray(pp, dtype=float)
+    if shape is None:
+        return pp
+    blocks = float(shape.blocks)
+    return blocks / np.ceil(blocks / np.maximum(pp, 1.0))
+
+
 def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
     """(expert tensor-parallel size, replicas of each expert) of ``ep`` expert-parallel ranks.
 
@@ -419,7 +456,8 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
     latency = np.where(local < ep, table.network_latency[d], table.link_latency[d])
     one = np.where(ep > 1, np.maximum(inside, outside) + (ep - 1) * latency, 0.0)
     sorts = np.where(ep > 1, EP_TOKEN_SORT_PASSES * message / table.bandwidth[d], 0.0)  # in device memory
-    return passes * (EP_ALL_TO_ALLS_PER_BLOCK_PASS * one + sorts) * shape.moe_blocks / c.pp * c.accumulation
+    return passes * (EP_ALL_TO_ALLS_PER_BLOCK_PASS * one + sorts) * shape.moe_blocks / heaviest_stages(shape, c.pp) \
+        * c.accumulation
 
 
 def _layer_groups(device, micro, tp, cp, ep, recompute, weight_bytes, extra_bytes):
@@ -639,7 +677,8 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     passes = 2.0 if backward else 1.0
     tp_bandwidth, tp_latency = group_link(table, d, c.tp)
     one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
-    tensor_parallel = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / c.pp * c.accumulation
+    stages = heaviest_stages(shape, c.pp)  # the heaviest stage's share of the blocks (uneven splits)
+    tensor_parallel = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / stages * c.accumulation
     pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.cp * c.pp)
     send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
     pipeline = passes * send * (c.accumulation + c.pp - 1) * c.interleave
@@ -647,7 +686,7 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     kv = 2.0 * tokens * (shape.kv_width or shape.hidden) * bytes_per_value / c.tp  # K and V of this rank's heads
     ring = np.where(c.cp > 1, (c.cp - 1) * (kv / cp_bandwidth + cp_latency), 0.0)
     blocks = shape.attention_blocks or shape.blocks
-    context_parallel = (3.0 if backward else 1.0) * ring * blocks / c.pp * c.accumulation
+    context_parallel = (3.0 if backward else 1.0) * ring * blocks / stages * c.accumulation
     return tensor_parallel, pipeline, context_parallel
 
 
@@ -760,11 +799,12 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     per_layer, is_compute, is_memory = sums["per_layer"], sums["is_compute"], sums["is_memory"]
     split = (c.tp * c.pp * c.cp)[:, None]
     ep = ep[:, None]
-    stage = sums["seconds"] / c.pp  # one micro-batch through one stage
+    stages = heaviest_stages(shape, c.pp)  # pp, or fewer where the blocks split unevenly
+    stage = sums["seconds"] / stages  # one micro-batch through the heaviest stage
     slots = c.accumulation + (c.pp - 1) / c.interleave  # 1F1B: m micro-batches plus the bubble
     kernels = stage * slots
-    compute_part = sums["compute"] / c.pp * slots
-    memory_part = sums["memory"] / c.pp * slots
+    compute_part = sums["compute"] / stages * slots
+    memory_part = sums["memory"] / stages * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
     tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
@@ -778,8 +818,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     dp = c.dp * c.cp  # context ranks hold the same weights: gradients and ZeRO shards span dp x cp
     # routed experts: 1/ep of them per rank, replicated (and ZeRO-sharded) over dp/ep ranks
     etp, expert_dp = expert_layout(c.tp, dp, ep[:, 0])
-    experts_here = experts / (etp * c.pp * ep[:, 0])
-    dense_here = (params - experts) / (c.tp * c.pp)
+    experts_here = experts / (etp * stages * ep[:, 0])
+    dense_here = (params - experts) / (c.tp * stages)
     params_here = dense_here + experts_here
     updated = np.where(c.zero >= 1, dense_here / dp + experts_here / expert_dp, params_here)
     per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_state_bytes)

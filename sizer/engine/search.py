@@ -51,7 +51,9 @@ from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evalu
 from sizer.engine.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
-INTERLEAVE = (1, 2, 4)
+# pipeline stages: powers of two up to the blocks, whether or not they divide them (Llama 3.1 405B ran its 126
+# blocks on 16 stages); an uneven split runs at its heaviest stage's pace (sizer.engine.roofline.heaviest_stages)
+PIPELINE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 PIPELINE_MICRO = (1, 2, 4)  # small micro-batches a pipeline may prefer: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
 CP_MIN_CHUNK = 4096  # tokens per context rank: below, ring attention's exchange outweighs what it saves
@@ -169,6 +171,29 @@ def tensor_sizes(job: Job) -> tuple[int, ...]:
     return tuple(t for t in POWERS if heads % t == 0 and (kv % t == 0 or t % kv == 0))
 
 
+def blocks_per_stage(blocks, pp):
+    """Blocks on the heaviest of ``pp`` stages: ``ceil(blocks / pp)`` [1] (numpy arrays or ints)."""
+    return -(-np.asarray(blocks) // np.maximum(np.asarray(pp), 1))
+
+
+def interleave_depths(blocks: int, stages) -> tuple[int, ...]:
+    """Every interleaving depth some pipeline of ``stages`` can run: 1, and each divisor above 1 of the
+    blocks on the heaviest stage, up to all of them (one block per virtual stage) [1]."""
+    depths = {1}
+    for p in stages:
+        if 1 < p <= blocks:
+            per_stage = int(blocks_per_stage(blocks, p))
+            depths.update(v for v in range(2, per_stage + 1) if per_stage % v == 0)
+    return tuple(sorted(depths))
+
+
+def interleaves(blocks, pp, v) -> np.ndarray:
+    """Whether ``v`` virtual stages split each of ``pp`` stages evenly: ``v`` divides the heaviest
+    stage's blocks (v = 1 always; v > 1 only with a pipeline)."""
+    v = np.asarray(v)
+    return (v == 1) | ((np.asarray(pp) > 1) & (blocks_per_stage(blocks, pp) % np.maximum(v, 1) == 0))
+
+
 def _expert_sizes(job: Job) -> tuple[int, ...]:
     """Expert-parallel sizes of a mixture of experts: the powers of two that divide its experts."""
     if job.arch is None or not job.arch.moe:
@@ -188,13 +213,13 @@ def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
             recompute = (0, 2)
     values = {
         "tp": tensor_sizes(job),
-        "pp": tuple(p for p in POWERS if p <= blocks and blocks % p == 0) if transformer else (1,),
+        "pp": tuple(p for p in PIPELINE if p <= blocks) if transformer else (1,),
         "cp": tuple(c for c in CONTEXT if c == 1 or (seq % (2 * c) == 0 and seq // c >= CP_MIN_CHUNK))
         if transformer else (1,),
         "ep": _expert_sizes(job),
         "zero": ZERO,
         "recompute": recompute,
-        "interleave": INTERLEAVE if transformer else (1,),
+        "interleave": interleave_depths(blocks, PIPELINE) if transformer else (1,),
         "micro": (0, *PIPELINE_MICRO) if transformer and job.micro_batch is None else (0,),
     }
     for name, value in fixed.items():
@@ -237,7 +262,7 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     tp, pp, cp, ep, zero, rc, v, mb = template.T
     blocks = job.shape.blocks if job.shape is not None else 1
     # a template row is a layout only where its dimensions agree with each other
-    divides = (blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed)  # a given split may be uneven
+    divides = interleaves(blocks, pp, v) | ("interleave" in fixed)  # a given depth may split unevenly
     keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
     template = template[keep]
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per
@@ -248,13 +273,13 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     n, per_node = combos[:, :1], combos[:, 1:]
     tp, pp, cp, ep, zero = (template[None, :, DIMENSIONS.index(name)] for name in ("tp", "pp", "cp", "ep", "zero"))
     split = tp * pp * cp
-    # expert parallelism (Megatron's) carves its groups out of the data-parallel ranks: ep divides dp and
-    # the tp x ep group stays in a node
+    # expert parallelism (Megatron's) carves its groups out of the data-parallel ranks: ep divides dp
     dp = n // split
     inside = (tp <= per_node) | ("tp" in fixed)
-    # a searched ep divides dp with the tp x ep group in a node; a given one may span the tensor ranks too
+    # a searched ep divides dp; a given one may span the tensor ranks too
     # (experts then not tensor-split, sizer.engine.roofline.expert_layout), as on main
-    experts = ((dp % ep == 0) & (tp * ep <= per_node)) if "ep" not in fixed else ((tp * dp) % ep == 0)
+    # expert ranks may span nodes: the all-to-all then runs partly over the network (roofline.all_to_all_seconds)
+    experts = (dp % ep == 0) if "ep" not in fixed else ((tp * dp) % ep == 0)
     sharded = (zero == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
     valid = (n % split == 0) & experts & inside & sharded  # [combination, template row]
     per_combo = valid.sum(axis=1)
@@ -388,7 +413,7 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     blocks = job.shape.blocks if job.shape is not None else 1
     index = np.repeat(np.arange(len(ref)), len(variants))
     micro, interleave = np.tile(variants[:, 0], len(ref)), np.tile(variants[:, 1], len(ref))
-    keep = (interleave == 1) | (blocks % (bases["pp"][index] * interleave) == 0)
+    keep = interleaves(blocks, bases["pp"][index], interleave) | ("interleave" in fixed)
     index, micro, interleave = index[keep], micro[keep], interleave[keep]
     rows_rep = ref[index]
     # the floors below, before any memory: a given micro-batch's ratio is known, the largest that fits is at
@@ -436,10 +461,12 @@ def _variant_floor(p, steps: np.ndarray, ref: np.ndarray, ratio: np.ndarray, int
 
 def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
     """Per candidate, its group: the same pair, split, expert ranks, micro-batch (and interleaving)."""
-    split = (np.log2(c["tp"]).astype(np.int64) * 8 + np.log2(c["pp"]).astype(np.int64)) * 8 + np.log2(c["cp"]).astype(np.int64)
-    base = (c["pair"] * 512 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
+    # powers of two by their exponent (tp <= 64, pp <= 256, cp <= 16, ep <= 64), the interleaving by its value
+    split = (np.log2(c["tp"]).astype(np.int64) * 16 + np.log2(c["pp"]).astype(np.int64)) * 16 \
+        + np.log2(c["cp"]).astype(np.int64)
+    base = (c["pair"] * 4096 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
     if interleave is not None:
-        base = base * 8 + np.log2(interleave).astype(np.int64)
+        base = base * 1024 + np.minimum(np.asarray(interleave, dtype=np.int64), 1023)
     whole = np.asarray(micro)
     if len(whole) and np.all(whole == np.round(whole)) and whole.max() < 1 << 24 and base.max() < 1 << 38:
         # micro-batches are whole numbers: one integer key, one sort (np.unique numbers groups in key order)
