@@ -40,7 +40,6 @@ fastest among equally near ones.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,8 +51,11 @@ from sizer.engine.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
 # pipeline stages: powers of two up to the blocks, whether or not they divide them (Llama 3.1 405B ran its 126
-# blocks on 16 stages); an uneven split runs at its heaviest stage's pace (sizer.engine.roofline.heaviest_stages)
+# blocks on 16 stages); an uneven split runs at its heaviest stage's pace (sizer.engine.roofline.heaviest_stages),
+# so one whose heaviest stage holds more than UNEVEN_STAGE_LIMIT x the mean (80 blocks on 32 stages: 3 against
+# 2.5) idles every other stage that long and is not searched (it may be given)
 PIPELINE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+UNEVEN_STAGE_LIMIT = 1.1
 PIPELINE_MICRO = (1, 2, 4)  # small micro-batches a pipeline may prefer: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
 CP_MIN_CHUNK = 4096  # tokens per context rank: below, ring attention's exchange outweighs what it saves
@@ -213,13 +215,16 @@ def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
             recompute = (0, 2)
     values = {
         "tp": tensor_sizes(job),
-        "pp": tuple(p for p in PIPELINE if p <= blocks) if transformer else (1,),
+        "pp": tuple(p for p in PIPELINE if p <= blocks and blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks)
+        if transformer else (1,),
         "cp": tuple(c for c in CONTEXT if c == 1 or (seq % (2 * c) == 0 and seq // c >= CP_MIN_CHUNK))
         if transformer else (1,),
         "ep": _expert_sizes(job),
         "zero": ZERO,
         "recompute": recompute,
-        "interleave": interleave_depths(blocks, PIPELINE) if transformer else (1,),
+        "interleave": interleave_depths(blocks, [p for p in PIPELINE
+                                                 if blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks])
+        if transformer else (1,),
         "micro": (0, *PIPELINE_MICRO) if transformer and job.micro_batch is None else (0,),
     }
     for name, value in fixed.items():
@@ -258,13 +263,20 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     values = _dimension_values(job, fixed)
     if first_stage:
         values["micro"], values["interleave"] = values["micro"][:1], values["interleave"][:1]
-    template = np.asarray(list(itertools.product(*(values[name] for name in DIMENSIONS))), dtype=np.int64)
-    tp, pp, cp, ep, zero, rc, v, mb = template.T
+    # every combination, the last dimension fastest (itertools.product's order), built in numpy as indices
+    columns = [np.asarray(values[name], dtype=np.int64) for name in DIMENSIONS]
+    grids = np.meshgrid(*(np.arange(len(column)) for column in columns), indexing="ij")
+    index = {name: grid.ravel() for name, grid in zip(DIMENSIONS, grids)}
     blocks = job.shape.blocks if job.shape is not None else 1
-    # a template row is a layout only where its dimensions agree with each other
-    divides = interleaves(blocks, pp, v) | ("interleave" in fixed)  # a given depth may split unevenly
-    keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
-    template = template[keep]
+    # a template row is a layout only where its dimensions agree with each other; the pipeline and interleaving
+    # agree or not as pairs of values, decided once on the small table of their values
+    stages, depths = columns[DIMENSIONS.index("pp")], columns[DIMENSIONS.index("interleave")]
+    divides = interleaves(blocks, stages[:, None], depths[None, :]) | ("interleave" in fixed)  # a given depth may be uneven
+    agree = (depths[None, :] == 1) | ((stages[:, None] > 1) & divides)
+    micro, pipelined = columns[DIMENSIONS.index("micro")], stages > 1
+    keep = agree[index["pp"], index["interleave"]] & ((micro[index["micro"]] == 0) | pipelined[index["pp"]]
+                                                       | ("micro" in fixed))
+    template = np.stack([column[index[name][keep]] for name, column in zip(DIMENSIONS, columns)], axis=1)
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per
     # distinct (count, node size), then each pair takes its combination's rows (pair-major, template order)
     node = np.asarray(table.devices_per_node, dtype=np.int64)[device]

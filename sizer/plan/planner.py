@@ -146,8 +146,8 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
-    layouts = [_with_interruptions(_option(ev, r, k, summary, unit, job, float(table.memory[0])), request, job, table)
-               for k, r in enumerate(shown)]
+    layouts = _with_interruptions([_option(ev, r, k, summary, unit, job, float(table.memory[0]))
+                                   for k, r in enumerate(shown)], request, job, table)
     values = sorted(set(ev.configs.tp.astype(int)))
     experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else ""
     assumptions = [
@@ -172,15 +172,31 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                       assumptions=assumptions)
 
 
-def _with_interruptions(option: LayoutOption, request: PlanRequest, job, table) -> LayoutOption:
-    """``option`` with its training time with interruptions where asked, or by default (sizer.engine.goodput)."""
+def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job, table) -> list[LayoutOption]:
+    """``options`` with their training time with interruptions where asked, or by default (sizer.engine.goodput):
+    each bound of the range times its own expected wall-clock factor."""
     from sizer.engine import goodput
 
-    t = option.training_time
-    if t is None or not goodput.wanted(request.interruptions, t.expected * unit_factor(t.unit, "s"), request.count):
-        return option
-    lost = goodput.interrupted_time(t, request.count, float(goodput.checkpoint_bytes(job, table)))
-    return option.model_copy(update={"training_time_with_interruptions": lost.training_time})
+    timed = [o for o in options if o.training_time is not None]
+    if not timed:
+        return options
+    scale = unit_factor(timed[0].training_time.unit, "s")  # one unit for the whole list
+    seconds = np.asarray([[o.training_time.low, o.training_time.expected, o.training_time.high] for o in timed]) * scale
+    shown = goodput.wanted(request.interruptions, seconds[:, 1], request.count)
+    factor = np.asarray(goodput.interruptions(seconds, request.count,
+                                              float(goodput.checkpoint_bytes(job, table))).factor).reshape(seconds.shape)
+    out, k = [], 0
+    for option in options:
+        if option.training_time is None:
+            out.append(option)
+            continue
+        t = option.training_time
+        if shown[k]:
+            lost = dict(low=t.low * factor[k, 0], expected=t.expected * factor[k, 1], high=t.high * factor[k, 2], unit=t.unit)
+            option = option.model_copy(update={"training_time_with_interruptions": RangeOut(**lost)})
+        out.append(option)
+        k += 1
+    return out
 
 
 def _option(ev, r: int, k: int, summary, unit: str, job, memory: float) -> LayoutOption:
