@@ -30,6 +30,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
          sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
+         overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
          host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
@@ -48,7 +49,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
-                               host_memory=host_memory, interruptions=interruptions)
+                               host_memory=host_memory, interruptions=interruptions,
+                               overlap_all_to_all=overlap_all_to_all or None)
     if have:
         return answer_owned(request, catalog, json)
     result = facade.estimate_time(request, load(catalog))

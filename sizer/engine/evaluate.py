@@ -487,7 +487,8 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
 
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1, ep=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
-             keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
+             keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False,
+             overlap_all_to_all: bool = False) -> Evaluation:
     r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
 
     Memory is :func:`memory_parts`; the step time is :func:`~sizer.engine.roofline.step_seconds`;
@@ -530,6 +531,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
         Optimizer states and master weights in host memory (ZeRO-Offload).
     hybrid_shard : bool, default False
         ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+    overlap_all_to_all : bool, default False
+        Overlap expert parallelism's all-to-alls with another micro-batch's computation.
 
     Returns
     -------
@@ -564,6 +567,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
     finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_state_bytes=state_bytes, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
+                         overlap_all_to_all=overlap_all_to_all,
                          kind=job.pass_kind,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,

@@ -722,7 +722,7 @@ def _pass_flops(layers: LayerTable, per_row: Pass) -> float:
 
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_state_bytes: float,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
-                 kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
+                 overlap_all_to_all: bool = False, kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
                  shard_group: np.ndarray | None = None,
                  trainable_params: float | None = None, extra_bytes: np.ndarray | None = None) -> StepParts:
     r"""Expected seconds per step for every configuration: the per-layer roofline plus parallelism.
@@ -757,6 +757,10 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         Whether the gradient all-reduce overlaps the backward pass.
     keep_layers : bool, default False
         Keep per-layer seconds and bounds in the result.
+    overlap_all_to_all : bool, default False
+        Whether expert parallelism's all-to-alls overlap another micro-batch's computation (DeepSeek-V3's
+        DualPipe, Megatron-Core's overlapped dispatch): hidden behind :data:`OVERLAP_SHARE` of the kernels
+        outside the bubble.
     kind : Pass, default TRAINING
         Training, frozen-weight training or inference.
     weight_bytes : numpy.ndarray, optional
@@ -842,6 +846,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
             ring_allreduce_seconds(params_here * table.weight_bytes[d] / shard_group, dp / shard_group, dp_bandwidth,
                                    dp_latency)
     data_parallel = np.maximum(0.0, allreduce - OVERLAP_SHARE * kernels) if overlap_allreduce else allreduce
+    if overlap_all_to_all:  # one micro-batch's dispatch and combine run while another computes (not in the bubble)
+        expert_parallel = np.maximum(0.0, expert_parallel - OVERLAP_SHARE * (kernels - bubble))
 
     step = kernels + tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica

@@ -306,7 +306,7 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
 
 
 def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = None, headroom: bool = False,
-           overlap_allreduce: bool = False) -> Search:
+           overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> Search:
     """Evaluate every candidate layout of every (device, count) pair and choose one per pair.
 
     The fastest that fits running the asked batch, else the fastest that fits a batch near it, else
@@ -326,6 +326,8 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
         Reserve the upper memory headroom.
     overlap_allreduce : bool, default False
         Overlap the gradient all-reduce with the backward pass.
+    overlap_all_to_all : bool, default False
+        Overlap expert parallelism's all-to-alls with another micro-batch's computation.
 
     Returns
     -------
@@ -344,13 +346,14 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     c = candidates(job, table, device, count, fixed, first_stage=staged)
     if staged:
         c, shadow = _undominated(job, table, c, len(device), headroom)
-    ev = _evaluate(job, table, c, headroom, overlap_allreduce)
+    overlap = (overlap_allreduce, overlap_all_to_all)
+    ev = _evaluate(job, table, c, headroom, overlap)
     pairs = len(device)
     if staged:
         more = _second_stage(job, table, c, ev, pairs, fixed, headroom, shadow)
         if len(more["pair"]):
             check_deadline()
-            later = _evaluate(job, table, more, headroom, overlap_allreduce)
+            later = _evaluate(job, table, more, headroom, overlap)
             # only the rows that can still be chosen go on: each stage's own choice per pair (the choice of
             # both is the better of the two, the first stage's on a tie, as over every row), and every row of
             # a pair that nothing of the stage fits (for the layout closest to fitting)
@@ -391,11 +394,11 @@ def _contenders(job: Job, ev: Evaluation, pair: np.ndarray, pairs: int) -> np.nd
     return np.flatnonzero(keep)
 
 
-def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool) -> Evaluation:
+def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap: tuple[bool, bool]) -> Evaluation:
     micro = np.where(c["micro"] > 0, c["micro"], np.nan)
     return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
                     recompute=c["recompute"], interleave=c["interleave"], ep=c["ep"], micro_batch=micro,
-                    headroom=headroom, overlap_allreduce=overlap_allreduce)
+                    headroom=headroom, overlap_allreduce=overlap[0], overlap_all_to_all=overlap[1])
 
 
 def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict,

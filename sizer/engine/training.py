@@ -224,7 +224,7 @@ def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleav
 
 
 def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, headroom: bool = False,
-                  overlap_allreduce: bool = False) -> dict:
+                  overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> dict:
     """The fastest layout that fits with ``fixed`` pinned, else the one closest to fitting.
 
     Parameters
@@ -237,7 +237,7 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
         Devices [1].
     fixed : dict, optional
         Pinned dimensions.
-    headroom, overlap_allreduce : bool
+    headroom, overlap_allreduce, overlap_all_to_all : bool
         As :func:`sizer.engine.search.search`.
 
     Returns
@@ -256,7 +256,8 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
     """
     from sizer.engine.search import search
 
-    found = search(job, table, [0], [count], fixed=fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
+    found = search(job, table, [0], [count], fixed=fixed, headroom=headroom, overlap_allreduce=overlap_allreduce,
+                   overlap_all_to_all=overlap_all_to_all)
     ev = found.evaluation
     if not len(found.pair) or not ev.feasible.any():
         refuse_batch(job, table, count, fixed or {})
@@ -308,7 +309,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       headroom: bool = False, overlap_allreduce: bool = False,
                       extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
                       hybrid_shard: bool = False, ep: int | None = None,
-                      host_memory: float | None = None, interruptions: bool | None = None) -> TimeResult:
+                      host_memory: float | None = None, interruptions: bool | None = None,
+                      overlap_all_to_all: bool = False) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -366,6 +368,9 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     interruptions : bool, optional
         Add the training time with interruptions (:mod:`sizer.engine.goodput`); None: where the run
         expects at least one failure.
+    overlap_all_to_all : bool, default False
+        Expert parallelism's all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's
+        overlapped dispatch).
 
     Returns
     -------
@@ -413,18 +418,26 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     fixed = fixed_layout(zero, tp, pp, cp, recompute, interleave, ep)
     searched = not (offload or hybrid_shard)
     if searched:
-        layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
+        layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce,
+                               overlap_all_to_all=overlap_all_to_all)
     else:
         layout = {"zero": zero or 0, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": recompute or 0, "ep": ep or 1,
                   "interleave": interleave or 1, "micro": float("nan")}
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([layout["zero"]]),
                   tp=layout["tp"], pp=layout["pp"], cp=layout["cp"], recompute=layout["recompute"],
                   interleave=layout["interleave"], ep=layout["ep"], micro_batch=np.asarray([layout["micro"]]), headroom=headroom,
-                  overlap_allreduce=overlap_allreduce, keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
+                  overlap_allreduce=overlap_allreduce, keep_layers=True, offload=offload, hybrid_shard=hybrid_shard,
+                  overlap_all_to_all=overlap_all_to_all)
     if not ev.feasible[0]:
         refuse_batch(job, table, count, fixed)
     result = _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
                           topology, offload, hybrid_shard, overlap_allreduce)
+    if overlap_all_to_all and result.layout.ep > 1:
+        result = result.model_copy(update={"assumptions": [
+            a if a.name != "expert parallel" else a.model_copy(update={"value": a.value.replace(
+                ", not overlapped;", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
+                "overlapped dispatch: hidden behind 2/3 of the kernels outside the bubble);")})
+            for a in result.assumptions]})
     if result.training_time is not None and bool(wanted(interruptions, result.training_time.expected
                                                         * unit_factor(result.training_time.unit, "s"), count)):
         result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,

@@ -45,6 +45,9 @@ class TimeRequest(WorkloadRequest):
     recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
     sharding: ShardingName = "none"
     overlap_allreduce: bool = False
+    overlap_all_to_all: bool = Field(False, description="expert parallelism's all-to-alls overlap another micro-batch's "
+                                                        "computation (DeepSeek-V3's DualPipe, Megatron-Core's overlapped "
+                                                        "dispatch)")
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
     host_memory: str | dict | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
@@ -109,7 +112,7 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes), host_memory=host_memory,
-                             interruptions=request.interruptions)
+                             interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
 
 
 class MemoryRequest(WorkloadRequest):
