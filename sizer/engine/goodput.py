@@ -245,7 +245,20 @@ def on_by_default(solve_seconds, count):
 
 
 def assumptions(found: Interruptions, count: int) -> list[Assumption]:
-    """What the time with interruptions assumes, one assumption per input (floats of one run)."""
+    """What the time with interruptions assumes, one assumption per input.
+
+    Parameters
+    ----------
+    found : Interruptions
+        One run's figures (floats).
+    count : int
+        Devices [1].
+
+    Returns
+    -------
+    list of Assumption
+        Failures, checkpoints, restart.
+    """
     hours = float(found.mtbf) / _HOUR
     return [
         Assumption(name="failures", value=f"{FAILURES_PER_DEVICE_HOUR:.3g} per device-hour: one every {hours:.3g} h on "
@@ -259,7 +272,13 @@ def assumptions(found: Interruptions, count: int) -> list[Assumption]:
 
 
 def stated() -> Assumption:
-    """One assumption naming the inputs of every time with interruptions of an answer (many runs)."""
+    """One assumption naming the inputs of every time with interruptions of an answer (many runs).
+
+    Returns
+    -------
+    Assumption
+        The failure rate, checkpoint bandwidth, restart and when the line is shown.
+    """
     return Assumption(name="training time with interruptions",
                       value=f"{FAILURES_PER_DEVICE_HOUR:.3g} failures per device-hour; checkpoints of the model states at "
                       f"{CHECKPOINT_BANDWIDTH_PER_DEVICE / 1e6:.3g} MB/s per device, every Daly-optimal interval; "
@@ -335,7 +354,22 @@ def checkpoint_bytes(job, table, index=0):
 
 
 def wanted(asked: bool | None, solve_seconds, count):
-    """Whether to show the time with interruptions: as asked, else :func:`on_by_default` (per run)."""
+    """Whether to show the time with interruptions.
+
+    Parameters
+    ----------
+    asked : bool or None
+        As asked; None: :func:`on_by_default`.
+    solve_seconds : float or numpy.ndarray
+        Training time without interruptions [s].
+    count : int or numpy.ndarray
+        Devices [1].
+
+    Returns
+    -------
+    bool or numpy.ndarray
+        Per run.
+    """
     if asked is None:
         return on_by_default(solve_seconds, count)
     return np.full(np.shape(solve_seconds), bool(asked))[()]

@@ -174,13 +174,44 @@ def tensor_sizes(job: Job) -> tuple[int, ...]:
 
 
 def blocks_per_stage(blocks, pp):
-    """Blocks on the heaviest of ``pp`` stages: ``ceil(blocks / pp)`` [1] (numpy arrays or ints)."""
+    """Blocks on the heaviest of ``pp`` stages.
+
+    Parameters
+    ----------
+    blocks : int or numpy.ndarray
+        Transformer blocks [1].
+    pp : int or numpy.ndarray
+        Pipeline stages [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        ``ceil(blocks / pp)`` [1].
+    """
     return -(-np.asarray(blocks) // np.maximum(np.asarray(pp), 1))
 
 
 def interleave_depths(blocks: int, stages) -> tuple[int, ...]:
-    """Every interleaving depth some pipeline of ``stages`` can run: 1, and each divisor above 1 of the
-    blocks on the heaviest stage, up to all of them (one block per virtual stage) [1]."""
+    """Every interleaving depth some pipeline of ``stages`` can run.
+
+    Parameters
+    ----------
+    blocks : int
+        Transformer blocks [1].
+    stages : iterable of int
+        Pipeline sizes searched [1].
+
+    Returns
+    -------
+    tuple of int
+        1, and each divisor above 1 of the blocks on a pipeline's heaviest stage, up to all of them
+        (one block per virtual stage) [1].
+
+    Examples
+    --------
+    >>> interleave_depths(32, (1, 2, 4))
+    (1, 2, 4, 8, 16)
+    """
     depths = {1}
     for p in stages:
         if 1 < p <= blocks:
@@ -190,8 +221,20 @@ def interleave_depths(blocks: int, stages) -> tuple[int, ...]:
 
 
 def interleaves(blocks, pp, v) -> np.ndarray:
-    """Whether ``v`` virtual stages split each of ``pp`` stages evenly: ``v`` divides the heaviest
-    stage's blocks (v = 1 always; v > 1 only with a pipeline)."""
+    """Whether ``v`` virtual stages split each of ``pp`` stages evenly.
+
+    Parameters
+    ----------
+    blocks : int
+        Transformer blocks [1].
+    pp, v : int or numpy.ndarray
+        Pipeline stages and virtual stages per device [1].
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True where ``v`` is 1, or a pipeline's heaviest stage's blocks divide into ``v`` chunks.
+    """
     v = np.asarray(v)
     return (v == 1) | ((np.asarray(pp) > 1) & (blocks_per_stage(blocks, pp) % np.maximum(v, 1) == 0))
 
