@@ -5,8 +5,10 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 
 - tensor parallelism up to the node's NVLink domain, dividing the heads (and the KV heads, or a
   multiple of them that replicates them), with sequence parallelism;
-- pipeline stages dividing the blocks, plain or interleaved 1F1B (``v`` virtual stages each,
-  dividing the blocks too; its bubble ``(p-1)/(v m)``);
+- pipeline stages in powers of two up to the blocks, dividing them or not (an uneven split runs at its
+  heaviest stage's pace, within :data:`UNEVEN_STAGE_LIMIT` of an even one), plain or interleaved 1F1B
+  (``v`` virtual stages each, any divisor of the heaviest stage's blocks up to one block per virtual
+  stage; its bubble ``(p-1)/(v m)``);
 - context parallelism (ring attention) for sequences of at least :data:`CP_MIN_CHUNK` tokens per rank;
 - ZeRO 0, 2, 3 (ZeRO-1 only pinned: it is never faster than ZeRO-2 and keeps more; sharding
   only with more than one data/context-parallel rank), recomputation
@@ -16,8 +18,8 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 
 Every candidate of every (device, count) pair is evaluated in one call of the engine; fields the
 user fixed (``--tp``, ``--micro-batch``, ``--ep``, ...) pin their dimension and the rest is searched.
-A mixture of experts adds expert-parallel sizes (dividing its experts and the data-parallel size,
-the ``tp x ep`` group inside a node).
+A mixture of experts adds expert-parallel sizes (dividing its experts and the data-parallel size; the
+``tp x ep`` group may span nodes, its all-to-all then partly over the network).
 
 Many pairs at once (``recommend``, ``sweep``) are searched in two stages: first every split with
 the largest micro-batch that fits and plain 1F1B; then the small micro-batches and interleaving

@@ -627,8 +627,10 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
             name="layout", value=f"tp {tp} x pp {pp} x cp {cp} x dp {dp}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}"
                                  f"{f', interleave {interleave}' if interleave > 1 else ''}: the fastest that fits with "
                                  f"{pinned} given; searched: tensor parallel inside a node dividing the heads, pipelines "
-                                 "(interleaved) dividing the blocks, context parallel for long sequences, ZeRO 0-3, "
-                                 "recomputation, whole micro-batches", source="sizer's layout search (sizer plan ranks them)"))
+                                 "in powers of two (an uneven split at its heaviest stage's pace) interleaved up to one "
+                                 "block per virtual stage, context parallel for long sequences, expert parallel across "
+                                 "nodes, ZeRO 0-3, recomputation, whole micro-batches",
+            source="sizer's layout search (sizer plan ranks them)"))
     if count > 1:
         where = f"inside one node ({link.name})" if count <= per_node else \
             f"across nodes of {per_node} ({network.name})"

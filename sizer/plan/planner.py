@@ -149,11 +149,11 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     layouts = _with_interruptions([_option(ev, r, k, summary, unit, job, float(table.memory[0]))
                                    for k, r in enumerate(shown)], request, job, table)
     values = sorted(set(ev.configs.tp.astype(int)))
-    experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else ""
+    experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (across nodes where tp x ep exceeds one)" if eps.max() > 1 else ""
     assumptions = [
         *job.assumptions,
         Assumption(name="search", value=f"tp {', '.join(map(str, values))} (inside a node, dividing the heads) x pp "
-                   f"dividing the blocks (1F1B, interleaved) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
+                   f"in powers of two (1F1B, interleaved to one block per virtual stage; uneven splits at the heaviest stage's pace) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
                    f"x whole micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
                    f"{len(ev.fits)} candidates, {fitting} distinct layouts fit", source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
