@@ -14,7 +14,7 @@ from sizer.hardware.schema import Device
 from sizer.choices import Mode
 from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, EP_TOKEN_SORT_PASSES,
                                     EP_TOKEN_SORT_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
-                                    device_efficiencies)
+                                    device_efficiencies, stack_factor)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
@@ -587,7 +587,8 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
                    source="dense peak from the catalog"),
         Assumption(name="efficiencies", value=f"tensor {eff.matrix:.3g}, TF32 {eff.tf32:.3g}, FP32 matrix {eff.fp32_matrix:.3g}, "
                    f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * unit_factor('s', 'us'):.3g} us per kernel, "
-                   f"{eff.step_overhead * unit_factor('s', 'ms'):.3g} ms per step", source=eff.source),
+                   f"{eff.step_overhead * unit_factor('s', 'ms'):.3g} ms per step", source=eff.source,
+                   verified=stack_factor(table.devices[0])[2]),
         Assumption(name="range", value=f"{low_factor:.3g}-{high_factor:.3g} x expected ({mode.value} mode)",
                    source=range_source),
         Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.0f} {job.sample_word}s per replica per pass, "
