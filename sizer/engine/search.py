@@ -391,14 +391,13 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     c = candidates(job, table, device, count, fixed, first_stage=staged)
     if staged:
         c, shadow = _undominated(job, table, c, len(device), headroom)
-    overlap = (overlap_allreduce, overlap_all_to_all)
-    ev = _evaluate(job, table, c, headroom, overlap)
+    ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all)
     pairs = len(device)
     if staged:
         more = _second_stage(job, table, c, ev, pairs, fixed, headroom, shadow)
         if len(more["pair"]):
             check_deadline()
-            later = _evaluate(job, table, more, headroom, overlap)
+            later = _evaluate(job, table, more, headroom, overlap_allreduce, overlap_all_to_all)
             # only the rows that can still be chosen go on: each stage's own choice per pair (the choice of
             # both is the better of the two, the first stage's on a tie, as over every row), and every row of
             # a pair that nothing of the stage fits (for the layout closest to fitting)
@@ -439,11 +438,12 @@ def _contenders(job: Job, ev: Evaluation, pair: np.ndarray, pairs: int) -> np.nd
     return np.flatnonzero(keep)
 
 
-def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap: tuple[bool, bool]) -> Evaluation:
+def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool,
+              overlap_all_to_all: bool = False) -> Evaluation:
     micro = np.where(c["micro"] > 0, c["micro"], np.nan)
     return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
                     recompute=c["recompute"], interleave=c["interleave"], ep=c["ep"], micro_batch=micro,
-                    headroom=headroom, overlap_allreduce=overlap[0], overlap_all_to_all=overlap[1])
+                    headroom=headroom, overlap_allreduce=overlap_allreduce, overlap_all_to_all=overlap_all_to_all)
 
 
 def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict,

@@ -5,8 +5,10 @@ import pytest
 
 from sizer import facade
 from sizer.engine import search
+from sizer.engine.constants import device_efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.job import resolve_job
+from sizer.hardware.catalog import load_catalog
 from sizer.engine.roofline import Shape, heaviest_stages
 from sizer.workloads.request import WorkloadRequest
 
@@ -53,11 +55,7 @@ def test_the_searched_layout_is_never_beaten_at_16384_devices():
 
 def test_expert_parallelism_may_span_nodes():
     job = resolve_job(WorkloadRequest(model="deepseek-v3", tokens=1e12, precision="fp8"))
-    from sizer.hardware.catalog import load_catalog
-
     device = load_catalog().find("H800")
-    from sizer.engine.constants import device_efficiencies
-
     table = build_device_table((device,), job.precision, (device_efficiencies(device, True),))
     c = search.candidates(job, table, np.asarray([0]), np.asarray([2048]))
     node = int(table.devices_per_node[0])
