@@ -21,7 +21,9 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, zero: ZeroOption = None,
          recompute: RecomputeOption = None, interleave: InterleaveOption = None,
-         interruptions: InterruptionsOption = None, have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
+         interruptions: InterruptionsOption = None,
+         overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
+         have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Search tensor x pipeline x context x data parallel, interleaving, ZeRO, recomputation and micro-batch;
     rank the layouts that fit. Layout options given pin their dimension."""
     from sizer.facade import PlanRequest, plan as run
@@ -30,7 +32,8 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
                                seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
                                lora_targets=lora_targets, tp=tp, pp=pp, cp=cp, zero=zero, recompute=recompute,
-                               interleave=interleave, ep=ep, have=have, interruptions=interruptions)
+                               interleave=interleave, ep=ep, have=have, interruptions=interruptions,
+                               overlap_all_to_all=overlap_all_to_all or None)
     if have:
         return answer_owned(request, catalog, json)
     result = run(request, load(catalog))

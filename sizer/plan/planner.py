@@ -45,6 +45,9 @@ class PlanRequest(WorkloadRequest):
     shown: int = Field(DEFAULT_SHOWN, ge=1, le=100, description="layouts to show, fastest first")
     headroom: bool = False
     overlap_allreduce: bool = False
+    overlap_all_to_all: bool = Field(False, description="expert parallelism's all-to-alls overlap another micro-batch's "
+                                                        "computation (DeepSeek-V3's DualPipe, Megatron-Core's overlapped "
+                                                        "dispatch)")
     tp: int | None = Field(None, ge=1, le=1024, description="pin the tensor-parallel size; the rest is searched")
     pp: int | None = Field(None, ge=1, le=1024, description="pin the pipeline stages")
     cp: int | None = Field(None, ge=1, le=1024, description="pin the context-parallel size")
@@ -130,7 +133,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         check_expert_parallel(job, request.count, request.tp or 1, request.pp or 1, request.ep)
     fixed = fixed_layout(request.zero, request.tp, request.pp, request.cp, recompute, request.interleave, request.ep)
     found = search(job, table, [0], [request.count], fixed=fixed, headroom=request.headroom,
-                   overlap_allreduce=request.overlap_allreduce)
+                   overlap_allreduce=request.overlap_allreduce, overlap_all_to_all=request.overlap_all_to_all)
     ev = found.evaluation
     if not ev.feasible.any():
         refuse_batch(job, table, request.count, fixed)

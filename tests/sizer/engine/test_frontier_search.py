@@ -69,3 +69,18 @@ def test_expert_parallelism_may_span_nodes():
     assert any(a.name == "expert parallel" and "across nodes" in a.value for a in spanning.assumptions)
     per_sample = lambda r: r.expert_parallel_per_step.value / (r.layout.accumulation * r.layout.micro_batch)  # noqa: E731
     assert per_sample(spanning) > per_sample(inside)
+
+
+def test_an_overlapped_all_to_all_hides_behind_other_work_and_is_said():
+    question = dict(model="deepseek-v3", tokens=14.8e12, device="H800", count=2048, precision="fp8", tp=1, pp=16, ep=64)
+    plain = facade.estimate_time(facade.TimeRequest(**question), suggest=False)
+    hidden = facade.estimate_time(facade.TimeRequest(**question, overlap_all_to_all=True), suggest=False)
+    assert hidden.expert_parallel_per_step.value < plain.expert_parallel_per_step.value
+    assert hidden.step_time.expected < plain.step_time.expected
+    # never more hidden than 2/3 of the kernels outside the bubble (OVERLAP_SHARE, as the all-reduce's)
+    hidden_seconds = plain.expert_parallel_per_step.value - hidden.expert_parallel_per_step.value
+    assert hidden_seconds <= 2 / 3 * (plain.kernels_per_step.value - plain.bubble_per_step.value) + 1e-9
+    assert any(a.name == "expert parallel" and "overlapped with another micro-batch" in a.value
+               for a in hidden.assumptions)
+    planned = facade.plan(facade.PlanRequest(**question, overlap_all_to_all=True, shown=1))
+    assert planned.layouts[0].step_time.expected == pytest.approx(hidden.step_time.expected, rel=1e-9)
