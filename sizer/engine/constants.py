@@ -75,6 +75,29 @@ HEADROOM_SOURCE = "seed 003 (memory recommendations): reserve 25-30 % extra memo
 # ZeRO-3 moves the parameters twice (all-gather in forward and backward) and reduce-scatters the
 # gradients: 3 x parameter bytes per step against 2 x for an all-reduce (Rajbhandari et al. 2020 §7).
 FULL_SHARDING_TRAFFIC = 1.5
+# ZeRO-2 shards the gradients as they are produced: each micro-batch's backward pass reduce-scatters them to their
+# owners (DeepSpeed stage 2, FSDP SHARD_GRAD_OP), then the updated parameters are all-gathered once; with m
+# micro-batches per step that is (m + 1) / 2 all-reduces' worth of traffic, against one for ZeRO-0/1 (one
+# reduce-scatter of the accumulated gradients: Megatron-LM's distributed optimizer, ZeRO-1). Rajbhandari et al.
+# 2020 §5.2 and §7; the reason large pipelined runs use ZeRO-1 (Llama 3, DeepSeek-V3).
+def zero2_traffic_rounds(accumulation):
+    """All-reduces' worth of gradient traffic per step of ZeRO-2 with ``m`` micro-batches: ``(m + 1) / 2`` [1].
+
+    Parameters
+    ----------
+    accumulation : float or numpy.ndarray
+        Micro-batches per optimizer step :math:`m` [1].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        1 for one micro-batch, :math:`(m + 1)/2` in general [1].
+
+    References
+    ----------
+    [zero]
+    """
+    return (accumulation + 1.0) / 2.0
 # Megatron-LM tensor parallelism with sequence parallelism: per transformer block and pass, two
 # all-gathers and two reduce-scatters of the block's s·b·h activations (Korthikanti et al. 2022 §4.2.2;
 # without sequence parallelism, two all-reduces of the same volume).
@@ -305,7 +328,7 @@ STACK_FIT_MIN_ROWS = 3
 SOFTWARE_STACK_FACTORS = {
     "AMD": (0.591, 6, "ROCm: fitted on 6 MI300X llama2_70b_lora results of MLPerf Training v5.0 (AMD, Dell, "
                       "MangoBoost, Oracle) against H200 (benchmarks/vendor_efficiency.py)"),
-    "Google": (0.909, 7, "XLA on TPU: fitted on 7 TPU v5p gpt3 results of MLPerf Training v4.0/v4.1 against H100 "
+    "Google": (0.907, 7, "XLA on TPU: fitted on 7 TPU v5p gpt3 results of MLPerf Training v4.0/v4.1 against H100 "
                          "(benchmarks/vendor_efficiency.py)"),
     "Intel": (0.798, 1, "SynapseAI on Gaudi: one llama2_70b_lora result of MLPerf Training v4.0 against H100 "
                         "(benchmarks/vendor_efficiency.py): too few to apply"),

@@ -38,7 +38,7 @@ from sizer.choices import Recompute
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
                                     EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE, EP_TOKEN_SORT_PASSES,
                                     HOST_OPTIMIZER_BANDWIDTH,
-                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE,
+                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE, zero2_traffic_rounds,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
@@ -833,7 +833,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         optimizer = updated * per_param / table.bandwidth[d]
     overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
     dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)  # tp, cp inner, dp outer: Megatron's rank order
-    traffic = table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC, 1.0)
+    traffic = table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC,
+                                               np.where(c.zero == 2, zero2_traffic_rounds(c.accumulation), 1.0))
     gradient = params_here * traffic
     if shard_group is None:
         split_experts = (ep[:, 0] > 1) & (experts_here > 0)  # experts synchronised over their own dp / ep replicas

@@ -10,8 +10,9 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
   (``v`` virtual stages each, any divisor of the heaviest stage's blocks up to one block per virtual
   stage; its bubble ``(p-1)/(v m)``);
 - context parallelism (ring attention) for sequences of at least :data:`CP_MIN_CHUNK` tokens per rank;
-- ZeRO 0, 2, 3 (ZeRO-1 only pinned: it is never faster than ZeRO-2 and keeps more; sharding
-  only with more than one data/context-parallel rank), recomputation
+- ZeRO 0-3 (ZeRO-2 reduce-scatters every micro-batch, so with a pipeline's many micro-batches ZeRO-1, one
+  reduce-scatter per step, is what wins; ZeRO-1 searched with pipelines only; sharding only with more than one
+  data/context-parallel rank), recomputation
   none/selective/full (selective only where it keeps less than none: with flash attention it
   keeps as much and costs more, so it never wins);
 - whole micro-batches: the largest that fits, and for pipelines the small ones that shrink the bubble.
@@ -28,8 +29,9 @@ the stage sends (all that a smaller micro-batch or interleaving can remove; smal
 run slower) must be below it, and each variant's own floor too (its bubble is at least
 ``min(m'/m, 1)/v`` of the first stage's, with ``m'`` the micro-batch its memory allows). Before any time is computed, the first stage drops (from memory
 alone, which costs no layer arithmetic) the layouts another one of the same split and micro-batch
-beats outright: more recomputation than one that fits, or ZeRO 0/1/3 where ZeRO-2 fits with no
-more recomputation (same traffic as 0/1 with a cheaper optimizer step, less traffic than 3). The
+beats outright: more recomputation than one that fits, or, with one micro-batch per step, ZeRO 0/1/3 where
+ZeRO-2 fits with no more recomputation (same traffic as 0/1 with a cheaper optimizer step, less traffic than
+3), with more micro-batches ZeRO 0/2/3 where ZeRO-1 fits with no more recomputation. The
 choice is the one a single-pair search makes: a dominated pipeline is not evaluated, but its
 interleaved and small-micro-batch variants (which keep more in flight, so may fit where its
 dominator's do not) go to the second stage floored by its dominator's time, and the variants are
@@ -47,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.deadline import check_deadline
+from sizer.engine.constants import optimizer_state_bytes
 from sizer.engine.devices import DeviceTable
 from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
 from sizer.engine.job import Job
@@ -61,9 +64,11 @@ UNEVEN_STAGE_LIMIT = 1.1
 PIPELINE_MICRO = (1, 2, 4)  # small micro-batches a pipeline may prefer: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
 CP_MIN_CHUNK = 4096  # tokens per context rank: below, ring attention's exchange outweighs what it saves
-# ZeRO-1 is left out unless pinned: in this model ZeRO-2 moves the same bytes and runs the same
-# optimizer step as ZeRO-1 while keeping less (gradients sharded too), so ZeRO-1 never runs faster
-ZERO = (0, 2, 3)
+# ZeRO 0-3: with one micro-batch per step ZeRO-2 moves the bytes of ZeRO-0/1 and keeps less, so it beats them
+# outright; with more (pipelines), it reduce-scatters every micro-batch (constants.zero2_traffic_rounds) and
+# ZeRO-1 (one reduce-scatter of the accumulated gradients, Megatron's distributed optimizer) beats ZeRO-0 and 3
+ZERO = (0, 1, 2, 3)
+ADAM_STATE_BYTES = 8.0  # two FP32 moments a parameter (Adam, AdamW)
 RECOMPUTE_ALL = (0, 1, 2)
 DIMENSIONS = ("tp", "pp", "cp", "ep", "zero", "recompute", "interleave", "micro")
 
@@ -319,8 +324,12 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     divides = interleaves(blocks, stages[:, None], depths[None, :]) | ("interleave" in fixed)  # a given depth may be uneven
     agree = (depths[None, :] == 1) | ((stages[:, None] > 1) & divides)
     micro, pipelined = columns[DIMENSIONS.index("micro")], stages > 1
+    zeros = columns[DIMENSIONS.index("zero")]
     keep = agree[index["pp"], index["interleave"]] & ((micro[index["micro"]] == 0) | pipelined[index["pp"]]
                                                        | ("micro" in fixed))
+    # ZeRO-1 is searched with pipelines (many micro-batches per step, where it beats ZeRO-2's per-micro-batch
+    # reduce-scatters); without one, a step is mostly one micro-batch and ZeRO-2 beats it outright
+    keep &= (zeros[index["zero"]] != 1) | pipelined[index["pp"]] | ("zero" in fixed)
     template = np.stack([column[index[name][keep]] for name, column in zip(DIMENSIONS, columns)], axis=1)
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per
     # distinct (count, node size), then each pair takes its combination's rows (pair-major, template order)
@@ -346,6 +355,16 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     starts = np.concatenate([[0], np.cumsum(per_combo)[:-1]])[combo_of]
     within = np.arange(len(pair)) - np.repeat(np.cumsum(rows_of) - rows_of, rows_of)
     rows = template[flat[np.repeat(starts, rows_of) + within]]
+    if "zero" not in fixed and optimizer_state_bytes(job.optimizer) >= ADAM_STATE_BYTES:
+        # a sharded pipeline never needs ZeRO-0: ZeRO-1 moves the same bytes, updates 1/dp of the parameters and,
+        # with FP32 master weights and Adam's two moments (12 bytes a parameter, at least 6 of them sharded
+        # away), keeps less than ZeRO-0 even with its two buckets (at most 4 bytes a parameter): beaten outright
+        at = {name: DIMENSIONS.index(name) for name in ("tp", "pp", "cp", "zero")}
+        split = rows[:, at["tp"]] * rows[:, at["pp"]] * rows[:, at["cp"]]
+        master = np.asarray(table.master_bytes, dtype=float)[device[pair]] > 0
+        weights = np.asarray(table.weight_bytes, dtype=float)[device[pair]] <= 2
+        beaten = (rows[:, at["zero"]] == 0) & (rows[:, at["pp"]] > 1) & (count[pair] > split) & master & weights
+        rows, pair = rows[~beaten], pair[~beaten]
     return {"pair": pair, "device": device[pair], "count": count[pair],
             **{name: rows[:, k] for k, name in enumerate(DIMENSIONS)}}
 
@@ -503,7 +522,7 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     runs = mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]])
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
     # interleaving (the first stage's rule) is not evaluated
-    runs &= ~_dominance(out, mem.micro, runs, out["interleave"])[0]
+    runs &= ~_dominance(out, mem.micro, runs, out["interleave"], mem.accumulation)[0]
     return {name: column[runs] for name, column in out.items()}
 
 
@@ -538,15 +557,27 @@ def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
     return group
 
 
-def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None):
+def _dominating_stage(zero: np.ndarray, accumulation: np.ndarray) -> np.ndarray:
+    """The ZeRO stage that beats ``zero`` outright at no more recomputation, or -1 (module docstring): ZeRO-2
+    with one micro-batch per step (the traffic of 0/1, less memory, a cheaper step than 3); with more, ZeRO-1
+    (the traffic of 0 with a sharded optimizer step, less traffic than 2's reduce-scatter per micro-batch and
+    3's gathers)."""
+    single = np.asarray(accumulation) <= 1
+    return np.where(single, np.where(zero != 2, 2, -1), np.where(zero != 1, 1, -1))
+
+
+def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None, accumulation=None):
     """Which candidates another of their group (:func:`_groups`) that fits (``ok``) beats outright: it needs
-    less recomputation at the same ZeRO stage, or is ZeRO-2 with no more recomputation (module docstring).
-    Returns (dominated, group, least recomputation that fits per group and ZeRO stage)."""
+    less recomputation at the same ZeRO stage, or is the stage :func:`_dominating_stage` names with no more
+    recomputation (module docstring). Returns (dominated, group, least recomputation that fits per group and
+    ZeRO stage, the dominating stage per candidate)."""
     group = _groups(c, micro, interleave)
     least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
     np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
     rc, zero = c["recompute"], c["zero"]
-    return (least[group, zero] < rc) | ((zero != 2) & (least[group, 2] <= rc)), group, least
+    stage = _dominating_stage(zero, np.ones(len(zero)) if accumulation is None else accumulation)
+    beaten = (stage >= 0) & (least[group, np.maximum(stage, 0)] <= rc)
+    return (least[group, zero] < rc) | beaten, group, least, stage
 
 
 def take(a, rows: np.ndarray):
@@ -608,7 +639,7 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
                        recompute=c["recompute"], interleave=c["interleave"], headroom=headroom, ep=c["ep"])
     ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
     # groups of one (pair, split, micro-batch): the accumulation follows from these
-    dominated, group, least = _dominance(c, mem.micro, ok)
+    dominated, group, least, stage = _dominance(c, mem.micro, ok, accumulation=mem.accumulation)
     rc, zero = c["recompute"], c["zero"]
     keep = ok & ~dominated
     fitting = np.zeros(pairs, dtype=bool)
@@ -621,12 +652,12 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
         keep[first] = True
     # a dominated pipeline is not evaluated, but its interleaved and small-micro-batch variants may fit where its
     # dominator's do not (they keep more in flight): they go to the second stage with the dominator's time as
-    # their floor (the dominator runs no slower: less recomputation, or ZeRO-2's cheaper traffic)
+    # their floor (the dominator runs no slower: less recomputation, or its stage's no larger traffic)
     shadow = np.flatnonzero(ok & dominated & (c["pp"] > 1))
-    g, z, r = group[shadow], zero[shadow], rc[shadow]
-    by_zero2 = least[g, 2] <= r
-    dominator_zero = np.where(by_zero2, 2, z)
-    dominator_rc = np.where(by_zero2, least[g, 2], least[g, z])
+    g, z, r, s = group[shadow], zero[shadow], rc[shadow], stage[shadow]
+    by_stage = (s >= 0) & (least[g, np.maximum(s, 0)] <= r)
+    dominator_zero = np.where(by_stage, s, z)
+    dominator_rc = np.where(by_stage, least[g, np.maximum(s, 0)], least[g, z])
     slot = np.full((len(least), 4, len(RECOMPUTE_ALL)), -1, dtype=np.int64)
     kept_rows = np.flatnonzero(keep)
     slot[group[kept_rows], zero[kept_rows], rc[kept_rows]] = np.arange(len(kept_rows))

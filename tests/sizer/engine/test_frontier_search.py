@@ -84,3 +84,17 @@ def test_an_overlapped_all_to_all_hides_behind_other_work_and_is_said():
                for a in hidden.assumptions)
     planned = facade.plan(facade.PlanRequest(**question, overlap_all_to_all=True, shown=1))
     assert planned.layouts[0].step_time.expected == pytest.approx(hidden.step_time.expected, rel=1e-9)
+
+
+def test_zero2_pays_a_reduce_scatter_per_micro_batch_so_pipelines_take_zero1():
+    from sizer.engine.constants import zero2_traffic_rounds
+
+    assert zero2_traffic_rounds(1) == 1 and zero2_traffic_rounds(15) == 8  # (m + 1) / 2 all-reduces' worth
+    question = dict(model="llama-2-70b", tokens=2e12, device="H100 SXM", count=1024, tp=8, pp=4, batch_size=4 * 2 ** 20)
+    one, two = (facade.estimate_time(facade.TimeRequest(**question, zero=z), suggest=False) for z in (1, 2))
+    assert two.layout.accumulation > 1
+    assert two.data_parallel_per_step.value > one.data_parallel_per_step.value
+    searched = facade.estimate_time(facade.TimeRequest(**{k: v for k, v in question.items() if k not in ("tp", "pp")}),
+                                    suggest=False)
+    if searched.layout.pp > 1 and searched.layout.accumulation > 1:
+        assert searched.layout.zero != 2  # ZeRO-1 (or 3 where it must shard more) beats ZeRO-2 with many micro-batches
