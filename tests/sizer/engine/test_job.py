@@ -104,9 +104,14 @@ def test_a_stated_activation_figure_is_read_at_the_training_precision():
     assert fp32.layers.total_activation_bytes == pytest.approx(12e6)
 
 
+@pytest.fixture(scope="module")
+def small_job():
+    return resolve_job(WorkloadRequest(params=1e6, samples=1e6, batch_size=10))
+
+
 @given(st.floats(1, 1e12), st.floats(1, 1e6))
-def test_steps_cover_every_sample(samples, batch):
-    job = replace(resolve_job(WorkloadRequest(params=1e6, samples=1e6, batch_size=10)), samples=samples, epochs=1.0)
+def test_steps_cover_every_sample(small_job, samples, batch):
+    job = replace(small_job, samples=samples, epochs=1.0)
     steps = job.steps_for(batch)
     assert steps >= 1 and steps * batch >= samples * (1 - 1e-12)
     assert (steps - 1) * batch < samples or steps == 1

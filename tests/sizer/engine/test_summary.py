@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from sizer.engine.constants import Efficiencies
 from sizer.engine.devices import build_device_table
@@ -64,9 +64,15 @@ def test_rows_pick_configurations_and_factors_may_vary_per_row():
     assert s.step_high[1] == pytest.approx(1.5 * ev.parts.step[0])
 
 
+@pytest.fixture(scope="module")
+def evaluation():
+    return _evaluation()
+
+
+@settings(deadline=None)
 @given(st.floats(0.01, 1.0), st.floats(1.0, 10.0))
-def test_no_end_of_the_range_beats_the_physical_limit(low, high):
-    ev = _evaluation()
+def test_no_end_of_the_range_beats_the_physical_limit(evaluation, low, high):
+    ev = evaluation
     s = summarise(ev, [0, 1, 2], low, high, H100_BF16)
     for which in ("low", "expected", "high"):
         assert np.all(s.training(which) >= ev.parts.physical_limit * ev.steps * (1 - 1e-12))
