@@ -226,8 +226,9 @@ class Efficiencies:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"efficiency.{name}", value, "a fraction of peak above 0 and at most 1")
-        if not (self.launch >= 0 and self.step_overhead >= 0):
-            raise InputError("efficiency", (self.launch, self.step_overhead), "non-negative times")
+        for name in ("launch", "step_overhead"):
+            if not getattr(self, name) >= 0:
+                raise InputError(f"efficiency.{name}", getattr(self, name), "a non-negative time in seconds")
         if not self.matrix_half >= 0:
             raise InputError("efficiency.matrix_half", self.matrix_half, "a non-negative FLOP count per kernel")
         if self.fp8_scaling is not None and not self.fp8_scaling >= 0:
