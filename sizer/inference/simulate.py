@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.deadline import check_deadline
+from sizer.errors import SizerError
 from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
@@ -71,6 +72,19 @@ def batching_table(devices: tuple, weights: WeightFormat, matrix: float | None =
         return serving_table(tuple(devices), weights)
     return serving_table(tuple(devices), weights, tuple(serving_efficiencies(d.kind, matrix=matrix) for d in devices))
 WARMUP_SHARE = 0.1  # of the requests, left out of percentiles and throughput (the empty start)
+
+
+class SimulationInvariantError(SizerError):
+    """The simulation broke one of its own invariants (KV tokens conserved and within the cache, each
+    request finished once, time moving forward): the answer is refused rather than given wrong."""
+
+    def __init__(self, what: str):
+        super().__init__(f"the serving simulation broke an invariant ({what}); no answer is given rather than a "
+                         "wrong one: please report the request that caused it")
+
+
+def _broken(what: str):
+    raise SimulationInvariantError(what)
 
 
 @dataclass(frozen=True, eq=False)
@@ -411,12 +425,13 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             r = waiting[0]
             need = prompt_l[r] + made[r]
             whole = prompt_l[r] + output_l[r]
-            if (reserved + whole > cap) if reserve else (kv_used + need > cap):
+            # (the running answers grow by one token each in this iteration too)
+            if (reserved + whole > cap) if reserve else (kv_used + decoding + need + 1 > cap):
                 break
             waiting.popleft()
             reserved += whole
-            kv_used += need
-            kv_of[r] = need
+            kv_used += need + 1  # the prompt and the slot of the token its prefill produces (vLLM allocates both)
+            kv_of[r] = need + 1
             prefilling.append(r)
             c = todo[r] if todo[r] < left else left
             todo[r] -= c
@@ -433,6 +448,8 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             now = max(now, upcoming)
             continue
         dt = interp(n, kv_used)
+        if not dt > 0.0 or dt == math.inf:
+            _broken(f"an iteration of {n} tokens over {kv_used} KV tokens took {dt!r} s")
         now += dt
         busy_time += dt
         kv_used += decoding
@@ -458,7 +475,6 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                 ended.append(r)
                 continue
             start_iter[r] = it
-            kv_of[r] += 1
             heapq.heappush(heap, (it + remaining, r, version[r]))
             running.append(r)
             alive[r] = True
@@ -466,13 +482,19 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         # every request that ended now: its reservation released; a closed-loop user sends the next
         for r in ended:
             reserved -= prompt_l[r] + output_l[r]
+            if done[r] == done[r]:  # not NaN: it had already finished
+                _broken(f"request {r} finished twice")
             done[r] = now
             finished += 1
             if closed and next_user_request < requests:
                 heapq.heappush(pending_users, (now + load.think_time, next_user_request))
                 arrivals[next_user_request] = now + load.think_time
                 next_user_request += 1
+        if not 0 <= kv_used <= cap or reserved < 0 or (reserve and reserved > cap):
+            _broken(f"{kv_used} KV tokens held, {reserved} promised, of a cache of {cap}")
         it += 1
+    _check_conserved(kv_used, reserved if reserve else 0, prefilling, running, alive, kv_of, start_iter, it,
+                     prompt_l, output_l)
 
     arrival = np.asarray(arrivals, dtype=float)
     first_a, done_a = np.asarray(first, dtype=float), np.asarray(done, dtype=float)
@@ -506,6 +528,22 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                             request_rate=req_rate, preemptions=preemptions, busy=min(busy_time / max(now, 1e-9), 1.0),
                             complete=complete, iterations=it, simulated_seconds=now, kv_capacity=cap,
                             steady_output_tokens_per_s=steady_out, steady_request_rate=steady_rate)
+
+
+def _check_conserved(kv_used: int, reserved: int, prefilling, running, alive, kv_of, start_iter, it: int,
+                     prompt_l, output_l) -> None:
+    """At the end of a run: the KV tokens the total says are held are those the requests in flight hold
+    (admitted = held + freed), and the promises are those of the requests in flight."""
+    held = sum(kv_of[r] for r in prefilling)
+    promised = sum(prompt_l[r] + output_l[r] for r in prefilling)
+    for r in set(running):
+        if alive[r]:
+            held += kv_of[r] + (it - 1 - start_iter[r])
+            promised += prompt_l[r] + output_l[r]
+    if held != kv_used:
+        _broken(f"{kv_used} KV tokens counted held at the end, the requests in flight hold {held}")
+    if reserved and reserved != promised:
+        _broken(f"{reserved} KV tokens counted promised at the end, the requests in flight were promised {promised}")
 
 
 def _empty(grid: IterationGrid) -> SimulationResult:
