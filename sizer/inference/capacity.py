@@ -21,8 +21,26 @@ from dataclasses import dataclass
 from sizer.inference.simulate import Replica, SimulationResult, simulate
 from sizer.inference.traffic import Lengths, Load
 
-SEARCH_STEPS = 9  # bisection halvings: the rate to within 0.2 % of the saturated throughput
+SEARCH_STEPS = 8  # bisection halvings: the rate to within 0.4 % of the saturated throughput
 MAX_REPLICAS = 100_000
+# One rule for how long every path simulates (sizer inference, recommend --inference, the page): enough measured
+# requests that TAIL_SAMPLES of them lie beyond the asked percentile, so that the percentile is an order statistic
+# with that many above it (at p99 about 600 requests, at p90 the floor).
+TAIL_SAMPLES = 6
+MIN_REQUESTS, MAX_REQUESTS = 200, 3000
+
+
+def simulated_requests(percentile: float) -> int:
+    """Requests simulated per run for an SLO at ``percentile`` [%] [1]: :data:`TAIL_SAMPLES` measured requests
+    beyond it (the warm-up tenth not measured), between :data:`MIN_REQUESTS` and :data:`MAX_REQUESTS`.
+
+    >>> simulated_requests(99.0), simulated_requests(90.0)
+    (667, 200)
+    """
+    from sizer.inference.simulate import WARMUP_SHARE
+
+    tail = max(1.0 - percentile / 100.0, 1e-4)
+    return int(min(max(math.ceil(TAIL_SAMPLES / tail / (1.0 - WARMUP_SHARE)), MIN_REQUESTS), MAX_REQUESTS))
 
 
 @dataclass(frozen=True)
@@ -76,7 +94,8 @@ def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, 
     Returns
     -------
     tuple of float and SimulationResult
-        The rate [1/s] (0: not even a lone request meets the SLOs) and the saturated run.
+        The rate [1/s] (0: not even a lone request meets the SLOs; never above the saturated
+        throughput for the same lengths) and the saturated run.
 
     References
     ----------
@@ -86,7 +105,8 @@ def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, 
     top = full.steady_request_rate
     if top <= 0 or not slo.any:
         return top, full
-    lo, hi = 0.0, top * 1.05
+    # never above the saturated throughput: a Poisson stream at that rate already queues without bound
+    lo, hi = 0.0, top
     if not slo.met(simulate(replica, Load(rate=top * 1e-3), lengths, min(requests, 100), seed)):  # lone requests
         return 0.0, full
     lo = top * 1e-3
@@ -129,7 +149,7 @@ class LoadAnswer:
     saturated_output_tokens_per_s: float  # per replica
 
 
-def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int = 600, seed: int = 0,
+def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int | None = None, seed: int = 0,
                full: SimulationResult | None = None, replicas: int | None = None,
                steps: int = SEARCH_STEPS) -> LoadAnswer:
     """Replicas for ``load`` within ``slo``, and the latency each replica sees at its share.
@@ -155,6 +175,7 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
     ----------
     docs/references.md [agrawal2024vidur].
     """
+    requests = requests or simulated_requests(slo.percentile)
     rate_cap, full = max_rate(replica, lengths, slo, requests, seed, steps=steps, full=full)
     if replicas is not None:  # a fixed number of replicas: the latency they give at this load
         share = (Load(rate=load.rate / replicas) if load.rate is not None else

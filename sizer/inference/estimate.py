@@ -27,10 +27,10 @@ from sizer.formulas.tco import hourly_price
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
 from sizer.inference.capacity import serve_load
-from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
-from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, cost_out,
-                                        default_split, delivered, latency_out, load_assumptions, load_out, parse_load, price_per_hour,
-                                        usd_per_million)
+from sizer.inference.simulate import batching_table, runtime_replica
+from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, check_runtime,
+                                        cost_out, default_split, delivered, latency_out, load_assumptions, load_out,
+                                        parse_load, price_per_hour, runtime_assumption, serving_runtime, usd_per_million)
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.source import Source
@@ -303,8 +303,11 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         return InferenceResult(**fields, assumptions=assumptions)
 
     # under load: continuous batching on as many replicas as the load needs
-    replica = Replica(arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split, request.max_running or DEFAULT_MAX_BATCH,
-                      request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
+    engine = serving_runtime(request)
+    check_runtime(engine, fmt, device)
+    replica = runtime_replica(engine, arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split,
+                              max_running=request.max_running, token_budget=request.token_budget,
+                              prefix_hit=request.prefix_cache_hit)
     answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
     replicas = answer.replicas or 1
     out_rate, all_rate = delivered(load, lengths, replicas, answer.run,
@@ -313,8 +316,9 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     per_million = usd_per_million(hourly, request.count * replicas, out_rate) if answer.replicas else None
     load_cost = cost_out(per_million, basis, s) if per_million is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
-    notes_load = load_assumptions(load, lengths, slo, answer, split, replica.max_batch, replica.token_budget,
-                                  replica.prefix_hit)
+    notes_load = [runtime_assumption(engine, request.runtime is not None),
+                  *load_assumptions(load, lengths, slo, answer, split, replica.max_batch, replica.token_budget,
+                                    replica.prefix_hit)]
     fields.update(scenario="load", cost_per_million_tokens=load_cost, energy_per_token=load_energy,
                   load=load_out(load, lengths), latency=latency_out(answer.run), capacity=capacity_out(answer, slo),
                   output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),

@@ -14,7 +14,10 @@ over a grid of (tokens in the iteration, KV tokens read), and the simulation int
 Prefill and decode tokens enter the engine alike (each passes every linear layer once, the
 weights are read once per iteration, the KV cache of every running request is read once).
 
-.. math:: t_{iter} = t_{engine}(n_{prefill} + n_{decode},\\ K) + t_{overhead}
+.. math:: t_{iter} = t_{engine}(n_{prefill} + n_{decode},\\ K) + t_{overhead} + c_{seq}\\, n_{running}
+
+where :math:`c_{seq}` is the runtime's CPU time per running request and iteration (sampling, detokenisation,
+bookkeeping: :class:`sizer.runtimes.serving_runtimes.ServingProfile`, fitted on the runtime's own rows).
 
 References
 ----------
@@ -102,6 +105,7 @@ class Replica:
     token_budget: int = DEFAULT_TOKEN_BUDGET
     prefix_hit: float = 0.0  # share of prompt tokens found in the prefix cache
     iteration_overhead: float = None  # s of scheduling per iteration (default SCHEDULER_OVERHEAD)
+    sequence_overhead: float = 0.0  # s of the scheduler's CPU per running request per iteration (the runtime's, fitted)
     reserve_kv: bool = True  # admit only when prompt + answer fit (TensorRT-LLM GUARANTEED_NO_EVICT); False:
     # admit when the prompt fits and preempt the youngest when the answers outgrow the cache (vLLM)
     memory_share: float = VLLM_MEMORY_SHARE  # of the device memory the runtime uses (TensorRT-LLM: 1)
@@ -113,6 +117,17 @@ class Replica:
     def __post_init__(self):
         if self.iteration_overhead is None:
             object.__setattr__(self, "iteration_overhead", SCHEDULER_OVERHEAD)
+
+
+def runtime_replica(runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
+                    count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
+                    prefix_hit: float = 0.0) -> Replica:
+    """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
+    (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time."""
+    p = runtime.profile
+    return Replica(arch, weights, kv_bytes, table, device, count, split, max_running or p.max_running,
+                   token_budget or p.token_budget, prefix_hit, reserve_kv=p.reserve_kv, memory_share=p.memory_share,
+                   kv_free_share=p.kv_free_share, sequence_overhead=p.sequence_overhead)
 
 
 @dataclass(frozen=True)
@@ -348,6 +363,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     preemptions = 0
     busy_time = 0.0
     interp = grid.interpolator()
+    per_sequence = replica.sequence_overhead
     for r in np.flatnonzero(too_long).tolist():  # can never be held: finished as failures
         done[r] = np.inf
         finished += 1
@@ -396,6 +412,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             if k >= 2:
                 t0 = interp(decoding, kv_used)
                 d = interp(decoding, kv_used + decoding) - t0
+                t0 += per_sequence * decoding
                 if upcoming != np.inf:  # the fewest iterations after which the next arrival has come
                     gap = upcoming - now
                     a2, b1 = d / 2, t0 - d / 2
@@ -447,7 +464,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                 break
             now = max(now, upcoming)
             continue
-        dt = interp(n, kv_used)
+        dt = interp(n, kv_used) + per_sequence * (decoding + len(prefilling))
         if not dt > 0.0 or dt == math.inf:
             _broken(f"an iteration of {n} tokens over {kv_used} KV tokens took {dt!r} s")
         now += dt

@@ -17,6 +17,7 @@ from sizer.inference.formats import WeightFormat
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, SimulationResult
 from sizer.inference.traffic import Lengths, Load, length_distribution, parse_trace
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.runtimes.runtime import Runtime
 from sizer.units import parse_quantity
 
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
@@ -46,6 +47,49 @@ class LoadFields(BaseModel):
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
     replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
                                                                       "(default: as many as the SLOs need)")
+    runtime: str | None = Field(None, max_length=40, description="serving runtime under load: vllm (default), sglang "
+                                                                 "or tensorrt-llm (its scheduler defaults, memory share "
+                                                                 "and fitted CPU time)")
+
+
+def serving_runtime(request) -> Runtime:
+    """The serving runtime a request names (default vLLM), refused naming the field when it is not one."""
+    from sizer.runtimes import Purpose, runtime
+    from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
+
+    name = getattr(request, "runtime", None) or DEFAULT_SERVING_RUNTIME
+    entry = runtime(name)
+    if entry.purpose is not Purpose.SERVING:
+        raise InputError("runtime", name, "a serving runtime under load (vllm, sglang or tensorrt-llm); "
+                                          f"{entry.name} serves one user on a desk")
+    return entry
+
+
+def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> str | None:
+    """Why ``entry`` cannot serve ``weights`` on ``device`` (kind, format, the device generation's kernels), or None."""
+    from sizer.runtimes.serving_runtimes import format_refusal
+
+    return entry.refusal(device_kind=device.kind) or format_refusal(entry, weights.name, device.architecture)
+
+
+def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
+    """InputError naming ``runtime`` when ``entry`` cannot serve ``weights`` on ``device``."""
+    why = runtime_refusal(entry, weights, device)
+    if why:
+        raise InputError("runtime", entry.name, f"a runtime that can serve this: {why}")
+
+
+def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
+    p = entry.profile
+    return Assumption(name="runtime", value=f"{entry.name} {p.version}" + ("" if given else " (the default; --runtime "
+                      "sglang or tensorrt-llm for another)") + f": at most {p.max_running} running requests, "
+                      f"{p.token_budget} tokens per iteration, {p.memory_share:.0%} of device memory"
+                      + (f", {p.kv_free_share:.0%} of the rest to the KV cache" if p.kv_free_share < 1 else "")
+                      + ("; each request's whole KV cache reserved at admission" if p.reserve_kv else
+                         "; the youngest request preempted when the cache fills")
+                      + f"; {p.sequence_overhead * 1e6:.0f} us of CPU per running request and iteration "
+                        f"(fitted on {p.fitted_on})", source=p.sources + " (defaults recalled, not read in a data file)",
+                      verified=False)
 
 
 def default_split(request: LoadFields, weights: WeightFormat) -> str:
