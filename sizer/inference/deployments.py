@@ -33,7 +33,8 @@ from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
-                                        parse_load, price_per_hour, usd_per_million)
+                                        parse_load, price_per_hour, refuse_load_options_without_load,
+                                        usd_per_million)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
 
@@ -91,6 +92,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     offloading = request.gpu_layers is not None and request.gpu_layers < arch.layers
     if request.disaggregated and request.rate is None:
         raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for Poisson arrivals")
+    refuse_load_options_without_load(request)
     if request.rate is not None or request.users is not None:
         if offloading:
             raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate "

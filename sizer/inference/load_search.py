@@ -97,6 +97,15 @@ def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, en
                 memory=lone.memory, device_memory=table.memory[d], kv=kv_name)
 
 
+def quality_note(fmt: WeightFormat) -> str | None:
+    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above)."""
+    if fmt.bits >= 8:
+        return None
+    return (f"{fmt.name} stores weights at {fmt.bits:.3g} bits: 4-bit weight-only quantisation (AWQ, GPTQ) "
+            "typically costs a point or a few of benchmark accuracy, more on small models and hard reasoning or "
+            "code tasks; check on your own evaluations before serving (Lin et al. 2023, AWQ; Frantar et al. 2022)")
+
+
 def _candidates(points: list) -> list:
     """The points a device gets simulated, best first: the best of each devices-per-replica count (so that a
     count the screen ranks low, such as a larger tensor-parallel group that meets a TPOT limit the smaller
@@ -228,9 +237,10 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                    Assumption(name="load", value=f"{load.label}; {lengths.label}", source=lengths.source),
                    Assumption(name="SLOs", value=f"{slo_text} at p{slo.percentile:g}", source="given"),
                    Assumption(name="search", value=f"device x format x 1, 2, 4 ... {request.max_devices} devices per replica "
-                              "screened by the engine (a lone request's prefill and decode step against the SLOs; the "
+                              "(tensor parallel within a node: across nodes runtimes use pipeline parallelism, not "
+                              "searched here) screened by the engine (a lone request's prefill and decode step against the SLOs; the "
                               "saturated batch's requests/s for the replicas); per device the "
-                              f"{CANDIDATES_PER_DEVICE} best by {request.objective} simulated ({requests} requests, as every serving answer simulates for p{slo.percentile:g}) "
+                              f"best of each devices-per-replica count and the {CANDIDATES_PER_DEVICE} best by {request.objective} simulated ({requests} requests, as every serving answer simulates for p{slo.percentile:g}) "
                               f"at their share of the load, replicas added until the SLOs hold; the leading "
                               f"{FULL_SEARCH_ROWS} rows' capacity bisected (capacity_searched), the others' "
                               "max_request_rate is the share they were shown to meet (a lower bound) and their "
@@ -278,7 +288,7 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
-               cost_per_million_tokens=None)
+               cost_per_million_tokens=None, quality=quality_note(fmt))
     key = _key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate))
     return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,
                 r=r, replica=replica)

@@ -30,8 +30,9 @@ class LoadFields(BaseModel):
     rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
     users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
     think_time: str | float | dict | None = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
-    lengths: str | None = Field(None, max_length=40, description="named length distribution: sharegpt, azure-conv, "
-                                                                 "azure-code, arxiv-summarization (default: fixed lengths)")
+    lengths: str | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
+                                "sharegpt-multiturn-8k, azure-conv, azure-code, arxiv-summarization, mlperf-openorca "
+                                "(default: fixed lengths)")
     trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
                                                                        "(the CLI reads --trace FILE into this)")
     slo_ttft: str | float | dict | None = Field(None, description="time to first token at the percentile, e.g. '2 s'")
@@ -74,9 +75,11 @@ def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> st
 
 def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
     """InputError naming ``runtime`` when ``entry`` cannot serve ``weights`` on ``device``."""
+    if entry.refusal(device_kind=device.kind):
+        raise InputError("device", device.name, f"a device {entry.name} runs on: {entry.refusal(device_kind=device.kind)}")
     why = runtime_refusal(entry, weights, device)
     if why:
-        raise InputError("runtime", entry.name, f"a runtime that can serve this: {why}")
+        raise InputError("weights", weights.name, f"a format {entry.name} runs on this device: {why}")
 
 
 def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
@@ -105,10 +108,31 @@ def _seconds(field: str, raw, allow_zero: bool = False) -> float | None:
     return s
 
 
+# Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
+# they are refused, never silently ignored.
+LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas",
+                    "runtime")
+
+
+def refuse_load_options_without_load(request) -> None:
+    """InputError naming the first serving-under-load field given without ``rate`` or ``users``."""
+    if request.rate is not None or request.users is not None:
+        return
+    given = [name for name in LOAD_ONLY_FIELDS if getattr(request, name, None) is not None]
+    if getattr(request, "prefix_cache_hit", 0.0):
+        given.append("prefix_cache_hit")
+    if getattr(request, "slo_percentile", 99.0) != 99.0:
+        given.append("slo_percentile")
+    if given:
+        raise InputError("rate", None, f"rate or users with {', '.join(given)} (they describe traffic: without a "
+                                       "load the answer is one fixed batch and they would be ignored)")
+
+
 def parse_load(request) -> tuple[Load | None, Lengths, Slo]:
     """The load, lengths and SLOs a request asks for, checked and in SI units."""
     if request.rate is not None and request.users is not None:
         raise InputError("users", request.users, "either rate or users, not both")
+    refuse_load_options_without_load(request)
     think = _seconds("think_time", request.think_time, allow_zero=True) or 0.0
     if think and request.users is None:
         raise InputError("think_time", request.think_time, "users as well (a think time belongs to a closed loop)")
