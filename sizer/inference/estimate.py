@@ -6,7 +6,9 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +146,13 @@ def _speed(value: float, unit: str) -> RangeOut:
     return RangeOut.model_construct(low=float(value * s["low"]), expected=float(value), high=float(value * s["high"]), unit=unit)
 
 
+def _speed_within(value: float, limit: float, unit: str) -> RangeOut:
+    """A speed's range whose optimistic end never beats ``limit`` (the physical bound, same unit) [1/s]."""
+    r = _speed(value, unit)
+    high = max(min(r.high, limit), r.expected)
+    return RangeOut.model_construct(low=min(r.low, high), expected=r.expected, high=high, unit=unit)
+
+
 def _time(seconds: float, unit: str) -> RangeOut:
     s = speed_spread()
     return RangeOut.of_seconds((seconds / s["high"], seconds, seconds / s["low"]), unit)
@@ -254,6 +263,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                        request.gpu_layers if host is not None else None)
     a = evaluate_serving(case, table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
+    # the decode step's memory-bound part at the datasheet bandwidth: no step is faster (the range's optimistic end)
+    step_limit = float(a.decode_memory[0]) * table.efficiencies[0].memory
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
     price, price_note = rent_per_hour(device, request.rent_price)
@@ -291,8 +302,9 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     fields = dict(
         model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
-        decode_tokens_per_s=_speed(1.0 / step, "tokens/s"), decode_latency=_time(step, "ms"),
-        total_tokens_per_s=_speed(total, "tokens/s"),
+        decode_tokens_per_s=_speed_within(1.0 / step, 1.0 / step_limit if step_limit > 0 else math.inf, "tokens/s"),
+        decode_latency=RangeOut.of_seconds((max(step / s["high"], min(step_limit, step)), step, step / s["low"]), "ms"),
+        total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s"),
         prefill_tokens_per_s=_speed(request.batch * request.prompt_len / prefill, "tokens/s"),
         time_to_first_token=_time(prefill, "ms"), memory_per_device=gb(a.memory), weights_memory=gb(a.weights),
         kv_cache_memory=gb(a.kv_cache), activations_memory=gb(a.activations), reserve_memory=gb(a.reserve),
@@ -309,6 +321,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                               max_running=request.max_running, token_budget=request.token_budget,
                               prefix_hit=request.prefix_cache_hit)
     answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
+    if not a.fits[0]:  # a deployment that does not fit serves nothing: no replica count, no SLO met
+        answer = dataclasses.replace(answer, replicas=None, slo_met=False)
     replicas = answer.replicas or 1
     out_rate, all_rate = delivered(load, lengths, replicas, answer.run,
                                    kept_up=answer.run.complete and answer.utilisation <= 1.0)
@@ -325,7 +339,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                   prompt_and_output_tokens_per_s=QuantityOut(value=all_rate, unit="tokens/s"),
                   fits=bool(a.fits[0]) and answer.run.kv_capacity > 0)
     return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, Assumption(
-        name="cost under load", value=(f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
+        name="cost under load", value=("none: no replica count serves the load within the SLOs" if answer.replicas is None
+                                       else f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
                                        f"({'rent' if basis == 'rent' else 'amortised purchase, not a rent'}) over "
                                        f"{out_rate:.4g} output tokens/s") if hourly is not None else "no price known",
         source=hourly_note.source)])

@@ -284,6 +284,9 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
         notes.append(Assumption(name="overloaded", value="not every request finished within the work bound: the "
                                 "latencies are of those that did and the SLOs are not met", source="simulation"))
     if answer.replicas is None:
-        notes.append(Assumption(name="SLO unreachable", value="even a lone request misses the SLOs on this replica",
-                                source="simulation"))
+        why = ("the deployment does not fit: its KV cache holds not one request, so no number of replicas serves"
+               if answer.run.kv_capacity <= 0 else "even a lone request misses the SLOs on this replica"
+               if answer.max_request_rate <= 0 else "the replicas sized by the capacity missed the SLOs in their own "
+               "run, and so did up to three more: no replica count is given rather than one that misses")
+        notes.append(Assumption(name="SLO unreachable", value=why, source="simulation"))
     return notes
