@@ -33,7 +33,7 @@ from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
-                                        parse_load, price_per_hour, refuse_load_options_without_load,
+                                        parse_load, price_per_hour, refuse_load_options_without_load, runtime_memory,
                                         usd_per_million)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
@@ -185,8 +185,9 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
     table = serving_table(devices, fmt)
     batches = np.asarray([float(request.batch)]) if request.batch is not None else BATCHES
     d, c, b = (g.ravel() for g in np.meshgrid(np.arange(len(devices)), counts, batches, indexing="ij"))
-    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, default_split(request, fmt),
-                       request.gpu_layers if offloading else None)
+    split = default_split(request, fmt)
+    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, split,
+                       request.gpu_layers if offloading else None, **({} if offloading else runtime_memory(request, split)))
     a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
     own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b), host).prefill_seconds

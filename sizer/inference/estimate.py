@@ -32,7 +32,8 @@ from sizer.inference.capacity import serve_load
 from sizer.inference.simulate import batching_table, runtime_replica
 from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, check_runtime,
                                         cost_out, default_split, delivered, latency_out, load_assumptions, load_out,
-                                        parse_load, price_per_hour, runtime_assumption, serving_runtime, usd_per_million)
+                                        parse_load, price_per_hour, runtime_assumption, runtime_memory, serving_runtime,
+                                        usd_per_million)
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.source import Source
@@ -260,7 +261,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
             raise InputError("weights", request.weights, refused_format(fmt, device))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split,
-                       request.gpu_layers if host is not None else None)
+                       request.gpu_layers if host is not None else None,
+                       **(runtime_memory(request, split) if host is None else {}))
     a = evaluate_serving(case, table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
     # the decode step's memory-bound part at the datasheet bandwidth: no step is faster (the range's optimistic end)
@@ -297,8 +299,13 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                                         source="llama.cpp keeps offloaded layers and their KV cache on the CPU"))
         if tdp is not None:
             energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
-    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, *offload_notes, price_note,
-                   energy_note]
+    share_note = ([Assumption(name="runtime memory", value=f"{case.memory_share:.0%} of device memory for weights, "
+                              f"activations and KV cache, {case.kv_free_share:.0%} of what they leave to the cache "
+                              f"({serving_runtime(request).name}'s default, as the largest batch and the fit use it)",
+                              source=serving_runtime(request).profile.sources)]
+                  if (case.memory_share < 1 or case.kv_free_share < 1) and device.kind != "cpu" else [])
+    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, *offload_notes, *share_note,
+                   price_note, energy_note]
     fields = dict(
         model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,

@@ -32,7 +32,7 @@ from sizer.inference.serving import ServingCase, evaluate_serving, serving_table
 from sizer.inference.simulate import runtime_replica, simulate
 from sizer.inference.traffic import Load
 from sizer.inference.under_load import (cost_out, default_split, delivered, latency_out, load_out, parse_load,
-                                        price_per_hour, runtime_assumption, runtime_refusal, serving_runtime,
+                                        price_per_hour, runtime_assumption, runtime_memory, runtime_refusal, serving_runtime,
                                         usd_per_million)
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.workloads.registry import checkpoint_weights
@@ -68,7 +68,8 @@ def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, en
     """Per (device, count) of one format pair: fits and lone bounds met, estimated replicas and saturated rate."""
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
-    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), max(1, round(mean_prompt)), max(1, round(mean_output)), split)
+    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), max(1, round(mean_prompt)), max(1, round(mean_output)), split,
+                       **runtime_memory(request, split))
     table = serving_table(devices, fmt)
     n = len(devices)
     d = np.repeat(np.arange(n), len(counts))

@@ -95,6 +95,15 @@ def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
                       verified=False)
 
 
+def runtime_memory(request, split: str) -> dict:
+    """The memory shares the serving runtime of ``request`` takes (``memory_share``, ``kv_free_share`` of
+    :class:`~sizer.inference.serving.ServingCase`); a layer split (llama.cpp) takes every byte."""
+    if split != "tensor":
+        return {}
+    p = serving_runtime(request).profile
+    return dict(memory_share=p.memory_share, kv_free_share=p.kv_free_share)
+
+
 def default_split(request: LoadFields, weights: WeightFormat) -> str:
     return request.split or ("layer" if weights.name in GGUF else "tensor")
 
