@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from sizer.errors import InputError
 from sizer.formulas.tco import hourly_price
 from sizer.hardware.schema import Device
-from sizer.inference.capacity import LoadAnswer, Slo
+from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.inference.formats import WeightFormat
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, SimulationResult
 from sizer.inference.traffic import Lengths, Load, length_distribution, parse_trace
@@ -289,6 +289,14 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
         Assumption(name="layout", value=f"{split} split within a replica (layer: llama.cpp's default for GGUF files; "
                    "tensor otherwise); replicas share nothing", source="llama.cpp --split-mode; tensor parallelism"),
     ]
+    q = slo.percentile
+    intervals = [(name, percentile_interval(values, q)) for name, values in (("TTFT", answer.run.ttft),
+                                                                           ("TPOT", answer.run.tpot)) if len(values)]
+    notes.append(Assumption(name="simulation length", value=f"{len(answer.run.ttft)} measured requests, as every serving "
+                            f"answer simulates for p{q:g} (about {TAIL_SAMPLES} beyond it); 95 % order-statistic intervals "
+                            "of the p" + f"{q:g}: " + "; ".join(f"{name} {lo * 1e3:.4g}-{hi * 1e3:.4g} ms"
+                                                               for name, (lo, hi) in intervals),
+                            source="sizer.inference.capacity.simulated_requests, percentile_interval"))
     if not answer.run.complete:
         notes.append(Assumption(name="overloaded", value="not every request finished within the work bound: the "
                                 "latencies are of those that did and the SLOs are not met", source="simulation"))

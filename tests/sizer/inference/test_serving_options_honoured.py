@@ -55,3 +55,21 @@ def test_the_optimistic_end_never_beats_the_bandwidth_limit(catalog, model, devi
     limit = float(bandwidth.to("B/s").magnitude) * count / (arch.params_total() * bits / 8)
     assert r.decode_tokens_per_s.high <= limit * 1.0001
     assert r.decode_tokens_per_s.low <= r.decode_tokens_per_s.expected <= r.decode_tokens_per_s.high
+
+
+def test_the_stated_percentile_interval_covers_the_true_p99_about_95_percent_of_the_time():
+    # exponential latencies of mean 1: the true p99 is ln(100); with 667 requests (the p99 rule) the order-statistic
+    # interval should hold it in about 95 % of 400 repetitions (binomial noise of 400 draws: +/- 2.5 points)
+    import math
+
+    import numpy as np
+
+    from sizer.inference.capacity import percentile_interval, simulated_requests
+
+    rng = np.random.default_rng(7)
+    n = simulated_requests(99.0)
+    hits = 0
+    for _ in range(400):
+        lo, hi = percentile_interval(rng.exponential(1.0, n), 99.0)
+        hits += lo <= math.log(100) <= hi
+    assert 0.90 <= hits / 400 <= 0.995
