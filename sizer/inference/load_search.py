@@ -202,6 +202,9 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                              next(filter(None, (runtime_refusal(engine, f, device) for f in weights)), "")
                              if reasons == {"runtime"} or reasons == {"format", "runtime"} else
                              "too slow even for a lone request" if "slow" in reasons else
+                             f"does not fit within one node of {int(screens[0][1]['table'].devices_per_node[i])} in any "
+                             "format searched (tensor parallelism stays inside a node; runtimes span nodes with "
+                             "pipeline parallelism, not searched under load)" if "node" in reasons else
                              "does not fit in any format searched" if "fit" in reasons or not reasons else "no point serves")
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=reason))
             continue
