@@ -39,7 +39,7 @@ from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.inference import simulate as sim  # noqa: E402
 from sizer.inference.capacity import Slo, max_rate, saturated  # noqa: E402
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.simulate import Replica, simulate  # noqa: E402
+from sizer.inference.simulate import simulate  # noqa: E402
 from sizer.inference.traffic import Lengths, Load  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
 from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402

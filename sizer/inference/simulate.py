@@ -45,18 +45,17 @@ from sizer.inference.serving import (LOGIT_BYTES, decode_layers, fold, kv_cache_
                                      serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.traffic import Lengths, Load, poisson_arrivals
 from sizer.memo import keyed_cache
+from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
 
-# vLLM's defaults (EngineArgs: max_num_seqs 256; max_num_batched_tokens 2048 with chunked prefill, v0.6);
-# TensorRT-LLM's are max_batch_size 2048 and max_num_tokens 8192 (trtllm-build).
-DEFAULT_MAX_BATCH = 256
-DEFAULT_TOKEN_BUDGET = 2048
+# The default runtime's scheduler limits and memory shares, read from its one description
+# (sizer/runtimes/serving_runtimes.py: vLLM's EngineArgs max_num_seqs 256, max_num_batched_tokens 2048 with chunked
+# prefill, gpu_memory_utilization 0.9; TensorRT-LLM's KvCacheConfig free_gpu_memory_fraction 0.9).
+DEFAULT_MAX_BATCH = VLLM.profile.max_running
+DEFAULT_TOKEN_BUDGET = VLLM.profile.token_budget
 KV_BLOCK_TOKENS = 16  # vLLM's paged-attention block
-# What the runtime leaves to the KV cache. vLLM takes gpu_memory_utilization = 0.9 of the device's memory
-# for weights, activations and cache (EngineArgs default); TensorRT-LLM gives the cache
-# free_gpu_memory_fraction = 0.9 of what is free after the engine is loaded (KvCacheConfig default).
-VLLM_MEMORY_SHARE = 0.9
-TRTLLM_KV_FREE_SHARE = 0.9
+VLLM_MEMORY_SHARE = VLLM.profile.memory_share
+TRTLLM_KV_FREE_SHARE = TENSORRT_LLM.profile.kv_free_share
 MAX_REQUESTS = 20_000  # work bound of one simulation
 MAX_ITERATIONS = 400_000
 # Scheduling (batch assembly, sampling, detokenisation) per iteration beyond the engine's per-pass
