@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field
 
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
-from sizer.inference.estimate import (ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture,
+from sizer.inference.estimate import (ServedModel, _per_output, _speed, _speed_within, _time, rent_per_hour, served_architecture,
                                      served_format, speed_spread)
 from sizer.inference.formats import kv_cache_bytes_per_value
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
@@ -222,10 +222,14 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
                    "throughput": (-float(total[r] / c[r]), c[r])}[request.objective]
             scored.append((key, hourly, per_million, r))
         key, hourly, per_million, r = min(scored, key=lambda x: x[0])
+        # the optimistic end never beats the decode step's memory-bound part at datasheet bandwidth
+        step_limit = float(a.decode_memory[r]) * table.efficiencies[i].memory
+        user_limit = 1.0 / step_limit if step_limit > 0 else math.inf
         yield i, (key, InferenceOption(
             rank=0, device=device.id, name=device.name, kind=device.kind, count=int(c[r]), batch=int(b[r]),
-            precision=table.precisions[i], decode_tokens_per_s=_speed(per_user[r], "tokens/s"),
-            total_tokens_per_s=_speed(total[r], "tokens/s"), time_to_first_token=_time(own_prefill[r], "ms"),
+            precision=table.precisions[i], decode_tokens_per_s=_speed_within(per_user[r], user_limit, "tokens/s"),
+            total_tokens_per_s=_speed_within(total[r], user_limit * b[r], "tokens/s"),
+            time_to_first_token=_time(own_prefill[r], "ms"),
             memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
             device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
             rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if price is not None else None,

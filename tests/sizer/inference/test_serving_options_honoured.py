@@ -73,3 +73,15 @@ def test_the_stated_percentile_interval_covers_the_true_p99_about_95_percent_of_
         lo, hi = percentile_interval(rng.exponential(1.0, n), 99.0)
         hits += lo <= math.log(100) <= hi
     assert 0.90 <= hits / 400 <= 0.995
+
+
+def test_recommended_rows_keep_the_bandwidth_limit_too(catalog):
+    # the same limit on every row of recommend --inference (70B bf16, one sequence)
+    from sizer.facade import InferenceRecommendRequest, recommend_inference
+
+    r = recommend_inference(InferenceRecommendRequest(model="llama-2-70b", weights="bf16", batch=1, kinds=["gpu"]))
+    params = find_model("llama-2-70b").params_total()
+    for row in r.ranked:
+        bandwidth = parse_quantity("bandwidth", catalog.find(row.device).memory_bandwidth.value, "[information]/[time]")
+        limit = float(bandwidth.to("B/s").magnitude) * row.count / (params * 2.0)
+        assert row.decode_tokens_per_s.high <= limit * 1.0001, row.name
