@@ -300,14 +300,21 @@ def _check_sources(request: WorkloadRequest) -> bool:
 
 
 def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: float,
-             sample: str, given: bool) -> tuple[float, float, float | None]:
+             sample: str, given: bool, batch_given: bool = True) -> tuple[float, float, float | None]:
     """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads);
-    ``given``: whether the run's length was given (else 0 samples: a step time only)."""
+    ``given``: whether the run's length was given (else 0 samples: a step time only); ``batch_given``:
+    whether the user gave the batch (a default is not refused for a short run)."""
     samples = workload.samples / tokens_per_sample if given else 0.0  # 0: a step time only
     batch = workload.batch_size / tokens_per_sample
     if batch < 1:
         raise InputError("batch_size", request.batch_size,
                          f"at least one sequence ({tokens_per_sample:.0f} tokens) per step")
+    if given and batch_given and batch > max(samples, 1.0):
+        # one step cannot draw more than the data holds: the run would be one step of a batch never read
+        amount = (f"{workload.samples:.4g} tokens" if workload.token_mode else f"{samples:.4g} {sample}s")
+        raise InputError("batch_size", request.batch_size, f"at most the data of the run ({amount} per epoch): a step "
+                                                           "draws its batch from the data, so give a smaller batch_size "
+                                                           "or more tokens / samples")
     micro = None
     if request.micro_batch is not None:
         micro = parse_count("micro_batch", request.micro_batch)
@@ -451,7 +458,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         layers = with_trained_rows(layers, layer_table(adapters))
         assumptions.extend(finetune.assumptions)
     tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
-    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given)
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given, batch_given)
     return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,
                tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,

@@ -48,9 +48,9 @@ class LoadFields(BaseModel):
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
     replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
                                                                       "(default: as many as the SLOs need)")
-    runtime: str | None = Field(None, max_length=40, description="serving runtime under load: vllm (default), sglang "
-                                                                 "or tensorrt-llm (its scheduler defaults, memory share "
-                                                                 "and fitted CPU time)")
+    runtime: str | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
+                                "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
+                                "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
 
 
 def serving_runtime(request) -> Runtime:
@@ -98,7 +98,10 @@ def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
 def runtime_memory(request, split: str) -> dict:
     """The memory shares the serving runtime of ``request`` takes (``memory_share``, ``kv_free_share`` of
     :class:`~sizer.inference.serving.ServingCase`); a layer split (llama.cpp) takes every byte."""
-    if split != "tensor":
+    from sizer.runtimes import Purpose, runtime
+
+    name = getattr(request, "runtime", None)
+    if split != "tensor" or (name is not None and runtime(name).purpose is not Purpose.SERVING):
         return {}
     p = serving_runtime(request).profile
     return dict(memory_share=p.memory_share, kv_free_share=p.kv_free_share)
@@ -119,8 +122,7 @@ def _seconds(field: str, raw, allow_zero: bool = False) -> float | None:
 
 # Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
 # they are refused, never silently ignored.
-LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas",
-                    "runtime")
+LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas")
 
 
 def refuse_load_options_without_load(request) -> None:

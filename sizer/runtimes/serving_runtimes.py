@@ -19,6 +19,8 @@ from sizer.runtimes.runtime import Purpose, Runtime
 # Weight formats a data-centre engine runs (names of sizer.inference.formats); GGUF is llama.cpp's.
 _COMMON = frozenset({"fp32", "bf16", "fp16", "fp8", "w8a8", "int8", "int4", "gptq-int4-g32", "gptq-int4-g64",
                      "gptq-int4-g128", "awq-int4-g64", "awq-int4-g128", "mxfp4", "nvfp4"})
+# GGUF files: vLLM loads them (experimental support, vLLM docs 'GGUF'; recalled, not in a data file)
+_GGUF = frozenset({"q4_0", "q4_k_m", "q8_0"})
 # Device generations whose kernels a format needs. AWQ/GPTQ int4 GEMMs (Marlin, AWQ GEMM) use tensor-core
 # instructions of Turing (sm_75) and newer: vLLM's quantization table lists no Volta or older support.
 FOUR_BIT_KERNEL_GENERATIONS_MISSING = ("kepler", "maxwell", "pascal", "volta")
@@ -85,7 +87,7 @@ VLLM = Runtime(
     name="vllm", purpose=Purpose.SERVING,
     summary="vLLM: paged KV cache, continuous batching with chunked prefill, preemption by recompute",
     sources=("docs/references.md [kwon2023vllm]", "vllm/engine/arg_utils.py EngineArgs defaults (v0.6)"),
-    weight_formats=_COMMON, device_kinds=frozenset({"gpu", "accelerator"}),
+    weight_formats=_COMMON | _GGUF, device_kinds=frozenset({"gpu", "accelerator"}),
     profile=ServingProfile(
         version="0.6", max_running=256, token_budget=2048, memory_share=0.9, kv_free_share=1.0, reserve_kv=False,
         sequence_overhead=90e-6, parallelism=frozenset({"tensor", "pipeline", "expert", "data-attention"}),

@@ -15,11 +15,19 @@ from sizer.workloads.registry import find_model
 
 @pytest.mark.parametrize("field, value", [("lengths", "azure-conv"), ("trace", "100,20\n"), ("slo_ttft", "2 s"),
                                           ("max_running", 64), ("token_budget", 512), ("prefix_cache_hit", 0.5),
-                                          ("runtime", "sglang"), ("replicas", 2)])
+                                          ("replicas", 2)])
 def test_traffic_options_without_a_load_name_rate(field, value):
     with pytest.raises(InputError) as error:
         estimate_inference(InferenceRequest(model="llama-2-7b", device="H100 SXM", **{field: value}))
     assert error.value.field == "rate" and field in str(error.value)
+
+
+def test_a_serving_runtime_without_a_load_is_applied_not_ignored():
+    # offline, the runtime's memory share sizes the largest batch (SGLang's mem_fraction_static 0.88, vLLM's 0.9)
+    notes = {name: next(a.value for a in estimate_inference(InferenceRequest(
+        model="llama-2-7b", device="H100 SXM", runtime=name)).assumptions if a.name == "runtime memory")
+        for name in ("vllm", "sglang")}
+    assert notes["vllm"].startswith("90%") and notes["sglang"].startswith("88%")
 
 
 def test_a_deployment_that_does_not_fit_gets_no_replica_count():
