@@ -406,6 +406,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                   output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
                   prompt_and_output_tokens_per_s=QuantityOut(value=all_rate, unit="tokens/s"),
                   fits=bool(a.fits[0]) and answer.run.kv_capacity > 0)
+    # under load the serving runtime runs the replicas (a local runtime's choice and kernels were the static answer's)
+    assumptions = [n for n in assumptions if n.name not in ("runtime", "runtime kernels")]
     return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, Assumption(
         name="cost under load", value=("none: no replica count serves the load within the SLOs" if answer.replicas is None
                                        else f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
