@@ -102,6 +102,15 @@ def zero2_traffic_rounds(accumulation):
 # all-gathers and two reduce-scatters of the block's s·b·h activations (Korthikanti et al. 2022 §4.2.2;
 # without sequence parallelism, two all-reduces of the same volume).
 TP_COLLECTIVES_PER_BLOCK_PASS = 4
+# Serving runs tensor parallelism without sequence parallelism: two all-reduces per block and pass (after
+# attention and after the MLP; Shoeybi et al. 2019), of the same volume as the four collectives above. Their
+# small messages inside a node are one-shot all-reduces (vLLM's custom_all_reduce, TensorRT-LLM's ONESHOT
+# strategy, NCCL NVLS on NVSwitch): each rank writes its part to every peer and reads theirs after a
+# barrier, so the latency is about two link latencies whatever the group size; across nodes a ring pays
+# 2 (t - 1) latencies. Recalled from the runtimes' sources, not read in a data file (verified: false).
+SERVING_ALLREDUCES_PER_BLOCK = 2
+ONE_SHOT_ALLREDUCE_LATENCIES = 2.0
+ONE_SHOT_ALLREDUCE_VERIFIED = False
 # ZeRO-Offload (Ren et al. 2021): optimizer states and FP32 master weights live in host memory and the
 # optimizer step runs on the CPU; gradients go down and updated 16-bit weights come back over PCIe each step.
 # Host memory streams at about half the peak of an 8-channel DDR4-3200 socket (204.8 GB/s).
