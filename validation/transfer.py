@@ -12,10 +12,10 @@ neighbours too; :mod:`validation.contention`).
 """
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
+from sizer.datafile import load_json
 from sizer.hardware.schema import Device
 from validation.contention import headline_exclusions
 from validation.count import ModelCounts
@@ -80,7 +80,7 @@ def scores(records: list[dict]) -> dict:
 
 def score_report(path: Path) -> dict:
     """:func:`scores` of a report file, overall and per family of model."""
-    records = repredict(json.loads(Path(path).read_text()))
+    records = repredict(load_json(Path(path), "report"))
     families = sorted({r["family"] for r in records})
     return {"all": scores(records), **{family: scores([r for r in records if r["family"] == family])
                                        for family in families}, "runs": records}

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sizer.choices import Attention, Optimizer, Precision, parse_choice
-from sizer.formulas import batch as _batch
+from sizer.formulas import batch_rule as _batch
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.roofline import Shape
 from sizer.workloads.architecture import Architecture
@@ -328,7 +328,7 @@ def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: fl
 
 
 # Defaults from the model: the sequence length it trained at, a pre-training batch that scales with the run
-# (sizer.formulas.batch), a fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed
+# (sizer.formulas.batch_rule), a fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed
 # silently.
 TRAINING_CONTEXT_CAP = 8192  # Llama 3 pre-trained at 8,192 before its long-context stage (Llama 3 paper §3.4)
 FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64)
@@ -337,7 +337,7 @@ BATCH_BY_SIZE = _batch.BATCH_BY_SIZE  # re-exported: the size rule's table
 
 def default_batch_tokens(params: float, tokens: float | None = None, *, active_params: float | None = None) -> float:
     """Pre-training tokens per step: DeepSeek LLM's batch for the run's compute where its length is known,
-    else the batch by model size (:mod:`sizer.formulas.batch`).
+    else the batch by model size (:mod:`sizer.formulas.batch_rule`).
 
     Parameters
     ----------

@@ -115,7 +115,7 @@ def _candidates(points: list) -> list:
     for p in points:
         best_per_count.setdefault(int(p[2]["c"][p[3]]), p)
     chosen = list(best_per_count.values()) + points[:CANDIDATES_PER_DEVICE]
-    unique = {id(p): p for p in chosen}
+    unique = {(p[1].name, int(p[3])): p for p in chosen}  # a point is its format and its screen row
     return sorted(unique.values(), key=lambda p: p[0])
 
 

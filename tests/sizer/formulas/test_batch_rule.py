@@ -6,7 +6,7 @@ import pytest
 
 from sizer import facade
 from sizer.engine.job import default_batch_tokens, resolve_job
-from sizer.formulas import batch
+from sizer.formulas import batch_rule as batch
 from sizer.workloads.request import WorkloadRequest
 
 
