@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import weakref
 from contextvars import ContextVar
@@ -91,24 +92,24 @@ async def run_estimate(function: Callable[..., Result], *args: Any, work: float 
     client = CLIENT.get()
     if lanes.pool is None or work <= lanes.settings.inline_iterations:
         async with inline.slot(client):
-            seconds, cancel = remaining_seconds(), threading.Event()
+            left, cancel = remaining_seconds(), threading.Event()
             try:
-                return await anyio.to_thread.run_sync(partial(_limited, seconds, cancel, function, *args),
+                return await anyio.to_thread.run_sync(partial(_limited, left, cancel, function, *args),
                                                       abandon_on_cancel=True)
             except BaseException:
                 cancel.set()  # abandoned (or ended): the core's next deadline check stops it
                 raise
     await pooled.acquire(client)
-    seconds = remaining_seconds()
+    left = remaining_seconds() or (lanes.settings.timeout_s, lanes.settings.timeout_s)
     marked = tuple(CatalogMarker() if isinstance(a, Catalog) else a for a in args)
-    return await lanes.pool.run(function, marked, lanes.settings.timeout_s if seconds is None else seconds,
-                                done=pooled.release)
+    return await lanes.pool.run(function, marked, left, done=pooled.release)
 
 
-def _limited(seconds: float | None, cancel: threading.Event, function: Callable[..., Result], *args: Any) -> Result:
-    if seconds is None:
-        return function(*args)
-    with time_limit(seconds, cancel):
+def _limited(left: tuple[float, float] | None, cancel: threading.Event, function: Callable[..., Result],
+             *args: Any) -> Result:
+    """``function(*args)`` within the request's time left and limit (``left``), stopped once ``cancel`` is set."""
+    seconds, limit = left if left is not None else (math.inf, math.inf)
+    with time_limit(seconds, cancel, limit):
         return function(*args)
 
 

@@ -88,7 +88,8 @@ def worker_entry() -> None:
 
 def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
     """A worker process: load the catalog, then run jobs as they come; a listening thread sets the cancel flag."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the service; the service stops its workers
+    for stop in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or a group SIGTERM stops the service, which stops its workers
+        signal.signal(stop, signal.SIG_IGN)  # (and a worker whose service is gone sees its pipe close and exits)
     if niceness:
         os.nice(niceness)
     from sizer.deadline import time_limit
@@ -122,7 +123,7 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
 
     threading.Thread(target=listen, daemon=True).start()
     while True:
-        _, job, function, args, seconds = jobs.get()
+        _, job, function, args, (seconds, limit) = jobs.get()
         with lock:
             current[0] = job
             if job in cancelled:
@@ -132,7 +133,7 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
                 cancel.clear()
         args = tuple(catalog if isinstance(a, CatalogMarker) else a for a in args)
         try:
-            with time_limit(seconds, cancel):
+            with time_limit(seconds, cancel, limit):
                 reply = ("ok", job, function(*args))
         except BaseException as error:  # noqa: BLE001 - every error goes back to be answered there
             reply = ("error", job, _portable(error))
@@ -225,9 +226,11 @@ class WorkerPool:
                 self.all.append(fresh)
                 self.idle.append(fresh)
 
-    async def run(self, function: Callable[..., Any], args: tuple, seconds: float, done: Callable[[], None]) -> Any:
-        """``function(*args)`` in a worker within ``seconds`` [s]; ``done()`` is called once the worker is free
-        again (at once, or after a cancelled job has stopped or its worker was killed)."""
+    async def run(self, function: Callable[..., Any], args: tuple, left: tuple[float, float],
+                  done: Callable[[], None]) -> Any:
+        """``function(*args)`` in a worker within ``left`` (the seconds left [s] and the limit they are of [s]);
+        ``done()`` is called once the worker is free again (at once, or after a cancelled job has stopped or its
+        worker was killed)."""
         self.start()
         loop = asyncio.get_running_loop()
         with self.lock:
@@ -250,7 +253,7 @@ class WorkerPool:
 
         worker.job, worker.settle = job, settle
         try:
-            worker.conn.send_bytes(_dumps(("job", job, function, args, seconds)))
+            worker.conn.send_bytes(_dumps(("job", job, function, args, left)))
         except (OSError, ValueError):
             worker.settle = None
             self._kill(worker)

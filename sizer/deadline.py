@@ -29,10 +29,11 @@ from sizer.errors import EstimateTimeout
 _DEADLINE: ContextVar[tuple[float, float, Any] | None] = ContextVar("sizer_deadline", default=None)
 
 
-def set_deadline(seconds: float, cancel: Any = None):
+def set_deadline(seconds: float, cancel: Any = None, limit: float | None = None):
     """Start a limit of ``seconds`` [s] from now in the current context, ended early once ``cancel.is_set()``
-    (if given); returns the token for :func:`clear_deadline`."""
-    return _DEADLINE.set((time.monotonic() + seconds, seconds, cancel))
+    (if given); ``limit`` [s] is the limit to name when it passes (default ``seconds``: a computation handed on
+    elsewhere gets the time left of its caller's limit). Returns the token for :func:`clear_deadline`."""
+    return _DEADLINE.set((time.monotonic() + seconds, seconds if limit is None else limit, cancel))
 
 
 def clear_deadline(token) -> None:
@@ -41,9 +42,10 @@ def clear_deadline(token) -> None:
 
 
 @contextmanager
-def time_limit(seconds: float, cancel: Any = None) -> Iterator[None]:
-    """Run the body with a deadline ``seconds`` [s] from now (and the cancel flag ``cancel``, if given)."""
-    token = set_deadline(seconds, cancel)
+def time_limit(seconds: float, cancel: Any = None, limit: float | None = None) -> Iterator[None]:
+    """Run the body with a deadline ``seconds`` [s] from now (and the cancel flag ``cancel`` and the named
+    ``limit``, as :func:`set_deadline` takes them)."""
+    token = set_deadline(seconds, cancel, limit)
     try:
         yield
     finally:
@@ -57,8 +59,8 @@ def check_deadline() -> None:
         raise EstimateTimeout(deadline[1])
 
 
-def remaining_seconds() -> float | None:
-    """Seconds [s] left before the current deadline (at least 0), or None when none is set: the limit to hand
-    on to a computation that runs elsewhere."""
+def remaining_seconds() -> tuple[float, float] | None:
+    """Seconds [s] left before the current deadline (at least 0) and the limit it came from [s], or None when
+    none is set: what to hand on to a computation that runs elsewhere."""
     deadline = _DEADLINE.get()
-    return None if deadline is None else max(0.0, deadline[0] - time.monotonic())
+    return None if deadline is None else (max(0.0, deadline[0] - time.monotonic()), deadline[1])

@@ -150,7 +150,7 @@ def test_a_worker_that_does_not_stop_when_cancelled_is_killed_and_replaced():
     try:
         async def scenario():
             freed = asyncio.Event()
-            job = asyncio.ensure_future(pool.run(time.sleep, (60,), 60, done=freed.set))  # sleep checks no deadline
+            job = asyncio.ensure_future(pool.run(time.sleep, (60,), (60, 60), done=freed.set))  # sleep checks no deadline
             for _ in range(3000):  # the worker process starts, then takes the job
                 if pool.all and pool.all[0].job is not None:
                     break
@@ -161,7 +161,7 @@ def test_a_worker_that_does_not_stop_when_cancelled_is_killed_and_replaced():
             await asyncio.wait_for(freed.wait(), 30)
             with pytest.raises(asyncio.CancelledError):
                 await job
-            answer = await asyncio.wait_for(pool.run(sum, ([1, 2, 3],), 30, done=lambda: None), 60)
+            answer = await asyncio.wait_for(pool.run(sum, ([1, 2, 3],), (30, 30), done=lambda: None), 60)
             return first, answer
 
         first, answer = asyncio.run(scenario())
