@@ -54,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app):
+        if pool is not None and settings.prestart_workers:
+            pool.start()  # each loads the catalog while the service answers its first questions
         try:
             yield
         finally:

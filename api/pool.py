@@ -27,12 +27,15 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Callable
 
 log = logging.getLogger("sizer.api")
+RESPAWN_PAUSE_S = 1.0  # a worker that ended sooner after its start is replaced after this pause
+IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
 
 
 class CatalogMarker:
@@ -153,6 +156,7 @@ class _Worker:
     job: int | None = None
     settle: Callable[[str, Any], None] | None = None  # called from the reader thread
     killed: bool = False
+    started: float = field(default_factory=time.monotonic)
     reader: threading.Thread | None = field(default=None, repr=False)
 
 
@@ -216,6 +220,8 @@ class WorkerPool:
             settle("error", WorkerLost("the estimate's worker process ended; quote the request id when reporting it"))
 
     def _replace(self, worker: _Worker) -> None:
+        if time.monotonic() - worker.started < RESPAWN_PAUSE_S and not self.closed:
+            time.sleep(RESPAWN_PAUSE_S)  # one that dies at start (a broken install): not a busy loop of starts
         with self.lock:
             if worker in self.all:
                 self.all.remove(worker)
@@ -233,8 +239,7 @@ class WorkerPool:
         worker was killed)."""
         self.start()
         loop = asyncio.get_running_loop()
-        with self.lock:
-            worker = self.idle.pop()
+        worker = await self._idle_worker()
         job = next(self.jobs)
         answer: asyncio.Future = loop.create_future()
         freed = threading.Event()
@@ -264,6 +269,15 @@ class WorkerPool:
         except asyncio.CancelledError:
             self._cancel(worker, job, freed)
             raise
+
+    async def _idle_worker(self) -> _Worker:
+        """An idle worker; one being replaced (killed a moment ago) is waited for."""
+        for _ in range(int(IDLE_WAIT_S / 0.01)):
+            with self.lock:
+                if self.idle:
+                    return self.idle.pop()
+            await asyncio.sleep(0.01)
+        raise WorkerLost("no estimate worker process is running; quote the request id when reporting it")
 
     def _cancel(self, worker: _Worker, job: int, freed: threading.Event) -> None:
         """Ask the worker to stop ``job``; kill it if it has not stopped ``grace_s`` later."""

@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     estimate_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=0, le=256,
                                   description="worker processes for long estimates (default: one per core); 0: every "
                                               "estimate in the service's process, one at a time")
+    prestart_workers: bool = Field(False, description="start the worker processes with the service (`sizer serve` "
+                                                      "does), not with the first long estimate")
     worker_nice: int = Field(10, ge=0, le=19, description="how much lower the workers' CPU priority is than the "
                                                           "service's, so that cheap questions stay fast")
     inline_iterations: float = Field(50_000, ge=0, description="a serving question priced at more simulated "

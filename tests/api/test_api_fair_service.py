@@ -181,3 +181,22 @@ def test_a_long_estimate_in_a_worker_answers_like_one_in_the_process():
     assert here.status_code == there.status_code == 200
     assert here.json()["capacity"] == there.json()["capacity"]
     assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == ["body", "model"]
+
+
+def test_the_client_is_its_address_or_the_key_header_the_operator_names(monkeypatch):
+    from api.deps import CLIENT
+
+    seen = []
+    answer = time_route._time
+
+    def observed(body, catalog):
+        seen.append(CLIENT.get())
+        return answer(body, catalog)
+
+    monkeypatch.setattr(time_route, "_time", observed)
+    with TestClient(create_app(Settings(estimate_workers=0))) as client:
+        client.post("/v1/time", json=CHEAP, headers={"x-api-key": "k1"})
+    with TestClient(create_app(Settings(estimate_workers=0, fair_key_header="X-Api-Key"))) as client:
+        client.post("/v1/time", json=CHEAP, headers={"x-api-key": "k1"})
+        client.post("/v1/time", json=CHEAP)
+    assert seen == ["testclient", "key:k1", "testclient"]  # the TestClient's address is "testclient"
