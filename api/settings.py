@@ -46,8 +46,9 @@ class Settings(BaseSettings):
                                                       "does), not with the first long estimate")
     worker_nice: int = Field(10, ge=0, le=19, description="how much lower the workers' CPU priority is than the "
                                                           "service's, so that cheap questions stay fast")
-    inline_iterations: float = Field(50_000, ge=0, description="a serving question priced at more simulated "
-                                                               "iterations runs in a worker process")
+    inline_iterations: float = Field(0, ge=0, description="a serving question priced at more simulated iterations "
+                                                          "runs in a worker process (0: every one under load: even "
+                                                          "a cheap price can take most of a second)")
     max_serving_iterations: float = Field(2_000_000, gt=0, description="a serving question priced at more simulated "
                                                                        "iterations is refused with 422 naming the "
                                                                        "fields that lower the price")
