@@ -29,7 +29,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
                          "an unknown device also lists `candidates`"},
     408: {"description": "the request body arrived slower than SIZER_API_BODY_TIMEOUT_S (10 s by default)"},
     503: {"description": "the request ran longer than SIZER_API_TIMEOUT_S (20 s by default) and its estimate was "
-                         "stopped; or the service had SIZER_API_MAX_CONNECTIONS open connections"},
+                         "stopped; or the service had SIZER_API_MAX_CONNECTIONS open connections; or this client "
+                         "had SIZER_API_MAX_CLIENT_WAITING estimates waiting"},
 }
 
 

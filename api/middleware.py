@@ -45,6 +45,11 @@ class GuardMiddleware:
     the bytes actually received (a chunked body has no Content-Length). The time limit is
     also handed to the core as a deadline (:mod:`sizer.deadline`), so that an estimate
     answered 503 stops computing instead of running on in its worker thread.
+
+    Once the body is in, the next message can only be the client hanging up: the request is
+    then cancelled, and with it the estimate it waits for (:func:`api.deps.run_estimate` sets
+    its cancel flag). Each request also carries its client (address, or the header named by
+    ``SIZER_API_FAIR_KEY_HEADER``) and the application's estimate lanes, for fair queueing.
     """
 
     def __init__(self, app, max_body_bytes: int, timeout_s: float, body_timeout_s: float | None = None,
