@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                    pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.state.lanes = Lanes(settings, pool)
+    app.state.lanes = Lanes(settings, pool, app.state.catalog.key)
     # An estimate in the worker thread gives the GIL up at every numpy pass and waits to take it back; while the
     # event loop is busy (a flood of connections) each wait lasts up to the switch interval (5 ms by default),
     # some hundred times an answer. A shorter interval keeps a cheap question cheap under a flood.

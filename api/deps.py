@@ -50,6 +50,7 @@ class Lanes:
 
     settings: Settings
     pool: WorkerPool | None
+    catalog_key: str | None = None  # the fingerprint of the catalog the workers load (the service's at start)
     queues: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[FairQueue, FairQueue]]" = field(
         default_factory=weakref.WeakKeyDictionary)
 
@@ -102,7 +103,8 @@ async def run_estimate(function: Callable[..., Result], *args: Any, work: float 
                 raise
     await pooled.acquire(client)
     left = remaining_seconds() or (lanes.settings.timeout_s, lanes.settings.timeout_s)
-    marked = tuple(CatalogMarker() if isinstance(a, Catalog) else a for a in args)
+    # the catalog the workers loaded stands in by its fingerprint; another one (a test's slice) travels whole
+    marked = tuple(CatalogMarker(a.key) if isinstance(a, Catalog) and a.key == lanes.catalog_key else a for a in args)
     return await lanes.pool.run(function, marked, left, done=pooled.release)
 
 

@@ -107,8 +107,8 @@ class GuardMiddleware:
         async def watch_disconnect():
             """After the body: the next message is the client hanging up; stop the work it asked for."""
             nonlocal hung_up
-            while (await receive())["type"] != "http.disconnect":
-                pass
+            if (await receive())["type"] != "http.disconnect":  # a server that repeats the body: nothing to watch
+                return
             if not started and inner is not None and not inner.done():
                 hung_up = True
                 inner.cancel()

@@ -38,8 +38,18 @@ RESPAWN_PAUSE_S = 1.0  # a worker that ended sooner after its start is replaced 
 IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
 
 
+@dataclass(frozen=True)
 class CatalogMarker:
-    """Stands in for the catalog in a job's arguments: the worker puts its own copy there."""
+    """Stands in for the catalog in a job's arguments: the worker puts its own copy there, after checking that
+    it is the same catalog (by its fingerprint, :attr:`sizer.hardware.catalog.Catalog.key`)."""
+
+    key: str
+
+
+def _catalog_for(marker: CatalogMarker, catalog):
+    if marker.key != catalog.key:
+        raise RuntimeError("the estimate worker's catalog differs from the service's")
+    return catalog
 
 
 class WorkerLost(RuntimeError):
@@ -93,16 +103,13 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
     """A worker process: load the catalog, then run jobs as they come; a listening thread sets the cancel flag."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or a group SIGTERM stops the service, which stops its workers
         signal.signal(stop, signal.SIG_IGN)  # (and a worker whose service is gone sees its pipe close and exits)
-    if niceness:
-        os.nice(niceness)
     from sizer.deadline import time_limit
-    from sizer.facade import load_catalog, warm_up
+    from sizer.facade import load_catalog
 
-    catalog = load_catalog(catalog_file)
-    try:
-        warm_up(catalog)
-    except Exception:  # noqa: BLE001 - the service logged it at start; its questions say why
-        pass
+    catalog = load_catalog(catalog_file)  # the serving estimates that come here build their own tables
+    import api.routers.inference, api.routers.recommend  # noqa: E401,F401 - the routes whose functions come here
+    if niceness:  # after the start, at the service's priority: a busy machine does not hold the first answer back
+        os.nice(niceness)
     jobs: queue.Queue = queue.Queue()
     cancel = threading.Event()
     current: list[int | None] = [None]
@@ -134,8 +141,8 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
                 cancel.set()
             else:
                 cancel.clear()
-        args = tuple(catalog if isinstance(a, CatalogMarker) else a for a in args)
         try:
+            args = tuple(_catalog_for(a, catalog) if isinstance(a, CatalogMarker) else a for a in args)
             with time_limit(seconds, cancel, limit):
                 reply = ("ok", job, function(*args))
         except BaseException as error:  # noqa: BLE001 - every error goes back to be answered there

@@ -200,3 +200,15 @@ def test_the_client_is_its_address_or_the_key_header_the_operator_names(monkeypa
         client.post("/v1/time", json=CHEAP, headers={"x-api-key": "k1"})
         client.post("/v1/time", json=CHEAP)
     assert seen == ["testclient", "key:k1", "testclient"]  # the TestClient's address is "testclient"
+
+
+def test_a_worker_answers_from_the_catalog_the_service_holds_even_one_replaced_after_start():
+    from sizer.hardware.catalog import Catalog
+
+    app = create_app(Settings(estimate_workers=1))
+    full = app.state.catalog
+    kept = full.find("H100 SXM").id
+    app.state.catalog = Catalog({kept: full.devices[kept]}, full.origin, full.sources)  # a slice: no H200
+    with TestClient(app) as client:
+        answer = client.post("/v1/inference", json={"model": "llama-3.1-8b", "device": "H200", "rate": 10})
+    assert answer.status_code == 422 and answer.json()["detail"][0]["loc"] == ["body", "device"]
