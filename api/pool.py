@@ -182,9 +182,11 @@ class WorkerPool:
         self.closed = False
 
     def start(self) -> None:
-        """Start the processes (each loads the catalog in the background); again after :meth:`close` is a no-op."""
+        """Start the processes that are not running (each loads the catalog in the background); after
+        :meth:`close`, again (an application's lifespan may end and start again)."""
         with self.lock:
-            while not self.closed and len(self.all) < self.size:
+            self.closed = False
+            while len(self.all) < self.size:
                 worker = self._spawn()
                 self.all.append(worker)
                 self.idle.append(worker)
@@ -234,7 +236,7 @@ class WorkerPool:
                 self.all.remove(worker)
             if worker in self.idle:
                 self.idle.remove(worker)
-            if not self.closed:
+            if not self.closed and len(self.all) < self.size:
                 fresh = self._spawn()
                 self.all.append(fresh)
                 self.idle.append(fresh)
