@@ -36,6 +36,7 @@ from typing import Any, Callable
 log = logging.getLogger("sizer.api")
 RESPAWN_PAUSE_S = 1.0  # a worker that ended sooner after its start is replaced after this pause
 IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
+MAX_EARLY_CANCELS = 1000  # cancellations kept for jobs a worker has not started
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
     from sizer.facade import load_catalog
 
     catalog = load_catalog(catalog_file)  # the serving estimates that come here build their own tables
-    import api.routers.inference, api.routers.recommend  # noqa: E401,F401 - the routes whose functions come here
+    import api.routers.inference  # noqa: F401 - the routes whose functions come here, imported before the first job
+    import api.routers.recommend  # noqa: F401
     if niceness:  # after the start, at the service's priority: a busy machine does not hold the first answer back
         os.nice(niceness)
     jobs: queue.Queue = queue.Queue()
@@ -128,7 +130,7 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
                 with lock:
                     if current[0] == message[1]:
                         cancel.set()
-                    else:
+                    elif len(cancelled) < MAX_EARLY_CANCELS:  # a job not started yet (or one just ended)
                         cancelled.add(message[1])
 
     threading.Thread(target=listen, daemon=True).start()
@@ -248,7 +250,11 @@ class WorkerPool:
         worker was killed)."""
         self.start()
         loop = asyncio.get_running_loop()
-        worker = await self._idle_worker()
+        try:
+            worker = await self._idle_worker()
+        except BaseException:  # none came (or the request was cancelled meanwhile): the slot is free again
+            done()
+            raise
         job = next(self.jobs)
         answer: asyncio.Future = loop.create_future()
         freed = threading.Event()
