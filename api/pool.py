@@ -36,7 +36,6 @@ from typing import Any, Callable
 log = logging.getLogger("sizer.api")
 RESPAWN_PAUSE_S = 1.0  # a worker that ended sooner after its start is replaced after this pause
 IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
-MAX_EARLY_CANCELS = 1000  # cancellations kept for jobs a worker has not started
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
                 with lock:
                     if current[0] == message[1]:
                         cancel.set()
-                    elif len(cancelled) < MAX_EARLY_CANCELS:  # a job not started yet (or one just ended)
+                    else:  # a job not started yet (or one just ended)
                         cancelled.add(message[1])
 
     threading.Thread(target=listen, daemon=True).start()
@@ -139,10 +138,10 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
         with lock:
             current[0] = job
             if job in cancelled:
-                cancelled.discard(job)
                 cancel.set()
             else:
                 cancel.clear()
+            cancelled.difference_update([j for j in cancelled if j <= job])  # job numbers only grow: the rest is stale
         try:
             args = tuple(_catalog_for(a, catalog) if isinstance(a, CatalogMarker) else a for a in args)
             with time_limit(seconds, cancel, limit):
