@@ -1,6 +1,7 @@
 """Worker processes for long estimates, so that one does not hold the event loop or other clients.
 
-A process runs one estimate at a time: the route's own function (pickled by reference) with the
+Up to ``size`` processes (one per core by default), each started when first needed (or all at once
+with the service, :meth:`WorkerPool.start`). A process runs one estimate at a time: the route's own function (pickled by reference) with the
 request body, the catalog standing in as a marker (each worker loads the same catalog once, at
 start), and the time left before the request's deadline. The service's process only waits on a pipe.
 
@@ -27,14 +28,12 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Callable
 
 log = logging.getLogger("sizer.api")
-RESPAWN_PAUSE_S = 1.0  # a worker that ended sooner after its start is replaced after this pause
 IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
 
 
@@ -164,7 +163,6 @@ class _Worker:
     job: int | None = None
     settle: Callable[[str, Any], None] | None = None  # called from the reader thread
     killed: bool = False
-    started: float = field(default_factory=time.monotonic)
     reader: threading.Thread | None = field(default=None, repr=False)
 
 
@@ -183,8 +181,8 @@ class WorkerPool:
         self.closed = False
 
     def start(self) -> None:
-        """Start the processes that are not running (each loads the catalog in the background); after
-        :meth:`close`, again (an application's lifespan may end and start again)."""
+        """Start every process not running yet (each loads the catalog in the background), rather than each
+        when first needed; after :meth:`close`, again (an application's lifespan may end and start again)."""
         with self.lock:
             self.closed = False
             while len(self.all) < self.size:
@@ -230,15 +228,13 @@ class WorkerPool:
             settle("error", WorkerLost("the estimate's worker process ended; quote the request id when reporting it"))
 
     def _replace(self, worker: _Worker) -> None:
-        if time.monotonic() - worker.started < RESPAWN_PAUSE_S and not self.closed:
-            time.sleep(RESPAWN_PAUSE_S)  # one that dies at start (a broken install): not a busy loop of starts
         with self.lock:
             if worker in self.all:
                 self.all.remove(worker)
             if worker in self.idle:
                 self.idle.remove(worker)
-            if not self.closed and len(self.all) < self.size:
-                fresh = self._spawn()
+            if not self.closed and len(self.all) < self.size and worker.job is not None:
+                fresh = self._spawn()  # in place of one that died at work (idle ones are started when needed)
                 self.all.append(fresh)
                 self.idle.append(fresh)
 
@@ -247,7 +243,7 @@ class WorkerPool:
         """``function(*args)`` in a worker within ``left`` (the seconds left [s] and the limit they are of [s]);
         ``done()`` is called once the worker is free again (at once, or after a cancelled job has stopped or its
         worker was killed)."""
-        self.start()
+        self.closed = False  # after a lifespan's end, a new one may have begun
         loop = asyncio.get_running_loop()
         try:
             worker = await self._idle_worker()
@@ -285,11 +281,16 @@ class WorkerPool:
             raise
 
     async def _idle_worker(self) -> _Worker:
-        """An idle worker; one being replaced (killed a moment ago) is waited for."""
+        """An idle worker, or a new one while there are fewer than ``size`` (started as they are first needed);
+        one being replaced (killed a moment ago) is waited for."""
         for _ in range(int(IDLE_WAIT_S / 0.01)):
             with self.lock:
                 if self.idle:
                     return self.idle.pop()
+                if len(self.all) < self.size:
+                    worker = self._spawn()
+                    self.all.append(worker)
+                    return worker
             await asyncio.sleep(0.01)
         raise WorkerLost("no estimate worker process is running; quote the request id when reporting it")
 

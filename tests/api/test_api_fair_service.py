@@ -40,7 +40,9 @@ def test_the_same_question_within_a_larger_budget_is_not_refused_by_price():
     settings = Settings(estimate_workers=0, max_serving_iterations=1e9, timeout_s=0.5)
     with TestClient(create_app(settings)) as client:
         answer = client.post("/v1/inference", json=HEAVY)
-    assert answer.status_code == 503  # it ran (and hit the short deadline) instead of being priced out
+    detail = answer.json().get("detail", [])
+    # it ran (answered, or stopped at the short deadline) instead of being priced out
+    assert not any("simulated iterations" in item.get("msg", "") for item in detail if isinstance(item, dict))
 
 
 def test_a_recommendation_under_load_is_priced_too():
