@@ -30,7 +30,7 @@ from sizer.workloads.request import RequestModel, WorkloadRequest
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
-from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
+from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
@@ -49,6 +49,8 @@ _LAZY = {
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
     **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.field_check"),
+
+    **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.inference.work"),
     **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
                     "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),

@@ -8,10 +8,12 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import ConfigDict, RootModel
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
 from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, quick_question
 from sizer.facade import every_bad_field
+
+from sizer.facade import recommend_serving_iterations, serving_iterations
 from sizer.memo import keyed_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
 
@@ -43,7 +45,19 @@ async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult
                 answered = _ranked_bytes(text, fields, catalog, quick)
         if answered is not None:
             return Response(content=answered, media_type="application/json")
-    return await run_estimate(_recommend, fields, catalog)
+    return await run_estimate(_recommend, fields, catalog, work=_price(fields, catalog))
+
+
+def _price(fields: dict, catalog) -> float:
+    """Simulated iterations a serving question costs (0 for training: its layouts are searched in milliseconds),
+    refused over the service's budget."""
+    if fields.get("task") != "inference":
+        return 0.0
+    if fields.get("have"):
+        served = InferenceRequest.model_validate({k: v for k, v in fields.items() if k != "task"})
+        return priced(served, serving_iterations(served))
+    request = InferenceRecommendRequest.model_validate(fields)
+    return priced(request, recommend_serving_iterations(request, sum(1 for d in catalog if d.kind in request.kinds)))
 
 
 def _quick(fields: dict, catalog) -> tuple | None:

@@ -47,9 +47,9 @@ def test_a_recommend_question_of_a_searched_shape_is_answered_without_a_worker_t
     handed = []
     run_estimate = recommend_route.run_estimate
 
-    async def counted(function, *args):
+    async def counted(function, *args, **priced):
         handed.append(args[0])
-        return await run_estimate(function, *args)
+        return await run_estimate(function, *args, **priced)
 
     monkeypatch.setattr(recommend_route, "run_estimate", counted)
     app = create_app()
