@@ -28,13 +28,13 @@ from __future__ import annotations
 import math
 
 from sizer.errors import InputError, InputErrors
-from sizer.inference.capacity import SATURATED_ROUNDS, SEARCH_STEPS
-from sizer.inference.load_search import (CANDIDATES_PER_DEVICE, FULL_SEARCH_ROWS, REPLICA_TRIES, SEARCH_REQUESTS,
-                                         SEARCH_STEPS as LEADING_STEPS)
+from sizer.inference.capacity import SATURATED_ROUNDS, SEARCH_STEPS, simulated_requests
+from sizer.inference.load_search import CANDIDATES_PER_DEVICE, FULL_SEARCH_ROWS, REPLICA_TRIES
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, MAX_ITERATIONS, MAX_REQUESTS
 from sizer.inference.under_load import parse_load
 
-CAPACITY_REQUESTS = 600  # requests per simulation of serve_load's searches (its default)
+# devices-per-replica counts a device's candidates may add beside its best ones (1, 2, 4, 8 within a node)
+COUNTS_PER_NODE = 4
 
 
 def simulation_iterations(requests: float, prompt: float, output: float, hit: float, token_budget: int,
@@ -50,14 +50,15 @@ def _simulated_requests(request) -> list[float]:
     """Requests [1] of each simulation one serving estimate under load runs (sizer.inference.capacity.serve_load)."""
     load, _, slo = parse_load(request)
     running = request.max_running or DEFAULT_MAX_BATCH
-    runs = [max(CAPACITY_REQUESTS, SATURATED_ROUNDS * (int(running * 1.25) + 1))]  # the saturated run
+    per_run = simulated_requests(slo.percentile)  # the one simulation-length rule (sizer.inference.capacity)
+    runs = [max(per_run, SATURATED_ROUNDS * (int(running * 1.25) + 1))]  # the saturated run
     if slo.any:  # the rate's bisection, after a lone-request run
-        runs += [100] + [CAPACITY_REQUESTS] * SEARCH_STEPS
+        runs += [100] + [per_run] * SEARCH_STEPS
     if load.users is not None and slo.any and request.replicas is None:  # users doubled, then bisected
         probes = 2 * math.ceil(math.log2(4 * running)) + 1
-        runs += [max(CAPACITY_REQUESTS, 3 * min(load.users, 4 * running))] * probes
+        runs += [max(per_run, 3 * min(load.users, 4 * running))] * probes
     share = load.users if load.users is not None else 0
-    runs.append(max(CAPACITY_REQUESTS, 3 * share))  # the run at the load's share (the whole load: the most it can be)
+    runs.append(max(per_run, 3 * share))  # the run at the load's share (the whole load: the most it can be)
     return runs
 
 
@@ -86,11 +87,12 @@ def recommend_serving_iterations(request, devices: int) -> float:
     prompt, output = lengths.mean()
     budget = request.token_budget or DEFAULT_TOKEN_BUDGET
     running = request.max_running or DEFAULT_MAX_BATCH
-    share = max(SEARCH_REQUESTS, 3 * (load.users or 0))
-    screened = devices * CANDIDATES_PER_DEVICE * REPLICA_TRIES
-    leading = 2 * FULL_SEARCH_ROWS * (3 + LEADING_STEPS)  # saturated, lone, bisection and final per row
+    per_run = simulated_requests(slo.percentile)  # the one simulation-length rule (sizer.inference.capacity)
+    share = max(per_run, 3 * (load.users or 0))
+    screened = devices * (CANDIDATES_PER_DEVICE + COUNTS_PER_NODE) * REPLICA_TRIES
+    leading = 2 * FULL_SEARCH_ROWS * (3 + SEARCH_STEPS)  # saturated, lone, bisection and final per row
     return (screened * simulation_iterations(share, prompt, output, request.prefix_cache_hit, budget, running)
-            + leading * simulation_iterations(max(SEARCH_REQUESTS, SATURATED_ROUNDS * running), prompt, output,
+            + leading * simulation_iterations(max(per_run, SATURATED_ROUNDS * running), prompt, output,
                                               request.prefix_cache_hit, budget, running))
 
 
