@@ -117,18 +117,24 @@ def render_load(result) -> None:
     output.assumptions(result.assumptions)
 
 
+def _basis(price) -> str:
+    """A row's price basis and date, beside its cost: " (rent 2026-09-20)"."""
+    return "" if price is None else f" ({price.price_basis}{' ' + price.date if price.date else ''})"
+
+
 def render_recommendation(result, top: int) -> None:
     """The ranked table of `sizer recommend --inference`."""
     if result.scenario == "load":
         return render_load_recommendation(result, top)
     rows = [(r.rank, f"{r.name} ({r.weights}, KV {r.kv_cache})", r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
              output.rng(r.time_to_first_token), f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB",
-             "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}",
+             "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}" + _basis(r.price),
              "-" if r.cost_per_million_tokens is None else output.rng(r.cost_per_million_tokens)) for r in result.ranked[:top]]
     output.table(f"Serving {result.model} ({result.weights}), {result.prompt_len} in / {result.output_len} out; ranked by {result.objective}",
                  ("#", "device", "count", "batch", "tokens/s per user", "total tokens/s", "first token", "memory need / has",
-                  "USD/hour", "USD per M tokens"), rows,
-                 caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. --json for everything.")
+                  "USD/hour (basis, date)", "USD per M tokens"), rows,
+                 caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. "
+                         "USD/hour per replica; rent: a cloud offer; buy: the amortised purchase plus energy. --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     output.assumptions(result.assumptions)
@@ -138,7 +144,7 @@ def render_load_recommendation(result, top: int) -> None:
     """`sizer recommend --inference --rate/--users`: deployments under load, ranked by the objective."""
     def cost(r):
         c = r.cost_per_million_tokens
-        return "-" if c is None else f"{c.value:.3g}" + (" (a)" if c.price_basis == "buy" else "")
+        return "-" if c is None else f"{c.value:.3g}" + _basis(r.price)
     rows = [(r.rank, r.name, f"{r.weights} / {r.kv_cache}", (f"{r.prefill_replicas}p+{r.decode_replicas}d x {r.count}"
                                                               if r.deployment == "disaggregated" else f"{r.replicas} x {r.count}"),
              f"{r.max_request_rate.value:.3g}" + ("" if r.capacity_searched else " (b)"),
@@ -150,7 +156,7 @@ def render_load_recommendation(result, top: int) -> None:
                  ("#", "device", "weights / KV", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
                  caption=f"{len({r.device for r in result.ranked})} devices serve, {len(result.rejected)} cannot; "
                          f"showing {min(top, len(result.ranked))} of {len(result.ranked)} rows. "
-                         "(a): amortised purchase, no rent price. (b): the share of the load it was shown to meet, "
+                         "rent: a cloud offer; buy: the amortised purchase plus energy (with the price's date). (b): the share of the load it was shown to meet, "
                          "not bisected (a lower bound). Np+Md: disaggregated, N prefill and M decode replicas. "
                          "--json for everything.")
     if result.rejected:

@@ -68,7 +68,8 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
-                      gpu_layers=gpu_layers, host_cpu=host_cpu, disaggregated=disaggregated or None)
+                      gpu_layers=gpu_layers, host_cpu=host_cpu, disaggregated=disaggregated or None,
+                      pricing=pricing or ("buy" if buy else None))
         if have:
             from sizer.facade import InferenceRequest
 
@@ -103,7 +104,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     result = run(request, load(catalog))
     _print_ranked(result, top)
     if result.unpriced:
-        side = "purchase" if result.pricing == "buy" else "rent"
+        side = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}[result.pricing]
         output.table(f"Without a {side} price ({len(result.unpriced)}); not ranked by cost",
                      ("device", "count", "training time"),
                      ((r.name, r.count, output.rng(r.training_time)) for r in result.unpriced[:top]),
@@ -125,13 +126,18 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     output.assumptions(result.assumptions)
 
 
+def _price_said(price) -> str:
+    """The kind and date of the price behind a row's cost ("on-demand 2026-11-09", "street 2026")."""
+    return "" if price is None else f" [{price.kind}{', ' + price.date if price.date else ''}]"
+
+
 def _print_ranked(result, top: int) -> None:
     """The ranked table; where it does not fit, count joins the device, pareto the rank, and ranges go under."""
     cost_column = {"rent": "rent cost", "buy": "buy cost (amortised + energy)", "any": "cost (rent, or (b) buy)"}[result.pricing]
     wide, narrow = [], []
     for r in result.ranked[:top]:
         cost = r.cost.buy if r.price_basis == "buy" else r.cost.rent
-        mark = " (b)" if result.pricing == "any" and r.price_basis == "buy" else ""
+        mark = (" (b)" if result.pricing == "any" and r.price_basis == "buy" else "") + _price_said(r.price)
         memory = output.share(r.memory_per_device, r.device_memory)
         wide.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + mark, memory, r.bound,
                      "*" if r.pareto else ""))
@@ -145,7 +151,8 @@ def _print_ranked(result, top: int) -> None:
                  caption=f"{len(result.ranked)} devices can do it at a known price, {len(result.unpriced)} without one, "
                          f"{len(result.rejected)} cannot; showing the top "
                          f"{min(top, len(result.ranked))}. Each device at the count and layout the assumptions name. "
-                         "Ranges are expected (low–high); memory is needed / on the device; " + marked +
+                         "Ranges are expected (low–high); memory is needed / on the device; [the price's term or "
+                         "purchase basis, and date]; " + marked +
                          "--json for everything.")
 
 
