@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output, owned_output
-from cli.common import CatalogOption, HaveOption, JsonOption, ModelOption, Params, answer_owned, load, sources
+from cli.common import CatalogOption, HaveOption, JsonOption, ModelOption, Params, PricingOption, answer_owned, load, sources
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
@@ -48,6 +48,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000, help="Concurrent sequences.")] = 1,
               prompt_len: PromptLen = 1024, output_len: OutputLen = 256,
               rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
+              pricing: PricingOption = "rent",
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
@@ -61,7 +62,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
-                  host_cpu=host_cpu)
+                  host_cpu=host_cpu, pricing=pricing)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))

@@ -182,17 +182,6 @@ def capacity_out(answer: LoadAnswer, slo: Slo) -> CapacityOut:
                        utilisation=float(util), percentile=slo.percentile, slo=limits)
 
 
-def price_per_hour(device: Device, given: object = None, pricing: Pricing = "any",
-                   count: int = 1) -> tuple[float | None, str | None, Assumption]:
-    """USD per device-hour and its basis ("rent", or "buy" for an amortised purchase), from the one price
-    function, of the ``pricing`` asked and of an offer that runs ``count`` devices (one replica)."""
-    price = hourly_price(device, given=given, pricing=pricing, count=count)
-    if price.hourly is None:
-        return None, None, Assumption(name="price", value=price.label, source=price.source)
-    return float(price.hourly.to("USD/hour").magnitude), price.price_basis, Assumption(name="price", value=price.label,
-                                                                                       source=price.source)
-
-
 SERVING_PRICING = {
     "rent": "the cheapest on-demand offer per device that runs one replica's devices (price_basis 'rent'); devices "
             "without one are ranked last",
