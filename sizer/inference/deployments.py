@@ -32,8 +32,8 @@ from sizer.inference.deployment_answers import (InferenceOption, InferenceRecomm
 from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_refusal
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
-from sizer.inference.under_load import (SERVING_PRICING, serving_prices, CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
-                                        parse_load, price_per_hour, usd_per_million)
+from sizer.inference.under_load import (SERVING_PRICING, CostOut, LatencyOut, LoadOut, cost_out, default_split, latency_out,
+                                        load_out, parse_load, serving_prices, usd_per_million)
 from sizer.formulas.tco import Pricing
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
