@@ -40,7 +40,8 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
     else:
         rent_name = "rent"
     rent = output.rng(result.rent) if result.rent is not None else (
-        "not asked for (--pricing buy)" if result.pricing == "buy" else "no rent price known: give --rent-price or --pricing any")
+        "not asked for (--pricing buy)" if result.pricing == "buy" else
+        next((a.source for a in result.assumptions if a.name == "rent price"), "no rent price known"))
     rows = [("training time", output.rng(result.training_time)), (rent_name, rent),
             ("rent price", output.qty(result.rent_price)), ("rent price basis", result.rent_label)]
     if result.buy:

@@ -506,7 +506,9 @@ _LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest t
                       "pipeline and context parallel, expert parallel for a mixture of experts, ZeRO 0-3, recomputation, "
                       "whole micro-batches; sizer plan ranks them)", source="sizer's layout search")
 _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other "
-                            "GPUs 4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)")
+                            "GPUs 4 to a host on 100 Gb/s Ethernet; a count larger than one rented instance is priced "
+                            "only from a cluster offer whose seller states at least this network (each row's price "
+                            "says which)", source="sizer/engine/constants.py (docs/references.md)")
 
 
 def warm_up(catalog: Catalog) -> None:
