@@ -137,12 +137,13 @@ def _print_ranked(result, top: int) -> None:
     wide, narrow = [], []
     for r in result.ranked[:top]:
         cost = r.cost.buy if r.price_basis == "buy" else r.cost.rent
-        mark = (" (b)" if result.pricing == "any" and r.price_basis == "buy" else "") + _price_said(r.price)
+        mark = " (b)" if result.pricing == "any" and r.price_basis == "buy" else ""
         memory = output.share(r.memory_per_device, r.device_memory)
-        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + mark, memory, r.bound,
-                     "*" if r.pareto else ""))
+        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + mark + _price_said(r.price),
+                     memory, r.bound, "*" if r.pareto else ""))
         narrow.append((f"{r.rank}{' *' if r.pareto else ''}", f"{r.count} × {r.name}", output.rng(r.training_time, stacked=True),
-                       output.rng(cost, stacked=True) + mark, memory, r.bound))
+                       output.rng(cost, stacked=True) + mark + (f"\n{r.price.kind}\n{r.price.date}" if r.price else ""),
+                       memory, r.bound))
     marked = ("(b): no rent price, the amortised purchase cost (capital over the lifetime plus energy) instead; "
               "* marks the Pareto front of each basis. " if result.pricing == "any" else "* marks the Pareto front (time against cost). ")
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",

@@ -263,8 +263,20 @@ def _hourly(price: CloudPrice) -> pint.Quantity:
 
 
 def purchase_per_device(price: Price) -> float:
-    """A purchase price per device [USD]: a system's price (an HGX node, an NVL72 rack) over its devices.
+    """A purchase price per device: a system's price (an HGX node, an NVL72 rack) over its devices.
 
+    Parameters
+    ----------
+    price : Price
+        A catalog purchase price, of one device or of a system of ``devices_in_system``.
+
+    Returns
+    -------
+    float
+        The price of one device [USD].
+
+    Examples
+    --------
     >>> purchase_per_device(Price(value="515000 USD", date="2025", source="s", devices_in_system=8))
     64375.0
     """
@@ -278,6 +290,20 @@ def offer_runs(price: CloudPrice, count: int, network_needed: float) -> bool:
 
     A single-GPU marketplace rental cannot run a 64-GPU job, nor can 8-GPU nodes whose network
     between nodes nobody states: the time model's all-reduce between nodes would be a guess.
+
+    Parameters
+    ----------
+    price : CloudPrice
+        An offer: devices in one instance, and the network between nodes where it is a cluster.
+    count : int
+        Devices the job needs [1].
+    network_needed : float
+        Bandwidth between nodes the time model assumed [B/s per device, one direction].
+
+    Returns
+    -------
+    bool
+        True where the offer can run the job.
     """
     if count <= price.devices_in_instance:
         return True
@@ -288,8 +314,20 @@ def offer_runs(price: CloudPrice, count: int, network_needed: float) -> bool:
 
 
 def network_between_nodes(device: Device) -> tuple[float, str]:
-    """The network the time model assumes between this device's nodes: bandwidth [B/s per device, one
-    direction] and its name (:func:`sizer.engine.devices.node_layout`)."""
+    """The network the time model assumes between this device's nodes (:func:`sizer.engine.devices.node_layout`).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    bandwidth : float
+        Per device, one direction [B/s].
+    name : str
+        The network as the engine names it.
+    """
     from sizer.engine.devices import node_layout  # the engine's one node model; imported where it is asked
 
     _, link = node_layout(device)
@@ -411,7 +449,18 @@ def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power
 
 
 def offer_label(price: CloudPrice) -> str:
-    """What an offer buys, in words: provider, instance, term, the network between nodes where stated."""
+    """What an offer buys, in words: provider, instance, term, the network between nodes where stated.
+
+    Parameters
+    ----------
+    price : CloudPrice
+        A catalog offer.
+
+    Returns
+    -------
+    str
+        "Provider instance, term, N per instance[; between nodes ...], price of DATE".
+    """
     size = f"{price.devices_in_instance} per instance" if price.devices_in_instance > 1 else "one per instance"
     network = (f"; between nodes {price.network.name} ({price.network.fabric}, {price.network.value} per device)"
                if price.network is not None else "")
@@ -503,7 +552,18 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
 
 def purchase_label(price: Price) -> str:
     """A purchase price's basis in words: list, street or an estimate, its confidence, and the system
-    it was quoted for."""
+    it was quoted for.
+
+    Parameters
+    ----------
+    price : Price
+        A catalog purchase price.
+
+    Returns
+    -------
+    str
+        E.g. "street price, low confidence, of 2026".
+    """
     system = f", one of {price.devices_in_system} of a {price.system or 'system'}" if price.devices_in_system > 1 else ""
     return f"{price.basis} price{system}, {price.confidence} confidence, of {price.date}"
 
@@ -520,7 +580,18 @@ class PriceUsed(Model):
 
 
 def price_used(price: RentPrice) -> dict | None:
-    """:class:`PriceUsed`'s fields of a chosen price (None where unknown), as plain data for a row."""
+    """:class:`PriceUsed`'s fields of a chosen price, as plain data for a ranked row.
+
+    Parameters
+    ----------
+    price : RentPrice
+        A price :func:`hourly_price` chose.
+
+    Returns
+    -------
+    dict or None
+        price_basis, kind, per_device_hour [USD/h], label, date and source; None where the price is unknown.
+    """
     if price.hourly is None or price.price_basis is None:
         return None
     return dict(price_basis=price.price_basis, kind=price.kind or price.basis,

@@ -164,10 +164,11 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
     :func:`sizer.formulas.tco.hourly_price`. By default a rent: a cost per token is quoted at a price
     someone charges unless buy or any is asked."""
     price = hourly_price(device, given=given, pricing=pricing, count=count)
+    name = "rent price" if pricing == "rent" else "price"
     if price.hourly is None:
-        return None, None, Assumption(name="price", value=f"unknown: {price.source}",
+        return None, None, Assumption(name=name, value=f"unknown: {price.source}",
                                       source="give rent_price (--rent-price), or pricing buy or any, for a cost per token")
-    return float(price.hourly.to("USD/hour").magnitude), price.price_basis, Assumption(name="price", value=price.label,
+    return float(price.hourly.to("USD/hour").magnitude), price.price_basis, Assumption(name=name, value=price.label,
                                                                                        source=price.source)
 
 

@@ -223,6 +223,14 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
             "rent_price": rent_price, "buy_price": buy_price}
 
 
+def _priced_counts(prices: dict[str, np.ndarray], pricing: str, shape: tuple[int, int]) -> np.ndarray:
+    """Per device and count, whether a price of the asked basis is known: a rent offer that runs that
+    many devices, a purchase price, or either (``any``)."""
+    rent = ~np.isnan(prices["rent"])
+    buy = np.broadcast_to(~np.isnan(prices["buy"])[:, None], shape)
+    return {"rent": rent, "buy": buy, "any": rent | buy}[pricing]
+
+
 def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> tuple[np.ndarray, np.ndarray]:
     """Per device (rows; columns are counts): the index of the chosen option (module docstring) and
     whether there is one."""
@@ -370,7 +378,12 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     count_grid = np.broadcast_to(b.counts, seconds.shape)
     # counts that run the asked batch first; a device's others only where none of its counts does
     ok = b.found & (b.exact | ~(b.found & b.exact).any(axis=1, keepdims=True))
-    pick, served = _choose(seconds, count_grid, ok, deadline_s)
+    # a device is shown at a count some offer of the asked basis can run, where one is; else at its best count, unpriced
+    pricing = request.pricing or request.purchase
+    priced = _priced_counts(prices, pricing, seconds.shape)
+    pick, served = _choose(seconds, count_grid, ok & priced, deadline_s)
+    pick_any, served_any = _choose(seconds, count_grid, ok, deadline_s)
+    pick, served = np.where(served, pick, pick_any), served | served_any
 
     rejected = []
     for i in np.flatnonzero(~served):
@@ -388,7 +401,6 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     count = b.counts[column]
     run_seconds = seconds[index, column]
     hours = run_seconds * unit_factor("s", "hour")
-    pricing = request.pricing or request.purchase
     device_hours = count * hours
     rent = prices["rent"][index, column] * device_hours  # the offer that runs this many devices
     capital = prices["buy"][index] * count
