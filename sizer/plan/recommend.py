@@ -223,6 +223,13 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
             "rent_price": rent_price, "buy_price": buy_price}
 
 
+def _row_price(prices: dict, device: int, count_index: int, basis: str | None) -> dict | None:
+    """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count, or
+    the device's purchase; None where the row has no price of its basis."""
+    chosen = {"rent": prices["rent_price"][device][count_index], "buy": prices["buy_price"][device]}.get(basis)
+    return None if chosen is None else price_used(chosen)
+
+
 def _priced_counts(prices: dict[str, np.ndarray], pricing: str, shape: tuple[int, int]) -> np.ndarray:
     """Per device and count, whether a price of the asked basis is known: a rent offer that runs that
     many devices, a purchase price, or either (``any``)."""
@@ -373,7 +380,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
     check_deadline()
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
-    prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(int(c) for c in b.counts))
+    prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()))
     seconds = b.step_expected * b.steps(job)  # per device and count: the run's length applied to the kept layouts
     count_grid = np.broadcast_to(b.counts, seconds.shape)
     # counts that run the asked batch first; a device's others only where none of its counts does
@@ -464,8 +471,6 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
         lo, hi = v["low"], v["high"]
         span = lambda value, u: dict(low=value * lo, expected=value, high=value * hi, unit=u)  # noqa: E731
         cost_basis = None if math.isnan(v["cost"]) else v["basis"]
-        chosen = (prices["rent_price"][i_of[n]][j_of[n]] if cost_basis == "rent" else
-                  prices["buy_price"][i_of[n]] if cost_basis == "buy" else None)
         return dict(
             rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(v["count"]),
             sharding="full" if v["zero"] == 3 else "none", zero=int(v["zero"]), tp=int(v["tp"]), pp=int(v["pp"]),
@@ -474,7 +479,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
             cost=dict(rent=None if math.isnan(v["rent"]) else dict(span(v["rent"], "USD"), price_basis="rent"),
                       buy=None if math.isnan(v["buy"]) else dict(span(v["buy"], "USD"), price_basis="buy"),
                       price_basis=cost_basis),
-            price_basis=cost_basis, price=price_used(chosen) if chosen is not None else None, energy=None if math.isnan(v["kwh"]) else span(v["kwh"], "kWh"),
+            price_basis=cost_basis, price=_row_price(prices, i_of[n], j_of[n], cost_basis), energy=None if math.isnan(v["kwh"]) else span(v["kwh"], "kWh"),
             memory_per_device=dict(value=v["memory"], unit="GB"), device_memory=dict(value=v["capacity"], unit="GB"),
             fits=v["fits"], bound=BOUNDS[int(v["bound"])], mfu=v["mfu"], pareto=v["pareto"])
 

@@ -184,7 +184,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     requests = [_as_request(w) for w in workloads]
     if pricing not in ("rent", "buy", "any"):
         raise InputError("pricing", pricing, "rent, buy or any")
-    prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog), tuple(int(c) for c in count_array))
+    prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog), tuple(count_array.astype(int).tolist()))
     groups = []
     for index, request in enumerate(requests):
         for precision in wanted or [None]:
