@@ -8,7 +8,7 @@ import typer
 from cli import output
 from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
                                ThinkTime, TokenBudget, Trace, Users, load_fields)
-from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
+from cli.common import (sources, TermOption, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
                         HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request)
 
@@ -25,6 +25,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               budget: Annotated[Optional[str], typer.Option("--budget", help="Most money to spend, e.g. '50000 USD'.")] = None,
               max_devices: Annotated[int, typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider.")] = 64,
               cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, RunPod, Vast.ai, ...).")] = None,
+              term: TermOption = None,
               pricing: Annotated[Optional[str], typer.Option("--pricing", help="rent (default: cloud prices; devices without one listed apart), buy (amortised purchase + energy) or any (rent, else buy; each cost labelled).")] = None,
               buy: Annotated[bool, typer.Option("--buy", help="Same as --pricing buy.")] = False,
               objective: Annotated[Optional[str], typer.Option("--objective", help="time, cost or pareto (default time); with --inference: cost, latency or throughput (default cost).")] = None,
@@ -90,6 +91,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
                                purchase="buy" if buy else "rent", pricing=pricing, cloud=cloud, objective=objective or "time", kinds=kind,
+                               terms=term,
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),

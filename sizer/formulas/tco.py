@@ -341,8 +341,8 @@ def cheapest_cloud_price(device: Device, provider: str | None = None, count: int
     Only offers of the given ``terms`` count (on-demand by default: spot is interruptible, a
     reservation a commitment) and only those that can run the job (:func:`offer_runs`).
     Whole-instance shares are preferred: a GPU-only charge leaves out the host VM the GPU cannot
-    run without. Of each provider only its latest-dated prices count: an older price list is
-    superseded.
+    run without. Of each provider and term only the latest-dated prices count: an older price list
+    is superseded.
 
     Parameters
     ----------
@@ -370,10 +370,10 @@ def cheapest_cloud_price(device: Device, provider: str | None = None, count: int
               and p.term in terms and offer_runs(p, count, needed)]
     whole = [p for p in prices if p.scope == "full instance share"]
     prices = whole or prices
-    latest: dict[str, tuple[int, ...]] = {}
+    latest: dict[tuple[str, str], tuple[int, ...]] = {}  # per provider and term: a price list of its own
     for price in prices:
-        latest[price.provider] = max(latest.get(price.provider, ()), _date_key(price.date))
-    current = [p for p in prices if _date_key(p.date) == latest[p.provider]]
+        latest[price.provider, price.term] = max(latest.get((price.provider, price.term), ()), _date_key(price.date))
+    current = [p for p in prices if _date_key(p.date) == latest[p.provider, p.term]]
     if not current:
         return None
     return min(current, key=lambda p: _hourly(p).to("USD/hour").magnitude)
@@ -469,7 +469,8 @@ def offer_label(price: CloudPrice) -> str:
 
 
 def hourly_price(device: Device, provider: str | None = None, *, given: object = None,
-                 costs: CostAssumptions | None = None, pricing: Pricing = "any", count: int = 1) -> RentPrice:
+                 costs: CostAssumptions | None = None, pricing: Pricing = "any", count: int = 1,
+                 terms: tuple[str, ...] = ("on-demand",)) -> RentPrice:
     """The hourly price of one device, where it comes from, and its label, by ``pricing``.
 
     Every cost of the project is priced here, so rent and buy are chosen in one place:
@@ -495,6 +496,8 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
         Which basis the price may have.
     count : int, default 1
         Devices the job runs on [1]: only offers that can run that many count (:func:`offer_runs`).
+    terms : tuple of str, default ``("on-demand",)``
+        Offer terms a rent may have (add spot or reserved to count them).
 
     Returns
     -------
@@ -518,14 +521,14 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
     if given is not None and pricing != "buy":
         hourly = parse_quantity("rent_price", given, "[currency]/[time]")
         return RentPrice(hourly, "given", f"{hourly.to('USD/hour'):.4g~P} per device", "given")
-    cloud = cheapest_cloud_price(device, provider, count) if pricing != "buy" else None
+    cloud = cheapest_cloud_price(device, provider, count, tuple(terms)) if pricing != "buy" else None
     if cloud is not None:
         hourly = _hourly(cloud)
         return RentPrice(hourly, "cloud", f"{hourly.to('USD/hour'):.4g~P} per device, {offer_label(cloud)}",
                          f"{cloud.source} (price of {cloud.date})", cloud.term, cloud.date)
     missing = f"no {provider} price" if provider else "no rent price"
-    if count > 1 and any(p.term == "on-demand" for p in device.cloud_prices):
-        missing = (f"no on-demand {provider + ' ' if provider else ''}offer that runs {count} devices (one instance "
+    if count > 1 and any(p.term in terms for p in device.cloud_prices):
+        missing = (f"no {' or '.join(terms)} {provider + ' ' if provider else ''}offer that runs {count} devices (one instance "
                    f"that large, or a cluster whose stated network between nodes matches the time model's "
                    f"{network_between_nodes(device)[1]})")
     if pricing == "rent":
@@ -644,7 +647,8 @@ def cost_range(estimate: Estimate, basis: PriceBasis) -> CostRange:
 
 def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: object = None,
                  purchase_price: object = None, costs: CostAssumptions = COST_DEFAULTS,
-                 cloud: str | None = None, pricing: Pricing = "rent") -> TcoResult:
+                 cloud: str | None = None, pricing: Pricing = "rent",
+                 terms: tuple[str, ...] = ("on-demand",)) -> TcoResult:
     r"""Rent and buy cost of running ``count`` devices for a range of durations.
 
     Rent uses ``rent_price`` or the cheapest on-demand price in the catalog (of the provider
@@ -676,6 +680,8 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         Cloud provider whose prices count.
     pricing : {"rent", "buy", "any"}, default ``"rent"``
         Which price the rent side may use (see :func:`hourly_price`).
+    terms : tuple of str, default ``("on-demand",)``
+        Offer terms the rent may have.
 
     Returns
     -------
@@ -690,7 +696,7 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     """
     assumptions: list[Assumption] = []
     chosen = hourly_price(device, cloud, given=rent_price, costs=costs, pricing="any" if pricing == "any" else "rent",
-                          count=count)
+                          count=count, terms=tuple(terms))
     if pricing == "buy":
         chosen = RentPrice(None, "unknown", "not asked for", "--pricing buy")
     hourly = chosen.hourly

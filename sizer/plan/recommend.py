@@ -22,7 +22,7 @@ from pydantic import Field
 from sizer.engine.calibration import Calibration
 from sizer.engine.devices import cached_device_table
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device
+from sizer.hardware.schema import Device, OfferTerm
 from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.choices import Precision, parse_choice
@@ -64,6 +64,9 @@ class RecommendRequest(WorkloadRequest):
                                     "the amortised purchase; each cost says its price_basis)")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
                                                                "Lambda, RunPod, Vast.ai, ...)")
+    terms: list[OfferTerm] = Field(default_factory=lambda: ["on-demand"], min_length=1, max_length=5,
+                                   description="offer terms a rent may have: on-demand (default), spot, reserved, "
+                                   "reserved 1 year, reserved 3 years")
     objective: Objective = "time"
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
@@ -147,7 +150,7 @@ COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fast
 PRICE_WORD = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}
 _OFFERS = ("from offers that can run each row's count: one instance that large, or a cluster whose stated network "
            "between nodes is at least the time model's")
-PRICING_SAID = {"rent": f"cloud on-demand rent only, {_OFFERS}",
+PRICING_SAID = {"rent": f"cloud rent only, {_OFFERS}",
                 "buy": "amortised purchase plus energy (each row says the price's basis: list, street or analyst estimate)",
                 "any": f"cloud rent where an offer can run the job ({_OFFERS}), else the amortised purchase plus energy; "
                        "each cost says which, and a ranking by cost puts rents first, then purchases"}
@@ -193,9 +196,10 @@ def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
     return tuple(d for d in catalog if d.kind in kinds)
 
 
-@keyed_cache(maxsize=32, key=lambda devices, devices_key, provider, counts: (devices_key, provider, counts))
+@keyed_cache(maxsize=32, key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
+             (devices_key, provider, counts, terms))
 def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None,
-                  counts: tuple[int, ...]) -> dict[str, np.ndarray]:
+                  counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, np.ndarray]:
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
     chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh]; and the
@@ -211,7 +215,8 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
                                   costs.electricity_price).to("USD").magnitude
     kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
     usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
-    rent_price = [[hourly_price(device, provider, pricing="rent", count=count) for count in counts] for device in devices]
+    rent_price = [[hourly_price(device, provider, pricing="rent", count=count, terms=terms) for count in counts]
+                  for device in devices]
     rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
             for row in rent_price]
     buy_price = [hourly_price(device, pricing="buy") for device in devices]
@@ -380,7 +385,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
     check_deadline()
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
-    prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()))
+    prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()),
+                           tuple(request.terms))
     seconds = b.step_expected * b.steps(job)  # per device and count: the run's length applied to the kept layouts
     count_grid = np.broadcast_to(b.counts, seconds.shape)
     # counts that run the asked batch first; a device's others only where none of its counts does
@@ -502,7 +508,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
         Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
                    "and the workload's", source=_range_source("calibrated" if request.calibration is not None else "datasheet")),
         _BETWEEN_NODES,
-        Assumption(name="pricing", value=PRICING_SAID[pricing] + (
+        Assumption(name="pricing", value=PRICING_SAID[pricing] + f"; offer terms: {', '.join(request.terms)}" + (
             f"; {len(unpriced)} device(s) without such a price listed apart (unpriced)" if len(unpriced) else ""),
                    source="--pricing rent|buy|any; sizer/formulas/tco.py hourly_price"),
         *_cost_assumptions(),

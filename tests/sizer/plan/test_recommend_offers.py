@@ -60,3 +60,14 @@ def test_fastest_within_a_budget_counts_only_priced_offers(catalog, pretrain_70b
     for row in result.ranked:
         assert row.cost.rent.expected <= 5e6 and row.price.date
     assert any(r.cause == "price" for r in result.rejected)  # no offer runs their count: no budget check possible
+
+
+def test_reserved_offers_count_when_asked(catalog, pretrain_70b):
+    """AWS Capacity Blocks: 39.33 USD per p5.48xlarge-hour of 8 H100 (4.916 per GPU), EFA 3200 Gb/s per
+    instance, 1-64 instances (../shared/data/cluster-and-purchase-prices.csv)."""
+    asked = pretrain_70b.model_copy(update={"objective": "cost", "terms": ["on-demand", "reserved"]})
+    h100 = next(r for r in recommend(asked, catalog).ranked if r.device == "h100-sxm5-80gb")
+    assert h100.price.kind == "reserved" and h100.price.per_device_hour == pytest.approx(39.33 / 8)
+    on_demand = next(r for r in recommend(pretrain_70b.model_copy(update={"objective": "cost"}), catalog).ranked
+                     if r.device == "h100-sxm5-80gb")
+    assert on_demand.price.kind == "on-demand"
