@@ -11,19 +11,25 @@ ASGI server as ``uvicorn --factory api.app:create_app``.
 from __future__ import annotations
 
 import logging
+import sys
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from api import errors
+from api.deps import Lanes
 from api.middleware import GuardMiddleware
+from api.pool import WorkerPool
 from api.routers import (catalog, compute, health, inference, memory, models, pages, peak, plan, recommend,
                          network_size, tco, time)
 from api.routers.pages import STATIC
 from api.server import install_flood_filter
 from api.settings import Settings
 from sizer.facade import SizerError, load_catalog, warm_up
+
+GIL_SWITCH_INTERVAL_S = 0.0005
 
 DESCRIPTION = """Hardware sizing and cost estimation for neural-network training, over HTTP.
 
@@ -42,7 +48,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     # /docs and /redoc load Swagger UI and ReDoc from the fastapi-offline package, not a CDN, so the
     # API's pages work without internet (FastAPI's self-hosting recipe, packaged and kept up to date).
-    app = FastAPIOffline(title="sizer", version="0.1.0", description=DESCRIPTION)
+    # long estimates go to worker processes, started with the first of them (start-up stays the catalog's)
+    pool = (WorkerPool(settings.estimate_workers, settings.catalog_file, settings.worker_nice, settings.cancel_grace_s)
+            if settings.estimate_workers else None)
+
+    @asynccontextmanager
+    async def lifespan(_app):
+        if pool is not None and settings.prestart_workers:
+            pool.start()  # each loads the catalog while the service answers its first questions
+        try:
+            yield
+        finally:
+            if pool is not None:
+                pool.close()
+
+    app = FastAPIOffline(title="sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
     app.state.catalog = load_catalog(settings.catalog_file)
     try:
@@ -54,7 +74,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                    pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.state.lanes = Lanes(settings, pool, app.state.catalog.key)
+    # An estimate in the worker thread gives the GIL up at every numpy pass and waits to take it back; while the
+    # event loop is busy (a flood of connections) each wait lasts up to the switch interval (5 ms by default),
+    # some hundred times an answer. A shorter interval keeps a cheap question cheap under a flood.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.timeout_s,
-                       body_timeout_s=settings.body_timeout_s)
+                       body_timeout_s=settings.body_timeout_s, lanes=app.state.lanes)
     install_flood_filter(settings.log_flood_interval_s)
     return app

@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import asyncio
+import math
+import threading
 import weakref
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Any, Callable, TypeVar
 
@@ -11,8 +15,10 @@ import anyio
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
-from sizer.facade import Catalog
-from sizer.facade import ensure_finite
+from api.fair import FairQueue
+from api.pool import CatalogMarker, WorkerPool
+from api.settings import Settings
+from sizer.facade import Catalog, ensure_finite, refuse_over_budget, remaining_seconds, time_limit
 
 T = TypeVar("T", bound=BaseModel)
 Result = TypeVar("Result")
@@ -23,28 +29,91 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
                          "an unknown device also lists `candidates`"},
     408: {"description": "the request body arrived slower than SIZER_API_BODY_TIMEOUT_S (10 s by default)"},
     503: {"description": "the request ran longer than SIZER_API_TIMEOUT_S (20 s by default) and its estimate was "
-                         "stopped; or the service had SIZER_API_MAX_CONNECTIONS open connections"},
+                         "stopped; or the service had SIZER_API_MAX_CONNECTIONS open connections; or this client "
+                         "had SIZER_API_MAX_CLIENT_WAITING estimates waiting"},
 }
 
 
-# Engine estimates in flight at once per process. The engine's numpy operations release the GIL between
-# array passes, so threads running estimates side by side hand the GIL to and fro: eight at once cost about
-# twice the CPU per answer of one at a time (in-process, 0.60 -> 1.12 ms per new recommend question; over
-# HTTP with eight clients, 390 -> 520 new questions/s with one). One process uses one core for Python
-# either way; the waiting requests wait in the event loop, where the request deadline (GuardMiddleware)
-# still ends the wait. More cores: more worker processes (uvicorn --workers).
+# Engine estimates run in the service's process at once (the cheap lane). The engine's numpy operations release the
+# GIL between array passes, so threads running estimates side by side hand the GIL to and fro: eight at once cost
+# about twice the CPU per answer of one at a time (in-process, 0.60 -> 1.12 ms per new recommend question; over HTTP
+# with eight clients, 390 -> 520 new questions/s with one). Long estimates (priced over
+# SIZER_API_INLINE_ITERATIONS) run in worker processes instead (api.pool), one per core; both lanes hand out
+# their slots fairly across clients (api.fair), and the request deadline (GuardMiddleware) ends a wait in either.
 ESTIMATE_THREADS = 1
-_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter]" = weakref.WeakKeyDictionary()
 
 
-async def run_estimate(function: Callable[..., Result], *args: Any) -> Result:
-    """``function(*args)`` in a worker thread, at most :data:`ESTIMATE_THREADS` at a time (per event
-    loop: each test client runs its own)."""
-    loop = asyncio.get_running_loop()
-    limiter = _limiters.get(loop)
-    if limiter is None:
-        limiter = _limiters[loop] = anyio.CapacityLimiter(ESTIMATE_THREADS)
-    return await anyio.to_thread.run_sync(partial(function, *args), limiter=limiter)
+@dataclass
+class Lanes:
+    """Where estimates run: one thread at a time in this process, or ``pool``'s worker processes; each lane's
+    slots handed out in turn across clients (a queue per event loop: each test client runs its own)."""
+
+    settings: Settings
+    pool: WorkerPool | None
+    catalog_key: str | None = None  # the fingerprint of the catalog the workers load (the service's at start)
+    queues: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[FairQueue, FairQueue]]" = field(
+        default_factory=weakref.WeakKeyDictionary)
+
+    def of(self, loop: asyncio.AbstractEventLoop) -> tuple[FairQueue, FairQueue]:
+        lanes = self.queues.get(loop)
+        if lanes is None:
+            waiting = self.settings.max_client_waiting
+            lanes = self.queues[loop] = (FairQueue(ESTIMATE_THREADS, waiting),
+                                         FairQueue(self.pool.size if self.pool else 1, waiting))
+        return lanes
+
+
+# Set per request by GuardMiddleware: the application's lanes and the client asking (its fair-queueing key).
+LANES: ContextVar[Lanes | None] = ContextVar("sizer_lanes", default=None)
+CLIENT: ContextVar[str] = ContextVar("sizer_client", default="unknown")
+_default_lanes: list[Lanes] = []
+
+
+def _lanes() -> Lanes:
+    lanes = LANES.get()
+    if lanes is None:  # called outside the middleware (a test calling a route function): the default settings
+        if not _default_lanes:
+            _default_lanes.append(Lanes(Settings(estimate_workers=0), None))
+        lanes = _default_lanes[0]
+    return lanes
+
+
+def priced(body, iterations: float) -> float:
+    """``iterations`` [1], the simulated iterations ``body`` costs, after refusing it (422 naming the fields that lower
+    the price) when they are over the service's budget (SIZER_API_MAX_SERVING_ITERATIONS)."""
+    refuse_over_budget(body, iterations, _lanes().settings.max_serving_iterations)
+    return iterations
+
+
+async def run_estimate(function: Callable[..., Result], *args: Any, work: float = 0.0) -> Result:
+    """``function(*args)``: in a worker thread of this process, one at a time, or, when its price ``work``
+    [simulated iterations] is over SIZER_API_INLINE_ITERATIONS, in a worker process; either way in this
+    client's turn (:mod:`api.fair`), and stopped when the request is abandoned."""
+    lanes = _lanes()
+    inline, pooled = lanes.of(asyncio.get_running_loop())
+    client = CLIENT.get()
+    if lanes.pool is None or work <= lanes.settings.inline_iterations:
+        async with inline.slot(client):
+            left, cancel = remaining_seconds(), threading.Event()
+            try:
+                return await anyio.to_thread.run_sync(partial(_limited, left, cancel, function, *args),
+                                                      abandon_on_cancel=True)
+            except BaseException:
+                cancel.set()  # abandoned (or ended): the core's next deadline check stops it
+                raise
+    await pooled.acquire(client)
+    left = remaining_seconds() or (lanes.settings.timeout_s, lanes.settings.timeout_s)
+    # the catalog the workers loaded stands in by its fingerprint; another one (a test's slice) travels whole
+    marked = tuple(CatalogMarker(a.key) if isinstance(a, Catalog) and a.key == lanes.catalog_key else a for a in args)
+    return await lanes.pool.run(function, marked, left, done=pooled.release)
+
+
+def _limited(left: tuple[float, float] | None, cancel: threading.Event, function: Callable[..., Result],
+             *args: Any) -> Result:
+    """``function(*args)`` within the request's time left and limit (``left``), stopped once ``cancel`` is set."""
+    seconds, limit = left if left is not None else (math.inf, math.inf)
+    with time_limit(seconds, cancel, limit):
+        return function(*args)
 
 
 def _catalog(request: Request) -> Catalog:
@@ -78,6 +147,13 @@ def builtin_model_only(model: str | None) -> None:
 
 
 def served_from_builtins(body) -> None:
-    """Refuse a request that names a file (a workload profile or config.json): over HTTP, built-ins only."""
+    """Refuse a request that names a file (a workload profile or config.json): over HTTP, built-ins only;
+    and one with bad free-text fields, naming every one of them (not only the first the core reads)."""
+    from sizer.facade import InputErrors
+    from sizer.facade import text_field_errors
+
     builtin_workload_only(getattr(body, "workload", None))
     builtin_model_only(getattr(body, "model", None))
+    errors = text_field_errors(body.model_dump(exclude_unset=True)) if hasattr(body, "model_dump") else []
+    if errors:
+        raise InputErrors(errors)

@@ -1,4 +1,5 @@
-"""ASGI middleware guarding every request: a request id, a body-size limit, and no 500 with internals."""
+"""ASGI middleware guarding every request: a request id, a body-size limit, no 500 with internals, and
+abandoned requests stopped (a client that hangs up has its estimate cancelled, not computed to the deadline)."""
 from __future__ import annotations
 
 import asyncio
@@ -8,6 +9,7 @@ import uuid
 
 from starlette.exceptions import HTTPException
 
+from api.deps import CLIENT, LANES, Lanes
 from api.headers import security_headers
 from sizer.facade import clear_deadline, set_deadline
 from sizer.facade import EstimateTimeout
@@ -43,13 +45,22 @@ class GuardMiddleware:
     the bytes actually received (a chunked body has no Content-Length). The time limit is
     also handed to the core as a deadline (:mod:`sizer.deadline`), so that an estimate
     answered 503 stops computing instead of running on in its worker thread.
+
+    Once the body is in, the next message can only be the client hanging up: the request is
+    then cancelled, and with it the estimate it waits for (:func:`api.deps.run_estimate` sets
+    its cancel flag). Each request also carries its client (address, or the header named by
+    ``SIZER_API_FAIR_KEY_HEADER``) and the application's estimate lanes, for fair queueing.
     """
 
-    def __init__(self, app, max_body_bytes: int, timeout_s: float, body_timeout_s: float | None = None):
+    def __init__(self, app, max_body_bytes: int, timeout_s: float, body_timeout_s: float | None = None,
+                 lanes: Lanes | None = None):
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.timeout_s = timeout_s
         self.body_timeout_s = timeout_s if body_timeout_s is None else body_timeout_s
+        self.lanes = lanes
+        header = lanes.settings.fair_key_header if lanes is not None else None
+        self.key_header = header.lower().encode() if header else None
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -85,6 +96,23 @@ class GuardMiddleware:
             if declared > self.max_body_bytes:
                 return await answer(413, too_large)
 
+        peer = scope.get("client")
+        client = str(peer[0]) if peer else "unknown"
+        if self.key_header is not None and headers.get(self.key_header):
+            client = "key:" + headers[self.key_header].decode("latin-1")[:200]
+        hung_up = False
+        watcher: asyncio.Task | None = None
+        inner: asyncio.Future | None = None
+
+        async def watch_disconnect():
+            """After the body: the next message is the client hanging up; stop the work it asked for."""
+            nonlocal hung_up
+            if (await receive())["type"] != "http.disconnect":  # a server that repeats the body: nothing to watch
+                return
+            if not started and inner is not None and not inner.done():
+                hung_up = True
+                inner.cancel()
+
         received = 0
         body_done = False  # the last body chunk has arrived
         reading = False  # waiting for a body chunk right now
@@ -92,7 +120,7 @@ class GuardMiddleware:
         body_deadline = loop.time() + self.body_timeout_s
 
         async def counting_receive():
-            nonlocal received, body_done, reading
+            nonlocal received, body_done, reading, watcher
             if body_done:  # after the body, receive() only waits for a disconnect: not the client's slowness
                 return await receive()
             reading = True
@@ -107,11 +135,22 @@ class GuardMiddleware:
                 if received > self.max_body_bytes:
                     raise BodyTooLarge(self.max_body_bytes)
                 body_done = not message.get("more_body", False)
+                if body_done:
+                    watcher = asyncio.ensure_future(watch_disconnect())
+            elif message["type"] == "http.disconnect":
+                body_done = True
             return message
 
         token = set_deadline(self.timeout_s)
+        lanes_token, client_token = LANES.set(self.lanes), CLIENT.set(client)
         try:
-            await asyncio.wait_for(self.app(scope, counting_receive, send_with_id), self.timeout_s)
+            inner = asyncio.ensure_future(self.app(scope, counting_receive, send_with_id))
+            await asyncio.wait_for(inner, self.timeout_s)
+        except asyncio.CancelledError:
+            if not hung_up:  # the server is stopping
+                raise
+            log.warning("client hung up before its answer: %s %s, estimate stopped [%s]", scope.get("method"),
+                        scope.get("path"), request_id)
         except TimeoutError:
             if reading:  # still waiting for the client: its fault, not the estimate's
                 log.warning("request body too slow: %s %s over %g s", scope.get("method"), scope.get("path"), self.timeout_s)
@@ -134,4 +173,8 @@ class GuardMiddleware:
                 await answer(500, {"detail": "internal error; quote the request id when reporting it",
                                    "request_id": request_id})
         finally:
+            if watcher is not None:
+                watcher.cancel()
+            CLIENT.reset(client_token)
+            LANES.reset(lanes_token)
             clear_deadline(token)

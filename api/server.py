@@ -5,10 +5,13 @@ a header timeout and a connection limit, and warnings that a flood cannot multip
   ``header_timeout_s`` of connecting (or of its first byte after a keep-alive pause);
   otherwise it is answered 408 and closed. Without it, idle connections pile up until the
   process runs out of file descriptors.
-- **Connection limits**: past ``max_connections`` open connections (per worker process), a new
-  one is answered 503 and closed at once, without reading anything from it; likewise past
-  ``max_client_connections`` from one client address, so that one client holding connections
-  open (half-open, or re-opened as each is timed out) cannot lock every other client out.
+- **Connection limits**: past ``max_client_connections`` from one client address (32 by default,
+  well under the global limit), a new connection from it is answered 503 and closed at once, without
+  reading anything from it, so that a handful of addresses holding connections open (half-open, or
+  re-opened as each is timed out) cannot lock every other client out. Past ``max_connections`` open
+  connections (per worker process), the connection that has waited longest without sending complete
+  request headers is dropped (408) to make room; only when every open connection has sent its
+  headers is the new one answered 503 and closed.
 - **Keep-alive**: an idle connection between requests is closed after ``keep_alive_s``
   (uvicorn's own ``timeout_keep_alive``).
 - **Flood-proof log**: :class:`FloodFilter` lets the first warning of each kind through and
@@ -99,6 +102,8 @@ def _limits() -> Settings:
 # Open connections per client address in this worker process; an address leaves when its last closes,
 # so the table holds at most as many entries as there are open connections.
 _CLIENT_CONNECTIONS: dict[str, int] = {}
+# Connections still waiting for complete request headers, oldest first: the first dropped when the limit is reached.
+_AWAITING_HEADERS: dict["GuardedH11Protocol", None] = {}
 
 
 def _client_of(transport: asyncio.BaseTransport) -> str:
@@ -121,7 +126,12 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         client = _client_of(transport)
-        if len(self.connections) >= self.max_connections:
+        if len(self.connections) >= self.max_connections and _AWAITING_HEADERS:
+            slowest = next(iter(_AWAITING_HEADERS))
+            log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); the one "
+                        "waiting longest for request headers is dropped", self.max_connections)
+            slowest._drop_slow_headers("dropped to make room: no complete request headers yet")
+        elif len(self.connections) >= self.max_connections:
             log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); "
                         "new connections are answered 503 and closed", self.max_connections)
             return self._refuse(transport, f"the service has {self.max_connections} open connections, its limit; "
@@ -176,14 +186,23 @@ class GuardedH11Protocol(H11Protocol):
     def _arm_header_timer(self) -> None:
         if self.header_timer is None:
             self.header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+            _AWAITING_HEADERS[self] = None
 
     def _cancel_header_timer(self) -> None:
+        _AWAITING_HEADERS.pop(self, None)
         if self.header_timer is not None:
             self.header_timer.cancel()
             self.header_timer = None
 
+    def _drop_slow_headers(self, detail: str) -> None:
+        self._cancel_header_timer()
+        if not self.transport.is_closing():
+            self.transport.write(_raw_response(408, "Request Timeout", detail))
+            self.transport.close()
+
     def _headers_too_slow(self) -> None:
         self.header_timer = None
+        _AWAITING_HEADERS.pop(self, None)
         if self.transport.is_closing() or self.conn.their_state is not h11.IDLE or self.cycle is not None \
                 and not self.cycle.response_complete:
             return

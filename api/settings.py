@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -33,10 +34,31 @@ class Settings(BaseSettings):
     max_connections: int = Field(1000, ge=1, le=100_000,
                                  description="open connections per worker process; one more is answered 503 and "
                                              "closed at once")
-    max_client_connections: int = Field(100, ge=1, le=100_000,
+    max_client_connections: int = Field(32, ge=1, le=100_000,
                                         description="open connections per client address and worker process; one "
-                                                    "more from that address is answered 503 and closed, so one client "
-                                                    "cannot hold every connection")
+                                                    "more from that address is answered 503 and closed, so that a "
+                                                    "handful of addresses cannot hold every connection (keep it well "
+                                                    "under max_connections)")
+    estimate_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=0, le=256,
+                                  description="worker processes for long estimates (default: one per core); 0: every "
+                                              "estimate in the service's process, one at a time")
+    prestart_workers: bool = Field(False, description="start the worker processes with the service (`sizer serve` "
+                                                      "does), not with the first long estimate")
+    worker_nice: int = Field(10, ge=0, le=19, description="how much lower the workers' CPU priority is than the "
+                                                          "service's, so that cheap questions stay fast")
+    inline_iterations: float = Field(0, ge=0, description="a serving question priced at more simulated iterations "
+                                                          "runs in a worker process (0: every one under load: even "
+                                                          "a cheap price can take most of a second)")
+    max_serving_iterations: float = Field(2_000_000, gt=0, description="a serving question priced at more simulated "
+                                                                       "iterations is refused with 422 naming the "
+                                                                       "fields that lower the price")
+    max_client_waiting: int = Field(32, ge=1, le=100_000, description="estimates one client may have waiting for a "
+                                                                      "slot; one more is answered 503")
+    fair_key_header: str | None = Field(None, max_length=100,
+                                        description="a request header that names the client for fair queueing (e.g. "
+                                                    "x-api-key set by an authenticating proxy); else its address")
+    cancel_grace_s: float = Field(1.0, gt=0, le=60, description="a cancelled estimate's worker that has not stopped "
+                                                                "this long after is killed and replaced")
     log_flood_interval_s: float = Field(10.0, ge=0, le=3600,
                                         description="a repeated warning (refused connections, timeouts) is logged at "
                                                     "most once per this interval, with a count")

@@ -28,7 +28,7 @@ class HelpGroup(TyperGroup):
                 formatter.write_dl(rows)
 
 HaveOption = Annotated[Optional[list[str]], typer.Option("--have", help="Hardware you already have, e.g. '8x A100 80GB SXM' (repeatable): the answer is for it only, with what would make the job work there.")]
-HostMemoryOption = Annotated[Optional[str], typer.Option("--host-memory", help="RAM of one host, e.g. '128 GB': checked against what --offload (or an offload suggestion) puts there. Default: the --system node type's, else assumed equal to the memory of the devices on the host.")]
+HostMemoryOption = Annotated[Optional[str], typer.Option("--host-memory", help="RAM of one host, e.g. '128 GB': checked against what --offload (or an offload suggestion) puts there, or the layers --gpu-layers leaves on the host. Default: the --system node type's, else assumed equal to the memory of the devices on the host (training); the --host-cpu's catalog figure (inference).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 CatalogOption = Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")]
 DeviceOption = Annotated[str, typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM'.")]
@@ -57,7 +57,7 @@ TermOption = Annotated[Optional[list[str]], typer.Option("--term", help="Offer t
                                                           "(default), spot, reserved, 'reserved 1 year', 'reserved 3 "
                                                           "years'; repeat for several.")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
-BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step (tokens with --tokens).")]
+BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step: '1536 sequences', '4M tokens' or '512 samples' (a bare number counts tokens with --tokens, else samples).")]
 Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad, rmsprop, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit.")]
 SeqLen = Annotated[Optional[int], typer.Option("--seq-len", min=1, help="Sequence length of a token workload.")]
 ForwardPerSample = Annotated[Optional[str], typer.Option("--forward-flops-per-sample", help="Forward FLOP per sample, if known (convolutions, attention).")]
@@ -68,11 +68,12 @@ Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction 
 
 def workload_request(cls=None, **fields):
     """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given; a --model
-    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source)."""
-    from sizer.facade import WorkloadRequest
+    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source).
+    Every bad option is named at once (sizer.field_check), one line each."""
+    from sizer.facade import WorkloadRequest, every_bad_field
 
     cls = cls or WorkloadRequest
-    return cls(**sources({k: v for k, v in fields.items() if v is not None}))
+    return every_bad_field(cls, sources({k: v for k, v in fields.items() if v is not None}))
 
 
 def sources(fields: dict) -> dict:
@@ -113,3 +114,9 @@ def load_calibration_file(path: str | None):
     from sizer.facade import load_calibration
 
     return load_calibration(path)
+
+
+InterruptionsOption = Annotated[Optional[bool], typer.Option(
+    "--interruptions/--no-interruptions",
+    help="Also show the training time with interruptions (failures, checkpoints, restarts); default: where the run "
+         "expects at least one failure (about 50,700 device-hours).")]

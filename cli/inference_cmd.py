@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output, owned_output
-from cli.common import CatalogOption, HaveOption, JsonOption, ModelOption, Params, PricingOption, answer_owned, load, sources
+from cli.common import (CatalogOption, HaveOption, HostMemoryOption, JsonOption, ModelOption, Params, PricingOption, answer_owned,
+                        load, sources)
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
@@ -17,7 +18,10 @@ OutputLen = Annotated[int, typer.Option("--output-len", min=1, max=10_000_000, h
 Rate = Annotated[Optional[float], typer.Option("--rate", help="Requests per second, Poisson arrivals (serving under load).")]
 Users = Annotated[Optional[int], typer.Option("--users", help="Concurrent users in a closed loop (instead of --rate).")]
 ThinkTime = Annotated[Optional[str], typer.Option("--think-time", help="With --users: pause before a user's next request, e.g. '5 s'.")]
-LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help="Length distribution: sharegpt, azure-conv, azure-code, arxiv-summarization.")]
+LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help=(
+    "Named length set (mean in / out tokens): sharegpt-vllm-sample (202/179, the sample vLLM and SGLang benchmarks "
+    "report), sharegpt-multiturn-8k (2,666/481, long multi-turn), azure-conv (1,371/199), azure-code (2,385/24), "
+    "arxiv-summarization (2,808/203), mlperf-openorca (628/294). '--lengths list' prints them with their sources."))]
 Trace = Annotated[Optional[str], typer.Option("--trace", help="CSV file of prompt_len,output_len[,arrival_s] rows.")]
 SloTtft = Annotated[Optional[str], typer.Option("--slo-ttft", help="Time to first token at the percentile, e.g. '2 s'.")]
 SloTpot = Annotated[Optional[str], typer.Option("--slo-tpot", help="Time per output token at the percentile, e.g. '100 ms'.")]
@@ -28,17 +32,26 @@ MaxRunning = Annotated[Optional[int], typer.Option("--max-running", help="Schedu
 TokenBudget = Annotated[Optional[int], typer.Option("--token-budget", help="Tokens per iteration, chunked prefill (default 2048).")]
 PrefixHit = Annotated[float, typer.Option("--prefix-cache-hit", help="Share of prompt tokens found in the prefix cache (0-0.95).")]
 GpuLayers = Annotated[Optional[int], typer.Option("--gpu-layers", help="Layers on the GPU(s); the rest run on the host CPU (llama.cpp -ngl; default: all).")]
+RuntimeOpt = Annotated[Optional[str], typer.Option("--runtime", help="llama.cpp (default for GGUF weights, CPUs and Apple silicon) or a serving engine; the choice is stated.")]
+Depth = Annotated[int, typer.Option("--depth", min=0, max=10_000_000, help="Tokens already in the KV cache before the prompt (llama-bench -d).")]
+DevicesOpt = Annotated[Optional[str], typer.Option("--devices", help="Unequal devices of one machine, comma-separated (e.g. 'RTX 3090,RTX 4090'): llama.cpp's layer split, in proportion to memory.")]
 HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-layers: the catalog CPU running offloaded layers (default: Ryzen 9 7950X).")]
 
 
 def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split, max_running,
-                token_budget, prefix_cache_hit) -> dict:
+                token_budget, prefix_cache_hit, runtime=None) -> dict:
     """The serving-under-load options as request fields; a trace file is read here, through the guarded loader."""
     from sizer.datafile import read_text
 
+    if lengths is not None and lengths.strip().lower() == "list":
+        from sizer.inference.traffic import LENGTH_DISTRIBUTIONS
+
+        for d in LENGTH_DISTRIBUTIONS.values():
+            typer.echo(f"{d.label}\n    source: {d.source}")
+        raise typer.Exit()
     fields = dict(rate=rate, users=users, think_time=think_time, lengths=lengths, slo_ttft=slo_ttft, slo_tpot=slo_tpot,
                   slo_e2e=slo_e2e, slo_percentile=slo_percentile, split=split, max_running=max_running,
-                  token_budget=token_budget, prefix_cache_hit=prefix_cache_hit,
+                  token_budget=token_budget, prefix_cache_hit=prefix_cache_hit, runtime=runtime,
                   trace=read_text(trace, "trace") if trace is not None else None)
     return {k: v for k, v in fields.items() if v is not None}
 
@@ -53,7 +66,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
-              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
+              runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
@@ -62,9 +76,10 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
-                  host_cpu=host_cpu, pricing=pricing)
+                  host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
+                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None, pricing=pricing)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
-                              max_running, token_budget, prefix_cache_hit))
+                              max_running, token_budget, prefix_cache_hit, runtime))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
     if have:
         return answer_owned(request, catalog, json)
@@ -87,7 +102,9 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
         ("total output tokens/s", output.rng(result.total_tokens_per_s)),
         ("decode bound at this batch", result.decode_bound), ("batch where decode turns compute-bound", turn),
         ("cost per million output tokens", "-" if result.cost_per_million_tokens is None else output.rng(result.cost_per_million_tokens)),
-        ("energy per output token", "- (no power figure)" if result.energy_per_token is None else output.rng(result.energy_per_token))])
+        ("energy per output token", "- (no power figure)" if result.energy_per_token is None else output.rng(result.energy_per_token)),
+        *((f"{d.device}", f"{d.layers} layers, {output.qty(d.memory)} of {output.qty(d.device_memory)}"
+           f"{'' if d.fits else ' (does NOT fit)'}") for d in result.per_device or ())])
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
 

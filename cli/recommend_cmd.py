@@ -6,11 +6,11 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
-                               ThinkTime, TokenBudget, Trace, Users, load_fields)
+from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, RuntimeOpt, SloE2e, SloPercentile, SloTpot, SloTtft,
+                               Split, ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, TermOption, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
-                        HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request)
+                        HaveOption, HostMemoryOption, InterruptionsOption, answer_owned, load, load_calibration_file, workload_request)
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -31,7 +31,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               objective: Annotated[Optional[str], typer.Option("--objective", help="time, cost or pareto (default time); with --inference: cost, latency or throughput (default cost).")] = None,
               kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Limit to gpu, accelerator or cpu (repeatable).")] = None,
               features: Annotated[Optional[str], typer.Option("--features", help="Input features per sample, for the K1 verdict.")] = None,
-              headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+              headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
               storage: Annotated[str, typer.Option("--storage", help="hdd, sata-ssd, nvme or ramdisk (with --sample-size).")] = "nvme",
               top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table to print.")] = 15,
               inference: Annotated[bool, typer.Option("--inference", help="Serve the model instead of training it (with --model or --params).")] = False,
@@ -48,9 +48,9 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
-              host_memory: HostMemoryOption = None,
+              host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
               suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
-              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, runtime: RuntimeOpt = None,
               disaggregated: Annotated[bool, typer.Option("--disaggregated", help="With --inference --rate: also size disaggregated prefill and decode pools (DistServe/Splitwise) for the leading rows.")] = False,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
@@ -69,17 +69,17 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
-                      gpu_layers=gpu_layers, host_cpu=host_cpu, disaggregated=disaggregated or None,
-                      pricing=pricing or ("buy" if buy else None))
+                      gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
+                      disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None))
         if have:
             from sizer.facade import InferenceRequest
 
             served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch",
-                                             "gpu_layers", "host_cpu")}
+                                             "gpu_layers", "host_cpu", "host_memory")}
             return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
                                 catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
-                                  split, max_running, token_budget, prefix_cache_hit))
+                                  split, max_running, token_budget, prefix_cache_hit, runtime))
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
                                      load(catalog))
         return output.emit_json(result) if json else render_recommendation(result, top)
@@ -96,7 +96,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
-                               host_memory=host_memory, suggest=suggest)
+                               host_memory=host_memory, suggest=suggest, interruptions=interruptions)
     if have:
         return answer_owned(request, catalog, json)
     if json:  # written straight from the fields the core built, as the HTTP service writes it
@@ -120,7 +120,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
         for r in result.rejected:  # the few nearest to working (--suggest), each change evaluated again
             suggestions(r.suggestions, f"What would make {r.name} work (each evaluated again; cheapest first)")
     if result.k1:
-        output.key_values("K1 (seed 003 eq. 4)", [("K1", output.fmt(result.k1.k1)), ("verdict", result.k1.verdict)])
+        output.key_values("K1 = weights / (samples x features)", [("K1", output.fmt(result.k1.k1)), ("verdict", result.k1.verdict)])
     if result.host:
         output.key_values("Host side", [("data set in RAM", output.qty(result.host.dataset_memory)),
                                         ("read rate needed", output.qty(result.host.required_read_rate)),
@@ -133,24 +133,35 @@ def _price_said(price) -> str:
     return "" if price is None else f" [{price.kind}{', ' + price.date if price.date else ''}]"
 
 
+def _price_lines(price) -> str:
+    """The same, under a stacked cost in the narrow table: the kind and the date on lines of their own."""
+    return "" if price is None else f"\n{price.kind}\n{price.date}"
+
+
 def _print_ranked(result, top: int) -> None:
     """The ranked table; where it does not fit, count joins the device, pareto the rank, and ranges go under."""
     cost_column = {"rent": "rent cost", "buy": "buy cost (amortised + energy)", "any": "cost (rent, or (b) buy)"}[result.pricing]
     wide, narrow = [], []
+    lost = any(r.training_time_with_interruptions for r in result.ranked[:top])
     for r in result.ranked[:top]:
         cost = r.cost.buy if r.price_basis == "buy" else r.cost.rent
         mark = " (b)" if result.pricing == "any" and r.price_basis == "buy" else ""
         memory = output.share(r.memory_per_device, r.device_memory)
-        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + mark + _price_said(r.price),
-                     memory, r.bound, "*" if r.pareto else ""))
+        with_lost = (output.rng(r.training_time_with_interruptions) if r.training_time_with_interruptions else "-",) \
+            if lost else ()
+        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), *with_lost,
+                     output.rng(cost) + mark + _price_said(r.price), memory, r.bound, "*" if r.pareto else ""))
+        narrow_lost = (output.rng(r.training_time_with_interruptions, stacked=True)
+                       if r.training_time_with_interruptions else "-",) if lost else ()
         narrow.append((f"{r.rank}{' *' if r.pareto else ''}", f"{r.count} × {r.name}", output.rng(r.training_time, stacked=True),
-                       output.rng(cost, stacked=True) + mark + (f"\n{r.price.kind}\n{r.price.date}" if r.price else ""),
-                       memory, r.bound))
+                       *narrow_lost, output.rng(cost, stacked=True) + mark + _price_lines(r.price), memory, r.bound))
     marked = ("(b): no rent price, the amortised purchase cost (capital over the lifetime plus energy) instead; "
               "* marks the Pareto front of each basis. " if result.pricing == "any" else "* marks the Pareto front (time against cost). ")
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
-                 ("#", "device", "count", "training time", cost_column, "memory need / has", "bound", "pareto"), wide,
-                 narrow=(("#", "count × device", "training time", cost_column, "memory", "bound"), narrow),
+                 ("#", "device", "count", "training time", *(("with interruptions",) if lost else ()), cost_column,
+                  "memory need / has", "bound", "pareto"), wide,
+                 narrow=(("#", "count × device", "training time", *(("with interruptions",) if lost else ()), cost_column,
+                          "memory", "bound"), narrow),
                  caption=f"{len(result.ranked)} devices can do it at a known price, {len(result.unpriced)} without one, "
                          f"{len(result.rejected)} cannot; showing the top "
                          f"{min(top, len(result.ranked))}. Each device at the count and layout the assumptions name. "

@@ -15,7 +15,7 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
           header_timeout: Annotated[Optional[float], typer.Option("--header-timeout", min=0.001, max=600, help="Seconds a connection may take to send its request headers; then 408 and closed (default 10, or SIZER_API_HEADER_TIMEOUT_S).")] = None,
           keep_alive: Annotated[Optional[float], typer.Option("--keep-alive", min=0.001, max=600, help="Seconds an idle keep-alive connection stays open (default 5, or SIZER_API_KEEP_ALIVE_S).")] = None,
           max_connections: Annotated[Optional[int], typer.Option("--max-connections", min=1, max=100_000, help="Open connections per worker; one more is answered 503 and closed (default 1000, or SIZER_API_MAX_CONNECTIONS).")] = None,
-          max_client_connections: Annotated[Optional[int], typer.Option("--max-client-connections", min=1, max=100_000, help="Open connections per client address and worker; one more from it is answered 503 and closed (default 100, or SIZER_API_MAX_CLIENT_CONNECTIONS).")] = None) -> None:
+          max_client_connections: Annotated[Optional[int], typer.Option("--max-client-connections", min=1, max=100_000, help="Open connections per client address and worker; one more from it is answered 503 and closed (default 32, or SIZER_API_MAX_CLIENT_CONNECTIONS).")] = None) -> None:
     """Serve the JSON API under /v1, the OpenAPI document and the web calculator at /.
 
     Slow or numerous clients are limited: headers must arrive within --header-timeout, a body
@@ -48,6 +48,7 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
     create_app(settings)  # read the catalog now: a broken one is one clear error, not a failing worker
     for name, value in given.items():  # the worker processes build their app (and protocol) from the same settings
         os.environ[f"SIZER_API_{name.upper()}"] = str(value)
+    os.environ.setdefault("SIZER_API_PRESTART_WORKERS", "true")  # estimate workers ready before the first long question
     uvicorn.run("api.app:create_app", factory=True, host=settings.host, port=settings.port, workers=settings.workers,
                 log_level=settings.log_level, timeout_graceful_shutdown=5, **uvicorn_options(settings))
 

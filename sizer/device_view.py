@@ -12,7 +12,7 @@ from sizer.results import Model
 from sizer.formulas.tco import cheapest_cloud_price, purchase_per_device
 from sizer.formulas.peaks import derived_fp32_peak, supported_precisions
 
-DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",
+DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "all_core_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",
                  "interconnect.bandwidth": "GB/s"}
 
 
@@ -58,8 +58,9 @@ class DeviceSummary(Model):
     fp32_peak: SourcedQuantity | None
     precisions: list[str]
     sources: list[str]
-    cloud_price: PriceView | None = None  # the cheapest on-demand offer for one device, with its date
+    peaks: dict[str, SourcedQuantity]  # dense peak per precision [TFLOPS]
     purchase_price: PriceView | None = None  # per device, with its basis and date
+    cloud_price: PriceView | None = None  # the cheapest on-demand offer for one device, with its date
 
 
 class DeviceDetail(DeviceSummary):
@@ -69,9 +70,9 @@ class DeviceDetail(DeviceSummary):
     threads: SourcedQuantity | None
     base_clock: SourcedQuantity | None
     boost_clock: SourcedQuantity | None
+    all_core_clock: SourcedQuantity | None = None  # CPUs: the clock the FP32 peak uses where given
     derived_fp32_peak: SourcedQuantity | None
     fp32_peak_discrepancy: str | None
-    peaks: dict[str, SourcedQuantity]
     memory_type: str
     unified_memory: bool
     tdp: SourcedQuantity | None
@@ -119,8 +120,9 @@ def _summary_fields(device: Device) -> dict:
                 launch_year=device.launch_year, memory=_sourced("memory", device.memory),
                 memory_bandwidth=_sourced("memory_bandwidth", device.memory_bandwidth),
                 fp32_peak=_sourced("peaks.fp32", device.peaks.get("fp32")), precisions=supported_precisions(device),
-                sources=sources, cloud_price=_offer(cheapest) if (cheapest := cheapest_cloud_price(device)) else None,
-                purchase_price=_purchase(device.purchase_price) if device.purchase_price else None)
+                sources=sources, peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
+                purchase_price=_purchase(device.purchase_price) if device.purchase_price else None,
+                cloud_price=_offer(cheapest) if (cheapest := cheapest_cloud_price(device)) else None)
 
 
 def summarize_device(device: Device) -> DeviceSummary:
@@ -134,13 +136,14 @@ def describe_device(device: Device) -> DeviceDetail:
         fp32_cores=_sourced("fp32_cores", device.fp32_cores), cores=_sourced("cores", device.cores),
         threads=_sourced("threads", device.threads), base_clock=_sourced("base_clock", device.base_clock),
         boost_clock=_sourced("boost_clock", device.boost_clock),
+        all_core_clock=_sourced("all_core_clock", device.all_core_clock),
         derived_fp32_peak=SourcedQuantity(value=float(derived.to("TFLOPS").magnitude), unit="TFLOPS",
                                           source="computed: R = 2NC (seed 004 eq. 1) or the CPU FMA/SIMD formula (spec §3.1)",
                                           verified=all(part.verified for part in (device.fp32_cores, device.cores,
-                                                                                 device.boost_clock, device.vector) if part))
+                                                                                 device.boost_clock, device.all_core_clock,
+                                                                                 device.vector) if part))
         if derived is not None else None,
         fp32_peak_discrepancy=device.fp32_peak_discrepancy,
-        peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
         memory_type=device.memory_type, unified_memory=device.unified_memory, tdp=_sourced("tdp", device.tdp),
         unverified=[path for path, sourced in device.sourced_fields().items() if not sourced.verified]
         + (["vector"] if device.vector is not None and not device.vector.verified else []),

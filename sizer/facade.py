@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from sizer.engine.calibration import Calibration
-from sizer.hardware.catalog import Catalog, catalog_template, load_catalog  # noqa: F401
+from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
@@ -31,7 +31,7 @@ from sizer.workloads.request import RequestModel, WorkloadRequest
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
-from sizer.deadline import clear_deadline, set_deadline  # noqa: E402,F401
+from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
@@ -49,6 +49,9 @@ _LAZY = {
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
+    **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.field_check"),
+
+    **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.inference.work"),
     **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
                     "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
@@ -161,7 +164,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
 
     catalog = _catalog(catalog)
     result = serving_estimate(request, catalog)
-    if suggest and not result.fits:
+    if suggest and not result.fits and request.devices is None:  # suggestions vary one device kind's count
         result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
     return result
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
-from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference
+from api.deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
+from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference, serving_iterations
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
@@ -14,7 +14,7 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
                      "with rate or users (and SLOs): latency percentiles, capacity, replicas and cost per million tokens "
                      "under continuous batching; with have: the answer on that hardware only")
 async def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceResult | OwnedResult:
-    return await run_estimate(_inference, body, catalog)
+    return await run_estimate(_inference, body, catalog, work=priced(body, serving_iterations(body)))
 
 
 def _inference(body: InferenceRequest, catalog) -> InferenceResult | OwnedResult:

@@ -37,6 +37,7 @@ from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.inference.formats import WeightFormat
+from sizer.runtimes.gguf import gguf_bytes
 from sizer.memo import keyed_cache
 from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import Architecture
@@ -96,6 +97,8 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
     0.577
     """
     total = arch.params_total()
+    if weights.gguf_mix is not None:  # each tensor in its own type (sizer.runtimes.gguf)
+        return gguf_bytes(arch, weights.gguf_mix) / total
     if weights.experts_only and arch.moe:  # only the routed experts in the format, the rest at 16 bits
         experts = arch.moe_blocks * arch.experts * arch.expert_params(arch.expert_width)
         return (weights.bytes_per_weight * experts + EDGE_BYTES * (total - experts)) / total
@@ -112,14 +115,38 @@ def check_servable(arch: Architecture) -> None:
                                              "generation is estimated for decoders)")
 
 
+def splits_heads(count: int, arch: Architecture) -> bool:
+    """Whether ``count`` tensor-parallel ranks each get whole query heads and whole (or replicated) key/value heads."""
+    return count == 1 or (not arch.heads % count and (not arch.kv_heads % count or not count % arch.kv_heads))
+
+
+def check_tensor_ranks(count: int, arch: Architecture) -> None:
+    """``count`` tensor-parallel ranks that split the attention heads whole, or InputError naming ``count``.
+
+    Runtimes split attention by heads: vLLM and TensorRT-LLM require the query heads to divide by
+    the tensor-parallel size, and the key/value heads to divide by it or be replicated across it
+    (the size a multiple of them), as Megatron-LM does (:func:`sizer.engine.training.check_layout`).
+    """
+    if not splits_heads(count, arch):
+        fitting = [n for n in range(1, min(arch.heads, 1024) + 1) if splits_heads(n, arch)]
+        raise InputError("count", count, f"a device count that divides the {arch.heads} attention heads of {arch.name} "
+                                         f"(and its {arch.kv_heads} key/value heads, or is a multiple of them), such as "
+                                         f"{', '.join(map(str, fitting[:8]))}: tensor parallelism gives each device "
+                                         "whole heads (or split layer: --split layer)")
+
+
 def _is_expert(layer: Layer) -> bool:
     return layer.expert and layer.params > 0
 
 
-def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
+def prefill_profile(arch: Architecture, prompt_len: int, depth: int = 0) -> Profile:
     """The forward layers of a prompt of ``prompt_len`` tokens: causal attention at half the
-    square (a sliding-window block at half its band), the LM head on the last token, no loss."""
+    square (a sliding-window block at half its band), the LM head on the last token, no loss.
+    After ``depth`` tokens already in the KV cache, each prompt token also attends over those:
+    attention FLOP :math:`4 a d_{head} p (d + p/2)`, the causal half-square times :math:`1 + 2d/p`
+    (sliding windows not narrowed for the depth)."""
     graph = layer_graph(arch, prompt_len, windows=True)
+    deeper = 1.0 + 2.0 * depth / prompt_len
     last = {layer.name: layer for layer in layer_graph(arch, 1).layers}
     layers = []
     for layer in graph.layers:
@@ -128,7 +155,7 @@ def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
         if layer.name == "head":
             layer = last["head"]
         elif layer.kind == "attention":
-            layer = layer.model_copy(update={"forward_flops": layer.forward_flops * CAUSAL_SHARE})
+            layer = layer.model_copy(update={"forward_flops": layer.forward_flops * CAUSAL_SHARE * deeper})
         layers.append(layer)
     return graph.model_copy(update={"layers": layers, "name": f"{arch.name} prefill of {prompt_len}"})
 
@@ -281,8 +308,9 @@ class ServingArrays:
     kv_cache: np.ndarray
     activations: np.ndarray
     reserve: np.ndarray
-    fits: np.ndarray
+    fits: np.ndarray  # on the devices and, with offloaded layers, in host memory
     max_batch: np.ndarray  # largest batch that fits at this context (0: not even one)
+    host_memory: np.ndarray | float = 0.0  # B in host memory: offloaded layers' weights and KV cache (0: none)
 
     @property
     def memory(self) -> np.ndarray:
@@ -300,6 +328,11 @@ class ServingCase:
     output_len: int
     split: str = "tensor"  # "tensor": tensor parallel over the devices; "layer": layers in turn (llama.cpp)
     gpu_layers: int | None = None  # layers on the devices, the rest on the host CPU (llama.cpp -ngl); None: all
+    # what the runtime takes: this share of the device memory, and of what weights and activations leave this share for
+    # the KV cache (vLLM 0.9 and 1; TensorRT-LLM 1 and 0.9; 1 and 1: every byte, as llama.cpp)
+    memory_share: float = 1.0
+    kv_free_share: float = 1.0
+    depth: int = 0  # tokens already in the KV cache before the prompt (a conversation's earlier turns)
 
     @property
     def gpu_share(self) -> float:
@@ -308,11 +341,11 @@ class ServingCase:
 
     @property
     def context(self) -> int:
-        return self.prompt_len + self.output_len
+        return self.depth + self.prompt_len + self.output_len
 
     @property
     def mean_context(self) -> float:
-        return self.prompt_len + self.output_len / 2.0
+        return self.depth + self.prompt_len + self.output_len / 2.0
 
 
 @functools.lru_cache(maxsize=16)
@@ -320,7 +353,7 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
     arch = case.arch
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
     kv_block = kv_cache_bytes_per_token(arch, case.kv_bytes) / arch.layers * case.mean_context
-    prefill = fold(prefill_profile(arch, case.prompt_len))
+    prefill = fold(prefill_profile(arch, case.prompt_len, case.depth))
     decode = decode_layers(arch, case.mean_context, kv_block, idle)
     chunk = fold(prefill_profile(arch, min(case.prompt_len, PREFILL_CHUNK_TOKENS)))
     per_token = float(chunk.table.bytes.max()) / min(case.prompt_len, PREFILL_CHUNK_TOKENS)
@@ -385,15 +418,36 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     chunk = np.minimum(batch * case.prompt_len, PREFILL_CHUNK_TOKENS)
     activations = chunk * act_per_token * scale / count + batch * logits
     reserve = table.framework_overhead[d]
-    memory = table.memory[d]
-    used = weights + kv_sequence * batch + activations + reserve
-    free = memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count
+    # a data-centre runtime's shares on GPUs and accelerators; CPUs and unified memory run llama.cpp-style runtimes,
+    # which take every byte (unified memory: what the GPU may wire, set by the caller)
+    on_cpu = np.asarray([table.devices[i].kind == "cpu" or table.devices[i].unified_memory for i in np.atleast_1d(d)])
+    memory_share = np.where(on_cpu, 1.0, case.memory_share)
+    kv_share = np.where(on_cpu, 1.0, case.kv_free_share)
+    memory = table.memory[d] * memory_share
+    room = np.maximum(memory - weights - activations - reserve, 0.0) * kv_share  # for this batch's KV cache
+    free = (memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count) * kv_share
     with np.errstate(divide="ignore", invalid="ignore"):
-        max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits))
+        max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits * kv_share))
+    fits, on_host = (kv_sequence * batch <= room) & (weights + activations + reserve <= memory), 0.0
+    if share < 1.0:  # the host's RAM holds the offloaded layers' weights and KV cache, or nothing runs
+        host_weights, host_kv = host_share(case)
+        on_host = host_weights + host_kv * batch
+        fits = fits & (on_host <= host.memory[0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            max_batch = np.minimum(max_batch, np.floor(max(host.memory[0] - host_weights, 0.0) / host_kv))
     return ServingArrays(prefill_seconds=prefill_seconds + overhead, decode_seconds=decode_seconds + overhead,
                          decode_compute=decode_compute, decode_memory=decode_memory, weights=weights,
                          kv_cache=kv_sequence * batch, activations=activations, reserve=reserve,
-                         fits=used <= memory, max_batch=max_batch)
+                         fits=fits, max_batch=max_batch, host_memory=on_host)
+
+
+def host_share(case: ServingCase) -> tuple[float, float]:
+    """Bytes the host keeps for the layers offloaded to it: their weights [B] and their KV cache per
+    sequence at the full context [B] (llama.cpp keeps both on the CPU; one host, nothing split)."""
+    offloaded = 1.0 - case.gpu_share
+    weights = case.arch.params_total() * stored_weight_bytes(case.arch, case.weights) * offloaded
+    kv = kv_cache_bytes_per_token(case.arch, case.kv_bytes, context=case.context) * case.context * offloaded
+    return weights, kv
 
 
 def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndarray, decode: np.ndarray) -> np.ndarray:

@@ -7,13 +7,16 @@ batch ``B`` alike, so among those the choice is the same for every length (:attr
 says when a pair fell back to a nearby batch, where rounding of the steps could matter; such a
 search is kept per length). A bare parameter count becomes one of a few generated shapes, so many
 new questions share one search. Per request only the length is applied: training time = step
-time x steps, from the one summary (:func:`sizer.engine.summary.summarise`).
+time x steps, from the one summary (:func:`sizer.engine.summary.summarise`). The default batch
+follows the run's compute in powers of two of sequences (:mod:`sizer.formulas.batch_rule`), so runs
+of nearby lengths share it, and with it their search; a run 20 times longer has another batch.
 
 >>> from sizer.engine.job import resolve_job
 >>> from sizer.workloads.request import WorkloadRequest
->>> short, long = (resolve_job(WorkloadRequest(params=7e9 + d, tokens=t)) for d, t in ((0, 1e9), (1e6, 2e10)))
->>> layout_key(short) == layout_key(long)
-True
+>>> near, far = ((resolve_job(WorkloadRequest(params=7e9 + d, tokens=t)) for d, t in ((0, 2e10), (1e6, 2.1e10))),
+...              (resolve_job(WorkloadRequest(params=7e9, tokens=t)) for t in (1e9, 2e10)))
+>>> (lambda a, b: layout_key(a) == layout_key(b))(*near), (lambda a, b: layout_key(a) == layout_key(b))(*far)
+(True, False)
 """
 from __future__ import annotations
 

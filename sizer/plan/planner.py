@@ -20,7 +20,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.engine.constants import device_efficiencies
 from sizer.engine.evaluate import range_factors, workload_kind
 from sizer.engine.devices import build_device_table
-from sizer.engine.search import search
+from sizer.engine.search import search, unique_layouts
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.summary import summarise
 from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
@@ -45,6 +45,9 @@ class PlanRequest(WorkloadRequest):
     shown: int = Field(DEFAULT_SHOWN, ge=1, le=100, description="layouts to show, fastest first")
     headroom: bool = False
     overlap_allreduce: bool = False
+    overlap_all_to_all: bool = Field(False, description="expert parallelism's all-to-alls overlap another micro-batch's "
+                                                        "computation (DeepSeek-V3's DualPipe, Megatron-Core's overlapped "
+                                                        "dispatch)")
     tp: int | None = Field(None, ge=1, le=1024, description="pin the tensor-parallel size; the rest is searched")
     pp: int | None = Field(None, ge=1, le=1024, description="pin the pipeline stages")
     cp: int | None = Field(None, ge=1, le=1024, description="pin the context-parallel size")
@@ -52,6 +55,9 @@ class PlanRequest(WorkloadRequest):
     zero: int | None = Field(None, ge=0, le=3, description="pin the ZeRO stage")
     recompute: str | None = Field(None, description="pin the recomputation: none, selective or full")
     interleave: int | None = Field(None, ge=1, le=64, description="pin the virtual stages per device")
+    interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
+                                                         "checkpoints, restarts); not given: where the run expects at "
+                                                         "least one failure")
 
 
 class LayoutOption(Model):
@@ -68,6 +74,8 @@ class LayoutOption(Model):
     batch_size: float
     step_time: RangeOut
     training_time: RangeOut | None
+    # with failures, checkpoints and restarts (sizer.engine.goodput); None where not asked and under one failure
+    training_time_with_interruptions: RangeOut | None = None
     memory_per_device: QuantityOut
     fits: bool
     mfu: float
@@ -83,6 +91,7 @@ class PlanResult(Model):
     searched: int
     fitting: int
     layouts: list[LayoutOption]
+    sample: str = "sample"  # what a batch counts: sequence, image, sample
     warnings: list[str]
     assumptions: list[Assumption]
 
@@ -106,6 +115,31 @@ def _why(ev, r: int, memory: float) -> str:
     return ", ".join(parts)
 
 
+def at_one_batch(ev, rows: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """``rows`` (in their order) that run one batch, so that their times compare: the asked batch where
+    any row runs it, else the nearest one some row runs (the first such row's batch where several are
+    equally near).
+
+    Parameters
+    ----------
+    ev : Evaluation
+        The evaluated candidates.
+    rows : numpy.ndarray
+        Rows in order [index].
+    distance : numpy.ndarray
+        Per candidate, how far its batch is from the asked one (:func:`sizer.engine.search.batch_distance`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows at that batch, in the given order [index].
+    """
+    if not len(rows):
+        return rows
+    nearest = rows[np.argmin(distance[rows])]  # the first of the nearest (argmin takes the first)
+    return rows[ev.batch[rows] == ev.batch[nearest]]
+
+
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     """Search the layouts of ``request.count`` devices for the job and rank those that fit."""
 
@@ -118,14 +152,14 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         raise InputError("precision", request.precision,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
     recompute = recompute_index(request.recompute)
-    check_layout(job, request.count, request.tp, request.pp, recompute, request.cp)
+    check_layout(job, request.count, request.tp, request.pp, recompute, request.cp, interleave=request.interleave)
     if request.ep is not None:
         from sizer.engine.training import check_expert_parallel
 
         check_expert_parallel(job, request.count, request.tp or 1, request.pp or 1, request.ep)
     fixed = fixed_layout(request.zero, request.tp, request.pp, request.cp, recompute, request.interleave, request.ep)
     found = search(job, table, [0], [request.count], fixed=fixed, headroom=request.headroom,
-                   overlap_allreduce=request.overlap_allreduce)
+                   overlap_allreduce=request.overlap_allreduce, overlap_all_to_all=request.overlap_all_to_all)
     ev = found.evaluation
     if not ev.feasible.any():
         refuse_batch(job, table, request.count, fixed)
@@ -133,33 +167,69 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     rows = found.ranked(0)
     if request.ep is not None:  # the user's expert-parallel size only
         rows = rows[eps[rows] == request.ep]
+    rows = at_one_batch(ev, rows, found.distance)
     fitting = len(rows)
     if not fitting:  # nothing fits: the layouts closest to fitting, so the user sees by how much
         candidates = np.flatnonzero(ev.feasible & ((eps == request.ep) if request.ep is not None else True))
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
+        rows = unique_layouts(ev, at_one_batch(ev, rows, found.distance))
     low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
-    layouts = [_option(ev, r, k, summary, unit, job, float(table.memory[0])) for k, r in enumerate(shown)]
+    layouts = _with_interruptions([_option(ev, r, k, summary, unit, job, float(table.memory[0]))
+                                   for k, r in enumerate(shown)], request, job, table)
     values = sorted(set(ev.configs.tp.astype(int)))
-    experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else ""
+    experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (across nodes where tp x ep exceeds one)" if eps.max() > 1 else ""
     assumptions = [
         *job.assumptions,
         Assumption(name="search", value=f"tp {', '.join(map(str, values))} (inside a node, dividing the heads) x pp "
-                   f"dividing the blocks (1F1B, interleaved) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
+                   f"in powers of two (1F1B, interleaved to one block per virtual stage; uneven splits at the heaviest stage's pace) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
                    f"x whole micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
-                   f"{len(ev.fits)} candidates, {fitting} distinct layouts fit", source="sizer's layout search"),
+                   f"{len(ev.fits)} candidates, {fitting} distinct layouts fit"
+                   + (f" at a batch of {float(ev.batch[rows[0]]):,.0f} {job.sample_word}s (every row runs it, so their times compare)"
+                      if len(rows) else ""), source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
+    if any(option.training_time_with_interruptions for option in layouts):
+        from sizer.engine.goodput import stated
+
+        assumptions.append(stated())
     warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
     if not fitting:
         memory = float(table.memory[0])
         assumptions.append(Assumption(name="fit", value=f"no layout fits {device.name}'s {memory * unit_factor('B', 'GB'):.3g} GB: "
                                       "shown are those closest to fitting", source="sizer's layout search"))
     return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
-                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, warnings=warnings,
+                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word, warnings=warnings,
                       assumptions=assumptions)
+
+
+def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job, table) -> list[LayoutOption]:
+    """``options`` with their training time with interruptions where asked, or by default (sizer.engine.goodput):
+    each bound of the range times its own expected wall-clock factor."""
+    from sizer.engine import goodput
+
+    timed = [o for o in options if o.training_time is not None]
+    if not timed:
+        return options
+    scale = unit_factor(timed[0].training_time.unit, "s")  # one unit for the whole list
+    seconds = np.asarray([[o.training_time.low, o.training_time.expected, o.training_time.high] for o in timed]) * scale
+    shown = goodput.wanted(request.interruptions, seconds[:, 1], request.count)
+    factor = np.asarray(goodput.interruptions(seconds, request.count,
+                                              float(goodput.checkpoint_bytes(job, table))).factor).reshape(seconds.shape)
+    out, k = [], 0
+    for option in options:
+        if option.training_time is None:
+            out.append(option)
+            continue
+        t = option.training_time
+        if shown[k]:
+            lost = dict(low=t.low * factor[k, 0], expected=t.expected * factor[k, 1], high=t.high * factor[k, 2], unit=t.unit)
+            option = option.model_copy(update={"training_time_with_interruptions": RangeOut(**lost)})
+        out.append(option)
+        k += 1
+    return out
 
 
 def _option(ev, r: int, k: int, summary, unit: str, job, memory: float) -> LayoutOption:

@@ -30,6 +30,7 @@ from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
+from sizer.field_check import text_field_errors
 from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
                            unit_factor)
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed, Pricing, amortised_capital,
@@ -79,6 +80,20 @@ class RecommendRequest(WorkloadRequest):
     suggest: int | None = Field(None, ge=0, le=16, description="rejected devices (the nearest to working first) that get "
                                 "the changes that would make them work (each the engine run again); 0: none; not given: "
                                 f"{AUTO_SUGGEST} where no device serves the question, else none")
+    interruptions: bool | None = Field(None, description="also give each device's training time with interruptions "
+                                                         "(failures, checkpoints, restarts); not given: where a run "
+                                                         "expects at least one failure")
+
+
+def _interruption_factor(request, job: Job, table, device_rows: np.ndarray, seconds: np.ndarray,
+                         count: np.ndarray) -> np.ndarray:
+    """Per shown row, the expected wall-clock with interruptions over the time without (NaN: not shown)."""
+    from sizer.engine import goodput
+
+    if not job.samples or not len(seconds):
+        return np.full(len(seconds), np.nan)
+    found = goodput.interruptions(seconds, count, goodput.checkpoint_bytes(job, table, device_rows))
+    return np.where(goodput.wanted(request.interruptions, seconds, count), np.asarray(found.factor, dtype=float), np.nan)
 
 
 class CostSummary(Model):
@@ -104,6 +119,8 @@ class RankedDevice(Model):
     precision: str
     micro_batch: float
     training_time: RangeOut
+    # with failures, checkpoints and restarts (sizer.engine.goodput); None where not asked and under one failure
+    training_time_with_interruptions: RangeOut | None = None
     cost: CostSummary
     price_basis: PriceBasis | None  # as cost.price_basis, beside the cost
     price: PriceUsed | None = Field(None, description="the price behind the ranked cost: basis, term or purchase basis, "
@@ -142,6 +159,8 @@ class RecommendResult(Model):
     k1: K1Result | None
     host: HostResult | None
     assumptions: list[Assumption]
+    deadline: QuantityOut | None = Field(None, description="the deadline asked, in the unit of training_time (a chart draws it)")
+    budget: QuantityOut | None = Field(None, description="the budget asked [USD] (a chart draws it)")
 
 
 COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fastest power-of-two count whose "
@@ -157,34 +176,14 @@ PRICING_SAID = {"rent": f"cloud rent only, {_OFFERS}",
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
 
 
-# The request's free-text fields and how each is read: all are checked before any is used, so
-# that every bad field is reported at once (the web form marks each).
-_COUNT_FIELDS = ("params", "tokens", "samples", "epochs", "batch_size", "micro_batch", "forward_flops_per_sample")
-_QUANTITY_FIELDS = {"deadline": "[time]", "budget": "[currency]"}
-
-
 def field_errors(request: RecommendRequest) -> list[InputError]:
-    """Every malformed free-text field of a request (not only the first), in field order.
+    """Every malformed free-text field of a request (not only the first), in field order
+    (:func:`sizer.field_check.text_field_errors`: the one reading of each field name).
 
     >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
     ['params', 'budget']
     """
-    errors: list[InputError] = []
-
-    def check(field: str, parse) -> None:
-        value = getattr(request, field)
-        if value is not None:
-            try:
-                parse(field, value)
-            except InputError as error:
-                errors.append(error)
-
-    for field in _COUNT_FIELDS:
-        check(field, parse_count)
-    check("precision", lambda field, value: parse_choice(Precision, value, field))
-    for field, dimension in _QUANTITY_FIELDS.items():
-        check(field, lambda field, value, dimension=dimension: parse_quantity(field, value, dimension))
-    return errors
+    return text_field_errors({name: getattr(request, name) for name in type(request).model_fields})
 
 
 def _counts(max_devices: int) -> tuple[int, ...]:
@@ -468,7 +467,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
         time=run_seconds[shown] * unit_factor("s", unit), rent=rent[shown], buy=buy[shown], kwh=energy_kwh[shown],
         low=floor_low[shown], high=floor_high[shown], memory=b.memory_needed[i_of, j_of] * unit_factor("B", "GB"),
         capacity=b.table.memory[i_of] * unit_factor("B", "GB"), fits=b.fits[i_of, j_of], bound=b.bound[i_of, j_of],
-        mfu=b.mfu[i_of, j_of], pareto=flags[shown], cost=order_cost[shown], basis=basis_of[shown])
+        mfu=b.mfu[i_of, j_of], pareto=flags[shown], cost=order_cost[shown], basis=basis_of[shown],
+        lost=_interruption_factor(request, job, b.table, i_of, run_seconds[shown], count[shown]))
     values = {name: array.tolist() for name, array in columns.items()}
 
     def row(n: int, rank: int) -> dict:
@@ -482,6 +482,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
             sharding="full" if v["zero"] == 3 else "none", zero=int(v["zero"]), tp=int(v["tp"]), pp=int(v["pp"]),
             ep=int(v["ep"]), recompute=RECOMPUTE[int(v["recompute"])], precision=b.table.precisions[i_of[n]],
             micro_batch=v["micro_batch"], training_time=span(v["time"], unit),
+            training_time_with_interruptions=None if math.isnan(v["lost"]) else span(v["time"] * v["lost"], unit),
             cost=dict(rent=None if math.isnan(v["rent"]) else dict(span(v["rent"], "USD"), price_basis="rent"),
                       buy=None if math.isnan(v["buy"]) else dict(span(v["buy"], "USD"), price_basis="buy"),
                       price_basis=cost_basis),
@@ -501,6 +502,10 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
         rate = b.batch[index[k], column[k]] * job.tokens_per_sample / fastest_step
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
     assumptions = list(job.assumptions)
+    if any(r["training_time_with_interruptions"] for r in ranked + listed_apart):
+        from sizer.engine.goodput import stated
+
+        assumptions.append(stated())
     assumptions += [
         Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}",
                    source="sizer's default criterion"),
@@ -522,7 +527,9 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
     return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
                 ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
-                rejected=rejected, k1=k1, host=host, assumptions=assumptions)
+                rejected=rejected, k1=k1, host=host, assumptions=assumptions,
+                deadline=None if deadline is None else dict(value=float(deadline.to(unit).magnitude), unit=unit),
+                budget=None if budget is None else dict(value=float(budget.to("USD").magnitude), unit="USD"))
 
 
 _LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest that fits (the one layout search: tensor, "

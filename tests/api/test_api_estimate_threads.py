@@ -47,16 +47,16 @@ def test_a_recommend_question_of_a_searched_shape_is_answered_without_a_worker_t
     handed = []
     run_estimate = recommend_route.run_estimate
 
-    async def counted(function, *args):
+    async def counted(function, *args, **priced):
         handed.append(args[0])
-        return await run_estimate(function, *args)
+        return await run_estimate(function, *args, **priced)
 
     monkeypatch.setattr(recommend_route, "run_estimate", counted)
     app = create_app()
     shape = {"params": 5.1e9, "max_devices": 32}
     first, = asyncio.run(_post_at_once(app, "/v1/recommend", [{**shape, "tokens": 1e10}]))
     assert first.status_code == 200 and len(handed) == 1  # a new shape: searched in a worker thread
-    later = asyncio.run(_post_at_once(app, "/v1/recommend", [{**shape, "tokens": 1e10 + i * 1e8} for i in range(1, 4)]))
+    later = asyncio.run(_post_at_once(app, "/v1/recommend", [{**shape, "tokens": 1e10 + i * 1e7} for i in range(1, 4)]))
     assert [r.status_code for r in later] == [200] * 3 and len(handed) == 1
     bad, = asyncio.run(_post_at_once(app, "/v1/recommend", [{**shape, "tokens": -1}]))
     assert bad.status_code == 422 and len(handed) == 1

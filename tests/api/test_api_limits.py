@@ -115,9 +115,19 @@ def test_a_request_line_h11_cannot_parse_is_answered_400_with_the_security_heade
     assert _healthy(port)
 
 
+def _answered_and_kept_open(port: int) -> socket.socket:
+    """A keep-alive connection whose request was answered: open, and past its headers (not droppable as slow)."""
+    sock = _connect(port)
+    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+        answer += sock.recv(65536)
+    return sock
+
+
 def test_connections_beyond_the_limit_are_refused_quickly_and_logged_once(server):
     port, log_path = server
-    held = [_connect(port) for _ in range(MAX_CONNECTIONS)]  # idle, within the header time-out
+    held = [_answered_and_kept_open(port) for _ in range(MAX_CONNECTIONS)]  # within the keep-alive time
     try:
         time.sleep(0.2)
         before = log_path.read_bytes().count(b"\n")
@@ -197,3 +207,19 @@ def test_one_client_holding_connections_does_not_lock_others_out(tmp_path):
         for sock in held:
             sock.close()
         stop_server(process)
+
+
+def test_at_the_limit_the_connection_slowest_to_send_headers_is_dropped_first(server):
+    port, _ = server
+    held = [_connect(port) for _ in range(MAX_CONNECTIONS)]  # idle: no request headers yet
+    try:
+        time.sleep(0.2)
+        with _connect(port) as newcomer:  # at the limit: the oldest idle connection makes room for it
+            newcomer.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(newcomer).startswith(b"HTTP/1.1 200")
+        held[0].settimeout(2)
+        dropped = _read_all(held[0])
+        assert dropped.startswith(b"HTTP/1.1 408") and b"make room" in dropped, dropped[:300]
+    finally:
+        for sock in held:
+            sock.close()

@@ -1,0 +1,109 @@
+"""Fair queueing of estimates: slots handed out in turn across clients, not in order of arrival.
+
+A client is its address (or the value of the header that ``SIZER_API_FAIR_KEY_HEADER`` names, e.g.
+an API key set by an authenticating proxy). When every slot is busy, waiting requests queue per
+client, and a freed slot goes to the waiting client served least recently (round robin, one request
+per turn): a client that sends a hundred requests waits for its own, while a client that sends one
+is served after at most one request of each other client. A client may hold at most
+``max_waiting`` waiting requests; one more is refused (:class:`QueueFull`, answered 503).
+
+>>> import asyncio
+>>> async def demo():
+...     queue, order = FairQueue(slots=1), []
+...     async def ask(client, n):
+...         async with queue.slot(client):
+...             order.append(f"{client}{n}")
+...             await asyncio.sleep(0)
+...     await asyncio.gather(*(ask("a", i) for i in range(3)), ask("b", 0))
+...     return order
+>>> asyncio.run(demo())
+['a0', 'b0', 'a1', 'a2']
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict, deque
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from starlette.exceptions import HTTPException
+
+
+class QueueFull(HTTPException):
+    """A client already has ``limit`` requests waiting; an HTTPException so that FastAPI answers 503."""
+
+    def __init__(self, limit: int):
+        super().__init__(503, f"this client has {limit} estimates waiting already (SIZER_API_MAX_CLIENT_WAITING); "
+                              "wait for their answers before asking more")
+
+
+class FairQueue:
+    """``slots`` estimates at once; the waiting ones served a client at a time, in turn (see the module)."""
+
+    def __init__(self, slots: int, max_waiting: int = 32):
+        self.slots = slots
+        self.max_waiting = max_waiting
+        self.busy = 0
+        self.waiting: OrderedDict[str, deque[asyncio.Future]] = OrderedDict()
+        self.turns = 0  # slots granted so far
+        self.last_turn: dict[str, int] = {}  # per client with requests waiting or running: its latest slot
+
+    def waiting_of(self, client: str) -> int:
+        return len(self.waiting.get(client, ()))
+
+    async def acquire(self, client: str) -> None:
+        """Wait for a slot, in this client's turn."""
+        if self.busy < self.slots and not self.waiting:
+            self._grant(client)
+            return
+        line = self.waiting.get(client)
+        if line is not None and len(line) >= self.max_waiting:
+            raise QueueFull(self.max_waiting)
+        turn = asyncio.get_running_loop().create_future()
+        if line is None:
+            line = self.waiting[client] = deque()  # a new client joins the end of the round
+        line.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():  # granted as it was cancelled: pass the slot on
+                self.release()
+            else:
+                self._forget(client, turn)
+            raise
+
+    def _forget(self, client: str, turn: asyncio.Future) -> None:
+        line = self.waiting.get(client)
+        if line is not None and turn in line:
+            line.remove(turn)
+            if not line:
+                del self.waiting[client]
+
+    def release(self) -> None:
+        """Free a slot: the next client in the round gets it."""
+        self.busy -= 1
+        while self.waiting and self.busy < self.slots:
+            client = min(self.waiting, key=lambda c: self.last_turn.get(c, -1))  # first of equals: who queued first
+            line = self.waiting[client]
+            turn = line.popleft()
+            if not line:
+                del self.waiting[client]
+            if not turn.done():
+                self._grant(client)
+                turn.set_result(None)
+        if len(self.last_turn) > 4 * (len(self.waiting) + self.slots) + 64:  # keep only clients seen lately
+            keep = sorted(self.last_turn, key=self.last_turn.get)[-(len(self.waiting) + self.slots + 16):]
+            self.last_turn = {c: self.last_turn[c] for c in keep} | {c: self.last_turn.get(c, -1) for c in self.waiting}
+
+    def _grant(self, client: str) -> None:
+        self.busy += 1
+        self.turns += 1
+        self.last_turn[client] = self.turns
+
+    @asynccontextmanager
+    async def slot(self, client: str) -> AsyncIterator[None]:
+        await self.acquire(client)
+        try:
+            yield
+        finally:
+            self.release()
