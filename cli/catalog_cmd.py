@@ -14,8 +14,10 @@ app = typer.Typer(no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
 
 @app.command("list")
 def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu, accelerator or cpu.")] = None,
+                 prices: Annotated[bool, typer.Option("--prices", help="Show each device's cheapest on-demand rent "
+                                                      "and its purchase price, with their dates, instead of its figures.")] = False,
                  catalog: CatalogOption = None, json: JsonOption = False) -> None:
-    """Every device with its memory, bandwidth and FP32 peak."""
+    """Every device with its memory, bandwidth and FP32 peak (--prices: its rent and purchase prices)."""
     from sizer.facade import summarize_device
     from sizer.facade import InputError
 
@@ -24,9 +26,35 @@ def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu
     devices = [summarize_device(d) for d in load(catalog) if kind is None or d.kind == kind]
     if json:
         return output.emit_json({"devices": devices})
+    if prices:
+        return _price_table(devices)
     output.table(f"Catalog: {len(devices)} devices", ("id", "name", "kind", "memory", "bandwidth", "FP32 peak", "precisions"),
                  ((d.id, d.name, d.kind, output.qty(d.memory), output.qty(d.memory_bandwidth), output.qty(d.fp32_peak),
                    ", ".join(d.precisions)) for d in devices))
+
+
+def _rent(p) -> str:
+    return "-" if p is None else f"{p.value:.4g} USD/h, {p.provider} {p.instance} ({p.date})"
+
+
+def _bought(p) -> str:
+    if p is None:
+        return "-"
+    system = f" (1/{p.devices_in_system} of {p.system or 'a system'})" if p.devices_in_system and p.devices_in_system > 1 else ""
+    return f"{p.value:,.0f} USD{system}, {p.basis}, {p.confidence} confidence ({p.date})"
+
+
+def _price_table(devices) -> None:
+    """`catalog list --prices`: per device its cheapest on-demand rent and its purchase price, each dated."""
+    accelerators = [d for d in devices if d.kind != "cpu"]
+    rented = sum(d.cloud_price is not None for d in accelerators)
+    bought = sum(d.purchase_price is not None for d in accelerators if d.cloud_price is None)
+    output.table(f"Catalog prices: {len(devices)} devices", ("id", "rent per device (cheapest on-demand, date)",
+                                                             "purchase per device (basis, date)"),
+                 ((d.id, _rent(d.cloud_price), _bought(d.purchase_price)) for d in devices),
+                 caption=f"{rented} of {len(accelerators)} accelerators have a dated rent price; {bought} of the "
+                         f"{len(accelerators) - rented} others a purchase price. Every offer and quote with its source: "
+                         "sizer catalog show DEVICE.")
 
 
 def _checked(value) -> str:
@@ -53,11 +81,14 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
     for precision, value in view.peaks.items():
         rows.append((f"{precision} peak (dense)", output.qty(value), _checked(value),
                      value.source + (f" — {value.note}" if value.note else "")))
-    if view.purchase_price:
-        p = view.purchase_price
-        rows.append(("purchase price", f"{output.qty(output.Value(p.value, p.unit))} ({p.date})", "", p.source))
+    for i, p in enumerate(([view.purchase_price] if view.purchase_price else []) + view.purchase_prices):
+        rows.append(("purchase price" + ("" if i or not view.purchase_price else " (used)"), _bought(p),
+                     _checked(p), p.source))
     for p in view.cloud_prices:
-        rows.append((f"rent: {p.provider} {p.instance}", f"{output.qty(output.Value(p.value, p.unit))} ({p.date})", "", p.source))
+        size = f"{p.devices_in_instance} per instance" if p.devices_in_instance and p.devices_in_instance > 1 else "one per instance"
+        network = f"; between nodes {p.network}" if p.network else ""
+        rows.append((f"rent: {p.provider} {p.instance}", f"{output.qty(output.Value(p.value, p.unit))} per device, "
+                     f"{p.term}, {size}{network} ({p.date})", "", p.source))
     output.table(f"{view.name} ({view.id}): {view.kind}, {view.vendor} {view.architecture}, {view.launch_year}",
                  ("figure", "value", "verified", "source"), rows,
                  caption="; ".join(x for x in (view.interconnect and f"interconnect: {view.interconnect}", view.vector,

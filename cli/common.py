@@ -53,6 +53,9 @@ Samples = Annotated[Optional[str], typer.Option("--samples", help="Training samp
 Epochs = Annotated[str, typer.Option("--epochs", help="Passes over the samples.")]
 PricingOption = Annotated[str, typer.Option("--pricing", help="rent (cloud prices only; devices without one listed apart), "
                                             "buy (amortised purchase plus energy) or any (rent, else the amortised purchase, labelled).")]
+TermOption = Annotated[Optional[list[str]], typer.Option("--term", help="Offer terms a rent may have: on-demand "
+                                                          "(default), spot, reserved, 'reserved 1 year', 'reserved 3 "
+                                                          "years'; repeat for several.")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
 BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step: '1536 sequences', '4M tokens' or '512 samples' (a bare number counts tokens with --tokens, else samples).")]
 Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad, rmsprop, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit.")]

@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output, owned_output
-from cli.common import CatalogOption, HaveOption, HostMemoryOption, JsonOption, ModelOption, Params, answer_owned, load, sources
+from cli.common import (CatalogOption, HaveOption, HostMemoryOption, JsonOption, ModelOption, Params, PricingOption, answer_owned,
+                        load, sources)
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
@@ -60,6 +61,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000, help="Concurrent sequences.")] = 1,
               prompt_len: PromptLen = 1024, output_len: OutputLen = 256,
               rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
+              pricing: PricingOption = "rent",
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
@@ -75,7 +77,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
                   host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
-                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None)
+                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None, pricing=pricing)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
@@ -133,18 +135,24 @@ def render_load(result) -> None:
     output.assumptions(result.assumptions)
 
 
+def _basis(price) -> str:
+    """A row's price basis and date, beside its cost: " (rent 2026-09-20)"."""
+    return "" if price is None else f" ({price.price_basis}{' ' + price.date if price.date else ''})"
+
+
 def render_recommendation(result, top: int) -> None:
     """The ranked table of `sizer recommend --inference`."""
     if result.scenario == "load":
         return render_load_recommendation(result, top)
     rows = [(r.rank, f"{r.name} ({r.weights}, KV {r.kv_cache})", r.count, r.batch, output.rng(r.decode_tokens_per_s), output.rng(r.total_tokens_per_s),
              output.rng(r.time_to_first_token), f"{r.memory_per_device.value:.3g} / {r.device_memory.value:.3g} GB",
-             "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}",
+             "-" if r.rent_per_hour is None else f"{r.rent_per_hour.value:.3g}" + _basis(r.price),
              "-" if r.cost_per_million_tokens is None else output.rng(r.cost_per_million_tokens)) for r in result.ranked[:top]]
     output.table(f"Serving {result.model} ({result.weights}), {result.prompt_len} in / {result.output_len} out; ranked by {result.objective}",
                  ("#", "device", "count", "batch", "tokens/s per user", "total tokens/s", "first token", "memory need / has",
-                  "USD/hour", "USD per M tokens"), rows,
-                 caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. --json for everything.")
+                  "USD/hour (basis, date)", "USD per M tokens"), rows,
+                 caption=f"{len(result.ranked)} devices serve, {len(result.rejected)} cannot; showing {min(top, len(result.ranked))}. "
+                         "USD/hour per replica; rent: a cloud offer; buy: the amortised purchase plus energy. --json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
     output.assumptions(result.assumptions)
@@ -154,7 +162,7 @@ def render_load_recommendation(result, top: int) -> None:
     """`sizer recommend --inference --rate/--users`: deployments under load, ranked by the objective."""
     def cost(r):
         c = r.cost_per_million_tokens
-        return "-" if c is None else f"{c.value:.3g}" + (" (a)" if c.price_basis == "buy" else "")
+        return "-" if c is None else f"{c.value:.3g}" + _basis(r.price)
     rows = [(r.rank, r.name, f"{r.weights} / {r.kv_cache}", (f"{r.prefill_replicas}p+{r.decode_replicas}d x {r.count}"
                                                               if r.deployment == "disaggregated" else f"{r.replicas} x {r.count}"),
              f"{r.max_request_rate.value:.3g}" + ("" if r.capacity_searched else " (b)"),
@@ -166,7 +174,7 @@ def render_load_recommendation(result, top: int) -> None:
                  ("#", "device", "weights / KV", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
                  caption=f"{len({r.device for r in result.ranked})} devices serve, {len(result.rejected)} cannot; "
                          f"showing {min(top, len(result.ranked))} of {len(result.ranked)} rows. "
-                         "(a): amortised purchase, no rent price. (b): the share of the load it was shown to meet, "
+                         "rent: a cloud offer; buy: the amortised purchase plus energy (with the price's date). (b): the share of the load it was shown to meet, "
                          "not bisected (a lower bound). Np+Md: disaggregated, N prefill and M decode replicas. "
                          "--json for everything.")
     if result.rejected:

@@ -129,8 +129,9 @@ def count(value: float) -> str:
     return fmt(value)
 
 
-_EXPONENT_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
-_LONG_INTEGER = re.compile(r"(?<![\w.,-])\d{5,}(?![\w.,-])")
+# an id or hash after "@", "#" or "/" (a commit litgpt@2685705, an issue #12345) is written as it stands
+_EXPONENT_NUMBER = re.compile(r"(?<![\w.@#/])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
+_LONG_INTEGER = re.compile(r"(?<![\w.,@#/-])\d{5,}(?![\w.,-])")
 
 
 def humanise(text: str) -> str:
@@ -146,6 +147,11 @@ def humanise(text: str) -> str:
 
     >>> humanise("transformers@008e574:src")
     'transformers@008e574:src'
+
+    Ids and commits made only of digits stay as written too (never "litgpt@2,685,705").
+
+    >>> humanise("Lightning-AI/litgpt@2685705:litgpt/config.py; transformers@558553; PR #10238")
+    'Lightning-AI/litgpt@2685705:litgpt/config.py; transformers@558553; PR #10238'
     """
     def rewrite(match: re.Match) -> str:
         value = float(match.group(0))

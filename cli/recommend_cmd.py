@@ -8,7 +8,7 @@ import typer
 from cli import output
 from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, RuntimeOpt, SloE2e, SloPercentile, SloTpot, SloTtft,
                                Split, ThinkTime, TokenBudget, Trace, Users, load_fields)
-from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
+from cli.common import (sources, TermOption, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
                         HaveOption, HostMemoryOption, InterruptionsOption, answer_owned, load, load_calibration_file, workload_request)
 
@@ -25,6 +25,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               budget: Annotated[Optional[str], typer.Option("--budget", help="Most money to spend, e.g. '50000 USD'.")] = None,
               max_devices: Annotated[int, typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider.")] = 64,
               cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, RunPod, Vast.ai, ...).")] = None,
+              term: TermOption = None,
               pricing: Annotated[Optional[str], typer.Option("--pricing", help="rent (default: cloud prices; devices without one listed apart), buy (amortised purchase + energy) or any (rent, else buy; each cost labelled).")] = None,
               buy: Annotated[bool, typer.Option("--buy", help="Same as --pricing buy.")] = False,
               objective: Annotated[Optional[str], typer.Option("--objective", help="time, cost or pareto (default time); with --inference: cost, latency or throughput (default cost).")] = None,
@@ -69,7 +70,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
                       gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
-                      disaggregated=disaggregated or None)
+                      disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None))
         if have:
             from sizer.facade import InferenceRequest
 
@@ -90,6 +91,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
                                purchase="buy" if buy else "rent", pricing=pricing, cloud=cloud, objective=objective or "time", kinds=kind,
+                               terms=term,
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
@@ -104,7 +106,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     result = run(request, load(catalog))
     _print_ranked(result, top)
     if result.unpriced:
-        side = "purchase" if result.pricing == "buy" else "rent"
+        side = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}[result.pricing]
         output.table(f"Without a {side} price ({len(result.unpriced)}); not ranked by cost",
                      ("device", "count", "training time"),
                      ((r.name, r.count, output.rng(r.training_time)) for r in result.unpriced[:top]),
@@ -126,6 +128,16 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     output.assumptions(result.assumptions)
 
 
+def _price_said(price) -> str:
+    """The kind and date of the price behind a row's cost ("on-demand 2026-11-09", "street 2026")."""
+    return "" if price is None else f" [{price.kind}{', ' + price.date if price.date else ''}]"
+
+
+def _price_lines(price) -> str:
+    """The same, under a stacked cost in the narrow table: the kind and the date on lines of their own."""
+    return "" if price is None else f"\n{price.kind}\n{price.date}"
+
+
 def _print_ranked(result, top: int) -> None:
     """The ranked table; where it does not fit, count joins the device, pareto the rank, and ranges go under."""
     cost_column = {"rent": "rent cost", "buy": "buy cost (amortised + energy)", "any": "cost (rent, or (b) buy)"}[result.pricing]
@@ -137,12 +149,12 @@ def _print_ranked(result, top: int) -> None:
         memory = output.share(r.memory_per_device, r.device_memory)
         with_lost = (output.rng(r.training_time_with_interruptions) if r.training_time_with_interruptions else "-",) \
             if lost else ()
-        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), *with_lost, output.rng(cost) + mark, memory,
-                     r.bound, "*" if r.pareto else ""))
+        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), *with_lost,
+                     output.rng(cost) + mark + _price_said(r.price), memory, r.bound, "*" if r.pareto else ""))
         narrow_lost = (output.rng(r.training_time_with_interruptions, stacked=True)
                        if r.training_time_with_interruptions else "-",) if lost else ()
         narrow.append((f"{r.rank}{' *' if r.pareto else ''}", f"{r.count} × {r.name}", output.rng(r.training_time, stacked=True),
-                       *narrow_lost, output.rng(cost, stacked=True) + mark, memory, r.bound))
+                       *narrow_lost, output.rng(cost, stacked=True) + mark + _price_lines(r.price), memory, r.bound))
     marked = ("(b): no rent price, the amortised purchase cost (capital over the lifetime plus energy) instead; "
               "* marks the Pareto front of each basis. " if result.pricing == "any" else "* marks the Pareto front (time against cost). ")
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
@@ -153,7 +165,8 @@ def _print_ranked(result, top: int) -> None:
                  caption=f"{len(result.ranked)} devices can do it at a known price, {len(result.unpriced)} without one, "
                          f"{len(result.rejected)} cannot; showing the top "
                          f"{min(top, len(result.ranked))}. Each device at the count and layout the assumptions name. "
-                         "Ranges are expected (low–high); memory is needed / on the device; " + marked +
+                         "Ranges are expected (low–high); memory is needed / on the device; [the price's term or "
+                         "purchase basis, and date]; " + marked +
                          "--json for everything.")
 
 

@@ -128,7 +128,7 @@ def _print_table(table, pricing: str = "rent") -> None:
                           COST_HEAD[pricing], "bound"), narrow),
                  caption=f"{len(table)} combinations evaluated; ranges are expected (low–high); memory is needed / on the device; "
                          + ("(b): no rent price, the amortised purchase cost; " if pricing == "any" else
-                            "a cost of '-' has no price of this basis (--pricing any prices it); ")
+                            "a cost of '-' has no price of this basis from an offer that runs that count (--pricing any prices it); ")
                          +
                          "--format csv or --json for all of them.")
 

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.common import (BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
+from cli.common import (TermOption, BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
                         PrecisionOption, PricingOption, Samples, SeqLen, Tokens, load, workload_request)
 
 
@@ -16,6 +16,7 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
         precision: PrecisionOption = "fp32", optimizer: Optimizer = "adam", batch_size: BatchSize = None, seq_len: SeqLen = None,
         rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
         cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for the rent price (AWS, GCP, Lambda, ...); the cheapest of any if left out.")] = None,
+        term: TermOption = None,
         purchase_price: Annotated[Optional[str], typer.Option("--purchase-price", help="Per device, e.g. '30000 USD'.")] = None,
         pricing: PricingOption = "rent",
         lifetime: Annotated[Optional[str], typer.Option("--lifetime", help="Amortisation period of bought hardware (default 3 years).")] = None,
@@ -29,7 +30,7 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
 
     request = workload_request(facade.TcoRequest, device=device, count=count, training_time=training_time, params=params,
                                samples=samples, epochs=epochs, tokens=tokens, precision=precision, optimizer=optimizer,
-                               batch_size=batch_size, seq_len=seq_len, rent_price=rent_price, cloud=cloud, purchase_price=purchase_price,
+                               batch_size=batch_size, seq_len=seq_len, rent_price=rent_price, cloud=cloud, purchase_price=purchase_price, terms=term,
                                pricing=pricing, lifetime=lifetime, pue=pue, electricity_price=electricity_price, utilisation=utilisation,
                                host_share=host_share)
     result = facade.estimate_cost(request, load(catalog))
@@ -40,7 +41,8 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
     else:
         rent_name = "rent"
     rent = output.rng(result.rent) if result.rent is not None else (
-        "not asked for (--pricing buy)" if result.pricing == "buy" else "no rent price known: give --rent-price or --pricing any")
+        "not asked for (--pricing buy)" if result.pricing == "buy" else
+        next((a.source for a in result.assumptions if a.name == "rent price"), "no rent price known"))
     rows = [("training time", output.rng(result.training_time)), (rent_name, rent),
             ("rent price", output.qty(result.rent_price)), ("rent price basis", result.rent_label)]
     if result.buy:

@@ -7,11 +7,10 @@
 """
 from __future__ import annotations
 
-from sizer.hardware.schema import FIELD_DIMENSIONS, Device, Sourced
+from sizer.hardware.schema import FIELD_DIMENSIONS, CloudPrice, Device, Price, Sourced
 from sizer.results import Model
-from sizer.formulas.tco import cheapest_cloud_price
+from sizer.formulas.tco import cheapest_cloud_price, purchase_per_device
 from sizer.formulas.peaks import derived_fp32_peak, supported_precisions
-from sizer.units import parse_quantity
 
 DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "all_core_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",
                  "interconnect.bandwidth": "GB/s"}
@@ -21,17 +20,29 @@ class SourcedQuantity(Model):
     value: float
     unit: str
     source: str
-    verified: bool = True  # False: recalled, derived by an unread rule, or from a low-confidence row
+    verified: bool = False  # True only for a figure read in its source; False: recalled, derived by an unread rule, or low confidence
     note: str | None = None
 
 
 class PriceView(Model):
-    value: float
+    """A price as shown: per device (USD, or USD/hour for an offer), its date and source; an offer says
+    its term, what one rental holds and the network between nodes where its seller states one; a
+    purchase says its basis (list, street, analyst estimate), confidence and the system it was quoted for."""
+
+    value: float  # per device
     unit: str
     date: str
     source: str
     provider: str | None = None
     instance: str | None = None
+    term: str | None = None  # on-demand, spot, reserved ...
+    devices_in_instance: int | None = None
+    network: str | None = None  # between nodes, where the offer is a cluster
+    basis: str | None = None  # list, street or analyst estimate
+    confidence: str | None = None
+    devices_in_system: int | None = None  # a system's price: value is its price over these devices
+    system: str | None = None
+    verified: bool = False
     note: str | None = None
 
 
@@ -48,8 +59,8 @@ class DeviceSummary(Model):
     precisions: list[str]
     sources: list[str]
     peaks: dict[str, SourcedQuantity]  # dense peak per precision [TFLOPS]
-    purchase_price: PriceView | None
-    cloud_price: PriceView | None  # the cheapest rent per device-hour
+    purchase_price: PriceView | None = None  # per device, with its basis and date
+    cloud_price: PriceView | None = None  # the cheapest on-demand offer for one device, with its date
 
 
 class DeviceDetail(DeviceSummary):
@@ -69,8 +80,7 @@ class DeviceDetail(DeviceSummary):
     interconnect: str | None
     interconnect_bandwidth: SourcedQuantity | None
     vector: str | None
-    purchase_price: PriceView | None
-    cloud_price: PriceView | None
+    purchase_prices: list[PriceView] = []  # every other purchase quote (systems, street prices, estimates)
     cloud_prices: list[PriceView]
     notes: str | None
 
@@ -88,10 +98,20 @@ def _sourced(field: str, sourced: Sourced | None) -> SourcedQuantity | None:
                            verified=sourced.verified, note=sourced.note)
 
 
-def _price(price, unit: str) -> PriceView:
-    quantity = parse_quantity("price", price.value, "[currency]" if unit == "USD" else "[currency]/[time]")
-    return PriceView(value=float(quantity.to(unit).magnitude), unit=unit, date=price.date, source=price.source,
-                     provider=getattr(price, "provider", None), instance=getattr(price, "instance", None), note=price.note)
+def _offer(price: CloudPrice) -> PriceView:
+    quantity = price.quantity("cloud_prices", "[currency]/[time]")
+    network = price.network
+    return PriceView(value=float(quantity.to("USD/hour").magnitude), unit="USD/hour", date=price.date, source=price.source,
+                     provider=price.provider, instance=price.instance, term=price.term,
+                     devices_in_instance=price.devices_in_instance,
+                     network=f"{network.name} ({network.fabric}, {network.value} per device)" if network else None,
+                     note=price.note)
+
+
+def _purchase(price: Price) -> PriceView:
+    return PriceView(value=purchase_per_device(price), unit="USD", date=price.date, source=price.source,
+                     basis=price.basis, confidence=price.confidence, devices_in_system=price.devices_in_system,
+                     system=price.system, verified=price.verified, note=price.note)
 
 
 def _summary_fields(device: Device) -> dict:
@@ -101,8 +121,8 @@ def _summary_fields(device: Device) -> dict:
                 memory_bandwidth=_sourced("memory_bandwidth", device.memory_bandwidth),
                 fp32_peak=_sourced("peaks.fp32", device.peaks.get("fp32")), precisions=supported_precisions(device),
                 sources=sources, peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
-                purchase_price=_price(device.purchase_price, "USD") if device.purchase_price else None,
-                cloud_price=_price(cheapest, "USD/hour") if (cheapest := cheapest_cloud_price(device)) else None)
+                purchase_price=_purchase(device.purchase_price) if device.purchase_price else None,
+                cloud_price=_offer(cheapest) if (cheapest := cheapest_cloud_price(device)) else None)
 
 
 def summarize_device(device: Device) -> DeviceSummary:
@@ -131,4 +151,5 @@ def describe_device(device: Device) -> DeviceDetail:
         interconnect_bandwidth=_sourced("interconnect.bandwidth", device.interconnect.bandwidth) if device.interconnect else None,
         vector=(f"{device.vector.isa}: {device.vector.fma_units_per_core} FMA unit(s) x {device.vector.fp32_lanes_per_fma} FP32 lanes"
                 if device.vector else None),
-        cloud_prices=[_price(p, "USD/hour") for p in device.cloud_prices], notes=device.notes)
+        purchase_prices=[_purchase(p) for p in device.purchase_prices],
+        cloud_prices=[_offer(p) for p in device.cloud_prices], notes=device.notes)

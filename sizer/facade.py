@@ -24,6 +24,7 @@ from sizer.workloads.profile import builtin_profile_names
 from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.results import Assumption, Estimate, QuantityOut
 from sizer.formulas.tco import COST_DEFAULTS, Pricing
+from sizer.hardware.schema import OfferTerm
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.units import Quantity, parse_count, parse_quantity  # noqa: F401
 from sizer.workloads.request import RequestModel, WorkloadRequest
@@ -246,6 +247,8 @@ class TcoRequest(WorkloadRequest):
     purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
     pricing: Pricing = Field("rent", description="rent: cloud prices only; buy: the buy side only; any: where a "
                                                  "device has no rent price, its amortised purchase cost stands in")
+    terms: list[OfferTerm] = Field(default_factory=lambda: ["on-demand"], min_length=1, max_length=5,
+                                   description="offer terms a rent may have: on-demand, spot, reserved ...")
     lifetime: QuantityIn = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
     pue: float | None = Field(None, ge=1, le=5, description=f"power usage effectiveness; default {COST_DEFAULTS.pue:g}")
     electricity_price: QuantityIn = Field(None, description=f"default {COST_DEFAULTS.electricity_price:~P}")
@@ -274,4 +277,5 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
     costs = CostAssumptions.given(lifetime=request.lifetime, utilisation=request.utilisation, pue=request.pue,
                                   electricity_price=request.electricity_price, host_share=request.host_share)
     return estimate_tco(device, request.count, duration, rent_price=request.rent_price,
-                        purchase_price=request.purchase_price, costs=costs, cloud=cloud, pricing=request.pricing)
+                        purchase_price=request.purchase_price, costs=costs, cloud=cloud, pricing=request.pricing,
+                        terms=tuple(request.terms))

@@ -16,7 +16,7 @@ from typing import Iterable, Literal
 
 import pint
 
-from sizer.hardware.schema import CloudPrice, Device
+from sizer.hardware.schema import CloudPrice, Device, Price
 from sizer.errors import InputError
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_quantity
@@ -262,12 +262,87 @@ def _hourly(price: CloudPrice) -> pint.Quantity:
     return price.quantity("cloud_prices", "[currency]/[time]")  # read once, at load
 
 
-def cheapest_cloud_price(device: Device, provider: str | None = None) -> CloudPrice | None:
-    """The cheapest current on-demand price of one device.
+def purchase_per_device(price: Price) -> float:
+    """A purchase price per device: a system's price (an HGX node, an NVL72 rack) over its devices.
 
+    Parameters
+    ----------
+    price : Price
+        A catalog purchase price, of one device or of a system of ``devices_in_system``.
+
+    Returns
+    -------
+    float
+        The price of one device [USD].
+
+    Examples
+    --------
+    >>> purchase_per_device(Price(value="515000 USD", date="2025", source="s", devices_in_system=8))
+    64375.0
+    """
+    return price.si("purchase_price", "[currency]") / price.devices_in_system
+
+
+def offer_runs(price: CloudPrice, count: int, network_needed: float) -> bool:
+    """Whether an offer can run a job of ``count`` devices: inside one of its instances, or across the
+    nodes of a cluster offer whose seller states a network of at least ``network_needed`` [B/s per
+    device, one direction] (what the time model assumed between nodes) and no limit below ``count``.
+
+    A single-GPU marketplace rental cannot run a 64-GPU job, nor can 8-GPU nodes whose network
+    between nodes nobody states: the time model's all-reduce between nodes would be a guess.
+
+    Parameters
+    ----------
+    price : CloudPrice
+        An offer: devices in one instance, and the network between nodes where it is a cluster.
+    count : int
+        Devices the job needs [1].
+    network_needed : float
+        Bandwidth between nodes the time model assumed [B/s per device, one direction].
+
+    Returns
+    -------
+    bool
+        True where the offer can run the job.
+    """
+    if count <= price.devices_in_instance:
+        return True
+    network = price.network
+    if network is None or (network.max_devices is not None and count > network.max_devices):
+        return False
+    return network.si("cloud_prices.network", "[information]/[time]") >= network_needed * (1 - 1e-9)
+
+
+def network_between_nodes(device: Device) -> tuple[float, str]:
+    """The network the time model assumes between this device's nodes (:func:`sizer.engine.devices.node_layout`).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    bandwidth : float
+        Per device, one direction [B/s].
+    name : str
+        The network as the engine names it.
+    """
+    from sizer.engine.devices import node_layout  # the engine's one node model; imported where it is asked
+
+    _, link = node_layout(device)
+    return link.bandwidth, link.name
+
+
+def cheapest_cloud_price(device: Device, provider: str | None = None, count: int = 1,
+                         terms: tuple[str, ...] = ("on-demand",)) -> CloudPrice | None:
+    """The cheapest current offer for one device that can run a job of ``count`` devices.
+
+    Only offers of the given ``terms`` count (on-demand by default: spot is interruptible, a
+    reservation a commitment) and only those that can run the job (:func:`offer_runs`).
     Whole-instance shares are preferred: a GPU-only charge leaves out the host VM the GPU cannot
-    run without. Of each provider only its latest-dated prices count: an older price list is
-    superseded.
+    run without. Of each provider and term only the latest-dated prices count: an older price list
+    is superseded.
 
     Parameters
     ----------
@@ -275,24 +350,30 @@ def cheapest_cloud_price(device: Device, provider: str | None = None) -> CloudPr
         A catalog device.
     provider : str, optional
         Only this provider's prices (matched without regard to case).
+    count : int, default 1
+        Devices the job needs [1].
+    terms : tuple of str, default ``("on-demand",)``
+        Offer terms that count.
 
     Returns
     -------
     CloudPrice or None
-        The cheapest price [USD/h per device] with its provider, instance, date and source;
-        None where the catalog has none.
+        The cheapest price [USD/h per device] with its provider, instance, term, network, date and
+        source; None where the catalog has none that can run the job.
 
     References
     ----------
     [spec-3.4]
     """
-    prices = [p for p in device.cloud_prices if provider is None or p.provider.lower() == provider.lower()]
+    needed = network_between_nodes(device)[0] if count > 1 else 0.0
+    prices = [p for p in device.cloud_prices if (provider is None or p.provider.lower() == provider.lower())
+              and p.term in terms and offer_runs(p, count, needed)]
     whole = [p for p in prices if p.scope == "full instance share"]
     prices = whole or prices
-    latest: dict[str, tuple[int, ...]] = {}
+    latest: dict[tuple[str, str], tuple[int, ...]] = {}  # per provider and term: a price list of its own
     for price in prices:
-        latest[price.provider] = max(latest.get(price.provider, ()), _date_key(price.date))
-    current = [p for p in prices if _date_key(p.date) == latest[p.provider]]
+        latest[price.provider, price.term] = max(latest.get((price.provider, price.term), ()), _date_key(price.date))
+    current = [p for p in prices if _date_key(p.date) == latest[p.provider, p.term]]
     if not current:
         return None
     return min(current, key=lambda p: _hourly(p).to("USD/hour").magnitude)
@@ -308,12 +389,16 @@ RentBasis = Literal["given", "cloud", "amortised purchase", "unknown"]
 
 @dataclass(frozen=True)
 class RentPrice:
-    """What one device costs per hour of use, where that figure comes from, and how to say so."""
+    """What one device costs per hour of use, where that figure comes from, and how to say so.
+    ``kind``: the offer's term (on-demand, spot, reserved) or the purchase's basis (list, street,
+    analyst estimate); ``date``: when the price was quoted."""
 
     hourly: pint.Quantity | None  # per device, [currency]/[time]; None when unknown
     basis: RentBasis
     label: str
     source: str
+    kind: str | None = None
+    date: str | None = None
 
     @property
     def price_basis(self) -> PriceBasis | None:
@@ -363,8 +448,29 @@ def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power
     return hourly
 
 
+def offer_label(price: CloudPrice) -> str:
+    """What an offer buys, in words: provider, instance, term, the network between nodes where stated.
+
+    Parameters
+    ----------
+    price : CloudPrice
+        A catalog offer.
+
+    Returns
+    -------
+    str
+        "Provider instance, term, N per instance[; between nodes ...], price of DATE".
+    """
+    size = f"{price.devices_in_instance} per instance" if price.devices_in_instance > 1 else "one per instance"
+    network = (f"; between nodes {price.network.name} ({price.network.fabric}, {price.network.value} per device)"
+               if price.network is not None else "")
+    scope = "" if price.scope == "full instance share" else "; GPU only: host VM not included"
+    return f"{price.provider} {price.instance}, {price.term}, {size}{network}{scope}, price of {price.date}"
+
+
 def hourly_price(device: Device, provider: str | None = None, *, given: object = None,
-                 costs: CostAssumptions | None = None, pricing: Pricing = "any") -> RentPrice:
+                 costs: CostAssumptions | None = None, pricing: Pricing = "any", count: int = 1,
+                 terms: tuple[str, ...] = ("on-demand",)) -> RentPrice:
     """The hourly price of one device, where it comes from, and its label, by ``pricing``.
 
     Every cost of the project is priced here, so rent and buy are chosen in one place:
@@ -388,6 +494,10 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
         Lifetime, PUE and electricity price for the amortised fallback.
     pricing : {"rent", "buy", "any"}, default ``"any"``
         Which basis the price may have.
+    count : int, default 1
+        Devices the job runs on [1]: only offers that can run that many count (:func:`offer_runs`).
+    terms : tuple of str, default ``("on-demand",)``
+        Offer terms a rent may have (add spot or reserved to count them).
 
     Returns
     -------
@@ -411,32 +521,85 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
     if given is not None and pricing != "buy":
         hourly = parse_quantity("rent_price", given, "[currency]/[time]")
         return RentPrice(hourly, "given", f"{hourly.to('USD/hour'):.4g~P} per device", "given")
-    cloud = cheapest_cloud_price(device, provider) if pricing != "buy" else None
+    cloud = cheapest_cloud_price(device, provider, count, tuple(terms)) if pricing != "buy" else None
     if cloud is not None:
         hourly = _hourly(cloud)
-        scope = "" if cloud.scope == "full instance share" else " (GPU only: host VM not included)"
-        return RentPrice(hourly, "cloud",
-                         f"{hourly.to('USD/hour'):.4g~P} per device, {cloud.provider} {cloud.instance} on demand{scope}",
-                         f"{cloud.source} (price of {cloud.date})")
+        return RentPrice(hourly, "cloud", f"{hourly.to('USD/hour'):.4g~P} per device, {offer_label(cloud)}",
+                         f"{cloud.source} (price of {cloud.date})", cloud.term, cloud.date)
     missing = f"no {provider} price" if provider else "no rent price"
+    if count > 1 and any(p.term in terms for p in device.cloud_prices):
+        missing = (f"no {' or '.join(terms)} {provider + ' ' if provider else ''}offer that runs {count} devices (one instance "
+                   f"that large, or a cluster whose stated network between nodes matches the time model's "
+                   f"{network_between_nodes(device)[1]})")
     if pricing == "rent":
         where = f"; providers with a price for it: {', '.join(cloud_providers([device]))}" if provider and device.cloud_prices else ""
         return RentPrice(None, "unknown", "unknown",
                          f"{missing} in the catalog{where}; give --rent-price, or --pricing buy or any")
     if device.purchase_price is not None:
-        capital = parse_quantity("purchase_price", device.purchase_price.value, "[currency]")
+        bought = device.purchase_price
+        capital = Quantity(purchase_per_device(bought), "USD")
         power = device.tdp.quantity("tdp", "[power]") * costs.utilisation if device.tdp is not None else None
         hourly = amortised_hourly_cost(capital, costs.lifetime, power, costs.pue, costs.electricity_price)
         energy = f" plus energy at {costs.pue:g} PUE and {costs.electricity_price:~P}" if power is not None else " (no TDP: energy not counted)"
         why = "" if pricing == "buy" else f"; {missing} in the catalog"
         return RentPrice(hourly, "amortised purchase",
                          f"amortised purchase cost, not a rent: {hourly.to('USD/hour'):.4g~P} per device "
-                         f"({capital.to('USD'):.6g~P} over {costs.lifetime.to('year').magnitude:g} years{energy}){why}",
-                         f"{device.purchase_price.source} (price of {device.purchase_price.date})")
+                         f"({capital.to('USD'):.6g~P} {purchase_label(bought)} over "
+                         f"{costs.lifetime.to('year').magnitude:g} years{energy}){why}",
+                         f"{bought.source} (price of {bought.date})", bought.basis, bought.date)
     if pricing == "buy":
         return RentPrice(None, "unknown", "unknown", "no purchase price in the catalog; give --purchase-price")
     where = f"; known providers for this device: {', '.join(cloud_providers([device]))}" if provider and device.cloud_prices else ""
     return RentPrice(None, "unknown", "unknown", f"{missing} and no purchase price in the catalog{where}; give --rent-price")
+
+
+def purchase_label(price: Price) -> str:
+    """A purchase price's basis in words: list, street or an estimate, its confidence, and the system
+    it was quoted for.
+
+    Parameters
+    ----------
+    price : Price
+        A catalog purchase price.
+
+    Returns
+    -------
+    str
+        E.g. "street price, low confidence, of 2026".
+    """
+    system = f", one of {price.devices_in_system} of a {price.system or 'system'}" if price.devices_in_system > 1 else ""
+    return f"{price.basis} price{system}, {price.confidence} confidence, of {price.date}"
+
+
+class PriceUsed(Model):
+    """The price behind one ranked row's cost: its basis, what it is, what it buys and when it was quoted."""
+
+    price_basis: PriceBasis
+    kind: str  # an offer's term (on-demand, spot, reserved) or a purchase's basis (list, street, analyst estimate)
+    per_device_hour: float  # [USD/h]: the rent, or the amortised purchase plus energy
+    label: str
+    date: str | None
+    source: str
+
+
+def price_used(price: RentPrice) -> dict | None:
+    """:class:`PriceUsed`'s fields of a chosen price, as plain data for a ranked row.
+
+    Parameters
+    ----------
+    price : RentPrice
+        A price :func:`hourly_price` chose.
+
+    Returns
+    -------
+    dict or None
+        price_basis, kind, per_device_hour [USD/h], label, date and source; None where the price is unknown.
+    """
+    if price.hourly is None or price.price_basis is None:
+        return None
+    return dict(price_basis=price.price_basis, kind=price.kind or price.basis,
+                per_device_hour=float(price.hourly.to("USD/hour").magnitude), label=price.label, date=price.date,
+                source=price.source)
 
 
 class BuyCost(Model):
@@ -484,7 +647,8 @@ def cost_range(estimate: Estimate, basis: PriceBasis) -> CostRange:
 
 def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: object = None,
                  purchase_price: object = None, costs: CostAssumptions = COST_DEFAULTS,
-                 cloud: str | None = None, pricing: Pricing = "rent") -> TcoResult:
+                 cloud: str | None = None, pricing: Pricing = "rent",
+                 terms: tuple[str, ...] = ("on-demand",)) -> TcoResult:
     r"""Rent and buy cost of running ``count`` devices for a range of durations.
 
     Rent uses ``rent_price`` or the cheapest on-demand price in the catalog (of the provider
@@ -516,6 +680,8 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         Cloud provider whose prices count.
     pricing : {"rent", "buy", "any"}, default ``"rent"``
         Which price the rent side may use (see :func:`hourly_price`).
+    terms : tuple of str, default ``("on-demand",)``
+        Offer terms the rent may have.
 
     Returns
     -------
@@ -529,7 +695,8 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     [spec-3.4], [seed-004-3.3.4], [uptime-2023], [eia-2024]
     """
     assumptions: list[Assumption] = []
-    chosen = hourly_price(device, cloud, given=rent_price, costs=costs, pricing="any" if pricing == "any" else "rent")
+    chosen = hourly_price(device, cloud, given=rent_price, costs=costs, pricing="any" if pricing == "any" else "rent",
+                          count=count, terms=tuple(terms))
     if pricing == "buy":
         chosen = RentPrice(None, "unknown", "not asked for", "--pricing buy")
     hourly = chosen.hourly
@@ -541,8 +708,9 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         price = parse_quantity("purchase_price", purchase_price, "[currency]")
         assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device", source="given"))
     elif device.purchase_price is not None:
-        price = parse_quantity("purchase_price", device.purchase_price.value, "[currency]")
-        assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device",
+        price = Quantity(purchase_per_device(device.purchase_price), "USD")
+        assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device, "
+                                      f"{purchase_label(device.purchase_price)}",
                                       source=f"{device.purchase_price.source} (price of {device.purchase_price.date})"))
     else:
         assumptions.append(Assumption(name="purchase price", value="unknown", source="no price in the catalog; give --purchase-price"))

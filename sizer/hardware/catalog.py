@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
+from sizer.hardware.prices import price_files, with_prices
 from sizer.hardware.schema import CatalogFile, Device, figure_problems, read_figures
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 from sizer.memo import keyed_cache
@@ -267,7 +268,8 @@ def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
     return CatalogFile.model_validate({"sources": parsed.sources, "devices": cite(data["devices"])})
 
 
-def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None) -> Catalog:
+def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None,
+           prices: list[Path] = ()) -> Catalog:
     devices = dict(base.devices) if base else {}
     origin = dict(base.origin) if base else {}
     sources = dict(base.sources) if base else {}
@@ -282,9 +284,12 @@ def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None)
             if device.id in devices and not allow_override:
                 raise CatalogError(f"duplicate device id {device.id!r}: {origin[device.id]} and {place}", "catalog")
             seen_here[device.id] = place
-            read_figures(device)  # SI floats from here on (checked already: figure_problems)
             devices[device.id] = device
             origin[device.id] = str(path)
+    for path in prices:  # offers and purchase prices of a price document, by device id (sizer.hardware.prices)
+        devices = with_prices(devices, path)
+    for device_id in seen_here:
+        read_figures(devices[device_id])  # SI floats from here on (checked already: figure_problems)
     catalog = Catalog(devices, origin, sources)
     catalog.key  # noqa: B018 - worked out once, and kept with a cached catalog
     return catalog
@@ -298,12 +303,14 @@ def _builtin() -> Catalog:
     # disk under a key of the files' sizes and times and of the code that checks them.
     import pydantic
 
-    code = [Path(__file__), Path(__file__).with_name("schema.py"), Path(__file__).parent.parent / "units.py"]
+    prices = price_files(builtin_catalog_dir())
+    code = [Path(__file__), Path(__file__).with_name("schema.py"), Path(__file__).with_name("prices.py"),
+            Path(__file__).parent.parent / "units.py"]
     try:
-        key = key_of(pydantic.VERSION, [file_stamp(path) for path in (*files, *code)])
+        key = key_of(pydantic.VERSION, [file_stamp(path) for path in (*files, *prices, *code)])
     except OSError:
-        return _merge(files, allow_override=False)
-    return cached("catalog", key, lambda: _keyed(_merge(files, allow_override=False)))
+        return _merge(files, allow_override=False, prices=prices)
+    return cached("catalog", key, lambda: _keyed(_merge(files, allow_override=False, prices=prices)))
 
 
 def _keyed(catalog: Catalog) -> Catalog:

@@ -23,6 +23,12 @@ DeviceKind = Literal["gpu", "cpu", "accelerator"]
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
+def _checked_date(date: str) -> str:
+    if not _DATE_RE.match(date):
+        raise ValueError("date must be YYYY, YYYY-MM or YYYY-MM-DD")
+    return date
+
+
 class Strict(BaseModel):
     # defer_build: validators are built on first use (a catalog read from the disk cache needs none)
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -86,29 +92,73 @@ class Sourced(Figure):
     note: str | None = None
 
 
+PurchaseBasis = Literal["list", "street", "analyst estimate"]
+"""What a purchase price is: a vendor's list or launch price (MSRP), a price seen at retailers or
+resellers (street), or an analyst's or journalist's estimate of what buyers pay."""
+Confidence = Literal["low", "medium", "high"]
+
+
 class Price(Figure):
-    """A purchase price with the date it was quoted (YYYY, YYYY-MM or YYYY-MM-DD)."""
+    """A purchase price with the date it was quoted (YYYY, YYYY-MM or YYYY-MM-DD), its basis and how
+    far it can be trusted. ``devices_in_system`` > 1: the price of a whole system (an HGX/DGX node of
+    8, a GB200 NVL72 rack of 72), whose ``system`` names it; per device it is value / devices."""
 
     value: str
     date: str
     source: str
+    basis: PurchaseBasis = "list"
+    confidence: Confidence = "medium"
+    devices_in_system: int = Field(1, ge=1, le=100_000)
+    system: str | None = None
+    verified: bool = False  # read in the cited source (true), or recalled / carried from a secondary quote
     note: str | None = None
 
     @field_validator("date")
     @classmethod
     def _date_format(cls, date: str) -> str:
-        if not _DATE_RE.match(date):
-            raise ValueError("date must be YYYY, YYYY-MM or YYYY-MM-DD")
-        return date
+        return _checked_date(date)
 
 
-class CloudPrice(Price):
-    """An on-demand hourly price for one device, e.g. "1.006 USD/hour"."""
+Fabric = Literal["InfiniBand", "RoCE", "Ethernet"]
+OfferTerm = Literal["on-demand", "spot", "reserved", "reserved 1 year", "reserved 3 years"]
 
+
+class OfferNetwork(Figure):
+    """The network between the nodes of a cluster offer, as its seller states it: fabric and bandwidth
+    per device in one direction (``value``, e.g. "400 Gbit/s"), and the most devices one job may span."""
+
+    value: str
+    fabric: Fabric
+    name: str
+    max_devices: int | None = Field(None, ge=2)  # None: the source states no limit
+    source: str
+    note: str | None = None
+
+
+class CloudPrice(Figure):
+    """An offer: an hourly price per device, e.g. "1.006 USD/hour", with what it buys.
+
+    ``devices_in_instance`` is what one rental holds (one GPU, an 8-GPU node, a 4-GPU slice of a
+    rack); ``network`` is given where the offer is a multi-node cluster whose seller states the
+    network between nodes; a job larger than one instance can only run on such an offer.
+    ``term``: on-demand (the default), spot (interruptible) or reserved (with the length where known).
+    """
+
+    value: str
+    date: str
+    source: str
     provider: str
     instance: str
     devices_in_instance: int = Field(ge=1)
     scope: Literal["full instance share", "device only"] = "full instance share"
+    term: OfferTerm = "on-demand"
+    network: OfferNetwork | None = None
+    note: str | None = None
+
+    @field_validator("date")
+    @classmethod
+    def _date_format(cls, date: str) -> str:
+        return _checked_date(date)
 
 
 class Interconnect(Strict):
@@ -192,7 +242,8 @@ class Device(Strict):
     tdp: Sourced | None = None  # None where the vendor publishes no power figure (recent TPUs, Apple GPUs)
     interconnect: Interconnect | None = None
     efficiency: MeasuredEfficiency | None = None  # measured on this device; else its kind's defaults
-    purchase_price: Price | None = None
+    purchase_price: Price | None = None  # per device, new; the one costs use
+    purchase_prices: list[Price] = []  # every other purchase quote (systems, street, estimates), for the record
     cloud_prices: list[CloudPrice] = []
     notes: str | None = None
 
@@ -329,6 +380,12 @@ def _figures(raw: dict) -> list[tuple[str, object, str | None, str | None]]:
     prices = raw.get("cloud_prices")
     if isinstance(prices, list):
         figures += [(f"cloud_prices[{i}]", price, "[currency] / [time]", None) for i, price in enumerate(prices)]
+    quotes = raw.get("purchase_prices")
+    if isinstance(quotes, list):
+        figures += [(f"purchase_prices[{i}]", quote, "[currency]", None) for i, quote in enumerate(quotes)]
+    if isinstance(prices, list):
+        figures += [(f"cloud_prices[{i}].network", price.get("network"), "[information] / [time]", None)
+                    for i, price in enumerate(prices) if isinstance(price, dict)]
     figures.append(("vector", raw.get("vector"), None, None))
     figures.append(("efficiency", raw.get("efficiency"), None, None))
     return [f for f in figures if isinstance(f[1], dict)]
@@ -361,11 +418,15 @@ def read_figures(device: Device) -> None:
         sourced.si(path, dimension, default)
     if device.purchase_price is not None:
         device.purchase_price.si("purchase_price", "[currency]")
+    for quote in device.purchase_prices:
+        quote.si("purchase_prices", "[currency]")
     for price in device.cloud_prices:
         price.si("cloud_prices", "[currency]/[time]")
+        if price.network is not None:
+            price.network.si("cloud_prices.network", "[information]/[time]")
     device.key  # noqa: B018 - worked out now, so that it is kept with the catalog too (caches key devices by it)
 
 
-__all__ = ["CatalogFile", "CloudPrice", "CpuVector", "Device", "InputError", "Interconnect", "Link", "MeasuredEfficiency",
+__all__ = ["CatalogFile", "CloudPrice", "Confidence", "CpuVector", "Fabric", "OfferNetwork", "OfferTerm", "PurchaseBasis", "Device", "InputError", "Interconnect", "Link", "MeasuredEfficiency",
            "NetworksFile", "System",
            "PRECISIONS", "Precision", "Price", "SI_UNITS", "Sourced", "figure_problems", "read_figures"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from sizer.formulas.tco import PriceBasis, PriceUsed
 from sizer.inference.under_load import CostOut, LatencyOut, LoadOut
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
 
@@ -22,8 +23,10 @@ class InferenceOption(Model):
     time_to_first_token: RangeOut
     memory_per_device: QuantityOut
     device_memory: QuantityOut
-    rent_per_hour: QuantityOut | None
+    rent_per_hour: QuantityOut | None  # per replica: devices x the price per device-hour, of price_basis
     cost_per_million_tokens: CostOut | None
+    price_basis: PriceBasis | None = None  # "rent" or "buy" (an amortised purchase), as pricing asked
+    price: PriceUsed | None = None  # the price behind the cost: term or purchase basis, offer, date, source
     decode_bound: str
     tp: int = 1
     replicas: int = 1
@@ -54,7 +57,9 @@ class LoadOption(Model):
     prompt_and_output_tokens_per_s: QuantityOut  # all replicas, prompt and output tokens
     memory_per_device: QuantityOut
     device_memory: QuantityOut
-    price_per_hour: QuantityOut | None  # per device
+    price_per_hour: QuantityOut | None  # per device, of price_basis
+    price_basis: PriceBasis | None = None  # "rent" or "buy" (an amortised purchase), as pricing asked
+    price: PriceUsed | None = None  # the price behind the cost: term or purchase basis, offer, date, source
     cost_per_million_tokens: CostOut | None
     # "colocated": every replica prefills and decodes; "disaggregated": prefill_replicas run prompts, decode_replicas
     # the answers (replicas = both), the prompt's KV cache sent between them in kv_transfer

@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field
 
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
-from sizer.inference.estimate import (ServedModel, _per_output, _speed, _speed_within, _time, rent_per_hour, served_architecture,
+from sizer.inference.estimate import (ServedModel, _per_output, _speed, _speed_within, _time, served_architecture,
                                      served_format, speed_spread)
 from sizer.inference.formats import kv_cache_bytes_per_value
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
@@ -33,9 +33,10 @@ from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import (ServingCase, evaluate_serving, serving_table, splits_heads,
                                      total_tokens_per_second)
-from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
-                                        parse_load, price_per_hour, refuse_load_options_without_load, runtime_memory,
-                                        usd_per_million)
+from sizer.inference.under_load import (SERVING_PRICING, CostOut, LatencyOut, LoadOut, cost_out, default_split, latency_out,
+                                        load_out, parse_load, refuse_load_options_without_load, runtime_memory,
+                                        serving_prices, usd_per_million)
+from sizer.formulas.tco import Pricing
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
 
@@ -66,6 +67,9 @@ class InferenceRecommendRequest(ServedModel):
     objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
+    pricing: Pricing = Field("rent", description="rent (cloud offers that run one replica; devices without one come "
+                             "last), buy (amortised purchase plus energy) or any (rent, else buy; a ranking by cost "
+                             "puts rents first); each row says its price_basis")
 
 
 
@@ -134,7 +138,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         devices = tuple(d for d in devices if offload_refusal(d, arch) is None)
     counts = np.exp2(np.arange(int(np.log2(request.max_devices)) + 1))
     counts = counts[counts <= arch.heads]
-    rent = {i: rent_per_hour(dev) for i, dev in enumerate(devices)}
+    rent = serving_prices(devices, request.pricing)
     found: dict[int, list] = {}
     reasons: dict[int, str] = {}
     for fmt in weights:
@@ -172,8 +176,8 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
                               + (f"{request.batch}" if request.batch else "1 to 2048, about 25 % apart") + "; per device the "
                               f"count best by {request.objective}, at the largest batch that serves; time to first token "
                               "is one request's own prefill", source="sizer's default criterion"),
-                   Assumption(name="rent price", value="the catalog's cheapest on-demand price per device; devices "
-                              "without one are ranked last", source="catalog cloud_prices"),
+                   Assumption(name="price", value=SERVING_PRICING[request.pricing], source="--pricing rent|buy|any; "
+                              "sizer/formulas/tco.py hourly_price"),
                    Assumption(name="ranking", value={"cost": "cost per million output tokens", "latency": "one "
                               "request's end-to-end time", "throughput": "output tokens/s per device"}[request.objective],
                               source="objective"),
@@ -221,16 +225,16 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
         best = {}
         for r in good:
             best[c[r]] = r if c[r] not in best or b[r] > b[best[c[r]]] else best[c[r]]
-        price = rent[i][0]
         scored = []
         for r in best.values():
+            price, basis, used = rent(i, int(c[r]))  # an offer that runs this many devices, of the asked basis
             hourly = price * c[r] if price is not None else None
             per_million = usd_per_million(hourly, 1, float(total[r]))
-            key = {"cost": (per_million is None, per_million or 0.0, c[r]),
+            key = {"cost": (per_million is None, basis == "buy", per_million or 0.0, c[r]),
                    "latency": (float(own_prefill[r] + (output - 1) * a.decode_seconds[r]), c[r]),
                    "throughput": (-float(total[r] / c[r]), c[r])}[request.objective]
-            scored.append((key, hourly, per_million, r))
-        key, hourly, per_million, r = min(scored, key=lambda x: x[0])
+            scored.append((key, hourly, per_million, r, price, basis, used))
+        key, hourly, per_million, r, price, basis, used = min(scored, key=lambda x: x[0])
         # the optimistic end never beats the decode step's memory-bound part at datasheet bandwidth
         step_limit = float(a.decode_memory[r]) * table.efficiencies[i].memory
         user_limit = 1.0 / step_limit if step_limit > 0 else math.inf
@@ -242,6 +246,7 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
             memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
             device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
             rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if price is not None else None,
-            cost_per_million_tokens=cost_out(per_million, "rent", speed_spread()) if price is not None else None,
+            cost_per_million_tokens=cost_out(per_million, basis, speed_spread()) if price is not None else None,
+            price_basis=basis, price=used,
             decode_bound="compute" if a.decode_compute[r] > a.decode_memory[r] else "memory",
             tp=int(c[r]) if case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name)), None

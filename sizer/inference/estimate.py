@@ -28,14 +28,14 @@ from sizer.inference.serving import (ServingCase, check_servable, check_tensor_r
                                      serving_table,
                                      stored_weight_bytes, total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
-from sizer.formulas.tco import hourly_price
+from sizer.formulas.tco import PriceBasis, Pricing, hourly_price
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
 from sizer.inference.capacity import serve_load
 from sizer.inference.simulate import batching_table, runtime_replica
 from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, check_runtime,
                                         cost_out, default_split, delivered, latency_out, load_assumptions, load_out,
-                                        parse_load, price_per_hour, runtime_assumption, runtime_memory, serving_runtime,
+                                        parse_load, runtime_assumption, runtime_memory, serving_runtime,
                                         usd_per_million)
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
@@ -89,6 +89,8 @@ class InferenceRequest(ServedModel):
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
                                                            "conversation's earlier turns; llama-bench -d)")
     rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
+    pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
+                             "plus energy) or any (rent, else buy); the cost says its price_basis")
 
 
 class InferenceResult(Model):
@@ -179,17 +181,19 @@ def _per_output(value: float, unit: str) -> RangeOut:
     return RangeOut.model_construct(low=float(value / s["high"]), expected=float(value), high=float(value / s["low"]), unit=unit)
 
 
-def rent_per_hour(device: Device, given: object = None) -> tuple[float | None, Assumption]:
-    """USD per device-hour, given or the catalog's cheapest on-demand price, and where it comes from.
-
-    The price is the one :func:`sizer.formulas.tco.hourly_price` chooses, but only a rent: a cost per
-    token is quoted at a price someone charges, not at an amortised purchase."""
-    price = hourly_price(device, given=given)
-    if price.basis not in ("given", "cloud"):
-        return None, Assumption(name="rent price", value=f"unknown: the catalog has no rent price for {device.name}",
-                                source="give rent_price (--rent-price) for a cost per token")
-    return float(price.hourly.to("USD/hour").magnitude), Assumption(name="rent price", value=price.label,
-                                                                    source=price.source)
+def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent",
+                  count: int = 1) -> tuple[float | None, PriceBasis | None, Assumption]:
+    """USD per device-hour of the ``pricing`` asked (given, an offer that runs ``count`` devices, or the
+    amortised purchase), its basis, and where it comes from: the one price function,
+    :func:`sizer.formulas.tco.hourly_price`. By default a rent: a cost per token is quoted at a price
+    someone charges unless buy or any is asked."""
+    price = hourly_price(device, given=given, pricing=pricing, count=count)
+    name = "rent price" if pricing == "rent" else "price"
+    if price.hourly is None:
+        return None, None, Assumption(name=name, value=f"unknown: {price.source}",
+                                      source="give rent_price (--rent-price), or pricing buy or any, for a cost per token")
+    return float(price.hourly.to("USD/hour").magnitude), price.price_basis, Assumption(name=name, value=price.label,
+                                                                                       source=price.source)
 
 
 def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) -> list[Assumption]:
@@ -315,13 +319,13 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         table = dataclasses.replace(table, memory=np.asarray([most.device_memory.value * unit_factor("GB", "B")]))
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
-    price, price_note = rent_per_hour(device, request.rent_price)
+    price, price_basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     s = speed_spread()
     cost = None
     if price is not None and a.fits[0]:  # a setup that does not fit serves nothing: no cost per token
         per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
-        cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, "rent", s)
+        cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, price_basis, s)
     energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
               if tdp is not None else None)
     turn = compute_bound_batch(case, table, 0, request.count, host=host)
@@ -394,7 +398,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     replicas = answer.replicas or 1
     out_rate, all_rate = delivered(load, lengths, replicas, answer.run,
                                    kept_up=answer.run.complete and answer.utilisation <= 1.0)
-    hourly, basis, hourly_note = price_per_hour(device, request.rent_price)
+    hourly, basis, hourly_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
     per_million = usd_per_million(hourly, request.count * replicas, out_rate) if answer.replicas else None
     load_cost = cost_out(per_million, basis, s) if per_million is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)

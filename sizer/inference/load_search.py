@@ -31,8 +31,8 @@ from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weig
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
 from sizer.inference.simulate import runtime_replica, simulate
 from sizer.inference.traffic import Load
-from sizer.inference.under_load import (cost_out, default_split, delivered, latency_out, load_out, parse_load,
-                                        price_per_hour, runtime_assumption, runtime_memory, runtime_refusal, serving_runtime,
+from sizer.inference.under_load import (SERVING_PRICING, cost_out, default_split, delivered, latency_out, load_out, parse_load,
+                                        runtime_assumption, runtime_memory, runtime_refusal, serving_prices, serving_runtime,
                                         usd_per_million)
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.workloads.registry import checkpoint_weights
@@ -133,8 +133,9 @@ def _share(load: Load, replicas: int) -> Load:
             Load(users=math.ceil(load.users / replicas), think_time=load.think_time))
 
 
-def _key(objective, hourly, count, replicas, per_million, e2e, rate_per_replica):
-    return {"cost": (per_million is None, per_million or 0.0, hourly is None, count * replicas),
+def _key(objective, hourly, count, replicas, per_million, e2e, rate_per_replica, basis=None):
+    # by cost: one price basis per ranked column, rents first, then amortised purchases
+    return {"cost": (per_million is None, basis == "buy", per_million or 0.0, hourly is None, count * replicas),
             "latency": (e2e, count * replicas),
             "throughput": (-rate_per_replica / count, count * replicas)}[objective]
 
@@ -156,8 +157,8 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
         for kv_name in kvs:
             screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine)))
     options, rejected = [], []
+    prices = serving_prices(devices, request.pricing)  # of the asked basis, from offers that run one replica
     for i, device in enumerate(devices):
-        hourly, basis, _ = price_per_hour(device)
         eight = next((f for f in EIGHT_BIT if any(fmt.name == f and s["ok"][s["d"] == i].any() for fmt, s in screens)), None)
         points, reasons = [], set()
         for fmt, s in screens:
@@ -168,9 +169,10 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                     reasons.add(str(s["why"][r]))
                     continue
                 count, reps = int(s["c"][r]), int(s["replicas"][r])
+                hourly, basis, _ = prices(i, count)
                 lone_e2e = float(s["lone"].prefill_seconds[r] + (s["case"].output_len - 1) * s["lone"].decode_seconds[r])
                 price = hourly * count * reps if hourly is not None else None
-                points.append((_key(request.objective, hourly, count, reps, price, lone_e2e, float(s["sat_rate"][r])),
+                points.append((_key(request.objective, hourly, count, reps, price, lone_e2e, float(s["sat_rate"][r]), basis),
                                fmt, s, r))
         points.sort(key=lambda p: p[0])
         chosen, why = None, None
@@ -208,7 +210,9 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                              "does not fit in any format searched" if "fit" in reasons or not reasons else "no point serves")
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=reason))
             continue
-        options.append(_option(request, device, hourly, basis, *chosen, searched=False, load=load, lengths=lengths))
+        hourly, basis, used = prices(i, int(chosen[1]["c"][chosen[2]]))
+        options.append(_option(request, device, hourly, basis, *chosen, searched=False, load=load, lengths=lengths,
+                               used=used))
     options.sort(key=lambda o: o["key"])
     # the leading rows: the capacity itself (bisection) and the replicas it implies, until the lead is searched
     for _ in range(2 * FULL_SEARCH_ROWS):
@@ -222,7 +226,7 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                     and len(answer.run.ttft)):
                 o.update(_option(request, o["device"], o["hourly"], o["basis"], o["fmt"], o["screen"], o["r"],
                                  o["replica"], answer.replicas, answer.run, searched=True, load=load, lengths=lengths,
-                                 answer=answer))
+                                 answer=answer, used=o["used"]))
         options.sort(key=lambda o: o["key"])
     if request.disaggregated:
         options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
@@ -250,9 +254,8 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                               "max_request_rate is the share they were shown to meet (a lower bound) and their "
                               "utilisation the load over the engine's saturated rate",
                               source="docs/references.md [agrawal2024vidur]"),
-                   Assumption(name="price", value="rent where the catalog has one (price_basis 'rent'), else the "
-                              "amortised purchase (price_basis 'buy'), ranked together by cost per million tokens; "
-                              "devices without either come last", source="sizer.formulas.tco.hourly_price"),
+                   Assumption(name="price", value=SERVING_PRICING[request.pricing], source="--pricing rent|buy|any; "
+                              "sizer/formulas/tco.py hourly_price"),
                    Assumption(name="range", value=f"cost {1 / s['high']:.3g}-{1 / s['low']:.3g} x expected", source=s["source"])]
     if request.disaggregated:
         assumptions.append(Assumption(
@@ -270,7 +273,7 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
 
 
 def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *, searched, load, lengths,
-            answer=None) -> dict:
+            answer=None, used=None) -> dict:
     """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
     count = int(s["c"][r])
     out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
@@ -292,10 +295,10 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
-               cost_per_million_tokens=None, quality=quality_note(fmt))
-    key = _key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate))
+               cost_per_million_tokens=None, quality=quality_note(fmt), price_basis=basis, price=used)
+    key = _key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate), basis)
     return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,
-                r=r, replica=replica)
+                r=r, replica=replica, used=used)
 
 
 def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> list[dict]:
@@ -319,6 +322,6 @@ def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> li
                "utilisation": float(min(load.rate / capacity, 1.0)), "latency": lat,
                "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
                "prompt_and_output_tokens_per_s": QuantityOut(value=total_rate, unit="tokens/s")}
-        key = _key(request.objective, hourly, count, reps, per_million, lat.e2e.p99, capacity / reps)
+        key = _key(request.objective, hourly, count, reps, per_million, lat.e2e.p99, capacity / reps, o["basis"])
         out.append({**o, "row": row, "key": key, "per_million": per_million})
     return out

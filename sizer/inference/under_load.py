@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from sizer.errors import InputError
-from sizer.formulas.tco import hourly_price
+from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.inference.formats import WeightFormat
@@ -261,14 +261,30 @@ def capacity_out(answer: LoadAnswer, slo: Slo) -> CapacityOut:
                        utilisation=float(util), percentile=slo.percentile, slo=limits)
 
 
-def price_per_hour(device: Device, given: object = None) -> tuple[float | None, str | None, Assumption]:
-    """USD per device-hour and its basis ("rent", or "buy" for an amortised purchase), from the one price function."""
-    price = hourly_price(device, given=given)
-    if price.hourly is None:
-        return None, None, Assumption(name="price", value=price.label, source=price.source)
-    basis = "rent" if price.basis in ("given", "cloud") else "buy"
-    return float(price.hourly.to("USD/hour").magnitude), basis, Assumption(name="price", value=price.label,
-                                                                           source=price.source)
+SERVING_PRICING = {
+    "rent": "the cheapest on-demand offer per device that runs one replica's devices (price_basis 'rent'); devices "
+            "without one are ranked last",
+    "buy": "the amortised purchase plus energy per device-hour (price_basis 'buy'); devices without a purchase price "
+           "are ranked last",
+    "any": "rent where an offer runs one replica, else the amortised purchase; ranked by cost with rents first, then "
+           "purchases (each row says its price_basis)"}
+
+
+def serving_prices(devices, pricing: Pricing):
+    """A function (device index, devices per replica) -> (USD per device-hour or None, basis or None, the
+    price's :class:`sizer.formulas.tco.PriceUsed` fields or None), each asked once: one price basis as
+    ``pricing`` says, from offers that run one replica (:func:`sizer.formulas.tco.hourly_price`)."""
+    known: dict[tuple[int, int], tuple] = {}
+
+    def price(i: int, count: int) -> tuple:
+        if (i, count) not in known:
+            chosen = hourly_price(devices[i], pricing=pricing, count=count)
+            used = price_used(chosen)
+            known[i, count] = ((used["per_device_hour"], used["price_basis"], used) if used is not None
+                               else (None, None, None))
+        return known[i, count]
+
+    return price
 
 
 def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer, split: str, max_running: int,

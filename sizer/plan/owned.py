@@ -24,8 +24,8 @@ from sizer.hardware.catalog import Catalog
 from sizer.inference.estimate import InferenceRequest, estimate_inference
 from sizer.plan import estimates
 from sizer.hardware.schema import Device
-from sizer.formulas.tco import hourly_price
-from sizer.results import CostOut, PriceBasis, QuantityOut, RangeOut
+from sizer.formulas.tco import Pricing, hourly_price
+from sizer.results import CostOut, QuantityOut, RangeOut
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...
 MAX_COUNT = 1_000_000
@@ -86,10 +86,12 @@ class Outcome:
         return self.training_time.expected * unit_factor(self.training_time.unit, "s") <= deadline_s
 
 
-def run_cost(device: Device, count: int, hours: tuple[float, float, float], cloud: str | None = None) -> CostOut | None:
-    """Running ``count`` devices for ``hours`` (low, expected, high) at the device's hourly price: a cloud
-    price (rent) where the catalog has one, else the amortised purchase plus energy (buy)."""
-    price = hourly_price(device, cloud)
+def run_cost(device: Device, count: int, hours: tuple[float, float, float], cloud: str | None = None,
+             pricing: Pricing = "any") -> CostOut | None:
+    """Running ``count`` devices for ``hours`` (low, expected, high) at the device's hourly price of
+    ``pricing``: by default a cloud offer that runs ``count`` devices (rent) where the catalog has one,
+    else the amortised purchase plus energy (buy)."""
+    price = hourly_price(device, cloud, pricing=pricing, count=count)
     if price.hourly is None:
         return None
     per_hour = float(price.hourly.to("USD/hour").magnitude) * count
@@ -139,7 +141,8 @@ def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalo
 
         factor = unit_factor(time.training_time.unit, "hour")
         t = time.training_time
-        cost = run_cost(device, count, (t.low * factor, t.expected * factor, t.high * factor), cloud)
+        cost = run_cost(device, count, (t.low * factor, t.expected * factor, t.high * factor), cloud,
+                        fields.get("pricing") or "any")
     return Outcome(fits=time.fits, memory_per_device=time.memory_per_device, device_memory=time.device_memory,
                    training_time=time.training_time, cost=cost, result=time)
 
@@ -155,10 +158,7 @@ def evaluate_serving(fields: dict[str, Any], device: Device, count: int, catalog
     return Outcome(fits=result.fits, memory_per_device=result.memory_per_device, device_memory=result.device_memory,
                    decode_tokens_per_s=result.decode_tokens_per_s,
                    cost=None if cost is None else CostOut(low=cost.low, expected=cost.expected, high=cost.high,
-                                                          unit=cost.unit, price_basis=_serving_basis(device),
+                                                          unit=cost.unit, price_basis=cost.price_basis,
                                                           price="per million output tokens at the device's hourly price"),
                    result=result)
 
-
-def _serving_basis(device: Device) -> PriceBasis:
-    return "buy" if hourly_price(device).basis == "amortised purchase" else "rent"

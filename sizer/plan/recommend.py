@@ -22,7 +22,7 @@ from pydantic import Field
 from sizer.engine.calibration import Calibration
 from sizer.engine.devices import cached_device_table
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device
+from sizer.hardware.schema import Device, OfferTerm
 from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.choices import Precision, parse_choice
@@ -33,8 +33,8 @@ from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.field_check import text_field_errors
 from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
                            unit_factor)
-from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider,
-                                cheapest_cloud_price, energy_cost, rent_cost)
+from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed, Pricing, amortised_capital,
+                                check_provider, energy_cost, hourly_price, price_used, purchase_per_device, rent_cost)
 from sizer.memo import keyed_cache
 from sizer.plan.layout_basis import basis, kept_basis
 from sizer.units import Quantity, parse_count, parse_quantity
@@ -65,6 +65,9 @@ class RecommendRequest(WorkloadRequest):
                                     "the amortised purchase; each cost says its price_basis)")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
                                                                "Lambda, RunPod, Vast.ai, ...)")
+    terms: list[OfferTerm] = Field(default_factory=lambda: ["on-demand"], min_length=1, max_length=5,
+                                   description="offer terms a rent may have: on-demand (default), spot, reserved, "
+                                   "reserved 1 year, reserved 3 years")
     objective: Objective = "time"
     kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
@@ -120,6 +123,8 @@ class RankedDevice(Model):
     training_time_with_interruptions: RangeOut | None = None
     cost: CostSummary
     price_basis: PriceBasis | None  # as cost.price_basis, beside the cost
+    price: PriceUsed | None = Field(None, description="the price behind the ranked cost: basis, term or purchase basis, "
+                                    "what the offer buys, date and source")
     energy: RangeOut | None
     memory_per_device: QuantityOut
     device_memory: QuantityOut
@@ -162,8 +167,12 @@ COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fast
                 "device-hours stay within {knee:.0%} of that device's cheapest fitting count; with a deadline, the "
                 "cheapest count that meets it")
 PRICE_WORD = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}
-PRICING_SAID = {"rent": "cloud on-demand rent only", "buy": "amortised purchase plus energy",
-                "any": "cloud rent where the catalog has one, else the amortised purchase plus energy (each cost says which)"}
+_OFFERS = ("from offers that can run each row's count: one instance that large, or a cluster whose stated network "
+           "between nodes is at least the time model's")
+PRICING_SAID = {"rent": f"cloud rent only, {_OFFERS}",
+                "buy": "amortised purchase plus energy (each row says the price's basis: list, street or analyst estimate)",
+                "any": f"cloud rent where an offer can run the job ({_OFFERS}), else the amortised purchase plus energy; "
+                       "each cost says which, and a ranking by cost puts rents first, then purchases"}
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
 
 
@@ -186,11 +195,14 @@ def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
     return tuple(d for d in catalog if d.kind in kinds)
 
 
-@keyed_cache(maxsize=32, key=lambda devices, devices_key, provider: (devices_key, provider))
-def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None) -> dict[str, np.ndarray]:
-    """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent (the cheapest
-    cloud price, as :func:`hourly_price` chooses it for ``pricing="rent"``), amortised purchase and
-    energy [USD] and energy [kWh].
+@keyed_cache(maxsize=32, key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
+             (devices_key, provider, counts, terms))
+def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None,
+                  counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, np.ndarray]:
+    """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
+    ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
+    chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh]; and the
+    prices chosen (``rent_price``, devices x counts, and ``buy_price``), to say in each row.
 
     The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
     here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
@@ -202,15 +214,32 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
                                   costs.electricity_price).to("USD").magnitude
     kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
     usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
-    rent, buy, tdp = [], [], []
-    for device in devices:
-        cloud = cheapest_cloud_price(device, provider)
-        rent.append(cloud.si("cloud_prices", "[currency]/[time]") * usd_per_hour if cloud is not None else np.nan)
-        buy.append(device.purchase_price.si("purchase_price", "[currency]") if device.purchase_price else np.nan)
-        tdp.append(device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan)
+    rent_price = [[hourly_price(device, provider, pricing="rent", count=count, terms=terms) for count in counts]
+                  for device in devices]
+    rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
+            for row in rent_price]
+    buy_price = [hourly_price(device, pricing="buy") for device in devices]
+    buy = [purchase_per_device(device.purchase_price) if device.purchase_price else np.nan for device in devices]
+    tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
     buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
-    return {"rent": np.asarray(rent, dtype=float), "buy": buy_usd, "amortised": buy_usd * amortised_per_usd,
-            "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt}
+    return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
+            "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt,
+            "rent_price": rent_price, "buy_price": buy_price}
+
+
+def _row_price(prices: dict, device: int, count_index: int, basis: str | None) -> dict | None:
+    """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count, or
+    the device's purchase; None where the row has no price of its basis."""
+    chosen = {"rent": prices["rent_price"][device][count_index], "buy": prices["buy_price"][device]}.get(basis)
+    return None if chosen is None else price_used(chosen)
+
+
+def _priced_counts(prices: dict[str, np.ndarray], pricing: str, shape: tuple[int, int]) -> np.ndarray:
+    """Per device and count, whether a price of the asked basis is known: a rent offer that runs that
+    many devices, a purchase price, or either (``any``)."""
+    rent = ~np.isnan(prices["rent"])
+    buy = np.broadcast_to(~np.isnan(prices["buy"])[:, None], shape)
+    return {"rent": rent, "buy": buy, "any": rent | buy}[pricing]
 
 
 def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> tuple[np.ndarray, np.ndarray]:
@@ -355,12 +384,18 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
     check_deadline()
     deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
-    prices = _price_arrays(devices, (catalog.key, kinds), request.cloud)
+    prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()),
+                           tuple(request.terms))
     seconds = b.step_expected * b.steps(job)  # per device and count: the run's length applied to the kept layouts
     count_grid = np.broadcast_to(b.counts, seconds.shape)
     # counts that run the asked batch first; a device's others only where none of its counts does
     ok = b.found & (b.exact | ~(b.found & b.exact).any(axis=1, keepdims=True))
-    pick, served = _choose(seconds, count_grid, ok, deadline_s)
+    # a device is shown at a count some offer of the asked basis can run, where one is; else at its best count, unpriced
+    pricing = request.pricing or request.purchase
+    priced = _priced_counts(prices, pricing, seconds.shape)
+    pick, served = _choose(seconds, count_grid, ok & priced, deadline_s)
+    pick_any, served_any = _choose(seconds, count_grid, ok, deadline_s)
+    pick, served = np.where(served, pick, pick_any), served | served_any
 
     rejected = []
     for i in np.flatnonzero(~served):
@@ -378,9 +413,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     count = b.counts[column]
     run_seconds = seconds[index, column]
     hours = run_seconds * unit_factor("s", "hour")
-    pricing = request.pricing or request.purchase
     device_hours = count * hours
-    rent = prices["rent"][index] * device_hours
+    rent = prices["rent"][index, column] * device_hours  # the offer that runs this many devices
     capital = prices["buy"][index] * count
     buy = (prices["amortised"][index] + prices["energy"][index]) * device_hours
     energy_kwh = prices["kwh"][index] * device_hours
@@ -412,8 +446,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     t, c = run_seconds[candidates], order_cost[candidates]
     if request.objective == "time":
         order = candidates[np.lexsort((c, t))]
-    elif request.objective == "cost":
-        order = candidates[np.lexsort((t, c))]
+    elif request.objective == "cost":  # one basis per ranked column: rents first, then purchases, each by cost
+        order = candidates[np.lexsort((t, c, basis_of[candidates] == "buy"))]
     else:
         order = candidates[np.lexsort((t, ~flags[candidates]))]
     apart = unpriced[np.argsort(run_seconds[unpriced], kind="stable")]
@@ -452,7 +486,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
             cost=dict(rent=None if math.isnan(v["rent"]) else dict(span(v["rent"], "USD"), price_basis="rent"),
                       buy=None if math.isnan(v["buy"]) else dict(span(v["buy"], "USD"), price_basis="buy"),
                       price_basis=cost_basis),
-            price_basis=cost_basis, energy=None if math.isnan(v["kwh"]) else span(v["kwh"], "kWh"),
+            price_basis=cost_basis, price=_row_price(prices, i_of[n], j_of[n], cost_basis), energy=None if math.isnan(v["kwh"]) else span(v["kwh"], "kWh"),
             memory_per_device=dict(value=v["memory"], unit="GB"), device_memory=dict(value=v["capacity"], unit="GB"),
             fits=v["fits"], bound=BOUNDS[int(v["bound"])], mfu=v["mfu"], pareto=v["pareto"])
 
@@ -479,7 +513,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
         Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
                    "and the workload's", source=_range_source("calibrated" if request.calibration is not None else "datasheet")),
         _BETWEEN_NODES,
-        Assumption(name="pricing", value=PRICING_SAID[pricing] + (
+        Assumption(name="pricing", value=PRICING_SAID[pricing] + f"; offer terms: {', '.join(request.terms)}" + (
             f"; {len(unpriced)} device(s) without such a price listed apart (unpriced)" if len(unpriced) else ""),
                    source="--pricing rent|buy|any; sizer/formulas/tco.py hourly_price"),
         *_cost_assumptions(),
@@ -502,7 +536,9 @@ _LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest t
                       "pipeline and context parallel, expert parallel for a mixture of experts, ZeRO 0-3, recomputation, "
                       "whole micro-batches; sizer plan ranks them)", source="sizer's layout search")
 _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to a node with a 400 Gb/s NIC per device; other "
-                            "GPUs 4 to a host on 100 Gb/s Ethernet", source="sizer/engine/constants.py (docs/references.md)")
+                            "GPUs 4 to a host on 100 Gb/s Ethernet; a count larger than one rented instance is priced "
+                            "only from a cluster offer whose seller states at least this network (each row's price "
+                            "says which)", source="sizer/engine/constants.py (docs/references.md)")
 
 
 def warm_up(catalog: Catalog) -> None:
@@ -512,7 +548,7 @@ def warm_up(catalog: Catalog) -> None:
     request = RecommendRequest()
     kinds = tuple(request.kinds)
     devices = _devices(catalog, kinds)
-    _price_arrays(devices, (catalog.key, kinds), request.cloud)
+    _price_arrays(devices, (catalog.key, kinds), request.cloud, _counts(request.max_devices))
     job = resolve_job(RecommendRequest(**_default_fields()))
     for transformer in (True, False):  # a named or generated model; a profiled workload
         cached_device_table(devices, job.precision, transformer)

@@ -76,17 +76,21 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-@keyed_cache(maxsize=16, key=lambda devices, pricing="rent", cloud=None: (tuple(d.key for d in devices), pricing, cloud))
-def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per device: the price [USD/h] as :func:`hourly_price` chooses it for ``pricing`` (of the
-    provider ``cloud`` if named; NaN where unknown) and its basis as an index into
-    :data:`PRICE_BASES`. Computed once per set of devices."""
+@keyed_cache(maxsize=16, key=lambda devices, pricing="rent", cloud=None, counts=(1,):
+             (tuple(d.key for d in devices), pricing, cloud, tuple(counts)))
+def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
+                  counts: tuple[int, ...] = (1,)) -> tuple[np.ndarray, np.ndarray]:
+    """Per device and count of ``counts`` (devices x counts): the price [USD/h] as :func:`hourly_price`
+    chooses it for ``pricing`` from offers that can run that many devices (of the provider ``cloud``
+    if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`. Computed once
+    per set of devices and counts."""
     prices, bases = [], []
     for device in devices:
-        price = hourly_price(device, cloud, pricing=pricing)
-        prices.append(price.hourly.to("USD/hour").magnitude if price.hourly is not None else np.nan)
-        bases.append(PRICE_BASES.index(price.price_basis or ""))
-    return np.asarray(prices, dtype=float), np.asarray(bases, dtype=np.int8)
+        chosen = [hourly_price(device, cloud, pricing=pricing, count=int(count)) for count in counts]
+        prices.append([p.hourly.to("USD/hour").magnitude if p.hourly is not None else np.nan for p in chosen])
+        bases.append([PRICE_BASES.index(p.price_basis or "") for p in chosen])
+    return (np.asarray(prices, dtype=float).reshape(len(devices), len(counts)),
+            np.asarray(bases, dtype=np.int8).reshape(len(devices), len(counts)))
 
 
 def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):
@@ -122,8 +126,11 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
     summary = summarise(ev, np.arange(rows), lows[d], highs[d], peak)
     step_range = [nan(summary.step_low), nan(summary.step_expected), nan(summary.step_high)]
     training = [s * steps for s in step_range]
-    hourly, basis = prices
-    cost = [hourly[d] * count * t / SECONDS_PER_HOUR for t in training]
+    hourly_grid, basis_grid = prices  # devices x counts: the offer that runs each count
+    order = np.argsort(counts)
+    j = order[np.searchsorted(counts, count, sorter=order)]
+    hourly, basis = hourly_grid[d, j], basis_grid[d, j]
+    cost = [hourly * count * t / SECONDS_PER_HOUR for t in training]
     mfu = nan(summary.mfu)
     resolved = np.asarray([PRECISION_NAMES.index(p or "") for p in table.precisions], dtype=np.int8)
     return {
@@ -138,8 +145,8 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         "bound": np.where(supported, ev.parts.bound, -1).astype(np.int8), "mfu": mfu,
         "training_time_s_low": training[0], "training_time_s_expected": training[1], "training_time_s_high": training[2],
         "physical_limit_s": nan(limit_step * steps), "memory_per_device_b": ev.memory_needed,
-        "device_memory_b": table.memory[d], "fits": ev.fits, "price_basis": basis[d],
-        "price_usd_per_hour": hourly[d], "cost_usd_low": cost[0], "cost_usd_expected": cost[1], "cost_usd_high": cost[2]}
+        "device_memory_b": table.memory[d], "fits": ev.fits, "price_basis": basis,
+        "price_usd_per_hour": hourly, "cost_usd_low": cost[0], "cost_usd_expected": cost[1], "cost_usd_high": cost[2]}
 
 
 def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | None = None,
@@ -177,7 +184,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     requests = [_as_request(w) for w in workloads]
     if pricing not in ("rent", "buy", "any"):
         raise InputError("pricing", pricing, "rent, buy or any")
-    prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog))
+    prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog), tuple(count_array.astype(int).tolist()))
     groups = []
     for index, request in enumerate(requests):
         for precision in wanted or [None]:

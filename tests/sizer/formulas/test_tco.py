@@ -149,12 +149,21 @@ def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost_onl
         assert r.price_basis == r.cost.price_basis
         assert r.cost.rent is None or r.cost.rent.price_basis == "rent"
         assert r.cost.buy is None or r.cost.buy.price_basis == "buy"
-        # each device is ranked on the cost of its basis, never a rent that is a purchase
-        assert (r.cost.rent is not None) == any(p.provider == "Lambda" for p in catalog.find(r.device).cloud_prices), r.device
-    # a device drops out of the cost ranking only where neither a Lambda price nor a purchase price exists
+        # each device is ranked on the cost of its basis, never a rent that is a purchase, and rented only
+        # where a Lambda offer can run the row's count
+        assert (r.cost.rent is not None) == _lambda_runs(catalog.find(r.device), r.count), r.device
+    # a device drops out of the cost ranking only where neither a Lambda offer nor a purchase price exists
     for r in result.unpriced:
         device = catalog.find(r.device)
-        assert device.purchase_price is None and not any(p.provider == "Lambda" for p in device.cloud_prices)
+        assert device.purchase_price is None and not _lambda_runs(device, r.count)
+
+
+def _lambda_runs(device, count: int) -> bool:
+    from sizer.formulas.tco import network_between_nodes, offer_runs
+
+    needed = network_between_nodes(device)[0]
+    return any(p.provider == "Lambda" and p.term == "on-demand" and offer_runs(p, count, needed)
+               for p in device.cloud_prices)
     with pytest.raises(InputError, match="cloud"):
         recommend(request.model_copy(update={"cloud": "nosuch"}), catalog)
 
