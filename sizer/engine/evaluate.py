@@ -17,12 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import load_yaml
-from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, optimizer_state_bytes,
+from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET,
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.roofline import Configs, StepParts, expert_layout, step_seconds
 from sizer.engine.job import Job
+from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
@@ -284,6 +285,9 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
     total = layers.total_activation_bytes
     if job.shape is None:
         return np.full(recompute.shape, total)
+    # the loss's logits are their own term (:func:`logits_bytes_per_sample`), never divided by blocks
+    loss = np.asarray([k == "loss" for k in layers.kinds])
+    total -= float((layers.activation_bytes[loss] * layers.multiplicity[loss]).sum())
     attention = np.asarray([k == "attention" for k in layers.kinds])
     kept = layers.activation_bytes[attention]
     arch = job.arch
@@ -296,6 +300,58 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
     inputs = blocks * tokens * job.shape.hidden * FP32_STORAGE_BYTES
     full = inputs + total / max(blocks, 1)
     return np.where(recompute == 2, np.minimum(full, total), np.where(recompute == 1, total - dropped, total))
+
+
+def logits_bytes_per_sample(job: Job) -> float:
+    r"""Bytes the loss over the vocabulary keeps per sample, at FP32 whatever the training precision.
+
+    .. math:: M_{logits} = s \, V \, b_{logit}
+
+    with ``b_logit`` 8 for the standard loss (FP32 logits and their softmax gradient), 3 chunked,
+    about ``8 h / V`` fused (:meth:`sizer.engine.recipe.Recipe.logit_bytes`). It is not an activation
+    of a block: no recomputation policy divides it by the blocks, and it is held once per sample in
+    the micro-batch.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its architecture's vocabulary and hidden size, its recipe's loss).
+
+    Returns
+    -------
+    float
+        Bytes per sample [B]; 0 for a workload without a vocabulary (a profile or dense model).
+
+    References
+    ----------
+    [korthikanti]
+    """
+    if job.shape is None or job.arch is None or not job.arch.vocab:
+        return 0.0
+    arch = job.arch
+    return job.tokens_per_sample * arch.vocab * job.recipe.logit_bytes(arch.hidden, arch.vocab)
+
+
+def largest_tensor_params(job: Job) -> float:
+    """Parameters of the largest trained tensor: what one gradient needs when the optimizer step runs
+    inside the backward pass (the embedding or LM head of a language model, else its widest layer) [1]."""
+    layers = job.layers
+    trained = np.ones(len(layers.params), dtype=bool) if layers.trained is None else layers.trained
+    widest = float(layers.params[trained].max()) if trained.any() else 0.0
+    if job.arch is not None and job.finetune is None:
+        widest = max(widest, float(job.arch.vocab * job.arch.hidden)) if job.arch.vocab else widest
+    return widest
+
+
+def dequant_buffer_bytes(job: Job) -> float:
+    """QLoRA's bf16 copy of the largest 4-bit matrix, dequantised for each matmul (bitsandbytes
+    ``dequantize_4bit`` before ``linear``) [B]; 0 without a quantised base."""
+    finetune = job.finetune
+    if finetune is None or not finetune.quantised_params or job.arch is None:
+        return 0.0
+    from sizer.workloads.finetune import COMPUTE_DTYPE_BYTES, block_matrices
+
+    return max(d_in * d_out for d_in, d_out, _ in block_matrices(job.arch).values()) * COMPUTE_DTYPE_BYTES
 
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
@@ -340,7 +396,9 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
     ----------
     [zero], [micikevicius], [spec-3.8], [deepspeed-moe], [8bit-optimizers]
     """
-    state_bytes = optimizer_state_bytes(job.optimizer)
+    state_bytes = job.state_bytes
+    if job.recipe.pure:  # every state in bf16: no FP32 master copy
+        master_bytes = 0.0 * np.asarray(master_bytes)
     finetune = job.finetune
     experts = job.layers.expert_params
     ep = np.asarray(ep, dtype=float)
@@ -406,6 +464,9 @@ class MemoryParts:
     share: np.ndarray  # samples per data-parallel replica per step
     whole: np.ndarray  # at least one micro-batch per replica of the asked batch
     offloaded: np.ndarray | float = 0.0  # optimizer states and master weights moved to host memory [B]
+    logits: np.ndarray | float = 0.0  # the loss's logits of the micro-batch (FP32, never divided by blocks) [B]
+    dequant: np.ndarray | float = 0.0  # QLoRA's dequantised-weight buffer (part of ``framework``) [B]
+    paged: np.ndarray | float = 0.0  # a paged optimizer's states in unified memory (part of ``offloaded``) [B]
 
 
 def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, *,
@@ -465,21 +526,47 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
     shards = dp * cp  # ZeRO shards over the data- and context-parallel ranks (they hold the same weights)
     states = job_state_bytes(job, weight_bytes, master_bytes, shards if shard_group is None else shard_group, zero,
                              tp * pp, ep, tp)
-    offloaded = 0.0
-    if offload:  # optimizer states and FP32 master weights live in host memory
-        offloaded = states.master_weights + states.optimizer_states
-        states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
+    states, offloaded, paged = _recipe_states(job, states, weight_bytes, offload, tp * pp)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
-    framework = framework_overhead + zero_buckets(trained / (tp * pp), weight_bytes, zero, shards)
+    dequant = dequant_buffer_bytes(job) / tp
+    framework = framework_overhead + zero_buckets(trained / (tp * pp), weight_bytes, zero, shards) + dequant
     per_sample = activation_bytes_per_sample(job, np.asarray(recompute)) * storage_scale / (tp * cp)
+    if job.recipe.offload_activations:  # two blocks' worth stay on the device, the rest streams to the host
+        blocks = job.shape.blocks if job.shape is not None else len(job.layers.params)
+        per_sample = per_sample * min(1.0, BLOCKS_IN_FLIGHT_OFFLOADED / max(blocks, 1))
+    logits = logits_bytes_per_sample(job) / (tp * cp)  # vocabulary-parallel over tp, tokens over cp
     reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
     free = capacity / reserve - states.total - framework
-    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, free, per_sample, micro_batch)
+    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, free, per_sample, micro_batch, logits)
     activations = per_sample * micro * in_flight_share(pp, accumulation, interleave)
-    needed = (states.total + framework + activations) * reserve
+    held_logits = logits * micro
+    needed = (states.total + framework + activations + held_logits) * reserve
     return MemoryParts(states=states, framework=framework, per_sample=per_sample, activations=activations,
                        needed=needed, fits=needed <= capacity, fit=fit, micro=micro, accumulation=accumulation,
-                       share=share, whole=whole, offloaded=offloaded)
+                       share=share, whole=whole, offloaded=offloaded, logits=held_logits, dequant=dequant, paged=paged)
+
+
+def _recipe_states(job: Job, states: StateParts, weight_bytes, offload: bool, split) -> tuple[StateParts, object, object]:
+    """The device's states under the job's recipe (:mod:`sizer.engine.recipe`), what went to host memory
+    and, of that, a paged optimizer's states."""
+    recipe = job.recipe
+    zero = 0.0 * states.optimizer_states
+    if recipe.optimizer_in_backward:  # one tensor's gradient at a time
+        one = largest_tensor_params(job) / split * weight_bytes
+        states = replace(states, gradients=np.minimum(states.gradients, one))
+    paged = states.optimizer_states if recipe.paged else zero
+    offloaded = paged
+    if recipe.paged:
+        states = replace(states, optimizer_states=zero)
+    if offload or recipe.offload_params:  # optimizer states and FP32 master weights live in host memory
+        offloaded = offloaded + states.master_weights + states.optimizer_states
+        states = replace(states, master_weights=zero, optimizer_states=zero)
+    if recipe.offload_params:  # the gathered block and the next stay on the device, weights and gradients
+        blocks = job.shape.blocks if job.shape is not None else len(job.layers.params)
+        kept = min(1.0, BLOCKS_IN_FLIGHT_OFFLOADED / max(blocks, 1))
+        offloaded = offloaded + (states.weights + states.gradients) * (1.0 - kept)
+        states = replace(states, weights=states.weights * kept, gradients=states.gradients * kept)
+    return states, offloaded, paged
 
 
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1, ep=1,
@@ -544,7 +631,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(cp, dtype=float),
             np.asarray(recompute, dtype=np.int64), np.asarray(interleave, dtype=float), np.asarray(ep, dtype=float)))
-    state_bytes = optimizer_state_bytes(job.optimizer)
+    state_bytes = job.state_bytes
+    offload = offload or job.recipe.offload_params
     dp = count / (tp * pp * cp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     memory = memory_parts(job, table.weight_bytes[device], table.master_bytes[device], table.storage_scale[device],
@@ -567,22 +655,26 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
                          offload=offload, shard_group=group)
     steps = np.broadcast_to(job.steps_for(batch), count.shape)
     training = np.maximum(parts.step * steps, parts.physical_limit * steps)
-    return Evaluation(configs=configs, states=states, activations=memory.activations, framework=framework,
+    return Evaluation(configs=configs, states=states, activations=memory.activations + memory.logits, framework=framework,
                       memory_needed=memory.needed, fits=memory.fits, largest_micro_batch=memory.fit,
                       feasible=feasible, parts=parts,
                       steps=steps, batch=batch, training_seconds=training, exact=batch == asked,
                       host_bytes=memory.offloaded)
 
 
-def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate):
+def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate, logits=0.0):
     """(micro-batch, accumulation, replica share, largest micro-batch that fits, feasible) per layout
-    (module docstring): whole numbers, ``dp x share`` the batch or the nearest one ``dp`` divides."""
+    (module docstring): whole numbers, ``dp x share`` the batch or the nearest one ``dp`` divides; with
+    the optimizer step in the backward pass no accumulation, so each replica's share is one micro-batch."""
     asked = max(1.0, float(np.round(job.batch_size)))
     given = job.micro_batch
     unit = np.full(dp.shape, float(given) if given is not None else 1.0)
     share = replica_share(asked, dp, unit)
     # fit on the worst case of in-flight micro-batches, then the chosen split's own activations
-    fit = largest_micro_batch(free, per_sample * in_flight_share(pp, share, interleave))
+    fit = largest_micro_batch(free, per_sample * in_flight_share(pp, share, interleave) + logits)
+    if job.recipe.optimizer_in_backward:
+        micro = unit if given is not None else np.clip(np.minimum(share, fit), 1.0, None)
+        return micro, np.ones_like(micro), micro, fit, np.ones(dp.shape, dtype=bool)
     # at least one micro-batch per replica of the asked batch; a default batch (not given) that a layout's
     # replicas outnumber is raised to one micro-batch each (``exact`` False: the answer says so), so that every
     # caller of the one search (time, plan, sweep, recommend) runs what some layout can

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from sizer.choices import Attention, Optimizer, Precision, parse_choice
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
+from sizer.engine.recipe import Recipe, resolve_recipe
 from sizer.engine.roofline import Shape
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
@@ -47,6 +48,12 @@ class Job:
     assumptions: tuple[Assumption, ...]
     arch: Architecture | None = None  # a transformer's shape: tensor and pipeline parallelism need it
     finetune: FineTune | None = None  # LoRA/QLoRA: adapters over a frozen base (the adapter rows are in ``layers``); None: full
+    recipe: Recipe = Recipe()  # state precision, optimizer, step in backward, offloads, loss (sizer.engine.recipe)
+
+    @property
+    def state_bytes(self) -> float:
+        """Optimizer state per trained parameter under the recipe [B]."""
+        return self.recipe.state_bytes()
 
     @functools.cached_property
     def shape(self) -> Shape | None:
@@ -321,7 +328,7 @@ def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: fl
 # Defaults from the model (issue 15): the sequence length it trained at, a batch by its size, a
 # fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed silently.
 TRAINING_CONTEXT_CAP = 8192  # Llama 3 pre-trained at 8,192 before its long-context stage (Llama 3 paper §3.4)
-FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64)
+FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64); full fine-tunes too
 # Pre-training batch by size: GPT-3's 0.5M tokens below 1.3B and 1-2M to 6.7B (Brown et al. 2020, Table 2.1),
 # Llama 2's 4M from 7B up (Touvron et al. 2023 §2.2)
 BATCH_BY_SIZE = ((6.5e9, 4 * 1024 * 1024), (1e9, 2 * 1024 * 1024), (0.0, 512 * 1024))
@@ -381,12 +388,14 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[Wor
                                + (f" (its {arch.max_context:,} extended context aside)" if arch.max_context > seq_len else ""),
                                source=f"{arch.source}; give --seq-len"))
     if request.batch_size is None:
-        finetune = (request.method or "full") != "full"
+        # a method named (``full`` included) is a fine-tune of the model's weights: a batch in sequences
+        finetune = (request.method or "full") != "full" or "method" in request.model_fields_set
         if finetune:
             tokens = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
                                    "a fine-tuning batch, not the pre-training one",
-                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); give --batch-size"))
+                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); a full fine-tune alike (--method "
+                                          "given); give --batch-size"))
         else:
             tokens = default_batch_tokens(_model_params(arch, base))
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step (by model size: 0.5M below "
@@ -444,6 +453,10 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     if from_layers:  # the parameter count and FLOP are the layers'
         workload = replace(workload, params=layers.total_params,
                            forward_flops_per_sample=Quantity(layers.total_forward_flops, "FLOP"))
+    recipe = resolve_recipe(state_precision=request.state_precision, optimizer=optimizer, precision=precision,
+                            optimizer_in_backward=request.optimizer_in_backward, offload=getattr(request, "offload", False),
+                            offload_params=request.offload_params, offload_activations=request.offload_activations,
+                            loss=request.loss)
     finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision.value,
                                 layers.total_params)
     if finetune is not None:
@@ -455,7 +468,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,
                tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,
-               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune)
+               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune, recipe=recipe)
 
 
 def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,
