@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output, owned_output
-from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
+from cli.common import (StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
                         Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request,
                         CpOption, DpOption, EpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
@@ -14,7 +14,7 @@ from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, Activat
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
          tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM' (or --have).")] = None, count: CountOption = 1, precision: PrecisionOption = None,
-         batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
+         batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = None,
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, dp: DpOption = None, ep: EpOption = None,
          interleave: InterleaveOption = None,
@@ -31,6 +31,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
          host_memory: HostMemoryOption = None,
+         state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
+         offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
+         loss: LossOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
@@ -48,7 +51,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
-                               host_memory=host_memory)
+                               host_memory=host_memory,
+                               **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss))
     if have:
         return answer_owned(request, catalog, json)
     result = facade.estimate_time(request, load(catalog))
