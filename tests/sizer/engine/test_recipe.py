@@ -1,0 +1,102 @@
+"""Training-state recipes (sizer.engine.recipe) and the memory terms they change in the one memory model."""
+from __future__ import annotations
+
+import pytest
+
+from sizer.choices import Optimizer, Precision
+from sizer.engine.recipe import Recipe, resolve_recipe
+from sizer.errors import InputError
+from sizer.facade import MemoryRequest, estimate_memory
+
+GB = 1e9
+
+
+@pytest.mark.parametrize("state, optimizer, expected", [
+    # ZeRO paper §3 (Rajbhandari et al. 2020): mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per parameter
+    (Precision.MIXED, Optimizer.ADAMW, {"weights": 2, "gradients": 2, "master_weights": 4, "optimizer_states": 8}),
+    # torchtune dtype bf16: both Adam moments in bf16, no master copy: 2 + 2 + 4
+    (Precision.BF16, Optimizer.ADAMW, {"weights": 2, "gradients": 2, "master_weights": 0, "optimizer_states": 4}),
+    # Lion keeps one momentum (Chen et al. 2023, Algorithm 2); SGD none; momentum one
+    (Precision.MIXED, Optimizer.LION, {"weights": 2, "gradients": 2, "master_weights": 4, "optimizer_states": 4}),
+    (Precision.MIXED, Optimizer.SGD, {"weights": 2, "gradients": 2, "master_weights": 4, "optimizer_states": 0}),
+    (Precision.BF16, Optimizer.MOMENTUM, {"weights": 2, "gradients": 2, "master_weights": 0, "optimizer_states": 2}),
+])
+def test_bytes_per_param_against_sources(state, optimizer, expected):
+    assert Recipe(state_precision=state, optimizer=optimizer).bytes_per_param(2.0, 4.0) == pytest.approx(expected)
+
+
+def test_eight_bit_states_stay_eight_bit_in_pure_bf16():
+    # Dettmers et al. 2022 §2: 1 byte per state value + one FP32 absmax per 2048 values, two states
+    per_param = Recipe(state_precision=Precision.BF16, optimizer=Optimizer.ADAMW_8BIT).state_bytes()
+    assert per_param == pytest.approx(2 * (1 + 4 / 2048))
+
+
+def test_adafactor_is_factored():
+    # Shazeer & Stern 2018 §3: n + m values for an n x m matrix, far below one FP32 copy
+    assert 0 < Recipe(optimizer=Optimizer.ADAFACTOR).state_bytes() < 0.01
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"state_precision": "bf16", "optimizer": "adamw", "precision": Precision.FP32}, "state_precision"),
+    ({"state_precision": "fp8", "optimizer": "adamw", "precision": Precision.MIXED}, "state_precision"),
+    ({"state_precision": "mixed", "optimizer": "paged-adamw-8bit", "precision": Precision.MIXED, "offload": True}, "optimizer"),
+    ({"state_precision": "mixed", "optimizer": "adamw", "precision": Precision.MIXED, "optimizer_in_backward": True,
+      "offload_params": True}, "optimizer_in_backward"),
+])
+def test_combinations_refused_naming_the_field(fields, field):
+    with pytest.raises(InputError) as error:
+        resolve_recipe(**fields)
+    assert error.value.field == field
+
+
+def _memory(**fields):
+    return estimate_memory(MemoryRequest(**fields), suggest=False)
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+def test_logits_never_divided_by_blocks(recompute):
+    # 8192 tokens x 4 sequences x 128,256 vocabulary x 4 bytes = 16.8 GB of FP32 logits, and as much of their
+    # softmax gradient (Korthikanti et al. 2022 §4.1: 4sbv), under every recomputation policy
+    result = _memory(model="llama-3-8b", method="qlora", device="RTX 4090", seq_len=8192, micro_batch=4, recompute=recompute)
+    assert result.logits.value * GB == pytest.approx(8192 * 4 * 128256 * 8, rel=1e-6)
+    assert result.fits is False  # one term alone (the logits) is larger than the 24 GB device
+
+
+def test_chunked_and_fused_loss_hold_less():
+    standard, chunked, fused = (_memory(model="llama-3-8b", method="qlora", seq_len=8192, micro_batch=1, loss=loss).logits.value
+                                for loss in ("standard", "chunked", "fused"))
+    assert fused < chunked < standard
+    assert chunked == pytest.approx(standard * 3 / 8)  # torchtune: 16-bit logits + one of 8 FP32 chunks
+
+
+def test_full_fine_tune_of_8b_fits_a_4090_with_torchtune_recipe():
+    # torchtune's Llama 3.1 8B single-device full fine-tune is published at about 19 GiB on an RTX 4090
+    result = _memory(model="llama-3.1-8b", method="full", device="RTX 4090", seq_len=2048, state_precision="bf16",
+                     optimizer="paged-adamw-8bit", optimizer_in_backward=True, recompute="full")
+    assert result.fits
+    assert 15 * 2**30 < result.active.value * GB < 23 * 2**30
+    assert result.gradients.value < result.weights.value / 10  # one tensor's gradient, not all
+    assert result.host_memory.value > 10  # the paged 8-bit states: ~16 GB in unified memory
+    assert "paged-adamw 8-bit" in result.recipe and "checkpointing on" in result.recipe
+
+
+def test_mixed_adamw_full_fine_tune_does_not_fit_a_4090():
+    assert not _memory(model="llama-3.1-8b", method="full", device="RTX 4090", seq_len=2048, recompute="full").fits
+
+
+def test_offloads_move_memory_to_host():
+    base = _memory(model="llama-3.1-8b", method="full", seq_len=2048, recompute="full")
+    params = _memory(model="llama-3.1-8b", method="full", seq_len=2048, recompute="full", offload_params=True)
+    activations = _memory(model="llama-3.1-8b", method="full", seq_len=2048, recompute="full", offload_activations=True)
+    assert params.weights.value < base.weights.value / 10 and params.host_memory.value > base.model_states.value * 0.9
+    assert activations.activations.value < base.activations.value
+
+
+def test_full_fine_tune_gets_a_fine_tuning_batch():
+    from sizer.engine.job import FINETUNE_BATCH, resolve_job
+    from sizer.workloads.request import WorkloadRequest
+
+    job = resolve_job(WorkloadRequest(model="llama-3.1-8b", method="full", tokens=5e7))
+    assert job.batch_size == FINETUNE_BATCH  # sequences, not the 4M-token pre-training batch
+    pretraining = resolve_job(WorkloadRequest(model="llama-3.1-8b", tokens=5e7))
+    assert pretraining.batch_size > FINETUNE_BATCH
