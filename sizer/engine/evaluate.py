@@ -343,24 +343,15 @@ def largest_tensor_params(job: Job) -> float:
     return widest
 
 
-# What QLoRA runs hold above the 4-bit base, the adapters and the activations, per quantised parameter: fitted
-# as the median of (measured - predicted) / quantised parameters over the fit part of the litgpt QLoRA runs
-# (benchmarks/finetune_accuracy.py; 0.70-0.82 B for the Llama/Mistral 7B runs, 0.42 Falcon 7B, 1.1 Gemma 2 9B).
-# Not explained term by term (bitsandbytes' working copies while loading and dequantising are the likely cause).
-QLORA_RUNTIME_BYTES_PER_PARAM = 0.77
-
-
 def dequant_buffer_bytes(job: Job) -> float:
     """QLoRA's bf16 copy of the largest 4-bit matrix, dequantised for each matmul (bitsandbytes
-    ``dequantize_4bit`` before ``linear``), plus the fitted runtime overhead per quantised parameter
-    (:data:`QLORA_RUNTIME_BYTES_PER_PARAM`) [B]; 0 without a quantised base."""
+    ``dequantize_4bit`` before ``linear``) [B]; 0 without a quantised base."""
     finetune = job.finetune
     if finetune is None or not finetune.quantised_params or job.arch is None:
         return 0.0
     from sizer.workloads.finetune import COMPUTE_DTYPE_BYTES, block_matrices
 
-    largest = max(d_in * d_out for d_in, d_out, _ in block_matrices(job.arch).values()) * COMPUTE_DTYPE_BYTES
-    return largest + QLORA_RUNTIME_BYTES_PER_PARAM * finetune.quantised_params
+    return max(d_in * d_out for d_in, d_out, _ in block_matrices(job.arch).values()) * COMPUTE_DTYPE_BYTES
 
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,

@@ -67,12 +67,13 @@ def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict
 
 # Training-state recipes tried on the hardware given, most usual first, each a step down in memory
 # (sizer.engine.recipe): checkpointing; pure bf16 states; 8-bit AdamW; torchtune's low-memory single-device
-# recipe (pure bf16, paged 8-bit AdamW, the step in the backward pass). Adapters need only checkpointing.
+# recipe (pure bf16, paged 8-bit AdamW, the step in the backward pass). Adapters: checkpointing, then torchtune's
+# chunked cross-entropy (long sequences' logits).
 FULL_RECIPES: tuple[dict[str, Any], ...] = (
     {}, {"recompute": "full"}, {"state_precision": "bf16", "recompute": "full"},
     {"state_precision": "bf16", "optimizer": "adamw-8bit", "recompute": "full"},
     {"state_precision": "bf16", "optimizer": "paged-adamw-8bit", "optimizer_in_backward": True, "recompute": "full"})
-ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"})
+ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"}, {"recompute": "full", "loss": "chunked"})
 
 
 def recipes(fields: dict[str, Any], method: str, memory_only: bool) -> list[dict[str, Any]]:

@@ -20,7 +20,8 @@ def test_full_fine_tune_of_8b_on_one_4090_lists_changes_that_each_fit(catalog):
     result = facade.estimate_time(facade.TimeRequest(**base, device="RTX 4090"), catalog)
     assert not result.fits
     changes = result.suggestions
-    assert {"lora", "qlora"} <= {s.apply.get("method") for s in changes}
+    # at its 8,192-token context the FP32 logits (8.4 GB a sequence) leave plain LoRA short of 24 GB: QLoRA remains
+    assert "qlora" in {s.apply.get("method") for s in changes}
     assert any("count" in s.apply for s in changes)  # more devices, sharded
     for s in changes:
         again = _again_time(base, s, "RTX 4090", 1, catalog)
