@@ -106,13 +106,19 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
     as_given = {"method": str(base.result.method), "precision": str(fields.get("precision", "mixed")).lower()}
     tried: list[tuple[dict, dict, Outcome | None]] = []
+    settled: set[tuple] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
     for edit in edits:
+        group = (edit["method"], edit["precision"], edit.get("zero"))
+        if group in settled:
+            continue  # a recipe saves memory at some cost: the first in the ladder that fits is the one for its group
         edited = {**fields, **edit}
         try:
             outcome = base if edit == as_given else evaluate_training(edited, owned.device, owned.count, catalog, cloud)
         except (SizerError, ValidationError):  # an edit this job cannot take (QLoRA in fp8 ...)
             outcome = None
         tried.append((edit, edited, outcome))
+        if outcome is not None and outcome.fits and outcome.meets(deadline_s) is not False:
+            settled.add(group)
         if memory_only and outcome is not None and outcome.fits:
             break  # in order of preference: the first that fits is the answer
     working = [t for t in tried if t[2] is not None and t[2].fits and t[2].meets(deadline_s) is not False]

@@ -55,7 +55,7 @@ def test_without_a_method_the_best_that_fits_is_chosen_and_said(catalog):
     said = [a for a in result.assumptions if a.name == "method and precision"]
     assert len(said) == 1 and "full" in said[0].value and "does not fit" in said[0].value
     # the one engine: the same time as asking for that method on that card
-    direct = facade.estimate_time(facade.TimeRequest(**LLAMA3_8B, method=student.method, device="RTX 4090"), catalog)
+    direct = facade.estimate_time(facade.TimeRequest(**{**LLAMA3_8B, **student.chosen}, device="RTX 4090"), catalog)
     assert direct.fits and direct.training_time == student.training_time
 
 
