@@ -334,7 +334,18 @@ def logits_bytes_per_sample(job: Job) -> float:
 
 def largest_tensor_params(job: Job) -> float:
     """Parameters of the largest trained tensor: what one gradient needs when the optimizer step runs
-    inside the backward pass (the embedding or LM head of a language model, else its widest layer) [1]."""
+    inside the backward pass (the embedding or LM head of a language model, else its widest layer).
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its layer table; its architecture's vocabulary and hidden size).
+
+    Returns
+    -------
+    float
+        Parameters of the largest trained tensor [1].
+    """
     layers = job.layers
     trained = np.ones(len(layers.params), dtype=bool) if layers.trained is None else layers.trained
     widest = float(layers.params[trained].max()) if trained.any() else 0.0
@@ -345,7 +356,18 @@ def largest_tensor_params(job: Job) -> float:
 
 def dequant_buffer_bytes(job: Job) -> float:
     """QLoRA's bf16 copy of the largest 4-bit matrix, dequantised for each matmul (bitsandbytes
-    ``dequantize_4bit`` before ``linear``) [B]; 0 without a quantised base."""
+    ``dequantize_4bit`` before ``linear``).
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its fine-tuning spec and architecture).
+
+    Returns
+    -------
+    float
+        Bytes of the buffer [B]; 0 without a quantised base.
+    """
     finetune = job.finetune
     if finetune is None or not finetune.quantised_params or job.arch is None:
         return 0.0

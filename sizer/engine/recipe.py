@@ -92,8 +92,14 @@ class Recipe:
         return self.optimizer in PAGED
 
     def state_bytes(self) -> float:
-        """Optimizer state per trained parameter [B]: the optimizer's, in bf16 where the states are
-        (8-bit states stay 8-bit)."""
+        """Optimizer state per trained parameter: the optimizer's, in bf16 where the states are (8-bit
+        states stay 8-bit).
+
+        Returns
+        -------
+        float
+            Bytes per trained parameter [B].
+        """
         per_param = optimizer_state_bytes(self.optimizer)
         if self.pure and self.optimizer not in STATE_VALUE_BYTES:
             return per_param * BF16_BYTES / FP32_BYTES
@@ -118,7 +124,20 @@ class Recipe:
                 "optimizer_states": self.state_bytes()}
 
     def logit_bytes(self, hidden: float, vocab: float) -> float:
-        """Bytes per logit (token x vocabulary entry) the loss keeps [B] (module docstring)."""
+        """Bytes per logit (token x vocabulary entry) the loss keeps (module docstring).
+
+        Parameters
+        ----------
+        hidden : float
+            Hidden size h [1].
+        vocab : float
+            Vocabulary size V [1].
+
+        Returns
+        -------
+        float
+            Bytes per logit [B]: 8 standard, 3 chunked, 8 h / V fused.
+        """
         if self.loss is Loss.STANDARD:
             return STANDARD_LOGIT_BYTES
         if self.loss is Loss.CHUNKED:
@@ -126,7 +145,22 @@ class Recipe:
         return STANDARD_LOGIT_BYTES * min(1.0, hidden / max(vocab, 1.0))  # Liger's chunk: tokens x V/h at a time
 
     def line(self, precision: str, recompute: str | None = None, finetune=None) -> str:
-        """The recipe as a short line a user can type into a trainer's configuration."""
+        """The recipe as a short line a user can type into a trainer's configuration.
+
+        Parameters
+        ----------
+        precision : str
+            The compute precision the device resolved (``bf16`` ...).
+        recompute : str, optional
+            The recomputation policy (``none``, ``selective``, ``full``).
+        finetune : FineTune, optional
+            The LoRA/QLoRA spec (rank and target matrices).
+
+        Returns
+        -------
+        str
+            Such as ``"bf16, adamw 8-bit, checkpointing on, LoRA r 16 on q,k,v,o"``.
+        """
         parts = [precision if self.state_precision is Precision.MIXED else "pure bf16 (no FP32 master)"]
         parts.append(self.optimizer.value.replace("-8bit", " 8-bit"))
         if self.optimizer_in_backward:
@@ -145,7 +179,13 @@ class Recipe:
         return ", ".join(parts)
 
     def assumptions(self) -> list[Assumption]:
-        """What the recipe rests on, one line each where it departs from the defaults."""
+        """What the recipe rests on: its state precision, each flag that is on, and its loss.
+
+        Returns
+        -------
+        list of Assumption
+            One per choice, with its source.
+        """
         said = [Assumption(name="state precision", value=self.state_precision.value, source=SOURCES[self.state_precision.value])]
         for flag in ("optimizer_in_backward", "offload_params", "offload_activations"):
             if getattr(self, flag):
@@ -158,6 +198,24 @@ def resolve_recipe(*, state_precision, optimizer, precision: Precision, optimize
                    offload: bool = False, offload_params: bool = False, offload_activations: bool = False,
                    loss=None) -> Recipe:
     """The recipe of a request, or InputError naming the field where its choices cannot combine.
+
+    Parameters
+    ----------
+    state_precision : str or Precision or None
+        ``mixed`` (default) or ``bf16``.
+    optimizer : str or Optimizer
+        The optimizer.
+    precision : Precision
+        The compute precision (pure bf16 states need bf16 or mixed).
+    optimizer_in_backward, offload, offload_params, offload_activations : bool
+        The recipe's flags (``offload``: optimizer states and master weights, ZeRO-Offload).
+    loss : str or None
+        ``standard`` (default), ``chunked`` or ``fused``.
+
+    Returns
+    -------
+    Recipe
+        The checked recipe.
 
     >>> resolve_recipe(state_precision="bf16", optimizer="adamw", precision=Precision.FP32)
     Traceback (most recent call last):
