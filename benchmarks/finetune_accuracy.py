@@ -9,8 +9,9 @@ the micro-batch as given, the devices as given (a full fine-tune on several devi
 Adapter (LLaMA-Adapter) rows and models sizer does not know are left out and counted.
 
 The split is by model (every run of one model on one side): models whose name hashes even are the fit
-part, the others held out. Nothing is fitted on the memory model yet; the fit part chose the
-mechanisms (the standard loss's 8 bytes per logit, litgpt's LoRA defaults). OOM rows check the verdict
+part, the others held out. Fitted on the fit part only: the activation factors of eager PyTorch LoRA and
+QLoRA runs (:func:`fit_activation_factors`, kept in :mod:`sizer.workloads.finetune`); the fit part also
+chose the mechanisms (the standard loss's 8 bytes per logit, litgpt's LoRA defaults). OOM rows check the verdict
 the other way: a published OOM should not fit, a published figure must fit.
 
 Run: ``python benchmarks/finetune_accuracy.py`` (prints the table and the headline figures).
@@ -111,6 +112,24 @@ def score(runs: list[Run]) -> dict:
     return parts
 
 
+def fit_activation_factors(runs: list[Run]) -> dict[str, float]:
+    """The activation factors of :mod:`sizer.workloads.finetune`, fitted on the fit part only: per method
+    (LoRA, QLoRA), the median over single-device measured runs of the factor that makes the activations
+    close the gap, ``(measured - everything else) / (activations at factor 1)``."""
+    from sizer.workloads.finetune import LORA_ACTIVATION_FACTOR, QLORA_ACTIVATION_FACTOR
+
+    current = {"lora": LORA_ACTIVATION_FACTOR, "qlora": QLORA_ACTIVATION_FACTOR}
+    implied: dict[str, list[float]] = {"lora": [], "qlora": []}
+    for run in runs:
+        if run.held_out or run.measured_gb is None or run.count != 1 or run.method not in implied:
+            continue
+        result = predict(run)
+        activations = result.activations.value
+        rest = result.active.value - activations
+        implied[run.method].append((run.measured_gb - rest) / (activations / current[run.method]))
+    return {method: statistics.median(values) for method, values in implied.items() if values}
+
+
 def summary(errors: list[float]) -> tuple[float, float]:
     """Median and 90th percentile of absolute relative errors [1]."""
     ordered = sorted(errors)
@@ -133,6 +152,7 @@ def main() -> None:
             print(f"{name}: {len(part['errors'])} measured runs, median {median:.1%}, p90 {p90:.1%}; "
                   f"published runs called 'does not fit': {len(part['wrong_oom'])}; OOM rows {part['oom_rows']}")
     print(f"left out (adapters, unknown models or devices): {skipped}")
+    print(f"activation factors fitted on the fit part: {fit_activation_factors(runs)}")
 
 
 if __name__ == "__main__":

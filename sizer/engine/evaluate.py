@@ -553,6 +553,8 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
     dequant = dequant_buffer_bytes(job) / tp
     framework = framework_overhead + zero_buckets(trained / (tp * pp), weight_bytes, zero, shards) + dequant
     per_sample = activation_bytes_per_sample(job, np.asarray(recompute)) * storage_scale / (tp * cp)
+    if job.finetune is not None:  # eager PyTorch adapter runs keep more than the layer graph's count (fitted)
+        per_sample = per_sample * job.finetune.activation_factor
     if job.recipe.offload_activations:  # two blocks' worth stay on the device, the rest streams to the host
         blocks = job.shape.blocks if job.shape is not None else len(job.layers.params)
         per_sample = per_sample * min(1.0, BLOCKS_IN_FLIGHT_OFFLOADED / max(blocks, 1))
