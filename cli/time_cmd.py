@@ -61,6 +61,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     layout = result.layout
     rows = [("mode", result.mode),
             ("method", result.method + ("" if result.method == "full" else f" ({output.fmt(result.trainable_params)} trained parameters)")),
+            ("recipe", result.recipe or "-"),
             ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
         rows += [("training time", output.rng(result.training_time)),
