@@ -137,6 +137,126 @@ def summary(errors: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p90
 
 
+# Throughput. litgpt's tables give time per iteration (one micro-batch) over Alpaca's variable-length samples, not
+# tokens: the mean tokens a sample carries under litgpt's prompt template is not stated, so it is fitted per source
+# on the fit part (a property of the data, not of sizer) and used unchanged on the held-out part. config_hub's
+# runtimes cover litgpt's Alpaca2k (2,000 samples, 5 % held for validation: 1,900 trained per epoch; recalled from
+# litgpt's datamodule, not re-read) for the stated epochs, validation included.
+ALPACA2K_TRAIN_SAMPLES = 1900
+SAMPLE_TOKENS_GRID = tuple(range(96, 513, 32))
+TIME_METRICS = ("time_per_1000_iterations", "training_runtime")
+
+
+@dataclass(frozen=True)
+class TimedRun:
+    model: str
+    device: str
+    method: str
+    micro_batch: int
+    seconds_per_iteration: float
+    source: str
+
+    @property
+    def held_out(self) -> bool:
+        return int(hashlib.sha256(self.model.encode()).hexdigest(), 16) % 2 == 1
+
+
+def load_timed_runs(path: Path = DATA) -> list[TimedRun]:
+    """The litgpt single-device time rows sizer can express, as seconds per iteration (one micro-batch)."""
+    runs = []
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            if "litgpt" not in row["source"] or row["metric"] not in TIME_METRICS or row["n_devices"] != "1":
+                continue
+            model = MODELS.get(row["model"].strip().lower())
+            device = DEVICES.get(row["hardware"].strip())
+            method = row["method_or_test"].lower()
+            kind = "qlora" if ("qlora" in method or "nf4" in row["precision_or_quant"]) else \
+                "lora" if "lora" in method else "full" if "full" in method else None
+            micro = re.search(r"micro-batch (\d+)", row["batch"])
+            if model is None or device is None or kind is None or "adapter" in method or micro is None:
+                continue
+            mb = int(micro.group(1))
+            if row["metric"] == "time_per_1000_iterations":
+                seconds = float(row["value"]) * 60 / 1000
+                source = "resource"
+            else:
+                epochs = re.search(r"epochs (\d+)", row["other_config"])
+                if epochs is None:
+                    continue
+                seconds = float(row["value"]) * 60 / (ALPACA2K_TRAIN_SAMPLES * int(epochs.group(1)) / mb)
+                source = "config_hub"
+            runs.append(TimedRun(model, device, kind, mb, seconds, source))
+    return runs
+
+
+def predict_iteration(run: TimedRun, sample_tokens: int) -> float:
+    """sizer's expected seconds for one micro-batch of ``sample_tokens``-token sequences (no recomputation,
+    litgpt's default), from the one time engine."""
+    from sizer.facade import TimeRequest, estimate_time
+
+    fields = dict(model=run.model, method=run.method, device=run.device, seq_len=sample_tokens,
+                  tokens=1000 * run.micro_batch * sample_tokens, batch_size=run.micro_batch * sample_tokens,
+                  micro_batch=run.micro_batch, precision="bf16", state_precision="bf16", optimizer="adamw",
+                  recompute="none")
+    if run.method != "full":
+        rank, targets = LORA[run.source]
+        fields.update(lora_rank=rank, lora_targets=targets)
+    return estimate_time(TimeRequest(**fields), suggest=False).step_time.expected
+
+
+def fit_sample_tokens(runs: list[TimedRun]) -> dict[str, int]:
+    """Per source, the mean tokens per sample that makes the fit part's predictions best (median absolute log
+    error over :data:`SAMPLE_TOKENS_GRID`); the held-out part is never read."""
+    import math
+
+    fitted = {}
+    for source in {run.source for run in runs}:
+        # the adapters' and full runs only: QLoRA's dequantisation is fitted after, on these tokens
+        fit = [run for run in runs if run.source == source and not run.held_out and run.method != "qlora"]
+        if not fit:
+            continue
+        def loss(tokens: int) -> float:
+            return statistics.median(abs(math.log(predict_iteration(run, tokens) / run.seconds_per_iteration)) for run in fit)
+        fitted[source] = min(SAMPLE_TOKENS_GRID, key=loss)
+    return fitted
+
+
+DEQUANT_SHARE_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
+
+
+def fit_dequant_share(runs: list[TimedRun], sample_tokens: dict[str, int]) -> float:
+    """The bandwidth share of QLoRA's dequantisation (:data:`sizer.workloads.finetune.DEQUANT_BANDWIDTH_SHARE`)
+    that makes the fit part's QLoRA runs best, at the fitted tokens per sample (median absolute log error)."""
+    import math
+
+    import sizer.workloads.finetune as finetune
+
+    fit = [run for run in runs if run.method == "qlora" and not run.held_out and run.source in sample_tokens]
+    kept = finetune.DEQUANT_BANDWIDTH_SHARE
+
+    def loss(share: float) -> float:
+        finetune.DEQUANT_BANDWIDTH_SHARE = share
+        return statistics.median(abs(math.log(predict_iteration(run, sample_tokens[run.source]) / run.seconds_per_iteration))
+                                 for run in fit)
+    try:
+        return min(DEQUANT_SHARE_GRID, key=loss)
+    finally:
+        finetune.DEQUANT_BANDWIDTH_SHARE = kept
+
+
+def score_throughput(runs: list[TimedRun], sample_tokens: dict[str, int]) -> dict[str, list]:
+    """Per part, (run, predicted seconds, relative error of the throughput) for every timed run."""
+    parts: dict[str, list] = {"fit": [], "held-out": []}
+    for run in runs:
+        if run.source not in sample_tokens:
+            continue
+        predicted = predict_iteration(run, sample_tokens[run.source])
+        error = abs(run.seconds_per_iteration / predicted - 1.0)  # throughput is 1 / time
+        parts["held-out" if run.held_out else "fit"].append((run, predicted, error))
+    return parts
+
+
 def main() -> None:
     runs, skipped = load_runs()
     parts = score(runs)
@@ -153,6 +273,17 @@ def main() -> None:
                   f"published runs called 'does not fit': {len(part['wrong_oom'])}; OOM rows {part['oom_rows']}")
     print(f"left out (adapters, unknown models or devices): {skipped}")
     print(f"activation factors fitted on the fit part: {fit_activation_factors(runs)}")
+    timed = load_timed_runs()
+    tokens = fit_sample_tokens(timed)
+    print(f"## throughput (mean tokens per sample fitted on the fit part: {tokens}; QLoRA dequantisation bandwidth "
+          f"share fitted on the fit part: {fit_dequant_share(timed, tokens)})")
+    for name, rows in score_throughput(timed, tokens).items():
+        for run, predicted, error in rows:
+            print(f"{name:8} {run.model:14} {run.method:5} {run.device:9} mb {run.micro_batch}: measured "
+                  f"{run.seconds_per_iteration:.3f} s/it, sizer {predicted:.3f} s/it, error {error:.0%}")
+        if rows:
+            median, p90 = summary([row[2] for row in rows])
+            print(f"{name}: {len(rows)} timed runs, throughput median {median:.1%}, p90 {p90:.1%}")
 
 
 if __name__ == "__main__":

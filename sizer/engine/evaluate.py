@@ -376,6 +376,45 @@ def dequant_buffer_bytes(job: Job) -> float:
     return max(d_in * d_out for d_in, d_out, _ in block_matrices(job.arch).values()) * COMPUTE_DTYPE_BYTES
 
 
+def dequant_seconds(job: Job, bandwidth: np.ndarray, configs: Configs) -> np.ndarray:
+    r"""Seconds per step that QLoRA's dequantisation kernels add, in series with the matmuls they feed.
+
+    bitsandbytes' ``MatMul4Bit`` dequantises every 4-bit weight to bf16 before each matmul that uses it:
+    the forward pass, the backward pass's input gradient, and the forward again under full recomputation.
+    Each reads the NF4 weight and its constants and writes the bf16 copy, at a fitted fraction of the
+    device's memory bandwidth (:data:`~sizer.workloads.finetune.DEQUANT_BANDWIDTH_SHARE`):
+
+    .. math:: t = m \, n_{pass} \, \frac{P_q (b_{nf4} + 2)}{t_p \, p_p \, B \, \eta}
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its fine-tuning spec).
+    bandwidth : numpy.ndarray
+        Device memory bandwidth B per configuration [B/s].
+    configs : Configs
+        The layouts (tensor and pipeline split, recomputation, micro-batches per step m).
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per step [s]; 0 without a quantised base.
+
+    References
+    ----------
+    [qlora]
+    """
+    finetune = job.finetune
+    if finetune is None or not finetune.quantised_params:
+        return np.zeros(np.shape(configs.tp))
+    from sizer.workloads.finetune import BITS_PER_BYTE, COMPUTE_DTYPE_BYTES, DEQUANT_BANDWIDTH_SHARE, nf4_bits_per_param
+
+    per_param = nf4_bits_per_param() / BITS_PER_BYTE + COMPUTE_DTYPE_BYTES
+    passes = 2.0 + (np.asarray(configs.recompute) == 2)
+    per_pass = finetune.quantised_params / (configs.tp * configs.pp) * per_param / (bandwidth * DEQUANT_BANDWIDTH_SHARE)
+    return per_pass * passes * configs.accumulation
+
+
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
                     split: np.ndarray | float = 1.0, ep: np.ndarray | float = 1.0,
                     tp: np.ndarray | float = 1.0) -> StateParts:
@@ -677,6 +716,9 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,
                          offload=offload, shard_group=group)
+    dequant = dequant_seconds(job, table.bandwidth[device], configs)
+    if np.any(dequant):  # QLoRA's dequantisation kernels: memory-bound, in series with the matmuls they feed
+        parts = replace(parts, step=parts.step + dequant, kernels=parts.kernels + dequant, memory=parts.memory + dequant)
     steps = np.broadcast_to(job.steps_for(batch), count.shape)
     training = np.maximum(parts.step * steps, parts.physical_limit * steps)
     return Evaluation(configs=configs, states=states, activations=memory.activations + memory.logits, framework=framework,

@@ -56,6 +56,10 @@ QLORA_PRECISIONS = ("mixed", "bf16", "fp16")
 # more: bitsandbytes' MatMul4Bit saves each quantised linear layer's input for its backward pass.
 LORA_ACTIVATION_FACTOR = 1.36
 QLORA_ACTIVATION_FACTOR = 2.2
+# The share of the memory bandwidth bitsandbytes' 4-bit dequantisation kernels reach (read NF4, write bf16), fitted
+# on the fit part of litgpt's timed QLoRA runs against their LoRA twins (benchmarks/finetune_accuracy.py,
+# fit_dequant_share): the time QLoRA adds over LoRA.
+DEQUANT_BANDWIDTH_SHARE = 0.4
 ACTIVATION_FACTOR_SOURCE = ("fitted on the fit part of litgpt's published LoRA/QLoRA runs "
                             "(benchmarks/finetune_accuracy.py; benchmarks/ACCURACY.md, Fine-tuning)")
 

@@ -49,3 +49,28 @@ def test_fitted_activation_factors_are_the_fit_parts():
     fitted = finetune_accuracy.fit_activation_factors(runs)
     assert fitted["lora"] == pytest.approx(LORA_ACTIVATION_FACTOR, rel=0.02)
     assert fitted["qlora"] == pytest.approx(QLORA_ACTIVATION_FACTOR, rel=0.02)
+
+
+@pytest.fixture(scope="module")
+def timed():
+    runs = finetune_accuracy.load_timed_runs()
+    tokens = finetune_accuracy.fit_sample_tokens(runs)
+    return runs, tokens, finetune_accuracy.score_throughput(runs, tokens)
+
+
+def test_held_out_throughput(timed):
+    _, _, parts = timed
+    errors = [row[2] for row in parts["held-out"]]
+    assert len(errors) >= 5
+    median, p90 = finetune_accuracy.summary(errors)
+    assert median <= 0.20  # issue target: median <= 20 % (held-out today: 19.7 %)
+    # issue target p90 <= 50 % is NOT met (held-out today: 53 %, A10G LoRA runs at micro-batch 1 predicted
+    # 2x too slow: the small-GEMM efficiency curve, benchmarks/ACCURACY.md); this guards against regressing
+    assert p90 <= 0.55
+
+
+def test_fitted_dequant_share_is_the_fit_parts(timed):
+    from sizer.workloads.finetune import DEQUANT_BANDWIDTH_SHARE
+
+    runs, tokens, _ = timed
+    assert finetune_accuracy.fit_dequant_share(runs, tokens) == pytest.approx(DEQUANT_BANDWIDTH_SHARE)
