@@ -168,10 +168,12 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
 
 
 def _ranked(found: list[Suggestion]) -> list[Suggestion]:
+    """Changes on the hardware as it is (a recipe, a method, a shorter sequence) before more devices; each
+    group cheapest first."""
     def key(s: Suggestion):
         cost = s.cost.expected if s.cost is not None else math.inf
         seconds = s.training_time.expected * unit_factor(s.training_time.unit, "s") if s.training_time else math.inf
-        return (cost, seconds, s.memory_per_device.value)
+        return ("count" in s.apply, cost, seconds, s.memory_per_device.value)
     return sorted(found, key=key)
 
 
