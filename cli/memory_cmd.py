@@ -53,7 +53,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
         ("ZeRO communication buckets", output.qty(result.buffers)),
         ("logits and loss (FP32, per micro-batch)", output.qty(result.logits)),
         ("QLoRA dequantisation buffer", output.qty(result.dequant_buffer)),
-        ("active (allocator peak)", output.qty(result.active)), ("total (reserved)", output.qty(result.total)),
+        ("total", output.qty(result.total)), ("of which active (allocator peak)", output.qty(result.active)),
         ("host memory (offloaded, paged)", output.qty(result.host_memory)), ("recipe", result.recipe),
         ("with headroom", output.qty(result.required_with_headroom)), ("device memory", output.qty(result.device_memory)),
         ("verdict", verdict), ("largest micro-batch that fits", "-" if result.largest_micro_batch is None else result.largest_micro_batch)])
