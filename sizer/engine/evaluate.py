@@ -376,6 +376,38 @@ def dequant_buffer_bytes(job: Job) -> float:
     return max(d_in * d_out for d_in, d_out, _ in block_matrices(job.arch).values()) * COMPUTE_DTYPE_BYTES
 
 
+def paging_seconds(memory: MemoryParts, capacity: np.ndarray) -> np.ndarray:
+    r"""Seconds per step a paged optimizer spends moving the states that do not stay on the device.
+
+    CUDA unified memory keeps a paged optimizer's states on the device while there is room and evicts
+    them to the host under pressure (Dettmers et al. 2023, QLoRA §2); what does not fit crosses PCIe
+    twice a step (in for the update, out again):
+
+    .. math:: t = \frac{2 \max(0, S_{paged} - \max(0, M - M_{needed}))}{B_{PCIe}}
+
+    Parameters
+    ----------
+    memory : MemoryParts
+        The layouts' memory (paged states, what the device needs besides them).
+    capacity : numpy.ndarray
+        Device memory M [B].
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per step [s].
+
+    References
+    ----------
+    [qlora]
+    """
+    from sizer.engine.constants import FALLBACK_LINK
+
+    room = np.maximum(0.0, capacity - memory.needed)
+    spill = np.maximum(0.0, np.asarray(memory.paged, dtype=float) - room)
+    return 2.0 * spill / FALLBACK_LINK.bandwidth
+
+
 def dequant_seconds(job: Job, bandwidth: np.ndarray, configs: Configs) -> np.ndarray:
     r"""Seconds per step that QLoRA's dequantisation kernels add, in series with the matmuls they feed.
 
@@ -716,9 +748,10 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,
                          offload=offload, shard_group=group)
-    dequant = dequant_seconds(job, table.bandwidth[device], configs)
-    if np.any(dequant):  # QLoRA's dequantisation kernels: memory-bound, in series with the matmuls they feed
-        parts = replace(parts, step=parts.step + dequant, kernels=parts.kernels + dequant, memory=parts.memory + dequant)
+    # in series with the step's kernels: QLoRA's dequantisation, a paged optimizer's states crossing PCIe
+    serial = dequant_seconds(job, table.bandwidth[device], configs) + paging_seconds(memory, table.memory[device])
+    if np.any(serial):
+        parts = replace(parts, step=parts.step + serial, kernels=parts.kernels + serial, memory=parts.memory + serial)
     steps = np.broadcast_to(job.steps_for(batch), count.shape)
     training = np.maximum(parts.step * steps, parts.physical_limit * steps)
     return Evaluation(configs=configs, states=states, activations=memory.activations + memory.logits, framework=framework,

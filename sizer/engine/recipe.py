@@ -162,7 +162,7 @@ class Recipe:
             Such as ``"bf16, adamw 8-bit, checkpointing on, LoRA r 16 on q,k,v,o"``.
         """
         parts = [precision if self.state_precision is Precision.MIXED else "pure bf16 (no FP32 master)"]
-        parts.append(self.optimizer.value.replace("-8bit", " 8-bit").replace("-", " "))
+        parts.append(self.optimizer.value.replace("-", " ").replace("8bit", "8-bit"))
         if self.optimizer_in_backward:
             parts.append("optimizer step in backward")
         if recompute is not None:

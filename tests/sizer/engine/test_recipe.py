@@ -100,3 +100,25 @@ def test_full_fine_tune_gets_a_fine_tuning_batch():
     assert job.batch_size == FINETUNE_BATCH  # sequences, not the 4M-token pre-training batch
     pretraining = resolve_job(WorkloadRequest(model="llama-3.1-8b", tokens=5e7))
     assert pretraining.batch_size > FINETUNE_BATCH
+
+
+def _step(**fields):
+    from sizer.facade import TimeRequest, estimate_time
+
+    return estimate_time(TimeRequest(**fields), suggest=False).step_time.expected
+
+
+def test_paged_states_that_do_not_stay_on_the_device_cost_pcie_time():
+    # 8B x 2 bytes of 8-bit states (16 GB) cannot stay beside 21 GB on a 24 GB card: they cross PCIe each step
+    base = dict(model="llama-3.1-8b", method="full", tokens=1e7, device="RTX 4090", seq_len=2048, micro_batch=1,
+                state_precision="bf16", optimizer_in_backward=True, recompute="full")
+    paged, plain = _step(**base, optimizer="paged-adamw-8bit"), _step(**{**base, "device": "H100 SXM"}, optimizer="paged-adamw-8bit")
+    assert paged > 2 * 16e9 * 0.8 / 31.5e9  # at least most of the spilled states twice over PCIe 4.0 x16
+    assert plain < paged  # on an 80 GB card they stay on the device
+
+
+def test_qlora_dequantisation_is_in_series():
+    # bitsandbytes dequantises each 4-bit weight before every matmul: QLoRA is slower than LoRA on the same base
+    base = dict(model="llama-2-7b", tokens=1e6, device="A100 40GB", seq_len=256, micro_batch=1, batch_size=256,
+                lora_rank=8, lora_targets="q,v", recompute="none")
+    assert _step(**base, method="qlora") > 1.3 * _step(**base, method="lora")  # litgpt: 0.22 against 0.14 s/it
