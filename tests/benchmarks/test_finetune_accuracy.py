@@ -63,7 +63,7 @@ def test_held_out_throughput(timed):
     errors = [row[2] for row in parts["held-out"]]
     assert len(errors) >= 5
     median, p90 = finetune_accuracy.summary(errors)
-    assert median <= 0.20  # issue target: median <= 20 % (held-out today: 19.7 %)
+    assert median <= 0.20  # issue target: median <= 20 % (held-out today: 14.5 %)
     # issue target p90 <= 50 % is NOT met (held-out today: 53 %, A10G LoRA runs at micro-batch 1 predicted
     # 2x too slow: the small-GEMM efficiency curve, benchmarks/ACCURACY.md); this guards against regressing
     assert p90 <= 0.55
