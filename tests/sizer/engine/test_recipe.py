@@ -122,3 +122,15 @@ def test_qlora_dequantisation_is_in_series():
     base = dict(model="llama-2-7b", tokens=1e6, device="A100 40GB", seq_len=256, micro_batch=1, batch_size=256,
                 lora_rank=8, lora_targets="q,v", recompute="none")
     assert _step(**base, method="qlora") > 1.3 * _step(**base, method="lora")  # litgpt: 0.22 against 0.14 s/it
+
+
+def test_offload_without_a_layout_shards_and_checkpoints():
+    # the case: Llama 3.1 70B on 8 x A100 with --offload picked plain data parallel and did not fit; the
+    # published recipes (FSDP CPUOffload with FULL_SHARD) shard over the replicas and checkpoint the blocks
+    from sizer.facade import TimeRequest, estimate_time
+
+    result = estimate_time(TimeRequest(model="llama-3.1-70b", method="full", tokens=5e7, seq_len=2048,
+                                       device="A100 80GB SXM", count=8, offload=True, host_memory="2 TB"), suggest=False)
+    assert result.layout.zero == 3 and result.layout.recompute == "full"
+    assert result.fits and result.memory_per_device.value < 80
+    assert any(a.name == "offload layout" for a in result.assumptions)
