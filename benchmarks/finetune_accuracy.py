@@ -11,7 +11,7 @@ Adapter (LLaMA-Adapter) rows and models sizer does not know are left out and cou
 The split is by model (every run of one model on one side): models whose name hashes even are the fit
 part, the others held out. Fitted on the fit part only: the activation factors of eager PyTorch LoRA and
 QLoRA runs (:func:`fit_activation_factors`, kept in :mod:`sizer.workloads.finetune`); the fit part also
-chose the mechanisms (the standard loss's 8 bytes per logit, litgpt's LoRA defaults). OOM rows check the verdict
+chose the mechanisms (litgpt's LoRA defaults). OOM rows check the verdict
 the other way: a published OOM should not fit, a published figure must fit.
 
 Run: ``python benchmarks/finetune_accuracy.py`` (prints the table and the headline figures).
@@ -257,6 +257,32 @@ def score_throughput(runs: list[TimedRun], sample_tokens: dict[str, int]) -> dic
     return parts
 
 
+HF_MEASUREMENTS = Path(__file__).with_name("hf_finetune_memory_h100.jsonl")
+
+
+def score_hf_measurements(path: Path = HF_MEASUREMENTS) -> list[tuple[dict, float, float]]:
+    """sizer's active memory against this project's own H100 measurements of Hugging Face fine-tuning steps
+    (benchmarks/gpu_finetune_memory.py; Llama-3-8B shape, LoRA r 8 on q, v and full, pure bf16 AdamW): an
+    independent framework, never used to fit the activation factors. Returns (row, predicted GB, error)."""
+    import json
+
+    from sizer.facade import MemoryRequest, estimate_memory
+
+    scored = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row.get("oom"):
+            continue
+        fields = dict(model="llama-3-8b", method=row["method"], device="H100 SXM", seq_len=row["seq_len"],
+                      micro_batch=row["micro_batch"], state_precision="bf16", precision="bf16", optimizer="adamw",
+                      recompute="full" if row["checkpointing"] else "none")
+        if row["method"] == "lora":
+            fields.update(lora_rank=8, lora_targets="q,v")
+        predicted = estimate_memory(MemoryRequest(**fields), suggest=False).active.value
+        scored.append((row, predicted, abs(predicted - row["active_gb"]) / row["active_gb"]))
+    return scored
+
+
 def main() -> None:
     runs, skipped = load_runs()
     parts = score(runs)
@@ -273,6 +299,13 @@ def main() -> None:
                   f"published runs called 'does not fit': {len(part['wrong_oom'])}; OOM rows {part['oom_rows']}")
     print(f"left out (adapters, unknown models or devices): {skipped}")
     print(f"activation factors fitted on the fit part: {fit_activation_factors(runs)}")
+    print("## Hugging Face on an H100 (this project's measurements, benchmarks/hf_finetune_memory_h100.jsonl)")
+    hf = score_hf_measurements()
+    for row, predicted, error in hf:
+        print(f"{row['method']:5} seq {row['seq_len']:5} mb {row['micro_batch']} checkpointing {row['checkpointing']!s:5}: "
+              f"measured {row['active_gb']:.2f} GB, sizer active {predicted:.2f} GB, error {error:.1%}")
+    median, p90 = summary([e for _, _, e in hf])
+    print(f"hf: {len(hf)} runs, median {median:.1%}, p90 {p90:.1%}")
     timed = load_timed_runs()
     tokens = fit_sample_tokens(timed)
     print(f"## throughput (mean tokens per sample fitted on the fit part: {tokens}; QLoRA dequantisation bandwidth "

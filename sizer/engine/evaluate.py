@@ -307,7 +307,7 @@ def logits_bytes_per_sample(job: Job) -> float:
 
     .. math:: M_{logits} = s \, V \, b_{logit}
 
-    with ``b_logit`` 8 for the standard loss (FP32 logits and their softmax gradient), 3 chunked,
+    with ``b_logit`` 10 for the standard loss (bf16 logits, their FP32 upcast and its gradient), 3 chunked,
     about ``8 h / V`` fused (:meth:`sizer.engine.recipe.Recipe.logit_bytes`). It is not an activation
     of a block: no recomputation policy divides it by the blocks, and it is held once per sample in
     the micro-batch.

@@ -21,7 +21,7 @@ vocabulary is computed. Each choice names its source:
   gradients too (FSDP ``CPUOffload(offload_params=True)``, ZeRO-Infinity ``offload_param``),
   leaving the gathered block in flight on the device; activations (torchtune
   ``enable_activation_offloading``), leaving two blocks' worth on the device.
-- **loss**: ``standard`` keeps FP32 logits and their softmax gradient, ``chunked`` 16-bit logits
+- **loss**: ``standard`` keeps the bf16 logits, their FP32 upcast and its softmax gradient, ``chunked`` 16-bit logits
   and one FP32 chunk (torchtune ``CEWithChunkedOutputLoss``, 8 chunks), ``fused`` never
   materialises them (Liger Kernel's fused linear cross-entropy, Wijmans et al. 2024 "Cut Your
   Losses").
@@ -45,12 +45,14 @@ STATE_PRECISIONS = (Precision.MIXED, Precision.BF16)
 BF16_BYTES = 2.0
 FP32_BYTES = 4.0
 PAGED = (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
-# Bytes each logit costs per loss computation (at the FP32 convention of Korthikanti et al. 2022 §4.1,
-# 4sbv for the logits): FP32 logits plus their softmax gradient, 4 + 4; chunked: 16-bit logits kept
-# and one of torchtune's 8 chunks upcast with its gradient, 2 + 8/8.
-STANDARD_LOGIT_BYTES = 2 * FP32_BYTES
+# Bytes each logit costs per loss computation. Standard (Hugging Face's causal-LM loss): the LM head's bf16
+# logits, their FP32 upcast (Korthikanti et al. 2022 §4.1's 4sbv) and its softmax gradient, 2 + 4 + 4; measured
+# on an H100 with transformers' Llama at 8,192 tokens (benchmarks/hf_finetune_memory_h100.jsonl: about 10 bytes
+# per logit above the rest). Chunked: the bf16 logits kept and one of torchtune's 8 chunks upcast with its gradient.
+FP32_LOGIT_BYTES = 2 * FP32_BYTES
+STANDARD_LOGIT_BYTES = BF16_BYTES + FP32_LOGIT_BYTES
 CHUNKS = 8
-CHUNKED_LOGIT_BYTES = BF16_BYTES + STANDARD_LOGIT_BYTES / CHUNKS
+CHUNKED_LOGIT_BYTES = BF16_BYTES + FP32_LOGIT_BYTES / CHUNKS
 # Activation offload keeps the block being computed and the one in transfer on the device.
 BLOCKS_IN_FLIGHT_OFFLOADED = 2
 SOURCES = {
@@ -63,7 +65,9 @@ SOURCES = {
                       "and optimizer states in host memory, the block being computed (and the next) gathered on the device",
     "offload_activations": "torchtune enable_activation_offloading: saved activations moved to host memory on a side "
                            "stream, two blocks' worth kept on the device",
-    "standard": "FP32 logits and their softmax gradient, 8 bytes per logit (Korthikanti et al. 2022 §4.1: 4sbv)",
+    "standard": "bf16 logits, their FP32 upcast and its softmax gradient, 10 bytes per logit (Korthikanti et al. 2022 "
+                "§4.1: 4sbv for the FP32 logits; about 10 measured with Hugging Face's Llama on an H100, "
+                "benchmarks/hf_finetune_memory_h100.jsonl)",
     "chunked": "torchtune CEWithChunkedOutputLoss: 16-bit logits kept, one of 8 chunks upcast to FP32 with its gradient",
     "fused": "Liger Kernel fused linear cross-entropy / Cut Cross-Entropy (Wijmans et al. 2024): logits never "
              "materialised; a chunk of tokens x hidden's worth at a time",
@@ -136,13 +140,13 @@ class Recipe:
         Returns
         -------
         float
-            Bytes per logit [B]: 8 standard, 3 chunked, 8 h / V fused.
+            Bytes per logit [B]: 10 standard, 3 chunked, 8 h / V fused.
         """
         if self.loss is Loss.STANDARD:
             return STANDARD_LOGIT_BYTES
         if self.loss is Loss.CHUNKED:
             return CHUNKED_LOGIT_BYTES
-        return STANDARD_LOGIT_BYTES * min(1.0, hidden / max(vocab, 1.0))  # Liger's chunk: tokens x V/h at a time
+        return FP32_LOGIT_BYTES * min(1.0, hidden / max(vocab, 1.0))  # Liger's chunk: tokens x V/h at a time
 
     def line(self, precision: str, recompute: str | None = None, finetune=None) -> str:
         """The recipe as a short line a user can type into a trainer's configuration.

@@ -54,8 +54,8 @@ QLORA_PRECISIONS = ("mixed", "bf16", "fp16")
 # layer graph makes (fused Megatron kernels): fitted by benchmarks/finetune_accuracy.py (fit_activation_factors)
 # as the median over the fit part of the published litgpt runs (bf16-true, A100 40GB and A10G). QLoRA keeps
 # more: bitsandbytes' MatMul4Bit saves each quantised linear layer's input for its backward pass.
-LORA_ACTIVATION_FACTOR = 1.36
-QLORA_ACTIVATION_FACTOR = 2.2
+LORA_ACTIVATION_FACTOR = 1.35
+QLORA_ACTIVATION_FACTOR = 2.19
 # The share of the memory bandwidth bitsandbytes' 4-bit dequantisation kernels reach (read NF4, write bf16), fitted
 # on the fit part of litgpt's timed QLoRA runs against their LoRA twins (benchmarks/finetune_accuracy.py,
 # fit_dequant_share): the time QLoRA adds over LoRA.
