@@ -34,10 +34,15 @@ OffloadActivationsOption = Annotated[Optional[bool], typer.Option("--offload-act
 LossOption = Annotated[Optional[str], typer.Option("--loss", help="standard (FP32 logits and their gradient; the default), chunked (torchtune's chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits held).")]
 
 
-def recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss) -> dict:
+SampleTokensOption = Annotated[Optional[int], typer.Option("--sample-tokens", min=1, help="Mean real tokens of a sample padded to --seq-len (padded batches: the rest is padding, computed but not learned from). Leave out for packed or full-length sequences.")]
+
+
+def recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
+                  sample_tokens=None) -> dict:
     """The recipe options as request fields (None where not given: the defaults stay the request's)."""
     return {"state_precision": state_precision, "optimizer_in_backward": optimizer_in_backward or None,
-            "offload_params": offload_params or None, "offload_activations": offload_activations or None, "loss": loss}
+            "offload_params": offload_params or None, "offload_activations": offload_activations or None, "loss": loss,
+            "sample_tokens": sample_tokens}
 
 
 HaveOption = Annotated[Optional[list[str]], typer.Option("--have", help="Hardware you already have, e.g. '8x A100 80GB SXM' (repeatable): the answer is for it only, with what would make the job work there.")]

@@ -49,6 +49,12 @@ class Job:
     arch: Architecture | None = None  # a transformer's shape: tensor and pipeline parallelism need it
     finetune: FineTune | None = None  # LoRA/QLoRA: adapters over a frozen base (the adapter rows are in ``layers``); None: full
     recipe: Recipe = Recipe()  # state precision, optimizer, step in backward, offloads, loss (sizer.engine.recipe)
+    sample_tokens: float | None = None  # real tokens of a padded sample (None: packed or full-length sequences)
+
+    @property
+    def real_tokens_per_sample(self) -> float:
+        """Tokens of data one sample carries [token]: its sequence length when packed, fewer when padded."""
+        return self.sample_tokens if self.sample_tokens is not None else self.tokens_per_sample
 
     @property
     def state_bytes(self) -> float:
@@ -306,11 +312,30 @@ def _check_sources(request: WorkloadRequest) -> bool:
     return from_layers
 
 
+def _padding(request: WorkloadRequest, workload: Workload, tokens_per_sample: float):
+    """(real tokens per sample, the assumption that says it) for padded samples, None for packed ones; or
+    InputError naming ``sample_tokens``."""
+    if request.sample_tokens is None:
+        return None
+    if not workload.token_mode:
+        raise InputError("sample_tokens", request.sample_tokens, "a token workload (--tokens): padding is counted in tokens")
+    if request.sample_tokens > tokens_per_sample:
+        raise InputError("sample_tokens", request.sample_tokens, f"at most the sequence length ({tokens_per_sample:.0f} "
+                                                                 "tokens) that samples are padded to")
+    share = 1.0 - request.sample_tokens / tokens_per_sample
+    return float(request.sample_tokens), Assumption(
+        name="padding", value=f"samples of {request.sample_tokens} real tokens padded to {tokens_per_sample:.0f}: "
+        f"{share:.0%} of each sequence's compute is padding (packing sequences would remove it); memory is the "
+        "padded sequence's", source="given (sample_tokens); Hugging Face DataCollatorWithPadding / torchtune "
+        "packed=False pad each batch, packed datasets concatenate samples")
+
+
 def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: float,
-             sample: str, given: bool) -> tuple[float, float, float | None]:
+             sample: str, given: bool, sample_tokens: float | None = None) -> tuple[float, float, float | None]:
     """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads);
-    ``given``: whether the run's length was given (else 0 samples: a step time only)."""
-    samples = workload.samples / tokens_per_sample if given else 0.0  # 0: a step time only
+    ``given``: whether the run's length was given (else 0 samples: a step time only); ``sample_tokens``: the
+    real tokens of a padded sample, which the run's tokens are divided into."""
+    samples = workload.samples / (sample_tokens or tokens_per_sample) if given else 0.0  # 0: a step time only
     batch = workload.batch_size / tokens_per_sample
     if batch < 1:
         raise InputError("batch_size", request.batch_size,
@@ -464,11 +489,16 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         layers = with_trained_rows(layers, layer_table(adapters))
         assumptions.extend(finetune.assumptions)
     tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
-    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given)
+    padded = _padding(request, workload, tokens_per_sample)
+    if padded is not None:
+        assumptions.append(padded[1])
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given,
+                                     None if padded is None else padded[0])
     return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,
                tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,
-               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune, recipe=recipe)
+               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune, recipe=recipe,
+               sample_tokens=None if padded is None else padded[0])
 
 
 def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,

@@ -456,7 +456,7 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
     summary = summarise(ev, [0], low_factor, high_factor, peak)
     step_range = (float(summary.step_low[0]), float(summary.step_expected[0]), float(summary.step_high[0]))
     limit = float(parts.physical_limit[0])
-    per_step = batch * (job.tokens_per_sample if job.token_mode else 1.0)
+    per_step = batch * (job.real_tokens_per_sample if job.token_mode else 1.0)  # tokens of data, not padding
     unit = "token / s" if job.token_mode else f"{job.sample_word} / s"
     throughput = RangeOut(low=per_step / step_range[2], expected=per_step / step_range[1],
                           high=per_step / step_range[0], unit=unit)

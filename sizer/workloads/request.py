@@ -103,6 +103,9 @@ class WorkloadRequest(RequestModel):
     offload_params: bool = Field(False, description="parameters, gradients and optimizer states in host memory (FSDP "
                                                     "CPUOffload, ZeRO-Infinity offload_param)")
     offload_activations: bool = Field(False, description="saved activations in host memory (torchtune activation offloading)")
+    sample_tokens: int | None = Field(None, ge=1, le=10_000_000, description="mean real tokens of a sample padded to "
+                                      "seq_len (padded batches: the rest of each sequence is padding, computed but not "
+                                      "learned from); leave out for packed or full-length sequences")
     loss: LossName = Field("standard", description="standard (FP32 logits and their gradient), chunked (torchtune's "
                                                    "chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits)")
 

@@ -135,3 +135,18 @@ def test_offload_without_a_layout_shards_and_checkpoints():
     assert result.layout.zero == 3 and result.layout.recompute == "full"
     assert result.fits and result.memory_per_device.value < 80
     assert any(a.name == "offload layout" for a in result.assumptions)
+
+
+def test_padded_samples_cost_the_padding():
+    # samples of 512 real tokens padded to 2,048 compute 2,048 tokens each: 4x the sequences for the same data,
+    # real tokens per second a quarter; packed (the default) computes only data
+    from sizer.facade import TimeRequest, estimate_time
+
+    base = dict(model="llama-3.1-8b", method="lora", tokens=1e7, device="H100 SXM", seq_len=2048)
+    packed = estimate_time(TimeRequest(**base), suggest=False)
+    padded = estimate_time(TimeRequest(**base, sample_tokens=512), suggest=False)
+    assert padded.steps == pytest.approx(4 * packed.steps, rel=0.02)
+    assert padded.throughput.expected == pytest.approx(packed.throughput.expected / 4, rel=0.02)
+    with pytest.raises(InputError) as error:
+        estimate_time(TimeRequest(**base, sample_tokens=4096), suggest=False)
+    assert error.value.field == "sample_tokens"
