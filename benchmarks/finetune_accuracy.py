@@ -283,6 +283,33 @@ def score_hf_measurements(path: Path = HF_MEASUREMENTS) -> list[tuple[dict, floa
     return scored
 
 
+HF_SPEED = Path(__file__).with_name("hf_finetune_speed_h100.jsonl")
+
+
+def score_hf_speed(path: Path = HF_SPEED) -> list[tuple[dict, float, float]]:
+    """sizer's expected step time against this project's H100 timings of Hugging Face fine-tuning steps (3 warm-up
+    and 5 timed steps each; the same model and recipes as :func:`score_hf_measurements`): never fitted on.
+    Returns (row, predicted seconds, relative error of the throughput)."""
+    import json
+
+    from sizer.facade import TimeRequest, estimate_time
+
+    scored = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row.get("oom"):
+            continue
+        tokens = row["seq_len"] * row["micro_batch"]
+        fields = dict(model="llama-3-8b", method=row["method"], device="H100 SXM", seq_len=row["seq_len"],
+                      micro_batch=row["micro_batch"], tokens=1000 * tokens, batch_size=tokens, state_precision="bf16",
+                      precision="bf16", optimizer="adamw", recompute="full" if row["checkpointing"] else "none")
+        if row["method"] == "lora":
+            fields.update(lora_rank=8, lora_targets="q,v")
+        predicted = estimate_time(TimeRequest(**fields), suggest=False).step_time.expected
+        scored.append((row, predicted, abs(row["s_per_step"] / predicted - 1.0)))
+    return scored
+
+
 def main() -> None:
     runs, skipped = load_runs()
     parts = score(runs)
@@ -306,6 +333,12 @@ def main() -> None:
               f"measured {row['active_gb']:.2f} GB, sizer active {predicted:.2f} GB, error {error:.1%}")
     median, p90 = summary([e for _, _, e in hf])
     print(f"hf: {len(hf)} runs, median {median:.1%}, p90 {p90:.1%}")
+    speed = score_hf_speed()
+    for row, predicted, error in speed:
+        print(f"{row['method']:5} seq {row['seq_len']:5} mb {row['micro_batch']} checkpointing {row['checkpointing']!s:5}: "
+              f"measured {row['s_per_step']:.3f} s/step, sizer {predicted:.3f} s/step, throughput error {error:.0%}")
+    median, p90 = summary([e for _, _, e in speed])
+    print(f"hf speed: {len(speed)} runs, median {median:.1%}, p90 {p90:.1%}")
     timed = load_timed_runs()
     tokens = fit_sample_tokens(timed)
     print(f"## throughput (mean tokens per sample fitted on the fit part: {tokens}; QLoRA dequantisation bandwidth "
