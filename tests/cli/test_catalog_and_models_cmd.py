@@ -91,7 +91,10 @@ def test_memory_table_rows_add_up_to_its_total(cli, monkeypatch, args):
 
 def test_memory_without_tokens_and_missing_values_never_say_none(cli):
     result = cli("memory", "--model", "llama-3-8b", "--method", "qlora", "--device", "RTX 4090")
-    assert result.exit_code == 0 and "tokens" not in result.output.split("Assumptions")[0]
+    # the table speaks of no token count (suggestions may offer shorter sequences "of 512 tokens": at its 8,192-token
+    # context the FP32 logits leave QLoRA short of 24 GB)
+    table = result.output.split("What would make it work")[0].split("Assumptions")[0]
+    assert result.exit_code == 0 and "tokens" not in table
     for args in (("compute",), ("time", "--device", "T4"), ("memory",), ("tco", "--device", "T4")):
         bad = cli(*args)
         assert bad.exit_code == 2 and "None" not in bad.output and "not given" in bad.output, (args, bad.output)
