@@ -64,7 +64,13 @@ def _validation_items(errors: list[dict], prefix: tuple = ()) -> list[dict[str, 
 
 
 def _request_validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
-    return JSONResponse({"detail": _validation_items(list(error.errors()))}, status_code=422)
+    items = _validation_items(list(error.errors()))
+    if isinstance(error.body, dict):  # the body's bad free-text fields too: a form marks every bad field at once
+        from sizer.facade import text_field_errors
+
+        named = frozenset(str(item["loc"][1]) for item in items if len(item["loc"]) > 1 and item["loc"][0] == "body")
+        items += [_item(["body", each.field], each.message, "value_error") for each in text_field_errors(error.body, named)]
+    return JSONResponse({"detail": items}, status_code=422)
 
 
 def _pydantic_error(request: Request, error: ValidationError) -> JSONResponse:

@@ -17,10 +17,11 @@ def calibrate(report: Annotated[str, typer.Argument(help="report.json written by
               json: JsonOption = False) -> None:
     """Fit, per device, the factor by which kernels run slower than the defaults and the per-step overhead."""
     from sizer.facade import calibrate_runs, runs_from_report, save_calibration
-    from sizer.facade import load_json
+    from sizer.facade import check_writable, load_json
     from sizer.facade import QuantityOut
 
     path = Path(report)
+    check_writable(out, "out", {"report": report})  # the fit would replace the report it was read from
     data = load_json(path, "report", MAX_REPORT_BYTES)
     calibration = calibrate_runs(runs_from_report(data, str(path)), source=str(path))
     save_calibration(calibration, out)

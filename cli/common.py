@@ -46,7 +46,7 @@ def recipe_fields(state_precision, optimizer_in_backward, offload_params, offloa
 
 
 HaveOption = Annotated[Optional[list[str]], typer.Option("--have", help="Hardware you already have, e.g. '8x A100 80GB SXM' (repeatable): the answer is for it only, with what would make the job work there.")]
-HostMemoryOption = Annotated[Optional[str], typer.Option("--host-memory", help="RAM of one host, e.g. '128 GB': checked against what --offload (or an offload suggestion) puts there. Default: the --system node type's, else assumed equal to the memory of the devices on the host.")]
+HostMemoryOption = Annotated[Optional[str], typer.Option("--host-memory", help="RAM of one host, e.g. '128 GB': checked against what --offload (or an offload suggestion) puts there, or the layers --gpu-layers leaves on the host. Default: the --system node type's, else assumed equal to the memory of the devices on the host (training); the --host-cpu's catalog figure (inference).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 CatalogOption = Annotated[Optional[str], typer.Option("--catalog", help="A YAML file adding or overriding devices (also SIZER_CATALOG).")]
 DeviceOption = Annotated[str, typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM'.")]
@@ -72,7 +72,7 @@ Epochs = Annotated[str, typer.Option("--epochs", help="Passes over the samples."
 PricingOption = Annotated[str, typer.Option("--pricing", help="rent (cloud prices only; devices without one listed apart), "
                                             "buy (amortised purchase plus energy) or any (rent, else the amortised purchase, labelled).")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
-BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step (tokens with --tokens).")]
+BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step: '1536 sequences', '4M tokens' or '512 samples' (a bare number counts tokens with --tokens, else samples).")]
 Optimizer = Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam (the default), adamw, adagrad, rmsprop, lion, adafactor, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit (paged states live in unified memory, counted as host memory).")]
 SeqLen = Annotated[Optional[int], typer.Option("--seq-len", min=1, help="Sequence length of a token workload.")]
 ForwardPerSample = Annotated[Optional[str], typer.Option("--forward-flops-per-sample", help="Forward FLOP per sample, if known (convolutions, attention).")]
@@ -83,11 +83,12 @@ Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction 
 
 def workload_request(cls=None, **fields):
     """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given; a --model
-    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source)."""
-    from sizer.facade import WorkloadRequest
+    or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source).
+    Every bad option is named at once (sizer.field_check), one line each."""
+    from sizer.facade import WorkloadRequest, every_bad_field
 
     cls = cls or WorkloadRequest
-    return cls(**sources({k: v for k, v in fields.items() if v is not None}))
+    return every_bad_field(cls, sources({k: v for k, v in fields.items() if v is not None}))
 
 
 def sources(fields: dict) -> dict:

@@ -13,7 +13,7 @@ def compute(params: Params = None, samples: Samples = None, epochs: Epochs = "1"
             forward_flops_per_param: Annotated[float, typer.Option("--forward-flops-per-param", min=0.0, help="O_f (2 for dense layers).")] = 2.0,
             backward_factor: Annotated[float, typer.Option("--backward-factor", min=1.0, help="O_b (3: backward costs twice the forward).")] = 3.0,
             forward_flops_per_sample: ForwardPerSample = None, json: JsonOption = False) -> None:
-    """Training compute in FLOP (seed 004 eq. 3)."""
+    """Training compute in FLOP: forward and backward passes over every sample (about 6 FLOP per parameter per token)."""
     from sizer.facade import estimate_compute
 
     request = workload_request(params=params, samples=samples, epochs=epochs, tokens=tokens,

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output, owned_output
-from cli.common import CatalogOption, HaveOption, JsonOption, ModelOption, Params, answer_owned, load, sources
+from cli.common import CatalogOption, HaveOption, HostMemoryOption, JsonOption, ModelOption, Params, answer_owned, load, sources
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
@@ -52,7 +52,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
-              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
@@ -61,7 +61,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
-                  host_cpu=host_cpu)
+                  host_cpu=host_cpu, host_memory=host_memory)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))

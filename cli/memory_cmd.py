@@ -20,7 +20,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            method: MethodOption = None, lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
            recompute: RecomputeOption = "none",
            sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
-           headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+           headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
            state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
            offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
            loss: LossOption = None,

@@ -1,4 +1,5 @@
-"""`sizer cells`, `sizer k1`, `sizer complexity`: the analytic expressions of seed 003."""
+"""`sizer cells`, `sizer k1`, `sizer complexity`: the analytic expressions of Jamgharyan's hardware recommendations
+(docs/references.md [seed-003])."""
 from __future__ import annotations
 
 from typing import Annotated, Optional
@@ -19,7 +20,7 @@ def cells(samples: Annotated[str, typer.Option("--samples", help="S, samples in 
           eta_v: Annotated[str, typer.Option("--eta-v", help="Cells per variable.")] = "1",
           cell_size: Annotated[str, typer.Option("--cell-size", help="Bytes per cell, e.g. '4 B'.")] = "4 B",
           json: JsonOption = False) -> None:
-    """Memory cells used by the model-synthesis algorithm (seed 003 eq. 1)."""
+    """Memory cells a training run holds: its data, weights and variables (Jamgharyan's count)."""
     from sizer import facade
 
     result = facade.cells(facade.CellsRequest(samples=samples, features=features, outputs=outputs, weights=weights,
@@ -27,7 +28,7 @@ def cells(samples: Annotated[str, typer.Option("--samples", help="S, samples in 
                                                     cell_size=cell_size))
     if json:
         return output.emit_json(result)
-    output.key_values("Memory cells (seed 003 eq. 1)", [
+    output.key_values("Memory cells (training data, weights, variables)", [
         ("cells", output.fmt(result.cells)), ("  training data", output.fmt(result.training_data_cells)),
         ("  weights", output.fmt(result.weight_cells)), ("  variables", output.fmt(result.variable_cells)),
         ("memory", output.qty(result.memory))])
@@ -39,13 +40,13 @@ def k1(weights: Annotated[str, typer.Option("--weights", help="N_w, weights and 
        features: Annotated[str, typer.Option("--features", help="N, features per sample.")],
        tolerance: Annotated[float, typer.Option("--tolerance", help="|K1 - 1| that still counts as K1 = 1.")] = 0.01,
        json: JsonOption = False) -> None:
-    """K1 = N_w / (S N): is the network's memory redundant, exact or insufficient (seed 003 eq. 4)."""
+    """Whether a network can memorise its training set: K1 = weights / (samples x features), above 1 redundant, below 1 not."""
     from sizer import facade
 
     result = facade.k1(facade.K1Request(weights=weights, samples=samples, features=features, tolerance=tolerance))
     if json:
         return output.emit_json(result)
-    output.key_values("K1 memory redundancy (seed 003 eq. 4)", [
+    output.key_values("K1 = weights / (samples x features)", [
         ("K1", output.fmt(result.k1)), ("verdict", result.verdict), ("meaning", result.meaning)])
 
 
@@ -53,14 +54,14 @@ def complexity(layers: Annotated[str, typer.Option("--layers", help="Input width
                operation_time: Annotated[str, typer.Option("--operation-time", help="Time of one multiply-add.")] = "1 ns",
                inputs: Annotated[Optional[str], typer.Option("--inputs", help="Fan-in of the first layer (then --layers are all neuron layers).")] = None,
                json: JsonOption = False) -> None:
-    """Sequential T1 and parallel T2 complexity of a feed-forward network (seed 003 eq. 2, 3)."""
+    """Operations of a feed-forward network run one neuron at a time (T1) and with a processor per neuron (T2)."""
     from sizer import facade
 
     widths = [w.strip() for w in layers.split(",")]
     result = facade.complexity(facade.ComplexityRequest(layers=widths, operation_time=operation_time, inputs=inputs))
     if json:
         return output.emit_json(result)
-    output.key_values("Complexity (seed 003 eq. 2, 3)", [
+    output.key_values("Complexity: one neuron at a time (T1), a processor per neuron (T2)", [
         ("layers", result.layers), ("neurons", result.neurons), ("T1 sequential", output.qty(result.sequential)),
         ("T2 parallel", output.qty(result.parallel)), ("T1 / T2", output.fmt(result.speedup))])
     output.assumptions(result.assumptions)

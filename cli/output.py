@@ -338,22 +338,35 @@ def terminal_text(text: str) -> str:
     """
     from rich.markup import escape
 
-    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                         text)
-    return escape(shown)
+    return escape(control_escaped(text))
+
+
+def control_escaped(text: str) -> str:
+    r"""``text`` with its control and direction-changing characters written as escapes (``\x1b``), so
+    that a name read from a file reaches a terminal or a spreadsheet as text, never as its bytes.
+
+    >>> control_escaped("A100\x1b[2J\u202e")
+    'A100\\x1b[2J\\u202e'
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        text)
 
 
 def spreadsheet_cell(value: Any) -> Any:
-    """A CSV cell a spreadsheet will not run as a formula: text starting with ``=``, ``+``, ``-``,
-    ``@``, a tab or a carriage return gets a leading apostrophe (OWASP's CSV-injection advice); numbers
-    are left as they are.
+    r"""A CSV cell a spreadsheet will not run as a formula: text starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading apostrophe (OWASP's CSV-injection advice); control
+    characters are written as escapes, as in a table (:func:`control_escaped`); numbers are left as they are.
 
     >>> spreadsheet_cell("=HYPERLINK(1)"), spreadsheet_cell("H100 SXM"), spreadsheet_cell(-1.5)
     ("'=HYPERLINK(1)", 'H100 SXM', -1.5)
+    >>> spreadsheet_cell("A100\x1b[31m")
+    'A100\\x1b[31m'
     """
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        value = "'" + value
+    return control_escaped(value)
 
 
 def _print_table(title: str | None, headers: list[str] | None, rows: list[list[str]], caption: str | None = None,

@@ -18,7 +18,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          micro_batch: MicroBatch = None, seq_len: SeqLen = None, method: MethodOption = None,
          lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None, ep: EpOption = None,
          shown: Annotated[int, typer.Option("--top", min=1, max=100, help="Layouts to show.")] = 10,
-         headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+         headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, zero: ZeroOption = None,
          recompute: RecomputeOption = None, interleave: InterleaveOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
@@ -43,10 +43,17 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
     output.table(f"Layouts of {result.workload} on {result.count} x {result.device} ({result.precision})",
                  ("#", "tp/pp/cp/dp", "ZeRO", "recompute", "micro x acc.", "training time" if result.layouts and
                   result.layouts[0].training_time else "step time", "MFU", "memory", "why"), rows,
-                 caption=f"{result.fitting} of {result.searched} layouts fit; fastest first. --json for everything.")
+                 caption=_caption(result))
     for warning in result.warnings:
         output.warn(warning)
     output.assumptions(result.assumptions)
+
+
+def _caption(result) -> str:
+    """How many fit, the one batch every row runs, and the order (fastest first, or closest to fitting)."""
+    batch = f"; every row at a batch of {result.layouts[0].batch_size:,.0f} {result.sample}s" if result.layouts else ""
+    order = "fastest first" if result.fitting else "none fits: closest to fitting first"
+    return f"{result.fitting} of {result.searched} layouts fit{batch}; {order}. --json for everything."
 
 
 def register(app: typer.Typer) -> None:

@@ -52,7 +52,7 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
             raise InputError("profile", target, "the validation extra installed: pip install -e '.[validation]'") from None
         from validation.profiler import load_factory, profile_model
 
-        check_writable(out, "out")  # before minutes of profiling, not after
+        check_writable(out, "out", {"target": _module_file(target)})  # before minutes of profiling, not after
         bar.update(task, description=f"building {output.terminal_text(target)}", advance=1)  # a path may hold [..]
         shape = _shape(input_shape) if input_shape else None
         try:
@@ -102,6 +102,17 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
     params = sum(layer["params"] for layer in result["layers"])
     output.say(f"{out}: {len(result['layers'])} layers, {output.qty(output.Value(total, 'FLOP'))} forward per "
                f"{result['sample']}, {output.count(params)} parameters")
+
+
+def _module_file(target: str) -> str | None:
+    """The source file of MODULE in MODULE:FACTORY, where one is found (the profile must not overwrite it)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(target.split(":")[0])
+    except (ImportError, ValueError, AttributeError):
+        return None
+    return spec.origin if spec is not None and spec.origin and spec.has_location else None
 
 
 def _first_line(error: BaseException) -> str:

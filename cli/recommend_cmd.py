@@ -30,7 +30,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               objective: Annotated[Optional[str], typer.Option("--objective", help="time, cost or pareto (default time); with --inference: cost, latency or throughput (default cost).")] = None,
               kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Limit to gpu, accelerator or cpu (repeatable).")] = None,
               features: Annotated[Optional[str], typer.Option("--features", help="Input features per sample, for the K1 verdict.")] = None,
-              headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+              headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
               storage: Annotated[str, typer.Option("--storage", help="hdd, sata-ssd, nvme or ramdisk (with --sample-size).")] = "nvme",
               top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table to print.")] = 15,
               inference: Annotated[bool, typer.Option("--inference", help="Serve the model instead of training it (with --model or --params).")] = False,
@@ -68,12 +68,13 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       output_len=output_len, context_length=context_len, batch=batch,
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
-                      gpu_layers=gpu_layers, host_cpu=host_cpu, disaggregated=disaggregated or None)
+                      gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
+                      disaggregated=disaggregated or None)
         if have:
             from sizer.facade import InferenceRequest
 
             served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch",
-                                             "gpu_layers", "host_cpu")}
+                                             "gpu_layers", "host_cpu", "host_memory")}
             return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
                                 catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
@@ -117,7 +118,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
         for r in result.rejected:  # the few nearest to working (--suggest), each change evaluated again
             suggestions(r.suggestions, f"What would make {r.name} work (each evaluated again; cheapest first)")
     if result.k1:
-        output.key_values("K1 (seed 003 eq. 4)", [("K1", output.fmt(result.k1.k1)), ("verdict", result.k1.verdict)])
+        output.key_values("K1 = weights / (samples x features)", [("K1", output.fmt(result.k1.k1)), ("verdict", result.k1.verdict)])
     if result.host:
         output.key_values("Host side", [("data set in RAM", output.qty(result.host.dataset_memory)),
                                         ("read rate needed", output.qty(result.host.required_read_rate)),

@@ -1,6 +1,7 @@
 """`sizer sweep`: a what-if table over workloads × devices × counts × precisions, as CSV or JSON."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated, Optional
 
@@ -48,7 +49,7 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
           sharding: Annotated[str, typer.Option("--sharding", help="auto (the layout `sizer time` chooses), none, full, or 'none,full'.")] = "auto",
           pricing: PricingOption = "rent",
           cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, RunPod, ...).")] = None,
-          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve seed 003's 25-30 % extra memory.")] = False,
+          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
           format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
           out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,
           catalog: CatalogOption = None, json: JsonOption = False) -> None:
@@ -64,8 +65,11 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
     format = "json" if json else format
     if format not in ("table", "csv", "json"):
         raise InputError("format", format, "table, csv or json")
-    if out is not None:
-        check_writable(out, "out")
+    if out is not None:  # never over a file this sweep reads: its catalog or a model's config.json
+        from sizer.facade import CATALOG_ENV
+
+        check_writable(out, "out", {"catalog": catalog or os.environ.get(CATALOG_ENV),
+                                    "model": [m for m in (_split("model", model) or []) if os.path.isfile(m)]})
     amounts = _split("tokens" if tokens is not None else "samples", tokens if tokens is not None else samples) or []
     if (params is None) == (model is None):
         raise InputError("params", params, "--params or --model (comma-separated lists), one of the two")

@@ -67,7 +67,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     if result.training_time is not None:
         rows += [("training time", output.rng(result.training_time)),
                  ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
-                 ("first-order C/(n R_s), seed 004 (reference)", output.qty(result.first_order_time)),
+                 ("first-order: compute / (devices x sustained peak) (reference)", output.qty(result.first_order_time)),
                  ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps))]
     interleaved = f", interleave {layout.interleave}" if layout.interleave > 1 else ""
     experts = f" (ep {layout.ep})" if layout.ep > 1 else ""

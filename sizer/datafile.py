@@ -42,7 +42,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 import yaml
 
@@ -225,9 +225,26 @@ def _one_line(error: Exception) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def check_writable(path: str | os.PathLike, field: str = "out") -> None:
-    """Refuse early a path :func:`write_bytes` could not write: a folder, or one in a missing or read-only folder."""
+def same_file(first: str | os.PathLike, second: str | os.PathLike) -> bool:
+    """Whether two paths name one file (through links, ``..`` and hard links where both exist)."""
+    try:
+        return os.path.samefile(first, second)
+    except (OSError, ValueError):
+        return os.path.realpath(first) == os.path.realpath(second)
+
+
+def check_writable(path: str | os.PathLike, field: str = "out",
+                   inputs: Mapping[str, str | os.PathLike | Iterable[str | os.PathLike] | None] | None = None) -> None:
+    """Refuse early a path :func:`write_bytes` could not write: a folder, or one in a missing or read-only folder,
+    or one of the command's own ``inputs`` (field name to path or paths): writing the answer over a file the
+    command reads would lose that file."""
     shown = str(path)
+    for name, given in (inputs or {}).items():
+        paths = [given] if isinstance(given, (str, os.PathLike)) else list(given or [])
+        for source in paths:
+            if source is not None and str(source) and same_file(path, source):
+                raise InputError(field, shown, f"a file other than the {name} file the command reads ({source}): "
+                                               "writing the answer there would overwrite it")
     target = Path(os.path.realpath(path))
     if target.is_dir():
         raise InputError(field, shown, "a file path, not a folder")

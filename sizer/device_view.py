@@ -47,6 +47,9 @@ class DeviceSummary(Model):
     fp32_peak: SourcedQuantity | None
     precisions: list[str]
     sources: list[str]
+    peaks: dict[str, SourcedQuantity]  # dense peak per precision [TFLOPS]
+    purchase_price: PriceView | None
+    cloud_price: PriceView | None  # the cheapest rent per device-hour
 
 
 class DeviceDetail(DeviceSummary):
@@ -58,7 +61,6 @@ class DeviceDetail(DeviceSummary):
     boost_clock: SourcedQuantity | None
     derived_fp32_peak: SourcedQuantity | None
     fp32_peak_discrepancy: str | None
-    peaks: dict[str, SourcedQuantity]
     memory_type: str
     unified_memory: bool
     tdp: SourcedQuantity | None
@@ -97,7 +99,9 @@ def _summary_fields(device: Device) -> dict:
                 launch_year=device.launch_year, memory=_sourced("memory", device.memory),
                 memory_bandwidth=_sourced("memory_bandwidth", device.memory_bandwidth),
                 fp32_peak=_sourced("peaks.fp32", device.peaks.get("fp32")), precisions=supported_precisions(device),
-                sources=sources)
+                sources=sources, peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
+                purchase_price=_price(device.purchase_price, "USD") if device.purchase_price else None,
+                cloud_price=_price(cheapest, "USD/hour") if (cheapest := cheapest_cloud_price(device)) else None)
 
 
 def summarize_device(device: Device) -> DeviceSummary:
@@ -106,7 +110,6 @@ def summarize_device(device: Device) -> DeviceSummary:
 
 def describe_device(device: Device) -> DeviceDetail:
     derived = derived_fp32_peak(device)
-    cheapest = cheapest_cloud_price(device)
     return DeviceDetail(
         **_summary_fields(device), aliases=device.aliases,
         fp32_cores=_sourced("fp32_cores", device.fp32_cores), cores=_sourced("cores", device.cores),
@@ -118,7 +121,6 @@ def describe_device(device: Device) -> DeviceDetail:
                                                                                  device.boost_clock, device.vector) if part))
         if derived is not None else None,
         fp32_peak_discrepancy=device.fp32_peak_discrepancy,
-        peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
         memory_type=device.memory_type, unified_memory=device.unified_memory, tdp=_sourced("tdp", device.tdp),
         unverified=[path for path, sourced in device.sourced_fields().items() if not sourced.verified]
         + (["vector"] if device.vector is not None and not device.vector.verified else []),
@@ -126,6 +128,4 @@ def describe_device(device: Device) -> DeviceDetail:
         interconnect_bandwidth=_sourced("interconnect.bandwidth", device.interconnect.bandwidth) if device.interconnect else None,
         vector=(f"{device.vector.isa}: {device.vector.fma_units_per_core} FMA unit(s) x {device.vector.fp32_lanes_per_fma} FP32 lanes"
                 if device.vector else None),
-        purchase_price=_price(device.purchase_price, "USD") if device.purchase_price else None,
-        cloud_price=_price(cheapest, "USD/hour") if cheapest else None,
         cloud_prices=[_price(p, "USD/hour") for p in device.cloud_prices], notes=device.notes)

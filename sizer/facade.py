@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from sizer.engine.calibration import Calibration
-from sizer.hardware.catalog import Catalog, catalog_template, load_catalog  # noqa: F401
+from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
@@ -48,6 +48,7 @@ _LAZY = {
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
+    **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.field_check"),
     **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
                     "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),

@@ -246,7 +246,10 @@ def _from_parts(field: str, raw: object, value: float, unit: str, expected: str)
     try:
         units = ureg.parse_units(unit) if unit.strip() else ureg.dimensionless
     except (pint.errors.PintError, AttributeError, TypeError, ValueError, SyntaxError):
-        raise InputError(field, raw, f"a known unit ({expected})") from None
+        # a word that is no unit: for a count, no unit is wanted at all ("a known unit (a plain number)" said both)
+        if expected == DIMENSION_WORDS[""]:
+            raise InputError(field, raw, "a number such as 1536, 7e9, 7B or '70 billion'") from None
+        raise InputError(field, raw, f"{expected}; '{unit.strip()}' is not a unit sizer knows") from None
     return Quantity(value, units)
 
 

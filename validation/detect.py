@@ -13,7 +13,7 @@ import math
 import os
 import platform
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sizer.engine.constants import device_efficiencies
@@ -260,6 +260,22 @@ def cpu_share(detected: DetectedDevice, processes: int) -> Device:
         "cores": Sourced(value=share, source=f"{device.cores.source}; divided between {processes} processes"),
         "memory_bandwidth": Sourced(value=f"{bandwidth.to('GB/s').magnitude:.4g} GB/s",
                                     source=f"{device.memory_bandwidth.source}; divided between {processes} processes")})
+
+
+def cores_in_use(detected: DetectedDevice, cores: int, foreign_percent: float) -> DetectedDevice:
+    """The local CPU as far as a run may use it: ``cores`` of its cores, the rest taken by other
+    processes (``foreign_percent`` of the machine when the suite started); memory bandwidth and
+    the efficiencies stay the whole processor's."""
+    device = detected.device
+    total = int(device.cores.value)
+    source = f"{device.cores.source}; {total - cores} of {total} taken by other processes ({foreign_percent:.0f} % CPU)"
+    share = device.model_copy(update={
+        "id": f"{device.id}-free-{cores}", "name": f"{device.name}, {cores} free",
+        "cores": Sourced(value=cores, source=source), "threads": Sourced(value=cores, source=source)})
+    note = (f"other processes took {foreign_percent:.0f} % of the CPU when the suite started: "
+            f"torch uses {cores} thread(s), one on each free core, and is predicted for those cores")
+    kept = [line for line in detected.notes if not line.startswith("torch uses ")]  # said again, with the count
+    return replace(detected, device=share, notes=[*kept, note])
 
 
 # Driver names that the catalog spells differently (the SXM H100 reports its memory type).

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sizer.datafile import load_json, write_text
+from validation.contention import contention_of, foreign_cpu_percent
 from validation.count import count_model
 from validation.detect import DetectedDevice, cpu_share, describe_cpu
 from validation.loads import LoadSampler, current_rss, peak_rss, reset_peak_rss
@@ -92,6 +93,7 @@ def measure_data_parallel(spec: WorkloadSpec, detected: DetectedDevice, budget: 
         threads = max(1, int(detected.device.cores.value) // spec.processes)
         notes.append(f"each rank uses {threads} of {detected.device.cores.value} cores; predicted for "
                      f"{spec.processes} x {device.name}")
+    before = foreign_cpu_percent()
     with LoadSampler(gpu_index=0 if backend == "nccl" else None) as sampler:
         ranks = _run_ranks(spec, budget, backend, threads)
     step = statistics.median(ranks[0]["times"])
@@ -103,6 +105,7 @@ def measure_data_parallel(spec: WorkloadSpec, detected: DetectedDevice, budget: 
                 "peak_memory": {"value": max(0, max(r["peak_memory"] for r in ranks)), "unit": "B"},
                 "peak_memory_method": "largest per-rank peak RSS (VmHWM) above the RSS before the model was built",
                 "loads": sampler.summary(), "backend": backend}
+    measured["contention"] = contention_of(before, measured["loads"].get("other_processes_cpu_percent"))
     model = build_model(spec)
     local = replace(spec, batch_size=min(spec.batch_size // spec.processes, 64))
     inputs, targets = SyntheticData(local, "cpu").batch()

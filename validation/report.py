@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import write_text
+from validation.contention import MIN_SAMPLES, QUIET_PERCENT, headline_exclusions
 from validation.detect import DetectedDevice
 
 MS_PER_S = 1000.0
@@ -38,17 +39,13 @@ def _abs_stats(values: list[float]) -> dict:
             "p90_abs_error": float(np.percentile(absolute, 90)), "median_signed_error": float(np.median(values))}
 
 
-CONTENDED_PERCENT = 10.0  # runs beside more foreign CPU load than this measure the neighbours too
-
-
-def contention(run: dict) -> float:
-    return run["measured"]["loads"].get("other_processes_cpu_percent", {}).get("mean", 0.0)
-
-
 def summarise(runs: list[dict], layers: dict[str, dict], failures: list[dict]) -> dict:
     step_errors = [r["error"]["step_time"] for r in runs]
     stats = _abs_stats(step_errors)
-    quiet = [r for r in runs if contention(r) <= CONTENDED_PERCENT]
+    reasons = headline_exclusions(runs)
+    excluded = [{"id": run_id, "reason": reason} for run_id, reason in reasons.items()]
+    left_out = set(reasons)
+    quiet = [r for r in runs if r["id"] not in left_out]
     quiet_stats = _abs_stats([r["error"]["step_time"] for r in quiet])
     fractions = [entry["accounted_fraction"] for entry in layers.values()]
     cnn_fractions = [layers[r["id"]]["accounted_fraction"] for r in runs if r["family"] == "cnn" and r["id"] in layers]
@@ -60,9 +57,13 @@ def summarise(runs: list[dict], layers: dict[str, dict], failures: list[dict]) -
         "median_signed_error": stats.get("median_signed_error"),
         "error_metric": "step time: predicted expected / measured - 1 (uncalibrated core defaults)",
         "within_predicted_range": sum(bool(r["error"]["step_time_within_range"]) for r in runs),
-        "uncontended": {"threshold_other_cpu_percent": CONTENDED_PERCENT, "n_runs": len(quiet),
+        "uncontended": {"threshold_other_cpu_percent": QUIET_PERCENT, "n_runs": len(quiet),
                         "median_abs_error": quiet_stats["median_abs_error"], "p90_abs_error": quiet_stats["p90_abs_error"],
-                        "within_predicted_range": sum(bool(r["error"]["step_time_within_range"]) for r in quiet)},
+                        "within_predicted_range": sum(bool(r["error"]["step_time_within_range"]) for r in quiet),
+                        "rule": f"foreign CPU before and during the run at most {QUIET_PERCENT:.0f} %, "
+                                f"judged from at least {MIN_SAMPLES} samples or a look before the run"},
+        "excluded_from_headline": excluded,
+        "remeasured": [{"id": r["id"], **r["remeasured"]} for r in runs if r.get("remeasured")],
         "peak_memory_error": _abs_stats([r["error"]["peak_memory"] for r in runs if "peak_memory" in r["error"]]),
         "layers_accounted_fraction": {
             "min": min(fractions) if fractions else None, "median": statistics.median(fractions) if fractions else None,
@@ -149,6 +150,18 @@ def _baseline(settings: dict) -> str:
     return f"{megabytes(baseline):.0f} MB RSS with torch loaded" if baseline else "not measured"
 
 
+def _excluded_lines(summary: dict) -> list[str]:
+    """The runs kept out of the headline and those measured again, each with its reason."""
+    lines = []
+    if summary.get("remeasured"):
+        lines.append("- measured again after waiting for quiet: " + "; ".join(
+            f"{entry['id']} (first beside {entry['first_percent']:.0f} % foreign CPU)" for entry in summary["remeasured"]))
+    if summary.get("excluded_from_headline"):
+        lines.append(f"- kept out of the headline ({len(summary['excluded_from_headline'])}): " + "; ".join(
+            f"{entry['id']}: {entry['reason']}" for entry in summary["excluded_from_headline"]))
+    return lines
+
+
 def markdown(report: dict) -> str:
     s, device = report["summary"], report["device"]
     lines = [
@@ -160,12 +173,14 @@ def markdown(report: dict) -> str:
         f"- device: {device['description']} (catalog: {device['catalog_id'] or 'not in the catalog; described from the OS/driver'})",
         *(f"  - {note}" for note in device["notes"]),
         f"- wall time: {report['wall_time']['value']:.0f} s; runs: {s['n_runs']} measured, {s['n_failed']} failed",
-        f"- step-time error (predicted expected / measured − 1, uncalibrated): median |error| "
-        f"{_pct(s['median_abs_error'])}, p90 |error| {_pct(s['p90_abs_error'])}, median signed {_pct(s['median_signed_error'])}; "
-        f"{s['within_predicted_range']} of {s['n_runs']} measured times inside the predicted range",
-        f"- runs without competing load (other processes ≤ {s['uncontended']['threshold_other_cpu_percent']:.0f} % CPU): "
-        f"{s['uncontended']['n_runs']}, median |error| {_pct(s['uncontended']['median_abs_error'])}, "
-        f"p90 {_pct(s['uncontended']['p90_abs_error'])}, {s['uncontended']['within_predicted_range']} inside the range",
+        f"- step-time error (predicted expected / measured − 1, uncalibrated), runs without competing load "
+        f"({s['uncontended']['rule']}): {s['uncontended']['n_runs']} of {s['n_runs']}, median |error| "
+        f"{_pct(s['uncontended']['median_abs_error'])}, p90 {_pct(s['uncontended']['p90_abs_error'])}; "
+        f"{s['uncontended']['within_predicted_range']} inside the predicted range",
+        *_excluded_lines(s),
+        f"- all runs, contended ones included: median |error| {_pct(s['median_abs_error'])}, "
+        f"p90 {_pct(s['p90_abs_error'])}, median signed {_pct(s['median_signed_error'])}; "
+        f"{s['within_predicted_range']} of {s['n_runs']} inside the predicted range",
         f"- CPU used by other processes during a run (mean, worst run): "
         f"{s['other_processes_cpu_percent_max_mean'] or 0:.0f} % (contention slows CPU runs; see each run's loads)",
         f"- peak-memory error: median |error| {_pct(s['peak_memory_error']['median_abs_error'])}, "

@@ -11,6 +11,7 @@ from pydantic import ConfigDict, RootModel
 from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
 from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, quick_question
+from sizer.facade import every_bad_field
 from sizer.memo import keyed_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
 
@@ -49,7 +50,7 @@ def _quick(fields: dict, catalog) -> tuple | None:
     """A training question whose layouts are kept (or one refused at once), checked: run where it arrives.
     Handed to a thread, the engine's numpy passes release the GIL to the event loop and take it back some
     hundred times an answer, which costs more than the answer (benchmarks/README.md, threads and the GIL)."""
-    request = RecommendRequest.model_validate({"top": HTTP_TOP, **fields})  # a bad field: 422 at once, here
+    request = every_bad_field(RecommendRequest, {"top": HTTP_TOP, **fields})  # bad fields: 422 at once, here, every one
     served_from_builtins(request)  # before anything is resolved: over HTTP no file on the server is read
     quick, question = quick_question(request, catalog)
     return (request, question) if quick else None
@@ -57,15 +58,15 @@ def _quick(fields: dict, catalog) -> tuple | None:
 
 def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendResult | OwnedResult | Response:
     if fields.get("have") and fields.get("task") == "inference":  # serving on the user's own hardware only
-        served = InferenceRequest.model_validate({k: v for k, v in fields.items() if k != "task"})
+        served = every_bad_field(InferenceRequest, {k: v for k, v in fields.items() if k != "task"})
         served_from_builtins(served)
         return finite(answer_owned(served, catalog))
     if fields.get("task") == "inference":
-        request = InferenceRecommendRequest.model_validate(fields)
+        request = every_bad_field(InferenceRecommendRequest, fields)
         served_from_builtins(request)
         return finite(recommend_inference(request, catalog))
     if fields.get("have"):  # the user's own hardware only
-        request = RecommendRequest.model_validate(fields)
+        request = every_bad_field(RecommendRequest, fields)
         served_from_builtins(request)
         return finite(answer_owned(request, catalog))
     return Response(content=_ranked_bytes(_canonical(fields), fields, catalog), media_type="application/json")
@@ -82,6 +83,6 @@ def _ranked_bytes(body: str, fields: dict, catalog, checked: tuple | None = None
     bytes: rendered once per body (a page or client asking again gets the same bytes; an error is
     never kept). Compact unless the body asks for more rows (``top``). ``checked``: the request and
     question :func:`_quick` made of the body."""
-    request, question = checked or (RecommendRequest.model_validate({"top": HTTP_TOP, **fields}), None)
+    request, question = checked or (every_bad_field(RecommendRequest, {"top": HTTP_TOP, **fields}), None)
     served_from_builtins(request)
     return recommend_json(request, catalog, question=question)

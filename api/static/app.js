@@ -30,7 +30,7 @@ function showMode() {
 function applyPreset(key) {
   const preset = PRESETS[key];
   if (!preset) return;
-  for (const name of ["params", "tokens", "samples", "epochs", "batch_size"]) form.elements[name].value = preset[name] || "";
+  for (const name of [...PRESET_FIELDS, "seq_len"]) form.elements[name].value = preset[name] || "";
   if (!preset.epochs) form.elements.epochs.value = "1";
   form.elements.precision.value = preset.precision;
   form.elements.optimizer.value = preset.optimizer;
@@ -40,6 +40,23 @@ function applyPreset(key) {
   modelOrParams(form);
   showMode();
 }
+
+// The Preset names what the fields hold: a preset whose every value the fields still hold, else "custom".
+// (A screenshot that says "1.3 B transformer" above 7e9 parameters misleads whoever reads it.)
+const PRESET_FIELDS = ["params", "tokens", "samples", "epochs", "batch_size"];
+function sameValue(typed, preset) {
+  const a = String(typed || "").trim(), b = String(preset || "").trim();
+  return a === b || (a !== "" && b !== "" && Number(a) === Number(b));
+}
+function presetOfFields() {
+  if (form.elements.model.value.trim() || form.elements.seq_len.value.trim()) return "";
+  const mode = dataMode();
+  const fields = mode === "tokens" ? ["params", "tokens", "batch_size"] : ["params", "samples", "epochs", "batch_size"];
+  const found = Object.entries(PRESETS).find(([, p]) => p.data_mode === mode && p.precision === form.elements.precision.value &&
+    p.optimizer === form.elements.optimizer.value && fields.every((name) => sameValue(form.elements[name].value, p[name])));
+  return found ? found[0] : "";
+}
+function followPreset() { presetSelect.value = presetOfFields(); }
 
 // A model by name brings its own parameter count: while one is typed, the count is not asked for.
 function modelOrParams(target) {
@@ -84,7 +101,7 @@ function requestBody() {
                  purchase: form.elements.purchase.value, objective: form.elements.objective.value,
                  top: null, suggest: 3 };  // every ranked device, and the changes for 3 rejected ones (the API by default: only where none serves)
   chosen(form, body, ["precision"]);
-  const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens"] : ["samples", "epochs"])];
+  const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens", "seq_len"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
   return withHave(form, body);
@@ -96,7 +113,7 @@ function finetuneBody() {
   const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value, top: null, suggest: 3 };
   chosen(finetuneForm, body, ["method", "precision", "state_precision", "loss"]);
   for (const flag of ["optimizer_in_backward", "offload_activations"]) if (f[flag].checked) body[flag] = true;  // the recipe's switches
-  textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "deadline", "budget"]);
+  textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "seq_len", "batch_size", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);
   return withHave(finetuneForm, body);
 }
@@ -133,6 +150,11 @@ function showErrors(target, detail) {
     return el("p", {}, field ? `${label}: ${d.msg.replace(new RegExp(`^${field}: `), "")}` : d.msg);
   }));
   box.hidden = false;
+}
+
+// Assumptions as rows: the value in prose numbers; in the source only exponents (its ids and commits stay exact).
+function assumptionRows(assumptions) {
+  return assumptions.map((a) => [a.name, humanise(a.value), humanise(a.source, { integers: false })]);
 }
 
 function costOf(row, purchase) { return purchase === "buy" ? row.cost.buy : row.cost.rent; }
@@ -176,7 +198,7 @@ function render(result, task) {
   document.getElementById("cost-head").textContent = purchase === "buy" ? "buy cost (amortised + energy)" : "rent cost";
   document.getElementById("summary").textContent =
     `${result.ranked.length} device(s) can do it, ${result.rejected.length} cannot; ranked by ${result.objective}. ` +
-    `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${result.workload.replace(/^(default|given): /, "")}. ` +
+    `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${humanise(result.workload.replace(/^(default|given): /, ""))}. ` +
     "Ranges are expected (low–high).";
   const basis = purchase === "buy" ? "buy" : "rent";
   const points = paretoOfBasis(result.ranked.map((r) => ({
@@ -186,11 +208,11 @@ function render(result, task) {
     r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, points[i].pareto ? "★" : ""]));
   // the few nearest to working carry the changes that would make them work, each evaluated again
-  const changeText = (s) => `${s.change}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;
-  fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, r.reason,
+  const changeText = (s) => `${humanise(s.change)}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;
+  fillRows(document.getElementById("rejected"), result.rejected.map((r) => [r.name, humanise(r.reason),
     (r.suggestions || []).map(changeText).join("; ") || "–"]));
   document.getElementById("rejected-count").textContent = result.rejected.length;
-  fillRows(document.getElementById("assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillRows(document.getElementById("assumptions"), assumptionRows(result.assumptions));
   // one human unit for the chart's time axis, chosen from the median device's expected time
   const middle = result.ranked.length ? result.ranked[Math.floor(result.ranked.length / 2)].training_time : null;
   const timeUnit = middle ? humanRange(middle).unit : "";
@@ -201,7 +223,21 @@ function render(result, task) {
   const shown = points.filter((p) => p.basis === basis).map((p) => ({ ...p, x: inDuration(p.x, timeUnit) }));
   document.getElementById("chart-basis").textContent = basis === "buy"
     ? "purchase amortised over 3 years plus energy" : "rent (on-demand cloud prices); devices without one are left out";
-  drawInto("chart", shown, `training time [${timeUnit}]`, `${basis} cost [USD]`);
+  // the deadline and budget asked, as the service read them, drawn across the chart
+  const limits = [];
+  if (result.deadline && timeUnit) {
+    const deadline = inDuration({ low: result.deadline.value, expected: result.deadline.value, high: result.deadline.value,
+                                  unit: result.deadline.unit }, timeUnit);
+    limits.push({ axis: "x", value: deadline.expected, label: `deadline ${fmtQty(result.deadline)}` });
+  }
+  if (result.budget) limits.push({ axis: "y", value: result.budget.value, label: `budget ${fmtQty(result.budget)}` });
+  drawInto("chart", shown, `training time [${timeUnit}]`, `${basis} cost [USD]`, { limits });
+  showResult(section);
+}
+
+// The answer scrolls into view: on a phone it starts two screens below the button.
+function showResult(section) {
+  section.scrollIntoView({ block: "start" });
 }
 
 // The answer for the user's own hardware ("have"): a row per hardware set, then what would make each that fails work.
@@ -216,25 +252,26 @@ function layoutText(layout) {
 function memoryText(need, has) { return has ? `${fmt(need.value)} / ${fmt(has.value)} ${has.unit}` : fmtQty(need); }
 
 function renderOwned(result, task) {
-  document.getElementById("owned-summary").textContent = `${result.workload}: answered for your hardware only. ` +
+  document.getElementById("owned-summary").textContent = `${humanise(result.workload)}: answered for your hardware only. ` +
     "Costs say their basis: rent (a cloud price) or buy (the purchase amortised over 3 years plus energy).";
-  fillRows(document.getElementById("owned"), result.options.map((o) => [o.hardware, o.verdict,
+  fillRows(document.getElementById("owned"), result.options.map((o) => [o.hardware, humanise(o.verdict),
     o.fits ? rangeCell(o.training_time) : "–", o.fits && o.cost ? rangeCell(o.cost, o.cost.price_basis) : "–",
     memoryText(o.memory_per_device, o.device_memory), `${o.method}, ${o.precision}; ${layoutText(o.layout)}`]));
   const blocks = result.options.filter((o) => o.suggestions.length).map((o) => {
     const table = el("table", { class: "cards suggestions" }, el("thead", {}, el("tr", {},
       ...["change", "memory need / has", "training time", "cost"].map((h) => el("th", {}, h)))), el("tbody"));
-    fillRows(table, o.suggestions.map((s) => [s.change, memoryText(s.memory_per_device, s.device_memory),
+    fillRows(table, o.suggestions.map((s) => [humanise(s.change), memoryText(s.memory_per_device, s.device_memory),
       rangeCell(s.training_time), s.cost ? rangeCell(s.cost, s.cost.price_basis) : "–"]));
     return el("div", {}, el("h3", {}, `What would make it work on ${o.hardware} (each evaluated again; cheapest first)`),
               el("div", { class: "scroll" }, table));
   });
   document.getElementById("owned-suggestions").replaceChildren(...blocks);
-  fillRows(document.getElementById("owned-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillRows(document.getElementById("owned-assumptions"), assumptionRows(result.assumptions));
   document.getElementById("result").hidden = true;
   const section = document.getElementById("owned-result");
   section.dataset.task = task;
   section.hidden = false;
+  showResult(section);
 }
 
 // A training answer: ranked devices, or (with "have") the answer on the user's hardware.
@@ -285,6 +322,9 @@ async function loadModelNames() {
 const presetSelect = document.getElementById("preset");
 for (const [key, preset] of Object.entries(PRESETS)) presetSelect.append(el("option", { value: key }, preset.label));
 presetSelect.addEventListener("change", () => applyPreset(presetSelect.value));
+for (const name of [...PRESET_FIELDS, "model", "seq_len", "precision", "optimizer", "data_mode"]) {
+  for (const node of form.querySelectorAll(`[name=${name}]`)) for (const kind of ["input", "change"]) node.addEventListener(kind, followPreset);
+}
 for (const radio of form.querySelectorAll("input[name=data_mode]")) radio.addEventListener("change", showMode);
 form.elements.params.dataset.placeholder = form.elements.params.placeholder;
 form.elements.model.addEventListener("input", () => modelOrParams(form));

@@ -61,18 +61,10 @@ function shortLabel(text) {
 // points: [{label, x: {low, expected, high, unit}, y: {low, expected, high, unit}, pareto}]. A point with
 // pareto set is drawn filled and labelled first. options.join (default true): join those points by a dashed
 // line, as the Pareto front; options.mark: the class they get (default "pareto"); options.empty: the
-// sentence shown when no point has both values.
-// A tick label short enough for the margin: 1, 10, 100, 1k, 10k, 1M ... (decades of a log axis).
-function tickText(v) {
-  const a = Math.abs(v);
-  for (const [size, suffix] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]]) {
-    if (a >= size) return `${+(v / size).toPrecision(3)}${suffix}`;
-  }
-  return fmt(v);
-}
-
+// sentence shown when no point has both values; options.limits: lines drawn across the frame, each
+// {axis: "x" | "y", value, label} in the axis's unit (the deadline on the time axis, the budget on the cost axis).
 function drawChart(container, points, xLabel, yLabel, options = {}) {
-  const { join = true, mark = "pareto", empty = "No device has both a time and a price to plot." } = options;
+  const { join = true, mark = "pareto", empty = "No device has both a time and a price to plot.", limits = [] } = options;
   container.replaceChildren();
   const usable = points.filter((p) => p.x && p.y && p.x.expected > 0 && p.y.expected > 0);
   if (!usable.length) {
@@ -86,19 +78,28 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   const W = Math.max(280, Math.round(inner)), H = Math.round(Math.min(440, Math.max(280, 0.62 * W)));
   // The vertical axis's title sits above the frame, not rotated beside it, so it never covers tick labels.
   const m = { l: W < 480 ? 46 : 58, r: 16, t: 30, b: 48 };
-  const [x0, x1] = logDomain(usable.flatMap((p) => [p.x.low, p.x.high]));
-  const [y0, y1] = logDomain(usable.flatMap((p) => [p.y.low, p.y.high]));
+  // A limit within half a decade of the points widens the axis to show its line; one farther off (an 80 M USD
+  // budget over 1 M USD runs) would squash the points, so it is named at the frame's edge instead.
+  const xs = usable.flatMap((p) => [p.x.low, p.x.high]), ys = usable.flatMap((p) => [p.y.low, p.y.high]);
+  const NEAR = 0.5;  // decades
+  const near = (values, v) => Math.log10(v) <= Math.log10(Math.max(...values)) + NEAR &&
+    Math.log10(v) >= Math.log10(Math.min(...values)) - NEAR;
+  const drawn = limits.filter((l) => l && l.value > 0 && isFinite(l.value))
+    .map((l) => ({ ...l, near: near(l.axis === "x" ? xs : ys, l.value) }));
+  const on = (axis) => drawn.filter((l) => l.axis === axis && l.near).map((l) => l.value);
+  const [x0, x1] = logDomain([...xs, ...on("x")]);
+  const [y0, y1] = logDomain([...ys, ...on("y")]);
   const sx = (v) => m.l + (Math.log10(v) - x0) / (x1 - x0) * (W - m.l - m.r);
   const sy = (v) => H - m.b - (Math.log10(v) - y0) / (y1 - y0) * (H - m.t - m.b);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-label": `${yLabel} against ${xLabel}`, class: "chart-svg" });
 
   for (const v of logTicks([x0, x1])) {
     root.append(svg("line", { x1: sx(v), x2: sx(v), y1: m.t, y2: H - m.b, class: "grid" }));
-    root.append(svg("text", { x: sx(v), y: H - m.b + 16, "text-anchor": "middle", class: "tick" }, tickText(v)));
+    root.append(svg("text", { x: sx(v), y: H - m.b + 16, "text-anchor": "middle", class: "tick" }, fmtTick(v)));
   }
   for (const v of logTicks([y0, y1])) {
     root.append(svg("line", { x1: m.l, x2: W - m.r, y1: sy(v), y2: sy(v), class: "grid" }));
-    root.append(svg("text", { x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "tick" }, tickText(v)));
+    root.append(svg("text", { x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "tick" }, fmtTick(v)));
   }
   root.append(svg("rect", { x: m.l, y: m.t, width: W - m.l - m.r, height: H - m.t - m.b, class: "frame" }));
   root.append(svg("text", { x: (m.l + W - m.r) / 2, y: H - 10, "text-anchor": "middle", class: "axis" }, xLabel));
@@ -112,6 +113,27 @@ function drawChart(container, points, xLabel, yLabel, options = {}) {
   // Pareto point may cover other points when nothing else fits. A point without a label keeps its tooltip.
   const labels = [], dots = usable.map((p) => ({ x: sx(p.x.expected) - 5, y: sy(p.y.expected) - 5, w: 10, h: 10 }));
   const bounds = { l: m.l, r: W - m.r, t: m.t, b: H - m.b };
+  // The limits first, so that the points' names keep clear of theirs: a deadline's name at the top of its
+  // line, a budget's at the right end of its line (inside the frame, on whichever side has room).
+  for (const limit of drawn) {
+    const beyond = limit.near ? "" : (limit.axis === "x" ? (limit.value > 10 ** x1 ? " →" : " ←") : (limit.value > 10 ** y1 ? " ↑" : " ↓"));
+    const text = limit.label + beyond, w = textWidth(text), h = LABEL_PX + 2;
+    let spots;
+    if (limit.axis === "x") {
+      const lx = limit.near ? sx(limit.value) : (limit.value > 10 ** x1 ? W - m.r : m.l);
+      if (limit.near) root.append(svg("line", { x1: lx, x2: lx, y1: m.t, y2: H - m.b, class: "limit" }));
+      spots = [m.t + LABEL_PX + 2, H - m.b - 4].flatMap((y) => [[lx + 4, y], [lx - 4 - w, y]]);
+    } else {
+      const ly = limit.near ? sy(limit.value) : (limit.value > 10 ** y1 ? m.t : H - m.b);
+      if (limit.near) root.append(svg("line", { x1: m.l, x2: W - m.r, y1: ly, y2: ly, class: "limit" }));
+      spots = [W - m.r - 4 - w, m.l + 4].flatMap((x) => [[x, ly - 4], [x, ly + LABEL_PX + 4]]);
+    }
+    const fits = (obstacles) => ([x, y]) => x >= m.l && x + w <= W - m.r && y - h + 2 >= m.t && y <= H - m.b &&
+      obstacles.every((o) => x + w < o.x || o.x + o.w < x || y + 2 < o.y || o.y + o.h < y - h + 2);
+    const [x, y] = spots.find(fits(labels.concat(dots))) || spots.find(fits(labels)) || spots[0];
+    labels.push({ x, y: y - h + 2, w, h });
+    root.append(svg("text", { x, y, class: "limit-label" }, text));
+  }
   const narrow = W < 600;
   for (const p of [...usable].sort((a, b) => Number(b.pareto) - Number(a.pareto))) {
     const cx = sx(p.x.expected), cy = sy(p.y.expected);

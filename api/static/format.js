@@ -1,12 +1,50 @@
 // Number formatting and small DOM helpers shared by the pages.
 "use strict";
+// Numbers as people read them: 3 significant digits, thousands as "79,100", millions and up with the word
+// a reader says ("79.1 M", "7 B", "1.4 T": the same k/M/B/T the service reads in counts such as "7B"), and
+// only beyond a thousand trillion (or below a millionth) a power of ten ("3.15 × 10²³"). Never "7.91e+7".
+const SCALES = [[1e12, "T"], [1e9, "B"], [1e6, "M"]];
+const SUPERSCRIPT = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
+const digits3 = (v) => v.toLocaleString("en-US", { maximumSignificantDigits: 3 });
+function powerOfTen(v) {
+  const exponent = Math.floor(Math.log10(Math.abs(v)));
+  const mantissa = digits3(v / 10 ** exponent);
+  return `${mantissa} × 10${String(exponent).replace(/./g, (c) => SUPERSCRIPT[c])}`;
+}
 const fmt = (v) => {
   if (v === null || v === undefined || !isFinite(v)) return "–";
   const a = Math.abs(v);
   if (a === 0) return "0";
-  if (a >= 1e6 || a < 1e-3) return v.toExponential(2);
-  return v.toLocaleString("en-US", { maximumSignificantDigits: 3 });
+  if (a >= 1e15 || a < 1e-6) return powerOfTen(v);
+  for (const [size, word] of SCALES) if (a >= size * 0.9995) return `${digits3(v / size)} ${word}`;
+  return digits3(v);
 };
+// A short tick label for a chart axis: 1, 10, 100, 1k, 10k, 1M, 1B (no space: it sits under a grid line).
+function fmtTick(v) {
+  const a = Math.abs(v);
+  if (a >= 1e15 || (a < 1e-6 && a > 0)) return powerOfTen(v);
+  for (const [size, word] of [...SCALES, [1e3, "k"]]) if (a >= size * 0.9995) return `${digits3(v / size)}${word}`;
+  return digits3(v);
+}
+// The service's sentences (a workload, a reason, an assumption) carry numbers as the core wrote them
+// ("7e+10-parameter", "3.38e+04 days", "4194304 tokens"); shown here as prose reads them ("70 billion-parameter",
+// "33,800 days", "4,194,304 tokens"), as the command line's output.humanise does. Digits inside a word, a path
+// or after "@" (a commit, a page id) are left as written.
+const EXPONENT_NUMBER = /(?<![\w.@:/#-])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])/g;
+const LONG_INTEGER = /(?<![\w.,@:/#-])\d{5,}(?![\w.,-])/g;
+function inWords(v) {
+  for (const [size, word] of [[1e12, "trillion"], [1e9, "billion"], [1e6, "million"]]) {
+    if (Math.abs(v) >= size * 0.9995 && Math.abs(v) < 1000 * size) return `${digits3(v / size)} ${word}`;
+  }
+  return fmt(v);
+}
+// integers: false for a source, whose long numbers are ids (a revision, a commit), printed as written.
+function humanise(text, { integers = true } = {}) {
+  const words = String(text).replace(EXPONENT_NUMBER, (n) => (isFinite(Number(n)) ? inWords(Number(n)) : n));
+  return integers ? words.replace(LONG_INTEGER, (n) => Number(n).toLocaleString("en-US")) : words;
+}
+// Money: "79.1 M USD", "1,500 USD", "0.213 USD".
+const fmtMoney = (value, unit = "USD") => `${fmt(value)} ${unit}`;
 // Durations in the unit a person reads them in (never "16,000 ms" or "0.178 hour"), chosen from the
 // expected value; the range is shown in the same unit.
 const SECONDS = { ms: 1e-3, s: 1, second: 1, min: 60, minute: 60, h: 3600, hour: 3600, d: 86400, day: 86400,

@@ -8,6 +8,7 @@
 const serveForm = document.getElementById("serve-form");
 const CHEAPEST = 3;  // points drawn filled: the top of the table, which is ranked by cost per million tokens
 let served = null;  // the last serving answer, redrawn when the vertical axis changes
+let speedTarget = null;  // the tokens/s per user that answer was asked for (a plain number the service took), drawn
 
 const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo_percentile"];
 const LOAD_STEPS = [0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5];  // fractions of a replica's largest rate within the SLOs
@@ -43,6 +44,7 @@ function drawServeChart() {
     y: cost ? r.cost_per_million_tokens : r.total_tokens_per_s, pareto: r.rank <= CHEAPEST })),
     `speed per user [${unit}]`, cost ? "cost per million output tokens [USD]" : `total over all users [${unit}]`,
     { join: false, mark: "cheapest",
+      limits: speedTarget ? [{ axis: "x", value: speedTarget, label: `target ${fmt(speedTarget)} ${unit} per user` }] : [],
       empty: cost ? "No device that serves it has a rent price to plot." : "No device serves it at these targets." });
 }
 
@@ -56,8 +58,13 @@ function drawLoadChart() {
              pareto: a.capacity.slo_met };
   });
   const unit = points.length ? points[0].y.unit : "";
+  // the SLO of the latency shown, as the service read it, in the chart's unit
+  const answered = loadCurve.find(([, a]) => a.capacity && a.capacity.slo && a.capacity.slo[which]);
+  const slo = answered && answered[1].capacity.slo[which];
+  const limits = slo && SECONDS[slo.unit] && SECONDS[unit]
+    ? [{ axis: "y", value: slo.value * SECONDS[slo.unit] / SECONDS[unit], label: `SLO ${fmtQty(slo)}` }] : [];
   drawInto("serve-load-chart", points, "requests per second on one replica [1/s]", `${name}, median to p99 [${unit}]`,
-           { join: true, mark: "meets", empty: "No load point answered." });
+           { join: true, mark: "meets", empty: "No load point answered.", limits });
 }
 
 async function fetchLoadCurve(result) {
@@ -94,22 +101,30 @@ function renderServeLoad(result) {
   fillRows(document.getElementById("served-load"), result.ranked.map((r) => [
     r.rank, r.name, (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
       : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`, fmt(r.max_request_rate.value),
-    `${fmt(r.latency.ttft.p99)} ${r.latency.ttft.unit}`, r.latency.tpot ? `${fmt(r.latency.tpot.p99)} ${r.latency.tpot.unit}` : "–",
-    r.cost_per_million_tokens ? `${fmt(r.cost_per_million_tokens.value)} ${r.cost_per_million_tokens.unit}` +
+    fmtQty({ value: r.latency.ttft.p99, unit: r.latency.ttft.unit }),
+    r.latency.tpot ? fmtQty({ value: r.latency.tpot.p99, unit: r.latency.tpot.unit }) : "–",
+    r.cost_per_million_tokens ? fmtQty(r.cost_per_million_tokens) +
       (r.cost_per_million_tokens.price_basis === "buy" ? " (bought)" : "") : "–"]));
   document.getElementById("serve-offline").hidden = true;
   document.getElementById("serve-load").hidden = false;
   fetchLoadCurve(result);
 }
 
+// The devices that cannot serve it, behind their count (80 of them made a phone's page 12,000 px tall).
+function fillServeRejected(result) {
+  fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, humanise(r.reason)]));
+  document.getElementById("serve-rejected-count").textContent = result.rejected.length;
+}
+
 function renderServe(result) {
-  fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, r.reason]));
-  fillRows(document.getElementById("serve-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillServeRejected(result);
+  fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   if (result.scenario === "load") {
     const section = document.getElementById("serve-result");
     section.dataset.task = "serve";
     section.hidden = false;
-    return renderServeLoad(result);
+    renderServeLoad(result);
+    return showResult(section);
   }
   document.getElementById("serve-offline").hidden = false;
   document.getElementById("serve-load").hidden = true;
@@ -122,17 +137,24 @@ function renderServe(result) {
     r.rank, r.name, r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
     fmtQty(r.rent_per_hour), rangeCell(r.cost_per_million_tokens)]));
-  fillRows(document.getElementById("serve-rejected"), result.rejected.map((r) => [r.name, r.reason]));
-  fillRows(document.getElementById("serve-assumptions"), result.assumptions.map((a) => [a.name, a.value, a.source]));
+  fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   const section = document.getElementById("serve-result");
   section.dataset.task = "serve";
   section.hidden = false;  // before drawing: the chart takes the width it is shown at
   drawServeChart();
+  showResult(section);
 }
 
 serveForm.elements.params.dataset.placeholder = serveForm.elements.params.placeholder;
 serveForm.elements.model.addEventListener("input", () => modelOrParams(serveForm));
 modelOrParams(serveForm);
-serveForm.addEventListener("submit", (event) => { event.preventDefault(); post(serveForm, serveBody(), renderServe); });
+serveForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const body = serveBody();
+  post(serveForm, body, (answer) => {
+    speedTarget = Number(body.tokens_per_s_per_user) || null;
+    renderServe(answer);
+  });
+});
 document.getElementById("serve-y").addEventListener("change", () => { if (served) drawServeChart(); });
 document.getElementById("serve-load-y").addEventListener("change", () => { if (loadCurve) drawLoadChart(); });

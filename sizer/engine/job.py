@@ -331,15 +331,23 @@ def _padding(request: WorkloadRequest, workload: Workload, tokens_per_sample: fl
 
 
 def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: float,
-             sample: str, given: bool, sample_tokens: float | None = None) -> tuple[float, float, float | None]:
+             sample: str, given: bool, batch_given: bool = True,
+             sample_tokens: float | None = None) -> tuple[float, float, float | None]:
     """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads);
-    ``given``: whether the run's length was given (else 0 samples: a step time only); ``sample_tokens``: the
+    ``given``: whether the run's length was given (else 0 samples: a step time only); ``batch_given``:
+    whether the user gave the batch (a default is not refused for a short run); ``sample_tokens``: the
     real tokens of a padded sample, which the run's tokens are divided into."""
     samples = workload.samples / (sample_tokens or tokens_per_sample) if given else 0.0  # 0: a step time only
     batch = workload.batch_size / tokens_per_sample
     if batch < 1:
         raise InputError("batch_size", request.batch_size,
                          f"at least one sequence ({tokens_per_sample:.0f} tokens) per step")
+    if given and batch_given and batch > max(samples, 1.0):
+        # one step cannot draw more than the data holds: the run would be one step of a batch never read
+        amount = (f"{workload.samples:.4g} tokens" if workload.token_mode else f"{samples:.4g} {sample}s")
+        raise InputError("batch_size", request.batch_size, f"at most the data of the run ({amount} per epoch): a step "
+                                                           "draws its batch from the data, so give a smaller batch_size "
+                                                           "or more tokens / samples")
     micro = None
     if request.micro_batch is not None:
         micro = parse_count("micro_batch", request.micro_batch)
@@ -492,7 +500,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     padded = _padding(request, workload, tokens_per_sample)
     if padded is not None:
         assumptions.append(padded[1])
-    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given,
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given, batch_given,
                                      None if padded is None else padded[0])
     return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,

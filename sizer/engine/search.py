@@ -143,6 +143,32 @@ def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
     return rows[np.sort(first)]
 
 
+def chunks_hold_blocks(blocks, pp, interleave):
+    r"""Whether every one of a stage's ``interleave`` virtual chunks holds at least one block.
+
+    A pipeline of ``pp`` stages gives its fewest-block stage :math:`\lfloor L / p \rfloor` of the
+    ``L`` blocks; interleaved 1F1B cuts each stage into ``v`` chunks (Narayanan et al. 2021 §2.2,
+    Megatron-LM's virtual pipeline), which needs :math:`v \le \lfloor L / p \rfloor`. The layout
+    search and a layout the user pins both ask here.
+
+    Parameters
+    ----------
+    blocks : int or numpy.ndarray
+        Transformer blocks [1].
+    pp, interleave : int or numpy.ndarray
+        Pipeline stages and virtual chunks per stage [1].
+
+    Returns
+    -------
+    bool or numpy.ndarray of bool
+        Per element: whether the smallest stage has a block for every chunk.
+
+    >>> bool(chunks_hold_blocks(32, 8, 4)), bool(chunks_hold_blocks(32, 8, 5))  # 4 blocks per stage
+    (True, False)
+    """
+    return np.asarray(interleave) <= np.asarray(blocks) // np.maximum(np.asarray(pp), 1)
+
+
 def tensor_sizes(job: Job) -> tuple[int, ...]:
     """Tensor-parallel sizes the heads allow.
 
@@ -237,7 +263,8 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     tp, pp, cp, ep, zero, rc, v, mb = template.T
     blocks = job.shape.blocks if job.shape is not None else 1
     # a template row is a layout only where its dimensions agree with each other
-    divides = (blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed)  # a given split may be uneven
+    # every virtual chunk holds a block (check_layout's rule); a searched split is even, a given one may not be
+    divides = chunks_hold_blocks(blocks, pp, v) & ((blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed))
     keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
     template = template[keep]
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per

@@ -155,7 +155,7 @@ def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> No
 
 
 def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
-                 *, table=None) -> None:
+                 *, table=None, interleave: int | None = None) -> None:
     """A layout the job can run, or InputError naming the field that cannot be.
 
     Parameters
@@ -170,17 +170,21 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         Recomputation policy given [1].
     table : DeviceTable, optional
         Unused; kept for callers that pass it.
+    interleave : int or None
+        Virtual pipeline chunks per stage given [1] (:func:`sizer.engine.search.chunks_hold_blocks`).
 
     Raises
     ------
     InputError
-        A split that does not divide the count, the heads or the sequence, or parallelism for a
-        workload without transformer blocks.
+        A split that does not divide the count, the heads or the sequence, virtual chunks without a
+        block each, or parallelism for a workload without transformer blocks.
 
     References
     ----------
     [megatron], [ringattention]
     """
+    from sizer.engine.search import chunks_hold_blocks
+
     tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
     if count % (tp_ * pp_ * cp_):
         field, value = ("cp", cp) if cp else (("tp", tp) if tp else ("pp", pp))
@@ -199,6 +203,14 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
                                    "(or is a multiple of them)")
     if pp_ > job.shape.blocks:
         raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
+    if interleave is not None and interleave > 1:
+        if pp is not None and not chunks_hold_blocks(job.shape.blocks, pp_, interleave):
+            raise InputError("interleave", interleave, f"at most {job.shape.blocks // pp_} virtual chunks per stage: "
+                                                       f"{job.shape.blocks} blocks over {pp_} stages leave "
+                                                       f"{job.shape.blocks // pp_} block(s) to the smallest stage")
+        if not chunks_hold_blocks(job.shape.blocks, 2, interleave):
+            raise InputError("interleave", interleave, f"at most {job.shape.blocks // 2} virtual chunks per stage: "
+                                                       f"{job.shape.blocks} blocks over at least 2 stages")
     if cp_ > 1 and job.tokens_per_sample % (2 * cp_):
         raise InputError("cp", cp, f"a size whose twice divides the sequence length ({job.tokens_per_sample:.0f}): "
                                    "ring attention balances causal work with 2 chunks per rank")
@@ -396,7 +408,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
 
         raise InputError("precision", job.precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    check_layout(job, count, tp, pp, recompute, cp)
+    check_layout(job, count, tp, pp, recompute, cp, interleave=interleave)
     if ep is not None:
         check_expert_parallel(job, count, tp or 1, pp or 1, ep)
     if hybrid_shard and (ep or 1) > 1:

@@ -138,9 +138,11 @@ def _token_matches(query: str, word: str) -> bool:
 
 def _meaningful(token: str) -> bool:
     """A word that can pick a device: two or more characters with a letter ("t4", "sxm", "ryzen"),
-    or a number of three or more digits ("4090", "2700"). A lone digit or letter ("7", "a") cannot."""
-    if token.isdigit():
-        return len(token) >= 3
+    or a number of three or more digits ("4090", "2700", and "8480+" as Intel writes a model). A lone
+    digit or letter ("7", "a") cannot."""
+    number = token.rstrip("+")
+    if number.isdigit():
+        return len(number) >= 3
     return len(token) >= 2 and any(character.isalpha() for character in token)
 
 

@@ -29,9 +29,10 @@ from sizer.inference.estimate import (ServedModel, _per_output, _speed, _time, r
 from sizer.inference.formats import kv_cache_bytes_per_value
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
                                                 unsupported_reason)
-from sizer.inference.layer_offload import check_gpu_layers, host_table, offload_refusal
+from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
-from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, total_tokens_per_second
+from sizer.inference.serving import (ServingCase, evaluate_serving, serving_table, splits_heads,
+                                     total_tokens_per_second)
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
                                         parse_load, price_per_hour, usd_per_million)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
@@ -68,10 +69,14 @@ class InferenceRecommendRequest(ServedModel):
 
 
 
-def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_ttft, memory, has, unsupported) -> str:
+def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_ttft, memory, has, unsupported,
+            host_memory=0.0, host_has=None) -> str:
     """Why no (count, batch) of one device serves (arrays over its configurations)."""
     if not supported:
         return unsupported
+    if host_has is not None and not (np.asarray(host_memory) <= host_has).any():
+        return (f"does not fit in host memory: the offloaded layers need {np.min(host_memory) * unit_factor('B', 'GB'):.3g} GB "
+                f"of host RAM at best, has {host_has * unit_factor('B', 'GB'):.3g} GB (give --host-memory if it has more)")
     if not fits.any():
         return f"does not fit: needs {memory.min() * unit_factor('B', 'GB'):.3g} GB per device at best, has {has * unit_factor('B', 'GB'):.3g} GB"
     if need_user is not None and not (fits & (per_user >= need_user)).any():
@@ -89,6 +94,8 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     arch, notes = served_architecture(request)
     check_gpu_layers(request.gpu_layers, arch)
     offloading = request.gpu_layers is not None and request.gpu_layers < arch.layers
+    if not offloading:
+        check_no_host(request.host_cpu, request.host_memory)
     if request.disaggregated and request.rate is None:
         raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for Poisson arrivals")
     if request.rate is not None or request.users is not None:
@@ -118,13 +125,11 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     host, host_notes, rejected = None, [], []
     if offloading:
-        host, note = host_table(request.gpu_layers, request.host_cpu, arch, weights[0], catalog)
+        host, note = host_table(request.gpu_layers, request.host_cpu, arch, weights[0], catalog, request.host_memory)
         host_notes = [note]
         rejected = [RejectedOption(device=d.id, name=d.name, reason=offload_refusal(d, arch)) for d in devices
                     if offload_refusal(d, arch) is not None]
         devices = tuple(d for d in devices if offload_refusal(d, arch) is None)
-    elif request.host_cpu is not None:
-        raise InputError("host_cpu", request.host_cpu, "gpu_layers below the model's layers as well (a host runs offloaded layers)")
     counts = np.exp2(np.arange(int(np.log2(request.max_devices)) + 1))
     counts = counts[counts <= arch.heads]
     rent = {i: rent_per_hour(dev) for i, dev in enumerate(devices)}
@@ -191,6 +196,8 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
     per_user = 1.0 / a.decode_seconds
     total = total_tokens_per_second(b, output, a.prefill_seconds, a.decode_seconds)
     ok = a.fits & table.supported[d]
+    if case.split == "tensor":  # tensor ranks hold whole heads
+        ok &= np.isin(c, [n for n in counts if splits_heads(int(n), arch)])
     if request.tokens_per_s_per_user is not None:
         ok &= per_user >= request.tokens_per_s_per_user
     if request.total_tokens_per_s is not None:
@@ -203,7 +210,9 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
         if not len(good):
             yield i, None, _reason(a.fits[rows], per_user[rows], total[rows], own_prefill[rows], bool(table.supported[i]),
                                    request.tokens_per_s_per_user, request.total_tokens_per_s, ttft_target, a.memory[rows],
-                                   table.memory[i], unsupported_reason(fmt))
+                                   table.memory[i], unsupported_reason(fmt),
+                                   np.broadcast_to(a.host_memory, b.shape)[rows],
+                                   float(host.memory[0]) if host is not None else None)
             continue
         # per count the largest serving batch; then the count best by the objective
         best = {}

@@ -19,8 +19,8 @@ from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOK
                                     SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
 from sizer.errors import InputError, require_device
 from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, kv_cache_bytes_per_value, weight_format
-from sizer.inference.layer_offload import offload_host
-from sizer.inference.serving import (ServingCase, check_servable, compute_bound_batch, evaluate_serving, serving_table,
+from sizer.inference.layer_offload import host_memory_note, offload_host
+from sizer.inference.serving import (ServingCase, check_servable, check_tensor_ranks, compute_bound_batch, evaluate_serving, serving_table,
                                      stored_weight_bytes, total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.formulas.tco import hourly_price
@@ -60,6 +60,9 @@ class ServedModel(LoadFields, RequestModel):
                                                                         "host CPU (llama.cpp --n-gpu-layers; default: all)")
     host_cpu: str | None = Field(None, max_length=100, description="the catalog CPU that runs offloaded layers "
                                                                    "(default: Ryzen 9 7950X, a DDR5 desktop)")
+    host_memory: str | dict | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
+                                                             "against the offloaded layers' weights and KV cache "
+                                                             "(default: the host CPU's in the catalog)")
 
 
 class InferenceRequest(ServedModel):
@@ -234,14 +237,14 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     kv = kv_cache_bytes_per_value(request.kv_cache)
     load, lengths, slo = parse_load(request)
     split = default_split(request, fmt)
-    if split == "tensor" and request.count > arch.heads:
-        raise InputError("count", request.count, f"at most {arch.heads} devices: tensor parallelism splits the "
-                                                 f"{arch.heads} attention heads of {arch.name}")
+    if split == "tensor":
+        check_tensor_ranks(request.count, arch)
     if split == "layer" and request.count > arch.layers:
         raise InputError("count", request.count, f"at most {arch.layers} devices: a layer split gives each at least one layer")
     if request.prompt_len + request.output_len > MAX_TOKENS:
         raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
-    host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, catalog)
+    host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, catalog,
+                                       request.host_memory)
     if host is not None and load is not None:
         raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate or "
                                                            "users): offloaded layers are sized for a static batch only")
@@ -275,15 +278,12 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                               "them in turn: per token the time of one device holding every layer (no tensor-parallel "
                               "collectives; the hop between devices neglected)", source="llama.cpp --split-mode layer "
                               "(its default)")] if split == "layer" and request.count > 1 else [])
-    fit_note = ([] if a.fits[0] else [Assumption(
+    fit_note = ([] if a.memory[0] <= table.memory[0] else [Assumption(
         name="does not fit", value=f"needs {float(a.memory[0]) / 1e9:.3g} GB per device of {float(table.memory[0]) / 1e9:.3g} GB: "
         "the speeds are what the devices would reach with the memory, and no cost per token is given",
         source="memory per device against the catalog")])
     if host is not None:
-        on_host = arch.params_total() * stored_weight_bytes(arch, fmt) * (1 - case.gpu_share)
-        offload_notes.append(Assumption(name="host memory", value=f"{on_host / 1e9:.3g} GB of weights plus their KV cache in "
-                                        f"host memory ({host.devices[0].name}: {host.devices[0].memory.value} in the catalog)",
-                                        source="llama.cpp keeps offloaded layers and their KV cache on the CPU"))
+        offload_notes.append(host_memory_note(float(np.asarray(a.host_memory).ravel()[0]), host))
         if tdp is not None:
             energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
     assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, *offload_notes, price_note,

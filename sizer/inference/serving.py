@@ -112,6 +112,26 @@ def check_servable(arch: Architecture) -> None:
                                              "generation is estimated for decoders)")
 
 
+def splits_heads(count: int, arch: Architecture) -> bool:
+    """Whether ``count`` tensor-parallel ranks each get whole query heads and whole (or replicated) key/value heads."""
+    return count == 1 or (not arch.heads % count and (not arch.kv_heads % count or not count % arch.kv_heads))
+
+
+def check_tensor_ranks(count: int, arch: Architecture) -> None:
+    """``count`` tensor-parallel ranks that split the attention heads whole, or InputError naming ``count``.
+
+    Runtimes split attention by heads: vLLM and TensorRT-LLM require the query heads to divide by
+    the tensor-parallel size, and the key/value heads to divide by it or be replicated across it
+    (the size a multiple of them), as Megatron-LM does (:func:`sizer.engine.training.check_layout`).
+    """
+    if not splits_heads(count, arch):
+        fitting = [n for n in range(1, min(arch.heads, 1024) + 1) if splits_heads(n, arch)]
+        raise InputError("count", count, f"a device count that divides the {arch.heads} attention heads of {arch.name} "
+                                         f"(and its {arch.kv_heads} key/value heads, or is a multiple of them), such as "
+                                         f"{', '.join(map(str, fitting[:8]))}: tensor parallelism gives each device "
+                                         "whole heads (or split layer: --split layer)")
+
+
 def _is_expert(layer: Layer) -> bool:
     return layer.expert and layer.params > 0
 
@@ -281,8 +301,9 @@ class ServingArrays:
     kv_cache: np.ndarray
     activations: np.ndarray
     reserve: np.ndarray
-    fits: np.ndarray
+    fits: np.ndarray  # on the devices and, with offloaded layers, in host memory
     max_batch: np.ndarray  # largest batch that fits at this context (0: not even one)
+    host_memory: np.ndarray | float = 0.0  # B in host memory: offloaded layers' weights and KV cache (0: none)
 
     @property
     def memory(self) -> np.ndarray:
@@ -390,10 +411,26 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     free = memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count
     with np.errstate(divide="ignore", invalid="ignore"):
         max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits))
+    fits, on_host = used <= memory, 0.0
+    if share < 1.0:  # the host's RAM holds the offloaded layers' weights and KV cache, or nothing runs
+        host_weights, host_kv = host_share(case)
+        on_host = host_weights + host_kv * batch
+        fits = fits & (on_host <= host.memory[0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            max_batch = np.minimum(max_batch, np.floor(max(host.memory[0] - host_weights, 0.0) / host_kv))
     return ServingArrays(prefill_seconds=prefill_seconds + overhead, decode_seconds=decode_seconds + overhead,
                          decode_compute=decode_compute, decode_memory=decode_memory, weights=weights,
                          kv_cache=kv_sequence * batch, activations=activations, reserve=reserve,
-                         fits=used <= memory, max_batch=max_batch)
+                         fits=fits, max_batch=max_batch, host_memory=on_host)
+
+
+def host_share(case: ServingCase) -> tuple[float, float]:
+    """Bytes the host keeps for the layers offloaded to it: their weights [B] and their KV cache per
+    sequence at the full context [B] (llama.cpp keeps both on the CPU; one host, nothing split)."""
+    offloaded = 1.0 - case.gpu_share
+    weights = case.arch.params_total() * stored_weight_bytes(case.arch, case.weights) * offloaded
+    kv = kv_cache_bytes_per_token(case.arch, case.kv_bytes, context=case.context) * case.context * offloaded
+    return weights, kv
 
 
 def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndarray, decode: np.ndarray) -> np.ndarray:

@@ -69,11 +69,12 @@ def answer_training(request, catalog: Catalog) -> OwnedResult:
     deadline_s = _deadline_seconds(request)
     options, workload = [], ""
     objective = getattr(request, "objective", None)
-    chosen_notes = []
+    chosen_notes, results = [], []
     for have in owned:
         asked, outcome, note = choose(fields, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
         chosen_notes += [note] if note is not None else []
         result = outcome.result
+        results.append(result)
         workload = getattr(result, "workload", "") or workload
         meets = outcome.meets(deadline_s)
         ok = outcome.fits and meets is not False
@@ -90,7 +91,22 @@ def answer_training(request, catalog: Catalog) -> OwnedResult:
     if not workload:
         workload = "training memory"
     return OwnedResult(task=task, workload=workload, options=options,
-                       assumptions=_assumptions(owned, task) + chosen_notes)
+                       assumptions=_assumptions(owned, task) + _workload_notes(results, fields) + chosen_notes)
+
+
+# The workload's own defaults an answer on the user's hardware states, as a ranking does: the same
+# sequence length and batch run on every hardware set.
+WORKLOAD_NOTES = ("sequence length", "batch size")
+
+
+def _workload_notes(results: list, fields: dict) -> list[Assumption]:
+    """The sequence length and batch the estimates ran with (from the first that says them), and a
+    sequence length given by the user, which no default states."""
+    notes = next(([a for a in r.assumptions if a.name in WORKLOAD_NOTES] for r in results
+                  if any(a.name in WORKLOAD_NOTES for a in getattr(r, "assumptions", ()))), [])
+    if fields.get("seq_len") is not None and not any(a.name == "sequence length" for a in notes):
+        notes.insert(0, Assumption(name="sequence length", value=f"{fields['seq_len']} tokens", source="given (seq_len)"))
+    return notes
 
 
 def answer_inference(request, catalog: Catalog) -> OwnedResult:
@@ -103,16 +119,23 @@ def answer_inference(request, catalog: Catalog) -> OwnedResult:
     fields.pop("count", None)
     options, workload = [], ""
     for have in owned:
-        refused = None
+        refused, used = None, have.count
         try:
-            outcome = evaluate_serving(fields, have.device, have.count, catalog)
+            try:
+                outcome = evaluate_serving(fields, have.device, have.count, catalog)
+            except InputError as error:
+                if error.field != "count":
+                    raise
+                # tensor ranks hold whole heads: serve on the most of the devices that split them
+                used = tensor_ranks_within(have.count, request)
+                outcome = evaluate_serving(fields, have.device, used, catalog)
         except InputError as error:
             if error.field != "weights":
                 raise
             # a W8A8 format this device has no peak for: sized as the weight-only format of the same bytes,
             # shown as not serving, with the changes that would
             refused = error.message
-            outcome = dataclasses.replace(evaluate_serving({**fields, "weights": "int8"}, have.device, have.count, catalog),
+            outcome = dataclasses.replace(evaluate_serving({**fields, "weights": "int8"}, have.device, used, catalog),
                                           fits=False)
         result = outcome.result
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
@@ -120,12 +143,21 @@ def answer_inference(request, catalog: Catalog) -> OwnedResult:
         options.append(OwnedOption(
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             method="inference", precision=result.weights,
-            layout={"tp": have.count, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
-                    "largest_batch": result.max_batch},
+            layout={"tp": used, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
+                    "largest_batch": result.max_batch, **({"idle_devices": have.count - used} if used < have.count else {})},
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             decode_tokens_per_s=outcome.decode_tokens_per_s if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
             verdict=_verdict(outcome, None, suggestions, refused), suggestions=suggestions))
     return OwnedResult(task="inference", workload=workload, options=options, assumptions=_assumptions(owned, "inference"))
+
+
+def tensor_ranks_within(count: int, request) -> int:
+    """The most of ``count`` devices whose tensor ranks split the served model's heads whole (at least 1)."""
+    from sizer.inference.estimate import served_architecture
+    from sizer.inference.serving import splits_heads
+
+    arch, _ = served_architecture(request)
+    return max(n for n in range(1, count + 1) if splits_heads(n, arch))
 
 
 def _training_layout(result) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.engine.constants import device_efficiencies
 from sizer.engine.evaluate import range_factors, workload_kind
 from sizer.engine.devices import build_device_table
-from sizer.engine.search import search
+from sizer.engine.search import search, unique_layouts
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.summary import summarise
 from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
@@ -83,6 +83,7 @@ class PlanResult(Model):
     searched: int
     fitting: int
     layouts: list[LayoutOption]
+    sample: str = "sample"  # what a batch counts: sequence, image, sample
     warnings: list[str]
     assumptions: list[Assumption]
 
@@ -106,6 +107,31 @@ def _why(ev, r: int, memory: float) -> str:
     return ", ".join(parts)
 
 
+def at_one_batch(ev, rows: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """``rows`` (in their order) that run one batch, so that their times compare: the asked batch where
+    any row runs it, else the nearest one some row runs (the first such row's batch where several are
+    equally near).
+
+    Parameters
+    ----------
+    ev : Evaluation
+        The evaluated candidates.
+    rows : numpy.ndarray
+        Rows in order [index].
+    distance : numpy.ndarray
+        Per candidate, how far its batch is from the asked one (:func:`sizer.engine.search.batch_distance`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows at that batch, in the given order [index].
+    """
+    if not len(rows):
+        return rows
+    nearest = rows[np.argmin(distance[rows])]  # the first of the nearest (argmin takes the first)
+    return rows[ev.batch[rows] == ev.batch[nearest]]
+
+
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     """Search the layouts of ``request.count`` devices for the job and rank those that fit."""
 
@@ -118,7 +144,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         raise InputError("precision", request.precision,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
     recompute = recompute_index(request.recompute)
-    check_layout(job, request.count, request.tp, request.pp, recompute, request.cp)
+    check_layout(job, request.count, request.tp, request.pp, recompute, request.cp, interleave=request.interleave)
     if request.ep is not None:
         from sizer.engine.training import check_expert_parallel
 
@@ -133,10 +159,12 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     rows = found.ranked(0)
     if request.ep is not None:  # the user's expert-parallel size only
         rows = rows[eps[rows] == request.ep]
+    rows = at_one_batch(ev, rows, found.distance)
     fitting = len(rows)
     if not fitting:  # nothing fits: the layouts closest to fitting, so the user sees by how much
         candidates = np.flatnonzero(ev.feasible & ((eps == request.ep) if request.ep is not None else True))
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
+        rows = unique_layouts(ev, at_one_batch(ev, rows, found.distance))
     low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
@@ -149,7 +177,9 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         Assumption(name="search", value=f"tp {', '.join(map(str, values))} (inside a node, dividing the heads) x pp "
                    f"dividing the blocks (1F1B, interleaved) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
                    f"x whole micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
-                   f"{len(ev.fits)} candidates, {fitting} distinct layouts fit", source="sizer's layout search"),
+                   f"{len(ev.fits)} candidates, {fitting} distinct layouts fit"
+                   + (f" at a batch of {float(ev.batch[rows[0]]):,.0f} {job.sample_word}s (every row runs it, so their times compare)"
+                      if len(rows) else ""), source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
     warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
@@ -158,7 +188,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         assumptions.append(Assumption(name="fit", value=f"no layout fits {device.name}'s {memory * unit_factor('B', 'GB'):.3g} GB: "
                                       "shown are those closest to fitting", source="sizer's layout search"))
     return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
-                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, warnings=warnings,
+                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word, warnings=warnings,
                       assumptions=assumptions)
 
 

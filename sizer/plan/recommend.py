@@ -30,6 +30,7 @@ from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
+from sizer.field_check import text_field_errors
 from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
                            unit_factor)
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, Pricing, amortised_capital, check_provider,
@@ -137,6 +138,8 @@ class RecommendResult(Model):
     k1: K1Result | None
     host: HostResult | None
     assumptions: list[Assumption]
+    deadline: QuantityOut | None = Field(None, description="the deadline asked, in the unit of training_time (a chart draws it)")
+    budget: QuantityOut | None = Field(None, description="the budget asked [USD] (a chart draws it)")
 
 
 COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fastest power-of-two count whose "
@@ -148,34 +151,14 @@ PRICING_SAID = {"rent": "cloud on-demand rent only", "buy": "amortised purchase 
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
 
 
-# The request's free-text fields and how each is read: all are checked before any is used, so
-# that every bad field is reported at once (the web form marks each).
-_COUNT_FIELDS = ("params", "tokens", "samples", "epochs", "batch_size", "micro_batch", "forward_flops_per_sample")
-_QUANTITY_FIELDS = {"deadline": "[time]", "budget": "[currency]"}
-
-
 def field_errors(request: RecommendRequest) -> list[InputError]:
-    """Every malformed free-text field of a request (not only the first), in field order.
+    """Every malformed free-text field of a request (not only the first), in field order
+    (:func:`sizer.field_check.text_field_errors`: the one reading of each field name).
 
     >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
     ['params', 'budget']
     """
-    errors: list[InputError] = []
-
-    def check(field: str, parse) -> None:
-        value = getattr(request, field)
-        if value is not None:
-            try:
-                parse(field, value)
-            except InputError as error:
-                errors.append(error)
-
-    for field in _COUNT_FIELDS:
-        check(field, parse_count)
-    check("precision", lambda field, value: parse_choice(Precision, value, field))
-    for field, dimension in _QUANTITY_FIELDS.items():
-        check(field, lambda field, value, dimension=dimension: parse_quantity(field, value, dimension))
-    return errors
+    return text_field_errors({name: getattr(request, name) for name in type(request).model_fields})
 
 
 def _counts(max_devices: int) -> tuple[int, ...]:
@@ -488,7 +471,9 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
     return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
                 ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
-                rejected=rejected, k1=k1, host=host, assumptions=assumptions)
+                rejected=rejected, k1=k1, host=host, assumptions=assumptions,
+                deadline=None if deadline is None else dict(value=float(deadline.to(unit).magnitude), unit=unit),
+                budget=None if budget is None else dict(value=float(budget.to("USD").magnitude), unit="USD"))
 
 
 _LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest that fits (the one layout search: tensor, "

@@ -17,6 +17,7 @@ from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
 from sizer.choices import AttentionName, LossName, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
 from sizer.results import Assumption
+from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
 from sizer.units import Quantity, parse_count, parse_quantity
 
@@ -71,7 +72,8 @@ class WorkloadRequest(RequestModel):
     samples: Numberish | None = Field(None, description="training samples per epoch")
     epochs: Numberish = Field(1, description="passes over the samples")
     tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
-    batch_size: Numberish | None = Field(None, description="global batch per step (samples, or tokens with --tokens)")
+    batch_size: Numberish | None = Field(None, description="global batch per step: '1536 sequences', '4M tokens' or "
+                                         "'512 samples'; a bare number is tokens with tokens, else samples")
     precision: PrecisionName = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
                                                  "fp32, tf32, fp16, bf16, fp8 or fp4 (NVFP4, where the device has an FP4 peak)")
     optimizer: OptimizerName = Field("adam", description="sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, "
@@ -176,8 +178,12 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
         assumptions.append(Assumption(name="sequence length", value=f"{DEFAULT_SEQ_LEN} tokens",
                                       source="default; give --seq-len"))
     if request.batch_size is not None:
-        batch_size = parse_count("batch_size", request.batch_size)
+        given = parse_batch_size("batch_size", request.batch_size)
+        batch_size = batch_in_workload_units(given, token_mode=token_mode, seq_len=seq_len)
         check_batch_size(batch_size, "token" if token_mode else "sample")
+        if token_mode and given.unit in (BatchUnit.SEQUENCE, BatchUnit.SAMPLE):
+            assumptions.append(Assumption(name="batch size", value=f"{given.count:,.0f} sequences of {seq_len} tokens = "
+                                          f"{batch_size:,.0f} tokens per step", source="given"))
     else:
         batch_size = float(DEFAULT_TOKEN_BATCH if token_mode else DEFAULT_SAMPLE_BATCH)
         source = "Llama 2 pre-training batch (Touvron et al. 2023)" if token_mode else "seed 001 MLP batch"

@@ -1,0 +1,90 @@
+"""Every malformed free-text field of a request at once, so that a form marks them all in one round.
+
+The request models take counts and quantities as text ("7B", "14 d", "50000 USD", "1536 sequences")
+and the core reads each where it is used, so the first bad one would stop the answer and hide the
+others. :func:`text_field_errors` reads every such field of a request with the one parser its name
+stands for in every request model (:data:`TEXT_FIELDS`) and returns all the errors;
+:func:`every_bad_field` adds the errors of the request model's own checks (types, bounds) and
+raises them together as one :class:`~sizer.errors.InputErrors`.
+
+>>> [e.field for e in text_field_errors({"params": "seven", "deadline": "5 GHz", "budget": "50000 USD"})]
+['params', 'deadline']
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from sizer.choices import Precision, parse_choice
+from sizer.errors import InputError, InputErrors, SizerError
+from sizer.units import parse_count, parse_quantity
+from sizer.workloads.batch import parse_batch_size
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _quantity(dimension: str, default_unit: str | None = None, allow_zero: bool = False) -> Callable[[str, Any], Any]:
+    return lambda field, raw: parse_quantity(field, raw, dimension, default_unit=default_unit, allow_zero=allow_zero)
+
+
+# A field name and the parser it means wherever it appears (the same words as the CLI's options).
+TEXT_FIELDS: dict[str, Callable[[str, Any], Any]] = {
+    **dict.fromkeys(("params", "tokens", "samples", "epochs", "micro_batch", "forward_flops_per_sample"), parse_count),
+    "batch_size": parse_batch_size,
+    "precision": lambda field, raw: parse_choice(Precision, raw, field),
+    "deadline": _quantity("[time]"),
+    "time_to_first_token": _quantity("[time]"),
+    **dict.fromkeys(("slo_ttft", "slo_tpot", "slo_e2e"), _quantity("[time]", default_unit="s")),
+    "think_time": _quantity("[time]", default_unit="s", allow_zero=True),
+    "budget": _quantity("[currency]"),
+    "host_memory": _quantity("[information]"),
+}
+
+
+def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[InputError]:
+    """The errors of every free-text field of ``fields`` (a request body, or a request model's
+    fields) in their order; fields in ``skip`` (already reported) and empty ones are left out."""
+    errors = []
+    for field, raw in fields.items():
+        parse = TEXT_FIELDS.get(field)
+        if parse is None or raw is None or field in skip:
+            continue
+        try:
+            parse(field, raw)
+        except InputError as error:
+            errors.append(error)
+    return errors
+
+
+def _schema_errors(error: ValidationError) -> list[SizerError]:
+    """A request model's own refusals (a type, a bound), each naming its top-level field."""
+    found = []
+    for item in error.errors(include_input=False):
+        field = str(item["loc"][0]) if item.get("loc") else ""
+        message = item.get("msg", "invalid value").removeprefix("Value error, ")
+        found.append(SizerError(message if message.startswith(f"{field}:") else f"{field}: {message}", field))
+    return found
+
+
+def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
+    """``fields`` validated into ``model``, or every bad field at once: the model's own refusals and
+    the free-text fields' (:func:`text_field_errors`), one :class:`InputErrors`.
+
+    >>> from sizer.plan.recommend import RecommendRequest
+    >>> try:
+    ...     every_bad_field(RecommendRequest, {"max_devices": 0, "params": "seven"})
+    ... except InputErrors as error:
+    ...     print([e.field for e in error.errors])
+    ['max_devices', 'params']
+    """
+    try:
+        request = model.model_validate(fields)
+    except ValidationError as error:
+        schema = _schema_errors(error)
+        raise InputErrors(schema + text_field_errors(fields, frozenset(e.field for e in schema))) from None
+    errors = text_field_errors(fields)
+    if errors:
+        raise InputErrors(errors)
+    return request
