@@ -129,3 +129,9 @@ def load_calibration_file(path: str | None):
     from sizer.facade import load_calibration
 
     return load_calibration(path)
+
+
+InterruptionsOption = Annotated[Optional[bool], typer.Option(
+    "--interruptions/--no-interruptions",
+    help="Also show the training time with interruptions (failures, checkpoints, restarts); default: where the run "
+         "expects at least one failure (about 50,700 device-hours).")]

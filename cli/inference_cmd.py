@@ -28,6 +28,9 @@ MaxRunning = Annotated[Optional[int], typer.Option("--max-running", help="Schedu
 TokenBudget = Annotated[Optional[int], typer.Option("--token-budget", help="Tokens per iteration, chunked prefill (default 2048).")]
 PrefixHit = Annotated[float, typer.Option("--prefix-cache-hit", help="Share of prompt tokens found in the prefix cache (0-0.95).")]
 GpuLayers = Annotated[Optional[int], typer.Option("--gpu-layers", help="Layers on the GPU(s); the rest run on the host CPU (llama.cpp -ngl; default: all).")]
+RuntimeOpt = Annotated[Optional[str], typer.Option("--runtime", help="llama.cpp (default for GGUF weights, CPUs and Apple silicon) or a serving engine; the choice is stated.")]
+Depth = Annotated[int, typer.Option("--depth", min=0, max=10_000_000, help="Tokens already in the KV cache before the prompt (llama-bench -d).")]
+DevicesOpt = Annotated[Optional[str], typer.Option("--devices", help="Unequal devices of one machine, comma-separated (e.g. 'RTX 3090,RTX 4090'): llama.cpp's layer split, in proportion to memory.")]
 HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-layers: the catalog CPU running offloaded layers (default: Ryzen 9 7950X).")]
 
 
@@ -53,6 +56,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
+              runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
@@ -61,7 +65,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
 
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
-                  host_cpu=host_cpu, host_memory=host_memory)
+                  host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
+                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
@@ -86,7 +91,9 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
         ("total output tokens/s", output.rng(result.total_tokens_per_s)),
         ("decode bound at this batch", result.decode_bound), ("batch where decode turns compute-bound", turn),
         ("cost per million output tokens", "-" if result.cost_per_million_tokens is None else output.rng(result.cost_per_million_tokens)),
-        ("energy per output token", "- (no power figure)" if result.energy_per_token is None else output.rng(result.energy_per_token))])
+        ("energy per output token", "- (no power figure)" if result.energy_per_token is None else output.rng(result.energy_per_token)),
+        *((f"{d.device}", f"{d.layers} layers, {output.qty(d.memory)} of {output.qty(d.device_memory)}"
+           f"{'' if d.fits else ' (does NOT fit)'}") for d in result.per_device or ())])
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
 

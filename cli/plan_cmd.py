@@ -8,7 +8,7 @@ import typer
 from cli import output
 from cli.common import (BatchSize, CatalogOption, CpOption, DeviceOption, EpOption, InterleaveOption, JsonOption,
                         LoraRankOption, LoraTargetsOption, MethodOption, MicroBatch, ModelOption, Optimizer, Params,
-                        PpOption, PrecisionOption, RecomputeOption, SeqLen, Tokens, TpOption, ZeroOption, HaveOption, answer_owned, load,
+                        InterruptionsOption, PpOption, PrecisionOption, RecomputeOption, SeqLen, Tokens, TpOption, ZeroOption, HaveOption, answer_owned, load,
                         workload_request)
 
 
@@ -21,6 +21,8 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, zero: ZeroOption = None,
          recompute: RecomputeOption = None, interleave: InterleaveOption = None,
+         interruptions: InterruptionsOption = None,
+         overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Search tensor x pipeline x context x data parallel, interleaving, ZeRO, recomputation and micro-batch;
     rank the layouts that fit. Layout options given pin their dimension."""
@@ -30,19 +32,24 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
                                seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
                                lora_targets=lora_targets, tp=tp, pp=pp, cp=cp, zero=zero, recompute=recompute,
-                               interleave=interleave, ep=ep, have=have)
+                               interleave=interleave, ep=ep, have=have, interruptions=interruptions,
+                               overlap_all_to_all=overlap_all_to_all or None)
     if have:
         return answer_owned(request, catalog, json)
     result = run(request, load(catalog))
     if json:
         return output.emit_json(result)
+    lost = any(o.training_time_with_interruptions for o in result.layouts)
     rows = [(i, f"{o.tp}/{o.pp}{f'x{o.interleave}' if o.interleave > 1 else ''}/{o.cp}/{o.dp}"
              + (f" ep{o.ep}" if o.ep > 1 else ""), o.zero, o.recompute, f"{o.micro_batch} x {o.accumulation}",
-             output.rng(o.training_time) if o.training_time else output.rng(o.step_time), f"{o.mfu:.0%}",
+             output.rng(o.training_time) if o.training_time else output.rng(o.step_time),
+             *((output.rng(o.training_time_with_interruptions) if o.training_time_with_interruptions else "-",)
+               if lost else ()), f"{o.mfu:.0%}",
              output.qty(o.memory_per_device), o.why) for i, o in enumerate(result.layouts, start=1)]
     output.table(f"Layouts of {result.workload} on {result.count} x {result.device} ({result.precision})",
                  ("#", "tp/pp/cp/dp", "ZeRO", "recompute", "micro x acc.", "training time" if result.layouts and
-                  result.layouts[0].training_time else "step time", "MFU", "memory", "why"), rows,
+                  result.layouts[0].training_time else "step time", *(("with interruptions",) if lost else ()), "MFU",
+                  "memory", "why"), rows,
                  caption=_caption(result))
     for warning in result.warnings:
         output.warn(warning)

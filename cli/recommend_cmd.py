@@ -10,7 +10,7 @@ from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, Prefi
                                ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
-                        HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request)
+                        HaveOption, HostMemoryOption, InterruptionsOption, answer_owned, load, load_calibration_file, workload_request)
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -47,7 +47,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
-              host_memory: HostMemoryOption = None,
+              host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
               suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
               disaggregated: Annotated[bool, typer.Option("--disaggregated", help="With --inference --rate: also size disaggregated prefill and decode pools (DistServe/Splitwise) for the leading rows.")] = False,
@@ -94,7 +94,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
-                               host_memory=host_memory, suggest=suggest)
+                               host_memory=host_memory, suggest=suggest, interruptions=interruptions)
     if have:
         return answer_owned(request, catalog, json)
     if json:  # written straight from the fields the core built, as the HTTP service writes it
@@ -130,19 +130,26 @@ def _print_ranked(result, top: int) -> None:
     """The ranked table; where it does not fit, count joins the device, pareto the rank, and ranges go under."""
     cost_column = {"rent": "rent cost", "buy": "buy cost (amortised + energy)", "any": "cost (rent, or (b) buy)"}[result.pricing]
     wide, narrow = [], []
+    lost = any(r.training_time_with_interruptions for r in result.ranked[:top])
     for r in result.ranked[:top]:
         cost = r.cost.buy if r.price_basis == "buy" else r.cost.rent
         mark = " (b)" if result.pricing == "any" and r.price_basis == "buy" else ""
         memory = output.share(r.memory_per_device, r.device_memory)
-        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), output.rng(cost) + mark, memory, r.bound,
-                     "*" if r.pareto else ""))
+        with_lost = (output.rng(r.training_time_with_interruptions) if r.training_time_with_interruptions else "-",) \
+            if lost else ()
+        wide.append((r.rank, r.name, r.count, output.rng(r.training_time), *with_lost, output.rng(cost) + mark, memory,
+                     r.bound, "*" if r.pareto else ""))
+        narrow_lost = (output.rng(r.training_time_with_interruptions, stacked=True)
+                       if r.training_time_with_interruptions else "-",) if lost else ()
         narrow.append((f"{r.rank}{' *' if r.pareto else ''}", f"{r.count} × {r.name}", output.rng(r.training_time, stacked=True),
-                       output.rng(cost, stacked=True) + mark, memory, r.bound))
+                       *narrow_lost, output.rng(cost, stacked=True) + mark, memory, r.bound))
     marked = ("(b): no rent price, the amortised purchase cost (capital over the lifetime plus energy) instead; "
               "* marks the Pareto front of each basis. " if result.pricing == "any" else "* marks the Pareto front (time against cost). ")
     output.table(f"Recommendation ({result.workload}); ranked by {result.objective}",
-                 ("#", "device", "count", "training time", cost_column, "memory need / has", "bound", "pareto"), wide,
-                 narrow=(("#", "count × device", "training time", cost_column, "memory", "bound"), narrow),
+                 ("#", "device", "count", "training time", *(("with interruptions",) if lost else ()), cost_column,
+                  "memory need / has", "bound", "pareto"), wide,
+                 narrow=(("#", "count × device", "training time", *(("with interruptions",) if lost else ()), cost_column,
+                          "memory", "bound"), narrow),
                  caption=f"{len(result.ranked)} devices can do it at a known price, {len(result.unpriced)} without one, "
                          f"{len(result.rejected)} cannot; showing the top "
                          f"{min(top, len(result.ranked))}. Each device at the count and layout the assumptions name. "

@@ -9,7 +9,7 @@ from cli import output, owned_output
 from cli.common import (SampleTokensOption, StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
                         Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request,
-                        CpOption, DpOption, EpOption, InterleaveOption, PpOption, RecomputeOption, TpOption)
+                        CpOption, DpOption, EpOption, InterleaveOption, InterruptionsOption, PpOption, RecomputeOption, TpOption)
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
@@ -30,7 +30,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          forward_flops_per_sample: ForwardPerSample = None, activation_memory_per_sample: ActivationMemory = None,
          sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
-         host_memory: HostMemoryOption = None,
+         overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
+         host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
          state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
          loss: LossOption = None, sample_tokens: SampleTokensOption = None,
@@ -51,7 +52,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                sharding=sharding, overlap_allreduce=overlap, workload=workload, reference=reference,
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
-                               host_memory=host_memory,
+                               host_memory=host_memory, interruptions=interruptions,
+                               overlap_all_to_all=overlap_all_to_all or None,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
                                                sample_tokens))
     if have:
@@ -65,8 +67,12 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
             ("recipe", result.recipe or "-"),
             ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
-        rows += [("training time", output.rng(result.training_time)),
-                 ("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
+        rows += [("training time", output.rng(result.training_time))]
+        if result.with_interruptions is not None:
+            lost = result.with_interruptions
+            rows += [("training time with interruptions", f"{output.rng(lost.training_time)} ({lost.interruptions:,.0f} "
+                                                          f"failures expected, {lost.goodput:.0%} goodput)")]
+        rows += [("physical limit C/(n R_peak)", output.qty(result.physical_limit)),
                  ("first-order: compute / (devices x sustained peak) (reference)", output.qty(result.first_order_time)),
                  ("training compute", output.qty(result.training_compute)), ("steps", output.fmt(result.steps))]
     interleaved = f", interleave {layout.interleave}" if layout.interleave > 1 else ""
@@ -89,7 +95,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     for warning in result.warnings:
         output.warn(warning)
     owned_output.suggestions(result.suggestions)
-    output.assumptions(result.assumptions)
+    output.assumptions(result.assumptions + (result.with_interruptions.assumptions if result.with_interruptions else []))
 
 
 def register(app: typer.Typer) -> None:

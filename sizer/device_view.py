@@ -13,7 +13,7 @@ from sizer.formulas.tco import cheapest_cloud_price
 from sizer.formulas.peaks import derived_fp32_peak, supported_precisions
 from sizer.units import parse_quantity
 
-DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",
+DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "all_core_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",
                  "interconnect.bandwidth": "GB/s"}
 
 
@@ -59,6 +59,7 @@ class DeviceDetail(DeviceSummary):
     threads: SourcedQuantity | None
     base_clock: SourcedQuantity | None
     boost_clock: SourcedQuantity | None
+    all_core_clock: SourcedQuantity | None = None  # CPUs: the clock the FP32 peak uses where given
     derived_fp32_peak: SourcedQuantity | None
     fp32_peak_discrepancy: str | None
     memory_type: str
@@ -115,10 +116,12 @@ def describe_device(device: Device) -> DeviceDetail:
         fp32_cores=_sourced("fp32_cores", device.fp32_cores), cores=_sourced("cores", device.cores),
         threads=_sourced("threads", device.threads), base_clock=_sourced("base_clock", device.base_clock),
         boost_clock=_sourced("boost_clock", device.boost_clock),
+        all_core_clock=_sourced("all_core_clock", device.all_core_clock),
         derived_fp32_peak=SourcedQuantity(value=float(derived.to("TFLOPS").magnitude), unit="TFLOPS",
                                           source="computed: R = 2NC (seed 004 eq. 1) or the CPU FMA/SIMD formula (spec §3.1)",
                                           verified=all(part.verified for part in (device.fp32_cores, device.cores,
-                                                                                 device.boost_clock, device.vector) if part))
+                                                                                 device.boost_clock, device.all_core_clock,
+                                                                                 device.vector) if part))
         if derived is not None else None,
         fp32_peak_discrepancy=device.fp32_peak_discrepancy,
         memory_type=device.memory_type, unified_memory=device.unified_memory, tdp=_sourced("tdp", device.tdp),

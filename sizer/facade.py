@@ -161,7 +161,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
 
     catalog = _catalog(catalog)
     result = serving_estimate(request, catalog)
-    if suggest and not result.fits:
+    if suggest and not result.fits and request.devices is None:  # suggestions vary one device kind's count
         result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
     return result
 

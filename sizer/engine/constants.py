@@ -87,6 +87,29 @@ HEADROOM_SOURCE = "seed 003 (memory recommendations): reserve 25-30 % extra memo
 # ZeRO-3 moves the parameters twice (all-gather in forward and backward) and reduce-scatters the
 # gradients: 3 x parameter bytes per step against 2 x for an all-reduce (Rajbhandari et al. 2020 §7).
 FULL_SHARDING_TRAFFIC = 1.5
+# ZeRO-2 shards the gradients as they are produced: each micro-batch's backward pass reduce-scatters them to their
+# owners (DeepSpeed stage 2, FSDP SHARD_GRAD_OP), then the updated parameters are all-gathered once; with m
+# micro-batches per step that is (m + 1) / 2 all-reduces' worth of traffic, against one for ZeRO-0/1 (one
+# reduce-scatter of the accumulated gradients: Megatron-LM's distributed optimizer, ZeRO-1). Rajbhandari et al.
+# 2020 §5.2 and §7; the reason large pipelined runs use ZeRO-1 (Llama 3, DeepSeek-V3).
+def zero2_traffic_rounds(accumulation):
+    """All-reduces' worth of gradient traffic per step of ZeRO-2 with ``m`` micro-batches: ``(m + 1) / 2`` [1].
+
+    Parameters
+    ----------
+    accumulation : float or numpy.ndarray
+        Micro-batches per optimizer step :math:`m` [1].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        1 for one micro-batch, :math:`(m + 1)/2` in general [1].
+
+    References
+    ----------
+    [zero]
+    """
+    return (accumulation + 1.0) / 2.0
 # Megatron-LM tensor parallelism with sequence parallelism: per transformer block and pass, two
 # all-gathers and two reduce-scatters of the block's s·b·h activations (Korthikanti et al. 2022 §4.2.2;
 # without sequence parallelism, two all-reduces of the same volume).
@@ -307,6 +330,46 @@ def default_efficiencies(kind: str, transformer: bool = False) -> Efficiencies:
     return TRANSFORMER_GPU_EFFICIENCIES if transformer else GPU_EFFICIENCIES
 
 
+# Software stacks other than NVIDIA's reach a different share of their peak on the same transformer training:
+# a factor on the tensor efficiency per vendor, fitted by `benchmarks/vendor_efficiency.py` on the vendor's own
+# MLPerf Training results against NVIDIA's in the same round (the median of measured / predicted per-device speed
+# ratios of the fit rows; the split is fixed in the script). Applied only where the fit has at least
+# STACK_FIT_MIN_ROWS rows: Intel's one Gaudi 2 row (0.80, llama2_70b_lora v4.0) is not enough, so Gaudi keeps
+# the default, said unverified. Held-out errors (benchmarks/ACCURACY.md): AMD MI325X 28 %, Google v5e/Trillium 36 %.
+STACK_FIT_MIN_ROWS = 3
+SOFTWARE_STACK_FACTORS = {
+    "AMD": (0.591, 6, "ROCm: fitted on 6 MI300X llama2_70b_lora results of MLPerf Training v5.0 (AMD, Dell, "
+                      "MangoBoost, Oracle) against H200 (benchmarks/vendor_efficiency.py)"),
+    "Google": (0.907, 7, "XLA on TPU: fitted on 7 TPU v5p gpt3 results of MLPerf Training v4.0/v4.1 against H100 "
+                         "(benchmarks/vendor_efficiency.py)"),
+    "Intel": (0.798, 1, "SynapseAI on Gaudi: one llama2_70b_lora result of MLPerf Training v4.0 against H100 "
+                        "(benchmarks/vendor_efficiency.py): too few to apply"),
+}
+
+
+def stack_factor(device: Device) -> tuple[float, str, bool]:
+    """The factor on a device's tensor efficiency for its vendor's software stack (:data:`SOFTWARE_STACK_FACTORS`).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    tuple of (float, str, bool)
+        The factor [1] (1 for NVIDIA, whose runs the defaults are fitted on, and where the fit is too thin),
+        its source, and whether it rests on the vendor's own runs.
+    """
+    found = SOFTWARE_STACK_FACTORS.get(device.vendor)
+    if found is None:
+        return 1.0, "", True
+    factor, rows, source = found
+    if rows < STACK_FIT_MIN_ROWS:
+        return 1.0, f"{device.vendor}: NVIDIA's efficiencies assumed, unverified ({source})", False
+    return factor, source, True
+
+
 def device_efficiencies(device: Device, transformer: bool = False) -> Efficiencies:
     """The efficiencies of one device: those measured on it where its catalog entry has them, else its kind's defaults.
 
@@ -334,7 +397,11 @@ def device_efficiencies(device: Device, transformer: bool = False) -> Efficienci
     measured = device.efficiency
     base = default_efficiencies(device.kind, transformer)
     if measured is None:
-        return base
+        factor, source, _ = stack_factor(device) if transformer and device.kind != "cpu" else (1.0, "", True)
+        if factor == 1.0 and not source:
+            return base
+        return replace(base, matrix=base.matrix * factor, source=f"{base.source}; tensor efficiency x {factor:g} for "
+                       f"{source}")
     return replace(base, matrix=measured.fp32_matrix, tf32=measured.fp32_matrix, fp32_matrix=measured.fp32_matrix,
                    vector=measured.vector, memory=measured.memory, step_overhead=measured.step_overhead_s,
                    source=f"measured on {device.id}: {measured.source}")

@@ -21,7 +21,7 @@ from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATH
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import Configs, StepParts, expert_layout, step_seconds
+from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
 from sizer.engine.job import Job
 from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
 
@@ -617,13 +617,16 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
     [zero], [korthikanti], [seed-003], [spec-3.8], [fsdp], [deepspeed-moe]
     """
     shards = dp * cp  # ZeRO shards over the data- and context-parallel ranks (they hold the same weights)
+    stages = heaviest_stages(job.shape, pp)  # the heaviest stage's share where the blocks split unevenly
     states = job_state_bytes(job, weight_bytes, master_bytes, shards if shard_group is None else shard_group, zero,
-                             tp * pp, ep, tp)
-    states, offloaded, paged = _recipe_states(job, states, weight_bytes, offload, tp * pp)
+                             tp * stages, ep, tp)
+    states, offloaded, paged = _recipe_states(job, states, weight_bytes, offload, tp * stages)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
     dequant = dequant_buffer_bytes(job) / tp
-    framework = framework_overhead + zero_buckets(trained / (tp * pp), weight_bytes, zero, shards) + dequant
-    per_sample = activation_bytes_per_sample(job, np.asarray(recompute)) * storage_scale / (tp * cp)
+    framework = framework_overhead + zero_buckets(trained / (tp * stages), weight_bytes, zero, shards) + dequant
+    # per sample of the whole model on one rank, the heaviest stage's blocks scaled up to it (pp / stages)
+    per_sample = activation_bytes_per_sample(job, np.asarray(recompute)) * storage_scale / (tp * cp) \
+        * (np.asarray(pp, dtype=float) / stages)
     if job.finetune is not None:  # eager PyTorch adapter runs keep more than the layer graph's count (fitted)
         per_sample = per_sample * job.finetune.activation_factor
     if job.recipe.offload_activations:  # two blocks' worth stay on the device, the rest streams to the host
@@ -666,7 +669,8 @@ def _recipe_states(job: Job, states: StateParts, weight_bytes, offload: bool, sp
 
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1, ep=1,
              micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
-             keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False) -> Evaluation:
+             keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False,
+             overlap_all_to_all: bool = False) -> Evaluation:
     r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
 
     Memory is :func:`memory_parts`; the step time is :func:`~sizer.engine.roofline.step_seconds`;
@@ -709,6 +713,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
         Optimizer states and master weights in host memory (ZeRO-Offload).
     hybrid_shard : bool, default False
         ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+    overlap_all_to_all : bool, default False
+        Overlap expert parallelism's all-to-alls with another micro-batch's computation.
 
     Returns
     -------
@@ -744,6 +750,7 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
     finetune = job.finetune
     parts = step_seconds(job.layers, table, configs, optimizer_state_bytes=state_bytes, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
+                         overlap_all_to_all=overlap_all_to_all,
                          kind=job.pass_kind,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,

@@ -11,9 +11,11 @@ of ``O_f · P`` forward FLOP per sample otherwise. Each path states itself as an
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
 
 from sizer.choices import Attention, Optimizer, Precision, parse_choice
+from sizer.formulas import batch as _batch
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.recipe import Recipe, resolve_recipe
 from sizer.engine.roofline import Shape
@@ -358,36 +360,74 @@ def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: fl
     return samples, batch, micro
 
 
-# Defaults from the model (issue 15): the sequence length it trained at, a batch by its size, a
-# fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed silently.
+# Defaults from the model: the sequence length it trained at, a pre-training batch that scales with the run
+# (sizer.formulas.batch), a fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed
+# silently.
 TRAINING_CONTEXT_CAP = 8192  # Llama 3 pre-trained at 8,192 before its long-context stage (Llama 3 paper §3.4)
 FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64); full fine-tunes too
-# Pre-training batch by size: GPT-3's 0.5M tokens below 1.3B and 1-2M to 6.7B (Brown et al. 2020, Table 2.1),
-# Llama 2's 4M from 7B up (Touvron et al. 2023 §2.2)
-BATCH_BY_SIZE = ((6.5e9, 4 * 1024 * 1024), (1e9, 2 * 1024 * 1024), (0.0, 512 * 1024))
+BATCH_BY_SIZE = _batch.BATCH_BY_SIZE  # re-exported: the size rule's table
 
 
-def default_batch_tokens(params: float) -> int:
-    """Pre-training tokens per step by model size (:data:`BATCH_BY_SIZE`).
+def default_batch_tokens(params: float, tokens: float | None = None, *, active_params: float | None = None) -> float:
+    """Pre-training tokens per step: DeepSeek LLM's batch for the run's compute where its length is known,
+    else the batch by model size (:mod:`sizer.formulas.batch`).
 
     Parameters
     ----------
     params : float
         Parameters of the model [1].
+    tokens : float, optional
+        Training tokens D [token]; None where the run's length is not given.
+    active_params : float, optional
+        Parameters one token passes through [1] (a mixture of experts); default ``params``.
 
     Returns
     -------
-    int
-        Tokens per optimizer step [token]: 0.5M below 1e9 parameters, 2M to 6.5e9, 4M from 6.5e9.
+    float
+        Tokens per optimizer step [token].
 
     References
     ----------
-    [touvron]
+    [deepseek-llm], [touvron]
     """
-    return next(tokens for size, tokens in BATCH_BY_SIZE if params >= size)
+    if tokens is None:
+        return _batch.batch_tokens_by_size(params)
+    active = params if active_params is None else active_params
+    return _batch.scaled_batch_tokens(6.0 * active * tokens)
 
 
-def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[WorkloadRequest, list[Assumption]]:
+def _pretraining_batch_default(request: WorkloadRequest, arch: Architecture | None, base: WorkloadRequest,
+                               cited, seq_len: int | None, length_given: bool) -> tuple[float, Assumption]:
+    """The default pre-training batch [token] and the assumption that states it: the model's own where its
+    report states one (``cited``), else the scaled rule (:func:`default_batch_tokens`)."""
+    if cited is not None:
+        tokens = float(cited.sequences * cited.seq_len)
+        return tokens, Assumption(name="batch size", value=f"{tokens:.0f} tokens per step: {arch.name}'s own "
+                                  f"pre-training batch ({cited.sequences:,} sequences of {cited.seq_len:,} tokens)",
+                                  source=f"{cited.source}; give --batch-size", verified=cited.verified)
+    params = _model_params(arch, base)
+    if not length_given:
+        tokens = float(default_batch_tokens(params))
+        return tokens, Assumption(name="batch size", value=f"{tokens:.0f} tokens per step (by model size, no run "
+                                  "length given: 0.5M below 1e9 parameters, 2M to 6.5e9, 4M from 6.5e9)",
+                                  source=f"{_batch.BY_SIZE_SOURCE}; give --batch-size")
+    active = float(arch.params_active()) if arch is not None else params
+    run = parse_count("tokens", request.tokens)
+    bounded = default_batch_tokens(params, run, active_params=active)
+    # whole sequences, a power of two of them (as published runs take: 1,024, 2,048, ...), the nearest in ratio
+    sequence = float(seq_len or DEFAULT_SEQ_LEN)
+    tokens = sequence * 2.0 ** round(math.log2(max(bounded / sequence, 1.0)))
+    rule = _batch.deepseek_llm_batch_tokens(6.0 * active * run)
+    bound = "" if bounded == rule else (", the rule's floor" if bounded > rule else ", the rule's ceiling")
+    return tokens, Assumption(name="batch size", value=f"{tokens:,.0f} tokens per step ({tokens / sequence:,.0f} "
+                              f"sequences): the near-optimal batch for {6.0 * active * run:.3g} FLOP, "
+                              f"0.2920 C^0.3271 = {rule:,.0f} tokens (kept within {_batch.BATCH_TOKENS_FLOOR:,}-"
+                              f"{_batch.BATCH_TOKENS_CEILING:,}{bound}), to a power of two sequences",
+                              source=f"{_batch.DEEPSEEK_BATCH_SOURCE}; give --batch-size", verified=False)
+
+
+def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
+                   length_given: bool = True) -> tuple[WorkloadRequest, list[Assumption]]:
     """``base`` with the sequence length and batch the model implies where the request gives none.
 
     Parameters
@@ -396,6 +436,8 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[Wor
         The request as given (what it leaves out is defaulted).
     base : WorkloadRequest
         The request to update.
+    length_given : bool, default True
+        Whether the request's token count is the run's (else a placeholder for a step-time question).
 
     Returns
     -------
@@ -405,24 +447,30 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[Wor
 
     References
     ----------
-    [touvron]
+    [touvron], [deepseek-llm]
     """
     if request.tokens is None or request.workload is not None:
         return base, []
-    from sizer.workloads.registry import resolve_model
+    from sizer.workloads.registry import pretraining_batch, resolve_model
 
     update, said = {}, []
     arch = resolve_model(request.model) if request.model is not None else None
+    # a method named (``full`` included) is a fine-tune of the model's weights: a batch in sequences
+    finetune = (request.method or "full") != "full" or "method" in request.model_fields_set
+    cited = pretraining_batch(request.model) if request.model is not None and not finetune else None
     seq_len = request.seq_len
-    if seq_len is None and arch is not None:
+    if seq_len is None and cited is not None:
+        seq_len = cited.seq_len
+        update["seq_len"] = seq_len
+        said.append(Assumption(name="sequence length", value=f"{seq_len} tokens: {arch.name}'s pre-training sequence",
+                               source=f"{cited.source}; give --seq-len", verified=cited.verified))
+    elif seq_len is None and arch is not None:
         seq_len = min(arch.max_context, TRAINING_CONTEXT_CAP)
         update["seq_len"] = seq_len
         said.append(Assumption(name="sequence length", value=f"{seq_len} tokens: {arch.name}'s training context"
                                + (f" (its {arch.max_context:,} extended context aside)" if arch.max_context > seq_len else ""),
                                source=f"{arch.source}; give --seq-len"))
     if request.batch_size is None:
-        # a method named (``full`` included) is a fine-tune of the model's weights: a batch in sequences
-        finetune = (request.method or "full") != "full" or "method" in request.model_fields_set
         if finetune:
             tokens = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
@@ -430,11 +478,8 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest) -> tuple[Wor
                                    source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); a full fine-tune alike (--method "
                                           "given); give --batch-size"))
         else:
-            tokens = default_batch_tokens(_model_params(arch, base))
-            said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step (by model size: 0.5M below "
-                                   "1e9 parameters, 2M to 6.5e9, 4M from 6.5e9: the 7B class)",
-                                   source="GPT-3 (Brown et al. 2020, Table 2.1), Llama 2 (Touvron et al. 2023 §2.2); "
-                                          "give --batch-size"))
+            tokens, stated = _pretraining_batch_default(request, arch, base, cited, seq_len, length_given)
+            said.append(stated)
         update["batch_size"] = tokens
     return (base.model_copy(update=update) if update else base), said
 
@@ -472,7 +517,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         # An architecture is a language model: memory and a step's time need no token count, so
         # the run is read as token-based with no length (``length_given`` stays False).
         request = request.model_copy(update={"tokens": 1.0})
-    request, defaults = model_defaults(request, request)
+    request, defaults = model_defaults(request, request, length_given=length_given)
     workload = resolve_workload(request, need_samples=need_samples and request.workload is None, need_params=not from_layers)
     precision = parse_choice(Precision, request.precision, "precision")
     optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")

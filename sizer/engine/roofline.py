@@ -38,7 +38,7 @@ from sizer.choices import Recompute
 from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
                                     EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE, EP_TOKEN_SORT_PASSES,
                                     HOST_OPTIMIZER_BANDWIDTH,
-                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE,
+                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE, zero2_traffic_rounds,
                                     TP_COLLECTIVES_PER_BLOCK_PASS)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
@@ -320,6 +320,43 @@ def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 
+def heaviest_stages(shape: Shape | None, pp):
+    r"""The pipeline stages as its heaviest stage sees them: ``blocks / ceil(blocks / pp)``.
+
+    Where ``pp`` does not divide the blocks (Llama 3.1 405B's 126 blocks on 16 stages, DeepSeek-V3's
+    61), the stages hold :math:`\lceil L/p \rceil` or :math:`\lfloor L/p \rfloor` blocks and the
+    pipeline runs at its heaviest stage's pace, with that stage's states and activations: every
+    per-stage figure divides by :math:`L / \lceil L/p \rceil` instead of :math:`p` (equal where
+    :math:`p \mid L`).
+
+    Parameters
+    ----------
+    shape : Shape or None
+        The blocks; None: no transformer (``pp`` returned).
+    pp : array_like
+        Pipeline stages [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Stages of equal share [1], at most ``pp``.
+
+    Examples
+    --------
+    >>> float(heaviest_stages(Shape(blocks=126, hidden=1, tokens_per_sample=1), 16))  # 8 blocks on the heaviest
+    15.75
+
+    References
+    ----------
+    [megatron]
+    """
+    pp = np.asarray(pp, dtype=float)
+    if shape is None:
+        return pp
+    blocks = float(shape.blocks)
+    return blocks / np.ceil(blocks / np.maximum(pp, 1.0))
+
+
 def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
     """(expert tensor-parallel size, replicas of each expert) of ``ep`` expert-parallel ranks.
 
@@ -419,7 +456,8 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
     latency = np.where(local < ep, table.network_latency[d], table.link_latency[d])
     one = np.where(ep > 1, np.maximum(inside, outside) + (ep - 1) * latency, 0.0)
     sorts = np.where(ep > 1, EP_TOKEN_SORT_PASSES * message / table.bandwidth[d], 0.0)  # in device memory
-    return passes * (EP_ALL_TO_ALLS_PER_BLOCK_PASS * one + sorts) * shape.moe_blocks / c.pp * c.accumulation
+    return passes * (EP_ALL_TO_ALLS_PER_BLOCK_PASS * one + sorts) * shape.moe_blocks / heaviest_stages(shape, c.pp) \
+        * c.accumulation
 
 
 def _layer_groups(device, micro, tp, cp, ep, recompute, weight_bytes, extra_bytes):
@@ -639,7 +677,8 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     passes = 2.0 if backward else 1.0
     tp_bandwidth, tp_latency = group_link(table, d, c.tp)
     one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
-    tensor_parallel = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / c.pp * c.accumulation
+    stages = heaviest_stages(shape, c.pp)  # the heaviest stage's share of the blocks (uneven splits)
+    tensor_parallel = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / stages * c.accumulation
     pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.cp * c.pp)
     send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
     pipeline = passes * send * (c.accumulation + c.pp - 1) * c.interleave
@@ -647,7 +686,7 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     kv = 2.0 * tokens * (shape.kv_width or shape.hidden) * bytes_per_value / c.tp  # K and V of this rank's heads
     ring = np.where(c.cp > 1, (c.cp - 1) * (kv / cp_bandwidth + cp_latency), 0.0)
     blocks = shape.attention_blocks or shape.blocks
-    context_parallel = (3.0 if backward else 1.0) * ring * blocks / c.pp * c.accumulation
+    context_parallel = (3.0 if backward else 1.0) * ring * blocks / stages * c.accumulation
     return tensor_parallel, pipeline, context_parallel
 
 
@@ -683,7 +722,7 @@ def _pass_flops(layers: LayerTable, per_row: Pass) -> float:
 
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_state_bytes: float,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
-                 kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
+                 overlap_all_to_all: bool = False, kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
                  shard_group: np.ndarray | None = None,
                  trainable_params: float | None = None, extra_bytes: np.ndarray | None = None) -> StepParts:
     r"""Expected seconds per step for every configuration: the per-layer roofline plus parallelism.
@@ -718,6 +757,10 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         Whether the gradient all-reduce overlaps the backward pass.
     keep_layers : bool, default False
         Keep per-layer seconds and bounds in the result.
+    overlap_all_to_all : bool, default False
+        Whether expert parallelism's all-to-alls overlap another micro-batch's computation (DeepSeek-V3's
+        DualPipe, Megatron-Core's overlapped dispatch): hidden behind :data:`OVERLAP_SHARE` of the kernels
+        outside the bubble.
     kind : Pass, default TRAINING
         Training, frozen-weight training or inference.
     weight_bytes : numpy.ndarray, optional
@@ -760,11 +803,12 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     per_layer, is_compute, is_memory = sums["per_layer"], sums["is_compute"], sums["is_memory"]
     split = (c.tp * c.pp * c.cp)[:, None]
     ep = ep[:, None]
-    stage = sums["seconds"] / c.pp  # one micro-batch through one stage
+    stages = heaviest_stages(shape, c.pp)  # pp, or fewer where the blocks split unevenly
+    stage = sums["seconds"] / stages  # one micro-batch through the heaviest stage
     slots = c.accumulation + (c.pp - 1) / c.interleave  # 1F1B: m micro-batches plus the bubble
     kernels = stage * slots
-    compute_part = sums["compute"] / c.pp * slots
-    memory_part = sums["memory"] / c.pp * slots
+    compute_part = sums["compute"] / stages * slots
+    memory_part = sums["memory"] / stages * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
     tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
@@ -778,8 +822,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     dp = c.dp * c.cp  # context ranks hold the same weights: gradients and ZeRO shards span dp x cp
     # routed experts: 1/ep of them per rank, replicated (and ZeRO-sharded) over dp/ep ranks
     etp, expert_dp = expert_layout(c.tp, dp, ep[:, 0])
-    experts_here = experts / (etp * c.pp * ep[:, 0])
-    dense_here = (params - experts) / (c.tp * c.pp)
+    experts_here = experts / (etp * stages * ep[:, 0])
+    dense_here = (params - experts) / (c.tp * stages)
     params_here = dense_here + experts_here
     updated = np.where(c.zero >= 1, dense_here / dp + experts_here / expert_dp, params_here)
     per_param = optimizer_bytes_per_param(table.weight_bytes[d], table.master_bytes[d], optimizer_state_bytes)
@@ -789,7 +833,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         optimizer = updated * per_param / table.bandwidth[d]
     overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
     dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)  # tp, cp inner, dp outer: Megatron's rank order
-    traffic = table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC, 1.0)
+    traffic = table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC,
+                                               np.where(c.zero == 2, zero2_traffic_rounds(c.accumulation), 1.0))
     gradient = params_here * traffic
     if shard_group is None:
         split_experts = (ep[:, 0] > 1) & (experts_here > 0)  # experts synchronised over their own dp / ep replicas
@@ -802,6 +847,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
             ring_allreduce_seconds(params_here * table.weight_bytes[d] / shard_group, dp / shard_group, dp_bandwidth,
                                    dp_latency)
     data_parallel = np.maximum(0.0, allreduce - OVERLAP_SHARE * kernels) if overlap_allreduce else allreduce
+    if overlap_all_to_all:  # one micro-batch's dispatch and combine run while another computes (not in the bubble)
+        expert_parallel = np.maximum(0.0, expert_parallel - OVERLAP_SHARE * (kernels - bubble))
 
     step = kernels + tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica

@@ -5,19 +5,22 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 
 - tensor parallelism up to the node's NVLink domain, dividing the heads (and the KV heads, or a
   multiple of them that replicates them), with sequence parallelism;
-- pipeline stages dividing the blocks, plain or interleaved 1F1B (``v`` virtual stages each,
-  dividing the blocks too; its bubble ``(p-1)/(v m)``);
+- pipeline stages in powers of two up to the blocks, dividing them or not (an uneven split runs at its
+  heaviest stage's pace, within :data:`UNEVEN_STAGE_LIMIT` of an even one), plain or interleaved 1F1B
+  (``v`` virtual stages each, any divisor of the heaviest stage's blocks up to one block per virtual
+  stage; its bubble ``(p-1)/(v m)``);
 - context parallelism (ring attention) for sequences of at least :data:`CP_MIN_CHUNK` tokens per rank;
-- ZeRO 0, 2, 3 (ZeRO-1 only pinned: it is never faster than ZeRO-2 and keeps more; sharding
-  only with more than one data/context-parallel rank), recomputation
+- ZeRO 0-3 (ZeRO-2 reduce-scatters every micro-batch, so with a pipeline's many micro-batches ZeRO-1, one
+  reduce-scatter per step, is what wins; ZeRO-1 searched with pipelines only; sharding only with more than one
+  data/context-parallel rank), recomputation
   none/selective/full (selective only where it keeps less than none: with flash attention it
   keeps as much and costs more, so it never wins);
 - whole micro-batches: the largest that fits, and for pipelines the small ones that shrink the bubble.
 
 Every candidate of every (device, count) pair is evaluated in one call of the engine; fields the
 user fixed (``--tp``, ``--micro-batch``, ``--ep``, ...) pin their dimension and the rest is searched.
-A mixture of experts adds expert-parallel sizes (dividing its experts and the data-parallel size,
-the ``tp x ep`` group inside a node).
+A mixture of experts adds expert-parallel sizes (dividing its experts and the data-parallel size; the
+``tp x ep`` group may span nodes, its all-to-all then partly over the network).
 
 Many pairs at once (``recommend``, ``sweep``) are searched in two stages: first every split with
 the largest micro-batch that fits and plain 1F1B; then the small micro-batches and interleaving
@@ -26,8 +29,9 @@ the stage sends (all that a smaller micro-batch or interleaving can remove; smal
 run slower) must be below it, and each variant's own floor too (its bubble is at least
 ``min(m'/m, 1)/v`` of the first stage's, with ``m'`` the micro-batch its memory allows). Before any time is computed, the first stage drops (from memory
 alone, which costs no layer arithmetic) the layouts another one of the same split and micro-batch
-beats outright: more recomputation than one that fits, or ZeRO 0/1/3 where ZeRO-2 fits with no
-more recomputation (same traffic as 0/1 with a cheaper optimizer step, less traffic than 3). The
+beats outright: more recomputation than one that fits, or, with one micro-batch per step, ZeRO 0/1/3 where
+ZeRO-2 fits with no more recomputation (same traffic as 0/1 with a cheaper optimizer step, less traffic than
+3), with more micro-batches ZeRO 0/2/3 where ZeRO-1 fits with no more recomputation. The
 choice is the one a single-pair search makes: a dominated pipeline is not evaluated, but its
 interleaved and small-micro-batch variants (which keep more in flight, so may fit where its
 dominator's do not) go to the second stage floored by its dominator's time, and the variants are
@@ -40,24 +44,31 @@ fastest among equally near ones.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from sizer.deadline import check_deadline
+from sizer.engine.constants import optimizer_state_bytes
 from sizer.engine.devices import DeviceTable
 from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
 from sizer.engine.job import Job
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
-INTERLEAVE = (1, 2, 4)
+# pipeline stages: powers of two up to the blocks, whether or not they divide them (Llama 3.1 405B ran its 126
+# blocks on 16 stages); an uneven split runs at its heaviest stage's pace (sizer.engine.roofline.heaviest_stages),
+# so one whose heaviest stage holds more than UNEVEN_STAGE_LIMIT x the mean (80 blocks on 32 stages: 3 against
+# 2.5) idles every other stage that long and is not searched (it may be given)
+PIPELINE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+UNEVEN_STAGE_LIMIT = 1.1
 PIPELINE_MICRO = (1, 2, 4)  # small micro-batches a pipeline may prefer: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
 CP_MIN_CHUNK = 4096  # tokens per context rank: below, ring attention's exchange outweighs what it saves
-# ZeRO-1 is left out unless pinned: in this model ZeRO-2 moves the same bytes and runs the same
-# optimizer step as ZeRO-1 while keeping less (gradients sharded too), so ZeRO-1 never runs faster
-ZERO = (0, 2, 3)
+# ZeRO 0-3: with one micro-batch per step ZeRO-2 moves the bytes of ZeRO-0/1 and keeps less, so it beats them
+# outright; with more (pipelines), it reduce-scatters every micro-batch (constants.zero2_traffic_rounds) and
+# ZeRO-1 (one reduce-scatter of the accumulated gradients, Megatron's distributed optimizer) beats ZeRO-0 and 3
+ZERO = (0, 1, 2, 3)
+ADAM_STATE_BYTES = 8.0  # two FP32 moments a parameter (Adam, AdamW)
 RECOMPUTE_ALL = (0, 1, 2)
 DIMENSIONS = ("tp", "pp", "cp", "ep", "zero", "recompute", "interleave", "micro")
 
@@ -144,12 +155,13 @@ def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
 
 
 def chunks_hold_blocks(blocks, pp, interleave):
-    r"""Whether every one of a stage's ``interleave`` virtual chunks holds at least one block.
+    r"""Whether every one of a stage's ``interleave`` virtual chunks can hold at least one block.
 
-    A pipeline of ``pp`` stages gives its fewest-block stage :math:`\lfloor L / p \rfloor` of the
-    ``L`` blocks; interleaved 1F1B cuts each stage into ``v`` chunks (Narayanan et al. 2021 §2.2,
-    Megatron-LM's virtual pipeline), which needs :math:`v \le \lfloor L / p \rfloor`. The layout
-    search and a layout the user pins both ask here.
+    A pipeline of ``pp`` stages gives its heaviest stage :math:`\lceil L / p \rceil` of the ``L``
+    blocks (an uneven split runs at that stage's pace, :func:`blocks_per_stage`); interleaved 1F1B
+    cuts each stage into ``v`` chunks (Narayanan et al. 2021 §2.2, Megatron-LM's virtual pipeline),
+    which needs :math:`v \le \lceil L / p \rceil`. The layout search and a layout the user pins
+    both ask here, so that a searched layout can be pinned again.
 
     Parameters
     ----------
@@ -161,12 +173,14 @@ def chunks_hold_blocks(blocks, pp, interleave):
     Returns
     -------
     bool or numpy.ndarray of bool
-        Per element: whether the smallest stage has a block for every chunk.
+        Per element: whether the heaviest stage has a block for every chunk.
 
     >>> bool(chunks_hold_blocks(32, 8, 4)), bool(chunks_hold_blocks(32, 8, 5))  # 4 blocks per stage
     (True, False)
+    >>> bool(chunks_hold_blocks(126, 8, 16))  # Llama 3.1 405B: stages of 15 and 16 blocks
+    True
     """
-    return np.asarray(interleave) <= np.asarray(blocks) // np.maximum(np.asarray(pp), 1)
+    return np.asarray(interleave) <= blocks_per_stage(blocks, pp)
 
 
 def tensor_sizes(job: Job) -> tuple[int, ...]:
@@ -195,6 +209,72 @@ def tensor_sizes(job: Job) -> tuple[int, ...]:
     return tuple(t for t in POWERS if heads % t == 0 and (kv % t == 0 or t % kv == 0))
 
 
+def blocks_per_stage(blocks, pp):
+    """Blocks on the heaviest of ``pp`` stages.
+
+    Parameters
+    ----------
+    blocks : int or numpy.ndarray
+        Transformer blocks [1].
+    pp : int or numpy.ndarray
+        Pipeline stages [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        ``ceil(blocks / pp)`` [1].
+    """
+    return -(-np.asarray(blocks) // np.maximum(np.asarray(pp), 1))
+
+
+def interleave_depths(blocks: int, stages) -> tuple[int, ...]:
+    """Every interleaving depth some pipeline of ``stages`` can run.
+
+    Parameters
+    ----------
+    blocks : int
+        Transformer blocks [1].
+    stages : iterable of int
+        Pipeline sizes searched [1].
+
+    Returns
+    -------
+    tuple of int
+        1, and each divisor above 1 of the blocks on a pipeline's heaviest stage, up to all of them
+        (one block per virtual stage) [1].
+
+    Examples
+    --------
+    >>> interleave_depths(32, (1, 2, 4))
+    (1, 2, 4, 8, 16)
+    """
+    depths = {1}
+    for p in stages:
+        if 1 < p <= blocks:
+            per_stage = int(blocks_per_stage(blocks, p))
+            depths.update(v for v in range(2, per_stage + 1) if per_stage % v == 0)
+    return tuple(sorted(depths))
+
+
+def interleaves(blocks, pp, v) -> np.ndarray:
+    """Whether ``v`` virtual stages split each of ``pp`` stages evenly.
+
+    Parameters
+    ----------
+    blocks : int
+        Transformer blocks [1].
+    pp, v : int or numpy.ndarray
+        Pipeline stages and virtual stages per device [1].
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True where ``v`` is 1, or a pipeline's heaviest stage's blocks divide into ``v`` chunks.
+    """
+    v = np.asarray(v)
+    return (v == 1) | ((np.asarray(pp) > 1) & (blocks_per_stage(blocks, pp) % np.maximum(v, 1) == 0))
+
+
 def _expert_sizes(job: Job) -> tuple[int, ...]:
     """Expert-parallel sizes of a mixture of experts: the powers of two that divide its experts."""
     if job.arch is None or not job.arch.moe:
@@ -214,13 +294,16 @@ def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
             recompute = (0, 2)
     values = {
         "tp": tensor_sizes(job),
-        "pp": tuple(p for p in POWERS if p <= blocks and blocks % p == 0) if transformer else (1,),
+        "pp": tuple(p for p in PIPELINE if p <= blocks and blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks)
+        if transformer else (1,),
         "cp": tuple(c for c in CONTEXT if c == 1 or (seq % (2 * c) == 0 and seq // c >= CP_MIN_CHUNK))
         if transformer else (1,),
         "ep": _expert_sizes(job),
         "zero": ZERO,
         "recompute": recompute,
-        "interleave": INTERLEAVE if transformer else (1,),
+        "interleave": interleave_depths(blocks, [p for p in PIPELINE
+                                                 if blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks])
+        if transformer else (1,),
         "micro": (0, *PIPELINE_MICRO) if transformer and job.micro_batch is None else (0,),
     }
     for name, value in fixed.items():
@@ -259,14 +342,26 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     values = _dimension_values(job, fixed)
     if first_stage:
         values["micro"], values["interleave"] = values["micro"][:1], values["interleave"][:1]
-    template = np.asarray(list(itertools.product(*(values[name] for name in DIMENSIONS))), dtype=np.int64)
-    tp, pp, cp, ep, zero, rc, v, mb = template.T
+    # every combination, the last dimension fastest (itertools.product's order), built in numpy as indices
+    columns = [np.asarray(values[name], dtype=np.int64) for name in DIMENSIONS]
+    grids = np.meshgrid(*(np.arange(len(column)) for column in columns), indexing="ij")
+    index = {name: grid.ravel() for name, grid in zip(DIMENSIONS, grids)}
     blocks = job.shape.blocks if job.shape is not None else 1
-    # a template row is a layout only where its dimensions agree with each other
-    # every virtual chunk holds a block (check_layout's rule); a searched split is even, a given one may not be
-    divides = chunks_hold_blocks(blocks, pp, v) & ((blocks % np.maximum(pp * v, 1) == 0) | ("interleave" in fixed))
-    keep = ((v == 1) | ((pp > 1) & divides)) & ((mb == 0) | (pp > 1) | ("micro" in fixed))
-    template = template[keep]
+    # a template row is a layout only where its dimensions agree with each other; the pipeline and interleaving
+    # agree or not as pairs of values, decided once on the small table of their values
+    stages, depths = columns[DIMENSIONS.index("pp")], columns[DIMENSIONS.index("interleave")]
+    # a given depth may split a stage unevenly, as long as each of the heaviest stage's chunks holds a block
+    divides = interleaves(blocks, stages[:, None], depths[None, :]) | (
+        ("interleave" in fixed) & chunks_hold_blocks(blocks, stages[:, None], depths[None, :]))
+    agree = (depths[None, :] == 1) | ((stages[:, None] > 1) & divides)
+    micro, pipelined = columns[DIMENSIONS.index("micro")], stages > 1
+    zeros = columns[DIMENSIONS.index("zero")]
+    keep = agree[index["pp"], index["interleave"]] & ((micro[index["micro"]] == 0) | pipelined[index["pp"]]
+                                                       | ("micro" in fixed))
+    # ZeRO-1 is searched with pipelines (many micro-batches per step, where it beats ZeRO-2's per-micro-batch
+    # reduce-scatters); without one, a step is mostly one micro-batch and ZeRO-2 beats it outright
+    keep &= (zeros[index["zero"]] != 1) | pipelined[index["pp"]] | ("zero" in fixed)
+    template = np.stack([column[index[name][keep]] for name, column in zip(DIMENSIONS, columns)], axis=1)
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per
     # distinct (count, node size), then each pair takes its combination's rows (pair-major, template order)
     node = np.asarray(table.devices_per_node, dtype=np.int64)[device]
@@ -275,13 +370,13 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     n, per_node = combos[:, :1], combos[:, 1:]
     tp, pp, cp, ep, zero = (template[None, :, DIMENSIONS.index(name)] for name in ("tp", "pp", "cp", "ep", "zero"))
     split = tp * pp * cp
-    # expert parallelism (Megatron's) carves its groups out of the data-parallel ranks: ep divides dp and
-    # the tp x ep group stays in a node
+    # expert parallelism (Megatron's) carves its groups out of the data-parallel ranks: ep divides dp
     dp = n // split
     inside = (tp <= per_node) | ("tp" in fixed)
-    # a searched ep divides dp with the tp x ep group in a node; a given one may span the tensor ranks too
+    # a searched ep divides dp; a given one may span the tensor ranks too
     # (experts then not tensor-split, sizer.engine.roofline.expert_layout), as on main
-    experts = ((dp % ep == 0) & (tp * ep <= per_node)) if "ep" not in fixed else ((tp * dp) % ep == 0)
+    # expert ranks may span nodes: the all-to-all then runs partly over the network (roofline.all_to_all_seconds)
+    experts = (dp % ep == 0) if "ep" not in fixed else ((tp * dp) % ep == 0)
     sharded = (zero == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
     valid = (n % split == 0) & experts & inside & sharded  # [combination, template row]
     per_combo = valid.sum(axis=1)
@@ -291,12 +386,22 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
     starts = np.concatenate([[0], np.cumsum(per_combo)[:-1]])[combo_of]
     within = np.arange(len(pair)) - np.repeat(np.cumsum(rows_of) - rows_of, rows_of)
     rows = template[flat[np.repeat(starts, rows_of) + within]]
+    if "zero" not in fixed and optimizer_state_bytes(job.optimizer) >= ADAM_STATE_BYTES:
+        # a sharded pipeline never needs ZeRO-0: ZeRO-1 moves the same bytes, updates 1/dp of the parameters and,
+        # with FP32 master weights and Adam's two moments (12 bytes a parameter, at least 6 of them sharded
+        # away), keeps less than ZeRO-0 even with its two buckets (at most 4 bytes a parameter): beaten outright
+        at = {name: DIMENSIONS.index(name) for name in ("tp", "pp", "cp", "zero")}
+        split = rows[:, at["tp"]] * rows[:, at["pp"]] * rows[:, at["cp"]]
+        master = np.asarray(table.master_bytes, dtype=float)[device[pair]] > 0
+        weights = np.asarray(table.weight_bytes, dtype=float)[device[pair]] <= 2
+        beaten = (rows[:, at["zero"]] == 0) & (rows[:, at["pp"]] > 1) & (count[pair] > split) & master & weights
+        rows, pair = rows[~beaten], pair[~beaten]
     return {"pair": pair, "device": device[pair], "count": count[pair],
             **{name: rows[:, k] for k, name in enumerate(DIMENSIONS)}}
 
 
 def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = None, headroom: bool = False,
-           overlap_allreduce: bool = False) -> Search:
+           overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> Search:
     """Evaluate every candidate layout of every (device, count) pair and choose one per pair.
 
     The fastest that fits running the asked batch, else the fastest that fits a batch near it, else
@@ -316,6 +421,8 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
         Reserve the upper memory headroom.
     overlap_allreduce : bool, default False
         Overlap the gradient all-reduce with the backward pass.
+    overlap_all_to_all : bool, default False
+        Overlap expert parallelism's all-to-alls with another micro-batch's computation.
 
     Returns
     -------
@@ -334,13 +441,13 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     c = candidates(job, table, device, count, fixed, first_stage=staged)
     if staged:
         c, shadow = _undominated(job, table, c, len(device), headroom)
-    ev = _evaluate(job, table, c, headroom, overlap_allreduce)
+    ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all)
     pairs = len(device)
     if staged:
         more = _second_stage(job, table, c, ev, pairs, fixed, headroom, shadow)
         if len(more["pair"]):
             check_deadline()
-            later = _evaluate(job, table, more, headroom, overlap_allreduce)
+            later = _evaluate(job, table, more, headroom, overlap_allreduce, overlap_all_to_all)
             # only the rows that can still be chosen go on: each stage's own choice per pair (the choice of
             # both is the better of the two, the first stage's on a tie, as over every row), and every row of
             # a pair that nothing of the stage fits (for the layout closest to fitting)
@@ -381,11 +488,12 @@ def _contenders(job: Job, ev: Evaluation, pair: np.ndarray, pairs: int) -> np.nd
     return np.flatnonzero(keep)
 
 
-def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool) -> Evaluation:
+def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool,
+              overlap_all_to_all: bool = False) -> Evaluation:
     micro = np.where(c["micro"] > 0, c["micro"], np.nan)
     return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
                     recompute=c["recompute"], interleave=c["interleave"], ep=c["ep"], micro_batch=micro,
-                    headroom=headroom, overlap_allreduce=overlap_allreduce)
+                    headroom=headroom, overlap_allreduce=overlap_allreduce, overlap_all_to_all=overlap_all_to_all)
 
 
 def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict,
@@ -415,7 +523,8 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     blocks = job.shape.blocks if job.shape is not None else 1
     index = np.repeat(np.arange(len(ref)), len(variants))
     micro, interleave = np.tile(variants[:, 0], len(ref)), np.tile(variants[:, 1], len(ref))
-    keep = (interleave == 1) | (blocks % (bases["pp"][index] * interleave) == 0)
+    keep = interleaves(blocks, bases["pp"][index], interleave) | (
+        ("interleave" in fixed) & chunks_hold_blocks(blocks, bases["pp"][index], interleave))
     index, micro, interleave = index[keep], micro[keep], interleave[keep]
     rows_rep = ref[index]
     # the floors below, before any memory: a given micro-batch's ratio is known, the largest that fits is at
@@ -445,7 +554,7 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     runs = mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]])
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
     # interleaving (the first stage's rule) is not evaluated
-    runs &= ~_dominance(out, mem.micro, runs, out["interleave"])[0]
+    runs &= ~_dominance(out, mem.micro, runs, out["interleave"], mem.accumulation)[0]
     return {name: column[runs] for name, column in out.items()}
 
 
@@ -463,10 +572,12 @@ def _variant_floor(p, steps: np.ndarray, ref: np.ndarray, ratio: np.ndarray, int
 
 def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
     """Per candidate, its group: the same pair, split, expert ranks, micro-batch (and interleaving)."""
-    split = (np.log2(c["tp"]).astype(np.int64) * 8 + np.log2(c["pp"]).astype(np.int64)) * 8 + np.log2(c["cp"]).astype(np.int64)
-    base = (c["pair"] * 512 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
+    # powers of two by their exponent (tp <= 64, pp <= 256, cp <= 16, ep <= 64), the interleaving by its value
+    split = (np.log2(c["tp"]).astype(np.int64) * 16 + np.log2(c["pp"]).astype(np.int64)) * 16 \
+        + np.log2(c["cp"]).astype(np.int64)
+    base = (c["pair"] * 4096 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
     if interleave is not None:
-        base = base * 8 + np.log2(interleave).astype(np.int64)
+        base = base * 1024 + np.minimum(np.asarray(interleave, dtype=np.int64), 1023)
     whole = np.asarray(micro)
     if len(whole) and np.all(whole == np.round(whole)) and whole.max() < 1 << 24 and base.max() < 1 << 38:
         # micro-batches are whole numbers: one integer key, one sort (np.unique numbers groups in key order)
@@ -478,15 +589,27 @@ def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
     return group
 
 
-def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None):
+def _dominating_stage(zero: np.ndarray, accumulation: np.ndarray) -> np.ndarray:
+    """The ZeRO stage that beats ``zero`` outright at no more recomputation, or -1 (module docstring): ZeRO-2
+    with one micro-batch per step (the traffic of 0/1, less memory, a cheaper step than 3); with more, ZeRO-1
+    (the traffic of 0 with a sharded optimizer step, less traffic than 2's reduce-scatter per micro-batch and
+    3's gathers)."""
+    single = np.asarray(accumulation) <= 1
+    return np.where(single, np.where(zero != 2, 2, -1), np.where(zero != 1, 1, -1))
+
+
+def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None, accumulation=None):
     """Which candidates another of their group (:func:`_groups`) that fits (``ok``) beats outright: it needs
-    less recomputation at the same ZeRO stage, or is ZeRO-2 with no more recomputation (module docstring).
-    Returns (dominated, group, least recomputation that fits per group and ZeRO stage)."""
+    less recomputation at the same ZeRO stage, or is the stage :func:`_dominating_stage` names with no more
+    recomputation (module docstring). Returns (dominated, group, least recomputation that fits per group and
+    ZeRO stage, the dominating stage per candidate)."""
     group = _groups(c, micro, interleave)
     least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
     np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
     rc, zero = c["recompute"], c["zero"]
-    return (least[group, zero] < rc) | ((zero != 2) & (least[group, 2] <= rc)), group, least
+    stage = _dominating_stage(zero, np.ones(len(zero)) if accumulation is None else accumulation)
+    beaten = (stage >= 0) & (least[group, np.maximum(stage, 0)] <= rc)
+    return (least[group, zero] < rc) | beaten, group, least, stage
 
 
 def take(a, rows: np.ndarray):
@@ -548,7 +671,7 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
                        recompute=c["recompute"], interleave=c["interleave"], headroom=headroom, ep=c["ep"])
     ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
     # groups of one (pair, split, micro-batch): the accumulation follows from these
-    dominated, group, least = _dominance(c, mem.micro, ok)
+    dominated, group, least, stage = _dominance(c, mem.micro, ok, accumulation=mem.accumulation)
     rc, zero = c["recompute"], c["zero"]
     keep = ok & ~dominated
     fitting = np.zeros(pairs, dtype=bool)
@@ -561,12 +684,12 @@ def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bo
         keep[first] = True
     # a dominated pipeline is not evaluated, but its interleaved and small-micro-batch variants may fit where its
     # dominator's do not (they keep more in flight): they go to the second stage with the dominator's time as
-    # their floor (the dominator runs no slower: less recomputation, or ZeRO-2's cheaper traffic)
+    # their floor (the dominator runs no slower: less recomputation, or its stage's no larger traffic)
     shadow = np.flatnonzero(ok & dominated & (c["pp"] > 1))
-    g, z, r = group[shadow], zero[shadow], rc[shadow]
-    by_zero2 = least[g, 2] <= r
-    dominator_zero = np.where(by_zero2, 2, z)
-    dominator_rc = np.where(by_zero2, least[g, 2], least[g, z])
+    g, z, r, s = group[shadow], zero[shadow], rc[shadow], stage[shadow]
+    by_stage = (s >= 0) & (least[g, np.maximum(s, 0)] <= r)
+    dominator_zero = np.where(by_stage, s, z)
+    dominator_rc = np.where(by_stage, least[g, np.maximum(s, 0)], least[g, z])
     slot = np.full((len(least), 4, len(RECOMPUTE_ALL)), -1, dtype=np.int64)
     kept_rows = np.flatnonzero(keep)
     slot[group[kept_rows], zero[kept_rows], rc[kept_rows]] = np.arange(len(kept_rows))

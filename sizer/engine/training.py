@@ -14,8 +14,9 @@ from sizer.hardware.schema import Device
 from sizer.choices import Mode
 from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, EP_TOKEN_SORT_PASSES,
                                     EP_TOKEN_SORT_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
-                                    device_efficiencies)
+                                    device_efficiencies, stack_factor)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
+from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
 from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
@@ -91,6 +92,8 @@ class TimeResult(Model):
     efficiencies: dict[str, float]
     assumptions: list[Assumption]
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
+    # the second line: training time with failures, checkpoints and restarts (sizer.engine.goodput); None: not shown
+    with_interruptions: InterruptedTime | None = None
     recipe: str | None = None  # the training recipe as a line for a trainer's configuration (sizer.engine.recipe)
 
 
@@ -183,7 +186,7 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
     ----------
     [megatron], [ringattention]
     """
-    from sizer.engine.search import chunks_hold_blocks
+    from sizer.engine.search import blocks_per_stage, chunks_hold_blocks
 
     tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
     if count % (tp_ * pp_ * cp_):
@@ -205,11 +208,13 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
     if interleave is not None and interleave > 1:
         if pp is not None and not chunks_hold_blocks(job.shape.blocks, pp_, interleave):
-            raise InputError("interleave", interleave, f"at most {job.shape.blocks // pp_} virtual chunks per stage: "
+            most = int(blocks_per_stage(job.shape.blocks, pp_))
+            raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
                                                        f"{job.shape.blocks} blocks over {pp_} stages leave "
-                                                       f"{job.shape.blocks // pp_} block(s) to the smallest stage")
+                                                       f"{most} block(s) to the heaviest stage")
         if not chunks_hold_blocks(job.shape.blocks, 2, interleave):
-            raise InputError("interleave", interleave, f"at most {job.shape.blocks // 2} virtual chunks per stage: "
+            most = int(blocks_per_stage(job.shape.blocks, 2))
+            raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
                                                        f"{job.shape.blocks} blocks over at least 2 stages")
     if cp_ > 1 and job.tokens_per_sample % (2 * cp_):
         raise InputError("cp", cp, f"a size whose twice divides the sequence length ({job.tokens_per_sample:.0f}): "
@@ -234,7 +239,7 @@ def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleav
 
 
 def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, headroom: bool = False,
-                  overlap_allreduce: bool = False) -> dict:
+                  overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> dict:
     """The fastest layout that fits with ``fixed`` pinned, else the one closest to fitting.
 
     Parameters
@@ -247,7 +252,7 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
         Devices [1].
     fixed : dict, optional
         Pinned dimensions.
-    headroom, overlap_allreduce : bool
+    headroom, overlap_allreduce, overlap_all_to_all : bool
         As :func:`sizer.engine.search.search`.
 
     Returns
@@ -266,7 +271,8 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
     """
     from sizer.engine.search import search
 
-    found = search(job, table, [0], [count], fixed=fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
+    found = search(job, table, [0], [count], fixed=fixed, headroom=headroom, overlap_allreduce=overlap_allreduce,
+                   overlap_all_to_all=overlap_all_to_all)
     ev = found.evaluation
     if not len(found.pair) or not ev.feasible.any():
         refuse_batch(job, table, count, fixed or {})
@@ -318,7 +324,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       headroom: bool = False, overlap_allreduce: bool = False,
                       extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
                       hybrid_shard: bool = False, ep: int | None = None,
-                      host_memory: float | None = None) -> TimeResult:
+                      host_memory: float | None = None, interruptions: bool | None = None,
+                      overlap_all_to_all: bool = False) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -373,6 +380,12 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     host_memory : float, optional
         RAM of one host [B], checked against what ``offload`` puts there
         (:func:`sizer.engine.offload.host_memory`: else the node type's, else an assumed floor).
+    interruptions : bool, optional
+        Add the training time with interruptions (:mod:`sizer.engine.goodput`); None: where the run
+        expects at least one failure.
+    overlap_all_to_all : bool, default False
+        Expert parallelism's all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's
+        overlapped dispatch).
 
     Returns
     -------
@@ -421,7 +434,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     offload = offload or job.recipe.offload_params  # parameter offload moves the optimizer states too
     searched = not (offload or hybrid_shard)
     if searched:
-        layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce)
+        layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce,
+                               overlap_all_to_all=overlap_all_to_all)
     else:
         # offload is asked where memory is short: shard over the replicas (ZeRO-3, as FSDP and DeepSpeed's offload
         # recipes run) and checkpoint a transformer's blocks unless the layout says otherwise (said below)
@@ -437,11 +451,22 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([layout["zero"]]),
                   tp=layout["tp"], pp=layout["pp"], cp=layout["cp"], recompute=layout["recompute"],
                   interleave=layout["interleave"], ep=layout["ep"], micro_batch=np.asarray([layout["micro"]]), headroom=headroom,
-                  overlap_allreduce=overlap_allreduce, keep_layers=True, offload=offload, hybrid_shard=hybrid_shard)
+                  overlap_allreduce=overlap_allreduce, keep_layers=True, offload=offload, hybrid_shard=hybrid_shard,
+                  overlap_all_to_all=overlap_all_to_all)
     if not ev.feasible[0]:
         refuse_batch(job, table, count, fixed)
     result = _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
                           topology, offload, hybrid_shard, overlap_allreduce)
+    if overlap_all_to_all and result.layout.ep > 1:
+        result = result.model_copy(update={"assumptions": [
+            a if a.name != "expert parallel" else a.model_copy(update={"value": a.value.replace(
+                ", not overlapped;", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
+                "overlapped dispatch: hidden behind 2/3 of the kernels outside the bubble);")})
+            for a in result.assumptions]})
+    if result.training_time is not None and bool(wanted(interruptions, result.training_time.expected
+                                                        * unit_factor(result.training_time.unit, "s"), count)):
+        result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,
+                                                                                  float(checkpoint_bytes(job, table)))})
     if not offload:
         return result
     from sizer.engine.offload import host_memory as host_check
@@ -588,7 +613,8 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
                    source="dense peak from the catalog"),
         Assumption(name="efficiencies", value=f"tensor {eff.matrix:.3g}, TF32 {eff.tf32:.3g}, FP32 matrix {eff.fp32_matrix:.3g}, "
                    f"vector {eff.vector:.3g}, memory {eff.memory:.3g}, {eff.launch * unit_factor('s', 'us'):.3g} us per kernel, "
-                   f"{eff.step_overhead * unit_factor('s', 'ms'):.3g} ms per step", source=eff.source),
+                   f"{eff.step_overhead * unit_factor('s', 'ms'):.3g} ms per step", source=eff.source,
+                   verified=stack_factor(table.devices[0])[2]),
         Assumption(name="range", value=f"{low_factor:.3g}-{high_factor:.3g} x expected ({mode.value} mode)",
                    source=range_source),
         Assumption(name="micro-batch", value=f"{configs.micro_batch[0]:.0f} {job.sample_word}s per replica per pass, "
@@ -628,8 +654,10 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
             name="layout", value=f"tp {tp} x pp {pp} x cp {cp} x dp {dp}, ZeRO {zero}, recompute {RECOMPUTE[recompute]}"
                                  f"{f', interleave {interleave}' if interleave > 1 else ''}: the fastest that fits with "
                                  f"{pinned} given; searched: tensor parallel inside a node dividing the heads, pipelines "
-                                 "(interleaved) dividing the blocks, context parallel for long sequences, ZeRO 0-3, "
-                                 "recomputation, whole micro-batches", source="sizer's layout search (sizer plan ranks them)"))
+                                 "in powers of two (an uneven split at its heaviest stage's pace) interleaved up to one "
+                                 "block per virtual stage, context parallel for long sequences, expert parallel across "
+                                 "nodes, ZeRO 0-3, recomputation, whole micro-batches",
+            source="sizer's layout search (sizer plan ranks them)"))
     if count > 1:
         where = f"inside one node ({link.name})" if count <= per_node else \
             f"across nodes of {per_node} ({network.name})"

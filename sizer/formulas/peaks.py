@@ -205,7 +205,9 @@ def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     if formula is None:
         return None
     clock = device.boost_clock.quantity("boost_clock", "[frequency]")
-    if formula == "cpu":
+    if formula == "cpu":  # every core's vector units at once: the all-core clock where the catalog has it
+        if device.all_core_clock is not None:
+            clock = device.all_core_clock.quantity("all_core_clock", "[frequency]")
         cores = float(device.cores.quantity("cores", "", "").magnitude)
         return cpu_peak_flops(cores, clock, device.vector.fp32_lanes_per_fma, device.vector.fma_units_per_core)
     return gpu_peak_flops(float(device.fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)

@@ -170,6 +170,8 @@ class Device(Strict):
     vector: CpuVector | None = None
     base_clock: Sourced | None = None
     boost_clock: Sourced | None = None
+    # CPUs: the clock every core holds under vector load; the FP32 peak uses it where given (not the single-core boost)
+    all_core_clock: Sourced | None = None
     peaks: dict[Precision, Sourced] = {}
     # The dense int8 tensor rate: not a training precision, only W8A8 serving's matrix products (SmoothQuant)
     int8_peak: Sourced | None = None
@@ -212,7 +214,7 @@ class Device(Strict):
     def sourced_fields(self) -> dict[str, Sourced]:
         """Every sourced figure of the entry by its dotted path, to check sources and units."""
         fields: dict[str, Sourced] = {}
-        for name in ("fp32_cores", "cores", "threads", "base_clock", "boost_clock", "memory",
+        for name in ("fp32_cores", "cores", "threads", "base_clock", "boost_clock", "all_core_clock", "memory",
                      "memory_bandwidth", "tdp", "int8_peak"):
             value = getattr(self, name)
             if value is not None:
@@ -292,6 +294,7 @@ FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
     "threads": ("", ""),
     "base_clock": ("[frequency]", None),
     "boost_clock": ("[frequency]", None),
+    "all_core_clock": ("[frequency]", None),
     "memory": ("[information]", None),
     "memory_bandwidth": ("[information] / [time]", None),
     "tdp": ("[power]", None),

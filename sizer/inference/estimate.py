@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -20,7 +21,10 @@ from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOK
 from sizer.errors import InputError, require_device
 from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.layer_offload import host_memory_note, offload_host
-from sizer.inference.serving import (ServingCase, check_servable, check_tensor_ranks, compute_bound_batch, evaluate_serving, serving_table,
+from sizer.inference.local import kernel_assumption, local_runtime, local_table, prefill_seconds, wired_device
+from sizer.inference.local_split import DeviceShare, split_layers
+from sizer.inference.serving import (ServingCase, check_servable, check_tensor_ranks, compute_bound_batch, evaluate_serving,
+                                     serving_table,
                                      stored_weight_bytes, total_tokens_per_second)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.formulas.tco import hourly_price
@@ -75,6 +79,13 @@ class InferenceRequest(ServedModel):
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only")
     batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
+    devices: list[str] | None = Field(None, min_length=2, max_length=16, description="unequal devices of one machine "
+                                      "(e.g. ['RTX 3090', 'RTX 4090']): layers split over them in proportion to their "
+                                      "memory, as llama.cpp does; instead of device and count")
+    runtime: str | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
+                                "CPUs and unified memory) or a serving engine; default: by device and format, stated")
+    depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
+                                                           "conversation's earlier turns; llama-bench -d)")
     rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
 
 
@@ -112,6 +123,7 @@ class InferenceResult(Model):
     capacity: CapacityOut | None = None
     output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas
     prompt_and_output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas: prompt + output tokens
+    per_device: list[DeviceShare] | None = None  # a split over unequal devices: each device's layers and memory
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
@@ -230,6 +242,10 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     with a rate or users, also latency percentiles, capacity and replicas under continuous batching.
     (The facade adds what would make it fit where it does not.)"""
     catalog = catalog if catalog is not None else load_catalog()
+    if request.devices is not None:
+        if request.device is not None or request.count != 1:
+            raise InputError("devices", request.devices, "the devices alone (not with device or count)")
+        request = request.model_copy(update={"device": request.devices[0], "count": 1, "split": "layer"})
     device = catalog.find(require_device(request))
     arch, notes = served_architecture(request)
     fmt, format_notes = served_format(request)
@@ -248,15 +264,41 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     if host is not None and load is not None:
         raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate or "
                                                            "users): offloaded layers are sized for a static batch only")
-    table = serving_table((device,), fmt)
+    local, local_notes = local_runtime(request.runtime, device, fmt)
+    if request.devices is not None and (local is None or load is not None or request.gpu_layers is not None):
+        raise InputError("devices", request.devices, "a local runtime (llama.cpp), one static batch and every layer "
+                                                     "on the devices for a split over unequal devices")
+    if local is not None and host is not None:  # offloaded layers run the runtime's CPU kernels, in the same RAM
+        host = dataclasses.replace(local_table(host.devices[0], fmt, local.profile), memory=host.memory)
+    if local is not None:
+        device, wired_notes = wired_device(device)
+        table = local_table(device, fmt, local.profile)
+        local_notes += [*wired_notes, kernel_assumption(local.profile, device, fmt)]
+    else:
+        table = serving_table((device,), fmt)
     if not table.supported[0]:
         if fmt.activations:
             raise InputError("weights", request.weights, refused_format(fmt, device))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split,
-                       request.gpu_layers if host is not None else None)
+                       request.gpu_layers if host is not None else None, depth=request.depth)
     a = evaluate_serving(case, table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
+    if local is not None and host is None and load is None:  # the prompt in micro-batches, one sequence after another
+        prefill = request.batch * prefill_seconds(arch, fmt, table, local.profile.ubatch, request.prompt_len,
+                                                  request.depth, kv)
+        a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]))
+    per_device = None
+    if request.devices is not None:  # unequal devices: each its share of the layers, the times summed
+        answer = split_layers(arch, [catalog.find(n, "devices") for n in request.devices], fmt, local.profile, case,
+                              request.batch)
+        prefill, step, per_device = answer.prefill_seconds, answer.decode_seconds, answer.shares
+        most = max(per_device, key=lambda d: d.memory.value / d.device_memory.value)
+        a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]), decode_seconds=np.asarray([step]),
+                                fits=np.asarray([answer.fits]), max_batch=np.asarray([answer.max_batch]),
+                                weights=np.asarray([most.weights_memory.value * unit_factor("GB", "B")]),
+                                kv_cache=np.asarray([most.kv_cache_memory.value * unit_factor("GB", "B")]))
+        table = dataclasses.replace(table, memory=np.asarray([most.device_memory.value * unit_factor("GB", "B")]))
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
     price, price_note = rent_per_hour(device, request.rent_price)
@@ -274,6 +316,14 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                               source=device.tdp.source) if tdp is not None else
                    Assumption(name="energy", value=f"not estimated: the catalog has no power figure for {device.name}",
                               source="catalog tdp"))
+    if per_device is not None:
+        shares = ", ".join(f"{d.device} {d.layers} layers" for d in per_device)
+        local_notes.append(Assumption(name="layer split", value=f"{shares}: layers in proportion to each device's memory, "
+                                      "a token passes them in turn (each device's time for its own layers, summed); "
+                                      "memory and fit shown for the fullest device, every device in per_device; no "
+                                      "cost or energy per token (not summed over unequal devices)",
+                                      source="llama.cpp --split-mode layer, "
+                                      "--tensor-split (default: proportional to free memory)"))
     split_note = ([Assumption(name="layer split", value=f"layers split over {request.count} devices, each token passes "
                               "them in turn: per token the time of one device holding every layer (no tensor-parallel "
                               "collectives; the hop between devices neglected)", source="llama.cpp --split-mode layer "
@@ -286,10 +336,20 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         offload_notes.append(host_memory_note(float(np.asarray(a.host_memory).ravel()[0]), host))
         if tdp is not None:
             energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
-    assumptions = [*notes, *fit_note, *serving_assumptions(arch, case, table, 0), *split_note, *offload_notes, price_note,
-                   energy_note]
+    depth_note = ([Assumption(name="depth", value=f"{request.depth} tokens already in the KV cache: the prompt attends "
+                              "over them too, and every generated token reads their keys and values",
+                              source="llama-bench -d (context depth)")] if request.depth else [])
+    serving_notes = serving_assumptions(arch, case, table, 0)
+    if local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
+        serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
+    assumptions = [*notes, *local_notes, *fit_note, *serving_notes, *depth_note, *split_note, *offload_notes,
+                   price_note, energy_note]
+    if per_device is not None:
+        cost = energy = None
+        energy_note = Assumption(name="energy", value="not estimated for unequal devices", source="catalog tdp")
     fields = dict(
-        model=arch.name, device=device.name, count=request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
+        model=arch.name, device=" + ".join(d.device for d in per_device) if per_device else device.name,
+        count=len(per_device) if per_device else request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
         decode_tokens_per_s=_speed(1.0 / step, "tokens/s"), decode_latency=_time(step, "ms"),
         total_tokens_per_s=_speed(total, "tokens/s"),
@@ -298,7 +358,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         kv_cache_memory=gb(a.kv_cache), activations_memory=gb(a.activations), reserve_memory=gb(a.reserve),
         device_memory=gb(table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,
-        cost_per_million_tokens=cost, energy_per_token=energy, split=split)
+        cost_per_million_tokens=cost, energy_per_token=energy, split=split, per_device=per_device)
     if load is None:
         return InferenceResult(**fields, assumptions=assumptions)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.errors import InputError
+from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 
 BITS_PER_BYTE = 8
 
@@ -35,6 +36,7 @@ class WeightFormat:
     edges_16bit: bool = False  # embeddings and output head stored at 16 bits (GPTQ, AWQ, GGUF files)
     activations: bool = False  # activations quantised too (W8A8): needs the compute peak, no 16-bit fallback
     experts_only: bool = False  # a mixture keeps only its routed experts in the format, the rest at 16 bits (gpt-oss)
+    gguf_mix: str | None = None  # a llama-quantize mix: each tensor's own type (sizer.runtimes.gguf), ``bits`` its default
 
     @property
     def bytes_per_weight(self) -> float:
@@ -54,8 +56,18 @@ def group_quantised_bits(bits: int, group: int, scale_bits: int = 16, zero_bits:
 
 
 _GGML = "ggml/src/ggml-common.h (ggml-org/llama.cpp): "
+def _gguf_format(mix: str) -> WeightFormat:
+    """A llama-quantize mix as a weight format: stored tensor by tensor (:func:`sizer.runtimes.gguf.gguf_tensors`)."""
+    default = MIX_DEFAULT[mix]
+    return WeightFormat(mix.lower(), bits_per_weight(default), "mixed",
+                        f"GGUF {mix}: most matrices {default} ({bits_per_weight(default):g} bits with block scales), "
+                        f"the output head and chosen attn_v/ffn_down layers wider, norms F32 ({GGML_SOURCE})",
+                        edges_16bit=True, gguf_mix=mix)
 _GPTQ = ("AutoGPTQ/GPTQModel packing (Frantar et al. 2022, GPTQ): 4-bit weights, one fp16 scale and one "
          "4-bit zero point per group of {g}")
+_MLX = ("MLX affine quantisation (ml-explore/mlx mlx.core.quantize): {b}-bit weights with an fp16 scale and an fp16 "
+        "bias per group of {g}; mlx-lm quantises the embedding and output head alike")
+MLX_FORMATS = {f"mlx-q{b}" + ("" if g == 64 else f"-g{g}"): (b, g) for b in (4, 5, 6, 8) for g in (64, 32)}
 _AWQ = "AutoAWQ GEMM packing (Lin et al. 2023, AWQ): 4-bit weights, one fp16 scale and one 4-bit zero per group of {g}"
 WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
     WeightFormat("fp32", 32.0, "fp32", "IEEE 754 single precision"),
@@ -70,12 +82,11 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
     WeightFormat("int8", 8.0, "mixed", "int8 weight-only, one scale per output channel (negligible); computed in 16 bits"),
     WeightFormat("int4", 4.0, "mixed", "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
                                        "Llama 3.1 memory table (70B: 35 GB); computed in 16 bits"),
-    WeightFormat("q8_0", group_quantised_bits(8, 32), "mixed", _GGML + "block_q8_0, 32 int8 weights + fp16 scale = 8.5 bits", True),
-    WeightFormat("q4_0", group_quantised_bits(4, 32), "mixed", _GGML + "block_q4_0, 32 four-bit weights + fp16 scale = 4.5 bits", True),
-    WeightFormat("q4_k_m", 4.85, "mixed", "llama.cpp quantize listing for 7B: Q4_K_M 3.80 GiB of 6.74e9 weights = 4.85 "
-                                         "bits (Q4_K super-blocks of 4.5 bits, some tensors in Q6_K at 6.5625)", True),
+    *(_gguf_format(mix) for mix in GGUF_MIXES),
     *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _GPTQ.format(g=g), True) for g in (32, 64, 128)),
     *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _AWQ.format(g=g), True) for g in (64, 128)),
+    *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), "mixed", _MLX.format(b=b, g=g))
+      for name, (b, g) in MLX_FORMATS.items()),
     WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), "mixed",
                  "OCP Microscaling (MX) Formats Specification v1.0 (2023): FP4 E2M1 values with one E8M0 scale per 32 "
                  "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "
@@ -102,6 +113,8 @@ def weight_format(name: str, field: str = "weights") -> WeightFormat:
         key = _ALIASES.get(key, key)
         key = _ALIASES.get(key.replace("_", "-"), key)
         key = key.replace("gptq-g", "gptq-int4-g").replace("awq-g", "awq-int4-g")
+        if key.replace("-", "_") in WEIGHT_FORMATS:  # GGUF mixes: q5-k-m, Q5_K_M
+            key = key.replace("-", "_")
     if key not in WEIGHT_FORMATS:
         raise InputError(field, name, f"one of {', '.join(WEIGHT_FORMATS)}")
     return WEIGHT_FORMATS[key]

@@ -37,6 +37,7 @@ from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.inference.formats import WeightFormat
+from sizer.runtimes.gguf import gguf_bytes
 from sizer.memo import keyed_cache
 from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import Architecture
@@ -96,6 +97,8 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
     0.577
     """
     total = arch.params_total()
+    if weights.gguf_mix is not None:  # each tensor in its own type (sizer.runtimes.gguf)
+        return gguf_bytes(arch, weights.gguf_mix) / total
     if weights.experts_only and arch.moe:  # only the routed experts in the format, the rest at 16 bits
         experts = arch.moe_blocks * arch.experts * arch.expert_params(arch.expert_width)
         return (weights.bytes_per_weight * experts + EDGE_BYTES * (total - experts)) / total
@@ -136,10 +139,14 @@ def _is_expert(layer: Layer) -> bool:
     return layer.expert and layer.params > 0
 
 
-def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
+def prefill_profile(arch: Architecture, prompt_len: int, depth: int = 0) -> Profile:
     """The forward layers of a prompt of ``prompt_len`` tokens: causal attention at half the
-    square (a sliding-window block at half its band), the LM head on the last token, no loss."""
+    square (a sliding-window block at half its band), the LM head on the last token, no loss.
+    After ``depth`` tokens already in the KV cache, each prompt token also attends over those:
+    attention FLOP :math:`4 a d_{head} p (d + p/2)`, the causal half-square times :math:`1 + 2d/p`
+    (sliding windows not narrowed for the depth)."""
     graph = layer_graph(arch, prompt_len, windows=True)
+    deeper = 1.0 + 2.0 * depth / prompt_len
     last = {layer.name: layer for layer in layer_graph(arch, 1).layers}
     layers = []
     for layer in graph.layers:
@@ -148,7 +155,7 @@ def prefill_profile(arch: Architecture, prompt_len: int) -> Profile:
         if layer.name == "head":
             layer = last["head"]
         elif layer.kind == "attention":
-            layer = layer.model_copy(update={"forward_flops": layer.forward_flops * CAUSAL_SHARE})
+            layer = layer.model_copy(update={"forward_flops": layer.forward_flops * CAUSAL_SHARE * deeper})
         layers.append(layer)
     return graph.model_copy(update={"layers": layers, "name": f"{arch.name} prefill of {prompt_len}"})
 
@@ -321,6 +328,7 @@ class ServingCase:
     output_len: int
     split: str = "tensor"  # "tensor": tensor parallel over the devices; "layer": layers in turn (llama.cpp)
     gpu_layers: int | None = None  # layers on the devices, the rest on the host CPU (llama.cpp -ngl); None: all
+    depth: int = 0  # tokens already in the KV cache before the prompt (a conversation's earlier turns)
 
     @property
     def gpu_share(self) -> float:
@@ -329,11 +337,11 @@ class ServingCase:
 
     @property
     def context(self) -> int:
-        return self.prompt_len + self.output_len
+        return self.depth + self.prompt_len + self.output_len
 
     @property
     def mean_context(self) -> float:
-        return self.prompt_len + self.output_len / 2.0
+        return self.depth + self.prompt_len + self.output_len / 2.0
 
 
 @functools.lru_cache(maxsize=16)
@@ -341,7 +349,7 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
     arch = case.arch
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
     kv_block = kv_cache_bytes_per_token(arch, case.kv_bytes) / arch.layers * case.mean_context
-    prefill = fold(prefill_profile(arch, case.prompt_len))
+    prefill = fold(prefill_profile(arch, case.prompt_len, case.depth))
     decode = decode_layers(arch, case.mean_context, kv_block, idle)
     chunk = fold(prefill_profile(arch, min(case.prompt_len, PREFILL_CHUNK_TOKENS)))
     per_token = float(chunk.table.bytes.max()) / min(case.prompt_len, PREFILL_CHUNK_TOKENS)

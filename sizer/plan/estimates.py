@@ -45,6 +45,9 @@ class TimeRequest(WorkloadRequest):
     recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
     sharding: ShardingName = "none"
     overlap_allreduce: bool = False
+    overlap_all_to_all: bool = Field(False, description="expert parallelism's all-to-alls overlap another micro-batch's "
+                                                        "computation (DeepSeek-V3's DualPipe, Megatron-Core's overlapped "
+                                                        "dispatch)")
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
     host_memory: str | dict | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
@@ -56,6 +59,9 @@ class TimeRequest(WorkloadRequest):
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
     reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
+    interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
+                                                         "checkpoints, restarts); not given: where the run expects at "
+                                                         "least one failure")
 
 
 def node_type(name: str | None, device):
@@ -105,7 +111,8 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
-                             extra_assumptions=tuple(notes), host_memory=host_memory)
+                             extra_assumptions=tuple(notes), host_memory=host_memory,
+                             interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
 
 
 class MemoryRequest(WorkloadRequest):

@@ -45,6 +45,9 @@ class PlanRequest(WorkloadRequest):
     shown: int = Field(DEFAULT_SHOWN, ge=1, le=100, description="layouts to show, fastest first")
     headroom: bool = False
     overlap_allreduce: bool = False
+    overlap_all_to_all: bool = Field(False, description="expert parallelism's all-to-alls overlap another micro-batch's "
+                                                        "computation (DeepSeek-V3's DualPipe, Megatron-Core's overlapped "
+                                                        "dispatch)")
     tp: int | None = Field(None, ge=1, le=1024, description="pin the tensor-parallel size; the rest is searched")
     pp: int | None = Field(None, ge=1, le=1024, description="pin the pipeline stages")
     cp: int | None = Field(None, ge=1, le=1024, description="pin the context-parallel size")
@@ -52,6 +55,9 @@ class PlanRequest(WorkloadRequest):
     zero: int | None = Field(None, ge=0, le=3, description="pin the ZeRO stage")
     recompute: str | None = Field(None, description="pin the recomputation: none, selective or full")
     interleave: int | None = Field(None, ge=1, le=64, description="pin the virtual stages per device")
+    interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
+                                                         "checkpoints, restarts); not given: where the run expects at "
+                                                         "least one failure")
 
 
 class LayoutOption(Model):
@@ -68,6 +74,8 @@ class LayoutOption(Model):
     batch_size: float
     step_time: RangeOut
     training_time: RangeOut | None
+    # with failures, checkpoints and restarts (sizer.engine.goodput); None where not asked and under one failure
+    training_time_with_interruptions: RangeOut | None = None
     memory_per_device: QuantityOut
     fits: bool
     mfu: float
@@ -151,7 +159,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         check_expert_parallel(job, request.count, request.tp or 1, request.pp or 1, request.ep)
     fixed = fixed_layout(request.zero, request.tp, request.pp, request.cp, recompute, request.interleave, request.ep)
     found = search(job, table, [0], [request.count], fixed=fixed, headroom=request.headroom,
-                   overlap_allreduce=request.overlap_allreduce)
+                   overlap_allreduce=request.overlap_allreduce, overlap_all_to_all=request.overlap_all_to_all)
     ev = found.evaluation
     if not ev.feasible.any():
         refuse_batch(job, table, request.count, fixed)
@@ -169,19 +177,24 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
-    layouts = [_option(ev, r, k, summary, unit, job, float(table.memory[0])) for k, r in enumerate(shown)]
+    layouts = _with_interruptions([_option(ev, r, k, summary, unit, job, float(table.memory[0]))
+                                   for k, r in enumerate(shown)], request, job, table)
     values = sorted(set(ev.configs.tp.astype(int)))
-    experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (tp x ep inside a node)" if eps.max() > 1 else ""
+    experts = f" x ep {', '.join(map(str, sorted(set(eps.astype(int)))))} (across nodes where tp x ep exceeds one)" if eps.max() > 1 else ""
     assumptions = [
         *job.assumptions,
         Assumption(name="search", value=f"tp {', '.join(map(str, values))} (inside a node, dividing the heads) x pp "
-                   f"dividing the blocks (1F1B, interleaved) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
+                   f"in powers of two (1F1B, interleaved to one block per virtual stage; uneven splits at the heaviest stage's pace) x cp for long sequences{experts} x ZeRO 0-3 x recomputation "
                    f"x whole micro-batches{', pinned: ' + ', '.join(f'{k} {v}' for k, v in fixed.items()) if fixed else ''}: "
                    f"{len(ev.fits)} candidates, {fitting} distinct layouts fit"
                    + (f" at a batch of {float(ev.batch[rows[0]]):,.0f} {job.sample_word}s (every row runs it, so their times compare)"
                       if len(rows) else ""), source="sizer's layout search"),
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
     ]
+    if any(option.training_time_with_interruptions for option in layouts):
+        from sizer.engine.goodput import stated
+
+        assumptions.append(stated())
     warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
     if not fitting:
         memory = float(table.memory[0])
@@ -190,6 +203,33 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
                       searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word, warnings=warnings,
                       assumptions=assumptions)
+
+
+def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job, table) -> list[LayoutOption]:
+    """``options`` with their training time with interruptions where asked, or by default (sizer.engine.goodput):
+    each bound of the range times its own expected wall-clock factor."""
+    from sizer.engine import goodput
+
+    timed = [o for o in options if o.training_time is not None]
+    if not timed:
+        return options
+    scale = unit_factor(timed[0].training_time.unit, "s")  # one unit for the whole list
+    seconds = np.asarray([[o.training_time.low, o.training_time.expected, o.training_time.high] for o in timed]) * scale
+    shown = goodput.wanted(request.interruptions, seconds[:, 1], request.count)
+    factor = np.asarray(goodput.interruptions(seconds, request.count,
+                                              float(goodput.checkpoint_bytes(job, table))).factor).reshape(seconds.shape)
+    out, k = [], 0
+    for option in options:
+        if option.training_time is None:
+            out.append(option)
+            continue
+        t = option.training_time
+        if shown[k]:
+            lost = dict(low=t.low * factor[k, 0], expected=t.expected * factor[k, 1], high=t.high * factor[k, 2], unit=t.unit)
+            option = option.model_copy(update={"training_time_with_interruptions": RangeOut(**lost)})
+        out.append(option)
+        k += 1
+    return out
 
 
 def _option(ev, r: int, k: int, summary, unit: str, job, memory: float) -> LayoutOption:

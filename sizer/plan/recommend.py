@@ -77,6 +77,20 @@ class RecommendRequest(WorkloadRequest):
     suggest: int | None = Field(None, ge=0, le=16, description="rejected devices (the nearest to working first) that get "
                                 "the changes that would make them work (each the engine run again); 0: none; not given: "
                                 f"{AUTO_SUGGEST} where no device serves the question, else none")
+    interruptions: bool | None = Field(None, description="also give each device's training time with interruptions "
+                                                         "(failures, checkpoints, restarts); not given: where a run "
+                                                         "expects at least one failure")
+
+
+def _interruption_factor(request, job: Job, table, device_rows: np.ndarray, seconds: np.ndarray,
+                         count: np.ndarray) -> np.ndarray:
+    """Per shown row, the expected wall-clock with interruptions over the time without (NaN: not shown)."""
+    from sizer.engine import goodput
+
+    if not job.samples or not len(seconds):
+        return np.full(len(seconds), np.nan)
+    found = goodput.interruptions(seconds, count, goodput.checkpoint_bytes(job, table, device_rows))
+    return np.where(goodput.wanted(request.interruptions, seconds, count), np.asarray(found.factor, dtype=float), np.nan)
 
 
 class CostSummary(Model):
@@ -102,6 +116,8 @@ class RankedDevice(Model):
     precision: str
     micro_batch: float
     training_time: RangeOut
+    # with failures, checkpoints and restarts (sizer.engine.goodput); None where not asked and under one failure
+    training_time_with_interruptions: RangeOut | None = None
     cost: CostSummary
     price_basis: PriceBasis | None  # as cost.price_basis, beside the cost
     energy: RangeOut | None
@@ -417,7 +433,8 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
         time=run_seconds[shown] * unit_factor("s", unit), rent=rent[shown], buy=buy[shown], kwh=energy_kwh[shown],
         low=floor_low[shown], high=floor_high[shown], memory=b.memory_needed[i_of, j_of] * unit_factor("B", "GB"),
         capacity=b.table.memory[i_of] * unit_factor("B", "GB"), fits=b.fits[i_of, j_of], bound=b.bound[i_of, j_of],
-        mfu=b.mfu[i_of, j_of], pareto=flags[shown], cost=order_cost[shown], basis=basis_of[shown])
+        mfu=b.mfu[i_of, j_of], pareto=flags[shown], cost=order_cost[shown], basis=basis_of[shown],
+        lost=_interruption_factor(request, job, b.table, i_of, run_seconds[shown], count[shown]))
     values = {name: array.tolist() for name, array in columns.items()}
 
     def row(n: int, rank: int) -> dict:
@@ -431,6 +448,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
             sharding="full" if v["zero"] == 3 else "none", zero=int(v["zero"]), tp=int(v["tp"]), pp=int(v["pp"]),
             ep=int(v["ep"]), recompute=RECOMPUTE[int(v["recompute"])], precision=b.table.precisions[i_of[n]],
             micro_batch=v["micro_batch"], training_time=span(v["time"], unit),
+            training_time_with_interruptions=None if math.isnan(v["lost"]) else span(v["time"] * v["lost"], unit),
             cost=dict(rent=None if math.isnan(v["rent"]) else dict(span(v["rent"], "USD"), price_basis="rent"),
                       buy=None if math.isnan(v["buy"]) else dict(span(v["buy"], "USD"), price_basis="buy"),
                       price_basis=cost_basis),
@@ -450,6 +468,10 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
         rate = b.batch[index[k], column[k]] * job.tokens_per_sample / fastest_step
         host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
     assumptions = list(job.assumptions)
+    if any(r["training_time_with_interruptions"] for r in ranked + listed_apart):
+        from sizer.engine.goodput import stated
+
+        assumptions.append(stated())
     assumptions += [
         Assumption(name="device counts", value=COUNT_CHOICE.format(knee=KNEE_COST - 1) + f"; counts 1, 2, 4 ... {request.max_devices}",
                    source="sizer's default criterion"),

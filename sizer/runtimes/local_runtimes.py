@@ -1,10 +1,192 @@
-"""Desktop runtimes (llama.cpp, MLX, ExLlamaV2 ...): one :class:`~sizer.runtimes.Runtime` each.
+"""Desktop runtimes (llama.cpp, MLX, ExLlamaV2): one :class:`~sizer.runtimes.Runtime` each.
 
-Filled by the local-inference work: each entry's profile holds its kernel classes and their
-efficiencies per quantisation type for prompt and for generation, with the rows they were fitted on.
+Each runtime's profile (:class:`LocalProfile`) holds its kernel efficiencies per device family and
+quantisation type: the fraction of the matrix peak its prompt kernels reach (a quantised llama.cpp
+prompt runs through dequantising matrix kernels, at a fraction of the tensor peak that differs per type)
+and the fraction of memory bandwidth its generation kernels reach; a fixed time per token; flash
+attention, batch and micro-batch defaults and its offload rule. The efficiencies are fitted by
+``benchmarks/local_inference_accuracy.py`` on one half of ``../shared/data/local-inference-measurements.csv``
+and written to ``local_fit.yaml`` beside this module with the rows they were fitted on; the other half
+scores them (benchmarks/ACCURACY.md, "Local inference").
+
+>>> from sizer.runtimes import runtime
+>>> runtime("llama.cpp").profile.ubatch
+512
 """
 from __future__ import annotations
 
-from sizer.runtimes.runtime import Runtime
+import functools
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-RUNTIMES: tuple[Runtime, ...] = ()
+from typing import TYPE_CHECKING
+
+from sizer.datafile import load_yaml
+from sizer.engine.constants import Efficiencies, serving_efficiencies
+from sizer.hardware.schema import Device
+from sizer.runtimes.gguf import GGUF_MIXES, MIX_DEFAULT
+from sizer.runtimes.runtime import Purpose, Runtime
+
+if TYPE_CHECKING:  # the formats live with inference, which asks this package, not the other way round
+    from sizer.inference.formats import WeightFormat
+
+FIT_FILE = Path(__file__).with_name("local_fit.yaml")
+ANY = "*"
+BANDWIDTH_REFERENCE = 400e9  # B/s: the bandwidth the fitted generation efficiencies are stated at
+
+# macOS lets the GPU wire about 3/4 of unified memory above 36 GB and 2/3 below (the Metal device's
+# recommendedMaxWorkingSetSize; llama.cpp prints it at start and raises it only with sysctl iogpu.wired_limit_mb)
+APPLE_GPU_SHARE_LARGE = 0.75
+APPLE_GPU_SHARE_SMALL = 2.0 / 3.0
+APPLE_GPU_SHARE_SOURCE = ("macOS Metal recommendedMaxWorkingSetSize as llama.cpp reports it (ggml-metal); the 2/3 and "
+                          "3/4 shares are recalled, not read from Apple documentation: unverified")
+
+
+@dataclass(frozen=True)
+class KernelEfficiency:
+    """What a runtime's kernels reach on one device family for one quantisation type."""
+
+    prompt: float  # of the matrix peak (tensor cores; FP32 SIMD where the device has no 16-bit peak) [1]
+    generation: float  # of the memory bandwidth, reading weights and KV cache [1]
+    rows: int = 0  # measured rows the figures were fitted on (0: a fallback)
+
+
+@dataclass(frozen=True)
+class LocalProfile:
+    """A desktop runtime's fitted kernels and its defaults.
+
+    ``kernels`` maps (device family, quantisation key) to efficiencies; a missing pair falls back to the
+    family's overall figure, then to the runtime's. ``step_overhead`` [s] is paid per forward pass
+    (kernel launches, sampling). ``batch`` and ``ubatch`` [tokens] are the logical and physical prompt
+    batch (llama.cpp ``-b 2048 -ub 512``); ``flash_attention`` whether it computes attention fused.
+    """
+
+    kernels: dict
+    step_overhead: dict  # device family -> s per forward pass
+    bandwidth_exponent: dict  # device family -> x: generation efficiency scales as (bandwidth / 400 GB/s)^x
+    flash_attention: bool
+    batch: int
+    ubatch: int
+    offload: str
+    fitted_on: tuple[str, ...]
+    source: str
+
+    def kernel(self, family: str, quant: str) -> KernelEfficiency:
+        """The efficiencies for a device family and quantisation key, with the fallbacks above."""
+        for key in ((family, quant), (family, ANY), (ANY, quant), (ANY, ANY)):
+            if key in self.kernels:
+                return self.kernels[key]
+        raise KeyError(f"no fitted kernels for {family}/{quant}")
+
+    def overhead(self, family: str) -> float:
+        return self.step_overhead.get(family, self.step_overhead.get(ANY, 0.0))
+
+    def generation(self, family: str, quant: str, bandwidth: float) -> float:
+        """Fraction of ``bandwidth`` [B/s] the generation kernels reach: the fitted figure at 400 GB/s times
+        :math:`(B / 400\,GB/s)^x` (a GPU's reach grows slower than its memory channels: Apple's Max and Ultra
+        chips stream a smaller share than the base and Pro chips), at most 1."""
+        x = self.bandwidth_exponent.get(family, self.bandwidth_exponent.get(ANY, 0.0))
+        return min(self.kernel(family, quant).generation * (bandwidth / BANDWIDTH_REFERENCE) ** x, 1.0)
+
+
+def device_family(device: Device) -> str:
+    """The family a runtime's kernels are fitted per: ``nvidia``, ``apple``, ``amd``, ``intel`` GPUs, or ``cpu``."""
+    if device.kind == "cpu":
+        return "cpu"
+    vendor = device.vendor.lower()
+    return next((v for v in ("nvidia", "apple", "amd", "intel") if v in vendor), "other")
+
+
+def quant_key(fmt: "WeightFormat") -> str:
+    """The quantisation key kernels are fitted per: a GGUF mix's main ggml type (``Q4_K``, ``Q8_0`` ...),
+    ``F16`` for 16-bit weights, else the format's name."""
+    if fmt.gguf_mix is not None:
+        key = MIX_DEFAULT[fmt.gguf_mix]
+        return "F16" if key in ("F16", "BF16", "F32") else key
+    return "F16" if fmt.name in ("fp16", "bf16") else fmt.name
+
+
+def _kernels(raw: dict) -> dict:
+    return {tuple(key.split("/", 1)): KernelEfficiency(**value) for key, value in raw.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def fitted() -> dict:
+    """The fitted profiles of local_fit.yaml (written by benchmarks/local_inference_accuracy.py)."""
+    return load_yaml(FIT_FILE, "local_fit")
+
+
+def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offload: str, source: str) -> LocalProfile:
+    raw = fitted().get(name, {})
+    return LocalProfile(kernels=_kernels(raw.get("kernels", {})), step_overhead=dict(raw.get("step_overhead", {})),
+                        bandwidth_exponent=dict(raw.get("bandwidth_exponent", {})),
+                        flash_attention=flash_attention, batch=batch, ubatch=ubatch, offload=offload,
+                        fitted_on=tuple(raw.get("fitted_on", ())), source=source)
+
+
+def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat") -> Efficiencies:
+    """The engine's efficiencies for ``device`` under a local runtime: its fitted prompt and generation
+    kernels for the format's quantisation type and its per-pass time (no size dependence: batch 1)."""
+    family = device_family(device)
+    k = profile.kernel(family, quant_key(fmt))
+    memory = profile.generation(family, quant_key(fmt), device.memory_bandwidth.si("memory_bandwidth",
+                                                                                   "[information]/[time]"))
+    base = serving_efficiencies(device.kind)
+    return replace(base, matrix=k.prompt, tf32=k.prompt, fp32_matrix=k.prompt, memory=memory, matrix_half=0.0,
+                   step_overhead=profile.overhead(family), source=profile.source)
+
+
+def gpu_share(device: Device) -> tuple[float, str] | None:
+    """The share of a unified memory the GPU may wire, with its source (None: dedicated device memory)."""
+    if not device.unified_memory:
+        return None
+    if device.vendor.lower() != "apple":
+        return 1.0, "the GPU may use all of the unified memory (Linux; no wired limit known)"
+    total = device.memory.si("memory", "[information]")
+    share = APPLE_GPU_SHARE_LARGE if total > 36e9 else APPLE_GPU_SHARE_SMALL
+    return share, APPLE_GPU_SHARE_SOURCE
+
+
+_GGUF = frozenset(mix.lower() for mix in GGUF_MIXES)  # the weight formats' names (sizer.inference.formats)
+_MLX = frozenset(f"mlx-q{b}" + ("" if g == 64 else f"-g{g}") for b in (4, 5, 6, 8) for g in (64, 32))
+_PLAIN = frozenset({"fp16", "bf16", "fp32"})
+_LLAMA_CPP_SOURCE = ("ggml-org/llama.cpp (llama-bench defaults: -b 2048 -ub 512, -fa auto, -ngl all); efficiencies "
+                     "fitted by benchmarks/local_inference_accuracy.py on half of "
+                     "../shared/data/local-inference-measurements.csv")
+
+RUNTIMES: tuple[Runtime, ...] = (
+    Runtime(name="llama.cpp", purpose=Purpose.LOCAL, aliases=("llamacpp", "llama-cpp", "ollama", "lm-studio"),
+            summary="llama.cpp (GGUF, one sequence; prompt through dequantising matrix kernels, generation reading "
+                    "every weight per token; layers split over devices, the rest on the CPU)",
+            sources=("https://github.com/ggml-org/llama.cpp", "../shared/data/local-inference-measurements.csv"),
+            weight_formats=_GGUF | _PLAIN, device_kinds=frozenset({"gpu", "cpu", "apple"}),
+            profile=_profile("llama.cpp", flash_attention=True, batch=2048, ubatch=512,
+                             offload="layers beyond --n-gpu-layers on the host CPU, their KV cache with them",
+                             source=_LLAMA_CPP_SOURCE)),
+    Runtime(name="mlx", purpose=Purpose.LOCAL, aliases=("mlx-lm",),
+            summary="MLX / mlx-lm on Apple silicon (affine-quantised weights, prompt in steps of 2048 tokens)",
+            sources=("https://github.com/ml-explore/mlx-lm", "../shared/data/local-inference-measurements.csv"),
+            weight_formats=_MLX | _PLAIN, device_kinds=frozenset({"apple"}),
+            profile=_profile("mlx", flash_attention=True, batch=2048, ubatch=2048, offload="none (unified memory)",
+                             source="ml-explore/mlx-lm (prefill_step_size 2048); efficiencies fitted by "
+                                    "benchmarks/local_inference_accuracy.py on half of its mlx-lm and Rapid-MLX rows")),
+)
+
+
+def device_kind(device: Device) -> str:
+    """The kind a runtime's ``device_kinds`` names: ``apple`` for Apple silicon, else the catalog kind."""
+    return "apple" if device.vendor.lower() == "apple" else device.kind
+
+
+def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime | None, str]:
+    """The local runtime a question gets when it names none, and why (None: the data-centre serving model).
+
+    GGUF weights run under llama.cpp, MLX-quantised weights under mlx; so does anything on a CPU, Apple silicon or another unified-memory
+    device, where llama.cpp is the common runtime."""
+    if fmt.name in _GGUF:
+        return RUNTIMES[0], f"{fmt.name} is a GGUF mix, which llama.cpp runs"
+    if fmt.name in _MLX:
+        return RUNTIMES[1], f"{fmt.name} is MLX's quantisation, which mlx-lm runs"
+    if (device.kind == "cpu" or device.unified_memory) and fmt.name in _PLAIN:
+        return RUNTIMES[0], f"{device.name} is a desk machine; llama.cpp is its usual runtime"
+    return None, "not a GGUF mix on a GPU: the data-centre serving model"

@@ -42,6 +42,17 @@ class Published(BaseModel):
     kind: Literal["exact", "nominal"]
 
 
+class PretrainingBatch(BaseModel):
+    """The global batch a model's report states for its pre-training (the final one where it ramped up)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when models.yaml is read
+
+    sequences: int = Field(ge=1, le=10_000_000)  # sequences per optimizer step [1]
+    seq_len: int = Field(ge=1, le=10_000_000)  # tokens per sequence [token]
+    source: str = Field(min_length=10)
+    verified: bool  # False where the figure is recalled rather than read in the cited source
+
+
 class ModelEntry(BaseModel):
     """One entry of ``catalog/models.yaml``: the fields of :class:`Architecture` plus its names,
     its source and the published parameter count."""
@@ -100,9 +111,12 @@ class ModelEntry(BaseModel):
     notes: str | None = None
     # the weight format the published checkpoint is stored in, where it is not 16-bit (gpt-oss: mxfp4)
     checkpoint_weights: str | None = Field(None, max_length=40)
+    # the batch its report pre-trained with, the default batch where a request gives none (sizer.engine.job)
+    pretraining_batch: PretrainingBatch | None = None
 
     def architecture(self) -> Architecture:
-        fields = self.model_dump(exclude={"display_name", "aliases", "published", "notes", "checkpoint_weights"})
+        fields = self.model_dump(exclude={"display_name", "aliases", "published", "notes", "checkpoint_weights",
+                                          "pretraining_batch"})
         return Architecture(**fields)
 
 
@@ -196,6 +210,14 @@ def checkpoint_weights(source: str | FileRef | None) -> str | None:
     if not isinstance(source, str) or source.strip().lower().endswith(".json"):
         return None
     return model_entry(source).checkpoint_weights
+
+
+def pretraining_batch(source: str | FileRef | None) -> PretrainingBatch | None:
+    """The pre-training batch a built-in model's report states, where the catalog cites one (DeepSeek-V3,
+    Llama 3.1 405B); None for other models, config files and parameter counts."""
+    if not isinstance(source, str) or source.strip().lower().endswith(".json"):
+        return None
+    return model_entry(source).pretraining_batch
 
 
 def resolve_model(source: str | FileRef) -> Architecture:

@@ -104,8 +104,11 @@ def test_the_default_batch_is_never_raised_silently():
     # issue 15: the default batch used to be raised to the device count while the assumption kept saying 4M
     result = estimate_time(TimeRequest(params=1e9, tokens=1e10, device="H100 SXM", count=1024, seq_len=2048))
     said = next(a.value for a in result.assumptions if a.name == "batch size")
-    assert said.startswith("2097152 tokens")  # 2M tokens by size: 1,024 sequences of 2,048
-    assert result.batch_size == 1024 and result.layout.dp <= 1024
+    # DeepSeek LLM's batch for 6e19 FLOP is 0.86M tokens: 512 sequences of 2,048 (a power of two, the nearest)
+    assert said.startswith("1,048,576 tokens per step (512 sequences)")
+    assert result.batch_size >= 512 and result.layout.dp <= result.batch_size
+    if result.batch_size > 512:  # raised where the count's replicas outnumber it, and said
+        assert any(w.startswith("default batch raised: 512 sequences") for w in result.warnings)
 
 
 def test_defaults_come_from_the_model():

@@ -3,6 +3,8 @@ parameter counts share a generated shape and its search; the run's length is app
 answer is the one a fresh search gives."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import sizer.plan.layout_basis as layout_basis
@@ -40,8 +42,13 @@ def test_nearby_counts_share_a_shape_and_its_search(searches, catalog):
 
 
 def test_the_key_leaves_out_the_length_only():
-    short, long = (resolve_job(WorkloadRequest(params=7e9, tokens=t)) for t in (1e9, 3e11))
+    short, long = (resolve_job(WorkloadRequest(params=7e9, tokens=t, batch_size=2 ** 22)) for t in (1e9, 3e11))
     assert layout_key(short) == layout_key(long)
+    # a default batch scales with the run's compute (DeepSeek LLM's rule): lengths 300x apart get batches 4x
+    # apart, so the key differs through the batch, not the length
+    defaulted = [resolve_job(WorkloadRequest(params=7e9, tokens=t)) for t in (1e9, 3e11)]
+    assert defaulted[0].batch_size < defaulted[1].batch_size
+    assert layout_key(defaulted[0]) != layout_key(defaulted[1])
     other_batch = resolve_job(WorkloadRequest(params=7e9, tokens=1e9, batch_size=2 ** 20))
     other_precision = resolve_job(WorkloadRequest(params=7e9, tokens=1e9, precision="fp32"))
     other_shape = resolve_job(WorkloadRequest(params=13e9, tokens=1e9))
@@ -111,7 +118,10 @@ def test_the_engine_runs_the_shape_of_a_bare_count():
         job = resolve_job(WorkloadRequest(params=params, tokens=1e10))
         shape = decoder_for_params(params)[0]
         assert job.params == pytest.approx(shape.params_total(), rel=1e-9)
-        assert job.batch_size * job.tokens_per_sample == default_batch_tokens(shape.params_total())
+        # the rule's batch for the shape's own compute, in a power of two of whole sequences
+        rule = default_batch_tokens(shape.params_total(), 1e10)
+        sequences = 2.0 ** round(math.log2(rule / job.tokens_per_sample))
+        assert job.batch_size == sequences
 
 
 def test_a_question_is_quick_once_its_shape_is_searched(catalog):

@@ -87,6 +87,8 @@ workloads = st.builds(
 def test_random_samples_equal_the_single_estimates(catalog, workload, tokens, seed, headroom, overlap):
     # more than 1e12 optimizer steps is refused up front (sizer.workloads.request.MAX_STEPS); stay inside
     assume(workload["samples"] * workload["epochs"] / workload["batch_size"] <= 1e12)
+    # a batch beyond one epoch's data is refused up front (test_bad_input_corpus): stay inside
+    assume(workload["batch_size"] <= workload["samples"])
     if tokens:
         workload["tokens"] = workload.pop("samples") * workload.pop("epochs")
         workload["seq_len"] = 2048

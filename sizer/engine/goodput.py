@@ -1,0 +1,412 @@
+"""Training time with interruptions: what a run's wall-clock adds to its step time at scale.
+
+A run of ``n`` devices fails at a rate proportional to ``n`` (the failure rate per device-hour of
+a published cluster study); it writes a checkpoint every ``tau`` seconds (``delta`` seconds each,
+the model states over the storage's bandwidth), and after each failure it restarts (``R``
+seconds, the checkpoint read included) and redoes the work since the last checkpoint. The
+checkpoint interval that minimises the expected wall-clock is Young's first-order one or Daly's
+higher-order one; the expected wall-clock is Daly's.
+
+Sources: Young 1974, Daly 2006 (the interval and the wall-clock); the Llama 3 report (419
+unexpected interruptions of a 16,384-H100 run in 54 days; its checkpoint storage, 2 TB/s
+sustained; more than 90 % effective training time), read in ../shared/data/reliability-at-scale.csv.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
+from sizer.units import Quantity
+
+_HOUR = float(Quantity(1, "hour").to("s").magnitude)
+_DAY = float(Quantity(1, "day").to("s").magnitude)
+
+# Unexpected interruptions per device-hour: Llama 3 405B, 419 in 54 days on 16,384 H100s (Meta, Llama 3 report
+# §3.3.4; ../shared/data/reliability-at-scale.csv, whose notes derive the same 1.97e-5). Hardware and the
+# network caused most (78 %): a rate per device, so a run's rate grows with its devices.
+LLAMA3_INTERRUPTIONS = 419
+LLAMA3_DEVICES = 16384
+LLAMA3_DAYS = 54
+FAILURES_PER_DEVICE_HOUR = LLAMA3_INTERRUPTIONS / (LLAMA3_DEVICES * LLAMA3_DAYS * 24)  # [1 / (device h)]
+FAILURE_SOURCE = ("Llama 3 report §3.3.4: 419 unexpected interruptions in 54 days on 16,384 H100s "
+                  "(../shared/data/reliability-at-scale.csv)")
+# Checkpoint storage bandwidth per device [B/s]: Llama 3's Tectonic sustained 2 TB/s for 16,384 GPUs (§3.2, same
+# file), taken as storage that grows with the cluster (each device's share)
+CHECKPOINT_BANDWIDTH_PER_DEVICE = float(Quantity(2, "TB/s").to("B/s").magnitude) / LLAMA3_DEVICES
+CHECKPOINT_SOURCE = "Llama 3 report §3.2: Tectonic, 2 TB/s sustained for 16,384 GPUs (../shared/data/reliability-at-scale.csv)"
+# Restart after a failure [s] (detection, rescheduling, initialisation; the checkpoint read is added to it):
+# fitted so that the Llama 3 run's own figures give its "more than 90 %" effective training time (fit_restart with
+# Llama 3.1 405B's 14 bytes of states per parameter: 918 s; tests/sizer/engine/test_goodput.py refits it); that
+# share is a lower bound, so this is an upper bound of the restart
+RESTART_SECONDS = 918.0
+RESTART_SOURCE = ("fitted to the Llama 3 run's more than 90 % effective training time with its failure rate and "
+                  "Daly's checkpoint interval (sizer.engine.goodput.fit_restart): an upper bound")
+# On by default from one expected interruption over the run: below it the line would mostly repeat the first
+DEFAULT_FROM_INTERRUPTIONS = 1.0
+
+
+def young_interval(write_seconds, mtbf_seconds):
+    r"""Young's first-order optimal checkpoint interval.
+
+    .. math::
+
+        \tau = \sqrt{2 \delta M}
+
+    Parameters
+    ----------
+    write_seconds : float or numpy.ndarray
+        Time to write one checkpoint :math:`\delta` [s].
+    mtbf_seconds : float or numpy.ndarray
+        Mean time between failures of the whole run :math:`M` [s].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Compute time between checkpoints [s].
+
+    Examples
+    --------
+    >>> float(young_interval(50.0, 3600.0))
+    600.0
+
+    References
+    ----------
+    [young]
+    """
+    return np.sqrt(2.0 * np.asarray(write_seconds, dtype=float) * np.asarray(mtbf_seconds, dtype=float))[()]
+
+
+def daly_interval(write_seconds, mtbf_seconds):
+    r"""Daly's higher-order optimal checkpoint interval (Daly 2006, eq. 37).
+
+    .. math::
+
+        \tau = \begin{cases} \sqrt{2 \delta M} \left[1 + \frac{1}{3} \sqrt{\frac{\delta}{2M}}
+               + \frac{1}{9} \frac{\delta}{2M}\right] - \delta & \delta < 2M \\ M & \delta \ge 2M \end{cases}
+
+    Parameters
+    ----------
+    write_seconds : float or numpy.ndarray
+        Time to write one checkpoint :math:`\delta` [s].
+    mtbf_seconds : float or numpy.ndarray
+        Mean time between failures :math:`M` [s].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Compute time between checkpoints [s].
+
+    Examples
+    --------
+    >>> round(float(daly_interval(50.0, 3600.0)), 1)  # Young's 600 s, less the write, plus the higher orders
+    567.1
+
+    References
+    ----------
+    [daly]
+    """
+    delta = np.asarray(write_seconds, dtype=float)
+    mtbf = np.asarray(mtbf_seconds, dtype=float)
+    ratio = delta / (2.0 * mtbf)
+    tau = np.sqrt(2.0 * delta * mtbf) * (1.0 + np.sqrt(ratio) / 3.0 + ratio / 9.0) - delta
+    return np.where(delta < 2.0 * mtbf, tau, mtbf)[()]
+
+
+def expected_wall_clock(solve_seconds, interval, write_seconds, restart_seconds, mtbf_seconds):
+    r"""Expected wall-clock of a run with failures, checkpoints and restarts (Daly 2006, eq. 20).
+
+    Failures arrive at random (exponential, mean :math:`M`); each costs a restart :math:`R` and the
+    work since the last checkpoint:
+
+    .. math::
+
+        T_w = M \, e^{R/M} \left(e^{(\tau + \delta)/M} - 1\right) \frac{T_s}{\tau}
+
+    Parameters
+    ----------
+    solve_seconds : float or numpy.ndarray
+        Training time without interruptions :math:`T_s` [s].
+    interval : float or numpy.ndarray
+        Compute time between checkpoints :math:`\tau` [s].
+    write_seconds : float or numpy.ndarray
+        Time to write a checkpoint :math:`\delta` [s].
+    restart_seconds : float or numpy.ndarray
+        Time to restart after a failure, the checkpoint read included :math:`R` [s].
+    mtbf_seconds : float or numpy.ndarray
+        Mean time between failures of the run :math:`M` [s].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Expected wall-clock [s]; tends to :math:`T_s (1 + \delta/\tau)` as failures become rare.
+
+    Examples
+    --------
+    >>> round(float(expected_wall_clock(36000.0, 600.0, 50.0, 300.0, 1e12)))  # no failures: the checkpoints alone
+    39000
+
+    References
+    ----------
+    [daly]
+    """
+    mtbf = np.asarray(mtbf_seconds, dtype=float)
+    tau = np.asarray(interval, dtype=float)
+    return (mtbf * np.exp(np.asarray(restart_seconds, dtype=float) / mtbf)
+            * np.expm1((tau + np.asarray(write_seconds, dtype=float)) / mtbf) * np.asarray(solve_seconds) / tau)[()]
+
+
+@dataclass(frozen=True)
+class Interruptions:
+    """Wall-clock with interruptions of one or many runs (arrays, or floats for one) [s unless said]."""
+
+    wall_clock: np.ndarray  # expected training time with interruptions [s]
+    interruptions: np.ndarray  # expected failures over the run [1]
+    mtbf: np.ndarray  # mean time between failures of the run [s]
+    write: np.ndarray  # one checkpoint written [s]
+    restart: np.ndarray  # one restart, the checkpoint read included [s]
+    interval: np.ndarray  # compute time between checkpoints (Daly) [s]
+    factor: np.ndarray  # wall-clock over the time without interruptions [1]
+
+    @property
+    def goodput(self):
+        """Share of the wall-clock that trains and is kept [1]: the inverse of ``factor``."""
+        return 1.0 / self.factor
+
+
+def interruptions(solve_seconds, count, state_bytes, *,
+                  failures_per_device_hour: float = FAILURES_PER_DEVICE_HOUR,
+                  bandwidth_per_device: float = CHECKPOINT_BANDWIDTH_PER_DEVICE,
+                  restart_seconds: float = RESTART_SECONDS) -> Interruptions:
+    r"""Expected wall-clock of training runs with failures, checkpoints at Daly's interval, restarts.
+
+    .. math::
+
+        M = \frac{1}{\lambda n}, \quad \delta = \frac{S}{n b}, \quad R = R_0 + \delta, \quad
+        \tau = \tau_{Daly}(\delta, M), \quad T_w = T_w(T_s, \tau, \delta, R, M)
+
+    with :math:`S` the model states checkpointed (weights, master weights, optimizer states), written
+    and read by the ``n`` devices at :math:`b` each.
+
+    Parameters
+    ----------
+    solve_seconds : float or numpy.ndarray
+        Training time without interruptions [s].
+    count : int or numpy.ndarray
+        Devices [1].
+    state_bytes : float or numpy.ndarray
+        Model states checkpointed, all devices together [B].
+    failures_per_device_hour : float
+        Failure rate :math:`\lambda` [1 / (device h)], default Llama 3's.
+    bandwidth_per_device : float
+        Storage bandwidth per device :math:`b` [B/s], default Llama 3's share.
+    restart_seconds : float
+        Restart :math:`R_0` without the checkpoint read [s].
+
+    Returns
+    -------
+    Interruptions
+        Wall-clock [s], expected failures [1], MTBF, checkpoint write, restart and interval [s].
+
+    References
+    ----------
+    [young], [daly], [llama3]
+    """
+    n = np.asarray(count, dtype=float)
+    solve = np.asarray(solve_seconds, dtype=float)
+    mtbf = _HOUR / (failures_per_device_hour * n)
+    write = np.asarray(state_bytes, dtype=float) / (n * bandwidth_per_device)
+    restart = restart_seconds + write  # the read: the same bytes at the same bandwidth
+    interval = np.minimum(daly_interval(write, mtbf), np.maximum(solve, 1e-9))  # no checkpoint beyond the run's end
+    wall = expected_wall_clock(solve, interval, write, restart, mtbf)
+    return Interruptions(wall_clock=wall[()], interruptions=(wall / mtbf)[()], mtbf=mtbf[()], write=write[()],
+                         restart=restart[()], interval=interval[()], factor=(wall / np.maximum(solve, 1e-300))[()])
+
+
+def on_by_default(solve_seconds, count):
+    """Whether a run shows its time with interruptions without being asked: one expected failure or more
+    (:data:`DEFAULT_FROM_INTERRUPTIONS`, about 50,700 device-hours at Llama 3's rate).
+
+    Parameters
+    ----------
+    solve_seconds : float or numpy.ndarray
+        Training time without interruptions [s].
+    count : int or numpy.ndarray
+        Devices [1].
+
+    Returns
+    -------
+    bool or numpy.ndarray
+    """
+    hours = np.asarray(solve_seconds, dtype=float) / _HOUR
+    return (hours * np.asarray(count, dtype=float) * FAILURES_PER_DEVICE_HOUR >= DEFAULT_FROM_INTERRUPTIONS)[()]
+
+
+def assumptions(found: Interruptions, count: int) -> list[Assumption]:
+    """What the time with interruptions assumes, one assumption per input.
+
+    Parameters
+    ----------
+    found : Interruptions
+        One run's figures (floats).
+    count : int
+        Devices [1].
+
+    Returns
+    -------
+    list of Assumption
+        Failures, checkpoints, restart.
+    """
+    hours = float(found.mtbf) / _HOUR
+    return [
+        Assumption(name="failures", value=f"{FAILURES_PER_DEVICE_HOUR:.3g} per device-hour: one every {hours:.3g} h on "
+                   f"{count:,} devices, {float(found.interruptions):,.1f} over the run", source=FAILURE_SOURCE),
+        Assumption(name="checkpoints", value=f"model states written in {float(found.write):.3g} s every "
+                   f"{float(found.interval) / 60:.3g} min of training (Daly's optimal interval)",
+                   source=f"{CHECKPOINT_SOURCE}; Young 1974, Daly 2006 (docs/references.md [young], [daly])"),
+        Assumption(name="restart", value=f"{float(found.restart) / 60:.3g} min after each failure (the checkpoint read "
+                   "included), then the work since the last checkpoint again", source=RESTART_SOURCE, verified=False),
+    ]
+
+
+def stated() -> Assumption:
+    """One assumption naming the inputs of every time with interruptions of an answer (many runs).
+
+    Returns
+    -------
+    Assumption
+        The failure rate, checkpoint bandwidth, restart and when the line is shown.
+    """
+    return Assumption(name="training time with interruptions",
+                      value=f"{FAILURES_PER_DEVICE_HOUR:.3g} failures per device-hour; checkpoints of the model states at "
+                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE / 1e6:.3g} MB/s per device, every Daly-optimal interval; "
+                      f"{RESTART_SECONDS / 60:.3g} min per restart plus the checkpoint read; shown where asked, else "
+                      "where a run expects at least one failure",
+                      source=f"{FAILURE_SOURCE}; {CHECKPOINT_SOURCE}; Daly 2006 (docs/references.md [daly]); restart "
+                      f"{RESTART_SOURCE}", verified=False)
+
+
+def fit_restart(goodput: float = 0.9, state_bytes_per_device: float = 0.0) -> float:
+    """The restart time [s] at which the Llama 3 run's failure rate and Daly checkpoints give ``goodput``.
+
+    Parameters
+    ----------
+    goodput : float
+        Effective training time share [1] (Llama 3: more than 0.9).
+    state_bytes_per_device : float
+        Model states per device [B] of the run.
+
+    Returns
+    -------
+    float
+        Restart without the checkpoint read [s].
+    """
+    mtbf = _HOUR / (FAILURES_PER_DEVICE_HOUR * LLAMA3_DEVICES)
+    write = state_bytes_per_device / CHECKPOINT_BANDWIDTH_PER_DEVICE
+    tau = float(daly_interval(write, mtbf))
+    # T_w / T_s = M e^{R/M} (e^{(tau+delta)/M} - 1) / tau = 1 / goodput, solved for R
+    total = mtbf * math.log(tau / (goodput * mtbf * math.expm1((tau + write) / mtbf)))
+    return total - write
+
+
+class InterruptedTime(Model):
+    """The second training-time line: the run's wall-clock with failures, checkpoints and restarts."""
+
+    training_time: RangeOut  # each bound of the time without interruptions, with its interruptions
+    interruptions: float  # expected failures over the run (the expected time's) [1]
+    goodput: float  # share of the wall-clock that trains and is kept [1]
+    checkpoint_interval: QuantityOut  # training between checkpoints (Daly)
+    checkpoint_write: QuantityOut  # one checkpoint written
+    restart: QuantityOut  # one restart, the checkpoint read included
+    assumptions: list[Assumption]
+
+
+def checkpoint_bytes(job, table, index=0):
+    """Model states a checkpoint holds, all devices together [B]: the trained parameters' weights, FP32
+    master weights and optimizer states (not gradients, not activations).
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its trained parameters and optimizer).
+    table : DeviceTable
+        The devices at the job's precision (bytes per weight and master weight).
+    index : int or numpy.ndarray
+        The devices' rows [1].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Bytes [B].
+
+    References
+    ----------
+    [zero]
+    """
+    from sizer.engine.constants import optimizer_state_bytes
+
+    params = job.finetune.trainable_params if job.finetune else job.params
+    per_param = (np.asarray(table.weight_bytes, dtype=float)[index] + np.asarray(table.master_bytes, dtype=float)[index]
+                 + optimizer_state_bytes(job.optimizer))
+    return (float(params) * per_param)[()]
+
+
+def wanted(asked: bool | None, solve_seconds, count):
+    """Whether to show the time with interruptions.
+
+    Parameters
+    ----------
+    asked : bool or None
+        As asked; None: :func:`on_by_default`.
+    solve_seconds : float or numpy.ndarray
+        Training time without interruptions [s].
+    count : int or numpy.ndarray
+        Devices [1].
+
+    Returns
+    -------
+    bool or numpy.ndarray
+        Per run.
+    """
+    if asked is None:
+        return on_by_default(solve_seconds, count)
+    return np.full(np.shape(solve_seconds), bool(asked))[()]
+
+
+def interrupted_time(training: RangeOut, count: int, state_bytes: float) -> InterruptedTime:
+    """:func:`interruptions` applied to each bound of a training-time range.
+
+    Parameters
+    ----------
+    training : RangeOut
+        Training time without interruptions.
+    count : int
+        Devices [1].
+    state_bytes : float
+        Model states checkpointed [B] (:func:`checkpoint_bytes`).
+
+    Returns
+    -------
+    InterruptedTime
+        The range with interruptions (same unit), the expected run's figures and the assumptions.
+
+    References
+    ----------
+    [young], [daly], [llama3]
+    """
+    to_s = unit_factor(training.unit, "s")
+    solve = np.asarray([training.low, training.expected, training.high], dtype=float) * to_s
+    found = interruptions(solve, count, state_bytes)
+    expected = Interruptions(**{name: np.asarray(getattr(found, name))[1] if np.ndim(getattr(found, name)) else
+                                getattr(found, name) for name in Interruptions.__dataclass_fields__})
+    wall = np.asarray(found.wall_clock, dtype=float)
+    unit = time_unit(float(wall[1]))
+    return InterruptedTime(
+        training_time=RangeOut.of_seconds((float(wall[0]), float(wall[1]), float(wall[2])), unit),
+        interruptions=float(expected.interruptions), goodput=float(expected.goodput),
+        checkpoint_interval=QuantityOut.of(Quantity(float(expected.interval), "s"), "minute"),
+        checkpoint_write=QuantityOut.of(Quantity(float(expected.write), "s"), "s"),
+        restart=QuantityOut.of(Quantity(float(expected.restart), "s"), "minute"),
+        assumptions=assumptions(expected, count))

@@ -1,0 +1,100 @@
+"""A local runtime's layer split over unequal devices (llama.cpp ``--split-mode layer``, e.g. RTX 3090 + RTX 4090).
+
+llama.cpp gives each device a share of the layers in proportion to its memory (``--tensor-split`` by
+default follows each device's free memory); every token passes the devices in turn, so a step takes the
+sum of each device's time for its own layers, and each device holds its layers' weights and KV cache
+beside its own compute buffers. Layers are whole: the shares are rounded by the largest remainder.
+
+.. math:: L_i = \\mathrm{round}(L \\, M_i / \\textstyle\\sum_j M_j), \\quad t = \\sum_i (L_i / L) \\, t_i
+
+``t_i``: the step with every layer on device ``i`` (the one engine under the runtime's kernels); the
+embedding and head are split alike (a small error: llama.cpp keeps the head on the last device).
+
+>>> layer_shares(80, [24e9, 24e9])
+[40, 40]
+>>> layer_shares(32, [24e9, 12e9])
+[21, 11]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sizer.errors import InputError
+from sizer.hardware.schema import Device
+from sizer.inference.formats import WeightFormat
+from sizer.inference.local import local_table, prefill_seconds, wired_device
+from sizer.inference.serving import ServingCase, evaluate_serving
+from sizer.results import Model, QuantityOut
+from sizer.runtimes.local_runtimes import LocalProfile
+from sizer.workloads.architecture import Architecture
+
+
+def layer_shares(layers: int, memories: list[float]) -> list[int]:
+    """Whole layers per device in proportion to its memory [B], largest remainder first, each at least one."""
+    if len(memories) > layers:
+        raise InputError("devices", len(memories), f"at most {layers} devices: each holds at least one layer")
+    exact = [layers * m / sum(memories) for m in memories]
+    shares = [max(int(x), 1) for x in exact]
+    order = sorted(range(len(exact)), key=lambda i: exact[i] - int(exact[i]), reverse=True)
+    i = 0
+    while sum(shares) < layers:
+        shares[order[i % len(order)]] += 1
+        i += 1
+    while sum(shares) > layers:  # the at-least-one floor overshot: take from the largest
+        shares[shares.index(max(shares))] -= 1
+    return shares
+
+
+class DeviceShare(Model):
+    """One device's part of a layer split: its layers and what it holds."""
+
+    device: str
+    layers: int
+    weights_memory: QuantityOut
+    kv_cache_memory: QuantityOut
+    memory: QuantityOut  # weights, KV cache, compute buffers and the runtime's reserve
+    device_memory: QuantityOut
+    fits: bool
+
+
+@dataclass(frozen=True)
+class SplitAnswer:
+    """Times of the whole split and each device's share."""
+
+    prefill_seconds: float
+    decode_seconds: float
+    shares: list[DeviceShare]
+    max_batch: int  # the most sequences every device holds the KV cache of
+
+    @property
+    def fits(self) -> bool:
+        return all(s.fits for s in self.shares)
+
+
+def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, profile: LocalProfile, case: ServingCase,
+                 batch: int) -> SplitAnswer:
+    """A layer split of ``arch`` over ``devices`` (each its own kind) under a local runtime's kernels."""
+    wired = [wired_device(d)[0] for d in devices]
+    memories = [d.memory.si("memory", "[information]") for d in wired]
+    shares = layer_shares(arch.layers, memories)
+    gb = lambda b: QuantityOut.convert(float(b), "B", "GB")  # noqa: E731
+    prefill = decode = 0.0
+    overhead = 0.0
+    out, max_batch = [], []
+    for device, layers, memory in zip(wired, shares, memories):
+        table = local_table(device, fmt, profile)
+        a = evaluate_serving(case, table, np.zeros(1, dtype=np.int64), np.ones(1), np.full(1, float(batch)))
+        share = layers / arch.layers
+        step_overhead = float(table.step_overhead[0])
+        overhead = max(overhead, step_overhead)
+        decode += share * (float(a.decode_seconds[0]) - step_overhead)
+        whole_prompt = batch * prefill_seconds(arch, fmt, table, profile.ubatch, case.prompt_len, case.depth, case.kv_bytes)
+        prefill += share * whole_prompt
+        weights, kv = float(a.weights[0]) * share, float(a.kv_cache[0]) * share
+        used = weights + kv + float(a.activations[0]) + float(a.reserve[0])
+        max_batch.append(int(max(memory - (used - kv), 0.0) // (kv / batch)) if kv > 0 else 0)
+        out.append(DeviceShare(device=device.name, layers=layers, weights_memory=gb(weights), kv_cache_memory=gb(kv),
+                               memory=gb(used), device_memory=gb(memory), fits=used <= memory))
+    return SplitAnswer(prefill_seconds=prefill, decode_seconds=decode + overhead, shares=out, max_batch=min(max_batch))

@@ -1,0 +1,126 @@
+"""sizer/engine/job.py: a training request resolved into the engine's layers and the run's numbers.
+
+The default batch's rounding for a layout is tested in test_default_batch.py; here the job itself:
+its training FLOP against published formulas, its defaults, and its refusals.
+"""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from sizer.engine.job import (BATCH_BY_SIZE, FINETUNE_BATCH, TRAINING_CONTEXT_CAP, default_batch_tokens, dense_profile,
+                              job_from_profile, resolve_job)
+from sizer.errors import InputError
+from sizer.workloads.request import WorkloadRequest
+
+
+def test_gpt3_training_compute_is_six_p_s():
+    # seed 004 eq. 3 / spec §3.2: C = O_f O_b P S E = 2 x 3 x 175e9 x 300e9 = 3.15e23 FLOP (exact)
+    job = resolve_job(WorkloadRequest(params=175e9, samples=300e9))
+    assert job.training_flops == pytest.approx(3.15e23, rel=1e-12)
+    assert not job.token_mode and job.shape is None
+
+
+def test_llama_2_7b_training_compute_follows_palm_appendix_b():
+    # PaLM (Chowdhery et al. 2022, App. B): 6N + 12 L H Q T FLOP per token. The input embedding is a
+    # lookup (no FLOP), so N counts the other weights: 6,738,415,616 - 32000 x 4096. Llama 2 7B: L = 32,
+    # H Q = 4096, T = 4096 (Touvron et al. 2023), 2e12 tokens. rtol 1e-3: norms, activations and
+    # softmax, which the formula leaves out, are counted in the layer graph.
+    job = resolve_job(WorkloadRequest(model="llama-2-7b", tokens=2e12))
+    per_token = 6 * (6_738_415_616 - 32000 * 4096) + 12 * 32 * 4096 * 4096
+    assert job.training_flops == pytest.approx(per_token * 2e12, rel=1e-3)
+    assert job.tokens_per_sample == 4096 and job.samples == pytest.approx(2e12 / 4096)
+    assert job.shape.blocks == 32 and job.shape.hidden == 4096
+
+
+def test_lora_costs_two_thirds_of_full_training_plus_its_adapters():
+    # a frozen base has no weight gradients: forward + input gradients = 2 of 3 forward passes
+    full = resolve_job(WorkloadRequest(model="llama-2-7b", tokens=1e9))
+    lora = resolve_job(WorkloadRequest(model="llama-2-7b", tokens=1e9, method="lora"))
+    ratio = lora.training_flops / full.training_flops
+    assert 2 / 3 < ratio < 2 / 3 * 1.01  # r = 8 adapters on q, v add well under 1 %
+    assert lora.finetune is not None and lora.summary.endswith("lora r=8")
+
+
+@pytest.mark.parametrize("params, tokens", [(1.25e8, 512 * 1024), (9.99e8, 512 * 1024), (1e9, 2 * 1024 ** 2),
+                                            (6.7e9, 4 * 1024 ** 2), (70e9, 4 * 1024 ** 2)])
+def test_default_pretraining_batch_by_model_size(params, tokens):
+    # GPT-3 Table 2.1: 0.5M tokens for the small models, 1-2M to 6.7B; Llama 2 §2.2: 4M tokens
+    assert default_batch_tokens(params) == tokens
+
+
+@given(st.floats(0, 1e13), st.floats(0, 1e13))
+def test_a_larger_model_never_gets_a_smaller_default_batch(a, b):
+    small, large = sorted((a, b))
+    assert default_batch_tokens(small) <= default_batch_tokens(large)
+    assert BATCH_BY_SIZE[-1][0] == 0  # every size has a batch
+
+
+def test_defaults_for_a_named_model_are_stated():
+    # Llama 2 7B: 4096-token context, the 7B class's 4M-token batch, each said as an assumption
+    job = resolve_job(WorkloadRequest(model="llama-2-7b", tokens=1e10))
+    said = {a.name: a.value for a in job.assumptions}
+    assert said["sequence length"].startswith("4096 tokens")
+    assert said["batch size"].startswith("4194304 tokens per step")
+    assert job.batch_size == 4 * 1024 ** 2 / 4096 and not job.batch_given  # sequences: 1024
+
+
+def test_a_long_context_model_pretrains_at_the_cap():
+    # Mistral 7B's 32k context is an extension; pre-training sequences are capped (Llama 3 §3.4: 8,192)
+    job = resolve_job(WorkloadRequest(model="mistral-7b", tokens=1e9))
+    assert job.tokens_per_sample == TRAINING_CONTEXT_CAP
+    assert any("extended context aside" in a.value for a in job.assumptions)
+
+
+def test_fine_tuning_defaults_to_a_fine_tuning_batch():
+    job = resolve_job(WorkloadRequest(model="llama-2-7b", tokens=1e9, method="qlora"))
+    assert job.batch_size == FINETUNE_BATCH
+    assert any("fine-tuning batch" in a.value for a in job.assumptions)
+
+
+@pytest.mark.parametrize("fields, field", [
+    (dict(model="llama-2-7b", workload="resnet50", tokens=1e9), "model"),
+    (dict(model="llama-2-7b", params=7e9, tokens=1e9), "params"),
+    (dict(workload="resnet50", samples=1e6), "batch_size"),
+    (dict(model="llama-2-7b", samples=1e6), "tokens"),
+])
+def test_conflicting_or_missing_sources_are_refused_naming_the_field(fields, field):
+    with pytest.raises(InputError, match=f"^{field}: "):
+        resolve_job(WorkloadRequest(**fields))
+
+
+def test_memory_needs_no_run_length_for_a_model():
+    job = resolve_job(WorkloadRequest(model="llama-2-7b"), need_samples=False)
+    assert job.token_mode and job.params == pytest.approx(6_738_415_616, rel=1e-3)
+
+
+def test_a_stated_activation_figure_is_read_at_the_training_precision():
+    # profiles count activations at FP32: 12 MB stated under mixed (16-bit) is 24 MB of FP32, under fp32 12 MB
+    mixed = resolve_job(WorkloadRequest(params=1e6, samples=1000, batch_size=10, activation_memory_per_sample="12 MB"))
+    fp32 = resolve_job(WorkloadRequest(params=1e6, samples=1000, batch_size=10, activation_memory_per_sample="12 MB",
+                                       precision="fp32"))
+    assert mixed.layers.total_activation_bytes == pytest.approx(24e6)
+    assert fp32.layers.total_activation_bytes == pytest.approx(12e6)
+
+
+@pytest.fixture(scope="module")
+def small_job():
+    return resolve_job(WorkloadRequest(params=1e6, samples=1e6, batch_size=10))
+
+
+@given(st.floats(1, 1e12), st.floats(1, 1e6))
+def test_steps_cover_every_sample(small_job, samples, batch):
+    job = replace(small_job, samples=samples, epochs=1.0)
+    steps = job.steps_for(batch)
+    assert steps >= 1 and steps * batch >= samples * (1 - 1e-12)
+    assert (steps - 1) * batch < samples or steps == 1
+
+
+def test_a_job_from_a_profile_keeps_its_layers():
+    profile = dense_profile(1e6, 2e6, 4e3)
+    job = job_from_profile(profile, 32, "bf16", "adamw")
+    assert job.params == 1e6 and job.batch_size == 32 and job.batch_given and job.samples == 0
+    assert job.precision.value == "bf16" and job.optimizer.value == "adamw"
+    assert job.training_flops == 0  # no run length: a step time only
+    assert np.isclose(job.layers.total_forward_flops, 2e6)
