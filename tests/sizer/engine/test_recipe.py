@@ -98,9 +98,9 @@ def test_full_fine_tune_gets_a_fine_tuning_batch():
     from sizer.workloads.request import WorkloadRequest
 
     job = resolve_job(WorkloadRequest(model="llama-3.1-8b", method="full", tokens=5e7))
-    assert job.batch_size == FINETUNE_BATCH  # sequences, not the 4M-token pre-training batch
-    pretraining = resolve_job(WorkloadRequest(model="llama-3.1-8b", tokens=5e7))
-    assert pretraining.batch_size > FINETUNE_BATCH
+    assert job.batch_size == FINETUNE_BATCH  # sequences, not a pre-training batch
+    said = [a.value for a in job.assumptions if a.name == "batch size"]
+    assert said and "fine-tuning batch" in said[0]
 
 
 def _step(**fields):

@@ -112,11 +112,11 @@ def test_method_full_is_what_training_gives():
 
 
 def test_method_full_named_is_a_fine_tune_with_a_batch_in_sequences():
-    # a method named (full included) is a fine-tune of the model's weights: a fine-tuning batch, not the
-    # 4M-token pre-training one (50M tokens at 2,048 a sequence: 381 steps of 64, not 12 of 2,048)
+    # a method named (full included) is a fine-tune of the model's weights: a fine-tuning batch of 64 sequences,
+    # not a pre-training one (50M tokens at 2,048 a sequence: 382 steps of 64)
     base = dict(model="llama-2-7b", tokens=5e7, seq_len=2048, device="H100 SXM", count=8)
-    assert estimate_time(TimeRequest(**base, method="full")).steps >= 50
-    assert estimate_time(TimeRequest(**base)).steps < 50
+    result = estimate_time(TimeRequest(**base, method="full"))
+    assert result.batch_size == 64 and result.steps == pytest.approx(5e7 / (64 * 2048), abs=1)
 
 
 # --- time from the engine --------------------------------------------------------------------------
