@@ -264,13 +264,12 @@ def score_hf_measurements(path: Path = HF_MEASUREMENTS) -> list[tuple[dict, floa
     """sizer's active memory against this project's own H100 measurements of Hugging Face fine-tuning steps
     (benchmarks/gpu_finetune_memory.py; Llama-3-8B shape, LoRA r 8 on q, v and full, pure bf16 AdamW): an
     independent framework, never used to fit the activation factors. Returns (row, predicted GB, error)."""
-    import json
-
+    from sizer.datafile import parse_json
     from sizer.facade import MemoryRequest, estimate_memory
 
     scored = []
     for line in path.read_text().splitlines():
-        row = json.loads(line)
+        row = parse_json(line, "measurement", str(path))
         if row.get("oom"):
             continue
         fields = dict(model="llama-3-8b", method=row["method"], device="H100 SXM", seq_len=row["seq_len"],
@@ -290,13 +289,12 @@ def score_hf_speed(path: Path = HF_SPEED) -> list[tuple[dict, float, float]]:
     """sizer's expected step time against this project's H100 timings of Hugging Face fine-tuning steps (3 warm-up
     and 5 timed steps each; the same model and recipes as :func:`score_hf_measurements`): never fitted on.
     Returns (row, predicted seconds, relative error of the throughput)."""
-    import json
-
+    from sizer.datafile import parse_json
     from sizer.facade import TimeRequest, estimate_time
 
     scored = []
     for line in path.read_text().splitlines():
-        row = json.loads(line)
+        row = parse_json(line, "measurement", str(path))
         if row.get("oom"):
             continue
         tokens = row["seq_len"] * row["micro_batch"]
