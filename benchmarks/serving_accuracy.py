@@ -10,7 +10,10 @@ Split (fixed, by source): the simulation's two candidate constants, the fraction
 peak its batched iterations reach (``BATCHING_MATRIX_EFFICIENCY``) and the scheduling time per
 iteration (``SCHEDULER_OVERHEAD``), are searched on TensorRT-LLM's perf-overview offline rows
 (``--fit``); the search lands on the engine's offline serving efficiency (0.60 against 0.606) and
-0 s, so both stay at the engine's values. Everything else is scored held out: MLPerf Inference v4.0/v4.1 Offline throughput and
+0 s, so both stay at the engine's values. Each serving runtime's own CPU time per running request and iteration
+(``ServingProfile.sequence_overhead``, sizer/runtimes/serving_runtimes.py) is searched on that runtime's own rows:
+vLLM's and SGLang's offline ShareGPT throughput in the vLLM v0.6.0 perf blog (Llama-3 8B on 1, 70B on 4 H100s;
+read off a bar plot, low confidence); TensorRT-LLM's rows fit the engine itself. Everything else is scored held out: MLPerf Inference v4.0/v4.1 Offline throughput and
 Server largest rate under the SLO (TTFT p99 <= 2 s, TPOT p99 <= 200 ms), vLLM's offline and
 fixed-concurrency throughput, and the MI300X vLLM figures. The engine's serving efficiencies come
 from a third source (benchmarks/inference_accuracy.py). Headline: held-out median |error| of
@@ -36,8 +39,9 @@ from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.inference import simulate as sim  # noqa: E402
 from sizer.inference.capacity import Slo, max_rate, saturated  # noqa: E402
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.simulate import Replica, simulate  # noqa: E402
+from sizer.inference.simulate import simulate  # noqa: E402
 from sizer.inference.traffic import Lengths, Load  # noqa: E402
+from sizer.runtimes import runtime  # noqa: E402
 from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402
 
 DATA = HERE / "serving_under_load.csv"
@@ -47,10 +51,15 @@ REQUESTS = 600
 # input is not, and is recalled (verified: false) as about 628 tokens from the MLCommons reference dataset notes.
 MLPERF_LLAMA2 = (628, 294)
 SHAREGPT_VLLM = (202, 179)  # vLLM v0.6.0 perf blog, in the data file (Llama 3 tokenizer)
-# trtllm-build defaults (max_batch_size, max_num_tokens); KvCacheConfig.free_gpu_memory_fraction 0.9
-TRTLLM = dict(max_running=2048, token_budget=8192, memory_share=1.0, kv_free_share=sim.TRTLLM_KV_FREE_SHARE)
-# vLLM v0.6 max_num_seqs 256; max_num_batched_tokens = max(len, 2048); gpu_memory_utilization 0.9
-VLLM = dict(max_running=256, token_budget=8192, memory_share=sim.VLLM_MEMORY_SHARE, kv_free_share=1.0)
+# Each row runs under its runtime's profile (sizer/runtimes/serving_runtimes.py): scheduler defaults, memory
+# shares, admission policy and the fitted CPU time per running request; overrides where the source states its own.
+TRTLLM = dict(runtime="tensorrt-llm")
+# vLLM v0.6 benchmarks ran without chunked prefill: max_num_batched_tokens = max(max_model_len, 2048)
+VLLM = dict(runtime="vllm", token_budget=8192)
+SGLANG = dict(runtime="sglang")
+# MLPerf harnesses drive the engine in-process (no API server streaming each token over HTTP): none of the
+# per-request CPU time the profile fits on the online benchmarks
+VLLM_IN_PROCESS = dict(VLLM, sequence_overhead=0.0)
 
 # first match wins: MLPerf v4.0's GH200 system is the 144 GB HBM3e part (GH200-144GB_aarch64x1_TRT)
 DEVICES = (("GB200", "gb200-per-gpu"), ("B200", "b200"), ("GH200 Grace Hopper Superchip (144GB", "gh200-144gb"),
@@ -120,39 +129,48 @@ def cases() -> list[Case]:
             out.append(Case("fit", "throughput", "TensorRT-LLM perf overview", f"{label} {r['input_len']}/{r['output_len']}",
                             model, device, *w, tp, 1, int(r["input_len"]), int(r["output_len"]), TRTLLM, value))
         elif "mlcommons/inference_results" in src and model == "llama-2-70b" and tp and r["weights_dtype"]:
-            runtime = VLLM if "MI300X" in r["hardware"] else TRTLLM
+            engine = VLLM_IN_PROCESS if "MI300X" in r["hardware"] else TRTLLM
             if r["scenario"] == "offline" and metric == "output_tokens_per_s":
                 out.append(Case("held-out", "throughput", "MLPerf Offline", label, model, device, *w, tp, reps,
-                                *MLPERF_LLAMA2, runtime, value))
+                                *MLPERF_LLAMA2, engine, value))
             elif r["scenario"] == "server" and metric == "max_rate_under_slo":
                 out.append(Case("held-out", "max rate", "MLPerf Server", label, model, device, *w, tp, reps,
-                                *MLPERF_LLAMA2, runtime, value))
+                                *MLPERF_LLAMA2, engine, value))
         elif "vllm-project" in src and tp and r["model"].startswith("Llama-3-") and "H100" in r["hardware"] \
                 and metric == "requests_per_s" and r["scenario"] == "offline" and "ShareGPT" in r["length_distribution"] \
-                and r["framework_version"].startswith("v0.6.0 "):
-            out.append(Case("held-out", "throughput", "vLLM v0.6.0 blog (low confidence)", label + " ShareGPT",
-                            model, device, *w, tp, 1, *SHAREGPT_VLLM, VLLM, value * SHAREGPT_VLLM[1], confidence="low"))
+                and (r["framework_version"].startswith("v0.6.0 ") or r["framework"] == "SGLang"):
+            # the runtime's own fitting rows: its maximum throughput with every request queued at once
+            vllm = r["framework"] == "vLLM"
+            out.append(Case("fit", "throughput", f"vLLM v0.6.0 blog, {r['framework']} (low confidence)",
+                            label + f" ShareGPT, {r['framework']}", model, device, *w, tp, 1, *SHAREGPT_VLLM,
+                            VLLM if vllm else SGLANG, value * SHAREGPT_VLLM[1], confidence="low"))
         elif "vllm-project" in src and r["scenario"] == "fixed-concurrency" and metric == "output_tokens_per_s":
             out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + f" 20k/2k, {r['kv_dtype'][:14]} KV",
                             model, device, *w, 1, 1, int(r["input_len"]), int(r["output_len"]), VLLM, value,
                             users=int(r["concurrency"])))
         elif "vllm-project" in src and "MI300X" in r["hardware"] and metric == "requests_per_s" \
                 and "v0.6.2" in r["framework_version"]:
-            runtime = {**VLLM, "max_running": 1024}  # the guide's --max-num-seqs 1024
+            engine = {**VLLM, "max_running": 1024}  # the guide's --max-num-seqs 1024
             out.append(Case("held-out", "throughput", "vLLM MI300X guide", label + f" at {r['request_rate_per_s']} req/s",
-                            model, device, *w, tp, 1, *SHAREGPT_VLLM, runtime, value * SHAREGPT_VLLM[1],
+                            model, device, *w, tp, 1, *SHAREGPT_VLLM, engine, value * SHAREGPT_VLLM[1],
                             rate=float(r["request_rate_per_s"])))
     return out
 
 
-def predict(case: Case, catalog, overhead: float, matrix: float) -> float:
+def predict(case: Case, catalog, overhead: float, matrix: float, sequence_overhead: dict | None = None) -> float:
+    """Predicted figure of ``case``; ``sequence_overhead`` (runtime name -> s) replaces the profiles' fitted
+    CPU time per running request (the fit's search)."""
     device = catalog.find(case.device)
     fmt = weight_format(case.weights)
     table = sim.batching_table((device,), fmt, matrix)
-    replica = Replica(resolve_model(case.model), fmt, kv_cache_bytes_per_value(case.kv), table, 0, case.tp,
-                      max_batch=case.runtime["max_running"], token_budget=case.runtime["token_budget"],
-                      memory_share=case.runtime["memory_share"], kv_free_share=case.runtime["kv_free_share"],
-                      iteration_overhead=overhead)
+    settings = dict(case.runtime)
+    entry = runtime(settings.pop("runtime"))
+    replica = sim.runtime_replica(entry, resolve_model(case.model), fmt, kv_cache_bytes_per_value(case.kv), table, 0,
+                                  case.tp, max_running=settings.pop("max_running", None),
+                                  token_budget=settings.pop("token_budget", None))
+    own = settings.pop("sequence_overhead", (sequence_overhead or {}).get(entry.name))
+    replica = replace(replica, iteration_overhead=overhead,
+                      **({} if own is None else {"sequence_overhead": own}))
     lengths = Lengths(case.prompt, case.output)
     if case.kind == "max rate":
         rate, _ = max_rate(replica, lengths, Slo(ttft=2.0, tpot=0.2, percentile=99), REQUESTS)
@@ -166,11 +184,12 @@ def predict(case: Case, catalog, overhead: float, matrix: float) -> float:
     return run.output_tokens_per_s * case.replicas
 
 
-def score(all_cases, catalog, overhead, matrix):
+def score(all_cases, catalog, overhead, matrix, sequence_overhead=None):
     rows = []
     for c in all_cases:
-        p = predict(c, catalog, overhead, matrix)
+        p = predict(c, catalog, overhead, matrix, sequence_overhead)
         rows.append({"group": c.group, "kind": c.kind, "source": c.source, "case": c.label, "confidence": c.confidence,
+                     "runtime": c.runtime["runtime"],
                      "measured": c.measured,
                      "predicted": round(p, 3), "error": (p - c.measured) / c.measured if p > 0 else -1.0})
     return rows
@@ -183,17 +202,38 @@ def median_abs(rows, group, kind=None, low=False):
     return (statistics.median(e), len(e)) if e else (float("nan"), 0)
 
 
+def _msle(rows) -> float:
+    return statistics.mean(math.log(1 + r["error"]) ** 2 for r in rows if r["error"] > -1)
+
+
+def fit_runtime_profiles(all_cases, catalog, microseconds) -> dict[str, float]:
+    """Per serving runtime other than TensorRT-LLM (whose rows fit the engine itself), the CPU time per running
+    request and iteration that best fits the runtime's own fitting rows (mean squared log error)."""
+    best = {}
+    for name in ("vllm", "sglang"):
+        own = [c for c in all_cases if c.group == "fit" and c.runtime["runtime"] == name]
+        losses = {us: _msle(score(own, catalog, sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY, {name: us * 1e-6}))
+                  for us in microseconds}
+        best[name] = min(losses, key=losses.get)
+        print(f"{name}: {len(own)} fitting rows; " + ", ".join(f"{us:g} us {loss:.4f}" for us, loss in losses.items())
+              + f"; best sequence_overhead = {best[name]:g} us (sizer/runtimes/serving_runtimes.py)", flush=True)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fit", action="store_true", help="search the batching matrix efficiency and the per-iteration "
                                                            "scheduling time on the fitting rows")
     parser.add_argument("--matrix", type=float, nargs="*", default=[0.55, 0.6, 0.65, 0.7])
     parser.add_argument("--overhead-ms", type=float, nargs="*", default=[0.0])
+    parser.add_argument("--sequence-us", type=float, nargs="*", default=[0, 20, 40, 60, 70, 80, 90, 100, 110, 120, 140],
+                        help="CPU time per running request and iteration searched for each runtime on its own rows")
     args = parser.parse_args()
     catalog = load_catalog()
     all_cases = cases()
     if args.fit:
-        fit_cases = [c for c in all_cases if c.group == "fit"]
+        fit_runtime_profiles(all_cases, catalog, args.sequence_us)
+        fit_cases = [c for c in all_cases if c.group == "fit" and c.runtime["runtime"] == "tensorrt-llm"]
         best = None
         for matrix in args.matrix:
             for ms in args.overhead_ms:
@@ -222,13 +262,14 @@ def main() -> None:
     (RESULTS / "serving_accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
     lines = ["# Serving under load: accuracy", "",
              "Generated by `benchmarks/serving_accuracy.py`. Fitting rows: TensorRT-LLM perf overview (the search "
-             "of the batching matrix efficiency and scheduling time lands on the engine's values); held out: "
-             "MLPerf v4.0/v4.1, vLLM blogs and guides.", "",
+             "of the batching matrix efficiency and scheduling time lands on the engine's values) and, per runtime, "
+             "vLLM's and SGLang's offline ShareGPT rows of the vLLM v0.6.0 blog (their CPU time per running request); "
+             "held out: MLPerf v4.0/v4.1, vLLM fixed-concurrency blog rows and the vLLM MI300X guide.", "",
              "| set | metric | median abs error | rows |", "| --- | --- | --- | --- |"]
     for key, name in (("held_out_throughput", "held-out throughput at a stated rate/concurrency (headline)"),
                       ("held_out_max_rate", "held-out largest rate under the MLPerf SLO (headline)"),
                       ("held_out_throughput_with_low_confidence", "held-out throughput, rows read off plots included"),
-                      ("fit_throughput", "fitting rows (TensorRT-LLM offline)")):
+                      ("fit_throughput", "fitting rows (TensorRT-LLM offline; the runtime rows are low confidence)")):
         group = "fit" if key.startswith("fit") else "held-out"
         lines.append(f"| {group} | {name} | {summary[key]['median_abs_error']:.1%} | {summary[key]['n']} |")
     lines += ["", "Headline figures leave out the rows the data file marks `confidence: low` (read off plots); "

@@ -31,7 +31,7 @@ from sizer.workloads.registry import resolve_model  # noqa: E402
 
 CASES = (("llama-2-70b", "h100-sxm5-80gb", 4, "fp16", "fp16", Lengths(1024, 256)),
          ("llama-3.1-8b", "h100-sxm5-80gb", 1, "fp8", "fp8", Lengths(1024, 256)),
-         ("llama-3.1-8b", "h100-sxm5-80gb", 1, "fp8", "fp8", Lengths(distribution=LENGTH_DISTRIBUTIONS["sharegpt"])),
+         ("llama-3.1-8b", "h100-sxm5-80gb", 1, "fp8", "fp8", Lengths(distribution=LENGTH_DISTRIBUTIONS["sharegpt-multiturn-8k"])),
          ("llama-2-70b", "h200-sxm-141gb", 1, "fp8", "fp8", Lengths(distribution=LENGTH_DISTRIBUTIONS["azure-conv"])),
          ("mixtral-8x7b", "h100-sxm5-80gb", 2, "fp16", "fp16", Lengths(512, 256)))
 REPEATS = 3

@@ -17,7 +17,10 @@ OutputLen = Annotated[int, typer.Option("--output-len", min=1, max=10_000_000, h
 Rate = Annotated[Optional[float], typer.Option("--rate", help="Requests per second, Poisson arrivals (serving under load).")]
 Users = Annotated[Optional[int], typer.Option("--users", help="Concurrent users in a closed loop (instead of --rate).")]
 ThinkTime = Annotated[Optional[str], typer.Option("--think-time", help="With --users: pause before a user's next request, e.g. '5 s'.")]
-LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help="Length distribution: sharegpt, azure-conv, azure-code, arxiv-summarization.")]
+LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help=(
+    "Named length set (mean in / out tokens): sharegpt-vllm-sample (202/179, the sample vLLM and SGLang benchmarks "
+    "report), sharegpt-multiturn-8k (2,666/481, long multi-turn), azure-conv (1,371/199), azure-code (2,385/24), "
+    "arxiv-summarization (2,808/203), mlperf-openorca (628/294). '--lengths list' prints them with their sources."))]
 Trace = Annotated[Optional[str], typer.Option("--trace", help="CSV file of prompt_len,output_len[,arrival_s] rows.")]
 SloTtft = Annotated[Optional[str], typer.Option("--slo-ttft", help="Time to first token at the percentile, e.g. '2 s'.")]
 SloTpot = Annotated[Optional[str], typer.Option("--slo-tpot", help="Time per output token at the percentile, e.g. '100 ms'.")]
@@ -35,13 +38,19 @@ HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-l
 
 
 def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split, max_running,
-                token_budget, prefix_cache_hit) -> dict:
+                token_budget, prefix_cache_hit, runtime=None) -> dict:
     """The serving-under-load options as request fields; a trace file is read here, through the guarded loader."""
     from sizer.datafile import read_text
 
+    if lengths is not None and lengths.strip().lower() == "list":
+        from sizer.inference.traffic import LENGTH_DISTRIBUTIONS
+
+        for d in LENGTH_DISTRIBUTIONS.values():
+            typer.echo(f"{d.label}\n    source: {d.source}")
+        raise typer.Exit()
     fields = dict(rate=rate, users=users, think_time=think_time, lengths=lengths, slo_ttft=slo_ttft, slo_tpot=slo_tpot,
                   slo_e2e=slo_e2e, slo_percentile=slo_percentile, split=split, max_running=max_running,
-                  token_budget=token_budget, prefix_cache_hit=prefix_cache_hit,
+                  token_budget=token_budget, prefix_cache_hit=prefix_cache_hit, runtime=runtime,
                   trace=read_text(trace, "trace") if trace is not None else None)
     return {k: v for k, v in fields.items() if v is not None}
 
@@ -68,7 +77,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
                   devices=[d.strip() for d in devices.split(",")] if devices is not None else None)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
-                              max_running, token_budget, prefix_cache_hit))
+                              max_running, token_budget, prefix_cache_hit, runtime))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
     if have:
         return answer_owned(request, catalog, json)

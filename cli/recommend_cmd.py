@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output
-from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, SloE2e, SloPercentile, SloTpot, SloTtft, Split,
-                               ThinkTime, TokenBudget, Trace, Users, load_fields)
+from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, RuntimeOpt, SloE2e, SloPercentile, SloTpot, SloTtft,
+                               Split, ThinkTime, TokenBudget, Trace, Users, load_fields)
 from cli.common import (sources, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
                         HaveOption, HostMemoryOption, InterruptionsOption, answer_owned, load, load_calibration_file, workload_request)
@@ -49,7 +49,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
               suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
-              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, runtime: RuntimeOpt = None,
               disaggregated: Annotated[bool, typer.Option("--disaggregated", help="With --inference --rate: also size disaggregated prefill and decode pools (DistServe/Splitwise) for the leading rows.")] = False,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
@@ -78,7 +78,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
             return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
                                 catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
-                                  split, max_running, token_budget, prefix_cache_hit))
+                                  split, max_running, token_budget, prefix_cache_hit, runtime))
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
                                      load(catalog))
         return output.emit_json(result) if json else render_recommendation(result, top)

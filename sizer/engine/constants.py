@@ -114,6 +114,15 @@ def zero2_traffic_rounds(accumulation):
 # all-gathers and two reduce-scatters of the block's s·b·h activations (Korthikanti et al. 2022 §4.2.2;
 # without sequence parallelism, two all-reduces of the same volume).
 TP_COLLECTIVES_PER_BLOCK_PASS = 4
+# Serving runs tensor parallelism without sequence parallelism: two all-reduces per block and pass (after
+# attention and after the MLP; Shoeybi et al. 2019), of the same volume as the four collectives above. Their
+# small messages inside a node are one-shot all-reduces (vLLM's custom_all_reduce, TensorRT-LLM's ONESHOT
+# strategy, NCCL NVLS on NVSwitch): each rank writes its part to every peer and reads theirs after a
+# barrier, so the latency is about two link latencies whatever the group size; across nodes a ring pays
+# 2 (t - 1) latencies. Recalled from the runtimes' sources, not read in a data file (verified: false).
+SERVING_ALLREDUCES_PER_BLOCK = 2
+ONE_SHOT_ALLREDUCE_LATENCIES = 2.0
+ONE_SHOT_ALLREDUCE_VERIFIED = False
 # ZeRO-Offload (Ren et al. 2021): optimizer states and FP32 master weights live in host memory and the
 # optimizer step runs on the CPU; gradients go down and updated 16-bit weights come back over PCIe each step.
 # Host memory streams at about half the peak of an 8-channel DDR4-3200 socket (204.8 GB/s).
@@ -238,8 +247,9 @@ class Efficiencies:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"efficiency.{name}", value, "a fraction of peak above 0 and at most 1")
-        if not (self.launch >= 0 and self.step_overhead >= 0):
-            raise InputError("efficiency", (self.launch, self.step_overhead), "non-negative times")
+        for name in ("launch", "step_overhead"):
+            if not getattr(self, name) >= 0:
+                raise InputError(f"efficiency.{name}", getattr(self, name), "a non-negative time in seconds")
         if not self.matrix_half >= 0:
             raise InputError("efficiency.matrix_half", self.matrix_half, "a non-negative FLOP count per kernel")
         if self.fp8_scaling is not None and not self.fp8_scaling >= 0:

@@ -39,7 +39,7 @@ from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKW
                                     EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE, EP_TOKEN_SORT_PASSES,
                                     HOST_OPTIMIZER_BANDWIDTH,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE, zero2_traffic_rounds,
-                                    TP_COLLECTIVES_PER_BLOCK_PASS)
+                                    TP_COLLECTIVES_PER_BLOCK_PASS, SERVING_ALLREDUCES_PER_BLOCK, ONE_SHOT_ALLREDUCE_LATENCIES)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
 
@@ -659,7 +659,10 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
         T_{pp} = n_{pass} \cdot \frac{A / t}{B_{pp}} \cdot (m + p - 1) \cdot v, \quad
         T_{cp} = 3 (cp - 1) \frac{2 (s / cp)\, h_{kv}\, b}{t\, B_{cp}} \cdot \frac{L}{p} \cdot m
 
-    (Korthikanti et al. 2022 §4.2.2 for TP with sequence parallelism; Narayanan et al. 2021 for
+    Serving (no backward pass) has no sequence parallelism: two all-reduces per block,
+    :math:`T_{tp} = 2 \left(2 \frac{t-1}{t} \frac{A}{B_{tp}} + h\, \alpha\right) \frac{L}{p}` with
+    :math:`h = 2` link latencies for a one-shot all-reduce inside a node and :math:`2 (t - 1)` for a ring
+    across nodes (Korthikanti et al. 2022 §4.2.2 for TP with sequence parallelism; Narayanan et al. 2021 for
     the interleaved sends; ring attention passes each rank's K/V :math:`cp - 1` times forward and
     K/V plus their gradients backward, Liu et al. 2023).
 
@@ -676,9 +679,14 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     activation = tokens * shape.hidden * bytes_per_value
     passes = 2.0 if backward else 1.0
     tp_bandwidth, tp_latency = group_link(table, d, c.tp)
-    one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
     stages = heaviest_stages(shape, c.pp)  # the heaviest stage's share of the blocks (uneven splits)
-    tensor_parallel = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / stages * c.accumulation
+    if backward:
+        one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
+        tensor_parallel = TP_COLLECTIVES_PER_BLOCK_PASS * passes * one * shape.blocks / stages * c.accumulation
+    else:  # serving: two all-reduces per block, one-shot inside a node, a ring across nodes
+        hops = np.where(c.tp <= table.devices_per_node[d], ONE_SHOT_ALLREDUCE_LATENCIES, 2.0 * (c.tp - 1))
+        reduce = np.where(c.tp > 1, 2.0 * (c.tp - 1) / c.tp * activation / tp_bandwidth + hops * tp_latency, 0.0)
+        tensor_parallel = SERVING_ALLREDUCES_PER_BLOCK * reduce * shape.blocks / stages * c.accumulation
     pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.cp * c.pp)
     send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
     pipeline = passes * send * (c.accumulation + c.pp - 1) * c.interleave

@@ -157,6 +157,14 @@ class Device(Strict):
             self._key = self.model_dump_json()
         return self._key
 
+    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> "Device":
+        """A copy; one with other figures works its key out anew (pydantic copies private
+        attributes, and a kept key would let every keyed cache answer for the original)."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            copy._key = None
+        return copy
+
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")
     name: str
     aliases: list[str] = []

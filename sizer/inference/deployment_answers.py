@@ -62,6 +62,7 @@ class LoadOption(Model):
     prefill_replicas: int | None = None
     decode_replicas: int | None = None
     kv_transfer: QuantityOut | None = None
+    quality: str | None = None  # a word on accuracy where the weights are stored below 8 bits
 
 
 class RejectedOption(Model):

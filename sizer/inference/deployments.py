@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field
 
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
-from sizer.inference.estimate import (ServedModel, _per_output, _speed, _time, rent_per_hour, served_architecture,
+from sizer.inference.estimate import (ServedModel, _per_output, _speed, _speed_within, _time, rent_per_hour, served_architecture,
                                      served_format, speed_spread)
 from sizer.inference.formats import kv_cache_bytes_per_value
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
@@ -34,7 +34,8 @@ from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import (ServingCase, evaluate_serving, serving_table, splits_heads,
                                      total_tokens_per_second)
 from sizer.inference.under_load import (CostOut, LatencyOut, cost_out, default_split, latency_out, load_out, LoadOut,
-                                        parse_load, price_per_hour, usd_per_million)
+                                        parse_load, price_per_hour, refuse_load_options_without_load, runtime_memory,
+                                        usd_per_million)
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
 
@@ -98,6 +99,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         check_no_host(request.host_cpu, request.host_memory)
     if request.disaggregated and request.rate is None:
         raise InputError("disaggregated", True, "a request rate (rate): disaggregated pools are sized for Poisson arrivals")
+    refuse_load_options_without_load(request)
     if request.rate is not None or request.users is not None:
         if offloading:
             raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate "
@@ -188,8 +190,9 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
     table = serving_table(devices, fmt)
     batches = np.asarray([float(request.batch)]) if request.batch is not None else BATCHES
     d, c, b = (g.ravel() for g in np.meshgrid(np.arange(len(devices)), counts, batches, indexing="ij"))
-    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, default_split(request, fmt),
-                       request.gpu_layers if offloading else None)
+    split = default_split(request, fmt)
+    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, split,
+                       request.gpu_layers if offloading else None, **({} if offloading else runtime_memory(request, split)))
     a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
     own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b), host).prefill_seconds
@@ -228,10 +231,14 @@ def _offline_options(request, arch, devices, fmt, kv_name, prompt, output, ttft_
                    "throughput": (-float(total[r] / c[r]), c[r])}[request.objective]
             scored.append((key, hourly, per_million, r))
         key, hourly, per_million, r = min(scored, key=lambda x: x[0])
+        # the optimistic end never beats the decode step's memory-bound part at datasheet bandwidth
+        step_limit = float(a.decode_memory[r]) * table.efficiencies[i].memory
+        user_limit = 1.0 / step_limit if step_limit > 0 else math.inf
         yield i, (key, InferenceOption(
             rank=0, device=device.id, name=device.name, kind=device.kind, count=int(c[r]), batch=int(b[r]),
-            precision=table.precisions[i], decode_tokens_per_s=_speed(per_user[r], "tokens/s"),
-            total_tokens_per_s=_speed(total[r], "tokens/s"), time_to_first_token=_time(own_prefill[r], "ms"),
+            precision=table.precisions[i], decode_tokens_per_s=_speed_within(per_user[r], user_limit, "tokens/s"),
+            total_tokens_per_s=_speed_within(total[r], user_limit * b[r], "tokens/s"),
+            time_to_first_token=_time(own_prefill[r], "ms"),
             memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
             device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
             rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if price is not None else None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +32,10 @@ from sizer.formulas.tco import hourly_price
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
 from sizer.inference.capacity import serve_load
-from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, batching_table
-from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, cost_out,
-                                        default_split, delivered, latency_out, load_assumptions, load_out, parse_load, price_per_hour,
+from sizer.inference.simulate import batching_table, runtime_replica
+from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, check_runtime,
+                                        cost_out, default_split, delivered, latency_out, load_assumptions, load_out,
+                                        parse_load, price_per_hour, runtime_assumption, runtime_memory, serving_runtime,
                                         usd_per_million)
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
@@ -159,6 +161,13 @@ def _speed(value: float, unit: str) -> RangeOut:
     return RangeOut.model_construct(low=float(value * s["low"]), expected=float(value), high=float(value * s["high"]), unit=unit)
 
 
+def _speed_within(value: float, limit: float, unit: str) -> RangeOut:
+    """A speed's range whose optimistic end never beats ``limit`` (the physical bound, same unit) [1/s]."""
+    r = _speed(value, unit)
+    high = max(min(r.high, limit), r.expected)
+    return RangeOut.model_construct(low=min(r.low, high), expected=r.expected, high=high, unit=unit)
+
+
 def _time(seconds: float, unit: str) -> RangeOut:
     s = speed_spread()
     return RangeOut.of_seconds((seconds / s["high"], seconds, seconds / s["low"]), unit)
@@ -281,9 +290,13 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
             raise InputError("weights", request.weights, refused_format(fmt, device))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split,
-                       request.gpu_layers if host is not None else None, depth=request.depth)
+                       request.gpu_layers if host is not None else None, depth=request.depth,
+                       **(runtime_memory(request, split) if host is None and local is None else {}))
     a = evaluate_serving(case, table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
+    # the decode step's bytes at the datasheet bandwidth: no step is faster (the range's optimistic end)
+    datasheet = device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")
+    step_limit = float(a.decode_memory[0]) * float(table.bandwidth[0]) / datasheet if host is None else 0.0
     if local is not None and host is None and load is None:  # the prompt in micro-batches, one sequence after another
         prefill = request.batch * prefill_seconds(arch, fmt, table, local.profile.ubatch, request.prompt_len,
                                                   request.depth, kv)
@@ -293,6 +306,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         answer = split_layers(arch, [catalog.find(n, "devices") for n in request.devices], fmt, local.profile, case,
                               request.batch)
         prefill, step, per_device = answer.prefill_seconds, answer.decode_seconds, answer.shares
+        step_limit = 0.0  # no single-device limit for a chain of unequal devices
         most = max(per_device, key=lambda d: d.memory.value / d.device_memory.value)
         a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]), decode_seconds=np.asarray([step]),
                                 fits=np.asarray([answer.fits]), max_batch=np.asarray([answer.max_batch]),
@@ -336,6 +350,11 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         offload_notes.append(host_memory_note(float(np.asarray(a.host_memory).ravel()[0]), host))
         if tdp is not None:
             energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
+    share_note = ([Assumption(name="runtime memory", value=f"{case.memory_share:.0%} of device memory for weights, "
+                              f"activations and KV cache, {case.kv_free_share:.0%} of what they leave to the cache "
+                              f"({serving_runtime(request).name}'s default, as the largest batch and the fit use it)",
+                              source=serving_runtime(request).profile.sources)]
+                  if (case.memory_share < 1 or case.kv_free_share < 1) and device.kind != "cpu" else [])
     depth_note = ([Assumption(name="depth", value=f"{request.depth} tokens already in the KV cache: the prompt attends "
                               "over them too, and every generated token reads their keys and values",
                               source="llama-bench -d (context depth)")] if request.depth else [])
@@ -343,7 +362,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     if local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
         serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
     assumptions = [*notes, *local_notes, *fit_note, *serving_notes, *depth_note, *split_note, *offload_notes,
-                   price_note, energy_note]
+                   *share_note, price_note, energy_note]
     if per_device is not None:
         cost = energy = None
         energy_note = Assumption(name="energy", value="not estimated for unequal devices", source="catalog tdp")
@@ -351,8 +370,9 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         model=arch.name, device=" + ".join(d.device for d in per_device) if per_device else device.name,
         count=len(per_device) if per_device else request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
-        decode_tokens_per_s=_speed(1.0 / step, "tokens/s"), decode_latency=_time(step, "ms"),
-        total_tokens_per_s=_speed(total, "tokens/s"),
+        decode_tokens_per_s=_speed_within(1.0 / step, 1.0 / step_limit if step_limit > 0 else math.inf, "tokens/s"),
+        decode_latency=RangeOut.of_seconds((max(step / s["high"], min(step_limit, step)), step, step / s["low"]), "ms"),
+        total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s"),
         prefill_tokens_per_s=_speed(request.batch * request.prompt_len / prefill, "tokens/s"),
         time_to_first_token=_time(prefill, "ms"), memory_per_device=gb(a.memory), weights_memory=gb(a.weights),
         kv_cache_memory=gb(a.kv_cache), activations_memory=gb(a.activations), reserve_memory=gb(a.reserve),
@@ -363,9 +383,14 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         return InferenceResult(**fields, assumptions=assumptions)
 
     # under load: continuous batching on as many replicas as the load needs
-    replica = Replica(arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split, request.max_running or DEFAULT_MAX_BATCH,
-                      request.token_budget or DEFAULT_TOKEN_BUDGET, request.prefix_cache_hit)
+    engine = serving_runtime(request)
+    check_runtime(engine, fmt, device)
+    replica = runtime_replica(engine, arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split,
+                              max_running=request.max_running, token_budget=request.token_budget,
+                              prefix_hit=request.prefix_cache_hit)
     answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
+    if not a.fits[0]:  # a deployment that does not fit serves nothing: no replica count, no SLO met
+        answer = dataclasses.replace(answer, replicas=None, slo_met=False)
     replicas = answer.replicas or 1
     out_rate, all_rate = delivered(load, lengths, replicas, answer.run,
                                    kept_up=answer.run.complete and answer.utilisation <= 1.0)
@@ -373,15 +398,19 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     per_million = usd_per_million(hourly, request.count * replicas, out_rate) if answer.replicas else None
     load_cost = cost_out(per_million, basis, s) if per_million is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
-    notes_load = load_assumptions(load, lengths, slo, answer, split, replica.max_batch, replica.token_budget,
-                                  replica.prefix_hit)
+    notes_load = [runtime_assumption(engine, request.runtime is not None),
+                  *load_assumptions(load, lengths, slo, answer, split, replica.max_batch, replica.token_budget,
+                                    replica.prefix_hit)]
     fields.update(scenario="load", cost_per_million_tokens=load_cost, energy_per_token=load_energy,
                   load=load_out(load, lengths), latency=latency_out(answer.run), capacity=capacity_out(answer, slo),
                   output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
                   prompt_and_output_tokens_per_s=QuantityOut(value=all_rate, unit="tokens/s"),
                   fits=bool(a.fits[0]) and answer.run.kv_capacity > 0)
+    # under load the serving runtime runs the replicas (a local runtime's choice and kernels were the static answer's)
+    assumptions = [n for n in assumptions if n.name not in ("runtime", "runtime kernels")]
     return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, Assumption(
-        name="cost under load", value=(f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
+        name="cost under load", value=("none: no replica count serves the load within the SLOs" if answer.replicas is None
+                                       else f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
                                        f"({'rent' if basis == 'rent' else 'amortised purchase, not a rent'}) over "
                                        f"{out_rate:.4g} output tokens/s") if hourly is not None else "no price known",
         source=hourly_note.source)])

@@ -23,16 +23,17 @@ import numpy as np
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.inference.capacity import serve_load
+from sizer.inference.capacity import SEARCH_STEPS, serve_load, simulated_requests
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.inference.deployment_answers import InferenceRecommendResult, LoadOption, RejectedOption, unsupported_reason
 from sizer.inference.estimate import speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
-from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, Replica, simulate
+from sizer.inference.simulate import runtime_replica, simulate
 from sizer.inference.traffic import Load
 from sizer.inference.under_load import (cost_out, default_split, delivered, latency_out, load_out, parse_load,
-                                        price_per_hour, usd_per_million)
+                                        price_per_hour, runtime_assumption, runtime_memory, runtime_refusal, serving_runtime,
+                                        usd_per_million)
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.workloads.registry import checkpoint_weights
 
@@ -41,8 +42,6 @@ from sizer.workloads.registry import checkpoint_weights
 SEARCH_WEIGHTS = ("bf16", "fp8", "w8a8", "awq-int4-g128")
 EIGHT_BIT = ("fp8", "w8a8")  # the first the device supports
 SEARCH_KV = ("fp16", "fp8")
-SEARCH_REQUESTS = 200  # simulated requests per point: capacity to within a few per cent
-SEARCH_STEPS = 6  # bisection halvings for the leading rows
 FULL_SEARCH_ROWS = 3  # leading rows whose capacity is bisected
 CANDIDATES_PER_DEVICE = 2  # screened points simulated per device before it is rejected
 REPLICA_TRIES = 3  # replicas added (the worst percentile over its limit times, 1.25-4) when a share misses the SLOs
@@ -65,21 +64,26 @@ def _formats(request) -> tuple[list[WeightFormat], list[str]]:
     return weights, kvs
 
 
-def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name):
+def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine):
     """Per (device, count) of one format pair: fits and lone bounds met, estimated replicas and saturated rate."""
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
-    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), max(1, round(mean_prompt)), max(1, round(mean_output)), split)
+    case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), max(1, round(mean_prompt)), max(1, round(mean_output)), split,
+                       **runtime_memory(request, split))
     table = serving_table(devices, fmt)
     n = len(devices)
     d = np.repeat(np.arange(n), len(counts))
     c = np.tile(np.asarray(counts, dtype=float), n)
     lone = evaluate_serving(case, table, d, c, np.ones(len(d)))
-    slots = np.clip(np.minimum(request.max_running or DEFAULT_MAX_BATCH, lone.max_batch), 1, None)
+    slots = np.clip(np.minimum(request.max_running or engine.profile.max_running, lone.max_batch), 1, None)
     busy = evaluate_serving(case, table, d, c, slots)
     sat_rate = total_tokens_per_second(slots, case.output_len, busy.prefill_seconds, busy.decode_seconds) / case.output_len
-    ok = lone.fits & table.supported[d] & (lone.max_batch >= 1)
-    why = np.where(~table.supported[d], "format", np.where(~ok, "fit", ""))
+    # the runtime's kernels for the format on the device's generation; tensor parallelism within a node
+    runs = np.array([runtime_refusal(engine, fmt, dev) is None for dev in devices])[d]
+    in_node = c <= table.devices_per_node[d]
+    ok = lone.fits & table.supported[d] & runs & in_node & (lone.max_batch >= 1)
+    why = np.where(~table.supported[d], "format", np.where(~runs, "runtime", np.where(~in_node, "node",
+                                                                                    np.where(~ok, "fit", ""))))
     if slo.ttft is not None:
         slow = ok & (lone.prefill_seconds > slo.ttft)
         why, ok = np.where(slow, "slow", why), ok & ~slow
@@ -92,6 +96,27 @@ def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name):
     replicas = np.where(ok, np.maximum(replicas, 1), np.inf)
     return dict(table=table, case=case, split=split, d=d, c=c, ok=ok, why=why, replicas=replicas, sat_rate=sat_rate, lone=lone,
                 memory=lone.memory, device_memory=table.memory[d], kv=kv_name)
+
+
+def quality_note(fmt: WeightFormat) -> str | None:
+    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above)."""
+    if fmt.bits >= 8:
+        return None
+    return (f"{fmt.name} stores weights at {fmt.bits:.3g} bits: 4-bit weight-only quantisation (AWQ, GPTQ) "
+            "typically costs a point or a few of benchmark accuracy, more on small models and hard reasoning or "
+            "code tasks; check on your own evaluations before serving (Lin et al. 2023, AWQ; Frantar et al. 2022)")
+
+
+def _candidates(points: list) -> list:
+    """The points a device gets simulated, best first: the best of each devices-per-replica count (so that a
+    count the screen ranks low, such as a larger tensor-parallel group that meets a TPOT limit the smaller
+    ones miss, is tried) and the second best overall."""
+    best_per_count: dict[int, tuple] = {}
+    for p in points:
+        best_per_count.setdefault(int(p[2]["c"][p[3]]), p)
+    chosen = list(best_per_count.values()) + points[:CANDIDATES_PER_DEVICE]
+    unique = {id(p): p for p in chosen}
+    return sorted(unique.values(), key=lambda p: p[0])
 
 
 def _growth(run, slo) -> float:
@@ -122,14 +147,14 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     weights, kvs = _formats(request)
     pinned = request.weights is not None
+    engine = serving_runtime(request)
+    requests = simulated_requests(slo.percentile)
     screens = []
     for fmt in weights:
         limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
         counts = [int(x) for x in np.exp2(np.arange(int(np.log2(request.max_devices)) + 1)) if x <= limit]
         for kv_name in kvs:
-            screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name)))
-    budget = request.token_budget or DEFAULT_TOKEN_BUDGET
-    running = request.max_running or DEFAULT_MAX_BATCH
+            screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine)))
     options, rejected = [], []
     for i, device in enumerate(devices):
         hourly, basis, _ = price_per_hour(device)
@@ -149,17 +174,18 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                                fmt, s, r))
         points.sort(key=lambda p: p[0])
         chosen, why = None, None
-        for _, fmt, s, r in points[:CANDIDATES_PER_DEVICE]:
+        for _, fmt, s, r in _candidates(points):
             count = int(s["c"][r])
-            replica = Replica(arch, fmt, kv_cache_bytes_per_value(s["kv"]), table_row(s["table"], i), 0, count,
-                              s["split"], running, budget, request.prefix_cache_hit)
+            replica = runtime_replica(engine, arch, fmt, kv_cache_bytes_per_value(s["kv"]), table_row(s["table"], i), 0,
+                                      count, s["split"], max_running=request.max_running,
+                                      token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
             reps = int(s["replicas"][r])
             for _ in range(REPLICA_TRIES):
                 if reps > request.max_replicas:
                     why = f"needs more than {request.max_replicas} replicas (max_replicas)"
                     break
                 share = _share(load, reps)
-                run = simulate(replica, share, lengths, max(SEARCH_REQUESTS, 3 * (share.users or 0)))
+                run = simulate(replica, share, lengths, max(requests, 3 * (share.users or 0)))
                 if (slo.met(run) if slo.any else run.complete) and len(run.ttft):
                     chosen = (fmt, s, r, replica, reps, run)
                     break
@@ -173,7 +199,12 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
         if chosen is None:
             reason = why or ((unsupported_reason(weights[0]) if pinned else "no searched format computes on it")
                              if reasons == {"format"} else
+                             next(filter(None, (runtime_refusal(engine, f, device) for f in weights)), "")
+                             if reasons == {"runtime"} or reasons == {"format", "runtime"} else
                              "too slow even for a lone request" if "slow" in reasons else
+                             f"does not fit within one node of {int(screens[0][1]['table'].devices_per_node[i])} in any "
+                             "format searched (tensor parallelism stays inside a node; runtimes span nodes with "
+                             "pipeline parallelism, not searched under load)" if "node" in reasons else
                              "does not fit in any format searched" if "fit" in reasons or not reasons else "no point serves")
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=reason))
             continue
@@ -186,7 +217,7 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
             break
         for o in todo:
             o["tried"] = True
-            answer = serve_load(o["replica"], load, lengths, slo, requests=SEARCH_REQUESTS, steps=SEARCH_STEPS)
+            answer = serve_load(o["replica"], load, lengths, slo, requests=requests)
             if (answer.replicas is not None and answer.slo_met and answer.replicas <= request.max_replicas
                     and len(answer.run.ttft)):
                 o.update(_option(request, o["device"], o["hourly"], o["basis"], o["fmt"], o["screen"], o["r"],
@@ -205,14 +236,15 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
     searched_formats = (f"weights {', '.join(f.name for f in weights)}" + (" (given)" if pinned else
                         " (fp8 where the device has an FP8 peak, else w8a8 where it has an int8 peak)")
                         + f"; KV cache {', '.join(kvs)}" + (" (given)" if request.kv_cache else ""))
-    assumptions = [*notes,
+    assumptions = [*notes, runtime_assumption(engine, request.runtime is not None),
                    Assumption(name="formats", value=searched_formats, source="; ".join(dict.fromkeys(f.source for f in weights))),
                    Assumption(name="load", value=f"{load.label}; {lengths.label}", source=lengths.source),
                    Assumption(name="SLOs", value=f"{slo_text} at p{slo.percentile:g}", source="given"),
                    Assumption(name="search", value=f"device x format x 1, 2, 4 ... {request.max_devices} devices per replica "
-                              "screened by the engine (a lone request's prefill and decode step against the SLOs; the "
+                              "(tensor parallel within a node: across nodes runtimes use pipeline parallelism, not "
+                              "searched here) screened by the engine (a lone request's prefill and decode step against the SLOs; the "
                               "saturated batch's requests/s for the replicas); per device the "
-                              f"{CANDIDATES_PER_DEVICE} best by {request.objective} simulated ({SEARCH_REQUESTS} requests) "
+                              f"best of each devices-per-replica count and the {CANDIDATES_PER_DEVICE} best by {request.objective} simulated ({requests} requests, as every serving answer simulates for p{slo.percentile:g}) "
                               f"at their share of the load, replicas added until the SLOs hold; the leading "
                               f"{FULL_SEARCH_ROWS} rows' capacity bisected (capacity_searched), the others' "
                               "max_request_rate is the share they were shown to meet (a lower bound) and their "
@@ -260,7 +292,7 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
-               cost_per_million_tokens=None)
+               cost_per_million_tokens=None, quality=quality_note(fmt))
     key = _key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate))
     return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,
                 r=r, replica=replica)
@@ -270,7 +302,7 @@ def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> li
     """The leading rows' replicas as disaggregated prefill and decode pools, where some sizes meet the SLOs."""
     out = []
     for o in leading:
-        split = serve_disaggregated(o["replica"], load, lengths, slo, SEARCH_REQUESTS, SEARCH_STEPS)
+        split = serve_disaggregated(o["replica"], load, lengths, slo, simulated_requests(slo.percentile), SEARCH_STEPS)
         if split is None or split.prefill_replicas + split.decode_replicas > request.max_replicas:
             continue
         reps = split.prefill_replicas + split.decode_replicas

@@ -328,6 +328,10 @@ class ServingCase:
     output_len: int
     split: str = "tensor"  # "tensor": tensor parallel over the devices; "layer": layers in turn (llama.cpp)
     gpu_layers: int | None = None  # layers on the devices, the rest on the host CPU (llama.cpp -ngl); None: all
+    # what the runtime takes: this share of the device memory, and of what weights and activations leave this share for
+    # the KV cache (vLLM 0.9 and 1; TensorRT-LLM 1 and 0.9; 1 and 1: every byte, as llama.cpp)
+    memory_share: float = 1.0
+    kv_free_share: float = 1.0
     depth: int = 0  # tokens already in the KV cache before the prompt (a conversation's earlier turns)
 
     @property
@@ -414,12 +418,17 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     chunk = np.minimum(batch * case.prompt_len, PREFILL_CHUNK_TOKENS)
     activations = chunk * act_per_token * scale / count + batch * logits
     reserve = table.framework_overhead[d]
-    memory = table.memory[d]
-    used = weights + kv_sequence * batch + activations + reserve
-    free = memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count
+    # a data-centre runtime's shares on GPUs and accelerators; CPUs and unified memory run llama.cpp-style runtimes,
+    # which take every byte (unified memory: what the GPU may wire, set by the caller)
+    on_cpu = np.asarray([table.devices[i].kind == "cpu" or table.devices[i].unified_memory for i in np.atleast_1d(d)])
+    memory_share = np.where(on_cpu, 1.0, case.memory_share)
+    kv_share = np.where(on_cpu, 1.0, case.kv_free_share)
+    memory = table.memory[d] * memory_share
+    room = np.maximum(memory - weights - activations - reserve, 0.0) * kv_share  # for this batch's KV cache
+    free = (memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count) * kv_share
     with np.errstate(divide="ignore", invalid="ignore"):
-        max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits))
-    fits, on_host = used <= memory, 0.0
+        max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits * kv_share))
+    fits, on_host = (kv_sequence * batch <= room) & (weights + activations + reserve <= memory), 0.0
     if share < 1.0:  # the host's RAM holds the offloaded layers' weights and KV cache, or nothing runs
         host_weights, host_kv = host_share(case)
         on_host = host_weights + host_kv * batch

@@ -14,7 +14,10 @@ over a grid of (tokens in the iteration, KV tokens read), and the simulation int
 Prefill and decode tokens enter the engine alike (each passes every linear layer once, the
 weights are read once per iteration, the KV cache of every running request is read once).
 
-.. math:: t_{iter} = t_{engine}(n_{prefill} + n_{decode},\\ K) + t_{overhead}
+.. math:: t_{iter} = t_{engine}(n_{prefill} + n_{decode},\\ K) + t_{overhead} + c_{seq}\\, n_{running}
+
+where :math:`c_{seq}` is the runtime's CPU time per running request and iteration (sampling, detokenisation,
+bookkeeping: :class:`sizer.runtimes.serving_runtimes.ServingProfile`, fitted on the runtime's own rows).
 
 References
 ----------
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.deadline import check_deadline
+from sizer.errors import SizerError
 from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
@@ -41,18 +45,17 @@ from sizer.inference.serving import (LOGIT_BYTES, decode_layers, fold, kv_cache_
                                      serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.traffic import Lengths, Load, poisson_arrivals
 from sizer.memo import keyed_cache
+from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
 
-# vLLM's defaults (EngineArgs: max_num_seqs 256; max_num_batched_tokens 2048 with chunked prefill, v0.6);
-# TensorRT-LLM's are max_batch_size 2048 and max_num_tokens 8192 (trtllm-build).
-DEFAULT_MAX_BATCH = 256
-DEFAULT_TOKEN_BUDGET = 2048
+# The default runtime's scheduler limits and memory shares, read from its one description
+# (sizer/runtimes/serving_runtimes.py: vLLM's EngineArgs max_num_seqs 256, max_num_batched_tokens 2048 with chunked
+# prefill, gpu_memory_utilization 0.9; TensorRT-LLM's KvCacheConfig free_gpu_memory_fraction 0.9).
+DEFAULT_MAX_BATCH = VLLM.profile.max_running
+DEFAULT_TOKEN_BUDGET = VLLM.profile.token_budget
 KV_BLOCK_TOKENS = 16  # vLLM's paged-attention block
-# What the runtime leaves to the KV cache. vLLM takes gpu_memory_utilization = 0.9 of the device's memory
-# for weights, activations and cache (EngineArgs default); TensorRT-LLM gives the cache
-# free_gpu_memory_fraction = 0.9 of what is free after the engine is loaded (KvCacheConfig default).
-VLLM_MEMORY_SHARE = 0.9
-TRTLLM_KV_FREE_SHARE = 0.9
+VLLM_MEMORY_SHARE = VLLM.profile.memory_share
+TRTLLM_KV_FREE_SHARE = TENSORRT_LLM.profile.kv_free_share
 MAX_REQUESTS = 20_000  # work bound of one simulation
 MAX_ITERATIONS = 400_000
 # Scheduling (batch assembly, sampling, detokenisation) per iteration beyond the engine's per-pass
@@ -73,6 +76,19 @@ def batching_table(devices: tuple, weights: WeightFormat, matrix: float | None =
 WARMUP_SHARE = 0.1  # of the requests, left out of percentiles and throughput (the empty start)
 
 
+class SimulationInvariantError(SizerError):
+    """The simulation broke one of its own invariants (KV tokens conserved and within the cache, each
+    request finished once, time moving forward): the answer is refused rather than given wrong."""
+
+    def __init__(self, what: str):
+        super().__init__(f"the serving simulation broke an invariant ({what}); no answer is given rather than a "
+                         "wrong one: please report the request that caused it")
+
+
+def _broken(what: str):
+    raise SimulationInvariantError(what)
+
+
 @dataclass(frozen=True, eq=False)
 class Replica:
     """One replica: ``count`` devices of table row ``device``, split by ``split`` ("tensor" or "layer")."""
@@ -88,6 +104,7 @@ class Replica:
     token_budget: int = DEFAULT_TOKEN_BUDGET
     prefix_hit: float = 0.0  # share of prompt tokens found in the prefix cache
     iteration_overhead: float = None  # s of scheduling per iteration (default SCHEDULER_OVERHEAD)
+    sequence_overhead: float = 0.0  # s of the scheduler's CPU per running request per iteration (the runtime's, fitted)
     reserve_kv: bool = True  # admit only when prompt + answer fit (TensorRT-LLM GUARANTEED_NO_EVICT); False:
     # admit when the prompt fits and preempt the youngest when the answers outgrow the cache (vLLM)
     memory_share: float = VLLM_MEMORY_SHARE  # of the device memory the runtime uses (TensorRT-LLM: 1)
@@ -99,6 +116,17 @@ class Replica:
     def __post_init__(self):
         if self.iteration_overhead is None:
             object.__setattr__(self, "iteration_overhead", SCHEDULER_OVERHEAD)
+
+
+def runtime_replica(runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
+                    count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
+                    prefix_hit: float = 0.0) -> Replica:
+    """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
+    (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time."""
+    p = runtime.profile
+    return Replica(arch, weights, kv_bytes, table, device, count, split, max_running or p.max_running,
+                   token_budget or p.token_budget, prefix_hit, reserve_kv=p.reserve_kv, memory_share=p.memory_share,
+                   kv_free_share=p.kv_free_share, sequence_overhead=p.sequence_overhead)
 
 
 @dataclass(frozen=True)
@@ -334,6 +362,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     preemptions = 0
     busy_time = 0.0
     interp = grid.interpolator()
+    per_sequence = replica.sequence_overhead
     for r in np.flatnonzero(too_long).tolist():  # can never be held: finished as failures
         done[r] = np.inf
         finished += 1
@@ -382,6 +411,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             if k >= 2:
                 t0 = interp(decoding, kv_used)
                 d = interp(decoding, kv_used + decoding) - t0
+                t0 += per_sequence * decoding
                 if upcoming != np.inf:  # the fewest iterations after which the next arrival has come
                     gap = upcoming - now
                     a2, b1 = d / 2, t0 - d / 2
@@ -411,12 +441,13 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
             r = waiting[0]
             need = prompt_l[r] + made[r]
             whole = prompt_l[r] + output_l[r]
-            if (reserved + whole > cap) if reserve else (kv_used + need > cap):
+            # (the running answers grow by one token each in this iteration too)
+            if (reserved + whole > cap) if reserve else (kv_used + decoding + need + 1 > cap):
                 break
             waiting.popleft()
             reserved += whole
-            kv_used += need
-            kv_of[r] = need
+            kv_used += need + 1  # the prompt and the slot of the token its prefill produces (vLLM allocates both)
+            kv_of[r] = need + 1
             prefilling.append(r)
             c = todo[r] if todo[r] < left else left
             todo[r] -= c
@@ -432,7 +463,9 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                 break
             now = max(now, upcoming)
             continue
-        dt = interp(n, kv_used)
+        dt = interp(n, kv_used) + per_sequence * (decoding + len(prefilling))
+        if not dt > 0.0 or dt == math.inf:
+            _broken(f"an iteration of {n} tokens over {kv_used} KV tokens took {dt!r} s")
         now += dt
         busy_time += dt
         kv_used += decoding
@@ -458,7 +491,6 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                 ended.append(r)
                 continue
             start_iter[r] = it
-            kv_of[r] += 1
             heapq.heappush(heap, (it + remaining, r, version[r]))
             running.append(r)
             alive[r] = True
@@ -466,13 +498,19 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         # every request that ended now: its reservation released; a closed-loop user sends the next
         for r in ended:
             reserved -= prompt_l[r] + output_l[r]
+            if done[r] == done[r]:  # not NaN: it had already finished
+                _broken(f"request {r} finished twice")
             done[r] = now
             finished += 1
             if closed and next_user_request < requests:
                 heapq.heappush(pending_users, (now + load.think_time, next_user_request))
                 arrivals[next_user_request] = now + load.think_time
                 next_user_request += 1
+        if not 0 <= kv_used <= cap or reserved < 0 or (reserve and reserved > cap):
+            _broken(f"{kv_used} KV tokens held, {reserved} promised, of a cache of {cap}")
         it += 1
+    _check_conserved(kv_used, reserved if reserve else 0, prefilling, running, alive, kv_of, start_iter, it,
+                     prompt_l, output_l)
 
     arrival = np.asarray(arrivals, dtype=float)
     first_a, done_a = np.asarray(first, dtype=float), np.asarray(done, dtype=float)
@@ -506,6 +544,22 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
                             request_rate=req_rate, preemptions=preemptions, busy=min(busy_time / max(now, 1e-9), 1.0),
                             complete=complete, iterations=it, simulated_seconds=now, kv_capacity=cap,
                             steady_output_tokens_per_s=steady_out, steady_request_rate=steady_rate)
+
+
+def _check_conserved(kv_used: int, reserved: int, prefilling, running, alive, kv_of, start_iter, it: int,
+                     prompt_l, output_l) -> None:
+    """At the end of a run: the KV tokens the total says are held are those the requests in flight hold
+    (admitted = held + freed), and the promises are those of the requests in flight."""
+    held = sum(kv_of[r] for r in prefilling)
+    promised = sum(prompt_l[r] + output_l[r] for r in prefilling)
+    for r in set(running):
+        if alive[r]:
+            held += kv_of[r] + (it - 1 - start_iter[r])
+            promised += prompt_l[r] + output_l[r]
+    if held != kv_used:
+        _broken(f"{kv_used} KV tokens counted held at the end, the requests in flight hold {held}")
+    if reserved and reserved != promised:
+        _broken(f"{reserved} KV tokens counted promised at the end, the requests in flight were promised {promised}")
 
 
 def _empty(grid: IterationGrid) -> SimulationResult:

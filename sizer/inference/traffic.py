@@ -11,6 +11,8 @@ Named distributions are log-normal, fitted to a published median and 90th percen
 >>> d = LENGTH_DISTRIBUTIONS["azure-conv"]
 >>> round(d.prompt.median), round(d.output.median)
 (1020, 129)
+>>> LENGTH_DISTRIBUTIONS["sharegpt-vllm-sample"].label
+'sharegpt-vllm-sample (the ShareGPT sample vLLM and SGLang benchmarks report; mean 202 in / 179 out, every request at the means)'
 """
 from __future__ import annotations
 
@@ -52,26 +54,63 @@ class LogNormal:
 
 
 @dataclass(frozen=True)
+class AtMean:
+    """Token counts all at a published mean, where a set's spread is not in the data [tokens]."""
+
+    mean: float
+
+    @property
+    def median(self) -> float:
+        return self.mean
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.full(n, max(1, round(self.mean)), dtype=np.int64)
+
+
+@dataclass(frozen=True)
 class Distribution:
     name: str
-    prompt: LogNormal
-    output: LogNormal
+    prompt: LogNormal | AtMean
+    output: LogNormal | AtMean
     source: str
+    what: str = ""  # what the set is, in a few words
 
+    @property
+    def label(self) -> str:
+        """The name, what it is and its means, as listed to users."""
+        return (f"{self.name} ({self.what}; mean {self.prompt.mean:,.0f} in / {self.output.mean:,.0f} out"
+                + (", log-normal)" if isinstance(self.prompt, LogNormal) else ", every request at the means)"))
+
+
+_VLLM_BLOG = ("serving-under-load.csv: vllm-project/vllm-project.github.io@c3a01c4 _posts/2024-09-05-perf-update.md "
+              "(500 ShareGPT prompts, fixed seed, Llama 3 tokenizer): mean input 202, mean output 179")
+_MLPERF = ("serving-under-load.csv: MLPerf Inference llama2-70b OpenOrca subset, inputs capped at 1024: reference mean "
+           "output 294.45; mean input about 628 recalled from the MLCommons dataset notes (not verified)")
 
 LENGTH_DISTRIBUTIONS: dict[str, Distribution] = {d.name: d for d in (
-    Distribution("sharegpt", LogNormal(1730, 5696), LogNormal(415, 834),
-                 _SARATHI + " (openchat ShareGPT4, Llama-2 tokenizer): median/p90 prompt 1730/5696, output 415/834"),
+    Distribution("sharegpt-vllm-sample", AtMean(202), AtMean(179), _VLLM_BLOG,
+                 "the ShareGPT sample vLLM and SGLang benchmarks report"),
+    Distribution("sharegpt-multiturn-8k", LogNormal(1730, 5696), LogNormal(415, 834),
+                 _SARATHI + " (openchat ShareGPT4, Llama-2 tokenizer): median/p90 prompt 1730/5696, output 415/834",
+                 "Sarathi-Serve's long multi-turn ShareGPT4 conversations up to 8k tokens"),
     Distribution("azure-conv", LogNormal(1020, 2734.5), LogNormal(129, 424),
                  _VIDUR + "splitwise_conv.csv (Azure LLM inference trace 2023, conversation): median/p90 prompt "
-                 "1020/2734.5, output 129/424"),
+                 "1020/2734.5, output 129/424", "Azure LLM inference trace 2023, conversation"),
     Distribution("azure-code", LogNormal(1469, 5187.6), LogNormal(13, 55),
                  _VIDUR + "splitwise_code.csv (Azure LLM inference trace 2023, code): median/p90 prompt 1469/5187.6, "
-                 "output 13/55"),
+                 "output 13/55", "Azure LLM inference trace 2023, code"),
     Distribution("arxiv-summarization", LogNormal(2730, 3702), LogNormal(167, 372),
                  _VIDUR + "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv: median/p90 prompt 2730/3702, "
-                 "output 167/372"),
+                 "output 167/372", "arXiv papers to summarise"),
+    Distribution("mlperf-openorca", AtMean(628), AtMean(294.45), _MLPERF, "MLPerf Inference llama2-70b's OpenOrca subset"),
 )}
+# A name two sets answer to: refused with both, rather than one chosen silently
+AMBIGUOUS_LENGTHS = {"sharegpt": ("sharegpt-vllm-sample", "sharegpt-multiturn-8k")}
+
+
+def length_sets() -> str:
+    """Every named length set with what it is and its means, one per line (``--lengths`` lists these)."""
+    return "\n".join(d.label for d in LENGTH_DISTRIBUTIONS.values())
 
 
 @dataclass(frozen=True)
@@ -88,7 +127,7 @@ class Lengths:
         if self.trace is not None:
             return f"trace of {len(self.trace[0])} requests"
         if self.distribution is not None:
-            return f"{self.distribution.name} (log-normal)"
+            return self.distribution.label
         return f"fixed {self.prompt_len} in / {self.output_len} out"
 
     @property
@@ -114,10 +153,14 @@ class Lengths:
 
 
 def length_distribution(name: str, field: str = "lengths") -> Distribution:
-    """The named length distribution (``sharegpt``, ``azure-conv``, ``azure-code``, ``arxiv-summarization``)."""
+    """The named length set (:data:`LENGTH_DISTRIBUTIONS`: the vLLM ShareGPT sample, the long multi-turn ShareGPT set,
+    the Azure traces, arXiv summarisation, MLPerf's OpenOrca)."""
     key = name.strip().lower().replace("_", "-") if isinstance(name, str) and len(name) <= 40 else None
+    if key in AMBIGUOUS_LENGTHS:
+        raise InputError(field, name, "one of " + " or ".join(LENGTH_DISTRIBUTIONS[k].label for k in AMBIGUOUS_LENGTHS[key])
+                         + ": 'sharegpt' names both")
     if key not in LENGTH_DISTRIBUTIONS:
-        raise InputError(field, name, f"one of {', '.join(LENGTH_DISTRIBUTIONS)}")
+        raise InputError(field, name, "one of " + "; ".join(d.label for d in LENGTH_DISTRIBUTIONS.values()))
     return LENGTH_DISTRIBUTIONS[key]
 
 

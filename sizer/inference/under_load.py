@@ -12,11 +12,12 @@ from pydantic import BaseModel, Field
 from sizer.errors import InputError
 from sizer.formulas.tco import hourly_price
 from sizer.hardware.schema import Device
-from sizer.inference.capacity import LoadAnswer, Slo
+from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.inference.formats import WeightFormat
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, SimulationResult
 from sizer.inference.traffic import Lengths, Load, length_distribution, parse_trace
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.runtimes.runtime import Runtime
 from sizer.units import parse_quantity
 
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
@@ -29,8 +30,9 @@ class LoadFields(BaseModel):
     rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
     users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
     think_time: str | float | dict | None = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
-    lengths: str | None = Field(None, max_length=40, description="named length distribution: sharegpt, azure-conv, "
-                                                                 "azure-code, arxiv-summarization (default: fixed lengths)")
+    lengths: str | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
+                                "sharegpt-multiturn-8k, azure-conv, azure-code, arxiv-summarization, mlperf-openorca "
+                                "(default: fixed lengths)")
     trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
                                                                        "(the CLI reads --trace FILE into this)")
     slo_ttft: str | float | dict | None = Field(None, description="time to first token at the percentile, e.g. '2 s'")
@@ -46,6 +48,63 @@ class LoadFields(BaseModel):
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
     replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
                                                                       "(default: as many as the SLOs need)")
+    runtime: str | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
+                                "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
+                                "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
+
+
+def serving_runtime(request) -> Runtime:
+    """The serving runtime a request names (default vLLM), refused naming the field when it is not one."""
+    from sizer.runtimes import Purpose, runtime
+    from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
+
+    name = getattr(request, "runtime", None) or DEFAULT_SERVING_RUNTIME
+    entry = runtime(name)
+    if entry.purpose is not Purpose.SERVING:
+        raise InputError("runtime", name, "a serving runtime under load (vllm, sglang or tensorrt-llm); "
+                                          f"{entry.name} serves one user on a desk")
+    return entry
+
+
+def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> str | None:
+    """Why ``entry`` cannot serve ``weights`` on ``device`` (kind, format, the device generation's kernels), or None."""
+    from sizer.runtimes.serving_runtimes import format_refusal
+
+    return entry.refusal(device_kind=device.kind) or format_refusal(entry, weights.name, device.architecture)
+
+
+def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
+    """InputError naming ``runtime`` when ``entry`` cannot serve ``weights`` on ``device``."""
+    if entry.refusal(device_kind=device.kind):
+        raise InputError("device", device.name, f"a device {entry.name} runs on: {entry.refusal(device_kind=device.kind)}")
+    why = runtime_refusal(entry, weights, device)
+    if why:
+        raise InputError("weights", weights.name, f"a format {entry.name} runs on this device: {why}")
+
+
+def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
+    p = entry.profile
+    return Assumption(name="runtime", value=f"{entry.name} {p.version}" + ("" if given else " (the default; --runtime "
+                      "sglang or tensorrt-llm for another)") + f": at most {p.max_running} running requests, "
+                      f"{p.token_budget} tokens per iteration, {p.memory_share:.0%} of device memory"
+                      + (f", {p.kv_free_share:.0%} of the rest to the KV cache" if p.kv_free_share < 1 else "")
+                      + ("; each request's whole KV cache reserved at admission" if p.reserve_kv else
+                         "; the youngest request preempted when the cache fills")
+                      + f"; {p.sequence_overhead * 1e6:.0f} us of CPU per running request and iteration "
+                        f"(fitted on {p.fitted_on})", source=p.sources + " (defaults recalled, not read in a data file)",
+                      verified=False)
+
+
+def runtime_memory(request, split: str) -> dict:
+    """The memory shares the serving runtime of ``request`` takes (``memory_share``, ``kv_free_share`` of
+    :class:`~sizer.inference.serving.ServingCase`); a layer split (llama.cpp) takes every byte."""
+    from sizer.runtimes import Purpose, runtime
+
+    name = getattr(request, "runtime", None)
+    if split != "tensor" or (name is not None and runtime(name).purpose is not Purpose.SERVING):
+        return {}
+    p = serving_runtime(request).profile
+    return dict(memory_share=p.memory_share, kv_free_share=p.kv_free_share)
 
 
 def default_split(request: LoadFields, weights: WeightFormat) -> str:
@@ -61,10 +120,30 @@ def _seconds(field: str, raw, allow_zero: bool = False) -> float | None:
     return s
 
 
+# Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
+# they are refused, never silently ignored.
+LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas")
+
+
+def refuse_load_options_without_load(request) -> None:
+    """InputError naming the first serving-under-load field given without ``rate`` or ``users``."""
+    if request.rate is not None or request.users is not None:
+        return
+    given = [name for name in LOAD_ONLY_FIELDS if getattr(request, name, None) is not None]
+    if getattr(request, "prefix_cache_hit", 0.0):
+        given.append("prefix_cache_hit")
+    if getattr(request, "slo_percentile", 99.0) != 99.0:
+        given.append("slo_percentile")
+    if given:
+        raise InputError("rate", None, f"rate or users with {', '.join(given)} (they describe traffic: without a "
+                                       "load the answer is one fixed batch and they would be ignored)")
+
+
 def parse_load(request) -> tuple[Load | None, Lengths, Slo]:
     """The load, lengths and SLOs a request asks for, checked and in SI units."""
     if request.rate is not None and request.users is not None:
         raise InputError("users", request.users, "either rate or users, not both")
+    refuse_load_options_without_load(request)
     think = _seconds("think_time", request.think_time, allow_zero=True) or 0.0
     if think and request.users is None:
         raise InputError("think_time", request.think_time, "users as well (a think time belongs to a closed loop)")
@@ -212,10 +291,21 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
         Assumption(name="layout", value=f"{split} split within a replica (layer: llama.cpp's default for GGUF files; "
                    "tensor otherwise); replicas share nothing", source="llama.cpp --split-mode; tensor parallelism"),
     ]
+    q = slo.percentile
+    intervals = [(name, percentile_interval(values, q)) for name, values in (("TTFT", answer.run.ttft),
+                                                                           ("TPOT", answer.run.tpot)) if len(values)]
+    notes.append(Assumption(name="simulation length", value=f"{len(answer.run.ttft)} measured requests, as every serving "
+                            f"answer simulates for p{q:g} (about {TAIL_SAMPLES} beyond it); 95 % order-statistic intervals "
+                            "of the p" + f"{q:g}: " + "; ".join(f"{name} {lo * 1e3:.4g}-{hi * 1e3:.4g} ms"
+                                                               for name, (lo, hi) in intervals),
+                            source="sizer.inference.capacity.simulated_requests, percentile_interval"))
     if not answer.run.complete:
         notes.append(Assumption(name="overloaded", value="not every request finished within the work bound: the "
                                 "latencies are of those that did and the SLOs are not met", source="simulation"))
     if answer.replicas is None:
-        notes.append(Assumption(name="SLO unreachable", value="even a lone request misses the SLOs on this replica",
-                                source="simulation"))
+        why = ("the deployment does not fit: its KV cache holds not one request, so no number of replicas serves"
+               if answer.run.kv_capacity <= 0 else "even a lone request misses the SLOs on this replica"
+               if answer.max_request_rate <= 0 else "the replicas sized by the capacity missed the SLOs in their own "
+               "run, and so did up to three more: no replica count is given rather than one that misses")
+        notes.append(Assumption(name="SLO unreachable", value=why, source="simulation"))
     return notes

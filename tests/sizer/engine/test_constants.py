@@ -64,8 +64,6 @@ def test_a_negative_time_is_refused():
         replace(GPU_EFFICIENCIES, step_overhead=-1.0)
 
 
-@pytest.mark.xfail(strict=True, reason="small bug: a negative launch or step overhead is refused as 'efficiency: got "
-                   "(launch, step_overhead)', not naming which of the two is wrong")
 def test_a_negative_launch_time_names_its_field():
     with pytest.raises(InputError, match="^efficiency.launch"):
         replace(GPU_EFFICIENCIES, launch=-1e-6)

@@ -3,6 +3,7 @@
 The default batch's rounding for a layout is tested in test_default_batch.py; here the job itself:
 its training FLOP against published formulas, its defaults, and its refusals.
 """
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -58,12 +59,16 @@ def test_a_larger_model_never_gets_a_smaller_default_batch(a, b):
 
 
 def test_defaults_for_a_named_model_are_stated():
-    # Llama 2 7B: 4096-token context, the 7B class's 4M-token batch, each said as an assumption
+    # Llama 2 7B on 1e10 tokens: its 4096-token context, and the batch of DeepSeek LLM's fitted rule
+    # B = 0.2920 C^0.3271 tokens (C = 6 N D FLOP) in a power of two of whole sequences, each said
     job = resolve_job(WorkloadRequest(model="llama-2-7b", tokens=1e10))
     said = {a.name: a.value for a in job.assumptions}
     assert said["sequence length"].startswith("4096 tokens")
-    assert said["batch size"].startswith("4194304 tokens per step")
-    assert job.batch_size == 4 * 1024 ** 2 / 4096 and not job.batch_given  # sequences: 1024
+    assert "0.2920 C^0.3271" in said["batch size"]
+    rule = 0.2920 * (6 * 6.738e9 * 1e10) ** 0.3271 / 4096  # sequences the rule asks for
+    sequences = job.batch_size
+    assert sequences == 2 ** round(math.log2(sequences)) and not job.batch_given
+    assert rule / 2 ** 0.5 <= sequences <= rule * 2 ** 0.5  # the nearest power of two
 
 
 def test_a_long_context_model_pretrains_at_the_cap():

@@ -82,10 +82,6 @@ def test_cores_override_of_a_cpu_changes_its_core_count(catalog):
     assert estimate_peak(xeon, cores=20).peak.value == pytest.approx(2 * 960e9, rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Device.model_copy(update=...) in estimate_peak keeps the original's "
-                   "cached content key (_key), so derived_fp32_peak's keyed cache answers for the original: once "
-                   "an entry's peak was worked out in the process (a server), --clock and --cores are silently "
-                   "ignored; and an override asked first stores its peak under the original's key")
 def test_overrides_hold_after_the_entry_has_been_seen_once(catalog):
     p40 = _unseen_copy(catalog.find("Tesla P40"), "the override-after-use bug")
     try:

@@ -110,9 +110,6 @@ def test_two_entries_with_different_content_have_different_keys():
     assert a.key != b.key and a.key == Device.model_validate(_gpu()).key
 
 
-@pytest.mark.xfail(strict=True, reason="bug: model_copy copies the private _key worked out for the original, so "
-                   "a copy with other figures keeps the original's key and every keyed cache (sizer.memo) answers "
-                   "for the original (seen: estimate_peak's --clock/--cores overrides)")
 def test_a_copy_with_other_figures_has_another_key():
     device = Device.model_validate(_gpu())
     read_figures(device)  # as load_catalog does: the key is worked out at load

@@ -15,7 +15,7 @@ from sizer.inference.traffic import (LENGTH_DISTRIBUTIONS, MAX_TRACE_ROWS, Lengt
     ("azure-conv", 1020, 2734.5, 1154.7, 129, 211.1),
     ("azure-code", 1469, 5187.6, 2047.8, 13, 27.9),
     ("arxiv-summarization", 2730, 3702, 2588.1, 167, 291.4),
-    ("sharegpt", 1730, 5696, 2340.0, 415, 438.7)])
+    ("sharegpt-multiturn-8k", 1730, 5696, 2340.0, 415, 438.7)])
 def test_distributions_reproduce_the_published_median_and_p90(name, median_in, p90_in, mean_in, median_out, mean_out):
     d = length_distribution(name)
     x = d.prompt.sample(np.random.default_rng(1), 200_000)
@@ -71,3 +71,18 @@ def test_trace_file_goes_through_the_guarded_loader(tmp_path):
 def test_poisson_arrivals_have_the_asked_rate():
     t = poisson_arrivals(4.0, 20_000, np.random.default_rng(3))
     assert len(t) / t[-1] == pytest.approx(4.0, rel=0.03) and np.all(np.diff(t) > 0)
+
+
+def test_sharegpt_alone_is_refused_naming_both_sets():
+    # "sharegpt" means vLLM's 202/179 sample to a vLLM user and Sarathi's long multi-turn set to another
+    with pytest.raises(InputError) as error:
+        length_distribution("sharegpt")
+    assert error.value.field == "lengths"
+    assert "sharegpt-vllm-sample" in str(error.value) and "sharegpt-multiturn-8k" in str(error.value)
+
+
+def test_the_vllm_sharegpt_sample_has_the_published_means():
+    # vLLM v0.6.0 perf blog (serving-under-load.csv): 500 ShareGPT prompts, mean input 202, mean output 179
+    assert length_distribution("sharegpt-vllm-sample").prompt.mean == 202
+    assert length_distribution("sharegpt-vllm-sample").output.mean == 179
+    assert "202 in / 179 out" in length_distribution("sharegpt-vllm-sample").label

@@ -17,12 +17,14 @@ from sizer.inference.estimate import InferenceRequest, estimate_inference
 ROOT = Path(__file__).resolve().parents[3]
 BASE = ("inference", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "4", "--weights", "fp16",
         "--prompt-len", "1024", "--output-len", "256")
-# Held-out medians |error| of benchmarks/serving_accuracy.py (2026-11-25: throughput at a stated rate or
-# concurrency 9.0 % of 15 rows, largest rate under the MLPerf SLO 22.9 % of 8) plus 3 points, as the other
-# accuracy guards: fixed here rather than read from a results file the benchmark rewrites.
-HELD_OUT_GUARDS = {"throughput": 0.090 + 0.03, "max rate": 0.229 + 0.03}
+# Held-out medians |error| of benchmarks/serving_accuracy.py (2026-11-26, runtime profiles fitted on their own
+# rows: throughput at a stated rate or concurrency 12.3 % of 15 rows, largest rate under the MLPerf SLO 23.3 % of 8)
+# plus 2-3 points, as the other accuracy guards: fixed here rather than read from a results file the benchmark
+# rewrites. The throughput guard stays within the serving issue's 15 % target.
+HELD_OUT_GUARDS = {"throughput": 0.123 + 0.02, "max rate": 0.233 + 0.03}
 HELD_OUT_ROWS = {"throughput": 15, "max rate": 8}
-TARGETS = {"throughput": 0.20, "max rate": 0.30}  # issue 16: throughput within 20 %, the largest rate within 30 %
+TARGETS = {"throughput": 0.15, "max rate": 0.30}  # throughput within 15 %; the largest rate within 30 % (20 % is the
+# serving engineers' target, not reached: the MLPerf Server rows of TensorRT-LLM's tuned harness are 22-36 % low)
 # The 12 throughput rows scored before gpt-oss could be modelled (sliding windows, MXFP4): 25.5 % then, guarded apart
 # so that the rows added later cannot hide a regression on these.
 EARLIER_ROWS, EARLIER_GUARD = 12, 0.255 + 0.03
