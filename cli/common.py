@@ -27,6 +27,24 @@ class HelpGroup(TyperGroup):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+StatePrecisionOption = Annotated[Optional[str], typer.Option("--state-precision", help="Precision of the training state: mixed (16-bit weights and gradients, FP32 master weights and optimizer states; the default) or bf16 (every state in bf16, no master copy, as torchtune runs). FP8 compute with FP32 master: --precision fp8.")]
+OptimizerInBackwardOption = Annotated[Optional[bool], typer.Option("--optimizer-in-backward", help="The optimizer step fused into the backward pass: one tensor's gradient at a time, no gradient accumulation (torchtune optimizer_in_bwd).")]
+OffloadParamsOption = Annotated[Optional[bool], typer.Option("--offload-params", help="Parameters, gradients and optimizer states in host memory (FSDP CPUOffload, ZeRO-Infinity offload_param).")]
+OffloadActivationsOption = Annotated[Optional[bool], typer.Option("--offload-activations", help="Saved activations in host memory, two blocks' worth on the device (torchtune activation offloading).")]
+LossOption = Annotated[Optional[str], typer.Option("--loss", help="standard (FP32 logits and their gradient; the default), chunked (torchtune's chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits held).")]
+
+
+SampleTokensOption = Annotated[Optional[int], typer.Option("--sample-tokens", min=1, help="Mean real tokens of a sample padded to --seq-len (padded batches: the rest is padding, computed but not learned from). Leave out for packed or full-length sequences.")]
+
+
+def recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
+                  sample_tokens=None) -> dict:
+    """The recipe options as request fields (None where not given: the defaults stay the request's)."""
+    return {"state_precision": state_precision, "optimizer_in_backward": optimizer_in_backward or None,
+            "offload_params": offload_params or None, "offload_activations": offload_activations or None, "loss": loss,
+            "sample_tokens": sample_tokens}
+
+
 HaveOption = Annotated[Optional[list[str]], typer.Option("--have", help="Hardware you already have, e.g. '8x A100 80GB SXM' (repeatable): the answer is for it only, with what would make the job work there.")]
 HostMemoryOption = Annotated[Optional[str], typer.Option("--host-memory", help="RAM of one host, e.g. '128 GB': checked against what --offload (or an offload suggestion) puts there, or the layers --gpu-layers leaves on the host. Default: the --system node type's, else assumed equal to the memory of the devices on the host (training); the --host-cpu's catalog figure (inference).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
@@ -58,7 +76,7 @@ TermOption = Annotated[Optional[list[str]], typer.Option("--term", help="Offer t
                                                           "years'; repeat for several.")]
 Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens (language models), instead of --samples.")]
 BatchSize = Annotated[Optional[str], typer.Option("--batch-size", help="Global batch per step: '1536 sequences', '4M tokens' or '512 samples' (a bare number counts tokens with --tokens, else samples).")]
-Optimizer = Annotated[str, typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad, rmsprop, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit.")]
+Optimizer = Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam (the default), adamw, adagrad, rmsprop, lion, adafactor, or bitsandbytes' adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit (paged states live in unified memory, counted as host memory).")]
 SeqLen = Annotated[Optional[int], typer.Option("--seq-len", min=1, help="Sequence length of a token workload.")]
 ForwardPerSample = Annotated[Optional[str], typer.Option("--forward-flops-per-sample", help="Forward FLOP per sample, if known (convolutions, attention).")]
 ActivationMemory = Annotated[Optional[str], typer.Option("--activation-memory-per-sample", help="Activation memory per sample, e.g. '12 MB'.")]

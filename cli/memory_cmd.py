@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output, owned_output
-from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, RecomputeOption, ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
+from cli.common import (StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, RecomputeOption, ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
                         EpOption, Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption,
                         answer_owned, load,
                         workload_request)
@@ -14,13 +14,17 @@ from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, Recompu
 
 def memory(params: Params = None, model: ModelOption = None, workload: WorkloadOption = None, samples: Samples = None, tokens: Tokens = None,
            device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device to check the fit against.")] = None,
-           count: CountOption = 1, precision: PrecisionOption = None, optimizer: Optimizer = "adam",
+           count: CountOption = 1, precision: PrecisionOption = None, optimizer: Optimizer = None,
            batch_size: BatchSize = None, seq_len: SeqLen = None, activation_memory_per_sample: ActivationMemory = None,
            micro_batch: MicroBatch = None, zero: ZeroOption = None, ep: EpOption = None,
            method: MethodOption = None, lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None,
            recompute: RecomputeOption = "none",
            sharding: Annotated[str, typer.Option("--sharding", help="none (replicas) or full (ZeRO-3/FSDP).")] = "none",
            headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
+           state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
+           offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
+           loss: LossOption = None,
+           offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
            have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Weights, gradients, optimizer states, activations and overhead per device."""
     from sizer import facade
@@ -30,7 +34,8 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
                                workload=workload, zero=zero, ep=ep,
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have)
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have, offload=offload or None,
+                               **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss))
     if have:
         return answer_owned(request, catalog, json)
     result = facade.estimate_memory(request, load(catalog))
@@ -45,7 +50,11 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
         ("optimizer states", output.qty(result.optimizer_states)), ("master weights", output.qty(result.master_weights)),
         (f"activations ({output.fmt(result.micro_batch)} per device, recompute {result.recompute})", output.qty(result.activations)),
         ("framework overhead", output.qty(result.framework_overhead)),
-        ("ZeRO communication buckets", output.qty(result.buffers)), ("total", output.qty(result.total)),
+        ("ZeRO communication buckets", output.qty(result.buffers)),
+        ("logits and loss (FP32, per micro-batch)", output.qty(result.logits)),
+        ("QLoRA dequantisation buffer", output.qty(result.dequant_buffer)),
+        ("total", output.qty(result.total)), ("of which active (allocator peak)", output.qty(result.active)),
+        ("host memory (offloaded, paged)", output.qty(result.host_memory)), ("recipe", result.recipe),
         ("with headroom", output.qty(result.required_with_headroom)), ("device memory", output.qty(result.device_memory)),
         ("verdict", verdict), ("largest micro-batch that fits", "-" if result.largest_micro_batch is None else result.largest_micro_batch)])
     owned_output.suggestions(result.suggestions)

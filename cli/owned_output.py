@@ -49,5 +49,8 @@ def owned(result) -> None:
                   "cost per M tokens" if serving else "cost to run", "memory need / has", "method, precision, layout"), rows,
                  caption="Answered for the hardware given with --have only; the layout is the engine's choice on that count.")
     for o in result.options:
-        suggestions(o.suggestions, f"What would make it work on {o.hardware} (each evaluated again; cheapest first)")
+        if getattr(o, "recipe", None):
+            output.key_values(f"Recipe on {o.hardware} (for the trainer's configuration)", [("recipe", o.recipe)])
+        suggestions(o.suggestions, f"What would make it work on {o.hardware} (each evaluated again; same hardware "
+                                   "first, then more devices; cheapest first)")
     output.assumptions(result.assumptions)

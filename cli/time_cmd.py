@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from cli import output, owned_output
-from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
+from cli.common import (SampleTokensOption, StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
                         Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request,
                         CpOption, DpOption, EpOption, InterleaveOption, InterruptionsOption, PpOption, RecomputeOption, TpOption)
@@ -14,7 +14,7 @@ from cli.common import (LoraRankOption, LoraTargetsOption, MethodOption, Activat
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
          tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM' (or --have).")] = None, count: CountOption = 1, precision: PrecisionOption = None,
-         batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = "adam",
+         batch_size: BatchSize = None, micro_batch: MicroBatch = None, optimizer: Optimizer = None,
          seq_len: SeqLen = None, workload: WorkloadOption = None, zero: ZeroOption = None,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, dp: DpOption = None, ep: EpOption = None,
          interleave: InterleaveOption = None,
@@ -32,6 +32,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
          overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
          host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
+         state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
+         offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
+         loss: LossOption = None, sample_tokens: SampleTokensOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
@@ -50,7 +53,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
-                               overlap_all_to_all=overlap_all_to_all or None)
+                               overlap_all_to_all=overlap_all_to_all or None,
+                               **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
+                                               sample_tokens))
     if have:
         return answer_owned(request, catalog, json)
     result = facade.estimate_time(request, load(catalog))
@@ -59,6 +64,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     layout = result.layout
     rows = [("mode", result.mode),
             ("method", result.method + ("" if result.method == "full" else f" ({output.fmt(result.trainable_params)} trained parameters)")),
+            ("recipe", result.recipe or "-"),
             ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
         rows += [("training time", output.rng(result.training_time))]

@@ -6,10 +6,10 @@ from the CLI, HTTP and Python alike.
 
 >>> parse_choice(Precision, "BF16", "precision")
 <Precision.BF16: 'bf16'>
->>> parse_choice(Optimizer, "lion", "optimizer")
+>>> parse_choice(Optimizer, "lamb", "optimizer")
 Traceback (most recent call last):
 ...
-sizer.errors.InputError: optimizer: got 'lion'; expected one of sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit
+sizer.errors.InputError: optimizer: got 'lamb'; expected one of sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor, lion
 """
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ class Optimizer(StrEnum):
     ADAMW_8BIT = "adamw-8bit"
     PAGED_ADAMW = "paged-adamw"
     PAGED_ADAMW_8BIT = "paged-adamw-8bit"
+    ADAFACTOR = "adafactor"  # factored second moment, no first moment (Shazeer & Stern 2018)
+    LION = "lion"  # sign of an interpolated momentum: one state (Chen et al. 2023)
 
 
 class Sharding(StrEnum):
@@ -60,6 +62,18 @@ class Method(StrEnum):
     FULL = "full"
     LORA = "lora"
     QLORA = "qlora"
+
+
+class Loss(StrEnum):
+    """How the loss over the vocabulary is computed, which sets the memory its logits take:
+    ``standard`` materialises FP32 logits and their softmax gradient (Hugging Face's default);
+    ``chunked`` keeps 16-bit logits and upcasts one chunk at a time (torchtune's
+    CEWithChunkedOutputLoss); ``fused`` never materialises the logits (Liger Kernel's fused linear
+    cross-entropy, Apple's Cut Cross-Entropy)."""
+
+    STANDARD = "standard"
+    CHUNKED = "chunked"
+    FUSED = "fused"
 
 
 class Attention(StrEnum):
@@ -136,6 +150,7 @@ ShardingName = named(Sharding)
 MethodName = named(Method)
 AttentionName = named(Attention)
 RecomputeName = named(Recompute)
+LossName = named(Loss)
 
 
 def recompute_index(value: "Recompute | str | None") -> int | None:

@@ -27,12 +27,22 @@ OPTIMIZER_STATE_BYTES = 4.0
 EIGHT_BIT_STATE_BYTES = 1.0 + OPTIMIZER_STATE_BYTES / 2048
 EIGHT_BIT_SOURCE = ("bitsandbytes 8-bit optimizers: 1 byte per state value plus one FP32 absmax per 2048-value block "
                     "(Dettmers et al. 2022 §2; docs/references.md [8bit-optimizers])")
-PAGED_SOURCE = ("paged optimizers page their states to host memory under spikes (Dettmers et al. 2023, QLoRA §2; "
-                "docs/references.md [qlora]); steady state counted on the device")
+PAGED_SOURCE = ("paged optimizers keep their states in CUDA unified memory, paged to host memory under pressure "
+                "(Dettmers et al. 2023, QLoRA §2; docs/references.md [qlora]): outside PyTorch's allocator, so they "
+                "never cause an out-of-memory error and are counted apart, as paged (host) memory, not in the device total")
 # Copies of the weights each optimizer keeps (spec §3.8), and the bytes of one stored state value.
 OPTIMIZER_STATES: dict[Optimizer, int] = {Optimizer.SGD: 0, Optimizer.MOMENTUM: 1, Optimizer.ADAM: 2, Optimizer.ADAMW: 2,
                                           Optimizer.ADAGRAD: 1, Optimizer.RMSPROP: 1, Optimizer.ADAM_8BIT: 2,
-                                          Optimizer.ADAMW_8BIT: 2, Optimizer.PAGED_ADAMW: 2, Optimizer.PAGED_ADAMW_8BIT: 2}
+                                          Optimizer.ADAMW_8BIT: 2, Optimizer.PAGED_ADAMW: 2, Optimizer.PAGED_ADAMW_8BIT: 2,
+                                          Optimizer.ADAFACTOR: 0, Optimizer.LION: 1}
+# Adafactor (Shazeer & Stern 2018, §3, Algorithm 4; Hugging Face's default beta1=None) keeps no first moment
+# and factors the second moment of an n x m matrix into n + m row and column sums: (n + m)/(n m) values per
+# parameter, 2/h for a square h x h matrix. Counted at h = 2048, the narrowest model it is used on here, as
+# a fraction of a state copy, so it is an upper bound for wider models.
+ADAFACTOR_FACTORED_COPIES = 2.0 / 2048
+ADAFACTOR_SOURCE = ("Adafactor: factored second moment, n + m values per n x m matrix, no first moment "
+                    "(Shazeer & Stern 2018 §3; counted as 2/2048 of an FP32 copy)")
+LION_SOURCE = "Lion: one momentum state per parameter (Chen et al. 2023, Algorithm 2)"
 STATE_VALUE_BYTES: dict[Optimizer, float] = {Optimizer.ADAM_8BIT: EIGHT_BIT_STATE_BYTES,
                                              Optimizer.ADAMW_8BIT: EIGHT_BIT_STATE_BYTES,
                                              Optimizer.PAGED_ADAMW_8BIT: EIGHT_BIT_STATE_BYTES}
@@ -63,6 +73,8 @@ def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
     (8.0, 2.0039)
     """
     optimizer = parse_choice(Optimizer, optimizer, "optimizer")
+    if optimizer is Optimizer.ADAFACTOR:
+        return ADAFACTOR_FACTORED_COPIES * OPTIMIZER_STATE_BYTES
     return OPTIMIZER_STATES[optimizer] * STATE_VALUE_BYTES.get(optimizer, OPTIMIZER_STATE_BYTES)
 FP32_STORAGE_BYTES = 4.0  # profiles and layer graphs count activations at FP32 storage
 # CUDA context, cuBLAS/cuDNN workspaces and allocator caching: about 0.5-1 GiB per GPU in

@@ -17,12 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import load_yaml
-from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, optimizer_state_bytes,
+from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET,
                                     ZERO_REDUCE_BUCKET)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
 from sizer.engine.job import Job
+from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
@@ -284,6 +285,9 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
     total = layers.total_activation_bytes
     if job.shape is None:
         return np.full(recompute.shape, total)
+    # the loss's logits are their own term (:func:`logits_bytes_per_sample`), never divided by blocks
+    loss = np.asarray([k == "loss" for k in layers.kinds])
+    total -= float((layers.activation_bytes[loss] * layers.multiplicity[loss]).sum())
     attention = np.asarray([k == "attention" for k in layers.kinds])
     kept = layers.activation_bytes[attention]
     arch = job.arch
@@ -296,6 +300,151 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
     inputs = blocks * tokens * job.shape.hidden * FP32_STORAGE_BYTES
     full = inputs + total / max(blocks, 1)
     return np.where(recompute == 2, np.minimum(full, total), np.where(recompute == 1, total - dropped, total))
+
+
+def logits_bytes_per_sample(job: Job) -> float:
+    r"""Bytes the loss over the vocabulary keeps per sample, at FP32 whatever the training precision.
+
+    .. math:: M_{logits} = s \, V \, b_{logit}
+
+    with ``b_logit`` 10 for the standard loss (bf16 logits, their FP32 upcast and its gradient), 3 chunked,
+    about ``8 h / V`` fused (:meth:`sizer.engine.recipe.Recipe.logit_bytes`). It is not an activation
+    of a block: no recomputation policy divides it by the blocks, and it is held once per sample in
+    the micro-batch.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its architecture's vocabulary and hidden size, its recipe's loss).
+
+    Returns
+    -------
+    float
+        Bytes per sample [B]; 0 for a workload without a vocabulary (a profile or dense model).
+
+    References
+    ----------
+    [korthikanti]
+    """
+    if job.shape is None or job.arch is None or not job.arch.vocab:
+        return 0.0
+    arch = job.arch
+    return job.tokens_per_sample * arch.vocab * job.recipe.logit_bytes(arch.hidden, arch.vocab)
+
+
+def largest_tensor_params(job: Job) -> float:
+    """Parameters of the largest trained tensor: what one gradient needs when the optimizer step runs
+    inside the backward pass (the embedding or LM head of a language model, else its widest layer).
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its layer table; its architecture's vocabulary and hidden size).
+
+    Returns
+    -------
+    float
+        Parameters of the largest trained tensor [1].
+    """
+    layers = job.layers
+    trained = np.ones(len(layers.params), dtype=bool) if layers.trained is None else layers.trained
+    widest = float(layers.params[trained].max()) if trained.any() else 0.0
+    if job.arch is not None and job.finetune is None:
+        widest = max(widest, float(job.arch.vocab * job.arch.hidden)) if job.arch.vocab else widest
+    return widest
+
+
+def dequant_buffer_bytes(job: Job) -> float:
+    """QLoRA's bf16 copy of the largest 4-bit matrix, dequantised for each matmul (bitsandbytes
+    ``dequantize_4bit`` before ``linear``).
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its fine-tuning spec and architecture).
+
+    Returns
+    -------
+    float
+        Bytes of the buffer [B]; 0 without a quantised base.
+    """
+    finetune = job.finetune
+    if finetune is None or not finetune.quantised_params or job.arch is None:
+        return 0.0
+    from sizer.workloads.finetune import COMPUTE_DTYPE_BYTES, block_matrices
+
+    return max(d_in * d_out for d_in, d_out, _ in block_matrices(job.arch).values()) * COMPUTE_DTYPE_BYTES
+
+
+def paging_seconds(memory: MemoryParts, capacity: np.ndarray) -> np.ndarray:
+    r"""Seconds per step a paged optimizer spends moving the states that do not stay on the device.
+
+    CUDA unified memory keeps a paged optimizer's states on the device while there is room and evicts
+    them to the host under pressure (Dettmers et al. 2023, QLoRA §2); what does not fit crosses PCIe
+    twice a step (in for the update, out again):
+
+    .. math:: t = \frac{2 \max(0, S_{paged} - \max(0, M - M_{needed}))}{B_{PCIe}}
+
+    Parameters
+    ----------
+    memory : MemoryParts
+        The layouts' memory (paged states, what the device needs besides them).
+    capacity : numpy.ndarray
+        Device memory M [B].
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per step [s].
+
+    References
+    ----------
+    [qlora]
+    """
+    from sizer.engine.constants import FALLBACK_LINK
+
+    room = np.maximum(0.0, capacity - memory.needed)
+    spill = np.maximum(0.0, np.asarray(memory.paged, dtype=float) - room)
+    return 2.0 * spill / FALLBACK_LINK.bandwidth
+
+
+def dequant_seconds(job: Job, bandwidth: np.ndarray, configs: Configs) -> np.ndarray:
+    r"""Seconds per step that QLoRA's dequantisation kernels add, in series with the matmuls they feed.
+
+    bitsandbytes' ``MatMul4Bit`` dequantises every 4-bit weight to bf16 before each matmul that uses it:
+    the forward pass, the backward pass's input gradient, and the forward again under full recomputation.
+    Each reads the NF4 weight and its constants and writes the bf16 copy, at a fitted fraction of the
+    device's memory bandwidth (:data:`~sizer.workloads.finetune.DEQUANT_BANDWIDTH_SHARE`):
+
+    .. math:: t = m \, n_{pass} \, \frac{P_q (b_{nf4} + 2)}{t_p \, p_p \, B \, \eta}
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its fine-tuning spec).
+    bandwidth : numpy.ndarray
+        Device memory bandwidth B per configuration [B/s].
+    configs : Configs
+        The layouts (tensor and pipeline split, recomputation, micro-batches per step m).
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per step [s]; 0 without a quantised base.
+
+    References
+    ----------
+    [qlora]
+    """
+    finetune = job.finetune
+    if finetune is None or not finetune.quantised_params:
+        return np.zeros(np.shape(configs.tp))
+    from sizer.workloads.finetune import BITS_PER_BYTE, COMPUTE_DTYPE_BYTES, DEQUANT_BANDWIDTH_SHARE, nf4_bits_per_param
+
+    per_param = nf4_bits_per_param() / BITS_PER_BYTE + COMPUTE_DTYPE_BYTES
+    passes = 2.0 + (np.asarray(configs.recompute) == 2)
+    per_pass = finetune.quantised_params / (configs.tp * configs.pp) * per_param / (bandwidth * DEQUANT_BANDWIDTH_SHARE)
+    return per_pass * passes * configs.accumulation
 
 
 def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
@@ -340,7 +489,9 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
     ----------
     [zero], [micikevicius], [spec-3.8], [deepspeed-moe], [8bit-optimizers]
     """
-    state_bytes = optimizer_state_bytes(job.optimizer)
+    state_bytes = job.state_bytes
+    if job.recipe.pure:  # every state in bf16: no FP32 master copy
+        master_bytes = 0.0 * np.asarray(master_bytes)
     finetune = job.finetune
     experts = job.layers.expert_params
     ep = np.asarray(ep, dtype=float)
@@ -406,6 +557,9 @@ class MemoryParts:
     share: np.ndarray  # samples per data-parallel replica per step
     whole: np.ndarray  # at least one micro-batch per replica of the asked batch
     offloaded: np.ndarray | float = 0.0  # optimizer states and master weights moved to host memory [B]
+    logits: np.ndarray | float = 0.0  # the loss's logits of the micro-batch (FP32, never divided by blocks) [B]
+    dequant: np.ndarray | float = 0.0  # QLoRA's dequantised-weight buffer (part of ``framework``) [B]
+    paged: np.ndarray | float = 0.0  # a paged optimizer's states in unified memory (part of ``offloaded``) [B]
 
 
 def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, *,
@@ -466,23 +620,51 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
     stages = heaviest_stages(job.shape, pp)  # the heaviest stage's share where the blocks split unevenly
     states = job_state_bytes(job, weight_bytes, master_bytes, shards if shard_group is None else shard_group, zero,
                              tp * stages, ep, tp)
-    offloaded = 0.0
-    if offload:  # optimizer states and FP32 master weights live in host memory
-        offloaded = states.master_weights + states.optimizer_states
-        states = replace(states, master_weights=0.0 * states.master_weights, optimizer_states=0.0 * states.optimizer_states)
+    states, offloaded, paged = _recipe_states(job, states, weight_bytes, offload, tp * stages)
     trained = job.params if job.finetune is None else job.finetune.trainable_params
-    framework = framework_overhead + zero_buckets(trained / (tp * stages), weight_bytes, zero, shards)
+    dequant = dequant_buffer_bytes(job) / tp
+    framework = framework_overhead + zero_buckets(trained / (tp * stages), weight_bytes, zero, shards) + dequant
     # per sample of the whole model on one rank, the heaviest stage's blocks scaled up to it (pp / stages)
     per_sample = activation_bytes_per_sample(job, np.asarray(recompute)) * storage_scale / (tp * cp) \
         * (np.asarray(pp, dtype=float) / stages)
+    if job.finetune is not None:  # eager PyTorch adapter runs keep more than the layer graph's count (fitted)
+        per_sample = per_sample * job.finetune.activation_factor
+    if job.recipe.offload_activations:  # two blocks' worth stay on the device, the rest streams to the host
+        blocks = job.shape.blocks if job.shape is not None else len(job.layers.params)
+        per_sample = per_sample * min(1.0, BLOCKS_IN_FLIGHT_OFFLOADED / max(blocks, 1))
+    logits = logits_bytes_per_sample(job) / (tp * cp)  # vocabulary-parallel over tp, tokens over cp
     reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
     free = capacity / reserve - states.total - framework
-    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, free, per_sample, micro_batch)
+    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, free, per_sample, micro_batch, logits)
     activations = per_sample * micro * in_flight_share(pp, accumulation, interleave)
-    needed = (states.total + framework + activations) * reserve
+    held_logits = logits * micro
+    needed = (states.total + framework + activations + held_logits) * reserve
     return MemoryParts(states=states, framework=framework, per_sample=per_sample, activations=activations,
                        needed=needed, fits=needed <= capacity, fit=fit, micro=micro, accumulation=accumulation,
-                       share=share, whole=whole, offloaded=offloaded)
+                       share=share, whole=whole, offloaded=offloaded, logits=held_logits, dequant=dequant, paged=paged)
+
+
+def _recipe_states(job: Job, states: StateParts, weight_bytes, offload: bool, split) -> tuple[StateParts, object, object]:
+    """The device's states under the job's recipe (:mod:`sizer.engine.recipe`), what went to host memory
+    and, of that, a paged optimizer's states."""
+    recipe = job.recipe
+    zero = 0.0 * states.optimizer_states
+    if recipe.optimizer_in_backward:  # one tensor's gradient at a time
+        one = largest_tensor_params(job) / split * weight_bytes
+        states = replace(states, gradients=np.minimum(states.gradients, one))
+    paged = states.optimizer_states if recipe.paged else zero
+    offloaded = paged
+    if recipe.paged:
+        states = replace(states, optimizer_states=zero)
+    if offload or recipe.offload_params:  # optimizer states and FP32 master weights live in host memory
+        offloaded = offloaded + states.master_weights + states.optimizer_states
+        states = replace(states, master_weights=zero, optimizer_states=zero)
+    if recipe.offload_params:  # the gathered block and the next stay on the device, weights and gradients
+        blocks = job.shape.blocks if job.shape is not None else len(job.layers.params)
+        kept = min(1.0, BLOCKS_IN_FLIGHT_OFFLOADED / max(blocks, 1))
+        offloaded = offloaded + (states.weights + states.gradients) * (1.0 - kept)
+        states = replace(states, weights=states.weights * kept, gradients=states.gradients * kept)
+    return states, offloaded, paged
 
 
 def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1, ep=1,
@@ -550,7 +732,8 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
             np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float), np.asarray(zero, dtype=np.int64),
             np.asarray(tp, dtype=float), np.asarray(pp, dtype=float), np.asarray(cp, dtype=float),
             np.asarray(recompute, dtype=np.int64), np.asarray(interleave, dtype=float), np.asarray(ep, dtype=float)))
-    state_bytes = optimizer_state_bytes(job.optimizer)
+    state_bytes = job.state_bytes
+    offload = offload or job.recipe.offload_params
     dp = count / (tp * pp * cp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
     memory = memory_parts(job, table.weight_bytes[device], table.master_bytes[device], table.storage_scale[device],
@@ -572,24 +755,32 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,
                          offload=offload, shard_group=group)
+    # in series with the step's kernels: QLoRA's dequantisation, a paged optimizer's states crossing PCIe
+    serial = dequant_seconds(job, table.bandwidth[device], configs) + paging_seconds(memory, table.memory[device])
+    if np.any(serial):
+        parts = replace(parts, step=parts.step + serial, kernels=parts.kernels + serial, memory=parts.memory + serial)
     steps = np.broadcast_to(job.steps_for(batch), count.shape)
     training = np.maximum(parts.step * steps, parts.physical_limit * steps)
-    return Evaluation(configs=configs, states=states, activations=memory.activations, framework=framework,
+    return Evaluation(configs=configs, states=states, activations=memory.activations + memory.logits, framework=framework,
                       memory_needed=memory.needed, fits=memory.fits, largest_micro_batch=memory.fit,
                       feasible=feasible, parts=parts,
                       steps=steps, batch=batch, training_seconds=training, exact=batch == asked,
                       host_bytes=memory.offloaded)
 
 
-def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate):
+def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate, logits=0.0):
     """(micro-batch, accumulation, replica share, largest micro-batch that fits, feasible) per layout
-    (module docstring): whole numbers, ``dp x share`` the batch or the nearest one ``dp`` divides."""
+    (module docstring): whole numbers, ``dp x share`` the batch or the nearest one ``dp`` divides; with
+    the optimizer step in the backward pass no accumulation, so each replica's share is one micro-batch."""
     asked = max(1.0, float(np.round(job.batch_size)))
     given = job.micro_batch
     unit = np.full(dp.shape, float(given) if given is not None else 1.0)
     share = replica_share(asked, dp, unit)
     # fit on the worst case of in-flight micro-batches, then the chosen split's own activations
-    fit = largest_micro_batch(free, per_sample * in_flight_share(pp, share, interleave))
+    fit = largest_micro_batch(free, per_sample * in_flight_share(pp, share, interleave) + logits)
+    if job.recipe.optimizer_in_backward:
+        micro = unit if given is not None else np.clip(np.minimum(share, fit), 1.0, None)
+        return micro, np.ones_like(micro), micro, fit, np.ones(dp.shape, dtype=bool)
     # at least one micro-batch per replica of the asked batch; a default batch (not given) that a layout's
     # replicas outnumber is raised to one micro-batch each (``exact`` False: the answer says so), so that every
     # caller of the one search (time, plan, sweep, recommend) runs what some layout can

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from sizer.choices import Attention, Optimizer, Precision, parse_choice
 from sizer.formulas import batch_rule as _batch
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
+from sizer.engine.recipe import Recipe, resolve_recipe
 from sizer.engine.roofline import Shape
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
@@ -49,6 +50,18 @@ class Job:
     assumptions: tuple[Assumption, ...]
     arch: Architecture | None = None  # a transformer's shape: tensor and pipeline parallelism need it
     finetune: FineTune | None = None  # LoRA/QLoRA: adapters over a frozen base (the adapter rows are in ``layers``); None: full
+    recipe: Recipe = Recipe()  # state precision, optimizer, step in backward, offloads, loss (sizer.engine.recipe)
+    sample_tokens: float | None = None  # real tokens of a padded sample (None: packed or full-length sequences)
+
+    @property
+    def real_tokens_per_sample(self) -> float:
+        """Tokens of data one sample carries [token]: its sequence length when packed, fewer when padded."""
+        return self.sample_tokens if self.sample_tokens is not None else self.tokens_per_sample
+
+    @property
+    def state_bytes(self) -> float:
+        """Optimizer state per trained parameter under the recipe [B]."""
+        return self.recipe.state_bytes()
 
     @functools.cached_property
     def shape(self) -> Shape | None:
@@ -301,12 +314,32 @@ def _check_sources(request: WorkloadRequest) -> bool:
     return from_layers
 
 
+def _padding(request: WorkloadRequest, workload: Workload, tokens_per_sample: float):
+    """(real tokens per sample, the assumption that says it) for padded samples, None for packed ones; or
+    InputError naming ``sample_tokens``."""
+    if request.sample_tokens is None:
+        return None
+    if not workload.token_mode:
+        raise InputError("sample_tokens", request.sample_tokens, "a token workload (--tokens): padding is counted in tokens")
+    if request.sample_tokens > tokens_per_sample:
+        raise InputError("sample_tokens", request.sample_tokens, f"at most the sequence length ({tokens_per_sample:.0f} "
+                                                                 "tokens) that samples are padded to")
+    share = 1.0 - request.sample_tokens / tokens_per_sample
+    return float(request.sample_tokens), Assumption(
+        name="padding", value=f"samples of {request.sample_tokens} real tokens padded to {tokens_per_sample:.0f}: "
+        f"{share:.0%} of each sequence's compute is padding (packing sequences would remove it); memory is the "
+        "padded sequence's", source="given (sample_tokens); Hugging Face DataCollatorWithPadding / torchtune "
+        "packed=False pad each batch, packed datasets concatenate samples")
+
+
 def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: float,
-             sample: str, given: bool, batch_given: bool = True) -> tuple[float, float, float | None]:
+             sample: str, given: bool, batch_given: bool = True,
+             sample_tokens: float | None = None) -> tuple[float, float, float | None]:
     """(samples per epoch, global batch, micro-batch) in the job's samples (sequences for token workloads);
     ``given``: whether the run's length was given (else 0 samples: a step time only); ``batch_given``:
-    whether the user gave the batch (a default is not refused for a short run)."""
-    samples = workload.samples / tokens_per_sample if given else 0.0  # 0: a step time only
+    whether the user gave the batch (a default is not refused for a short run); ``sample_tokens``: the
+    real tokens of a padded sample, which the run's tokens are divided into."""
+    samples = workload.samples / (sample_tokens or tokens_per_sample) if given else 0.0  # 0: a step time only
     batch = workload.batch_size / tokens_per_sample
     if batch < 1:
         raise InputError("batch_size", request.batch_size,
@@ -331,7 +364,7 @@ def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: fl
 # (sizer.formulas.batch_rule), a fine-tuning batch for LoRA/QLoRA. Each is stated as an assumption and never changed
 # silently.
 TRAINING_CONTEXT_CAP = 8192  # Llama 3 pre-trained at 8,192 before its long-context stage (Llama 3 paper §3.4)
-FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64)
+FINETUNE_BATCH = 64  # sequences per step (LoRA paper: 16-128 per step for GPT-3/RoBERTa; QLoRA: 16-64); full fine-tunes too
 BATCH_BY_SIZE = _batch.BATCH_BY_SIZE  # re-exported: the size rule's table
 
 
@@ -422,7 +455,8 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
 
     update, said = {}, []
     arch = resolve_model(request.model) if request.model is not None else None
-    finetune = (request.method or "full") != "full"
+    # a method named (``full`` included) is a fine-tune of the model's weights: a batch in sequences
+    finetune = (request.method or "full") != "full" or "method" in request.model_fields_set
     cited = pretraining_batch(request.model) if request.model is not None and not finetune else None
     seq_len = request.seq_len
     if seq_len is None and cited is not None:
@@ -441,7 +475,8 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
             tokens = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
                                    "a fine-tuning batch, not the pre-training one",
-                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); give --batch-size"))
+                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); a full fine-tune alike (--method "
+                                          "given); give --batch-size"))
         else:
             tokens, stated = _pretraining_batch_default(request, arch, base, cited, seq_len, length_given)
             said.append(stated)
@@ -496,6 +531,10 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     if from_layers:  # the parameter count and FLOP are the layers'
         workload = replace(workload, params=layers.total_params,
                            forward_flops_per_sample=Quantity(layers.total_forward_flops, "FLOP"))
+    recipe = resolve_recipe(state_precision=request.state_precision, optimizer=optimizer, precision=precision,
+                            optimizer_in_backward=request.optimizer_in_backward, offload=getattr(request, "offload", False),
+                            offload_params=request.offload_params, offload_activations=request.offload_activations,
+                            loss=request.loss)
     finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision.value,
                                 layers.total_params)
     if finetune is not None:
@@ -503,11 +542,16 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         layers = with_trained_rows(layers, layer_table(adapters))
         assumptions.extend(finetune.assumptions)
     tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
-    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given, batch_given)
+    padded = _padding(request, workload, tokens_per_sample)
+    if padded is not None:
+        assumptions.append(padded[1])
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given, batch_given,
+                                     None if padded is None else padded[0])
     return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,
                tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,
-               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune)
+               assumptions=tuple(assumptions), arch=found.arch, finetune=finetune, recipe=recipe,
+               sample_tokens=None if padded is None else padded[0])
 
 
 def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,

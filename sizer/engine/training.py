@@ -94,6 +94,7 @@ class TimeResult(Model):
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
     # the second line: training time with failures, checkpoints and restarts (sizer.engine.goodput); None: not shown
     with_interruptions: InterruptedTime | None = None
+    recipe: str | None = None  # the training recipe as a line for a trainer's configuration (sizer.engine.recipe)
 
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
@@ -430,12 +431,22 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
                                                        "node, replicated across nodes (FSDP HYBRID_SHARD)")
     fixed = fixed_layout(zero, tp, pp, cp, recompute, interleave, ep)
+    offload = offload or job.recipe.offload_params  # parameter offload moves the optimizer states too
     searched = not (offload or hybrid_shard)
     if searched:
         layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce,
                                overlap_all_to_all=overlap_all_to_all)
     else:
-        layout = {"zero": zero or 0, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": recompute or 0, "ep": ep or 1,
+        # offload is asked where memory is short: shard over the replicas (ZeRO-3, as FSDP and DeepSpeed's offload
+        # recipes run) and checkpoint a transformer's blocks unless the layout says otherwise (said below)
+        shard = 3 if offload and zero is None and count > 1 else zero or 0
+        checkpoint = 2 if offload and recompute is None and job.shape is not None else recompute or 0
+        if (shard, checkpoint) != (zero or 0, recompute or 0):
+            extra_assumptions = (*extra_assumptions, Assumption(
+                name="offload layout", value=f"ZeRO stage {shard}, recompute {RECOMPUTE[checkpoint]}: offload's defaults "
+                "where no layout is given", source="FSDP CPUOffload with FULL_SHARD; DeepSpeed ZeRO-Offload/Infinity "
+                "recipes (stage 3, activation checkpointing); give --zero / --recompute"))
+        layout = {"zero": shard, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": checkpoint, "ep": ep or 1,
                   "interleave": interleave or 1, "micro": float("nan")}
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([layout["zero"]]),
                   tp=layout["tp"], pp=layout["pp"], cp=layout["cp"], recompute=layout["recompute"],
@@ -482,7 +493,7 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
     summary = summarise(ev, [0], low_factor, high_factor, peak)
     step_range = (float(summary.step_low[0]), float(summary.step_expected[0]), float(summary.step_high[0]))
     limit = float(parts.physical_limit[0])
-    per_step = batch * (job.tokens_per_sample if job.token_mode else 1.0)
+    per_step = batch * (job.real_tokens_per_sample if job.token_mode else 1.0)  # tokens of data, not padding
     unit = "token / s" if job.token_mode else f"{job.sample_word} / s"
     throughput = RangeOut(low=per_step / step_range[2], expected=per_step / step_range[1],
                           high=per_step / step_range[0], unit=unit)
@@ -497,6 +508,7 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
     unit_t = time_unit(step_range[1] * steps)
     dp = int(round(float(configs.dp[0])))
     return TimeResult(
+        recipe=job.recipe.line(table.precisions[0], RECOMPUTE[int(configs.recompute[0])], job.finetune),
         workload=job.description, device=device.name, count=count, precision=table.precisions[0],
         method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params, mode=mode,
@@ -596,7 +608,7 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
     eff = table.efficiencies[0]
     low_factor, high_factor, range_source = spread
     assumptions = [
-        *job.assumptions,
+        *job.assumptions, *job.recipe.assumptions(),
         Assumption(name="precision", value=f"{table.precisions[0]} ({job.precision.value} requested)",
                    source="dense peak from the catalog"),
         Assumption(name="efficiencies", value=f"tensor {eff.matrix:.3g}, TF32 {eff.tf32:.3g}, FP32 matrix {eff.fp32_matrix:.3g}, "

@@ -131,6 +131,7 @@ class MemoryRequest(WorkloadRequest):
     recompute: RecomputeName = Field("none", description="activation recomputation: none, selective or full")
     ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
                                                  "ep of the count data-parallel devices")
+    offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
 
 
 def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
@@ -138,4 +139,5 @@ def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> M
     catalog = catalog if catalog is not None else load_catalog()
     device = catalog.find(request.device) if request.device is not None else None
     return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=zero_stage(request) or 0,
-                             headroom=request.headroom, recompute=recompute_index(request.recompute) or 0, ep=request.ep)
+                             headroom=request.headroom, recompute=recompute_index(request.recompute) or 0, ep=request.ep,
+                             offload=request.offload)

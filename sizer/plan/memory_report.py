@@ -17,7 +17,7 @@ from sizer.hardware.schema import Device
 from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
                                     HEADROOM_SOURCE, OPTIMIZER_STATES, STATE_VALUE_BYTES,
-                                    EIGHT_BIT_SOURCE, PAGED_SOURCE)
+                                    EIGHT_BIT_SOURCE, PAGED_SOURCE, ADAFACTOR_SOURCE, LION_SOURCE)
 from sizer.engine.devices import resolve_precision
 from sizer.engine.constants import FP32_STORAGE_BYTES
 from sizer.engine.evaluate import memory_parts
@@ -47,7 +47,12 @@ class MemoryResult(Model):
     activations: QuantityOut
     framework_overhead: QuantityOut
     buffers: QuantityOut  # ZeRO's communication buckets
-    total: QuantityOut
+    logits: QuantityOut  # the loss's FP32 logits and their gradient for the micro-batch (never divided by blocks)
+    dequant_buffer: QuantityOut  # QLoRA: the bf16 copy of the largest 4-bit matrix
+    total: QuantityOut  # reserved: active plus the framework overhead (what must fit)
+    active: QuantityOut  # what PyTorch's allocator holds at the peak (torch.cuda.max_memory_allocated)
+    host_memory: QuantityOut  # offloaded and paged states in host memory (not in total)
+    recipe: str  # the recipe as a line to type into a trainer's configuration
     required_with_headroom: QuantityOut | None
     device_memory: QuantityOut | None
     fits: bool | None
@@ -57,7 +62,7 @@ class MemoryResult(Model):
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,
-                    headroom: bool = False, recompute: int = 0, ep: int = 1) -> MemoryResult:
+                    headroom: bool = False, recompute: int = 0, ep: int = 1, offload: bool = False) -> MemoryResult:
     """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``,
     keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE), a mixture of
     experts' routed experts split over ``ep`` of them: the engine's one memory evaluation
@@ -75,11 +80,15 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     capacity = float(device.memory.quantity("memory", "[information]").to("B").magnitude) if device else np.inf
     parts = memory_parts(job, np.asarray([copy]), np.asarray([master]), np.asarray([copy / FP32_STORAGE_BYTES]),
                          np.asarray([overhead]), np.asarray([capacity]), np.asarray([float(count)]), np.asarray([zero]),
-                         recompute=np.asarray([recompute]), headroom=headroom, ep=np.asarray([float(ep)]))
+                         recompute=np.asarray([recompute]), headroom=headroom, ep=np.asarray([float(ep)]),
+                         offload=offload or job.recipe.offload_params)
     states = parts.states
     micro = float(parts.micro[0])
-    buckets = float(parts.framework[0]) - overhead
-    total = float(states.total[0]) + float(parts.framework[0]) + float(parts.activations[0])
+    dequant = float(np.ravel(parts.dequant)[0]) if np.ndim(parts.dequant) else float(parts.dequant)
+    buckets = float(parts.framework[0]) - overhead - dequant
+    logits = float(np.ravel(parts.logits)[0])
+    total = float(states.total[0]) + float(parts.framework[0]) + float(parts.activations[0]) + logits
+    host = float(np.ravel(np.asarray(parts.offloaded, dtype=float))[0])
     with_headroom = total * (1 + HEADROOM_HIGH) if headroom else None
     gb = lambda value: QuantityOut.of(Quantity(float(np.ravel(value)[0]), "B"), "GB")  # noqa: E731
     largest = None
@@ -92,7 +101,9 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         recompute=RECOMPUTE[recompute], micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
         optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
         model_states=gb(states.total), activations=gb(parts.activations), framework_overhead=gb(overhead),
-        buffers=gb(buckets), total=gb(total),
+        buffers=gb(buckets), logits=gb(logits), dequant_buffer=gb(dequant), total=gb(total), active=gb(total - overhead),
+        host_memory=gb(host),
+        recipe=job.recipe.line(precision, RECOMPUTE[recompute], job.finetune),
         required_with_headroom=gb(with_headroom) if with_headroom is not None else None,
         device_memory=gb(capacity) if device else None, fits=bool(parts.fits[0]) if device else None,
         largest_micro_batch=largest,
@@ -110,7 +121,11 @@ def _precision(job: Job, device: Device | None) -> str:
 
 def _assumptions(job: Job, precision: str, overhead: float, buckets: float, count: int, zero: int, micro: float,
                  headroom: bool, recompute: int, ep: int = 1) -> list[Assumption]:
-    assumptions = [optimizer_assumption(job.optimizer),
+    assumptions = [optimizer_assumption(job.optimizer), *job.recipe.assumptions(),
+                   Assumption(name="memory basis", value="total is reserved memory: active (what PyTorch's allocator "
+                              "holds at the peak, torch.cuda.max_memory_allocated) plus the framework overhead (CUDA "
+                              "context, workspaces, allocator cache); offloaded and paged states are host memory, apart",
+                              source=FRAMEWORK_OVERHEAD_SOURCE),
                    Assumption(name="precision", value=precision + (" (mixed)" if job.precision is Precision.MIXED else ""),
                               source="bf16 where the device has it, else fp16" if job.precision is Precision.MIXED else "given"),
                    Assumption(name="framework overhead", value=f"{overhead * unit_factor('B', 'GiB'):.3g} GiB", source=FRAMEWORK_OVERHEAD_SOURCE),
@@ -122,7 +137,7 @@ def _assumptions(job: Job, precision: str, overhead: float, buckets: float, coun
                    Assumption(name="micro-batch", value=f"{micro:g} {job.sample_word}s per device",
                               source="given" if job.micro_batch is not None else
                               "the largest whole divisor of the per-device share that fits")]
-    if precision in MIXED_PRECISIONS and (job.finetune is None or job.finetune.adapter_master_weights):
+    if precision in MIXED_PRECISIONS and not job.recipe.pure and (job.finetune is None or job.finetune.adapter_master_weights):
         trained = "" if job.finetune is None else " of the adapters (the frozen base has neither gradients nor master weights)"
         assumptions.append(Assumption(name="mixed precision", value="16-bit weights and gradients + FP32 master weights" + trained,
                                       source="Micikevicius et al. 2018"))
@@ -142,6 +157,10 @@ def _assumptions(job: Job, precision: str, overhead: float, buckets: float, coun
 def optimizer_assumption(optimizer: Optimizer | str) -> Assumption:
     """What the optimizer keeps per parameter, and the source of that."""
     optimizer = parse_choice(Optimizer, optimizer, "optimizer")
+    if optimizer is Optimizer.ADAFACTOR:
+        return Assumption(name="optimizer", value="adafactor: factored second moment", source=ADAFACTOR_SOURCE)
+    if optimizer is Optimizer.LION:
+        return Assumption(name="optimizer", value="lion: 1 FP32 state copy", source=LION_SOURCE)
     copies = OPTIMIZER_STATES[optimizer]
     if optimizer in STATE_VALUE_BYTES:
         paged = "; " + PAGED_SOURCE if optimizer.startswith("paged") else ""

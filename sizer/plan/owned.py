@@ -102,6 +102,7 @@ def run_cost(device: Device, count: int, hours: tuple[float, float, float], clou
 TRAINING_FIELDS = ("params", "samples", "epochs", "tokens", "batch_size", "precision", "optimizer", "forward_flops_per_param",
                    "backward_factor", "forward_flops_per_sample", "seq_len", "activation_memory_per_sample", "sample_size",
                    "model", "workload", "attention", "micro_batch", "method", "lora_rank", "lora_targets",
+                   "state_precision", "optimizer_in_backward", "offload_params", "offload_activations", "loss", "sample_tokens",
                    "zero", "tp", "pp", "ep", "interleave", "recompute", "sharding", "offload", "hybrid_shard", "headroom",
                    "overlap_allreduce", "calibration", "host_memory", "system")
 

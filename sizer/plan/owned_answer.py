@@ -35,6 +35,8 @@ class OwnedOption(Model):
     cost: CostOut | None = None
     verdict: str
     suggestions: list[Suggestion]
+    chosen: dict[str, Any] = {}  # the request fields sizer chose on this hardware (method, precision, recipe)
+    recipe: str | None = None  # the training recipe as a line for a trainer's configuration
 
 
 class OwnedResult(Model):
@@ -83,7 +85,8 @@ def answer_training(request, catalog: Catalog) -> OwnedResult:
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             training_time=outcome.training_time if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
             verdict=_verdict(outcome, meets, suggestions),
-            suggestions=suggestions))
+            suggestions=suggestions, chosen={k: v for k, v in asked.items() if fields.get(k) != v},
+            recipe=getattr(result, "recipe", None)))
     task = "memory" if fields.get("samples") is None and fields.get("tokens") is None else "training"
     if not workload:
         workload = "training memory"

@@ -58,7 +58,36 @@ def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict
     layouts: list[dict[str, Any]] = [{}]
     if memory_only and owned.count > 1 and "zero" not in fields and "sharding" not in fields:
         layouts.append({"zero": 3})  # replicas first: they need no gathering of the weights
-    return [{"method": m, "precision": p, **layout} for m in methods for p in precisions for layout in layouts]
+    edits = []
+    for m in methods:
+        for recipe in recipes(fields, m, memory_only):
+            edits += [{"method": m, "precision": p, **recipe, **layout} for p in precisions for layout in layouts]
+    return edits
+
+
+# Training-state recipes tried on the hardware given, most usual first, each a step down in memory
+# (sizer.engine.recipe): checkpointing; pure bf16 states; 8-bit AdamW; torchtune's low-memory single-device
+# recipe (pure bf16, paged 8-bit AdamW, the step in the backward pass). Adapters: checkpointing, then torchtune's
+# chunked cross-entropy (long sequences' logits).
+FULL_RECIPES: tuple[dict[str, Any], ...] = (
+    {}, {"recompute": "full"}, {"state_precision": "bf16", "recompute": "full"},
+    {"state_precision": "bf16", "optimizer": "adamw-8bit", "recompute": "full"},
+    {"state_precision": "bf16", "optimizer": "paged-adamw-8bit", "optimizer_in_backward": True, "recompute": "full"})
+ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"}, {"recompute": "full", "loss": "chunked"})
+
+
+def recipes(fields: dict[str, Any], method: str, memory_only: bool) -> list[dict[str, Any]]:
+    """The recipe edits worth trying for ``method``: none of a field the user gave; no ``recompute`` where the
+    time engine's layout search chooses it itself; each distinct once."""
+    ladder = FULL_RECIPES if method == "full" else ADAPTER_RECIPES
+    if fields.get("offload") or fields.get("offload_params"):
+        ladder = ({}, {"recompute": "full"})  # paged states and a step in backward do not combine with offload
+    out: list[dict[str, Any]] = []
+    for recipe in ladder:
+        edit = {k: v for k, v in recipe.items() if k not in fields and (memory_only or k != "recompute")}
+        if edit not in out:
+            out.append(edit)
+    return out
 
 
 def _seconds(outcome: Outcome) -> float:
@@ -77,13 +106,19 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
     as_given = {"method": str(base.result.method), "precision": str(fields.get("precision", "mixed")).lower()}
     tried: list[tuple[dict, dict, Outcome | None]] = []
+    settled: set[tuple] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
     for edit in edits:
+        group = (edit["method"], edit["precision"], edit.get("zero"))
+        if group in settled:
+            continue  # a recipe saves memory at some cost: the first in the ladder that fits is the one for its group
         edited = {**fields, **edit}
         try:
             outcome = base if edit == as_given else evaluate_training(edited, owned.device, owned.count, catalog, cloud)
         except (SizerError, ValidationError):  # an edit this job cannot take (QLoRA in fp8 ...)
             outcome = None
         tried.append((edit, edited, outcome))
+        if outcome is not None and outcome.fits and outcome.meets(deadline_s) is not False:
+            settled.add(group)
         if memory_only and outcome is not None and outcome.fits:
             break  # in order of preference: the first that fits is the answer
     working = [t for t in tried if t[2] is not None and t[2].fits and t[2].meets(deadline_s) is not False]
@@ -101,7 +136,10 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
 def _said(owned: Owned, chosen: dict[str, Any] | None, tried, memory_only: bool, objective: str | None) -> Assumption:
     def label(edit: dict[str, Any]) -> str:
         zero = f" ZeRO {edit['zero']}" if "zero" in edit else ""
-        return f"{METHOD_WORD.get(edit['method'], edit['method'])} {edit['precision']}{zero}"
+        recipe = [f"{k.replace('_', ' ')} {v}" if not isinstance(v, bool) else k.replace("_", " ")
+                  for k, v in edit.items() if k not in ("method", "precision", "zero")]
+        return f"{METHOD_WORD.get(edit['method'], edit['method'])} {edit['precision']}{zero}" + \
+            (f" ({', '.join(recipe)})" if recipe else "")
 
     def result(outcome: Outcome) -> str:
         if not outcome.fits:

@@ -58,6 +58,7 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
         separate = have.device.kind != "cpu" and not have.device.unified_memory
         if not fields.get("offload") and method == "full" and separate and timed:
             changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
+        changes += recipe_changes(fields, timed)
         seq = fields.get("seq_len")
         if transformer:
             current = int(seq) if seq else _sequence(outcome)
@@ -76,6 +77,35 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
             break
         changes.append((f"{count} x {have.device.name} ({count - have.count} more), layout searched",
                         {"count": count, **{k: None for k in LAYOUT_FIELDS if k in fields}}))
+    return changes
+
+
+def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]]:
+    """Training-state recipe changes (:mod:`sizer.engine.recipe`) a request has not made yet, offered before
+    bigger hardware: each is a line of a trainer's configuration."""
+    changes: list[tuple[str, dict]] = []
+    offloaded = bool(fields.get("offload") or fields.get("offload_params"))
+    full = str(fields.get("method", "full")).lower() == "full"
+    precision = str(fields.get("precision", "mixed")).lower()
+    if full and str(fields.get("state_precision", "mixed")).lower() == "mixed" and precision in ("mixed", "bf16"):
+        changes.append(("pure bf16 states: weights, gradients and optimizer states in bf16, no FP32 master (torchtune "
+                        "dtype bf16)", {"state_precision": "bf16"}))
+    if full and not offloaded and not str(fields.get("optimizer", "adam")).lower().startswith("paged"):
+        changes.append(("paged 8-bit AdamW (bitsandbytes PagedAdamW8bit): states in unified memory, paged to the host",
+                        {"optimizer": "paged-adamw-8bit"}))
+    if full and not offloaded and not fields.get("optimizer_in_backward"):
+        changes.append(("the optimizer step in the backward pass (torchtune optimizer_in_bwd): no gradient buffer",
+                        {"optimizer_in_backward": True}))
+    if fields.get("model") is not None and str(fields.get("loss", "standard")).lower() == "standard":
+        changes.append(("chunked cross-entropy (torchtune CEWithChunkedOutputLoss): 16-bit logits", {"loss": "chunked"}))
+    if fields.get("model") is not None and not fields.get("offload_activations"):
+        changes.append(("activation offload to host memory (torchtune enable_activation_offloading)",
+                        {"offload_activations": True}))
+    if full and not offloaded and precision in ("mixed", "bf16"):
+        recompute = {} if timed else {"recompute": "full"}
+        changes.append(("torchtune's low-memory recipe: pure bf16, paged 8-bit AdamW, step in backward, checkpointing",
+                        {"state_precision": "bf16", "optimizer": "paged-adamw-8bit", "optimizer_in_backward": True,
+                         **recompute}))
     return changes
 
 
@@ -138,10 +168,12 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
 
 
 def _ranked(found: list[Suggestion]) -> list[Suggestion]:
+    """Changes on the hardware as it is (a recipe, a method, a shorter sequence) before more devices; each
+    group cheapest first."""
     def key(s: Suggestion):
         cost = s.cost.expected if s.cost is not None else math.inf
         seconds = s.training_time.expected * unit_factor(s.training_time.unit, "s") if s.training_time else math.inf
-        return (cost, seconds, s.memory_per_device.value)
+        return ("count" in s.apply, cost, seconds, s.memory_per_device.value)
     return sorted(found, key=key)
 
 

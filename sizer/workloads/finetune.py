@@ -50,6 +50,18 @@ FP32_CONSTANT_BITS = 32
 BITS_PER_BYTE = 8
 COMPUTE_DTYPE_BYTES = 2  # QLoRA computes in bf16
 QLORA_PRECISIONS = ("mixed", "bf16", "fp16")
+# Activations that eager PyTorch fine-tuning keeps per sequence, relative to the Korthikanti et al. count the
+# layer graph makes (fused Megatron kernels): fitted by benchmarks/finetune_accuracy.py (fit_activation_factors)
+# as the median over the fit part of the published litgpt runs (bf16-true, A100 40GB and A10G). QLoRA keeps
+# more: bitsandbytes' MatMul4Bit saves each quantised linear layer's input for its backward pass.
+LORA_ACTIVATION_FACTOR = 1.35
+QLORA_ACTIVATION_FACTOR = 2.19
+# The share of the memory bandwidth bitsandbytes' 4-bit dequantisation kernels reach (read NF4, write bf16), fitted
+# on the fit part of litgpt's timed QLoRA runs against their LoRA twins (benchmarks/finetune_accuracy.py,
+# fit_dequant_share): the time QLoRA adds over LoRA.
+DEQUANT_BANDWIDTH_SHARE = 0.4
+ACTIVATION_FACTOR_SOURCE = ("fitted on the fit part of litgpt's published LoRA/QLoRA runs "
+                            "(benchmarks/finetune_accuracy.py; benchmarks/ACCURACY.md, Fine-tuning)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,12 @@ class FineTune:
     quantised_params: float  # of the base, stored in NF4 (QLoRA); the rest at the training precision
     adapter_master_weights: bool  # an FP32 master copy of the adapters (mixed precision)
     assumptions: tuple[Assumption, ...]
+
+    @property
+    def activation_factor(self) -> float:
+        """Activations an eager PyTorch adapter run keeps per sample relative to the layer graph's count [1]
+        (:data:`LORA_ACTIVATION_FACTOR`, :data:`QLORA_ACTIVATION_FACTOR`)."""
+        return QLORA_ACTIVATION_FACTOR if self.method is Method.QLORA else LORA_ACTIVATION_FACTOR
 
     def frozen_bytes(self, weight_bytes):
         """Bytes of the frozen base with its unquantised part at ``weight_bytes`` per parameter."""
@@ -241,8 +259,10 @@ def resolve_finetune(method: str | None, rank: int | None, targets, arch: Archit
                               "FLOP), no weight gradients; adapters trained (3 x their forward FLOP); optimizer and "
                               "gradient synchronisation for the adapters only", source="Hu et al. 2021 §4.2"),
                    Assumption(name="fine-tuning activations", value="the base's activations as in training "
-                              "(Korthikanti et al.); adapters keep x·A only (no LoRA dropout, PEFT's default)",
-                              source="sizer.workloads.finetune")]
+                              "(Korthikanti et al.) times "
+                              f"{QLORA_ACTIVATION_FACTOR if chosen is Method.QLORA else LORA_ACTIVATION_FACTOR:g} "
+                              "for eager PyTorch; adapters keep x·A only (no LoRA dropout, PEFT's default)",
+                              source=ACTIVATION_FACTOR_SOURCE)]
     if chosen is Method.QLORA:
         assumptions += [
             Assumption(name="QLoRA base", value=f"{quantised:.4g} linear-layer weights in 4-bit NF4 with double "

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
-from sizer.choices import AttentionName, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
+from sizer.choices import AttentionName, LossName, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
 from sizer.results import Assumption
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
@@ -76,7 +76,8 @@ class WorkloadRequest(RequestModel):
                                          "'512 samples'; a bare number is tokens with tokens, else samples")
     precision: PrecisionName = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
                                                  "fp32, tf32, fp16, bf16, fp8 or fp4 (NVFP4, where the device has an FP4 peak)")
-    optimizer: OptimizerName = Field("adam", description="sgd, momentum, adam, adamw, adagrad or rmsprop")
+    optimizer: OptimizerName = Field("adam", description="sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, "
+                                                          "adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor or lion")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
     forward_flops_per_sample: Numberish | None = Field(None, description="FLOP per sample of the forward pass, if known")
@@ -96,6 +97,19 @@ class WorkloadRequest(RequestModel):
     lora_rank: int | None = Field(None, ge=1, le=65536, description="LoRA rank r (default 8 for lora, 64 for qlora)")
     lora_targets: str | None = Field(None, max_length=200, description="adapted matrices: q,k,v,o,gate,up,down, "
                                      "attention, mlp or all-linear (default q,v for lora, all-linear for qlora)")
+    state_precision: PrecisionName = Field("mixed", description="precision of the training state: mixed (16-bit "
+                                           "weights and gradients, FP32 master weights and optimizer states) or bf16 "
+                                           "(every state in bf16, no master copy, as torchtune runs)")
+    optimizer_in_backward: bool = Field(False, description="the optimizer step fused into the backward pass: no full "
+                                                           "gradient buffer, no gradient accumulation (torchtune optimizer_in_bwd)")
+    offload_params: bool = Field(False, description="parameters, gradients and optimizer states in host memory (FSDP "
+                                                    "CPUOffload, ZeRO-Infinity offload_param)")
+    offload_activations: bool = Field(False, description="saved activations in host memory (torchtune activation offloading)")
+    sample_tokens: int | None = Field(None, ge=1, le=10_000_000, description="mean real tokens of a sample padded to "
+                                      "seq_len (padded batches: the rest of each sequence is padding, computed but not "
+                                      "learned from); leave out for packed or full-length sequences")
+    loss: LossName = Field("standard", description="standard (FP32 logits and their gradient), chunked (torchtune's "
+                                                   "chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits)")
 
 
 

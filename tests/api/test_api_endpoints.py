@@ -146,14 +146,14 @@ def test_memory_says_whether_it_fits(client):
     assert answer["master_weights"]["value"] * gb == pytest.approx(4 * psi / 8, rel=1e-6)
     assert answer["optimizer_states"]["value"] * gb == pytest.approx(8 * psi / 8, rel=1e-6)
     assert answer["model_states"]["value"] * gb == pytest.approx(16 * psi / 8, rel=1e-6)
-    parts = ("model_states", "activations", "framework_overhead", "buffers")
+    parts = ("model_states", "activations", "framework_overhead", "buffers", "logits", "dequant_buffer")
     assert answer["total"]["value"] == pytest.approx(sum(answer[k]["value"] for k in parts), rel=1e-9)
     assert answer["device_memory"]["value"] == 80  # NVIDIA H100 SXM5 datasheet: 80 GB HBM3
     assert answer["fits"] is (answer["total"]["value"] <= answer["device_memory"]["value"])
 
 
 def test_memory_refuses_an_unknown_optimizer(client):
-    response = client.post("/v1/memory", json={"params": 7e9, "optimizer": "lion"})
+    response = client.post("/v1/memory", json={"params": 7e9, "optimizer": "lamb"})
     assert response.status_code == 422 and response.json()["detail"][0]["loc"][:2] == ["body", "optimizer"]
 
 

@@ -114,7 +114,7 @@ def test_catalog_list_and_show(cli):
     (("peak", "p40", "--precision", "bf16"), "fp32"),
     (("compute", "--params", "nan", "--samples", "1"), "params"),
     (("time", "--params", "1e9", "--samples", "1e6", "--device", "T4", "--batch-size", "-4"), "batch_size"),
-    (("recommend", "--optimizer", "lion"), "optimizer"),
+    (("recommend", "--optimizer", "lamb"), "optimizer"),
     (("recommend", "--deadline", "3 GB"), "deadline"),
     (("tco", "--device", "T4", "--training-time", "1 kWh"), "training_time"),
     (("catalog", "show", "nothing-like-this"), "no device matches"),

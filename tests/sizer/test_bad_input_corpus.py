@@ -162,7 +162,7 @@ def test_http_oversized_body_is_413(client):
     ["sweep", "--params", "1e9", "--tokens", "2e10", "--count", "1,-2"], ["sweep", "--params", "nan", "--tokens", "2e10"],
     ["sweep", "--params", "1e9", "--tokens", "2e10", "--precision", "fp7"], ["sweep", "--params", ",", "--tokens", "1"],
     ["sweep", "--params", "1e9", "--tokens", "2e10", "--count", "9" * 30], ["recommend", "--max-devices", "0"],
-    ["recommend", "--objective", "speed"], ["memory", "--params", "1e9", "--tokens", "1e9", "--optimizer", "lion"],
+    ["recommend", "--objective", "speed"], ["memory", "--params", "1e9", "--tokens", "1e9", "--optimizer", "lamb"],
 ], ids=lambda argv: " ".join(argv)[:40])
 def test_cli_other_bad_input(cli, argv):
     result = cli(*argv)

@@ -32,7 +32,7 @@ def test_8bit_adam_keeps_a_byte_per_state_and_an_fp32_absmax_per_2048():
 def test_every_optimizer_has_its_state_count():
     assert set(k.OPTIMIZER_STATES) == set(Optimizer)
     with pytest.raises(InputError, match="optimizer"):
-        optimizer_state_bytes("lion")
+        optimizer_state_bytes("lamb")
 
 
 def test_links_are_their_standards_line_rates():

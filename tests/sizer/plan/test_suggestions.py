@@ -20,14 +20,18 @@ def test_full_fine_tune_of_8b_on_one_4090_lists_changes_that_each_fit(catalog):
     result = facade.estimate_time(facade.TimeRequest(**base, device="RTX 4090"), catalog)
     assert not result.fits
     changes = result.suggestions
-    assert {"lora", "qlora"} <= {s.apply.get("method") for s in changes}
+    # at its 8,192-token context the FP32 logits (8.4 GB a sequence) leave plain LoRA short of 24 GB: QLoRA remains
+    assert "qlora" in {s.apply.get("method") for s in changes}
     assert any("count" in s.apply for s in changes)  # more devices, sharded
     for s in changes:
         again = _again_time(base, s, "RTX 4090", 1, catalog)
         assert s.fits and again.fits, s.change
         assert again.memory_per_device == s.memory_per_device and again.training_time == s.training_time
-    costs = [s.cost.expected for s in changes]
-    assert costs == sorted(costs)  # cheapest first
+    same_card = [s.cost.expected for s in changes if "count" not in s.apply]
+    more_cards = [s.cost.expected for s in changes if "count" in s.apply]
+    # changes on the card as it is (recipes, methods) before more cards, each group cheapest first
+    assert [("count" in s.apply) for s in changes] == sorted("count" in s.apply for s in changes)
+    assert same_card == sorted(same_card) and more_cards == sorted(more_cards)
 
 
 def test_qlora_fits_65b_on_one_48gb_gpu(catalog):

@@ -66,8 +66,9 @@ def _memory(model: str, method: str, device: str, seq_len: int = 512, **extra):
 
 @pytest.mark.parametrize("seq_len", [512, 1024])
 def test_qlora_65b_fits_one_48gb_gpu(seq_len):
-    # the QLoRA abstract: 65B on a single 48 GB GPU, micro-batch 1 with gradient checkpointing
-    result = _memory("llama-65b", "qlora", "RTX A6000", seq_len)
+    # the QLoRA abstract: 65B on a single 48 GB GPU, micro-batch 1 with gradient checkpointing and paged
+    # optimizers (§3: the 32-bit Adam states of the 0.8B adapter parameters paged out under memory pressure)
+    result = _memory("llama-65b", "qlora", "RTX A6000", seq_len, optimizer="paged-adamw")
     assert result.fits and result.total.value < 48
     # the 4-bit base is about 65e9 x 4.127 / 8 = 33.4 GB plus 16-bit embeddings and head (1 GB)
     assert 34 < result.weights.value < 37
@@ -102,11 +103,20 @@ def test_memory_recomputation_keeps_fewer_activations():
 
 def test_method_full_is_what_training_gives():
     base = dict(model="llama-2-7b", tokens=1e9, seq_len=2048, device="H100 SXM", count=8, recompute="selective")
+    base["batch_size"] = 2048 * 1024  # given: the default batch is a fine-tune's when a method is named
     before, full = estimate_time(TimeRequest(**base)), estimate_time(TimeRequest(**base, method="full"))
     assert full.model_dump() == before.model_dump() and full.method == "full"
-    memory = dict(model="llama-2-7b", tokens=1e9, device="H100 SXM")
+    memory = dict(model="llama-2-7b", tokens=1e9, device="H100 SXM", batch_size=2048 * 64)
     assert estimate_memory(MemoryRequest(**memory)).model_dump() == \
         estimate_memory(MemoryRequest(**memory, method="full")).model_dump()
+
+
+def test_method_full_named_is_a_fine_tune_with_a_batch_in_sequences():
+    # a method named (full included) is a fine-tune of the model's weights: a fine-tuning batch of 64 sequences,
+    # not a pre-training one (50M tokens at 2,048 a sequence: 382 steps of 64)
+    base = dict(model="llama-2-7b", tokens=5e7, seq_len=2048, device="H100 SXM", count=8)
+    result = estimate_time(TimeRequest(**base, method="full"))
+    assert result.batch_size == 64 and result.steps == pytest.approx(5e7 / (64 * 2048), abs=1)
 
 
 # --- time from the engine --------------------------------------------------------------------------
