@@ -9,6 +9,9 @@ from dataclasses import dataclass, replace
 
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
+# the node model (links, networks between nodes, devices per node) lives with the hardware; re-exported
+from sizer.hardware.nodes import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,  # noqa: F401
+                                  OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE, Link)
 
 from sizer.choices import Optimizer, parse_choice
 # Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
@@ -140,25 +143,6 @@ ZERO_BUCKETS_SOURCE = ("DeepSpeed ZeRO configuration defaults: reduce/allgather 
 OVERLAP_SHARE = 2.0 / 3.0
 
 
-@dataclass(frozen=True)
-class Link:
-    """A path between devices: name, bandwidth per device in one direction [B/s], latency [s], source."""
-
-    name: str
-    bandwidth: float
-    latency: float
-    source: str
-
-
-# Where the catalog entry names no interconnect.
-FALLBACK_LINK = Link("PCIe 4.0 x16 (assumed: no interconnect in the catalog entry)", 31.5e9, 5e-6,
-                     "PCI-SIG PCIe 4.0 x16: 31.5 GB/s per direction (docs/references.md [pcie])")
-# Between hosts: one 400 Gb/s NDR InfiniBand NIC per GPU in data-centre nodes (DGX H100: 8 x
-# ConnectX-7 for 8 GPUs); one 100 Gb/s Ethernet port per host elsewhere.
-DATACENTRE_NETWORK = Link("InfiniBand NDR, 400 Gb/s per device (assumed)", 50e9, 5e-6,
-                          "DGX H100 user guide: 8 x 400 Gb/s ConnectX-7 for 8 GPUs (docs/references.md [dgx-h100])")
-OFFICE_NETWORK = Link("100 Gb/s Ethernet per host (assumed)", 12.5e9, 20e-6,
-                      "IEEE 802.3 100GBASE: 12.5 GB/s per direction per host (docs/references.md [ethernet])")
 # FP8 training (Transformer Engine's recipes, DeepSeek-V3's fine-grained FP8): the GEMMs run at the FP8
 # tensor peak, but every FP8 GEMM first casts its 16-bit inputs (and, backward, its output gradients) to
 # FP8 with a per-tensor (delayed scaling), per-block (MXFP8) or per-tile (DeepSeek-V3) scale and keeps the
@@ -206,8 +190,6 @@ EP_LOAD_IMBALANCE = 1.1
 EP_LOAD_IMBALANCE_SOURCE = ("stated assumption: the busiest expert-parallel rank gets 1.1 x the mean routed tokens "
                             "(Fedus et al. 2022 Switch Transformer §2.2: capacity factors 1.0-1.25 suffice with "
                             "load balancing); not fitted")
-DATACENTRE_DEVICES_PER_NODE = 8  # DGX/HGX nodes (docs/references.md [dgx-h100])
-WORKSTATION_DEVICES_PER_NODE = 4  # a 4-GPU PCIe workstation
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.hardware.schema import Device
+from sizer.hardware.nodes import device_link, node_layout  # noqa: F401  (the one node model, re-exported)
 from sizer.choices import Precision, parse_choice
 from sizer.engine import constants
-from sizer.engine.constants import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,
-                                    FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE,
+from sizer.engine.constants import (DATACENTRE_NETWORK, FALLBACK_LINK,
+                                    FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK,
                                     Efficiencies, Link, device_efficiencies)
 from sizer.memo import keyed_cache
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
@@ -50,66 +51,6 @@ def resolve_precision(device: Device, precision: Precision | str) -> str | None:
     if precision is Precision.MIXED:
         return next((p for p in MIXED_ORDER if p in has), None)
     return precision.value if precision.value in has else None
-
-
-def device_link(device: Device) -> Link:
-    """The link between devices of one node, from the catalog entry.
-
-    Parameters
-    ----------
-    device : Device
-        A catalog device.
-
-    Returns
-    -------
-    Link
-        Name, bandwidth per direction [B/s], latency [s] and source; PCIe 4.0 x16 where the
-        entry names no interconnect.
-
-    References
-    ----------
-    [pcie]
-    """
-    if device.interconnect is None:
-        return FALLBACK_LINK
-    bandwidth = device.interconnect.bandwidth.si("interconnect.bandwidth", "[information]/[time]")  # B/s
-    return Link(device.interconnect.name, bandwidth, FALLBACK_LINK.latency,
-                device.interconnect.bandwidth.source)
-
-
-def node_layout(device: Device) -> tuple[int, Link]:
-    """Devices per node (the scale-up domain) and the network between nodes.
-
-    Data-centre parts with a scale-up fabric (NVLink, Infinity Fabric, ICI) sit 8 to a node with a
-    400 Gb/s NIC each, or as many as the catalog's ``interconnect.domain`` says share the fabric
-    (GB200 NVL72: 72 GPUs on one NVLink switch domain); other GPUs 4 to a workstation on 100 Gb/s
-    Ethernet; a CPU is its own node.
-
-    Parameters
-    ----------
-    device : Device
-        A catalog device.
-
-    Returns
-    -------
-    devices_per_node : int
-        Devices in one node (one scale-up domain) [1].
-    network : Link
-        The network between nodes, bandwidth per device [B/s] and latency [s].
-
-    References
-    ----------
-    [dgx-h100], [ethernet]
-    """
-    link = device_link(device)
-    if device.kind == "cpu":
-        return 1, OFFICE_NETWORK
-    if not link.name.lower().startswith("pcie"):
-        domain = device.interconnect.domain if device.interconnect is not None else None
-        if domain is not None:
-            return int(domain.value), DATACENTRE_NETWORK
-        return DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK
-    return WORKSTATION_DEVICES_PER_NODE, OFFICE_NETWORK
 
 
 @dataclass(frozen=True)

@@ -314,7 +314,7 @@ def offer_runs(price: CloudPrice, count: int, network_needed: float) -> bool:
 
 
 def network_between_nodes(device: Device) -> tuple[float, str]:
-    """The network the time model assumes between this device's nodes (:func:`sizer.engine.devices.node_layout`).
+    """The network the time model assumes between this device's nodes (:func:`sizer.hardware.nodes.node_layout`).
 
     Parameters
     ----------
@@ -328,7 +328,7 @@ def network_between_nodes(device: Device) -> tuple[float, str]:
     name : str
         The network as the engine names it.
     """
-    from sizer.engine.devices import node_layout  # the engine's one node model; imported where it is asked
+    from sizer.hardware.nodes import node_layout  # the one node model, the time model's too
 
     _, link = node_layout(device)
     return link.bandwidth, link.name
