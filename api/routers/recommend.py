@@ -53,10 +53,11 @@ def _price(fields: dict, catalog) -> float:
     refused over the service's budget."""
     if fields.get("task") != "inference":
         return 0.0
+    # every bad field refused at once (422) before the price is worked out from the good ones
     if fields.get("have"):
-        served = InferenceRequest.model_validate({k: v for k, v in fields.items() if k != "task"})
+        served = every_bad_field(InferenceRequest, {k: v for k, v in fields.items() if k != "task"})
         return priced(served, serving_iterations(served))
-    request = InferenceRecommendRequest.model_validate(fields)
+    request = every_bad_field(InferenceRecommendRequest, fields)
     return priced(request, recommend_serving_iterations(request, sum(1 for d in catalog if d.kind in request.kinds)))
 
 

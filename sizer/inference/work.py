@@ -33,9 +33,6 @@ from sizer.inference.load_search import CANDIDATES_PER_DEVICE, FULL_SEARCH_ROWS,
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, MAX_ITERATIONS, MAX_REQUESTS
 from sizer.inference.under_load import parse_load
 
-# devices-per-replica counts a device's candidates may add beside its best ones (1, 2, 4, 8 within a node)
-COUNTS_PER_NODE = 4
-
 
 def simulation_iterations(requests: float, prompt: float, output: float, hit: float, token_budget: int,
                           max_running: int) -> float:
@@ -89,7 +86,9 @@ def recommend_serving_iterations(request, devices: int) -> float:
     running = request.max_running or DEFAULT_MAX_BATCH
     per_run = simulated_requests(slo.percentile)  # the one simulation-length rule (sizer.inference.capacity)
     share = max(per_run, 3 * (load.users or 0))
-    screened = devices * (CANDIDATES_PER_DEVICE + COUNTS_PER_NODE) * REPLICA_TRIES
+    # per device its best candidates, each at a few replica counts (the search stops at the first that serves;
+    # the best of each further devices-per-replica count is tried only where those miss)
+    screened = devices * CANDIDATES_PER_DEVICE * REPLICA_TRIES
     leading = 2 * FULL_SEARCH_ROWS * (3 + SEARCH_STEPS)  # saturated, lone, bisection and final per row
     return (screened * simulation_iterations(share, prompt, output, request.prefix_cache_hit, budget, running)
             + leading * simulation_iterations(max(per_run, SATURATED_ROUNDS * running), prompt, output,
