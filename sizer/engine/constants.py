@@ -330,7 +330,7 @@ def default_efficiencies(kind: str, transformer: bool = False) -> Efficiencies:
 # the default, said unverified. Held-out errors (benchmarks/ACCURACY.md): AMD MI325X 28 %, Google v5e/Trillium 36 %.
 STACK_FIT_MIN_ROWS = 3
 SOFTWARE_STACK_FACTORS = {
-    "AMD": (0.591, 6, "ROCm: fitted on 6 MI300X llama2_70b_lora results of MLPerf Training v5.0 (AMD, Dell, "
+    "AMD": (0.551, 6, "ROCm: fitted on 6 MI300X llama2_70b_lora results of MLPerf Training v5.0 (AMD, Dell, "
                       "MangoBoost, Oracle) against H200 (benchmarks/vendor_efficiency.py)"),
     "Google": (0.907, 7, "XLA on TPU: fitted on 7 TPU v5p gpt3 results of MLPerf Training v4.0/v4.1 against H100 "
                          "(benchmarks/vendor_efficiency.py)"),
