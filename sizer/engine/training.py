@@ -468,7 +468,13 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,
                                                                                   float(checkpoint_bytes(job, table)))})
     if not offload:
-        return result
+        if host_memory is None:
+            return result
+        # said, never silently unused: a host's RAM bounds only what offloading would put there
+        note = Assumption(name="host memory", value=f"{host_memory * unit_factor('B', 'GB'):.4g} GB per host given; "
+                          "nothing is offloaded in this layout, so it bounds only the offload suggestions",
+                          source="host_memory (--host-memory)")
+        return result.model_copy(update={"assumptions": result.assumptions + [note]})
     from sizer.engine.offload import host_memory as host_check
 
     node = (float(topology.host_memory.to("B").magnitude), topology.host_memory_source) \

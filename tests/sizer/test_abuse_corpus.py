@@ -115,3 +115,13 @@ def test_owned_devices_that_cannot_split_the_heads_serve_on_the_most_that_can(cl
     assert option["count"] == 3 and option["layout"]["tp"] == 2 and option["layout"]["idle_devices"] == 1
     eight = json.loads(cli("inference", "--model", "llama-2-7b", "--have", "8x H100 SXM", "--json").stdout)["options"][0]
     assert eight["layout"]["tp"] == 8 and "idle_devices" not in eight["layout"]
+
+
+def test_host_memory_given_without_offload_is_said_not_silently_unused():
+    # issue: `time --host-memory` without --offload was silently unused when the answer fits
+    from sizer.facade import TimeRequest, estimate_time
+
+    answer = estimate_time(TimeRequest(model="llama-2-7b", device="H100 SXM", count=8, tokens=1e10,
+                                       host_memory="128 GB"), suggest=False)
+    note = next(a for a in answer.assumptions if a.name == "host memory")
+    assert "128 GB" in note.value and "nothing is offloaded" in note.value
