@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
 from sizer.hardware.prices import price_files, with_prices
-from sizer.hardware.schema import CatalogFile, Device, figure_problems, read_figures
+from sizer.hardware.schema import CatalogFile, Device, cited, figure_problems, read_figures
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 from sizer.memo import keyed_cache
 
@@ -257,15 +257,7 @@ def _location(location) -> str:
 
 def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
     """The file's devices with every source key replaced by its full citation."""
-
-    def cite(node):
-        if isinstance(node, dict):
-            return {k: (parsed.sources[v] if k == "source" and isinstance(v, str) else cite(v)) for k, v in node.items()}
-        if isinstance(node, list):
-            return [cite(item) for item in node]
-        return node
-
-    return CatalogFile.model_validate({"sources": parsed.sources, "devices": cite(data["devices"])})
+    return CatalogFile.model_validate({"sources": parsed.sources, "devices": cited(data["devices"], parsed.sources)})
 
 
 def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None,

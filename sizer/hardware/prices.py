@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
-from sizer.hardware.schema import CloudPrice, Device, Price, Strict, figure_problems
+from sizer.hardware.schema import CloudPrice, Device, Price, Strict, cited, figure_problems
 
 MAX_PRICE_FILE_BYTES = 1_000_000
 
@@ -55,14 +55,7 @@ def read_price_file(path: Path) -> PriceFile:
     if problems:
         raise CatalogError(f"price file {path}: " + "; ".join(problems), "catalog")
 
-    def cite(node):
-        if isinstance(node, dict):
-            return {k: (parsed.sources[v] if k == "source" and isinstance(v, str) else cite(v)) for k, v in node.items()}
-        if isinstance(node, list):
-            return [cite(item) for item in node]
-        return node
-
-    return PriceFile.model_validate({"sources": parsed.sources, "devices": cite(data["devices"])})
+    return PriceFile.model_validate({"sources": parsed.sources, "devices": cited(data["devices"], parsed.sources)})
 
 
 def with_prices(devices: dict[str, Device], path: Path) -> dict[str, Device]:

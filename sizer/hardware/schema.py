@@ -430,3 +430,12 @@ def read_figures(device: Device) -> None:
 __all__ = ["CatalogFile", "CloudPrice", "Confidence", "CpuVector", "Fabric", "OfferNetwork", "OfferTerm", "PurchaseBasis", "Device", "InputError", "Interconnect", "Link", "MeasuredEfficiency",
            "NetworksFile", "System",
            "PRECISIONS", "Precision", "Price", "SI_UNITS", "Sourced", "figure_problems", "read_figures"]
+
+
+def cited(node, sources: dict):
+    """``node`` (a catalog or price file's raw data) with every ``source`` key replaced by its full citation."""
+    if isinstance(node, dict):
+        return {k: (sources[v] if k == "source" and isinstance(v, str) else cited(v, sources)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [cited(item, sources) for item in node]
+    return node
