@@ -146,7 +146,8 @@ def describe_device(device: Device) -> DeviceDetail:
         fp32_peak_discrepancy=device.fp32_peak_discrepancy,
         memory_type=device.memory_type, unified_memory=device.unified_memory, tdp=_sourced("tdp", device.tdp),
         unverified=[path for path, sourced in device.sourced_fields().items() if not sourced.verified]
-        + (["vector"] if device.vector is not None and not device.vector.verified else []),
+        + (["vector"] if device.vector is not None and not device.vector.verified else [])
+        + (["matrix_tiles"] if device.matrix_tiles is not None and not device.matrix_tiles.verified else []),
         interconnect=device.interconnect.name if device.interconnect else None,
         interconnect_bandwidth=_sourced("interconnect.bandwidth", device.interconnect.bandwidth) if device.interconnect else None,
         vector=(f"{device.vector.isa}: {device.vector.fma_units_per_core} FMA unit(s) x {device.vector.fp32_lanes_per_fma} FP32 lanes"

@@ -287,15 +287,15 @@ window.addEventListener("resize", () => {
   resizeTimer = setTimeout(redrawCharts, 150);
 });
 
-// Posts a form's body to /v1/recommend; the answer goes to show, a refusal under the form's fields.
-async function post(target, body, show) {
+// Posts a form's body to /v1/recommend (or path); the answer goes to show, a refusal under the form's fields.
+async function post(target, body, show, path = "/v1/recommend") {
   const button = target.querySelector("button[type=submit]");
   const label = button.textContent;
   button.disabled = true;
   button.textContent = "Working…";
   try {
-    const response = await fetch("/v1/recommend", { method: "POST", headers: { "Content-Type": "application/json" },
-                                                    body: JSON.stringify(body) });
+    const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+                                         body: JSON.stringify(body) });
     const answer = await response.json().catch(() => ({ detail: `HTTP ${response.status}` }));
     if (response.ok) { clearErrors(target); show(answer); } else showErrors(target, answer.detail);
   } catch (error) {

@@ -33,6 +33,37 @@ function serveBody() {
   return body;
 }
 
+// One device (a local question): /v1/inference, with the runtime and the depth only where given.
+function localBody() {
+  const body = { device: serveForm.elements.device.value.trim() };
+  for (const name of ["weights", "kv_cache", "runtime"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
+  return textFields(serveForm, body, ["model", "params", "prompt_len", "output_len", "batch", "depth"]);
+}
+
+// Its answer: speed, depth and memory in a sentence, the runtime it assumed (and why) beneath, then the assumptions.
+function renderLocal(result, depth) {
+  const note = (name) => result.assumptions.find((a) => a.name === name);
+  const runtime = note("runtime");
+  document.getElementById("serve-summary").textContent =
+    `${result.model} with ${result.weights} weights on ${result.count > 1 ? `${result.count} × ` : ""}${result.device}` +
+    (result.fits ? "" : " does not fit") + `: ${fmtRange(result.decode_tokens_per_s)} per user, time to first token ` +
+    `${fmtRange(result.time_to_first_token)} for ${fmt(result.prompt_len)} prompt tokens` +
+    (depth ? ` after ${Number(depth).toLocaleString("en-US")} tokens already in the context` : "") +  // exact: a count
+    `; ${memoryText(result.memory_per_device, result.device_memory)} per device.`;
+  const line = document.getElementById("serve-runtime");
+  line.textContent = runtime ? `Runtime: ${humanise(runtime.value)}` : "Runtime: none named (the data-centre serving model).";
+  line.hidden = false;
+  fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
+  fillRows(document.getElementById("serve-rejected"), []);
+  document.getElementById("serve-rejected-count").textContent = 0;
+  document.getElementById("serve-offline").hidden = true;
+  document.getElementById("serve-load").hidden = true;
+  const section = document.getElementById("serve-result");
+  section.dataset.task = "serve";
+  section.hidden = false;
+  showResult(section);
+}
+
 function drawServeChart() {
   const cost = document.getElementById("serve-y").value === "cost";
   document.getElementById("serve-chart-title").textContent =
@@ -117,6 +148,7 @@ function fillServeRejected(result) {
 }
 
 function renderServe(result) {
+  document.getElementById("serve-runtime").hidden = true;
   fillServeRejected(result);
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   if (result.scenario === "load") {
@@ -150,6 +182,10 @@ serveForm.elements.model.addEventListener("input", () => modelOrParams(serveForm
 modelOrParams(serveForm);
 serveForm.addEventListener("submit", (event) => {
   event.preventDefault();
+  if (serveForm.elements.device.value.trim()) {
+    const local = localBody();
+    return post(serveForm, local, (answer) => renderLocal(answer, local.depth), "/v1/inference");
+  }
   const body = serveBody();
   post(serveForm, body, (answer) => {
     speedTarget = Number(body.tokens_per_s_per_user) || null;

@@ -128,6 +128,37 @@ def cpu_peak_flops(cores: float, clock: pint.Quantity, lanes_per_fma: int, fma_u
     return (cores * clock * FLOP_PER_FMA * lanes_per_fma * fma_units_per_core * Quantity(1, "FLOP")).to("FLOP/s")
 
 
+def cpu_tile_peak_flops(cores: float, clock: pint.Quantity, work_per_cycle: int) -> pint.Quantity:
+    r"""Peak of a CPU's matrix tiles (Intel AMX) from its cores, clock and work per core per cycle.
+
+    .. math::
+
+        R = n_{cores} \cdot C \cdot w
+
+    Parameters
+    ----------
+    cores : float
+        Physical cores n_cores [1].
+    clock : pint.Quantity
+        Clock C [Hz].
+    work_per_cycle : int
+        Multiply and add operations one core's tiles do per cycle w [FLOP/cycle] (AMX: 1024 BF16,
+        2048 INT8, per Intel's optimization manual).
+
+    Returns
+    -------
+    pint.Quantity
+        Peak R [FLOP/s] (int8 operations counted as FLOP, as the engine does).
+
+    Examples
+    --------
+    >>> from sizer.units import Quantity
+    >>> cpu_tile_peak_flops(56, Quantity(2.0, "GHz"), 1024).to("TFLOPS")
+    <Quantity(114.688, 'teraFLOPS')>
+    """
+    return (cores * clock * work_per_cycle * Quantity(1, "FLOP")).to("FLOP/s")
+
+
 def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) -> Estimate:
     """Sustained rate after derating; the low bound uses the largest loss.
 
@@ -204,13 +235,76 @@ def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     formula = _fp32_formula(device)
     if formula is None:
         return None
+    if formula == "cpu":
+        return cpu_peak_flops(_cpu_cores(device), cpu_clock(device), device.vector.fp32_lanes_per_fma,
+                              device.vector.fma_units_per_core)
     clock = device.boost_clock.quantity("boost_clock", "[frequency]")
-    if formula == "cpu":  # every core's vector units at once: the all-core clock where the catalog has it
-        if device.all_core_clock is not None:
-            clock = device.all_core_clock.quantity("all_core_clock", "[frequency]")
-        cores = float(device.cores.quantity("cores", "", "").magnitude)
-        return cpu_peak_flops(cores, clock, device.vector.fp32_lanes_per_fma, device.vector.fma_units_per_core)
     return gpu_peak_flops(float(device.fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)
+
+
+def _cpu_cores(device: Device) -> float:
+    return float(device.cores.quantity("cores", "", "").magnitude)
+
+
+def cpu_clock(device: Device) -> pint.Quantity:
+    """The clock a CPU's peaks use: every core busy at once, so the all-core clock where the catalog
+    has it, else the boost clock (which overstates a peak reached on every core).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog CPU.
+
+    Returns
+    -------
+    pint.Quantity
+        The clock [Hz].
+    """
+    if device.all_core_clock is not None:
+        return device.all_core_clock.quantity("all_core_clock", "[frequency]")
+    return device.boost_clock.quantity("boost_clock", "[frequency]")
+
+
+def tile_peak(device: Device, precision: str) -> pint.Quantity | None:
+    """A CPU's matrix-tile peak (AMX) at bf16 or int8. FP32 stays on the vector units
+    (:func:`derived_fp32_peak`).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    precision : str
+        ``"bf16"`` or ``"int8"``.
+
+    Returns
+    -------
+    pint.Quantity or None
+        Cores x clock (:func:`cpu_clock`) x the tiles' work per cycle [FLOP/s]; None where the device has
+        no tiles or they lack the precision.
+    """
+    tiles = device.matrix_tiles
+    if tiles is None or device.kind != "cpu":
+        return None
+    work = {"bf16": tiles.bf16_flop_per_cycle, "int8": tiles.int8_ops_per_cycle}.get(str(precision))
+    return None if work is None else cpu_tile_peak_flops(_cpu_cores(device), cpu_clock(device), work)
+
+
+def int8_matrix_peak(device: Device) -> pint.Quantity | None:
+    """The dense int8 matrix peak W8A8 serving runs at: the catalog's ``int8_peak``, else a CPU's AMX tiles.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    pint.Quantity or None
+        The peak [FLOP/s]; None where neither exists.
+    """
+    if device.int8_peak is not None:
+        return device.int8_peak.quantity("int8_peak", "[computation]/[time]").to("FLOP/s")
+    return tile_peak(device, "int8")
 
 
 def _fp32_formula(device: Device) -> str | None:
@@ -244,6 +338,8 @@ def supported_precisions(device: Device) -> list[str]:
 @keyed_cache(maxsize=4096, key=lambda device: device.key)
 def _supported(device: Device) -> tuple[str, ...]:
     found = set(device.peaks)
+    if tile_peak(device, "bf16") is not None:  # AMX
+        found.add("bf16")
     if _fp32_formula(device) is not None:  # whether 2NC gives one, without working it out
         found.add("fp32")
     return tuple(p for p in PRECISION_BYTES if p in found)
@@ -288,6 +384,11 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
                 else "R = 2NC, FP32 cores x boost clock x 2 (seed 004 eq. 1)"
             return derived, formula
     peak = stated_peak(device, precision)
+    tiles = tile_peak(device, precision) if peak is None else None
+    if tiles is not None:
+        t = device.matrix_tiles
+        return tiles, (f"cores x clock ({cpu_clock(device).to('GHz'):.3g~P}) x {t.bf16_flop_per_cycle} FLOP/cycle "
+                       f"on the {t.isa} tiles ({'' if t.verified else 'unverified: '}{t.source})")
     if peak is None:
         raise InputError("precision", precision.value,
                          f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")

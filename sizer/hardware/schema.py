@@ -180,6 +180,18 @@ class CpuVector(Strict):
     note: str | None = None
 
 
+class CpuMatrixTiles(Strict):
+    """A CPU's matrix tile unit beside its vector units (Intel AMX): dense multiply-accumulate work per
+    core per clock cycle, which gives its bf16 (and int8) matrix peak; FP32 stays on the vector units."""
+
+    isa: str
+    bf16_flop_per_cycle: int = Field(ge=1, le=65536)  # per core [FLOP/cycle]
+    int8_ops_per_cycle: int | None = Field(default=None, ge=1, le=131072)  # per core [OP/cycle]
+    source: str
+    verified: bool = False
+    note: str | None = None
+
+
 class MeasuredEfficiency(Strict):
     """Fractions of this device's datasheet rates that training kernels reached in measured runs
     (a CPU's ``sizer validate`` report, fitted by ``sizer calibrate``), used in place of the defaults
@@ -226,6 +238,7 @@ class Device(Strict):
     cores: Sourced | None = None
     threads: Sourced | None = None
     vector: CpuVector | None = None
+    matrix_tiles: CpuMatrixTiles | None = None  # CPUs with AMX: their bf16/int8 matrix peak
     base_clock: Sourced | None = None
     boost_clock: Sourced | None = None
     # CPUs: the clock every core holds under vector load; the FP32 peak uses it where given (not the single-core boost)
@@ -261,6 +274,8 @@ class Device(Strict):
             missing = [f for f in ("cores", "vector", "boost_clock") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"a cpu needs {', '.join(missing)}")
+        elif self.matrix_tiles is not None:
+            raise ValueError("matrix_tiles are a CPU's (AMX); a gpu or accelerator states its peaks")
         elif not self.peaks and self.fp32_cores is None:
             raise ValueError("a gpu or accelerator needs peaks or fp32_cores with boost_clock")
         if self.fp32_cores is not None and self.boost_clock is None:

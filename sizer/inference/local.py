@@ -131,7 +131,10 @@ def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat):
     k = profile.kernel(family, quant)
     generation = profile.generation(family, quant, device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]"))
     fitted = f"fitted on {k.rows} measured runs" if k.rows else "the family's overall figure (no runs of this type)"
+    # no CPU with AMX tiles among the fitted runs: their prompt share applied to the tile peak is an upper estimate
+    tiles = f"; the matrix peak is the {device.matrix_tiles.isa} tiles' (no such CPU among the fitted runs: an " \
+            "upper estimate of the prompt speed)" if device.kind == "cpu" and device.matrix_tiles else ""
     return Assumption(name="runtime kernels", value=f"{family} / {quant}: prompt at {k.prompt:.3g} of the matrix peak "
                       f"in micro-batches of {profile.ubatch} tokens, generation at {generation:.3g} of the memory "
-                      f"bandwidth, {profile.overhead(family) * unit_factor('s', 'ms'):.3g} ms per pass; {fitted}",
-                      source=profile.source)
+                      f"bandwidth, {profile.overhead(family) * unit_factor('s', 'ms'):.3g} ms per pass; {fitted}{tiles}",
+                      source=profile.source, verified=not tiles)

@@ -36,6 +36,7 @@ from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
+from sizer.formulas.peaks import int8_matrix_peak
 from sizer.inference.formats import WeightFormat
 from sizer.runtimes.gguf import gguf_bytes
 from sizer.memo import keyed_cache
@@ -251,10 +252,9 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
 
 
 def _int8_rows(table: DeviceTable) -> DeviceTable:
-    """The 16-bit table with the matrix units at each device's int8 peak (``int8_peak``, W8A8 serving
+    """The 16-bit table with the matrix units at each device's int8 peak (``int8_peak`` or a CPU's AMX tiles, W8A8 serving
     only); unsupported (NaN) where the catalog has none. The 16-bit efficiencies carry over."""
-    int8 = np.asarray([float(d.int8_peak.quantity("int8_peak", "[computation]/[time]").to("FLOP/s").magnitude)
-                       if d.int8_peak is not None else np.nan for d in table.devices])
+    int8 = np.asarray([np.nan if p is None else float(p.magnitude) for p in map(int8_matrix_peak, table.devices)])
     factor = int8 / table.peak
     rates = table.rates.copy()
     rates[:, :2] = rates[:, :2] * factor[:, None]

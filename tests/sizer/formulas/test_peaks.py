@@ -148,3 +148,49 @@ def test_cpu_formula_is_the_gpu_formula_times_lanes_and_units(cores, ghz, lanes,
     gpu = gpu_peak_flops(cores, clock).to("FLOP/s").magnitude
     assert cpu == pytest.approx(gpu * lanes * units, rel=1e-12)
     assert FLOP_PER_FMA == 2
+
+
+def test_amx_cpu_bf16_peak_is_cores_clock_and_tile_work(catalog):
+    # Xeon Platinum 8480+: 56 cores (cpu-specs.csv); the catalog has no all-core clock for it, so every
+    # core at the 3.8 GHz boost clock; 1024 BF16 FLOP/cycle/core on AMX (Intel optimization manual,
+    # recalled: the catalog marks it unverified). Exact arithmetic, so a tight rtol.
+    xeon = catalog.find("Xeon Platinum 8480+")
+    peak, basis = device_peak(xeon, "bf16")
+    assert peak.to("FLOP/s").magnitude == pytest.approx(56 * 3.8e9 * 1024, rel=1e-12)
+    assert "AMX" in basis and "3.8 GHz" in basis and "unverified" in basis
+    assert xeon.matrix_tiles.verified is False
+    # FP32 stays on the AVX-512 units: 56 x 3.8 GHz x 2 FMA units x 16 lanes x 2
+    assert device_peak(xeon, "fp32")[0].to("FLOP/s").magnitude == pytest.approx(56 * 3.8e9 * 64, rel=1e-12)
+    assert "bf16" in supported_precisions(xeon)
+
+
+def test_amx_peak_uses_the_all_core_clock_where_the_catalog_has_one(catalog):
+    # Xeon 6 6980P: 128 cores, all-core turbo 3.2 GHz (hardwareluxx 6900P review, cpu-specs.csv)
+    peak, basis = device_peak(catalog.find("Xeon 6 6980P"), "bf16")
+    assert peak.to("FLOP/s").magnitude == pytest.approx(128 * 3.2e9 * 1024, rel=1e-12)
+    assert "3.2 GHz" in basis
+
+
+def test_amx_int8_peak_is_twice_bf16(catalog):
+    # 2048 INT8 OPS vs 1024 BF16 FLOP per cycle per core (Intel optimization manual, recalled)
+    from sizer.formulas.peaks import int8_matrix_peak
+    xeon = catalog.find("Xeon Platinum 8480+")
+    assert int8_matrix_peak(xeon) / device_peak(xeon, "bf16")[0] == pytest.approx(2.0, rel=1e-12)
+
+
+def test_avx512_only_cpu_has_no_tile_peak(catalog):
+    # EPYC 9654 (Zen 4): AVX-512 on 256-bit pipes, no AMX: FP32 only, unchanged
+    # (96 cores x 3.55 GHz all-core x 2 FMA pipes x 8 lanes x 2, cpu-specs.csv / catalog)
+    epyc = catalog.find("EPYC 9654")
+    assert epyc.matrix_tiles is None
+    assert supported_precisions(epyc) == ["fp32"]
+    assert device_peak(epyc, "fp32")[0].to("FLOP/s").magnitude == pytest.approx(96 * 3.55e9 * 32, rel=1e-12)
+    with pytest.raises(InputError, match="precision"):
+        device_peak(epyc, "bf16")
+
+
+def test_tiles_belong_to_cpus_only(catalog):
+    h100 = catalog.find("H100 SXM")
+    tiles = catalog.find("Xeon Platinum 8480+").matrix_tiles.model_dump()
+    with pytest.raises(ValueError, match="matrix_tiles"):
+        type(h100).model_validate({**h100.model_dump(), "matrix_tiles": tiles})

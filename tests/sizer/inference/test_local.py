@@ -183,3 +183,20 @@ def test_mlx_held_out_accuracy(held_out_scores):
     # 8 + 8 held-out mlx-lm / Rapid-MLX runs (ACCURACY.md "Local inference"): guard at the llama.cpp targets
     assert held_out_scores["mlx:apple"]["tg"]["median_abs"] <= 0.10
     assert held_out_scores["mlx:apple"]["pp"]["median_abs"] <= 0.20
+
+
+def test_cpu_prompt_on_amx_no_slower_than_without():
+    # A Xeon Platinum 8480+ runs llama.cpp's prompt at its AMX bf16 tile peak where the catalog has
+    # tiles (56 x 3.8 GHz x 1024 FLOP/cycle) rather than its AVX-512 FP32 peak (x 64): never slower,
+    # and generation (memory-bound) unchanged.
+    xeon = load_catalog().find("Xeon Platinum 8480+")
+    bare = xeon.model_copy(update={"matrix_tiles": None})
+    arch, fmt = find_model("llama-3-8b"), weight_format("q4_k_m")
+    amx = local_times(arch, xeon, fmt, LLAMA, prompt_len=512, output_len=128)
+    avx = local_times(arch, bare, fmt, LLAMA, prompt_len=512, output_len=128)
+    assert amx.prefill_seconds < avx.prefill_seconds
+    assert amx.decode_seconds == pytest.approx(avx.decode_seconds, rel=0.05)
+    # no AMX CPU among the fitted runs: the answer says its prompt speed is an upper estimate
+    note = next(a for a in _ask(device="Xeon Platinum 8480+").assumptions if a.name == "runtime kernels")
+    assert "AMX tiles" in note.value and "upper estimate" in note.value and not note.verified
+    assert "AMX" not in next(a for a in _ask(device="EPYC 9654").assumptions if a.name == "runtime kernels").value

@@ -1,0 +1,66 @@
+"""The serve page asks a local question: one device, a runtime and the tokens already in the context go to
+/v1/inference (the same answer as ``sizer inference``), and the page states the runtime it assumed.
+
+Fixtures and helpers are test_api_browser's (the same server and browser).
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.api.test_api_browser import DESKTOP, _choose_task, _fill, base_url, browser  # noqa: F401
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ready
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from sizer.runtimes import registry
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _ask_locally(browser, base_url, **fields: str) -> str:
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    _choose_task(browser, "serve")
+    Select(browser.find_element(By.ID, "sv-weights")).select_by_value("q4_k_m")
+    _fill(browser, **fields)
+    browser.find_element(By.ID, "sv-submit").click()
+    WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "serve-runtime")))
+    return browser.find_element(By.ID, "serve-result").text
+
+
+def test_runtime_choices_are_the_names_the_api_accepts(browser, base_url):
+    browser.get(base_url + "/")
+    options = [o.get_attribute("value") for o in Select(browser.find_element(By.ID, "sv-runtime")).options]
+    assert options[0] == ""  # auto: the service chooses by device and format, and says which
+    assert sorted(options[1:]) == sorted({r.name for r in registry().values()})
+
+
+def test_a_gguf_model_on_an_m4_max_states_llama_cpp_and_the_depth(browser, base_url):
+    text = _ask_locally(browser, base_url, **{"sv-model": "llama-3.1-8b", "sv-device": "Apple M4 Max",
+                                              "sv-depth": "4096", "sv-prompt_len": "512", "sv-output_len": "128"})
+    runtime = browser.find_element(By.ID, "serve-runtime").text
+    # no runtime given: a GGUF mix runs under llama.cpp (sizer.inference.local.local_runtime), said so
+    assert runtime.startswith("Runtime: llama.cpp, not given"), runtime
+    summary = browser.find_element(By.ID, "serve-summary").text
+    assert "Apple M4 Max" in summary and "4,096 tokens already in the context" in summary, summary
+    assert "tokens/s per user" in summary
+    # the assumptions carry the depth the service used and the fitted kernels for Apple GPUs
+    # (behind a closed <details>: read as text content, which joins the cells without spaces)
+    rows = [tr.get_attribute("textContent") for tr in browser.find_elements(By.CSS_SELECTOR, "#serve-assumptions tbody tr")]
+    assert any(r.startswith("depth") and "4096 tokens" in r.replace(",", "") for r in rows), rows
+    assert any(r.startswith("runtime kernels") and "apple" in r for r in rows), rows
+    # the ranked tables of the catalog search stay hidden: this answer is for one device
+    assert not browser.find_element(By.ID, "serve-offline").is_displayed()
+    assert "llama.cpp" in text
+
+
+def test_a_runtime_that_cannot_run_it_is_refused_under_the_form(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    _choose_task(browser, "serve")
+    Select(browser.find_element(By.ID, "sv-weights")).select_by_value("q4_k_m")
+    Select(browser.find_element(By.ID, "sv-runtime")).select_by_value("mlx")
+    _fill(browser, **{"sv-model": "llama-3.1-8b", "sv-device": "RTX 4090"})
+    browser.find_element(By.ID, "sv-submit").click()
+    errors = WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "sv-errors")))
+    assert "runtime" in errors.text, errors.text
