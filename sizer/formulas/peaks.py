@@ -265,6 +265,27 @@ def cpu_clock(device: Device) -> pint.Quantity:
     return device.boost_clock.quantity("boost_clock", "[frequency]")
 
 
+def tile_clock(device: Device) -> pint.Quantity:
+    """The clock a CPU's matrix tiles (AMX) run at with every core busy: the all-core clock where the
+    catalog has it, else the base clock, since heavy tile work runs under a lower frequency licence than
+    the boost clock (Intel's optimization manual), so the boost would overstate the peak.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog CPU.
+
+    Returns
+    -------
+    pint.Quantity
+        The clock [Hz].
+    """
+    if device.all_core_clock is not None:
+        return device.all_core_clock.quantity("all_core_clock", "[frequency]")
+    clock = device.base_clock or device.boost_clock
+    return clock.quantity("base_clock", "[frequency]")
+
+
 def tile_peak(device: Device, precision: str) -> pint.Quantity | None:
     """A CPU's matrix-tile peak (AMX) at bf16 or int8. FP32 stays on the vector units
     (:func:`derived_fp32_peak`).
@@ -279,14 +300,14 @@ def tile_peak(device: Device, precision: str) -> pint.Quantity | None:
     Returns
     -------
     pint.Quantity or None
-        Cores x clock (:func:`cpu_clock`) x the tiles' work per cycle [FLOP/s]; None where the device has
+        Cores x clock (:func:`tile_clock`) x the tiles' work per cycle [FLOP/s]; None where the device has
         no tiles or they lack the precision.
     """
     tiles = device.matrix_tiles
     if tiles is None or device.kind != "cpu":
         return None
     work = {"bf16": tiles.bf16_flop_per_cycle, "int8": tiles.int8_ops_per_cycle}.get(str(precision))
-    return None if work is None else cpu_tile_peak_flops(_cpu_cores(device), cpu_clock(device), work)
+    return None if work is None else cpu_tile_peak_flops(_cpu_cores(device), tile_clock(device), work)
 
 
 def int8_matrix_peak(device: Device) -> pint.Quantity | None:
@@ -387,7 +408,7 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     tiles = tile_peak(device, precision) if peak is None else None
     if tiles is not None:
         t = device.matrix_tiles
-        return tiles, (f"cores x clock ({cpu_clock(device).to('GHz'):.3g~P}) x {t.bf16_flop_per_cycle} FLOP/cycle "
+        return tiles, (f"cores x clock ({tile_clock(device).to('GHz'):.3g~P}) x {t.bf16_flop_per_cycle} FLOP/cycle "
                        f"on the {t.isa} tiles ({'' if t.verified else 'unverified: '}{t.source})")
     if peak is None:
         raise InputError("precision", precision.value,
