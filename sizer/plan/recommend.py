@@ -34,7 +34,7 @@ from sizer.field_check import text_field_errors
 from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
                            unit_factor)
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed, Pricing, amortised_capital,
-                                check_provider, energy_cost, hourly_price, price_used, purchase_per_device, rent_cost)
+                                check_provider, cheapest_cloud_price, energy_cost, hourly_price, price_used, purchase_per_device, rent_cost)
 from sizer.memo import keyed_cache
 from sizer.plan.layout_basis import basis, kept_basis
 from sizer.units import Quantity, parse_count, parse_quantity
@@ -214,8 +214,7 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
                                   costs.electricity_price).to("USD").magnitude
     kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
     usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
-    rent_price = [[hourly_price(device, provider, pricing="rent", count=count, terms=terms) for count in counts]
-                  for device in devices]
+    rent_price = [_rent_by_count(device, provider, counts, terms) for device in devices]
     rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
             for row in rent_price]
     buy_price = [hourly_price(device, pricing="buy") for device in devices]
@@ -225,6 +224,23 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
     return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
             "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt,
             "rent_price": rent_price, "buy_price": buy_price}
+
+
+def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...], terms: tuple[str, ...]) -> list:
+    """:func:`hourly_price` (``pricing="rent"``) at each of ``counts``, worked out once per offer: the
+    counts one offer runs share its price (its label and units rendered once, not per count)."""
+    by_offer: dict[int, object] = {}
+    row = []
+    for count in counts:
+        offer = cheapest_cloud_price(device, provider, count, terms)
+        if offer is None:  # the reason names the count
+            row.append(hourly_price(device, provider, pricing="rent", count=count, terms=terms))
+            continue
+        index = next(i for i, p in enumerate(device.cloud_prices) if p is offer)
+        if index not in by_offer:
+            by_offer[index] = hourly_price(device, provider, pricing="rent", count=count, terms=terms)
+        row.append(by_offer[index])
+    return row
 
 
 def _row_price(prices: dict, device: int, count_index: int, basis: str | None) -> dict | None:
