@@ -1,12 +1,18 @@
 """Shared fixtures: the built-in catalog and a CLI runner."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from sizer.hardware.catalog import load_catalog
+# No disk cache in the suite unless a test gives its own folder: a test that patches the engine must
+# not leave its answers where a later test or command would read them (sizer.diskcache keys entries by
+# the code's files, not by what a test patched in memory).
+os.environ["SIZER_CACHE_DIR"] = "off"
+
+from sizer.hardware.catalog import load_catalog  # noqa: E402
 
 # The project's reference data (shared/ beside the checkout, as the developers and CI have it).
 SHARED_DATA = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data", Path("/work/shared/data"))

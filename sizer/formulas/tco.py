@@ -376,7 +376,7 @@ def cheapest_cloud_price(device: Device, provider: str | None = None, count: int
     current = [p for p in prices if _date_key(p.date) == latest[p.provider, p.term]]
     if not current:
         return None
-    return min(current, key=lambda p: _hourly(p).to("USD/hour").magnitude)
+    return min(current, key=lambda p: p.si("cloud_prices", "[currency]/[time]"))  # USD/hour, read at load
 
 
 def _date_key(date: str) -> tuple[int, ...]:

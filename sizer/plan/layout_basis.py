@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from sizer.engine.layers import LayerTable
 from sizer.engine.search import search
 from sizer.engine.summary import summarise
 from sizer.formulas.peaks import supported_precisions
+from sizer.diskcache import cached, file_stamp, key_of
 from sizer.memo import keyed_cache
 from sizer.results import unit_factor
 from sizer.workloads.architecture import Architecture
@@ -152,7 +154,26 @@ def _basis_key(job: Job, devices_key: tuple, counts: tuple[int, ...], headroom: 
 
 @keyed_cache(maxsize=64, key=lambda key, *rest: key)
 def _kept(key, job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:
-    return _search(job, devices, counts, headroom, calibration)
+    # A whole-catalog search is 50-60 ms of a command's start-up; the same question (the default one,
+    # say) is kept on disk too (sizer.diskcache), under its key and the code of the whole core, so a
+    # change to any module gives it a new entry. Devices travel by value in the key, not in the entry.
+    def build() -> Basis:
+        found = _search(job, devices, counts, headroom, calibration)
+        return dataclasses.replace(found, table=dataclasses.replace(found.table, devices=()))
+
+    try:
+        disk_key = key_of(_core_stamps(), repr(key))
+    except OSError:
+        return _search(job, devices, counts, headroom, calibration)
+    kept = cached("layout-basis", disk_key, build)
+    return dataclasses.replace(kept, table=dataclasses.replace(kept.table, devices=tuple(devices)))
+
+
+def _core_stamps() -> list:
+    """Name, size and modification time of every module and data file of the core (the fitted error
+    spreads are YAML beside the code): what a kept search was computed by."""
+    root = Path(__file__).resolve().parent.parent
+    return [file_stamp(path) for path in sorted((*root.rglob("*.py"), *root.rglob("*.yaml")))]
 
 
 def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:

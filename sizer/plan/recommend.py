@@ -229,6 +229,8 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...], terms: tuple[str, ...]) -> list:
     """:func:`hourly_price` (``pricing="rent"``) at each of ``counts``, worked out once per offer: the
     counts one offer runs share its price (its label and units rendered once, not per count)."""
+    if not any(p.term in terms for p in device.cloud_prices):  # no offer at all: one reason for every count
+        return [hourly_price(device, provider, pricing="rent", count=1, terms=terms)] * len(counts)
     by_offer: dict[int, object] = {}
     row = []
     for count in counts:

@@ -26,6 +26,7 @@ def searches(monkeypatch):
     calls = []
     search = layout_basis.search
     monkeypatch.setattr(layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    monkeypatch.setenv("SIZER_CACHE_DIR", "off")  # searches counted in this process, none read from disk
     _forget()
     yield calls
     _forget()
@@ -143,3 +144,19 @@ def test_a_question_is_quick_once_its_shape_is_searched(catalog):
     assert not answered_quickly(RecommendRequest(params=3.3e10, tokens=3.1e10, max_devices=64), catalog)
     assert answered_quickly(RecommendRequest(params=7e9, tokens=2e10, kinds=[]), catalog)  # refused at once
     _forget()
+
+
+def test_a_search_kept_on_disk_is_the_search(monkeypatch, tmp_path, catalog):
+    # a new process reads the default question's search from the disk cache: the same answer, no search
+    monkeypatch.setenv("SIZER_CACHE_DIR", str(tmp_path))
+    question = RecommendRequest(params=1.3e9, tokens=2.6e10, max_devices=8, kinds=["gpu"])
+    _forget()
+    searched = recommend(question, catalog)
+    calls = []
+    search = layout_basis.search
+    monkeypatch.setattr(layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    _forget()  # as a new process: nothing in memory
+    kept = recommend(question, catalog)
+    assert calls == [] and any(tmp_path.glob("layout-basis-*.pickle"))
+    assert [(r.name, r.count, r.training_time) for r in kept.ranked] == \
+        [(r.name, r.count, r.training_time) for r in searched.ranked]
