@@ -17,6 +17,8 @@ import vendor_efficiency  # noqa: E402
 
 @pytest.fixture(scope="module")
 def fitted():
+    if not vendor_efficiency.DATA.exists():
+        pytest.skip(f"{vendor_efficiency.DATA} is not beside this checkout")
     return vendor_efficiency.fit(vendor_efficiency.rows())
 
 
