@@ -3,7 +3,8 @@
 Four things are cached: pint's parsed unit definitions (see :mod:`sizer.units`), the parsed,
 validated built-in catalog (see :mod:`sizer.hardware.catalog`), the whole catalog's device table
 (:func:`sizer.engine.devices.cached_device_table`) and a recommendation's layout search
-(:mod:`sizer.plan.layout_basis`); the last two measured at 40 and 55 ms of a command's start-up. Each entry is a pickle named after a
+(:mod:`sizer.plan.layout_basis`); the last two measured at 40 and 55 ms of a command's start-up.
+At most :data:`MAX_ENTRIES_PER_NAME` entries of each kind are kept, the oldest removed first. Each entry is a pickle named after a
 key that covers everything it was built from (file contents or their sizes and modification
 times, and the versions of the code that built it), so a stale entry is never read: a change
 gives a new key.
@@ -80,6 +81,7 @@ def cached(name: str, key: str, build: Callable[[], Any]) -> Any:
         value = build()
         if directory is not None:
             _store(directory, folder, entry, value)
+            _prune(directory, name)
         return value
     finally:
         if directory is not None:
@@ -115,6 +117,20 @@ def _read(directory: int, entry: str) -> Any:
         if not (stat.S_ISREG(found.st_mode) and is_private(found)):
             raise PermissionError(f"cache entry {entry} is not a private regular file")
         return pickle.load(source)
+
+
+MAX_ENTRIES_PER_NAME = 32  # kept of each kind: a service asked many new questions must not fill the disk
+
+
+def _prune(directory: int, name: str, keep: int = MAX_ENTRIES_PER_NAME) -> None:
+    """Remove the oldest entries of ``name`` beyond ``keep``: the cache stays bounded whatever is asked."""
+    try:
+        entries = [(os.stat(entry, dir_fd=directory, follow_symlinks=False).st_mtime_ns, entry)
+                   for entry in os.listdir(directory) if entry.startswith(f"{name}-") and entry.endswith(".pickle")]
+        for _, entry in sorted(entries)[:-keep] if len(entries) > keep else ():
+            os.unlink(entry, dir_fd=directory)
+    except Exception:  # a listing or removal that fails leaves the entries: the next write tries again
+        pass
 
 
 def _store(directory: int, folder: Path, entry: str, value: Any) -> None:

@@ -118,3 +118,18 @@ def test_a_created_folder_is_private(folder):
     diskcache.cached("thing", "k8", lambda: 1)
     assert folder.stat().st_mode & 0o777 == 0o700
     assert (folder / "thing-k8.pickle").stat().st_mode & 0o077 == 0
+
+
+def test_each_kind_of_entry_is_bounded(tmp_path, monkeypatch):
+    # a service asked many new questions writes one search per question: the oldest go, the disk stays bounded
+    from sizer import diskcache
+
+    monkeypatch.setenv("SIZER_CACHE_DIR", str(tmp_path / "cache"))
+    for i in range(diskcache.MAX_ENTRIES_PER_NAME + 5):
+        diskcache.cached("many", f"{i:04d}", lambda i=i: i)
+    diskcache.cached("other", "one", lambda: 1)
+    folder = tmp_path / "cache"
+    assert len(list(folder.glob("many-*.pickle"))) == diskcache.MAX_ENTRIES_PER_NAME
+    assert len(list(folder.glob("other-*.pickle"))) == 1
+    assert diskcache.cached("many", f"{diskcache.MAX_ENTRIES_PER_NAME + 4:04d}", lambda: -1) == \
+        diskcache.MAX_ENTRIES_PER_NAME + 4  # the newest is still read
