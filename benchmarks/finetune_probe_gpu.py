@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -131,8 +132,10 @@ def main() -> None:
     report = {"device": torch.cuda.get_device_name(0), "total_memory_bytes": torch.cuda.get_device_properties(0).total_memory,
               "torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__,
               "date": time.strftime("%Y-%m-%d"), "rows": rows}
-    with open(args.out, "w", encoding="utf-8") as handle:
+    temporary = f"{args.out}.tmp"  # written whole, then renamed: never half a file
+    with open(temporary, "w", encoding="utf-8") as handle:
         json.dump(report, handle, indent=1)
+    os.replace(temporary, args.out)
 
 
 if __name__ == "__main__":

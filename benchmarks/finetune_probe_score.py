@@ -19,7 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
 from finetune_probe_gpu import LLAMA_3_2_1B  # noqa: E402  the shape the rows were measured on
+from sizer.datafile import load_json, parse_json  # noqa: E402  the one guarded reader
 
 ROWS = ROOT / "benchmarks" / "results" / "finetune-probe-h100.json"
 SIZER = ROOT / ".venv" / "bin" / "sizer"
@@ -29,7 +31,7 @@ TO_S = {"s": 1.0, "ms": 1e-3}
 
 def _ask(*args: str) -> dict:
     done = subprocess.run([str(SIZER), *args, "--json"], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return parse_json(done.stdout, "sizer --json", " ".join(args[:2]))
 
 
 def score(rows: list[dict], small_model: str) -> list[dict]:
@@ -56,7 +58,7 @@ def score(rows: list[dict], small_model: str) -> list[dict]:
 
 
 def main() -> None:
-    rows = json.loads(ROWS.read_text(encoding="utf-8"))["rows"]
+    rows = load_json(ROWS, "rows")["rows"]
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "config.json"
         config.write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "head_dim": 64,
