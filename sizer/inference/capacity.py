@@ -32,7 +32,7 @@ MIN_REQUESTS, MAX_REQUESTS = 200, 3000
 
 
 def percentile_interval(values, percentile: float, z: float = 1.96) -> tuple[float, float] | None:
-    """The order-statistic interval of the ``percentile`` [%] of ``values`` at about 95 % confidence (``z``):
+    r"""The order-statistic interval of the ``percentile`` [%] of ``values`` at about 95 % confidence (``z``):
     ranks :math:`n q \pm z \sqrt{n q (1 - q)}` of the sorted values (distribution-free); None without values.
 
     >>> percentile_interval(list(range(1, 1001)), 50.0)

@@ -74,7 +74,7 @@ def local_times(arch: Architecture, device: Device, fmt: WeightFormat, profile: 
 
 def prefill_seconds(arch: Architecture, fmt: WeightFormat, table, ubatch: int, prompt_len: int, depth: int,
                     kv_bytes: float = 2.0) -> float:
-    """A prompt processed in micro-batches of ``ubatch`` tokens, as llama.cpp does (``-ub``): every
+    r"""A prompt processed in micro-batches of ``ubatch`` tokens, as llama.cpp does (``-ub``): every
     micro-batch reads all weights once and attends over the tokens before it.
 
     .. math:: t = \lfloor p / u \rfloor \, t_{pass}(u, \bar d) + t_{pass}(p \bmod u, \bar d')

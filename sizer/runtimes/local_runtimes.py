@@ -82,7 +82,7 @@ class LocalProfile:
         return self.step_overhead.get(family, self.step_overhead.get(ANY, 0.0))
 
     def generation(self, family: str, quant: str, bandwidth: float) -> float:
-        """Fraction of ``bandwidth`` [B/s] the generation kernels reach: the fitted figure at 400 GB/s times
+        r"""Fraction of ``bandwidth`` [B/s] the generation kernels reach: the fitted figure at 400 GB/s times
         :math:`(B / 400\,GB/s)^x` (a GPU's reach grows slower than its memory channels: Apple's Max and Ultra
         chips stream a smaller share than the base and Pro chips), at most 1."""
         x = self.bandwidth_exponent.get(family, self.bandwidth_exponent.get(ANY, 0.0))
