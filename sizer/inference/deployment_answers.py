@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from sizer.formulas.tco import PriceBasis, PriceUsed
-from sizer.inference.under_load import CostOut, LatencyOut, LoadOut
+from sizer.inference.under_load import ServingCostOut, LatencyOut, LoadOut
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
 
 
@@ -24,7 +24,7 @@ class InferenceOption(Model):
     memory_per_device: QuantityOut
     device_memory: QuantityOut
     rent_per_hour: QuantityOut | None  # per replica: devices x the price per device-hour, of price_basis
-    cost_per_million_tokens: CostOut | None
+    cost_per_million_tokens: ServingCostOut | None
     price_basis: PriceBasis | None = None  # "rent" or "buy" (an amortised purchase), as pricing asked
     price: PriceUsed | None = None  # the price behind the cost: term or purchase basis, offer, date, source
     decode_bound: str
@@ -60,7 +60,7 @@ class LoadOption(Model):
     price_per_hour: QuantityOut | None  # per device, of price_basis
     price_basis: PriceBasis | None = None  # "rent" or "buy" (an amortised purchase), as pricing asked
     price: PriceUsed | None = None  # the price behind the cost: term or purchase basis, offer, date, source
-    cost_per_million_tokens: CostOut | None
+    cost_per_million_tokens: ServingCostOut | None
     # "colocated": every replica prefills and decodes; "disaggregated": prefill_replicas run prompts, decode_replicas
     # the answers (replicas = both), the prompt's KV cache sent between them in kv_transfer
     deployment: str = "colocated"

@@ -33,7 +33,7 @@ from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_
 from sizer.inference.load_search import EIGHT_BIT, SEARCH_KV, searched_weights
 from sizer.inference.serving import (ServingCase, evaluate_serving, serving_table, splits_heads,
                                      total_tokens_per_second)
-from sizer.inference.under_load import (SERVING_PRICING, CostOut, LatencyOut, LoadOut, cost_out, default_split, latency_out,
+from sizer.inference.under_load import (SERVING_PRICING, ServingCostOut, LatencyOut, LoadOut, cost_out, default_split, latency_out,
                                         load_out, parse_load, refuse_load_options_without_load, runtime_memory,
                                         serving_prices, usd_per_million)
 from sizer.formulas.tco import Pricing

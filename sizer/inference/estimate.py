@@ -33,7 +33,7 @@ from sizer.units import Quantity, parse_count
 from sizer.workloads.request import RequestModel
 from sizer.inference.capacity import serve_load
 from sizer.inference.simulate import batching_table, runtime_replica
-from sizer.inference.under_load import (CapacityOut, CostOut, LatencyOut, LoadFields, LoadOut, capacity_out, check_runtime,
+from sizer.inference.under_load import (CapacityOut, ServingCostOut, LatencyOut, LoadFields, LoadOut, capacity_out, check_runtime,
                                         cost_out, default_split, delivered, latency_out, load_assumptions, load_out,
                                         parse_load, runtime_assumption, runtime_memory, serving_runtime,
                                         usd_per_million)
@@ -117,7 +117,7 @@ class InferenceResult(Model):
     max_batch: int
     decode_bound: str  # "memory" or "compute" at this batch
     compute_bound_batch: int | None
-    cost_per_million_tokens: CostOut | None  # offline: at the static batch; under load: at that load
+    cost_per_million_tokens: ServingCostOut | None  # offline: at the static batch; under load: at that load
     energy_per_token: RangeOut | None  # None: the catalog has no power figure for the device
     assumptions: list[Assumption]
     scenario: str = "offline"  # "offline": a static batch; "load": a rate or users under continuous batching

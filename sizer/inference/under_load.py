@@ -198,7 +198,7 @@ class CapacityOut(Model):
     slo: dict[str, QuantityOut]
 
 
-class CostOut(RangeOut):
+class ServingCostOut(RangeOut):
     """A cost per million output tokens: the range, its expected ``value`` and whether the hourly
     price is a rent or an amortised purchase."""
 
@@ -214,8 +214,8 @@ def usd_per_million(hourly: float | None, devices: float, tokens_per_s: float) -
     return float(hourly * devices * unit_factor("1/hour", "1/s") / tokens_per_s * 1e6)
 
 
-def cost_out(per_million: float, basis: str, spread: dict) -> CostOut:
-    return CostOut.model_construct(low=float(per_million / spread["high"]), expected=float(per_million),
+def cost_out(per_million: float, basis: str, spread: dict) -> ServingCostOut:
+    return ServingCostOut.model_construct(low=float(per_million / spread["high"]), expected=float(per_million),
                                    high=float(per_million / spread["low"]), unit="USD", value=float(per_million),
                                    price_basis=basis)
 
