@@ -92,9 +92,10 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
                  "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "
                  "mixture keeps only its routed experts in MXFP4 (a dense model all but its embeddings and head); "
                  "dequantised to 16 bits for the matrix products", edges_16bit=True, experts_only=True),
-    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), "fp8",
+    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), "fp4",
                  "NVIDIA NVFP4: FP4 E2M1 values with an FP8 E4M3 scale per 16 (NVIDIA technical blog 'Introducing "
-                 "NVFP4', 2025); computed at the FP8 rate here, as the catalog lists no FP4 peak"),
+                 "NVFP4', 2025); computed at the FP4 peak where the catalog has one (B200, GB200), else at FP8, "
+                 "else at 16 bits, as training's --precision fp4 is"),
 )}
 # Common spellings of the same formats.
 _ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "gptq": "gptq-int4-g128",

@@ -273,7 +273,11 @@ def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tupl
     if compute == "int8":
         return _int8_rows(fallback)
     primary = build_device_table(devices, compute, efficiencies)
-    return primary if strict else _choose_rows(primary, fallback)
+    if strict:
+        return primary
+    if compute == "fp4":  # NVFP4: the FP4 peak where the catalog has one (Blackwell), else FP8, else 16 bits
+        fallback = _choose_rows(build_device_table(devices, "fp8", efficiencies), fallback)
+    return _choose_rows(primary, fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
