@@ -17,6 +17,7 @@ dies mid-estimate is answered 500 like any unexpected error, and replaced.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import io
 import itertools
 import logging
@@ -35,6 +36,10 @@ from typing import Any, Callable
 
 log = logging.getLogger("sizer.api")
 IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
+
+# Modules whose functions the service sends here, imported once at a worker's start; named, not imported,
+# so that the pool depends on no route (the routes depend on it, through api.deps)
+WARM_MODULES = ("api.routers.inference", "api.routers.recommend")
 
 
 @dataclass(frozen=True)
@@ -106,8 +111,8 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
     from sizer.facade import load_catalog
 
     catalog = load_catalog(catalog_file)  # the serving estimates that come here build their own tables
-    import api.routers.inference  # noqa: F401 - the routes whose functions come here, imported before the first job
-    import api.routers.recommend  # noqa: F401
+    for module in WARM_MODULES:  # the routes whose functions come here (by reference), loaded before the first job
+        importlib.import_module(module)
     if niceness:  # after the start, at the service's priority: a busy machine does not hold the first answer back
         os.nice(niceness)
     jobs: queue.Queue = queue.Queue()

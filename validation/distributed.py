@@ -79,7 +79,7 @@ def measure_data_parallel(spec: WorkloadSpec, detected: DetectedDevice, budget: 
     """Measure the run on ``spec.processes`` ranks and predict it for as many devices."""
     import torch
 
-    from validation.runner import run_profile, run_record
+    from validation.records import run_profile, run_record
 
     notes = list(spec.notes)
     if detected.kind == "cuda" and torch.cuda.device_count() >= spec.processes:

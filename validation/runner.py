@@ -12,7 +12,8 @@ from validation.detect import DetectedDevice, cores_in_use, detect_device
 from validation.loads import BYTES_PER_MIB, LoadSampler, current_rss, peak_rss, release_freed_memory, reset_peak_rss
 from validation.measure import StepBudget, Trainer, layer_summary, profiled_steps
 from validation.plans import BUDGETS, plan
-from validation.predict import errors, predict
+from validation.predict import predict
+from validation.records import run_profile, run_record
 from validation.workloads import SyntheticData, WorkloadSpec, build_model, loss_fn, make_optimizer
 
 
@@ -127,27 +128,6 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
     del trainer, model, data
     release_freed_memory()
     return result
-
-
-def run_profile(spec: WorkloadSpec, model, inputs) -> dict:
-    """The run's model profiled layer by layer (what `sizer profile` writes), for the per-layer
-    prediction and for `sizer calibrate`."""
-    from validation.profiler import profile_model
-
-    return profile_model(model, inputs[: min(len(inputs), 8)], name=spec.run_id, description=spec.workload,
-                         generated_by=f"sizer validate ({spec.run_id})")
-
-
-def run_record(spec: WorkloadSpec, detected: DetectedDevice, counts, measured: dict, predicted: dict,
-               profile: dict | None = None) -> dict:
-    config = {**spec.config, "batch_size": spec.batch_size, "optimizer": spec.optimizer,
-              "learning_rate": spec.learning_rate, "train_samples": spec.train_samples, "params": counts.params,
-              "processes": spec.processes, "activation_bytes_per_sample": counts.activation_bytes_per_sample}
-    return {"id": spec.run_id, "workload": spec.workload, "family": spec.family,
-            "sweep": {"parameter": spec.sweep[0], "value": spec.sweep[1]} if spec.sweep else None,
-            "config": config, "notes": list(spec.notes), "device": predicted["device"],
-            "measured": measured, "predicted": predicted, "error": errors(predicted, measured),
-            "flops": counts.as_dict(), "profile": profile}
 
 
 def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None = None,

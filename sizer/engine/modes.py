@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -30,8 +30,14 @@ from sizer.results import Assumption, unit_factor
 from sizer.units import Quantity
 from sizer.engine.job import Job, job_from_profile
 
-if TYPE_CHECKING:  # the calibration file's schema; calibration.py imports this module, not the reverse
-    from sizer.engine.calibration import DeviceCalibration
+class CalibrationEntry(Protocol):
+    """What a calibration entry gives this module (:class:`sizer.engine.calibration.DeviceCalibration`
+    has it): described here, not imported, since calibration.py imports this module."""
+
+    device_name: str
+    efficiency_scale: float
+    step_overhead_s: float
+    runs: int
 
 # How much of a reference run's deviation from the datasheet model carries over to another
 # device. Part of that deviation belongs to the workload (it carries over), part to the
@@ -226,15 +232,16 @@ def reference_efficiencies(job: Job, device: Device, measured_throughput: float,
     return base.scaled(factor, f"scaled by {factor:.3g} to match the reference measurement"), factor
 
 
-def calibrated_efficiencies(device: Device, entry: DeviceCalibration) -> Efficiencies:
+def calibrated_efficiencies(device: Device, entry: CalibrationEntry) -> Efficiencies:
     """The device kind's default efficiencies scaled by a calibration entry, with its fitted step overhead.
 
     Parameters
     ----------
     device : Device
         The catalog device; its kind picks the defaults.
-    entry : DeviceCalibration
-        The fit for this device: ``efficiency_scale`` [1] (kernels take this many times the
+    entry : CalibrationEntry
+        The fit for this device (a :class:`~sizer.engine.calibration.DeviceCalibration`):
+        ``efficiency_scale`` [1] (kernels take this many times the
         default-efficiency time) and ``step_overhead_s`` [s].
 
     Returns
