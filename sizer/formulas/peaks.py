@@ -260,9 +260,7 @@ def cpu_clock(device: Device) -> pint.Quantity:
     pint.Quantity
         The clock [Hz].
     """
-    if device.all_core_clock is not None:
-        return device.all_core_clock.quantity("all_core_clock", "[frequency]")
-    return device.boost_clock.quantity("boost_clock", "[frequency]")
+    return _every_core_clock(device, device.boost_clock, "boost_clock")
 
 
 def tile_clock(device: Device) -> pint.Quantity:
@@ -280,10 +278,14 @@ def tile_clock(device: Device) -> pint.Quantity:
     pint.Quantity
         The clock [Hz].
     """
+    return _every_core_clock(device, device.base_clock or device.boost_clock, "base_clock")
+
+
+def _every_core_clock(device: Device, fallback, field: str) -> pint.Quantity:
+    """The catalog's all-core clock where it has one, else ``fallback`` (a clock figure named ``field``) [Hz]."""
     if device.all_core_clock is not None:
         return device.all_core_clock.quantity("all_core_clock", "[frequency]")
-    clock = device.base_clock or device.boost_clock
-    return clock.quantity("base_clock", "[frequency]")
+    return fallback.quantity(field, "[frequency]")
 
 
 def tile_peak(device: Device, precision: str) -> pint.Quantity | None:
