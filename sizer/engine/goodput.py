@@ -281,7 +281,7 @@ def stated() -> Assumption:
     """
     return Assumption(name="training time with interruptions",
                       value=f"{FAILURES_PER_DEVICE_HOUR:.3g} failures per device-hour; checkpoints of the model states at "
-                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE / 1e6:.3g} MB/s per device, every Daly-optimal interval; "
+                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE * unit_factor('B/s', 'MB/s'):.3g} MB/s per device, every Daly-optimal interval; "
                       f"{RESTART_SECONDS / 60:.3g} min per restart plus the checkpoint read; shown where asked, else "
                       "where a run expects at least one failure",
                       source=f"{FAILURE_SOURCE}; {CHECKPOINT_SOURCE}; Daly 2006 (docs/references.md [daly]); restart "

@@ -90,7 +90,7 @@ def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
                       + (f", {p.kv_free_share:.0%} of the rest to the KV cache" if p.kv_free_share < 1 else "")
                       + ("; each request's whole KV cache reserved at admission" if p.reserve_kv else
                          "; the youngest request preempted when the cache fills")
-                      + f"; {p.sequence_overhead * 1e6:.0f} us of CPU per running request and iteration "
+                      + f"; {p.sequence_overhead * unit_factor('s', 'us'):.0f} us of CPU per running request and iteration "
                         f"(fitted on {p.fitted_on})", source=p.sources + " (defaults recalled, not read in a data file)",
                       verified=False)
 
