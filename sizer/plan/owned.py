@@ -99,12 +99,10 @@ def run_cost(device: Device, count: int, hours: tuple[float, float, float], clou
                    price_basis="buy" if price.basis == "amortised purchase" else "rent", price=price.label)
 
 
-TRAINING_FIELDS = ("params", "samples", "epochs", "tokens", "batch_size", "precision", "optimizer", "forward_flops_per_param",
-                   "backward_factor", "forward_flops_per_sample", "seq_len", "activation_memory_per_sample", "sample_size",
-                   "model", "workload", "attention", "micro_batch", "method", "lora_rank", "lora_targets",
-                   "state_precision", "optimizer_in_backward", "offload_params", "offload_activations", "loss", "sample_tokens",
-                   "zero", "tp", "pp", "ep", "interleave", "recompute", "sharding", "offload", "hybrid_shard", "headroom",
-                   "overlap_allreduce", "calibration", "host_memory", "system")
+# Every field of a training request but the hardware it runs on (and a reference run, measured on one
+# device): derived from the request model, so a new field reaches --have and the suggestions untouched
+PER_HARDWARE = frozenset({"device", "count", "have", "reference", "reference_batch_size"})
+TRAINING_FIELDS = tuple(name for name in estimates.TimeRequest.model_fields if name not in PER_HARDWARE)
 
 
 def training_fields(request) -> dict[str, Any]:

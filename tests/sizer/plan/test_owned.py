@@ -132,3 +132,17 @@ def test_serving_fp8_on_owned_hardware_without_the_peak_says_so(catalog):
     option = result.options[0]
     assert not option.fits and "cannot run these weights" in option.verdict and "fp8 peak" in option.verdict
     assert any(s.apply.get("weights") in ("int8", "awq-int4-g128", "q4_k_m") for s in option.suggestions)
+
+
+def test_every_training_field_but_the_hardware_survives_have():
+    # derived from the request model: a pinned --cp (dropped when the list was kept by hand) and the
+    # fields added since reach the answer on one's own hardware
+    from sizer.plan.estimates import TimeRequest
+    from sizer.plan.owned import PER_HARDWARE, TRAINING_FIELDS, training_fields
+
+    assert set(TRAINING_FIELDS) == set(TimeRequest.model_fields) - PER_HARDWARE
+    request = TimeRequest(model="llama-2-7b", tokens=1e9, cp=4, interruptions=False, overlap_all_to_all=True,
+                          state_precision="bf16", have=["8x H100 SXM"])
+    fields = training_fields(request)
+    assert fields["cp"] == 4 and fields["interruptions"] is False and fields["overlap_all_to_all"] is True
+    assert "have" not in fields
