@@ -494,7 +494,7 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
 
     parts, configs = ev.parts, ev.configs
     steps, batch = float(ev.steps[0]), float(ev.batch[0])
-    low_factor, high_factor, range_source = range_factors(mode.value, workload_kind(job, device.kind))
+    low_factor, high_factor, range_source = range_factors(mode, workload_kind(job, device.kind))
     peak = float(table.peak[0])
     summary = summarise(ev, [0], low_factor, high_factor, peak)
     step_range = (float(summary.step_low[0]), float(summary.step_expected[0]), float(summary.step_high[0]))

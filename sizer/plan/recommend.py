@@ -25,7 +25,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device, OfferTerm
 from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.choices import Precision, parse_choice
+from sizer.choices import Mode, Precision, parse_choice
 from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
@@ -529,7 +529,7 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
                    source="sizer's default criterion"),
         _LAYOUTS,
         Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
-                   "and the workload's", source=_range_source("calibrated" if request.calibration is not None else "datasheet")),
+                   "and the workload's", source=_range_source(Mode.CALIBRATED if request.calibration is not None else Mode.DATASHEET)),
         _BETWEEN_NODES,
         Assumption(name="pricing", value=PRICING_SAID[pricing] + f"; offer terms: {', '.join(request.terms)}" + (
             f"; {len(unpriced)} device(s) without such a price listed apart (unpriced)" if len(unpriced) else ""),
@@ -577,8 +577,8 @@ def _default_fields() -> dict:
     return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
 
 
-def _range_source(mode: str) -> str:
-    return error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"
+def _range_source(mode: Mode) -> str:
+    return error_spread()[mode.value]["source"] + "; sizer/engine/error_spread.yaml"
 
 
 @functools.lru_cache(maxsize=1)

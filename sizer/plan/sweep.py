@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
+from sizer.choices import Mode, Precision, Sharding, parse_choice, zero_stage_of
 from sizer.engine.evaluate import evaluate, range_arrays
 from sizer.engine.devices import cached_device_table
 from sizer.engine.search import search
@@ -106,7 +106,7 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
                     overlap_allreduce=overlap_allreduce)
 
 
-def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
+def _group(index: int, job: Job, devices: tuple, precision: Precision, counts: np.ndarray, zeros: np.ndarray | None,
            prices: tuple[np.ndarray, np.ndarray], headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
     table = cached_device_table(devices, precision, job.arch is not None)
     if zeros is None:
@@ -115,7 +115,7 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, zeros, indexing="ij")
         ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=headroom,
                       overlap_allreduce=overlap_allreduce)
-    lows, highs = range_arrays("datasheet", job, devices)
+    lows, highs = range_arrays(Mode.DATASHEET, job, devices)
     d, count = ev.configs.device, ev.configs.count
     limit_step = ev.parts.physical_limit
     steps = ev.steps
@@ -189,8 +189,8 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     for index, request in enumerate(requests):
         for precision in wanted or [None]:
             check_deadline()
-            job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision.value}))
-            groups.append(_group(index, job, chosen, job.precision.value, count_array, zeros, prices, headroom,
+            job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision}))
+            groups.append(_group(index, job, chosen, job.precision, count_array, zeros, prices, headroom,
                                  overlap_allreduce))
     merged = {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
     # text columns as categoricals: codes built per group, the names once (no per-row strings)
