@@ -30,6 +30,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("sizer", "cli", "api", "catalog", "validation")
+# The repository's folders that the wheel installs inside the sizer package (pyproject.toml, setup.py).
+INSIDE = ("cli", "api", "catalog", "validation")
 # Not shipped: dated validation reports and folder notes for people reading the source.
 NOT_SHIPPED = re.compile(r"^validation/reports/|\.md$")
 COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
@@ -54,6 +56,11 @@ def _source_files() -> set[str]:
                     and not NOT_SHIPPED.search(relative):
                 files.add(relative)
     return files
+
+
+def _in_wheel(relative: str) -> str:
+    """Where the wheel puts a file of the repository: ``api/app.py`` at ``sizer/api/app.py``."""
+    return f"sizer/{relative}" if relative.split("/")[0] in INSIDE else relative
 
 
 @pytest.fixture(scope="module")
@@ -103,18 +110,29 @@ def test_wheel_carries_every_module_and_data_file(built):
     wheel, _ = built
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if not name.startswith("sizer-")}
-    missing = _source_files() - shipped
-    assert not missing, f"the wheel lacks {sorted(missing)}"
+    missing = {_in_wheel(relative) for relative in _source_files()} - shipped
+    assert not missing, f"the wheel lacks {sorted(missing)} (setup.py lists the packages)"
     # The folders the old wheel lost, named so a failure here says what broke.
-    for needed in ("api/routers/__init__.py", "api/static/index.html", "api/static/app.js",
-                   "catalog/workloads/resnet50.yaml", "sizer/engine/error_spread.yaml"):
+    for needed in ("sizer/api/routers/__init__.py", "sizer/api/static/index.html", "sizer/api/static/app.js",
+                   "sizer/catalog/workloads/resnet50.yaml", "sizer/engine/error_spread.yaml"):
         assert needed in shipped
+
+
+def test_wheel_installs_only_the_sizer_package(built):
+    # Top-level `api`, `cli` or `catalog` in site-packages clash with other distributions of those names.
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+    assert not tops & {"api", "cli", "catalog", "validation", "benchmarks", "tests"}, sorted(tops)
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"sizer"}, sorted(tops)
 
 
 def test_installed_package_is_the_wheel_not_the_source_tree(venv, tmp_path):
     where = subprocess.run(
-        [venv / "python", "-c", "import sizer, api.routers, api.app, cli.main, catalog; "
-                                "print(sizer.__file__); print(api.routers.__file__); print(catalog.__file__)"],
+        [venv / "python", "-c", "import sizer, sizer.api.routers, sizer.api.app, sizer.cli.main, sizer.catalog, "
+                                "sizer.validation.profiler; from sizer.hardware.catalog import builtin_catalog_dir; "
+                                "print(sizer.__file__); print(sizer.api.routers.__file__); print(sizer.catalog.__file__); "
+                                "print(builtin_catalog_dir())"],
         cwd=tmp_path, capture_output=True, text=True, env=_clean_env(), timeout=60)
     assert where.returncode == 0, where.stderr
     env_root = venv.parent.resolve()
