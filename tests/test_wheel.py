@@ -4,7 +4,9 @@ The wheel once lacked ``api.routers`` and ``api/static``, so ``sizer serve`` die
 ModuleNotFoundError, and setuptools warned about ``catalog.workloads`` on every install. Here the
 wheel is built from a copy of the tree, checked to carry every module and data file, installed
 into a fresh virtual environment, and run from another directory: ``sizer recommend --json``,
-then ``sizer serve`` answering ``/``, ``/docs`` and ``/v1/peak``.
+then ``sizer serve`` answering ``/``, ``/docs``, ``/v1/peak`` and ``/v1/inference`` (from a worker
+process). The wheel installs one top-level package, ``sizer``: the repository's api/, cli/, catalog/
+and validation/ go in as ``sizer.api`` ... (pyproject.toml).
 
 To stay fast and offline the new environment borrows the running one's third-party packages
 through a path file (never its editable ``sizer``: a path file's own path files are not read),
@@ -61,6 +63,22 @@ def _source_files() -> set[str]:
 def _in_wheel(relative: str) -> str:
     """Where the wheel puts a file of the repository: ``api/app.py`` at ``sizer/api/app.py``."""
     return f"sizer/{relative}" if relative.split("/")[0] in INSIDE else relative
+
+
+def test_shipped_code_names_no_top_level_folder_of_the_repository():
+    # Installed, api/ is sizer.api: `from api.deps import ...` works in a checkout and fails from the wheel.
+    # Each folder imports its own modules relatively; cli reaches api and validation through cli/siblings.py.
+    import ast
+
+    absolute = []
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+                absolute += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
+                             if name.split(".")[0] in INSIDE]
+    assert not absolute, f"imports that only work in a checkout (make them relative): {absolute}"
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +167,17 @@ def test_installed_recommend_answers_json_from_another_directory(venv, tmp_path)
     assert answer["ranked"][0]["rank"] == 1
 
 
+def test_installed_commands_that_load_api_and_validation_start(venv, tmp_path):
+    # `sizer validate` and `sizer profile` import sizer.validation, `sizer serve` sizer.api, only when run.
+    for command in (["validate", "--help"], ["profile", "--help"], ["serve", "--help"]):
+        run = subprocess.run([venv / "sizer", *command], cwd=tmp_path, capture_output=True, text=True,
+                             env=_clean_env(), timeout=60)
+        assert run.returncode == 0 and "Usage" in run.stdout, (command, run.stderr)
+    module = subprocess.run([venv / "python", "-m", "sizer", "--version"], cwd=tmp_path, capture_output=True,
+                            text=True, env=_clean_env(), timeout=60)
+    assert module.stdout.strip() == "sizer 0.1.0", module.stderr
+
+
 def _get(url: str, body: dict | None = None) -> tuple[int, str]:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"} if data else {})
@@ -189,6 +218,9 @@ def test_installed_server_serves_the_page_the_docs_and_the_api(venv, tmp_path):
         assert status == 200
         # spec §3.1: 2 x 3840 x 1.531 GHz = 1.176e13 FLOP/s; the number only has to arrive.
         assert "FLOP" in peak
+        # A serving question runs in an estimate worker process, which imports sizer.api.pool by that name.
+        status, served = _get(base + "/v1/inference", {"params": "1B", "device": "H100 SXM"})
+        assert status == 200 and json.loads(served)["decode_tokens_per_s"]["unit"] == "tokens/s"
     finally:
         server.terminate()
         try:
