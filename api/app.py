@@ -2,7 +2,7 @@
 
 Thin by design (spec §6): every route parses a body into the core's own request model, calls
 the core, and returns the core's own result model. Run it with ``sizer serve``, or with any
-ASGI server as ``uvicorn --factory api.app:create_app``.
+ASGI server as ``uvicorn --factory sizer.api.app:create_app`` (``api.app:create_app`` in a checkout).
 
 >>> from fastapi.testclient import TestClient
 >>> TestClient(create_app()).get("/healthz").json()["status"]
