@@ -9,8 +9,8 @@ import uuid
 
 from starlette.exceptions import HTTPException
 
-from api.deps import CLIENT, LANES, Lanes
-from api.headers import security_headers
+from .deps import CLIENT, LANES, Lanes
+from .headers import security_headers
 from sizer.facade import clear_deadline, set_deadline
 from sizer.facade import EstimateTimeout
 

@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import ActivationMemory, CatalogOption, Epochs, JsonOption, Optimizer, PricingOption, SeqLen, load
+from . import output
+from .common import ActivationMemory, CatalogOption, Epochs, JsonOption, Optimizer, PricingOption, SeqLen, load
 
 ListOption = Optional[str]
 COST_HEAD = {"rent": "rent cost", "buy": "buy cost", "any": "cost (rent, or (b) buy)"}

@@ -17,8 +17,8 @@ from sizer.workloads.profile import Profile
 from sizer.workloads.request import WorkloadRequest
 from sizer.engine.job import job_from_profile, resolve_job
 
-from validation.count import ModelCounts
-from validation.workloads import CORE_OPTIMIZER, WorkloadSpec
+from .count import ModelCounts
+from .workloads import CORE_OPTIMIZER, WorkloadSpec
 
 
 def workload_request(spec: WorkloadSpec, counts: ModelCounts) -> WorkloadRequest:
