@@ -32,45 +32,131 @@ EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-a
 def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
     """(description, request edit) of every single change worth evaluating."""
     changes: list[tuple[str, dict]] = []
-    transformer = fields.get("model") is not None or fields.get("tokens") is not None
-    method = str(fields.get("method", "full")).lower()
     fixed = [k for k in LAYOUT_FIELDS if k in fields]
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
-        # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
-        adapters = method != "full" or reads_as_fine_tune(fields, outcome)
-        if adapters and method == "full":
-            changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
-        if adapters and method in ("full", "lora"):
-            changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
-        optimizer = str(fields.get("optimizer", "adam")).lower()
-        if optimizer in EIGHT_BIT and method == "full":
-            changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
-        timed = fields.get("samples") is not None or fields.get("tokens") is not None
-        # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
-        # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
-        searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
-        if transformer and fields.get("recompute") != "full" and not searched:
-            changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
-        # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
-        # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
-        separate = have.device.kind != "cpu" and not have.device.unified_memory
-        if not fields.get("offload") and method == "full" and separate and timed:
-            changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
-        changes += recipe_changes(fields, timed)
-        seq = fields.get("seq_len")
-        if transformer:
-            current = int(seq) if seq else _sequence(outcome)
-            shorter = current // 2 if current else None
-            while shorter and shorter >= SHORTEST_SEQUENCE:
-                changes.append((f"train on sequences of {shorter} tokens instead of {current}", {"seq_len": shorter}))
-                shorter //= 2
-        micro = fields.get("micro_batch")
-        if micro is not None and float(micro) > 1:
-            changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
+        changes += _memory_changes(fields, have, outcome)
     if missed_deadline and str(fields.get("precision", "mixed")).lower() != "fp8" and "fp8" in supported_precisions(have.device):
         changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
+    return changes + _more_devices(fields, have)
+
+
+def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[tuple[str, dict]]:
+    """The changes that need less memory on the same hardware, in the order tried: the method, the
+    optimizer, recomputation, offload, the recipe, shorter sequences, a smaller micro-batch.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    have : Owned
+        The hardware (its device decides whether offload is possible).
+    outcome : Outcome
+        The request evaluated (its sequence length, whether it reads as a fine-tune).
+    """
+    transformer = fields.get("model") is not None or fields.get("tokens") is not None
+    method = str(fields.get("method", "full")).lower()
+    timed = fields.get("samples") is not None or fields.get("tokens") is not None
+    changes = _method_changes(fields, outcome, method)
+    changes += _recompute_and_offload_changes(fields, have, method, transformer, timed)
+    changes += recipe_changes(fields, timed)
+    if transformer:
+        changes += _sequence_changes(fields, outcome)
+    micro = fields.get("micro_batch")
+    if micro is not None and float(micro) > 1:
+        changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
+    return changes
+
+
+def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> list[tuple[str, dict]]:
+    """Adapters instead of every weight (for a fine-tune only) and 8-bit optimizer states.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    outcome : Outcome
+        The request evaluated (whether it reads as a fine-tune).
+    method : str
+        The fine-tuning method asked, lower case (full, lora, qlora).
+    """
+    changes: list[tuple[str, dict]] = []
+    # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
+    adapters = method != "full" or reads_as_fine_tune(fields, outcome)
+    if adapters and method == "full":
+        changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
+    if adapters and method in ("full", "lora"):
+        changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
+    optimizer = str(fields.get("optimizer", "adam")).lower()
+    if optimizer in EIGHT_BIT and method == "full":
+        changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
+    return changes
+
+
+def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: str, transformer: bool,
+                                   timed: bool) -> list[tuple[str, dict]]:
+    """Full recomputation where the layout search would not try it, and ZeRO-Offload where the device has
+    a host memory apart and the run is timed.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    have : Owned
+        The hardware.
+    method : str
+        The fine-tuning method asked, lower case.
+    transformer : bool
+        Whether the workload is a transformer (a model or tokens given).
+    timed : bool
+        Whether the request gives the samples or tokens to train on.
+    """
+    changes: list[tuple[str, dict]] = []
+    # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
+    # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
+    searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
+    if transformer and fields.get("recompute") != "full" and not searched:
+        changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
+    # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
+    # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
+    separate = have.device.kind != "cpu" and not have.device.unified_memory
+    if not fields.get("offload") and method == "full" and separate and timed:
+        changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
+    return changes
+
+
+def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]]:
+    """Sequences of half the length, a quarter ..., down to :data:`SHORTEST_SEQUENCE` tokens, longest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (``seq_len`` [token], where given).
+    outcome : Outcome
+        The request evaluated (the sequence length it assumed, where none is given).
+    """
+    changes: list[tuple[str, dict]] = []
+    seq = fields.get("seq_len")
+    current = int(seq) if seq else _sequence(outcome)
+    shorter = current // 2 if current else None
+    while shorter and shorter >= SHORTEST_SEQUENCE:
+        changes.append((f"train on sequences of {shorter} tokens instead of {current}", {"seq_len": shorter}))
+        shorter //= 2
+    return changes
+
+
+def _more_devices(fields: dict[str, Any], have: Owned) -> list[tuple[str, dict]]:
+    """The given count times each of :data:`MORE_DEVICES`, up to :data:`MAX_SUGGESTED_DEVICES`, the layout searched.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (a given layout is dropped).
+    have : Owned
+        The hardware: its device and count [1].
+    """
+    changes: list[tuple[str, dict]] = []
     for factor in MORE_DEVICES:
         count = have.count * factor
         if count > MAX_SUGGESTED_DEVICES:
@@ -207,6 +293,40 @@ def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, d
 def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
     """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
     batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first."""
+    changes = _serving_changes(fields, have, outcome)
+    found: list[Suggestion] = []
+    counted = False
+    for change, edit in changes:
+        if counted and "count" in edit:
+            continue
+        try:
+            tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
+                                     edit.get("count", have.count), catalog)
+        except (SizerError, ValidationError):  # a change this request cannot take
+            continue
+        if not tried.fits:
+            continue
+        counted = counted or "count" in edit
+        found.append(Suggestion(change=change, apply=edit, fits=True, memory_per_device=tried.memory_per_device,
+                                device_memory=tried.device_memory, decode_tokens_per_s=tried.decode_tokens_per_s,
+                                cost=tried.cost))
+    return sorted(found, key=lambda s: (s.cost.expected if s.cost else math.inf,
+                                        -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
+
+
+def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[tuple[str, dict]]:
+    """(description, request edit) of every serving change worth evaluating, in the order tried: weight and
+    KV-cache formats, a smaller batch, layers offloaded to the CPU, shorter prompts, more devices.
+
+    Parameters
+    ----------
+    fields : dict
+        The serving request's fields.
+    have : Owned
+        The hardware: its device and count [1].
+    outcome : Outcome
+        The request evaluated (its batch [sequence] and the largest that fits).
+    """
     changes: list[tuple[str, dict]] = []
     weights = str(fields.get("weights", "bf16")).lower()
     for fmt in SERVING_WEIGHTS:
@@ -230,24 +350,7 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
     for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
         count = have.count * factor
         changes.append((f"{count} x {have.device.name} in tensor parallel ({count - have.count} more)", {"count": count}))
-    found: list[Suggestion] = []
-    counted = False
-    for change, edit in changes:
-        if counted and "count" in edit:
-            continue
-        try:
-            tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
-                                     edit.get("count", have.count), catalog)
-        except (SizerError, ValidationError):  # a change this request cannot take
-            continue
-        if not tried.fits:
-            continue
-        counted = counted or "count" in edit
-        found.append(Suggestion(change=change, apply=edit, fits=True, memory_per_device=tried.memory_per_device,
-                                device_memory=tried.device_memory, decode_tokens_per_s=tried.decode_tokens_per_s,
-                                cost=tried.cost))
-    return sorted(found, key=lambda s: (s.cost.expected if s.cost else math.inf,
-                                        -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
+    return changes
 
 
 def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestion]:
