@@ -26,6 +26,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device
 from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
 from sizer.engine.evaluate import evaluate, range_arrays
 from sizer.engine.devices import cached_device_table
@@ -170,13 +171,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     if not chosen:
         raise InputError("devices", devices, "at least one device")
     count_array = _counts(counts)
-    shardings = list(shardings)
-    if not shardings:
-        raise InputError("sharding", shardings, "at least one of auto, none, full")
-    if "auto" in shardings and len(shardings) > 1:
-        raise InputError("sharding", shardings, "auto alone, or a list of none and full")
-    zeros = None if shardings == ["auto"] else \
-        np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+    zeros = _zero_stages(list(shardings))
     wanted = None if precisions is None else [parse_choice(Precision, p, "precision") for p in precisions]
     rows = len(workloads) * len(chosen) * len(count_array) * (1 if zeros is None else len(zeros)) * (len(wanted) if wanted else 1)
     if rows > MAX_EVALUATIONS:
@@ -192,8 +187,46 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
             job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision.value}))
             groups.append(_group(index, job, chosen, job.precision.value, count_array, zeros, prices, headroom,
                                  overlap_allreduce))
+    return pd.DataFrame(_merged(groups, chosen))
+
+
+def _zero_stages(shardings: list[str]) -> np.ndarray | None:
+    """The ZeRO stages [1] of the shardings asked (``none``, ``full``), or None for ``auto`` (the layout
+    ``sizer time`` chooses for each row).
+
+    Parameters
+    ----------
+    shardings : list of str
+        ``["auto"]``, or ``none`` and ``full`` in any number.
+
+    Raises
+    ------
+    InputError
+        On ``sharding``: none given, ``auto`` with others, or an unknown name.
+    """
+    if not shardings:
+        raise InputError("sharding", shardings, "at least one of auto, none, full")
+    if "auto" in shardings and len(shardings) > 1:
+        raise InputError("sharding", shardings, "auto alone, or a list of none and full")
+    if shardings == ["auto"]:
+        return None
+    return np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+
+
+def _merged(groups: list[dict[str, Any]], chosen: tuple[Device, ...]) -> dict[str, Any]:
+    """The groups' columns joined, in :data:`COLUMNS`' order, text columns as categoricals: codes built per
+    group, the names once (no per-row strings).
+
+    Parameters
+    ----------
+    groups : list of dict
+        One :func:`_group` per (workload, precision), at least one.
+    chosen : tuple of Device
+        The devices swept, whose positions the ``device`` codes are.
+    """
+    import pandas as pd
+
     merged = {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
-    # text columns as categoricals: codes built per group, the names once (no per-row strings)
     labels = {"device": [d.id for d in chosen], "precision": PRECISION_NAMES, "price_basis": PRICE_BASES, "sharding": ["none", "full"],
               "recompute": list(RECOMPUTE), "bound": list(BOUNDS)}
     pick = merged["device"]
@@ -202,4 +235,4 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     merged["name"] = pd.Categorical.from_codes(pick, categories=[d.name for d in chosen]) \
         if len({d.name for d in chosen}) == len(chosen) else np.asarray([d.name for d in chosen], dtype=object)[pick]
     merged["kind"] = np.asarray([d.kind for d in chosen], dtype=object)[pick]
-    return pd.DataFrame({name: merged[name] for name in COLUMNS})
+    return {name: merged[name] for name in COLUMNS}
