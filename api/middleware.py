@@ -34,6 +34,13 @@ class BodyTimeout(HTTPException):
 
 
 def body_timeout_message(seconds: float) -> str:
+    """The answer to a body that did not arrive in time.
+
+    Parameters
+    ----------
+    seconds : float
+        The time the body had [s].
+    """
     return f"the request body did not arrive within {seconds:g} s; send it at once"
 
 
@@ -162,8 +169,8 @@ class _Exchange:
         self.started = False  # the answer's start has been sent
         self.headers_out = security_headers(str(scope.get("path", "")))
         self.hung_up = False
-        self.watcher: asyncio.Task | None = None
-        self.inner: asyncio.Future | None = None
+        self.watcher: asyncio.Task[None] | None = None
+        self.inner: asyncio.Future[Any] | None = None
         self.received = 0  # body bytes [B]
         self.body_done = False  # the last body chunk has arrived
         self.reading = False  # waiting for a body chunk right now

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Optional
 
 import typer
@@ -120,8 +121,8 @@ def _check_rows(rows: int) -> None:
                          "and the devices); narrow the sweep")
 
 
-def _workloads(sizes: list[tuple[str, str]], amount_field: str, amounts: list[str], batches: list[str | None],
-               common: dict[str, object]) -> list[dict[str, object]]:
+def _workloads(sizes: list[tuple[str, str]], amount_field: str, amounts: list[str], batches: Sequence[str | None],
+               common: Mapping[str, object]) -> list[dict[str, object]]:
     """One workload per size x amount x batch, with the options every workload shares; unset fields left out."""
     workloads = []
     for size_field, size in sizes:
@@ -174,4 +175,11 @@ def _print_table(table, pricing: str = "rent") -> None:
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``sizer sweep`` to ``app``.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The command-line application.
+    """
     app.command()(sweep)

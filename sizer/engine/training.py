@@ -195,12 +195,8 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         field, value = ("cp", cp) if cp else (("tp", tp) if tp else ("pp", pp))
         raise InputError(field, value, f"tensor x pipeline x context parallel sizes that divide the device count "
                                        f"({count}): tp {tp_} x pp {pp_} x cp {cp_} = {tp_ * pp_ * cp_}")
-    if (tp_ > 1 or pp_ > 1 or cp_ > 1 or recompute) and job.shape is None:
-        field = "tp" if tp_ > 1 else ("pp" if pp_ > 1 else ("cp" if cp_ > 1 else "recompute"))
-        raise InputError(field, {"tp": tp, "pp": pp, "cp": cp, "recompute": recompute}[field],
-                         "a transformer (--model or --params with --tokens): tensor, pipeline and context parallelism "
-                         "and recomputation are modelled per transformer block")
     if job.shape is None:
+        _refuse_parallel_without_blocks(tp, pp, cp, recompute)
         return
     arch = job.arch
     if tp_ > 1 and (arch.heads % tp_ or (arch.kv_heads % tp_ and tp_ % arch.kv_heads)):
@@ -214,6 +210,25 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         raise InputError("cp", cp, f"a size whose twice divides the sequence length ({job.tokens_per_sample:.0f}): "
                                    "ring attention balances causal work with 2 chunks per rank")
 
+
+
+def _refuse_parallel_without_blocks(tp: int | None, pp: int | None, cp: int | None, recompute: int | None) -> None:
+    """InputError naming the first of ``tp``, ``pp``, ``cp`` (above 1) or ``recompute`` (given, not 0) asked of
+    a workload without transformer blocks: these are modelled per block.
+
+    Parameters
+    ----------
+    tp, pp, cp : int or None
+        Tensor, pipeline and context-parallel sizes given [1].
+    recompute : int or None
+        Recomputation policy given [1].
+    """
+    tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
+    if tp_ > 1 or pp_ > 1 or cp_ > 1 or recompute:
+        field = "tp" if tp_ > 1 else ("pp" if pp_ > 1 else ("cp" if cp_ > 1 else "recompute"))
+        raise InputError(field, {"tp": tp, "pp": pp, "cp": cp, "recompute": recompute}[field],
+                         "a transformer (--model or --params with --tokens): tensor, pipeline and context parallelism "
+                         "and recomputation are modelled per transformer block")
 
 
 def _check_interleave(blocks: int, pp: int | None, interleave: int) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import numpy as np
 from pydantic import Field
@@ -40,6 +40,9 @@ from sizer.plan.layout_basis import Basis, basis, kept_basis
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 from sizer.engine.job import Job, resolve_job
+
+if TYPE_CHECKING:
+    from pint import Quantity as PintQuantity
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
@@ -180,6 +183,11 @@ def field_errors(request: RecommendRequest) -> list[InputError]:
     """Every malformed free-text field of a request (not only the first), in field order
     (:func:`sizer.field_check.text_field_errors`: the one reading of each field name).
 
+    Parameters
+    ----------
+    request : RecommendRequest
+        The request, its quantities still text (``deadline`` [time], ``budget`` [currency], ...).
+
     >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
     ['params', 'budget']
     """
@@ -294,6 +302,19 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     pure function of the request and the catalog, so the last few are kept: a page or a client asking
     the same question again is answered without evaluating it again. A new question of a known
     shape reuses its layout search (:mod:`sizer.plan.layout_basis`).
+
+    Parameters
+    ----------
+    request : RecommendRequest, optional
+        The workload and the constraints: ``deadline`` [time], ``budget`` [USD], ``max_devices`` [1], ...
+    catalog : Catalog, optional
+        The devices and their prices; default the built-in catalog.
+
+    Returns
+    -------
+    RecommendResult
+        The devices ranked with their training time [the unit given], cost [USD] and energy [kWh],
+        those listed apart without a price, and those rejected with a reason.
     """
     return _answer(request or RecommendRequest(), catalog or load_catalog())
 
@@ -326,7 +347,19 @@ def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | No
     HTTP service's path: nothing the core made is validated again on its way out); checked finite as
     every result is (:func:`sizer.results.finite_json`), ``indent`` spaces per level (None: compact).
     Where rejected devices get suggestions, the answer with them (:func:`_answer`, kept) is written
-    instead. ``question``: ``request`` as :func:`quick_question` checked it."""
+    instead. ``question``: ``request`` as :func:`quick_question` checked it.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The workload and the constraints.
+    catalog : Catalog
+        The devices and their prices.
+    indent : int, optional
+        Spaces per level of the JSON; None: compact.
+    question : _Question, optional
+        ``request`` already checked (:func:`quick_question`).
+    """
     fields = _recommend(request, catalog, question)
     if _suggestions_wanted(request, fields):
         return finite_json(_answer(request, catalog), indent=indent)
@@ -344,7 +377,15 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     """Whether :func:`recommend_json` answers ``request`` in about a millisecond (its layouts are kept, so
     no search runs, and no suggestions are to be worked out; or it is refused at once), and the checked
     question to hand to it (so that it is not checked twice; None where refused: recommend_json refuses
-    it again, at once). A service runs a quick question where it arrives instead of in a worker thread."""
+    it again, at once). A service runs a quick question where it arrives instead of in a worker thread.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The workload and the constraints.
+    catalog : Catalog
+        The devices and their prices.
+    """
     if request.suggest or request.deadline is not None or request.budget is not None:
         return False, None  # suggestions may be worked out, or no device may serve
     try:
@@ -394,7 +435,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget)
 
 
-def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Question | None = None) -> dict:
+def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Question | None = None) -> dict[str, Any]:
     question = question or _question(request, catalog)
     request, job, devices = question.request, question.job, question.devices
     deadline, budget = question.deadline, question.budget
@@ -469,7 +510,7 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
     return _Search(b, prices, seconds, ok, pick, served, deadline_s)
 
 
-def _unserved(found: _Search, devices: tuple[Device, ...], max_devices: int) -> list[dict]:
+def _unserved(found: _Search, devices: tuple[Device, ...], max_devices: int) -> list[dict[str, Any]]:
     """A rejection (:class:`RejectedDevice`'s fields) for each device that serves at no count: the search's
     reason, else the deadline it misses at its fastest count.
 
@@ -483,7 +524,7 @@ def _unserved(found: _Search, devices: tuple[Device, ...], max_devices: int) -> 
         The most devices tried [1], said in a missed deadline.
     """
     b, seconds, ok = found.basis, found.seconds, found.ok
-    rejected = []
+    rejected: list[dict[str, Any]] = []
     for i in np.flatnonzero(~found.served):
         device = devices[i]
         reason, cause, shortfall = b.unserved[i] or (None, "deadline", None)
@@ -540,8 +581,8 @@ def _options(found: _Search, pricing: str) -> _Options:
                     basis_of=np.where(use_buy, "buy", "rent"), spent=np.where(use_buy, capital, rent))
 
 
-def _within_budget(options: _Options, devices: tuple[Device, ...], budget: Quantity | None,
-                   pricing: str) -> tuple[np.ndarray, list[dict]]:
+def _within_budget(options: _Options, devices: tuple[Device, ...], budget: PintQuantity[Any] | None,
+                   pricing: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Which options stay within ``budget``, and a rejection for each that does not or has no price to
     check it against.
 
@@ -557,7 +598,7 @@ def _within_budget(options: _Options, devices: tuple[Device, ...], budget: Quant
         rent, buy or any: named where a price is missing.
     """
     keep = np.ones(len(options.index), dtype=bool)
-    rejected: list[dict] = []
+    rejected: list[dict[str, Any]] = []
     if budget is None:
         return keep, rejected
     limit = float(budget.to("USD").magnitude)
@@ -613,7 +654,7 @@ def _rank(options: _Options, keep: np.ndarray, objective: str) -> tuple[np.ndarr
 
 
 def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarray, flags: np.ndarray,
-          question: _Question, unit: str) -> tuple[list[dict], list[dict]]:
+          question: _Question, unit: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The shown rows (:class:`RankedDevice`'s fields): the first ``top`` ranked, and the first ``top``
     unpriced, each ranked from 1.
 
@@ -654,7 +695,7 @@ def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarra
         lost=_interruption_factor(request, question.job, b.table, i_of, run_seconds[shown], count[shown]))
     values = {name: array.tolist() for name, array in columns.items()}
 
-    def row(n: int, rank: int) -> dict:
+    def row(n: int, rank: int) -> dict[str, Any]:
         i = i_of[n]
         price = functools.partial(_row_price, found.prices, i, j_of[n])
         return _row({name: figures[n] for name, figures in values.items()}, rank, question.devices[i],
@@ -664,13 +705,16 @@ def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarra
     return [row(n, n + 1) for n in range(first)], [row(n, n - first + 1) for n in range(first, len(shown))]
 
 
-def _row(v: dict[str, Any], rank: int, device: Device, precision: str, price: Callable[[str | None], dict | None],
-         unit: str) -> dict:
+def _row(v: dict[str, Any], rank: int, device: Device, precision: str,
+         price: Callable[[str | None], dict[str, Any] | None], unit: str) -> dict[str, Any]:
     """One shown row (:class:`RankedDevice`'s fields) from its figures ``v`` as Python numbers: times in
     ``unit``, costs [USD], energy [kWh], memory [GB]; ``low`` and ``high`` the range's factors [1];
     ``price(basis)`` the price behind its cost."""
     lo, hi = v["low"], v["high"]
-    span = lambda value, u: dict(low=value * lo, expected=value, high=value * hi, unit=u)  # noqa: E731
+
+    def span(value: float, u: str) -> dict[str, Any]:
+        return dict(low=value * lo, expected=value, high=value * hi, unit=u)
+
     cost_basis = None if math.isnan(v["cost"]) else v["basis"]
     return dict(
         rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(v["count"]),
@@ -714,7 +758,7 @@ def _host(b: Basis, options: _Options, order: np.ndarray, apart: np.ndarray, job
 
 
 def _recommend_assumptions(found: _Search, options: _Options, question: _Question, pricing: str, unpriced: int,
-                           rows: list[dict]) -> list[Assumption]:
+                           rows: list[dict[str, Any]]) -> list[Assumption]:
     """The recommendation's assumptions: the job's, interruptions where a row shows them, how counts and
     layouts are chosen, the range, the network, the pricing and costs, and any batch changed.
 
@@ -774,7 +818,13 @@ _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to 
 def warm_up(catalog: Catalog) -> None:
     """Build once what every recommendation over ``catalog`` reads, before anyone asks: the device
     tables at the default workload's precision and the price arrays (some 20 ms a process pays once;
-    a service does it at start so that its first question does not). Layout searches stay per shape."""
+    a service does it at start so that its first question does not). Layout searches stay per shape.
+
+    Parameters
+    ----------
+    catalog : Catalog
+        The catalog the service answers from.
+    """
     request = RecommendRequest()
     kinds = tuple(request.kinds)
     devices = _devices(catalog, kinds)

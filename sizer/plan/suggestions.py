@@ -27,6 +27,7 @@ MAX_SUGGESTED_DEVICES = 65_536
 SHORTEST_SEQUENCE = 256
 LAYOUT_FIELDS = ("zero", "tp", "pp", "ep", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
 EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-adamw-8bit"}
+Change = tuple[str, dict[str, Any]]  # a description and the edit of the request that makes the change
 
 
 def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
@@ -42,7 +43,7 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
     return changes + _more_devices(fields, have)
 
 
-def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[tuple[str, dict]]:
+def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
     """The changes that need less memory on the same hardware, in the order tried: the method, the
     optimizer, recomputation, offload, the recipe, shorter sequences, a smaller micro-batch.
 
@@ -69,7 +70,7 @@ def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> li
     return changes
 
 
-def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> list[tuple[str, dict]]:
+def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> list[Change]:
     """Adapters instead of every weight (for a fine-tune only) and 8-bit optimizer states.
 
     Parameters
@@ -81,7 +82,7 @@ def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> li
     method : str
         The fine-tuning method asked, lower case (full, lora, qlora).
     """
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
     adapters = method != "full" or reads_as_fine_tune(fields, outcome)
     if adapters and method == "full":
@@ -95,7 +96,7 @@ def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> li
 
 
 def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: str, transformer: bool,
-                                   timed: bool) -> list[tuple[str, dict]]:
+                                   timed: bool) -> list[Change]:
     """Full recomputation where the layout search would not try it, and ZeRO-Offload where the device has
     a host memory apart and the run is timed.
 
@@ -112,7 +113,7 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
     timed : bool
         Whether the request gives the samples or tokens to train on.
     """
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
     # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
     searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
@@ -126,7 +127,7 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
     return changes
 
 
-def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]]:
+def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
     """Sequences of half the length, a quarter ..., down to :data:`SHORTEST_SEQUENCE` tokens, longest first.
 
     Parameters
@@ -136,7 +137,7 @@ def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[tuple[st
     outcome : Outcome
         The request evaluated (the sequence length it assumed, where none is given).
     """
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     seq = fields.get("seq_len")
     current = int(seq) if seq else _sequence(outcome)
     shorter = current // 2 if current else None
@@ -146,7 +147,7 @@ def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[tuple[st
     return changes
 
 
-def _more_devices(fields: dict[str, Any], have: Owned) -> list[tuple[str, dict]]:
+def _more_devices(fields: dict[str, Any], have: Owned) -> list[Change]:
     """The given count times each of :data:`MORE_DEVICES`, up to :data:`MAX_SUGGESTED_DEVICES`, the layout searched.
 
     Parameters
@@ -156,7 +157,7 @@ def _more_devices(fields: dict[str, Any], have: Owned) -> list[tuple[str, dict]]
     have : Owned
         The hardware: its device and count [1].
     """
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     for factor in MORE_DEVICES:
         count = have.count * factor
         if count > MAX_SUGGESTED_DEVICES:
@@ -168,7 +169,16 @@ def _more_devices(fields: dict[str, Any], have: Owned) -> list[tuple[str, dict]]
 
 def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]]:
     """Training-state recipe changes (:mod:`sizer.engine.recipe`) a request has not made yet, offered before
-    bigger hardware: each is a line of a trainer's configuration."""
+    bigger hardware: each is a line of a trainer's configuration.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    timed : bool
+        Whether the request gives the samples or tokens to train on (the layout search then tries
+        recomputation itself).
+    """
     changes: list[tuple[str, dict]] = []
     offloaded = bool(fields.get("offload") or fields.get("offload_params"))
     full = str(fields.get("method", "full")).lower() == "full"
@@ -219,7 +229,23 @@ def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]
 def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome, *,
                          deadline_s: float | None = None, cloud: str | None = None) -> list[Suggestion]:
     """The changes that make a training job fit (or meet ``deadline_s`` [s]) on ``have``, each evaluated
-    again by the engine; cheapest first."""
+    again by the engine; cheapest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    have : Owned
+        The hardware: its device and count [1].
+    catalog : Catalog
+        The devices and their prices.
+    outcome : Outcome
+        The request evaluated on ``have``.
+    deadline_s : float, optional
+        The deadline [s]; where the job fits, the changes that meet it.
+    cloud : str, optional
+        The provider whose prices cost each change.
+    """
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
@@ -292,7 +318,19 @@ def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, d
 
 def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
     """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
-    batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first."""
+    batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``prompt_len`` [token], ``batch`` [sequence], ...).
+    have : Owned
+        The hardware: its device and count [1].
+    catalog : Catalog
+        The devices and their prices.
+    outcome : Outcome
+        The request evaluated on ``have``.
+    """
     changes = _serving_changes(fields, have, outcome)
     found: list[Suggestion] = []
     counted = False
@@ -314,7 +352,7 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
                                         -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
 
 
-def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[tuple[str, dict]]:
+def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
     """(description, request edit) of every serving change worth evaluating, in the order tried: weight and
     KV-cache formats, a smaller batch, layers offloaded to the CPU, shorter prompts, more devices.
 
@@ -327,7 +365,7 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     outcome : Outcome
         The request evaluated (its batch [sequence] and the largest that fits).
     """
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     weights = str(fields.get("weights", "bf16")).lower()
     for fmt in SERVING_WEIGHTS:
         if fmt != weights:
@@ -355,7 +393,19 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
 
 def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestion]:
     """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its
-    device and count."""
+    device and count.
+
+    Parameters
+    ----------
+    request : TimeRequest, MemoryRequest or InferenceRequest
+        The request answered.
+    result : TimeResult, MemoryResult or InferenceResult
+        Its answer, which does not fit.
+    device : Device
+        The request's device.
+    catalog : Catalog
+        The devices and their prices.
+    """
     have = Owned(count=request.count, device=device)
     outcome = Outcome(fits=False, memory_per_device=getattr(result, "memory_per_device", None) or result.total,
                       device_memory=result.device_memory, result=result)
@@ -370,7 +420,17 @@ def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestio
 def suggest_for_rejected(request, result, catalog: Catalog):
     """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
     first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
-    (``shortfall``); each change is evaluated again at the largest count the search tried."""
+    (``shortfall``); each change is evaluated again at the largest count the search tried.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The recommendation's request (``suggest`` [1], ``deadline`` [time], ``max_devices`` [1]).
+    result : RecommendResult
+        Its answer.
+    catalog : Catalog
+        The devices and their prices.
+    """
     if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
         return result  # the built-in default workload: nothing of the user's to change
     fields = training_fields(request)

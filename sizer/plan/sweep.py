@@ -84,7 +84,19 @@ def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
     """Per device and count of ``counts`` (devices x counts): the price [USD/h] as :func:`hourly_price`
     chooses it for ``pricing`` from offers that can run that many devices (of the provider ``cloud``
     if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`. Computed once
-    per set of devices and counts."""
+    per set of devices and counts.
+
+    Parameters
+    ----------
+    devices : sequence of Device
+        The catalog devices.
+    pricing : str, default "rent"
+        rent, buy or any.
+    cloud : str, optional
+        A provider whose offers alone are used.
+    counts : tuple of int, default (1,)
+        Devices per run [1].
+    """
     prices, bases = [], []
     for device in devices:
         chosen = [hourly_price(device, cloud, pricing=pricing, count=int(count)) for count in counts]
@@ -161,6 +173,40 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     each workload's own. ``shardings``: ``auto`` (the layout ``sizer time`` chooses for each row), or
     ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states). ``pricing``
     and ``cloud`` choose the price of each row's cost (see :func:`hourly_prices`).
+
+    Parameters
+    ----------
+    workloads : sequence of WorkloadRequest or dict
+        At least one workload.
+    devices : iterable of str, optional
+        Device names or ids; default the whole catalog.
+    counts : iterable of int, default (1,)
+        Devices per row [1], 1 to 1,000,000.
+    precisions : iterable of str, optional
+        Precisions; default each workload's own.
+    shardings : iterable of str, default ("auto",)
+        ``auto`` alone, or ``none`` and ``full``.
+    catalog : Catalog, optional
+        Default the built-in catalog.
+    headroom : bool, default False
+        Reserve seed 003's 25-30 % extra memory.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+    pricing : str, default "rent"
+        rent, buy or any.
+    cloud : str, optional
+        A provider whose offers alone are used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per combination, the columns of :data:`COLUMNS` (times [s], memory [B], cost [USD]).
+
+    Raises
+    ------
+    InputError
+        Naming the field: no workloads or devices, a bad count, sharding, precision or pricing, or more
+        than :data:`MAX_EVALUATIONS` rows.
     """
     import pandas as pd
 
