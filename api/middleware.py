@@ -6,7 +6,8 @@ import asyncio
 import json
 import logging
 import uuid
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from starlette.exceptions import HTTPException
 
