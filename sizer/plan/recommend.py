@@ -26,7 +26,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device, OfferTerm
 from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.choices import Mode, Precision, parse_choice
+from sizer.choices import Mode
 from sizer.deadline import check_deadline
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
@@ -38,7 +38,7 @@ from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed,
                                 check_provider, cheapest_cloud_price, energy_cost, hourly_price, price_used, purchase_per_device, rent_cost)
 from sizer.memo import keyed_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
-from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.units import Quantity, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 from sizer.engine.job import Job, resolve_job
 
