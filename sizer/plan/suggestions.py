@@ -10,17 +10,25 @@ Where no single change works, a few that are usually taken together are tried as
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
+from sizer.hardware.schema import Device
+from sizer.inference.estimate import InferenceRequest, InferenceResult
+from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion
 from sizer.results import unit_factor
+
+if TYPE_CHECKING:
+    from sizer.engine.training import TimeResult
+    from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.plan.recommend import RecommendRequest, RecommendResult
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536
@@ -30,9 +38,9 @@ EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-a
 Change = tuple[str, dict[str, Any]]  # a description and the edit of the request that makes the change
 
 
-def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
+def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[Change]:
     """(description, request edit) of every single change worth evaluating."""
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     fixed = [k for k in LAYOUT_FIELDS if k in fields]
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
@@ -167,7 +175,7 @@ def _more_devices(fields: dict[str, Any], have: Owned) -> list[Change]:
     return changes
 
 
-def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]]:
+def recipe_changes(fields: dict[str, Any], timed: bool) -> list[Change]:
     """Training-state recipe changes (:mod:`sizer.engine.recipe`) a request has not made yet, offered before
     bigger hardware: each is a line of a trainer's configuration.
 
@@ -178,8 +186,13 @@ def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]
     timed : bool
         Whether the request gives the samples or tokens to train on (the layout search then tries
         recomputation itself).
+
+    Returns
+    -------
+    list of (str, dict)
+        Each change as a sentence and the edit of the request that makes it, most usual first.
     """
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     offloaded = bool(fields.get("offload") or fields.get("offload_params"))
     full = str(fields.get("method", "full")).lower() == "full"
     precision = str(fields.get("precision", "mixed")).lower()
@@ -215,9 +228,9 @@ def _sequence(outcome: Outcome) -> int | None:
     return None
 
 
-def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]]:
+def _combined(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
     """Changes usually taken together, tried where no single one works."""
-    combos = []
+    combos: list[Change] = []
     if fields.get("model") is not None and reads_as_fine_tune(fields, outcome):
         combos.append(("QLoRA with full recomputation and a micro-batch of 1",
                        {"method": "qlora", "recompute": "full", "micro_batch": 1}))
@@ -245,6 +258,12 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
         The deadline [s]; where the job fits, the changes that meet it.
     cloud : str, optional
         The provider whose prices cost each change.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that work, each with its memory per device [GB], training time and cost [USD]:
+        changes on the hardware as it is first, then more devices; each group cheapest first.
     """
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
@@ -253,7 +272,8 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
     return _ranked(found)
 
 
-def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, stop_at_first_count: bool) -> list[Suggestion]:
+def _try(changes: list[Change], fields: dict[str, Any], have: Owned, catalog: Catalog, deadline_s: float | None,
+         cloud: str | None, *, stop_at_first_count: bool) -> list[Suggestion]:
     found: list[Suggestion] = []
     done: set[str] = set()  # kinds of change already answered: the smallest count, the longest sequence that works
     for change, edit in changes:
@@ -269,7 +289,8 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
         meets = outcome.meets(deadline_s)
         if not outcome.fits or meets is False:
             continue
-        done.add(kind)
+        if kind is not None:
+            done.add(kind)
         host = getattr(outcome.result, "host_memory_per_host", None)
         if host is not None:
             change += f" ({host.value:.3g} {host.unit} of host memory per host)"
@@ -282,7 +303,7 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
 def _ranked(found: list[Suggestion]) -> list[Suggestion]:
     """Changes on the hardware as it is (a recipe, a method, a shorter sequence) before more devices; each
     group cheapest first."""
-    def key(s: Suggestion):
+    def key(s: Suggestion) -> tuple[bool, float, float, float]:
         cost = s.cost.expected if s.cost is not None else math.inf
         seconds = s.training_time.expected * unit_factor(s.training_time.unit, "s") if s.training_time else math.inf
         return ("count" in s.apply, cost, seconds, s.memory_per_device.value)
@@ -293,7 +314,7 @@ SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
 SERVING_KV = ("fp8", "int8")
 
 
-def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, dict] | None:
+def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
     """The most layers that fit on a GPU with separate host memory, the rest offloaded to the CPU (llama.cpp -ngl):
     device memory of the weights and KV cache scales with the layers kept, activations and reserve do not."""
     if result is None or have.device.kind == "cpu" or have.device.unified_memory or fields.get("rate") or fields.get("users"):
@@ -330,6 +351,12 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
         The devices and their prices.
     outcome : Outcome
         The request evaluated on ``have``.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that fit, each with its memory per device [GB], decode throughput [token/s] and cost
+        per million output tokens [USD]; cheapest first, then fastest.
     """
     changes = _serving_changes(fields, have, outcome)
     found: list[Suggestion] = []
@@ -391,7 +418,8 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     return changes
 
 
-def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestion]:
+def suggestions_for(request: TimeRequest | MemoryRequest | InferenceRequest, result: TimeResult | MemoryResult | InferenceResult,
+                    device: Device, catalog: Catalog) -> list[Suggestion]:
     """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its
     device and count.
 
@@ -405,19 +433,27 @@ def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestio
         The request's device.
     catalog : Catalog
         The devices and their prices.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that work on ``device`` (at the request's count, or more devices), cheapest first.
     """
     have = Owned(count=request.count, device=device)
-    outcome = Outcome(fits=False, memory_per_device=getattr(result, "memory_per_device", None) or result.total,
-                      device_memory=result.device_memory, result=result)
-    if hasattr(result, "decode_tokens_per_s"):
+    # a memory answer's figure is its total; a time or serving answer's, its memory per device
+    needed = result.total if isinstance(result, MemoryResult) else result.memory_per_device
+    outcome = Outcome(fits=False, memory_per_device=needed, device_memory=result.device_memory, result=result)
+    if isinstance(result, InferenceResult):
+        assert isinstance(request, InferenceRequest), "a serving answer comes from a serving request"
         fields = request.model_dump(exclude_unset=True, exclude_none=True)
         for key in ("have", "device", "count"):
             fields.pop(key, None)
         return serving_suggestions(fields, have, catalog, outcome)
+    assert not isinstance(request, InferenceRequest), "a training answer comes from a training request"
     return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
 
 
-def suggest_for_rejected(request, result, catalog: Catalog):
+def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, catalog: Catalog) -> RecommendResult:
     """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
     first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
     (``shortfall``); each change is evaluated again at the largest count the search tried.
@@ -430,6 +466,12 @@ def suggest_for_rejected(request, result, catalog: Catalog):
         Its answer.
     catalog : Catalog
         The devices and their prices.
+
+    Returns
+    -------
+    RecommendResult
+        ``result`` with ``suggestions`` filled in on the chosen rejected rows (the others unchanged);
+        ``result`` itself for the built-in default workload.
     """
     if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
         return result  # the built-in default workload: nothing of the user's to change
@@ -441,7 +483,7 @@ def suggest_for_rejected(request, result, catalog: Catalog):
         deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
     count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
     wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
-    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall)[:request.suggest]}
+    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall or 0.0)[:request.suggest]}  # all have one
     rows = []
     for row in result.rejected:
         if row.device in chosen:
