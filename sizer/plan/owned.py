@@ -21,8 +21,10 @@ from typing import Any
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.inference.estimate import InferenceRequest, estimate_inference
+from sizer.engine.training import TimeResult
+from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference
 from sizer.plan import estimates
+from sizer.plan.memory_report import MemoryResult
 from sizer.hardware.schema import Device
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.results import CostOut, QuantityOut, RangeOut
@@ -100,7 +102,7 @@ class Outcome:
     training_time: RangeOut | None = None
     decode_tokens_per_s: RangeOut | None = None
     cost: CostOut | None = None
-    result: Any = None
+    result: TimeResult | MemoryResult | InferenceResult | None = None  # the engine's full answer
 
     def meets(self, deadline_s: float | None) -> bool | None:
         """Whether the expected training time is within the deadline.
@@ -121,6 +123,18 @@ class Outcome:
         from sizer.results import unit_factor
 
         return self.training_time.expected * unit_factor(self.training_time.unit, "s") <= deadline_s
+
+    @property
+    def trained(self) -> TimeResult | MemoryResult:
+        """The engine's answer behind a training outcome (:func:`evaluate_training`)."""
+        assert isinstance(self.result, (TimeResult, MemoryResult)), "not a training outcome"
+        return self.result
+
+    @property
+    def served(self) -> InferenceResult:
+        """The engine's answer behind a serving outcome (:func:`evaluate_serving`)."""
+        assert isinstance(self.result, InferenceResult), "not a serving outcome"
+        return self.result
 
 
 def run_cost(device: Device, count: int, hours: tuple[float, float, float], cloud: str | None = None,

@@ -94,11 +94,11 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
     workload = ""
     objective = getattr(request, "objective", None)
     chosen_notes: list[Assumption] = []
-    results: list[Any] = []
+    results: list[TimeResult | MemoryResult] = []
     for have in owned:
         asked, outcome, note = choose(fields, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
         chosen_notes += [note] if note is not None else []
-        result = outcome.result
+        result = outcome.trained
         results.append(result)
         workload = getattr(result, "workload", "") or workload
         meets = outcome.meets(deadline_s)
@@ -124,7 +124,7 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
 WORKLOAD_NOTES = ("sequence length", "batch size")
 
 
-def _workload_notes(results: list[Any], fields: dict[str, Any]) -> list[Assumption]:
+def _workload_notes(results: list[TimeResult | MemoryResult], fields: dict[str, Any]) -> list[Assumption]:
     """The sequence length and batch the estimates ran with (from the first that says them), and a
     sequence length given by the user, which no default states."""
     notes = next(([a for a in r.assumptions if a.name in WORKLOAD_NOTES] for r in results
@@ -181,7 +181,7 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
             refused = error.message
             outcome = dataclasses.replace(evaluate_serving({**fields, "weights": "int8"}, have.device, used, catalog),
                                           fits=False)
-        result = outcome.result
+        result = outcome.served
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
         suggestions = [] if outcome.fits else serving_suggestions(fields, have, catalog, outcome)
         options.append(OwnedOption(

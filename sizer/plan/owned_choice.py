@@ -175,7 +175,7 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
     if len(edits) <= 1:
         return fields, base, None
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
-    as_given = {"method": str(base.result.method), "precision": str(fields.get("precision", "mixed")).lower()}
+    as_given = {"method": str(base.trained.method), "precision": str(fields.get("precision", "mixed")).lower()}
     tried: list[tuple[dict[str, Any], dict[str, Any], Outcome | None]] = []
     settled: set[tuple[Any, ...]] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
     for edit in edits:

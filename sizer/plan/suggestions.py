@@ -401,7 +401,7 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     for fmt in SERVING_KV:
         if fmt != kv:
             changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
-    result = outcome.result
+    result = outcome.result if isinstance(outcome.result, InferenceResult) else None
     if result is not None and result.batch > 1:
         largest = max(1, int(result.max_batch))
         if largest < result.batch:

@@ -8,19 +8,28 @@ against the engine.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
+from functools import lru_cache
 from typing import Any
 
 import pytest
 
+from sizer.engine.job import resolve_job
 from sizer.errors import InputError
+from sizer.plan.memory_report import MemoryResult, training_memory
 from sizer.plan import owned_choice
 from sizer.plan.owned import Outcome, Owned
 from sizer.plan.owned_choice import (ADAPTER_RECIPES, FINE_TUNE_TOKENS_PER_PARAM, FULL_RECIPES, candidates, choose,
                                      reads_as_fine_tune, recipes)
 from sizer.results import CostOut, QuantityOut, RangeOut
+from sizer.workloads.request import WorkloadRequest
 
 GB = QuantityOut(value=10.0, unit="GB")
+
+
+@lru_cache(maxsize=1)
+def _memory_answer() -> MemoryResult:
+    """A real engine answer to carry the parameter count and method the choice reads."""
+    return training_memory(resolve_job(WorkloadRequest(params=8e9), need_samples=False))
 
 
 def outcome(fits: bool = True, hours: float | None = 1.0, usd: float | None = None, params: float = 8e9,
@@ -30,7 +39,8 @@ def outcome(fits: bool = True, hours: float | None = 1.0, usd: float | None = No
     cost = None if usd is None else CostOut(low=usd, expected=usd, high=usd, unit="USD", price_basis="rent",
                                             price="a test price")
     return Outcome(fits=fits, memory_per_device=GB, device_memory=QuantityOut(value=80.0, unit="GB"),
-                   training_time=time, cost=cost, result=SimpleNamespace(trainable_params=params, method=method))
+                   training_time=time, cost=cost,
+                   result=_memory_answer().model_copy(update={"trainable_params": params, "method": method}))
 
 
 @pytest.fixture()
