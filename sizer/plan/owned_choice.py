@@ -13,10 +13,11 @@ precision the user gave is kept. The choice and the alternatives are said in an 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sizer.choices import Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
@@ -24,12 +25,15 @@ from sizer.plan.owned import Outcome, Owned, evaluate_training
 from sizer.results import Assumption, unit_factor
 from sizer.units import parse_count
 
+if TYPE_CHECKING:
+    from sizer.plan.recommend import Objective
+
 # A compute-optimal pre-training run reads about 20 tokens per parameter (Hoffmann et al. 2022,
 # docs/references.md [hoffmann]); a named model trained on fewer is read as adapting its weights.
 FINE_TUNE_TOKENS_PER_PARAM = 20
-METHODS = ("full", "lora", "qlora")  # most weights trained first: the memory question's preference
-PRECISIONS = ("mixed", "fp8")
-METHOD_WORD = {"full": "full", "lora": "LoRA", "qlora": "QLoRA"}
+METHODS = (Method.FULL, Method.LORA, Method.QLORA)  # most weights trained first: the memory question's preference
+PRECISIONS = (Precision.MIXED, Precision.FP8)
+METHOD_WORD = {Method.FULL: "full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
 SHORT_UNIT = {"minute": "min", "hour": "h", "day": "days", "year": "years"}
 
 
@@ -81,12 +85,12 @@ def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict
         Edits of the request (``method``, ``precision``, a recipe, maybe ``zero``), in order of
         preference: methods training the most weights first, then each method's recipes.
     """
-    methods = [str(fields["method"]).lower()] if "method" in fields else \
-        list(METHODS) if reads_as_fine_tune(fields, base) else ["full"]
+    methods = [parse_choice(Method, fields["method"], "method")] if "method" in fields else \
+        list(METHODS) if reads_as_fine_tune(fields, base) else [Method.FULL]
     if "precision" in fields:
-        precisions = [str(fields["precision"]).lower()]
+        precisions = [parse_choice(Precision, fields["precision"], "precision")]
     else:
-        precisions = [p for p in PRECISIONS if p == "mixed" or p in supported_precisions(owned.device)]
+        precisions = [p for p in PRECISIONS if p is Precision.MIXED or p in supported_precisions(owned.device)]
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
     layouts: list[dict[str, Any]] = [{}]
     if memory_only and owned.count > 1 and "zero" not in fields and "sharding" not in fields:
@@ -109,7 +113,7 @@ FULL_RECIPES: tuple[dict[str, Any], ...] = (
 ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"}, {"recompute": "full", "loss": "chunked"})
 
 
-def recipes(fields: dict[str, Any], method: str, memory_only: bool) -> list[dict[str, Any]]:
+def recipes(fields: dict[str, Any], method: Method, memory_only: bool) -> list[dict[str, Any]]:
     """The recipe edits worth trying for ``method``: none of a field the user gave; no ``recompute`` where the
     time engine's layout search chooses it itself; each distinct once.
 
@@ -117,8 +121,8 @@ def recipes(fields: dict[str, Any], method: str, memory_only: bool) -> list[dict
     ----------
     fields : dict
         The training request's fields (a field given is never changed).
-    method : str
-        The fine-tuning method the recipes are for: ``full``, ``lora`` or ``qlora``.
+    method : Method
+        The fine-tuning method the recipes are for: full (the full ladder) or an adapter method.
     memory_only : bool
         Whether the request has no length (the memory question, where no layout search picks the
         recomputation).
@@ -128,7 +132,7 @@ def recipes(fields: dict[str, Any], method: str, memory_only: bool) -> list[dict
     list of dict
         The recipe edits, least intrusive first (the first is ``{}``, the request as it is).
     """
-    ladder = FULL_RECIPES if method == "full" else ADAPTER_RECIPES
+    ladder = FULL_RECIPES if method is Method.FULL else ADAPTER_RECIPES
     if fields.get("offload") or fields.get("offload_params"):
         ladder = ({}, {"recompute": "full"})  # paged states and a step in backward do not combine with offload
     out: list[dict[str, Any]] = []
@@ -145,7 +149,7 @@ def _seconds(outcome: Outcome) -> float:
 
 
 def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str | None = None,
-           deadline_s: float | None = None, objective: str | None = None) -> tuple[dict[str, Any], Outcome, Assumption | None]:
+           deadline_s: float | None = None, objective: Objective | None = None) -> tuple[dict[str, Any], Outcome, Assumption | None]:
     """The request fields to answer with on ``owned``, their outcome and the assumption that says the
     choice (None where nothing was left to choose).
 
@@ -161,7 +165,7 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
         A provider whose prices cost each candidate.
     deadline_s : float, optional
         The deadline [s]; a candidate that misses it does not win.
-    objective : str, optional
+    objective : {"time", "cost", "pareto"}, optional
         ``cost`` for the cheapest that fits; otherwise the fastest.
 
     Returns
@@ -175,7 +179,8 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
     if len(edits) <= 1:
         return fields, base, None
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
-    as_given = {"method": str(base.trained.method), "precision": str(fields.get("precision", "mixed")).lower()}
+    as_given = {"method": parse_choice(Method, base.trained.method, "method"),
+                "precision": parse_choice(Precision, fields.get("precision", Precision.MIXED), "precision")}
     tried: list[tuple[dict[str, Any], dict[str, Any], Outcome | None]] = []
     settled: set[tuple[Any, ...]] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
     for edit in edits:
@@ -206,7 +211,7 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
 
 
 def _said(owned: Owned, chosen: dict[str, Any] | None, tried: list[tuple[dict[str, Any], dict[str, Any], Outcome | None]],
-          memory_only: bool, objective: str | None) -> Assumption:
+          memory_only: bool, objective: Objective | None) -> Assumption:
     def label(edit: dict[str, Any]) -> str:
         zero = f" ZeRO {edit['zero']}" if "zero" in edit else ""
         recipe = [f"{k.replace('_', ' ')} {v}" if not isinstance(v, bool) else k.replace("_", " ")
@@ -229,7 +234,7 @@ def _said(owned: Owned, chosen: dict[str, Any] | None, tried: list[tuple[dict[st
         value = f"{owned.label}: none of the candidates fits ({others}); answered as asked, with the changes that would work"
     else:
         value = f"{owned.label}: {label(chosen)}, {rule} of {others}"
-        if chosen["precision"] == "fp8":
+        if chosen["precision"] is Precision.FP8:
             value += " (fp8 with Transformer Engine-style scaling: check convergence)"
     return Assumption(name="method and precision", value=value,
                       source="sizer's choice on the hardware given (method: full, LoRA and QLoRA for a fine-tune, fewer "

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from sizer.choices import Method
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.plan.memory_report import MemoryResult, training_memory
@@ -108,20 +109,20 @@ def test_the_memory_question_on_several_devices_also_tries_zero_3_after_replicas
 
 
 def test_recipes_step_down_in_memory_and_never_override_a_field_given():
-    timed = recipes({}, "full", memory_only=False)
+    timed = recipes({}, Method.FULL, memory_only=False)
     assert timed[0] == {}  # the request as it is, first
     assert all("recompute" not in r for r in timed)  # the time engine's search chooses recomputation itself
     assert len(timed) == len({tuple(sorted(r.items())) for r in timed})  # each distinct once
-    held = recipes({}, "full", memory_only=True)
+    held = recipes({}, Method.FULL, memory_only=True)
     assert held == [dict(r) for r in FULL_RECIPES]
-    assert recipes({}, "lora", memory_only=True) == [dict(r) for r in ADAPTER_RECIPES]
-    given = recipes({"optimizer": "sgd", "state_precision": "mixed"}, "full", memory_only=True)
+    assert recipes({}, Method.LORA, memory_only=True) == [dict(r) for r in ADAPTER_RECIPES]
+    given = recipes({"optimizer": "sgd", "state_precision": "mixed"}, Method.FULL, memory_only=True)
     assert all("optimizer" not in r and "state_precision" not in r for r in given)
 
 
 def test_with_offload_only_checkpointing_is_tried():
     # paged optimizer states and the step in the backward pass do not combine with ZeRO-Offload
-    assert recipes({"offload": True}, "full", memory_only=True) == [{}, {"recompute": "full"}]
+    assert recipes({"offload": True}, Method.FULL, memory_only=True) == [{}, {"recompute": "full"}]
 
 
 # ---- the choice, with the engine replaced by a table of outcomes ----
