@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sizer.choices import Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
@@ -46,7 +47,8 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
         changes += _memory_changes(fields, have, outcome)
-    if missed_deadline and str(fields.get("precision", "mixed")).lower() != "fp8" and "fp8" in supported_precisions(have.device):
+    precision = parse_choice(Precision, fields.get("precision", Precision.MIXED), "precision")
+    if missed_deadline and precision is not Precision.FP8 and Precision.FP8 in supported_precisions(have.device):
         changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
     return changes + _more_devices(fields, have)
 
@@ -65,7 +67,7 @@ def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> li
         The request evaluated (its sequence length, whether it reads as a fine-tune).
     """
     transformer = fields.get("model") is not None or fields.get("tokens") is not None
-    method = str(fields.get("method", "full")).lower()
+    method = parse_choice(Method, fields.get("method", Method.FULL), "method")
     timed = fields.get("samples") is not None or fields.get("tokens") is not None
     changes = _method_changes(fields, outcome, method)
     changes += _recompute_and_offload_changes(fields, have, method, transformer, timed)
@@ -78,7 +80,7 @@ def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> li
     return changes
 
 
-def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> list[Change]:
+def _method_changes(fields: dict[str, Any], outcome: Outcome, method: Method) -> list[Change]:
     """Adapters instead of every weight (for a fine-tune only) and 8-bit optimizer states.
 
     Parameters
@@ -87,23 +89,23 @@ def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> li
         The training request's fields.
     outcome : Outcome
         The request evaluated (whether it reads as a fine-tune).
-    method : str
-        The fine-tuning method asked, lower case (full, lora, qlora).
+    method : Method
+        The fine-tuning method asked (full, lora, qlora).
     """
     changes: list[Change] = []
     # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
-    adapters = method != "full" or reads_as_fine_tune(fields, outcome)
-    if adapters and method == "full":
+    adapters = method is not Method.FULL or reads_as_fine_tune(fields, outcome)
+    if adapters and method is Method.FULL:
         changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
-    if adapters and method in ("full", "lora"):
+    if adapters and method in (Method.FULL, Method.LORA):
         changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
     optimizer = str(fields.get("optimizer", "adam")).lower()
-    if optimizer in EIGHT_BIT and method == "full":
+    if optimizer in EIGHT_BIT and method is Method.FULL:
         changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
     return changes
 
 
-def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: str, transformer: bool,
+def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: Method, transformer: bool,
                                    timed: bool) -> list[Change]:
     """Full recomputation where the layout search would not try it, and ZeRO-Offload where the device has
     a host memory apart and the run is timed.
@@ -114,8 +116,8 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
         The training request's fields.
     have : Owned
         The hardware.
-    method : str
-        The fine-tuning method asked, lower case.
+    method : Method
+        The fine-tuning method asked.
     transformer : bool
         Whether the workload is a transformer (a model or tokens given).
     timed : bool
@@ -130,7 +132,7 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
     # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
     # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
     separate = have.device.kind != "cpu" and not have.device.unified_memory
-    if not fields.get("offload") and method == "full" and separate and timed:
+    if not fields.get("offload") and method is Method.FULL and separate and timed:
         changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
     return changes
 
@@ -194,7 +196,7 @@ def recipe_changes(fields: dict[str, Any], timed: bool) -> list[Change]:
     """
     changes: list[Change] = []
     offloaded = bool(fields.get("offload") or fields.get("offload_params"))
-    full = str(fields.get("method", "full")).lower() == "full"
+    full = parse_choice(Method, fields.get("method", Method.FULL), "method") is Method.FULL
     precision = str(fields.get("precision", "mixed")).lower()
     if full and str(fields.get("state_precision", "mixed")).lower() == "mixed" and precision in ("mixed", "bf16"):
         changes.append(("pure bf16 states: weights, gradients and optimizer states in bf16, no FP32 master (torchtune "
