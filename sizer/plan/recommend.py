@@ -24,7 +24,7 @@ from pydantic import Field
 from sizer.engine.calibration import Calibration
 from sizer.engine.devices import DeviceTable, cached_device_table
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device, OfferTerm
+from sizer.hardware.schema import Device, DeviceKind, OfferTerm
 from sizer.engine.evaluate import error_spread
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.choices import Mode
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
-Kind = Literal["gpu", "cpu", "accelerator"]
 DEFAULT_MAX_DEVICES = 64
 HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
 AUTO_SUGGEST = 3  # rejected devices that get suggestions, unasked, when no device serves the question
@@ -59,7 +58,7 @@ def _on_demand() -> list[OfferTerm]:
     return ["on-demand"]
 
 
-def _every_kind() -> list[Kind]:
+def _every_kind() -> list[DeviceKind]:
     return ["gpu", "accelerator", "cpu"]
 
 
@@ -83,7 +82,7 @@ class RecommendRequest(WorkloadRequest):
                                    description="offer terms a rent may have: on-demand (default), spot, reserved, "
                                    "reserved 1 year, reserved 3 years")
     objective: Objective = "time"
-    kinds: list[Kind] = Field(default_factory=_every_kind)
+    kinds: list[DeviceKind] = Field(default_factory=_every_kind)
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
