@@ -1,5 +1,5 @@
 """Answers for hardware a user already has ("8x A100 80GB SXM"): fits or not, how long, what it costs
-to run, and the method, precision, layout and batch the engine chooses on it (issue 19, item 2).
+to run, and the method, precision, layout and batch the engine chooses on it.
 
 The text ``"N x DEVICE"`` is parsed once, where it enters, into :class:`Owned` (a count and a
 catalog device). Every answer comes from the one engine: training through

@@ -1,5 +1,5 @@
 """With ``--have`` and no method or precision given: the best of the candidates on that hardware
-(issue 19, item 2: "the best method, precision, layout and batch on it").
+(the best method, precision, layout and batch on it).
 
 Candidates: full, LoRA and QLoRA for a fine-tune (a named model trained on fewer tokens than a
 compute-optimal pre-training run reads, :data:`FINE_TUNE_TOKENS_PER_PARAM`, or on none: the memory

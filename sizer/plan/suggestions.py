@@ -1,4 +1,4 @@
-"""What to change when a job does not fit or misses its deadline (issue 19, item 3).
+"""What to change when a job does not fit or misses its deadline.
 
 Each candidate change is one edit of the request (another method, an 8-bit optimizer, ZeRO-Offload,
 recomputation, more devices with the layout search, a shorter sequence, a smaller micro-batch; for
