@@ -25,13 +25,36 @@ class Arrivals(Protocol):
     times: list[float]  # arrival of every request [s]; inf: not (yet) sent
 
     def due(self, now: float) -> list[int]:
-        """The requests arrived by ``now`` [s] and not yet handed out, in order of arrival."""
+        """The requests arrived by ``now`` and not yet handed out, in order of arrival.
+
+        Parameters
+        ----------
+        now : float
+            Simulated time [s].
+
+        Returns
+        -------
+        list of int
+            Their indices [1].
+        """
 
     def next_time(self) -> float:
-        """The next arrival not yet handed out [s]; inf when none is known."""
+        """The next arrival not yet handed out.
+
+        Returns
+        -------
+        float
+            Its time [s]; inf when none is known.
+        """
 
     def on_finished(self, now: float) -> None:
-        """A request ended at ``now`` [s]."""
+        """A request ended (a closed loop's user sends its next).
+
+        Parameters
+        ----------
+        now : float
+            Simulated time of the end [s].
+        """
 
 
 def open_arrival_times(load: Load, lengths: Lengths, requests: int, rng: np.random.Generator) -> list[float]:

@@ -90,8 +90,9 @@ def measured_requests(arrival: np.ndarray, done: np.ndarray) -> np.ndarray:
     numpy.ndarray
         Their indices, in order of arrival [1].
     """
-    measured = np.argsort(arrival, kind="stable")[int(len(arrival) * WARMUP_SHARE):]
-    return measured[np.isfinite(done[measured])]
+    past_warmup: np.ndarray = np.argsort(arrival, kind="stable")[int(len(arrival) * WARMUP_SHARE):]
+    ended: np.ndarray = past_warmup[np.isfinite(done[past_warmup])]
+    return ended
 
 
 def window_rates(arrival: np.ndarray, done: np.ndarray, prompts: np.ndarray, outputs: np.ndarray,

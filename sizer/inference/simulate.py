@@ -19,6 +19,14 @@ weights are read once per iteration, the KV cache of every running request is re
 where :math:`c_{seq}` is the runtime's CPU time per running request and iteration (sampling, detokenisation,
 bookkeeping: :class:`sizer.runtimes.serving_runtimes.ServingProfile`, fitted on the runtime's own rows).
 
+The run itself (:func:`simulate`) is put together from its parts: the arrivals
+(:mod:`~sizer.inference.sim_arrivals`), what is known of each request (:mod:`~sizer.inference.sim_requests`),
+the scheduler's admission and chunked prefill (:mod:`~sizer.inference.sim_scheduler`), the KV cache's
+accounting (:mod:`~sizer.inference.sim_kv_cache`), the iterations' seconds from the grid
+(:mod:`~sizer.inference.sim_iteration_cost`) and what is measured (:mod:`~sizer.inference.sim_metrics`); a
+broken invariant is refused (:mod:`~sizer.inference.sim_invariants`). ``SimulationResult``,
+``SimulationInvariantError`` and ``WARMUP_SHARE`` are re-exported here.
+
 References
 ----------
 docs/references.md [kwon2023vllm], [agrawal2024sarathi], [agrawal2024vidur].
@@ -41,10 +49,10 @@ from sizer.inference.formats import WeightFormat
 from sizer.inference.serving import (LOGIT_BYTES, decode_layers, fold, kv_cache_bytes_per_token, prefill_profile,
                                      serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.sim_arrivals import Arrivals, arrivals_for
-from sizer.inference.sim_invariants import SimulationInvariantError
+from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: F401  (re-exported: the simulation's refusal)
 from sizer.inference.sim_iteration_cost import Interpolator, decode_stretch, iteration_seconds, steps_within_cell
 from sizer.inference.sim_kv_cache import KvCache
-from sizer.inference.sim_metrics import WARMUP_SHARE, RunTotals, SimulationResult, empty_result, summarize
+from sizer.inference.sim_metrics import WARMUP_SHARE, RunTotals, SimulationResult, empty_result, summarize  # noqa: F401
 from sizer.inference.sim_requests import RequestLedger
 from sizer.inference.sim_scheduler import Scheduler
 from sizer.inference.traffic import Lengths, Load
@@ -73,7 +81,22 @@ BATCHING_MATRIX_EFFICIENCY = SERVING_MATRIX_EFFICIENCY
 
 def batching_table(devices: tuple, weights: WeightFormat, matrix: float | None = None) -> DeviceTable:
     """Device rates for continuous batching: the serving table (``matrix``: another matrix
-    efficiency, for the fit's search only)."""
+    efficiency, for the fit's search only).
+
+    Parameters
+    ----------
+    devices : tuple of Device
+        The catalog devices, one row each.
+    weights : WeightFormat
+        The weights' storage format (sets the rates the kernels reach).
+    matrix : float, optional
+        A fraction of the matrix peak [1] other than the engine's serving one (the fit's search only).
+
+    Returns
+    -------
+    DeviceTable
+        The devices' rates, memory and overheads, one row each.
+    """
     if matrix is None or matrix == SERVING_MATRIX_EFFICIENCY:
         return serving_table(tuple(devices), weights)
     return serving_table(tuple(devices), weights, tuple(serving_efficiencies(d.kind, matrix=matrix) for d in devices))
@@ -112,7 +135,38 @@ def runtime_replica(runtime, arch: Architecture, weights: WeightFormat, kv_bytes
                     count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
                     prefix_hit: float = 0.0) -> Replica:
     """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
-    (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time."""
+    (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time.
+
+    Parameters
+    ----------
+    runtime : Runtime
+        The serving runtime, with its profile (vLLM, SGLang, TensorRT-LLM ...).
+    arch : Architecture
+        The model.
+    weights : WeightFormat
+        The weights' storage format.
+    kv_bytes : float
+        Bytes of one cached key or value element [B].
+    table : DeviceTable
+        Device rates (:func:`batching_table`).
+    device : int
+        The table row of the replica's devices [1].
+    count : int
+        Devices in the replica [1].
+    split : str
+        ``"tensor"`` (heads split over ranks) or ``"layer"`` (layers in turn).
+    max_running : int, optional
+        Running requests at most [1] (default: the runtime's).
+    token_budget : int, optional
+        Tokens per iteration at most [tokens] (default: the runtime's).
+    prefix_hit : float
+        Share of prompt tokens found in the prefix cache [1].
+
+    Returns
+    -------
+    Replica
+        What the simulation runs.
+    """
     p = runtime.profile
     return Replica(arch, weights, kv_bytes, table, device, count, split, max_running or p.max_running,
                    token_budget or p.token_budget, prefix_hit, reserve_kv=p.reserve_kv, memory_share=p.memory_share,
@@ -130,9 +184,16 @@ class IterationGrid:
     weights: float  # B per device
     fits: bool
 
-    def interpolator(self):
+    def interpolator(self) -> Interpolator:
         """A function (n tokens, k KV tokens) -> seconds, bilinear in the grid, on plain lists (the
-        simulation calls it once per iteration)."""
+        simulation calls it once per iteration).
+
+        Returns
+        -------
+        callable
+            (tokens in the iteration [tokens], KV tokens read [tokens]) -> seconds [s]; beyond the grid's
+            last cell it extrapolates linearly.
+        """
         t, s = self.tokens.tolist(), self.seconds.tolist()
         last_i, last_j = len(t) - 2, len(self.kv_tokens) - 2
         step = float(self.kv_tokens[1])
@@ -152,13 +213,39 @@ class IterationGrid:
         return time
 
     def time(self, n: float, k: float) -> float:
-        """Bilinear interpolation of the grid at ``n`` tokens and ``k`` KV tokens [s]."""
+        """Bilinear interpolation of the grid at ``n`` tokens and ``k`` KV tokens [s].
+
+        Parameters
+        ----------
+        n : float
+            Tokens in the iteration [tokens].
+        k : float
+            KV tokens read [tokens].
+
+        Returns
+        -------
+        float
+            Seconds of the iteration [s].
+        """
         return self.interpolator()(n, k)
 
 
 def device_kv_bytes_per_token(replica: Replica, context: float) -> float:
     """KV-cache bytes one token keeps on each device of ``replica`` at ``context`` tokens [B]: heads split
-    over tensor ranks, or layers over a layer split; a sliding-window block keeps its window only."""
+    over tensor ranks, or layers over a layer split; a sliding-window block keeps its window only.
+
+    Parameters
+    ----------
+    replica : Replica
+        The model, KV format, device count and split.
+    context : float
+        Tokens attended over [tokens] (a sliding window keeps fewer).
+
+    Returns
+    -------
+    float
+        Bytes per token on each device [B].
+    """
     if replica.split == "layer":
         return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, 1, context) / replica.count
     return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, replica.count, context)
@@ -265,7 +352,9 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     requests : int
         Requests to serve [1]; the first tenth warms the replica up and is not measured.
     seed : int
-        Of the random arrivals and lengths (the same seed: the same requests at every rate).
+        Of the random arrivals and lengths [1] (the same seed: the same requests at every rate).
+    max_iterations : int
+        Work bound [1]: a run cut here is not complete (and meets no SLO).
 
     Returns
     -------
