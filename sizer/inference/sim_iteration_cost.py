@@ -21,7 +21,7 @@ docs/references.md [agrawal2024vidur], [agrawal2024sarathi].
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from sizer.inference.sim_invariants import broken
 
@@ -138,5 +138,5 @@ def decode_stretch(interp: Interpolator, decoding: int, kv_tokens: int, per_sequ
     first += per_sequence * decoding
     steps = most
     if until_arrival != math.inf:  # the fewest iterations after which the next arrival has come
-        steps = min(steps, max(int(math.ceil(iterations_until(first, growth, until_arrival))), 1))
+        steps = min(steps, max(math.ceil(iterations_until(first, growth, until_arrival)), 1))
     return steps, steps * first + growth * steps * (steps - 1) / 2

@@ -36,7 +36,7 @@ class KvCache:
     (46, 90)
     """
 
-    __slots__ = ("capacity", "reserving", "used", "reserved")
+    __slots__ = ("capacity", "reserved", "reserving", "used")
 
     def __init__(self, capacity: int, reserving: bool) -> None:
         self.capacity = capacity  # tokens

@@ -24,15 +24,15 @@ class RequestLedger:
     (1, 2.5)
     """
 
-    __slots__ = ("prompt", "output", "todo", "held", "first", "done", "start_iter", "made", "version", "alive",
-                 "unservable", "finished")
+    __slots__ = ("alive", "done", "finished", "first", "held", "made", "output", "prompt", "start_iter", "todo",
+                 "unservable", "version")
 
     def __init__(self, prompts: list[int], outputs: list[int], prefix_hit: float) -> None:
         n = len(prompts)
         self.prompt = prompts  # tokens
         self.output = outputs  # tokens
         # prefill tokens still to compute (the prefix cache's share is found, at least one token is computed)
-        self.todo = [max(1, int(round(p * (1 - prefix_hit)))) for p in prompts]
+        self.todo = [max(1, round(p * (1 - prefix_hit))) for p in prompts]
         self.held = [0] * n  # KV tokens held when admitted (the running answer's tokens are counted apart)
         self.first: list[float] = [math.nan] * n  # time of the first token [s]; NaN: none yet
         self.done: list[float] = [math.nan] * n  # time of the end [s]; NaN: not ended; inf: never servable

@@ -31,8 +31,8 @@ class Scheduler:
     (32, [0])
     """
 
-    __slots__ = ("ledger", "kv", "max_batch", "token_budget", "waiting", "prefilling", "ends", "running", "decoding",
-                 "preemptions")
+    __slots__ = ("decoding", "ends", "kv", "ledger", "max_batch", "preemptions", "prefilling", "running",
+                 "token_budget", "waiting")
 
     def __init__(self, ledger: RequestLedger, kv: KvCache, max_batch: int, token_budget: int) -> None:
         self.ledger = ledger
@@ -141,7 +141,7 @@ class Scheduler:
     def _prefill_chunk(self, r: int, left: int, completed: list[int]) -> int:
         """Prefill what the budget ``left`` allows of request ``r``'s prompt; the budget left after it."""
         todo = self.ledger.todo
-        chunk = todo[r] if todo[r] < left else left
+        chunk = min(left, todo[r])
         todo[r] -= chunk
         if todo[r] == 0:
             completed.append(r)
