@@ -46,11 +46,6 @@ class Scheduler:
         self.decoding = 0  # running answers alive
         self.preemptions = 0
 
-    @property
-    def sequences(self) -> int:
-        """Requests decoding or prefilling [1]."""
-        return self.decoding + len(self.prefilling)
-
     def enqueue(self, arrived: Iterable[int]) -> None:
         """Queue the requests that arrived, in order; one the cache can never hold is left out (it ended at the start).
 
@@ -154,7 +149,7 @@ class Scheduler:
         ledger = self.ledger
         r = self.waiting[0]
         need = ledger.prompt[r] + ledger.made[r]
-        whole = ledger.whole(r)
+        whole = ledger.prompt[r] + ledger.output[r]  # (ledger.whole, inline: tried nearly every iteration when full)
         if not self.kv.admits(need, whole, self.decoding):  # (the running answers grow by one token each here too)
             return False
         self.waiting.popleft()

@@ -394,7 +394,7 @@ def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequ
     interp = grid.interpolator()
     cell = float(grid.kv_tokens[1])
     requests = len(ledger.done)
-    # the steps of an iteration, bound once (the loop runs up to MAX_ITERATIONS times)
+    # the steps of an iteration, bound once
     due, enqueue, preempt_to_fit, schedule = arrivals.due, scheduler.enqueue, scheduler.preempt_to_fit, scheduler.schedule
     decode_only, end_answers, first_tokens = scheduler.decode_only, scheduler.end_answers, scheduler.first_tokens
     on_finished = arrivals.on_finished
@@ -404,8 +404,12 @@ def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequ
         loops += 1
         if loops & 1023 == 0:
             check_deadline()
-        enqueue(due(now))
-        preempt_to_fit(it)  # the running answers grow by one token each: the youngest give way
+        # (each step is skipped when it has nothing to do: the loop runs up to MAX_ITERATIONS times)
+        arrived = due(now)
+        if arrived:
+            enqueue(arrived)
+        if kv.overfull(scheduler.decoding):
+            preempt_to_fit(it)  # the running answers grow by one token each: the youngest give way
         stretch = _decode_stretch(scheduler, arrivals, interp, cell, per_sequence, it, now) if decode_only() else None
         if stretch is not None:  # only decoding, nothing waiting: the iterations up to the next event at once
             steps, span = stretch
@@ -422,12 +426,16 @@ def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequ
                 break
             now = max(now, upcoming)
             continue
-        dt = iteration_seconds(interp, tokens, kv.used, scheduler.sequences, per_sequence)
+        running = scheduler.decoding + len(scheduler.prefilling)  # requests in the batch
+        dt = iteration_seconds(interp, tokens, kv.used, running, per_sequence)
         now += dt
         busy += dt
         kv.grow(scheduler.decoding)
         # answers ended (their cache freed), then prompts done (their first token now); each end recorded once
-        for r in end_answers(it) + first_tokens(completed, now, it):
+        ended = end_answers(it)
+        if completed:
+            ended += first_tokens(completed, now, it)
+        for r in ended:
             kv.release(ledger.whole(r))
             ledger.finish(r, now)
             on_finished(now)  # a closed-loop user sends the next
