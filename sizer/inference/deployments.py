@@ -82,8 +82,10 @@ class InferenceRecommendRequest(ServedModel):
 
 
 
-def _reason(fits, per_user, total, ttft, supported, need_user, need_total, need_ttft, memory, has, unsupported,
-            host_memory=0.0, host_has=None) -> str:
+def _reason(fits: npt.NDArray[np.bool_], per_user: npt.NDArray[np.float64], total: npt.NDArray[np.float64],
+            ttft: npt.NDArray[np.float64], supported: bool, need_user: float | None, need_total: float | None,
+            need_ttft: float | None, memory: npt.NDArray[np.float64], has: float, unsupported: str,
+            host_memory: npt.NDArray[np.float64] | float = 0.0, host_has: float | None = None) -> str:
     """Why no (count, batch) of one device serves (arrays over its configurations)."""
     if not supported:
         return unsupported
@@ -134,7 +136,9 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     pinned = request.weights is not None or offloading
     weights, format_notes = _searched_weights(request, pinned)
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
-    host, host_notes, rejected = None, [], []
+    host: DeviceTable | None = None
+    host_notes: list[Assumption] = []
+    rejected: list[RejectedOption] = []
     if offloading:
         host, host_notes, rejected, devices = _offload(request, arch, weights[0], catalog, devices)
     counts = device_counts(request.max_devices, arch.heads)
@@ -143,10 +147,11 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     ranked, unserved = _best_per_device(devices, found, reasons, pinned)
     assumptions = [*notes, *format_notes, *host_notes,
                    *_offline_assumptions(request, weights, kvs, pinned, prompt, output, counts)]
+    rows: list[InferenceOption | LoadOption] = list(ranked)
     return InferenceRecommendResult(task="inference", model=arch.name,
                                     weights=weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights),
                                     prompt_len=prompt,
-                                    output_len=output, ranked=ranked, rejected=[*rejected, *unserved],
+                                    output_len=output, ranked=rows, rejected=[*rejected, *unserved],
                                     assumptions=assumptions, objective=request.objective)
 
 
@@ -187,9 +192,10 @@ def _offload(request: InferenceRecommendRequest, arch: Architecture, weights: We
              devices: tuple[Device, ...]) -> tuple[DeviceTable, list[Assumption], list[RejectedOption], tuple[Device, ...]]:
     """With layers offloaded: the host CPU's table, its assumption, the devices that cannot offload (rejected) and
     the devices that can."""
+    assert request.gpu_layers is not None  # offloading means some layers are on the host
     host, note = host_table(request.gpu_layers, request.host_cpu, arch, weights, catalog, request.host_memory)
-    rejected = [RejectedOption(device=d.id, name=d.name, reason=offload_refusal(d, arch)) for d in devices
-                if offload_refusal(d, arch) is not None]
+    rejected = [RejectedOption(device=d.id, name=d.name, reason=why) for d in devices
+                if (why := offload_refusal(d, arch)) is not None]
     return host, [note], rejected, tuple(d for d in devices if offload_refusal(d, arch) is None)
 
 
@@ -215,7 +221,8 @@ def _search_offline(request: InferenceRecommendRequest, arch: Architecture, devi
 def _best_per_device(devices: tuple[Device, ...], found: dict[int, list[tuple[SortKey, InferenceOption]]],
                      reasons: dict[int, str], pinned: bool) -> tuple[list[InferenceOption], list[RejectedOption]]:
     """Per device its best row by the objective, ranked; and the devices no format serves on, with the reason."""
-    options, rejected = [], []
+    options: list[tuple[SortKey, InferenceOption]] = []
+    rejected: list[RejectedOption] = []
     for i, device in enumerate(devices):
         if i not in found:
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=reasons.get(i, "no format serves")))

@@ -55,7 +55,17 @@ MAX_TOKENS = 10_000_000
 
 @functools.lru_cache(maxsize=1)
 def speed_spread() -> dict:
-    """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml)."""
+    """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml).
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    dict
+        ``low`` and ``high`` [1]: the expected speed times these bound the range; ``source``: where they were fitted.
+    """
     return load_yaml(SPREAD_FILE, "error_spread")["speed"]
 
 
@@ -141,7 +151,18 @@ class InferenceResult(Model):
 
 def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]:
     """The weight format asked for, or else the one the model's published checkpoint is stored in
-    (bf16 where the catalog names none), said as an assumption."""
+    (bf16 where the catalog names none), said as an assumption.
+
+    Parameters
+    ----------
+    request : ServedModel
+        Its ``weights`` (a format name, or None) and ``model``.
+
+    Returns
+    -------
+    tuple of (WeightFormat, list of Assumption)
+        The format, and the assumption saying why where it was not given (else none).
+    """
     if request.weights is not None:
         return weight_format(request.weights), []
     name = checkpoint_weights(request.model) or "bf16"
@@ -152,7 +173,19 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
 
 
 def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assumption]]:
-    """The architecture a request names (a model, or a decoder shaped from a parameter count)."""
+    """The architecture a request names (a model, or a decoder shaped from a parameter count).
+
+    Parameters
+    ----------
+    request : ServedModel
+        Exactly one of ``model`` (a name or config.json) and ``params`` (a parameter count [1], e.g. '7B').
+
+    Returns
+    -------
+    tuple of (Architecture, list of Assumption)
+        The architecture and the assumption describing it; InputError naming ``model`` where both or
+        neither are given.
+    """
     if (request.model is None) == (request.params is None):
         raise InputError("model", request.model, "either a model or a parameter count (params), not both")
     if request.model is not None:
@@ -194,7 +227,25 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
     """USD per device-hour of the ``pricing`` asked (given, an offer that runs ``count`` devices, or the
     amortised purchase), its basis, and where it comes from: the one price function,
     :func:`sizer.formulas.tco.hourly_price`. By default a rent: a cost per token is quoted at a price
-    someone charges unless buy or any is asked."""
+    someone charges unless buy or any is asked.
+
+    Parameters
+    ----------
+    device : Device
+        The device priced.
+    given : object
+        A price per device-hour the user gave, e.g. '2.5 USD/hour' [USD/hour]; None: the catalog's.
+    pricing : str
+        ``rent``, ``buy`` (amortised purchase plus energy) or ``any`` (rent, else buy).
+    count : int
+        Devices the offer must run [1].
+
+    Returns
+    -------
+    tuple of (float or None, str or None, Assumption)
+        USD per device-hour [USD/hour] (None where unknown), its basis (``rent`` or ``buy``), and the
+        assumption naming the price and its source.
+    """
     price = hourly_price(device, given=given, pricing=pricing, count=count)
     name = "rent price" if pricing == "rent" else "price"
     if price.hourly is None:
@@ -205,6 +256,25 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
 
 
 def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) -> list[Assumption]:
+    """What the serving model assumed for one device of ``table``: weights, KV cache, decode, prefill,
+    efficiencies, the range, the runtime reserve and activations, and where they apply the compute
+    precision, sliding window, experts and a context beyond the model's.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model served.
+    case : ServingCase
+        Its formats and lengths [tokens].
+    table : DeviceTable
+        The devices' rates (:func:`sizer.inference.serving.serving_table`).
+    i : int
+        The device's row in ``table``.
+
+    Returns
+    -------
+    list of Assumption
+    """
     fmt = case.weights
     s = speed_spread()
     notes = [
@@ -252,7 +322,20 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
 
 
 def refused_format(fmt, device: Device) -> str:
-    """Why a weight-and-activation format cannot run on a device (it has no such peak in the catalog)."""
+    """Why a weight-and-activation format cannot run on a device (it has no such peak in the catalog).
+
+    Parameters
+    ----------
+    fmt : WeightFormat
+        A format that quantises activations too (fp8, w8a8, nvfp4 ...).
+    device : Device
+        The device that has no peak for it.
+
+    Returns
+    -------
+    str
+        What to give instead, as the ``expected`` part of an InputError.
+    """
     return (f"a format {device.name} computes: the catalog has no {fmt.compute} peak for it, which {fmt.name} "
             "(weights and activations quantised) needs; weight-only formats (int8, int4, awq-int4-g128, q4_k_m) "
             "run at its 16-bit rate")

@@ -25,7 +25,8 @@ import numpy as np
 from sizer.hardware.catalog import Catalog
 from sizer.inference.capacity import SEARCH_STEPS, serve_load, simulated_requests
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
-from sizer.inference.deployment_answers import InferenceRecommendResult, LoadOption, RejectedOption, unsupported_reason
+from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
+                                                unsupported_reason)
 from sizer.inference.estimate import speed_spread
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds
@@ -42,7 +43,8 @@ from sizer.workloads.registry import checkpoint_weights
 if TYPE_CHECKING:  # names for annotations only (deployments imports this module)
     from sizer.engine.devices import DeviceTable
     from sizer.hardware.schema import Device
-    from sizer.inference.capacity import Slo
+    from sizer.formulas.tco import PriceBasis, PriceUsed
+    from sizer.inference.capacity import LoadAnswer, Slo
     from sizer.inference.deployments import InferenceRecommendRequest
     from sizer.inference.simulate import Replica, SimulationResult
     from sizer.inference.traffic import Lengths
@@ -62,19 +64,30 @@ SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within t
 # One format pair's screen: arrays over (device, count) rows and what simulating a row needs (:func:`_screen`)
 Screen = dict[str, Any]
 # A screened point: (sort key, weight format, its screen, row)
-Point = tuple[SortKey, WeightFormat, Screen, int]
+Point = tuple[SortKey, WeightFormat, Screen, np.intp]
 # A device's chosen deployment: (weight format, screen, row, replica, replicas, its simulation)
-Chosen = tuple[WeightFormat, Screen, int, "Replica", int, "SimulationResult"]
+Chosen = tuple[WeightFormat, Screen, np.intp, "Replica", int, "SimulationResult"]
 
 
 def searched_weights(request) -> list[WeightFormat]:
     """The weight formats a deployment search tries: the common ones, and the model's published
-    checkpoint format where it is none of them (gpt-oss: mxfp4)."""
+    checkpoint format where it is none of them (gpt-oss: mxfp4).
+
+    Parameters
+    ----------
+    request : ServedModel
+        Its ``model`` names the checkpoint.
+
+    Returns
+    -------
+    list of WeightFormat
+        :data:`SEARCH_WEIGHTS` in order, then the checkpoint's format where it is not among them.
+    """
     own = checkpoint_weights(request.model)
     return [weight_format(w) for w in (*SEARCH_WEIGHTS, *([own] if own and own not in SEARCH_WEIGHTS else []))]
 
 
-def _formats(request) -> tuple[list[WeightFormat], list[str]]:
+def _formats(request: InferenceRecommendRequest) -> tuple[list[WeightFormat], list[str]]:
     weights = [weight_format(request.weights)] if request.weights else searched_weights(request)
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     for kv in kvs:
@@ -82,7 +95,8 @@ def _formats(request) -> tuple[list[WeightFormat], list[str]]:
     return weights, kvs
 
 
-def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine):
+def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...], counts: list[int],
+            lengths: Lengths, slo: Slo, load: Load, fmt: WeightFormat, kv_name: str, engine: Runtime) -> Screen:
     """Per (device, count) of one format pair: fits and lone bounds met, estimated replicas and saturated rate."""
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
@@ -117,7 +131,17 @@ def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, en
 
 
 def quality_note(fmt: WeightFormat) -> str | None:
-    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above)."""
+    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above).
+
+    Parameters
+    ----------
+    fmt : WeightFormat
+        The weight format of a ranked row; its ``bits`` per weight [bit].
+
+    Returns
+    -------
+    str or None
+    """
     if fmt.bits >= 8:
         return None
     return (f"{fmt.name} stores weights at {fmt.bits:.3g} bits: 4-bit weight-only quantisation (AWQ, GPTQ) "
@@ -125,11 +149,11 @@ def quality_note(fmt: WeightFormat) -> str | None:
             "code tasks; check on your own evaluations before serving (Lin et al. 2023, AWQ; Frantar et al. 2022)")
 
 
-def _candidates(points: list) -> list:
+def _candidates(points: list[Point]) -> list[Point]:
     """The points a device gets simulated, best first: the best of each devices-per-replica count (so that a
     count the screen ranks low, such as a larger tensor-parallel group that meets a TPOT limit the smaller
     ones miss, is tried) and the second best overall."""
-    best_per_count: dict[int, tuple] = {}
+    best_per_count: dict[int, Point] = {}
     for p in points:
         best_per_count.setdefault(int(p[2]["c"][p[3]]), p)
     chosen = list(best_per_count.values()) + points[:CANDIDATES_PER_DEVICE]
@@ -137,7 +161,7 @@ def _candidates(points: list) -> list:
     return sorted(unique.values(), key=lambda p: p[0])
 
 
-def _growth(run, slo) -> float:
+def _growth(run: SimulationResult, slo: Slo) -> float:
     """How many times the replicas to try next after a miss: the worst percentile over its limit, 1.25 to 4."""
     if not run.complete or not slo.any:
         return MAX_GROWTH
@@ -174,13 +198,15 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
         One ranked row per device that serves the load (``scenario="load"``), the others rejected with the reason.
     """
     load, lengths, slo = parse_load(request)
+    assert load is not None  # asked only with a rate or users
     devices = devices_of_kinds(catalog, request.kinds)
     weights, kvs = _formats(request)
     pinned = request.weights is not None
     engine = serving_runtime(request)
     requests = simulated_requests(slo.percentile)
     screens = _screens(request, arch, devices, weights, kvs, lengths, slo, load, engine)
-    options, rejected = [], []
+    options: list[dict[str, Any]] = []
+    rejected: list[RejectedOption] = []
     prices = serving_prices(devices, request.pricing)  # of the asked basis, from offers that run one replica
     for i, device in enumerate(devices):
         points, reasons = _device_points(request, i, screens, pinned, prices)
@@ -198,7 +224,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
         options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
                          key=lambda o: o["key"])
     s = speed_spread()
-    ranked = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
+    ranked: list[InferenceOption | LoadOption] = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
         cost_out(o["per_million"], o["basis"], s) if o["per_million"] is not None else None)})
         for rank, o in enumerate(options, start=1)]
     weights_label = weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights)
@@ -214,7 +240,7 @@ def _screens(request: InferenceRecommendRequest, arch: Architecture, devices: tu
              weights: list[WeightFormat], kvs: list[str], lengths: Lengths, slo: Slo, load: Load,
              engine: Runtime) -> list[tuple[WeightFormat, Screen]]:
     """Every format pair's screen over the devices and the devices per replica its split allows."""
-    screens = []
+    screens: list[tuple[WeightFormat, Screen]] = []
     for fmt in weights:
         limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
         counts = [int(x) for x in device_counts(request.max_devices, limit)]
@@ -227,7 +253,8 @@ def _device_points(request: InferenceRecommendRequest, i: int, screens: list[tup
                    prices: PriceLookup) -> tuple[list[Point], set[str]]:
     """Device ``i``'s screened points that pass, best first by the engine's estimate, and why the others fail."""
     eight = preferred_eight_bit(fmt.name for fmt, s in screens if s["ok"][s["d"] == i].any())
-    points, reasons = [], set()
+    points: list[Point] = []
+    reasons: set[str] = set()
     for fmt, s in screens:
         if not pinned and not keeps_format(fmt.name, eight):
             continue  # one 8-bit format per device: FP8 where it has the peak, else int8
@@ -357,8 +384,10 @@ def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumpti
     return assumptions
 
 
-def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *, searched, load, lengths,
-            answer=None, used=None) -> dict:
+def _option(request: InferenceRecommendRequest, device: Device, hourly: float | None, basis: PriceBasis | None,
+            fmt: WeightFormat, s: Screen, r: np.intp, replica: Replica, replicas: int, run: SimulationResult, *,
+            searched: bool, load: Load, lengths: Lengths, answer: LoadAnswer | None = None,
+            used: PriceUsed | None = None) -> dict[str, Any]:
     """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
     count = int(s["c"][r])
     out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
@@ -386,7 +415,8 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
                 r=r, replica=replica, used=used)
 
 
-def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> list[dict]:
+def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, Any]], load: Load, lengths: Lengths,
+                   slo: Slo) -> list[dict[str, Any]]:
     """The leading rows' replicas as disaggregated prefill and decode pools, where some sizes meet the SLOs."""
     out = []
     for o in leading:

@@ -8,7 +8,7 @@ devices of the kinds asked, and devices per replica in powers of two.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -17,14 +17,14 @@ from sizer.errors import InputError
 from sizer.hardware.schema import Device
 
 
-def devices_of_kinds(catalog: Iterable[Device], kinds: list[str]) -> tuple[Device, ...]:
+def devices_of_kinds(catalog: Iterable[Device], kinds: Sequence[str]) -> tuple[Device, ...]:
     """The catalog's devices of the kinds asked, in catalog order.
 
     Parameters
     ----------
     catalog : iterable of Device
         The catalog (:class:`sizer.hardware.catalog.Catalog`).
-    kinds : list of str
+    kinds : sequence of str
         Device kinds to search: ``gpu``, ``accelerator``, ``cpu``.
 
     Returns
