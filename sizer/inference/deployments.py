@@ -7,7 +7,8 @@ it). Per (device, count) the largest serving batch is taken (total tokens/s neve
 batch). Under load (a rate or users, with SLOs): device x weight and KV format x count x replicas,
 screened by the engine and simulated under continuous batching (:mod:`sizer.inference.load_search`).
 Per device the best point by the objective is kept; devices are ranked by the objective
-(``cost``: cost per million output tokens, the default; ``latency``; ``throughput``); devices
+(``cost``: cost per million output tokens, the default; ``latency``; ``throughput``; the sort keys in
+:mod:`sizer.inference.ranking`); devices
 without a price come last, and those that cannot serve are listed with the reason.
 
 >>> r = recommend_inference(InferenceRecommendRequest(model="llama-2-7b", weights="q4_k_m", tokens_per_s_per_user=20))
