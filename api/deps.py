@@ -15,9 +15,9 @@ import anyio
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
-from api.fair import FairQueue
-from api.pool import CatalogMarker, WorkerPool
-from api.settings import Settings
+from .fair import FairQueue
+from .pool import CatalogMarker, WorkerPool
+from .settings import Settings
 from sizer.facade import Catalog, ensure_finite, refuse_over_budget, remaining_seconds, time_limit
 
 T = TypeVar("T", bound=BaseModel)

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from cli import output
-from cli.common import JsonOption
+from . import output
+from .common import JsonOption
 
 MAX_REPORT_BYTES = 50_000_000  # a report holds a per-layer profile per run: ~20 kB each
 

@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import HELP_SETTINGS, CatalogOption, HelpGroup, JsonOption, load
+from . import output
+from .common import HELP_SETTINGS, CatalogOption, HelpGroup, JsonOption, load
 
 app = typer.Typer(no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
                   context_settings=HELP_SETTINGS, help="The hardware catalog: every figure with its source.")

@@ -107,7 +107,7 @@ def sources(fields: dict) -> dict:
 
 def answer_owned(request, catalog_file: str | None, json: bool) -> None:
     """Answer a request with ``have`` for that hardware only, as JSON or tables."""
-    from cli import output, owned_output
+    from . import output, owned_output
     from sizer.facade import answer_owned as run
 
     result = run(request, load(catalog_file))

@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import (BatchSize, CatalogOption, CpOption, DeviceOption, EpOption, InterleaveOption, JsonOption,
+from . import output
+from .common import (BatchSize, CatalogOption, CpOption, DeviceOption, EpOption, InterleaveOption, JsonOption,
                         LoraRankOption, LoraTargetsOption, MethodOption, MicroBatch, ModelOption, Optimizer, Params,
                         InterruptionsOption, PpOption, PrecisionOption, RecomputeOption, SeqLen, Tokens, TpOption, ZeroOption, HaveOption, answer_owned, load,
                         workload_request)

@@ -5,10 +5,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, RuntimeOpt, SloE2e, SloPercentile, SloTpot, SloTtft,
+from . import output
+from .inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, RuntimeOpt, SloE2e, SloPercentile, SloTpot, SloTtft,
                                Split, ThinkTime, TokenBudget, Trace, Users, load_fields)
-from cli.common import (sources, TermOption, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
+from .common import (sources, TermOption, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
                         MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
                         HaveOption, HostMemoryOption, InterruptionsOption, answer_owned, load, load_calibration_file, workload_request)
 
@@ -62,7 +62,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
 
         raise InputError("disaggregated", True, "--inference with --rate (pools of prefill and decode replicas serve a load)")
     if inference:
-        from cli.inference_cmd import render_recommendation
+        from .inference_cmd import render_recommendation
         from sizer.facade import InferenceRecommendRequest, recommend_inference
 
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
@@ -115,7 +115,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                 else "; --pricing rent or any prices them by rent") + ".")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
-        from cli.owned_output import suggestions
+        from .owned_output import suggestions
 
         for r in result.rejected:  # the few nearest to working (--suggest), each change evaluated again
             suggestions(r.suggestions, f"What would make {r.name} work (each evaluated again; cheapest first)")

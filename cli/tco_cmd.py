@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import (TermOption, BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
+from . import output
+from .common import (TermOption, BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
                         PrecisionOption, PricingOption, Samples, SeqLen, Tokens, load, workload_request)
 
 

@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output, owned_output
-from cli.common import (SampleTokensOption, StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
+from . import output, owned_output
+from .common import (SampleTokensOption, StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
                         Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
                         Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request,
                         CpOption, DpOption, EpOption, InterleaveOption, InterruptionsOption, PpOption, RecomputeOption, TpOption)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from sizer.errors import InputError
 
@@ -121,27 +122,29 @@ def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
     raise InputError(field, value, f"one of {', '.join(member.value for member in kind)}")
 
 
-def zero_stage_of(sharding: Sharding | str) -> int:
+def zero_stage_of(sharding: Sharding) -> int:
     """The ZeRO stage a first-release sharding name means (Rajbhandari et al. 2020)."""
-    return 3 if parse_choice(Sharding, sharding, "sharding") is Sharding.FULL else 0
+    return 3 if sharding is Sharding.FULL else 0
 
 
 def named(kind: type[Choice]) -> Any:
-    """The type of a request field that takes one of ``kind``'s names.
+    """The type of a request field that takes one of ``kind``'s names: the member itself.
 
-    A valid name, in any case, becomes the member where the request is built (the one parse);
-    the schema lists the names. An unknown name is kept as given, so that the core refuses it
-    with an :class:`~sizer.errors.InputError` together with the request's other bad fields
-    (a form marks them all at once) rather than alone.
+    A name in any case, with ``-`` or ``_``, becomes the member where the request is built (the one
+    parse); any other value is refused there, naming the field and the choices, together with the
+    request's other bad fields (pydantic collects every field's error before raising). The schema
+    lists the names.
     """
-    def member_if_named(value: object) -> object:
+    def member(value: object, info: ValidationInfo) -> Choice:
+        field = info.field_name or kind.__name__.lower()
         try:
-            return parse_choice(kind, value, kind.__name__.lower())
+            return parse_choice(kind, value, field)
         except InputError:
-            return value
+            raise PydanticCustomError("choice", "got {given}; expected one of {names}", {
+                "given": repr(value), "names": ", ".join(m.value for m in kind)}) from None
 
-    return Annotated[str, BeforeValidator(member_if_named),
-                     WithJsonSchema({"type": "string", "enum": [member.value for member in kind]})]
+    return Annotated[kind, BeforeValidator(member), PlainSerializer(lambda m: m.value, return_type=str),
+                     WithJsonSchema({"type": "string", "enum": [m.value for m in kind]})]
 
 
 PrecisionName = named(Precision)
@@ -153,6 +156,6 @@ RecomputeName = named(Recompute)
 LossName = named(Loss)
 
 
-def recompute_index(value: "Recompute | str | None") -> int | None:
-    """The engine's code of a recomputation policy (:attr:`Recompute.index`), or InputError listing them."""
-    return None if value is None else parse_choice(Recompute, value, "recompute").index
+def recompute_index(value: Recompute | None) -> int | None:
+    """The engine's code of a recomputation policy (:attr:`Recompute.index`); None where none is pinned."""
+    return None if value is None else value.index

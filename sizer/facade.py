@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field
 from sizer.engine.calibration import Calibration
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
-from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
+from sizer.choices import Precision, PrecisionName, Recompute, RecomputeName, Sharding, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
 from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.errors import InputError, require_device
@@ -99,7 +99,7 @@ class PeakRequest(RequestModel):
         {"device": "Tesla P40"}, {"cores": 3840, "clock": "1.531 GHz"}, {"device": "H100 SXM", "precision": "bf16"}]})
 
     device: str | None = Field(None, description="device id or name; or give cores and clock")
-    precision: PrecisionName = "fp32"
+    precision: PrecisionName = Precision.FP32
     cores: Scalar | None = None
     clock: QuantityIn = None
     derating: float | None = Field(None, ge=0, lt=1)
@@ -256,7 +256,7 @@ class TcoRequest(WorkloadRequest):
                                                                   f"{COST_DEFAULTS.utilisation:g}")
     host_share: QuantityIn = Field(None, description="capital for hosts, network, racks; default none")
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: ShardingName = "none"
+    sharding: ShardingName = Sharding.NONE
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:

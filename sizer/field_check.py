@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sizer.choices import Precision, parse_choice
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.units import parse_count, parse_quantity
 from sizer.workloads.batch import parse_batch_size
@@ -33,7 +32,6 @@ def _quantity(dimension: str, default_unit: str | None = None, allow_zero: bool 
 TEXT_FIELDS: dict[str, Callable[[str, Any], Any]] = {
     **dict.fromkeys(("params", "tokens", "samples", "epochs", "micro_batch", "forward_flops_per_sample"), parse_count),
     "batch_size": parse_batch_size,
-    "precision": lambda field, raw: parse_choice(Precision, raw, field),
     "deadline": _quantity("[time]"),
     "time_to_first_token": _quantity("[time]"),
     **dict.fromkeys(("slo_ttft", "slo_tpot", "slo_e2e"), _quantity("[time]", default_unit="s")),

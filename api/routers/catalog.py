@@ -5,8 +5,8 @@ from typing import Literal
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep
-from api.errors import detail
+from ..deps import CatalogDep
+from ..errors import detail
 from sizer.facade import DeviceDetail, DeviceSummary, describe_device, summarize_device
 from sizer.facade import DeviceLookupError
 from sizer.facade import Model

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep
+from ..deps import CatalogDep
 from sizer.facade import Model
 
 router = APIRouter(tags=["service"])

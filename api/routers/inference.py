@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
+from ..deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
 from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference, serving_iterations
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, finite
+from ..deps import ERROR_RESPONSES, CatalogDep, finite
 from sizer import facade
 from sizer.facade import PeakResult
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, finite, served_from_builtins, run_estimate
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, served_from_builtins, run_estimate
 from sizer.facade import OwnedResult, PlanRequest, PlanResult, answer_owned, plan as search
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
+from ..deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer import facade
 from sizer.facade import OwnedResult, TimeResult, answer_owned
 

@@ -13,7 +13,7 @@ from sizer.hardware.schema import Device
 from sizer.hardware.nodes import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,  # noqa: F401
                                   OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE, Link)
 
-from sizer.choices import Optimizer, parse_choice
+from sizer.choices import Optimizer
 # Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
 from sizer.formulas.compute import BACKWARD_FACTOR  # noqa: F401  (re-exported for the engine)
 
@@ -51,7 +51,7 @@ STATE_VALUE_BYTES: dict[Optimizer, float] = {Optimizer.ADAM_8BIT: EIGHT_BIT_STAT
                                              Optimizer.PAGED_ADAMW_8BIT: EIGHT_BIT_STATE_BYTES}
 
 
-def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
+def optimizer_state_bytes(optimizer: Optimizer) -> float:
     r"""Bytes of optimizer state per trained parameter.
 
     .. math:: K = n_{states} \, b_{state}
@@ -60,8 +60,8 @@ def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
 
     Parameters
     ----------
-    optimizer : Optimizer or str
-        An optimizer of :data:`OPTIMIZER_STATES` (a name is read through the one vocabulary).
+    optimizer : Optimizer
+        An optimizer of :data:`OPTIMIZER_STATES`.
 
     Returns
     -------
@@ -72,10 +72,9 @@ def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
     ----------
     [zero], [8bit-optimizers], [qlora]
 
-    >>> optimizer_state_bytes("adamw"), round(optimizer_state_bytes("adamw-8bit"), 4)
+    >>> optimizer_state_bytes(Optimizer.ADAMW), round(optimizer_state_bytes(Optimizer.ADAMW_8BIT), 4)
     (8.0, 2.0039)
     """
-    optimizer = parse_choice(Optimizer, optimizer, "optimizer")
     if optimizer is Optimizer.ADAFACTOR:
         return ADAFACTOR_FACTORED_COPIES * OPTIMIZER_STATE_BYTES
     return OPTIMIZER_STATES[optimizer] * STATE_VALUE_BYTES.get(optimizer, OPTIMIZER_STATE_BYTES)

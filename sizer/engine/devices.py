@@ -14,7 +14,7 @@ import numpy as np
 
 from sizer.hardware.schema import Device
 from sizer.hardware.nodes import device_link, node_layout  # noqa: F401  (the one node model, re-exported)
-from sizer.choices import Precision, parse_choice
+from sizer.choices import Precision
 from sizer.engine import constants
 from sizer.engine.constants import (DATACENTRE_NETWORK, FALLBACK_LINK,
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK,
@@ -25,10 +25,10 @@ from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCAL
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
 NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
-MIXED_ORDER = ("bf16", "fp16", "fp32")  # what `mixed` takes, in order of preference
+MIXED_ORDER = (Precision.BF16, Precision.FP16, Precision.FP32)  # what `mixed` takes, in order of preference
 
 
-def resolve_precision(device: Device, precision: Precision | str) -> str | None:
+def resolve_precision(device: Device, precision: Precision) -> Precision | None:
     """The precision a device trains at for a requested one.
 
     ``mixed`` picks bf16 where the device has it, else fp16, else fp32.
@@ -37,30 +37,29 @@ def resolve_precision(device: Device, precision: Precision | str) -> str | None:
     ----------
     device : Device
         A catalog device.
-    precision : Precision or str
+    precision : Precision
         The requested precision.
 
     Returns
     -------
-    str or None
+    Precision or None
         The precision used on this device; None where it has no peak for it.
 
     References
     ----------
     [spec-3.1], [micikevicius]
     """
-    precision = parse_choice(Precision, precision, "precision")
     has = supported_precisions(device)
     if precision is Precision.MIXED:
         return next((p for p in MIXED_ORDER if p in has), None)
-    return precision.value if precision.value in has else None
+    return precision if precision in has else None
 
 
 @dataclass(frozen=True)
 class DeviceRates:
     """One device's rates at one precision, as plain floats (FLOP/s, B/s)."""
 
-    precision: str
+    precision: Precision
     matrix_peak: float
     matrix_unit: str  # "tensor", "tf32" or "fp32"
     conv_peak: float
@@ -70,7 +69,7 @@ class DeviceRates:
     notes: tuple[str, ...] = ()
 
 
-def device_rates(device: Device, precision: str) -> DeviceRates:
+def device_rates(device: Device, precision: Precision) -> DeviceRates:
     """Peaks and memory bandwidth of a device at a supported precision (not ``mixed``).
 
     FP32 training on a device with TF32 tensor cores runs convolutions in TF32: cuDNN's
@@ -80,7 +79,7 @@ def device_rates(device: Device, precision: str) -> DeviceRates:
     ----------
     device : Device
         A catalog device.
-    precision : str
+    precision : Precision
         A precision the device has a peak for.
 
     Returns
@@ -94,13 +93,14 @@ def device_rates(device: Device, precision: str) -> DeviceRates:
     [spec-3.1], [seed-004-eq1]
     """
     matrix, _ = device_peak(device, precision)
-    has_fp32 = "fp32" in supported_precisions(device)
-    fp32 = device_peak(device, "fp32")[0] if has_fp32 else matrix
+    has_fp32 = Precision.FP32 in supported_precisions(device)
+    fp32 = device_peak(device, Precision.FP32)[0] if has_fp32 else matrix
     has_matrix_units = device.kind != "cpu" and not any(a in device.architecture for a in NO_MATRIX_UNITS)
-    unit = "fp32" if precision == "fp32" or not has_matrix_units else ("tf32" if precision == "tf32" else "tensor")
+    unit = "fp32" if precision is Precision.FP32 or not has_matrix_units else \
+        ("tf32" if precision is Precision.TF32 else "tensor")
     conv, conv_unit, notes = matrix, unit, ()
-    tf32 = stated_peak(device, "tf32")
-    if precision == "fp32" and tf32 is not None and has_matrix_units:
+    tf32 = stated_peak(device, Precision.TF32)
+    if precision is Precision.FP32 and tf32 is not None and has_matrix_units:
         conv, conv_unit = tf32, "tf32"
         notes = ("FP32 convolutions on TF32 tensor cores (PyTorch's cuDNN default)",)
     bandwidth = device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")  # B/s
@@ -213,7 +213,7 @@ def topology_links(topology) -> tuple[int, Link, Link]:
     return topology.devices_per_node, inside, between
 
 
-def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
+def build_device_table(devices: tuple[Device, ...], precision: Precision,
                        efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None) -> DeviceTable:
     r"""Convert each device's figures to SI arrays once, at one precision.
 
@@ -227,7 +227,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
     ----------
     devices : tuple of Device
         Catalog devices.
-    precision : Precision or str
+    precision : Precision
         The requested training precision.
     efficiencies : tuple of Efficiencies or None, optional
         Per device, overriding the defaults of its kind.
@@ -244,7 +244,6 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
     ----------
     [roofline], [spec-3.1], [spec-3.3]
     """
-    precision = parse_choice(Precision, precision, "precision")
     columns: dict[str, list] = {name: [] for name in DeviceTable.__dataclass_fields__ if name != "devices"}
     for i, device in enumerate(devices):
         eff = (efficiencies[i] if efficiencies else None) or device_efficiencies(device)
@@ -314,8 +313,8 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
 
 
 @keyed_cache(maxsize=64, key=lambda devices, precision, transformer=False: (
-    tuple(d.key for d in devices), str(parse_choice(Precision, precision, "precision")), transformer))
-def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
+    tuple(d.key for d in devices), precision.value, transformer))
+def cached_device_table(devices: tuple[Device, ...], precision: Precision,
                         transformer: bool = False) -> DeviceTable:
     """The default-efficiency table of these devices, built once.
 
@@ -325,7 +324,7 @@ def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
     ----------
     devices : tuple of Device
         Catalog devices.
-    precision : Precision or str
+    precision : Precision
         The requested training precision.
     transformer : bool, default False
         With the defaults of a generated transformer's layer graph
@@ -344,7 +343,7 @@ def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
     # pint); kept on disk (sizer.diskcache) under the devices' content and the code that builds it
     try:
         key = key_of([file_stamp(path) for path in _TABLE_CODE], [d.key for d in devices],
-                     str(parse_choice(Precision, precision, "precision")), transformer)
+                     precision.value, transformer)
     except OSError:
         return build_device_table(devices, precision, tuple(device_efficiencies(d, transformer) for d in devices))
     return dataclasses.replace(cached("device-table", key, build), devices=tuple(devices))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sizer.choices import Mode
 from sizer.datafile import load_yaml
 from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET,
                                     ZERO_REDUCE_BUCKET)
@@ -45,13 +46,13 @@ def error_spread() -> dict[str, dict]:
     return load_yaml(SPREAD_FILE, "error_spread")["modes"]
 
 
-def range_factors(mode: str, workload: str | None = None) -> tuple[float, float, str]:
+def range_factors(mode: Mode, workload: str | None = None) -> tuple[float, float, str]:
     """The factors of the expected time that bound the range of a mode.
 
     Parameters
     ----------
-    mode : str
-        ``datasheet``, ``calibrated`` or ``reference``.
+    mode : Mode
+        Where the efficiencies come from.
     workload : str, optional
         The workload kind (``transformer-gpu``); its factors where the spread file has them,
         else the mode's.
@@ -69,18 +70,18 @@ def range_factors(mode: str, workload: str | None = None) -> tuple[float, float,
     ----------
     [spec-3.3]
     """
-    spread = error_spread()[mode]
+    spread = error_spread()[mode.value]
     entry = spread.get("by_workload", {}).get(workload, spread) if workload else spread
     return entry["low"], entry["high"], entry["source"]
 
 
-def range_arrays(mode: str, job: Job, devices) -> tuple[np.ndarray, np.ndarray]:
+def range_arrays(mode: Mode, job: Job, devices) -> tuple[np.ndarray, np.ndarray]:
     """Per device, the low and high factors of the expected time, by the job's workload kind on it.
 
     Parameters
     ----------
-    mode : str
-        ``datasheet``, ``calibrated`` or ``reference``.
+    mode : Mode
+        Where the efficiencies come from.
     job : Job
         The workload.
     devices : sequence of Device
@@ -133,13 +134,13 @@ class Evaluation:
     exact: np.ndarray  # bool: the batch is the one asked (else the nearest that the layout divides)
     host_bytes: np.ndarray | float = 0.0  # per device in host memory (ZeRO-Offload) [B]
 
-    def range_factors(self, mode: str, workload: str | None = None) -> tuple[float, float]:
+    def range_factors(self, mode: Mode, workload: str | None = None) -> tuple[float, float]:
         """The low and high factors of the range for a mode (see :func:`range_factors`).
 
         Parameters
         ----------
-        mode : str
-            ``datasheet``, ``calibrated`` or ``reference``.
+        mode : Mode
+            Where the efficiencies come from.
         workload : str, optional
             The workload kind.
 

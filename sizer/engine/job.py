@@ -245,7 +245,7 @@ def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
 def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
     from sizer.workloads.registry import decoder_for_params, resolve_model
 
-    attention = parse_choice(Attention, request.attention, "attention")
+    attention = request.attention
     if request.model is not None:
         arch = resolve_model(request.model)
         basis, described = f"{arch.name} ({arch.source})", arch.name
@@ -286,7 +286,7 @@ def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers
 
 def _dense_layers(workload: Workload, precision: Precision) -> _Layers:
     # a stated activation figure is at the training precision; profiles count FP32 storage
-    scale = 4 / weight_bytes(precision.value) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
+    scale = 4 / weight_bytes(precision) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
     activations = workload.activation_memory_per_sample
     fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
     profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
@@ -519,8 +519,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         request = request.model_copy(update={"tokens": 1.0})
     request, defaults = model_defaults(request, request, length_given=length_given)
     workload = resolve_workload(request, need_samples=need_samples and request.workload is None, need_params=not from_layers)
-    precision = parse_choice(Precision, request.precision, "precision")
-    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
+    precision, optimizer = request.precision, request.optimizer
     found = _layers(request, workload, precision)
     # FLOP and activations of a profile or a layer graph are its own, not the parameter-count rule's
     graph = from_layers or workload.token_mode
@@ -535,7 +534,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
                             optimizer_in_backward=request.optimizer_in_backward, offload=getattr(request, "offload", False),
                             offload_params=request.offload_params, offload_activations=request.offload_activations,
                             loss=request.loss)
-    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision.value,
+    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision,
                                 layers.total_params)
     if finetune is not None:
         adapters = adapter_profile(found.arch, int(profile.seq_len), finetune.rank, finetune.targets)
@@ -554,7 +553,8 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
                sample_tokens=None if padded is None else padded[0])
 
 
-def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,
+def job_from_profile(profile: Profile, batch_size: float, precision: Precision = Precision.FP32,
+                     optimizer: Optimizer = Optimizer.ADAM, *,
                      samples: float = 0.0, micro_batch: float | None = None) -> Job:
     """A job straight from a profile: for calibration, reference runs and validation predictions.
 
@@ -564,10 +564,10 @@ def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32
         The measured or built-in layers.
     batch_size : float
         Global batch [sample].
-    precision : str
-        Training precision (:class:`~sizer.choices.Precision`).
-    optimizer : str
-        Optimizer (:class:`~sizer.choices.Optimizer`).
+    precision : Precision
+        Training precision.
+    optimizer : Optimizer
+        Optimizer.
     samples : float
         Samples per epoch [sample]; 0 for a step time only.
     micro_batch : float, optional
@@ -583,6 +583,5 @@ def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32
     workload = resolve_workload(request)
     return Job(description=f"{profile.name} ({profile.description})", layers=layer_table(profile), samples=samples,
                epochs=1.0, batch_size=float(batch_size), micro_batch=micro_batch, batch_given=True,
-               precision=parse_choice(Precision, precision, "precision"),
-               optimizer=parse_choice(Optimizer, optimizer, "optimizer"), tokens_per_sample=1.0, token_mode=False,
+               precision=workload.precision, optimizer=workload.optimizer, tokens_per_sample=1.0, token_mode=False,
                workload=workload, assumptions=())

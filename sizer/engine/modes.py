@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from sizer.hardware.schema import Device
-from sizer.choices import Mode
+from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.engine.evaluate import evaluate
 from sizer.engine.devices import build_device_table
@@ -86,7 +86,7 @@ def job_step_seconds(job: Job, device: Device, efficiency: Efficiencies | None =
     return float(ev.parts.step[0])
 
 
-def profile_step_seconds(profile: Profile, device: Device, precision: str, batch_size: float, optimizer: str,
+def profile_step_seconds(profile: Profile, device: Device, precision: Precision, batch_size: float, optimizer: Optimizer,
                          efficiency: Efficiencies | None = None, count: int = 1) -> float:
     """:func:`job_step_seconds` for a profiled run of ``batch_size`` samples over ``count`` devices.
 
@@ -96,12 +96,12 @@ def profile_step_seconds(profile: Profile, device: Device, precision: str, batch
         Per-layer profile of the workload.
     device : Device
         A catalog device.
-    precision : str
+    precision : Precision
         Training precision.
     batch_size : float
         Samples per step, all devices [sample].
-    optimizer : str
-        Optimizer name (``adam``, ``sgd``, ...).
+    optimizer : Optimizer
+        The optimizer.
     efficiency : Efficiencies, optional
         Overrides the defaults of the device's kind.
     count : int, default 1

@@ -7,6 +7,7 @@ limit ``C / (n R_peak)``; seed 004's first-order ``C / (n R (1 − d))`` as a la
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,13 +18,16 @@ from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE,
                                     device_efficiencies, stack_factor)
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
-from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
+from sizer.engine.devices import DeviceTable, build_device_table, device_link, node_layout, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor  # noqa: F401 - time_unit re-exported
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.units import Quantity
 from sizer.engine.job import Job
+
+if TYPE_CHECKING:
+    from sizer.hardware.networks import Topology
 
 
 LAYER_BOUNDS = ("compute", "memory", "launch")
@@ -186,19 +190,13 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
     ----------
     [megatron], [ringattention]
     """
-    from sizer.engine.search import blocks_per_stage, chunks_hold_blocks
-
     tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
     if count % (tp_ * pp_ * cp_):
         field, value = ("cp", cp) if cp else (("tp", tp) if tp else ("pp", pp))
         raise InputError(field, value, f"tensor x pipeline x context parallel sizes that divide the device count "
                                        f"({count}): tp {tp_} x pp {pp_} x cp {cp_} = {tp_ * pp_ * cp_}")
-    if (tp_ > 1 or pp_ > 1 or cp_ > 1 or recompute) and job.shape is None:
-        field = "tp" if tp_ > 1 else ("pp" if pp_ > 1 else ("cp" if cp_ > 1 else "recompute"))
-        raise InputError(field, {"tp": tp, "pp": pp, "cp": cp, "recompute": recompute}[field],
-                         "a transformer (--model or --params with --tokens): tensor, pipeline and context parallelism "
-                         "and recomputation are modelled per transformer block")
     if job.shape is None:
+        _refuse_parallel_without_blocks(tp, pp, cp, recompute)
         return
     arch = job.arch
     if tp_ > 1 and (arch.heads % tp_ or (arch.kv_heads % tp_ and tp_ % arch.kv_heads)):
@@ -207,18 +205,55 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
     if pp_ > job.shape.blocks:
         raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
     if interleave is not None and interleave > 1:
-        if pp is not None and not chunks_hold_blocks(job.shape.blocks, pp_, interleave):
-            most = int(blocks_per_stage(job.shape.blocks, pp_))
-            raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
-                                                       f"{job.shape.blocks} blocks over {pp_} stages leave "
-                                                       f"{most} block(s) to the heaviest stage")
-        if not chunks_hold_blocks(job.shape.blocks, 2, interleave):
-            most = int(blocks_per_stage(job.shape.blocks, 2))
-            raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
-                                                       f"{job.shape.blocks} blocks over at least 2 stages")
+        _check_interleave(job.shape.blocks, pp, interleave)
     if cp_ > 1 and job.tokens_per_sample % (2 * cp_):
         raise InputError("cp", cp, f"a size whose twice divides the sequence length ({job.tokens_per_sample:.0f}): "
                                    "ring attention balances causal work with 2 chunks per rank")
+
+
+
+def _refuse_parallel_without_blocks(tp: int | None, pp: int | None, cp: int | None, recompute: int | None) -> None:
+    """InputError naming the first of ``tp``, ``pp``, ``cp`` (above 1) or ``recompute`` (given, not 0) asked of
+    a workload without transformer blocks: these are modelled per block.
+
+    Parameters
+    ----------
+    tp, pp, cp : int or None
+        Tensor, pipeline and context-parallel sizes given [1].
+    recompute : int or None
+        Recomputation policy given [1].
+    """
+    tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
+    if tp_ > 1 or pp_ > 1 or cp_ > 1 or recompute:
+        field = "tp" if tp_ > 1 else ("pp" if pp_ > 1 else ("cp" if cp_ > 1 else "recompute"))
+        raise InputError(field, {"tp": tp, "pp": pp, "cp": cp, "recompute": recompute}[field],
+                         "a transformer (--model or --params with --tokens): tensor, pipeline and context parallelism "
+                         "and recomputation are modelled per transformer block")
+
+
+def _check_interleave(blocks: int, pp: int | None, interleave: int) -> None:
+    """InputError naming ``interleave`` where some virtual pipeline chunk would hold no block.
+
+    Parameters
+    ----------
+    blocks : int
+        Transformer blocks of the model [1].
+    pp : int or None
+        Pipeline stages given [1]; None: the search chooses, at least 2.
+    interleave : int
+        Virtual pipeline chunks per stage given [1], above 1.
+    """
+    from sizer.engine.search import blocks_per_stage, chunks_hold_blocks
+
+    if pp is not None and not chunks_hold_blocks(blocks, pp, interleave):
+        most = int(blocks_per_stage(blocks, pp))
+        raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
+                                                   f"{blocks} blocks over {pp} stages leave "
+                                                   f"{most} block(s) to the heaviest stage")
+    if not chunks_hold_blocks(blocks, 2, interleave):
+        most = int(blocks_per_stage(blocks, 2))
+        raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
+                                                   f"{blocks} blocks over at least 2 stages")
 
 
 def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleave=None, ep=None) -> dict:
@@ -405,31 +440,13 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     ----------
     [spec-3.3], [seed-004-eq4], [zero], [megatron], [korthikanti], [ringattention], [zero-offload], [fsdp], [seed-003]
     """
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
-        raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
-    if offload and (device.kind == "cpu" or device.unified_memory):
-        # ZeRO-Offload moves states from device memory to a separate host memory: here there is none
-        what = "a CPU: its memory is the host memory" if device.kind == "cpu" else \
-            "unified memory shared with the CPU"
-        raise InputError("offload", offload, f"a device with memory of its own; {device.name} has {what}, so "
-                                             "offloading frees nothing (leave --offload out)")
+    _check_count_and_offload(device, count, offload)
     if efficiency is None:
         efficiency = device_efficiencies(device, job.arch is not None)
     table = build_device_table((device,), job.precision, (efficiency,), topology)
-    if not table.supported[0]:
-        from sizer.formulas.peaks import supported_precisions
-
-        raise InputError("precision", job.precision.value,
-                         f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    check_layout(job, count, tp, pp, recompute, cp, interleave=interleave)
-    if ep is not None:
-        check_expert_parallel(job, count, tp or 1, pp or 1, ep)
-    if hybrid_shard and (ep or 1) > 1:
-        raise InputError("ep", ep, "1 with hybrid sharding (--hybrid-shard): expert parallelism is modelled with "
-                                   "ZeRO over the expert data-parallel group")
-    if hybrid_shard and zero != 3:
-        raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
-                                                       "node, replicated across nodes (FSDP HYBRID_SHARD)")
+    _check_precision(job, device, table)
+    _check_parallelism(job, count, zero=zero, tp=tp, pp=pp, cp=cp, recompute=recompute, interleave=interleave, ep=ep,
+                       hybrid_shard=hybrid_shard)
     fixed = fixed_layout(zero, tp, pp, cp, recompute, interleave, ep)
     offload = offload or job.recipe.offload_params  # parameter offload moves the optimizer states too
     searched = not (offload or hybrid_shard)
@@ -437,17 +454,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce,
                                overlap_all_to_all=overlap_all_to_all)
     else:
-        # offload is asked where memory is short: shard over the replicas (ZeRO-3, as FSDP and DeepSpeed's offload
-        # recipes run) and checkpoint a transformer's blocks unless the layout says otherwise (said below)
-        shard = 3 if offload and zero is None and count > 1 else zero or 0
-        checkpoint = 2 if offload and recompute is None and job.shape is not None else recompute or 0
-        if (shard, checkpoint) != (zero or 0, recompute or 0):
-            extra_assumptions = (*extra_assumptions, Assumption(
-                name="offload layout", value=f"ZeRO stage {shard}, recompute {RECOMPUTE[checkpoint]}: offload's defaults "
-                "where no layout is given", source="FSDP CPUOffload with FULL_SHARD; DeepSpeed ZeRO-Offload/Infinity "
-                "recipes (stage 3, activation checkpointing); give --zero / --recompute"))
-        layout = {"zero": shard, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": checkpoint, "ep": ep or 1,
-                  "interleave": interleave or 1, "micro": float("nan")}
+        layout, extra_assumptions = _given_layout(job, count, offload, extra_assumptions, zero=zero, tp=tp, pp=pp,
+                                                  cp=cp, recompute=recompute, interleave=interleave, ep=ep)
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([layout["zero"]]),
                   tp=layout["tp"], pp=layout["pp"], cp=layout["cp"], recompute=layout["recompute"],
                   interleave=layout["interleave"], ep=layout["ep"], micro_batch=np.asarray([layout["micro"]]), headroom=headroom,
@@ -458,23 +466,175 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     result = _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
                           topology, offload, hybrid_shard, overlap_allreduce)
     if overlap_all_to_all and result.layout.ep > 1:
-        result = result.model_copy(update={"assumptions": [
-            a if a.name != "expert parallel" else a.model_copy(update={"value": a.value.replace(
-                ", not overlapped;", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
-                "overlapped dispatch: hidden behind 2/3 of the kernels outside the bubble);")})
-            for a in result.assumptions]})
+        result = _overlapped_all_to_all(result)
+    result = _with_interruptions(result, job, table, count, interruptions)
+    if not offload:
+        return _unused_host_memory(result, host_memory)
+    return _with_host_check(result, ev, table, count, host_memory, topology)
+
+
+def _check_count_and_offload(device: Device, count: int, offload: bool) -> None:
+    """InputError for a device count out of bounds, or offload asked of a device without memory of its own.
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device.
+    count : int
+        Devices [1], 1 to 1,000,000.
+    offload : bool
+        Whether ZeRO-Offload is asked.
+    """
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
+        raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
+    if offload and (device.kind == "cpu" or device.unified_memory):
+        # ZeRO-Offload moves states from device memory to a separate host memory: here there is none
+        what = "a CPU: its memory is the host memory" if device.kind == "cpu" else \
+            "unified memory shared with the CPU"
+        raise InputError("offload", offload, f"a device with memory of its own; {device.name} has {what}, so "
+                                             "offloading frees nothing (leave --offload out)")
+
+
+def _check_precision(job: Job, device: Device, table: DeviceTable) -> None:
+    """InputError naming ``precision`` where ``device`` (the one row of ``table``) lacks the job's precision."""
+    if not table.supported[0]:
+        from sizer.formulas.peaks import supported_precisions
+
+        raise InputError("precision", job.precision.value,
+                         f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
+
+
+def _check_parallelism(job: Job, count: int, *, zero: int | None, tp: int | None, pp: int | None, cp: int | None,
+                       recompute: int | None, interleave: int | None, ep: int | None, hybrid_shard: bool) -> None:
+    """InputError for a given layout the job cannot run: :func:`check_layout`, :func:`check_expert_parallel`,
+    and hybrid sharding without ZeRO-3 or with expert parallelism.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    zero, tp, pp, cp, recompute, interleave, ep : int or None
+        The layout fields given [1]; None where not given.
+    hybrid_shard : bool
+        ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+    """
+    check_layout(job, count, tp, pp, recompute, cp, interleave=interleave)
+    if ep is not None:
+        check_expert_parallel(job, count, tp or 1, pp or 1, ep)
+    if hybrid_shard and (ep or 1) > 1:
+        raise InputError("ep", ep, "1 with hybrid sharding (--hybrid-shard): expert parallelism is modelled with "
+                                   "ZeRO over the expert data-parallel group")
+    if hybrid_shard and zero != 3:
+        raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
+                                                       "node, replicated across nodes (FSDP HYBRID_SHARD)")
+
+
+def _given_layout(job: Job, count: int, offload: bool, extra_assumptions: tuple[Assumption, ...], *,
+                  zero: int | None, tp: int | None, pp: int | None, cp: int | None, recompute: int | None,
+                  interleave: int | None, ep: int | None) -> tuple[dict[str, Any], tuple[Assumption, ...]]:
+    """The layout run outside the search (offload or hybrid sharding): the given fields, data parallel
+    where not given, and offload's defaults (said in an added assumption).
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    offload : bool
+        Optimizer states and master weights in host memory.
+    extra_assumptions : tuple of Assumption
+        The assumptions so far; offload's defaults are appended where they apply.
+    zero, tp, pp, cp, recompute, interleave, ep : int or None
+        The layout fields given [1].
+
+    Returns
+    -------
+    tuple
+        The layout (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``ep``, ``interleave`` [1], ``micro``
+        [sample], NaN: chosen by the evaluation) and the assumptions.
+    """
+    # offload is asked where memory is short: shard over the replicas (ZeRO-3, as FSDP and DeepSpeed's offload
+    # recipes run) and checkpoint a transformer's blocks unless the layout says otherwise (said below)
+    shard = 3 if offload and zero is None and count > 1 else zero or 0
+    checkpoint = 2 if offload and recompute is None and job.shape is not None else recompute or 0
+    if (shard, checkpoint) != (zero or 0, recompute or 0):
+        extra_assumptions = (*extra_assumptions, Assumption(
+            name="offload layout", value=f"ZeRO stage {shard}, recompute {RECOMPUTE[checkpoint]}: offload's defaults "
+            "where no layout is given", source="FSDP CPUOffload with FULL_SHARD; DeepSpeed ZeRO-Offload/Infinity "
+            "recipes (stage 3, activation checkpointing); give --zero / --recompute"))
+    layout = {"zero": shard, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": checkpoint, "ep": ep or 1,
+              "interleave": interleave or 1, "micro": float("nan")}
+    return layout, extra_assumptions
+
+
+def _overlapped_all_to_all(result: TimeResult) -> TimeResult:
+    """``result`` with its expert-parallel assumption saying that the all-to-alls overlap computation."""
+    return result.model_copy(update={"assumptions": [
+        a if a.name != "expert parallel" else a.model_copy(update={"value": a.value.replace(
+            ", not overlapped;", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
+            "overlapped dispatch: hidden behind 2/3 of the kernels outside the bubble);")})
+        for a in result.assumptions]})
+
+
+def _with_interruptions(result: TimeResult, job: Job, table: DeviceTable, count: int,
+                        interruptions: bool | None) -> TimeResult:
+    """``result`` with its training time under failures, checkpoints and restarts (:mod:`sizer.engine.goodput`)
+    where asked, or (``interruptions`` None) where the run expects at least one failure.
+
+    Parameters
+    ----------
+    result : TimeResult
+        The answer so far.
+    job : Job
+        The workload (its checkpoint size).
+    table : DeviceTable
+        The one device.
+    count : int
+        Devices [1].
+    interruptions : bool or None
+        Asked (True), refused (False) or left to the expected failures (None).
+    """
     if result.training_time is not None and bool(wanted(interruptions, result.training_time.expected
                                                         * unit_factor(result.training_time.unit, "s"), count)):
         result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,
                                                                                   float(checkpoint_bytes(job, table)))})
-    if not offload:
-        if host_memory is None:
-            return result
-        # said, never silently unused: a host's RAM bounds only what offloading would put there
-        note = Assumption(name="host memory", value=f"{host_memory * unit_factor('B', 'GB'):.4g} GB per host given; "
-                          "nothing is offloaded in this layout, so it bounds only the offload suggestions",
-                          source="host_memory (--host-memory)")
-        return result.model_copy(update={"assumptions": result.assumptions + [note]})
+    return result
+
+
+def _unused_host_memory(result: TimeResult, host_memory: float | None) -> TimeResult:
+    """``result``, with a note where a host's RAM [B] was given but nothing is offloaded."""
+    if host_memory is None:
+        return result
+    # said, never silently unused: a host's RAM bounds only what offloading would put there
+    note = Assumption(name="host memory", value=f"{host_memory * unit_factor('B', 'GB'):.4g} GB per host given; "
+                      "nothing is offloaded in this layout, so it bounds only the offload suggestions",
+                      source="host_memory (--host-memory)")
+    return result.model_copy(update={"assumptions": result.assumptions + [note]})
+
+
+def _with_host_check(result: TimeResult, ev: Evaluation, table: DeviceTable, count: int, host_memory: float | None,
+                     topology: Topology | None) -> TimeResult:
+    """An offloaded ``result`` checked against the host memory (:func:`sizer.engine.offload.host_memory`):
+    whether it fits, a warning where it does not, the memory per host and the assumption behind it.
+
+    Parameters
+    ----------
+    result : TimeResult
+        The answer so far.
+    ev : Evaluation
+        The one evaluated layout (its host bytes per device).
+    table : DeviceTable
+        The one device.
+    count : int
+        Devices [1].
+    host_memory : float or None
+        RAM of one host given [B]; None: the node type's, else an assumed floor.
+    topology : Topology or None
+        The node type, whose host memory is used where none is given.
+    """
     from sizer.engine.offload import host_memory as host_check
 
     node = (float(topology.host_memory.to("B").magnitude), topology.host_memory_source) \
@@ -494,7 +654,7 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
 
     parts, configs = ev.parts, ev.configs
     steps, batch = float(ev.steps[0]), float(ev.batch[0])
-    low_factor, high_factor, range_source = range_factors(mode.value, workload_kind(job, device.kind))
+    low_factor, high_factor, range_source = range_factors(mode, workload_kind(job, device.kind))
     peak = float(table.peak[0])
     summary = summarise(ev, [0], low_factor, high_factor, peak)
     step_range = (float(summary.step_low[0]), float(summary.step_expected[0]), float(summary.step_high[0]))
@@ -632,21 +792,8 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
         *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
         *extra_assumptions,
     ]
-    if not ev.exact[0]:
-        assumptions.append(Assumption(name="batch size changed", value=batch_change(job, float(ev.batch[0])),
-                                      source="whole micro-batches on every data-parallel replica"))
-    buckets = float(ev.framework[0] - table.framework_overhead[0])
-    if buckets > 0:
-        assumptions.append(Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
-                                      source=ZERO_BUCKETS_SOURCE, verified=False))
-    if offload:
-        assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
-                                      "the optimizer step on the CPU", source=HOST_OPTIMIZER_SOURCE))
-    if topology is not None:
-        per_node, link, network = topology_links(topology)
-    else:
-        per_node, network = node_layout(table.devices[0])
-        link = device_link(table.devices[0])
+    assumptions += _state_assumptions(job, table, ev, offload)
+    per_node, link, network = _links(table, topology)
     if hybrid_shard:
         assumptions.append(Assumption(name="hybrid sharding", value=f"ZeRO-3 within groups of up to {per_node // tp} "
                                       "devices (a node), replicated across groups", source="PyTorch FSDP HYBRID_SHARD"))
@@ -671,6 +818,41 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
             name="gradient synchronisation", value=f"ring {'reduce-scatter/all-gather' if zero else 'all-reduce'} {where}, "
                                                    f"{'overlapped with the backward pass' if overlap_allreduce else 'not overlapped (conservative)'}",
             source=f"spec §3.3: 2(n-1)/n x gradient bytes / link bandwidth; {link.source if count <= per_node else network.source}"))
+    return assumptions + _parallel_assumptions(job, configs, per_node, link, network)
+
+
+def _state_assumptions(job: Job, table: DeviceTable, ev: Evaluation, offload: bool) -> list[Assumption]:
+    """The assumptions about the batch run and the model states: a changed batch, ZeRO's buckets, offload."""
+    assumptions: list[Assumption] = []
+    if not ev.exact[0]:
+        assumptions.append(Assumption(name="batch size changed", value=batch_change(job, float(ev.batch[0])),
+                                      source="whole micro-batches on every data-parallel replica"))
+    buckets = float(ev.framework[0] - table.framework_overhead[0])
+    if buckets > 0:
+        assumptions.append(Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
+                                      source=ZERO_BUCKETS_SOURCE, verified=False))
+    if offload:
+        assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
+                                      "the optimizer step on the CPU", source=HOST_OPTIMIZER_SOURCE))
+    return assumptions
+
+
+def _links(table: DeviceTable, topology: Topology | None) -> tuple[int, Any, Any]:
+    """Devices per node [1], the link inside a node and the network between nodes: the node type's, else
+    the device's defaults."""
+    if topology is not None:
+        return topology_links(topology)
+    per_node, network = node_layout(table.devices[0])
+    return per_node, device_link(table.devices[0]), network
+
+
+def _parallel_assumptions(job: Job, configs: Any, per_node: int, link: Any, network: Any) -> list[Assumption]:
+    """The assumptions of each parallelism the layout uses: ZeRO, tensor, pipeline, expert and context
+    parallel, and recomputation (``configs``: the evaluated layout, its first row)."""
+    zero, tp, pp, cp = int(configs.zero[0]), int(configs.tp[0]), int(configs.pp[0]), int(configs.cp[0])
+    recompute, interleave = int(configs.recompute[0]), int(configs.interleave[0])
+    dp = int(round(float(configs.dp[0])))
+    assumptions: list[Assumption] = []
     if zero:
         assumptions.append(Assumption(name="ZeRO", value=f"stage {zero} over {dp * cp} data- and context-parallel devices",
                                       source="Rajbhandari et al. 2020 (docs/references.md [zero])"))

@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import pint
 
+from sizer.choices import Precision
 from sizer.hardware.schema import Device, Sourced
 from sizer.errors import InputError
-from sizer.hardware.precision import PRECISION_BYTES, check_precision
+from sizer.hardware.precision import PRECISION_BYTES, stored_precision
 from sizer.memo import keyed_cache
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_count, parse_quantity
@@ -191,14 +193,14 @@ def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) 
     return Estimate(peak * (1 - derating.high), peak * (1 - derating.expected), peak * (1 - derating.low))
 
 
-def stated_peak(device: Device, precision: str) -> pint.Quantity | None:
+def stated_peak(device: Device, precision: Precision) -> pint.Quantity | None:
     """The catalog's stated dense peak of a device for a precision.
 
     Parameters
     ----------
     device : Device
         A catalog device.
-    precision : str
+    precision : Precision
         Precision key of ``device.peaks`` (``fp32``, ``bf16``, ...).
 
     Returns
@@ -288,16 +290,16 @@ def _every_core_clock(device: Device, fallback, field: str) -> pint.Quantity:
     return fallback.quantity(field, "[frequency]")
 
 
-def tile_peak(device: Device, precision: str) -> pint.Quantity | None:
-    """A CPU's matrix-tile peak (AMX) at bf16 or int8. FP32 stays on the vector units
-    (:func:`derived_fp32_peak`).
+def tile_peak(device: Device, precision: Precision | Literal["int8"]) -> pint.Quantity | None:
+    """A CPU's matrix-tile peak (AMX) at bf16 or int8 (a serving format's compute, not a training
+    precision). FP32 stays on the vector units (:func:`derived_fp32_peak`).
 
     Parameters
     ----------
     device : Device
         A catalog device.
-    precision : str
-        ``"bf16"`` or ``"int8"``.
+    precision : Precision or "int8"
+        ``Precision.BF16`` or ``"int8"``.
 
     Returns
     -------
@@ -340,7 +342,7 @@ def _fp32_formula(device: Device) -> str | None:
     return "gpu" if device.fp32_cores is not None else None
 
 
-def supported_precisions(device: Device) -> list[str]:
+def supported_precisions(device: Device) -> list[Precision]:
     """The precisions a device has a peak for (FP32 also where 2NC gives one).
 
     Worked out once per device (keyed by its content, :mod:`sizer.memo`).
@@ -352,23 +354,23 @@ def supported_precisions(device: Device) -> list[str]:
 
     Returns
     -------
-    list of str
-        Precision names in the order of ``PRECISION_BYTES``.
+    list of Precision
+        In the order of ``PRECISION_BYTES``.
     """
     return list(_supported(device))
 
 
 @keyed_cache(maxsize=4096, key=lambda device: device.key)
-def _supported(device: Device) -> tuple[str, ...]:
+def _supported(device: Device) -> tuple[Precision, ...]:
     found = set(device.peaks)
-    if tile_peak(device, "bf16") is not None:  # AMX
-        found.add("bf16")
+    if tile_peak(device, Precision.BF16) is not None:  # AMX
+        found.add(Precision.BF16)
     if _fp32_formula(device) is not None:  # whether 2NC gives one, without working it out
-        found.add("fp32")
+        found.add(Precision.FP32)
     return tuple(p for p in PRECISION_BYTES if p in found)
 
 
-def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity, str]:
+def device_peak(device: Device, precision: Precision = Precision.FP32) -> tuple[pint.Quantity, str]:
     """The peak of a catalog device for a precision, and how it was obtained.
 
     FP32 is ``2NC`` (or the CPU formula) when the entry has cores and clock, since that is the
@@ -380,7 +382,7 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     ----------
     device : Device
         A catalog device.
-    precision : str, default ``"fp32"``
+    precision : Precision, default FP32
         The precision to train or serve in.
 
     Returns
@@ -399,8 +401,8 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     ----------
     [seed-004-eq1], [spec-3.1]
     """
-    precision = check_precision(precision)
-    if precision == "fp32" and not (device.fp32_peak_discrepancy and "fp32" in device.peaks):
+    precision = stored_precision(precision)
+    if precision is Precision.FP32 and not (device.fp32_peak_discrepancy and Precision.FP32 in device.peaks):
         derived = derived_fp32_peak(device)
         if derived is not None:
             formula = "cores x clock x 2 x SIMD lanes x FMA units (spec §3.1)" if device.kind == "cpu" \
@@ -436,7 +438,7 @@ def _core_count(raw) -> float:
     return count
 
 
-def estimate_peak(device: Device | None = None, precision: str = "fp32", *, cores: float | None = None,
+def estimate_peak(device: Device | None = None, precision: Precision = Precision.FP32, *, cores: float | None = None,
                   clock: object = None, derating: Derating = DEFAULT_DERATING) -> PeakResult:
     r"""Peak and sustained throughput of a catalog device, or of a core count and clock.
 
@@ -451,7 +453,7 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
     ----------
     device : Device, optional
         A catalog device.
-    precision : str, default ``"fp32"``
+    precision : Precision, default FP32
         Precision of the peak.
     cores : count, optional
         FP32 cores (GPU) or cores (CPU) [1].
@@ -488,8 +490,8 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
             raise InputError("device", None, "a device name, or both cores and clock")
         core_count = _core_count(cores)
         clock_q = parse_quantity("clock", clock, "[frequency]")
-        if precision != "fp32":
-            raise InputError("precision", precision, "fp32: only the FP32 peak follows from cores and clock")
+        if precision is not Precision.FP32:
+            raise InputError("precision", precision.value, "fp32: only the FP32 peak follows from cores and clock")
         peak, basis = gpu_peak_flops(core_count, clock_q), "R = 2NC from the given cores and clock (seed 004 eq. 1)"
         name = None
     else:
@@ -501,9 +503,9 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
             device = device.model_copy(update={field: Sourced(value=_core_count(cores), source="given by the user")})
         peak, basis = device_peak(device, precision)
         name = device.name
-        if precision == "fp32":
-            stated = stated_peak(device, "fp32")
-    return PeakResult(device=name, precision=precision, peak=QuantityOut.of(peak, "FLOP/s"),
+        if precision is Precision.FP32:
+            stated = stated_peak(device, Precision.FP32)
+    return PeakResult(device=name, precision=precision.value, peak=QuantityOut.of(peak, "FLOP/s"),
                       sustained=sustained_flops(peak, derating).out("FLOP/s"), basis=basis,
                       stated_fp32_peak=QuantityOut.of(stated, "FLOP/s") if stated is not None else None,
                       assumptions=assumptions)

@@ -33,9 +33,12 @@ MAX_CATALOG_BYTES = 2_000_000
 
 
 def builtin_catalog_dir() -> Path:
-    import catalog  # the data package; imported lazily so that the core works without it
-
-    return Path(catalog.__file__).parent
+    """The built-in catalog's folder: ``catalog/`` beside ``sizer/`` in a checkout, ``sizer/catalog/``
+    where the wheel installed it (pyproject.toml keeps top-level names out of site-packages). Found by
+    place, not imported: a top-level ``catalog`` on the path may be another distribution's."""
+    core = Path(__file__).resolve().parent.parent
+    installed = core / "catalog"
+    return installed if installed.is_dir() else core.parent / "catalog"
 
 
 @dataclass(frozen=True)

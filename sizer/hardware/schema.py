@@ -13,11 +13,13 @@ from typing import Literal
 import pint
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from sizer.choices import Precision
 from sizer.errors import InputError
 from sizer.units import Quantity, parse_quantity
 
-Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
-PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
+# The one precision vocabulary (sizer.choices); a catalog states peaks for stored precisions, every one but
+# `mixed`, which each device resolves to one of these.
+PRECISIONS: tuple[Precision, ...] = tuple(p for p in Precision if p is not Precision.MIXED)
 DeviceKind = Literal["gpu", "cpu", "accelerator"]
 
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -259,6 +261,13 @@ class Device(Strict):
     purchase_prices: list[Price] = []  # every other purchase quote (systems, street, estimates), for the record
     cloud_prices: list[CloudPrice] = []
     notes: str | None = None
+
+    @field_validator("peaks", "unsupported_precisions")
+    @classmethod
+    def _stored_precisions_only(cls, named: dict | list) -> dict | list:
+        if Precision.MIXED in named:
+            raise ValueError("'mixed' is resolved per device, not a stored precision: name fp32, bf16, fp16 ...")
+        return named
 
     @field_validator("aliases", mode="before")
     @classmethod

@@ -18,7 +18,9 @@ mixture's routed experts, as OpenAI ships gpt-oss (docs/references.md [ocp-mx], 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from sizer.choices import Precision
 from sizer.errors import InputError
 from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 
@@ -31,7 +33,7 @@ class WeightFormat:
 
     name: str
     bits: float
-    compute: str  # the precision the matrix products run at: a sizer Precision name
+    compute: Precision | Literal["int8"]  # the precision the matrix products run at (int8: W8A8 serving only)
     source: str
     edges_16bit: bool = False  # embeddings and output head stored at 16 bits (GPTQ, AWQ, GGUF files)
     activations: bool = False  # activations quantised too (W8A8): needs the compute peak, no 16-bit fallback
@@ -59,7 +61,7 @@ _GGML = "ggml/src/ggml-common.h (ggml-org/llama.cpp): "
 def _gguf_format(mix: str) -> WeightFormat:
     """A llama-quantize mix as a weight format: stored tensor by tensor (:func:`sizer.runtimes.gguf.gguf_tensors`)."""
     default = MIX_DEFAULT[mix]
-    return WeightFormat(mix.lower(), bits_per_weight(default), "mixed",
+    return WeightFormat(mix.lower(), bits_per_weight(default), Precision.MIXED,
                         f"GGUF {mix}: most matrices {default} ({bits_per_weight(default):g} bits with block scales), "
                         f"the output head and chosen attn_v/ffn_down layers wider, norms F32 ({GGML_SOURCE})",
                         edges_16bit=True, gguf_mix=mix)
@@ -70,29 +72,29 @@ _MLX = ("MLX affine quantisation (ml-explore/mlx mlx.core.quantize): {b}-bit wei
 MLX_FORMATS = {f"mlx-q{b}" + ("" if g == 64 else f"-g{g}"): (b, g) for b in (4, 5, 6, 8) for g in (64, 32)}
 _AWQ = "AutoAWQ GEMM packing (Lin et al. 2023, AWQ): 4-bit weights, one fp16 scale and one 4-bit zero per group of {g}"
 WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
-    WeightFormat("fp32", 32.0, "fp32", "IEEE 754 single precision"),
-    WeightFormat("bf16", 16.0, "bf16", "bfloat16: 16 bits"),
-    WeightFormat("fp16", 16.0, "fp16", "IEEE 754 half precision"),
-    WeightFormat("fp8", 8.0, "fp8", "W8A8 FP8: weights and activations in FP8 E4M3 with per-tensor scales "
+    WeightFormat("fp32", 32.0, Precision.FP32, "IEEE 754 single precision"),
+    WeightFormat("bf16", 16.0, Precision.BF16, "bfloat16: 16 bits"),
+    WeightFormat("fp16", 16.0, Precision.FP16, "IEEE 754 half precision"),
+    WeightFormat("fp8", 8.0, Precision.FP8, "W8A8 FP8: weights and activations in FP8 E4M3 with per-tensor scales "
                                     "(Micikevicius et al. 2022, 'FP8 formats for deep learning'); the scales are "
                                     "negligible; matrix products at the FP8 peak", activations=True),
     WeightFormat("w8a8", 8.0, "int8", "SmoothQuant W8A8 (Xiao et al. 2023, 'SmoothQuant'): int8 weights with a scale "
                                       "per output channel and int8 activations with a scale per token (negligible); "
                                       "matrix products at the int8 tensor peak", activations=True),
-    WeightFormat("int8", 8.0, "mixed", "int8 weight-only, one scale per output channel (negligible); computed in 16 bits"),
-    WeightFormat("int4", 4.0, "mixed", "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
+    WeightFormat("int8", 8.0, Precision.MIXED, "int8 weight-only, one scale per output channel (negligible); computed in 16 bits"),
+    WeightFormat("int4", 4.0, Precision.MIXED, "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
                                        "Llama 3.1 memory table (70B: 35 GB); computed in 16 bits"),
     *(_gguf_format(mix) for mix in GGUF_MIXES),
-    *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _GPTQ.format(g=g), True) for g in (32, 64, 128)),
-    *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _AWQ.format(g=g), True) for g in (64, 128)),
-    *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), "mixed", _MLX.format(b=b, g=g))
+    *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _GPTQ.format(g=g), True) for g in (32, 64, 128)),
+    *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _AWQ.format(g=g), True) for g in (64, 128)),
+    *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), Precision.MIXED, _MLX.format(b=b, g=g))
       for name, (b, g) in MLX_FORMATS.items()),
-    WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), "mixed",
+    WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), Precision.MIXED,
                  "OCP Microscaling (MX) Formats Specification v1.0 (2023): FP4 E2M1 values with one E8M0 scale per 32 "
                  "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "
                  "mixture keeps only its routed experts in MXFP4 (a dense model all but its embeddings and head); "
                  "dequantised to 16 bits for the matrix products", edges_16bit=True, experts_only=True),
-    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), "fp4",
+    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), Precision.FP4,
                  "NVIDIA NVFP4: FP4 E2M1 values with an FP8 E4M3 scale per 16 (NVIDIA technical blog 'Introducing "
                  "NVFP4', 2025); computed at the FP4 peak where the catalog has one (B200, GB200), else at FP8, "
                  "else at 16 bits, as training's --precision fp4 is"),

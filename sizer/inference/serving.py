@@ -27,9 +27,11 @@ import dataclasses
 
 import functools
 from dataclasses import dataclass, fields
+from typing import Literal
 
 import numpy as np
 
+from sizer.choices import Precision
 from sizer.hardware.schema import Device
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
@@ -264,19 +266,19 @@ def _int8_rows(table: DeviceTable) -> DeviceTable:
 
 @keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies, strict: (tuple(d.key for d in devices), compute,
                                                                              efficiencies, strict))
-def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...],
+def _serving_table(devices: tuple[Device, ...], compute: Precision | Literal["int8"], efficiencies: tuple[Efficiencies, ...],
                    strict: bool) -> DeviceTable:
     """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
-    fallback = build_device_table(devices, "mixed", efficiencies)
-    if compute == "mixed":
+    fallback = build_device_table(devices, Precision.MIXED, efficiencies)
+    if compute is Precision.MIXED:
         return fallback
     if compute == "int8":
         return _int8_rows(fallback)
     primary = build_device_table(devices, compute, efficiencies)
     if strict:
         return primary
-    if compute == "fp4":  # NVFP4: the FP4 peak where the catalog has one (Blackwell), else FP8, else 16 bits
-        fallback = _choose_rows(build_device_table(devices, "fp8", efficiencies), fallback)
+    if compute is Precision.FP4:  # NVFP4: the FP4 peak where the catalog has one (Blackwell), else FP8, else 16 bits
+        fallback = _choose_rows(build_device_table(devices, Precision.FP8, efficiencies), fallback)
     return _choose_rows(primary, fallback)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sizer.choices import Mode
 from sizer.engine.devices import DeviceTable, build_device_table, cached_device_table
 from sizer.engine.evaluate import range_arrays
 from sizer.engine.job import Job
@@ -188,7 +189,7 @@ def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, c
     pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), np.asarray(counts), indexing="ij"))
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom)
     ev, rows = found.evaluation, found.chosen
-    mode = "calibrated" if calibration is not None else "datasheet"
+    mode = Mode.CALIBRATED if calibration is not None else Mode.DATASHEET
     lows, highs = range_arrays(mode, job, devices)
     summary = summarise(ev, rows, lows[pair_device], highs[pair_device], table.peak[pair_device])
     c = ev.configs

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from sizer.hardware.schema import Device
-from sizer.choices import Optimizer, Precision, parse_choice
+from sizer.choices import Optimizer, Precision
 from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
                                     HEADROOM_SOURCE, OPTIMIZER_STATES, STATE_VALUE_BYTES,
                                     EIGHT_BIT_SOURCE, PAGED_SOURCE, ADAFACTOR_SOURCE, LION_SOURCE)
@@ -27,6 +27,20 @@ from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weig
 from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
 from sizer.units import Quantity
 from sizer.engine.job import Job
+
+
+class SearchedLayout(Model):
+    """The layout the time estimate's search chooses for a memory question asked without one."""
+
+    layout: str  # "tp 1 x pp 2 x dp 4, ZeRO 2, recompute selective, micro-batch 1"
+    tp: int
+    pp: int
+    dp: int
+    zero: int
+    recompute: str
+    micro_batch: int
+    memory_per_device: QuantityOut
+    fits: bool
 
 
 class MemoryResult(Model):
@@ -58,6 +72,7 @@ class MemoryResult(Model):
     fits: bool | None
     largest_micro_batch: int | None
     assumptions: list[Assumption]
+    searched: SearchedLayout | None = None  # no layout asked: what the layout search of `sizer time` chooses
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
@@ -96,7 +111,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         largest = int(parts.fit[0])
     return MemoryResult(
         device=device.name if device else None, count=count, zero=zero, sharding="full" if zero == 3 else "none",
-        precision=precision, method=job.finetune.method.value if job.finetune else "full",
+        precision=precision.value, method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params,
         recompute=RECOMPUTE[recompute], micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
         optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
@@ -110,16 +125,16 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         assumptions=_assumptions(job, precision, overhead, buckets, count, zero, micro, headroom, recompute, ep))
 
 
-def _precision(job: Job, device: Device | None) -> str:
+def _precision(job: Job, device: Device | None) -> Precision:
     if device is not None:
         precision = resolve_precision(device, job.precision)
         if precision is None:
             raise InputError("precision", job.precision.value, f"a precision {device.name} supports")
         return precision
-    return "bf16" if job.precision is Precision.MIXED else job.precision.value
+    return Precision.BF16 if job.precision is Precision.MIXED else job.precision
 
 
-def _assumptions(job: Job, precision: str, overhead: float, buckets: float, count: int, zero: int, micro: float,
+def _assumptions(job: Job, precision: Precision, overhead: float, buckets: float, count: int, zero: int, micro: float,
                  headroom: bool, recompute: int, ep: int = 1) -> list[Assumption]:
     assumptions = [optimizer_assumption(job.optimizer), *job.recipe.assumptions(),
                    Assumption(name="memory basis", value="total is reserved memory: active (what PyTorch's allocator "
@@ -154,9 +169,8 @@ def _assumptions(job: Job, precision: str, overhead: float, buckets: float, coun
     return assumptions
 
 
-def optimizer_assumption(optimizer: Optimizer | str) -> Assumption:
+def optimizer_assumption(optimizer: Optimizer) -> Assumption:
     """What the optimizer keeps per parameter, and the source of that."""
-    optimizer = parse_choice(Optimizer, optimizer, "optimizer")
     if optimizer is Optimizer.ADAFACTOR:
         return Assumption(name="optimizer", value="adafactor: factored second moment", source=ADAFACTOR_SOURCE)
     if optimizer is Optimizer.LION:

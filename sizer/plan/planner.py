@@ -24,7 +24,7 @@ from sizer.engine.search import search, unique_layouts
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.summary import summarise
 from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
-from sizer.choices import recompute_index
+from sizer.choices import Mode, RecomputeName, recompute_index
 from sizer.errors import InputError, require_device
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import supported_precisions
@@ -53,7 +53,7 @@ class PlanRequest(WorkloadRequest):
     cp: int | None = Field(None, ge=1, le=1024, description="pin the context-parallel size")
     ep: int | None = Field(None, ge=1, le=1024, description="pin the expert-parallel size (a mixture of experts)")
     zero: int | None = Field(None, ge=0, le=3, description="pin the ZeRO stage")
-    recompute: str | None = Field(None, description="pin the recomputation: none, selective or full")
+    recompute: RecomputeName | None = Field(None, description="pin the recomputation: none, selective or full")
     interleave: int | None = Field(None, ge=1, le=64, description="pin the virtual stages per device")
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "
@@ -173,7 +173,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         candidates = np.flatnonzero(ev.feasible & ((eps == request.ep) if request.ep is not None else True))
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
         rows = unique_layouts(ev, at_one_batch(ev, rows, found.distance))
-    low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
+    low, high, range_source = range_factors(Mode.DATASHEET, workload_kind(job, device.kind))
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"

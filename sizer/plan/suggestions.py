@@ -27,50 +27,137 @@ MAX_SUGGESTED_DEVICES = 65_536
 SHORTEST_SEQUENCE = 256
 LAYOUT_FIELDS = ("zero", "tp", "pp", "ep", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
 EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-adamw-8bit"}
+Change = tuple[str, dict[str, Any]]  # a description and the edit of the request that makes the change
 
 
 def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
     """(description, request edit) of every single change worth evaluating."""
     changes: list[tuple[str, dict]] = []
-    transformer = fields.get("model") is not None or fields.get("tokens") is not None
-    method = str(fields.get("method", "full")).lower()
     fixed = [k for k in LAYOUT_FIELDS if k in fields]
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
-        # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
-        adapters = method != "full" or reads_as_fine_tune(fields, outcome)
-        if adapters and method == "full":
-            changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
-        if adapters and method in ("full", "lora"):
-            changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
-        optimizer = str(fields.get("optimizer", "adam")).lower()
-        if optimizer in EIGHT_BIT and method == "full":
-            changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
-        timed = fields.get("samples") is not None or fields.get("tokens") is not None
-        # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
-        # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
-        searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
-        if transformer and fields.get("recompute") != "full" and not searched:
-            changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
-        # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
-        # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
-        separate = have.device.kind != "cpu" and not have.device.unified_memory
-        if not fields.get("offload") and method == "full" and separate and timed:
-            changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
-        changes += recipe_changes(fields, timed)
-        seq = fields.get("seq_len")
-        if transformer:
-            current = int(seq) if seq else _sequence(outcome)
-            shorter = current // 2 if current else None
-            while shorter and shorter >= SHORTEST_SEQUENCE:
-                changes.append((f"train on sequences of {shorter} tokens instead of {current}", {"seq_len": shorter}))
-                shorter //= 2
-        micro = fields.get("micro_batch")
-        if micro is not None and float(micro) > 1:
-            changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
+        changes += _memory_changes(fields, have, outcome)
     if missed_deadline and str(fields.get("precision", "mixed")).lower() != "fp8" and "fp8" in supported_precisions(have.device):
         changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
+    return changes + _more_devices(fields, have)
+
+
+def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
+    """The changes that need less memory on the same hardware, in the order tried: the method, the
+    optimizer, recomputation, offload, the recipe, shorter sequences, a smaller micro-batch.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    have : Owned
+        The hardware (its device decides whether offload is possible).
+    outcome : Outcome
+        The request evaluated (its sequence length, whether it reads as a fine-tune).
+    """
+    transformer = fields.get("model") is not None or fields.get("tokens") is not None
+    method = str(fields.get("method", "full")).lower()
+    timed = fields.get("samples") is not None or fields.get("tokens") is not None
+    changes = _method_changes(fields, outcome, method)
+    changes += _recompute_and_offload_changes(fields, have, method, transformer, timed)
+    changes += recipe_changes(fields, timed)
+    if transformer:
+        changes += _sequence_changes(fields, outcome)
+    micro = fields.get("micro_batch")
+    if micro is not None and float(micro) > 1:
+        changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
+    return changes
+
+
+def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> list[Change]:
+    """Adapters instead of every weight (for a fine-tune only) and 8-bit optimizer states.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    outcome : Outcome
+        The request evaluated (whether it reads as a fine-tune).
+    method : str
+        The fine-tuning method asked, lower case (full, lora, qlora).
+    """
+    changes: list[Change] = []
+    # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
+    adapters = method != "full" or reads_as_fine_tune(fields, outcome)
+    if adapters and method == "full":
+        changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
+    if adapters and method in ("full", "lora"):
+        changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
+    optimizer = str(fields.get("optimizer", "adam")).lower()
+    if optimizer in EIGHT_BIT and method == "full":
+        changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
+    return changes
+
+
+def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: str, transformer: bool,
+                                   timed: bool) -> list[Change]:
+    """Full recomputation where the layout search would not try it, and ZeRO-Offload where the device has
+    a host memory apart and the run is timed.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    have : Owned
+        The hardware.
+    method : str
+        The fine-tuning method asked, lower case.
+    transformer : bool
+        Whether the workload is a transformer (a model or tokens given).
+    timed : bool
+        Whether the request gives the samples or tokens to train on.
+    """
+    changes: list[Change] = []
+    # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
+    # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
+    searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
+    if transformer and fields.get("recompute") != "full" and not searched:
+        changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
+    # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
+    # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
+    separate = have.device.kind != "cpu" and not have.device.unified_memory
+    if not fields.get("offload") and method == "full" and separate and timed:
+        changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
+    return changes
+
+
+def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
+    """Sequences of half the length, a quarter ..., down to :data:`SHORTEST_SEQUENCE` tokens, longest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (``seq_len`` [token], where given).
+    outcome : Outcome
+        The request evaluated (the sequence length it assumed, where none is given).
+    """
+    changes: list[Change] = []
+    seq = fields.get("seq_len")
+    current = int(seq) if seq else _sequence(outcome)
+    shorter = current // 2 if current else None
+    while shorter and shorter >= SHORTEST_SEQUENCE:
+        changes.append((f"train on sequences of {shorter} tokens instead of {current}", {"seq_len": shorter}))
+        shorter //= 2
+    return changes
+
+
+def _more_devices(fields: dict[str, Any], have: Owned) -> list[Change]:
+    """The given count times each of :data:`MORE_DEVICES`, up to :data:`MAX_SUGGESTED_DEVICES`, the layout searched.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (a given layout is dropped).
+    have : Owned
+        The hardware: its device and count [1].
+    """
+    changes: list[Change] = []
     for factor in MORE_DEVICES:
         count = have.count * factor
         if count > MAX_SUGGESTED_DEVICES:
@@ -82,7 +169,16 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
 
 def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]]:
     """Training-state recipe changes (:mod:`sizer.engine.recipe`) a request has not made yet, offered before
-    bigger hardware: each is a line of a trainer's configuration."""
+    bigger hardware: each is a line of a trainer's configuration.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    timed : bool
+        Whether the request gives the samples or tokens to train on (the layout search then tries
+        recomputation itself).
+    """
     changes: list[tuple[str, dict]] = []
     offloaded = bool(fields.get("offload") or fields.get("offload_params"))
     full = str(fields.get("method", "full")).lower() == "full"
@@ -133,7 +229,23 @@ def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]
 def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome, *,
                          deadline_s: float | None = None, cloud: str | None = None) -> list[Suggestion]:
     """The changes that make a training job fit (or meet ``deadline_s`` [s]) on ``have``, each evaluated
-    again by the engine; cheapest first."""
+    again by the engine; cheapest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    have : Owned
+        The hardware: its device and count [1].
+    catalog : Catalog
+        The devices and their prices.
+    outcome : Outcome
+        The request evaluated on ``have``.
+    deadline_s : float, optional
+        The deadline [s]; where the job fits, the changes that meet it.
+    cloud : str, optional
+        The provider whose prices cost each change.
+    """
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
@@ -206,8 +318,54 @@ def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, d
 
 def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
     """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
-    batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first."""
-    changes: list[tuple[str, dict]] = []
+    batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``prompt_len`` [token], ``batch`` [sequence], ...).
+    have : Owned
+        The hardware: its device and count [1].
+    catalog : Catalog
+        The devices and their prices.
+    outcome : Outcome
+        The request evaluated on ``have``.
+    """
+    changes = _serving_changes(fields, have, outcome)
+    found: list[Suggestion] = []
+    counted = False
+    for change, edit in changes:
+        if counted and "count" in edit:
+            continue
+        try:
+            tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
+                                     edit.get("count", have.count), catalog)
+        except (SizerError, ValidationError):  # a change this request cannot take
+            continue
+        if not tried.fits:
+            continue
+        counted = counted or "count" in edit
+        found.append(Suggestion(change=change, apply=edit, fits=True, memory_per_device=tried.memory_per_device,
+                                device_memory=tried.device_memory, decode_tokens_per_s=tried.decode_tokens_per_s,
+                                cost=tried.cost))
+    return sorted(found, key=lambda s: (s.cost.expected if s.cost else math.inf,
+                                        -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
+
+
+def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
+    """(description, request edit) of every serving change worth evaluating, in the order tried: weight and
+    KV-cache formats, a smaller batch, layers offloaded to the CPU, shorter prompts, more devices.
+
+    Parameters
+    ----------
+    fields : dict
+        The serving request's fields.
+    have : Owned
+        The hardware: its device and count [1].
+    outcome : Outcome
+        The request evaluated (its batch [sequence] and the largest that fits).
+    """
+    changes: list[Change] = []
     weights = str(fields.get("weights", "bf16")).lower()
     for fmt in SERVING_WEIGHTS:
         if fmt != weights:
@@ -230,29 +388,24 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
     for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
         count = have.count * factor
         changes.append((f"{count} x {have.device.name} in tensor parallel ({count - have.count} more)", {"count": count}))
-    found: list[Suggestion] = []
-    counted = False
-    for change, edit in changes:
-        if counted and "count" in edit:
-            continue
-        try:
-            tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
-                                     edit.get("count", have.count), catalog)
-        except (SizerError, ValidationError):  # a change this request cannot take
-            continue
-        if not tried.fits:
-            continue
-        counted = counted or "count" in edit
-        found.append(Suggestion(change=change, apply=edit, fits=True, memory_per_device=tried.memory_per_device,
-                                device_memory=tried.device_memory, decode_tokens_per_s=tried.decode_tokens_per_s,
-                                cost=tried.cost))
-    return sorted(found, key=lambda s: (s.cost.expected if s.cost else math.inf,
-                                        -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
+    return changes
 
 
 def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestion]:
     """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its
-    device and count."""
+    device and count.
+
+    Parameters
+    ----------
+    request : TimeRequest, MemoryRequest or InferenceRequest
+        The request answered.
+    result : TimeResult, MemoryResult or InferenceResult
+        Its answer, which does not fit.
+    device : Device
+        The request's device.
+    catalog : Catalog
+        The devices and their prices.
+    """
     have = Owned(count=request.count, device=device)
     outcome = Outcome(fits=False, memory_per_device=getattr(result, "memory_per_device", None) or result.total,
                       device_memory=result.device_memory, result=result)
@@ -267,7 +420,17 @@ def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestio
 def suggest_for_rejected(request, result, catalog: Catalog):
     """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
     first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
-    (``shortfall``); each change is evaluated again at the largest count the search tried."""
+    (``shortfall``); each change is evaluated again at the largest count the search tried.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The recommendation's request (``suggest`` [1], ``deadline`` [time], ``max_devices`` [1]).
+    result : RecommendResult
+        Its answer.
+    catalog : Catalog
+        The devices and their prices.
+    """
     if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
         return result  # the built-in default workload: nothing of the user's to change
     fields = training_fields(request)

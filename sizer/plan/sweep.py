@@ -26,7 +26,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
+from sizer.hardware.schema import Device
+from sizer.choices import Mode, Precision, Sharding, parse_choice, zero_stage_of
 from sizer.engine.evaluate import evaluate, range_arrays
 from sizer.engine.devices import cached_device_table
 from sizer.engine.search import search
@@ -83,7 +84,19 @@ def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
     """Per device and count of ``counts`` (devices x counts): the price [USD/h] as :func:`hourly_price`
     chooses it for ``pricing`` from offers that can run that many devices (of the provider ``cloud``
     if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`. Computed once
-    per set of devices and counts."""
+    per set of devices and counts.
+
+    Parameters
+    ----------
+    devices : sequence of Device
+        The catalog devices.
+    pricing : str, default "rent"
+        rent, buy or any.
+    cloud : str, optional
+        A provider whose offers alone are used.
+    counts : tuple of int, default (1,)
+        Devices per run [1].
+    """
     prices, bases = [], []
     for device in devices:
         chosen = [hourly_price(device, cloud, pricing=pricing, count=int(count)) for count in counts]
@@ -106,7 +119,7 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
                     overlap_allreduce=overlap_allreduce)
 
 
-def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
+def _group(index: int, job: Job, devices: tuple, precision: Precision, counts: np.ndarray, zeros: np.ndarray | None,
            prices: tuple[np.ndarray, np.ndarray], headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
     table = cached_device_table(devices, precision, job.arch is not None)
     if zeros is None:
@@ -115,7 +128,7 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, zeros, indexing="ij")
         ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=headroom,
                       overlap_allreduce=overlap_allreduce)
-    lows, highs = range_arrays("datasheet", job, devices)
+    lows, highs = range_arrays(Mode.DATASHEET, job, devices)
     d, count = ev.configs.device, ev.configs.count
     limit_step = ev.parts.physical_limit
     steps = ev.steps
@@ -160,6 +173,40 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     each workload's own. ``shardings``: ``auto`` (the layout ``sizer time`` chooses for each row), or
     ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states). ``pricing``
     and ``cloud`` choose the price of each row's cost (see :func:`hourly_prices`).
+
+    Parameters
+    ----------
+    workloads : sequence of WorkloadRequest or dict
+        At least one workload.
+    devices : iterable of str, optional
+        Device names or ids; default the whole catalog.
+    counts : iterable of int, default (1,)
+        Devices per row [1], 1 to 1,000,000.
+    precisions : iterable of str, optional
+        Precisions; default each workload's own.
+    shardings : iterable of str, default ("auto",)
+        ``auto`` alone, or ``none`` and ``full``.
+    catalog : Catalog, optional
+        Default the built-in catalog.
+    headroom : bool, default False
+        Reserve seed 003's 25-30 % extra memory.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+    pricing : str, default "rent"
+        rent, buy or any.
+    cloud : str, optional
+        A provider whose offers alone are used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per combination, the columns of :data:`COLUMNS` (times [s], memory [B], cost [USD]).
+
+    Raises
+    ------
+    InputError
+        Naming the field: no workloads or devices, a bad count, sharding, precision or pricing, or more
+        than :data:`MAX_EVALUATIONS` rows.
     """
     import pandas as pd
 
@@ -170,13 +217,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     if not chosen:
         raise InputError("devices", devices, "at least one device")
     count_array = _counts(counts)
-    shardings = list(shardings)
-    if not shardings:
-        raise InputError("sharding", shardings, "at least one of auto, none, full")
-    if "auto" in shardings and len(shardings) > 1:
-        raise InputError("sharding", shardings, "auto alone, or a list of none and full")
-    zeros = None if shardings == ["auto"] else \
-        np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+    zeros = _zero_stages(list(shardings))
     wanted = None if precisions is None else [parse_choice(Precision, p, "precision") for p in precisions]
     rows = len(workloads) * len(chosen) * len(count_array) * (1 if zeros is None else len(zeros)) * (len(wanted) if wanted else 1)
     if rows > MAX_EVALUATIONS:
@@ -189,11 +230,49 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     for index, request in enumerate(requests):
         for precision in wanted or [None]:
             check_deadline()
-            job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision.value}))
-            groups.append(_group(index, job, chosen, job.precision.value, count_array, zeros, prices, headroom,
+            job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision}))
+            groups.append(_group(index, job, chosen, job.precision, count_array, zeros, prices, headroom,
                                  overlap_allreduce))
+    return pd.DataFrame(_merged(groups, chosen))
+
+
+def _zero_stages(shardings: list[str]) -> np.ndarray | None:
+    """The ZeRO stages [1] of the shardings asked (``none``, ``full``), or None for ``auto`` (the layout
+    ``sizer time`` chooses for each row).
+
+    Parameters
+    ----------
+    shardings : list of str
+        ``["auto"]``, or ``none`` and ``full`` in any number.
+
+    Raises
+    ------
+    InputError
+        On ``sharding``: none given, ``auto`` with others, or an unknown name.
+    """
+    if not shardings:
+        raise InputError("sharding", shardings, "at least one of auto, none, full")
+    if "auto" in shardings and len(shardings) > 1:
+        raise InputError("sharding", shardings, "auto alone, or a list of none and full")
+    if shardings == ["auto"]:
+        return None
+    return np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+
+
+def _merged(groups: list[dict[str, Any]], chosen: tuple[Device, ...]) -> dict[str, Any]:
+    """The groups' columns joined, in :data:`COLUMNS`' order, text columns as categoricals: codes built per
+    group, the names once (no per-row strings).
+
+    Parameters
+    ----------
+    groups : list of dict
+        One :func:`_group` per (workload, precision), at least one.
+    chosen : tuple of Device
+        The devices swept, whose positions the ``device`` codes are.
+    """
+    import pandas as pd
+
     merged = {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
-    # text columns as categoricals: codes built per group, the names once (no per-row strings)
     labels = {"device": [d.id for d in chosen], "precision": PRECISION_NAMES, "price_basis": PRICE_BASES, "sharding": ["none", "full"],
               "recompute": list(RECOMPUTE), "bound": list(BOUNDS)}
     pick = merged["device"]
@@ -202,4 +281,4 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     merged["name"] = pd.Categorical.from_codes(pick, categories=[d.name for d in chosen]) \
         if len({d.name for d in chosen}) == len(chosen) else np.asarray([d.name for d in chosen], dtype=object)[pick]
     merged["kind"] = np.asarray([d.kind for d in chosen], dtype=object)[pick]
-    return pd.DataFrame({name: merged[name] for name in COLUMNS})
+    return {name: merged[name] for name in COLUMNS}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizer.choices import Method, parse_choice
+from sizer.choices import Method, Precision
 from sizer.errors import InputError
 from sizer.workloads.profile import Layer, Profile
 from sizer.results import Assumption
@@ -49,7 +49,7 @@ NF4_CONSTANT_BITS = 8  # first-level constants, quantised to FP8 by double quant
 FP32_CONSTANT_BITS = 32
 BITS_PER_BYTE = 8
 COMPUTE_DTYPE_BYTES = 2  # QLoRA computes in bf16
-QLORA_PRECISIONS = ("mixed", "bf16", "fp16")
+QLORA_PRECISIONS = (Precision.MIXED, Precision.BF16, Precision.FP16)
 # Activations that eager PyTorch fine-tuning keeps per sequence, relative to the Korthikanti et al. count the
 # layer graph makes (fused Megatron kernels): fitted by benchmarks/finetune_accuracy.py (fit_activation_factors)
 # as the median over the fit part of the published litgpt runs (bf16-true, A100 40GB and A10G). QLoRA keeps
@@ -222,10 +222,9 @@ def adapter_profile(arch: Architecture, seq_len: int, rank: int, targets: tuple[
                    generated_by="sizer.workloads.finetune (Hu et al. 2021 §4.1)")
 
 
-def resolve_finetune(method: str | None, rank: int | None, targets, arch: Architecture | None, precision: str,
-                     base_params: float) -> FineTune | None:
+def resolve_finetune(chosen: Method, rank: int | None, targets: str | None, arch: Architecture | None,
+                     precision: Precision, base_params: float) -> FineTune | None:
     """The fine-tuning spec of a request (None for full training), or InputError naming the field."""
-    chosen = parse_choice(Method, method if method is not None else "full", "method")
     if chosen is Method.FULL:
         if rank is not None or targets is not None:
             raise InputError("lora_rank" if rank is not None else "lora_targets", rank if rank is not None else targets,
@@ -235,7 +234,7 @@ def resolve_finetune(method: str | None, rank: int | None, targets, arch: Archit
         raise InputError("method", chosen.value, "a transformer for LoRA (--model, or --params with --tokens): "
                                                  "adapters are placed on its attention and FFN matrices")
     if chosen is Method.QLORA and precision not in QLORA_PRECISIONS:
-        raise InputError("precision", precision, f"16-bit compute for QLoRA: one of {', '.join(QLORA_PRECISIONS)}")
+        raise InputError("precision", precision.value, f"16-bit compute for QLoRA: one of {', '.join(QLORA_PRECISIONS)}")
     default_rank, default_targets = DEFAULTS[chosen]
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= MAX_RANK):
         raise InputError("lora_rank", rank, f"a whole number from 1 to {MAX_RANK}")

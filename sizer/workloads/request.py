@@ -8,6 +8,8 @@ every field and raises :class:`~sizer.errors.InputError` naming the one at fault
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any, Self
 from dataclasses import dataclass
 
 import pint
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
-from sizer.choices import AttentionName, LossName, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
+from sizer.choices import Attention, AttentionName, Loss, LossName, Method, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
 from sizer.results import Assumption
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
@@ -46,7 +48,14 @@ class RequestModel(BaseModel):
 
     # Validators are built on first use, not at import: a command that validates none of the request
     # models (``sizer peak`` validates one) does not pay for building them all at start-up.
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, validated like a new request (a changed choice is parsed into its member,
+        a bad one refused), keeping which fields were set."""
+        if not update:
+            return super().model_copy(deep=deep)
+        return self.model_validate({**{name: getattr(self, name) for name in self.model_fields_set}, **update})
 
     @field_validator("*", mode="before")
     @classmethod
@@ -74,9 +83,9 @@ class WorkloadRequest(RequestModel):
     tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
     batch_size: Numberish | None = Field(None, description="global batch per step: '1536 sequences', '4M tokens' or "
                                          "'512 samples'; a bare number is tokens with tokens, else samples")
-    precision: PrecisionName = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
+    precision: PrecisionName = Field(Precision.MIXED, description="mixed (bf16 where the device has it, else fp16, else fp32), "
                                                  "fp32, tf32, fp16, bf16, fp8 or fp4 (NVFP4, where the device has an FP4 peak)")
-    optimizer: OptimizerName = Field("adam", description="sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, "
+    optimizer: OptimizerName = Field(Optimizer.ADAM, description="sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, "
                                                           "adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor or lion")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
@@ -88,16 +97,16 @@ class WorkloadRequest(RequestModel):
                                                                 "bert-large ...) or, on the command line, a config.json")
     workload: Source | None = Field(None, description="a built-in workload profile (resnet50, bert-large, "
                                                                    "...) or, on the command line, a profile file")
-    attention: AttentionName = Field("flash", description="flash (keeps softmax statistics only) or standard (keeps the "
+    attention: AttentionName = Field(Attention.FLASH, description="flash (keeps softmax statistics only) or standard (keeps the "
                                                 "s x s attention scores): Korthikanti et al. 2022's two cases")
     micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
                                                             "(sequences for a language model); default: the largest that fits")
-    method: MethodName = Field("full", description="full (every weight trained), lora or qlora (adapters over a frozen "
+    method: MethodName = Field(Method.FULL, description="full (every weight trained), lora or qlora (adapters over a frozen "
                                             "base; QLoRA's base in 4-bit NF4)")
     lora_rank: int | None = Field(None, ge=1, le=65536, description="LoRA rank r (default 8 for lora, 64 for qlora)")
     lora_targets: str | None = Field(None, max_length=200, description="adapted matrices: q,k,v,o,gate,up,down, "
                                      "attention, mlp or all-linear (default q,v for lora, all-linear for qlora)")
-    state_precision: PrecisionName = Field("mixed", description="precision of the training state: mixed (16-bit "
+    state_precision: PrecisionName = Field(Precision.MIXED, description="precision of the training state: mixed (16-bit "
                                            "weights and gradients, FP32 master weights and optimizer states) or bf16 "
                                            "(every state in bf16, no master copy, as torchtune runs)")
     optimizer_in_backward: bool = Field(False, description="the optimizer step fused into the backward pass: no full "
@@ -108,7 +117,7 @@ class WorkloadRequest(RequestModel):
     sample_tokens: int | None = Field(None, ge=1, le=10_000_000, description="mean real tokens of a sample padded to "
                                       "seq_len (padded batches: the rest of each sequence is padding, computed but not "
                                       "learned from); leave out for packed or full-length sequences")
-    loss: LossName = Field("standard", description="standard (FP32 logits and their gradient), chunked (torchtune's "
+    loss: LossName = Field(Loss.STANDARD, description="standard (FP32 logits and their gradient), chunked (torchtune's "
                                                    "chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits)")
 
 
@@ -169,8 +178,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     else:
         samples = 1.0
     epochs = parse_count("epochs", request.epochs)
-    precision = parse_choice(Precision, request.precision, "precision")
-    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
+    precision, optimizer = request.precision, request.optimizer
 
     seq_len = request.seq_len
     if token_mode and seq_len is None:

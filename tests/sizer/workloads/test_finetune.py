@@ -179,7 +179,6 @@ def test_recommend_replicates_a_qlora_7b_on_consumer_cards_where_full_training_m
 # --- bad input ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fields, field", [
-    (dict(method="dora"), "method"),
     (dict(lora_rank=8), "lora_rank"),  # LoRA options with full training
     (dict(method="lora", lora_targets="q,x"), "lora_targets"),
     (dict(method="lora", lora_rank=5000), "lora_rank"),  # above the smallest adapted dimension (4096)

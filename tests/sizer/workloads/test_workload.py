@@ -26,7 +26,7 @@ def test_a_language_model_counts_its_activations_from_its_layer_graph():
 
 @pytest.mark.parametrize("fields, field", [
     (dict(samples=10), "params"), (dict(params=1e6), "samples"), (dict(params=1e6, samples=10, tokens=10), "tokens"),
-    (dict(params=1e6, samples=10, precision="fp3"), "precision"), (dict(params=-1, samples=10), "params"),
+    (dict(params=-1, samples=10), "params"),
     (dict(params=1e6, samples=10, epochs=0), "epochs"), (dict(params=1e6, samples=10, activation_memory_per_sample="5 s"),
                                                         "activation_memory_per_sample"),
 ])
@@ -34,3 +34,12 @@ def test_bad_workloads_name_the_field(fields, field):
     with pytest.raises(InputError) as error:
         resolve_workload(WorkloadRequest(**fields))
     assert error.value.field == field
+
+
+def test_an_unknown_precision_is_refused_where_the_request_is_built():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="precision\n  got 'fp3'; expected one of"):
+        WorkloadRequest(params=1e6, samples=10, precision="fp3")
+    with pytest.raises(ValidationError, match="method\n  got 'dora'; expected one of full, lora, qlora"):
+        WorkloadRequest(params=1e6, samples=10, method="dora")
