@@ -28,8 +28,7 @@ from pydantic import ConfigDict, Field
 
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
-from sizer.inference.estimate import (ServedModel, _per_output, _speed, _speed_within, _time, served_architecture,
-                                     served_format, speed_spread)
+from sizer.inference.estimate import ServedModel, _speed_within, _time, served_architecture, served_format, speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
                                                 unsupported_reason)
@@ -39,13 +38,12 @@ from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import (ServingArrays, ServingCase, evaluate_serving, serving_table, splits_heads,
                                      total_tokens_per_second)
-from sizer.inference.under_load import (SERVING_PRICING, ServingCostOut, LatencyOut, LoadOut, cost_out, default_split, latency_out,
-                                        load_out, parse_load, refuse_load_options_without_load, runtime_memory,
-                                        serving_prices, usd_per_million)
+from sizer.inference.under_load import (SERVING_PRICING, cost_out, default_split, refuse_load_options_without_load,
+                                        runtime_memory, serving_prices, usd_per_million)
 from sizer.engine.devices import DeviceTable
 from sizer.formulas.tco import Pricing
 from sizer.hardware.schema import Device
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.units import parse_quantity
 from sizer.workloads.architecture import Architecture
 

@@ -622,12 +622,12 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
     notes_load = [runtime_assumption(engine, request.runtime is not None),
                   *load_assumptions(load, served.lengths, served.slo, answer, served.split, replica.max_batch,
                                     replica.token_budget, replica.prefix_hit)]
-    fields = {**fields, **dict(
-        scenario="load", cost_per_million_tokens=load_cost, energy_per_token=load_energy,
-        load=load_out(load, served.lengths), latency=latency_out(answer.run), capacity=capacity_out(answer, served.slo),
-        output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
-        prompt_and_output_tokens_per_s=QuantityOut(value=all_rate, unit="tokens/s"),
-        fits=bool(ev.a.fits[0]) and answer.run.kv_capacity > 0)}
+    fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
+              "load": load_out(load, served.lengths), "latency": latency_out(answer.run),
+              "capacity": capacity_out(answer, served.slo),
+              "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
+              "prompt_and_output_tokens_per_s": QuantityOut(value=all_rate, unit="tokens/s"),
+              "fits": bool(ev.a.fits[0]) and answer.run.kv_capacity > 0}
     # under load the serving runtime runs the replicas (a local runtime's choice and kernels were the static answer's)
     assumptions = [n for n in assumptions if n.name not in ("runtime", "runtime kernels")]
     cost_note = Assumption(name="cost under load", value=_load_cost_text(answer.replicas, replicas, request.count,

@@ -42,8 +42,8 @@ from sizer.workloads.registry import checkpoint_weights
 
 if TYPE_CHECKING:  # names for annotations only (deployments imports this module)
     from sizer.engine.devices import DeviceTable
-    from sizer.hardware.schema import Device
     from sizer.formulas.tco import PriceBasis, PriceUsed
+    from sizer.hardware.schema import Device
     from sizer.inference.capacity import LoadAnswer, Slo
     from sizer.inference.deployments import InferenceRecommendRequest
     from sizer.inference.simulate import Replica, SimulationResult

@@ -3,11 +3,18 @@ per count, alone and as the offline recommender uses them."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.inference.deployments import InferenceRecommendRequest, recommend_inference
-from sizer.inference.ranking import (EIGHT_BIT, keeps_format, largest_batch_per_count, load_key, offline_key,
-                                     preferred_eight_bit)
+from sizer.inference.ranking import (
+    EIGHT_BIT,
+    keeps_format,
+    largest_batch_per_count,
+    load_key,
+    offline_key,
+    preferred_eight_bit,
+)
 
 costs = st.one_of(st.none(), st.floats(0.0, 1e6, allow_nan=False))
 bases = st.sampled_from([None, "rent", "buy"])
