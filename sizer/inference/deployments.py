@@ -20,20 +20,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import ConfigDict, Field
 
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.errors import InputError
-from sizer.inference.estimate import ServedModel, _speed_within, _time, served_architecture, served_format, speed_spread
+from sizer.inference.estimate import _speed_within, _time, served_architecture, served_format, speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value
 from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
                                                 unsupported_reason)
 from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.inference.load_search import SEARCH_KV, searched_weights
+from sizer.inference.recommend_request import InferenceRecommendRequest
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_batch_per_count, offline_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import (ServingArrays, ServingCase, evaluate_serving, serving_table, splits_heads,
@@ -41,44 +40,12 @@ from sizer.inference.serving import (ServingArrays, ServingCase, evaluate_servin
 from sizer.inference.under_load import (SERVING_PRICING, cost_out, default_split, refuse_load_options_without_load,
                                         runtime_memory, serving_prices, usd_per_million)
 from sizer.engine.devices import DeviceTable
-from sizer.formulas.tco import Pricing
 from sizer.hardware.schema import Device
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.units import parse_quantity
 from sizer.workloads.architecture import Architecture
 
-Kind = Literal["gpu", "cpu", "accelerator"]
 BATCHES = np.unique(np.round(np.geomspace(1, 2048, 34)))  # about 25 % apart, up to TensorRT-LLM's default maximum
-
-
-class InferenceRecommendRequest(ServedModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"task": "inference", "model": "llama-2-70b", "weights": "fp8", "tokens_per_s_per_user": 30,
-         "total_tokens_per_s": 2000, "time_to_first_token": "2 s"}]})
-
-    task: Literal["inference"] = Field("inference", description="'inference' selects this body on /v1/recommend")
-    weights: str | None = Field(None, max_length=40, description="pin the weight format (default: searched over bf16, "
-                                                                  "fp8 or w8a8 where the device has the peak, awq-int4-g128)")
-    kv_cache: str | None = Field(None, max_length=10, description="pin the KV-cache format (default: searched over fp16 "
-                                                                  "and fp8)")
-    batch: int | None = Field(None, ge=1, le=1_000_000, description="concurrent sequences (default: the largest that serves)")
-    tokens_per_s_per_user: float | None = Field(None, gt=0, le=1e7, description="decode tokens/s each sequence needs")
-    total_tokens_per_s: float | None = Field(None, gt=0, le=1e12, description="output tokens/s over all sequences")
-    time_to_first_token: str | dict | None = Field(None, description="longest acceptable, e.g. '500 ms'")
-    context_length: int | None = Field(None, ge=2, le=10_000_000, description="tokens a sequence must hold; the prompt is "
-                                                                               "this less the output")
-    max_devices: int = Field(8, ge=1, le=1024, description="largest tensor-parallel group (or layer split)")
-    max_replicas: int = Field(64, ge=1, le=100_000, description="most replicas of one deployment (under load)")
-    disaggregated: bool = Field(False, description="under a rate: also size disaggregated prefill and decode pools "
-                                                   "(DistServe/Splitwise) for the leading rows, as rows of their own")
-    objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
-                                                                "tokens, latency, or throughput per device")
-    kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
-    pricing: Pricing = Field("rent", description="rent (cloud offers that run one replica; devices without one come "
-                             "last), buy (amortised purchase plus energy) or any (rent, else buy; a ranking by cost "
-                             "puts rents first); each row says its price_basis")
-
-
 
 
 def _reason(fits: npt.NDArray[np.bool_], per_user: npt.NDArray[np.float64], total: npt.NDArray[np.float64],

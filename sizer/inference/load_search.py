@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # names for annotations only (deployments imports this module
     from sizer.formulas.tco import PriceBasis, PriceUsed
     from sizer.hardware.schema import Device
     from sizer.inference.capacity import LoadAnswer, Slo
-    from sizer.inference.deployments import InferenceRecommendRequest
+    from sizer.inference.recommend_request import InferenceRecommendRequest
     from sizer.inference.simulate import Replica, SimulationResult
     from sizer.inference.traffic import Lengths
     from sizer.runtimes.runtime import Runtime
