@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ConfigDict, Field
 
-from sizer.engine.calibration import Calibration
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.choices import Precision, PrecisionName, Recompute, RecomputeName, Sharding, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401

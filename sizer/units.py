@@ -114,7 +114,6 @@ ureg.define("image = sample")
 ureg.define("step = [steps]")
 _memoise_unit_parsing(ureg)
 Quantity = ureg.Quantity
-Q_ = Quantity
 
 MAX_TEXT_LENGTH = 64
 # Bounds on a user's value, checked after conversion to SI base units (seconds, bits, FLOP, USD,
