@@ -8,8 +8,22 @@ import math
 import pytest
 
 from sizer import facade
-from sizer.facade import (CellsRequest, ComplexityRequest, InputError, K1Request, PeakRequest, SizerError, TcoRequest,
-                          WorkloadRequest, cells, complexity, estimate_compute, estimate_cost, k1, peak)
+from sizer.facade import (
+    CellsRequest,
+    ComplexityRequest,
+    InputError,
+    K1Request,
+    PeakRequest,
+    SizerError,
+    TcoRequest,
+    WorkloadRequest,
+    cells,
+    complexity,
+    estimate_compute,
+    estimate_cost,
+    k1,
+    peak,
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +34,8 @@ def catalog():
 # --- the lazy names (PEP 562) -------------------------------------------------------------------
 
 def test_a_lazy_name_is_the_object_its_module_defines():
-    from sizer.plan.planner import plan
     from sizer.inference.estimate import InferenceRequest
+    from sizer.plan.planner import plan
 
     assert facade.plan is plan
     assert facade.InferenceRequest is InferenceRequest
