@@ -14,7 +14,7 @@ sizer.errors.InputError: optimizer: got 'lamb'; expected one of sgd, momentum, a
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -195,13 +195,22 @@ def named(kind: type[Choice]) -> Any:
                      WithJsonSchema({"type": "string", "enum": [m.value for m in kind]})]
 
 
-PrecisionName = named(Precision)
-OptimizerName = named(Optimizer)
-ShardingName = named(Sharding)
-MethodName = named(Method)
-AttentionName = named(Attention)
-RecomputeName = named(Recompute)
-LossName = named(Loss)
+if TYPE_CHECKING:  # to the type checker a choice field holds its member, as it does once validated
+    PrecisionName = Precision
+    OptimizerName = Optimizer
+    ShardingName = Sharding
+    MethodName = Method
+    AttentionName = Attention
+    RecomputeName = Recompute
+    LossName = Loss
+else:
+    PrecisionName = named(Precision)
+    OptimizerName = named(Optimizer)
+    ShardingName = named(Sharding)
+    MethodName = named(Method)
+    AttentionName = named(Attention)
+    RecomputeName = named(Recompute)
+    LossName = named(Loss)
 
 
 def recompute_index(value: Recompute | None) -> int | None:
