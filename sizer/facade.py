@@ -217,8 +217,9 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
     Returns
     -------
     MemoryResult
-        The memory per device [B] by part (weights, gradients, optimizer states, activations), whether
-        it fits the device (None without a device), the assumptions and any suggestions.
+        The memory per device by part (weights, gradients, optimizer states, activations, logits,
+        overhead) and in total [GB], whether it fits the device (None without a device), the
+        recipe as a line for a trainer's configuration, the assumptions and any suggestions.
     """
     from sizer.plan.estimates import memory_estimate
 
@@ -246,8 +247,10 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     Returns
     -------
     InferenceResult
-        Memory per device, time to first token and per output token [s], throughput [token/s],
-        whether it fits, the assumptions and any suggestions.
+        Memory per device, time to first token and per output token [s], decode and prefill
+        throughput [token/s], cost per million tokens where a price is known, whether it fits, the
+        assumptions and any
+        suggestions.
     """
     from sizer.inference.estimate import estimate_inference as serving_estimate
 
