@@ -249,8 +249,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     InferenceResult
         Memory per device, time to first token and per output token [s], decode and prefill
         throughput [token/s], cost per million tokens where a price is known, whether it fits, the
-        assumptions and any
-        suggestions.
+        assumptions and any suggestions.
     """
     from sizer.inference.estimate import estimate_inference as serving_estimate
 
