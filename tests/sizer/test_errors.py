@@ -35,6 +35,15 @@ def test_several_errors_keep_each_field_and_one_line_each():
     assert str(both).splitlines() == [e.message for e in errors]
 
 
+def test_several_errors_take_a_model_check_beside_a_parse_error():
+    # a request model's own refusal (a bound) is a SizerError, not an InputError: both go in one answer
+    errors = [SizerError("max_devices: Input should be greater than or equal to 1", "max_devices"),
+              InputError("params", "seven", "a number such as 7e9")]
+    both = InputErrors(errors)
+    assert [e.field for e in both.errors] == ["max_devices", "params"]
+    assert str(both).splitlines() == [e.message for e in errors]
+
+
 def test_a_lookup_error_carries_its_candidates():
     error = DeviceLookupError("'A100' matches several devices", ["A100 40GB", "A100 80GB"])
     assert error.field == "device" and error.candidates == ["A100 40GB", "A100 80GB"]
