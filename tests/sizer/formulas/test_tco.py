@@ -1,9 +1,21 @@
 """sizer/formulas/tco.py: rent against buy, checked against a hand computation."""
+import csv
+
 import pytest
 
 from sizer.errors import InputError
+from sizer.formulas.tco import (
+    CostAssumptions,
+    amortised_capital,
+    cheapest_cloud_price,
+    check_provider,
+    cloud_providers,
+    energy_cost,
+    estimate_tco,
+    hourly_price,
+    rent_cost,
+)
 from sizer.results import Estimate
-from sizer.formulas.tco import CostAssumptions, amortised_capital, energy_cost, estimate_tco, rent_cost
 from sizer.units import Quantity
 
 
@@ -51,11 +63,7 @@ def test_bad_cost_inputs():
         CostAssumptions(utilisation=0)
 
 
-# --- issue 12 item 12: every dated price, a chosen provider, amortised purchase where no rent ---
-
-import csv
-
-from sizer.formulas.tco import check_provider, cheapest_cloud_price, cloud_providers, hourly_price
+# --- every dated price, a chosen provider, amortised purchase where no rent ---
 
 
 def test_device_without_rent_price_costs_its_amortised_purchase_labelled(catalog):
@@ -156,6 +164,9 @@ def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost_onl
     for r in result.unpriced:
         device = catalog.find(r.device)
         assert device.purchase_price is None and not _lambda_runs(device, r.count)
+    # an unknown cloud is refused, naming the field
+    with pytest.raises(InputError, match="cloud"):
+        recommend(request.model_copy(update={"cloud": "nosuch"}), catalog)
 
 
 def _lambda_runs(device, count: int) -> bool:
@@ -164,8 +175,6 @@ def _lambda_runs(device, count: int) -> bool:
     needed = network_between_nodes(device)[0]
     return any(p.provider == "Lambda" and p.term == "on-demand" and offer_runs(p, count, needed)
                for p in device.cloud_prices)
-    with pytest.raises(InputError, match="cloud"):
-        recommend(request.model_copy(update={"cloud": "nosuch"}), catalog)
 
 
 def test_recommend_rents_by_default_and_lists_unrented_devices_apart(catalog):
