@@ -32,13 +32,13 @@ sys.path.insert(0, str(HERE))
 
 from machine import quantile  # noqa: E402
 
-from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.choices import Optimizer, Precision  # noqa: E402
 from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
-from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
-from sizer.workloads.profile import load_profile  # noqa: E402
 from sizer.engine.job import job_from_profile  # noqa: E402
+from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.workloads.profile import load_profile  # noqa: E402
 
 RESULTS = HERE / "results"
 OPTIMIZER = {"resnet50": Optimizer.MOMENTUM, "bert-base": Optimizer.ADAM, "bert-large": Optimizer.ADAM}

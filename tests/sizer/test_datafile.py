@@ -13,12 +13,12 @@ import sys
 import pytest
 import yaml
 
-from sizer.workloads.source import FileRef
 from sizer import datafile
 from sizer.engine.calibration import load_calibration, save_calibration
-from sizer.hardware.catalog import load_catalog
 from sizer.errors import CatalogError, InputError
+from sizer.hardware.catalog import load_catalog
 from sizer.workloads.profile import load_profile
+from sizer.workloads.source import FileRef
 
 DEEP_YAML = "a: " + "[" * 25_000 + "]" * 25_000 + "\n"  # 50 kB; crashed libyaml's composer with SIGSEGV
 

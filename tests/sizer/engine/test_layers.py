@@ -1,7 +1,8 @@
 """sizer/engine/layers.py: a profile folded into rows with multiplicities, nothing lost or added."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.engine.layers import ATTENTION, CONV, MATRIX, VECTOR, fold_layers, layer_table, unit_of, with_trained_rows
 from sizer.workloads.profile import Layer, Profile

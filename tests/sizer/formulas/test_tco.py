@@ -122,7 +122,7 @@ def test_every_dated_price_of_cloud_prices_csv_is_in_the_catalog(catalog):
     P4 in the catalog: no specs in gpu-specs.csv)."""
     prices = [(p.provider, float(p.value.split()[0])) for d in catalog for p in d.cloud_prices]
     missing = []
-    from conftest import SHARED_DATA
+    from tests.conftest import SHARED_DATA
 
     with open(SHARED_DATA / "cloud-prices.csv", newline="") as handle:
         for row in csv.DictReader(handle):
@@ -242,7 +242,7 @@ NOT_IN_CATALOG = {"Google TPU v2", "NVIDIA A16", "NVIDIA GeForce RTX 3060 Ti (8G
 
 
 def _more_price_rows():
-    from conftest import SHARED_DATA
+    from tests.conftest import SHARED_DATA
 
     with open(SHARED_DATA / "cloud-prices-more.csv", newline="") as handle:
         for row in csv.DictReader(handle):

@@ -3,11 +3,12 @@ import dataclasses
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
-from sizer.workloads.profile import MATRIX_KINDS, Profile, load_profile
 from sizer.workloads.layer_graph import korthikanti_block_bytes, layer_graph
+from sizer.workloads.profile import MATRIX_KINDS, Profile, load_profile
 from sizer.workloads.registry import builtin_entries, decoder_for_params, find_model
 
 GPT2_SEQ = 1024

@@ -3,12 +3,22 @@ import dataclasses
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.workloads.architecture import Architecture
-from sizer.workloads.registry import (DEPTH_COEFFICIENT, DEPTH_EXPONENT, DEPTH_FIT_MODELS, builtin_entries,
-                                      decoder_for_params, find_model, model_entry, model_names, resolve_model)
+from sizer.workloads.registry import (
+    DEPTH_COEFFICIENT,
+    DEPTH_EXPONENT,
+    DEPTH_FIT_MODELS,
+    builtin_entries,
+    decoder_for_params,
+    find_model,
+    model_entry,
+    model_names,
+    resolve_model,
+)
 
 # Tolerances against the published parameter count of each entry (model-configs.csv params_total):
 # - "exact" counts (GPT-2 small: torchinfo count of the HF model): equal.
