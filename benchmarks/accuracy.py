@@ -162,7 +162,7 @@ def local_calibrated(report_path: Path) -> dict:
         errors.append({"row": {"device": run.run_id}, "predicted": predicted, "ratio": run.measured_step / predicted})
     return summarize(errors) | {"train_runs": len(train), "test_runs": len(test), "report": str(report_path),
                                 "per_run": [{"id": r.run_id, "measured_step_s": r.measured_step, "predicted_step_s": e["predicted"]}
-                                            for r, e in zip(test, errors)]}
+                                            for r, e in zip(test, errors, strict=True)]}
 
 
 def main() -> None:

@@ -194,7 +194,7 @@ def fit(rows: list[Row], catalog) -> tuple[float, float, float]:
     point = [SERVING_MEMORY_EFFICIENCY, SERVING_MATRIX_EFFICIENCY, SERVING_STEP_OVERHEAD]
     steps = [0.1, 0.1, 1e-3]
     best = loss(point)
-    while max(s / scale for s, scale in zip(steps, (0.1, 0.1, 1e-3))) > 0.02:
+    while max(s / scale for s, scale in zip(steps, (0.1, 0.1, 1e-3), strict=True)) > 0.02:
         improved = False
         for i in range(3):
             for sign in (1, -1):
@@ -227,7 +227,7 @@ def write_spread(results: list[dict]) -> dict:
 
 def write_results(results: list[dict], left_out, table: dict, efficiencies) -> None:
     RESULTS.mkdir(exist_ok=True)
-    payload = {"efficiencies": dict(zip(("memory", "matrix", "step_overhead_s"), efficiencies)),
+    payload = {"efficiencies": dict(zip(("memory", "matrix", "step_overhead_s"), efficiencies, strict=True)),
                "split": "fit: TensorRT-LLM docs/source/performance.md (v0.6.1) and FasterTransformer rows; "
                         "held out: every other timing row", "summary": table, "rows": results,
                "left_out": [{"row": n, "reason": why} for n, why in left_out]}

@@ -6,6 +6,7 @@ benchmarks), but each of these files used to crash the process or run for minute
 """
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -233,7 +234,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     fifo = tmp_path / "config.json"
     os.mkfifo(fifo)
     for load in (datafile.load_json, datafile.load_yaml):
-        error = _within(5, lambda: load(fifo, "model"))
+        error = _within(5, functools.partial(load, fifo, "model"))
         assert isinstance(error, InputError) and "regular file" in str(error)
 
 

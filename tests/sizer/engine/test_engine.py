@@ -146,7 +146,6 @@ def test_laws_of_time(catalog, params, samples, device_name, count, factor):
 
     base = time()
     t = base.training_time
-    seconds = lambda r, which="expected": r.quantity(which).to("s").magnitude if hasattr(r, "quantity") else None  # noqa: E731
     assert t.low <= t.expected <= t.high
     limit = base.training_compute.value / (count * base.peak.value) if device_name != "Xeon Platinum 8180" else 0
     from sizer.units import Quantity

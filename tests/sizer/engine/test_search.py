@@ -184,7 +184,7 @@ def test_micro_batches_are_the_largest_whole_divisor_that_fits():
     fit = rng.integers(0, 600, 2000).astype(float)
     micro, accumulation = micro_batches(share.copy(), fit.copy())
     assert np.all(micro * accumulation == share) and np.all(micro == np.round(micro))
-    for s, f, m in zip(share, fit, micro):
+    for s, f, m in zip(share, fit, micro, strict=True):
         best = max(d for d in range(1, int(s) + 1) if s % d == 0 and d <= max(f, 1))
         assert m == best or s / best - np.ceil(s / max(f, 1)) > 64  # beyond the bounded search: 1 is taken
 

@@ -152,7 +152,7 @@ def test_flash_attention_keeps_less_and_moves_less():
     flash, unfused = layer_graph(arch, 4096), layer_graph(arch, 4096, flash_attention=False)
     assert flash.forward_flops == unfused.forward_flops
     assert flash.activation_bytes < unfused.activation_bytes
-    assert sum(l.bytes for l in flash.layers) < sum(l.bytes for l in unfused.layers)
+    assert sum(layer.bytes for layer in flash.layers) < sum(layer.bytes for layer in unfused.layers)
 
 
 def test_bad_sequence_lengths():
