@@ -8,7 +8,8 @@ from enum import StrEnum
 
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sizer import facade
 from sizer.errors import SizerError

@@ -1,9 +1,9 @@
 """sizer/errors.py: every error a user can cause names the field and says what to give."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sizer.errors import (CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError,
-                          require_device)
+from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError, require_device
 
 
 def test_every_user_error_is_a_value_error():

@@ -6,8 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from sizer.inference.sim_metrics import (WARMUP_SHARE, RunTotals, empty_result, measured_requests, steady_rates,
-                                         summarize, window_rates)
+from sizer.inference.sim_metrics import (
+    WARMUP_SHARE,
+    RunTotals,
+    empty_result,
+    measured_requests,
+    steady_rates,
+    summarize,
+    window_rates,
+)
 
 
 def _totals(finished: int, now: float = 100.0, busy: float = 50.0) -> RunTotals:
