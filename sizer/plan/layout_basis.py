@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import Mode
+from sizer.diskcache import cached, file_stamp, key_of
 from sizer.engine.calibration import Calibration
 from sizer.engine.devices import DeviceTable, build_device_table, cached_device_table
 from sizer.engine.evaluate import Evaluation, range_arrays
@@ -38,7 +39,6 @@ from sizer.engine.search import search
 from sizer.engine.summary import summarise
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.schema import Device
-from sizer.diskcache import cached, file_stamp, key_of
 from sizer.memo import keyed_cache
 from sizer.results import unit_factor
 from sizer.workloads.architecture import Architecture

@@ -14,20 +14,31 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from sizer.hardware.schema import Device
 from sizer.choices import Optimizer, Precision
-from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
-                                    HEADROOM_SOURCE, OPTIMIZER_STATES, STATE_VALUE_BYTES,
-                                    EIGHT_BIT_SOURCE, PAGED_SOURCE, ADAFACTOR_SOURCE, LION_SOURCE)
+from sizer.engine.constants import (
+    ADAFACTOR_SOURCE,
+    EIGHT_BIT_SOURCE,
+    FP32_STORAGE_BYTES,
+    FRAMEWORK_OVERHEAD_BYTES,
+    FRAMEWORK_OVERHEAD_SOURCE,
+    HEADROOM_HIGH,
+    HEADROOM_LOW,
+    HEADROOM_SOURCE,
+    LION_SOURCE,
+    OPTIMIZER_STATES,
+    PAGED_SOURCE,
+    STATE_VALUE_BYTES,
+    ZERO_BUCKETS_SOURCE,
+)
 from sizer.engine.devices import resolve_precision
-from sizer.engine.constants import FP32_STORAGE_BYTES
 from sizer.engine.evaluate import memory_parts
+from sizer.engine.job import Job
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.hardware.schema import Device
 from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
 from sizer.units import Quantity
-from sizer.engine.job import Job
 
 
 class SearchedLayout(Model):

@@ -19,14 +19,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sizer.errors import InputError
-from sizer.hardware.catalog import Catalog
 from sizer.engine.training import TimeResult
+from sizer.errors import InputError
+from sizer.formulas.tco import Pricing, hourly_price
+from sizer.hardware.catalog import Catalog
+from sizer.hardware.schema import Device
 from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference
 from sizer.plan import estimates
 from sizer.plan.memory_report import MemoryResult
-from sizer.hardware.schema import Device
-from sizer.formulas.tco import Pricing, hourly_price
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.workloads.request import WorkloadRequest
 

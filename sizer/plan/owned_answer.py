@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
 from sizer.plan.memory_report import MemoryResult
+from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
 from sizer.results import Assumption, CostOut, Model, QuantityOut, RangeOut, Suggestion

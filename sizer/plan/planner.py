@@ -17,20 +17,20 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import ConfigDict, Field
 
-from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.choices import Mode, RecomputeName, recompute_index
 from sizer.engine.constants import device_efficiencies
-from sizer.engine.evaluate import Evaluation, range_factors, workload_kind
 from sizer.engine.devices import DeviceTable, build_device_table
-from sizer.engine.search import search, unique_layouts
+from sizer.engine.evaluate import Evaluation, range_factors, workload_kind
+from sizer.engine.job import Job, resolve_job
 from sizer.engine.roofline import RECOMPUTE
+from sizer.engine.search import search, unique_layouts
 from sizer.engine.summary import Summary, summarise
 from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch
-from sizer.choices import Mode, RecomputeName, recompute_index
 from sizer.errors import InputError, require_device
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.formulas.peaks import supported_precisions
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import Job, resolve_job
 
 DEFAULT_SHOWN = 10
 

@@ -13,36 +13,48 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from sizer.engine.calibration import Calibration
-from sizer.engine.devices import DeviceTable, cached_device_table
-from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device, DeviceKind, OfferTerm
-from sizer.engine.evaluate import error_spread
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.choices import Mode
 from sizer.deadline import check_deadline
+from sizer.engine.calibration import Calibration
+from sizer.engine.devices import DeviceTable, cached_device_table
+from sizer.engine.evaluate import error_spread
+from sizer.engine.job import Job, resolve_job
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError, InputErrors, SizerError
+from sizer.field_check import text_field_errors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.field_check import text_field_errors
-from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
-                           unit_factor)
-from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed, Pricing, amortised_capital,
-                                RentPrice, check_provider, cheapest_cloud_price, energy_cost, hourly_price, price_used,
-                                purchase_per_device, rent_cost)
+from sizer.formulas.tco import (
+    COST_DEFAULTS,
+    CostRange,
+    PriceBasis,
+    PriceUsed,
+    Pricing,
+    RentPrice,
+    amortised_capital,
+    cheapest_cloud_price,
+    check_provider,
+    energy_cost,
+    hourly_price,
+    price_used,
+    purchase_per_device,
+    rent_cost,
+)
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device, DeviceKind, OfferTerm
 from sizer.memo import keyed_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit, unit_factor
 from sizer.units import Quantity, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
-from sizer.engine.job import Job, resolve_job
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
@@ -827,7 +839,7 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
         *_cost_assumptions(),
     ]
     devices = question.devices
-    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(options.index, options.column)
+    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(options.index, options.column, strict=True)
                if not b.exact[i, j]]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(

@@ -23,8 +23,7 @@ from sizer.inference.estimate import InferenceRequest, InferenceResult
 from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
-from sizer.results import Suggestion
-from sizer.results import unit_factor
+from sizer.results import Suggestion, unit_factor
 
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult

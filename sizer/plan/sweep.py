@@ -26,21 +26,21 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device
 from sizer.choices import Mode, Precision, Sharding, parse_choice, zero_stage_of
-from sizer.engine.evaluate import Evaluation, evaluate, range_arrays
+from sizer.deadline import check_deadline
 from sizer.engine.devices import DeviceTable, cached_device_table
+from sizer.engine.evaluate import Evaluation, evaluate, range_arrays
+from sizer.engine.job import Job, resolve_job
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.search import search
 from sizer.engine.summary import summarise
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, check_provider, hourly_price
-from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import Job, resolve_job
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device
 from sizer.memo import keyed_cache
 from sizer.results import unit_factor
+from sizer.workloads.request import WorkloadRequest
 
 if TYPE_CHECKING:
     import pandas as pd

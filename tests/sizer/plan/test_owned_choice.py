@@ -16,11 +16,18 @@ import pytest
 from sizer.choices import Method
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
-from sizer.plan.memory_report import MemoryResult, training_memory
 from sizer.plan import owned_choice
+from sizer.plan.memory_report import MemoryResult, training_memory
 from sizer.plan.owned import Outcome, Owned
-from sizer.plan.owned_choice import (ADAPTER_RECIPES, FINE_TUNE_TOKENS_PER_PARAM, FULL_RECIPES, candidates, choose,
-                                     reads_as_fine_tune, recipes)
+from sizer.plan.owned_choice import (
+    ADAPTER_RECIPES,
+    FINE_TUNE_TOKENS_PER_PARAM,
+    FULL_RECIPES,
+    candidates,
+    choose,
+    reads_as_fine_tune,
+    recipes,
+)
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.workloads.request import WorkloadRequest
 
