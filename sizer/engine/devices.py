@@ -139,7 +139,7 @@ class DeviceTable:
     """Per device (axis 0), at one requested precision. NaN rates where the precision is unsupported."""
 
     devices: tuple[Device, ...]
-    precisions: tuple[Precision | None, ...]  # resolved per device; None: unsupported
+    precisions: tuple[str | None, ...]  # resolved per device (a Precision; serving's int8 table: "int8"); None: unsupported
     rates: npt.NDArray[np.float64]  # [device, unit]: achieved FLOP/s of the matrix, conv, vector and attention units (layers.py)
     matrix_half: npt.NDArray[np.float64]  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
     peak: npt.NDArray[np.float64]  # dense peak at the resolved precision (matrix units)
