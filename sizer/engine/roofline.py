@@ -101,7 +101,7 @@ class Configs:
         tp, pp : float or array, default 1
             Tensor- and pipeline-parallel degrees [1].
         recompute : int or array, default 0
-            Index into ``RECOMPUTE`` (none, selective, full).
+            Index into ``RECOMPUTE`` (none, selective, full) [1].
         interleave : float or array, default 1
             Virtual pipeline chunks per stage [1].
         cp : float or array, default 1

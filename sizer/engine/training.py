@@ -7,7 +7,7 @@ limit ``C / (n R_peak)``; seed 004's first-order ``C / (n R (1 − d))`` as a la
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -323,7 +323,7 @@ def choose_layout(job: Job, table: DeviceTable, count: int, fixed: Fixed | None 
             "ep": int(np.broadcast_to(c.ep, c.tp.shape)[i])}
 
 
-def refuse_batch(job: Job, table: DeviceTable, count: int, fixed: Fixed) -> NoReturn:
+def refuse_batch(job: Job, table: DeviceTable, count: int, fixed: Fixed) -> None:
     """InputError for a batch no layout of ``count`` devices can run, naming the most devices that can.
 
     Parameters
