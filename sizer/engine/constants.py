@@ -13,17 +13,13 @@ import numpy.typing as npt
 
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
-# the node model (links, networks between nodes, devices per node) lives with the hardware; re-exported
-from sizer.hardware.nodes import DATACENTRE_DEVICES_PER_NODE as DATACENTRE_DEVICES_PER_NODE
-from sizer.hardware.nodes import DATACENTRE_NETWORK as DATACENTRE_NETWORK
-from sizer.hardware.nodes import FALLBACK_LINK as FALLBACK_LINK
-from sizer.hardware.nodes import OFFICE_NETWORK as OFFICE_NETWORK
-from sizer.hardware.nodes import WORKSTATION_DEVICES_PER_NODE as WORKSTATION_DEVICES_PER_NODE
-from sizer.hardware.nodes import Link as Link
+# the node model (links, networks between nodes) lives with the hardware; re-exported (``as``: explicitly, for mypy)
+from sizer.hardware.nodes import DATACENTRE_NETWORK as DATACENTRE_NETWORK  # noqa: PLC0414
+from sizer.hardware.nodes import FALLBACK_LINK as FALLBACK_LINK  # noqa: PLC0414
+from sizer.hardware.nodes import OFFICE_NETWORK as OFFICE_NETWORK  # noqa: PLC0414
+from sizer.hardware.nodes import Link as Link  # noqa: PLC0414
 
 from sizer.choices import Optimizer
-# Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
-from sizer.formulas.compute import BACKWARD_FACTOR as BACKWARD_FACTOR  # re-exported for the engine
 
 # A scalar or an array of per-configuration values: the formulas below work on either, elementwise.
 FloatOrArray = TypeVar("FloatOrArray", float, npt.NDArray[np.float64])

@@ -139,24 +139,6 @@ class Evaluation:
     exact: npt.NDArray[np.bool_]  # the batch is the one asked (else the nearest that the layout divides)
     host_bytes: npt.NDArray[np.float64] | float = 0.0  # per device in host memory (ZeRO-Offload) [B]
 
-    def range_factors(self, mode: Mode, workload: str | None = None) -> tuple[float, float]:
-        """The low and high factors of the range for a mode (see :func:`range_factors`).
-
-        Parameters
-        ----------
-        mode : Mode
-            Where the efficiencies come from.
-        workload : str, optional
-            The workload kind.
-
-        Returns
-        -------
-        low, high : float
-            Factors of the expected time [1].
-        """
-        low, high, _ = range_factors(mode, workload)
-        return low, high
-
 
 MAX_DIVISOR_STEPS = 64  # accumulation steps tried above the least, before one sequence per pass is taken
 
@@ -407,7 +389,7 @@ def paging_seconds(memory: MemoryParts, capacity: npt.NDArray[np.float64]) -> np
     ----------
     [qlora]
     """
-    from sizer.engine.constants import FALLBACK_LINK
+    from sizer.hardware.nodes import FALLBACK_LINK
 
     room = np.maximum(0.0, capacity - memory.needed)
     spill: npt.NDArray[np.float64] = np.maximum(0.0, np.asarray(memory.paged, dtype=float) - room)

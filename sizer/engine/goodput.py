@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # for annotations only: the engine's job and device table imp
 FloatOrArray = float | npt.NDArray[np.float64]
 
 _HOUR = float(Quantity(1, "hour").to("s").magnitude)
-_DAY = float(Quantity(1, "day").to("s").magnitude)
 
 # Unexpected interruptions per device-hour: Llama 3 405B, 419 in 54 days on 16,384 H100s (Meta, Llama 3 report
 # §3.3.4; ../shared/data/reliability-at-scale.csv, whose notes derive the same 1.97e-5). Hardware and the

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Attention, Optimizer, Precision, parse_choice
+from sizer.choices import Attention, Optimizer, Precision
 from sizer.formulas import batch_rule as _batch
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.recipe import Recipe, resolve_recipe

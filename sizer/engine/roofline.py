@@ -37,13 +37,16 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import Recompute
-from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
+from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_KERNEL_FACTOR,
                                     EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE, EP_TOKEN_SORT_PASSES,
                                     HOST_OPTIMIZER_BANDWIDTH,
                                     FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE, zero2_traffic_rounds,
                                     TP_COLLECTIVES_PER_BLOCK_PASS, SERVING_ALLREDUCES_PER_BLOCK, ONE_SHOT_ALLREDUCE_LATENCIES)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
+# Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module
+from sizer.formulas.compute import BACKWARD_FACTOR
+from sizer.hardware.nodes import FALLBACK_LINK
 
 BOUNDS = ("compute", "memory", "overhead", "communication")
 RECOMPUTE = tuple(policy.value for policy in Recompute)  # by engine code 0, 1, 2 (docs/references.md [korthikanti])
@@ -501,7 +504,7 @@ class _LayerSums:
     is_compute: npt.NDArray[np.bool_] | None
     is_memory: npt.NDArray[np.bool_] | None
 
-    def spread(self, inverse: npt.NDArray[np.int64]) -> "_LayerSums":
+    def spread(self, inverse: npt.NDArray[np.int64]) -> _LayerSums:
         """The sums of each configuration's group (:func:`_layer_groups`) back on every configuration."""
         return _LayerSums(self.seconds[inverse], self.compute[inverse], self.memory[inverse],
                           self.recomputed_flops[inverse],

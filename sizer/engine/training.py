@@ -21,7 +21,7 @@ from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_
 from sizer.engine.devices import DeviceTable, build_device_table, topology_links
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor  # noqa: F401 - time_unit re-exported
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.units import Quantity
 from sizer.engine.job import Job

@@ -6,6 +6,7 @@ from hypothesis import given, strategies as st
 
 from sizer.choices import Optimizer, Precision
 from sizer.engine import constants as k
+from sizer.hardware import nodes
 from sizer.engine.constants import (CPU_EFFICIENCIES, GPU_EFFICIENCIES, TRANSFORMER_GPU_EFFICIENCIES, Efficiencies,
                                     default_efficiencies, device_efficiencies, optimizer_state_bytes,
                                     serving_efficiencies)
@@ -47,7 +48,7 @@ def test_links_are_their_standards_line_rates():
     assert k.DATACENTRE_NETWORK.bandwidth == 400e9 / 8
     assert k.OFFICE_NETWORK.bandwidth == 100e9 / 8
     # DGX H100: 8 GPUs to a node (NVIDIA DGX H100 user guide)
-    assert k.DATACENTRE_DEVICES_PER_NODE == 8
+    assert nodes.DATACENTRE_DEVICES_PER_NODE == 8  # the node model's home (not re-exported by constants)
 
 
 def test_sizes_are_in_bytes_as_their_comments_say():
