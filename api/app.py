@@ -18,16 +18,16 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
+from sizer.facade import SizerError, load_catalog, warm_up
+
 from . import errors
 from .deps import Lanes
 from .middleware import GuardMiddleware
 from .pool import WorkerPool
-from .routers import (catalog, compute, health, inference, memory, models, pages, peak, plan, recommend,
-                         network_size, tco, time)
+from .routers import catalog, compute, health, inference, memory, models, network_size, pages, peak, plan, recommend, tco, time
 from .routers.pages import STATIC
 from .server import install_flood_filter
 from .settings import Settings
-from sizer.facade import SizerError, load_catalog, warm_up
 
 GIL_SWITCH_INTERVAL_S = 0.0005
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
+from sizer.facade import EstimateTimeout, clear_deadline, set_deadline
+
 from .deps import CLIENT, LANES, Lanes
 from .headers import security_headers
-from sizer.facade import clear_deadline, set_deadline
-from sizer.facade import EstimateTimeout
 
 log = logging.getLogger("sizer.api")
 REQUEST_ID_HEADER = b"x-request-id"

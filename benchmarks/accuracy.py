@@ -32,13 +32,13 @@ sys.path.insert(0, str(HERE))
 
 from machine import quantile  # noqa: E402
 
-from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.choices import Optimizer, Precision  # noqa: E402
 from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
-from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
-from sizer.workloads.profile import load_profile  # noqa: E402
 from sizer.engine.job import job_from_profile  # noqa: E402
+from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.workloads.profile import load_profile  # noqa: E402
 
 RESULTS = HERE / "results"
 OPTIMIZER = {"resnet50": Optimizer.MOMENTUM, "bert-base": Optimizer.ADAM, "bert-large": Optimizer.ADAM}
@@ -162,7 +162,7 @@ def local_calibrated(report_path: Path) -> dict:
         errors.append({"row": {"device": run.run_id}, "predicted": predicted, "ratio": run.measured_step / predicted})
     return summarize(errors) | {"train_runs": len(train), "test_runs": len(test), "report": str(report_path),
                                 "per_run": [{"id": r.run_id, "measured_step_s": r.measured_step, "predicted_step_s": e["predicted"]}
-                                            for r, e in zip(test, errors)]}
+                                            for r, e in zip(test, errors, strict=True)]}
 
 
 def main() -> None:

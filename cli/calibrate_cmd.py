@@ -16,9 +16,7 @@ def calibrate(report: Annotated[str, typer.Argument(help="report.json written by
               out: Annotated[str, typer.Option("--out", help="Calibration YAML to write.")] = "calibration.yaml",
               json: JsonOption = False) -> None:
     """Fit, per device, the factor by which kernels run slower than the defaults and the per-step overhead."""
-    from sizer.facade import calibrate_runs, runs_from_report, save_calibration
-    from sizer.facade import check_writable, load_json
-    from sizer.facade import QuantityOut
+    from sizer.facade import QuantityOut, calibrate_runs, check_writable, load_json, runs_from_report, save_calibration
 
     path = Path(report)
     check_writable(out, "out", {"report": report})  # the fit would replace the report it was read from

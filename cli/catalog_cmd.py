@@ -18,8 +18,7 @@ def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu
                                                       "and its purchase price, with their dates, instead of its figures.")] = False,
                  catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Every device with its memory, bandwidth and FP32 peak (--prices: its rent and purchase prices)."""
-    from sizer.facade import summarize_device
-    from sizer.facade import InputError
+    from sizer.facade import InputError, summarize_device
 
     if kind is not None and kind not in ("gpu", "accelerator", "cpu"):
         raise InputError("kind", kind, "gpu, accelerator or cpu")

@@ -6,10 +6,38 @@ from typing import Annotated, Optional
 import typer
 
 from . import output, owned_output
-from .common import (StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, RecomputeOption, ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
-                        EpOption, Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption,
-                        answer_owned, load,
-                        workload_request)
+from .common import (
+    ActivationMemory,
+    BatchSize,
+    CatalogOption,
+    CountOption,
+    EpOption,
+    HaveOption,
+    JsonOption,
+    LoraRankOption,
+    LoraTargetsOption,
+    LossOption,
+    MethodOption,
+    MicroBatch,
+    ModelOption,
+    OffloadActivationsOption,
+    OffloadParamsOption,
+    Optimizer,
+    OptimizerInBackwardOption,
+    Params,
+    PrecisionOption,
+    RecomputeOption,
+    Samples,
+    SeqLen,
+    StatePrecisionOption,
+    Tokens,
+    WorkloadOption,
+    ZeroOption,
+    answer_owned,
+    load,
+    recipe_fields,
+    workload_request,
+)
 
 
 def memory(params: Params = None, model: ModelOption = None, workload: WorkloadOption = None, samples: Samples = None, tokens: Tokens = None,

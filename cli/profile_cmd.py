@@ -40,8 +40,7 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
             name: Annotated[Optional[str], typer.Option("--name", help="Workload name (default: the factory's).")] = None,
             description: Annotated[Optional[str], typer.Option("--description", help="One line about the model.")] = None) -> None:
     """Count FLOP and bytes per layer with torch's FLOP counter and a dispatch-level byte count."""
-    from sizer.facade import check_writable, write_text
-    from sizer.facade import InputError
+    from sizer.facade import InputError, check_writable, write_text
 
     with output.progress("profile") as bar:  # on standard error; loading torch alone takes seconds
         task = bar.add_task("loading torch", total=4)

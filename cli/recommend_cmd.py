@@ -6,11 +6,54 @@ from typing import Annotated, Optional
 import typer
 
 from . import output
-from .inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, RuntimeOpt, SloE2e, SloPercentile, SloTpot, SloTtft,
-                               Split, ThinkTime, TokenBudget, Trace, Users, load_fields)
-from .common import (sources, TermOption, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
-                        MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
-                        HaveOption, HostMemoryOption, InterruptionsOption, answer_owned, load, load_calibration_file, workload_request)
+from .common import (
+    ActivationMemory,
+    BatchSize,
+    CalibrationOption,
+    CatalogOption,
+    Epochs,
+    ForwardPerSample,
+    HaveOption,
+    HostMemoryOption,
+    InterruptionsOption,
+    JsonOption,
+    LoraRankOption,
+    LoraTargetsOption,
+    MethodOption,
+    MicroBatch,
+    ModelOption,
+    Params,
+    Samples,
+    SampleSize,
+    SeqLen,
+    TermOption,
+    Tokens,
+    WorkloadOption,
+    answer_owned,
+    load,
+    load_calibration_file,
+    sources,
+    workload_request,
+)
+from .inference_cmd import (
+    GpuLayers,
+    HostCpu,
+    LengthsOpt,
+    MaxRunning,
+    PrefixHit,
+    Rate,
+    RuntimeOpt,
+    SloE2e,
+    SloPercentile,
+    SloTpot,
+    SloTtft,
+    Split,
+    ThinkTime,
+    TokenBudget,
+    Trace,
+    Users,
+    load_fields,
+)
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -55,15 +98,17 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
-    from sizer.facade import RecommendRequest, recommend as run
+    from sizer.facade import RecommendRequest
+    from sizer.facade import recommend as run
 
     if disaggregated and not inference:
         from sizer.errors import InputError
 
         raise InputError("disaggregated", True, "--inference with --rate (pools of prefill and decode replicas serve a load)")
     if inference:
-        from .inference_cmd import render_recommendation
         from sizer.facade import InferenceRecommendRequest, recommend_inference
+
+        from .inference_cmd import render_recommendation
 
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
                       output_len=output_len, context_length=context_len, batch=batch,

@@ -114,7 +114,7 @@ def _sizes(params: str | None, model: str | None) -> list[tuple[str, str]]:
 
 def _check_rows(rows: int) -> None:
     """InputError where the sweep has more rows [1] than the core evaluates in one table."""
-    from sizer.facade import InputError, MAX_EVALUATIONS
+    from sizer.facade import MAX_EVALUATIONS, InputError
 
     if rows > MAX_EVALUATIONS:
         raise InputError("sweep", rows, f"at most {MAX_EVALUATIONS:,} combinations (the product of the list lengths "

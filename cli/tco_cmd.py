@@ -6,8 +6,24 @@ from typing import Annotated, Optional
 import typer
 
 from . import output
-from .common import (TermOption, BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
-                        PrecisionOption, PricingOption, Samples, SeqLen, Tokens, load, workload_request)
+from .common import (
+    BatchSize,
+    CatalogOption,
+    CountOption,
+    DeviceOption,
+    Epochs,
+    JsonOption,
+    Optimizer,
+    Params,
+    PrecisionOption,
+    PricingOption,
+    Samples,
+    SeqLen,
+    TermOption,
+    Tokens,
+    load,
+    workload_request,
+)
 
 
 def tco(device: DeviceOption = ..., count: CountOption = 1,

@@ -13,7 +13,14 @@ from pathlib import Path
 
 
 def command_module() -> str:
-    """The name of the command line's main module for this copy of the core."""
+    """The name of the command line's main module for this copy of the core.
+
+    Returns
+    -------
+    str
+        ``"cli.main"`` in a checkout whose importable ``cli`` package is the one beside this
+        ``sizer/``; else ``"sizer.cli.main"`` (the wheel, or an editable install).
+    """
     core = Path(__file__).resolve().parent
     if not (core / "cli").is_dir():  # a checkout: cli/ beside sizer/
         found = find_spec("cli")
@@ -23,6 +30,7 @@ def command_module() -> str:
 
 
 def main() -> None:
+    """Run the ``sizer`` command line of :func:`command_module` (the entry point of ``python -m sizer``)."""
     import_module(command_module()).main()
 
 

@@ -14,7 +14,7 @@ sizer.errors.InputError: optimizer: got 'lamb'; expected one of sgd, momentum, a
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -93,8 +93,9 @@ class Recompute(StrEnum):
     SELECTIVE = "selective"
     FULL = "full"
 
+    # The property shadows str.index (mypy: an incompatible override); renaming it is a code change.
     @property
-    def index(self) -> int:
+    def index(self) -> int:  # type: ignore[override]
         """The engine's array code: 0 none, 1 selective, 2 full."""
         return list(Recompute).index(self)
 
@@ -111,7 +112,28 @@ Choice = TypeVar("Choice", bound=StrEnum)
 
 
 def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
-    """The member of ``kind`` named by ``value``, or InputError naming the field and the choices."""
+    """The member of ``kind`` named by ``value``, or InputError naming the field and the choices.
+
+    Parameters
+    ----------
+    kind : type[StrEnum]
+        The choice's enum (:class:`Precision`, :class:`Optimizer`, ...).
+    value : object
+        What the user gave: a member of ``kind`` (returned as it is) or its name in any case, with
+        ``-`` or ``_`` between words (``"Adam_8bit"`` is ``adam-8bit``).
+    field : str
+        The request field the value came from, named in the error.
+
+    Returns
+    -------
+    StrEnum
+        The member of ``kind``.
+
+    Raises
+    ------
+    InputError
+        When ``value`` names no member; the message lists every valid name.
+    """
     if isinstance(value, kind):
         return value
     if isinstance(value, str):
@@ -123,13 +145,39 @@ def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
 
 
 def zero_stage_of(sharding: Sharding) -> int:
-    """The ZeRO stage a first-release sharding name means (Rajbhandari et al. 2020)."""
+    """The ZeRO stage a first-release sharding name means (Rajbhandari et al. 2020).
+
+    Parameters
+    ----------
+    sharding : Sharding
+        ``none`` (every device holds all model states) or ``full`` (FSDP FULL_SHARD).
+
+    Returns
+    -------
+    int
+        The ZeRO stage: 0 for ``none``, 3 for ``full`` (weights, gradients and optimizer states
+        sharded).
+    """
     return 3 if sharding is Sharding.FULL else 0
 
 
 def named(kind: type[Choice]) -> Any:
     """The type of a request field that takes one of ``kind``'s names: the member itself.
 
+    Parameters
+    ----------
+    kind : type[StrEnum]
+        The choice's enum.
+
+    Returns
+    -------
+    Any
+        An ``Annotated[kind, ...]`` type for a pydantic field (typed ``Any``: a type built at run time
+        has no static type). The field holds the member, is written as its name and lists the names
+        in its JSON schema.
+
+    Notes
+    -----
     A name in any case, with ``-`` or ``_``, becomes the member where the request is built (the one
     parse); any other value is refused there, naming the field and the choices, together with the
     request's other bad fields (pydantic collects every field's error before raising). The schema
@@ -147,15 +195,35 @@ def named(kind: type[Choice]) -> Any:
                      WithJsonSchema({"type": "string", "enum": [m.value for m in kind]})]
 
 
-PrecisionName = named(Precision)
-OptimizerName = named(Optimizer)
-ShardingName = named(Sharding)
-MethodName = named(Method)
-AttentionName = named(Attention)
-RecomputeName = named(Recompute)
-LossName = named(Loss)
+if TYPE_CHECKING:  # to the type checker a choice field holds its member, as it does once validated
+    PrecisionName = Precision
+    OptimizerName = Optimizer
+    ShardingName = Sharding
+    MethodName = Method
+    AttentionName = Attention
+    RecomputeName = Recompute
+    LossName = Loss
+else:
+    PrecisionName = named(Precision)
+    OptimizerName = named(Optimizer)
+    ShardingName = named(Sharding)
+    MethodName = named(Method)
+    AttentionName = named(Attention)
+    RecomputeName = named(Recompute)
+    LossName = named(Loss)
 
 
 def recompute_index(value: Recompute | None) -> int | None:
-    """The engine's code of a recomputation policy (:attr:`Recompute.index`); None where none is pinned."""
+    """The engine's code of a recomputation policy (:attr:`Recompute.index`).
+
+    Parameters
+    ----------
+    value : Recompute or None
+        The policy, or None where the request leaves it to sizer.
+
+    Returns
+    -------
+    int or None
+        0 none, 1 selective, 2 full; None where no policy is pinned.
+    """
     return None if value is None else value.index

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sizer.datafile import load_json, write_text
+
 from .contention import contention_of, foreign_cpu_percent
 from .count import count_model
 from .detect import DetectedDevice, cpu_share, describe_cpu

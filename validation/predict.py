@@ -9,13 +9,13 @@ predictions are uncalibrated (spec §3.11 is a later step).
 from __future__ import annotations
 
 from sizer.choices import Optimizer, Precision
-from sizer.hardware.schema import Device
-from sizer.units import Quantity
+from sizer.engine.job import job_from_profile, resolve_job
 from sizer.engine.training import estimate_training
+from sizer.hardware.schema import Device
 from sizer.plan.memory_report import training_memory
+from sizer.units import Quantity
 from sizer.workloads.profile import Profile
 from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import job_from_profile, resolve_job
 
 from .count import ModelCounts
 from .workloads import CORE_OPTIMIZER, WorkloadSpec

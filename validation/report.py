@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import write_text
+
 from .contention import MIN_SAMPLES, QUIET_PERCENT, headline_exclusions
 from .detect import DetectedDevice
 

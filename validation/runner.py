@@ -1,6 +1,7 @@
 """Running the suite: each workload built, counted, measured and predicted, then reported."""
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from pathlib import Path
@@ -154,10 +155,11 @@ def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None 
         if on_progress:
             on_progress(spec.run_id, index, len(specs))
         try:
+            # partial, not a lambda: it binds this iteration's spec, whenever the retry calls it
             if spec.processes > 1:
-                runs.append(measure_with_retry(lambda: measure_data_parallel(spec, detected, budget)))
+                runs.append(measure_with_retry(functools.partial(measure_data_parallel, spec, detected, budget)))
             else:
-                runs.append(measure_with_retry(lambda: measure_run(spec, detected, budget, process_baseline)))
+                runs.append(measure_with_retry(functools.partial(measure_run, spec, detected, budget, process_baseline)))
         except Exception as error:  # one failing run is reported, never hides the others
             failures.append({"id": spec.run_id, "error": f"{type(error).__name__}: {error}"})
     if on_progress:

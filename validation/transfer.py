@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sizer.datafile import load_json
 from sizer.hardware.schema import Device
+
 from .contention import headline_exclusions
 from .count import ModelCounts
 from .predict import errors, predict

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from sizer.choices import Mode
-from sizer.hardware.catalog import load_catalog
 from sizer.engine.constants import GPU_EFFICIENCIES, TRANSFORMER_GPU_EFFICIENCIES, Efficiencies, default_efficiencies
 from sizer.engine.evaluate import range_factors
 from sizer.engine.roofline import matrix_size_factor
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time
+from sizer.hardware.catalog import load_catalog
 from sizer.workloads.layer_graph import layer_graph
 from sizer.workloads.registry import find_model
 

@@ -1,10 +1,23 @@
 """sizer/choices.py: every spelling of every choice parses to its member, once, at the boundary."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from sizer.choices import (Attention, Method, Mode, Optimizer, Precision, PrecisionName, Recompute, RecomputeName,
-                           Sharding, parse_choice, recompute_index, zero_stage_of)
+from sizer.choices import (
+    Attention,
+    Method,
+    Mode,
+    Optimizer,
+    Precision,
+    PrecisionName,
+    Recompute,
+    RecomputeName,
+    Sharding,
+    parse_choice,
+    recompute_index,
+    zero_stage_of,
+)
 from sizer.errors import InputError
 
 KINDS = (Precision, Optimizer, Sharding, Method, Attention, Recompute, Mode)

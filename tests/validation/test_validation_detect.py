@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from sizer.choices import Precision
-from sizer.hardware.catalog import load_catalog
 from sizer.formulas.peaks import device_peak
+from sizer.hardware.catalog import load_catalog
 from sizer.units import Quantity
 from validation.detect import cuda_name_candidates, match_cuda_device, parse_cpuinfo, simd_from_flags
 
@@ -173,8 +173,8 @@ def test_a_detected_cpu_takes_the_efficiencies_measured_on_its_catalog_entry(mon
 
 def test_the_measured_efficiencies_drive_the_prediction(monkeypatch, tmp_path):
     pytest.importorskip("psutil")
-    from sizer.engine.modes import job_step_seconds
     from sizer.engine.job import resolve_job
+    from sizer.engine.modes import job_step_seconds
     from sizer.workloads.request import WorkloadRequest
     from validation.detect import describe_cpu
 

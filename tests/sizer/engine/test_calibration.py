@@ -5,13 +5,20 @@ from pathlib import Path
 import pytest
 
 from sizer.choices import Optimizer, Precision
-from sizer.engine.calibration import (CalibrationRun, calibrate_runs, fit_scale_and_overhead, load_calibration, predict_run,
-                               runs_from_report, save_calibration)
+from sizer.engine.calibration import (
+    CalibrationRun,
+    calibrate_runs,
+    fit_scale_and_overhead,
+    load_calibration,
+    predict_run,
+    runs_from_report,
+    save_calibration,
+)
+from sizer.engine.constants import default_efficiencies
+from sizer.engine.modes import profile_step_seconds
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time
-from sizer.engine.constants import default_efficiencies
 from sizer.workloads.profile import load_profile
-from sizer.engine.modes import profile_step_seconds
 
 ROOT = Path(__file__).resolve().parents[3]
 

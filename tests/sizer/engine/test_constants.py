@@ -2,15 +2,23 @@
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sizer.choices import Optimizer, Precision
+from sizer.choices import Optimizer
 from sizer.engine import constants as k
-from sizer.hardware import nodes
-from sizer.engine.constants import (CPU_EFFICIENCIES, GPU_EFFICIENCIES, TRANSFORMER_GPU_EFFICIENCIES, Efficiencies,
-                                    default_efficiencies, device_efficiencies, optimizer_state_bytes,
-                                    serving_efficiencies)
+from sizer.engine.constants import (
+    CPU_EFFICIENCIES,
+    GPU_EFFICIENCIES,
+    TRANSFORMER_GPU_EFFICIENCIES,
+    Efficiencies,
+    default_efficiencies,
+    device_efficiencies,
+    optimizer_state_bytes,
+    serving_efficiencies,
+)
 from sizer.errors import InputError
+from sizer.hardware import nodes
 from sizer.hardware.schema import MeasuredEfficiency
 
 

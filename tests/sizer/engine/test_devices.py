@@ -10,8 +10,15 @@ import pytest
 
 from sizer.choices import Precision
 from sizer.engine.constants import DATACENTRE_NETWORK, FALLBACK_LINK, OFFICE_NETWORK, Efficiencies
-from sizer.engine.devices import (build_device_table, cached_device_table, device_link, device_rates, node_layout,
-                                  resolve_precision, topology_links)
+from sizer.engine.devices import (
+    build_device_table,
+    cached_device_table,
+    device_link,
+    device_rates,
+    node_layout,
+    resolve_precision,
+    topology_links,
+)
 from sizer.engine.layers import ATTENTION, CONV, MATRIX, VECTOR
 from sizer.hardware.networks import load_networks
 

@@ -1,18 +1,19 @@
 """sizer/engine: the one per-layer engine, its modes, its memory model and its laws."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.engine.constants import GPU_EFFICIENCIES
 from sizer.engine.devices import cached_device_table, device_rates, resolve_precision
+from sizer.engine.job import job_from_profile
 from sizer.engine.model_states import model_state_bytes
 from sizer.engine.modes import job_step_seconds, parse_reference_throughput, reference_efficiencies
 from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.errors import InputError, SizerError
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
 from sizer.workloads.profile import load_profile
-from sizer.engine.job import job_from_profile
 
 
 def test_fp32_convolutions_use_tf32_on_ampere_but_matmuls_do_not(catalog):
@@ -145,7 +146,6 @@ def test_laws_of_time(catalog, params, samples, device_name, count, factor):
 
     base = time()
     t = base.training_time
-    seconds = lambda r, which="expected": r.quantity(which).to("s").magnitude if hasattr(r, "quantity") else None  # noqa: E731
     assert t.low <= t.expected <= t.high
     limit = base.training_compute.value / (count * base.peak.value) if device_name != "Xeon Platinum 8180" else 0
     from sizer.units import Quantity

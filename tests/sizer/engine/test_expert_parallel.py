@@ -6,9 +6,9 @@ import pytest
 from sizer.choices import Precision
 from sizer.engine.devices import cached_device_table
 from sizer.engine.evaluate import evaluate
+from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
-from sizer.engine.job import resolve_job
 from sizer.workloads.request import WorkloadRequest
 
 

@@ -8,11 +8,19 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.choices import Optimizer, Precision
-from sizer.engine.job import (BATCH_BY_SIZE, FINETUNE_BATCH, TRAINING_CONTEXT_CAP, default_batch_tokens, dense_profile,
-                              job_from_profile, resolve_job)
+from sizer.engine.job import (
+    BATCH_BY_SIZE,
+    FINETUNE_BATCH,
+    TRAINING_CONTEXT_CAP,
+    default_batch_tokens,
+    dense_profile,
+    job_from_profile,
+    resolve_job,
+)
 from sizer.errors import InputError
 from sizer.workloads.request import WorkloadRequest
 

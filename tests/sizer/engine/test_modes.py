@@ -9,9 +9,17 @@ from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.calibration import Calibration, DeviceCalibration
 from sizer.engine.constants import GPU_EFFICIENCIES, device_efficiencies
 from sizer.engine.job import job_from_profile
-from sizer.engine.modes import (REFERENCE_WEIGHT, calibrated_efficiencies, carried_over, choose_efficiencies,
-                                job_from_profile_like, job_step_seconds, parse_reference, parse_reference_throughput,
-                                reference_efficiencies)
+from sizer.engine.modes import (
+    REFERENCE_WEIGHT,
+    calibrated_efficiencies,
+    carried_over,
+    choose_efficiencies,
+    job_from_profile_like,
+    job_step_seconds,
+    parse_reference,
+    parse_reference_throughput,
+    reference_efficiencies,
+)
 from sizer.errors import DeviceLookupError, InputError
 from sizer.workloads.profile import load_profile
 

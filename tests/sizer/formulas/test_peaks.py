@@ -8,12 +8,23 @@ import csv
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.choices import Precision
 from sizer.errors import InputError
-from sizer.formulas.peaks import (Derating, FLOP_PER_FMA, cpu_peak_flops, derived_fp32_peak, device_peak,
-                                  estimate_peak, gpu_peak_flops, stated_peak, supported_precisions, sustained_flops)
+from sizer.formulas.peaks import (
+    FLOP_PER_FMA,
+    Derating,
+    cpu_peak_flops,
+    derived_fp32_peak,
+    device_peak,
+    estimate_peak,
+    gpu_peak_flops,
+    stated_peak,
+    supported_precisions,
+    sustained_flops,
+)
 from sizer.hardware.precision import PRECISION_BYTES
 from sizer.units import Quantity
 

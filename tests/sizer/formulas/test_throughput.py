@@ -1,11 +1,19 @@
 """sizer/formulas/peaks.py: R = 2NC, the CPU formula, derating, catalog peaks."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.choices import Precision
 from sizer.errors import InputError
-from sizer.formulas.peaks import (Derating, cpu_peak_flops, device_peak, estimate_peak, gpu_peak_flops,
-                              supported_precisions, sustained_flops)
+from sizer.formulas.peaks import (
+    Derating,
+    cpu_peak_flops,
+    device_peak,
+    estimate_peak,
+    gpu_peak_flops,
+    supported_precisions,
+    sustained_flops,
+)
 from sizer.units import Quantity
 
 

@@ -1,14 +1,21 @@
 """sizer/hardware/precision.py: bytes per stored value and the precision check."""
-import typing
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.choices import Precision
 from sizer.errors import InputError
 from sizer.hardware import schema
-from sizer.hardware.precision import (MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, PRECISION_BYTES, SCALED_PRECISIONS,
-                                      check_precision, storage_scale, weight_bytes)
+from sizer.hardware.precision import (
+    MASTER_WEIGHT_BYTES,
+    MIXED_PRECISIONS,
+    PRECISION_BYTES,
+    SCALED_PRECISIONS,
+    check_precision,
+    storage_scale,
+    weight_bytes,
+)
 
 
 @pytest.mark.parametrize("precision, bits", [

@@ -1,10 +1,17 @@
 """sizer/inference/formats.py: bits per stored weight of each serving format, from its specification."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
-from sizer.inference.formats import (KV_CACHE_BYTES, WEIGHT_FORMATS, _ALIASES, group_quantised_bits,
-                                     kv_cache_bytes_per_value, weight_format)
+from sizer.inference.formats import (
+    _ALIASES,
+    KV_CACHE_BYTES,
+    WEIGHT_FORMATS,
+    group_quantised_bits,
+    kv_cache_bytes_per_value,
+    weight_format,
+)
 
 
 @pytest.mark.parametrize("name, bits", [

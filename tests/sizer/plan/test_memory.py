@@ -1,9 +1,9 @@
 """sizer/plan/memory_report.py: training memory per device and the fit decision, from the engine's memory model."""
 import pytest
 
+from sizer.engine.job import resolve_job
 from sizer.plan.memory_report import training_memory
 from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import resolve_job
 
 
 def _job(**fields):

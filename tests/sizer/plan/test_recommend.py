@@ -2,7 +2,6 @@
 import pytest
 
 from sizer import facade
-
 from sizer.plan.recommend import RecommendRequest, _pareto, recommend
 from sizer.units import Quantity
 

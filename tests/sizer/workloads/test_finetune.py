@@ -19,8 +19,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
 from sizer.errors import InputError
+from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
 from sizer.plan.recommend import RecommendRequest, recommend
 from sizer.workloads.finetune import lora_params, nf4_bits_per_param
 from sizer.workloads.registry import find_model

@@ -1,9 +1,9 @@
 """sizer/workloads/request.py: resolving a workload request, defaults stated as assumptions."""
 import pytest
 
+from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.workloads.request import WorkloadRequest, resolve_workload
-from sizer.engine.job import resolve_job
 
 
 def test_token_workload_defaults_are_stated():
