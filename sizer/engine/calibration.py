@@ -22,12 +22,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.choices import Optimizer, Precision, parse_choice
-from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
+from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.errors import InputError
 from sizer.hardware.precision import check_precision
-from sizer.engine.constants import Efficiencies, device_efficiencies
+from sizer.hardware.schema import Device
 from sizer.workloads.profile import Profile
+
 
 @dataclass(frozen=True)
 class CalibrationRun:

@@ -11,15 +11,15 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from sizer.choices import Optimizer
 from sizer.errors import InputError
-from sizer.hardware.schema import Device
+
 # the node model (links, networks between nodes) lives with the hardware; re-exported (``as``: explicitly, for mypy)
 from sizer.hardware.nodes import DATACENTRE_NETWORK as DATACENTRE_NETWORK  # noqa: PLC0414
 from sizer.hardware.nodes import FALLBACK_LINK as FALLBACK_LINK  # noqa: PLC0414
 from sizer.hardware.nodes import OFFICE_NETWORK as OFFICE_NETWORK  # noqa: PLC0414
 from sizer.hardware.nodes import Link as Link  # noqa: PLC0414
-
-from sizer.choices import Optimizer
+from sizer.hardware.schema import Device
 
 # A scalar or an array of per-configuration values: the formulas below work on either, elementwise.
 FloatOrArray = TypeVar("FloatOrArray", float, npt.NDArray[np.float64])

@@ -21,13 +21,12 @@ import numpy.typing as npt
 
 from sizer.choices import Mode
 from sizer.datafile import load_yaml
-from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET,
-                                    ZERO_REDUCE_BUCKET)
+from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import DeviceTable
-from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
 from sizer.engine.job import Job
+from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
+from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
 from sizer.hardware.schema import Device
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")

@@ -19,17 +19,17 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import Attention, Optimizer, Precision
-from sizer.formulas import batch_rule as _batch
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.recipe import Recipe, resolve_recipe
 from sizer.engine.roofline import Pass, Shape
-from sizer.workloads.architecture import Architecture
-from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.errors import InputError
+from sizer.formulas import batch_rule as _batch
 from sizer.hardware.precision import weight_bytes
-from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.results import Assumption
 from sizer.units import Quantity, parse_count
+from sizer.workloads.architecture import Architecture
+from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
+from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
 
 if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)

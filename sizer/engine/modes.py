@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from sizer.hardware.schema import Device
 from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.constants import Efficiencies, device_efficiencies
-from sizer.engine.evaluate import evaluate
 from sizer.engine.devices import build_device_table
+from sizer.engine.evaluate import evaluate
+from sizer.engine.job import Job, job_from_profile
 from sizer.errors import InputError
-from sizer.workloads.profile import Profile
+from sizer.hardware.schema import Device
 from sizer.results import Assumption, unit_factor
 from sizer.units import Quantity
-from sizer.engine.job import Job, job_from_profile
+from sizer.workloads.profile import Profile
 
 if TYPE_CHECKING:  # calibration.py imports this module; the catalog is only looked up here
     from sizer.engine.calibration import Calibration

@@ -37,13 +37,24 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import Recompute
-from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_KERNEL_FACTOR,
-                                    EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE, EP_TOKEN_SORT_PASSES,
-                                    HOST_OPTIMIZER_BANDWIDTH,
-                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE, zero2_traffic_rounds,
-                                    TP_COLLECTIVES_PER_BLOCK_PASS, SERVING_ALLREDUCES_PER_BLOCK, ONE_SHOT_ALLREDUCE_LATENCIES)
+from sizer.engine.constants import (
+    BACKWARD_BYTE_FACTOR,
+    BACKWARD_KERNEL_FACTOR,
+    EP_ALL_TO_ALLS_PER_BLOCK_PASS,
+    EP_LOAD_IMBALANCE,
+    EP_TOKEN_SORT_PASSES,
+    FP32_STORAGE_BYTES,
+    FULL_SHARDING_TRAFFIC,
+    HOST_OPTIMIZER_BANDWIDTH,
+    ONE_SHOT_ALLREDUCE_LATENCIES,
+    OVERLAP_SHARE,
+    SERVING_ALLREDUCES_PER_BLOCK,
+    TP_COLLECTIVES_PER_BLOCK_PASS,
+    zero2_traffic_rounds,
+)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
+
 # Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module
 from sizer.formulas.compute import BACKWARD_FACTOR
 from sizer.hardware.nodes import FALLBACK_LINK

@@ -45,8 +45,8 @@ fastest among equally near ones.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import numpy as np

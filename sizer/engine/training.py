@@ -11,21 +11,30 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sizer.hardware.schema import Device
 from sizer.choices import Mode, Precision
-from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, EP_TOKEN_SORT_PASSES,
-                                    EP_TOKEN_SORT_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
-                                    device_efficiencies, stack_factor)
+from sizer.engine.constants import (
+    EP_LOAD_IMBALANCE,
+    EP_LOAD_IMBALANCE_SOURCE,
+    EP_TOKEN_SORT_PASSES,
+    EP_TOKEN_SORT_SOURCE,
+    FRAMEWORK_OVERHEAD_SOURCE,
+    HOST_OPTIMIZER_SOURCE,
+    ZERO_BUCKETS_SOURCE,
+    Efficiencies,
+    device_efficiencies,
+    stack_factor,
+)
+from sizer.engine.devices import DeviceTable, build_device_table, topology_links
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
-from sizer.engine.devices import DeviceTable, build_device_table, topology_links
+from sizer.engine.job import Job
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
 from sizer.formulas.peaks import DEFAULT_DERATING
-from sizer.units import Quantity
-from sizer.engine.job import Job
 from sizer.hardware.nodes import device_link, node_layout
+from sizer.hardware.schema import Device
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
+from sizer.units import Quantity
 
 if TYPE_CHECKING:
     from sizer.engine.search import Fixed

@@ -11,8 +11,15 @@ import pytest
 from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.constants import HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import cached_device_table
-from sizer.engine.evaluate import (error_spread, evaluate, in_flight_share, micro_batches, range_factors,
-                                   replica_share, zero_buckets)
+from sizer.engine.evaluate import (
+    error_spread,
+    evaluate,
+    in_flight_share,
+    micro_batches,
+    range_factors,
+    replica_share,
+    zero_buckets,
+)
 from sizer.engine.job import job_from_profile
 from sizer.workloads.profile import load_profile
 

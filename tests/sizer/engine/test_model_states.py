@@ -7,7 +7,8 @@ totals; here each component and where its sharding starts.
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 
