@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ConfigDict, Field
 
+from sizer.choices import KvCache, KvCacheName
+from sizer.inference.formats import WeightsName
+from sizer.runtimes import RuntimeName
 from sizer.datafile import load_yaml
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
@@ -74,10 +77,10 @@ class ServedModel(LoadFields, RequestModel):
 
     model: Source | None = Field(None, description="architecture by name, or a config.json path (CLI)")
     params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
-    weights: str | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
+    weights: WeightsName | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
                                 "checkpoint is stored in: bf16, or mxfp4 for gpt-oss)")
-    kv_cache: str = Field("fp16", max_length=10, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
+    kv_cache: KvCacheName = Field(KvCache.FP16, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
     gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "
@@ -102,7 +105,7 @@ class InferenceRequest(ServedModel):
     devices: list[str] | None = Field(None, min_length=2, max_length=16, description="unequal devices of one machine "
                                       "(e.g. ['RTX 3090', 'RTX 4090']): layers split over them in proportion to their "
                                       "memory, as llama.cpp does; instead of device and count")
-    runtime: str | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
+    runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
                                                            "conversation's earlier turns; llama-bench -d)")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.choices import checked_name
 from sizer.datafile import read_text
 from sizer.errors import InputError
 
@@ -226,3 +227,7 @@ class Load:
 def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` arrival times [s] of a Poisson stream of ``rate`` [1/s] (exponential gaps)."""
     return np.cumsum(rng.exponential(1.0 / rate, n))
+
+
+# A request's named length set, checked where the request is built.
+LengthsName = checked_name(length_distribution)
