@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable, Protocol, cast
+from typing import Any, Hashable, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -243,8 +243,9 @@ def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], head
     summary = summarise(ev, rows, lows[pair_device], highs[pair_device], table.peak[pair_device])
     c = ev.configs
 
-    def at(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        """The chosen rows of a per-candidate figure (or one broadcast), as devices x counts."""
+    def at(values: npt.ArrayLike) -> npt.NDArray[Any]:
+        """The chosen rows of a per-candidate column (figures, flags or codes; or one value broadcast), as
+        devices x counts, in the column's own dtype."""
         return np.asarray(np.broadcast_to(values, c.tp.shape)[rows]).reshape(shape)
 
     token_free = bool(np.all(ev.exact[rows] | ~found.found))

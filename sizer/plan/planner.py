@@ -243,7 +243,7 @@ def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job: 
         return options
     scale = unit_factor(timed[0].unit, "s")  # one unit for the whole list
     seconds = np.asarray([[t.low, t.expected, t.high] for t in timed]) * scale
-    shown = goodput.wanted(request.interruptions, seconds[:, 1], request.count)
+    shown = np.asarray(goodput.wanted(request.interruptions, seconds[:, 1], request.count))  # one flag per timed row
     factor = np.asarray(goodput.interruptions(seconds, request.count,
                                               float(goodput.checkpoint_bytes(job, table))).factor).reshape(seconds.shape)
     out: list[LayoutOption] = []
