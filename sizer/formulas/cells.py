@@ -5,6 +5,10 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
+import pint
+
 from sizer.results import Assumption, Model, QuantityOut
 from sizer.units import parse_count, parse_quantity
 
@@ -59,8 +63,9 @@ class CellsResult(Model):
     assumptions: list[Assumption]
 
 
-def estimate_cells(samples, features, outputs, weights, *, variables=0, eta_b=1, eta_w=1, eta_v=1,
-                   cell_size="4 B") -> CellsResult:
+def estimate_cells(samples: float | str, features: float | str, outputs: float | str, weights: float | str, *,
+                   variables: float | str = 0, eta_b: float | str = 1, eta_w: float | str = 1,
+                   eta_v: float | str = 1, cell_size: str | pint.Quantity[Any] = "4 B") -> CellsResult:
     r"""Memory-cell count with every input checked, and its size in bytes.
 
     .. math::
