@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +50,7 @@ class Catalog:
     origin: dict[str, str] = field(default_factory=dict)
     sources: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> key -> citation
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Device]:
         return iter(self.devices.values())
 
     @functools.cached_property
@@ -192,7 +193,8 @@ def match_devices(catalog: Catalog, name: str) -> list[Device]:
 
 
 @keyed_cache(maxsize=64, key=lambda catalog: catalog.key)
-def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str, list[list[str]]], dict[str, tuple]]:
+def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str, list[list[str]]],
+                                           dict[str, tuple[Device, ...]]]:
     """Per device id: its lower-case name and aliases, and the words of each label, computed once
     per catalog (a lookup used to re-split every label of every device: 1.8 ms a request); and
     the answers already given, by name."""
@@ -229,7 +231,7 @@ class CatalogFileErrors(CatalogError):
         self.problems = problems
 
 
-def _problems(data: dict) -> list[str]:
+def _problems(data: dict[str, object]) -> list[str]:
     """Every problem of a catalog file's data: its own keys, each entry's fields and units, and each
     source key that the file's ``sources`` lacks."""
     problems = [f"field {key}: extra field, not allowed (a file has 'sources' and 'devices')"
@@ -254,17 +256,17 @@ def _problems(data: dict) -> list[str]:
     return problems
 
 
-def _location(location) -> str:
+def _location(location: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in location) or "(whole entry)"
 
 
-def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
+def _with_citations(parsed: CatalogFile, data: dict[str, object]) -> CatalogFile:
     """The file's devices with every source key replaced by its full citation."""
     return CatalogFile.model_validate({"sources": parsed.sources, "devices": cited(data["devices"], parsed.sources)})
 
 
 def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None,
-           prices: list[Path] = ()) -> Catalog:
+           prices: Sequence[Path] = ()) -> Catalog:
     devices = dict(base.devices) if base else {}
     origin = dict(base.origin) if base else {}
     sources = dict(base.sources) if base else {}
@@ -305,7 +307,8 @@ def _builtin() -> Catalog:
         key = key_of(pydantic.VERSION, [file_stamp(path) for path in (*files, *prices, *code)])
     except OSError:
         return _merge(files, allow_override=False, prices=prices)
-    return cached("catalog", key, lambda: _keyed(_merge(files, allow_override=False, prices=prices)))
+    catalog: Catalog = cached("catalog", key, lambda: _keyed(_merge(files, allow_override=False, prices=prices)))
+    return catalog
 
 
 def _keyed(catalog: Catalog) -> Catalog:
@@ -322,7 +325,7 @@ def catalog_template() -> str:
     return (builtin_catalog_dir() / "templates" / "device.yaml").read_text(encoding="utf-8")
 
 
-def load_catalog(user_file: str | os.PathLike | None = None) -> Catalog:
+def load_catalog(user_file: str | os.PathLike[str] | None = None) -> Catalog:
     """The built-in catalog, plus a user file that adds or overrides devices by id.
 
     ``user_file`` defaults to the ``SIZER_CATALOG`` environment variable.

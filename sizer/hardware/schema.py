@@ -8,7 +8,8 @@ that a typo in a user file is an error, not a silently ignored value.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import pint
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -44,9 +45,12 @@ SI_UNITS = {"": "", "[frequency]": "Hz", "[information]": "B", "[information]/[t
 class Figure(Strict):
     """A catalog figure written as text with its unit, read once into a number (:meth:`si`)."""
 
-    _si: dict = PrivateAttr(default_factory=dict)  # (text, dimension, default unit) -> the figure in SI_UNITS
+    _si: dict[tuple[str | int | float, str, str | None], float] = PrivateAttr(default_factory=dict)
+    # (text, dimension, default unit) -> the figure in SI_UNITS
+    if TYPE_CHECKING:  # every figure has a value; each kind declares its own type (a price is text only)
+        value: str | int | float
 
-    def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
+    def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity[Any]:
         """The figure as a quantity of ``dimension`` (in its :data:`SI_UNITS` unit); ``field`` names an error."""
         unit = SI_UNITS.get(dimension.replace(" ", ""))
         if unit is None:
@@ -221,7 +225,7 @@ class Device(Strict):
             self._key = self.model_dump_json()
         return self._key
 
-    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> "Device":
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> "Device":
         """A copy; one with other figures works its key out anew (pydantic copies private
         attributes, and a kept key would let every keyed cache answer for the original)."""
         copy = super().model_copy(update=update, deep=deep)
@@ -264,7 +268,8 @@ class Device(Strict):
 
     @field_validator("peaks", "unsupported_precisions")
     @classmethod
-    def _stored_precisions_only(cls, named: dict | list) -> dict | list:
+    def _stored_precisions_only(cls, named: dict[Precision, Sourced] | list[Precision]
+                                ) -> dict[Precision, Sourced] | list[Precision]:
         if Precision.MIXED in named:
             raise ValueError("'mixed' is resolved per device, not a stored precision: name fp32, bf16, fp16 ...")
         return named
@@ -387,10 +392,10 @@ FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
 PEAK_DIMENSION = ("[computation] / [time]", None)
 
 
-def _figures(raw: dict) -> list[tuple[str, object, str | None, str | None]]:
+def _figures(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None, str | None]]:
     """(path, figure, dimension, default unit) of every sourced figure, price and citation of a raw
     entry; dimension None: a citation only (the CPU vector description)."""
-    figures: list = []
+    figures: list[tuple[str, object, str | None, str | None]] = []
     for name, (dimension, default) in FIELD_DIMENSIONS.items():
         if "." not in name:
             figures.append((name, raw.get(name), dimension, default))
@@ -412,10 +417,11 @@ def _figures(raw: dict) -> list[tuple[str, object, str | None, str | None]]:
                     for i, price in enumerate(prices) if isinstance(price, dict)]
     figures.append(("vector", raw.get("vector"), None, None))
     figures.append(("efficiency", raw.get("efficiency"), None, None))
-    return [f for f in figures if isinstance(f[1], dict)]
+    return [(path, figure, dimension, default) for path, figure, dimension, default in figures
+            if isinstance(figure, dict)]
 
 
-def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
+def figure_problems(raw: dict[str, Any], sources: dict[str, str]) -> list[str]:
     """Every figure of a raw catalog entry with the wrong unit, and every source key the file's
     ``sources`` lacks, one line each naming the field; checked on the raw entry so that they are
     reported together with its other problems."""
@@ -456,7 +462,7 @@ __all__ = ["CatalogFile", "CloudPrice", "Confidence", "CpuVector", "Fabric", "Of
            "PRECISIONS", "Precision", "Price", "SI_UNITS", "Sourced", "figure_problems", "read_figures"]
 
 
-def cited(node, sources: dict):
+def cited(node: object, sources: dict[str, str]) -> object:
     """``node`` (a catalog or price file's raw data) with every ``source`` key replaced by its full citation."""
     if isinstance(node, dict):
         return {k: (sources[v] if k == "source" and isinstance(v, str) else cited(v, sources)) for k, v in node.items()}
