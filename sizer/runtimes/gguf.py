@@ -22,7 +22,7 @@ import functools
 from dataclasses import dataclass
 
 from sizer.errors import InputError
-from sizer.workloads.architecture import Architecture
+from sizer.workloads.architecture import GATED_FFN, Architecture
 
 GGML_SOURCE = "llama.cpp ggml/src/ggml-common.h @ 01243c58 (block layouts); src/llama-quant.cpp @ 007dbbf3 (mix rules)"
 
@@ -174,7 +174,7 @@ def gguf_tensors(arch: Architecture, mix: str, imatrix: bool = False) -> list[Te
         out.append(Tensor("output", h, arch.vocab, _fits_blocks(_output_type(mix), h)))
     out.append(Tensor("output_norm", h, 1, "F32"))
     ffn = arch.expert_width if arch.moe else arch.ffn_hidden
-    gated = arch.ffn_type != "mlp"
+    gated = arch.ffn_type in GATED_FFN  # gelu/relu FFNs have no gate matrix
     for layer in range(arch.layers):
         v_type = _attn_v_type(mix, default, layer, arch)
         k_type = "Q8_0" if arch.experts == 8 and mix not in _UNQUANTISED else default

@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sizer.datafile import load_yaml
 from sizer.engine.constants import Efficiencies, serving_efficiencies
@@ -61,9 +61,9 @@ class LocalProfile:
     batch (llama.cpp ``-b 2048 -ub 512``); ``flash_attention`` whether it computes attention fused.
     """
 
-    kernels: dict
-    step_overhead: dict  # device family -> s per forward pass
-    bandwidth_exponent: dict  # device family -> x: generation efficiency scales as (bandwidth / 400 GB/s)^x
+    kernels: dict[tuple[str, str], KernelEfficiency]  # (device family, quantisation key) -> efficiencies
+    step_overhead: dict[str, float]  # device family -> s per forward pass
+    bandwidth_exponent: dict[str, float]  # device family -> x: generation efficiency scales as (bandwidth / 400 GB/s)^x
     flash_attention: bool
     batch: int
     ubatch: int
@@ -86,7 +86,8 @@ class LocalProfile:
         :math:`(B / 400\,GB/s)^x` (a GPU's reach grows slower than its memory channels: Apple's Max and Ultra
         chips stream a smaller share than the base and Pro chips), at most 1."""
         x = self.bandwidth_exponent.get(family, self.bandwidth_exponent.get(ANY, 0.0))
-        return min(self.kernel(family, quant).generation * (bandwidth / BANDWIDTH_REFERENCE) ** x, 1.0)
+        scale: float = (bandwidth / BANDWIDTH_REFERENCE) ** x
+        return min(self.kernel(family, quant).generation * scale, 1.0)
 
 
 def device_family(device: Device) -> str:
@@ -106,14 +107,19 @@ def quant_key(fmt: "WeightFormat") -> str:
     return "F16" if fmt.name in ("fp16", "bf16") else fmt.name
 
 
-def _kernels(raw: dict) -> dict:
-    return {tuple(key.split("/", 1)): KernelEfficiency(**value) for key, value in raw.items()}
+def _kernels(raw: dict[str, dict[str, Any]]) -> dict[tuple[str, str], KernelEfficiency]:
+    kernels = {}
+    for key, value in raw.items():
+        family, quant = key.split("/", 1)  # "nvidia/Q4_K", "*/*"
+        kernels[family, quant] = KernelEfficiency(**value)
+    return kernels
 
 
 @functools.lru_cache(maxsize=1)
-def fitted() -> dict:
+def fitted() -> dict[str, Any]:
     """The fitted profiles of local_fit.yaml (written by benchmarks/local_inference_accuracy.py)."""
-    return load_yaml(FIT_FILE, "local_fit")
+    profiles: dict[str, Any] = load_yaml(FIT_FILE, "local_fit")
+    return profiles
 
 
 def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offload: str, source: str) -> LocalProfile:

@@ -83,12 +83,12 @@ class FineTune:
         (:data:`LORA_ACTIVATION_FACTOR`, :data:`QLORA_ACTIVATION_FACTOR`)."""
         return QLORA_ACTIVATION_FACTOR if self.method is Method.QLORA else LORA_ACTIVATION_FACTOR
 
-    def frozen_bytes(self, weight_bytes):
+    def frozen_bytes(self, weight_bytes: float) -> float:
         """Bytes of the frozen base with its unquantised part at ``weight_bytes`` per parameter."""
         return self.quantised_params * nf4_bits_per_param() / BITS_PER_BYTE + \
             (self.base_params - self.quantised_params) * weight_bytes
 
-    def weight_traffic_bytes(self, weight_bytes):
+    def weight_traffic_bytes(self, weight_bytes: float) -> float:
         """Bytes moved per base parameter per pass: the stored weights, and for QLoRA's 4-bit part the
         dequantised bf16 copy written and read again by the matmul."""
         quantised = nf4_bits_per_param() / BITS_PER_BYTE + 2 * COMPUTE_DTYPE_BYTES
@@ -150,6 +150,7 @@ def block_matrices(arch: Architecture) -> dict[str, tuple[float, float, int]]:
     groups = ffn_groups(arch)
     mlp = sum(c for _, c, _ in groups)
     f = sum(w * c for w, c, _ in groups) / mlp
+    matrices: dict[str, tuple[float, float, int]]
     if arch.mla:
         query_in = arch.q_lora_rank or h
         matrices = {"q": (query_in, arch.heads * arch.query_size, attention),

@@ -293,7 +293,7 @@ MAX_LAYERS = MAX_BLOCKS  # blocks of a config, as for every architecture: the la
 _DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 
 
-def _check_depth(data: dict, source: str) -> None:
+def _check_depth(data: dict[str, object], source: str) -> None:
     """Refuse a config deeper than :data:`MAX_LAYERS` by the key it gives, before anything is built."""
     for key in _DEPTH_KEYS:
         value = data.get(key)

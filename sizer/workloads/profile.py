@@ -133,10 +133,11 @@ def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
     for variant in variants:
         if variant.seq_len == seq_len:
             return variant
-    if len(variants) < 3:
+    profiled = [(v.seq_len, v) for v in variants if v.seq_len is not None]
+    if len(variants) < 3 or len(profiled) < len(variants):  # interpolation needs three stated lengths
         raise InputError("seq_len", seq_len, f"one of the profiled lengths {[v.seq_len for v in variants]}")
-    picks = sorted(variants, key=lambda v: abs((v.seq_len or 0) - seq_len))[:3]
-    xs = [float(v.seq_len) for v in picks]
+    picks = sorted(profiled, key=lambda pair: abs(pair[0] - seq_len))[:3]
+    xs = [float(length) for length, _ in picks]
 
     def at(values: list[float]) -> float:
         total = 0.0
@@ -149,11 +150,11 @@ def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
         return max(0.0, total)
 
     layers = []
-    for group in zip(*(p.layers for p in picks)):
+    for group in zip(*(p.layers for _, p in picks)):
         first = group[0]
         layers.append(first.model_copy(update={
             field: at([getattr(layer, field) for layer in group])
             for field in ("forward_flops", "bytes", "activation_bytes")}))
-    base = picks[0]
+    base = picks[0][1]
     return base.model_copy(update={"seq_len": seq_len, "layers": layers,
                                    "generated_by": f"interpolated from seq_len {sorted(int(x) for x in xs)}"})

@@ -264,7 +264,8 @@ def generated_layers(params: float) -> int:
     >>> generated_layers(7e9), generated_layers(70e9)  # Llama 2: 32 and 80
     (33, 75)
     """
-    return max(1, round(DEPTH_COEFFICIENT * params ** DEPTH_EXPONENT))
+    depth: float = DEPTH_COEFFICIENT * params ** DEPTH_EXPONENT
+    return max(1, round(depth))
 
 
 def generated_width(params: float, layers: int, vocab: int = GENERATED_VOCAB) -> float:
@@ -379,6 +380,7 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
             key = (off_band > 0, max(error, 0.01), abs(math.log(ratio / aim)) + abs(math.log(layers / depth)))
             if best_key is None or key < best_key:
                 best, best_key = (layers, heads * head_dim, heads, head_dim, kv, ffn), key
+    assert best is not None  # depths and options are never empty, so some shape was kept
     arch = _decoder(*best)
     gqa = f", {arch.kv_heads} KV heads (grouped-query)" if arch.kv_heads != arch.heads else ""
     why = (f"a {params:.3g}-parameter Llama-style decoder: {arch.layers} layers, width {arch.hidden}, {arch.heads} heads "

@@ -132,13 +132,13 @@ class Workload:
     batch_size: float
     precision: Precision
     optimizer: Optimizer
-    forward_flops_per_sample: pint.Quantity
+    forward_flops_per_sample: pint.Quantity[Any]
     backward_factor: float
     token_mode: bool
     seq_len: int | None
-    activation_memory_per_sample: pint.Quantity | None
+    activation_memory_per_sample: pint.Quantity[Any] | None
     activation_model: str
-    sample_size: pint.Quantity | None
+    sample_size: pint.Quantity[Any] | None
     assumptions: tuple[Assumption, ...]
 
     @property
@@ -260,7 +260,7 @@ def _plain(value: float) -> float | int:
 
 
 def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool, seq_len: int | None,
-                       assumptions: list[Assumption]) -> tuple[pint.Quantity | None, str]:
+                       assumptions: list[Assumption]) -> tuple[pint.Quantity[Any] | None, str]:
     if request.activation_memory_per_sample is not None:
         if token_mode:
             raise InputError("activation_memory_per_sample", request.activation_memory_per_sample,
