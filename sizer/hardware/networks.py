@@ -50,15 +50,59 @@ class Networks:
     sources: dict[str, str]
 
     def link(self, name: str) -> Link:
-        """A link by id or name (case-insensitive), else InputError with close matches."""
+        """A link by id or name (case-insensitive).
+
+        Parameters
+        ----------
+        name : str
+            A link's id or name, e.g. ``"nvlink4"`` or ``"NVLink 4"``.
+
+        Returns
+        -------
+        Link
+            The catalog's link: scope, bandwidth per device and direction, latency and sources.
+
+        Raises
+        ------
+        InputError
+            No such link; the message lists close matches.
+        """
         return self._find(name, self.links, "link")
 
     def system(self, name: str) -> System:
-        """A node type by id, name or alias (case-insensitive), else InputError with close matches."""
+        """A node type by id, name or alias (case-insensitive).
+
+        Parameters
+        ----------
+        name : str
+            A node type's id, name or alias, e.g. ``"DGX H100"``.
+
+        Returns
+        -------
+        System
+            The catalog's node type: device, devices per node and the links inside and between nodes.
+
+        Raises
+        ------
+        InputError
+            No such node type; the message lists close matches.
+        """
         return self._find(name, self.systems, "system")
 
     def topology(self, name: str) -> Topology:
-        """Devices per node, bandwidth inside and between nodes, and latency of a node type."""
+        """Devices per node, bandwidth inside and between nodes, and latency of a node type.
+
+        Parameters
+        ----------
+        name : str
+            A node type's id, name or alias (see :meth:`system`).
+
+        Returns
+        -------
+        Topology
+            The node type's figures as quantities: intra- and inter-node bandwidth per device and direction
+            [B/s], inter-node latency [s], host memory [B] where stated, and whether every figure was verified.
+        """
         system = self.system(name)
         intra = self.links[system.intra_node]
         inter = self.links[system.inter_node] if system.inter_node else None
@@ -98,12 +142,35 @@ def _value(sourced: Sourced, field: str, dimension: str) -> pint.Quantity[Any]:
 
 
 def networks_dir() -> Path:
+    """The folder of the built-in link and node-type files.
+
+    Returns
+    -------
+    Path
+        ``networks/`` in the built-in catalog folder (:func:`~sizer.hardware.catalog.builtin_catalog_dir`).
+    """
     return builtin_catalog_dir() / "networks"
 
 
 @functools.lru_cache(maxsize=4)
 def load_networks(directory: str | None = None) -> Networks:
-    """Every link and node type of ``catalog/networks/*.yaml`` (or of ``directory``)."""
+    """Every link and node type of ``catalog/networks/*.yaml`` (or of ``directory``).
+
+    Parameters
+    ----------
+    directory : str, optional
+        A folder of networks files; the built-in one (:func:`networks_dir`) where None.
+
+    Returns
+    -------
+    Networks
+        Links and node types by id, and the citations keyed ``file:key``.
+
+    Raises
+    ------
+    CatalogError
+        A file that breaks the schema, or an id given twice.
+    """
     links: dict[str, Link] = {}
     systems: dict[str, System] = {}
     sources: dict[str, str] = {}
