@@ -55,7 +55,7 @@ class Networks:
         Parameters
         ----------
         name : str
-            A link's id or name, e.g. ``"nvlink4"`` or ``"NVLink 4"``.
+            A link's id or name, e.g. ``"nvlink4"``.
 
         Returns
         -------
