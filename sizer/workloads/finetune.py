@@ -26,6 +26,10 @@ the matmul in every pass (bitsandbytes ``MatMul4Bit``: ``dequantize_4bit`` then 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from sizer.choices import Method, Precision
 from sizer.errors import InputError
@@ -64,6 +68,10 @@ ACTIVATION_FACTOR_SOURCE = ("fitted on the fit part of litgpt's published LoRA/Q
                             "(benchmarks/finetune_accuracy.py; benchmarks/ACCURACY.md, Fine-tuning)")
 
 
+# bytes per weight: one figure, or one per option of a vectorised search (sizer.engine.evaluate)
+_Bytes = TypeVar("_Bytes", float, npt.NDArray[np.float64])
+
+
 @dataclass(frozen=True)
 class FineTune:
     """A LoRA or QLoRA run: what is trained and how the frozen base is stored."""
@@ -83,34 +91,34 @@ class FineTune:
         (:data:`LORA_ACTIVATION_FACTOR`, :data:`QLORA_ACTIVATION_FACTOR`)."""
         return QLORA_ACTIVATION_FACTOR if self.method is Method.QLORA else LORA_ACTIVATION_FACTOR
 
-    def frozen_bytes(self, weight_bytes: float) -> float:
+    def frozen_bytes(self, weight_bytes: _Bytes) -> _Bytes:
         """Bytes of the frozen base with its unquantised part at ``weight_bytes`` per parameter.
 
         Parameters
         ----------
-        weight_bytes : float
-            Bytes per parameter of the base's unquantised part (all of it for LoRA) [B].
+        weight_bytes : float or numpy.ndarray
+            Bytes per parameter of the base's unquantised part (all of it for LoRA) [B], one per option.
 
         Returns
         -------
-        float
+        float or numpy.ndarray
             Bytes of the frozen base weights [B]; QLoRA's quantised part at :func:`nf4_bits_per_param`.
         """
         return self.quantised_params * nf4_bits_per_param() / BITS_PER_BYTE + \
             (self.base_params - self.quantised_params) * weight_bytes
 
-    def weight_traffic_bytes(self, weight_bytes: float) -> float:
+    def weight_traffic_bytes(self, weight_bytes: _Bytes) -> _Bytes:
         """Bytes moved per base parameter per pass: the stored weights, and for QLoRA's 4-bit part the
         dequantised bf16 copy written and read again by the matmul.
 
         Parameters
         ----------
-        weight_bytes : float
-            Bytes per parameter of the base's unquantised part [B].
+        weight_bytes : float or numpy.ndarray
+            Bytes per parameter of the base's unquantised part [B], one per option.
 
         Returns
         -------
-        float
+        float or numpy.ndarray
             Mean bytes moved per base parameter per pass [B].
         """
         quantised = nf4_bits_per_param() / BITS_PER_BYTE + 2 * COMPUTE_DTYPE_BYTES
