@@ -225,13 +225,6 @@ def _devices_with_all_tokens(catalog: Catalog, query: list[str]) -> list[Device]
             if any(all(any(_token_matches(q, w) for w in words) for q in query) for words in labels[device.id])]
 
 
-def _all_names(catalog: Catalog) -> list[str]:
-    names: dict[str, None] = {}
-    for device in catalog:
-        names.update(dict.fromkeys([device.id, device.name.lower(), *(a.lower() for a in device.aliases)]))
-    return list(names)
-
-
 def match_devices(catalog: Catalog, name: str) -> list[Device]:
     """Devices a name can mean: an exact id, name or alias first, else whole-word matches.
 

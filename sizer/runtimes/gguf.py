@@ -264,27 +264,3 @@ def gguf_bytes(arch: Architecture, mix: str, imatrix: bool = False) -> float:
         Bytes of the file's tensors [B].
     """
     return float(sum(t.bytes for t in gguf_tensors(arch, mix, imatrix)))
-
-
-def mix_summary(arch: Architecture, mix: str) -> str:
-    """The share of weights in each type, for an assumption: ``Q4_K 81 %, Q6_K 17 %, ...``.
-
-    Parameters
-    ----------
-    arch : Architecture
-        The model.
-    mix : str
-        A canonical GGUF mix (:func:`check_mix`).
-
-    Returns
-    -------
-    str
-        Each ggml type with its share of the weights, largest first; shares below 0.1 % left out.
-    """
-    tensors = gguf_tensors(arch, mix)
-    total = sum(t.weights for t in tensors)
-    by_type: dict[str, int] = {}
-    for t in tensors:
-        by_type[t.ggml_type] = by_type.get(t.ggml_type, 0) + t.weights
-    parts = sorted(by_type.items(), key=lambda kv: -kv[1])
-    return ", ".join(f"{name} {100 * n / total:.3g} %" for name, n in parts if n / total >= 0.001)

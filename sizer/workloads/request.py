@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
-from sizer.choices import Attention, AttentionName, Loss, LossName, Method, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
+from sizer.choices import Attention, AttentionName, Loss, LossName, Method, MethodName, Optimizer, OptimizerName, Precision, PrecisionName
 from sizer.results import Assumption
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
