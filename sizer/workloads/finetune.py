@@ -26,10 +26,7 @@ the matmul in every pass (bitsandbytes ``MatMul4Bit``: ``dequantize_4bit`` then 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeVar
 
 from sizer.choices import Method, Precision
 from sizer.errors import InputError
@@ -68,8 +65,12 @@ ACTIVATION_FACTOR_SOURCE = ("fitted on the fit part of litgpt's published LoRA/Q
                             "(benchmarks/finetune_accuracy.py; benchmarks/ACCURACY.md, Fine-tuning)")
 
 
-# bytes per weight: one figure, or one per option of a vectorised search (sizer.engine.evaluate)
-_Bytes = TypeVar("_Bytes", float, npt.NDArray[np.float64])
+if TYPE_CHECKING:  # for the checker only: no numpy import where a request is read
+    import numpy as np
+    import numpy.typing as npt
+
+    # bytes per weight: one figure, or one per option of a vectorised search (sizer.engine.evaluate)
+    _Bytes = TypeVar("_Bytes", float, npt.NDArray[np.float64])
 
 
 @dataclass(frozen=True)
