@@ -1,8 +1,14 @@
 """sizer/hardware/nodes.py: the link inside a node and the node layout, from catalog entries."""
 import pytest
 
-from sizer.hardware.nodes import (DATACENTRE_NETWORK, FALLBACK_LINK, OFFICE_NETWORK, Link, device_link,
-                                  node_layout)
+from sizer.hardware.nodes import (
+    DATACENTRE_NETWORK,
+    FALLBACK_LINK,
+    OFFICE_NETWORK,
+    Link,
+    device_link,
+    node_layout,
+)
 
 
 def test_a_device_link_is_the_catalog_interconnect_per_direction(catalog):

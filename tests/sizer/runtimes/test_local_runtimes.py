@@ -2,9 +2,21 @@
 import pytest
 
 from sizer.inference.formats import weight_format
-from sizer.runtimes.local_runtimes import (APPLE_GPU_SHARE_LARGE, APPLE_GPU_SHARE_SMALL, BANDWIDTH_REFERENCE, RUNTIMES,
-                                           KernelEfficiency, LocalProfile, default_local_runtime, device_family,
-                                           device_kind, fitted, gpu_share, local_efficiencies, quant_key)
+from sizer.runtimes.local_runtimes import (
+    APPLE_GPU_SHARE_LARGE,
+    APPLE_GPU_SHARE_SMALL,
+    BANDWIDTH_REFERENCE,
+    RUNTIMES,
+    KernelEfficiency,
+    LocalProfile,
+    default_local_runtime,
+    device_family,
+    device_kind,
+    fitted,
+    gpu_share,
+    local_efficiencies,
+    quant_key,
+)
 
 
 def profile(**changes):

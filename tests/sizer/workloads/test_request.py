@@ -4,10 +4,17 @@ import math
 import pytest
 
 from sizer.choices import Precision
-from sizer.errors import InputError
-from sizer.workloads.request import (MAX_SEARCH_POINTS, MAX_STEPS, WorkloadRequest, check_batch_size,
-                                     check_search_grid, check_steps, resolve_workload)
 from sizer.engine.job import resolve_job
+from sizer.errors import InputError
+from sizer.workloads.request import (
+    MAX_SEARCH_POINTS,
+    MAX_STEPS,
+    WorkloadRequest,
+    check_batch_size,
+    check_search_grid,
+    check_steps,
+    resolve_workload,
+)
 
 
 def test_token_workload_defaults_are_stated():
