@@ -7,13 +7,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import pint
 
 from sizer.choices import Precision
 from sizer.hardware.schema import Device, Sourced
-from sizer.errors import InputError
+from sizer.errors import CatalogError, InputError
 from sizer.hardware.precision import PRECISION_BYTES, stored_precision
 from sizer.memo import keyed_cache
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
@@ -64,7 +64,7 @@ class Derating:
 DEFAULT_DERATING = Derating()
 
 
-def gpu_peak_flops(fp32_cores: float, boost_clock: pint.Quantity) -> pint.Quantity:
+def gpu_peak_flops(fp32_cores: float, boost_clock: pint.Quantity[Any]) -> pint.Quantity[Any]:
     """FP32 CUDA-core peak of a GPU.
 
     .. math::
@@ -91,10 +91,11 @@ def gpu_peak_flops(fp32_cores: float, boost_clock: pint.Quantity) -> pint.Quanti
     --------
     Tesla P40, N = 3840, C = 1.531 GHz gives 1.176e13 FLOP/s (seed 004 eq. 2).
     """
-    return (FLOP_PER_FMA * fp32_cores * boost_clock * Quantity(1, "FLOP")).to("FLOP/s")
+    peak: pint.Quantity[Any] = (FLOP_PER_FMA * fp32_cores * boost_clock * Quantity(1, "FLOP")).to("FLOP/s")
+    return peak
 
 
-def cpu_peak_flops(cores: float, clock: pint.Quantity, lanes_per_fma: int, fma_units_per_core: int) -> pint.Quantity:
+def cpu_peak_flops(cores: float, clock: pint.Quantity[Any], lanes_per_fma: int, fma_units_per_core: int) -> pint.Quantity[Any]:
     r"""Peak of a CPU from its cores, clock and vector units.
 
     .. math::
@@ -127,10 +128,12 @@ def cpu_peak_flops(cores: float, clock: pint.Quantity, lanes_per_fma: int, fma_u
     >>> cpu_peak_flops(28, Quantity(2.5, "GHz"), 16, 2).to("TFLOPS")
     <Quantity(4.48, 'teraFLOPS')>
     """
-    return (cores * clock * FLOP_PER_FMA * lanes_per_fma * fma_units_per_core * Quantity(1, "FLOP")).to("FLOP/s")
+    peak: pint.Quantity[Any] = (cores * clock * FLOP_PER_FMA * lanes_per_fma * fma_units_per_core
+                                * Quantity(1, "FLOP")).to("FLOP/s")
+    return peak
 
 
-def cpu_tile_peak_flops(cores: float, clock: pint.Quantity, work_per_cycle: int) -> pint.Quantity:
+def cpu_tile_peak_flops(cores: float, clock: pint.Quantity[Any], work_per_cycle: int) -> pint.Quantity[Any]:
     r"""Peak of a CPU's matrix tiles (Intel AMX) from its cores, clock and work per core per cycle.
 
     .. math::
@@ -158,10 +161,11 @@ def cpu_tile_peak_flops(cores: float, clock: pint.Quantity, work_per_cycle: int)
     >>> cpu_tile_peak_flops(56, Quantity(2.0, "GHz"), 1024).to("TFLOPS")
     <Quantity(114.688, 'teraFLOPS')>
     """
-    return (cores * clock * work_per_cycle * Quantity(1, "FLOP")).to("FLOP/s")
+    peak: pint.Quantity[Any] = (cores * clock * work_per_cycle * Quantity(1, "FLOP")).to("FLOP/s")
+    return peak
 
 
-def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) -> Estimate:
+def sustained_flops(peak: pint.Quantity[Any], derating: Derating = DEFAULT_DERATING) -> Estimate:
     """Sustained rate after derating; the low bound uses the largest loss.
 
     .. math::
@@ -193,7 +197,7 @@ def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) 
     return Estimate(peak * (1 - derating.high), peak * (1 - derating.expected), peak * (1 - derating.low))
 
 
-def stated_peak(device: Device, precision: Precision) -> pint.Quantity | None:
+def stated_peak(device: Device, precision: Precision) -> pint.Quantity[Any] | None:
     """The catalog's stated dense peak of a device for a precision.
 
     Parameters
@@ -217,7 +221,7 @@ def stated_peak(device: Device, precision: Precision) -> pint.Quantity | None:
 
 
 @keyed_cache(maxsize=4096, key=lambda device: device.key)  # asked per precision of every device table: once per device
-def derived_fp32_peak(device: Device) -> pint.Quantity | None:
+def derived_fp32_peak(device: Device) -> pint.Quantity[Any] | None:
     """The FP32 peak worked out from a catalog entry: 2NC for a GPU, the vector formula for a CPU.
 
     Parameters
@@ -238,17 +242,23 @@ def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     if formula is None:
         return None
     if formula == "cpu":
-        return cpu_peak_flops(_cpu_cores(device), cpu_clock(device), device.vector.fp32_lanes_per_fma,
-                              device.vector.fma_units_per_core)
-    clock = device.boost_clock.quantity("boost_clock", "[frequency]")
-    return gpu_peak_flops(float(device.fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)
+        vector = device.vector
+        assert vector is not None  # _fp32_formula says "cpu" only for an entry with vector units
+        return cpu_peak_flops(_cpu_cores(device), cpu_clock(device), vector.fp32_lanes_per_fma,
+                              vector.fma_units_per_core)
+    boost_clock, fp32_cores = device.boost_clock, device.fp32_cores
+    assert boost_clock is not None and fp32_cores is not None  # _fp32_formula says "gpu" only with both
+    clock = boost_clock.quantity("boost_clock", "[frequency]")
+    return gpu_peak_flops(float(fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)
 
 
 def _cpu_cores(device: Device) -> float:
+    if device.cores is None:  # the schema asks every CPU for its cores; a GPU has fp32_cores instead
+        raise CatalogError(f"{device.name}: no core count for a CPU peak; add cores to its catalog entry")
     return float(device.cores.quantity("cores", "", "").magnitude)
 
 
-def cpu_clock(device: Device) -> pint.Quantity:
+def cpu_clock(device: Device) -> pint.Quantity[Any]:
     """The clock a CPU's peaks use: every core busy at once, so the all-core clock where the catalog
     has it, else the boost clock (which overstates a peak reached on every core).
 
@@ -265,7 +275,7 @@ def cpu_clock(device: Device) -> pint.Quantity:
     return _every_core_clock(device, device.boost_clock, "boost_clock")
 
 
-def tile_clock(device: Device) -> pint.Quantity:
+def tile_clock(device: Device) -> pint.Quantity[Any]:
     """The clock a CPU's matrix tiles (AMX) run at with every core busy: the all-core clock where the
     catalog has it, else the base clock, since heavy tile work runs under a lower frequency licence than
     the boost clock (Intel's optimization manual), so the boost would overstate the peak.
@@ -283,14 +293,17 @@ def tile_clock(device: Device) -> pint.Quantity:
     return _every_core_clock(device, device.base_clock or device.boost_clock, "base_clock")
 
 
-def _every_core_clock(device: Device, fallback, field: str) -> pint.Quantity:
+def _every_core_clock(device: Device, fallback: Sourced | None, field: str) -> pint.Quantity[Any]:
     """The catalog's all-core clock where it has one, else ``fallback`` (a clock figure named ``field``) [Hz]."""
     if device.all_core_clock is not None:
         return device.all_core_clock.quantity("all_core_clock", "[frequency]")
+    if fallback is None:
+        raise CatalogError(f"{device.name}: no all_core_clock, base_clock or boost_clock to run its cores at; "
+                           "add one to its catalog entry")
     return fallback.quantity(field, "[frequency]")
 
 
-def tile_peak(device: Device, precision: Precision | Literal["int8"]) -> pint.Quantity | None:
+def tile_peak(device: Device, precision: Precision | Literal["int8"]) -> pint.Quantity[Any] | None:
     """A CPU's matrix-tile peak (AMX) at bf16 or int8 (a serving format's compute, not a training
     precision). FP32 stays on the vector units (:func:`derived_fp32_peak`).
 
@@ -314,7 +327,7 @@ def tile_peak(device: Device, precision: Precision | Literal["int8"]) -> pint.Qu
     return None if work is None else cpu_tile_peak_flops(_cpu_cores(device), tile_clock(device), work)
 
 
-def int8_matrix_peak(device: Device) -> pint.Quantity | None:
+def int8_matrix_peak(device: Device) -> pint.Quantity[Any] | None:
     """The dense int8 matrix peak W8A8 serving runs at: the catalog's ``int8_peak``, else a CPU's AMX tiles.
 
     Parameters
@@ -370,7 +383,7 @@ def _supported(device: Device) -> tuple[Precision, ...]:
     return tuple(p for p in PRECISION_BYTES if p in found)
 
 
-def device_peak(device: Device, precision: Precision = Precision.FP32) -> tuple[pint.Quantity, str]:
+def device_peak(device: Device, precision: Precision = Precision.FP32) -> tuple[pint.Quantity[Any], str]:
     """The peak of a catalog device for a precision, and how it was obtained.
 
     FP32 is ``2NC`` (or the CPU formula) when the entry has cores and clock, since that is the
@@ -412,6 +425,7 @@ def device_peak(device: Device, precision: Precision = Precision.FP32) -> tuple[
     tiles = tile_peak(device, precision) if peak is None else None
     if tiles is not None:
         t = device.matrix_tiles
+        assert t is not None  # tile_peak gives a peak only for an entry with matrix tiles
         return tiles, (f"cores x clock ({tile_clock(device).to('GHz'):.3g~P}) x {t.bf16_flop_per_cycle} FLOP/cycle "
                        f"on the {t.isa} tiles ({'' if t.verified else 'unverified: '}{t.source})")
     if peak is None:
@@ -430,7 +444,7 @@ class PeakResult(Model):
     assumptions: list[Assumption]
 
 
-def _core_count(raw) -> float:
+def _core_count(raw: object) -> float:
     """A core count: a whole number of at least one (``1e-20`` cores once gave a peak in pFLOP/s)."""
     count = parse_count("cores", raw, integer=True)
     if count < 1:

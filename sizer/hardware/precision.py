@@ -21,9 +21,27 @@ LOW_PRECISION_COPY_BYTES = dict.fromkeys(MIXED_PRECISIONS, 2)
 
 
 def check_precision(value: object, field: str = "precision") -> Precision:
-    """A stored precision read from a file (any of :class:`~sizer.choices.Precision` but ``mixed``), or
-    InputError listing them: the parse where a calibration file's text enters.
+    """A stored precision read from a file, the parse where a calibration file's text enters.
 
+    Parameters
+    ----------
+    value : object
+        The text of a precision, any of :class:`~sizer.choices.Precision` but ``mixed`` (case-insensitive).
+    field : str, default ``"precision"``
+        The field named in an error.
+
+    Returns
+    -------
+    Precision
+        The enum member.
+
+    Raises
+    ------
+    InputError
+        An unknown name, or ``mixed``; the message lists the stored precisions.
+
+    Examples
+    --------
     >>> check_precision("BF16")
     <Precision.BF16: 'bf16'>
     """
@@ -33,6 +51,25 @@ def check_precision(value: object, field: str = "precision") -> Precision:
 def stored_precision(precision: Precision, field: str = "precision") -> Precision:
     """``precision`` where it is stored as such (every member but ``mixed``), else InputError listing those.
 
+    Parameters
+    ----------
+    precision : Precision
+        A precision of the one vocabulary.
+    field : str, default ``"precision"``
+        The field named in an error.
+
+    Returns
+    -------
+    Precision
+        ``precision`` itself.
+
+    Raises
+    ------
+    InputError
+        ``mixed``, which each device resolves to a stored precision first.
+
+    Examples
+    --------
     >>> stored_precision(Precision.MIXED)
     Traceback (most recent call last):
     ...
@@ -44,10 +81,35 @@ def stored_precision(precision: Precision, field: str = "precision") -> Precisio
 
 
 def weight_bytes(precision: Precision) -> float:
-    """Bytes per weight and per gradient as stored during training at this precision."""
+    """Bytes per weight and per gradient as stored during training at this precision.
+
+    FP8 and FP4 training keep 16-bit weight and gradient copies (:data:`LOW_PRECISION_COPY_BYTES`);
+    every other precision stores them at its own width (:data:`PRECISION_BYTES`).
+
+    Parameters
+    ----------
+    precision : Precision
+        A stored precision (not ``mixed``).
+
+    Returns
+    -------
+    float
+        Bytes per weight [B].
+    """
     return LOW_PRECISION_COPY_BYTES.get(precision, PRECISION_BYTES[precision])
 
 
 def storage_scale(precision: Precision) -> float:
-    """Bytes of a stored activation relative to FP32 (profiles are counted at FP32)."""
+    """Bytes of a stored activation relative to FP32 (profiles are counted at FP32).
+
+    Parameters
+    ----------
+    precision : Precision
+        A stored precision (not ``mixed``).
+
+    Returns
+    -------
+    float
+        :func:`weight_bytes` over 4 bytes [1]: 0.5 for bf16, 1 for fp32.
+    """
     return weight_bytes(precision) / PRECISION_BYTES[Precision.FP32]

@@ -42,7 +42,13 @@ _REGISTRY: dict[str, Runtime] | None = None
 
 
 def registry() -> dict[str, Runtime]:
-    """Every runtime by each of its spellings (built once: the descriptions are constants)."""
+    """Every runtime by each of its spellings (built once: the descriptions are constants).
+
+    Returns
+    -------
+    dict of str to Runtime
+        Each runtime under its name and its aliases, in a normalised spelling.
+    """
     global _REGISTRY
     if _REGISTRY is None:
         _REGISTRY = _registry()
@@ -50,7 +56,25 @@ def registry() -> dict[str, Runtime]:
 
 
 def runtime(name: "str | Runtime", field: str = "runtime") -> Runtime:
-    """The runtime named ``name``, or InputError naming the field and the close matches."""
+    """The runtime named ``name``, or InputError naming the field and the close matches.
+
+    Parameters
+    ----------
+    name : str or Runtime
+        A runtime's name or alias as a user typed it (``"llama.cpp"``, ``"trtllm"``); a Runtime is returned as it is.
+    field : str, default ``"runtime"``
+        The input field, named in an error.
+
+    Returns
+    -------
+    Runtime
+        The runtime's description.
+
+    Raises
+    ------
+    InputError
+        An unknown name; the message lists the runtimes and close spellings.
+    """
     if isinstance(name, Runtime):
         return name
     known = registry()
@@ -63,7 +87,18 @@ def runtime(name: "str | Runtime", field: str = "runtime") -> Runtime:
 
 
 def runtimes_for(purpose: Purpose) -> tuple[Runtime, ...]:
-    """The runtimes of one purpose, each once, in the order their module lists them."""
+    """The runtimes of one purpose, each once, in the order their module lists them.
+
+    Parameters
+    ----------
+    purpose : Purpose
+        Local or serving.
+
+    Returns
+    -------
+    tuple of Runtime
+        The runtimes of that purpose.
+    """
     seen: dict[str, Runtime] = {}
     for entry in registry().values():
         if entry.purpose is purpose:

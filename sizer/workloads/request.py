@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
-from sizer.choices import Attention, AttentionName, Loss, LossName, Method, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
+from sizer.choices import Attention, AttentionName, Loss, LossName, Method, MethodName, Optimizer, OptimizerName, Precision, PrecisionName
 from sizer.results import Assumption
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
@@ -52,7 +52,25 @@ class RequestModel(BaseModel):
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with ``update``, validated like a new request (a changed choice is parsed into its member,
-        a bad one refused), keeping which fields were set."""
+        a bad one refused), keeping which fields were set.
+
+        Parameters
+        ----------
+        update : Mapping, optional
+            Fields to change; validated as a new request would be.
+        deep : bool, default False
+            Whether to copy nested values too (without ``update``).
+
+        Returns
+        -------
+        Self
+            The copy.
+
+        Raises
+        ------
+        pydantic.ValidationError
+            A changed field that a new request would refuse (the API and CLI map it to the field's message).
+        """
         if not update:
             return super().model_copy(deep=deep)
         return self.model_validate({**{name: getattr(self, name) for name in self.model_fields_set}, **update})
@@ -132,25 +150,31 @@ class Workload:
     batch_size: float
     precision: Precision
     optimizer: Optimizer
-    forward_flops_per_sample: pint.Quantity
+    forward_flops_per_sample: pint.Quantity[Any]
     backward_factor: float
     token_mode: bool
     seq_len: int | None
-    activation_memory_per_sample: pint.Quantity | None
+    activation_memory_per_sample: pint.Quantity[Any] | None
     activation_model: str
-    sample_size: pint.Quantity | None
+    sample_size: pint.Quantity[Any] | None
     assumptions: tuple[Assumption, ...]
 
     @property
     def samples_total(self) -> float:
+        """Samples over every epoch [sample] (tokens in token mode [token]).
+        """
         return self.samples * self.epochs
 
     @property
     def steps(self) -> float:
+        """Optimizer steps over the run [1]: the samples of every epoch over the batch, rounded up.
+        """
         return math.ceil(self.samples_total / self.batch_size)
 
     @property
     def sample_word(self) -> str:
+        """The word for what the workload counts: ``"token"`` in token mode, else ``"sample"``.
+        """
         return "token" if self.token_mode else "sample"
 
 
@@ -161,6 +185,26 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     ``need_params=False``: the layers come from a model or a profile, which count their own
     parameters and FLOP; ``params`` and ``forward_flops_per_sample`` are then NaN until
     :func:`sizer.engine.job.resolve_job` sets them from the layers (never a made-up count).
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        The request as given (counts as numbers or text such as ``"7B"``).
+    need_samples : bool, default True
+        Whether samples (or tokens) must be given; False lets one sample stand in where only a step is asked.
+    need_params : bool, default True
+        Whether a parameter count must be given.
+
+    Returns
+    -------
+    Workload
+        Parsed counts, choices, FLOP per sample [FLOP], activation memory per sample [B] where known,
+        and the assumptions made.
+
+    Raises
+    ------
+    InputError
+        A missing or malformed field, or one that contradicts another; the message names the field.
     """
     assumptions: list[Assumption] = []
     if request.params is None and need_params:
@@ -221,13 +265,38 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
 
 
 def check_batch_size(batch_size: float, sample_word: str = "sample") -> None:
-    """Refuse a batch of less than one sample (or token) per step: it makes the step count absurd or infinite."""
+    """Refuse a batch of less than one sample (or token) per step: it makes the step count absurd or infinite.
+
+    Parameters
+    ----------
+    batch_size : float
+        Samples (or tokens) per optimizer step [1].
+    sample_word : str, default ``"sample"``
+        What the batch counts, named in the error.
+
+    Raises
+    ------
+    InputError
+        A batch below one.
+    """
     if batch_size < 1:
         raise InputError("batch_size", batch_size, f"at least 1 {sample_word} per step")
 
 
 def check_steps(samples_total: float, batch_size: float) -> None:
     """Refuse a workload of more than :data:`MAX_STEPS` optimizer steps, before any work is done.
+
+    Parameters
+    ----------
+    samples_total : float
+        Samples (or tokens) over every epoch [1].
+    batch_size : float
+        Samples (or tokens) per step [1].
+
+    Raises
+    ------
+    InputError
+        Too many steps (or an infinite or undefined count), naming ``batch_size``.
 
     >>> check_steps(2e12, 4e6)
     >>> check_steps(1e30, 1)
@@ -246,6 +315,20 @@ def check_search_grid(devices: int, max_devices: int, batch_size: float) -> None
     """Refuse a recommendation search over more than :data:`MAX_SEARCH_POINTS` device-count pairs, up front.
 
     The counts tried are 1, 2, 4, ... up to ``max_devices`` (and no more than one sample per device).
+
+    Parameters
+    ----------
+    devices : int
+        Device kinds to try [1].
+    max_devices : int
+        Most devices of one kind [1].
+    batch_size : float
+        Samples per step [1]; no count exceeds it.
+
+    Raises
+    ------
+    InputError
+        A grid above :data:`MAX_SEARCH_POINTS`, naming ``max_devices``.
     """
     counts = math.floor(math.log2(max(1.0, min(float(max_devices), batch_size)))) + 1
     if devices * counts > MAX_SEARCH_POINTS:
@@ -260,7 +343,7 @@ def _plain(value: float) -> float | int:
 
 
 def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool, seq_len: int | None,
-                       assumptions: list[Assumption]) -> tuple[pint.Quantity | None, str]:
+                       assumptions: list[Assumption]) -> tuple[pint.Quantity[Any] | None, str]:
     if request.activation_memory_per_sample is not None:
         if token_mode:
             raise InputError("activation_memory_per_sample", request.activation_memory_per_sample,
