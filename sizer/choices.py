@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -109,6 +109,11 @@ class KvCache(StrEnum):
     FP16 = "fp16"
     FP8 = "fp8"
     INT8 = "int8"
+
+
+# What a training recommendation ranks by: time to train, cost, or the time-cost front (a Literal: the
+# values travel as they are, and no code branches on a member's identity).
+Objective = Literal["time", "cost", "pareto"]
 
 
 class Mode(StrEnum):

@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.hardware.schema import Device
     from sizer.inference.estimate import InferenceRequest, InferenceResult
     from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.plan.planner import PlanRequest
+    from sizer.plan.recommend import RecommendRequest
     from sizer.plan.memory_report import MemoryResult
     from sizer.plan.owned_answer import OwnedResult
 
@@ -92,7 +94,8 @@ def __dir__() -> list[str]:
 
 
 WORKLOAD_NAMES = tuple(builtin_profile_names())
-Answer = TypeVar("Answer", bound=Model)
+# An answer that can carry suggestions (named as strings: the result modules load on first use)
+Fixable = TypeVar("Fixable", "TimeResult", "MemoryResult", "InferenceResult")
 Scalar = float | str
 QuantityIn = str | dict[Any, Any] | None  # a {"value", "unit"} object: parse_quantity names a bad key
 
@@ -225,9 +228,8 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
 
     catalog = _catalog(catalog)
     result = memory_estimate(request, catalog)
-    if suggest and result.fits is False:
-        device = catalog.find(request.device) if request.device is not None else None
-        result = _with_suggestions(request, result, device, catalog)
+    if suggest and result.fits is False and request.device is not None:  # a verdict needs a device
+        result = _with_suggestions(request, result, catalog.find(request.device), catalog)
     return result
 
 
@@ -260,15 +262,16 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     return result
 
 
-def _with_suggestions(request: TimeRequest | MemoryRequest | InferenceRequest, result: Answer,
-                      device: Device | None, catalog: Catalog) -> Answer:
+def _with_suggestions(request: TimeRequest | MemoryRequest | InferenceRequest, result: Fixable,
+                      device: Device, catalog: Catalog) -> Fixable:
     """``result`` with the changes that would make it work (:mod:`sizer.plan.suggestions`)."""
     from sizer.plan.suggestions import suggestions_for
 
     return result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
 
 
-def answer_owned(request: WorkloadRequest | InferenceRequest, catalog: Catalog | None = None) -> OwnedResult:
+def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanRequest | InferenceRequest,
+                 catalog: Catalog | None = None) -> OwnedResult:
     """The answer for the hardware the user has (``request.have``) only, no other device.
 
     Parameters

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -30,9 +31,9 @@ from sizer.results import Assumption, unit_factor
 from sizer.units import Quantity
 from sizer.workloads.profile import Profile
 
-if TYPE_CHECKING:  # calibration.py imports this module; the catalog is only looked up here
-    from sizer.engine.calibration import Calibration
+if TYPE_CHECKING:  # the catalog is only looked up here
     from sizer.hardware.catalog import Catalog
+
 
 class CalibrationEntry(Protocol):
     """What a calibration entry gives this module (:class:`sizer.engine.calibration.DeviceCalibration`
@@ -53,6 +54,26 @@ class CalibrationEntry(Protocol):
     @property
     def runs(self) -> int:
         """Runs the entry was fitted on [1]."""
+
+
+class CalibrationFile(Protocol):
+    """What a calibration gives this module (:class:`sizer.engine.calibration.Calibration` has it): described
+    here, not imported, since calibration.py imports this module."""
+
+    @property
+    def created(self) -> str:
+        """When it was fitted."""
+
+    @property
+    def source(self) -> str:
+        """What it was fitted on."""
+
+    @property
+    def devices(self) -> Sequence[CalibrationEntry]:
+        """One entry per fitted device."""
+
+    def for_device(self, device: Device) -> CalibrationEntry | None:
+        """The entry of ``device``, or None."""
 
 
 # How much of a reference run's deviation from the datasheet model carries over to another
@@ -304,7 +325,7 @@ def carried_over(target_base: Efficiencies, factor: float, source: str) -> Effic
 
 def choose_efficiencies(job: Job, device: Device, *, catalog: Catalog, reference: str | None = None,
                         reference_batch_size: float | None = None,
-                        calibration: Calibration | None = None) -> tuple[Efficiencies, Mode, list[Assumption]]:
+                        calibration: CalibrationFile | None = None) -> tuple[Efficiencies, Mode, list[Assumption]]:
     """The efficiencies for a device, the mode they come from, and what to tell the user.
 
     A reference measurement first (its factor carried over), else the device's calibration,

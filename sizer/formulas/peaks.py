@@ -452,7 +452,7 @@ def _core_count(raw: object) -> float:
     return count
 
 
-def estimate_peak(device: Device | None = None, precision: Precision = Precision.FP32, *, cores: float | None = None,
+def estimate_peak(device: Device | None = None, precision: Precision = Precision.FP32, *, cores: float | str | None = None,
                   clock: object = None, derating: Derating = DEFAULT_DERATING) -> PeakResult:
     r"""Peak and sustained throughput of a catalog device, or of a core count and clock.
 

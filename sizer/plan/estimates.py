@@ -5,7 +5,7 @@ modules that make suggestions can call them without importing the facade back.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ConfigDict, Field
 
@@ -100,12 +100,22 @@ def node_type(name: str | None, device: Device) -> Topology | None:
     return topology
 
 
-def zero_stage(request: TimeRequest | MemoryRequest) -> int | None:
+class ShardedRequest(Protocol):
+    """A request that may pin a ZeRO stage: time, memory and cost questions."""
+
+    @property
+    def zero(self) -> int | None: ...
+
+    @property
+    def sharding(self) -> Sharding: ...
+
+
+def zero_stage(request: ShardedRequest) -> int | None:
     """The ZeRO stage a request asks for, from ``zero`` or from the older ``sharding`` name.
 
     Parameters
     ----------
-    request : TimeRequest or MemoryRequest
+    request : TimeRequest, MemoryRequest or TcoRequest
         The training request (its ``zero`` stage [1] and ``sharding``).
 
     Returns
@@ -119,7 +129,7 @@ def zero_stage(request: TimeRequest | MemoryRequest) -> int | None:
     InputError
         On ``zero``, where ``zero`` and ``sharding`` name different stages.
     """
-    if request.zero is None and request.sharding == "none":
+    if request.zero is None and request.sharding is Sharding.NONE:
         return None  # not given
     stage = zero_stage_of(request.sharding)
     if request.zero is not None:

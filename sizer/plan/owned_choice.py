@@ -26,7 +26,7 @@ from sizer.results import Assumption, unit_factor
 from sizer.units import parse_count
 
 if TYPE_CHECKING:
-    from sizer.plan.recommend import Objective
+    from sizer.choices import Objective
 
 # A compute-optimal pre-training run reads about 20 tokens per parameter (Hoffmann et al. 2022,
 # docs/references.md [hoffmann]); a named model trained on fewer is read as adapting its weights.

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from sizer.choices import Mode
+from sizer.choices import Mode, Objective
 from sizer.deadline import check_deadline
 from sizer.engine.calibration import Calibration
 from sizer.engine.devices import DeviceTable, cached_device_table
@@ -59,7 +59,6 @@ from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTI
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
 
-Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
 DEFAULT_MAX_DEVICES = 64
 HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
@@ -358,8 +357,6 @@ def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
     result = RecommendResult.model_validate(fields)
     wanted = _suggestions_wanted(request, fields)
     if wanted:
-        from sizer.plan.suggestions import suggest_for_rejected  # the planner's what-to-change, on a few rows only
-
         result = suggest_for_rejected(request.model_copy(update={"suggest": wanted}), result, catalog)
     return result
 
@@ -899,3 +896,52 @@ def _is_default(request: RecommendRequest) -> bool:
     fields = _default_fields()
     return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None \
         and request.batch_size is None and request.seq_len is None
+
+
+def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, catalog: Catalog) -> RecommendResult:
+    """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
+    first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
+    (``shortfall``); each change is evaluated again at the largest count the search tried.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The recommendation's request (``suggest`` [1], ``deadline`` [time], ``max_devices`` [1]).
+    result : RecommendResult
+        Its answer.
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    RecommendResult
+        ``result`` with ``suggestions`` filled in on the chosen rejected rows (the others unchanged);
+        ``result`` itself for the built-in default workload.
+    """
+    if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
+        return result  # the built-in default workload: nothing of the user's to change
+    from pydantic import ValidationError
+
+    from sizer.plan.owned import Owned, evaluate_training, training_fields
+    from sizer.plan.suggestions import training_suggestions  # the planner's what-to-change, on a few rows only
+
+    fields = training_fields(request)
+    deadline_s = None
+    if request.deadline is not None:
+        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
+    count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
+    wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
+    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall or 0.0)[:request.suggest]}  # all have one
+    rows = []
+    for row in result.rejected:
+        if row.device in chosen:
+            device = catalog.find(row.device)
+            try:
+                outcome = evaluate_training(fields, device, count, catalog, request.cloud)
+                found = training_suggestions(fields, Owned(count=count, device=device), catalog, outcome,
+                                             deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
+            except (SizerError, ValidationError):  # this device cannot take the question at that count
+                found = []
+            row = row.model_copy(update={"suggestions": found})
+        rows.append(row)
+    return result.model_copy(update={"rejected": rows})

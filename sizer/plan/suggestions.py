@@ -28,7 +28,6 @@ from sizer.results import Suggestion, unit_factor
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult
     from sizer.plan.estimates import MemoryRequest, TimeRequest
-    from sizer.plan.recommend import RecommendRequest, RecommendResult
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536
@@ -452,49 +451,3 @@ def suggestions_for(request: TimeRequest | MemoryRequest | InferenceRequest, res
         return serving_suggestions(fields, have, catalog, outcome)
     assert not isinstance(request, InferenceRequest), "a training answer comes from a training request"
     return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
-
-
-def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, catalog: Catalog) -> RecommendResult:
-    """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
-    first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
-    (``shortfall``); each change is evaluated again at the largest count the search tried.
-
-    Parameters
-    ----------
-    request : RecommendRequest
-        The recommendation's request (``suggest`` [1], ``deadline`` [time], ``max_devices`` [1]).
-    result : RecommendResult
-        Its answer.
-    catalog : Catalog
-        The devices and their prices.
-
-    Returns
-    -------
-    RecommendResult
-        ``result`` with ``suggestions`` filled in on the chosen rejected rows (the others unchanged);
-        ``result`` itself for the built-in default workload.
-    """
-    if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
-        return result  # the built-in default workload: nothing of the user's to change
-    fields = training_fields(request)
-    deadline_s = None
-    if request.deadline is not None:
-        from sizer.units import parse_quantity
-
-        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
-    count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
-    wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
-    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall or 0.0)[:request.suggest]}  # all have one
-    rows = []
-    for row in result.rejected:
-        if row.device in chosen:
-            device = catalog.find(row.device)
-            try:
-                outcome = evaluate_training(fields, device, count, catalog, request.cloud)
-                found = training_suggestions(fields, Owned(count=count, device=device), catalog, outcome,
-                                             deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
-            except (SizerError, ValidationError):  # this device cannot take the question at that count
-                found = []
-            row = row.model_copy(update={"suggestions": found})
-        rows.append(row)
-    return result.model_copy(update={"rejected": rows})
