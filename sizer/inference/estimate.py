@@ -515,7 +515,7 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     """What the static answer assumed, in the order shown: the model, the runtime, the fit, the serving model,
     the depth, the split, the host, the runtime's memory, the price and the energy."""
     request, device, a = served.request, served.device, ev.a
-    energy_note = _energy_note(device, request.count, tdp)
+    energy_note = _energy_note(device, request.count, tdp, unequal=ev.per_device is not None)
     offload_notes = list(served.offload_notes)
     if served.host is not None:
         offload_notes.append(host_memory_note(float(np.asarray(a.host_memory).ravel()[0]), served.host))
@@ -540,8 +540,11 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
             *_runtime_memory_notes(request, ev.case, device), price_note, energy_note]
 
 
-def _energy_note(device: Device, count: int, tdp: float | None) -> Assumption:
-    """Where the energy per token comes from: the catalog's TDP [W] of ``count`` devices, or why there is none."""
+def _energy_note(device: Device, count: int, tdp: float | None, unequal: bool = False) -> Assumption:
+    """Where the energy per token comes from: the catalog's TDP [W] of ``count`` devices, or why there is none
+    (``unequal``: a split over unequal devices, whose powers are not summed)."""
+    if unequal:
+        return Assumption(name="energy", value="not estimated for unequal devices", source="catalog tdp")
     if tdp is not None:
         assert device.tdp is not None  # tdp is read from it
         return Assumption(name="energy", value=f"TDP {tdp:g} W x {count} devices over the total tokens/s",
