@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -88,6 +89,17 @@ def simulated_requests(percentile: float) -> int:
     return int(min(max(math.ceil(TAIL_SAMPLES / tail / (1.0 - WARMUP_SHARE)), MIN_REQUESTS), MAX_REQUESTS))
 
 
+class LatencyPercentiles(Protocol):
+    """What an SLO is checked against: a simulated run, or a disaggregated split's combined latencies."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every request finished."""
+
+    def percentile(self, name: str, q: float) -> float:
+        """The ``q``-th percentile [%] of the ``name`` latencies (ttft, tpot, e2e) [s]."""
+
+
 @dataclass(frozen=True)
 class Slo:
     """Latency limits [s] (None: no limit) at a percentile [%]."""
@@ -102,13 +114,13 @@ class Slo:
         """Whether any limit is set (without one, the saturated throughput is the capacity)."""
         return any(v is not None for v in (self.ttft, self.tpot, self.e2e))
 
-    def met(self, result: SimulationResult) -> bool:
+    def met(self, result: LatencyPercentiles) -> bool:
         """Whether every limit holds at the percentile (an unfinished run meets none).
 
         Parameters
         ----------
-        result : SimulationResult
-            A simulated run, with its latencies [s] per request.
+        result : LatencyPercentiles
+            A simulated run (or a disaggregated split), with its latencies [s] per request.
 
         Returns
         -------
