@@ -97,7 +97,20 @@ class LatencyPercentiles(Protocol):
         """Whether every request finished."""
 
     def percentile(self, name: str, q: float) -> float:
-        """The ``q``-th percentile [%] of the ``name`` latencies (ttft, tpot, e2e) [s]."""
+        """The ``q``-th percentile of the ``name`` latencies.
+
+        Parameters
+        ----------
+        name : str
+            ``"ttft"``, ``"tpot"`` or ``"e2e"``.
+        q : float
+            Percentile [%].
+
+        Returns
+        -------
+        float
+            Seconds [s]; inf where the run did not finish or measured nothing.
+        """
 
 
 @dataclass(frozen=True)

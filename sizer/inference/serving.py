@@ -236,7 +236,7 @@ def attended(arch: Architecture, block: int | None, context: float) -> float:
     arch : Architecture
         The model (its sliding windows).
     block : int or None
-        The decoder block's index (None: a layer outside the blocks, attending over the whole context).
+        The decoder block's index [1] (None: a layer outside the blocks, attending over the whole context).
     context : float
         Tokens cached [tokens].
 
