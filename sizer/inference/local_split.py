@@ -121,7 +121,7 @@ def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, p
     overhead = 0.0
     out: list[DeviceShare] = []
     max_batch: list[int] = []
-    for device, layers, memory in zip(wired, shares, memories):
+    for device, layers, memory in zip(wired, shares, memories, strict=True):
         table = local_table(device, fmt, profile)
         a = evaluate_serving(case, table, np.zeros(1, dtype=np.int64), np.ones(1), np.full(1, float(batch)))
         share = layers / arch.layers

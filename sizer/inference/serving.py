@@ -381,7 +381,7 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
         if f.name == "devices":
             values[f.name] = a
         elif isinstance(a, tuple):
-            values[f.name] = tuple(x if u else y for x, y, u in zip(a, b, use))
+            values[f.name] = tuple(x if u else y for x, y, u in zip(a, b, use, strict=True))
         else:
             values[f.name] = np.where(use.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
     return DeviceTable(**values)

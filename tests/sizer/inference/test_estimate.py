@@ -6,8 +6,15 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
-from sizer.inference.estimate import (InferenceRequest, estimate_inference, refused_format, rent_per_hour,
-                                      served_architecture, served_format, speed_spread)
+from sizer.inference.estimate import (
+    InferenceRequest,
+    estimate_inference,
+    refused_format,
+    rent_per_hour,
+    served_architecture,
+    served_format,
+    speed_spread,
+)
 from sizer.inference.formats import weight_format
 
 
