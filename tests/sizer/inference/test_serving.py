@@ -7,9 +7,20 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.inference.formats import KV_CACHE_BYTES, weight_format
-from sizer.inference.serving import (ServingCase, check_tensor_ranks, compute_bound_batch, evaluate_serving, host_share,
-                                     kv_cache_bytes_per_token, serving_table, splits_heads, stored_weight_bytes,
-                                     table_row, total_tokens_per_second, touched_experts)
+from sizer.inference.serving import (
+    ServingCase,
+    check_tensor_ranks,
+    compute_bound_batch,
+    evaluate_serving,
+    host_share,
+    kv_cache_bytes_per_token,
+    serving_table,
+    splits_heads,
+    stored_weight_bytes,
+    table_row,
+    total_tokens_per_second,
+    touched_experts,
+)
 from sizer.workloads.registry import find_model
 
 LLAMA_70B = find_model("llama-2-70b")  # 80 layers, 64 query heads, 8 key/value heads of 128 (its config.json)

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 from sizer.errors import InputErrors
 from sizer.inference.estimate import InferenceRequest
 from sizer.inference.simulate import MAX_ITERATIONS, MAX_REQUESTS
-from sizer.inference.work import (recommend_serving_iterations, refuse_over_budget, serving_iterations,
-                                  simulation_iterations)
+from sizer.inference.work import recommend_serving_iterations, refuse_over_budget, serving_iterations, simulation_iterations
 
 BASE = {"model": "llama-3.1-8b", "device": "H100 SXM"}
 
