@@ -78,7 +78,6 @@ class ServedModel(LoadFields, RequestModel):
     weights: str | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
                                 "checkpoint is stored in: bf16, or mxfp4 for gpt-oss)")
-    kv_cache: str = Field("fp16", max_length=10, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
     gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "
@@ -96,6 +95,8 @@ class InferenceRequest(ServedModel):
         {"params": "7B", "device": "RTX 4090", "weights": "q4_k_m", "batch": 1}]})
 
     device: str | None = Field(None, max_length=100, description="the device (or give have)")
+    # here, not on ServedModel: a recommendation's kv_cache may be None (searched), an estimate's is a format
+    kv_cache: str = Field("fp16", max_length=10, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     count: int = Field(1, ge=1, le=1024, description="devices, tensor parallel")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only")
