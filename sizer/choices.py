@@ -14,6 +14,7 @@ sizer.errors.InputError: optimizer: got 'lamb'; expected one of sgd, momentum, a
 from __future__ import annotations
 
 from enum import StrEnum
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
@@ -98,6 +99,16 @@ class Recompute(StrEnum):
     def index(self) -> int:  # type: ignore[override]
         """The engine's array code: 0 none, 1 selective, 2 full."""
         return list(Recompute).index(self)
+
+
+class KvCache(StrEnum):
+    """How a serving runtime stores the KV cache: 16- or 32-bit floats, or 8 bits (FP8 E4M3 or int8 with a scale)."""
+
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
 
 
 class Mode(StrEnum):
@@ -195,6 +206,35 @@ def named(kind: type[Choice]) -> Any:
                      WithJsonSchema({"type": "string", "enum": [m.value for m in kind]})]
 
 
+def checked_name(parse: Callable[[Any, str], Any]) -> Any:
+    """The type of a request field that takes a name from an open vocabulary.
+
+    A table or a registry (weight formats, runtimes, length sets) is the vocabulary: ``parse(value, field)``
+    checks the name where the request is built, refusing an unknown one there with the request's other bad
+    fields; the field keeps the name as given (answers quote it), which the core looks up again.
+
+    Parameters
+    ----------
+    parse : callable
+        ``parse(value, field)``: the vocabulary's entry, or :class:`~sizer.errors.InputError`.
+
+    Returns
+    -------
+    typing.Annotated
+        A ``str`` field type with the check.
+    """
+    def check(value: object, info: ValidationInfo) -> str:
+        field = info.field_name or "name"
+        try:
+            parse(value, field)
+        except InputError as error:
+            raise PydanticCustomError("choice", "{message}",
+                                      {"message": error.message.removeprefix(f"{field}: ")}) from None
+        return str(value)
+
+    return Annotated[str, BeforeValidator(check)]
+
+
 if TYPE_CHECKING:  # to the type checker a choice field holds its member, as it does once validated
     PrecisionName = Precision
     OptimizerName = Optimizer
@@ -203,6 +243,7 @@ if TYPE_CHECKING:  # to the type checker a choice field holds its member, as it 
     AttentionName = Attention
     RecomputeName = Recompute
     LossName = Loss
+    KvCacheName = KvCache
 else:
     PrecisionName = named(Precision)
     OptimizerName = named(Optimizer)
@@ -211,6 +252,7 @@ else:
     AttentionName = named(Attention)
     RecomputeName = named(Recompute)
     LossName = named(Loss)
+    KvCacheName = named(KvCache)
 
 
 def recompute_index(value: Recompute | None) -> int | None:

@@ -16,17 +16,19 @@ import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.choices import Optimizer, Precision, parse_choice
-from sizer.hardware.schema import Device
 from sizer.datafile import load_yaml, write_text
+from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.errors import InputError
 from sizer.hardware.precision import check_precision
-from sizer.engine.constants import Efficiencies, device_efficiencies
+from sizer.hardware.schema import Device
 from sizer.workloads.profile import Profile
+
 
 @dataclass(frozen=True)
 class CalibrationRun:
@@ -220,7 +222,7 @@ STEP_SECONDS = (1e-6, 86_400.0)
 MAX_BATCH_SIZE = 10_000_000
 
 
-def runs_from_report(report: dict, source: str = "report.json") -> list[CalibrationRun]:
+def runs_from_report(report: dict[str, Any], source: str = "report.json") -> list[CalibrationRun]:
     """The runs of a validation report that calibration can use.
 
     Single-device runs that carry a workload profile and were measured without other processes

@@ -6,16 +6,23 @@ the engine runs on arrays, units are converted where figures enter).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
-from sizer.errors import InputError
-from sizer.hardware.schema import Device
-# the node model (links, networks between nodes, devices per node) lives with the hardware; re-exported
-from sizer.hardware.nodes import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,  # noqa: F401
-                                  OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE, Link)
+import numpy as np
+import numpy.typing as npt
 
 from sizer.choices import Optimizer
-# Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
-from sizer.formulas.compute import BACKWARD_FACTOR  # noqa: F401  (re-exported for the engine)
+from sizer.errors import InputError
+
+# the node model (links, networks between nodes) lives with the hardware; re-exported (``as``: explicitly, for mypy)
+from sizer.hardware.nodes import DATACENTRE_NETWORK as DATACENTRE_NETWORK  # noqa: PLC0414
+from sizer.hardware.nodes import FALLBACK_LINK as FALLBACK_LINK  # noqa: PLC0414
+from sizer.hardware.nodes import OFFICE_NETWORK as OFFICE_NETWORK  # noqa: PLC0414
+from sizer.hardware.nodes import Link as Link  # noqa: PLC0414
+from sizer.hardware.schema import Device
+
+# A scalar or an array of per-configuration values: the formulas below work on either, elementwise.
+FloatOrArray = TypeVar("FloatOrArray", float, npt.NDArray[np.float64])
 
 # The backward pass reads the stored activations and output gradients and writes input gradients.
 BACKWARD_BYTE_FACTOR = 3.0
@@ -94,7 +101,7 @@ FULL_SHARDING_TRAFFIC = 1.5
 # micro-batches per step that is (m + 1) / 2 all-reduces' worth of traffic, against one for ZeRO-0/1 (one
 # reduce-scatter of the accumulated gradients: Megatron-LM's distributed optimizer, ZeRO-1). Rajbhandari et al.
 # 2020 §5.2 and §7; the reason large pipelined runs use ZeRO-1 (Llama 3, DeepSeek-V3).
-def zero2_traffic_rounds(accumulation):
+def zero2_traffic_rounds(accumulation: FloatOrArray) -> FloatOrArray:
     """All-reduces' worth of gradient traffic per step of ZeRO-2 with ``m`` micro-batches: ``(m + 1) / 2`` [1].
 
     Parameters

@@ -13,20 +13,27 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from sizer.choices import Attention, Optimizer, Precision, parse_choice
-from sizer.formulas import batch_rule as _batch
+import numpy as np
+import numpy.typing as npt
+
+from sizer.choices import Attention, Optimizer, Precision
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.recipe import Recipe, resolve_recipe
-from sizer.engine.roofline import Shape
-from sizer.workloads.architecture import Architecture
-from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
+from sizer.engine.roofline import Pass, Shape
 from sizer.errors import InputError
+from sizer.formulas import batch_rule as _batch
 from sizer.hardware.precision import weight_bytes
-from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.results import Assumption
 from sizer.units import Quantity, parse_count
+from sizer.workloads.architecture import Architecture
+from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
+from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
+
+if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)
+    from sizer.workloads.registry import PretrainingBatch
 
 DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
 
@@ -114,7 +121,7 @@ class Job:
         """
         return "sequence" if self.token_mode else self.layers.sample
 
-    def steps_for(self, batch) -> float:
+    def steps_for(self, batch: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
         """Optimizer steps of the whole run at a global batch.
 
         Parameters
@@ -127,12 +134,11 @@ class Job:
         float or numpy.ndarray
             ``max(1, ceil(S E / B))`` steps [1].
         """
-        import numpy as np
-
-        return np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
+        steps: float | npt.NDArray[np.float64] = np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
+        return steps
 
     @property
-    def pass_kind(self):
+    def pass_kind(self) -> Pass:
         """The engine's pass for this job: forward + backward at the workload's ``O_b``, a frozen
         base with trained adapters for LoRA/QLoRA (:func:`sizer.engine.roofline.training_passes`)."""
         from sizer.engine.roofline import training_passes
@@ -231,6 +237,7 @@ class _Layers:
 
 
 def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
+    assert request.workload is not None  # _layers calls this only for a request that names a profile
     profile = load_profile(request.workload, request.seq_len)
     if request.batch_size is None:
         raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
@@ -252,8 +259,9 @@ def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers
     else:
         arch, basis = decoder_for_params(workload.params)
         described = f"{_short(workload.params)}-parameter transformer"
+    assert workload.seq_len is not None  # resolve_workload gives a token workload a sequence length
     profile, table = _graph(arch, workload.seq_len, attention is Attention.FLASH)
-    notes = (Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
+    notes: tuple[Assumption, ...] = (Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
                         f"{workload.seq_len} tokens", source=basis),
              Assumption(name="attention", value=f"{attention.value}: " + (
                  "softmax statistics kept, scores recomputed (no s x s activations)" if attention is Attention.FLASH
@@ -314,7 +322,7 @@ def _check_sources(request: WorkloadRequest) -> bool:
     return from_layers
 
 
-def _padding(request: WorkloadRequest, workload: Workload, tokens_per_sample: float):
+def _padding(request: WorkloadRequest, workload: Workload, tokens_per_sample: float) -> tuple[float, Assumption] | None:
     """(real tokens per sample, the assumption that says it) for padded samples, None for packed ones; or
     InputError naming ``sample_tokens``."""
     if request.sample_tokens is None:
@@ -397,10 +405,12 @@ def default_batch_tokens(params: float, tokens: float | None = None, *, active_p
 
 
 def _pretraining_batch_default(request: WorkloadRequest, arch: Architecture | None, base: WorkloadRequest,
-                               cited, seq_len: int | None, length_given: bool) -> tuple[float, Assumption]:
+                               cited: PretrainingBatch | None, seq_len: int | None,
+                               length_given: bool) -> tuple[float, Assumption]:
     """The default pre-training batch [token] and the assumption that states it: the model's own where its
     report states one (``cited``), else the scaled rule (:func:`default_batch_tokens`)."""
     if cited is not None:
+        assert arch is not None  # a cited batch is a named model's (model_defaults)
         tokens = float(cited.sequences * cited.seq_len)
         return tokens, Assumption(name="batch size", value=f"{tokens:.0f} tokens per step: {arch.name}'s own "
                                   f"pre-training batch ({cited.sequences:,} sequences of {cited.seq_len:,} tokens)",
@@ -453,13 +463,15 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
         return base, []
     from sizer.workloads.registry import pretraining_batch, resolve_model
 
-    update, said = {}, []
+    update: dict[str, float] = {}  # the fields of ``base`` to default: seq_len [token], batch_size [token]
+    said: list[Assumption] = []
     arch = resolve_model(request.model) if request.model is not None else None
     # a method named (``full`` included) is a fine-tune of the model's weights: a batch in sequences
     finetune = (request.method or "full") != "full" or "method" in request.model_fields_set
     cited = pretraining_batch(request.model) if request.model is not None and not finetune else None
     seq_len = request.seq_len
     if seq_len is None and cited is not None:
+        assert arch is not None  # a cited batch is a named model's
         seq_len = cited.seq_len
         update["seq_len"] = seq_len
         said.append(Assumption(name="sequence length", value=f"{seq_len} tokens: {arch.name}'s pre-training sequence",
@@ -472,7 +484,7 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
                                source=f"{arch.source}; give --seq-len"))
     if request.batch_size is None:
         if finetune:
-            tokens = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)
+            tokens: float = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)  # whole sequences
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
                                    "a fine-tuning batch, not the pre-training one",
                                    source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); a full fine-tune alike (--method "
@@ -537,6 +549,8 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision,
                                 layers.total_params)
     if finetune is not None:
+        # resolve_finetune refuses a fine-tune without an architecture, whose generated graph has a sequence length
+        assert found.arch is not None and profile.seq_len is not None
         adapters = adapter_profile(found.arch, int(profile.seq_len), finetune.rank, finetune.targets)
         layers = with_trained_rows(layers, layer_table(adapters))
         assumptions.extend(finetune.assumptions)

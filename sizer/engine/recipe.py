@@ -35,11 +35,15 @@ vocabulary is computed. Each choice names its source:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sizer.choices import Loss, Optimizer, Precision
 from sizer.engine.constants import STATE_VALUE_BYTES, optimizer_state_bytes
 from sizer.errors import InputError
 from sizer.results import Assumption
+
+if TYPE_CHECKING:  # sizer.workloads.finetune is not needed to run a recipe, only to describe one
+    from sizer.workloads.finetune import FineTune
 
 STATE_PRECISIONS = (Precision.MIXED, Precision.BF16)
 BF16_BYTES = 2.0
@@ -148,7 +152,7 @@ class Recipe:
             return CHUNKED_LOGIT_BYTES
         return FP32_LOGIT_BYTES * min(1.0, hidden / max(vocab, 1.0))  # Liger's chunk: tokens x V/h at a time
 
-    def line(self, precision: Precision, recompute: str | None = None, finetune=None) -> str:
+    def line(self, precision: Precision, recompute: str | None = None, finetune: FineTune | None = None) -> str:
         """The recipe as a short line a user can type into a trainer's configuration.
 
         Parameters

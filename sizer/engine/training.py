@@ -11,22 +11,33 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sizer.hardware.schema import Device
-from sizer.choices import Mode
-from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, EP_TOKEN_SORT_PASSES,
-                                    EP_TOKEN_SORT_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
-                                    device_efficiencies, stack_factor)
+from sizer.choices import Mode, Precision
+from sizer.engine.constants import (
+    EP_LOAD_IMBALANCE,
+    EP_LOAD_IMBALANCE_SOURCE,
+    EP_TOKEN_SORT_PASSES,
+    EP_TOKEN_SORT_SOURCE,
+    FRAMEWORK_OVERHEAD_SOURCE,
+    HOST_OPTIMIZER_SOURCE,
+    ZERO_BUCKETS_SOURCE,
+    Efficiencies,
+    device_efficiencies,
+    stack_factor,
+)
+from sizer.engine.devices import DeviceTable, build_device_table, topology_links
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
-from sizer.engine.devices import DeviceTable, build_device_table, device_link, node_layout, topology_links
+from sizer.engine.job import Job
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor  # noqa: F401 - time_unit re-exported
 from sizer.formulas.peaks import DEFAULT_DERATING
+from sizer.hardware.nodes import device_link, node_layout
+from sizer.hardware.schema import Device
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
 from sizer.units import Quantity
-from sizer.engine.job import Job
 
 if TYPE_CHECKING:
+    from sizer.engine.search import Fixed
     from sizer.hardware.networks import Topology
 
 
@@ -103,19 +114,21 @@ class TimeResult(Model):
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
     c = evaluation.configs  # one device's share of a step: its stage's layers, every micro-batch and the bubble
+    layer_seconds, layer_bound = evaluation.parts.layer_seconds, evaluation.parts.layer_bound
+    assert layer_seconds is not None and layer_bound is not None  # estimate_training evaluates with keep_layers
     slots = (c.accumulation[0] + (c.pp[0] - 1) / c.interleave[0]) / c.pp[0]
-    per_layer = evaluation.parts.layer_seconds[0] * job.layers.multiplicity * slots
+    per_layer = layer_seconds[0] * job.layers.multiplicity * slots
     total = float(per_layer.sum()) or 1.0
     seconds: dict[str, float] = defaultdict(float)
     counts: dict[str, float] = defaultdict(float)
     by_bound: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    bounds = evaluation.parts.layer_bound[0]
+    bounds = layer_bound[0]
     for kind, value, many, bound in zip(job.layers.kinds, per_layer, job.layers.multiplicity, bounds):
         seconds[kind] += float(value)
         counts[kind] += float(many)
         by_bound[kind][LAYER_BOUNDS[int(bound)]] += float(value)
     return [LayerGroupTime(kind=kind, layers=int(counts[kind]), time_per_step=QuantityOut.of(Quantity(s, "s"), "s"),
-                           share=s / total, bound=max(by_bound[kind], key=by_bound[kind].get))
+                           share=s / total, bound=max(by_bound[kind], key=lambda b: by_bound[kind][b]))
             for kind, s in sorted(seconds.items(), key=lambda kv: -kv[1])]
 
 
@@ -162,7 +175,7 @@ def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> No
 
 
 def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
-                 *, table=None, interleave: int | None = None) -> None:
+                 *, interleave: int | None = None) -> None:
     """A layout the job can run, or InputError naming the field that cannot be.
 
     Parameters
@@ -175,8 +188,6 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         Tensor, pipeline and context-parallel sizes given [1].
     recompute : int or None
         Recomputation policy given [1].
-    table : DeviceTable, optional
-        Unused; kept for callers that pass it.
     interleave : int or None
         Virtual pipeline chunks per stage given [1] (:func:`sizer.engine.search.chunks_hold_blocks`).
 
@@ -199,6 +210,7 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         _refuse_parallel_without_blocks(tp, pp, cp, recompute)
         return
     arch = job.arch
+    assert arch is not None  # a job has a shape exactly when it has an architecture (Job.shape)
     if tp_ > 1 and (arch.heads % tp_ or (arch.kv_heads % tp_ and tp_ % arch.kv_heads)):
         raise InputError("tp", tp, f"a size that divides the {arch.heads} heads and the {arch.kv_heads} key/value heads "
                                    "(or is a multiple of them)")
@@ -256,7 +268,8 @@ def _check_interleave(blocks: int, pp: int | None, interleave: int) -> None:
                                                    f"{blocks} blocks over at least 2 stages")
 
 
-def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleave=None, ep=None) -> dict:
+def fixed_layout(zero: int | None = None, tp: int | None = None, pp: int | None = None, cp: int | None = None,
+                 recompute: int | None = None, interleave: int | None = None, ep: int | None = None) -> Fixed:
     """The layout fields the user gave: the search pins these and searches the rest.
 
     Parameters
@@ -273,8 +286,8 @@ def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleav
     return {name: value for name, value in given.items() if value is not None}
 
 
-def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, headroom: bool = False,
-                  overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> dict:
+def choose_layout(job: Job, table: DeviceTable, count: int, fixed: Fixed | None = None, *, headroom: bool = False,
+                  overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> dict[str, float]:
     """The fastest layout that fits with ``fixed`` pinned, else the one closest to fitting.
 
     Parameters
@@ -319,7 +332,7 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
             "ep": int(np.broadcast_to(c.ep, c.tp.shape)[i])}
 
 
-def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
+def refuse_batch(job: Job, table: DeviceTable, count: int, fixed: Fixed) -> None:
     """InputError for a batch no layout of ``count`` devices can run, naming the most devices that can.
 
     Parameters
@@ -357,7 +370,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       pp: int | None = None, recompute: int | None = None, interleave: int | None = None,
                       cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
                       headroom: bool = False, overlap_allreduce: bool = False,
-                      extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
+                      extra_assumptions: tuple[Assumption, ...] = (), topology: Topology | None = None,
+                      offload: bool = False,
                       hybrid_shard: bool = False, ep: int | None = None,
                       host_memory: float | None = None, interruptions: bool | None = None,
                       overlap_all_to_all: bool = False) -> TimeResult:
@@ -637,8 +651,9 @@ def _with_host_check(result: TimeResult, ev: Evaluation, table: DeviceTable, cou
     """
     from sizer.engine.offload import host_memory as host_check
 
+    # the catalog gives a node type's host memory with its source, or neither
     node = (float(topology.host_memory.to("B").magnitude), topology.host_memory_source) \
-        if topology is not None and topology.host_memory is not None else None
+        if topology is not None and topology.host_memory is not None and topology.host_memory_source is not None else None
     host = host_check(float(np.asarray(ev.host_bytes).ravel()[0]), count, int(table.devices_per_node[0]),
                       float(table.memory[0]), host_memory, node)
     return result.model_copy(update={
@@ -647,8 +662,9 @@ def _with_host_check(result: TimeResult, ev: Evaluation, table: DeviceTable, cou
         "assumptions": result.assumptions + [host.assumption()]})
 
 
-def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mode: Mode, fixed: dict | None,
-                 extra_assumptions, topology, offload: bool, hybrid_shard: bool, overlap_allreduce: bool) -> TimeResult:
+def _time_result(job: Job, device: Device, table: DeviceTable, count: int, ev: Evaluation, mode: Mode,
+                 fixed: Fixed | None, extra_assumptions: tuple[Assumption, ...], topology: Topology | None, offload: bool,
+                 hybrid_shard: bool, overlap_allreduce: bool) -> TimeResult:
     """The typed answer of one evaluated layout."""
     from sizer.engine.summary import summarise
 
@@ -664,17 +680,23 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
     throughput = RangeOut(low=per_step / step_range[2], expected=per_step / step_range[1],
                           high=per_step / step_range[0], unit=unit)
     flops = job.training_flops
-    training = RangeOut.of_seconds(tuple(s * steps for s in step_range), time_unit(step_range[1] * steps)) \
-        if job.samples else None
+    training = RangeOut.of_seconds((step_range[0] * steps, step_range[1] * steps, step_range[2] * steps),
+                                   time_unit(step_range[1] * steps)) if job.samples else None
     first_order = flops / (count * peak * (1 - DEFAULT_DERATING.expected))
     warnings = _warnings(job, device, table, ev)
     assumptions = _assumptions(job, table, ev, count, mode, (low_factor, high_factor, range_source), fixed,
                                extra_assumptions, topology, offload, hybrid_shard, overlap_allreduce)
-    seconds = lambda value: QuantityOut.of(Quantity(float(value), "s"), "s")  # noqa: E731
+
+    def seconds(value: float) -> QuantityOut:
+        return QuantityOut.of(Quantity(float(value), "s"), "s")
+
     unit_t = time_unit(step_range[1] * steps)
     dp = int(round(float(configs.dp[0])))
+    precision = table.precisions[0]
+    # build_device_table resolves a supported precision to a Precision (_check_precision refused the others)
+    assert isinstance(precision, Precision)
     return TimeResult(
-        recipe=job.recipe.line(table.precisions[0], RECOMPUTE[int(configs.recompute[0])], job.finetune),
+        recipe=job.recipe.line(precision, RECOMPUTE[int(configs.recompute[0])], job.finetune),
         workload=job.description, device=device.name, count=count, precision=table.precisions[0],
         method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params, mode=mode,
@@ -722,8 +744,8 @@ def _dense_warning(job: Job, ev: Evaluation) -> str | None:
             "--tokens (a decoder shaped from the count, sequence length stated) or --model")
 
 
-def _warnings(job: Job, device: Device, table, ev: Evaluation) -> list[str]:
-    warnings = []
+def _warnings(job: Job, device: Device, table: DeviceTable, ev: Evaluation) -> list[str]:
+    warnings: list[str] = []
     dense = _dense_warning(job, ev)
     if dense:
         warnings.append(dense)
@@ -765,8 +787,9 @@ def batch_change(job: Job, batch: float) -> str:
             "data-parallel replica splits into whole micro-batches)")
 
 
-def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread, fixed: dict | None,
-                 extra_assumptions, topology, offload: bool, hybrid_shard: bool, overlap_allreduce: bool) -> list[Assumption]:
+def _assumptions(job: Job, table: DeviceTable, ev: Evaluation, count: int, mode: Mode, spread: tuple[float, float, str],
+                 fixed: Fixed | None, extra_assumptions: tuple[Assumption, ...], topology: Topology | None, offload: bool,
+                 hybrid_shard: bool, overlap_allreduce: bool) -> list[Assumption]:
     configs = ev.configs
     zero, tp, pp, cp = int(configs.zero[0]), int(configs.tp[0]), int(configs.pp[0]), int(configs.cp[0])
     recompute, interleave = int(configs.recompute[0]), int(configs.interleave[0])
@@ -866,6 +889,7 @@ def _parallel_assumptions(job: Job, configs: Any, per_node: int, link: Any, netw
                                       "layers split evenly", source="Narayanan et al. 2021 (docs/references.md [megatron])"))
     ep = int(np.broadcast_to(configs.ep, configs.tp.shape)[0])
     if ep > 1:
+        assert job.arch is not None  # expert parallelism is checked to need a mixture of experts (check_expert_parallel)
         etp, replicas = (int(v[0]) for v in expert_layout(np.asarray([tp]), np.asarray([dp * cp]), np.asarray([ep])))
         where = f"inside one node ({link.name})" if etp * ep <= per_node else f"across nodes ({network.name})"
         assumptions.append(Assumption(

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from sizer.choices import KvCacheName
+from sizer.inference.formats import WeightsName
 from sizer.formulas.tco import Pricing
 from sizer.inference.estimate import ServedModel
 
@@ -21,9 +23,9 @@ class InferenceRecommendRequest(ServedModel):
          "total_tokens_per_s": 2000, "time_to_first_token": "2 s"}]})
 
     task: Literal["inference"] = Field("inference", description="'inference' selects this body on /v1/recommend")
-    weights: str | None = Field(None, max_length=40, description="pin the weight format (default: searched over bf16, "
+    weights: WeightsName | None = Field(None, max_length=40, description="pin the weight format (default: searched over bf16, "
                                                                   "fp8 or w8a8 where the device has the peak, awq-int4-g128)")
-    kv_cache: str | None = Field(None, max_length=10, description="pin the KV-cache format (default: searched over fp16 "
+    kv_cache: KvCacheName | None = Field(None, description="pin the KV-cache format (default: searched over fp16 "
                                                                   "and fp8)")
     batch: int | None = Field(None, ge=1, le=1_000_000, description="concurrent sequences (default: the largest that serves)")
     tokens_per_s_per_user: float | None = Field(None, gt=0, le=1e7, description="decode tokens/s each sequence needs")

@@ -409,11 +409,7 @@ def _serving_table(devices: tuple[Device, ...], compute: Precision | Literal["in
     if compute == "int8":
         return _int8_rows(fallback)
     primary = build_device_table(devices, compute, efficiencies)
-    if strict:
-        return primary
-    if compute is Precision.FP4:  # NVFP4: the FP4 peak where the catalog has one (Blackwell), else FP8, else 16 bits
-        fallback = _choose_rows(build_device_table(devices, Precision.FP8, efficiencies), fallback)
-    return _choose_rows(primary, fallback)
+    return primary if strict else _choose_rows(primary, fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,

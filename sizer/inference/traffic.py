@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.choices import checked_name
 from sizer.datafile import read_text
 from sizer.errors import InputError
 
@@ -349,3 +350,7 @@ def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarra
         Increasing arrival times [s], from the first gap on.
     """
     return np.cumsum(rng.exponential(1.0 / rate, n))
+
+
+# A request's named length set, checked where the request is built.
+LengthsName = checked_name(length_distribution)

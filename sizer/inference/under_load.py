@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 import numpy as np
 from pydantic import BaseModel, Field
 
+from sizer.inference.traffic import LengthsName
+from sizer.runtimes import RuntimeName
 from sizer.errors import InputError
 from sizer.formulas.tco import PriceBasis, Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
@@ -46,7 +48,7 @@ class LoadFields(BaseModel):
     rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
     users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
     think_time: TimeField = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
-    lengths: str | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
+    lengths: LengthsName | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
                                 "sharegpt-multiturn-8k, azure-conv, azure-code, arxiv-summarization, mlperf-openorca "
                                 "(default: fixed lengths)")
     trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
@@ -64,7 +66,7 @@ class LoadFields(BaseModel):
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
     replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
                                                                       "(default: as many as the SLOs need)")
-    runtime: str | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
+    runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
                                 "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
                                 "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
 

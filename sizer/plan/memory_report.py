@@ -12,21 +12,33 @@ this module shapes one configuration into a result.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from sizer.hardware.schema import Device
 from sizer.choices import Optimizer, Precision
-from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
-                                    HEADROOM_SOURCE, OPTIMIZER_STATES, STATE_VALUE_BYTES,
-                                    EIGHT_BIT_SOURCE, PAGED_SOURCE, ADAFACTOR_SOURCE, LION_SOURCE)
+from sizer.engine.constants import (
+    ADAFACTOR_SOURCE,
+    EIGHT_BIT_SOURCE,
+    FP32_STORAGE_BYTES,
+    FRAMEWORK_OVERHEAD_BYTES,
+    FRAMEWORK_OVERHEAD_SOURCE,
+    HEADROOM_HIGH,
+    HEADROOM_LOW,
+    HEADROOM_SOURCE,
+    LION_SOURCE,
+    OPTIMIZER_STATES,
+    PAGED_SOURCE,
+    STATE_VALUE_BYTES,
+    ZERO_BUCKETS_SOURCE,
+)
 from sizer.engine.devices import resolve_precision
-from sizer.engine.constants import FP32_STORAGE_BYTES
 from sizer.engine.evaluate import memory_parts
+from sizer.engine.job import Job
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.hardware.schema import Device
 from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
 from sizer.units import Quantity
-from sizer.engine.job import Job
 
 
 class SearchedLayout(Model):
@@ -81,7 +93,40 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``,
     keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE), a mixture of
     experts' routed experts split over ``ep`` of them: the engine's one memory evaluation
-    (:func:`sizer.engine.evaluate.memory_parts`) of that layout, shaped."""
+    (:func:`sizer.engine.evaluate.memory_parts`) of that layout, shaped.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (:func:`sizer.engine.job.resolve_job`); its length is not needed.
+    device : Device, optional
+        The device whose memory the answer is checked against; None: the memory alone, at bf16 for
+        mixed precision.
+    count : int, default 1
+        Data-parallel devices [1], over which ZeRO shards the model states.
+    zero : int, default 0
+        ZeRO stage 0-3 [1] (Rajbhandari et al. 2020).
+    headroom : bool, default False
+        Also state the memory with the upper headroom (seed 003's 25-30 %).
+    recompute : int, default 0
+        Activation recomputation [1], an index into ``RECOMPUTE``: 0 none, 1 selective, 2 full.
+    ep : int, default 1
+        Expert-parallel devices [1] the routed experts of a mixture of experts are split over.
+    offload : bool, default False
+        Optimizer states and master weights in host memory (ZeRO-Offload).
+
+    Returns
+    -------
+    MemoryResult
+        Memory per device by part and in total [GB], host memory [GB], the fit and the largest
+        micro-batch [sample] that fits where a device is given, and the assumptions.
+
+    Raises
+    ------
+    InputError
+        On ``recompute`` for a workload that is not a transformer, on ``precision`` the device lacks,
+        or on an expert-parallel size that does not divide the experts and the count.
+    """
     from sizer.engine.training import check_expert_parallel
 
     check_expert_parallel(job, count, 1, 1, ep)
@@ -105,7 +150,11 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     total = float(states.total[0]) + float(parts.framework[0]) + float(parts.activations[0]) + logits
     host = float(np.ravel(np.asarray(parts.offloaded, dtype=float))[0])
     with_headroom = total * (1 + HEADROOM_HIGH) if headroom else None
-    gb = lambda value: QuantityOut.of(Quantity(float(np.ravel(value)[0]), "B"), "GB")  # noqa: E731
+
+    def gb(value: float | npt.NDArray[np.float64]) -> QuantityOut:
+        """A byte figure of the one evaluated layout (a float, or an array of one) in GB."""
+        return QuantityOut.of(Quantity(float(np.ravel(value)[0]), "B"), "GB")
+
     largest = None
     if device is not None and np.isfinite(parts.fit[0]):
         largest = int(parts.fit[0])
@@ -170,7 +219,18 @@ def _assumptions(job: Job, precision: Precision, overhead: float, buckets: float
 
 
 def optimizer_assumption(optimizer: Optimizer) -> Assumption:
-    """What the optimizer keeps per parameter, and the source of that."""
+    """What the optimizer keeps per parameter, and the source of that.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer of the job.
+
+    Returns
+    -------
+    Assumption
+        The state copies per parameter and their width (FP32, 8-bit, factored), with the source.
+    """
     if optimizer is Optimizer.ADAFACTOR:
         return Assumption(name="optimizer", value="adafactor: factored second moment", source=ADAFACTOR_SOURCE)
     if optimizer is Optimizer.LION:

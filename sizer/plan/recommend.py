@@ -13,54 +13,75 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import Field
 
-from sizer.engine.calibration import Calibration
-from sizer.engine.devices import cached_device_table
-from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device, OfferTerm
-from sizer.engine.evaluate import error_spread
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.choices import Mode, Precision, parse_choice
+from sizer.choices import Mode
 from sizer.deadline import check_deadline
+from sizer.engine.calibration import Calibration
+from sizer.engine.devices import DeviceTable, cached_device_table
+from sizer.engine.evaluate import error_spread
+from sizer.engine.job import Job, resolve_job
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError, InputErrors, SizerError
+from sizer.field_check import text_field_errors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.field_check import text_field_errors
-from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
-                           unit_factor)
-from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed, Pricing, amortised_capital,
-                                check_provider, cheapest_cloud_price, energy_cost, hourly_price, price_used, purchase_per_device, rent_cost)
+from sizer.formulas.tco import (
+    COST_DEFAULTS,
+    CostRange,
+    PriceBasis,
+    PriceUsed,
+    Pricing,
+    RentPrice,
+    amortised_capital,
+    cheapest_cloud_price,
+    check_provider,
+    energy_cost,
+    hourly_price,
+    price_used,
+    purchase_per_device,
+    rent_cost,
+)
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device, DeviceKind, OfferTerm
 from sizer.memo import keyed_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
-from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit, unit_factor
+from sizer.units import Quantity, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
-from sizer.engine.job import Job, resolve_job
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
 
 Objective = Literal["time", "cost", "pareto"]
 Purchase = Literal["rent", "buy"]
-Kind = Literal["gpu", "cpu", "accelerator"]
 DEFAULT_MAX_DEVICES = 64
 HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
 AUTO_SUGGEST = 3  # rejected devices that get suggestions, unasked, when no device serves the question
 
 
+def _on_demand() -> list[OfferTerm]:
+    return ["on-demand"]
+
+
+def _every_kind() -> list[DeviceKind]:
+    return ["gpu", "accelerator", "cpu"]
+
+
 class RecommendRequest(WorkloadRequest):
     """A workload plus the constraints of the choice."""
 
-    deadline: str | dict | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
+    deadline: str | dict[str, Any] | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only (sizer.plan.owned)")
-    budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
-    host_memory: str | dict | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
+    budget: str | dict[str, Any] | None = Field(None, description="most money to spend, e.g. '50000 USD'")
+    host_memory: str | dict[str, Any] | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
                                                              "what ZeRO-Offload would put there")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
@@ -69,11 +90,11 @@ class RecommendRequest(WorkloadRequest):
                                     "the amortised purchase; each cost says its price_basis)")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
                                                                "Lambda, RunPod, Vast.ai, ...)")
-    terms: list[OfferTerm] = Field(default_factory=lambda: ["on-demand"], min_length=1, max_length=5,
+    terms: list[OfferTerm] = Field(default_factory=_on_demand, min_length=1, max_length=5,
                                    description="offer terms a rent may have: on-demand (default), spot, reserved, "
                                    "reserved 1 year, reserved 3 years")
     objective: Objective = "time"
-    kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
+    kinds: list[DeviceKind] = Field(default_factory=_every_kind)
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
@@ -89,8 +110,8 @@ class RecommendRequest(WorkloadRequest):
                                                          "expects at least one failure")
 
 
-def _interruption_factor(request, job: Job, table, device_rows: np.ndarray, seconds: np.ndarray,
-                         count: np.ndarray) -> np.ndarray:
+def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],
+                         seconds: npt.NDArray[np.float64], count: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Per shown row, the expected wall-clock with interruptions over the time without (NaN: not shown)."""
     from sizer.engine import goodput
 
@@ -189,6 +210,11 @@ def field_errors(request: RecommendRequest) -> list[InputError]:
     request : RecommendRequest
         The request, its quantities still text (``deadline`` [time], ``budget`` [currency], ...).
 
+    Returns
+    -------
+    list of InputError
+        One per malformed field, each naming the field and what it takes; empty where all read.
+
     >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
     ['params', 'budget']
     """
@@ -206,8 +232,8 @@ def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
 
 @keyed_cache(maxsize=32, key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
              (devices_key, provider, counts, terms))
-def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None,
-                  counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, np.ndarray]:
+def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...], provider: str | None,
+                  counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, Any]:
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
     chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh]; and the
@@ -235,13 +261,14 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
             "rent_price": rent_price, "buy_price": buy_price}
 
 
-def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...], terms: tuple[str, ...]) -> list:
+def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
+                   terms: tuple[str, ...]) -> list[RentPrice]:
     """:func:`hourly_price` (``pricing="rent"``) at each of ``counts``, worked out once per offer: the
     counts one offer runs share its price (its label and units rendered once, not per count)."""
     if not any(p.term in terms for p in device.cloud_prices):  # no offer at all: one reason for every count
         return [hourly_price(device, provider, pricing="rent", count=1, terms=terms)] * len(counts)
-    by_offer: dict[int, object] = {}
-    row = []
+    by_offer: dict[int, RentPrice] = {}
+    row: list[RentPrice] = []
     for count in counts:
         offer = cheapest_cloud_price(device, provider, count, terms)
         if offer is None:  # the reason names the count
@@ -254,31 +281,35 @@ def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...]
     return row
 
 
-def _row_price(prices: dict, device: int, count_index: int, basis: str | None) -> dict | None:
+def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str | None) -> dict[str, Any] | None:
     """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count, or
     the device's purchase; None where the row has no price of its basis."""
+    if basis is None:
+        return None
     chosen = {"rent": prices["rent_price"][device][count_index], "buy": prices["buy_price"][device]}.get(basis)
     return None if chosen is None else price_used(chosen)
 
 
-def _priced_counts(prices: dict[str, np.ndarray], pricing: str, shape: tuple[int, int]) -> np.ndarray:
+def _priced_counts(prices: dict[str, Any], pricing: str, shape: tuple[int, ...]) -> npt.NDArray[np.bool_]:
     """Per device and count, whether a price of the asked basis is known: a rent offer that runs that
     many devices, a purchase price, or either (``any``)."""
     rent = ~np.isnan(prices["rent"])
     buy = np.broadcast_to(~np.isnan(prices["buy"])[:, None], shape)
-    return {"rent": rent, "buy": buy, "any": rent | buy}[pricing]
+    priced: npt.NDArray[np.bool_] = {"rent": rent, "buy": buy, "any": rent | buy}[pricing]
+    return priced
 
 
-def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> tuple[np.ndarray, np.ndarray]:
+def _choose(seconds: npt.NDArray[np.float64], count: npt.NDArray[np.float64], ok: npt.NDArray[np.bool_],
+            deadline_s: float | None) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
     """Per device (rows; columns are counts): the index of the chosen option (module docstring) and
     whether there is one."""
     device_hours = np.where(ok, seconds * count, np.inf)
     if deadline_s is not None:
         meets = ok & (seconds <= deadline_s)
-        return np.argmin(np.where(meets, device_hours, np.inf), axis=1), meets.any(axis=1)
+        return np.argmin(np.where(meets, device_hours, np.inf), axis=1), np.asarray(meets.any(axis=1))
     cheapest = device_hours.min(axis=1, keepdims=True)
     near = ok & (device_hours <= cheapest * KNEE_COST)
-    return np.argmin(np.where(near, seconds, np.inf), axis=1), ok.any(axis=1)
+    return np.argmin(np.where(near, seconds, np.inf), axis=1), np.asarray(ok.any(axis=1))
 
 
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
@@ -288,12 +319,13 @@ def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
     return [bool(flag) for flag in _front(time, cost)]
 
 
-def _front(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
+def _front(time: npt.NDArray[np.float64], cost: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
     """:func:`_pareto` on arrays (a NaN cost is on no front and dominates nothing)."""
     t_other, c_other = time[None, :], cost[None, :]
     t_self, c_self = time[:, None], cost[:, None]
     dominated = ((t_other <= t_self) & (c_other <= c_self) & ((t_other < t_self) | (c_other < c_self))).any(axis=1)
-    return ~dominated & ~np.isnan(cost)
+    front: npt.NDArray[np.bool_] = ~dominated & ~np.isnan(cost)
+    return front
 
 
 def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult:
@@ -332,7 +364,7 @@ def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
     return result
 
 
-def _suggestions_wanted(request: RecommendRequest, fields: dict) -> int:
+def _suggestions_wanted(request: RecommendRequest, fields: dict[str, Any]) -> int:
     """How many rejected devices get suggestions: as asked, else :data:`AUTO_SUGGEST` where no device
     serves (the user needs to know what to change), else none (each is the engine run again)."""
     if not any(r["cause"] in ("memory", "deadline") for r in fields["rejected"]):
@@ -357,9 +389,14 @@ def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | No
     catalog : Catalog
         The devices and their prices.
     indent : int, optional
-        Spaces per level of the JSON; None: compact.
+        Spaces per level of the JSON [1]; None: compact.
     question : _Question, optional
         ``request`` already checked (:func:`quick_question`).
+
+    Returns
+    -------
+    bytes
+        The :class:`RecommendResult` as UTF-8 JSON.
     """
     fields = _recommend(request, catalog, question)
     if _suggestions_wanted(request, fields):
@@ -386,6 +423,11 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
         The workload and the constraints.
     catalog : Catalog
         The devices and their prices.
+
+    Returns
+    -------
+    tuple of (bool, _Question or None)
+        Whether the answer is quick, and the checked question (None where the request is refused).
     """
     if request.suggest or request.deadline is not None or request.budget is not None:
         return False, None  # suggestions may be worked out, or no device may serve
@@ -405,8 +447,8 @@ class _Question:
     kinds: tuple[str, ...]
     devices: tuple[Device, ...]
     counts: tuple[int, ...]
-    deadline: Quantity | None
-    budget: Quantity | None
+    deadline: PintQuantity[Any] | None
+    budget: PintQuantity[Any] | None
 
 
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
@@ -797,7 +839,7 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
         *_cost_assumptions(),
     ]
     devices = question.devices
-    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(options.index, options.column)
+    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(options.index, options.column, strict=True)
                if not b.exact[i, j]]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
@@ -836,12 +878,12 @@ def warm_up(catalog: Catalog) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _default_fields() -> dict:
+def _default_fields() -> dict[str, Any]:
     return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
 
 
 def _range_source(mode: Mode) -> str:
-    return error_spread()[mode.value]["source"] + "; sizer/engine/error_spread.yaml"
+    return str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml"
 
 
 @functools.lru_cache(maxsize=1)

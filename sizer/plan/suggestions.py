@@ -1,4 +1,4 @@
-"""What to change when a job does not fit or misses its deadline (issue 19, item 3).
+"""What to change when a job does not fit or misses its deadline.
 
 Each candidate change is one edit of the request (another method, an 8-bit optimizer, ZeRO-Offload,
 recomputation, more devices with the layout search, a shorter sequence, a smaller micro-batch; for
@@ -10,17 +10,25 @@ Where no single change works, a few that are usually taken together are tried as
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sizer.choices import Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
+from sizer.hardware.schema import Device
+from sizer.inference.estimate import InferenceRequest, InferenceResult
+from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
-from sizer.results import Suggestion
-from sizer.results import unit_factor
+from sizer.results import Suggestion, unit_factor
+
+if TYPE_CHECKING:
+    from sizer.engine.training import TimeResult
+    from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.plan.recommend import RecommendRequest, RecommendResult
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536
@@ -30,15 +38,16 @@ EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-a
 Change = tuple[str, dict[str, Any]]  # a description and the edit of the request that makes the change
 
 
-def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
+def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[Change]:
     """(description, request edit) of every single change worth evaluating."""
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     fixed = [k for k in LAYOUT_FIELDS if k in fields]
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
         changes += _memory_changes(fields, have, outcome)
-    if missed_deadline and str(fields.get("precision", "mixed")).lower() != "fp8" and "fp8" in supported_precisions(have.device):
+    precision = parse_choice(Precision, fields.get("precision", Precision.MIXED), "precision")
+    if missed_deadline and precision is not Precision.FP8 and Precision.FP8 in supported_precisions(have.device):
         changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
     return changes + _more_devices(fields, have)
 
@@ -57,7 +66,7 @@ def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> li
         The request evaluated (its sequence length, whether it reads as a fine-tune).
     """
     transformer = fields.get("model") is not None or fields.get("tokens") is not None
-    method = str(fields.get("method", "full")).lower()
+    method = parse_choice(Method, fields.get("method", Method.FULL), "method")
     timed = fields.get("samples") is not None or fields.get("tokens") is not None
     changes = _method_changes(fields, outcome, method)
     changes += _recompute_and_offload_changes(fields, have, method, transformer, timed)
@@ -70,7 +79,7 @@ def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> li
     return changes
 
 
-def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> list[Change]:
+def _method_changes(fields: dict[str, Any], outcome: Outcome, method: Method) -> list[Change]:
     """Adapters instead of every weight (for a fine-tune only) and 8-bit optimizer states.
 
     Parameters
@@ -79,23 +88,23 @@ def _method_changes(fields: dict[str, Any], outcome: Outcome, method: str) -> li
         The training request's fields.
     outcome : Outcome
         The request evaluated (whether it reads as a fine-tune).
-    method : str
-        The fine-tuning method asked, lower case (full, lora, qlora).
+    method : Method
+        The fine-tuning method asked (full, lora, qlora).
     """
     changes: list[Change] = []
     # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
-    adapters = method != "full" or reads_as_fine_tune(fields, outcome)
-    if adapters and method == "full":
+    adapters = method is not Method.FULL or reads_as_fine_tune(fields, outcome)
+    if adapters and method is Method.FULL:
         changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
-    if adapters and method in ("full", "lora"):
+    if adapters and method in (Method.FULL, Method.LORA):
         changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
     optimizer = str(fields.get("optimizer", "adam")).lower()
-    if optimizer in EIGHT_BIT and method == "full":
+    if optimizer in EIGHT_BIT and method is Method.FULL:
         changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
     return changes
 
 
-def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: str, transformer: bool,
+def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: Method, transformer: bool,
                                    timed: bool) -> list[Change]:
     """Full recomputation where the layout search would not try it, and ZeRO-Offload where the device has
     a host memory apart and the run is timed.
@@ -106,8 +115,8 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
         The training request's fields.
     have : Owned
         The hardware.
-    method : str
-        The fine-tuning method asked, lower case.
+    method : Method
+        The fine-tuning method asked.
     transformer : bool
         Whether the workload is a transformer (a model or tokens given).
     timed : bool
@@ -122,7 +131,7 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
     # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
     # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
     separate = have.device.kind != "cpu" and not have.device.unified_memory
-    if not fields.get("offload") and method == "full" and separate and timed:
+    if not fields.get("offload") and method is Method.FULL and separate and timed:
         changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
     return changes
 
@@ -167,7 +176,7 @@ def _more_devices(fields: dict[str, Any], have: Owned) -> list[Change]:
     return changes
 
 
-def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]]:
+def recipe_changes(fields: dict[str, Any], timed: bool) -> list[Change]:
     """Training-state recipe changes (:mod:`sizer.engine.recipe`) a request has not made yet, offered before
     bigger hardware: each is a line of a trainer's configuration.
 
@@ -178,10 +187,15 @@ def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]
     timed : bool
         Whether the request gives the samples or tokens to train on (the layout search then tries
         recomputation itself).
+
+    Returns
+    -------
+    list of (str, dict)
+        Each change as a sentence and the edit of the request that makes it, most usual first.
     """
-    changes: list[tuple[str, dict]] = []
+    changes: list[Change] = []
     offloaded = bool(fields.get("offload") or fields.get("offload_params"))
-    full = str(fields.get("method", "full")).lower() == "full"
+    full = parse_choice(Method, fields.get("method", Method.FULL), "method") is Method.FULL
     precision = str(fields.get("precision", "mixed")).lower()
     if full and str(fields.get("state_precision", "mixed")).lower() == "mixed" and precision in ("mixed", "bf16"):
         changes.append(("pure bf16 states: weights, gradients and optimizer states in bf16, no FP32 master (torchtune "
@@ -215,9 +229,9 @@ def _sequence(outcome: Outcome) -> int | None:
     return None
 
 
-def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]]:
+def _combined(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
     """Changes usually taken together, tried where no single one works."""
-    combos = []
+    combos: list[Change] = []
     if fields.get("model") is not None and reads_as_fine_tune(fields, outcome):
         combos.append(("QLoRA with full recomputation and a micro-batch of 1",
                        {"method": "qlora", "recompute": "full", "micro_batch": 1}))
@@ -245,6 +259,12 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
         The deadline [s]; where the job fits, the changes that meet it.
     cloud : str, optional
         The provider whose prices cost each change.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that work, each with its memory per device [GB], training time and cost [USD]:
+        changes on the hardware as it is first, then more devices; each group cheapest first.
     """
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
@@ -253,7 +273,8 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
     return _ranked(found)
 
 
-def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, stop_at_first_count: bool) -> list[Suggestion]:
+def _try(changes: list[Change], fields: dict[str, Any], have: Owned, catalog: Catalog, deadline_s: float | None,
+         cloud: str | None, *, stop_at_first_count: bool) -> list[Suggestion]:
     found: list[Suggestion] = []
     done: set[str] = set()  # kinds of change already answered: the smallest count, the longest sequence that works
     for change, edit in changes:
@@ -269,7 +290,8 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
         meets = outcome.meets(deadline_s)
         if not outcome.fits or meets is False:
             continue
-        done.add(kind)
+        if kind is not None:
+            done.add(kind)
         host = getattr(outcome.result, "host_memory_per_host", None)
         if host is not None:
             change += f" ({host.value:.3g} {host.unit} of host memory per host)"
@@ -282,7 +304,7 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
 def _ranked(found: list[Suggestion]) -> list[Suggestion]:
     """Changes on the hardware as it is (a recipe, a method, a shorter sequence) before more devices; each
     group cheapest first."""
-    def key(s: Suggestion):
+    def key(s: Suggestion) -> tuple[bool, float, float, float]:
         cost = s.cost.expected if s.cost is not None else math.inf
         seconds = s.training_time.expected * unit_factor(s.training_time.unit, "s") if s.training_time else math.inf
         return ("count" in s.apply, cost, seconds, s.memory_per_device.value)
@@ -293,7 +315,7 @@ SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
 SERVING_KV = ("fp8", "int8")
 
 
-def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, dict] | None:
+def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
     """The most layers that fit on a GPU with separate host memory, the rest offloaded to the CPU (llama.cpp -ngl):
     device memory of the weights and KV cache scales with the layers kept, activations and reserve do not."""
     if result is None or have.device.kind == "cpu" or have.device.unified_memory or fields.get("rate") or fields.get("users"):
@@ -330,6 +352,12 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
         The devices and their prices.
     outcome : Outcome
         The request evaluated on ``have``.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that fit, each with its memory per device [GB], decode throughput [token/s] and cost
+        per million output tokens [USD]; cheapest first, then fastest.
     """
     changes = _serving_changes(fields, have, outcome)
     found: list[Suggestion] = []
@@ -374,7 +402,7 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     for fmt in SERVING_KV:
         if fmt != kv:
             changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
-    result = outcome.result
+    result = outcome.result if isinstance(outcome.result, InferenceResult) else None
     if result is not None and result.batch > 1:
         largest = max(1, int(result.max_batch))
         if largest < result.batch:
@@ -391,7 +419,8 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     return changes
 
 
-def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestion]:
+def suggestions_for(request: TimeRequest | MemoryRequest | InferenceRequest, result: TimeResult | MemoryResult | InferenceResult,
+                    device: Device, catalog: Catalog) -> list[Suggestion]:
     """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its
     device and count.
 
@@ -405,19 +434,27 @@ def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestio
         The request's device.
     catalog : Catalog
         The devices and their prices.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that work on ``device`` (at the request's count, or more devices), cheapest first.
     """
     have = Owned(count=request.count, device=device)
-    outcome = Outcome(fits=False, memory_per_device=getattr(result, "memory_per_device", None) or result.total,
-                      device_memory=result.device_memory, result=result)
-    if hasattr(result, "decode_tokens_per_s"):
+    # a memory answer's figure is its total; a time or serving answer's, its memory per device
+    needed = result.total if isinstance(result, MemoryResult) else result.memory_per_device
+    outcome = Outcome(fits=False, memory_per_device=needed, device_memory=result.device_memory, result=result)
+    if isinstance(result, InferenceResult):
+        assert isinstance(request, InferenceRequest), "a serving answer comes from a serving request"
         fields = request.model_dump(exclude_unset=True, exclude_none=True)
         for key in ("have", "device", "count"):
             fields.pop(key, None)
         return serving_suggestions(fields, have, catalog, outcome)
+    assert not isinstance(request, InferenceRequest), "a training answer comes from a training request"
     return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
 
 
-def suggest_for_rejected(request, result, catalog: Catalog):
+def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, catalog: Catalog) -> RecommendResult:
     """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
     first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
     (``shortfall``); each change is evaluated again at the largest count the search tried.
@@ -430,6 +467,12 @@ def suggest_for_rejected(request, result, catalog: Catalog):
         Its answer.
     catalog : Catalog
         The devices and their prices.
+
+    Returns
+    -------
+    RecommendResult
+        ``result`` with ``suggestions`` filled in on the chosen rejected rows (the others unchanged);
+        ``result`` itself for the built-in default workload.
     """
     if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
         return result  # the built-in default workload: nothing of the user's to change
@@ -441,7 +484,7 @@ def suggest_for_rejected(request, result, catalog: Catalog):
         deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
     count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
     wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
-    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall)[:request.suggest]}
+    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall or 0.0)[:request.suggest]}  # all have one
     rows = []
     for row in result.rejected:
         if row.device in chosen:

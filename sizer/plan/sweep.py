@@ -21,25 +21,29 @@ default batch that the count's replicas outnumber is raised, as ``sizer time`` a
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device
 from sizer.choices import Mode, Precision, Sharding, parse_choice, zero_stage_of
-from sizer.engine.evaluate import evaluate, range_arrays
-from sizer.engine.devices import cached_device_table
+from sizer.deadline import check_deadline
+from sizer.engine.devices import DeviceTable, cached_device_table
+from sizer.engine.evaluate import Evaluation, evaluate, range_arrays
+from sizer.engine.job import Job, resolve_job
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.search import search
 from sizer.engine.summary import summarise
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, check_provider, hourly_price
-from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import Job, resolve_job
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device
 from sizer.memo import keyed_cache
 from sizer.results import unit_factor
+from sizer.workloads.request import WorkloadRequest
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
@@ -52,7 +56,7 @@ COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device",
 PRICE_BASES = ("", "rent", "buy")
 
 
-def _as_request(workload: WorkloadRequest | dict) -> WorkloadRequest:
+def _as_request(workload: WorkloadRequest | dict[str, Any]) -> WorkloadRequest:
     if isinstance(workload, WorkloadRequest):
         return workload
     if isinstance(workload, dict):
@@ -67,7 +71,7 @@ def _as_request(workload: WorkloadRequest | dict) -> WorkloadRequest:
     raise InputError("workloads", workload, "a list of workloads, each a mapping such as {'params': 7e9, 'tokens': 2e10}")
 
 
-def _counts(counts: Iterable[int]) -> np.ndarray:
+def _counts(counts: Iterable[int]) -> npt.NDArray[np.float64]:
     values = list(counts)
     if not values:
         raise InputError("counts", values, "at least one device count")
@@ -79,8 +83,8 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
 
 @keyed_cache(maxsize=16, key=lambda devices, pricing="rent", cloud=None, counts=(1,):
              (tuple(d.key for d in devices), pricing, cloud, tuple(counts)))
-def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
-                  counts: tuple[int, ...] = (1,)) -> tuple[np.ndarray, np.ndarray]:
+def hourly_prices(devices: Sequence[Device], pricing: Pricing = "rent", cloud: str | None = None,
+                  counts: tuple[int, ...] = (1,)) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]:
     """Per device and count of ``counts`` (devices x counts): the price [USD/h] as :func:`hourly_price`
     chooses it for ``pricing`` from offers that can run that many devices (of the provider ``cloud``
     if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`. Computed once
@@ -96,8 +100,15 @@ def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
         A provider whose offers alone are used.
     counts : tuple of int, default (1,)
         Devices per run [1].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The hourly price of one device [USD/h] (devices x counts, NaN where unknown), and each price's
+        basis (devices x counts, an index into :data:`PRICE_BASES`: 0 none, 1 rent, 2 buy).
     """
-    prices, bases = [], []
+    prices: list[list[float]] = []
+    bases: list[list[int]] = []
     for device in devices:
         chosen = [hourly_price(device, cloud, pricing=pricing, count=int(count)) for count in counts]
         prices.append([p.hourly.to("USD/hour").magnitude if p.hourly is not None else np.nan for p in chosen])
@@ -106,7 +117,8 @@ def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
             np.asarray(bases, dtype=np.int8).reshape(len(devices), len(counts)))
 
 
-def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):
+def _auto_layouts(job: Job, table: DeviceTable, counts: npt.NDArray[np.float64], headroom: bool,
+                  overlap_allreduce: bool) -> Evaluation:
     """Per (device, count): the layout ``sizer time`` would choose (the one search), evaluated."""
     pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(table.devices)), counts, indexing="ij"))
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom,
@@ -119,8 +131,9 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
                     overlap_allreduce=overlap_allreduce)
 
 
-def _group(index: int, job: Job, devices: tuple, precision: Precision, counts: np.ndarray, zeros: np.ndarray | None,
-           prices: tuple[np.ndarray, np.ndarray], headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
+def _group(index: int, job: Job, devices: tuple[Device, ...], precision: Precision, counts: npt.NDArray[np.float64],
+           zeros: npt.NDArray[np.int64] | None, prices: tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]],
+           headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
     table = cached_device_table(devices, precision, job.arch is not None)
     if zeros is None:
         ev = _auto_layouts(job, table, counts, headroom, overlap_allreduce)
@@ -134,7 +147,11 @@ def _group(index: int, job: Job, devices: tuple, precision: Precision, counts: n
     steps = ev.steps
     rows = len(d)
     supported = ev.feasible
-    nan = lambda values: np.where(supported, values, np.nan)  # noqa: E731
+
+    def nan(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """A figure where the row is supported, NaN where its precision is not."""
+        return np.where(supported, values, np.nan)
+
     peak = table.peak[d]
     summary = summarise(ev, np.arange(rows), lows[d], highs[d], peak)
     step_range = [nan(summary.step_low), nan(summary.step_expected), nan(summary.step_high)]
@@ -162,10 +179,10 @@ def _group(index: int, job: Job, devices: tuple, precision: Precision, counts: n
         "price_usd_per_hour": hourly, "cost_usd_low": cost[0], "cost_usd_expected": cost[1], "cost_usd_high": cost[2]}
 
 
-def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | None = None,
+def sweep(workloads: Sequence[WorkloadRequest | dict[str, Any]], devices: Iterable[str] | None = None,
           counts: Iterable[int] = (1,), precisions: Iterable[str] | None = None, shardings: Iterable[str] = ("auto",),
           *, catalog: Catalog | None = None, headroom: bool = False, overlap_allreduce: bool = False,
-          pricing: Pricing = "rent", cloud: str | None = None):
+          pricing: Pricing = "rent", cloud: str | None = None) -> pd.DataFrame:
     """A pandas DataFrame with one row per workload × device × count × precision × sharding.
 
     ``workloads`` are :class:`~sizer.workloads.request.WorkloadRequest` objects or mappings with its
@@ -226,9 +243,10 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     if pricing not in ("rent", "buy", "any"):
         raise InputError("pricing", pricing, "rent, buy or any")
     prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog), tuple(count_array.astype(int).tolist()))
-    groups = []
+    groups: list[dict[str, Any]] = []
+    each_precision: list[Precision | None] = list(wanted) if wanted else [None]  # None: the workload's own
     for index, request in enumerate(requests):
-        for precision in wanted or [None]:
+        for precision in each_precision:
             check_deadline()
             job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision}))
             groups.append(_group(index, job, chosen, job.precision, count_array, zeros, prices, headroom,
@@ -236,7 +254,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     return pd.DataFrame(_merged(groups, chosen))
 
 
-def _zero_stages(shardings: list[str]) -> np.ndarray | None:
+def _zero_stages(shardings: list[str]) -> npt.NDArray[np.int64] | None:
     """The ZeRO stages [1] of the shardings asked (``none``, ``full``), or None for ``auto`` (the layout
     ``sizer time`` chooses for each row).
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 
+from sizer.choices import checked_name
 from sizer.errors import InputError
 from sizer.runtimes.runtime import Purpose, Runtime
 
@@ -68,3 +69,7 @@ def runtimes_for(purpose: Purpose) -> tuple[Runtime, ...]:
         if entry.purpose is purpose:
             seen.setdefault(entry.name, entry)
     return tuple(seen.values())
+
+
+# A request's runtime: any name or alias of the registry, checked where the request is built.
+RuntimeName = checked_name(runtime)

@@ -18,6 +18,7 @@ from sizer.engine.constants import (
     serving_efficiencies,
 )
 from sizer.errors import InputError
+from sizer.hardware import nodes
 from sizer.hardware.schema import MeasuredEfficiency
 
 
@@ -55,7 +56,7 @@ def test_links_are_their_standards_line_rates():
     assert k.DATACENTRE_NETWORK.bandwidth == 400e9 / 8
     assert k.OFFICE_NETWORK.bandwidth == 100e9 / 8
     # DGX H100: 8 GPUs to a node (NVIDIA DGX H100 user guide)
-    assert k.DATACENTRE_DEVICES_PER_NODE == 8
+    assert nodes.DATACENTRE_DEVICES_PER_NODE == 8  # the node model's home (not re-exported by constants)
 
 
 def test_sizes_are_in_bytes_as_their_comments_say():

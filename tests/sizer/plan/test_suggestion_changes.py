@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from sizer.choices import Method
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned
 from sizer.plan.suggestions import (
@@ -42,24 +43,24 @@ def test_more_devices_stop_at_the_largest_count_and_drop_a_given_layout(catalog:
 
 def test_adapters_are_offered_for_a_fine_tune_and_8_bit_states_for_a_full_one() -> None:
     lora = {"model": "llama-3-8b", "method": "lora"}
-    assert edits(_method_changes(lora, NOTHING, "lora")) == [{"method": "qlora"}]
+    assert edits(_method_changes(lora, NOTHING, Method.LORA)) == [{"method": "qlora"}]
     memory_question = {"model": "llama-3-8b", "optimizer": "adamw"}  # no tokens: read as a fine-tune
-    assert edits(_method_changes(memory_question, NOTHING, "full")) == [
+    assert edits(_method_changes(memory_question, NOTHING, Method.FULL)) == [
         {"method": "lora"}, {"method": "qlora"}, {"optimizer": "adamw-8bit"}]
     pretraining = {"params": 7e9, "samples": 1e6, "optimizer": "sgd"}
-    assert _method_changes(pretraining, NOTHING, "full") == []
+    assert _method_changes(pretraining, NOTHING, Method.FULL) == []
 
 
 def test_recomputation_only_where_the_search_would_not_try_it_and_offload_only_with_a_host_memory(catalog: Catalog) -> None:
     gpu = Owned(count=1, device=catalog.find("RTX 4090"))
     searched = {"model": "llama-3-8b", "tokens": 1e9}
-    assert edits(_recompute_and_offload_changes(searched, gpu, "full", True, True)) == [{"offload": True}]
+    assert edits(_recompute_and_offload_changes(searched, gpu, Method.FULL, True, True)) == [{"offload": True}]
     pinned = {"model": "llama-3-8b", "tokens": 1e9, "recompute": "selective"}
-    assert edits(_recompute_and_offload_changes(pinned, gpu, "full", True, True)) == [
+    assert edits(_recompute_and_offload_changes(pinned, gpu, Method.FULL, True, True)) == [
         {"recompute": "full"}, {"offload": True}]
     unified = Owned(count=1, device=catalog.find("apple-m2-max-gpu"))
-    assert edits(_recompute_and_offload_changes(pinned, unified, "full", True, True)) == [{"recompute": "full"}]
-    assert edits(_recompute_and_offload_changes(searched, gpu, "lora", True, True)) == []  # adapters: no offload
+    assert edits(_recompute_and_offload_changes(pinned, unified, Method.FULL, True, True)) == [{"recompute": "full"}]
+    assert edits(_recompute_and_offload_changes(searched, gpu, Method.LORA, True, True)) == []  # adapters: no offload
 
 
 @pytest.mark.parametrize("device, fp8", [("H100 SXM", True), ("Tesla P40", False)])
