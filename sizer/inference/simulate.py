@@ -47,8 +47,8 @@ from sizer.engine.devices import DeviceTable
 from sizer.hardware.schema import Device
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.inference.formats import WeightFormat
-from sizer.inference.serving import (LOGIT_BYTES, ServingLayers, decode_layers, fold, kv_cache_bytes_per_token, prefill_profile,
-                                     serving_table, stored_weight_bytes, touched_experts)
+from sizer.inference.serving import (LOGIT_BYTES, ServingLayers, decode_layers, fold, kv_cache_bytes_per_token,
+                                     prefill_profile, serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.sim_arrivals import Arrivals, arrivals_for
 from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: F401  (re-exported: the simulation's refusal)
 from sizer.inference.sim_iteration_cost import Interpolator, decode_stretch, iteration_seconds, steps_within_cell
