@@ -37,8 +37,8 @@ from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import (ServingArrays, ServingCase, evaluate_serving, serving_table, splits_heads,
                                      total_tokens_per_second)
-from sizer.inference.under_load import (SERVING_PRICING, cost_out, default_split, refuse_load_options_without_load,
-                                        runtime_memory, serving_prices, usd_per_million)
+from sizer.inference.under_load import (SERVING_PRICING, RuntimeMemory, cost_out, default_split,
+                                        refuse_load_options_without_load, runtime_memory, serving_prices, usd_per_million)
 from sizer.engine.devices import DeviceTable
 from sizer.hardware.schema import Device
 from sizer.results import Assumption, QuantityOut, unit_factor
@@ -251,7 +251,8 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
     d, c, b = (g.ravel() for g in np.meshgrid(np.arange(len(devices)), counts, batches, indexing="ij"))
     split = default_split(request, fmt)
     case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, split,
-                       request.gpu_layers if offloading else None, **({} if offloading else runtime_memory(request, split)))
+                       request.gpu_layers if offloading else None,
+                       **(RuntimeMemory() if offloading else runtime_memory(request, split)))
     a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
     own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b), host).prefill_seconds
@@ -313,7 +314,8 @@ def _offline_option(request: InferenceRecommendRequest, g: _Grid, i: int, device
         memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
         device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
         rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if price is not None else None,
-        cost_per_million_tokens=cost_out(per_million, basis, speed_spread()) if price is not None else None,
+        cost_per_million_tokens=(cost_out(per_million, basis, speed_spread())
+                                 if per_million is not None and basis is not None else None),
         price_basis=basis, price=used,
         decode_bound="compute" if a.decode_compute[r] > a.decode_memory[r] else "memory",
         tp=int(c[r]) if g.case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name)

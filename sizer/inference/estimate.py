@@ -57,7 +57,7 @@ MAX_TOKENS = 10_000_000
 
 
 @functools.lru_cache(maxsize=1)
-def speed_spread() -> dict:
+def speed_spread() -> dict[str, Any]:
     """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml).
 
     Parameters
@@ -69,7 +69,8 @@ def speed_spread() -> dict:
     dict
         ``low`` and ``high`` [1]: the expected speed times these bound the range; ``source``: where they were fitted.
     """
-    return load_yaml(SPREAD_FILE, "error_spread")["speed"]
+    spread: dict[str, Any] = load_yaml(SPREAD_FILE, "error_spread")["speed"]
+    return spread
 
 
 class ServedModel(LoadFields, RequestModel):
@@ -80,14 +81,13 @@ class ServedModel(LoadFields, RequestModel):
     weights: WeightsName | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
                                 "checkpoint is stored in: bf16, or mxfp4 for gpt-oss)")
-    kv_cache: KvCacheName = Field(KvCache.FP16, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
     gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "
                                                                         "host CPU (llama.cpp --n-gpu-layers; default: all)")
     host_cpu: str | None = Field(None, max_length=100, description="the catalog CPU that runs offloaded layers "
                                                                    "(default: Ryzen 9 7950X, a DDR5 desktop)")
-    host_memory: str | dict | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
+    host_memory: str | dict[str, Any] | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
                                                              "against the offloaded layers' weights and KV cache "
                                                              "(default: the host CPU's in the catalog)")
 
@@ -98,6 +98,8 @@ class InferenceRequest(ServedModel):
         {"params": "7B", "device": "RTX 4090", "weights": "q4_k_m", "batch": 1}]})
 
     device: str | None = Field(None, max_length=100, description="the device (or give have)")
+    # here, not on ServedModel: a recommendation's kv_cache may be None (searched), an estimate's is a format
+    kv_cache: KvCacheName = Field(KvCache.FP16, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     count: int = Field(1, ge=1, le=1024, description="devices, tensor parallel")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only")
@@ -109,7 +111,7 @@ class InferenceRequest(ServedModel):
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
                                                            "conversation's earlier turns; llama-bench -d)")
-    rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
+    rent_price: str | dict[str, Any] | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
     pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
                              "plus energy) or any (rent, else buy); the cost says its price_basis")
 
@@ -258,7 +260,7 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
                                                                                        source=price.source)
 
 
-def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) -> list[Assumption]:
+def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTable, i: int) -> list[Assumption]:
     """What the serving model assumed for one device of ``table``: weights, KV cache, decode, prefill,
     efficiencies, the range, the runtime reserve and activations, and where they apply the compute
     precision, sliding window, experts and a context beyond the model's.
@@ -272,11 +274,12 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     table : DeviceTable
         The devices' rates (:func:`sizer.inference.serving.serving_table`).
     i : int
-        The device's row in ``table``.
+        The device's row in ``table`` [1].
 
     Returns
     -------
     list of Assumption
+        In the order shown, the conditional ones (compute precision, sliding window, experts, context) last.
     """
     fmt = case.weights
     s = speed_spread()
@@ -324,7 +327,7 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     return notes
 
 
-def refused_format(fmt, device: Device) -> str:
+def refused_format(fmt: WeightFormat, device: Device) -> str:
     """Why a weight-and-activation format cannot run on a device (it has no such peak in the catalog).
 
     Parameters
@@ -373,7 +376,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     price, price_basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     cost = None
-    if price is not None and a.fits[0]:  # a setup that does not fit serves nothing: no cost per token
+    if price is not None and price_basis is not None and a.fits[0]:  # a setup that does not fit serves nothing
         per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
         cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, price_basis, speed_spread())
     energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
@@ -518,7 +521,7 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     """What the static answer assumed, in the order shown: the model, the runtime, the fit, the serving model,
     the depth, the split, the host, the runtime's memory, the price and the energy."""
     request, device, a = served.request, served.device, ev.a
-    energy_note = _energy_note(device, request.count, tdp)
+    energy_note = _energy_note(device, request.count, tdp, unequal=ev.per_device is not None)
     offload_notes = list(served.offload_notes)
     if served.host is not None:
         offload_notes.append(host_memory_note(float(np.asarray(a.host_memory).ravel()[0]), served.host))
@@ -543,8 +546,11 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
             *_runtime_memory_notes(request, ev.case, device), price_note, energy_note]
 
 
-def _energy_note(device: Device, count: int, tdp: float | None) -> Assumption:
-    """Where the energy per token comes from: the catalog's TDP [W] of ``count`` devices, or why there is none."""
+def _energy_note(device: Device, count: int, tdp: float | None, unequal: bool = False) -> Assumption:
+    """Where the energy per token comes from: the catalog's TDP [W] of ``count`` devices, or why there is none
+    (``unequal``: a split over unequal devices, whose powers are not summed)."""
+    if unequal:
+        return Assumption(name="energy", value="not estimated for unequal devices", source="catalog tdp")
     if tdp is not None:
         assert device.tdp is not None  # tdp is read from it
         return Assumption(name="energy", value=f"TDP {tdp:g} W x {count} devices over the total tokens/s",
@@ -620,7 +626,7 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
                                    kept_up=answer.run.complete and answer.utilisation <= 1.0)
     hourly, basis, hourly_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
     per_million = usd_per_million(hourly, request.count * replicas, out_rate) if answer.replicas else None
-    load_cost = cost_out(per_million, basis, speed_spread()) if per_million is not None else None
+    load_cost = cost_out(per_million, basis, speed_spread()) if per_million is not None and basis is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
     notes_load = [runtime_assumption(engine, request.runtime is not None),
                   *load_assumptions(load, served.lengths, served.slo, answer, served.split, replica.max_batch,

@@ -42,6 +42,7 @@ class WeightFormat:
 
     @property
     def bytes_per_weight(self) -> float:
+        """Bytes per weight [B]: the effective bits over 8."""
         return self.bits / BITS_PER_BYTE
 
 
@@ -50,6 +51,22 @@ def group_quantised_bits(bits: int, group: int, scale_bits: int = 16, zero_bits:
 
     ``bits`` b per weight, one ``scale_bits`` s scale and one ``zero_bits`` z zero point per
     ``group`` g weights.
+
+    Parameters
+    ----------
+    bits : int
+        Bits of each quantised weight, b [bit].
+    group : int
+        Weights sharing one scale, g [1].
+    scale_bits : int
+        Bits of the group's scale, s [bit].
+    zero_bits : int
+        Bits of the group's zero point, z [bit] (0: symmetric).
+
+    Returns
+    -------
+    float
+        Effective bits per weight [bit].
 
     >>> group_quantised_bits(4, 32)  # GGUF Q4_0: 32 four-bit weights and one fp16 scale
     4.5
@@ -113,7 +130,20 @@ KV_CACHE_BYTES: dict[KvCache, float] = {KvCache.FP32: 4.0, KvCache.BF16: 2.0, Kv
 
 
 def weight_format(name: str, field: str = "weights") -> WeightFormat:
-    """The weight format called ``name`` (any case; ``gptq-g128`` and ``GPTQ-int4-g128`` alike)."""
+    """The weight format called ``name`` (any case; ``gptq-g128`` and ``GPTQ-int4-g128`` alike).
+
+    Parameters
+    ----------
+    name : str
+        The format's name or a common spelling (``half``, ``awq``, ``Q4_K_M``).
+    field : str
+        The request field named in an error.
+
+    Returns
+    -------
+    WeightFormat
+        The format; InputError listing the known ones for an unknown name.
+    """
     key = name.strip().lower().replace(" ", "") if isinstance(name, str) and len(name) <= 40 else None
     if key is not None:
         key = _ALIASES.get(key, key)
@@ -127,9 +157,25 @@ def weight_format(name: str, field: str = "weights") -> WeightFormat:
 
 
 def kv_cache_bytes_per_value(name: str, field: str = "kv_cache") -> float:
-    """Bytes per stored key or value element of the KV cache."""
-    key = name.strip().lower() if isinstance(name, str) else None
-    if key not in KV_CACHE_BYTES:
+    """Bytes per stored key or value element of the KV cache.
+
+    Parameters
+    ----------
+    name : str
+        The KV-cache format (fp32, bf16, fp16, fp8, int8; any case).
+    field : str
+        The request field named in an error.
+
+    Returns
+    -------
+    float
+        Bytes per value [B]; InputError listing the formats for an unknown name.
+    """
+    try:
+        key = KvCache(name.strip().lower()) if isinstance(name, str) else None
+    except ValueError:  # not a KvCache name
+        key = None
+    if key is None or key not in KV_CACHE_BYTES:
         raise InputError(field, name, f"one of {', '.join(KV_CACHE_BYTES)}")
     return KV_CACHE_BYTES[key]
 

@@ -42,11 +42,13 @@ from sizer.workloads.registry import checkpoint_weights
 
 if TYPE_CHECKING:  # names for annotations only (deployments imports this module)
     from sizer.engine.devices import DeviceTable
-    from sizer.formulas.tco import PriceBasis, PriceUsed
+    from sizer.formulas.tco import PriceBasis
+    from sizer.inference.estimate import ServedModel
     from sizer.hardware.schema import Device
     from sizer.inference.capacity import LoadAnswer, Slo
     from sizer.inference.recommend_request import InferenceRecommendRequest
-    from sizer.inference.simulate import Replica, SimulationResult
+    from sizer.inference.sim_metrics import SimulationResult
+    from sizer.inference.simulate import Replica
     from sizer.inference.traffic import Lengths
     from sizer.runtimes.runtime import Runtime
     from sizer.workloads.architecture import Architecture
@@ -69,7 +71,7 @@ Point = tuple[SortKey, WeightFormat, Screen, np.intp]
 Chosen = tuple[WeightFormat, Screen, np.intp, "Replica", int, "SimulationResult"]
 
 
-def searched_weights(request) -> list[WeightFormat]:
+def searched_weights(request: ServedModel) -> list[WeightFormat]:
     """The weight formats a deployment search tries: the common ones, and the model's published
     checkpoint format where it is none of them (gpt-oss: mxfp4).
 
@@ -172,7 +174,7 @@ def _growth(run: SimulationResult, slo: Slo) -> float:
 
 def _share(load: Load, replicas: int) -> Load:
     return (Load(rate=load.rate / replicas) if load.rate is not None else
-            Load(users=math.ceil(load.users / replicas), think_time=load.think_time))
+            Load(users=math.ceil((load.users or 0) / replicas), think_time=load.think_time))
 
 
 def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, arch: Architecture,
@@ -387,7 +389,7 @@ def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumpti
 def _option(request: InferenceRecommendRequest, device: Device, hourly: float | None, basis: PriceBasis | None,
             fmt: WeightFormat, s: Screen, r: np.intp, replica: Replica, replicas: int, run: SimulationResult, *,
             searched: bool, load: Load, lengths: Lengths, answer: LoadAnswer | None = None,
-            used: PriceUsed | None = None) -> dict[str, Any]:
+            used: dict[str, Any] | None = None) -> dict[str, Any]:
     """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
     count = int(s["c"][r])
     out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
@@ -410,7 +412,8 @@ def _option(request: InferenceRecommendRequest, device: Device, hourly: float | 
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
                cost_per_million_tokens=None, quality=quality_note(fmt), price_basis=basis, price=used)
-    key = load_key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate), basis)
+    e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured
+    key = load_key(request.objective, hourly, count, replicas, per_million, e2e_p99, float(rate), basis)
     return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,
                 r=r, replica=replica, used=used)
 
@@ -434,9 +437,10 @@ def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, A
                "prefill_replicas": split.prefill_replicas, "decode_replicas": split.decode_replicas,
                "kv_transfer": QuantityOut(value=split.transfer * unit_factor("s", "ms"), unit="ms"),
                "max_request_rate": QuantityOut(value=capacity / reps, unit="1/s"), "capacity_searched": True,
-               "utilisation": float(min(load.rate / capacity, 1.0)), "latency": lat,
+               "utilisation": float(min((load.rate or 0.0) / capacity, 1.0)), "latency": lat,
                "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
                "prompt_and_output_tokens_per_s": QuantityOut(value=total_rate, unit="tokens/s")}
-        key = load_key(request.objective, hourly, count, reps, per_million, lat.e2e.p99, capacity / reps, o["basis"])
+        e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured
+        key = load_key(request.objective, hourly, count, reps, per_million, e2e_p99, capacity / reps, o["basis"])
         out.append({**o, "row": row, "key": key, "per_million": per_million})
     return out

@@ -142,7 +142,7 @@ def largest_batch_per_count(rows: Sequence[int] | npt.NDArray[np.int64], counts:
     Parameters
     ----------
     rows : sequence of int
-        Indices of the configurations that serve, in search order.
+        Indices of the configurations that serve [1], in search order.
     counts : ndarray
         Devices per replica of every configuration [1].
     batches : ndarray

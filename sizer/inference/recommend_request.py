@@ -4,7 +4,7 @@ the targets it must meet, and what the search may try. Its own module so that th
 read it without importing each other."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -14,6 +14,7 @@ from sizer.formulas.tco import Pricing
 from sizer.inference.estimate import ServedModel
 
 Kind = Literal["gpu", "cpu", "accelerator"]
+ALL_KINDS: tuple[Kind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order
 
 
 class InferenceRecommendRequest(ServedModel):
@@ -29,7 +30,7 @@ class InferenceRecommendRequest(ServedModel):
     batch: int | None = Field(None, ge=1, le=1_000_000, description="concurrent sequences (default: the largest that serves)")
     tokens_per_s_per_user: float | None = Field(None, gt=0, le=1e7, description="decode tokens/s each sequence needs")
     total_tokens_per_s: float | None = Field(None, gt=0, le=1e12, description="output tokens/s over all sequences")
-    time_to_first_token: str | dict | None = Field(None, description="longest acceptable, e.g. '500 ms'")
+    time_to_first_token: str | dict[str, Any] | None = Field(None, description="longest acceptable, e.g. '500 ms'")
     context_length: int | None = Field(None, ge=2, le=10_000_000, description="tokens a sequence must hold; the prompt is "
                                                                                "this less the output")
     max_devices: int = Field(8, ge=1, le=1024, description="largest tensor-parallel group (or layer split)")
@@ -38,7 +39,7 @@ class InferenceRecommendRequest(ServedModel):
                                                    "(DistServe/Splitwise) for the leading rows, as rows of their own")
     objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
-    kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
+    kinds: list[Kind] = Field(default_factory=lambda: list(ALL_KINDS))
     pricing: Pricing = Field("rent", description="rent (cloud offers that run one replica; devices without one come "
                              "last), buy (amortised purchase plus energy) or any (rent, else buy; a ranking by cost "
                              "puts rents first); each row says its price_basis")

@@ -30,6 +30,11 @@ def broken(what: str) -> NoReturn:
     what : str
         The invariant that broke and the figures that broke it, in words.
 
+    Returns
+    -------
+    NoReturn
+        Never: it always raises.
+
     Raises
     ------
     SimulationInvariantError

@@ -44,10 +44,11 @@ import numpy as np
 from sizer.deadline import check_deadline
 from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
+from sizer.hardware.schema import Device
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.inference.formats import WeightFormat
-from sizer.inference.serving import (LOGIT_BYTES, decode_layers, fold, kv_cache_bytes_per_token, prefill_profile,
-                                     serving_table, stored_weight_bytes, touched_experts)
+from sizer.inference.serving import (LOGIT_BYTES, ServingLayers, decode_layers, fold, kv_cache_bytes_per_token,
+                                     prefill_profile, serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.sim_arrivals import Arrivals, arrivals_for
 from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: F401  (re-exported: the simulation's refusal)
 from sizer.inference.sim_iteration_cost import Interpolator, decode_stretch, iteration_seconds, steps_within_cell
@@ -59,6 +60,7 @@ from sizer.inference.traffic import Lengths, Load
 from sizer.memo import keyed_cache
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
+from sizer.runtimes.runtime import Runtime
 
 # The default runtime's scheduler limits and memory shares, read from its one description
 # (sizer/runtimes/serving_runtimes.py: vLLM's EngineArgs max_num_seqs 256, max_num_batched_tokens 2048 with chunked
@@ -79,7 +81,7 @@ SCHEDULER_OVERHEAD = 0.0
 BATCHING_MATRIX_EFFICIENCY = SERVING_MATRIX_EFFICIENCY
 
 
-def batching_table(devices: tuple, weights: WeightFormat, matrix: float | None = None) -> DeviceTable:
+def batching_table(devices: tuple[Device, ...], weights: WeightFormat, matrix: float | None = None) -> DeviceTable:
     """Device rates for continuous batching: the serving table (``matrix``: another matrix
     efficiency, for the fit's search only).
 
@@ -116,7 +118,7 @@ class Replica:
     max_batch: int = DEFAULT_MAX_BATCH
     token_budget: int = DEFAULT_TOKEN_BUDGET
     prefix_hit: float = 0.0  # share of prompt tokens found in the prefix cache
-    iteration_overhead: float = None  # s of scheduling per iteration (default SCHEDULER_OVERHEAD)
+    iteration_overhead: float = SCHEDULER_OVERHEAD  # s of scheduling per iteration
     sequence_overhead: float = 0.0  # s of the scheduler's CPU per running request per iteration (the runtime's, fitted)
     reserve_kv: bool = True  # admit only when prompt + answer fit (TensorRT-LLM GUARANTEED_NO_EVICT); False:
     # admit when the prompt fits and preempt the youngest when the answers outgrow the cache (vLLM)
@@ -126,12 +128,8 @@ class Replica:
     # first token, then the request leaves); "decode" (the prompt's KV cache arrives whole, the rest of the answer)
     phase: str = "both"
 
-    def __post_init__(self):
-        if self.iteration_overhead is None:
-            object.__setattr__(self, "iteration_overhead", SCHEDULER_OVERHEAD)
 
-
-def runtime_replica(runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
+def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
                     count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
                     prefix_hit: float = 0.0) -> Replica:
     """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
@@ -194,7 +192,8 @@ class IterationGrid:
             (tokens in the iteration [tokens], KV tokens read [tokens]) -> seconds [s]; beyond the grid's
             last cell it extrapolates linearly.
         """
-        t, s = self.tokens.tolist(), self.seconds.tolist()
+        t: list[float] = self.tokens.tolist()
+        s: list[list[float]] = self.seconds.tolist()
         last_i, last_j = len(t) - 2, len(self.kv_tokens) - 2
         step = float(self.kv_tokens[1])
         right = bisect.bisect_right
@@ -251,9 +250,9 @@ def device_kv_bytes_per_token(replica: Replica, context: float) -> float:
     return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, replica.count, context)
 
 
-def _table_key(table: DeviceTable) -> tuple:
+def _table_key(table: DeviceTable) -> tuple[object, ...]:
     """A value fingerprint of a device table: its devices' content keys and every array's bytes."""
-    parts = []
+    parts: list[object] = []
     for field in dataclasses.fields(table):
         value = getattr(table, field.name)
         if isinstance(value, np.ndarray):
@@ -265,14 +264,14 @@ def _table_key(table: DeviceTable) -> tuple:
     return tuple(parts)
 
 
-def _grid_key(replica: Replica, mean_context: float) -> tuple:
+def _grid_key(replica: Replica, mean_context: float) -> tuple[object, ...]:
     return (replica.arch, _table_key(replica.table), replica.weights, replica.kv_bytes, replica.device, replica.count,
             replica.split, replica.max_batch, replica.token_budget, replica.iteration_overhead, replica.memory_share,
             replica.kv_free_share, round(mean_context))
 
 
 @functools.lru_cache(maxsize=64)
-def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float):
+def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float) -> ServingLayers:
     return decode_layers(arch, context, kv_layer_token, idle)
 
 
