@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.conftest import CHROMEDRIVER, CHROMIUM
+from tests.conftest import CHROMEDRIVER, CHROMIUM
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
 if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):

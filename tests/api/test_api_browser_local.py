@@ -1,7 +1,7 @@
 """The serve page asks a local question: one device, a runtime and the tokens already in the context go to
 /v1/inference (the same answer as ``sizer inference``), and the page states the runtime it assumed.
 
-Fixtures (server, browser) are tests/api/conftest.py's, helpers test_api_browser's.
+Fixtures (server, browser) are tests/conftest.py's, helpers test_api_browser's.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ a Preset that names what the fields hold, the deadline and budget drawn on the c
 page's rejected devices behind their count, sequence length and batch inputs, the answer scrolled
 into view, and a catalog sorted by any figure whose rows answer the first click after a search.
 
-Fixtures (server, browser) are tests/api/conftest.py's, helpers test_api_browser's; screenshots go where
+Fixtures (server, browser) are tests/conftest.py's, helpers test_api_browser's; screenshots go where
 the ``shots`` fixture says (``SIZER_SCREENSHOTS=docs/screenshots`` refreshes the kept ones).
 """
 from __future__ import annotations
