@@ -24,7 +24,6 @@ that each uvicorn worker process finds the same limits that ``sizer serve`` was 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import time
@@ -35,6 +34,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from api.headers import raw_header_lines, security_headers
 from api.settings import Settings
+from sizer.memo import registered_cache
 
 log = logging.getLogger("sizer.api")
 FLOOD_LOGGERS = ("sizer.api", "uvicorn.error", "asyncio")
@@ -94,7 +94,7 @@ def _raw_response(status: int, reason: str, detail: str) -> bytes:
     return head + body
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def _limits() -> Settings:
     return Settings()
 

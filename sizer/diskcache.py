@@ -16,6 +16,7 @@ Anything else (a shared or world-writable folder, an entry another user planted)
 the value is built as if there were no cache, and nothing is stored there either. A folder the
 cache creates is made private (mode 0700). On systems without POSIX user ids the cache is off.
 
+Each kind is declared, with its measured saving, in :mod:`sizer.memo` (the caching policy).
 The cache is an optimisation only. It lives in ``$SIZER_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/sizer``, else ``~/.cache/sizer``; ``SIZER_CACHE_DIR=off`` turns it off.
 Every failure (an unwritable folder, a truncated or foreign file) falls back silently to
@@ -32,6 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
+
+from sizer.memo import is_off
 
 CACHE_ENV = "SIZER_CACHE_DIR"
 FORMAT = 1  # bump to abandon every entry written by an older layout
@@ -68,7 +71,10 @@ def cached(name: str, key: str, build: Callable[[], Any]) -> Any:
     """``build()``'s result, read from the cache entry ``name-key`` when one exists in a private folder.
 
     Any problem with the cache is ignored: the value is then built and, where possible, stored.
+    ``name`` is declared as ``disk:name`` in :data:`sizer.memo.POLICIES` (the house's caching policy).
     """
+    if is_off(f"disk:{name}"):
+        return build()
     folder = cache_dir() if hasattr(os, "getuid") else None
     entry = f"{name}-{key}.pickle"
     directory = _open_private_folder(folder) if folder is not None else None

@@ -25,7 +25,7 @@ import pint
 
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 
 
 def _build_registry() -> pint.UnitRegistry:
@@ -61,32 +61,32 @@ def _memoise_unit_parsing(registry: pint.UnitRegistry) -> None:
     handful of compound units, and parsing them was most of its time. A later ``define`` or
     ``load_definitions`` empties the memo, so it can never answer from stale definitions.
     """
-    parse = registry.parse_units_as_container
-    memo: dict[tuple, Any] = {}
+    global _pint_parse_units
+    _pint_parse_units = registry.parse_units_as_container
 
     def parse_units_as_container(input_string, as_delta=None, case_sensitive=None):
-        key = (input_string, as_delta, case_sensitive)
-        try:
-            return memo[key]
-        except (KeyError, TypeError):
-            pass
-        container = parse(input_string, as_delta, case_sensitive)
         if isinstance(input_string, str) and len(input_string) <= 200:
-            if len(memo) >= 4096:
-                memo.clear()
-            memo[key] = container
-        return container
+            return _parse_units(input_string, as_delta, case_sensitive)
+        return _pint_parse_units(input_string, as_delta, case_sensitive)
 
     def forgetting(method):
         @functools.wraps(method)
         def wrapper(*args, **kwargs):
-            memo.clear()
+            _parse_units.cache_clear()
             return method(*args, **kwargs)
         return wrapper
 
     registry.parse_units_as_container = parse_units_as_container
     registry.define = forgetting(registry.define)
     registry.load_definitions = forgetting(registry.load_definitions)
+
+
+_pint_parse_units: Any = None  # the registry's own parse, set by _memoise_unit_parsing
+
+
+@registered_cache()
+def _parse_units(input_string: str, as_delta: Any, case_sensitive: Any) -> Any:
+    return _pint_parse_units(input_string, as_delta, case_sensitive)
 
 
 ureg = _build_registry()
@@ -135,7 +135,7 @@ DIMENSION_WORDS = {
 }
 
 
-@functools.lru_cache(maxsize=256)
+@registered_cache()
 def describe_dimension(dimension: str) -> str:
     """Human wording of a pint dimensionality string, for error messages."""
     key = str(ureg.get_dimensionality(dimension)) if dimension else ""
@@ -220,7 +220,7 @@ def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | No
 
 
 # Only successful parses are kept (an error is raised afresh each time); the field only names errors.
-_parse_known_text = keyed_cache(maxsize=4096, key=lambda field, raw, dimension, default_unit, allow_zero, allow_negative: (
+_parse_known_text = registered_cache(key=lambda field, raw, dimension, default_unit, allow_zero, allow_negative: (
     raw, dimension, default_unit, allow_zero, allow_negative))(_parse_quantity)
 
 

@@ -27,6 +27,7 @@ from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.results import Assumption
 from sizer.units import Quantity, parse_count
 from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
+from sizer.memo import registered_cache
 
 DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
 
@@ -216,7 +217,7 @@ def _build_graph(arch: Architecture, seq_len: int, flash: bool) -> tuple[Profile
     return profile, layer_table(profile)
 
 
-_cached_graph = functools.lru_cache(maxsize=32)(_build_graph)
+_cached_graph = registered_cache()(_build_graph)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ docs/references.md [kwon2023vllm], [agrawal2024sarathi], [agrawal2024vidur].
 from __future__ import annotations
 
 import bisect
-import functools
 import heapq
 import math
 from collections import deque
@@ -44,7 +43,7 @@ from sizer.inference.formats import WeightFormat
 from sizer.inference.serving import (LOGIT_BYTES, decode_layers, fold, kv_cache_bytes_per_token, prefill_profile,
                                      serving_table, stored_weight_bytes, touched_experts)
 from sizer.inference.traffic import Lengths, Load, poisson_arrivals
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
 
@@ -194,18 +193,18 @@ def _grid_key(replica: Replica, mean_context: float) -> tuple:
             replica.kv_free_share, round(mean_context))
 
 
-@functools.lru_cache(maxsize=64)
+@registered_cache()
 def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float):
     return decode_layers(arch, context, kv_layer_token, idle)
 
 
-@functools.lru_cache(maxsize=64)
+@registered_cache()
 def _widest_layer_bytes(arch: Architecture, tokens: int) -> float:
     """Activation bytes of the widest layer over a prefill chunk of ``tokens`` (held at once)."""
     return float(fold(prefill_profile(arch, tokens)).table.bytes.max())
 
 
-@keyed_cache(maxsize=256, key=_grid_key)
+@registered_cache(key=_grid_key)
 def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     """The engine's iteration time over a grid, built once per (replica, mean context).
 

@@ -34,7 +34,7 @@ from sizer.engine.search import search
 from sizer.engine.summary import summarise
 from sizer.formulas.peaks import supported_precisions
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.results import unit_factor
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune
@@ -152,7 +152,7 @@ def _basis_key(job: Job, devices_key: tuple, counts: tuple[int, ...], headroom: 
     return (layout_key(job), devices_key, counts, headroom, None if calibration is None else calibration.model_dump_json())
 
 
-@keyed_cache(maxsize=64, key=lambda key, *rest: key)
+@registered_cache(key=lambda key, *rest: key)
 def _kept(key, job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:
     # A whole-catalog search is 50-60 ms of a command's start-up; the same question (the default one,
     # say) is kept on disk too (sizer.diskcache), under its key and the code of the whole core, so a

@@ -11,7 +11,6 @@ True
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -35,7 +34,7 @@ from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion,
                            unit_factor)
 from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed, Pricing, amortised_capital,
                                 check_provider, cheapest_cloud_price, energy_cost, hourly_price, price_used, purchase_per_device, rent_cost)
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.plan.layout_basis import basis, kept_basis
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
@@ -190,12 +189,12 @@ def _counts(max_devices: int) -> tuple[int, ...]:
     return tuple(int(c) for c in np.exp2(np.arange(int(np.log2(max_devices)) + 1)))
 
 
-@keyed_cache(maxsize=32, key=lambda catalog, kinds: (catalog.key, kinds))
+@registered_cache(key=lambda catalog, kinds: (catalog.key, kinds))
 def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
     return tuple(d for d in catalog if d.kind in kinds)
 
 
-@keyed_cache(maxsize=32, key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
+@registered_cache(key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
              (devices_key, provider, counts, terms))
 def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None,
                   counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, np.ndarray]:
@@ -298,7 +297,7 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     return _answer(request or RecommendRequest(), catalog or load_catalog())
 
 
-@keyed_cache(maxsize=64, key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
+@registered_cache(key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
     fields = _recommend(request, catalog)
     result = RecommendResult.model_validate(fields)
@@ -572,7 +571,7 @@ def warm_up(catalog: Catalog) -> None:
         cached_device_table(devices, job.precision, transformer)
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def _default_fields() -> dict:
     return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
 
@@ -581,7 +580,7 @@ def _range_source(mode: str) -> str:
     return error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def _cost_assumptions() -> tuple[Assumption, ...]:
     """The cost defaults as stated (formatted once: the defaults are constants)."""
     costs = COST_DEFAULTS

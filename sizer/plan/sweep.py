@@ -37,7 +37,7 @@ from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, check_provider, hourly_price
 from sizer.workloads.request import WorkloadRequest
 from sizer.engine.job import Job, resolve_job
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.results import unit_factor
 
 PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported
@@ -76,7 +76,7 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-@keyed_cache(maxsize=16, key=lambda devices, pricing="rent", cloud=None, counts=(1,):
+@registered_cache(key=lambda devices, pricing="rent", cloud=None, counts=(1,):
              (tuple(d.key for d in devices), pricing, cloud, tuple(counts)))
 def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
                   counts: tuple[int, ...] = (1,)) -> tuple[np.ndarray, np.ndarray]:
