@@ -1,20 +1,32 @@
 """What each declared cache saves: representative commands and requests with it and without it.
 
-    python benchmarks/cache_savings.py [--repeat 3] [--only NAME ...] [--out results/cache_savings.jsonl]
+    python benchmarks/cache_savings.py hits [--out benchmarks/results/cache_savings.json]
+    python benchmarks/cache_savings.py table RUN.json [RUN.json ...]
+    python benchmarks/cache_savings.py ab NAME[,NAME...] [--rounds 5] [--service WORKLOAD,...]
 
-For every cache of :data:`sizer.memo.POLICIES` (and once with all of them on), in turn:
+``hits``: each workload runs in a fresh process with every cache of :data:`sizer.memo.POLICIES`
+counted: its hits, and the CPU time that recomputing a hit's answer takes (the cached function
+called again, uncached, on the first hits' arguments, with the other caches as they are). The
+saving of a cache in a workload is its hits times that mean recompute time: the time the
+workload would take longer without that cache alone. Counting is exact and the recompute time is
+measured at once, in the same process, so a shared machine's load moves both sides alike. The
+workloads:
 
-- CLI start-up: the CPU time (user + system) of ``sizer peak "Tesla P40" --json``,
-  ``sizer recommend --params 7e9 --tokens 2e10 --json`` (the contract check's question),
-  ``sizer time --model llama-2-7b ...`` and ``sizer inference --model llama-2-7b --rate 2``,
-  each the median of ``--repeat`` runs, with a warmed disk cache of its own;
-- a warm service: one process answers through ``TestClient`` 40 new ``/v1/recommend`` questions
-  (as shared/checks/contract-engine asks them), 40 ``/v1/peak``, 10 new ``/v1/time`` and 6 new
-  ``/v1/inference`` questions after a warm-up; the CPU time per request of each.
+- the CLI commands ``peak "Tesla P40"``, ``recommend --params 7e9 --tokens 2e10`` (the contract
+  check's question), ``time --model llama-2-7b ...``, ``inference --model llama-2-7b --rate 2``,
+  ``sweep``, ``inference`` of a GGUF on an RTX 4090 (llama.cpp), ``models``, ``plan`` and
+  ``recommend --inference`` (with and without ``--rate 2``), each a whole start-up (imports included, from a warm disk cache);
+- a warm service (``TestClient``, after one request of each kind): every route, new questions
+  where a route takes a body (``/v1/recommend`` as shared/checks/contract-engine asks them) and
+  the same question 40 times; CPU time per request;
+- the Python API: ``facade.estimate_time`` and ``facade.peak`` asked without a catalog, per pair.
 
-The cache is turned off with ``SIZER_CACHES_OFF=NAME`` (its function is then a plain call). CPU
-time is used because the machine is shared (other processes disturb wall time more); the load
-average is recorded beside every row. One JSON line per configuration goes to ``--out``.
+A kept answer taken with ``peek`` (the layout search, the rendered recommendation) is counted but
+not timed: its saving is measured with ``ab``.
+
+``ab``: whole commands and the service with the named caches on and off (``SIZER_CACHES_OFF``),
+interleaved round by round, CPU time (user + system); for the disk cache kinds and to check a
+removal end to end (command ``recommend_new``: a question of a new shape each run). The load average is recorded beside every figure.
 """
 from __future__ import annotations
 
@@ -26,96 +38,343 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
-SIZER = str(Path(PYTHON).with_name("sizer"))
-COMMANDS = {
-    "peak": [SIZER, "peak", "Tesla P40", "--json"],
-    "recommend": [SIZER, "recommend", "--params", "7e9", "--tokens", "2e10", "--json"],
-    "time": [SIZER, "time", "--model", "llama-2-7b", "--tokens", "1e9", "--device", "H100 SXM", "--count", "8",
+CLI = {
+    "peak": ["peak", "Tesla P40", "--json"],
+    "recommend": ["recommend", "--params", "7e9", "--tokens", "2e10", "--json"],
+    "time": ["time", "--model", "llama-2-7b", "--tokens", "1e9", "--device", "H100 SXM", "--count", "8",
              "--precision", "bf16", "--json"],
-    "inference": [SIZER, "inference", "--model", "llama-2-7b", "--device", "H100 SXM", "--rate", "2", "--json"],
+    "inference": ["inference", "--model", "llama-2-7b", "--device", "H100 SXM", "--rate", "2", "--json"],
+    "sweep": ["sweep", "--params", "7e9", "--tokens", "1e9", "--device", "H100 SXM", "--count", "8",
+              "--precision", "bf16", "--format", "csv"],
+    "local": ["inference", "--model", "llama-2-7b", "--weights", "q4_k_m", "--device", "RTX 4090", "--json"],
+    "models": ["models", "--json"],
+    "plan": ["plan", "--model", "llama-2-70b", "--tokens", "1e11", "--device", "H100 SXM", "--count", "64", "--json"],
+    "recommend_inference": ["recommend", "--inference", "--model", "llama-2-7b", "--json"],
+    "recommend_inference_rate": ["recommend", "--inference", "--model", "llama-2-7b", "--rate", "2", "--json"],
 }
+SAMPLED_HITS = 5  # hits per cache whose answer is recomputed to time it
 
-SERVICE = r'''
-import json, sys, time
+# Counts every registered cache of the process: installed before the workload runs.
+COUNTER = r'''
+import functools, importlib, json, sys, time
+from pathlib import Path
+from sizer import memo
+
+def _modules():
+    root = Path(memo.__file__).resolve().parent.parent
+    for folder in ("sizer", "api", "cli"):
+        for path in sorted((root / folder).rglob("*.py")):
+            if "registered_cache" in path.read_text(encoding="utf-8") and path.name != "memo.py":
+                yield ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+for name in _modules():
+    importlib.import_module(name)
+STATS = {}
+RECOMPUTING = []  # a recompute in progress: the caches it calls are not counted
+
+def _counted(name, kept):
+    plain = kept.__wrapped__
+    stats = STATS[name] = {"calls": 0, "hits": 0, "recompute_s": []}
+
+    @functools.wraps(kept)
+    def counting(*args, **kwargs):
+        if RECOMPUTING:
+            return kept(*args, **kwargs)
+        before = kept.cache_info().hits
+        value = kept(*args, **kwargs)
+        stats["calls"] += 1
+        if kept.cache_info().hits > before:
+            stats["hits"] += 1
+            if len(stats["recompute_s"]) < SAMPLED_HITS:
+                RECOMPUTING.append(name)
+                start = time.process_time()
+                try:
+                    plain(*args, **kwargs)
+                finally:
+                    stats["recompute_s"].append(time.process_time() - start)
+                    RECOMPUTING.pop()
+        return value
+    for attribute in ("cache_info", "cache_clear"):
+        setattr(counting, attribute, getattr(kept, attribute))
+    if hasattr(kept, "peek"):  # a kept answer taken without a call: counted, not timed (see the ab mode)
+        stats["peek_hits"] = 0
+
+        def peek(*args, **kwargs):
+            found = kept.peek(*args, **kwargs)
+            if found is not None and not RECOMPUTING:
+                stats["peek_hits"] += 1
+            return found
+        counting.peek = peek
+    return counting
+
+live = memo.live_caches()
+wrappers = {id(kept): _counted(name, kept) for name, kept in live.items()}
+for module in list(sys.modules.values()):
+    if getattr(module, "__name__", "").split(".")[0] in ("sizer", "api", "cli"):
+        for attribute, value in list(vars(module).items()):
+            if id(value) in wrappers:
+                setattr(module, attribute, wrappers[id(value)])
+
+def report(total_s, requests=1):
+    out = {name: {"calls": s["calls"], "hits": s["hits"], "peek_hits": s.get("peek_hits", 0),
+                  "recompute_ms": 1000 * sum(s["recompute_s"]) / len(s["recompute_s"]) if s["recompute_s"] else 0.0,
+                  "saving_ms": s["hits"] * 1000 * (sum(s["recompute_s"]) / len(s["recompute_s"]) if s["recompute_s"] else 0.0) / requests}
+           for name, s in STATS.items() if s["calls"] or s.get("peek_hits")}
+    print("RESULT " + json.dumps({"total_ms": 1000 * total_s / requests, "caches": out}))
+'''
+
+RUN_CLI = r'''
+import time
+_start = time.process_time()
+{counter}
+from typer.main import get_command
+from cli.main import app
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        get_command(app)({args!r}, standalone_mode=False)
+    except SystemExit:
+        pass
+report(time.process_time() - _start)
+'''
+
+RUN_SERVICE = r'''
+{counter}
+import os, time
+os.environ["SIZER_API_ESTIMATE_WORKERS"] = "0"  # every estimate in this process, where it is counted
 from fastapi.testclient import TestClient
 from api.app import create_app
 
 client = TestClient(create_app())
 def ask(path, body):
-    r = client.post(path, json=body)
-    assert r.status_code == 200, (path, r.status_code, r.text[:300])
-def cpu_per_request(path, bodies):
-    start = time.process_time()
-    for body in bodies:
-        ask(path, body)
-    return (time.process_time() - start) / len(bodies)
-ask("/v1/recommend", {"params": 6e9, "tokens": 1e10}); ask("/v1/peak", {"device": "A100 80GB SXM4"})
-ask("/v1/time", {"model": "llama-2-13b", "tokens": 1e9, "device": "A100 80GB SXM4", "count": 8})
-ask("/v1/inference", {"model": "llama-2-13b", "device": "A100 80GB SXM4", "rate": 1})
-out = {
-  "recommend_new": cpu_per_request("/v1/recommend", [{"params": 7e9 + i * 1e6, "tokens": 2e10 + i * 1e7} for i in range(40)]),
-  "peak": cpu_per_request("/v1/peak", [{"device": "Tesla P40"}] * 40),
-  "time_new": cpu_per_request("/v1/time", [{"model": "llama-2-7b", "tokens": 1e9 + i * 1e7, "device": "H100 SXM",
-                                           "count": 8, "precision": "bf16"} for i in range(10)]),
-  "inference_new": cpu_per_request("/v1/inference", [{"model": "llama-2-7b", "device": "H100 SXM", "rate": 1 + i * 0.25}
-                                                     for i in range(6)]),
+    r = client.get(path) if body is None else client.post(path, json=body)
+    assert r.status_code == 200 or "-9-z" in str(body), (path, r.status_code, r.text[:300])
+ask("/v1/recommend", {{"params": 6e9, "tokens": 1e10}}); ask("/v1/peak", {{"device": "A100 80GB SXM4"}})
+ask("/v1/time", {{"model": "llama-2-13b", "tokens": 1e9, "device": "A100 80GB SXM4", "count": 8}})
+ask("/v1/inference", {{"model": "llama-2-13b", "device": "A100 80GB SXM4", "rate": 1}})
+for stats in STATS.values():
+    stats.update(calls=0, hits=0, recompute_s=[], **({{"peek_hits": 0}} if "peek_hits" in stats else {{}}))
+bodies = {bodies!r}
+ask({path!r}, bodies[0])  # the route warmed; the rest are timed
+for stats in STATS.values():
+    stats.update(calls=0, hits=0, recompute_s=[], **({{"peek_hits": 0}} if "peek_hits" in stats else {{}}))
+start = time.process_time()
+for body in bodies[1:]:
+    ask({path!r}, body)
+report(time.process_time() - start, len(bodies) - 1)
+'''
+
+SERVICE = {
+    "http_recommend_new": ("/v1/recommend", [{"params": 7e9 + i * 1e6, "tokens": 2e10 + i * 1e7} for i in range(41)]),
+    "http_recommend_same": ("/v1/recommend", [{"params": 7e9, "tokens": 2e10}] * 41),
+    "http_peak": ("/v1/peak", [{"device": "Tesla P40"}] * 41),
+    "http_time_new": ("/v1/time", [{"model": "llama-2-7b", "tokens": 1e9 + i * 1e7, "device": "H100 SXM", "count": 8,
+                                    "precision": "bf16"} for i in range(11)]),
+    "http_inference_new": ("/v1/inference", [{"model": "llama-2-7b", "device": "H100 SXM", "rate": 1 + i * 0.25}
+                                             for i in range(7)]),
+    "http_local_new": ("/v1/inference", [{"model": "llama-2-7b", "weights": "q4_k_m", "device": "RTX 4090",
+                                          "prompt_len": 512 + i} for i in range(7)]),
+    "http_recommend_inference_new": ("/v1/recommend", [{"task": "inference", "model": "llama-2-7b", "output_len": 200 + i}
+                                                       for i in range(3)]),
+    "http_memory_new": ("/v1/memory", [{"params": 7e9 + i * 1e6, "device": "H100 SXM", "precision": "bf16"}
+                                       for i in range(10)]),
+    "http_plan_new": ("/v1/plan", [{"model": "llama-2-70b", "tokens": 1e11 + i * 1e9, "device": "H100 SXM", "count": 64}
+                                   for i in range(3)]),
+    "http_tco_new": ("/v1/tco", [{"params": 7e9, "tokens": 2e10 + i * 1e8, "device": "H100 SXM", "count": 8}
+                                 for i in range(10)]),
+    "http_recommend_shapes": ("/v1/recommend", [{"params": (1 + i) * 1e9, "tokens": 2e10} for i in range(11)]),
+    "http_time_profiled_new": ("/v1/time", [{"workload": "resnet50", "samples": 1.28e6 + i * 1e4, "epochs": 2,
+                                             "batch_size": 1024, "device": "H100 SXM", "count": 8} for i in range(11)]),
+    "http_time_system_new": ("/v1/time", [{"model": "llama-2-70b", "tokens": 1e10 + i * 1e8, "device": "H100 SXM",
+                                           "count": 16, "system": "DGX H100"} for i in range(11)]),
+    "http_bad_model": ("/v1/time", [{"model": f"llama-9-z{i}", "tokens": 1e10, "device": "H100 SXM"} for i in range(11)]),
+    "http_models": ("/v1/models", [None] * 11),
+    "http_catalog": ("/v1/catalog", [None] * 11),
+    "http_catalog_device": ("/v1/catalog/h100-sxm5-80gb", [None] * 11),
 }
-print(json.dumps(out))
+# The Python API (sizer.facade, the one door): new questions asked without a catalog, in one process.
+RUN_LIBRARY = r'''
+{counter}
+import time
+from sizer import facade
+from sizer.plan.estimates import TimeRequest
+facade.estimate_time(TimeRequest(model="llama-2-13b", tokens=1e9, device="A100 80GB SXM4", count=8))
+facade.peak(facade.PeakRequest(device="A100 80GB SXM4"))
+for stats in STATS.values():
+    stats.update(calls=0, hits=0, recompute_s=[], **({{"peek_hits": 0}} if "peek_hits" in stats else {{}}))
+start = time.process_time()
+for i in range(10):
+    facade.estimate_time(TimeRequest(model="llama-2-7b", tokens=1e9 + i * 1e7, device="H100 SXM", count=8))
+    facade.peak(facade.PeakRequest(device="Tesla P40"))
+report(time.process_time() - start, 10)
 '''
 
 
-def cpu_of(command: list[str], env: dict) -> float:
-    """CPU time [s] (user + system) of one run of ``command``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({env.get('SIZER_CACHES_OFF')}): {done.stderr.decode()[-800:]}")
-    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+def loadavg() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def measure(off: str | None, repeat: int, cache_dir: str) -> dict:
+def _env(cache_dir: str, off: str | None = None) -> dict:
     env = {**os.environ, "SIZER_CACHE_DIR": cache_dir, "PYTHONPATH": str(ROOT)}
     env.pop("SIZER_CACHES_OFF", None)
     if off:
         env["SIZER_CACHES_OFF"] = off
-    row: dict = {"off": off or "(none)", "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
-    for name, command in COMMANDS.items():
-        row[f"cli_{name}_s"] = statistics.median(cpu_of(command, env) for _ in range(repeat))
-    service = subprocess.run([PYTHON, "-c", SERVICE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    if service.returncode != 0:
-        raise SystemExit(f"service ({off}) failed: {service.stderr[-800:]}")
-    row.update({f"http_{k}_s": v for k, v in json.loads(service.stdout.strip().splitlines()[-1]).items()})
-    row["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
-    return row
+    return env
+
+
+def _python(code: str, env: dict) -> dict:
+    done = subprocess.run([PYTHON, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    found = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not found:
+        raise SystemExit(f"workload failed: {done.stderr[-1500:]}")
+    return json.loads(found[-1][len("RESULT "):])
+
+
+def hits(out: Path) -> None:
+    counter = COUNTER.replace("SAMPLED_HITS", str(SAMPLED_HITS))
+    results = {}
+    with tempfile.TemporaryDirectory() as cache_dir:
+        env = _env(cache_dir)
+        for name, args in CLI.items():
+            code = RUN_CLI.format(counter=counter, args=args)
+            _python(code, env)  # fills the disk cache, as a user's second command finds it
+            results[name] = {"load": loadavg(), **_python(code, env)}
+            print(name, round(results[name]["total_ms"]), "ms", flush=True)
+        for name, (path, bodies) in SERVICE.items():
+            results[name] = {"load": loadavg(), **_python(RUN_SERVICE.format(counter=counter, bodies=bodies, path=path), env)}
+            print(name, round(results[name]["total_ms"], 2), "ms/request", flush=True)
+        results["library_time_and_peak"] = {"load": loadavg(), **_python(RUN_LIBRARY.format(counter=counter), env)}
+    out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+def _cpu(command: list[str], env: dict) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-800:]}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+_NEW_QUESTIONS = iter(range(1, 10**6))
+
+
+def _command_line(command: str) -> list[str]:
+    """The CLI arguments of ``command``; ``recommend_new`` is a question of a shape not asked before
+    (its layout search is on no disk: what a user's own question costs)."""
+    if command == "recommend_new":
+        return ["recommend", "--params", f"{5e9 + next(_NEW_QUESTIONS) * 2.5e8:.6g}", "--tokens", "2e10", "--json"]
+    return CLI[command]
+
+
+def ab(off: str, rounds: int, commands: list[str], cache_dir_off: bool) -> dict:
+    """Median CPU time [s] of each command with every cache on and with ``off`` off, interleaved."""
+    sizer = str(Path(PYTHON).with_name("sizer"))
+    times: dict[str, dict[str, list[float]]] = {c: {"on": [], "off": []} for c in commands}
+    loads = []
+    with tempfile.TemporaryDirectory() as cache_dir:
+        on_env = _env(cache_dir)
+        off_env = _env("off" if cache_dir_off else cache_dir, None if cache_dir_off else off)
+        for command in commands:
+            _cpu([sizer, *_command_line(command)], on_env)
+        for _ in range(rounds):
+            loads.append(loadavg())
+            for command in commands:
+                times[command]["on"].append(_cpu([sizer, *_command_line(command)], on_env))
+                times[command]["off"].append(_cpu([sizer, *_command_line(command)], off_env))
+    return {"off": "SIZER_CACHE_DIR=off" if cache_dir_off else off, "rounds": rounds, "load": statistics.median(loads),
+            **{c: {"on_ms": 1000 * statistics.median(t["on"]), "off_ms": 1000 * statistics.median(t["off"]),
+                   "paired_diff_ms": 1000 * statistics.median(b - a for a, b in zip(t["on"], t["off"]))}
+               for c, t in times.items()}}
+
+
+NO_COUNTER = r'''
+import json
+STATS = {}
+def report(total_s, requests=1):
+    print("RESULT " + json.dumps({"total_ms": 1000 * total_s / requests}))
+'''
+
+
+def ab_service(off: str, rounds: int, workloads: list[str]) -> dict:
+    """Median CPU time per request [ms] of service workloads with every cache on and with ``off`` off."""
+    times: dict[str, dict[str, list[float]]] = {w: {"on": [], "off": []} for w in workloads}
+    loads = []
+    with tempfile.TemporaryDirectory() as cache_dir:
+        envs = {"on": _env(cache_dir), "off": _env(cache_dir, off)}
+        for _ in range(rounds):
+            loads.append(loadavg())
+            for workload in workloads:
+                path, bodies = SERVICE[workload]
+                code = RUN_SERVICE.format(counter=NO_COUNTER, bodies=bodies, path=path)
+                for side in ("on", "off"):
+                    times[workload][side].append(_python(code, envs[side])["total_ms"])
+    return {"off": off, "rounds": rounds, "load": statistics.median(loads),
+            **{w: {"on_ms": statistics.median(t["on"]), "off_ms": statistics.median(t["off"]),
+                   "paired_diff_ms": statistics.median(b - a for a, b in zip(t["on"], t["off"]))}
+               for w, t in times.items()}}
+
+
+KEEP_SHARE = 0.01  # a cache is kept where it saves at least 1 % of some workload's CPU time
+
+
+def table(paths: list[Path]) -> str:
+    """A markdown table of the medians over ``hits`` runs: per cache, where it saves most."""
+    from sizer.memo import POLICIES
+
+    runs = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    workloads = list(dict.fromkeys(w for r in runs for w in r))
+    total = {w: statistics.median(r[w]["total_ms"] for r in runs if w in r) for w in workloads}
+    loads = ", ".join(f"{r[workloads[0]]['load']:.1f}" for r in runs)
+    lines = [f"Medians of {len(runs)} runs (load average at their start: {loads}).",
+             "", "| cache | bound | hits (workload) | saving, most | share of that workload |", "| --- | --- | --- | --- | --- |"]
+    for policy in POLICIES:
+        if policy.name.startswith("disk:"):
+            continue
+        best = None
+        for w in workloads:
+            found = [r[w]["caches"][policy.name] for r in runs if w in r and policy.name in r[w]["caches"]]
+            if not found:
+                continue
+            saving = statistics.median(f["saving_ms"] for f in found)
+            hits = statistics.median(f["hits"] + f.get("peek_hits", 0) for f in found)
+            if hits and (best is None or saving / total[w] > best[2] / total[best[0]]):
+                best = (w, hits, saving)
+        if best is None:
+            lines.append(f"| `{policy.name}` | {policy.maxsize} | 0 | 0 | 0 |")
+        else:
+            w, hits, saving = best
+            per = " per request" if w.startswith(("http", "library")) else ""
+            lines.append(f"| `{policy.name}` | {policy.maxsize} | {hits:g} ({w}) | {saving:.2f} ms{per} | "
+                         f"{100 * saving / total[w]:.1f} % of {total[w]:.1f} ms |")
+    return "\n".join(lines)
 
 
 def main() -> int:
-    sys.path.insert(0, str(ROOT))
-    from sizer.memo import POLICIES
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", nargs="*", help="cache names to turn off in turn (default: every declared one)")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cache_savings.jsonl"))
+    sub = parser.add_subparsers(dest="mode", required=True)
+    counted = sub.add_parser("hits")
+    counted.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cache_savings.json"))
+    shown = sub.add_parser("table")
+    shown.add_argument("runs", nargs="+", type=Path, help="JSON files written by hits")
+    paired = sub.add_parser("ab")
+    paired.add_argument("off", help="cache names, comma-separated (or 'disk' for SIZER_CACHE_DIR=off)")
+    paired.add_argument("--rounds", type=int, default=5)
+    paired.add_argument("--commands", default="peak,recommend,time,inference")
+    paired.add_argument("--service", help="service workloads instead of commands, comma-separated")
     args = parser.parse_args()
-    names = [None, *(args.only if args.only is not None else [p.name for p in POLICIES])]
-    with tempfile.TemporaryDirectory() as cache_dir:
-        for command in COMMANDS.values():  # warm the disk cache once
-            cpu_of(command, {**os.environ, "SIZER_CACHE_DIR": cache_dir, "PYTHONPATH": str(ROOT)})
-        with open(args.out, "a", encoding="utf-8") as out:
-            for name in names:
-                started = time.perf_counter()
-                row = measure(name, args.repeat, cache_dir)
-                row["wall_s"] = round(time.perf_counter() - started, 1)
-                out.write(json.dumps(row) + "\n")
-                out.flush()
-                print(json.dumps(row), flush=True)
+    if args.mode == "hits":
+        hits(Path(args.out))
+    elif args.mode == "table":
+        print(table(args.runs))
+    elif args.service:
+        print(json.dumps(ab_service(args.off, args.rounds, args.service.split(","))), flush=True)
+    else:
+        print(json.dumps(ab(args.off, args.rounds, args.commands.split(","), args.off == "disk")), flush=True)
     return 0
 
 

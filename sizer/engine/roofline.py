@@ -41,7 +41,6 @@ from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKW
                                     TP_COLLECTIVES_PER_BLOCK_PASS, SERVING_ALLREDUCES_PER_BLOCK, ONE_SHOT_ALLREDUCE_LATENCIES)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
-from sizer.memo import registered_cache
 
 BOUNDS = ("compute", "memory", "overhead", "communication")
 RECOMPUTE = tuple(policy.value for policy in Recompute)  # by engine code 0, 1, 2 (docs/references.md [korthikanti])
@@ -142,7 +141,6 @@ class Pass:
     trained: "Pass | None" = None  # the pass of the trained rows of a table with a frozen part (LoRA adapters)
 
 
-@registered_cache()
 def training_passes(backward_factor: float = BACKWARD_FACTOR) -> tuple[Pass, Pass]:
     r"""The training pass and the frozen-weight pass for a forward+backward multiplier ``O_b``.
 

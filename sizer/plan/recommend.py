@@ -289,15 +289,13 @@ def _front(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
 def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult:
     """Rank every catalog device for the workload and constraints (spec §3.10).
 
-    With no request, the built-in default workload is used and named in the result. The answer is a
-    pure function of the request and the catalog, so the last few are kept: a page or a client asking
-    the same question again is answered without evaluating it again. A new question of a known
-    shape reuses its layout search (:mod:`sizer.plan.layout_basis`).
+    With no request, the built-in default workload is used and named in the result. A new question of
+    a known shape reuses its layout search (:mod:`sizer.plan.layout_basis`); the HTTP service keeps
+    its rendered answers (``api/routers/recommend.py``, :mod:`sizer.memo`).
     """
     return _answer(request or RecommendRequest(), catalog or load_catalog())
 
 
-@registered_cache(key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
     fields = _recommend(request, catalog)
     result = RecommendResult.model_validate(fields)
@@ -324,7 +322,7 @@ def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | No
     """:func:`recommend`'s answer as JSON bytes, written straight from the fields the core built (the
     HTTP service's path: nothing the core made is validated again on its way out); checked finite as
     every result is (:func:`sizer.results.finite_json`), ``indent`` spaces per level (None: compact).
-    Where rejected devices get suggestions, the answer with them (:func:`_answer`, kept) is written
+    Where rejected devices get suggestions, the answer with them (:func:`_answer`) is written
     instead. ``question``: ``request`` as :func:`quick_question` checked it."""
     fields = _recommend(request, catalog, question)
     if _suggestions_wanted(request, fields):
@@ -571,7 +569,6 @@ def warm_up(catalog: Catalog) -> None:
         cached_device_table(devices, job.precision, transformer)
 
 
-@registered_cache()
 def _default_fields() -> dict:
     return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
 

@@ -37,7 +37,6 @@ from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, check_provider, hourly_price
 from sizer.workloads.request import WorkloadRequest
 from sizer.engine.job import Job, resolve_job
-from sizer.memo import registered_cache
 from sizer.results import unit_factor
 
 PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported
@@ -76,14 +75,11 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-@registered_cache(key=lambda devices, pricing="rent", cloud=None, counts=(1,):
-             (tuple(d.key for d in devices), pricing, cloud, tuple(counts)))
 def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
                   counts: tuple[int, ...] = (1,)) -> tuple[np.ndarray, np.ndarray]:
     """Per device and count of ``counts`` (devices x counts): the price [USD/h] as :func:`hourly_price`
     chooses it for ``pricing`` from offers that can run that many devices (of the provider ``cloud``
-    if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`. Computed once
-    per set of devices and counts."""
+    if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`."""
     prices, bases = [], []
     for device in devices:
         chosen = [hourly_price(device, cloud, pricing=pricing, count=int(count)) for count in counts]

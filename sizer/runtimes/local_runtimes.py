@@ -25,7 +25,6 @@ from sizer.engine.constants import Efficiencies, serving_efficiencies
 from sizer.hardware.schema import Device
 from sizer.runtimes.gguf import GGUF_MIXES, MIX_DEFAULT
 from sizer.runtimes.runtime import Purpose, Runtime
-from sizer.memo import registered_cache
 
 if TYPE_CHECKING:  # the formats live with inference, which asks this package, not the other way round
     from sizer.inference.formats import WeightFormat
@@ -110,7 +109,6 @@ def _kernels(raw: dict) -> dict:
     return {tuple(key.split("/", 1)): KernelEfficiency(**value) for key, value in raw.items()}
 
 
-@registered_cache()
 def fitted() -> dict:
     """The fitted profiles of local_fit.yaml (written by benchmarks/local_inference_accuracy.py)."""
     return load_yaml(FIT_FILE, "local_fit")
