@@ -326,7 +326,10 @@ def table(paths: list[Path]) -> str:
     """A markdown table of the medians over ``hits`` runs: per cache, where it saves most."""
     from sizer.memo import POLICIES
 
-    runs = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    runs = []
+    for path in paths:  # a run of hits, or the recorded {"runs": [...]} of benchmarks/results
+        found = json.loads(path.read_text(encoding="utf-8"))
+        runs += found["runs"] if "runs" in found else [found]
     workloads = list(dict.fromkeys(w for r in runs for w in r))
     total = {w: statistics.median(r[w]["total_ms"] for r in runs if w in r) for w in workloads}
     loads = ", ".join(f"{r[workloads[0]]['load']:.1f}" for r in runs)

@@ -149,13 +149,13 @@ FILE_STAMPED = "never: the key holds the files' sizes and times and the code's v
 POLICIES: tuple[Policy, ...] = (
     # files read once per process (and kept on disk across processes)
     Policy("disk:pint-definitions", "pint's parsed unit definitions", 32, "pint version and definitions text",
-           FILE_STAMPED, "sizer peak: 59 ms of 584 ms"),
+           FILE_STAMPED, "sizer peak: 59 ms of 524 ms"),
     Policy("disk:catalog", "the parsed, checked built-in catalog", 32, "catalog, price and schema files' stamps",
-           FILE_STAMPED, "sizer peak: 177 ms of 748 ms; sizer recommend: 241 ms of 890 ms"),
+           FILE_STAMPED, "sizer peak: 177 ms of 570 ms; sizer recommend: 241 ms of 660 ms"),
     Policy("disk:device-table", "the whole catalog's device table", 32, "devices' keys, precision, code stamps",
-           FILE_STAMPED, "sizer recommend, a question of a new shape: 59 ms of 668 ms"),
+           FILE_STAMPED, "sizer recommend, a question of a new shape: 59 ms of 628 ms"),
     Policy("disk:layout-basis", "a whole-catalog layout search", 32, "its key and every core file's stamp",
-           FILE_STAMPED, "sizer recommend asked again: 51 ms of 744 ms (a new question pays ~36 ms to write it)"),
+           FILE_STAMPED, "sizer recommend asked again: 51 ms of 667 ms (a new question pays ~36 ms to write it)"),
     Policy("sizer.hardware.catalog._builtin", "the built-in catalog", 1, "none (one per process)", FILE_ONCE,
            "Python API, estimate_time + peak without a catalog: 13.8 ms of 9.8 ms per pair (141 %)"),
     Policy("sizer.hardware.networks.load_networks", "links and node types of catalog/networks", 4,
@@ -227,10 +227,10 @@ POLICIES: tuple[Policy, ...] = (
     # answers
     Policy("sizer.plan.layout_basis._kept", "a whole-catalog layout search", 64,
            "job's layout key, devices' keys, counts, headroom, calibration", DEVICE_KEYED,
-           "/v1/recommend, new questions of a known shape: 2.4 ms of 6.8 ms per request (35 %)"),
+           "/v1/recommend, new questions of a known shape: 2.4 ms of 4.4 ms per request (54 %)"),
     Policy("api.routers.recommend._ranked_bytes", "a recommendation rendered as JSON bytes", 256,
            "canonical body, Catalog.key", CATALOG_KEYED,
-           "/v1/recommend, the same body again: 1.7 ms of 5.0 ms per request (34 %)"),
+           "/v1/recommend, the same body again: 1.7 ms of 2.4 ms per request (73 %)"),
 )
 
 _BY_NAME = {policy.name: policy for policy in POLICIES}
