@@ -127,23 +127,31 @@ def report(total_s, requests=1):
     print("RESULT " + json.dumps({"total_ms": 1000 * total_s / requests, "caches": out}))
 '''
 
+# The same workloads uncounted: their CPU time as users meet it.
+NO_COUNTER = r'''
+import json
+STATS = {}
+def report(total_s, requests=1):
+    print("RESULT " + json.dumps({"total_ms": 1000 * total_s / requests}))
+'''
+
 RUN_CLI = r'''
 import time
 _start = time.process_time()
-{counter}
+#COUNTER#
 from typer.main import get_command
 from cli.main import app
 import contextlib, io
 with contextlib.redirect_stdout(io.StringIO()):
     try:
-        get_command(app)({args!r}, standalone_mode=False)
+        get_command(app)(#ARGS#, standalone_mode=False)
     except SystemExit:
         pass
 report(time.process_time() - _start)
 '''
 
 RUN_SERVICE = r'''
-{counter}
+#COUNTER#
 import os, time
 os.environ["SIZER_API_ESTIMATE_WORKERS"] = "0"  # every estimate in this process, where it is counted
 from fastapi.testclient import TestClient
@@ -153,18 +161,18 @@ client = TestClient(create_app())
 def ask(path, body):
     r = client.get(path) if body is None else client.post(path, json=body)
     assert r.status_code == 200 or "-9-z" in str(body), (path, r.status_code, r.text[:300])
-ask("/v1/recommend", {{"params": 6e9, "tokens": 1e10}}); ask("/v1/peak", {{"device": "A100 80GB SXM4"}})
-ask("/v1/time", {{"model": "llama-2-13b", "tokens": 1e9, "device": "A100 80GB SXM4", "count": 8}})
-ask("/v1/inference", {{"model": "llama-2-13b", "device": "A100 80GB SXM4", "rate": 1}})
+ask("/v1/recommend", {"params": 6e9, "tokens": 1e10}); ask("/v1/peak", {"device": "A100 80GB SXM4"})
+ask("/v1/time", {"model": "llama-2-13b", "tokens": 1e9, "device": "A100 80GB SXM4", "count": 8})
+ask("/v1/inference", {"model": "llama-2-13b", "device": "A100 80GB SXM4", "rate": 1})
 for stats in STATS.values():
-    stats.update(calls=0, hits=0, recompute_s=[], **({{"peek_hits": 0}} if "peek_hits" in stats else {{}}))
-bodies = {bodies!r}
-ask({path!r}, bodies[0])  # the route warmed; the rest are timed
+    stats.update(calls=0, hits=0, recompute_s=[], **({"peek_hits": 0} if "peek_hits" in stats else {}))
+bodies = #BODIES#
+ask(#PATH#, bodies[0])  # the route warmed; the rest are timed
 for stats in STATS.values():
-    stats.update(calls=0, hits=0, recompute_s=[], **({{"peek_hits": 0}} if "peek_hits" in stats else {{}}))
+    stats.update(calls=0, hits=0, recompute_s=[], **({"peek_hits": 0} if "peek_hits" in stats else {}))
 start = time.process_time()
 for body in bodies[1:]:
-    ask({path!r}, body)
+    ask(#PATH#, body)
 report(time.process_time() - start, len(bodies) - 1)
 '''
 
@@ -198,14 +206,14 @@ SERVICE = {
 }
 # The Python API (sizer.facade, the one door): new questions asked without a catalog, in one process.
 RUN_LIBRARY = r'''
-{counter}
+#COUNTER#
 import time
 from sizer import facade
 from sizer.plan.estimates import TimeRequest
 facade.estimate_time(TimeRequest(model="llama-2-13b", tokens=1e9, device="A100 80GB SXM4", count=8))
 facade.peak(facade.PeakRequest(device="A100 80GB SXM4"))
 for stats in STATS.values():
-    stats.update(calls=0, hits=0, recompute_s=[], **({{"peek_hits": 0}} if "peek_hits" in stats else {{}}))
+    stats.update(calls=0, hits=0, recompute_s=[], **({"peek_hits": 0} if "peek_hits" in stats else {}))
 start = time.process_time()
 for i in range(10):
     facade.estimate_time(TimeRequest(model="llama-2-7b", tokens=1e9 + i * 1e7, device="H100 SXM", count=8))
@@ -226,6 +234,14 @@ def _env(cache_dir: str, off: str | None = None) -> dict:
     return env
 
 
+def _code(template: str, counter: str, **values: object) -> str:
+    """A workload's program: ``template`` with its #COUNTER# and #NAME# placeholders filled."""
+    code = template.replace("#COUNTER#", counter)
+    for name, value in values.items():
+        code = code.replace(f"#{name.upper()}#", repr(value))
+    return code
+
+
 def _python(code: str, env: dict) -> dict:
     done = subprocess.run([PYTHON, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     found = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
@@ -235,19 +251,20 @@ def _python(code: str, env: dict) -> dict:
 
 
 def hits(out: Path) -> None:
+    """Each workload counted, and once more without the counter: ``plain_ms``, its CPU time as users
+    meet it (the counter's own calls and recomputes make ``total_ms`` larger), the share's denominator."""
     counter = COUNTER.replace("SAMPLED_HITS", str(SAMPLED_HITS))
+    workloads = {name: (RUN_CLI, {"args": args}) for name, args in CLI.items()}
+    workloads.update({name: (RUN_SERVICE, {"bodies": bodies, "path": path}) for name, (path, bodies) in SERVICE.items()})
+    workloads["library_time_and_peak"] = (RUN_LIBRARY, {})
     results = {}
     with tempfile.TemporaryDirectory() as cache_dir:
         env = _env(cache_dir)
-        for name, args in CLI.items():
-            code = RUN_CLI.format(counter=counter, args=args)
-            _python(code, env)  # fills the disk cache, as a user's second command finds it
-            results[name] = {"load": loadavg(), **_python(code, env)}
-            print(name, round(results[name]["total_ms"]), "ms", flush=True)
-        for name, (path, bodies) in SERVICE.items():
-            results[name] = {"load": loadavg(), **_python(RUN_SERVICE.format(counter=counter, bodies=bodies, path=path), env)}
-            print(name, round(results[name]["total_ms"], 2), "ms/request", flush=True)
-        results["library_time_and_peak"] = {"load": loadavg(), **_python(RUN_LIBRARY.format(counter=counter), env)}
+        for name, (template, values) in workloads.items():
+            counted, plain = _code(template, counter, **values), _code(template, NO_COUNTER, **values)
+            _python(plain, env)  # fills the disk cache, as a user's second command finds it
+            results[name] = {"load": loadavg(), **_python(counted, env), "plain_ms": _python(plain, env)["total_ms"]}
+            print(name, round(results[name]["plain_ms"], 2), "ms", flush=True)
     out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
 
@@ -292,14 +309,6 @@ def ab(off: str, rounds: int, commands: list[str], cache_dir_off: bool) -> dict:
                for c, t in times.items()}}
 
 
-NO_COUNTER = r'''
-import json
-STATS = {}
-def report(total_s, requests=1):
-    print("RESULT " + json.dumps({"total_ms": 1000 * total_s / requests}))
-'''
-
-
 def ab_service(off: str, rounds: int, workloads: list[str]) -> dict:
     """Median CPU time per request [ms] of service workloads with every cache on and with ``off`` off."""
     times: dict[str, dict[str, list[float]]] = {w: {"on": [], "off": []} for w in workloads}
@@ -310,7 +319,7 @@ def ab_service(off: str, rounds: int, workloads: list[str]) -> dict:
             loads.append(loadavg())
             for workload in workloads:
                 path, bodies = SERVICE[workload]
-                code = RUN_SERVICE.format(counter=NO_COUNTER, bodies=bodies, path=path)
+                code = _code(RUN_SERVICE, NO_COUNTER, bodies=bodies, path=path)
                 for side in ("on", "off"):
                     times[workload][side].append(_python(code, envs[side])["total_ms"])
     return {"off": off, "rounds": rounds, "load": statistics.median(loads),
@@ -331,7 +340,8 @@ def table(paths: list[Path]) -> str:
         found = json.loads(path.read_text(encoding="utf-8"))
         runs += found["runs"] if "runs" in found else [found]
     workloads = list(dict.fromkeys(w for r in runs for w in r))
-    total = {w: statistics.median(r[w]["total_ms"] for r in runs if w in r) for w in workloads}
+    # the share's denominator: the workload uncounted where recorded (the counter adds its own time)
+    total = {w: statistics.median(r[w].get("plain_ms", r[w]["total_ms"]) for r in runs if w in r) for w in workloads}
     loads = ", ".join(f"{r[workloads[0]]['load']:.1f}" for r in runs)
     lines = [f"Medians of {len(runs)} runs (load average at their start: {loads}).",
              "", "| cache | bound | hits (workload) | saving, most | share of that workload |", "| --- | --- | --- | --- | --- |"]

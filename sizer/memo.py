@@ -12,8 +12,8 @@ every caller, so callers never change it.
 
 A catalog change: an answer that depends on a catalog keys it by ``Catalog.key`` or by its
 devices' content keys, so a user catalog or an edited device gives new keys, never a stale
-answer. The built-in files (catalog, models, profiles, fitted YAML) are read once per process; a
-process that edits them calls :func:`clear_all` (the test suite does). The disk cache
+answer. The built-in files (catalog, models, profiles, error spreads) are read once per process;
+a process that edits them calls :func:`clear_all`. The disk cache
 (:mod:`sizer.diskcache`) keys its entries by the files' sizes and times, so the next process
 sees an edit.
 
@@ -257,7 +257,8 @@ def registered_cache(key: Callable[..., Hashable] | None = None) -> Callable[[Ca
 
     Without ``key`` the arguments are the key (they must be hashable: ``functools.lru_cache``);
     with it, ``key(*args, **kwargs)`` is (:func:`keyed_cache`). The result has ``cache_info()``,
-    ``cache_clear()`` (and ``peek(*args)`` where ``key`` is given). Raises LookupError for a function not in :data:`POLICIES`.
+    ``cache_clear()`` (and ``peek(*args)`` where ``key`` is given). Raises LookupError for a
+    function not in :data:`POLICIES`.
     """
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
         name = f"{function.__module__}.{function.__qualname__}"
