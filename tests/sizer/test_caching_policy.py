@@ -153,3 +153,53 @@ def test_a_cache_named_off_is_a_plain_call():
                            "f('hour', 's'); print(f.cache_info().hits, f.cache_info().maxsize)"],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["0", "0"], done.stderr[-500:]
+
+
+# Module-level containers that functions write are state, not caches, only where named here with why.
+STATE = {
+    ("sizer/memo.py", "_LIVE"): "the registry of caches itself",
+    ("api/server.py", "_CLIENT_CONNECTIONS"): "open connections per client address",
+    ("api/server.py", "_AWAITING_HEADERS"): "connections still sending their headers",
+    ("api/deps.py", "_default_lanes"): "the execution lanes of a route called outside the middleware",
+    ("sizer/units.py", "_pint_parse_units"): "pint's own parse, set once when the registry is built",
+}
+MUTABLE_MAKERS = {"dict", "OrderedDict", "defaultdict", "WeakValueDictionary", "WeakKeyDictionary", "set", "list"}
+
+
+def _module_containers(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        maker = _name_of(value) if isinstance(value, ast.Call) else ""
+        if isinstance(value, (ast.Dict, ast.Set, ast.List)) or maker in MUTABLE_MAKERS:
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _written_in_functions(tree: ast.Module, names: set[str]) -> set[str]:
+    written = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global):
+                written |= set(node.names)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+            written |= {t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                        and t.value.id in names}
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id in names and node.func.attr in ("setdefault", "update", "append", "add", "pop", "clear"):
+                written.add(node.func.value.id)
+    return written
+
+
+def test_no_module_keeps_a_memo_of_its_own():
+    # a module-level dict a function fills, or a global a function sets, is a cache outside the policy
+    found = []
+    for path in _house_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = str(path.relative_to(ROOT))
+        found += [f"{where}: {name}" for name in sorted(_written_in_functions(tree, _module_containers(tree)))
+                  if (where, name) not in STATE]
+    assert found == [], "declare these as caches in sizer.memo.POLICIES, or as state in STATE with why"
