@@ -135,6 +135,7 @@ DIMENSION_WORDS = {
 }
 
 
+@registered_cache()
 def describe_dimension(dimension: str) -> str:
     """Human wording of a pint dimensionality string, for error messages."""
     key = str(ureg.get_dimensionality(dimension)) if dimension else ""
@@ -183,6 +184,8 @@ def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | 
     ...
     sizer.errors.InputError: clock: got '5 m'; expected a frequency such as '1.5 GHz'
     """
+    if type(raw) is str and len(raw) <= MAX_TEXT_LENGTH:  # catalog figures are parsed again and again
+        return _parse_known_text(field, raw, dimension, default_unit, allow_zero, allow_negative)
     return _parse_quantity(field, raw, dimension, default_unit, allow_zero, allow_negative)
 
 
@@ -214,6 +217,11 @@ def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | No
     value, base_unit = _base_magnitude(field, raw, quantity, expected)
     _check_magnitude(field, raw, value, expected, allow_zero, allow_negative, base_unit)
     return quantity
+
+
+# Only successful parses are kept (an error is raised afresh each time); the field only names errors.
+_parse_known_text = registered_cache(key=lambda field, raw, dimension, default_unit, allow_zero, allow_negative: (
+    raw, dimension, default_unit, allow_zero, allow_negative))(_parse_quantity)
 
 
 def _as_float(field: str, raw: object, value: int | float, expected: str) -> float:
