@@ -2,7 +2,7 @@
 
 Thin by design (spec §6): every route parses a body into the core's own request model, calls
 the core, and returns the core's own result model. Run it with ``sizer serve``, or with any
-ASGI server as ``uvicorn --factory api.app:create_app``.
+ASGI server as ``uvicorn --factory sizer.api.app:create_app`` (``api.app:create_app`` in a checkout).
 
 >>> from fastapi.testclient import TestClient
 >>> TestClient(create_app()).get("/healthz").json()["status"]
@@ -18,16 +18,16 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
-from api import errors
-from api.deps import Lanes
-from api.middleware import GuardMiddleware
-from api.pool import WorkerPool
-from api.routers import (catalog, compute, health, inference, memory, models, pages, peak, plan, recommend,
-                         network_size, tco, time)
-from api.routers.pages import STATIC
-from api.server import install_flood_filter
-from api.settings import Settings
 from sizer.facade import SizerError, load_catalog, warm_up
+
+from . import errors
+from .deps import Lanes
+from .middleware import GuardMiddleware
+from .pool import WorkerPool
+from .routers import catalog, compute, health, inference, memory, models, network_size, pages, peak, plan, recommend, tco, time
+from .routers.pages import STATIC
+from .server import install_flood_filter
+from .settings import Settings
 
 GIL_SWITCH_INTERVAL_S = 0.0005
 

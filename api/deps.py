@@ -11,14 +11,14 @@ from functools import partial
 from typing import Annotated, Any, Callable, TypeVar
 
 import anyio
-
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
-from api.fair import FairQueue
-from api.pool import CatalogMarker, WorkerPool
-from api.settings import Settings
 from sizer.facade import Catalog, ensure_finite, refuse_over_budget, remaining_seconds, time_limit
+
+from .fair import FairQueue
+from .pool import CatalogMarker, WorkerPool
+from .settings import Settings
 
 T = TypeVar("T", bound=BaseModel)
 Result = TypeVar("Result")
@@ -130,8 +130,7 @@ def finite(result: T) -> T:
 
 def builtin_workload_only(workload: str | None) -> None:
     """Workload profiles come from the built-in set over HTTP: a file path would read the server's disk."""
-    from sizer.facade import InputError
-    from sizer.facade import WORKLOAD_NAMES
+    from sizer.facade import WORKLOAD_NAMES, InputError
 
     # the names as the command line takes them (sizer.workloads.profile.load_profile): case and spaces aside
     if workload is not None and workload.strip().lower() not in WORKLOAD_NAMES:
@@ -149,8 +148,7 @@ def builtin_model_only(model: str | None) -> None:
 def served_from_builtins(body) -> None:
     """Refuse a request that names a file (a workload profile or config.json): over HTTP, built-ins only;
     and one with bad free-text fields, naming every one of them (not only the first the core reads)."""
-    from sizer.facade import InputErrors
-    from sizer.facade import text_field_errors
+    from sizer.facade import InputErrors, text_field_errors
 
     builtin_workload_only(getattr(body, "workload", None))
     builtin_model_only(getattr(body, "model", None))

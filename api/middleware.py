@@ -6,13 +6,15 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from api.deps import CLIENT, LANES, Lanes
-from api.headers import security_headers
-from sizer.facade import clear_deadline, set_deadline
-from sizer.facade import EstimateTimeout
+from sizer.facade import EstimateTimeout, clear_deadline, set_deadline
+
+from .deps import CLIENT, LANES, Lanes
+from .headers import security_headers
 
 log = logging.getLogger("sizer.api")
 REQUEST_ID_HEADER = b"x-request-id"
@@ -33,6 +35,13 @@ class BodyTimeout(HTTPException):
 
 
 def body_timeout_message(seconds: float) -> str:
+    """The answer to a body that did not arrive in time.
+
+    Parameters
+    ----------
+    seconds : float
+        The time the body had [s].
+    """
     return f"the request body did not arrive within {seconds:g} s; send it at once"
 
 
@@ -65,116 +74,162 @@ class GuardMiddleware:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        request_id = uuid.uuid4().hex[:16]
-        scope.setdefault("state", {})["request_id"] = request_id
-        started = False
-        headers_out = security_headers(str(scope.get("path", "")))
-
-        async def send_with_id(message):
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                message = {**message, "headers": [*message.get("headers", []), (REQUEST_ID_HEADER, request_id.encode()),
-                                                  *headers_out]}
-            await send(message)
-
-        async def answer(status: int, body: dict):
-            data = json.dumps(body).encode()
-            await send_with_id({"type": "http.response.start", "status": status,
-                                "headers": [(b"content-type", b"application/json"),
-                                            (b"content-length", str(len(data)).encode())]})
-            await send_with_id({"type": "http.response.body", "body": data})
-
+        exchange = _Exchange(scope, receive, send, self.max_body_bytes, self.body_timeout_s)
+        request_id = exchange.request_id
         too_large = {"detail": f"request body larger than {self.max_body_bytes} bytes", "request_id": request_id}
         headers = dict(scope.get("headers") or [])
-        length = headers.get(b"content-length")
-        if length is not None:
-            try:
-                declared = int(length)
-            except ValueError:
-                return await answer(400, {"detail": "malformed Content-Length header", "request_id": request_id})
-            if declared > self.max_body_bytes:
-                return await answer(413, too_large)
-
-        peer = scope.get("client")
-        client = str(peer[0]) if peer else "unknown"
-        if self.key_header is not None and headers.get(self.key_header):
-            client = "key:" + headers[self.key_header].decode("latin-1")[:200]
-        hung_up = False
-        watcher: asyncio.Task | None = None
-        inner: asyncio.Future | None = None
-
-        async def watch_disconnect():
-            """After the body: the next message is the client hanging up; stop the work it asked for."""
-            nonlocal hung_up
-            if (await receive())["type"] != "http.disconnect":  # a server that repeats the body: nothing to watch
-                return
-            if not started and inner is not None and not inner.done():
-                hung_up = True
-                inner.cancel()
-
-        received = 0
-        body_done = False  # the last body chunk has arrived
-        reading = False  # waiting for a body chunk right now
-        loop = asyncio.get_running_loop()
-        body_deadline = loop.time() + self.body_timeout_s
-
-        async def counting_receive():
-            nonlocal received, body_done, reading, watcher
-            if body_done:  # after the body, receive() only waits for a disconnect: not the client's slowness
-                return await receive()
-            reading = True
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, body_deadline - loop.time()))
-            except TimeoutError:
-                raise BodyTimeout(self.body_timeout_s) from None
-            finally:
-                reading = False
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body_bytes:
-                    raise BodyTooLarge(self.max_body_bytes)
-                body_done = not message.get("more_body", False)
-                if body_done:
-                    watcher = asyncio.ensure_future(watch_disconnect())
-            elif message["type"] == "http.disconnect":
-                body_done = True
-            return message
-
+        refusal = self._refuse_declared_length(headers.get(b"content-length"), too_large)
+        if refusal is not None:
+            return await exchange.answer(*refusal)
+        client = self._client(scope, headers)
+        exchange.start_body_clock()
         token = set_deadline(self.timeout_s)
         lanes_token, client_token = LANES.set(self.lanes), CLIENT.set(client)
         try:
-            inner = asyncio.ensure_future(self.app(scope, counting_receive, send_with_id))
-            await asyncio.wait_for(inner, self.timeout_s)
+            await exchange.run(self.app, self.timeout_s)
         except asyncio.CancelledError:
-            if not hung_up:  # the server is stopping
+            if not exchange.hung_up:  # the server is stopping
                 raise
             log.warning("client hung up before its answer: %s %s, estimate stopped [%s]", scope.get("method"),
                         scope.get("path"), request_id)
         except TimeoutError:
-            if reading:  # still waiting for the client: its fault, not the estimate's
-                log.warning("request body too slow: %s %s over %g s", scope.get("method"), scope.get("path"), self.timeout_s)
-                if not started:
-                    await answer(408, {"detail": body_timeout_message(self.timeout_s), "request_id": request_id})
-                return
-            log.warning("request took over %g s: %s %s [%s]", self.timeout_s, scope.get("method"), scope.get("path"), request_id)
-            if not started:
-                await answer(503, {"detail": EstimateTimeout(self.timeout_s).message, "request_id": request_id})
+            await self._timed_out(exchange)
         except BodyTooLarge:
-            if not started:
-                await answer(413, too_large)
+            if not exchange.started:
+                await exchange.answer(413, too_large)
         except BodyTimeout:
             log.warning("request body too slow: %s %s over %g s", scope.get("method"), scope.get("path"), self.body_timeout_s)
-            if not started:
-                await answer(408, {"detail": body_timeout_message(self.body_timeout_s), "request_id": request_id})
+            if not exchange.started:
+                await exchange.answer(408, {"detail": body_timeout_message(self.body_timeout_s), "request_id": request_id})
         except Exception:  # the last line of defence: log everything, show nothing
             log.exception("unexpected error [request %s] %s %s", request_id, scope.get("method"), scope.get("path"))
-            if not started:
-                await answer(500, {"detail": "internal error; quote the request id when reporting it",
-                                   "request_id": request_id})
+            if not exchange.started:
+                await exchange.answer(500, {"detail": "internal error; quote the request id when reporting it",
+                                            "request_id": request_id})
         finally:
-            if watcher is not None:
-                watcher.cancel()
+            if exchange.watcher is not None:
+                exchange.watcher.cancel()
             CLIENT.reset(client_token)
             LANES.reset(lanes_token)
             clear_deadline(token)
+
+    def _refuse_declared_length(self, length: bytes | None, too_large: dict[str, str]) -> tuple[int, dict[str, str]] | None:
+        """(status, body) refusing a request by its Content-Length header before any body is read: 400 where
+        the header is not a number, 413 where it declares more than ``max_body_bytes``; None: read on.
+
+        Parameters
+        ----------
+        length : bytes or None
+            The Content-Length header's value [B]; None: not sent (a chunked body).
+        too_large : dict
+            The 413 answer's body.
+        """
+        if length is None:
+            return None
+        try:
+            declared = int(length)
+        except ValueError:
+            return 400, {"detail": "malformed Content-Length header", "request_id": too_large["request_id"]}
+        if declared > self.max_body_bytes:
+            return 413, too_large
+        return None
+
+    def _client(self, scope: dict[str, Any], headers: dict[bytes, bytes]) -> str:
+        """The client a request is queued fairly as: the value of the fair-key header where one is named
+        and sent (its first 200 characters), else the peer's address."""
+        peer = scope.get("client")
+        client = str(peer[0]) if peer else "unknown"
+        if self.key_header is not None and headers.get(self.key_header):
+            client = "key:" + headers[self.key_header].decode("latin-1")[:200]
+        return client
+
+    async def _timed_out(self, exchange: _Exchange) -> None:
+        """Answer a request over ``timeout_s``: 408 where its body was still arriving (the client's fault),
+        else 503 (the estimate's); nothing where the answer has started."""
+        scope, request_id = exchange.scope, exchange.request_id
+        if exchange.reading:  # still waiting for the client: its fault, not the estimate's
+            log.warning("request body too slow: %s %s over %g s", scope.get("method"), scope.get("path"), self.timeout_s)
+            if not exchange.started:
+                await exchange.answer(408, {"detail": body_timeout_message(self.timeout_s), "request_id": request_id})
+            return
+        log.warning("request took over %g s: %s %s [%s]", self.timeout_s, scope.get("method"), scope.get("path"), request_id)
+        if not exchange.started:
+            await exchange.answer(503, {"detail": EstimateTimeout(self.timeout_s).message, "request_id": request_id})
+
+
+class _Exchange:
+    """One HTTP request on its way through :class:`GuardMiddleware`: its id, whether its answer has started,
+    the body received so far, and the work it asked for (cancelled where the client hangs up)."""
+
+    def __init__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
+                 send: Callable[[dict[str, Any]], Awaitable[None]], max_body_bytes: int, body_timeout_s: float):
+        self.scope, self._receive, self._send = scope, receive, send
+        self.max_body_bytes, self.body_timeout_s = max_body_bytes, body_timeout_s
+        self.request_id = uuid.uuid4().hex[:16]
+        scope.setdefault("state", {})["request_id"] = self.request_id
+        self.started = False  # the answer's start has been sent
+        self.headers_out = security_headers(str(scope.get("path", "")))
+        self.hung_up = False
+        self.watcher: asyncio.Task[None] | None = None
+        self.inner: asyncio.Future[Any] | None = None
+        self.received = 0  # body bytes [B]
+        self.body_done = False  # the last body chunk has arrived
+        self.reading = False  # waiting for a body chunk right now
+        self.body_deadline = 0.0  # the event loop's time by which the whole body must have arrived [s]
+
+    def start_body_clock(self) -> None:
+        """Start the time the body has to arrive in (``body_timeout_s`` [s] from now)."""
+        self.body_deadline = asyncio.get_running_loop().time() + self.body_timeout_s
+
+    async def run(self, app: Any, timeout_s: float) -> None:
+        """Run ``app`` on this request, for at most ``timeout_s`` [s] (TimeoutError past it)."""
+        self.inner = asyncio.ensure_future(app(self.scope, self.counting_receive, self.send_with_id))
+        await asyncio.wait_for(self.inner, timeout_s)
+
+    async def send_with_id(self, message: dict[str, Any]) -> None:
+        """Send ``message``; an answer's start with the request id and the security headers added."""
+        if message["type"] == "http.response.start":
+            self.started = True
+            message = {**message, "headers": [*message.get("headers", []), (REQUEST_ID_HEADER, self.request_id.encode()),
+                                              *self.headers_out]}
+        await self._send(message)
+
+    async def answer(self, status: int, body: dict[str, Any]) -> None:
+        """Answer with ``status`` and ``body`` as JSON."""
+        data = json.dumps(body).encode()
+        await self.send_with_id({"type": "http.response.start", "status": status,
+                                 "headers": [(b"content-type", b"application/json"),
+                                             (b"content-length", str(len(data)).encode())]})
+        await self.send_with_id({"type": "http.response.body", "body": data})
+
+    async def watch_disconnect(self) -> None:
+        """After the body: the next message is the client hanging up; stop the work it asked for."""
+        if (await self._receive())["type"] != "http.disconnect":  # a server that repeats the body: nothing to watch
+            return
+        if not self.started and self.inner is not None and not self.inner.done():
+            self.hung_up = True
+            self.inner.cancel()
+
+    async def counting_receive(self) -> dict[str, Any]:
+        """The next message of the request, its body counted against ``max_body_bytes`` [B] and timed against
+        the body's deadline (BodyTooLarge, BodyTimeout); after the last chunk, the disconnect is watched for."""
+        if self.body_done:  # after the body, receive() only waits for a disconnect: not the client's slowness
+            return await self._receive()
+        self.reading = True
+        loop = asyncio.get_running_loop()
+        try:
+            message = await asyncio.wait_for(self._receive(), max(0.0, self.body_deadline - loop.time()))
+        except TimeoutError:
+            raise BodyTimeout(self.body_timeout_s) from None
+        finally:
+            self.reading = False
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.max_body_bytes:
+                raise BodyTooLarge(self.max_body_bytes)
+            self.body_done = not message.get("more_body", False)
+            if self.body_done:
+                self.watcher = asyncio.ensure_future(self.watch_disconnect())
+        elif message["type"] == "http.disconnect":
+            self.body_done = True
+        return message

@@ -38,8 +38,9 @@ log = logging.getLogger("sizer.api")
 IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
 
 # Modules whose functions the service sends here, imported once at a worker's start; named, not imported,
-# so that the pool depends on no route (the routes depend on it, through api.deps)
-WARM_MODULES = ("api.routers.inference", "api.routers.recommend")
+# so that the pool depends on no route (the routes depend on it, through api.deps); relative to this package,
+# which is ``api`` in a checkout and ``sizer.api`` installed from the wheel
+WARM_MODULES = (".routers.inference", ".routers.recommend")
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
 
     catalog = load_catalog(catalog_file)  # the serving estimates that come here build their own tables
     for module in WARM_MODULES:  # the routes whose functions come here (by reference), loaded before the first job
-        importlib.import_module(module)
+        importlib.import_module(module, __package__)
     if niceness:  # after the start, at the service's priority: a busy machine does not hold the first answer back
         os.nice(niceness)
     jobs: queue.Queue = queue.Queue()
@@ -197,9 +198,12 @@ class WorkerPool:
 
     def _spawn(self) -> _Worker:
         ours, theirs = socket.socketpair()
-        root = str(Path(__file__).resolve().parent.parent)  # where `api` and `sizer` are imported from
+        # The worker imports this module by its own name (`api.pool` in a checkout, `sizer.api.pool` from the
+        # wheel) from the folder its top package was imported from
+        top = sys.modules[__name__.partition(".")[0]]
+        root = str(Path(top.__file__).resolve().parent.parent)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-        process = subprocess.Popen([sys.executable, "-c", "import api.pool; api.pool.worker_entry()",
+        process = subprocess.Popen([sys.executable, "-c", f"import {__name__} as pool; pool.worker_entry()",
                                     str(theirs.fileno()), self.catalog_file or "", str(self.niceness)],
                                    pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL)
         theirs.close()

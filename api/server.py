@@ -32,8 +32,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from api.headers import raw_header_lines, security_headers
-from api.settings import Settings
+from .headers import raw_header_lines, security_headers
+from .settings import Settings
 from sizer.memo import registered_cache
 
 log = logging.getLogger("sizer.api")

@@ -32,15 +32,16 @@ sys.path.insert(0, str(HERE))
 
 from machine import quantile  # noqa: E402
 
-from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.choices import Optimizer, Precision  # noqa: E402
 from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import GPU_EFFICIENCIES, Efficiencies  # noqa: E402
-from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
-from sizer.workloads.profile import load_profile  # noqa: E402
 from sizer.engine.job import job_from_profile  # noqa: E402
+from sizer.engine.modes import carried_over, profile_step_seconds, reference_efficiencies  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.workloads.profile import load_profile  # noqa: E402
 
 RESULTS = HERE / "results"
-OPTIMIZER = {"resnet50": "momentum", "bert-base": "adam", "bert-large": "adam"}
+OPTIMIZER = {"resnet50": Optimizer.MOMENTUM, "bert-base": Optimizer.ADAM, "bert-large": Optimizer.ADAM}
 COVERAGE_QUANTILES = (0.1, 0.9)
 
 
@@ -61,7 +62,7 @@ def _predict(row: dict, efficiency: Efficiencies, catalog, cache: dict) -> float
     key = (row["workload"], row["seq_len"])
     if key not in cache:
         cache[key] = load_profile(row["workload"], row["seq_len"])
-    return profile_step_seconds(cache[key], catalog.find(row["device"]), row["precision"], row["batch"],
+    return profile_step_seconds(cache[key], catalog.find(row["device"]), Precision(row["precision"]), row["batch"],
                                 OPTIMIZER[row["workload"]], efficiency, row["n_devices"])
 
 
@@ -84,7 +85,7 @@ def reference_errors(rows, efficiency, catalog, cache) -> list[dict]:
             key = (reference["workload"], reference["seq_len"])
             cache.setdefault(key, load_profile(*key))
             try:
-                job = job_from_profile(cache[key], reference["batch"], reference["precision"],
+                job = job_from_profile(cache[key], reference["batch"], Precision(reference["precision"]),
                                        OPTIMIZER[reference["workload"]], micro_batch=reference["batch"])
                 _, factor = reference_efficiencies(job, catalog.find(reference["device"]),
                                                    float(reference["throughput_per_device"]), efficiency)
@@ -161,7 +162,7 @@ def local_calibrated(report_path: Path) -> dict:
         errors.append({"row": {"device": run.run_id}, "predicted": predicted, "ratio": run.measured_step / predicted})
     return summarize(errors) | {"train_runs": len(train), "test_runs": len(test), "report": str(report_path),
                                 "per_run": [{"id": r.run_id, "measured_step_s": r.measured_step, "predicted_step_s": e["predicted"]}
-                                            for r, e in zip(test, errors)]}
+                                            for r, e in zip(test, errors, strict=True)]}
 
 
 def main() -> None:

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 import machine  # noqa: E402
 
 from sizer.facade import PlanRequest, TimeRequest, estimate_time, plan, recommend  # noqa: E402
-from sizer.plan import layout_basis, recommend as recommend_module  # noqa: E402
+from sizer.plan import layout_basis  # noqa: E402
+from sizer.plan import recommend as recommend_module
 
 GOALS_MS = {"recommend (default workload, whole catalog, layouts searched again)": 50.0,
             "plan (llama-2-70b, H100 SXM x 1024)": 100.0}

@@ -216,7 +216,7 @@ def fit_sample_tokens(runs: list[TimedRun]) -> dict[str, int]:
         fit = [run for run in runs if run.source == source and not run.held_out and run.method != "qlora"]
         if not fit:
             continue
-        def loss(tokens: int) -> float:
+        def loss(tokens: int, fit: list[TimedRun] = fit) -> float:  # this source's runs, bound here
             return statistics.median(abs(math.log(predict_iteration(run, tokens) / run.seconds_per_iteration)) for run in fit)
         fitted[source] = min(SAMPLE_TOKENS_GRID, key=loss)
     return fitted

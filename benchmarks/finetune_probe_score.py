@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 from finetune_probe_gpu import LLAMA_3_2_1B  # noqa: E402  the shape the rows were measured on
+
 from sizer.datafile import load_json, parse_json  # noqa: E402  the one guarded reader
 
 ROWS = ROOT / "benchmarks" / "results" / "finetune-probe-h100.json"

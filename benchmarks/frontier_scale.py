@@ -10,6 +10,12 @@ recalled from their reports, marked ``verified: false``): with the published bat
 (the default batch), with the run's all-to-all overlap where it states one (DeepSeek-V3's DualPipe) and
 without, GPU-hours or MFU against the published figure, and the training time with
 interruptions (:mod:`sizer.engine.goodput`) against a published wall-clock. Nothing here is fitted.
+
+Part 3 says where the no-layout misses above 1,000 GPUs come from: per run the error with the published
+layout, with the searched one, the searched step over the published one (both predicted) and the same with
+the published run's recomputation policy imposed; and Korthikanti et al.'s paired runs (the same model and
+devices with full recomputation and without sequence parallelism, then selective recomputation with it),
+whose measured speed-up is the saving the search banks on when it drops full recomputation.
 Results: ``benchmarks/results/frontier_scale.{json,md}``.
 """
 from __future__ import annotations
@@ -19,6 +25,7 @@ import json
 import statistics
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -29,7 +36,8 @@ import llm_training  # noqa: E402
 from machine import quantile  # noqa: E402
 
 from sizer.datafile import write_text  # noqa: E402
-from sizer.facade import TimeRequest, estimate_time, unit_factor  # noqa: E402
+from sizer.engine.training import estimate_training  # noqa: E402
+from sizer.facade import TimeRequest, estimate_time, recompute_index, unit_factor  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 
 FRONTIER_RUNS = HERE / "frontier_runs.csv"
@@ -38,13 +46,17 @@ GROUPS = {"above 1,000 GPUs": lambda m: m.request.count > 1000,
           "MoE above 1,000 GPUs": lambda m: m.family == "moe" and m.request.count > 1000}
 
 
-def held_out_without_layout() -> dict:
-    """Per group: n, median and p90 of |time error| with no layout given, and with the published layout."""
+def held_out_without_layout() -> tuple[dict, list[dict], list[dict]]:
+    """Per group: n, median and p90 of |time error| with no layout given, and with the published layout;
+    then the per-run attribution of the runs above 1,000 GPUs (:func:`attribution`) and Korthikanti et
+    al.'s recomputation pairs (:func:`recompute_pairs`)."""
     with tempfile.TemporaryDirectory(prefix="sizer-frontier-") as configs:
         mapped = llm_training.load_committed(load_catalog(), Path(configs), held_out_only=True)
         big = [r for r in mapped if r[0].request.count > 1000]
         given = llm_training.predict(big, None)
         searched = llm_training.predict_without_layout(big, None, given)
+        runs = attribution(big, given, searched)
+        pairs = recompute_pairs(mapped)
     by_label = {r[0].label: r[0] for r in big}
     out = {}
     for name, member in GROUPS.items():
@@ -57,7 +69,42 @@ def held_out_without_layout() -> dict:
                      "refused": sum(1 for r in searched if r["refused"] and member(by_label[r["run"]])),
                      "worst_searched_over_published_step": max((r["searched_over_published_step"] for r in rows),
                                                                 default=None)}
+    return out, runs, pairs
+
+
+def attribution(big, given: list[dict], searched: list[dict]) -> list[dict]:
+    """Per run: the error with the published layout and with the searched one, and the searched step
+    over the published step (both predicted), also with the published recomputation policy imposed on
+    the search: a miss with the published layout on target is the search choosing a faster layout than
+    the one that was run; a miss with both off is the engine's."""
+    out = []
+    for (m, job, device), pub, found in zip(big, given, searched):
+        r = m.request
+        published_step = job.batch_size * job.tokens_per_sample / pub["predicted_tokens_per_gpu"] / r.count
+        same = estimate_training(replace(job, micro_batch=None), device, r.count,
+                                 recompute=recompute_index(r.recompute))
+        out.append({"run": m.label, "count": r.count, "published_layout": found.get("published_layout"),
+                    "searched_layout": found.get("layout"), "error_published_layout": pub["time_error"],
+                    "error_searched": found.get("time_error"), "published_fits": pub["fits_memory"],
+                    "searched_over_published_step": found.get("searched_over_published_step"),
+                    "same_recompute_over_published_step": same.step_time.expected / published_step})
     return out
+
+
+def recompute_pairs(mapped) -> list[dict]:
+    """Korthikanti et al. 2022 Table 4's pairs: one model on the same devices and split, full recomputation
+    without sequence parallelism, then selective recomputation with it; measured and predicted speed-ups."""
+    rows = {(m.label.split(" | ")[1], m.request.count, str(m.request.recompute)): (m, job, device)
+            for m, job, device in mapped if m.source.startswith("Korthikanti") and "microbatch" not in m.label}
+    pairs = []
+    for (model, count, policy), full in sorted(rows.items()):
+        selective = rows.get((model, count, policy.replace("full", "selective")))
+        if "full" not in policy or selective is None:
+            continue
+        predicted = [llm_training.predict([x], None)[0]["predicted_tokens_per_gpu"] for x in (full, selective)]
+        pairs.append({"model": model, "count": count, "measured_speedup": selective[0].measured / full[0].measured,
+                      "predicted_speedup": predicted[1] / predicted[0]})
+    return pairs
 
 
 def frontier_rows() -> list[dict]:
@@ -93,7 +140,7 @@ def _figure(metric: str, result) -> float:
     return timed.expected * unit_factor(timed.unit, "hour") * result.count
 
 
-def markdown(held: dict, frontier: list[dict]) -> str:
+def markdown(held: dict, frontier: list[dict], runs: list[dict], pairs: list[dict]) -> str:
     pct = lambda v: "-" if v is None else f"{v:.1%}"  # noqa: E731
     lines = ["| held-out runs, no layout given | n | median | p90 | with the published layout: median | refused |",
              "|---|---|---|---|---|---|"]
@@ -103,14 +150,23 @@ def markdown(held: dict, frontier: list[dict]) -> str:
               "|---|---|---|---|"]
     lines += [f"| {r['label']} ({r['metric']} {r['published']:.3g}) | {r['asked']} | {r['ratio']:.2f} | {r['layout']} |"
               for r in frontier]
+    lines += ["", "| held-out run above 1,000 GPUs | error, published layout | error, no layout | searched / published "
+              "step | the same, published recomputation | searched layout |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['run']} | {r['error_published_layout']:+.1%}{'' if r['published_fits'] else ' (does not fit)'} | "
+              f"{r['error_searched']:+.1%} | {r['searched_over_published_step']:.3f} | "
+              f"{r['same_recompute_over_published_step']:.3f} | {r['searched_layout']} |" for r in runs]
+    lines += ["", "| Korthikanti et al. 2022 pair: full recompute -> selective + sequence parallel | measured speed-up | "
+              "predicted |", "|---|---|---|"]
+    lines += [f"| {p['model']} x{p['count']} | {p['measured_speedup']:.3f} | {p['predicted_speedup']:.3f} |" for p in pairs]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    held, frontier = held_out_without_layout(), frontier_rows()
+    (held, runs, pairs), frontier = held_out_without_layout(), frontier_rows()
     results = HERE / "results"
-    write_text(results / "frontier_scale.json", json.dumps({"held_out": held, "frontier": frontier}, indent=2))
-    text = markdown(held, frontier)
+    write_text(results / "frontier_scale.json", json.dumps({"held_out": held, "frontier": frontier,
+                                                            "attribution": runs, "recompute_pairs": pairs}, indent=2))
+    text = markdown(held, frontier, runs, pairs)
     write_text(results / "frontier_scale.md", text)
     print(text)
 

@@ -35,7 +35,7 @@ def run(test_file: str, examples: int) -> tuple[int, dict[str, dict[str, int]], 
             test = line.split("::", 1)[1].rstrip(":")
             counts.setdefault(test, {"passing": 0, "failing": 0, "invalid": 0})
         elif test and (match := STAT.search(line)):
-            for key, value in zip(("passing", "failing", "invalid"), match.groups()):
+            for key, value in zip(("passing", "failing", "invalid"), match.groups(), strict=True):
                 counts[test][key] += int(value)
     return done.returncode, counts, done.stdout[-4000:]
 

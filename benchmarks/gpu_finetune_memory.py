@@ -82,21 +82,23 @@ def measure(method: str, seq_len: int, micro: int, checkpointing: bool) -> dict:
     return row
 
 
+def _train_step(model, optimizer, batch) -> None:
+    """One forward, backward and optimizer step (arguments, not a closure over names the caller deletes)."""
+    model(input_ids=batch, labels=batch).loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+
+
 def time_steps(method: str, seq_len: int, micro: int, checkpointing: bool, warm: int = 3, timed: int = 5) -> dict:
     """Seconds per step after ``warm`` steps, the mean of ``timed`` ones."""
     model, optimizer = build(method, checkpointing)
     batch = torch.randint(0, 128256, (micro, seq_len), device="cuda")
-
-    def step():
-        model(input_ids=batch, labels=batch).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
     for _ in range(warm):
-        step()
+        _train_step(model, optimizer, batch)
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(timed):
-        step()
+        _train_step(model, optimizer, batch)
     torch.cuda.synchronize()
     seconds = (time.perf_counter() - start) / timed
     del model, optimizer, batch
@@ -114,7 +116,7 @@ def main(path: str, speed: bool = False) -> None:
             try:
                 row = (time_steps if speed else measure)(*config)
             except torch.cuda.OutOfMemoryError:
-                row = dict(zip(("method", "seq_len", "micro_batch", "checkpointing"), config), oom=True)
+                row = dict(zip(("method", "seq_len", "micro_batch", "checkpointing"), config, strict=True), oom=True)
                 gc.collect()
                 torch.cuda.empty_cache()
             row["transformers"] = transformers.__version__

@@ -32,12 +32,10 @@ import numpy as np
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
+from sizer.engine.constants import MAX_LOAD_BATCH, SERVING_MATRIX_EFFICIENCY, SERVING_MEMORY_EFFICIENCY, SERVING_STEP_OVERHEAD  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.engine.constants import (MAX_LOAD_BATCH, SERVING_MATRIX_EFFICIENCY, SERVING_MEMORY_EFFICIENCY,  # noqa: E402
-                                    SERVING_STEP_OVERHEAD)
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.serving import (ServingCase, evaluate_serving, replace_efficiencies, serving_table,  # noqa: E402
-                                     total_tokens_per_second)
+from sizer.inference.serving import ServingCase, evaluate_serving, replace_efficiencies, serving_table, total_tokens_per_second  # noqa: E402
 from sizer.workloads.architecture import Architecture  # noqa: E402
 from sizer.workloads.registry import find_model  # noqa: E402
 
@@ -196,7 +194,7 @@ def fit(rows: list[Row], catalog) -> tuple[float, float, float]:
     point = [SERVING_MEMORY_EFFICIENCY, SERVING_MATRIX_EFFICIENCY, SERVING_STEP_OVERHEAD]
     steps = [0.1, 0.1, 1e-3]
     best = loss(point)
-    while max(s / scale for s, scale in zip(steps, (0.1, 0.1, 1e-3))) > 0.02:
+    while max(s / scale for s, scale in zip(steps, (0.1, 0.1, 1e-3), strict=True)) > 0.02:
         improved = False
         for i in range(3):
             for sign in (1, -1):
@@ -229,7 +227,7 @@ def write_spread(results: list[dict]) -> dict:
 
 def write_results(results: list[dict], left_out, table: dict, efficiencies) -> None:
     RESULTS.mkdir(exist_ok=True)
-    payload = {"efficiencies": dict(zip(("memory", "matrix", "step_overhead_s"), efficiencies)),
+    payload = {"efficiencies": dict(zip(("memory", "matrix", "step_overhead_s"), efficiencies, strict=True)),
                "split": "fit: TensorRT-LLM docs/source/performance.md (v0.6.1) and FasterTransformer rows; "
                         "held out: every other timing row", "summary": table, "rows": results,
                "left_out": [{"row": n, "reason": why} for n, why in left_out]}

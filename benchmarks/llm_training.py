@@ -41,11 +41,11 @@ sys.path.insert(0, str(HERE))
 
 from machine import quantile  # noqa: E402
 
-from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.datafile import load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES, Efficiencies  # noqa: E402
-from sizer.facade import TimeRequest, model_source, recompute_index  # noqa: E402
 from sizer.engine.job import resolve_job  # noqa: E402
+from sizer.facade import TimeRequest, model_source, recompute_index  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
 
 DEFAULT_CSV = HERE.parent.parent / "shared" / "data" / "llm-training-benchmarks.csv"  # shared/ beside the checkout
 RESULTS = HERE / "results"

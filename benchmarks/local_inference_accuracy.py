@@ -279,7 +279,6 @@ def _arch(model: str):
 
 def _seconds(run: Run, profile) -> float:
     from sizer.hardware.catalog import load_catalog
-    from sizer.inference.formats import weight_format
     from sizer.inference.local import local_times
     device = load_catalog().find(run.device)
     fmt = _format(run)
@@ -293,7 +292,6 @@ def _seconds(run: Run, profile) -> float:
 
 def _annotate(runs: list[Run]) -> None:
     from sizer.hardware.catalog import load_catalog
-    from sizer.inference.formats import weight_format
     from sizer.runtimes.local_runtimes import device_family, quant_key
     unit = _unit_profile()
     for run in runs:
@@ -435,6 +433,7 @@ def main(argv=None) -> int:
         from sizer.runtimes import local_runtimes
         local_runtimes.fitted.cache_clear()
         import importlib
+
         import sizer.runtimes
         importlib.reload(local_runtimes)
         sizer.runtimes._REGISTRY = None

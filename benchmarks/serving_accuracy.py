@@ -249,11 +249,11 @@ def main() -> None:
     rows = score(all_cases, catalog, sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY)
     seconds = time.perf_counter() - started
     summary = {
-        "held_out_throughput": dict(zip(("median_abs_error", "n"), median_abs(rows, "held-out", "throughput"))),
-        "held_out_max_rate": dict(zip(("median_abs_error", "n"), median_abs(rows, "held-out", "max rate"))),
+        "held_out_throughput": dict(zip(("median_abs_error", "n"), median_abs(rows, "held-out", "throughput"), strict=True)),
+        "held_out_max_rate": dict(zip(("median_abs_error", "n"), median_abs(rows, "held-out", "max rate"), strict=True)),
         "held_out_throughput_with_low_confidence": dict(zip(("median_abs_error", "n"),
-                                                            median_abs(rows, "held-out", "throughput", low=True))),
-        "fit_throughput": dict(zip(("median_abs_error", "n"), median_abs(rows, "fit", "throughput"))),
+                                                            median_abs(rows, "held-out", "throughput", low=True), strict=True)),
+        "fit_throughput": dict(zip(("median_abs_error", "n"), median_abs(rows, "fit", "throughput"), strict=True)),
         "scheduler_overhead_s": sim.SCHEDULER_OVERHEAD, "batching_matrix_efficiency": sim.BATCHING_MATRIX_EFFICIENCY,
         "seconds": round(seconds, 1),
         "mlperf_llama2_prompt_mean": {"value": MLPERF_LLAMA2[0], "verified": False},

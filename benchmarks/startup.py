@@ -66,9 +66,9 @@ def main() -> int:
               "recommend/peak": medians["recommend"] / medians["peak"],
               "recommend_table/peak": medians["recommend_table"] / medians["peak"]}
     # Ratios per round as well: both commands of one round saw about the same load.
-    per_round = {"peak/baseline": [p / b for p, b in zip(times["peak"], times["baseline"])],
-                 "recommend/peak": [r / p for r, p in zip(times["recommend"], times["peak"])],
-                 "recommend_table/peak": [r / p for r, p in zip(times["recommend_table"], times["peak"])]}
+    per_round = {"peak/baseline": [p / b for p, b in zip(times["peak"], times["baseline"], strict=True)],
+                 "recommend/peak": [r / p for r, p in zip(times["recommend"], times["peak"], strict=True)],
+                 "recommend_table/peak": [r / p for r, p in zip(times["recommend_table"], times["peak"], strict=True)]}
     round_medians = {k: machine.median(v) for k, v in per_round.items()}
     lines = ["# Start-up (whole process)", "", f"{args.repeat} interleaved rounds after one warm-up round; "
              "median wall time of each command.", "", "| command | median s | min s | max s |", "| --- | --- | --- | --- |"]

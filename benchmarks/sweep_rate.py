@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import machine  # noqa: E402
 
-from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.facade import TimeRequest, estimate_time  # noqa: E402
-from sizer.results import Estimate  # noqa: E402
-from sizer.plan.sweep import sweep  # noqa: E402
-from sizer.formulas.tco import estimate_tco  # noqa: E402
 from sizer.formulas.peaks import supported_precisions  # noqa: E402
+from sizer.formulas.tco import estimate_tco  # noqa: E402
+from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.plan.sweep import sweep  # noqa: E402
+from sizer.results import Estimate  # noqa: E402
 from sizer.units import Quantity  # noqa: E402
 from sizer.workloads.request import WorkloadRequest  # noqa: E402
 

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from cli import output
-from cli.common import JsonOption
+from . import output
+from .common import JsonOption
 
 MAX_REPORT_BYTES = 50_000_000  # a report holds a per-layer profile per run: ~20 kB each
 
@@ -16,9 +16,7 @@ def calibrate(report: Annotated[str, typer.Argument(help="report.json written by
               out: Annotated[str, typer.Option("--out", help="Calibration YAML to write.")] = "calibration.yaml",
               json: JsonOption = False) -> None:
     """Fit, per device, the factor by which kernels run slower than the defaults and the per-step overhead."""
-    from sizer.facade import calibrate_runs, runs_from_report, save_calibration
-    from sizer.facade import check_writable, load_json
-    from sizer.facade import QuantityOut
+    from sizer.facade import QuantityOut, calibrate_runs, check_writable, load_json, runs_from_report, save_calibration
 
     path = Path(report)
     check_writable(out, "out", {"report": report})  # the fit would replace the report it was read from

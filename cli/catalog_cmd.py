@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import HELP_SETTINGS, CatalogOption, HelpGroup, JsonOption, load
+from . import output
+from .common import HELP_SETTINGS, CatalogOption, HelpGroup, JsonOption, load
 
 app = typer.Typer(no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
                   context_settings=HELP_SETTINGS, help="The hardware catalog: every figure with its source.")
@@ -18,8 +18,7 @@ def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu
                                                       "and its purchase price, with their dates, instead of its figures.")] = False,
                  catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Every device with its memory, bandwidth and FP32 peak (--prices: its rent and purchase prices)."""
-    from sizer.facade import summarize_device
-    from sizer.facade import InputError
+    from sizer.facade import InputError, summarize_device
 
     if kind is not None and kind not in ("gpu", "accelerator", "cpu"):
         raise InputError("kind", kind, "gpu, accelerator or cpu")

@@ -107,8 +107,9 @@ def sources(fields: dict) -> dict:
 
 def answer_owned(request, catalog_file: str | None, json: bool) -> None:
     """Answer a request with ``have`` for that hardware only, as JSON or tables."""
-    from cli import output, owned_output
     from sizer.facade import answer_owned as run
+
+    from . import output, owned_output
 
     result = run(request, load(catalog_file))
     return output.emit_json(result) if json else owned_output.owned(result)

@@ -5,8 +5,8 @@ from typing import Annotated
 
 import typer
 
-from cli import output
-from cli.common import Epochs, ForwardPerSample, JsonOption, Params, Samples, Tokens, workload_request
+from . import output
+from .common import Epochs, ForwardPerSample, JsonOption, Params, Samples, Tokens, workload_request
 
 
 def compute(params: Params = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,

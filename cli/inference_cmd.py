@@ -5,9 +5,19 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output, owned_output
-from cli.common import (CatalogOption, HaveOption, HostMemoryOption, JsonOption, ModelOption, Params, PricingOption, answer_owned,
-                        load, sources)
+from . import output, owned_output
+from .common import (
+    CatalogOption,
+    HaveOption,
+    HostMemoryOption,
+    JsonOption,
+    ModelOption,
+    Params,
+    PricingOption,
+    answer_owned,
+    load,
+    sources,
+)
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]

@@ -5,11 +5,25 @@ from typing import Annotated
 
 import typer
 
-from cli.common import HELP_SETTINGS, HelpGroup
-from cli import (calibrate_cmd, catalog_cmd, compute_cmd, inference_cmd, memory_cmd, models_cmd, peak_cmd, plan_cmd, profile_cmd, recommend_cmd,
-                 network_cmd, serve_cmd,
-                 sweep_cmd, tco_cmd, time_cmd, validate_cmd)
-
+from . import (
+    calibrate_cmd,
+    catalog_cmd,
+    compute_cmd,
+    inference_cmd,
+    memory_cmd,
+    models_cmd,
+    network_cmd,
+    peak_cmd,
+    plan_cmd,
+    profile_cmd,
+    recommend_cmd,
+    serve_cmd,
+    sweep_cmd,
+    tco_cmd,
+    time_cmd,
+    validate_cmd,
+)
+from .common import HELP_SETTINGS, HelpGroup
 
 # typer >= 0.20 carries its own click; its ClickException is what the standalone runner prints.
 ClickException = typer.BadParameter.__mro__[2]

@@ -5,11 +5,39 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output, owned_output
-from cli.common import (StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, RecomputeOption, ActivationMemory, BatchSize, CatalogOption, CountOption, JsonOption, MicroBatch, ModelOption,
-                        EpOption, Optimizer, Params, PrecisionOption, Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption,
-                        answer_owned, load,
-                        workload_request)
+from . import output, owned_output
+from .common import (
+    ActivationMemory,
+    BatchSize,
+    CatalogOption,
+    CountOption,
+    EpOption,
+    HaveOption,
+    JsonOption,
+    LoraRankOption,
+    LoraTargetsOption,
+    LossOption,
+    MethodOption,
+    MicroBatch,
+    ModelOption,
+    OffloadActivationsOption,
+    OffloadParamsOption,
+    Optimizer,
+    OptimizerInBackwardOption,
+    Params,
+    PrecisionOption,
+    RecomputeOption,
+    Samples,
+    SeqLen,
+    StatePrecisionOption,
+    Tokens,
+    WorkloadOption,
+    ZeroOption,
+    answer_owned,
+    load,
+    recipe_fields,
+    workload_request,
+)
 
 
 def memory(params: Params = None, model: ModelOption = None, workload: WorkloadOption = None, samples: Samples = None, tokens: Tokens = None,
@@ -56,9 +84,18 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
         ("total", output.qty(result.total)), ("of which active (allocator peak)", output.qty(result.active)),
         ("host memory (offloaded, paged)", output.qty(result.host_memory)), ("recipe", result.recipe),
         ("with headroom", output.qty(result.required_with_headroom)), ("device memory", output.qty(result.device_memory)),
-        ("verdict", verdict), ("largest micro-batch that fits", "-" if result.largest_micro_batch is None else result.largest_micro_batch)])
+        ("verdict", verdict), ("largest micro-batch that fits", "-" if result.largest_micro_batch is None else result.largest_micro_batch),
+        *_searched(result.searched)])
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
+
+
+def _searched(searched) -> list[tuple[str, str]]:
+    """The layout `sizer time` would choose, where none was asked: the same question's other answer, said."""
+    if searched is None:
+        return []
+    verdict = "fits" if searched.fits else "does NOT fit"
+    return [("layout search would choose", f"{searched.layout}: {output.qty(searched.memory_per_device)}, {verdict}")]
 
 
 def register(app: typer.Typer) -> None:

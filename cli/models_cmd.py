@@ -5,8 +5,8 @@ import re
 
 import typer
 
-from cli import output
-from cli.common import JsonOption
+from . import output
+from .common import JsonOption
 
 
 def models(json: JsonOption = False) -> None:

@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import JsonOption
+from . import output
+from .common import JsonOption
 
 
 def cells(samples: Annotated[str, typer.Option("--samples", help="S, samples in the training set.")],

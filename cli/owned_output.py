@@ -1,7 +1,7 @@
 """Tables for answers on the user's own hardware (``--have``) and for the changes that would make a job work."""
 from __future__ import annotations
 
-from cli import output
+from . import output
 
 
 def _cost(cost) -> str:

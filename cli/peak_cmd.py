@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import CatalogOption, Derating, JsonOption, load
+from . import output
+from .common import CatalogOption, Derating, JsonOption, load
 
 
 def peak(device: Annotated[Optional[str], typer.Argument(help="Device id or name, e.g. 'Tesla P40'.")] = None,

@@ -5,11 +5,34 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import (BatchSize, CatalogOption, CpOption, DeviceOption, EpOption, InterleaveOption, JsonOption,
-                        LoraRankOption, LoraTargetsOption, MethodOption, MicroBatch, ModelOption, Optimizer, Params,
-                        InterruptionsOption, PpOption, PrecisionOption, RecomputeOption, SeqLen, Tokens, TpOption, ZeroOption, HaveOption, answer_owned, load,
-                        workload_request)
+from . import output
+from .common import (
+    BatchSize,
+    CatalogOption,
+    CpOption,
+    EpOption,
+    HaveOption,
+    InterleaveOption,
+    InterruptionsOption,
+    JsonOption,
+    LoraRankOption,
+    LoraTargetsOption,
+    MethodOption,
+    MicroBatch,
+    ModelOption,
+    Optimizer,
+    Params,
+    PpOption,
+    PrecisionOption,
+    RecomputeOption,
+    SeqLen,
+    Tokens,
+    TpOption,
+    ZeroOption,
+    answer_owned,
+    load,
+    workload_request,
+)
 
 
 def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None,
@@ -26,7 +49,8 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Search tensor x pipeline x context x data parallel, interleaving, ZeRO, recomputation and micro-batch;
     rank the layouts that fit. Layout options given pin their dimension."""
-    from sizer.facade import PlanRequest, plan as run
+    from sizer.facade import PlanRequest
+    from sizer.facade import plan as run
 
     request = workload_request(PlanRequest, model=model, params=params, tokens=tokens, device=device, count=count,
                                precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,

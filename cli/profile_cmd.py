@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
+from . import output
 
 MAX_SHAPE_DIMENSIONS = 8
 MAX_SAMPLE_ELEMENTS = 100_000_000  # 400 MB of FP32 per sample: more than any model profiled here needs
@@ -40,8 +40,7 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
             name: Annotated[Optional[str], typer.Option("--name", help="Workload name (default: the factory's).")] = None,
             description: Annotated[Optional[str], typer.Option("--description", help="One line about the model.")] = None) -> None:
     """Count FLOP and bytes per layer with torch's FLOP counter and a dispatch-level byte count."""
-    from sizer.facade import check_writable, write_text
-    from sizer.facade import InputError
+    from sizer.facade import InputError, check_writable, write_text
 
     with output.progress("profile") as bar:  # on standard error; loading torch alone takes seconds
         task = bar.add_task("loading torch", total=4)
@@ -50,9 +49,12 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
             import yaml
         except ImportError:
             raise InputError("profile", target, "the validation extra installed: pip install -e '.[validation]'") from None
-        from validation.profiler import load_factory, profile_model
+        from .siblings import sibling
 
-        check_writable(out, "out", {"target": _module_file(target)})  # before minutes of profiling, not after
+        profiler = sibling("validation.profiler")
+        load_factory, profile_model = profiler.load_factory, profiler.profile_model
+
+        check_writable(out, "out", {"target": _module_file(profiler.own_module(target))})  # before minutes of profiling, not after
         bar.update(task, description=f"building {output.terminal_text(target)}", advance=1)  # a path may hold [..]
         shape = _shape(input_shape) if input_shape else None
         try:

@@ -5,12 +5,55 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.inference_cmd import (GpuLayers, HostCpu, LengthsOpt, MaxRunning, PrefixHit, Rate, RuntimeOpt, SloE2e, SloPercentile, SloTpot, SloTtft,
-                               Split, ThinkTime, TokenBudget, Trace, Users, load_fields)
-from cli.common import (sources, TermOption, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, Epochs, ForwardPerSample, JsonOption,
-                        MicroBatch, ModelOption, Params, Samples, SampleSize, SeqLen, Tokens, WorkloadOption,
-                        HaveOption, HostMemoryOption, InterruptionsOption, answer_owned, load, load_calibration_file, workload_request)
+from . import output
+from .common import (
+    ActivationMemory,
+    BatchSize,
+    CalibrationOption,
+    CatalogOption,
+    Epochs,
+    ForwardPerSample,
+    HaveOption,
+    HostMemoryOption,
+    InterruptionsOption,
+    JsonOption,
+    LoraRankOption,
+    LoraTargetsOption,
+    MethodOption,
+    MicroBatch,
+    ModelOption,
+    Params,
+    Samples,
+    SampleSize,
+    SeqLen,
+    TermOption,
+    Tokens,
+    WorkloadOption,
+    answer_owned,
+    load,
+    load_calibration_file,
+    sources,
+    workload_request,
+)
+from .inference_cmd import (
+    GpuLayers,
+    HostCpu,
+    LengthsOpt,
+    MaxRunning,
+    PrefixHit,
+    Rate,
+    RuntimeOpt,
+    SloE2e,
+    SloPercentile,
+    SloTpot,
+    SloTtft,
+    Split,
+    ThinkTime,
+    TokenBudget,
+    Trace,
+    Users,
+    load_fields,
+)
 
 
 def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -55,15 +98,17 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
-    from sizer.facade import RecommendRequest, recommend as run
+    from sizer.facade import RecommendRequest
+    from sizer.facade import recommend as run
 
     if disaggregated and not inference:
         from sizer.errors import InputError
 
         raise InputError("disaggregated", True, "--inference with --rate (pools of prefill and decode replicas serve a load)")
     if inference:
-        from cli.inference_cmd import render_recommendation
         from sizer.facade import InferenceRecommendRequest, recommend_inference
+
+        from .inference_cmd import render_recommendation
 
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
                       output_len=output_len, context_length=context_len, batch=batch,
@@ -115,7 +160,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                                 else "; --pricing rent or any prices them by rent") + ".")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
-        from cli.owned_output import suggestions
+        from .owned_output import suggestions
 
         for r in result.rejected:  # the few nearest to working (--suggest), each change evaluated again
             suggestions(r.suggestions, f"What would make {r.name} work (each evaluated again; cheapest first)")

@@ -29,10 +29,14 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
     import uvicorn
     from pydantic import ValidationError
 
-    from api.app import create_app
-    from api.server import uvicorn_options
-    from api.settings import Settings
     from sizer.facade import InputError
+
+    from .siblings import sibling
+
+    app_module = sibling("api.app")
+    create_app = app_module.create_app
+    uvicorn_options = sibling("api.server").uvicorn_options
+    Settings = sibling("api.settings").Settings
 
     given = {k: v for k, v in {"host": host, "port": port, "workers": workers, "catalog_file": catalog, "timeout_s": timeout,
                                "body_timeout_s": body_timeout, "header_timeout_s": header_timeout,
@@ -49,7 +53,7 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
     for name, value in given.items():  # the worker processes build their app (and protocol) from the same settings
         os.environ[f"SIZER_API_{name.upper()}"] = str(value)
     os.environ.setdefault("SIZER_API_PRESTART_WORKERS", "true")  # estimate workers ready before the first long question
-    uvicorn.run("api.app:create_app", factory=True, host=settings.host, port=settings.port, workers=settings.workers,
+    uvicorn.run(f"{app_module.__name__}:create_app", factory=True, host=settings.host, port=settings.port, workers=settings.workers,
                 log_level=settings.log_level, timeout_graceful_shutdown=5, **uvicorn_options(settings))
 
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Optional
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Optional
 
 import typer
 
-from cli import output
-from cli.common import ActivationMemory, CatalogOption, Epochs, JsonOption, Optimizer, PricingOption, SeqLen, load
+from . import output
+from .common import ActivationMemory, CatalogOption, Epochs, JsonOption, Optimizer, PricingOption, SeqLen, load
 
 ListOption = Optional[str]
 COST_HEAD = {"rent": "rent cost", "buy": "buy cost", "any": "cost (rent, or (b) buy)"}
@@ -54,9 +55,35 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
           out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of standard output.")] = None,
           catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Evaluate every combination at once (vectorised): time, memory, fit and rent cost per row."""
-    from sizer.facade import check_writable, write_text
+    from sizer.facade import sweep as run
+
+    format = _check_format(samples, tokens, format, json)
+    if out is not None:  # never over a file this sweep reads: its catalog or a model's config.json
+        _check_out(out, catalog, model)
+    amount_field = "tokens" if tokens is not None else "samples"
+    amounts = _split(amount_field, tokens if tokens is not None else samples) or []
+    sizes = _sizes(params, model)
+    batches = _split("batch_size", batch_size) or [None]
+    counts, precisions, shardings = _counts(count), _split("precision", precision), _split("sharding", sharding)
+    chosen = load(catalog)
+    # Count the rows from the option lengths before building anything: a 10,000 x 10,000 grid
+    # used to be built in full (minutes, then MemoryError) before the core refused it.
+    _check_rows(len(sizes) * len(amounts) * len(batches) * (len(device) if device else len(chosen))
+                * len(counts) * len(precisions or [None]) * len(shardings or [None]))
+    common = {"epochs": epochs if tokens is None else None, "optimizer": optimizer, "seq_len": seq_len,
+              "activation_memory_per_sample": activation_memory_per_sample}
+    workloads = _workloads(sizes, amount_field, amounts, batches, common)
+    table = run(workloads, devices=device, counts=counts, precisions=precisions, shardings=shardings, catalog=chosen,
+                headroom=headroom, pricing=pricing, cloud=cloud)
+    if format == "table":
+        return _print_table(table, pricing)
+    _write(table, format, out)
+
+
+def _check_format(samples: str | None, tokens: str | None, format: str, json: bool) -> str:
+    """The output format (``json`` where --json is given), after checking that exactly one of --samples
+    and --tokens is given; InputError naming the field otherwise."""
     from sizer.facade import InputError
-    from sizer.facade import MAX_EVALUATIONS, sweep as run
 
     if samples is not None and tokens is not None:
         raise InputError("tokens", tokens, "either --tokens or --samples, not both")
@@ -65,37 +92,51 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
     format = "json" if json else format
     if format not in ("table", "csv", "json"):
         raise InputError("format", format, "table, csv or json")
-    if out is not None:  # never over a file this sweep reads: its catalog or a model's config.json
-        from sizer.facade import CATALOG_ENV
+    return format
 
-        check_writable(out, "out", {"catalog": catalog or os.environ.get(CATALOG_ENV),
-                                    "model": [m for m in (_split("model", model) or []) if os.path.isfile(m)]})
-    amounts = _split("tokens" if tokens is not None else "samples", tokens if tokens is not None else samples) or []
+
+def _check_out(out: str, catalog: str | None, model: str | None) -> None:
+    """InputError where ``out`` would overwrite a file this sweep reads: its catalog or a model's config file."""
+    from sizer.facade import CATALOG_ENV, check_writable
+
+    check_writable(out, "out", {"catalog": catalog or os.environ.get(CATALOG_ENV),
+                                "model": [m for m in (_split("model", model) or []) if os.path.isfile(m)]})
+
+
+def _sizes(params: str | None, model: str | None) -> list[tuple[str, str]]:
+    """(field, value) of each model size swept: ``params`` counts or ``model`` names, exactly one of the two."""
+    from sizer.facade import InputError
+
     if (params is None) == (model is None):
         raise InputError("params", params, "--params or --model (comma-separated lists), one of the two")
-    sizes = [("params", p) for p in _split("params", params) or []] + [("model", m) for m in _split("model", model) or []]
-    batches = _split("batch_size", batch_size) or [None]
-    counts, precisions, shardings = _counts(count), _split("precision", precision), _split("sharding", sharding)
-    chosen = load(catalog)
-    # Count the rows from the option lengths before building anything: a 10,000 x 10,000 grid
-    # used to be built in full (minutes, then MemoryError) before the core refused it.
-    rows = (len(sizes) * len(amounts) * len(batches) * (len(device) if device else len(chosen))
-            * len(counts) * len(precisions or [None]) * len(shardings or [None]))
+    return [("params", p) for p in _split("params", params) or []] + [("model", m) for m in _split("model", model) or []]
+
+
+def _check_rows(rows: int) -> None:
+    """InputError where the sweep has more rows [1] than the core evaluates in one table."""
+    from sizer.facade import MAX_EVALUATIONS, InputError
+
     if rows > MAX_EVALUATIONS:
         raise InputError("sweep", rows, f"at most {MAX_EVALUATIONS:,} combinations (the product of the list lengths "
                          "and the devices); narrow the sweep")
+
+
+def _workloads(sizes: list[tuple[str, str]], amount_field: str, amounts: list[str], batches: Sequence[str | None],
+               common: Mapping[str, object]) -> list[dict[str, object]]:
+    """One workload per size x amount x batch, with the options every workload shares; unset fields left out."""
     workloads = []
     for size_field, size in sizes:
         for amount in amounts:
             for batch in batches:
-                fields = {size_field: size, ("tokens" if tokens is not None else "samples"): amount, "batch_size": batch,
-                          "epochs": epochs if tokens is None else None, "optimizer": optimizer, "seq_len": seq_len,
-                          "activation_memory_per_sample": activation_memory_per_sample}
+                fields = {size_field: size, amount_field: amount, "batch_size": batch, **common}
                 workloads.append({k: v for k, v in fields.items() if v is not None})
-    table = run(workloads, devices=device, counts=counts, precisions=precisions, shardings=shardings, catalog=chosen,
-                headroom=headroom, pricing=pricing, cloud=cloud)
-    if format == "table":
-        return _print_table(table, pricing)
+    return workloads
+
+
+def _write(table: Any, format: str, out: str | None) -> None:
+    """The table as CSV or JSON, to standard output or (atomically) to ``out``."""
+    from sizer.facade import write_text
+
     if format == "csv":  # names from a user's catalog must not run as spreadsheet formulas
         text = table.map(output.spreadsheet_cell).to_csv(index=False)
     else:
@@ -134,4 +175,11 @@ def _print_table(table, pricing: str = "rent") -> None:
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``sizer sweep`` to ``app``.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The command-line application.
+    """
     app.command()(sweep)

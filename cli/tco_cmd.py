@@ -5,9 +5,25 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output
-from cli.common import (TermOption, BatchSize, CatalogOption, CountOption, DeviceOption, Epochs, JsonOption, Optimizer, Params,
-                        PrecisionOption, PricingOption, Samples, SeqLen, Tokens, load, workload_request)
+from . import output
+from .common import (
+    BatchSize,
+    CatalogOption,
+    CountOption,
+    DeviceOption,
+    Epochs,
+    JsonOption,
+    Optimizer,
+    Params,
+    PrecisionOption,
+    PricingOption,
+    Samples,
+    SeqLen,
+    TermOption,
+    Tokens,
+    load,
+    workload_request,
+)
 
 
 def tco(device: DeviceOption = ..., count: CountOption = 1,

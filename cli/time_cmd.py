@@ -5,11 +5,51 @@ from typing import Annotated, Optional
 
 import typer
 
-from cli import output, owned_output
-from cli.common import (SampleTokensOption, StatePrecisionOption, OptimizerInBackwardOption, OffloadParamsOption, OffloadActivationsOption, LossOption, recipe_fields, LoraRankOption, LoraTargetsOption, MethodOption, ActivationMemory, BatchSize, CalibrationOption, CatalogOption, CountOption, 
-                        Epochs, ForwardPerSample, JsonOption, MicroBatch, ModelOption, Optimizer, Params, PrecisionOption,
-                        Samples, SeqLen, Tokens, WorkloadOption, ZeroOption, HaveOption, HostMemoryOption, answer_owned, load, load_calibration_file, workload_request,
-                        CpOption, DpOption, EpOption, InterleaveOption, InterruptionsOption, PpOption, RecomputeOption, TpOption)
+from . import output, owned_output
+from .common import (
+    ActivationMemory,
+    BatchSize,
+    CalibrationOption,
+    CatalogOption,
+    CountOption,
+    CpOption,
+    DpOption,
+    Epochs,
+    EpOption,
+    ForwardPerSample,
+    HaveOption,
+    HostMemoryOption,
+    InterleaveOption,
+    InterruptionsOption,
+    JsonOption,
+    LoraRankOption,
+    LoraTargetsOption,
+    LossOption,
+    MethodOption,
+    MicroBatch,
+    ModelOption,
+    OffloadActivationsOption,
+    OffloadParamsOption,
+    Optimizer,
+    OptimizerInBackwardOption,
+    Params,
+    PpOption,
+    PrecisionOption,
+    RecomputeOption,
+    Samples,
+    SampleTokensOption,
+    SeqLen,
+    StatePrecisionOption,
+    Tokens,
+    TpOption,
+    WorkloadOption,
+    ZeroOption,
+    answer_owned,
+    load,
+    load_calibration_file,
+    recipe_fields,
+    workload_request,
+)
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",

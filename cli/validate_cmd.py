@@ -17,7 +17,10 @@ def _fail(message: str) -> None:
 
 def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = "validation-report") -> None:
     """Measure torch training runs (MLP sweeps, AlexNet, VGG-11, a small GPT) against the core's predictions."""
-    from validation.deps import MissingDependency, require_validation_extra
+    from .siblings import sibling
+
+    deps = sibling("validation.deps")
+    MissingDependency, require_validation_extra = deps.MissingDependency, deps.require_validation_extra
 
     if device not in ("auto", "cpu", "cuda"):
         _fail(f"--device: got {device!r}; expected auto, cpu or cuda")
@@ -26,8 +29,8 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
     except MissingDependency as error:
         _fail(str(error))
 
-    from cli import output
-    from validation.runner import run_suite
+    from . import output
+    run_suite = sibling("validation.runner").run_suite
 
     mode = "quick" if quick else "full"
     with output.progress("validate") as progress:  # on standard error: the summary table alone goes to stdout

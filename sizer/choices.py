@@ -14,9 +14,11 @@ sizer.errors.InputError: optimizer: got 'lamb'; expected one of sgd, momentum, a
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from sizer.errors import InputError
 
@@ -92,10 +94,26 @@ class Recompute(StrEnum):
     SELECTIVE = "selective"
     FULL = "full"
 
+    # The property shadows str.index (mypy: an incompatible override); renaming it is a code change.
     @property
-    def index(self) -> int:
+    def index(self) -> int:  # type: ignore[override]
         """The engine's array code: 0 none, 1 selective, 2 full."""
         return list(Recompute).index(self)
+
+
+class KvCache(StrEnum):
+    """How a serving runtime stores the KV cache: 16- or 32-bit floats, or 8 bits (FP8 E4M3 or int8 with a scale)."""
+
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+
+
+# What a training recommendation ranks by: time to train, cost, or the time-cost front (a Literal: the
+# values travel as they are, and no code branches on a member's identity).
+Objective = Literal["time", "cost", "pareto"]
 
 
 class Mode(StrEnum):
@@ -110,7 +128,28 @@ Choice = TypeVar("Choice", bound=StrEnum)
 
 
 def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
-    """The member of ``kind`` named by ``value``, or InputError naming the field and the choices."""
+    """The member of ``kind`` named by ``value``, or InputError naming the field and the choices.
+
+    Parameters
+    ----------
+    kind : type[StrEnum]
+        The choice's enum (:class:`Precision`, :class:`Optimizer`, ...).
+    value : object
+        What the user gave: a member of ``kind`` (returned as it is) or its name in any case, with
+        ``-`` or ``_`` between words (``"Adam_8bit"`` is ``adam-8bit``).
+    field : str
+        The request field the value came from, named in the error.
+
+    Returns
+    -------
+    StrEnum
+        The member of ``kind``.
+
+    Raises
+    ------
+    InputError
+        When ``value`` names no member; the message lists every valid name.
+    """
     if isinstance(value, kind):
         return value
     if isinstance(value, str):
@@ -121,38 +160,117 @@ def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
     raise InputError(field, value, f"one of {', '.join(member.value for member in kind)}")
 
 
-def zero_stage_of(sharding: Sharding | str) -> int:
-    """The ZeRO stage a first-release sharding name means (Rajbhandari et al. 2020)."""
-    return 3 if parse_choice(Sharding, sharding, "sharding") is Sharding.FULL else 0
+def zero_stage_of(sharding: Sharding) -> int:
+    """The ZeRO stage a first-release sharding name means (Rajbhandari et al. 2020).
+
+    Parameters
+    ----------
+    sharding : Sharding
+        ``none`` (every device holds all model states) or ``full`` (FSDP FULL_SHARD).
+
+    Returns
+    -------
+    int
+        The ZeRO stage: 0 for ``none``, 3 for ``full`` (weights, gradients and optimizer states
+        sharded).
+    """
+    return 3 if sharding is Sharding.FULL else 0
 
 
 def named(kind: type[Choice]) -> Any:
-    """The type of a request field that takes one of ``kind``'s names.
+    """The type of a request field that takes one of ``kind``'s names: the member itself.
 
-    A valid name, in any case, becomes the member where the request is built (the one parse);
-    the schema lists the names. An unknown name is kept as given, so that the core refuses it
-    with an :class:`~sizer.errors.InputError` together with the request's other bad fields
-    (a form marks them all at once) rather than alone.
+    Parameters
+    ----------
+    kind : type[StrEnum]
+        The choice's enum.
+
+    Returns
+    -------
+    Any
+        An ``Annotated[kind, ...]`` type for a pydantic field (typed ``Any``: a type built at run time
+        has no static type). The field holds the member, is written as its name and lists the names
+        in its JSON schema.
+
+    Notes
+    -----
+    A name in any case, with ``-`` or ``_``, becomes the member where the request is built (the one
+    parse); any other value is refused there, naming the field and the choices, together with the
+    request's other bad fields (pydantic collects every field's error before raising). The schema
+    lists the names.
     """
-    def member_if_named(value: object) -> object:
+    def member(value: object, info: ValidationInfo) -> Choice:
+        field = info.field_name or kind.__name__.lower()
         try:
-            return parse_choice(kind, value, kind.__name__.lower())
+            return parse_choice(kind, value, field)
         except InputError:
-            return value
+            raise PydanticCustomError("choice", "got {given}; expected one of {names}", {
+                "given": repr(value), "names": ", ".join(m.value for m in kind)}) from None
 
-    return Annotated[str, BeforeValidator(member_if_named),
-                     WithJsonSchema({"type": "string", "enum": [member.value for member in kind]})]
-
-
-PrecisionName = named(Precision)
-OptimizerName = named(Optimizer)
-ShardingName = named(Sharding)
-MethodName = named(Method)
-AttentionName = named(Attention)
-RecomputeName = named(Recompute)
-LossName = named(Loss)
+    return Annotated[kind, BeforeValidator(member), PlainSerializer(lambda m: m.value, return_type=str),
+                     WithJsonSchema({"type": "string", "enum": [m.value for m in kind]})]
 
 
-def recompute_index(value: "Recompute | str | None") -> int | None:
-    """The engine's code of a recomputation policy (:attr:`Recompute.index`), or InputError listing them."""
-    return None if value is None else parse_choice(Recompute, value, "recompute").index
+def checked_name(parse: Callable[[Any, str], Any]) -> Any:
+    """The type of a request field that takes a name from an open vocabulary.
+
+    A table or a registry (weight formats, runtimes, length sets) is the vocabulary: ``parse(value, field)``
+    checks the name where the request is built, refusing an unknown one there with the request's other bad
+    fields; the field keeps the name as given (answers quote it), which the core looks up again.
+
+    Parameters
+    ----------
+    parse : callable
+        ``parse(value, field)``: the vocabulary's entry, or :class:`~sizer.errors.InputError`.
+
+    Returns
+    -------
+    typing.Annotated
+        A ``str`` field type with the check.
+    """
+    def check(value: object, info: ValidationInfo) -> str:
+        field = info.field_name or "name"
+        try:
+            parse(value, field)
+        except InputError as error:
+            raise PydanticCustomError("choice", "{message}",
+                                      {"message": error.message.removeprefix(f"{field}: ")}) from None
+        return str(value)
+
+    return Annotated[str, BeforeValidator(check)]
+
+
+if TYPE_CHECKING:  # to the type checker a choice field holds its member, as it does once validated
+    PrecisionName = Precision
+    OptimizerName = Optimizer
+    ShardingName = Sharding
+    MethodName = Method
+    AttentionName = Attention
+    RecomputeName = Recompute
+    LossName = Loss
+    KvCacheName = KvCache
+else:
+    PrecisionName = named(Precision)
+    OptimizerName = named(Optimizer)
+    ShardingName = named(Sharding)
+    MethodName = named(Method)
+    AttentionName = named(Attention)
+    RecomputeName = named(Recompute)
+    LossName = named(Loss)
+    KvCacheName = named(KvCache)
+
+
+def recompute_index(value: Recompute | None) -> int | None:
+    """The engine's code of a recomputation policy (:attr:`Recompute.index`).
+
+    Parameters
+    ----------
+    value : Recompute or None
+        The policy, or None where the request leaves it to sizer.
+
+    Returns
+    -------
+    int or None
+        0 none, 1 selective, 2 full; None where no policy is pinned.
+    """
+    return None if value is None else value.index

@@ -41,8 +41,9 @@ import re
 import os
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NoReturn
 
 import yaml
 
@@ -63,8 +64,30 @@ _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
-def read_text(path: str | os.PathLike, field: str, max_bytes: int = MAX_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most ``max_bytes`` bytes."""
+def read_text(path: str | os.PathLike[str], field: str, max_bytes: int = MAX_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes`` bytes.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+    field : str
+        The option or request field that named the file (``"catalog"``), named in the error.
+    max_bytes : int
+        The largest file accepted [B]; read with this bound, so a file that grows while it is read
+        is refused too.
+
+    Returns
+    -------
+    str
+        The file's text.
+
+    Raises
+    ------
+    InputError
+        A file that is missing or unreadable, not a regular file (a device, pipe or folder), larger
+        than ``max_bytes`` or not UTF-8.
+    """
     shown = str(path)
     try:
         # O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer
@@ -86,20 +109,68 @@ def read_text(path: str | os.PathLike, field: str, max_bytes: int = MAX_BYTES) -
         raise InputError(field, shown, f"UTF-8 text (byte {error.start} is not)") from None
 
 
-def load_yaml(path: str | os.PathLike, field: str, max_bytes: int = MAX_BYTES) -> Any:
-    """The data of a YAML file, refused with :class:`InputError` when it breaks a limit."""
+def load_yaml(path: str | os.PathLike[str], field: str, max_bytes: int = MAX_BYTES) -> Any:
+    """The data of a YAML file, refused with :class:`InputError` when it breaks a limit.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+    field : str
+        The option or request field that named the file, named in the error.
+    max_bytes : int
+        The largest file accepted [B].
+
+    Returns
+    -------
+    Any
+        The document as plain data (dicts, lists, strings, numbers) from the safe loader.
+    """
     return parse_yaml(read_text(path, field, max_bytes), field, str(path))
 
 
-def load_json(path: str | os.PathLike, field: str, max_bytes: int = MAX_BYTES) -> Any:
-    """The data of a JSON file, refused with :class:`InputError` when it breaks a limit."""
+def load_json(path: str | os.PathLike[str], field: str, max_bytes: int = MAX_BYTES) -> Any:
+    """The data of a JSON file, refused with :class:`InputError` when it breaks a limit.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+    field : str
+        The option or request field that named the file, named in the error.
+    max_bytes : int
+        The largest file accepted [B].
+
+    Returns
+    -------
+    Any
+        The document as plain data, with finite numbers only.
+    """
     return parse_json(read_text(path, field, max_bytes), field, str(path))
 
 
 def parse_yaml(text: str, field: str, where: str) -> Any:
     """YAML text checked for depth and alias expansion, then loaded with the safe loader.
 
-    ``where`` names the text in messages (its file, usually).
+    Parameters
+    ----------
+    text : str
+        The YAML text.
+    field : str
+        The option or request field it came from, named in the error.
+    where : str
+        What the text is, for the message (its file, usually).
+
+    Returns
+    -------
+    Any
+        The document as plain data.
+
+    Raises
+    ------
+    InputError
+        Invalid YAML, nesting deeper than :data:`MAX_DEPTH`, aliases that expand to more than
+        :data:`MAX_NODES` nodes, or a plain number longer than :data:`MAX_NUMBER_CHARS`.
     """
     if _flow_depth(text) > MAX_DEPTH:
         raise InputError(field, where, f"YAML nested at most {MAX_DEPTH} levels deep")
@@ -137,25 +208,35 @@ def _flow_depth(text: str) -> int:
     return deepest
 
 
+@dataclass
+class _OpenCollection:
+    """A YAML collection whose end event has not come yet."""
+
+    anchor: str | None
+    nodes: int = 1  # expanded nodes in it so far, itself included
+
+
 def _check_yaml_events(text: str, field: str, where: str) -> None:
+    """Refuse YAML nested deeper than :data:`MAX_DEPTH`, whose aliases expand past :data:`MAX_NODES`
+    nodes, or with an over-long plain number, from libyaml's parser events (no objects built)."""
     depth = 0
     expanded = 0  # nodes of the document with every alias replaced by what it stands for
-    open_nodes: list[list] = []  # per open collection: its anchor and its expanded node count
+    open_nodes: list[_OpenCollection] = []
     anchors: dict[str, int] = {}
     for event in yaml.parse(text, Loader=SafeLoader):
         if isinstance(event, _OPEN):
             depth += 1
             if depth > MAX_DEPTH:
                 raise InputError(field, where, f"YAML nested at most {MAX_DEPTH} levels deep")
-            open_nodes.append([event.anchor, 1])
+            open_nodes.append(_OpenCollection(event.anchor))
             size = 1
         elif isinstance(event, _CLOSE):
             depth -= 1
-            anchor, count = open_nodes.pop()
-            if anchor is not None:
-                anchors[anchor] = count
+            closed = open_nodes.pop()
+            if closed.anchor is not None:
+                anchors[closed.anchor] = closed.nodes
             if open_nodes:
-                open_nodes[-1][1] += count
+                open_nodes[-1].nodes += closed.nodes
             continue
         elif isinstance(event, yaml.ScalarEvent):
             size = 1
@@ -173,13 +254,34 @@ def _check_yaml_events(text: str, field: str, where: str) -> None:
         if expanded > MAX_NODES:
             raise InputError(field, where, f"YAML whose aliases expand to at most {MAX_NODES:,} nodes")
         if open_nodes and not isinstance(event, _OPEN):
-            open_nodes[-1][1] += size
+            open_nodes[-1].nodes += size
 
 
 def parse_json(text: str, field: str, where: str) -> Any:
-    """JSON text with finite numbers only, nested at most :data:`MAX_DEPTH` levels."""
+    """JSON text with finite numbers only, nested at most :data:`MAX_DEPTH` levels.
 
-    def refuse_constant(name: str):
+    Parameters
+    ----------
+    text : str
+        The JSON text.
+    field : str
+        The option or request field it came from, named in the error.
+    where : str
+        What the text is, for the message (its file, usually).
+
+    Returns
+    -------
+    Any
+        The document as plain data.
+
+    Raises
+    ------
+    InputError
+        Invalid JSON, ``NaN`` or ``Infinity``, a number too large for a finite float, or nesting
+        deeper than :data:`MAX_DEPTH`.
+    """
+
+    def refuse_constant(name: str) -> NoReturn:
         raise InputError(field, where, f"JSON with finite numbers only (found {name})")
 
     def finite_float(literal: str) -> float:
@@ -202,11 +304,23 @@ def parse_json(text: str, field: str, where: str) -> Any:
 
 
 def nesting_depth(data: Any) -> int:
-    """Levels of lists and mappings in ``data`` (0 for a scalar), counted without recursion."""
+    """Levels of lists and mappings in ``data`` (0 for a scalar), counted without recursion.
+
+    Parameters
+    ----------
+    data : Any
+        Plain data as a JSON or YAML parser builds it.
+
+    Returns
+    -------
+    int
+        The deepest nesting of dicts and lists [1]; the count stops a level past :data:`MAX_DEPTH`.
+    """
     deepest = 0
-    pending = [(data, 1)]
+    pending: list[tuple[Any, int]] = [(data, 1)]
     while pending:
         node, level = pending.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):
@@ -225,19 +339,45 @@ def _one_line(error: Exception) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def same_file(first: str | os.PathLike, second: str | os.PathLike) -> bool:
-    """Whether two paths name one file (through links, ``..`` and hard links where both exist)."""
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (through links, ``..`` and hard links where both exist).
+
+    Parameters
+    ----------
+    first, second : str or os.PathLike
+        The paths to compare; either may not exist yet.
+
+    Returns
+    -------
+    bool
+        True where both are the same existing file, or, where one is missing, where they resolve to
+        the same path.
+    """
     try:
         return os.path.samefile(first, second)
     except (OSError, ValueError):
         return os.path.realpath(first) == os.path.realpath(second)
 
 
-def check_writable(path: str | os.PathLike, field: str = "out",
-                   inputs: Mapping[str, str | os.PathLike | Iterable[str | os.PathLike] | None] | None = None) -> None:
-    """Refuse early a path :func:`write_bytes` could not write: a folder, or one in a missing or read-only folder,
-    or one of the command's own ``inputs`` (field name to path or paths): writing the answer over a file the
-    command reads would lose that file."""
+def check_writable(path: str | os.PathLike[str], field: str = "out",
+                   inputs: Mapping[str, str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None] | None = None) -> None:
+    """Refuse early a path :func:`write_bytes` could not write, before any work is done.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Where the command will write its answer.
+    field : str
+        The option that named it (``"out"``), named in the error.
+    inputs : Mapping or None
+        The command's own input files: field name to a path, paths, or None. Writing the answer over
+        a file the command reads would lose that file.
+
+    Raises
+    ------
+    InputError
+        Where ``path`` is a folder, lies in a missing or read-only folder, or is one of ``inputs``.
+    """
     shown = str(path)
     for name, given in (inputs or {}).items():
         paths = [given] if isinstance(given, (str, os.PathLike)) else list(given or [])
@@ -254,8 +394,23 @@ def check_writable(path: str | os.PathLike, field: str = "out",
         raise InputError(field, shown, "a file path in a folder you can write to")
 
 
-def write_text(path: str | os.PathLike, text: str, field: str = "out") -> None:
-    """Write ``text`` as UTF-8 to ``path`` atomically (see :func:`write_bytes`)."""
+def write_text(path: str | os.PathLike[str], text: str, field: str = "out") -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically (see :func:`write_bytes`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    text : str
+        Its new content.
+    field : str
+        The option that named the file, named in the error.
+
+    Raises
+    ------
+    InputError
+        Text that cannot be encoded as UTF-8 (a lone surrogate), or a path that cannot be written.
+    """
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -263,12 +418,26 @@ def write_text(path: str | os.PathLike, text: str, field: str = "out") -> None:
     write_bytes(path, data, field)
 
 
-def write_bytes(path: str | os.PathLike, data: bytes, field: str = "out") -> None:
+def write_bytes(path: str | os.PathLike[str], data: bytes, field: str = "out") -> None:
     """Write ``data`` to ``path`` atomically: the old file stays whole if anything fails.
 
     A symbolic link is written through (the file it points to is replaced); a target that is
     not a regular file (``/dev/stdout``, a pipe) is written to directly, as there is nothing to
     replace. A new file gets the usual permissions (0666 less the umask), a replaced one keeps its own.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    data : bytes
+        Its new content.
+    field : str
+        The option that named the file, named in the error.
+
+    Raises
+    ------
+    InputError
+        A folder, or a path that cannot be written (the message gives the system's reason).
     """
     shown = str(path)
     target = Path(os.path.realpath(path))

@@ -20,31 +20,81 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Iterator
+from contextvars import ContextVar, Token
+from typing import Iterator, Protocol
 
 from sizer.errors import EstimateTimeout
 
+
+class CancelFlag(Protocol):
+    """What a cancel flag must offer: :class:`threading.Event` and :class:`multiprocessing.Event` do."""
+
+    def is_set(self) -> bool:
+        """Whether the caller has asked the estimate to stop.
+
+        Returns
+        -------
+        bool
+            True once the flag has been set.
+        """
+        ...
+
+
+Deadline = tuple[float, float, CancelFlag | None]
 # (monotonic time at which the estimate must stop [s], the limit it came from [s], the cancel flag or None)
-_DEADLINE: ContextVar[tuple[float, float, Any] | None] = ContextVar("sizer_deadline", default=None)
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("sizer_deadline", default=None)
 
 
-def set_deadline(seconds: float, cancel: Any = None, limit: float | None = None):
-    """Start a limit of ``seconds`` [s] from now in the current context, ended early once ``cancel.is_set()``
-    (if given); ``limit`` [s] is the limit to name when it passes (default ``seconds``: a computation handed on
-    elsewhere gets the time left of its caller's limit). Returns the token for :func:`clear_deadline`."""
+def set_deadline(seconds: float, cancel: CancelFlag | None = None, limit: float | None = None) -> Token[Deadline | None]:
+    """Start a time limit in the current context.
+
+    Parameters
+    ----------
+    seconds : float
+        Time from now after which :func:`check_deadline` raises [s].
+    cancel : CancelFlag or None
+        A flag (``threading.Event``) that ends the limit early once ``cancel.is_set()``; None for none.
+    limit : float or None
+        The limit to name in the message when it passes [s]; default ``seconds``. A computation handed
+        on elsewhere gets the time left of its caller's limit as ``seconds`` and the caller's limit here.
+
+    Returns
+    -------
+    contextvars.Token
+        The token that :func:`clear_deadline` takes to restore the context as it was.
+    """
     return _DEADLINE.set((time.monotonic() + seconds, seconds if limit is None else limit, cancel))
 
 
-def clear_deadline(token) -> None:
-    """Undo :func:`set_deadline`."""
+def clear_deadline(token: Token[Deadline | None]) -> None:
+    """Undo :func:`set_deadline`: the limit that was in force before (or none) applies again.
+
+    Parameters
+    ----------
+    token : contextvars.Token
+        What :func:`set_deadline` returned, in the same context.
+    """
     _DEADLINE.reset(token)
 
 
 @contextmanager
-def time_limit(seconds: float, cancel: Any = None, limit: float | None = None) -> Iterator[None]:
-    """Run the body with a deadline ``seconds`` [s] from now (and the cancel flag ``cancel`` and the named
-    ``limit``, as :func:`set_deadline` takes them)."""
+def time_limit(seconds: float, cancel: CancelFlag | None = None, limit: float | None = None) -> Iterator[None]:
+    """Run the body of a ``with`` block under a time limit, cleared when the block ends.
+
+    Parameters
+    ----------
+    seconds : float
+        Time from now after which :func:`check_deadline` raises [s].
+    cancel : CancelFlag or None
+        A flag that ends the limit early once set, as :func:`set_deadline` takes it.
+    limit : float or None
+        The limit to name in the message [s], as :func:`set_deadline` takes it.
+
+    Yields
+    ------
+    None
+        Control to the body, with the deadline in force.
+    """
     token = set_deadline(seconds, cancel, limit)
     try:
         yield
@@ -60,7 +110,12 @@ def check_deadline() -> None:
 
 
 def remaining_seconds() -> tuple[float, float] | None:
-    """Seconds [s] left before the current deadline (at least 0) and the limit it came from [s], or None when
-    none is set: what to hand on to a computation that runs elsewhere."""
+    """The time left before the current deadline, to hand on to a computation that runs elsewhere.
+
+    Returns
+    -------
+    tuple of (float, float) or None
+        Seconds left (at least 0) [s] and the limit they came from [s]; None when no deadline is set.
+    """
     deadline = _DEADLINE.get()
     return None if deadline is None else (max(0.0, deadline[0] - time.monotonic()), deadline[1])

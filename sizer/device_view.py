@@ -7,6 +7,10 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
+from sizer.choices import Precision
+
 from sizer.hardware.schema import FIELD_DIMENSIONS, CloudPrice, Device, Price, Sourced
 from sizer.results import Model
 from sizer.formulas.tco import cheapest_cloud_price, purchase_per_device
@@ -114,22 +118,52 @@ def _purchase(price: Price) -> PriceView:
                      system=price.system, verified=price.verified, note=price.note)
 
 
-def _summary_fields(device: Device) -> dict:
+def _summary_fields(device: Device) -> dict[str, Any]:
+    """The fields :class:`DeviceSummary` and :class:`DeviceDetail` share, from one catalog entry."""
     sources = sorted({s.source for s in device.sourced_fields().values()})
     return dict(id=device.id, name=device.name, kind=device.kind, vendor=device.vendor, architecture=device.architecture,
                 launch_year=device.launch_year, memory=_sourced("memory", device.memory),
                 memory_bandwidth=_sourced("memory_bandwidth", device.memory_bandwidth),
-                fp32_peak=_sourced("peaks.fp32", device.peaks.get("fp32")), precisions=supported_precisions(device),
+                fp32_peak=_sourced("peaks.fp32", device.peaks.get(Precision.FP32)), precisions=supported_precisions(device),
                 sources=sources, peaks={p: _sourced(f"peaks.{p}", s) for p, s in device.peaks.items()},
                 purchase_price=_purchase(device.purchase_price) if device.purchase_price else None,
                 cloud_price=_offer(cheapest) if (cheapest := cheapest_cloud_price(device)) else None)
 
 
 def summarize_device(device: Device) -> DeviceSummary:
+    """The short view of a catalog device, one row of ``sizer devices``.
+
+    Parameters
+    ----------
+    device : Device
+        A validated catalog entry.
+
+    Returns
+    -------
+    DeviceSummary
+        Its name, kind and vendor; memory [GB], memory bandwidth [GB/s] and the dense peak of every
+        precision it has [TFLOPS], each with its source and whether it was read there; the cheapest
+        on-demand cloud offer and the purchase price per device, with their dates.
+    """
     return DeviceSummary(**_summary_fields(device))
 
 
 def describe_device(device: Device) -> DeviceDetail:
+    """Every figure of a catalog device, as ``sizer device NAME`` shows it.
+
+    Parameters
+    ----------
+    device : Device
+        A validated catalog entry.
+
+    Returns
+    -------
+    DeviceDetail
+        The summary (:func:`summarize_device`) and also the cores, clocks [MHz], TDP [W] and
+        interconnect bandwidth [GB/s] with their sources; the FP32 peak worked out from cores and
+        clock (2NC, seed 004 eq. 1, or the CPU vector formula) beside the catalog's, and any
+        discrepancy between them; the fields not verified in their source; every price quote.
+    """
     derived = derived_fp32_peak(device)
     return DeviceDetail(
         **_summary_fields(device), aliases=device.aliases,

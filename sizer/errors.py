@@ -6,11 +6,13 @@ field path.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class SizerError(ValueError):
     """Base class of every error a user's input can cause."""
 
-    def __init__(self, message: str, field: str | None = None):
+    def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
@@ -19,7 +21,7 @@ class SizerError(ValueError):
 class InputError(SizerError):
     """A value given by the user is malformed, has the wrong unit or is out of range."""
 
-    def __init__(self, field: str, value: object, expected: str):
+    def __init__(self, field: str, value: object, expected: str) -> None:
         super().__init__(f"{field}: {_given(value)}; expected {expected}", field)
         self.value = value
         self.expected = expected
@@ -37,13 +39,14 @@ def _given(value: object) -> str:
 
 
 class InputErrors(SizerError):
-    """Several values given by the user are bad at once; ``errors`` holds one InputError per field.
+    """Several values given by the user are bad at once; ``errors`` holds one error per field
+    (an :class:`InputError`, or a :class:`SizerError` from a request model's own check).
 
     Raised where a request is checked field by field, so that a form can mark every bad field
     at once instead of one per attempt.
     """
 
-    def __init__(self, errors: list[InputError]):
+    def __init__(self, errors: Sequence[SizerError]):
         super().__init__("\n".join(error.message for error in errors), errors[0].field)
         self.errors = list(errors)
 
@@ -55,7 +58,7 @@ class CatalogError(SizerError):
 class DeviceLookupError(SizerError):
     """A device name matches no catalog entry, or more than one."""
 
-    def __init__(self, message: str, candidates: list[str], field: str = "device"):
+    def __init__(self, message: str, candidates: list[str], field: str = "device") -> None:
         super().__init__(message, field)
         self.candidates = candidates
 
@@ -67,15 +70,34 @@ class EstimateTimeout(SizerError):
     stops using the CPU; the service maps it to 503, the command line to exit status 2.
     """
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float) -> None:
         super().__init__(f"the estimate took longer than {seconds:g} s; try fewer devices (max_devices) "
                          "or a smaller request")
         self.seconds = seconds
 
 
-def require_device(request) -> str:
-    """The request's device, or an error that says to give one (or the hardware one has)."""
-    if getattr(request, "device", None) is None:
+def require_device(request: object) -> str:
+    """The device a request names, or an error that says to give one.
+
+    Parameters
+    ----------
+    request : object
+        A request model with a ``device`` field (a catalog id or name, or None when not given);
+        an object without the field counts as not given.
+
+    Returns
+    -------
+    str
+        The device id or name as the user gave it.
+
+    Raises
+    ------
+    SizerError
+        When no device is given; the message names the ``--device`` option with an example, and
+        ``--have`` for the hardware one already has.
+    """
+    device: str | None = getattr(request, "device", None)  # every request model declares it str | None
+    if device is None:
         raise SizerError("device: give a device (--device, e.g. 'H100 SXM') or the hardware you have "
                          "(--have '8x A100 80GB SXM')", "device")
-    return request.device
+    return device

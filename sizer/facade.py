@@ -11,12 +11,13 @@ core (recommend, plan, sweep, inference, catalog views, calibration) are re-expo
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeVar
+
 from pydantic import ConfigDict, Field
 
-from sizer.engine.calibration import Calibration
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.formulas.cells import CellsResult, estimate_cells
-from sizer.choices import PrecisionName, Recompute, RecomputeName, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
+from sizer.choices import Precision, PrecisionName, Recompute, RecomputeName, Sharding, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
 from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.errors import InputError, require_device
@@ -35,6 +36,17 @@ from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
 from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
+
+if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
+    from sizer.engine.training import TimeResult
+    from sizer.formulas.tco import TcoResult
+    from sizer.hardware.schema import Device
+    from sizer.inference.estimate import InferenceRequest, InferenceResult
+    from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.plan.planner import PlanRequest
+    from sizer.plan.recommend import RecommendRequest
+    from sizer.plan.memory_report import MemoryResult
+    from sizer.plan.owned_answer import OwnedResult
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
@@ -66,7 +78,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:  # PEP 562: any of the names in _LAZY
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -82,8 +94,10 @@ def __dir__() -> list[str]:
 
 
 WORKLOAD_NAMES = tuple(builtin_profile_names())
+# An answer that can carry suggestions (named as strings: the result modules load on first use)
+Fixable = TypeVar("Fixable", "TimeResult", "MemoryResult", "InferenceResult")
 Scalar = float | str
-QuantityIn = str | dict | None
+QuantityIn = str | dict[Any, Any] | None  # a {"value", "unit"} object: parse_quantity names a bad key
 
 
 def _derating(value: float | None) -> Derating:
@@ -99,22 +113,52 @@ class PeakRequest(RequestModel):
         {"device": "Tesla P40"}, {"cores": 3840, "clock": "1.531 GHz"}, {"device": "H100 SXM", "precision": "bf16"}]})
 
     device: str | None = Field(None, description="device id or name; or give cores and clock")
-    precision: PrecisionName = "fp32"
+    precision: PrecisionName = Precision.FP32
     cores: Scalar | None = None
     clock: QuantityIn = None
     derating: float | None = Field(None, ge=0, lt=1)
 
 
 def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
+    """Peak and sustained throughput of a catalog device, or of a core count and clock (``sizer peak``).
+
+    Parameters
+    ----------
+    request : PeakRequest
+        A device name and precision; or, for a device not in the catalog, its FP32 cores and clock
+        (R = 2NC, seed 004 eq. 1); and optionally the fraction of the peak lost (``derating``).
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one (or ``SIZER_CATALOG``).
+
+    Returns
+    -------
+    PeakResult
+        The peak [FLOP/s], the sustained range [FLOP/s] after derating, the basis of the figure and
+        the assumptions (:func:`sizer.formulas.peaks.estimate_peak`).
+    """
     device = _catalog(catalog).find(request.device) if request.device is not None else None
     return estimate_peak(device, request.precision, cores=request.cores, clock=request.clock,
                          derating=_derating(request.derating))
 
 
 def estimate_compute(request: WorkloadRequest) -> ComputeResult:
-    """Training compute of a workload: the engine's own count (:attr:`sizer.engine.job.Job.training_flops`),
-    ``O_b · F_fwd · S · E`` over the layers, a LoRA/QLoRA base at ``1 + (O_b − 1)/2`` (no weight gradients),
-    so that ``compute`` and ``time`` can never disagree."""
+    """Training compute of a workload (``sizer compute``).
+
+    The engine's own count (:attr:`sizer.engine.job.Job.training_flops`), ``O_b · F_fwd · S · E`` over
+    the layers, a LoRA/QLoRA base at ``1 + (O_b − 1)/2`` (no weight gradients), so that ``compute`` and
+    ``time`` can never disagree.
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        The workload: a model or parameter count, and the run's samples or tokens and epochs.
+
+    Returns
+    -------
+    ComputeResult
+        The training compute [FLOP], the forward FLOP per sample [FLOP], the formula, and the
+        assumptions it rests on (the backward factor O_b among them).
+    """
     from sizer.engine.job import resolve_job
 
     job = resolve_job(request)
@@ -134,8 +178,24 @@ def estimate_compute(request: WorkloadRequest) -> ComputeResult:
 
 
 def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> TimeResult:
-    """Step time, training time, memory and utilisation from the one engine (spec §3.3); where the job
-    does not fit, the changes that would (``suggest``)."""
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3).
+
+    Parameters
+    ----------
+    request : TimeRequest
+        The workload, the device and count, and the training choices (precision, optimizer, layout).
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+    suggest : bool
+        Whether, where the job does not fit, to add the changes that would make it fit
+        (:mod:`sizer.plan.suggestions`); each is evaluated again by the engine.
+
+    Returns
+    -------
+    TimeResult
+        The step and training time ranges [s, or a unit a person reads], the memory per device, the
+        layout, whether it fits, the assumptions and any suggestions.
+    """
     from sizer.plan.estimates import time_estimate
 
     catalog = _catalog(catalog)
@@ -146,20 +206,53 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
-    """Training memory per device and the fit decision; where it does not fit, the changes that would."""
+    """Training memory per device and the fit decision (``sizer memory``).
+
+    Parameters
+    ----------
+    request : MemoryRequest
+        The workload, and optionally the device, count and layout to hold it on.
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+    suggest : bool
+        Whether, where it does not fit, to add the changes that would (:mod:`sizer.plan.suggestions`).
+
+    Returns
+    -------
+    MemoryResult
+        The memory per device by part (weights, gradients, optimizer states, activations, logits,
+        overhead) and in total [GB], whether it fits the device (None without a device), the
+        recipe as a line for a trainer's configuration, the assumptions and any suggestions.
+    """
     from sizer.plan.estimates import memory_estimate
 
     catalog = _catalog(catalog)
     result = memory_estimate(request, catalog)
-    if suggest and result.fits is False:
-        device = catalog.find(request.device) if request.device is not None else None
-        result = _with_suggestions(request, result, device, catalog)
+    if suggest and result.fits is False and request.device is not None:  # a verdict needs a device
+        result = _with_suggestions(request, result, catalog.find(request.device), catalog)
     return result
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
-    """Serving a model (:func:`sizer.inference.estimate.estimate_inference`); where it does not fit,
-    the changes that would (``suggest``, :mod:`sizer.plan.suggestions`)."""
+    """Serving a model (:func:`sizer.inference.estimate.estimate_inference`, ``sizer inference``).
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The model, the device and count (or a mix of devices), the precision and the traffic.
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+    suggest : bool
+        Whether, where it does not fit, to add the changes that would (:mod:`sizer.plan.suggestions`);
+        only for one kind of device, as the suggestions vary its count.
+
+    Returns
+    -------
+    InferenceResult
+        Memory per device, time to first token and per output token [s], decode and prefill
+        throughput [token/s], cost per million tokens where a price is known, whether it fits, the
+        assumptions and any suggestions.
+    """
     from sizer.inference.estimate import estimate_inference as serving_estimate
 
     catalog = _catalog(catalog)
@@ -169,15 +262,32 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     return result
 
 
-def _with_suggestions(request, result, device, catalog: Catalog):
+def _with_suggestions(request: TimeRequest | MemoryRequest | InferenceRequest, result: Fixable,
+                      device: Device, catalog: Catalog) -> Fixable:
     """``result`` with the changes that would make it work (:mod:`sizer.plan.suggestions`)."""
     from sizer.plan.suggestions import suggestions_for
 
     return result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
 
 
-def answer_owned(request, catalog: Catalog | None = None) -> OwnedResult:
-    """The answer for the hardware in ``request.have`` only (training, memory or serving requests)."""
+def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanRequest | InferenceRequest,
+                 catalog: Catalog | None = None) -> OwnedResult:
+    """The answer for the hardware the user has (``request.have``) only, no other device.
+
+    Parameters
+    ----------
+    request : WorkloadRequest or InferenceRequest
+        A training request (time, memory, plan, recommend) or a serving request whose ``have`` lists
+        the hardware sets (``"8x A100 80GB SXM"``).
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+
+    Returns
+    -------
+    OwnedResult
+        One answer per hardware set (time or memory for training, serving figures for inference),
+        with the assumptions.
+    """
     from sizer.inference.estimate import InferenceRequest
     from sizer.plan.owned_answer import answer_inference, answer_training
 
@@ -203,6 +313,20 @@ class CellsRequest(RequestModel):
 
 
 def cells(request: CellsRequest) -> CellsResult:
+    """Memory cells a training algorithm needs, and their size (seed 003 eq. 1, ``sizer cells``).
+
+    Parameters
+    ----------
+    request : CellsRequest
+        Training samples S, features N, outputs N_M, weights N_w and other variables N_v [1]; cells
+        per data element, weight and variable (``eta_b``, ``eta_w``, ``eta_v``); bytes per cell.
+
+    Returns
+    -------
+    CellsResult
+        The cell count and its three terms [1], the memory [GB] and the assumptions
+        (:func:`sizer.formulas.cells.estimate_cells`).
+    """
     return estimate_cells(request.samples, request.features, request.outputs, request.weights,
                           variables=request.variables, eta_b=request.eta_b, eta_w=request.eta_w, eta_v=request.eta_v,
                           cell_size=request.cell_size)
@@ -218,6 +342,20 @@ class K1Request(RequestModel):
 
 
 def k1(request: K1Request) -> K1Result:
+    """The redundancy ratio K1 = N_w / (S N) and its verdict (seed 003 eq. 4, ``sizer k1``).
+
+    Parameters
+    ----------
+    request : K1Request
+        Weights N_w, training samples S and features per sample N [1], and the relative tolerance
+        within which K1 counts as 1.
+
+    Returns
+    -------
+    K1Result
+        K1 [1], whether the network has fewer, as many or more weights than the data has values,
+        what that means, and the assumptions (:func:`sizer.formulas.redundancy.estimate_k1`).
+    """
     return estimate_k1(request.weights, request.samples, request.features, request.tolerance)
 
 
@@ -230,7 +368,25 @@ class ComplexityRequest(RequestModel):
 
 
 def complexity(request: ComplexityRequest) -> ComplexityResult:
+    """Sequential and parallel time of a forward pass through layers of given widths (seed 003 eq. 2-3).
+
+    Parameters
+    ----------
+    request : ComplexityRequest
+        The layer widths [1] (the input width first, unless ``inputs`` gives it) and the time of one
+        multiply-add.
+
+    Returns
+    -------
+    ComplexityResult
+        T1 (one processor) and T2 (one per neuron) [s], their ratio [1] and the assumptions
+        (:func:`sizer.formulas.complexity.estimate_complexity`).
+    """
     return estimate_complexity(request.layers, request.operation_time, request.inputs)
+
+
+def _on_demand() -> list[OfferTerm]:
+    return ["on-demand"]
 
 
 class TcoRequest(WorkloadRequest):
@@ -247,7 +403,7 @@ class TcoRequest(WorkloadRequest):
     purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
     pricing: Pricing = Field("rent", description="rent: cloud prices only; buy: the buy side only; any: where a "
                                                  "device has no rent price, its amortised purchase cost stands in")
-    terms: list[OfferTerm] = Field(default_factory=lambda: ["on-demand"], min_length=1, max_length=5,
+    terms: list[OfferTerm] = Field(default_factory=_on_demand, min_length=1, max_length=5,
                                    description="offer terms a rent may have: on-demand, spot, reserved ...")
     lifetime: QuantityIn = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
     pue: float | None = Field(None, ge=1, le=5, description=f"power usage effectiveness; default {COST_DEFAULTS.pue:g}")
@@ -256,10 +412,33 @@ class TcoRequest(WorkloadRequest):
                                                                   f"{COST_DEFAULTS.utilisation:g}")
     host_share: QuantityIn = Field(None, description="capital for hosts, network, racks; default none")
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: ShardingName = "none"
+    sharding: ShardingName = Sharding.NONE
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:
+    """What a training run costs on a device and count, rented or bought (``sizer tco``).
+
+    Parameters
+    ----------
+    request : TcoRequest
+        The device and count; the run's length (``training_time``), or a workload whose length the
+        engine estimates; prices, or the catalog's; and the cost assumptions (lifetime, PUE,
+        electricity price, utilisation).
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+
+    Returns
+    -------
+    TcoResult
+        The run's length [s, or a unit a person reads], the rent and the purchase cost ranges [USD]
+        with their prices and sources, the energy used [kWh] and the assumptions
+        (:func:`sizer.formulas.tco.estimate_tco`).
+
+    Raises
+    ------
+    InputError
+        A workload whose run length is not given (no samples or tokens) and no ``training_time``.
+    """
     from sizer.engine.job import resolve_job
     from sizer.engine.training import estimate_training
     from sizer.formulas.tco import CostAssumptions, check_provider, estimate_tco
@@ -273,6 +452,9 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
     else:
         time = estimate_training(resolve_job(request), device, request.count, zero=zero_stage(request))
         t = time.training_time
+        if t is None:  # a workload profile need not give the run's length; the cost needs it
+            raise InputError("training_time", None, "the run's length (e.g. '14 d'), or the run's samples or "
+                                                    "tokens to estimate it from")
         duration = Estimate(*(Quantity(v, t.unit) for v in (t.low, t.expected, t.high)))
     costs = CostAssumptions.given(lifetime=request.lifetime, utilisation=request.utilisation, pue=request.pue,
                                   electricity_price=request.electricity_price, host_share=request.host_share)

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sizer.choices import Precision, parse_choice
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.units import parse_count, parse_quantity
 from sizer.workloads.batch import parse_batch_size
@@ -25,15 +24,14 @@ from sizer.workloads.batch import parse_batch_size
 Model = TypeVar("Model", bound=BaseModel)
 
 
-def _quantity(dimension: str, default_unit: str | None = None, allow_zero: bool = False) -> Callable[[str, Any], Any]:
+def _quantity(dimension: str, default_unit: str | None = None, allow_zero: bool = False) -> Callable[[str, Any], object]:
     return lambda field, raw: parse_quantity(field, raw, dimension, default_unit=default_unit, allow_zero=allow_zero)
 
 
 # A field name and the parser it means wherever it appears (the same words as the CLI's options).
-TEXT_FIELDS: dict[str, Callable[[str, Any], Any]] = {
+TEXT_FIELDS: dict[str, Callable[[str, Any], object]] = {
     **dict.fromkeys(("params", "tokens", "samples", "epochs", "micro_batch", "forward_flops_per_sample"), parse_count),
     "batch_size": parse_batch_size,
-    "precision": lambda field, raw: parse_choice(Precision, raw, field),
     "deadline": _quantity("[time]"),
     "time_to_first_token": _quantity("[time]"),
     **dict.fromkeys(("slo_ttft", "slo_tpot", "slo_e2e"), _quantity("[time]", default_unit="s")),
@@ -44,9 +42,23 @@ TEXT_FIELDS: dict[str, Callable[[str, Any], Any]] = {
 
 
 def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[InputError]:
-    """The errors of every free-text field of ``fields`` (a request body, or a request model's
-    fields) in their order; fields in ``skip`` (already reported) and empty ones are left out."""
-    errors = []
+    """The errors of every free-text field of a request, each read by the parser its name stands for.
+
+    Parameters
+    ----------
+    fields : Mapping[str, Any]
+        A request body, or a request model's fields: field name to the value as given (text such as
+        ``"7B"`` or ``"14 d"``, a number, or None).
+    skip : frozenset[str]
+        Fields already reported (by the request model's own checks), left out here.
+
+    Returns
+    -------
+    list[InputError]
+        One error per malformed field of :data:`TEXT_FIELDS`, in the order of ``fields``; empty when
+        all read. Fields that are None and fields no parser is named for are left out.
+    """
+    errors: list[InputError] = []
     for field, raw in fields.items():
         parse = TEXT_FIELDS.get(field)
         if parse is None or raw is None or field in skip:
@@ -60,7 +72,7 @@ def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozense
 
 def _schema_errors(error: ValidationError) -> list[SizerError]:
     """A request model's own refusals (a type, a bound), each naming its top-level field."""
-    found = []
+    found: list[SizerError] = []
     for item in error.errors(include_input=False):
         field = str(item["loc"][0]) if item.get("loc") else ""
         message = item.get("msg", "invalid value").removeprefix("Value error, ")
@@ -69,8 +81,28 @@ def _schema_errors(error: ValidationError) -> list[SizerError]:
 
 
 def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
-    """``fields`` validated into ``model``, or every bad field at once: the model's own refusals and
-    the free-text fields' (:func:`text_field_errors`), one :class:`InputErrors`.
+    """``fields`` validated into ``model``, or every bad field at once.
+
+    Parameters
+    ----------
+    model : type[BaseModel]
+        The request model to build (a subclass of pydantic's ``BaseModel``).
+    fields : Mapping[str, Any]
+        The request as given: field name to value.
+
+    Returns
+    -------
+    BaseModel
+        The validated request, of type ``model``.
+
+    Raises
+    ------
+    InputErrors
+        Every bad field together: the model's own refusals (a type, a bound) and the free-text
+        fields' (:func:`text_field_errors`), each naming its field.
+
+    Examples
+    --------
 
     >>> from sizer.plan.recommend import RecommendRequest
     >>> try:
@@ -83,7 +115,8 @@ def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
         request = model.model_validate(fields)
     except ValidationError as error:
         schema = _schema_errors(error)
-        raise InputErrors(schema + text_field_errors(fields, frozenset(e.field for e in schema))) from None
+        reported = frozenset(e.field for e in schema if e.field is not None)
+        raise InputErrors([*schema, *text_field_errors(fields, reported)]) from None
     errors = text_field_errors(fields)
     if errors:
         raise InputErrors(errors)

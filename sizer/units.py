@@ -17,18 +17,24 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from importlib import resources
 
 import pint
+from pint.util import UnitsContainer
 
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
 from sizer.memo import registered_cache
 
 
-def _build_registry() -> pint.UnitRegistry:
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+
+
+def _build_registry() -> pint.UnitRegistry[float]:
     """pint's own definitions, with ``bit`` given its own dimension.
 
     pint defines ``bit = []`` (dimensionless), which would let "24 GB" pass as a plain count;
@@ -39,12 +45,15 @@ def _build_registry() -> pint.UnitRegistry:
     text = (files / "default_en.txt").read_text(encoding="utf-8")
     text = text.replace("\nbit = []", "\nbit = [information]")
     text = text.replace("@import constants_en.txt", (files / "constants_en.txt").read_text(encoding="utf-8"))
-    registry = pint.UnitRegistry(None, cache_folder=None)
+    registry: pint.UnitRegistry[float] = pint.UnitRegistry(None, cache_folder=None)
     try:
         # What load_definitions does, with the parsed text kept in sizer's disk cache: parsing
         # is most of a registry's start-up, and the key covers the text and pint's version.
         parser = registry._def_parser
-        project = cached("pint-definitions", key_of(pint.__version__, text), lambda: parser.parse_string(text))
+        if parser is None:
+            raise AttributeError("pint registry without a definition parser")  # handled below
+        parse = parser.parse_string
+        project = cached("pint-definitions", key_of(pint.__version__, text), lambda: parse(text))
         definitions = list(parser.iter_parsed_project(project))
     except Exception:  # a pint whose internals differ: parse the ordinary way
         registry.load_definitions(text.splitlines())
@@ -54,7 +63,7 @@ def _build_registry() -> pint.UnitRegistry:
     return registry
 
 
-def _memoise_unit_parsing(registry: pint.UnitRegistry) -> None:
+def _memoise_unit_parsing(registry: pint.UnitRegistry[float]) -> None:
     """Remember parsed unit expressions ("FLOP/s", "USD/hour"), which pint re-parses every time.
 
     pint caches only single unit names; a recommendation converts thousands of quantities to a
@@ -64,28 +73,30 @@ def _memoise_unit_parsing(registry: pint.UnitRegistry) -> None:
     global _pint_parse_units
     _pint_parse_units = registry.parse_units_as_container
 
-    def parse_units_as_container(input_string, as_delta=None, case_sensitive=None):
+    def parse_units_as_container(input_string: str, as_delta: bool | None = None,
+                                 case_sensitive: bool | None = None) -> UnitsContainer:
         if isinstance(input_string, str) and len(input_string) <= 200:
             return _parse_units(input_string, as_delta, case_sensitive)
         return _pint_parse_units(input_string, as_delta, case_sensitive)
 
-    def forgetting(method):
+    def forgetting(method: Callable[Params, Result]) -> Callable[Params, Result]:
         @functools.wraps(method)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Params.args, **kwargs: Params.kwargs) -> Result:
             _parse_units.cache_clear()
             return method(*args, **kwargs)
         return wrapper
 
-    registry.parse_units_as_container = parse_units_as_container
-    registry.define = forgetting(registry.define)
-    registry.load_definitions = forgetting(registry.load_definitions)
+    # Replaced on this one registry object (pint has no hook for it); setattr says so to the type checker.
+    setattr(registry, "parse_units_as_container", parse_units_as_container)
+    setattr(registry, "define", forgetting(registry.define))
+    setattr(registry, "load_definitions", forgetting(registry.load_definitions))
 
 
-_pint_parse_units: Any = None  # the registry's own parse, set by _memoise_unit_parsing
+_pint_parse_units: Callable[[str, bool | None, bool | None], UnitsContainer]  # the registry's own parse
 
 
 @registered_cache()
-def _parse_units(input_string: str, as_delta: Any, case_sensitive: Any) -> Any:
+def _parse_units(input_string: str, as_delta: bool | None, case_sensitive: bool | None) -> UnitsContainer:
     return _pint_parse_units(input_string, as_delta, case_sensitive)
 
 
@@ -103,7 +114,6 @@ ureg.define("image = sample")
 ureg.define("step = [steps]")
 _memoise_unit_parsing(ureg)
 Quantity = ureg.Quantity
-Q_ = Quantity
 
 MAX_TEXT_LENGTH = 64
 # Bounds on a user's value, checked after conversion to SI base units (seconds, bits, FLOP, USD,
@@ -137,12 +147,25 @@ DIMENSION_WORDS = {
 
 @registered_cache()
 def describe_dimension(dimension: str) -> str:
-    """Human wording of a pint dimensionality string, for error messages."""
+    """Human wording of a pint dimensionality string, for error messages.
+
+    Parameters
+    ----------
+    dimension : str
+        A pint dimensionality such as ``"[frequency]"`` or ``"[currency] / [time]"``; ``""`` for a
+        plain number.
+
+    Returns
+    -------
+    str
+        The words with an example ("a frequency such as '1.5 GHz'") where :data:`DIMENSION_WORDS`
+        has the dimension (in any equivalent spelling), else "a quantity of dimension ...".
+    """
     key = str(ureg.get_dimensionality(dimension)) if dimension else ""
     for known, words in DIMENSION_WORDS.items():
         if known and str(ureg.get_dimensionality(known)) == key:
             return words
-    return words if (words := DIMENSION_WORDS.get(dimension)) else f"a quantity of dimension {dimension}"
+    return given if (given := DIMENSION_WORDS.get(dimension)) else f"a quantity of dimension {dimension}"
 
 
 def _check_magnitude(field: str, raw: object, value: float, expected: str,
@@ -159,7 +182,7 @@ def _check_magnitude(field: str, raw: object, value: float, expected: str,
         raise InputError(field, raw, f"a magnitude from {MIN_MAGNITUDE:g} to {MAX_MAGNITUDE:g}{unit} ({expected})")
 
 
-def _base_magnitude(field: str, raw: object, quantity: pint.Quantity, expected: str) -> tuple[float, str]:
+def _base_magnitude(field: str, raw: object, quantity: pint.Quantity[float], expected: str) -> tuple[float, str]:
     """The magnitude of ``quantity`` in SI base units, and those units; an overflow is an InputError."""
     try:
         base = quantity.to_root_units()
@@ -170,12 +193,42 @@ def _base_magnitude(field: str, raw: object, quantity: pint.Quantity, expected: 
 
 
 def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | None = None,
-                   allow_zero: bool = False, allow_negative: bool = False) -> pint.Quantity:
+                   allow_zero: bool = False, allow_negative: bool = False) -> pint.Quantity[float]:
     """Parse a user value into a Quantity of the given dimensionality, or raise InputError.
 
-    ``raw`` may be a string with units ("1.531 GHz"), a pint Quantity, a ``{"value", "unit"}``
-    mapping, or a bare number when ``default_unit`` is given. ``dimension`` is a pint
-    dimensionality such as ``"[frequency]"``; ``""`` means dimensionless.
+    Text is checked against a small grammar (a decimal number, then a unit of names, ``*``, ``/``
+    and powers up to 3), at most :data:`MAX_TEXT_LENGTH` characters, before pint sees it; the value
+    in SI base units must be finite and within :data:`MIN_MAGNITUDE` to :data:`MAX_MAGNITUDE`.
+
+    Parameters
+    ----------
+    field : str
+        The request field the value came from, named in the error.
+    raw : Any
+        A string with units ("1.531 GHz", "$2.5/h"), a pint Quantity, a ``{"value", "unit"}``
+        mapping, or a bare number when ``default_unit`` is given.
+    dimension : str
+        A pint dimensionality such as ``"[frequency]"``; ``""`` means dimensionless.
+    default_unit : str or None
+        The unit of a bare number (``"s"``); None: a bare number is refused for a dimension.
+    allow_zero : bool
+        Whether zero is accepted.
+    allow_negative : bool
+        Whether a negative value is accepted.
+
+    Returns
+    -------
+    pint.Quantity
+        The value in the unit given, in the project's registry (:data:`ureg`).
+
+    Raises
+    ------
+    InputError
+        A malformed value, a wrong dimension, or a magnitude out of bounds; the message gives an
+        example of what is expected.
+
+    Examples
+    --------
 
     >>> parse_quantity("memory", "24 GiB", "[information]").to("byte").magnitude
     25769803776.0
@@ -190,7 +243,7 @@ def parse_quantity(field: str, raw: Any, dimension: str, *, default_unit: str | 
 
 
 def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | None, allow_zero: bool,
-                    allow_negative: bool) -> pint.Quantity:
+                    allow_negative: bool) -> pint.Quantity[float]:
     expected = describe_dimension(dimension)
     if isinstance(raw, pint.Quantity):
         quantity = raw if raw._REGISTRY is ureg else Quantity(raw.magnitude, str(raw.units))
@@ -232,13 +285,13 @@ def _as_float(field: str, raw: object, value: int | float, expected: str) -> flo
         raise InputError(field, raw, f"a magnitude below {MAX_MAGNITUDE:g} ({expected})") from None
 
 
-def _has_dimension(quantity: pint.Quantity, dimension: str) -> bool:
+def _has_dimension(quantity: pint.Quantity[float], dimension: str) -> bool:
     if not dimension:
         return quantity.dimensionless
     return quantity.dimensionality == ureg.get_dimensionality(dimension)
 
 
-def _from_parts(field: str, raw: object, value: float, unit: str, expected: str) -> pint.Quantity:
+def _from_parts(field: str, raw: object, value: float, unit: str, expected: str) -> pint.Quantity[float]:
     if not math.isfinite(value):
         raise InputError(field, raw, f"a finite number ({expected})")
     if len(unit) > MAX_TEXT_LENGTH or not re.fullmatch(rf"\s*(?:{_UNIT})?\s*", unit):
@@ -263,6 +316,19 @@ _MONEY_RE = re.compile(rf"^\s*(?P<dollar>\$)?\s*(?P<number>{_NUMBER})\s*(?P<scal
 def money_text(text: str) -> str:
     """Money written as people write it ("$5000", "5k USD", "$2.5/h") in the registry's own form.
 
+    Parameters
+    ----------
+    text : str
+        A value as the user wrote it.
+
+    Returns
+    -------
+    str
+        The same amount with ``USD`` as its unit (``"5 kUSD"``), or ``text`` unchanged when it is
+        not money written that way.
+
+    Notes
+    -----
     A leading ``$`` means USD; a thousand, million or billion written ``k``, ``M``, ``B`` or
     ``bn`` right after the number (with ``$`` or ``USD``) becomes the SI prefix k, M or G. Any
     other text is returned unchanged, so this only ever widens what parses.
@@ -280,7 +346,7 @@ def money_text(text: str) -> str:
     return f"{match['number']} {prefix}USD{per}"
 
 
-def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -> pint.Quantity:
+def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -> pint.Quantity[float]:
     if len(raw) > MAX_TEXT_LENGTH:
         raise InputError(field, raw, f"at most {MAX_TEXT_LENGTH} characters ({expected})")
     match = _QUANTITY_RE.match(money_text(raw))
@@ -308,9 +374,28 @@ _COUNT_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<suffix>[A-Za-z]+)\s*$"
 
 
 def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool = False) -> float:
-    """Parse a dimensionless count (parameters, samples, tokens, epochs): a number, a numeric
-    string, or a number with a multiplier as people write counts (:data:`COUNT_MULTIPLIERS`:
-    ``"7B"``, ``"125m"``, ``"70 billion"``, ``"1.5 trillion"``, ``"20k"``; case does not matter).
+    """Parse a dimensionless count (parameters, samples, tokens, epochs), or raise InputError.
+
+    Parameters
+    ----------
+    field : str
+        The request field the value came from, named in the error.
+    raw : Any
+        A number, a numeric string, or a number with a multiplier as people write counts
+        (:data:`COUNT_MULTIPLIERS`: ``"7B"``, ``"125m"``, ``"70 billion"``, ``"1.5 trillion"``,
+        ``"20k"``; case does not matter).
+    allow_zero : bool
+        Whether zero is accepted.
+    integer : bool
+        Whether the count must be a whole number.
+
+    Returns
+    -------
+    float
+        The count [1], positive (or zero where allowed) and at most :data:`MAX_MAGNITUDE`.
+
+    Examples
+    --------
 
     >>> parse_count("params", "175e9"), parse_count("params", "7B"), parse_count("params", "125m")
     (175000000000.0, 7000000000.0, 125000000.0)
@@ -338,8 +423,21 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
     return float(value)
 
 
-def quantity_json(quantity: pint.Quantity, unit: str | None = None) -> dict[str, Any]:
-    """The JSON form of a quantity: ``{"value": number, "unit": "pint unit"}``."""
+def quantity_json(quantity: pint.Quantity[float], unit: str | None = None) -> dict[str, Any]:
+    """The JSON form of a quantity: ``{"value": number, "unit": "pint unit"}``.
+
+    Parameters
+    ----------
+    quantity : pint.Quantity
+        The quantity to write [its own unit].
+    unit : str or None
+        The unit to write it in; None keeps its own.
+
+    Returns
+    -------
+    dict[str, Any]
+        ``value`` as a float and ``unit`` in pint's short form (``"GB"``, ``"USD / h"``).
+    """
     if unit is not None:
         quantity = quantity.to(unit)
     return {"value": float(quantity.magnitude), "unit": format(quantity.units, "~")}

@@ -62,7 +62,7 @@ def sections(doc: str) -> dict[str, str]:
     """numpydoc sections by title; the text before the first one is the summary."""
     parts = SECTION.split(doc)
     found = {"Summary": parts[0]}
-    for title, body in zip(parts[1::2], parts[2::2]):
+    for title, body in zip(parts[1::2], parts[2::2], strict=True):
         found[title.strip()] = body
     return found
 

@@ -4,7 +4,9 @@ The wheel once lacked ``api.routers`` and ``api/static``, so ``sizer serve`` die
 ModuleNotFoundError, and setuptools warned about ``catalog.workloads`` on every install. Here the
 wheel is built from a copy of the tree, checked to carry every module and data file, installed
 into a fresh virtual environment, and run from another directory: ``sizer recommend --json``,
-then ``sizer serve`` answering ``/``, ``/docs`` and ``/v1/peak``.
+then ``sizer serve`` answering ``/``, ``/docs``, ``/v1/peak`` and ``/v1/inference`` (from a worker
+process). The wheel installs one top-level package, ``sizer``: the repository's api/, cli/, catalog/
+and validation/ go in as ``sizer.api`` ... (pyproject.toml).
 
 To stay fast and offline the new environment borrows the running one's third-party packages
 through a path file (never its editable ``sizer``: a path file's own path files are not read),
@@ -30,6 +32,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("sizer", "cli", "api", "catalog", "validation")
+# The repository's folders that the wheel installs inside the sizer package (pyproject.toml, setup.py).
+INSIDE = ("cli", "api", "catalog", "validation")
 # Not shipped: dated validation reports and folder notes for people reading the source.
 NOT_SHIPPED = re.compile(r"^validation/reports/|\.md$")
 COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
@@ -54,6 +58,27 @@ def _source_files() -> set[str]:
                     and not NOT_SHIPPED.search(relative):
                 files.add(relative)
     return files
+
+
+def _in_wheel(relative: str) -> str:
+    """Where the wheel puts a file of the repository: ``api/app.py`` at ``sizer/api/app.py``."""
+    return f"sizer/{relative}" if relative.split("/")[0] in INSIDE else relative
+
+
+def test_shipped_code_names_no_top_level_folder_of_the_repository():
+    # Installed, api/ is sizer.api: `from api.deps import ...` works in a checkout and fails from the wheel.
+    # Each folder imports its own modules relatively; cli reaches api and validation through cli/siblings.py.
+    import ast
+
+    absolute = []
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+                absolute += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
+                             if name.split(".")[0] in INSIDE]
+    assert not absolute, f"imports that only work in a checkout (make them relative): {absolute}"
 
 
 @pytest.fixture(scope="module")
@@ -103,18 +128,29 @@ def test_wheel_carries_every_module_and_data_file(built):
     wheel, _ = built
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if not name.startswith("sizer-")}
-    missing = _source_files() - shipped
-    assert not missing, f"the wheel lacks {sorted(missing)}"
+    missing = {_in_wheel(relative) for relative in _source_files()} - shipped
+    assert not missing, f"the wheel lacks {sorted(missing)} (setup.py lists the packages)"
     # The folders the old wheel lost, named so a failure here says what broke.
-    for needed in ("api/routers/__init__.py", "api/static/index.html", "api/static/app.js",
-                   "catalog/workloads/resnet50.yaml", "sizer/engine/error_spread.yaml"):
+    for needed in ("sizer/api/routers/__init__.py", "sizer/api/static/index.html", "sizer/api/static/app.js",
+                   "sizer/catalog/workloads/resnet50.yaml", "sizer/engine/error_spread.yaml"):
         assert needed in shipped
+
+
+def test_wheel_installs_only_the_sizer_package(built):
+    # Top-level `api`, `cli` or `catalog` in site-packages clash with other distributions of those names.
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+    assert not tops & {"api", "cli", "catalog", "validation", "benchmarks", "tests"}, sorted(tops)
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"sizer"}, sorted(tops)
 
 
 def test_installed_package_is_the_wheel_not_the_source_tree(venv, tmp_path):
     where = subprocess.run(
-        [venv / "python", "-c", "import sizer, api.routers, api.app, cli.main, catalog; "
-                                "print(sizer.__file__); print(api.routers.__file__); print(catalog.__file__)"],
+        [venv / "python", "-c", "import sizer, sizer.api.routers, sizer.api.app, sizer.cli.main, sizer.catalog, "
+                                "sizer.validation.profiler; from sizer.hardware.catalog import builtin_catalog_dir; "
+                                "print(sizer.__file__); print(sizer.api.routers.__file__); print(sizer.catalog.__file__); "
+                                "print(builtin_catalog_dir())"],
         cwd=tmp_path, capture_output=True, text=True, env=_clean_env(), timeout=60)
     assert where.returncode == 0, where.stderr
     env_root = venv.parent.resolve()
@@ -129,6 +165,17 @@ def test_installed_recommend_answers_json_from_another_directory(venv, tmp_path)
     answer = json.loads(run.stdout)
     assert answer["ranked"], answer
     assert answer["ranked"][0]["rank"] == 1
+
+
+def test_installed_commands_that_load_api_and_validation_start(venv, tmp_path):
+    # `sizer validate` and `sizer profile` import sizer.validation, `sizer serve` sizer.api, only when run.
+    for command in (["validate", "--help"], ["profile", "--help"], ["serve", "--help"]):
+        run = subprocess.run([venv / "sizer", *command], cwd=tmp_path, capture_output=True, text=True,
+                             env=_clean_env(), timeout=60)
+        assert run.returncode == 0 and "Usage" in run.stdout, (command, run.stderr)
+    module = subprocess.run([venv / "python", "-m", "sizer", "--version"], cwd=tmp_path, capture_output=True,
+                            text=True, env=_clean_env(), timeout=60)
+    assert module.stdout.strip() == "sizer 0.1.0", module.stderr
 
 
 def _get(url: str, body: dict | None = None) -> tuple[int, str]:
@@ -171,6 +218,9 @@ def test_installed_server_serves_the_page_the_docs_and_the_api(venv, tmp_path):
         assert status == 200
         # spec §3.1: 2 x 3840 x 1.531 GHz = 1.176e13 FLOP/s; the number only has to arrive.
         assert "FLOP" in peak
+        # A serving question runs in an estimate worker process, which imports sizer.api.pool by that name.
+        status, served = _get(base + "/v1/inference", {"params": "1B", "device": "H100 SXM"})
+        assert status == 200 and json.loads(served)["decode_tokens_per_s"]["unit"] == "tokens/s"
     finally:
         server.terminate()
         try:

@@ -16,13 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from sizer.datafile import load_json, write_text
-from validation.contention import contention_of, foreign_cpu_percent
-from validation.count import count_model
-from validation.detect import DetectedDevice, cpu_share, describe_cpu
-from validation.loads import LoadSampler, current_rss, peak_rss, reset_peak_rss
-from validation.measure import StepBudget, Trainer
-from validation.predict import predict
-from validation.workloads import SyntheticData, WorkloadSpec, build_model, loss_fn, make_optimizer
+
+from .contention import contention_of, foreign_cpu_percent
+from .count import count_model
+from .detect import DetectedDevice, cpu_share, describe_cpu
+from .loads import LoadSampler, current_rss, peak_rss, reset_peak_rss
+from .measure import StepBudget, Trainer
+from .predict import predict
+from .workloads import SyntheticData, WorkloadSpec, build_model, loss_fn, make_optimizer
 
 TIMEOUT_S = 300
 
@@ -79,7 +80,7 @@ def measure_data_parallel(spec: WorkloadSpec, detected: DetectedDevice, budget: 
     """Measure the run on ``spec.processes`` ranks and predict it for as many devices."""
     import torch
 
-    from validation.records import run_profile, run_record
+    from .records import run_profile, run_record
 
     notes = list(spec.notes)
     if detected.kind == "cuda" and torch.cuda.device_count() >= spec.processes:

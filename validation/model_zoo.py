@@ -145,7 +145,7 @@ def mlp_seed001():
     """The seed-001 MLP: 75 inputs, 3 hidden blocks of 512 with LeakyReLU, 10 classes."""
     import torch
 
-    from validation.workloads import build_mlp
+    from .workloads import build_mlp
 
     return _attach_example(build_mlp(), lambda batch: torch.randn(batch, 75))
 
@@ -153,7 +153,7 @@ def mlp_seed001():
 def alexnet(resolution: int = 224):
     import torch
 
-    from validation.workloads import build_alexnet
+    from .workloads import build_alexnet
 
     return _attach_example(build_alexnet(10), lambda batch: torch.randn(batch, 3, resolution, resolution))
 
@@ -161,6 +161,6 @@ def alexnet(resolution: int = 224):
 def vgg11(resolution: int = 224):
     import torch
 
-    from validation.workloads import build_vgg11
+    from .workloads import build_vgg11
 
     return _attach_example(build_vgg11(10), lambda batch: torch.randn(batch, 3, resolution, resolution))

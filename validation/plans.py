@@ -8,9 +8,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from validation.measure import StepBudget
-from validation.workloads import (ACTIVATIONS, IMAGENET_10_CLASS_TRAIN, IMAGENET_RESOLUTION, OPTIMIZERS, SEED001_CLASSES,
-                                  SEED001_FEATURES, SEED001_SAMPLES, SEED001_TRAIN_FRACTION, WorkloadSpec)
+from .measure import StepBudget
+from .workloads import (
+    ACTIVATIONS,
+    IMAGENET_10_CLASS_TRAIN,
+    IMAGENET_RESOLUTION,
+    OPTIMIZERS,
+    SEED001_CLASSES,
+    SEED001_FEATURES,
+    SEED001_SAMPLES,
+    SEED001_TRAIN_FRACTION,
+    WorkloadSpec,
+)
 
 MLP_SWEEPS: dict[str, tuple] = {
     "depth": (2, 3, 4, 5),

@@ -8,16 +8,17 @@ predictions are uncalibrated (spec §3.11 is a later step).
 """
 from __future__ import annotations
 
-from sizer.hardware.schema import Device
-from sizer.units import Quantity
+from sizer.choices import Optimizer, Precision
+from sizer.engine.job import job_from_profile, resolve_job
 from sizer.engine.training import estimate_training
+from sizer.hardware.schema import Device
 from sizer.plan.memory_report import training_memory
+from sizer.units import Quantity
 from sizer.workloads.profile import Profile
 from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import job_from_profile, resolve_job
 
-from validation.count import ModelCounts
-from validation.workloads import CORE_OPTIMIZER, WorkloadSpec
+from .count import ModelCounts
+from .workloads import CORE_OPTIMIZER, WorkloadSpec
 
 
 def workload_request(spec: WorkloadSpec, counts: ModelCounts) -> WorkloadRequest:
@@ -38,7 +39,7 @@ def predict(spec: WorkloadSpec, counts: ModelCounts, device: Device, count: int 
     dense = resolve_job(workload_request(spec, counts))
     optimizer = CORE_OPTIMIZER[spec.optimizer]
     if profile is not None:
-        job = job_from_profile(Profile.model_validate(profile), spec.batch_size, "fp32", optimizer,
+        job = job_from_profile(Profile.model_validate(profile), spec.batch_size, Precision.FP32, Optimizer(optimizer),
                                samples=spec.train_samples, micro_batch=spec.batch_size / count)
     else:
         from dataclasses import replace

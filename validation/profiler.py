@@ -136,9 +136,22 @@ def profile_model(model, example, *, name: str, description: str, sample: str = 
             "torch_version": str(torch.__version__), "layers": layers}
 
 
+def own_module(target: str) -> str:
+    """``target`` (a module name or MODULE:FACTORY) with a leading ``validation.`` naming this folder: the
+    docs write ``validation.model_zoo:resnet50``, which the wheel installs as ``sizer.validation.model_zoo``.
+
+    >>> own_module("validation.model_zoo:resnet50").endswith("validation.model_zoo:resnet50")
+    True
+    >>> own_module("mymodels:net")
+    'mymodels:net'
+    """
+    top, dot, rest = target.partition(".")
+    return f"{__package__}{dot}{rest}" if top == "validation" else target
+
+
 def load_factory(target: str):
     """``module:function`` to the function, e.g. ``validation.model_zoo:resnet50``."""
-    module_name, _, attribute = target.partition(":")
+    module_name, _, attribute = own_module(target).partition(":")
     if not module_name or not attribute:
         from sizer.errors import InputError
 

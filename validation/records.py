@@ -2,15 +2,15 @@
 data-parallel runs: :mod:`validation.runner` and :mod:`validation.distributed` both write these)."""
 from __future__ import annotations
 
-from validation.detect import DetectedDevice
-from validation.predict import errors
-from validation.workloads import WorkloadSpec
+from .detect import DetectedDevice
+from .predict import errors
+from .workloads import WorkloadSpec
 
 
 def run_profile(spec: WorkloadSpec, model, inputs) -> dict:
     """The run's model profiled layer by layer (what `sizer profile` writes), for the per-layer
     prediction and for `sizer calibrate`."""
-    from validation.profiler import profile_model
+    from .profiler import profile_model
 
     return profile_model(model, inputs[: min(len(inputs), 8)], name=spec.run_id, description=spec.workload,
                          generated_by=f"sizer validate ({spec.run_id})")

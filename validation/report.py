@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from sizer.datafile import write_text
-from validation.contention import MIN_SAMPLES, QUIET_PERCENT, headline_exclusions
-from validation.detect import DetectedDevice
+
+from .contention import MIN_SAMPLES, QUIET_PERCENT, headline_exclusions
+from .detect import DetectedDevice
 
 MS_PER_S = 1000.0
 
@@ -212,7 +213,7 @@ def markdown(report: dict) -> str:
 
 def write_report(report: dict, out: Path) -> list[Path]:
     """Write JSON, CSV, Markdown and plots into ``out``; returns the files written."""
-    from validation.plots import write_plots
+    from .plots import write_plots
 
     out.mkdir(parents=True, exist_ok=True)
     write_text(out / JSON_NAME, json.dumps(report, indent=2, default=str), "out")

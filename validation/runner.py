@@ -1,20 +1,21 @@
 """Running the suite: each workload built, counted, measured and predicted, then reported."""
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from pathlib import Path
 from typing import Callable
 
-from validation.contention import contention_of, foreign_cpu_percent, free_cores, wait_for_quiet
-from validation.count import count_model
-from validation.detect import DetectedDevice, cores_in_use, detect_device
-from validation.loads import BYTES_PER_MIB, LoadSampler, current_rss, peak_rss, release_freed_memory, reset_peak_rss
-from validation.measure import StepBudget, Trainer, layer_summary, profiled_steps
-from validation.plans import BUDGETS, plan
-from validation.predict import predict
-from validation.records import run_profile, run_record
-from validation.workloads import SyntheticData, WorkloadSpec, build_model, loss_fn, make_optimizer
+from .contention import contention_of, foreign_cpu_percent, free_cores, wait_for_quiet
+from .count import count_model
+from .detect import DetectedDevice, cores_in_use, detect_device
+from .loads import BYTES_PER_MIB, LoadSampler, current_rss, peak_rss, release_freed_memory, reset_peak_rss
+from .measure import StepBudget, Trainer, layer_summary, profiled_steps
+from .plans import BUDGETS, plan
+from .predict import predict
+from .records import run_profile, run_record
+from .workloads import SyntheticData, WorkloadSpec, build_model, loss_fn, make_optimizer
 
 
 def configure_torch(detected: DetectedDevice) -> dict:
@@ -64,7 +65,7 @@ def warm_up_torch(torch_device: str) -> None:
     optimizer's kernels, the profiler) is in the process baseline rather than in the first run."""
     import torch
 
-    from validation.profiler import profile_model
+    from .profiler import profile_model
 
     model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)).to(torch_device)
     inputs = torch.randn(8, 16, device=torch_device)
@@ -134,8 +135,8 @@ def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None 
               specs: list[WorkloadSpec] | None = None, budget: StepBudget | None = None,
               on_progress: Callable[[str, int, int], None] | None = None) -> dict:
     """Measure every run of ``mode`` (or ``specs``) and, with ``out``, write the report there."""
-    from validation.distributed import measure_data_parallel
-    from validation.report import build_report, write_report
+    from .distributed import measure_data_parallel
+    from .report import build_report, write_report
 
     started = time.perf_counter()
     detected = detect_device(device)
@@ -154,10 +155,11 @@ def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None 
         if on_progress:
             on_progress(spec.run_id, index, len(specs))
         try:
+            # partial, not a lambda: it binds this iteration's spec, whenever the retry calls it
             if spec.processes > 1:
-                runs.append(measure_with_retry(lambda: measure_data_parallel(spec, detected, budget)))
+                runs.append(measure_with_retry(functools.partial(measure_data_parallel, spec, detected, budget)))
             else:
-                runs.append(measure_with_retry(lambda: measure_run(spec, detected, budget, process_baseline)))
+                runs.append(measure_with_retry(functools.partial(measure_run, spec, detected, budget, process_baseline)))
         except Exception as error:  # one failing run is reported, never hides the others
             failures.append({"id": spec.run_id, "error": f"{type(error).__name__}: {error}"})
     if on_progress:

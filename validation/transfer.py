@@ -17,10 +17,11 @@ from pathlib import Path
 
 from sizer.datafile import load_json
 from sizer.hardware.schema import Device
-from validation.contention import headline_exclusions
-from validation.count import ModelCounts
-from validation.predict import errors, predict
-from validation.workloads import WorkloadSpec
+
+from .contention import headline_exclusions
+from .count import ModelCounts
+from .predict import errors, predict
+from .workloads import WorkloadSpec
 
 
 def _spec(run: dict) -> WorkloadSpec:

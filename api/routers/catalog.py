@@ -5,11 +5,10 @@ from typing import Literal
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep
-from api.errors import detail
-from sizer.facade import DeviceDetail, DeviceSummary, describe_device, summarize_device
-from sizer.facade import DeviceLookupError
-from sizer.facade import Model
+from sizer.facade import DeviceDetail, DeviceLookupError, DeviceSummary, Model, describe_device, summarize_device
+
+from ..deps import CatalogDep
+from ..errors import detail
 
 router = APIRouter(prefix="/v1/catalog", tags=["catalog"])
 

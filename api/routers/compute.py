@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, finite, served_from_builtins
 from sizer import facade
-from sizer.facade import ComputeResult
-from sizer.facade import WorkloadRequest
+from sizer.facade import ComputeResult, WorkloadRequest
+
+from ..deps import ERROR_RESPONSES, finite, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep
 from sizer.facade import Model
+
+from ..deps import CatalogDep
 
 router = APIRouter(tags=["service"])
 

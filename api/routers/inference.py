@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
 from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference, serving_iterations
+
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, priced, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, served_from_builtins, run_estimate
 from sizer import facade
 from sizer.facade import MemoryResult, OwnedResult, answer_owned
+
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 

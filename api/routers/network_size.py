@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, finite
 from sizer import facade
-from sizer.facade import CellsResult
-from sizer.facade import ComplexityResult
-from sizer.facade import K1Result
+from sizer.facade import CellsResult, ComplexityResult, K1Result
+
+from ..deps import ERROR_RESPONSES, finite
 
 router = APIRouter(prefix="/v1", tags=["network size"], responses=ERROR_RESPONSES)
 

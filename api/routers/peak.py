@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, finite
 from sizer import facade
 from sizer.facade import PeakResult
+
+from ..deps import ERROR_RESPONSES, CatalogDep, finite
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import ERROR_RESPONSES, CatalogDep, finite, served_from_builtins, run_estimate
-from sizer.facade import OwnedResult, PlanRequest, PlanResult, answer_owned, plan as search
+from sizer.facade import OwnedResult, PlanRequest, PlanResult, answer_owned
+from sizer.facade import plan as search
+
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 

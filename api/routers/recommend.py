@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import ConfigDict, RootModel
 
-from api.deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
+from ..deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
 from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
 from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, quick_question
 from sizer.facade import every_bad_field

@@ -16,16 +16,19 @@ import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sizer.hardware.schema import Device
+from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.datafile import load_yaml, write_text
+from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.errors import InputError
 from sizer.hardware.precision import check_precision
-from sizer.engine.constants import Efficiencies, device_efficiencies
+from sizer.hardware.schema import Device
 from sizer.workloads.profile import Profile
+
 
 @dataclass(frozen=True)
 class CalibrationRun:
@@ -35,8 +38,8 @@ class CalibrationRun:
     device: Device
     profile: Profile
     batch_size: float
-    precision: str
-    optimizer: str
+    precision: Precision
+    optimizer: Optimizer
     measured_step: float  # seconds
 
 
@@ -219,7 +222,7 @@ STEP_SECONDS = (1e-6, 86_400.0)
 MAX_BATCH_SIZE = 10_000_000
 
 
-def runs_from_report(report: dict, source: str = "report.json") -> list[CalibrationRun]:
+def runs_from_report(report: dict[str, Any], source: str = "report.json") -> list[CalibrationRun]:
     """The runs of a validation report that calibration can use.
 
     Single-device runs that carry a workload profile and were measured without other processes
@@ -264,7 +267,7 @@ def runs_from_report(report: dict, source: str = "report.json") -> list[Calibrat
                                     "a batch size from 1 to 10,000,000 samples")
             measured = _number_in(run["measured"]["step_time"]["value"], f"runs[{run_id}].measured.step_time.value",
                                   *STEP_SECONDS, "a measured step time from 1 µs to 1 day, in seconds")
-            precision = check_precision(run["config"].get("precision", "fp32"), f"runs[{run_id}].config.precision").value
+            precision = check_precision(run["config"].get("precision", "fp32"), f"runs[{run_id}].config.precision")
             out.append(CalibrationRun(run_id=run_id, device=device, profile=profile, batch_size=batch_size,
                                       precision=precision, optimizer=_core_optimizer(run["config"].get("optimizer", "adam")),
                                       measured_step=measured))
@@ -295,9 +298,12 @@ def _describe(error: Exception) -> str:
     return " ".join(str(error).split())[:160]
 
 
-def _core_optimizer(name: str) -> str:
-    name = name.lower()
-    return {"sgd": "sgd", "adam": "adam", "adamw": "adamw", "adagrad": "adagrad", "rmsprop": "rmsprop"}.get(name, "adam")
+def _core_optimizer(name: str) -> Optimizer:
+    """A report's optimizer where the core models it, else Adam (the validation suite's others are Adam-like)."""
+    try:
+        return parse_choice(Optimizer, name, "optimizer")
+    except InputError:
+        return Optimizer.ADAM
 
 
 MAX_CALIBRATION_BYTES = 1_000_000  # a calibration holds a few lines per device

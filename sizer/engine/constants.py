@@ -6,16 +6,23 @@ the engine runs on arrays, units are converted where figures enter).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
+from sizer.choices import Optimizer
 from sizer.errors import InputError
-from sizer.hardware.schema import Device
-# the node model (links, networks between nodes, devices per node) lives with the hardware; re-exported
-from sizer.hardware.nodes import (DATACENTRE_DEVICES_PER_NODE, DATACENTRE_NETWORK, FALLBACK_LINK,  # noqa: F401
-                                  OFFICE_NETWORK, WORKSTATION_DEVICES_PER_NODE, Link)
 
-from sizer.choices import Optimizer, parse_choice
-# Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module.
-from sizer.formulas.compute import BACKWARD_FACTOR  # noqa: F401  (re-exported for the engine)
+# the node model (links, networks between nodes) lives with the hardware; re-exported (``as``: explicitly, for mypy)
+from sizer.hardware.nodes import DATACENTRE_NETWORK as DATACENTRE_NETWORK  # noqa: PLC0414
+from sizer.hardware.nodes import FALLBACK_LINK as FALLBACK_LINK  # noqa: PLC0414
+from sizer.hardware.nodes import OFFICE_NETWORK as OFFICE_NETWORK  # noqa: PLC0414
+from sizer.hardware.nodes import Link as Link  # noqa: PLC0414
+from sizer.hardware.schema import Device
+
+# A scalar or an array of per-configuration values: the formulas below work on either, elementwise.
+FloatOrArray = TypeVar("FloatOrArray", float, npt.NDArray[np.float64])
 
 # The backward pass reads the stored activations and output gradients and writes input gradients.
 BACKWARD_BYTE_FACTOR = 3.0
@@ -51,7 +58,7 @@ STATE_VALUE_BYTES: dict[Optimizer, float] = {Optimizer.ADAM_8BIT: EIGHT_BIT_STAT
                                              Optimizer.PAGED_ADAMW_8BIT: EIGHT_BIT_STATE_BYTES}
 
 
-def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
+def optimizer_state_bytes(optimizer: Optimizer) -> float:
     r"""Bytes of optimizer state per trained parameter.
 
     .. math:: K = n_{states} \, b_{state}
@@ -60,8 +67,8 @@ def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
 
     Parameters
     ----------
-    optimizer : Optimizer or str
-        An optimizer of :data:`OPTIMIZER_STATES` (a name is read through the one vocabulary).
+    optimizer : Optimizer
+        An optimizer of :data:`OPTIMIZER_STATES`.
 
     Returns
     -------
@@ -72,10 +79,9 @@ def optimizer_state_bytes(optimizer: Optimizer | str) -> float:
     ----------
     [zero], [8bit-optimizers], [qlora]
 
-    >>> optimizer_state_bytes("adamw"), round(optimizer_state_bytes("adamw-8bit"), 4)
+    >>> optimizer_state_bytes(Optimizer.ADAMW), round(optimizer_state_bytes(Optimizer.ADAMW_8BIT), 4)
     (8.0, 2.0039)
     """
-    optimizer = parse_choice(Optimizer, optimizer, "optimizer")
     if optimizer is Optimizer.ADAFACTOR:
         return ADAFACTOR_FACTORED_COPIES * OPTIMIZER_STATE_BYTES
     return OPTIMIZER_STATES[optimizer] * STATE_VALUE_BYTES.get(optimizer, OPTIMIZER_STATE_BYTES)
@@ -95,7 +101,7 @@ FULL_SHARDING_TRAFFIC = 1.5
 # micro-batches per step that is (m + 1) / 2 all-reduces' worth of traffic, against one for ZeRO-0/1 (one
 # reduce-scatter of the accumulated gradients: Megatron-LM's distributed optimizer, ZeRO-1). Rajbhandari et al.
 # 2020 §5.2 and §7; the reason large pipelined runs use ZeRO-1 (Llama 3, DeepSeek-V3).
-def zero2_traffic_rounds(accumulation):
+def zero2_traffic_rounds(accumulation: FloatOrArray) -> FloatOrArray:
     """All-reduces' worth of gradient traffic per step of ZeRO-2 with ``m`` micro-batches: ``(m + 1) / 2`` [1].
 
     Parameters

@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from sizer.hardware.schema import Device
 from sizer.hardware.nodes import device_link, node_layout  # noqa: F401  (the one node model, re-exported)
-from sizer.choices import Precision, parse_choice
+from sizer.choices import Precision
 from sizer.engine import constants
 from sizer.engine.constants import (DATACENTRE_NETWORK, FALLBACK_LINK,
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK,
@@ -24,11 +26,14 @@ from sizer.memo import registered_cache
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
+if TYPE_CHECKING:  # a node type is only read here
+    from sizer.hardware.networks import Topology
+
 NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores
-MIXED_ORDER = ("bf16", "fp16", "fp32")  # what `mixed` takes, in order of preference
+MIXED_ORDER = (Precision.BF16, Precision.FP16, Precision.FP32)  # what `mixed` takes, in order of preference
 
 
-def resolve_precision(device: Device, precision: Precision | str) -> str | None:
+def resolve_precision(device: Device, precision: Precision) -> Precision | None:
     """The precision a device trains at for a requested one.
 
     ``mixed`` picks bf16 where the device has it, else fp16, else fp32.
@@ -37,30 +42,29 @@ def resolve_precision(device: Device, precision: Precision | str) -> str | None:
     ----------
     device : Device
         A catalog device.
-    precision : Precision or str
+    precision : Precision
         The requested precision.
 
     Returns
     -------
-    str or None
+    Precision or None
         The precision used on this device; None where it has no peak for it.
 
     References
     ----------
     [spec-3.1], [micikevicius]
     """
-    precision = parse_choice(Precision, precision, "precision")
     has = supported_precisions(device)
     if precision is Precision.MIXED:
         return next((p for p in MIXED_ORDER if p in has), None)
-    return precision.value if precision.value in has else None
+    return precision if precision in has else None
 
 
 @dataclass(frozen=True)
 class DeviceRates:
     """One device's rates at one precision, as plain floats (FLOP/s, B/s)."""
 
-    precision: str
+    precision: Precision
     matrix_peak: float
     matrix_unit: str  # "tensor", "tf32" or "fp32"
     conv_peak: float
@@ -70,7 +74,7 @@ class DeviceRates:
     notes: tuple[str, ...] = ()
 
 
-def device_rates(device: Device, precision: str) -> DeviceRates:
+def device_rates(device: Device, precision: Precision) -> DeviceRates:
     """Peaks and memory bandwidth of a device at a supported precision (not ``mixed``).
 
     FP32 training on a device with TF32 tensor cores runs convolutions in TF32: cuDNN's
@@ -80,7 +84,7 @@ def device_rates(device: Device, precision: str) -> DeviceRates:
     ----------
     device : Device
         A catalog device.
-    precision : str
+    precision : Precision
         A precision the device has a peak for.
 
     Returns
@@ -94,13 +98,15 @@ def device_rates(device: Device, precision: str) -> DeviceRates:
     [spec-3.1], [seed-004-eq1]
     """
     matrix, _ = device_peak(device, precision)
-    has_fp32 = "fp32" in supported_precisions(device)
-    fp32 = device_peak(device, "fp32")[0] if has_fp32 else matrix
+    has_fp32 = Precision.FP32 in supported_precisions(device)
+    fp32 = device_peak(device, Precision.FP32)[0] if has_fp32 else matrix
     has_matrix_units = device.kind != "cpu" and not any(a in device.architecture for a in NO_MATRIX_UNITS)
-    unit = "fp32" if precision == "fp32" or not has_matrix_units else ("tf32" if precision == "tf32" else "tensor")
-    conv, conv_unit, notes = matrix, unit, ()
-    tf32 = stated_peak(device, "tf32")
-    if precision == "fp32" and tf32 is not None and has_matrix_units:
+    unit = "fp32" if precision is Precision.FP32 or not has_matrix_units else \
+        ("tf32" if precision is Precision.TF32 else "tensor")
+    conv, conv_unit = matrix, unit
+    notes: tuple[str, ...] = ()
+    tf32 = stated_peak(device, Precision.TF32)
+    if precision is Precision.FP32 and tf32 is not None and has_matrix_units:
         conv, conv_unit = tf32, "tf32"
         notes = ("FP32 convolutions on TF32 tensor cores (PyTorch's cuDNN default)",)
     bandwidth = device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")  # B/s
@@ -133,29 +139,29 @@ class DeviceTable:
     """Per device (axis 0), at one requested precision. NaN rates where the precision is unsupported."""
 
     devices: tuple[Device, ...]
-    precisions: tuple[str | None, ...]  # resolved per device; None: unsupported
-    rates: np.ndarray  # [device, unit]: achieved FLOP/s of the matrix, conv, vector and attention units (layers.py)
-    matrix_half: np.ndarray  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
-    peak: np.ndarray  # dense peak at the resolved precision (matrix units)
-    best_peak: np.ndarray  # the fastest unit's peak: the physical limit
-    bandwidth: np.ndarray  # achieved B/s of device memory
-    launch: np.ndarray  # s per kernel
-    step_overhead: np.ndarray  # s per optimizer step
-    memory: np.ndarray  # B
-    framework_overhead: np.ndarray  # B
-    weight_bytes: np.ndarray  # B per weight / gradient copy
-    master_bytes: np.ndarray  # B per FP32 master weight (mixed precision), else 0
-    storage_scale: np.ndarray  # activation bytes relative to FP32
-    link: np.ndarray  # B/s inside a node
-    link_latency: np.ndarray  # s
-    devices_per_node: np.ndarray
-    network: np.ndarray  # B/s per device between nodes
-    network_latency: np.ndarray
+    precisions: tuple[str | None, ...]  # resolved per device (a Precision; serving's int8 table: "int8"); None: unsupported
+    rates: npt.NDArray[np.float64]  # [device, unit]: achieved FLOP/s of the matrix, conv, vector and attention units (layers.py)
+    matrix_half: npt.NDArray[np.float64]  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
+    peak: npt.NDArray[np.float64]  # dense peak at the resolved precision (matrix units)
+    best_peak: npt.NDArray[np.float64]  # the fastest unit's peak: the physical limit
+    bandwidth: npt.NDArray[np.float64]  # achieved B/s of device memory
+    launch: npt.NDArray[np.float64]  # s per kernel
+    step_overhead: npt.NDArray[np.float64]  # s per optimizer step
+    memory: npt.NDArray[np.float64]  # B
+    framework_overhead: npt.NDArray[np.float64]  # B
+    weight_bytes: npt.NDArray[np.float64]  # B per weight / gradient copy
+    master_bytes: npt.NDArray[np.float64]  # B per FP32 master weight (mixed precision), else 0
+    storage_scale: npt.NDArray[np.float64]  # activation bytes relative to FP32
+    link: npt.NDArray[np.float64]  # B/s inside a node
+    link_latency: npt.NDArray[np.float64]  # s
+    devices_per_node: npt.NDArray[np.float64]
+    network: npt.NDArray[np.float64]  # B/s per device between nodes
+    network_latency: npt.NDArray[np.float64]
     efficiencies: tuple[Efficiencies, ...]
     notes: tuple[tuple[str, ...], ...]
 
     @property
-    def supported(self) -> np.ndarray:
+    def supported(self) -> npt.NDArray[np.bool_]:
         """Which devices have a peak at the requested precision.
 
         Returns
@@ -181,7 +187,7 @@ class DeviceTable:
         return next(i for i, d in enumerate(self.devices) if d.id == device_id)
 
 
-def topology_links(topology) -> tuple[int, Link, Link]:
+def topology_links(topology: Topology) -> tuple[int, Link, Link]:
     """Devices per node and the two links of a catalog node type.
 
     Parameters
@@ -204,7 +210,7 @@ def topology_links(topology) -> tuple[int, Link, Link]:
     """
     inside = Link(topology.intra_node, float(topology.intra_node_bandwidth.to("B/s").magnitude), FALLBACK_LINK.latency,
                   f"catalog node type {topology.system}")
-    if topology.inter_node_bandwidth is None:
+    if topology.inter_node is None or topology.inter_node_bandwidth is None:  # both come from one catalog link
         return topology.devices_per_node, inside, OFFICE_NETWORK
     latency = topology.inter_node_latency.to("s").magnitude if topology.inter_node_latency is not None \
         else DATACENTRE_NETWORK.latency
@@ -213,8 +219,9 @@ def topology_links(topology) -> tuple[int, Link, Link]:
     return topology.devices_per_node, inside, between
 
 
-def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
-                       efficiencies: tuple[Efficiencies | None, ...] | None = None, topology=None) -> DeviceTable:
+def build_device_table(devices: tuple[Device, ...], precision: Precision,
+                       efficiencies: tuple[Efficiencies | None, ...] | None = None,
+                       topology: Topology | None = None) -> DeviceTable:
     r"""Convert each device's figures to SI arrays once, at one precision.
 
     Achieved rates are peaks times the efficiency of the unit each layer kind runs on.
@@ -227,7 +234,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
     ----------
     devices : tuple of Device
         Catalog devices.
-    precision : Precision or str
+    precision : Precision
         The requested training precision.
     efficiencies : tuple of Efficiencies or None, optional
         Per device, overriding the defaults of its kind.
@@ -244,8 +251,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
     ----------
     [roofline], [spec-3.1], [spec-3.3]
     """
-    precision = parse_choice(Precision, precision, "precision")
-    columns: dict[str, list] = {name: [] for name in DeviceTable.__dataclass_fields__ if name != "devices"}
+    columns: dict[str, list[Any]] = {name: [] for name in DeviceTable.__dataclass_fields__ if name != "devices"}
     for i, device in enumerate(devices):
         eff = (efficiencies[i] if efficiencies else None) or device_efficiencies(device)
         resolved = resolve_precision(device, precision)
@@ -255,8 +261,9 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             per_node, network = node_layout(device)
             link = device_link(device)
         memory = device.memory.si("memory", "[information]")  # B
+        notes: tuple[str, ...] = ()
         if resolved is None:
-            rates, peak, best, bandwidth, notes = [np.nan] * 4, np.nan, np.nan, np.nan, ()
+            rates, peak, best, bandwidth = [np.nan] * 4, np.nan, np.nan, np.nan
             half = [0.0] * 4
             copy, master = np.nan, np.nan
         else:
@@ -267,12 +274,13 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
             # efficiencies name their own (serving: static scales, none; constants.py). Training's recipe
             # (Transformer Engine) also keeps attention at the 16-bit peak; served FP8 attention stays FP8.
             recipe = eff.fp8_scaling is None
-            fp8_scaling = constants.FP8_SCALING_OVERHEAD if recipe else eff.fp8_scaling
+            fp8_scaling = constants.FP8_SCALING_OVERHEAD if eff.fp8_scaling is None else eff.fp8_scaling
             if resolved in SCALED_PRECISIONS:
                 scaling = 1.0 + fp8_scaling
                 attention = rates[0] / scaling
                 if recipe:
                     sixteen = resolve_precision(device, Precision.MIXED)
+                    assert sixteen is not None  # a device with an 8- or 4-bit peak has a 16-bit one
                     attention = device_rates(device, sixteen).matrix_peak * unit_efficiency(eff, "tensor")
                 rates = [rates[0] / scaling, rates[1] / scaling, rates[2], attention]
             else:
@@ -308,14 +316,23 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision | str,
                             ("network", network.bandwidth), ("network_latency", network.latency),
                             ("efficiencies", eff), ("notes", notes)):
             columns[name].append(value)
-    arrays = {name: (tuple(values) if name in ("precisions", "efficiencies", "notes") else np.asarray(values, dtype=float))
-              for name, values in columns.items()}
-    return DeviceTable(devices=tuple(devices), **arrays)
+    def floats(name: str) -> npt.NDArray[np.float64]:
+        return np.asarray(columns[name], dtype=float)
+
+    return DeviceTable(devices=tuple(devices), precisions=tuple(columns["precisions"]), rates=floats("rates"),
+                       matrix_half=floats("matrix_half"), peak=floats("peak"), best_peak=floats("best_peak"),
+                       bandwidth=floats("bandwidth"), launch=floats("launch"), step_overhead=floats("step_overhead"),
+                       memory=floats("memory"), framework_overhead=floats("framework_overhead"),
+                       weight_bytes=floats("weight_bytes"), master_bytes=floats("master_bytes"),
+                       storage_scale=floats("storage_scale"), link=floats("link"), link_latency=floats("link_latency"),
+                       devices_per_node=floats("devices_per_node"), network=floats("network"),
+                       network_latency=floats("network_latency"), efficiencies=tuple(columns["efficiencies"]),
+                       notes=tuple(columns["notes"]))
 
 
 @registered_cache(key=lambda devices, precision, transformer=False: (
-    tuple(d.key for d in devices), str(parse_choice(Precision, precision, "precision")), transformer))
-def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
+    tuple(d.key for d in devices), precision.value, transformer))
+def cached_device_table(devices: tuple[Device, ...], precision: Precision,
                         transformer: bool = False) -> DeviceTable:
     """The default-efficiency table of these devices, built once.
 
@@ -325,7 +342,7 @@ def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
     ----------
     devices : tuple of Device
         Catalog devices.
-    precision : Precision or str
+    precision : Precision
         The requested training precision.
     transformer : bool, default False
         With the defaults of a generated transformer's layer graph
@@ -344,7 +361,7 @@ def cached_device_table(devices: tuple[Device, ...], precision: Precision | str,
     # pint); kept on disk (sizer.diskcache) under the devices' content and the code that builds it
     try:
         key = key_of([file_stamp(path) for path in _TABLE_CODE], [d.key for d in devices],
-                     str(parse_choice(Precision, precision, "precision")), transformer)
+                     precision.value, transformer)
     except OSError:
         return build_device_table(devices, precision, tuple(device_efficiencies(d, transformer) for d in devices))
     return dataclasses.replace(cached("device-table", key, build), devices=tuple(devices))

@@ -10,26 +10,30 @@ a default batch is raised to one micro-batch per replica (stated as a changed ba
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from sizer.choices import Mode
 from sizer.datafile import load_yaml
-from sizer.engine.constants import (FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET,
-                                    ZERO_REDUCE_BUCKET)
+from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import DeviceTable
-from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
-from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
 from sizer.engine.job import Job
+from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
+from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
+from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
 
 @registered_cache()
-def error_spread() -> dict[str, dict]:
+def error_spread() -> dict[str, dict[str, Any]]:
     """The spread of the time range per mode, from ``error_spread.yaml``.
 
     Returns
@@ -42,16 +46,17 @@ def error_spread() -> dict[str, dict]:
     ----------
     [spec-3.3]
     """
-    return load_yaml(SPREAD_FILE, "error_spread")["modes"]
+    modes: dict[str, dict[str, Any]] = load_yaml(SPREAD_FILE, "error_spread")["modes"]
+    return modes
 
 
-def range_factors(mode: str, workload: str | None = None) -> tuple[float, float, str]:
+def range_factors(mode: Mode, workload: str | None = None) -> tuple[float, float, str]:
     """The factors of the expected time that bound the range of a mode.
 
     Parameters
     ----------
-    mode : str
-        ``datasheet``, ``calibrated`` or ``reference``.
+    mode : Mode
+        Where the efficiencies come from.
     workload : str, optional
         The workload kind (``transformer-gpu``); its factors where the spread file has them,
         else the mode's.
@@ -69,18 +74,18 @@ def range_factors(mode: str, workload: str | None = None) -> tuple[float, float,
     ----------
     [spec-3.3]
     """
-    spread = error_spread()[mode]
+    spread = error_spread()[mode.value]
     entry = spread.get("by_workload", {}).get(workload, spread) if workload else spread
     return entry["low"], entry["high"], entry["source"]
 
 
-def range_arrays(mode: str, job: Job, devices) -> tuple[np.ndarray, np.ndarray]:
+def range_arrays(mode: Mode, job: Job, devices: Sequence[Device]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Per device, the low and high factors of the expected time, by the job's workload kind on it.
 
     Parameters
     ----------
-    mode : str
-        ``datasheet``, ``calibrated`` or ``reference``.
+    mode : Mode
+        Where the efficiencies come from.
     job : Job
         The workload.
     devices : sequence of Device
@@ -120,42 +125,24 @@ class Evaluation:
 
     configs: Configs
     states: StateParts
-    activations: np.ndarray  # B per device
-    framework: np.ndarray  # B per device
-    memory_needed: np.ndarray  # B per device, with headroom where asked
-    fits: np.ndarray  # bool
-    largest_micro_batch: np.ndarray
-    feasible: np.ndarray  # supported precision and at least one sample per device
+    activations: npt.NDArray[np.float64]  # B per device
+    framework: npt.NDArray[np.float64]  # B per device
+    memory_needed: npt.NDArray[np.float64]  # B per device, with headroom where asked
+    fits: npt.NDArray[np.bool_]
+    largest_micro_batch: npt.NDArray[np.float64]
+    feasible: npt.NDArray[np.bool_]  # supported precision and at least one sample per device
     parts: StepParts
-    steps: np.ndarray
-    batch: np.ndarray  # samples per step, all devices: whole micro-batches on every replica
-    training_seconds: np.ndarray  # expected, never below the physical limit
-    exact: np.ndarray  # bool: the batch is the one asked (else the nearest that the layout divides)
-    host_bytes: np.ndarray | float = 0.0  # per device in host memory (ZeRO-Offload) [B]
-
-    def range_factors(self, mode: str, workload: str | None = None) -> tuple[float, float]:
-        """The low and high factors of the range for a mode (see :func:`range_factors`).
-
-        Parameters
-        ----------
-        mode : str
-            ``datasheet``, ``calibrated`` or ``reference``.
-        workload : str, optional
-            The workload kind.
-
-        Returns
-        -------
-        low, high : float
-            Factors of the expected time [1].
-        """
-        low, high, _ = range_factors(mode, workload)
-        return low, high
+    steps: npt.NDArray[np.float64]
+    batch: npt.NDArray[np.float64]  # samples per step, all devices: whole micro-batches on every replica
+    training_seconds: npt.NDArray[np.float64]  # expected, never below the physical limit
+    exact: npt.NDArray[np.bool_]  # the batch is the one asked (else the nearest that the layout divides)
+    host_bytes: npt.NDArray[np.float64] | float = 0.0  # per device in host memory (ZeRO-Offload) [B]
 
 
 MAX_DIVISOR_STEPS = 64  # accumulation steps tried above the least, before one sequence per pass is taken
 
 
-def micro_batches(share: np.ndarray, fit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def micro_batches(share: npt.NDArray[np.float64], fit: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """(micro-batch, accumulation) per configuration, both whole.
 
     The largest divisor of the replica's ``share`` that ``fit`` allows (found within
@@ -196,7 +183,7 @@ def micro_batches(share: np.ndarray, fit: np.ndarray) -> tuple[np.ndarray, np.nd
     return share / accumulation, accumulation
 
 
-def replica_share(batch: float, dp: np.ndarray, unit: np.ndarray) -> np.ndarray:
+def replica_share(batch: float, dp: npt.NDArray[np.float64], unit: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Samples per data-parallel replica per step: the multiple of ``unit`` nearest ``batch / dp``.
 
     Parameters
@@ -220,7 +207,7 @@ def replica_share(batch: float, dp: np.ndarray, unit: np.ndarray) -> np.ndarray:
     return unit * np.maximum(1.0, np.round(batch / (dp * unit)))
 
 
-def in_flight_share(pp: np.ndarray, accumulation: np.ndarray, interleave: np.ndarray) -> np.ndarray:
+def in_flight_share(pp: npt.NDArray[np.float64] | float, accumulation: npt.NDArray[np.float64], interleave: npt.NDArray[np.float64] | float) -> npt.NDArray[np.float64]:
     r"""Micro-batches of the whole model's activations the first pipeline stage holds, per layout.
 
     Parameters
@@ -252,7 +239,7 @@ def in_flight_share(pp: np.ndarray, accumulation: np.ndarray, interleave: np.nda
     return np.minimum(pp, accumulation) / pp * interleaved
 
 
-def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
+def activation_bytes_per_sample(job: Job, recompute: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     r"""Activation bytes one sample keeps for the backward pass at FP32 storage, per policy.
 
     Parameters
@@ -283,7 +270,7 @@ def activation_bytes_per_sample(job: Job, recompute: np.ndarray) -> np.ndarray:
     """
     layers = job.layers
     total = layers.total_activation_bytes
-    if job.shape is None:
+    if job.shape is None or job.arch is None:  # the one is None exactly when the other is (Job.shape)
         return np.full(recompute.shape, total)
     # the loss's logits are their own term (:func:`logits_bytes_per_sample`), never divided by blocks
     loss = np.asarray([k == "loss" for k in layers.kinds])
@@ -376,7 +363,7 @@ def dequant_buffer_bytes(job: Job) -> float:
     return max(d_in * d_out for d_in, d_out, _ in block_matrices(job.arch).values()) * COMPUTE_DTYPE_BYTES
 
 
-def paging_seconds(memory: MemoryParts, capacity: np.ndarray) -> np.ndarray:
+def paging_seconds(memory: MemoryParts, capacity: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     r"""Seconds per step a paged optimizer spends moving the states that do not stay on the device.
 
     CUDA unified memory keeps a paged optimizer's states on the device while there is room and evicts
@@ -401,14 +388,14 @@ def paging_seconds(memory: MemoryParts, capacity: np.ndarray) -> np.ndarray:
     ----------
     [qlora]
     """
-    from sizer.engine.constants import FALLBACK_LINK
+    from sizer.hardware.nodes import FALLBACK_LINK
 
     room = np.maximum(0.0, capacity - memory.needed)
-    spill = np.maximum(0.0, np.asarray(memory.paged, dtype=float) - room)
+    spill: npt.NDArray[np.float64] = np.maximum(0.0, np.asarray(memory.paged, dtype=float) - room)
     return 2.0 * spill / FALLBACK_LINK.bandwidth
 
 
-def dequant_seconds(job: Job, bandwidth: np.ndarray, configs: Configs) -> np.ndarray:
+def dequant_seconds(job: Job, bandwidth: npt.NDArray[np.float64], configs: Configs) -> npt.NDArray[np.float64]:
     r"""Seconds per step that QLoRA's dequantisation kernels add, in series with the matmuls they feed.
 
     bitsandbytes' ``MatMul4Bit`` dequantises every 4-bit weight to bf16 before each matmul that uses it:
@@ -442,14 +429,14 @@ def dequant_seconds(job: Job, bandwidth: np.ndarray, configs: Configs) -> np.nda
     from sizer.workloads.finetune import BITS_PER_BYTE, COMPUTE_DTYPE_BYTES, DEQUANT_BANDWIDTH_SHARE, nf4_bits_per_param
 
     per_param = nf4_bits_per_param() / BITS_PER_BYTE + COMPUTE_DTYPE_BYTES
-    passes = 2.0 + (np.asarray(configs.recompute) == 2)
+    passes: npt.NDArray[np.float64] = 2.0 + (np.asarray(configs.recompute) == 2)
     per_pass = finetune.quantised_params / (configs.tp * configs.pp) * per_param / (bandwidth * DEQUANT_BANDWIDTH_SHARE)
     return per_pass * passes * configs.accumulation
 
 
-def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray, dp: np.ndarray, zero: np.ndarray,
-                    split: np.ndarray | float = 1.0, ep: np.ndarray | float = 1.0,
-                    tp: np.ndarray | float = 1.0) -> StateParts:
+def job_state_bytes(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: npt.NDArray[np.float64], dp: npt.NDArray[np.float64], zero: npt.NDArray[np.int64],
+                    split: npt.NDArray[np.float64] | float = 1.0, ep: npt.NDArray[np.float64] | float = 1.0,
+                    tp: npt.NDArray[np.float64] | float = 1.0) -> StateParts:
     """Model states per device of a job.
 
     Its parameters split over ``split`` (tensor x pipeline) ranks: every parameter trained, or
@@ -510,7 +497,7 @@ def job_state_bytes(job: Job, weight_bytes: np.ndarray, master_bytes: np.ndarray
                              frozen_bytes=frozen)
 
 
-def zero_buckets(params_here: np.ndarray, weight_bytes: np.ndarray, zero: np.ndarray, dp: np.ndarray) -> np.ndarray:
+def zero_buckets(params_here: npt.NDArray[np.float64] | float, weight_bytes: npt.NDArray[np.float64], zero: npt.NDArray[np.int64], dp: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Bytes of ZeRO's communication buckets per device.
 
     A reduce bucket and an all-gather (stage 3: prefetch) bucket of the 16-bit copies, each at
@@ -546,25 +533,27 @@ class MemoryParts:
     """Bytes per device of one or many layouts, and the whole micro-batches they run."""
 
     states: StateParts
-    framework: np.ndarray  # framework reserve plus ZeRO's buckets [B]
-    per_sample: np.ndarray  # activations one sample keeps on a device [B]
-    activations: np.ndarray  # of the micro-batches in flight [B]
-    needed: np.ndarray  # everything, with headroom where asked [B]
-    fits: np.ndarray
-    fit: np.ndarray  # largest micro-batch that fits [samples]
-    micro: np.ndarray
-    accumulation: np.ndarray
-    share: np.ndarray  # samples per data-parallel replica per step
-    whole: np.ndarray  # at least one micro-batch per replica of the asked batch
-    offloaded: np.ndarray | float = 0.0  # optimizer states and master weights moved to host memory [B]
-    logits: np.ndarray | float = 0.0  # the loss's logits of the micro-batch (FP32, never divided by blocks) [B]
-    dequant: np.ndarray | float = 0.0  # QLoRA's dequantised-weight buffer (part of ``framework``) [B]
-    paged: np.ndarray | float = 0.0  # a paged optimizer's states in unified memory (part of ``offloaded``) [B]
+    framework: npt.NDArray[np.float64]  # framework reserve plus ZeRO's buckets [B]
+    per_sample: npt.NDArray[np.float64]  # activations one sample keeps on a device [B]
+    activations: npt.NDArray[np.float64]  # of the micro-batches in flight [B]
+    needed: npt.NDArray[np.float64]  # everything, with headroom where asked [B]
+    fits: npt.NDArray[np.bool_]
+    fit: npt.NDArray[np.float64]  # largest micro-batch that fits [samples]
+    micro: npt.NDArray[np.float64]
+    accumulation: npt.NDArray[np.float64]
+    share: npt.NDArray[np.float64]  # samples per data-parallel replica per step
+    whole: npt.NDArray[np.bool_]  # at least one micro-batch per replica of the asked batch
+    offloaded: npt.NDArray[np.float64] | float = 0.0  # optimizer states and master weights moved to host memory [B]
+    logits: npt.NDArray[np.float64] | float = 0.0  # the loss's logits of the micro-batch (FP32, never divided by blocks) [B]
+    dequant: npt.NDArray[np.float64] | float = 0.0  # QLoRA's dequantised-weight buffer (part of ``framework``) [B]
+    paged: npt.NDArray[np.float64] | float = 0.0  # a paged optimizer's states in unified memory (part of ``offloaded``) [B]
 
 
-def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, *,
-                 tp=1.0, pp=1.0, cp=1.0, recompute=0, interleave=1.0, micro_batch=None, headroom: bool = False,
-                 offload: bool = False, shard_group=None, ep=1.0) -> MemoryParts:
+def memory_parts(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: npt.NDArray[np.float64], storage_scale: npt.NDArray[np.float64], framework_overhead: npt.NDArray[np.float64],
+                 capacity: npt.NDArray[np.float64], dp: npt.NDArray[np.float64], zero: npt.NDArray[np.int64], *, tp: npt.NDArray[np.float64] | float = 1.0, pp: npt.NDArray[np.float64] | float = 1.0,
+                 cp: npt.NDArray[np.float64] | float = 1.0, recompute: npt.NDArray[np.int64] | int = 0, interleave: npt.NDArray[np.float64] | float = 1.0,
+                 micro_batch: npt.NDArray[np.float64] | None = None, headroom: bool = False, offload: bool = False,
+                 shard_group: npt.NDArray[np.float64] | None = None, ep: npt.NDArray[np.float64] | float = 1.0) -> MemoryParts:
     r"""The one training-memory evaluation (spec §3.8), for arrays of layouts.
 
     Model states sharded over ``dp x cp`` by ZeRO and split over ``tp x pp``; activations per
@@ -644,7 +633,8 @@ def memory_parts(job: Job, weight_bytes, master_bytes, storage_scale, framework_
                        share=share, whole=whole, offloaded=offloaded, logits=held_logits, dequant=dequant, paged=paged)
 
 
-def _recipe_states(job: Job, states: StateParts, weight_bytes, offload: bool, split) -> tuple[StateParts, object, object]:
+def _recipe_states(job: Job, states: StateParts, weight_bytes: npt.NDArray[np.float64], offload: bool,
+                   split: npt.NDArray[np.float64] | float) -> tuple[StateParts, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """The device's states under the job's recipe (:mod:`sizer.engine.recipe`), what went to host memory
     and, of that, a paged optimizer's states."""
     recipe = job.recipe
@@ -667,8 +657,9 @@ def _recipe_states(job: Job, states: StateParts, weight_bytes, offload: bool, sp
     return states, offloaded, paged
 
 
-def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, cp=1, recompute=0, interleave=1, ep=1,
-             micro_batch: np.ndarray | None = None, headroom: bool = False, overlap_allreduce: bool = False,
+def evaluate(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.ArrayLike, zero: npt.ArrayLike, *,
+             tp: npt.ArrayLike = 1, pp: npt.ArrayLike = 1, cp: npt.ArrayLike = 1, recompute: npt.ArrayLike = 0,
+             interleave: npt.ArrayLike = 1, ep: npt.ArrayLike = 1, micro_batch: npt.NDArray[np.float64] | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False,
              overlap_all_to_all: bool = False) -> Evaluation:
     r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
@@ -768,7 +759,9 @@ def evaluate(job: Job, table: DeviceTable, device, count, zero, *, tp=1, pp=1, c
                       host_bytes=memory.offloaded)
 
 
-def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate, logits=0.0):
+def _batching(job: Job, dp: npt.NDArray[np.float64], pp: npt.NDArray[np.float64] | float, interleave: npt.NDArray[np.float64] | float, free: npt.NDArray[np.float64], per_sample: npt.NDArray[np.float64],
+              candidate: npt.NDArray[np.float64] | None, logits: npt.NDArray[np.float64] | float = 0.0
+              ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
     """(micro-batch, accumulation, replica share, largest micro-batch that fits, feasible) per layout
     (module docstring): whole numbers, ``dp x share`` the batch or the nearest one ``dp`` divides; with
     the optimizer step in the backward pass no accumulation, so each replica's share is one micro-batch."""
@@ -799,6 +792,7 @@ def _batching(job: Job, dp, pp, interleave, free, per_sample, candidate, logits=
     return micro, accumulation, share, fit, whole & _interleavable(pp, interleave, accumulation)
 
 
-def _interleavable(pp, interleave, accumulation):
+def _interleavable(pp: npt.NDArray[np.float64] | float, interleave: npt.NDArray[np.float64] | float, accumulation: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
     """Megatron's interleaved schedule runs micro-batches in groups of ``pp``: it needs ``pp | m``."""
-    return (interleave <= 1) | (np.mod(accumulation, pp) == 0)
+    runs: npt.NDArray[np.bool_] = (np.asarray(interleave) <= 1) | (np.mod(accumulation, pp) == 0)
+    return runs

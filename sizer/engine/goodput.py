@@ -15,14 +15,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.units import Quantity
 
+if TYPE_CHECKING:  # for annotations only: the engine's job and device table import nothing of this module
+    from sizer.engine.devices import DeviceTable
+    from sizer.engine.job import Job
+
+# One run (a float; numpy's float64 for a 0-d result) or many (an array): the functions below take and give either
+FloatOrArray = float | npt.NDArray[np.float64]
+
 _HOUR = float(Quantity(1, "hour").to("s").magnitude)
-_DAY = float(Quantity(1, "day").to("s").magnitude)
 
 # Unexpected interruptions per device-hour: Llama 3 405B, 419 in 54 days on 16,384 H100s (Meta, Llama 3 report
 # §3.3.4; ../shared/data/reliability-at-scale.csv, whose notes derive the same 1.97e-5). Hardware and the
@@ -48,7 +56,7 @@ RESTART_SOURCE = ("fitted to the Llama 3 run's more than 90 % effective training
 DEFAULT_FROM_INTERRUPTIONS = 1.0
 
 
-def young_interval(write_seconds, mtbf_seconds):
+def young_interval(write_seconds: FloatOrArray, mtbf_seconds: FloatOrArray) -> FloatOrArray:
     r"""Young's first-order optimal checkpoint interval.
 
     .. math::
@@ -76,10 +84,11 @@ def young_interval(write_seconds, mtbf_seconds):
     ----------
     [young]
     """
-    return np.sqrt(2.0 * np.asarray(write_seconds, dtype=float) * np.asarray(mtbf_seconds, dtype=float))[()]
+    interval: FloatOrArray = np.sqrt(2.0 * np.asarray(write_seconds, dtype=float) * np.asarray(mtbf_seconds, dtype=float))[()]
+    return interval
 
 
-def daly_interval(write_seconds, mtbf_seconds):
+def daly_interval(write_seconds: FloatOrArray, mtbf_seconds: FloatOrArray) -> FloatOrArray:
     r"""Daly's higher-order optimal checkpoint interval (Daly 2006, eq. 37).
 
     .. math::
@@ -112,10 +121,12 @@ def daly_interval(write_seconds, mtbf_seconds):
     mtbf = np.asarray(mtbf_seconds, dtype=float)
     ratio = delta / (2.0 * mtbf)
     tau = np.sqrt(2.0 * delta * mtbf) * (1.0 + np.sqrt(ratio) / 3.0 + ratio / 9.0) - delta
-    return np.where(delta < 2.0 * mtbf, tau, mtbf)[()]
+    interval: FloatOrArray = np.where(delta < 2.0 * mtbf, tau, mtbf)[()]
+    return interval
 
 
-def expected_wall_clock(solve_seconds, interval, write_seconds, restart_seconds, mtbf_seconds):
+def expected_wall_clock(solve_seconds: FloatOrArray, interval: FloatOrArray, write_seconds: FloatOrArray,
+                        restart_seconds: FloatOrArray, mtbf_seconds: FloatOrArray) -> FloatOrArray:
     r"""Expected wall-clock of a run with failures, checkpoints and restarts (Daly 2006, eq. 20).
 
     Failures arrive at random (exponential, mean :math:`M`); each costs a restart :math:`R` and the
@@ -154,29 +165,31 @@ def expected_wall_clock(solve_seconds, interval, write_seconds, restart_seconds,
     """
     mtbf = np.asarray(mtbf_seconds, dtype=float)
     tau = np.asarray(interval, dtype=float)
-    return (mtbf * np.exp(np.asarray(restart_seconds, dtype=float) / mtbf)
-            * np.expm1((tau + np.asarray(write_seconds, dtype=float)) / mtbf) * np.asarray(solve_seconds) / tau)[()]
+    wall: FloatOrArray = (mtbf * np.exp(np.asarray(restart_seconds, dtype=float) / mtbf)
+                          * np.expm1((tau + np.asarray(write_seconds, dtype=float)) / mtbf)
+                          * np.asarray(solve_seconds) / tau)[()]
+    return wall
 
 
 @dataclass(frozen=True)
 class Interruptions:
     """Wall-clock with interruptions of one or many runs (arrays, or floats for one) [s unless said]."""
 
-    wall_clock: np.ndarray  # expected training time with interruptions [s]
-    interruptions: np.ndarray  # expected failures over the run [1]
-    mtbf: np.ndarray  # mean time between failures of the run [s]
-    write: np.ndarray  # one checkpoint written [s]
-    restart: np.ndarray  # one restart, the checkpoint read included [s]
-    interval: np.ndarray  # compute time between checkpoints (Daly) [s]
-    factor: np.ndarray  # wall-clock over the time without interruptions [1]
+    wall_clock: FloatOrArray  # expected training time with interruptions [s]
+    interruptions: FloatOrArray  # expected failures over the run [1]
+    mtbf: FloatOrArray  # mean time between failures of the run [s]
+    write: FloatOrArray  # one checkpoint written [s]
+    restart: FloatOrArray  # one restart, the checkpoint read included [s]
+    interval: FloatOrArray  # compute time between checkpoints (Daly) [s]
+    factor: FloatOrArray  # wall-clock over the time without interruptions [1]
 
     @property
-    def goodput(self):
+    def goodput(self) -> FloatOrArray:
         """Share of the wall-clock that trains and is kept [1]: the inverse of ``factor``."""
         return 1.0 / self.factor
 
 
-def interruptions(solve_seconds, count, state_bytes, *,
+def interruptions(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes: FloatOrArray, *,
                   failures_per_device_hour: float = FAILURES_PER_DEVICE_HOUR,
                   bandwidth_per_device: float = CHECKPOINT_BANDWIDTH_PER_DEVICE,
                   restart_seconds: float = RESTART_SECONDS) -> Interruptions:
@@ -220,12 +233,12 @@ def interruptions(solve_seconds, count, state_bytes, *,
     write = np.asarray(state_bytes, dtype=float) / (n * bandwidth_per_device)
     restart = restart_seconds + write  # the read: the same bytes at the same bandwidth
     interval = np.minimum(daly_interval(write, mtbf), np.maximum(solve, 1e-9))  # no checkpoint beyond the run's end
-    wall = expected_wall_clock(solve, interval, write, restart, mtbf)
+    wall = np.asarray(expected_wall_clock(solve, interval, write, restart, mtbf), dtype=float)
     return Interruptions(wall_clock=wall[()], interruptions=(wall / mtbf)[()], mtbf=mtbf[()], write=write[()],
                          restart=restart[()], interval=interval[()], factor=(wall / np.maximum(solve, 1e-300))[()])
 
 
-def on_by_default(solve_seconds, count):
+def on_by_default(solve_seconds: FloatOrArray, count: FloatOrArray) -> bool | npt.NDArray[np.bool_]:
     """Whether a run shows its time with interruptions without being asked: one expected failure or more
     (:data:`DEFAULT_FROM_INTERRUPTIONS`, about 50,700 device-hours at Llama 3's rate).
 
@@ -241,7 +254,8 @@ def on_by_default(solve_seconds, count):
     bool or numpy.ndarray
     """
     hours = np.asarray(solve_seconds, dtype=float) / _HOUR
-    return (hours * np.asarray(count, dtype=float) * FAILURES_PER_DEVICE_HOUR >= DEFAULT_FROM_INTERRUPTIONS)[()]
+    shown: bool | npt.NDArray[np.bool_] = (hours * np.asarray(count, dtype=float) * FAILURES_PER_DEVICE_HOUR >= DEFAULT_FROM_INTERRUPTIONS)[()]
+    return shown
 
 
 def assumptions(found: Interruptions, count: int) -> list[Assumption]:
@@ -323,7 +337,7 @@ class InterruptedTime(Model):
     assumptions: list[Assumption]
 
 
-def checkpoint_bytes(job, table, index=0):
+def checkpoint_bytes(job: Job, table: DeviceTable, index: int | npt.NDArray[np.int64] = 0) -> FloatOrArray:
     """Model states a checkpoint holds, all devices together [B]: the trained parameters' weights, FP32
     master weights and optimizer states (not gradients, not activations).
 
@@ -350,10 +364,11 @@ def checkpoint_bytes(job, table, index=0):
     params = job.finetune.trainable_params if job.finetune else job.params
     per_param = (np.asarray(table.weight_bytes, dtype=float)[index] + np.asarray(table.master_bytes, dtype=float)[index]
                  + optimizer_state_bytes(job.optimizer))
-    return (float(params) * per_param)[()]
+    states: FloatOrArray = (float(params) * per_param)[()]
+    return states
 
 
-def wanted(asked: bool | None, solve_seconds, count):
+def wanted(asked: bool | None, solve_seconds: FloatOrArray, count: FloatOrArray) -> bool | npt.NDArray[np.bool_]:
     """Whether to show the time with interruptions.
 
     Parameters
@@ -372,7 +387,8 @@ def wanted(asked: bool | None, solve_seconds, count):
     """
     if asked is None:
         return on_by_default(solve_seconds, count)
-    return np.full(np.shape(solve_seconds), bool(asked))[()]
+    shown: bool | npt.NDArray[np.bool_] = np.full(np.shape(solve_seconds), bool(asked))[()]
+    return shown
 
 
 def interrupted_time(training: RangeOut, count: int, state_bytes: float) -> InterruptedTime:

@@ -13,21 +13,28 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from sizer.choices import Attention, Optimizer, Precision, parse_choice
-from sizer.formulas import batch_rule as _batch
+import numpy as np
+import numpy.typing as npt
+
+from sizer.choices import Attention, Optimizer, Precision
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.recipe import Recipe, resolve_recipe
-from sizer.engine.roofline import Shape
-from sizer.workloads.architecture import Architecture
-from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
+from sizer.engine.roofline import Pass, Shape
 from sizer.errors import InputError
+from sizer.formulas import batch_rule as _batch
 from sizer.hardware.precision import weight_bytes
-from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.results import Assumption
 from sizer.units import Quantity, parse_count
+from sizer.workloads.architecture import Architecture
+from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
+from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
 from sizer.memo import registered_cache
+
+if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)
+    from sizer.workloads.registry import PretrainingBatch
 
 DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
 
@@ -115,7 +122,7 @@ class Job:
         """
         return "sequence" if self.token_mode else self.layers.sample
 
-    def steps_for(self, batch) -> float:
+    def steps_for(self, batch: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
         """Optimizer steps of the whole run at a global batch.
 
         Parameters
@@ -128,12 +135,11 @@ class Job:
         float or numpy.ndarray
             ``max(1, ceil(S E / B))`` steps [1].
         """
-        import numpy as np
-
-        return np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
+        steps: float | npt.NDArray[np.float64] = np.maximum(1.0, np.ceil(self.samples * self.epochs / batch))
+        return steps
 
     @property
-    def pass_kind(self):
+    def pass_kind(self) -> Pass:
         """The engine's pass for this job: forward + backward at the workload's ``O_b``, a frozen
         base with trained adapters for LoRA/QLoRA (:func:`sizer.engine.roofline.training_passes`)."""
         from sizer.engine.roofline import training_passes
@@ -232,6 +238,7 @@ class _Layers:
 
 
 def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
+    assert request.workload is not None  # _layers calls this only for a request that names a profile
     profile = load_profile(request.workload, request.seq_len)
     if request.batch_size is None:
         raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
@@ -246,15 +253,16 @@ def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
 def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
     from sizer.workloads.registry import decoder_for_params, resolve_model
 
-    attention = parse_choice(Attention, request.attention, "attention")
+    attention = request.attention
     if request.model is not None:
         arch = resolve_model(request.model)
         basis, described = f"{arch.name} ({arch.source})", arch.name
     else:
         arch, basis = decoder_for_params(workload.params)
         described = f"{_short(workload.params)}-parameter transformer"
+    assert workload.seq_len is not None  # resolve_workload gives a token workload a sequence length
     profile, table = _graph(arch, workload.seq_len, attention is Attention.FLASH)
-    notes = (Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
+    notes: tuple[Assumption, ...] = (Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
                         f"{workload.seq_len} tokens", source=basis),
              Assumption(name="attention", value=f"{attention.value}: " + (
                  "softmax statistics kept, scores recomputed (no s x s activations)" if attention is Attention.FLASH
@@ -287,7 +295,7 @@ def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers
 
 def _dense_layers(workload: Workload, precision: Precision) -> _Layers:
     # a stated activation figure is at the training precision; profiles count FP32 storage
-    scale = 4 / weight_bytes(precision.value) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
+    scale = 4 / weight_bytes(precision) if precision is not Precision.MIXED else 4 / DEFAULT_BYTES_FOR_MIXED
     activations = workload.activation_memory_per_sample
     fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
     profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
@@ -315,7 +323,7 @@ def _check_sources(request: WorkloadRequest) -> bool:
     return from_layers
 
 
-def _padding(request: WorkloadRequest, workload: Workload, tokens_per_sample: float):
+def _padding(request: WorkloadRequest, workload: Workload, tokens_per_sample: float) -> tuple[float, Assumption] | None:
     """(real tokens per sample, the assumption that says it) for padded samples, None for packed ones; or
     InputError naming ``sample_tokens``."""
     if request.sample_tokens is None:
@@ -398,10 +406,12 @@ def default_batch_tokens(params: float, tokens: float | None = None, *, active_p
 
 
 def _pretraining_batch_default(request: WorkloadRequest, arch: Architecture | None, base: WorkloadRequest,
-                               cited, seq_len: int | None, length_given: bool) -> tuple[float, Assumption]:
+                               cited: PretrainingBatch | None, seq_len: int | None,
+                               length_given: bool) -> tuple[float, Assumption]:
     """The default pre-training batch [token] and the assumption that states it: the model's own where its
     report states one (``cited``), else the scaled rule (:func:`default_batch_tokens`)."""
     if cited is not None:
+        assert arch is not None  # a cited batch is a named model's (model_defaults)
         tokens = float(cited.sequences * cited.seq_len)
         return tokens, Assumption(name="batch size", value=f"{tokens:.0f} tokens per step: {arch.name}'s own "
                                   f"pre-training batch ({cited.sequences:,} sequences of {cited.seq_len:,} tokens)",
@@ -454,13 +464,15 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
         return base, []
     from sizer.workloads.registry import pretraining_batch, resolve_model
 
-    update, said = {}, []
+    update: dict[str, float] = {}  # the fields of ``base`` to default: seq_len [token], batch_size [token]
+    said: list[Assumption] = []
     arch = resolve_model(request.model) if request.model is not None else None
     # a method named (``full`` included) is a fine-tune of the model's weights: a batch in sequences
     finetune = (request.method or "full") != "full" or "method" in request.model_fields_set
     cited = pretraining_batch(request.model) if request.model is not None and not finetune else None
     seq_len = request.seq_len
     if seq_len is None and cited is not None:
+        assert arch is not None  # a cited batch is a named model's
         seq_len = cited.seq_len
         update["seq_len"] = seq_len
         said.append(Assumption(name="sequence length", value=f"{seq_len} tokens: {arch.name}'s pre-training sequence",
@@ -473,7 +485,7 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
                                source=f"{arch.source}; give --seq-len"))
     if request.batch_size is None:
         if finetune:
-            tokens = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)
+            tokens: float = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)  # whole sequences
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
                                    "a fine-tuning batch, not the pre-training one",
                                    source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); a full fine-tune alike (--method "
@@ -520,8 +532,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
         request = request.model_copy(update={"tokens": 1.0})
     request, defaults = model_defaults(request, request, length_given=length_given)
     workload = resolve_workload(request, need_samples=need_samples and request.workload is None, need_params=not from_layers)
-    precision = parse_choice(Precision, request.precision, "precision")
-    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
+    precision, optimizer = request.precision, request.optimizer
     found = _layers(request, workload, precision)
     # FLOP and activations of a profile or a layer graph are its own, not the parameter-count rule's
     graph = from_layers or workload.token_mode
@@ -536,9 +547,11 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
                             optimizer_in_backward=request.optimizer_in_backward, offload=getattr(request, "offload", False),
                             offload_params=request.offload_params, offload_activations=request.offload_activations,
                             loss=request.loss)
-    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision.value,
+    finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision,
                                 layers.total_params)
     if finetune is not None:
+        # resolve_finetune refuses a fine-tune without an architecture, whose generated graph has a sequence length
+        assert found.arch is not None and profile.seq_len is not None
         adapters = adapter_profile(found.arch, int(profile.seq_len), finetune.rank, finetune.targets)
         layers = with_trained_rows(layers, layer_table(adapters))
         assumptions.extend(finetune.assumptions)
@@ -555,7 +568,8 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
                sample_tokens=None if padded is None else padded[0])
 
 
-def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32", optimizer: str = "adam", *,
+def job_from_profile(profile: Profile, batch_size: float, precision: Precision = Precision.FP32,
+                     optimizer: Optimizer = Optimizer.ADAM, *,
                      samples: float = 0.0, micro_batch: float | None = None) -> Job:
     """A job straight from a profile: for calibration, reference runs and validation predictions.
 
@@ -565,10 +579,10 @@ def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32
         The measured or built-in layers.
     batch_size : float
         Global batch [sample].
-    precision : str
-        Training precision (:class:`~sizer.choices.Precision`).
-    optimizer : str
-        Optimizer (:class:`~sizer.choices.Optimizer`).
+    precision : Precision
+        Training precision.
+    optimizer : Optimizer
+        Optimizer.
     samples : float
         Samples per epoch [sample]; 0 for a step time only.
     micro_batch : float, optional
@@ -584,6 +598,5 @@ def job_from_profile(profile: Profile, batch_size: float, precision: str = "fp32
     workload = resolve_workload(request)
     return Job(description=f"{profile.name} ({profile.description})", layers=layer_table(profile), samples=samples,
                epochs=1.0, batch_size=float(batch_size), micro_batch=micro_batch, batch_given=True,
-               precision=parse_choice(Precision, precision, "precision"),
-               optimizer=parse_choice(Optimizer, optimizer, "optimizer"), tokens_per_sample=1.0, token_mode=False,
+               precision=workload.precision, optimizer=workload.optimizer, tokens_per_sample=1.0, token_mode=False,
                workload=workload, assumptions=())

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from sizer.workloads.profile import MATRIX_KINDS, Layer, Profile
 
@@ -47,17 +48,17 @@ class LayerTable:
     sample: str  # what one sample is: "sequence", "image", "sample"
     seq_len: int | None
     kinds: tuple[str, ...]
-    unit: np.ndarray  # MATRIX, CONV or VECTOR
-    forward_flops: np.ndarray
-    bytes: np.ndarray
-    params: np.ndarray
-    activation_bytes: np.ndarray
-    kernels: np.ndarray
-    multiplicity: np.ndarray
+    unit: npt.NDArray[np.int64]  # MATRIX, CONV or VECTOR
+    forward_flops: npt.NDArray[np.float64]
+    bytes: npt.NDArray[np.float64]
+    params: npt.NDArray[np.float64]
+    activation_bytes: npt.NDArray[np.float64]
+    kernels: npt.NDArray[np.float64]
+    multiplicity: npt.NDArray[np.float64]
     layer_count: int  # layers before folding
     source: str
-    trained: np.ndarray | None = None  # bool per row where only some rows are trained (LoRA adapters); None: all
-    expert: np.ndarray | None = None  # bool per row: routed experts of a mixture (split over EP ranks); None: none
+    trained: npt.NDArray[np.bool_] | None = None  # bool per row where only some rows are trained (LoRA adapters); None: all
+    expert: npt.NDArray[np.bool_] | None = None  # bool per row: routed experts of a mixture (split over EP ranks); None: none
 
     @functools.cached_property
     def content_key(self) -> str:
@@ -78,7 +79,7 @@ class LayerTable:
         return digest.hexdigest()
 
     @property
-    def expert_rows(self) -> np.ndarray:
+    def expert_rows(self) -> npt.NDArray[np.bool_]:
         """True for every row of routed-expert work (a mixture of experts)."""
         return np.zeros(len(self.unit), dtype=bool) if self.expert is None else self.expert
 
@@ -88,7 +89,7 @@ class LayerTable:
         return float((self.params * self.expert_rows) @ self.multiplicity)
 
     @property
-    def trained_rows(self) -> np.ndarray:
+    def trained_rows(self) -> npt.NDArray[np.bool_]:
         """Which rows' weights the optimizer updates.
 
         Returns
@@ -132,7 +133,7 @@ class LayerTable:
         return float(self.activation_bytes @ self.multiplicity)
 
 
-def fold_layers(profile: Profile, mark: Callable[[Layer], bool] | None = None) -> tuple[LayerTable, np.ndarray]:
+def fold_layers(profile: Profile, mark: Callable[[Layer], bool] | None = None) -> tuple[LayerTable, npt.NDArray[np.bool_]]:
     """Fold a profile's identical layers into rows with a multiplicity, keeping marked layers apart.
 
     Parameters
@@ -154,13 +155,16 @@ def fold_layers(profile: Profile, mark: Callable[[Layer], bool] | None = None) -
     ----------
     [roofline]
     """
-    rows: dict[tuple, int] = {}
+    rows: dict[tuple[str, float, float, float, float, float, bool, bool], int] = {}
     for layer in profile.layers:
         key = (layer.kind, layer.forward_flops, layer.bytes, layer.params, layer.activation_bytes, layer.kernels,
                layer.expert, bool(mark(layer)) if mark is not None else False)
         rows[key] = rows.get(key, 0) + 1
     keys = list(rows)
-    column = lambda i: np.asarray([k[i] for k in keys], dtype=float)  # noqa: E731
+
+    def column(i: int) -> npt.NDArray[np.float64]:
+        return np.asarray([k[i] for k in keys], dtype=float)
+
     table = LayerTable(name=profile.name, sample=profile.sample, seq_len=profile.seq_len,
                        kinds=tuple(k[0] for k in keys), unit=np.asarray([unit_of(k[0]) for k in keys], dtype=np.int64),
                        forward_flops=column(1), bytes=column(2), params=column(3), activation_bytes=column(4),
@@ -205,10 +209,14 @@ def with_trained_rows(frozen: LayerTable, trained: LayerTable) -> LayerTable:
     LayerTable
         Both, with ``trained`` marking the second part.
     """
-    join = lambda name: np.concatenate([getattr(frozen, name), getattr(trained, name)])  # noqa: E731
     return LayerTable(name=frozen.name, sample=frozen.sample, seq_len=frozen.seq_len, kinds=frozen.kinds + trained.kinds,
-                      **{name: join(name) for name in ("unit", "forward_flops", "bytes", "params", "activation_bytes",
-                                                       "kernels", "multiplicity")},
+                      unit=np.concatenate([frozen.unit, trained.unit]),
+                      forward_flops=np.concatenate([frozen.forward_flops, trained.forward_flops]),
+                      bytes=np.concatenate([frozen.bytes, trained.bytes]),
+                      params=np.concatenate([frozen.params, trained.params]),
+                      activation_bytes=np.concatenate([frozen.activation_bytes, trained.activation_bytes]),
+                      kernels=np.concatenate([frozen.kernels, trained.kernels]),
+                      multiplicity=np.concatenate([frozen.multiplicity, trained.multiplicity]),
                       layer_count=frozen.layer_count + trained.layer_count, source=frozen.source,
                       trained=np.concatenate([np.zeros(len(frozen.unit), dtype=bool), np.ones(len(trained.unit), dtype=bool)]),
                       expert=None if frozen.expert is None and trained.expert is None

@@ -17,20 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
+import numpy.typing as npt
 
 
 @dataclass(frozen=True)
 class StateParts:
     """Bytes per device of each model-state component."""
 
-    weights: np.ndarray
-    gradients: np.ndarray
-    master_weights: np.ndarray
-    optimizer_states: np.ndarray
+    weights: npt.NDArray[np.float64]
+    gradients: npt.NDArray[np.float64]
+    master_weights: npt.NDArray[np.float64]
+    optimizer_states: npt.NDArray[np.float64]
 
     @property
-    def total(self) -> np.ndarray:
+    def total(self) -> npt.NDArray[np.float64]:
         """All model states per device.
 
         Returns
@@ -45,8 +45,9 @@ class StateParts:
                           self.master_weights + other.master_weights, self.optimizer_states + other.optimizer_states)
 
 
-def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.ndarray, state_bytes: float,
-                      count: np.ndarray, zero: np.ndarray, frozen_bytes: np.ndarray | float = 0.0) -> StateParts:
+def model_state_bytes(params: npt.NDArray[np.float64] | float, weight_bytes: npt.NDArray[np.float64], master_bytes: npt.NDArray[np.float64],
+                      state_bytes: float, count: npt.NDArray[np.float64], zero: npt.NDArray[np.int64],
+                      frozen_bytes: npt.NDArray[np.float64] | float = 0.0) -> StateParts:
     r"""Weights, gradients, master weights and optimizer states per device under a ZeRO stage.
 
     With Ψ trained parameters, N data-parallel devices, b_w bytes per weight copy, b_m per
@@ -60,8 +61,8 @@ def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.
 
     Parameters
     ----------
-    params : float
-        Trained parameters Ψ [1].
+    params : float or numpy.ndarray
+        Trained parameters Ψ (per configuration, where the split differs) [1].
     weight_bytes : numpy.ndarray
         Bytes per 16- or 32-bit weight and gradient copy b_w [B].
     master_bytes : numpy.ndarray
@@ -93,13 +94,18 @@ def model_state_bytes(params: float, weight_bytes: np.ndarray, master_bytes: np.
     """
     count = np.asarray(count, dtype=float)
     zero = np.asarray(zero)
-    shard = lambda from_stage: np.where(zero >= from_stage, count, 1.0)  # noqa: E731
+
+    def shard(from_stage: int) -> npt.NDArray[np.float64]:
+        """Devices a state is split over: N from ``from_stage`` on, else 1 [1]."""
+        return np.where(zero >= from_stage, count, 1.0)
+
     return StateParts(weights=(params * weight_bytes + frozen_bytes) / shard(3), gradients=params * weight_bytes / shard(2),
                       master_weights=params * master_bytes / shard(1),
                       optimizer_states=params * state_bytes / shard(1))
 
 
-def largest_micro_batch(free_bytes: np.ndarray, activation_bytes_per_sample: np.ndarray) -> np.ndarray:
+def largest_micro_batch(free_bytes: npt.NDArray[np.float64],
+                        activation_bytes_per_sample: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     r"""Whole samples of activations that fit in the free memory.
 
     .. math::

@@ -15,29 +15,66 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from sizer.hardware.schema import Device
-from sizer.choices import Mode
+from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.constants import Efficiencies, device_efficiencies
-from sizer.engine.evaluate import evaluate
 from sizer.engine.devices import build_device_table
+from sizer.engine.evaluate import evaluate
+from sizer.engine.job import Job, job_from_profile
 from sizer.errors import InputError
-from sizer.workloads.profile import Profile
+from sizer.hardware.schema import Device
 from sizer.results import Assumption, unit_factor
 from sizer.units import Quantity
-from sizer.engine.job import Job, job_from_profile
+from sizer.workloads.profile import Profile
+
+if TYPE_CHECKING:  # the catalog is only looked up here
+    from sizer.hardware.catalog import Catalog
+
 
 class CalibrationEntry(Protocol):
     """What a calibration entry gives this module (:class:`sizer.engine.calibration.DeviceCalibration`
     has it): described here, not imported, since calibration.py imports this module."""
 
-    device_name: str
-    efficiency_scale: float
-    step_overhead_s: float
-    runs: int
+    @property
+    def device_name(self) -> str:
+        """The device the entry was fitted on."""
+
+    @property
+    def efficiency_scale(self) -> float:
+        """Kernels take this many times the default-efficiency time [1]."""
+
+    @property
+    def step_overhead_s(self) -> float:
+        """Fitted overhead per step [s]."""
+
+    @property
+    def runs(self) -> int:
+        """Runs the entry was fitted on [1]."""
+
+
+class CalibrationFile(Protocol):
+    """What a calibration gives this module (:class:`sizer.engine.calibration.Calibration` has it): described
+    here, not imported, since calibration.py imports this module."""
+
+    @property
+    def created(self) -> str:
+        """When it was fitted."""
+
+    @property
+    def source(self) -> str:
+        """What it was fitted on."""
+
+    @property
+    def devices(self) -> Sequence[CalibrationEntry]:
+        """One entry per fitted device."""
+
+    def for_device(self, device: Device) -> CalibrationEntry | None:
+        """The entry of ``device``, or None."""
+
 
 # How much of a reference run's deviation from the datasheet model carries over to another
 # device. Part of that deviation belongs to the workload (it carries over), part to the
@@ -86,7 +123,7 @@ def job_step_seconds(job: Job, device: Device, efficiency: Efficiencies | None =
     return float(ev.parts.step[0])
 
 
-def profile_step_seconds(profile: Profile, device: Device, precision: str, batch_size: float, optimizer: str,
+def profile_step_seconds(profile: Profile, device: Device, precision: Precision, batch_size: float, optimizer: Optimizer,
                          efficiency: Efficiencies | None = None, count: int = 1) -> float:
     """:func:`job_step_seconds` for a profiled run of ``batch_size`` samples over ``count`` devices.
 
@@ -96,12 +133,12 @@ def profile_step_seconds(profile: Profile, device: Device, precision: str, batch
         Per-layer profile of the workload.
     device : Device
         A catalog device.
-    precision : str
+    precision : Precision
         Training precision.
     batch_size : float
         Samples per step, all devices [sample].
-    optimizer : str
-        Optimizer name (``adam``, ``sgd``, ...).
+    optimizer : Optimizer
+        The optimizer.
     efficiency : Efficiencies, optional
         Overrides the defaults of the device's kind.
     count : int, default 1
@@ -149,7 +186,7 @@ def parse_reference_throughput(text: str) -> float:
     return float(rate)
 
 
-def parse_reference(text: str, catalog) -> tuple[Device, float]:
+def parse_reference(text: str, catalog: Catalog) -> tuple[Device, float]:
     """The device and throughput of a reference measurement, ``'DEVICE=THROUGHPUT/s'``.
 
     Parameters
@@ -286,9 +323,9 @@ def carried_over(target_base: Efficiencies, factor: float, source: str) -> Effic
     return target_base.scaled(factor ** REFERENCE_WEIGHT, source)
 
 
-def choose_efficiencies(job: Job, device: Device, *, catalog, reference: str | None = None,
+def choose_efficiencies(job: Job, device: Device, *, catalog: Catalog, reference: str | None = None,
                         reference_batch_size: float | None = None,
-                        calibration=None) -> tuple[Efficiencies, Mode, list[Assumption]]:
+                        calibration: CalibrationFile | None = None) -> tuple[Efficiencies, Mode, list[Assumption]]:
     """The efficiencies for a device, the mode they come from, and what to tell the user.
 
     A reference measurement first (its factor carried over), else the device's calibration,

@@ -35,11 +35,15 @@ vocabulary is computed. Each choice names its source:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sizer.choices import Loss, Optimizer, Precision, parse_choice
+from sizer.choices import Loss, Optimizer, Precision
 from sizer.engine.constants import STATE_VALUE_BYTES, optimizer_state_bytes
 from sizer.errors import InputError
 from sizer.results import Assumption
+
+if TYPE_CHECKING:  # sizer.workloads.finetune is not needed to run a recipe, only to describe one
+    from sizer.workloads.finetune import FineTune
 
 STATE_PRECISIONS = (Precision.MIXED, Precision.BF16)
 BF16_BYTES = 2.0
@@ -148,12 +152,12 @@ class Recipe:
             return CHUNKED_LOGIT_BYTES
         return FP32_LOGIT_BYTES * min(1.0, hidden / max(vocab, 1.0))  # Liger's chunk: tokens x V/h at a time
 
-    def line(self, precision: str, recompute: str | None = None, finetune=None) -> str:
+    def line(self, precision: Precision, recompute: str | None = None, finetune: FineTune | None = None) -> str:
         """The recipe as a short line a user can type into a trainer's configuration.
 
         Parameters
         ----------
-        precision : str
+        precision : Precision
             The compute precision the device resolved (``bf16`` ...).
         recompute : str, optional
             The recomputation policy (``none``, ``selective``, ``full``).
@@ -198,22 +202,22 @@ class Recipe:
         return said
 
 
-def resolve_recipe(*, state_precision, optimizer, precision: Precision, optimizer_in_backward: bool = False,
-                   offload: bool = False, offload_params: bool = False, offload_activations: bool = False,
-                   loss=None) -> Recipe:
+def resolve_recipe(*, state_precision: Precision = Precision.MIXED, optimizer: Optimizer, precision: Precision,
+                   optimizer_in_backward: bool = False, offload: bool = False, offload_params: bool = False,
+                   offload_activations: bool = False, loss: Loss = Loss.STANDARD) -> Recipe:
     """The recipe of a request, or InputError naming the field where its choices cannot combine.
 
     Parameters
     ----------
-    state_precision : str or Precision or None
+    state_precision : Precision
         ``mixed`` (default) or ``bf16``.
-    optimizer : str or Optimizer
+    optimizer : Optimizer
         The optimizer.
     precision : Precision
         The compute precision (pure bf16 states need bf16 or mixed).
     optimizer_in_backward, offload, offload_params, offload_activations : bool
         The recipe's flags (``offload``: optimizer states and master weights, ZeRO-Offload).
-    loss : str or None
+    loss : Loss
         ``standard`` (default), ``chunked`` or ``fused``.
 
     Returns
@@ -221,18 +225,17 @@ def resolve_recipe(*, state_precision, optimizer, precision: Precision, optimize
     Recipe
         The checked recipe.
 
-    >>> resolve_recipe(state_precision="bf16", optimizer="adamw", precision=Precision.FP32)
+    >>> resolve_recipe(state_precision=Precision.BF16, optimizer=Optimizer.ADAMW, precision=Precision.FP32)
     Traceback (most recent call last):
     ...
     sizer.errors.InputError: state_precision: got 'bf16'; expected mixed with --precision fp32: pure bf16 states need bf16 compute (--precision bf16 or mixed)
     """
-    state = parse_choice(Precision, state_precision if state_precision is not None else "mixed", "state_precision")
+    state, chosen = state_precision, optimizer
     if state not in STATE_PRECISIONS:
-        raise InputError("state_precision", state_precision, "mixed (FP32 master weights and states) or bf16 (every "
+        raise InputError("state_precision", state.value, "mixed (FP32 master weights and states) or bf16 (every "
                                                              "state in bf16); FP8 compute with FP32 master is --precision fp8")
-    chosen = parse_choice(Optimizer, optimizer, "optimizer")
     if state is Precision.BF16 and precision not in (Precision.BF16, Precision.MIXED):
-        raise InputError("state_precision", state_precision, f"mixed with --precision {precision.value}: pure bf16 "
+        raise InputError("state_precision", state.value, f"mixed with --precision {precision.value}: pure bf16 "
                                                              "states need bf16 compute (--precision bf16 or mixed)")
     if chosen in PAGED and (offload or offload_params):
         raise InputError("optimizer", chosen.value, "a non-paged optimizer with offload: a paged optimizer pages its own "
@@ -243,4 +246,4 @@ def resolve_recipe(*, state_precision, optimizer, precision: Precision, optimize
                                                         "device, offload runs it on the CPU (ZeRO-Offload); choose one")
     return Recipe(state_precision=state, optimizer=chosen, optimizer_in_backward=bool(optimizer_in_backward),
                   offload_params=bool(offload_params), offload_activations=bool(offload_activations),
-                  loss=parse_choice(Loss, loss if loss is not None else "standard", "loss"))
+                  loss=loss)

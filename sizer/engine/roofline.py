@@ -30,17 +30,33 @@ Everything is in seconds, FLOP and bytes as numpy arrays: one row per configurat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from sizer.choices import Recompute
-from sizer.engine.constants import (BACKWARD_BYTE_FACTOR, BACKWARD_FACTOR, BACKWARD_KERNEL_FACTOR, FALLBACK_LINK,
-                                    EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE, EP_TOKEN_SORT_PASSES,
-                                    HOST_OPTIMIZER_BANDWIDTH,
-                                    FP32_STORAGE_BYTES, FULL_SHARDING_TRAFFIC, OVERLAP_SHARE, zero2_traffic_rounds,
-                                    TP_COLLECTIVES_PER_BLOCK_PASS, SERVING_ALLREDUCES_PER_BLOCK, ONE_SHOT_ALLREDUCE_LATENCIES)
+from sizer.engine.constants import (
+    BACKWARD_BYTE_FACTOR,
+    BACKWARD_KERNEL_FACTOR,
+    EP_ALL_TO_ALLS_PER_BLOCK_PASS,
+    EP_LOAD_IMBALANCE,
+    EP_TOKEN_SORT_PASSES,
+    FP32_STORAGE_BYTES,
+    FULL_SHARDING_TRAFFIC,
+    HOST_OPTIMIZER_BANDWIDTH,
+    ONE_SHOT_ALLREDUCE_LATENCIES,
+    OVERLAP_SHARE,
+    SERVING_ALLREDUCES_PER_BLOCK,
+    TP_COLLECTIVES_PER_BLOCK_PASS,
+    zero2_traffic_rounds,
+)
 from sizer.engine.devices import DeviceTable
 from sizer.engine.layers import LayerTable
+
+# Forward + backward FLOP = O_b x forward: one constant, with its source, in the formula's module
+from sizer.formulas.compute import BACKWARD_FACTOR
+from sizer.hardware.nodes import FALLBACK_LINK
 
 BOUNDS = ("compute", "memory", "overhead", "communication")
 RECOMPUTE = tuple(policy.value for policy in Recompute)  # by engine code 0, 1, 2 (docs/references.md [korthikanti])
@@ -50,20 +66,20 @@ RECOMPUTE = tuple(policy.value for policy in Recompute)  # by engine code 0, 1, 
 class Configs:
     """Configurations as parallel arrays (one entry each)."""
 
-    device: np.ndarray  # index into the DeviceTable
-    count: np.ndarray  # devices, tp x pp x dp
-    micro_batch: np.ndarray  # samples per data-parallel replica per forward/backward pass
-    accumulation: np.ndarray  # micro-batches per optimizer step (per replica)
-    zero: np.ndarray  # ZeRO stage 0-3 (Rajbhandari et al. 2020)
-    tp: np.ndarray
-    pp: np.ndarray
-    recompute: np.ndarray  # index into RECOMPUTE
-    interleave: np.ndarray  # virtual pipeline chunks per stage (1: plain 1F1B)
-    cp: np.ndarray  # context-parallel ranks each sequence is split over (1: none)
-    ep: np.ndarray | float = 1.0  # expert-parallel ranks (out of the data-parallel ones; 1: every expert everywhere)
+    device: npt.NDArray[np.int64]  # index into the DeviceTable
+    count: npt.NDArray[np.float64]  # devices, tp x pp x dp
+    micro_batch: npt.NDArray[np.float64]  # samples per data-parallel replica per forward/backward pass
+    accumulation: npt.NDArray[np.float64]  # micro-batches per optimizer step (per replica)
+    zero: npt.NDArray[np.int64]  # ZeRO stage 0-3 (Rajbhandari et al. 2020)
+    tp: npt.NDArray[np.float64]
+    pp: npt.NDArray[np.float64]
+    recompute: npt.NDArray[np.int64]  # index into RECOMPUTE
+    interleave: npt.NDArray[np.float64]  # virtual pipeline chunks per stage (1: plain 1F1B)
+    cp: npt.NDArray[np.float64]  # context-parallel ranks each sequence is split over (1: none)
+    ep: npt.NDArray[np.float64] | float = 1.0  # expert-parallel ranks (out of the data-parallel ones; 1: every expert everywhere)
 
     @property
-    def dp(self) -> np.ndarray:
+    def dp(self) -> npt.NDArray[np.float64]:
         r"""Data-parallel replicas of each configuration.
 
         .. math::
@@ -78,8 +94,9 @@ class Configs:
         return self.count / (self.tp * self.pp * self.cp)
 
     @classmethod
-    def of(cls, device, count, micro_batch, accumulation, zero, tp=1, pp=1, recompute=0, interleave=1,
-           cp=1, ep=1) -> "Configs":
+    def of(cls, device: npt.ArrayLike, count: npt.ArrayLike, micro_batch: npt.ArrayLike, accumulation: npt.ArrayLike,
+           zero: npt.ArrayLike, tp: npt.ArrayLike = 1, pp: npt.ArrayLike = 1, recompute: npt.ArrayLike = 0,
+           interleave: npt.ArrayLike = 1, cp: npt.ArrayLike = 1, ep: npt.ArrayLike = 1) -> "Configs":
         """Configurations from scalars or arrays, broadcast against each other.
 
         Parameters
@@ -97,7 +114,7 @@ class Configs:
         tp, pp : float or array, default 1
             Tensor- and pipeline-parallel degrees [1].
         recompute : int or array, default 0
-            Index into ``RECOMPUTE`` (none, selective, full).
+            Index into ``RECOMPUTE`` (none, selective, full) [1].
         interleave : float or array, default 1
             Virtual pipeline chunks per stage [1].
         cp : float or array, default 1
@@ -132,10 +149,10 @@ class Pass:
     """
 
     name: str
-    flops: float
-    activation_bytes: float
-    kernels: float
-    weight_reads: float
+    flops: float | npt.NDArray[np.float64]  # per layer row where a table has a frozen part (:func:`layer_pass`)
+    activation_bytes: float | npt.NDArray[np.float64]
+    kernels: float | npt.NDArray[np.float64]
+    weight_reads: float | npt.NDArray[np.float64]
     backward: bool
     updates: bool
     trained: "Pass | None" = None  # the pass of the trained rows of a table with a frozen part (LoRA adapters)
@@ -193,28 +210,28 @@ class Shape:
 class StepParts:
     """Expected seconds per step and its parts, per configuration."""
 
-    step: np.ndarray
-    kernels: np.ndarray  # every layer of the stage, all micro-batches, with the pipeline bubble
-    compute: np.ndarray  # the part of ``kernels`` in compute-bound layers
-    memory: np.ndarray  # ... in memory-bound layers
-    launch: np.ndarray  # ... in launch-bound layers
-    bubble: np.ndarray  # the pipeline's idle share of ``kernels``
-    optimizer: np.ndarray
-    overhead: np.ndarray
-    tensor_parallel: np.ndarray  # TP collectives (on the critical path)
-    pipeline: np.ndarray  # point-to-point sends between stages
-    context_parallel: np.ndarray  # ring attention's K/V exchange (on the critical path)
-    data_parallel: np.ndarray  # gradient synchronisation not hidden behind compute
-    physical_limit: np.ndarray  # model FLOP of the step at the fastest unit's peak, over all devices
-    model_flops: np.ndarray  # per device: the FLOP MFU counts (no recomputation)
-    hardware_flops: np.ndarray  # per device: with recomputation (HFU)
-    bound: np.ndarray  # index into BOUNDS
-    layer_seconds: np.ndarray | None  # [config, layer row] per micro-batch, when asked for
-    layer_bound: np.ndarray | None  # [config, layer row]: 0 compute, 1 memory, 2 launch
-    expert_parallel: np.ndarray | float = 0.0  # EP all-to-alls (dispatch and combine, on the critical path)
+    step: npt.NDArray[np.float64]
+    kernels: npt.NDArray[np.float64]  # every layer of the stage, all micro-batches, with the pipeline bubble
+    compute: npt.NDArray[np.float64]  # the part of ``kernels`` in compute-bound layers
+    memory: npt.NDArray[np.float64]  # ... in memory-bound layers
+    launch: npt.NDArray[np.float64]  # ... in launch-bound layers
+    bubble: npt.NDArray[np.float64]  # the pipeline's idle share of ``kernels``
+    optimizer: npt.NDArray[np.float64]
+    overhead: npt.NDArray[np.float64]
+    tensor_parallel: npt.NDArray[np.float64]  # TP collectives (on the critical path)
+    pipeline: npt.NDArray[np.float64]  # point-to-point sends between stages
+    context_parallel: npt.NDArray[np.float64]  # ring attention's K/V exchange (on the critical path)
+    data_parallel: npt.NDArray[np.float64]  # gradient synchronisation not hidden behind compute
+    physical_limit: npt.NDArray[np.float64]  # model FLOP of the step at the fastest unit's peak, over all devices
+    model_flops: npt.NDArray[np.float64]  # per device: the FLOP MFU counts (no recomputation)
+    hardware_flops: npt.NDArray[np.float64]  # per device: with recomputation (HFU)
+    bound: npt.NDArray[np.int64]  # index into BOUNDS
+    layer_seconds: npt.NDArray[np.float64] | None  # [config, layer row] per micro-batch, when asked for
+    layer_bound: npt.NDArray[np.int64] | None  # [config, layer row]: 0 compute, 1 memory, 2 launch
+    expert_parallel: npt.NDArray[np.float64] | float = 0.0  # EP all-to-alls (dispatch and combine, on the critical path)
 
     @property
-    def communication(self) -> np.ndarray:
+    def communication(self) -> npt.NDArray[np.float64]:
         """Communication on the critical path: tensor-parallel, pipeline, expert-parallel and data-parallel time.
 
         Returns
@@ -225,7 +242,7 @@ class StepParts:
         return self.tensor_parallel + self.pipeline + self.context_parallel + self.data_parallel + self.expert_parallel
 
 
-def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray, state_bytes: float) -> np.ndarray:
+def optimizer_bytes_per_param(weight_bytes: npt.NDArray[np.float64], master_bytes: npt.NDArray[np.float64], state_bytes: float) -> npt.NDArray[np.float64]:
     r"""Bytes the optimizer update moves per parameter.
 
     Read gradient and weights, write weights, read and write master weights and every state:
@@ -255,8 +272,8 @@ def optimizer_bytes_per_param(weight_bytes: np.ndarray, master_bytes: np.ndarray
     return 3 * weight_bytes + 2 * master_bytes + 2 * state_bytes
 
 
-def ring_allreduce_seconds(message_bytes: np.ndarray, count: np.ndarray, bandwidth: np.ndarray,
-                           latency: np.ndarray) -> np.ndarray:
+def ring_allreduce_seconds(message_bytes: npt.NDArray[np.float64], count: npt.NDArray[np.float64], bandwidth: npt.NDArray[np.float64],
+                           latency: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     r"""Time of a ring all-reduce.
 
     .. math::
@@ -287,7 +304,7 @@ def ring_allreduce_seconds(message_bytes: np.ndarray, count: np.ndarray, bandwid
     return np.where(count > 1, 2 * steps / np.maximum(count, 1) * message_bytes / bandwidth + 2 * steps * latency, 0.0)
 
 
-def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def group_link(table: DeviceTable, d: npt.NDArray[np.int64], span: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Bandwidth and latency for a group of devices that spans ``span`` consecutive devices.
 
     The link inside a node while the group fits in one, else the slower of that link and the
@@ -318,7 +335,7 @@ def group_link(table: DeviceTable, d: np.ndarray, span: np.ndarray) -> tuple[np.
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 
-def heaviest_stages(shape: Shape | None, pp):
+def heaviest_stages(shape: Shape | None, pp: npt.ArrayLike) -> npt.NDArray[np.float64]:
     r"""The pipeline stages as its heaviest stage sees them: ``blocks / ceil(blocks / pp)``.
 
     Where ``pp`` does not divide the blocks (Llama 3.1 405B's 126 blocks on 16 stages, DeepSeek-V3's
@@ -352,10 +369,11 @@ def heaviest_stages(shape: Shape | None, pp):
     if shape is None:
         return pp
     blocks = float(shape.blocks)
-    return blocks / np.ceil(blocks / np.maximum(pp, 1.0))
+    stages: npt.NDArray[np.float64] = blocks / np.ceil(blocks / np.maximum(pp, 1.0))
+    return stages
 
 
-def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
+def expert_layout(tp: npt.ArrayLike, dp: npt.ArrayLike, ep: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """(expert tensor-parallel size, replicas of each expert) of ``ep`` expert-parallel ranks.
 
     Megatron-Core's default keeps the experts tensor-parallel like the rest (ETP = TP) and carves the
@@ -396,8 +414,8 @@ def expert_layout(tp, dp, ep) -> tuple[np.ndarray, np.ndarray]:
     return etp, tp * dp / (ep * etp)
 
 
-def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Shape, passes: float,
-                       ep: np.ndarray) -> np.ndarray:
+def all_to_all_seconds(table: DeviceTable, d: npt.NDArray[np.int64], c: Configs, shape: Shape, passes: float,
+                       ep: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     r"""Seconds per step of expert parallelism's all-to-alls, and the token sorts around them, on one rank.
 
     Per MoE block of the stage and micro-batch, :data:`EP_ALL_TO_ALLS_PER_BLOCK_PASS` all-to-alls per
@@ -458,7 +476,8 @@ def all_to_all_seconds(table: DeviceTable, d: np.ndarray, c: Configs, shape: Sha
         * c.accumulation
 
 
-def _layer_groups(device, micro, tp, cp, ep, recompute, weight_bytes, extra_bytes):
+def _layer_groups(device: npt.NDArray[np.int64], micro: npt.NDArray[np.float64], tp: npt.NDArray[np.float64], cp: npt.NDArray[np.float64], ep: npt.NDArray[np.float64], recompute: npt.NDArray[np.int64], weight_bytes: npt.NDArray[np.float64] | None,
+                  extra_bytes: npt.NDArray[np.float64] | None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
     """``(first, inverse)``: one representative row per distinct per-layer input and each row's group, or
     None where grouping would not pay (few rows, or per-configuration extra bytes)."""
     rows = len(device)
@@ -481,8 +500,31 @@ def _layer_groups(device, micro, tp, cp, ep, recompute, weight_bytes, extra_byte
     return order[change], inverse
 
 
-def _layer_sums(layers: LayerTable, table: DeviceTable, kind_in: Pass, kind: Pass, d, micro_batch, tp, cp, ep,
-                recompute, weight_bytes, extra_bytes, keep_layers: bool) -> dict:
+@dataclass(frozen=True)
+class _LayerSums:
+    """Per configuration, one micro-batch over every layer: seconds [s], its compute- and memory-bound
+    parts [s], the FLOP recomputation adds per sample [FLOP]; the per-layer seconds and bounds where kept."""
+
+    seconds: npt.NDArray[np.float64]
+    compute: npt.NDArray[np.float64]
+    memory: npt.NDArray[np.float64]
+    recomputed_flops: npt.NDArray[np.float64]
+    per_layer: npt.NDArray[np.float64] | None
+    is_compute: npt.NDArray[np.bool_] | None
+    is_memory: npt.NDArray[np.bool_] | None
+
+    def spread(self, inverse: npt.NDArray[np.int64]) -> _LayerSums:
+        """The sums of each configuration's group (:func:`_layer_groups`) back on every configuration."""
+        return _LayerSums(self.seconds[inverse], self.compute[inverse], self.memory[inverse],
+                          self.recomputed_flops[inverse],
+                          None if self.per_layer is None else self.per_layer[inverse],
+                          None if self.is_compute is None else self.is_compute[inverse],
+                          None if self.is_memory is None else self.is_memory[inverse])
+
+
+def _layer_sums(layers: LayerTable, table: DeviceTable, kind_in: Pass, kind: Pass, d: npt.NDArray[np.int64], micro_batch: npt.NDArray[np.float64],
+                tp: npt.NDArray[np.float64], cp: npt.NDArray[np.float64], ep: npt.NDArray[np.float64], recompute: npt.NDArray[np.int64], weight_bytes: npt.NDArray[np.float64] | None,
+                extra_bytes: npt.NDArray[np.float64] | None, keep_layers: bool) -> _LayerSums:
     """Per configuration: one micro-batch's seconds over every layer (max of compute, memory and launch
     per layer), its compute- and memory-bound shares, and the FLOP recomputation adds per sample."""
     micro = micro_batch[:, None]
@@ -493,6 +535,8 @@ def _layer_sums(layers: LayerTable, table: DeviceTable, kind_in: Pass, kind: Pas
     # routed experts over ep ranks: each rank runs 1/ep of the experts (fewer, larger GEMMs: ep x the
     # tokens per expert), holds 1/ep of their weights, and waits for the busiest rank's tokens
     ep = ep[:, None]
+    ep_split: npt.NDArray[np.float64] | float
+    imbalance: npt.NDArray[np.float64] | None
     if layers.expert_rows.any():
         expert = layers.expert_rows[None, :]
         ep_split = np.where(expert, ep, 1.0)
@@ -522,14 +566,14 @@ def _layer_sums(layers: LayerTable, table: DeviceTable, kind_in: Pass, kind: Pas
     is_compute = (per_layer == compute)
     is_memory = ~is_compute & (per_layer == memory)
     many = np.asarray(layers.multiplicity, dtype=float)  # layer sums as products with the multiplicities (no temporaries)
-    return dict(seconds=per_layer @ many, compute=np.where(is_compute, per_layer, 0.0) @ many,
-                memory=np.where(is_memory, per_layer, 0.0) @ many,
-                recomputed_flops=extra @ (layers.forward_flops * layers.multiplicity),
-                per_layer=per_layer if keep_layers else None, is_compute=is_compute if keep_layers else None,
-                is_memory=is_memory if keep_layers else None)
+    return _LayerSums(seconds=per_layer @ many, compute=np.where(is_compute, per_layer, 0.0) @ many,
+                      memory=np.where(is_memory, per_layer, 0.0) @ many,
+                      recomputed_flops=extra @ (layers.forward_flops * layers.multiplicity),
+                      per_layer=per_layer if keep_layers else None, is_compute=is_compute if keep_layers else None,
+                      is_memory=is_memory if keep_layers else None)
 
 
-def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.ndarray:
+def matrix_size_factor(flops_per_kernel: npt.NDArray[np.float64], half: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     r"""Fraction of a unit's efficiency ceiling that a kernel of a given size reaches.
 
     A saturating curve of the GEMM size (a kernel with :math:`x_{1/2}` FLOP runs at half the
@@ -568,7 +612,7 @@ def matrix_size_factor(flops_per_kernel: np.ndarray, half: np.ndarray) -> np.nda
         return np.where(half > 0, x / (x + half), 1.0)
 
 
-def recompute_factors(layers: LayerTable, recompute: np.ndarray, kind: Pass) -> np.ndarray:
+def recompute_factors(layers: LayerTable, recompute: npt.NDArray[np.int64], kind: Pass) -> npt.NDArray[np.float64]:
     """Extra forward passes per layer that recomputation adds.
 
     Full recomputation reruns every layer's forward pass, selective only the attention layers'.
@@ -618,17 +662,23 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
         arrays over layer rows [multiples of the forward pass].
     """
     rows = np.ones(len(layers.unit))
-    if layers.trained is None or not kind.backward:
-        pick = lambda name: getattr(kind, name) * rows  # noqa: E731
-    else:
-        trained = kind.trained or TRAINING
-        pick = lambda name: np.where(layers.trained, getattr(trained, name), getattr(kind, name))  # noqa: E731
+    trained_rows = layers.trained
+    trained = kind.trained or TRAINING
+
+    def pick(name: str) -> npt.NDArray[np.float64]:
+        """The factor ``name`` per layer row: the trained pass's on trained rows, the pass's own elsewhere."""
+        if trained_rows is None or not kind.backward:
+            factor: npt.NDArray[np.float64] = getattr(kind, name) * rows
+            return factor
+        per_row: npt.NDArray[np.float64] = np.where(trained_rows, getattr(trained, name), getattr(kind, name))
+        return per_row
+
     return Pass(kind.name, pick("flops"), pick("activation_bytes"), pick("kernels"), pick("weight_reads"),
                 kind.backward, kind.updates)
 
 
 def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
-                           backward: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                           backward: bool) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     r"""Seconds per step of the tensor-, pipeline- and context-parallel traffic, per configuration.
 
     Parameters
@@ -728,9 +778,9 @@ def _pass_flops(layers: LayerTable, per_row: Pass) -> float:
 
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_state_bytes: float,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
-                 overlap_all_to_all: bool = False, kind: Pass = TRAINING, weight_bytes: np.ndarray | None = None, offload: bool = False,
-                 shard_group: np.ndarray | None = None,
-                 trainable_params: float | None = None, extra_bytes: np.ndarray | None = None) -> StepParts:
+                 overlap_all_to_all: bool = False, kind: Pass = TRAINING, weight_bytes: npt.NDArray[np.float64] | None = None, offload: bool = False,
+                 shard_group: npt.NDArray[np.float64] | None = None,
+                 trainable_params: float | None = None, extra_bytes: npt.NDArray[np.float64] | None = None) -> StepParts:
     r"""Expected seconds per step for every configuration: the per-layer roofline plus parallelism.
 
     Per layer the largest of compute-, memory- and launch-bound time, the token work split over
@@ -800,21 +850,25 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     # combination is evaluated once and its sums spread back (a search repeats each 5-20 times).
     groups = None if keep_layers else _layer_groups(d, c.micro_batch, c.tp, c.cp, ep, c.recompute, weight_bytes,
                                                     extra_bytes)
-    pick = (lambda a: a) if groups is None else (lambda a: np.broadcast_to(a, d.shape)[groups[0]])  # noqa: E731
+
+    def pick(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """A per-configuration column at the groups' representative rows (all of it without groups)."""
+        return a if groups is None else np.broadcast_to(a, d.shape)[groups[0]]
+
     sums = _layer_sums(layers, table, kind_in, kind, pick(d), pick(c.micro_batch), pick(c.tp), pick(c.cp), pick(ep),
                        pick(c.recompute), None if weight_bytes is None else pick(weight_bytes), extra_bytes,
                        keep_layers)
     if groups is not None:
-        sums = {name: value if value is None else value[groups[1]] for name, value in sums.items()}
-    per_layer, is_compute, is_memory = sums["per_layer"], sums["is_compute"], sums["is_memory"]
+        sums = sums.spread(groups[1])
+    per_layer, is_compute, is_memory = sums.per_layer, sums.is_compute, sums.is_memory
     split = (c.tp * c.pp * c.cp)[:, None]
     ep = ep[:, None]
     stages = heaviest_stages(shape, c.pp)  # pp, or fewer where the blocks split unevenly
-    stage = sums["seconds"] / stages  # one micro-batch through the heaviest stage
+    stage = sums.seconds / stages  # one micro-batch through the heaviest stage
     slots = c.accumulation + (c.pp - 1) / c.interleave  # 1F1B: m micro-batches plus the bubble
     kernels = stage * slots
-    compute_part = sums["compute"] / stages * slots
-    memory_part = sums["memory"] / stages * slots
+    compute_part = sums.compute / stages * slots
+    memory_part = sums.memory / stages * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
     tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
@@ -859,7 +913,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     step = kernels + tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel + optimizer + overhead
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = _pass_flops(layers, kind) * samples / split[:, 0]
-    hardware_flops = model_flops + sums["recomputed_flops"] * samples / split[:, 0]
+    hardware_flops = model_flops + sums.recomputed_flops * samples / split[:, 0]
     limit = model_flops / table.best_peak[d]
     communication = tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)
@@ -869,5 +923,6 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
                      data_parallel=data_parallel,
                      physical_limit=limit, model_flops=model_flops, hardware_flops=hardware_flops, bound=bound,
                      layer_seconds=per_layer if keep_layers else None,
-                     layer_bound=np.where(is_compute, 0, np.where(is_memory, 1, 2)) if keep_layers else None,
+                     layer_bound=None if is_compute is None or is_memory is None
+                     else np.where(is_compute, 0, np.where(is_memory, 1, 2)),
                      expert_parallel=expert_parallel)

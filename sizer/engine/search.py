@@ -44,15 +44,27 @@ fastest among equally near ones.
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from sizer.deadline import check_deadline
 from sizer.engine.constants import optimizer_state_bytes
 from sizer.engine.devices import DeviceTable
 from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
 from sizer.engine.job import Job
+from sizer.engine.roofline import StepParts
+
+# Candidate layouts as columns, one entry per candidate: ``pair`` and ``device`` indices, ``count`` and one column
+# per dimension of DIMENSIONS (whole numbers; a second stage's ``micro`` may carry NaN for "choose")
+Candidates = dict[str, npt.NDArray[Any]]
+# The layout fields a user pinned, by name (:func:`sizer.engine.training.fixed_layout`)
+Fixed = dict[str, int]
+Rows = TypeVar("Rows")
 
 POWERS = (1, 2, 4, 8, 16, 32, 64)
 # pipeline stages: powers of two up to the blocks, whether or not they divide them (Llama 3.1 405B ran its 126
@@ -82,13 +94,13 @@ class Search:
     fits)."""
 
     evaluation: Evaluation
-    pair: np.ndarray  # per candidate: which (device, count) pair it belongs to
-    ep: np.ndarray  # per candidate: expert-parallel ranks (1: no expert parallelism yet)
-    chosen: np.ndarray  # per pair: index of the fastest fitting candidate, else of the smallest memory need
-    found: np.ndarray  # per pair: whether any candidate fits
-    distance: np.ndarray  # per candidate: how far its batch is from the asked one (batch_distance)
+    pair: npt.NDArray[np.int64]  # per candidate: which (device, count) pair it belongs to
+    ep: npt.NDArray[Any]  # per candidate: expert-parallel ranks (1: no expert parallelism yet)
+    chosen: npt.NDArray[np.int64]  # per pair: index of the fastest fitting candidate, else of the smallest memory need
+    found: npt.NDArray[np.bool_]  # per pair: whether any candidate fits
+    distance: npt.NDArray[np.float64]  # per candidate: how far its batch is from the asked one (batch_distance)
 
-    def ranked(self, pair: int) -> np.ndarray:
+    def ranked(self, pair: int) -> npt.NDArray[np.int64]:
         """Candidates of one pair that fit, fastest first (the asked batch, then the nearest), each layout once.
 
         Parameters
@@ -108,7 +120,7 @@ class Search:
         return unique_layouts(ev, rows)
 
 
-def batch_distance(job: Job, ev: Evaluation) -> np.ndarray:
+def batch_distance(job: Job, ev: Evaluation) -> npt.NDArray[np.float64]:
     """How far each candidate's batch is from the asked one: ``|log(batch / asked)|`` (0: the asked batch).
 
     Where no layout runs the asked batch, the search takes the nearest one that some layout runs
@@ -131,7 +143,7 @@ def batch_distance(job: Job, ev: Evaluation) -> np.ndarray:
     return np.abs(np.log(np.maximum(ev.batch, 1.0) / asked))
 
 
-def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
+def unique_layouts(ev: Evaluation, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """``rows`` without repeats of a layout (the same split, stages, ZeRO, recomputation and batching).
 
     Parameters
@@ -154,7 +166,7 @@ def unique_layouts(ev: Evaluation, rows: np.ndarray) -> np.ndarray:
     return rows[np.sort(first)]
 
 
-def chunks_hold_blocks(blocks, pp, interleave):
+def chunks_hold_blocks(blocks: npt.ArrayLike, pp: npt.ArrayLike, interleave: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     r"""Whether every one of a stage's ``interleave`` virtual chunks can hold at least one block.
 
     A pipeline of ``pp`` stages gives its heaviest stage :math:`\lceil L / p \rceil` of the ``L``
@@ -180,7 +192,8 @@ def chunks_hold_blocks(blocks, pp, interleave):
     >>> bool(chunks_hold_blocks(126, 8, 16))  # Llama 3.1 405B: stages of 15 and 16 blocks
     True
     """
-    return np.asarray(interleave) <= blocks_per_stage(blocks, pp)
+    holds: npt.NDArray[np.bool_] = np.asarray(interleave) <= blocks_per_stage(blocks, pp)
+    return holds
 
 
 def tensor_sizes(job: Job) -> tuple[int, ...]:
@@ -209,7 +222,7 @@ def tensor_sizes(job: Job) -> tuple[int, ...]:
     return tuple(t for t in POWERS if heads % t == 0 and (kv % t == 0 or t % kv == 0))
 
 
-def blocks_per_stage(blocks, pp):
+def blocks_per_stage(blocks: npt.ArrayLike, pp: npt.ArrayLike) -> npt.NDArray[np.number[Any]]:
     """Blocks on the heaviest of ``pp`` stages.
 
     Parameters
@@ -222,12 +235,13 @@ def blocks_per_stage(blocks, pp):
     Returns
     -------
     numpy.ndarray
-        ``ceil(blocks / pp)`` [1].
+        ``ceil(blocks / pp)`` [1] (integers for integer inputs).
     """
-    return -(-np.asarray(blocks) // np.maximum(np.asarray(pp), 1))
+    per_stage: npt.NDArray[np.number[Any]] = -(-np.asarray(blocks) // np.maximum(np.asarray(pp), 1))
+    return per_stage
 
 
-def interleave_depths(blocks: int, stages) -> tuple[int, ...]:
+def interleave_depths(blocks: int, stages: Iterable[int]) -> tuple[int, ...]:
     """Every interleaving depth some pipeline of ``stages`` can run.
 
     Parameters
@@ -256,7 +270,7 @@ def interleave_depths(blocks: int, stages) -> tuple[int, ...]:
     return tuple(sorted(depths))
 
 
-def interleaves(blocks, pp, v) -> np.ndarray:
+def interleaves(blocks: int, pp: npt.ArrayLike, v: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """Whether ``v`` virtual stages split each of ``pp`` stages evenly.
 
     Parameters
@@ -272,7 +286,8 @@ def interleaves(blocks, pp, v) -> np.ndarray:
         True where ``v`` is 1, or a pipeline's heaviest stage's blocks divide into ``v`` chunks.
     """
     v = np.asarray(v)
-    return (v == 1) | ((np.asarray(pp) > 1) & (blocks_per_stage(blocks, pp) % np.maximum(v, 1) == 0))
+    even: npt.NDArray[np.bool_] = (v == 1) | ((np.asarray(pp) > 1) & (blocks_per_stage(blocks, pp) % np.maximum(v, 1) == 0))
+    return even
 
 
 def _expert_sizes(job: Job) -> tuple[int, ...]:
@@ -282,17 +297,17 @@ def _expert_sizes(job: Job) -> tuple[int, ...]:
     return tuple(e for e in POWERS if job.arch.experts % e == 0)
 
 
-def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
+def _dimension_values(job: Job, fixed: Fixed) -> dict[str, tuple[int, ...]]:
     """The values each dimension takes: the fixed one, else those the model allows."""
     transformer = job.shape is not None
-    blocks = job.shape.blocks if transformer else 1
+    blocks = job.shape.blocks if job.shape is not None else 1
     seq = int(job.tokens_per_sample) if transformer else 1
-    recompute = RECOMPUTE_ALL if transformer else (0,)
+    recompute: tuple[int, ...] = RECOMPUTE_ALL if transformer else (0,)
     if transformer:
         kept = activation_bytes_per_sample(job, np.asarray([0, 1]))
         if kept[1] >= kept[0]:  # selective drops nothing (flash attention): never faster than none
             recompute = (0, 2)
-    values = {
+    values: dict[str, tuple[int, ...]] = {
         "tp": tensor_sizes(job),
         "pp": tuple(p for p in PIPELINE if p <= blocks and blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks)
         if transformer else (1,),
@@ -312,8 +327,8 @@ def _dimension_values(job: Job, fixed: dict) -> dict[str, tuple]:
     return values
 
 
-def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarray,
-               fixed: dict | None = None, *, first_stage: bool = False) -> dict[str, np.ndarray]:
+def candidates(job: Job, table: DeviceTable, device: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
+               fixed: Fixed | None = None, *, first_stage: bool = False) -> Candidates:
     """The candidate layouts of every (device, count) pair, as flat arrays with their pair index.
 
     Parameters
@@ -400,7 +415,8 @@ def candidates(job: Job, table: DeviceTable, device: np.ndarray, count: np.ndarr
             **{name: rows[:, k] for k, name in enumerate(DIMENSIONS)}}
 
 
-def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = None, headroom: bool = False,
+def search(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.ArrayLike, *, fixed: Fixed | None = None,
+           headroom: bool = False,
            overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> Search:
     """Evaluate every candidate layout of every (device, count) pair and choose one per pair.
 
@@ -433,16 +449,16 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     ----------
     [megatron], [korthikanti], [ringattention], [zero]
     """
-    device = np.atleast_1d(np.asarray(device, dtype=np.int64))
-    count = np.atleast_1d(np.asarray(count, dtype=np.int64))
+    devices = np.atleast_1d(np.asarray(device, dtype=np.int64))
+    counts = np.atleast_1d(np.asarray(count, dtype=np.int64))
     check_deadline()
     fixed = fixed or {}
-    staged = len(device) > 1 and "interleave" not in fixed and "micro" not in fixed
-    c = candidates(job, table, device, count, fixed, first_stage=staged)
+    staged = len(devices) > 1 and "interleave" not in fixed and "micro" not in fixed
+    c = candidates(job, table, devices, counts, fixed, first_stage=staged)
     if staged:
-        c, shadow = _undominated(job, table, c, len(device), headroom)
+        c, shadow = _undominated(job, table, c, len(devices), headroom)
     ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all)
-    pairs = len(device)
+    pairs = len(devices)
     if staged:
         more = _second_stage(job, table, c, ev, pairs, fixed, headroom, shadow)
         if len(more["pair"]):
@@ -459,7 +475,7 @@ def search(job: Job, table: DeviceTable, device, count, *, fixed: dict | None = 
     return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance)
 
 
-def _choice(ev: Evaluation, pair: np.ndarray, distance: np.ndarray, pairs: int) -> tuple[np.ndarray, np.ndarray]:
+def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[np.float64], pairs: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per pair, the row chosen and whether it fits: the first fitting row by (the asked batch, the
     nearest batch, time, memory), else the feasible row needing the least memory (module docstring)."""
     # sorted among the fitting rows alone: a stable sort, so the same choice as over all rows, on fewer
@@ -479,7 +495,7 @@ def _choice(ev: Evaluation, pair: np.ndarray, distance: np.ndarray, pairs: int) 
     return chosen, found
 
 
-def _contenders(job: Job, ev: Evaluation, pair: np.ndarray, pairs: int) -> np.ndarray:
+def _contenders(job: Job, ev: Evaluation, pair: npt.NDArray[np.int64], pairs: int) -> npt.NDArray[np.int64]:
     """Rows of one stage's evaluation that the final choice can take: the stage's choice for each pair
     where something fits, every row of a pair where nothing does."""
     chosen, found = _choice(ev, pair, batch_distance(job, ev), pairs)
@@ -488,7 +504,7 @@ def _contenders(job: Job, ev: Evaluation, pair: np.ndarray, pairs: int) -> np.nd
     return np.flatnonzero(keep)
 
 
-def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_allreduce: bool,
+def _evaluate(job: Job, table: DeviceTable, c: Candidates, headroom: bool, overlap_allreduce: bool,
               overlap_all_to_all: bool = False) -> Evaluation:
     micro = np.where(c["micro"] > 0, c["micro"], np.nan)
     return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
@@ -496,8 +512,8 @@ def _evaluate(job: Job, table: DeviceTable, c: dict, headroom: bool, overlap_all
                     headroom=headroom, overlap_allreduce=overlap_allreduce, overlap_all_to_all=overlap_all_to_all)
 
 
-def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: int, fixed: dict,
-                  headroom: bool, shadow: dict) -> dict:
+def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, pairs: int, fixed: Fixed,
+                  headroom: bool, shadow: Candidates) -> Candidates:
     """Small micro-batches and interleaving for the first stage's pipelines (and the dominated ones of
     ``shadow``, floored by their dominator) that could still win."""
     ok = ev.fits & ev.feasible
@@ -558,8 +574,8 @@ def _second_stage(job: Job, table: DeviceTable, c: dict, ev: Evaluation, pairs: 
     return {name: column[runs] for name, column in out.items()}
 
 
-def _variant_floor(p, steps: np.ndarray, ref: np.ndarray, ratio: np.ndarray, interleave: np.ndarray,
-                   bounded: np.ndarray) -> np.ndarray:
+def _variant_floor(p: StepParts, steps: npt.NDArray[np.float64], ref: npt.NDArray[np.int64], ratio: npt.NDArray[np.float64], interleave: npt.NDArray[Any],
+                   bounded: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
     """The least training time a second-stage variant can take [s]: its reference row's time without the
     bubble and stage sends, plus the bubble shrunk by ``min(ratio, 1) / interleave``; only the physical
     limit where not ``bounded`` (a dominated base's variant with a larger micro-batch than its dominator's
@@ -570,7 +586,7 @@ def _variant_floor(p, steps: np.ndarray, ref: np.ndarray, ratio: np.ndarray, int
     return np.where(bounded, floor, limit)
 
 
-def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
+def _groups(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None) -> npt.NDArray[np.int64]:
     """Per candidate, its group: the same pair, split, expert ranks, micro-batch (and interleaving)."""
     # powers of two by their exponent (tp <= 64, pp <= 256, cp <= 16, ep <= 64), the interleaving by its value
     split = (np.log2(c["tp"]).astype(np.int64) * 16 + np.log2(c["pp"]).astype(np.int64)) * 16 \
@@ -589,7 +605,7 @@ def _groups(c: dict, micro: np.ndarray, interleave=None) -> np.ndarray:
     return group
 
 
-def _dominating_stage(zero: np.ndarray, accumulation: np.ndarray) -> np.ndarray:
+def _dominating_stage(zero: npt.NDArray[np.int64], accumulation: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
     """The ZeRO stage that beats ``zero`` outright at no more recomputation, or -1 (module docstring): ZeRO-2
     with one micro-batch per step (the traffic of 0/1, less memory, a cheaper step than 3); with more, ZeRO-1
     (the traffic of 0 with a sharded optimizer step, less traffic than 2's reduce-scatter per micro-batch and
@@ -598,7 +614,8 @@ def _dominating_stage(zero: np.ndarray, accumulation: np.ndarray) -> np.ndarray:
     return np.where(single, np.where(zero != 2, 2, -1), np.where(zero != 1, 1, -1))
 
 
-def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None, accumulation=None):
+def _dominance(c: Candidates, micro: npt.NDArray[np.float64], ok: npt.NDArray[np.bool_], interleave: npt.NDArray[Any] | None = None,
+               accumulation: npt.NDArray[np.float64] | None = None) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Which candidates another of their group (:func:`_groups`) that fits (``ok``) beats outright: it needs
     less recomputation at the same ZeRO stage, or is the stage :func:`_dominating_stage` names with no more
     recomputation (module docstring). Returns (dominated, group, least recomputation that fits per group and
@@ -612,7 +629,7 @@ def _dominance(c: dict, micro: np.ndarray, ok: np.ndarray, interleave=None, accu
     return (least[group, zero] < rc) | beaten, group, least, stage
 
 
-def take(a, rows: np.ndarray):
+def take(a: Rows, rows: npt.NDArray[np.int64]) -> Rows:
     """An evaluation (or its parts) at some of its rows (:func:`concatenate`'s counterpart).
 
     Parameters
@@ -627,16 +644,14 @@ def take(a, rows: np.ndarray):
     Evaluation, dataclass, numpy.ndarray or None
         ``a`` at ``rows``.
     """
-    import dataclasses
-
     if isinstance(a, np.ndarray) and a.ndim >= 1:
-        return a[rows]
-    if dataclasses.is_dataclass(a):
-        return type(a)(**{f.name: take(getattr(a, f.name), rows) for f in dataclasses.fields(a)})
+        return cast(Rows, a[rows])
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return cast(Rows, dataclasses.replace(a, **{f.name: take(getattr(a, f.name), rows) for f in dataclasses.fields(a)}))
     return a
 
 
-def concatenate(a, b):
+def concatenate(a: Rows, b: Rows) -> Rows:
     """Two evaluations (or their parts) as one, row after row.
 
     Parameters
@@ -649,18 +664,17 @@ def concatenate(a, b):
     Evaluation, dataclass, numpy.ndarray or None
         ``a``'s rows followed by ``b``'s.
     """
-    import dataclasses
-
     if a is None:
-        return None
+        return a
     if isinstance(a, np.ndarray):
-        return np.concatenate([np.broadcast_to(a, np.shape(a)), b])
-    if dataclasses.is_dataclass(a):
-        return type(a)(**{f.name: concatenate(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)})
+        return cast(Rows, np.concatenate([np.broadcast_to(a, np.shape(a)), cast(npt.NDArray[Any], b)]))
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return cast(Rows, dataclasses.replace(a, **{f.name: concatenate(getattr(a, f.name), getattr(b, f.name))
+                                                    for f in dataclasses.fields(a)}))
     return a
 
 
-def _undominated(job: Job, table: DeviceTable, c: dict, pairs: int, headroom: bool) -> tuple[dict, dict]:
+def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headroom: bool) -> tuple[Candidates, Candidates]:
     """The first-stage candidates that no other candidate beats outright (module docstring), and per
     pair with nothing that fits its layout closest to fitting; and the dominated pipelines that fit, each
     with the index of its dominator among the kept (``dominator``), for the second stage."""

@@ -5,8 +5,10 @@ take their ranges and MFU from here, so the four answers cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from sizer.engine.evaluate import Evaluation
 
@@ -15,30 +17,32 @@ from sizer.engine.evaluate import Evaluation
 class Summary:
     """Per evaluated row: seconds per step (low, expected, high), training seconds, MFU and HFU."""
 
-    step_low: np.ndarray
-    step_expected: np.ndarray
-    step_high: np.ndarray
-    steps: np.ndarray
-    mfu: np.ndarray
-    hfu: np.ndarray
+    step_low: npt.NDArray[np.float64]
+    step_expected: npt.NDArray[np.float64]
+    step_high: npt.NDArray[np.float64]
+    steps: npt.NDArray[np.float64]
+    mfu: npt.NDArray[np.float64]
+    hfu: npt.NDArray[np.float64]
 
-    def training(self, which: str) -> np.ndarray:
+    def training(self, which: Literal["low", "expected", "high"]) -> npt.NDArray[np.float64]:
         """Training seconds at one end of the range.
 
         Parameters
         ----------
-        which : str
-            ``low``, ``expected`` or ``high``.
+        which : {"low", "expected", "high"}
+            The end of the range.
 
         Returns
         -------
         numpy.ndarray
             Training seconds per row [s].
         """
-        return getattr(self, f"step_{which}") * self.steps
+        step: npt.NDArray[np.float64] = getattr(self, f"step_{which}")
+        return step * self.steps
 
 
-def summarise(ev: Evaluation, rows, low, high, peak) -> Summary:
+def summarise(ev: Evaluation, rows: npt.ArrayLike, low: npt.NDArray[np.float64] | float, high: npt.NDArray[np.float64] | float,
+              peak: npt.NDArray[np.float64] | float) -> Summary:
     r"""The range and utilisation of rows ``rows`` of ``ev``.
 
     Parameters

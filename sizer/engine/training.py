@@ -7,23 +7,38 @@ limit ``C / (n R_peak)``; seed 004's first-order ``C / (n R (1 − d))`` as a la
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sizer.hardware.schema import Device
-from sizer.choices import Mode
-from sizer.engine.constants import (EP_LOAD_IMBALANCE, EP_LOAD_IMBALANCE_SOURCE, EP_TOKEN_SORT_PASSES,
-                                    EP_TOKEN_SORT_SOURCE, FRAMEWORK_OVERHEAD_SOURCE, HOST_OPTIMIZER_SOURCE, ZERO_BUCKETS_SOURCE, Efficiencies,
-                                    device_efficiencies, stack_factor)
+from sizer.choices import Mode, Precision
+from sizer.engine.constants import (
+    EP_LOAD_IMBALANCE,
+    EP_LOAD_IMBALANCE_SOURCE,
+    EP_TOKEN_SORT_PASSES,
+    EP_TOKEN_SORT_SOURCE,
+    FRAMEWORK_OVERHEAD_SOURCE,
+    HOST_OPTIMIZER_SOURCE,
+    ZERO_BUCKETS_SOURCE,
+    Efficiencies,
+    device_efficiencies,
+    stack_factor,
+)
+from sizer.engine.devices import DeviceTable, build_device_table, topology_links
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
-from sizer.engine.devices import build_device_table, device_link, node_layout, topology_links
+from sizer.engine.job import Job
 from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
 from sizer.errors import InputError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor  # noqa: F401 - time_unit re-exported
 from sizer.formulas.peaks import DEFAULT_DERATING
+from sizer.hardware.nodes import device_link, node_layout
+from sizer.hardware.schema import Device
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
 from sizer.units import Quantity
-from sizer.engine.job import Job
+
+if TYPE_CHECKING:
+    from sizer.engine.search import Fixed
+    from sizer.hardware.networks import Topology
 
 
 LAYER_BOUNDS = ("compute", "memory", "launch")
@@ -99,19 +114,21 @@ class TimeResult(Model):
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
     c = evaluation.configs  # one device's share of a step: its stage's layers, every micro-batch and the bubble
+    layer_seconds, layer_bound = evaluation.parts.layer_seconds, evaluation.parts.layer_bound
+    assert layer_seconds is not None and layer_bound is not None  # estimate_training evaluates with keep_layers
     slots = (c.accumulation[0] + (c.pp[0] - 1) / c.interleave[0]) / c.pp[0]
-    per_layer = evaluation.parts.layer_seconds[0] * job.layers.multiplicity * slots
+    per_layer = layer_seconds[0] * job.layers.multiplicity * slots
     total = float(per_layer.sum()) or 1.0
     seconds: dict[str, float] = defaultdict(float)
     counts: dict[str, float] = defaultdict(float)
     by_bound: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    bounds = evaluation.parts.layer_bound[0]
+    bounds = layer_bound[0]
     for kind, value, many, bound in zip(job.layers.kinds, per_layer, job.layers.multiplicity, bounds):
         seconds[kind] += float(value)
         counts[kind] += float(many)
         by_bound[kind][LAYER_BOUNDS[int(bound)]] += float(value)
     return [LayerGroupTime(kind=kind, layers=int(counts[kind]), time_per_step=QuantityOut.of(Quantity(s, "s"), "s"),
-                           share=s / total, bound=max(by_bound[kind], key=by_bound[kind].get))
+                           share=s / total, bound=max(by_bound[kind], key=lambda b: by_bound[kind][b]))
             for kind, s in sorted(seconds.items(), key=lambda kv: -kv[1])]
 
 
@@ -158,7 +175,7 @@ def check_expert_parallel(job: Job, count: int, tp: int, pp: int, ep: int) -> No
 
 
 def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute: int | None, cp: int | None = None,
-                 *, table=None, interleave: int | None = None) -> None:
+                 *, interleave: int | None = None) -> None:
     """A layout the job can run, or InputError naming the field that cannot be.
 
     Parameters
@@ -171,8 +188,6 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
         Tensor, pipeline and context-parallel sizes given [1].
     recompute : int or None
         Recomputation policy given [1].
-    table : DeviceTable, optional
-        Unused; kept for callers that pass it.
     interleave : int or None
         Virtual pipeline chunks per stage given [1] (:func:`sizer.engine.search.chunks_hold_blocks`).
 
@@ -186,42 +201,75 @@ def check_layout(job: Job, count: int, tp: int | None, pp: int | None, recompute
     ----------
     [megatron], [ringattention]
     """
-    from sizer.engine.search import blocks_per_stage, chunks_hold_blocks
-
     tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
     if count % (tp_ * pp_ * cp_):
         field, value = ("cp", cp) if cp else (("tp", tp) if tp else ("pp", pp))
         raise InputError(field, value, f"tensor x pipeline x context parallel sizes that divide the device count "
                                        f"({count}): tp {tp_} x pp {pp_} x cp {cp_} = {tp_ * pp_ * cp_}")
-    if (tp_ > 1 or pp_ > 1 or cp_ > 1 or recompute) and job.shape is None:
-        field = "tp" if tp_ > 1 else ("pp" if pp_ > 1 else ("cp" if cp_ > 1 else "recompute"))
-        raise InputError(field, {"tp": tp, "pp": pp, "cp": cp, "recompute": recompute}[field],
-                         "a transformer (--model or --params with --tokens): tensor, pipeline and context parallelism "
-                         "and recomputation are modelled per transformer block")
     if job.shape is None:
+        _refuse_parallel_without_blocks(tp, pp, cp, recompute)
         return
     arch = job.arch
+    assert arch is not None  # a job has a shape exactly when it has an architecture (Job.shape)
     if tp_ > 1 and (arch.heads % tp_ or (arch.kv_heads % tp_ and tp_ % arch.kv_heads)):
         raise InputError("tp", tp, f"a size that divides the {arch.heads} heads and the {arch.kv_heads} key/value heads "
                                    "(or is a multiple of them)")
     if pp_ > job.shape.blocks:
         raise InputError("pp", pp, f"at most one pipeline stage per block ({job.shape.blocks})")
     if interleave is not None and interleave > 1:
-        if pp is not None and not chunks_hold_blocks(job.shape.blocks, pp_, interleave):
-            most = int(blocks_per_stage(job.shape.blocks, pp_))
-            raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
-                                                       f"{job.shape.blocks} blocks over {pp_} stages leave "
-                                                       f"{most} block(s) to the heaviest stage")
-        if not chunks_hold_blocks(job.shape.blocks, 2, interleave):
-            most = int(blocks_per_stage(job.shape.blocks, 2))
-            raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
-                                                       f"{job.shape.blocks} blocks over at least 2 stages")
+        _check_interleave(job.shape.blocks, pp, interleave)
     if cp_ > 1 and job.tokens_per_sample % (2 * cp_):
         raise InputError("cp", cp, f"a size whose twice divides the sequence length ({job.tokens_per_sample:.0f}): "
                                    "ring attention balances causal work with 2 chunks per rank")
 
 
-def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleave=None, ep=None) -> dict:
+
+def _refuse_parallel_without_blocks(tp: int | None, pp: int | None, cp: int | None, recompute: int | None) -> None:
+    """InputError naming the first of ``tp``, ``pp``, ``cp`` (above 1) or ``recompute`` (given, not 0) asked of
+    a workload without transformer blocks: these are modelled per block.
+
+    Parameters
+    ----------
+    tp, pp, cp : int or None
+        Tensor, pipeline and context-parallel sizes given [1].
+    recompute : int or None
+        Recomputation policy given [1].
+    """
+    tp_, pp_, cp_ = tp or 1, pp or 1, cp or 1
+    if tp_ > 1 or pp_ > 1 or cp_ > 1 or recompute:
+        field = "tp" if tp_ > 1 else ("pp" if pp_ > 1 else ("cp" if cp_ > 1 else "recompute"))
+        raise InputError(field, {"tp": tp, "pp": pp, "cp": cp, "recompute": recompute}[field],
+                         "a transformer (--model or --params with --tokens): tensor, pipeline and context parallelism "
+                         "and recomputation are modelled per transformer block")
+
+
+def _check_interleave(blocks: int, pp: int | None, interleave: int) -> None:
+    """InputError naming ``interleave`` where some virtual pipeline chunk would hold no block.
+
+    Parameters
+    ----------
+    blocks : int
+        Transformer blocks of the model [1].
+    pp : int or None
+        Pipeline stages given [1]; None: the search chooses, at least 2.
+    interleave : int
+        Virtual pipeline chunks per stage given [1], above 1.
+    """
+    from sizer.engine.search import blocks_per_stage, chunks_hold_blocks
+
+    if pp is not None and not chunks_hold_blocks(blocks, pp, interleave):
+        most = int(blocks_per_stage(blocks, pp))
+        raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
+                                                   f"{blocks} blocks over {pp} stages leave "
+                                                   f"{most} block(s) to the heaviest stage")
+    if not chunks_hold_blocks(blocks, 2, interleave):
+        most = int(blocks_per_stage(blocks, 2))
+        raise InputError("interleave", interleave, f"at most {most} virtual chunks per stage: "
+                                                   f"{blocks} blocks over at least 2 stages")
+
+
+def fixed_layout(zero: int | None = None, tp: int | None = None, pp: int | None = None, cp: int | None = None,
+                 recompute: int | None = None, interleave: int | None = None, ep: int | None = None) -> Fixed:
     """The layout fields the user gave: the search pins these and searches the rest.
 
     Parameters
@@ -238,8 +286,8 @@ def fixed_layout(zero=None, tp=None, pp=None, cp=None, recompute=None, interleav
     return {name: value for name, value in given.items() if value is not None}
 
 
-def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, headroom: bool = False,
-                  overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> dict:
+def choose_layout(job: Job, table: DeviceTable, count: int, fixed: Fixed | None = None, *, headroom: bool = False,
+                  overlap_allreduce: bool = False, overlap_all_to_all: bool = False) -> dict[str, float]:
     """The fastest layout that fits with ``fixed`` pinned, else the one closest to fitting.
 
     Parameters
@@ -284,7 +332,7 @@ def choose_layout(job: Job, table, count: int, fixed: dict | None = None, *, hea
             "ep": int(np.broadcast_to(c.ep, c.tp.shape)[i])}
 
 
-def refuse_batch(job: Job, table, count: int, fixed: dict) -> None:
+def refuse_batch(job: Job, table: DeviceTable, count: int, fixed: Fixed) -> None:
     """InputError for a batch no layout of ``count`` devices can run, naming the most devices that can.
 
     Parameters
@@ -322,7 +370,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       pp: int | None = None, recompute: int | None = None, interleave: int | None = None,
                       cp: int | None = None, mode: Mode = Mode.DATASHEET, efficiency: Efficiencies | None = None,
                       headroom: bool = False, overlap_allreduce: bool = False,
-                      extra_assumptions: tuple[Assumption, ...] = (), topology=None, offload: bool = False,
+                      extra_assumptions: tuple[Assumption, ...] = (), topology: Topology | None = None,
+                      offload: bool = False,
                       hybrid_shard: bool = False, ep: int | None = None,
                       host_memory: float | None = None, interruptions: bool | None = None,
                       overlap_all_to_all: bool = False) -> TimeResult:
@@ -405,31 +454,13 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     ----------
     [spec-3.3], [seed-004-eq4], [zero], [megatron], [korthikanti], [ringattention], [zero-offload], [fsdp], [seed-003]
     """
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
-        raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
-    if offload and (device.kind == "cpu" or device.unified_memory):
-        # ZeRO-Offload moves states from device memory to a separate host memory: here there is none
-        what = "a CPU: its memory is the host memory" if device.kind == "cpu" else \
-            "unified memory shared with the CPU"
-        raise InputError("offload", offload, f"a device with memory of its own; {device.name} has {what}, so "
-                                             "offloading frees nothing (leave --offload out)")
+    _check_count_and_offload(device, count, offload)
     if efficiency is None:
         efficiency = device_efficiencies(device, job.arch is not None)
     table = build_device_table((device,), job.precision, (efficiency,), topology)
-    if not table.supported[0]:
-        from sizer.formulas.peaks import supported_precisions
-
-        raise InputError("precision", job.precision.value,
-                         f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
-    check_layout(job, count, tp, pp, recompute, cp, interleave=interleave)
-    if ep is not None:
-        check_expert_parallel(job, count, tp or 1, pp or 1, ep)
-    if hybrid_shard and (ep or 1) > 1:
-        raise InputError("ep", ep, "1 with hybrid sharding (--hybrid-shard): expert parallelism is modelled with "
-                                   "ZeRO over the expert data-parallel group")
-    if hybrid_shard and zero != 3:
-        raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
-                                                       "node, replicated across nodes (FSDP HYBRID_SHARD)")
+    _check_precision(job, device, table)
+    _check_parallelism(job, count, zero=zero, tp=tp, pp=pp, cp=cp, recompute=recompute, interleave=interleave, ep=ep,
+                       hybrid_shard=hybrid_shard)
     fixed = fixed_layout(zero, tp, pp, cp, recompute, interleave, ep)
     offload = offload or job.recipe.offload_params  # parameter offload moves the optimizer states too
     searched = not (offload or hybrid_shard)
@@ -437,17 +468,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         layout = choose_layout(job, table, count, fixed, headroom=headroom, overlap_allreduce=overlap_allreduce,
                                overlap_all_to_all=overlap_all_to_all)
     else:
-        # offload is asked where memory is short: shard over the replicas (ZeRO-3, as FSDP and DeepSpeed's offload
-        # recipes run) and checkpoint a transformer's blocks unless the layout says otherwise (said below)
-        shard = 3 if offload and zero is None and count > 1 else zero or 0
-        checkpoint = 2 if offload and recompute is None and job.shape is not None else recompute or 0
-        if (shard, checkpoint) != (zero or 0, recompute or 0):
-            extra_assumptions = (*extra_assumptions, Assumption(
-                name="offload layout", value=f"ZeRO stage {shard}, recompute {RECOMPUTE[checkpoint]}: offload's defaults "
-                "where no layout is given", source="FSDP CPUOffload with FULL_SHARD; DeepSpeed ZeRO-Offload/Infinity "
-                "recipes (stage 3, activation checkpointing); give --zero / --recompute"))
-        layout = {"zero": shard, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": checkpoint, "ep": ep or 1,
-                  "interleave": interleave or 1, "micro": float("nan")}
+        layout, extra_assumptions = _given_layout(job, count, offload, extra_assumptions, zero=zero, tp=tp, pp=pp,
+                                                  cp=cp, recompute=recompute, interleave=interleave, ep=ep)
     ev = evaluate(job, table, np.zeros(1, dtype=np.int64), np.asarray([count]), np.asarray([layout["zero"]]),
                   tp=layout["tp"], pp=layout["pp"], cp=layout["cp"], recompute=layout["recompute"],
                   interleave=layout["interleave"], ep=layout["ep"], micro_batch=np.asarray([layout["micro"]]), headroom=headroom,
@@ -458,27 +480,180 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     result = _time_result(job, device, table, count, ev, mode, fixed if searched else None, extra_assumptions,
                           topology, offload, hybrid_shard, overlap_allreduce)
     if overlap_all_to_all and result.layout.ep > 1:
-        result = result.model_copy(update={"assumptions": [
-            a if a.name != "expert parallel" else a.model_copy(update={"value": a.value.replace(
-                ", not overlapped;", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
-                "overlapped dispatch: hidden behind 2/3 of the kernels outside the bubble);")})
-            for a in result.assumptions]})
+        result = _overlapped_all_to_all(result)
+    result = _with_interruptions(result, job, table, count, interruptions)
+    if not offload:
+        return _unused_host_memory(result, host_memory)
+    return _with_host_check(result, ev, table, count, host_memory, topology)
+
+
+def _check_count_and_offload(device: Device, count: int, offload: bool) -> None:
+    """InputError for a device count out of bounds, or offload asked of a device without memory of its own.
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device.
+    count : int
+        Devices [1], 1 to 1,000,000.
+    offload : bool
+        Whether ZeRO-Offload is asked.
+    """
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
+        raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
+    if offload and (device.kind == "cpu" or device.unified_memory):
+        # ZeRO-Offload moves states from device memory to a separate host memory: here there is none
+        what = "a CPU: its memory is the host memory" if device.kind == "cpu" else \
+            "unified memory shared with the CPU"
+        raise InputError("offload", offload, f"a device with memory of its own; {device.name} has {what}, so "
+                                             "offloading frees nothing (leave --offload out)")
+
+
+def _check_precision(job: Job, device: Device, table: DeviceTable) -> None:
+    """InputError naming ``precision`` where ``device`` (the one row of ``table``) lacks the job's precision."""
+    if not table.supported[0]:
+        from sizer.formulas.peaks import supported_precisions
+
+        raise InputError("precision", job.precision.value,
+                         f"a precision {device.name} supports: {', '.join(supported_precisions(device))}")
+
+
+def _check_parallelism(job: Job, count: int, *, zero: int | None, tp: int | None, pp: int | None, cp: int | None,
+                       recompute: int | None, interleave: int | None, ep: int | None, hybrid_shard: bool) -> None:
+    """InputError for a given layout the job cannot run: :func:`check_layout`, :func:`check_expert_parallel`,
+    and hybrid sharding without ZeRO-3 or with expert parallelism.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    zero, tp, pp, cp, recompute, interleave, ep : int or None
+        The layout fields given [1]; None where not given.
+    hybrid_shard : bool
+        ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
+    """
+    check_layout(job, count, tp, pp, recompute, cp, interleave=interleave)
+    if ep is not None:
+        check_expert_parallel(job, count, tp or 1, pp or 1, ep)
+    if hybrid_shard and (ep or 1) > 1:
+        raise InputError("ep", ep, "1 with hybrid sharding (--hybrid-shard): expert parallelism is modelled with "
+                                   "ZeRO over the expert data-parallel group")
+    if hybrid_shard and zero != 3:
+        raise InputError("hybrid_shard", hybrid_shard, "ZeRO stage 3 too (--zero 3): hybrid sharding is ZeRO-3 inside a "
+                                                       "node, replicated across nodes (FSDP HYBRID_SHARD)")
+
+
+def _given_layout(job: Job, count: int, offload: bool, extra_assumptions: tuple[Assumption, ...], *,
+                  zero: int | None, tp: int | None, pp: int | None, cp: int | None, recompute: int | None,
+                  interleave: int | None, ep: int | None) -> tuple[dict[str, Any], tuple[Assumption, ...]]:
+    """The layout run outside the search (offload or hybrid sharding): the given fields, data parallel
+    where not given, and offload's defaults (said in an added assumption).
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    count : int
+        Devices [1].
+    offload : bool
+        Optimizer states and master weights in host memory.
+    extra_assumptions : tuple of Assumption
+        The assumptions so far; offload's defaults are appended where they apply.
+    zero, tp, pp, cp, recompute, interleave, ep : int or None
+        The layout fields given [1].
+
+    Returns
+    -------
+    tuple
+        The layout (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``ep``, ``interleave`` [1], ``micro``
+        [sample], NaN: chosen by the evaluation) and the assumptions.
+    """
+    # offload is asked where memory is short: shard over the replicas (ZeRO-3, as FSDP and DeepSpeed's offload
+    # recipes run) and checkpoint a transformer's blocks unless the layout says otherwise (said below)
+    shard = 3 if offload and zero is None and count > 1 else zero or 0
+    checkpoint = 2 if offload and recompute is None and job.shape is not None else recompute or 0
+    if (shard, checkpoint) != (zero or 0, recompute or 0):
+        extra_assumptions = (*extra_assumptions, Assumption(
+            name="offload layout", value=f"ZeRO stage {shard}, recompute {RECOMPUTE[checkpoint]}: offload's defaults "
+            "where no layout is given", source="FSDP CPUOffload with FULL_SHARD; DeepSpeed ZeRO-Offload/Infinity "
+            "recipes (stage 3, activation checkpointing); give --zero / --recompute"))
+    layout = {"zero": shard, "tp": tp or 1, "pp": pp or 1, "cp": cp or 1, "recompute": checkpoint, "ep": ep or 1,
+              "interleave": interleave or 1, "micro": float("nan")}
+    return layout, extra_assumptions
+
+
+def _overlapped_all_to_all(result: TimeResult) -> TimeResult:
+    """``result`` with its expert-parallel assumption saying that the all-to-alls overlap computation."""
+    return result.model_copy(update={"assumptions": [
+        a if a.name != "expert parallel" else a.model_copy(update={"value": a.value.replace(
+            ", not overlapped;", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
+            "overlapped dispatch: hidden behind 2/3 of the kernels outside the bubble);")})
+        for a in result.assumptions]})
+
+
+def _with_interruptions(result: TimeResult, job: Job, table: DeviceTable, count: int,
+                        interruptions: bool | None) -> TimeResult:
+    """``result`` with its training time under failures, checkpoints and restarts (:mod:`sizer.engine.goodput`)
+    where asked, or (``interruptions`` None) where the run expects at least one failure.
+
+    Parameters
+    ----------
+    result : TimeResult
+        The answer so far.
+    job : Job
+        The workload (its checkpoint size).
+    table : DeviceTable
+        The one device.
+    count : int
+        Devices [1].
+    interruptions : bool or None
+        Asked (True), refused (False) or left to the expected failures (None).
+    """
     if result.training_time is not None and bool(wanted(interruptions, result.training_time.expected
                                                         * unit_factor(result.training_time.unit, "s"), count)):
         result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,
                                                                                   float(checkpoint_bytes(job, table)))})
-    if not offload:
-        if host_memory is None:
-            return result
-        # said, never silently unused: a host's RAM bounds only what offloading would put there
-        note = Assumption(name="host memory", value=f"{host_memory * unit_factor('B', 'GB'):.4g} GB per host given; "
-                          "nothing is offloaded in this layout, so it bounds only the offload suggestions",
-                          source="host_memory (--host-memory)")
-        return result.model_copy(update={"assumptions": result.assumptions + [note]})
+    return result
+
+
+def _unused_host_memory(result: TimeResult, host_memory: float | None) -> TimeResult:
+    """``result``, with a note where a host's RAM [B] was given but nothing is offloaded."""
+    if host_memory is None:
+        return result
+    # said, never silently unused: a host's RAM bounds only what offloading would put there
+    note = Assumption(name="host memory", value=f"{host_memory * unit_factor('B', 'GB'):.4g} GB per host given; "
+                      "nothing is offloaded in this layout, so it bounds only the offload suggestions",
+                      source="host_memory (--host-memory)")
+    return result.model_copy(update={"assumptions": result.assumptions + [note]})
+
+
+def _with_host_check(result: TimeResult, ev: Evaluation, table: DeviceTable, count: int, host_memory: float | None,
+                     topology: Topology | None) -> TimeResult:
+    """An offloaded ``result`` checked against the host memory (:func:`sizer.engine.offload.host_memory`):
+    whether it fits, a warning where it does not, the memory per host and the assumption behind it.
+
+    Parameters
+    ----------
+    result : TimeResult
+        The answer so far.
+    ev : Evaluation
+        The one evaluated layout (its host bytes per device).
+    table : DeviceTable
+        The one device.
+    count : int
+        Devices [1].
+    host_memory : float or None
+        RAM of one host given [B]; None: the node type's, else an assumed floor.
+    topology : Topology or None
+        The node type, whose host memory is used where none is given.
+    """
     from sizer.engine.offload import host_memory as host_check
 
+    # the catalog gives a node type's host memory with its source, or neither
     node = (float(topology.host_memory.to("B").magnitude), topology.host_memory_source) \
-        if topology is not None and topology.host_memory is not None else None
+        if topology is not None and topology.host_memory is not None and topology.host_memory_source is not None else None
     host = host_check(float(np.asarray(ev.host_bytes).ravel()[0]), count, int(table.devices_per_node[0]),
                       float(table.memory[0]), host_memory, node)
     return result.model_copy(update={
@@ -487,14 +662,15 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         "assumptions": result.assumptions + [host.assumption()]})
 
 
-def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mode: Mode, fixed: dict | None,
-                 extra_assumptions, topology, offload: bool, hybrid_shard: bool, overlap_allreduce: bool) -> TimeResult:
+def _time_result(job: Job, device: Device, table: DeviceTable, count: int, ev: Evaluation, mode: Mode,
+                 fixed: Fixed | None, extra_assumptions: tuple[Assumption, ...], topology: Topology | None, offload: bool,
+                 hybrid_shard: bool, overlap_allreduce: bool) -> TimeResult:
     """The typed answer of one evaluated layout."""
     from sizer.engine.summary import summarise
 
     parts, configs = ev.parts, ev.configs
     steps, batch = float(ev.steps[0]), float(ev.batch[0])
-    low_factor, high_factor, range_source = range_factors(mode.value, workload_kind(job, device.kind))
+    low_factor, high_factor, range_source = range_factors(mode, workload_kind(job, device.kind))
     peak = float(table.peak[0])
     summary = summarise(ev, [0], low_factor, high_factor, peak)
     step_range = (float(summary.step_low[0]), float(summary.step_expected[0]), float(summary.step_high[0]))
@@ -504,17 +680,23 @@ def _time_result(job: Job, device: Device, table, count: int, ev: Evaluation, mo
     throughput = RangeOut(low=per_step / step_range[2], expected=per_step / step_range[1],
                           high=per_step / step_range[0], unit=unit)
     flops = job.training_flops
-    training = RangeOut.of_seconds(tuple(s * steps for s in step_range), time_unit(step_range[1] * steps)) \
-        if job.samples else None
+    training = RangeOut.of_seconds((step_range[0] * steps, step_range[1] * steps, step_range[2] * steps),
+                                   time_unit(step_range[1] * steps)) if job.samples else None
     first_order = flops / (count * peak * (1 - DEFAULT_DERATING.expected))
     warnings = _warnings(job, device, table, ev)
     assumptions = _assumptions(job, table, ev, count, mode, (low_factor, high_factor, range_source), fixed,
                                extra_assumptions, topology, offload, hybrid_shard, overlap_allreduce)
-    seconds = lambda value: QuantityOut.of(Quantity(float(value), "s"), "s")  # noqa: E731
+
+    def seconds(value: float) -> QuantityOut:
+        return QuantityOut.of(Quantity(float(value), "s"), "s")
+
     unit_t = time_unit(step_range[1] * steps)
     dp = int(round(float(configs.dp[0])))
+    precision = table.precisions[0]
+    # build_device_table resolves a supported precision to a Precision (_check_precision refused the others)
+    assert isinstance(precision, Precision)
     return TimeResult(
-        recipe=job.recipe.line(table.precisions[0], RECOMPUTE[int(configs.recompute[0])], job.finetune),
+        recipe=job.recipe.line(precision, RECOMPUTE[int(configs.recompute[0])], job.finetune),
         workload=job.description, device=device.name, count=count, precision=table.precisions[0],
         method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params, mode=mode,
@@ -562,8 +744,8 @@ def _dense_warning(job: Job, ev: Evaluation) -> str | None:
             "--tokens (a decoder shaped from the count, sequence length stated) or --model")
 
 
-def _warnings(job: Job, device: Device, table, ev: Evaluation) -> list[str]:
-    warnings = []
+def _warnings(job: Job, device: Device, table: DeviceTable, ev: Evaluation) -> list[str]:
+    warnings: list[str] = []
     dense = _dense_warning(job, ev)
     if dense:
         warnings.append(dense)
@@ -605,8 +787,9 @@ def batch_change(job: Job, batch: float) -> str:
             "data-parallel replica splits into whole micro-batches)")
 
 
-def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread, fixed: dict | None,
-                 extra_assumptions, topology, offload: bool, hybrid_shard: bool, overlap_allreduce: bool) -> list[Assumption]:
+def _assumptions(job: Job, table: DeviceTable, ev: Evaluation, count: int, mode: Mode, spread: tuple[float, float, str],
+                 fixed: Fixed | None, extra_assumptions: tuple[Assumption, ...], topology: Topology | None, offload: bool,
+                 hybrid_shard: bool, overlap_allreduce: bool) -> list[Assumption]:
     configs = ev.configs
     zero, tp, pp, cp = int(configs.zero[0]), int(configs.tp[0]), int(configs.pp[0]), int(configs.cp[0])
     recompute, interleave = int(configs.recompute[0]), int(configs.interleave[0])
@@ -632,21 +815,8 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
         *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
         *extra_assumptions,
     ]
-    if not ev.exact[0]:
-        assumptions.append(Assumption(name="batch size changed", value=batch_change(job, float(ev.batch[0])),
-                                      source="whole micro-batches on every data-parallel replica"))
-    buckets = float(ev.framework[0] - table.framework_overhead[0])
-    if buckets > 0:
-        assumptions.append(Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
-                                      source=ZERO_BUCKETS_SOURCE, verified=False))
-    if offload:
-        assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
-                                      "the optimizer step on the CPU", source=HOST_OPTIMIZER_SOURCE))
-    if topology is not None:
-        per_node, link, network = topology_links(topology)
-    else:
-        per_node, network = node_layout(table.devices[0])
-        link = device_link(table.devices[0])
+    assumptions += _state_assumptions(job, table, ev, offload)
+    per_node, link, network = _links(table, topology)
     if hybrid_shard:
         assumptions.append(Assumption(name="hybrid sharding", value=f"ZeRO-3 within groups of up to {per_node // tp} "
                                       "devices (a node), replicated across groups", source="PyTorch FSDP HYBRID_SHARD"))
@@ -671,6 +841,41 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
             name="gradient synchronisation", value=f"ring {'reduce-scatter/all-gather' if zero else 'all-reduce'} {where}, "
                                                    f"{'overlapped with the backward pass' if overlap_allreduce else 'not overlapped (conservative)'}",
             source=f"spec §3.3: 2(n-1)/n x gradient bytes / link bandwidth; {link.source if count <= per_node else network.source}"))
+    return assumptions + _parallel_assumptions(job, configs, per_node, link, network)
+
+
+def _state_assumptions(job: Job, table: DeviceTable, ev: Evaluation, offload: bool) -> list[Assumption]:
+    """The assumptions about the batch run and the model states: a changed batch, ZeRO's buckets, offload."""
+    assumptions: list[Assumption] = []
+    if not ev.exact[0]:
+        assumptions.append(Assumption(name="batch size changed", value=batch_change(job, float(ev.batch[0])),
+                                      source="whole micro-batches on every data-parallel replica"))
+    buckets = float(ev.framework[0] - table.framework_overhead[0])
+    if buckets > 0:
+        assumptions.append(Assumption(name="ZeRO buckets", value=f"{buckets * unit_factor('B', 'GB'):.3g} GB per device",
+                                      source=ZERO_BUCKETS_SOURCE, verified=False))
+    if offload:
+        assumptions.append(Assumption(name="offload", value="optimizer states and FP32 master weights in host memory, "
+                                      "the optimizer step on the CPU", source=HOST_OPTIMIZER_SOURCE))
+    return assumptions
+
+
+def _links(table: DeviceTable, topology: Topology | None) -> tuple[int, Any, Any]:
+    """Devices per node [1], the link inside a node and the network between nodes: the node type's, else
+    the device's defaults."""
+    if topology is not None:
+        return topology_links(topology)
+    per_node, network = node_layout(table.devices[0])
+    return per_node, device_link(table.devices[0]), network
+
+
+def _parallel_assumptions(job: Job, configs: Any, per_node: int, link: Any, network: Any) -> list[Assumption]:
+    """The assumptions of each parallelism the layout uses: ZeRO, tensor, pipeline, expert and context
+    parallel, and recomputation (``configs``: the evaluated layout, its first row)."""
+    zero, tp, pp, cp = int(configs.zero[0]), int(configs.tp[0]), int(configs.pp[0]), int(configs.cp[0])
+    recompute, interleave = int(configs.recompute[0]), int(configs.interleave[0])
+    dp = int(round(float(configs.dp[0])))
+    assumptions: list[Assumption] = []
     if zero:
         assumptions.append(Assumption(name="ZeRO", value=f"stage {zero} over {dp * cp} data- and context-parallel devices",
                                       source="Rajbhandari et al. 2020 (docs/references.md [zero])"))
@@ -684,6 +889,7 @@ def _assumptions(job: Job, table, ev: Evaluation, count: int, mode: Mode, spread
                                       "layers split evenly", source="Narayanan et al. 2021 (docs/references.md [megatron])"))
     ep = int(np.broadcast_to(configs.ep, configs.tp.shape)[0])
     if ep > 1:
+        assert job.arch is not None  # expert parallelism is checked to need a mixture of experts (check_expert_parallel)
         etp, replicas = (int(v[0]) for v in expert_layout(np.asarray([tp]), np.asarray([dp * cp]), np.asarray([ep])))
         where = f"inside one node ({link.name})" if etp * ep <= per_node else f"across nodes ({network.name})"
         assumptions.append(Assumption(

@@ -58,7 +58,8 @@ def deepseek_llm_batch_tokens(compute: float) -> float:
     """
     if compute <= 0:
         raise ValueError("compute must be positive FLOP")
-    return DEEPSEEK_BATCH_COEFFICIENT * compute ** DEEPSEEK_BATCH_EXPONENT
+    tokens: float = DEEPSEEK_BATCH_COEFFICIENT * compute ** DEEPSEEK_BATCH_EXPONENT
+    return tokens
 
 
 def scaled_batch_tokens(compute: float) -> float:

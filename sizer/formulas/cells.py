@@ -59,8 +59,9 @@ class CellsResult(Model):
     assumptions: list[Assumption]
 
 
-def estimate_cells(samples, features, outputs, weights, *, variables=0, eta_b=1, eta_w=1, eta_v=1,
-                   cell_size="4 B") -> CellsResult:
+def estimate_cells(samples: float | str, features: float | str, outputs: float | str, weights: float | str, *,
+                   variables: float | str = 0, eta_b: float | str = 1, eta_w: float | str = 1,
+                   eta_v: float | str = 1, cell_size: object = "4 B") -> CellsResult:
     r"""Memory-cell count with every input checked, and its size in bytes.
 
     .. math::
@@ -82,7 +83,7 @@ def estimate_cells(samples, features, outputs, weights, *, variables=0, eta_b=1,
         Additional algorithm variables N_v [1].
     eta_b, eta_w, eta_v : count, default 1
         Cells per data element, per weight and per variable [cell].
-    cell_size : quantity, default ``"4 B"``
+    cell_size : str, Quantity or mapping, default ``"4 B"``
         Bytes per cell [B] (one FP32 value by default).
 
     Returns

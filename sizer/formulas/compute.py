@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
 import pint
 
 from sizer.results import Assumption, Model, QuantityOut
@@ -19,7 +21,7 @@ COMPUTE_SOURCE = "seed 004 eq. 3, C_train = O_f O_b P S E"
 
 def training_compute(params: float, samples: float, epochs: float,
                      forward_flops_per_param: float = FORWARD_FLOPS_PER_PARAM,
-                     backward_factor: float = BACKWARD_FACTOR) -> pint.Quantity:
+                     backward_factor: float = BACKWARD_FACTOR) -> pint.Quantity[Any]:
     r"""Training compute from the parameter count.
 
     .. math::
@@ -55,8 +57,8 @@ def training_compute(params: float, samples: float, epochs: float,
     return Quantity(forward_flops_per_param * backward_factor * params * samples * epochs, "FLOP")
 
 
-def training_compute_from_forward(forward_flops_per_sample: pint.Quantity, samples: float, epochs: float,
-                                  backward_factor: float = BACKWARD_FACTOR) -> pint.Quantity:
+def training_compute_from_forward(forward_flops_per_sample: pint.Quantity[Any], samples: float, epochs: float,
+                                  backward_factor: float = BACKWARD_FACTOR) -> pint.Quantity[Any]:
     r"""Training compute from a counted forward pass, for layers that reuse weights.
 
     .. math::
@@ -88,7 +90,8 @@ def training_compute_from_forward(forward_flops_per_sample: pint.Quantity, sampl
     >>> training_compute_from_forward(Quantity(1.4e9, "FLOP"), 1.28e6, 90).to("FLOP")
     <Quantity(4.8384e+17, 'FLOP')>
     """
-    return (backward_factor * forward_flops_per_sample * samples * epochs).to("FLOP")
+    compute: pint.Quantity[Any] = (backward_factor * forward_flops_per_sample * samples * epochs).to("FLOP")
+    return compute
 
 
 class ComputeResult(Model):

@@ -7,7 +7,7 @@
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pint
 
@@ -17,7 +17,7 @@ from sizer.units import Quantity
 
 StorageClass = Literal["hdd", "sata-ssd", "nvme", "ramdisk"]
 # Typical sequential read rates of one drive; seed 003 recommends a RAM disk or RAID 0/10.
-STORAGE_READ_RATES: dict[str, tuple[pint.Quantity, str]] = {
+STORAGE_READ_RATES: dict[str, tuple[pint.Quantity[Any], str]] = {
     "hdd": (Quantity(200, "MB/s"), "7200-15000 rpm drives read about 150-250 MB/s sequentially (vendor datasheets)"),
     "sata-ssd": (Quantity(550, "MB/s"), "SATA III carries 6 Gbit/s, about 550-600 MB/s of payload"),
     "nvme": (Quantity(3.5, "GB/s"), "PCIe 3.0 x4 NVMe drives read about 3.5 GB/s (PCIe 4.0: about 7)"),
@@ -25,7 +25,7 @@ STORAGE_READ_RATES: dict[str, tuple[pint.Quantity, str]] = {
 }
 
 
-def dataset_bytes(samples: float, sample_size: pint.Quantity) -> pint.Quantity:
+def dataset_bytes(samples: float, sample_size: pint.Quantity[Any]) -> pint.Quantity[Any]:
     r"""RAM that holds the whole data set.
 
     .. math::
@@ -48,10 +48,11 @@ def dataset_bytes(samples: float, sample_size: pint.Quantity) -> pint.Quantity:
     ----------
     [spec-3.9], [seed-003]
     """
-    return (samples * sample_size).to("GB")
+    size: pint.Quantity[Any] = (samples * sample_size).to("GB")
+    return size
 
 
-def required_read_rate(throughput: pint.Quantity, sample_size: pint.Quantity) -> pint.Quantity:
+def required_read_rate(throughput: pint.Quantity[Any], sample_size: pint.Quantity[Any]) -> pint.Quantity[Any]:
     r"""Storage read rate that keeps the devices fed.
 
     .. math::
@@ -74,7 +75,8 @@ def required_read_rate(throughput: pint.Quantity, sample_size: pint.Quantity) ->
     ----------
     [spec-3.9]
     """
-    return (throughput * sample_size / Quantity(1, "sample")).to("GB/s")
+    rate: pint.Quantity[Any] = (throughput * sample_size / Quantity(1, "sample")).to("GB/s")
+    return rate
 
 
 class HostResult(Model):
@@ -87,7 +89,7 @@ class HostResult(Model):
     assumptions: list[Assumption]
 
 
-def estimate_host(samples: float, sample_size: pint.Quantity, throughput: pint.Quantity,
+def estimate_host(samples: float, sample_size: pint.Quantity[Any], throughput: pint.Quantity[Any],
                   storage: str = "nvme") -> HostResult:
     """Whether the host can hold the data set in RAM and read it fast enough from its storage.
 

@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import pint
 
+from sizer.choices import Precision
 from sizer.hardware.schema import Device, Sourced
-from sizer.errors import InputError
-from sizer.hardware.precision import PRECISION_BYTES, check_precision
+from sizer.errors import CatalogError, InputError
+from sizer.hardware.precision import PRECISION_BYTES, stored_precision
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_count, parse_quantity
@@ -62,7 +64,7 @@ class Derating:
 DEFAULT_DERATING = Derating()
 
 
-def gpu_peak_flops(fp32_cores: float, boost_clock: pint.Quantity) -> pint.Quantity:
+def gpu_peak_flops(fp32_cores: float, boost_clock: pint.Quantity[Any]) -> pint.Quantity[Any]:
     """FP32 CUDA-core peak of a GPU.
 
     .. math::
@@ -89,10 +91,11 @@ def gpu_peak_flops(fp32_cores: float, boost_clock: pint.Quantity) -> pint.Quanti
     --------
     Tesla P40, N = 3840, C = 1.531 GHz gives 1.176e13 FLOP/s (seed 004 eq. 2).
     """
-    return (FLOP_PER_FMA * fp32_cores * boost_clock * Quantity(1, "FLOP")).to("FLOP/s")
+    peak: pint.Quantity[Any] = (FLOP_PER_FMA * fp32_cores * boost_clock * Quantity(1, "FLOP")).to("FLOP/s")
+    return peak
 
 
-def cpu_peak_flops(cores: float, clock: pint.Quantity, lanes_per_fma: int, fma_units_per_core: int) -> pint.Quantity:
+def cpu_peak_flops(cores: float, clock: pint.Quantity[Any], lanes_per_fma: int, fma_units_per_core: int) -> pint.Quantity[Any]:
     r"""Peak of a CPU from its cores, clock and vector units.
 
     .. math::
@@ -125,10 +128,12 @@ def cpu_peak_flops(cores: float, clock: pint.Quantity, lanes_per_fma: int, fma_u
     >>> cpu_peak_flops(28, Quantity(2.5, "GHz"), 16, 2).to("TFLOPS")
     <Quantity(4.48, 'teraFLOPS')>
     """
-    return (cores * clock * FLOP_PER_FMA * lanes_per_fma * fma_units_per_core * Quantity(1, "FLOP")).to("FLOP/s")
+    peak: pint.Quantity[Any] = (cores * clock * FLOP_PER_FMA * lanes_per_fma * fma_units_per_core
+                                * Quantity(1, "FLOP")).to("FLOP/s")
+    return peak
 
 
-def cpu_tile_peak_flops(cores: float, clock: pint.Quantity, work_per_cycle: int) -> pint.Quantity:
+def cpu_tile_peak_flops(cores: float, clock: pint.Quantity[Any], work_per_cycle: int) -> pint.Quantity[Any]:
     r"""Peak of a CPU's matrix tiles (Intel AMX) from its cores, clock and work per core per cycle.
 
     .. math::
@@ -156,10 +161,11 @@ def cpu_tile_peak_flops(cores: float, clock: pint.Quantity, work_per_cycle: int)
     >>> cpu_tile_peak_flops(56, Quantity(2.0, "GHz"), 1024).to("TFLOPS")
     <Quantity(114.688, 'teraFLOPS')>
     """
-    return (cores * clock * work_per_cycle * Quantity(1, "FLOP")).to("FLOP/s")
+    peak: pint.Quantity[Any] = (cores * clock * work_per_cycle * Quantity(1, "FLOP")).to("FLOP/s")
+    return peak
 
 
-def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) -> Estimate:
+def sustained_flops(peak: pint.Quantity[Any], derating: Derating = DEFAULT_DERATING) -> Estimate:
     """Sustained rate after derating; the low bound uses the largest loss.
 
     .. math::
@@ -191,14 +197,14 @@ def sustained_flops(peak: pint.Quantity, derating: Derating = DEFAULT_DERATING) 
     return Estimate(peak * (1 - derating.high), peak * (1 - derating.expected), peak * (1 - derating.low))
 
 
-def stated_peak(device: Device, precision: str) -> pint.Quantity | None:
+def stated_peak(device: Device, precision: Precision) -> pint.Quantity[Any] | None:
     """The catalog's stated dense peak of a device for a precision.
 
     Parameters
     ----------
     device : Device
         A catalog device.
-    precision : str
+    precision : Precision
         Precision key of ``device.peaks`` (``fp32``, ``bf16``, ...).
 
     Returns
@@ -215,7 +221,7 @@ def stated_peak(device: Device, precision: str) -> pint.Quantity | None:
 
 
 @registered_cache(key=lambda device: device.key)  # asked per precision of every device table: once per device
-def derived_fp32_peak(device: Device) -> pint.Quantity | None:
+def derived_fp32_peak(device: Device) -> pint.Quantity[Any] | None:
     """The FP32 peak worked out from a catalog entry: 2NC for a GPU, the vector formula for a CPU.
 
     Parameters
@@ -236,17 +242,23 @@ def derived_fp32_peak(device: Device) -> pint.Quantity | None:
     if formula is None:
         return None
     if formula == "cpu":
-        return cpu_peak_flops(_cpu_cores(device), cpu_clock(device), device.vector.fp32_lanes_per_fma,
-                              device.vector.fma_units_per_core)
-    clock = device.boost_clock.quantity("boost_clock", "[frequency]")
-    return gpu_peak_flops(float(device.fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)
+        vector = device.vector
+        assert vector is not None  # _fp32_formula says "cpu" only for an entry with vector units
+        return cpu_peak_flops(_cpu_cores(device), cpu_clock(device), vector.fp32_lanes_per_fma,
+                              vector.fma_units_per_core)
+    boost_clock, fp32_cores = device.boost_clock, device.fp32_cores
+    assert boost_clock is not None and fp32_cores is not None  # _fp32_formula says "gpu" only with both
+    clock = boost_clock.quantity("boost_clock", "[frequency]")
+    return gpu_peak_flops(float(fp32_cores.quantity("fp32_cores", "", "").magnitude), clock)
 
 
 def _cpu_cores(device: Device) -> float:
+    if device.cores is None:  # the schema asks every CPU for its cores; a GPU has fp32_cores instead
+        raise CatalogError(f"{device.name}: no core count for a CPU peak; add cores to its catalog entry")
     return float(device.cores.quantity("cores", "", "").magnitude)
 
 
-def cpu_clock(device: Device) -> pint.Quantity:
+def cpu_clock(device: Device) -> pint.Quantity[Any]:
     """The clock a CPU's peaks use: every core busy at once, so the all-core clock where the catalog
     has it, else the boost clock (which overstates a peak reached on every core).
 
@@ -263,7 +275,7 @@ def cpu_clock(device: Device) -> pint.Quantity:
     return _every_core_clock(device, device.boost_clock, "boost_clock")
 
 
-def tile_clock(device: Device) -> pint.Quantity:
+def tile_clock(device: Device) -> pint.Quantity[Any]:
     """The clock a CPU's matrix tiles (AMX) run at with every core busy: the all-core clock where the
     catalog has it, else the base clock, since heavy tile work runs under a lower frequency licence than
     the boost clock (Intel's optimization manual), so the boost would overstate the peak.
@@ -281,23 +293,26 @@ def tile_clock(device: Device) -> pint.Quantity:
     return _every_core_clock(device, device.base_clock or device.boost_clock, "base_clock")
 
 
-def _every_core_clock(device: Device, fallback, field: str) -> pint.Quantity:
+def _every_core_clock(device: Device, fallback: Sourced | None, field: str) -> pint.Quantity[Any]:
     """The catalog's all-core clock where it has one, else ``fallback`` (a clock figure named ``field``) [Hz]."""
     if device.all_core_clock is not None:
         return device.all_core_clock.quantity("all_core_clock", "[frequency]")
+    if fallback is None:
+        raise CatalogError(f"{device.name}: no all_core_clock, base_clock or boost_clock to run its cores at; "
+                           "add one to its catalog entry")
     return fallback.quantity(field, "[frequency]")
 
 
-def tile_peak(device: Device, precision: str) -> pint.Quantity | None:
-    """A CPU's matrix-tile peak (AMX) at bf16 or int8. FP32 stays on the vector units
-    (:func:`derived_fp32_peak`).
+def tile_peak(device: Device, precision: Precision | Literal["int8"]) -> pint.Quantity[Any] | None:
+    """A CPU's matrix-tile peak (AMX) at bf16 or int8 (a serving format's compute, not a training
+    precision). FP32 stays on the vector units (:func:`derived_fp32_peak`).
 
     Parameters
     ----------
     device : Device
         A catalog device.
-    precision : str
-        ``"bf16"`` or ``"int8"``.
+    precision : Precision or "int8"
+        ``Precision.BF16`` or ``"int8"``.
 
     Returns
     -------
@@ -312,7 +327,7 @@ def tile_peak(device: Device, precision: str) -> pint.Quantity | None:
     return None if work is None else cpu_tile_peak_flops(_cpu_cores(device), tile_clock(device), work)
 
 
-def int8_matrix_peak(device: Device) -> pint.Quantity | None:
+def int8_matrix_peak(device: Device) -> pint.Quantity[Any] | None:
     """The dense int8 matrix peak W8A8 serving runs at: the catalog's ``int8_peak``, else a CPU's AMX tiles.
 
     Parameters
@@ -340,7 +355,7 @@ def _fp32_formula(device: Device) -> str | None:
     return "gpu" if device.fp32_cores is not None else None
 
 
-def supported_precisions(device: Device) -> list[str]:
+def supported_precisions(device: Device) -> list[Precision]:
     """The precisions a device has a peak for (FP32 also where 2NC gives one).
 
     Worked out once per device (keyed by its content, :mod:`sizer.memo`).
@@ -352,23 +367,23 @@ def supported_precisions(device: Device) -> list[str]:
 
     Returns
     -------
-    list of str
-        Precision names in the order of ``PRECISION_BYTES``.
+    list of Precision
+        In the order of ``PRECISION_BYTES``.
     """
     return list(_supported(device))
 
 
 @registered_cache(key=lambda device: device.key)
-def _supported(device: Device) -> tuple[str, ...]:
+def _supported(device: Device) -> tuple[Precision, ...]:
     found = set(device.peaks)
-    if tile_peak(device, "bf16") is not None:  # AMX
-        found.add("bf16")
+    if tile_peak(device, Precision.BF16) is not None:  # AMX
+        found.add(Precision.BF16)
     if _fp32_formula(device) is not None:  # whether 2NC gives one, without working it out
-        found.add("fp32")
+        found.add(Precision.FP32)
     return tuple(p for p in PRECISION_BYTES if p in found)
 
 
-def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity, str]:
+def device_peak(device: Device, precision: Precision = Precision.FP32) -> tuple[pint.Quantity[Any], str]:
     """The peak of a catalog device for a precision, and how it was obtained.
 
     FP32 is ``2NC`` (or the CPU formula) when the entry has cores and clock, since that is the
@@ -380,7 +395,7 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     ----------
     device : Device
         A catalog device.
-    precision : str, default ``"fp32"``
+    precision : Precision, default FP32
         The precision to train or serve in.
 
     Returns
@@ -399,8 +414,8 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     ----------
     [seed-004-eq1], [spec-3.1]
     """
-    precision = check_precision(precision)
-    if precision == "fp32" and not (device.fp32_peak_discrepancy and "fp32" in device.peaks):
+    precision = stored_precision(precision)
+    if precision is Precision.FP32 and not (device.fp32_peak_discrepancy and Precision.FP32 in device.peaks):
         derived = derived_fp32_peak(device)
         if derived is not None:
             formula = "cores x clock x 2 x SIMD lanes x FMA units (spec §3.1)" if device.kind == "cpu" \
@@ -410,6 +425,7 @@ def device_peak(device: Device, precision: str = "fp32") -> tuple[pint.Quantity,
     tiles = tile_peak(device, precision) if peak is None else None
     if tiles is not None:
         t = device.matrix_tiles
+        assert t is not None  # tile_peak gives a peak only for an entry with matrix tiles
         return tiles, (f"cores x clock ({tile_clock(device).to('GHz'):.3g~P}) x {t.bf16_flop_per_cycle} FLOP/cycle "
                        f"on the {t.isa} tiles ({'' if t.verified else 'unverified: '}{t.source})")
     if peak is None:
@@ -428,7 +444,7 @@ class PeakResult(Model):
     assumptions: list[Assumption]
 
 
-def _core_count(raw) -> float:
+def _core_count(raw: object) -> float:
     """A core count: a whole number of at least one (``1e-20`` cores once gave a peak in pFLOP/s)."""
     count = parse_count("cores", raw, integer=True)
     if count < 1:
@@ -436,7 +452,7 @@ def _core_count(raw) -> float:
     return count
 
 
-def estimate_peak(device: Device | None = None, precision: str = "fp32", *, cores: float | None = None,
+def estimate_peak(device: Device | None = None, precision: Precision = Precision.FP32, *, cores: float | str | None = None,
                   clock: object = None, derating: Derating = DEFAULT_DERATING) -> PeakResult:
     r"""Peak and sustained throughput of a catalog device, or of a core count and clock.
 
@@ -451,7 +467,7 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
     ----------
     device : Device, optional
         A catalog device.
-    precision : str, default ``"fp32"``
+    precision : Precision, default FP32
         Precision of the peak.
     cores : count, optional
         FP32 cores (GPU) or cores (CPU) [1].
@@ -488,8 +504,8 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
             raise InputError("device", None, "a device name, or both cores and clock")
         core_count = _core_count(cores)
         clock_q = parse_quantity("clock", clock, "[frequency]")
-        if precision != "fp32":
-            raise InputError("precision", precision, "fp32: only the FP32 peak follows from cores and clock")
+        if precision is not Precision.FP32:
+            raise InputError("precision", precision.value, "fp32: only the FP32 peak follows from cores and clock")
         peak, basis = gpu_peak_flops(core_count, clock_q), "R = 2NC from the given cores and clock (seed 004 eq. 1)"
         name = None
     else:
@@ -501,9 +517,9 @@ def estimate_peak(device: Device | None = None, precision: str = "fp32", *, core
             device = device.model_copy(update={field: Sourced(value=_core_count(cores), source="given by the user")})
         peak, basis = device_peak(device, precision)
         name = device.name
-        if precision == "fp32":
-            stated = stated_peak(device, "fp32")
-    return PeakResult(device=name, precision=precision, peak=QuantityOut.of(peak, "FLOP/s"),
+        if precision is Precision.FP32:
+            stated = stated_peak(device, Precision.FP32)
+    return PeakResult(device=name, precision=precision.value, peak=QuantityOut.of(peak, "FLOP/s"),
                       sustained=sustained_flops(peak, derating).out("FLOP/s"), basis=basis,
                       stated_fp32_peak=QuantityOut.of(stated, "FLOP/s") if stated is not None else None,
                       assumptions=assumptions)

@@ -99,7 +99,8 @@ class K1Result(Model):
     assumptions: list[Assumption]
 
 
-def estimate_k1(weights, samples, features, tolerance: float = DEFAULT_TOLERANCE) -> K1Result:
+def estimate_k1(weights: float | str, samples: float | str, features: float | str,
+                tolerance: float = DEFAULT_TOLERANCE) -> K1Result:
     """K1 with every input checked, its verdict and what the verdict means.
 
     Parameters

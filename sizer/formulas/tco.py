@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
 import pint
 
@@ -34,11 +34,11 @@ class CostAssumptions:
     docs/references.md [eia-2024].
     """
 
-    lifetime: pint.Quantity = Quantity(3, "year")
+    lifetime: pint.Quantity[Any] = Quantity(3, "year")
     utilisation: float = 1.0
     pue: float = 1.5
-    electricity_price: pint.Quantity = Quantity(0.15, "USD/kWh")
-    host_share: pint.Quantity = Quantity(0, "USD")
+    electricity_price: pint.Quantity[Any] = Quantity(0.15, "USD/kWh")
+    host_share: pint.Quantity[Any] = Quantity(0, "USD")
     lifetime_source: str = "spec §3.4 default: 3 years of 24/7 use"
     utilisation_source: str = "assumed: training keeps devices at their TDP"
     pue_source: str = "assumed 1.5, near the Uptime Institute 2023 survey's industry average of 1.58 (docs/references.md [uptime-2023])"
@@ -77,19 +77,21 @@ class CostAssumptions:
         ----------
         [spec-3.4], [uptime-2023], [eia-2024]
         """
-        changes: dict[str, object] = {}
+        costs = COST_DEFAULTS
         if lifetime is not None:
-            changes.update(lifetime=parse_quantity("lifetime", lifetime, "[time]"), lifetime_source="given")
+            costs = dataclasses.replace(costs, lifetime=parse_quantity("lifetime", lifetime, "[time]"),
+                                        lifetime_source="given")
         if utilisation is not None:
-            changes.update(utilisation=utilisation, utilisation_source="given")
+            costs = dataclasses.replace(costs, utilisation=utilisation, utilisation_source="given")
         if pue is not None:
-            changes.update(pue=pue, pue_source="given")
+            costs = dataclasses.replace(costs, pue=pue, pue_source="given")
         if electricity_price is not None:
-            changes.update(electricity_price=parse_quantity("electricity_price", electricity_price, "[currency]/[energy]"),
-                           electricity_source="given")
+            costs = dataclasses.replace(costs, electricity_price=parse_quantity(
+                "electricity_price", electricity_price, "[currency]/[energy]"), electricity_source="given")
         if host_share is not None:
-            changes["host_share"] = parse_quantity("host_share", host_share, "[currency]", allow_zero=True)
-        return dataclasses.replace(COST_DEFAULTS, **changes)
+            costs = dataclasses.replace(costs, host_share=parse_quantity("host_share", host_share, "[currency]",
+                                                                         allow_zero=True))
+        return costs
 
 
 COST_DEFAULTS = CostAssumptions()
@@ -108,7 +110,7 @@ class CostRange(RangeOut):
     price_basis: PriceBasis
 
 
-def rent_cost(hourly_price_per_device: pint.Quantity, count: int, duration: pint.Quantity) -> pint.Quantity:
+def rent_cost(hourly_price_per_device: pint.Quantity[Any], count: int, duration: pint.Quantity[Any]) -> pint.Quantity[Any]:
     r"""Rent of a run: cloud hourly price × devices × hours.
 
     .. math::
@@ -133,10 +135,11 @@ def rent_cost(hourly_price_per_device: pint.Quantity, count: int, duration: pint
     ----------
     [spec-3.4], [seed-004-3.3.4]
     """
-    return (hourly_price_per_device * count * duration).to("USD")
+    rent: pint.Quantity[Any] = (hourly_price_per_device * count * duration).to("USD")
+    return rent
 
 
-def amortised_capital(capital: pint.Quantity, duration: pint.Quantity, lifetime: pint.Quantity) -> pint.Quantity:
+def amortised_capital(capital: pint.Quantity[Any], duration: pint.Quantity[Any], lifetime: pint.Quantity[Any]) -> pint.Quantity[Any]:
     r"""The share of the capital a run of ``duration`` uses out of a 24/7 lifetime.
 
     .. math::
@@ -166,11 +169,12 @@ def amortised_capital(capital: pint.Quantity, duration: pint.Quantity, lifetime:
     >>> amortised_capital(Quantity(30000, "USD"), Quantity(1, "year"), Quantity(3, "year")).to("USD")
     <Quantity(10000.0, 'USD')>
     """
-    return (capital * (duration / lifetime).to("")).to("USD")
+    share: pint.Quantity[Any] = (capital * (duration / lifetime).to("")).to("USD")
+    return share
 
 
-def energy_cost(tdp: pint.Quantity, count: int, duration: pint.Quantity, utilisation: float, pue: float,
-                electricity_price: pint.Quantity) -> pint.Quantity:
+def energy_cost(tdp: pint.Quantity[Any], count: int, duration: pint.Quantity[Any], utilisation: float, pue: float,
+                electricity_price: pint.Quantity[Any]) -> pint.Quantity[Any]:
     r"""Energy cost of a run.
 
     .. math::
@@ -201,7 +205,8 @@ def energy_cost(tdp: pint.Quantity, count: int, duration: pint.Quantity, utilisa
     ----------
     [spec-3.4], [uptime-2023], [eia-2024]
     """
-    return (tdp * utilisation * count * duration * pue * electricity_price).to("USD")
+    energy: pint.Quantity[Any] = (tdp * utilisation * count * duration * pue * electricity_price).to("USD")
+    return energy
 
 
 def cloud_providers(devices: Iterable[Device]) -> list[str]:
@@ -258,7 +263,7 @@ def check_provider(provider: str | None, devices: Iterable[Device], field: str =
     raise InputError(field, provider, f"a cloud provider of the catalog: {', '.join(known)}")
 
 
-def _hourly(price: CloudPrice) -> pint.Quantity:
+def _hourly(price: CloudPrice) -> pint.Quantity[Any]:
     return price.quantity("cloud_prices", "[currency]/[time]")  # read once, at load
 
 
@@ -393,7 +398,7 @@ class RentPrice:
     ``kind``: the offer's term (on-demand, spot, reserved) or the purchase's basis (list, street,
     analyst estimate); ``date``: when the price was quoted."""
 
-    hourly: pint.Quantity | None  # per device, [currency]/[time]; None when unknown
+    hourly: pint.Quantity[Any] | None  # per device, [currency]/[time]; None when unknown
     basis: RentBasis
     label: str
     source: str
@@ -403,11 +408,12 @@ class RentPrice:
     @property
     def price_basis(self) -> PriceBasis | None:
         """"rent" for a given or cloud price, "buy" for an amortised purchase, None when unknown."""
-        return {"given": "rent", "cloud": "rent", "amortised purchase": "buy"}.get(self.basis)
+        bases: dict[str, PriceBasis] = {"given": "rent", "cloud": "rent", "amortised purchase": "buy"}
+        return bases.get(self.basis)
 
 
-def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power: pint.Quantity | None,
-                          pue: float, electricity_price: pint.Quantity) -> pint.Quantity:
+def amortised_hourly_cost(capital: pint.Quantity[Any], lifetime: pint.Quantity[Any], power: pint.Quantity[Any] | None,
+                          pue: float, electricity_price: pint.Quantity[Any]) -> pint.Quantity[Any]:
     r"""Owning cost of one device per hour of use: capital over a 24/7 lifetime plus that hour's energy.
 
     .. math::
@@ -442,7 +448,7 @@ def amortised_hourly_cost(capital: pint.Quantity, lifetime: pint.Quantity, power
     ...                       Quantity(0.1, "USD/kWh")).to("USD/hour")
     <Quantity(1.1, 'USD / hour')>
     """
-    hourly = (capital / lifetime).to("USD/hour")
+    hourly: pint.Quantity[Any] = (capital / lifetime).to("USD/hour")
     if power is not None:
         hourly = hourly + (power * pue * electricity_price).to("USD/hour")
     return hourly
@@ -582,7 +588,7 @@ class PriceUsed(Model):
     source: str
 
 
-def price_used(price: RentPrice) -> dict | None:
+def price_used(price: RentPrice) -> dict[str, object] | None:
     """:class:`PriceUsed`'s fields of a chosen price, as plain data for a ranked row.
 
     Parameters
@@ -717,7 +723,7 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     buy = None
     if price is not None and device.tdp is None:
         assumptions.append(Assumption(name="energy", value="unknown", source="no TDP in the catalog: the buy side needs one"))
-    elif price is not None:
+    elif price is not None and device.tdp is not None:
         tdp = device.tdp.quantity("tdp", "[power]")
         capital = price * count + costs.host_share
         amortised = duration.map(lambda t: amortised_capital(capital, t, costs.lifetime))
@@ -735,7 +741,8 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         if costs.host_share.magnitude:
             assumptions.append(Assumption(name="host share", value=f"{costs.host_share:~P}", source="given"))
     unit = "hour"
+    rent_basis = chosen.price_basis  # set wherever a rent is: an hourly price comes from a given, cloud or purchase basis
     return TcoResult(device=device.name, count=count, pricing=pricing, training_time=duration.out(unit),
-                     rent=cost_range(rent, chosen.price_basis) if rent is not None else None,
+                     rent=cost_range(rent, rent_basis) if rent is not None and rent_basis is not None else None,
                      rent_price=QuantityOut.of(hourly, "USD/hour") if hourly is not None else None,
                      rent_basis=chosen.basis, rent_label=chosen.label, buy=buy, assumptions=assumptions)

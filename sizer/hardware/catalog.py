@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +34,20 @@ MAX_CATALOG_BYTES = 2_000_000
 
 
 def builtin_catalog_dir() -> Path:
-    import catalog  # the data package; imported lazily so that the core works without it
+    """The built-in catalog's folder.
 
-    return Path(catalog.__file__).parent
+    ``catalog/`` beside ``sizer/`` in a checkout, ``sizer/catalog/`` where the wheel installed it
+    (pyproject.toml keeps top-level names out of site-packages). Found by place, not imported: a
+    top-level ``catalog`` on the path may be another distribution's.
+
+    Returns
+    -------
+    Path
+        The folder holding the device files, ``prices/``, ``networks/`` and ``templates/``.
+    """
+    core = Path(__file__).resolve().parent.parent
+    installed = core / "catalog"
+    return installed if installed.is_dir() else core.parent / "catalog"
 
 
 @dataclass(frozen=True)
@@ -46,13 +58,20 @@ class Catalog:
     origin: dict[str, str] = field(default_factory=dict)
     sources: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> key -> citation
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Device]:
         return iter(self.devices.values())
 
     @functools.cached_property
     def key(self) -> str:
-        """A fingerprint of every device and citation, worked out once: what caches key a catalog
-        by (:mod:`sizer.memo`), never its identity. Equal catalogs have equal keys."""
+        """A fingerprint of every device and citation, worked out once.
+
+        What caches key a catalog by (:mod:`sizer.memo`), never its identity. Equal catalogs have equal keys.
+
+        Returns
+        -------
+        str
+            A SHA-256 hex digest of the devices' content keys, their files and the sources.
+        """
         digest = hashlib.sha256()
         for device_id in sorted(self.devices):
             digest.update(f"{self.devices[device_id].key}\0{self.origin.get(device_id, '')}\0".encode())
@@ -63,10 +82,44 @@ class Catalog:
         return len(self.devices)
 
     def citation(self, device_id: str, key: str) -> str:
+        """The full citation of a source key as the file of a device defines it.
+
+        Parameters
+        ----------
+        device_id : str
+            Catalog id of the device whose file defines the key, e.g. ``"h100-sxm5-80gb"``.
+        key : str
+            Short source key used in that file, e.g. ``"nvidia-p40-datasheet-omegaco"``.
+
+        Returns
+        -------
+        str
+            The citation text; ``key`` itself where the file does not define it.
+        """
         return self.sources.get(self.origin.get(device_id, ""), {}).get(key, key)
 
     def find(self, name: str, field_name: str = "device") -> Device:
-        """The one device a user means by ``name`` (see :func:`match_devices`)."""
+        """The one device a user means by ``name`` (see :func:`match_devices`).
+
+        Parameters
+        ----------
+        name : str
+            A device id, name or alias as a user typed it (case-insensitive, at most 100 characters).
+        field_name : str, default ``"device"``
+            The input field the name came from, named in an error.
+
+        Returns
+        -------
+        Device
+            The single matching catalog entry.
+
+        Raises
+        ------
+        InputError
+            An empty, overlong or non-text name.
+        DeviceLookupError
+            No match (with close matches), several matches, or a match only by a word too short to choose by.
+        """
         if not isinstance(name, str) or not name.strip() or len(name) > 100:
             raise InputError(field_name, name, "a device id or name, such as 'Tesla P40' or 'h100-sxm5-80gb'")
         matches = match_devices(self, name)
@@ -87,9 +140,25 @@ class Catalog:
 
 
 def candidates(catalog: "Catalog", name: str, limit: int = 5) -> list[str]:
-    """Devices a name that matched none may have meant, best first: those sharing the most of its
-    meaningful words ("Radeon 7900" offers Radeons, never the Ryzen 7 2700 for its "7"), then
-    spelling neighbours."""
+    """Devices a name that matched none may have meant, best first.
+
+    Those sharing the most of its meaningful words come first ("Radeon 7900" offers Radeons, never
+    the Ryzen 7 2700 for its "7"), then spelling neighbours.
+
+    Parameters
+    ----------
+    catalog : Catalog
+        The catalog to search.
+    name : str
+        The name that matched no device.
+    limit : int, default 5
+        Most names to offer [1].
+
+    Returns
+    -------
+    list of str
+        Device names, at most ``limit``; empty where nothing is close.
+    """
     query = [q for q in _tokens(name) if _meaningful(q)]
     _, labels = _name_index(catalog)
     wanted = name.strip().lower()
@@ -156,19 +225,24 @@ def _devices_with_all_tokens(catalog: Catalog, query: list[str]) -> list[Device]
             if any(all(any(_token_matches(q, w) for w in words) for q in query) for words in labels[device.id])]
 
 
-def _all_names(catalog: Catalog) -> list[str]:
-    names: dict[str, None] = {}
-    for device in catalog:
-        names.update(dict.fromkeys([device.id, device.name.lower(), *(a.lower() for a in device.aliases)]))
-    return list(names)
-
-
 def match_devices(catalog: Catalog, name: str) -> list[Device]:
     """Devices a name can mean: an exact id, name or alias first, else whole-word matches.
 
     Matching is case-insensitive and by whole words, so "A10" means the A10 and not the A100
     or A10G, while "H100 SXM" finds the "H100 SXM5 80GB". A name must contain a meaningful
     word (see :func:`_meaningful`): "7" or "{{7*7}}" match nothing, though "Ryzen 7" does.
+
+    Parameters
+    ----------
+    catalog : Catalog
+        The catalog to search.
+    name : str
+        A device id, name, alias or some of its words.
+
+    Returns
+    -------
+    list of Device
+        Every device the name can mean (one for an exact id, name or alias); empty for none.
     """
     wanted = name.strip().lower()
     if wanted in catalog.devices:
@@ -224,7 +298,7 @@ class CatalogFileErrors(CatalogError):
         self.problems = problems
 
 
-def _problems(data: dict) -> list[str]:
+def _problems(data: dict[str, object]) -> list[str]:
     """Every problem of a catalog file's data: its own keys, each entry's fields and units, and each
     source key that the file's ``sources`` lacks."""
     problems = [f"field {key}: extra field, not allowed (a file has 'sources' and 'devices')"
@@ -249,17 +323,17 @@ def _problems(data: dict) -> list[str]:
     return problems
 
 
-def _location(location) -> str:
+def _location(location: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in location) or "(whole entry)"
 
 
-def _with_citations(parsed: CatalogFile, data: dict) -> CatalogFile:
+def _with_citations(parsed: CatalogFile, data: dict[str, object]) -> CatalogFile:
     """The file's devices with every source key replaced by its full citation."""
     return CatalogFile.model_validate({"sources": parsed.sources, "devices": cited(data["devices"], parsed.sources)})
 
 
 def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None,
-           prices: list[Path] = ()) -> Catalog:
+           prices: Sequence[Path] = ()) -> Catalog:
     devices = dict(base.devices) if base else {}
     origin = dict(base.origin) if base else {}
     sources = dict(base.sources) if base else {}
@@ -300,7 +374,8 @@ def _builtin() -> Catalog:
         key = key_of(pydantic.VERSION, [file_stamp(path) for path in (*files, *prices, *code)])
     except OSError:
         return _merge(files, allow_override=False, prices=prices)
-    return cached("catalog", key, lambda: _keyed(_merge(files, allow_override=False, prices=prices)))
+    catalog: Catalog = cached("catalog", key, lambda: _keyed(_merge(files, allow_override=False, prices=prices)))
+    return catalog
 
 
 def _keyed(catalog: Catalog) -> Catalog:
@@ -312,15 +387,36 @@ def _keyed(catalog: Catalog) -> Catalog:
 
 
 def catalog_template() -> str:
-    """A commented user catalog with one entry (``catalog/templates/device.yaml``) to fill in; it
-    loads as it stands."""
+    """A commented user catalog with one entry to fill in (``catalog/templates/device.yaml``).
+
+    It loads as it stands, so a user can copy it and change the figures.
+
+    Returns
+    -------
+    str
+        The template's YAML text.
+    """
     return (builtin_catalog_dir() / "templates" / "device.yaml").read_text(encoding="utf-8")
 
 
-def load_catalog(user_file: str | os.PathLike | None = None) -> Catalog:
+def load_catalog(user_file: str | os.PathLike[str] | None = None) -> Catalog:
     """The built-in catalog, plus a user file that adds or overrides devices by id.
 
-    ``user_file`` defaults to the ``SIZER_CATALOG`` environment variable.
+    Parameters
+    ----------
+    user_file : str or os.PathLike, optional
+        A user catalog file (same schema as the built-in files); defaults to the ``SIZER_CATALOG``
+        environment variable, and to none where that is unset.
+
+    Returns
+    -------
+    Catalog
+        The devices with their files and citations; the built-in one (cached) where no user file is given.
+
+    Raises
+    ------
+    CatalogError
+        A user file that does not exist or breaks the schema (every problem listed at once).
     """
     builtin = _builtin()
     user_file = user_file or os.environ.get(CATALOG_ENV) or None

@@ -32,12 +32,41 @@ class PriceFile(Strict):
 
 
 def price_files(directory: Path) -> list[Path]:
-    """The price files of a catalog directory, in name order."""
+    """The price files of a catalog directory, in name order.
+
+    Parameters
+    ----------
+    directory : Path
+        A catalog folder; its files are in ``prices/*.yaml``.
+
+    Returns
+    -------
+    list of Path
+        The price files, sorted by name (empty where there is no ``prices/`` folder).
+    """
     return sorted((directory / "prices").glob("*.yaml"))
 
 
 def read_price_file(path: Path) -> PriceFile:
-    """A price file checked, every source key replaced by its citation; every problem at once."""
+    """A price file checked, every source key replaced by its citation.
+
+    Every problem of the file (units, unknown source keys, schema) is reported at once.
+
+    Parameters
+    ----------
+    path : Path
+        A price file (``sources`` and ``devices``: id -> prices).
+
+    Returns
+    -------
+    PriceFile
+        The file's prices by device id, with full citations as sources.
+
+    Raises
+    ------
+    CatalogError
+        A file that cannot be read, is not a mapping, or breaks the schema; the message lists each problem.
+    """
     try:
         data = load_yaml(path, "catalog", MAX_PRICE_FILE_BYTES)
     except InputError as error:
@@ -59,8 +88,28 @@ def read_price_file(path: Path) -> PriceFile:
 
 
 def with_prices(devices: dict[str, Device], path: Path) -> dict[str, Device]:
-    """``devices`` with one price file's offers and quotes added (a device's own purchase price is kept;
-    the file's stands in where it has none). An id the catalog lacks is an error naming it."""
+    """``devices`` with one price file's offers and quotes added.
+
+    A device's own purchase price is kept; the file's stands in where it has none, and is added to
+    ``purchase_prices`` otherwise.
+
+    Parameters
+    ----------
+    devices : dict of str to Device
+        Catalog devices by id.
+    path : Path
+        A price file (:func:`read_price_file`).
+
+    Returns
+    -------
+    dict of str to Device
+        A new mapping with the priced devices replaced; ``devices`` is unchanged.
+
+    Raises
+    ------
+    CatalogError
+        The file is broken, or names an id the catalog lacks.
+    """
     parsed = read_price_file(path)
     unknown = sorted(set(parsed.devices) - set(devices))
     if unknown:

@@ -8,16 +8,19 @@ that a typo in a user file is an error, not a silently ignored value.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import pint
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from sizer.choices import Precision
 from sizer.errors import InputError
 from sizer.units import Quantity, parse_quantity
 
-Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
-PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
+# The one precision vocabulary (sizer.choices); a catalog states peaks for stored precisions, every one but
+# `mixed`, which each device resolves to one of these.
+PRECISIONS: tuple[Precision, ...] = tuple(p for p in Precision if p is not Precision.MIXED)
 DeviceKind = Literal["gpu", "cpu", "accelerator"]
 
 _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -42,10 +45,28 @@ SI_UNITS = {"": "", "[frequency]": "Hz", "[information]": "B", "[information]/[t
 class Figure(Strict):
     """A catalog figure written as text with its unit, read once into a number (:meth:`si`)."""
 
-    _si: dict = PrivateAttr(default_factory=dict)  # (text, dimension, default unit) -> the figure in SI_UNITS
+    _si: dict[tuple[str | int | float, str, str | None], float] = PrivateAttr(default_factory=dict)
+    # (text, dimension, default unit) -> the figure in SI_UNITS
+    if TYPE_CHECKING:  # every figure has a value; each kind declares its own type (a price is text only)
+        value: str | int | float
 
-    def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity:
-        """The figure as a quantity of ``dimension`` (in its :data:`SI_UNITS` unit); ``field`` names an error."""
+    def quantity(self, field: str, dimension: str, default_unit: str | None = None) -> pint.Quantity[Any]:
+        """The figure as a quantity of ``dimension``, in its :data:`SI_UNITS` unit.
+
+        Parameters
+        ----------
+        field : str
+            The field's name, for an error.
+        dimension : str
+            Its pint dimensionality, e.g. ``"[frequency]"``; one outside :data:`SI_UNITS` is parsed each time.
+        default_unit : str, optional
+            The unit of a bare number.
+
+        Returns
+        -------
+        pint.Quantity
+            The figure, e.g. a clock [Hz] or a bandwidth [B/s].
+        """
         unit = SI_UNITS.get(dimension.replace(" ", ""))
         if unit is None:
             return parse_quantity(field, self.value, dimension, default_unit=default_unit)
@@ -219,9 +240,23 @@ class Device(Strict):
             self._key = self.model_dump_json()
         return self._key
 
-    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> "Device":
-        """A copy; one with other figures works its key out anew (pydantic copies private
-        attributes, and a kept key would let every keyed cache answer for the original)."""
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> "Device":
+        """A copy; one with other figures works its key out anew.
+
+        pydantic copies private attributes, and a kept key would let every keyed cache answer for the original.
+
+        Parameters
+        ----------
+        update : Mapping, optional
+            Fields to replace in the copy (not validated, as in pydantic).
+        deep : bool, default False
+            Whether to copy nested values too.
+
+        Returns
+        -------
+        Device
+            The copy.
+        """
         copy = super().model_copy(update=update, deep=deep)
         if update:
             copy._key = None
@@ -260,6 +295,14 @@ class Device(Strict):
     cloud_prices: list[CloudPrice] = []
     notes: str | None = None
 
+    @field_validator("peaks", "unsupported_precisions")
+    @classmethod
+    def _stored_precisions_only(cls, named: dict[Precision, Sourced] | list[Precision]
+                                ) -> dict[Precision, Sourced] | list[Precision]:
+        if Precision.MIXED in named:
+            raise ValueError("'mixed' is resolved per device, not a stored precision: name fp32, bf16, fp16 ...")
+        return named
+
     @field_validator("aliases", mode="before")
     @classmethod
     def _aliases_as_text(cls, aliases: object) -> object:
@@ -286,7 +329,13 @@ class Device(Strict):
         return self
 
     def sourced_fields(self) -> dict[str, Sourced]:
-        """Every sourced figure of the entry by its dotted path, to check sources and units."""
+        """Every sourced figure of the entry by its dotted path, to check sources and units.
+
+        Returns
+        -------
+        dict of str to Sourced
+            The figures that are present, keyed e.g. ``"boost_clock"``, ``"peaks.bf16"``, ``"interconnect.bandwidth"``.
+        """
         fields: dict[str, Sourced] = {}
         for name in ("fp32_cores", "cores", "threads", "base_clock", "boost_clock", "all_core_clock", "memory",
                      "memory_bandwidth", "tdp", "int8_peak"):
@@ -378,10 +427,10 @@ FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
 PEAK_DIMENSION = ("[computation] / [time]", None)
 
 
-def _figures(raw: dict) -> list[tuple[str, object, str | None, str | None]]:
+def _figures(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None, str | None]]:
     """(path, figure, dimension, default unit) of every sourced figure, price and citation of a raw
     entry; dimension None: a citation only (the CPU vector description)."""
-    figures: list = []
+    figures: list[tuple[str, object, str | None, str | None]] = []
     for name, (dimension, default) in FIELD_DIMENSIONS.items():
         if "." not in name:
             figures.append((name, raw.get(name), dimension, default))
@@ -403,13 +452,27 @@ def _figures(raw: dict) -> list[tuple[str, object, str | None, str | None]]:
                     for i, price in enumerate(prices) if isinstance(price, dict)]
     figures.append(("vector", raw.get("vector"), None, None))
     figures.append(("efficiency", raw.get("efficiency"), None, None))
-    return [f for f in figures if isinstance(f[1], dict)]
+    return [(path, figure, dimension, default) for path, figure, dimension, default in figures
+            if isinstance(figure, dict)]
 
 
-def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
-    """Every figure of a raw catalog entry with the wrong unit, and every source key the file's
-    ``sources`` lacks, one line each naming the field; checked on the raw entry so that they are
-    reported together with its other problems."""
+def figure_problems(raw: dict[str, Any], sources: dict[str, str]) -> list[str]:
+    """Every figure of a raw catalog entry with the wrong unit, and every source key the file lacks.
+
+    Checked on the raw entry (before the schema), so that they are reported together with its other problems.
+
+    Parameters
+    ----------
+    raw : dict
+        One device entry (or a price file's entry) as read from YAML.
+    sources : dict of str to str
+        The file's ``sources``: short key -> citation.
+
+    Returns
+    -------
+    list of str
+        One line per problem, each naming the field; empty for a sound entry.
+    """
     problems = []
     for path, figure, dimension, default in _figures(raw):
         value = figure.get("value")
@@ -425,9 +488,16 @@ def figure_problems(raw: dict, sources: dict[str, str]) -> list[str]:
 
 
 def read_figures(device: Device) -> None:
-    """Parse every sourced figure and price of a device into SI units once (:meth:`Figure.si`), and
-    work out its key, so that no later use parses text or writes the entry out; called as the catalog
-    is loaded, before it is kept in the disk cache."""
+    """Parse every sourced figure and price of a device into SI units once (:meth:`Figure.si`), and work out its key.
+
+    So that no later use parses text or writes the entry out; called as the catalog is loaded, before it
+    is kept in the disk cache.
+
+    Parameters
+    ----------
+    device : Device
+        A checked catalog entry; its private caches are filled in place.
+    """
     for path, sourced in device.sourced_fields().items():
         dimension, default = PEAK_DIMENSION if path.startswith("peaks.") else FIELD_DIMENSIONS[path]
         sourced.si(path, dimension, default)
@@ -447,8 +517,21 @@ __all__ = ["CatalogFile", "CloudPrice", "Confidence", "CpuVector", "Fabric", "Of
            "PRECISIONS", "Precision", "Price", "SI_UNITS", "Sourced", "figure_problems", "read_figures"]
 
 
-def cited(node, sources: dict):
-    """``node`` (a catalog or price file's raw data) with every ``source`` key replaced by its full citation."""
+def cited(node: object, sources: dict[str, str]) -> object:
+    """``node`` (a catalog or price file's raw data) with every ``source`` key replaced by its full citation.
+
+    Parameters
+    ----------
+    node : object
+        Raw YAML data: mappings, lists and scalars.
+    sources : dict of str to str
+        The file's ``sources``: short key -> citation.
+
+    Returns
+    -------
+    object
+        A copy of ``node``; a ``source`` that is not a key of ``sources`` raises KeyError.
+    """
     if isinstance(node, dict):
         return {k: (sources[v] if k == "source" and isinstance(v, str) else cited(v, sources)) for k, v in node.items()}
     if isinstance(node, list):

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
-from sizer.inference.simulate import Replica, SimulationResult, simulate
+import numpy as np
+import numpy.typing as npt
+
+from sizer.inference.sim_metrics import WARMUP_SHARE, SimulationResult
+from sizer.inference.simulate import Replica, simulate
 from sizer.inference.traffic import Lengths, Load
 
 SEARCH_STEPS = 8  # bisection halvings: the rate to within 0.4 % of the saturated throughput
@@ -31,15 +36,28 @@ TAIL_SAMPLES = 6
 MIN_REQUESTS, MAX_REQUESTS = 200, 3000
 
 
-def percentile_interval(values, percentile: float, z: float = 1.96) -> tuple[float, float] | None:
+def percentile_interval(values: npt.ArrayLike, percentile: float, z: float = 1.96) -> tuple[float, float] | None:
     r"""The order-statistic interval of the ``percentile`` [%] of ``values`` at about 95 % confidence (``z``):
     ranks :math:`n q \pm z \sqrt{n q (1 - q)}` of the sorted values (distribution-free); None without values.
+
+    Parameters
+    ----------
+    values : array_like
+        The sample, e.g. measured latencies [s]; any order.
+    percentile : float
+        The percentile whose interval is wanted [%], e.g. 99.
+    z : float
+        Standard-normal quantile of the confidence [1]: 1.96 for about 95 %.
+
+    Returns
+    -------
+    tuple of (float, float) or None
+        The lower and upper sample values bounding the percentile [unit of ``values``]; None for an
+        empty sample.
 
     >>> percentile_interval(list(range(1, 1001)), 50.0)
     (469.0, 531.0)
     """
-    import numpy as np
-
     x = np.sort(np.asarray(values, dtype=float))
     n = len(x)
     if n == 0:
@@ -54,13 +72,45 @@ def simulated_requests(percentile: float) -> int:
     """Requests simulated per run for an SLO at ``percentile`` [%] [1]: :data:`TAIL_SAMPLES` measured requests
     beyond it (the warm-up tenth not measured), between :data:`MIN_REQUESTS` and :data:`MAX_REQUESTS`.
 
+    Parameters
+    ----------
+    percentile : float
+        The SLO's percentile [%], e.g. 99: the higher, the more requests are needed to see its tail.
+
+    Returns
+    -------
+    int
+        Requests to simulate [1].
+
     >>> simulated_requests(99.0), simulated_requests(90.0)
     (667, 200)
     """
-    from sizer.inference.simulate import WARMUP_SHARE
-
     tail = max(1.0 - percentile / 100.0, 1e-4)
     return int(min(max(math.ceil(TAIL_SAMPLES / tail / (1.0 - WARMUP_SHARE)), MIN_REQUESTS), MAX_REQUESTS))
+
+
+class LatencyPercentiles(Protocol):
+    """What an SLO is checked against: a simulated run, or a disaggregated split's combined latencies."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every request finished."""
+
+    def percentile(self, name: str, q: float) -> float:
+        """The ``q``-th percentile of the ``name`` latencies.
+
+        Parameters
+        ----------
+        name : str
+            ``"ttft"``, ``"tpot"`` or ``"e2e"``.
+        q : float
+            Percentile [%].
+
+        Returns
+        -------
+        float
+            Seconds [s]; inf where the run did not finish or measured nothing.
+        """
 
 
 @dataclass(frozen=True)
@@ -74,10 +124,22 @@ class Slo:
 
     @property
     def any(self) -> bool:
+        """Whether any limit is set (without one, the saturated throughput is the capacity)."""
         return any(v is not None for v in (self.ttft, self.tpot, self.e2e))
 
-    def met(self, result: SimulationResult) -> bool:
-        """Whether every limit holds at the percentile (an unfinished run meets none)."""
+    def met(self, result: LatencyPercentiles) -> bool:
+        """Whether every limit holds at the percentile (an unfinished run meets none).
+
+        Parameters
+        ----------
+        result : LatencyPercentiles
+            A simulated run (or a disaggregated split), with its latencies [s] per request.
+
+        Returns
+        -------
+        bool
+            True where the run finished and each set limit holds at :attr:`percentile`.
+        """
         if not result.complete:
             return False
         q = self.percentile
@@ -91,7 +153,26 @@ SATURATED_ROUNDS = 4  # requests per user in the saturated run: the middle of th
 def saturated(replica: Replica, lengths: Lengths, requests: int, seed: int = 0,
               rounds: int = SATURATED_ROUNDS) -> SimulationResult:
     """The replica kept full: a closed loop of more users than its batch slots, no think time; its
-    ``steady_*`` figures are the saturated throughput (the start and the drain left out)."""
+    ``steady_*`` figures are the saturated throughput (the start and the drain left out).
+
+    Parameters
+    ----------
+    replica : Replica
+        The deployment of one replica.
+    lengths : Lengths
+        Request lengths [tokens].
+    requests : int
+        Requests to simulate at least [1].
+    seed : int
+        Seed of the random lengths and arrivals [1].
+    rounds : int
+        Requests per user at least [1], so the middle of the run is steady.
+
+    Returns
+    -------
+    SimulationResult
+        The run; its ``steady_*`` figures are the replica's saturated throughput.
+    """
     users = int(replica.max_batch * 1.25) + 1
     return simulate(replica, Load(users=users), lengths, requests=max(requests, rounds * users), seed=seed)
 
@@ -110,6 +191,12 @@ def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, 
         Limits [s] at a percentile [%]; without any, the saturated throughput is the capacity.
     requests : int
         Requests per simulation [1].
+    seed : int
+        Seed of the random lengths and arrivals [1].
+    steps : int
+        Bisection halvings of the rate [1] (:data:`SEARCH_STEPS`: within 0.4 % of the saturated throughput).
+    full : SimulationResult or None
+        The saturated run, where already simulated (None: simulate it).
 
     Returns
     -------
@@ -141,7 +228,28 @@ def max_rate(replica: Replica, lengths: Lengths, slo: Slo, requests: int = 600, 
 
 def max_users(replica: Replica, lengths: Lengths, slo: Slo, think_time: float, requests: int = 600,
               seed: int = 0) -> int:
-    """The most closed-loop users [1] one replica serves within ``slo`` (at least 0)."""
+    """The most closed-loop users [1] one replica serves within ``slo`` (at least 0), by doubling then bisection.
+
+    Parameters
+    ----------
+    replica : Replica
+        The deployment of one replica.
+    lengths : Lengths
+        Request lengths [tokens].
+    slo : Slo
+        Limits [s] at a percentile [%].
+    think_time : float
+        Each user's pause between an answer and the next request [s].
+    requests : int
+        Requests per simulation at least [1] (three per user where more).
+    seed : int
+        Seed of the random lengths [1].
+
+    Returns
+    -------
+    int
+        Users [1]; 0 where even one user misses the SLOs.
+    """
     def ok(users: int) -> bool:
         return slo.met(simulate(replica, Load(users=users, think_time=think_time), lengths,
                                 max(requests, 3 * users), seed))
@@ -184,6 +292,16 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
         Request lengths [tokens].
     slo : Slo
         Limits [s] at a percentile [%].
+    requests : int or None
+        Requests per simulation [1] (None: :func:`simulated_requests` for the SLO's percentile).
+    seed : int
+        Seed of the random lengths and arrivals [1].
+    full : SimulationResult or None
+        The replica's saturated run, where already simulated (None: simulate it).
+    replicas : int or None
+        A fixed number of replicas [1] to spread the load over (None: search the fewest that meet the SLOs).
+    steps : int
+        Bisection halvings of the per-replica rate [1].
 
     Returns
     -------
@@ -197,13 +315,14 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
     """
     requests = requests or simulated_requests(slo.percentile)
     rate_cap, full = max_rate(replica, lengths, slo, requests, seed, steps=steps, full=full)
+    users = load.users or 0  # a Load without a rate is a closed loop of users
     if full.kv_capacity <= 0:  # the cache holds not one request: no number of replicas serves anything
         run = simulate(replica, load if load.rate is not None else Load(users=load.users), lengths, MIN_REQUESTS, seed)
         return LoadAnswer(run, None, 0.0, 0 if load.users else None, False, math.inf, 0.0)
     if replicas is not None:  # a fixed number of replicas: the latency they give at this load
         share = (Load(rate=load.rate / replicas) if load.rate is not None else
-                 Load(users=math.ceil(load.users / replicas), think_time=load.think_time))
-        run = simulate(replica, share, lengths, requests if share.rate else max(requests, 3 * share.users), seed)
+                 Load(users=math.ceil(users / replicas), think_time=load.think_time))
+        run = simulate(replica, share, lengths, requests if share.rate else max(requests, 3 * (share.users or 0)), seed)
         met = slo.met(run) if slo.any else run.complete
         util = (load.rate / (replicas * rate_cap) if load.rate is not None and rate_cap > 0 else
                 run.request_rate / rate_cap if rate_cap > 0 else math.inf)
@@ -225,15 +344,16 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
     users_cap = (max_users(replica, lengths, slo, load.think_time, requests, seed) if slo.any
                  else replica.max_batch)
     if users_cap <= 0:
-        run = simulate(replica, load, lengths, max(requests, 3 * load.users), seed)
+        run = simulate(replica, load, lengths, max(requests, 3 * users), seed)
         return LoadAnswer(run, None, rate_cap, 0, False, math.inf, full.steady_output_tokens_per_s)
-    replicas = min(max(1, math.ceil(load.users / users_cap)), MAX_REPLICAS)
+    replicas = min(max(1, math.ceil(users / users_cap)), MAX_REPLICAS)
     for _ in range(MISSED_SLO_TRIES):
-        share = math.ceil(load.users / replicas)
-        run = simulate(replica, Load(users=share, think_time=load.think_time), lengths, max(requests, 3 * share), seed)
+        users_share = math.ceil(users / replicas)
+        run = simulate(replica, Load(users=users_share, think_time=load.think_time), lengths,
+                       max(requests, 3 * users_share), seed)
         met = slo.met(run) if slo.any else run.complete
         if met or replicas >= MAX_REPLICAS:
             break
         replicas += 1
-    return LoadAnswer(run, replicas if met else None, rate_cap, users_cap, met, load.users / (replicas * users_cap),
+    return LoadAnswer(run, replicas if met else None, rate_cap, users_cap, met, users / (replicas * users_cap),
                       full.steady_output_tokens_per_s)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from sizer.formulas.tco import PriceBasis, PriceUsed
+from sizer.inference.formats import WeightFormat
 from sizer.inference.under_load import ServingCostOut, LatencyOut, LoadOut
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
 
@@ -90,6 +91,18 @@ class InferenceRecommendResult(Model):
     load: LoadOut | None = None
 
 
-def unsupported_reason(fmt) -> str:
+def unsupported_reason(fmt: WeightFormat) -> str:
+    """Why a device cannot serve ``fmt``: no peak for a format that quantises activations, else no usable precision.
+
+    Parameters
+    ----------
+    fmt : WeightFormat
+        The weight format tried.
+
+    Returns
+    -------
+    str
+        The reason, for a rejected device.
+    """
     return (f"no {fmt.compute} peak in the catalog ({fmt.name} quantises activations too)" if fmt.activations
             else "no usable precision in the catalog")

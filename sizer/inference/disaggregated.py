@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizer.inference.capacity import Slo, max_rate
-from sizer.inference.simulate import Replica, SimulationResult, device_kv_bytes_per_token, simulate
+from sizer.inference.sim_metrics import SimulationResult
+from sizer.inference.simulate import Replica, device_kv_bytes_per_token, simulate
 from sizer.inference.traffic import Lengths, Load
 
 PREFILL_TTFT_SHARE = 0.9  # of the TTFT limit (less the transfer) the prefill pool is sized within; the rest: decode admission
@@ -55,13 +56,40 @@ class SplitAnswer:
     slo_met: bool = False
 
     def percentile(self, name: str, q: float) -> float:
+        """The ``q``-th percentile of the combined ``name`` latencies across both pools; inf without any.
+
+        Parameters
+        ----------
+        name : str
+            ``"ttft"``, ``"tpot"`` or ``"e2e"``.
+        q : float
+            Percentile [%].
+
+        Returns
+        -------
+        float
+            Seconds [s].
+        """
         values = getattr(self, name)
         return float(np.percentile(values, q)) if len(values) else math.inf
 
 
 def kv_transfer_seconds(replica: Replica, prompt: float) -> float:
     """Seconds to send a ``prompt``-token KV cache from a prefill to a decode replica: each of its
-    devices sends its share, over the node link where two replicas fit a node, else the network."""
+    devices sends its share, over the node link where two replicas fit a node, else the network.
+
+    Parameters
+    ----------
+    replica : Replica
+        A replica of either pool (the same devices and split send and receive).
+    prompt : float
+        Prompt tokens whose KV cache is sent [tokens].
+
+    Returns
+    -------
+    float
+        Seconds [s]: the bytes over the link's bandwidth plus its latency.
+    """
     table, d = replica.table, replica.device
     per_device = prompt * device_kv_bytes_per_token(replica, prompt)
     inside = 2 * replica.count <= table.devices_per_node[d]
@@ -69,7 +97,8 @@ def kv_transfer_seconds(replica: Replica, prompt: float) -> float:
     return float(per_device / bandwidth + latency)
 
 
-def _combined(prefill: SimulationResult, decode: SimulationResult, transfer: float):
+def _combined(prefill: SimulationResult, decode: SimulationResult,
+              transfer: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per request across the pools (both ran the same requests in the same order)."""
     n = min(len(prefill.ttft), len(decode.ttft))
     ttft = prefill.ttft[:n] + transfer + decode.ttft[:n]
@@ -91,6 +120,12 @@ def serve_disaggregated(replica: Replica, load: Load, lengths: Lengths, slo: Slo
         Request lengths [tokens].
     slo : Slo
         Limits [s] at a percentile [%].
+    requests : int
+        Requests per simulation [1].
+    steps : int
+        Bisection halvings of each pool's rate [1].
+    seed : int
+        Seed of the random lengths and arrivals [1].
 
     Returns
     -------
@@ -102,6 +137,8 @@ def serve_disaggregated(replica: Replica, load: Load, lengths: Lengths, slo: Slo
     ----------
     docs/references.md [zhong2024distserve], [patel2024splitwise].
     """
+    rate = load.rate
+    assert rate is not None, "a closed loop is not split"  # callers split only a Poisson rate
     prefill = dataclasses.replace(replica, phase="prefill")
     decode = dataclasses.replace(replica, phase="decode")
     transfer = kv_transfer_seconds(replica, lengths.mean()[0])
@@ -115,10 +152,10 @@ def serve_disaggregated(replica: Replica, load: Load, lengths: Lengths, slo: Slo
     d_rate, _ = max_rate(decode, lengths, decode_slo, requests, seed, steps=steps)
     if p_rate <= 0 or d_rate <= 0:
         return None
-    p, d = (max(1, math.ceil(load.rate / r - 1e-9)) for r in (p_rate, d_rate))
+    p, d = (max(1, math.ceil(rate / r - 1e-9)) for r in (p_rate, d_rate))
     for _ in range(GROWTH_TRIES + 1):
-        p_run = simulate(prefill, Load(rate=load.rate / p), lengths, requests, seed)
-        d_run = simulate(decode, Load(rate=load.rate / d), lengths, requests, seed)
+        p_run = simulate(prefill, Load(rate=rate / p), lengths, requests, seed)
+        d_run = simulate(decode, Load(rate=rate / d), lengths, requests, seed)
         answer = SplitAnswer(p, d, transfer, p_rate, d_rate, *_combined(p_run, d_run, transfer), d_run,
                              p_run.complete and d_run.complete)
         if slo.met(answer):

@@ -9,10 +9,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import ConfigDict, Field
 
+from sizer.choices import KvCache, KvCacheName
+from sizer.inference.formats import WeightsName
+from sizer.runtimes import RuntimeName
 from sizer.datafile import load_yaml
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
@@ -41,14 +45,32 @@ from sizer.workloads.registry import checkpoint_weights, decoder_for_params, res
 from sizer.workloads.source import Source
 from sizer.memo import registered_cache
 
+if TYPE_CHECKING:  # names for annotations only
+    from sizer.engine.devices import DeviceTable
+    from sizer.inference.capacity import Slo
+    from sizer.inference.serving import ServingArrays
+    from sizer.inference.traffic import Lengths, Load
+    from sizer.runtimes.runtime import Runtime
+
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 MAX_TOKENS = 10_000_000
 
 
 @registered_cache()
-def speed_spread() -> dict:
-    """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml)."""
-    return load_yaml(SPREAD_FILE, "error_spread")["speed"]
+def speed_spread() -> dict[str, Any]:
+    """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml).
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    dict
+        ``low`` and ``high`` [1]: the expected speed times these bound the range; ``source``: where they were fitted.
+    """
+    spread: dict[str, Any] = load_yaml(SPREAD_FILE, "error_spread")["speed"]
+    return spread
 
 
 class ServedModel(LoadFields, RequestModel):
@@ -56,17 +78,16 @@ class ServedModel(LoadFields, RequestModel):
 
     model: Source | None = Field(None, description="architecture by name, or a config.json path (CLI)")
     params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
-    weights: str | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
+    weights: WeightsName | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
                                 "checkpoint is stored in: bf16, or mxfp4 for gpt-oss)")
-    kv_cache: str = Field("fp16", max_length=10, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
     gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "
                                                                         "host CPU (llama.cpp --n-gpu-layers; default: all)")
     host_cpu: str | None = Field(None, max_length=100, description="the catalog CPU that runs offloaded layers "
                                                                    "(default: Ryzen 9 7950X, a DDR5 desktop)")
-    host_memory: str | dict | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
+    host_memory: str | dict[str, Any] | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
                                                              "against the offloaded layers' weights and KV cache "
                                                              "(default: the host CPU's in the catalog)")
 
@@ -77,6 +98,8 @@ class InferenceRequest(ServedModel):
         {"params": "7B", "device": "RTX 4090", "weights": "q4_k_m", "batch": 1}]})
 
     device: str | None = Field(None, max_length=100, description="the device (or give have)")
+    # here, not on ServedModel: a recommendation's kv_cache may be None (searched), an estimate's is a format
+    kv_cache: KvCacheName = Field(KvCache.FP16, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
     count: int = Field(1, ge=1, le=1024, description="devices, tensor parallel")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only")
@@ -84,11 +107,11 @@ class InferenceRequest(ServedModel):
     devices: list[str] | None = Field(None, min_length=2, max_length=16, description="unequal devices of one machine "
                                       "(e.g. ['RTX 3090', 'RTX 4090']): layers split over them in proportion to their "
                                       "memory, as llama.cpp does; instead of device and count")
-    runtime: str | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
+    runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
                                                            "conversation's earlier turns; llama-bench -d)")
-    rent_price: str | dict | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
+    rent_price: str | dict[str, Any] | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
     pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
                              "plus energy) or any (rent, else buy); the cost says its price_basis")
 
@@ -133,7 +156,18 @@ class InferenceResult(Model):
 
 def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]:
     """The weight format asked for, or else the one the model's published checkpoint is stored in
-    (bf16 where the catalog names none), said as an assumption."""
+    (bf16 where the catalog names none), said as an assumption.
+
+    Parameters
+    ----------
+    request : ServedModel
+        Its ``weights`` (a format name, or None) and ``model``.
+
+    Returns
+    -------
+    tuple of (WeightFormat, list of Assumption)
+        The format, and the assumption saying why where it was not given (else none).
+    """
     if request.weights is not None:
         return weight_format(request.weights), []
     name = checkpoint_weights(request.model) or "bf16"
@@ -144,7 +178,19 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
 
 
 def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assumption]]:
-    """The architecture a request names (a model, or a decoder shaped from a parameter count)."""
+    """The architecture a request names (a model, or a decoder shaped from a parameter count).
+
+    Parameters
+    ----------
+    request : ServedModel
+        Exactly one of ``model`` (a name or config.json) and ``params`` (a parameter count [1], e.g. '7B').
+
+    Returns
+    -------
+    tuple of (Architecture, list of Assumption)
+        The architecture and the assumption describing it; InputError naming ``model`` where both or
+        neither are given.
+    """
     if (request.model is None) == (request.params is None):
         raise InputError("model", request.model, "either a model or a parameter count (params), not both")
     if request.model is not None:
@@ -186,7 +232,25 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
     """USD per device-hour of the ``pricing`` asked (given, an offer that runs ``count`` devices, or the
     amortised purchase), its basis, and where it comes from: the one price function,
     :func:`sizer.formulas.tco.hourly_price`. By default a rent: a cost per token is quoted at a price
-    someone charges unless buy or any is asked."""
+    someone charges unless buy or any is asked.
+
+    Parameters
+    ----------
+    device : Device
+        The device priced.
+    given : object
+        A price per device-hour the user gave, e.g. '2.5 USD/hour' [USD/hour]; None: the catalog's.
+    pricing : str
+        ``rent``, ``buy`` (amortised purchase plus energy) or ``any`` (rent, else buy).
+    count : int
+        Devices the offer must run [1].
+
+    Returns
+    -------
+    tuple of (float or None, str or None, Assumption)
+        USD per device-hour [USD/hour] (None where unknown), its basis (``rent`` or ``buy``), and the
+        assumption naming the price and its source.
+    """
     price = hourly_price(device, given=given, pricing=pricing, count=count)
     name = "rent price" if pricing == "rent" else "price"
     if price.hourly is None:
@@ -196,7 +260,27 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
                                                                                        source=price.source)
 
 
-def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) -> list[Assumption]:
+def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTable, i: int) -> list[Assumption]:
+    """What the serving model assumed for one device of ``table``: weights, KV cache, decode, prefill,
+    efficiencies, the range, the runtime reserve and activations, and where they apply the compute
+    precision, sliding window, experts and a context beyond the model's.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model served.
+    case : ServingCase
+        Its formats and lengths [tokens].
+    table : DeviceTable
+        The devices' rates (:func:`sizer.inference.serving.serving_table`).
+    i : int
+        The device's row in ``table`` [1].
+
+    Returns
+    -------
+    list of Assumption
+        In the order shown, the conditional ones (compute precision, sliding window, experts, context) last.
+    """
     fmt = case.weights
     s = speed_spread()
     notes = [
@@ -243,8 +327,21 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table, i: int) ->
     return notes
 
 
-def refused_format(fmt, device: Device) -> str:
-    """Why a weight-and-activation format cannot run on a device (it has no such peak in the catalog)."""
+def refused_format(fmt: WeightFormat, device: Device) -> str:
+    """Why a weight-and-activation format cannot run on a device (it has no such peak in the catalog).
+
+    Parameters
+    ----------
+    fmt : WeightFormat
+        A format that quantises activations too (fp8, w8a8, nvfp4 ...).
+    device : Device
+        The device that has no peak for it.
+
+    Returns
+    -------
+    str
+        What to give instead, as the ``expected`` part of an InputError.
+    """
     return (f"a format {device.name} computes: the catalog has no {fmt.compute} peak for it, which {fmt.name} "
             "(weights and activations quantised) needs; weight-only formats (int8, int4, awq-int4-g128, q4_k_m) "
             "run at its 16-bit rate")
@@ -253,25 +350,91 @@ def refused_format(fmt, device: Device) -> str:
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
     """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model;
     with a rate or users, also latency percentiles, capacity and replicas under continuous batching.
-    (The facade adds what would make it fit where it does not.)"""
+    (The facade adds what would make it fit where it does not.)
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The model (or a parameter count), its weight and KV-cache formats, the device and count (or unequal
+        devices, or hardware on hand), the batch [sequences], prompt and output lengths [tokens]; with a
+        rate [1/s] or users, the load and its SLOs.
+    catalog : Catalog or None
+        Where the devices are looked up (default: the built-in catalog).
+
+    Returns
+    -------
+    InferenceResult
+        Speeds as ranges [tokens/s], times [ms], memory per device [GB], cost per million output tokens
+        [USD] and energy per output token [J], with the assumptions behind them.
+    """
     catalog = catalog if catalog is not None else load_catalog()
-    if request.devices is not None:
-        if request.device is not None or request.count != 1:
-            raise InputError("devices", request.devices, "the devices alone (not with device or count)")
-        request = request.model_copy(update={"device": request.devices[0], "count": 1, "split": "layer"})
+    served = _resolve(request, catalog)
+    ev = _evaluate(served, catalog)
+    request, device, a = served.request, served.device, ev.a
+    total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
+                                          a.decode_seconds)[0])
+    price, price_basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
+    tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
+    cost = None
+    if price is not None and price_basis is not None and a.fits[0]:  # a setup that does not fit serves nothing
+        per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
+        cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, price_basis, speed_spread())
+    energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
+              if tdp is not None else None)
+    turn = compute_bound_batch(ev.case, ev.table, 0, request.count, host=served.host)
+    assumptions = _static_assumptions(served, ev, price_note, tdp)
+    if ev.per_device is not None:  # no cost or energy summed over unequal devices
+        cost = energy = None
+    fields = _static_fields(served, ev, total, turn, cost, energy)
+    if served.load is None:
+        return InferenceResult(**fields, assumptions=assumptions)
+    return _answer_under_load(served, ev, fields, assumptions, tdp)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Served:
+    """A request resolved at the boundary: what is served, on what, under which load and runtime."""
+
+    request: InferenceRequest  # unequal devices rewritten as the first device, count 1, a layer split
+    device: Device  # under a local runtime, with only the memory its GPU may wire
+    arch: Architecture
+    fmt: WeightFormat
+    kv: float  # B per KV-cache value
+    load: Load | None  # None: one static batch
+    lengths: Lengths
+    slo: Slo
+    split: str  # "tensor" or "layer"
+    host: DeviceTable | None  # the host CPU that runs offloaded layers; None: every layer on the devices
+    local: Runtime | None  # a local runtime (llama.cpp, MLX); None: a serving runtime or the data-centre model
+    table: DeviceTable
+    notes: list[Assumption]  # the model and its format
+    local_notes: list[Assumption]
+    offload_notes: list[Assumption]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Evaluated:
+    """The engine's answer for one deployment: the case, its arrays and the times [s] they give."""
+
+    case: ServingCase
+    a: ServingArrays
+    table: DeviceTable
+    prefill: float  # time to first token [s]
+    step: float  # one decode step [s]
+    step_limit: float  # the decode step at the datasheet bandwidth [s]; 0: no limit known
+    per_device: list[DeviceShare] | None  # unequal devices: each one's layers and memory
+
+
+def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
+    """Parse and check the request: the model, formats, load, split, host and runtime, refusing what cannot run."""
+    request = _unequal_devices(request)
     device = catalog.find(require_device(request))
     arch, notes = served_architecture(request)
     fmt, format_notes = served_format(request)
-    notes = notes + format_notes
     kv = kv_cache_bytes_per_value(request.kv_cache)
     load, lengths, slo = parse_load(request)
     split = default_split(request, fmt)
-    if split == "tensor":
-        check_tensor_ranks(request.count, arch)
-    if split == "layer" and request.count > arch.layers:
-        raise InputError("count", request.count, f"at most {arch.layers} devices: a layer split gives each at least one layer")
-    if request.prompt_len + request.output_len > MAX_TOKENS:
-        raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
+    _check_lengths_and_split(request, arch, split)
     host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, catalog,
                                        request.host_memory)
     if host is not None and load is not None:
@@ -293,128 +456,202 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         if fmt.activations:
             raise InputError("weights", request.weights, refused_format(fmt, device))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
-    case = ServingCase(arch, fmt, kv, request.prompt_len, request.output_len, split,
+    return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
+                   notes + format_notes, local_notes, offload_notes)
+
+
+def _unequal_devices(request: InferenceRequest) -> InferenceRequest:
+    """Unequal devices as the first of them, count 1, a layer split (each device's share comes later)."""
+    if request.devices is None:
+        return request
+    if request.device is not None or request.count != 1:
+        raise InputError("devices", request.devices, "the devices alone (not with device or count)")
+    return request.model_copy(update={"device": request.devices[0], "count": 1, "split": "layer"})
+
+
+def _check_lengths_and_split(request: InferenceRequest, arch: Architecture, split: str) -> None:
+    """Refuse a split the model cannot take and a prompt and output longer than sizer evaluates."""
+    if split == "tensor":
+        check_tensor_ranks(request.count, arch)
+    if split == "layer" and request.count > arch.layers:
+        raise InputError("count", request.count, f"at most {arch.layers} devices: a layer split gives each at least one layer")
+    if request.prompt_len + request.output_len > MAX_TOKENS:
+        raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
+
+
+def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
+    """The engine's times and memory for the request's batch on its devices."""
+    request, host, local = served.request, served.host, served.local
+    case = ServingCase(served.arch, served.fmt, served.kv, request.prompt_len, request.output_len, served.split,
                        request.gpu_layers if host is not None else None, depth=request.depth,
-                       **(runtime_memory(request, split) if host is None and local is None else {}))
-    a = evaluate_serving(case, table, 0, request.count, float(request.batch), host)
+                       **(runtime_memory(request, served.split) if host is None and local is None else {}))
+    a = evaluate_serving(case, served.table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
     # the decode step's bytes at the datasheet bandwidth: no step is faster (the range's optimistic end)
-    datasheet = device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")
-    step_limit = float(a.decode_memory[0]) * float(table.bandwidth[0]) / datasheet if host is None else 0.0
-    if local is not None and host is None and load is None:  # the prompt in micro-batches, one sequence after another
-        prefill = request.batch * prefill_seconds(arch, fmt, table, local.profile.ubatch, request.prompt_len,
-                                                  request.depth, kv)
+    datasheet = served.device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")
+    step_limit = float(a.decode_memory[0]) * float(served.table.bandwidth[0]) / datasheet if host is None else 0.0
+    if local is not None and host is None and served.load is None:  # the prompt in micro-batches, one sequence after another
+        prefill = request.batch * prefill_seconds(served.arch, served.fmt, served.table, local.profile.ubatch,
+                                                  request.prompt_len, request.depth, served.kv)
         a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]))
-    per_device = None
-    if request.devices is not None:  # unequal devices: each its share of the layers, the times summed
-        answer = split_layers(arch, [catalog.find(n, "devices") for n in request.devices], fmt, local.profile, case,
-                              request.batch)
-        prefill, step, per_device = answer.prefill_seconds, answer.decode_seconds, answer.shares
-        step_limit = 0.0  # no single-device limit for a chain of unequal devices
-        most = max(per_device, key=lambda d: d.memory.value / d.device_memory.value)
-        a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]), decode_seconds=np.asarray([step]),
-                                fits=np.asarray([answer.fits]), max_batch=np.asarray([answer.max_batch]),
-                                weights=np.asarray([most.weights_memory.value * unit_factor("GB", "B")]),
-                                kv_cache=np.asarray([most.kv_cache_memory.value * unit_factor("GB", "B")]))
-        table = dataclasses.replace(table, memory=np.asarray([most.device_memory.value * unit_factor("GB", "B")]))
-    total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
-                                          a.decode_seconds)[0])
-    price, price_basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
-    tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
-    s = speed_spread()
-    cost = None
-    if price is not None and a.fits[0]:  # a setup that does not fit serves nothing: no cost per token
-        per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
-        cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, price_basis, s)
-    energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
-              if tdp is not None else None)
-    turn = compute_bound_batch(case, table, 0, request.count, host=host)
-    gb = lambda b: QuantityOut.convert(float(np.asarray(b).ravel()[0]), "B", "GB")  # noqa: E731
-    energy_note = (Assumption(name="energy", value=f"TDP {tdp:g} W x {request.count} devices over the total tokens/s",
-                              source=device.tdp.source) if tdp is not None else
-                   Assumption(name="energy", value=f"not estimated: the catalog has no power figure for {device.name}",
-                              source="catalog tdp"))
-    if per_device is not None:
-        shares = ", ".join(f"{d.device} {d.layers} layers" for d in per_device)
-        local_notes.append(Assumption(name="layer split", value=f"{shares}: layers in proportion to each device's memory, "
-                                      "a token passes them in turn (each device's time for its own layers, summed); "
-                                      "memory and fit shown for the fullest device, every device in per_device; no "
-                                      "cost or energy per token (not summed over unequal devices)",
-                                      source="llama.cpp --split-mode layer, "
-                                      "--tensor-split (default: proportional to free memory)"))
+    evaluated = _Evaluated(case, a, served.table, prefill, step, step_limit, None)
+    if request.devices is not None:
+        return _over_unequal_devices(served, evaluated, catalog)
+    return evaluated
+
+
+def _over_unequal_devices(served: _Served, ev: _Evaluated, catalog: Catalog) -> _Evaluated:
+    """Unequal devices: each its share of the layers, the times summed; memory and fit of the fullest device."""
+    assert served.request.devices is not None and served.local is not None  # _resolve refuses devices without both
+    answer = split_layers(served.arch, [catalog.find(n, "devices") for n in served.request.devices], served.fmt,
+                          served.local.profile, ev.case, served.request.batch)
+    per_device = answer.shares
+    most = max(per_device, key=lambda d: d.memory.value / d.device_memory.value)
+    a = dataclasses.replace(ev.a, prefill_seconds=np.asarray([answer.prefill_seconds]),
+                            decode_seconds=np.asarray([answer.decode_seconds]),
+                            fits=np.asarray([answer.fits]), max_batch=np.asarray([answer.max_batch]),
+                            weights=np.asarray([most.weights_memory.value * unit_factor("GB", "B")]),
+                            kv_cache=np.asarray([most.kv_cache_memory.value * unit_factor("GB", "B")]))
+    table = dataclasses.replace(ev.table, memory=np.asarray([most.device_memory.value * unit_factor("GB", "B")]))
+    # no single-device limit for a chain of unequal devices
+    return _Evaluated(ev.case, a, table, answer.prefill_seconds, answer.decode_seconds, 0.0, per_device)
+
+
+def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption, tdp: float | None) -> list[Assumption]:
+    """What the static answer assumed, in the order shown: the model, the runtime, the fit, the serving model,
+    the depth, the split, the host, the runtime's memory, the price and the energy."""
+    request, device, a = served.request, served.device, ev.a
+    energy_note = _energy_note(device, request.count, tdp, unequal=ev.per_device is not None)
+    offload_notes = list(served.offload_notes)
+    if served.host is not None:
+        offload_notes.append(host_memory_note(float(np.asarray(a.host_memory).ravel()[0]), served.host))
+        if tdp is not None:
+            energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
+    local_notes = served.local_notes + _unequal_split_notes(ev.per_device)
     split_note = ([Assumption(name="layer split", value=f"layers split over {request.count} devices, each token passes "
                               "them in turn: per token the time of one device holding every layer (no tensor-parallel "
                               "collectives; the hop between devices neglected)", source="llama.cpp --split-mode layer "
-                              "(its default)")] if split == "layer" and request.count > 1 else [])
-    fit_note = ([] if a.memory[0] <= table.memory[0] else [Assumption(
-        name="does not fit", value=f"needs {float(a.memory[0]) / 1e9:.3g} GB per device of {float(table.memory[0]) / 1e9:.3g} GB: "
+                              "(its default)")] if served.split == "layer" and request.count > 1 else [])
+    fit_note = ([] if a.memory[0] <= ev.table.memory[0] else [Assumption(
+        name="does not fit", value=f"needs {float(a.memory[0]) / 1e9:.3g} GB per device of {float(ev.table.memory[0]) / 1e9:.3g} GB: "
         "the speeds are what the devices would reach with the memory, and no cost per token is given",
         source="memory per device against the catalog")])
-    if host is not None:
-        offload_notes.append(host_memory_note(float(np.asarray(a.host_memory).ravel()[0]), host))
-        if tdp is not None:
-            energy_note = energy_note.model_copy(update={"value": energy_note.value + " (the host CPU's power not counted)"})
-    share_note = ([Assumption(name="runtime memory", value=f"{case.memory_share:.0%} of device memory for weights, "
-                              f"activations and KV cache, {case.kv_free_share:.0%} of what they leave to the cache "
-                              f"({serving_runtime(request).name}'s default, as the largest batch and the fit use it)",
-                              source=serving_runtime(request).profile.sources)]
-                  if (case.memory_share < 1 or case.kv_free_share < 1) and device.kind != "cpu" else [])
     depth_note = ([Assumption(name="depth", value=f"{request.depth} tokens already in the KV cache: the prompt attends "
                               "over them too, and every generated token reads their keys and values",
                               source="llama-bench -d (context depth)")] if request.depth else [])
-    serving_notes = serving_assumptions(arch, case, table, 0)
-    if local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
+    serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0)
+    if served.local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
         serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
-    assumptions = [*notes, *local_notes, *fit_note, *serving_notes, *depth_note, *split_note, *offload_notes,
-                   *share_note, price_note, energy_note]
-    if per_device is not None:
-        cost = energy = None
-        energy_note = Assumption(name="energy", value="not estimated for unequal devices", source="catalog tdp")
-    fields = dict(
-        model=arch.name, device=" + ".join(d.device for d in per_device) if per_device else device.name,
-        count=len(per_device) if per_device else request.count, weights=fmt.name, kv_cache=request.kv_cache.strip().lower(),
+    return [*served.notes, *local_notes, *fit_note, *serving_notes, *depth_note, *split_note, *offload_notes,
+            *_runtime_memory_notes(request, ev.case, device), price_note, energy_note]
+
+
+def _energy_note(device: Device, count: int, tdp: float | None, unequal: bool = False) -> Assumption:
+    """Where the energy per token comes from: the catalog's TDP [W] of ``count`` devices, or why there is none
+    (``unequal``: a split over unequal devices, whose powers are not summed)."""
+    if unequal:
+        return Assumption(name="energy", value="not estimated for unequal devices", source="catalog tdp")
+    if tdp is not None:
+        assert device.tdp is not None  # tdp is read from it
+        return Assumption(name="energy", value=f"TDP {tdp:g} W x {count} devices over the total tokens/s",
+                          source=device.tdp.source)
+    return Assumption(name="energy", value=f"not estimated: the catalog has no power figure for {device.name}",
+                      source="catalog tdp")
+
+
+def _unequal_split_notes(per_device: list[DeviceShare] | None) -> list[Assumption]:
+    """How layers are split over unequal devices (none without them)."""
+    if per_device is None:
+        return []
+    shares = ", ".join(f"{d.device} {d.layers} layers" for d in per_device)
+    return [Assumption(name="layer split", value=f"{shares}: layers in proportion to each device's memory, "
+                       "a token passes them in turn (each device's time for its own layers, summed); "
+                       "memory and fit shown for the fullest device, every device in per_device; no "
+                       "cost or energy per token (not summed over unequal devices)",
+                       source="llama.cpp --split-mode layer, "
+                       "--tensor-split (default: proportional to free memory)")]
+
+
+def _runtime_memory_notes(request: InferenceRequest, case: ServingCase, device: Device) -> list[Assumption]:
+    """The share of device memory a serving runtime takes, where it takes less than all (not on CPUs)."""
+    if not ((case.memory_share < 1 or case.kv_free_share < 1) and device.kind != "cpu"):
+        return []
+    return [Assumption(name="runtime memory", value=f"{case.memory_share:.0%} of device memory for weights, "
+                       f"activations and KV cache, {case.kv_free_share:.0%} of what they leave to the cache "
+                       f"({serving_runtime(request).name}'s default, as the largest batch and the fit use it)",
+                       source=serving_runtime(request).profile.sources)]
+
+
+def _gb(value: object) -> QuantityOut:
+    """The first value of a number or array of bytes [B], in GB."""
+    return QuantityOut.convert(float(np.asarray(value).ravel()[0]), "B", "GB")
+
+
+def _static_fields(served: _Served, ev: _Evaluated, total: float, turn: int | None, cost: ServingCostOut | None,
+                   energy: RangeOut | None) -> dict[str, Any]:
+    """The static answer's fields (all but the assumptions); ``total`` in output tokens/s."""
+    request, a, per_device = served.request, ev.a, ev.per_device
+    step, step_limit, s = ev.step, ev.step_limit, speed_spread()
+    return dict(
+        model=served.arch.name, device=" + ".join(d.device for d in per_device) if per_device else served.device.name,
+        count=len(per_device) if per_device else request.count, weights=served.fmt.name,
+        kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
         decode_tokens_per_s=_speed_within(1.0 / step, 1.0 / step_limit if step_limit > 0 else math.inf, "tokens/s"),
         decode_latency=RangeOut.of_seconds((max(step / s["high"], min(step_limit, step)), step, step / s["low"]), "ms"),
         total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s"),
-        prefill_tokens_per_s=_speed(request.batch * request.prompt_len / prefill, "tokens/s"),
-        time_to_first_token=_time(prefill, "ms"), memory_per_device=gb(a.memory), weights_memory=gb(a.weights),
-        kv_cache_memory=gb(a.kv_cache), activations_memory=gb(a.activations), reserve_memory=gb(a.reserve),
-        device_memory=gb(table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
+        prefill_tokens_per_s=_speed(request.batch * request.prompt_len / ev.prefill, "tokens/s"),
+        time_to_first_token=_time(ev.prefill, "ms"), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
+        kv_cache_memory=_gb(a.kv_cache), activations_memory=_gb(a.activations), reserve_memory=_gb(a.reserve),
+        device_memory=_gb(ev.table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,
-        cost_per_million_tokens=cost, energy_per_token=energy, split=split, per_device=per_device)
-    if load is None:
-        return InferenceResult(**fields, assumptions=assumptions)
+        cost_per_million_tokens=cost, energy_per_token=energy, split=served.split, per_device=per_device)
 
-    # under load: continuous batching on as many replicas as the load needs
+
+def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], assumptions: list[Assumption],
+                       tdp: float | None) -> InferenceResult:
+    """Under load: continuous batching on as many replicas as the load needs, its latency, capacity and cost."""
+    request, device, load = served.request, served.device, served.load
+    assert load is not None  # only asked with a rate or users
     engine = serving_runtime(request)
-    check_runtime(engine, fmt, device)
-    replica = runtime_replica(engine, arch, fmt, kv, batching_table((device,), fmt), 0, request.count, split,
-                              max_running=request.max_running, token_budget=request.token_budget,
-                              prefix_hit=request.prefix_cache_hit)
-    answer = serve_load(replica, load, lengths, slo, replicas=request.replicas)
-    if not a.fits[0]:  # a deployment that does not fit serves nothing: no replica count, no SLO met
+    check_runtime(engine, served.fmt, device)
+    replica = runtime_replica(engine, served.arch, served.fmt, served.kv, batching_table((device,), served.fmt), 0,
+                              request.count, served.split, max_running=request.max_running,
+                              token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
+    answer = serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas)
+    if not ev.a.fits[0]:  # a deployment that does not fit serves nothing: no replica count, no SLO met
         answer = dataclasses.replace(answer, replicas=None, slo_met=False)
     replicas = answer.replicas or 1
-    out_rate, all_rate = delivered(load, lengths, replicas, answer.run,
+    out_rate, all_rate = delivered(load, served.lengths, replicas, answer.run,
                                    kept_up=answer.run.complete and answer.utilisation <= 1.0)
     hourly, basis, hourly_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
     per_million = usd_per_million(hourly, request.count * replicas, out_rate) if answer.replicas else None
-    load_cost = cost_out(per_million, basis, s) if per_million is not None else None
+    load_cost = cost_out(per_million, basis, speed_spread()) if per_million is not None and basis is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
     notes_load = [runtime_assumption(engine, request.runtime is not None),
-                  *load_assumptions(load, lengths, slo, answer, split, replica.max_batch, replica.token_budget,
-                                    replica.prefix_hit)]
-    fields.update(scenario="load", cost_per_million_tokens=load_cost, energy_per_token=load_energy,
-                  load=load_out(load, lengths), latency=latency_out(answer.run), capacity=capacity_out(answer, slo),
-                  output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
-                  prompt_and_output_tokens_per_s=QuantityOut(value=all_rate, unit="tokens/s"),
-                  fits=bool(a.fits[0]) and answer.run.kv_capacity > 0)
+                  *load_assumptions(load, served.lengths, served.slo, answer, served.split, replica.max_batch,
+                                    replica.token_budget, replica.prefix_hit)]
+    fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
+              "load": load_out(load, served.lengths), "latency": latency_out(answer.run),
+              "capacity": capacity_out(answer, served.slo),
+              "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
+              "prompt_and_output_tokens_per_s": QuantityOut(value=all_rate, unit="tokens/s"),
+              "fits": bool(ev.a.fits[0]) and answer.run.kv_capacity > 0}
     # under load the serving runtime runs the replicas (a local runtime's choice and kernels were the static answer's)
     assumptions = [n for n in assumptions if n.name not in ("runtime", "runtime kernels")]
-    return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, Assumption(
-        name="cost under load", value=("none: no replica count serves the load within the SLOs" if answer.replicas is None
-                                       else f"{replicas} replica(s) x {request.count} devices at {hourly:.4g} USD/hour each "
-                                       f"({'rent' if basis == 'rent' else 'amortised purchase, not a rent'}) over "
-                                       f"{out_rate:.4g} output tokens/s") if hourly is not None else "no price known",
-        source=hourly_note.source)])
+    cost_note = Assumption(name="cost under load", value=_load_cost_text(answer.replicas, replicas, request.count,
+                                                                         hourly, basis, out_rate),
+                           source=hourly_note.source)
+    return InferenceResult(**fields, assumptions=[*assumptions, *notes_load, cost_note])
+
+
+def _load_cost_text(searched: int | None, replicas: int, count: int, hourly: float | None, basis: PriceBasis | None,
+                    out_rate: float) -> str:
+    """How the cost under load was reached: ``replicas`` of ``count`` devices at ``hourly`` [USD/hour] each over
+    ``out_rate`` [tokens/s]; ``searched`` None where no replica count serves the load."""
+    if hourly is None:
+        return "no price known"
+    if searched is None:
+        return "none: no replica count serves the load within the SLOs"
+    return (f"{replicas} replica(s) x {count} devices at {hourly:.4g} USD/hour each "
+            f"({'rent' if basis == 'rent' else 'amortised purchase, not a rent'}) over {out_rate:.4g} output tokens/s")

@@ -18,7 +18,9 @@ mixture's routed experts, as OpenAI ships gpt-oss (docs/references.md [ocp-mx], 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from sizer.choices import KvCache, Precision, checked_name
 from sizer.errors import InputError
 from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 
@@ -31,7 +33,7 @@ class WeightFormat:
 
     name: str
     bits: float
-    compute: str  # the precision the matrix products run at: a sizer Precision name
+    compute: Precision | Literal["int8"]  # the precision the matrix products run at (int8: W8A8 serving only)
     source: str
     edges_16bit: bool = False  # embeddings and output head stored at 16 bits (GPTQ, AWQ, GGUF files)
     activations: bool = False  # activations quantised too (W8A8): needs the compute peak, no 16-bit fallback
@@ -40,6 +42,7 @@ class WeightFormat:
 
     @property
     def bytes_per_weight(self) -> float:
+        """Bytes per weight [B]: the effective bits over 8."""
         return self.bits / BITS_PER_BYTE
 
 
@@ -48,6 +51,22 @@ def group_quantised_bits(bits: int, group: int, scale_bits: int = 16, zero_bits:
 
     ``bits`` b per weight, one ``scale_bits`` s scale and one ``zero_bits`` z zero point per
     ``group`` g weights.
+
+    Parameters
+    ----------
+    bits : int
+        Bits of each quantised weight, b [bit].
+    group : int
+        Weights sharing one scale, g [1].
+    scale_bits : int
+        Bits of the group's scale, s [bit].
+    zero_bits : int
+        Bits of the group's zero point, z [bit] (0: symmetric).
+
+    Returns
+    -------
+    float
+        Effective bits per weight [bit].
 
     >>> group_quantised_bits(4, 32)  # GGUF Q4_0: 32 four-bit weights and one fp16 scale
     4.5
@@ -59,7 +78,7 @@ _GGML = "ggml/src/ggml-common.h (ggml-org/llama.cpp): "
 def _gguf_format(mix: str) -> WeightFormat:
     """A llama-quantize mix as a weight format: stored tensor by tensor (:func:`sizer.runtimes.gguf.gguf_tensors`)."""
     default = MIX_DEFAULT[mix]
-    return WeightFormat(mix.lower(), bits_per_weight(default), "mixed",
+    return WeightFormat(mix.lower(), bits_per_weight(default), Precision.MIXED,
                         f"GGUF {mix}: most matrices {default} ({bits_per_weight(default):g} bits with block scales), "
                         f"the output head and chosen attn_v/ffn_down layers wider, norms F32 ({GGML_SOURCE})",
                         edges_16bit=True, gguf_mix=mix)
@@ -70,32 +89,34 @@ _MLX = ("MLX affine quantisation (ml-explore/mlx mlx.core.quantize): {b}-bit wei
 MLX_FORMATS = {f"mlx-q{b}" + ("" if g == 64 else f"-g{g}"): (b, g) for b in (4, 5, 6, 8) for g in (64, 32)}
 _AWQ = "AutoAWQ GEMM packing (Lin et al. 2023, AWQ): 4-bit weights, one fp16 scale and one 4-bit zero per group of {g}"
 WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
-    WeightFormat("fp32", 32.0, "fp32", "IEEE 754 single precision"),
-    WeightFormat("bf16", 16.0, "bf16", "bfloat16: 16 bits"),
-    WeightFormat("fp16", 16.0, "fp16", "IEEE 754 half precision"),
-    WeightFormat("fp8", 8.0, "fp8", "W8A8 FP8: weights and activations in FP8 E4M3 with per-tensor scales "
+    WeightFormat("fp32", 32.0, Precision.FP32, "IEEE 754 single precision"),
+    WeightFormat("bf16", 16.0, Precision.BF16, "bfloat16: 16 bits"),
+    WeightFormat("fp16", 16.0, Precision.FP16, "IEEE 754 half precision"),
+    WeightFormat("fp8", 8.0, Precision.FP8, "W8A8 FP8: weights and activations in FP8 E4M3 with per-tensor scales "
                                     "(Micikevicius et al. 2022, 'FP8 formats for deep learning'); the scales are "
                                     "negligible; matrix products at the FP8 peak", activations=True),
     WeightFormat("w8a8", 8.0, "int8", "SmoothQuant W8A8 (Xiao et al. 2023, 'SmoothQuant'): int8 weights with a scale "
                                       "per output channel and int8 activations with a scale per token (negligible); "
                                       "matrix products at the int8 tensor peak", activations=True),
-    WeightFormat("int8", 8.0, "mixed", "int8 weight-only, one scale per output channel (negligible); computed in 16 bits"),
-    WeightFormat("int4", 4.0, "mixed", "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
+    WeightFormat("int8", 8.0, Precision.MIXED, "int8 weight-only, one scale per output channel (negligible); computed in 16 bits"),
+    WeightFormat("int4", 4.0, Precision.MIXED, "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
                                        "Llama 3.1 memory table (70B: 35 GB); computed in 16 bits"),
     *(_gguf_format(mix) for mix in GGUF_MIXES),
-    *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _GPTQ.format(g=g), True) for g in (32, 64, 128)),
-    *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), "mixed", _AWQ.format(g=g), True) for g in (64, 128)),
-    *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), "mixed", _MLX.format(b=b, g=g))
+    *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _GPTQ.format(g=g), True) for g in (32, 64, 128)),
+    *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _AWQ.format(g=g), True) for g in (64, 128)),
+    *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), Precision.MIXED, _MLX.format(b=b, g=g))
       for name, (b, g) in MLX_FORMATS.items()),
-    WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), "mixed",
+    WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), Precision.MIXED,
                  "OCP Microscaling (MX) Formats Specification v1.0 (2023): FP4 E2M1 values with one E8M0 scale per 32 "
                  "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "
                  "mixture keeps only its routed experts in MXFP4 (a dense model all but its embeddings and head); "
                  "dequantised to 16 bits for the matrix products", edges_16bit=True, experts_only=True),
-    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), "fp4",
+    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), Precision.FP8,
                  "NVIDIA NVFP4: FP4 E2M1 values with an FP8 E4M3 scale per 16 (NVIDIA technical blog 'Introducing "
-                 "NVFP4', 2025); computed at the FP4 peak where the catalog has one (B200, GB200), else at FP8, "
-                 "else at 16 bits, as training's --precision fp4 is"),
+                 "NVFP4', 2025); served at the FP8 rate, not the FP4 peak B200 and GB200 list: on the fitting rows "
+                 "(TensorRT-LLM's 40 B200/GB200 NVFP4 rows, benchmarks/serving_accuracy.py) FP8-rate matrix "
+                 "products land at a median error of 10.9 % (signed +1.4 %), the FP4 peak at 45 % too fast; "
+                 "training's --precision fp4 keeps the FP4 peak, which its own rows support"),
 )}
 # Common spellings of the same formats.
 _ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "gptq": "gptq-int4-g128",
@@ -104,11 +125,25 @@ _ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "b
             "w8a8-fp8": "fp8", "fp8-w8a8": "fp8", "fp8-e4m3": "fp8", "w8a8-int8": "w8a8", "int8-w8a8": "w8a8",
             "smoothquant": "w8a8"}
 
-KV_CACHE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+KV_CACHE_BYTES: dict[KvCache, float] = {KvCache.FP32: 4.0, KvCache.BF16: 2.0, KvCache.FP16: 2.0, KvCache.FP8: 1.0,
+                                         KvCache.INT8: 1.0}
 
 
 def weight_format(name: str, field: str = "weights") -> WeightFormat:
-    """The weight format called ``name`` (any case; ``gptq-g128`` and ``GPTQ-int4-g128`` alike)."""
+    """The weight format called ``name`` (any case; ``gptq-g128`` and ``GPTQ-int4-g128`` alike).
+
+    Parameters
+    ----------
+    name : str
+        The format's name or a common spelling (``half``, ``awq``, ``Q4_K_M``).
+    field : str
+        The request field named in an error.
+
+    Returns
+    -------
+    WeightFormat
+        The format; InputError listing the known ones for an unknown name.
+    """
     key = name.strip().lower().replace(" ", "") if isinstance(name, str) and len(name) <= 40 else None
     if key is not None:
         key = _ALIASES.get(key, key)
@@ -122,8 +157,28 @@ def weight_format(name: str, field: str = "weights") -> WeightFormat:
 
 
 def kv_cache_bytes_per_value(name: str, field: str = "kv_cache") -> float:
-    """Bytes per stored key or value element of the KV cache."""
-    key = name.strip().lower() if isinstance(name, str) else None
-    if key not in KV_CACHE_BYTES:
+    """Bytes per stored key or value element of the KV cache.
+
+    Parameters
+    ----------
+    name : str
+        The KV-cache format (fp32, bf16, fp16, fp8, int8; any case).
+    field : str
+        The request field named in an error.
+
+    Returns
+    -------
+    float
+        Bytes per value [B]; InputError listing the formats for an unknown name.
+    """
+    try:
+        key = KvCache(name.strip().lower()) if isinstance(name, str) else None
+    except ValueError:  # not a KvCache name
+        key = None
+    if key is None or key not in KV_CACHE_BYTES:
         raise InputError(field, name, f"one of {', '.join(KV_CACHE_BYTES)}")
     return KV_CACHE_BYTES[key]
+
+
+# A request's weight format: any spelling weight_format reads, checked where the request is built.
+WeightsName = checked_name(weight_format)

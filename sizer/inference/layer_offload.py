@@ -39,13 +39,34 @@ DEFAULT_HOST = "ryzen-9-7950x"  # two channels of DDR5-5200, 83.2 GB/s: a typica
 
 
 def check_gpu_layers(gpu_layers: int | None, arch: Architecture) -> None:
-    """0 <= N <= the model's layers, or InputError naming ``gpu_layers``."""
+    """0 <= N <= the model's layers, or InputError naming ``gpu_layers``.
+
+    Parameters
+    ----------
+    gpu_layers : int or None
+        Layers on the devices, N [1] (None: all).
+    arch : Architecture
+        The model (its layers).
+    """
     if gpu_layers is not None and not 0 <= gpu_layers <= arch.layers:
         raise InputError("gpu_layers", gpu_layers, f"0 to {arch.layers} (the layers of {arch.name})")
 
 
 def offload_refusal(device: Device, arch: Architecture) -> str | None:
-    """Why layers cannot be offloaded from ``device`` (None where they can)."""
+    """Why layers cannot be offloaded from ``device`` (None where they can).
+
+    Parameters
+    ----------
+    device : Device
+        The device the layers would leave.
+    arch : Architecture
+        The model (its layers, named in the reason).
+
+    Returns
+    -------
+    str or None
+        The reason for a CPU or a unified-memory device; None where offload applies.
+    """
     if device.kind == "cpu":
         return f"no offload on a CPU ({device.name} runs every layer already)"
     if device.unified_memory:
@@ -55,7 +76,18 @@ def offload_refusal(device: Device, arch: Architecture) -> str | None:
 
 
 def given_host_memory(host_memory: object) -> float | None:
-    """RAM of the host as given (``'128 GB'``) [B], None where not given; InputError naming ``host_memory``."""
+    """RAM of the host as given (``'128 GB'``) [B], None where not given; InputError naming ``host_memory``.
+
+    Parameters
+    ----------
+    host_memory : object
+        The amount as given: text with a unit, or a quantity's JSON [B]; None: not given.
+
+    Returns
+    -------
+    float or None
+        Bytes [B], positive; None where not given.
+    """
     if host_memory is None:
         return None
     size = float(parse_quantity("host_memory", host_memory, "[information]").to("B").magnitude)
@@ -67,7 +99,28 @@ def given_host_memory(host_memory: object) -> float | None:
 def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weights: WeightFormat,
                catalog: Catalog, host_memory: object = None) -> tuple[DeviceTable, Assumption]:
     """The host CPU's serving table for the offloaded layers (its memory the RAM given, else the
-    catalog CPU's), and the note saying which host and why."""
+    catalog CPU's), and the note saying which host and why.
+
+    Parameters
+    ----------
+    gpu_layers : int
+        Layers on the devices [1].
+    host_cpu : str or None
+        The catalog CPU running the rest (None: :data:`DEFAULT_HOST`).
+    arch : Architecture
+        The model.
+    weights : WeightFormat
+        The weight format (the host needs a peak for its compute precision).
+    catalog : Catalog
+        Where the CPU is looked up.
+    host_memory : object
+        The host's RAM as given, e.g. '128 GB' [B]; None: the catalog CPU's.
+
+    Returns
+    -------
+    tuple of (DeviceTable, Assumption)
+        The host's one-row table (memory [B] the RAM) and the note describing the offload.
+    """
     try:
         host = catalog.find(host_cpu or DEFAULT_HOST, "host_cpu")
     except DeviceLookupError as error:
@@ -96,7 +149,15 @@ def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weight
 
 
 def check_no_host(host_cpu: str | None, host_memory: object) -> None:
-    """Without offloaded layers, no host to describe: InputError naming the field given for one."""
+    """Without offloaded layers, no host to describe: InputError naming the field given for one.
+
+    Parameters
+    ----------
+    host_cpu : str or None
+        The host CPU given, if any.
+    host_memory : object
+        The host's RAM as given, e.g. '128 GB' [B], if any.
+    """
     if host_cpu is not None:
         raise InputError("host_cpu", host_cpu, "gpu_layers below the model's layers as well (a host runs offloaded layers)")
     if host_memory is not None:
@@ -106,7 +167,30 @@ def check_no_host(host_cpu: str | None, host_memory: object) -> None:
 
 def offload_host(gpu_layers: int | None, host_cpu: str | None, device: Device, arch: Architecture, weights: WeightFormat,
                  catalog: Catalog, host_memory: object = None) -> tuple[DeviceTable | None, list[Assumption]]:
-    """The host CPU's serving table where some layers are offloaded (None where none are), and the notes saying so."""
+    """The host CPU's serving table where some layers are offloaded (None where none are), and the notes saying so.
+
+    Parameters
+    ----------
+    gpu_layers : int or None
+        Layers on the devices [1] (None: all).
+    host_cpu : str or None
+        The catalog CPU running offloaded layers (None: the default desktop).
+    device : Device
+        The device the layers leave (refused for a CPU or unified memory).
+    arch : Architecture
+        The model.
+    weights : WeightFormat
+        The weight format.
+    catalog : Catalog
+        Where the CPU is looked up.
+    host_memory : object
+        The host's RAM as given, e.g. '128 GB' [B]; None: the catalog CPU's.
+
+    Returns
+    -------
+    tuple of (DeviceTable or None, list of Assumption)
+        The host's table and the offload note; None and no note where every layer is on the devices.
+    """
     check_gpu_layers(gpu_layers, arch)
     if gpu_layers is None or gpu_layers == arch.layers:
         check_no_host(host_cpu, host_memory)
@@ -119,7 +203,20 @@ def offload_host(gpu_layers: int | None, host_cpu: str | None, device: Device, a
 
 
 def host_memory_note(needed: float, table: DeviceTable) -> Assumption:
-    """What the host keeps [B] against its RAM, as an assumption (``does not fit`` where it is short)."""
+    """What the host keeps [B] against its RAM, as an assumption (``does not fit`` where it is short).
+
+    Parameters
+    ----------
+    needed : float
+        Offloaded weights and KV cache the host keeps [B].
+    table : DeviceTable
+        The host's table (its memory [B]).
+
+    Returns
+    -------
+    Assumption
+        Named ``host memory``, or ``host memory does not fit`` with what to change.
+    """
     gb = unit_factor("B", "GB")
     short = needed > float(table.memory[0])
     return Assumption(name="host memory does not fit" if short else "host memory",

@@ -18,15 +18,18 @@ docs/references.md [agrawal2024vidur].
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.inference.capacity import SEARCH_STEPS, serve_load, simulated_requests
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
-from sizer.inference.deployment_answers import InferenceRecommendResult, LoadOption, RejectedOption, unsupported_reason
+from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
+                                                unsupported_reason)
 from sizer.inference.estimate import speed_spread
+from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
+from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
 from sizer.inference.simulate import runtime_replica, simulate
@@ -37,10 +40,22 @@ from sizer.inference.under_load import (SERVING_PRICING, cost_out, default_split
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.workloads.registry import checkpoint_weights
 
+if TYPE_CHECKING:  # names for annotations only (deployments imports this module)
+    from sizer.engine.devices import DeviceTable
+    from sizer.formulas.tco import PriceBasis
+    from sizer.inference.estimate import ServedModel
+    from sizer.hardware.schema import Device
+    from sizer.inference.capacity import LoadAnswer, Slo
+    from sizer.inference.recommend_request import InferenceRecommendRequest
+    from sizer.inference.sim_metrics import SimulationResult
+    from sizer.inference.simulate import Replica
+    from sizer.inference.traffic import Lengths
+    from sizer.runtimes.runtime import Runtime
+    from sizer.workloads.architecture import Architecture
+
 # Formats searched where the request pins none: 16 bits; an 8-bit weight-and-activation format where the
 # device has its peak (FP8, else SmoothQuant int8); a 4-bit weight-only format (AWQ, vLLM's usual int4)
 SEARCH_WEIGHTS = ("bf16", "fp8", "w8a8", "awq-int4-g128")
-EIGHT_BIT = ("fp8", "w8a8")  # the first the device supports
 SEARCH_KV = ("fp16", "fp8")
 FULL_SEARCH_ROWS = 3  # leading rows whose capacity is bisected
 CANDIDATES_PER_DEVICE = 2  # screened points simulated per device before it is rejected
@@ -48,15 +63,33 @@ REPLICA_TRIES = 3  # replicas added (the worst percentile over its limit times, 
 MIN_GROWTH, MAX_GROWTH = 1.25, 4.0
 SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within the SLOs
 
+# One format pair's screen: arrays over (device, count) rows and what simulating a row needs (:func:`_screen`)
+Screen = dict[str, Any]
+# A screened point: (sort key, weight format, its screen, row)
+Point = tuple[SortKey, WeightFormat, Screen, np.intp]
+# A device's chosen deployment: (weight format, screen, row, replica, replicas, its simulation)
+Chosen = tuple[WeightFormat, Screen, np.intp, "Replica", int, "SimulationResult"]
 
-def searched_weights(request) -> list[WeightFormat]:
+
+def searched_weights(request: ServedModel) -> list[WeightFormat]:
     """The weight formats a deployment search tries: the common ones, and the model's published
-    checkpoint format where it is none of them (gpt-oss: mxfp4)."""
+    checkpoint format where it is none of them (gpt-oss: mxfp4).
+
+    Parameters
+    ----------
+    request : ServedModel
+        Its ``model`` names the checkpoint.
+
+    Returns
+    -------
+    list of WeightFormat
+        :data:`SEARCH_WEIGHTS` in order, then the checkpoint's format where it is not among them.
+    """
     own = checkpoint_weights(request.model)
     return [weight_format(w) for w in (*SEARCH_WEIGHTS, *([own] if own and own not in SEARCH_WEIGHTS else []))]
 
 
-def _formats(request) -> tuple[list[WeightFormat], list[str]]:
+def _formats(request: InferenceRecommendRequest) -> tuple[list[WeightFormat], list[str]]:
     weights = [weight_format(request.weights)] if request.weights else searched_weights(request)
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     for kv in kvs:
@@ -64,7 +97,8 @@ def _formats(request) -> tuple[list[WeightFormat], list[str]]:
     return weights, kvs
 
 
-def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine):
+def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...], counts: list[int],
+            lengths: Lengths, slo: Slo, load: Load, fmt: WeightFormat, kv_name: str, engine: Runtime) -> Screen:
     """Per (device, count) of one format pair: fits and lone bounds met, estimated replicas and saturated rate."""
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
@@ -99,7 +133,17 @@ def _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, en
 
 
 def quality_note(fmt: WeightFormat) -> str | None:
-    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above)."""
+    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above).
+
+    Parameters
+    ----------
+    fmt : WeightFormat
+        The weight format of a ranked row; its ``bits`` per weight [bit].
+
+    Returns
+    -------
+    str or None
+    """
     if fmt.bits >= 8:
         return None
     return (f"{fmt.name} stores weights at {fmt.bits:.3g} bits: 4-bit weight-only quantisation (AWQ, GPTQ) "
@@ -107,11 +151,11 @@ def quality_note(fmt: WeightFormat) -> str | None:
             "code tasks; check on your own evaluations before serving (Lin et al. 2023, AWQ; Frantar et al. 2022)")
 
 
-def _candidates(points: list) -> list:
+def _candidates(points: list[Point]) -> list[Point]:
     """The points a device gets simulated, best first: the best of each devices-per-replica count (so that a
     count the screen ranks low, such as a larger tensor-parallel group that meets a TPOT limit the smaller
     ones miss, is tried) and the second best overall."""
-    best_per_count: dict[int, tuple] = {}
+    best_per_count: dict[int, Point] = {}
     for p in points:
         best_per_count.setdefault(int(p[2]["c"][p[3]]), p)
     chosen = list(best_per_count.values()) + points[:CANDIDATES_PER_DEVICE]
@@ -119,7 +163,7 @@ def _candidates(points: list) -> list:
     return sorted(unique.values(), key=lambda p: p[0])
 
 
-def _growth(run, slo) -> float:
+def _growth(run: SimulationResult, slo: Slo) -> float:
     """How many times the replicas to try next after a miss: the worst percentile over its limit, 1.25 to 4."""
     if not run.complete or not slo.any:
         return MAX_GROWTH
@@ -130,91 +174,164 @@ def _growth(run, slo) -> float:
 
 def _share(load: Load, replicas: int) -> Load:
     return (Load(rate=load.rate / replicas) if load.rate is not None else
-            Load(users=math.ceil(load.users / replicas), think_time=load.think_time))
+            Load(users=math.ceil((load.users or 0) / replicas), think_time=load.think_time))
 
 
-def _key(objective, hourly, count, replicas, per_million, e2e, rate_per_replica, basis=None):
-    # by cost: one price basis per ranked column, rents first, then amortised purchases
-    return {"cost": (per_million is None, basis == "buy", per_million or 0.0, hourly is None, count * replicas),
-            "latency": (e2e, count * replicas),
-            "throughput": (-rate_per_replica / count, count * replicas)}[objective]
+def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, arch: Architecture,
+                         notes: list[Assumption]) -> InferenceRecommendResult:
+    """Per device, the formats, count and replicas that serve the load within the SLOs, best by the objective
+    (the search in the module docstring).
 
+    Parameters
+    ----------
+    request : InferenceRecommendRequest
+        With a rate [1/s] or users, the SLOs (time to first token, per output token, end to end [s] at a
+        percentile [%]), the kinds of device, max_devices and max_replicas [1], the objective and pricing.
+    catalog : Catalog
+        The devices searched.
+    arch : Architecture
+        The model served (:func:`sizer.inference.estimate.served_architecture`).
+    notes : list of Assumption
+        What resolving the model assumed; they lead the answer's assumptions.
 
-def recommend_under_load(request, catalog: Catalog, arch, notes):
-    """Per device, the formats, count and replicas that serve the load within the SLOs, best by the objective."""
+    Returns
+    -------
+    InferenceRecommendResult
+        One ranked row per device that serves the load (``scenario="load"``), the others rejected with the reason.
+    """
     load, lengths, slo = parse_load(request)
-    devices = tuple(d for d in catalog if d.kind in request.kinds)
-    if not devices:
-        raise InputError("kinds", request.kinds, "kinds of device the catalog has")
+    assert load is not None  # asked only with a rate or users
+    devices = devices_of_kinds(catalog, request.kinds)
     weights, kvs = _formats(request)
     pinned = request.weights is not None
     engine = serving_runtime(request)
     requests = simulated_requests(slo.percentile)
-    screens = []
-    for fmt in weights:
-        limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
-        counts = [int(x) for x in np.exp2(np.arange(int(np.log2(request.max_devices)) + 1)) if x <= limit]
-        for kv_name in kvs:
-            screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine)))
-    options, rejected = [], []
+    screens = _screens(request, arch, devices, weights, kvs, lengths, slo, load, engine)
+    options: list[dict[str, Any]] = []
+    rejected: list[RejectedOption] = []
     prices = serving_prices(devices, request.pricing)  # of the asked basis, from offers that run one replica
     for i, device in enumerate(devices):
-        eight = next((f for f in EIGHT_BIT if any(fmt.name == f and s["ok"][s["d"] == i].any() for fmt, s in screens)), None)
-        points, reasons = [], set()
-        for fmt, s in screens:
-            if not pinned and fmt.name in EIGHT_BIT and fmt.name != eight:
-                continue  # one 8-bit format per device: FP8 where it has the peak, else int8
-            for r in np.flatnonzero(s["d"] == i):
-                if not s["ok"][r]:
-                    reasons.add(str(s["why"][r]))
-                    continue
-                count, reps = int(s["c"][r]), int(s["replicas"][r])
-                hourly, basis, _ = prices(i, count)
-                lone_e2e = float(s["lone"].prefill_seconds[r] + (s["case"].output_len - 1) * s["lone"].decode_seconds[r])
-                price = hourly * count * reps if hourly is not None else None
-                points.append((_key(request.objective, hourly, count, reps, price, lone_e2e, float(s["sat_rate"][r]), basis),
-                               fmt, s, r))
-        points.sort(key=lambda p: p[0])
-        chosen, why = None, None
-        for _, fmt, s, r in _candidates(points):
-            count = int(s["c"][r])
-            replica = runtime_replica(engine, arch, fmt, kv_cache_bytes_per_value(s["kv"]), table_row(s["table"], i), 0,
-                                      count, s["split"], max_running=request.max_running,
-                                      token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
-            reps = int(s["replicas"][r])
-            for _ in range(REPLICA_TRIES):
-                if reps > request.max_replicas:
-                    why = f"needs more than {request.max_replicas} replicas (max_replicas)"
-                    break
-                share = _share(load, reps)
-                run = simulate(replica, share, lengths, max(requests, 3 * (share.users or 0)))
-                if (slo.met(run) if slo.any else run.complete) and len(run.ttft):
-                    chosen = (fmt, s, r, replica, reps, run)
-                    break
-                lat = latency_out(run)
-                why = (f"misses the SLOs at {reps} replica(s) of {count}" + ("" if lat is None else
-                       f": p{slo.percentile:g} time to first token {lat.ttft.p99:.3g} ms"
-                       + (f", per output token {lat.tpot.p99:.3g} ms" if lat.tpot else "")))
-                reps = max(reps + 1, math.ceil(reps * _growth(run, slo)))
-            if chosen:
-                break
+        points, reasons = _device_points(request, i, screens, pinned, prices)
+        chosen, why = _first_serving(request, arch, engine, i, points, load, lengths, slo, requests)
         if chosen is None:
-            reason = why or ((unsupported_reason(weights[0]) if pinned else "no searched format computes on it")
-                             if reasons == {"format"} else
-                             next(filter(None, (runtime_refusal(engine, f, device) for f in weights)), "")
-                             if reasons == {"runtime"} or reasons == {"format", "runtime"} else
-                             "too slow even for a lone request" if "slow" in reasons else
-                             f"does not fit within one node of {int(screens[0][1]['table'].devices_per_node[i])} in any "
-                             "format searched (tensor parallelism stays inside a node; runtimes span nodes with "
-                             "pipeline parallelism, not searched under load)" if "node" in reasons else
-                             "does not fit in any format searched" if "fit" in reasons or not reasons else "no point serves")
+            reason = why or _rejection(reasons, pinned, weights, engine, device, screens[0][1]["table"], i)
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=reason))
             continue
         hourly, basis, used = prices(i, int(chosen[1]["c"][chosen[2]]))
         options.append(_option(request, device, hourly, basis, *chosen, searched=False, load=load, lengths=lengths,
                                used=used))
     options.sort(key=lambda o: o["key"])
-    # the leading rows: the capacity itself (bisection) and the replicas it implies, until the lead is searched
+    _search_leading(request, options, load, lengths, slo, requests)
+    if request.disaggregated:
+        options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
+                         key=lambda o: o["key"])
+    s = speed_spread()
+    ranked: list[InferenceOption | LoadOption] = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
+        cost_out(o["per_million"], o["basis"], s) if o["per_million"] is not None else None)})
+        for rank, o in enumerate(options, start=1)]
+    weights_label = weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights)
+    first = screens[0][1]["case"]
+    return InferenceRecommendResult(task="inference", model=arch.name, weights=weights_label, prompt_len=first.prompt_len,
+                                    output_len=first.output_len, ranked=ranked, rejected=rejected,
+                                    assumptions=_search_assumptions(request, notes, engine, weights, kvs, load, lengths,
+                                                                    slo, requests),
+                                    objective=request.objective, scenario="load", load=load_out(load, lengths))
+
+
+def _screens(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...],
+             weights: list[WeightFormat], kvs: list[str], lengths: Lengths, slo: Slo, load: Load,
+             engine: Runtime) -> list[tuple[WeightFormat, Screen]]:
+    """Every format pair's screen over the devices and the devices per replica its split allows."""
+    screens: list[tuple[WeightFormat, Screen]] = []
+    for fmt in weights:
+        limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
+        counts = [int(x) for x in device_counts(request.max_devices, limit)]
+        for kv_name in kvs:
+            screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine)))
+    return screens
+
+
+def _device_points(request: InferenceRecommendRequest, i: int, screens: list[tuple[WeightFormat, Screen]], pinned: bool,
+                   prices: PriceLookup) -> tuple[list[Point], set[str]]:
+    """Device ``i``'s screened points that pass, best first by the engine's estimate, and why the others fail."""
+    eight = preferred_eight_bit(fmt.name for fmt, s in screens if s["ok"][s["d"] == i].any())
+    points: list[Point] = []
+    reasons: set[str] = set()
+    for fmt, s in screens:
+        if not pinned and not keeps_format(fmt.name, eight):
+            continue  # one 8-bit format per device: FP8 where it has the peak, else int8
+        for r in np.flatnonzero(s["d"] == i):
+            if not s["ok"][r]:
+                reasons.add(str(s["why"][r]))
+                continue
+            count, reps = int(s["c"][r]), int(s["replicas"][r])
+            hourly, basis, _ = prices(i, count)
+            lone_e2e = float(s["lone"].prefill_seconds[r] + (s["case"].output_len - 1) * s["lone"].decode_seconds[r])
+            price = hourly * count * reps if hourly is not None else None
+            points.append((load_key(request.objective, hourly, count, reps, price, lone_e2e, float(s["sat_rate"][r]),
+                                    basis), fmt, s, r))
+    points.sort(key=lambda p: p[0])
+    return points, reasons
+
+
+def _first_serving(request: InferenceRecommendRequest, arch: Architecture, engine: Runtime, i: int, points: list[Point],
+                   load: Load, lengths: Lengths, slo: Slo, requests: int) -> tuple[Chosen | None, str | None]:
+    """The first of device ``i``'s candidates whose simulation meets the SLOs at some replicas, else why the last missed."""
+    why = None
+    for _, fmt, s, r in _candidates(points):
+        count = int(s["c"][r])
+        replica = runtime_replica(engine, arch, fmt, kv_cache_bytes_per_value(s["kv"]), table_row(s["table"], i), 0,
+                                  count, s["split"], max_running=request.max_running,
+                                  token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
+        served, missed = _replicas_for_share(request, replica, int(s["replicas"][r]), count, load, lengths, slo, requests)
+        if served is not None:
+            return (fmt, s, r, replica, *served), why
+        why = missed if missed is not None else why
+    return None, why
+
+
+def _replicas_for_share(request: InferenceRecommendRequest, replica: Replica, reps: int, count: int, load: Load,
+                        lengths: Lengths, slo: Slo, requests: int) -> tuple[tuple[int, SimulationResult] | None, str | None]:
+    """Simulate one replica at its share of the load, adding replicas while the SLOs are missed: (replicas, run)
+    where they are met, else None and why not."""
+    why = None
+    for _ in range(REPLICA_TRIES):
+        if reps > request.max_replicas:
+            return None, f"needs more than {request.max_replicas} replicas (max_replicas)"
+        share = _share(load, reps)
+        run = simulate(replica, share, lengths, max(requests, 3 * (share.users or 0)))
+        if (slo.met(run) if slo.any else run.complete) and len(run.ttft):
+            return (reps, run), None
+        lat = latency_out(run)
+        why = (f"misses the SLOs at {reps} replica(s) of {count}" + ("" if lat is None else
+               f": p{slo.percentile:g} time to first token {lat.ttft.p99:.3g} ms"
+               + (f", per output token {lat.tpot.p99:.3g} ms" if lat.tpot else "")))
+        reps = max(reps + 1, math.ceil(reps * _growth(run, slo)))
+    return None, why
+
+
+def _rejection(reasons: set[str], pinned: bool, weights: list[WeightFormat], engine: Runtime, device: Device,
+               table: DeviceTable, i: int) -> str:
+    """Why no screened point of a device passed, from the screen's reasons (format, runtime, node, fit, slow)."""
+    if reasons == {"format"}:
+        return unsupported_reason(weights[0]) if pinned else "no searched format computes on it"
+    if reasons == {"runtime"} or reasons == {"format", "runtime"}:
+        return next(filter(None, (runtime_refusal(engine, f, device) for f in weights)), "")
+    if "slow" in reasons:
+        return "too slow even for a lone request"
+    if "node" in reasons:
+        return (f"does not fit within one node of {int(table.devices_per_node[i])} in any format searched (tensor "
+                "parallelism stays inside a node; runtimes span nodes with pipeline parallelism, not searched under "
+                "load)")
+    if "fit" in reasons or not reasons:
+        return "does not fit in any format searched"
+    return "no point serves"
+
+
+def _search_leading(request: InferenceRecommendRequest, options: list[dict[str, Any]], load: Load, lengths: Lengths,
+                    slo: Slo, requests: int) -> None:
+    """The leading rows' capacity itself (bisection) and the replicas it implies, until the lead is searched;
+    ``options`` updated and re-sorted in place."""
     for _ in range(2 * FULL_SEARCH_ROWS):
         todo = [o for o in options[:FULL_SEARCH_ROWS] if not o.get("tried")]
         if not todo:
@@ -228,13 +345,14 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
                                  o["replica"], answer.replicas, answer.run, searched=True, load=load, lengths=lengths,
                                  answer=answer, used=o["used"]))
         options.sort(key=lambda o: o["key"])
-    if request.disaggregated:
-        options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
-                         key=lambda o: o["key"])
+
+
+def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumption], engine: Runtime,
+                        weights: list[WeightFormat], kvs: list[str], load: Load, lengths: Lengths, slo: Slo,
+                        requests: int) -> list[Assumption]:
+    """What the search under load assumed: the runtime, formats, load, SLOs, the search itself, prices and the range."""
     s = speed_spread()
-    ranked = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
-        cost_out(o["per_million"], o["basis"], s) if o["per_million"] is not None else None)})
-        for rank, o in enumerate(options, start=1)]
+    pinned = request.weights is not None
     slo_text = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in (("TTFT", slo.ttft), ("TPOT", slo.tpot), ("E2E", slo.e2e))
                          if v is not None) or "none (capacity = saturated throughput)"
     searched_formats = (f"weights {', '.join(f.name for f in weights)}" + (" (given)" if pinned else
@@ -265,15 +383,13 @@ def recommend_under_load(request, catalog: Catalog, arch, notes):
             "TTFT = prefill + transfer + decode admission, request by request; the transfer over the node link where "
             "two replicas share a node, else the network", source="docs/references.md [zhong2024distserve], "
             "[patel2024splitwise]"))
-    weights_label = weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights)
-    first = screens[0][1]["case"]
-    return InferenceRecommendResult(task="inference", model=arch.name, weights=weights_label, prompt_len=first.prompt_len,
-                                    output_len=first.output_len, ranked=ranked, rejected=rejected, assumptions=assumptions,
-                                    objective=request.objective, scenario="load", load=load_out(load, lengths))
+    return assumptions
 
 
-def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *, searched, load, lengths,
-            answer=None, used=None) -> dict:
+def _option(request: InferenceRecommendRequest, device: Device, hourly: float | None, basis: PriceBasis | None,
+            fmt: WeightFormat, s: Screen, r: np.intp, replica: Replica, replicas: int, run: SimulationResult, *,
+            searched: bool, load: Load, lengths: Lengths, answer: LoadAnswer | None = None,
+            used: dict[str, Any] | None = None) -> dict[str, Any]:
     """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
     count = int(s["c"][r])
     out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
@@ -296,12 +412,14 @@ def _option(request, device, hourly, basis, fmt, s, r, replica, replicas, run, *
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
                cost_per_million_tokens=None, quality=quality_note(fmt), price_basis=basis, price=used)
-    key = _key(request.objective, hourly, count, replicas, per_million, lat.e2e.p99, float(rate), basis)
+    e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured
+    key = load_key(request.objective, hourly, count, replicas, per_million, e2e_p99, float(rate), basis)
     return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,
                 r=r, replica=replica, used=used)
 
 
-def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> list[dict]:
+def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, Any]], load: Load, lengths: Lengths,
+                   slo: Slo) -> list[dict[str, Any]]:
     """The leading rows' replicas as disaggregated prefill and decode pools, where some sizes meet the SLOs."""
     out = []
     for o in leading:
@@ -319,9 +437,10 @@ def _split_options(request, leading: list[dict], load: Load, lengths, slo) -> li
                "prefill_replicas": split.prefill_replicas, "decode_replicas": split.decode_replicas,
                "kv_transfer": QuantityOut(value=split.transfer * unit_factor("s", "ms"), unit="ms"),
                "max_request_rate": QuantityOut(value=capacity / reps, unit="1/s"), "capacity_searched": True,
-               "utilisation": float(min(load.rate / capacity, 1.0)), "latency": lat,
+               "utilisation": float(min((load.rate or 0.0) / capacity, 1.0)), "latency": lat,
                "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
                "prompt_and_output_tokens_per_s": QuantityOut(value=total_rate, unit="tokens/s")}
-        key = _key(request.objective, hourly, count, reps, per_million, lat.e2e.p99, capacity / reps, o["basis"])
+        e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured
+        key = load_key(request.objective, hourly, count, reps, per_million, e2e_p99, capacity / reps, o["basis"])
         out.append({**o, "row": row, "key": key, "per_million": per_million})
     return out

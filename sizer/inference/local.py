@@ -22,12 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.schema import Device, Sourced
 from sizer.inference.formats import WeightFormat
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table
 from sizer.results import Assumption, unit_factor
-from sizer.runtimes import Purpose, runtime
+from sizer.runtimes import Purpose, Runtime, runtime
 from sizer.runtimes.local_runtimes import (LocalProfile, default_local_runtime, device_family, device_kind, gpu_share,
                                            local_efficiencies, quant_key)
 from sizer.workloads.architecture import Architecture
@@ -41,8 +42,23 @@ class LocalTimes:
     decode_seconds: float
 
 
-def local_table(device: Device, fmt: WeightFormat, profile: LocalProfile):
-    """The engine's device table for ``device`` under a local runtime's fitted kernels."""
+def local_table(device: Device, fmt: WeightFormat, profile: LocalProfile) -> DeviceTable:
+    """The engine's device table for ``device`` under a local runtime's fitted kernels.
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device.
+    fmt : WeightFormat
+        The weight format (its quantisation type picks the fitted kernel).
+    profile : LocalProfile
+        The runtime's fitted kernels per device family and quantisation type.
+
+    Returns
+    -------
+    DeviceTable
+        One row: the device's rates at the kernels' fitted shares of its peaks.
+    """
     return serving_table((device,), fmt, (local_efficiencies(profile, device, fmt),))
 
 
@@ -63,6 +79,11 @@ def local_times(arch: Architecture, device: Device, fmt: WeightFormat, profile: 
         Bytes per KV-cache value [B] (llama.cpp's default F16: 2).
     ubatch : int, optional
         Prompt tokens per pass [tokens] (default: the runtime's).
+
+    Returns
+    -------
+    LocalTimes
+        Seconds of the prompt and of one generated token [s].
     """
     table = local_table(device, fmt, profile)
     one = (np.zeros(1, dtype=np.int64), np.ones(1), np.ones(1))
@@ -72,14 +93,37 @@ def local_times(arch: Architecture, device: Device, fmt: WeightFormat, profile: 
                       float(decode.decode_seconds[0]))
 
 
-def prefill_seconds(arch: Architecture, fmt: WeightFormat, table, ubatch: int, prompt_len: int, depth: int,
-                    kv_bytes: float = 2.0) -> float:
+def prefill_seconds(arch: Architecture, fmt: WeightFormat, table: DeviceTable, ubatch: int, prompt_len: int,
+                    depth: int, kv_bytes: float = 2.0) -> float:
     r"""A prompt processed in micro-batches of ``ubatch`` tokens, as llama.cpp does (``-ub``): every
     micro-batch reads all weights once and attends over the tokens before it.
 
     .. math:: t = \lfloor p / u \rfloor \, t_{pass}(u, \bar d) + t_{pass}(p \bmod u, \bar d')
 
-    each pass at the mean depth of its micro-batches (``d`` cached tokens before the prompt)."""
+    each pass at the mean depth of its micro-batches (``d`` cached tokens before the prompt).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    fmt : WeightFormat
+        The weight format.
+    table : DeviceTable
+        One device's rates under the runtime (:func:`local_table`).
+    ubatch : int
+        Prompt tokens per pass, :math:`u` [tokens].
+    prompt_len : int
+        Prompt tokens, :math:`p` [tokens].
+    depth : int
+        Tokens already in the KV cache [tokens].
+    kv_bytes : float
+        Bytes per KV-cache value [B].
+
+    Returns
+    -------
+    float
+        Seconds of the whole prompt [s].
+    """
     one = (np.zeros(1, dtype=np.int64), np.ones(1), np.ones(1))
     full, rest = divmod(prompt_len, ubatch)
     seconds = 0.0
@@ -93,9 +137,28 @@ def prefill_seconds(arch: Architecture, fmt: WeightFormat, table, ubatch: int, p
     return seconds
 
 
-def local_runtime(name: str | None, device: Device, fmt: WeightFormat, field: str = "runtime"):
+def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
+                  field: str = "runtime") -> tuple[Runtime | None, list[Assumption]]:
     """The local runtime a question runs under (None: a serving runtime or the data-centre model), and the
-    assumption saying which and why; InputError naming ``runtime`` where it cannot run the combination."""
+    assumption saying which and why; InputError naming ``runtime`` where it cannot run the combination.
+
+    Parameters
+    ----------
+    name : str or None
+        The runtime asked (None: by device and format).
+    device : Device
+        The catalog device.
+    fmt : WeightFormat
+        The weight format.
+    field : str
+        The request field named in an error.
+
+    Returns
+    -------
+    tuple of (Runtime or None, list of Assumption)
+        The local runtime (None where a serving runtime or the data-centre model answers) and the
+        assumption naming it.
+    """
     if name is None:
         chosen, why = default_local_runtime(device, fmt)
         if chosen is None:
@@ -111,8 +174,20 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat, field: st
     return chosen, [Assumption(name="runtime", value=f"{chosen.name} (given)", source=chosen.sources[0])]
 
 
-def wired_device(device: Device) -> tuple[Device, list]:
-    """``device`` with only the memory its GPU may wire (unified memory), and the assumption saying so."""
+def wired_device(device: Device) -> tuple[Device, list[Assumption]]:
+    """``device`` with only the memory its GPU may wire (unified memory), and the assumption saying so.
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    tuple of (Device, list of Assumption)
+        The device with its memory cut to the wired share where it has unified memory (else itself), and
+        the assumption saying so (none for a device without unified memory).
+    """
     share = gpu_share(device)
     if share is None or share[0] >= 1.0:
         return device, ([] if share is None else [Assumption(name="unified memory", value=share[1], source="catalog")])
@@ -125,8 +200,24 @@ def wired_device(device: Device) -> tuple[Device, list]:
     return device.model_copy(update={"memory": wired}), [note]
 
 
-def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat):
-    """The fitted kernels a local answer used, as an assumption."""
+def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat) -> Assumption:
+    """The fitted kernels a local answer used, as an assumption.
+
+    Parameters
+    ----------
+    profile : LocalProfile
+        The runtime's fitted kernels.
+    device : Device
+        The catalog device (its family).
+    fmt : WeightFormat
+        The weight format (its quantisation type).
+
+    Returns
+    -------
+    Assumption
+        The prompt's share of the matrix peak, the generation's share of the bandwidth, the overhead per
+        pass [ms] and how many runs they were fitted on.
+    """
     family, quant = device_family(device), quant_key(fmt)
     k = profile.kernel(family, quant)
     generation = profile.generation(family, quant, device.memory_bandwidth.si("memory_bandwidth", "[information]/[time]"))

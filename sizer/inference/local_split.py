@@ -32,7 +32,21 @@ from sizer.workloads.architecture import Architecture
 
 
 def layer_shares(layers: int, memories: list[float]) -> list[int]:
-    """Whole layers per device in proportion to its memory [B], largest remainder first, each at least one."""
+    """Whole layers per device in proportion to its memory [B], largest remainder first, each at least one.
+
+    Parameters
+    ----------
+    layers : int
+        The model's layers, :math:`L` [1].
+    memories : list of float
+        Each device's memory, :math:`M_i` [B].
+
+    Returns
+    -------
+    list of int
+        Layers per device [1], summing to ``layers``; InputError naming ``devices`` where there are more
+        devices than layers.
+    """
     if len(memories) > layers:
         raise InputError("devices", len(memories), f"at most {layers} devices: each holds at least one layer")
     exact = [layers * m / sum(memories) for m in memories]
@@ -60,8 +74,9 @@ class DeviceShare(Model):
 
 
 @dataclass(frozen=True)
-class SplitAnswer:
-    """Times of the whole split and each device's share."""
+class LayerSplit:
+    """Times of the whole split and each device's share (a layer split over unequal devices; not
+    :class:`sizer.inference.disaggregated.SplitAnswer`, the prefill and decode pools)."""
 
     prefill_seconds: float
     decode_seconds: float
@@ -70,20 +85,43 @@ class SplitAnswer:
 
     @property
     def fits(self) -> bool:
+        """Whether every device holds its layers, KV cache and buffers."""
         return all(s.fits for s in self.shares)
 
 
 def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, profile: LocalProfile, case: ServingCase,
-                 batch: int) -> SplitAnswer:
-    """A layer split of ``arch`` over ``devices`` (each its own kind) under a local runtime's kernels."""
+                 batch: int) -> LayerSplit:
+    """A layer split of ``arch`` over ``devices`` (each its own kind) under a local runtime's kernels.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    devices : list of Device
+        The unequal devices, in the order a token passes them.
+    fmt : WeightFormat
+        The weight format.
+    profile : LocalProfile
+        The local runtime's fitted kernels.
+    case : ServingCase
+        The formats and lengths served.
+    batch : int
+        Concurrent sequences [1].
+
+    Returns
+    -------
+    LayerSplit
+        Prefill and decode step seconds [s] summed over the devices' layer shares, each device's share
+        and memory, and the largest batch every device holds [1].
+    """
     wired = [wired_device(d)[0] for d in devices]
     memories = [d.memory.si("memory", "[information]") for d in wired]
     shares = layer_shares(arch.layers, memories)
-    gb = lambda b: QuantityOut.convert(float(b), "B", "GB")  # noqa: E731
     prefill = decode = 0.0
     overhead = 0.0
-    out, max_batch = [], []
-    for device, layers, memory in zip(wired, shares, memories):
+    out: list[DeviceShare] = []
+    max_batch: list[int] = []
+    for device, layers, memory in zip(wired, shares, memories, strict=True):
         table = local_table(device, fmt, profile)
         a = evaluate_serving(case, table, np.zeros(1, dtype=np.int64), np.ones(1), np.full(1, float(batch)))
         share = layers / arch.layers
@@ -95,6 +133,11 @@ def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, p
         weights, kv = float(a.weights[0]) * share, float(a.kv_cache[0]) * share
         used = weights + kv + float(a.activations[0]) + float(a.reserve[0])
         max_batch.append(int(max(memory - (used - kv), 0.0) // (kv / batch)) if kv > 0 else 0)
-        out.append(DeviceShare(device=device.name, layers=layers, weights_memory=gb(weights), kv_cache_memory=gb(kv),
-                               memory=gb(used), device_memory=gb(memory), fits=used <= memory))
-    return SplitAnswer(prefill_seconds=prefill, decode_seconds=decode + overhead, shares=out, max_batch=min(max_batch))
+        out.append(DeviceShare(device=device.name, layers=layers, weights_memory=_gb(weights), kv_cache_memory=_gb(kv),
+                               memory=_gb(used), device_memory=_gb(memory), fits=used <= memory))
+    return LayerSplit(prefill_seconds=prefill, decode_seconds=decode + overhead, shares=out, max_batch=min(max_batch))
+
+
+def _gb(value: float) -> QuantityOut:
+    """Bytes [B] shown in GB."""
+    return QuantityOut.convert(float(value), "B", "GB")

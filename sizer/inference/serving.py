@@ -26,9 +26,12 @@ from __future__ import annotations
 import dataclasses
 
 from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
+from sizer.choices import Precision
 from sizer.hardware.schema import Device
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
@@ -57,6 +60,22 @@ def kv_cache_bytes_per_token(arch: Architecture, bytes_per_value: float, tensor_
     attention the compressed latent and rotary key (:meth:`Architecture.kv_values_per_token`). With
     a ``context`` [tokens], sliding-window blocks count only the window they keep
     (:meth:`Architecture.kv_blocks`); without, every block keeps every token.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model (layers, key/value heads, head size; or its latent width under MLA).
+    bytes_per_value : float
+        Bytes of one cached key or value element [B] (2 for fp16, 1 for fp8).
+    tensor_parallel : int
+        Tensor-parallel ranks sharing the heads [1].
+    context : float or None
+        Tokens cached [tokens], for sliding-window blocks; None: every block keeps every token.
+
+    Returns
+    -------
+    float
+        Bytes per token on one device [B].
 
     >>> from sizer.workloads.registry import find_model
     >>> kv_cache_bytes_per_token(find_model("llama-2-70b"), 2.0)  # 2 x 80 x 8 x 128 x 2 B (cursor.so: 320 KB)
@@ -109,14 +128,33 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
 
 
 def check_servable(arch: Architecture) -> None:
-    """Serving answers cover decoder-only models (token-by-token generation over a KV cache)."""
+    """Serving answers cover decoder-only models (token-by-token generation over a KV cache).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model; InputError naming ``model`` where it is not a decoder.
+    """
     if arch.family != "decoder":
         raise InputError("model", arch.name, f"a decoder-only language model ({arch.name} is an {arch.family}; "
                                              "generation is estimated for decoders)")
 
 
 def splits_heads(count: int, arch: Architecture) -> bool:
-    """Whether ``count`` tensor-parallel ranks each get whole query heads and whole (or replicated) key/value heads."""
+    """Whether ``count`` tensor-parallel ranks each get whole query heads and whole (or replicated) key/value heads.
+
+    Parameters
+    ----------
+    count : int
+        Tensor-parallel ranks [1].
+    arch : Architecture
+        The model (its query and key/value head counts).
+
+    Returns
+    -------
+    bool
+        True where the heads divide by ``count`` and the key/value heads divide by it or it by them.
+    """
     return count == 1 or (not arch.heads % count and (not arch.kv_heads % count or not count % arch.kv_heads))
 
 
@@ -126,6 +164,13 @@ def check_tensor_ranks(count: int, arch: Architecture) -> None:
     Runtimes split attention by heads: vLLM and TensorRT-LLM require the query heads to divide by
     the tensor-parallel size, and the key/value heads to divide by it or be replicated across it
     (the size a multiple of them), as Megatron-LM does (:func:`sizer.engine.training.check_layout`).
+
+    Parameters
+    ----------
+    count : int
+        Tensor-parallel ranks [1].
+    arch : Architecture
+        The model; the error lists counts that fit it.
     """
     if not splits_heads(count, arch):
         fitting = [n for n in range(1, min(arch.heads, 1024) + 1) if splits_heads(n, arch)]
@@ -144,7 +189,22 @@ def prefill_profile(arch: Architecture, prompt_len: int, depth: int = 0) -> Prof
     square (a sliding-window block at half its band), the LM head on the last token, no loss.
     After ``depth`` tokens already in the KV cache, each prompt token also attends over those:
     attention FLOP :math:`4 a d_{head} p (d + p/2)`, the causal half-square times :math:`1 + 2d/p`
-    (sliding windows not narrowed for the depth)."""
+    (sliding windows not narrowed for the depth).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    prompt_len : int
+        Prompt tokens per sequence [tokens].
+    depth : int
+        Tokens already in the KV cache before the prompt [tokens].
+
+    Returns
+    -------
+    Profile
+        The forward layers with their FLOP and bytes, the loss left out.
+    """
     graph = layer_graph(arch, prompt_len, windows=True)
     deeper = 1.0 + 2.0 * depth / prompt_len
     last = {layer.name: layer for layer in layer_graph(arch, 1).layers}
@@ -168,7 +228,22 @@ def _block_index(name: str) -> int | None:
 
 def attended(arch: Architecture, block: int | None, context: float) -> float:
     """Tokens a new token of decoder block ``block`` attends over at ``context`` cached tokens:
-    the context, or the block's sliding window where that is shorter."""
+    the context, or the block's sliding window where that is shorter.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model (its sliding windows).
+    block : int or None
+        The decoder block's index [1] (None: a layer outside the blocks, attending over the whole context).
+    context : float
+        Tokens cached [tokens].
+
+    Returns
+    -------
+    float
+        Tokens attended over [tokens].
+    """
     window = arch.window(block) if block is not None else None
     return context if window is None else min(context, float(window))
 
@@ -176,7 +251,20 @@ def attended(arch: Architecture, block: int | None, context: float) -> float:
 def decode_profile(arch: Architecture, context: float) -> Profile:
     """The forward layers of one new token attending over ``context`` cached tokens (a
     sliding-window block over at most its window; no loss); a mixture of experts lists only the
-    parameters of the routed experts (the rest is added per batch by :func:`decode_extra_bytes`)."""
+    parameters of the routed experts (the rest is added per batch by :func:`evaluate_serving`).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    context : float
+        Tokens cached that the new token attends over [tokens].
+
+    Returns
+    -------
+    Profile
+        The forward layers of one token.
+    """
     graph = layer_graph(arch, 1)
     share = arch.experts_per_token / arch.experts if arch.moe else 1.0
     per_token = attention_flops(1, arch.heads, arch.score_size)
@@ -207,7 +295,24 @@ def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 
          full_attention_flops: float = 0.0) -> ServingLayers:
     """Fold identical layers (:func:`sizer.engine.layers.fold_layers`), expert layers apart, and add the
     serving columns. ``kv_bytes_per_block`` is what a block attending over the whole context reads;
-    given that block's attention FLOP (``full_attention_flops``), a sliding-window row reads its share."""
+    given that block's attention FLOP (``full_attention_flops``), a sliding-window row reads its share.
+
+    Parameters
+    ----------
+    profile : Profile
+        The layers to fold.
+    kv_bytes_per_block : float
+        KV-cache bytes per sequence a block attending over the whole context reads [B].
+    idle_share : float
+        Share of a mixture's expert parameters not routed to by one token [1] (0: dense).
+    full_attention_flops : float
+        A whole-context attention row's FLOP [FLOP], against which sliding rows' share is measured (0: none).
+
+    Returns
+    -------
+    ServingLayers
+        The folded table with KV bytes [B] and idle expert parameters [1] per row.
+    """
     table, marks = fold_layers(profile, (lambda layer: _is_expert(layer)) if idle_share > 0 else None)
     attention = np.asarray([kind == "attention" for kind in table.kinds], dtype=float)
     if full_attention_flops > 0:  # the KV a row reads grows with the tokens it attends over, as its FLOP do
@@ -219,13 +324,44 @@ def fold(profile: Profile, kv_bytes_per_block: float = 0.0, idle_share: float = 
 
 def decode_layers(arch: Architecture, context: float, kv_bytes_per_block: float, idle_share: float) -> ServingLayers:
     """The folded decode layers at ``context`` tokens (:func:`decode_profile`), each attention row reading
-    ``kv_bytes_per_block`` where it attends over the whole context and its window's share where it slides."""
+    ``kv_bytes_per_block`` where it attends over the whole context and its window's share where it slides.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    context : float
+        Tokens cached [tokens].
+    kv_bytes_per_block : float
+        KV-cache bytes per sequence of a block attending over the whole context [B].
+    idle_share : float
+        Share of the expert parameters one token leaves idle [1] (0: dense).
+
+    Returns
+    -------
+    ServingLayers
+        The folded decode layers.
+    """
     return fold(decode_profile(arch, context), kv_bytes_per_block, idle_share,
                 attention_flops(1, arch.heads, arch.score_size) * context)
 
 
-def touched_experts(experts: int, per_token: int, tokens: np.ndarray) -> np.ndarray:
+def touched_experts(experts: int, per_token: int, tokens: npt.ArrayLike) -> np.ndarray:
     """Expected distinct experts a batch of ``tokens`` routes to: :math:`E (1 - (1 - k/E)^B)` (uniform routing).
+
+    Parameters
+    ----------
+    experts : int
+        Experts per mixture layer, :math:`E` [1].
+    per_token : int
+        Experts each token routes to, :math:`k` [1].
+    tokens : array_like
+        Tokens in the batch, :math:`B` [tokens].
+
+    Returns
+    -------
+    numpy.ndarray
+        Expected distinct experts read [1], one per element of ``tokens``.
 
     >>> float(touched_experts(8, 2, np.asarray([1.0]))[0]), round(float(touched_experts(8, 2, np.asarray([64.0]))[0]), 3)
     (2.0, 8.0)
@@ -244,7 +380,7 @@ def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
         if f.name == "devices":
             values[f.name] = a
         elif isinstance(a, tuple):
-            values[f.name] = tuple(x if u else y for x, y, u in zip(a, b, use))
+            values[f.name] = tuple(x if u else y for x, y, u in zip(a, b, use, strict=True))
         else:
             values[f.name] = np.where(use.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
     return DeviceTable(**values)
@@ -263,34 +399,58 @@ def _int8_rows(table: DeviceTable) -> DeviceTable:
 
 @registered_cache(key=lambda devices, compute, efficiencies, strict: (tuple(d.key for d in devices), compute,
                                                                              efficiencies, strict))
-def _serving_table(devices: tuple[Device, ...], compute: str, efficiencies: tuple[Efficiencies, ...],
+def _serving_table(devices: tuple[Device, ...], compute: Precision | Literal["int8"], efficiencies: tuple[Efficiencies, ...],
                    strict: bool) -> DeviceTable:
     """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
-    fallback = build_device_table(devices, "mixed", efficiencies)
-    if compute == "mixed":
+    fallback = build_device_table(devices, Precision.MIXED, efficiencies)
+    if compute is Precision.MIXED:
         return fallback
     if compute == "int8":
         return _int8_rows(fallback)
     primary = build_device_table(devices, compute, efficiencies)
-    if strict:
-        return primary
-    if compute == "fp4":  # NVFP4: the FP4 peak where the catalog has one (Blackwell), else FP8, else 16 bits
-        fallback = _choose_rows(build_device_table(devices, "fp8", efficiencies), fallback)
-    return _choose_rows(primary, fallback)
+    return primary if strict else _choose_rows(primary, fallback)
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
                   efficiencies: tuple[Efficiencies, ...] | None = None) -> DeviceTable:
     """Device rates for serving in ``weights``: at the format's compute precision where the device
     has it, else at its best 16-bit precision (bf16, else fp16, else fp32: weights dequantised); a
-    weight-and-activation format (W8A8) only at its own precision (unsupported rows elsewhere)."""
+    weight-and-activation format (W8A8) only at its own precision (unsupported rows elsewhere).
+
+    Parameters
+    ----------
+    devices : tuple of Device
+        The catalog devices, one row each.
+    weights : WeightFormat
+        The storage format (its compute precision, and whether activations are quantised too).
+    efficiencies : tuple of Efficiencies or None
+        Per device, fractions of the peaks reached and the per-pass overhead (None: the serving defaults).
+
+    Returns
+    -------
+    DeviceTable
+        The devices' rates, memory and overheads; ``supported`` False where a W8A8 format has no peak.
+    """
     effs = efficiencies or tuple(serving_efficiencies(d.kind) for d in devices)
     return _serving_table(tuple(devices), weights.compute, tuple(effs), weights.activations)
 
 
 def table_row(table: DeviceTable, i: int) -> DeviceTable:
-    """Row ``i`` of a device table as a one-device table (no rebuild: the same figures)."""
-    values = {}
+    """Row ``i`` of a device table as a one-device table (no rebuild: the same figures).
+
+    Parameters
+    ----------
+    table : DeviceTable
+        The table.
+    i : int
+        The row [1].
+
+    Returns
+    -------
+    DeviceTable
+        A table of that one device.
+    """
+    values: dict[str, Any] = {}  # the fields' own types, splatted back into DeviceTable
     for f in fields(DeviceTable):
         value = getattr(table, f.name)
         values[f.name] = (value[i],) if isinstance(value, tuple) else value[i:i + 1]
@@ -317,7 +477,9 @@ class ServingArrays:
 
     @property
     def memory(self) -> np.ndarray:
-        return self.weights + self.kv_cache + self.activations + self.reserve
+        """Bytes per device [B]: weights, KV cache, activations and the runtime's reserve."""
+        total: np.ndarray = self.weights + self.kv_cache + self.activations + self.reserve
+        return total
 
 
 @dataclass(frozen=True)
@@ -344,10 +506,12 @@ class ServingCase:
 
     @property
     def context(self) -> int:
+        """Tokens cached at the end of the answer [tokens]: depth, prompt and output."""
         return self.depth + self.prompt_len + self.output_len
 
     @property
     def mean_context(self) -> float:
+        """Tokens cached on average over the decode [tokens]: depth, prompt and half the output."""
         return self.depth + self.prompt_len + self.output_len / 2.0
 
 
@@ -363,19 +527,39 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
     return prefill, decode, per_token
 
 
-def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, count: np.ndarray,
-                     batch: np.ndarray, host: DeviceTable | None = None) -> ServingArrays:
+def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLike, count: npt.ArrayLike,
+                     batch: npt.ArrayLike, host: DeviceTable | None = None) -> ServingArrays:
     """Times and memory of serving ``case`` on every (device, count, batch); ``count`` devices
     run tensor parallel (or a layer split). With ``case.gpu_layers`` below the model's layers, the
     rest run on ``host`` (one CPU row, :mod:`sizer.inference.layer_offload`): their weights read from host
     memory and their FLOP on its cores, so each pass takes the devices' share plus the host's, and
-    device memory holds only the devices' layers and their KV cache."""
+    device memory holds only the devices' layers and their KV cache.
+
+    Parameters
+    ----------
+    case : ServingCase
+        The model, formats and lengths.
+    table : DeviceTable
+        The devices' rates (:func:`serving_table`).
+    device : array_like
+        Table rows [1], broadcast against ``count`` and ``batch``.
+    count : array_like
+        Devices per configuration [1].
+    batch : array_like
+        Concurrent sequences per configuration [1].
+    host : DeviceTable or None
+        One CPU row running offloaded layers (needed where ``case.gpu_layers`` leaves some off the devices).
+
+    Returns
+    -------
+    ServingArrays
+        Per configuration: prefill and decode seconds [s], bytes per device [B], fit and largest batch.
+    """
     check_servable(case.arch)
     arch = case.arch
-    d = np.asarray(device, dtype=np.int64)
-    count, batch = (np.asarray(v, dtype=float) for v in (count, batch))
-    d, count, batch = np.broadcast_arrays(d, count, batch)
-    d, count, batch = d.ravel(), count.ravel(), batch.ravel()
+    d, counts, batches = np.broadcast_arrays(np.asarray(device, dtype=np.int64), np.asarray(count, dtype=float),
+                                             np.asarray(batch, dtype=float))
+    d, count, batch = d.ravel(), counts.ravel(), batches.ravel()
     prefill, decode, act_per_token = _graphs(case)
     stored = np.full(len(d), stored_weight_bytes(arch, case.weights))
     overhead = table.step_overhead[d]
@@ -401,10 +585,10 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
         if host is None:
             raise ValueError("offloaded layers need the host's table")
         # the host CPU runs its layers alone (one device, no split); the same layer tables and bytes
-        on_host = Configs.of(np.zeros(len(d), dtype=np.int64), 1.0, batch, 1, 0, tp=1.0)
-        host_first = step_seconds(prefill.table, host, on_host, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
+        host_configs = Configs.of(np.zeros(len(d), dtype=np.int64), 1.0, batch, 1, 0, tp=1.0)
+        host_first = step_seconds(prefill.table, host, host_configs, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
                                   shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=case.prompt_len))
-        host_step = step_seconds(decode.table, host, on_host, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
+        host_step = step_seconds(decode.table, host, host_configs, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
                                  shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
         prefill_seconds = share * first.step + (1 - share) * host_first.step + host.step_overhead[0]
         decode_seconds = share * step.step + (1 - share) * host_step.step + host.step_overhead[0]
@@ -431,8 +615,10 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
     free = (memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count) * kv_share
     with np.errstate(divide="ignore", invalid="ignore"):
         max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits * kv_share))
-    fits, on_host = (kv_sequence * batch <= room) & (weights + activations + reserve <= memory), 0.0
+    fits = (kv_sequence * batch <= room) & (weights + activations + reserve <= memory)
+    on_host: np.ndarray | float = 0.0
     if share < 1.0:  # the host's RAM holds the offloaded layers' weights and KV cache, or nothing runs
+        assert host is not None  # refused above: offloaded layers need the host's table
         host_weights, host_kv = host_share(case)
         on_host = host_weights + host_kv * batch
         fits = fits & (on_host <= host.memory[0])
@@ -446,7 +632,18 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: np.ndarray, 
 
 def host_share(case: ServingCase) -> tuple[float, float]:
     """Bytes the host keeps for the layers offloaded to it: their weights [B] and their KV cache per
-    sequence at the full context [B] (llama.cpp keeps both on the CPU; one host, nothing split)."""
+    sequence at the full context [B] (llama.cpp keeps both on the CPU; one host, nothing split).
+
+    Parameters
+    ----------
+    case : ServingCase
+        The model, formats, lengths and the layers kept on the devices.
+
+    Returns
+    -------
+    tuple of (float, float)
+        Offloaded weights [B] and offloaded KV cache per sequence [B].
+    """
     offloaded = 1.0 - case.gpu_share
     weights = case.arch.params_total() * stored_weight_bytes(case.arch, case.weights) * offloaded
     kv = kv_cache_bytes_per_token(case.arch, case.kv_bytes, context=case.context) * case.context * offloaded
@@ -457,17 +654,55 @@ def total_tokens_per_second(batch: np.ndarray, output_len: int, prefill: np.ndar
     """Output tokens per second over a batch's whole request, prefill included (as throughput
     benchmarks measure): :math:`B \\cdot n / (t_{prefill} + (n - 1) t_{decode})`.
 
+    Parameters
+    ----------
+    batch : numpy.ndarray
+        Sequences in the batch, :math:`B` [1].
+    output_len : int
+        Output tokens per sequence, :math:`n` [tokens].
+    prefill : numpy.ndarray
+        Time to first token [s].
+    decode : numpy.ndarray
+        One decode step [s].
+
+    Returns
+    -------
+    numpy.ndarray
+        Output tokens per second over the batch [tokens/s].
+
     >>> round(float(total_tokens_per_second(np.asarray([64.0]), 128, np.asarray([0.1]), np.asarray([0.02]))[0]), 1)
     3103.0
     """
-    return batch * output_len / (prefill + (output_len - 1) * decode)
+    rate: np.ndarray = batch * output_len / (prefill + (output_len - 1) * decode)
+    return rate
 
 
 def compute_bound_batch(case: ServingCase, table: DeviceTable, device: int, count: int,
                         largest: int = 65536, host: DeviceTable | None = None) -> int | None:
     """The smallest batch (on a grid 4 % apart) at which a decode step is more compute- than
     memory-bound; None if it stays memory-bound up to ``largest`` (long contexts: KV reads grow with
-    the batch as fast as the FLOP)."""
+    the batch as fast as the FLOP).
+
+    Parameters
+    ----------
+    case : ServingCase
+        The model, formats and lengths.
+    table : DeviceTable
+        The devices' rates.
+    device : int
+        The table row [1].
+    count : int
+        Devices [1].
+    largest : int
+        The largest batch tried [1].
+    host : DeviceTable or None
+        The host CPU running offloaded layers, if any.
+
+    Returns
+    -------
+    int or None
+        The batch [1] where decode turns compute-bound; None where it does not up to ``largest``.
+    """
     grid = np.unique(np.round(np.geomspace(1, largest, 280)))
     arrays = evaluate_serving(case, table, np.full(len(grid), device), np.full(len(grid), count), grid, host)
     turned = np.flatnonzero(arrays.decode_compute > arrays.decode_memory)
@@ -475,6 +710,23 @@ def compute_bound_batch(case: ServingCase, table: DeviceTable, device: int, coun
 
 
 def replace_efficiencies(devices: tuple[Device, ...], memory: float, matrix: float, overhead: float) -> tuple[Efficiencies, ...]:
-    """Serving efficiencies with other fitted values (for the fit in benchmarks/inference_accuracy.py)."""
+    """Serving efficiencies with other fitted values (for the fit in benchmarks/inference_accuracy.py).
+
+    Parameters
+    ----------
+    devices : tuple of Device
+        The devices, one entry each.
+    memory : float
+        Fraction of the memory bandwidth reached [1].
+    matrix : float
+        Fraction of the matrix peak reached [1].
+    overhead : float
+        Time per forward pass beyond the kernels [s].
+
+    Returns
+    -------
+    tuple of Efficiencies
+        One per device, of its kind.
+    """
     return tuple(serving_efficiencies(d.kind, memory=memory, matrix=matrix, step_overhead=overhead) for d in devices)
 

@@ -19,6 +19,14 @@ weights are read once per iteration, the KV cache of every running request is re
 where :math:`c_{seq}` is the runtime's CPU time per running request and iteration (sampling, detokenisation,
 bookkeeping: :class:`sizer.runtimes.serving_runtimes.ServingProfile`, fitted on the runtime's own rows).
 
+The run itself (:func:`simulate`) is put together from its parts: the arrivals
+(:mod:`~sizer.inference.sim_arrivals`), what is known of each request (:mod:`~sizer.inference.sim_requests`),
+the scheduler's admission and chunked prefill (:mod:`~sizer.inference.sim_scheduler`), the KV cache's
+accounting (:mod:`~sizer.inference.sim_kv_cache`), the iterations' seconds from the grid
+(:mod:`~sizer.inference.sim_iteration_cost`) and what is measured (:mod:`~sizer.inference.sim_metrics`); a
+broken invariant is refused (:mod:`~sizer.inference.sim_invariants`). ``SimulationResult``,
+``SimulationInvariantError`` and ``WARMUP_SHARE`` are re-exported here.
+
 References
 ----------
 docs/references.md [kwon2023vllm], [agrawal2024sarathi], [agrawal2024vidur].
@@ -26,26 +34,32 @@ docs/references.md [kwon2023vllm], [agrawal2024sarathi], [agrawal2024vidur].
 from __future__ import annotations
 
 import bisect
-import heapq
-import math
-from collections import deque
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from sizer.deadline import check_deadline
-from sizer.errors import SizerError
 from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
+from sizer.hardware.schema import Device
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.inference.formats import WeightFormat
-from sizer.inference.serving import (LOGIT_BYTES, decode_layers, fold, kv_cache_bytes_per_token, prefill_profile,
-                                     serving_table, stored_weight_bytes, touched_experts)
-from sizer.inference.traffic import Lengths, Load, poisson_arrivals
+from sizer.inference.serving import (LOGIT_BYTES, ServingLayers, decode_layers, fold, kv_cache_bytes_per_token,
+                                     prefill_profile, serving_table, stored_weight_bytes, touched_experts)
+from sizer.inference.sim_arrivals import Arrivals, arrivals_for
+from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: F401  (re-exported: the simulation's refusal)
+from sizer.inference.sim_iteration_cost import Interpolator, decode_stretch, iteration_seconds, steps_within_cell
+from sizer.inference.sim_kv_cache import KvCache
+from sizer.inference.sim_metrics import WARMUP_SHARE, RunTotals, SimulationResult, empty_result, summarize  # noqa: F401
+from sizer.inference.sim_requests import RequestLedger
+from sizer.inference.sim_scheduler import Scheduler
+from sizer.inference.traffic import Lengths, Load
 from sizer.memo import registered_cache
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
+from sizer.runtimes.runtime import Runtime
 
 # The default runtime's scheduler limits and memory shares, read from its one description
 # (sizer/runtimes/serving_runtimes.py: vLLM's EngineArgs max_num_seqs 256, max_num_batched_tokens 2048 with chunked
@@ -66,26 +80,27 @@ SCHEDULER_OVERHEAD = 0.0
 BATCHING_MATRIX_EFFICIENCY = SERVING_MATRIX_EFFICIENCY
 
 
-def batching_table(devices: tuple, weights: WeightFormat, matrix: float | None = None) -> DeviceTable:
+def batching_table(devices: tuple[Device, ...], weights: WeightFormat, matrix: float | None = None) -> DeviceTable:
     """Device rates for continuous batching: the serving table (``matrix``: another matrix
-    efficiency, for the fit's search only)."""
+    efficiency, for the fit's search only).
+
+    Parameters
+    ----------
+    devices : tuple of Device
+        The catalog devices, one row each.
+    weights : WeightFormat
+        The weights' storage format (sets the rates the kernels reach).
+    matrix : float, optional
+        A fraction of the matrix peak [1] other than the engine's serving one (the fit's search only).
+
+    Returns
+    -------
+    DeviceTable
+        The devices' rates, memory and overheads, one row each.
+    """
     if matrix is None or matrix == SERVING_MATRIX_EFFICIENCY:
         return serving_table(tuple(devices), weights)
     return serving_table(tuple(devices), weights, tuple(serving_efficiencies(d.kind, matrix=matrix) for d in devices))
-WARMUP_SHARE = 0.1  # of the requests, left out of percentiles and throughput (the empty start)
-
-
-class SimulationInvariantError(SizerError):
-    """The simulation broke one of its own invariants (KV tokens conserved and within the cache, each
-    request finished once, time moving forward): the answer is refused rather than given wrong."""
-
-    def __init__(self, what: str):
-        super().__init__(f"the serving simulation broke an invariant ({what}); no answer is given rather than a "
-                         "wrong one: please report the request that caused it")
-
-
-def _broken(what: str):
-    raise SimulationInvariantError(what)
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +117,7 @@ class Replica:
     max_batch: int = DEFAULT_MAX_BATCH
     token_budget: int = DEFAULT_TOKEN_BUDGET
     prefix_hit: float = 0.0  # share of prompt tokens found in the prefix cache
-    iteration_overhead: float = None  # s of scheduling per iteration (default SCHEDULER_OVERHEAD)
+    iteration_overhead: float = SCHEDULER_OVERHEAD  # s of scheduling per iteration
     sequence_overhead: float = 0.0  # s of the scheduler's CPU per running request per iteration (the runtime's, fitted)
     reserve_kv: bool = True  # admit only when prompt + answer fit (TensorRT-LLM GUARANTEED_NO_EVICT); False:
     # admit when the prompt fits and preempt the youngest when the answers outgrow the cache (vLLM)
@@ -112,16 +127,43 @@ class Replica:
     # first token, then the request leaves); "decode" (the prompt's KV cache arrives whole, the rest of the answer)
     phase: str = "both"
 
-    def __post_init__(self):
-        if self.iteration_overhead is None:
-            object.__setattr__(self, "iteration_overhead", SCHEDULER_OVERHEAD)
 
-
-def runtime_replica(runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
+def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
                     count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
                     prefix_hit: float = 0.0) -> Replica:
     """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
-    (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time."""
+    (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time.
+
+    Parameters
+    ----------
+    runtime : Runtime
+        The serving runtime, with its profile (vLLM, SGLang, TensorRT-LLM ...).
+    arch : Architecture
+        The model.
+    weights : WeightFormat
+        The weights' storage format.
+    kv_bytes : float
+        Bytes of one cached key or value element [B].
+    table : DeviceTable
+        Device rates (:func:`batching_table`).
+    device : int
+        The table row of the replica's devices [1].
+    count : int
+        Devices in the replica [1].
+    split : str
+        ``"tensor"`` (heads split over ranks) or ``"layer"`` (layers in turn).
+    max_running : int, optional
+        Running requests at most [1] (default: the runtime's).
+    token_budget : int, optional
+        Tokens per iteration at most [tokens] (default: the runtime's).
+    prefix_hit : float
+        Share of prompt tokens found in the prefix cache [1].
+
+    Returns
+    -------
+    Replica
+        What the simulation runs.
+    """
     p = runtime.profile
     return Replica(arch, weights, kv_bytes, table, device, count, split, max_running or p.max_running,
                    token_budget or p.token_budget, prefix_hit, reserve_kv=p.reserve_kv, memory_share=p.memory_share,
@@ -139,10 +181,18 @@ class IterationGrid:
     weights: float  # B per device
     fits: bool
 
-    def interpolator(self):
+    def interpolator(self) -> Interpolator:
         """A function (n tokens, k KV tokens) -> seconds, bilinear in the grid, on plain lists (the
-        simulation calls it once per iteration)."""
-        t, s = self.tokens.tolist(), self.seconds.tolist()
+        simulation calls it once per iteration).
+
+        Returns
+        -------
+        callable
+            (tokens in the iteration [tokens], KV tokens read [tokens]) -> seconds [s]; beyond the grid's
+            last cell it extrapolates linearly.
+        """
+        t: list[float] = self.tokens.tolist()
+        s: list[list[float]] = self.seconds.tolist()
         last_i, last_j = len(t) - 2, len(self.kv_tokens) - 2
         step = float(self.kv_tokens[1])
         right = bisect.bisect_right
@@ -161,21 +211,47 @@ class IterationGrid:
         return time
 
     def time(self, n: float, k: float) -> float:
-        """Bilinear interpolation of the grid at ``n`` tokens and ``k`` KV tokens [s]."""
+        """Bilinear interpolation of the grid at ``n`` tokens and ``k`` KV tokens [s].
+
+        Parameters
+        ----------
+        n : float
+            Tokens in the iteration [tokens].
+        k : float
+            KV tokens read [tokens].
+
+        Returns
+        -------
+        float
+            Seconds of the iteration [s].
+        """
         return self.interpolator()(n, k)
 
 
 def device_kv_bytes_per_token(replica: Replica, context: float) -> float:
     """KV-cache bytes one token keeps on each device of ``replica`` at ``context`` tokens [B]: heads split
-    over tensor ranks, or layers over a layer split; a sliding-window block keeps its window only."""
+    over tensor ranks, or layers over a layer split; a sliding-window block keeps its window only.
+
+    Parameters
+    ----------
+    replica : Replica
+        The model, KV format, device count and split.
+    context : float
+        Tokens attended over [tokens] (a sliding window keeps fewer).
+
+    Returns
+    -------
+    float
+        Bytes per token on each device [B].
+    """
     if replica.split == "layer":
         return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, 1, context) / replica.count
     return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, replica.count, context)
 
 
-def _table_key(table: DeviceTable) -> tuple:
+def _table_key(table: DeviceTable) -> tuple[object, ...]:
     """A value fingerprint of a device table: its devices' content keys and every array's bytes."""
-    parts = []
+    parts: list[object] = []
     for field in dataclasses.fields(table):
         value = getattr(table, field.name)
         if isinstance(value, np.ndarray):
@@ -187,14 +263,14 @@ def _table_key(table: DeviceTable) -> tuple:
     return tuple(parts)
 
 
-def _grid_key(replica: Replica, mean_context: float) -> tuple:
+def _grid_key(replica: Replica, mean_context: float) -> tuple[object, ...]:
     return (replica.arch, _table_key(replica.table), replica.weights, replica.kv_bytes, replica.device, replica.count,
             replica.split, replica.max_batch, replica.token_budget, replica.iteration_overhead, replica.memory_share,
             replica.kv_free_share, round(mean_context))
 
 
 @registered_cache()
-def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float):
+def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float) -> ServingLayers:
     return decode_layers(arch, context, kv_layer_token, idle)
 
 
@@ -259,32 +335,6 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     return grid
 
 
-@dataclass(frozen=True)
-class SimulationResult:
-    """Per measured request (seconds) and the totals of the measured window."""
-
-    ttft: np.ndarray
-    tpot: np.ndarray  # requests of more than one output token
-    e2e: np.ndarray
-    output_tokens_per_s: float
-    total_tokens_per_s: float  # prompt and output tokens
-    request_rate: float  # completed requests per second
-    preemptions: int
-    busy: float  # share of the window with work running
-    complete: bool  # every request finished within the work bound
-    iterations: int
-    simulated_seconds: float
-    kv_capacity: int
-    steady_output_tokens_per_s: float = 0.0  # over the middle 60 % of completions (no start, no drain)
-    steady_request_rate: float = 0.0
-
-    def percentile(self, name: str, q: float) -> float:
-        values = getattr(self, name)
-        if not self.complete or len(values) == 0:
-            return float("inf")
-        return float(np.percentile(values, q))
-
-
 def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 1000, seed: int = 0,
              max_iterations: int = MAX_ITERATIONS) -> SimulationResult:
     """Serve ``requests`` requests of ``lengths`` under ``load`` on one replica, iteration by iteration.
@@ -300,7 +350,9 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     requests : int
         Requests to serve [1]; the first tenth warms the replica up and is not measured.
     seed : int
-        Of the random arrivals and lengths (the same seed: the same requests at every rate).
+        Of the random arrivals and lengths [1] (the same seed: the same requests at every rate).
+    max_iterations : int
+        Work bound [1]: a run cut here is not complete (and meets no SLO).
 
     Returns
     -------
@@ -319,250 +371,88 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         outputs = np.ones_like(outputs)
     mean_prompt, mean_output = lengths.mean()
     grid = iteration_grid(replica, mean_prompt + mean_output / 2)
-    cap, max_batch, budget = grid.kv_capacity, replica.max_batch, replica.token_budget
-    too_long = prompts + outputs > cap
+    too_long = prompts + outputs > grid.kv_capacity
     if too_long.all():
-        return _empty(grid)
-    if load.rate is not None:
-        arrivals = (lengths.trace[2][np.arange(requests) % len(lengths.trace[2])]
-                    if lengths.trace is not None and lengths.trace[2] is not None and len(lengths.trace[2]) >= requests
-                    else poisson_arrivals(load.rate, requests, rng)).tolist()
-    else:
-        arrivals = [0.0] * min(load.users, requests) + [np.inf] * (requests - min(load.users, requests))
+        return empty_result(grid.kv_capacity)
+    arrivals = arrivals_for(load, lengths, requests, rng)
     hit = 1.0 if replica.phase == "decode" else replica.prefix_hit  # a decode replica receives the prompt's cache
-    prompt_l = prompts.tolist()
-    output_l = outputs.tolist()
-    todo = [max(1, int(round(p * (1 - hit)))) for p in prompt_l]  # prefill tokens still to compute
-    kv_of = [0] * requests  # KV tokens held
-    first = [np.nan] * requests
-    done = [np.nan] * requests
-    start_iter = [0] * requests  # iteration whose end gave the latest first token
-    made = [0] * requests  # output tokens before the latest (re)prefill
-    version = [0] * requests
-    order = list(np.argsort(arrivals, kind="stable")) if load.rate is not None else list(range(requests))
-    next_arrival = 0  # into order (open loop)
-    closed = load.rate is None
-    pending_users: list[tuple[float, int]] = []  # (arrival, request) of closed-loop users
-    if closed:
-        pending_users = [(0.0, r) for r in range(min(load.users, requests))]
-    next_user_request = len(pending_users)  # the request a closed-loop user sends next
-    waiting: deque[int] = deque()
-    prefilling: list[int] = []  # admitted, prompt not yet done
-    heap: list[tuple[int, int, int]] = []  # (finish iteration, request, version)
-    running: list[int] = []  # decoding, oldest first (preemption takes the last alive)
-    alive = [False] * requests
-    decoding = 0
-    kv_used = 0
-    reserved = 0  # KV tokens promised to admitted requests (prompt + whole answer) under the reserving policy
-    reserve = replica.reserve_kv
-    now = 0.0
-    it = 0
-    finished = 0
-    preemptions = 0
-    busy_time = 0.0
-    interp = grid.interpolator()
-    per_sequence = replica.sequence_overhead
+    ledger = RequestLedger(prompts.tolist(), outputs.tolist(), hit)
     for r in np.flatnonzero(too_long).tolist():  # can never be held: finished as failures
-        done[r] = np.inf
-        finished += 1
+        ledger.refuse(r)
+    scheduler = Scheduler(ledger, KvCache(grid.kv_capacity, replica.reserve_kv), replica.max_batch, replica.token_budget)
+    totals = _run(scheduler, arrivals, grid, replica.sequence_overhead, max_iterations)
+    return summarize(arrivals.times, ledger.first, ledger.done, prompts, outputs, totals)
 
-    step_of_k = float(grid.kv_tokens[1])
-    loops = 0
-    while finished < requests and it < max_iterations:
+
+def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequence: float,
+         max_iterations: int) -> RunTotals:
+    """Run iterations until every request ended, the work bound or an idle end; the invariants are checked
+    every iteration (the cache) and at the end (conservation)."""
+    ledger, kv = scheduler.ledger, scheduler.kv
+    interp = grid.interpolator()
+    cell = float(grid.kv_tokens[1])
+    requests = len(ledger.done)
+    # the steps of an iteration, bound once
+    due, enqueue, preempt_to_fit, schedule = arrivals.due, scheduler.enqueue, scheduler.preempt_to_fit, scheduler.schedule
+    decode_only, end_answers, first_tokens = scheduler.decode_only, scheduler.end_answers, scheduler.first_tokens
+    on_finished = arrivals.on_finished
+    now = busy = 0.0
+    it = loops = 0
+    while ledger.finished < requests and it < max_iterations:
         loops += 1
         if loops & 1023 == 0:
             check_deadline()
-        # arrivals up to now
-        if closed:
-            while pending_users and pending_users[0][0] <= now:
-                _, r = heapq.heappop(pending_users)
-                if not too_long[r]:
-                    waiting.append(r)
-        else:
-            while next_arrival < requests and arrivals[order[next_arrival]] <= now:
-                r = order[next_arrival]
-                next_arrival += 1
-                if not too_long[r]:
-                    waiting.append(r)
-        # the running answers grow by one token each: preempt the youngest while they would not fit
-        while decoding and kv_used + decoding > cap:
-            r = running.pop()
-            if not alive[r]:
-                continue
-            alive[r] = False
-            version[r] += 1
-            decoding -= 1
-            grown = it - 1 - start_iter[r]  # tokens decoded since its first, all iterations before this one
-            kv_used -= kv_of[r] + grown
-            reserved -= prompt_l[r] + output_l[r]
-            made[r] += grown
-            todo[r] = prompt_l[r] + made[r]
-            kv_of[r] = 0
-            waiting.appendleft(r)
-            preemptions += 1
-        # only decoding, nothing waiting: run the iterations up to the next finish, arrival or cache cell at once
-        # (within one cell of the grid an iteration's time grows linearly with the KV tokens read)
-        if decoding and not waiting and not prefilling:
-            k = heap[0][0] - it if heap else 0
-            k = min(k, (cap - kv_used) // decoding, int((int(kv_used / step_of_k) + 1) * step_of_k - kv_used) // decoding)
-            upcoming = pending_users[0][0] if closed and pending_users else (
-                arrivals[order[next_arrival]] if not closed and next_arrival < requests else np.inf)
-            if k >= 2:
-                t0 = interp(decoding, kv_used)
-                d = interp(decoding, kv_used + decoding) - t0
-                t0 += per_sequence * decoding
-                if upcoming != np.inf:  # the fewest iterations after which the next arrival has come
-                    gap = upcoming - now
-                    a2, b1 = d / 2, t0 - d / 2
-                    ka = (gap / b1 if abs(a2) < 1e-15 else (-b1 + math.sqrt(b1 * b1 + 4 * a2 * gap)) / (2 * a2))
-                    k = min(k, max(int(math.ceil(ka)), 1))
-                if k >= 2:
-                    span = k * t0 + d * k * (k - 1) / 2
-                    now += span
-                    busy_time += span
-                    kv_used += k * decoding
-                    it += k
-                    continue
-        # chunked prefill within the token budget; admission needs the prompt's KV and a batch slot
-        left = budget - decoding
-        chunked = 0
-        completed = []
-        for r in prefilling:
-            if left <= 0:
-                break
-            c = todo[r] if todo[r] < left else left
-            todo[r] -= c
-            left -= c
-            chunked += c
-            if todo[r] == 0:
-                completed.append(r)
-        while left > 0 and waiting and decoding + len(prefilling) < max_batch:
-            r = waiting[0]
-            need = prompt_l[r] + made[r]
-            whole = prompt_l[r] + output_l[r]
-            # (the running answers grow by one token each in this iteration too)
-            if (reserved + whole > cap) if reserve else (kv_used + decoding + need + 1 > cap):
-                break
-            waiting.popleft()
-            reserved += whole
-            kv_used += need + 1  # the prompt and the slot of the token its prefill produces (vLLM allocates both)
-            kv_of[r] = need + 1
-            prefilling.append(r)
-            c = todo[r] if todo[r] < left else left
-            todo[r] -= c
-            left -= c
-            chunked += c
-            if todo[r] == 0:
-                completed.append(r)
-        n = decoding + chunked
-        if n == 0:  # idle: jump to the next arrival
-            upcoming = pending_users[0][0] if closed and pending_users else (
-                arrivals[order[next_arrival]] if not closed and next_arrival < requests else None)
-            if upcoming is None or upcoming == np.inf:
+        # (each step is skipped when it has nothing to do: the loop runs up to MAX_ITERATIONS times)
+        arrived = due(now)
+        if arrived:
+            enqueue(arrived)
+        if kv.overfull(scheduler.decoding):
+            preempt_to_fit(it)  # the running answers grow by one token each: the youngest give way
+        stretch = _decode_stretch(scheduler, arrivals, interp, cell, per_sequence, it, now) if decode_only() else None
+        if stretch is not None:  # only decoding, nothing waiting: the iterations up to the next event at once
+            steps, span = stretch
+            now += span
+            busy += span
+            kv.grow(steps * scheduler.decoding)
+            it += steps
+            continue
+        chunked, completed = schedule()
+        tokens = scheduler.decoding + chunked
+        if tokens == 0:  # idle: jump to the next arrival
+            upcoming = arrivals.next_time()
+            if upcoming == math.inf:
                 break
             now = max(now, upcoming)
             continue
-        dt = interp(n, kv_used) + per_sequence * (decoding + len(prefilling))
-        if not dt > 0.0 or dt == math.inf:
-            _broken(f"an iteration of {n} tokens over {kv_used} KV tokens took {dt!r} s")
+        running = scheduler.decoding + len(scheduler.prefilling)  # requests in the batch
+        dt = iteration_seconds(interp, tokens, kv.used, running, per_sequence)
         now += dt
-        busy_time += dt
-        kv_used += decoding
-        # finished answers (their cache freed here, their ends recorded once below)
-        ended = []
-        while heap and heap[0][0] <= it:
-            _, r, v = heapq.heappop(heap)
-            if v != version[r]:
-                continue
-            alive[r] = False
-            decoding -= 1
-            kv_used -= kv_of[r] + (it - start_iter[r])
-            ended.append(r)
-        # prompts done: their first token now
-        for r in completed:
-            prefilling.remove(r)
-            if first[r] != first[r]:  # NaN: the first time
-                first[r] = now
-            made[r] += 1
-            remaining = output_l[r] - made[r]
-            if remaining <= 0:  # a one-token answer ends with its prefill
-                kv_used -= kv_of[r]
-                ended.append(r)
-                continue
-            start_iter[r] = it
-            heapq.heappush(heap, (it + remaining, r, version[r]))
-            running.append(r)
-            alive[r] = True
-            decoding += 1
-        # every request that ended now: its reservation released; a closed-loop user sends the next
+        busy += dt
+        kv.grow(scheduler.decoding)
+        # answers ended (their cache freed), then prompts done (their first token now); each end recorded once
+        ended = end_answers(it)
+        if completed:
+            ended += first_tokens(completed, now, it)
         for r in ended:
-            reserved -= prompt_l[r] + output_l[r]
-            if done[r] == done[r]:  # not NaN: it had already finished
-                _broken(f"request {r} finished twice")
-            done[r] = now
-            finished += 1
-            if closed and next_user_request < requests:
-                heapq.heappush(pending_users, (now + load.think_time, next_user_request))
-                arrivals[next_user_request] = now + load.think_time
-                next_user_request += 1
-        if not 0 <= kv_used <= cap or reserved < 0 or (reserve and reserved > cap):
-            _broken(f"{kv_used} KV tokens held, {reserved} promised, of a cache of {cap}")
+            kv.release(ledger.whole(r))
+            ledger.finish(r, now)
+            on_finished(now)  # a closed-loop user sends the next
+        kv.check()
         it += 1
-    _check_conserved(kv_used, reserved if reserve else 0, prefilling, running, alive, kv_of, start_iter, it,
-                     prompt_l, output_l)
-
-    arrival = np.asarray(arrivals, dtype=float)
-    first_a, done_a = np.asarray(first, dtype=float), np.asarray(done, dtype=float)
-    complete = finished >= requests and bool(np.all(np.isfinite(done_a)))
-    measured = np.argsort(arrival, kind="stable")[int(requests * WARMUP_SHARE):]
-    measured = measured[np.isfinite(done_a[measured])]
-    ttft = first_a[measured] - arrival[measured]
-    e2e = done_a[measured] - arrival[measured]
-    long = outputs[measured] > 1
-    tpot = (done_a[measured][long] - first_a[measured][long]) / (outputs[measured][long] - 1)
-    if len(measured):
-        window_start = float(np.min(arrival[measured]))
-        window_end = float(np.max(done_a[measured]))
-        span = max(window_end - window_start, 1e-9)
-        out_rate = float(outputs[measured].sum() / span)
-        tot_rate = float((outputs[measured] + prompts[measured]).sum() / span)
-        req_rate = len(measured) / span
-    else:
-        out_rate = tot_rate = req_rate = 0.0
-    # the steady part: completions between the 20th and 80th percentile of completion times
-    ends = np.flatnonzero(np.isfinite(done_a))
-    steady_out = steady_rate = 0.0
-    if len(ends) >= 10:
-        ends = ends[np.argsort(done_a[ends], kind="stable")]
-        i0, i1 = int(len(ends) * 0.2), int(len(ends) * 0.8)
-        span = float(done_a[ends[i1]] - done_a[ends[i0]])
-        if span > 0:
-            steady_out = float(outputs[ends[i0 + 1:i1 + 1]].sum() / span)
-            steady_rate = (i1 - i0) / span
-    return SimulationResult(ttft=ttft, tpot=tpot, e2e=e2e, output_tokens_per_s=out_rate, total_tokens_per_s=tot_rate,
-                            request_rate=req_rate, preemptions=preemptions, busy=min(busy_time / max(now, 1e-9), 1.0),
-                            complete=complete, iterations=it, simulated_seconds=now, kv_capacity=cap,
-                            steady_output_tokens_per_s=steady_out, steady_request_rate=steady_rate)
+    scheduler.check_conserved(it)
+    return RunTotals(finished=ledger.finished, preemptions=scheduler.preemptions, busy_seconds=busy,
+                     simulated_seconds=now, iterations=it, kv_capacity=kv.capacity)
 
 
-def _check_conserved(kv_used: int, reserved: int, prefilling, running, alive, kv_of, start_iter, it: int,
-                     prompt_l, output_l) -> None:
-    """At the end of a run: the KV tokens the total says are held are those the requests in flight hold
-    (admitted = held + freed), and the promises are those of the requests in flight."""
-    held = sum(kv_of[r] for r in prefilling)
-    promised = sum(prompt_l[r] + output_l[r] for r in prefilling)
-    for r in set(running):
-        if alive[r]:
-            held += kv_of[r] + (it - 1 - start_iter[r])
-            promised += prompt_l[r] + output_l[r]
-    if held != kv_used:
-        _broken(f"{kv_used} KV tokens counted held at the end, the requests in flight hold {held}")
-    if reserved and reserved != promised:
-        _broken(f"{reserved} KV tokens counted promised at the end, the requests in flight were promised {promised}")
-
-
-def _empty(grid: IterationGrid) -> SimulationResult:
-    nothing = np.zeros(0)
-    return SimulationResult(ttft=nothing, tpot=nothing, e2e=nothing, output_tokens_per_s=0.0, total_tokens_per_s=0.0,
-                            request_rate=0.0, preemptions=0, busy=0.0, complete=False, iterations=0,
-                            simulated_seconds=0.0, kv_capacity=grid.kv_capacity)
+def _decode_stretch(scheduler: Scheduler, arrivals: Arrivals, interp: Interpolator, cell: float, per_sequence: float,
+                    it: int, now: float) -> tuple[int, float] | None:
+    """Iterations and seconds of a decode-only stretch of two or more iterations up to the next end, arrival, grid
+    cell or full cache (within one cell an iteration's time grows linearly with the KV tokens read); None when the
+    stretch would be shorter."""
+    decoding, kv = scheduler.decoding, scheduler.kv
+    most = min(scheduler.iterations_to_next_end(it), kv.decode_steps_left(decoding),
+               steps_within_cell(kv.used, decoding, cell))
+    if most < 2:
+        return None
+    steps, span = decode_stretch(interp, decoding, kv.used, per_sequence, most, arrivals.next_time() - now)
+    return (steps, span) if steps >= 2 else None

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.choices import checked_name
 from sizer.datafile import read_text
 from sizer.errors import InputError
 
@@ -41,6 +42,7 @@ class LogNormal:
 
     @property
     def sigma(self) -> float:
+        """The log-normal's shape :math:`\\sigma = \\ln(p_{90} / \\text{median}) / z_{0.9}` [1]."""
         return float(np.log(self.p90 / self.median) / Z90)
 
     @property
@@ -49,6 +51,20 @@ class LogNormal:
         return float(self.median * np.exp(self.sigma ** 2 / 2))
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` token counts drawn from the log-normal, rounded to whole tokens within 1 and :data:`MAX_LENGTH`.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The seeded random source.
+        n : int
+            Counts to draw [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            ``n`` token counts [tokens], int64.
+        """
         x = rng.lognormal(np.log(self.median), self.sigma, n)
         return np.clip(np.rint(x), 1, MAX_LENGTH).astype(np.int64)
 
@@ -61,9 +77,24 @@ class AtMean:
 
     @property
     def median(self) -> float:
+        """The median [tokens]: the mean, every count being the same."""
         return self.mean
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` copies of the mean, rounded to a whole token (at least one).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Unused (the counts are fixed); taken so every distribution samples alike.
+        n : int
+            Counts to draw [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            ``n`` token counts [tokens], int64.
+        """
         return np.full(n, max(1, round(self.mean)), dtype=np.int64)
 
 
@@ -109,7 +140,13 @@ AMBIGUOUS_LENGTHS = {"sharegpt": ("sharegpt-vllm-sample", "sharegpt-multiturn-8k
 
 
 def length_sets() -> str:
-    """Every named length set with what it is and its means, one per line (``--lengths`` lists these)."""
+    """Every named length set with what it is and its means, one per line (``--lengths`` lists these).
+
+    Returns
+    -------
+    str
+        One line per set of :data:`LENGTH_DISTRIBUTIONS`.
+    """
     return "\n".join(d.label for d in LENGTH_DISTRIBUTIONS.values())
 
 
@@ -124,6 +161,7 @@ class Lengths:
 
     @property
     def label(self) -> str:
+        """Where the lengths come from, in words (a trace's size, a set's label, or the fixed lengths)."""
         if self.trace is not None:
             return f"trace of {len(self.trace[0])} requests"
         if self.distribution is not None:
@@ -132,18 +170,39 @@ class Lengths:
 
     @property
     def source(self) -> str:
+        """Where a named set's lengths were published; "given" for fixed lengths or a trace."""
         return self.distribution.source if self.distribution else "given"
 
     def mean(self) -> tuple[float, float]:
-        """Mean prompt and output tokens."""
+        """Mean prompt and output tokens.
+
+        Returns
+        -------
+        tuple of (float, float)
+            Mean prompt and output lengths [tokens].
+        """
         if self.trace is not None:
             return float(self.trace[0].mean()), float(self.trace[1].mean())
         if self.distribution is not None:
             return self.distribution.prompt.mean, self.distribution.output.mean
+        assert self.prompt_len is not None and self.output_len is not None  # fixed lengths carry both
         return float(self.prompt_len), float(self.output_len)
 
     def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` (prompt, output) pairs; a trace repeats in order."""
+        """``n`` (prompt, output) pairs; a trace repeats in order.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The seeded random source (a named distribution draws from it).
+        n : int
+            Requests [1].
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            Prompt and output lengths [tokens], ``n`` each.
+        """
         if self.trace is not None:
             idx = np.arange(n) % len(self.trace[0])
             return self.trace[0][idx], self.trace[1][idx]
@@ -154,7 +213,21 @@ class Lengths:
 
 def length_distribution(name: str, field: str = "lengths") -> Distribution:
     """The named length set (:data:`LENGTH_DISTRIBUTIONS`: the vLLM ShareGPT sample, the long multi-turn ShareGPT set,
-    the Azure traces, arXiv summarisation, MLPerf's OpenOrca)."""
+    the Azure traces, arXiv summarisation, MLPerf's OpenOrca).
+
+    Parameters
+    ----------
+    name : str
+        The set's name, any case, ``_`` or ``-``.
+    field : str
+        The request field named in the error.
+
+    Returns
+    -------
+    Distribution
+        The set's prompt and output distributions and their source; InputError listing the sets for an
+        unknown or ambiguous name.
+    """
     key = name.strip().lower().replace("_", "-") if isinstance(name, str) and len(name) <= 40 else None
     if key in AMBIGUOUS_LENGTHS:
         raise InputError(field, name, "one of " + " or ".join(LENGTH_DISTRIBUTIONS[k].label for k in AMBIGUOUS_LENGTHS[key])
@@ -164,15 +237,35 @@ def length_distribution(name: str, field: str = "lengths") -> Distribution:
     return LENGTH_DISTRIBUTIONS[key]
 
 
-def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS, max_tokens: int = MAX_LENGTH):
+def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS,
+                max_tokens: int = MAX_LENGTH) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Rows ``prompt_len,output_len[,arrival_s]`` (a header line is skipped) as arrays; arrivals
     are None unless every row has one, and must not decrease.
+
+    Parameters
+    ----------
+    text : str
+        The CSV text.
+    field : str
+        The request field named in an error.
+    max_rows : int
+        Rows at most [1].
+    max_tokens : int
+        Longest prompt or output accepted [tokens].
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray, numpy.ndarray or None)
+        Prompt lengths [tokens], output lengths [tokens] (int64) and arrival times [s] (None unless every
+        row has one); InputError naming the row for a malformed one.
 
     >>> p, o, a = parse_trace("prompt_len,output_len\\n100,20\\n50,5\\n")
     >>> p.tolist(), o.tolist(), a
     ([100, 50], [20, 5], None)
     """
-    prompts, outputs, arrivals = [], [], []
+    prompts: list[int] = []
+    outputs: list[int] = []
+    arrivals: list[float | None] = []
     for i, row in enumerate(csv.reader(io.StringIO(text))):
         if not row or not "".join(row).strip():
             continue
@@ -191,7 +284,9 @@ def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS,
             raise InputError(field, ",".join(row)[:60], f"lengths from 1 to {max_tokens:,} tokens (row {i + 1})")
         if a is not None and not (np.isfinite(a) and 0 <= a <= 1e7):
             raise InputError(field, row[2][:30], f"an arrival from 0 to 1e7 s (row {i + 1})")
-        prompts.append(p), outputs.append(o), arrivals.append(a)
+        prompts.append(p)
+        outputs.append(o)
+        arrivals.append(a)
     if not prompts:
         raise InputError(field, "(empty)", "at least one row prompt_len,output_len[,arrival_s]")
     times = None
@@ -202,8 +297,21 @@ def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS,
     return np.asarray(prompts, dtype=np.int64), np.asarray(outputs, dtype=np.int64), times
 
 
-def load_trace(path: str, field: str = "trace"):
-    """A trace file read through the guarded loader (size limit, regular file, UTF-8) and :func:`parse_trace`."""
+def load_trace(path: str, field: str = "trace") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A trace file read through the guarded loader (size limit, regular file, UTF-8) and :func:`parse_trace`.
+
+    Parameters
+    ----------
+    path : str
+        The CSV file's path.
+    field : str
+        The request field named in an error.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray, numpy.ndarray or None)
+        Prompt and output lengths [tokens] and arrival times [s] or None, as :func:`parse_trace`.
+    """
     return parse_trace(read_text(path, field), field)
 
 
@@ -217,6 +325,7 @@ class Load:
 
     @property
     def label(self) -> str:
+        """The load in words: a Poisson rate, or users in a closed loop with their think time."""
         if self.rate is not None:
             return f"{self.rate:.4g} requests/s, Poisson arrivals"
         think = f", {self.think_time:g} s think time" if self.think_time else ""
@@ -224,5 +333,24 @@ class Load:
 
 
 def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` arrival times [s] of a Poisson stream of ``rate`` [1/s] (exponential gaps)."""
+    """``n`` arrival times [s] of a Poisson stream of ``rate`` [1/s] (exponential gaps).
+
+    Parameters
+    ----------
+    rate : float
+        Mean arrivals per second [1/s].
+    n : int
+        Arrivals [1].
+    rng : numpy.random.Generator
+        The seeded random source.
+
+    Returns
+    -------
+    numpy.ndarray
+        Increasing arrival times [s], from the first gap on.
+    """
     return np.cumsum(rng.exponential(1.0 / rate, n))
+
+
+# A request's named length set, checked where the request is built.
+LengthsName = checked_name(length_distribution)

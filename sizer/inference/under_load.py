@@ -4,24 +4,42 @@ load, lengths and SLO fields, their parsing at the boundary, and the JSON sectio
 from __future__ import annotations
 
 import math
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from sizer.inference.traffic import LengthsName
+from sizer.runtimes import RuntimeName
 from sizer.errors import InputError
-from sizer.formulas.tco import Pricing, hourly_price, price_used
+from sizer.formulas.tco import PriceBasis, Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.inference.formats import WeightFormat
-from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, SimulationResult
+from sizer.inference.sim_metrics import SimulationResult
+from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
 from sizer.inference.traffic import Lengths, Load, length_distribution, parse_trace
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes.runtime import Runtime
 from sizer.units import parse_quantity
 
+if TYPE_CHECKING:  # the request with lengths (its module imports this one)
+    from sizer.inference.estimate import ServedModel
+
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
 GGUF = ("q4_0", "q4_k_m", "q8_0")
+# A time as the user gives it: a number of seconds, a quantity's text ('2 s') or its JSON ({"value": 2, "unit": "s"})
+TimeField = str | float | dict[str, Any] | None
+# (USD per device-hour or None, its basis or None, the price used (sizer.formulas.tco.PriceUsed's fields) or None)
+Price = tuple[float | None, PriceBasis | None, dict[str, Any] | None]
+
+
+class RuntimeMemory(TypedDict, total=False):
+    """The memory shares a serving runtime takes, as keyword arguments of ServingCase [1]."""
+
+    memory_share: float
+    kv_free_share: float
 
 
 class LoadFields(BaseModel):
@@ -29,15 +47,15 @@ class LoadFields(BaseModel):
 
     rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
     users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
-    think_time: str | float | dict | None = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
-    lengths: str | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
+    think_time: TimeField = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
+    lengths: LengthsName | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
                                 "sharegpt-multiturn-8k, azure-conv, azure-code, arxiv-summarization, mlperf-openorca "
                                 "(default: fixed lengths)")
     trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
                                                                        "(the CLI reads --trace FILE into this)")
-    slo_ttft: str | float | dict | None = Field(None, description="time to first token at the percentile, e.g. '2 s'")
-    slo_tpot: str | float | dict | None = Field(None, description="time per output token at the percentile, e.g. '100 ms'")
-    slo_e2e: str | float | dict | None = Field(None, description="end-to-end latency at the percentile, e.g. '30 s'")
+    slo_ttft: TimeField = Field(None, description="time to first token at the percentile, e.g. '2 s'")
+    slo_tpot: TimeField = Field(None, description="time per output token at the percentile, e.g. '100 ms'")
+    slo_e2e: TimeField = Field(None, description="end-to-end latency at the percentile, e.g. '30 s'")
     slo_percentile: float = Field(99.0, ge=50, le=99.9, description="percentile the SLOs hold at [%]")
     split: Literal["tensor", "layer"] | None = Field(None, description="tensor parallel, or a llama.cpp layer split "
                                                                         "(default: layer for GGUF formats)")
@@ -48,13 +66,24 @@ class LoadFields(BaseModel):
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
     replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
                                                                       "(default: as many as the SLOs need)")
-    runtime: str | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
+    runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
                                 "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
                                 "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
 
 
-def serving_runtime(request) -> Runtime:
-    """The serving runtime a request names (default vLLM), refused naming the field when it is not one."""
+def serving_runtime(request: LoadFields) -> Runtime:
+    """The serving runtime a request names (default vLLM), refused naming the field when it is not one.
+
+    Parameters
+    ----------
+    request : LoadFields
+        Its ``runtime`` (a name, or None for vLLM).
+
+    Returns
+    -------
+    Runtime
+        The runtime's description; InputError naming ``runtime`` for a local runtime (llama.cpp, MLX).
+    """
     from sizer.runtimes import Purpose, runtime
     from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 
@@ -67,14 +96,39 @@ def serving_runtime(request) -> Runtime:
 
 
 def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> str | None:
-    """Why ``entry`` cannot serve ``weights`` on ``device`` (kind, format, the device generation's kernels), or None."""
+    """Why ``entry`` cannot serve ``weights`` on ``device`` (kind, format, the device generation's kernels), or None.
+
+    Parameters
+    ----------
+    entry : Runtime
+        The runtime.
+    weights : WeightFormat
+        The weight format asked.
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    str or None
+        The reason in words, or None where it runs.
+    """
     from sizer.runtimes.serving_runtimes import format_refusal
 
     return entry.refusal(device_kind=device.kind) or format_refusal(entry, weights.name, device.architecture)
 
 
 def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
-    """InputError naming ``runtime`` when ``entry`` cannot serve ``weights`` on ``device``."""
+    """InputError naming ``device`` or ``weights`` when ``entry`` cannot serve ``weights`` on ``device``.
+
+    Parameters
+    ----------
+    entry : Runtime
+        The runtime.
+    weights : WeightFormat
+        The weight format asked.
+    device : Device
+        The catalog device.
+    """
     if entry.refusal(device_kind=device.kind):
         raise InputError("device", device.name, f"a device {entry.name} runs on: {entry.refusal(device_kind=device.kind)}")
     why = runtime_refusal(entry, weights, device)
@@ -83,6 +137,21 @@ def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None
 
 
 def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
+    """The assumption naming the serving runtime and the defaults the simulation takes from it.
+
+    Parameters
+    ----------
+    entry : Runtime
+        The serving runtime.
+    given : bool
+        Whether the user named it (else the default is said to be one).
+
+    Returns
+    -------
+    Assumption
+        Its version, scheduler limits, memory shares, admission policy and fitted CPU time per request;
+        marked unverified (the defaults are recalled, not read in a data file).
+    """
     p = entry.profile
     return Assumption(name="runtime", value=f"{entry.name} {p.version}" + ("" if given else " (the default; --runtime "
                       "sglang or tensorrt-llm for another)") + f": at most {p.max_running} running requests, "
@@ -95,23 +164,51 @@ def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
                       verified=False)
 
 
-def runtime_memory(request, split: str) -> dict:
+def runtime_memory(request: LoadFields, split: str) -> RuntimeMemory:
     """The memory shares the serving runtime of ``request`` takes (``memory_share``, ``kv_free_share`` of
-    :class:`~sizer.inference.serving.ServingCase`); a layer split (llama.cpp) takes every byte."""
+    :class:`~sizer.inference.serving.ServingCase`); a layer split (llama.cpp) takes every byte.
+
+    Parameters
+    ----------
+    request : LoadFields
+        Its ``runtime`` (None: vLLM).
+    split : str
+        ``"tensor"`` or ``"layer"``.
+
+    Returns
+    -------
+    RuntimeMemory
+        ``memory_share`` and ``kv_free_share`` [1] as keyword arguments of ServingCase; empty for a layer
+        split or a local runtime (every byte).
+    """
     from sizer.runtimes import Purpose, runtime
 
     name = getattr(request, "runtime", None)
     if split != "tensor" or (name is not None and runtime(name).purpose is not Purpose.SERVING):
         return {}
     p = serving_runtime(request).profile
-    return dict(memory_share=p.memory_share, kv_free_share=p.kv_free_share)
+    return RuntimeMemory(memory_share=p.memory_share, kv_free_share=p.kv_free_share)
 
 
 def default_split(request: LoadFields, weights: WeightFormat) -> str:
+    """The split asked, else a layer split for GGUF formats (llama.cpp's default) and tensor parallel otherwise.
+
+    Parameters
+    ----------
+    request : LoadFields
+        Its ``split`` (None: by format).
+    weights : WeightFormat
+        The weight format.
+
+    Returns
+    -------
+    str
+        ``"tensor"`` or ``"layer"``.
+    """
     return request.split or ("layer" if weights.name in GGUF else "tensor")
 
 
-def _seconds(field: str, raw, allow_zero: bool = False) -> float | None:
+def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | None:
     if raw is None:
         return None
     s = float(parse_quantity(field, raw, "[time]", default_unit="s", allow_zero=allow_zero).to("s").magnitude)
@@ -125,8 +222,14 @@ def _seconds(field: str, raw, allow_zero: bool = False) -> float | None:
 LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas")
 
 
-def refuse_load_options_without_load(request) -> None:
-    """InputError naming the first serving-under-load field given without ``rate`` or ``users``."""
+def refuse_load_options_without_load(request: LoadFields) -> None:
+    """InputError naming ``rate`` and the serving-under-load fields given without ``rate`` or ``users``.
+
+    Parameters
+    ----------
+    request : LoadFields
+        The request's load fields.
+    """
     if request.rate is not None or request.users is not None:
         return
     given = [name for name in LOAD_ONLY_FIELDS if getattr(request, name, None) is not None]
@@ -139,8 +242,20 @@ def refuse_load_options_without_load(request) -> None:
                                        "load the answer is one fixed batch and they would be ignored)")
 
 
-def parse_load(request) -> tuple[Load | None, Lengths, Slo]:
-    """The load, lengths and SLOs a request asks for, checked and in SI units."""
+def parse_load(request: ServedModel) -> tuple[Load | None, Lengths, Slo]:
+    """The load, lengths and SLOs a request asks for, checked and in SI units.
+
+    Parameters
+    ----------
+    request : ServedModel
+        Its rate [1/s] or users [1], think time, lengths (a named set, a trace, or the fixed prompt and
+        output lengths [tokens]) and SLO limits [s] at a percentile [%].
+
+    Returns
+    -------
+    tuple of (Load or None, Lengths, Slo)
+        The load (None: no rate or users, the offline answer), the lengths and the limits [s].
+    """
     if request.rate is not None and request.users is not None:
         raise InputError("users", request.users, "either rate or users, not both")
     refuse_load_options_without_load(request)
@@ -208,13 +323,44 @@ class ServingCostOut(RangeOut):
 
 def usd_per_million(hourly: float | None, devices: float, tokens_per_s: float) -> float | None:
     """USD per million tokens of ``devices`` devices at ``hourly`` USD per device-hour producing
-    ``tokens_per_s`` [1/s]; None without a price or without tokens."""
+    ``tokens_per_s`` [1/s]; None without a price or without tokens.
+
+    Parameters
+    ----------
+    hourly : float or None
+        USD per device-hour [USD/hour]; None: unknown.
+    devices : float
+        Devices paid for [1].
+    tokens_per_s : float
+        Tokens they produce [tokens/s].
+
+    Returns
+    -------
+    float or None
+        USD per million tokens [USD].
+    """
     if hourly is None or not tokens_per_s > 0:
         return None
     return float(hourly * devices * unit_factor("1/hour", "1/s") / tokens_per_s * 1e6)
 
 
-def cost_out(per_million: float, basis: str, spread: dict) -> ServingCostOut:
+def cost_out(per_million: float, basis: PriceBasis, spread: dict[str, Any]) -> ServingCostOut:
+    """A cost per million output tokens as a range: inverse to the speed's range.
+
+    Parameters
+    ----------
+    per_million : float
+        The expected USD per million output tokens [USD].
+    basis : str
+        ``"rent"`` or ``"buy"`` (an amortised purchase).
+    spread : dict
+        The speed's ``low`` and ``high`` factors [1] (:func:`sizer.inference.estimate.speed_spread`).
+
+    Returns
+    -------
+    ServingCostOut
+        Low, expected and high cost [USD] and the price basis.
+    """
     return ServingCostOut.model_construct(low=float(per_million / spread["high"]), expected=float(per_million),
                                    high=float(per_million / spread["low"]), unit="USD", value=float(per_million),
                                    price_basis=basis)
@@ -226,7 +372,35 @@ def _pct(values: np.ndarray, unit: str) -> Percentiles:
     return Percentiles(p50=float(p[0]), p90=float(p[1]), p99=float(p[2]), unit=unit)
 
 
-def latency_out(run: SimulationResult) -> LatencyOut | None:
+class MeasuredLatencies(Protocol):
+    """Per measured request, the latencies [s]: a simulated run, or a disaggregated split across its pools."""
+
+    @property
+    def ttft(self) -> np.ndarray:
+        """Time to first token per request [s]."""
+
+    @property
+    def tpot(self) -> np.ndarray:
+        """Time per output token per request of more than one token [s]."""
+
+    @property
+    def e2e(self) -> np.ndarray:
+        """End-to-end latency per request [s]."""
+
+
+def latency_out(run: MeasuredLatencies) -> LatencyOut | None:
+    """The run's latency percentiles: time to first token and per output token [ms], end to end [s].
+
+    Parameters
+    ----------
+    run : MeasuredLatencies
+        A simulated run (:class:`~sizer.inference.sim_metrics.SimulationResult`) or a disaggregated split.
+
+    Returns
+    -------
+    LatencyOut or None
+        p50, p90 and p99 of each, and the requests measured; None where none was measured.
+    """
     if len(run.ttft) == 0:
         return None
     return LatencyOut(ttft=_pct(run.ttft, "ms"), tpot=_pct(run.tpot, "ms") if len(run.tpot) else None,
@@ -237,7 +411,26 @@ def delivered(load: Load, lengths: Lengths, replicas: int, run: SimulationResult
     """Output and prompt-plus-output tokens/s [1/s] of ``replicas`` replicas: a rate they keep up with
     (``kept_up``: within their capacity, or their SLOs met) is delivered whole, the rate times the mean
     lengths (a simulation's window, stretched by its last answers, would understate it); otherwise, and
-    for a closed loop, what the simulation measured."""
+    for a closed loop, what the simulation measured.
+
+    Parameters
+    ----------
+    load : Load
+        The total load.
+    lengths : Lengths
+        Request lengths [tokens].
+    replicas : int
+        Replicas sharing the load [1].
+    run : SimulationResult
+        One replica's simulated run at its share.
+    kept_up : bool
+        Whether the replicas keep up with an open load.
+
+    Returns
+    -------
+    tuple of (float, float)
+        Output tokens/s and prompt-plus-output tokens/s over all replicas [tokens/s].
+    """
     if load.rate is not None and kept_up:
         prompt, output = lengths.mean()
         return load.rate * output, load.rate * (prompt + output)
@@ -245,6 +438,20 @@ def delivered(load: Load, lengths: Lengths, replicas: int, run: SimulationResult
 
 
 def load_out(load: Load, lengths: Lengths) -> LoadOut:
+    """The load's JSON section: the rate [1/s] or users and think time [s], and the mean lengths [tokens].
+
+    Parameters
+    ----------
+    load : Load
+        The load.
+    lengths : Lengths
+        Request lengths [tokens].
+
+    Returns
+    -------
+    LoadOut
+        The section.
+    """
     prompt, output = lengths.mean()
     return LoadOut(request_rate=QuantityOut(value=load.rate, unit="1/s") if load.rate is not None else None,
                    users=load.users, think_time=QuantityOut(value=load.think_time, unit="s") if load.users else None,
@@ -253,6 +460,20 @@ def load_out(load: Load, lengths: Lengths) -> LoadOut:
 
 
 def capacity_out(answer: LoadAnswer, slo: Slo) -> CapacityOut:
+    """The capacity's JSON section: per-replica rate [1/s] and users, replicas, utilisation and the SLOs [ms].
+
+    Parameters
+    ----------
+    answer : LoadAnswer
+        The load served (:func:`sizer.inference.capacity.serve_load`).
+    slo : Slo
+        The limits [s] at a percentile [%].
+
+    Returns
+    -------
+    CapacityOut
+        The section; an infinite utilisation (nothing served) shows as 0.
+    """
     limits = {k: QuantityOut(value=v * unit_factor("s", "ms"), unit="ms")
               for k, v in (("ttft", slo.ttft), ("tpot", slo.tpot), ("e2e", slo.e2e)) if v is not None}
     util = answer.utilisation if math.isfinite(answer.utilisation) else 0.0
@@ -270,13 +491,27 @@ SERVING_PRICING = {
            "purchases (each row says its price_basis)"}
 
 
-def serving_prices(devices, pricing: Pricing):
+def serving_prices(devices: Sequence[Device], pricing: Pricing) -> Callable[[int, int], Price]:
     """A function (device index, devices per replica) -> (USD per device-hour or None, basis or None, the
     price's :class:`sizer.formulas.tco.PriceUsed` fields or None), each asked once: one price basis as
-    ``pricing`` says, from offers that run one replica (:func:`sizer.formulas.tco.hourly_price`)."""
-    known: dict[tuple[int, int], tuple] = {}
+    ``pricing`` says, from offers that run one replica (:func:`sizer.formulas.tco.hourly_price`).
 
-    def price(i: int, count: int) -> tuple:
+    Parameters
+    ----------
+    devices : sequence of Device
+        The devices searched, by index.
+    pricing : str
+        ``rent``, ``buy`` or ``any``.
+
+    Returns
+    -------
+    callable
+        (device index, devices per replica) -> :data:`Price`: USD per device-hour [USD/hour] or None,
+        its basis or None, the price used or None.
+    """
+    known: dict[tuple[int, int], Price] = {}
+
+    def price(i: int, count: int) -> Price:
         if (i, count) not in known:
             chosen = hourly_price(devices[i], pricing=pricing, count=count)
             used = price_used(chosen)
@@ -289,6 +524,33 @@ def serving_prices(devices, pricing: Pricing):
 
 def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer, split: str, max_running: int,
                      budget: int, hit: float) -> list[Assumption]:
+    """What an answer under load assumed: the load, lengths, scheduler, iteration time, capacity search,
+    layout, the simulation's length and, where they apply, an overload and an unreachable SLO.
+
+    Parameters
+    ----------
+    load : Load
+        The load.
+    lengths : Lengths
+        Request lengths [tokens].
+    slo : Slo
+        The limits [s] at a percentile [%].
+    answer : LoadAnswer
+        The load served.
+    split : str
+        ``"tensor"`` or ``"layer"`` within a replica.
+    max_running : int
+        The scheduler's most running requests [1].
+    budget : int
+        Tokens per iteration [tokens].
+    hit : float
+        Share of prompt tokens from the prefix cache [1].
+
+    Returns
+    -------
+    list of Assumption
+        In the order shown.
+    """
     notes = [
         Assumption(name="load", value=load.label, source="given"),
         Assumption(name="lengths", value=lengths.label, source=lengths.source),
@@ -308,8 +570,8 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
                    "tensor otherwise); replicas share nothing", source="llama.cpp --split-mode; tensor parallelism"),
     ]
     q = slo.percentile
-    intervals = [(name, percentile_interval(values, q)) for name, values in (("TTFT", answer.run.ttft),
-                                                                           ("TPOT", answer.run.tpot)) if len(values)]
+    intervals = [(name, interval) for name, values in (("TTFT", answer.run.ttft), ("TPOT", answer.run.tpot))
+                 if (interval := percentile_interval(values, q)) is not None]  # None: no values
     notes.append(Assumption(name="simulation length", value=f"{len(answer.run.ttft)} measured requests, as every serving "
                             f"answer simulates for p{q:g} (about {TAIL_SAMPLES} beyond it); 95 % order-statistic intervals "
                             "of the p" + f"{q:g}: " + "; ".join(f"{name} {lo * 1e3:.4g}-{hi * 1e3:.4g} ms"

@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from sizer.errors import InputError, InputErrors
 from sizer.inference.capacity import SATURATED_ROUNDS, SEARCH_STEPS, simulated_requests
@@ -33,22 +34,47 @@ from sizer.inference.load_search import CANDIDATES_PER_DEVICE, FULL_SEARCH_ROWS,
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, MAX_ITERATIONS, MAX_REQUESTS
 from sizer.inference.under_load import parse_load
 
+if TYPE_CHECKING:  # the request's class (its module is imported by those that import this one)
+    from sizer.inference.estimate import ServedModel
+
 
 def simulation_iterations(requests: float, prompt: float, output: float, hit: float, token_budget: int,
                           max_running: int) -> float:
     """Iterations [1] one simulation of ``requests`` requests runs, at least (the module's equation);
-    ``prompt`` and ``output`` are mean lengths [tokens], ``hit`` the prefix-cache share [1]."""
+    ``prompt`` and ``output`` are mean lengths [tokens], ``hit`` the prefix-cache share [1].
+
+    Parameters
+    ----------
+    requests : float
+        Requests simulated, :math:`N` [1] (taken between 10 and :data:`MAX_REQUESTS`).
+    prompt : float
+        Mean prompt length, :math:`P` [tokens].
+    output : float
+        Mean output length, :math:`O` [tokens].
+    hit : float
+        Share of prompt tokens from the prefix cache, :math:`h` [1].
+    token_budget : int
+        Tokens per iteration, :math:`B_{tok}` [tokens].
+    max_running : int
+        Running requests at most, :math:`B_{run}` [1].
+
+    Returns
+    -------
+    float
+        Iterations [1], at most :data:`MAX_ITERATIONS` (the simulation's own bound).
+    """
     n = min(max(requests, 10), MAX_REQUESTS)
     per_request = (prompt * (1 - hit) + output) / token_budget + output / min(max_running, token_budget)
     return min(float(MAX_ITERATIONS), n * per_request)
 
 
-def _simulated_requests(request) -> list[float]:
+def _simulated_requests(request: ServedModel) -> list[float]:
     """Requests [1] of each simulation one serving estimate under load runs (sizer.inference.capacity.serve_load)."""
     load, _, slo = parse_load(request)
+    assert load is not None  # asked only with a rate or users
     running = request.max_running or DEFAULT_MAX_BATCH
     per_run = simulated_requests(slo.percentile)  # the one simulation-length rule (sizer.inference.capacity)
-    runs = [max(per_run, SATURATED_ROUNDS * (int(running * 1.25) + 1))]  # the saturated run
+    runs: list[float] = [max(per_run, SATURATED_ROUNDS * (int(running * 1.25) + 1))]  # the saturated run
     if slo.any:  # the rate's bisection, after a lone-request run
         runs += [100] + [per_run] * SEARCH_STEPS
     if load.users is not None and slo.any and request.replicas is None:  # users doubled, then bisected
@@ -59,10 +85,19 @@ def _simulated_requests(request) -> list[float]:
     return runs
 
 
-def serving_iterations(request) -> float:
+def serving_iterations(request: ServedModel) -> float:
     """Simulated iterations [1] a serving question under load costs (0 without a rate or users).
 
-    ``request``: an :class:`~sizer.inference.estimate.InferenceRequest` (or anything with its load fields).
+    Parameters
+    ----------
+    request : ServedModel
+        An :class:`~sizer.inference.estimate.InferenceRequest` (or a recommendation's request): its load,
+        lengths, SLOs, scheduler limits and prefix-cache share.
+
+    Returns
+    -------
+    float
+        The sum of the simulations' iterations [1], each by :func:`simulation_iterations`.
     """
     if getattr(request, "rate", None) is None and getattr(request, "users", None) is None:
         return 0.0
@@ -74,13 +109,27 @@ def serving_iterations(request) -> float:
                for n in _simulated_requests(request))
 
 
-def recommend_serving_iterations(request, devices: int) -> float:
+def recommend_serving_iterations(request: ServedModel, devices: int) -> float:
     """Simulated iterations [1] of ranking ``devices`` catalog devices for a load
     (:func:`sizer.inference.load_search.recommend_under_load`): per device its screened candidates,
-    each tried at up to a few replica counts, then the capacity search of the leading rows."""
+    each tried at up to a few replica counts, then the capacity search of the leading rows.
+
+    Parameters
+    ----------
+    request : ServedModel
+        The recommendation's request: its load, lengths, SLOs and scheduler limits.
+    devices : int
+        Catalog devices ranked [1].
+
+    Returns
+    -------
+    float
+        Simulated iterations [1]; 0 without a rate or users.
+    """
     if getattr(request, "rate", None) is None and getattr(request, "users", None) is None:
         return 0.0
     load, lengths, slo = parse_load(request)
+    assert load is not None  # a rate or users was given
     prompt, output = lengths.mean()
     budget = request.token_budget or DEFAULT_TOKEN_BUDGET
     running = request.max_running or DEFAULT_MAX_BATCH
@@ -95,13 +144,23 @@ def recommend_serving_iterations(request, devices: int) -> float:
                                               request.prefix_cache_hit, budget, running))
 
 
-def refuse_over_budget(request, iterations: float, budget: float) -> None:
+def refuse_over_budget(request: ServedModel, iterations: float, budget: float) -> None:
     """Raise :class:`~sizer.errors.InputErrors` naming the fields that lower the price when
-    ``iterations`` [1] is over ``budget`` [1]; nothing otherwise."""
+    ``iterations`` [1] is over ``budget`` [1]; nothing otherwise.
+
+    Parameters
+    ----------
+    request : ServedModel
+        The question priced (its fields are named in the errors).
+    iterations : float
+        Its price in simulated iterations [1] (:func:`serving_iterations`).
+    budget : float
+        The most simulated iterations a question may cost [1].
+    """
     if iterations <= budget:
         return
     why = f"a question of at most {budget:,.0f} simulated iterations (this one prices at {iterations:,.0f})"
-    errors = []
+    errors: list[InputError] = []
     if getattr(request, "users", None) is not None:
         errors.append(InputError("users", request.users, f"fewer users: {why}"))
     if (request.token_budget or DEFAULT_TOKEN_BUDGET) < DEFAULT_TOKEN_BUDGET:

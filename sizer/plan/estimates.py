@@ -5,16 +5,21 @@ modules that make suggestions can call them without importing the facade back.
 """
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from pydantic import ConfigDict, Field
 
-from sizer.choices import RecomputeName, ShardingName, recompute_index, zero_stage_of
+from sizer.choices import Recompute, RecomputeName, Sharding, ShardingName, recompute_index, zero_stage_of
 from sizer.engine.calibration import Calibration
 from sizer.engine.job import resolve_job
 from sizer.engine.modes import choose_efficiencies
 from sizer.engine.training import TimeResult, estimate_training
-from sizer.errors import InputError, require_device
+from sizer.errors import InputError, SizerError, require_device
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.plan.memory_report import MemoryResult, training_memory
+from sizer.hardware.networks import Topology
+from sizer.hardware.schema import Device
+from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
+from sizer.results import Assumption
 from sizer.units import parse_count, parse_quantity
 from sizer.workloads.request import WorkloadRequest
 
@@ -43,14 +48,14 @@ class TimeRequest(WorkloadRequest):
     cp: int | None = Field(None, ge=1, le=1024, description="context-parallel size (ring attention over the "
                                                           "sequence); not given: the search chooses")
     recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
-    sharding: ShardingName = "none"
+    sharding: ShardingName = Sharding.NONE
     overlap_allreduce: bool = False
     overlap_all_to_all: bool = Field(False, description="expert parallelism's all-to-alls overlap another micro-batch's "
                                                         "computation (DeepSeek-V3's DualPipe, Megatron-Core's overlapped "
                                                         "dispatch)")
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
-    host_memory: str | dict | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
+    host_memory: str | dict[str, Any] | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
                                                              "what offload puts there; default the node type's (system) "
                                                              "where the catalog has it, else assumed equal to its devices' memory")
     hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
@@ -64,8 +69,27 @@ class TimeRequest(WorkloadRequest):
                                                          "least one failure")
 
 
-def node_type(name: str | None, device):
-    """The topology of a catalog node type, checked to hold ``device``; None when no name is given."""
+def node_type(name: str | None, device: Device) -> Topology | None:
+    """The topology of a catalog node type, checked to hold ``device``; None when no name is given.
+
+    Parameters
+    ----------
+    name : str or None
+        A node type of ``catalog/networks`` (``DGX H100``, ``AWS p5``, ...): how many devices a node
+        holds, the link inside a node and the network between nodes.
+    device : Device
+        The device the question runs on; the node type must hold this one.
+
+    Returns
+    -------
+    Topology or None
+        The node type's topology; None where ``name`` is None (the engine's default nodes apply).
+
+    Raises
+    ------
+    InputError
+        On ``system``, where the node type holds another device.
+    """
     if name is None:
         return None
     from sizer.hardware.networks import load_networks
@@ -76,8 +100,36 @@ def node_type(name: str | None, device):
     return topology
 
 
-def zero_stage(request) -> int | None:
-    if request.zero is None and request.sharding == "none":
+class ShardedRequest(Protocol):
+    """A request that may pin a ZeRO stage: time, memory and cost questions."""
+
+    @property
+    def zero(self) -> int | None: ...
+
+    @property
+    def sharding(self) -> Sharding: ...
+
+
+def zero_stage(request: ShardedRequest) -> int | None:
+    """The ZeRO stage a request asks for, from ``zero`` or from the older ``sharding`` name.
+
+    Parameters
+    ----------
+    request : TimeRequest, MemoryRequest or TcoRequest
+        The training request (its ``zero`` stage [1] and ``sharding``).
+
+    Returns
+    -------
+    int or None
+        The ZeRO stage 0-3 [1] (``sharding full`` is 3, as FSDP FULL_SHARD); None where neither field
+        is given, so that the layout search chooses.
+
+    Raises
+    ------
+    InputError
+        On ``zero``, where ``zero`` and ``sharding`` name different stages.
+    """
+    if request.zero is None and request.sharding is Sharding.NONE:
         return None  # not given
     stage = zero_stage_of(request.sharding)
     if request.zero is not None:
@@ -88,7 +140,27 @@ def zero_stage(request) -> int | None:
 
 
 def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
-    """Step time, training time, memory and utilisation from the one engine (spec §3.3)."""
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3).
+
+    Parameters
+    ----------
+    request : TimeRequest
+        The workload, the device and count [1], and any part of the layout to pin (the rest is searched).
+    catalog : Catalog, optional
+        The devices; default the built-in catalog.
+
+    Returns
+    -------
+    TimeResult
+        Step and training time [s, or the unit a person reads], memory per device [GB], the layout chosen,
+        MFU [1] and the assumptions behind them.
+
+    Raises
+    ------
+    InputError
+        Naming the field at fault (a reference without a workload, a node type of another device, host
+        memory that is not positive, ...).
+    """
     catalog = catalog if catalog is not None else load_catalog()
     device = catalog.find(require_device(request))
     job = resolve_job(request)
@@ -126,18 +198,99 @@ class MemoryRequest(WorkloadRequest):
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only")
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: ShardingName = "none"
+    sharding: ShardingName = Sharding.NONE
     headroom: bool = False
-    recompute: RecomputeName = Field("none", description="activation recomputation: none, selective or full")
+    recompute: RecomputeName = Field(Recompute.NONE, description="activation recomputation: none, selective or full")
     ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
                                                  "ep of the count data-parallel devices")
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
 
 
+def layout_asked(request: MemoryRequest) -> bool:
+    """Whether a memory question pins any part of its layout (a ZeRO stage, sharding, recomputation, expert
+    parallelism or offload) rather than leaving each at its default; the CLI sends every default, so the
+    values are read, not which fields were set.
+
+    Parameters
+    ----------
+    request : MemoryRequest
+        The memory question.
+
+    Returns
+    -------
+    bool
+        True where any of ``zero``, ``sharding``, ``recompute``, ``ep`` or ``offload`` differs from its default.
+    """
+    return (request.zero is not None or request.sharding is not Sharding.NONE or request.recompute is not Recompute.NONE
+            or request.ep != 1 or request.offload)
+
+
 def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
-    """Training memory per device and the fit decision, from the engine's memory model (spec §3.8)."""
+    """Training memory per device and the fit decision, from the engine's memory model (spec §3.8).
+
+    With a device and no part of the layout asked (:func:`layout_asked`), the layout the time estimate's
+    search would choose for the same body is reported beside it (``searched``), so that one question
+    never gets two unexplained answers.
+
+    Parameters
+    ----------
+    request : MemoryRequest
+        The workload, optionally a device and count [1], and the layout asked (ZeRO stage, recomputation,
+        expert parallelism, offload).
+    catalog : Catalog, optional
+        The devices; default the built-in catalog.
+
+    Returns
+    -------
+    MemoryResult
+        Memory per device by part [GB], the fit on the device where one is given, and the assumptions.
+    """
     catalog = catalog if catalog is not None else load_catalog()
     device = catalog.find(request.device) if request.device is not None else None
-    return training_memory(resolve_job(request, need_samples=False), device, request.count, zero=zero_stage(request) or 0,
-                             headroom=request.headroom, recompute=recompute_index(request.recompute) or 0, ep=request.ep,
-                             offload=request.offload)
+    result = training_memory(resolve_job(request, need_samples=False), device, request.count,
+                             zero=zero_stage(request) or 0, headroom=request.headroom,
+                             recompute=recompute_index(request.recompute) or 0, ep=request.ep, offload=request.offload)
+    if device is None or layout_asked(request):
+        return result
+    searched = searched_layout(request, catalog)
+    if searched is None:
+        return result
+    need = searched.memory_per_device
+    note = Assumption(name="layout", value=f"data parallel over {request.count}, ZeRO 0, no recomputation: as asked, "
+                      f"not searched; the layout search chooses {searched.layout}: {need.value:.4g} {need.unit} per "
+                      f"device, {'fits' if searched.fits else 'does not fit'}",
+                      source="sizer time's layout search (give --zero, --sharding or --recompute to pin a layout)")
+    return result.model_copy(update={"searched": searched, "assumptions": [note, *result.assumptions]})
+
+
+def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout | None:
+    """The layout the time estimate chooses for a memory question's body, its memory per device and fit;
+    None where the body cannot be timed (the time estimate refuses it: the memory answer stands alone).
+
+    Parameters
+    ----------
+    request : MemoryRequest
+        The memory question; a length of 1e9 tokens (or samples) is put in where none is given, since a
+        step's layout does not depend on the run's length.
+    catalog : Catalog
+        The devices.
+
+    Returns
+    -------
+    SearchedLayout or None
+        The layout, its memory per device [GB] and whether it fits; None where the time estimate refuses
+        the question.
+    """
+    fields = request.model_dump(exclude_unset=True, exclude={"have"})
+    if fields.get("tokens") is None and fields.get("samples") is None:  # a step's layout needs no length
+        fields["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
+    try:
+        timed = time_estimate(TimeRequest(**fields), catalog)
+    except SizerError:
+        return None
+    layout = timed.layout
+    words = f"tp {layout.tp} x pp {layout.pp} x dp {layout.dp}, ZeRO {layout.zero}, recompute {layout.recompute}, " \
+            f"micro-batch {layout.micro_batch}"
+    return SearchedLayout(layout=words, tp=layout.tp, pp=layout.pp, dp=layout.dp, zero=layout.zero,
+                          recompute=layout.recompute, micro_batch=layout.micro_batch,
+                          memory_per_device=timed.memory_per_device, fits=timed.fits)

@@ -23,17 +23,22 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Hashable, Protocol, cast
 
 import numpy as np
+import numpy.typing as npt
 
+from sizer.choices import Mode
+from sizer.diskcache import cached, file_stamp, key_of
+from sizer.engine.calibration import Calibration
 from sizer.engine.devices import DeviceTable, build_device_table, cached_device_table
-from sizer.engine.evaluate import range_arrays
+from sizer.engine.evaluate import Evaluation, range_arrays
 from sizer.engine.job import Job
 from sizer.engine.layers import LayerTable
 from sizer.engine.search import search
 from sizer.engine.summary import summarise
 from sizer.formulas.peaks import supported_precisions
-from sizer.diskcache import cached, file_stamp, key_of
+from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
 from sizer.results import unit_factor
 from sizer.workloads.architecture import Architecture
@@ -45,7 +50,7 @@ LENGTH_AND_WORDS = frozenset({"description", "samples", "epochs", "workload", "a
 NAMES = frozenset({"name", "source", "verified", "assumptions"})  # words, not figures
 
 
-def _figures(value) -> object:
+def _figures(value: object) -> object:
     """A hashable stand-in for one field's figures (arrays by digest, words left out)."""
     if isinstance(value, LayerTable):
         return value.content_key
@@ -54,7 +59,7 @@ def _figures(value) -> object:
     return value
 
 
-def layout_key(job: Job) -> tuple:
+def layout_key(job: Job) -> tuple[tuple[str, object], ...]:
     """What the layout search of ``job`` depends on: every field but its length and words.
 
     Parameters
@@ -102,13 +107,24 @@ class Basis:
     token_free: bool  # every fitting choice runs the asked batch: the same for any length
     length: tuple[float, float]  # (samples, epochs) of the job searched: where not token-free, for that length only
 
-    def steps(self, job: Job) -> np.ndarray:
-        """Optimizer steps of ``job``'s run on each chosen layout [1] (:meth:`Job.steps_for`)."""
+    def steps(self, job: Job) -> npt.NDArray[np.float64]:
+        """Optimizer steps of ``job``'s run on each chosen layout [1] (:meth:`Job.steps_for`).
+
+        Parameters
+        ----------
+        job : Job
+            The workload whose length (samples and epochs) is applied; its layouts must be this basis's.
+
+        Returns
+        -------
+        numpy.ndarray
+            Per device and count, ``ceil(samples x epochs / batch)`` at the chosen layout's batch [1].
+        """
         return np.asarray(job.steps_for(self.batch), dtype=float)
 
 
-def basis(job: Job, devices: tuple, devices_key: tuple, counts: tuple[int, ...], headroom: bool,
-          calibration=None) -> Basis:
+def basis(job: Job, devices: tuple[Device, ...], devices_key: tuple[Hashable, ...], counts: tuple[int, ...],
+          headroom: bool, calibration: Calibration | None = None) -> Basis:
     """The layouts of ``job`` on every device and count, from the kept searches where one applies.
 
     Parameters
@@ -139,21 +155,54 @@ def basis(job: Job, devices: tuple, devices_key: tuple, counts: tuple[int, ...],
     return found
 
 
-def kept_basis(job: Job, devices_key: tuple, counts: tuple[int, ...], headroom: bool, calibration=None) -> Basis | None:
-    """:func:`basis`'s answer where it is kept (no search needed), else None; searches nothing."""
+def kept_basis(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, ...], headroom: bool,
+               calibration: Calibration | None = None) -> Basis | None:
+    """:func:`basis`'s answer where it is kept (no search needed), else None; searches nothing.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    devices_key : tuple
+        What identifies the devices by value (the catalog's key and the kinds chosen).
+    counts : tuple of int
+        Device counts per device [1].
+    headroom : bool
+        Reserve the upper memory headroom.
+    calibration : Calibration, optional
+        Per-device efficiencies.
+
+    Returns
+    -------
+    Basis or None
+        The kept layouts per (device, count); None where :func:`basis` would have to search.
+    """
     key = _basis_key(job, devices_key, counts, headroom, calibration)
-    found = _kept.peek(key)
+    kept = cast(_KeptSearches, _kept)
+    found = kept.peek(key)
     if found is not None and not found.token_free and found.length != (job.samples, job.epochs):
-        found = _kept.peek((key, job.samples, job.epochs))
+        found = kept.peek((key, job.samples, job.epochs))
     return found
 
 
-def _basis_key(job: Job, devices_key: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> tuple:
+def _basis_key(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, ...], headroom: bool,
+               calibration: Calibration | None) -> tuple[Hashable, ...]:
     return (layout_key(job), devices_key, counts, headroom, None if calibration is None else calibration.model_dump_json())
 
 
+class _KeptSearches(Protocol):
+    """:func:`_kept` as :func:`sizer.memo.registered_cache` makes it, whose type says a plain callable:
+    called, it searches where nothing is kept; ``peek`` answers what is kept, or None."""
+
+    def __call__(self, key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
+                 headroom: bool, calibration: Calibration | None) -> Basis: ...
+
+    def peek(self, key: Hashable) -> Basis | None: ...
+
+
 @registered_cache(key=lambda key, *rest: key)
-def _kept(key, job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:
+def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
+          calibration: Calibration | None) -> Basis:
     # A whole-catalog search is 50-60 ms of a command's start-up; the same question (the default one,
     # say) is kept on disk too (sizer.diskcache), under its key and the code of the whole core, so a
     # change to any module gives it a new entry. Devices travel by value in the key, not in the entry.
@@ -165,18 +214,19 @@ def _kept(key, job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool
         disk_key = key_of(_core_stamps(), repr(key))
     except OSError:
         return _search(job, devices, counts, headroom, calibration)
-    kept = cached("layout-basis", disk_key, build)
+    kept: Basis = cached("layout-basis", disk_key, build)
     return dataclasses.replace(kept, table=dataclasses.replace(kept.table, devices=tuple(devices)))
 
 
-def _core_stamps() -> list:
+def _core_stamps() -> list[tuple[str, int, int]]:
     """Name, size and modification time of every module and data file of the core (the fitted error
     spreads are YAML beside the code): what a kept search was computed by."""
     root = Path(__file__).resolve().parent.parent
     return [file_stamp(path) for path in sorted((*root.rglob("*.py"), *root.rglob("*.yaml")))]
 
 
-def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, calibration) -> Basis:
+def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
+            calibration: Calibration | None) -> Basis:
     if calibration is not None:
         from sizer.engine.modes import calibrated_efficiencies  # only with a calibration (start-up)
 
@@ -188,11 +238,16 @@ def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, c
     pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), np.asarray(counts), indexing="ij"))
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom)
     ev, rows = found.evaluation, found.chosen
-    mode = "calibrated" if calibration is not None else "datasheet"
+    mode = Mode.CALIBRATED if calibration is not None else Mode.DATASHEET
     lows, highs = range_arrays(mode, job, devices)
     summary = summarise(ev, rows, lows[pair_device], highs[pair_device], table.peak[pair_device])
     c = ev.configs
-    at = lambda values: np.asarray(np.broadcast_to(values, c.tp.shape)[rows]).reshape(shape)  # noqa: E731
+
+    def at(values: npt.ArrayLike) -> npt.NDArray[Any]:
+        """The chosen rows of a per-candidate column (figures, flags or codes; or one value broadcast), as
+        devices x counts, in the column's own dtype."""
+        return np.asarray(np.broadcast_to(values, c.tp.shape)[rows]).reshape(shape)
+
     token_free = bool(np.all(ev.exact[rows] | ~found.found))
     unserved = tuple(None if found.found[i * len(counts):(i + 1) * len(counts)].any()
                      else _unserved(device, table, i, ev, np.flatnonzero(pair_device[found.pair] == i), job)
@@ -207,7 +262,8 @@ def _search(job: Job, devices: tuple, counts: tuple[int, ...], headroom: bool, c
                  unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
 
 
-def _unserved(device, table: DeviceTable, i: int, ev, rows: np.ndarray, job: Job) -> tuple[str, str, float | None]:
+def _unserved(device: Device, table: DeviceTable, i: int, ev: Evaluation, rows: npt.NDArray[np.intp],
+              job: Job) -> tuple[str, str, float | None]:
     """Why no count of device ``i`` fits (the candidates ``rows`` are all of its), the kind of reason,
     and by how much the nearest option misses (memory needed over the device's)."""
     if not table.supported[i]:

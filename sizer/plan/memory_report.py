@@ -12,21 +12,47 @@ this module shapes one configuration into a result.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from sizer.hardware.schema import Device
-from sizer.choices import Optimizer, Precision, parse_choice
-from sizer.engine.constants import (ZERO_BUCKETS_SOURCE, FRAMEWORK_OVERHEAD_BYTES, FRAMEWORK_OVERHEAD_SOURCE, HEADROOM_HIGH, HEADROOM_LOW,
-                                    HEADROOM_SOURCE, OPTIMIZER_STATES, STATE_VALUE_BYTES,
-                                    EIGHT_BIT_SOURCE, PAGED_SOURCE, ADAFACTOR_SOURCE, LION_SOURCE)
+from sizer.choices import Optimizer, Precision
+from sizer.engine.constants import (
+    ADAFACTOR_SOURCE,
+    EIGHT_BIT_SOURCE,
+    FP32_STORAGE_BYTES,
+    FRAMEWORK_OVERHEAD_BYTES,
+    FRAMEWORK_OVERHEAD_SOURCE,
+    HEADROOM_HIGH,
+    HEADROOM_LOW,
+    HEADROOM_SOURCE,
+    LION_SOURCE,
+    OPTIMIZER_STATES,
+    PAGED_SOURCE,
+    STATE_VALUE_BYTES,
+    ZERO_BUCKETS_SOURCE,
+)
 from sizer.engine.devices import resolve_precision
-from sizer.engine.constants import FP32_STORAGE_BYTES
 from sizer.engine.evaluate import memory_parts
+from sizer.engine.job import Job
 from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
+from sizer.hardware.schema import Device
 from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
 from sizer.units import Quantity
-from sizer.engine.job import Job
+
+
+class SearchedLayout(Model):
+    """The layout the time estimate's search chooses for a memory question asked without one."""
+
+    layout: str  # "tp 1 x pp 2 x dp 4, ZeRO 2, recompute selective, micro-batch 1"
+    tp: int
+    pp: int
+    dp: int
+    zero: int
+    recompute: str
+    micro_batch: int
+    memory_per_device: QuantityOut
+    fits: bool
 
 
 class MemoryResult(Model):
@@ -58,6 +84,7 @@ class MemoryResult(Model):
     fits: bool | None
     largest_micro_batch: int | None
     assumptions: list[Assumption]
+    searched: SearchedLayout | None = None  # no layout asked: what the layout search of `sizer time` chooses
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
@@ -66,7 +93,40 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     """Memory one device needs to train ``job`` on ``count`` data-parallel devices at ZeRO stage ``zero``,
     keeping activations by recomputation policy ``recompute`` (an index into RECOMPUTE), a mixture of
     experts' routed experts split over ``ep`` of them: the engine's one memory evaluation
-    (:func:`sizer.engine.evaluate.memory_parts`) of that layout, shaped."""
+    (:func:`sizer.engine.evaluate.memory_parts`) of that layout, shaped.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (:func:`sizer.engine.job.resolve_job`); its length is not needed.
+    device : Device, optional
+        The device whose memory the answer is checked against; None: the memory alone, at bf16 for
+        mixed precision.
+    count : int, default 1
+        Data-parallel devices [1], over which ZeRO shards the model states.
+    zero : int, default 0
+        ZeRO stage 0-3 [1] (Rajbhandari et al. 2020).
+    headroom : bool, default False
+        Also state the memory with the upper headroom (seed 003's 25-30 %).
+    recompute : int, default 0
+        Activation recomputation [1], an index into ``RECOMPUTE``: 0 none, 1 selective, 2 full.
+    ep : int, default 1
+        Expert-parallel devices [1] the routed experts of a mixture of experts are split over.
+    offload : bool, default False
+        Optimizer states and master weights in host memory (ZeRO-Offload).
+
+    Returns
+    -------
+    MemoryResult
+        Memory per device by part and in total [GB], host memory [GB], the fit and the largest
+        micro-batch [sample] that fits where a device is given, and the assumptions.
+
+    Raises
+    ------
+    InputError
+        On ``recompute`` for a workload that is not a transformer, on ``precision`` the device lacks,
+        or on an expert-parallel size that does not divide the experts and the count.
+    """
     from sizer.engine.training import check_expert_parallel
 
     check_expert_parallel(job, count, 1, 1, ep)
@@ -90,13 +150,17 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     total = float(states.total[0]) + float(parts.framework[0]) + float(parts.activations[0]) + logits
     host = float(np.ravel(np.asarray(parts.offloaded, dtype=float))[0])
     with_headroom = total * (1 + HEADROOM_HIGH) if headroom else None
-    gb = lambda value: QuantityOut.of(Quantity(float(np.ravel(value)[0]), "B"), "GB")  # noqa: E731
+
+    def gb(value: float | npt.NDArray[np.float64]) -> QuantityOut:
+        """A byte figure of the one evaluated layout (a float, or an array of one) in GB."""
+        return QuantityOut.of(Quantity(float(np.ravel(value)[0]), "B"), "GB")
+
     largest = None
     if device is not None and np.isfinite(parts.fit[0]):
         largest = int(parts.fit[0])
     return MemoryResult(
         device=device.name if device else None, count=count, zero=zero, sharding="full" if zero == 3 else "none",
-        precision=precision, method=job.finetune.method.value if job.finetune else "full",
+        precision=precision.value, method=job.finetune.method.value if job.finetune else "full",
         trainable_params=job.finetune.trainable_params if job.finetune else job.params,
         recompute=RECOMPUTE[recompute], micro_batch=micro, weights=gb(states.weights), gradients=gb(states.gradients),
         optimizer_states=gb(states.optimizer_states), master_weights=gb(states.master_weights),
@@ -110,16 +174,16 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         assumptions=_assumptions(job, precision, overhead, buckets, count, zero, micro, headroom, recompute, ep))
 
 
-def _precision(job: Job, device: Device | None) -> str:
+def _precision(job: Job, device: Device | None) -> Precision:
     if device is not None:
         precision = resolve_precision(device, job.precision)
         if precision is None:
             raise InputError("precision", job.precision.value, f"a precision {device.name} supports")
         return precision
-    return "bf16" if job.precision is Precision.MIXED else job.precision.value
+    return Precision.BF16 if job.precision is Precision.MIXED else job.precision
 
 
-def _assumptions(job: Job, precision: str, overhead: float, buckets: float, count: int, zero: int, micro: float,
+def _assumptions(job: Job, precision: Precision, overhead: float, buckets: float, count: int, zero: int, micro: float,
                  headroom: bool, recompute: int, ep: int = 1) -> list[Assumption]:
     assumptions = [optimizer_assumption(job.optimizer), *job.recipe.assumptions(),
                    Assumption(name="memory basis", value="total is reserved memory: active (what PyTorch's allocator "
@@ -154,9 +218,19 @@ def _assumptions(job: Job, precision: str, overhead: float, buckets: float, coun
     return assumptions
 
 
-def optimizer_assumption(optimizer: Optimizer | str) -> Assumption:
-    """What the optimizer keeps per parameter, and the source of that."""
-    optimizer = parse_choice(Optimizer, optimizer, "optimizer")
+def optimizer_assumption(optimizer: Optimizer) -> Assumption:
+    """What the optimizer keeps per parameter, and the source of that.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer of the job.
+
+    Returns
+    -------
+    Assumption
+        The state copies per parameter and their width (FP32, 8-bit, factored), with the source.
+    """
     if optimizer is Optimizer.ADAFACTOR:
         return Assumption(name="optimizer", value="adafactor: factored second moment", source=ADAFACTOR_SOURCE)
     if optimizer is Optimizer.LION:

@@ -1,5 +1,5 @@
 """Answers for hardware a user already has ("8x A100 80GB SXM"): fits or not, how long, what it costs
-to run, and the method, precision, layout and batch the engine chooses on it (issue 19, item 2).
+to run, and the method, precision, layout and batch the engine chooses on it.
 
 The text ``"N x DEVICE"`` is parsed once, where it enters, into :class:`Owned` (a count and a
 catalog device). Every answer comes from the one engine: training through
@@ -19,13 +19,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from sizer.engine.training import TimeResult
 from sizer.errors import InputError
-from sizer.hardware.catalog import Catalog
-from sizer.inference.estimate import InferenceRequest, estimate_inference
-from sizer.plan import estimates
-from sizer.hardware.schema import Device
 from sizer.formulas.tco import Pricing, hourly_price
+from sizer.hardware.catalog import Catalog
+from sizer.hardware.schema import Device
+from sizer.inference.estimate import InferenceRequest, InferenceResult, estimate_inference
+from sizer.plan import estimates
+from sizer.plan.memory_report import MemoryResult
 from sizer.results import CostOut, QuantityOut, RangeOut
+from sizer.workloads.request import WorkloadRequest
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...
 MAX_COUNT = 1_000_000
@@ -41,12 +44,35 @@ class Owned:
 
     @property
     def label(self) -> str:
+        """The hardware as a person writes it, ``"8 x A100 80GB SXM"``."""
         return f"{self.count} x {self.device.name}"
 
 
 def parse_have(values: list[str] | tuple[str, ...] | str | None, catalog: Catalog, field: str = "have") -> tuple[Owned, ...]:
     """The hardware sets named by ``values`` ("8x A100 80GB SXM", "2 × RTX 4090", "T4" for one), or
-    InputError naming the field and the entry at fault."""
+    InputError naming the field and the entry at fault.
+
+    Parameters
+    ----------
+    values : list of str, tuple of str, str or None
+        1 to :data:`MAX_HAVE` entries ``"COUNT x DEVICE"``; the count [1] (1 to :data:`MAX_COUNT`) may be
+        left out for one device; the device is any name the catalog finds.
+    catalog : Catalog
+        The devices the names are looked up in.
+    field : str, default "have"
+        The request field the values came from, named in an error (``have[1]`` for the second entry).
+
+    Returns
+    -------
+    tuple of Owned
+        One per entry, in the given order; empty where ``values`` is None.
+
+    Raises
+    ------
+    InputError
+        Naming the field and the entry: too many or no entries, an entry not of the form, a count out of
+        range, or a device the catalog does not have.
+    """
     if values is None:
         return ()
     if isinstance(values, str):
@@ -76,21 +102,66 @@ class Outcome:
     training_time: RangeOut | None = None
     decode_tokens_per_s: RangeOut | None = None
     cost: CostOut | None = None
-    result: Any = None
+    result: TimeResult | MemoryResult | InferenceResult | None = None  # the engine's full answer
 
     def meets(self, deadline_s: float | None) -> bool | None:
+        """Whether the expected training time is within the deadline.
+
+        Parameters
+        ----------
+        deadline_s : float or None
+            The deadline [s]; None where none was asked.
+
+        Returns
+        -------
+        bool or None
+            True where the expected training time is at most ``deadline_s``; None where there is no
+            deadline or no training time (a memory question, a served model).
+        """
         if deadline_s is None or self.training_time is None:
             return None
         from sizer.results import unit_factor
 
         return self.training_time.expected * unit_factor(self.training_time.unit, "s") <= deadline_s
 
+    @property
+    def trained(self) -> TimeResult | MemoryResult:
+        """The engine's answer behind a training outcome (:func:`evaluate_training`)."""
+        assert isinstance(self.result, (TimeResult, MemoryResult)), "not a training outcome"
+        return self.result
+
+    @property
+    def served(self) -> InferenceResult:
+        """The engine's answer behind a serving outcome (:func:`evaluate_serving`)."""
+        assert isinstance(self.result, InferenceResult), "not a serving outcome"
+        return self.result
+
 
 def run_cost(device: Device, count: int, hours: tuple[float, float, float], cloud: str | None = None,
              pricing: Pricing = "any") -> CostOut | None:
     """Running ``count`` devices for ``hours`` (low, expected, high) at the device's hourly price of
     ``pricing``: by default a cloud offer that runs ``count`` devices (rent) where the catalog has one,
-    else the amortised purchase plus energy (buy)."""
+    else the amortised purchase plus energy (buy).
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device, with its cloud offers and purchase price.
+    count : int
+        Devices run at once [1]; an offer must be able to run this many.
+    hours : tuple of float
+        The run's length (low, expected, high) [hour].
+    cloud : str, optional
+        A provider whose offers alone are used.
+    pricing : {"any", "rent", "buy"}, default "any"
+        Which price to use (:func:`sizer.formulas.tco.hourly_price`).
+
+    Returns
+    -------
+    CostOut or None
+        The cost (low, expected, high) [USD] and its basis (rent or buy); None where the catalog has no
+        price of that basis for the device.
+    """
     price = hourly_price(device, cloud, pricing=pricing, count=count)
     if price.hourly is None:
         return None
@@ -105,8 +176,20 @@ PER_HARDWARE = frozenset({"device", "count", "have", "reference", "reference_bat
 TRAINING_FIELDS = tuple(name for name in estimates.TimeRequest.model_fields if name not in PER_HARDWARE)
 
 
-def training_fields(request) -> dict[str, Any]:
-    """The workload and layout fields of any training request, as given (defaults left to the engine)."""
+def training_fields(request: WorkloadRequest) -> dict[str, Any]:
+    """The workload and layout fields of any training request, as given (defaults left to the engine).
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        A training request of any command (time, memory, recommend, plan): its hardware fields
+        (:data:`PER_HARDWARE`) are left out, and so are layout defaults the CLI sends explicitly.
+
+    Returns
+    -------
+    dict
+        The fields given, by name, as :func:`evaluate_training` takes them.
+    """
     given = request.model_dump(exclude_unset=True, exclude_none=True)
     fields = {k: v for k, v in given.items() if k in TRAINING_FIELDS}
     # the defaults that name no layout (the CLI passes them explicitly): the search chooses
@@ -115,20 +198,41 @@ def training_fields(request) -> dict[str, Any]:
             del fields[key]
     if type(request).__name__ == "MemoryRequest" and fields.get("recompute") == "none":
         del fields["recompute"]  # memory's default, not a choice
-    if getattr(request, "calibration", None) is not None:
-        fields["calibration"] = request.calibration
+    calibration = getattr(request, "calibration", None)  # time and recommend take one; memory does not
+    if calibration is not None:
+        fields["calibration"] = calibration
     return fields
 
 
 def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalog: Catalog,
                       cloud: str | None = None) -> Outcome:
     """The engine's answer for a training request's ``fields`` on ``count`` × ``device``: the time
-    engine where the workload has samples or tokens, the memory model alone where it has neither."""
+    engine where the workload has samples or tokens, the memory model alone where it has neither.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (:func:`training_fields`, possibly edited); None values are dropped.
+    device : Device
+        The device to run on.
+    count : int
+        Devices [1].
+    catalog : Catalog
+        The devices and their prices.
+    cloud : str, optional
+        A provider whose prices cost the run.
+
+    Returns
+    -------
+    Outcome
+        Whether it fits, memory per device [GB], training time and cost where the run has a length, and
+        the engine's full answer (``result``: a TimeResult or a MemoryResult).
+    """
     fields = {k: v for k, v in fields.items() if v is not None}
     if fields.get("samples") is None and fields.get("tokens") is None:
         allowed = set(estimates.MemoryRequest.model_fields)
-        request = estimates.MemoryRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
-        memory = estimates.memory_estimate(request, catalog)
+        asked = estimates.MemoryRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
+        memory = estimates.memory_estimate(asked, catalog)
         needed = memory.required_with_headroom or memory.total
         return Outcome(fits=bool(memory.fits), memory_per_device=needed, device_memory=memory.device_memory, result=memory)
     allowed = set(estimates.TimeRequest.model_fields)
@@ -147,8 +251,25 @@ def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalo
 
 
 def evaluate_serving(fields: dict[str, Any], device: Device, count: int, catalog: Catalog) -> Outcome:
-    """The engine's answer for an inference request's ``fields`` on ``count`` × ``device``."""
+    """The engine's answer for an inference request's ``fields`` on ``count`` × ``device``.
 
+    Parameters
+    ----------
+    fields : dict
+        The inference request's fields but the hardware; None values are dropped.
+    device : Device
+        The device to serve on.
+    count : int
+        Devices in tensor parallel [1].
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    Outcome
+        Whether it fits, memory per device [GB], decode throughput [token/s] and the cost per million
+        output tokens [USD] where a price is known, and the engine's full answer (an InferenceResult).
+    """
     allowed = set(InferenceRequest.model_fields) - {"have"}
     request = InferenceRequest(**{k: v for k, v in fields.items() if k in allowed and v is not None},
                                       device=device.id, count=count)

@@ -5,15 +5,24 @@ does not (:mod:`sizer.plan.suggestions`). The hardware is parsed and evaluated i
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.plan.owned import (Outcome, Owned, evaluate_serving, evaluate_training, parse_have,  # noqa: F401
-                              training_fields)
+from sizer.plan.memory_report import MemoryResult
+from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
-from sizer.results import Assumption, CostOut, Model, PriceBasis, QuantityOut, RangeOut, Suggestion  # noqa: F401
+from sizer.results import Assumption, CostOut, Model, QuantityOut, RangeOut, Suggestion
+
+if TYPE_CHECKING:
+    from sizer.engine.training import TimeResult
+    from sizer.inference.estimate import InferenceRequest
+    from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.plan.planner import PlanRequest
+    from sizer.plan.recommend import RecommendRequest
+
+    TrainingRequest = TimeRequest | MemoryRequest | RecommendRequest | PlanRequest
 
 
 class OwnedOption(Model):
@@ -48,7 +57,7 @@ class OwnedResult(Model):
     assumptions: list[Assumption]
 
 
-def _deadline_seconds(request) -> float | None:
+def _deadline_seconds(request: TrainingRequest) -> float | None:
     deadline = getattr(request, "deadline", None)
     if deadline is None:
         return None
@@ -57,23 +66,39 @@ def _deadline_seconds(request) -> float | None:
     return float(parse_quantity("deadline", deadline, "[time]").to("s").magnitude)
 
 
-def answer_training(request, catalog: Catalog) -> OwnedResult:
+def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
     """Train (or, without samples and tokens, hold) the request's workload on each hardware set of
     ``request.have`` only: its verdict, time and cost, the method and precision chosen where not given
     (:mod:`sizer.plan.owned_choice`), the layout the engine chose, and, where it does not fit or misses
-    the deadline, the changes that would work."""
+    the deadline, the changes that would work.
 
+    Parameters
+    ----------
+    request : TimeRequest, MemoryRequest, RecommendRequest or PlanRequest
+        The training (or memory) question, with ``have``: the hardware sets, ``"8x A100 80GB SXM"``;
+        a recommendation's ``deadline`` [time], ``cloud`` and ``objective`` are heeded.
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    OwnedResult
+        One option per hardware set, in the given order: fits, time [the unit a person reads], cost [USD],
+        the layout, a verdict and the suggestions; and the assumptions.
+    """
     owned = parse_have(request.have, catalog)
     fields = training_fields(request)
     cloud = getattr(request, "cloud", None)
     deadline_s = _deadline_seconds(request)
-    options, workload = [], ""
+    options: list[OwnedOption] = []
+    workload = ""
     objective = getattr(request, "objective", None)
-    chosen_notes, results = [], []
+    chosen_notes: list[Assumption] = []
+    results: list[TimeResult | MemoryResult] = []
     for have in owned:
         asked, outcome, note = choose(fields, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
         chosen_notes += [note] if note is not None else []
-        result = outcome.result
+        result = outcome.trained
         results.append(result)
         workload = getattr(result, "workload", "") or workload
         meets = outcome.meets(deadline_s)
@@ -99,7 +124,7 @@ def answer_training(request, catalog: Catalog) -> OwnedResult:
 WORKLOAD_NOTES = ("sequence length", "batch size")
 
 
-def _workload_notes(results: list, fields: dict) -> list[Assumption]:
+def _workload_notes(results: list[TimeResult | MemoryResult], fields: dict[str, Any]) -> list[Assumption]:
     """The sequence length and batch the estimates ran with (from the first that says them), and a
     sequence length given by the user, which no default states."""
     notes = next(([a for a in r.assumptions if a.name in WORKLOAD_NOTES] for r in results
@@ -109,17 +134,36 @@ def _workload_notes(results: list, fields: dict) -> list[Assumption]:
     return notes
 
 
-def answer_inference(request, catalog: Catalog) -> OwnedResult:
-    """Serve the request's model on each hardware set of ``request.have`` only."""
+def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult:
+    """Serve the request's model on each hardware set of ``request.have`` only.
 
+    Where a set's count does not split the model's heads, it serves on the most of its devices that do
+    (the rest idle, said in the layout); where a weight format has no peak on the device, the set is
+    shown as not serving, with the changes that would.
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The serving question, with ``have``: the hardware sets, ``"2x RTX 4090"``.
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    OwnedResult
+        One option per hardware set: fits, decode throughput [token/s], cost per million output tokens
+        [USD], the layout, a verdict and the suggestions; and the assumptions.
+    """
     owned = parse_have(request.have, catalog)
     fields = request.model_dump(exclude_unset=True, exclude_none=True)
     fields.pop("have", None)
     fields.pop("device", None)
     fields.pop("count", None)
-    options, workload = [], ""
+    options: list[OwnedOption] = []
+    workload = ""
     for have in owned:
-        refused, used = None, have.count
+        refused: str | None = None
+        used = have.count
         try:
             try:
                 outcome = evaluate_serving(fields, have.device, have.count, catalog)
@@ -137,7 +181,7 @@ def answer_inference(request, catalog: Catalog) -> OwnedResult:
             refused = error.message
             outcome = dataclasses.replace(evaluate_serving({**fields, "weights": "int8"}, have.device, used, catalog),
                                           fits=False)
-        result = outcome.result
+        result = outcome.served
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
         suggestions = [] if outcome.fits else serving_suggestions(fields, have, catalog, outcome)
         options.append(OwnedOption(
@@ -151,8 +195,21 @@ def answer_inference(request, catalog: Catalog) -> OwnedResult:
     return OwnedResult(task="inference", workload=workload, options=options, assumptions=_assumptions(owned, "inference"))
 
 
-def tensor_ranks_within(count: int, request) -> int:
-    """The most of ``count`` devices whose tensor ranks split the served model's heads whole (at least 1)."""
+def tensor_ranks_within(count: int, request: InferenceRequest) -> int:
+    """The most of ``count`` devices whose tensor ranks split the served model's heads whole (at least 1).
+
+    Parameters
+    ----------
+    count : int
+        Devices at hand [1].
+    request : InferenceRequest
+        The serving question (the model whose attention and key-value heads are split).
+
+    Returns
+    -------
+    int
+        The largest tensor-parallel size [1], at most ``count``, that divides the heads (1 always does).
+    """
     from sizer.inference.estimate import served_architecture
     from sizer.inference.serving import splits_heads
 
@@ -160,11 +217,10 @@ def tensor_ranks_within(count: int, request) -> int:
     return max(n for n in range(1, count + 1) if splits_heads(n, arch))
 
 
-def _training_layout(result) -> dict[str, Any]:
-    layout = getattr(result, "layout", None)
-    if layout is not None:
-        return layout.model_dump()
-    return {"zero": result.zero, "recompute": result.recompute, "micro_batch": result.micro_batch}
+def _training_layout(result: TimeResult | MemoryResult) -> dict[str, Any]:
+    if isinstance(result, MemoryResult):  # the memory question: no layout search, its stage and micro-batch
+        return {"zero": result.zero, "recompute": result.recompute, "micro_batch": result.micro_batch}
+    return result.layout.model_dump()
 
 
 def _verdict(outcome: Outcome, meets: bool | None, suggestions: list[Suggestion], refused: str | None = None) -> str:

@@ -1,5 +1,5 @@
 """With ``--have`` and no method or precision given: the best of the candidates on that hardware
-(issue 19, item 2: "the best method, precision, layout and batch on it").
+(the best method, precision, layout and batch on it).
 
 Candidates: full, LoRA and QLoRA for a fine-tune (a named model trained on fewer tokens than a
 compute-optimal pre-training run reads, :data:`FINE_TUNE_TOKENS_PER_PARAM`, or on none: the memory
@@ -13,10 +13,11 @@ precision the user gave is kept. The choice and the alternatives are said in an 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sizer.choices import Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
@@ -24,36 +25,72 @@ from sizer.plan.owned import Outcome, Owned, evaluate_training
 from sizer.results import Assumption, unit_factor
 from sizer.units import parse_count
 
+if TYPE_CHECKING:
+    from sizer.choices import Objective
+
 # A compute-optimal pre-training run reads about 20 tokens per parameter (Hoffmann et al. 2022,
 # docs/references.md [hoffmann]); a named model trained on fewer is read as adapting its weights.
 FINE_TUNE_TOKENS_PER_PARAM = 20
-METHODS = ("full", "lora", "qlora")  # most weights trained first: the memory question's preference
-PRECISIONS = ("mixed", "fp8")
-METHOD_WORD = {"full": "full", "lora": "LoRA", "qlora": "QLoRA"}
+METHODS = (Method.FULL, Method.LORA, Method.QLORA)  # most weights trained first: the memory question's preference
+PRECISIONS = (Precision.MIXED, Precision.FP8)
+METHOD_WORD = {Method.FULL: "full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
 SHORT_UNIT = {"minute": "min", "hour": "h", "day": "days", "year": "years"}
 
 
 def reads_as_fine_tune(fields: dict[str, Any], outcome: Outcome) -> bool:
     """Whether the job reads as a fine-tune of a named model's weights (module docstring); ``outcome``
-    is the engine's answer for the full method, which counts the parameters."""
+    is the engine's answer for the full method, which counts the parameters.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (``model``, ``samples``, ``tokens`` [token] as given).
+    outcome : Outcome
+        The request evaluated with the full method (its ``trainable_params`` [1]).
+
+    Returns
+    -------
+    bool
+        True for a named model with no length (the memory question) or trained on fewer than
+        :data:`FINE_TUNE_TOKENS_PER_PARAM` tokens per parameter; False for samples, no model, or
+        a pre-training length.
+    """
     if fields.get("model") is None or fields.get("samples") is not None:
         return False
     if fields.get("tokens") is None:
         return True  # the memory question: any method may be the answer
     params = getattr(outcome.result, "trainable_params", None)
     tokens = parse_count("tokens", fields["tokens"])
-    return bool(params) and tokens < FINE_TUNE_TOKENS_PER_PARAM * params
+    if not params:  # no parameter count to compare with (None or 0)
+        return False
+    return bool(tokens < FINE_TUNE_TOKENS_PER_PARAM * params)
 
 
 def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict[str, Any]]:
     """The edits worth evaluating on ``owned`` (method, precision and, for the memory question on several
-    devices, ZeRO-3 sharding, which the time engine's layout search tries by itself); the given ones kept."""
-    methods = [str(fields["method"]).lower()] if "method" in fields else \
-        list(METHODS) if reads_as_fine_tune(fields, base) else ["full"]
+    devices, ZeRO-3 sharding, which the time engine's layout search tries by itself); the given ones kept.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields; a ``method`` or ``precision`` given is the only one tried.
+    owned : Owned
+        The hardware: its device (whether it has an fp8 peak) and count [1].
+    base : Outcome
+        The request evaluated as given (whether it reads as a fine-tune).
+
+    Returns
+    -------
+    list of dict
+        Edits of the request (``method``, ``precision``, a recipe, maybe ``zero``), in order of
+        preference: methods training the most weights first, then each method's recipes.
+    """
+    methods = [parse_choice(Method, fields["method"], "method")] if "method" in fields else \
+        list(METHODS) if reads_as_fine_tune(fields, base) else [Method.FULL]
     if "precision" in fields:
-        precisions = [str(fields["precision"]).lower()]
+        precisions = [parse_choice(Precision, fields["precision"], "precision")]
     else:
-        precisions = [p for p in PRECISIONS if p == "mixed" or p in supported_precisions(owned.device)]
+        precisions = [p for p in PRECISIONS if p is Precision.MIXED or p in supported_precisions(owned.device)]
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
     layouts: list[dict[str, Any]] = [{}]
     if memory_only and owned.count > 1 and "zero" not in fields and "sharding" not in fields:
@@ -76,10 +113,26 @@ FULL_RECIPES: tuple[dict[str, Any], ...] = (
 ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"}, {"recompute": "full", "loss": "chunked"})
 
 
-def recipes(fields: dict[str, Any], method: str, memory_only: bool) -> list[dict[str, Any]]:
+def recipes(fields: dict[str, Any], method: Method, memory_only: bool) -> list[dict[str, Any]]:
     """The recipe edits worth trying for ``method``: none of a field the user gave; no ``recompute`` where the
-    time engine's layout search chooses it itself; each distinct once."""
-    ladder = FULL_RECIPES if method == "full" else ADAPTER_RECIPES
+    time engine's layout search chooses it itself; each distinct once.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (a field given is never changed).
+    method : Method
+        The fine-tuning method the recipes are for: full (the full ladder) or an adapter method.
+    memory_only : bool
+        Whether the request has no length (the memory question, where no layout search picks the
+        recomputation).
+
+    Returns
+    -------
+    list of dict
+        The recipe edits, least intrusive first (the first is ``{}``, the request as it is).
+    """
+    ladder = FULL_RECIPES if method is Method.FULL else ADAPTER_RECIPES
     if fields.get("offload") or fields.get("offload_params"):
         ladder = ({}, {"recompute": "full"})  # paged states and a step in backward do not combine with offload
     out: list[dict[str, Any]] = []
@@ -96,17 +149,40 @@ def _seconds(outcome: Outcome) -> float:
 
 
 def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str | None = None,
-           deadline_s: float | None = None, objective: str | None = None) -> tuple[dict[str, Any], Outcome, Assumption | None]:
+           deadline_s: float | None = None, objective: Objective | None = None) -> tuple[dict[str, Any], Outcome, Assumption | None]:
     """The request fields to answer with on ``owned``, their outcome and the assumption that says the
-    choice (None where nothing was left to choose)."""
+    choice (None where nothing was left to choose).
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    owned : Owned
+        The hardware the user has.
+    catalog : Catalog
+        The devices and their prices.
+    cloud : str, optional
+        A provider whose prices cost each candidate.
+    deadline_s : float, optional
+        The deadline [s]; a candidate that misses it does not win.
+    objective : {"time", "cost", "pareto"}, optional
+        ``cost`` for the cheapest that fits; otherwise the fastest.
+
+    Returns
+    -------
+    tuple of (dict, Outcome, Assumption or None)
+        The fields to answer with, their outcome, and the assumption that says what was chosen from
+        what (None where there was one candidate only).
+    """
     base = evaluate_training(fields, owned.device, owned.count, catalog, cloud)
     edits = candidates(fields, owned, base)
     if len(edits) <= 1:
         return fields, base, None
     memory_only = fields.get("samples") is None and fields.get("tokens") is None
-    as_given = {"method": str(base.result.method), "precision": str(fields.get("precision", "mixed")).lower()}
-    tried: list[tuple[dict, dict, Outcome | None]] = []
-    settled: set[tuple] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
+    as_given = {"method": parse_choice(Method, base.trained.method, "method"),
+                "precision": parse_choice(Precision, fields.get("precision", Precision.MIXED), "precision")}
+    tried: list[tuple[dict[str, Any], dict[str, Any], Outcome | None]] = []
+    settled: set[tuple[Any, ...]] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
     for edit in edits:
         group = (edit["method"], edit["precision"], edit.get("zero"))
         if group in settled:
@@ -121,7 +197,8 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
             settled.add(group)
         if memory_only and outcome is not None and outcome.fits:
             break  # in order of preference: the first that fits is the answer
-    working = [t for t in tried if t[2] is not None and t[2].fits and t[2].meets(deadline_s) is not False]
+    working = [(edit, edited, outcome) for edit, edited, outcome in tried
+               if outcome is not None and outcome.fits and outcome.meets(deadline_s) is not False]
     if not working:
         return fields, base, _said(owned, None, tried, memory_only, objective)
     if memory_only:
@@ -133,7 +210,8 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
     return best[1], best[2], _said(owned, best[0], tried, memory_only, objective)
 
 
-def _said(owned: Owned, chosen: dict[str, Any] | None, tried, memory_only: bool, objective: str | None) -> Assumption:
+def _said(owned: Owned, chosen: dict[str, Any] | None, tried: list[tuple[dict[str, Any], dict[str, Any], Outcome | None]],
+          memory_only: bool, objective: Objective | None) -> Assumption:
     def label(edit: dict[str, Any]) -> str:
         zero = f" ZeRO {edit['zero']}" if "zero" in edit else ""
         recipe = [f"{k.replace('_', ' ')} {v}" if not isinstance(v, bool) else k.replace("_", " ")
@@ -156,7 +234,7 @@ def _said(owned: Owned, chosen: dict[str, Any] | None, tried, memory_only: bool,
         value = f"{owned.label}: none of the candidates fits ({others}); answered as asked, with the changes that would work"
     else:
         value = f"{owned.label}: {label(chosen)}, {rule} of {others}"
-        if chosen["precision"] == "fp8":
+        if chosen["precision"] is Precision.FP8:
             value += " (fp8 with Transformer Engine-style scaling: check convergence)"
     return Assumption(name="method and precision", value=value,
                       source="sizer's choice on the hardware given (method: full, LoRA and QLoRA for a fine-tune, fewer "

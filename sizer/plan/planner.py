@@ -14,22 +14,23 @@ True
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import ConfigDict, Field
 
-from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.choices import Mode, RecomputeName, recompute_index
 from sizer.engine.constants import device_efficiencies
-from sizer.engine.evaluate import range_factors, workload_kind
-from sizer.engine.devices import build_device_table
-from sizer.engine.search import search, unique_layouts
+from sizer.engine.devices import DeviceTable, build_device_table
+from sizer.engine.evaluate import Evaluation, range_factors, workload_kind
+from sizer.engine.job import Job, resolve_job
 from sizer.engine.roofline import RECOMPUTE
-from sizer.engine.summary import summarise
-from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, time_unit
-from sizer.choices import recompute_index
+from sizer.engine.search import search, unique_layouts
+from sizer.engine.summary import Summary, summarise
+from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch
 from sizer.errors import InputError, require_device
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.formulas.peaks import supported_precisions
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import resolve_job
 
 DEFAULT_SHOWN = 10
 
@@ -53,7 +54,7 @@ class PlanRequest(WorkloadRequest):
     cp: int | None = Field(None, ge=1, le=1024, description="pin the context-parallel size")
     ep: int | None = Field(None, ge=1, le=1024, description="pin the expert-parallel size (a mixture of experts)")
     zero: int | None = Field(None, ge=0, le=3, description="pin the ZeRO stage")
-    recompute: str | None = Field(None, description="pin the recomputation: none, selective or full")
+    recompute: RecomputeName | None = Field(None, description="pin the recomputation: none, selective or full")
     interleave: int | None = Field(None, ge=1, le=64, description="pin the virtual stages per device")
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "
@@ -96,10 +97,13 @@ class PlanResult(Model):
     assumptions: list[Assumption]
 
 
-def _why(ev, r: int, memory: float) -> str:
+def _why(ev: Evaluation, r: int, memory: float) -> str:
     p = ev.parts
     step = float(p.step[r])
-    share = lambda value: f"{float(value) / step:.0%}"  # noqa: E731
+
+    def share(value: float) -> str:
+        return f"{float(value) / step:.0%}"
+
     parts = [f"bubble {share(p.bubble[r])}"] if ev.configs.pp[r] > 1 else []
     if ev.configs.tp[r] > 1:
         parts.append(f"tensor-parallel traffic {share(p.tensor_parallel[r])}")
@@ -115,7 +119,7 @@ def _why(ev, r: int, memory: float) -> str:
     return ", ".join(parts)
 
 
-def at_one_batch(ev, rows: np.ndarray, distance: np.ndarray) -> np.ndarray:
+def at_one_batch(ev: Evaluation, rows: npt.NDArray[np.intp], distance: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
     """``rows`` (in their order) that run one batch, so that their times compare: the asked batch where
     any row runs it, else the nearest one some row runs (the first such row's batch where several are
     equally near).
@@ -127,7 +131,8 @@ def at_one_batch(ev, rows: np.ndarray, distance: np.ndarray) -> np.ndarray:
     rows : numpy.ndarray
         Rows in order [index].
     distance : numpy.ndarray
-        Per candidate, how far its batch is from the asked one (:func:`sizer.engine.search.batch_distance`).
+        Per candidate, how far its batch is from the asked one, ``|log(batch / asked)|`` [1]
+        (:func:`sizer.engine.search.batch_distance`).
 
     Returns
     -------
@@ -137,11 +142,33 @@ def at_one_batch(ev, rows: np.ndarray, distance: np.ndarray) -> np.ndarray:
     if not len(rows):
         return rows
     nearest = rows[np.argmin(distance[rows])]  # the first of the nearest (argmin takes the first)
-    return rows[ev.batch[rows] == ev.batch[nearest]]
+    same: npt.NDArray[np.intp] = rows[ev.batch[rows] == ev.batch[nearest]]
+    return same
 
 
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
-    """Search the layouts of ``request.count`` devices for the job and rank those that fit."""
+    """Search the layouts of ``request.count`` devices for the job and rank those that fit.
+
+    Parameters
+    ----------
+    request : PlanRequest
+        The workload, device and count [1], the layout dimensions to pin, and how many layouts to show.
+    catalog : Catalog, optional
+        The devices; default the built-in catalog.
+
+    Returns
+    -------
+    PlanResult
+        The layouts that fit, fastest first, each with its step and training time [s, or the unit a
+        person reads], memory per device [GB], MFU and HFU [1] and where its step goes; where none fits,
+        those closest to fitting. The first is the layout ``sizer time`` answers with.
+
+    Raises
+    ------
+    InputError
+        Naming the field: a precision the device lacks, a pinned layout that does not divide the
+        count or the model, or a batch no layout can run.
+    """
 
     catalog = catalog or load_catalog()
     device = catalog.find(require_device(request))
@@ -173,7 +200,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         candidates = np.flatnonzero(ev.feasible & ((eps == request.ep) if request.ep is not None else True))
         rows = candidates[np.argsort(ev.memory_needed[candidates], kind="stable")]
         rows = unique_layouts(ev, at_one_batch(ev, rows, found.distance))
-    low, high, range_source = range_factors("datasheet", workload_kind(job, device.kind))
+    low, high, range_source = range_factors(Mode.DATASHEET, workload_kind(job, device.kind))
     shown = rows[:request.shown]
     summary = summarise(ev, shown, low, high, float(table.peak[0]))
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
@@ -205,20 +232,22 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                       assumptions=assumptions)
 
 
-def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job, table) -> list[LayoutOption]:
+def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job: Job,
+                        table: DeviceTable) -> list[LayoutOption]:
     """``options`` with their training time with interruptions where asked, or by default (sizer.engine.goodput):
     each bound of the range times its own expected wall-clock factor."""
     from sizer.engine import goodput
 
-    timed = [o for o in options if o.training_time is not None]
+    timed = [o.training_time for o in options if o.training_time is not None]
     if not timed:
         return options
-    scale = unit_factor(timed[0].training_time.unit, "s")  # one unit for the whole list
-    seconds = np.asarray([[o.training_time.low, o.training_time.expected, o.training_time.high] for o in timed]) * scale
-    shown = goodput.wanted(request.interruptions, seconds[:, 1], request.count)
+    scale = unit_factor(timed[0].unit, "s")  # one unit for the whole list
+    seconds = np.asarray([[t.low, t.expected, t.high] for t in timed]) * scale
+    shown = np.asarray(goodput.wanted(request.interruptions, seconds[:, 1], request.count))  # one flag per timed row
     factor = np.asarray(goodput.interruptions(seconds, request.count,
                                               float(goodput.checkpoint_bytes(job, table))).factor).reshape(seconds.shape)
-    out, k = [], 0
+    out: list[LayoutOption] = []
+    k = 0
     for option in options:
         if option.training_time is None:
             out.append(option)
@@ -232,16 +261,16 @@ def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job, 
     return out
 
 
-def _option(ev, r: int, k: int, summary, unit: str, job, memory: float) -> LayoutOption:
+def _option(ev: Evaluation, r: int, k: int, summary: Summary, unit: str, job: Job, memory: float) -> LayoutOption:
     c = ev.configs
-    step = (summary.step_low[k], summary.step_expected[k], summary.step_high[k])
+    step = (float(summary.step_low[k]), float(summary.step_expected[k]), float(summary.step_high[k]))
     steps = float(summary.steps[k])
     return LayoutOption(
         tp=int(c.tp[r]), pp=int(c.pp[r]), cp=int(c.cp[r]), ep=int(np.broadcast_to(c.ep, c.tp.shape)[r]),
         dp=int(round(float(c.dp[r]))), zero=int(c.zero[r]),
         recompute=RECOMPUTE[int(c.recompute[r])], interleave=int(c.interleave[r]),
         micro_batch=int(round(float(c.micro_batch[r]))), accumulation=int(c.accumulation[r]),
-        batch_size=float(ev.batch[r]), step_time=RangeOut.of_seconds(tuple(float(b) for b in step), "s"),
-        training_time=RangeOut.of_seconds(tuple(float(b) * steps for b in step), unit) if job.samples else None,
+        batch_size=float(ev.batch[r]), step_time=RangeOut.of_seconds(step, "s"),
+        training_time=RangeOut.of_seconds((step[0] * steps, step[1] * steps, step[2] * steps), unit) if job.samples else None,
         memory_per_device=QuantityOut.convert(ev.memory_needed[r], "B", "GB"), fits=bool(ev.fits[r]),
         mfu=float(summary.mfu[k]), hfu=float(summary.hfu[k]), why=_why(ev, r, memory))

@@ -11,51 +11,76 @@ True
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import Field
 
-from sizer.engine.calibration import Calibration
-from sizer.engine.devices import cached_device_table
-from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device, OfferTerm
-from sizer.engine.evaluate import error_spread
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.choices import Precision, parse_choice
+from sizer.choices import Mode, Objective
 from sizer.deadline import check_deadline
+from sizer.engine.calibration import Calibration
+from sizer.engine.devices import DeviceTable, cached_device_table
+from sizer.engine.evaluate import error_spread
+from sizer.engine.job import Job, resolve_job
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError, InputErrors, SizerError
+from sizer.field_check import text_field_errors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
-from sizer.field_check import text_field_errors
-from sizer.results import (Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit,
-                           unit_factor)
-from sizer.formulas.tco import (COST_DEFAULTS, CostRange, PriceBasis, PriceUsed, Pricing, amortised_capital,
-                                check_provider, cheapest_cloud_price, energy_cost, hourly_price, price_used, purchase_per_device, rent_cost)
+from sizer.formulas.tco import (
+    COST_DEFAULTS,
+    CostRange,
+    PriceBasis,
+    PriceUsed,
+    Pricing,
+    RentPrice,
+    amortised_capital,
+    cheapest_cloud_price,
+    check_provider,
+    energy_cost,
+    hourly_price,
+    price_used,
+    purchase_per_device,
+    rent_cost,
+)
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device, DeviceKind, OfferTerm
 from sizer.memo import registered_cache
-from sizer.plan.layout_basis import basis, kept_basis
-from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.plan.layout_basis import Basis, basis, kept_basis
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit, unit_factor
+from sizer.units import Quantity, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
-from sizer.engine.job import Job, resolve_job
 
-Objective = Literal["time", "cost", "pareto"]
+if TYPE_CHECKING:
+    from pint import Quantity as PintQuantity
+
 Purchase = Literal["rent", "buy"]
-Kind = Literal["gpu", "cpu", "accelerator"]
 DEFAULT_MAX_DEVICES = 64
 HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
 AUTO_SUGGEST = 3  # rejected devices that get suggestions, unasked, when no device serves the question
 
 
+def _on_demand() -> list[OfferTerm]:
+    return ["on-demand"]
+
+
+def _every_kind() -> list[DeviceKind]:
+    return ["gpu", "accelerator", "cpu"]
+
+
 class RecommendRequest(WorkloadRequest):
     """A workload plus the constraints of the choice."""
 
-    deadline: str | dict | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
+    deadline: str | dict[str, Any] | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only (sizer.plan.owned)")
-    budget: str | dict | None = Field(None, description="most money to spend, e.g. '50000 USD'")
-    host_memory: str | dict | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
+    budget: str | dict[str, Any] | None = Field(None, description="most money to spend, e.g. '50000 USD'")
+    host_memory: str | dict[str, Any] | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
                                                              "what ZeRO-Offload would put there")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
@@ -64,11 +89,11 @@ class RecommendRequest(WorkloadRequest):
                                     "the amortised purchase; each cost says its price_basis)")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
                                                                "Lambda, RunPod, Vast.ai, ...)")
-    terms: list[OfferTerm] = Field(default_factory=lambda: ["on-demand"], min_length=1, max_length=5,
+    terms: list[OfferTerm] = Field(default_factory=_on_demand, min_length=1, max_length=5,
                                    description="offer terms a rent may have: on-demand (default), spot, reserved, "
                                    "reserved 1 year, reserved 3 years")
     objective: Objective = "time"
-    kinds: list[Kind] = Field(default_factory=lambda: ["gpu", "accelerator", "cpu"])
+    kinds: list[DeviceKind] = Field(default_factory=_every_kind)
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
@@ -84,8 +109,8 @@ class RecommendRequest(WorkloadRequest):
                                                          "expects at least one failure")
 
 
-def _interruption_factor(request, job: Job, table, device_rows: np.ndarray, seconds: np.ndarray,
-                         count: np.ndarray) -> np.ndarray:
+def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],
+                         seconds: npt.NDArray[np.float64], count: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Per shown row, the expected wall-clock with interruptions over the time without (NaN: not shown)."""
     from sizer.engine import goodput
 
@@ -179,6 +204,16 @@ def field_errors(request: RecommendRequest) -> list[InputError]:
     """Every malformed free-text field of a request (not only the first), in field order
     (:func:`sizer.field_check.text_field_errors`: the one reading of each field name).
 
+    Parameters
+    ----------
+    request : RecommendRequest
+        The request, its quantities still text (``deadline`` [time], ``budget`` [currency], ...).
+
+    Returns
+    -------
+    list of InputError
+        One per malformed field, each naming the field and what it takes; empty where all read.
+
     >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
     ['params', 'budget']
     """
@@ -196,8 +231,8 @@ def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
 
 @registered_cache(key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
              (devices_key, provider, counts, terms))
-def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str | None,
-                  counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, np.ndarray]:
+def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...], provider: str | None,
+                  counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, Any]:
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
     chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh]; and the
@@ -225,13 +260,14 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple, provider: str
             "rent_price": rent_price, "buy_price": buy_price}
 
 
-def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...], terms: tuple[str, ...]) -> list:
+def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
+                   terms: tuple[str, ...]) -> list[RentPrice]:
     """:func:`hourly_price` (``pricing="rent"``) at each of ``counts``, worked out once per offer: the
     counts one offer runs share its price (its label and units rendered once, not per count)."""
     if not any(p.term in terms for p in device.cloud_prices):  # no offer at all: one reason for every count
         return [hourly_price(device, provider, pricing="rent", count=1, terms=terms)] * len(counts)
-    by_offer: dict[int, object] = {}
-    row = []
+    by_offer: dict[int, RentPrice] = {}
+    row: list[RentPrice] = []
     for count in counts:
         offer = cheapest_cloud_price(device, provider, count, terms)
         if offer is None:  # the reason names the count
@@ -244,31 +280,35 @@ def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...]
     return row
 
 
-def _row_price(prices: dict, device: int, count_index: int, basis: str | None) -> dict | None:
+def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str | None) -> dict[str, Any] | None:
     """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count, or
     the device's purchase; None where the row has no price of its basis."""
+    if basis is None:
+        return None
     chosen = {"rent": prices["rent_price"][device][count_index], "buy": prices["buy_price"][device]}.get(basis)
     return None if chosen is None else price_used(chosen)
 
 
-def _priced_counts(prices: dict[str, np.ndarray], pricing: str, shape: tuple[int, int]) -> np.ndarray:
+def _priced_counts(prices: dict[str, Any], pricing: str, shape: tuple[int, ...]) -> npt.NDArray[np.bool_]:
     """Per device and count, whether a price of the asked basis is known: a rent offer that runs that
     many devices, a purchase price, or either (``any``)."""
     rent = ~np.isnan(prices["rent"])
     buy = np.broadcast_to(~np.isnan(prices["buy"])[:, None], shape)
-    return {"rent": rent, "buy": buy, "any": rent | buy}[pricing]
+    priced: npt.NDArray[np.bool_] = {"rent": rent, "buy": buy, "any": rent | buy}[pricing]
+    return priced
 
 
-def _choose(seconds: np.ndarray, count: np.ndarray, ok: np.ndarray, deadline_s: float | None) -> tuple[np.ndarray, np.ndarray]:
+def _choose(seconds: npt.NDArray[np.float64], count: npt.NDArray[np.float64], ok: npt.NDArray[np.bool_],
+            deadline_s: float | None) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
     """Per device (rows; columns are counts): the index of the chosen option (module docstring) and
     whether there is one."""
     device_hours = np.where(ok, seconds * count, np.inf)
     if deadline_s is not None:
         meets = ok & (seconds <= deadline_s)
-        return np.argmin(np.where(meets, device_hours, np.inf), axis=1), meets.any(axis=1)
+        return np.argmin(np.where(meets, device_hours, np.inf), axis=1), np.asarray(meets.any(axis=1))
     cheapest = device_hours.min(axis=1, keepdims=True)
     near = ok & (device_hours <= cheapest * KNEE_COST)
-    return np.argmin(np.where(near, seconds, np.inf), axis=1), ok.any(axis=1)
+    return np.argmin(np.where(near, seconds, np.inf), axis=1), np.asarray(ok.any(axis=1))
 
 
 def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
@@ -278,12 +318,13 @@ def _pareto(points: list[tuple[float, float | None]]) -> list[bool]:
     return [bool(flag) for flag in _front(time, cost)]
 
 
-def _front(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
+def _front(time: npt.NDArray[np.float64], cost: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
     """:func:`_pareto` on arrays (a NaN cost is on no front and dominates nothing)."""
     t_other, c_other = time[None, :], cost[None, :]
     t_self, c_self = time[:, None], cost[:, None]
     dominated = ((t_other <= t_self) & (c_other <= c_self) & ((t_other < t_self) | (c_other < c_self))).any(axis=1)
-    return ~dominated & ~np.isnan(cost)
+    front: npt.NDArray[np.bool_] = ~dominated & ~np.isnan(cost)
+    return front
 
 
 def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult:
@@ -292,6 +333,19 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     With no request, the built-in default workload is used and named in the result. A new question of
     a known shape reuses its layout search (:mod:`sizer.plan.layout_basis`); the HTTP service keeps
     its rendered answers (``api/routers/recommend.py``, :mod:`sizer.memo`).
+
+    Parameters
+    ----------
+    request : RecommendRequest, optional
+        The workload and the constraints: ``deadline`` [time], ``budget`` [USD], ``max_devices`` [1], ...
+    catalog : Catalog, optional
+        The devices and their prices; default the built-in catalog.
+
+    Returns
+    -------
+    RecommendResult
+        The devices ranked with their training time [the unit given], cost [USD] and energy [kWh],
+        those listed apart without a price, and those rejected with a reason.
     """
     return _answer(request or RecommendRequest(), catalog or load_catalog())
 
@@ -301,13 +355,11 @@ def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
     result = RecommendResult.model_validate(fields)
     wanted = _suggestions_wanted(request, fields)
     if wanted:
-        from sizer.plan.suggestions import suggest_for_rejected  # the planner's what-to-change, on a few rows only
-
         result = suggest_for_rejected(request.model_copy(update={"suggest": wanted}), result, catalog)
     return result
 
 
-def _suggestions_wanted(request: RecommendRequest, fields: dict) -> int:
+def _suggestions_wanted(request: RecommendRequest, fields: dict[str, Any]) -> int:
     """How many rejected devices get suggestions: as asked, else :data:`AUTO_SUGGEST` where no device
     serves (the user needs to know what to change), else none (each is the engine run again)."""
     if not any(r["cause"] in ("memory", "deadline") for r in fields["rejected"]):
@@ -323,7 +375,24 @@ def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | No
     HTTP service's path: nothing the core made is validated again on its way out); checked finite as
     every result is (:func:`sizer.results.finite_json`), ``indent`` spaces per level (None: compact).
     Where rejected devices get suggestions, the answer with them (:func:`_answer`) is written
-    instead. ``question``: ``request`` as :func:`quick_question` checked it."""
+    instead. ``question``: ``request`` as :func:`quick_question` checked it.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The workload and the constraints.
+    catalog : Catalog
+        The devices and their prices.
+    indent : int, optional
+        Spaces per level of the JSON [1]; None: compact.
+    question : _Question, optional
+        ``request`` already checked (:func:`quick_question`).
+
+    Returns
+    -------
+    bytes
+        The :class:`RecommendResult` as UTF-8 JSON.
+    """
     fields = _recommend(request, catalog, question)
     if _suggestions_wanted(request, fields):
         return finite_json(_answer(request, catalog), indent=indent)
@@ -341,7 +410,20 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     """Whether :func:`recommend_json` answers ``request`` in about a millisecond (its layouts are kept, so
     no search runs, and no suggestions are to be worked out; or it is refused at once), and the checked
     question to hand to it (so that it is not checked twice; None where refused: recommend_json refuses
-    it again, at once). A service runs a quick question where it arrives instead of in a worker thread."""
+    it again, at once). A service runs a quick question where it arrives instead of in a worker thread.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The workload and the constraints.
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    tuple of (bool, _Question or None)
+        Whether the answer is quick, and the checked question (None where the request is refused).
+    """
     if request.suggest or request.deadline is not None or request.budget is not None:
         return False, None  # suggestions may be worked out, or no device may serve
     try:
@@ -360,8 +442,8 @@ class _Question:
     kinds: tuple[str, ...]
     devices: tuple[Device, ...]
     counts: tuple[int, ...]
-    deadline: Quantity | None
-    budget: Quantity | None
+    deadline: PintQuantity[Any] | None
+    budget: PintQuantity[Any] | None
 
 
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
@@ -391,14 +473,67 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget)
 
 
-def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Question | None = None) -> dict:
+def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Question | None = None) -> dict[str, Any]:
     question = question or _question(request, catalog)
-    request, job, kinds, devices = question.request, question.job, question.kinds, question.devices
+    request, job, devices = question.request, question.job, question.devices
     deadline, budget = question.deadline, question.budget
     described = ("default: " + DEFAULT_WORKLOAD_DESCRIPTION) if _is_default(request) else "given: " + job.summary
+    pricing = request.pricing or request.purchase
+    found = _search(question, catalog, pricing)
+    rejected = _unserved(found, devices, request.max_devices)
+    options = _options(found, pricing)
+    keep, over_budget = _within_budget(options, devices, budget, pricing)
+    rejected += over_budget
+    order, apart, flags = _rank(options, keep, request.objective)
+    unit = time_unit(float(options.run_seconds[keep].max(initial=0.0)))
+    ranked, listed_apart = _rows(found, options, order, apart, flags, question, unit)
+    k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
+    host = _host(found.basis, options, order, apart, job, request.storage)
+    assumptions = _recommend_assumptions(found, options, question, pricing, len(apart), ranked + listed_apart)
+    # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
+    return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
+                ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
+                rejected=rejected, k1=k1, host=host, assumptions=assumptions,
+                deadline=None if deadline is None else dict(value=float(deadline.to(unit).magnitude), unit=unit),
+                budget=None if budget is None else dict(value=float(budget.to("USD").magnitude), unit="USD"))
+
+
+@dataclass(frozen=True)
+class _Search:
+    """The search's answer for every device (rows) and count (columns), and the count each device is shown at."""
+
+    basis: Basis  # the kept layouts and their figures per step
+    prices: dict[str, Any]  # :func:`_price_arrays`
+    seconds: np.ndarray  # the run's length [s]
+    ok: np.ndarray  # the options a device may be shown at
+    pick: np.ndarray  # per device: the column of its chosen count
+    served: np.ndarray  # per device: whether it serves the question
+    deadline_s: float | None  # the deadline [s]
+
+
+def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
+    """Every device at every count (the one layout search, :func:`sizer.plan.layout_basis.basis`) and the
+    count each device is shown at (:func:`_choose`).
+
+    Parameters
+    ----------
+    question : _Question
+        The checked request, its job, devices and counts [1].
+    catalog : Catalog
+        The catalog the devices come from (its key names the kept searches).
+    pricing : str
+        rent, buy or any: a device is shown at a count some offer of this basis can run, where one is.
+
+    Returns
+    -------
+    _Search
+        Per device and count the run's length [s] and which options may be shown; per device the
+        chosen count and whether it serves.
+    """
+    request, job, devices, kinds = question.request, question.job, question.devices, question.kinds
     b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
     check_deadline()
-    deadline_s = float(deadline.to("s").magnitude) if deadline is not None else None
+    deadline_s = float(question.deadline.to("s").magnitude) if question.deadline is not None else None
     prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()),
                            tuple(request.terms))
     seconds = b.step_expected * b.steps(job)  # per device and count: the run's length applied to the kept layouts
@@ -406,67 +541,178 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     # counts that run the asked batch first; a device's others only where none of its counts does
     ok = b.found & (b.exact | ~(b.found & b.exact).any(axis=1, keepdims=True))
     # a device is shown at a count some offer of the asked basis can run, where one is; else at its best count, unpriced
-    pricing = request.pricing or request.purchase
     priced = _priced_counts(prices, pricing, seconds.shape)
     pick, served = _choose(seconds, count_grid, ok & priced, deadline_s)
     pick_any, served_any = _choose(seconds, count_grid, ok, deadline_s)
     pick, served = np.where(served, pick, pick_any), served | served_any
+    return _Search(b, prices, seconds, ok, pick, served, deadline_s)
 
-    rejected = []
-    for i in np.flatnonzero(~served):
+
+def _unserved(found: _Search, devices: tuple[Device, ...], max_devices: int) -> list[dict[str, Any]]:
+    """A rejection (:class:`RejectedDevice`'s fields) for each device that serves at no count: the search's
+    reason, else the deadline it misses at its fastest count.
+
+    Parameters
+    ----------
+    found : _Search
+        The search's answer.
+    devices : tuple of Device
+        The devices searched, in the rows' order.
+    max_devices : int
+        The most devices tried [1], said in a missed deadline.
+    """
+    b, seconds, ok = found.basis, found.seconds, found.ok
+    rejected: list[dict[str, Any]] = []
+    for i in np.flatnonzero(~found.served):
         device = devices[i]
         reason, cause, shortfall = b.unserved[i] or (None, "deadline", None)
         if reason is None:  # something fits: it misses the deadline
             fastest = int(np.argmin(np.where(ok[i], seconds[i], np.inf)))
             reason = (f"misses deadline: {seconds[i, fastest] * unit_factor('s', 'day'):.3g} days expected with "
-                      f"{int(b.counts[fastest])} device(s) (max_devices {request.max_devices})")
-            shortfall = float(seconds[i, fastest] / deadline_s)
+                      f"{int(b.counts[fastest])} device(s) (max_devices {max_devices})")
+            shortfall = float(seconds[i, fastest] / found.deadline_s)
         rejected.append(dict(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=shortfall, suggestions=[]))
+    return rejected
 
-    index = np.flatnonzero(served)
-    column = pick[index]
+
+@dataclass(frozen=True)
+class _Options:
+    """Per device that serves (in the order of ``index``), at its chosen count: the run and its costs."""
+
+    index: np.ndarray  # the device's row in the search
+    column: np.ndarray  # the chosen count's column
+    count: np.ndarray  # devices [1]
+    run_seconds: np.ndarray  # the run's length [s]
+    rent: np.ndarray  # rent of the offer that runs this many devices [USD]; NaN: none
+    buy: np.ndarray  # amortised purchase plus energy [USD]
+    energy_kwh: np.ndarray  # energy [kWh]
+    order_cost: np.ndarray  # the one cost the device is ranked by [USD]
+    basis_of: np.ndarray  # that cost's basis: "rent" or "buy"
+    spent: np.ndarray  # what the budget is checked against [USD]: the rent, or the capital of a purchase
+
+
+def _options(found: _Search, pricing: str) -> _Options:
+    """The costs of every device that serves at its chosen count, and the one cost it is ranked and
+    budgeted by, with its basis (never mixed unlabelled).
+
+    Parameters
+    ----------
+    found : _Search
+        The search's answer.
+    pricing : str
+        rent, buy or any (rent where an offer runs the count, else the amortised purchase).
+    """
+    prices, b = found.prices, found.basis
+    index = np.flatnonzero(found.served)
+    column = found.pick[index]
     count = b.counts[column]
-    run_seconds = seconds[index, column]
+    run_seconds = found.seconds[index, column]
     hours = run_seconds * unit_factor("s", "hour")
     device_hours = count * hours
     rent = prices["rent"][index, column] * device_hours  # the offer that runs this many devices
     capital = prices["buy"][index] * count
     buy = (prices["amortised"][index] + prices["energy"][index]) * device_hours
     energy_kwh = prices["kwh"][index] * device_hours
-    # The one cost each device is ranked and budgeted by, and its basis (never mixed unlabelled).
     use_buy = np.full(len(index), pricing == "buy") if pricing != "any" else np.isnan(rent)
-    order_cost = np.where(use_buy, buy, rent)
-    basis_of = np.where(use_buy, "buy", "rent")
-    spent = np.where(use_buy, capital, rent)
-    keep = np.ones(len(index), dtype=bool)
-    if budget is not None:
-        limit = float(budget.to("USD").magnitude)
-        for k in np.flatnonzero(np.isnan(spent) | (spent > limit)):
-            device = devices[index[k]]
-            if np.isnan(spent[k]):
-                reason, cause = f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against", "price"
-            else:
-                what = "capital" if basis_of[k] == "buy" else "rent"
-                reason = f"over budget: {what} {spent[k]:,.0f} USD for {int(count[k])} device(s) against {limit:,.0f} USD"
-                cause = "budget"
-            rejected.append(dict(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=None, suggestions=[]))
-            keep[k] = False
+    return _Options(index=index, column=column, count=count, run_seconds=run_seconds, rent=rent, buy=buy,
+                    energy_kwh=energy_kwh, order_cost=np.where(use_buy, buy, rent),
+                    basis_of=np.where(use_buy, "buy", "rent"), spent=np.where(use_buy, capital, rent))
+
+
+def _within_budget(options: _Options, devices: tuple[Device, ...], budget: PintQuantity[Any] | None,
+                   pricing: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Which options stay within ``budget``, and a rejection for each that does not or has no price to
+    check it against.
+
+    Parameters
+    ----------
+    options : _Options
+        The devices that serve, at their chosen counts.
+    devices : tuple of Device
+        The devices searched, in the search's rows' order.
+    budget : Quantity or None
+        The most money to spend [currency]; None: no budget.
+    pricing : str
+        rent, buy or any: named where a price is missing.
+    """
+    keep = np.ones(len(options.index), dtype=bool)
+    rejected: list[dict[str, Any]] = []
+    if budget is None:
+        return keep, rejected
+    limit = float(budget.to("USD").magnitude)
+    spent = options.spent
+    for k in np.flatnonzero(np.isnan(spent) | (spent > limit)):
+        device = devices[options.index[k]]
+        if np.isnan(spent[k]):
+            reason, cause = f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against", "price"
+        else:
+            what = "capital" if options.basis_of[k] == "buy" else "rent"
+            reason = f"over budget: {what} {spent[k]:,.0f} USD for {int(options.count[k])} device(s) against {limit:,.0f} USD"
+            cause = "budget"
+        rejected.append(dict(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=None, suggestions=[]))
+        keep[k] = False
+    return keep, rejected
+
+
+def _rank(options: _Options, keep: np.ndarray, objective: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranking: the priced options kept, in the order of ``objective``; the unpriced ones apart, by time;
+    and which options are on the Pareto front of their price basis.
+
+    Parameters
+    ----------
+    options : _Options
+        The devices that serve, at their chosen counts.
+    keep : numpy.ndarray of bool
+        The options within the budget.
+    objective : str
+        time (fastest first), cost (cheapest first, rents before purchases) or pareto (the front first).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Positions in ``options`` of the ranked and of the unpriced rows, and the Pareto flag of each option.
+    """
+    order_cost, basis_of, run_seconds = options.order_cost, options.basis_of, options.run_seconds
     priced = keep & ~np.isnan(order_cost)
     unpriced = np.flatnonzero(keep & np.isnan(order_cost))
     candidates = np.flatnonzero(priced)
-    flags = np.zeros(len(index), dtype=bool)
+    flags = np.zeros(len(options.index), dtype=bool)
     for side in ("rent", "buy"):  # a Pareto front of one basis at a time
         group = candidates[basis_of[candidates] == side]
         flags[group] = _front(run_seconds[group], order_cost[group])
     t, c = run_seconds[candidates], order_cost[candidates]
-    if request.objective == "time":
+    if objective == "time":
         order = candidates[np.lexsort((c, t))]
-    elif request.objective == "cost":  # one basis per ranked column: rents first, then purchases, each by cost
+    elif objective == "cost":  # one basis per ranked column: rents first, then purchases, each by cost
         order = candidates[np.lexsort((t, c, basis_of[candidates] == "buy"))]
     else:
         order = candidates[np.lexsort((t, ~flags[candidates]))]
     apart = unpriced[np.argsort(run_seconds[unpriced], kind="stable")]
-    unit = time_unit(float(run_seconds[keep].max(initial=0.0)))
+    return order, apart, flags
+
+
+def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarray, flags: np.ndarray,
+          question: _Question, unit: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The shown rows (:class:`RankedDevice`'s fields): the first ``top`` ranked, and the first ``top``
+    unpriced, each ranked from 1.
+
+    Parameters
+    ----------
+    found : _Search
+        The search's answer.
+    options : _Options
+        The devices that serve, at their chosen counts.
+    order, apart : numpy.ndarray
+        Positions in ``options`` of the ranked and of the unpriced rows, in order.
+    flags : numpy.ndarray of bool
+        Per option, whether it is on the Pareto front.
+    question : _Question
+        The checked request (its ``top``, interruptions) and job.
+    unit : str
+        The unit the training times are given in.
+    """
+    b, request = found.basis, question.request
+    index, column, count, run_seconds = options.index, options.column, options.count, options.run_seconds
     # the one summary (sizer.engine.summary, kept with the layouts): each bound at least the physical
     # limit, MFU at the floored step
     step_expected = np.maximum(b.step_expected[index, column], 1e-300)
@@ -479,45 +725,99 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     columns = dict(
         count=count[shown], zero=b.zero[i_of, j_of], tp=b.tp[i_of, j_of], pp=b.pp[i_of, j_of], ep=b.ep[i_of, j_of],
         recompute=b.recompute[i_of, j_of], micro_batch=b.micro_batch[i_of, j_of],
-        time=run_seconds[shown] * unit_factor("s", unit), rent=rent[shown], buy=buy[shown], kwh=energy_kwh[shown],
-        low=floor_low[shown], high=floor_high[shown], memory=b.memory_needed[i_of, j_of] * unit_factor("B", "GB"),
+        time=run_seconds[shown] * unit_factor("s", unit), rent=options.rent[shown], buy=options.buy[shown],
+        kwh=options.energy_kwh[shown], low=floor_low[shown], high=floor_high[shown],
+        memory=b.memory_needed[i_of, j_of] * unit_factor("B", "GB"),
         capacity=b.table.memory[i_of] * unit_factor("B", "GB"), fits=b.fits[i_of, j_of], bound=b.bound[i_of, j_of],
-        mfu=b.mfu[i_of, j_of], pareto=flags[shown], cost=order_cost[shown], basis=basis_of[shown],
-        lost=_interruption_factor(request, job, b.table, i_of, run_seconds[shown], count[shown]))
+        mfu=b.mfu[i_of, j_of], pareto=flags[shown], cost=options.order_cost[shown], basis=options.basis_of[shown],
+        lost=_interruption_factor(request, question.job, b.table, i_of, run_seconds[shown], count[shown]))
     values = {name: array.tolist() for name, array in columns.items()}
 
-    def row(n: int, rank: int) -> dict:
-        v = {name: column[n] for name, column in values.items()}
-        device = devices[i_of[n]]
-        lo, hi = v["low"], v["high"]
-        span = lambda value, u: dict(low=value * lo, expected=value, high=value * hi, unit=u)  # noqa: E731
-        cost_basis = None if math.isnan(v["cost"]) else v["basis"]
-        return dict(
-            rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(v["count"]),
-            sharding="full" if v["zero"] == 3 else "none", zero=int(v["zero"]), tp=int(v["tp"]), pp=int(v["pp"]),
-            ep=int(v["ep"]), recompute=RECOMPUTE[int(v["recompute"])], precision=b.table.precisions[i_of[n]],
-            micro_batch=v["micro_batch"], training_time=span(v["time"], unit),
-            training_time_with_interruptions=None if math.isnan(v["lost"]) else span(v["time"] * v["lost"], unit),
-            cost=dict(rent=None if math.isnan(v["rent"]) else dict(span(v["rent"], "USD"), price_basis="rent"),
-                      buy=None if math.isnan(v["buy"]) else dict(span(v["buy"], "USD"), price_basis="buy"),
-                      price_basis=cost_basis),
-            price_basis=cost_basis, price=_row_price(prices, i_of[n], j_of[n], cost_basis), energy=None if math.isnan(v["kwh"]) else span(v["kwh"], "kWh"),
-            memory_per_device=dict(value=v["memory"], unit="GB"), device_memory=dict(value=v["capacity"], unit="GB"),
-            fits=v["fits"], bound=BOUNDS[int(v["bound"])], mfu=v["mfu"], pareto=v["pareto"])
+    def row(n: int, rank: int) -> dict[str, Any]:
+        i = i_of[n]
+        price = functools.partial(_row_price, found.prices, i, j_of[n])
+        return _row({name: figures[n] for name, figures in values.items()}, rank, question.devices[i],
+                    b.table.precisions[i], price, unit)
 
     first = len(order[:top])
-    ranked = [row(n, n + 1) for n in range(first)]
-    listed_apart = [row(n, n - first + 1) for n in range(first, len(shown))]
+    return [row(n, n + 1) for n in range(first)], [row(n, n - first + 1) for n in range(first, len(shown))]
 
-    k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
-    host = None
-    if job.workload.sample_size is not None and (len(order) or len(apart)):
-        k = order[0] if len(order) else apart[0]
-        fastest_step = b.step_low[index[k], column[k]]  # the host must keep up with the fast end
-        rate = b.batch[index[k], column[k]] * job.tokens_per_sample / fastest_step
-        host = estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), request.storage)
+
+def _row(v: dict[str, Any], rank: int, device: Device, precision: str,
+         price: Callable[[str | None], dict[str, Any] | None], unit: str) -> dict[str, Any]:
+    """One shown row (:class:`RankedDevice`'s fields) from its figures ``v`` as Python numbers: times in
+    ``unit``, costs [USD], energy [kWh], memory [GB]; ``low`` and ``high`` the range's factors [1];
+    ``price(basis)`` the price behind its cost."""
+    lo, hi = v["low"], v["high"]
+
+    def span(value: float, u: str) -> dict[str, Any]:
+        return dict(low=value * lo, expected=value, high=value * hi, unit=u)
+
+    cost_basis = None if math.isnan(v["cost"]) else v["basis"]
+    return dict(
+        rank=rank, device=device.id, name=device.name, kind=device.kind, count=int(v["count"]),
+        sharding="full" if v["zero"] == 3 else "none", zero=int(v["zero"]), tp=int(v["tp"]), pp=int(v["pp"]),
+        ep=int(v["ep"]), recompute=RECOMPUTE[int(v["recompute"])], precision=precision,
+        micro_batch=v["micro_batch"], training_time=span(v["time"], unit),
+        training_time_with_interruptions=None if math.isnan(v["lost"]) else span(v["time"] * v["lost"], unit),
+        cost=dict(rent=None if math.isnan(v["rent"]) else dict(span(v["rent"], "USD"), price_basis="rent"),
+                  buy=None if math.isnan(v["buy"]) else dict(span(v["buy"], "USD"), price_basis="buy"),
+                  price_basis=cost_basis),
+        price_basis=cost_basis, price=price(cost_basis), energy=None if math.isnan(v["kwh"]) else span(v["kwh"], "kWh"),
+        memory_per_device=dict(value=v["memory"], unit="GB"), device_memory=dict(value=v["capacity"], unit="GB"),
+        fits=v["fits"], bound=BOUNDS[int(v["bound"])], mfu=v["mfu"], pareto=v["pareto"])
+
+
+def _host(b: Basis, options: _Options, order: np.ndarray, apart: np.ndarray, job: Job,
+          storage: StorageClass) -> HostResult | None:
+    """The host that keeps the first row fed at the fast end of its range (:func:`estimate_host`), where
+    the workload states its sample size and some device serves; else None.
+
+    Parameters
+    ----------
+    b : Basis
+        The kept layouts.
+    options : _Options
+        The devices that serve, at their chosen counts.
+    order, apart : numpy.ndarray
+        Positions in ``options`` of the ranked and of the unpriced rows.
+    job : Job
+        The workload (its samples and sample size [B]).
+    storage : StorageClass
+        The storage the samples are read from.
+    """
+    if job.workload.sample_size is None or not (len(order) or len(apart)):
+        return None
+    k = order[0] if len(order) else apart[0]
+    i, j = options.index[k], options.column[k]
+    fastest_step = b.step_low[i, j]  # the host must keep up with the fast end
+    rate = b.batch[i, j] * job.tokens_per_sample / fastest_step
+    return estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), storage)
+
+
+def _recommend_assumptions(found: _Search, options: _Options, question: _Question, pricing: str, unpriced: int,
+                           rows: list[dict[str, Any]]) -> list[Assumption]:
+    """The recommendation's assumptions: the job's, interruptions where a row shows them, how counts and
+    layouts are chosen, the range, the network, the pricing and costs, and any batch changed.
+
+    Parameters
+    ----------
+    found : _Search
+        The search's answer.
+    options : _Options
+        The devices that serve, at their chosen counts.
+    question : _Question
+        The checked request and its job.
+    pricing : str
+        rent, buy or any.
+    unpriced : int
+        Devices that serve without a price of the basis [1].
+    rows : list of dict
+        The shown rows.
+    """
+    request, job, b = question.request, question.job, found.basis
     assumptions = list(job.assumptions)
-    if any(r["training_time_with_interruptions"] for r in ranked + listed_apart):
+    if any(r["training_time_with_interruptions"] for r in rows):
         from sizer.engine.goodput import stated
 
         assumptions.append(stated())
@@ -526,25 +826,22 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
                    source="sizer's default criterion"),
         _LAYOUTS,
         Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
-                   "and the workload's", source=_range_source("calibrated" if request.calibration is not None else "datasheet")),
+                   "and the workload's", source=_range_source(Mode.CALIBRATED if request.calibration is not None else Mode.DATASHEET)),
         _BETWEEN_NODES,
         Assumption(name="pricing", value=PRICING_SAID[pricing] + f"; offer terms: {', '.join(request.terms)}" + (
-            f"; {len(unpriced)} device(s) without such a price listed apart (unpriced)" if len(unpriced) else ""),
+            f"; {unpriced} device(s) without such a price listed apart (unpriced)" if unpriced else ""),
                    source="--pricing rent|buy|any; sizer/formulas/tco.py hourly_price"),
         *_cost_assumptions(),
     ]
-    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(index, column) if not b.exact[i, j]]
+    devices = question.devices
+    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(options.index, options.column, strict=True)
+               if not b.exact[i, j]]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
             name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step asked; "
             f"run instead (the nearest batch whole micro-batches on every replica make): {'; '.join(changed)}",
             source="sizer's layout search" + ("" if job.batch_given else "; the batch is the default: give --batch-size")))
-    # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
-    return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
-                ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
-                rejected=rejected, k1=k1, host=host, assumptions=assumptions,
-                deadline=None if deadline is None else dict(value=float(deadline.to(unit).magnitude), unit=unit),
-                budget=None if budget is None else dict(value=float(budget.to("USD").magnitude), unit="USD"))
+    return assumptions
 
 
 _LAYOUTS = Assumption(name="layouts", value="per device and count, the fastest that fits (the one layout search: tensor, "
@@ -559,7 +856,13 @@ _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to 
 def warm_up(catalog: Catalog) -> None:
     """Build once what every recommendation over ``catalog`` reads, before anyone asks: the device
     tables at the default workload's precision and the price arrays (some 20 ms a process pays once;
-    a service does it at start so that its first question does not). Layout searches stay per shape."""
+    a service does it at start so that its first question does not). Layout searches stay per shape.
+
+    Parameters
+    ----------
+    catalog : Catalog
+        The catalog the service answers from.
+    """
     request = RecommendRequest()
     kinds = tuple(request.kinds)
     devices = _devices(catalog, kinds)
@@ -569,12 +872,12 @@ def warm_up(catalog: Catalog) -> None:
         cached_device_table(devices, job.precision, transformer)
 
 
-def _default_fields() -> dict:
+def _default_fields() -> dict[str, Any]:
     return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
 
 
-def _range_source(mode: str) -> str:
-    return error_spread()[mode]["source"] + "; sizer/engine/error_spread.yaml"
+def _range_source(mode: Mode) -> str:
+    return str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml"
 
 
 @registered_cache()
@@ -590,3 +893,52 @@ def _is_default(request: RecommendRequest) -> bool:
     fields = _default_fields()
     return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None \
         and request.batch_size is None and request.seq_len is None
+
+
+def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, catalog: Catalog) -> RecommendResult:
+    """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
+    first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
+    (``shortfall``); each change is evaluated again at the largest count the search tried.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        The recommendation's request (``suggest`` [1], ``deadline`` [time], ``max_devices`` [1]).
+    result : RecommendResult
+        Its answer.
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    RecommendResult
+        ``result`` with ``suggestions`` filled in on the chosen rejected rows (the others unchanged);
+        ``result`` itself for the built-in default workload.
+    """
+    if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
+        return result  # the built-in default workload: nothing of the user's to change
+    from pydantic import ValidationError
+
+    from sizer.plan.owned import Owned, evaluate_training, training_fields
+    from sizer.plan.suggestions import training_suggestions  # the planner's what-to-change, on a few rows only
+
+    fields = training_fields(request)
+    deadline_s = None
+    if request.deadline is not None:
+        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
+    count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
+    wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
+    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall or 0.0)[:request.suggest]}  # all have one
+    rows = []
+    for row in result.rejected:
+        if row.device in chosen:
+            device = catalog.find(row.device)
+            try:
+                outcome = evaluate_training(fields, device, count, catalog, request.cloud)
+                found = training_suggestions(fields, Owned(count=count, device=device), catalog, outcome,
+                                             deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
+            except (SizerError, ValidationError):  # this device cannot take the question at that count
+                found = []
+            row = row.model_copy(update={"suggestions": found})
+        rows.append(row)
+    return result.model_copy(update={"rejected": rows})

@@ -1,4 +1,4 @@
-"""What to change when a job does not fit or misses its deadline (issue 19, item 3).
+"""What to change when a job does not fit or misses its deadline.
 
 Each candidate change is one edit of the request (another method, an 8-bit optimizer, ZeRO-Offload,
 recomputation, more devices with the layout search, a shorter sequence, a smaller micro-batch; for
@@ -10,67 +10,162 @@ Where no single change works, a few that are usually taken together are tried as
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sizer.choices import Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
+from sizer.hardware.schema import Device
+from sizer.inference.estimate import InferenceRequest, InferenceResult
+from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
-from sizer.results import Suggestion
-from sizer.results import unit_factor
+from sizer.results import Suggestion, unit_factor
+
+if TYPE_CHECKING:
+    from sizer.engine.training import TimeResult
+    from sizer.plan.estimates import MemoryRequest, TimeRequest
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536
 SHORTEST_SEQUENCE = 256
 LAYOUT_FIELDS = ("zero", "tp", "pp", "ep", "recompute", "sharding", "offload", "hybrid_shard", "micro_batch")
 EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-adamw-8bit"}
+Change = tuple[str, dict[str, Any]]  # a description and the edit of the request that makes the change
 
 
-def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[tuple[str, dict]]:
+def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[Change]:
     """(description, request edit) of every single change worth evaluating."""
-    changes: list[tuple[str, dict]] = []
-    transformer = fields.get("model") is not None or fields.get("tokens") is not None
-    method = str(fields.get("method", "full")).lower()
+    changes: list[Change] = []
     fixed = [k for k in LAYOUT_FIELDS if k in fields]
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
-        # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
-        adapters = method != "full" or reads_as_fine_tune(fields, outcome)
-        if adapters and method == "full":
-            changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
-        if adapters and method in ("full", "lora"):
-            changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
-        optimizer = str(fields.get("optimizer", "adam")).lower()
-        if optimizer in EIGHT_BIT and method == "full":
-            changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
-        timed = fields.get("samples") is not None or fields.get("tokens") is not None
-        # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
-        # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
-        searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
-        if transformer and fields.get("recompute") != "full" and not searched:
-            changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
-        # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
-        # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
-        separate = have.device.kind != "cpu" and not have.device.unified_memory
-        if not fields.get("offload") and method == "full" and separate and timed:
-            changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
-        changes += recipe_changes(fields, timed)
-        seq = fields.get("seq_len")
-        if transformer:
-            current = int(seq) if seq else _sequence(outcome)
-            shorter = current // 2 if current else None
-            while shorter and shorter >= SHORTEST_SEQUENCE:
-                changes.append((f"train on sequences of {shorter} tokens instead of {current}", {"seq_len": shorter}))
-                shorter //= 2
-        micro = fields.get("micro_batch")
-        if micro is not None and float(micro) > 1:
-            changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
-    if missed_deadline and str(fields.get("precision", "mixed")).lower() != "fp8" and "fp8" in supported_precisions(have.device):
+        changes += _memory_changes(fields, have, outcome)
+    precision = parse_choice(Precision, fields.get("precision", Precision.MIXED), "precision")
+    if missed_deadline and precision is not Precision.FP8 and Precision.FP8 in supported_precisions(have.device):
         changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
+    return changes + _more_devices(fields, have)
+
+
+def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
+    """The changes that need less memory on the same hardware, in the order tried: the method, the
+    optimizer, recomputation, offload, the recipe, shorter sequences, a smaller micro-batch.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    have : Owned
+        The hardware (its device decides whether offload is possible).
+    outcome : Outcome
+        The request evaluated (its sequence length, whether it reads as a fine-tune).
+    """
+    transformer = fields.get("model") is not None or fields.get("tokens") is not None
+    method = parse_choice(Method, fields.get("method", Method.FULL), "method")
+    timed = fields.get("samples") is not None or fields.get("tokens") is not None
+    changes = _method_changes(fields, outcome, method)
+    changes += _recompute_and_offload_changes(fields, have, method, transformer, timed)
+    changes += recipe_changes(fields, timed)
+    if transformer:
+        changes += _sequence_changes(fields, outcome)
+    micro = fields.get("micro_batch")
+    if micro is not None and float(micro) > 1:
+        changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
+    return changes
+
+
+def _method_changes(fields: dict[str, Any], outcome: Outcome, method: Method) -> list[Change]:
+    """Adapters instead of every weight (for a fine-tune only) and 8-bit optimizer states.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    outcome : Outcome
+        The request evaluated (whether it reads as a fine-tune).
+    method : Method
+        The fine-tuning method asked (full, lora, qlora).
+    """
+    changes: list[Change] = []
+    # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
+    adapters = method is not Method.FULL or reads_as_fine_tune(fields, outcome)
+    if adapters and method is Method.FULL:
+        changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
+    if adapters and method in (Method.FULL, Method.LORA):
+        changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
+    optimizer = str(fields.get("optimizer", "adam")).lower()
+    if optimizer in EIGHT_BIT and method is Method.FULL:
+        changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
+    return changes
+
+
+def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: Method, transformer: bool,
+                                   timed: bool) -> list[Change]:
+    """Full recomputation where the layout search would not try it, and ZeRO-Offload where the device has
+    a host memory apart and the run is timed.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields.
+    have : Owned
+        The hardware.
+    method : Method
+        The fine-tuning method asked.
+    transformer : bool
+        Whether the workload is a transformer (a model or tokens given).
+    timed : bool
+        Whether the request gives the samples or tokens to train on.
+    """
+    changes: list[Change] = []
+    # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
+    # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
+    searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
+    if transformer and fields.get("recompute") != "full" and not searched:
+        changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
+    # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
+    # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
+    separate = have.device.kind != "cpu" and not have.device.unified_memory
+    if not fields.get("offload") and method is Method.FULL and separate and timed:
+        changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
+    return changes
+
+
+def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
+    """Sequences of half the length, a quarter ..., down to :data:`SHORTEST_SEQUENCE` tokens, longest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (``seq_len`` [token], where given).
+    outcome : Outcome
+        The request evaluated (the sequence length it assumed, where none is given).
+    """
+    changes: list[Change] = []
+    seq = fields.get("seq_len")
+    current = int(seq) if seq else _sequence(outcome)
+    shorter = current // 2 if current else None
+    while shorter and shorter >= SHORTEST_SEQUENCE:
+        changes.append((f"train on sequences of {shorter} tokens instead of {current}", {"seq_len": shorter}))
+        shorter //= 2
+    return changes
+
+
+def _more_devices(fields: dict[str, Any], have: Owned) -> list[Change]:
+    """The given count times each of :data:`MORE_DEVICES`, up to :data:`MAX_SUGGESTED_DEVICES`, the layout searched.
+
+    Parameters
+    ----------
+    fields : dict
+        The training request's fields (a given layout is dropped).
+    have : Owned
+        The hardware: its device and count [1].
+    """
+    changes: list[Change] = []
     for factor in MORE_DEVICES:
         count = have.count * factor
         if count > MAX_SUGGESTED_DEVICES:
@@ -80,12 +175,26 @@ def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, mis
     return changes
 
 
-def recipe_changes(fields: dict[str, Any], timed: bool) -> list[tuple[str, dict]]:
+def recipe_changes(fields: dict[str, Any], timed: bool) -> list[Change]:
     """Training-state recipe changes (:mod:`sizer.engine.recipe`) a request has not made yet, offered before
-    bigger hardware: each is a line of a trainer's configuration."""
-    changes: list[tuple[str, dict]] = []
+    bigger hardware: each is a line of a trainer's configuration.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    timed : bool
+        Whether the request gives the samples or tokens to train on (the layout search then tries
+        recomputation itself).
+
+    Returns
+    -------
+    list of (str, dict)
+        Each change as a sentence and the edit of the request that makes it, most usual first.
+    """
+    changes: list[Change] = []
     offloaded = bool(fields.get("offload") or fields.get("offload_params"))
-    full = str(fields.get("method", "full")).lower() == "full"
+    full = parse_choice(Method, fields.get("method", Method.FULL), "method") is Method.FULL
     precision = str(fields.get("precision", "mixed")).lower()
     if full and str(fields.get("state_precision", "mixed")).lower() == "mixed" and precision in ("mixed", "bf16"):
         changes.append(("pure bf16 states: weights, gradients and optimizer states in bf16, no FP32 master (torchtune "
@@ -119,9 +228,9 @@ def _sequence(outcome: Outcome) -> int | None:
     return None
 
 
-def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]]:
+def _combined(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
     """Changes usually taken together, tried where no single one works."""
-    combos = []
+    combos: list[Change] = []
     if fields.get("model") is not None and reads_as_fine_tune(fields, outcome):
         combos.append(("QLoRA with full recomputation and a micro-batch of 1",
                        {"method": "qlora", "recompute": "full", "micro_batch": 1}))
@@ -133,7 +242,29 @@ def _combined(fields: dict[str, Any], outcome: Outcome) -> list[tuple[str, dict]
 def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome, *,
                          deadline_s: float | None = None, cloud: str | None = None) -> list[Suggestion]:
     """The changes that make a training job fit (or meet ``deadline_s`` [s]) on ``have``, each evaluated
-    again by the engine; cheapest first."""
+    again by the engine; cheapest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    have : Owned
+        The hardware: its device and count [1].
+    catalog : Catalog
+        The devices and their prices.
+    outcome : Outcome
+        The request evaluated on ``have``.
+    deadline_s : float, optional
+        The deadline [s]; where the job fits, the changes that meet it.
+    cloud : str, optional
+        The provider whose prices cost each change.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that work, each with its memory per device [GB], training time and cost [USD]:
+        changes on the hardware as it is first, then more devices; each group cheapest first.
+    """
     missed = outcome.fits and deadline_s is not None
     found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
@@ -141,7 +272,8 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
     return _ranked(found)
 
 
-def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, stop_at_first_count: bool) -> list[Suggestion]:
+def _try(changes: list[Change], fields: dict[str, Any], have: Owned, catalog: Catalog, deadline_s: float | None,
+         cloud: str | None, *, stop_at_first_count: bool) -> list[Suggestion]:
     found: list[Suggestion] = []
     done: set[str] = set()  # kinds of change already answered: the smallest count, the longest sequence that works
     for change, edit in changes:
@@ -157,7 +289,8 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
         meets = outcome.meets(deadline_s)
         if not outcome.fits or meets is False:
             continue
-        done.add(kind)
+        if kind is not None:
+            done.add(kind)
         host = getattr(outcome.result, "host_memory_per_host", None)
         if host is not None:
             change += f" ({host.value:.3g} {host.unit} of host memory per host)"
@@ -170,7 +303,7 @@ def _try(changes, fields, have: Owned, catalog: Catalog, deadline_s, cloud, *, s
 def _ranked(found: list[Suggestion]) -> list[Suggestion]:
     """Changes on the hardware as it is (a recipe, a method, a shorter sequence) before more devices; each
     group cheapest first."""
-    def key(s: Suggestion):
+    def key(s: Suggestion) -> tuple[bool, float, float, float]:
         cost = s.cost.expected if s.cost is not None else math.inf
         seconds = s.training_time.expected * unit_factor(s.training_time.unit, "s") if s.training_time else math.inf
         return ("count" in s.apply, cost, seconds, s.memory_per_device.value)
@@ -181,7 +314,7 @@ SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
 SERVING_KV = ("fp8", "int8")
 
 
-def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, dict] | None:
+def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
     """The most layers that fit on a GPU with separate host memory, the rest offloaded to the CPU (llama.cpp -ngl):
     device memory of the weights and KV cache scales with the layers kept, activations and reserve do not."""
     if result is None or have.device.kind == "cpu" or have.device.unified_memory or fields.get("rate") or fields.get("users"):
@@ -206,30 +339,26 @@ def _offload_change(fields: dict[str, Any], have: Owned, result) -> tuple[str, d
 
 def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
     """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
-    batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first."""
-    changes: list[tuple[str, dict]] = []
-    weights = str(fields.get("weights", "bf16")).lower()
-    for fmt in SERVING_WEIGHTS:
-        if fmt != weights:
-            changes.append((f"weights in {fmt}", {"weights": fmt}))
-    kv = str(fields.get("kv_cache", "fp16")).lower()
-    for fmt in SERVING_KV:
-        if fmt != kv:
-            changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
-    result = outcome.result
-    if result is not None and result.batch > 1:
-        largest = max(1, int(result.max_batch))
-        if largest < result.batch:
-            changes.append((f"serve {largest} sequence(s) at once instead of {result.batch}", {"batch": largest}))
-    offload = _offload_change(fields, have, result)
-    if offload is not None:
-        changes.append(offload)
-    prompt = int(fields.get("prompt_len", 1024))
-    if prompt > 512:
-        changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
-    for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
-        count = have.count * factor
-        changes.append((f"{count} x {have.device.name} in tensor parallel ({count - have.count} more)", {"count": count}))
+    batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first.
+
+    Parameters
+    ----------
+    fields : dict
+        The request's fields (quantities as given: ``prompt_len`` [token], ``batch`` [sequence], ...).
+    have : Owned
+        The hardware: its device and count [1].
+    catalog : Catalog
+        The devices and their prices.
+    outcome : Outcome
+        The request evaluated on ``have``.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that fit, each with its memory per device [GB], decode throughput [token/s] and cost
+        per million output tokens [USD]; cheapest first, then fastest.
+    """
+    changes = _serving_changes(fields, have, outcome)
     found: list[Suggestion] = []
     counted = False
     for change, edit in changes:
@@ -250,45 +379,75 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
                                         -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
 
 
-def suggestions_for(request, result, device, catalog: Catalog) -> list[Suggestion]:
+def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
+    """(description, request edit) of every serving change worth evaluating, in the order tried: weight and
+    KV-cache formats, a smaller batch, layers offloaded to the CPU, shorter prompts, more devices.
+
+    Parameters
+    ----------
+    fields : dict
+        The serving request's fields.
+    have : Owned
+        The hardware: its device and count [1].
+    outcome : Outcome
+        The request evaluated (its batch [sequence] and the largest that fits).
+    """
+    changes: list[Change] = []
+    weights = str(fields.get("weights", "bf16")).lower()
+    for fmt in SERVING_WEIGHTS:
+        if fmt != weights:
+            changes.append((f"weights in {fmt}", {"weights": fmt}))
+    kv = str(fields.get("kv_cache", "fp16")).lower()
+    for fmt in SERVING_KV:
+        if fmt != kv:
+            changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
+    result = outcome.result if isinstance(outcome.result, InferenceResult) else None
+    if result is not None and result.batch > 1:
+        largest = max(1, int(result.max_batch))
+        if largest < result.batch:
+            changes.append((f"serve {largest} sequence(s) at once instead of {result.batch}", {"batch": largest}))
+    offload = _offload_change(fields, have, result)
+    if offload is not None:
+        changes.append(offload)
+    prompt = int(fields.get("prompt_len", 1024))
+    if prompt > 512:
+        changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
+    for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
+        count = have.count * factor
+        changes.append((f"{count} x {have.device.name} in tensor parallel ({count - have.count} more)", {"count": count}))
+    return changes
+
+
+def suggestions_for(request: TimeRequest | MemoryRequest | InferenceRequest, result: TimeResult | MemoryResult | InferenceResult,
+                    device: Device, catalog: Catalog) -> list[Suggestion]:
     """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its
-    device and count."""
+    device and count.
+
+    Parameters
+    ----------
+    request : TimeRequest, MemoryRequest or InferenceRequest
+        The request answered.
+    result : TimeResult, MemoryResult or InferenceResult
+        Its answer, which does not fit.
+    device : Device
+        The request's device.
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    list of Suggestion
+        The changes that work on ``device`` (at the request's count, or more devices), cheapest first.
+    """
     have = Owned(count=request.count, device=device)
-    outcome = Outcome(fits=False, memory_per_device=getattr(result, "memory_per_device", None) or result.total,
-                      device_memory=result.device_memory, result=result)
-    if hasattr(result, "decode_tokens_per_s"):
+    # a memory answer's figure is its total; a time or serving answer's, its memory per device
+    needed = result.total if isinstance(result, MemoryResult) else result.memory_per_device
+    outcome = Outcome(fits=False, memory_per_device=needed, device_memory=result.device_memory, result=result)
+    if isinstance(result, InferenceResult):
+        assert isinstance(request, InferenceRequest), "a serving answer comes from a serving request"
         fields = request.model_dump(exclude_unset=True, exclude_none=True)
         for key in ("have", "device", "count"):
             fields.pop(key, None)
         return serving_suggestions(fields, have, catalog, outcome)
+    assert not isinstance(request, InferenceRequest), "a training answer comes from a training request"
     return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
-
-
-def suggest_for_rejected(request, result, catalog: Catalog):
-    """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
-    first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
-    (``shortfall``); each change is evaluated again at the largest count the search tried."""
-    if all(getattr(request, k) is None for k in ("params", "samples", "tokens", "model", "workload")):
-        return result  # the built-in default workload: nothing of the user's to change
-    fields = training_fields(request)
-    deadline_s = None
-    if request.deadline is not None:
-        from sizer.units import parse_quantity
-
-        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
-    count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
-    wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
-    chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall)[:request.suggest]}
-    rows = []
-    for row in result.rejected:
-        if row.device in chosen:
-            device = catalog.find(row.device)
-            try:
-                outcome = evaluate_training(fields, device, count, catalog, request.cloud)
-                found = training_suggestions(fields, Owned(count=count, device=device), catalog, outcome,
-                                             deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
-            except (SizerError, ValidationError):  # this device cannot take the question at that count
-                found = []
-            row = row.model_copy(update={"suggestions": found})
-        rows.append(row)
-    return result.model_copy(update={"rejected": rows})

@@ -21,23 +21,28 @@ default batch that the count's replicas outnumber is raised, as ``sizer time`` a
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.choices import Precision, Sharding, parse_choice, zero_stage_of
-from sizer.engine.evaluate import evaluate, range_arrays
-from sizer.engine.devices import cached_device_table
+from sizer.choices import Mode, Precision, Sharding, parse_choice, zero_stage_of
+from sizer.deadline import check_deadline
+from sizer.engine.devices import DeviceTable, cached_device_table
+from sizer.engine.evaluate import Evaluation, evaluate, range_arrays
+from sizer.engine.job import Job, resolve_job
+from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.search import search
 from sizer.engine.summary import summarise
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
-from sizer.deadline import check_deadline
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, check_provider, hourly_price
-from sizer.workloads.request import WorkloadRequest
-from sizer.engine.job import Job, resolve_job
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device
 from sizer.results import unit_factor
+from sizer.workloads.request import WorkloadRequest
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PRECISION_NAMES = ("", *(p.value for p in Precision if p is not Precision.MIXED))  # "": not supported
 MAX_EVALUATIONS = 5_000_000  # rows of one table: about 2 GB of frame; a larger sweep is refused
@@ -50,7 +55,7 @@ COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device",
 PRICE_BASES = ("", "rent", "buy")
 
 
-def _as_request(workload: WorkloadRequest | dict) -> WorkloadRequest:
+def _as_request(workload: WorkloadRequest | dict[str, Any]) -> WorkloadRequest:
     if isinstance(workload, WorkloadRequest):
         return workload
     if isinstance(workload, dict):
@@ -65,7 +70,7 @@ def _as_request(workload: WorkloadRequest | dict) -> WorkloadRequest:
     raise InputError("workloads", workload, "a list of workloads, each a mapping such as {'params': 7e9, 'tokens': 2e10}")
 
 
-def _counts(counts: Iterable[int]) -> np.ndarray:
+def _counts(counts: Iterable[int]) -> npt.NDArray[np.float64]:
     values = list(counts)
     if not values:
         raise InputError("counts", values, "at least one device count")
@@ -75,12 +80,31 @@ def _counts(counts: Iterable[int]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
-                  counts: tuple[int, ...] = (1,)) -> tuple[np.ndarray, np.ndarray]:
+def hourly_prices(devices: Sequence[Device], pricing: Pricing = "rent", cloud: str | None = None,
+                  counts: tuple[int, ...] = (1,)) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]:
     """Per device and count of ``counts`` (devices x counts): the price [USD/h] as :func:`hourly_price`
     chooses it for ``pricing`` from offers that can run that many devices (of the provider ``cloud``
-    if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`."""
-    prices, bases = [], []
+    if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`.
+
+    Parameters
+    ----------
+    devices : sequence of Device
+        The catalog devices.
+    pricing : str, default "rent"
+        rent, buy or any.
+    cloud : str, optional
+        A provider whose offers alone are used.
+    counts : tuple of int, default (1,)
+        Devices per run [1].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The hourly price of one device [USD/h] (devices x counts, NaN where unknown), and each price's
+        basis (devices x counts, an index into :data:`PRICE_BASES`: 0 none, 1 rent, 2 buy).
+    """
+    prices: list[list[float]] = []
+    bases: list[list[int]] = []
     for device in devices:
         chosen = [hourly_price(device, cloud, pricing=pricing, count=int(count)) for count in counts]
         prices.append([p.hourly.to("USD/hour").magnitude if p.hourly is not None else np.nan for p in chosen])
@@ -89,7 +113,8 @@ def hourly_prices(devices, pricing: Pricing = "rent", cloud: str | None = None,
             np.asarray(bases, dtype=np.int8).reshape(len(devices), len(counts)))
 
 
-def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_allreduce: bool):
+def _auto_layouts(job: Job, table: DeviceTable, counts: npt.NDArray[np.float64], headroom: bool,
+                  overlap_allreduce: bool) -> Evaluation:
     """Per (device, count): the layout ``sizer time`` would choose (the one search), evaluated."""
     pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(table.devices)), counts, indexing="ij"))
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom,
@@ -102,8 +127,9 @@ def _auto_layouts(job: Job, table, counts: np.ndarray, headroom: bool, overlap_a
                     overlap_allreduce=overlap_allreduce)
 
 
-def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndarray, zeros: np.ndarray | None,
-           prices: tuple[np.ndarray, np.ndarray], headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
+def _group(index: int, job: Job, devices: tuple[Device, ...], precision: Precision, counts: npt.NDArray[np.float64],
+           zeros: npt.NDArray[np.int64] | None, prices: tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]],
+           headroom: bool, overlap_allreduce: bool) -> dict[str, Any]:
     table = cached_device_table(devices, precision, job.arch is not None)
     if zeros is None:
         ev = _auto_layouts(job, table, counts, headroom, overlap_allreduce)
@@ -111,13 +137,17 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         grid_device, grid_count, grid_zero = np.meshgrid(np.arange(len(devices)), counts, zeros, indexing="ij")
         ev = evaluate(job, table, grid_device, grid_count, grid_zero, headroom=headroom,
                       overlap_allreduce=overlap_allreduce)
-    lows, highs = range_arrays("datasheet", job, devices)
+    lows, highs = range_arrays(Mode.DATASHEET, job, devices)
     d, count = ev.configs.device, ev.configs.count
     limit_step = ev.parts.physical_limit
     steps = ev.steps
     rows = len(d)
     supported = ev.feasible
-    nan = lambda values: np.where(supported, values, np.nan)  # noqa: E731
+
+    def nan(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """A figure where the row is supported, NaN where its precision is not."""
+        return np.where(supported, values, np.nan)
+
     peak = table.peak[d]
     summary = summarise(ev, np.arange(rows), lows[d], highs[d], peak)
     step_range = [nan(summary.step_low), nan(summary.step_expected), nan(summary.step_high)]
@@ -145,10 +175,10 @@ def _group(index: int, job: Job, devices: tuple, precision: str, counts: np.ndar
         "price_usd_per_hour": hourly, "cost_usd_low": cost[0], "cost_usd_expected": cost[1], "cost_usd_high": cost[2]}
 
 
-def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | None = None,
+def sweep(workloads: Sequence[WorkloadRequest | dict[str, Any]], devices: Iterable[str] | None = None,
           counts: Iterable[int] = (1,), precisions: Iterable[str] | None = None, shardings: Iterable[str] = ("auto",),
           *, catalog: Catalog | None = None, headroom: bool = False, overlap_allreduce: bool = False,
-          pricing: Pricing = "rent", cloud: str | None = None):
+          pricing: Pricing = "rent", cloud: str | None = None) -> pd.DataFrame:
     """A pandas DataFrame with one row per workload × device × count × precision × sharding.
 
     ``workloads`` are :class:`~sizer.workloads.request.WorkloadRequest` objects or mappings with its
@@ -156,6 +186,40 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     each workload's own. ``shardings``: ``auto`` (the layout ``sizer time`` chooses for each row), or
     ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states). ``pricing``
     and ``cloud`` choose the price of each row's cost (see :func:`hourly_prices`).
+
+    Parameters
+    ----------
+    workloads : sequence of WorkloadRequest or dict
+        At least one workload.
+    devices : iterable of str, optional
+        Device names or ids; default the whole catalog.
+    counts : iterable of int, default (1,)
+        Devices per row [1], 1 to 1,000,000.
+    precisions : iterable of str, optional
+        Precisions; default each workload's own.
+    shardings : iterable of str, default ("auto",)
+        ``auto`` alone, or ``none`` and ``full``.
+    catalog : Catalog, optional
+        Default the built-in catalog.
+    headroom : bool, default False
+        Reserve seed 003's 25-30 % extra memory.
+    overlap_allreduce : bool, default False
+        Overlap the gradient all-reduce with the backward pass.
+    pricing : str, default "rent"
+        rent, buy or any.
+    cloud : str, optional
+        A provider whose offers alone are used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per combination, the columns of :data:`COLUMNS` (times [s], memory [B], cost [USD]).
+
+    Raises
+    ------
+    InputError
+        Naming the field: no workloads or devices, a bad count, sharding, precision or pricing, or more
+        than :data:`MAX_EVALUATIONS` rows.
     """
     import pandas as pd
 
@@ -166,13 +230,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     if not chosen:
         raise InputError("devices", devices, "at least one device")
     count_array = _counts(counts)
-    shardings = list(shardings)
-    if not shardings:
-        raise InputError("sharding", shardings, "at least one of auto, none, full")
-    if "auto" in shardings and len(shardings) > 1:
-        raise InputError("sharding", shardings, "auto alone, or a list of none and full")
-    zeros = None if shardings == ["auto"] else \
-        np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+    zeros = _zero_stages(list(shardings))
     wanted = None if precisions is None else [parse_choice(Precision, p, "precision") for p in precisions]
     rows = len(workloads) * len(chosen) * len(count_array) * (1 if zeros is None else len(zeros)) * (len(wanted) if wanted else 1)
     if rows > MAX_EVALUATIONS:
@@ -181,15 +239,54 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     if pricing not in ("rent", "buy", "any"):
         raise InputError("pricing", pricing, "rent, buy or any")
     prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog), tuple(count_array.astype(int).tolist()))
-    groups = []
+    groups: list[dict[str, Any]] = []
+    each_precision: list[Precision | None] = list(wanted) if wanted else [None]  # None: the workload's own
     for index, request in enumerate(requests):
-        for precision in wanted or [None]:
+        for precision in each_precision:
             check_deadline()
-            job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision.value}))
-            groups.append(_group(index, job, chosen, job.precision.value, count_array, zeros, prices, headroom,
+            job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision}))
+            groups.append(_group(index, job, chosen, job.precision, count_array, zeros, prices, headroom,
                                  overlap_allreduce))
+    return pd.DataFrame(_merged(groups, chosen))
+
+
+def _zero_stages(shardings: list[str]) -> npt.NDArray[np.int64] | None:
+    """The ZeRO stages [1] of the shardings asked (``none``, ``full``), or None for ``auto`` (the layout
+    ``sizer time`` chooses for each row).
+
+    Parameters
+    ----------
+    shardings : list of str
+        ``["auto"]``, or ``none`` and ``full`` in any number.
+
+    Raises
+    ------
+    InputError
+        On ``sharding``: none given, ``auto`` with others, or an unknown name.
+    """
+    if not shardings:
+        raise InputError("sharding", shardings, "at least one of auto, none, full")
+    if "auto" in shardings and len(shardings) > 1:
+        raise InputError("sharding", shardings, "auto alone, or a list of none and full")
+    if shardings == ["auto"]:
+        return None
+    return np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+
+
+def _merged(groups: list[dict[str, Any]], chosen: tuple[Device, ...]) -> dict[str, Any]:
+    """The groups' columns joined, in :data:`COLUMNS`' order, text columns as categoricals: codes built per
+    group, the names once (no per-row strings).
+
+    Parameters
+    ----------
+    groups : list of dict
+        One :func:`_group` per (workload, precision), at least one.
+    chosen : tuple of Device
+        The devices swept, whose positions the ``device`` codes are.
+    """
+    import pandas as pd
+
     merged = {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
-    # text columns as categoricals: codes built per group, the names once (no per-row strings)
     labels = {"device": [d.id for d in chosen], "precision": PRECISION_NAMES, "price_basis": PRICE_BASES, "sharding": ["none", "full"],
               "recompute": list(RECOMPUTE), "bound": list(BOUNDS)}
     pick = merged["device"]
@@ -198,4 +295,4 @@ def sweep(workloads: Sequence[WorkloadRequest | dict], devices: Iterable[str] | 
     merged["name"] = pd.Categorical.from_codes(pick, categories=[d.name for d in chosen]) \
         if len({d.name for d in chosen}) == len(chosen) else np.asarray([d.name for d in chosen], dtype=object)[pick]
     merged["kind"] = np.asarray([d.kind for d in chosen], dtype=object)[pick]
-    return pd.DataFrame({name: merged[name] for name in COLUMNS})
+    return {name: merged[name] for name in COLUMNS}

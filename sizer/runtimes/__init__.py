@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 
+from sizer.choices import checked_name
 from sizer.errors import InputError
 from sizer.runtimes.runtime import Purpose, Runtime
 
@@ -38,12 +39,36 @@ def _registry() -> dict[str, Runtime]:
 
 
 def registry() -> dict[str, Runtime]:
-    """Every runtime by each of its spellings (built per call: 3 us, not worth a cache; docs/caching.md)."""
+    """Every runtime by each of its spellings (built per call: 3 us, not worth a cache; docs/caching.md).
+
+    Returns
+    -------
+    dict of str to Runtime
+        Each runtime under its name and its aliases, in a normalised spelling.
+    """
     return _registry()
 
 
 def runtime(name: "str | Runtime", field: str = "runtime") -> Runtime:
-    """The runtime named ``name``, or InputError naming the field and the close matches."""
+    """The runtime named ``name``, or InputError naming the field and the close matches.
+
+    Parameters
+    ----------
+    name : str or Runtime
+        A runtime's name or alias as a user typed it (``"llama.cpp"``, ``"trtllm"``); a Runtime is returned as it is.
+    field : str, default ``"runtime"``
+        The input field, named in an error.
+
+    Returns
+    -------
+    Runtime
+        The runtime's description.
+
+    Raises
+    ------
+    InputError
+        An unknown name; the message lists the runtimes and close spellings.
+    """
     if isinstance(name, Runtime):
         return name
     known = registry()
@@ -56,9 +81,24 @@ def runtime(name: "str | Runtime", field: str = "runtime") -> Runtime:
 
 
 def runtimes_for(purpose: Purpose) -> tuple[Runtime, ...]:
-    """The runtimes of one purpose, each once, in the order their module lists them."""
+    """The runtimes of one purpose, each once, in the order their module lists them.
+
+    Parameters
+    ----------
+    purpose : Purpose
+        Local or serving.
+
+    Returns
+    -------
+    tuple of Runtime
+        The runtimes of that purpose.
+    """
     seen: dict[str, Runtime] = {}
     for entry in registry().values():
         if entry.purpose is purpose:
             seen.setdefault(entry.name, entry)
     return tuple(seen.values())
+
+
+# A request's runtime: any name or alias of the registry, checked where the request is built.
+RuntimeName = checked_name(runtime)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.errors import InputError
-from sizer.workloads.architecture import Architecture
+from sizer.workloads.architecture import GATED_FFN, Architecture
 from sizer.memo import registered_cache
 
 GGML_SOURCE = "llama.cpp ggml/src/ggml-common.h @ 01243c58 (block layouts); src/llama-quant.cpp @ 007dbbf3 (mix rules)"
@@ -54,6 +54,16 @@ _UNQUANTISED = ("F32", "F16", "BF16")
 def bits_per_weight(ggml_type: str) -> float:
     """Bits per weight of a ggml type, block scales included: ``8 x bytes per block / weights per block``.
 
+    Parameters
+    ----------
+    ggml_type : str
+        A ggml type of :data:`GGML_BLOCKS` (``"Q4_K"``, ``"Q8_0"``, ``"F16"`` ...).
+
+    Returns
+    -------
+    float
+        Stored bits per weight [bit].
+
     >>> bits_per_weight("Q4_K"), bits_per_weight("Q6_K")
     (4.5, 6.5625)
     """
@@ -62,7 +72,20 @@ def bits_per_weight(ggml_type: str) -> float:
 
 
 def use_more_bits(layer: int, layers: int) -> bool:
-    """llama-quantize's choice of layers that get more bits: the first and last eighth, and every third between."""
+    """llama-quantize's choice of layers that get more bits: the first and last eighth, and every third between.
+
+    Parameters
+    ----------
+    layer : int
+        The block, counted from 0 [1].
+    layers : int
+        Blocks in the model [1].
+
+    Returns
+    -------
+    bool
+        True where the mix stores this block's chosen tensors at the wider type.
+    """
     return layer < layers // 8 or layer >= 7 * layers // 8 or (layer - layers // 8) % 3 == 2
 
 
@@ -77,6 +100,8 @@ class Tensor:
 
     @property
     def weights(self) -> int:
+        """Weights in the tensor [1]: columns times rows (experts folded into the rows).
+        """
         return self.columns * self.rows
 
     @property
@@ -140,7 +165,25 @@ def _attn_output_type(mix: str, default: str, arch: Architecture) -> str:
 
 
 def check_mix(mix: str, field: str = "weights") -> str:
-    """The mix's canonical name (upper case), or InputError listing those modelled."""
+    """The mix's canonical name (upper case), or InputError listing those modelled.
+
+    Parameters
+    ----------
+    mix : str
+        A GGUF mix as a user typed it (``"q4_k_m"``, ``"Q4-K-M"``).
+    field : str, default ``"weights"``
+        The input field, named in an error.
+
+    Returns
+    -------
+    str
+        The canonical name, e.g. ``"Q4_K_M"``.
+
+    Raises
+    ------
+    InputError
+        A mix that is not modelled; the message lists those that are.
+    """
     key = mix.strip().upper().replace("-", "_") if isinstance(mix, str) else ""
     if key not in MIX_DEFAULT:
         raise InputError(field, mix, f"a GGUF mix of {', '.join(MIX_DEFAULT)}")
@@ -174,7 +217,7 @@ def gguf_tensors(arch: Architecture, mix: str, imatrix: bool = False) -> list[Te
         out.append(Tensor("output", h, arch.vocab, _fits_blocks(_output_type(mix), h)))
     out.append(Tensor("output_norm", h, 1, "F32"))
     ffn = arch.expert_width if arch.moe else arch.ffn_hidden
-    gated = arch.ffn_type != "mlp"
+    gated = arch.ffn_type in GATED_FFN  # gelu/relu FFNs have no gate matrix
     for layer in range(arch.layers):
         v_type = _attn_v_type(mix, default, layer, arch)
         k_type = "Q8_0" if arch.experts == 8 and mix not in _UNQUANTISED else default
@@ -205,16 +248,19 @@ def gguf_bytes(arch: Architecture, mix: str, imatrix: bool = False) -> float:
     .. math:: S = \\sum_t n_t \\, b_t / w_t
 
     ``n_t`` weights of tensor t, ``b_t`` bytes per block of its type, ``w_t`` weights per block.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    mix : str
+        A canonical GGUF mix (:func:`check_mix`).
+    imatrix : bool, default False
+        Whether the file was quantised with an importance matrix (changes some low-bit choices).
+
+    Returns
+    -------
+    float
+        Bytes of the file's tensors [B].
     """
     return float(sum(t.bytes for t in gguf_tensors(arch, mix, imatrix)))
-
-
-def mix_summary(arch: Architecture, mix: str) -> str:
-    """The share of weights in each type, for an assumption: ``Q4_K 81 %, Q6_K 17 %, ...``."""
-    tensors = gguf_tensors(arch, mix)
-    total = sum(t.weights for t in tensors)
-    by_type: dict[str, int] = {}
-    for t in tensors:
-        by_type[t.ggml_type] = by_type.get(t.ggml_type, 0) + t.weights
-    parts = sorted(by_type.items(), key=lambda kv: -kv[1])
-    return ", ".join(f"{name} {100 * n / total:.3g} %" for name, n in parts if n / total >= 0.001)

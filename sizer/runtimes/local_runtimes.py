@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sizer.datafile import load_yaml
 from sizer.engine.constants import Efficiencies, serving_efficiencies
@@ -60,9 +60,9 @@ class LocalProfile:
     batch (llama.cpp ``-b 2048 -ub 512``); ``flash_attention`` whether it computes attention fused.
     """
 
-    kernels: dict
-    step_overhead: dict  # device family -> s per forward pass
-    bandwidth_exponent: dict  # device family -> x: generation efficiency scales as (bandwidth / 400 GB/s)^x
+    kernels: dict[tuple[str, str], KernelEfficiency]  # (device family, quantisation key) -> efficiencies
+    step_overhead: dict[str, float]  # device family -> s per forward pass
+    bandwidth_exponent: dict[str, float]  # device family -> x: generation efficiency scales as (bandwidth / 400 GB/s)^x
     flash_attention: bool
     batch: int
     ubatch: int
@@ -71,25 +71,82 @@ class LocalProfile:
     source: str
 
     def kernel(self, family: str, quant: str) -> KernelEfficiency:
-        """The efficiencies for a device family and quantisation key, with the fallbacks above."""
+        """The efficiencies for a device family and quantisation key, with the fallbacks above.
+
+        Parameters
+        ----------
+        family : str
+            Device family (:func:`device_family`).
+        quant : str
+            Quantisation key (:func:`quant_key`).
+
+        Returns
+        -------
+        KernelEfficiency
+            Prompt efficiency (of the matrix peak) [1], generation efficiency (of memory bandwidth) [1], rows fitted on.
+
+        Raises
+        ------
+        KeyError
+            A profile without even the ``*/*`` fallback.
+        """
         for key in ((family, quant), (family, ANY), (ANY, quant), (ANY, ANY)):
             if key in self.kernels:
                 return self.kernels[key]
         raise KeyError(f"no fitted kernels for {family}/{quant}")
 
     def overhead(self, family: str) -> float:
+        """Time a forward pass costs beyond its kernels on a device family (launches, sampling).
+
+        Parameters
+        ----------
+        family : str
+            Device family (:func:`device_family`).
+
+        Returns
+        -------
+        float
+            Seconds per forward pass [s]: the family's fitted figure, else the runtime's, else 0.
+        """
         return self.step_overhead.get(family, self.step_overhead.get(ANY, 0.0))
 
     def generation(self, family: str, quant: str, bandwidth: float) -> float:
         r"""Fraction of ``bandwidth`` [B/s] the generation kernels reach: the fitted figure at 400 GB/s times
         :math:`(B / 400\,GB/s)^x` (a GPU's reach grows slower than its memory channels: Apple's Max and Ultra
-        chips stream a smaller share than the base and Pro chips), at most 1."""
+        chips stream a smaller share than the base and Pro chips), at most 1.
+
+        Parameters
+        ----------
+        family : str
+            Device family (:func:`device_family`).
+        quant : str
+            Quantisation key (:func:`quant_key`).
+        bandwidth : float
+            The device's memory bandwidth B [B/s].
+
+        Returns
+        -------
+        float
+            Share of the bandwidth generation reaches [1], at most 1.
+        """
         x = self.bandwidth_exponent.get(family, self.bandwidth_exponent.get(ANY, 0.0))
-        return min(self.kernel(family, quant).generation * (bandwidth / BANDWIDTH_REFERENCE) ** x, 1.0)
+        scale: float = (bandwidth / BANDWIDTH_REFERENCE) ** x
+        return min(self.kernel(family, quant).generation * scale, 1.0)
 
 
 def device_family(device: Device) -> str:
-    """The family a runtime's kernels are fitted per: ``nvidia``, ``apple``, ``amd``, ``intel`` GPUs, or ``cpu``."""
+    """The family a runtime's kernels are fitted per: ``nvidia``, ``apple``, ``amd``, ``intel`` GPUs, or ``cpu``.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    str
+        ``cpu``, ``nvidia``, ``apple``, ``amd``, ``intel``, or ``other`` for another vendor's GPU.
+    """
     if device.kind == "cpu":
         return "cpu"
     vendor = device.vendor.lower()
@@ -98,20 +155,42 @@ def device_family(device: Device) -> str:
 
 def quant_key(fmt: "WeightFormat") -> str:
     """The quantisation key kernels are fitted per: a GGUF mix's main ggml type (``Q4_K``, ``Q8_0`` ...),
-    ``F16`` for 16-bit weights, else the format's name."""
+    ``F16`` for 16-bit weights, else the format's name.
+
+    Parameters
+    ----------
+    fmt : WeightFormat
+        A serving weight format (:mod:`sizer.inference.formats`).
+
+    Returns
+    -------
+    str
+        The key, e.g. ``"Q4_K"``, ``"F16"``, ``"int4"``.
+    """
     if fmt.gguf_mix is not None:
         key = MIX_DEFAULT[fmt.gguf_mix]
         return "F16" if key in ("F16", "BF16", "F32") else key
     return "F16" if fmt.name in ("fp16", "bf16") else fmt.name
 
 
-def _kernels(raw: dict) -> dict:
-    return {tuple(key.split("/", 1)): KernelEfficiency(**value) for key, value in raw.items()}
+def _kernels(raw: dict[str, dict[str, Any]]) -> dict[tuple[str, str], KernelEfficiency]:
+    kernels = {}
+    for key, value in raw.items():
+        family, quant = key.split("/", 1)  # "nvidia/Q4_K", "*/*"
+        kernels[family, quant] = KernelEfficiency(**value)
+    return kernels
 
 
-def fitted() -> dict:
-    """The fitted profiles of local_fit.yaml (written by benchmarks/local_inference_accuracy.py)."""
-    return load_yaml(FIT_FILE, "local_fit")
+def fitted() -> dict[str, Any]:
+    """The fitted profiles of local_fit.yaml (written by benchmarks/local_inference_accuracy.py).
+
+    Returns
+    -------
+    dict of str to Any
+        Per runtime name: ``kernels``, ``step_overhead`` [s], ``bandwidth_exponent`` [1] and ``fitted_on``.
+    """
+    profiles: dict[str, Any] = load_yaml(FIT_FILE, "local_fit")
+    return profiles
 
 
 def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offload: str, source: str) -> LocalProfile:
@@ -124,7 +203,23 @@ def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offlo
 
 def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat") -> Efficiencies:
     """The engine's efficiencies for ``device`` under a local runtime: its fitted prompt and generation
-    kernels for the format's quantisation type and its per-pass time (no size dependence: batch 1)."""
+    kernels for the format's quantisation type and its per-pass time (no size dependence: batch 1).
+
+    Parameters
+    ----------
+    profile : LocalProfile
+        The runtime's fitted profile.
+    device : Device
+        A catalog device.
+    fmt : WeightFormat
+        The weight format served.
+
+    Returns
+    -------
+    Efficiencies
+        The serving efficiencies of the device's kind with the matrix shares [1], memory share [1] and
+        per-pass overhead [s] of the profile.
+    """
     family = device_family(device)
     k = profile.kernel(family, quant_key(fmt))
     memory = profile.generation(family, quant_key(fmt), device.memory_bandwidth.si("memory_bandwidth",
@@ -135,7 +230,18 @@ def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat
 
 
 def gpu_share(device: Device) -> tuple[float, str] | None:
-    """The share of a unified memory the GPU may wire, with its source (None: dedicated device memory)."""
+    """The share of a unified memory the GPU may wire, with its source (None: dedicated device memory).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    tuple of (float, str) or None
+        The share of the memory the GPU may use [1] and its source; None for dedicated device memory.
+    """
     if not device.unified_memory:
         return None
     if device.vendor.lower() != "apple":
@@ -172,7 +278,18 @@ RUNTIMES: tuple[Runtime, ...] = (
 
 
 def device_kind(device: Device) -> str:
-    """The kind a runtime's ``device_kinds`` names: ``apple`` for Apple silicon, else the catalog kind."""
+    """The kind a runtime's ``device_kinds`` names: ``apple`` for Apple silicon, else the catalog kind.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    str
+        ``apple``, ``gpu``, ``cpu`` or ``accelerator``.
+    """
     return "apple" if device.vendor.lower() == "apple" else device.kind
 
 
@@ -180,7 +297,20 @@ def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime 
     """The local runtime a question gets when it names none, and why (None: the data-centre serving model).
 
     GGUF weights run under llama.cpp, MLX-quantised weights under mlx; so does anything on a CPU, Apple silicon or another unified-memory
-    device, where llama.cpp is the common runtime."""
+    device, where llama.cpp is the common runtime.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+    fmt : WeightFormat
+        The weight format served.
+
+    Returns
+    -------
+    tuple of (Runtime or None, str)
+        The runtime (None: the data-centre serving model) and the sentence that says why.
+    """
     if fmt.name in _GGUF:
         return RUNTIMES[0], f"{fmt.name} is a GGUF mix, which llama.cpp runs"
     if fmt.name in _MLX:

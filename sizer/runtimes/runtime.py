@@ -51,7 +51,20 @@ class Runtime:
     aliases: tuple[str, ...] = field(default=())
 
     def refusal(self, *, weights: str | None = None, device_kind: str | None = None) -> str | None:
-        """Why this runtime cannot run the combination, in a sentence, or None when it can."""
+        """Why this runtime cannot run the combination, in a sentence, or None when it can.
+
+        Parameters
+        ----------
+        weights : str, optional
+            A weight format name; None: not checked.
+        device_kind : str, optional
+            A device kind (``gpu``, ``cpu``, ``apple`` ...); None: not checked.
+
+        Returns
+        -------
+        str or None
+            The first reason it cannot, naming what it does run; None when it can.
+        """
         if weights is not None and weights not in self.weight_formats:
             return (f"{self.name} does not run {weights} weights "
                     f"(it runs {', '.join(sorted(self.weight_formats))})")

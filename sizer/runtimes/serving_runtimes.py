@@ -73,7 +73,22 @@ class ServingProfile:
 
 
 def format_refusal(entry: Runtime, weights: str, architecture: str) -> str | None:
-    """Why ``entry`` cannot run ``weights`` on a device of ``architecture``, or None when it can."""
+    """Why ``entry`` cannot run ``weights`` on a device of ``architecture``, or None when it can.
+
+    Parameters
+    ----------
+    entry : Runtime
+        A serving runtime.
+    weights : str
+        A weight format name.
+    architecture : str
+        The device's GPU architecture as the catalog names it (``"Turing"``, ``"Volta"`` ...).
+
+    Returns
+    -------
+    str or None
+        Why it cannot, in a sentence; None when it can.
+    """
     if weights not in entry.weight_formats:
         return entry.refusal(weights=weights)
     generation = architecture.strip().lower()

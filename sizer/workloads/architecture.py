@@ -110,26 +110,38 @@ class Architecture:
 
     @property
     def head_size(self) -> int:
+        """Width of one attention head [1]: ``head_dim`` where the config states it, else ``hidden // heads``.
+        """
         return self.head_dim or self.hidden // self.heads
 
     @property
     def moe(self) -> bool:
+        """Whether the model is a mixture of experts (more than one expert per mixture block).
+        """
         return self.experts > 1
 
     @property
     def mla(self) -> bool:
+        """Whether attention is multi-head latent attention (DeepSeek-V2/V3: a ``kv_lora_rank`` latent is cached).
+        """
         return self.kv_lora_rank > 0
 
     @property
     def expert_width(self) -> int:
+        """Hidden width of one routed expert's FFN [1]: ``moe_ffn_hidden``, else ``ffn_hidden``.
+        """
         return self.moe_ffn_hidden or self.ffn_hidden
 
     @property
     def shared_width(self) -> int:
+        """Hidden width of one shared expert's FFN [1]: ``shared_ffn_hidden``, else the routed experts' width.
+        """
         return self.shared_ffn_hidden or self.expert_width
 
     @property
     def value_size(self) -> int:
+        """Value width per head [1]: ``v_head_dim`` (MLA gives values their own width), else the head size.
+        """
         return self.v_head_dim or self.head_size
 
     @property
@@ -144,12 +156,37 @@ class Architecture:
         return (self.query_size + self.value_size) // 2
 
     def is_moe_block(self, index: int) -> bool:
-        """Whether decoder block ``index`` (from 0) routes its FFN to experts."""
+        """Whether decoder block ``index`` (from 0) routes its FFN to experts.
+
+        The first ``dense_layers`` blocks are dense; after them every ``moe_every``-th block is a mixture.
+
+        Parameters
+        ----------
+        index : int
+            Decoder block, counted from 0 [1].
+
+        Returns
+        -------
+        bool
+            True for a mixture block; always False for a dense model.
+        """
         return self.moe and index >= self.dense_layers and (index - self.dense_layers + 1) % self.moe_every == 0
 
     def window(self, index: int) -> int | None:
-        """Tokens decoder block ``index`` (from 0) attends over at most; None: the whole context
-        (gpt-oss: every other block from block 0 over 128 tokens, docs/references.md [openai2025gptoss])."""
+        """Tokens decoder block ``index`` (from 0) attends over at most; None: the whole context.
+
+        gpt-oss: every other block from block 0 over 128 tokens, docs/references.md [openai2025gptoss].
+
+        Parameters
+        ----------
+        index : int
+            Decoder block, counted from 0 [1].
+
+        Returns
+        -------
+        int or None
+            The sliding window [token]; None for a block with global attention.
+        """
         if not self.sliding_window or (self.global_every and (index + 1) % self.global_every == 0):
             return None
         return self.sliding_window
@@ -162,11 +199,24 @@ class Architecture:
         return self.layers - (self.layers // self.global_every if self.global_every else 0)
 
     def kv_blocks(self, context: float) -> float:
-        """Blocks' worth of KV cache per token of a sequence of ``context`` tokens: a full block keeps
-        every token, a sliding block only its last :math:`w` (vLLM's hybrid KV-cache manager and
-        TensorRT-LLM's cyclic cache free the rest), so
-        :math:`L_{full} + L_{sliding} \\min(1, w / c)`.
+        r"""Blocks' worth of KV cache per token of a sequence of ``context`` tokens.
 
+        A full block keeps every token, a sliding block only its last :math:`w` (vLLM's hybrid KV-cache
+        manager and TensorRT-LLM's cyclic cache free the rest), so
+        :math:`L_{full} + L_{sliding} \min(1, w / c)`.
+
+        Parameters
+        ----------
+        context : float
+            Tokens in the sequence c [token].
+
+        Returns
+        -------
+        float
+            Equivalent full blocks [1]; ``layers`` where no block slides or the context fits the window.
+
+        Examples
+        --------
         >>> Architecture(name="x", family="decoder", layers=24, hidden=64, heads=4, kv_heads=4, ffn_hidden=64,
         ...              ffn_type="swiglu", vocab=10, max_context=4096, tied_embeddings=True, norm="rmsnorm",
         ...              position="rotary", source="example", sliding_window=128, global_every=2).kv_blocks(1024)
@@ -179,27 +229,49 @@ class Architecture:
 
     @property
     def moe_blocks(self) -> int:
+        """Decoder blocks that are mixtures of experts [1] (0 for a dense model).
+        """
         if not self.moe:  # a dense model (asked for per parameter count: no walk over its blocks)
             return 0
         return sum(self.is_moe_block(i) for i in range(self.layers))
 
     def kv_values_per_token(self, tensor_parallel: int = 1) -> int:
-        """Values one token keeps in the KV cache of one block on one of ``tensor_parallel`` ranks:
-        :math:`2 \\lceil kv / t \\rceil d_{head}` (keys and values of the key/value heads, grouped-query
-        attention), or under MLA the compressed latent plus the rotary key,
-        :math:`d_c + d_h^R`, which every rank keeps whole (DeepSeek-V2 §2.1.2, Table 1)."""
+        r"""Values one token keeps in the KV cache of one block on one of ``tensor_parallel`` ranks.
+
+        :math:`2 \lceil kv / t \rceil d_{head}` (keys and values of the key/value heads, grouped-query
+        attention), or under MLA the compressed latent plus the rotary key, :math:`d_c + d_h^R`, which
+        every rank keeps whole (DeepSeek-V2 §2.1.2, Table 1).
+
+        Parameters
+        ----------
+        tensor_parallel : int, default 1
+            Tensor-parallel ranks t the key/value heads are split over [1].
+
+        Returns
+        -------
+        int
+            Cached values per token and block on one rank [1] (multiply by bytes per value for memory).
+        """
         if self.mla:
             return self.kv_lora_rank + self.rope_head_dim
         return 2 * -(-self.kv_heads // tensor_parallel) * self.head_size
 
     @property
     def norms_per_block(self) -> int:
+        """Norm layers in one block [1]: ``block_norms`` where stated, else 1 with parallel attention and FFN, else 2.
+        """
         if self.block_norms is not None:
             return self.block_norms
         return 1 if self.parallel_attention else 2
 
     def attention_params(self) -> int:
-        """Q, K, V and output projections of one attention block (with biases if the model has them)."""
+        """Q, K, V and output projections of one attention block (with biases if the model has them).
+
+        Returns
+        -------
+        int
+            Parameters of one attention block [1]; :meth:`mla_params` under multi-head latent attention.
+        """
         if self.mla:
             return self.mla_params()
         q_width = self.heads * self.head_size
@@ -210,9 +282,16 @@ class Architecture:
         return weights + biases
 
     def mla_params(self) -> int:
-        """Multi-head latent attention (DeepSeek-V2 §2.1): queries through an optional low-rank
-        ``q_lora_rank`` latent (with its norm), keys and values from one ``kv_lora_rank`` latent
-        (with its norm) plus a shared rotary key, and the output projection."""
+        """Multi-head latent attention (DeepSeek-V2 §2.1).
+
+        Queries through an optional low-rank ``q_lora_rank`` latent (with its norm), keys and values from
+        one ``kv_lora_rank`` latent (with its norm) plus a shared rotary key, and the output projection.
+
+        Returns
+        -------
+        int
+            Parameters of one MLA attention block [1].
+        """
         heads, h = self.heads, self.hidden
         query_out = heads * self.query_size
         query = (h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * query_out) if self.q_lora_rank \
@@ -222,26 +301,71 @@ class Architecture:
         return query + latent + keys_values + heads * self.value_size * h
 
     def expert_params(self, width: int | None = None) -> int:
-        """One FFN of ``width`` (default ``ffn_hidden``; one expert of a mixture)."""
+        """One FFN of ``width``: two matrices (three in a gated FFN), with biases if the model has them.
+
+        Parameters
+        ----------
+        width : int, optional
+            The FFN's hidden width [1]; ``ffn_hidden`` where None or 0 (one expert of a mixture: its width).
+
+        Returns
+        -------
+        int
+            Parameters of the FFN [1].
+        """
         width = width or self.ffn_hidden
         matrices = 3 if self.ffn_type in GATED_FFN else 2
         biases = (width * (matrices - 1) + self.hidden) if self.mlp_bias else 0
         return matrices * self.hidden * width + biases
 
     def moe_ffn_params(self, *, active: bool = False) -> int:
-        """The FFN of one mixture block: routed experts (``experts_per_token`` of them when
-        ``active``), shared experts, the router (and its bias) and Qwen2-MoE's shared-expert gate."""
+        """The FFN of one mixture block.
+
+        Routed experts (``experts_per_token`` of them when ``active``), shared experts, the router (and
+        its bias) and Qwen2-MoE's shared-expert gate.
+
+        Parameters
+        ----------
+        active : bool, default False
+            Count only the experts one token is routed to.
+
+        Returns
+        -------
+        int
+            Parameters of the mixture FFN [1].
+        """
         routed = self.experts_per_token if active else self.experts
         router = self.hidden * self.experts + (self.experts if self.router_bias else 0)
         return (routed * self.expert_params(self.expert_width) + self.shared_experts * self.expert_params(self.shared_width)
                 + router + (self.hidden if self.shared_expert_gate else 0))
 
     def norm_params(self) -> int:
+        """Parameters of one norm layer.
+
+        Returns
+        -------
+        int
+            ``hidden`` scales, doubled for a LayerNorm with a bias [1].
+        """
         return self.hidden * (2 if self.norm == "layernorm" and self.norm_bias else 1)
 
     def block_params(self, *, active: bool = False, cross_attention: bool = False, moe: bool | None = None) -> int:
-        """One transformer block; ``active``: only the experts a token is routed to; ``moe``: a
-        mixture block (default: whether the model has experts) or a dense one."""
+        """One transformer block: attention, FFN and norms.
+
+        Parameters
+        ----------
+        active : bool, default False
+            Count only the experts a token is routed to.
+        cross_attention : bool, default False
+            A decoder block of an encoder-decoder: a second attention and its norm.
+        moe : bool, optional
+            A mixture block (True) or a dense one (False); default: whether the model has experts.
+
+        Returns
+        -------
+        int
+            Parameters of the block [1].
+        """
         moe = self.moe if moe is None else moe
         ffn = self.moe_ffn_params(active=active) if moe else self.expert_params()
         norms = self.norms_per_block
@@ -249,29 +373,61 @@ class Architecture:
         return attention + ffn + (norms + cross_attention) * self.norm_params()
 
     def embedding_params(self) -> int:
-        """Token (and learned position / token-type) embeddings, plus an untied output head."""
+        """Token (and learned position / token-type) embeddings, plus an untied output head.
+
+        Returns
+        -------
+        int
+            Embedding and head parameters [1], with an embedding norm where the model has one.
+        """
         positions = (self.max_context + self.position_offset) * self.hidden if self.position == "learned" else 0
         head = 0 if self.tied_embeddings else self.vocab * self.hidden
         norm = self.norm_params() if self.embedding_norm else 0
         return (self.vocab + self.type_vocab) * self.hidden + positions + head + norm
 
     def relative_bias_params(self) -> int:
-        """T5's relative-position bias tables: one (buckets x heads) table per stack."""
+        """T5's relative-position bias tables: one (buckets x heads) table per stack.
+
+        Returns
+        -------
+        int
+            Parameters of the tables [1]; 0 without relative positions.
+        """
         stacks = 2 if self.family == "encoder-decoder" else 1
         return stacks * self.relative_buckets * self.heads if self.position == "relative" else 0
 
     def head_extra_params(self) -> int:
-        """Parameters of an output head beyond the (tied or untied) vocabulary matrix: BERT's MLM
-        transform (dense, norm) and output bias, and the pooler."""
+        """Parameters of an output head beyond the (tied or untied) vocabulary matrix.
+
+        BERT's MLM transform (dense, norm) and output bias, and the pooler.
+
+        Returns
+        -------
+        int
+            Those parameters [1]; 0 for a plain language-model head.
+        """
         mlm = self.hidden * self.hidden + self.hidden + self.norm_params() + self.vocab if self.mlm_head else 0
         pooler = self.hidden * self.hidden + self.hidden if self.pooler else 0
         return mlm + pooler
 
     def params_total(self) -> int:
+        """Every parameter of the model: blocks, embeddings, final norms, bias tables and heads.
+
+        Returns
+        -------
+        int
+            Total parameters [1], every expert counted.
+        """
         return self._params(active=False)
 
     def params_active(self) -> int:
-        """Parameters one token passes through (equal to the total for a dense model)."""
+        """Parameters one token passes through (equal to the total for a dense model).
+
+        Returns
+        -------
+        int
+            Active parameters [1]: only ``experts_per_token`` routed experts per mixture block.
+        """
         return self._params(active=True)
 
     def _params(self, *, active: bool) -> int:

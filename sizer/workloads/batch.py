@@ -53,6 +53,18 @@ def parse_batch_size(field: str, raw: object) -> BatchSize:
     """Read a batch: a count (as :func:`sizer.units.parse_count` reads one: ``1536``, ``"4M"``) and,
     optionally, the word for what it counts (:data:`_WORDS`).
 
+    Parameters
+    ----------
+    field : str
+        The input field, named in an error.
+    raw : object
+        A count, or text such as ``"1536 sequences"``, ``"4M tokens"``, ``"512 samples"``.
+
+    Returns
+    -------
+    BatchSize
+        The count and its unit (:class:`BatchUnit.WORKLOAD` for a bare number).
+
     Raises
     ------
     InputError
@@ -94,6 +106,8 @@ def batch_in_workload_units(batch: BatchSize, *, token_mode: bool, seq_len: int 
         Whether the workload counts tokens (``tokens`` given).
     seq_len : int or None
         Tokens per sequence [token]; needed for sequences or samples in token mode.
+    field : str, default ``"batch_size"``
+        The input field, named in an error.
 
     Returns
     -------

@@ -26,8 +26,9 @@ the matmul in every pass (bitsandbytes ``MatMul4Bit``: ``dequantize_4bit`` then 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
-from sizer.choices import Method, parse_choice
+from sizer.choices import Method, Precision
 from sizer.errors import InputError
 from sizer.workloads.profile import Layer, Profile
 from sizer.results import Assumption
@@ -49,7 +50,7 @@ NF4_CONSTANT_BITS = 8  # first-level constants, quantised to FP8 by double quant
 FP32_CONSTANT_BITS = 32
 BITS_PER_BYTE = 8
 COMPUTE_DTYPE_BYTES = 2  # QLoRA computes in bf16
-QLORA_PRECISIONS = ("mixed", "bf16", "fp16")
+QLORA_PRECISIONS = (Precision.MIXED, Precision.BF16, Precision.FP16)
 # Activations that eager PyTorch fine-tuning keeps per sequence, relative to the Korthikanti et al. count the
 # layer graph makes (fused Megatron kernels): fitted by benchmarks/finetune_accuracy.py (fit_activation_factors)
 # as the median over the fit part of the published litgpt runs (bf16-true, A100 40GB and A10G). QLoRA keeps
@@ -62,6 +63,14 @@ QLORA_ACTIVATION_FACTOR = 2.19
 DEQUANT_BANDWIDTH_SHARE = 0.4
 ACTIVATION_FACTOR_SOURCE = ("fitted on the fit part of litgpt's published LoRA/QLoRA runs "
                             "(benchmarks/finetune_accuracy.py; benchmarks/ACCURACY.md, Fine-tuning)")
+
+
+if TYPE_CHECKING:  # for the checker only: no numpy import where a request is read
+    import numpy as np
+    import numpy.typing as npt
+
+    # bytes per weight: one figure, or one per option of a vectorised search (sizer.engine.evaluate)
+    _Bytes = TypeVar("_Bytes", float, npt.NDArray[np.float64])
 
 
 @dataclass(frozen=True)
@@ -83,14 +92,36 @@ class FineTune:
         (:data:`LORA_ACTIVATION_FACTOR`, :data:`QLORA_ACTIVATION_FACTOR`)."""
         return QLORA_ACTIVATION_FACTOR if self.method is Method.QLORA else LORA_ACTIVATION_FACTOR
 
-    def frozen_bytes(self, weight_bytes):
-        """Bytes of the frozen base with its unquantised part at ``weight_bytes`` per parameter."""
+    def frozen_bytes(self, weight_bytes: _Bytes) -> _Bytes:
+        """Bytes of the frozen base with its unquantised part at ``weight_bytes`` per parameter.
+
+        Parameters
+        ----------
+        weight_bytes : float or numpy.ndarray
+            Bytes per parameter of the base's unquantised part (all of it for LoRA) [B], one per option.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Bytes of the frozen base weights [B]; QLoRA's quantised part at :func:`nf4_bits_per_param`.
+        """
         return self.quantised_params * nf4_bits_per_param() / BITS_PER_BYTE + \
             (self.base_params - self.quantised_params) * weight_bytes
 
-    def weight_traffic_bytes(self, weight_bytes):
+    def weight_traffic_bytes(self, weight_bytes: _Bytes) -> _Bytes:
         """Bytes moved per base parameter per pass: the stored weights, and for QLoRA's 4-bit part the
-        dequantised bf16 copy written and read again by the matmul."""
+        dequantised bf16 copy written and read again by the matmul.
+
+        Parameters
+        ----------
+        weight_bytes : float or numpy.ndarray
+            Bytes per parameter of the base's unquantised part [B], one per option.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Mean bytes moved per base parameter per pass [B].
+        """
         quantised = nf4_bits_per_param() / BITS_PER_BYTE + 2 * COMPUTE_DTYPE_BYTES
         unquantised = self.base_params - self.quantised_params
         return (self.quantised_params * quantised + unquantised * weight_bytes) / max(self.base_params, 1.0)
@@ -103,6 +134,18 @@ def nf4_bits_per_param(block: int = NF4_BLOCK, second_block: int = NF4_SECOND_BL
 
     ``block`` weights share one FP8 absmax constant; ``second_block`` of those share one FP32 constant.
 
+    Parameters
+    ----------
+    block : int, default 64
+        Weights per FP8 absmax constant [1].
+    second_block : int, default 256
+        FP8 constants per FP32 second-level constant [1].
+
+    Returns
+    -------
+    float
+        Stored bits per parameter [bit].
+
     >>> round(nf4_bits_per_param(), 3)
     4.127
     """
@@ -112,7 +155,19 @@ def nf4_bits_per_param(block: int = NF4_BLOCK, second_block: int = NF4_SECOND_BL
 def ffn_groups(arch: Architecture) -> list[tuple[int, int, float]]:
     """The FFNs of the blocks as ``(width, copies in the model, share of tokens through each)``: dense
     FFNs (every token), a mixture's routed experts (``k / E`` of the tokens each) and its shared
-    experts (every token)."""
+    experts (every token).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+
+    Returns
+    -------
+    list of tuple of (int, int, float)
+        Per group: FFN hidden width [1], copies in the model [1], share of tokens through each copy [1];
+        groups with no copies are left out.
+    """
     blocks = arch.layers + arch.encoder_layers
     if not arch.moe:
         return [(arch.ffn_hidden, blocks, 1.0)]
@@ -126,7 +181,18 @@ def ffn_groups(arch: Architecture) -> list[tuple[int, int, float]]:
 
 def mlp_active_share(arch: Architecture) -> float:
     """The share of the FFN adapters' work a token passes through (LoRA's FLOP are linear in
-    ``d_in + d_out`` per copy): 1 for a dense model, less for a mixture's routed experts."""
+    ``d_in + d_out`` per copy): 1 for a dense model, less for a mixture's routed experts.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+
+    Returns
+    -------
+    float
+        Share of the FFN adapters' work one token passes through [1], in (0, 1].
+    """
     h = arch.hidden
     groups = ffn_groups(arch)
     return sum(c * (h + w) * share for w, c, share in groups) / sum(c * (h + w) for w, c, _ in groups)
@@ -142,6 +208,17 @@ def block_matrices(arch: Architecture) -> dict[str, tuple[float, float, int]]:
     attention (DeepSeek-V2/V3) adapts q (``q_b_proj``, or the direct query projection), k
     (``kv_a_proj_with_mqa``: hidden to latent and rotary key), v (``kv_b_proj``: latent to keys and
     values) and o (``q_a_proj`` is not counted).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+
+    Returns
+    -------
+    dict of str to tuple of (float, float, int)
+        ``q``, ``k``, ``v``, ``o``, ``up``, ``down`` (and ``gate``) -> input width [1], output width [1],
+        copies in the model [1].
     """
     h = arch.hidden
     q, kv = arch.heads * arch.head_size, arch.kv_heads * arch.head_size
@@ -150,6 +227,7 @@ def block_matrices(arch: Architecture) -> dict[str, tuple[float, float, int]]:
     groups = ffn_groups(arch)
     mlp = sum(c for _, c, _ in groups)
     f = sum(w * c for w, c, _ in groups) / mlp
+    matrices: dict[str, tuple[float, float, int]]
     if arch.mla:
         query_in = arch.q_lora_rank or h
         matrices = {"q": (query_in, arch.heads * arch.query_size, attention),
@@ -166,7 +244,22 @@ def block_matrices(arch: Architecture) -> dict[str, tuple[float, float, int]]:
 
 def lora_params(arch: Architecture, rank: int, targets: tuple[str, ...]) -> float:
     """Trained parameters of LoRA: :math:`\\sum r (d_{in} + d_{out})` over the adapted matrices
-    (Hu et al. 2021 §4.1: ``A`` is ``d_in × r``, ``B`` is ``r × d_out``)."""
+    (Hu et al. 2021 §4.1: ``A`` is ``d_in × r``, ``B`` is ``r × d_out``).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    rank : int
+        LoRA rank r [1].
+    targets : tuple of str
+        Adapted matrices, names of :func:`block_matrices`.
+
+    Returns
+    -------
+    float
+        Trained parameters [1].
+    """
     matrices = block_matrices(arch)
     return float(sum(rank * (d_in + d_out) * copies for name, (d_in, d_out, copies) in matrices.items()
                      if name in targets))
@@ -174,7 +267,27 @@ def lora_params(arch: Architecture, rank: int, targets: tuple[str, ...]) -> floa
 
 def parse_targets(value: str | list[str] | None, arch: Architecture, default: tuple[str, ...]) -> tuple[str, ...]:
     """Target matrices from ``"q,k,v,o"``, ``"all-linear"``, ``"attention"``, ``"mlp"`` or Hugging
-    Face names (``q_proj``); a gated-FFN name given alone only where the model has one."""
+    Face names (``q_proj``); a gated-FFN name given alone only where the model has one.
+
+    Parameters
+    ----------
+    value : str or list of str or None
+        The user's targets: comma-separated text or a list; None takes ``default``.
+    arch : Architecture
+        The model, which says which matrices exist (a gate only in gated FFNs).
+    default : tuple of str
+        The method's default targets.
+
+    Returns
+    -------
+    tuple of str
+        Target names of :func:`block_matrices`, in its order, each once.
+
+    Raises
+    ------
+    InputError
+        An unknown name, or a gate the model does not have (field ``lora_targets``).
+    """
     present = block_matrices(arch)
     if value is None:
         return tuple(name for name in MATRICES if name in default and name in present)
@@ -201,6 +314,23 @@ def adapter_profile(arch: Architecture, seq_len: int, rank: int, targets: tuple[
     FLOP: :math:`2 s r (d_{in} + d_{out})` per adapted matrix (``x A`` then ``(x A) B``; MoE experts
     at the routed count); traffic: read ``x``, write and read ``x A``, read and write the output;
     kept for backward: ``x A`` (``x`` is the base layer's input, already kept: no LoRA dropout).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    seq_len : int
+        Tokens per sequence s [token].
+    rank : int
+        LoRA rank r [1].
+    targets : tuple of str
+        Adapted matrices (:func:`parse_targets`).
+
+    Returns
+    -------
+    Profile
+        One ``lora`` layer per block: forward FLOP [FLOP], traffic [B], kept activations [B] and
+        trained parameters [1], each per block and sequence.
     """
     s = seq_len
     blocks = arch.layers + arch.encoder_layers
@@ -222,10 +352,36 @@ def adapter_profile(arch: Architecture, seq_len: int, rank: int, targets: tuple[
                    generated_by="sizer.workloads.finetune (Hu et al. 2021 §4.1)")
 
 
-def resolve_finetune(method: str | None, rank: int | None, targets, arch: Architecture | None, precision: str,
-                     base_params: float) -> FineTune | None:
-    """The fine-tuning spec of a request (None for full training), or InputError naming the field."""
-    chosen = parse_choice(Method, method if method is not None else "full", "method")
+def resolve_finetune(chosen: Method, rank: int | None, targets: str | None, arch: Architecture | None,
+                     precision: Precision, base_params: float) -> FineTune | None:
+    """The fine-tuning spec of a request (None for full training), or InputError naming the field.
+
+    Parameters
+    ----------
+    chosen : Method
+        ``full``, ``lora`` or ``qlora``.
+    rank : int or None
+        LoRA rank [1]; None takes the method's default.
+    targets : str or None
+        Adapted matrices (:func:`parse_targets`); None takes the method's default.
+    arch : Architecture or None
+        The model; LoRA needs one (adapters sit on its matrices).
+    precision : Precision
+        Training precision; QLoRA computes in a 16-bit one.
+    base_params : float
+        Parameters of the base model [1].
+
+    Returns
+    -------
+    FineTune or None
+        Method, rank, targets, trained, frozen and quantised parameters; None for full training.
+
+    Raises
+    ------
+    InputError
+        LoRA options without LoRA, LoRA without a transformer, a rank out of range or above the
+        smallest adapted width, or QLoRA at a precision that is not 16-bit.
+    """
     if chosen is Method.FULL:
         if rank is not None or targets is not None:
             raise InputError("lora_rank" if rank is not None else "lora_targets", rank if rank is not None else targets,
@@ -235,7 +391,7 @@ def resolve_finetune(method: str | None, rank: int | None, targets, arch: Archit
         raise InputError("method", chosen.value, "a transformer for LoRA (--model, or --params with --tokens): "
                                                  "adapters are placed on its attention and FFN matrices")
     if chosen is Method.QLORA and precision not in QLORA_PRECISIONS:
-        raise InputError("precision", precision, f"16-bit compute for QLoRA: one of {', '.join(QLORA_PRECISIONS)}")
+        raise InputError("precision", precision.value, f"16-bit compute for QLoRA: one of {', '.join(QLORA_PRECISIONS)}")
     default_rank, default_targets = DEFAULTS[chosen]
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= MAX_RANK):
         raise InputError("lora_rank", rank, f"a whole number from 1 to {MAX_RANK}")

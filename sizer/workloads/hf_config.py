@@ -27,7 +27,23 @@ FIELD = "model"
 
 
 def load_json(path: str | Path) -> dict[str, Any]:
-    """A JSON object from ``path``, read by the project's one guarded loader (size, depth, no NaN)."""
+    """A JSON object from ``path``, read by the project's one guarded loader (size, depth, no NaN).
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``config.json`` file.
+
+    Returns
+    -------
+    dict of str to Any
+        The parsed object.
+
+    Raises
+    ------
+    InputError
+        A file too large, too deep, not JSON, or not an object.
+    """
     data = datafile.load_json(path, FIELD, MAX_CONFIG_BYTES)
     if not isinstance(data, dict):
         raise InputError(FIELD, str(path), "a JSON object with a 'model_type'")
@@ -274,12 +290,39 @@ READERS: dict[str, Callable[[_Config, str, str], Architecture]] = {
 
 
 def supported_model_types() -> list[str]:
+    """The ``model_type`` values a config may name (one reader each).
+
+    Returns
+    -------
+    list of str
+        Sorted model types, e.g. ``"llama"``, ``"mixtral"``.
+    """
     return sorted(READERS)
 
 
 def architecture_from_config(data: dict[str, Any], *, name: str = "config.json",
                              source: str = "a Hugging Face config.json") -> Architecture:
-    """An Architecture from a parsed ``config.json`` mapping."""
+    """An Architecture from a parsed ``config.json`` mapping.
+
+    Parameters
+    ----------
+    data : dict of str to Any
+        A parsed ``config.json``; its ``model_type`` picks the reader.
+    name : str, default ``"config.json"``
+        The architecture's name.
+    source : str, default ``"a Hugging Face config.json"``
+        Where the config came from, named in errors and in the architecture's source.
+
+    Returns
+    -------
+    Architecture
+        The checked architecture.
+
+    Raises
+    ------
+    InputError
+        An unsupported ``model_type``, a config deeper than the block limit, or inconsistent fields.
+    """
     model_type = data.get("model_type")
     reader = READERS.get(model_type) if isinstance(model_type, str) else None
     if reader is None:
@@ -293,7 +336,7 @@ MAX_LAYERS = MAX_BLOCKS  # blocks of a config, as for every architecture: the la
 _DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 
 
-def _check_depth(data: dict, source: str) -> None:
+def _check_depth(data: dict[str, object], source: str) -> None:
     """Refuse a config deeper than :data:`MAX_LAYERS` by the key it gives, before anything is built."""
     for key in _DEPTH_KEYS:
         value = data.get(key)
@@ -339,7 +382,18 @@ def check_consistent(arch: Architecture, source: str) -> Architecture:
 
 def read_hf_config(path: str | Path) -> Architecture:
     """Read a Hugging Face ``config.json`` (offline) into an Architecture named after the file's
-    ``_name_or_path`` or its folder."""
+    ``_name_or_path`` or its folder.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``config.json`` file.
+
+    Returns
+    -------
+    Architecture
+        The checked architecture.
+    """
     path = Path(path)
     data = load_json(path)
     declared = data.get("_name_or_path")

@@ -88,6 +88,20 @@ LOSS_KERNELS = 3  # log-softmax, gather, mean
 def matmul_flops(m: float, n: float, k: float) -> float:
     """FLOP of one (m × k) · (k × n) product: :math:`2 m n k` (a multiply and an add per term).
 
+    Parameters
+    ----------
+    m : float
+        Rows of the left operand (tokens) [1].
+    n : float
+        Columns of the right operand (output features) [1].
+    k : float
+        The shared dimension (input features) [1].
+
+    Returns
+    -------
+    float
+        FLOP of the product [FLOP].
+
     >>> matmul_flops(1024, 2304, 768)  # GPT-2 small's QKV projection over 1024 tokens
     3623878656.0
     """
@@ -97,6 +111,20 @@ def matmul_flops(m: float, n: float, k: float) -> float:
 def attention_flops(seq_len: float, heads: int, head_dim: int) -> float:
     """FLOP of :math:`QK^T` and :math:`A V` for one sequence: :math:`2 \\cdot 2 s^2 a d_{head}`,
     the full square (Narayanan et al. 2021, eq. 3; no halving for a causal mask).
+
+    Parameters
+    ----------
+    seq_len : float
+        Tokens in the sequence s [token].
+    heads : int
+        Attention heads a [1].
+    head_dim : int
+        Width of one head d_head [1].
+
+    Returns
+    -------
+    float
+        FLOP of the two products, one sequence [FLOP].
 
     >>> attention_flops(1024, 12, 64)
     3221225472.0
@@ -110,6 +138,22 @@ def windowed_attention_flops(seq_len: float, heads: int, head_dim: int, window: 
     :math:`s > w` (the causal square :math:`s^2 / 2` becomes the band :math:`s w - w^2 / 2`); the
     full square where the sequence fits the window (``None``: no window).
 
+    Parameters
+    ----------
+    seq_len : float
+        Tokens in the sequence s [token].
+    heads : int
+        Attention heads a [1].
+    head_dim : int
+        Width of one head d_head [1].
+    window : int or None
+        Tokens each query attends over at most w [token]; None: the whole sequence.
+
+    Returns
+    -------
+    float
+        FLOP of the two products, one sequence [FLOP].
+
     >>> windowed_attention_flops(1024, 12, 64, 128) / attention_flops(1024, 12, 64)
     0.234375
     """
@@ -122,6 +166,22 @@ def korthikanti_block_bytes(seq_len: int, hidden: int, heads: int, *, flash_atte
     """Activation bytes of one GPT-3-style block at 16-bit storage, per sequence:
     :math:`s h (34 + 5 a s / h)` (Korthikanti et al. 2022, §4.1, eq. 1 with b = 1); flash
     attention drops the :math:`5 a s / h` term.
+
+    Parameters
+    ----------
+    seq_len : int
+        Tokens in the sequence s [token].
+    hidden : int
+        Model width h [1].
+    heads : int
+        Attention heads a [1].
+    flash_attention : bool, default False
+        Whether attention is fused (no stored score matrices).
+
+    Returns
+    -------
+    float
+        Activation bytes kept for the backward pass, one block and one sequence [B].
 
     >>> korthikanti_block_bytes(2048, 12288, 96) / 2**30  # GPT-3 175B, one block, one sequence [GiB]
     2.671875
@@ -153,7 +213,30 @@ def layer_graph(arch: Architecture, seq_len: int, *, flash_attention: bool = Tru
     """The forward layer graph of ``arch`` for one sequence of ``seq_len`` tokens (see the module
     docstring for the names, FLOP counts and activation memory). ``windows``: sliding-window blocks
     compute only their band, as serving kernels do (vLLM, TensorRT-LLM); training graphs count the
-    whole square in every block (the training estimate says why)."""
+    whole square in every block (the training estimate says why).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    seq_len : int
+        Tokens per sequence [token], from 1 to 10,000,000.
+    flash_attention : bool, default True
+        Whether attention is fused: no score matrices stored, less traffic.
+    windows : bool, default False
+        Whether sliding-window blocks compute only their band.
+
+    Returns
+    -------
+    Profile
+        One row per layer (embedding, each block's layers, final norm, head, loss) with forward FLOP
+        [FLOP], traffic [B], parameters [1] and kept activations [B], per sequence.
+
+    Raises
+    ------
+    InputError
+        A sequence length that is not a whole number in range, or a model beyond the block limit.
+    """
     from sizer.errors import InputError
 
     if isinstance(seq_len, bool) or not isinstance(seq_len, int) or not 1 <= seq_len <= 10_000_000:

@@ -37,5 +37,11 @@ def _summaries() -> tuple[ModelSummary, ...]:
 
 
 def list_models() -> list[ModelSummary]:
-    """Every built-in architecture, sorted by name."""
+    """Every built-in architecture, sorted by name.
+
+    Returns
+    -------
+    list of ModelSummary
+        Name, family, parameter counts and source of each built-in model.
+    """
     return list(_summaries())

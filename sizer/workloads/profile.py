@@ -57,18 +57,31 @@ class Profile(BaseModel):
 
     @property
     def params(self) -> float:
+        """Parameters over every layer [1].
+        """
         return sum(layer.params for layer in self.layers)
 
     @property
     def forward_flops(self) -> float:
+        """Forward FLOP of one sample (one sequence for a language model) over every layer [FLOP].
+        """
         return sum(layer.forward_flops for layer in self.layers)
 
     @property
     def activation_bytes(self) -> float:
+        """Activation bytes one sample keeps for the backward pass over every layer, at FP32 storage [B].
+        """
         return sum(layer.activation_bytes for layer in self.layers)
 
 
 def builtin_profile_dir() -> Path:
+    """The folder of the built-in workload profiles (``catalog/workloads/``).
+
+    Returns
+    -------
+    Path
+        The folder; a profile with several lengths has one file per length, ``name@s<length>.yaml``.
+    """
     from sizer.hardware.catalog import builtin_catalog_dir
 
     return builtin_catalog_dir() / "workloads"
@@ -99,13 +112,38 @@ def _builtin(name: str) -> tuple[Profile, ...]:
 
 
 def builtin_profile_names() -> list[str]:
+    """The names of the built-in workload profiles, each once whatever its lengths.
+
+    Returns
+    -------
+    list of str
+        Sorted names, e.g. ``"resnet50"``.
+    """
     names = {path.name.split("@")[0].removesuffix(".yaml") for path in builtin_profile_dir().glob("*.yaml")}
     return sorted(names)
 
 
 def load_profile(source: str | FileRef, seq_len: int | None = None) -> Profile:
     """A built-in profile by name (``resnet50``, ``bert-large`` …), or a profile file where the edge
-    (the CLI) named one (:mod:`sizer.workloads.source`)."""
+    (the CLI) named one (:mod:`sizer.workloads.source`).
+
+    Parameters
+    ----------
+    source : str or FileRef
+        A built-in profile name (case-insensitive), or a reference to a profile file.
+    seq_len : int, optional
+        Tokens per sequence [token]; None takes the profile's own (its longest variant).
+
+    Returns
+    -------
+    Profile
+        The profile at ``seq_len`` (:func:`profile_for`).
+
+    Raises
+    ------
+    InputError
+        An unknown name, a missing file, or a length the profile cannot give.
+    """
     if isinstance(source, FileRef):
         path = Path(source.path)
         if not path.is_file():
@@ -123,7 +161,25 @@ def load_profile(source: str | FileRef, seq_len: int | None = None) -> Profile:
 
 def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
     """The profile at ``seq_len``: an exact variant, or each layer's figures interpolated with
-    the quadratic through three profiled lengths (attention grows with s², the rest with s)."""
+    the quadratic through three profiled lengths (attention grows with s², the rest with s).
+
+    Parameters
+    ----------
+    variants : tuple of Profile
+        One workload's profiles, one per profiled length, shortest first.
+    seq_len : int or None
+        Tokens per sequence wanted [token], from 1 to 1,000,000; None takes the last variant.
+
+    Returns
+    -------
+    Profile
+        An exact variant, or one interpolated from the three nearest lengths.
+
+    Raises
+    ------
+    InputError
+        A length out of range, or one that is neither profiled nor within reach of three profiled lengths.
+    """
     if seq_len is None or len(variants) == 1 and variants[0].seq_len in (None, seq_len):
         if seq_len is not None and variants[0].seq_len is None:
             raise InputError("seq_len", seq_len, f"no sequence length: {variants[0].name} has none")
@@ -133,10 +189,11 @@ def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
     for variant in variants:
         if variant.seq_len == seq_len:
             return variant
-    if len(variants) < 3:
+    profiled = [(v.seq_len, v) for v in variants if v.seq_len is not None]
+    if len(variants) < 3 or len(profiled) < len(variants):  # interpolation needs three stated lengths
         raise InputError("seq_len", seq_len, f"one of the profiled lengths {[v.seq_len for v in variants]}")
-    picks = sorted(variants, key=lambda v: abs((v.seq_len or 0) - seq_len))[:3]
-    xs = [float(v.seq_len) for v in picks]
+    picks = sorted(profiled, key=lambda pair: abs(pair[0] - seq_len))[:3]
+    xs = [float(length) for length, _ in picks]
 
     def at(values: list[float]) -> float:
         total = 0.0
@@ -149,11 +206,11 @@ def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
         return max(0.0, total)
 
     layers = []
-    for group in zip(*(p.layers for p in picks)):
+    for group in zip(*(p.layers for _, p in picks)):
         first = group[0]
         layers.append(first.model_copy(update={
             field: at([getattr(layer, field) for layer in group])
             for field in ("forward_flops", "bytes", "activation_bytes")}))
-    base = picks[0]
+    base = picks[0][1]
     return base.model_copy(update={"seq_len": seq_len, "layers": layers,
                                    "generated_by": f"interpolated from seq_len {sorted(int(x) for x in xs)}"})

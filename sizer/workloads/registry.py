@@ -115,6 +115,13 @@ class ModelEntry(BaseModel):
     pretraining_batch: PretrainingBatch | None = None
 
     def architecture(self) -> Architecture:
+        """The entry's architecture, without the catalog-only fields (display name, aliases, notes ...).
+
+        Returns
+        -------
+        Architecture
+            The checked architecture.
+        """
         fields = self.model_dump(exclude={"display_name", "aliases", "published", "notes", "checkpoint_weights",
                                           "pretraining_batch"})
         return Architecture(**fields)
@@ -127,6 +134,13 @@ class ModelsFile(BaseModel):
 
 
 def models_file() -> Path:
+    """The built-in model catalog, ``catalog/models.yaml``.
+
+    Returns
+    -------
+    Path
+        The file's path.
+    """
     from sizer.hardware.catalog import builtin_catalog_dir
 
     return builtin_catalog_dir() / "models.yaml"
@@ -136,6 +150,16 @@ def name_key(name: str) -> str:
     """The form names are compared in: lower case, no organisation prefix, no ``-hf``, and only
     letters, digits and dots (``"meta-llama/Llama-2-7b-hf"`` -> ``"llama27b"``; dots stay so that
     ``gpt3-1.3b`` and ``gpt3-13b`` differ).
+
+    Parameters
+    ----------
+    name : str
+        A model name as a user or a config writes it.
+
+    Returns
+    -------
+    str
+        The comparison key.
 
     >>> name_key("meta-llama/Llama-2-7b-hf"), name_key("GPT-3 1.3B")
     ('llama27b', 'gpt31.3b')
@@ -147,7 +171,18 @@ def name_key(name: str) -> str:
 
 @registered_cache()
 def builtin_entries() -> tuple[ModelEntry, ...]:
-    """Every entry of ``catalog/models.yaml``, checked; a malformed file is a :class:`CatalogError`."""
+    """Every entry of ``catalog/models.yaml``, checked; a malformed file is a :class:`CatalogError`.
+
+    Returns
+    -------
+    tuple of ModelEntry
+        The entries in file order, read once per process.
+
+    Raises
+    ------
+    CatalogError
+        A malformed file, or one name that stands for two entries.
+    """
     path = models_file()
     data = load_yaml(path, "model", MAX_MODELS_FILE_BYTES)
     try:
@@ -176,12 +211,34 @@ def _index() -> dict[str, ModelEntry]:
 
 
 def model_names() -> list[str]:
-    """The canonical names of the built-in architectures, sorted."""
+    """The canonical names of the built-in architectures, sorted.
+
+    Returns
+    -------
+    list of str
+        The names, e.g. ``"llama-2-7b"``.
+    """
     return sorted(entry.name for entry in builtin_entries())
 
 
 def model_entry(name: str) -> ModelEntry:
-    """The catalog entry of a built-in model (with its published parameter count and notes)."""
+    """The catalog entry of a built-in model (with its published parameter count and notes).
+
+    Parameters
+    ----------
+    name : str
+        A built-in model's name, display name or alias, compared by :func:`name_key`.
+
+    Returns
+    -------
+    ModelEntry
+        The entry.
+
+    Raises
+    ------
+    InputError
+        An empty, overlong or unknown name; the message offers close names.
+    """
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH:
         raise InputError("model", name, "a built-in model name such as 'llama-2-7b', or a config.json path")
     entry = _index().get(name_key(name))
@@ -198,6 +255,16 @@ def model_entry(name: str) -> ModelEntry:
 def find_model(name: str) -> Architecture:
     """A built-in architecture by a forgiving name.
 
+    Parameters
+    ----------
+    name : str
+        A built-in model's name, display name or alias (:func:`model_entry`).
+
+    Returns
+    -------
+    Architecture
+        The model's architecture.
+
     >>> find_model("Llama-2-7B").params_total()
     6738415616
     """
@@ -206,7 +273,18 @@ def find_model(name: str) -> Architecture:
 
 def checkpoint_weights(source: str | FileRef | None) -> str | None:
     """The weight format a built-in model's published checkpoint is stored in, where the catalog
-    names one (gpt-oss: mxfp4); None for 16-bit checkpoints, config files and parameter counts."""
+    names one (gpt-oss: mxfp4); None for 16-bit checkpoints, config files and parameter counts.
+
+    Parameters
+    ----------
+    source : str or FileRef or None
+        A request's model: a built-in name, a config file, or None.
+
+    Returns
+    -------
+    str or None
+        The checkpoint's weight format name (e.g. ``"mxfp4"``), or None.
+    """
     if not isinstance(source, str) or source.strip().lower().endswith(".json"):
         return None
     return model_entry(source).checkpoint_weights
@@ -214,7 +292,18 @@ def checkpoint_weights(source: str | FileRef | None) -> str | None:
 
 def pretraining_batch(source: str | FileRef | None) -> PretrainingBatch | None:
     """The pre-training batch a built-in model's report states, where the catalog cites one (DeepSeek-V3,
-    Llama 3.1 405B); None for other models, config files and parameter counts."""
+    Llama 3.1 405B); None for other models, config files and parameter counts.
+
+    Parameters
+    ----------
+    source : str or FileRef or None
+        A request's model: a built-in name, a config file, or None.
+
+    Returns
+    -------
+    PretrainingBatch or None
+        The stated batch with its source, or None.
+    """
     if not isinstance(source, str) or source.strip().lower().endswith(".json"):
         return None
     return model_entry(source).pretraining_batch
@@ -261,16 +350,42 @@ def generated_layers(params: float) -> int:
     """Depth of a generated decoder: ``L = round(c · P^e)``, at least 1, with c and e fitted to
     the Llama family (:data:`DEPTH_FIT_MODELS`).
 
+    Parameters
+    ----------
+    params : float
+        Parameters P [1].
+
+    Returns
+    -------
+    int
+        Blocks L [1], at least 1.
+
     >>> generated_layers(7e9), generated_layers(70e9)  # Llama 2: 32 and 80
     (33, 75)
     """
-    return max(1, round(DEPTH_COEFFICIENT * params ** DEPTH_EXPONENT))
+    depth: float = DEPTH_COEFFICIENT * params ** DEPTH_EXPONENT
+    return max(1, round(depth))
 
 
 def generated_width(params: float, layers: int, vocab: int = GENERATED_VOCAB) -> float:
     """Width ``d`` (continuous) from ``P = 12·L·d² + 2·V·d``: four d×d attention matrices and a
     SwiGLU FFN of 8d/3 (3 × 8d²/3 = 8d²) per block, untied input and output embeddings
-    (docs/references.md [kaplan], eq. 2.1 plus the embeddings)."""
+    (docs/references.md [kaplan], eq. 2.1 plus the embeddings).
+
+    Parameters
+    ----------
+    params : float
+        Parameters P [1].
+    layers : int
+        Blocks L [1].
+    vocab : int, default 32000
+        Vocabulary V [1].
+
+    Returns
+    -------
+    float
+        Width d [1], not yet rounded to whole heads.
+    """
     a, b = 12.0 * layers, 2.0 * vocab
     return (-b + math.sqrt(b * b + 4.0 * a * params)) / (2.0 * a)
 
@@ -343,6 +458,21 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
     nearby depths and widths (heads of 64 too near a width of 2048, as GPT-3 Small-Large), the one
     closest to ``params`` is kept; below about 2e8 the vocabulary dominates and the FFN ratio departs.
 
+    Parameters
+    ----------
+    params : float
+        Parameters P [1], from :data:`MIN_GENERATED_PARAMS` to :data:`MAX_GENERATED_PARAMS`.
+
+    Returns
+    -------
+    tuple of (Architecture, str)
+        The decoder, and a sentence stating its shape and where the shape comes from.
+
+    Raises
+    ------
+    InputError
+        A count out of range.
+
     >>> arch, why = decoder_for_params(7e9)
     >>> arch.layers, arch.hidden, arch.heads, arch.ffn_hidden
     (32, 4096, 32, 11776)
@@ -379,6 +509,7 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
             key = (off_band > 0, max(error, 0.01), abs(math.log(ratio / aim)) + abs(math.log(layers / depth)))
             if best_key is None or key < best_key:
                 best, best_key = (layers, heads * head_dim, heads, head_dim, kv, ffn), key
+    assert best is not None  # depths and options are never empty, so some shape was kept
     arch = _decoder(*best)
     gqa = f", {arch.kv_heads} KV heads (grouped-query)" if arch.kv_heads != arch.heads else ""
     why = (f"a {params:.3g}-parameter Llama-style decoder: {arch.layers} layers, width {arch.hidden}, {arch.heads} heads "

@@ -8,6 +8,8 @@ every field and raises :class:`~sizer.errors.InputError` naming the one at fault
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any, Self
 from dataclasses import dataclass
 
 import pint
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.errors import InputError
-from sizer.choices import AttentionName, LossName, MethodName, Optimizer, OptimizerName, Precision, PrecisionName, parse_choice
+from sizer.choices import Attention, AttentionName, Loss, LossName, Method, MethodName, Optimizer, OptimizerName, Precision, PrecisionName
 from sizer.results import Assumption
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
@@ -46,7 +48,32 @@ class RequestModel(BaseModel):
 
     # Validators are built on first use, not at import: a command that validates none of the request
     # models (``sizer peak`` validates one) does not pay for building them all at start-up.
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, validated like a new request (a changed choice is parsed into its member,
+        a bad one refused), keeping which fields were set.
+
+        Parameters
+        ----------
+        update : Mapping, optional
+            Fields to change; validated as a new request would be.
+        deep : bool, default False
+            Whether to copy nested values too (without ``update``).
+
+        Returns
+        -------
+        Self
+            The copy.
+
+        Raises
+        ------
+        pydantic.ValidationError
+            A changed field that a new request would refuse (the API and CLI map it to the field's message).
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        return self.model_validate({**{name: getattr(self, name) for name in self.model_fields_set}, **update})
 
     @field_validator("*", mode="before")
     @classmethod
@@ -74,9 +101,9 @@ class WorkloadRequest(RequestModel):
     tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
     batch_size: Numberish | None = Field(None, description="global batch per step: '1536 sequences', '4M tokens' or "
                                          "'512 samples'; a bare number is tokens with tokens, else samples")
-    precision: PrecisionName = Field("mixed", description="mixed (bf16 where the device has it, else fp16, else fp32), "
+    precision: PrecisionName = Field(Precision.MIXED, description="mixed (bf16 where the device has it, else fp16, else fp32), "
                                                  "fp32, tf32, fp16, bf16, fp8 or fp4 (NVFP4, where the device has an FP4 peak)")
-    optimizer: OptimizerName = Field("adam", description="sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, "
+    optimizer: OptimizerName = Field(Optimizer.ADAM, description="sgd, momentum, adam, adamw, adagrad, rmsprop, adam-8bit, "
                                                           "adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor or lion")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
@@ -88,16 +115,16 @@ class WorkloadRequest(RequestModel):
                                                                 "bert-large ...) or, on the command line, a config.json")
     workload: Source | None = Field(None, description="a built-in workload profile (resnet50, bert-large, "
                                                                    "...) or, on the command line, a profile file")
-    attention: AttentionName = Field("flash", description="flash (keeps softmax statistics only) or standard (keeps the "
+    attention: AttentionName = Field(Attention.FLASH, description="flash (keeps softmax statistics only) or standard (keeps the "
                                                 "s x s attention scores): Korthikanti et al. 2022's two cases")
     micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
                                                             "(sequences for a language model); default: the largest that fits")
-    method: MethodName = Field("full", description="full (every weight trained), lora or qlora (adapters over a frozen "
+    method: MethodName = Field(Method.FULL, description="full (every weight trained), lora or qlora (adapters over a frozen "
                                             "base; QLoRA's base in 4-bit NF4)")
     lora_rank: int | None = Field(None, ge=1, le=65536, description="LoRA rank r (default 8 for lora, 64 for qlora)")
     lora_targets: str | None = Field(None, max_length=200, description="adapted matrices: q,k,v,o,gate,up,down, "
                                      "attention, mlp or all-linear (default q,v for lora, all-linear for qlora)")
-    state_precision: PrecisionName = Field("mixed", description="precision of the training state: mixed (16-bit "
+    state_precision: PrecisionName = Field(Precision.MIXED, description="precision of the training state: mixed (16-bit "
                                            "weights and gradients, FP32 master weights and optimizer states) or bf16 "
                                            "(every state in bf16, no master copy, as torchtune runs)")
     optimizer_in_backward: bool = Field(False, description="the optimizer step fused into the backward pass: no full "
@@ -108,7 +135,7 @@ class WorkloadRequest(RequestModel):
     sample_tokens: int | None = Field(None, ge=1, le=10_000_000, description="mean real tokens of a sample padded to "
                                       "seq_len (padded batches: the rest of each sequence is padding, computed but not "
                                       "learned from); leave out for packed or full-length sequences")
-    loss: LossName = Field("standard", description="standard (FP32 logits and their gradient), chunked (torchtune's "
+    loss: LossName = Field(Loss.STANDARD, description="standard (FP32 logits and their gradient), chunked (torchtune's "
                                                    "chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits)")
 
 
@@ -123,25 +150,31 @@ class Workload:
     batch_size: float
     precision: Precision
     optimizer: Optimizer
-    forward_flops_per_sample: pint.Quantity
+    forward_flops_per_sample: pint.Quantity[Any]
     backward_factor: float
     token_mode: bool
     seq_len: int | None
-    activation_memory_per_sample: pint.Quantity | None
+    activation_memory_per_sample: pint.Quantity[Any] | None
     activation_model: str
-    sample_size: pint.Quantity | None
+    sample_size: pint.Quantity[Any] | None
     assumptions: tuple[Assumption, ...]
 
     @property
     def samples_total(self) -> float:
+        """Samples over every epoch [sample] (tokens in token mode [token]).
+        """
         return self.samples * self.epochs
 
     @property
     def steps(self) -> float:
+        """Optimizer steps over the run [1]: the samples of every epoch over the batch, rounded up.
+        """
         return math.ceil(self.samples_total / self.batch_size)
 
     @property
     def sample_word(self) -> str:
+        """The word for what the workload counts: ``"token"`` in token mode, else ``"sample"``.
+        """
         return "token" if self.token_mode else "sample"
 
 
@@ -152,6 +185,26 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     ``need_params=False``: the layers come from a model or a profile, which count their own
     parameters and FLOP; ``params`` and ``forward_flops_per_sample`` are then NaN until
     :func:`sizer.engine.job.resolve_job` sets them from the layers (never a made-up count).
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        The request as given (counts as numbers or text such as ``"7B"``).
+    need_samples : bool, default True
+        Whether samples (or tokens) must be given; False lets one sample stand in where only a step is asked.
+    need_params : bool, default True
+        Whether a parameter count must be given.
+
+    Returns
+    -------
+    Workload
+        Parsed counts, choices, FLOP per sample [FLOP], activation memory per sample [B] where known,
+        and the assumptions made.
+
+    Raises
+    ------
+    InputError
+        A missing or malformed field, or one that contradicts another; the message names the field.
     """
     assumptions: list[Assumption] = []
     if request.params is None and need_params:
@@ -169,8 +222,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     else:
         samples = 1.0
     epochs = parse_count("epochs", request.epochs)
-    precision = parse_choice(Precision, request.precision, "precision")
-    optimizer = parse_choice(Optimizer, request.optimizer, "optimizer")
+    precision, optimizer = request.precision, request.optimizer
 
     seq_len = request.seq_len
     if token_mode and seq_len is None:
@@ -213,13 +265,38 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
 
 
 def check_batch_size(batch_size: float, sample_word: str = "sample") -> None:
-    """Refuse a batch of less than one sample (or token) per step: it makes the step count absurd or infinite."""
+    """Refuse a batch of less than one sample (or token) per step: it makes the step count absurd or infinite.
+
+    Parameters
+    ----------
+    batch_size : float
+        Samples (or tokens) per optimizer step [1].
+    sample_word : str, default ``"sample"``
+        What the batch counts, named in the error.
+
+    Raises
+    ------
+    InputError
+        A batch below one.
+    """
     if batch_size < 1:
         raise InputError("batch_size", batch_size, f"at least 1 {sample_word} per step")
 
 
 def check_steps(samples_total: float, batch_size: float) -> None:
     """Refuse a workload of more than :data:`MAX_STEPS` optimizer steps, before any work is done.
+
+    Parameters
+    ----------
+    samples_total : float
+        Samples (or tokens) over every epoch [1].
+    batch_size : float
+        Samples (or tokens) per step [1].
+
+    Raises
+    ------
+    InputError
+        Too many steps (or an infinite or undefined count), naming ``batch_size``.
 
     >>> check_steps(2e12, 4e6)
     >>> check_steps(1e30, 1)
@@ -238,6 +315,20 @@ def check_search_grid(devices: int, max_devices: int, batch_size: float) -> None
     """Refuse a recommendation search over more than :data:`MAX_SEARCH_POINTS` device-count pairs, up front.
 
     The counts tried are 1, 2, 4, ... up to ``max_devices`` (and no more than one sample per device).
+
+    Parameters
+    ----------
+    devices : int
+        Device kinds to try [1].
+    max_devices : int
+        Most devices of one kind [1].
+    batch_size : float
+        Samples per step [1]; no count exceeds it.
+
+    Raises
+    ------
+    InputError
+        A grid above :data:`MAX_SEARCH_POINTS`, naming ``max_devices``.
     """
     counts = math.floor(math.log2(max(1.0, min(float(max_devices), batch_size)))) + 1
     if devices * counts > MAX_SEARCH_POINTS:
@@ -252,7 +343,7 @@ def _plain(value: float) -> float | int:
 
 
 def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool, seq_len: int | None,
-                       assumptions: list[Assumption]) -> tuple[pint.Quantity | None, str]:
+                       assumptions: list[Assumption]) -> tuple[pint.Quantity[Any] | None, str]:
     if request.activation_memory_per_sample is not None:
         if token_mode:
             raise InputError("activation_memory_per_sample", request.activation_memory_per_sample,

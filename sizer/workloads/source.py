@@ -41,6 +41,18 @@ class FileRef:
 
 
 def is_file_ref(value: object) -> bool:
+    """Whether a request's model or workload names a file (a :class:`FileRef` the CLI made) rather than a built-in name.
+
+    Parameters
+    ----------
+    value : object
+        A request's ``model`` or ``workload``.
+
+    Returns
+    -------
+    bool
+        True for a :class:`FileRef`.
+    """
     return isinstance(value, FileRef)
 
 
@@ -63,12 +75,34 @@ Source = Annotated[str | FileRef, PlainValidator(_name_or_file),
 
 
 def model_source(value: Any) -> Any:
-    """The CLI's reading of ``--model``: a ``.json`` path or an existing file is a file, else a name."""
+    """The CLI's reading of ``--model``: a ``.json`` path or an existing file is a file, else a name.
+
+    Parameters
+    ----------
+    value : Any
+        The text given to ``--model`` (anything else is passed on unchanged, for the request to refuse).
+
+    Returns
+    -------
+    Any
+        A :class:`FileRef` for a file, else ``value`` itself.
+    """
     return _file_or_name(value, (".json",))
 
 
 def profile_source(value: Any) -> Any:
-    """The CLI's reading of ``--workload``: a ``.yaml``/``.yml`` path or an existing file is a file, else a name."""
+    """The CLI's reading of ``--workload``: a ``.yaml``/``.yml`` path or an existing file is a file, else a name.
+
+    Parameters
+    ----------
+    value : Any
+        The text given to ``--workload`` (anything else is passed on unchanged, for the request to refuse).
+
+    Returns
+    -------
+    Any
+        A :class:`FileRef` for a file, else ``value`` itself.
+    """
     return _file_or_name(value, (".yaml", ".yml"))
 
 

@@ -11,18 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
-import socket
-import threading
-import time
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+from tests.api.conftest import CHROMEDRIVER, CHROMIUM
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
 if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
     pytest.skip("headless Chromium is not available: install Debian's chromium and chromium-driver "
                 "(`make test` does so with apt-get where apt is usable)", allow_module_level=True)
@@ -34,55 +29,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(scope="module")
-def base_url():
-    import uvicorn
-
-    from api.app import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline:
-            pytest.fail("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--window-size=1280,900"):
-        options.add_argument(flag)
-    try:
-        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    except Exception as error:  # a broken install is a failure, not a skip: the tools are there
-        pytest.fail(f"chromium did not start: {error}")
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-
-
 DESKTOP, PHONE = (1280, 900), (390, 844)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    folder = Path(os.environ.get("SIZER_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def _screenshot(browser, path: Path, until: str | None = None) -> None:
@@ -542,11 +489,11 @@ def test_rent_and_buy_are_marked_and_the_front_is_of_one_basis(browser, base_url
         { const b = tr.children[4].querySelector('.basis'); return b ? b.textContent : null; });""")
     priced = [m for m in marks if m]
     assert priced and set(priced) <= {"rent", "buy"}, marks
-    assert all(m is not None for m, row in zip(marks, rows) if row[4] != "–")
+    assert all(m is not None for m, row in zip(marks, rows, strict=True) if row[4] != "–")
     # the chart draws rent only (the form asks for rent): one point per rent-priced row, its front among them
     assert len(browser.find_elements(By.CSS_SELECTOR, "#chart svg circle")) == marks.count("rent")
     assert browser.find_element(By.ID, "chart-basis").text.startswith("rent")
-    starred = [m for m, row in zip(marks, rows) if row[7] == "★"]
+    starred = [m for m, row in zip(marks, rows, strict=True) if row[7] == "★"]
     assert starred and set(starred) == {"rent"}, starred
 
 

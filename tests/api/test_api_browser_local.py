@@ -1,13 +1,16 @@
 """The serve page asks a local question: one device, a runtime and the tokens already in the context go to
 /v1/inference (the same answer as ``sizer inference``), and the page states the runtime it assumed.
 
-Fixtures and helpers are test_api_browser's (the same server and browser).
+Fixtures (server, browser) are tests/api/conftest.py's, helpers test_api_browser's.
 """
 from __future__ import annotations
 
 import pytest
 
-from tests.api.test_api_browser import DESKTOP, _choose_task, _fill, base_url, browser  # noqa: F401
+# First: importing test_api_browser skips this module where selenium or Chromium is missing.
+from tests.api.test_api_browser import DESKTOP, _choose_task, _fill
+
+# isort: split
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import Select, WebDriverWait

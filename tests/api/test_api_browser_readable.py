@@ -3,8 +3,8 @@ a Preset that names what the fields hold, the deadline and budget drawn on the c
 page's rejected devices behind their count, sequence length and batch inputs, the answer scrolled
 into view, and a catalog sorted by any figure whose rows answer the first click after a search.
 
-Fixtures and helpers are test_api_browser's (the same server and browser); screenshots go where
-its ``shots`` fixture says (``SIZER_SCREENSHOTS=docs/screenshots`` refreshes the kept ones).
+Fixtures (server, browser) are tests/api/conftest.py's, helpers test_api_browser's; screenshots go where
+the ``shots`` fixture says (``SIZER_SCREENSHOTS=docs/screenshots`` refreshes the kept ones).
 """
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import re
 
 import pytest
 
-from tests.api.test_api_browser import (DESKTOP, PHONE, _boxes, _choose_task, _fill, _overlap, _screenshot,  # noqa: F401
-                                        _submit_and_read, base_url, browser, shots)
+# First: importing test_api_browser skips this module where selenium or Chromium is missing.
+from tests.api.test_api_browser import DESKTOP, PHONE, _boxes, _choose_task, _fill, _overlap, _screenshot, _submit_and_read
+
+# isort: split
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import Select, WebDriverWait

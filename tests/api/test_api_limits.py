@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import stop_server
+from tests.conftest import stop_server
 
 HEADER_TIMEOUT_S = 1
 BODY_TIMEOUT_S = 1

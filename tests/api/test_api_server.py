@@ -13,8 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-
-from conftest import stop_server
+from tests.conftest import stop_server
 
 
 def _free_port() -> int:

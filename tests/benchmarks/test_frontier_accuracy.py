@@ -12,10 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import frontier_scale  # noqa: E402
 
-# Held-out runs above 1,000 GPUs, no layout (20 runs: Narayanan 2021, Korthikanti 2022, Megatron-LM, NeMo): 21.3 %
-# median and 55.6 % p90 today (21.6 % / 54.0 % before the deeper search), short of the 15 % / 35 % targets: the
-# Megatron-LM A100 runs are 20-30 % slower than predicted with their own layout too, and four DeepSpeed ZeRO-3
-# baselines ran a layout 2-2.5x slower than the one the search finds. Guards: today's plus 3 points.
+# Held-out runs above 1,000 GPUs, no layout (20 runs: Narayanan 2021, Megatron-LM, NeMo): 21.2 % median and 55.6 %
+# p90 today, short of the 15 % / 35 % targets. Not the engine's pricing: Narayanan's five PTD-P runs are within
+# 9 % with their own layout, but ran full recomputation (the search drops it: 0.68-0.80 of their step), and seven
+# are comparison runs (DeepSpeed ZeRO-3 without model parallelism, or PTD-P with no layout stated) that ran 2-2.5x
+# slower than the layout the search finds. Guards: today's plus 3 points.
 ABOVE_1000_MEDIAN_GUARD = 0.245
 ABOVE_1000_P90_GUARD = 0.59
 
@@ -58,8 +59,34 @@ def test_llama_405b_wall_clock_with_interruptions_within_20_percent(frontier):
         assert abs(ratio - 1) <= 0.20
 
 
-def test_held_out_runs_above_1000_gpus_hold_their_guards():
-    held = frontier_scale.held_out_without_layout()
+@pytest.fixture(scope="module")
+def held_out():
+    return frontier_scale.held_out_without_layout()
+
+
+def test_held_out_runs_above_1000_gpus_hold_their_guards(held_out):
+    held, _, _ = held_out
     above = held["above 1,000 GPUs"]
     assert above["n"] == 20 and above["refused"] == 0
     assert above["median"] <= ABOVE_1000_MEDIAN_GUARD and above["p90"] <= ABOVE_1000_P90_GUARD
+
+
+def test_ptdp_runs_above_1000_gpus_are_priced_with_their_own_layout(held_out):
+    # Narayanan et al. 2021 Table 1 (76B-1T on 1,024-3,072 A100): +5.5 % to +8.3 % with their layout today, so
+    # their no-layout misses (-13 % to -29 %) are the search's faster layout, not the engine's pricing of theirs
+    _, runs, _ = held_out
+    ptdp = [r for r in runs if r["run"].startswith("Narayanan") and r["published_layout"].startswith("tp 8 ")]
+    assert len(ptdp) == 5
+    for r in ptdp:
+        assert abs(r["error_published_layout"]) <= 0.10
+        assert r["searched_over_published_step"] <= 1.0  # the search never picks a slower layout it can express
+
+
+def test_recompute_saving_the_search_banks_on_is_the_measured_one(held_out):
+    # Korthikanti et al. 2022 Table 4: selective recomputation with sequence parallelism measured 1.29-1.32x faster
+    # than full recomputation on the same model, devices and split; predicted 1.22-1.31x today. Tolerance 8 %:
+    # today's largest gap (GPT 22B, 5.7 %) plus room; a search that under-priced dropping recomputation fails here.
+    _, _, pairs = held_out
+    assert len(pairs) == 4
+    for pair in pairs:
+        assert abs(pair["predicted_speedup"] / pair["measured_speedup"] - 1) <= 0.08

@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sizer.hardware.catalog import load_catalog
+from sizer.choices import Mode
 from sizer.engine.constants import GPU_EFFICIENCIES, TRANSFORMER_GPU_EFFICIENCIES, Efficiencies, default_efficiencies
 from sizer.engine.evaluate import range_factors
 from sizer.engine.roofline import matrix_size_factor
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time
+from sizer.hardware.catalog import load_catalog
 from sizer.workloads.layer_graph import layer_graph
 from sizer.workloads.registry import find_model
 
@@ -93,11 +94,11 @@ def test_transformers_get_their_defaults_and_profiles_keep_theirs():
     assert default_efficiencies("gpu") is GPU_EFFICIENCIES and GPU_EFFICIENCIES.matrix_half == 0
     llm = estimate_time(TimeRequest(model="llama-2-7b", tokens=1e9, device="H100 SXM", count=8, zero=3))
     assert llm.efficiencies["matrix_half_flop"] == TRANSFORMER_GPU_EFFICIENCIES.matrix_half
-    low, high, _ = range_factors("datasheet", "transformer-gpu")
+    low, high, _ = range_factors(Mode.DATASHEET, "transformer-gpu")
     assert llm.step_time.low == pytest.approx(llm.step_time.expected * low)
     assert llm.step_time.high == pytest.approx(llm.step_time.expected * high)
     # a profiled workload keeps the mode's range
-    assert range_factors("datasheet", None)[:2] != (low, high)
+    assert range_factors(Mode.DATASHEET, None)[:2] != (low, high)
 
 
 @pytest.mark.parametrize("model, params", [("llama-2-7b", "7B"), ("llama-2-70b", "70B"), ("gpt3-175b", "175B")])

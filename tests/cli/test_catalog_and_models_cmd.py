@@ -79,7 +79,8 @@ def test_memory_table_rows_add_up_to_its_total(cli, monkeypatch, args):
     rows = _rows(result.stdout)
     parts = [name for name in rows if name not in ("method", "sharding", "total", "with headroom", "device memory",
                                                     "verdict", "largest micro-batch that fits", "recipe",
-                                                    "of which active (allocator peak)", "host memory (offloaded, paged)")]
+                                                    "of which active (allocator peak)", "host memory (offloaded, paged)",
+                                                    "layout search would choose")]
     assert len(parts) == 9 and any(p.startswith("ZeRO communication buckets") for p in parts)
     # each row is shown to 4 significant digits: the sum agrees with the total to that rounding
     assert sum(_gb(rows[p]) for p in parts) == pytest.approx(_gb(rows["total"]), rel=2e-3, abs=2e-3)

@@ -158,11 +158,11 @@ def test_time_modes_bad_input(cli, args, words):
 
 def test_a_config_file_is_read_where_the_command_line_names_it(cli):
     # issue 18 item 3: the CLI decides "file" at the edge; the same config.json over HTTP is only a name (refused)
+    from pathlib import Path
+
     from fastapi.testclient import TestClient
 
     from api.app import create_app
-
-    from pathlib import Path
 
     config = str(Path(__file__).resolve().parents[1] / "data" / "hf-configs" / "Llama-2-7b-hf" / "config.json")
     question = ("--tokens", "1e9", "--device", "H100 SXM", "--count", "8", "--json")

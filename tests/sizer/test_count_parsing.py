@@ -1,6 +1,7 @@
 """Counts as people write them: sizer.units.parse_count (the one parser of parameter counts)."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.errors import InputError, SizerError
 from sizer.units import COUNT_MULTIPLIERS, parse_count

@@ -6,6 +6,7 @@ benchmarks), but each of these files used to crash the process or run for minute
 """
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -13,12 +14,12 @@ import sys
 import pytest
 import yaml
 
-from sizer.workloads.source import FileRef
 from sizer import datafile
 from sizer.engine.calibration import load_calibration, save_calibration
-from sizer.hardware.catalog import load_catalog
 from sizer.errors import CatalogError, InputError
+from sizer.hardware.catalog import load_catalog
 from sizer.workloads.profile import load_profile
+from sizer.workloads.source import FileRef
 
 DEEP_YAML = "a: " + "[" * 25_000 + "]" * 25_000 + "\n"  # 50 kB; crashed libyaml's composer with SIGSEGV
 
@@ -233,7 +234,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     fifo = tmp_path / "config.json"
     os.mkfifo(fifo)
     for load in (datafile.load_json, datafile.load_yaml):
-        error = _within(5, lambda: load(fifo, "model"))
+        error = _within(5, functools.partial(load, fifo, "model"))
         assert isinstance(error, InputError) and "regular file" in str(error)
 
 

@@ -1,9 +1,9 @@
 """sizer/errors.py: every error a user can cause names the field and says what to give."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sizer.errors import (CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError,
-                          require_device)
+from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError, require_device
 
 
 def test_every_user_error_is_a_value_error():
@@ -32,6 +32,15 @@ def test_several_errors_keep_each_field_and_one_line_each():
     errors = [InputError("precision", "fp12", "one of fp32, bf16"), InputError("devices", 0, "at least 1")]
     both = InputErrors(errors)
     assert both.field == "precision" and [e.field for e in both.errors] == ["precision", "devices"]
+    assert str(both).splitlines() == [e.message for e in errors]
+
+
+def test_several_errors_take_a_model_check_beside_a_parse_error():
+    # a request model's own refusal (a bound) is a SizerError, not an InputError: both go in one answer
+    errors = [SizerError("max_devices: Input should be greater than or equal to 1", "max_devices"),
+              InputError("params", "seven", "a number such as 7e9")]
+    both = InputErrors(errors)
+    assert [e.field for e in both.errors] == ["max_devices", "params"]
     assert str(both).splitlines() == [e.message for e in errors]
 
 

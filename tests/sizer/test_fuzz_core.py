@@ -15,27 +15,27 @@ import math
 import os
 
 import numpy as np
-
 import pint
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from sizer import facade
-from sizer.hardware.catalog import load_catalog
+from sizer.engine.job import resolve_job
+from sizer.engine.roofline import ring_allreduce_seconds
+from sizer.engine.training import estimate_training
+from sizer.errors import SizerError
 from sizer.formulas.cells import estimate_cells
 from sizer.formulas.complexity import estimate_complexity
 from sizer.formulas.compute import training_compute, training_compute_from_forward
-from sizer.errors import SizerError
+from sizer.formulas.peaks import Derating, cpu_peak_flops, estimate_peak, gpu_peak_flops
+from sizer.formulas.redundancy import estimate_k1
+from sizer.formulas.tco import CostAssumptions, estimate_tco
+from sizer.hardware.catalog import load_catalog
 from sizer.plan.memory_report import training_memory
 from sizer.plan.recommend import RecommendRequest, recommend
-from sizer.formulas.redundancy import estimate_k1
-from sizer.results import Estimate
 from sizer.plan.sweep import sweep
-from sizer.formulas.tco import CostAssumptions, estimate_tco
-from sizer.formulas.peaks import Derating, cpu_peak_flops, estimate_peak, gpu_peak_flops
-from sizer.engine.roofline import ring_allreduce_seconds
-from sizer.engine.training import estimate_training
-from sizer.engine.job import resolve_job
+from sizer.results import Estimate
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import WorkloadRequest, resolve_workload
 

@@ -4,11 +4,11 @@ import json
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.errors import SizerError
-from sizer.results import (Estimate, QuantityOut, RangeOut, ensure_finite, finite_json, non_finite_path, time_unit,
-                           unit_factor)
+from sizer.results import Estimate, QuantityOut, RangeOut, ensure_finite, finite_json, non_finite_path, time_unit, unit_factor
 from sizer.units import Quantity
 
 finite = st.floats(min_value=1e-6, max_value=1e12, allow_nan=False, allow_infinity=False)

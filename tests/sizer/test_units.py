@@ -2,7 +2,8 @@
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.errors import InputError, SizerError
 from sizer.units import Quantity, parse_count, parse_quantity, quantity_json, ureg

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.conftest import SHARED_DATA
-from validation.contention import MIN_SAMPLES, QUIET_PERCENT, contention_of, free_cores, headline_exclusions
+from validation.contention import QUIET_PERCENT, contention_of, free_cores, headline_exclusions
 
 RUNS = SHARED_DATA / "validation-runs"
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from sizer.hardware.catalog import load_catalog
+from sizer.choices import Precision
 from sizer.formulas.peaks import device_peak
+from sizer.hardware.catalog import load_catalog
 from sizer.units import Quantity
 from validation.detect import cuda_name_candidates, match_cuda_device, parse_cpuinfo, simd_from_flags
 
@@ -65,7 +66,7 @@ def test_this_machines_cpu_has_a_prediction():
     # from the catalog entry of this CPU where its model name names one, else assumed (and said so)
     assert ("catalog" if detected.catalog_id else "assumed") in device.memory_bandwidth.source
     assert any("catalog" in note for note in detected.notes)  # how the catalog lookup went, either way
-    peak, basis = device_peak(device, "fp32")
+    peak, basis = device_peak(device, Precision.FP32)
     # R = cores x clock x 2 x lanes x FMA units (spec §3.1): at least one 4-lane SSE unit at 0.5 GHz
     assert peak >= Quantity(int(device.cores.value) * 0.5e9 * 2 * 4, "FLOP/s")
     assert "SIMD" in basis
@@ -172,8 +173,8 @@ def test_a_detected_cpu_takes_the_efficiencies_measured_on_its_catalog_entry(mon
 
 def test_the_measured_efficiencies_drive_the_prediction(monkeypatch, tmp_path):
     pytest.importorskip("psutil")
-    from sizer.engine.modes import job_step_seconds
     from sizer.engine.job import resolve_job
+    from sizer.engine.modes import job_step_seconds
     from sizer.workloads.request import WorkloadRequest
     from validation.detect import describe_cpu
 

@@ -16,9 +16,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("psutil")
 pytest.importorskip("matplotlib")
 
+from sizer.units import Quantity  # noqa: E402
 from validation.plans import BUDGETS, data_parallel, plan  # noqa: E402
 from validation.runner import run_suite  # noqa: E402
-from sizer.units import Quantity  # noqa: E402
 
 
 @pytest.fixture(scope="module")

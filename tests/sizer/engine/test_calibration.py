@@ -4,13 +4,21 @@ from pathlib import Path
 
 import pytest
 
-from sizer.engine.calibration import (CalibrationRun, calibrate_runs, fit_scale_and_overhead, load_calibration, predict_run,
-                               runs_from_report, save_calibration)
+from sizer.choices import Optimizer, Precision
+from sizer.engine.calibration import (
+    CalibrationRun,
+    calibrate_runs,
+    fit_scale_and_overhead,
+    load_calibration,
+    predict_run,
+    runs_from_report,
+    save_calibration,
+)
+from sizer.engine.constants import default_efficiencies
+from sizer.engine.modes import profile_step_seconds
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time
-from sizer.engine.constants import default_efficiencies
 from sizer.workloads.profile import load_profile
-from sizer.engine.modes import profile_step_seconds
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,7 +38,7 @@ def _runs_slower_than_the_model(catalog, scale=3.0, overhead=0.004):
     for name, batch in (("mlp-seed001", 64), ("mlp-seed001", 512), ("resnet50", 8), ("resnet50", 32), ("alexnet", 64)):
         profile = load_profile(name)
         base = default_efficiencies(device.kind)
-        kernel = profile_step_seconds(profile, device, "fp32", batch, "adam",
+        kernel = profile_step_seconds(profile, device, Precision.FP32, batch, Optimizer.ADAM,
                                       type(base)(**{**base.__dict__, "step_overhead": 0.0}))
         runs.append(CalibrationRun(f"{name}-{batch}", device, profile, batch, "fp32", "adam", overhead + scale * kernel))
     return runs

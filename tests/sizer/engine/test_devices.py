@@ -8,9 +8,17 @@ import math
 import numpy as np
 import pytest
 
+from sizer.choices import Precision
 from sizer.engine.constants import DATACENTRE_NETWORK, FALLBACK_LINK, OFFICE_NETWORK, Efficiencies
-from sizer.engine.devices import (build_device_table, cached_device_table, device_link, device_rates, node_layout,
-                                  resolve_precision, topology_links)
+from sizer.engine.devices import (
+    build_device_table,
+    cached_device_table,
+    device_link,
+    device_rates,
+    node_layout,
+    resolve_precision,
+    topology_links,
+)
 from sizer.engine.layers import ATTENTION, CONV, MATRIX, VECTOR
 from sizer.hardware.networks import load_networks
 
@@ -25,12 +33,12 @@ EFF = Efficiencies(matrix=0.5, tf32=0.4, fp32_matrix=0.8, vector=0.6, memory=0.7
     ("Tesla P40", "fp32"),  # Pascal: no tensor cores at all
 ])
 def test_mixed_precision_takes_the_best_16_bit_format_the_device_has(catalog, name, resolved):
-    assert resolve_precision(catalog.find(name), "mixed") == resolved
+    assert resolve_precision(catalog.find(name), Precision.MIXED) == resolved
 
 
 def test_an_unsupported_precision_resolves_to_none(catalog):
-    assert resolve_precision(catalog.find("Tesla P40"), "bf16") is None
-    assert resolve_precision(catalog.find("A100 80GB SXM"), "FP16") == "fp16"
+    assert resolve_precision(catalog.find("Tesla P40"), Precision.BF16) is None
+    assert resolve_precision(catalog.find("A100 80GB SXM"), Precision.FP16) == Precision.FP16
 
 
 @pytest.mark.parametrize("name, per_node, network", [
@@ -51,7 +59,7 @@ def test_device_link_is_the_catalogs_interconnect_or_pcie(catalog):
 
 def test_a100_fp32_runs_convolutions_on_tf32(catalog):
     # PyTorch's cuDNN allows TF32 by default; matmuls stay FP32. gpu-specs.csv: FP32 19.5, TF32 156 TFLOPS
-    rates = device_rates(catalog.find("A100 80GB SXM"), "fp32")
+    rates = device_rates(catalog.find("A100 80GB SXM"), Precision.FP32)
     assert (rates.matrix_unit, rates.conv_unit) == ("fp32", "tf32")
     assert rates.conv_peak == pytest.approx(156e12, rel=1e-3)
     assert rates.matrix_peak == pytest.approx(2 * 6912 * 1.41e9, rel=1e-12)  # 2NC
@@ -60,7 +68,7 @@ def test_a100_fp32_runs_convolutions_on_tf32(catalog):
 
 def test_achieved_rates_are_peaks_times_unit_efficiencies(catalog):
     # A100 80GB SXM at bf16: 312 TFLOPS dense (gpu-specs.csv), FP32 19.49 (2NC), 2039 GB/s
-    table = build_device_table((catalog.find("A100 80GB SXM"),), "bf16", (EFF,))
+    table = build_device_table((catalog.find("A100 80GB SXM"),), Precision.BF16, (EFF,))
     assert table.rates[0, MATRIX] == pytest.approx(312e12 * EFF.matrix, rel=1e-9)
     assert table.rates[0, CONV] == pytest.approx(312e12 * EFF.matrix, rel=1e-9)
     assert table.rates[0, ATTENTION] == table.rates[0, MATRIX]
@@ -74,7 +82,7 @@ def test_achieved_rates_are_peaks_times_unit_efficiencies(catalog):
 
 
 def test_fp32_training_keeps_no_master_copy(catalog):
-    table = build_device_table((catalog.find("A100 80GB SXM"),), "fp32", (EFF,))
+    table = build_device_table((catalog.find("A100 80GB SXM"),), Precision.FP32, (EFF,))
     assert (table.weight_bytes[0], table.master_bytes[0], table.storage_scale[0]) == (4, 0, 1)
     # the fastest unit bounds the physical limit: TF32 convolutions at 156 TFLOPS beat FP32's 19.5
     assert table.best_peak[0] == pytest.approx(156e12, rel=1e-3)
@@ -82,7 +90,7 @@ def test_fp32_training_keeps_no_master_copy(catalog):
 
 def test_unsupported_rows_are_nan_and_not_supported(catalog):
     devices = (catalog.find("Tesla P40"), catalog.find("A100 80GB SXM"))
-    table = build_device_table(devices, "bf16", (EFF, EFF))
+    table = build_device_table(devices, Precision.BF16, (EFF, EFF))
     assert list(table.supported) == [False, True]
     assert np.isnan(table.rates[0]).all() and table.precisions == (None, "bf16")
     assert table.memory[0] == pytest.approx(24e9)  # memory is known either way (P40: 24 GB)
@@ -93,19 +101,19 @@ def test_a_catalog_node_type_sets_the_links(catalog):
     # interconnects.csv: DGX H100 NVSwitch 450 GB/s per GPU one way, 8 x NDR 400 Gb/s = 50 GB/s per GPU
     per_node, inside, between = topology_links(load_networks().topology("DGX H100"))
     assert (per_node, inside.bandwidth, between.bandwidth) == (8, pytest.approx(450e9), pytest.approx(50e9))
-    table = build_device_table((catalog.find("H100 SXM"),), "bf16", (EFF,), topology=load_networks().topology("DGX H100"))
+    table = build_device_table((catalog.find("H100 SXM"),), Precision.BF16, (EFF,), topology=load_networks().topology("DGX H100"))
     assert table.link[0] == pytest.approx(450e9) and table.network[0] == pytest.approx(50e9)
 
 
 def test_the_cached_table_is_built_once_per_content(catalog):
     devices = (catalog.find("H100 SXM"),)
-    assert cached_device_table(devices, "bf16") is cached_device_table(devices, "BF16")
-    assert cached_device_table(devices, "bf16") is not cached_device_table(devices, "fp32")
+    assert cached_device_table(devices, Precision.BF16) is cached_device_table(devices, Precision.BF16)
+    assert cached_device_table(devices, Precision.BF16) is not cached_device_table(devices, Precision.FP32)
 
 
 def test_every_catalog_device_gives_finite_rates_where_supported(catalog):
     devices = tuple(catalog)
-    table = cached_device_table(devices, "mixed")
+    table = cached_device_table(devices, Precision.MIXED)
     for i, device in enumerate(devices):
         if table.supported[i]:
             assert all(math.isfinite(r) and r > 0 for r in table.rates[i]), device.id

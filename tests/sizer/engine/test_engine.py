@@ -1,32 +1,33 @@
 """sizer/engine: the one per-layer engine, its modes, its memory model and its laws."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.engine.constants import GPU_EFFICIENCIES
 from sizer.engine.devices import cached_device_table, device_rates, resolve_precision
+from sizer.engine.job import job_from_profile
 from sizer.engine.model_states import model_state_bytes
 from sizer.engine.modes import job_step_seconds, parse_reference_throughput, reference_efficiencies
 from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.errors import InputError, SizerError
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
 from sizer.workloads.profile import load_profile
-from sizer.engine.job import job_from_profile
 
 
 def test_fp32_convolutions_use_tf32_on_ampere_but_matmuls_do_not(catalog):
-    rates = device_rates(catalog.find("A100 80GB SXM"), "fp32")
+    rates = device_rates(catalog.find("A100 80GB SXM"), Precision.FP32)
     assert rates.conv_unit == "tf32" and rates.conv_peak == pytest.approx(156e12)
     assert rates.matrix_unit == "fp32" and rates.matrix_peak == pytest.approx(19.5e12, rel=0.01)
-    assert device_rates(catalog.find("Tesla P40"), "fp32").conv_unit == "fp32"
+    assert device_rates(catalog.find("Tesla P40"), Precision.FP32).conv_unit == Precision.FP32
 
 
 def test_mixed_precision_resolves_per_device(catalog):
     # bf16 where the device has it, else fp16 (V100 and T4 have no bf16 tensor cores)
-    assert resolve_precision(catalog.find("H100 SXM"), "mixed") == "bf16"
-    assert resolve_precision(catalog.find("V100 SXM2 16GB"), "mixed") == "fp16"
-    assert resolve_precision(catalog.find("T4"), "mixed") == "fp16"
+    assert resolve_precision(catalog.find("H100 SXM"), Precision.MIXED) == Precision.BF16
+    assert resolve_precision(catalog.find("V100 SXM2 16GB"), Precision.MIXED) == Precision.FP16
+    assert resolve_precision(catalog.find("T4"), Precision.MIXED) == Precision.FP16
 
 
 def test_ring_allreduce_formula():
@@ -52,7 +53,7 @@ def test_memory_command_gives_the_zero_figures(catalog):
 
 def test_reference_mode_reproduces_its_own_measurement(catalog):
     v100 = catalog.find("V100 SXM2 16GB")
-    job = job_from_profile(load_profile("resnet50"), 256, "fp16", "momentum", micro_batch=256)
+    job = job_from_profile(load_profile("resnet50"), 256, Precision.FP16, Optimizer.MOMENTUM, micro_batch=256)
     scaled, factor = reference_efficiencies(job, v100, 1200.0, GPU_EFFICIENCIES)
     assert 256 / job_step_seconds(job, v100, scaled) == pytest.approx(1200, rel=0.01) and factor > 0
 
@@ -97,9 +98,11 @@ def test_reference_needs_a_described_workload_and_a_known_device(catalog):
 
 
 @pytest.mark.parametrize("field, value", [("precision", "FP12"), ("optimizer", "lamb"), ("sharding", "zero3")])
-def test_a_wrong_name_from_python_is_an_input_error(catalog, field, value):
-    with pytest.raises(InputError, match=field):
-        estimate_time(TimeRequest(params=1e8, samples=1e6, device="T4", **{field: value}))
+def test_a_wrong_name_from_python_is_refused_where_the_request_is_built(catalog, field, value):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=f"{field}\n  got '{value}'; expected one of"):
+        TimeRequest(params=1e8, samples=1e6, device="T4", **{field: value})
 
 
 def test_choices_parse_any_case():
@@ -108,13 +111,13 @@ def test_choices_parse_any_case():
 
 
 def test_a_configuration_that_does_not_fit_says_so(catalog):
-    result = estimate_time(TimeRequest(params=70e9, samples=1e6, device="RTX 4090", precision="bf16"))
+    result = estimate_time(TimeRequest(params=70e9, samples=1e6, device="RTX 4090", precision=Precision.BF16))
     assert result.fits is False and any("does not fit" in w for w in result.warnings)
 
 
 def test_device_table_is_built_once(catalog):
     devices = tuple(catalog)
-    assert cached_device_table(devices, "mixed") is cached_device_table(devices, "mixed")
+    assert cached_device_table(devices, Precision.MIXED) is cached_device_table(devices, Precision.MIXED)
 
 
 DEVICES = ["T4", "A100 80GB SXM", "H100 SXM", "RTX 4090", "V100 SXM2 16GB", "Xeon Platinum 8180"]
@@ -143,7 +146,6 @@ def test_laws_of_time(catalog, params, samples, device_name, count, factor):
 
     base = time()
     t = base.training_time
-    seconds = lambda r, which="expected": r.quantity(which).to("s").magnitude if hasattr(r, "quantity") else None  # noqa: E731
     assert t.low <= t.expected <= t.high
     limit = base.training_compute.value / (count * base.peak.value) if device_name != "Xeon Platinum 8180" else 0
     from sizer.units import Quantity
@@ -160,7 +162,7 @@ def test_extra_bytes_add_memory_traffic_at_their_own_storage(catalog):
     from sizer.engine.layers import LayerTable
     from sizer.engine.roofline import INFERENCE, Configs, step_seconds
 
-    table = cached_device_table((catalog.find("H100 SXM"),), "bf16")
+    table = cached_device_table((catalog.find("H100 SXM"),), Precision.BF16)
     one = lambda v: np.asarray([v], dtype=float)  # noqa: E731
     layers = LayerTable(name="t", sample="sequence", seq_len=1, kinds=("elementwise",), unit=np.asarray([2]),
                         forward_flops=one(0.0), bytes=one(8e9), params=one(0.0), activation_bytes=one(0.0),
@@ -200,8 +202,10 @@ def test_standard_attention_keeps_the_scores_flash_does_not(catalog):
     standard = estimate_memory(MemoryRequest(model="gpt3-1.3b", tokens=1e9, seq_len=2048, micro_batch=1,
                                              attention="standard"))
     assert standard.activations.value > 2 * flash.activations.value
-    with pytest.raises(InputError, match="attention"):
-        estimate_memory(MemoryRequest(model="gpt3-1.3b", tokens=1e9, attention="sparse"))
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="attention"):
+        MemoryRequest(model="gpt3-1.3b", tokens=1e9, attention="sparse")
 
 
 def test_a_catalog_node_type_sets_the_links(catalog):

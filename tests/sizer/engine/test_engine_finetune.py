@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from sizer.choices import Precision
 from sizer.engine.devices import cached_device_table
 from sizer.engine.layers import layer_table, with_trained_rows
 from sizer.engine.model_states import model_state_bytes
@@ -33,7 +34,7 @@ def test_a_frozen_base_has_weights_but_no_gradients_or_optimizer_states():
 
 
 def test_a_frozen_pass_costs_two_thirds_of_training_and_updates_only_the_trained_parameters(catalog):
-    table = cached_device_table((catalog.find("H100 SXM"),), "bf16")
+    table = cached_device_table((catalog.find("H100 SXM"),), Precision.BF16)
     configs = Configs.of(0, 8, 8, 1, 0)
     base = _table("base", 1e13, 1e9)
     adapters = with_trained_rows(base, _table("adapter", 1e9, 1e6))

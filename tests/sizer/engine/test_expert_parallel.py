@@ -3,11 +3,12 @@ the bad-input rules and the search (sizer.engine.evaluate, roofline, training, s
 import numpy as np
 import pytest
 
+from sizer.choices import Precision
 from sizer.engine.devices import cached_device_table
 from sizer.engine.evaluate import evaluate
+from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
-from sizer.engine.job import resolve_job
 from sizer.workloads.request import WorkloadRequest
 
 
@@ -22,7 +23,7 @@ def test_expert_states_divide_by_ep_and_the_rest_does_not(catalog):
     job = _job()
     experts = 32 * 8 * 3 * 4096 * 14336
     assert job.layers.expert_params == pytest.approx(experts)
-    table = cached_device_table((catalog.find("H100 SXM"),), "bf16", True)
+    table = cached_device_table((catalog.find("H100 SXM"),), Precision.BF16, True)
     ev = evaluate(job, table, [0, 0], [8, 8], [0, 0], ep=[1, 8])
     dense = job.params - experts
     assert float(ev.states.total[0]) == pytest.approx(16 * job.params)
@@ -32,7 +33,7 @@ def test_expert_states_divide_by_ep_and_the_rest_does_not(catalog):
 def test_zero_shards_expert_states_over_dp_over_ep(catalog):
     # DeepSpeed-MoE §5: expert optimizer states are sharded over the expert data-parallel group (dp / ep)
     job = _job()
-    table = cached_device_table((catalog.find("H100 SXM"),), "bf16", True)
+    table = cached_device_table((catalog.find("H100 SXM"),), Precision.BF16, True)
     ev = evaluate(job, table, [0], [16], [1], ep=[4])
     experts = job.layers.expert_params
     dense = job.params - experts
@@ -42,7 +43,7 @@ def test_zero_shards_expert_states_over_dp_over_ep(catalog):
 
 def test_all_to_all_appears_with_ep_and_grows_across_nodes(catalog):
     job = _job()
-    table = cached_device_table((catalog.find("H100 SXM"),), "bf16", True)
+    table = cached_device_table((catalog.find("H100 SXM"),), Precision.BF16, True)
     ev = evaluate(job, table, [0, 0, 0], [16, 16, 16], [3, 3, 3], ep=[1, 8, 16], micro_batch=np.asarray([1.0, 1.0, 1.0]))
     a2a = np.broadcast_to(ev.parts.expert_parallel, ev.parts.step.shape)
     assert a2a[0] == 0 and a2a[1] > 0

@@ -8,8 +8,8 @@ from sizer.engine import search
 from sizer.engine.constants import device_efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.job import resolve_job
-from sizer.hardware.catalog import load_catalog
 from sizer.engine.roofline import Shape, heaviest_stages
+from sizer.hardware.catalog import load_catalog
 from sizer.workloads.request import WorkloadRequest
 
 LLAMA_405B = dict(model="llama-3.1-405b", tokens=15.6e12, device="H100 SXM")

@@ -8,10 +8,19 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sizer.engine.job import (BATCH_BY_SIZE, FINETUNE_BATCH, TRAINING_CONTEXT_CAP, default_batch_tokens, dense_profile,
-                              job_from_profile, resolve_job)
+from sizer.choices import Optimizer, Precision
+from sizer.engine.job import (
+    BATCH_BY_SIZE,
+    FINETUNE_BATCH,
+    TRAINING_CONTEXT_CAP,
+    default_batch_tokens,
+    dense_profile,
+    job_from_profile,
+    resolve_job,
+)
 from sizer.errors import InputError
 from sizer.workloads.request import WorkloadRequest
 
@@ -124,7 +133,7 @@ def test_steps_cover_every_sample(small_job, samples, batch):
 
 def test_a_job_from_a_profile_keeps_its_layers():
     profile = dense_profile(1e6, 2e6, 4e3)
-    job = job_from_profile(profile, 32, "bf16", "adamw")
+    job = job_from_profile(profile, 32, Precision.BF16, Optimizer.ADAMW)
     assert job.params == 1e6 and job.batch_size == 32 and job.batch_given and job.samples == 0
     assert job.precision.value == "bf16" and job.optimizer.value == "adamw"
     assert job.training_flops == 0  # no run length: a step time only

@@ -1,7 +1,8 @@
 """sizer/engine/layers.py: a profile folded into rows with multiplicities, nothing lost or added."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.engine.layers import ATTENTION, CONV, MATRIX, VECTOR, fold_layers, layer_table, unit_of, with_trained_rows
 from sizer.workloads.profile import Layer, Profile
@@ -43,11 +44,11 @@ def test_folding_keeps_every_total(spec):
     layers = [Layer(name=f"l{i}", kind=kind, forward_flops=1e9 * f, bytes=1e6 * b, params=1e3 * p, activation_bytes=1e5 * b)
               for i, (kind, f, b, p) in enumerate(spec)]
     table = layer_table(_profile(layers))
-    assert table.total_forward_flops == pytest.approx(sum(l.forward_flops for l in layers))
-    assert table.total_params == pytest.approx(sum(l.params for l in layers))
-    assert table.total_activation_bytes == pytest.approx(sum(l.activation_bytes for l in layers))
+    assert table.total_forward_flops == pytest.approx(sum(layer.forward_flops for layer in layers))
+    assert table.total_params == pytest.approx(sum(layer.params for layer in layers))
+    assert table.total_activation_bytes == pytest.approx(sum(layer.activation_bytes for layer in layers))
     assert table.multiplicity.sum() == len(layers) == table.layer_count
-    assert len(set(zip(table.kinds, table.forward_flops, table.bytes, table.params))) == len(table.unit)
+    assert len(set(zip(table.kinds, table.forward_flops, table.bytes, table.params, strict=True))) == len(table.unit)
 
 
 def test_a_mark_keeps_otherwise_identical_layers_apart():

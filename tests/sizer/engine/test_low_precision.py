@@ -4,7 +4,8 @@ scaling overhead, attention at the 16-bit peak, and serving without the training
 import pytest
 
 from sizer.engine import constants
-from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES as EFF, serving_efficiencies
+from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES as EFF
+from sizer.engine.constants import serving_efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.layers import ATTENTION, MATRIX, unit_of
 from sizer.errors import InputError

@@ -5,13 +5,21 @@ hardware; here the parsing, the carry-over rule, the calibration and the choice 
 """
 import pytest
 
-from sizer.choices import Mode
+from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.calibration import Calibration, DeviceCalibration
 from sizer.engine.constants import GPU_EFFICIENCIES, device_efficiencies
 from sizer.engine.job import job_from_profile
-from sizer.engine.modes import (REFERENCE_WEIGHT, calibrated_efficiencies, carried_over, choose_efficiencies,
-                                job_from_profile_like, job_step_seconds, parse_reference, parse_reference_throughput,
-                                reference_efficiencies)
+from sizer.engine.modes import (
+    REFERENCE_WEIGHT,
+    calibrated_efficiencies,
+    carried_over,
+    choose_efficiencies,
+    job_from_profile_like,
+    job_step_seconds,
+    parse_reference,
+    parse_reference_throughput,
+    reference_efficiencies,
+)
 from sizer.errors import DeviceLookupError, InputError
 from sizer.workloads.profile import load_profile
 
@@ -63,7 +71,7 @@ def test_a_calibration_scales_the_defaults_and_sets_the_step_overhead(catalog):
 @pytest.fixture(scope="module")
 def resnet_job():
     # ResNet-50 at batch 256 in FP16 with momentum SGD: NVIDIA DeepLearningExamples' V100 setting
-    return job_from_profile(load_profile("resnet50"), 256, "fp16", "momentum", micro_batch=256)
+    return job_from_profile(load_profile("resnet50"), 256, Precision.FP16, Optimizer.MOMENTUM, micro_batch=256)
 
 
 def test_without_reference_or_calibration_the_datasheet_mode(catalog, resnet_job):

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time

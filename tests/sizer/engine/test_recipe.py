@@ -37,10 +37,10 @@ def test_adafactor_is_factored():
 
 
 @pytest.mark.parametrize("fields, field", [
-    ({"state_precision": "bf16", "optimizer": "adamw", "precision": Precision.FP32}, "state_precision"),
-    ({"state_precision": "fp8", "optimizer": "adamw", "precision": Precision.MIXED}, "state_precision"),
-    ({"state_precision": "mixed", "optimizer": "paged-adamw-8bit", "precision": Precision.MIXED, "offload": True}, "optimizer"),
-    ({"state_precision": "mixed", "optimizer": "adamw", "precision": Precision.MIXED, "optimizer_in_backward": True,
+    ({"state_precision": Precision.BF16, "optimizer": Optimizer.ADAMW, "precision": Precision.FP32}, "state_precision"),
+    ({"state_precision": Precision.FP8, "optimizer": Optimizer.ADAMW, "precision": Precision.MIXED}, "state_precision"),
+    ({"state_precision": Precision.MIXED, "optimizer": Optimizer.PAGED_ADAMW_8BIT, "precision": Precision.MIXED, "offload": True}, "optimizer"),
+    ({"state_precision": Precision.MIXED, "optimizer": Optimizer.ADAMW, "precision": Precision.MIXED, "optimizer_in_backward": True,
       "offload_params": True}, "optimizer_in_backward"),
 ])
 def test_combinations_refused_naming_the_field(fields, field):

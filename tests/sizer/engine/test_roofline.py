@@ -9,14 +9,26 @@ BF16 989 TFLOPS and 3350 GB/s HBM3 (../shared/data/gpu-specs.csv). rtol 1e-3 cov
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.engine.constants import ONE_SHOT_ALLREDUCE_LATENCIES, SERVING_ALLREDUCES_PER_BLOCK, Efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.layers import LayerTable, layer_table
-from sizer.engine.roofline import (INFERENCE, TRAINING, Configs, Shape, expert_layout, matrix_size_factor,
-                                   model_flops_per_sample, model_parallel_seconds, optimizer_bytes_per_param,
-                                   recompute_factors, step_seconds, training_passes)
+from sizer.engine.roofline import (
+    INFERENCE,
+    TRAINING,
+    Configs,
+    Shape,
+    expert_layout,
+    matrix_size_factor,
+    model_flops_per_sample,
+    model_parallel_seconds,
+    optimizer_bytes_per_param,
+    recompute_factors,
+    step_seconds,
+    training_passes,
+)
 from sizer.hardware.catalog import load_catalog
 from sizer.workloads.profile import Layer, Profile
 

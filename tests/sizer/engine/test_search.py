@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sizer.errors import InputError
 from sizer.engine.evaluate import activation_bytes_per_sample, in_flight_share
-from sizer.facade import PlanRequest, TimeRequest, estimate_time, plan
 from sizer.engine.job import resolve_job
+from sizer.errors import InputError
+from sizer.facade import PlanRequest, TimeRequest, estimate_time, plan
 
 DEVICES = ("H100 SXM", "A100 80GB SXM", "A100 40GB SXM", "V100 SXM2 32GB")
 
@@ -184,7 +184,7 @@ def test_micro_batches_are_the_largest_whole_divisor_that_fits():
     fit = rng.integers(0, 600, 2000).astype(float)
     micro, accumulation = micro_batches(share.copy(), fit.copy())
     assert np.all(micro * accumulation == share) and np.all(micro == np.round(micro))
-    for s, f, m in zip(share, fit, micro):
+    for s, f, m in zip(share, fit, micro, strict=True):
         best = max(d for d in range(1, int(s) + 1) if s % d == 0 and d <= max(f, 1))
         assert m == best or s / best - np.ceil(s / max(f, 1)) > 64  # beyond the bounded search: 1 is taken
 
@@ -216,9 +216,9 @@ def test_many_pairs_at_once_choose_what_each_pair_alone_chooses():
 def test_the_per_layer_roofline_grouped_by_its_inputs_gives_every_configuration_its_own_figures(catalog, question):
     """step_seconds evaluates each distinct (device, micro-batch, tp, cp, ep, recomputation) once and
     spreads the sums back; keep_layers evaluates every row alone: the two must agree on every field."""
+    from sizer.engine import search as search_module
     from sizer.engine.devices import cached_device_table
     from sizer.engine.roofline import StepParts
-    from sizer.engine import search as search_module
 
     job = resolve_job(TimeRequest(tokens=1e9, device="H100 SXM", count=8, **question))
     devices = tuple(catalog.find(name) for name in ("H100 SXM", "A100 80GB SXM", "RTX 4090"))

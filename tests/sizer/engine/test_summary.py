@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.engine.constants import Efficiencies
 from sizer.engine.devices import build_device_table

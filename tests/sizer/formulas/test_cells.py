@@ -4,7 +4,8 @@ The worked example with every coefficient is in tests/sizer/formulas/test_networ
 the terms the result reports, the byte size, the checks on input, and the equation's laws.
 """
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.formulas.cells import estimate_cells, memory_cell_count

@@ -4,7 +4,8 @@ The seed-001 MLP example ([75, 512, 10]) and the bare sums are in
 tests/sizer/formulas/test_network_size.py; here: ``inputs``, units, the limits and the laws.
 """
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.formulas.complexity import MAX_NEURONS, estimate_complexity, parallel_complexity, sequential_complexity

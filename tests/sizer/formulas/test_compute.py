@@ -1,9 +1,10 @@
 """sizer/formulas/compute.py: C_train = O_f O_b P S E and its forward-FLOP form."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sizer.formulas.compute import training_compute, training_compute_from_forward
 from sizer.facade import estimate_compute
+from sizer.formulas.compute import training_compute, training_compute_from_forward
 from sizer.units import Quantity
 from sizer.workloads.request import WorkloadRequest
 

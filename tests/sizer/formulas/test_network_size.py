@@ -1,9 +1,9 @@
 """sizer/formulas/cells.py, complexity.py, redundancy.py: the analytic expressions of seed 003."""
 import pytest
 
+from sizer.errors import InputError
 from sizer.formulas.cells import estimate_cells, memory_cell_count
 from sizer.formulas.complexity import estimate_complexity, parallel_complexity, sequential_complexity
-from sizer.errors import InputError
 from sizer.formulas.redundancy import estimate_k1, k1_ratio, k1_verdict
 
 

@@ -8,11 +8,23 @@ import csv
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
+from sizer.choices import Precision
 from sizer.errors import InputError
-from sizer.formulas.peaks import (Derating, FLOP_PER_FMA, cpu_peak_flops, derived_fp32_peak, device_peak,
-                                  estimate_peak, gpu_peak_flops, stated_peak, supported_precisions, sustained_flops)
+from sizer.formulas.peaks import (
+    FLOP_PER_FMA,
+    Derating,
+    cpu_peak_flops,
+    derived_fp32_peak,
+    device_peak,
+    estimate_peak,
+    gpu_peak_flops,
+    stated_peak,
+    supported_precisions,
+    sustained_flops,
+)
 from sizer.hardware.precision import PRECISION_BYTES
 from sizer.units import Quantity
 
@@ -34,7 +46,7 @@ def test_2nc_of_a_catalog_gpu_matches_its_datasheet_fp32(catalog, catalog_name, 
     # rtol 0.5 %: the datasheet rounds to three significant figures.
     sheet = _gpu_sheet(sheet_model)
     by_hand = 2 * int(sheet["cuda_cores"]) * float(sheet["boost_clock_mhz"]) * 1e6
-    peak, basis = device_peak(catalog.find(catalog_name), "fp32")
+    peak, basis = device_peak(catalog.find(catalog_name), Precision.FP32)
     assert peak.to("FLOP/s").magnitude == pytest.approx(by_hand, rel=1e-12)
     assert peak.to("TFLOPS").magnitude == pytest.approx(float(sheet["fp32_tflops"]), rel=5e-3)
     assert "2NC" in basis
@@ -46,7 +58,7 @@ def test_stated_peak_wins_where_the_catalog_documents_why_2nc_misses(catalog):
     # figure is used; rtol 1 % for the datasheet's two significant figures.
     h100 = catalog.find("H100 SXM")
     assert h100.fp32_peak_discrepancy
-    peak, basis = device_peak(h100, "fp32")
+    peak, basis = device_peak(h100, Precision.FP32)
     assert peak.to("TFLOPS").magnitude == pytest.approx(float(_gpu_sheet("NVIDIA H100 SXM5 80GB")["fp32_tflops"]), rel=0.01)
     assert "catalog" in basis
     # ... while 2NC itself is still what the formula gives from the entry
@@ -56,7 +68,7 @@ def test_stated_peak_wins_where_the_catalog_documents_why_2nc_misses(catalog):
 def test_catalog_cpu_peak_is_cores_clock_and_vector_units(catalog):
     # ../shared/data/cpu-specs.csv, Xeon Silver 4114: 10 cores, 3.0 GHz boost, 32 FP32 FLOP/cycle/core
     # (1 AVX-512 FMA unit x 16 lanes x 2) -> 960 GFLOP/s; exact arithmetic, so a tight rtol.
-    peak, basis = device_peak(catalog.find("Xeon Silver 4114"), "fp32")
+    peak, basis = device_peak(catalog.find("Xeon Silver 4114"), Precision.FP32)
     assert peak.to("GFLOPS").magnitude == pytest.approx(10 * 3.0 * 32, rel=1e-12)
     assert "SIMD" in basis
 
@@ -101,12 +113,18 @@ def test_fewer_than_one_whole_core_is_refused_naming_cores(cores):
 def test_a_tensor_precision_needs_a_device():
     # only FP32 follows from cores and clock (seed 004 eq. 1 counts CUDA cores)
     with pytest.raises(InputError, match="precision"):
-        estimate_peak(cores=3840, clock="1.531 GHz", precision="bf16")
+        estimate_peak(cores=3840, clock="1.531 GHz", precision=Precision.BF16)
 
 
 def test_a_precision_outside_the_vocabulary_names_the_field(catalog):
-    with pytest.raises(InputError, match="precision"):
-        device_peak(catalog.find("A100 80GB SXM"), "fp12")
+    from pydantic import ValidationError
+
+    from sizer.facade import PeakRequest
+
+    with pytest.raises(ValidationError, match="precision"):  # refused where the request is built
+        PeakRequest(device="A100 80GB SXM", precision="fp12")
+    with pytest.raises(InputError, match="precision: got 'mixed'"):  # resolved per device, no peak of its own
+        device_peak(catalog.find("A100 80GB SXM"), Precision.MIXED)
 
 
 def test_supported_precisions_follow_the_vocabulary_order_and_match_stated_peaks(catalog):
@@ -156,18 +174,18 @@ def test_amx_cpu_bf16_peak_is_cores_clock_and_tile_work(catalog):
     # 3.8 GHz boost); 1024 BF16 FLOP/cycle/core on AMX (Intel optimization manual, recalled: the catalog
     # marks it unverified). Exact arithmetic, so a tight rtol.
     xeon = catalog.find("Xeon Platinum 8480+")
-    peak, basis = device_peak(xeon, "bf16")
+    peak, basis = device_peak(xeon, Precision.BF16)
     assert peak.to("FLOP/s").magnitude == pytest.approx(56 * 2.0e9 * 1024, rel=1e-12)
     assert "AMX" in basis and "2 GHz" in basis and "unverified" in basis
     assert xeon.matrix_tiles.verified is False
     # FP32 stays on the AVX-512 units: 56 x 3.8 GHz x 2 FMA units x 16 lanes x 2
-    assert device_peak(xeon, "fp32")[0].to("FLOP/s").magnitude == pytest.approx(56 * 3.8e9 * 64, rel=1e-12)
+    assert device_peak(xeon, Precision.FP32)[0].to("FLOP/s").magnitude == pytest.approx(56 * 3.8e9 * 64, rel=1e-12)
     assert "bf16" in supported_precisions(xeon)
 
 
 def test_amx_peak_uses_the_all_core_clock_where_the_catalog_has_one(catalog):
     # Xeon 6 6980P: 128 cores, all-core turbo 3.2 GHz (hardwareluxx 6900P review, cpu-specs.csv)
-    peak, basis = device_peak(catalog.find("Xeon 6 6980P"), "bf16")
+    peak, basis = device_peak(catalog.find("Xeon 6 6980P"), Precision.BF16)
     assert peak.to("FLOP/s").magnitude == pytest.approx(128 * 3.2e9 * 1024, rel=1e-12)
     assert "3.2 GHz" in basis
 
@@ -176,7 +194,7 @@ def test_amx_int8_peak_is_twice_bf16(catalog):
     # 2048 INT8 OPS vs 1024 BF16 FLOP per cycle per core (Intel optimization manual, recalled)
     from sizer.formulas.peaks import int8_matrix_peak
     xeon = catalog.find("Xeon Platinum 8480+")
-    assert int8_matrix_peak(xeon) / device_peak(xeon, "bf16")[0] == pytest.approx(2.0, rel=1e-12)
+    assert int8_matrix_peak(xeon) / device_peak(xeon, Precision.BF16)[0] == pytest.approx(2.0, rel=1e-12)
 
 
 def test_avx512_only_cpu_has_no_tile_peak(catalog):
@@ -185,9 +203,9 @@ def test_avx512_only_cpu_has_no_tile_peak(catalog):
     epyc = catalog.find("EPYC 9654")
     assert epyc.matrix_tiles is None
     assert supported_precisions(epyc) == ["fp32"]
-    assert device_peak(epyc, "fp32")[0].to("FLOP/s").magnitude == pytest.approx(96 * 3.55e9 * 32, rel=1e-12)
+    assert device_peak(epyc, Precision.FP32)[0].to("FLOP/s").magnitude == pytest.approx(96 * 3.55e9 * 32, rel=1e-12)
     with pytest.raises(InputError, match="precision"):
-        device_peak(epyc, "bf16")
+        device_peak(epyc, Precision.BF16)
 
 
 def test_tiles_belong_to_cpus_only(catalog):

@@ -6,7 +6,8 @@ tests/sizer/formulas/test_network_size.py; here: the tolerance, the meanings, ov
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.formulas.redundancy import MEANING, estimate_k1, k1_ratio, k1_verdict

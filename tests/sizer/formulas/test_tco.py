@@ -1,9 +1,21 @@
 """sizer/formulas/tco.py: rent against buy, checked against a hand computation."""
+import csv
+
 import pytest
 
 from sizer.errors import InputError
+from sizer.formulas.tco import (
+    CostAssumptions,
+    amortised_capital,
+    cheapest_cloud_price,
+    check_provider,
+    cloud_providers,
+    energy_cost,
+    estimate_tco,
+    hourly_price,
+    rent_cost,
+)
 from sizer.results import Estimate
-from sizer.formulas.tco import CostAssumptions, amortised_capital, energy_cost, estimate_tco, rent_cost
 from sizer.units import Quantity
 
 
@@ -51,11 +63,7 @@ def test_bad_cost_inputs():
         CostAssumptions(utilisation=0)
 
 
-# --- issue 12 item 12: every dated price, a chosen provider, amortised purchase where no rent ---
-
-import csv
-
-from sizer.formulas.tco import check_provider, cheapest_cloud_price, cloud_providers, hourly_price
+# --- every dated price, a chosen provider, amortised purchase where no rent ---
 
 
 def test_device_without_rent_price_costs_its_amortised_purchase_labelled(catalog):
@@ -114,7 +122,7 @@ def test_every_dated_price_of_cloud_prices_csv_is_in_the_catalog(catalog):
     P4 in the catalog: no specs in gpu-specs.csv)."""
     prices = [(p.provider, float(p.value.split()[0])) for d in catalog for p in d.cloud_prices]
     missing = []
-    from conftest import SHARED_DATA
+    from tests.conftest import SHARED_DATA
 
     with open(SHARED_DATA / "cloud-prices.csv", newline="") as handle:
         for row in csv.DictReader(handle):
@@ -156,6 +164,9 @@ def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost_onl
     for r in result.unpriced:
         device = catalog.find(r.device)
         assert device.purchase_price is None and not _lambda_runs(device, r.count)
+    # an unknown cloud is refused, naming the field
+    with pytest.raises(InputError, match="cloud"):
+        recommend(request.model_copy(update={"cloud": "nosuch"}), catalog)
 
 
 def _lambda_runs(device, count: int) -> bool:
@@ -164,8 +175,6 @@ def _lambda_runs(device, count: int) -> bool:
     needed = network_between_nodes(device)[0]
     return any(p.provider == "Lambda" and p.term == "on-demand" and offer_runs(p, count, needed)
                for p in device.cloud_prices)
-    with pytest.raises(InputError, match="cloud"):
-        recommend(request.model_copy(update={"cloud": "nosuch"}), catalog)
 
 
 def test_recommend_rents_by_default_and_lists_unrented_devices_apart(catalog):
@@ -233,7 +242,7 @@ NOT_IN_CATALOG = {"Google TPU v2", "NVIDIA A16", "NVIDIA GeForce RTX 3060 Ti (8G
 
 
 def _more_price_rows():
-    from conftest import SHARED_DATA
+    from tests.conftest import SHARED_DATA
 
     with open(SHARED_DATA / "cloud-prices-more.csv", newline="") as handle:
         for row in csv.DictReader(handle):

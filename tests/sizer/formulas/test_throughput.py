@@ -1,10 +1,19 @@
 """sizer/formulas/peaks.py: R = 2NC, the CPU formula, derating, catalog peaks."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
+from sizer.choices import Precision
 from sizer.errors import InputError
-from sizer.formulas.peaks import (Derating, cpu_peak_flops, device_peak, estimate_peak, gpu_peak_flops,
-                              supported_precisions, sustained_flops)
+from sizer.formulas.peaks import (
+    Derating,
+    cpu_peak_flops,
+    device_peak,
+    estimate_peak,
+    gpu_peak_flops,
+    supported_precisions,
+    sustained_flops,
+)
 from sizer.units import Quantity
 
 
@@ -28,19 +37,19 @@ def test_cpu_formula_xeon_8180():
 
 
 def test_cpu_peak_from_catalog_uses_the_formula(catalog):
-    peak, basis = device_peak(catalog.find("Xeon Platinum 8180"), "fp32")
+    peak, basis = device_peak(catalog.find("Xeon Platinum 8180"), Precision.FP32)
     assert "SIMD" in basis and peak.to("TFLOPS").magnitude > 1
 
 
 def test_tensor_precision_uses_catalog_dense_peak(catalog):
-    peak, basis = device_peak(catalog.find("A100 80GB SXM"), "bf16")
+    peak, basis = device_peak(catalog.find("A100 80GB SXM"), Precision.BF16)
     assert peak.to("TFLOPS").magnitude == pytest.approx(312, rel=0.01)  # NVIDIA A100 datasheet, dense
     assert "dense" in basis
 
 
 def test_unsupported_precision_lists_what_is_supported(catalog):
     with pytest.raises(InputError, match="fp32"):
-        device_peak(catalog.find("Tesla P40"), "bf16")
+        device_peak(catalog.find("Tesla P40"), Precision.BF16)
     assert supported_precisions(catalog.find("Tesla P40")) == ["fp32"]
 
 

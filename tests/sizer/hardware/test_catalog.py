@@ -1,12 +1,16 @@
 """sizer/hardware/catalog.py and catalog/*.yaml: validation, provenance, lookup, user files."""
+import csv
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from sizer.hardware.catalog import load_catalog, match_devices
-from sizer.hardware.schema import PRECISIONS
+from sizer.device_view import describe_device
 from sizer.errors import CatalogError, DeviceLookupError
 from sizer.formulas.peaks import derived_fp32_peak, stated_peak
+from sizer.hardware.catalog import load_catalog, match_devices
+from sizer.hardware.schema import PRECISIONS
+from tests.conftest import SHARED_DATA as DATA
 
 # Every device the issue and spec §4 name, as a user would type it.
 REQUIRED = [
@@ -182,14 +186,7 @@ def test_a_bare_number_offers_the_devices_it_appears_in(catalog):
 def test_a_meaningful_word_with_a_bare_number_still_matches(catalog, name, expected_id_part):
     assert expected_id_part in catalog.find(name).id
 
-# --- issue 12 item 12, issue 10 item 8, issue 11 item 6: catalog truth -------------------------
-
-import csv
-from pathlib import Path
-
-from sizer.device_view import describe_device
-
-from conftest import SHARED_DATA as DATA  # noqa: E402
+# --- catalog truth -------------------------
 
 
 def _figures(device):
@@ -227,7 +224,7 @@ def test_recalled_and_low_confidence_figures_are_unverified(catalog):
 
 def test_rtx_6000_ada_a10g_and_rtx_2060_have_their_missing_precisions(catalog):
     """Issue 12: RTX 6000 Ada was rejected for fp16 and tf32 work, A10G had no tensor peaks, RTX 2060 no fp16."""
-    from sizer.formulas.peaks import supported_precisions, stated_peak
+    from sizer.formulas.peaks import stated_peak, supported_precisions
 
     ada = catalog.find("RTX 6000 Ada")
     # more-devices.csv (VladislavDuma table): dense TF32 182, FP16 364 TFLOPS
@@ -369,11 +366,7 @@ def test_networks_file_refuses_a_dangling_link(tmp_path):
         load_networks(str(tmp_path))
 
 
-# --- issue 19 item 4: catalog reach, precision gaps, names matched on meaningful words ---
-
-import csv as _csv
-
-from sizer.units import parse_quantity as _q
+# --- catalog reach, precision gaps, names matched on meaningful words ---
 
 
 @pytest.mark.parametrize("name, chosen", [
@@ -403,10 +396,10 @@ def test_short_or_ambiguous_names_get_a_candidate_list_not_a_guess(catalog, name
 
 
 def _device_specs_more():
-    from conftest import SHARED_DATA
+    from tests.conftest import SHARED_DATA
 
     with open(SHARED_DATA / "device-specs-more.csv", newline="") as handle:
-        return list(_csv.DictReader(handle))
+        return list(csv.DictReader(handle))
 
 
 SPEC_DEVICES = {  # device-specs-more.csv name -> catalog name (the M4 family has no FP32 figure: left out)

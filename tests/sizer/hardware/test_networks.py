@@ -4,12 +4,10 @@ tests/sizer/hardware/test_catalog.py checks every interconnects.csv row and the 
 here: lookups, what a topology says when a figure is missing or unverified, and the loader's refusals.
 """
 import shutil
-from pathlib import Path
 
 import pytest
 
 from sizer.errors import CatalogError, InputError
-from sizer.hardware.catalog import load_catalog
 from sizer.hardware.networks import load_networks, networks_dir
 
 

@@ -7,7 +7,7 @@ tests/sizer/hardware/test_catalog.py; here the models themselves.
 import pytest
 from pydantic import ValidationError
 
-from sizer.hardware.schema import (CloudPrice, Device, NetworksFile, Price, Sourced, figure_problems, read_figures)
+from sizer.hardware.schema import CloudPrice, Device, NetworksFile, Price, Sourced, figure_problems, read_figures
 
 SOURCES = {"ds": "a datasheet"}
 

@@ -10,15 +10,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from api.app import create_app
 from sizer.errors import InputError
+from sizer.inference.deployments import InferenceRecommendRequest, recommend_inference
 from sizer.inference.estimate import InferenceRequest, estimate_inference
 from sizer.inference.formats import group_quantised_bits, kv_cache_bytes_per_value, weight_format
-from sizer.inference.deployments import InferenceRecommendRequest, recommend_inference
-from sizer.inference.serving import (ServingCase, evaluate_serving, kv_cache_bytes_per_token, serving_table,
-                                     total_tokens_per_second, touched_experts)
+from sizer.inference.serving import (
+    ServingCase,
+    evaluate_serving,
+    kv_cache_bytes_per_token,
+    serving_table,
+    total_tokens_per_second,
+    touched_experts,
+)
 from sizer.workloads.registry import find_model
 
 GB, GIB = 1e9, 2.0 ** 30
@@ -29,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_fp8_serving_runs_at_the_fp8_peak_without_the_training_scaling_overhead(catalog):
     from dataclasses import replace
+
     from sizer.engine.constants import FP8_SCALING_OVERHEAD, SERVING_MATRIX_EFFICIENCY, serving_efficiencies
     device = catalog.find("H100 SXM")
     serve = serving_table((device,), weight_format("fp8"))

@@ -5,7 +5,8 @@ bandwidth."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference

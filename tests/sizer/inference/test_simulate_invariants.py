@@ -8,7 +8,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import SizerError
 from sizer.inference import simulate as sim

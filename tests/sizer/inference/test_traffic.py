@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from sizer.errors import InputError
-from sizer.inference.traffic import (LENGTH_DISTRIBUTIONS, MAX_TRACE_ROWS, Lengths, length_distribution, load_trace,
-                                     parse_trace, poisson_arrivals)
+from sizer.inference.traffic import (
+    LENGTH_DISTRIBUTIONS,
+    MAX_TRACE_ROWS,
+    Lengths,
+    length_distribution,
+    load_trace,
+    parse_trace,
+    poisson_arrivals,
+)
 
 
 @pytest.mark.parametrize("name, median_in, p90_in, mean_in, median_out, mean_out", [

@@ -125,6 +125,7 @@ def test_http_under_load(client):
 def test_serving_held_out_accuracy_is_no_worse_than_its_guards():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import serving_accuracy as bench
+
     from sizer.hardware.catalog import load_catalog
     from sizer.inference import simulate as sim
 

@@ -81,7 +81,7 @@ def _close(a, b, path="") -> bool:
         return all(_close(a[k], b[k], f"{path}.{k}") for k in a)
     if isinstance(a, list):
         assert len(a) == len(b), path
-        return all(_close(x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
+        return all(_close(x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b, strict=True)))
     if isinstance(a, float):
         assert a == pytest.approx(b, rel=1e-12), path
         return True

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from sizer.facade import MemoryRequest, PlanRequest, RecommendRequest, TimeRequest, estimate_memory, estimate_time, plan, recommend
+from sizer.facade import (
+    MemoryRequest,
+    PlanRequest,
+    RecommendRequest,
+    TimeRequest,
+    estimate_memory,
+    estimate_time,
+    plan,
+    recommend,
+)
 from sizer.units import Quantity
 
 

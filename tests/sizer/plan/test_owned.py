@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sizer import facade
-from sizer.errors import InputError, SizerError
+from sizer.errors import SizerError
 from sizer.plan.owned import parse_have
 from sizer.results import unit_factor
 

@@ -2,13 +2,14 @@
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time
-from sizer.results import Estimate
-from sizer.plan.sweep import COLUMNS, MAX_EVALUATIONS, sweep
 from sizer.formulas.tco import estimate_tco
+from sizer.plan.sweep import COLUMNS, MAX_EVALUATIONS, sweep
+from sizer.results import Estimate
 from sizer.units import Quantity
 from sizer.workloads.request import WorkloadRequest
 

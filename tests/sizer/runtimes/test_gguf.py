@@ -3,8 +3,8 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.inference.formats import weight_format
-from sizer.runtimes.gguf import bits_per_weight, gguf_bytes, gguf_tensors, use_more_bits
 from sizer.inference.serving import stored_weight_bytes
+from sizer.runtimes.gguf import bits_per_weight, gguf_bytes, gguf_tensors, use_more_bits
 from sizer.workloads.registry import find_model
 
 # Published GGUF sizes, ../shared/data/gguf-file-sizes.csv: ddh0/UnquantizedEmbeddingTesting sizes.txt (ls -l
@@ -66,3 +66,14 @@ def test_served_bytes_are_the_files():
 def test_unknown_mix_names_the_field():
     with pytest.raises(InputError, match="weights"):
         weight_format("q7_k_m")
+
+
+@pytest.mark.parametrize("model", ["falcon-7b", "gpt2-xl", "llama-3-8b"])
+def test_f16_file_stores_each_weight_once(model):
+    # An F16 GGUF keeps every weight matrix once at 16 bits, so its tensors hold the model's parameter count;
+    # a GELU FFN (Falcon, GPT-2) has no gate matrix (llama.cpp convert_hf_to_gguf writes ffn_gate only for
+    # gated FFNs). Tolerance 0.5 %: GPT-2's learned position embeddings and biases are not GGUF weight tensors here.
+    arch = find_model(model)
+    tensors = gguf_tensors(arch, "F16")
+    assert sum(t.weights for t in tensors) == pytest.approx(arch.params_total(), rel=0.005)
+    assert any(t.role == "ffn_gate" for t in tensors) == (arch.ffn_type in ("swiglu", "geglu"))

@@ -4,7 +4,8 @@ runtime's own saturated throughput for the same lengths."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference

@@ -19,8 +19,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
 from sizer.errors import InputError
+from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
 from sizer.plan.recommend import RecommendRequest, recommend
 from sizer.workloads.finetune import lora_params, nf4_bits_per_param
 from sizer.workloads.registry import find_model
@@ -179,7 +179,6 @@ def test_recommend_replicates_a_qlora_7b_on_consumer_cards_where_full_training_m
 # --- bad input ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fields, field", [
-    (dict(method="dora"), "method"),
     (dict(lora_rank=8), "lora_rank"),  # LoRA options with full training
     (dict(method="lora", lora_targets="q,x"), "lora_targets"),
     (dict(method="lora", lora_rank=5000), "lora_rank"),  # above the smallest adapted dimension (4096)

@@ -4,10 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from sizer.errors import InputError
 from sizer.datafile import MAX_DEPTH as MAX_JSON_DEPTH
-from sizer.workloads.hf_config import (MAX_CONFIG_BYTES, architecture_from_config, read_hf_config,
-                                       supported_model_types)
+from sizer.errors import InputError
+from sizer.workloads.hf_config import MAX_CONFIG_BYTES, architecture_from_config, read_hf_config, supported_model_types
 from sizer.workloads.registry import find_model, resolve_model
 from sizer.workloads.source import FileRef, model_source
 

@@ -3,7 +3,6 @@ built-in entry of the same model, whose counts match the releases (tests/sizer/w
 
 The dicts below carry the keys of each model's hub config.json that the readers use (recalled, as the
 catalog entries; no copy is in ../shared/data/hf-configs)."""
-import dataclasses
 
 import pytest
 

@@ -3,11 +3,12 @@ import dataclasses
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
-from sizer.workloads.profile import MATRIX_KINDS, Profile, load_profile
 from sizer.workloads.layer_graph import korthikanti_block_bytes, layer_graph
+from sizer.workloads.profile import MATRIX_KINDS, Profile, load_profile
 from sizer.workloads.registry import builtin_entries, decoder_for_params, find_model
 
 GPT2_SEQ = 1024
@@ -151,7 +152,7 @@ def test_flash_attention_keeps_less_and_moves_less():
     flash, unfused = layer_graph(arch, 4096), layer_graph(arch, 4096, flash_attention=False)
     assert flash.forward_flops == unfused.forward_flops
     assert flash.activation_bytes < unfused.activation_bytes
-    assert sum(l.bytes for l in flash.layers) < sum(l.bytes for l in unfused.layers)
+    assert sum(layer.bytes for layer in flash.layers) < sum(layer.bytes for layer in unfused.layers)
 
 
 def test_bad_sequence_lengths():

@@ -1,9 +1,9 @@
 """sizer/workloads/profile.py: reading workload profiles, interpolating between sequence lengths."""
 import pytest
 
-from sizer.workloads.source import FileRef
 from sizer.errors import InputError
 from sizer.workloads.profile import builtin_profile_names, load_profile
+from sizer.workloads.source import FileRef
 
 
 def test_builtin_profiles_cover_the_issue_list():

@@ -3,12 +3,22 @@ import dataclasses
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.workloads.architecture import Architecture
-from sizer.workloads.registry import (DEPTH_COEFFICIENT, DEPTH_EXPONENT, DEPTH_FIT_MODELS, builtin_entries,
-                                      decoder_for_params, find_model, model_entry, model_names, resolve_model)
+from sizer.workloads.registry import (
+    DEPTH_COEFFICIENT,
+    DEPTH_EXPONENT,
+    DEPTH_FIT_MODELS,
+    builtin_entries,
+    decoder_for_params,
+    find_model,
+    model_entry,
+    model_names,
+    resolve_model,
+)
 
 # Tolerances against the published parameter count of each entry (model-configs.csv params_total):
 # - "exact" counts (GPT-2 small: torchinfo count of the HF model): equal.
@@ -109,7 +119,7 @@ def test_depth_rule_is_the_fit_to_llama():
     xs = [math.log(find_model(n).params_total()) for n in DEPTH_FIT_MODELS]
     ys = [math.log(find_model(n).layers) for n in DEPTH_FIT_MODELS]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
     assert slope == pytest.approx(DEPTH_EXPONENT, abs=5e-4)
     assert math.exp(my - slope * mx) == pytest.approx(DEPTH_COEFFICIENT, rel=5e-3)
 

@@ -1,9 +1,11 @@
 """sizer/plan/memory_report.py: training memory per device and the fit decision, from the engine's memory model."""
 import pytest
 
-from sizer.plan.memory_report import training_memory
-from sizer.workloads.request import WorkloadRequest
+from sizer.choices import Optimizer
 from sizer.engine.job import resolve_job
+from sizer.errors import InputError
+from sizer.plan.memory_report import optimizer_assumption, training_memory
+from sizer.workloads.request import WorkloadRequest
 
 
 def _job(**fields):
@@ -77,3 +79,47 @@ def test_zero_adds_its_communication_buckets_and_says_they_are_unverified():
     assert any(a.name == "ZeRO buckets" and a.verified is False for a in sharded.assumptions)
     small = training_memory(_job(params=1e8, precision="fp16", optimizer="adam"), None, 8, zero=1)
     assert small.buffers.value == pytest.approx(2 * 1e8 * 2 / 1e9)  # capped at the parameters held
+
+
+@pytest.mark.parametrize("zero, model_states_gb", [(0, 120.0), (1, 31.40625), (2, 16.640625), (3, 1.875)])
+def test_zero_stages_shard_the_model_states_as_the_zero_paper_figure_1(zero, model_states_gb):
+    # Rajbhandari et al. 2020, Figure 1: 7.5e9 parameters, mixed-precision Adam (K = 12), 64 devices:
+    # 120 GB replicated, 31.4 GB (Pos), 16.6 GB (Pos+g), 1.9 GB (Pos+g+p); exact to the formula's float
+    result = training_memory(_job(params=7.5e9, precision="fp16", optimizer="adam"), None, 64, zero=zero)
+    assert result.model_states.value == pytest.approx(model_states_gb, rel=1e-12)
+    assert result.sharding == ("full" if zero == 3 else "none")
+
+
+def test_active_is_the_total_less_the_framework_overhead_and_offload_moves_states_to_the_host(catalog):
+    job = _job(params=1e9, samples=1e6, precision="bf16", optimizer="adamw")
+    h100 = catalog.find("H100 SXM")
+    kept = training_memory(job, h100)
+    assert kept.active.value == pytest.approx(kept.total.value - kept.framework_overhead.value)
+    assert kept.host_memory.value == 0
+    offloaded = training_memory(job, h100, offload=True)
+    # ZeRO-Offload (Ren et al. 2021): FP32 master weights and the two Adam moments, 12 B per parameter, on the host
+    assert offloaded.host_memory.value == pytest.approx(12.0, rel=1e-9)
+    assert offloaded.total.value < kept.total.value
+
+
+def test_recomputation_of_a_workload_without_blocks_is_refused():
+    with pytest.raises(InputError) as raised:
+        training_memory(_job(params=1e8, samples=1e6, activation_memory_per_sample="1 MB"), recompute=2)
+    assert raised.value.field == "recompute"
+
+
+def test_a_precision_the_device_lacks_is_refused_naming_the_field(catalog):
+    # an A100 has no fp8 tensor-core peak (NVIDIA A100 datasheet), so fp8 training cannot be sized on it
+    with pytest.raises(InputError) as raised:
+        training_memory(_job(params=1e9, precision="fp8"), catalog.find("A100 80GB SXM"))
+    assert raised.value.field == "precision"
+
+
+@pytest.mark.parametrize("optimizer, words", [
+    (Optimizer.ADAMW, "2 FP32 state copies"), (Optimizer.SGD, "0 FP32 state copies"),
+    (Optimizer.ADAMW_8BIT, "2 state copies at 8 bits"), (Optimizer.ADAFACTOR, "factored second moment"),
+    (Optimizer.LION, "1 FP32 state copy"),
+])
+def test_the_optimizer_assumption_says_what_it_keeps(optimizer, words):
+    note = optimizer_assumption(optimizer)
+    assert note.name == "optimizer" and words in note.value and note.source

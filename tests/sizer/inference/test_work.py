@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizer.errors import InputErrors
 from sizer.inference.estimate import InferenceRequest
-from sizer.inference.simulate import MAX_ITERATIONS
-from sizer.inference.work import refuse_over_budget, serving_iterations, simulation_iterations
+from sizer.inference.simulate import MAX_ITERATIONS, MAX_REQUESTS
+from sizer.inference.work import recommend_serving_iterations, refuse_over_budget, serving_iterations, simulation_iterations
 
 BASE = {"model": "llama-3.1-8b", "device": "H100 SXM"}
 
@@ -48,3 +49,30 @@ def test_over_the_budget_the_refusal_names_each_field_that_lowers_the_price():
         refuse_over_budget(request, price, 2e6)
     assert {e.field for e in refused.value.errors} >= {"users", "max_running", "token_budget", "slo_e2e"}
     refuse_over_budget(request, price, price)  # at the budget: not refused
+
+
+def test_a_simulation_counts_between_10_and_max_requests_requests():
+    # fewer than 10 requests are priced as 10, more than the simulator's MAX_REQUESTS as MAX_REQUESTS
+    assert simulation_iterations(1, 100, 10, 0.0, 100, 10) == simulation_iterations(10, 100, 10, 0.0, 100, 10)
+    assert (simulation_iterations(10 * MAX_REQUESTS, 1, 1, 0.0, 1000, 1000)
+            == simulation_iterations(MAX_REQUESTS, 1, 1, 0.0, 1000, 1000))
+
+
+def test_a_prefix_cache_hit_takes_its_share_of_the_prompt_off():
+    # 100 x ((1000 x 0.5 + 100) / 2000 + 100 / 50) = 230 iterations, by hand
+    assert simulation_iterations(100, 1000, 100, 0.5, 2000, 50) == pytest.approx(230.0)
+
+
+def test_ranking_more_devices_costs_more_and_no_load_costs_nothing():
+    request = InferenceRequest(**BASE, rate=5)
+    assert 0 < recommend_serving_iterations(request, 2) < recommend_serving_iterations(request, 20)
+    assert recommend_serving_iterations(InferenceRequest(**BASE), 40) == 0.0
+
+
+def test_fields_at_their_defaults_are_not_named_and_fixed_lengths_are():
+    request = InferenceRequest(**BASE, users=500)
+    with pytest.raises(InputErrors) as refused:
+        refuse_over_budget(request, 2.0, 1.0)
+    fields = {e.field for e in refused.value.errors}
+    # vLLM's default budget and slots: raising them lowers nothing; fixed lengths: shorter requests do
+    assert fields == {"users", "prompt_len", "output_len"}

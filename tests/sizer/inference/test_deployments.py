@@ -1,0 +1,46 @@
+"""sizer.inference.deployments: the offline ranking of devices for serving, and the combinations it refuses."""
+from __future__ import annotations
+
+import pytest
+
+from sizer.errors import InputError
+from sizer.inference.deployments import InferenceRecommendRequest, recommend_inference
+
+
+def _ask(catalog, **fields):
+    base = {"model": "llama-3-8b", "kinds": ["accelerator"], "max_devices": 2}
+    return recommend_inference(InferenceRecommendRequest(**{**base, **fields}), catalog)
+
+
+def test_context_length_sets_the_prompt_and_a_pinned_format_is_kept(catalog):
+    r = _ask(catalog, context_length=4096, output_len=512, weights="fp16")
+    assert (r.prompt_len, r.output_len) == (4096 - 512, 512)
+    assert r.weights == "fp16" and r.ranked and all(row.weights == "fp16" for row in r.ranked)
+    assert [row.rank for row in r.ranked] == list(range(1, len(r.ranked) + 1))
+
+
+def test_rows_meet_the_targets_they_were_given(catalog):
+    r = _ask(catalog, tokens_per_s_per_user=20, time_to_first_token="2 s")
+    assert r.ranked
+    for row in r.ranked:
+        # the expected figures meet the targets (the range's ends may not)
+        assert row.decode_tokens_per_s.expected >= 20
+        assert row.time_to_first_token.expected <= 2000  # ms
+
+
+def test_priced_rows_come_first_cheapest_first(catalog):
+    r = _ask(catalog)
+    costs = [row.cost_per_million_tokens.value for row in r.ranked if row.cost_per_million_tokens is not None]
+    assert costs == sorted(costs)
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"context_length": 100, "output_len": 100}, "context_length"),  # no prompt token left
+    ({"disaggregated": True}, "disaggregated"),  # pools are sized for a rate
+    ({"users": 4, "gpu_layers": 10}, "gpu_layers"),  # offload is sized for a static batch
+    ({"host_cpu": "ryzen-9-7950x"}, "host_cpu"),  # a host without offloaded layers
+])
+def test_combinations_that_cannot_run_are_refused_naming_the_field(catalog, fields, field):
+    with pytest.raises(InputError) as refused:
+        _ask(catalog, **fields)
+    assert refused.value.field == field

@@ -1,0 +1,52 @@
+"""sizer.inference.local_split: layers over unequal devices in proportion to memory (llama.cpp
+--split-mode layer with its default --tensor-split), and the split's times."""
+from __future__ import annotations
+
+import pytest
+
+from sizer.errors import InputError
+from sizer.inference.formats import weight_format
+from sizer.inference.local import local_table, wired_device
+from sizer.inference.local_split import layer_shares, split_layers
+from sizer.inference.serving import ServingCase, evaluate_serving
+from sizer.runtimes import runtime
+from sizer.workloads.registry import find_model
+
+LLAMA = runtime("llama.cpp").profile
+
+
+@pytest.mark.parametrize("layers, memories, shares", [
+    (80, [24e9, 24e9], [40, 40]),
+    (32, [24e9, 12e9], [21, 11]),  # 21.33 and 10.67: the larger remainder (0.67) gets the last layer
+    (80, [24e9, 12e9], [53, 27]),  # 53.33 and 26.67
+    (4, [100e9, 1e9, 1e9], [2, 1, 1]),  # each device at least one layer, the floor's overshoot from the largest
+])
+def test_layers_in_proportion_to_memory(layers, memories, shares):
+    assert layer_shares(layers, memories) == shares
+
+
+def test_more_devices_than_layers_is_refused():
+    with pytest.raises(InputError, match="devices"):
+        layer_shares(2, [1e9, 1e9, 1e9])
+
+
+def test_two_equal_devices_take_one_device_time(catalog):
+    # each holds half the layers and every token passes both: the step is the time of one device holding all
+    arch, fmt = find_model("llama-3-8b"), weight_format("q4_k_m")
+    device = catalog.find("RTX 4090")
+    case = ServingCase(arch, fmt, 2.0, 512, 128, split="layer")
+    split = split_layers(arch, [device, device], fmt, LLAMA, case, 1)
+    one = evaluate_serving(case, local_table(wired_device(device)[0], fmt, LLAMA), 0, 1, 1.0)
+    assert split.decode_seconds == pytest.approx(float(one.decode_seconds[0]), rel=1e-9)
+    assert [s.layers for s in split.shares] == [16, 16] and split.fits
+    # each holds half the weights
+    assert split.shares[0].weights_memory.value == pytest.approx(float(one.weights[0]) / 2 / 1e9)
+
+
+def test_a_split_that_does_not_fit_says_which_device(catalog):
+    # Llama-3-70B Q4_K_M, about 42 GB of weights, over 24 + 12 GB
+    arch, fmt = find_model("llama-3-70b"), weight_format("q4_k_m")
+    case = ServingCase(arch, fmt, 2.0, 512, 128, split="layer")
+    split = split_layers(arch, [catalog.find("RTX 3090"), catalog.find("RTX 3060 12GB")], fmt, LLAMA, case, 1)
+    assert not split.fits and not all(s.fits for s in split.shares)
+    assert sum(s.layers for s in split.shares) == arch.layers

@@ -1,0 +1,75 @@
+"""sizer/plan/owned_answer.py: the shape of an answer for hardware the user has (``--have``): one option
+per hardware set with its verdict, the layout, and the assumptions said once.
+
+The engine's figures behind each option are checked against ``sizer time`` in
+tests/sizer/plan/test_owned.py; this file checks what this module adds.
+"""
+from __future__ import annotations
+
+import pytest
+
+from sizer import facade
+from sizer.plan.owned_answer import answer_inference, answer_training, tensor_ranks_within
+
+# Llama 2 7B has 32 attention heads and 32 key-value heads (Touvron et al. 2023, Table 1 / its
+# config.json): tensor ranks that divide 32 split them whole.
+LLAMA_2_7B_SERVED = dict(model="llama-2-7b")
+
+
+@pytest.mark.parametrize("count, ranks", [(1, 1), (2, 2), (3, 2), (5, 4), (6, 4), (8, 8)])
+def test_tensor_ranks_are_the_most_devices_that_split_the_heads_whole(count, ranks):
+    request = facade.InferenceRequest(**LLAMA_2_7B_SERVED, have=[f"{count}x RTX 4090"])
+    assert tensor_ranks_within(count, request) == ranks
+
+
+def test_a_count_that_does_not_split_the_heads_serves_on_fewer_and_says_the_idle_ones(catalog):
+    result = answer_inference(facade.InferenceRequest(**LLAMA_2_7B_SERVED, have=["3x RTX 4090"]), catalog)
+    (option,) = result.options
+    assert option.count == 3 and option.layout["tp"] == 2 and option.layout["idle_devices"] == 1
+    # 7e9 bf16 weights = 14 GB over two 24 GB cards: it serves
+    assert option.fits and option.verdict == "fits" and option.decode_tokens_per_s.expected > 0
+    assert result.task == "inference" and result.workload.startswith("serving llama-2-7b")
+    assert [a.name for a in result.assumptions] == ["hardware", "cost"]  # no training layout search to state
+    assert "3 x " in result.assumptions[0].value and "answered for these only" in result.assumptions[0].value
+
+
+def test_the_memory_question_has_no_time_cost_or_layout_search(catalog):
+    result = answer_training(facade.MemoryRequest(model="llama-3-8b", method="qlora", have=["1x RTX 4090"]), catalog)
+    (option,) = result.options
+    assert result.task == "memory" and result.workload == "training memory"
+    assert option.fits and option.verdict == "fits" and option.training_time is None and option.cost is None
+    assert set(option.layout) == {"zero", "recompute", "micro_batch"}  # the memory model's layout, not a search's
+    names = [a.name for a in result.assumptions]
+    assert "hardware" in names and "cost" not in names and "layout" not in names
+
+
+def test_a_training_answer_states_the_workload_once_and_the_layout_search(catalog):
+    request = facade.RecommendRequest(model="llama-3-8b", tokens=1e9, method="lora", precision="bf16",
+                                      have=["1x H100 SXM", "2x H100 SXM"])
+    result = answer_training(request, catalog)
+    assert result.task == "training" and len(result.options) == 2
+    names = [a.name for a in result.assumptions]
+    assert names[:3] == ["hardware", "cost", "layout"]
+    assert names.count("sequence length") == 1 and names.count("batch size") == 1  # from the first estimate only
+    assert all(o.layout["dp"] * o.layout["tp"] * o.layout["pp"] * o.layout["cp"] == o.count for o in result.options)
+
+
+def test_a_deadline_missed_is_the_verdict_and_a_deadline_met_is_said(catalog):
+    # LoRA of Llama-3-8B on 1e9 tokens takes hours on one H100: at least 4 N T FLOP (forward and the
+    # activations' backward; no gradients of the frozen weights) at the bf16 dense peak of 989e12 FLOP/s
+    # (NVIDIA H100 datasheet) is 4 x 8e9 x 1e9 / 989e12 = 3.2e4 s. A minute is missed, 100 days met.
+    fields = dict(model="llama-3-8b", tokens=1e9, method="lora", precision="bf16", have=["1x H100 SXM"])
+    (late,) = answer_training(facade.RecommendRequest(**fields, deadline="1 min"), catalog).options
+    assert late.fits and late.meets_deadline is False and late.verdict.startswith("misses the deadline")
+    (early,) = answer_training(facade.RecommendRequest(**fields, deadline="100 d"), catalog).options
+    assert early.meets_deadline is True and early.verdict == "fits and meets the deadline"
+    assert early.suggestions == [] and early.recipe  # the recipe as a line for a trainer's configuration
+
+
+def test_what_sizer_chose_is_listed_apart_from_what_was_given(catalog):
+    # no method given for a fine-tune (1e8 tokens for 8e9 parameters): sizer chooses one on the hardware
+    (option,) = answer_training(facade.TimeRequest(model="llama-3-8b", tokens=1e8, have=["1x RTX 4090"]), catalog).options
+    assert option.chosen.get("method") == option.method and option.method in ("lora", "qlora")
+    (given,) = answer_training(facade.TimeRequest(model="llama-3-8b", tokens=1e8, method="qlora", precision="bf16",
+                                                  have=["1x RTX 4090"]), catalog).options
+    assert "method" not in given.chosen and "precision" not in given.chosen

@@ -1,0 +1,105 @@
+"""sizer/runtimes/local_runtimes.py: llama.cpp and mlx, their fitted kernels and the runtime a question gets."""
+import pytest
+
+from sizer.inference.formats import weight_format
+from sizer.runtimes.local_runtimes import (
+    APPLE_GPU_SHARE_LARGE,
+    APPLE_GPU_SHARE_SMALL,
+    BANDWIDTH_REFERENCE,
+    RUNTIMES,
+    KernelEfficiency,
+    LocalProfile,
+    default_local_runtime,
+    device_family,
+    device_kind,
+    fitted,
+    gpu_share,
+    local_efficiencies,
+    quant_key,
+)
+
+
+def profile(**changes):
+    fields = dict(kernels={("nvidia", "Q4_K"): KernelEfficiency(0.5, 0.8, 10), ("nvidia", "*"): KernelEfficiency(0.4, 0.7),
+                           ("*", "Q8_0"): KernelEfficiency(0.3, 0.6), ("*", "*"): KernelEfficiency(0.2, 0.5)},
+                  step_overhead={"nvidia": 0.002, "*": 0.001}, bandwidth_exponent={"apple": -0.4, "*": 0.0},
+                  flash_attention=True, batch=2048, ubatch=512, offload="layers", fitted_on=("L1",), source="test")
+    return LocalProfile(**{**fields, **changes})
+
+
+def test_kernels_fall_back_from_the_pair_to_the_family_to_the_type_to_any():
+    p = profile()
+    assert p.kernel("nvidia", "Q4_K").prompt == 0.5
+    assert p.kernel("nvidia", "Q6_K").prompt == 0.4  # the family's overall figure
+    assert p.kernel("apple", "Q8_0").prompt == 0.3  # the type's, on any family
+    assert p.kernel("apple", "Q6_K").prompt == 0.2
+    with pytest.raises(KeyError):
+        profile(kernels={}).kernel("nvidia", "Q4_K")
+
+
+def test_overhead_falls_back_to_the_runtime_figure():
+    assert profile().overhead("nvidia") == 0.002 and profile().overhead("cpu") == 0.001
+    assert profile(step_overhead={}).overhead("cpu") == 0.0
+
+
+def test_generation_scales_with_bandwidth_by_the_fitted_exponent_and_never_exceeds_one():
+    p = profile()
+    # exponent 0: the fitted figure at any bandwidth
+    assert p.generation("nvidia", "Q4_K", 3e12) == pytest.approx(0.8)
+    # apple, exponent -0.4: four times the reference bandwidth reaches 4^-0.4 = 0.574 of the fitted share
+    assert p.generation("apple", "Q6_K", 4 * BANDWIDTH_REFERENCE) == pytest.approx(0.5 * 4 ** -0.4)
+    # a slow chip with a negative exponent would pass 1: capped
+    assert p.generation("apple", "Q6_K", BANDWIDTH_REFERENCE / 1e3) == 1.0
+
+
+@pytest.mark.parametrize("device, family, kind", [
+    ("h100-sxm5-80gb", "nvidia", "gpu"), ("epyc-9654", "cpu", "cpu"), ("apple-m2-max-gpu", "apple", "apple"),
+    ("radeon-rx-7900-xtx", "amd", "gpu"), ("arc-a770", "intel", "gpu"),
+])
+def test_device_family_and_kind(catalog, device, family, kind):
+    d = catalog.find(device)
+    assert device_family(d) == family and device_kind(d) == kind
+
+
+@pytest.mark.parametrize("fmt, key", [("q4_k_m", "Q4_K"), ("q8_0", "Q8_0"), ("fp16", "F16"), ("bf16", "F16")])
+def test_quant_key_is_the_mix_main_type(fmt, key):
+    # llama.cpp's Q4_K_M stores most tensors as Q4_K (llama-quantize), so its kernels are fitted as Q4_K
+    assert quant_key(weight_format(fmt)) == key
+
+
+def test_unified_memory_share_by_size(catalog):
+    # macOS: about 3/4 of unified memory above 36 GB, 2/3 below (recalled, unverified: APPLE_GPU_SHARE_SOURCE)
+    large = next(d for d in catalog if d.vendor.lower() == "apple" and d.memory.si("memory", "[information]") > 36e9)
+    small = next(d for d in catalog if d.vendor.lower() == "apple" and d.memory.si("memory", "[information]") <= 36e9)
+    assert gpu_share(large)[0] == APPLE_GPU_SHARE_LARGE and gpu_share(small)[0] == APPLE_GPU_SHARE_SMALL
+    assert "unverified" in gpu_share(large)[1]
+    assert gpu_share(catalog.find("h100-sxm5-80gb")) is None  # dedicated device memory
+
+
+def test_the_runtime_a_question_gets_when_it_names_none(catalog):
+    h100, cpu, mac = catalog.find("h100-sxm5-80gb"), catalog.find("epyc-9654"), catalog.find("apple-m2-max-gpu")
+    llama_cpp, mlx = RUNTIMES
+    assert default_local_runtime(h100, weight_format("q4_k_m"))[0] is llama_cpp
+    assert default_local_runtime(h100, weight_format("fp16"))[0] is None  # the data-centre serving model
+    assert default_local_runtime(cpu, weight_format("fp16"))[0] is llama_cpp
+    assert default_local_runtime(mac, weight_format("bf16"))[0] is llama_cpp
+    assert default_local_runtime(mac, weight_format("mlx-q4"))[0] is mlx
+    assert all(why for _, why in (default_local_runtime(h100, weight_format(f)) for f in ("q4_k_m", "fp16")))
+
+
+def test_the_fitted_profiles_name_their_rows_and_have_a_fallback():
+    # benchmarks/local_inference_accuracy.py writes local_fit.yaml from the fit half of the measurements
+    for name in ("llama.cpp", "mlx"):
+        raw = fitted()[name]
+        assert raw["fitted_on"] and "*/*" in raw["kernels"]
+
+
+def test_local_efficiencies_take_the_fitted_kernels(catalog):
+    h100 = catalog.find("h100-sxm5-80gb")
+    llama_cpp = RUNTIMES[0]
+    fmt = weight_format("q4_k_m")
+    kernel = llama_cpp.profile.kernel("nvidia", "Q4_K")
+    eff = local_efficiencies(llama_cpp.profile, h100, fmt)
+    assert eff.matrix == kernel.prompt and eff.memory == pytest.approx(llama_cpp.profile.generation(
+        "nvidia", "Q4_K", h100.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")))
+    assert eff.step_overhead == llama_cpp.profile.overhead("nvidia")
