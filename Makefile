@@ -10,7 +10,7 @@ PIP_VERSION := 26.3
 PIP_TOOLS_VERSION := 7.6.2
 LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links
 
-.PHONY: run test test-latest lock install install-dev browser-deps clean profiles bench fuzz
+.PHONY: run test lint test-latest lock install install-dev browser-deps clean profiles bench fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,8 +58,14 @@ browser-deps:
 	then echo "installed chromium and chromium-driver for the browser test"; \
 	else echo "note: could not install chromium with apt-get; the browser test will be skipped"; fi
 
-test: install-dev browser-deps
+# Lint (ruff: pyflakes, bugbear, sorted imports) and types (mypy, strict on sizer/) before the suite: a red
+# lint or type check stops `make test` as a failing test does. Settings in pyproject.toml.
+test: install-dev browser-deps lint
 	$(BIN)/python -m pytest
+
+lint: install-dev
+	$(BIN)/ruff check sizer api cli validation benchmarks tests
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) $(LATEST) build *.egg-info

@@ -32,9 +32,10 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from sizer.memo import registered_cache
+
 from .headers import raw_header_lines, security_headers
 from .settings import Settings
-from sizer.memo import registered_cache
 
 log = logging.getLogger("sizer.api")
 FLOOD_LOGGERS = ("sizer.api", "uvicorn.error", "asyncio")

@@ -318,7 +318,7 @@ def ab(off: str, rounds: int, commands: list[str], cache_dir_off: bool) -> dict:
                 times[command]["off"].append(_cpu([sizer, *_command_line(command)], off_env))
     return {"off": "SIZER_CACHE_DIR=off" if cache_dir_off else off, "rounds": rounds, "load": statistics.median(loads),
             **{c: {"on_ms": 1000 * statistics.median(t["on"]), "off_ms": 1000 * statistics.median(t["off"]),
-                   "paired_diff_ms": 1000 * statistics.median(b - a for a, b in zip(t["on"], t["off"]))}
+                   "paired_diff_ms": 1000 * statistics.median(b - a for a, b in zip(t["on"], t["off"], strict=True))}
                for c, t in times.items()}}
 
 
@@ -337,7 +337,7 @@ def ab_service(off: str, rounds: int, workloads: list[str]) -> dict:
                     times[workload][side].append(_python(code, envs[side])["total_ms"])
     return {"off": off, "rounds": rounds, "load": statistics.median(loads),
             **{w: {"on_ms": statistics.median(t["on"]), "off_ms": statistics.median(t["off"]),
-                   "paired_diff_ms": statistics.median(b - a for a, b in zip(t["on"], t["off"]))}
+                   "paired_diff_ms": statistics.median(b - a for a, b in zip(t["on"], t["off"], strict=True))}
                for w, t in times.items()}}
 
 

@@ -58,6 +58,18 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
     waits for that answer instead of computing it a second time (a burst of one new question costs one
     evaluation). The decorated function has ``cache_info()`` and ``cache_clear()`` as
     ``functools.lru_cache`` has, and ``peek(*args)``: the kept answer or None, computing nothing.
+
+    Parameters
+    ----------
+    maxsize : int
+        Answers kept at most [entries], the least recently used dropped first.
+    key : callable
+        Called with the function's arguments; returns the hashable key the answer is kept under.
+
+    Returns
+    -------
+    callable
+        A decorator: the function, its answers kept.
     """
     if maxsize < 1:
         raise ValueError("maxsize must be at least 1")
@@ -239,11 +251,23 @@ POLICIES: tuple[Policy, ...] = (
 )
 
 _BY_NAME = {policy.name: policy for policy in POLICIES}
-_LIVE: dict[str, Callable[..., Any]] = {}  # name -> the cached function, once its module is imported
+# name -> the cached function (with cache_info and cache_clear), once its module is imported
+_LIVE: dict[str, Any] = {}
 
 
 def policy(name: str) -> Policy:
-    """The declared policy of a cache; an undeclared name is a LookupError naming where to declare it."""
+    """The declared policy of a cache; an undeclared name is a LookupError naming where to declare it.
+
+    Parameters
+    ----------
+    name : str
+        ``module.qualname`` of the cached function, or ``disk:kind``.
+
+    Returns
+    -------
+    Policy
+        What it keeps, its bound, key, staleness and measured saving.
+    """
     try:
         return _BY_NAME[name]
     except KeyError:
@@ -252,7 +276,18 @@ def policy(name: str) -> Policy:
 
 
 def is_off(name: str) -> bool:
-    """Whether ``SIZER_CACHES_OFF`` names this cache (or says ``all``): it is then a plain call."""
+    """Whether ``SIZER_CACHES_OFF`` names this cache (or says ``all``): it is then a plain call.
+
+    Parameters
+    ----------
+    name : str
+        The cache's declared name.
+
+    Returns
+    -------
+    bool
+        True where the cache is to be built as a plain call.
+    """
     wanted = {part.strip() for part in os.environ.get(OFF_ENV, "").split(",") if part.strip()}
     return "all" in wanted or name in wanted
 
@@ -265,6 +300,16 @@ def registered_cache(key: Callable[..., Hashable] | None = None
     with it, ``key(*args, **kwargs)`` is (:func:`keyed_cache`). The result has ``cache_info()``,
     ``cache_clear()`` (and ``peek(*args)`` where ``key`` is given). Raises LookupError for a
     function not in :data:`POLICIES`.
+
+    Parameters
+    ----------
+    key : callable, optional
+        Called with the function's arguments; returns the hashable key (default: the arguments).
+
+    Returns
+    -------
+    callable
+        A decorator: the declared function, its answers kept within its bound.
     """
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
         name = f"{function.__module__}.{function.__qualname__}"
@@ -281,9 +326,28 @@ def registered_cache(key: Callable[..., Hashable] | None = None
     return decorate
 
 
-def live_caches() -> dict[str, Callable[..., Any]]:
-    """The registered caches of the modules imported so far, by name."""
+def live_caches() -> dict[str, Any]:
+    """The registered caches of the modules imported so far, by name.
+
+    Returns
+    -------
+    dict of str to callable
+        Each cached function (with ``cache_info`` and ``cache_clear``) under its declared name.
+    """
     return dict(_LIVE)
+
+
+def clear(name: str) -> None:
+    """Empty one registered cache, by its declared name (a no-op before its module is imported).
+
+    Parameters
+    ----------
+    name : str
+        The cache's declared name; an undeclared one is a LookupError.
+    """
+    policy(name)
+    if name in _LIVE:
+        _LIVE[name].cache_clear()
 
 
 def clear_all() -> None:

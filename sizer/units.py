@@ -27,7 +27,7 @@ from pint.util import UnitsContainer
 
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
-from sizer.memo import registered_cache
+from sizer.memo import clear, registered_cache
 
 
 Params = ParamSpec("Params")
@@ -82,7 +82,7 @@ def _memoise_unit_parsing(registry: pint.UnitRegistry[float]) -> None:
     def forgetting(method: Callable[Params, Result]) -> Callable[Params, Result]:
         @functools.wraps(method)
         def wrapper(*args: Params.args, **kwargs: Params.kwargs) -> Result:
-            _parse_units.cache_clear()
+            clear("sizer.units._parse_units")
             return method(*args, **kwargs)
         return wrapper
 

@@ -1,8 +1,8 @@
-"""The docstring check: public functions of sizer/formulas and sizer/engine are documented the
-pvlib way, and every citation in the code resolves to a key of docs/references.md.
+"""The docstring check: public functions of the whole core (every module of ``sizer/``) are documented
+the pvlib way, and every citation in the code resolves to a key of docs/references.md.
 
 For each public function or method (name without a leading underscore, in a public class) of
-``sizer/formulas`` and ``sizer/engine`` the docstring needs a one-line summary; a ``Parameters``
+``sizer/`` the docstring needs a one-line summary; a ``Parameters``
 section naming every argument (``name : type``), with a unit in brackets (``[FLOP/s]``, ``[1]``)
 for arguments annotated as numbers or arrays; a ``Returns`` section unless the function returns
 ``None``; and, where it has a ``References`` section, keys (``[seed-004-eq1]``) that exist.
@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCES = ROOT / "docs" / "references.md"
-DOCUMENTED = ("sizer/formulas", "sizer/engine")
+DOCUMENTED = ("sizer",)  # every module of the core, subpackages included
 CITING = ("sizer", "api", "cli", "validation", "benchmarks")
 # annotations whose arguments carry a unit: numbers, arrays, quantities
 NUMERIC = re.compile(r"\b(float|int|ndarray|NDArray|ArrayLike|Quantity)\b")
@@ -132,7 +132,7 @@ def problems_of(node: ast.FunctionDef, method: bool, keys: set[str]) -> list[str
 
 
 def documented_files():
-    return sorted(p for folder in DOCUMENTED for p in (ROOT / folder).glob("*.py"))
+    return sorted(p for folder in DOCUMENTED for p in (ROOT / folder).rglob("*.py"))
 
 
 @pytest.mark.parametrize("path", documented_files(), ids=lambda p: str(p.relative_to(ROOT)))

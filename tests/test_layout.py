@@ -39,3 +39,16 @@ def test_no_two_test_files_share_a_name():
     for path in TESTS.rglob("test_*.py"):
         names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert not {n: p for n, p in names.items() if len(p) > 1}
+
+
+def test_every_core_module_has_a_test_file_of_its_own():
+    # the house's rule: a module's tests are found by its name (tests/sizer/<folder>/test_<module>.py), so a
+    # newcomer who changes a module knows which tests speak for it
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    tests = {path.name for path in (root / "tests").rglob("test_*.py")}
+    entry_points = {"__init__", "__main__"}  # the package itself; `python -m sizer` (tests/sizer/test_command_entry.py)
+    missing = [str(path.relative_to(root)) for path in sorted((root / "sizer").rglob("*.py"))
+               if path.stem not in entry_points and f"test_{path.stem}.py" not in tests]
+    assert not missing, f"core modules without tests/sizer/.../test_<module>.py: {missing}"

@@ -25,13 +25,13 @@ from sizer.engine.roofline import Pass, Shape
 from sizer.errors import InputError
 from sizer.formulas import batch_rule as _batch
 from sizer.hardware.precision import weight_bytes
+from sizer.memo import registered_cache
 from sizer.results import Assumption
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.workloads.profile import Layer, Profile, load_profile
 from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
-from sizer.memo import registered_cache
 
 if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)
     from sizer.workloads.registry import PretrainingBatch

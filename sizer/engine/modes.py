@@ -73,7 +73,18 @@ class CalibrationFile(Protocol):
         """One entry per fitted device."""
 
     def for_device(self, device: Device) -> CalibrationEntry | None:
-        """The entry of ``device``, or None."""
+        """The entry of a device.
+
+        Parameters
+        ----------
+        device : Device
+            A catalog device.
+
+        Returns
+        -------
+        CalibrationEntry or None
+            Its fit; None where the calibration has none for it.
+        """
 
 
 # How much of a reference run's deviation from the datasheet model carries over to another

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -24,8 +24,54 @@ from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes.runtime import Runtime
 from sizer.units import parse_quantity
 
-if TYPE_CHECKING:  # the request with lengths (its module imports this one)
-    from sizer.inference.estimate import ServedModel
+
+class LoadQuestion(Protocol):
+    """What :func:`parse_load` reads of a serving request (:class:`sizer.inference.estimate.ServedModel` has it):
+    described, not imported, since that module imports this one."""
+
+    @property
+    def prompt_len(self) -> int:
+        """Prompt tokens per sequence [1]."""
+
+    @property
+    def output_len(self) -> int:
+        """Generated tokens per sequence [1]."""
+
+    @property
+    def rate(self) -> float | None:
+        """Requests per second [1/s], or None."""
+
+    @property
+    def users(self) -> int | None:
+        """Concurrent users [1], or None."""
+
+    @property
+    def think_time(self) -> TimeField:
+        """A user's pause between requests [s]."""
+
+    @property
+    def trace(self) -> str | None:
+        """CSV rows of lengths (and arrivals), or None."""
+
+    @property
+    def lengths(self) -> str | None:
+        """A named length set, or None."""
+
+    @property
+    def slo_ttft(self) -> TimeField:
+        """Time-to-first-token limit [s]."""
+
+    @property
+    def slo_tpot(self) -> TimeField:
+        """Time-per-output-token limit [s]."""
+
+    @property
+    def slo_e2e(self) -> TimeField:
+        """End-to-end latency limit [s]."""
+
+    @property
+    def slo_percentile(self) -> float:
+        """The percentile the limits hold at [%]."""
 
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
 GGUF = ("q4_0", "q4_k_m", "q8_0")
@@ -222,12 +268,12 @@ def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | No
 LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas")
 
 
-def refuse_load_options_without_load(request: LoadFields) -> None:
+def refuse_load_options_without_load(request: LoadQuestion) -> None:
     """InputError naming ``rate`` and the serving-under-load fields given without ``rate`` or ``users``.
 
     Parameters
     ----------
-    request : LoadFields
+    request : LoadQuestion
         The request's load fields.
     """
     if request.rate is not None or request.users is not None:
@@ -242,12 +288,12 @@ def refuse_load_options_without_load(request: LoadFields) -> None:
                                        "load the answer is one fixed batch and they would be ignored)")
 
 
-def parse_load(request: ServedModel) -> tuple[Load | None, Lengths, Slo]:
+def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
     """The load, lengths and SLOs a request asks for, checked and in SI units.
 
     Parameters
     ----------
-    request : ServedModel
+    request : LoadQuestion
         Its rate [1/s] or users [1], think time, lengths (a named set, a trace, or the fixed prompt and
         output lengths [tokens]) and SLO limits [s] at a percentile [%].
 
@@ -515,8 +561,8 @@ def serving_prices(devices: Sequence[Device], pricing: Pricing) -> Callable[[int
         if (i, count) not in known:
             chosen = hourly_price(devices[i], pricing=pricing, count=count)
             used = price_used(chosen)
-            known[i, count] = ((used["per_device_hour"], used["price_basis"], used) if used is not None
-                               else (None, None, None))
+            known[i, count] = ((float(cast(float, used["per_device_hour"])), cast(PriceBasis, used["price_basis"]),
+                                dict(used)) if used is not None else (None, None, None))
         return known[i, count]
 
     return price

@@ -104,10 +104,12 @@ class ShardedRequest(Protocol):
     """A request that may pin a ZeRO stage: time, memory and cost questions."""
 
     @property
-    def zero(self) -> int | None: ...
+    def zero(self) -> int | None:
+        """The ZeRO stage asked [1], or None."""
 
     @property
-    def sharding(self) -> Sharding: ...
+    def sharding(self) -> Sharding:
+        """The older sharding name (full is ZeRO 3)."""
 
 
 def zero_stage(request: ShardedRequest) -> int | None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.errors import InputError
-from sizer.workloads.architecture import GATED_FFN, Architecture
 from sizer.memo import registered_cache
+from sizer.workloads.architecture import GATED_FFN, Architecture
 
 GGML_SOURCE = "llama.cpp ggml/src/ggml-common.h @ 01243c58 (block layouts); src/llama-quant.cpp @ 007dbbf3 (mix rules)"
 

@@ -7,10 +7,9 @@ training context and the published config each came from (``catalog/models.yaml`
 """
 from __future__ import annotations
 
-
+from sizer.memo import registered_cache
 from sizer.results import Model
 from sizer.workloads.registry import builtin_entries
-from sizer.memo import registered_cache
 
 
 class ModelSummary(Model):

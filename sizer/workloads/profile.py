@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import InputError
-from sizer.workloads.source import FileRef
 from sizer.memo import registered_cache
+from sizer.workloads.source import FileRef
 
 LayerKind = Literal["matmul", "conv", "attention", "norm", "elementwise", "embedding", "pool", "loss", "other"]
 # Kinds whose FLOP run on tensor cores (matrix units); the rest run on the vector units.

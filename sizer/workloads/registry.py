@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
+from sizer.memo import registered_cache
 from sizer.workloads.architecture import MAX_BLOCKS, Architecture, Family, FfnType, Norm, Position
 from sizer.workloads.source import FileRef
-from sizer.memo import registered_cache
 
 MAX_MODELS_FILE_BYTES = 1_000_000
 MAX_NAME_LENGTH = 200
