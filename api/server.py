@@ -24,7 +24,6 @@ that each uvicorn worker process finds the same limits that ``sizer serve`` was 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import time
@@ -32,6 +31,8 @@ from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from sizer.memo import registered_cache
 
 from .headers import raw_header_lines, security_headers
 from .settings import Settings
@@ -94,7 +95,7 @@ def _raw_response(status: int, reason: str, detail: str) -> bytes:
     return head + body
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def _limits() -> Settings:
     return Settings()
 

@@ -16,6 +16,7 @@ Anything else (a shared or world-writable folder, an entry another user planted)
 the value is built as if there were no cache, and nothing is stored there either. A folder the
 cache creates is made private (mode 0700). On systems without POSIX user ids the cache is off.
 
+Each kind is declared, with its measured saving, in :mod:`sizer.memo` (the caching policy).
 The cache is an optimisation only. It lives in ``$SIZER_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/sizer``, else ``~/.cache/sizer``; ``SIZER_CACHE_DIR=off`` turns it off.
 Every failure (an unwritable folder, a truncated or foreign file) falls back silently to
@@ -33,13 +34,21 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from sizer.memo import is_off
+
 CACHE_ENV = "SIZER_CACHE_DIR"
 FORMAT = 1  # bump to abandon every entry written by an older layout
 _SHARED_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
 def cache_dir() -> Path | None:
-    """The cache folder, or None when caching is off."""
+    """The cache folder, or None when caching is off.
+
+    Returns
+    -------
+    Path or None
+        ``$SIZER_CACHE_DIR``, else ``$XDG_CACHE_HOME/sizer``, else ``~/.cache/sizer``; None for ``off``.
+    """
     configured = os.environ.get(CACHE_ENV)
     if configured is not None:
         return None if configured.strip().lower() in ("", "off", "0", "none") else Path(configured)
@@ -48,19 +57,52 @@ def cache_dir() -> Path | None:
 
 
 def key_of(*parts: object) -> str:
-    """A short stable digest of the parts (file stamps, versions, text)."""
+    """A short stable digest of the parts (file stamps, versions, text).
+
+    Parameters
+    ----------
+    *parts : object
+        What the entry was built from; their ``repr`` is digested.
+
+    Returns
+    -------
+    str
+        24 hexadecimal digits of SHA-256.
+    """
     digest = hashlib.sha256(repr((FORMAT, sys.version_info[:2], parts)).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:24]
 
 
 def file_stamp(path: Path) -> tuple[str, int, int]:
-    """Name, size and modification time of a file: enough to notice an edit."""
+    """Name, size and modification time of a file: enough to notice an edit.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+
+    Returns
+    -------
+    tuple
+        Its path, size [B] and modification time [ns].
+    """
     stat_result = path.stat()
     return (str(path), stat_result.st_size, stat_result.st_mtime_ns)
 
 
 def is_private(stat_result: os.stat_result) -> bool:
-    """Owned by the current user and writable by no one else (no group or other write bit)."""
+    """Owned by the current user and writable by no one else (no group or other write bit).
+
+    Parameters
+    ----------
+    stat_result : os.stat_result
+        The folder's or entry's status.
+
+    Returns
+    -------
+    bool
+        True where only the current user can have written it.
+    """
     return stat_result.st_uid == os.getuid() and not stat_result.st_mode & _SHARED_WRITE
 
 
@@ -68,7 +110,24 @@ def cached(name: str, key: str, build: Callable[[], Any]) -> Any:
     """``build()``'s result, read from the cache entry ``name-key`` when one exists in a private folder.
 
     Any problem with the cache is ignored: the value is then built and, where possible, stored.
+    ``name`` is declared as ``disk:name`` in :data:`sizer.memo.POLICIES` (the house's caching policy).
+
+    Parameters
+    ----------
+    name : str
+        The kind of entry (``catalog``, ``layout-basis`` ...).
+    key : str
+        A digest of everything the value was built from (:func:`key_of`).
+    build : callable
+        Builds the value when no entry can be read.
+
+    Returns
+    -------
+    object
+        The value, read or built.
     """
+    if is_off(f"disk:{name}"):
+        return build()
     folder = cache_dir() if hasattr(os, "getuid") else None
     entry = f"{name}-{key}.pickle"
     directory = _open_private_folder(folder) if folder is not None else None

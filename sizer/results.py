@@ -6,7 +6,6 @@ JSON; inside the core they are built from pint quantities by :meth:`QuantityOut.
 """
 from __future__ import annotations
 
-import functools
 import re
 import math
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sizer.errors import SizerError
 from sizer.units import Quantity
+from sizer.memo import registered_cache
 
 T = TypeVar("T")
 
@@ -48,7 +48,7 @@ def time_unit(seconds: float) -> str:
     return "minute" if seconds >= 600 else "s"
 
 
-@functools.lru_cache(maxsize=256)
+@registered_cache()
 def unit_factor(from_unit: str, to_unit: str) -> float:
     """The factor that takes a magnitude in ``from_unit`` to ``to_unit``, asked of pint once per pair.
 

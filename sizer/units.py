@@ -27,7 +27,7 @@ from pint.util import UnitsContainer
 
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
-from sizer.memo import keyed_cache
+from sizer.memo import clear, registered_cache
 
 
 Params = ParamSpec("Params")
@@ -70,27 +70,19 @@ def _memoise_unit_parsing(registry: pint.UnitRegistry[float]) -> None:
     handful of compound units, and parsing them was most of its time. A later ``define`` or
     ``load_definitions`` empties the memo, so it can never answer from stale definitions.
     """
-    parse = registry.parse_units_as_container
-    memo: dict[tuple[str, bool | None, bool | None], UnitsContainer] = {}
+    global _pint_parse_units
+    _pint_parse_units = registry.parse_units_as_container
 
     def parse_units_as_container(input_string: str, as_delta: bool | None = None,
                                  case_sensitive: bool | None = None) -> UnitsContainer:
-        key = (input_string, as_delta, case_sensitive)
-        try:
-            return memo[key]
-        except (KeyError, TypeError):
-            pass
-        container = parse(input_string, as_delta, case_sensitive)
         if isinstance(input_string, str) and len(input_string) <= 200:
-            if len(memo) >= 4096:
-                memo.clear()
-            memo[key] = container
-        return container
+            return _parse_units(input_string, as_delta, case_sensitive)
+        return _pint_parse_units(input_string, as_delta, case_sensitive)
 
     def forgetting(method: Callable[Params, Result]) -> Callable[Params, Result]:
         @functools.wraps(method)
         def wrapper(*args: Params.args, **kwargs: Params.kwargs) -> Result:
-            memo.clear()
+            clear("sizer.units._parse_units")
             return method(*args, **kwargs)
         return wrapper
 
@@ -98,6 +90,14 @@ def _memoise_unit_parsing(registry: pint.UnitRegistry[float]) -> None:
     setattr(registry, "parse_units_as_container", parse_units_as_container)
     setattr(registry, "define", forgetting(registry.define))
     setattr(registry, "load_definitions", forgetting(registry.load_definitions))
+
+
+_pint_parse_units: Callable[[str, bool | None, bool | None], UnitsContainer]  # the registry's own parse
+
+
+@registered_cache()
+def _parse_units(input_string: str, as_delta: bool | None, case_sensitive: bool | None) -> UnitsContainer:
+    return _pint_parse_units(input_string, as_delta, case_sensitive)
 
 
 ureg = _build_registry()
@@ -145,7 +145,7 @@ DIMENSION_WORDS = {
 }
 
 
-@functools.lru_cache(maxsize=256)
+@registered_cache()
 def describe_dimension(dimension: str) -> str:
     """Human wording of a pint dimensionality string, for error messages.
 
@@ -273,7 +273,7 @@ def _parse_quantity(field: str, raw: Any, dimension: str, default_unit: str | No
 
 
 # Only successful parses are kept (an error is raised afresh each time); the field only names errors.
-_parse_known_text = keyed_cache(maxsize=4096, key=lambda field, raw, dimension, default_unit, allow_zero, allow_negative: (
+_parse_known_text = registered_cache(key=lambda field, raw, dimension, default_unit, allow_zero, allow_negative: (
     raw, dimension, default_unit, allow_zero, allow_negative))(_parse_quantity)
 
 

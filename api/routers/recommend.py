@@ -14,7 +14,7 @@ from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, Recomm
 from sizer.facade import every_bad_field
 
 from sizer.facade import recommend_serving_iterations, serving_iterations
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
@@ -92,7 +92,7 @@ def _canonical(fields: dict) -> str:
     return json.dumps(fields, sort_keys=True, default=str)
 
 
-@keyed_cache(maxsize=256, key=lambda body, fields, catalog, checked=None: (body, catalog.key))
+@registered_cache(key=lambda body, fields, catalog, checked=None: (body, catalog.key))
 def _ranked_bytes(body: str, fields: dict, catalog, checked: tuple | None = None) -> bytes:
     """The answer to a training body (``fields``; ``body`` is their canonical text, the key), as JSON
     bytes: rendered once per body (a page or client asking again gets the same bytes; an error is

@@ -22,7 +22,7 @@ from sizer.engine.constants import (DATACENTRE_NETWORK, FALLBACK_LINK,
                                     FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK,
                                     Efficiencies, Link, device_efficiencies)
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
 
@@ -330,7 +330,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                        notes=tuple(columns["notes"]))
 
 
-@keyed_cache(maxsize=64, key=lambda devices, precision, transformer=False: (
+@registered_cache(key=lambda devices, precision, transformer=False: (
     tuple(d.key for d in devices), precision.value, transformer))
 def cached_device_table(devices: tuple[Device, ...], precision: Precision,
                         transformer: bool = False) -> DeviceTable:

@@ -10,7 +10,6 @@ a default batch is raised to one micro-batch per replica (stated as a changed ba
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,11 +27,12 @@ from sizer.engine.model_states import StateParts, largest_micro_batch, model_sta
 from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
 from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
 from sizer.hardware.schema import Device
+from sizer.memo import registered_cache
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def error_spread() -> dict[str, dict[str, Any]]:
     """The spread of the time range per mode, from ``error_spread.yaml``.
 

@@ -25,6 +25,7 @@ from sizer.engine.roofline import Pass, Shape
 from sizer.errors import InputError
 from sizer.formulas import batch_rule as _batch
 from sizer.hardware.precision import weight_bytes
+from sizer.memo import registered_cache
 from sizer.results import Assumption
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
@@ -222,7 +223,7 @@ def _build_graph(arch: Architecture, seq_len: int, flash: bool) -> tuple[Profile
     return profile, layer_table(profile)
 
 
-_cached_graph = functools.lru_cache(maxsize=32)(_build_graph)
+_cached_graph = registered_cache()(_build_graph)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ Everything is in seconds, FLOP and bytes as numpy arrays: one row per configurat
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +158,6 @@ class Pass:
     trained: "Pass | None" = None  # the pass of the trained rows of a table with a frozen part (LoRA adapters)
 
 
-@functools.lru_cache(maxsize=16)
 def training_passes(backward_factor: float = BACKWARD_FACTOR) -> tuple[Pass, Pass]:
     r"""The training pass and the frozen-weight pass for a forward+backward multiplier ``O_b``.
 

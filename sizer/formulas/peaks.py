@@ -15,7 +15,7 @@ from sizer.choices import Precision
 from sizer.hardware.schema import Device, Sourced
 from sizer.errors import CatalogError, InputError
 from sizer.hardware.precision import PRECISION_BYTES, stored_precision
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_count, parse_quantity
 
@@ -220,7 +220,7 @@ def stated_peak(device: Device, precision: Precision) -> pint.Quantity[Any] | No
     return None if sourced is None else sourced.quantity(f"peaks.{precision}", "[computation]/[time]").to("FLOP/s")
 
 
-@keyed_cache(maxsize=4096, key=lambda device: device.key)  # asked per precision of every device table: once per device
+@registered_cache(key=lambda device: device.key)  # asked per precision of every device table: once per device
 def derived_fp32_peak(device: Device) -> pint.Quantity[Any] | None:
     """The FP32 peak worked out from a catalog entry: 2NC for a GPU, the vector formula for a CPU.
 
@@ -373,7 +373,7 @@ def supported_precisions(device: Device) -> list[Precision]:
     return list(_supported(device))
 
 
-@keyed_cache(maxsize=4096, key=lambda device: device.key)
+@registered_cache(key=lambda device: device.key)
 def _supported(device: Device) -> tuple[Precision, ...]:
     found = set(device.peaks)
     if tile_peak(device, Precision.BF16) is not None:  # AMX

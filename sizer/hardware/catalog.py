@@ -27,7 +27,7 @@ from sizer.diskcache import cached, file_stamp, key_of
 from sizer.hardware.prices import price_files, with_prices
 from sizer.hardware.schema import CatalogFile, Device, cited, figure_problems, read_figures
 from sizer.errors import CatalogError, DeviceLookupError, InputError
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 
 CATALOG_ENV = "SIZER_CATALOG"
 MAX_CATALOG_BYTES = 2_000_000
@@ -160,7 +160,7 @@ def candidates(catalog: "Catalog", name: str, limit: int = 5) -> list[str]:
         Device names, at most ``limit``; empty where nothing is close.
     """
     query = [q for q in _tokens(name) if _meaningful(q)]
-    _, labels, _ = _name_index(catalog)
+    _, labels = _name_index(catalog)
     wanted = name.strip().lower()
     if not query:  # a bare "7" offers the devices with a word "7" (the Ryzen 7 2700), never chooses them
         return [d.name for d in _devices_with_all_tokens(catalog, _tokens(name))][:limit]
@@ -187,7 +187,7 @@ def _too_short(catalog: "Catalog", name: str, device: Device) -> bool:
     """True where a name matched one device only by words of two characters or fewer ("M4"): such a
     name is a guess at a family, not a choice, unless it is the device's id, name or alias."""
     wanted = name.strip().lower()
-    exact_names, _, _ = _name_index(catalog)
+    exact_names, _ = _name_index(catalog)
     if wanted == device.id or wanted in exact_names[device.id]:
         return False
     return all(len(q) <= 2 for q in _tokens(wanted) if _meaningful(q))
@@ -220,7 +220,7 @@ def _devices_with_all_tokens(catalog: Catalog, query: list[str]) -> list[Device]
     """Devices one of whose labels has a word for every word of the query."""
     if not query:
         return []
-    _, labels, _ = _name_index(catalog)
+    _, labels = _name_index(catalog)
     return [device for device in catalog
             if any(all(any(_token_matches(q, w) for w in words) for q in query) for words in labels[device.id])]
 
@@ -247,30 +247,27 @@ def match_devices(catalog: Catalog, name: str) -> list[Device]:
     wanted = name.strip().lower()
     if wanted in catalog.devices:
         return [catalog.devices[wanted]]
-    exact_names, _, answered = _name_index(catalog)
-    if wanted in answered:  # the same name asked again (a service answering many requests)
-        return list(answered[wanted])
+    return list(_matches(catalog, wanted))
+
+
+@registered_cache(key=lambda catalog, wanted: (catalog.key, wanted))
+def _matches(catalog: Catalog, wanted: str) -> tuple[Device, ...]:
+    """The devices a lower-case name means (a service asked the same name again answers from here)."""
+    exact_names = _name_index(catalog)[0]
     exact = [d for d in catalog if wanted in exact_names[d.id]]
     if exact:
-        found = exact
-    else:
-        query = _tokens(wanted)
-        found = _devices_with_all_tokens(catalog, query) if any(_meaningful(q) for q in query) else []
-    if len(answered) >= 1024:
-        answered.clear()
-    answered[wanted] = tuple(found)
-    return found
+        return tuple(exact)
+    query = _tokens(wanted)
+    return tuple(_devices_with_all_tokens(catalog, query)) if any(_meaningful(q) for q in query) else ()
 
 
-@keyed_cache(maxsize=64, key=lambda catalog: catalog.key)
-def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str, list[list[str]]],
-                                           dict[str, tuple[Device, ...]]]:
+@registered_cache(key=lambda catalog: catalog.key)
+def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str, list[list[str]]]]:
     """Per device id: its lower-case name and aliases, and the words of each label, computed once
-    per catalog (a lookup used to re-split every label of every device: 1.8 ms a request); and
-    the answers already given, by name."""
+    per catalog (a lookup used to re-split every label of every device: 1.8 ms a request)."""
     exact = {d.id: (d.name.lower(), *(a.lower() for a in d.aliases)) for d in catalog}
     labels = {d.id: [_tokens(label) for label in (d.name, *d.aliases, d.id.replace("-", " "))] for d in catalog}
-    return exact, labels, {}
+    return exact, labels
 
 
 def _read_file(path: Path) -> CatalogFile:
@@ -362,7 +359,7 @@ def _merge(files: list[Path], allow_override: bool, base: Catalog | None = None,
     return catalog
 
 
-@functools.lru_cache(maxsize=8)
+@registered_cache()
 def _builtin() -> Catalog:
     # models.yaml beside the device files holds architectures (sizer.workloads.registry), not devices.
     files = sorted(path for path in builtin_catalog_dir().glob("*.yaml") if path.name != "models.yaml")

@@ -8,7 +8,6 @@ the network between nodes (``catalog/networks/*.yaml``, from ../shared/data/inte
 from __future__ import annotations
 
 import difflib
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from sizer.datafile import load_yaml
 from sizer.hardware.schema import Link, NetworksFile, Sourced, System
 from sizer.errors import CatalogError, InputError
 from sizer.units import parse_quantity
+from sizer.memo import registered_cache
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def networks_dir() -> Path:
     return builtin_catalog_dir() / "networks"
 
 
-@functools.lru_cache(maxsize=4)
+@registered_cache()
 def load_networks(directory: str | None = None) -> Networks:
     """Every link and node type of ``catalog/networks/*.yaml`` (or of ``directory``).
 

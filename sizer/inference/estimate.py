@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,7 @@ from sizer.inference.under_load import (CapacityOut, ServingCostOut, LatencyOut,
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.source import Source
+from sizer.memo import registered_cache
 
 if TYPE_CHECKING:  # names for annotations only
     from sizer.engine.devices import DeviceTable
@@ -56,7 +56,7 @@ SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
 MAX_TOKENS = 10_000_000
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def speed_spread() -> dict[str, Any]:
     """Factors of the expected speed bounding a range, from the held-out rows (error_spread.yaml).
 

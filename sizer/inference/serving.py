@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import functools
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -42,7 +41,7 @@ from sizer.errors import InputError
 from sizer.formulas.peaks import int8_matrix_peak
 from sizer.inference.formats import WeightFormat
 from sizer.runtimes.gguf import gguf_bytes
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.layer_graph import attention_flops, layer_graph
@@ -398,7 +397,7 @@ def _int8_rows(table: DeviceTable) -> DeviceTable:
                                precisions=tuple("int8" if np.isfinite(x) else None for x in int8))
 
 
-@keyed_cache(maxsize=32, key=lambda devices, compute, efficiencies, strict: (tuple(d.key for d in devices), compute,
+@registered_cache(key=lambda devices, compute, efficiencies, strict: (tuple(d.key for d in devices), compute,
                                                                              efficiencies, strict))
 def _serving_table(devices: tuple[Device, ...], compute: Precision | Literal["int8"], efficiencies: tuple[Efficiencies, ...],
                    strict: bool) -> DeviceTable:
@@ -516,7 +515,7 @@ class ServingCase:
         return self.depth + self.prompt_len + self.output_len / 2.0
 
 
-@functools.lru_cache(maxsize=16)
+@registered_cache()
 def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
     arch = case.arch
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0

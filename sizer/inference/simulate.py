@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 
@@ -57,7 +56,7 @@ from sizer.inference.sim_metrics import WARMUP_SHARE, RunTotals, SimulationResul
 from sizer.inference.sim_requests import RequestLedger
 from sizer.inference.sim_scheduler import Scheduler
 from sizer.inference.traffic import Lengths, Load
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
 from sizer.runtimes.runtime import Runtime
@@ -270,18 +269,18 @@ def _grid_key(replica: Replica, mean_context: float) -> tuple[object, ...]:
             replica.kv_free_share, round(mean_context))
 
 
-@functools.lru_cache(maxsize=64)
+@registered_cache()
 def _decode_layers(arch: Architecture, context: float, kv_layer_token: float, idle: float) -> ServingLayers:
     return decode_layers(arch, context, kv_layer_token, idle)
 
 
-@functools.lru_cache(maxsize=64)
+@registered_cache()
 def _widest_layer_bytes(arch: Architecture, tokens: int) -> float:
     """Activation bytes of the widest layer over a prefill chunk of ``tokens`` (held at once)."""
     return float(fold(prefill_profile(arch, tokens)).table.bytes.max())
 
 
-@keyed_cache(maxsize=256, key=_grid_key)
+@registered_cache(key=_grid_key)
 def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     """The engine's iteration time over a grid, built once per (replica, mean context).
 

@@ -39,7 +39,7 @@ from sizer.engine.search import search
 from sizer.engine.summary import summarise
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.schema import Device
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.results import unit_factor
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune
@@ -191,7 +191,7 @@ def _basis_key(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, .
 
 
 class _KeptSearches(Protocol):
-    """:func:`_kept` as :func:`sizer.memo.keyed_cache` makes it, whose type says a plain callable:
+    """:func:`_kept` as :func:`sizer.memo.registered_cache` makes it, whose type says a plain callable:
     called, it searches where nothing is kept; ``peek`` answers what is kept, or None."""
 
     def __call__(self, key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
@@ -200,7 +200,7 @@ class _KeptSearches(Protocol):
     def peek(self, key: Hashable) -> Basis | None: ...
 
 
-@keyed_cache(maxsize=64, key=lambda key, *rest: key)
+@registered_cache(key=lambda key, *rest: key)
 def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
           calibration: Calibration | None) -> Basis:
     # A whole-catalog search is 50-60 ms of a command's start-up; the same question (the default one,

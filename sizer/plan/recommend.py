@@ -50,7 +50,7 @@ from sizer.formulas.tco import (
 )
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device, DeviceKind, OfferTerm
-from sizer.memo import keyed_cache
+from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit, unit_factor
 from sizer.units import Quantity, parse_quantity
@@ -224,12 +224,12 @@ def _counts(max_devices: int) -> tuple[int, ...]:
     return tuple(int(c) for c in np.exp2(np.arange(int(np.log2(max_devices)) + 1)))
 
 
-@keyed_cache(maxsize=32, key=lambda catalog, kinds: (catalog.key, kinds))
+@registered_cache(key=lambda catalog, kinds: (catalog.key, kinds))
 def _devices(catalog: Catalog, kinds: tuple[str, ...]) -> tuple[Device, ...]:
     return tuple(d for d in catalog if d.kind in kinds)
 
 
-@keyed_cache(maxsize=32, key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
+@registered_cache(key=lambda devices, devices_key, provider, counts, terms=("on-demand",):
              (devices_key, provider, counts, terms))
 def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...], provider: str | None,
                   counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, Any]:
@@ -330,10 +330,9 @@ def _front(time: npt.NDArray[np.float64], cost: npt.NDArray[np.float64]) -> npt.
 def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult:
     """Rank every catalog device for the workload and constraints (spec §3.10).
 
-    With no request, the built-in default workload is used and named in the result. The answer is a
-    pure function of the request and the catalog, so the last few are kept: a page or a client asking
-    the same question again is answered without evaluating it again. A new question of a known
-    shape reuses its layout search (:mod:`sizer.plan.layout_basis`).
+    With no request, the built-in default workload is used and named in the result. A new question of
+    a known shape reuses its layout search (:mod:`sizer.plan.layout_basis`); the HTTP service keeps
+    its rendered answers (``api/routers/recommend.py``, :mod:`sizer.memo`).
 
     Parameters
     ----------
@@ -351,7 +350,6 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
     return _answer(request or RecommendRequest(), catalog or load_catalog())
 
 
-@keyed_cache(maxsize=64, key=lambda request, catalog: (request.model_dump_json(warnings=False), catalog.key))
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
     fields = _recommend(request, catalog)
     result = RecommendResult.model_validate(fields)
@@ -376,7 +374,7 @@ def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | No
     """:func:`recommend`'s answer as JSON bytes, written straight from the fields the core built (the
     HTTP service's path: nothing the core made is validated again on its way out); checked finite as
     every result is (:func:`sizer.results.finite_json`), ``indent`` spaces per level (None: compact).
-    Where rejected devices get suggestions, the answer with them (:func:`_answer`, kept) is written
+    Where rejected devices get suggestions, the answer with them (:func:`_answer`) is written
     instead. ``question``: ``request`` as :func:`quick_question` checked it.
 
     Parameters
@@ -874,7 +872,6 @@ def warm_up(catalog: Catalog) -> None:
         cached_device_table(devices, job.precision, transformer)
 
 
-@functools.lru_cache(maxsize=1)
 def _default_fields() -> dict[str, Any]:
     return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
 
@@ -883,7 +880,7 @@ def _range_source(mode: Mode) -> str:
     return str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml"
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def _cost_assumptions() -> tuple[Assumption, ...]:
     """The cost defaults as stated (formatted once: the defaults are constants)."""
     costs = COST_DEFAULTS

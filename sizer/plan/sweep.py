@@ -38,7 +38,6 @@ from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, check_provider, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
-from sizer.memo import keyed_cache
 from sizer.results import unit_factor
 from sizer.workloads.request import WorkloadRequest
 
@@ -81,14 +80,11 @@ def _counts(counts: Iterable[int]) -> npt.NDArray[np.float64]:
     return np.asarray(values, dtype=float)
 
 
-@keyed_cache(maxsize=16, key=lambda devices, pricing="rent", cloud=None, counts=(1,):
-             (tuple(d.key for d in devices), pricing, cloud, tuple(counts)))
 def hourly_prices(devices: Sequence[Device], pricing: Pricing = "rent", cloud: str | None = None,
                   counts: tuple[int, ...] = (1,)) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]:
     """Per device and count of ``counts`` (devices x counts): the price [USD/h] as :func:`hourly_price`
     chooses it for ``pricing`` from offers that can run that many devices (of the provider ``cloud``
-    if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`. Computed once
-    per set of devices and counts.
+    if named; NaN where unknown) and its basis as an index into :data:`PRICE_BASES`.
 
     Parameters
     ----------

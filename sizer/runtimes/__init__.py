@@ -38,21 +38,15 @@ def _registry() -> dict[str, Runtime]:
     return known
 
 
-_REGISTRY: dict[str, Runtime] | None = None
-
-
 def registry() -> dict[str, Runtime]:
-    """Every runtime by each of its spellings (built once: the descriptions are constants).
+    """Every runtime by each of its spellings (built per call: 3 us, not worth a cache; docs/caching.md).
 
     Returns
     -------
     dict of str to Runtime
         Each runtime under its name and its aliases, in a normalised spelling.
     """
-    global _REGISTRY
-    if _REGISTRY is None:
-        _REGISTRY = _registry()
-    return _REGISTRY
+    return _registry()
 
 
 def runtime(name: "str | Runtime", field: str = "runtime") -> Runtime:

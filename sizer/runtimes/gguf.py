@@ -18,10 +18,10 @@ Sources: block sizes from llama.cpp ``ggml/src/ggml-common.h`` @ 01243c58; the m
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from sizer.errors import InputError
+from sizer.memo import registered_cache
 from sizer.workloads.architecture import GATED_FFN, Architecture
 
 GGML_SOURCE = "llama.cpp ggml/src/ggml-common.h @ 01243c58 (block layouts); src/llama-quant.cpp @ 007dbbf3 (mix rules)"
@@ -240,7 +240,7 @@ def gguf_tensors(arch: Architecture, mix: str, imatrix: bool = False) -> list[Te
     return out
 
 
-@functools.lru_cache(maxsize=64)
+@registered_cache()
 def gguf_bytes(arch: Architecture, mix: str, imatrix: bool = False) -> float:
     """Bytes of the tensors of a GGUF file of ``arch`` in ``mix`` [B] (the file adds its metadata:
     the tokenizer, a few MB).

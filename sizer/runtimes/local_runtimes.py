@@ -15,7 +15,6 @@ scores them (benchmarks/ACCURACY.md, "Local inference").
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -182,7 +181,6 @@ def _kernels(raw: dict[str, dict[str, Any]]) -> dict[tuple[str, str], KernelEffi
     return kernels
 
 
-@functools.lru_cache(maxsize=1)
 def fitted() -> dict[str, Any]:
     """The fitted profiles of local_fit.yaml (written by benchmarks/local_inference_accuracy.py).
 

@@ -7,8 +7,7 @@ training context and the published config each came from (``catalog/models.yaml`
 """
 from __future__ import annotations
 
-import functools
-
+from sizer.memo import registered_cache
 from sizer.results import Model
 from sizer.workloads.registry import builtin_entries
 
@@ -24,7 +23,7 @@ class ModelSummary(Model):
     verified: bool  # False where a figure of the entry was recalled or its source row is not high confidence
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def _summaries() -> tuple[ModelSummary, ...]:
     """Built once: the registry does not change while the process runs."""
     summaries = []

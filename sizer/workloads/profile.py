@@ -12,7 +12,6 @@ True
 """
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import InputError
+from sizer.memo import registered_cache
 from sizer.workloads.source import FileRef
 
 LayerKind = Literal["matmul", "conv", "attention", "norm", "elementwise", "embedding", "pool", "loss", "other"]
@@ -100,7 +100,7 @@ def _read(path: Path) -> Profile:
     return profile
 
 
-@functools.lru_cache(maxsize=64)
+@registered_cache()
 def _builtin(name: str) -> tuple[Profile, ...]:
     """Every built-in profile of a workload name, at each sequence length it was profiled at."""
     found = []

@@ -14,7 +14,6 @@ punctuation between words do not matter, so ``"llama-2-7b"``, ``"Llama-2-7B"`` a
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 import re
 from dataclasses import replace
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
+from sizer.memo import registered_cache
 from sizer.workloads.architecture import MAX_BLOCKS, Architecture, Family, FfnType, Norm, Position
 from sizer.workloads.source import FileRef
 
@@ -169,7 +169,7 @@ def name_key(name: str) -> str:
     return re.sub(r"[^a-z0-9.]", "", key)
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def builtin_entries() -> tuple[ModelEntry, ...]:
     """Every entry of ``catalog/models.yaml``, checked; a malformed file is a :class:`CatalogError`.
 
@@ -201,7 +201,7 @@ def builtin_entries() -> tuple[ModelEntry, ...]:
     return tuple(entries)
 
 
-@functools.lru_cache(maxsize=1)
+@registered_cache()
 def _index() -> dict[str, ModelEntry]:
     index: dict[str, ModelEntry] = {}
     for entry in builtin_entries():
@@ -428,12 +428,12 @@ def _shape(params: float, layers: int, heads: int, head_dim: int, kv_heads: int)
 
 # A shape's parameter count, kept: nearby counts try the same few shapes (a new question costs no
 # Architecture built per candidate); at most a few hundred floats.
-@functools.lru_cache(maxsize=4096)
+@registered_cache()
 def _shape_params(layers: int, heads: int, head_dim: int, kv_heads: int, ffn: int) -> float:
     return _decoder(layers, heads * head_dim, heads, head_dim, kv_heads, ffn).params_total()
 
 
-@functools.lru_cache(maxsize=256)
+@registered_cache()
 def _decoder(layers: int, hidden: int, heads: int, head_dim: int, kv_heads: int, ffn: int) -> Architecture:
     """The generated decoder of this shape, named by its own parameter count: equal shapes are equal
     architectures (one layer graph and one layout search for every count that gives them)."""
@@ -445,7 +445,7 @@ def _decoder(layers: int, hidden: int, heads: int, head_dim: int, kv_heads: int,
     return replace(probe, name=f"decoder-{probe.params_total():.4g}")
 
 
-@functools.lru_cache(maxsize=256)  # asked twice per job: its batch default and its layers
+@registered_cache()  # asked twice per job: its batch default and its layers
 def decoder_for_params(params: float) -> tuple[Architecture, str]:
     """A decoder shaped like the published Llama models whose parameter count is within 3 % of
     ``params``, and the sentence that states it.

@@ -38,7 +38,6 @@ def test_an_unreachable_deadline_is_answered_by_one_engine_call(monkeypatch, cat
 
 def _forget_kept_answers():
     """The engine is to be called: no answer or layout search kept from an earlier test."""
-    sizer.plan.recommend._answer.cache_clear()
     sizer.plan.layout_basis._kept.cache_clear()
 
 

@@ -17,7 +17,6 @@ from sizer.workloads.request import WorkloadRequest
 
 
 def _forget():
-    recommend_module._answer.cache_clear()
     layout_basis._kept.cache_clear()
 
 
