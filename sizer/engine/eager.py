@@ -1,0 +1,33 @@
+"""Step-time constants of eager PyTorch adapter fine-tunes (LoRA, QLoRA), apart from pre-training's.
+
+Pre-training runs are fused, compiled Megatron-style kernels at thousands of tokens per micro-batch;
+the engine's GEMM-size curve (:func:`sizer.engine.roofline.matrix_size_factor`, half-point
+``matrix_half`` fitted on MosaicML runs) and launch time come from those. An adapter fine-tune runs a
+frozen base at a hundred to a few thousand tokens per micro-batch in eager PyTorch (litgpt, Hugging
+Face PEFT). These constants replace the two there, for LoRA/QLoRA jobs only (a full fine-tune is a
+training run like any other); each is fitted on the fit part of litgpt's published timed runs by
+``benchmarks/finetune_accuracy.py`` (``fit_eager_constants``) and nowhere else.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sizer.engine import devices
+
+# The GEMM-size half-point of an adapter fine-tune, as a multiple of the device table's (1: unchanged), and its
+# time per kernel launch, as a multiple of the table's (eager dispatch of each operation: 3 x 20 us = 60 us on the
+# GPUs). Chosen on the fit part from the grids below (median and p90 of the throughput error, averaged).
+ADAPTER_MATRIX_HALF_SCALE = 0.125
+ADAPTER_LAUNCH_SCALE = 3.0
+MATRIX_HALF_SCALE_GRID = (1.0, 0.5, 0.25, 0.125, 0.0)
+LAUNCH_SCALE_GRID = (1.0, 2.0, 3.0, 4.0)
+SOURCE = ("fitted on the fit part of litgpt's timed LoRA/QLoRA runs (../shared/data/finetune-measurements.csv, "
+          "Lightning-AI/litgpt resource-tables.md and config_hub/finetune/README.md rows of models whose name "
+          "hashes even; benchmarks/finetune_accuracy.py, fit_eager_constants)")
+
+
+def adapter_table(table: devices.DeviceTable) -> devices.DeviceTable:
+    """The device table an adapter fine-tune is timed with: the GEMM-size half-point scaled by
+    :data:`ADAPTER_MATRIX_HALF_SCALE` [1], the launch time per kernel by :data:`ADAPTER_LAUNCH_SCALE` [1]."""
+    return replace(table, matrix_half=table.matrix_half * ADAPTER_MATRIX_HALF_SCALE,
+                   launch=table.launch * ADAPTER_LAUNCH_SCALE)
