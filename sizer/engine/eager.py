@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from sizer.engine import devices
 
 # The GEMM-size half-point of an adapter fine-tune, as a multiple of the device table's (1: unchanged), and its
@@ -21,9 +23,18 @@ ADAPTER_MATRIX_HALF_SCALE = 0.125
 ADAPTER_LAUNCH_SCALE = 3.0
 MATRIX_HALF_SCALE_GRID = (1.0, 0.5, 0.25, 0.125, 0.0)
 LAUNCH_SCALE_GRID = (1.0, 2.0, 3.0, 4.0)
+# Host seconds to dispatch one kernel of an eager step (Python, autograd and the framework's dispatcher), issued
+# ahead of the device: a floor under each micro-batch, hidden where the device is busier. None: no floor.
+ADAPTER_DISPATCH_SECONDS: float | None = None
+DISPATCH_SECONDS_GRID = (None, 6e-5, 8e-5, 1e-4, 1.2e-4, 1.5e-4, 2e-4)
 SOURCE = ("fitted on the fit part of litgpt's timed LoRA/QLoRA runs (../shared/data/finetune-measurements.csv, "
           "Lightning-AI/litgpt resource-tables.md and config_hub/finetune/README.md rows of models whose name "
           "hashes even; benchmarks/finetune_accuracy.py, fit_eager_constants)")
+
+
+def adapter_dispatch(table: devices.DeviceTable) -> np.ndarray | None:
+    """Per device of ``table``: the host's dispatch time per kernel of an eager adapter step [s], or None."""
+    return None if ADAPTER_DISPATCH_SECONDS is None else np.full(len(table.launch), ADAPTER_DISPATCH_SECONDS)
 
 
 def adapter_table(table: devices.DeviceTable) -> devices.DeviceTable:
