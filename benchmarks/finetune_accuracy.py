@@ -15,7 +15,7 @@ chose the mechanisms (litgpt's LoRA defaults). OOM rows check the verdict
 the other way: a published OOM should not fit, a published figure must fit.
 
 Run: ``python benchmarks/finetune_accuracy.py`` (prints the table and the headline figures); ``--fit`` also
-prints the fit part's figures for every pair of eager adapter constants (:func:`fit_eager_constants`).
+prints the fit part's figures for every combination of eager adapter constants (:func:`fit_eager_constants`).
 """
 from __future__ import annotations
 
@@ -248,8 +248,8 @@ def fit_dequant_share(runs: list[TimedRun], sample_tokens: dict[str, int]) -> fl
 
 
 def fit_eager_constants(runs: list[TimedRun]) -> tuple[tuple, dict[tuple, tuple[float, float]]]:
-    """The eager adapter constants of :mod:`sizer.engine.eager` (GEMM-size half-point scale, launch-time scale, host
-    dispatch floor) that make the fit part best: for each combination of the grids, the tokens per sample and the dequantisation share refitted
+    """The eager adapter constants of :mod:`sizer.engine.eager` (GEMM-size half-point scale, launch-time scale) that
+    make the fit part best: for each combination of the grids, the tokens per sample and the dequantisation share refitted
     on the fit part, then the fit part's throughput error scored; the combination with the lowest mean of median and p90
     wins (both are targets); ties go to the first in grid order (the simpler). The held-out part is never read.
     Returns the winner and every combination's (median, p90)."""
@@ -258,19 +258,17 @@ def fit_eager_constants(runs: list[TimedRun]) -> tuple[tuple, dict[tuple, tuple[
     import sizer.engine.eager as eager
     import sizer.workloads.finetune as finetune
 
-    kept = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, eager.ADAPTER_DISPATCH_SECONDS, \
-        finetune.DEQUANT_BANDWIDTH_SHARE
+    kept = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE
     figures = {}
     try:
-        for pair in itertools.product(eager.MATRIX_HALF_SCALE_GRID, eager.LAUNCH_SCALE_GRID, eager.DISPATCH_SECONDS_GRID):
-            eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, eager.ADAPTER_DISPATCH_SECONDS = pair
+        for pair in itertools.product(eager.MATRIX_HALF_SCALE_GRID, eager.LAUNCH_SCALE_GRID):
+            eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = pair
             tokens = fit_sample_tokens(runs)
             finetune.DEQUANT_BANDWIDTH_SHARE = fit_dequant_share(runs, tokens)
             figures[pair] = summary([error for _, _, error in score_throughput(runs, tokens)["fit"]])
-            finetune.DEQUANT_BANDWIDTH_SHARE = kept[3]
+            finetune.DEQUANT_BANDWIDTH_SHARE = kept[2]
     finally:
-        eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, eager.ADAPTER_DISPATCH_SECONDS, \
-            finetune.DEQUANT_BANDWIDTH_SHARE = kept
+        eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = kept
     return min(figures, key=lambda pair: sum(figures[pair])), figures
 
 
@@ -372,10 +370,9 @@ def main() -> None:
           f"share fitted on the fit part: {fit_dequant_share(timed, tokens)})")
     if "--fit" in sys.argv:
         best, figures = fit_eager_constants(timed)
-        for (half, launch, dispatch), (median, p90) in figures.items():
-            print(f"eager adapter constants: half-point x{half}, launch x{launch}, dispatch floor {dispatch} s per kernel: "
-                  f"fit median {median:.1%}, p90 {p90:.1%}")
-        print(f"chosen on the fit part: half-point x{best[0]}, launch x{best[1]}, dispatch floor {best[2]}")
+        for (half, launch), (median, p90) in figures.items():
+            print(f"eager adapter constants: half-point x{half}, launch x{launch}: fit median {median:.1%}, p90 {p90:.1%}")
+        print(f"chosen on the fit part: half-point x{best[0]}, launch x{best[1]}")
     for name, rows in score_throughput(timed, tokens).items():
         for run, predicted, error in rows:
             print(f"{name:8} {run.model:14} {run.method:5} {run.device:9} mb {run.micro_batch}: measured "

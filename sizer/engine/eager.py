@@ -7,12 +7,21 @@ frozen base at a hundred to a few thousand tokens per micro-batch in eager PyTor
 Face PEFT). These constants replace the two there, for LoRA/QLoRA jobs only (a full fine-tune is a
 training run like any other); each is fitted on the fit part of litgpt's published timed runs by
 ``benchmarks/finetune_accuracy.py`` (``fit_eager_constants``) and nowhere else.
+
+Why two: at 128-512 tokens per micro-batch pre-training's half-point (16 GFLOP per kernel) leaves a fifth of
+the tensor rate to a 4096 x 4096 GEMM, and litgpt's LoRA steps at micro-batch 1 on an A10G run about twice
+that fast; the same steps on an A100, and Hugging Face PEFT's on an H100, stop getting shorter below some
+hundreds of tokens, as each of an eager step's many small operations costs its dispatch. Candidates
+scored on the fit part (mean of its median and p90 throughput error; benchmarks/ACCURACY.md, "Fine-tuning"):
+today's constants 28.0 %; launch time alone (x2) 26.3 %; half-point alone (x0.5) 27.6 %; both (x0.125,
+x3) 22.7 %, chosen; an asynchronous host-dispatch floor under each micro-batch instead of the per-layer
+launch time (best: half-point x0, 80 us per kernel) 23.6 %, not kept.
+
+MLPerf's tuned LoRA submissions are not eager: a job with ``eager=False`` keeps the table's constants.
 """
 from __future__ import annotations
 
 from dataclasses import replace
-
-import numpy as np
 
 from sizer.engine import devices
 
@@ -23,18 +32,9 @@ ADAPTER_MATRIX_HALF_SCALE = 0.125
 ADAPTER_LAUNCH_SCALE = 3.0
 MATRIX_HALF_SCALE_GRID = (1.0, 0.5, 0.25, 0.125, 0.0)
 LAUNCH_SCALE_GRID = (1.0, 2.0, 3.0, 4.0)
-# Host seconds to dispatch one kernel of an eager step (Python, autograd and the framework's dispatcher), issued
-# ahead of the device: a floor under each micro-batch, hidden where the device is busier. None: no floor.
-ADAPTER_DISPATCH_SECONDS: float | None = None
-DISPATCH_SECONDS_GRID = (None, 6e-5, 8e-5, 1e-4, 1.2e-4, 1.5e-4, 2e-4)
 SOURCE = ("fitted on the fit part of litgpt's timed LoRA/QLoRA runs (../shared/data/finetune-measurements.csv, "
           "Lightning-AI/litgpt resource-tables.md and config_hub/finetune/README.md rows of models whose name "
           "hashes even; benchmarks/finetune_accuracy.py, fit_eager_constants)")
-
-
-def adapter_dispatch(table: devices.DeviceTable) -> np.ndarray | None:
-    """Per device of ``table``: the host's dispatch time per kernel of an eager adapter step [s], or None."""
-    return None if ADAPTER_DISPATCH_SECONDS is None else np.full(len(table.launch), ADAPTER_DISPATCH_SECONDS)
 
 
 def adapter_table(table: devices.DeviceTable) -> devices.DeviceTable:

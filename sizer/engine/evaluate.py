@@ -23,7 +23,7 @@ from sizer.choices import Mode
 from sizer.datafile import load_yaml
 from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import DeviceTable
-from sizer.engine.eager import adapter_dispatch, adapter_table
+from sizer.engine.eager import adapter_table
 from sizer.engine.job import Job
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
@@ -740,7 +740,7 @@ def evaluate(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Arr
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
                       pp=pp, recompute=recompute, interleave=interleave, cp=cp, ep=ep)
     finetune = job.finetune
-    eager = finetune is not None and job.eager  # eager adapter steps: their own GEMM-size, launch and dispatch constants
+    eager = finetune is not None and job.eager  # eager adapter steps: their own GEMM-size and launch constants
     timed = adapter_table(table) if eager else table
     parts = step_seconds(job.layers, timed, configs, optimizer_state_bytes=state_bytes, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
@@ -748,8 +748,7 @@ def evaluate(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Arr
                          kind=job.pass_kind,
                          weight_bytes=None if finetune is None else finetune.weight_traffic_bytes(table.weight_bytes[device]),
                          trainable_params=None if finetune is None else finetune.trainable_params,
-                         offload=offload, shard_group=group,
-                         dispatch_seconds=adapter_dispatch(table) if eager else None)
+                         offload=offload, shard_group=group)
     # in series with the step's kernels: QLoRA's dequantisation, a paged optimizer's states crossing PCIe
     serial = dequant_seconds(job, table.bandwidth[device], configs) + paging_seconds(memory, table.memory[device])
     if np.any(serial):

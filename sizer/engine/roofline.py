@@ -526,11 +526,9 @@ class _LayerSums:
 
 def _layer_sums(layers: LayerTable, table: DeviceTable, kind_in: Pass, kind: Pass, d: npt.NDArray[np.int64], micro_batch: npt.NDArray[np.float64],
                 tp: npt.NDArray[np.float64], cp: npt.NDArray[np.float64], ep: npt.NDArray[np.float64], recompute: npt.NDArray[np.int64], weight_bytes: npt.NDArray[np.float64] | None,
-                extra_bytes: npt.NDArray[np.float64] | None, keep_layers: bool,
-                dispatch: npt.NDArray[np.float64] | None = None) -> _LayerSums:
+                extra_bytes: npt.NDArray[np.float64] | None, keep_layers: bool) -> _LayerSums:
     """Per configuration: one micro-batch's seconds over every layer (max of compute, memory and launch
-    per layer; no less than the host's dispatch of every kernel where ``dispatch`` [s per kernel, per
-    configuration] is given), its compute- and memory-bound shares, and the FLOP recomputation adds per sample."""
+    per layer), its compute- and memory-bound shares, and the FLOP recomputation adds per sample."""
     micro = micro_batch[:, None]
     ranks = (tp * cp)[:, None]  # every layer's token work divided over tensor and context ranks
     scale = table.storage_scale[d][:, None]
@@ -570,10 +568,7 @@ def _layer_sums(layers: LayerTable, table: DeviceTable, kind_in: Pass, kind: Pas
     is_compute = (per_layer == compute)
     is_memory = ~is_compute & (per_layer == memory)
     many = np.asarray(layers.multiplicity, dtype=float)  # layer sums as products with the multiplicities (no temporaries)
-    seconds = per_layer @ many
-    if dispatch is not None:  # the host issues kernels ahead of the device: a floor under the whole micro-batch
-        seconds = np.maximum(seconds, ((kind.kernels + extra) * launched) @ many * dispatch)
-    return _LayerSums(seconds=seconds, compute=np.where(is_compute, per_layer, 0.0) @ many,
+    return _LayerSums(seconds=per_layer @ many, compute=np.where(is_compute, per_layer, 0.0) @ many,
                       memory=np.where(is_memory, per_layer, 0.0) @ many,
                       recomputed_flops=extra @ (layers.forward_flops * layers.multiplicity),
                       per_layer=per_layer if keep_layers else None, is_compute=is_compute if keep_layers else None,
@@ -787,8 +782,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
                  overlap_all_to_all: bool = False, kind: Pass = TRAINING, weight_bytes: npt.NDArray[np.float64] | None = None, offload: bool = False,
                  shard_group: npt.NDArray[np.float64] | None = None,
-                 trainable_params: float | None = None, extra_bytes: npt.NDArray[np.float64] | None = None,
-                 dispatch_seconds: npt.NDArray[np.float64] | None = None) -> StepParts:
+                 trainable_params: float | None = None, extra_bytes: npt.NDArray[np.float64] | None = None) -> StepParts:
     r"""Expected seconds per step for every configuration: the per-layer roofline plus parallelism.
 
     Per layer the largest of compute-, memory- and launch-bound time, the token work split over
@@ -839,9 +833,6 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     extra_bytes : numpy.ndarray, optional
         Memory traffic beyond activations and weights [B per sample], per layer row or per
         configuration x layer row, such as the KV cache a decode step reads.
-    dispatch_seconds : numpy.ndarray, optional
-        Host time to issue one kernel [s], per device of ``table``: an eager framework dispatches
-        asynchronously, so a micro-batch takes no less than its kernels x this (none by default).
 
     Returns
     -------
@@ -868,7 +859,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
 
     sums = _layer_sums(layers, table, kind_in, kind, pick(d), pick(c.micro_batch), pick(c.tp), pick(c.cp), pick(ep),
                        pick(c.recompute), None if weight_bytes is None else pick(weight_bytes), extra_bytes,
-                       keep_layers, None if dispatch_seconds is None else dispatch_seconds[pick(d)])
+                       keep_layers)
     if groups is not None:
         sums = sums.spread(groups[1])
     per_layer, is_compute, is_memory = sums.per_layer, sums.is_compute, sums.is_memory
