@@ -32,9 +32,10 @@ ADAPTER_MATRIX_HALF_SCALE = 0.125
 ADAPTER_LAUNCH_SCALE = 3.0
 MATRIX_HALF_SCALE_GRID = (1.0, 0.5, 0.25, 0.125, 0.0)
 LAUNCH_SCALE_GRID = (1.0, 2.0, 3.0, 4.0)
-SOURCE = ("fitted on the fit part of litgpt's timed LoRA/QLoRA runs (../shared/data/finetune-measurements.csv, "
-          "Lightning-AI/litgpt resource-tables.md and config_hub/finetune/README.md rows of models whose name "
-          "hashes even; benchmarks/finetune_accuracy.py, fit_eager_constants)")
+# The rows: ../shared/data/finetune-measurements.csv, Lightning-AI/litgpt resource-tables.md (time_per_1000_iterations)
+# and config_hub/finetune/README.md (training_runtime) single-GPU rows of the models whose name hashes even.
+SOURCE = ("fitted on the fit part of litgpt's timed LoRA/QLoRA runs (benchmarks/finetune_accuracy.py; "
+          "benchmarks/ACCURACY.md, Fine-tuning)")
 
 
 def adapter_table(table: devices.DeviceTable) -> devices.DeviceTable:
@@ -42,3 +43,9 @@ def adapter_table(table: devices.DeviceTable) -> devices.DeviceTable:
     :data:`ADAPTER_MATRIX_HALF_SCALE` [1], the launch time per kernel by :data:`ADAPTER_LAUNCH_SCALE` [1]."""
     return replace(table, matrix_half=table.matrix_half * ADAPTER_MATRIX_HALF_SCALE,
                    launch=table.launch * ADAPTER_LAUNCH_SCALE)
+
+
+def eager_note() -> str:
+    """The eager adapter constants in words, for the answer's assumptions."""
+    return (f"GEMM-size half-point x{ADAPTER_MATRIX_HALF_SCALE:g} and launch time x{ADAPTER_LAUNCH_SCALE:g} of the "
+            "device's (an eager framework's adapter step: litgpt, Hugging Face PEFT)")
