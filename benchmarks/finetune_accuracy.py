@@ -14,7 +14,8 @@ QLoRA runs (:func:`fit_activation_factors`, kept in :mod:`sizer.workloads.finetu
 chose the mechanisms (litgpt's LoRA defaults). OOM rows check the verdict
 the other way: a published OOM should not fit, a published figure must fit.
 
-Run: ``python benchmarks/finetune_accuracy.py`` (prints the table and the headline figures).
+Run: ``python benchmarks/finetune_accuracy.py`` (prints the table and the headline figures); ``--fit`` also
+prints the fit part's figures for every combination of eager adapter constants (:func:`fit_eager_constants`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import csv
 import hashlib
 import re
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,6 +247,31 @@ def fit_dequant_share(runs: list[TimedRun], sample_tokens: dict[str, int]) -> fl
         finetune.DEQUANT_BANDWIDTH_SHARE = kept
 
 
+def fit_eager_constants(runs: list[TimedRun]) -> tuple[tuple, dict[tuple, tuple[float, float]]]:
+    """The eager adapter constants of :mod:`sizer.engine.eager` (GEMM-size half-point scale, launch-time scale) that
+    make the fit part best: for each combination of the grids, the tokens per sample and the dequantisation share refitted
+    on the fit part, then the fit part's throughput error scored; the combination with the lowest mean of median and p90
+    wins (both are targets); ties go to the first in grid order (the simpler). The held-out part is never read.
+    Returns the winner and every combination's (median, p90)."""
+    import itertools
+
+    import sizer.engine.eager as eager
+    import sizer.workloads.finetune as finetune
+
+    kept = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE
+    figures = {}
+    try:
+        for pair in itertools.product(eager.MATRIX_HALF_SCALE_GRID, eager.LAUNCH_SCALE_GRID):
+            eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = pair
+            tokens = fit_sample_tokens(runs)
+            finetune.DEQUANT_BANDWIDTH_SHARE = fit_dequant_share(runs, tokens)
+            figures[pair] = summary([error for _, _, error in score_throughput(runs, tokens)["fit"]])
+            finetune.DEQUANT_BANDWIDTH_SHARE = kept[2]
+    finally:
+        eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = kept
+    return min(figures, key=lambda pair: sum(figures[pair])), figures
+
+
 def score_throughput(runs: list[TimedRun], sample_tokens: dict[str, int]) -> dict[str, list]:
     """Per part, (run, predicted seconds, relative error of the throughput) for every timed run."""
     parts: dict[str, list] = {"fit": [], "held-out": []}
@@ -341,6 +368,11 @@ def main() -> None:
     tokens = fit_sample_tokens(timed)
     print(f"## throughput (mean tokens per sample fitted on the fit part: {tokens}; QLoRA dequantisation bandwidth "
           f"share fitted on the fit part: {fit_dequant_share(timed, tokens)})")
+    if "--fit" in sys.argv:
+        best, figures = fit_eager_constants(timed)
+        for (half, launch), (median, p90) in figures.items():
+            print(f"eager adapter constants: half-point x{half}, launch x{launch}: fit median {median:.1%}, p90 {p90:.1%}")
+        print(f"chosen on the fit part: half-point x{best[0]}, launch x{best[1]}")
     for name, rows in score_throughput(timed, tokens).items():
         for run, predicted, error in rows:
             print(f"{name:8} {run.model:14} {run.method:5} {run.device:9} mb {run.micro_batch}: measured "

@@ -22,6 +22,7 @@ from sizer.choices import Mode
 from sizer.datafile import load_yaml
 from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import DeviceTable
+from sizer.engine.eager import adapter_table
 from sizer.engine.job import Job
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
@@ -739,7 +740,9 @@ def evaluate(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Arr
     configs = Configs(device=device, count=count, micro_batch=micro, accumulation=accumulation, zero=zero, tp=tp,
                       pp=pp, recompute=recompute, interleave=interleave, cp=cp, ep=ep)
     finetune = job.finetune
-    parts = step_seconds(job.layers, table, configs, optimizer_state_bytes=state_bytes, shape=job.shape,
+    eager = finetune is not None and job.eager  # eager adapter steps: their own GEMM-size and launch constants
+    timed = adapter_table(table) if eager else table
+    parts = step_seconds(job.layers, timed, configs, optimizer_state_bytes=state_bytes, shape=job.shape,
                          overlap_allreduce=overlap_allreduce, keep_layers=keep_layers,
                          overlap_all_to_all=overlap_all_to_all,
                          kind=job.pass_kind,

@@ -60,6 +60,9 @@ class Job:
     finetune: FineTune | None = None  # LoRA/QLoRA: adapters over a frozen base (the adapter rows are in ``layers``); None: full
     recipe: Recipe = Recipe()  # state precision, optimizer, step in backward, offloads, loss (sizer.engine.recipe)
     sample_tokens: float | None = None  # real tokens of a padded sample (None: packed or full-length sequences)
+    # LoRA/QLoRA steps run by an eager framework (litgpt, PEFT): timed with sizer.engine.eager's constants;
+    # False: fused kernels as pre-training runs them (MLPerf's tuned LoRA submissions)
+    eager: bool = True
 
     @property
     def real_tokens_per_sample(self) -> float:

@@ -25,6 +25,8 @@ from sizer.engine.constants import (
     stack_factor,
 )
 from sizer.engine.devices import DeviceTable, build_device_table, topology_links
+from sizer.engine.eager import SOURCE as EAGER_SOURCE
+from sizer.engine.eager import eager_note
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
 from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
 from sizer.engine.job import Job
@@ -815,6 +817,8 @@ def _assumptions(job: Job, table: DeviceTable, ev: Evaluation, count: int, mode:
         *(Assumption(name="precision note", value=note, source="PyTorch defaults") for note in table.notes[0]),
         *extra_assumptions,
     ]
+    if job.finetune is not None and job.eager:
+        assumptions.append(Assumption(name="eager fine-tune", value=eager_note(), source=EAGER_SOURCE))
     assumptions += _state_assumptions(job, table, ev, offload)
     per_node, link, network = _links(table, topology)
     if hybrid_shard:

@@ -60,7 +60,7 @@ QLORA_ACTIVATION_FACTOR = 2.19
 # The share of the memory bandwidth bitsandbytes' 4-bit dequantisation kernels reach (read NF4, write bf16), fitted
 # on the fit part of litgpt's timed QLoRA runs against their LoRA twins (benchmarks/finetune_accuracy.py,
 # fit_dequant_share): the time QLoRA adds over LoRA.
-DEQUANT_BANDWIDTH_SHARE = 0.4
+DEQUANT_BANDWIDTH_SHARE = 0.3
 ACTIVATION_FACTOR_SOURCE = ("fitted on the fit part of litgpt's published LoRA/QLoRA runs "
                             "(benchmarks/finetune_accuracy.py; benchmarks/ACCURACY.md, Fine-tuning)")
 

@@ -63,10 +63,43 @@ def test_held_out_throughput(timed):
     errors = [row[2] for row in parts["held-out"]]
     assert len(errors) >= 5
     median, p90 = finetune_accuracy.summary(errors)
-    assert median <= 0.20  # issue target: median <= 20 % (held-out today: 14.5 %)
-    # issue target p90 <= 50 % is NOT met (held-out today: 53 %, A10G LoRA runs at micro-batch 1 predicted
-    # 2x too slow: the small-GEMM efficiency curve, benchmarks/ACCURACY.md); this guards against regressing
-    assert p90 <= 0.55
+    assert median <= 0.20  # issue target: median <= 20 % (held-out today: 15.9 %)
+    # issue target p90 <= 50 %; held-out today 25.7 % (eager adapter constants, sizer.engine.eager), guarded
+    # with a little slack for the 7-row part
+    assert p90 <= 0.30
+
+
+def test_eager_adapter_constants_are_the_fit_parts():
+    # sizer.engine.eager's constants are the fit part's choice over its grids (benchmarks/ACCURACY.md, Fine-tuning)
+    from sizer.engine.eager import ADAPTER_LAUNCH_SCALE, ADAPTER_MATRIX_HALF_SCALE
+
+    best, _ = finetune_accuracy.fit_eager_constants(finetune_accuracy.load_timed_runs())
+    assert best == (ADAPTER_MATRIX_HALF_SCALE, ADAPTER_LAUNCH_SCALE)
+
+
+def test_mlperf_style_lora_keeps_the_pre_training_constants():
+    # a job marked not eager (MLPerf's tuned LoRA submissions) is timed exactly as before the eager constants
+    from dataclasses import replace
+
+    import sizer.engine.eager as eager
+    from sizer.engine.job import resolve_job
+    from sizer.engine.training import estimate_training
+    from sizer.hardware.catalog import load_catalog
+    from sizer.workloads.request import WorkloadRequest
+
+    job = resolve_job(WorkloadRequest(model="llama-2-7b", method="lora", seq_len=512, batch_size=512, tokens=512000,
+                                      precision="bf16", optimizer="adamw"))
+    device = load_catalog().find("A10G")
+    fused = estimate_training(replace(job, eager=False), device, 1).step_time.expected
+    eager_time = estimate_training(job, device, 1).step_time.expected
+    kept = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE
+    try:
+        eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = 1.0, 1.0
+        unchanged = estimate_training(job, device, 1).step_time.expected
+    finally:
+        eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = kept
+    assert fused == pytest.approx(unchanged, rel=1e-12)
+    assert eager_time != pytest.approx(fused, rel=0.01)  # the eager constants do change a short adapter step
 
 
 def test_fitted_dequant_share_is_the_fit_parts(timed):
