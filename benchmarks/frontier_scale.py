@@ -78,7 +78,7 @@ def attribution(big, given: list[dict], searched: list[dict]) -> list[dict]:
     the search: a miss with the published layout on target is the search choosing a faster layout than
     the one that was run; a miss with both off is the engine's."""
     out = []
-    for (m, job, device), pub, found in zip(big, given, searched):
+    for (m, job, device), pub, found in zip(big, given, searched, strict=True):
         r = m.request
         published_step = job.batch_size * job.tokens_per_sample / pub["predicted_tokens_per_gpu"] / r.count
         same = estimate_training(replace(job, micro_batch=None), device, r.count,

@@ -13,8 +13,8 @@ sizer.errors.InputError: optimizer: got 'lamb'; expected one of sgd, momentum, a
 """
 from __future__ import annotations
 
-from enum import StrEnum
 from collections.abc import Callable
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema

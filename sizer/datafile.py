@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass

@@ -32,9 +32,11 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, cast
 
 from sizer.memo import is_off
+
+Value = TypeVar("Value")
 
 CACHE_ENV = "SIZER_CACHE_DIR"
 FORMAT = 1  # bump to abandon every entry written by an older layout
@@ -106,7 +108,7 @@ def is_private(stat_result: os.stat_result) -> bool:
     return stat_result.st_uid == os.getuid() and not stat_result.st_mode & _SHARED_WRITE
 
 
-def cached(name: str, key: str, build: Callable[[], Any]) -> Any:
+def cached(name: str, key: str, build: Callable[[], Value]) -> Value:
     """``build()``'s result, read from the cache entry ``name-key`` when one exists in a private folder.
 
     Any problem with the cache is ignored: the value is then built and, where possible, stored.
@@ -134,11 +136,11 @@ def cached(name: str, key: str, build: Callable[[], Any]) -> Any:
     try:
         if directory is not None:
             try:
-                return _read(directory, entry)
+                return cast(Value, _read(directory, entry))  # an entry is the pickle of a built value
             except Exception:  # missing, truncated, not private, or written by other code: rebuild
                 pass
         value = build()
-        if directory is not None:
+        if directory is not None and folder is not None:
             _store(directory, folder, entry, value)
             _prune(directory, name)
         return value

@@ -15,27 +15,35 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ConfigDict, Field
 
-from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
-from sizer.formulas.cells import CellsResult, estimate_cells
-from sizer.choices import Precision, PrecisionName, Recompute, RecomputeName, Sharding, ShardingName, parse_choice, recompute_index, zero_stage_of  # noqa: F401
-from sizer.formulas.complexity import ComplexityResult, estimate_complexity
-from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
-from sizer.errors import InputError, require_device
-from sizer.workloads.profile import builtin_profile_names
-from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
-from sizer.results import Assumption, Estimate, QuantityOut
-from sizer.formulas.tco import COST_DEFAULTS, Pricing
-from sizer.hardware.schema import OfferTerm
-from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
-from sizer.units import Quantity, parse_count, parse_quantity  # noqa: F401
-from sizer.workloads.request import RequestModel, WorkloadRequest
+from sizer.choices import (  # noqa: F401
+    Precision,
+    PrecisionName,
+    Recompute,
+    RecomputeName,
+    Sharding,
+    ShardingName,
+    parse_choice,
+    recompute_index,
+    zero_stage_of,
+)
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
-from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputErrors, SizerError  # noqa: E402,F401
-from sizer.results import Model, ensure_finite, unit_factor  # noqa: E402,F401
+from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError, require_device  # noqa: E402,F401
+from sizer.formulas.cells import CellsResult, estimate_cells
+from sizer.formulas.complexity import ComplexityResult, estimate_complexity
+from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
+from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
+from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
+from sizer.formulas.tco import COST_DEFAULTS, Pricing
+from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
+from sizer.hardware.schema import OfferTerm
+from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
+from sizer.units import Quantity, parse_count, parse_quantity  # noqa: F401
+from sizer.workloads.profile import builtin_profile_names
+from sizer.workloads.request import RequestModel, WorkloadRequest
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
     from sizer.engine.training import TimeResult
@@ -43,10 +51,10 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.hardware.schema import Device
     from sizer.inference.estimate import InferenceRequest, InferenceResult
     from sizer.plan.estimates import MemoryRequest, TimeRequest
-    from sizer.plan.planner import PlanRequest
-    from sizer.plan.recommend import RecommendRequest
     from sizer.plan.memory_report import MemoryResult
     from sizer.plan.owned_answer import OwnedResult
+    from sizer.plan.planner import PlanRequest
+    from sizer.plan.recommend import RecommendRequest
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving

@@ -75,7 +75,7 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
         raise ValueError("maxsize must be at least 1")
 
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
-        kept: OrderedDict[Hashable, Any] = OrderedDict()
+        kept: OrderedDict[Hashable, Result] = OrderedDict()
         running: dict[Hashable, threading.Event] = {}  # keys being computed now, and who waits for them
         lock = threading.Lock()
         counts = {"hits": 0, "misses": 0}

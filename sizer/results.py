@@ -6,8 +6,8 @@ JSON; inside the core they are built from pint quantities by :meth:`QuantityOut.
 """
 from __future__ import annotations
 
-import re
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -17,8 +17,8 @@ import pydantic_core
 from pydantic import BaseModel, ConfigDict
 
 from sizer.errors import SizerError
-from sizer.units import Quantity
 from sizer.memo import registered_cache
+from sizer.units import Quantity
 
 T = TypeVar("T")
 

@@ -18,9 +18,8 @@ import functools
 import math
 import re
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
-
 from importlib import resources
+from typing import Any, ParamSpec, TypeVar
 
 import pint
 from pint.util import UnitsContainer
@@ -28,7 +27,6 @@ from pint.util import UnitsContainer
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
 from sizer.memo import clear, registered_cache
-
 
 Params = ParamSpec("Params")
 Result = TypeVar("Result")
@@ -87,9 +85,9 @@ def _memoise_unit_parsing(registry: pint.UnitRegistry[float]) -> None:
         return wrapper
 
     # Replaced on this one registry object (pint has no hook for it); setattr says so to the type checker.
-    setattr(registry, "parse_units_as_container", parse_units_as_container)
-    setattr(registry, "define", forgetting(registry.define))
-    setattr(registry, "load_definitions", forgetting(registry.load_definitions))
+    setattr(registry, "parse_units_as_container", parse_units_as_container)  # noqa: B010 (a method replaced: assignment would not type-check)
+    setattr(registry, "define", forgetting(registry.define))  # noqa: B010 (a method replaced: assignment would not type-check)
+    setattr(registry, "load_definitions", forgetting(registry.load_definitions))  # noqa: B010 (a method replaced: assignment would not type-check)
 
 
 _pint_parse_units: Callable[[str, bool | None, bool | None], UnitsContainer]  # the registry's own parse

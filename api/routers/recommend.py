@@ -8,14 +8,24 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import ConfigDict, RootModel
 
-from ..deps import CatalogDep, ERROR_RESPONSES, finite, priced, served_from_builtins, run_estimate
-from sizer.facade import InferenceRecommendRequest, InferenceRecommendResult, recommend_inference
-from sizer.facade import InferenceRequest, OwnedResult, RecommendRequest, RecommendResult, answer_owned, quick_question
-from sizer.facade import every_bad_field
-
-from sizer.facade import recommend_serving_iterations, serving_iterations
+from sizer.facade import (
+    InferenceRecommendRequest,
+    InferenceRecommendResult,
+    InferenceRequest,
+    OwnedResult,
+    RecommendRequest,
+    RecommendResult,
+    answer_owned,
+    every_bad_field,
+    quick_question,
+    recommend_inference,
+    recommend_serving_iterations,
+    serving_iterations,
+)
 from sizer.memo import registered_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
+
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, priced, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 

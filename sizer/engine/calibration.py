@@ -122,10 +122,10 @@ def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[f
         raise InputError("report", measured_seconds, "measured step times that are finite and above zero")
     weights = [1 / m ** 2 for m in measured_seconds]
     sw = sum(weights)
-    sk = sum(w * k for w, k in zip(weights, kernel_seconds))
-    skk = sum(w * k * k for w, k in zip(weights, kernel_seconds))
-    sm = sum(w * m for w, m in zip(weights, measured_seconds))
-    skm = sum(w * k * m for w, k, m in zip(weights, kernel_seconds, measured_seconds))
+    sk = sum(w * k for w, k in zip(weights, kernel_seconds, strict=True))
+    skk = sum(w * k * k for w, k in zip(weights, kernel_seconds, strict=True))
+    sm = sum(w * m for w, m in zip(weights, measured_seconds, strict=True))
+    skm = sum(w * k * m for w, k, m in zip(weights, kernel_seconds, measured_seconds, strict=True))
     determinant = sw * skk - sk * sk
     if len(kernel_seconds) >= 2 and determinant > 1e-12 * sw * skk:
         scale = (sw * skm - sk * sm) / determinant
@@ -182,7 +182,7 @@ def calibrate_runs(runs: list[CalibrationRun], source: str = "measured runs") ->
         kernels = [_kernel_seconds(run, base) for run in device_runs]
         measured = [run.measured_step for run in device_runs]
         scale, overhead = fit_scale_and_overhead(kernels, measured)
-        errors = [abs((overhead + scale * k) / m - 1) for k, m in zip(kernels, measured)]
+        errors = [abs((overhead + scale * k) / m - 1) for k, m in zip(kernels, measured, strict=True)]
         devices.append(DeviceCalibration(device_id=device.id, device_name=device.name, efficiency_scale=scale,
                                          step_overhead_s=overhead, runs=len(device_runs),
                                          median_abs_error=statistics.median(errors)))

@@ -14,17 +14,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from sizer.hardware.schema import Device
-from sizer.hardware.nodes import device_link, node_layout  # noqa: F401  (the one node model, re-exported)
 from sizer.choices import Precision
-from sizer.engine import constants
-from sizer.engine.constants import (DATACENTRE_NETWORK, FALLBACK_LINK,
-                                    FRAMEWORK_OVERHEAD_BYTES, OFFICE_NETWORK,
-                                    Efficiencies, Link, device_efficiencies)
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.memo import registered_cache
-from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
+from sizer.engine import constants
+from sizer.engine.constants import (
+    DATACENTRE_NETWORK,
+    FALLBACK_LINK,
+    FRAMEWORK_OVERHEAD_BYTES,
+    OFFICE_NETWORK,
+    Efficiencies,
+    Link,
+    device_efficiencies,
+)
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
+from sizer.hardware.nodes import device_link, node_layout  # noqa: F401  (the one node model, re-exported)
+from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
+from sizer.hardware.schema import Device
+from sizer.memo import registered_cache
 
 if TYPE_CHECKING:  # a node type is only read here
     from sizer.hardware.networks import Topology

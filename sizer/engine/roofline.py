@@ -133,7 +133,7 @@ class Configs:
         """
         types = (np.int64, float, float, float, np.int64, float, float, np.int64, float, float, float)
         arrays = np.broadcast_arrays(*(np.asarray(v, dtype=t) for v, t in zip(
-            (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave, cp, ep), types)))
+            (device, count, micro_batch, accumulation, zero, tp, pp, recompute, interleave, cp, ep), types, strict=True)))
         return cls(*(np.ascontiguousarray(a).ravel() for a in arrays))
 
 

@@ -360,7 +360,7 @@ def candidates(job: Job, table: DeviceTable, device: npt.NDArray[np.int64], coun
     # every combination, the last dimension fastest (itertools.product's order), built in numpy as indices
     columns = [np.asarray(values[name], dtype=np.int64) for name in DIMENSIONS]
     grids = np.meshgrid(*(np.arange(len(column)) for column in columns), indexing="ij")
-    index = {name: grid.ravel() for name, grid in zip(DIMENSIONS, grids)}
+    index = {name: grid.ravel() for name, grid in zip(DIMENSIONS, grids, strict=True)}
     blocks = job.shape.blocks if job.shape is not None else 1
     # a template row is a layout only where its dimensions agree with each other; the pipeline and interleaving
     # agree or not as pairs of values, decided once on the small table of their values
@@ -376,7 +376,7 @@ def candidates(job: Job, table: DeviceTable, device: npt.NDArray[np.int64], coun
     # ZeRO-1 is searched with pipelines (many micro-batches per step, where it beats ZeRO-2's per-micro-batch
     # reduce-scatters); without one, a step is mostly one micro-batch and ZeRO-2 beats it outright
     keep &= (zeros[index["zero"]] != 1) | pipelined[index["pp"]] | ("zero" in fixed)
-    template = np.stack([column[index[name][keep]] for name, column in zip(DIMENSIONS, columns)], axis=1)
+    template = np.stack([column[index[name][keep]] for name, column in zip(DIMENSIONS, columns, strict=True)], axis=1)
     # Which template rows are layouts depends on a pair's count and node size alone: decided once per
     # distinct (count, node size), then each pair takes its combination's rows (pair-major, template order)
     node = np.asarray(table.devices_per_node, dtype=np.int64)[device]

@@ -125,7 +125,7 @@ def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:
     counts: dict[str, float] = defaultdict(float)
     by_bound: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     bounds = layer_bound[0]
-    for kind, value, many, bound in zip(job.layers.kinds, per_layer, job.layers.multiplicity, bounds):
+    for kind, value, many, bound in zip(job.layers.kinds, per_layer, job.layers.multiplicity, bounds, strict=True):
         seconds[kind] += float(value)
         counts[kind] += float(many)
         by_bound[kind][LAYER_BOUNDS[int(bound)]] += float(value)

@@ -12,9 +12,9 @@ from typing import Any, Literal
 import pint
 
 from sizer.choices import Precision
-from sizer.hardware.schema import Device, Sourced
 from sizer.errors import CatalogError, InputError
 from sizer.hardware.precision import PRECISION_BYTES, stored_precision
+from sizer.hardware.schema import Device, Sourced
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_count, parse_quantity

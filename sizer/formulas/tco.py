@@ -16,8 +16,8 @@ from typing import Any, Iterable, Literal
 
 import pint
 
-from sizer.hardware.schema import CloudPrice, Device, Price
 from sizer.errors import InputError
+from sizer.hardware.schema import CloudPrice, Device, Price
 from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_quantity
 

@@ -24,9 +24,9 @@ from pydantic import ValidationError
 
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
+from sizer.errors import CatalogError, DeviceLookupError, InputError
 from sizer.hardware.prices import price_files, with_prices
 from sizer.hardware.schema import CatalogFile, Device, cited, figure_problems, read_figures
-from sizer.errors import CatalogError, DeviceLookupError, InputError
 from sizer.memo import registered_cache
 
 CATALOG_ENV = "SIZER_CATALOG"

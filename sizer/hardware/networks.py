@@ -15,12 +15,12 @@ from typing import Any, TypeVar
 import pint
 from pydantic import ValidationError
 
-from sizer.hardware.catalog import builtin_catalog_dir
 from sizer.datafile import load_yaml
-from sizer.hardware.schema import Link, NetworksFile, Sourced, System
 from sizer.errors import CatalogError, InputError
-from sizer.units import parse_quantity
+from sizer.hardware.catalog import builtin_catalog_dir
+from sizer.hardware.schema import Link, NetworksFile, Sourced, System
 from sizer.memo import registered_cache
+from sizer.units import parse_quantity
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Literal
 
 from sizer.formulas.tco import PriceBasis, PriceUsed
 from sizer.inference.formats import WeightFormat
-from sizer.inference.under_load import ServingCostOut, LatencyOut, LoadOut
+from sizer.inference.under_load import LatencyOut, LoadOut, ServingCostOut
 from sizer.results import Assumption, Model, QuantityOut, RangeOut
 
 

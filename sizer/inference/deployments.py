@@ -24,23 +24,42 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
+from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.schema import Device
+from sizer.inference.deployment_answers import (
+    InferenceOption,
+    InferenceRecommendResult,
+    LoadOption,
+    RejectedOption,
+    unsupported_reason,
+)
 from sizer.inference.estimate import _speed_within, _time, served_architecture, served_format, speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value
-from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
-                                                unsupported_reason)
 from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.inference.load_search import SEARCH_KV, searched_weights
-from sizer.inference.recommend_request import InferenceRecommendRequest
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_batch_per_count, offline_key, preferred_eight_bit
+from sizer.inference.recommend_request import InferenceRecommendRequest
 from sizer.inference.search_space import device_counts, devices_of_kinds
-from sizer.inference.serving import (ServingArrays, ServingCase, evaluate_serving, serving_table, splits_heads,
-                                     total_tokens_per_second)
-from sizer.inference.under_load import (SERVING_PRICING, RuntimeMemory, cost_out, default_split,
-                                        refuse_load_options_without_load, runtime_memory, serving_prices, usd_per_million)
-from sizer.engine.devices import DeviceTable
-from sizer.hardware.schema import Device
+from sizer.inference.serving import (
+    ServingArrays,
+    ServingCase,
+    evaluate_serving,
+    serving_table,
+    splits_heads,
+    total_tokens_per_second,
+)
+from sizer.inference.under_load import (
+    SERVING_PRICING,
+    RuntimeMemory,
+    cost_out,
+    default_split,
+    refuse_load_options_without_load,
+    runtime_memory,
+    serving_prices,
+    usd_per_million,
+)
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.units import parse_quantity
 from sizer.workloads.architecture import Architecture

@@ -15,35 +15,63 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from sizer.choices import KvCache, KvCacheName
-from sizer.inference.formats import WeightsName
-from sizer.runtimes import RuntimeName
 from sizer.datafile import load_yaml
+from sizer.engine.constants import (
+    FRAMEWORK_OVERHEAD_SOURCE,
+    PREFILL_CHUNK_TOKENS,
+    SERVING_MATRIX_EFFICIENCY,
+    SERVING_MEMORY_EFFICIENCY,
+    SERVING_SOURCE,
+    SERVING_STEP_OVERHEAD,
+)
+from sizer.errors import InputError, require_device
+from sizer.formulas.tco import PriceBasis, Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
-from sizer.engine.constants import (FRAMEWORK_OVERHEAD_SOURCE, PREFILL_CHUNK_TOKENS, SERVING_MATRIX_EFFICIENCY,
-                                    SERVING_MEMORY_EFFICIENCY, SERVING_SOURCE, SERVING_STEP_OVERHEAD)
-from sizer.errors import InputError, require_device
-from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, kv_cache_bytes_per_value, weight_format
+from sizer.inference.capacity import serve_load
+from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, WeightsName, kv_cache_bytes_per_value, weight_format
 from sizer.inference.layer_offload import host_memory_note, offload_host
 from sizer.inference.local import kernel_assumption, local_runtime, local_table, prefill_seconds, wired_device
 from sizer.inference.local_split import DeviceShare, split_layers
-from sizer.inference.serving import (ServingCase, check_servable, check_tensor_ranks, compute_bound_batch, evaluate_serving,
-                                     serving_table,
-                                     stored_weight_bytes, total_tokens_per_second)
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
-from sizer.formulas.tco import PriceBasis, Pricing, hourly_price
-from sizer.units import Quantity, parse_count
-from sizer.workloads.request import RequestModel
-from sizer.inference.capacity import serve_load
+from sizer.inference.serving import (
+    ServingCase,
+    check_servable,
+    check_tensor_ranks,
+    compute_bound_batch,
+    evaluate_serving,
+    serving_table,
+    stored_weight_bytes,
+    total_tokens_per_second,
+)
 from sizer.inference.simulate import batching_table, runtime_replica
-from sizer.inference.under_load import (CapacityOut, ServingCostOut, LatencyOut, LoadFields, LoadOut, capacity_out, check_runtime,
-                                        cost_out, default_split, delivered, latency_out, load_assumptions, load_out,
-                                        parse_load, runtime_assumption, runtime_memory, serving_runtime,
-                                        usd_per_million)
+from sizer.inference.under_load import (
+    CapacityOut,
+    LatencyOut,
+    LoadFields,
+    LoadOut,
+    ServingCostOut,
+    capacity_out,
+    check_runtime,
+    cost_out,
+    default_split,
+    delivered,
+    latency_out,
+    load_assumptions,
+    load_out,
+    parse_load,
+    runtime_assumption,
+    runtime_memory,
+    serving_runtime,
+    usd_per_million,
+)
+from sizer.memo import registered_cache
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
+from sizer.runtimes import RuntimeName
+from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
+from sizer.workloads.request import RequestModel
 from sizer.workloads.source import Source
-from sizer.memo import registered_cache
 
 if TYPE_CHECKING:  # names for annotations only
     from sizer.engine.devices import DeviceTable

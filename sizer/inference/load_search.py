@@ -24,28 +24,45 @@ import numpy as np
 
 from sizer.hardware.catalog import Catalog
 from sizer.inference.capacity import SEARCH_STEPS, serve_load, simulated_requests
+from sizer.inference.deployment_answers import (
+    InferenceOption,
+    InferenceRecommendResult,
+    LoadOption,
+    RejectedOption,
+    unsupported_reason,
+)
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
-from sizer.inference.deployment_answers import (InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption,
-                                                unsupported_reason)
 from sizer.inference.estimate import speed_spread
+from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds
-from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
 from sizer.inference.simulate import runtime_replica, simulate
 from sizer.inference.traffic import Load
-from sizer.inference.under_load import (SERVING_PRICING, cost_out, default_split, delivered, latency_out, load_out, parse_load,
-                                        runtime_assumption, runtime_memory, runtime_refusal, serving_prices, serving_runtime,
-                                        usd_per_million)
+from sizer.inference.under_load import (
+    SERVING_PRICING,
+    cost_out,
+    default_split,
+    delivered,
+    latency_out,
+    load_out,
+    parse_load,
+    runtime_assumption,
+    runtime_memory,
+    runtime_refusal,
+    serving_prices,
+    serving_runtime,
+    usd_per_million,
+)
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.workloads.registry import checkpoint_weights
 
 if TYPE_CHECKING:  # names for annotations only (deployments imports this module)
     from sizer.engine.devices import DeviceTable
     from sizer.formulas.tco import PriceBasis
-    from sizer.inference.estimate import ServedModel
     from sizer.hardware.schema import Device
     from sizer.inference.capacity import LoadAnswer, Slo
+    from sizer.inference.estimate import ServedModel
     from sizer.inference.recommend_request import InferenceRecommendRequest
     from sizer.inference.sim_metrics import SimulationResult
     from sizer.inference.simulate import Replica

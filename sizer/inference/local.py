@@ -29,8 +29,15 @@ from sizer.inference.formats import WeightFormat
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table
 from sizer.results import Assumption, unit_factor
 from sizer.runtimes import Purpose, Runtime, runtime
-from sizer.runtimes.local_runtimes import (LocalProfile, default_local_runtime, device_family, device_kind, gpu_share,
-                                           local_efficiencies, quant_key)
+from sizer.runtimes.local_runtimes import (
+    LocalProfile,
+    default_local_runtime,
+    device_family,
+    device_kind,
+    gpu_share,
+    local_efficiencies,
+    quant_key,
+)
 from sizer.workloads.architecture import Architecture
 
 

@@ -9,9 +9,9 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from sizer.choices import KvCacheName
-from sizer.inference.formats import WeightsName
 from sizer.formulas.tco import Pricing
 from sizer.inference.estimate import ServedModel
+from sizer.inference.formats import WeightsName
 
 Kind = Literal["gpu", "cpu", "accelerator"]
 ALL_KINDS: tuple[Kind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order

@@ -24,7 +24,6 @@ reads the weights of its ``k`` routed experts, and a batch of ``B`` tokens reads
 from __future__ import annotations
 
 import dataclasses
-
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -32,19 +31,19 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import Precision
-from sizer.hardware.schema import Device
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.layers import LayerTable, fold_layers
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.formulas.peaks import int8_matrix_peak
+from sizer.hardware.schema import Device
 from sizer.inference.formats import WeightFormat
-from sizer.runtimes.gguf import gguf_bytes
 from sizer.memo import registered_cache
-from sizer.workloads.profile import Layer, Profile
+from sizer.runtimes.gguf import gguf_bytes
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.layer_graph import attention_flops, layer_graph
+from sizer.workloads.profile import Layer, Profile
 
 KEYS_AND_VALUES = 2
 LOGIT_BYTES = 4.0  # the last token's logits, kept in FP32 for sampling

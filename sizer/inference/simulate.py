@@ -43,11 +43,20 @@ import numpy as np
 from sizer.deadline import check_deadline
 from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
-from sizer.hardware.schema import Device
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
+from sizer.hardware.schema import Device
 from sizer.inference.formats import WeightFormat
-from sizer.inference.serving import (LOGIT_BYTES, ServingLayers, decode_layers, fold, kv_cache_bytes_per_token,
-                                     prefill_profile, serving_table, stored_weight_bytes, touched_experts)
+from sizer.inference.serving import (
+    LOGIT_BYTES,
+    ServingLayers,
+    decode_layers,
+    fold,
+    kv_cache_bytes_per_token,
+    prefill_profile,
+    serving_table,
+    stored_weight_bytes,
+    touched_experts,
+)
 from sizer.inference.sim_arrivals import Arrivals, arrivals_for
 from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: F401  (re-exported: the simulation's refusal)
 from sizer.inference.sim_iteration_cost import Interpolator, decode_stretch, iteration_seconds, steps_within_cell
@@ -57,9 +66,9 @@ from sizer.inference.sim_requests import RequestLedger
 from sizer.inference.sim_scheduler import Scheduler
 from sizer.inference.traffic import Lengths, Load
 from sizer.memo import registered_cache
+from sizer.runtimes.runtime import Runtime
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
-from sizer.runtimes.runtime import Runtime
 
 # The default runtime's scheduler limits and memory shares, read from its one description
 # (sizer/runtimes/serving_runtimes.py: vLLM's EngineArgs max_num_seqs 256, max_num_batched_tokens 2048 with chunked

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, cast
+from typing import Any, Literal, Protocol, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from sizer.inference.traffic import LengthsName
-from sizer.runtimes import RuntimeName
 from sizer.errors import InputError
 from sizer.formulas.tco import PriceBasis, Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
@@ -19,8 +17,9 @@ from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_i
 from sizer.inference.formats import WeightFormat
 from sizer.inference.sim_metrics import SimulationResult
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
-from sizer.inference.traffic import Lengths, Load, length_distribution, parse_trace
+from sizer.inference.traffic import Lengths, LengthsName, Load, length_distribution, parse_trace
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.runtimes import RuntimeName
 from sizer.runtimes.runtime import Runtime
 from sizer.units import parse_quantity
 

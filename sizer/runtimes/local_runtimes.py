@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-
 from typing import TYPE_CHECKING, Any
 
 from sizer.datafile import load_yaml

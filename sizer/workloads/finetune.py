@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from sizer.choices import Method, Precision
 from sizer.errors import InputError
-from sizer.workloads.profile import Layer, Profile
 from sizer.results import Assumption
 from sizer.workloads.architecture import GATED_FFN, Architecture
+from sizer.workloads.profile import Layer, Profile
 
 MATRICES = ("q", "k", "v", "o", "gate", "up", "down")  # the linear layers of a block, by short name
 ALIASES = {"all-linear": MATRICES, "attention": ("q", "k", "v", "o"), "attn": ("q", "k", "v", "o"),

@@ -57,8 +57,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.deadline import check_deadline
-from sizer.workloads.profile import Layer, Profile
 from sizer.workloads.architecture import GATED_FFN, Architecture, check_work_bound
+from sizer.workloads.profile import Layer, Profile
 
 BYTES_PER_VALUE = 4  # the profiles' FP32-storage convention
 # Bytes per value that Korthikanti et al. count at 16-bit storage: 2, and 1 for a dropout mask.

@@ -197,7 +197,7 @@ def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
 
     def at(values: list[float]) -> float:
         total = 0.0
-        for i, (x_i, y_i) in enumerate(zip(xs, values)):
+        for i, (x_i, y_i) in enumerate(zip(xs, values, strict=True)):
             weight = 1.0
             for j, x_j in enumerate(xs):
                 if j != i:
@@ -206,7 +206,7 @@ def profile_for(variants: tuple[Profile, ...], seq_len: int | None) -> Profile:
         return max(0.0, total)
 
     layers = []
-    for group in zip(*(p.layers for _, p in picks)):
+    for group in zip(*(p.layers for _, p in picks), strict=True):
         first = group[0]
         layers.append(first.model_copy(update={
             field: at([getattr(layer, field) for layer in group])

@@ -9,19 +9,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Self
 from dataclasses import dataclass
+from typing import Any, Self
 
 import pint
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
+from sizer.choices import (
+    Attention,
+    AttentionName,
+    Loss,
+    LossName,
+    Method,
+    MethodName,
+    Optimizer,
+    OptimizerName,
+    Precision,
+    PrecisionName,
+)
 from sizer.errors import InputError
-from sizer.choices import Attention, AttentionName, Loss, LossName, Method, MethodName, Optimizer, OptimizerName, Precision, PrecisionName
+from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.results import Assumption
+from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
-from sizer.units import Quantity, parse_count, parse_quantity
 
 Numberish = float | str
 QuantityIn = str | dict[str, float | str] | None
