@@ -42,6 +42,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from sizer.datafile import load_json, parse_json, write_text  # noqa: E402 (the checkout's core, after its path)
+
 PYTHON = sys.executable
 CLI = {
     "peak": ["peak", "Tesla P40", "--json"],
@@ -248,7 +251,7 @@ def _python(code: str, env: dict) -> dict:
     found = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode != 0 or not found:
         raise SystemExit(f"workload failed: {done.stderr[-1500:]}")
-    return json.loads(found[-1][len("RESULT "):])
+    return parse_json(found[-1][len("RESULT "):], "workload", "a measuring process's RESULT line")
 
 
 def hits(out: Path) -> None:
@@ -278,7 +281,7 @@ def hits(out: Path) -> None:
                 found[label] = _python(code, env)
             results[name] = {"load": loadavg(), **found["counted"], "plain_ms": found["plain"]["total_ms"]}
             print(name, round(results[name]["plain_ms"], 2), "ms", flush=True)
-    out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_text(out, json.dumps(results, indent=1) + "\n")
 
 
 def _cpu(command: list[str], env: dict) -> float:
@@ -350,7 +353,7 @@ def table(paths: list[Path]) -> str:
 
     runs = []
     for path in paths:  # a run of hits, or the recorded {"runs": [...]} of benchmarks/results
-        found = json.loads(path.read_text(encoding="utf-8"))
+        found = load_json(path, "runs")
         runs += found["runs"] if "runs" in found else [found]
     workloads = list(dict.fromkeys(w for r in runs for w in r))
     # the share's denominator: the workload uncounted where recorded (the counter adds its own time)

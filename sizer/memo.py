@@ -255,6 +255,36 @@ _BY_NAME = {policy.name: policy for policy in POLICIES}
 _LIVE: dict[str, Any] = {}
 
 
+# The house's folders the wheel installs under the sizer namespace (``api`` as ``sizer.api``): a cache
+# is declared by its name in the repository.
+_NAMESPACED = ("sizer.api.", "sizer.cli.", "sizer.validation.")
+
+
+def cache_name(function: Callable[..., Any]) -> str:
+    """The declared name of a cached function: ``module.qualname`` as the repository names the module.
+
+    Parameters
+    ----------
+    function : callable
+        The cached function.
+
+    Returns
+    -------
+    str
+        ``api.routers.recommend._ranked_bytes`` whether the module was imported from the checkout or,
+        installed, as ``sizer.api.routers.recommend``.
+
+    >>> def f(): pass
+    >>> f.__module__ = "sizer.api.routers.recommend"
+    >>> cache_name(f)
+    'api.routers.recommend.f'
+    """
+    module = function.__module__
+    if module.startswith(_NAMESPACED):
+        module = module.removeprefix("sizer.")
+    return f"{module}.{function.__qualname__}"
+
+
 def policy(name: str) -> Policy:
     """The declared policy of a cache; an undeclared name is a LookupError naming where to declare it.
 
@@ -312,7 +342,7 @@ def registered_cache(key: Callable[..., Hashable] | None = None
         A decorator: the declared function, its answers kept within its bound.
     """
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
-        name = f"{function.__module__}.{function.__qualname__}"
+        name = cache_name(function)
         maxsize = policy(name).maxsize
         if is_off(name):
             kept = _uncached(function)

@@ -39,13 +39,30 @@ SOURCE = ("fitted on the fit part of litgpt's timed LoRA/QLoRA runs (benchmarks/
 
 
 def adapter_table(table: devices.DeviceTable) -> devices.DeviceTable:
-    """The device table an adapter fine-tune is timed with: the GEMM-size half-point scaled by
-    :data:`ADAPTER_MATRIX_HALF_SCALE` [1], the launch time per kernel by :data:`ADAPTER_LAUNCH_SCALE` [1]."""
+    """The device table an adapter fine-tune is timed with.
+
+    Parameters
+    ----------
+    table : DeviceTable
+        The devices' table as pre-training times them.
+
+    Returns
+    -------
+    DeviceTable
+        The same, with the GEMM-size half-point [FLOP] scaled by :data:`ADAPTER_MATRIX_HALF_SCALE` [1] and
+        the launch time per kernel [s] by :data:`ADAPTER_LAUNCH_SCALE` [1].
+    """
     return replace(table, matrix_half=table.matrix_half * ADAPTER_MATRIX_HALF_SCALE,
                    launch=table.launch * ADAPTER_LAUNCH_SCALE)
 
 
 def eager_note() -> str:
-    """The eager adapter constants in words, for the answer's assumptions."""
+    """The eager adapter constants in words, for the answer's assumptions.
+
+    Returns
+    -------
+    str
+        Both multiples and the frameworks they were fitted on.
+    """
     return (f"GEMM-size half-point x{ADAPTER_MATRIX_HALF_SCALE:g} and launch time x{ADAPTER_LAUNCH_SCALE:g} of the "
             "device's (an eager framework's adapter step: litgpt, Hugging Face PEFT)")
