@@ -41,7 +41,7 @@ from sizer.formulas.tco import COST_DEFAULTS, Pricing
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.hardware.schema import OfferTerm
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
-from sizer.units import Quantity, parse_count, parse_quantity  # noqa: F401
+from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
 from sizer.workloads.profile import builtin_profile_names
 from sizer.workloads.request import RequestModel, WorkloadRequest
 
@@ -104,8 +104,6 @@ def __dir__() -> list[str]:
 WORKLOAD_NAMES = tuple(builtin_profile_names())
 # An answer that can carry suggestions (named as strings: the result modules load on first use)
 Fixable = TypeVar("Fixable", "TimeResult", "MemoryResult", "InferenceResult")
-Scalar = float | str
-QuantityIn = str | dict[Any, Any] | None  # a {"value", "unit"} object: parse_quantity names a bad key
 
 
 def _derating(value: float | None) -> Derating:
@@ -122,7 +120,7 @@ class PeakRequest(RequestModel):
 
     device: str | None = Field(None, description="device id or name; or give cores and clock")
     precision: PrecisionName = Precision.FP32
-    cores: Scalar | None = None
+    cores: Numberish | None = None
     clock: QuantityIn = None
     derating: float | None = Field(None, ge=0, lt=1)
 
@@ -309,14 +307,14 @@ class CellsRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"samples": 101136, "features": 75, "outputs": 10, "weights": 700000}]})
 
-    samples: Scalar
-    features: Scalar
-    outputs: Scalar = 1
-    weights: Scalar
-    variables: Scalar = 0
-    eta_b: Scalar = 1
-    eta_w: Scalar = 1
-    eta_v: Scalar = 1
+    samples: Numberish
+    features: Numberish
+    outputs: Numberish = 1
+    weights: Numberish
+    variables: Numberish = 0
+    eta_b: Numberish = 1
+    eta_w: Numberish = 1
+    eta_v: Numberish = 1
     cell_size: QuantityIn = "4 B"
 
 
@@ -343,9 +341,9 @@ def cells(request: CellsRequest) -> CellsResult:
 class K1Request(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"weights": 5000, "samples": 10, "features": 100}]})
 
-    weights: Scalar
-    samples: Scalar
-    features: Scalar
+    weights: Numberish
+    samples: Numberish
+    features: Numberish
     tolerance: float = Field(DEFAULT_TOLERANCE, ge=0, lt=1)
 
 
@@ -370,9 +368,9 @@ def k1(request: K1Request) -> K1Result:
 class ComplexityRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"layers": [75, 512, 512, 512, 10]}]})
 
-    layers: list[Scalar] = Field(..., max_length=10_000, description="input width, then each layer's width")
+    layers: list[Numberish] = Field(..., max_length=10_000, description="input width, then each layer's width")
     operation_time: QuantityIn = "1 ns"
-    inputs: Scalar | None = Field(None, description="fan-in of the first layer; then layers are all neuron layers")
+    inputs: Numberish | None = Field(None, description="fan-in of the first layer; then layers are all neuron layers")
 
 
 def complexity(request: ComplexityRequest) -> ComplexityResult:

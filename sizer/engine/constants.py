@@ -18,7 +18,7 @@ from sizer.errors import InputError
 from sizer.hardware.nodes import DATACENTRE_NETWORK as DATACENTRE_NETWORK  # noqa: PLC0414
 from sizer.hardware.nodes import FALLBACK_LINK as FALLBACK_LINK  # noqa: PLC0414
 from sizer.hardware.nodes import OFFICE_NETWORK as OFFICE_NETWORK  # noqa: PLC0414
-from sizer.hardware.nodes import Link as Link  # noqa: PLC0414
+from sizer.hardware.nodes import LinkSpeed as LinkSpeed  # noqa: PLC0414 (the engine's re-export)
 from sizer.hardware.schema import Device
 
 # A scalar or an array of per-configuration values: the formulas below work on either, elementwise.

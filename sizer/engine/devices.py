@@ -23,7 +23,7 @@ from sizer.engine.constants import (
     FRAMEWORK_OVERHEAD_BYTES,
     OFFICE_NETWORK,
     Efficiencies,
-    Link,
+    LinkSpeed,
     device_efficiencies,
 )
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
@@ -193,7 +193,7 @@ class DeviceTable:
         return next(i for i, d in enumerate(self.devices) if d.id == device_id)
 
 
-def topology_links(topology: Topology) -> tuple[int, Link, Link]:
+def topology_links(topology: Topology) -> tuple[int, LinkSpeed, LinkSpeed]:
     """Devices per node and the two links of a catalog node type.
 
     Parameters
@@ -205,22 +205,22 @@ def topology_links(topology: Topology) -> tuple[int, Link, Link]:
     -------
     devices_per_node : int
         Devices in one node [1].
-    inside : Link
+    inside : LinkSpeed
         The link inside a node [B/s per direction].
-    between : Link
+    between : LinkSpeed
         The network between nodes [B/s per device]; Ethernet where the node type has none.
 
     References
     ----------
     [dgx-h100], [ethernet]
     """
-    inside = Link(topology.intra_node, float(topology.intra_node_bandwidth.to("B/s").magnitude), FALLBACK_LINK.latency,
+    inside = LinkSpeed(topology.intra_node, float(topology.intra_node_bandwidth.to("B/s").magnitude), FALLBACK_LINK.latency,
                   f"catalog node type {topology.system}")
     if topology.inter_node is None or topology.inter_node_bandwidth is None:  # both come from one catalog link
         return topology.devices_per_node, inside, OFFICE_NETWORK
     latency = topology.inter_node_latency.to("s").magnitude if topology.inter_node_latency is not None \
         else DATACENTRE_NETWORK.latency
-    between = Link(topology.inter_node, float(topology.inter_node_bandwidth.to("B/s").magnitude), float(latency),
+    between = LinkSpeed(topology.inter_node, float(topology.inter_node_bandwidth.to("B/s").magnitude), float(latency),
                    f"catalog node type {topology.system}")
     return topology.devices_per_node, inside, between
 

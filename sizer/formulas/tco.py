@@ -18,7 +18,7 @@ import pint
 
 from sizer.errors import InputError
 from sizer.hardware.schema import CloudPrice, Device, Price
-from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
+from sizer.results import Assumption, Estimate, Model, PriceBasis, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_quantity
 
 
@@ -100,7 +100,6 @@ COST_DEFAULTS = CostAssumptions()
 Pricing = Literal["rent", "buy", "any"]
 """Which price a cost uses: rent (cloud on-demand only), buy (amortised purchase plus energy), or
 any (rent where the catalog has one, else the amortised purchase, each labelled)."""
-PriceBasis = Literal["rent", "buy"]
 """What a cost figure is: a cloud rent, or an amortised purchase (capital over the lifetime plus energy)."""
 
 

@@ -12,7 +12,7 @@ from sizer.hardware.schema import Device
 
 
 @dataclass(frozen=True)
-class Link:
+class LinkSpeed:
     """A path between devices: name, bandwidth per device in one direction [B/s], latency [s], source."""
 
     name: str
@@ -22,20 +22,20 @@ class Link:
 
 
 # Where the catalog entry names no interconnect.
-FALLBACK_LINK = Link("PCIe 4.0 x16 (assumed: no interconnect in the catalog entry)", 31.5e9, 5e-6,
+FALLBACK_LINK = LinkSpeed("PCIe 4.0 x16 (assumed: no interconnect in the catalog entry)", 31.5e9, 5e-6,
                      "PCI-SIG PCIe 4.0 x16: 31.5 GB/s per direction (docs/references.md [pcie])")
 # Between hosts: one 400 Gb/s NDR InfiniBand NIC per GPU in data-centre nodes (DGX H100: 8 x
 # ConnectX-7 for 8 GPUs); one 100 Gb/s Ethernet port per host elsewhere.
-DATACENTRE_NETWORK = Link("InfiniBand NDR, 400 Gb/s per device (assumed)", 50e9, 5e-6,
+DATACENTRE_NETWORK = LinkSpeed("InfiniBand NDR, 400 Gb/s per device (assumed)", 50e9, 5e-6,
                           "DGX H100 user guide: 8 x 400 Gb/s ConnectX-7 for 8 GPUs (docs/references.md [dgx-h100])")
-OFFICE_NETWORK = Link("100 Gb/s Ethernet per host (assumed)", 12.5e9, 20e-6,
+OFFICE_NETWORK = LinkSpeed("100 Gb/s Ethernet per host (assumed)", 12.5e9, 20e-6,
                       "IEEE 802.3 100GBASE: 12.5 GB/s per direction per host (docs/references.md [ethernet])")
 
 DATACENTRE_DEVICES_PER_NODE = 8  # DGX/HGX nodes (docs/references.md [dgx-h100])
 WORKSTATION_DEVICES_PER_NODE = 4  # a 4-GPU PCIe workstation
 
 
-def device_link(device: Device) -> Link:
+def device_link(device: Device) -> LinkSpeed:
     """The link between devices of one node, from the catalog entry.
 
     Parameters
@@ -45,7 +45,7 @@ def device_link(device: Device) -> Link:
 
     Returns
     -------
-    Link
+    LinkSpeed
         Name, bandwidth per direction [B/s], latency [s] and source; PCIe 4.0 x16 where the
         entry names no interconnect.
 
@@ -56,11 +56,11 @@ def device_link(device: Device) -> Link:
     if device.interconnect is None:
         return FALLBACK_LINK
     bandwidth = device.interconnect.bandwidth.si("interconnect.bandwidth", "[information]/[time]")  # B/s
-    return Link(device.interconnect.name, bandwidth, FALLBACK_LINK.latency,
+    return LinkSpeed(device.interconnect.name, bandwidth, FALLBACK_LINK.latency,
                 device.interconnect.bandwidth.source)
 
 
-def node_layout(device: Device) -> tuple[int, Link]:
+def node_layout(device: Device) -> tuple[int, LinkSpeed]:
     """Devices per node (the scale-up domain) and the network between nodes.
 
     Data-centre parts with a scale-up fabric (NVLink, Infinity Fabric, ICI) sit 8 to a node with a
@@ -77,7 +77,7 @@ def node_layout(device: Device) -> tuple[int, Link]:
     -------
     devices_per_node : int
         Devices in one node (one scale-up domain) [1].
-    network : Link
+    network : LinkSpeed
         The network between nodes, bandwidth per device [B/s] and latency [s].
 
     References

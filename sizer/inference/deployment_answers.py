@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from sizer.formulas.tco import PriceBasis, PriceUsed
+from sizer.formulas.tco import PriceUsed
 from sizer.inference.formats import WeightFormat
 from sizer.inference.under_load import LatencyOut, LoadOut, ServingCostOut
-from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut
 
 
 class InferenceOption(Model):

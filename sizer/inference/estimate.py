@@ -25,7 +25,7 @@ from sizer.engine.constants import (
     SERVING_STEP_OVERHEAD,
 )
 from sizer.errors import InputError, require_device
-from sizer.formulas.tco import PriceBasis, Pricing, hourly_price
+from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import serve_load
@@ -65,7 +65,7 @@ from sizer.inference.under_load import (
     usd_per_million,
 )
 from sizer.memo import registered_cache
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, unit_factor
+from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture

@@ -59,7 +59,6 @@ from sizer.workloads.registry import checkpoint_weights
 
 if TYPE_CHECKING:  # names for annotations only (deployments imports this module)
     from sizer.engine.devices import DeviceTable
-    from sizer.formulas.tco import PriceBasis
     from sizer.hardware.schema import Device
     from sizer.inference.capacity import LoadAnswer, Slo
     from sizer.inference.estimate import ServedModel
@@ -67,6 +66,7 @@ if TYPE_CHECKING:  # names for annotations only (deployments imports this module
     from sizer.inference.sim_metrics import SimulationResult
     from sizer.inference.simulate import Replica
     from sizer.inference.traffic import Lengths
+    from sizer.results import PriceBasis
     from sizer.runtimes.runtime import Runtime
     from sizer.workloads.architecture import Architecture
 

@@ -10,11 +10,11 @@ from pydantic import ConfigDict, Field
 
 from sizer.choices import KvCacheName
 from sizer.formulas.tco import Pricing
+from sizer.hardware.schema import DeviceKind
 from sizer.inference.estimate import ServedModel
 from sizer.inference.formats import WeightsName
 
-Kind = Literal["gpu", "cpu", "accelerator"]
-ALL_KINDS: tuple[Kind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order
+ALL_KINDS: tuple[DeviceKind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order
 
 
 class InferenceRecommendRequest(ServedModel):
@@ -39,7 +39,7 @@ class InferenceRecommendRequest(ServedModel):
                                                    "(DistServe/Splitwise) for the leading rows, as rows of their own")
     objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
-    kinds: list[Kind] = Field(default_factory=lambda: list(ALL_KINDS))
+    kinds: list[DeviceKind] = Field(default_factory=lambda: list(ALL_KINDS))
     pricing: Pricing = Field("rent", description="rent (cloud offers that run one replica; devices without one come "
                              "last), buy (amortised purchase plus energy) or any (rent, else buy; a ranking by cost "
                              "puts rents first); each row says its price_basis")

@@ -11,14 +11,14 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from sizer.errors import InputError
-from sizer.formulas.tco import PriceBasis, Pricing, hourly_price, price_used
+from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.inference.formats import WeightFormat
 from sizer.inference.sim_metrics import SimulationResult
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
 from sizer.inference.traffic import Lengths, LengthsName, Load, length_distribution, parse_trace
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.runtimes.runtime import Runtime
 from sizer.units import parse_quantity

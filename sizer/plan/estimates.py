@@ -20,10 +20,8 @@ from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
 from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
 from sizer.results import Assumption
-from sizer.units import parse_count, parse_quantity
+from sizer.units import Numberish, parse_count, parse_quantity
 from sizer.workloads.request import WorkloadRequest
-
-Scalar = float | str
 
 
 class TimeRequest(WorkloadRequest):
@@ -62,7 +60,7 @@ class TimeRequest(WorkloadRequest):
     system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
                                                                 "per node, the link inside and the network between nodes")
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
-    reference_batch_size: Scalar | None = Field(None, description="batch of the reference measurement (default: batch_size)")
+    reference_batch_size: Numberish | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "

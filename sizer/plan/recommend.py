@@ -35,7 +35,6 @@ from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.formulas.tco import (
     COST_DEFAULTS,
     CostRange,
-    PriceBasis,
     PriceUsed,
     Pricing,
     RentPrice,
@@ -52,7 +51,18 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device, DeviceKind, OfferTerm
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, finite_json, plain_data, time_unit, unit_factor
+from sizer.results import (
+    Assumption,
+    Model,
+    PriceBasis,
+    QuantityOut,
+    RangeOut,
+    Suggestion,
+    finite_json,
+    plain_data,
+    time_unit,
+    unit_factor,
+)
 from sizer.units import Quantity, parse_quantity
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 

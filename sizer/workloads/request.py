@@ -30,13 +30,9 @@ from sizer.choices import (
 from sizer.errors import InputError
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.results import Assumption
-from sizer.units import Quantity, parse_count, parse_quantity
+from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
 from sizer.workloads.source import Source
-
-Numberish = float | str
-QuantityIn = str | dict[str, float | str] | None
-
 
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2; docs/references.md [touvron])

@@ -5,7 +5,7 @@ from sizer.hardware.nodes import (
     DATACENTRE_NETWORK,
     FALLBACK_LINK,
     OFFICE_NETWORK,
-    Link,
+    LinkSpeed,
     device_link,
     node_layout,
 )
@@ -46,6 +46,6 @@ def test_the_assumed_networks_are_the_cited_line_rates():
 
 
 def test_a_link_is_frozen():
-    link = Link("x", 1.0, 1e-6, "test")
+    link = LinkSpeed("x", 1.0, 1e-6, "test")
     with pytest.raises(AttributeError):
         link.bandwidth = 2.0
