@@ -430,13 +430,10 @@ def main(argv=None) -> int:
     test_half = [r for r in runs if held_out(r)]
     if not args.check:
         _write_yaml(fit(fit_half))
-        from sizer.runtimes import local_runtimes
-        local_runtimes.fitted.cache_clear()
         import importlib
 
-        import sizer.runtimes
-        importlib.reload(local_runtimes)
-        sizer.runtimes._REGISTRY = None
+        from sizer.runtimes import local_runtimes
+        importlib.reload(local_runtimes)  # its runtimes are built from the fitted file at import (no cache to clear)
     result = {"rows_used": len(runs), "fit_rows": len(fit_half), "held_out_rows": len(test_half), "skipped": skipped,
               "held_out": score(test_half), "fit": score(fit_half)}
     if not args.check:
