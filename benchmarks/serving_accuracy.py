@@ -31,15 +31,16 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
-from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
 from sizer.inference import simulate as sim  # noqa: E402
 from sizer.inference.capacity import Slo, max_rate, saturated  # noqa: E402
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.simulate import simulate  # noqa: E402
+from sizer.inference.simulate import Replica, simulate  # noqa: E402
 from sizer.inference.traffic import Lengths, Load  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
 from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402
@@ -88,6 +89,7 @@ class Case:
     users: int | None = None  # closed loop; None with a rate search or saturation
     rate: float | None = None  # an offered Poisson rate [1/s]
     confidence: str = "high"  # the data file's: "low" where read off a plot
+    path: str = ""  # the data file's source_path_or_table (pairs an MLPerf Server row with its tails and Offline run)
 
 
 def _map(text: str, table) -> str | None:
@@ -135,7 +137,7 @@ def cases() -> list[Case]:
                                 *MLPERF_LLAMA2, engine, value))
             elif r["scenario"] == "server" and metric == "max_rate_under_slo":
                 out.append(Case("held-out", "max rate", "MLPerf Server", label, model, device, *w, tp, reps,
-                                *MLPERF_LLAMA2, engine, value))
+                                *MLPERF_LLAMA2, engine, value, path=r["source_path_or_table"]))
         elif "vllm-project" in src and tp and r["model"].startswith("Llama-3-") and "H100" in r["hardware"] \
                 and metric == "requests_per_s" and r["scenario"] == "offline" and "ShareGPT" in r["length_distribution"] \
                 and (r["framework_version"].startswith("v0.6.0 ") or r["framework"] == "SGLang"):
@@ -157,9 +159,10 @@ def cases() -> list[Case]:
     return out
 
 
-def predict(case: Case, catalog, overhead: float, matrix: float, sequence_overhead: dict | None = None) -> float:
-    """Predicted figure of ``case``; ``sequence_overhead`` (runtime name -> s) replaces the profiles' fitted
-    CPU time per running request (the fit's search)."""
+def _replica(case: Case, catalog: Catalog, overhead: float, matrix: float,
+             sequence_overhead: dict[str, float] | None = None) -> Replica:
+    """One replica of ``case`` under its runtime's profile; ``sequence_overhead`` (runtime name -> s) replaces the
+    profiles' fitted CPU time per running request (the fit's search)."""
     device = catalog.find(case.device)
     fmt = weight_format(case.weights)
     table = sim.batching_table((device,), fmt, matrix)
@@ -169,8 +172,13 @@ def predict(case: Case, catalog, overhead: float, matrix: float, sequence_overhe
                                   case.tp, max_running=settings.pop("max_running", None),
                                   token_budget=settings.pop("token_budget", None))
     own = settings.pop("sequence_overhead", (sequence_overhead or {}).get(entry.name))
-    replica = replace(replica, iteration_overhead=overhead,
-                      **({} if own is None else {"sequence_overhead": own}))
+    return replace(replica, iteration_overhead=overhead, **({} if own is None else {"sequence_overhead": own}))
+
+
+def predict(case: Case, catalog, overhead: float, matrix: float, sequence_overhead: dict | None = None) -> float:
+    """Predicted figure of ``case``; ``sequence_overhead`` (runtime name -> s) replaces the profiles' fitted
+    CPU time per running request (the fit's search)."""
+    replica = _replica(case, catalog, overhead, matrix, sequence_overhead)
     lengths = Lengths(case.prompt, case.output)
     if case.kind == "max rate":
         rate, _ = max_rate(replica, lengths, Slo(ttft=2.0, tpot=0.2, percentile=99), REQUESTS)
@@ -182,6 +190,38 @@ def predict(case: Case, catalog, overhead: float, matrix: float, sequence_overhe
     else:
         return saturated(replica, lengths, REQUESTS).steady_output_tokens_per_s * case.replicas
     return run.output_tokens_per_s * case.replicas
+
+
+def _measured(path: str) -> dict[str, float]:
+    """The data file's figures of one MLPerf run (metric -> value), keyed by its source path."""
+    return {r["metric"]: float(r["value"]) for r in csv.DictReader(open(DATA, encoding="utf-8"))
+            if r["source_path_or_table"] == path and r["value"]}
+
+
+def slo_diagnosis(all_cases: list[Case], catalog: Catalog) -> list[dict[str, Any]]:
+    """Per MLPerf Server row, the largest rate under the SLO split into the saturated (Offline) capacity and the
+    share of it served within the SLO, measured and predicted, with the p99 TTFT and TPOT at that rate.
+
+    The error of the largest rate is (1 + capacity error) x (1 + share error) - 1: the first factor is the engine's
+    throughput, the second the tail model (Poisson queueing, TTFT/TPOT percentiles, the rate search)."""
+    out: list[dict[str, Any]] = []
+    for c in (c for c in all_cases if c.kind == "max rate"):
+        server, offline = _measured(c.path), _measured(c.path.replace("/Server/", "/Offline/"))
+        replica, lengths = _replica(c, catalog, sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY), Lengths(c.prompt, c.output)
+        full = saturated(replica, lengths, REQUESTS)
+        rate, _ = max_rate(replica, lengths, Slo(ttft=2.0, tpot=0.2, percentile=99), REQUESTS, full=full)
+        at = simulate(replica, Load(rate=rate), lengths, REQUESTS)
+        cap_m, cap_p = offline.get("requests_per_s", float("nan")), full.steady_request_rate * c.replicas
+        share_m, share_p = c.measured / cap_m, rate * c.replicas / cap_p
+        out.append({"case": c.label, "measured_rate": c.measured, "predicted_rate": rate * c.replicas,
+                    "rate_error": rate * c.replicas / c.measured - 1,
+                    "measured_capacity": cap_m, "predicted_capacity": cap_p, "capacity_error": cap_p / cap_m - 1,
+                    "measured_share": share_m, "predicted_share": share_p, "share_error": share_p / share_m - 1,
+                    "measured_ttft_p99": server.get("ttft_p99", float("nan")) * 1e-3,
+                    "predicted_ttft_p99": at.percentile("ttft", 99),
+                    "measured_tpot_p99": server.get("tpot_p99", float("nan")) * 1e-3,
+                    "predicted_tpot_p99": at.percentile("tpot", 99), "kv_capacity": full.kv_capacity})
+    return out
 
 
 def score(all_cases, catalog, overhead, matrix, sequence_overhead=None):
@@ -277,6 +317,25 @@ def main() -> None:
               "| group | source | case | confidence | measured | predicted | error |", "| --- | --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {r['group']} | {r['source']} | {r['case']} | {r['confidence']} | {r['measured']:.4g} | {r['predicted']:.4g} | "
               f"{r['error']:+.1%} |" for r in rows]
+    diagnosis = slo_diagnosis(all_cases, catalog)
+    capacity_error = statistics.median(abs(float(d["capacity_error"])) for d in diagnosis)
+    share_error = statistics.median(float(d["share_error"]) for d in diagnosis)
+    summary["max_rate_diagnosis"] = {"median_abs_capacity_error": capacity_error, "median_share_error": share_error,
+                                     "rows": diagnosis}
+    (RESULTS / "serving_accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    lines += ["", "## Largest rate under the MLPerf SLO, row by row", "",
+              "The largest rate is the saturated (Offline) capacity times the share of it served within TTFT p99 <= 2 s "
+              "and TPOT p99 <= 200 ms; the rate error is (1 + capacity error) x (1 + share error) - 1. Measured capacity: "
+              "the same system's Offline run; measured p99s: the Server run's log at the measured rate; predicted p99s: "
+              "the simulation at the predicted rate (ms).", "",
+              "| case | measured rate | predicted | rate error | capacity error | measured share | predicted share "
+              "| share error | TTFT p99 meas./pred. | TPOT p99 meas./pred. |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {d['case']} | {d['measured_rate']:.4g} | {d['predicted_rate']:.4g} | {d['rate_error']:+.1%} | "
+              f"{d['capacity_error']:+.1%} | {d['measured_share']:.1%} | {d['predicted_share']:.1%} | {d['share_error']:+.1%} | "
+              f"{d['measured_ttft_p99'] * 1e3:.0f} / {d['predicted_ttft_p99'] * 1e3:.0f} | "
+              f"{d['measured_tpot_p99'] * 1e3:.0f} / {d['predicted_tpot_p99'] * 1e3:.0f} |" for d in diagnosis]
+    lines += ["", f"Median |capacity error| {capacity_error:.1%}; median share error {share_error:+.1%}."]
     (RESULTS / "serving_accuracy.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[:10]))
 
