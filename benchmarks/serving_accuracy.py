@@ -17,7 +17,8 @@ read off a bar plot, low confidence); TensorRT-LLM's rows fit the engine itself.
 Server largest rate under the SLO (TTFT p99 <= 2 s, TPOT p99 <= 200 ms), vLLM's offline and
 fixed-concurrency throughput, and the MI300X vLLM figures. The engine's serving efficiencies come
 from a third source (benchmarks/inference_accuracy.py). Headline: held-out median |error| of
-throughput at a stated rate or concurrency, and of the largest rate under a stated SLO. Results:
+throughput at a stated rate or concurrency, and of the largest rate under a stated SLO. Each MLPerf Server row is
+also split into its saturated capacity and the share of it served within the SLO (:func:`slo_diagnosis`). Results:
 ``benchmarks/results/serving_accuracy.{json,md}``.
 """
 from __future__ import annotations
