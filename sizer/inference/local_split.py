@@ -128,7 +128,8 @@ def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, p
         step_overhead = float(table.step_overhead[0])
         overhead = max(overhead, step_overhead)
         decode += share * (float(a.decode_seconds[0]) - step_overhead)
-        whole_prompt = batch * prefill_seconds(arch, fmt, table, profile.ubatch, case.prompt_len, case.depth, case.kv_bytes)
+        whole_prompt = batch * prefill_seconds(arch, fmt, table, profile.ubatch, case.prompt_len, case.depth, case.kv_bytes,
+                                               flash_attention=profile.flash_attention)
         prefill += share * whole_prompt
         weights, kv = float(a.weights[0]) * share, float(a.kv_cache[0]) * share
         used = weights + kv + float(a.activations[0]) + float(a.reserve[0])
