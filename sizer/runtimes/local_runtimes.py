@@ -1,4 +1,4 @@
-"""Desktop runtimes (llama.cpp, MLX, ExLlamaV2): one :class:`~sizer.runtimes.Runtime` each.
+"""Desktop runtimes (llama.cpp, MLX): one :class:`~sizer.runtimes.Runtime` each; ExLlamaV2 is named as not modelled.
 
 Each runtime's profile (:class:`LocalProfile`) holds its kernel efficiencies per device family and
 quantisation type: the fraction of the matrix peak its prompt kernels reach (a quantised llama.cpp
@@ -317,6 +317,13 @@ RUNTIMES: tuple[Runtime, ...] = (
                                     "benchmarks/local_inference_accuracy.py on half of its mlx-lm and Rapid-MLX rows",
                              switches=frozenset({"ubatch"}))),  # --prefill-step-size; attention always fused
 )
+
+
+# Runtimes users ask for that sizer does not model, and why: the registry's message for their names
+NOT_MODELLED: dict[str, str] = {
+    spelling: "ExLlamaV2 is not modelled: ../shared/data/local-inference-measurements.csv holds 2 ExLlama (v1) runs "
+              "and none of v2, too few to fit its kernels; llama.cpp runs the same models in GGUF"
+    for spelling in ("exllamav2", "exllama-v2", "exllama", "exl2")}
 
 
 def device_kind(device: Device) -> str:

@@ -115,3 +115,12 @@ def test_thread_shares_compute_to_the_cores_bandwidth_to_saturation(catalog):
     # 4 x 18.27 / 12.65 tokens/s: the i9-13900K's tg128 on 4 and 8 threads (local-inference-measurements.csv)
     assert THREADS_SATURATING_BANDWIDTH == pytest.approx(5.78, abs=0.01)
     assert thread_shares(catalog.find("RTX 4090"), 4) == (1.0, 1.0)  # a GPU computes on itself
+
+
+@pytest.mark.parametrize("name", ["exllamav2", "ExLlamaV2", "exl2"])
+def test_exllamav2_is_refused_as_not_modelled_with_the_reason(name):
+    from sizer.errors import InputError
+    from sizer.runtimes import runtime
+
+    with pytest.raises(InputError, match=r"^runtime: .*ExLlamaV2 is not modelled: .*2 ExLlama \(v1\) runs"):
+        runtime(name)
