@@ -486,6 +486,7 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,
                                          threads=request.threads)
     local_notes += settings_notes
+    _settings_apply(request, host is not None or load is not None)
     if request.devices is not None and (local is None or load is not None or request.gpu_layers is not None):
         raise InputError("devices", request.devices, "a local runtime (llama.cpp), one static batch and every layer "
                                                      "on the devices for a split over unequal devices")
@@ -503,6 +504,15 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
                    notes + format_notes, local_notes, offload_notes)
+
+
+def _settings_apply(request: InferenceRequest, offloaded_or_loaded: bool) -> None:
+    """Refuse flash attention or a micro-batch where the answer would not use them (under load, offloaded layers)."""
+    for field in ("flash_attention", "ubatch"):
+        value = getattr(request, field)
+        if value is not None and offloaded_or_loaded:
+            raise InputError(field, value, "leave it out: it is modelled for one static batch with every layer on the "
+                                           "devices (not under load, not with gpu_layers)")
 
 
 def _unequal_devices(request: InferenceRequest) -> InferenceRequest:

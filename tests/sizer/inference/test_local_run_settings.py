@@ -112,3 +112,16 @@ def test_http_fields():
     assert zero.status_code == 422 and zero.json()["detail"][0]["loc"][:2] == ["body", "ubatch"], zero.text
     assert word.status_code == 422 and "flash_attention" in word.text, word.text
     assert serving.status_code == 422 and "threads" in serving.text, serving.text
+
+
+def test_flash_attention_off_slows_a_split_over_unequal_cards_too():
+    cards = dict(model="llama-3-70b", device=None, devices=["RTX 3090", "RTX 4090"], depth=8192)
+    on, off = _ask(**cards), _ask(flash_attention=False, **cards)
+    assert off.decode_tokens_per_s.expected < on.decode_tokens_per_s.expected
+    assert off.prefill_tokens_per_s.expected < on.prefill_tokens_per_s.expected
+
+
+@pytest.mark.parametrize("extra", [dict(gpu_layers=16), dict(rate=0.5)])
+def test_settings_refused_where_the_answer_would_not_use_them(extra):
+    with pytest.raises(InputError, match="^ubatch: .*one static batch"):
+        _ask(ubatch=256, **extra)
