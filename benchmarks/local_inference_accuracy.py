@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import hashlib
 import json
 import re
@@ -33,7 +34,7 @@ FIT_OUT = ROOT / "sizer" / "runtimes" / "local_fit.yaml"
 RESULT_OUT = ROOT / "benchmarks" / "results" / "local_inference.json"
 RUNS_CSV = ROOT / "benchmarks" / "local_inference_runs.csv"  # the rows sizer can ask, mapped (committed)
 RUN_FIELDS = ("key", "group", "device", "model", "mix", "test", "tokens", "depth", "measured", "ubatch", "origin",
-              "runtime")
+              "runtime", "threads")
 
 # hardware text (lower case) -> catalog id; first match wins. Rows on devices not listed are skipped.
 HARDWARE = [
@@ -65,7 +66,7 @@ OVERHEADS = (0.0, 0.5e-3, 1e-3, 2e-3, 3e-3, 5e-3)  # s per forward pass tried on
 GRAINS = ("family", "class", "type")
 CPUS = ("ryzen-9-7950x", "core-i9-13900k")
 EXPONENTS = (0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6)  # generation efficiency ~ bandwidth^x, tried on the fit half
-MIN_CPU_THREADS = 4  # a desktop's two DDR5 channels are near saturation from about 4 threads; fewer are not modelled
+MIN_CPU_THREADS = 4  # below 4 threads no fit-half CPU run exists: the thread model is not scored there
 MIN_DEVICES = 2  # devices a quantisation type or class needs on the fit half to get its own efficiency
 
 
@@ -81,6 +82,7 @@ class Run:
     depth: int
     measured: float  # tokens/s
     ubatch: int = 512
+    threads: int = 0  # CPU threads of a CPU-only run (-t); 0: not stated (the CPU's physical cores)
     origin: str = "llama-bench"  # or "llmfit" (community, output tokens over the request's wall time), "mlx-lm", ...
     runtime: str = "llama.cpp"
     family: str = ""
@@ -220,7 +222,7 @@ def map_runs() -> tuple[list[Run], dict[str, int]]:
             mix, test = _mix(row), _test(row)
             threads = re.search(r"threads (\d+)", other)
             if reason is None and device in CPUS and threads and int(threads.group(1)) < MIN_CPU_THREADS:
-                reason = f"CPU runs on fewer than {MIN_CPU_THREADS} threads (threads are not modelled)"
+                reason = f"CPU runs on fewer than {MIN_CPU_THREADS} threads (outside the scored thread counts)"
             if reason is None and device is None:
                 reason = "device not in the catalog"
             if reason is None and model is None:
@@ -236,7 +238,8 @@ def map_runs() -> tuple[list[Run], dict[str, int]]:
             ubatch = re.search(r"ubatch (\d+)", other)
             runs.append(Run(key=f"L{line}", group=group, device=device, model=model, mix=mix, test=test[0],
                             tokens=test[1], depth=test[2], measured=float(row["value"].strip()),
-                            ubatch=int(ubatch.group(1)) if ubatch else 512))
+                            ubatch=int(ubatch.group(1)) if ubatch else 512,
+                            threads=int(threads.group(1)) if threads and device in CPUS else 0))
     return runs, skipped
 
 
@@ -253,7 +256,7 @@ def write_runs(runs: list[Run]) -> None:
 def load_runs() -> list[Run]:
     """The committed mapped runs (benchmarks/local_inference_runs.csv)."""
     with open(RUNS_CSV, newline="") as f:
-        return [Run(**{k: (int(v) if k in ("tokens", "depth", "ubatch") else float(v) if k == "measured" else v)
+        return [Run(**{k: (int(v) if k in ("tokens", "depth", "ubatch", "threads") else float(v) if k == "measured" else v)
                        for k, v in row.items()}) for row in csv.DictReader(f)]
 
 
@@ -282,6 +285,7 @@ def _seconds(run: Run, profile) -> float:
     from sizer.inference.local import local_times
     device = load_catalog().find(run.device)
     fmt = _format(run)
+    profile = dataclasses.replace(profile, threads=run.threads or None)  # the run's -t (CPU-only runs)
     if run.test == "pp":
         t = local_times(_arch(run.model), device, fmt, profile, prompt_len=run.tokens, output_len=1, depth=run.depth,
                         ubatch=run.ubatch)

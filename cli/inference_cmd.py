@@ -45,6 +45,9 @@ GpuLayers = Annotated[Optional[int], typer.Option("--gpu-layers", help="Layers o
 RuntimeOpt = Annotated[Optional[str], typer.Option("--runtime", help="llama.cpp (default for GGUF weights, CPUs and Apple silicon) or a serving engine; the choice is stated.")]
 Depth = Annotated[int, typer.Option("--depth", min=0, max=10_000_000, help="Tokens already in the KV cache before the prompt (llama-bench -d).")]
 DevicesOpt = Annotated[Optional[str], typer.Option("--devices", help="Unequal devices of one machine, comma-separated (e.g. 'RTX 3090,RTX 4090'): llama.cpp's layer split, in proportion to memory.")]
+FlashAttention = Annotated[Optional[bool], typer.Option("--flash-attention/--no-flash-attention", help="A local runtime's fused attention (llama.cpp -fa; default: the runtime's, stated).")]
+Ubatch = Annotated[Optional[int], typer.Option("--ubatch", min=1, max=10_000_000, help="Prompt tokens per pass of a local runtime (llama.cpp -ub, default 512; not --batch, the sequences).")]
+Threads = Annotated[Optional[int], typer.Option("--threads", min=1, max=1024, help="CPU threads of a CPU-only llama.cpp run (-t; default: the CPU's physical cores).")]
 HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-layers: the catalog CPU running offloaded layers (default: Ryzen 9 7950X).")]
 
 
@@ -78,6 +81,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None,
+              flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
@@ -87,7 +91,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
                   host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
-                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None, pricing=pricing)
+                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None, pricing=pricing,
+                  flash_attention=flash_attention, ubatch=ubatch, threads=threads)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))

@@ -31,7 +31,15 @@ from sizer.hardware.schema import Device
 from sizer.inference.capacity import serve_load
 from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, WeightsName, kv_cache_bytes_per_value, weight_format
 from sizer.inference.layer_offload import host_memory_note, offload_host
-from sizer.inference.local import kernel_assumption, local_runtime, local_table, prefill_seconds, wired_device
+from sizer.inference.local import (
+    kernel_assumption,
+    local_runtime,
+    local_table,
+    prefill_seconds,
+    run_settings,
+    unfused_attention_seconds,
+    wired_device,
+)
 from sizer.inference.local_split import DeviceShare, split_layers
 from sizer.inference.serving import (
     ServingCase,
@@ -139,6 +147,12 @@ class InferenceRequest(ServedModel):
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
                                                            "conversation's earlier turns; llama-bench -d)")
+    flash_attention: bool | None = Field(None, description="a local runtime's fused attention on or off (llama.cpp -fa; "
+                                         "default: the runtime's, stated); refused where the runtime has no such switch")
+    ubatch: int | None = Field(None, ge=1, le=MAX_TOKENS, description="prompt tokens per pass of a local runtime (llama.cpp "
+                               "-ub, default 512; mlx-lm prefill step, default 2048); not the batch of sequences")
+    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads of a CPU-only llama.cpp run (-t; default: "
+                                "the CPU's physical cores)")
     rent_price: str | dict[str, Any] | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
     pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
                              "plus energy) or any (rent, else buy); the cost says its price_basis")
@@ -469,6 +483,10 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate or "
                                                            "users): offloaded layers are sized for a static batch only")
     local, local_notes = local_runtime(request.runtime, device, fmt)
+    local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,
+                                         threads=request.threads)
+    local_notes += settings_notes
+    _settings_apply(request, host is not None or load is not None)
     if request.devices is not None and (local is None or load is not None or request.gpu_layers is not None):
         raise InputError("devices", request.devices, "a local runtime (llama.cpp), one static batch and every layer "
                                                      "on the devices for a split over unequal devices")
@@ -486,6 +504,15 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
                    notes + format_notes, local_notes, offload_notes)
+
+
+def _settings_apply(request: InferenceRequest, offloaded_or_loaded: bool) -> None:
+    """Refuse flash attention or a micro-batch where the answer would not use them (under load, offloaded layers)."""
+    for field in ("flash_attention", "ubatch"):
+        value = getattr(request, field)
+        if value is not None and offloaded_or_loaded:
+            raise InputError(field, value, "leave it out: it is modelled for one static batch with every layer on the "
+                                           "devices (not under load, not with gpu_layers)")
 
 
 def _unequal_devices(request: InferenceRequest) -> InferenceRequest:
@@ -520,8 +547,12 @@ def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
     step_limit = float(a.decode_memory[0]) * float(served.table.bandwidth[0]) / datasheet if host is None else 0.0
     if local is not None and host is None and served.load is None:  # the prompt in micro-batches, one sequence after another
         prefill = request.batch * prefill_seconds(served.arch, served.fmt, served.table, local.profile.ubatch,
-                                                  request.prompt_len, request.depth, served.kv)
-        a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]))
+                                                  request.prompt_len, request.depth, served.kv,
+                                                  flash_attention=local.profile.flash_attention)
+        if not local.profile.flash_attention:  # every decode step also moves its scores
+            step += unfused_attention_seconds(served.arch, served.table, request.batch,
+                                              request.depth + request.prompt_len + request.output_len // 2)
+        a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]), decode_seconds=np.asarray([step]))
     evaluated = _Evaluated(case, a, served.table, prefill, step, step_limit, None)
     if request.devices is not None:
         return _over_unequal_devices(served, evaluated, catalog)

@@ -18,7 +18,7 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from sizer.inference.serving import ServingCase, evaluate_serving, serving_table
 from sizer.results import Assumption, unit_factor
 from sizer.runtimes import Purpose, Runtime, runtime
 from sizer.runtimes.local_runtimes import (
+    THREADS_SOURCE,
     LocalProfile,
     default_local_runtime,
     device_family,
@@ -37,8 +38,14 @@ from sizer.runtimes.local_runtimes import (
     gpu_share,
     local_efficiencies,
     quant_key,
+    thread_shares,
 )
 from sizer.workloads.architecture import Architecture
+
+# Without flash attention ggml materialises each layer's attention scores in F32 (4 B): the KQ product is
+# written, read and written again by the softmax, and read by the KQV product: 4 passes of 4 B per score
+SCORE_BYTES_UNFUSED = 16.0  # B per score per layer
+UNFUSED_SOURCE = "ggml-org/llama.cpp llama-graph build_attn_mha: without -fa, kq = mul_mat(k, q) in F32, soft_max_ext, mul_mat(v, kq)"
 
 
 @dataclass(frozen=True)
@@ -96,12 +103,42 @@ def local_times(arch: Architecture, device: Device, fmt: WeightFormat, profile: 
     one = (np.zeros(1, dtype=np.int64), np.ones(1), np.ones(1))
     decode = evaluate_serving(ServingCase(arch, fmt, kv_bytes, prompt_len, output_len, split="layer", depth=depth),
                               table, *one)
-    return LocalTimes(prefill_seconds(arch, fmt, table, ubatch or profile.ubatch, prompt_len, depth, kv_bytes),
-                      float(decode.decode_seconds[0]))
+    step = float(decode.decode_seconds[0])
+    if not profile.flash_attention:
+        step += unfused_attention_seconds(arch, table, 1, depth + prompt_len + output_len // 2)
+    return LocalTimes(prefill_seconds(arch, fmt, table, ubatch or profile.ubatch, prompt_len, depth, kv_bytes,
+                                      flash_attention=profile.flash_attention), step)
+
+
+def unfused_attention_seconds(arch: Architecture, table: DeviceTable, queries: int, keys: int) -> float:
+    r"""Time one forward pass spends moving attention scores that flash attention would keep on chip.
+
+    .. math:: t = L \, h \, q \, k \, b_{score} / B
+
+    with :math:`b_{score}` = 16 B (:data:`SCORE_BYTES_UNFUSED`: F32 scores written, read, written, read).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model (its layers :math:`L` and query heads :math:`h`).
+    table : DeviceTable
+        One device's rates under the runtime (its reached bandwidth :math:`B` [B/s]).
+    queries : int
+        Query tokens of the pass, :math:`q` [tokens].
+    keys : int
+        Cached and new tokens each query is scored against, :math:`k` [tokens].
+
+    Returns
+    -------
+    float
+        Seconds [s] added to the pass where flash attention is off.
+    """
+    scores = float(arch.layers) * arch.heads * queries * keys
+    return scores * SCORE_BYTES_UNFUSED / float(table.bandwidth[0])
 
 
 def prefill_seconds(arch: Architecture, fmt: WeightFormat, table: DeviceTable, ubatch: int, prompt_len: int,
-                    depth: int, kv_bytes: float = 2.0) -> float:
+                    depth: int, kv_bytes: float = 2.0, *, flash_attention: bool = True) -> float:
     r"""A prompt processed in micro-batches of ``ubatch`` tokens, as llama.cpp does (``-ub``): every
     micro-batch reads all weights once and attends over the tokens before it.
 
@@ -125,6 +162,8 @@ def prefill_seconds(arch: Architecture, fmt: WeightFormat, table: DeviceTable, u
         Tokens already in the KV cache [tokens].
     kv_bytes : float
         Bytes per KV-cache value [B].
+    flash_attention : bool
+        Attention fused; off, each pass also moves its scores (:func:`unfused_attention_seconds`).
 
     Returns
     -------
@@ -138,10 +177,83 @@ def prefill_seconds(arch: Architecture, fmt: WeightFormat, table: DeviceTable, u
         mid = depth + (full - 1) * ubatch // 2
         case = ServingCase(arch, fmt, kv_bytes, ubatch, 1, split="layer", depth=mid)
         seconds += full * float(evaluate_serving(case, table, *one).prefill_seconds[0])
+        if not flash_attention:
+            seconds += full * unfused_attention_seconds(arch, table, ubatch, mid + ubatch)
     if rest:
         case = ServingCase(arch, fmt, kv_bytes, rest, 1, split="layer", depth=depth + full * ubatch)
         seconds += float(evaluate_serving(case, table, *one).prefill_seconds[0])
+        if not flash_attention:
+            seconds += unfused_attention_seconds(arch, table, rest, depth + full * ubatch + rest)
     return seconds
+
+
+_SWITCH_WORDS = {"flash_attention": "flash attention on or off (llama.cpp -fa)",
+                 "ubatch": "a prompt micro-batch (llama.cpp -ub, mlx-lm --prefill-step-size)",
+                 "threads": "a CPU thread count (llama.cpp -t)"}
+
+
+def run_settings(local: Runtime | None, device: Device, *, flash_attention: bool | None = None,
+                 ubatch: int | None = None, threads: int | None = None) -> tuple[Runtime | None, list[Assumption]]:
+    """The local runtime with the user's flash attention, micro-batch and thread count in its profile, each
+    stated with its default where not given; InputError naming the field the runtime has no switch for.
+
+    Parameters
+    ----------
+    local : Runtime or None
+        The local runtime (:func:`local_runtime`; None: a serving engine or the data-centre model).
+    device : Device
+        The catalog device (threads: a CPU only).
+    flash_attention : bool, optional
+        Attention fused (default: the runtime's).
+    ubatch : int, optional
+        Prompt tokens per pass [tokens], 1 to the runtime's logical batch (default: the runtime's).
+    threads : int, optional
+        CPU threads of a CPU-only run [1] (default: the CPU's physical cores).
+
+    Returns
+    -------
+    tuple of (Runtime or None, list of Assumption)
+        The runtime with the settings in its profile, and the assumptions stating them.
+    """
+    given: dict[str, object] = {"flash_attention": flash_attention, "ubatch": ubatch, "threads": threads}
+    for field, value in given.items():
+        if value is not None and (local is None or field not in local.profile.switches):
+            who = "a serving engine or the data-centre model" if local is None else local.name
+            raise InputError(field, value, f"no {field}: {who} has no switch for {_SWITCH_WORDS[field]}; "
+                                           "leave it out, or give a local runtime that has it (--runtime llama.cpp)")
+    if local is None:
+        return None, []
+    profile: LocalProfile = local.profile
+    if threads is not None and device.kind != "cpu":
+        raise InputError("threads", threads, f"a CPU device: {device.name} computes on its GPU, where llama.cpp's "
+                                             "threads only feed it (leave threads out)")
+    if ubatch is not None and ubatch > profile.batch:
+        raise InputError("ubatch", ubatch, f"at most the logical batch of {profile.batch} tokens ({local.name} "
+                                           "runs no micro-batch larger than its batch)")
+    profile = replace(profile, flash_attention=profile.flash_attention if flash_attention is None else flash_attention,
+                      ubatch=ubatch or profile.ubatch, threads=threads)
+    return replace(local, profile=profile), _settings_notes(local.name, profile, device, given)
+
+
+def _settings_notes(name: str, profile: LocalProfile, device: Device, given: dict[str, object]) -> list[Assumption]:
+    """The run settings a local answer used, each said as given or as the runtime's default."""
+    how = {f: "given" if given[f] is not None else f"{name}'s default" for f in given}
+    notes = []
+    if "flash_attention" in profile.switches:
+        fa = "on" if profile.flash_attention else ("off: every pass also writes and reads its attention scores in F32 "
+                                                   "(16 B per score per layer), their memory buffer not counted")
+        notes.append(Assumption(name="flash attention", value=f"{fa} ({how['flash_attention']})",
+                                source=UNFUSED_SOURCE if not profile.flash_attention else profile.source))
+    notes.append(Assumption(name="micro-batch", value=f"the prompt in passes of {profile.ubatch} tokens "
+                            f"({how['ubatch']}; logical batch {profile.batch})", source=profile.source))
+    if device.kind == "cpu" and "threads" in profile.switches and device.cores is not None:
+        threads = profile.threads or int(device.cores.value)
+        compute, bandwidth = thread_shares(device, threads)
+        default = "given" if given["threads"] is not None else f"not given: the {device.cores.value} physical cores"
+        notes.append(Assumption(name="threads", value=f"{threads} ({default}): prompt at {compute:.3g} of the cores' "
+                                f"compute, generation at {bandwidth:.3g} of the saturated bandwidth",
+                                source=THREADS_SOURCE, verified=False))
+    return notes
 
 
 def local_runtime(name: str | None, device: Device, fmt: WeightFormat,

@@ -24,7 +24,7 @@ import numpy as np
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
 from sizer.inference.formats import WeightFormat
-from sizer.inference.local import local_table, prefill_seconds, wired_device
+from sizer.inference.local import local_table, prefill_seconds, unfused_attention_seconds, wired_device
 from sizer.inference.serving import ServingCase, evaluate_serving
 from sizer.results import Model, QuantityOut
 from sizer.runtimes.local_runtimes import LocalProfile
@@ -128,7 +128,11 @@ def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, p
         step_overhead = float(table.step_overhead[0])
         overhead = max(overhead, step_overhead)
         decode += share * (float(a.decode_seconds[0]) - step_overhead)
-        whole_prompt = batch * prefill_seconds(arch, fmt, table, profile.ubatch, case.prompt_len, case.depth, case.kv_bytes)
+        if not profile.flash_attention:  # each step also moves its attention scores
+            decode += share * unfused_attention_seconds(arch, table, batch,
+                                                        case.depth + case.prompt_len + case.output_len // 2)
+        whole_prompt = batch * prefill_seconds(arch, fmt, table, profile.ubatch, case.prompt_len, case.depth, case.kv_bytes,
+                                               flash_attention=profile.flash_attention)
         prefill += share * whole_prompt
         weights, kv = float(a.weights[0]) * share, float(a.kv_cache[0]) * share
         used = weights + kv + float(a.activations[0]) + float(a.reserve[0])

@@ -1,6 +1,6 @@
 """Runtimes as named parts of the model: what runs a model, and what that changes in an answer.
 
-A runtime (llama.cpp, MLX, ExLlamaV2 on a desk; vLLM, SGLang, TensorRT-LLM in a data centre) is one
+A runtime (llama.cpp, MLX on a desk; vLLM, SGLang, TensorRT-LLM in a data centre) is one
 frozen :class:`Runtime` each, kept in one registry, as fsspec keeps its protocols: everything else
 asks the registry by name (:func:`runtime`) or for the ones that can run a question
 (:func:`runtimes_for`), and a runtime that cannot run a combination says why
@@ -75,6 +75,9 @@ def runtime(name: "str | Runtime", field: str = "runtime") -> Runtime:
     if isinstance(name, str) and _key(name) in known:
         return known[_key(name)]
     names = sorted({entry.name for entry in known.values()})
+    from sizer.runtimes.local_runtimes import NOT_MODELLED
+    if isinstance(name, str) and _key(name) in NOT_MODELLED:
+        raise InputError(field, name, f"one of {', '.join(names)}: {NOT_MODELLED[_key(name)]}")
     close = difflib.get_close_matches(_key(str(name)), list(known), n=3)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise InputError(field, name, f"one of {', '.join(names) or 'no runtime yet'}{hint}")

@@ -1,4 +1,4 @@
-"""Desktop runtimes (llama.cpp, MLX, ExLlamaV2): one :class:`~sizer.runtimes.Runtime` each.
+"""Desktop runtimes (llama.cpp, MLX): one :class:`~sizer.runtimes.Runtime` each; ExLlamaV2 is named as not modelled.
 
 Each runtime's profile (:class:`LocalProfile`) holds its kernel efficiencies per device family and
 quantisation type: the fraction of the matrix peak its prompt kernels reach (a quantised llama.cpp
@@ -31,6 +31,13 @@ if TYPE_CHECKING:  # the formats live with inference, which asks this package, n
 FIT_FILE = Path(__file__).with_name("local_fit.yaml")
 ANY = "*"
 BANDWIDTH_REFERENCE = 400e9  # B/s: the bandwidth the fitted generation efficiencies are stated at
+# Threads at which a desktop's memory bandwidth saturates in CPU-only generation: the i9-13900K's llama.cpp
+# tg128 rises from 12.65 tokens/s on 4 threads to 18.27 on 8 and no further (15.7-16.7 on 16-32); read as
+# min(1, t / t_sat) that is t_sat = 4 x 18.27 / 12.65 = 5.8 (../shared/data/local-inference-measurements.csv
+# lines 503-512; those rows state no quantisation, so no held-out figure scores it)
+THREADS_SATURATING_BANDWIDTH = 4 * 18.27 / 12.65
+THREADS_SOURCE = ("i9-13900K llama.cpp tg128 on 4 to 32 threads (../shared/data/local-inference-measurements.csv "
+                  "lines 503-512): bandwidth saturates near 5.8 threads; one CPU, not scored on held-out rows")
 
 # macOS lets the GPU wire about 3/4 of unified memory above 36 GB and 2/3 below (the Metal device's
 # recommendedMaxWorkingSetSize; llama.cpp prints it at start and raises it only with sysctl iogpu.wired_limit_mb)
@@ -68,6 +75,8 @@ class LocalProfile:
     offload: str
     fitted_on: tuple[str, ...]
     source: str
+    switches: frozenset[str] = frozenset()  # run settings a user may change: flash_attention, ubatch, threads
+    threads: int | None = None  # CPU threads of a CPU-only run (None: the CPU's physical cores)
 
     def kernel(self, family: str, quant: str) -> KernelEfficiency:
         """The efficiencies for a device family and quantisation key, with the fallbacks above.
@@ -133,6 +142,35 @@ class LocalProfile:
         return min(self.kernel(family, quant).generation * scale, 1.0)
 
 
+def thread_shares(device: Device, threads: int | None) -> tuple[float, float]:
+    r"""The shares of a CPU's matrix peak and of its generation bandwidth that ``threads`` threads reach.
+
+    Compute scales with the threads up to the physical cores; streaming the weights saturates the memory
+    channels from :math:`t_{sat}` threads (:data:`THREADS_SATURATING_BANDWIDTH`):
+
+    .. math:: s_{compute} = \min(t, n) / n, \qquad s_{bandwidth} = \min(1, t / t_{sat})
+
+    Fitted efficiencies hold at all cores and at saturated bandwidth; a GPU gives (1, 1).
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device (its ``cores``, :math:`n`, where it is a CPU).
+    threads : int or None
+        Threads of the run, :math:`t` [1] (None: all physical cores).
+
+    Returns
+    -------
+    tuple of (float, float)
+        Share of the matrix peak [1] and share of the bandwidth efficiency [1], each in (0, 1].
+    """
+    if device.kind != "cpu" or device.cores is None:
+        return 1.0, 1.0
+    cores = float(device.cores.value)
+    t = cores if threads is None else float(threads)
+    return min(t, cores) / cores, min(1.0, t / THREADS_SATURATING_BANDWIDTH)
+
+
 def device_family(device: Device) -> str:
     """The family a runtime's kernels are fitted per: ``nvidia``, ``apple``, ``amd``, ``intel`` GPUs, or ``cpu``.
 
@@ -192,12 +230,13 @@ def fitted() -> dict[str, Any]:
     return profiles
 
 
-def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offload: str, source: str) -> LocalProfile:
+def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offload: str, source: str,
+             switches: frozenset[str]) -> LocalProfile:
     raw = fitted().get(name, {})
     return LocalProfile(kernels=_kernels(raw.get("kernels", {})), step_overhead=dict(raw.get("step_overhead", {})),
                         bandwidth_exponent=dict(raw.get("bandwidth_exponent", {})),
                         flash_attention=flash_attention, batch=batch, ubatch=ubatch, offload=offload,
-                        fitted_on=tuple(raw.get("fitted_on", ())), source=source)
+                        fitted_on=tuple(raw.get("fitted_on", ())), source=source, switches=switches)
 
 
 def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat") -> Efficiencies:
@@ -223,8 +262,10 @@ def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat
     k = profile.kernel(family, quant_key(fmt))
     memory = profile.generation(family, quant_key(fmt), device.memory_bandwidth.si("memory_bandwidth",
                                                                                    "[information]/[time]"))
+    compute_share, bandwidth_share = thread_shares(device, profile.threads)
+    prompt, memory = k.prompt * compute_share, memory * bandwidth_share
     base = serving_efficiencies(device.kind)
-    return replace(base, matrix=k.prompt, tf32=k.prompt, fp32_matrix=k.prompt, memory=memory, matrix_half=0.0,
+    return replace(base, matrix=prompt, tf32=prompt, fp32_matrix=prompt, memory=memory, matrix_half=0.0,
                    step_overhead=profile.overhead(family), source=profile.source)
 
 
@@ -265,15 +306,24 @@ RUNTIMES: tuple[Runtime, ...] = (
             weight_formats=_GGUF | _PLAIN, device_kinds=frozenset({"gpu", "cpu", "apple"}),
             profile=_profile("llama.cpp", flash_attention=True, batch=2048, ubatch=512,
                              offload="layers beyond --n-gpu-layers on the host CPU, their KV cache with them",
-                             source=_LLAMA_CPP_SOURCE)),
+                             source=_LLAMA_CPP_SOURCE,
+                             switches=frozenset({"flash_attention", "ubatch", "threads"}))),  # -fa, -ub, -t
     Runtime(name="mlx", purpose=Purpose.LOCAL, aliases=("mlx-lm",),
             summary="MLX / mlx-lm on Apple silicon (affine-quantised weights, prompt in steps of 2048 tokens)",
             sources=("https://github.com/ml-explore/mlx-lm", "../shared/data/local-inference-measurements.csv"),
             weight_formats=_MLX | _PLAIN, device_kinds=frozenset({"apple"}),
             profile=_profile("mlx", flash_attention=True, batch=2048, ubatch=2048, offload="none (unified memory)",
                              source="ml-explore/mlx-lm (prefill_step_size 2048); efficiencies fitted by "
-                                    "benchmarks/local_inference_accuracy.py on half of its mlx-lm and Rapid-MLX rows")),
+                                    "benchmarks/local_inference_accuracy.py on half of its mlx-lm and Rapid-MLX rows",
+                             switches=frozenset({"ubatch"}))),  # --prefill-step-size; attention always fused
 )
+
+
+# Runtimes users ask for that sizer does not model, and why: the registry's message for their names
+NOT_MODELLED: dict[str, str] = {
+    spelling: "ExLlamaV2 is not modelled: ../shared/data/local-inference-measurements.csv holds 2 ExLlama (v1) runs "
+              "and none of v2, too few to fit its kernels; llama.cpp runs the same models in GGUF"
+    for spelling in ("exllamav2", "exllama-v2", "exllama", "exl2")}
 
 
 def device_kind(device: Device) -> str:

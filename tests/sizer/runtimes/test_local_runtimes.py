@@ -103,3 +103,24 @@ def test_local_efficiencies_take_the_fitted_kernels(catalog):
     assert eff.matrix == kernel.prompt and eff.memory == pytest.approx(llama_cpp.profile.generation(
         "nvidia", "Q4_K", h100.memory_bandwidth.si("memory_bandwidth", "[information]/[time]")))
     assert eff.step_overhead == llama_cpp.profile.overhead("nvidia")
+
+
+def test_thread_shares_compute_to_the_cores_bandwidth_to_saturation(catalog):
+    from sizer.runtimes.local_runtimes import THREADS_SATURATING_BANDWIDTH, thread_shares
+
+    ryzen = catalog.find("Ryzen 9 7950X")  # 16 physical cores (catalog)
+    assert thread_shares(ryzen, None) == (1.0, 1.0)
+    assert thread_shares(ryzen, 4) == pytest.approx((0.25, 4 / THREADS_SATURATING_BANDWIDTH))
+    assert thread_shares(ryzen, 64) == (1.0, 1.0)
+    # 4 x 18.27 / 12.65 tokens/s: the i9-13900K's tg128 on 4 and 8 threads (local-inference-measurements.csv)
+    assert THREADS_SATURATING_BANDWIDTH == pytest.approx(5.78, abs=0.01)
+    assert thread_shares(catalog.find("RTX 4090"), 4) == (1.0, 1.0)  # a GPU computes on itself
+
+
+@pytest.mark.parametrize("name", ["exllamav2", "ExLlamaV2", "exl2"])
+def test_exllamav2_is_refused_as_not_modelled_with_the_reason(name):
+    from sizer.errors import InputError
+    from sizer.runtimes import runtime
+
+    with pytest.raises(InputError, match=r"^runtime: .*ExLlamaV2 is not modelled: .*2 ExLlama \(v1\) runs"):
+        runtime(name)
