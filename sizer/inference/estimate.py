@@ -419,8 +419,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     cost = None
     if price is not None and price_basis is not None and a.fits[0]:  # a setup that does not fit serves nothing
-        per_token = Quantity(price * request.count, "USD/hour") / Quantity(total, "1/s")
-        cost = cost_out(float(per_token.to("USD").magnitude) * 1e6, price_basis, speed_spread())
+        per_million = usd_per_million(price, request.count, total)
+        cost = cost_out(per_million, price_basis, speed_spread()) if per_million is not None else None
     energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
               if tdp is not None else None)
     turn = compute_bound_batch(ev.case, ev.table, 0, request.count, host=served.host)
@@ -592,7 +592,8 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
                               "collectives; the hop between devices neglected)", source="llama.cpp --split-mode layer "
                               "(its default)")] if served.split == "layer" and request.count > 1 else [])
     fit_note = ([] if a.memory[0] <= ev.table.memory[0] else [Assumption(
-        name="does not fit", value=f"needs {float(a.memory[0]) / 1e9:.3g} GB per device of {float(ev.table.memory[0]) / 1e9:.3g} GB: "
+        name="does not fit", value=f"needs {float(a.memory[0]) * unit_factor('B', 'GB'):.3g} GB per device of "
+              f"{float(ev.table.memory[0]) * unit_factor('B', 'GB'):.3g} GB: "
         "the speeds are what the devices would reach with the memory, and no cost per token is given",
         source="memory per device against the catalog")])
     depth_note = ([Assumption(name="depth", value=f"{request.depth} tokens already in the KV cache: the prompt attends "
