@@ -27,6 +27,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sizer.results import unit_factor
+
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "finetune-measurements.csv"
 MEMORY_METRICS = ("max_gpu_memory", "peak_memory")
 # litgpt names -> sizer's registry
@@ -39,6 +41,11 @@ RESOURCE_TABLE_SEQ = 1044  # "variable (Alpaca, longest sample 1044 tokens)": th
 # litgpt config_hub lora.yaml / qlora.yaml: lora_r 32 on query and value (recalled from the configs, not re-read);
 # resource-tables: r 8 on query and value (4,194,304 trained parameters of Llama 2 7B = 32 x 8 x 8192 x 2)
 LORA = {"resource": (8, "q,v"), "config_hub": (32, "q,v")}
+
+
+def held_out_model(model: str) -> bool:
+    """The split, by model: a model whose name hashes odd is held out, for memory and time rows alike."""
+    return int(hashlib.sha256(model.encode()).hexdigest(), 16) % 2 == 1
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,21 @@ class Run:
 
     @property
     def held_out(self) -> bool:
-        return int(hashlib.sha256(self.model.encode()).hexdigest(), 16) % 2 == 1
+        return held_out_model(self.model)
+
+
+def _litgpt_run(row: dict[str, str]) -> tuple[str, str, str, int] | None:
+    """A litgpt row's model, device, method (full, lora, qlora) and micro-batch [sequence], where sizer can
+    express them; None for the rest (an unmapped model or device, litgpt's adapter method, no micro-batch)."""
+    model = MODELS.get(row["model"].strip().lower())
+    device = DEVICES.get(row["hardware"].strip())
+    method = row["method_or_test"].lower()
+    kind = "qlora" if ("qlora" in method or "nf4" in row["precision_or_quant"]) else \
+        "lora" if "lora" in method else "full" if "full" in method else None
+    micro = re.search(r"micro-batch (\d+)", row["batch"])
+    if model is None or device is None or kind is None or "adapter" in method or micro is None:
+        return None
+    return model, device, kind, int(micro.group(1))
 
 
 def load_runs(path: Path = DATA) -> tuple[list[Run], int]:
@@ -64,20 +85,15 @@ def load_runs(path: Path = DATA) -> tuple[list[Run], int]:
         for row in csv.DictReader(handle):
             if "litgpt" not in row["source"] or row["metric"] not in MEMORY_METRICS:
                 continue
-            model = MODELS.get(row["model"].strip().lower())
-            device = DEVICES.get(row["hardware"].strip())
-            method = row["method_or_test"].lower()
-            kind = "qlora" if ("qlora" in method or "nf4" in row["precision_or_quant"]) else \
-                "lora" if "lora" in method else "full" if "full" in method else None
-            micro = re.search(r"micro-batch (\d+)", row["batch"])
-            if model is None or device is None or kind is None or "adapter" in method or micro is None \
-                    or "bf16-true" not in row["precision_or_quant"]:
+            parsed = _litgpt_run(row)
+            if parsed is None or "bf16-true" not in row["precision_or_quant"]:
                 skipped += 1
                 continue
+            model, device, kind, micro_batch = parsed
             source = "resource" if "resource-tables" in row["source"] else "config_hub"
             seq = RESOURCE_TABLE_SEQ if source == "resource" else int(row["seq_len"])
             value = None if row["value"].strip() == "OOM" else float(row["value"])
-            runs.append(Run(model, device, int(row["n_devices"]), kind, seq, int(micro.group(1)), value, source))
+            runs.append(Run(model, device, int(row["n_devices"]), kind, seq, micro_batch, value, source))
     return runs, skipped
 
 
@@ -160,7 +176,7 @@ class TimedRun:
 
     @property
     def held_out(self) -> bool:
-        return int(hashlib.sha256(self.model.encode()).hexdigest(), 16) % 2 == 1
+        return held_out_model(self.model)
 
 
 def load_timed_runs(path: Path = DATA) -> list[TimedRun]:
@@ -170,23 +186,18 @@ def load_timed_runs(path: Path = DATA) -> list[TimedRun]:
         for row in csv.DictReader(handle):
             if "litgpt" not in row["source"] or row["metric"] not in TIME_METRICS or row["n_devices"] != "1":
                 continue
-            model = MODELS.get(row["model"].strip().lower())
-            device = DEVICES.get(row["hardware"].strip())
-            method = row["method_or_test"].lower()
-            kind = "qlora" if ("qlora" in method or "nf4" in row["precision_or_quant"]) else \
-                "lora" if "lora" in method else "full" if "full" in method else None
-            micro = re.search(r"micro-batch (\d+)", row["batch"])
-            if model is None or device is None or kind is None or "adapter" in method or micro is None:
+            parsed = _litgpt_run(row)
+            if parsed is None:
                 continue
-            mb = int(micro.group(1))
+            model, device, kind, mb = parsed
             if row["metric"] == "time_per_1000_iterations":
-                seconds = float(row["value"]) * 60 / 1000
+                seconds = float(row["value"]) * unit_factor("min", "s") / 1000
                 source = "resource"
             else:
                 epochs = re.search(r"epochs (\d+)", row["other_config"])
                 if epochs is None:
                     continue
-                seconds = float(row["value"]) * 60 / (ALPACA2K_TRAIN_SAMPLES * int(epochs.group(1)) / mb)
+                seconds = float(row["value"]) * unit_factor("min", "s") / (ALPACA2K_TRAIN_SAMPLES * int(epochs.group(1)) / mb)
                 source = "config_hub"
             runs.append(TimedRun(model, device, kind, mb, seconds, source))
     return runs
