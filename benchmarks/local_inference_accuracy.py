@@ -50,6 +50,8 @@ HARDWARE = [
     (r"mac mini m4", "apple-m4-10c-gpu"),
     (r"7950x.*cpu-only", "ryzen-9-7950x"), (r"13900k cpu", "core-i9-13900k"),
     (r"7900 xtx", "radeon-rx-7900-xtx"),
+    (r"threadripper 3970x.* cpu", "threadripper-3970x"), (r"i5-1135g7 cpu", "core-i5-1135g7"),
+    (r"i7-7820hq cpu", "core-i7-7820hq"), (r"intel n100 cpu", "intel-n100"),
 ]
 MODELS = [
     (r"llama-v2-7b|llama 7b|llama-7b", "llama-2-7b"), (r"llama-v3-8b|llama 8b|llama 3\.1 8b|llama-3\.1-8b", "llama-3-8b"),
@@ -64,7 +66,7 @@ CLASSES = {"Q4_0": "legacy", "Q4_1": "legacy", "Q5_0": "legacy", "Q5_1": "legacy
            "Q2_K": "k", "Q3_K": "k", "Q4_K": "k", "Q5_K": "k", "Q6_K": "k", "IQ4_NL": "iq4", "IQ4_XS": "iq4"}
 OVERHEADS = (0.0, 0.5e-3, 1e-3, 2e-3, 3e-3, 5e-3)  # s per forward pass tried on the fit half
 GRAINS = ("family", "class", "type")
-CPUS = ("ryzen-9-7950x", "core-i9-13900k")
+CPUS = ("ryzen-9-7950x", "core-i9-13900k", "threadripper-3970x", "core-i5-1135g7", "core-i7-7820hq", "intel-n100")
 EXPONENTS = (0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6)  # generation efficiency ~ bandwidth^x, tried on the fit half
 MIN_CPU_THREADS = 4  # below 4 threads no fit-half CPU run exists: the thread model is not scored there
 MIN_DEVICES = 2  # devices a quantisation type or class needs on the fit half to get its own efficiency
