@@ -39,7 +39,8 @@ RUN_FIELDS = ("key", "group", "device", "model", "mix", "test", "tokens", "depth
 # hardware text (lower case) -> catalog id; first match wins. Rows on devices not listed are skipped.
 HARDWARE = [
     (r"rtx 3090 ti", "rtx-3090-ti"), (r"rtx 3090", "rtx-3090"), (r"rtx 4090", "rtx-4090"), (r"rtx 5090", "rtx-5090"),
-    (r"rtx 4080", "rtx-4080"), (r"rtx 3080 ti", "rtx-3080-ti"), (r"rtx 3080", "rtx-3080-10gb"),
+    (r"geforce rtx 5070 \(", "rtx-5070"), (r"geforce rtx 2080 \(", "rtx-2080"), (r"gtx 1050 ti", "gtx-1050-ti"),
+    (r"gtx 1070", "gtx-1070"), (r"rtx 4080", "rtx-4080"), (r"rtx 3080 ti", "rtx-3080-ti"), (r"rtx 3080", "rtx-3080-10gb"),
     (r"rtx 3060 12gb$", "rtx-3060-12gb"), (r"nvidia gb10", "dgx-spark-gb10"), (r"tesla t4", "tesla-t4"),
     (r"rx 7900 xt \(", "radeon-rx-7900-xt"), (r"apple m4 pro \(", "apple-m4-pro-20c-gpu"),
     (r"apple m3 pro \(unified; 36", "apple-m3-pro-gpu"),
@@ -69,6 +70,9 @@ GRAINS = ("family", "class", "type")
 CPUS = ("ryzen-9-7950x", "core-i9-13900k", "threadripper-3970x", "core-i5-1135g7", "core-i7-7820hq", "intel-n100")
 EXPONENTS = (0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6)  # generation efficiency ~ bandwidth^x, tried on the fit half
 MIN_CPU_THREADS = 4  # below 4 threads no fit-half CPU run exists: the thread model is not scored there
+# the share of a card's memory a whole-GPU run keeps free beside the weights: the KV cache at Ollama's default
+# context, llama.cpp's compute buffers and the CUDA context (about 0.5-1 GB on an 8-12 GB card); not fitted
+OFFLOAD_MARGIN = 0.10
 MIN_DEVICES = 2  # devices a quantisation type or class needs on the fit half to get its own efficiency
 
 
@@ -141,10 +145,24 @@ def _llmfit(row, line: int) -> Run | str:
     mix = _mix(row)
     if mix is None:
         return "quantisation not a modelled GGUF mix"
+    if _offloaded(device, model, mix):
+        return "partial or no GPU offload (llmfit: the file fills the card, so the runtime offloads layers to the CPU)"
     out = re.search(r"avg output tokens ([\d.]+)", row["seq_len"])
     tokens = int(float(out.group(1))) if out else 128
     return Run(key=f"L{line}", group=f"{row['hardware']}|{model}|{mix}", device=device, model=model, mix=mix, test="tg",
                tokens=max(tokens, 1), depth=0, measured=float(row["value"].strip()), origin="llmfit")
+
+
+def _offloaded(device: str, model: str, mix: str) -> bool:
+    """Whether a GGUF file leaves less than OFFLOAD_MARGIN of the card free: Ollama and llama.cpp's auto-fit then put
+    layers on the CPU, and llmfit does not record the split, so the run is not a whole-model GPU run."""
+    from sizer.hardware.catalog import load_catalog
+    from sizer.runtimes.gguf import gguf_bytes
+    card = load_catalog().find(device)
+    if card.kind == "cpu" or card.unified_memory:
+        return False
+    memory = card.memory.si("memory", "[information]")
+    return gguf_bytes(_arch(model), mix) > (1 - OFFLOAD_MARGIN) * memory
 
 
 MLX_MODELS = [(r"qwen3-30b-a3b", "qwen3-30b-a3b"), (r"qwen3-4b", "params:4.0e9"), (r"llama-3\.1-8b", "llama-3.1-8b"),
