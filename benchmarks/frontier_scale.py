@@ -67,7 +67,8 @@ def held_out_without_layout() -> tuple[dict, list[dict], list[dict]]:
                      "p90": quantile(errors, 0.9) if errors else None,
                      "median_with_layout": statistics.median([abs(r["time_error"]) for r in published]) if published else None,
                      "refused": sum(1 for r in searched if r["refused"] and member(by_label[r["run"]])),
-                     "worst_searched_over_published_step": max((r["searched_over_published_step"] for r in rows),
+                     "worst_searched_over_published_step": max((r["searched_over_published_step"] for r in rows
+                                                                 if r["searched_over_published_step"] is not None),
                                                                 default=None)}
     return out, runs, pairs
 
@@ -78,16 +79,22 @@ def attribution(big, given: list[dict], searched: list[dict]) -> list[dict]:
     the search: a miss with the published layout on target is the search choosing a faster layout than
     the one that was run; a miss with both off is the engine's."""
     out = []
-    for (m, job, device), pub, found in zip(big, given, searched, strict=True):
+    by_run = {r["run"]: r for r in given}  # runs whose source states no layout have no entry
+    for (m, job, device), found in zip(big, searched, strict=True):
         r = m.request
-        published_step = job.batch_size * job.tokens_per_sample / pub["predicted_tokens_per_gpu"] / r.count
-        same = estimate_training(replace(job, micro_batch=None), device, r.count,
-                                 recompute=recompute_index(r.recompute))
+        pub = by_run.get(m.label)
+        same_over_published = None
+        if pub is not None:
+            published_step = job.batch_size * job.tokens_per_sample / pub["predicted_tokens_per_gpu"] / r.count
+            same = estimate_training(replace(job, micro_batch=None), device, r.count,
+                                     recompute=recompute_index(r.recompute))
+            same_over_published = same.step_time.expected / published_step
         out.append({"run": m.label, "count": r.count, "published_layout": found.get("published_layout"),
-                    "searched_layout": found.get("layout"), "error_published_layout": pub["time_error"],
-                    "error_searched": found.get("time_error"), "published_fits": pub["fits_memory"],
+                    "searched_layout": found.get("layout"),
+                    "error_published_layout": None if pub is None else pub["time_error"],
+                    "error_searched": found.get("time_error"), "published_fits": pub is not None and pub["fits_memory"],
                     "searched_over_published_step": found.get("searched_over_published_step"),
-                    "same_recompute_over_published_step": same.step_time.expected / published_step})
+                    "same_recompute_over_published_step": same_over_published})
     return out
 
 
@@ -140,6 +147,16 @@ def _figure(metric: str, result) -> float:
     return timed.expected * unit_factor(timed.unit, "hour") * result.count
 
 
+def _published_error(run: dict) -> str:
+    if run["error_published_layout"] is None:
+        return "layout not stated"
+    return f"{run['error_published_layout']:+.1%}" + ("" if run["published_fits"] else " (does not fit)")
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def markdown(held: dict, frontier: list[dict], runs: list[dict], pairs: list[dict]) -> str:
     pct = lambda v: "-" if v is None else f"{v:.1%}"  # noqa: E731
     lines = ["| held-out runs, no layout given | n | median | p90 | with the published layout: median | refused |",
@@ -152,9 +169,8 @@ def markdown(held: dict, frontier: list[dict], runs: list[dict], pairs: list[dic
               for r in frontier]
     lines += ["", "| held-out run above 1,000 GPUs | error, published layout | error, no layout | searched / published "
               "step | the same, published recomputation | searched layout |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r['run']} | {r['error_published_layout']:+.1%}{'' if r['published_fits'] else ' (does not fit)'} | "
-              f"{r['error_searched']:+.1%} | {r['searched_over_published_step']:.3f} | "
-              f"{r['same_recompute_over_published_step']:.3f} | {r['searched_layout']} |" for r in runs]
+    lines += [f"| {r['run']} | {_published_error(r)} | {r['error_searched']:+.1%} | {_ratio(r['searched_over_published_step'])} | "
+              f"{_ratio(r['same_recompute_over_published_step'])} | {r['searched_layout']} |" for r in runs]
     lines += ["", "| Korthikanti et al. 2022 pair: full recompute -> selective + sequence parallel | measured speed-up | "
               "predicted |", "|---|---|---|"]
     lines += [f"| {p['model']} x{p['count']} | {p['measured_speedup']:.3f} | {p['predicted_speedup']:.3f} |" for p in pairs]

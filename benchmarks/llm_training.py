@@ -52,7 +52,7 @@ RESULTS = HERE / "results"
 COMMITTED_RUNS = HERE / "llm_training_runs.csv"  # the mapped runs, for tests/benchmarks/test_llm_accuracy.py
 RUNS_FIELDS = ("label", "source", "fit", "model", "layers", "hidden", "heads", "seq_len", "global_batch", "micro_batch",
                "device", "count", "tp", "pp", "zero", "recompute", "precision", "measured_tokens_per_gpu", "basis",
-               "ep", "interleave", "family", "release", "cp", "attention")
+               "ep", "interleave", "family", "release", "cp", "attention", "layout_stated")
 FIT_SOURCES = ("mosaicml/llm-foundry",)
 # The FP8 scaling overhead (sizer/engine/constants.py FP8_SCALING_OVERHEAD) is fitted on one other source's
 # FP8 runs and scored on the rest (Megatron-Bridge, MosaicML): ``--fit-fp8``.
@@ -258,6 +258,9 @@ class Mapped:
     fit: bool
     release: str = ""  # the software release a table was measured with (Megatron-Bridge: the NeMo container)
     family: str = "dense"  # dense, moe, fp8 (MoE runs in FP8 count as moe), rack-scale: how the accuracy is split
+    # False where the source gives neither tensor nor pipeline sizes nor a data-parallel-only scheme (Narayanan's
+    # PTD-P comparison rows): the run is scored with no layout only, never as the tp 1 pp 1 it is mapped to
+    layout_stated: bool = True
 
 
 def release_of(notes: str) -> str:
@@ -306,6 +309,8 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
     precision = _precision(run)
     tp = int(run.number("tensor_parallel") or 1)
     pp = int(run.number("pipeline_parallel") or 1)
+    layout_stated = (run.number("tensor_parallel") is not None or run.number("pipeline_parallel") is not None
+                     or re.search(r"fsdp|zero|ddp", run["sharding"].lower()) is not None)
     if count % (tp * pp * cp):
         raise Unmapped(f"tp x pp x cp ({tp} x {pp} x {cp}) does not divide the {count} devices")
     dp = count // (tp * pp * cp)
@@ -347,7 +352,8 @@ def map_run(run: Run, catalog, configs: Path) -> Mapped:
                           interleave=interleave if pp > 1 else 1, cp=cp if cp > 1 else None, attention=attention)
     return Mapped(label=run.label, source=source, model=run["model"], shape=shape, request=request,
                   measured=0.0, basis="", notes=notes, fit=run["source"] in FIT_SOURCES,
-                  family=run_family(model, precision, device), release=release_of(notes_text))
+                  family=run_family(model, precision, device), release=release_of(notes_text),
+                  layout_stated=layout_stated)
 
 
 def prepare(runs: list[Run], catalog, configs: Path) -> tuple[list[tuple[Mapped, object, object]], list[dict]]:
@@ -378,6 +384,8 @@ def predict(mapped, efficiency: Efficiencies) -> list[dict]:
 
     out = []
     for m, job, device in mapped:
+        if not m.layout_stated:
+            continue  # no published layout to predict with: scored by predict_without_layout only
         r = m.request
         result = estimate_training(job, device, r.count, zero=r.zero, tp=r.tp, pp=r.pp, ep=r.ep, cp=r.cp or 1,
                                    interleave=r.interleave, recompute=recompute_index(r.recompute),
@@ -411,7 +419,7 @@ def predict_without_layout(mapped, efficiency: Efficiencies, with_layout: list[d
     for m, job, device in mapped:
         r = m.request
         bare = replace(job, micro_batch=None)
-        given = by_run[m.label]
+        given = by_run.get(m.label)  # None: the source states no layout
         row = {"run": m.label, "source": m.source, "fit": m.fit, "device": r.device, "model": m.model,
                "count": r.count, "measured_tokens_per_gpu": m.measured}
         try:
@@ -420,18 +428,22 @@ def predict_without_layout(mapped, efficiency: Efficiencies, with_layout: list[d
             out.append({**row, "refused": str(error)[:200]})
             continue
         predicted = result.batch_size * job.tokens_per_sample / result.step_time.expected / r.count
-        published_step = job.batch_size * job.tokens_per_sample / given["predicted_tokens_per_gpu"] / r.count
-        # the published run's MFU: its measured throughput at the with-layout prediction's FLOP per token
-        measured_mfu = given["mfu_predicted"] * m.measured / given["predicted_tokens_per_gpu"]
         layout = result.layout
-        out.append({**row, "refused": None, "predicted_tokens_per_gpu": predicted, "time_error": m.measured / predicted - 1,
-                    "searched_over_published_step": result.step_time.expected / published_step,
-                    "published_fits": given["fits_memory"] and _in_search_space(job, r.tp, r.pp),
-                    "mfu_searched": result.mfu, "mfu_published": measured_mfu,
+        row.update({"refused": None, "predicted_tokens_per_gpu": predicted, "time_error": m.measured / predicted - 1,
+                    "mfu_searched": result.mfu,
                     "layout": f"tp {layout.tp} pp {layout.pp} cp {layout.cp} dp {layout.dp} zero {layout.zero} "
                               f"{layout.recompute} v{layout.interleave} mb {layout.micro_batch}x{layout.accumulation}",
-                    "published_layout": f"tp {given['tp']} pp {given['pp']} zero {given['zero']} {given['recompute']} "
-                                        f"mb {given['micro_batch']}"})
+                    "searched_over_published_step": None, "published_fits": False, "mfu_published": None,
+                    "published_layout": "not stated"})
+        if given is not None:
+            published_step = job.batch_size * job.tokens_per_sample / given["predicted_tokens_per_gpu"] / r.count
+            # the published run's MFU: its measured throughput at the with-layout prediction's FLOP per token
+            row.update({"searched_over_published_step": result.step_time.expected / published_step,
+                        "published_fits": given["fits_memory"] and _in_search_space(job, r.tp, r.pp),
+                        "mfu_published": given["mfu_predicted"] * m.measured / given["predicted_tokens_per_gpu"],
+                        "published_layout": f"tp {given['tp']} pp {given['pp']} zero {given['zero']} "
+                                            f"{given['recompute']} mb {given['micro_batch']}"})
+        out.append(row)
     return out
 
 
@@ -449,7 +461,7 @@ def summarize_without_layout(rows: list[dict]) -> dict:
     scored = [r for r in rows if not r["refused"]]
     base = summarize(scored)
     comparable = [r["searched_over_published_step"] for r in scored if r["published_fits"]]
-    gaps = [abs(r["mfu_searched"] - r["mfu_published"]) for r in scored]
+    gaps = [abs(r["mfu_searched"] - r["mfu_published"]) for r in scored if r["mfu_published"] is not None]
     return {**base, "refused": len(rows) - len(scored),
             "worst_searched_over_published_step": max(comparable) if comparable else None,
             "median_mfu_gap": statistics.median(gaps) if gaps else None}
@@ -479,7 +491,7 @@ def write_committed(mapped) -> None:
                              "count": r.count, "tp": r.tp, "pp": r.pp, "zero": r.zero, "recompute": r.recompute,
                              "precision": r.precision, "measured_tokens_per_gpu": f"{m.measured:.6g}", "basis": m.basis,
                              "ep": r.ep or 1, "interleave": r.interleave, "family": m.family, "release": m.release,
-                             "cp": r.cp or 1, "attention": r.attention})
+                             "cp": r.cp or 1, "attention": r.attention, "layout_stated": int(m.layout_stated)})
     tmp.replace(COMMITTED_RUNS)
 
 
@@ -504,7 +516,8 @@ def load_committed(catalog, configs: Path, path: Path = COMMITTED_RUNS, *, held_
                               attention=row.get("attention") or "flash")
         m = Mapped(label=row["label"], source=row["source"], model=row["model"], shape=shape, request=request,
                    measured=float(row["measured_tokens_per_gpu"]), basis=row["basis"], notes=[], fit=fit_part,
-                   family=row.get("family") or "dense", release=row.get("release") or "")
+                   family=row.get("family") or "dense", release=row.get("release") or "",
+                   layout_stated=row.get("layout_stated", "1") != "0")
         out.append((m, resolve_job(request), catalog.find(request.device)))
     return out
 
@@ -669,8 +682,10 @@ def no_layout_lines(no_layout: dict) -> list[str]:
         if r["refused"]:
             lines.append(f"| {r['run']} | refused: {r['refused']} | | | | |")
             continue
+        ratio, mfu = r["searched_over_published_step"], r["mfu_published"]
         lines.append(f"| {r['run']} | {r['layout']} | {r['published_layout']} | {r['time_error']:+.1%} | "
-                     f"{r['searched_over_published_step']:.3f} | {r['mfu_searched']:.2f} / {r['mfu_published']:.2f} |")
+                     f"{'-' if ratio is None else f'{ratio:.3f}'} | {r['mfu_searched']:.2f} / "
+                     f"{'-' if mfu is None else f'{mfu:.2f}'} |")
     return lines
 
 
