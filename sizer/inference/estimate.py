@@ -415,7 +415,12 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     request, device, a = served.request, served.device, ev.a
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
-    price, price_basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
+    if ev.per_device is None:
+        price, price_basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
+    else:  # one card's offer would misprice a split over unequal cards, so no cost and a note saying why
+        price, price_basis = None, None
+        price_note = Assumption(name="price", value="not quoted: unequal devices are not one offer",
+                                source="a cost per token needs one device model (use --device and --count)")
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     cost = None
     if price is not None and price_basis is not None and a.fits[0]:  # a setup that does not fit serves nothing

@@ -204,3 +204,11 @@ def test_cpu_prompt_on_amx_no_slower_than_without():
     note = next(a for a in _ask(device="Xeon Platinum 8480+").assumptions if a.name == "runtime kernels")
     assert "AMX tiles" in note.value and "upper estimate" in note.value and not note.verified
     assert "AMX" not in next(a for a in _ask(device="EPYC 9654").assumptions if a.name == "runtime kernels").value
+
+
+def test_unequal_cards_quote_no_single_card_price():
+    # a split over a 3090 and a 4090 is not one offer: no cost, and the price note must not quote either card's rent
+    r = _ask(model="llama-3-70b", devices=["RTX 3090", "RTX 4090"])
+    assert r.cost_per_million_tokens is None
+    notes = {a.name: a.value for a in r.assumptions}
+    assert "USD" not in notes["price"] and "unequal devices" in notes["price"]
