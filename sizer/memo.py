@@ -8,7 +8,7 @@ values or of a key built from what the answer depends on (names, numbers, a cata
 :attr:`~sizer.hardware.catalog.Catalog.key`, a device's :attr:`~sizer.hardware.schema.Device.key`),
 never of ``id()``: an identity can be reused once its object is freed, and keeping the object
 alive to prevent that keeps everything it refers to alive as well. A kept answer is shared by
-every caller, so callers never change it.
+every caller, so callers never change it: its numpy arrays are made read-only when it is kept.
 
 A catalog change: an answer that depends on a catalog keys it by ``Catalog.key`` or by its
 devices' content keys, so a user catalog or an edited device gives new keys, never a stale
@@ -96,7 +96,7 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
                         break
                 done.wait()  # the same question in flight: its answer, once (or, if it failed, try ourselves)
             try:
-                value = function(*args, **kwargs)  # outside the lock: a slow answer does not block other keys
+                value = _read_only(function(*args, **kwargs))  # outside the lock: a slow answer blocks no other key
                 with lock:
                     kept[k] = value
                     kept.move_to_end(k)
@@ -129,6 +129,29 @@ def keyed_cache(maxsize: int, key: Callable[..., Hashable]) -> Callable[[Callabl
         return cached
 
     return decorate
+
+
+def _read_only(value: Result, depth: int = 3) -> Result:
+    """``value`` with every numpy array in it (in tuples, lists, dicts and dataclass fields, ``depth``
+    levels down) made read-only, in place: a kept answer is shared, so a caller that writes into one
+    gets an error instead of changing every later caller's answer."""
+    import dataclasses
+
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif depth > 0:
+        if isinstance(value, (tuple, list)):
+            for item in value:
+                _read_only(item, depth - 1)
+        elif isinstance(value, dict):
+            for item in value.values():
+                _read_only(item, depth - 1)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for field in dataclasses.fields(value):
+                _read_only(getattr(value, field.name, None), depth - 1)
+    return value
 
 
 # --- the policy ---------------------------------------------------------------------------------

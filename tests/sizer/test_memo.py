@@ -148,3 +148,21 @@ def test_a_failed_computation_lets_a_waiting_thread_try_itself():
     a.join()
     b.join()
     assert len(errors) == 1 and answers == [3] and calls == [3, 3]
+
+
+def test_a_kept_answer_cannot_be_written_into():
+    # one caller writing into a shared answer would change every later caller's: its arrays are read-only
+    import numpy as np
+
+    from sizer.memo import keyed_cache
+
+    @keyed_cache(maxsize=4, key=lambda n: n)
+    def table(n):
+        return {"times": np.zeros(n), "pair": (np.ones(n), 1)}
+
+    first = table(3)
+    with pytest.raises(ValueError):
+        first["times"][0] = 1.0
+    with pytest.raises(ValueError):
+        first["pair"][0][1] = 2.0
+    assert table(3)["times"].sum() == 0.0
