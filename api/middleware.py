@@ -147,7 +147,7 @@ class GuardMiddleware:
         """Answer a request over ``timeout_s``: 408 where its body was still arriving (the client's fault),
         else 503 (the estimate's); nothing where the answer has started."""
         scope, request_id = exchange.scope, exchange.request_id
-        if exchange.reading:  # still waiting for the client: its fault, not the estimate's
+        if exchange.reading or exchange.stopped_reading:  # still waiting for the client: its fault, not the estimate's
             log.warning("request body too slow: %s %s over %g s", scope.get("method"), scope.get("path"), self.timeout_s)
             if not exchange.started:
                 await exchange.answer(408, {"detail": body_timeout_message(self.timeout_s), "request_id": request_id})
@@ -175,6 +175,7 @@ class _Exchange:
         self.received = 0  # body bytes [B]
         self.body_done = False  # the last body chunk has arrived
         self.reading = False  # waiting for a body chunk right now
+        self.stopped_reading = False  # the request's time ran out while a body chunk was awaited
         self.body_deadline = 0.0  # the event loop's time by which the whole body must have arrived [s]
 
     def start_body_clock(self) -> None:
@@ -221,6 +222,9 @@ class _Exchange:
             message = await asyncio.wait_for(self._receive(), max(0.0, self.body_deadline - loop.time()))
         except TimeoutError:
             raise BodyTimeout(self.body_timeout_s) from None
+        except asyncio.CancelledError:  # the request's limit cancelled the app mid-read: the client was still sending
+            self.stopped_reading = True
+            raise
         finally:
             self.reading = False
         if message["type"] == "http.request":

@@ -119,6 +119,13 @@ def test_a_body_slower_than_its_own_limit_is_408_naming_that_limit() -> None:
     assert status == 408 and "within 0.1 s" in answer["detail"]
 
 
+def test_a_body_still_arriving_when_the_request_limit_passes_is_408() -> None:
+    # the body may take 5 s, the whole request 0.2 s: at 0.2 s the client is still sending, so the fault is its own
+    sent, _ = run(echo, [body(b"a", more=True), 1.0, body(b"b")], timeout_s=0.2, body_timeout_s=5.0)
+    status, answer = status_and_body(sent)
+    assert status == 408 and "within 0.2 s" in answer["detail"]
+
+
 def test_work_over_the_request_limit_is_503() -> None:
     async def slow(scope: Any, receive: Any, send: Any) -> None:
         await receive()
