@@ -430,14 +430,40 @@ def score(runs: list[Run]) -> dict:
     return summary
 
 
+def spreads(runs: list[Run]) -> dict:
+    """Per runtime, per device family and over all its families ("*"): the 10th-90th percentile of measured /
+    predicted speed of ``runs`` (the held-out half) for prompt and generation, with their count: the ranges
+    sizer's local answers give (:meth:`sizer.runtimes.local_runtimes.LocalProfile.spread`)."""
+    import numpy as np
+
+    from sizer.runtimes import runtime
+    ratios: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for run in runs:
+        predicted = (run.tokens if run.test == "pp" else 1.0) / _seconds(run, runtime(run.runtime).profile)
+        test = "prompt" if run.test == "pp" else "generation"
+        for family in (run.family, "*"):
+            ratios.setdefault(run.runtime, {}).setdefault(family, {}).setdefault(test, []).append(run.measured / predicted)
+    return {name: {family: {test: {"low": round(float(np.percentile(r, 10)), 3), "high": round(float(np.percentile(r, 90)), 3),
+                                   "n": len(r)} for test, r in tests.items()}
+                   for family, tests in families.items()} for name, families in ratios.items()}
+
+
 def _write_yaml(profile: dict) -> None:
     import yaml
     header = ("# Fitted by benchmarks/local_inference_accuracy.py on the fit half of\n"
               "# ../shared/data/local-inference-measurements.csv (rows named by their CSV line in fitted_on).\n"
-              "# kernels: 'family/ggml type' -> prompt (of the matrix peak), generation (of memory bandwidth).\n")
+              "# kernels: 'family/ggml type' -> prompt (of the matrix peak), generation (of memory bandwidth).\n"
+              "# speed_spread: 10th-90th percentile of measured / predicted speed on the HELD-OUT half (the answers' range).\n")
     tmp = FIT_OUT.with_suffix(".tmp")
     tmp.write_text(header + yaml.safe_dump(profile, sort_keys=True, width=120))
     tmp.replace(FIT_OUT)
+
+
+def _reload_runtimes() -> None:
+    import importlib
+
+    from sizer.runtimes import local_runtimes
+    importlib.reload(local_runtimes)  # its runtimes are built from the fitted file at import (no cache to clear)
 
 
 def main(argv=None) -> int:
@@ -453,11 +479,13 @@ def main(argv=None) -> int:
     fit_half = [r for r in runs if not held_out(r)]
     test_half = [r for r in runs if held_out(r)]
     if not args.check:
-        _write_yaml(fit(fit_half))
-        import importlib
-
-        from sizer.runtimes import local_runtimes
-        importlib.reload(local_runtimes)  # its runtimes are built from the fitted file at import (no cache to clear)
+        profile = fit(fit_half)
+        _write_yaml(profile)
+        _reload_runtimes()
+        for name, by_family in spreads(test_half).items():  # the held-out errors of that fit: the answers' ranges
+            profile[name]["speed_spread"] = by_family
+        _write_yaml(profile)
+        _reload_runtimes()
     result = {"rows_used": len(runs), "fit_rows": len(fit_half), "held_out_rows": len(test_half), "skipped": skipped,
               "held_out": score(test_half), "fit": score(fit_half)}
     if not args.check:

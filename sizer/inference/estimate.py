@@ -75,6 +75,7 @@ from sizer.inference.under_load import (
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
+from sizer.runtimes.local_runtimes import device_family
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
@@ -246,27 +247,56 @@ def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assump
     return arch, [note]
 
 
-def _speed(value: float, unit: str) -> RangeOut:
-    s = speed_spread()
+def _speed(value: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
+    """A speed and its range: ``s``'s factors (default: the serving rows' :func:`speed_spread`)."""
+    s = s or speed_spread()
     return RangeOut.model_construct(low=float(value * s["low"]), expected=float(value), high=float(value * s["high"]), unit=unit)
 
 
-def _speed_within(value: float, limit: float, unit: str) -> RangeOut:
+def _speed_within(value: float, limit: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
     """A speed's range whose optimistic end never beats ``limit`` (the physical bound, same unit) [1/s]."""
-    r = _speed(value, unit)
+    r = _speed(value, unit, s)
     high = max(min(r.high, limit), r.expected)
     return RangeOut.model_construct(low=min(r.low, high), expected=r.expected, high=high, unit=unit)
 
 
-def _time(seconds: float, unit: str) -> RangeOut:
-    s = speed_spread()
+def _time(seconds: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
+    s = s or speed_spread()
     return RangeOut.of_seconds((seconds / s["high"], seconds, seconds / s["low"]), unit)
 
 
-def _per_output(value: float, unit: str) -> RangeOut:
+def _per_output(value: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
     """A cost or energy per output token: inverse to the speed."""
-    s = speed_spread()
+    s = s or speed_spread()
     return RangeOut.model_construct(low=float(value / s["high"]), expected=float(value), high=float(value / s["low"]), unit=unit)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Spreads:
+    """The range factors of one static answer: of the prompt, of generation, and of the total they make."""
+
+    prompt: dict[str, Any]
+    generation: dict[str, Any]
+    total: dict[str, Any]
+
+
+def _spreads(served: "_Served", prefill: float, step: float) -> _Spreads:
+    """A local runtime's answer: its own held-out ranges for the device's family (prompt and generation apart,
+    the total combined from them for ``prefill`` and ``step`` [s]); otherwise the serving rows' one range."""
+    s = speed_spread()
+    local = served.local if served.load is None else None
+    found = [local.profile.spread(device_family(served.device), test) if local is not None else None
+             for test in ("prompt", "generation")]
+    if found[0] is None and found[1] is None:
+        return _Spreads(s, s, s)
+    source = f"10%-90% percentile of measured/predicted speed of {local.name if local else ''} on the held-out half " \
+             "of the local runs (benchmarks/local_inference_accuracy.py)"
+    prompt, generation = ({**f, "source": source} if f is not None else s for f in found)
+    out = served.request.output_len
+    expected = prefill + out * step  # one sequence's time; the total's ends take each part at its own end
+    total = {"low": expected / (prefill / prompt["low"] + out * step / generation["low"]),
+             "high": expected / (prefill / prompt["high"] + out * step / generation["high"]), "source": source}
+    return _Spreads(prompt, generation, total)
 
 
 def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent",
@@ -422,17 +452,18 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         price_note = Assumption(name="price", value="not quoted: unequal devices are not one offer",
                                 source="a cost per token needs one device model (use --device and --count)")
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
+    spreads = _spreads(served, ev.prefill, ev.step)
     cost = None
     if price is not None and price_basis is not None and a.fits[0]:  # a setup that does not fit serves nothing
         per_million = usd_per_million(price, request.count, total)
-        cost = cost_out(per_million, price_basis, speed_spread()) if per_million is not None else None
-    energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J")
-              if tdp is not None else None)
+        cost = cost_out(per_million, price_basis, spreads.total) if per_million is not None else None
+    energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J",
+                          spreads.total) if tdp is not None else None)
     turn = compute_bound_batch(ev.case, ev.table, 0, request.count, host=served.host)
-    assumptions = _static_assumptions(served, ev, price_note, tdp)
+    assumptions = _static_assumptions(served, ev, price_note, tdp, spreads)
     if ev.per_device is not None:  # no cost or energy summed over unequal devices
         cost = energy = None
-    fields = _static_fields(served, ev, total, turn, cost, energy)
+    fields = _static_fields(served, ev, total, turn, cost, energy, spreads)
     if served.load is None:
         return InferenceResult(**fields, assumptions=assumptions)
     return _answer_under_load(served, ev, fields, assumptions, tdp)
@@ -581,7 +612,8 @@ def _over_unequal_devices(served: _Served, ev: _Evaluated, catalog: Catalog) -> 
     return _Evaluated(ev.case, a, table, answer.prefill_seconds, answer.decode_seconds, 0.0, per_device)
 
 
-def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption, tdp: float | None) -> list[Assumption]:
+def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption, tdp: float | None,
+                        spreads: _Spreads) -> list[Assumption]:
     """What the static answer assumed, in the order shown: the model, the runtime, the fit, the serving model,
     the depth, the split, the host, the runtime's memory, the price and the energy."""
     request, device, a = served.request, served.device, ev.a
@@ -607,6 +639,12 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0)
     if served.local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
         serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
+    if spreads.prompt is not spreads.generation:  # a local runtime's own ranges replace the serving rows' one
+        p, g = spreads.prompt, spreads.generation
+        serving_notes = [Assumption(name="range", value=f"prompt {p['low']:.3g}-{p['high']:.3g} x expected, generation "
+                                    f"{g['low']:.3g}-{g['high']:.3g} x expected, on {device_family(device)} devices "
+                                    "(times: the inverse)", source=g["source"]) if n.name == "range" else n
+                         for n in serving_notes]
     return [*served.notes, *local_notes, *fit_note, *serving_notes, *depth_note, *split_note, *offload_notes,
             *_runtime_memory_notes(request, ev.case, device), price_note, energy_note]
 
@@ -653,20 +691,21 @@ def _gb(value: object) -> QuantityOut:
 
 
 def _static_fields(served: _Served, ev: _Evaluated, total: float, turn: int | None, cost: ServingCostOut | None,
-                   energy: RangeOut | None) -> dict[str, Any]:
+                   energy: RangeOut | None, spreads: _Spreads) -> dict[str, Any]:
     """The static answer's fields (all but the assumptions); ``total`` in output tokens/s."""
     request, a, per_device = served.request, ev.a, ev.per_device
-    step, step_limit, s = ev.step, ev.step_limit, speed_spread()
+    step, step_limit, s = ev.step, ev.step_limit, spreads.generation
     return dict(
         model=served.arch.name, device=" + ".join(d.device for d in per_device) if per_device else served.device.name,
         count=len(per_device) if per_device else request.count, weights=served.fmt.name,
         kv_cache=request.kv_cache.strip().lower(),
         batch=request.batch, prompt_len=request.prompt_len, output_len=request.output_len,
-        decode_tokens_per_s=_speed_within(1.0 / step, 1.0 / step_limit if step_limit > 0 else math.inf, "tokens/s"),
+        decode_tokens_per_s=_speed_within(1.0 / step, 1.0 / step_limit if step_limit > 0 else math.inf, "tokens/s", s),
         decode_latency=RangeOut.of_seconds((max(step / s["high"], min(step_limit, step)), step, step / s["low"]), "ms"),
-        total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s"),
-        prefill_tokens_per_s=_speed(request.batch * request.prompt_len / ev.prefill, "tokens/s"),
-        time_to_first_token=_time(ev.prefill, "ms"), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
+        total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s",
+                                         spreads.total),
+        prefill_tokens_per_s=_speed(request.batch * request.prompt_len / ev.prefill, "tokens/s", spreads.prompt),
+        time_to_first_token=_time(ev.prefill, "ms", spreads.prompt), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
         kv_cache_memory=_gb(a.kv_cache), activations_memory=_gb(a.activations), reserve_memory=_gb(a.reserve),
         device_memory=_gb(ev.table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,

@@ -15,7 +15,7 @@ scores them (benchmarks/ACCURACY.md, "Local inference").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # the formats live with inference, which asks this package, n
 
 FIT_FILE = Path(__file__).with_name("local_fit.yaml")
 ANY = "*"
+# held-out runs a device family needs for a range of its own (fewer: the runtime's range over all families)
+MIN_SPREAD_ROWS = 8
 BANDWIDTH_REFERENCE = 400e9  # B/s: the bandwidth the fitted generation efficiencies are stated at
 # Threads at which a desktop's memory bandwidth saturates in CPU-only generation: the i9-13900K's llama.cpp
 # tg128 rises from 12.65 tokens/s on 4 threads to 18.27 on 8 and no further (15.7-16.7 on 16-32); read as
@@ -77,6 +79,9 @@ class LocalProfile:
     source: str
     switches: frozenset[str] = frozenset()  # run settings a user may change: flash_attention, ubatch, threads
     threads: int | None = None  # CPU threads of a CPU-only run (None: the CPU's physical cores)
+    # device family -> "prompt" / "generation" -> low, high (10th-90th percentile of measured / predicted speed on
+    # the held-out half) and n: the answer's range (benchmarks/local_inference_accuracy.py writes it)
+    speed_spread: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def kernel(self, family: str, quant: str) -> KernelEfficiency:
         """The efficiencies for a device family and quantisation key, with the fallbacks above.
@@ -102,6 +107,29 @@ class LocalProfile:
             if key in self.kernels:
                 return self.kernels[key]
         raise KeyError(f"no fitted kernels for {family}/{quant}")
+
+    def spread(self, family: str, test: str) -> dict[str, float] | None:
+        """The range factors of a speed on a device family: the family's own where its held-out runs number
+        :data:`MIN_SPREAD_ROWS` or more, else the runtime's over every family, else None (no held-out runs).
+
+        Parameters
+        ----------
+        family : str
+            Device family (:func:`device_family`).
+        test : str
+            "prompt" or "generation".
+
+        Returns
+        -------
+        dict or None
+            ``low`` (at most 1) and ``high`` (at least 1) [1]: the expected speed times these bound the range;
+            ``n`` [runs].
+        """
+        for key in (family, ANY):
+            entry = self.speed_spread.get(key, {}).get(test)
+            if entry and entry["n"] >= MIN_SPREAD_ROWS:  # the expected speed stays inside its range, even where biased
+                return {"low": min(float(entry["low"]), 1.0), "high": max(float(entry["high"]), 1.0), "n": entry["n"]}
+        return None
 
     def overhead(self, family: str) -> float:
         """Time a forward pass costs beyond its kernels on a device family (launches, sampling).
@@ -235,8 +263,9 @@ def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offlo
     raw = fitted().get(name, {})
     return LocalProfile(kernels=_kernels(raw.get("kernels", {})), step_overhead=dict(raw.get("step_overhead", {})),
                         bandwidth_exponent=dict(raw.get("bandwidth_exponent", {})),
-                        flash_attention=flash_attention, batch=batch, ubatch=ubatch, offload=offload,
-                        fitted_on=tuple(raw.get("fitted_on", ())), source=source, switches=switches)
+                        speed_spread=dict(raw.get("speed_spread", {})), flash_attention=flash_attention, batch=batch,
+                        ubatch=ubatch, offload=offload, fitted_on=tuple(raw.get("fitted_on", ())), source=source,
+                        switches=switches)
 
 
 def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat") -> Efficiencies:

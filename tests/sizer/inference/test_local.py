@@ -212,3 +212,23 @@ def test_unequal_cards_quote_no_single_card_price():
     assert r.cost_per_million_tokens is None
     notes = {a.name: a.value for a in r.assumptions}
     assert "USD" not in notes["price"] and "unequal devices" in notes["price"]
+
+
+def test_a_local_answer_takes_its_familys_held_out_range_prompt_and_generation_apart():
+    r = _ask(device="apple-m2-max-30c-gpu")
+    prompt, generation = LLAMA.spread("apple", "prompt"), LLAMA.spread("apple", "generation")
+    d, p = r.decode_tokens_per_s, r.prefill_tokens_per_s
+    assert d.low == pytest.approx(d.expected * generation["low"]) and p.high == pytest.approx(p.expected * prompt["high"])
+    assert (d.low / d.expected, p.low / p.expected) != (r.total_tokens_per_s.low / r.total_tokens_per_s.expected,) * 2
+    note = next(a for a in r.assumptions if a.name == "range")
+    assert "local_inference_accuracy" in note.source and "apple" in note.value
+    served = estimate_inference(InferenceRequest(model="llama-3-8b", device="H100 SXM", weights="bf16", runtime="vllm"))
+    assert "inference_accuracy.py" in next(a for a in served.assumptions if a.name == "range").source
+
+
+def test_the_committed_ranges_are_the_committed_fits_held_out_errors():
+    runs = local_inference_accuracy.load_runs()
+    local_inference_accuracy._annotate(runs)
+    written = local_inference_accuracy.spreads([r for r in runs if local_inference_accuracy.held_out(r)])
+    assert written["llama.cpp"] == runtime("llama.cpp").profile.speed_spread
+    assert written["mlx"] == runtime("mlx").profile.speed_spread

@@ -124,3 +124,15 @@ def test_exllamav2_is_refused_as_not_modelled_with_the_reason(name):
 
     with pytest.raises(InputError, match=r"^runtime: .*ExLlamaV2 is not modelled: .*2 ExLlama \(v1\) runs"):
         runtime(name)
+
+
+def test_spread_is_the_familys_with_enough_runs_else_the_runtimes_and_always_holds_the_expected():
+    spread = {"apple": {"generation": {"low": 0.9, "high": 1.05, "n": 14}, "prompt": {"low": 0.8, "high": 1.2, "n": 3}},
+              "amd": {"prompt": {"low": 1.5, "high": 1.6, "n": 8}},  # a biased family: the expected lies below both
+              "*": {"generation": {"low": 0.5, "high": 1.1, "n": 40}, "prompt": {"low": 0.7, "high": 1.5, "n": 20}}}
+    p = profile(speed_spread=spread)
+    assert p.spread("apple", "generation") == {"low": 0.9, "high": 1.05, "n": 14}
+    assert p.spread("apple", "prompt") == {"low": 0.7, "high": 1.5, "n": 20}  # 3 held-out runs: too few of its own
+    assert p.spread("cpu", "generation") == {"low": 0.5, "high": 1.1, "n": 40}
+    assert p.spread("amd", "prompt") == {"low": 1.0, "high": 1.6, "n": 8}
+    assert profile().spread("apple", "generation") is None
