@@ -650,6 +650,17 @@ def cost_range(estimate: Estimate, basis: PriceBasis) -> CostRange:
     return CostRange(**estimate.out("USD").model_dump(), price_basis=basis)
 
 
+
+def lifetime_words(lifetime: Any) -> str:
+    """A lifetime in the words people use ("3 years"), not pint's year symbol ("3 a").
+
+    >>> from sizer.units import ureg
+    >>> lifetime_words(ureg.Quantity(3, "year")), lifetime_words(ureg.Quantity(12, "month"))
+    ('3 years', '1 year')
+    """
+    years = float(lifetime.to("year").magnitude)
+    return f"{years:g} year" + ("" if years == 1 else "s")
+
 def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: object = None,
                  purchase_price: object = None, costs: CostAssumptions = COST_DEFAULTS,
                  cloud: str | None = None, pricing: Pricing = "rent",
@@ -732,7 +743,7 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
                       energy=cost_range(energy, "buy"), total=cost_range(amortised + energy, "buy"),
                       energy_used=energy_used.out("kWh"))
         assumptions += [
-            Assumption(name="lifetime", value=f"{costs.lifetime:P}", source=costs.lifetime_source),
+            Assumption(name="lifetime", value=lifetime_words(costs.lifetime), source=costs.lifetime_source),
             Assumption(name="utilisation", value=f"{costs.utilisation:.0%} of TDP ({tdp:~P})", source=costs.utilisation_source),
             Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
             Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source),

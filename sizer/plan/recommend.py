@@ -43,6 +43,7 @@ from sizer.formulas.tco import (
     check_provider,
     energy_cost,
     hourly_price,
+    lifetime_words,
     price_used,
     purchase_per_device,
     rent_cost,
@@ -894,7 +895,7 @@ def _range_source(mode: Mode) -> str:
 def _cost_assumptions() -> tuple[Assumption, ...]:
     """The cost defaults as stated (formatted once: the defaults are constants)."""
     costs = COST_DEFAULTS
-    return (Assumption(name="lifetime", value=f"{costs.lifetime:~P}", source=costs.lifetime_source),
+    return (Assumption(name="lifetime", value=lifetime_words(costs.lifetime), source=costs.lifetime_source),
             Assumption(name="PUE", value=f"{costs.pue:g}", source=costs.pue_source),
             Assumption(name="electricity price", value=f"{costs.electricity_price:~P}", source=costs.electricity_source))
 

@@ -296,3 +296,9 @@ def test_http_pricing_field_and_price_basis_beside_every_cost():
     assert tco["rent"]["price_basis"] == "buy" and tco["buy"]["total"]["price_basis"] == "buy"
     bad = client.post("/v1/recommend", json=dict(body, pricing="lease"))
     assert bad.status_code == 422 and "pricing" in bad.text
+
+
+def test_the_lifetime_is_stated_in_years_not_pints_year_symbol():
+    # pint prints a year as "a" (annum): "3 a" in a cost table reads as nothing a buyer knows
+    from sizer.formulas.tco import COST_DEFAULTS, lifetime_words
+    assert lifetime_words(COST_DEFAULTS.lifetime) == "3 years"
