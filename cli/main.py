@@ -69,7 +69,7 @@ COMMAND_MODULES = (peak_cmd, compute_cmd, time_cmd, memory_cmd, models_cmd, plan
 def _new_app() -> typer.Typer:
     return typer.Typer(name="sizer", cls=SizerGroup, no_args_is_help=True, add_completion=False,
                        pretty_exceptions_enable=False, rich_markup_mode=None, context_settings=HELP_SETTINGS,
-                       help="Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training.")
+                       help="Which GPU, how many, how long, what cost, will it fit: sizing for training, fine-tuning and serving neural networks.")
 
 
 app = _new_app()
@@ -92,7 +92,7 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _options(show_version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
                                                          help="Print the installed version and exit.")] = False) -> None:
-    """Which GPU, how many, how long, what cost, will it fit: sizing for neural-network training."""
+    """Which GPU, how many, how long, what cost, will it fit: sizing for training, fine-tuning and serving neural networks."""
 
 
 def _commands_of(module) -> set[str]:
