@@ -256,8 +256,8 @@ def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> M
     if searched is None:
         return result
     need = searched.memory_per_device
-    note = Assumption(name="layout", value=f"data parallel over {request.count}, ZeRO 0, no recomputation: as asked, "
-                      f"not searched; the layout search chooses {searched.layout}: {need.value:.4g} {need.unit} per "
+    note = Assumption(name="layout", value=f"data parallel over {request.count}, ZeRO 0, no recomputation: the memory "
+                      f"answer's default, not searched; the layout search chooses {searched.layout}: {need.value:.4g} {need.unit} per "
                       f"device, {'fits' if searched.fits else 'does not fit'}",
                       source="sizer time's layout search (give --zero, --sharding or --recompute to pin a layout)")
     return result.model_copy(update={"searched": searched, "assumptions": [note, *result.assumptions]})
@@ -281,7 +281,9 @@ def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout 
         The layout, its memory per device [GB] and whether it fits; None where the time estimate refuses
         the question.
     """
-    fields = request.model_dump(exclude_unset=True, exclude={"have"})
+    # the layout fields are at their defaults here (layout_asked is false), but a client that sends every default (the
+    # CLI) would pin them: recomputation "none" sent is not recomputation asked, so they are left to the search
+    fields = request.model_dump(exclude_unset=True, exclude={"have", "zero", "sharding", "recompute", "ep", "offload"})
     if fields.get("tokens") is None and fields.get("samples") is None:  # a step's layout needs no length
         fields["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
     try:

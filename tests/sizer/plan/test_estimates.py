@@ -32,3 +32,15 @@ def test_a_pinned_layout_is_answered_as_asked_without_a_search(pinned):
 
 def test_without_a_device_nothing_is_searched():
     assert estimate_memory(MemoryRequest(model="llama-2-7b"), suggest=False).searched is None
+
+
+def test_a_memory_question_sending_every_default_gets_the_same_searched_layout_as_time():
+    # the CLI sends recompute "none" (the memory answer's default) explicitly; that is not a recomputation asked,
+    # so the searched layout is time's (QLoRA 8B on a 4090: full recomputation) whether it is sent or not
+    body = dict(model="llama-3.1-8b", device="RTX 4090", method="qlora")
+    sent = estimate_memory(MemoryRequest(**body, recompute="none", ep=1, offload=False), suggest=False)
+    left = estimate_memory(MemoryRequest(**body), suggest=False)
+    timed = estimate_time(TimeRequest(**body, tokens=1e9))
+    assert sent.searched == left.searched
+    assert sent.searched.recompute == timed.layout.recompute == "full"
+    assert sent.searched.fits == timed.fits and sent.searched.memory_per_device == timed.memory_per_device
