@@ -225,6 +225,34 @@ def layout_asked(request: MemoryRequest) -> bool:
             or request.ep != 1 or request.offload)
 
 
+# layout defaults a client sending every default (the CLI) passes explicitly: sent, they are still no choice
+SENT_DEFAULTS = (("sharding", "none"), ("offload", False), ("hybrid_shard", False), ("overlap_allreduce", False))
+MEMORY_SENT_DEFAULTS = (("recompute", "none"), ("ep", 1))  # the memory answer's own defaults, likewise
+
+
+def chosen_fields(request: WorkloadRequest) -> dict[str, Any]:
+    """A request's fields as the user chose them: those given, less the layout defaults a client sends
+    explicitly (:data:`SENT_DEFAULTS`, and :data:`MEMORY_SENT_DEFAULTS` for a memory question), so that the
+    CLI, which sends every default, and HTTP, which sends what the user typed, ask the search the same.
+
+    Parameters
+    ----------
+    request : WorkloadRequest
+        A training request of any command.
+
+    Returns
+    -------
+    dict
+        The fields given and not None, by name, less the sent defaults.
+    """
+    given = request.model_dump(exclude_unset=True, exclude_none=True)
+    sent = SENT_DEFAULTS + (MEMORY_SENT_DEFAULTS if isinstance(request, MemoryRequest) else ())
+    for key, default in sent:
+        if key in given and given[key] == default:
+            del given[key]
+    return given
+
+
 def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
     """Training memory per device and the fit decision, from the engine's memory model (spec §3.8).
 
@@ -281,9 +309,8 @@ def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout 
         The layout, its memory per device [GB] and whether it fits; None where the time estimate refuses
         the question.
     """
-    # the layout fields are at their defaults here (layout_asked is false), but a client that sends every default (the
-    # CLI) would pin them: recomputation "none" sent is not recomputation asked, so they are left to the search
-    fields = request.model_dump(exclude_unset=True, exclude={"have", "zero", "sharding", "recompute", "ep", "offload"})
+    fields = chosen_fields(request)  # recomputation "none" sent by the CLI is no recomputation asked: searched
+    fields.pop("have", None)
     if fields.get("tokens") is None and fields.get("samples") is None:  # a step's layout needs no length
         fields["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
     try:

@@ -190,14 +190,7 @@ def training_fields(request: WorkloadRequest) -> dict[str, Any]:
     dict
         The fields given, by name, as :func:`evaluate_training` takes them.
     """
-    given = request.model_dump(exclude_unset=True, exclude_none=True)
-    fields = {k: v for k, v in given.items() if k in TRAINING_FIELDS}
-    # the defaults that name no layout (the CLI passes them explicitly): the search chooses
-    for key, default in (("sharding", "none"), ("offload", False), ("hybrid_shard", False), ("overlap_allreduce", False)):
-        if fields.get(key) == default:
-            del fields[key]
-    if type(request).__name__ == "MemoryRequest" and fields.get("recompute") == "none":
-        del fields["recompute"]  # memory's default, not a choice
+    fields = {k: v for k, v in estimates.chosen_fields(request).items() if k in TRAINING_FIELDS}
     calibration = getattr(request, "calibration", None)  # time and recommend take one; memory does not
     if calibration is not None:
         fields["calibration"] = calibration
