@@ -654,6 +654,16 @@ def cost_range(estimate: Estimate, basis: PriceBasis) -> CostRange:
 def lifetime_words(lifetime: Any) -> str:
     """A lifetime in the words people use ("3 years"), not pint's year symbol ("3 a").
 
+    Parameters
+    ----------
+    lifetime : pint.Quantity
+        A time [year, or any unit of time].
+
+    Returns
+    -------
+    str
+        The lifetime in years, "year" or "years" written out.
+
     >>> from sizer.units import ureg
     >>> lifetime_words(ureg.Quantity(3, "year")), lifetime_words(ureg.Quantity(12, "month"))
     ('3 years', '1 year')
