@@ -232,3 +232,13 @@ def test_the_committed_ranges_are_the_committed_fits_held_out_errors():
     written = local_inference_accuracy.spreads([r for r in runs if local_inference_accuracy.held_out(r)])
     assert written["llama.cpp"] == runtime("llama.cpp").profile.speed_spread
     assert written["mlx"] == runtime("mlx").profile.speed_spread
+
+
+def test_an_llmfit_run_whose_file_fills_the_card_is_left_out_as_offloaded():
+    # 8 GB RTX 2080: Gemma 2 27B Q4_K_M (about 16 GB) cannot be a whole-GPU run; Llama 3.1 8B (4.9 GB) can.
+    # Unified memory and CPUs never offload.
+    offloaded = local_inference_accuracy._offloaded
+    assert offloaded("rtx-2080", "gemma-2-27b", "Q4_K_M")
+    assert not offloaded("rtx-2080", "llama-3.1-8b", "Q4_K_M")
+    assert not offloaded("dgx-spark-gb10", "gemma-2-27b", "Q4_K_M")
+    assert not offloaded("intel-n100", "gemma-2-27b", "Q4_K_M")
