@@ -209,7 +209,7 @@ class MemoryRequest(WorkloadRequest):
 def layout_asked(request: MemoryRequest) -> bool:
     """Whether a memory question pins any part of its layout (a ZeRO stage, sharding, recomputation, expert
     parallelism or offload) rather than leaving each at its default; the CLI sends every default, so the
-    values are read, not which fields were set.
+    values are read, not which fields were set (:func:`chosen_fields`).
 
     Parameters
     ----------
@@ -221,19 +221,17 @@ def layout_asked(request: MemoryRequest) -> bool:
     bool
         True where any of ``zero``, ``sharding``, ``recompute``, ``ep`` or ``offload`` differs from its default.
     """
-    return (request.zero is not None or request.sharding is not Sharding.NONE or request.recompute is not Recompute.NONE
-            or request.ep != 1 or request.offload)
+    return any(name in LAYOUT_FIELDS for name in chosen_fields(request))
 
 
-# layout defaults a client sending every default (the CLI) passes explicitly: sent, they are still no choice
-SENT_DEFAULTS = (("sharding", "none"), ("offload", False), ("hybrid_shard", False), ("overlap_allreduce", False))
-MEMORY_SENT_DEFAULTS = (("recompute", "none"), ("ep", 1))  # the memory answer's own defaults, likewise
+# the layout fields: at its request's own default, one a client sends anyway (the CLI sends every default) is no choice
+LAYOUT_FIELDS = ("zero", "sharding", "recompute", "ep", "offload", "hybrid_shard", "overlap_allreduce")
 
 
 def chosen_fields(request: WorkloadRequest) -> dict[str, Any]:
-    """A request's fields as the user chose them: those given, less the layout defaults a client sends
-    explicitly (:data:`SENT_DEFAULTS`, and :data:`MEMORY_SENT_DEFAULTS` for a memory question), so that the
-    CLI, which sends every default, and HTTP, which sends what the user typed, ask the search the same.
+    """A request's fields as the user chose them: those given, less any of :data:`LAYOUT_FIELDS` at its request
+    type's own default (memory's recompute "none" and ep 1 among them), so that the CLI, which sends every
+    default, and HTTP, which sends what the user typed, ask the search the same.
 
     Parameters
     ----------
@@ -246,11 +244,8 @@ def chosen_fields(request: WorkloadRequest) -> dict[str, Any]:
         The fields given and not None, by name, less the sent defaults.
     """
     given = request.model_dump(exclude_unset=True, exclude_none=True)
-    sent = SENT_DEFAULTS + (MEMORY_SENT_DEFAULTS if isinstance(request, MemoryRequest) else ())
-    for key, default in sent:
-        if key in given and given[key] == default:
-            del given[key]
-    return given
+    defaults = type(request).model_fields
+    return {k: v for k, v in given.items() if not (k in LAYOUT_FIELDS and k in defaults and v == defaults[k].default)}
 
 
 def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
