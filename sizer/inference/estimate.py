@@ -278,6 +278,7 @@ class _Spreads:
     prompt: dict[str, Any]
     generation: dict[str, Any]
     total: dict[str, Any]
+    local: bool = False  # a local runtime's own held-out ranges, not the serving rows' one
 
 
 def _spreads(served: "_Served", prefill: float, step: float) -> _Spreads:
@@ -296,7 +297,7 @@ def _spreads(served: "_Served", prefill: float, step: float) -> _Spreads:
     expected = prefill + out * step  # one sequence's time; the total's ends take each part at its own end
     total = {"low": expected / (prefill / prompt["low"] + out * step / generation["low"]),
              "high": expected / (prefill / prompt["high"] + out * step / generation["high"]), "source": source}
-    return _Spreads(prompt, generation, total)
+    return _Spreads(prompt, generation, total, local=True)
 
 
 def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent",
@@ -639,7 +640,7 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0)
     if served.local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
         serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
-    if spreads.prompt is not spreads.generation:  # a local runtime's own ranges replace the serving rows' one
+    if spreads.local:  # a local runtime's own ranges replace the serving rows' one
         p, g = spreads.prompt, spreads.generation
         serving_notes = [Assumption(name="range", value=f"prompt {p['low']:.3g}-{p['high']:.3g} x expected, generation "
                                     f"{g['low']:.3g}-{g['high']:.3g} x expected, on {device_family(device)} devices "
