@@ -242,3 +242,30 @@ def test_an_llmfit_run_whose_file_fills_the_card_is_left_out_as_offloaded():
     assert not offloaded("rtx-2080", "llama-3.1-8b", "Q4_K_M")
     assert not offloaded("dgx-spark-gb10", "gemma-2-27b", "Q4_K_M")
     assert not offloaded("intel-n100", "gemma-2-27b", "Q4_K_M")
+
+
+@pytest.mark.parametrize("device, weights", [("tpu-v5e", "q4_k_m"), ("gaudi3", "q8_0"), ("RTX 4090", "mlx-q4")])
+def test_a_format_whose_only_runtime_cannot_run_on_the_device_is_refused(device, weights):
+    # GGUF runs under llama.cpp (GPUs, CPUs, Apple silicon), MLX's formats under mlx (Apple silicon): the default
+    # runtime a format picks is held to the devices it runs on, as a named one is
+    with pytest.raises(InputError, match="weights") as error:
+        _ask(device=device, weights=weights)
+    assert "does not run on" in str(error.value)
+
+
+@pytest.mark.parametrize("device, weights, engine", [("Ryzen 9 7950X", "bf16", "tensorrt-llm"),
+                                                     ("apple-m2-pro-gpu", "bf16", "vllm"),
+                                                     ("RTX 4090", "mlx-q4", "vllm"),
+                                                     ("V100 SXM2 16GB", "awq-int4-g128", "vllm")])
+def test_a_serving_engine_that_cannot_run_the_question_is_refused_without_load(device, weights, engine):
+    # without a rate the engine was not asked whether it runs on the device or loads the format at all
+    with pytest.raises(InputError, match="runtime"):
+        _ask(device=device, weights=weights, runtime=engine)
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    body = {"model": "llama-3-8b", "device": device, "weights": weights, "runtime": engine}
+    with TestClient(create_app()) as client:
+        answer = client.post("/v1/inference", json=body)
+    assert answer.status_code == 422 and "runtime" in answer.text, answer.text
