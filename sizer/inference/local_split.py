@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
 from sizer.inference.formats import WeightFormat
@@ -136,10 +137,49 @@ def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, p
         prefill += share * whole_prompt
         weights, kv = float(a.weights[0]) * share, float(a.kv_cache[0]) * share
         used = weights + kv + float(a.activations[0]) + float(a.reserve[0])
-        max_batch.append(int(max(memory - (used - kv), 0.0) // (kv / batch)) if kv > 0 else 0)
+        max_batch.append(most_sequences(case, table, share, memory))
         out.append(DeviceShare(device=device.name, layers=layers, weights_memory=_gb(weights), kv_cache_memory=_gb(kv),
                                memory=_gb(used), device_memory=_gb(memory), fits=used <= memory))
     return LayerSplit(prefill_seconds=prefill, decode_seconds=decode + overhead, shares=out, max_batch=min(max_batch))
+
+
+def most_sequences(case: ServingCase, table: DeviceTable, share: float, memory: float) -> int:
+    """The most sequences one device of a layer split holds: its share of the weights and of each sequence's KV
+    cache, with the compute buffers and reserve the engine gives that batch, within its memory.
+
+    The bytes grow with the batch (the KV cache in proportion, the activations up to a full prefill chunk), so
+    the largest batch that fits is found by bisection on the engine's own memory at each batch.
+
+    Parameters
+    ----------
+    case : ServingCase
+        The formats and lengths served.
+    table : DeviceTable
+        The device's rates and memory under the runtime (one row).
+    share : float
+        Its share of the layers [1].
+    memory : float
+        The memory it may use [B].
+
+    Returns
+    -------
+    int
+        Sequences [1]; 0 where not even one fits.
+    """
+    def used(batch: int) -> tuple[float, float]:  # bytes on the device [B], and of them one sequence's KV cache [B]
+        a = evaluate_serving(case, table, np.zeros(1, dtype=np.int64), np.ones(1), np.full(1, float(batch)))
+        kv = float(a.kv_cache[0]) * share
+        return float(a.weights[0]) * share + kv + float(a.activations[0]) + float(a.reserve[0]), kv / batch
+
+    one, kv_sequence = used(1)
+    if one > memory:
+        return 0
+    # each further sequence adds at least its KV cache: no more than this many fit
+    low, high = 1, 1 + int((memory - one) // kv_sequence) if kv_sequence > 0 else 1
+    while low < high:  # the largest batch whose bytes fit: used() grows with the batch
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if used(mid)[0] <= memory else (low, mid - 1)
+    return low
 
 
 def _gb(value: float) -> QuantityOut:

@@ -602,7 +602,9 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     scale = table.storage_scale[d]
     logits = arch.vocab * LOGIT_BYTES
     chunk = np.minimum(batch * case.prompt_len, PREFILL_CHUNK_TOKENS)
-    activations = chunk * act_per_token * scale / count + batch * logits
+    # tensor ranks split each layer's tensors; a layer split gives each device whole layers, at full width
+    act_on_device = act_per_token * scale / tp  # [B per prompt token]
+    activations = chunk * act_on_device + batch * logits
     reserve = table.framework_overhead[d]
     # a data-centre runtime's shares on GPUs and accelerators; CPUs and unified memory run llama.cpp-style runtimes,
     # which take every byte (unified memory: what the GPU may wire, set by the caller)
@@ -611,9 +613,14 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     kv_share = np.where(on_cpu, 1.0, case.kv_free_share)
     memory = table.memory[d] * memory_share
     room = np.maximum(memory - weights - activations - reserve, 0.0) * kv_share  # for this batch's KV cache
-    free = (memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_per_token * scale / count) * kv_share
+    free = (memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_on_device) * kv_share
+    # fewer sequences than fill a prefill chunk hold the activations of their own prompts only: the larger of the
+    # two counts is the most that fit, as ``fits`` judges a batch (each count fits; no larger one does)
+    unchunked = np.maximum(memory - weights - reserve, 0.0) * kv_share
+    per_prompt = case.prompt_len * act_on_device
     with np.errstate(divide="ignore", invalid="ignore"):
-        max_batch = np.floor(np.maximum(free, 0.0) / (kv_sequence + logits * kv_share))
+        max_batch = np.maximum(np.floor(np.maximum(free, 0.0) / (kv_sequence + logits * kv_share)),
+                               np.floor(unchunked / (kv_sequence + (per_prompt + logits) * kv_share)))
     fits = (kv_sequence * batch <= room) & (weights + activations + reserve <= memory)
     on_host: np.ndarray | float = 0.0
     if share < 1.0:  # the host's RAM holds the offloaded layers' weights and KV cache, or nothing runs

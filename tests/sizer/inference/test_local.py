@@ -269,3 +269,15 @@ def test_a_serving_engine_that_cannot_run_the_question_is_refused_without_load(d
     with TestClient(create_app()) as client:
         answer = client.post("/v1/inference", json=body)
     assert answer.status_code == 422 and "runtime" in answer.text, answer.text
+
+
+@pytest.mark.parametrize("fields", [dict(device="RTX 4090", depth=131072, prompt_len=1024, output_len=256),
+                                    dict(device="RTX 3090", count=2, model="llama-3-70b", prompt_len=1024),
+                                    dict(device="apple-m2-pro-gpu", weights="q8_0", depth=60000)])
+def test_the_largest_batch_that_fits_is_the_batch_the_verdict_lets_fit(fields):
+    # "fits" at batch 1 beside "largest batch that fits: 0" (a 128k context on a 4090): the largest batch took a full
+    # prefill chunk of activations where fewer sequences have fewer prompt tokens to hold
+    first = _ask(**fields)
+    assert first.fits and first.max_batch >= 1
+    assert _ask(**{**fields, "batch": first.max_batch}).fits
+    assert not _ask(**{**fields, "batch": first.max_batch + 1}).fits

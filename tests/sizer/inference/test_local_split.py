@@ -50,3 +50,29 @@ def test_a_split_that_does_not_fit_says_which_device(catalog):
     split = split_layers(arch, [catalog.find("RTX 3090"), catalog.find("RTX 3060 12GB")], fmt, LLAMA, case, 1)
     assert not split.fits and not all(s.fits for s in split.shares)
     assert sum(s.layers for s in split.shares) == arch.layers
+
+
+def _served(**fields):
+    from sizer.facade import InferenceRequest, estimate_inference
+
+    base = dict(model="llama-3-70b", weights="q4_k_m", prompt_len=1024, output_len=256)
+    return estimate_inference(InferenceRequest(**{**base, **fields}), suggest=False)
+
+
+def test_the_largest_batch_of_unequal_devices_does_not_hang_on_the_batch_asked():
+    # the most sequences 3090 + 4090 hold is one number, whatever batch the question asked about (it fell from 7 at
+    # batch 1 to 1 at batch 8, as the asked batch's activations were charged to every further sequence)
+    answers = [_served(devices=["RTX 3090", "RTX 4090"], batch=b) for b in (1, 4, 8)]
+    assert len({a.max_batch for a in answers}) == 1
+    most = answers[0].max_batch
+    assert _served(devices=["RTX 3090", "RTX 4090"], batch=most).fits
+    assert not _served(devices=["RTX 3090", "RTX 4090"], batch=most + 1).fits
+
+
+def test_two_equal_cards_named_as_unequal_devices_answer_as_a_count_of_two():
+    # llama.cpp's layer split of two RTX 3090s is the same run asked either way: the same bytes per card
+    # (each card holds whole layers, their activations at full width) and the same largest batch
+    pair, listed = _served(device="RTX 3090", count=2), _served(devices=["RTX 3090", "RTX 3090"])
+    assert pair.memory_per_device.value == pytest.approx(listed.memory_per_device.value, rel=1e-9)
+    assert pair.activations_memory.value == pytest.approx(listed.activations_memory.value, rel=1e-9)
+    assert pair.max_batch == listed.max_batch
