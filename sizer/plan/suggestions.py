@@ -24,6 +24,7 @@ from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion, unit_factor
+from sizer.runtimes.gguf import GGUF_MIXES
 
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult
@@ -360,9 +361,9 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
     """
     changes = _serving_changes(fields, have, outcome)
     found: list[Suggestion] = []
-    counted = False
+    counted = narrowed = False
     for change, edit in changes:
-        if counted and "count" in edit:
+        if (counted and "count" in edit) or (narrowed and "GGUF mix" in change):  # the fewest devices, the widest mix
             continue
         try:
             tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
@@ -372,6 +373,7 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
         if not tried.fits:
             continue
         counted = counted or "count" in edit
+        narrowed = narrowed or "GGUF mix" in change
         found.append(Suggestion(change=change, apply=edit, fits=True, memory_per_device=tried.memory_per_device,
                                 device_memory=tried.device_memory, decode_tokens_per_s=tried.decode_tokens_per_s,
                                 cost=tried.cost))
@@ -394,9 +396,11 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     """
     changes: list[Change] = []
     weights = str(fields.get("weights", "bf16")).lower()
-    for fmt in SERVING_WEIGHTS:
-        if fmt != weights:
-            changes.append((f"weights in {fmt}", {"weights": fmt}))
+    if weights.upper() in GGUF_MIXES:  # a llama.cpp user keeps to GGUF: the narrower mixes, widest first
+        changes += [(f"weights in {mix.lower()} (a narrower GGUF mix)", {"weights": mix.lower()})
+                    for mix in GGUF_MIXES[GGUF_MIXES.index(weights.upper()) + 1:]]
+    else:
+        changes += [(f"weights in {fmt}", {"weights": fmt}) for fmt in SERVING_WEIGHTS if fmt != weights]
     kv = str(fields.get("kv_cache", "fp16")).lower()
     for fmt in SERVING_KV:
         if fmt != kv:
@@ -412,9 +416,10 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     prompt = int(fields.get("prompt_len", 1024))
     if prompt > 512:
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
+    split = "llama.cpp's layer split" if result is not None and result.split == "layer" else "tensor parallel"
     for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
         count = have.count * factor
-        changes.append((f"{count} x {have.device.name} in tensor parallel ({count - have.count} more)", {"count": count}))
+        changes.append((f"{count} x {have.device.name} in {split} ({count - have.count} more)", {"count": count}))
     return changes
 
 

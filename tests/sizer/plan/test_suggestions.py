@@ -105,3 +105,19 @@ def test_serving_that_does_not_fit_suggests_offloading_layers_to_the_host():
     unified = facade.answer_owned(facade.InferenceRequest(model="llama-2-70b", weights="fp16", have=["1x M2 Max"]))
     assert not unified.options[0].fits  # 140 GB of weights in 96 GB of unified memory: no host memory to offload to
     assert not any("gpu_layers" in s.apply for s in unified.options[0].suggestions)
+
+
+def test_a_gguf_model_that_does_not_fit_is_offered_the_widest_narrower_gguf_mix(catalog):
+    # Llama-3.1-8B at Q4_K_M (4.9 GB, plus 1 GiB reserve) on a 6 GB RTX 2060: a llama.cpp user is offered the widest
+    # GGUF mix that fits, not a data-centre format (fp8, AWQ) that llama.cpp does not run, and no narrower mix besides
+    base = dict(model="llama-3.1-8b", weights="q4_k_m")
+    result = facade.estimate_inference(facade.InferenceRequest(**base, device="RTX 2060"), catalog)
+    assert not result.fits
+    mixes = [s.apply["weights"] for s in result.suggestions if "weights" in s.apply]
+    assert len(mixes) == 1 and mixes[0].upper() in ("Q4_K_S", "Q4_0", "IQ4_XS", "IQ4_NL", "Q3_K_L", "Q3_K_M")
+    again = facade.estimate_inference(facade.InferenceRequest(**{**base, "weights": mixes[0]}, device="RTX 2060"),
+                                      catalog, suggest=False)
+    assert again.fits
+    # more cards of a GGUF run are llama.cpp's layer split, not tensor parallel
+    more = next(s for s in result.suggestions if "count" in s.apply)
+    assert "layer split" in more.change and "tensor parallel" not in more.change
