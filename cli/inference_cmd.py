@@ -104,7 +104,10 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     if result.scenario == "load":
         return render_load(result)
     turn = "-" if result.compute_bound_batch is None else result.compute_bound_batch
-    output.key_values(f"Serving {result.model} ({result.weights}, KV {result.kv_cache}) on {result.device} x {result.count}, "
+    # unequal devices are named one by one ("RTX 3090 + RTX 4090"), never as a count of one kind
+    on = result.device if result.per_device else f"{result.device} x {result.count}"
+    no_energy = "- (not estimated for unequal devices)" if result.per_device else "- (no power figure)"
+    output.key_values(f"Serving {result.model} ({result.weights}, KV {result.kv_cache}) on {on}, "
                       f"batch {result.batch}, {result.prompt_len} in / {result.output_len} out", [
         ("weights", output.qty(result.weights_memory)), ("KV cache", output.qty(result.kv_cache_memory)),
         ("activations", output.qty(result.activations_memory)), ("runtime reserve", output.qty(result.reserve_memory)),
@@ -117,7 +120,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
         ("total output tokens/s", output.rng(result.total_tokens_per_s)),
         ("decode bound at this batch", result.decode_bound), ("batch where decode turns compute-bound", turn),
         ("cost per million output tokens", "-" if result.cost_per_million_tokens is None else output.rng(result.cost_per_million_tokens)),
-        ("energy per output token", "- (no power figure)" if result.energy_per_token is None else output.rng(result.energy_per_token)),
+        ("energy per output token", no_energy if result.energy_per_token is None else output.rng(result.energy_per_token)),
         *((f"{d.device}", f"{d.layers} layers, {output.qty(d.memory)} of {output.qty(d.device_memory)}"
            f"{'' if d.fits else ' (does NOT fit)'}") for d in result.per_device or ())])
     owned_output.suggestions(result.suggestions)

@@ -98,3 +98,14 @@ def test_bad_new_options_are_one_line_naming_the_field(cli, args, field):
     assert result.exit_code == 2, result.output
     assert field.replace("_", "-") in result.stderr or field in result.stderr
     assert "None" not in result.stderr and "Traceback" not in result.output
+
+
+def test_unequal_cards_are_named_one_by_one_and_their_missing_energy_says_why(cli):
+    # 3090 + 4090 is not "x 2" of either, and both cards have a power figure in the catalog: the energy is left out
+    # because the split is over unequal cards, which the row says instead of "no power figure"
+    r = cli("inference", "--model", "llama-3-70b", "--weights", "q4_k_m", "--devices", "RTX 3090,RTX 4090")
+    assert r.exit_code == 0, r.output
+    title = " ".join(r.output.split("┌")[0].split())
+    assert "NVIDIA GeForce RTX 4090, batch 1" in title and " x 2" not in title
+    rows = _rows(r.output)
+    assert rows["energy per output token"] == "- (not estimated for unequal devices)"
