@@ -40,7 +40,7 @@ from sizer.inference.local import (
     unfused_attention_seconds,
     wired_device,
 )
-from sizer.inference.local_split import DeviceShare, split_layers
+from sizer.inference.local_split import DeviceShare, check_unequal_devices, split_layers
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
@@ -507,6 +507,7 @@ class _Evaluated:
 def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     """Parse and check the request: the model, formats, load, split, host and runtime, refusing what cannot run."""
     request = _unequal_devices(request)
+    unequal = [catalog.find(name, "devices") for name in request.devices] if request.devices is not None else []
     device = catalog.find(require_device(request))
     arch, notes = served_architecture(request)
     fmt, format_notes = served_format(request)
@@ -524,9 +525,12 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
                                          threads=request.threads)
     local_notes += settings_notes
     _settings_apply(request, host is not None or load is not None)
-    if request.devices is not None and (local is None or load is not None or request.gpu_layers is not None):
-        raise InputError("devices", request.devices, "a local runtime (llama.cpp), one static batch and every layer "
-                                                     "on the devices for a split over unequal devices")
+    if unequal and (local is None or load is not None or request.gpu_layers is not None):
+        raise InputError("devices", request.devices, "a local runtime (llama.cpp: GGUF weights such as q4_k_m, or "
+                                                     "runtime llama.cpp), one static batch (no rate or users) and every "
+                                                     "layer on the devices (no gpu_layers) for a split over unequal devices")
+    if unequal and local is not None:
+        check_unequal_devices(unequal, local)
     if local is not None and host is not None:  # offloaded layers run the runtime's CPU kernels, in the same RAM
         host = dataclasses.replace(local_table(host.devices[0], fmt, local.profile), memory=host.memory)
     if local is not None:

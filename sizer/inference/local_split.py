@@ -28,7 +28,8 @@ from sizer.inference.formats import WeightFormat
 from sizer.inference.local import local_table, prefill_seconds, unfused_attention_seconds, wired_device
 from sizer.inference.serving import ServingCase, evaluate_serving
 from sizer.results import Model, QuantityOut
-from sizer.runtimes.local_runtimes import LocalProfile
+from sizer.runtimes import Runtime
+from sizer.runtimes.local_runtimes import LocalProfile, device_kind
 from sizer.workloads.architecture import Architecture
 
 
@@ -60,6 +61,31 @@ def layer_shares(layers: int, memories: list[float]) -> list[int]:
     while sum(shares) > layers:  # the at-least-one floor overshot: take from the largest
         shares[shares.index(max(shares))] -= 1
     return shares
+
+
+def check_unequal_devices(devices: list[Device], local: Runtime) -> None:
+    """Refuse, naming ``devices``, a set of devices one machine's llama.cpp layer split cannot run: a device the
+    runtime does not run on (MLX on an NVIDIA card), a CPU (the host runs offloaded layers: ``gpu_layers``), or
+    Apple silicon (a Mac has one chip and takes no second GPU).
+
+    Parameters
+    ----------
+    devices : list of Device
+        The unequal devices, as the catalog found them.
+    local : Runtime
+        The local runtime the question runs under.
+    """
+    names = [d.id for d in devices]
+    for device in devices:
+        refusal = local.refusal(device_kind=device_kind(device))
+        if refusal is not None:
+            raise InputError("devices", names, f"devices {local.name} runs on: {refusal}")
+        if device.kind == "cpu":
+            raise InputError("devices", names, f"GPUs only: {device.name} is a CPU, which runs the layers left off the "
+                                               "GPUs (give gpu_layers / --gpu-layers and host_cpu / --host-cpu)")
+        if device_kind(device) == "apple":
+            raise InputError("devices", names, f"devices of one machine: {device.name} is a Mac's one chip, which "
+                                               "shares its machine with no other GPU (ask for it as device alone)")
 
 
 class DeviceShare(Model):

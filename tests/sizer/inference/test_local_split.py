@@ -76,3 +76,22 @@ def test_two_equal_cards_named_as_unequal_devices_answer_as_a_count_of_two():
     assert pair.memory_per_device.value == pytest.approx(listed.memory_per_device.value, rel=1e-9)
     assert pair.activations_memory.value == pytest.approx(listed.activations_memory.value, rel=1e-9)
     assert pair.max_batch == listed.max_batch
+
+
+@pytest.mark.parametrize("devices, weights, named", [
+    (["apple-m2-max-gpu", "RTX 3090"], "mlx-q4", "apple-m2-max-gpu"),  # MLX on an NVIDIA card, a Mac with a 3090
+    (["RTX 3090", "apple-m2-max-gpu"], "q4_k_m", "apple-m2-max-gpu"),  # a Mac's chip takes no second GPU
+    (["apple-m2-max-gpu", "apple-m2-ultra-gpu"], "q4_k_m", "apple-m2-max-gpu"),  # nor a second chip
+    (["Ryzen 9 7950X", "RTX 3090"], "q4_k_m", "gpu_layers"),  # the CPU runs offloaded layers (-ngl), not a share
+])
+def test_devices_one_machine_cannot_split_layers_over_are_refused(devices, weights, named):
+    # only the first device was held to the runtime: the rest took their memory's share of the layers, whatever
+    # they were (a 7950X took 23 of 32 layers for its 64 GB of RAM)
+    with pytest.raises(InputError, match="devices") as error:
+        _served(model="llama-3-8b", devices=devices, weights=weights)
+    assert named in str(error.value)
+
+
+def test_an_unknown_device_among_unequal_devices_names_the_devices_field():
+    with pytest.raises(Exception, match="devices: no device matches 'nope'"):
+        _served(model="llama-3-8b", devices=["nope", "RTX 3090"])
