@@ -53,6 +53,12 @@ function renderLocal(result, depth) {
   const line = document.getElementById("serve-runtime");
   line.textContent = runtime ? `Runtime: ${humanise(runtime.value)}` : "Runtime: none named (the data-centre serving model).";
   line.hidden = false;
+  // where it does not fit, the changes that would (each evaluated again), as `sizer inference` lists them
+  const fixes = document.getElementById("serve-fixes");
+  const changes = (result.suggestions || []).map((s) => `${humanise(s.change)} (${memoryText(s.memory_per_device, s.device_memory)}, ` +
+    `${s.decode_tokens_per_s ? fmtRange(s.decode_tokens_per_s) : "–"} per user)`);
+  fixes.textContent = changes.length ? `What would make it fit: ${changes.join("; ")}.` : "";
+  fixes.hidden = !changes.length;
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   fillRows(document.getElementById("serve-rejected"), []);
   document.getElementById("serve-rejected-count").textContent = 0;
@@ -149,6 +155,7 @@ function fillServeRejected(result) {
 
 function renderServe(result) {
   document.getElementById("serve-runtime").hidden = true;
+  document.getElementById("serve-fixes").hidden = true;
   fillServeRejected(result);
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   if (result.scenario === "load") {

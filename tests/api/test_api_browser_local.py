@@ -67,3 +67,17 @@ def test_a_runtime_that_cannot_run_it_is_refused_under_the_form(browser, base_ur
     browser.find_element(By.ID, "sv-submit").click()
     errors = WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "sv-errors")))
     assert "runtime" in errors.text, errors.text
+
+
+def test_a_local_model_that_does_not_fit_lists_what_would(browser, base_url):
+    # 70B at Q4_K_M (about 42 GB) on one 24 GB RTX 4090: the page said "does not fit" and nothing more, where
+    # `sizer inference` lists the changes that would fit (a second card, layers kept in host memory)
+    _ask_locally(browser, base_url, **{"sv-model": "llama-3.1-70b", "sv-device": "RTX 4090"})
+    summary = browser.find_element(By.ID, "serve-summary").text
+    assert "does not fit" in summary, summary
+    fixes = browser.find_element(By.ID, "serve-fixes")
+    assert fixes.is_displayed() and "What would make it fit" in fixes.text, fixes.text
+    assert "layers" in fixes.text and "per user" in fixes.text, fixes.text
+    # a question that fits shows no such line
+    _ask_locally(browser, base_url, **{"sv-model": "llama-3.1-8b", "sv-device": "RTX 4090"})
+    assert not browser.find_element(By.ID, "serve-fixes").is_displayed()
