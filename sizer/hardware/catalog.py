@@ -123,6 +123,11 @@ class Catalog:
         if not isinstance(name, str) or not name.strip() or len(name) > 100:
             raise InputError(field_name, name, "a device id or name, such as 'Tesla P40' or 'h100-sxm5-80gb'")
         matches = match_devices(self, name)
+        if len(matches) == 1 and _another_variant(self, name, matches[0]):
+            names = [f"{matches[0].name} ({matches[0].id})"]
+            raise DeviceLookupError(f"{field_name}: no device is {name!r}; the nearest, {names[0]}, is another card "
+                                    f"({' '.join(_another_variant(self, name, matches[0])).upper()} in its name): give its "
+                                    "name if that is yours, or add yours with --catalog", names, field_name)
         if len(matches) == 1 and not _too_short(self, name, matches[0]):
             return matches[0]
         if len(matches) == 1:
@@ -191,6 +196,20 @@ def _too_short(catalog: "Catalog", name: str, device: Device) -> bool:
     if wanted == device.id or wanted in exact_names[device.id]:
         return False
     return all(len(q) <= 2 for q in _tokens(wanted) if _meaningful(q))
+
+
+# Words that make another card of the same number: an RTX 4070 Ti is not an RTX 4070, an RX 7900 XT not an RX 7900
+VARIANT_WORDS = frozenset({"ti", "super", "xt", "xtx"})
+
+
+def _another_variant(catalog: "Catalog", name: str, device: Device) -> list[str]:
+    """The variant words (:data:`VARIANT_WORDS`) in ``device``'s name that ``name`` leaves out, where ``name`` is
+    not one of its labels: "RTX 4070" matches only the RTX 4070 Ti by its words, but names another card."""
+    wanted = name.strip().lower()
+    if wanted == device.id or wanted in _name_index(catalog)[0][device.id]:
+        return []
+    asked = set(_tokens(wanted))
+    return [word for word in _tokens(device.name) if word in VARIANT_WORDS and word not in asked]
 
 
 def _tokens(text: str) -> list[str]:

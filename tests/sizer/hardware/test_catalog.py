@@ -482,3 +482,19 @@ def test_a_copied_figure_with_another_value_is_read_anew(catalog):
     tdp = catalog.find("T4").tdp
     assert tdp.si("tdp", "[power]") == 70.0
     assert tdp.model_copy(update={"value": "300 W"}).si("tdp", "[power]") == 300.0
+
+
+@pytest.mark.parametrize("name, nearest", [("RTX 4070", "rtx-4070-ti"), ("GTX 1080", "gtx-1080-ti")])
+def test_a_card_the_catalog_lacks_is_not_answered_as_its_ti(catalog, name, nearest):
+    # the catalog has the RTX 4070 Ti and no RTX 4070: "RTX 4070" matched it by its words and the answer was for
+    # another card (more compute, another price), named only in the answer's title
+    with pytest.raises(DeviceLookupError, match="another card") as error:
+        catalog.find(name)
+    assert any(nearest in c for c in error.value.candidates)
+    assert catalog.find(name + " Ti").id == nearest  # the variant's own name still chooses it
+
+
+@pytest.mark.parametrize("name, chosen", [("RTX 3090", "rtx-3090"), ("3090 Ti", "rtx-3090-ti"),
+                                          ("Radeon 7900 XTX", "radeon-rx-7900-xtx"), ("rtx-4070-ti", "rtx-4070-ti")])
+def test_names_that_include_the_variant_or_have_no_variant_still_choose(catalog, name, chosen):
+    assert catalog.find(name).id == chosen
