@@ -12,7 +12,8 @@ def _cost(cost) -> str:
 
 def _layout(layout: dict) -> str:
     if "weights" in layout:
-        return f"tp {layout['tp']}, {layout['weights']}, KV {layout['kv_cache']}, batch {layout['batch']}"
+        split = f"tp {layout['tp']}" if "tp" in layout else f"layer split over {layout['layer_split']}"
+        return f"{split}, {layout['weights']}, KV {layout['kv_cache']}, batch {layout['batch']}"
     if "tp" in layout:  # the parts that are not the plain default, so the column stays narrow
         parts = [f"{k} {layout[k]}" for k in ("tp", "pp", "dp") if layout[k] > 1]
         parts += [f"ZeRO {layout['zero']}"] if layout["zero"] else []

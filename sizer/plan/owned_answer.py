@@ -160,6 +160,7 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
     fields.pop("device", None)
     fields.pop("count", None)
     options: list[OwnedOption] = []
+    runtimes: list[Assumption] = []
     workload = ""
     for have in owned:
         refused: str | None = None
@@ -183,16 +184,20 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
                                           fits=False)
         result = outcome.served
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
+        # the runtime each set runs under (llama.cpp for GGUF), said once per distinct choice
+        runtimes += [n for n in result.assumptions if n.name == "runtime" and n not in runtimes]
         suggestions = [] if outcome.fits else serving_suggestions(fields, have, catalog, outcome)
         options.append(OwnedOption(
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             method="inference", precision=result.weights,
-            layout={"tp": used, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
+            # llama.cpp's layer split passes each token through the devices in turn: not tensor parallel
+            layout={("layer_split" if result.split == "layer" else "tp"): used, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
                     "largest_batch": result.max_batch, **({"idle_devices": have.count - used} if used < have.count else {})},
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             decode_tokens_per_s=outcome.decode_tokens_per_s if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
             verdict=_verdict(outcome, None, suggestions, refused), suggestions=suggestions))
-    return OwnedResult(task="inference", workload=workload, options=options, assumptions=_assumptions(owned, "inference"))
+    return OwnedResult(task="inference", workload=workload, options=options,
+                       assumptions=_assumptions(owned, "inference") + runtimes)
 
 
 def tensor_ranks_within(count: int, request: InferenceRequest) -> int:

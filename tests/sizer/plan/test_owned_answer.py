@@ -73,3 +73,22 @@ def test_what_sizer_chose_is_listed_apart_from_what_was_given(catalog):
     (given,) = answer_training(facade.TimeRequest(model="llama-3-8b", tokens=1e8, method="qlora", precision="bf16",
                                                   have=["1x RTX 4090"]), catalog).options
     assert "method" not in given.chosen and "precision" not in given.chosen
+
+
+def test_gguf_on_cards_you_have_is_llama_cpps_layer_split_and_says_its_runtime(catalog, cli):
+    # 70B at Q4_K_M on two RTX 3090s runs under llama.cpp, each card holding half the layers: the layout said "tp 2"
+    # and the answer named no runtime at all
+    result = answer_inference(facade.InferenceRequest(model="llama-3-70b", weights="q4_k_m", have=["2x RTX 3090"]),
+                              catalog)
+    (option,) = result.options
+    assert option.fits and option.layout["layer_split"] == 2 and "tp" not in option.layout
+    runtime = next(a for a in result.assumptions if a.name == "runtime")
+    assert runtime.value.startswith("llama.cpp, not given")
+    from cli.owned_output import _layout
+
+    assert _layout(option.layout).startswith("layer split over 2, q4_k_m")  # the table's layout cell
+    shown = cli("inference", "--model", "llama-3-70b", "--weights", "q4_k_m", "--have", "2x RTX 3090")
+    assert shown.exit_code == 0 and "tp 2" not in shown.output, shown.output
+    # a data-centre format keeps its tensor parallel and states no local runtime
+    served = answer_inference(facade.InferenceRequest(model="llama-3-8b", have=["2x H100 SXM"]), catalog)
+    assert served.options[0].layout["tp"] == 2 and not any(a.name == "runtime" for a in served.assumptions)
