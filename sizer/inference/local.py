@@ -280,6 +280,12 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
     """
     if name is None:
         chosen, why = default_local_runtime(device, fmt)
+        # no data-centre engine runs on a Mac or a CPU (formats quantising activations are refused by their peak)
+        if chosen is None and device_kind(device) in ("apple", "cpu") and not fmt.activations:
+            mlx = ", or an MLX format (mlx-q4, mlx-q8)" if device_kind(device) == "apple" else ""
+            raise InputError("weights", fmt.name, f"a format a local runtime runs on {device.name}: {fmt.name} is a "
+                                                  "data-centre format that llama.cpp and mlx do not load; give a GGUF "
+                                                  f"mix (q8_0 for 8 bits, q4_k_m for 4){mlx}")
         if chosen is None:
             return None, []
         # the format picked the runtime; where that runtime cannot run on the device, the format cannot either

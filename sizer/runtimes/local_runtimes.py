@@ -323,6 +323,9 @@ def gpu_share(device: Device) -> tuple[float, str] | None:
 _GGUF = frozenset(mix.lower() for mix in GGUF_MIXES)  # the weight formats' names (sizer.inference.formats)
 _MLX = frozenset(f"mlx-q{b}" + ("" if g == 64 else f"-g{g}") for b in (4, 5, 6, 8) for g in (64, 32))
 _PLAIN = frozenset({"fp16", "bf16", "fp32"})
+# gpt-oss's published MXFP4 checkpoint: ggml has the MXFP4 block type (ggml-common.h @ 01243c58, in GGML_BLOCKS) and
+# llama.cpp runs gpt-oss-20b-MXFP4.gguf (../shared/data/local-inference-measurements.csv lines 592, 705: llmfit via llamacpp)
+_MXFP4 = frozenset({"mxfp4"})
 _LLAMA_CPP_SOURCE = ("ggml-org/llama.cpp (llama-bench defaults: -b 2048 -ub 512, -fa auto, -ngl all); efficiencies "
                      "fitted by benchmarks/local_inference_accuracy.py on half of "
                      "../shared/data/local-inference-measurements.csv")
@@ -332,7 +335,7 @@ RUNTIMES: tuple[Runtime, ...] = (
             summary="llama.cpp (GGUF, one sequence; prompt through dequantising matrix kernels, generation reading "
                     "every weight per token; layers split over devices, the rest on the CPU)",
             sources=("https://github.com/ggml-org/llama.cpp", "../shared/data/local-inference-measurements.csv"),
-            weight_formats=_GGUF | _PLAIN, device_kinds=frozenset({"gpu", "cpu", "apple"}),
+            weight_formats=_GGUF | _PLAIN | _MXFP4, device_kinds=frozenset({"gpu", "cpu", "apple"}),
             profile=_profile("llama.cpp", flash_attention=True, batch=2048, ubatch=512,
                              offload="layers beyond --n-gpu-layers on the host CPU, their KV cache with them",
                              source=_LLAMA_CPP_SOURCE,
@@ -393,6 +396,6 @@ def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime 
         return RUNTIMES[0], f"{fmt.name} is a GGUF mix, which llama.cpp runs"
     if fmt.name in _MLX:
         return RUNTIMES[1], f"{fmt.name} is MLX's quantisation, which mlx-lm runs"
-    if (device.kind == "cpu" or device.unified_memory) and fmt.name in _PLAIN:
+    if (device.kind == "cpu" or device.unified_memory) and fmt.name in _PLAIN | _MXFP4:
         return RUNTIMES[0], f"{device.name} is a desk machine; llama.cpp is its usual runtime"
     return None, "not a GGUF mix on a GPU: the data-centre serving model"

@@ -281,3 +281,22 @@ def test_the_largest_batch_that_fits_is_the_batch_the_verdict_lets_fit(fields):
     assert first.fits and first.max_batch >= 1
     assert _ask(**{**fields, "batch": first.max_batch}).fits
     assert not _ask(**{**fields, "batch": first.max_batch + 1}).fits
+
+
+@pytest.mark.parametrize("device, weights", [("apple-m4-max-40c-gpu", "int4"), ("Ryzen 9 7950X", "awq-int4-g128"),
+                                             ("apple-m2-pro-gpu", "int8")])
+def test_a_data_centre_format_on_a_mac_or_a_cpu_is_refused_with_the_local_formats(device, weights):
+    # no local runtime loads these, and no data-centre engine runs on a Mac or a CPU: they were answered by the
+    # data-centre serving model with its GPU efficiencies, stating no runtime
+    with pytest.raises(InputError, match="weights") as error:
+        _ask(device=device, weights=weights)
+    assert "q4_k_m" in str(error.value)
+
+
+def test_gpt_oss_published_mxfp4_runs_under_llama_cpp_on_a_mac_and_a_cpu():
+    # gpt-oss ships in MXFP4, which ggml stores as its own block type and llama.cpp runs
+    # (../shared/data/local-inference-measurements.csv line 705: gpt-oss-20b-MXFP4.gguf on an M4 Pro via llamacpp)
+    for device in ("apple-m4-pro-20c-gpu", "Ryzen 9 7950X"):
+        r = estimate_inference(InferenceRequest(model="gpt-oss-20b", device=device, prompt_len=512, output_len=128))
+        assert r.weights == "mxfp4" and r.decode_tokens_per_s.expected > 0
+        assert next(a for a in r.assumptions if a.name == "runtime").value.startswith("llama.cpp, not given")
