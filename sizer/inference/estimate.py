@@ -75,7 +75,7 @@ from sizer.inference.under_load import (
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
-from sizer.runtimes.local_runtimes import device_family
+from sizer.runtimes.local_runtimes import device_family, device_kind
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
@@ -531,6 +531,9 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
                                                      "layer on the devices (no gpu_layers) for a split over unequal devices")
     if unequal and local is not None:
         check_unequal_devices(unequal, local)
+    if local is not None and request.count > 1 and device_kind(device) == "apple":
+        raise InputError("count", request.count, f"1: {device.name} is a Mac's one chip, and several Macs (llama.cpp's "
+                                                 "RPC, mlx's distributed runs over a network) are not modelled")
     if local is not None and host is not None:  # offloaded layers run the runtime's CPU kernels, in the same RAM
         host = dataclasses.replace(local_table(host.devices[0], fmt, local.profile), memory=host.memory)
     if local is not None:

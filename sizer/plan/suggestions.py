@@ -417,7 +417,9 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     if prompt > 512:
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
     split = "llama.cpp's layer split" if result is not None and result.split == "layer" else "tensor parallel"
-    for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
+    # a Mac has one chip and a desk CPU one socket: more of them is not a change to the machine the user has
+    one_chip = have.device.kind == "cpu" or have.device.vendor.lower() == "apple"
+    for factor in () if one_chip else MORE_DEVICES[:3]:  # tensor parallel stays inside a node
         count = have.count * factor
         changes.append((f"{count} x {have.device.name} in {split} ({count - have.count} more)", {"count": count}))
     return changes

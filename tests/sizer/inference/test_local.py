@@ -300,3 +300,11 @@ def test_gpt_oss_published_mxfp4_runs_under_llama_cpp_on_a_mac_and_a_cpu():
         r = estimate_inference(InferenceRequest(model="gpt-oss-20b", device=device, prompt_len=512, output_len=128))
         assert r.weights == "mxfp4" and r.decode_tokens_per_s.expected > 0
         assert next(a for a in r.assumptions if a.name == "runtime").value.startswith("llama.cpp, not given")
+
+
+def test_two_macs_are_not_one_machine():
+    # a count of Apple chips was answered as one machine's layer split (or MLX's tensor parallel), the network between
+    # them neglected; the refusal names count
+    for weights in ("q4_k_m", "mlx-q4"):
+        with pytest.raises(InputError, match="count"):
+            _ask(model="llama-3-70b", device="apple-m2-ultra-gpu", count=2, weights=weights)

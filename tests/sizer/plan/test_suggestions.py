@@ -121,3 +121,12 @@ def test_a_gguf_model_that_does_not_fit_is_offered_the_widest_narrower_gguf_mix(
     # more cards of a GGUF run are llama.cpp's layer split, not tensor parallel
     more = next(s for s in result.suggestions if "count" in s.apply)
     assert "layer split" in more.change and "tensor parallel" not in more.change
+
+
+def test_a_mac_or_a_desk_cpu_is_not_told_to_add_more_of_itself(catalog):
+    # 70B in bf16 (141 GB) on an M2 Max (72 GB wired): "4 x Apple M2 Max in tensor parallel" was offered; a Mac has one
+    # chip and a desk CPU one socket, so what fits is a narrower format on the one the user has
+    for device in ("apple-m2-max-gpu", "Ryzen 9 7950X"):
+        result = facade.estimate_inference(facade.InferenceRequest(model="llama-3.1-70b", device=device), catalog)
+        assert not result.fits and result.suggestions
+        assert not any("count" in s.apply for s in result.suggestions)
