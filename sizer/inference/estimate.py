@@ -647,6 +647,11 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0)
     if served.local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
         serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
+    if served.local is not None and served.host is None:  # the prompt as _evaluate times it (prefill_seconds)
+        prompt_note = Assumption(name="prefill", value=f"each prompt in passes of {served.local.profile.ubatch} tokens, "
+                                 "each pass reading every weight and attending over the tokens before it, the batch's "
+                                 "prompts one after another; time to first token = all of them", source=served.local.profile.source)
+        serving_notes = [prompt_note if n.name == "prefill" else n for n in serving_notes]
     if spreads.local:  # a local runtime's own ranges replace the serving rows' one
         p, g = spreads.prompt, spreads.generation
         serving_notes = [Assumption(name="range", value=f"prompt {p['low']:.3g}-{p['high']:.3g} x expected, generation "

@@ -308,3 +308,12 @@ def test_two_macs_are_not_one_machine():
     for weights in ("q4_k_m", "mlx-q4"):
         with pytest.raises(InputError, match="count"):
             _ask(model="llama-3-70b", device="apple-m2-ultra-gpu", count=2, weights=weights)
+
+
+def test_the_prefill_a_local_answer_states_is_the_one_it_times():
+    # llama.cpp runs each prompt in micro-batches, one sequence after another, which is how the time to first token
+    # is computed; the answer said "all prompts of the batch at once", the data-centre engine's prefill
+    one, two = _ask(device="RTX 4090", batch=1), _ask(device="RTX 4090", batch=2)
+    note = next(a for a in two.assumptions if a.name == "prefill").value
+    assert "passes of 512 tokens" in note and "one after another" in note and "at once" not in note
+    assert two.time_to_first_token.expected == pytest.approx(2 * one.time_to_first_token.expected, rel=1e-9)
