@@ -296,38 +296,11 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
                                    source=chosen.sources[0])]
     chosen = runtime(name, field)
     if chosen.purpose is not Purpose.LOCAL:
-        refusal = serving_refusal(chosen, fmt, device)
-        if refusal is not None:
-            raise InputError(field, name, f"a runtime that can run this: {refusal}")
         return None, []
     refusal = chosen.refusal(weights=fmt.name, device_kind=device_kind(device))
     if refusal is not None:
         raise InputError(field, name, f"a runtime that can run this: {refusal}")
     return chosen, [Assumption(name="runtime", value=f"{chosen.name} (given)", source=chosen.sources[0])]
-
-
-def serving_refusal(entry: Runtime, fmt: WeightFormat, device: Device) -> str | None:
-    """Why a data-centre serving runtime cannot serve ``fmt`` on ``device``, or None where it can: the kind it
-    runs on (Apple silicon is not a GPU those engines run on), the formats it loads and their kernels.
-
-    Parameters
-    ----------
-    entry : Runtime
-        A serving runtime (vLLM, SGLang, TensorRT-LLM).
-    fmt : WeightFormat
-        The weight format.
-    device : Device
-        The catalog device.
-
-    Returns
-    -------
-    str or None
-        The reason in a sentence, or None.
-    """
-    from sizer.runtimes.serving_runtimes import format_refusal
-
-    return (entry.refusal(device_kind=device_kind(device))
-            or format_refusal(entry, fmt.name, device.architecture))
 
 
 def wired_device(device: Device) -> tuple[Device, list[Assumption]]:

@@ -10,11 +10,6 @@ from enum import StrEnum
 from typing import Any
 
 
-# A device kind in a sentence: "apple" is Apple silicon, "gpu" another vendor's GPU (sizer.runtimes.local_runtimes.device_kind)
-KIND_WORDS = {"apple": "Apple silicon", "gpu": "an NVIDIA, AMD or Intel GPU", "cpu": "a CPU",
-              "accelerator": "a TPU or Gaudi accelerator"}
-
-
 class Purpose(StrEnum):
     """What a runtime is for: one user's questions on their own machine, or many users' traffic."""
 
@@ -74,6 +69,6 @@ class Runtime:
             return (f"{self.name} does not run {weights} weights "
                     f"(it runs {', '.join(sorted(self.weight_formats))})")
         if device_kind is not None and device_kind not in self.device_kinds:
-            runs_on = "; ".join(KIND_WORDS.get(kind, kind) for kind in sorted(self.device_kinds))
-            return f"{self.name} does not run on {KIND_WORDS.get(device_kind, device_kind)} (it runs on {runs_on})"
+            return (f"{self.name} does not run on a {device_kind} "
+                    f"(it runs on {', '.join(sorted(self.device_kinds))})")
         return None
