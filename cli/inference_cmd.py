@@ -105,8 +105,9 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
         return render_load(result)
     turn = "-" if result.compute_bound_batch is None else result.compute_bound_batch
     # unequal devices are named one by one ("RTX 3090 + RTX 4090"), never as a count of one kind
-    on = result.device if result.per_device else f"{result.device} x {result.count}"
-    no_energy = "- (not estimated for unequal devices)" if result.per_device else "- (no power figure)"
+    unequal = result.per_device is not None and result.device == " + ".join(d.device for d in result.per_device)
+    on = result.device if unequal else f"{result.device} x {result.count}"
+    no_energy = "- (not estimated for unequal devices)" if unequal else "- (no power figure)"
     output.key_values(f"Serving {result.model} ({result.weights}, KV {result.kv_cache}) on {on}, "
                       f"batch {result.batch}, {result.prompt_len} in / {result.output_len} out", [
         ("weights", output.qty(result.weights_memory)), ("KV cache", output.qty(result.kv_cache_memory)),

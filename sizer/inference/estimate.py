@@ -40,13 +40,14 @@ from sizer.inference.local import (
     unfused_attention_seconds,
     wired_device,
 )
-from sizer.inference.local_split import DeviceShare, check_unequal_devices, split_layers
+from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
     check_tensor_ranks,
     compute_bound_batch,
     evaluate_serving,
+    host_share,
     serving_table,
     stored_weight_bytes,
     total_tokens_per_second,
@@ -193,7 +194,8 @@ class InferenceResult(Model):
     capacity: CapacityOut | None = None
     output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas
     prompt_and_output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas: prompt + output tokens
-    per_device: list[DeviceShare] | None = None  # a split over unequal devices: each device's layers and memory
+    # a split over unequal devices, or the devices and the host CPU of an offload (gpu_layers): each one's layers and memory
+    per_device: list[DeviceShare] | None = None
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
 
 
@@ -724,7 +726,27 @@ def _static_fields(served: _Served, ev: _Evaluated, total: float, turn: int | No
         kv_cache_memory=_gb(a.kv_cache), activations_memory=_gb(a.activations), reserve_memory=_gb(a.reserve),
         device_memory=_gb(ev.table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,
-        cost_per_million_tokens=cost, energy_per_token=energy, split=served.split, per_device=per_device)
+        cost_per_million_tokens=cost, energy_per_token=energy, split=served.split,
+        per_device=per_device or _offload_shares(served, ev))
+
+
+def _offload_shares(served: _Served, ev: _Evaluated) -> list[DeviceShare] | None:
+    """With layers offloaded to the host CPU (gpu_layers): the device's and the host's layers, weights and KV cache
+    [GB], each against its own memory (None without offload)."""
+    host, case, a = served.host, ev.case, ev.a
+    if host is None or case.gpu_layers is None:
+        return None
+    count = served.request.count  # a layer split gives each device its share of the layers kept, tensor ranks all of them
+    layers = layer_shares(case.gpu_layers, [1.0] * count) if served.split == "layer" and count > 1 else [case.gpu_layers] * count
+    on_devices = [DeviceShare(device=served.device.name, layers=kept, weights_memory=_gb(a.weights),
+                              kv_cache_memory=_gb(a.kv_cache), memory=_gb(a.memory), device_memory=_gb(ev.table.memory[0]),
+                              fits=bool(a.memory[0] <= ev.table.memory[0])) for kept in layers]
+    weights, kv_sequence = host_share(case)
+    kv = kv_sequence * served.request.batch
+    on_host = DeviceShare(device=host.devices[0].name, layers=served.arch.layers - case.gpu_layers, weights_memory=_gb(weights),
+                          kv_cache_memory=_gb(kv), memory=_gb(weights + kv), device_memory=_gb(host.memory[0]),
+                          fits=bool(weights + kv <= host.memory[0]))
+    return [*on_devices, on_host]
 
 
 def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], assumptions: list[Assumption],

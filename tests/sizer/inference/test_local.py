@@ -317,3 +317,17 @@ def test_the_prefill_a_local_answer_states_is_the_one_it_times():
     note = next(a for a in two.assumptions if a.name == "prefill").value
     assert "passes of 512 tokens" in note and "one after another" in note and "at once" not in note
     assert two.time_to_first_token.expected == pytest.approx(2 * one.time_to_first_token.expected, rel=1e-9)
+
+
+def test_an_offloaded_run_shows_the_cards_and_the_hosts_share_of_layers_weights_and_kv_cache():
+    # 70B Q4_K_M with 60 of 80 layers on two RTX 4090s: the host's share was only a sentence in the assumptions
+    r = _ask(model="llama-3-70b", device="RTX 4090", count=2, gpu_layers=60, prompt_len=1024, output_len=256)
+    cards, host = r.per_device[:-1], r.per_device[-1]
+    assert [c.layers for c in cards] == [30, 30] and host.layers == 20 and host.device == "AMD Ryzen 9 7950X"
+    assert all(c.memory.value == pytest.approx(r.memory_per_device.value) for c in cards)
+    # every weight is on a card or on the host: two cards' halves of 60 layers' and the host's 20 layers' bytes
+    whole = _ask(model="llama-3-70b", device="H100 SXM").weights_memory.value  # all 80 layers on one device
+    assert 2 * cards[0].weights_memory.value + host.weights_memory.value == pytest.approx(whole, rel=1e-6)
+    assert host.kv_cache_memory.value == pytest.approx(r.kv_cache_memory.value * 2 * 20 / 60, rel=1e-6)
+    # the answer is still for the two cards, not for "RTX 4090 + 7950X"
+    assert r.device == "NVIDIA GeForce RTX 4090" and r.count == 2 and r.cost_per_million_tokens is not None
