@@ -190,6 +190,25 @@ def check_mix(mix: str, field: str = "weights") -> str:
     return key
 
 
+# A model whose published checkpoint holds its experts in MXFP4 (gpt-oss) keeps them so in the GGUF files people
+# download: unsloth/gpt-oss-20b-GGUF's Q2_K to Q5_K_M are all 11.5-11.7 GB ("MoE experts stay MXFP4"), while a Q8_0
+# that re-quantised them is 22.3 GB (DevQuasar), ../shared/data/gguf-file-sizes.csv. llama-quantize alone would
+# re-quantise them (no such rule in llama-quant.cpp): the published files' choice is modelled, Q8_0 excepted.
+MXFP4_EXPERTS_REQUANTISED = frozenset({"Q8_0"})
+
+
+def _experts_stay_mxfp4(arch: Architecture, mix: str) -> bool:
+    """Whether ``arch``'s expert matrices keep their published MXFP4 in ``mix`` (:data:`MXFP4_EXPERTS_REQUANTISED`)."""
+    if not arch.moe or mix in MXFP4_EXPERTS_REQUANTISED or mix in _UNQUANTISED:
+        return False
+    from sizer.workloads.registry import checkpoint_weights  # the registry's model entries; imported where needed
+
+    try:
+        return checkpoint_weights(arch.name) == "mxfp4"
+    except (InputError, LookupError):  # a model from a config file or a parameter count: no published checkpoint
+        return False
+
+
 def gguf_tensors(arch: Architecture, mix: str, imatrix: bool = False) -> list[Tensor]:
     """Every tensor llama-quantize writes for a dense or mixture decoder in ``mix``, with its type.
 
@@ -218,21 +237,25 @@ def gguf_tensors(arch: Architecture, mix: str, imatrix: bool = False) -> list[Te
     out.append(Tensor("output_norm", h, 1, "F32"))
     ffn = arch.expert_width if arch.moe else arch.ffn_hidden
     gated = arch.ffn_type in GATED_FFN  # gelu/relu FFNs have no gate matrix
+    mxfp4_experts = _experts_stay_mxfp4(arch, mix)
     for layer in range(arch.layers):
         v_type = _attn_v_type(mix, default, layer, arch)
         k_type = "Q8_0" if arch.experts == 8 and mix not in _UNQUANTISED else default
         down = _ffn_down_type(mix, default, layer, arch.layers, imatrix)
         experts = arch.experts if arch.moe and arch.is_moe_block(layer) else 1
         width = ffn if experts > 1 else arch.ffn_hidden
+        up = down_type = None
+        if experts > 1 and mxfp4_experts:
+            up = down_type = "MXFP4"
         out += [Tensor("attn_q", h, q_width, _fits_blocks(default, h)),
                 Tensor("attn_k", h, kv_width, _fits_blocks(k_type, h)),
                 Tensor("attn_v", h, kv_width, _fits_blocks(v_type, h)),
                 Tensor("attn_output", q_width, h, _fits_blocks(_attn_output_type(mix, default, arch), q_width)),
-                Tensor("ffn_up", h, width * experts, _fits_blocks(default, h)),
-                Tensor("ffn_down", width, h * experts, _fits_blocks(down, width)),
+                Tensor("ffn_up", h, width * experts, up or _fits_blocks(default, h)),
+                Tensor("ffn_down", width, h * experts, down_type or _fits_blocks(down, width)),
                 Tensor("norms", h, arch.norms_per_block, "F32")]
         if gated:
-            out.append(Tensor("ffn_gate", h, width * experts, _fits_blocks(default, h)))
+            out.append(Tensor("ffn_gate", h, width * experts, up or _fits_blocks(default, h)))
         if experts > 1:
             out.append(Tensor("ffn_gate_inp", h, arch.experts, "F32"))
         if arch.attention_bias:
