@@ -69,7 +69,7 @@ def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def inference(model: ModelOption = None, params: Params = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None, count: Annotated[int, typer.Option("--count", "-n", min=1, max=1024, help="Devices, tensor parallel.")] = 1,
+def inference(model: ModelOption = None, params: Params = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None, count: Annotated[int, typer.Option("--count", "-n", min=1, max=1024, help="Devices: tensor parallel, or a layer split for GGUF weights (--split).")] = 1,
               weights: Weights = None, kv_cache: KvCache = "fp16",
               batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000, help="Concurrent sequences.")] = 1,
               prompt_len: PromptLen = 1024, output_len: OutputLen = 256,

@@ -138,7 +138,7 @@ class InferenceRequest(ServedModel):
     device: str | None = Field(None, max_length=100, description="the device (or give have)")
     # here, not on ServedModel: a recommendation's kv_cache may be None (searched), an estimate's is a format
     kv_cache: KvCacheName = Field(KvCache.FP16, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
-    count: int = Field(1, ge=1, le=1024, description="devices, tensor parallel")
+    count: int = Field(1, ge=1, le=1024, description="devices: tensor parallel, or a layer split for GGUF weights (split)")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only")
     batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
