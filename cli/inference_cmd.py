@@ -103,7 +103,9 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
         return output.emit_json(result)
     if result.scenario == "load":
         return render_load(result)
-    turn = "-" if result.compute_bound_batch is None else result.compute_bound_batch
+    # counts of sequences say so; no turn means memory-bound at every batch sizer tries (65,536 sequences)
+    turn = ("- (memory-bound at every batch)" if result.compute_bound_batch is None
+            else f"{result.compute_bound_batch:,} sequences")
     # unequal devices are named one by one ("RTX 3090 + RTX 4090"), never as a count of one kind
     unequal = result.per_device is not None and result.device == " + ".join(d.device for d in result.per_device)
     on = result.device if unequal else f"{result.device} x {result.count}"
@@ -113,7 +115,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
         ("weights", output.qty(result.weights_memory)), ("KV cache", output.qty(result.kv_cache_memory)),
         ("activations", output.qty(result.activations_memory)), ("runtime reserve", output.qty(result.reserve_memory)),
         ("memory per device", output.qty(result.memory_per_device)), ("device memory", output.qty(result.device_memory)),
-        ("verdict", "fits" if result.fits else "does NOT fit"), ("largest batch that fits", result.max_batch),
+        ("verdict", "fits" if result.fits else "does NOT fit"), ("largest batch that fits", f"{result.max_batch:,} sequences"),
         ("time to first token", output.rng(result.time_to_first_token)),
         ("prefill tokens/s", output.rng(result.prefill_tokens_per_s)),
         ("decode tokens/s per sequence", output.rng(result.decode_tokens_per_s)),

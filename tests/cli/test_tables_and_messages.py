@@ -109,3 +109,13 @@ def test_unequal_cards_are_named_one_by_one_and_their_missing_energy_says_why(cl
     assert "NVIDIA GeForce RTX 4090, batch 1" in title and " x 2" not in title
     rows = _rows(r.output)
     assert rows["energy per output token"] == "- (not estimated for unequal devices)"
+
+
+def test_the_serving_tables_batch_counts_say_their_unit(cli):
+    # "largest batch that fits: 31" and "batch where decode turns compute-bound: -" carried no unit and no meaning
+    r = cli("inference", "--model", "llama-3.1-8b", "--weights", "q4_k_m", "--device", "RTX 4070 Ti")
+    assert r.exit_code == 0, r.output
+    rows = _rows(r.output)
+    assert re.fullmatch(r"[\d,]+ sequences", rows["largest batch that fits"]), rows
+    turn = rows["batch where decode turns compute-bound"]
+    assert re.fullmatch(r"[\d,]+ sequences", turn) or turn == "- (memory-bound at every batch)", rows
