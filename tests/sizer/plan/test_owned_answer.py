@@ -89,6 +89,8 @@ def test_gguf_on_cards_you_have_is_llama_cpps_layer_split_and_says_its_runtime(c
     assert _layout(option.layout).startswith("layer split over 2, q4_k_m")  # the table's layout cell
     shown = cli("inference", "--model", "llama-3-70b", "--weights", "q4_k_m", "--have", "2x RTX 3090")
     assert shown.exit_code == 0 and "tp 2" not in shown.output, shown.output
+    one = answer_inference(facade.InferenceRequest(model="llama-3-8b", weights="q4_k_m", have=["1x RTX 3090"]), catalog)
+    assert "layer_split" not in one.options[0].layout  # one card splits nothing ("layer split over 1")
     # a data-centre format keeps its tensor parallel and states no local runtime
     served = answer_inference(facade.InferenceRequest(model="llama-3-8b", have=["2x H100 SXM"]), catalog)
     assert served.options[0].layout["tp"] == 2 and not any(a.name == "runtime" for a in served.assumptions)
