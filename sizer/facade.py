@@ -265,6 +265,10 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     result = serving_estimate(request, catalog)
     if suggest and not result.fits and request.devices is None:  # suggestions vary one device kind's count
         result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
+    elif suggest and not result.fits:  # unequal devices: a narrower GGUF mix on the same devices
+        from sizer.plan.suggestions import unequal_devices_suggestions
+
+        result = result.model_copy(update={"suggestions": unequal_devices_suggestions(request, catalog)})
     return result
 
 

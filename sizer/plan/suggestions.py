@@ -425,6 +425,40 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     return changes
 
 
+def unequal_devices_suggestions(request: InferenceRequest, catalog: Catalog) -> list[Suggestion]:
+    """Where a layer split over unequal devices (``devices``) does not fit: the widest narrower GGUF mix that fits on
+    the same devices, evaluated again (the other changes vary one device kind's count, which these devices have not).
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The serving request, with ``devices`` and GGUF ``weights``.
+    catalog : Catalog
+        The devices.
+
+    Returns
+    -------
+    list of Suggestion
+        The mix with its memory on the fullest device [GB] and decode throughput [token/s]; empty where the weights
+        are not a GGUF mix or no narrower one fits.
+    """
+    from sizer.inference.estimate import estimate_inference
+
+    weights = (request.weights or "").strip().upper().replace("-", "_")
+    if weights not in GGUF_MIXES:
+        return []
+    for mix in (m.lower() for m in GGUF_MIXES[GGUF_MIXES.index(weights) + 1:]):
+        try:
+            tried = estimate_inference(request.model_copy(update={"weights": mix}), catalog)
+        except (SizerError, ValidationError):  # a change this request cannot take
+            continue
+        if tried.fits:
+            return [Suggestion(change=f"weights in {mix} (a narrower GGUF mix)", apply={"weights": mix}, fits=True,
+                               memory_per_device=tried.memory_per_device, device_memory=tried.device_memory,
+                               decode_tokens_per_s=tried.decode_tokens_per_s)]
+    return []
+
+
 def suggestions_for(request: TimeRequest | MemoryRequest | InferenceRequest, result: TimeResult | MemoryResult | InferenceResult,
                     device: Device, catalog: Catalog) -> list[Suggestion]:
     """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its

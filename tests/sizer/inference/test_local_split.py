@@ -95,3 +95,21 @@ def test_devices_one_machine_cannot_split_layers_over_are_refused(devices, weigh
 def test_an_unknown_device_among_unequal_devices_names_the_devices_field():
     with pytest.raises(Exception, match="devices: no device matches 'nope'"):
         _served(model="llama-3-8b", devices=["nope", "RTX 3090"])
+
+
+def test_unequal_cards_that_do_not_fit_are_offered_the_widest_gguf_mix_that_does():
+    # 70B at Q8_0 (75 GB) on RTX 3090 + RTX 4090 (48 GB): the answer said "does not fit" and offered nothing
+    from sizer.facade import InferenceRequest, estimate_inference
+
+    asked = InferenceRequest(model="llama-3-70b", weights="q8_0", devices=["RTX 3090", "RTX 4090"])
+    result = estimate_inference(asked)
+    assert not result.fits
+    (offer,) = result.suggestions
+    again = estimate_inference(asked.model_copy(update=offer.apply), suggest=False)
+    assert again.fits and again.decode_tokens_per_s == offer.decode_tokens_per_s
+    from sizer.runtimes.gguf import GGUF_MIXES
+
+    # the widest that fits: every mix between Q8_0 and the offer (widest first) does not
+    wider = GGUF_MIXES[GGUF_MIXES.index("Q8_0") + 1:GGUF_MIXES.index(offer.apply["weights"].upper())]
+    assert wider and not any(estimate_inference(asked.model_copy(update={"weights": m.lower()}), suggest=False).fits
+                             for m in wider)
