@@ -286,8 +286,8 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
             raise InputError("weights", fmt.name, f"a format a local runtime runs on {device.name}: {fmt.name} is a "
                                                   "data-centre format that llama.cpp and mlx do not load; give a GGUF "
                                                   f"mix (q8_0 for 8 bits, q4_k_m for 4){mlx}")
-        if chosen is None:
-            return None, []
+        if chosen is None:  # the data-centre model answers: said, with the desk runtime where one runs this
+            return None, [data_centre_note(device, fmt, why)]
         # the format picked the runtime; where that runtime cannot run on the device, the format cannot either
         refusal = chosen.refusal(device_kind=device_kind(device))
         if refusal is not None:
@@ -296,11 +296,40 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
                                    source=chosen.sources[0])]
     chosen = runtime(name, field)
     if chosen.purpose is not Purpose.LOCAL:
-        return None, []
+        return None, [Assumption(name="runtime", value=f"{chosen.name} (given): the data-centre serving model with its "
+                                 "memory shares", source=chosen.sources[0])]
     refusal = chosen.refusal(weights=fmt.name, device_kind=device_kind(device))
     if refusal is not None:
         raise InputError(field, name, f"a runtime that can run this: {refusal}")
     return chosen, [Assumption(name="runtime", value=f"{chosen.name} (given)", source=chosen.sources[0])]
+
+
+def data_centre_note(device: Device, fmt: WeightFormat, why: str) -> Assumption:
+    """The runtime assumption of a question no local runtime takes by default (bf16 on an RTX 4090): the data-centre
+    serving model under the default serving engine's memory shares, and llama.cpp where it would run the question.
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device.
+    fmt : WeightFormat
+        The weight format.
+    why : str
+        Why no local runtime was chosen (:func:`sizer.runtimes.local_runtimes.default_local_runtime`).
+
+    Returns
+    -------
+    Assumption
+        Named ``runtime``, its value starting with the serving engine's name.
+    """
+    from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
+
+    desk = runtime("llama.cpp")
+    hint = "; give --runtime llama.cpp for llama.cpp's kernels" if desk.refusal(
+        weights=fmt.name, device_kind=device_kind(device)) is None else ""
+    engine = runtime(DEFAULT_SERVING_RUNTIME)
+    return Assumption(name="runtime", value=f"{engine.name}, not given: {why} ({engine.name}'s memory shares){hint}",
+                      source=engine.sources[0])
 
 
 def wired_device(device: Device) -> tuple[Device, list[Assumption]]:

@@ -398,4 +398,4 @@ def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime 
         return RUNTIMES[1], f"{fmt.name} is MLX's quantisation, which mlx-lm runs"
     if (device.kind == "cpu" or device.unified_memory) and fmt.name in _PLAIN | _MXFP4:
         return RUNTIMES[0], f"{device.name} is a desk machine; llama.cpp is its usual runtime"
-    return None, "not a GGUF mix on a GPU: the data-centre serving model"
+    return None, f"{fmt.name} is not a GGUF or MLX format: the data-centre serving model"

@@ -331,3 +331,14 @@ def test_an_offloaded_run_shows_the_cards_and_the_hosts_share_of_layers_weights_
     assert host.kv_cache_memory.value == pytest.approx(r.kv_cache_memory.value * 2 * 20 / 60, rel=1e-6)
     # the answer is still for the two cards, not for "RTX 4090 + 7950X"
     assert r.device == "NVIDIA GeForce RTX 4090" and r.count == 2 and r.cost_per_million_tokens is not None
+
+
+def test_the_data_centre_default_is_stated_as_the_runtime_too():
+    # bf16 on an RTX 4090 is sized by the data-centre model under vLLM's memory shares: the answer named no runtime
+    # at all, where the contract says the default is chosen by device and format and stated
+    card = next(a for a in _ask(device="RTX 4090", weights="bf16").assumptions if a.name == "runtime").value
+    assert card.startswith("vllm, not given") and "--runtime llama.cpp" in card
+    tpu = next(a for a in _ask(device="tpu-v5e", weights="bf16").assumptions if a.name == "runtime").value
+    assert tpu.startswith("vllm, not given") and "llama.cpp" not in tpu  # llama.cpp does not run on a TPU
+    named = next(a for a in _ask(device="RTX 4090", weights="bf16", runtime="sglang").assumptions if a.name == "runtime")
+    assert named.value.startswith("sglang (given)")

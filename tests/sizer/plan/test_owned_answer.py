@@ -29,7 +29,8 @@ def test_a_count_that_does_not_split_the_heads_serves_on_fewer_and_says_the_idle
     # 7e9 bf16 weights = 14 GB over two 24 GB cards: it serves
     assert option.fits and option.verdict == "fits" and option.decode_tokens_per_s.expected > 0
     assert result.task == "inference" and result.workload.startswith("serving llama-2-7b")
-    assert [a.name for a in result.assumptions] == ["hardware", "cost"]  # no training layout search to state
+    # no training layout search to state; the serving engine bf16 on a GPU is sized for is
+    assert [a.name for a in result.assumptions] == ["hardware", "cost", "runtime"]
     assert "3 x " in result.assumptions[0].value and "answered for these only" in result.assumptions[0].value
 
 
@@ -91,6 +92,7 @@ def test_gguf_on_cards_you_have_is_llama_cpps_layer_split_and_says_its_runtime(c
     assert shown.exit_code == 0 and "tp 2" not in shown.output, shown.output
     one = answer_inference(facade.InferenceRequest(model="llama-3-8b", weights="q4_k_m", have=["1x RTX 3090"]), catalog)
     assert "layer_split" not in one.options[0].layout  # one card splits nothing ("layer split over 1")
-    # a data-centre format keeps its tensor parallel and states no local runtime
+    # a data-centre format keeps its tensor parallel and states the serving engine it is sized for
     served = answer_inference(facade.InferenceRequest(model="llama-3-8b", have=["2x H100 SXM"]), catalog)
-    assert served.options[0].layout["tp"] == 2 and not any(a.name == "runtime" for a in served.assumptions)
+    assert served.options[0].layout["tp"] == 2
+    assert next(a for a in served.assumptions if a.name == "runtime").value.startswith("vllm, not given")
