@@ -18,7 +18,6 @@ from sizer.choices import KvCache, KvCacheName
 from sizer.datafile import load_yaml
 from sizer.engine.constants import (
     FRAMEWORK_OVERHEAD_SOURCE,
-    PREFILL_CHUNK_TOKENS,
     SERVING_MATRIX_EFFICIENCY,
     SERVING_MEMORY_EFFICIENCY,
     SERVING_SOURCE,
@@ -380,7 +379,7 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
                    "pass (GPUs and accelerators)", source=SERVING_SOURCE),
         Assumption(name="range", value=f"speed {s['low']:g}-{s['high']:g} x expected (times: the inverse)", source=s["source"]),
         Assumption(name="runtime reserve", value=f"{table.framework_overhead[i] / 2 ** 30:g} GiB per device", source=FRAMEWORK_OVERHEAD_SOURCE),
-        Assumption(name="activations", value=f"the widest layer's tensors over at most {PREFILL_CHUNK_TOKENS} prompt "
+        Assumption(name="activations", value=f"the widest layer's tensors over at most {case.prefill_chunk} prompt "
                    "tokens at once, and each sequence's FP32 logits", source="runtimes prefill in chunks "
                    "(TensorRT-LLM max_num_tokens 8192; vLLM chunked prefill)"),
     ]
@@ -585,9 +584,11 @@ def _check_lengths_and_split(request: InferenceRequest, arch: Architecture, spli
 def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
     """The engine's times and memory for the request's batch on its devices."""
     request, host, local = served.request, served.host, served.local
+    # a local runtime holds one micro-batch's activations at a time (llama.cpp -ub), not a serving engine's chunk
+    chunk = {"prefill_chunk": local.profile.ubatch} if local is not None and served.load is None else {}
     case = ServingCase(served.arch, served.fmt, served.kv, request.prompt_len, request.output_len, served.split,
                        request.gpu_layers if host is not None else None, depth=request.depth,
-                       **(runtime_memory(request, served.split) if host is None and local is None else {}))
+                       **(runtime_memory(request, served.split) if host is None and local is None else {}), **chunk)
     a = evaluate_serving(case, served.table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
     # the decode step's bytes at the datasheet bandwidth: no step is faster (the range's optimistic end)
@@ -656,6 +657,11 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
                                  "each pass reading every weight and attending over the tokens before it, the batch's "
                                  "prompts one after another; time to first token = all of them", source=served.local.profile.source)
         serving_notes = [prompt_note if n.name == "prefill" else n for n in serving_notes]
+    if served.local is not None and served.load is None:  # its compute buffers hold one micro-batch (_evaluate)
+        buffers = Assumption(name="activations", value=f"the widest layer's tensors over one micro-batch of "
+                             f"{ev.case.prefill_chunk} prompt tokens, and each sequence's FP32 logits",
+                             source=served.local.profile.source)
+        serving_notes = [buffers if n.name == "activations" else n for n in serving_notes]
     if spreads.local:  # a local runtime's own ranges replace the serving rows' one
         p, g = spreads.prompt, spreads.generation
         serving_notes = [Assumption(name="range", value=f"prompt {p['low']:.3g}-{p['high']:.3g} x expected, generation "

@@ -497,6 +497,8 @@ class ServingCase:
     memory_share: float = 1.0
     kv_free_share: float = 1.0
     depth: int = 0  # tokens already in the KV cache before the prompt (a conversation's earlier turns)
+    # prompt tokens one pass holds activations for: a data-centre runtime's prefill chunk, a local runtime's micro-batch
+    prefill_chunk: int = PREFILL_CHUNK_TOKENS
 
     @property
     def gpu_share(self) -> float:
@@ -521,8 +523,8 @@ def _graphs(case: ServingCase) -> tuple[ServingLayers, ServingLayers, float]:
     kv_block = kv_cache_bytes_per_token(arch, case.kv_bytes) / arch.layers * case.mean_context
     prefill = fold(prefill_profile(arch, case.prompt_len, case.depth))
     decode = decode_layers(arch, case.mean_context, kv_block, idle)
-    chunk = fold(prefill_profile(arch, min(case.prompt_len, PREFILL_CHUNK_TOKENS)))
-    per_token = float(chunk.table.bytes.max()) / min(case.prompt_len, PREFILL_CHUNK_TOKENS)
+    chunk = fold(prefill_profile(arch, min(case.prompt_len, case.prefill_chunk)))
+    per_token = float(chunk.table.bytes.max()) / min(case.prompt_len, case.prefill_chunk)
     return prefill, decode, per_token
 
 
@@ -601,7 +603,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     kv_sequence = kv_token * case.context * share  # the host holds its layers' KV cache (llama.cpp)
     scale = table.storage_scale[d]
     logits = arch.vocab * LOGIT_BYTES
-    chunk = np.minimum(batch * case.prompt_len, PREFILL_CHUNK_TOKENS)
+    chunk = np.minimum(batch * case.prompt_len, case.prefill_chunk)
     # tensor ranks split each layer's tensors; a layer split gives each device whole layers, at full width
     act_on_device = act_per_token * scale / tp  # [B per prompt token]
     activations = chunk * act_on_device + batch * logits
@@ -613,7 +615,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     kv_share = np.where(on_cpu, 1.0, case.kv_free_share)
     memory = table.memory[d] * memory_share
     room = np.maximum(memory - weights - activations - reserve, 0.0) * kv_share  # for this batch's KV cache
-    free = (memory - weights - reserve - PREFILL_CHUNK_TOKENS * act_on_device) * kv_share
+    free = (memory - weights - reserve - case.prefill_chunk * act_on_device) * kv_share
     # fewer sequences than fill a prefill chunk hold the activations of their own prompts only: the larger of the
     # two counts is the most that fit, as ``fits`` judges a batch (each count fits; no larger one does)
     unchunked = np.maximum(memory - weights - reserve, 0.0) * kv_share

@@ -342,3 +342,13 @@ def test_the_data_centre_default_is_stated_as_the_runtime_too():
     assert tpu.startswith("vllm, not given") and "llama.cpp" not in tpu  # llama.cpp does not run on a TPU
     named = next(a for a in _ask(device="RTX 4090", weights="bf16", runtime="sglang").assumptions if a.name == "runtime")
     assert named.value.startswith("sglang (given)")
+
+
+def test_a_local_runtime_holds_one_micro_batch_of_activations_not_a_serving_chunk():
+    # llama.cpp sizes its compute buffers for one micro-batch (-ub 512), where a data-centre engine prefills chunks of
+    # up to 8192 tokens: 70B Q4_K_M on two RTX 3090s with an 8k prompt was "does not fit" for 1.4 GB of activations
+    long, short = (_ask(model="llama-3-70b", device="RTX 3090", count=2, prompt_len=p) for p in (8192, 1024))
+    assert long.fits and long.activations_memory.value == pytest.approx(short.activations_memory.value)
+    assert "one micro-batch of 512" in next(a for a in long.assumptions if a.name == "activations").value
+    served = [_ask(model="llama-3-70b", device="H100 SXM", count=2, weights="bf16", prompt_len=p) for p in (8192, 1024)]
+    assert served[0].activations_memory.value > 4 * served[1].activations_memory.value  # the engine's chunk grows
