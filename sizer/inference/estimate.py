@@ -520,6 +520,8 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate or "
                                                            "users): offloaded layers are sized for a static batch only")
     local, local_notes = local_runtime(request.runtime, device, fmt)
+    if local is None and request.runtime is not None:  # a serving runtime named: it must run here, with or without load
+        check_runtime(serving_runtime(request), fmt, device)
     local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,
                                          threads=request.threads)
     local_notes += settings_notes

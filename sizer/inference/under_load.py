@@ -159,7 +159,27 @@ def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> st
     """
     from sizer.runtimes.serving_runtimes import format_refusal
 
-    return entry.refusal(device_kind=device.kind) or format_refusal(entry, weights.name, device.architecture)
+    return device_refusal(entry, device) or format_refusal(entry, weights.name, device.architecture)
+
+
+def device_refusal(entry: Runtime, device: Device) -> str | None:
+    """Why ``entry`` cannot run on ``device`` at all (its kind, Apple silicon counted apart, or its vendor), or None.
+
+    Parameters
+    ----------
+    entry : Runtime
+        The runtime.
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    str or None
+        The reason in words, or None where it runs.
+    """
+    from sizer.runtimes.local_runtimes import device_kind
+
+    return entry.refusal(device_kind=device_kind(device), vendor=device.vendor)
 
 
 def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
@@ -174,8 +194,9 @@ def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None
     device : Device
         The catalog device.
     """
-    if entry.refusal(device_kind=device.kind):
-        raise InputError("device", device.name, f"a device {entry.name} runs on: {entry.refusal(device_kind=device.kind)}")
+    if (why := device_refusal(entry, device)) is not None:
+        local = "; llama.cpp and MLX run on it, for one user (no rate or users)" if "Apple" in why else ""
+        raise InputError("device", device.name, f"a device {entry.name} runs on: {why}{local}")
     why = runtime_refusal(entry, weights, device)
     if why:
         raise InputError("weights", weights.name, f"a format {entry.name} runs on this device: {why}")

@@ -137,7 +137,8 @@ TENSORRT_LLM = Runtime(
         multi_node=True, features=frozenset({"chunked-prefill", "prefix-caching", "speculative-decoding"}),
         fitted_on="TensorRT-LLM perf-overview offline rows (trtllm-bench, v0.17 and v1.0)",
         sources="trtllm-build: max_batch_size 2048, max_num_tokens 8192; KvCacheConfig.free_gpu_memory_fraction 0.9"),
-    aliases=("trtllm", "trt-llm"))
+    aliases=("trtllm", "trt-llm"),
+    vendors=frozenset({"NVIDIA"}))  # CUDA kernels only (TensorRT-LLM support matrix: NVIDIA GPUs)
 
 RUNTIMES: tuple[Runtime, ...] = (VLLM, SGLANG, TENSORRT_LLM)
 DEFAULT_SERVING_RUNTIME = "vllm"
