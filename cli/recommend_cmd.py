@@ -66,7 +66,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               sample_size: SampleSize = None,
               deadline: Annotated[Optional[str], typer.Option("--deadline", help="Longest acceptable training time, e.g. '14 d'.")] = None,
               budget: Annotated[Optional[str], typer.Option("--budget", help="Most money to spend, e.g. '50000 USD'.")] = None,
-              max_devices: Annotated[int, typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider.")] = 64,
+              max_devices: Annotated[Optional[int], typer.Option("--max-devices", min=1, max=65536, help="Largest device count to consider (default: 64 for training; with --inference 8, the largest tensor-parallel group, as over HTTP).")] = None,
               cloud: Annotated[Optional[str], typer.Option("--cloud", help="Cloud provider for rent prices (AWS, GCP, Lambda, RunPod, Vast.ai, ...).")] = None,
               term: TermOption = None,
               pricing: Annotated[Optional[str], typer.Option("--pricing", help="rent (default: cloud prices; devices without one listed apart), buy (amortised purchase + energy) or any (rent, else buy; each cost labelled).")] = None,

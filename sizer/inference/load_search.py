@@ -29,6 +29,7 @@ from sizer.inference.deployment_answers import (
     InferenceRecommendResult,
     LoadOption,
     RejectedOption,
+    node_reason,
     unsupported_reason,
 )
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
@@ -337,9 +338,7 @@ def _rejection(reasons: set[str], pinned: bool, weights: list[WeightFormat], eng
     if "slow" in reasons:
         return "too slow even for a lone request"
     if "node" in reasons:
-        return (f"does not fit within one node of {int(table.devices_per_node[i])} in any format searched (tensor "
-                "parallelism stays inside a node; runtimes span nodes with pipeline parallelism, not searched under "
-                "load)")
+        return node_reason(int(table.devices_per_node[i]))
     if "fit" in reasons or not reasons:
         return "does not fit in any format searched"
     return "no point serves"

@@ -162,6 +162,58 @@ def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> st
     return device_refusal(entry, device) or format_refusal(entry, weights.name, device.architecture)
 
 
+def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Device) -> str | None:
+    """Why a ranking without load may not pick ``weights`` on ``device``: the serving runtime named cannot run it
+    there (its device kinds, vendor, formats and kernels); with none named, a 4-bit integer format on a device
+    generation no serving engine has its kernels for (AWQ on a V100). A local runtime named refuses nothing here.
+
+    Parameters
+    ----------
+    request : LoadFields
+        Its ``runtime`` (None: not named).
+    weights : WeightFormat
+        The weight format searched or pinned.
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    str or None
+        The reason in words, or None where the pick is deployable.
+    """
+    from sizer.runtimes import Purpose, runtime
+    from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME, FOUR_BIT_INT, format_refusal
+
+    name = getattr(request, "runtime", None)
+    if name is None:
+        return (format_refusal(runtime(DEFAULT_SERVING_RUNTIME), weights.name, device.architecture)
+                if weights.name in FOUR_BIT_INT else None)
+    entry = runtime(name)
+    return runtime_refusal(entry, weights, device) if entry.purpose is Purpose.SERVING else None
+
+
+def named_serving_runtime(request: "LoadFields") -> list[Assumption]:
+    """The assumption stating the serving runtime ``request`` names (its memory shares size the answer), or none
+    where it names none or a local one.
+
+    Parameters
+    ----------
+    request : LoadFields
+        Its ``runtime``.
+
+    Returns
+    -------
+    list of Assumption
+        One assumption, or none.
+    """
+    from sizer.runtimes import Purpose, runtime
+
+    name = getattr(request, "runtime", None)
+    if name is None or runtime(name).purpose is not Purpose.SERVING:
+        return []
+    return [runtime_assumption(runtime(name), given=True)]
+
+
 def device_refusal(entry: Runtime, device: Device) -> str | None:
     """Why ``entry`` cannot run on ``device`` at all (its kind, Apple silicon counted apart, or its vendor), or None.
 
