@@ -324,6 +324,41 @@ def test_serve_under_traffic_ranks_deployments_and_draws_latency_against_load(br
     _screenshot(browser, shots / "serve-load-desktop.png", until="serve-load-figure")
 
 
+def test_serve_under_traffic_sends_the_runtime_and_the_price_basis(browser, base_url):
+    # one serving question, one answer: the page's runtime and price basis reach /v1/recommend as the CLI's
+    # --runtime and --pricing do, so its rows are the service's rows for that body
+    import json
+    import urllib.request
+
+    _serve_fp8_70b_at_5_per_s(browser, base_url)
+    Select(browser.find_element(By.ID, "sv-runtime")).select_by_value("sglang")
+    Select(browser.find_element(By.ID, "sv-pricing")).select_by_value("buy")
+    rows = _submit_and_read(browser, "sv-submit", "served-load")
+    body = {"task": "inference", "model": "llama-2-70b", "weights": "fp8", "kv_cache": "fp16", "prompt_len": 1024,
+            "output_len": 256, "max_devices": 4, "rate": 5, "slo_ttft": "2 s", "slo_tpot": "100 ms",
+            "slo_percentile": 99, "runtime": "sglang", "pricing": "buy"}
+    asked = urllib.request.Request(base_url + "/v1/recommend", data=json.dumps(body).encode(),
+                                   headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(asked, timeout=120) as response:
+        answer = json.load(response)
+    assert [row[1] for row in rows] == [r["name"] for r in answer["ranked"]]
+    assert [row[2].split(" × ")[0] for row in rows] == [str(r["replicas"]) for r in answer["ranked"]]
+    assert all("(bought)" in row[6] for row in rows if row[6] != "–"), rows
+    assert any(a["name"] == "runtime" and a["value"].startswith("sglang") for a in answer["assumptions"])
+
+
+def test_serve_without_traffic_prices_a_purchase_when_asked(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    rows = _serve_70b(browser, base_url, **{"sv-max_devices": "2"})
+    assert browser.find_element(By.ID, "serve-price-head").text == "rent"
+    Select(browser.find_element(By.ID, "sv-pricing")).select_by_value("buy")
+    browser.find_element(By.ID, "sv-submit").click()
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "serve-price-head").text == "price per hour")
+    rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in browser.find_elements(By.CSS_SELECTOR, "#served tbody tr")]
+    assert rows and all("(bought)" in row[8] for row in rows if row[8] != "–"), rows
+
+
 def test_serve_under_traffic_with_disaggregated_pools(browser, base_url):
     # issue 16 item 4 (optional part): disaggregated prefill/decode pools as rows of their own
     _serve_fp8_70b_at_5_per_s(browser, base_url)
