@@ -23,7 +23,9 @@ function serveBody() {
   if (serveForm.elements.kv_cache.value) body.kv_cache = serveForm.elements.kv_cache.value;
   // the runtime and the price basis, as the CLI's --runtime and --pricing: one question, one answer
   for (const name of ["runtime", "pricing"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
-  textFields(serveForm, body, ["model", "params", "prompt_len", "output_len"]);
+  // a named length set brings its own prompt and output lengths (the service refuses both at once)
+  const named = underLoad() && serveForm.elements.lengths.value;
+  textFields(serveForm, body, named ? ["model", "params"] : ["model", "params", "prompt_len", "output_len"]);
   if (serveForm.elements.max_devices.value.trim()) body.max_devices = Number(serveForm.elements.max_devices.value);
   if (underLoad()) {
     textFields(serveForm, body, LOAD_FIELDS);
@@ -105,8 +107,8 @@ async function fetchLoadCurve(result) {
   const title = document.getElementById("serve-load-title");
   if (!top) { document.getElementById("serve-load").hidden = true; return; }
   title.textContent = `Latency against load: one replica of ${top.count} × ${top.name}`;
-  const base = { device: top.device, count: top.count, weights: top.weights, kv_cache: top.kv_cache,
-                 replicas: 1, prompt_len: result.prompt_len, output_len: result.output_len };
+  const base = { device: top.device, count: top.count, weights: top.weights, kv_cache: top.kv_cache, replicas: 1 };
+  if (!serveForm.elements.lengths.value) Object.assign(base, { prompt_len: result.prompt_len, output_len: result.output_len });
   textFields(serveForm, base, ["model", "params", "slo_ttft", "slo_tpot", "slo_percentile"]);
   for (const name of ["lengths", "runtime", "pricing"]) if (serveForm.elements[name].value) base[name] = serveForm.elements[name].value;
   const cap = top.max_request_rate.value;

@@ -512,6 +512,9 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     fmt, format_notes = served_format(request)
     kv = kv_cache_bytes_per_value(request.kv_cache)
     load, lengths, slo = parse_load(request)
+    if request.lengths is not None or request.trace is not None:  # the one batch's lengths are the set's means
+        prompt, output = lengths.mean()
+        request = request.model_copy(update={"prompt_len": max(1, round(prompt)), "output_len": max(1, round(output))})
     split = default_split(request, fmt)
     _check_lengths_and_split(request, arch, split)
     host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, catalog,

@@ -72,6 +72,10 @@ class LoadQuestion(Protocol):
     def slo_percentile(self) -> float:
         """The percentile the limits hold at [%]."""
 
+    @property
+    def model_fields_set(self) -> set[str]:
+        """The fields the request was given (pydantic's), not left at their defaults."""
+
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
 GGUF = ("q4_0", "q4_k_m", "q8_0")
 # A time as the user gives it: a number of seconds, a quantity's text ('2 s') or its JSON ({"value": 2, "unit": "s"})
@@ -382,6 +386,12 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
         raise InputError("think_time", request.think_time, "users as well (a think time belongs to a closed loop)")
     load = (Load(rate=float(request.rate)) if request.rate is not None else
             Load(users=int(request.users), think_time=think) if request.users is not None else None)
+    named = "trace" if request.trace is not None else "lengths" if request.lengths is not None else None
+    for fixed in ("prompt_len", "output_len"):
+        if named is not None and fixed in request.model_fields_set:
+            own = "a trace brings" if named == "trace" else "a named length set brings"
+            raise InputError(fixed, getattr(request, fixed), f"either {named} or prompt_len and output_len: {own} "
+                                                             "its own")
     if request.trace is not None:
         lengths = Lengths(trace=parse_trace(request.trace))
     elif request.lengths is not None:

@@ -359,6 +359,17 @@ def test_serve_without_traffic_prices_a_purchase_when_asked(browser, base_url):
     assert rows and all("(bought)" in row[8] for row in rows if row[8] != "–"), rows
 
 
+def test_serve_under_traffic_with_a_named_length_set_uses_its_lengths(browser, base_url):
+    # a named set brings its own lengths (vLLM's ShareGPT sample: mean 202 in / 179 out); the prompt and output
+    # fields beside it are not sent, which the service would refuse
+    _serve_fp8_70b_at_5_per_s(browser, base_url)
+    Select(browser.find_element(By.ID, "sv-lengths")).select_by_value("sharegpt-vllm-sample")
+    rows = _submit_and_read(browser, "sv-submit", "served-load")
+    assert rows
+    assert "202 prompt + 179 output tokens" in browser.find_element(By.ID, "serve-summary").text
+    WebDriverWait(browser, 60).until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#serve-load-chart svg circle")) >= 6)
+
+
 def test_serve_under_traffic_with_disaggregated_pools(browser, base_url):
     # issue 16 item 4 (optional part): disaggregated prefill/decode pools as rows of their own
     _serve_fp8_70b_at_5_per_s(browser, base_url)
