@@ -785,6 +785,9 @@ def batch_change(job: Job, batch: float) -> str:
     if not job.batch_given and batch > asked:
         return (f"default batch raised: {asked:,.0f} {job.sample_word}s per step by default, {batch:,.0f} run so that "
                 "every data-parallel replica holds a whole micro-batch (give --batch-size)")
+    if not job.batch_given:  # the default, not the user's: never said to be asked
+        return (f"default batch changed: {asked:,.0f} {job.sample_word}s per step by default, {batch:,.0f} run (the "
+                "nearest that every data-parallel replica splits into whole micro-batches; give --batch-size)")
     return (f"batch changed: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run (the nearest that every "
             "data-parallel replica splits into whole micro-batches)")
 

@@ -850,7 +850,8 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
                if not b.exact[i, j]]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
-            name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step asked; "
+            name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step "
+            + ("asked; " if job.batch_given else "by default; ") +
             f"run instead (the nearest batch whole micro-batches on every replica make): {'; '.join(changed)}",
             source="sizer's layout search" + ("" if job.batch_given else "; the batch is the default: give --batch-size")))
     return assumptions
