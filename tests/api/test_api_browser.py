@@ -123,6 +123,20 @@ def test_fill_the_form_submit_and_read_the_ranked_table(browser, base_url, shots
     _screenshot(browser, shots / "calculator-desktop.png")
 
 
+def test_pretrain_shows_the_training_time_with_interruptions_and_can_switch_it(browser, base_url):
+    # the service's interruptions field: shown where asked (or where a run expects a failure), hidden where not
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    Select(browser.find_element(By.ID, "preset")).select_by_value("7b")
+    Select(browser.find_element(By.ID, "interruptions")).select_by_value("true")
+    rows = _submit_and_read(browser)
+    assert rows and all("with interruptions" in row[3] for row in rows), rows[:3]
+    Select(browser.find_element(By.ID, "interruptions")).select_by_value("false")
+    browser.find_element(By.ID, "submit").click()
+    WebDriverWait(browser, 30).until(lambda b: "with interruptions" not in b.find_element(
+        By.CSS_SELECTOR, "#ranked tbody tr td:nth-child(4)").text)
+
+
 def test_summary_names_the_workload(browser, base_url):
     # issue 12 item 13: it said "Workload: given".
     browser.set_window_size(*DESKTOP)
