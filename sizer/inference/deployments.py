@@ -37,9 +37,9 @@ from sizer.inference.deployment_answers import (
     unsupported_reason,
 )
 from sizer.inference.estimate import _speed_within, _time, served_architecture, served_format, speed_spread
-from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value
+from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note
 from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
-from sizer.inference.load_search import SEARCH_KV, quality_note, searched_weights
+from sizer.inference.load_search import SEARCH_KV, searched_weights
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_batch_per_count, offline_key, preferred_eight_bit
 from sizer.inference.recommend_request import InferenceRecommendRequest
 from sizer.inference.search_space import device_counts, devices_of_kinds

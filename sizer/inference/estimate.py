@@ -29,7 +29,14 @@ from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import serve_load
-from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, WeightsName, kv_cache_bytes_per_value, weight_format
+from sizer.inference.formats import (
+    KV_CACHE_BYTES,
+    WeightFormat,
+    WeightsName,
+    kv_cache_bytes_per_value,
+    quality_note,
+    weight_format,
+)
 from sizer.inference.layer_offload import host_memory_note, offload_host
 from sizer.inference.local import (
     kernel_assumption,
@@ -212,7 +219,9 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
         The format, and the assumption saying why where it was not given (else none).
     """
     if request.weights is not None:
-        return weight_format(request.weights), []
+        fmt = weight_format(request.weights)
+        note = quality_note(fmt) if fmt.name != checkpoint_weights(request.model) else None  # not the published form
+        return fmt, [] if note is None else [Assumption(name="quality", value=note, source=fmt.source, verified=False)]
     name = checkpoint_weights(request.model) or "bf16"
     why = ("the format its published checkpoint is stored in (catalog/models.yaml checkpoint_weights)" if name != "bf16"
            else "16 bits, as most published checkpoints; give --weights for another")

@@ -34,7 +34,7 @@ from sizer.inference.deployment_answers import (
 )
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.inference.estimate import speed_spread
-from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
+from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
@@ -148,25 +148,6 @@ def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tup
     replicas = np.where(ok, np.maximum(replicas, 1), np.inf)
     return dict(table=table, case=case, split=split, d=d, c=c, ok=ok, why=why, replicas=replicas, sat_rate=sat_rate, lone=lone,
                 memory=lone.memory, device_memory=table.memory[d], kv=kv_name)
-
-
-def quality_note(fmt: WeightFormat) -> str | None:
-    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above).
-
-    Parameters
-    ----------
-    fmt : WeightFormat
-        The weight format of a ranked row; its ``bits`` per weight [bit].
-
-    Returns
-    -------
-    str or None
-    """
-    if fmt.bits >= 8:
-        return None
-    return (f"{fmt.name} stores weights at {fmt.bits:.3g} bits: 4-bit weight-only quantisation (AWQ, GPTQ) "
-            "typically costs a point or a few of benchmark accuracy, more on small models and hard reasoning or "
-            "code tasks; check on your own evaluations before serving (Lin et al. 2023, AWQ; Frantar et al. 2022)")
 
 
 def _candidates(points: list[Point]) -> list[Point]:
