@@ -67,6 +67,7 @@ from sizer.inference.under_load import (
     ServingCostOut,
     capacity_out,
     check_runtime,
+    check_split,
     cost_out,
     default_split,
     delivered,
@@ -534,6 +535,8 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     local, local_notes = local_runtime(request.runtime, device, fmt)
     if local is None and request.runtime is not None:  # a serving runtime named: it must run here, with or without load
         check_runtime(serving_runtime(request), fmt, device)
+    if local is None and (request.runtime is not None or load is not None):
+        check_split(serving_runtime(request), split)
     local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,
                                          threads=request.threads)
     local_notes += settings_notes

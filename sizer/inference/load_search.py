@@ -42,6 +42,7 @@ from sizer.inference.simulate import runtime_replica, simulate
 from sizer.inference.traffic import Load
 from sizer.inference.under_load import (
     SERVING_PRICING,
+    check_split,
     cost_out,
     default_split,
     delivered,
@@ -204,6 +205,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     weights, kvs = _formats(request)
     pinned = request.weights is not None
     engine = serving_runtime(request)
+    check_split(engine, request.split)
     requests = simulated_requests(slo.percentile)
     screens = _screens(request, arch, devices, weights, kvs, lengths, slo, load, engine)
     options: list[dict[str, Any]] = []

@@ -238,6 +238,22 @@ def device_refusal(entry: Runtime, device: Device) -> str | None:
     return entry.refusal(device_kind=device_kind(device), vendor=device.vendor)
 
 
+def check_split(entry: Runtime, split: str | None) -> None:
+    """InputError naming ``split`` where a layer split is asked of a serving runtime without pipeline parallelism
+    (a layer split is pipeline parallelism to a serving engine: SGLang 0.3 has none).
+
+    Parameters
+    ----------
+    entry : Runtime
+        The serving runtime.
+    split : str or None
+        ``"tensor"``, ``"layer"`` or None (not asked).
+    """
+    if split == "layer" and "pipeline" not in entry.profile.parallelism:
+        raise InputError("split", split, f"a split {entry.name} runs: tensor ({entry.name} {entry.profile.version} has no "
+                                         "pipeline parallelism, which a layer split is to a serving engine)")
+
+
 def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
     """InputError naming ``device`` or ``weights`` when ``entry`` cannot serve ``weights`` on ``device``.
 

@@ -103,3 +103,18 @@ def test_the_default_serving_runtime_under_load_refuses_apple_silicon_and_says_w
 def test_tensorrt_llm_still_runs_on_nvidia_gpus():
     answer = estimate_inference(InferenceRequest(model="llama-3-8b", device="H100 SXM", runtime="tensorrt-llm"))
     assert answer.fits
+
+
+def test_a_layer_split_is_refused_of_a_runtime_without_pipeline_parallelism():
+    # a layer split is pipeline parallelism to a serving engine: vLLM and TensorRT-LLM have it, SGLang 0.3 not
+    from sizer.facade import InferenceRecommendRequest, recommend_inference
+
+    asked = dict(model="llama-3-70b", device="RTX 4090", count=4, split="layer")
+    for load in ({"rate": 1}, {}):
+        with pytest.raises(InputError) as error:
+            estimate_inference(InferenceRequest(**asked, runtime="sglang", **load))
+        assert error.value.field == "split" and "pipeline" in str(error.value)
+    with pytest.raises(InputError) as error:
+        recommend_inference(InferenceRecommendRequest(model="llama-3-70b", split="layer", runtime="sglang", rate=1))
+    assert error.value.field == "split"
+    assert estimate_inference(InferenceRequest(**asked, runtime="vllm", rate=1)).split == "layer"
