@@ -123,6 +123,7 @@ SGLANG = Runtime(
         multi_node=True, features=frozenset({"chunked-prefill", "prefix-caching", "speculative-decoding"}),
         fitted_on="vLLM v0.6.0 perf blog offline ShareGPT rows for SGLang v0.3 (Llama-3 8B on 1, 70B on 4 H100s)",
         sources="ServerArgs: mem_fraction_static about 0.88 on 80 GB cards, chunked_prefill_size 8192"),
+    vendors=frozenset({"NVIDIA", "AMD"}),  # CUDA and ROCm builds at 0.3 (its README then; recalled): no TPU, Gaudi or XPU
 )
 
 TENSORRT_LLM = Runtime(

@@ -118,3 +118,11 @@ def test_a_layer_split_is_refused_of_a_runtime_without_pipeline_parallelism():
         recommend_inference(InferenceRecommendRequest(model="llama-3-70b", split="layer", runtime="sglang", rate=1))
     assert error.value.field == "split"
     assert estimate_inference(InferenceRequest(**asked, runtime="vllm", rate=1)).split == "layer"
+
+
+@pytest.mark.parametrize("device", ["tpu v5e", "Gaudi 2"])
+def test_sglang_0_3_runs_on_nvidia_and_amd_only(device):
+    with pytest.raises(InputError) as error:
+        estimate_inference(InferenceRequest(model="llama-3-8b", device=device, runtime="sglang", rate=1))
+    assert error.value.field == "device" and "NVIDIA" in str(error.value) and "AMD" in str(error.value)
+    assert estimate_inference(InferenceRequest(model="llama-3-8b", device=device, runtime="vllm", rate=1)).capacity
