@@ -18,6 +18,7 @@ from sizer.choices import Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
+from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
 from sizer.inference.estimate import InferenceRequest, InferenceResult
 from sizer.plan.memory_report import MemoryResult
@@ -412,9 +413,15 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     prompt = int(fields.get("prompt_len", 1024))
     if prompt > 512:
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
-    for factor in MORE_DEVICES[:3]:  # tensor parallel stays inside a node
-        count = have.count * factor
+    per_node, _ = node_layout(have.device)
+    counts = [have.count * f for f in MORE_DEVICES[:3] if have.count * f <= per_node]  # tensor parallel inside a node
+    for count in counts:
         changes.append((f"{count} x {have.device.name} in tensor parallel ({count - have.count} more)", {"count": count}))
+    if counts:  # a full node may need lighter weights too (70B on four 24 GB cards)
+        for fmt in SERVING_WEIGHTS:
+            if fmt != weights:
+                changes.append((f"{counts[-1]} x {have.device.name} in tensor parallel with weights in {fmt}",
+                                {"count": counts[-1], "weights": fmt}))
     return changes
 
 

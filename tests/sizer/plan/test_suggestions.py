@@ -105,3 +105,15 @@ def test_serving_that_does_not_fit_suggests_offloading_layers_to_the_host():
     unified = facade.answer_owned(facade.InferenceRequest(model="llama-2-70b", weights="fp16", have=["1x M2 Max"]))
     assert not unified.options[0].fits  # 140 GB of weights in 96 GB of unified memory: no host memory to offload to
     assert not any("gpu_layers" in s.apply for s in unified.options[0].suggestions)
+
+
+def test_serving_suggestions_keep_tensor_parallelism_inside_a_node():
+    # a workstation holds 4 PCIe cards (sizer.hardware.nodes); recommend --inference never splits tensors across
+    # hosts, so a suggestion does not either: 70B on one 24 GB card needs 4 of them and lighter weights
+    from sizer.facade import InferenceRequest, estimate_inference
+
+    answer = estimate_inference(InferenceRequest(model="llama-3-70b", device="RTX 3090", rate=5))
+    assert answer.suggestions
+    for suggestion in answer.suggestions:
+        assert suggestion.apply.get("count", 1) <= 4, suggestion.change
+    assert any(s.apply.get("count") == 4 and "weights" in s.apply and s.fits for s in answer.suggestions)
