@@ -3,6 +3,7 @@ abandoned requests stopped (a client that hangs up has its estimate cancelled, n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
@@ -183,9 +184,23 @@ class _Exchange:
         self.body_deadline = asyncio.get_running_loop().time() + self.body_timeout_s
 
     async def run(self, app: Any, timeout_s: float) -> None:
-        """Run ``app`` on this request, for at most ``timeout_s`` [s] (TimeoutError past it)."""
+        """Run ``app`` on this request, for at most ``timeout_s`` [s] (TimeoutError past it); an answer whose start
+        has been sent gets ``timeout_s`` more to send its body, since cutting it off leaves the client a status with
+        no body (a finished estimate caught at the deadline between its start and its body)."""
         self.inner = asyncio.ensure_future(app(self.scope, self.counting_receive, self.send_with_id))
-        await asyncio.wait_for(self.inner, timeout_s)
+        try:
+            done, _ = await asyncio.wait({self.inner}, timeout=timeout_s)
+            if not done and self.started:
+                done, _ = await asyncio.wait({self.inner}, timeout=timeout_s)
+        except asyncio.CancelledError:  # the server stopping: the work goes with it
+            self.inner.cancel()
+            raise
+        if not done:
+            self.inner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.inner
+            raise TimeoutError
+        self.inner.result()  # its exception, if it raised one
 
     async def send_with_id(self, message: dict[str, Any]) -> None:
         """Send ``message``; an answer's start with the request id and the security headers added."""

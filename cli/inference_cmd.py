@@ -21,8 +21,8 @@ from .common import (
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
-PromptLen = Annotated[int, typer.Option("--prompt-len", min=1, max=10_000_000, help="Prompt tokens per sequence.")]
-OutputLen = Annotated[int, typer.Option("--output-len", min=1, max=10_000_000, help="Generated tokens per sequence.")]
+PromptLen = Annotated[Optional[int], typer.Option("--prompt-len", min=1, max=10_000_000, help="Prompt tokens per sequence (default 1024; not with --lengths or --trace, which bring their own).")]
+OutputLen = Annotated[Optional[int], typer.Option("--output-len", min=1, max=10_000_000, help="Generated tokens per sequence (default 256; not with --lengths or --trace).")]
 
 
 Rate = Annotated[Optional[float], typer.Option("--rate", help="Requests per second, Poisson arrivals (serving under load).")]
@@ -72,7 +72,7 @@ def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo
 def inference(model: ModelOption = None, params: Params = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None, count: Annotated[int, typer.Option("--count", "-n", min=1, max=1024, help="Devices: tensor parallel, or a layer split for GGUF weights (--split).")] = 1,
               weights: Weights = None, kv_cache: KvCache = "fp16",
               batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000, help="Concurrent sequences.")] = 1,
-              prompt_len: PromptLen = 1024, output_len: OutputLen = 256,
+              prompt_len: PromptLen = None, output_len: OutputLen = None,
               rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
               pricing: PricingOption = "rent",
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,

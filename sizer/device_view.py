@@ -16,7 +16,7 @@ from sizer.hardware.schema import FIELD_DIMENSIONS, CloudPrice, Device, Price, S
 from sizer.results import Model
 
 DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "all_core_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",
-                 "interconnect.bandwidth": "GB/s"}
+                 "interconnect.bandwidth": "GB/s", "interconnect.bridge": "GB/s"}
 
 
 class SourcedQuantity(Model):

@@ -104,7 +104,17 @@ function requestBody() {
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens", "seq_len"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);
+  if (form.elements.interruptions.value) body.interruptions = form.elements.interruptions.value === "true";
   return withHave(form, body);
+}
+
+// The training time, and beneath it the wall-clock with interruptions (failures, checkpoints, restarts) where shown.
+function timeCell(r) {
+  const cell = rangeCell(r.training_time);
+  if (r.training_time_with_interruptions) {
+    cell.append(el("br"), el("small", { class: "interrupted" }, `with interruptions ${fmtRange(r.training_time_with_interruptions)}`));
+  }
+  return cell;
 }
 
 // Fine-tuning: the training request with a method; LoRA rank and adapted matrices where given.
@@ -205,7 +215,7 @@ function render(result, task) {
     label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase),
     basis: basisOf(r, purchase) })), basis);
   fillRows(document.getElementById("ranked"), result.ranked.map((r, i) => [
-    r.rank, r.name, r.count, rangeCell(r.training_time), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
+    r.rank, r.name, r.count, timeCell(r), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, points[i].pareto ? "★" : ""]));
   // the few nearest to working carry the changes that would make them work, each evaluated again
   const changeText = (s) => `${humanise(s.change)}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;

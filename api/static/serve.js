@@ -21,7 +21,11 @@ function serveBody() {
   // an empty choice leaves the format to the search (under load) or the default (offline)
   if (serveForm.elements.weights.value) body.weights = serveForm.elements.weights.value;
   if (serveForm.elements.kv_cache.value) body.kv_cache = serveForm.elements.kv_cache.value;
-  textFields(serveForm, body, ["model", "params", "prompt_len", "output_len"]);
+  // the runtime and the price basis, as the CLI's --runtime and --pricing: one question, one answer
+  for (const name of ["runtime", "pricing"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
+  // a named length set brings its own prompt and output lengths (the service refuses both at once)
+  const named = underLoad() && serveForm.elements.lengths.value;
+  textFields(serveForm, body, named ? ["model", "params"] : ["model", "params", "prompt_len", "output_len"]);
   if (serveForm.elements.max_devices.value.trim()) body.max_devices = Number(serveForm.elements.max_devices.value);
   if (underLoad()) {
     textFields(serveForm, body, LOAD_FIELDS);
@@ -36,7 +40,7 @@ function serveBody() {
 // One device (a local question): /v1/inference, with the runtime and the depth only where given.
 function localBody() {
   const body = { device: serveForm.elements.device.value.trim() };
-  for (const name of ["weights", "kv_cache", "runtime"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
+  for (const name of ["weights", "kv_cache", "runtime", "pricing"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
   return textFields(serveForm, body, ["model", "params", "prompt_len", "output_len", "batch", "depth"]);
 }
 
@@ -109,10 +113,10 @@ async function fetchLoadCurve(result) {
   const title = document.getElementById("serve-load-title");
   if (!top) { document.getElementById("serve-load").hidden = true; return; }
   title.textContent = `Latency against load: one replica of ${top.count} × ${top.name}`;
-  const base = { device: top.device, count: top.count, weights: top.weights, kv_cache: top.kv_cache,
-                 replicas: 1, prompt_len: result.prompt_len, output_len: result.output_len };
+  const base = { device: top.device, count: top.count, weights: top.weights, kv_cache: top.kv_cache, replicas: 1 };
+  if (!serveForm.elements.lengths.value) Object.assign(base, { prompt_len: result.prompt_len, output_len: result.output_len });
   textFields(serveForm, base, ["model", "params", "slo_ttft", "slo_tpot", "slo_percentile"]);
-  if (serveForm.elements.lengths.value) base.lengths = serveForm.elements.lengths.value;
+  for (const name of ["lengths", "runtime", "pricing"]) if (serveForm.elements[name].value) base[name] = serveForm.elements[name].value;
   const cap = top.max_request_rate.value;
   loadCurve = [];
   for (const f of LOAD_STEPS) {
@@ -172,10 +176,14 @@ function renderServe(result) {
     `${result.ranked.length} device(s) serve ${result.model} with ${result.weights} weights ` +
     `(${result.prompt_len} prompt + ${result.output_len} output tokens per user), ${result.rejected.length} cannot; ` +
     `ranked by ${result.objective === "cost" ? "cost per million output tokens" : result.objective}. Ranges are expected (low–high).`;
+  // the price column holds rents, or amortised purchases where the answer was priced to buy
+  document.getElementById("serve-price-head").textContent =
+    result.ranked.some((r) => r.price_basis === "buy") ? "price per hour" : "rent";
   fillRows(document.getElementById("served"), result.ranked.map((r) => [
     r.rank, r.name, r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
-    fmtQty(r.rent_per_hour), rangeCell(r.cost_per_million_tokens)]));
+    fmtQty(r.rent_per_hour) + (r.price_basis === "buy" && r.rent_per_hour ? " (bought)" : ""),
+    rangeCell(r.cost_per_million_tokens)]));
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   const section = document.getElementById("serve-result");
   section.dataset.task = "serve";

@@ -345,6 +345,22 @@ SOFTWARE_STACK_FACTORS = {
 }
 
 
+def stack_factors_said() -> str:
+    """:data:`SOFTWARE_STACK_FACTORS` in words, for a ranking across vendors: why an AMD or Google part runs below
+    its datasheet's share of NVIDIA's speed, and which vendor's factor is too thin to apply.
+
+    Returns
+    -------
+    str
+        One clause per vendor.
+    """
+    said = [f"{vendor} x {factor:g} ({rows} results)" if rows >= STACK_FIT_MIN_ROWS
+            else f"{vendor} x 1, NVIDIA's assumed ({rows} result, too few; unverified)"
+            for vendor, (factor, rows, _) in SOFTWARE_STACK_FACTORS.items()]
+    return ("tensor efficiency of each vendor's software stack against NVIDIA's, on which the defaults are fitted: "
+            + "; ".join(said))
+
+
 def stack_factor(device: Device) -> tuple[float, str, bool]:
     """The factor on a device's tensor efficiency for its vendor's software stack (:data:`SOFTWARE_STACK_FACTORS`).
 

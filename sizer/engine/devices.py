@@ -27,7 +27,7 @@ from sizer.engine.constants import (
     device_efficiencies,
 )
 from sizer.formulas.peaks import device_peak, stated_peak, supported_precisions
-from sizer.hardware.nodes import device_link, node_layout  # noqa: F401  (the one node model, re-exported)
+from sizer.hardware.nodes import bridge_link, device_link, node_layout  # noqa: F401  (the one node model, re-exported)
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, SCALED_PRECISIONS, weight_bytes
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
@@ -160,6 +160,8 @@ class DeviceTable:
     storage_scale: npt.NDArray[np.float64]  # activation bytes relative to FP32
     link: npt.NDArray[np.float64]  # B/s inside a node
     link_latency: npt.NDArray[np.float64]  # s
+    bridge: npt.NDArray[np.float64]  # B/s among the cards an NVLink bridge joins (H100 NVL pairs); 0: none
+    bridge_devices: npt.NDArray[np.float64]  # cards one bridge joins; 1: none
     devices_per_node: npt.NDArray[np.float64]
     network: npt.NDArray[np.float64]  # B/s per device between nodes
     network_latency: npt.NDArray[np.float64]
@@ -261,11 +263,13 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
     for i, device in enumerate(devices):
         eff = (efficiencies[i] if efficiencies else None) or device_efficiencies(device)
         resolved = resolve_precision(device, precision)
-        if topology is not None:
+        if topology is not None:  # a node type names its links: no bridge beside them
             per_node, link, network = topology_links(topology)
+            bridge, bridged = 0.0, 1
         else:
             per_node, network = node_layout(device)
             link = device_link(device)
+            bridge, bridged = bridge_link(device)
         memory = device.memory.si("memory", "[information]")  # B
         notes: tuple[str, ...] = ()
         if resolved is None:
@@ -318,7 +322,8 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                             ("memory", memory),
                             ("framework_overhead", 0.0 if device.kind == "cpu" else FRAMEWORK_OVERHEAD_BYTES),
                             ("weight_bytes", copy), ("master_bytes", master), ("storage_scale", copy / 4.0),
-                            ("link", link.bandwidth), ("link_latency", link.latency), ("devices_per_node", per_node),
+                            ("link", link.bandwidth), ("link_latency", link.latency), ("bridge", bridge),
+                            ("bridge_devices", bridged), ("devices_per_node", per_node),
                             ("network", network.bandwidth), ("network_latency", network.latency),
                             ("efficiencies", eff), ("notes", notes)):
             columns[name].append(value)
@@ -331,6 +336,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                        memory=floats("memory"), framework_overhead=floats("framework_overhead"),
                        weight_bytes=floats("weight_bytes"), master_bytes=floats("master_bytes"),
                        storage_scale=floats("storage_scale"), link=floats("link"), link_latency=floats("link_latency"),
+                       bridge=floats("bridge"), bridge_devices=floats("bridge_devices"),
                        devices_per_node=floats("devices_per_node"), network=floats("network"),
                        network_latency=floats("network_latency"), efficiencies=tuple(columns["efficiencies"]),
                        notes=tuple(columns["notes"]))

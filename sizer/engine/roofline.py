@@ -307,8 +307,8 @@ def ring_allreduce_seconds(message_bytes: npt.NDArray[np.float64], count: npt.ND
 def group_link(table: DeviceTable, d: npt.NDArray[np.int64], span: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Bandwidth and latency for a group of devices that spans ``span`` consecutive devices.
 
-    The link inside a node while the group fits in one, else the slower of that link and the
-    network between nodes.
+    The link inside a node while the group fits in one (the NVLink bridge where the group is no larger
+    than the cards one bridge joins), else the slower of that link and the network between nodes.
 
     Parameters
     ----------
@@ -331,7 +331,9 @@ def group_link(table: DeviceTable, d: npt.NDArray[np.int64], span: npt.NDArray[n
     [dgx-h100], [pcie], [ethernet]
     """
     inside = span <= table.devices_per_node[d]
-    bandwidth = np.where(inside, table.link[d], np.minimum(table.link[d], table.network[d]))
+    # a group within the cards one NVLink bridge joins (H100 NVL pairs) talks over the bridge, not PCIe
+    link = np.where(span <= table.bridge_devices[d], np.maximum(table.link[d], table.bridge[d]), table.link[d])
+    bandwidth = np.where(inside, link, np.minimum(table.link[d], table.network[d]))
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 

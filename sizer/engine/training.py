@@ -586,11 +586,16 @@ def _given_layout(job: Job, count: int, offload: bool, extra_assumptions: tuple[
     return layout, extra_assumptions
 
 
+# said of expert parallelism's all-to-alls unless overlapped, with the option that overlaps them
+NOT_OVERLAPPED = ("not overlapped (overlap_all_to_all, --overlap-all-to-all: DualPipe-style overlap, as DeepSeek-V3 "
+                  "trained);")
+
+
 def _overlapped_all_to_all(result: TimeResult) -> TimeResult:
     """``result`` with its expert-parallel assumption saying that the all-to-alls overlap computation."""
     return result.model_copy(update={"assumptions": [
         a if a.name != "expert parallel" else a.model_copy(update={"value": a.value.replace(
-            ", not overlapped;", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
+            f", {NOT_OVERLAPPED}", ", overlapped with another micro-batch's computation (DualPipe, Megatron-Core's "
             "overlapped dispatch: hidden behind 2/3 of the kernels outside the bubble);")})
         for a in result.assumptions]})
 
@@ -785,6 +790,9 @@ def batch_change(job: Job, batch: float) -> str:
     if not job.batch_given and batch > asked:
         return (f"default batch raised: {asked:,.0f} {job.sample_word}s per step by default, {batch:,.0f} run so that "
                 "every data-parallel replica holds a whole micro-batch (give --batch-size)")
+    if not job.batch_given:  # the default, not the user's: never said to be asked
+        return (f"default batch changed: {asked:,.0f} {job.sample_word}s per step by default, {batch:,.0f} run (the "
+                "nearest that every data-parallel replica splits into whole micro-batches; give --batch-size)")
     return (f"batch changed: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run (the nearest that every "
             "data-parallel replica splits into whole micro-batches)")
 
@@ -900,7 +908,7 @@ def _parallel_assumptions(job: Job, configs: Any, per_node: int, link: Any, netw
             name="expert parallel", value=f"{ep}-way: {job.arch.experts // ep} of {job.arch.experts} routed experts per "
                                           f"rank{'' if etp == tp else ' (not tensor-split: the EP group spans the tensor ranks)'}, their states "
                                           f"ZeRO-sharded over {replicas} replicas; a dispatch and a "
-                                          f"combine all-to-all per MoE block and pass {where}, not overlapped; "
+                                          f"combine all-to-all per MoE block and pass {where}, {NOT_OVERLAPPED} "
                                           f"the received tokens sorted by local expert and back, {EP_TOKEN_SORT_PASSES} "
                                           "passes through device memory",
             source="Lepikhin et al. 2021 GShard §2.2; Rajbhandari et al. 2022 DeepSpeed-MoE (docs/references.md "

@@ -60,6 +60,27 @@ def device_link(device: Device) -> LinkSpeed:
                 device.interconnect.bandwidth.source)
 
 
+def bridge_link(device: Device) -> tuple[float, int]:
+    """The NVLink bridge joining a few of these PCIe cards (H100 NVL: pairs), where the catalog names one.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog device.
+
+    Returns
+    -------
+    bandwidth : float
+        Per device, one direction, among the bridged cards [B/s]; 0 without a bridge.
+    devices : int
+        Cards one bridge joins [1]; 1 without a bridge.
+    """
+    link = device.interconnect
+    if link is None or link.bridge is None:
+        return 0.0, 1
+    return link.bridge.si("interconnect.bridge", "[information]/[time]"), link.bridge_devices
+
+
 def node_layout(device: Device) -> tuple[int, LinkSpeed]:
     """Devices per node (the scale-up domain) and the network between nodes.
 

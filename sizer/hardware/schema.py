@@ -188,6 +188,9 @@ class Interconnect(Strict):
     name: str
     bandwidth: Sourced  # per device, one direction
     domain: Sourced | None = None  # devices that share this scale-up fabric (GB200 NVL72: 72); None: a node of 8
+    # NVLink bridges joining a few PCIe cards (H100 NVL: pairs): per device, one direction, among bridge_devices
+    bridge: Sourced | None = None
+    bridge_devices: int = Field(2, ge=2, le=8)
 
 
 class CpuVector(Strict):
@@ -346,6 +349,8 @@ class Device(Strict):
             fields[f"peaks.{precision}"] = peak
         if self.interconnect is not None:
             fields["interconnect.bandwidth"] = self.interconnect.bandwidth
+            if self.interconnect.bridge is not None:
+                fields["interconnect.bridge"] = self.interconnect.bridge
         return fields
 
 
@@ -423,6 +428,7 @@ FIELD_DIMENSIONS: dict[str, tuple[str, str | None]] = {
     "tdp": ("[power]", None),
     "int8_peak": ("[computation] / [time]", None),
     "interconnect.bandwidth": ("[information] / [time]", None),
+    "interconnect.bridge": ("[information] / [time]", None),
 }
 PEAK_DIMENSION = ("[computation] / [time]", None)
 
@@ -439,7 +445,8 @@ def _figures(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None,
         figures += [(f"peaks.{precision}", peak, *PEAK_DIMENSION) for precision, peak in peaks.items()]
     link = raw.get("interconnect")
     if isinstance(link, dict):
-        figures.append(("interconnect.bandwidth", link.get("bandwidth"), *FIELD_DIMENSIONS["interconnect.bandwidth"]))
+        figures += [(f"interconnect.{name}", link.get(name), *FIELD_DIMENSIONS[f"interconnect.{name}"])
+                    for name in ("bandwidth", "bridge")]
     figures.append(("purchase_price", raw.get("purchase_price"), "[currency]", None))
     prices = raw.get("cloud_prices")
     if isinstance(prices, list):

@@ -33,6 +33,7 @@ class InferenceOption(Model):
     replicas: int = 1
     weights: str = "bf16"  # the weight format of this row
     kv_cache: str = "fp16"
+    quality: str | None = None  # a word on accuracy where the weights are stored below 8 bits
 
 
 class LoadOption(Model):
@@ -106,3 +107,21 @@ def unsupported_reason(fmt: WeightFormat) -> str:
     """
     return (f"no {fmt.compute} peak in the catalog ({fmt.name} quantises activations too)" if fmt.activations
             else "no usable precision in the catalog")
+
+
+def node_reason(per_node: int) -> str:
+    """Why a device that fits only on more devices than one node holds cannot serve (tensor parallelism stays
+    inside a node).
+
+    Parameters
+    ----------
+    per_node : int
+        Devices in one node of this device [1].
+
+    Returns
+    -------
+    str
+        The reason, for a rejected device.
+    """
+    return (f"does not fit within one node of {per_node} in any format searched (tensor parallelism stays inside a "
+            "node; runtimes span nodes with pipeline parallelism, not searched here)")

@@ -33,10 +33,11 @@ from sizer.inference.deployment_answers import (
     InferenceRecommendResult,
     LoadOption,
     RejectedOption,
+    node_reason,
     unsupported_reason,
 )
 from sizer.inference.estimate import _speed_within, _time, served_architecture, served_format, speed_spread
-from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value
+from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note
 from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.inference.load_search import SEARCH_KV, searched_weights
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_batch_per_count, offline_key, preferred_eight_bit
@@ -55,8 +56,10 @@ from sizer.inference.under_load import (
     RuntimeMemory,
     cost_out,
     default_split,
+    named_serving_runtime,
     refuse_load_options_without_load,
     runtime_memory,
+    searched_refusal,
     serving_prices,
     usd_per_million,
 )
@@ -130,7 +133,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     found, reasons = _search_offline(request, arch, devices, weights, kvs, prompt, output, ttft_target, counts, host,
                                      offloading)
     ranked, unserved = _best_per_device(devices, found, reasons, pinned)
-    assumptions = [*notes, *format_notes, *host_notes,
+    assumptions = [*notes, *format_notes, *host_notes, *named_serving_runtime(request),
                    *_offline_assumptions(request, weights, kvs, pinned, prompt, output, counts)]
     rows: list[InferenceOption | LoadOption] = list(ranked)
     return InferenceRecommendResult(task="inference", model=arch.name,
@@ -255,6 +258,7 @@ class _Grid:
     c: npt.NDArray[np.float64]  # devices per replica
     b: npt.NDArray[np.float64]  # concurrent sequences
     a: ServingArrays
+    in_node: npt.NDArray[np.bool_]  # the replica's devices within one node (tensor parallel), or a layer split
     own_prefill: npt.NDArray[np.float64]  # one request's time to first token [s]
     per_user: npt.NDArray[np.float64]  # decode tokens/s per sequence
     total: npt.NDArray[np.float64]  # output tokens/s over all sequences
@@ -277,7 +281,10 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
     own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b), host).prefill_seconds
     per_user = 1.0 / a.decode_seconds
     total = total_tokens_per_second(b, output, a.prefill_seconds, a.decode_seconds)
-    ok = a.fits & table.supported[d]
+    runs = np.array([searched_refusal(request, fmt, device) is None for device in devices])  # deployable picks only
+    # tensor parallelism stays inside a node, as under load (a layer split's hosts share nothing but activations)
+    in_node = (c <= table.devices_per_node[d]) if split == "tensor" else np.ones_like(c, dtype=bool)
+    ok = a.fits & table.supported[d] & runs[d] & in_node
     if case.split == "tensor":  # tensor ranks hold whole heads
         ok &= np.isin(c, [n for n in counts if splits_heads(int(n), arch)])
     if request.tokens_per_s_per_user is not None:
@@ -286,7 +293,7 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
         ok &= total >= request.total_tokens_per_s
     if ttft_target is not None:
         ok &= own_prefill <= ttft_target
-    return _Grid(table, case, d, c, b, a, own_prefill, per_user, total, ok)
+    return _Grid(table, case, d, c, b, a, in_node, own_prefill, per_user, total, ok)
 
 
 def _offline_options(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...],
@@ -298,6 +305,12 @@ def _offline_options(request: InferenceRecommendRequest, arch: Architecture, dev
     for i, device in enumerate(devices):
         rows = np.flatnonzero(g.d == i)
         good = rows[g.ok[rows]]
+        if (refused := searched_refusal(request, fmt, device)) is not None:
+            yield i, None, refused
+            continue
+        if not len(good) and g.a.fits[rows].any() and not (g.a.fits & g.in_node)[rows].any():
+            yield i, None, node_reason(int(g.table.devices_per_node[i]))
+            continue
         if not len(good):
             yield i, None, _reason(g.a.fits[rows], g.per_user[rows], g.total[rows], g.own_prefill[rows],
                                    bool(g.table.supported[i]), request.tokens_per_s_per_user, request.total_tokens_per_s,
@@ -337,4 +350,4 @@ def _offline_option(request: InferenceRecommendRequest, g: _Grid, i: int, device
                                  if per_million is not None and basis is not None else None),
         price_basis=basis, price=used,
         decode_bound="compute" if a.decode_compute[r] > a.decode_memory[r] else "memory",
-        tp=int(c[r]) if g.case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name)
+        tp=int(c[r]) if g.case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name, quality=quality_note(fmt))

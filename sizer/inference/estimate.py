@@ -28,7 +28,14 @@ from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import serve_load
-from sizer.inference.formats import KV_CACHE_BYTES, WeightFormat, WeightsName, kv_cache_bytes_per_value, weight_format
+from sizer.inference.formats import (
+    KV_CACHE_BYTES,
+    WeightFormat,
+    WeightsName,
+    kv_cache_bytes_per_value,
+    quality_note,
+    weight_format,
+)
 from sizer.inference.layer_offload import host_memory_note, offload_host
 from sizer.inference.local import (
     kernel_assumption,
@@ -60,6 +67,7 @@ from sizer.inference.under_load import (
     ServingCostOut,
     capacity_out,
     check_runtime,
+    check_split,
     cost_out,
     default_split,
     delivered,
@@ -213,7 +221,9 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
         The format, and the assumption saying why where it was not given (else none).
     """
     if request.weights is not None:
-        return weight_format(request.weights), []
+        fmt = weight_format(request.weights)
+        note = quality_note(fmt) if fmt.name != checkpoint_weights(request.model) else None  # not the published form
+        return fmt, [] if note is None else [Assumption(name="quality", value=note, source=fmt.source, verified=False)]
     name = checkpoint_weights(request.model) or "bf16"
     why = ("the format its published checkpoint is stored in (catalog/models.yaml checkpoint_weights)" if name != "bf16"
            else "16 bits, as most published checkpoints; give --weights for another")
@@ -514,6 +524,9 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     fmt, format_notes = served_format(request)
     kv = kv_cache_bytes_per_value(request.kv_cache)
     load, lengths, slo = parse_load(request)
+    if request.lengths is not None or request.trace is not None:  # the one batch's lengths are the set's means
+        prompt, output = lengths.mean()
+        request = request.model_copy(update={"prompt_len": max(1, round(prompt)), "output_len": max(1, round(output))})
     split = default_split(request, fmt)
     _check_lengths_and_split(request, arch, split)
     host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, catalog,
@@ -524,6 +537,8 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     local, local_notes = local_runtime(request.runtime, device, fmt)
     if local is None and request.runtime is not None:  # a serving runtime named: it must run here, with or without load
         check_runtime(serving_runtime(request), fmt, device)
+    if local is None and (request.runtime is not None or load is not None):
+        check_split(serving_runtime(request), split)
     local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,
                                          threads=request.threads)
     local_notes += settings_notes

@@ -182,3 +182,22 @@ def kv_cache_bytes_per_value(name: str, field: str = "kv_cache") -> float:
 
 # A request's weight format: any spelling weight_format reads, checked where the request is built.
 WeightsName = checked_name(weight_format)
+
+
+def quality_note(fmt: WeightFormat) -> str | None:
+    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above).
+
+    Parameters
+    ----------
+    fmt : WeightFormat
+        The weight format of a ranked row; its ``bits`` per weight [bit].
+
+    Returns
+    -------
+    str or None
+    """
+    if fmt.bits >= 8:
+        return None
+    return (f"{fmt.name} stores weights at {fmt.bits:.3g} bits: 4-bit weight-only quantisation (AWQ, GPTQ) "
+            "typically costs a point or a few of benchmark accuracy, more on small models and hard reasoning or "
+            "code tasks; check on your own evaluations before serving (Lin et al. 2023, AWQ; Frantar et al. 2022)")

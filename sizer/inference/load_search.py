@@ -29,11 +29,12 @@ from sizer.inference.deployment_answers import (
     InferenceRecommendResult,
     LoadOption,
     RejectedOption,
+    node_reason,
     unsupported_reason,
 )
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.inference.estimate import speed_spread
-from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, weight_format
+from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
@@ -41,6 +42,7 @@ from sizer.inference.simulate import runtime_replica, simulate
 from sizer.inference.traffic import Load
 from sizer.inference.under_load import (
     SERVING_PRICING,
+    check_split,
     cost_out,
     default_split,
     delivered,
@@ -149,25 +151,6 @@ def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tup
                 memory=lone.memory, device_memory=table.memory[d], kv=kv_name)
 
 
-def quality_note(fmt: WeightFormat) -> str | None:
-    """A word on accuracy for weights stored below 8 bits (None at 8 bits and above).
-
-    Parameters
-    ----------
-    fmt : WeightFormat
-        The weight format of a ranked row; its ``bits`` per weight [bit].
-
-    Returns
-    -------
-    str or None
-    """
-    if fmt.bits >= 8:
-        return None
-    return (f"{fmt.name} stores weights at {fmt.bits:.3g} bits: 4-bit weight-only quantisation (AWQ, GPTQ) "
-            "typically costs a point or a few of benchmark accuracy, more on small models and hard reasoning or "
-            "code tasks; check on your own evaluations before serving (Lin et al. 2023, AWQ; Frantar et al. 2022)")
-
-
 def _candidates(points: list[Point]) -> list[Point]:
     """The points a device gets simulated, best first: the best of each devices-per-replica count (so that a
     count the screen ranks low, such as a larger tensor-parallel group that meets a TPOT limit the smaller
@@ -222,6 +205,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     weights, kvs = _formats(request)
     pinned = request.weights is not None
     engine = serving_runtime(request)
+    check_split(engine, request.split)
     requests = simulated_requests(slo.percentile)
     screens = _screens(request, arch, devices, weights, kvs, lengths, slo, load, engine)
     options: list[dict[str, Any]] = []
@@ -337,9 +321,7 @@ def _rejection(reasons: set[str], pinned: bool, weights: list[WeightFormat], eng
     if "slow" in reasons:
         return "too slow even for a lone request"
     if "node" in reasons:
-        return (f"does not fit within one node of {int(table.devices_per_node[i])} in any format searched (tensor "
-                "parallelism stays inside a node; runtimes span nodes with pipeline parallelism, not searched under "
-                "load)")
+        return node_reason(int(table.devices_per_node[i]))
     if "fit" in reasons or not reasons:
         return "does not fit in any format searched"
     return "no point serves"

@@ -72,6 +72,10 @@ class LoadQuestion(Protocol):
     def slo_percentile(self) -> float:
         """The percentile the limits hold at [%]."""
 
+    @property
+    def model_fields_set(self) -> set[str]:
+        """The fields the request was given (pydantic's), not left at their defaults."""
+
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
 GGUF = ("q4_0", "q4_k_m", "q8_0")
 # A time as the user gives it: a number of seconds, a quantity's text ('2 s') or its JSON ({"value": 2, "unit": "s"})
@@ -159,7 +163,95 @@ def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> st
     """
     from sizer.runtimes.serving_runtimes import format_refusal
 
-    return entry.refusal(device_kind=device.kind) or format_refusal(entry, weights.name, device.architecture)
+    return device_refusal(entry, device) or format_refusal(entry, weights.name, device.architecture)
+
+
+def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Device) -> str | None:
+    """Why a ranking without load may not pick ``weights`` on ``device``: the serving runtime named cannot run it
+    there (its device kinds, vendor, formats and kernels); with none named, a 4-bit integer format on a device
+    generation no serving engine has its kernels for (AWQ on a V100). A local runtime named refuses nothing here.
+
+    Parameters
+    ----------
+    request : LoadFields
+        Its ``runtime`` (None: not named).
+    weights : WeightFormat
+        The weight format searched or pinned.
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    str or None
+        The reason in words, or None where the pick is deployable.
+    """
+    from sizer.runtimes import Purpose, runtime
+    from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME, FOUR_BIT_INT, format_refusal
+
+    name = getattr(request, "runtime", None)
+    if name is None:
+        return (format_refusal(runtime(DEFAULT_SERVING_RUNTIME), weights.name, device.architecture)
+                if weights.name in FOUR_BIT_INT else None)
+    entry = runtime(name)
+    return runtime_refusal(entry, weights, device) if entry.purpose is Purpose.SERVING else None
+
+
+def named_serving_runtime(request: "LoadFields") -> list[Assumption]:
+    """The assumption stating the serving runtime ``request`` names (its memory shares size the answer), or none
+    where it names none or a local one.
+
+    Parameters
+    ----------
+    request : LoadFields
+        Its ``runtime``.
+
+    Returns
+    -------
+    list of Assumption
+        One assumption, or none.
+    """
+    from sizer.runtimes import Purpose, runtime
+
+    name = getattr(request, "runtime", None)
+    if name is None or runtime(name).purpose is not Purpose.SERVING:
+        return []
+    return [runtime_assumption(runtime(name), given=True)]
+
+
+def device_refusal(entry: Runtime, device: Device) -> str | None:
+    """Why ``entry`` cannot run on ``device`` at all (its kind, Apple silicon counted apart, or its vendor), or None.
+
+    Parameters
+    ----------
+    entry : Runtime
+        The runtime.
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    str or None
+        The reason in words, or None where it runs.
+    """
+    from sizer.runtimes.local_runtimes import device_kind
+
+    return entry.refusal(device_kind=device_kind(device), vendor=device.vendor)
+
+
+def check_split(entry: Runtime, split: str | None) -> None:
+    """InputError naming ``split`` where a layer split is asked of a serving runtime without pipeline parallelism
+    (a layer split is pipeline parallelism to a serving engine: SGLang 0.3 has none).
+
+    Parameters
+    ----------
+    entry : Runtime
+        The serving runtime.
+    split : str or None
+        ``"tensor"``, ``"layer"`` or None (not asked).
+    """
+    if split == "layer" and "pipeline" not in entry.profile.parallelism:
+        raise InputError("split", split, f"a split {entry.name} runs: tensor ({entry.name} {entry.profile.version} has no "
+                                         "pipeline parallelism, which a layer split is to a serving engine)")
 
 
 def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
@@ -174,8 +266,9 @@ def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None
     device : Device
         The catalog device.
     """
-    if entry.refusal(device_kind=device.kind):
-        raise InputError("device", device.name, f"a device {entry.name} runs on: {entry.refusal(device_kind=device.kind)}")
+    if (why := device_refusal(entry, device)) is not None:
+        local = "; llama.cpp and MLX run on it, for one user (no rate or users)" if "Apple" in why else ""
+        raise InputError("device", device.name, f"a device {entry.name} runs on: {why}{local}")
     why = runtime_refusal(entry, weights, device)
     if why:
         raise InputError("weights", weights.name, f"a format {entry.name} runs on this device: {why}")
@@ -309,6 +402,12 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
         raise InputError("think_time", request.think_time, "users as well (a think time belongs to a closed loop)")
     load = (Load(rate=float(request.rate)) if request.rate is not None else
             Load(users=int(request.users), think_time=think) if request.users is not None else None)
+    named = "trace" if request.trace is not None else "lengths" if request.lengths is not None else None
+    for fixed in ("prompt_len", "output_len"):
+        if named is not None and fixed in request.model_fields_set:
+            own = "a trace brings" if named == "trace" else "a named length set brings"
+            raise InputError(fixed, getattr(request, fixed), f"either {named} or prompt_len and output_len: {own} "
+                                                             "its own")
     if request.trace is not None:
         lengths = Lengths(trace=parse_trace(request.trace))
     elif request.lengths is not None:

@@ -839,6 +839,7 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
         Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
                    "and the workload's", source=_range_source(Mode.CALIBRATED if request.calibration is not None else Mode.DATASHEET)),
         _BETWEEN_NODES,
+        *([_software_stacks()] if job.arch is not None else []),  # the factors apply to generated transformers
         Assumption(name="pricing", value=PRICING_SAID[pricing] + f"; offer terms: {', '.join(request.terms)}" + (
             f"; {unpriced} device(s) without such a price listed apart (unpriced)" if unpriced else ""),
                    source="--pricing rent|buy|any; sizer/formulas/tco.py hourly_price"),
@@ -849,7 +850,8 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
                if not b.exact[i, j]]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
-            name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step asked; "
+            name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step "
+            + ("asked; " if job.batch_given else "by default; ") +
             f"run instead (the nearest batch whole micro-batches on every replica make): {'; '.join(changed)}",
             source="sizer's layout search" + ("" if job.batch_given else "; the batch is the default: give --batch-size")))
     return assumptions
@@ -862,6 +864,14 @@ _BETWEEN_NODES = Assumption(name="between nodes", value="data-centre parts 8 to 
                             "GPUs 4 to a host on 100 Gb/s Ethernet; a count larger than one rented instance is priced "
                             "only from a cluster offer whose seller states at least this network (each row's price "
                             "says which)", source="sizer/engine/constants.py (docs/references.md)")
+
+
+def _software_stacks() -> Assumption:
+    """Why devices of one vendor rank below their datasheet peaks against another's: the fitted stack factors."""
+    from sizer.engine.constants import stack_factors_said
+
+    return Assumption(name="software stacks", value=stack_factors_said(), verified=False,
+                      source="MLPerf Training results against NVIDIA's on the same benchmark (benchmarks/vendor_efficiency.py)")
 
 
 def warm_up(catalog: Catalog) -> None:

@@ -18,6 +18,7 @@ from sizer.choices import Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
+from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
 from sizer.inference.estimate import InferenceRequest, InferenceResult
 from sizer.plan.memory_report import MemoryResult
@@ -419,9 +420,18 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     split = "llama.cpp's layer split" if result is not None and result.split == "layer" else "tensor parallel"
     # a Mac has one chip and a desk CPU one socket: more of them is not a change to the machine the user has
     one_chip = have.device.kind == "cpu" or have.device.vendor.lower() == "apple"
-    for factor in () if one_chip else MORE_DEVICES[:3]:  # tensor parallel stays inside a node
-        count = have.count * factor
+    per_node, _ = node_layout(have.device)
+    counts = [] if one_chip else [have.count * f for f in MORE_DEVICES[:3] if have.count * f <= per_node]  # inside a node
+    for count in counts:
         changes.append((f"{count} x {have.device.name} in {split} ({count - have.count} more)", {"count": count}))
+    if counts:  # a full node may need lighter weights too (70B on four 24 GB cards): GGUF keeps to narrower GGUF mixes
+        gguf = weights.upper() in GGUF_MIXES
+        lighter = ([mix.lower() for mix in GGUF_MIXES[GGUF_MIXES.index(weights.upper()) + 1:]] if gguf
+                   else [fmt for fmt in SERVING_WEIGHTS if fmt != weights])
+        for fmt in lighter:
+            named = f"{fmt} (a narrower GGUF mix)" if gguf else fmt
+            changes.append((f"{counts[-1]} x {have.device.name} in {split} with weights in {named}",
+                            {"count": counts[-1], "weights": fmt}))
     return changes
 
 

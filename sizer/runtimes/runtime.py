@@ -39,6 +39,9 @@ class Runtime:
         The family's own frozen description (efficiencies, scheduler defaults, memory fraction).
     aliases : tuple of str
         Other spellings users type (``llamacpp``, ``trtllm``).
+    vendors : frozenset of str
+        The device vendors it runs on, as the catalog spells them (``NVIDIA`` for TensorRT-LLM, whose kernels
+        are CUDA only); empty: any vendor of its device kinds.
     """
 
     name: str
@@ -49,8 +52,10 @@ class Runtime:
     device_kinds: frozenset[str]
     profile: Any = None
     aliases: tuple[str, ...] = field(default=())
+    vendors: frozenset[str] = field(default=frozenset())
 
-    def refusal(self, *, weights: str | None = None, device_kind: str | None = None) -> str | None:
+    def refusal(self, *, weights: str | None = None, device_kind: str | None = None,
+                vendor: str | None = None) -> str | None:
         """Why this runtime cannot run the combination, in a sentence, or None when it can.
 
         Parameters
@@ -59,6 +64,8 @@ class Runtime:
             A weight format name; None: not checked.
         device_kind : str, optional
             A device kind (``gpu``, ``cpu``, ``apple`` ...); None: not checked.
+        vendor : str, optional
+            The device's vendor as the catalog names it (``NVIDIA``, ``AMD`` ...); None: not checked.
 
         Returns
         -------
@@ -69,6 +76,12 @@ class Runtime:
             return (f"{self.name} does not run {weights} weights "
                     f"(it runs {', '.join(sorted(self.weight_formats))})")
         if device_kind is not None and device_kind not in self.device_kinds:
-            return (f"{self.name} does not run on a {device_kind} "
+            return (f"{self.name} does not run on {_KIND_WORDS.get(device_kind, f'a {device_kind}')} "
                     f"(it runs on {', '.join(sorted(self.device_kinds))})")
+        if vendor is not None and self.vendors and vendor.strip().lower() not in {v.lower() for v in self.vendors}:
+            return f"{self.name} does not run on {vendor} devices (it runs on {', '.join(sorted(self.vendors))} ones)"
         return None
+
+
+# How a refusal names a device kind where "a <kind>" reads wrong.
+_KIND_WORDS = {"apple": "Apple silicon", "accelerator": "an accelerator"}

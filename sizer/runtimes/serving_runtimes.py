@@ -123,6 +123,7 @@ SGLANG = Runtime(
         multi_node=True, features=frozenset({"chunked-prefill", "prefix-caching", "speculative-decoding"}),
         fitted_on="vLLM v0.6.0 perf blog offline ShareGPT rows for SGLang v0.3 (Llama-3 8B on 1, 70B on 4 H100s)",
         sources="ServerArgs: mem_fraction_static about 0.88 on 80 GB cards, chunked_prefill_size 8192"),
+    vendors=frozenset({"NVIDIA", "AMD"}),  # CUDA and ROCm builds at 0.3 (its README then; recalled): no TPU, Gaudi or XPU
 )
 
 TENSORRT_LLM = Runtime(
@@ -137,7 +138,8 @@ TENSORRT_LLM = Runtime(
         multi_node=True, features=frozenset({"chunked-prefill", "prefix-caching", "speculative-decoding"}),
         fitted_on="TensorRT-LLM perf-overview offline rows (trtllm-bench, v0.17 and v1.0)",
         sources="trtllm-build: max_batch_size 2048, max_num_tokens 8192; KvCacheConfig.free_gpu_memory_fraction 0.9"),
-    aliases=("trtllm", "trt-llm"))
+    aliases=("trtllm", "trt-llm"),
+    vendors=frozenset({"NVIDIA"}))  # CUDA kernels only (TensorRT-LLM support matrix: NVIDIA GPUs)
 
 RUNTIMES: tuple[Runtime, ...] = (VLLM, SGLANG, TENSORRT_LLM)
 DEFAULT_SERVING_RUNTIME = "vllm"

@@ -123,6 +123,20 @@ def test_fill_the_form_submit_and_read_the_ranked_table(browser, base_url, shots
     _screenshot(browser, shots / "calculator-desktop.png")
 
 
+def test_pretrain_shows_the_training_time_with_interruptions_and_can_switch_it(browser, base_url):
+    # the service's interruptions field: shown where asked (or where a run expects a failure), hidden where not
+    browser.set_window_size(*DESKTOP)
+    browser.get(base_url + "/")
+    Select(browser.find_element(By.ID, "preset")).select_by_value("7b")
+    Select(browser.find_element(By.ID, "interruptions")).select_by_value("true")
+    rows = _submit_and_read(browser)
+    assert rows and all("with interruptions" in row[3] for row in rows), rows[:3]
+    Select(browser.find_element(By.ID, "interruptions")).select_by_value("false")
+    browser.find_element(By.ID, "submit").click()
+    WebDriverWait(browser, 30).until(lambda b: "with interruptions" not in b.find_element(
+        By.CSS_SELECTOR, "#ranked tbody tr td:nth-child(4)").text)
+
+
 def test_summary_names_the_workload(browser, base_url):
     # issue 12 item 13: it said "Workload: given".
     browser.set_window_size(*DESKTOP)
@@ -322,6 +336,52 @@ def test_serve_under_traffic_ranks_deployments_and_draws_latency_against_load(br
     assert axes[0] == "requests per second on one replica [1/s]" and axes[1].startswith("time to first token"), axes
     assert "per million output tokens" in browser.find_element(By.ID, "serve-load-cost").text
     _screenshot(browser, shots / "serve-load-desktop.png", until="serve-load-figure")
+
+
+def test_serve_under_traffic_sends_the_runtime_and_the_price_basis(browser, base_url):
+    # one serving question, one answer: the page's runtime and price basis reach /v1/recommend as the CLI's
+    # --runtime and --pricing do, so its rows are the service's rows for that body
+    import json
+    import urllib.request
+
+    _serve_fp8_70b_at_5_per_s(browser, base_url)
+    Select(browser.find_element(By.ID, "sv-runtime")).select_by_value("sglang")
+    Select(browser.find_element(By.ID, "sv-pricing")).select_by_value("buy")
+    rows = _submit_and_read(browser, "sv-submit", "served-load")
+    body = {"task": "inference", "model": "llama-2-70b", "weights": "fp8", "kv_cache": "fp16", "prompt_len": 1024,
+            "output_len": 256, "max_devices": 4, "rate": 5, "slo_ttft": "2 s", "slo_tpot": "100 ms",
+            "slo_percentile": 99, "runtime": "sglang", "pricing": "buy"}
+    asked = urllib.request.Request(base_url + "/v1/recommend", data=json.dumps(body).encode(),
+                                   headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(asked, timeout=120) as response:
+        answer = json.load(response)
+    assert [row[1] for row in rows] == [r["name"] for r in answer["ranked"]]
+    assert [row[2].split(" × ")[0] for row in rows] == [str(r["replicas"]) for r in answer["ranked"]]
+    assert all("(bought)" in row[6] for row in rows if row[6] != "–"), rows
+    assert any(a["name"] == "runtime" and a["value"].startswith("sglang") for a in answer["assumptions"])
+
+
+def test_serve_without_traffic_prices_a_purchase_when_asked(browser, base_url):
+    browser.set_window_size(*DESKTOP)
+    rows = _serve_70b(browser, base_url, **{"sv-max_devices": "2"})
+    assert browser.find_element(By.ID, "serve-price-head").text == "rent"
+    Select(browser.find_element(By.ID, "sv-pricing")).select_by_value("buy")
+    browser.find_element(By.ID, "sv-submit").click()
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "serve-price-head").text == "price per hour")
+    rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in browser.find_elements(By.CSS_SELECTOR, "#served tbody tr")]
+    assert rows and all("(bought)" in row[8] for row in rows if row[8] != "–"), rows
+
+
+def test_serve_under_traffic_with_a_named_length_set_uses_its_lengths(browser, base_url):
+    # a named set brings its own lengths (vLLM's ShareGPT sample: mean 202 in / 179 out); the prompt and output
+    # fields beside it are not sent, which the service would refuse
+    _serve_fp8_70b_at_5_per_s(browser, base_url)
+    Select(browser.find_element(By.ID, "sv-lengths")).select_by_value("sharegpt-vllm-sample")
+    rows = _submit_and_read(browser, "sv-submit", "served-load")
+    assert rows
+    assert "202 prompt + 179 output tokens" in browser.find_element(By.ID, "serve-summary").text
+    WebDriverWait(browser, 60).until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#serve-load-chart svg circle")) >= 6)
 
 
 def test_serve_under_traffic_with_disaggregated_pools(browser, base_url):

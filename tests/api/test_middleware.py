@@ -197,3 +197,16 @@ def test_other_scopes_pass_through_untouched(scope_type: str) -> None:
 
     sent, scope = run(app, [], scope_type=scope_type)
     assert sent == [{"type": "passed"}] and "state" not in scope
+
+
+def test_an_answer_started_at_the_deadline_is_sent_whole() -> None:
+    # a finished estimate (a cached one) caught by the deadline between its start and its body left the client a
+    # 200 with no body; the started answer gets the limit again to finish
+    async def start_then_body(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await asyncio.sleep(0.15)
+        await send({"type": "http.response.body", "body": b'{"ok": true}'})
+
+    status, answer = status_and_body(run(start_then_body, [body(b"x")], timeout_s=0.1)[0])
+    assert status == 200 and answer == {"ok": True}

@@ -54,3 +54,41 @@ def test_every_form_input_is_a_field_of_the_request_it_is_sent_as(form, models):
     fields = set().union(*(model.model_fields for model in models))
     stray = sorted(inputs - fields - PAGE_ONLY)
     assert not stray, f"{form} sends fields its request models do not have: {stray}"
+
+
+class SelectOptions(HTMLParser):
+    """The (value, text) of every option of one select, by its id."""
+
+    def __init__(self, select_id: str) -> None:
+        super().__init__()
+        self.select_id, self.inside, self.options = select_id, False, []
+        self._value: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        if tag == "select":
+            self.inside = named.get("id") == self.select_id
+        elif tag == "option" and self.inside:
+            self._value = named.get("value") or ""
+
+    def handle_data(self, data: str) -> None:
+        if self._value is not None:
+            self.options.append((self._value, data))
+            self._value = None
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select":
+            self.inside = False
+
+
+def test_the_serve_form_lists_every_named_length_set_with_its_means():
+    # the CLI's --lengths list (sizer.inference.traffic.LENGTH_DISTRIBUTIONS): the same sets, the same means
+    from sizer.inference.traffic import LENGTH_DISTRIBUTIONS
+
+    parser = SelectOptions("sv-lengths")
+    parser.feed(PAGE.read_text(encoding="utf-8"))
+    offered = {value: text for value, text in parser.options if value}
+    assert set(offered) == set(LENGTH_DISTRIBUTIONS)
+    for name, lengths in LENGTH_DISTRIBUTIONS.items():
+        means = f"mean {lengths.prompt.mean:,.0f} in / {lengths.output.mean:,.0f} out"
+        assert means in offered[name], (name, offered[name], means)

@@ -193,3 +193,16 @@ def test_numpy_warnings_do_not_print_before_a_clean_error(cli, monkeypatch):
     assert result.exit_code == 2
     assert not [w for w in shown if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in shown]
     assert "RuntimeWarning" not in result.output and "overflow" not in result.output, result.output
+
+
+def test_recommend_inference_gives_the_answer_http_and_python_give_by_default(cli):
+    # one serving question, one answer: the CLI's --max-devices default for training (64) is not the serving
+    # search's (8, InferenceRecommendRequest), so left out it must not reach the serving request
+    from sizer.facade import InferenceRecommendRequest, recommend_inference
+
+    data = _json(cli("recommend", "--inference", "--model", "llama-3-70b", "--kind", "gpu", "--json"))
+    python = recommend_inference(InferenceRecommendRequest(model="llama-3-70b", kinds=["gpu"])).model_dump(mode="json")
+    assert [(r["device"], r["count"], r["weights"]) for r in data["ranked"]] == \
+        [(r["device"], r["count"], r["weights"]) for r in python["ranked"]]
+    assert max(r["count"] for r in data["ranked"]) <= 8
+    assert data["assumptions"] == python["assumptions"]  # the search over 1, 2, 4 ... 8 devices said alike

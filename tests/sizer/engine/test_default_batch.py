@@ -40,3 +40,12 @@ def test_time_and_plan_raise_a_default_batch_alike_and_say_so():
         facade.plan(facade.PlanRequest(**SMALL, batch_size=2 ** 19))
     with pytest.raises(InputError, match="batch_size"):
         facade.estimate_time(facade.TimeRequest(**SMALL, batch_size=2 ** 19), suggest=False)
+
+
+def test_a_default_batch_a_count_changes_is_never_said_to_be_asked():
+    # Llama 3.1 405B's own batch, 2,048 sequences of 8,192 (Llama 3 report §3.4.1); 16,000 devices run 2,000:
+    # the warning says the default changed, not a batch the user asked for
+    result = facade.estimate_time(facade.TimeRequest(model="llama-3.1-405b", tokens=1.56e13, device="H100 SXM", count=16000))
+    assert result.batch_size == 2000
+    assert any(w.startswith("default batch changed: 2,048 sequences per step by default") for w in result.warnings)
+    assert not any("asked" in w for w in result.warnings)

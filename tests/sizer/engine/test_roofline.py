@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sizer.choices import Precision
 from sizer.engine.constants import ONE_SHOT_ALLREDUCE_LATENCIES, SERVING_ALLREDUCES_PER_BLOCK, Efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.layers import LayerTable, layer_table
@@ -21,6 +22,7 @@ from sizer.engine.roofline import (
     Configs,
     Shape,
     expert_layout,
+    group_link,
     matrix_size_factor,
     model_flops_per_sample,
     model_parallel_seconds,
@@ -198,3 +200,22 @@ def test_more_flop_or_bytes_never_take_less_time(m, n, k, factor):
     # and never beats the physical limit: model FLOP at the fastest unit's peak
     parts = _inference(_gemm(m, n, k), table)
     assert parts.step[0] >= parts.physical_limit[0] * (1 - 1e-12)
+
+
+def test_a_tensor_parallel_pair_of_h100_nvl_talks_over_its_nvlink_bridge_a_group_of_four_over_pcie(catalog):
+    # H100 NVL: bridged pairs at 300 GB/s per direction; four cards span two pairs and meet over PCIe 5.0 (63 GB/s)
+    table = build_device_table((catalog.find("H100 NVL"),), Precision.BF16)
+    bandwidth, _ = group_link(table, np.zeros(3, dtype=np.int64), np.array([1.0, 2.0, 4.0]))
+    assert bandwidth.tolist() == pytest.approx([300e9, 300e9, 63e9])
+
+
+def test_70b_decode_on_a_bridged_h100_nvl_pair_beats_the_same_pair_over_pcie(catalog):
+    from sizer.facade import InferenceRequest, estimate_inference
+    from sizer.hardware.catalog import Catalog
+
+    nvl = catalog.find("H100 NVL")
+    unbridged = nvl.model_copy(update={"interconnect": nvl.interconnect.model_copy(update={"bridge": None})})
+    ask = InferenceRequest(model="llama-3-70b", device="H100 NVL", count=2, weights="fp8", batch=64)
+    bridged = estimate_inference(ask, catalog).total_tokens_per_s.expected
+    over_pcie = estimate_inference(ask, Catalog(devices={**catalog.devices, nvl.id: unbridged})).total_tokens_per_s.expected
+    assert bridged > 1.1 * over_pcie  # the two all-reduces per block of a 64-sequence decode step move 300 vs 63 GB/s

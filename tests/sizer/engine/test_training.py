@@ -113,7 +113,10 @@ def test_overlapped_all_to_alls_are_said_in_the_expert_parallel_assumption(catal
     said = {a.name: a.value for a in estimate_training(job, device, 16, ep=8, overlap_all_to_all=True).assumptions}
     plain = {a.name: a.value for a in estimate_training(job, device, 16, ep=8).assumptions}
     assert "overlapped with another micro-batch" in said["expert parallel"]
-    assert ", not overlapped;" in plain["expert parallel"]
+    assert ", not overlapped" in plain["expert parallel"]
+    # the plain answer names the option that overlaps them: without it DeepSeek-V3's own run (DualPipe) reads
+    # 1.29x its reported GPU-hours (tests/benchmarks/test_frontier_accuracy.py), with it 0.96x
+    assert "--overlap-all-to-all" in plain["expert parallel"] and "--overlap-all-to-all" not in said["expert parallel"]
 
 
 def test_hybrid_sharding_needs_zero_3_and_no_expert_parallelism(llama: Job, catalog: Catalog) -> None:

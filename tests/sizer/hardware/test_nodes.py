@@ -49,3 +49,13 @@ def test_a_link_is_frozen():
     link = LinkSpeed("x", 1.0, 1e-6, "test")
     with pytest.raises(AttributeError):
         link.bandwidth = 2.0
+
+
+def test_an_nvlink_bridge_joins_h100_nvl_pairs_and_nothing_else(catalog):
+    # NVIDIA's H100 datasheet: H100 NVL cards are bridged in pairs at 600 GB/s both directions (300 one way);
+    # between pairs and to the host, PCIe 5.0 x16 at 63 GB/s per direction
+    from sizer.hardware.nodes import bridge_link
+
+    assert bridge_link(catalog.find("H100 NVL")) == (pytest.approx(300e9), 2)
+    assert bridge_link(catalog.find("H100 SXM")) == (0.0, 1)  # NVLink switch: its interconnect is the link itself
+    assert bridge_link(catalog.find("epyc-9654")) == (0.0, 1)

@@ -108,3 +108,18 @@ def test_nvfp4_serves_at_the_fp8_rate_on_blackwell_and_hopper(catalog):
     fp8 = serving_table((b200, h100), weight_format("fp8"))
     assert table.precisions == ("fp8", "fp8")
     assert table.peak[0] == fp8.peak[0] and table.peak[1] == fp8.peak[1]
+
+
+def test_one_deployment_below_8_bits_carries_the_quality_note_its_ranked_rows_do():
+    # recommend --inference rows below 8 bits carry a quality note; one deployment asked for with those weights
+    # says the same, except in the model's own published format (gpt-oss ships MXFP4: nothing was lost)
+    from sizer.facade import InferenceRequest, estimate_inference
+
+    def quality(**asked):
+        answer = estimate_inference(InferenceRequest(device="H100 SXM", **asked))
+        return [a.value for a in answer.assumptions if a.name == "quality"]
+
+    assert "accuracy" in quality(model="llama-3-8b", weights="awq-int4-g128", rate=5)[0]
+    assert quality(model="llama-3-8b", weights="q4_k_m")
+    assert quality(model="llama-3-8b", weights="fp8") == [] and quality(model="llama-3-8b") == []
+    assert quality(model="gpt-oss-120b", weights="mxfp4") == []

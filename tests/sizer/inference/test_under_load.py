@@ -63,7 +63,7 @@ def test_cli_bad_load_input_exits_2_naming_the_field(cli, args, field):
 def test_cli_trace_file(cli, tmp_path):
     trace = tmp_path / "trace.csv"
     trace.write_text("prompt_len,output_len\n" + "".join(f"{200 + 50 * (i % 7)},{40 + 10 * (i % 5)}\n" for i in range(200)))
-    result = cli(*BASE, "--rate", "1", "--trace", str(trace), "--json")
+    result = cli(*BASE[:-4], "--rate", "1", "--trace", str(trace), "--json")  # a trace brings its own lengths
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["load"]["prompt_len"]["mean"] == pytest.approx(350, rel=0.05)
 
@@ -154,3 +154,23 @@ def test_an_overloaded_replica_delivers_what_the_simulation_measured():
                                             replicas=1, prompt_len=1000, output_len=250))
     assert r.capacity.utilisation > 1
     assert r.output_tokens_per_s.value < 40 * 250 * 0.9
+
+
+def test_a_named_length_set_sizes_the_whole_answer_and_refuses_fixed_lengths_beside_it(client, cli):
+    # the ShareGPT sample of the vLLM v0.6.0 blog: mean 202 in / 179 out (serving-under-load.csv); the one batch
+    # of the answer is at those means, as recommend --inference states them, not at the unused defaults 1024 / 256
+    body = {"model": "llama-3-8b", "device": "H100 SXM", "rate": 5, "lengths": "sharegpt-vllm-sample"}
+    http = client.post("/v1/inference", json=body).json()
+    ranked = recommend_inference(InferenceRecommendRequest(model="llama-3-8b", rate=5, lengths="sharegpt-vllm-sample",
+                                                           kinds=["accelerator"], max_devices=1))
+    assert (http["prompt_len"], http["output_len"]) == (ranked.prompt_len, ranked.output_len) == (202, 179)
+    command = cli("inference", "--model", "llama-3-8b", "--device", "H100 SXM", "--rate", "5", "--lengths",
+                  "sharegpt-vllm-sample", "--json")
+    assert command.exit_code == 0, command.output
+    assert json.loads(command.stdout)["prompt_len"] == 202
+    for field in ("prompt_len", "output_len"):  # a fixed length beside a named set was silently ignored
+        bad = client.post("/v1/inference", json={**body, field: 500})
+        assert bad.status_code == 422 and field in bad.text, bad.text
+    refused = cli("inference", "--model", "llama-3-8b", "--device", "H100 SXM", "--rate", "5", "--lengths",
+                  "sharegpt-vllm-sample", "--prompt-len", "500")
+    assert refused.exit_code == 2 and "prompt_len" in refused.output and "Traceback" not in refused.output

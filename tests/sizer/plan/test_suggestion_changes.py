@@ -88,4 +88,7 @@ def test_serving_changes_skip_the_format_already_used_and_offer_tensor_parallel_
     assert {"weights": "int8"} not in found and {"weights": "fp8"} in found
     assert {"kv_cache": "fp8"} not in found and {"kv_cache": "int8"} in found
     assert {"prompt_len": 1024} in found
-    assert found[-3:] == [{"count": 2}, {"count": 4}, {"count": 8}]
+    # more devices last, within a node of 8: alone, then the full node with each lighter weight format
+    assert [e for e in found if set(e) == {"count"}] == [{"count": 2}, {"count": 4}, {"count": 8}]
+    assert all("count" in e for e in found[found.index({"count": 2}):])
+    assert {"count": 8, "weights": "awq-int4-g128"} in found and {"count": 8, "weights": "int8"} not in found

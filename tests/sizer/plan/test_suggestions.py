@@ -130,3 +130,15 @@ def test_a_mac_or_a_desk_cpu_is_not_told_to_add_more_of_itself(catalog):
         result = facade.estimate_inference(facade.InferenceRequest(model="llama-3.1-70b", device=device), catalog)
         assert not result.fits and result.suggestions
         assert not any("count" in s.apply for s in result.suggestions)
+
+
+def test_serving_suggestions_keep_tensor_parallelism_inside_a_node():
+    # a workstation holds 4 PCIe cards (sizer.hardware.nodes); recommend --inference never splits tensors across
+    # hosts, so a suggestion does not either: 70B on one 24 GB card needs 4 of them and lighter weights
+    from sizer.facade import InferenceRequest, estimate_inference
+
+    answer = estimate_inference(InferenceRequest(model="llama-3-70b", device="RTX 3090", rate=5))
+    assert answer.suggestions
+    for suggestion in answer.suggestions:
+        assert suggestion.apply.get("count", 1) <= 4, suggestion.change
+    assert any(s.apply.get("count") == 4 and "weights" in s.apply and s.fits for s in answer.suggestions)

@@ -33,3 +33,16 @@ def test_a_runtime_is_frozen_and_has_no_aliases_by_default():
     assert TOY.aliases == () and TOY.profile is None
     with pytest.raises(dataclasses.FrozenInstanceError):
         TOY.name = "other"
+
+
+def test_a_runtime_of_one_vendor_refuses_the_others_devices_by_name():
+    only = dataclasses.replace(TOY, vendors=frozenset({"NVIDIA"}))
+    assert only.refusal(device_kind="gpu", vendor="NVIDIA") is None
+    assert only.refusal(device_kind="gpu", vendor="AMD") == "toy does not run on AMD devices (it runs on NVIDIA ones)"
+    assert TOY.refusal(device_kind="gpu", vendor="AMD") is None  # no vendors listed: any vendor of its kinds
+
+
+def test_a_refusal_names_apple_silicon_and_an_accelerator_in_words():
+    assert TOY.refusal(device_kind="apple") == "toy does not run on Apple silicon (it runs on accelerator, gpu)"
+    cpu_only = dataclasses.replace(TOY, device_kinds=frozenset({"cpu"}))
+    assert cpu_only.refusal(device_kind="accelerator").startswith("toy does not run on an accelerator")

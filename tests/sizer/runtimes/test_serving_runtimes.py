@@ -80,3 +80,49 @@ def test_capacity_under_an_slo_never_beats_the_saturated_throughput(catalog, nam
                               batching_table((catalog.find("H100 SXM"),), fmt), 0, 1)
     rate, full = max_rate(replica, Lengths(prompt, output), Slo(ttft=ttft, tpot=tpot), requests=200, steps=5)
     assert rate <= full.steady_request_rate
+
+
+@pytest.mark.parametrize(("runtime_name", "device", "why"), [
+    # TensorRT-LLM builds CUDA engines: NVIDIA GPUs only (its support matrix)
+    ("tensorrt-llm", "mi300x", "AMD"), ("tensorrt-llm", "Apple M2 Max", "Apple silicon"),
+    # vLLM and SGLang have no Metal backend: Apple GPUs are llama.cpp's and MLX's
+    ("vllm", "Apple M2 Max", "Apple silicon"), ("sglang", "Apple M4 Max", "Apple silicon")])
+def test_a_serving_runtime_refuses_a_device_it_cannot_run_on_with_or_without_load(runtime_name, device, why):
+    for load in ({"rate": 1}, {}):
+        with pytest.raises(InputError) as error:
+            estimate_inference(InferenceRequest(model="llama-3-8b", device=device, runtime=runtime_name, **load))
+        assert error.value.field == "device" and why in str(error.value), (load, str(error.value))
+
+
+def test_the_default_serving_runtime_under_load_refuses_apple_silicon_and_says_what_runs_there():
+    with pytest.raises(InputError) as error:
+        estimate_inference(InferenceRequest(model="llama-3-8b", device="Apple M2 Max", rate=1))
+    assert error.value.field == "device" and "llama.cpp" in str(error.value)
+
+
+def test_tensorrt_llm_still_runs_on_nvidia_gpus():
+    answer = estimate_inference(InferenceRequest(model="llama-3-8b", device="H100 SXM", runtime="tensorrt-llm"))
+    assert answer.fits
+
+
+def test_a_layer_split_is_refused_of_a_runtime_without_pipeline_parallelism():
+    # a layer split is pipeline parallelism to a serving engine: vLLM and TensorRT-LLM have it, SGLang 0.3 not
+    from sizer.facade import InferenceRecommendRequest, recommend_inference
+
+    asked = dict(model="llama-3-70b", device="RTX 4090", count=4, split="layer")
+    for load in ({"rate": 1}, {}):
+        with pytest.raises(InputError) as error:
+            estimate_inference(InferenceRequest(**asked, runtime="sglang", **load))
+        assert error.value.field == "split" and "pipeline" in str(error.value)
+    with pytest.raises(InputError) as error:
+        recommend_inference(InferenceRecommendRequest(model="llama-3-70b", split="layer", runtime="sglang", rate=1))
+    assert error.value.field == "split"
+    assert estimate_inference(InferenceRequest(**asked, runtime="vllm", rate=1)).split == "layer"
+
+
+@pytest.mark.parametrize("device", ["tpu v5e", "Gaudi 2"])
+def test_sglang_0_3_runs_on_nvidia_and_amd_only(device):
+    with pytest.raises(InputError) as error:
+        estimate_inference(InferenceRequest(model="llama-3-8b", device=device, runtime="sglang", rate=1))
+    assert error.value.field == "device" and "NVIDIA" in str(error.value) and "AMD" in str(error.value)
+    assert estimate_inference(InferenceRequest(model="llama-3-8b", device=device, runtime="vllm", rate=1)).capacity
