@@ -20,7 +20,7 @@ from .common import (
 )
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
-KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8.")]
+KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8; under llama.cpp also its q8_0 or q4_0 blocks (-ctk/-ctv).")]
 PromptLen = Annotated[Optional[int], typer.Option("--prompt-len", min=1, max=10_000_000, help="Prompt tokens per sequence (default 1024; not with --lengths or --trace, which bring their own).")]
 OutputLen = Annotated[Optional[int], typer.Option("--output-len", min=1, max=10_000_000, help="Generated tokens per sequence (default 256; not with --lengths or --trace).")]
 

@@ -102,13 +102,16 @@ class Recompute(StrEnum):
 
 
 class KvCache(StrEnum):
-    """How a serving runtime stores the KV cache: 16- or 32-bit floats, or 8 bits (FP8 E4M3 or int8 with a scale)."""
+    """How a runtime stores the KV cache: 16- or 32-bit floats, 8 bits (FP8 E4M3 or int8 with a scale), or
+    llama.cpp's ggml block types (``--cache-type-k/-v q8_0`` or ``q4_0``: 32 values and one 16-bit scale a block)."""
 
     FP32 = "fp32"
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
     INT8 = "int8"
+    Q8_0 = "q8_0"
+    Q4_0 = "q4_0"
 
 
 # What a training recommendation ranks by: time to train, cost, or the time-cost front (a Literal: the
@@ -155,7 +158,7 @@ def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
     if isinstance(value, str):
         key = value.strip().lower().replace("_", "-")
         for member in kind:
-            if member.value == key:
+            if member.value.replace("_", "-") == key:  # a name spelled with "_" (ggml's q8_0) matches either way
                 return member
     raise InputError(field, value, f"one of {', '.join(member.value for member in kind)}")
 

@@ -29,6 +29,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import serve_load
 from sizer.inference.formats import (
+    GGML_KV_CACHES,
     KV_CACHE_BYTES,
     WeightFormat,
     WeightsName,
@@ -543,6 +544,7 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
                                          threads=request.threads)
     local_notes += settings_notes
     _settings_apply(request, host is not None or load is not None)
+    _check_kv_cache(request, local)
     if unequal and (local is None or load is not None or request.gpu_layers is not None):
         raise InputError("devices", request.devices, "a local runtime (llama.cpp: GGUF weights such as q4_k_m, or "
                                                      "runtime llama.cpp), one static batch (no rate or users) and every "
@@ -566,6 +568,24 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
                    notes + format_notes, local_notes, offload_notes)
+
+
+def _check_kv_cache(request: InferenceRequest, local: Runtime | None) -> None:
+    """Refuse a KV-cache type the runtime does not store: llama.cpp's q8_0/q4_0 blocks anywhere but llama.cpp (and
+    there, with flash attention: its quantised V cache needs it), FP8 or int8 under llama.cpp or MLX."""
+    kv = KvCache(request.kv_cache)
+    if local is None:
+        if kv in GGML_KV_CACHES:
+            raise InputError("kv_cache", kv.value, "fp16, bf16, fp8 or int8: q8_0 and q4_0 are llama.cpp's "
+                                                           "KV-cache blocks, with GGUF weights (q4_k_m ...) or runtime "
+                                                           "llama.cpp on one machine")
+        return
+    why = local.refusal(kv_cache=kv.value)
+    if why is not None:
+        raise InputError("kv_cache", kv.value, f"a KV cache {local.name} stores: {why}")
+    if kv in GGML_KV_CACHES and not local.profile.flash_attention:
+        raise InputError("kv_cache", kv.value, "fp16, or flash attention on: llama.cpp quantises the V cache "
+                                                       "only with flash attention (-fa)")
 
 
 def _settings_apply(request: InferenceRequest, offloaded_or_loaded: bool) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sizer.choices import KvCache, Precision, checked_name
+from sizer.choices import KvCache, Precision, checked_name, parse_choice
 from sizer.errors import InputError
 from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 
@@ -125,8 +125,11 @@ _ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "b
             "w8a8-fp8": "fp8", "fp8-w8a8": "fp8", "fp8-e4m3": "fp8", "w8a8-int8": "w8a8", "int8-w8a8": "w8a8",
             "smoothquant": "w8a8"}
 
+# ggml's q8_0 and q4_0 blocks: 34 and 18 bytes per 32 values (../shared/data/gguf-quant-types.csv, ggml-common.h)
 KV_CACHE_BYTES: dict[KvCache, float] = {KvCache.FP32: 4.0, KvCache.BF16: 2.0, KvCache.FP16: 2.0, KvCache.FP8: 1.0,
-                                         KvCache.INT8: 1.0}
+                                         KvCache.INT8: 1.0, KvCache.Q8_0: 34 / 32, KvCache.Q4_0: 18 / 32}
+# The KV-cache types only llama.cpp stores (its --cache-type-k/-v); a quantised V cache needs its flash attention
+GGML_KV_CACHES = frozenset({KvCache.Q8_0, KvCache.Q4_0})
 
 
 def weight_format(name: str, field: str = "weights") -> WeightFormat:
@@ -162,7 +165,7 @@ def kv_cache_bytes_per_value(name: str, field: str = "kv_cache") -> float:
     Parameters
     ----------
     name : str
-        The KV-cache format (fp32, bf16, fp16, fp8, int8; any case).
+        The KV-cache format (fp32, bf16, fp16, fp8, int8, q8_0, q4_0; any case).
     field : str
         The request field named in an error.
 
@@ -171,13 +174,7 @@ def kv_cache_bytes_per_value(name: str, field: str = "kv_cache") -> float:
     float
         Bytes per value [B]; InputError listing the formats for an unknown name.
     """
-    try:
-        key = KvCache(name.strip().lower()) if isinstance(name, str) else None
-    except ValueError:  # not a KvCache name
-        key = None
-    if key is None or key not in KV_CACHE_BYTES:
-        raise InputError(field, name, f"one of {', '.join(KV_CACHE_BYTES)}")
-    return KV_CACHE_BYTES[key]
+    return KV_CACHE_BYTES[parse_choice(KvCache, name, field)]  # every member has its bytes
 
 
 # A request's weight format: any spelling weight_format reads, checked where the request is built.

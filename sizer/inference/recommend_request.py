@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from sizer.choices import KvCacheName
+from sizer.choices import KvCache, KvCacheName
 from sizer.formulas.tco import Pricing
 from sizer.hardware.schema import DeviceKind
 from sizer.inference.estimate import ServedModel
-from sizer.inference.formats import WeightsName
+from sizer.inference.formats import GGML_KV_CACHES, WeightsName
 
 ALL_KINDS: tuple[DeviceKind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order
 
@@ -43,3 +44,13 @@ class InferenceRecommendRequest(ServedModel):
     pricing: Pricing = Field("rent", description="rent (cloud offers that run one replica; devices without one come "
                              "last), buy (amortised purchase plus energy) or any (rent, else buy; a ranking by cost "
                              "puts rents first); each row says its price_basis")
+
+    @field_validator("kv_cache")
+    @classmethod
+    def _data_centre_kv(cls, value: KvCache | None) -> KvCache | None:
+        """The devices recommend ranks run data-centre engines, which store none of llama.cpp's ggml blocks."""
+        if value is not None and KvCache(value) in GGML_KV_CACHES:
+            raise PydanticCustomError("choice", "got {given}; expected fp16, bf16, fp8 or int8: q8_0 and q4_0 are "
+                                      "llama.cpp's KV-cache blocks, for one machine (sizer inference with GGUF "
+                                      "weights)", {"given": KvCache(value).value})
+        return value

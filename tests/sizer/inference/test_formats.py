@@ -89,7 +89,7 @@ def test_kv_cache_bytes_per_value(name, size):
 def test_an_unknown_kv_cache_format_names_the_field():
     with pytest.raises(InputError, match="^kv_cache: "):
         kv_cache_bytes_per_value("int4")
-    assert set(KV_CACHE_BYTES) == {"fp32", "bf16", "fp16", "fp8", "int8"}
+    assert set(KV_CACHE_BYTES) == {"fp32", "bf16", "fp16", "fp8", "int8", "q8_0", "q4_0"}
 
 
 @given(st.integers(2, 8), st.integers(1, 512), st.integers(1, 512), st.sampled_from([8, 16, 32]), st.sampled_from([0, 4, 8]))
