@@ -554,6 +554,10 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     if local is not None and request.count > 1 and device_kind(device) == "apple":
         raise InputError("count", request.count, f"1: {device.name} is a Mac's one chip, and several Macs (llama.cpp's "
                                                  "RPC, mlx's distributed runs over a network) are not modelled")
+    if local is not None and request.count > 1 and device_kind(device) == "cpu":
+        raise InputError("count", request.count, f"1: a CPU-only run is one {device.name}'s cores and memory (--threads "
+                                                 "sets how many); a second socket (NUMA) or several machines "
+                                                 "(llama.cpp's RPC over a network) are not modelled")
     if local is not None and host is not None:  # offloaded layers run the runtime's CPU kernels, in the same RAM
         host = dataclasses.replace(local_table(host.devices[0], fmt, local.profile), memory=host.memory)
     if local is not None:

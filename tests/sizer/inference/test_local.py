@@ -310,6 +310,14 @@ def test_two_macs_are_not_one_machine():
             _ask(model="llama-3-70b", device="apple-m2-ultra-gpu", count=2, weights=weights)
 
 
+def test_two_cpus_are_not_one_layer_split():
+    # a count of CPUs under llama.cpp was answered as a layer split over two CPUs, each holding half the layers in its
+    # own memory with nothing between them; a CPU-only run is one machine's cores, so the refusal names count
+    with pytest.raises(InputError, match="count"):
+        _ask(model="llama-3-8b", device="ryzen-9-7950x", count=2, weights="q4_k_m")
+    assert _ask(model="llama-3-8b", device="ryzen-9-7950x", count=1, weights="q4_k_m").decode_tokens_per_s.expected > 0
+
+
 def test_the_prefill_a_local_answer_states_is_the_one_it_times():
     # llama.cpp runs each prompt in micro-batches, one sequence after another, which is how the time to first token
     # is computed; the answer said "all prompts of the batch at once", the data-centre engine's prefill
