@@ -47,7 +47,7 @@ Depth = Annotated[int, typer.Option("--depth", min=0, max=10_000_000, help="Toke
 DevicesOpt = Annotated[Optional[str], typer.Option("--devices", help="Unequal devices of one machine, comma-separated (e.g. 'RTX 3090,RTX 4090'): llama.cpp's layer split, in proportion to memory.")]
 FlashAttention = Annotated[Optional[bool], typer.Option("--flash-attention/--no-flash-attention", help="A local runtime's fused attention (llama.cpp -fa; default: the runtime's, stated).")]
 Ubatch = Annotated[Optional[int], typer.Option("--ubatch", min=1, max=10_000_000, help="Prompt tokens per pass of a local runtime (llama.cpp -ub, default 512; not --batch, the sequences).")]
-Threads = Annotated[Optional[int], typer.Option("--threads", min=1, max=1024, help="CPU threads of a CPU-only llama.cpp run (-t; default: the CPU's physical cores).")]
+Threads = Annotated[Optional[int], typer.Option("--threads", min=1, max=1024, help="CPU threads of a CPU-only llama.cpp run, or of the host CPU running the layers --gpu-layers keeps off the GPU (-t; default: the CPU's physical cores).")]
 HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-layers: the catalog CPU running offloaded layers (default: Ryzen 9 7950X).")]
 
 

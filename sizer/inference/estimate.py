@@ -161,8 +161,8 @@ class InferenceRequest(ServedModel):
                                          "default: the runtime's, stated); refused where the runtime has no such switch")
     ubatch: int | None = Field(None, ge=1, le=MAX_TOKENS, description="prompt tokens per pass of a local runtime (llama.cpp "
                                "-ub, default 512; mlx-lm prefill step, default 2048); not the batch of sequences")
-    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads of a CPU-only llama.cpp run (-t; default: "
-                                "the CPU's physical cores)")
+    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads of a CPU-only llama.cpp run or of the host "
+                                "CPU running layers kept off the GPU (gpu_layers) (-t; default: the CPU's physical cores)")
     rent_price: str | dict[str, Any] | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
     pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
                              "plus energy) or any (rent, else buy); the cost says its price_basis")
@@ -541,7 +541,7 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
     if local is None and (request.runtime is not None or load is not None):
         check_split(serving_runtime(request), split)
     local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,
-                                         threads=request.threads)
+                                         threads=request.threads, host=host.devices[0] if host is not None else None)
     local_notes += settings_notes
     _settings_apply(request, host is not None or load is not None)
     _check_kv_cache(request, local)

@@ -193,7 +193,8 @@ _SWITCH_WORDS = {"flash_attention": "flash attention on or off (llama.cpp -fa)",
 
 
 def run_settings(local: Runtime | None, device: Device, *, flash_attention: bool | None = None,
-                 ubatch: int | None = None, threads: int | None = None) -> tuple[Runtime | None, list[Assumption]]:
+                 ubatch: int | None = None, threads: int | None = None,
+                 host: Device | None = None) -> tuple[Runtime | None, list[Assumption]]:
     """The local runtime with the user's flash attention, micro-batch and thread count in its profile, each
     stated with its default where not given; InputError naming the field the runtime has no switch for.
 
@@ -208,7 +209,10 @@ def run_settings(local: Runtime | None, device: Device, *, flash_attention: bool
     ubatch : int, optional
         Prompt tokens per pass [tokens], 1 to the runtime's logical batch (default: the runtime's).
     threads : int, optional
-        CPU threads of a CPU-only run [1] (default: the CPU's physical cores).
+        CPU threads of a CPU-only run, or of the host CPU running offloaded layers [1] (default: the CPU's
+        physical cores).
+    host : Device, optional
+        The host CPU that runs the layers kept off the devices (``gpu_layers``); None: none offloaded.
 
     Returns
     -------
@@ -224,19 +228,22 @@ def run_settings(local: Runtime | None, device: Device, *, flash_attention: bool
     if local is None:
         return None, []
     profile: LocalProfile = local.profile
-    if threads is not None and device.kind != "cpu":
-        raise InputError("threads", threads, f"a CPU device: {device.name} computes on its GPU, where llama.cpp's "
-                                             "threads only feed it (leave threads out)")
+    cpu = device if device.kind == "cpu" else host  # the CPU the threads compute on, if any
+    if threads is not None and cpu is None:
+        raise InputError("threads", threads, f"a CPU device, or layers on the host CPU (gpu_layers): {device.name} "
+                                             "computes on its GPU, where llama.cpp's threads only feed it (leave "
+                                             "threads out)")
     if ubatch is not None and ubatch > profile.batch:
         raise InputError("ubatch", ubatch, f"at most the logical batch of {profile.batch} tokens ({local.name} "
                                            "runs no micro-batch larger than its batch)")
     profile = replace(profile, flash_attention=profile.flash_attention if flash_attention is None else flash_attention,
                       ubatch=ubatch or profile.ubatch, threads=threads)
-    return replace(local, profile=profile), _settings_notes(local.name, profile, device, given)
+    return replace(local, profile=profile), _settings_notes(local.name, profile, cpu or device, given)
 
 
 def _settings_notes(name: str, profile: LocalProfile, device: Device, given: dict[str, object]) -> list[Assumption]:
-    """The run settings a local answer used, each said as given or as the runtime's default."""
+    """The run settings a local answer used, each said as given or as the runtime's default (``device``: the CPU
+    whose threads are stated, where one computes)."""
     how = {f: "given" if given[f] is not None else f"{name}'s default" for f in given}
     notes = []
     if "flash_attention" in profile.switches:

@@ -125,3 +125,12 @@ def test_flash_attention_off_slows_a_split_over_unequal_cards_too():
 def test_settings_refused_where_the_answer_would_not_use_them(extra):
     with pytest.raises(InputError, match="^ubatch: .*one static batch"):
         _ask(ubatch=256, **extra)
+
+
+def test_threads_drive_the_layers_offloaded_to_the_host_cpu():
+    # with --gpu-layers the layers kept off the card run on the host CPU's threads (llama.cpp -t); they were refused
+    # as if the GPU alone computed
+    offloaded = dict(model="llama-3.1-70b", weights="q4_k_m", device="RTX 4090", gpu_layers=40)
+    decode = [_ask(threads=t, **offloaded).decode_tokens_per_s.expected for t in (2, 4, 16)]
+    assert decode[0] < decode[1] <= decode[2]
+    assert "4 (given)" in _note(_ask(threads=4, **offloaded), "threads")
