@@ -57,7 +57,8 @@ def _per_device_speed(catalog, name: str, count: int, benchmark: str, efficiency
     job = resolve_job(WorkloadRequest(precision="bf16", optimizer="adamw", **PROXIES[benchmark]))
     # MLPerf's LoRA submissions are tuned stacks (fused kernels, as NVIDIA's NeMo runs them; recalled, not re-read):
     # timed with the pre-training constants, not those of eager fine-tuning frameworks (sizer.engine.eager)
-    job = replace(job, eager=False)
+    # the proxy's batch stands in for the benchmark's, not a user's: as a default, the nearest batch a count runs is taken
+    job = replace(job, eager=False, batch_given=False)
     # the defaults the stack factors multiply (not the factored ones), so that the fit is reproducible
     base = efficiency if efficiency is not None else default_efficiencies(device.kind, True)
     result = estimate_training(job, device, count, efficiency=base)

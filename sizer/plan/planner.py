@@ -25,7 +25,7 @@ from sizer.engine.job import Job, resolve_job
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.search import search, unique_layouts
 from sizer.engine.summary import Summary, summarise
-from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch
+from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, refuse_changed_batch
 from sizer.errors import InputError, require_device
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog
@@ -222,6 +222,8 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         from sizer.engine.goodput import stated
 
         assumptions.append(stated())
+    if len(shown):
+        refuse_changed_batch(job, float(ev.batch[shown[0]]), request.count)
     warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
     if not fitting:
         memory = float(table.memory[0])

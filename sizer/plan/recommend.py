@@ -549,8 +549,9 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
                            tuple(request.terms))
     seconds = b.step_expected * b.steps(job)  # per device and count: the run's length applied to the kept layouts
     count_grid = np.broadcast_to(b.counts, seconds.shape)
-    # counts that run the asked batch first; a device's others only where none of its counts does
-    ok = b.found & (b.exact | ~(b.found & b.exact).any(axis=1, keepdims=True))
+    # counts that run the asked batch first; a device's others only where none of its counts does, and never for a
+    # batch the user gave (a given batch is not changed: such a device is rejected, saying so)
+    ok = b.found & (b.exact | (not job.batch_given and ~(b.found & b.exact).any(axis=1, keepdims=True)))
     # a device is shown at a count some offer of the asked basis can run, where one is; else at its best count, unpriced
     priced = _priced_counts(prices, pricing, seconds.shape)
     pick, served = _choose(seconds, count_grid, ok & priced, deadline_s)
@@ -577,7 +578,12 @@ def _unserved(found: _Search, devices: tuple[Device, ...], max_devices: int) -> 
     for i in np.flatnonzero(~found.served):
         device = devices[i]
         reason, cause, shortfall = b.unserved[i] or (None, "deadline", None)
-        if reason is None:  # something fits: it misses the deadline
+        if reason is None and not ok[i].any():  # layouts fit, but none runs the batch the user gave
+            near = int(np.argmax(b.found[i]))
+            reason = (f"no count up to {int(b.counts[-1]):,} splits the asked batch into whole micro-batches on every "
+                      f"replica (the nearest run: {b.batch[i, near]:,.0f} on {int(b.counts[near]):,})")
+            cause = "batch"
+        elif reason is None:  # something fits: it misses the deadline
             fastest = int(np.argmin(np.where(ok[i], seconds[i], np.inf)))
             reason = (f"misses deadline: {seconds[i, fastest] * unit_factor('s', 'day'):.3g} days expected with "
                       f"{int(b.counts[fastest])} device(s) (max_devices {max_devices})")

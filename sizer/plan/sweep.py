@@ -11,8 +11,9 @@ fits, price_basis, price_usd_per_hour, cost_usd_{low,expected,high}``. Rows whos
 device lacks have ``supported`` False and NaN figures. Costs are priced by ``pricing`` (rent, buy
 or any) through :func:`sizer.formulas.tco.hourly_price`, and ``price_basis`` says which each
 row's cost is ("rent", "buy", or "" where no price of the basis is known). ``batch_size`` is the batch
-each row runs: the asked one, or the nearest that the layout splits into whole micro-batches (a
-default batch that the count's replicas outnumber is raised, as ``sizer time`` and ``plan`` do).
+each row runs: the asked one; for a default batch, the nearest that the layout splits into whole micro-batches (a
+default batch that the count's replicas outnumber is raised, as ``sizer time`` and ``plan`` do), while a count
+that cannot split a batch the user gave is not ``supported``, as ``sizer time`` refuses it.
 
 >>> table = sweep([{"params": 1.3e9, "tokens": 2.6e10}], devices=["H100 SXM", "Tesla P40"],
 ...               counts=[1, 8], precisions=["bf16", "fp32"])
@@ -142,7 +143,8 @@ def _group(index: int, job: Job, devices: tuple[Device, ...], precision: Precisi
     limit_step = ev.parts.physical_limit
     steps = ev.steps
     rows = len(d)
-    supported = ev.feasible
+    # a batch the user gave is never changed: a count whose replicas cannot split it runs nothing here
+    supported = ev.feasible & (ev.exact | (not job.batch_given))
 
     def nan(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """A figure where the row is supported, NaN where its precision is not."""

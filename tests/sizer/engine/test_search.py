@@ -63,12 +63,20 @@ def test_llama_65b_on_2048_a100s_gets_the_layout_practitioners_run():
 
 def test_micro_batches_and_accumulation_are_whole_and_make_the_batch():
     result = estimate_time(TimeRequest(model="llama-2-7b", tokens=1e10, device="H100 SXM", count=24,
-                                       batch_size=4096 * 1000))
+                                       batch_size=4096 * 960))
     layout = result.layout
     assert isinstance(layout.micro_batch, int) and isinstance(layout.accumulation, int)
-    assert layout.dp * layout.micro_batch * layout.accumulation == result.batch_size
-    if result.batch_size != 1000:  # 24 devices may not split 1,000 sequences: the changed batch is said
-        assert any("batch changed" in w for w in result.warnings)
+    assert layout.dp * layout.micro_batch * layout.accumulation == result.batch_size == 960
+
+
+def test_a_given_batch_is_never_changed():
+    # 24 devices split into 3, 6, 12 or 24 replicas (tensor and pipeline sizes are powers of two here), none of
+    # which divides 1,000 sequences: the batch the user gave is refused with the nearest that runs, not changed
+    with pytest.raises(InputError, match="^batch_size: .*nearest one is 999"):
+        estimate_time(TimeRequest(model="llama-2-7b", tokens=1e10, device="H100 SXM", count=24, batch_size=4096 * 1000))
+    # a default batch may change, and says so (it is not the user's)
+    default = estimate_time(TimeRequest(model="llama-2-7b", tokens=1e10, device="H100 SXM", count=24))
+    assert default.layout.dp * default.layout.micro_batch * default.layout.accumulation == default.batch_size
 
 
 def test_plan_lists_each_layout_once_and_counts_distinct_fits():
