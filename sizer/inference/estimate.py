@@ -551,13 +551,8 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
                                                      "layer on the devices (no gpu_layers) for a split over unequal devices")
     if unequal and local is not None:
         check_unequal_devices(unequal, local)
-    if local is not None and request.count > 1 and device_kind(device) == "apple":
-        raise InputError("count", request.count, f"1: {device.name} is a Mac's one chip, and several Macs (llama.cpp's "
-                                                 "RPC, mlx's distributed runs over a network) are not modelled")
-    if local is not None and request.count > 1 and device_kind(device) == "cpu":
-        raise InputError("count", request.count, f"1: a CPU-only run is one {device.name}'s cores and memory (--threads "
-                                                 "sets how many); a second socket (NUMA) or several machines "
-                                                 "(llama.cpp's RPC over a network) are not modelled")
+    if local is not None and request.count > 1:
+        _check_one_machine(request.count, device)
     if local is not None and host is not None:  # offloaded layers run the runtime's CPU kernels, in the same RAM
         host = dataclasses.replace(local_table(host.devices[0], fmt, local.profile), memory=host.memory)
     if local is not None:
@@ -572,6 +567,17 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
                    notes + format_notes, local_notes, offload_notes)
+
+
+def _check_one_machine(count: int, device: Device) -> None:
+    """Refuse a count of Macs or CPUs under a local runtime: each is one machine, and several are not modelled."""
+    if device_kind(device) == "apple":
+        raise InputError("count", count, f"1: {device.name} is a Mac's one chip, and several Macs (llama.cpp's "
+                                         "RPC, mlx's distributed runs over a network) are not modelled")
+    if device_kind(device) == "cpu":
+        raise InputError("count", count, f"1: a CPU-only run is one {device.name}'s cores and memory (--threads "
+                                         "sets how many); a second socket (NUMA) or several machines "
+                                         "(llama.cpp's RPC over a network) are not modelled")
 
 
 def _check_kv_cache(request: InferenceRequest, local: Runtime | None) -> None:
