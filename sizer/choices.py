@@ -114,6 +114,10 @@ class KvCache(StrEnum):
     Q4_0 = "q4_0"
 
 
+# The KV-cache types only llama.cpp stores (its --cache-type-k/-v); a quantised V cache needs its flash attention
+GGML_KV_CACHES = frozenset({KvCache.Q8_0, KvCache.Q4_0})
+
+
 # What a training recommendation ranks by: time to train, cost, or the time-cost front (a Literal: the
 # values travel as they are, and no code branches on a member's identity).
 Objective = Literal["time", "cost", "pareto"]

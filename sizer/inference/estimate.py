@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from sizer.choices import KvCache, KvCacheName
+from sizer.choices import GGML_KV_CACHES, KvCache, KvCacheName
 from sizer.datafile import load_yaml
 from sizer.engine.constants import (
     FRAMEWORK_OVERHEAD_SOURCE,
@@ -29,10 +29,10 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.inference.capacity import serve_load
 from sizer.inference.formats import (
-    GGML_KV_CACHES,
     KV_CACHE_BYTES,
     WeightFormat,
     WeightsName,
+    ggml_kv_refusal,
     kv_cache_bytes_per_value,
     quality_note,
     weight_format,
@@ -585,12 +585,11 @@ def _check_kv_cache(request: InferenceRequest, local: Runtime | None) -> None:
     there, with flash attention: its quantised V cache needs it), FP8 or int8 under llama.cpp or MLX."""
     kv = KvCache(request.kv_cache)
     if local is None:
-        if kv in GGML_KV_CACHES:
-            raise InputError("kv_cache", kv.value, "fp16, bf16, fp8 or int8: q8_0 and q4_0 are llama.cpp's "
-                                                           "KV-cache blocks, with GGUF weights (q4_k_m ...) or runtime "
-                                                           "llama.cpp on one machine")
+        expected = ggml_kv_refusal(kv)
+        if expected is not None:
+            raise InputError("kv_cache", kv.value, expected)
         return
-    why = local.refusal(kv_cache=kv.value)
+    why = local.refusal(kv_cache=kv)
     if why is not None:
         raise InputError("kv_cache", kv.value, f"a KV cache {local.name} stores: {why}")
     if kv in GGML_KV_CACHES and not local.profile.flash_attention:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sizer.choices import KvCache, Precision, checked_name, parse_choice
+from sizer.choices import GGML_KV_CACHES, KvCache, Precision, checked_name, parse_choice
 from sizer.errors import InputError
 from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 
@@ -128,8 +128,6 @@ _ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "b
 # ggml's q8_0 and q4_0 blocks: 34 and 18 bytes per 32 values (../shared/data/gguf-quant-types.csv, ggml-common.h)
 KV_CACHE_BYTES: dict[KvCache, float] = {KvCache.FP32: 4.0, KvCache.BF16: 2.0, KvCache.FP16: 2.0, KvCache.FP8: 1.0,
                                          KvCache.INT8: 1.0, KvCache.Q8_0: 34 / 32, KvCache.Q4_0: 18 / 32}
-# The KV-cache types only llama.cpp stores (its --cache-type-k/-v); a quantised V cache needs its flash attention
-GGML_KV_CACHES = frozenset({KvCache.Q8_0, KvCache.Q4_0})
 
 
 def weight_format(name: str, field: str = "weights") -> WeightFormat:
@@ -175,6 +173,28 @@ def kv_cache_bytes_per_value(name: str, field: str = "kv_cache") -> float:
         Bytes per value [B]; InputError listing the formats for an unknown name.
     """
     return KV_CACHE_BYTES[parse_choice(KvCache, name, field)]  # every member has its bytes
+
+
+def ggml_kv_refusal(kv: KvCache) -> str | None:
+    """What a data-centre engine stores instead of llama.cpp's ggml KV blocks, as a refusal's expected text (None for
+    any other type).
+
+    Parameters
+    ----------
+    kv : KvCache
+        The KV-cache type asked.
+
+    Returns
+    -------
+    str or None
+        The types the data-centre engines store and why ``kv`` is not one; None where it is.
+    """
+    if kv not in GGML_KV_CACHES:
+        return None
+    others = [k.value for k in KvCache if k not in GGML_KV_CACHES]
+    return (f"{', '.join(others[:-1])} or {others[-1]}: {' and '.join(sorted(k.value for k in GGML_KV_CACHES))} are "
+            "llama.cpp's KV-cache blocks, for one machine's llama.cpp (GGUF weights such as q4_k_m, or runtime "
+            "llama.cpp, in sizer inference)")
 
 
 # A request's weight format: any spelling weight_format reads, checked where the request is built.

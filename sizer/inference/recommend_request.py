@@ -13,7 +13,7 @@ from sizer.choices import KvCache, KvCacheName
 from sizer.formulas.tco import Pricing
 from sizer.hardware.schema import DeviceKind
 from sizer.inference.estimate import ServedModel
-from sizer.inference.formats import GGML_KV_CACHES, WeightsName
+from sizer.inference.formats import WeightsName, ggml_kv_refusal
 
 ALL_KINDS: tuple[DeviceKind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order
 
@@ -49,8 +49,10 @@ class InferenceRecommendRequest(ServedModel):
     @classmethod
     def _data_centre_kv(cls, value: KvCache | None) -> KvCache | None:
         """The devices recommend ranks run data-centre engines, which store none of llama.cpp's ggml blocks."""
-        if value is not None and KvCache(value) in GGML_KV_CACHES:
-            raise PydanticCustomError("choice", "got {given}; expected fp16, bf16, fp8 or int8: q8_0 and q4_0 are "
-                                      "llama.cpp's KV-cache blocks, for one machine (sizer inference with GGUF "
-                                      "weights)", {"given": KvCache(value).value})
+        if value is None:
+            return value
+        expected = ggml_kv_refusal(KvCache(value))
+        if expected is not None:
+            raise PydanticCustomError("choice", "got {given}; expected {expected}",
+                                      {"given": KvCache(value).value, "expected": expected})
         return value

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sizer.choices import GGML_KV_CACHES, KvCache
 from sizer.datafile import load_yaml
 from sizer.engine.constants import Efficiencies, serving_efficiencies
 from sizer.hardware.schema import Device
@@ -337,7 +338,7 @@ RUNTIMES: tuple[Runtime, ...] = (
             sources=("https://github.com/ggml-org/llama.cpp", "../shared/data/local-inference-measurements.csv"),
             weight_formats=_GGUF | _PLAIN | _MXFP4, device_kinds=frozenset({"gpu", "cpu", "apple"}),
             # --cache-type-k/-v (llama.cpp common/arg.cpp): the float types and ggml's q8_0 and q4_0 blocks
-            kv_caches=frozenset({"fp32", "fp16", "bf16", "q8_0", "q4_0"}),
+            kv_caches=frozenset({KvCache.FP32, KvCache.FP16, KvCache.BF16}) | GGML_KV_CACHES,
             profile=_profile("llama.cpp", flash_attention=True, batch=2048, ubatch=512,
                              offload="layers beyond --n-gpu-layers on the host CPU, their KV cache with them",
                              source=_LLAMA_CPP_SOURCE,
@@ -346,7 +347,7 @@ RUNTIMES: tuple[Runtime, ...] = (
             summary="MLX / mlx-lm on Apple silicon (affine-quantised weights, prompt in steps of 2048 tokens)",
             sources=("https://github.com/ml-explore/mlx-lm", "../shared/data/local-inference-measurements.csv"),
             weight_formats=_MLX | _PLAIN, device_kinds=frozenset({"apple"}),
-            kv_caches=frozenset({"fp32", "fp16", "bf16"}),  # the model's dtype (mlx-lm's KV quantisation not modelled)
+            kv_caches=frozenset({KvCache.FP32, KvCache.FP16, KvCache.BF16}),  # the model's dtype (mlx-lm's KV quantisation not modelled)
             profile=_profile("mlx", flash_attention=True, batch=2048, ubatch=2048, offload="none (unified memory)",
                              source="ml-explore/mlx-lm (prefill_step_size 2048); efficiencies fitted by "
                                     "benchmarks/local_inference_accuracy.py on half of its mlx-lm and Rapid-MLX rows",

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from sizer.choices import KvCache
+
 
 class Purpose(StrEnum):
     """What a runtime is for: one user's questions on their own machine, or many users' traffic."""
@@ -42,8 +44,8 @@ class Runtime:
     vendors : frozenset of str
         The device vendors it runs on, as the catalog spells them (``NVIDIA`` for TensorRT-LLM, whose kernels
         are CUDA only); empty: any vendor of its device kinds.
-    kv_caches : frozenset of str
-        The KV-cache storage types it offers (:class:`sizer.choices.KvCache` values); empty: any.
+    kv_caches : frozenset of KvCache
+        The KV-cache storage types it offers; empty: any.
     """
 
     name: str
@@ -55,10 +57,10 @@ class Runtime:
     profile: Any = None
     aliases: tuple[str, ...] = field(default=())
     vendors: frozenset[str] = field(default=frozenset())
-    kv_caches: frozenset[str] = field(default=frozenset())
+    kv_caches: frozenset[KvCache] = field(default=frozenset())
 
     def refusal(self, *, weights: str | None = None, device_kind: str | None = None,
-                vendor: str | None = None, kv_cache: str | None = None) -> str | None:
+                vendor: str | None = None, kv_cache: KvCache | None = None) -> str | None:
         """Why this runtime cannot run the combination, in a sentence, or None when it can.
 
         Parameters
@@ -69,7 +71,7 @@ class Runtime:
             A device kind (``gpu``, ``cpu``, ``apple`` ...); None: not checked.
         vendor : str, optional
             The device's vendor as the catalog names it (``NVIDIA``, ``AMD`` ...); None: not checked.
-        kv_cache : str, optional
+        kv_cache : KvCache, optional
             A KV-cache storage type (``fp16``, ``fp8``, ``q8_0`` ...); None: not checked.
 
         Returns
@@ -86,8 +88,8 @@ class Runtime:
         if vendor is not None and self.vendors and vendor.strip().lower() not in {v.lower() for v in self.vendors}:
             return f"{self.name} does not run on {vendor} devices (it runs on {', '.join(sorted(self.vendors))} ones)"
         if kv_cache is not None and self.kv_caches and kv_cache not in self.kv_caches:
-            return (f"{self.name} does not store a {kv_cache} KV cache "
-                    f"(it stores {', '.join(sorted(self.kv_caches))})")
+            return (f"{self.name} does not store a {kv_cache.value} KV cache "
+                    f"(it stores {', '.join(sorted(k.value for k in self.kv_caches))})")
         return None
 
 

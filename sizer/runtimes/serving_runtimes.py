@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sizer.choices import GGML_KV_CACHES, KvCache
 from sizer.runtimes.runtime import Purpose, Runtime
 
 # Weight formats a data-centre engine runs (names of sizer.inference.formats); GGUF is llama.cpp's.
@@ -98,7 +99,7 @@ def format_refusal(entry: Runtime, weights: str, architecture: str) -> str | Non
     return None
 
 # The KV-cache types the data-centre engines store: floats, FP8 and int8 with scales, none of llama.cpp's ggml blocks
-_SERVING_KV = frozenset({"fp32", "fp16", "bf16", "fp8", "int8"})
+_SERVING_KV = frozenset(KvCache) - GGML_KV_CACHES
 
 VLLM = Runtime(
     name="vllm", purpose=Purpose.SERVING,

@@ -74,9 +74,9 @@ def test_recommend_refuses_ggml_blocks():
 
 
 def test_runtime_refusal_names_what_it_stores():
-    assert runtime("llama.cpp").refusal(kv_cache="q4_0") is None
-    assert "fp8" in (runtime("vllm").refusal(kv_cache="q8_0") or "")
-    assert runtime("tensorrt-llm").refusal(kv_cache="int8") is None
+    assert runtime("llama.cpp").refusal(kv_cache=KvCache.Q4_0) is None
+    assert "fp8" in (runtime("vllm").refusal(kv_cache=KvCache.Q8_0) or "")
+    assert runtime("tensorrt-llm").refusal(kv_cache=KvCache.INT8) is None
 
 
 def test_every_kv_cache_type_has_its_bytes():
