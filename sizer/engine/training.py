@@ -368,7 +368,7 @@ def refuse_batch(job: Job, table: DeviceTable, count: int, fixed: Fixed) -> None
                      f"splits a batch of {asked:,.0f} {job.sample_word}s{hint} (or give a larger --batch-size)")
 
 
-def refuse_changed_batch(job: Job, batch: float, count: int) -> None:
+def refuse_changed_batch(job: Job, exact: bool, batch: float, count: int) -> None:
     """InputError on ``batch_size`` where the batch the user gave is not the one the chosen layout runs: a given
     batch is never changed (a default one may be, and says so, :func:`batch_change`).
 
@@ -376,6 +376,8 @@ def refuse_changed_batch(job: Job, batch: float, count: int) -> None:
     ----------
     job : Job
         The workload (its asked batch, and whether the user gave it).
+    exact : bool
+        Whether the chosen layout runs the asked batch (:attr:`Evaluation.exact`).
     batch : float
         The batch the chosen layout runs [sample].
     count : int
@@ -387,7 +389,7 @@ def refuse_changed_batch(job: Job, batch: float, count: int) -> None:
         On ``batch_size``, naming the nearest batch a layout of ``count`` devices runs.
     """
     asked = max(1.0, round(job.batch_size))
-    if job.batch_given and round(batch) != asked:
+    if job.batch_given and not exact:
         raise InputError("batch_size", f"{asked:,.0f} {job.sample_word}s",
                          f"a batch every data-parallel replica of a layout of {count:,} devices splits into whole "
                          f"micro-batches: {asked:,.0f} {job.sample_word}s is split by none, the nearest one is "
@@ -716,7 +718,7 @@ def _time_result(job: Job, device: Device, table: DeviceTable, count: int, ev: E
     training = RangeOut.of_seconds((step_range[0] * steps, step_range[1] * steps, step_range[2] * steps),
                                    time_unit(step_range[1] * steps)) if job.samples else None
     first_order = flops / (count * peak * (1 - DEFAULT_DERATING.expected))
-    refuse_changed_batch(job, float(ev.batch[0]), count)
+    refuse_changed_batch(job, bool(ev.exact[0]), float(ev.batch[0]), count)
     warnings = _warnings(job, device, table, ev)
     assumptions = _assumptions(job, table, ev, count, mode, (low_factor, high_factor, range_source), fixed,
                                extra_assumptions, topology, offload, hybrid_shard, overlap_allreduce)

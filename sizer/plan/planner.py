@@ -223,7 +223,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
 
         assumptions.append(stated())
     if len(shown):
-        refuse_changed_batch(job, float(ev.batch[shown[0]]), request.count)
+        refuse_changed_batch(job, bool(ev.exact[shown[0]]), float(ev.batch[shown[0]]), request.count)
     warnings = [batch_change(job, float(ev.batch[shown[0]]))] if len(shown) and not ev.exact[shown[0]] else []
     if not fitting:
         memory = float(table.memory[0])
