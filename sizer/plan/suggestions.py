@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import Method, Precision, parse_choice
+from sizer.choices import GGML_KV_CACHES, Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
 from sizer.inference.estimate import InferenceRequest, InferenceResult
+from sizer.inference.formats import KV_CACHE_BYTES
 from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
@@ -314,6 +315,8 @@ def _ranked(found: list[Suggestion]) -> list[Suggestion]:
 
 SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
 SERVING_KV = ("fp8", "int8")
+# llama.cpp's ggml KV blocks, widest first
+LLAMA_CPP_KV = tuple(k.value for k in sorted(GGML_KV_CACHES, key=lambda k: -KV_CACHE_BYTES[k]))
 
 
 def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
@@ -403,7 +406,8 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     else:
         changes += [(f"weights in {fmt}", {"weights": fmt}) for fmt in SERVING_WEIGHTS if fmt != weights]
     kv = str(fields.get("kv_cache", "fp16")).lower()
-    for fmt in SERVING_KV:
+    gguf = weights.upper() in GGUF_MIXES or str(fields.get("runtime", "")).lower() == "llama.cpp"
+    for fmt in LLAMA_CPP_KV if gguf else SERVING_KV:  # llama.cpp stores its own blocks, no FP8 or int8
         if fmt != kv:
             changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
     result = outcome.result if isinstance(outcome.result, InferenceResult) else None

@@ -142,3 +142,16 @@ def test_serving_suggestions_keep_tensor_parallelism_inside_a_node():
     for suggestion in answer.suggestions:
         assert suggestion.apply.get("count", 1) <= 4, suggestion.change
     assert any(s.apply.get("count") == 4 and "weights" in s.apply and s.fits for s in answer.suggestions)
+
+
+def test_a_llama_cpp_question_is_offered_llama_cpp_kv_blocks(catalog):
+    # llama.cpp stores no FP8 or int8 KV cache: those changes were refused and dropped, so a long prompt that its fp16
+    # cache overflowed got no KV suggestion; its own q8_0/q4_0 blocks are offered, each evaluated again and fitting
+    base = dict(model="llama-3.1-8b", weights="q4_k_m", prompt_len=60000)
+    result = facade.estimate_inference(facade.InferenceRequest(**base, device="RTX 3060 12GB"), catalog)
+    assert not result.fits
+    kv = [s for s in result.suggestions if "kv_cache" in s.apply]
+    assert [s.apply["kv_cache"] for s in kv] and {s.apply["kv_cache"] for s in kv} <= {"q8_0", "q4_0"}
+    for s in kv:
+        again = facade.estimate_inference(facade.InferenceRequest(**{**base, **s.apply}, device="RTX 3060 12GB"), catalog)
+        assert again.fits
