@@ -92,3 +92,13 @@ def test_the_serve_form_lists_every_named_length_set_with_its_means():
     for name, lengths in LENGTH_DISTRIBUTIONS.items():
         means = f"mean {lengths.prompt.mean:,.0f} in / {lengths.output.mean:,.0f} out"
         assert means in offered[name], (name, offered[name], means)
+
+
+def test_the_serve_form_offers_every_kv_cache_type():
+    # the page's KV-cache choices are sizer.choices.KvCache's members: a type added to the enum (llama.cpp's q8_0 and
+    # q4_0) must be askable from the page too
+    from sizer.choices import KvCache
+
+    parser = SelectOptions("sv-kv_cache")
+    parser.feed(PAGE.read_text(encoding="utf-8"))
+    assert {value for value, _ in parser.options if value} == {k.value for k in KvCache}
