@@ -6,6 +6,14 @@ class applies when a key is absent (``configuration_<type>.py``) onto the Archit
 The file is read with a size limit and a nesting-depth guard (:func:`load_json`); an unsupported
 ``model_type`` or a missing key is an :class:`~sizer.errors.InputError` that names it.
 
+A vision-language config (``text_config`` and ``vision_config``) is read as its language model; the
+vision tower is not counted, and the architecture's ``source`` says so. A model whose blocks hold a
+mechanism the engine does not cost (Mamba or linear-attention layers in a hybrid stack, per-block
+shapes, cross-attention over image tokens, compressed attention ...; :data:`UNSUPPORTED`) is refused
+naming the config key that holds it, never read as a plain decoder. An approximation that is read
+(DeepSeek Sparse Attention as dense MLA, Llama 4's chunked attention as a sliding window) is stated
+in the architecture's ``source``, which the answers show.
+
 >>> import json, tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "config.json")
 >>> _ = open(path, "w").write(json.dumps({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
@@ -53,9 +61,6 @@ def load_json(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(FIELD, str(path), "a JSON object with a 'model_type'")
     return data
-
-
-NON_FINITE = ("Infinity", "-Infinity", "NaN")
 
 
 def parse_config(text: str, where: str) -> Any:
@@ -145,8 +150,9 @@ class _Config:
     def refuse(self, key: str, feature: str) -> NoReturn:
         """Refuse a feature the engine does not cost, naming the key that holds it."""
         raise InputError(self.field(key), _shown(self.data.get(key)),
-                         f"{feature}; sizer costs transformer blocks of softmax attention (full, sliding-window or "
-                         f"multi-head latent) with a dense or mixture-of-experts FFN ({self.where})")
+                         f"a model without {feature}, which sizer does not cost: sizer costs transformer blocks of "
+                         f"softmax attention (full, sliding-window or multi-head latent) with a dense or "
+                         f"mixture-of-experts FFN ({self.where})")
 
 
 def _shown(value: Any) -> Any:
