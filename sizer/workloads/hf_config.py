@@ -273,6 +273,9 @@ def _deepseek(c: _Config, name: str, source: str) -> Architecture:
     (modeling_deepseek_v2.py / _v3.py)."""
     heads = c.int("num_attention_heads")
     routed = c.int("n_routed_experts", default=0, minimum=0)
+    mtp = c.int("num_nextn_predict_layers", default=0, minimum=0)
+    if mtp:  # released beside the model (DeepSeek-V3's 14B of 685B); transformers does not load them
+        source = f"{source}; its {mtp} multi-token-prediction layer(s) are not counted"
     fields: dict[str, Any] = dict(
         name=name, family="decoder", layers=c.int("num_hidden_layers"), hidden=c.int("hidden_size"), heads=heads,
         kv_heads=heads, head_dim=c.int("qk_nope_head_dim"), ffn_hidden=c.int("intermediate_size"), ffn_type="swiglu",
@@ -484,12 +487,19 @@ def _llama4(c: _Config, name: str, source: str) -> Architecture:
     moe_layers = c.ints("moe_layers")
     if moe_layers is not None and moe_layers != list(range(step - 1, layers, step)):
         c.refuse("moe_layers", "mixture blocks other than every n-th block")
-    rope = c.ints("no_rope_layers") or [int((i + 1) % c.int("no_rope_layer_interval", default=4) != 0)
-                                        for i in range(layers)]
-    if len(rope) != layers:
-        raise InputError(c.field("no_rope_layers"), len(rope), f"one flag per block, {layers} ({c.where})")
     chunk = c.int("attention_chunk_size", default=0, minimum=0) if "attention_chunk_size" in c.data else 8192
-    windows = _windows(c, "no_rope_layers", [not flag for flag in rope], chunk) if chunk else {}
+    kinds = c.get("layer_types")
+    if isinstance(kinds, list):  # saved by transformers v5: "chunked_attention" or "full_attention" per block
+        if len(kinds) != layers or any(kind not in ("chunked_attention", "full_attention") for kind in kinds):
+            c.refuse("layer_types", "blocks other than chunked or full attention, one per block")
+        full, key = [kind == "full_attention" for kind in kinds], "layer_types"
+    else:  # no_rope_layers: 1 where the block uses rotary embeddings (and chunks), default all but every 4th
+        rope = c.ints("no_rope_layers") or [int((i + 1) % c.int("no_rope_layer_interval", default=4) != 0)
+                                            for i in range(layers)]
+        if len(rope) != layers:
+            raise InputError(c.field("no_rope_layers"), len(rope), f"one flag per block, {layers} ({c.where})")
+        full, key = [not flag for flag in rope], "no_rope_layers"
+    windows = _windows(c, key, full, chunk) if chunk else {}
     if windows:
         source = (f"{source}; chunked attention (attention_chunk_size {chunk}) costed as a sliding window of "
                   f"{chunk} tokens")

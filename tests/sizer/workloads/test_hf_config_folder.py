@@ -45,9 +45,9 @@ REFUSED = {
 }
 
 # Makers whose "active" count leaves out the input-embedding lookup (a row read per token, no compute):
-# gpt-oss model card (OpenAI 2025, Table 1) splits "Embed + Unembed" and counts only the unembedding as
-# active (5.13B of 116.83B; 3.61B of 20.91B); DeepSeek-V2-Lite's 2.4B (DeepSeek-AI 2024, §4.1 / model
-# card) is likewise the count without the 102,400 x 2,048 embedding table.
+# gpt-oss's model card (OpenAI 2025) gives 5.13B of 116.83B and 3.61B of 20.91B active, the counts read
+# here less one 201,088 x 2,880 table (5.71B and 4.19B with it); DeepSeek-V2-Lite's 2.4B active (DeepSeek-V2
+# paper, appendix) matches the count without its 102,400 x 2,048 embedding (2.45B; 2.66B with it).
 EMBEDDING_NOT_ACTIVE = {"openai--gpt-oss-120b.json", "openai--gpt-oss-20b.json", "deepseek-ai--DeepSeek-V2-Lite.json"}
 UNITS = {"M": 1e6, "B": 1e9, "T": 1e12}
 
@@ -125,6 +125,22 @@ def test_glm5_reads_its_wider_latent_heads():
     arch = read_hf_config(FOLDER / "zai-org--GLM-5.json")
     assert (arch.head_size, arch.rope_head_dim, arch.value_size) == (192, 64, 256)
     assert arch.kv_values_per_token() == 512 + 64
+
+
+def test_multi_token_prediction_layers_are_said_not_counted():
+    arch = read_hf_config(FOLDER / "deepseek-ai--DeepSeek-V3.json")  # num_nextn_predict_layers 1
+    assert "1 multi-token-prediction layer(s) are not counted" in arch.source
+
+
+def test_llama4_reads_the_chunked_blocks_from_layer_types_where_saved():
+    config = load_json(FOLDER / "meta-llama--Llama-4-Scout-17B-16E-Instruct.json")
+    kinds = ["full_attention" if i % 2 else "chunked_attention" for i in range(48)]
+    arch = architecture_from_config({**config, "text_config": {**config["text_config"], "layer_types": kinds}})
+    assert (arch.sliding_window, arch.global_every) == (8192, 2)
+    kinds[0] = "linear_attention"
+    with pytest.raises(InputError) as error:
+        architecture_from_config({**config, "text_config": {**config["text_config"], "layer_types": kinds}})
+    assert error.value.field == "model.text_config.layer_types"
 
 
 def test_vision_language_configs_read_their_language_model_and_say_so():
