@@ -409,18 +409,20 @@ def _qwen3(c: _Config, name: str, source: str) -> Architecture:
 
 def _exaone4(c: _Config, name: str, source: str) -> Architecture:
     # Exaone4DecoderLayer: no input norm, a norm after attention and after the MLP (two per block); q/k
-    # norms over head_dim; sliding blocks from layer_types or sliding_window_pattern (every n-th global;
-    # configuration_exaone4.py __post_init__)
-    if c.get("layer_types") is None and c.get("sliding_window") is not None:
-        pattern = c.get("sliding_window_pattern", 4)
-        every = pattern.count("L") + 1 if isinstance(pattern, str) and set(pattern) <= {"L", "G"} else pattern
-        if not isinstance(every, int) or isinstance(every, bool) or every < 1 or pattern == "":
-            c.refuse("sliding_window_pattern", "a pattern other than n-1 sliding blocks then a global one")
-        layers = c.int("num_hidden_layers")
-        return _llama_like(c, name, _qk_norm_note(source), context=2048,
-                           **_windows(c, "sliding_window_pattern", [(i + 1) % every == 0 for i in range(layers)],
-                                      c.int("sliding_window")))
-    return _llama_like(c, name, _qk_norm_note(source), context=2048)
+    # norms over head_dim; the global blocks from layer_types, else sliding_window_pattern: every n-th
+    # block (configuration_exaone4.py __post_init__), or "G" in a pattern such as "LLLG" (EXAONE's hub code)
+    if c.get("layer_types") is not None or c.get("sliding_window") is None:
+        return _llama_like(c, name, _qk_norm_note(source), context=2048)
+    layers, pattern = c.int("num_hidden_layers"), c.get("sliding_window_pattern", 4)
+    if isinstance(pattern, str) and pattern and set(pattern) <= {"L", "G"}:
+        full = [pattern[i % len(pattern)] == "G" for i in range(layers)]
+    elif isinstance(pattern, int) and not isinstance(pattern, bool) and pattern >= 1:
+        full = [(i + 1) % pattern == 0 for i in range(layers)]
+    else:
+        raise InputError(c.field("sliding_window_pattern"), pattern, f"a whole number n (every n-th block global) "
+                                                                     f"or a pattern of L and G ({c.where})")
+    return _llama_like(c, name, _qk_norm_note(source), context=2048,
+                       **_windows(c, "sliding_window_pattern", full, c.int("sliding_window")))
 
 
 def _olmo3(c: _Config, name: str, source: str) -> Architecture:

@@ -157,6 +157,13 @@ def test_sliding_window_layer_types_are_read():
     exaone = read_hf_config(FOLDER / "LGAI-EXAONE--EXAONE-4.0-32B.json")  # LLLG
     olmo = read_hf_config(FOLDER / "allenai--Olmo-3.1-32B-Instruct.json")
     assert (exaone.sliding_window, exaone.global_every) == (olmo.sliding_window, olmo.global_every) == (4096, 4)
+    # without layer_types: EXAONE's sliding_window_pattern, "LLLG" as 4 (a global block first is irregular)
+    config = {k: v for k, v in load_json(FOLDER / "LGAI-EXAONE--EXAONE-4.0-32B.json").items() if k != "layer_types"}
+    assert architecture_from_config(config).params_total() == exaone.params_total()
+    assert architecture_from_config({**config, "sliding_window_pattern": 4}).global_every == 4
+    with pytest.raises(InputError) as error:
+        architecture_from_config({**config, "sliding_window_pattern": "GLLL"})
+    assert error.value.field == "model.sliding_window_pattern"
 
 
 def test_a_linear_attention_layer_type_is_never_read_as_sliding():
