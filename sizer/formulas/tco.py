@@ -559,8 +559,8 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
 
 
 def purchase_label(price: Price) -> str:
-    """A purchase price's basis in words: list, street or an estimate, its confidence, and the system
-    it was quoted for.
+    """A purchase price's basis in words (list, street, price-history median, analyst estimate, second-hand), its
+    confidence, and the system it was quoted for (a share of a DGX node, or the Mac a chip is sold in).
 
     Parameters
     ----------

@@ -25,7 +25,7 @@ from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
 from sizer.hardware.schema import CloudPrice, Device, Price, Strict, cited, figure_problems
 
-MAX_PRICE_FILE_BYTES = 2_000_000
+MAX_PRICE_FILE_BYTES = 1_000_000
 
 
 class DevicePrices(Strict):
