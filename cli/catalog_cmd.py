@@ -39,7 +39,10 @@ def _rent(p) -> str:
 def _bought(p) -> str:
     if p is None:
         return "-"
-    system = f" (1/{p.devices_in_system} of {p.system or 'a system'})" if p.devices_in_system and p.devices_in_system > 1 else ""
+    if p.devices_in_system and p.devices_in_system > 1:
+        system = f" (1/{p.devices_in_system} of {p.system or 'a system'})"
+    else:  # a machine the chip is only sold in (a Mac) is named: the price is the machine's
+        system = f" ({p.system})" if p.system else ""
     return f"{p.value:,.0f} USD{system}, {p.basis}, {p.confidence} confidence ({p.date})"
 
 
@@ -53,7 +56,16 @@ def _price_table(devices) -> None:
                  ((d.id, _rent(d.cloud_price), _bought(d.purchase_price)) for d in devices),
                  caption=f"{rented} of {len(accelerators)} accelerators have a dated rent price; {bought} of the "
                          f"{len(accelerators) - rented} others a purchase price. Every offer and quote with its source: "
-                         "sizer catalog show DEVICE.")
+                         "sizer catalog show DEVICE." + _awaiting())
+
+
+def _awaiting() -> str:
+    """The ids the built-in price files price that no device has yet (added once the device is in the catalog)."""
+    from sizer.facade import awaiting_prices, load_catalog
+
+    waiting = awaiting_prices(load_catalog().devices)
+    return "" if not waiting else " Prices waiting for a device the catalog lacks: " + ", ".join(
+        f"{device_id} ({', '.join(files)})" for device_id, files in waiting.items()) + "."
 
 
 def _checked(value) -> str:
@@ -81,7 +93,7 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
         rows.append((f"{precision} peak (dense)", output.qty(value), _checked(value),
                      value.source + (f" — {value.note}" if value.note else "")))
     for i, p in enumerate(([view.purchase_price] if view.purchase_price else []) + view.purchase_prices):
-        rows.append(("purchase price" + ("" if i or not view.purchase_price else " (used)"), _bought(p),
+        rows.append(("purchase price" + ("" if i or not view.purchase_price else " (costs use it)"), _bought(p),
                      _checked(p), p.source))
     for p in view.cloud_prices:
         size = f"{p.devices_in_instance} per instance" if p.devices_in_instance and p.devices_in_instance > 1 else "one per instance"

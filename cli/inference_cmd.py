@@ -157,8 +157,11 @@ def render_load(result) -> None:
 
 
 def _basis(price) -> str:
-    """A row's price basis and date, beside its cost: " (rent 2026-09-20)"."""
-    return "" if price is None else f" ({price.price_basis}{' ' + price.date if price.date else ''})"
+    """A row's price basis and date, beside its cost: " (rent 2026-09-20)", " (buy, street 2023-10)"."""
+    if price is None:
+        return ""
+    kind = f", {price.purchase_basis}" if price.purchase_basis else ""
+    return f" ({price.price_basis}{kind}{' ' + price.date if price.date else ''})"
 
 
 def render_recommendation(result, top: int) -> None:

@@ -66,11 +66,21 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
         rows += [("buy: amortised capital", output.rng(result.buy.amortised_capital)),
                  ("buy: energy", output.rng(result.buy.energy)), ("buy: total", output.rng(result.buy.total)),
                  ("capital (whole, not in the total)", output.qty(result.buy.capital)),
+                 ("purchase price basis", _purchase_said(result.buy)),
                  ("energy used", output.rng(result.buy.energy_used))]
-    else:
-        rows.append(("buy", "no purchase price known: give --purchase-price"))
+    else:  # no price, or a price but no TDP to count energy with (the assumptions say which)
+        no_tdp = next((a.source for a in result.assumptions if a.name == "energy" and a.value == "unknown"), None)
+        rows.append(("buy", no_tdp or "no purchase price known: give --purchase-price"))
     output.key_values(f"Cost: {result.count} x {result.device}", rows)
     output.assumptions(result.assumptions)
+
+
+def _purchase_said(buy) -> str:
+    """The purchase price's basis beside the buy side: list, street, ... and its date, or 'given'."""
+    if buy.purchase_basis == "given":
+        return "given (--purchase-price)"
+    system = f", {buy.system}" if buy.system else ""
+    return f"{buy.purchase_basis}{system}, {buy.price_confidence} confidence, of {buy.price_date}"
 
 
 def register(app: typer.Typer) -> None:

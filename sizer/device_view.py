@@ -30,7 +30,8 @@ class SourcedQuantity(Model):
 class PriceView(Model):
     """A price as shown: per device (USD, or USD/hour for an offer), its date and source; an offer says
     its term, what one rental holds and the network between nodes where its seller states one; a
-    purchase says its basis (list, street, analyst estimate), confidence and the system it was quoted for."""
+    purchase says its basis (list, street, price-history median, analyst estimate, second-hand), confidence and
+    the system it was quoted for (a share of a DGX node, or the Mac a chip is sold in)."""
 
     value: float  # per device
     unit: str
@@ -41,7 +42,7 @@ class PriceView(Model):
     term: str | None = None  # on-demand, spot, reserved ...
     devices_in_instance: int | None = None
     network: str | None = None  # between nodes, where the offer is a cluster
-    basis: str | None = None  # list, street or analyst estimate
+    basis: str | None = None  # list, street, price-history median, analyst estimate or second-hand
     confidence: str | None = None
     devices_in_system: int | None = None  # a system's price: value is its price over these devices
     system: str | None = None

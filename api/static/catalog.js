@@ -33,7 +33,7 @@ function buildColumns() {
       value: (d) => ((d.peaks || {})[p] ? d.peaks[p].value : null), cell: (d) => figure((d.peaks || {})[p]) })),
     ...prices.map((k) => ({ key: k, head: `${PRICE_NAMES[k] || k.replaceAll("_", " ")} [${unitOf((d) => d[k]).replace("hour", "h")}]`,
       value: (d) => (d[k] ? d[k].value : null),
-      cell: (d) => (d[k] ? el("span", {}, fmt(d[k].value), el("br"), el("small", { class: "muted" }, d[k].date)) : "–") })),
+      cell: (d) => (d[k] ? el("span", {}, fmt(d[k].value), el("br"), el("small", { class: "muted" }, priceSaid(d[k]))) : "–") })),
   ];
 }
 
@@ -110,6 +110,12 @@ $("devices").querySelector("tbody").addEventListener("keydown", (event) => {
 
 // A figure recalled or from a low-confidence row says so next to its value.
 const checked = (q) => (q.verified === false ? " (unverified)" : "");
+// A price's basis and date: a purchase says list, street, price-history median, analyst estimate or second-hand
+// (and the system it is a share of, or the machine it is the price of); an offer is a rent with its term.
+function priceSaid(p) {
+  const system = p.devices_in_system > 1 ? `, 1/${p.devices_in_system} of ${p.system || "a system"}` : p.system ? `, ${p.system}` : "";
+  return p.basis ? `${p.basis}${system}, ${p.date}` : `rent${p.term ? ", " + p.term : ""}, ${p.date}`;
+}
 
 async function showDevice(id) {
   const response = await fetch(`/v1/catalog/${encodeURIComponent(id)}`);
@@ -121,8 +127,10 @@ async function showDevice(id) {
     if (d[name]) rows.push([name.replaceAll("_", " "), fmtQty(d[name]) + checked(d[name]), d[name].source]);
   }
   for (const [precision, q] of Object.entries(d.peaks)) rows.push([`${precision} peak (dense)`, fmtQty(q) + checked(q), q.source]);
-  if (d.purchase_price) rows.push(["purchase price", `${fmtQty(d.purchase_price)} (${d.purchase_price.date})`, d.purchase_price.source]);
-  for (const p of d.cloud_prices) rows.push([`rent: ${p.provider || ""} ${p.instance || ""}`, `${fmtQty(p)} (${p.date})`, p.source]);
+  if (d.purchase_price) rows.push(["purchase price (costs use it)", `${fmtQty(d.purchase_price)} (${priceSaid(d.purchase_price)})`
+    + checked(d.purchase_price), d.purchase_price.source]);
+  for (const p of d.purchase_prices || []) rows.push(["purchase price", `${fmtQty(p)} (${priceSaid(p)})` + checked(p), p.source]);
+  for (const p of d.cloud_prices) rows.push([`rent: ${p.provider || ""} ${p.instance || ""}`, `${fmtQty(p)} (${priceSaid(p)})`, p.source]);
   $("detail-title").textContent = `${d.name} (${d.id})`;
   fillRows($("detail-table"), rows);
   $("detail").hidden = false;

@@ -559,8 +559,8 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
 
 
 def purchase_label(price: Price) -> str:
-    """A purchase price's basis in words: list, street or an estimate, its confidence, and the system
-    it was quoted for.
+    """A purchase price's basis in words (list, street, price-history median, analyst estimate, second-hand), its
+    confidence, and the system it was quoted for (a share of a DGX node, or the Mac a chip is sold in).
 
     Parameters
     ----------
@@ -572,7 +572,10 @@ def purchase_label(price: Price) -> str:
     str
         E.g. "street price, low confidence, of 2026".
     """
-    system = f", one of {price.devices_in_system} of a {price.system or 'system'}" if price.devices_in_system > 1 else ""
+    if price.devices_in_system > 1:
+        system = f", one of {price.devices_in_system} of a {price.system or 'system'}"
+    else:  # the machine the chip is only sold in (a Mac): the price is that machine's
+        system = f" of a {price.system}" if price.system else ""
     return f"{price.basis} price{system}, {price.confidence} confidence, of {price.date}"
 
 
@@ -580,11 +583,12 @@ class PriceUsed(Model):
     """The price behind one ranked row's cost: its basis, what it is, what it buys and when it was quoted."""
 
     price_basis: PriceBasis
-    kind: str  # an offer's term (on-demand, spot, reserved) or a purchase's basis (list, street, analyst estimate)
+    kind: str  # an offer's term (on-demand, spot, reserved) or a purchase's basis (list, street, analyst estimate ...)
     per_device_hour: float  # [USD/h]: the rent, or the amortised purchase plus energy
     label: str
     date: str | None
     source: str
+    purchase_basis: str | None = None  # price_basis "buy": list, street, price-history median, analyst estimate, second-hand
 
 
 def price_used(price: RentPrice) -> dict[str, object] | None:
@@ -598,13 +602,14 @@ def price_used(price: RentPrice) -> dict[str, object] | None:
     Returns
     -------
     dict or None
-        price_basis, kind, per_device_hour [USD/h], label, date and source; None where the price is unknown.
+        price_basis, kind, per_device_hour [USD/h], label, date, source and (bought) purchase_basis; None where
+        the price is unknown.
     """
     if price.hourly is None or price.price_basis is None:
         return None
     return dict(price_basis=price.price_basis, kind=price.kind or price.basis,
                 per_device_hour=float(price.hourly.to("USD/hour").magnitude), label=price.label, date=price.date,
-                source=price.source)
+                source=price.source, purchase_basis=price.kind if price.price_basis == "buy" else None)
 
 
 class BuyCost(Model):
@@ -613,6 +618,12 @@ class BuyCost(Model):
     energy: CostRange
     total: CostRange
     energy_used: RangeOut
+    # the purchase price behind it: its basis (list, street, price-history median, analyst estimate, second-hand;
+    # "given" for --purchase-price), date, confidence and the system it was quoted for (a DGX node, a Mac)
+    purchase_basis: str = "given"
+    price_date: str | None = None
+    price_confidence: str | None = None
+    system: str | None = None
 
 
 class TcoResult(Model):
@@ -624,6 +635,8 @@ class TcoResult(Model):
     rent_price: QuantityOut | None
     rent_basis: RentBasis = "unknown"  # "amortised purchase" where no rent price exists
     rent_label: str = "unknown"
+    rent_price_kind: str | None = None  # the offer's term, or the purchase's basis where an amortised purchase stands in
+    rent_price_date: str | None = None  # when the price was quoted (None: given, or unknown)
     buy: BuyCost | None
     assumptions: list[Assumption]
 
@@ -729,12 +742,13 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     assumptions.append(Assumption(name="rent price", value=chosen.label, source=chosen.source))
     rent = duration.map(lambda t: rent_cost(hourly, count, t)) if hourly is not None else None
 
-    price = None
+    price, quote = None, None
     if purchase_price is not None:
         price = parse_quantity("purchase_price", purchase_price, "[currency]")
         assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device", source="given"))
     elif device.purchase_price is not None:
-        price = Quantity(purchase_per_device(device.purchase_price), "USD")
+        quote = device.purchase_price
+        price = Quantity(purchase_per_device(quote), "USD")
         assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device, "
                                       f"{purchase_label(device.purchase_price)}",
                                       source=f"{device.purchase_price.source} (price of {device.purchase_price.date})"))
@@ -751,7 +765,9 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         energy_used = duration.map(lambda t: (tdp * costs.utilisation * count * t * costs.pue).to("kWh"))
         buy = BuyCost(capital=QuantityOut.of(capital, "USD"), amortised_capital=cost_range(amortised, "buy"),
                       energy=cost_range(energy, "buy"), total=cost_range(amortised + energy, "buy"),
-                      energy_used=energy_used.out("kWh"))
+                      energy_used=energy_used.out("kWh"), purchase_basis=quote.basis if quote else "given",
+                      price_date=quote.date if quote else None, price_confidence=quote.confidence if quote else None,
+                      system=quote.system if quote else None)
         assumptions += [
             Assumption(name="lifetime", value=lifetime_words(costs.lifetime), source=costs.lifetime_source),
             Assumption(name="utilisation", value=f"{costs.utilisation:.0%} of TDP ({tdp:~P})", source=costs.utilisation_source),
@@ -765,4 +781,5 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     return TcoResult(device=device.name, count=count, pricing=pricing, training_time=duration.out(unit),
                      rent=cost_range(rent, rent_basis) if rent is not None and rent_basis is not None else None,
                      rent_price=QuantityOut.of(hourly, "USD/hour") if hourly is not None else None,
-                     rent_basis=chosen.basis, rent_label=chosen.label, buy=buy, assumptions=assumptions)
+                     rent_basis=chosen.basis, rent_label=chosen.label, rent_price_kind=chosen.kind if hourly is not None else None,
+                     rent_price_date=chosen.date, buy=buy, assumptions=assumptions)

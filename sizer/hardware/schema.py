@@ -113,16 +113,21 @@ class Sourced(Figure):
     note: str | None = None
 
 
-PurchaseBasis = Literal["list", "street", "analyst estimate"]
-"""What a purchase price is: a vendor's list or launch price (MSRP), a price seen at retailers or
-resellers (street), or an analyst's or journalist's estimate of what buyers pay."""
+PurchaseBasis = Literal["list", "street", "price-history median", "analyst estimate", "second-hand"]
+"""What a purchase price is: a vendor's list or launch price (MSRP), a price of a new device seen at
+retailers or resellers (street), the median of a retailer's price history over a window
+(price-history median: condition of the listing not always known), an analyst's or journalist's
+estimate of what buyers pay, or the price of a used device (second-hand). A share of a system's
+price is not a basis of its own: ``devices_in_system`` > 1 says so (see :func:`sizer.hardware.prices.costing_rank`)."""
 Confidence = Literal["low", "medium", "high"]
 
 
 class Price(Figure):
     """A purchase price with the date it was quoted (YYYY, YYYY-MM or YYYY-MM-DD), its basis and how
     far it can be trusted. ``devices_in_system`` > 1: the price of a whole system (an HGX/DGX node of
-    8, a GB200 NVL72 rack of 72), whose ``system`` names it; per device it is value / devices."""
+    8, a GB200 NVL72 rack of 72), whose ``system`` names it; per device it is value / devices. A
+    ``system`` with one device is the machine the chip is only sold in (a Mac, a mini PC): the price
+    is that machine's."""
 
     value: str
     date: str

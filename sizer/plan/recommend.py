@@ -205,7 +205,8 @@ PRICE_WORD = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}
 _OFFERS = ("from offers that can run each row's count: one instance that large, or a cluster whose stated network "
            "between nodes is at least the time model's")
 PRICING_SAID = {"rent": f"cloud rent only, {_OFFERS}",
-                "buy": "amortised purchase plus energy (each row says the price's basis: list, street or analyst estimate)",
+                "buy": "amortised purchase plus energy (each row says the price's basis: list, street, price-history "
+                       "median, analyst estimate or second-hand)",
                 "any": f"cloud rent where an offer can run the job ({_OFFERS}), else the amortised purchase plus energy; "
                        "each cost says which, and a ranking by cost puts rents first, then purchases"}
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed

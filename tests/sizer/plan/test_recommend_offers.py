@@ -6,6 +6,8 @@ import pytest
 
 from sizer.plan.recommend import RecommendRequest, recommend
 
+PURCHASE_BASES = ("list", "street", "price-history median", "analyst estimate", "second-hand")  # sizer.hardware.schema
+
 PER_HOUR = {"hour": 1, "day": 24}
 
 
@@ -41,7 +43,8 @@ def test_cheapest_to_own_ranks_purchases_only_each_with_its_basis(catalog, pretr
     result = recommend(pretrain_70b.model_copy(update={"objective": "cost", "pricing": "buy"}), catalog)
     assert {r.device for r in result.ranked} >= {"h100-sxm5-80gb", "b200", "mi300x"}
     for row in result.ranked:
-        assert row.price_basis == "buy" and row.price.kind in ("list", "street", "analyst estimate") and row.price.date
+        assert row.price_basis == "buy" and row.price.kind in PURCHASE_BASES and row.price.date
+        assert row.price.purchase_basis == row.price.kind  # named as the purchase basis in the JSON too
 
 
 def test_any_ranks_rents_first_then_purchases_in_one_cost_column(catalog, pretrain_70b):
