@@ -29,7 +29,7 @@ _CPU_CORES = re.compile(r"(?<![\w.])\d{1,3}\s*-?\s*(?:cpu\s*cores?|cores?\s*cpu)
 _MEMORY = re.compile(r"(?<![\w.])(\d{1,4})\s*-?\s*gb\b", re.IGNORECASE)
 # the machine around the chip and the words of a configuration, which do not change which chip is meant
 _MACHINE = re.compile(r"\b(?:mac\s*book\s+(?:pro|air)|mac\s+(?:studio|mini|pro)|imac|macbook)\b", re.IGNORECASE)
-_FILLER = frozenset({"apple", "gpu", "unified", "memory", "with", "and", "ram"})
+_FILLER = frozenset({"apple", "gpu", "unified", "memory", "with", "and", "ram", "base"})
 
 
 @dataclass(frozen=True)
