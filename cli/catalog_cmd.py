@@ -79,7 +79,8 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
     """Every figure of one device, with its source."""
     from sizer.facade import describe_device
 
-    view = describe_device(load(catalog).find(device))
+    devices = load(catalog)
+    view = describe_device(devices.find(device), devices.assumed(device))
     if json:
         return output.emit_json(view)
     rows = []
@@ -105,7 +106,7 @@ def show(device: Annotated[str, typer.Argument(help="Device id or name.")], cata
                  caption="; ".join(x for x in (view.interconnect and f"interconnect: {view.interconnect}", view.vector,
                                               view.unified_memory and "unified memory: shared by CPU and GPU",
                                               view.unverified and f"unverified (recalled or low confidence): {', '.join(view.unverified)}",
-                                              view.fp32_peak_discrepancy, view.notes) if x) or None)
+                                              view.fp32_peak_discrepancy, view.notes, view.assumed) if x) or None)
 
 
 @app.command("template")

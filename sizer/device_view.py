@@ -87,6 +87,8 @@ class DeviceDetail(DeviceSummary):
     purchase_prices: list[PriceView] = []  # every other purchase quote (systems, street prices, estimates)
     cloud_prices: list[PriceView]
     notes: str | None
+    # where the name asked for left a chip's GPU cores or memory open ("M1 Max"): the configuration assumed
+    assumed: str | None = None
 
 
 def _sourced(field: str, sourced: Sourced | None) -> SourcedQuantity | None:
@@ -148,13 +150,15 @@ def summarize_device(device: Device) -> DeviceSummary:
     return DeviceSummary(**_summary_fields(device))
 
 
-def describe_device(device: Device) -> DeviceDetail:
+def describe_device(device: Device, assumed: str | None = None) -> DeviceDetail:
     """Every figure of a catalog device, as ``sizer device NAME`` shows it.
 
     Parameters
     ----------
     device : Device
         A validated catalog entry.
+    assumed : str, optional
+        What the name asked for left open and was assumed (:meth:`sizer.hardware.catalog.Catalog.assumed`).
 
     Returns
     -------
@@ -187,4 +191,4 @@ def describe_device(device: Device) -> DeviceDetail:
         vector=(f"{device.vector.isa}: {device.vector.fma_units_per_core} FMA unit(s) x {device.vector.fp32_lanes_per_fma} FP32 lanes"
                 if device.vector else None),
         purchase_prices=[_purchase(p) for p in device.purchase_prices],
-        cloud_prices=[_offer(p) for p in device.cloud_prices], notes=device.notes)
+        cloud_prices=[_offer(p) for p in device.cloud_prices], notes=device.notes, assumed=assumed)

@@ -143,9 +143,25 @@ def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
         The peak [FLOP/s], the sustained range [FLOP/s] after derating, the basis of the figure and
         the assumptions (:func:`sizer.formulas.peaks.estimate_peak`).
     """
-    device = _catalog(catalog).find(request.device) if request.device is not None else None
-    return estimate_peak(device, request.precision, cores=request.cores, clock=request.clock,
-                         derating=_derating(request.derating))
+    catalog = _catalog(catalog)
+    device = catalog.find(request.device) if request.device is not None else None
+    return _stated(estimate_peak(device, request.precision, cores=request.cores, clock=request.clock,
+                                 derating=_derating(request.derating)), request.device, catalog)
+
+
+Stated = TypeVar("Stated", "PeakResult", "TimeResult", "MemoryResult", "InferenceResult", "TcoResult")
+
+
+def _stated(result: Stated, device: str | None, catalog: Catalog) -> Stated:
+    """``result`` with the configuration assumed for a chip named without its GPU cores or memory ("M1 Max")
+    first among its assumptions (:meth:`sizer.hardware.catalog.Catalog.assumed`), so that every answer says it."""
+    statement = catalog.assumed(device)
+    if statement is None:
+        return result
+    said = Assumption(name="device configuration", value=statement,
+                      source="sizer catalog: a chip named without its GPU-core count or memory is its smallest "
+                             "configuration in the catalog (sizer.hardware.variants)")
+    return result.model_copy(update={"assumptions": [said, *result.assumptions]})
 
 
 def estimate_compute(request: WorkloadRequest) -> ComputeResult:
@@ -209,7 +225,7 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
     result = time_estimate(request, catalog)
     if suggest and not result.fits:
         result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
-    return result
+    return _stated(result, request.device, catalog)
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
@@ -237,7 +253,7 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
     result = memory_estimate(request, catalog)
     if suggest and result.fits is False and request.device is not None:  # a verdict needs a device
         result = _with_suggestions(request, result, catalog.find(request.device), catalog)
-    return result
+    return _stated(result, request.device, catalog)
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
@@ -270,7 +286,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         from sizer.plan.suggestions import unequal_devices_suggestions
 
         result = result.model_copy(update={"suggestions": unequal_devices_suggestions(request, catalog)})
-    return result
+    return _stated(result, request.device, catalog)
 
 
 def _with_suggestions(request: TimeRequest | MemoryRequest | InferenceRequest, result: Fixable,
@@ -469,6 +485,6 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
         duration = Estimate(*(Quantity(v, t.unit) for v in (t.low, t.expected, t.high)))
     costs = CostAssumptions.given(lifetime=request.lifetime, utilisation=request.utilisation, pue=request.pue,
                                   electricity_price=request.electricity_price, host_share=request.host_share)
-    return estimate_tco(device, request.count, duration, rent_price=request.rent_price,
-                        purchase_price=request.purchase_price, costs=costs, cloud=cloud, pricing=request.pricing,
-                        terms=tuple(request.terms))
+    return _stated(estimate_tco(device, request.count, duration, rent_price=request.rent_price,
+                                purchase_price=request.purchase_price, costs=costs, cloud=cloud,
+                                pricing=request.pricing, terms=tuple(request.terms)), request.device, catalog)

@@ -28,6 +28,6 @@ def list_devices(catalog: CatalogDep, kind: Literal["gpu", "accelerator", "cpu"]
             responses={404: {"description": "no device, or more than one, matches; `candidates` lists close matches"}})
 def show_device(device: str, catalog: CatalogDep):
     try:
-        return describe_device(catalog.find(device))
+        return describe_device(catalog.find(device), catalog.assumed(device))
     except DeviceLookupError as error:
         return detail(["path", "device"], error.message, status=404, candidates=list(error.candidates))

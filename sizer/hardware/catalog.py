@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -27,6 +28,7 @@ from sizer.diskcache import cached, file_stamp, key_of
 from sizer.errors import CatalogError, DeviceLookupError, InputError
 from sizer.hardware.prices import price_files, with_prices
 from sizer.hardware.schema import CatalogFile, Device, cited, figure_problems, read_figures
+from sizer.hardware.variants import Chosen, Variant, families, resolve_variant
 from sizer.memo import registered_cache
 
 CATALOG_ENV = "SIZER_CATALOG"
@@ -122,6 +124,9 @@ class Catalog:
         """
         if not isinstance(name, str) or not name.strip() or len(name) > 100:
             raise InputError(field_name, name, "a device id or name, such as 'Tesla P40' or 'h100-sxm5-80gb'")
+        chosen = self.variant(name, field_name)
+        if chosen is not None:
+            return chosen.device
         matches = match_devices(self, name)
         if len(matches) == 1 and _another_variant(self, name, matches[0]):
             names = [f"{matches[0].name} ({matches[0].id})"]
@@ -142,6 +147,59 @@ class Catalog:
         shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         raise DeviceLookupError(
             f"{field_name}: {name!r} is ambiguous; it matches {shown}; give more of the name or an id", names, field_name)
+
+    def variant(self, name: str, field_name: str = "device") -> Chosen | None:
+        """The configuration a chip name means (:mod:`sizer.hardware.variants`), with what was assumed.
+
+        A device's id or full name means that entry, never another configuration of its chip.
+
+        Parameters
+        ----------
+        name : str
+            A device name as a user typed it, e.g. ``"M1 Max"`` or ``"M1 Ultra 64 core"``.
+        field_name : str, default ``"device"``
+            The input field the name came from, named in an error.
+
+        Returns
+        -------
+        Chosen or None
+            The entry and the statement of what the name left open (GPU cores, memory); None where the
+            name is an id or full name, or no chip of several configurations.
+
+        Raises
+        ------
+        DeviceLookupError
+            A chip named with a GPU-core count or memory that none of its entries has.
+        """
+        wanted = name.strip().lower() if isinstance(name, str) else ""
+        index = _name_index(self)
+        if not wanted or wanted in self.devices or wanted in index.full_names:
+            return None
+        return resolve_variant(index.families, name, field_name)
+
+    def assumed(self, name: str | None, field_name: str = "device") -> str | None:
+        """What was assumed of a configuration the name left open ("M1 Max": its GPU cores, its memory).
+
+        Parameters
+        ----------
+        name : str or None
+            A device name as a user typed it.
+        field_name : str, default ``"device"``
+            The input field the name came from.
+
+        Returns
+        -------
+        str or None
+            The statement an answer carries (:func:`sizer.hardware.variants.resolve_variant`); None where
+            the name chose one entry by itself, or is no device.
+        """
+        if not isinstance(name, str):
+            return None
+        try:
+            chosen = self.variant(name, field_name)
+        except DeviceLookupError:
+            return None
+        return chosen.statement if chosen is not None else None
 
 
 def candidates(catalog: "Catalog", name: str, limit: int = 5) -> list[str]:
@@ -165,7 +223,7 @@ def candidates(catalog: "Catalog", name: str, limit: int = 5) -> list[str]:
         Device names, at most ``limit``; empty where nothing is close.
     """
     query = [q for q in _tokens(name) if _meaningful(q)]
-    _, labels = _name_index(catalog)
+    labels = _name_index(catalog).labels
     wanted = name.strip().lower()
     if not query:  # a bare "7" offers the devices with a word "7" (the Ryzen 7 2700), never chooses them
         return [d.name for d in _devices_with_all_tokens(catalog, _tokens(name))][:limit]
@@ -192,7 +250,7 @@ def _too_short(catalog: "Catalog", name: str, device: Device) -> bool:
     """True where a name matched one device only by words of two characters or fewer ("M4"): such a
     name is a guess at a family, not a choice, unless it is the device's id, name or alias."""
     wanted = name.strip().lower()
-    exact_names, _ = _name_index(catalog)
+    exact_names = _name_index(catalog).exact
     if wanted == device.id or wanted in exact_names[device.id]:
         return False
     return all(len(q) <= 2 for q in _tokens(wanted) if _meaningful(q))
@@ -206,7 +264,7 @@ def _another_variant(catalog: "Catalog", name: str, device: Device) -> list[str]
     """The variant words (:data:`VARIANT_WORDS`) in ``device``'s name that ``name`` leaves out, where ``name`` is
     not one of its labels: "RTX 4070" matches only the RTX 4070 Ti by its words, but names another card."""
     wanted = name.strip().lower()
-    if wanted == device.id or wanted in _name_index(catalog)[0][device.id]:
+    if wanted == device.id or wanted in _name_index(catalog).exact[device.id]:
         return []
     asked = set(_tokens(wanted))
     return [word for word in _tokens(device.name) if word in VARIANT_WORDS and word not in asked]
@@ -239,7 +297,7 @@ def _devices_with_all_tokens(catalog: Catalog, query: list[str]) -> list[Device]
     """Devices one of whose labels has a word for every word of the query."""
     if not query:
         return []
-    _, labels = _name_index(catalog)
+    labels = _name_index(catalog).labels
     return [device for device in catalog
             if any(all(any(_token_matches(q, w) for w in words) for q in query) for words in labels[device.id])]
 
@@ -272,7 +330,7 @@ def match_devices(catalog: Catalog, name: str) -> list[Device]:
 @registered_cache(key=lambda catalog, wanted: (catalog.key, wanted))
 def _matches(catalog: Catalog, wanted: str) -> tuple[Device, ...]:
     """The devices a lower-case name means (a service asked the same name again answers from here)."""
-    exact_names = _name_index(catalog)[0]
+    exact_names = _name_index(catalog).exact
     exact = [d for d in catalog if wanted in exact_names[d.id]]
     if exact:
         return tuple(exact)
@@ -281,12 +339,20 @@ def _matches(catalog: Catalog, wanted: str) -> tuple[Device, ...]:
 
 
 @registered_cache(key=lambda catalog: catalog.key)
-def _name_index(catalog: Catalog) -> tuple[dict[str, tuple[str, ...]], dict[str, list[list[str]]]]:
-    """Per device id: its lower-case name and aliases, and the words of each label, computed once
-    per catalog (a lookup used to re-split every label of every device: 1.8 ms a request)."""
+def _name_index(catalog: Catalog) -> _NameIndex:
+    """Per device id: its lower-case name and aliases, and the words of each label; and the chip families
+    by GPU-core configuration; computed once per catalog (a lookup used to re-split every label of every
+    device: 1.8 ms a request)."""
     exact = {d.id: (d.name.lower(), *(a.lower() for a in d.aliases)) for d in catalog}
     labels = {d.id: [_tokens(label) for label in (d.name, *d.aliases, d.id.replace("-", " "))] for d in catalog}
-    return exact, labels
+    return _NameIndex(exact, labels, families(catalog), frozenset(d.name.lower() for d in catalog))
+
+
+class _NameIndex(NamedTuple):
+    exact: dict[str, tuple[str, ...]]  # id -> lower-case name and aliases
+    labels: dict[str, list[list[str]]]  # id -> the words of each label
+    families: dict[tuple[str, ...], list[Variant]]  # chip words -> its GPU-core and memory configurations
+    full_names: frozenset[str]  # every device's lower-case name
 
 
 def _read_file(path: Path) -> CatalogFile:

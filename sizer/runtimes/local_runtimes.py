@@ -373,9 +373,9 @@ def device_kind(device: Device) -> str:
     Returns
     -------
     str
-        ``apple``, ``gpu``, ``cpu`` or ``accelerator``.
+        ``apple``, ``gpu``, ``cpu`` or ``accelerator``; an Apple chip's CPU entry is a ``cpu`` (no Metal, no MLX GPU).
     """
-    return "apple" if device.vendor.lower() == "apple" else device.kind
+    return "apple" if device.vendor.lower() == "apple" and device.kind != "cpu" else device.kind
 
 
 def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime | None, str]:

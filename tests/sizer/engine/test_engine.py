@@ -218,7 +218,7 @@ def test_a_catalog_node_type_sets_the_links(catalog):
         _time(system="DGX H100")  # an A100 in an H100 node
 
 
-@pytest.mark.parametrize("device", ["Apple M2 Ultra (GPU, unified memory)", "AMD EPYC 9654"])
+@pytest.mark.parametrize("device", ["Apple M2 Ultra (76-core GPU, unified memory)", "AMD EPYC 9654", "Apple M1 Max CPU"])
 def test_offload_is_refused_where_there_is_no_separate_host_memory(catalog, device):
     # issue 18: --offload on unified memory (Apple) or a CPU claimed a fit by moving states to a host
     # memory that does not exist

@@ -250,7 +250,8 @@ MORE_DEVICE_NAMES = {
     "Google TPU v6e Trillium (per chip)": "TPU v6e", "AMD Instinct MI325X": "MI325X", "AMD Instinct MI355X": "MI355X",
     "Intel Gaudi 2": "Gaudi 2", "Intel Gaudi 3": "Gaudi 3", "NVIDIA B100": "B100",
     "NVIDIA GB200 (per Blackwell GPU)": "GB200", "NVIDIA H200 NVL": "H200 NVL",
-    "Apple M2 Ultra (GPU)": "M2 Ultra", "Apple M3 Max (GPU, 40-core)": "M3 Max",
+    # the rows state the largest configurations (76-core 192 GB, 40-core 128 GB): a bare chip name is the smallest
+    "Apple M2 Ultra (GPU)": "M2 Ultra 76-core 192GB", "Apple M3 Max (GPU, 40-core)": "M3 Max 40-core 128GB",
 }
 
 
@@ -370,9 +371,10 @@ def test_networks_file_refuses_a_dangling_link(tmp_path):
 
 
 @pytest.mark.parametrize("name, chosen", [
-    ("M1 Pro", "apple-m1-pro-gpu"), ("M1 Max", "apple-m1-max-gpu"), ("M1 Ultra", "apple-m1-ultra-gpu"), ("Apple M1", "apple-m1-gpu"),
-    ("Apple M2", "apple-m2-gpu"), ("M2 Pro", "apple-m2-pro-gpu"), ("M2 Max", "apple-m2-max-gpu"), ("M2 Ultra", "apple-m2-ultra-gpu"),
-    ("Apple M3", "apple-m3-gpu"), ("M3 Pro", "apple-m3-pro-gpu"), ("M3 Max", "apple-m3-max-gpu"),
+    ("M1 Pro 16-core", "apple-m1-pro-gpu"), ("M1 Max 32-core 64GB", "apple-m1-max-gpu"), ("Apple M1 8-core", "apple-m1-gpu"),
+    ("M2 10-core", "apple-m2-gpu"), ("M2 Pro 19-core", "apple-m2-pro-gpu"), ("M2 Max 38-core 96 GB", "apple-m2-max-gpu"),
+    ("M2 Ultra 76-core", "apple-m2-ultra-gpu"), ("Apple M3 10-core", "apple-m3-gpu"), ("M3 Pro 18-core", "apple-m3-pro-gpu"),
+    ("M3 Max 40-core 128GB", "apple-m3-max-gpu"),
     ("RX 7900 XTX", "radeon-rx-7900-xtx"), ("Radeon RX 7900 XT", "radeon-rx-7900-xt"), ("Radeon PRO W7900", "radeon-pro-w7900"),
     ("Arc A770", "arc-a770"), ("gb200", "gb200-per-gpu"), ("H100 SXM", "h100-sxm5-80gb"), ("Ryzen 7", "ryzen-7-2700"),
 ])
@@ -382,9 +384,7 @@ def test_full_names_choose_their_device(catalog, name, chosen):
 
 @pytest.mark.parametrize("name, offered, never", [
     ("GB", "NVIDIA GB200 (per Blackwell GPU)", None),  # two letters never stand for a longer name
-    ("M2", "Apple M2 Ultra (GPU, unified memory) (apple-m2-ultra-gpu)", None),  # a family, not one chip
     ("Radeon 7900", "AMD Radeon RX 7900 XTX (radeon-rx-7900-xtx)", "Ryzen"),
-    ("M3", "Apple M3 Pro (18-core GPU, unified memory) (apple-m3-pro-gpu)", None),
 ])
 def test_short_or_ambiguous_names_get_a_candidate_list_not_a_guess(catalog, name, offered, never):
     with pytest.raises(DeviceLookupError) as error:
@@ -402,10 +402,12 @@ def _device_specs_more():
         return list(csv.DictReader(handle))
 
 
-SPEC_DEVICES = {  # device-specs-more.csv name -> catalog name (the M4 family has no FP32 figure: left out)
-    "Apple M1 (GPU)": "Apple M1", "Apple M1 Pro (GPU)": "M1 Pro", "Apple M1 Max (GPU)": "M1 Max",
-    "Apple M1 Ultra (GPU)": "M1 Ultra", "Apple M2 Pro (GPU)": "M2 Pro", "Apple M2 Max (GPU)": "M2 Max",
-    "Apple M3 (GPU)": "Apple M3", "Apple M3 Pro (GPU)": "M3 Pro", "Apple M3 Max (GPU)": "M3 Max",
+SPEC_DEVICES = {  # device-specs-more.csv name -> catalog id (the M4 family has no FP32 figure: left out); the
+    # Apple rows state each chip's largest GPU and memory configuration, which these entries are
+    "Apple M1 (GPU)": "apple-m1-gpu", "Apple M1 Pro (GPU)": "apple-m1-pro-gpu", "Apple M1 Max (GPU)": "apple-m1-max-gpu",
+    "Apple M1 Ultra (GPU)": "apple-m1-ultra-gpu", "Apple M2 Pro (GPU)": "apple-m2-pro-gpu",
+    "Apple M2 Max (GPU)": "apple-m2-max-gpu", "Apple M3 (GPU)": "apple-m3-gpu", "Apple M3 Pro (GPU)": "apple-m3-pro-gpu",
+    "Apple M3 Max (GPU)": "apple-m3-max-gpu",
     "AMD Radeon RX 7900 XTX": "RX 7900 XTX", "AMD Radeon RX 7900 XT": "RX 7900 XT",
     "AMD Radeon PRO W7900": "Radeon PRO W7900", "Intel Arc A770": "Arc A770",
 }
@@ -458,10 +460,11 @@ def test_precision_gaps_closed(catalog):
 
 def test_apple_peaks_follow_their_generations_rate_per_core(catalog):
     """Derived Apple peaks: cores x the stated figure's TFLOPS per core of the same generation (rel 1 %)."""
-    per_core = {"M1": 5.2 / 16, "M2": 27.2 / 76, "M3": 14.2 / 40}
-    for name, cores in (("Apple M1", 8), ("M1 Ultra", 48), ("Apple M2", 10), ("M2 Pro", 19), ("M2 Max", 38),
-                        ("Apple M3", 10), ("M3 Pro", 18)):
-        generation = name.removeprefix("Apple ").split()[0]
+    per_core = {"m1": 5.2 / 16, "m2": 27.2 / 76, "m3": 14.2 / 40}
+    for name, cores in (("apple-m1-gpu", 8), ("apple-m1-ultra-gpu", 48), ("apple-m2-gpu", 10), ("apple-m2-pro-gpu", 19),
+                        ("apple-m2-max-gpu", 38), ("apple-m3-gpu", 10), ("apple-m3-pro-gpu", 18), ("apple-m1-7c-8gb-gpu", 7),
+                        ("apple-m2-8c-8gb-gpu", 8), ("apple-m2-max-38c-32gb-gpu", 38)):
+        generation = name.split("-")[1]
         device = catalog.find(name)
         assert device.unified_memory and device.tdp is None
         assert stated_peak(device, "fp32").to("TFLOPS").magnitude == pytest.approx(per_core[generation] * cores, rel=0.01)

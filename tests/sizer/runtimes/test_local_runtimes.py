@@ -55,6 +55,7 @@ def test_generation_scales_with_bandwidth_by_the_fitted_exponent_and_never_excee
 @pytest.mark.parametrize("device, family, kind", [
     ("h100-sxm5-80gb", "nvidia", "gpu"), ("epyc-9654", "cpu", "cpu"), ("apple-m2-max-gpu", "apple", "apple"),
     ("radeon-rx-7900-xtx", "amd", "gpu"), ("arc-a770", "intel", "gpu"),
+    ("apple-m2-max-cpu", "cpu", "cpu"),  # an Apple chip's CPU side runs CPU kernels, not Metal or MLX
 ])
 def test_device_family_and_kind(catalog, device, family, kind):
     d = catalog.find(device)
