@@ -39,6 +39,9 @@ EXPECTED_IDS = {"AMD Instinct MI350X (288 GB; air-cooled sibling of the MI355X)"
 # catalog_id empty and no single device: why
 UNASSIGNED = {"NVIDIA Tesla P100 16GB (form not stated: PCIe or SXM2)":
               "the listing does not say PCIe or SXM2 (the catalog has tesla-p100-pcie-16gb and tesla-p100-sxm2-16gb)"}
+# catalog_id given in the CSV but naming another configuration than the catalog entry of that id: why
+NOT_THIS_DEVICE = {"apple-m2-ultra-gpu": "the row prices the 60-core M2 Ultra (apple-m2-ultra-60c-gpu has the same row); "
+                                         "the catalog's apple-m2-ultra-gpu is the 76-core variant, a build-to-order option"}
 
 BASES = {"list": "list", "reference price": "list", "street": "street", "street (new retail)": "street",
          "street (retail marketplace)": "price-history median", "street (used)": "second-hand",
@@ -142,6 +145,7 @@ def build(rows: list[dict[str, str]], known: set[str]) -> str:
     taken: set[str] = set()
     devices: dict[str, dict[str, list[str]]] = {}
     unassigned: dict[str, dict[str, list[str]]] = {}
+    reasons = dict(UNASSIGNED)
     for row in rows:
         ref = (row["source"], row["source_ref"])
         if ref not in keys:
@@ -149,7 +153,11 @@ def build(rows: list[dict[str, str]], known: set[str]) -> str:
         price = flow(purchase(row, keys[ref]) if row["kind"] == "purchase" else offer(row, keys[ref]))
         field = "purchase_prices" if row["kind"] == "purchase" else "cloud_prices"
         device_id = row["catalog_id"] or EXPECTED_IDS.get(row["hardware"])
-        if device_id:
+        if device_id in NOT_THIS_DEVICE:
+            label = f"{row['hardware']} (catalog_id {device_id})"
+            reasons[label] = NOT_THIS_DEVICE[device_id]
+            unassigned.setdefault(label, {}).setdefault(field, []).append(price)
+        elif device_id:
             devices.setdefault(device_id, {}).setdefault(field, []).append(price)
         elif row["hardware"] in UNASSIGNED:
             unassigned.setdefault(row["hardware"], {}).setdefault(field, []).append(price)
@@ -176,7 +184,7 @@ def build(rows: list[dict[str, str]], known: set[str]) -> str:
             lines += [f"    {field}:", *(f"      - {p}" for p in prices)]
     lines += ["", "unassigned:"]
     for hardware, fields in unassigned.items():
-        lines += [f"  - hardware: {json.dumps(hardware)}", f"    reason: {json.dumps(UNASSIGNED[hardware])}"]
+        lines += [f"  - hardware: {json.dumps(hardware)}", f"    reason: {json.dumps(reasons[hardware])}"]
         for field, prices in fields.items():
             lines += [f"    {field}:", *(f"      - {p}" for p in prices)]
     return "\n".join(lines) + "\n"

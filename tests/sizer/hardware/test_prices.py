@@ -90,11 +90,17 @@ def test_every_unmatched_price_id_is_awaited_and_listed(catalog):
     print("price ids awaiting a device:", {name: ids for name, ids in unmatched.items() if ids})
 
 
-def test_unassigned_rows_say_why_and_price_no_device():
+def test_unassigned_rows_say_why_and_price_no_device(catalog):
     parsed = read_price_file(builtin_catalog_dir() / "prices" / "prices-2026-12.yaml")
-    # the two P100 rows of ../shared/data/prices-2026-12.csv whose form (PCIe or SXM2) is not stated
-    assert [u.hardware for u in parsed.unassigned] == ["NVIDIA Tesla P100 16GB (form not stated: PCIe or SXM2)"]
-    assert all(u.reason and u.cloud_prices for u in parsed.unassigned)
+    # the two P100 rows of ../shared/data/prices-2026-12.csv whose form (PCIe or SXM2) is not stated, and the
+    # 60-core M2 Ultra's Mac filed under apple-m2-ultra-gpu, which is the 76-core variant in the catalog
+    assert [u.hardware for u in parsed.unassigned] == [
+        "Apple M2 Ultra, 60-core GPU, 64 GB (catalog_id apple-m2-ultra-gpu)",
+        "NVIDIA Tesla P100 16GB (form not stated: PCIe or SXM2)"]
+    assert all(u.reason and (u.cloud_prices or u.purchase_prices) for u in parsed.unassigned)
+    m2_ultra_76 = catalog.find("apple-m2-ultra-gpu")
+    assert all("60-core" not in (p.system or "") for p in [*m2_ultra_76.purchase_prices, m2_ultra_76.purchase_price]
+               if p is not None), "the 76-core M2 Ultra carries no 60-core Mac's price"
 
 
 def test_the_price_costs_use_is_the_best_ranked_quote(catalog):
