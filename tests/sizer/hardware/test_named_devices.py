@@ -36,7 +36,10 @@ ISSUE_NAMES = [
 # names that meant a device before these files and must still mean it
 KEPT = [("GTX 1080 Ti", "gtx-1080-ti"), ("GTX 1070", "gtx-1070"), ("RTX 4090", "rtx-4090"), ("RTX 4070 Ti", "rtx-4070-ti"),
         ("V100 PCIe", "tesla-v100-pcie-16gb"), ("B200", "b200"), ("GB200", "gb200-per-gpu"), ("MI300X", "mi300x"),
-        ("RX 7900 XT", "radeon-rx-7900-xt"), ("RTX 2060", "rtx-2060"), ("H200", "h200-sxm-141gb")]
+        ("RX 7900 XT", "radeon-rx-7900-xt"), ("RTX 2060", "rtx-2060"), ("H200", "h200-sxm-141gb"),
+        # a vendor word with the base card's name matched its new D, Ti, SUPER or Max-Q sibling too: aliases keep it
+        ("NVIDIA RTX 4090", "rtx-4090"), ("GeForce RTX 4090", "rtx-4090"), ("GeForce GTX 1070", "gtx-1070"),
+        ("NVIDIA RTX 2060", "rtx-2060"), ("GeForce RTX 4070 Ti", "rtx-4070-ti"), ("NVIDIA RTX 3090", "rtx-3090")]
 
 
 @pytest.mark.parametrize("name, device_id", ISSUE_NAMES + KEPT)
