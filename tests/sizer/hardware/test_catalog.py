@@ -487,10 +487,11 @@ def test_a_copied_figure_with_another_value_is_read_anew(catalog):
     assert tdp.model_copy(update={"value": "300 W"}).si("tdp", "[power]") == 300.0
 
 
-@pytest.mark.parametrize("name, nearest", [("RTX 4070", "rtx-4070-ti"), ("GTX 1080", "gtx-1080-ti")])
+@pytest.mark.parametrize("name, nearest", [("RTX 4060", "rtx-4060-ti-16gb"), ("GTX 1050", "gtx-1050-ti")])
 def test_a_card_the_catalog_lacks_is_not_answered_as_its_ti(catalog, name, nearest):
-    # the catalog has the RTX 4070 Ti and no RTX 4070: "RTX 4070" matched it by its words and the answer was for
-    # another card (more compute, another price), named only in the answer's title
+    # the catalog has the RTX 4060 Ti and no RTX 4060: "RTX 4060" matched it by its words and the answer was for
+    # another card (more compute, another price), named only in the answer's title (the RTX 4070 and GTX 1080, the
+    # first examples, are in the catalog now)
     with pytest.raises(DeviceLookupError, match="another card") as error:
         catalog.find(name)
     assert any(nearest in c for c in error.value.candidates)
