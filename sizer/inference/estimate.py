@@ -87,7 +87,7 @@ from sizer.runtimes import RuntimeName
 from sizer.runtimes.local_runtimes import device_family, device_kind
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
-from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
+from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.request import RequestModel
 from sizer.workloads.source import Source
 
@@ -225,9 +225,11 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
         fmt = weight_format(request.weights)
         note = quality_note(fmt) if fmt.name != checkpoint_weights(request.model) else None  # not the published form
         return fmt, [] if note is None else [Assumption(name="quality", value=note, source=fmt.source, verified=False)]
-    name = checkpoint_weights(request.model) or "bf16"
-    why = ("the format its published checkpoint is stored in (catalog/models.yaml checkpoint_weights)" if name != "bf16"
-           else "16 bits, as most published checkpoints; give --weights for another")
+    stated = checkpoint(request.model)
+    name = "bf16" if stated is None else stated.weights
+    why = ("16 bits, as most published checkpoints; give --weights for another" if stated is None
+           else f"the format its published checkpoint is stored in ({stated.stated_by})"
+           + (f"; {stated.note}" if stated.note else ""))
     return weight_format(name), [Assumption(name="weight format", value=f"{name}, not given: {why}",
                                             source=weight_format(name).source)]
 
