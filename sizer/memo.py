@@ -207,7 +207,7 @@ POLICIES: tuple[Policy, ...] = (
            "MEASURE"),
     Policy("sizer.workloads.shipped.shipped_architecture", "a shipped config's architecture", 128, "hub id",
            FILE_ONCE, "MEASURE"),
-    Policy("sizer.workloads.listing._summaries", "the model list's rows", 1, "none", FILE_ONCE,
+    Policy("sizer.workloads.listing._listing", "the model list's rows (presets and shipped configs)", 1, "none", FILE_ONCE,
            "GET /v1/models: 1.7 ms of 2.5 ms per request (67 %)"),
     Policy("sizer.workloads.profile._builtin", "built-in profiles of a workload name", 64, "workload name",
            FILE_ONCE, "/v1/time, a profiled workload: 140 ms of 4.5 ms per request (3116 %)"),

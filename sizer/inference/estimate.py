@@ -565,10 +565,20 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         table = serving_table((device,), fmt)
     if not table.supported[0]:
         if fmt.activations:
-            raise InputError("weights", request.weights, refused_format(fmt, device))
+            raise InputError("weights", request.weights, refused_format(fmt, device) + _checkpoint_remedy(request, fmt))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
                    notes + format_notes, local_notes, offload_notes)
+
+
+def _checkpoint_remedy(request: InferenceRequest, fmt: WeightFormat) -> str:
+    """Where the refused format was not asked but is the published checkpoint's: say so, and what to ask instead."""
+    if request.weights is not None:
+        return ""
+    stated = checkpoint(request.model)
+    where = f" ({stated.stated_by})" if stated is not None else ""
+    return (f"; {fmt.name} is not asked but the format its published checkpoint is stored in{where}: give weights int8 "
+            f"for its 8-bit weights computed in 16 bits, or bf16")
 
 
 def _check_one_machine(count: int, device: Device) -> None:

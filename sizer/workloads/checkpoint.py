@@ -32,6 +32,9 @@ FIELD = "model.quantization_config"
 # compressed-tensors weights (type, bits, group size or None for any) -> format, and what it is
 _COMPRESSED = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4"}
 _UNQUANTISED_LISTS = ("ignore", "modules_to_not_convert", "exclude_modules")
+# The group sizes of sizer.inference.formats' gptq-int4-g* and awq-int4-g* (not imported: workloads
+# sits below inference; tests/sizer/workloads/test_checkpoint.py checks they agree)
+GROUPED = {"gptq": (32, 64, 128), "awq": (64, 128)}
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def _weights(quant: dict[str, Any], method: str, field: str) -> tuple[str, str]:
     """(format name, the key and value that state it) for one quantization_config."""
     if method in ("fp8", "mxfp4"):
         block = quant.get("weight_block_size")
-        return method, f"quant_method {method}" + (f" (weight_block_size {block})" if block else "")
+        return method, f"quant_method {method}" + (f", weight_block_size {block}" if block else "")
     if method == "modelopt":
         algo = str(quant.get("quant_algo", "")).strip().upper()
         known = {"NVFP4": "nvfp4", "FP8": "fp8"}
@@ -130,13 +133,10 @@ def _compressed(quant: dict[str, Any], field: str) -> tuple[str, str]:
 
 
 def _grouped(quant: dict[str, Any], method: str, field: str) -> tuple[str, str]:
-    from sizer.inference.formats import WEIGHT_FORMATS  # the format list lives with serving
-
     bits = quant.get("bits", quant.get("w_bit"))
     group = quant.get("group_size", quant.get("q_group_size"))
-    name = f"{method}-int{bits}-g{group}"
-    if name not in WEIGHT_FORMATS:
+    if bits != 4 or group not in GROUPED[method]:
         raise InputError(f"{field}.group_size", f"{bits} bits, groups of {group}",
-                         f"one of the {method} formats sizer has: "
-                         + ", ".join(f for f in WEIGHT_FORMATS if f.startswith(method)))
-    return name, f"quant_method {method}, bits {bits}, group_size {group}"
+                         f"4 bits in groups of {' or '.join(str(g) for g in GROUPED[method])} (the {method} formats "
+                         "sizer has: give the weights to size another)")
+    return f"{method}-int{bits}-g{group}", f"quant_method {method}, bits {bits}, group_size {group}"

@@ -26,6 +26,7 @@ from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
 from sizer.memo import registered_cache
 from sizer.workloads.architecture import MAX_BLOCKS, Architecture, Family, FfnType, Norm, Position
+from sizer.workloads.names import name_key
 from sizer.workloads.source import FileRef
 
 if TYPE_CHECKING:
@@ -160,29 +161,6 @@ def models_files() -> list[Path]:
     """
     main = models_file()
     return [main, *sorted((main.parent / "model_presets").glob("*.yaml"))]
-
-
-def name_key(name: str) -> str:
-    """The form names are compared in: lower case, no organisation prefix, no ``-hf``, and only
-    letters, digits and dots (``"meta-llama/Llama-2-7b-hf"`` -> ``"llama27b"``; dots stay so that
-    ``gpt3-1.3b`` and ``gpt3-13b`` differ).
-
-    Parameters
-    ----------
-    name : str
-        A model name as a user or a config writes it.
-
-    Returns
-    -------
-    str
-        The comparison key.
-
-    >>> name_key("meta-llama/Llama-2-7b-hf"), name_key("GPT-3 1.3B")
-    ('llama27b', 'gpt31.3b')
-    """
-    key = name.strip().lower().rsplit("/", 1)[-1]
-    key = re.sub(r"[-_ ]hf$", "", key)
-    return re.sub(r"[^a-z0-9.]", "", key)
 
 
 @registered_cache()

@@ -8,7 +8,7 @@ those two small files: a config is parsed only when its model is asked for (star
 Names, most specific first (:func:`find_shipped`):
 
 1. the hub id, any case: ``Qwen/Qwen3-32B``;
-2. the part after the organisation, compared as :func:`~sizer.workloads.registry.name_key` does
+2. the part after the organisation, compared as :func:`~sizer.workloads.names.name_key` does
    (``qwen3-32b``); two hub ids of one short name (``org-a/X`` and ``org-b/X``) make it ambiguous;
 3. a short form: the name without trailing variant words (``-Instruct``, ``-Base``, ``-it``, ``-chat``,
    ``-hf``, ``-BF16``, ``-Thinking`` or a four-digit release such as ``-2507``), or a name in
@@ -32,6 +32,7 @@ from typing import Any
 from sizer.errors import CatalogError, InputError
 from sizer.memo import registered_cache
 from sizer.workloads.architecture import Architecture
+from sizer.workloads.names import name_key
 
 INDEX_FILE = "index-2026-12.csv"
 NAMES_FILE = "names.yaml"
@@ -149,8 +150,6 @@ class _Names:
 @registered_cache()
 def _names() -> _Names:
     """The shipped configs by every name (built once, from the index only)."""
-    from sizer.workloads.registry import name_key
-
     exact: dict[str, ShippedConfig] = {}
     own: dict[str, list[ShippedConfig]] = {}
     forms: dict[str, list[ShippedConfig]] = {}
@@ -197,8 +196,6 @@ def find_shipped(name: str) -> ShippedConfig | None:
     InputError
         A short name or form that two shipped configs share: the message names both hub ids.
     """
-    from sizer.workloads.registry import name_key
-
     names = _names()
     found = names.exact.get(name.strip().lower())
     if found is not None:
