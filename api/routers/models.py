@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sizer.facade import (Model, ModelNotSupported, ModelSummary, configs_answered_by_presets, list_models,
-                          unsupported_models)
+from sizer.facade import Model, ModelNotSupported, ModelSummary, configs_answered_by_presets, list_models, unsupported_models
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
 

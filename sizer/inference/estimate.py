@@ -122,11 +122,13 @@ def speed_spread() -> dict[str, Any]:
 class ServedModel(LoadFields, RequestModel):
     """What is served and how it is stored: shared by inference and its recommendation."""
 
-    model: Source | None = Field(None, description="architecture by name, or a config.json path (CLI)")
+    model: Source | None = Field(None, description="architecture by name (a preset, or a shipped config's hub id or short "
+                                                   "name), or a config.json path (CLI)")
     params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
     weights: WeightsName | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
-                                "checkpoint is stored in: bf16, or mxfp4 for gpt-oss)")
+                                "checkpoint is stored in, as its config's quantization_config states it: bf16, fp8 "
+                                "for DeepSeek-V3/R1, mxfp4 for gpt-oss)")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
     gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "

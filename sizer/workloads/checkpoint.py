@@ -30,7 +30,7 @@ from sizer.errors import InputError
 
 FIELD = "model.quantization_config"
 # compressed-tensors weights (type, bits, group size or None for any) -> format, and what it is
-_COMPRESSED = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4"}
+_COMPRESSED: dict[tuple[object, object, object], str] = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4"}
 _UNQUANTISED_LISTS = ("ignore", "modules_to_not_convert", "exclude_modules")
 # The group sizes of sizer.inference.formats' gptq-int4-g* and awq-int4-g* (not imported: workloads
 # sits below inference; tests/sizer/workloads/test_checkpoint.py checks they agree)

@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -438,6 +438,39 @@ def config_file_name(path: str | Path, data: dict[str, object]) -> str:
     if path.name == "config.json" and path.parent.name:
         return path.parent.name
     return path.stem or path.name
+
+
+def model_source(value: Any) -> Any:
+    """The command line's reading of ``--model``: :func:`sizer.workloads.source.model_source` (a ``.json``
+    path, a path with a folder or an existing file is a file), except that a hub id the registry knows
+    (``Qwen/Qwen3-32B``, ``meta-llama/Llama-2-7b-hf``) stays a name where no file of that path exists.
+
+    Parameters
+    ----------
+    value : Any
+        The text given to ``--model`` (anything else is passed on unchanged, for the request to refuse).
+
+    Returns
+    -------
+    Any
+        A :class:`FileRef` for a file, else ``value`` itself.
+
+    >>> model_source("Qwen/Qwen3-32B"), model_source("models/mine")
+    ('Qwen/Qwen3-32B', FileRef('models/mine'))
+    """
+    import os
+
+    from sizer.workloads import source
+
+    read = source.model_source(value)
+    if isinstance(read, FileRef) and isinstance(value, str) and HUB_ID.match(value.strip()) \
+            and not value.strip().lower().endswith(".json") and not os.path.exists(value.strip()):
+        try:
+            lookup(value)
+        except InputError:
+            return read  # not a known name: a path, refused as a missing file
+        return value
+    return read
 
 
 def read_config_file(path: str | Path) -> Architecture:
