@@ -142,9 +142,7 @@ def test_the_index_is_read_without_parsing_a_config(monkeypatch):
         raise AssertionError(f"parsed {path}")
 
     monkeypatch.setattr(hf_config, "load_json", no_parse)
-    shipped.config_data.cache_clear()
     shipped._names.cache_clear()
-    shipped.shipped_configs.cache_clear()
     assert lookup("qwen3-32b").hub_id == "Qwen/Qwen3-32B"
     with pytest.raises(AssertionError, match="parsed"):
         shipped.config_data("Qwen/Qwen3-32B")
