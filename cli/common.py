@@ -96,12 +96,14 @@ def workload_request(cls=None, **fields):
 
 def sources(fields: dict) -> dict:
     """``fields`` with ``model`` and ``workload`` read as the command line means them: a file path
-    (``config.json``, a profile ``.yaml``, any existing file) or a built-in name."""
-    from sizer.facade import model_source, profile_source
+    (``config.json``, a profile ``.yaml``, any existing file) or a name (a hub id such as ``Qwen/Qwen3-32B``
+    the registry knows stays a name). Each reader is imported only where its field is given (the model
+    registry is not loaded by a question without a model)."""
+    from sizer import facade
 
-    for name, read in (("model", model_source), ("workload", profile_source)):
+    for name, reader in (("model", "model_source"), ("workload", "profile_source")):
         if fields.get(name) is not None:
-            fields[name] = read(fields[name])
+            fields[name] = getattr(facade, reader)(fields[name])
     return fields
 
 

@@ -286,11 +286,11 @@ def lookup(name: str) -> ModelEntry | ShippedConfig:
     >>> lookup("llama-2-7b").name, lookup("Qwen/Qwen3-32B").hub_id
     ('llama-2-7b', 'Qwen/Qwen3-32B')
     """
-    from sizer.workloads.shipped import find_shipped
-
     entry = _index().get(name_key(_check_name(name)))
     if entry is not None:
         return entry
+    from sizer.workloads.shipped import find_shipped  # only for a name no preset has
+
     shipped = find_shipped(name)
     if shipped is None:
         raise _unknown(name)
@@ -319,11 +319,11 @@ def find_model(name: str) -> Architecture:
     >>> find_model("Llama-2-7B").params_total()
     6738415616
     """
-    from sizer.workloads.shipped import shipped_architecture
-
     found = lookup(name)
     if isinstance(found, ModelEntry):
         return found.architecture()
+    from sizer.workloads.shipped import shipped_architecture
+
     return shipped_architecture(found.hub_id)
 
 
@@ -349,7 +349,6 @@ def checkpoint(source: str | FileRef | None) -> Checkpoint | None:
         A ``quantization_config`` naming a format sizer has none for (naming that field).
     """
     from sizer.workloads.checkpoint import Checkpoint, config_checkpoint
-    from sizer.workloads.shipped import config_data
 
     if isinstance(source, FileRef):
         from sizer.workloads.hf_config import load_json
@@ -362,6 +361,8 @@ def checkpoint(source: str | FileRef | None) -> Checkpoint | None:
         if found.checkpoint_weights is None:
             return None
         return Checkpoint(found.checkpoint_weights, f"catalog/models.yaml checkpoint_weights of {found.name}")
+    from sizer.workloads.shipped import config_data
+
     stated = config_checkpoint(config_data(found.hub_id))
     if stated is None and found.checkpoint_weights is not None:
         return Checkpoint(found.checkpoint_weights, f"catalog/hf_configs/names.yaml: {found.checkpoint_source}")
