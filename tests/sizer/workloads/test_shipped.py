@@ -146,3 +146,33 @@ def test_the_index_is_read_without_parsing_a_config(monkeypatch):
     assert lookup("qwen3-32b").hub_id == "Qwen/Qwen3-32B"
     with pytest.raises(AssertionError, match="parsed"):
         shipped.config_data("Qwen/Qwen3-32B")
+
+
+def test_the_shape_only_presets_are_unverified_and_say_what_was_taken_from_where():
+    from sizer.datafile import load_yaml
+    from sizer.workloads.registry import models_files
+
+    (extra,) = models_files()[1:]
+    entries = load_yaml(extra, "model")["models"]
+    assert len(entries) >= 20
+    for entry in entries:
+        assert entry["verified"] is False and "taken from" in entry["notes"] or "as " in entry["notes"], entry["name"]
+        assert "@" in entry["source"], entry["name"]  # a repository at a commit (or the spec page for Llama 3.3)
+        assert model_entry(entry["name"]).verified is False
+
+
+def test_llama_3_3_70b_is_llama_3_1_70b_s_architecture():
+    # meta-llama/llama-models sku_list.py gives both the same arch_args
+    assert find_model("llama-3.3-70b").params_total() == find_model("llama-3.1-70b").params_total()
+    assert find_model("meta-llama/Llama-3.3-70B-Instruct").name == "llama-3.3-70b"
+
+
+@pytest.mark.parametrize("name, billions", [
+    # the sizes the hub ids state ("OLMo-2-1124-7B": 7B): the FFN, tying and biases the presets took from
+    # siblings keep each within 10 % of it
+    ("gemma-3-1b", 1), ("qwen2-1.5b", 1.5), ("qwen2.5-1.5b", 1.5), ("olmo-2-7b", 7), ("olmo-2-13b", 13),
+    ("olmo-2-32b", 32), ("glm-4-9b", 9), ("tinyllama-1.1b", 1.1), ("codellama-7b", 7), ("codellama-13b", 13),
+    ("mistral-7b-v0.3", 7), ("internlm2.5-7b", 7), ("qwen2-7b", 7), ("qwen2.5-coder-32b", 32), ("llama-3.3-70b", 70),
+])
+def test_shape_only_presets_match_their_stated_sizes(name, billions):
+    assert find_model(name).params_total() / 1e9 == pytest.approx(billions, rel=0.1)
