@@ -116,3 +116,14 @@ def test_a_quantised_config_file_is_refused_where_its_format_is_unknown(tmp_path
     with pytest.raises(InputError) as error:
         estimate_inference(InferenceRequest(model=FileRef(str(path)), device="H100 SXM"))
     assert error.value.field == "model.quantization_config.quant_method"
+
+
+def test_a_recommendation_searches_the_common_formats_where_the_checkpoints_is_unknown(tmp_path):
+    from sizer.inference.deployments import InferenceRecommendRequest
+    from sizer.inference.load_search import SEARCH_WEIGHTS, searched_weights
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "quantization_config": {"quant_method": "bitsandbytes"}}))
+    assert [f.name for f in searched_weights(InferenceRecommendRequest(model=FileRef(str(path))))] == list(SEARCH_WEIGHTS)
+    fp8 = configs_dir() / "Qwen--Qwen3-32B-FP8.json"
+    assert [f.name for f in searched_weights(InferenceRecommendRequest(model=FileRef(str(fp8))))] == list(SEARCH_WEIGHTS)
