@@ -52,7 +52,7 @@ CatalogOption = Annotated[Optional[str], typer.Option("--catalog", help="A YAML 
 DeviceOption = Annotated[str, typer.Option("--device", "-d", help="Device id or any unambiguous part of its name, e.g. 'A100 80GB SXM'.")]
 CountOption = Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices (data parallel).")]
 PrecisionOption = Annotated[Optional[str], typer.Option("--precision", "-p", help="mixed (bf16, else fp16; the default), fp32, tf32, fp16, bf16, fp8 or fp4. With --have and none given: the best the hardware runs (mixed or fp8).")]
-ModelOption = Annotated[Optional[str], typer.Option("--model", "-m", help="An architecture by name (llama-2-7b, gpt3-175b, bert-large ...) or a Hugging Face config.json.")]
+ModelOption = Annotated[Optional[str], typer.Option("--model", "-m", help="A model by name: a built-in preset (llama-3.3-70b, gpt3-175b, bert-large ...) or a shipped Hugging Face config by hub id or short name (Qwen/Qwen3-32B, qwen3-32b, deepseek-r1); `sizer models` lists them. Or a config.json path.")]
 ZeroOption = Annotated[Optional[int], typer.Option("--zero", min=0, max=3, help="ZeRO stage 0-3 (FSDP FULL_SHARD is 3).")]
 TpOption = Annotated[Optional[int], typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size (Megatron style, sequence parallel). No layout given: the search chooses.")]
 PpOption = Annotated[Optional[int], typer.Option("--pp", min=1, max=1024, help="Pipeline-parallel stages (1F1B).")]
@@ -96,12 +96,14 @@ def workload_request(cls=None, **fields):
 
 def sources(fields: dict) -> dict:
     """``fields`` with ``model`` and ``workload`` read as the command line means them: a file path
-    (``config.json``, a profile ``.yaml``, any existing file) or a built-in name."""
-    from sizer.facade import model_source, profile_source
+    (``config.json``, a profile ``.yaml``, any existing file) or a name (a hub id such as ``Qwen/Qwen3-32B``
+    the registry knows stays a name). Each reader is imported only where its field is given (the model
+    registry is not loaded by a question without a model)."""
+    from sizer import facade
 
-    for name, read in (("model", model_source), ("workload", profile_source)):
+    for name, reader in (("model", "model_source"), ("workload", "profile_source")):
         if fields.get(name) is not None:
-            fields[name] = read(fields[name])
+            fields[name] = getattr(facade, reader)(fields[name])
     return fields
 
 

@@ -1,4 +1,5 @@
-"""`sizer models`: the built-in architectures, with parameters, training context and source."""
+"""`sizer models`: every model --model answers (presets and shipped configs), with parameters, training
+context and source; the shipped configs the engine refuses, with the reason."""
 from __future__ import annotations
 
 import re
@@ -8,21 +9,45 @@ import typer
 from . import output
 from .common import JsonOption
 
+NOT_SUPPORTED_SHOWN = 100  # characters of a refusal in the table (the whole text is in --json)
+
 
 def models(json: JsonOption = False) -> None:
-    """Every built-in architecture --model accepts: parameters, context length and source."""
-    from sizer.facade import list_models
+    """Every model --model accepts: built-in presets and shipped Hugging Face configs (by hub id, e.g.
+    Qwen/Qwen3-32B, or short name, qwen3-32b), with parameters, context length and source. --model also
+    reads a config.json path."""
+    from sizer.facade import configs_answered_by_presets, list_models, unsupported_models
 
-    listed = list_models()
+    listed, refused, covered = list_models(), unsupported_models(), configs_answered_by_presets()
     if json:
-        return output.emit_json({"models": listed})
+        return output.emit_json({"models": listed, "not_supported": refused, "answered_by_preset": covered})
     rows = []
     for m in listed:
         active = "" if m.params_active == m.params_total else f"\n({output.count(m.params_active)} active)"
         rows.append((m.name, output.count(m.params_total) + active, f"{m.context:,}", _short_source(m.source, m.verified)))
-    output.table(f"Built-in models: {len(listed)}", ("name", "parameters", "context", "source"), rows,
-                 caption="Use a name with --model; parameters count every weight, embeddings included; "
-                         "context is the training sequence length in tokens. --json for every field.")
+    presets = sum(m.kind == "preset" for m in listed)
+    output.table(f"Models: {presets} built-in presets, {len(listed) - presets} shipped configs",
+                 ("name", "parameters", "context", "source"), rows,
+                 caption="Use a name with --model (a hub id or the part after its organisation for a shipped config, "
+                         "any case), or give a config.json path; parameters count every weight, embeddings included; "
+                         "context is the training sequence length in tokens. --json for every field. Shipped configs "
+                         "a preset's name covers, answered by the preset: "
+                         + ", ".join(f"{hub} -> {name}" for hub, name in covered.items()) + ".")
+    if refused:
+        output.table(f"Shipped configs not supported: {len(refused)}", ("name", "reason"),
+                     [(r.name, _short_reason(r.reason)) for r in refused],
+                     caption="An answer for one of these is refused with the same reason (the config field named).")
+
+
+def _short_reason(reason: str) -> str:
+    """A refusal up to :data:`NOT_SUPPORTED_SHOWN` characters, cut at a word, marked where cut (an unsupported
+    model type without the list of supported ones)."""
+    head, _, expected = reason.partition("; expected ")
+    if expected.startswith("one of the supported model types"):  # the list of types is in --json
+        return f"{head}: a model type sizer has no reader for"
+    if len(reason) <= NOT_SUPPORTED_SHOWN:
+        return reason
+    return reason[:NOT_SUPPORTED_SHOWN].rsplit(" ", 1)[0] + " ... (--json: all)"
 
 
 def _short_source(source: str, verified: bool) -> str:

@@ -38,7 +38,7 @@ def _counts(text: str) -> list[int]:
 
 
 def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameters, comma-separated: '1e9,7B'.")] = None,
-          model: Annotated[ListOption, typer.Option("--model", "-m", help="Models by name, comma-separated: 'llama-2-7b,llama-2-13b'.")] = None,
+          model: Annotated[ListOption, typer.Option("--model", "-m", help="Models by name or hub id, comma-separated: 'llama-2-7b,Qwen/Qwen3-32B' (`sizer models` lists them).")] = None,
           samples: Annotated[ListOption, typer.Option("--samples", help="Samples per epoch, comma-separated.")] = None,
           tokens: Annotated[ListOption, typer.Option("--tokens", help="Training tokens, comma-separated (instead of --samples).")] = None,
           batch_size: Annotated[ListOption, typer.Option("--batch-size", help="Global batch sizes, comma-separated.")] = None,

@@ -167,6 +167,16 @@ def test_installed_recommend_answers_json_from_another_directory(venv, tmp_path)
     assert answer["ranked"][0]["rank"] == 1
 
 
+def test_installed_sizer_answers_a_shipped_config_by_hub_id(venv, tmp_path):
+    # catalog/hf_configs (JSON and the index CSV) travel in the wheel: a hub id answers from the installed package
+    run = subprocess.run([venv / "sizer", "inference", "--model", "deepseek-ai/DeepSeek-R1", "--device", "H200", "--count",
+                          "8", "--json"], cwd=tmp_path, capture_output=True, text=True,
+                         env=_clean_env(SIZER_CACHE_DIR=str(tmp_path / "cache")), timeout=120)
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["model"] == "deepseek-ai/DeepSeek-R1" and answer["weights"] == "fp8"
+
+
 def test_installed_commands_that_load_api_and_validation_start(venv, tmp_path):
     # `sizer validate` and `sizer profile` import sizer.validation, `sizer serve` sizer.api, only when run.
     for command in (["validate", "--help"], ["profile", "--help"], ["serve", "--help"]):

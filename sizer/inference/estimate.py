@@ -87,7 +87,7 @@ from sizer.runtimes import RuntimeName
 from sizer.runtimes.local_runtimes import device_family, device_kind
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
-from sizer.workloads.registry import checkpoint_weights, decoder_for_params, resolve_model
+from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.request import RequestModel
 from sizer.workloads.source import Source
 
@@ -122,11 +122,13 @@ def speed_spread() -> dict[str, Any]:
 class ServedModel(LoadFields, RequestModel):
     """What is served and how it is stored: shared by inference and its recommendation."""
 
-    model: Source | None = Field(None, description="architecture by name, or a config.json path (CLI)")
+    model: Source | None = Field(None, description="architecture by name (a preset, or a shipped config's hub id or short "
+                                                   "name), or a config.json path (CLI)")
     params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
     weights: WeightsName | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
-                                "checkpoint is stored in: bf16, or mxfp4 for gpt-oss)")
+                                "checkpoint is stored in, as its config's quantization_config states it: bf16, fp8 "
+                                "for DeepSeek-V3/R1, mxfp4 for gpt-oss)")
     prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
     output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
     gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "
@@ -225,9 +227,11 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
         fmt = weight_format(request.weights)
         note = quality_note(fmt) if fmt.name != checkpoint_weights(request.model) else None  # not the published form
         return fmt, [] if note is None else [Assumption(name="quality", value=note, source=fmt.source, verified=False)]
-    name = checkpoint_weights(request.model) or "bf16"
-    why = ("the format its published checkpoint is stored in (catalog/models.yaml checkpoint_weights)" if name != "bf16"
-           else "16 bits, as most published checkpoints; give --weights for another")
+    stated = checkpoint(request.model)
+    name = "bf16" if stated is None else stated.weights
+    why = ("16 bits, as most published checkpoints; give --weights for another" if stated is None
+           else f"the format its published checkpoint is stored in ({stated.stated_by})"
+           + (f"; {stated.note}" if stated.note else ""))
     return weight_format(name), [Assumption(name="weight format", value=f"{name}, not given: {why}",
                                             source=weight_format(name).source)]
 
@@ -563,10 +567,20 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         table = serving_table((device,), fmt)
     if not table.supported[0]:
         if fmt.activations:
-            raise InputError("weights", request.weights, refused_format(fmt, device))
+            raise InputError("weights", request.weights, refused_format(fmt, device) + _checkpoint_remedy(request, fmt))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
                    notes + format_notes, local_notes, offload_notes)
+
+
+def _checkpoint_remedy(request: InferenceRequest, fmt: WeightFormat) -> str:
+    """Where the refused format was not asked but is the published checkpoint's: say so, and what to ask instead."""
+    if request.weights is not None:
+        return ""
+    stated = checkpoint(request.model)
+    where = f" ({stated.stated_by})" if stated is not None else ""
+    return (f"; {fmt.name} is not asked but the format its published checkpoint is stored in{where}: give weights int8 "
+            f"for its 8-bit weights computed in 16 bits, or bf16")
 
 
 def _check_one_machine(count: int, device: Device) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.inference.capacity import SEARCH_STEPS, serve_load, simulated_requests
 from sizer.inference.deployment_answers import (
@@ -102,9 +103,16 @@ def searched_weights(request: ServedModel) -> list[WeightFormat]:
     Returns
     -------
     list of WeightFormat
-        :data:`SEARCH_WEIGHTS` in order, then the checkpoint's format where it is not among them.
+        :data:`SEARCH_WEIGHTS` in order, then the checkpoint's format where it is not among them (none
+        where its ``quantization_config`` names a format sizer lacks: the search tries the others).
     """
-    own = checkpoint_weights(request.model)
+    try:
+        own = checkpoint_weights(request.model)
+    except InputError as error:
+        if not (error.field or "").startswith("model.quantization_config") and \
+                not (error.field or "").startswith("model.text_config.quantization_config"):
+            raise
+        own = None
     return [weight_format(w) for w in (*SEARCH_WEIGHTS, *([own] if own and own not in SEARCH_WEIGHTS else []))]
 
 

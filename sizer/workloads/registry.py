@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,7 +26,12 @@ from sizer.datafile import load_yaml
 from sizer.errors import CatalogError, InputError
 from sizer.memo import registered_cache
 from sizer.workloads.architecture import MAX_BLOCKS, Architecture, Family, FfnType, Norm, Position
+from sizer.workloads.names import name_key
 from sizer.workloads.source import FileRef
+
+if TYPE_CHECKING:
+    from sizer.workloads.checkpoint import Checkpoint
+    from sizer.workloads.shipped import ShippedConfig
 
 MAX_MODELS_FILE_BYTES = 1_000_000
 MAX_NAME_LENGTH = 200
@@ -146,32 +151,21 @@ def models_file() -> Path:
     return builtin_catalog_dir() / "models.yaml"
 
 
-def name_key(name: str) -> str:
-    """The form names are compared in: lower case, no organisation prefix, no ``-hf``, and only
-    letters, digits and dots (``"meta-llama/Llama-2-7b-hf"`` -> ``"llama27b"``; dots stay so that
-    ``gpt3-1.3b`` and ``gpt3-13b`` differ).
-
-    Parameters
-    ----------
-    name : str
-        A model name as a user or a config writes it.
+def models_files() -> list[Path]:
+    """Every built-in preset file: ``catalog/models.yaml``, then each ``catalog/model_presets/*.yaml`` by name.
 
     Returns
     -------
-    str
-        The comparison key.
-
-    >>> name_key("meta-llama/Llama-2-7b-hf"), name_key("GPT-3 1.3B")
-    ('llama27b', 'gpt31.3b')
+    list of Path
+        The files, in the order their entries are listed.
     """
-    key = name.strip().lower().rsplit("/", 1)[-1]
-    key = re.sub(r"[-_ ]hf$", "", key)
-    return re.sub(r"[^a-z0-9.]", "", key)
+    main = models_file()
+    return [main, *sorted((main.parent / "model_presets").glob("*.yaml"))]
 
 
 @registered_cache()
 def builtin_entries() -> tuple[ModelEntry, ...]:
-    """Every entry of ``catalog/models.yaml``, checked; a malformed file is a :class:`CatalogError`.
+    """Every entry of the preset files (:func:`models_files`), checked; a malformed file is a :class:`CatalogError`.
 
     Returns
     -------
@@ -183,14 +177,16 @@ def builtin_entries() -> tuple[ModelEntry, ...]:
     CatalogError
         A malformed file, or one name that stands for two entries.
     """
+    entries: list[ModelEntry] = []
+    for path in models_files():
+        data = load_yaml(path, "model", MAX_MODELS_FILE_BYTES)
+        try:
+            entries += ModelsFile.model_validate(data).models
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise CatalogError(f"models file {path}: field {where}: {first['msg']}", "model") from None
     path = models_file()
-    data = load_yaml(path, "model", MAX_MODELS_FILE_BYTES)
-    try:
-        entries = ModelsFile.model_validate(data).models
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise CatalogError(f"models file {path}: field {where}: {first['msg']}", "model") from None
     seen: dict[str, str] = {}
     for entry in entries:
         for alias in (entry.name, entry.display_name, *entry.aliases):
@@ -221,6 +217,28 @@ def model_names() -> list[str]:
     return sorted(entry.name for entry in builtin_entries())
 
 
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH:
+        raise InputError("model", name, "a model name such as 'llama-2-7b' or a hub id such as 'Qwen/Qwen3-32B', "
+                                        "or a config.json path")
+    return name
+
+
+def _unknown(name: str) -> InputError:
+    """The error for a name that is no built-in and no shipped config, offering close names of both."""
+    from sizer.workloads.shipped import shipped_keys
+
+    names = {key: entry.name for key, entry in _index().items()}
+    names.update({key: hub_id for key, hub_id in shipped_keys().items() if key not in names})
+    close = difflib.get_close_matches(name_key(name), list(names), n=5, cutoff=0.6)
+    suggestions = list(dict.fromkeys(names[key] for key in close))
+    hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
+    return InputError("model", name, f"a built-in model name or hub id ({hint}{len(builtin_entries())} presets and "
+                                     f"{len(set(names.values())) - len(builtin_entries())} shipped configs: "
+                                     "`sizer models` lists them, e.g. llama-2-7b, llama-3.3-70b, Qwen/Qwen3-32B, "
+                                     "deepseek-r1) or a config.json path")
+
+
 def model_entry(name: str) -> ModelEntry:
     """The catalog entry of a built-in model (with its published parameter count and notes).
 
@@ -237,57 +255,135 @@ def model_entry(name: str) -> ModelEntry:
     Raises
     ------
     InputError
-        An empty, overlong or unknown name; the message offers close names.
+        An empty, overlong or unknown name (a shipped config's name included: it has no entry);
+        the message offers close names.
     """
-    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH:
-        raise InputError("model", name, "a built-in model name such as 'llama-2-7b', or a config.json path")
-    entry = _index().get(name_key(name))
+    entry = _index().get(name_key(_check_name(name)))
     if entry is None:
-        keys = _index()
-        close = difflib.get_close_matches(name_key(name), list(keys), n=5, cutoff=0.6)
-        suggestions = list(dict.fromkeys(keys[key].name for key in close))
-        hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
-        raise InputError("model", name, f"a built-in model name ({hint}{len(builtin_entries())} built in, e.g. "
-                                        f"llama-2-7b, gpt3-175b, mixtral-8x7b, bert-large) or a config.json path")
+        raise _unknown(name)
     return entry
 
 
-def find_model(name: str) -> Architecture:
-    """A built-in architecture by a forgiving name.
+def lookup(name: str) -> ModelEntry | ShippedConfig:
+    """What a model name means: a built-in preset (every name it had before configs were shipped),
+    else a shipped config by hub id, short name or short form (:mod:`sizer.workloads.shipped`).
 
     Parameters
     ----------
     name : str
-        A built-in model's name, display name or alias (:func:`model_entry`).
+        A preset's name or alias, or a shipped config's hub id or short name (any case).
+
+    Returns
+    -------
+    ModelEntry or ShippedConfig
+        The preset, or the shipped config.
+
+    Raises
+    ------
+    InputError
+        An empty, overlong or unknown name, or a short name two shipped configs share (naming both).
+
+    >>> lookup("llama-2-7b").name, lookup("Qwen/Qwen3-32B").hub_id
+    ('llama-2-7b', 'Qwen/Qwen3-32B')
+    """
+    entry = _index().get(name_key(_check_name(name)))
+    if entry is not None:
+        return entry
+    from sizer.workloads.shipped import find_shipped  # only for a name no preset has
+
+    shipped = find_shipped(name)
+    if shipped is None:
+        raise _unknown(name)
+    return shipped
+
+
+def find_model(name: str) -> Architecture:
+    """An architecture by a forgiving name: a built-in preset or a shipped config.
+
+    Parameters
+    ----------
+    name : str
+        A preset's name, display name or alias, or a shipped config's hub id or short name (:func:`lookup`).
 
     Returns
     -------
     Architecture
         The model's architecture.
 
+    Raises
+    ------
+    InputError
+        An unknown or ambiguous name, or a shipped config the engine cannot express (naming its
+        ``model.<field>``).
+
     >>> find_model("Llama-2-7B").params_total()
     6738415616
     """
-    return model_entry(name).architecture()
+    found = lookup(name)
+    if isinstance(found, ModelEntry):
+        return found.architecture()
+    from sizer.workloads.shipped import shipped_architecture
+
+    return shipped_architecture(found.hub_id)
 
 
-def checkpoint_weights(source: str | FileRef | None) -> str | None:
-    """The weight format a built-in model's published checkpoint is stored in, where the catalog
-    names one (gpt-oss: mxfp4); None for 16-bit checkpoints, config files and parameter counts.
+def checkpoint(source: str | FileRef | None) -> Checkpoint | None:
+    """The weight format a model's published checkpoint is stored in, and where that is stated:
+    a preset's ``checkpoint_weights`` (gpt-oss: mxfp4), a config's ``quantization_config``
+    (:mod:`sizer.workloads.checkpoint`; a shipped config or a config.json path), or ``names.yaml``
+    where a shipped config states none. None for 16-bit checkpoints and parameter counts.
 
     Parameters
     ----------
     source : str or FileRef or None
-        A request's model: a built-in name, a config file, or None.
+        A request's model: a name, a config file, or None.
+
+    Returns
+    -------
+    Checkpoint or None
+        The checkpoint's format name (e.g. ``"fp8"``) with the field that states it, or None.
+
+    Raises
+    ------
+    InputError
+        A ``quantization_config`` naming a format sizer has none for (naming that field).
+    """
+    from sizer.workloads.checkpoint import Checkpoint, config_checkpoint
+
+    if isinstance(source, FileRef):
+        from sizer.workloads.hf_config import load_json
+
+        return config_checkpoint(load_json(source.path))
+    if not isinstance(source, str) or source.strip().lower().endswith(".json"):
+        return None
+    found = lookup(source)
+    if isinstance(found, ModelEntry):
+        if found.checkpoint_weights is None:
+            return None
+        return Checkpoint(found.checkpoint_weights, f"catalog/models.yaml checkpoint_weights of {found.name}")
+    from sizer.workloads.shipped import config_data
+
+    stated = config_checkpoint(config_data(found.hub_id))
+    if stated is None and found.checkpoint_weights is not None:
+        return Checkpoint(found.checkpoint_weights, f"catalog/hf_configs/names.yaml: {found.checkpoint_source}")
+    return stated
+
+
+def checkpoint_weights(source: str | FileRef | None) -> str | None:
+    """The weight format a model's published checkpoint is stored in (:func:`checkpoint`), by name only.
+
+    Parameters
+    ----------
+    source : str or FileRef or None
+        A request's model: a name, a config file, or None.
 
     Returns
     -------
     str or None
-        The checkpoint's weight format name (e.g. ``"mxfp4"``), or None.
+        The checkpoint's weight format name (e.g. ``"mxfp4"``), or None for a 16-bit checkpoint.
     """
-    if not isinstance(source, str) or source.strip().lower().endswith(".json"):
-        return None
-    return model_entry(source).checkpoint_weights
+    found = checkpoint(source)
+    return None if found is None else found.weights
 
 
 def pretraining_batch(source: str | FileRef | None) -> PretrainingBatch | None:
@@ -306,11 +402,100 @@ def pretraining_batch(source: str | FileRef | None) -> PretrainingBatch | None:
     """
     if not isinstance(source, str) or source.strip().lower().endswith(".json"):
         return None
-    return model_entry(source).pretraining_batch
+    found = lookup(source)
+    return found.pretraining_batch if isinstance(found, ModelEntry) else None
+
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]*[A-Za-z0-9]$")  # org/name, as the hub writes repository ids
+
+
+def config_file_name(path: str | Path, data: dict[str, object]) -> str:
+    """The name a config.json file's model is given: its ``_name_or_path`` where that is a hub id
+    (``org/name``, not a local folder), else ``org/name`` from a file named ``org--name.json`` (as the
+    shipped configs are), else the file's folder (``Llama-2-7b-hf/config.json``), else the file name.
+
+    Parameters
+    ----------
+    path : str or Path
+        The config file.
+    data : dict of str to object
+        Its parsed content.
+
+    Returns
+    -------
+    str
+        The model's name.
+
+    >>> config_file_name("/tmp/Qwen--Qwen3-32B.json", {}), config_file_name("x/config.json", {"_name_or_path": "a/b"})
+    ('Qwen/Qwen3-32B', 'a/b')
+    """
+    path = Path(path)
+    declared = data.get("_name_or_path")
+    if isinstance(declared, str) and len(declared) <= MAX_NAME_LENGTH and HUB_ID.match(declared.strip()):
+        return declared.strip()
+    org, sep, model = path.stem.partition("--")
+    if sep and org and model and HUB_ID.match(f"{org}/{model}"):
+        return f"{org}/{model}"
+    if path.name == "config.json" and path.parent.name:
+        return path.parent.name
+    return path.stem or path.name
+
+
+def model_source(value: Any) -> Any:
+    """The command line's reading of ``--model``: :func:`sizer.workloads.source.model_source` (a ``.json``
+    path, a path with a folder or an existing file is a file), except that a hub id the registry knows
+    (``Qwen/Qwen3-32B``, ``meta-llama/Llama-2-7b-hf``) stays a name where no file of that path exists.
+
+    Parameters
+    ----------
+    value : Any
+        The text given to ``--model`` (anything else is passed on unchanged, for the request to refuse).
+
+    Returns
+    -------
+    Any
+        A :class:`FileRef` for a file, else ``value`` itself.
+
+    >>> model_source("Qwen/Qwen3-32B"), model_source("models/mine")
+    ('Qwen/Qwen3-32B', FileRef('models/mine'))
+    """
+    import os
+
+    from sizer.workloads import source
+
+    read = source.model_source(value)
+    if isinstance(read, FileRef) and isinstance(value, str) and HUB_ID.match(value.strip()) \
+            and not value.strip().lower().endswith(".json") and not os.path.exists(value.strip()):
+        try:
+            lookup(value)
+        except InputError:
+            return read  # not a known name: a path, refused as a missing file
+        return value
+    return read
+
+
+def read_config_file(path: str | Path) -> Architecture:
+    """The architecture of a config.json a user named, called by :func:`config_file_name`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    Architecture
+        The checked architecture (errors name the config field, :mod:`sizer.workloads.hf_config`).
+    """
+    from sizer.workloads.hf_config import architecture_from_config, load_json
+
+    data = load_json(path)
+    return architecture_from_config(data, name=config_file_name(path, data), source=f"Hugging Face config {path}")
 
 
 def resolve_model(source: str | FileRef) -> Architecture:
-    """A built-in model by name, or a Hugging Face ``config.json`` where the edge (the CLI) named a file.
+    """A model by name (a preset or a shipped config), or a Hugging Face ``config.json`` where the edge
+    (the CLI) named a file.
 
     Parameters
     ----------
@@ -323,11 +508,10 @@ def resolve_model(source: str | FileRef) -> Architecture:
         The model's shape.
     """
     if isinstance(source, FileRef):
-        from sizer.workloads.hf_config import read_hf_config
-
-        return read_hf_config(source.path)
+        return read_config_file(source.path)
     if isinstance(source, str) and source.strip().lower().endswith(".json"):
-        raise InputError("model", source, "a built-in model name (a config.json file is read by the command line only)")
+        raise InputError("model", source, "a built-in model name or hub id (a config.json file is read by the command line "
+                                         "only)")
     return find_model(source)
 
 
