@@ -106,6 +106,12 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
     *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _AWQ.format(g=g), True) for g in (64, 128)),
     *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), Precision.MIXED, _MLX.format(b=b, g=g))
       for name, (b, g) in MLX_FORMATS.items()),
+    WeightFormat("int4-g32", group_quantised_bits(4, 32, 16), Precision.MIXED,
+                 "compressed-tensors W4A16 'pack-quantized' (neuralmagic/compressed-tensors): symmetric 4-bit integers "
+                 "with one bf16 scale per 32 = 4.5 bits; as Moonshot ships Kimi K2.5 (its quantization_config ignores "
+                 "lm_head, self_attn, shared_experts and the dense MLPs), a mixture keeps only its routed experts in "
+                 "the format (a dense model all but its embeddings and head); dequantised to 16 bits for the matrix "
+                 "products", edges_16bit=True, experts_only=True),
     WeightFormat("mxfp4", group_quantised_bits(4, 32, 8), Precision.MIXED,
                  "OCP Microscaling (MX) Formats Specification v1.0 (2023): FP4 E2M1 values with one E8M0 scale per 32 "
                  "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "

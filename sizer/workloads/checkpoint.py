@@ -30,7 +30,8 @@ from sizer.errors import InputError
 
 FIELD = "model.quantization_config"
 # compressed-tensors weights (type, bits, group size or None for any) -> format, and what it is
-_COMPRESSED: dict[tuple[object, object, object], str] = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4"}
+_COMPRESSED: dict[tuple[object, object, object], str] = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4",
+                                                         ("int", 4, 32): "int4-g32"}  # symmetric only (no zero point)
 _UNQUANTISED_LISTS = ("ignore", "modules_to_not_convert", "exclude_modules")
 # The group sizes of sizer.inference.formats' gptq-int4-g* and awq-int4-g* (not imported: workloads
 # sits below inference; tests/sizer/workloads/test_checkpoint.py checks they agree)
@@ -120,6 +121,8 @@ def _compressed(quant: dict[str, Any], field: str) -> tuple[str, str]:
             found.add("w8a8" if isinstance(inputs, dict) and inputs.get("num_bits") == 8 else "int8")
             continue
         match = _COMPRESSED.get((kind, bits, size)) or _COMPRESSED.get((kind, bits, None))
+        if kind == "int" and weights.get("symmetric") is False:
+            match = None  # an asymmetric int4 group also stores a zero point: no format of sizer's sizes it
         if match is None:
             raise InputError(f"{field}.config_groups.{name}.weights", f"{kind} {bits} bits, groups of {size}",
                              "FP8, FP4 in groups of 16 (nvfp4) or 32 (mxfp4), or int8: sizer has no weight format "

@@ -25,6 +25,8 @@ from sizer.workloads.source import FileRef
     ("nvidia/Gemma-4-31B-IT-NVFP4", "nvfp4"),  # modelopt, quant_algo NVFP4
     ("nvidia/Kimi-K2.6-NVFP4", "nvfp4"),
     ("moonshotai/Kimi-K3", "mxfp4"),  # compressed-tensors, FP4 in groups of 32 (in text_config)
+    # compressed-tensors int4, symmetric, groups of 32 with a bf16 scale (4.5 bits), routed experts only
+    ("moonshotai/Kimi-K2.5", "int4-g32"),
     ("nvidia/Llama-3.1-70B-Instruct-FP8", "fp8"),  # names.yaml: the config states none (hf_quant_config.json does)
     ("llama-3.3-70b", None),
 ])
@@ -33,9 +35,11 @@ def test_the_published_checkpoint_format(name, weights):
 
 
 def test_a_format_sizer_lacks_is_refused_naming_the_field():
-    # Kimi K2.5: compressed-tensors int4 in groups of 32 with a 16-bit scale and no zero point (4.5 bits): no such format
-    with pytest.raises(InputError, match=r"text_config\.quantization_config\.config_groups\.group_0\.weights"):
-        checkpoint("moonshotai/Kimi-K2.5")
+    # an asymmetric int4 group also stores a zero point: no format of sizer's sizes it
+    asymmetric = {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "type": "int", "num_bits": 4, "group_size": 32, "symmetric": False}}}}
+    with pytest.raises(InputError, match=r"quantization_config\.config_groups\.group_0\.weights"):
+        config_checkpoint({"quantization_config": asymmetric})
     # NVIDIA's Qwen3.6 copies mix FP8 and NVFP4 layer by layer
     with pytest.raises(InputError, match=r"quantization_config\.quant_algo") as error:
         checkpoint("nvidia/Qwen3.6-27B-NVFP4")
