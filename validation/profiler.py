@@ -124,8 +124,13 @@ def profile_model(model, example, *, name: str, description: str, sample: str = 
         first = next((key for key in order if key[0] == module), (module, "elementwise"))
         charge(first, activation_bytes=saved)
 
-    own_params = {name: sum(p.numel() for p in module.parameters(recurse=False))
-                  for name, module in model.named_modules()}
+    # each parameter once, to the first module holding it: a tied weight (T5's and Whisper's output
+    # layer is their embedding) is one tensor held by two modules, and was once counted twice
+    own_params, counted_once = {}, set()
+    for module_name, module in model.named_modules(remove_duplicate=False):
+        fresh = [p for p in module.parameters(recurse=False) if id(p) not in counted_once]
+        counted_once.update(id(p) for p in fresh)
+        own_params[module_name] = own_params.get(module_name, 0) + sum(p.numel() for p in fresh)
     layers, seen_params = [], set()
     for module, kind in order:
         row = rows[(module, kind)]
