@@ -18,6 +18,10 @@ from importlib.metadata import PackageNotFoundError, version
 LIBRARIES = {"torchvision": "torchvision", "timm": "timm", "hf": "transformers"}
 DEFAULT_SEQ_LEN = 128  # tokens per sequence for a text model when none is asked
 DEFAULT_RESOLUTION = 224
+# Arguments a torchvision model is built with beyond weights=None. GoogLeNet without weights gets two
+# auxiliary heads (6.4 M parameters) that its published weights drop: torchvision's 6,624,904 parameters
+# and 1.498 GMAC, and the measured GoogLeNet runs (convnet-benchmarks), are of the network without them.
+TORCHVISION_ARGUMENTS: dict[str, dict] = {"googlenet": {"aux_logits": False}}
 
 # Published sizes of Hugging Face checkpoints: (config class, its arguments, model class, input kind).
 # A class's defaults are the checkpoint's where no argument is given (the class's docstring says
@@ -97,9 +101,12 @@ def build(library: str, name: str, seq_len: int | None = None):
     torch.nn.Module
         The model, with ``example_input``, ``sample`` ("sample" or "sequence") and ``seq_len`` set.
     """
+    import torch
+
     builders = {"torchvision": _torchvision, "timm": _timm, "hf": _hugging_face}
     if library not in builders:
         raise ValueError(f"unknown library {library!r}: one of {', '.join(builders)}")
+    torch.manual_seed(0)  # the same random weights each time (the counts do not depend on them)
     return builders[library](name, seq_len)
 
 
@@ -117,7 +124,7 @@ def _image_input(model, resolution: int):
 def _torchvision(name: str, seq_len: int | None):
     from torchvision import models
 
-    model = models.get_model(name, weights=None)
+    model = models.get_model(name, weights=None, **TORCHVISION_ARGUMENTS.get(name, {}))
     try:  # the resolution the published weights were evaluated at (their transforms' crop), read offline
         resolution = int(models.get_model_weights(name).DEFAULT.transforms().crop_size[0])
     except (ValueError, AttributeError, IndexError, TypeError):

@@ -109,10 +109,9 @@ def library_profile(name: str, seq_len: int | None = None) -> Profile:
 
 def _profile(profiler: ModuleType, models: ModuleType, library: str, model: str, seq_len: int | None,
              versions: dict[str, str]) -> dict[str, Any]:
-    """Build and count the model (seconds to minutes): what the disk cache keeps."""
-    torch = import_module("torch")
+    """Build and count the model (seconds to minutes): what the disk cache keeps. Only the validation
+    modules import torch."""
     target = f"{library}:{model}"
-    torch.manual_seed(0)
     try:
         built = models.build(library, model, seq_len)
         example = built.example_input(PROFILED_BATCH)
