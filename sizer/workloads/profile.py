@@ -30,6 +30,9 @@ MATRIX_KINDS = ("matmul", "conv", "attention")
 MAX_PROFILE_BYTES = 5_000_000
 # The libraries a workload name may be prefixed with (``torchvision:vgg16``): profiled from their models.
 LIBRARY_PREFIXES = ("torchvision", "timm", "hf")
+# The Hub organisations that publish the shipped Hugging Face models (validation/library_models.py):
+# their name with or without the organisation is the same checkpoint.
+HUB_PUBLISHERS = ("distilbert", "facebookai", "microsoft", "google-t5", "openai", "google")
 # Names people write for a built-in profile that are neither its own name nor its library's name for
 # it (those are found without a list): the family name means the variant the measured runs used.
 ALIASES = {
@@ -235,6 +238,9 @@ def builtin_name(name: str) -> str | None:
     text = name.strip()
     if library_of(text) is not None:
         library, _, model = text.partition(":")
+        org, slash, rest = model.strip().lower().rpartition("/")
+        if slash and library.lower() == "hf" and org in HUB_PUBLISHERS:  # openai/whisper-small is whisper-small
+            model = rest
         return index.get(f"{library.lower()}:{model.strip().lower()}")
     return index.get(profile_key(text))
 
