@@ -38,3 +38,13 @@ def test_mlp_widths_and_forgiving_names_answer_time(cli):
     for workload in ("mlp:784,512,10", "VGG-16", "hf:openai/whisper-small"):
         result = cli("time", "--workload", workload, "--samples", "1e6", "--device", "H100 SXM", "--batch-size", "32")
         assert result.exit_code == 0, (workload, result.output)
+
+
+def test_profile_of_a_library_model_without_the_library_is_exit_2_naming_it(cli, monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "timm" else real(name, *a))
+    result = cli("profile", "timm:convnext_tiny", "--out", tmp_path / "p.yaml")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "pip install" in result.stderr and not (tmp_path / "p.yaml").exists()
