@@ -93,12 +93,16 @@ LIBRARY_PROFILE = nice -n 10 $(PROFILE_PYTHON) -m sizer profile
 TORCHVISION_MODELS := vgg16 vgg19 resnet18 resnet34 resnet101 resnet152 densenet121 densenet161 densenet201 \
   mobilenet_v2 mobilenet_v3_large mobilenet_v3_small inception_v3 googlenet squeezenet1_0 squeezenet1_1 \
   efficientnet_b0 vit_b_16 vit_l_16 swin_t convnext_tiny regnet_y_400mf shufflenet_v2_x1_0 mnasnet1_0
+# torchvision's AlexNet and VGG-11 (1000 classes) beside the validation suite's own 10-class alexnet and vgg11
+TORCHVISION_RENAMED := alexnet:alexnet-imagenet vgg11:vgg11-imagenet
 TIMM_MODELS := deit_small_patch16_224:deit-small deit_base_patch16_224:deit-base
 HF_ENCODERS := distilbert-base-uncased:distilbert roberta-base:roberta-base roberta-large:roberta-large \
   deberta-v3-base:deberta-v3-base t5-small:t5-small t5-base:t5-base
 HF_OTHERS := clip-vit-base-patch32:clip-vit-b-32 whisper-base:whisper-base whisper-small:whisper-small
 library-profiles:
 	for m in $(TORCHVISION_MODELS); do n=$$(echo $$m | tr _ -); \
+	  $(LIBRARY_PROFILE) torchvision:$$m --name $$n --batch 2 --out catalog/workloads/$$n.yaml || exit 1; done
+	for pair in $(TORCHVISION_RENAMED); do m=$${pair%%:*}; n=$${pair##*:}; \
 	  $(LIBRARY_PROFILE) torchvision:$$m --name $$n --batch 2 --out catalog/workloads/$$n.yaml || exit 1; done
 	for pair in $(TIMM_MODELS); do m=$${pair%%:*}; n=$${pair##*:}; \
 	  $(LIBRARY_PROFILE) timm:$$m --name $$n --batch 2 --out catalog/workloads/$$n.yaml || exit 1; done

@@ -45,6 +45,10 @@ ALIASES = {
     "distilbertbase": "distilbert", "roberta": "roberta-base", "debertav3": "deberta-v3-base",
     "deberta": "deberta-v3-base", "t5": "t5-small", "clip": "clip-vit-b-32", "clipvitb32": "clip-vit-b-32",
     "whisper": "whisper-base", "bert": "bert-base", "gpt2": "gpt2-small",
+    # BERT's uncased checkpoints have the shipped shapes (vocabulary 30,522); the original VGG-A is VGG-11
+    # and AlexNet's "one weird trick" variant is torchvision's, both at ImageNet's 1000 classes
+    "bertbaseuncased": "bert-base", "bertlargeuncased": "bert-large", "hf:bert-base-uncased": "bert-base",
+    "hf:bert-large-uncased": "bert-large", "vgga": "vgg11-imagenet", "alexnetowt": "alexnet-imagenet",
     "torchvision:resnet50": "resnet50",  # written with torchvision's resnet50 shapes (validation/model_zoo.py)
 }
 
@@ -186,15 +190,15 @@ def _header(path: Path) -> dict[str, object]:
 def _name_index() -> dict[str, str]:
     """Every name a built-in profile answers to -> its own name: its name's key, its library name
     (``torchvision:vgg16``, lower case) and that name's key, and :data:`ALIASES`."""
+    headers = [_header(path) for path in sorted(builtin_profile_dir().glob("*.yaml"))]
     index: dict[str, str] = {}
-    for path in sorted(builtin_profile_dir().glob("*.yaml")):
-        header = _header(path)
-        name = str(header.get("name", ""))
-        index.setdefault(profile_key(name), name)
+    for header in headers:  # own names first: "alexnet" is alexnet.yaml, not torchvision's alexnet-imagenet
+        index.setdefault(profile_key(str(header.get("name", ""))), str(header.get("name", "")))
+    for header in headers:
         source = header.get("source")
         if isinstance(source, str):
-            index[source.lower()] = name
-            index.setdefault(profile_key(source.partition(":")[2]), name)
+            index[source.lower()] = str(header.get("name", ""))
+            index.setdefault(profile_key(source.partition(":")[2]), str(header.get("name", "")))
     for alias, name in ALIASES.items():
         index.setdefault(alias, name)
     return index

@@ -23,7 +23,9 @@ FORGIVING_NAMES = {
     "RoBERTa": "roberta-base", "roberta-large": "roberta-large", "DeBERTa-v3": "deberta-v3-base",
     "microsoft/deberta-v3-base": "deberta-v3-base", "T5": "t5-small", "t5-base": "t5-base", "CLIP": "clip-vit-b-32",
     "clip-vit-base-patch32": "clip-vit-b-32", "Whisper": "whisper-base", "whisper-small": "whisper-small",
-    "BERT-large": "bert-large", "torchvision:vgg16": "vgg16", "torchvision:vit_b_16": "vit-b-16",
+    "BERT-large": "bert-large", "bert-large-uncased": "bert-large", "hf:bert-base-uncased": "bert-base",
+    "VGG-A": "vgg11-imagenet", "AlexNet OWT": "alexnet-imagenet", "AlexNet": "alexnet", "torchvision:alexnet": "alexnet-imagenet",
+    "torchvision:vgg11": "vgg11-imagenet", "torchvision:vgg16": "vgg16", "torchvision:vit_b_16": "vit-b-16",
     "timm:deit_small_patch16_224": "deit-small", "hf:distilbert-base-uncased": "distilbert",
     "hf:openai/whisper-small": "whisper-small",
 }
