@@ -10,7 +10,7 @@ PIP_VERSION := 26.3
 PIP_TOOLS_VERSION := 7.6.2
 LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links
 
-.PHONY: run test lint test-latest lock install install-dev browser-deps clean profiles bench fuzz
+.PHONY: run test lint test-latest lock install install-dev browser-deps clean profiles library-profiles bench fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +82,34 @@ profiles: install-dev
 	  $(PROFILE) validation.model_zoo:bert_large --name bert-large --seq-len $$s --batch 1 --out catalog/workloads/bert-large@s$$s.yaml; \
 	done
 	$(PROFILE) validation.model_zoo:gpt2_small --name gpt2-small --seq-len 1024 --batch 1 --out catalog/workloads/gpt2-small.yaml
+	$(MAKE) library-profiles
+
+# The reference libraries' models (validation/library_models.py), random weights, nothing downloaded.
+# Image models are profiled on 2 samples (batch norm needs more than one value per channel to train).
+# They need torchvision, timm and transformers beside torch, which are kept out of the locks: give a
+# Python that has them, e.g. make library-profiles PROFILE_PYTHON=../venv-profiles/bin/python
+PROFILE_PYTHON ?= $(BIN)/python
+LIBRARY_PROFILE = nice -n 10 $(PROFILE_PYTHON) -m sizer profile
+TORCHVISION_MODELS := vgg16 vgg19 resnet18 resnet34 resnet101 resnet152 densenet121 densenet161 densenet201 \
+  mobilenet_v2 mobilenet_v3_large mobilenet_v3_small inception_v3 googlenet squeezenet1_0 squeezenet1_1 \
+  efficientnet_b0 vit_b_16 vit_l_16 swin_t convnext_tiny regnet_y_400mf shufflenet_v2_x1_0 mnasnet1_0
+# torchvision's AlexNet and VGG-11 (1000 classes) beside the validation suite's own 10-class alexnet and vgg11
+TORCHVISION_RENAMED := alexnet:alexnet-imagenet vgg11:vgg11-imagenet
+TIMM_MODELS := deit_small_patch16_224:deit-small deit_base_patch16_224:deit-base
+HF_ENCODERS := distilbert-base-uncased:distilbert roberta-base:roberta-base roberta-large:roberta-large \
+  deberta-v3-base:deberta-v3-base t5-small:t5-small t5-base:t5-base
+HF_OTHERS := clip-vit-base-patch32:clip-vit-b-32 whisper-base:whisper-base whisper-small:whisper-small
+library-profiles:
+	for m in $(TORCHVISION_MODELS); do n=$$(echo $$m | tr _ -); \
+	  $(LIBRARY_PROFILE) torchvision:$$m --name $$n --batch 2 --out catalog/workloads/$$n.yaml || exit 1; done
+	for pair in $(TORCHVISION_RENAMED); do m=$${pair%%:*}; n=$${pair##*:}; \
+	  $(LIBRARY_PROFILE) torchvision:$$m --name $$n --batch 2 --out catalog/workloads/$$n.yaml || exit 1; done
+	for pair in $(TIMM_MODELS); do m=$${pair%%:*}; n=$${pair##*:}; \
+	  $(LIBRARY_PROFILE) timm:$$m --name $$n --batch 2 --out catalog/workloads/$$n.yaml || exit 1; done
+	for pair in $(HF_ENCODERS); do m=$${pair%%:*}; n=$${pair##*:}; for s in 128 384 512; do \
+	  $(LIBRARY_PROFILE) hf:$$m --name $$n --seq-len $$s --batch 1 --out catalog/workloads/$$n@s$$s.yaml || exit 1; done; done
+	for pair in $(HF_OTHERS); do m=$${pair%%:*}; n=$${pair##*:}; \
+	  $(LIBRARY_PROFILE) hf:$$m --name $$n --batch 1 --out catalog/workloads/$$n.yaml || exit 1; done
 
 # Speed and load benchmarks (not part of `make test`); results go to benchmarks/results/. Each runs
 # even when one before it misses its goal (they say so in their output).

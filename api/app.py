@@ -24,7 +24,22 @@ from . import errors
 from .deps import Lanes
 from .middleware import GuardMiddleware
 from .pool import WorkerPool
-from .routers import catalog, compute, health, inference, memory, models, network_size, pages, peak, plan, recommend, tco, time
+from .routers import (
+    catalog,
+    compute,
+    health,
+    inference,
+    memory,
+    models,
+    network_size,
+    pages,
+    peak,
+    plan,
+    recommend,
+    tco,
+    time,
+    workloads,
+)
 from .routers.pages import STATIC
 from .server import install_flood_filter
 from .settings import Settings
@@ -70,8 +85,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     except SizerError as error:  # a catalog the tables cannot be built from: its questions say why
         logging.getLogger("sizer.api").warning("tables not built at start: %s", error)
     errors.install(app)
-    for module in (peak, compute, time, memory, plan, inference, network_size, tco, recommend, catalog, models, health,
-                   pages):
+    for module in (peak, compute, time, memory, plan, inference, network_size, tco, recommend, catalog, models, workloads,
+                   health, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.state.lanes = Lanes(settings, pool, app.state.catalog.key)

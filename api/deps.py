@@ -129,12 +129,11 @@ def finite(result: T) -> T:
 
 
 def builtin_workload_only(workload: str | None) -> None:
-    """Workload profiles come from the built-in set over HTTP: a file path would read the server's disk."""
-    from sizer.facade import WORKLOAD_NAMES, InputError
+    """Workload profiles come from the built-in set (any name the command line takes for one) or
+    ``mlp:`` widths over HTTP: a file path would read the server's disk, a library model run torch."""
+    from sizer.facade import check_served_workload
 
-    # the names as the command line takes them (sizer.workloads.profile.load_profile): case and spaces aside
-    if workload is not None and workload.strip().lower() not in WORKLOAD_NAMES:
-        raise InputError("workload", workload, f"one of {', '.join(WORKLOAD_NAMES)}")
+    check_served_workload(workload)
 
 
 def builtin_model_only(model: str | None) -> None:

@@ -124,7 +124,10 @@ def load(catalog_file: str | None):
     return load_catalog(catalog_file)
 
 
-WorkloadOption = Annotated[Optional[str], typer.Option("--workload", help="Built-in workload profile (resnet50, bert-large, ...) or a profile YAML file.")]
+WorkloadOption = Annotated[Optional[str], typer.Option("--workload", help=(
+    "Workload profile: a built-in name (vgg16, resnet-101, vit-b16, distilbert ...; `sizer workloads` lists them), "
+    "torchvision:NAME, timm:NAME or hf:NAME (profiled on the fly; needs torch and the library), "
+    "mlp:W1,W2,... (layer widths, no torch) or a profile YAML file."))]
 CalibrationOption = Annotated[Optional[str], typer.Option("--calibration", help="Calibration file from `sizer calibrate`.")]
 
 

@@ -22,6 +22,7 @@ from . import (
     tco_cmd,
     time_cmd,
     validate_cmd,
+    workloads_cmd,
 )
 from .common import HELP_SETTINGS, HelpGroup
 
@@ -62,7 +63,7 @@ class SizerGroup(HelpGroup):
             raise UserError(f"{where}: {first['msg']}") from None
 
 
-COMMAND_MODULES = (peak_cmd, compute_cmd, time_cmd, memory_cmd, models_cmd, plan_cmd, inference_cmd, network_cmd, tco_cmd, recommend_cmd,
+COMMAND_MODULES = (peak_cmd, compute_cmd, time_cmd, memory_cmd, models_cmd, workloads_cmd, plan_cmd, inference_cmd, network_cmd, tco_cmd, recommend_cmd,
                    serve_cmd, profile_cmd, calibrate_cmd, validate_cmd, sweep_cmd)
 
 

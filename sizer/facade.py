@@ -80,6 +80,8 @@ _LAZY = {
     **dict.fromkeys(("FileRef", "profile_source"), "sizer.workloads.source"),
     **dict.fromkeys(("ModelSummary", "ModelNotSupported", "list_models", "unsupported_models",
                      "configs_answered_by_presets"), "sizer.workloads.listing"),
+    **dict.fromkeys(("WorkloadSummary", "list_workloads"), "sizer.workloads.profile_listing"),
+    "check_served_workload": "sizer.workloads.workload_profile",
     **dict.fromkeys(("TimeResult", "estimate_training"), "sizer.engine.training"),
     **dict.fromkeys(("MemoryResult", "training_memory"), "sizer.plan.memory_report"),
     **dict.fromkeys(("CostAssumptions", "TcoResult", "check_provider", "estimate_tco"), "sizer.formulas.tco"),

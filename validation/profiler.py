@@ -25,6 +25,14 @@ VIEW_OPS = {"view", "_unsafe_view", "reshape", "permute", "transpose", "t", "exp
             "_reshape_alias", "flatten"}
 
 
+def _flop_aliases() -> dict:
+    """Ops torch's FLOP table lacks that compute what one of its entries does: CPU's fused attention
+    (what ``F.scaled_dot_product_attention`` runs on a CPU) takes the flash kernel's arguments."""
+    import torch
+
+    return {"_scaled_dot_product_flash_attention_for_cpu": torch.ops.aten._scaled_dot_product_flash_attention}
+
+
 def op_kind(name: str) -> str | None:
     """The layer kind of an aten op, or None for views that move no data."""
     if name in VIEW_OPS:
@@ -44,12 +52,14 @@ def _tensors(tree):
 
 
 def profile_model(model, example, *, name: str, description: str, sample: str = "sample", seq_len: int | None = None,
-                  input_shape: list[int] | None = None, generated_by: str = "") -> dict:
+                  input_shape: list[int] | None = None, generated_by: str = "", source: str | None = None,
+                  versions: dict[str, str] | None = None) -> dict:
     """The profile of ``model`` on ``example`` (a batch) as a plain dict ready for YAML."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
+    flop_aliases = _flop_aliases()
     batch = int(example.shape[0])
     stack: list[str] = [""]
     parameter_storage = {p.untyped_storage().data_ptr() for p in model.parameters()}
@@ -72,7 +82,8 @@ def profile_model(model, example, *, name: str, description: str, sample: str = 
             kind = op_kind(op.__name__)
             if kind is None:
                 return out
-            flops = float(flop_registry[op](*args, **kwargs, out_val=out)) if op in flop_registry else 0.0
+            formula = flop_registry.get(flop_aliases.get(op.__name__, op))
+            flops = float(formula(*args, **kwargs, out_val=out)) if formula is not None else 0.0
             moved = sum(t.nbytes for t in _tensors((args, kwargs, out))
                         if t.untyped_storage().data_ptr() not in parameter_storage)
             charge((stack[-1], kind), forward_flops=flops, bytes=float(moved), kernels=1)
@@ -113,8 +124,13 @@ def profile_model(model, example, *, name: str, description: str, sample: str = 
         first = next((key for key in order if key[0] == module), (module, "elementwise"))
         charge(first, activation_bytes=saved)
 
-    own_params = {name: sum(p.numel() for p in module.parameters(recurse=False))
-                  for name, module in model.named_modules()}
+    # each parameter once, to the first module holding it: a tied weight (T5's and Whisper's output
+    # layer is their embedding) is one tensor held by two modules, and was once counted twice
+    own_params, counted_once = {}, set()
+    for module_name, module in model.named_modules(remove_duplicate=False):
+        fresh = [p for p in module.parameters(recurse=False) if id(p) not in counted_once]
+        counted_once.update(id(p) for p in fresh)
+        own_params[module_name] = own_params.get(module_name, 0) + sum(p.numel() for p in fresh)
     layers, seen_params = [], set()
     for module, kind in order:
         row = rows[(module, kind)]
@@ -131,9 +147,12 @@ def profile_model(model, example, *, name: str, description: str, sample: str = 
     if counted != total:  # parameters of modules that ran no op of their own (tied weights, unused heads)
         layers.append({"name": "(unattributed parameters)", "kind": "other", "forward_flops": 0.0, "bytes": 0.0,
                        "params": float(total - counted), "activation_bytes": 0.0, "kernels": 0})
-    return {"name": name, "description": description, "sample": sample, "seq_len": seq_len,
-            "input_shape": list(input_shape or example.shape[1:]), "generated_by": generated_by,
-            "torch_version": str(torch.__version__), "layers": layers}
+    described = {"name": name, "description": description, "sample": sample, "seq_len": seq_len,
+                 "input_shape": list(input_shape or example.shape[1:]), "generated_by": generated_by,
+                 "torch_version": str(torch.__version__)}
+    if source is not None:  # the library model it was built from, and the versions that built it
+        described |= {"source": source, "versions": dict(versions or {})}
+    return described | {"layers": layers}
 
 
 def own_module(target: str) -> str:

@@ -12,12 +12,14 @@ True
 """
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sizer.datafile import load_yaml
+from sizer.datafile import load_yaml, parse_yaml, read_text
 from sizer.errors import InputError
 from sizer.memo import registered_cache
 from sizer.workloads.source import FileRef
@@ -26,6 +28,29 @@ LayerKind = Literal["matmul", "conv", "attention", "norm", "elementwise", "embed
 # Kinds whose FLOP run on tensor cores (matrix units); the rest run on the vector units.
 MATRIX_KINDS = ("matmul", "conv", "attention")
 MAX_PROFILE_BYTES = 5_000_000
+# The libraries a workload name may be prefixed with (``torchvision:vgg16``): profiled from their models.
+LIBRARY_PREFIXES = ("torchvision", "timm", "hf")
+# The Hub organisations that publish the shipped Hugging Face models (validation/library_models.py):
+# their name with or without the organisation is the same checkpoint.
+HUB_PUBLISHERS = ("distilbert", "facebookai", "microsoft", "google-t5", "openai", "google")
+# Names people write for a built-in profile that are neither its own name nor its library's name for
+# it (those are found without a list): the family name means the variant the measured runs used.
+ALIASES = {
+    "mobilenetv3": "mobilenet-v3-large", "mobilenet": "mobilenet-v2", "squeezenet": "squeezenet1-1",
+    "efficientnet": "efficientnet-b0", "vit": "vit-b-16", "vitbase": "vit-b-16", "vitlarge": "vit-l-16",
+    "deit": "deit-small", "deits": "deit-small", "deitb": "deit-base", "swin": "swin-t", "swintiny": "swin-t",
+    "convnext": "convnext-tiny", "convnextt": "convnext-tiny", "regnet": "regnet-y-400mf",
+    "regnety400mf": "regnet-y-400mf", "shufflenet": "shufflenet-v2-x1-0", "shufflenetv2": "shufflenet-v2-x1-0",
+    "mnasnet": "mnasnet1-0", "inceptionv1": "googlenet", "inception": "inception-v3",
+    "distilbertbase": "distilbert", "roberta": "roberta-base", "debertav3": "deberta-v3-base",
+    "deberta": "deberta-v3-base", "t5": "t5-small", "clip": "clip-vit-b-32", "clipvitb32": "clip-vit-b-32",
+    "whisper": "whisper-base", "bert": "bert-base", "gpt2": "gpt2-small",
+    # BERT's uncased checkpoints have the shipped shapes (vocabulary 30,522); the original VGG-A is VGG-11
+    # and AlexNet's "one weird trick" variant is torchvision's, both at ImageNet's 1000 classes
+    "bertbaseuncased": "bert-base", "bertlargeuncased": "bert-large", "hf:bert-base-uncased": "bert-base",
+    "hf:bert-large-uncased": "bert-large", "vgga": "vgg11-imagenet", "alexnetowt": "alexnet-imagenet",
+    "torchvision:resnet50": "resnet50",  # written with torchvision's resnet50 shapes (validation/model_zoo.py)
+}
 
 
 class Layer(BaseModel):
@@ -53,6 +78,9 @@ class Profile(BaseModel):
     input_shape: list[int] = []
     generated_by: str
     torch_version: str | None = None
+    source: str | None = Field(None, description="the library model it was profiled from: torchvision:vgg16, "
+                                                 "timm:deit_small_patch16_224, hf:distilbert-base-uncased")
+    versions: dict[str, str] = Field({}, description="versions of torch and the library that built it")
     layers: list[Layer]
 
     @property
@@ -104,11 +132,121 @@ def _read(path: Path) -> Profile:
 def _builtin(name: str) -> tuple[Profile, ...]:
     """Every built-in profile of a workload name, at each sequence length it was profiled at."""
     found = []
-    for path in sorted(builtin_profile_dir().glob("*.yaml")):
-        profile = _read(path)
-        if profile.name == name:
-            found.append(profile)
+    for path in sorted(builtin_profile_dir().glob(f"{name}*.yaml")):  # name.yaml, name@s128.yaml ...
+        if path.name.split("@")[0].removesuffix(".yaml") == name:
+            profile = _read(path)
+            if profile.name == name:
+                found.append(profile)
     return tuple(sorted(found, key=lambda p: p.seq_len or 0))
+
+
+def builtin_variants(name: str) -> tuple[Profile, ...]:
+    """A built-in workload's profiles, one per profiled sequence length, shortest first.
+
+    Parameters
+    ----------
+    name : str
+        The profile's own name (:func:`builtin_profile_names`).
+
+    Returns
+    -------
+    tuple of Profile
+        Empty for a name that is not built in.
+    """
+    return _builtin(name)
+
+
+def profile_key(name: str) -> str:
+    """The form workload names are compared in: lower case, letters and digits only, no Hub organisation
+    (``"VGG-16"``, ``"vgg_16"`` -> ``"vgg16"``; ``"distilbert/distilbert-base-uncased"`` -> ``"distilbertbaseuncased"``).
+
+    Parameters
+    ----------
+    name : str
+        A workload name as a user writes it, without a library prefix.
+
+    Returns
+    -------
+    str
+        The comparison key.
+
+    >>> profile_key("ViT-B/16"), profile_key("google/vit_b_16")
+    ('vitb16', 'vitb16')
+    """
+    text = name.strip().lower()
+    if "/" in text and not re.search(r"/\d+$", text):  # an organisation, not ViT-B/16's patch size
+        text = text.rsplit("/", 1)[-1]
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+def _header(path: Path) -> dict[str, object]:
+    """A profile file's fields above its layers (name, source): read without parsing every layer."""
+    text = read_text(path, "workload", MAX_PROFILE_BYTES).split("\nlayers:", 1)[0]
+    data = parse_yaml(text, "workload", str(path))
+    return data if isinstance(data, dict) else {}
+
+
+@registered_cache()
+def _name_index() -> dict[str, str]:
+    """Every name a built-in profile answers to -> its own name: its name's key, its library name
+    (``torchvision:vgg16``, lower case) and that name's key, and :data:`ALIASES`."""
+    headers = [_header(path) for path in sorted(builtin_profile_dir().glob("*.yaml"))]
+    index: dict[str, str] = {}
+    for header in headers:  # own names first: "alexnet" is alexnet.yaml, not torchvision's alexnet-imagenet
+        index.setdefault(profile_key(str(header.get("name", ""))), str(header.get("name", "")))
+    for header in headers:
+        source = header.get("source")
+        if isinstance(source, str):
+            index[source.lower()] = str(header.get("name", ""))
+            index.setdefault(profile_key(source.partition(":")[2]), str(header.get("name", "")))
+    for alias, name in ALIASES.items():
+        index.setdefault(alias, name)
+    return index
+
+
+def library_of(name: str) -> str | None:
+    """The library a workload name is prefixed with (``timm:convnext_tiny`` -> ``timm``), or None.
+
+    Parameters
+    ----------
+    name : str
+        A workload name.
+
+    Returns
+    -------
+    str or None
+        One of :data:`LIBRARY_PREFIXES`, or None for a name without one.
+    """
+    prefix, colon, _ = name.strip().partition(":")
+    return prefix.lower() if colon and prefix.lower() in LIBRARY_PREFIXES else None
+
+
+def builtin_name(name: str) -> str | None:
+    """The built-in profile a forgiving name means (``VGG-16``, ``resnet-101``, ``vit_b_16``,
+    ``torchvision:vgg16``), or None.
+
+    Parameters
+    ----------
+    name : str
+        A workload name; one with a library prefix matches only a profile made from that library's model.
+
+    Returns
+    -------
+    str or None
+        The profile's own name, e.g. ``"vgg16"``.
+
+    >>> builtin_name("VGG-16"), builtin_name("torchvision:vgg16"), builtin_name("timm:vgg16")
+    ('vgg16', 'vgg16', None)
+    """
+    index = _name_index()
+    text = name.strip()
+    if library_of(text) is not None:
+        library, _, model = text.partition(":")
+        org, slash, rest = model.strip().lower().rpartition("/")
+        if slash and library.lower() == "hf" and org in HUB_PUBLISHERS:  # openai/whisper-small is whisper-small
+            model = rest
+        return index.get(f"{library.lower()}:{model.strip().lower()}")
+    return index.get(profile_key(text))
 
 
 def builtin_profile_names() -> list[str]:
@@ -152,10 +290,16 @@ def load_profile(source: str | FileRef, seq_len: int | None = None) -> Profile:
     name_or_path = source
     if not isinstance(name_or_path, str) or not name_or_path.strip() or len(name_or_path) > 300:
         raise InputError("workload", name_or_path, "a built-in workload name or a profile file")
-    variants = _builtin(name_or_path.strip().lower())
+    name = builtin_name(name_or_path)
+    variants = _builtin(name) if name is not None else ()
     if not variants:
+        close = difflib.get_close_matches(profile_key(name_or_path), list(_name_index()), n=5, cutoff=0.6)
+        suggestions = list(dict.fromkeys(_name_index()[key] for key in close))
+        hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
         raise InputError("workload", name_or_path,
-                         f"a profile file or one of {', '.join(builtin_profile_names())}")
+                         f"a built-in workload ({hint}sizer workloads lists {len(builtin_profile_names())}), "
+                         "torchvision:NAME, timm:NAME or hf:NAME (profiled on the fly), mlp:W1,W2,... "
+                         "(layer widths) or a profile file")
     return profile_for(variants, seq_len)
 
 

@@ -11,12 +11,15 @@ FileRef('config.json')
 """
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 MAX_NAME_LENGTH = 300
+# Workload prefixes that make a name, never a path: mlp widths and library models (sizer.workloads.profile).
+NAMED_PREFIXES = ("mlp", "torchvision", "timm", "hf")
 
 
 class FileRef:
@@ -91,7 +94,8 @@ def model_source(value: Any) -> Any:
 
 
 def profile_source(value: Any) -> Any:
-    """The CLI's reading of ``--workload``: a ``.yaml``/``.yml`` path or an existing file is a file, else a name.
+    """The CLI's reading of ``--workload``: a ``.yaml``/``.yml`` path or an existing file is a file, else a name;
+    ``mlp:`` widths and a library model (``hf:openai/whisper-base``) are names whatever they hold.
 
     Parameters
     ----------
@@ -103,12 +107,13 @@ def profile_source(value: Any) -> Any:
     Any
         A :class:`FileRef` for a file, else ``value`` itself.
     """
+    prefix, colon, _ = value.strip().partition(":") if isinstance(value, str) else ("", "", "")
+    if colon and prefix.lower() in NAMED_PREFIXES and not (isinstance(value, str) and os.path.isfile(value.strip())):
+        return value
     return _file_or_name(value, (".yaml", ".yml"))
 
 
 def _file_or_name(value: Any, suffixes: tuple[str, ...]) -> Any:
-    import os
-
     if not isinstance(value, str) or isinstance(value, FileRef):
         return value
     text = value.strip()

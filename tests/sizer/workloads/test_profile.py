@@ -2,7 +2,7 @@
 import pytest
 
 from sizer.errors import InputError
-from sizer.workloads.profile import builtin_profile_names, load_profile
+from sizer.workloads.profile import builtin_name, builtin_profile_names, load_profile
 from sizer.workloads.source import FileRef
 
 
@@ -71,3 +71,44 @@ def test_an_empty_profile_is_one_message_on_the_command_line(tmp_path, cli):
     path.write_text("name: empty\ndescription: nothing\ngenerated_by: hand\nlayers: []\n")
     result = cli("time", "--workload", str(path), "--samples", "1e6", "--device", "H100 SXM", "--batch-size", "32")
     assert result.exit_code == 2 and "workload" in result.stderr and "Traceback" not in result.output
+
+
+# Published counts of torchvision 0.29.1 (each model's `Weights.meta`: "_ops" in GMAC, forward at its
+# evaluation resolution, and "num_params"), read from torchvision's own code: the shipped profiles were
+# profiled from those models, so their parameters are exact and their forward FLOP twice the MACs.
+TORCHVISION_PUBLISHED = {
+    "vgg16": (15.47, 138_357_544), "vgg19": (19.632, 143_667_240), "resnet18": (1.814, 11_689_512),
+    "resnet34": (3.664, 21_797_672), "resnet101": (7.801, 44_549_160), "resnet152": (11.514, 60_192_808),
+    "densenet121": (2.834, 7_978_856), "densenet161": (7.728, 28_681_000), "densenet201": (4.291, 20_013_928),
+    "mobilenet-v2": (0.301, 3_504_872), "mobilenet-v3-large": (0.217, 5_483_032),
+    "mobilenet-v3-small": (0.057, 2_542_856), "inception-v3": (5.713, 27_161_264), "googlenet": (1.498, 6_624_904),
+    "squeezenet1-0": (0.819, 1_248_424), "squeezenet1-1": (0.349, 1_235_496), "efficientnet-b0": (0.386, 5_288_548),
+    "vit-b-16": (17.564, 86_567_656), "vit-l-16": (61.555, 304_326_632), "swin-t": (4.491, 28_288_354),
+    "convnext-tiny": (4.456, 28_589_128), "regnet-y-400mf": (0.402, 4_344_144),
+    "shufflenet-v2-x1-0": (0.145, 2_278_604), "mnasnet1-0": (0.314, 4_383_312),
+    "alexnet-imagenet": (0.714, 61_100_840), "vgg11-imagenet": (7.609, 132_863_336),
+}
+RENAMED = {"alexnet-imagenet": "alexnet", "vgg11-imagenet": "vgg11"}  # beside the suite's 10-class alexnet, vgg11
+
+
+@pytest.mark.parametrize("name, published", TORCHVISION_PUBLISHED.items())
+def test_torchvision_profiles_match_torchvisions_published_counts(name, published):
+    gmac, params = published
+    profile = load_profile(name)
+    assert profile.source == f"torchvision:{RENAMED.get(name, name.replace('-', '_'))}" and profile.versions["torchvision"]
+    assert profile.params == params
+    # within 0.5 % or the 0.001 GMAC the published figure is rounded to (all 26 agree within 0.9 %;
+    # Inception v3's training-mode auxiliary head adds 0.1 %)
+    assert profile.forward_flops / 2e9 == pytest.approx(gmac, rel=0.005, abs=0.001)
+
+
+def test_names_compare_in_a_forgiving_form():
+    assert builtin_name("VGG-16") == builtin_name("vgg_16") == builtin_name("torchvision:vgg16") == "vgg16"
+    assert builtin_name("timm:vgg16") is None  # a library prefix means that library's model only
+    assert builtin_name("no-such-net") is None
+
+
+def test_an_unknown_name_offers_close_names_and_every_form():
+    with pytest.raises(InputError) as error:
+        load_profile("vgg-61")
+    assert "vgg16" in error.value.message and "torchvision:NAME" in error.value.message and "mlp:" in error.value.message
