@@ -34,6 +34,10 @@ ISSUE_NAMES = [
     ("V100 32GB SXM3", "tesla-v100-sxm3-32gb"), ("Intel Arc Pro B60", "arc-pro-b60"),
     # MLPerf system_json and measurement spellings of devices already in the catalog
     ("Intel Gaudi2", "gaudi2"), ("NVIDIA H200-SXM5-141GB", "h200-sxm-141gb"), ("NVIDIA B200-SXM-180GB", "b200"),
+    # the CPUs the issue names (catalog/cpus-named.yaml, cpus-measured.yaml, apple-silicon-variants.yaml)
+    ("Ryzen 7 3700X", "ryzen-7-3700x"), ("dual Xeon E5-2698 v3", "xeon-e5-2698-v3-x2"),
+    ("2x Xeon E5-2680 v3", "xeon-e5-2680-v3-x2"), ("Apple M1 Max CPU", "apple-m1-max-cpu"),
+    ("DGX Spark", "dgx-spark-gb10"), ("Spark", "dgx-spark-gb10"),
 ]
 
 # names that meant a device before these files and must still mean it
@@ -66,6 +70,21 @@ def test_every_device_of_the_new_files_loads_with_a_stated_fp32_peak_and_its_mem
         peak = stated_peak(device, Precision.FP32)
         assert peak is not None and peak.to("TFLOP/s").magnitude > 1, device.id
         assert device.memory.si("memory", "[information]") >= 6e9, device.id
+
+
+def test_dual_xeon_e5_v3_without_a_model_lists_both_hosts(catalog):
+    # "dual Xeon E5 v3" names no model: the two hosts are listed, neither guessed
+    with pytest.raises(DeviceLookupError, match="ambiguous") as error:
+        catalog.find("dual Xeon E5 v3")
+    assert {"xeon-e5-2680-v3-x2", "xeon-e5-2698-v3-x2"} <= {c.rsplit("(", 1)[-1].rstrip(")") for c in error.value.candidates}
+
+
+def test_recalled_cpu_figures_are_unverified(catalog):
+    # catalog/cpus-named.yaml is recalled from vendor pages throughout: no figure may claim to be read
+    for device in catalog:
+        if Path(catalog.origin[device.id]).name == "cpus-named.yaml":
+            assert device.kind == "cpu"
+            assert not any(f.verified for f in device.sourced_fields().values()), device.id
 
 
 def test_derived_and_recalled_figures_of_the_new_files_are_unverified(catalog):
