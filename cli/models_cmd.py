@@ -9,7 +9,7 @@ import typer
 from . import output
 from .common import JsonOption
 
-NOT_SUPPORTED_SHOWN = 100  # characters of a refusal in the table (the whole text is in --json)
+NOT_SUPPORTED_SHOWN = 120  # characters of a refusal in the table (the whole text is in --json)
 
 
 def models(json: JsonOption = False) -> None:
@@ -36,18 +36,23 @@ def models(json: JsonOption = False) -> None:
     if refused:
         output.table(f"Shipped configs not supported: {len(refused)}", ("name", "reason"),
                      [(r.name, _short_reason(r.reason)) for r in refused],
-                     caption="An answer for one of these is refused with the same reason (the config field named).")
+                     caption="Each holds the mechanism named, which sizer does not model; an answer for one is refused naming that "
+                             "config field.")
 
 
 def _short_reason(reason: str) -> str:
     """A refusal up to :data:`NOT_SUPPORTED_SHOWN` characters, cut at a word, marked where cut (an unsupported
     model type without the list of supported ones)."""
     head, _, expected = reason.partition("; expected ")
+    field = head.split(": got ", 1)[0].removeprefix("model.")
     if expected.startswith("one of the supported model types"):  # the list of types is in --json
-        return f"{head}: a model type sizer has no reader for"
-    if len(reason) <= NOT_SUPPORTED_SHOWN:
-        return reason
-    return reason[:NOT_SUPPORTED_SHOWN].rsplit(" ", 1)[0] + " ... (--json: all)"
+        return f"{field}: a model type sizer has no reader for"
+    # the refusal names the mechanism as "a model without <mechanism>, which sizer does not cost: ...": show that
+    mechanism = expected.removeprefix("a model without ").split(", which sizer does not cost", 1)[0]
+    shown = f"{field}: {mechanism}" if mechanism != expected else reason
+    if len(shown) <= NOT_SUPPORTED_SHOWN:
+        return shown
+    return shown[:NOT_SUPPORTED_SHOWN].rsplit(" ", 1)[0] + " ... (--json: all)"
 
 
 def _short_source(source: str, verified: bool) -> str:

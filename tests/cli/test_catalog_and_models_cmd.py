@@ -47,6 +47,15 @@ def test_models_lists_every_builtin_architecture_with_parameters_context_and_sou
     assert max(len(line) for line in table.stdout.splitlines()) <= 80
 
 
+def test_models_names_the_mechanism_each_unsupported_config_holds(cli, monkeypatch):
+    # Nemotron-H's hybrid_override_pattern holds Mamba-2 blocks (catalog/hf_configs): the table says the field and
+    # the mechanism, not the start of the refusal's quoted value
+    monkeypatch.setenv("COLUMNS", "200")
+    table = cli("models").stdout
+    row = next(line for line in table.splitlines() if "nvidia/Nemotron-H-56B-Base-8K" in line)
+    assert "hybrid_override_pattern: Mamba-2 (state-space) blocks" in row and "got" not in row
+
+
 # --- issue 19 item 6 -----------------------------------------------------------------------------
 
 _GB = {"GB": 1.0, "MB": 1e-3, "kB": 1e-6, "B": 1e-9, "TB": 1e3}
