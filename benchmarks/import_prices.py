@@ -28,7 +28,7 @@ import json
 import re
 from pathlib import Path
 
-import yaml
+from sizer.datafile import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CSV = ROOT.parent / "shared" / "data" / "prices-2026-12.csv"
@@ -137,7 +137,7 @@ def flow(mapping: dict[str, object]) -> str:
 def catalog_ids() -> set[str]:
     """The ids of the built-in device files (read as YAML, not loaded: the price files play no part)."""
     files = sorted(path for path in (ROOT / "catalog").glob("*.yaml") if path.name != "models.yaml")
-    return {entry["id"] for path in files for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["devices"]}
+    return {entry["id"] for path in files for entry in load_yaml(path, "catalog")["devices"]}
 
 
 def build(rows: list[dict[str, str]], known: set[str]) -> str:

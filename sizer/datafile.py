@@ -43,7 +43,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NoReturn
+from typing import Any, Callable, Iterable, Mapping, NoReturn
 
 import yaml
 
@@ -257,7 +257,7 @@ def _check_yaml_events(text: str, field: str, where: str) -> None:
             open_nodes[-1].nodes += size
 
 
-def parse_json(text: str, field: str, where: str) -> Any:
+def parse_json(text: str, field: str, where: str, *, spell_nonfinite: bool = False) -> Any:
     """JSON text with finite numbers only, nested at most :data:`MAX_DEPTH` levels.
 
     Parameters
@@ -268,6 +268,10 @@ def parse_json(text: str, field: str, where: str) -> Any:
         The option or request field it came from, named in the error.
     where : str
         What the text is, for the message (its file, usually).
+    spell_nonfinite : bool, default False
+        Keep ``NaN``, ``Infinity`` and overflowing numbers as the string that spells them (at most 20
+        characters) instead of refusing them: for files whose writers emit them in values sizer never reads as
+        numbers (transformers' config.json); a key read as a number is then refused where it is read.
 
     Returns
     -------
@@ -290,8 +294,14 @@ def parse_json(text: str, field: str, where: str) -> Any:
             raise InputError(field, where, f"JSON with finite numbers only (found {literal[:20]})")
         return value
 
+    def spelled_float(literal: str) -> float | str:
+        value = float(literal)
+        return value if math.isfinite(value) else literal[:20]
+
+    constant: Callable[[str], Any] = str if spell_nonfinite else refuse_constant
+    number: Callable[[str], Any] = spelled_float if spell_nonfinite else finite_float
     try:
-        data = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
+        data = json.loads(text, parse_constant=constant, parse_float=number)
     except RecursionError:
         raise InputError(field, where, f"JSON nested at most {MAX_DEPTH} levels deep") from None
     except ValueError as error:  # JSONDecodeError, and integers with too many digits

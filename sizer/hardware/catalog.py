@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from sizer.datafile import load_yaml
 from sizer.diskcache import cached, file_stamp, key_of
 from sizer.errors import CatalogError, DeviceLookupError, InputError
-from sizer.hardware.prices import price_files, with_prices
+from sizer.hardware.prices import price_files, unmatched_prices, with_prices
 from sizer.hardware.schema import CatalogFile, Device, cited, figure_problems, read_figures
 from sizer.hardware.variants import Chosen, Variant, families, resolve_variant
 from sizer.memo import registered_cache
@@ -511,3 +511,27 @@ def load_catalog(user_file: str | os.PathLike[str] | None = None) -> Catalog:
     if not path.is_file():
         raise CatalogError(f"catalog file {path}: no such file", "catalog")
     return _merge([path], allow_override=True, base=builtin)
+
+
+def awaiting_prices(devices: dict[str, Device], directory: Path | None = None) -> dict[str, list[str]]:
+    """Ids the built-in price files price that no catalog device has yet, with the files that price them.
+
+    Parameters
+    ----------
+    devices : dict of str to Device
+        Catalog devices by id.
+    directory : Path, optional
+        A catalog folder; the built-in one where not given.
+
+    Returns
+    -------
+    dict of str to list of str
+        id -> names of the price files whose prices wait for that device (empty where every id matches).
+    """
+    if directory is None:
+        directory = builtin_catalog_dir()
+    waiting: dict[str, list[str]] = {}
+    for path in price_files(directory):
+        for device_id in unmatched_prices(devices, path):
+            waiting.setdefault(device_id, []).append(path.name)
+    return dict(sorted(waiting.items()))

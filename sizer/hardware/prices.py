@@ -225,29 +225,3 @@ def with_prices(devices: dict[str, Device], path: Path) -> dict[str, Device]:
             **device.model_dump(), "purchase_price": chosen, "purchase_prices": others,
             "cloud_prices": [*device.cloud_prices, *prices.cloud_prices]})
     return merged
-
-
-def awaiting_prices(devices: dict[str, Device], directory: Path | None = None) -> dict[str, list[str]]:
-    """Ids the built-in price files price that no catalog device has yet, with the files that price them.
-
-    Parameters
-    ----------
-    devices : dict of str to Device
-        Catalog devices by id.
-    directory : Path, optional
-        A catalog folder; the built-in one where not given.
-
-    Returns
-    -------
-    dict of str to list of str
-        id -> names of the price files whose prices wait for that device (empty where every id matches).
-    """
-    if directory is None:
-        from sizer.hardware.catalog import builtin_catalog_dir
-
-        directory = builtin_catalog_dir()
-    waiting: dict[str, list[str]] = {}
-    for path in price_files(directory):
-        for device_id in unmatched_prices(devices, path):
-            waiting.setdefault(device_id, []).append(path.name)
-    return dict(sorted(waiting.items()))

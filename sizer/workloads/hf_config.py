@@ -24,8 +24,6 @@ in the architecture's ``source``, which the answers show.
 from __future__ import annotations
 
 import builtins
-import json
-import math
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -81,19 +79,7 @@ def parse_config(text: str, where: str) -> Any:
     Any
         The parsed document.
     """
-    def spelled(literal: str) -> float | str:
-        value = float(literal)
-        return value if math.isfinite(value) else literal[:20]
-
-    try:
-        data = json.loads(text, parse_constant=str, parse_float=spelled)
-    except RecursionError:
-        raise InputError(FIELD, where, f"JSON nested at most {datafile.MAX_DEPTH} levels deep") from None
-    except ValueError:  # JSONDecodeError, and integers with too many digits: the project's message
-        return datafile.parse_json(text, FIELD, where)
-    if datafile.nesting_depth(data) > datafile.MAX_DEPTH:
-        raise InputError(FIELD, where, f"JSON nested at most {datafile.MAX_DEPTH} levels deep")
-    return data
+    return datafile.parse_json(text, FIELD, where, spell_nonfinite=True)
 
 
 class _Config:

@@ -30,7 +30,18 @@ PROFILED_BATCH = 2  # figures are per sample; two, not one: batch norm needs mor
 
 def validation_module(name: str) -> ModuleType:
     """The module ``name`` of the validation suite beside this core: ``validation.NAME`` in a checkout,
-    ``sizer.validation.NAME`` installed (the same rule as :func:`sizer.__main__.command_module`)."""
+    ``sizer.validation.NAME`` installed (the same rule as :func:`sizer.__main__.command_module`).
+
+    Parameters
+    ----------
+    name : str
+        The module's name inside the validation suite, e.g. ``"library_models"``.
+
+    Returns
+    -------
+    ModuleType
+        The imported module (importing it may import torch: call only where profiling is asked).
+    """
     core = Path(__file__).resolve().parents[1]
     if not (core / "validation").is_dir():  # a checkout: validation/ beside sizer/
         found = find_spec("validation")

@@ -28,7 +28,21 @@ EXPECTED = (f"mlp:W1,W2,... with 2 to {MAX_LAYERS + 1} layer widths from 1 to {M
 
 
 def is_mlp(name: object) -> bool:
-    """Whether a workload name is an ``mlp:`` width list."""
+    """Whether a workload name is an ``mlp:`` width list.
+
+    Parameters
+    ----------
+    name : object
+        A request's workload (a name, a file reference or anything a request may hold).
+
+    Returns
+    -------
+    bool
+        True for a string starting with ``mlp:`` (any case, spaces around it ignored).
+
+    >>> is_mlp("MLP:784,512,10"), is_mlp("vgg16")
+    (True, False)
+    """
     return isinstance(name, str) and name.strip().lower().startswith(PREFIX)
 
 
