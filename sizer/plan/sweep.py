@@ -273,9 +273,10 @@ def _zero_stages(shardings: list[str]) -> npt.NDArray[np.int64] | None:
     """
     if not shardings:
         raise InputError("sharding", shardings, "at least one of auto, none, full")
-    if "auto" in shardings and len(shardings) > 1:
+    autos = sum(isinstance(s, str) and s.strip().lower() == "auto" for s in shardings)  # 'auto,AUTO' is auto
+    if autos and autos < len(shardings):
         raise InputError("sharding", shardings, "auto alone, or a list of none and full")
-    if shardings == ["auto"]:
+    if autos:
         return None
     stages = dict.fromkeys(zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings)  # 'none,none': one
     return np.asarray(list(stages), dtype=np.int64)

@@ -135,6 +135,7 @@ def test_the_size_limit_is_stated():
     ({"counts": [1, 1, 8, 1]}, {"counts": [1, 8]}),
     ({"precisions": ["bf16", "BF16", " bf16"]}, {"precisions": ["bf16"]}),
     ({"shardings": ["none", "none", "full"]}, {"shardings": ["none", "full"]}),
+    ({"shardings": ["auto", "AUTO"]}, {"shardings": ["auto"]}),
 ])
 def test_a_question_asked_twice_is_one_row(catalog, twice, once):
     base = {"devices": ["H100 SXM"], "counts": [1, 8], "precisions": ["bf16"], "shardings": ["auto"]}
