@@ -36,14 +36,13 @@ class UserError(ClickException):
 
 
 UsageError = typer.BadParameter.__mro__[1]
-NoArgsIsHelpError = next(e for e in UsageError.__subclasses__() if e.__name__ == "NoArgsIsHelpError")
 
 
 def one_line(error: Exception) -> Exception:
     """A usage mistake (an unknown option or command, a missing value, a bad choice) as one line, exit
     status 2: click prints its usage block and a help hint above the message where the error has a context.
     A bare group or command asked for nothing keeps its help (``no_args_is_help``)."""
-    if isinstance(error, NoArgsIsHelpError):
+    if type(error).__name__ == "NoArgsIsHelpError":  # its message is the help itself
         return error
     return UserError(error.format_message())  # type: ignore[attr-defined]
 
