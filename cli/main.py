@@ -36,11 +36,29 @@ class UserError(ClickException):
     exit_code = 2
 
 
+UsageError = typer.BadParameter.__mro__[1]
+
+
+def one_line(error: Exception) -> Exception:
+    """A usage mistake (an unknown option or command, a missing value, a bad choice) as one line, exit
+    status 2: click prints its usage block and a help hint above the message where the error has a context.
+    A bare group or command asked for nothing keeps its help (``no_args_is_help``)."""
+    if type(error).__name__ == "NoArgsIsHelpError":  # its message is the help itself
+        return error
+    return UserError(error.format_message())  # type: ignore[attr-defined]
+
+
 NUMPY_FLOAT_WARNINGS = r"(overflow|invalid value|divide by zero|underflow) encountered"
 
 
 class SizerGroup(HelpGroup):
     """The one place where the core's errors become exit code 2 with one clear message."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except UsageError as error:  # `sizer --bogus`
+            raise one_line(error) from None
 
     def invoke(self, ctx):
         import warnings
@@ -57,6 +75,8 @@ class SizerGroup(HelpGroup):
                 return super().invoke(ctx)
         except SizerError as error:
             raise UserError(error.message) from None
+        except UsageError as error:  # a command's options, or an unknown command
+            raise one_line(error) from None
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "input"

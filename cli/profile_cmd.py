@@ -21,7 +21,7 @@ def _shape(text: str) -> list[int]:
     parts = [part.strip() for part in text.split(",")]
     expected = (f"1 to {MAX_SHAPE_DIMENSIONS} whole positive numbers, comma-separated, e.g. 3,224,224, "
                 f"with at most {MAX_SAMPLE_ELEMENTS:,} elements in all")
-    if not 1 <= len(parts) <= MAX_SHAPE_DIMENSIONS or not all(part.isdigit() and len(part) <= 9 for part in parts):
+    if not 1 <= len(parts) <= MAX_SHAPE_DIMENSIONS or not all(part.isascii() and part.isdigit() and len(part) <= 9 for part in parts):
         raise InputError("input_shape", text, expected)
     shape = [int(part) for part in parts]
     elements = 1

@@ -31,6 +31,7 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
 
     from sizer.facade import InputError
 
+    from .port_check import check_address
     from .siblings import sibling
 
     app_module = sibling("api.app")
@@ -49,6 +50,7 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
         name = str(first["loc"][0]) if first["loc"] else "settings"
         where = f"--{name.replace('_', '-')}" if name in given else f"SIZER_API_{name.upper()}"
         raise InputError(where, first.get("input"), first["msg"].replace("Input should be ", "")) from None
+    check_address(settings.host, settings.port)  # a busy port: one line, exit 2, not uvicorn's six and 3
     create_app(settings)  # read the catalog now: a broken one is one clear error, not a failing worker
     for name, value in given.items():  # the worker processes build their app (and protocol) from the same settings
         os.environ[f"SIZER_API_{name.upper()}"] = str(value)

@@ -31,7 +31,7 @@ def _counts(text: str) -> list[int]:
 
     counts = []
     for item in _split("count", text) or []:
-        if not item.isdigit() or len(item) > 7:
+        if not (item.isascii() and item.isdigit()) or len(item) > 7:  # "٣" and "３" are digits to str.isdigit
             raise InputError("count", item, "whole numbers of devices, e.g. '1,2,4,8'")
         counts.append(int(item))
     return counts

@@ -1,6 +1,7 @@
 """`sizer validate`: train real torch models, measure them, and compare with the core's predictions."""
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -24,6 +25,8 @@ def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = 
 
     if device not in ("auto", "cpu", "cuda"):
         _fail(f"--device: got {device!r}; expected auto, cpu or cuda")
+    if os.path.islink(out) and not os.path.exists(out):  # found before the runs, not when their report is written
+        _fail(f"--out: got {out!r}; expected a folder, not a dangling symbolic link (it points to {os.readlink(out)!r})")
     try:
         require_validation_extra()
     except MissingDependency as error:

@@ -24,7 +24,10 @@ built into Python objects with the safe loader, which never creates arbitrary ob
 
 Every file the project writes goes through :func:`write_text`: the text goes to a temporary
 file in the same folder, which then replaces the target in one step (``os.replace``), so a
-failed write (a full disk, an encoding error, an interrupt) leaves the old file as it was.
+failed write (a full disk, an encoding error, an interrupt) leaves the old file as it was. A
+write killed before its rename leaves its temporary file; the next write of the same file removes
+it (by its name, once older than :data:`TEMPORARY_MAX_AGE_S`). A dangling symbolic link is refused,
+not written through: it would create a file wherever the link points.
 
 >>> parse_yaml("a: [1, 2]", "example", "text")
 {'a': [1, 2]}
@@ -41,6 +44,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NoReturn
@@ -386,9 +390,11 @@ def check_writable(path: str | os.PathLike[str], field: str = "out",
     Raises
     ------
     InputError
-        Where ``path`` is a folder, lies in a missing or read-only folder, or is one of ``inputs``.
+        Where ``path`` is a folder, a dangling symbolic link, lies in a missing or read-only folder, or is
+        one of ``inputs``.
     """
     shown = str(path)
+    refuse_dangling_link(path, field)
     for name, given in (inputs or {}).items():
         paths = [given] if isinstance(given, (str, os.PathLike)) else list(given or [])
         for source in paths:
@@ -431,9 +437,11 @@ def write_text(path: str | os.PathLike[str], text: str, field: str = "out") -> N
 def write_bytes(path: str | os.PathLike[str], data: bytes, field: str = "out") -> None:
     """Write ``data`` to ``path`` atomically: the old file stays whole if anything fails.
 
-    A symbolic link is written through (the file it points to is replaced); a target that is
-    not a regular file (``/dev/stdout``, a pipe) is written to directly, as there is nothing to
-    replace. A new file gets the usual permissions (0666 less the umask), a replaced one keeps its own.
+    A symbolic link to an existing file is written through (the file it points to is replaced); a
+    dangling one is refused. A target that is not a regular file (``/dev/stdout``, a pipe) is written
+    to directly, as there is nothing to replace. A new file gets the usual permissions (0666 less the
+    umask), a replaced one keeps its own. Temporary files of this target that killed writes left are
+    removed first (:func:`prune_temporary`).
 
     Parameters
     ----------
@@ -447,9 +455,11 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, field: str = "out") -
     Raises
     ------
     InputError
-        A folder, or a path that cannot be written (the message gives the system's reason).
+        A folder, a dangling symbolic link, or a path that cannot be written (the message gives the
+        system's reason).
     """
     shown = str(path)
+    refuse_dangling_link(path, field)
     target = Path(os.path.realpath(path))
     try:
         existing = target.stat()
@@ -464,6 +474,7 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, field: str = "out") -
             with open(target, "wb") as out:
                 out.write(data)
             return
+        prune_temporary(target)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(handle, "wb") as out:
@@ -480,6 +491,63 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, field: str = "out") -
             raise
     except OSError as error:
         raise InputError(field, shown, f"a writable file path ({error.strerror or error.__class__.__name__})") from None
+
+
+def refuse_dangling_link(path: str | os.PathLike[str], field: str = "out") -> None:
+    """Refuse a path that is a symbolic link to nothing (or a loop of links).
+
+    Writing through such a link creates a file where the link points, perhaps far from where the
+    user looked; nobody means that.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Where the command will write.
+    field : str
+        The option that named it, named in the error.
+
+    Raises
+    ------
+    InputError
+        Where ``path`` is a link whose target does not exist.
+    """
+    if os.path.islink(path) and not os.path.exists(path):
+        try:
+            points = os.readlink(path)
+        except OSError:
+            points = "?"
+        raise InputError(field, str(path), f"a file path, not a dangling symbolic link (it points to {points!r}, "
+                                           "which does not exist)")
+
+
+TEMPORARY_MAX_AGE_S = 3600.0  # a write takes seconds at most; a temporary file this old was left by a killed one
+
+
+def prune_temporary(target: Path, max_age_s: float = TEMPORARY_MAX_AGE_S) -> None:
+    """Remove the temporary files that killed writes of ``target`` left beside it: only the names
+    :func:`write_bytes` gives them (``.NAME.XXXXXXXX.tmp``), only regular files of this user, only those
+    older than ``max_age_s`` [s] (another process's write in progress is kept). Failures are ignored.
+
+    Parameters
+    ----------
+    target : Path
+        The file about to be written (its real path).
+    max_age_s : float
+        Age [s] past which a temporary file is a leftover.
+    """
+    pattern = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp")
+    oldest = time.time() - max_age_s
+    owner = os.getuid() if hasattr(os, "getuid") else None  # None: no POSIX user ids (Windows)
+    try:
+        with os.scandir(target.parent) as entries:
+            for entry in entries:
+                if not pattern.fullmatch(entry.name):
+                    continue
+                found = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(found.st_mode) and owner in (None, found.st_uid) and found.st_mtime < oldest:
+                    os.unlink(entry.path)
+    except OSError:  # an unreadable folder, a file removed meanwhile: the write itself goes on
+        pass
 
 
 def _umask() -> int:

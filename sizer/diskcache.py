@@ -21,16 +21,20 @@ The cache is an optimisation only. It lives in ``$SIZER_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/sizer``, else ``~/.cache/sizer``; ``SIZER_CACHE_DIR=off`` turns it off.
 Every failure (an unwritable folder, a truncated or foreign file) falls back silently to
 parsing, and entries are written to a temporary file and renamed, so that a reader never sees
-half an entry.
+half an entry. A write killed before its rename leaves its temporary file behind; the first use of
+the folder in a process removes such leftovers (by the name this module gives them, and only those
+older than :data:`TEMPORARY_MAX_AGE_S`, so that another process's write in progress is kept).
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import pickle
+import re
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar, cast
 
@@ -133,6 +137,9 @@ def cached(name: str, key: str, build: Callable[[], Value]) -> Value:
     folder = cache_dir() if hasattr(os, "getuid") else None
     entry = f"{name}-{key}.pickle"
     directory = _open_private_folder(folder) if folder is not None else None
+    if directory is not None and folder is not None and str(folder) not in _SWEPT:
+        _SWEPT.add(str(folder))
+        _prune_temporary(directory)
     try:
         if directory is not None:
             try:
@@ -191,6 +198,26 @@ def _prune(directory: int, name: str, keep: int = MAX_ENTRIES_PER_NAME) -> None:
         for _, entry in sorted(entries)[:-keep] if len(entries) > keep else ():
             os.unlink(entry, dir_fd=directory)
     except Exception:  # a listing or removal that fails leaves the entries: the next write tries again
+        pass
+
+
+TEMPORARY_MAX_AGE_S = 3600.0  # a write takes milliseconds; a temporary file this old was left by a killed one
+# the temporary names _store gives: the entry's name, mkstemp's eight characters, ".tmp"
+_TEMPORARY = re.compile(r"[A-Za-z0-9_.-]+-[A-Za-z0-9_]+\.pickle[a-z0-9_]{8}\.tmp")
+_SWEPT: set[str] = set()  # folders whose leftovers this process has removed
+
+
+def _prune_temporary(directory: int, max_age_s: float = TEMPORARY_MAX_AGE_S) -> None:
+    """Remove the temporary files that writes killed before their rename left in the cache folder:
+    only names :func:`_store` gives, only regular files, only those older than ``max_age_s`` [s]."""
+    try:
+        oldest = time.time() - max_age_s
+        for entry in os.listdir(directory):
+            if _TEMPORARY.fullmatch(entry):
+                found = os.stat(entry, dir_fd=directory, follow_symlinks=False)
+                if stat.S_ISREG(found.st_mode) and found.st_mtime < oldest:
+                    os.unlink(entry, dir_fd=directory)
+    except Exception:  # a listing or removal that fails leaves the files: the next process tries again
         pass
 
 

@@ -23,7 +23,7 @@ from sizer.units import Quantity, parse_quantity
 PRECISIONS: tuple[Precision, ...] = tuple(p for p in Precision if p is not Precision.MIXED)
 DeviceKind = Literal["gpu", "cpu", "accelerator"]
 
-_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+_DATE_RE = re.compile(r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$")  # ASCII digits: \d takes "٢٠٢٣"
 
 
 def _checked_date(date: str) -> str:

@@ -21,12 +21,12 @@ from sizer.errors import DeviceLookupError
 from sizer.hardware.schema import Device
 
 # "(24-core GPU)" in an entry's architecture: the GPU-core count of that configuration
-_ARCHITECTURE_CORES = re.compile(r"\((\d+)-core GPU\)")
+_ARCHITECTURE_CORES = re.compile(r"\(([0-9]+)-core GPU\)")
 # "24-core", "24 core", "24 cores", "24-core GPU", "24c"; never "12-core CPU" nor "12 CPU cores"
-_CORES = re.compile(r"(?<![\w.])(\d{1,3})\s*-?\s*(?:cores?\b|c\b)(?:\s*-?\s*gpu\b)?(?!\s*-?\s*cpu)", re.IGNORECASE)
+_CORES = re.compile(r"(?<![\w.])([0-9]{1,3})\s*-?\s*(?:cores?\b|c\b)(?:\s*-?\s*gpu\b)?(?!\s*-?\s*cpu)", re.IGNORECASE)
 # "12 CPU cores", "10-core CPU": the CPU of a machine named by its GPU, dropped before the GPU's words are read
-_CPU_CORES = re.compile(r"(?<![\w.])\d{1,3}\s*-?\s*(?:cpu\s*cores?|cores?\s*cpu)\b", re.IGNORECASE)
-_MEMORY = re.compile(r"(?<![\w.])(\d{1,4})\s*-?\s*gb\b", re.IGNORECASE)
+_CPU_CORES = re.compile(r"(?<![\w.])[0-9]{1,3}\s*-?\s*(?:cpu\s*cores?|cores?\s*cpu)\b", re.IGNORECASE)
+_MEMORY = re.compile(r"(?<![\w.])([0-9]{1,4})\s*-?\s*gb\b", re.IGNORECASE)
 # the machine around the chip and the words of a configuration, which do not change which chip is meant
 _MACHINE = re.compile(r"\b(?:mac\s*book\s+(?:pro|air)|mac\s+(?:studio|mini|pro)|imac|macbook)\b", re.IGNORECASE)
 _FILLER = frozenset({"apple", "gpu", "unified", "memory", "with", "and", "ram", "base"})

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -266,7 +267,7 @@ def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS,
     prompts: list[int] = []
     outputs: list[int] = []
     arrivals: list[float | None] = []
-    for i, row in enumerate(csv.reader(io.StringIO(text))):
+    for i, row in enumerate(_csv_rows(text, field)):
         if not row or not "".join(row).strip():
             continue
         if i == 0 and not row[0].strip().replace(".", "", 1).isdigit():
@@ -275,6 +276,8 @@ def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS,
             raise InputError(field, f"{max_rows}+ rows", f"a trace of at most {max_rows:,} rows")
         if len(row) not in (2, 3):
             raise InputError(field, ",".join(row)[:60], f"rows of prompt_len,output_len[,arrival_s] (row {i + 1})")
+        if not all(cell.isascii() and "_" not in cell for cell in row):  # int() takes "٣" and "1_0"; a trace is ASCII CSV
+            raise InputError(field, ",".join(row)[:60], f"numbers in ASCII digits (row {i + 1})")
         try:
             p, o = int(row[0]), int(row[1])
             a = float(row[2]) if len(row) == 3 else None
@@ -295,6 +298,20 @@ def parse_trace(text: str, field: str = "trace", max_rows: int = MAX_TRACE_ROWS,
         if np.any(np.diff(times) < 0):
             raise InputError(field, "arrival_s", "arrival times that do not decrease")
     return np.asarray(prompts, dtype=np.int64), np.asarray(outputs, dtype=np.int64), times
+
+
+def _csv_rows(text: str, field: str) -> Iterator[list[str]]:
+    """The rows of CSV ``text``; a row the csv module refuses (a field over its 131,072-character limit,
+    a NUL byte) is an InputError naming ``field`` and the row, not a ``_csv.Error``."""
+    reader = csv.reader(io.StringIO(text))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise InputError(field, f"row {reader.line_num}", f"valid CSV rows ({error})") from None
+        yield row
 
 
 def load_trace(path: str, field: str = "trace") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -32,7 +32,7 @@ from sizer.workloads.request import WorkloadRequest
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...
 MAX_COUNT = 1_000_000
-_HAVE = re.compile(r"^\s*(?:(\d{1,7})\s*[x×*]\s*)?(\S.*?)\s*$", re.IGNORECASE)
+_HAVE = re.compile(r"^\s*(?:([0-9]{1,7})\s*[x×*]\s*)?(\S.*?)\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,7 @@ def _counts(counts: Iterable[int]) -> npt.NDArray[np.float64]:
     for count in values:
         if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
             raise InputError("counts", count, "whole numbers of devices from 1 to 1,000,000")
-    return np.asarray(values, dtype=float)
+    return np.asarray(list(dict.fromkeys(int(count) for count in values)), dtype=float)  # 1,1 asks one question
 
 
 def hourly_prices(devices: Sequence[Device], pricing: Pricing = "rent", cloud: str | None = None,
@@ -228,12 +228,13 @@ def sweep(workloads: Sequence[WorkloadRequest | dict[str, Any]], devices: Iterab
     catalog = catalog if catalog is not None else load_catalog()
     if isinstance(workloads, (WorkloadRequest, dict)) or not isinstance(workloads, Sequence) or not workloads:
         raise InputError("workloads", workloads, "a non-empty list of workloads")
-    chosen = tuple(catalog) if devices is None else tuple(catalog.find(name) for name in devices)
+    # one device named twice (by name and by id) is one question: one row, and one code per device
+    chosen = tuple(catalog) if devices is None else tuple({d.id: d for d in map(catalog.find, devices)}.values())
     if not chosen:
         raise InputError("devices", devices, "at least one device")
     count_array = _counts(counts)
     zeros = _zero_stages(list(shardings))
-    wanted = None if precisions is None else [parse_choice(Precision, p, "precision") for p in precisions]
+    wanted = None if precisions is None else list(dict.fromkeys(parse_choice(Precision, p, "precision") for p in precisions))
     rows = len(workloads) * len(chosen) * len(count_array) * (1 if zeros is None else len(zeros)) * (len(wanted) if wanted else 1)
     if rows > MAX_EVALUATIONS:
         raise InputError("sweep", rows, f"at most {MAX_EVALUATIONS:,} combinations; narrow the sweep")
@@ -243,10 +244,14 @@ def sweep(workloads: Sequence[WorkloadRequest | dict[str, Any]], devices: Iterab
     prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog), tuple(count_array.astype(int).tolist()))
     groups: list[dict[str, Any]] = []
     each_precision: list[Precision | None] = list(wanted) if wanted else [None]  # None: the workload's own
+    asked: set[str] = set()
     for index, request in enumerate(requests):
         for precision in each_precision:
             check_deadline()
             job = resolve_job(request if precision is None else request.model_copy(update={"precision": precision}))
+            if (key := _question_key(job)) in asked:  # '1B,1e9' or 'bf16,BF16': one question, its first row kept
+                continue
+            asked.add(key)
             groups.append(_group(index, job, chosen, job.precision, count_array, zeros, prices, headroom,
                                  overlap_allreduce))
     return pd.DataFrame(_merged(groups, chosen))
@@ -268,11 +273,34 @@ def _zero_stages(shardings: list[str]) -> npt.NDArray[np.int64] | None:
     """
     if not shardings:
         raise InputError("sharding", shardings, "at least one of auto, none, full")
-    if "auto" in shardings and len(shardings) > 1:
+    autos = sum(isinstance(s, str) and s.strip().lower() == "auto" for s in shardings)  # 'auto,AUTO' is auto
+    if autos and autos < len(shardings):
         raise InputError("sharding", shardings, "auto alone, or a list of none and full")
-    if shardings == ["auto"]:
+    if autos:
         return None
-    return np.asarray([zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings], dtype=np.int64)
+    stages = dict.fromkeys(zero_stage_of(parse_choice(Sharding, s, "sharding")) for s in shardings)  # 'none,none': one
+    return np.asarray(list(stages), dtype=np.int64)
+
+
+def _question_key(job: Job) -> str:
+    """What makes two resolved workloads one question: every figure of the job but its wording (the
+    description and the assumptions that quote the user's text), the layer table by its content digest.
+
+    Parameters
+    ----------
+    job : Job
+        A resolved workload at one precision.
+
+    Returns
+    -------
+    str
+        Equal for jobs the engine cannot tell apart ('1B' and '1e9' parameters, a model by name and by hub id).
+    """
+    import dataclasses
+
+    skip = {"layers", "description", "assumptions"}
+    figures = tuple((f.name, getattr(job, f.name)) for f in dataclasses.fields(job) if f.name not in skip)
+    return repr((job.layers.content_key, figures))
 
 
 def _merged(groups: list[dict[str, Any]], chosen: tuple[Device, ...]) -> dict[str, Any]:

@@ -175,3 +175,12 @@ def test_profile_refuses_bad_out_paths_before_profiling(cli, tmp_path):
     _refused(cli("profile", "validation.model_zoo:mlp_seed001", "--out", tmp_path), "out", "not a folder")
     _refused(cli("profile", "validation.model_zoo:mlp_seed001", "--out", tmp_path / "no" / "p.yaml"), "out",
              "existing folder")
+
+
+def test_a_trace_field_over_the_csv_limit_is_one_line(cli, tmp_path):
+    # issue 43: a --trace field over 128 KiB ended in _csv.Error's traceback
+    trace = tmp_path / "trace.csv"
+    trace.write_text("prompt_len,output_len\n" + "9" * 140_000 + ",1\n")
+    result = cli("inference", "--model", "llama-3.1-8b", "--device", "H100 SXM", "--rate", "1", "--trace", trace)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("Error: trace:"), result.stderr

@@ -129,3 +129,11 @@ def test_csv_cells_write_control_bytes_as_escapes(cli, tmp_path):
     rows = json.loads(cli("sweep", "--params", "1e9", "--samples", "1e9", "--device", "escaping-gpu", "--count", "1",
                           "--catalog", str(path), "--json").stdout)
     assert rows[0]["name"] == "Plain\x1b]0;owned\x07\x1b[2J\u202eGPU"
+
+
+def test_sweep_refuses_an_out_that_is_a_dangling_link(cli, tmp_path):
+    # issue 43: -o wrote through a dangling symbolic link, creating the file where it pointed
+    link = tmp_path / "out.csv"
+    link.symlink_to(tmp_path / "elsewhere.csv")
+    _refused(cli(*SWEEP, "-o", str(link)), "out:", "dangling symbolic link", "elsewhere.csv")
+    assert not (tmp_path / "elsewhere.csv").exists() and link.is_symlink()

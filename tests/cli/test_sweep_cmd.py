@@ -56,3 +56,24 @@ def test_csv_to_a_file_is_the_csv_of_standard_output(cli: Callable[..., Any], tm
     written = cli(*args, "--out", out)
     assert shown.exit_code == written.exit_code == 0 and written.stdout == ""
     assert out.read_text() == shown.stdout and shown.stdout.startswith("workload,params,")
+
+
+# issue 43's reproducers: the same device by two names was a pandas ValueError traceback, '--count 1,1'
+# two identical rows; each distinct question is one CSV row.
+@pytest.mark.parametrize("args", [
+    ["--device", "H100 SXM", "--device", "h100-sxm5-80gb", "--count", "1"],
+    ["--device", "H100 SXM", "--count", "1,1"],
+    ["--device", "H100 SXM", "--count", "1", "--precision", "bf16,BF16"],
+    ["--device", "H100 SXM", "--count", "1", "--params", "1B,1B"],
+])
+def test_a_question_asked_twice_is_one_row(cli: Callable[..., Any], args: list[str]) -> None:
+    options = ["--params", "1B", "--tokens", "1e10", *args] if "--params" not in args else ["--tokens", "1e10", *args]
+    result = cli("sweep", *options, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.strip().splitlines()) == 1 + 1  # the header and one row
+
+
+@pytest.mark.parametrize("count", ["٣", "１", "2,٤", "²"])  # Arabic-Indic, fullwidth, superscript: digits to str.isdigit
+def test_counts_are_ascii_digits(cli: Callable[..., Any], count: str) -> None:
+    result = cli("sweep", "--params", "1B", "--tokens", "1e10", "--device", "H100 SXM", "--count", count, "--format", "csv")
+    assert result.exit_code == 2 and "count: got" in result.stderr and "whole numbers of devices" in result.stderr

@@ -34,3 +34,12 @@ def test_help_and_core_do_not_import_torch():
     result = _run(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_an_out_folder_that_is_a_dangling_link_is_refused_before_the_runs(tmp_path):
+    # issue 43: outputs refuse dangling symbolic links; here before minutes of runs, not at the report
+    link = tmp_path / "report"
+    link.symlink_to(tmp_path / "missing")
+    result = _run(HIDE_TORCH + f"sys.argv = ['sizer', 'validate', '--out', {str(link)!r}]; from cli.main import main; main()")
+    assert result.returncode == 2 and "--out" in result.stderr and "dangling symbolic link" in result.stderr, result.stderr
+    assert "torch" not in result.stderr  # refused before the missing extra is even looked for

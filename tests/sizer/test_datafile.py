@@ -250,3 +250,32 @@ def test_huge_yaml_numbers_are_refused_by_name(text):
 def test_long_words_and_quoted_digits_are_not_numbers():
     assert datafile.parse_yaml("a: " + "x" * 500, "catalog", "t") == {"a": "x" * 500}
     assert datafile.parse_yaml("a: '" + "9" * 500 + "'", "catalog", "t") == {"a": "9" * 500}
+
+
+# issue 43: -o through a dangling symbolic link created a file wherever the link pointed
+@pytest.mark.parametrize("points", ["missing.csv", "no/such/folder/x.csv", "loop.csv"])
+def test_a_dangling_link_is_refused_naming_the_field(tmp_path, points):
+    link = tmp_path / ("loop.csv" if points == "loop.csv" else "out.csv")
+    link.symlink_to(points)
+    for call in (lambda: datafile.check_writable(link, "out"), lambda: datafile.write_text(link, "x", "out")):
+        with pytest.raises(InputError, match=r"^out: .*dangling symbolic link"):
+            call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [link.name]  # nothing written anywhere
+
+
+def _leftover(folder, name, age_s):
+    path = folder / name
+    path.write_text("half a write")
+    os.utime(path, (os.path.getmtime(path) - age_s,) * 2)
+    return path
+
+
+def test_a_killed_writes_old_temporary_file_is_removed_by_the_next_write(tmp_path):
+    # issue 43: a write killed before its rename left ".NAME.XXXXXXXX.tmp" for ever
+    old = _leftover(tmp_path, ".out.csv.ab_d1234.tmp", datafile.TEMPORARY_MAX_AGE_S + 60)
+    young = _leftover(tmp_path, ".out.csv.abcd5678.tmp", 5)  # perhaps another process's write in progress
+    others = [_leftover(tmp_path, name, 10 * datafile.TEMPORARY_MAX_AGE_S)
+              for name in (".other.csv.abcd1234.tmp", "out.csv.abcd1234.tmp", ".out.csv.abcd12345.tmp", ".out.csv.tmp")]
+    datafile.write_text(tmp_path / "out.csv", "whole")
+    assert not old.exists() and young.exists() and all(p.exists() for p in others)
+    assert (tmp_path / "out.csv").read_text() == "whole"

@@ -133,3 +133,25 @@ def test_each_kind_of_entry_is_bounded(tmp_path, monkeypatch):
     assert len(list(folder.glob("other-*.pickle"))) == 1
     assert diskcache.cached("many", f"{diskcache.MAX_ENTRIES_PER_NAME + 4:04d}", lambda: -1) == \
         diskcache.MAX_ENTRIES_PER_NAME + 4  # the newest is still read
+
+
+def _leftover(folder, name, age_s):
+    path = folder / name
+    path.write_bytes(b"half a pickle")
+    os.utime(path, (path.stat().st_mtime - age_s,) * 2)
+    return path
+
+
+def test_temporary_files_of_killed_writes_are_removed_at_start(folder, monkeypatch):
+    # issue 43: a write killed between mkstemp and its rename left "<entry>XXXXXXXX.tmp" never pruned
+    monkeypatch.setattr(diskcache, "_SWEPT", set())
+    folder.mkdir(mode=0o700)
+    key = diskcache.key_of("x")
+    old = _leftover(folder, f"thing-{key}.pickleab_d1234.tmp", diskcache.TEMPORARY_MAX_AGE_S + 60)
+    young = _leftover(folder, f"thing-{key}.pickleabcd5678.tmp", 5)  # another process's write in progress
+    foreign = _leftover(folder, "notes.tmp", 10 * diskcache.TEMPORARY_MAX_AGE_S)  # not a name the cache gives
+    assert diskcache.cached("thing", key, lambda: 1) == 1
+    assert not old.exists() and young.exists() and foreign.exists()
+    again = _leftover(folder, f"thing-{key}.pickleefgh1234.tmp", diskcache.TEMPORARY_MAX_AGE_S + 60)
+    diskcache.cached("thing", key, lambda: 1)
+    assert again.exists()  # once per folder and process: at start, not on every read

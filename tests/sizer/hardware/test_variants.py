@@ -126,3 +126,9 @@ def test_the_apple_price_rows_join_by_id_and_by_name(catalog):
             assert named.architecture != keyed.architecture
             continue
         assert named.architecture == keyed.architecture, (row["catalog_id"], row["hardware"], named.id)
+
+
+@pytest.mark.parametrize("name", ["M1 Max ٣٢-core", "M1 Max ٣٢GB", "M1 Max ３２c"])  # issue 43: counts in ASCII digits only
+def test_cores_and_memory_are_read_from_ascii_digits_only(name):
+    parsed = parse_variant_name(name)
+    assert parsed.gpu_cores is None and parsed.memory_gb is None

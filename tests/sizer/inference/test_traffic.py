@@ -93,3 +93,16 @@ def test_the_vllm_sharegpt_sample_has_the_published_means():
     assert length_distribution("sharegpt-vllm-sample").prompt.mean == 202
     assert length_distribution("sharegpt-vllm-sample").output.mean == 179
     assert "202 in / 179 out" in length_distribution("sharegpt-vllm-sample").label
+
+
+# issue 43: a field over the csv module's 131,072-character limit (and a NUL byte) was a _csv.Error traceback
+@pytest.mark.parametrize("text", ["prompt_len,output_len\n" + "9" * 140_000 + ",1\n", "10,5\n20\x00,5\n"])
+def test_rows_the_csv_module_refuses_name_the_trace_and_row(text):
+    with pytest.raises(InputError, match=r"^trace: .*row 2"):
+        parse_trace(text)
+
+
+@pytest.mark.parametrize("row", ["٣,5", "10,５", "10,5,٠.5", "1_0,5,1"])  # int() and float() take these
+def test_trace_numbers_are_ascii_digits(row):
+    with pytest.raises(InputError, match="ASCII digits"):
+        parse_trace(f"10,5\n{row}\n")

@@ -146,3 +146,9 @@ def test_every_training_field_but_the_hardware_survives_have():
     fields = training_fields(request)
     assert fields["cp"] == 4 and fields["interruptions"] is False and fields["overlap_all_to_all"] is True
     assert "have" not in fields
+
+
+@pytest.mark.parametrize("have", ["٣x H100 SXM", "３x H100 SXM"])  # issue 43: Arabic-Indic and fullwidth digits
+def test_a_have_count_is_ascii_digits(catalog, have):
+    with pytest.raises(SizerError, match="^have: "):
+        parse_have([have], catalog)

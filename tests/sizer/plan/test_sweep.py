@@ -126,3 +126,38 @@ def test_bad_input_is_an_input_error(catalog, kwargs, field):
 
 def test_the_size_limit_is_stated():
     assert MAX_EVALUATIONS >= 1_000_000
+
+
+# issue 43: the same question asked twice, by another spelling or another name, is one row; the same
+# device by name and by id made pandas' categorical codes outrun their categories (a ValueError traceback).
+@pytest.mark.parametrize("twice, once", [
+    ({"devices": ["H100 SXM", "h100-sxm5-80gb"]}, {"devices": ["H100 SXM"]}),
+    ({"counts": [1, 1, 8, 1]}, {"counts": [1, 8]}),
+    ({"precisions": ["bf16", "BF16", " bf16"]}, {"precisions": ["bf16"]}),
+    ({"shardings": ["none", "none", "full"]}, {"shardings": ["none", "full"]}),
+    ({"shardings": ["auto", "AUTO"]}, {"shardings": ["auto"]}),
+])
+def test_a_question_asked_twice_is_one_row(catalog, twice, once):
+    base = {"devices": ["H100 SXM"], "counts": [1, 8], "precisions": ["bf16"], "shardings": ["auto"]}
+    doubled = sweep([{"params": 1e9, "tokens": 1e10}], catalog=catalog, **{**base, **twice})
+    single = sweep([{"params": 1e9, "tokens": 1e10}], catalog=catalog, **{**base, **once})
+    assert len(doubled) == len(single) > 0
+    assert doubled.astype(str).equals(single.astype(str))
+
+
+@pytest.mark.parametrize("workloads", [
+    [{"params": "1B", "tokens": 1e10}, {"params": "1B", "tokens": 1e10}],
+    [{"params": "1B", "tokens": 1e10}, {"params": 1e9, "tokens": "1e10"}],  # two spellings of one count
+    [{"model": "llama-2-7b", "tokens": 1e10}, {"model": "meta-llama/Llama-2-7b-hf", "tokens": 1e10}],  # name and hub id
+])
+def test_one_workload_written_twice_is_one_question(catalog, workloads):
+    table = sweep(workloads, devices=["H100 SXM"], counts=[1, 8], catalog=catalog)
+    assert len(table) == 2 and set(table.workload) == {0}  # the first asking's rows, numbered as it was given
+
+
+def test_distinct_workloads_and_precisions_keep_their_rows(catalog):
+    # folding must not merge questions that differ: another size, another amount, another precision
+    table = sweep([{"params": 1e9, "tokens": 1e10}, {"params": 2e9, "tokens": 1e10}, {"params": 1e9, "tokens": 2e10}],
+                  devices=["H100 SXM", "A100 80GB SXM"], counts=[1], precisions=["bf16", "fp32"], catalog=catalog)
+    assert len(table) == 3 * 2 * 2
+    assert sorted(set(table.workload)) == [0, 1, 2]
