@@ -1,5 +1,5 @@
 """`sizer models`: every model --model answers (presets and shipped configs), with parameters, training
-context and source; the shipped configs the engine refuses, with the reason."""
+context and source; the shipped configs and named models the engine refuses, with the reason."""
 from __future__ import annotations
 
 import re
@@ -34,10 +34,11 @@ def models(json: JsonOption = False) -> None:
                          "a preset's name covers, answered by the preset: "
                          + ", ".join(f"{hub} -> {name}" for hub, name in covered.items()) + ".")
     if refused:
-        output.table(f"Shipped configs not supported: {len(refused)}", ("name", "reason"),
+        output.table(f"Models not supported: {len(refused)}", ("name", "reason"),
                      [(r.name, _short_reason(r.reason)) for r in refused],
-                     caption="Each holds the mechanism named, which sizer does not model; an answer for one is refused naming that "
-                             "config field.")
+                     caption="Shipped configs and the models of catalog/model_presets/not-supported.yaml: each holds the mechanism "
+                             "named, which sizer does not model, or leaves a width unstated; an answer for one is refused "
+                             "naming that config field.")
 
 
 def _short_reason(reason: str) -> str:
@@ -49,7 +50,14 @@ def _short_reason(reason: str) -> str:
         return f"{field}: a model type sizer has no reader for"
     # the refusal names the mechanism as "a model without <mechanism>, which sizer does not cost: ...": show that
     mechanism = expected.removeprefix("a model without ").split(", which sizer does not cost", 1)[0]
-    shown = f"{field}: {mechanism}" if mechanism != expected else reason
+    # or what no cited source states: "a model whose <widths> a cited source states; ..."
+    unstated = expected.removeprefix("a model whose ").split(" a cited source states", 1)[0]
+    if mechanism != expected:
+        shown = f"{field}: {mechanism}"
+    elif unstated != expected:
+        shown = f"{field}: not stated: {unstated}"
+    else:
+        shown = reason
     if len(shown) <= NOT_SUPPORTED_SHOWN:
         return shown
     return shown[:NOT_SUPPORTED_SHOWN].rsplit(" ", 1)[0] + " ... (--json: all)"

@@ -1,7 +1,8 @@
 """Every model ``--model`` answers, as a list a person or a page can choose from: the built-in presets
 (``catalog/models.yaml``, ``catalog/model_presets/``) and the shipped Hugging Face configs
 (``catalog/hf_configs``), with parameters, training context and the published config each came
-from; the shipped configs the engine cannot express are listed apart with the reason.
+from; the shipped configs the engine cannot express, and the models ``catalog/model_presets/not-supported.yaml``
+refuses, are listed apart with the reason.
 
 >>> llama = {m.name: m for m in list_models()}["llama-2-7b"]
 >>> llama.params_total, llama.context, llama.kind
@@ -17,6 +18,7 @@ from sizer.memo import registered_cache
 from sizer.results import Model
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.names import name_key
+from sizer.workloads.refused import refused_models
 from sizer.workloads.registry import _index, builtin_entries
 from sizer.workloads.shipped import shipped_architecture, shipped_configs
 
@@ -34,8 +36,8 @@ class ModelSummary(Model):
 
 
 class ModelNotSupported(Model):
-    name: str  # the shipped config's hub id
-    source: str  # where the config was copied from
+    name: str  # the hub id: a shipped config's, or one of catalog/model_presets/not-supported.yaml
+    source: str  # where the config (or the shape the table cites) was copied from
     field: str  # the config field the engine refuses, e.g. "model.model_type"
     reason: str  # the refusal, as an answer for it would give it
 
@@ -71,7 +73,11 @@ def _listing() -> _Listing:
                                              reason=error.message))
             continue
         configs.append(_summary(arch, config.hub_id, config.short_name, "config"))
-    return _Listing(tuple(sorted(presets + configs, key=lambda m: m.name)), tuple(refused), tuple(covered))
+    refused += [ModelNotSupported(name=entry.name, source=entry.source, field=entry.field,
+                                  reason=entry.error(entry.name).message)
+                for entry in refused_models()]
+    return _Listing(tuple(sorted(presets + configs, key=lambda m: m.name)),
+                    tuple(sorted(refused, key=lambda m: m.name)), tuple(covered))
 
 
 def list_models() -> list[ModelSummary]:
@@ -86,7 +92,8 @@ def list_models() -> list[ModelSummary]:
 
 
 def unsupported_models() -> list[ModelNotSupported]:
-    """The shipped configs the engine refuses, each with the field and the reason (an answer gives the same).
+    """The models the engine refuses, each with the field and the reason (an answer gives the same): the shipped
+    configs it cannot express, and the models ``catalog/model_presets/not-supported.yaml`` lists.
 
     Returns
     -------

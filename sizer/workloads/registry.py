@@ -152,15 +152,18 @@ def models_file() -> Path:
 
 
 def models_files() -> list[Path]:
-    """Every built-in preset file: ``catalog/models.yaml``, then each ``catalog/model_presets/*.yaml`` by name.
+    """Every built-in preset file: ``catalog/models.yaml``, then each ``catalog/model_presets/*.yaml`` by name
+    but the table of refused models there (:mod:`sizer.workloads.refused`).
 
     Returns
     -------
     list of Path
         The files, in the order their entries are listed.
     """
+    from sizer.workloads.refused import REFUSED_FILE_NAME
+
     main = models_file()
-    return [main, *sorted((main.parent / "model_presets").glob("*.yaml"))]
+    return [main, *sorted(p for p in (main.parent / "model_presets").glob("*.yaml") if p.name != REFUSED_FILE_NAME)]
 
 
 @registered_cache()
@@ -225,8 +228,15 @@ def _check_name(name: object) -> str:
 
 
 def _unknown(name: str) -> InputError:
-    """The error for a name that is no built-in and no shipped config, offering close names of both."""
+    """The error for a name that is no built-in and no shipped config: the refusal naming the config field where
+    ``catalog/model_presets/not-supported.yaml`` lists the model (:mod:`sizer.workloads.refused`), else one offering close
+    names of both."""
+    from sizer.workloads.refused import refusal
     from sizer.workloads.shipped import shipped_keys
+
+    refused = refusal(name)
+    if refused is not None:
+        return refused
 
     names = {key: entry.name for key, entry in _index().items()}
     names.update({key: hub_id for key, hub_id in shipped_keys().items() if key not in names})
@@ -281,7 +291,8 @@ def lookup(name: str) -> ModelEntry | ShippedConfig:
     Raises
     ------
     InputError
-        An empty, overlong or unknown name, or a short name two shipped configs share (naming both).
+        An empty, overlong or unknown name, a short name two shipped configs share (naming both), or a model
+        ``catalog/model_presets/not-supported.yaml`` refuses (naming its ``model.<field>``).
 
     >>> lookup("llama-2-7b").name, lookup("Qwen/Qwen3-32B").hub_id
     ('llama-2-7b', 'Qwen/Qwen3-32B')
@@ -468,8 +479,10 @@ def model_source(value: Any) -> Any:
             and not value.strip().lower().endswith(".json") and not os.path.exists(value.strip()):
         try:
             lookup(value)
-        except InputError:
-            return read  # not a known name: a path, refused as a missing file
+        except InputError as error:
+            if error.field == "model":
+                return read  # not a known name: a path, refused as a missing file
+            # a model refused by name (its config field named): the refusal is the answer, not a missing file
         return value
     return read
 

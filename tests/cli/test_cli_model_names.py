@@ -67,9 +67,20 @@ def test_models_lists_presets_configs_and_refusals(cli):
     assert data["answered_by_preset"]["deepseek-ai/DeepSeek-V3"] == "deepseek-v3"
     # every shipped config is somewhere: listed, refused with a reason, or answered by a preset
     shipped = {path.stem.replace("--", "/", 1) for path in configs_dir().glob("*.json")}
-    assert shipped == (shipped & set(kinds)) | set(refused) | set(data["answered_by_preset"])
+    assert shipped == (shipped & set(kinds)) | (shipped & set(refused)) | set(data["answered_by_preset"])
     table = cli("models")
-    assert table.exit_code == 0 and "Shipped configs not supported" in table.stdout and "Qwen/Qwen2.5-32B" in table.stdout
+    assert table.exit_code == 0 and "Models not supported" in table.stdout and "Qwen/Qwen2.5-32B" in table.stdout
+    # the models refused by name are listed beside the shipped configs, with the config field
+    assert refused["LiquidAI/LFM2-1.2B"]["field"] == "model.layer_types"
+    assert "LiquidAI/LFM2-1.2B" in table.stdout
+
+
+@pytest.mark.parametrize("name", ["LiquidAI/LFM2-1.2B", "lfm2-1.2b"])
+def test_a_model_refused_by_name_exits_2_naming_the_field_and_the_mechanism(cli, name):
+    result = cli("memory", "--model", name, "--device", "H100")
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "model.layer_types" in text and "short-convolution" in text and "readable file" not in text
 
 
 def test_the_model_option_help_names_hub_ids_and_config_paths(cli):

@@ -176,3 +176,35 @@ def test_llama_3_3_70b_is_llama_3_1_70b_s_architecture():
 ])
 def test_shape_only_presets_match_their_stated_sizes(name, billions):
     assert find_model(name).params_total() / 1e9 == pytest.approx(billions, rel=0.1)
+
+
+@pytest.mark.parametrize("name, billions, active", [
+    # The sizes the hub ids state, within 10 % as above (a one- or two-digit label is the model's name, rounded by up
+    # to ~7 %: tests/sizer/workloads/test_hf_config_folder.py): the FFN type, norms, tying and biases the presets took
+    # from transformers' configuration classes or siblings keep each within it. "A2.7B", "A3B", "A22B": active.
+    ("gemma-3-270m", 0.27, None), ("smollm2-360m", 0.36, None), ("smollm3-3b", 3, None), ("starcoder2-7b", 7, None),
+    ("stablelm-2-zephyr-1.6b", 1.6, None), ("aya-23-8b", 8, None), ("qwen3-vl-4b", 4, None), ("qwen3-vl-8b", 8, None),
+    ("qwen3-vl-30b-a3b", 30, 3), ("qwen3-vl-235b-a22b", 235, 22), ("deepseek-moe-16b", 16, None),
+    ("qwen1.5-moe-a2.7b", None, 2.7),
+    # phi-2's name states no size: 2.7B is its model card's (recalled); Ministral 3 3B's language model is 3.4B on
+    # its model card (recalled, as the preset's notes say): the "3B" counts in a way the card does not explain
+    ("phi-2", 2.7, None), ("ministral-3-3b", 3.4, None),
+])
+def test_the_presets_completed_from_family_configs_match_their_stated_sizes(name, billions, active):
+    arch = find_model(name)
+    if billions is not None:
+        assert arch.params_total() / 1e9 == pytest.approx(billions, rel=0.1)
+    if active is not None:
+        assert arch.moe and arch.params_active() / 1e9 == pytest.approx(active, rel=0.12)
+
+
+@pytest.mark.parametrize("preset, sibling", [
+    # text models of the same shape as a shipped config or preset: the same weights, the vision tower not counted
+    # (Qwen3-VL-2B's "2B" counts its ~0.4B vision tower, so its own label is no check: 1.72B here)
+    ("qwen3-vl-2b", "Qwen/Qwen3-1.7B"), ("qwen3-vl-4b", "Qwen/Qwen3-4B"), ("qwen3-vl-8b", "Qwen/Qwen3-8B"),
+    ("qwen3-vl-30b-a3b", "Qwen/Qwen3-30B-A3B"), ("qwen3-vl-235b-a22b", "Qwen/Qwen3-235B-A22B"),
+    ("phi-3.5-vision", "phi-3.5-mini"), ("internlm2-7b", "internlm2.5-7b"),
+])
+def test_text_models_count_their_siblings_weights(preset, sibling):
+    arch, other = find_model(preset), find_model(sibling)
+    assert (arch.params_total(), arch.params_active()) == (other.params_total(), other.params_active())

@@ -20,6 +20,7 @@ from sizer.facade import (
     time_estimate,
     unsupported_models,
 )
+from sizer.workloads.refused import refused_models
 from sizer.workloads.shipped import shipped_configs
 
 # Hybrid layers (Mamba, linear attention) the engine cannot express: refused, never answered as a plain decoder.
@@ -38,6 +39,15 @@ OTHER_MECHANISM = {
     "deepseek-ai/DeepSeek-V4-Flash", "deepseek-ai/DeepSeek-V4-Pro", "google/gemma-4-26B-A4B",
     "nvidia/Gemma-4-31B-IT-NVFP4", "meta-llama/Llama-3.2-90B-Vision-Instruct", "XiaomiMiMo/MiMo-V2-Flash",
     "MiniMaxAI/MiniMax-M3", "nvidia/Llama-3_3-Nemotron-Super-49B-v1", "openai/clip-vit-base-patch32",
+}
+# Models refused by name (catalog/model_presets/not-supported.yaml): rows of model-shapes-2026-12.csv that are no preset,
+# for short convolutions (LFM2), per-layer embeddings (Gemma 3n, Gemma 4 E-models), linear attention (Qwen3.5),
+# cross-attention to image tokens (Llama 3.2 11B Vision), sliding blocks with their own heads (Step-3.7-Flash), or an
+# expert width no source states (MiniCPM-MoE).
+NAMED = {
+    "LiquidAI/LFM2-1.2B", "google/gemma-3n-E4B-it", "google/gemma-3n-E2B-it", "google/gemma-4-E4B-it", "google/gemma-4-E2B-it",
+    "Qwen/Qwen3.5-0.8B", "Qwen/Qwen3.5-2B", "Qwen/Qwen3.5-4B", "meta-llama/Llama-3.2-11B-Vision-Instruct",
+    "meta-llama/Llama-3.2-11B-Vision", "stepfun-ai/Step-3.7-Flash", "openbmb/MiniCPM-MoE-8x2B",
 }
 SMALL = dict(prompt_len=64, output_len=8)  # short questions: the test runs on CI's two cores
 H200_MEMORY = 141e9  # bytes per device (catalog): a model of more 16-bit bytes than ~100 GB is asked on up to 8
@@ -62,12 +72,17 @@ def _tensor_count(name: str) -> int:
 
 def _refused(name: str, error: InputError) -> None:
     assert error.field is not None and error.field.split(".")[0] == "model", (name, error.message)
-    assert name in HYBRID or name in OTHER_MECHANISM, f"{name} is refused: {error.message}"
+    assert name in HYBRID or name in OTHER_MECHANISM or name in NAMED, f"{name} is refused: {error.message}"
 
 
 def test_the_refusal_lists_name_shipped_configs_only():
     hub_ids = {c.hub_id for c in shipped_configs()}
     assert HYBRID <= hub_ids and OTHER_MECHANISM <= hub_ids and not HYBRID & OTHER_MECHANISM
+
+
+def test_the_models_refused_by_name_are_the_table_s_and_listed():
+    assert {entry.name for entry in refused_models()} == NAMED
+    assert NAMED <= {m.name for m in unsupported_models()} and not NAMED & {c.hub_id for c in shipped_configs()}
 
 
 @pytest.mark.parametrize("name", _names())
