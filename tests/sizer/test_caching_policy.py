@@ -162,6 +162,7 @@ STATE = {
     ("api/server.py", "_AWAITING_HEADERS"): "connections still sending their headers",
     ("api/deps.py", "_default_lanes"): "the execution lanes of a route called outside the middleware",
     ("sizer/units.py", "_pint_parse_units"): "pint's own parse, set once when the registry is built",
+    ("sizer/diskcache.py", "_SWEPT"): "cache folders whose stale temporary files this process has pruned (once each)",
 }
 MUTABLE_MAKERS = {"dict", "OrderedDict", "defaultdict", "WeakValueDictionary", "WeakKeyDictionary", "set", "list"}
 
