@@ -181,7 +181,8 @@ def test_a_bare_number_offers_the_devices_it_appears_in(catalog):
 
 
 @pytest.mark.parametrize("name, expected_id_part", [
-    ("Ryzen 7", "ryzen-7-2700"), ("2700", "ryzen-7-2700"), ("R7 2700", "ryzen-7-2700"), ("4090", "4090"), ("t4", "t4"),
+    ("Ryzen 7 2700", "ryzen-7-2700"), ("2700", "ryzen-7-2700"), ("R7 2700", "ryzen-7-2700"), ("4090", "4090"), ("t4", "t4"),
+    ("3700X", "ryzen-7-3700x"),
 ])
 def test_a_meaningful_word_with_a_bare_number_still_matches(catalog, name, expected_id_part):
     assert expected_id_part in catalog.find(name).id
@@ -376,7 +377,8 @@ def test_networks_file_refuses_a_dangling_link(tmp_path):
     ("M2 Ultra 76-core", "apple-m2-ultra-gpu"), ("Apple M3 10-core", "apple-m3-gpu"), ("M3 Pro 18-core", "apple-m3-pro-gpu"),
     ("M3 Max 40-core 128GB", "apple-m3-max-gpu"),
     ("RX 7900 XTX", "radeon-rx-7900-xtx"), ("Radeon RX 7900 XT", "radeon-rx-7900-xt"), ("Radeon PRO W7900", "radeon-pro-w7900"),
-    ("Arc A770", "arc-a770"), ("gb200", "gb200-per-gpu"), ("H100 SXM", "h100-sxm5-80gb"), ("Ryzen 7", "ryzen-7-2700"),
+    ("Arc A770", "arc-a770"), ("gb200", "gb200-per-gpu"), ("H100 SXM", "h100-sxm5-80gb"), ("Ryzen 7 2700", "ryzen-7-2700"),
+    ("Ryzen 7 3700X", "ryzen-7-3700x"),
 ])
 def test_full_names_choose_their_device(catalog, name, chosen):
     assert catalog.find(name).id == chosen
@@ -384,6 +386,7 @@ def test_full_names_choose_their_device(catalog, name, chosen):
 
 @pytest.mark.parametrize("name, offered, never", [
     ("GB", "NVIDIA GB200 (per Blackwell GPU)", None),  # two letters never stand for a longer name
+    ("Ryzen 7", "AMD Ryzen 7 3700X (ryzen-7-3700x)", None),  # two Ryzen 7s in the catalog: both offered
     ("Radeon 7900", "AMD Radeon RX 7900 XTX (radeon-rx-7900-xtx)", "Ryzen"),
 ])
 def test_short_or_ambiguous_names_get_a_candidate_list_not_a_guess(catalog, name, offered, never):
