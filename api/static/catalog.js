@@ -33,7 +33,7 @@ function buildColumns() {
       value: (d) => ((d.peaks || {})[p] ? d.peaks[p].value : null), cell: (d) => figure((d.peaks || {})[p]) })),
     ...prices.map((k) => ({ key: k, head: `${PRICE_NAMES[k] || k.replaceAll("_", " ")} [${unitOf((d) => d[k]).replace("hour", "h")}]`,
       value: (d) => (d[k] ? d[k].value : null),
-      cell: (d) => (d[k] ? el("span", {}, fmt(d[k].value), el("br"), el("small", { class: "muted" }, priceSaid(d[k]))) : "–") })),
+      cell: (d) => (d[k] ? el("span", {}, fmt(d[k].value), el("br"), el("small", { class: "muted" }, priceBrief(d[k]))) : "–") })),
   ];
 }
 
@@ -115,6 +115,11 @@ const checked = (q) => (q.verified === false ? " (unverified)" : "");
 function priceSaid(p) {
   const system = p.devices_in_system > 1 ? `, 1/${p.devices_in_system} of ${p.system || "a system"}` : p.system ? `, ${p.system}` : "";
   return p.basis ? `${p.basis}${system}, ${p.date}` : `rent${p.term ? ", " + p.term : ""}, ${p.date}`;
+}
+
+// The same in a table cell: basis and date only (the machine a Mac price is of is long: the detail view names it).
+function priceBrief(p) {
+  return p.basis ? `${p.basis}${p.devices_in_system > 1 ? ", system share" : ""}, ${p.date}` : p.date;  // the column says rent
 }
 
 async function showDevice(id) {
