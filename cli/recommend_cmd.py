@@ -55,8 +55,34 @@ from .inference_cmd import (
     load_fields,
 )
 
+# Options only a serving question reads (with --inference), and only a training question reads: one given to the
+# other question is refused naming it, never accepted and ignored (issue 43: a training recommend took --weights 0,
+# --rate 0 and --objective '' and said nothing). The request models refuse the same fields over HTTP and in Python.
+SERVING_ONLY = ("weights", "kv_cache", "prompt_len", "output_len", "context_len", "batch", "tokens_per_s_per_user",
+                "total_tokens_per_s", "ttft", "rate", "users", "think_time", "lengths", "trace", "slo_ttft", "slo_tpot",
+                "slo_e2e", "slo_percentile", "split", "max_running", "token_budget", "prefix_cache_hit", "gpu_layers",
+                "host_cpu", "runtime", "disaggregated")
+TRAINING_ONLY = ("samples", "epochs", "tokens", "precision", "optimizer", "batch_size", "micro_batch", "seq_len",
+                 "workload", "calibration", "method", "lora_rank", "lora_targets", "forward_flops_per_sample",
+                 "activation_memory_per_sample", "sample_size", "deadline", "budget", "cloud", "term", "features",
+                 "headroom", "storage", "suggest", "interruptions")
 
-def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
+
+def _refuse_options_not_asked(ctx: typer.Context, inference: bool) -> None:
+    """InputErrors naming every option given on the command line that the question asked does not read (a serving
+    option without --inference, a training option with it); options left at their defaults are not counted."""
+    from sizer.errors import InputError, InputErrors
+
+    foreign, question, other = (TRAINING_ONLY, "a serving", "training") if inference else (SERVING_ONLY, "a training", "--inference")
+    # (typer carries its own click: the source is compared by name)
+    given = [name for name in foreign if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
+    if given:
+        raise InputErrors([InputError(name, ctx.params[name], f"no {name.replace('_', '-')} in {question} recommendation "
+                                                                f"(it is an option of {other} questions)")
+                           for name in given])
+
+
+def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
               precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="mixed (default: bf16, else fp16), fp32, tf32, fp16, bf16, fp8 or fp4.")] = None,
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
               batch_size: BatchSize = None, micro_batch: MicroBatch = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
@@ -101,10 +127,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     from sizer.facade import RecommendRequest
     from sizer.facade import recommend as run
 
-    if disaggregated and not inference:
-        from sizer.errors import InputError
-
-        raise InputError("disaggregated", True, "--inference with --rate (pools of prefill and decode replicas serve a load)")
+    _refuse_options_not_asked(ctx, inference)
     if inference:
         from sizer.facade import InferenceRecommendRequest, recommend_inference
 
@@ -130,12 +153,12 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
         return output.emit_json(result) if json else render_recommendation(result, top)
 
     request = workload_request(RecommendRequest, params=params, samples=samples, tokens=tokens,
-                               epochs=epochs if (samples is not None) else None, precision=precision,
+                               epochs=epochs, precision=precision,
                                optimizer=optimizer, batch_size=batch_size, seq_len=seq_len,
                                forward_flops_per_sample=forward_flops_per_sample,
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
-                               purchase="buy" if buy else "rent", pricing=pricing, cloud=cloud, objective=objective or "time", kinds=kind,
+                               purchase="buy" if buy else "rent", pricing=pricing, cloud=cloud, objective=objective, kinds=kind,
                                terms=term,
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,
