@@ -51,6 +51,7 @@ from .inference_cmd import (
     ThinkTime,
     TokenBudget,
     Trace,
+    TraceArrivals,
     Users,
     load_fields,
 )
@@ -60,7 +61,7 @@ from .inference_cmd import (
 # --rate 0 and --objective '' and said nothing). The request models refuse the same fields over HTTP and in Python.
 SERVING_ONLY = ("weights", "kv_cache", "prompt_len", "output_len", "context_len", "batch", "tokens_per_s_per_user",
                 "total_tokens_per_s", "ttft", "rate", "users", "think_time", "lengths", "trace", "slo_ttft", "slo_tpot",
-                "slo_e2e", "slo_percentile", "split", "max_running", "token_budget", "prefix_cache_hit", "gpu_layers",
+                "slo_e2e", "slo_percentile", "split", "trace_arrivals", "max_running", "token_budget", "prefix_cache_hit", "gpu_layers",
                 "host_cpu", "runtime", "disaggregated")
 TRAINING_ONLY = ("samples", "epochs", "tokens", "precision", "optimizer", "batch_size", "micro_batch", "seq_len",
                  "workload", "calibration", "method", "lora_rank", "lora_targets", "forward_flops_per_sample",
@@ -114,7 +115,7 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
               total_tokens_per_s: Annotated[Optional[float], typer.Option("--total-tokens-per-s", help="With --inference: output tokens/s over all sequences.")] = None,
               ttft: Annotated[Optional[str], typer.Option("--ttft", help="With --inference: longest time to first token, e.g. '500 ms'.")] = None,
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
-              trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
+              trace: Trace = None, trace_arrivals: TraceArrivals = False, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
@@ -147,7 +148,7 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
             return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
                                 catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
-                                  split, max_running, token_budget, prefix_cache_hit, runtime))
+                                  split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
                                      load(catalog))
         return output.emit_json(result) if json else render_recommendation(result, top)
