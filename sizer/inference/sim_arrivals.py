@@ -86,8 +86,8 @@ def replayed_arrivals(arrivals: np.ndarray, rate: float, requests: int) -> np.nd
         return np.repeat(np.arange(math.ceil(requests / len(arrivals))) * len(arrivals) / rate, len(arrivals))[:requests]
     period = len(arrivals) / own  # the span and one mean gap
     idx = np.arange(requests)
-    times = start[idx % len(arrivals)] + (idx // len(arrivals)) * period
-    return times * (own / rate)
+    times: np.ndarray = (start[idx % len(arrivals)] + (idx // len(arrivals)) * period) * (own / rate)
+    return times
 
 
 def open_arrival_times(load: Load, lengths: Lengths, requests: int, rng: np.random.Generator) -> list[float]:
