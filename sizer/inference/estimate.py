@@ -276,9 +276,11 @@ def _speed_within(value: float, limit: float, unit: str, s: dict[str, Any] | Non
     return RangeOut.model_construct(low=min(r.low, high), expected=r.expected, high=high, unit=unit)
 
 
-def _time(seconds: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
+def _time(seconds: float, unit: str, s: dict[str, Any] | None = None, limit: float = 0.0) -> RangeOut:
+    """A time and its range: ``s``'s factors (default: the serving rows' :func:`speed_spread`), the optimistic end
+    never below ``limit`` (the physical bound [s], e.g. the prompt's FLOP at the peak; 0: none known)."""
     s = s or speed_spread()
-    return RangeOut.of_seconds((seconds / s["high"], seconds, seconds / s["low"]), unit)
+    return RangeOut.of_seconds((min(max(seconds / s["high"], limit), seconds), seconds, seconds / s["low"]), unit)
 
 
 def _per_output(value: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
@@ -516,6 +518,7 @@ class _Evaluated:
     table: DeviceTable
     prefill: float  # time to first token [s]
     step: float  # one decode step [s]
+    prefill_limit: float  # the prompt's model FLOP at the fastest unit's datasheet peak [s]; 0: no limit known
     step_limit: float  # the decode step at the datasheet bandwidth [s]; 0: no limit known
     per_device: list[DeviceShare] | None  # unequal devices: each one's layers and memory
 
@@ -660,7 +663,9 @@ def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
             step += unfused_attention_seconds(served.arch, served.table, request.batch,
                                               request.depth + request.prompt_len + request.output_len // 2)
         a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]), decode_seconds=np.asarray([step]))
-    evaluated = _Evaluated(case, a, served.table, prefill, step, step_limit, None)
+    # the prompt's FLOP at the fastest unit's datasheet peak (the table's rates are achieved ones): no prefill is faster
+    prefill_limit = float(np.asarray(a.prefill_limit).ravel()[0])
+    evaluated = _Evaluated(case, a, served.table, prefill, step, prefill_limit, step_limit, None)
     if request.devices is not None:
         return _over_unequal_devices(served, evaluated, catalog)
     return evaluated
@@ -680,7 +685,7 @@ def _over_unequal_devices(served: _Served, ev: _Evaluated, catalog: Catalog) -> 
                             kv_cache=np.asarray([most.kv_cache_memory.value * unit_factor("GB", "B")]))
     table = dataclasses.replace(ev.table, memory=np.asarray([most.device_memory.value * unit_factor("GB", "B")]))
     # no single-device limit for a chain of unequal devices
-    return _Evaluated(ev.case, a, table, answer.prefill_seconds, answer.decode_seconds, 0.0, per_device)
+    return _Evaluated(ev.case, a, table, answer.prefill_seconds, answer.decode_seconds, 0.0, 0.0, per_device)
 
 
 def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption, tdp: float | None,
@@ -786,7 +791,7 @@ def _static_fields(served: _Served, ev: _Evaluated, total: float, turn: int | No
         total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s",
                                          spreads.total),
         prefill_tokens_per_s=_speed(request.batch * request.prompt_len / ev.prefill, "tokens/s", spreads.prompt),
-        time_to_first_token=_time(ev.prefill, "ms", spreads.prompt), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
+        time_to_first_token=_time(ev.prefill, "ms", spreads.prompt, ev.prefill_limit), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
         kv_cache_memory=_gb(a.kv_cache), activations_memory=_gb(a.activations), reserve_memory=_gb(a.reserve),
         device_memory=_gb(ev.table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,
