@@ -69,18 +69,29 @@ TRAINING_ONLY = ("samples", "epochs", "tokens", "precision", "optimizer", "batch
                  "headroom", "storage", "suggest", "interruptions")
 
 
-def _refuse_options_not_asked(ctx: typer.Context, inference: bool) -> None:
+# What a serving question on hardware one has (--inference --have) reads: the offline answer on each set
+OWNED_SERVING = ("weights", "kv_cache", "prompt_len", "output_len", "batch", "gpu_layers", "host_cpu")
+
+
+def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -> None:
     """InputErrors naming every option given on the command line that the question asked does not read (a serving
-    option without --inference, a training option with it); options left at their defaults are not counted."""
+    option without --inference, a training option with it, a search or load option beside --inference --have);
+    options left at their defaults are not counted."""
     from sizer.errors import InputError, InputErrors
 
+    def given(names: tuple[str, ...]) -> list[str]:  # (typer carries its own click: the source is compared by name)
+        return [n for n in names if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
+
     foreign, question, other = (TRAINING_ONLY, "a serving", "training") if inference else (SERVING_ONLY, "a training", "--inference")
-    # (typer carries its own click: the source is compared by name)
-    given = [name for name in foreign if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
-    if given:
-        raise InputErrors([InputError(name, ctx.params[name], f"no {name.replace('_', '-')} in {question} recommendation "
-                                                                f"(it is an option of {other} questions)")
-                           for name in given])
+    errors = [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} in {question} recommendation (it is an "
+                                                 f"option of {other} questions)") for name in given(foreign)]
+    if inference and have:
+        unread = (*(n for n in SERVING_ONLY if n not in OWNED_SERVING), "max_devices", "kind", "objective", "pricing", "buy")
+        errors += [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} with --have (the answer on hardware "
+                                                      "one has is the offline one on each set; `sizer inference "
+                                                      "--device` answers under a load)") for name in given(unread)]
+    if errors:
+        raise InputErrors(errors)
 
 
 def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
@@ -128,7 +139,7 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
     from sizer.facade import RecommendRequest
     from sizer.facade import recommend as run
 
-    _refuse_options_not_asked(ctx, inference)
+    _refuse_options_not_asked(ctx, inference, bool(have))
     if inference:
         from sizer.facade import InferenceRecommendRequest, recommend_inference
 

@@ -91,3 +91,11 @@ def test_http_and_python_refuse_the_serving_field_of_a_training_recommend():
     with pytest.raises(InputErrors) as refused:
         every_bad_field(RecommendRequest, body)
     assert [e.field for e in refused.value.errors] == ["weights"]
+
+
+def test_a_serving_recommend_on_hardware_one_has_refuses_the_load_it_would_not_read(cli):
+    refused = cli("recommend", "--inference", "--model", "llama-3.1-8b", "--have", "1x H100 SXM", "--rate", "1")
+    assert refused.exit_code == 2 and "rate" in refused.output and refused.output.count("\n") == 1
+    kept = cli("recommend", "--inference", "--model", "llama-3.1-8b", "--have", "1x H100 SXM", "--weights", "fp8", "--json")
+    assert kept.exit_code == 0, kept.output
+    assert {o["precision"] for o in json.loads(kept.stdout)["options"]} == {"fp8"}
