@@ -260,7 +260,7 @@ class _Grid:
     a: ServingArrays
     in_node: npt.NDArray[np.bool_]  # the replica's devices within one node (tensor parallel), or a layer split
     own_prefill: npt.NDArray[np.float64]  # one request's time to first token [s]
-    own_prefill_limit: npt.NDArray[np.float64]  # its prompt's model FLOP at the fastest unit's datasheet peak [s]
+    own_prefill_limit: npt.NDArray[np.float64]  # its prompt's model FLOP, each unit's at its datasheet peak [s]
     per_user: npt.NDArray[np.float64]  # decode tokens/s per sequence
     total: npt.NDArray[np.float64]  # output tokens/s over all sequences
     ok: npt.NDArray[np.bool_]  # fits, computes and meets every target given

@@ -518,7 +518,7 @@ class _Evaluated:
     table: DeviceTable
     prefill: float  # time to first token [s]
     step: float  # one decode step [s]
-    prefill_limit: float  # the prompt's model FLOP at the fastest unit's datasheet peak [s]; 0: no limit known
+    prefill_limit: float  # the prompt's model FLOP, each unit's at its datasheet peak [s]; 0: no limit known
     step_limit: float  # the decode step at the datasheet bandwidth [s]; 0: no limit known
     per_device: list[DeviceShare] | None  # unequal devices: each one's layers and memory
 
@@ -663,7 +663,7 @@ def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
             step += unfused_attention_seconds(served.arch, served.table, request.batch,
                                               request.depth + request.prompt_len + request.output_len // 2)
         a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]), decode_seconds=np.asarray([step]))
-    # the prompt's FLOP at the fastest unit's datasheet peak (the table's rates are achieved ones): no prefill is faster
+    # the prompt's FLOP, each unit's at its datasheet peak (the table's rates are achieved ones): no prefill is faster
     prefill_limit = float(np.asarray(a.prefill_limit).ravel()[0])
     evaluated = _Evaluated(case, a, served.table, prefill, step, prefill_limit, step_limit, None)
     if request.devices is not None:
