@@ -55,3 +55,14 @@ def test_the_issue_reproducer_answers_one_replica_and_the_load_s_tokens(catalog)
     assert result.capacity is not None and result.capacity.replicas == 1 and result.capacity.slo_met
     assert result.output_tokens_per_s is not None
     assert result.output_tokens_per_s.value == pytest.approx(100.0, rel=0.15)
+
+
+def test_a_light_load_recommendation_serves_on_one_replica_of_the_large_devices(catalog):
+    # the issue's second reproducer: at 0.05 requests/s H100 and MI300X were rejected or ranked at 2 replicas
+    from sizer.facade import InferenceRecommendRequest, recommend_inference
+
+    result = recommend_inference(InferenceRecommendRequest(model="llama-3.1-8b", rate=0.05, output_len=1000), catalog)
+    rows = {r.device: r for r in result.ranked}
+    for device in ("h100-sxm5-80gb", "mi300x"):
+        assert device in rows, [r.name for r in result.rejected if r.device == device]
+        assert rows[device].replicas == 1 and rows[device].devices_total == 1
