@@ -69,14 +69,16 @@ TRAINING_ONLY = ("samples", "epochs", "tokens", "precision", "optimizer", "batch
                  "headroom", "storage", "suggest", "interruptions")
 
 
-# What a serving question on hardware one has (--inference --have) reads: the offline answer on each set
-OWNED_SERVING = ("weights", "kv_cache", "prompt_len", "output_len", "batch", "gpu_layers", "host_cpu")
+# What a serving question on hardware one has (--inference --have) does not read: the search's targets and bounds
+# (HTTP's recommend with "have" refuses the same fields: the request on each set is an InferenceRequest)
+SEARCH_ONLY = ("context_len", "tokens_per_s_per_user", "total_tokens_per_s", "ttft", "disaggregated", "max_devices",
+               "kind", "objective")
 
 
 def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -> None:
     """InputErrors naming every option given on the command line that the question asked does not read (a serving
-    option without --inference, a training option with it, a search or load option beside --inference --have);
-    options left at their defaults are not counted."""
+    option without --inference, a training option with it, a search option beside --inference --have); options left
+    at their defaults are not counted."""
     from sizer.errors import InputError, InputErrors
 
     def given(names: tuple[str, ...]) -> list[str]:  # (typer carries its own click: the source is compared by name)
@@ -86,10 +88,8 @@ def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -
     errors = [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} in {question} recommendation (it is an "
                                                  f"option of {other} questions)") for name in given(foreign)]
     if inference and have:
-        unread = (*(n for n in SERVING_ONLY if n not in OWNED_SERVING), "max_devices", "kind", "objective", "pricing", "buy")
-        errors += [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} with --have (the answer on hardware "
-                                                      "one has is the offline one on each set; `sizer inference "
-                                                      "--device` answers under a load)") for name in given(unread)]
+        errors += [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} with --have (the answer is for the "
+                                                      "hardware one has: nothing is searched)") for name in given(SEARCH_ONLY)]
     if errors:
         raise InputErrors(errors)
 
@@ -151,15 +151,13 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
                       gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
                       disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None))
-        if have:
-            from sizer.facade import InferenceRequest
-
-            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch",
-                                             "gpu_layers", "host_cpu", "host_memory")}
-            return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
-                                catalog, json)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
                                   split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
+        if have:  # the serving request on each set, as HTTP's recommend with "have" answers it (the load kept)
+            from sizer.facade import InferenceRequest
+
+            served = {k: v for k, v in fields.items() if k in InferenceRequest.model_fields and v is not None}
+            return answer_owned(InferenceRequest(**sources(served), have=have), catalog, json)
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
                                      load(catalog))
         return output.emit_json(result) if json else render_recommendation(result, top)

@@ -93,9 +93,15 @@ def test_http_and_python_refuse_the_serving_field_of_a_training_recommend():
     assert [e.field for e in refused.value.errors] == ["weights"]
 
 
-def test_a_serving_recommend_on_hardware_one_has_refuses_the_load_it_would_not_read(cli):
-    refused = cli("recommend", "--inference", "--model", "llama-3.1-8b", "--have", "1x H100 SXM", "--rate", "1")
-    assert refused.exit_code == 2 and "rate" in refused.output and refused.output.count("\n") == 1
-    kept = cli("recommend", "--inference", "--model", "llama-3.1-8b", "--have", "1x H100 SXM", "--weights", "fp8", "--json")
-    assert kept.exit_code == 0, kept.output
-    assert {o["precision"] for o in json.loads(kept.stdout)["options"]} == {"fp8"}
+def test_a_serving_recommend_on_hardware_one_has_keeps_the_load_as_http_does_and_refuses_the_search(cli):
+    args = ("recommend", "--inference", "--model", "llama-3.1-8b", "--have", "1x H100 SXM", "--weights", "fp8")
+    offline, loaded = cli(*args, "--json"), cli(*args, "--rate", "5", "--json")
+    assert offline.exit_code == 0 and loaded.exit_code == 0, loaded.output
+    body = {"task": "inference", "model": "llama-3.1-8b", "have": ["1x H100 SXM"], "weights": "fp8", "rate": 5}
+    http = TestClient(create_app()).post("/v1/recommend", json=body)
+    assert http.status_code == 200, http.text
+    # the rate reaches the answer (before, the command line dropped it and answered the offline question)
+    assert json.loads(loaded.stdout)["options"] == http.json()["options"]
+    assert json.loads(loaded.stdout)["options"] != json.loads(offline.stdout)["options"]  # priced at the load
+    refused = cli(*args, "--max-devices", "4")
+    assert refused.exit_code == 2 and "max_devices" in refused.output and refused.output.count("\n") == 1
