@@ -472,12 +472,17 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                                 source="a cost per token needs one device model (use --device and --count)")
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     spreads = _spreads(served, ev.prefill, ev.step)
+    # cost and energy per token are inverse to the total speed, whose optimistic end stops at the physical limit:
+    # theirs stop there too (a cost's low end is the speed's high end)
+    limited = _speed_within(total, request.batch / ev.step_limit if ev.step_limit > 0 else math.inf, "tokens/s",
+                            spreads.total)
+    within = {**spreads.total, "low": limited.low / total, "high": limited.high / total} if total > 0 else spreads.total
     cost = None
     if price is not None and price_basis is not None and a.fits[0]:  # a setup that does not fit serves nothing
         per_million = usd_per_million(price, request.count, total)
-        cost = cost_out(per_million, price_basis, spreads.total) if per_million is not None else None
+        cost = cost_out(per_million, price_basis, within) if per_million is not None else None
     energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J",
-                          spreads.total) if tdp is not None else None)
+                          within) if tdp is not None else None)
     turn = compute_bound_batch(ev.case, ev.table, 0, request.count, host=served.host)
     assumptions = _static_assumptions(served, ev, price_note, tdp, spreads)
     if ev.per_device is not None:  # no cost or energy summed over unequal devices
@@ -790,7 +795,9 @@ def _static_fields(served: _Served, ev: _Evaluated, total: float, turn: int | No
         decode_latency=RangeOut.of_seconds((max(step / s["high"], min(step_limit, step)), step, step / s["low"]), "ms"),
         total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s",
                                          spreads.total),
-        prefill_tokens_per_s=_speed(request.batch * request.prompt_len / ev.prefill, "tokens/s", spreads.prompt),
+        prefill_tokens_per_s=_speed_within(request.batch * request.prompt_len / ev.prefill,
+                                           request.batch * request.prompt_len / ev.prefill_limit if ev.prefill_limit > 0
+                                           else math.inf, "tokens/s", spreads.prompt),
         time_to_first_token=_time(ev.prefill, "ms", spreads.prompt, ev.prefill_limit), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
         kv_cache_memory=_gb(a.kv_cache), activations_memory=_gb(a.activations), reserve_memory=_gb(a.reserve),
         device_memory=_gb(ev.table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),

@@ -54,3 +54,9 @@ def test_no_end_of_time_to_first_token_beats_the_prompt_s_flop_at_the_peak(devic
     flop = 2 * (arch.params_total() - arch.vocab * arch.hidden) * 2048
     peak = float(serving_table((catalog.find(device),), weight_format("bf16")).best_peak[0])
     assert low >= flop / peak, f"{low:.4g} s below {flop / peak:.4g} s"
+    assert answer.prefill_tokens_per_s.high <= 2048 / (flop / peak)  # the same bound as a speed
+    # cost and energy per token are inverse to the total speed: their low ends stop where its high end does
+    total = answer.total_tokens_per_s
+    for per_token in (answer.cost_per_million_tokens, answer.energy_per_token):
+        if per_token is not None:
+            assert per_token.low * total.high == pytest.approx(per_token.expected * total.expected, rel=1e-9)
