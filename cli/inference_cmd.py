@@ -33,6 +33,7 @@ LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help=(
     "report), sharegpt-multiturn-8k (2,666/481, long multi-turn), azure-conv (1,371/199), azure-code (2,385/24), "
     "arxiv-summarization (2,808/203), mlperf-openorca (628/294). '--lengths list' prints them with their sources."))]
 Trace = Annotated[Optional[str], typer.Option("--trace", help="CSV file of prompt_len,output_len[,arrival_s] rows.")]
+TraceArrivals = Annotated[bool, typer.Option("--trace-arrivals", help="Replay the --trace file's arrival_s column, its gaps scaled to --rate (default: Poisson arrivals at --rate; the column is not used).")]
 SloTtft = Annotated[Optional[str], typer.Option("--slo-ttft", help="Time to first token at the percentile, e.g. '2 s'.")]
 SloTpot = Annotated[Optional[str], typer.Option("--slo-tpot", help="Time per output token at the percentile, e.g. '100 ms'.")]
 SloE2e = Annotated[Optional[str], typer.Option("--slo-e2e", help="End-to-end latency at the percentile, e.g. '30 s'.")]
@@ -52,7 +53,7 @@ HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-l
 
 
 def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split, max_running,
-                token_budget, prefix_cache_hit, runtime=None) -> dict:
+                token_budget, prefix_cache_hit, runtime=None, trace_arrivals=False) -> dict:
     """The serving-under-load options as request fields; a trace file is read here, through the guarded loader."""
     from sizer.datafile import read_text
 
@@ -65,7 +66,7 @@ def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo
     fields = dict(rate=rate, users=users, think_time=think_time, lengths=lengths, slo_ttft=slo_ttft, slo_tpot=slo_tpot,
                   slo_e2e=slo_e2e, slo_percentile=slo_percentile, split=split, max_running=max_running,
                   token_budget=token_budget, prefix_cache_hit=prefix_cache_hit, runtime=runtime,
-                  trace=read_text(trace, "trace") if trace is not None else None)
+                  trace=read_text(trace, "trace") if trace is not None else None, trace_arrivals=trace_arrivals or None)
     return {k: v for k, v in fields.items() if v is not None}
 
 
@@ -76,7 +77,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               rent_price: Annotated[Optional[str], typer.Option("--rent-price", help="Per device, e.g. '2.5 USD/hour'.")] = None,
               pricing: PricingOption = "rent",
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
-              trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
+              trace: Trace = None, trace_arrivals: TraceArrivals = False, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
@@ -94,7 +95,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   devices=[d.strip() for d in devices.split(",")] if devices is not None else None, pricing=pricing,
                   flash_attention=flash_attention, ubatch=ubatch, threads=threads)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
-                              max_running, token_budget, prefix_cache_hit, runtime))
+                              max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
     if have:
         return answer_owned(request, catalog, json)

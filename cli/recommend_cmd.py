@@ -51,12 +51,50 @@ from .inference_cmd import (
     ThinkTime,
     TokenBudget,
     Trace,
+    TraceArrivals,
     Users,
     load_fields,
 )
 
+# Options only a serving question reads (with --inference), and only a training question reads: one given to the
+# other question is refused naming it, never accepted and ignored (issue 43: a training recommend took --weights 0,
+# --rate 0 and --objective '' and said nothing). The request models refuse the same fields over HTTP and in Python.
+SERVING_ONLY = ("weights", "kv_cache", "prompt_len", "output_len", "context_len", "batch", "tokens_per_s_per_user",
+                "total_tokens_per_s", "ttft", "rate", "users", "think_time", "lengths", "trace", "slo_ttft", "slo_tpot",
+                "slo_e2e", "slo_percentile", "split", "trace_arrivals", "max_running", "token_budget", "prefix_cache_hit", "gpu_layers",
+                "host_cpu", "runtime", "disaggregated")
+TRAINING_ONLY = ("samples", "epochs", "tokens", "precision", "optimizer", "batch_size", "micro_batch", "seq_len",
+                 "workload", "calibration", "method", "lora_rank", "lora_targets", "forward_flops_per_sample",
+                 "activation_memory_per_sample", "sample_size", "deadline", "budget", "cloud", "term", "features",
+                 "headroom", "storage", "suggest", "interruptions")
 
-def recommend(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
+
+# What a serving question on hardware one has (--inference --have) does not read: the search's targets and bounds
+# (HTTP's recommend with "have" refuses the same fields: the request on each set is an InferenceRequest)
+SEARCH_ONLY = ("context_len", "tokens_per_s_per_user", "total_tokens_per_s", "ttft", "disaggregated", "max_devices",
+               "kind", "objective")
+
+
+def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -> None:
+    """InputErrors naming every option given on the command line that the question asked does not read (a serving
+    option without --inference, a training option with it, a search option beside --inference --have); options left
+    at their defaults are not counted."""
+    from sizer.errors import InputError, InputErrors
+
+    def given(names: tuple[str, ...]) -> list[str]:  # (typer carries its own click: the source is compared by name)
+        return [n for n in names if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
+
+    foreign, question, other = (TRAINING_ONLY, "a serving", "training") if inference else (SERVING_ONLY, "a training", "--inference")
+    errors = [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} in {question} recommendation (it is an "
+                                                 f"option of {other} questions)") for name in given(foreign)]
+    if inference and have:
+        errors += [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} with --have (the answer is for the "
+                                                      "hardware one has: nothing is searched)") for name in given(SEARCH_ONLY)]
+    if errors:
+        raise InputErrors(errors)
+
+
+def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1", tokens: Tokens = None,
               precision: Annotated[Optional[str], typer.Option("--precision", "-p", help="mixed (default: bf16, else fp16), fp32, tf32, fp16, bf16, fp8 or fp4.")] = None,
               optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="sgd, momentum, adam, adamw, adagrad or rmsprop.")] = None,
               batch_size: BatchSize = None, micro_batch: MicroBatch = None, seq_len: SeqLen = None, workload: WorkloadOption = None,
@@ -88,7 +126,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
               total_tokens_per_s: Annotated[Optional[float], typer.Option("--total-tokens-per-s", help="With --inference: output tokens/s over all sequences.")] = None,
               ttft: Annotated[Optional[str], typer.Option("--ttft", help="With --inference: longest time to first token, e.g. '500 ms'.")] = None,
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
-              trace: Trace = None, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
+              trace: Trace = None, trace_arrivals: TraceArrivals = False, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
@@ -101,10 +139,7 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
     from sizer.facade import RecommendRequest
     from sizer.facade import recommend as run
 
-    if disaggregated and not inference:
-        from sizer.errors import InputError
-
-        raise InputError("disaggregated", True, "--inference with --rate (pools of prefill and decode replicas serve a load)")
+    _refuse_options_not_asked(ctx, inference, bool(have))
     if inference:
         from sizer.facade import InferenceRecommendRequest, recommend_inference
 
@@ -116,26 +151,24 @@ def recommend(params: Params = None, model: ModelOption = None, samples: Samples
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
                       gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
                       disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None))
-        if have:
+        fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
+                                  split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
+        if have:  # the serving request on each set, as HTTP's recommend with "have" answers it (the load kept)
             from sizer.facade import InferenceRequest
 
-            served = {k: fields[k] for k in ("model", "params", "weights", "kv_cache", "prompt_len", "output_len", "batch",
-                                             "gpu_layers", "host_cpu", "host_memory")}
-            return answer_owned(InferenceRequest(**sources({k: v for k, v in served.items() if v is not None}), have=have),
-                                catalog, json)
-        fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
-                                  split, max_running, token_budget, prefix_cache_hit, runtime))
+            served = {k: v for k, v in fields.items() if k in InferenceRequest.model_fields and v is not None}
+            return answer_owned(InferenceRequest(**sources(served), have=have), catalog, json)
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
                                      load(catalog))
         return output.emit_json(result) if json else render_recommendation(result, top)
 
     request = workload_request(RecommendRequest, params=params, samples=samples, tokens=tokens,
-                               epochs=epochs if (samples is not None) else None, precision=precision,
+                               epochs=epochs, precision=precision,
                                optimizer=optimizer, batch_size=batch_size, seq_len=seq_len,
                                forward_flops_per_sample=forward_flops_per_sample,
                                activation_memory_per_sample=activation_memory_per_sample, sample_size=sample_size,
                                deadline=deadline, budget=budget, max_devices=max_devices,
-                               purchase="buy" if buy else "rent", pricing=pricing, cloud=cloud, objective=objective or "time", kinds=kind,
+                               purchase="buy" if buy else "rent", pricing=pricing, cloud=cloud, objective=objective, kinds=kind,
                                terms=term,
                                features=features, headroom=headroom, storage=storage, workload=workload, model=model,
                                micro_batch=micro_batch,

@@ -70,7 +70,7 @@ def sweep(params: Annotated[ListOption, typer.Option("--params", help="Parameter
     # used to be built in full (minutes, then MemoryError) before the core refused it.
     _check_rows(len(sizes) * len(amounts) * len(batches) * (len(device) if device else len(chosen))
                 * len(counts) * len(precisions or [None]) * len(shardings or [None]))
-    common = {"epochs": epochs if tokens is None else None, "optimizer": optimizer, "seq_len": seq_len,
+    common = {"epochs": epochs, "optimizer": optimizer, "seq_len": seq_len,
               "activation_memory_per_sample": activation_memory_per_sample}
     workloads = _workloads(sizes, amount_field, amounts, batches, common)
     table = run(workloads, devices=device, counts=counts, precisions=precisions, shardings=shardings, catalog=chosen,

@@ -149,7 +149,11 @@ class DeviceTable:
     rates: npt.NDArray[np.float64]  # [device, unit]: achieved FLOP/s of the matrix, conv, vector and attention units (layers.py)
     matrix_half: npt.NDArray[np.float64]  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
     peak: npt.NDArray[np.float64]  # dense peak at the resolved precision (matrix units)
-    best_peak: npt.NDArray[np.float64]  # the fastest unit's peak: the physical limit
+    best_peak: npt.NDArray[np.float64]  # the fastest unit's peak
+    # [device, unit]: the datasheet peak of the unit each layer's FLOP run on (matrix, conv, vector, attention): the
+    # physical limit is each unit's FLOP at its own peak (under fp32 the matmuls at the FP32 peak, convolutions at
+    # TF32's where cuDNN runs them there; elementwise work at the fastest unit's, which half2 may reach)
+    unit_peaks: npt.NDArray[np.float64]
     bandwidth: npt.NDArray[np.float64]  # achieved B/s of device memory
     launch: npt.NDArray[np.float64]  # s per kernel
     step_overhead: npt.NDArray[np.float64]  # s per optimizer step
@@ -274,6 +278,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
         notes: tuple[str, ...] = ()
         if resolved is None:
             rates, peak, best, bandwidth = [np.nan] * 4, np.nan, np.nan, np.nan
+            unit_peaks = [np.nan] * 4
             half = [0.0] * 4
             copy, master = np.nan, np.nan
         else:
@@ -300,6 +305,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                     eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0,
                     eff.matrix_half if r.matrix_unit == "tensor" else 0.0]
             peak, best = r.matrix_peak, max(r.matrix_peak, r.conv_peak, r.vector_peak)
+            unit_peaks = [r.matrix_peak, r.conv_peak, best, r.matrix_peak]
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
@@ -317,7 +323,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                          f"{fp8_scaling:.0%} of their time ({eff.source})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
-        for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best),
+        for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best), ("unit_peaks", unit_peaks),
                             ("bandwidth", bandwidth), ("launch", eff.launch), ("step_overhead", eff.step_overhead),
                             ("memory", memory),
                             ("framework_overhead", 0.0 if device.kind == "cpu" else FRAMEWORK_OVERHEAD_BYTES),
@@ -332,6 +338,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
 
     return DeviceTable(devices=tuple(devices), precisions=tuple(columns["precisions"]), rates=floats("rates"),
                        matrix_half=floats("matrix_half"), peak=floats("peak"), best_peak=floats("best_peak"),
+                       unit_peaks=floats("unit_peaks"),
                        bandwidth=floats("bandwidth"), launch=floats("launch"), step_overhead=floats("step_overhead"),
                        memory=floats("memory"), framework_overhead=floats("framework_overhead"),
                        weight_bytes=floats("weight_bytes"), master_bytes=floats("master_bytes"),

@@ -471,8 +471,10 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
     update: dict[str, float] = {}  # the fields of ``base`` to default: seq_len [token], batch_size [token]
     said: list[Assumption] = []
     arch = resolve_model(request.model) if request.model is not None else None
-    # a method named (``full`` included) is a fine-tune of the model's weights: a batch in sequences
-    finetune = (request.method or "full") != "full" or "method" in request.model_fields_set
+    # adapters (lora, qlora) are a fine-tune of the model's weights: a batch in sequences. ``full`` is the default, and
+    # a default said aloud never changes an answer (issue 43: --method full switched to the fine-tuning batch, up to
+    # 4.2x the time); a full fine-tune names its batch with --batch-size.
+    finetune = (request.method or "full") != "full"
     cited = pretraining_batch(request.model) if request.model is not None and not finetune else None
     seq_len = request.seq_len
     if seq_len is None and cited is not None:
@@ -492,8 +494,7 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
             tokens: float = FINETUNE_BATCH * (seq_len or DEFAULT_SEQ_LEN)  # whole sequences
             said.append(Assumption(name="batch size", value=f"{tokens:.0f} tokens per step ({FINETUNE_BATCH} sequences): "
                                    "a fine-tuning batch, not the pre-training one",
-                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); a full fine-tune alike (--method "
-                                          "given); give --batch-size"))
+                                   source="Hu et al. 2021 (LoRA), Dettmers et al. 2023 (QLoRA); give --batch-size"))
         else:
             tokens, stated = _pretraining_batch_default(request, arch, base, cited, seq_len, length_given)
             said.append(stated)

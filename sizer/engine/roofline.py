@@ -222,7 +222,7 @@ class StepParts:
     pipeline: npt.NDArray[np.float64]  # point-to-point sends between stages
     context_parallel: npt.NDArray[np.float64]  # ring attention's K/V exchange (on the critical path)
     data_parallel: npt.NDArray[np.float64]  # gradient synchronisation not hidden behind compute
-    physical_limit: npt.NDArray[np.float64]  # model FLOP of the step at the fastest unit's peak, over all devices
+    physical_limit: npt.NDArray[np.float64]  # model FLOP of the step, each unit's at its own datasheet peak, over all devices
     model_flops: npt.NDArray[np.float64]  # per device: the FLOP MFU counts (no recomputation)
     hardware_flops: npt.NDArray[np.float64]  # per device: with recomputation (HFU)
     bound: npt.NDArray[np.int64]  # index into BOUNDS
@@ -778,6 +778,13 @@ def _pass_flops(layers: LayerTable, per_row: Pass) -> float:
     return float(per_row.flops * layers.forward_flops @ layers.multiplicity)
 
 
+def _unit_flops(layers: LayerTable, per_row: Pass) -> npt.NDArray[np.float64]:
+    """The pass's model FLOP per sample on each unit (matrix, conv, vector, attention: the columns of ``rates``)."""
+    per_unit = np.zeros(4)
+    np.add.at(per_unit, layers.unit, per_row.flops * layers.forward_flops * layers.multiplicity)
+    return per_unit
+
+
 def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, optimizer_state_bytes: float,
                  shape: Shape | None = None, overlap_allreduce: bool = False, keep_layers: bool = False,
                  overlap_all_to_all: bool = False, kind: Pass = TRAINING, weight_bytes: npt.NDArray[np.float64] | None = None, offload: bool = False,
@@ -916,7 +923,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = _pass_flops(layers, kind) * samples / split[:, 0]
     hardware_flops = model_flops + sums.recomputed_flops * samples / split[:, 0]
-    limit = model_flops / table.best_peak[d]
+    limit = _unit_flops(layers, kind) @ (1.0 / table.unit_peaks[d]).T * samples / split[:, 0]  # each unit at its own peak
     communication = tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)
     return StepParts(step=step, kernels=kernels, compute=compute_part, memory=memory_part, launch=launch_part,

@@ -15,7 +15,9 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
   data/context-parallel rank), recomputation
   none/selective/full (selective only where it keeps less than none: with flash attention it
   keeps as much and costs more, so it never wins);
-- whole micro-batches: the largest that fits, and for pipelines the small ones that shrink the bubble.
+- whole micro-batches: the largest that fits, and for pipelines every power of two up to 32 (more micro-batches
+  shrink the bubble, larger ones run larger GEMMs: the best lies between; issue 43 found 8 missed where only 1, 2
+  and 4 were tried beside the largest).
 
 Every candidate of every (device, count) pair is evaluated in one call of the engine; fields the
 user fixed (``--tp``, ``--micro-batch``, ``--ep``, ...) pin their dimension and the rest is searched.
@@ -73,7 +75,7 @@ POWERS = (1, 2, 4, 8, 16, 32, 64)
 # 2.5) idles every other stage that long and is not searched (it may be given)
 PIPELINE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 UNEVEN_STAGE_LIMIT = 1.1
-PIPELINE_MICRO = (1, 2, 4)  # small micro-batches a pipeline may prefer: more of them, a smaller bubble
+PIPELINE_MICRO = (1, 2, 4, 8, 16, 32)  # micro-batches a pipeline may prefer to the largest that fits: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
 CP_MIN_CHUNK = 4096  # tokens per context rank: below, ring attention's exchange outweighs what it saves
 # ZeRO 0-3: with one micro-batch per step ZeRO-2 moves the bytes of ZeRO-0/1 and keeps less, so it beats them

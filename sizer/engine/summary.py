@@ -63,8 +63,8 @@ def summarise(ev: Evaluation, rows: npt.ArrayLike, low: npt.NDArray[np.float64] 
 
     Notes
     -----
-    With :math:`T` the expected step and :math:`T_{min}` the physical limit (model FLOP at the
-    fastest unit's peak):
+    With :math:`T` the expected step and :math:`T_{min}` the physical limit (model FLOP, each unit's at
+    that unit's own datasheet peak):
 
     .. math::
 

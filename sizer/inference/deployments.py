@@ -260,6 +260,7 @@ class _Grid:
     a: ServingArrays
     in_node: npt.NDArray[np.bool_]  # the replica's devices within one node (tensor parallel), or a layer split
     own_prefill: npt.NDArray[np.float64]  # one request's time to first token [s]
+    own_prefill_limit: npt.NDArray[np.float64]  # its prompt's model FLOP, each unit's at its datasheet peak [s]
     per_user: npt.NDArray[np.float64]  # decode tokens/s per sequence
     total: npt.NDArray[np.float64]  # output tokens/s over all sequences
     ok: npt.NDArray[np.bool_]  # fits, computes and meets every target given
@@ -278,7 +279,9 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
                        **(RuntimeMemory() if offloading else runtime_memory(request, split)))
     a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
-    own_prefill = evaluate_serving(case, table, d, c, np.ones_like(b), host).prefill_seconds
+    own = evaluate_serving(case, table, d, c, np.ones_like(b), host)
+    own_prefill = own.prefill_seconds
+    own_prefill_limit = np.broadcast_to(np.asarray(own.prefill_limit, dtype=float), own_prefill.shape)
     per_user = 1.0 / a.decode_seconds
     total = total_tokens_per_second(b, output, a.prefill_seconds, a.decode_seconds)
     runs = np.array([searched_refusal(request, fmt, device) is None for device in devices])  # deployable picks only
@@ -293,7 +296,7 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
         ok &= total >= request.total_tokens_per_s
     if ttft_target is not None:
         ok &= own_prefill <= ttft_target
-    return _Grid(table, case, d, c, b, a, in_node, own_prefill, per_user, total, ok)
+    return _Grid(table, case, d, c, b, a, in_node, own_prefill, own_prefill_limit, per_user, total, ok)
 
 
 def _offline_options(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...],
@@ -342,7 +345,7 @@ def _offline_option(request: InferenceRecommendRequest, g: _Grid, i: int, device
         rank=0, device=device.id, name=device.name, kind=device.kind, count=int(c[r]), batch=int(b[r]),
         precision=table.precisions[i], decode_tokens_per_s=_speed_within(g.per_user[r], user_limit, "tokens/s"),
         total_tokens_per_s=_speed_within(g.total[r], user_limit * b[r], "tokens/s"),
-        time_to_first_token=_time(g.own_prefill[r], "ms"),
+        time_to_first_token=_time(g.own_prefill[r], "ms", limit=float(g.own_prefill_limit[r])),
         memory_per_device=QuantityOut.convert(a.memory[r], "B", "GB"),
         device_memory=QuantityOut.convert(table.memory[i], "B", "GB"),
         rent_per_hour=QuantityOut(value=hourly, unit="USD/hour") if price is not None else None,

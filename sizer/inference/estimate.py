@@ -276,9 +276,11 @@ def _speed_within(value: float, limit: float, unit: str, s: dict[str, Any] | Non
     return RangeOut.model_construct(low=min(r.low, high), expected=r.expected, high=high, unit=unit)
 
 
-def _time(seconds: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
+def _time(seconds: float, unit: str, s: dict[str, Any] | None = None, limit: float = 0.0) -> RangeOut:
+    """A time and its range: ``s``'s factors (default: the serving rows' :func:`speed_spread`), the optimistic end
+    never below ``limit`` (the physical bound [s], e.g. the prompt's FLOP at the peak; 0: none known)."""
     s = s or speed_spread()
-    return RangeOut.of_seconds((seconds / s["high"], seconds, seconds / s["low"]), unit)
+    return RangeOut.of_seconds((min(max(seconds / s["high"], limit), seconds), seconds, seconds / s["low"]), unit)
 
 
 def _per_output(value: float, unit: str, s: dict[str, Any] | None = None) -> RangeOut:
@@ -470,12 +472,17 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
                                 source="a cost per token needs one device model (use --device and --count)")
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     spreads = _spreads(served, ev.prefill, ev.step)
+    # cost and energy per token are inverse to the total speed, whose optimistic end stops at the physical limit:
+    # theirs stop there too (a cost's low end is the speed's high end)
+    limited = _speed_within(total, request.batch / ev.step_limit if ev.step_limit > 0 else math.inf, "tokens/s",
+                            spreads.total)
+    within = {**spreads.total, "low": limited.low / total, "high": limited.high / total} if total > 0 else spreads.total
     cost = None
     if price is not None and price_basis is not None and a.fits[0]:  # a setup that does not fit serves nothing
         per_million = usd_per_million(price, request.count, total)
-        cost = cost_out(per_million, price_basis, spreads.total) if per_million is not None else None
+        cost = cost_out(per_million, price_basis, within) if per_million is not None else None
     energy = (_per_output(float((Quantity(tdp * request.count, "W") / Quantity(total, "1/s")).to("J").magnitude), "J",
-                          spreads.total) if tdp is not None else None)
+                          within) if tdp is not None else None)
     turn = compute_bound_batch(ev.case, ev.table, 0, request.count, host=served.host)
     assumptions = _static_assumptions(served, ev, price_note, tdp, spreads)
     if ev.per_device is not None:  # no cost or energy summed over unequal devices
@@ -516,6 +523,7 @@ class _Evaluated:
     table: DeviceTable
     prefill: float  # time to first token [s]
     step: float  # one decode step [s]
+    prefill_limit: float  # the prompt's model FLOP, each unit's at its datasheet peak [s]; 0: no limit known
     step_limit: float  # the decode step at the datasheet bandwidth [s]; 0: no limit known
     per_device: list[DeviceShare] | None  # unequal devices: each one's layers and memory
 
@@ -660,7 +668,9 @@ def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
             step += unfused_attention_seconds(served.arch, served.table, request.batch,
                                               request.depth + request.prompt_len + request.output_len // 2)
         a = dataclasses.replace(a, prefill_seconds=np.asarray([prefill]), decode_seconds=np.asarray([step]))
-    evaluated = _Evaluated(case, a, served.table, prefill, step, step_limit, None)
+    # the prompt's FLOP, each unit's at its datasheet peak (the table's rates are achieved ones): no prefill is faster
+    prefill_limit = float(np.asarray(a.prefill_limit).ravel()[0])
+    evaluated = _Evaluated(case, a, served.table, prefill, step, prefill_limit, step_limit, None)
     if request.devices is not None:
         return _over_unequal_devices(served, evaluated, catalog)
     return evaluated
@@ -680,7 +690,7 @@ def _over_unequal_devices(served: _Served, ev: _Evaluated, catalog: Catalog) -> 
                             kv_cache=np.asarray([most.kv_cache_memory.value * unit_factor("GB", "B")]))
     table = dataclasses.replace(ev.table, memory=np.asarray([most.device_memory.value * unit_factor("GB", "B")]))
     # no single-device limit for a chain of unequal devices
-    return _Evaluated(ev.case, a, table, answer.prefill_seconds, answer.decode_seconds, 0.0, per_device)
+    return _Evaluated(ev.case, a, table, answer.prefill_seconds, answer.decode_seconds, 0.0, 0.0, per_device)
 
 
 def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption, tdp: float | None,
@@ -785,8 +795,10 @@ def _static_fields(served: _Served, ev: _Evaluated, total: float, turn: int | No
         decode_latency=RangeOut.of_seconds((max(step / s["high"], min(step_limit, step)), step, step / s["low"]), "ms"),
         total_tokens_per_s=_speed_within(total, request.batch / step_limit if step_limit > 0 else math.inf, "tokens/s",
                                          spreads.total),
-        prefill_tokens_per_s=_speed(request.batch * request.prompt_len / ev.prefill, "tokens/s", spreads.prompt),
-        time_to_first_token=_time(ev.prefill, "ms", spreads.prompt), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
+        prefill_tokens_per_s=_speed_within(request.batch * request.prompt_len / ev.prefill,
+                                           request.batch * request.prompt_len / ev.prefill_limit if ev.prefill_limit > 0
+                                           else math.inf, "tokens/s", spreads.prompt),
+        time_to_first_token=_time(ev.prefill, "ms", spreads.prompt, ev.prefill_limit), memory_per_device=_gb(a.memory), weights_memory=_gb(a.weights),
         kv_cache_memory=_gb(a.kv_cache), activations_memory=_gb(a.activations), reserve_memory=_gb(a.reserve),
         device_memory=_gb(ev.table.memory[0]), fits=bool(a.fits[0]), max_batch=int(a.max_batch[0]),
         decode_bound="compute" if a.decode_compute[0] > a.decode_memory[0] else "memory", compute_bound_batch=turn,

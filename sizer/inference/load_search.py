@@ -40,7 +40,7 @@ from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
 from sizer.inference.simulate import runtime_replica, simulate
-from sizer.inference.traffic import Load
+from sizer.inference.traffic import Load, arrivals_label
 from sizer.inference.under_load import (
     SERVING_PRICING,
     check_split,
@@ -367,7 +367,7 @@ def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumpti
                         + f"; KV cache {', '.join(kvs)}" + (" (given)" if request.kv_cache else ""))
     assumptions = [*notes, runtime_assumption(engine, request.runtime is not None),
                    Assumption(name="formats", value=searched_formats, source="; ".join(dict.fromkeys(f.source for f in weights))),
-                   Assumption(name="load", value=f"{load.label}; {lengths.label}", source=lengths.source),
+                   Assumption(name="load", value=f"{arrivals_label(load, lengths)}; {lengths.label}", source=lengths.source),
                    Assumption(name="SLOs", value=f"{slo_text} at p{slo.percentile:g}", source="given"),
                    Assumption(name="search", value=f"device x format x 1, 2, 4 ... {request.max_devices} devices per replica "
                               "(tensor parallel within a node: across nodes runtimes use pipeline parallelism, not "

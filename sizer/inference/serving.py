@@ -392,7 +392,11 @@ def _int8_rows(table: DeviceTable) -> DeviceTable:
     factor = int8 / table.peak
     rates = table.rates.copy()
     rates[:, :2] = rates[:, :2] * factor[:, None]
-    return dataclasses.replace(table, rates=rates, peak=int8, best_peak=np.where(np.isfinite(int8), np.fmax(table.best_peak, int8), np.nan),
+    unit_peaks = table.unit_peaks.copy()  # the matrix and conv units at the int8 peak, vector at the fastest
+    unit_peaks[:, :2] = int8[:, None]
+    best = np.where(np.isfinite(int8), np.fmax(table.best_peak, int8), np.nan)
+    unit_peaks[:, 2] = best
+    return dataclasses.replace(table, rates=rates, peak=int8, best_peak=best, unit_peaks=unit_peaks,
                                precisions=tuple("int8" if np.isfinite(x) else None for x in int8))
 
 
@@ -473,6 +477,7 @@ class ServingArrays:
     fits: np.ndarray  # on the devices and, with offloaded layers, in host memory
     max_batch: np.ndarray  # largest batch that fits at this context (0: not even one)
     host_memory: np.ndarray | float = 0.0  # B in host memory: offloaded layers' weights and KV cache (0: none)
+    prefill_limit: np.ndarray | float = 0.0  # the prompts' model FLOP at the fastest unit's peak [s]: no prefill is faster
 
     @property
     def memory(self) -> np.ndarray:
@@ -581,6 +586,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
 
     share = case.gpu_share
     prefill_seconds, decode_seconds = first.step, step.step
+    prefill_limit = first.physical_limit
     decode_compute, decode_memory = step.compute, step.memory
     if share < 1.0:
         if host is None:
@@ -592,6 +598,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
         host_step = step_seconds(decode.table, host, host_configs, optimizer_state_bytes=0.0, kind=INFERENCE, weight_bytes=stored,
                                  shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1), extra_bytes=extra)
         prefill_seconds = share * first.step + (1 - share) * host_first.step + host.step_overhead[0]
+        prefill_limit = share * first.physical_limit + (1 - share) * host_first.physical_limit
         decode_seconds = share * step.step + (1 - share) * host_step.step + host.step_overhead[0]
         decode_compute = share * step.compute + (1 - share) * host_step.compute
         decode_memory = share * step.memory + (1 - share) * host_step.memory
@@ -635,7 +642,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     return ServingArrays(prefill_seconds=prefill_seconds + overhead, decode_seconds=decode_seconds + overhead,
                          decode_compute=decode_compute, decode_memory=decode_memory, weights=weights,
                          kv_cache=kv_sequence * batch, activations=activations, reserve=reserve,
-                         fits=fits, max_batch=max_batch, host_memory=on_host)
+                         fits=fits, max_batch=max_batch, host_memory=on_host, prefill_limit=prefill_limit)
 
 
 def host_share(case: ServingCase) -> tuple[float, float]:

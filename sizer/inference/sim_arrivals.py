@@ -1,6 +1,7 @@
 """When the simulated requests arrive: an open stream, or a closed loop of users.
 
-An open load (a Poisson ``rate``, or a trace's own arrival times) fixes every arrival before the run;
+An open load (a Poisson ``rate``, or, where the request asks, a trace's arrival times scaled to the rate) fixes
+every arrival before the run;
 requests enter the queue in order of arrival. A closed loop of ``users`` starts with one request per
 user at time 0; each user sends its next request a think time after its last answer ended, so
 arrivals are known only as the run goes (:meth:`ClosedLoopArrivals.on_finished`).
@@ -16,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from sizer.inference.traffic import Lengths, Load, poisson_arrivals
+from sizer.inference.traffic import Lengths, Load, poisson_arrivals, trace_rate
 
 
 class Arrivals(Protocol):
@@ -57,8 +58,41 @@ class Arrivals(Protocol):
         """
 
 
+def replayed_arrivals(arrivals: np.ndarray, rate: float, requests: int) -> np.ndarray:
+    """A trace's arrival times for ``requests`` requests at ``rate``: the trace repeated as often as needed (one mean
+    gap between the repeats), every gap scaled by its own rate over ``rate``, so that the pattern (bursts, lulls) is
+    the trace's and the mean rate the one asked (the capacity search and each replica's share keep their meaning).
+
+    Parameters
+    ----------
+    arrivals : numpy.ndarray
+        The trace's arrival times [s], not decreasing.
+    rate : float
+        The mean rate asked [1/s].
+    requests : int
+        Arrivals wanted [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Arrival times [s], from 0, not decreasing.
+
+    >>> replayed_arrivals(np.array([5.0, 6.0, 8.0]), 3.0, 5).round(3).tolist()
+    [0.0, 0.222, 0.667, 1.0, 1.222]
+    """
+    own = trace_rate(arrivals)
+    start = arrivals - arrivals[0]
+    if own == math.inf:  # all at once, repeated at the rate asked
+        return np.repeat(np.arange(math.ceil(requests / len(arrivals))) * len(arrivals) / rate, len(arrivals))[:requests]
+    period = len(arrivals) / own  # the span and one mean gap
+    idx = np.arange(requests)
+    times: np.ndarray = (start[idx % len(arrivals)] + (idx // len(arrivals)) * period) * (own / rate)
+    return times
+
+
 def open_arrival_times(load: Load, lengths: Lengths, requests: int, rng: np.random.Generator) -> list[float]:
-    """Arrival times of an open load: a trace's own, where it has one for every request, else Poisson.
+    """Arrival times of an open load: a trace's own where the request asked to replay them (scaled to the rate:
+    :func:`replayed_arrivals`), else Poisson at the rate.
 
     Parameters
     ----------
@@ -77,10 +111,10 @@ def open_arrival_times(load: Load, lengths: Lengths, requests: int, rng: np.rand
         Arrival of each request [s].
     """
     trace = lengths.trace
-    if trace is not None and trace[2] is not None and len(trace[2]) >= requests:
-        times = trace[2][np.arange(requests) % len(trace[2])]
+    assert load.rate is not None, "an open load has a rate"
+    if trace is not None and trace[2] is not None:  # (kept by the request only when it asked to replay them)
+        times = replayed_arrivals(trace[2], load.rate, requests)
     else:
-        assert load.rate is not None, "an open load has a rate"
         times = poisson_arrivals(load.rate, requests, rng)
     return [float(t) for t in times.tolist()]
 

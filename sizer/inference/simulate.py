@@ -79,6 +79,10 @@ KV_BLOCK_TOKENS = 16  # vLLM's paged-attention block
 VLLM_MEMORY_SHARE = VLLM.profile.memory_share
 TRTLLM_KV_FREE_SHARE = TENSORRT_LLM.profile.kv_free_share
 MAX_REQUESTS = 20_000  # work bound of one simulation
+# The other work bound: steps of the loop, each one iteration with a prefill, a stretch of decode-only iterations run
+# at once, or an idle gap skipped to the next arrival. Simulated iterations are not bounded: at a light load one
+# answer's thousand decode iterations are one step, and an idle minute another, so a run at any rate ends when its
+# arrivals are exhausted (issue 43: 0.1 requests/s of 1,000-token answers was cut at 400,000 iterations).
 MAX_ITERATIONS = 400_000
 # Scheduling (batch assembly, sampling, detokenisation) per iteration beyond the engine's per-pass
 # overhead: fitted by `benchmarks/serving_accuracy.py --fit` on TensorRT-LLM's perf-overview offline rows.
@@ -361,7 +365,9 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     seed : int
         Of the random arrivals and lengths [1] (the same seed: the same requests at every rate).
     max_iterations : int
-        Work bound [1]: a run cut here is not complete (and meets no SLO).
+        Work bound [1], in steps of the loop (an iteration, a stretch of decode-only iterations, an idle gap):
+        a run cut here is not complete (and meets no SLO). The simulated iterations are not bounded, so a
+        light load runs until its arrivals are exhausted.
 
     Returns
     -------
@@ -394,9 +400,10 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
 
 
 def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequence: float,
-         max_iterations: int) -> RunTotals:
-    """Run iterations until every request ended, the work bound or an idle end; the invariants are checked
-    every iteration (the cache) and at the end (conservation)."""
+         max_steps: int) -> RunTotals:
+    """Run iterations until every request ended, the work bound (``max_steps`` steps of the loop: an iteration, a
+    decode-only stretch, an idle gap) or an idle end; the invariants are checked every iteration (the cache) and at
+    the end (conservation)."""
     ledger, kv = scheduler.ledger, scheduler.kv
     interp = grid.interpolator()
     cell = float(grid.kv_tokens[1])
@@ -407,11 +414,12 @@ def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequ
     on_finished = arrivals.on_finished
     now = busy = 0.0
     it = loops = 0
-    while ledger.finished < requests and it < max_iterations:
+    while ledger.finished < requests and loops < max_steps:
         loops += 1
         if loops & 1023 == 0:
             check_deadline()
-        # (each step is skipped when it has nothing to do: the loop runs up to MAX_ITERATIONS times)
+        # (each step is skipped when it has nothing to do: the loop runs up to MAX_ITERATIONS times, whatever the
+        # simulated iterations; a light load's gaps and lone answers are single steps)
         arrived = due(now)
         if arrived:
             enqueue(arrived)

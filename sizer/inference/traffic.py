@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -158,7 +159,9 @@ class Lengths:
     prompt_len: int | None = None
     output_len: int | None = None
     distribution: Distribution | None = None
-    trace: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # prompts, outputs, arrivals [s]
+    # prompts, outputs, arrivals [s]: the arrivals only where the request asked for them (trace_arrivals)
+    trace: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
+    unused_arrivals: bool = False  # the trace had an arrival column the request did not ask to replay
 
     @property
     def label(self) -> str:
@@ -347,6 +350,57 @@ class Load:
             return f"{self.rate:.4g} requests/s, Poisson arrivals"
         think = f", {self.think_time:g} s think time" if self.think_time else ""
         return f"{self.users} users in a closed loop{think}"
+
+
+def trace_rate(arrivals: np.ndarray) -> float:
+    """A trace's own mean rate [1/s]: its arrivals over its span, one mean gap added so that the trace repeats
+    at the same rate (inf where every request arrives at once).
+
+    Parameters
+    ----------
+    arrivals : numpy.ndarray
+        Arrival times [s], not decreasing.
+
+    Returns
+    -------
+    float
+        Requests per second [1/s].
+
+    >>> trace_rate(np.array([0.0, 1.0, 2.0, 3.0]))
+    1.0
+    """
+    n = len(arrivals)
+    span = float(arrivals[-1] - arrivals[0])
+    return math.inf if span <= 0 else (n - 1) / span  # = n over the span and one mean gap
+
+
+def arrivals_label(load: Load, lengths: Lengths) -> str:
+    """The load in words with where its arrivals come from: Poisson at the rate, or a trace's arrival times replayed
+    at the rate (where asked), and a trace's arrival column left unused said so.
+
+    Parameters
+    ----------
+    load : Load
+        The load: a rate [1/s] or users.
+    lengths : Lengths
+        Where the lengths (and any replayed arrivals) come from.
+
+    Returns
+    -------
+    str
+        One phrase, e.g. "2 requests/s, Poisson arrivals".
+
+    >>> arrivals_label(Load(rate=2.0), Lengths(trace=(np.array([1, 2]), np.array([1, 1]), np.array([0.0, 10.0]))))
+    "2 requests/s, the trace's 2 arrival times (its own 0.1 requests/s) with every gap scaled to it"
+    """
+    trace = lengths.trace
+    if load.rate is not None and trace is not None and trace[2] is not None:
+        return (f"{load.rate:.4g} requests/s, the trace's {len(trace[2])} arrival times (its own "
+                f"{trace_rate(trace[2]):.4g} requests/s) with every gap scaled to it")
+    if load.rate is not None and lengths.unused_arrivals:
+        return (f"{load.label} (the trace's arrival_s column is not used: trace_arrivals, --trace-arrivals on the "
+                "command line, replays it at this rate)")
+    return load.label
 
 
 def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarray:

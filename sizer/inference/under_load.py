@@ -17,7 +17,7 @@ from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_i
 from sizer.inference.formats import WeightFormat
 from sizer.inference.sim_metrics import SimulationResult
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
-from sizer.inference.traffic import Lengths, LengthsName, Load, length_distribution, parse_trace
+from sizer.inference.traffic import Lengths, LengthsName, Load, arrivals_label, length_distribution, parse_trace
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.runtimes.runtime import Runtime
@@ -102,6 +102,8 @@ class LoadFields(BaseModel):
                                 "(default: fixed lengths)")
     trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
                                                                        "(the CLI reads --trace FILE into this)")
+    trace_arrivals: bool = Field(False, description="replay the trace's arrival_s column, its gaps scaled to the rate "
+                                                    "(default: Poisson arrivals at the rate; the column is not used)")
     slo_ttft: TimeField = Field(None, description="time to first token at the percentile, e.g. '2 s'")
     slo_tpot: TimeField = Field(None, description="time per output token at the percentile, e.g. '100 ms'")
     slo_e2e: TimeField = Field(None, description="end-to-end latency at the percentile, e.g. '30 s'")
@@ -373,6 +375,8 @@ def refuse_load_options_without_load(request: LoadQuestion) -> None:
     given = [name for name in LOAD_ONLY_FIELDS if getattr(request, name, None) is not None]
     if getattr(request, "prefix_cache_hit", 0.0):
         given.append("prefix_cache_hit")
+    if getattr(request, "trace_arrivals", False):
+        given.append("trace_arrivals")
     if getattr(request, "slo_percentile", 99.0) != 99.0:
         given.append("slo_percentile")
     if given:
@@ -408,8 +412,18 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
             own = "a trace brings" if named == "trace" else "a named length set brings"
             raise InputError(fixed, getattr(request, fixed), f"either {named} or prompt_len and output_len: {own} "
                                                              "its own")
+    if getattr(request, "trace_arrivals", False) and (request.trace is None or request.rate is None):
+        raise InputError("trace_arrivals", True, "a trace with an arrival_s column and a rate (its arrivals are "
+                                                 "replayed at the rate; a closed loop's users send their own)")
     if request.trace is not None:
-        lengths = Lengths(trace=parse_trace(request.trace))
+        prompts, outputs, arrivals = parse_trace(request.trace)
+        replay = bool(getattr(request, "trace_arrivals", False))
+        if replay and arrivals is None:
+            raise InputError("trace_arrivals", True, "a trace whose every row has an arrival_s (prompt_len,output_len,"
+                                                     "arrival_s) to replay")
+        # a trace's arrivals replace Poisson only where asked, and are then said (issue 43: they silently replaced the rate)
+        lengths = Lengths(trace=(prompts, outputs, arrivals if replay else None),
+                          unused_arrivals=arrivals is not None and not replay)
     elif request.lengths is not None:
         lengths = Lengths(distribution=length_distribution(request.lengths))
     else:
@@ -695,8 +709,10 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
     list of Assumption
         In the order shown.
     """
+    replayed = lengths.trace is not None and lengths.trace[2] is not None
+    searched = "rate of the trace's arrival pattern" if replayed else "Poisson rate"
     notes = [
-        Assumption(name="load", value=load.label, source="given"),
+        Assumption(name="load", value=arrivals_label(load, lengths), source="given"),
         Assumption(name="lengths", value=lengths.label, source=lengths.source),
         Assumption(name="scheduler", value=f"continuous batching: chunked prefill within {budget} tokens per iteration, "
                    f"at most {max_running} running requests, paged KV cache of {answer.run.kv_capacity:,} tokens per "
@@ -707,7 +723,7 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
         Assumption(name="iteration time", value="the engine's forward pass over the iteration's prefill and decode "
                    "tokens plus every running request's KV reads, interpolated on a grid built once per replica; "
                    "attention FLOP per token at the mean context", source="sizer.inference.simulate"),
-        Assumption(name="capacity", value="the largest Poisson rate whose percentiles meet the SLOs (bisection over "
+        Assumption(name="capacity", value=f"the largest {searched} whose percentiles meet the SLOs (bisection over "
                    "simulations of the same requests)" if slo.any else "no SLO given: the saturated throughput "
                    "(the queue grows without bound beyond it)", source="docs/references.md [agrawal2024vidur]"),
         Assumption(name="layout", value=f"{split} split within a replica (layer: llama.cpp's default for GGUF files; "

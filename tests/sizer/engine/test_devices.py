@@ -84,7 +84,8 @@ def test_achieved_rates_are_peaks_times_unit_efficiencies(catalog):
 def test_fp32_training_keeps_no_master_copy(catalog):
     table = build_device_table((catalog.find("A100 80GB SXM"),), Precision.FP32, (EFF,))
     assert (table.weight_bytes[0], table.master_bytes[0], table.storage_scale[0]) == (4, 0, 1)
-    # the fastest unit bounds the physical limit: TF32 convolutions at 156 TFLOPS beat FP32's 19.5
+    # best_peak is the fastest unit's: TF32 convolutions at 156 TFLOPS beat FP32's 19.5 (the physical limit takes
+    # each unit at its own peak: tests/sizer/engine/test_physical_limit_per_unit.py)
     assert table.best_peak[0] == pytest.approx(156e12, rel=1e-3)
 
 

@@ -1,7 +1,7 @@
 """The physical limit holds for the whole range, not only the expected value.
 
 No end of a training-time range may be shorter than the physical limit (the run's model FLOP at
-the fastest unit's peak of every device, :func:`sizer.engine.summary.summarise`), and no end of a
+each unit's FLOP at that unit's own peak on every device, :func:`sizer.engine.summary.summarise`), and no end of a
 throughput range faster than it allows: a range is a statement about what can happen, and
 beating the hardware's peak cannot. The law is stated with hypothesis over devices, model sizes,
 counts and layouts (pinned or searched, ZeRO-Offload and hybrid sharding, which bypass the search),

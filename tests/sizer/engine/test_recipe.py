@@ -93,14 +93,19 @@ def test_offloads_move_memory_to_host():
     assert activations.activations.value < base.activations.value
 
 
-def test_full_fine_tune_gets_a_fine_tuning_batch():
+def test_the_default_method_said_aloud_changes_nothing_and_adapters_get_a_fine_tuning_batch():
+    # issue 43: --method full, the documented default, switched to the fine-tuning batch (up to 4.2x the time)
     from sizer.engine.job import FINETUNE_BATCH, resolve_job
     from sizer.workloads.request import WorkloadRequest
 
-    job = resolve_job(WorkloadRequest(model="llama-3.1-8b", method="full", tokens=5e7))
-    assert job.batch_size == FINETUNE_BATCH  # sequences, not a pre-training batch
-    said = [a.value for a in job.assumptions if a.name == "batch size"]
-    assert said and "fine-tuning batch" in said[0]
+    said = resolve_job(WorkloadRequest(model="llama-3.1-8b", method="full", tokens=5e7))
+    unsaid = resolve_job(WorkloadRequest(model="llama-3.1-8b", tokens=5e7))
+    assert said.batch_size == unsaid.batch_size and said.tokens_per_sample == unsaid.tokens_per_sample
+    assert [a.value for a in said.assumptions] == [a.value for a in unsaid.assumptions]
+    lora = resolve_job(WorkloadRequest(model="llama-3.1-8b", method="lora", tokens=5e7))
+    assert lora.batch_size == FINETUNE_BATCH  # sequences, not a pre-training batch
+    batch = [a.value for a in lora.assumptions if a.name == "batch size"]
+    assert batch and "fine-tuning batch" in batch[0]
 
 
 def _step(**fields):

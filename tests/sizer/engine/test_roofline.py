@@ -130,7 +130,7 @@ def test_tensor_parallelism_divides_compute_bound_work(h100):
     layers = _gemm(8192, 8192, 8192)
     alone, split = _inference(layers, h100).kernels[0], _inference(layers, h100, count=4, tp=4).kernels[0]
     assert split == pytest.approx(alone / 4, rel=1e-12)
-    # and the physical limit per device with it: model FLOP / tp at the fastest unit's peak
+    # and the physical limit per device with it: model FLOP / tp with each unit's FLOP at its own peak
     assert _inference(layers, h100, count=4, tp=4).physical_limit[0] == pytest.approx(2.0 * 8192 ** 3 / 4 / H100_BF16,
                                                                                        rel=RTOL)
 
@@ -197,7 +197,7 @@ def test_more_flop_or_bytes_never_take_less_time(m, n, k, factor):
     base = _inference(_gemm(m, n, k), table).step[0]
     bigger = _inference(_gemm(int(m * factor) + 1, n, k), table).step[0]
     assert bigger >= base
-    # and never beats the physical limit: model FLOP at the fastest unit's peak
+    # and never beats the physical limit: model FLOP with each unit's FLOP at its own peak
     parts = _inference(_gemm(m, n, k), table)
     assert parts.step[0] >= parts.physical_limit[0] * (1 - 1e-12)
 

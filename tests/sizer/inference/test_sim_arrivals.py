@@ -33,14 +33,16 @@ def test_poisson_gaps_average_one_over_the_rate():
     assert np.mean(gaps) == pytest.approx(1 / rate, rel=0.025) and np.all(gaps >= 0)
 
 
-def test_a_trace_with_a_time_for_every_request_keeps_its_own():
-    arrivals = np.array([0.0, 0.5, 0.5, 3.0])
+def test_a_replayed_trace_keeps_its_pattern_at_the_rate_asked():
+    # (a trace's arrivals reach the simulation only where the request asked for them: trace_arrivals)
+    arrivals = np.array([0.0, 0.5, 0.5, 3.0])  # its own rate: 3 gaps over 3 s, 1 request/s
     trace = Lengths(trace=(np.array([10, 20, 30, 40]), np.array([1, 2, 3, 4]), arrivals))
     assert open_arrival_times(Load(rate=1.0), trace, 4, np.random.default_rng(0)) == [0.0, 0.5, 0.5, 3.0]
     assert open_arrival_times(Load(rate=1.0), trace, 3, np.random.default_rng(0)) == [0.0, 0.5, 0.5]
-    # fewer times than requests: the rate's Poisson stream instead (not a repeated trace)
-    poisson = open_arrival_times(Load(rate=1.0), trace, 6, np.random.default_rng(0))
-    assert len(poisson) == 6 and poisson != [0.0, 0.5, 0.5, 3.0, 0.0, 0.5]
+    # at twice its rate every gap is halved, never the rate replaced by the trace's own (issue 43)
+    assert open_arrival_times(Load(rate=2.0), trace, 4, np.random.default_rng(0)) == [0.0, 0.25, 0.25, 1.5]
+    # more requests than rows: the trace again, one mean gap after its last arrival
+    assert open_arrival_times(Load(rate=1.0), trace, 6, np.random.default_rng(0)) == [0.0, 0.5, 0.5, 3.0, 4.0, 4.5]
 
 
 def test_a_closed_loop_starts_one_request_per_user_and_sends_the_next_after_the_think_time():
