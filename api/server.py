@@ -10,8 +10,14 @@ a header timeout and a connection limit, and warnings that a flood cannot multip
   reading anything from it, so that a handful of addresses holding connections open (half-open, or
   re-opened as each is timed out) cannot lock every other client out. Past ``max_connections`` open
   connections (per worker process), the connection that has waited longest without sending complete
-  request headers is dropped (408) to make room; only when every open connection has sent its
-  headers is the new one answered 503 and closed.
+  request headers is dropped (408) to make room; where none is, the one that has waited longest for
+  the rest of its request body (a body trickled byte by byte holds a connection as surely as
+  headers do); only when every open connection has sent its whole request is the new one answered
+  503 (with Retry-After) and closed. Connections from a trusted proxy
+  (``forwarded_allow_ips``) carry many clients: the per-address cap does not apply to them.
+- **Body deadline**: a connection whose request body is not all in ``body_timeout_s`` after its
+  headers (plus a second, in which the application answers 408 itself) is answered 408 and closed
+  here, whether or not the application reads the body.
 - **Keep-alive**: an idle connection between requests is closed after ``keep_alive_s``
   (uvicorn's own ``timeout_keep_alive``).
 - **Flood-proof log**: :class:`FloodFilter` lets the first warning of each kind through and
@@ -88,10 +94,12 @@ def install_flood_filter(interval_s: float) -> None:
 
 
 def _raw_response(status: int, reason: str, detail: str) -> bytes:
-    """An answer written straight to the socket, before any request reaches the application (and its middleware)."""
+    """An answer written straight to the socket, before any request reaches the application (and its middleware);
+    a 503 says when to try again (Retry-After)."""
     body = json.dumps({"detail": detail}).encode()
+    retry = f"retry-after: {RETRY_AFTER_S}\r\n" if status == 503 else ""
     head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            f"{raw_header_lines()}connection: close\r\n\r\n").encode()
+            f"{retry}{raw_header_lines()}connection: close\r\n\r\n").encode()
     return head + body
 
 
@@ -105,6 +113,10 @@ def _limits() -> Settings:
 _CLIENT_CONNECTIONS: dict[str, int] = {}
 # Connections still waiting for complete request headers, oldest first: the first dropped when the limit is reached.
 _AWAITING_HEADERS: dict["GuardedH11Protocol", None] = {}
+# Connections past their headers still waiting for the rest of the body, oldest first: dropped next.
+_AWAITING_BODY: dict["GuardedH11Protocol", None] = {}
+BODY_GRACE_S = 1.0  # [s] past the body deadline, in which the application's own 408 (GuardMiddleware) comes first
+RETRY_AFTER_S = 1  # [s] the Retry-After of a connection refused at a limit
 
 
 def _client_of(transport: asyncio.BaseTransport) -> str:
@@ -121,7 +133,10 @@ class GuardedH11Protocol(H11Protocol):
         self.header_timeout_s = limits.header_timeout_s
         self.max_connections = limits.max_connections
         self.max_client_connections = limits.max_client_connections
+        self.body_timeout_s = limits.body_timeout_s
+        self.proxies = limits.trusted_proxies()
         self.header_timer: asyncio.TimerHandle | None = None
+        self.body_timer: asyncio.TimerHandle | None = None
         self.refused = False
         self.client_key: str | None = None  # not `client`: uvicorn keeps the peer address there
 
@@ -132,12 +147,17 @@ class GuardedH11Protocol(H11Protocol):
             log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); the one "
                         "waiting longest for request headers is dropped", self.max_connections)
             slowest._drop_slow_headers("dropped to make room: no complete request headers yet")
+        elif len(self.connections) >= self.max_connections and _AWAITING_BODY:
+            slowest = next(iter(_AWAITING_BODY))
+            log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); the one "
+                        "waiting longest for its request body is dropped", self.max_connections)
+            slowest._drop_slow_body("dropped to make room: the request body was still arriving")
         elif len(self.connections) >= self.max_connections:
             log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); "
                         "new connections are answered 503 and closed", self.max_connections)
             return self._refuse(transport, f"the service has {self.max_connections} open connections, its limit; "
                                            "try again shortly")
-        if _CLIENT_CONNECTIONS.get(client, 0) >= self.max_client_connections:
+        if _CLIENT_CONNECTIONS.get(client, 0) >= self.max_client_connections and not self.proxies.trusts(client):
             log.warning("client connection limit reached: %d open connections from one address "
                         "(SIZER_API_MAX_CLIENT_CONNECTIONS); its new connections are answered 503 and closed",
                         self.max_client_connections)
@@ -156,6 +176,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        self._cancel_body_timer()
         if self.refused:
             return
         if self.client_key is not None:
@@ -175,6 +196,10 @@ class GuardedH11Protocol(H11Protocol):
             self._cancel_header_timer()  # the headers are in (or the connection is over)
         else:
             self._arm_header_timer()  # part of a request line or headers: the clock runs from the first byte
+        if not self.transport.is_closing() and self.conn.their_state is h11.SEND_BODY:
+            self._arm_body_timer()  # headers in, body not: the body's clock runs from the headers
+        else:
+            self._cancel_body_timer()
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request h11 cannot parse, with the security headers every answer carries."""
@@ -201,6 +226,38 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.write(_raw_response(408, "Request Timeout", detail))
             self.transport.close()
 
+    def _arm_body_timer(self) -> None:
+        if self.body_timer is None:
+            self.body_timer = self.loop.call_later(self.body_timeout_s + BODY_GRACE_S, self._body_too_slow)
+            _AWAITING_BODY[self] = None
+
+    def _cancel_body_timer(self) -> None:
+        _AWAITING_BODY.pop(self, None)
+        if self.body_timer is not None:
+            self.body_timer.cancel()
+            self.body_timer = None
+
+    def _drop_slow_body(self, detail: str) -> None:
+        """Close a connection whose body is still arriving: 408 where no answer has started (else just closed)."""
+        self._cancel_body_timer()
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or not self.cycle.response_started:
+            if self.cycle is not None:  # the application reads a disconnect and writes nothing more (as on a hang-up)
+                self.cycle.disconnected = True
+                self.cycle.message_event.set()
+            self.transport.write(_raw_response(408, "Request Timeout", detail))
+        self.transport.close()
+
+    def _body_too_slow(self) -> None:
+        self.body_timer = None
+        _AWAITING_BODY.pop(self, None)
+        if self.transport.is_closing() or self.conn.their_state is not h11.SEND_BODY:
+            return
+        log.warning("closed a connection whose request body was not in within %g s of its headers "
+                    "(SIZER_API_BODY_TIMEOUT_S)", self.body_timeout_s)
+        self._drop_slow_body(f"the request body did not arrive within {self.body_timeout_s:g} s; send it at once")
+
     def _headers_too_slow(self) -> None:
         self.header_timer = None
         _AWAITING_HEADERS.pop(self, None)
@@ -215,5 +272,7 @@ class GuardedH11Protocol(H11Protocol):
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
-    """The keyword arguments for ``uvicorn.run`` that put these limits in place."""
-    return {"http": GuardedH11Protocol, "timeout_keep_alive": settings.keep_alive_s}
+    """The keyword arguments for ``uvicorn.run`` that put these limits in place; uvicorn's own X-Forwarded-For
+    handling (which trusts 127.0.0.1 by default) off: the service believes only the proxies its settings name
+    (:mod:`api.proxies`)."""
+    return {"http": GuardedH11Protocol, "timeout_keep_alive": settings.keep_alive_s, "proxy_headers": False}
