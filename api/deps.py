@@ -144,7 +144,9 @@ def _limited(left: tuple[float, float] | None, cancel: threading.Event, function
         return function(*args)
 
 
-def _catalog(request: Request) -> Catalog:
+async def _catalog(request: Request) -> Catalog:
+    # async: FastAPI runs a plain function dependency in its pool of up to 40 threads, a hand-over per request
+    # (and, in a burst, many threads each with a heap of its own that the process keeps)
     return request.app.state.catalog
 
 

@@ -72,7 +72,7 @@ class GuardMiddleware:
         self.lanes = lanes
         header = lanes.settings.fair_key_header if lanes is not None else None
         self.key_header = header.lower().encode() if header else None
-        self.proxies = lanes.settings.trusted_proxies() if lanes is not None else TrustedProxies()
+        self.proxies = TrustedProxies.parse(getattr(lanes.settings, "forwarded_allow_ips", None) if lanes else None)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":

@@ -9,10 +9,10 @@ a header timeout and a connection limit, and warnings that a flood cannot multip
   well under the global limit), a new connection from it is answered 503 and closed at once, without
   reading anything from it, so that a handful of addresses holding connections open (half-open, or
   re-opened as each is timed out) cannot lock every other client out. Past ``max_connections`` open
-  connections (per worker process), the connection that has waited longest without sending complete
-  request headers is dropped (408) to make room; where none is, the one that has waited longest for
-  the rest of its request body (a body trickled byte by byte holds a connection as surely as
-  headers do); only when every open connection has sent its whole request is the new one answered
+  connections (per worker process), the connection that has waited longest for complete request
+  headers or for the rest of its body (a body trickled byte by byte holds a connection as surely
+  as headers do; the headers' wait counts from the connection, the body's from its headers) is
+  dropped (408) to make room; only when every open connection has sent its whole request is the new one answered
   503 (with Retry-After) and closed. Connections from a trusted proxy
   (``forwarded_allow_ips``) carry many clients: the per-address cap does not apply to them.
 - **Body deadline**: a connection whose request body is not all in ``body_timeout_s`` after its
@@ -112,9 +112,9 @@ def _limits() -> Settings:
 # so the table holds at most as many entries as there are open connections.
 _CLIENT_CONNECTIONS: dict[str, int] = {}
 # Connections still waiting for complete request headers, oldest first: the first dropped when the limit is reached.
-_AWAITING_HEADERS: dict["GuardedH11Protocol", None] = {}
+_AWAITING_HEADERS: dict["GuardedH11Protocol", float] = {}  # -> the event loop's time it began waiting [s]
 # Connections past their headers still waiting for the rest of the body, oldest first: dropped next.
-_AWAITING_BODY: dict["GuardedH11Protocol", None] = {}
+_AWAITING_BODY: dict["GuardedH11Protocol", float] = {}
 BODY_GRACE_S = 1.0  # [s] past the body deadline, in which the application's own 408 (GuardMiddleware) comes first
 RETRY_AFTER_S = 1  # [s] the Retry-After of a connection refused at a limit
 
@@ -122,6 +122,13 @@ RETRY_AFTER_S = 1  # [s] the Retry-After of a connection refused at a limit
 def _client_of(transport: asyncio.BaseTransport) -> str:
     peer = transport.get_extra_info("peername")
     return str(peer[0]) if isinstance(peer, (tuple, list)) and peer else "unknown"
+
+
+def _slowest() -> "GuardedH11Protocol | None":
+    """The connection that has waited longest for the rest of its request (headers or body), or None: the oldest of
+    each table is its first (each is in the order its connections began waiting)."""
+    firsts = [next(iter(table.items())) for table in (_AWAITING_HEADERS, _AWAITING_BODY) if table]
+    return min(firsts, key=lambda first: first[1])[0] if firsts else None
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -134,7 +141,6 @@ class GuardedH11Protocol(H11Protocol):
         self.max_connections = limits.max_connections
         self.max_client_connections = limits.max_client_connections
         self.body_timeout_s = limits.body_timeout_s
-        self.proxies = limits.trusted_proxies()
         self.header_timer: asyncio.TimerHandle | None = None
         self.body_timer: asyncio.TimerHandle | None = None
         self.refused = False
@@ -142,13 +148,12 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         client = _client_of(transport)
-        if len(self.connections) >= self.max_connections and _AWAITING_HEADERS:
-            slowest = next(iter(_AWAITING_HEADERS))
+        slowest = _slowest() if len(self.connections) >= self.max_connections else None
+        if slowest is not None and slowest in _AWAITING_HEADERS:
             log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); the one "
                         "waiting longest for request headers is dropped", self.max_connections)
             slowest._drop_slow_headers("dropped to make room: no complete request headers yet")
-        elif len(self.connections) >= self.max_connections and _AWAITING_BODY:
-            slowest = next(iter(_AWAITING_BODY))
+        elif slowest is not None:
             log.warning("connection limit reached: %d open connections (SIZER_API_MAX_CONNECTIONS); the one "
                         "waiting longest for its request body is dropped", self.max_connections)
             slowest._drop_slow_body("dropped to make room: the request body was still arriving")
@@ -157,7 +162,8 @@ class GuardedH11Protocol(H11Protocol):
                         "new connections are answered 503 and closed", self.max_connections)
             return self._refuse(transport, f"the service has {self.max_connections} open connections, its limit; "
                                            "try again shortly")
-        if _CLIENT_CONNECTIONS.get(client, 0) >= self.max_client_connections and not self.proxies.trusts(client):
+        if _CLIENT_CONNECTIONS.get(client, 0) >= self.max_client_connections \
+                and not _limits().trusted_proxies().trusts(client):
             log.warning("client connection limit reached: %d open connections from one address "
                         "(SIZER_API_MAX_CLIENT_CONNECTIONS); its new connections are answered 503 and closed",
                         self.max_client_connections)
@@ -212,7 +218,7 @@ class GuardedH11Protocol(H11Protocol):
     def _arm_header_timer(self) -> None:
         if self.header_timer is None:
             self.header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
-            _AWAITING_HEADERS[self] = None
+            _AWAITING_HEADERS[self] = self.loop.time()
 
     def _cancel_header_timer(self) -> None:
         _AWAITING_HEADERS.pop(self, None)
@@ -229,7 +235,7 @@ class GuardedH11Protocol(H11Protocol):
     def _arm_body_timer(self) -> None:
         if self.body_timer is None:
             self.body_timer = self.loop.call_later(self.body_timeout_s + BODY_GRACE_S, self._body_too_slow)
-            _AWAITING_BODY[self] = None
+            _AWAITING_BODY[self] = self.loop.time()
 
     def _cancel_body_timer(self) -> None:
         _AWAITING_BODY.pop(self, None)

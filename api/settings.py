@@ -62,6 +62,10 @@ class Settings(BaseSettings):
                                                                 "together, per lane; one more is answered 503 with "
                                                                 "Retry-After, so that a burst cannot grow the "
                                                                 "service's memory without bound")
+    memory_trim_interval_s: float = Field(10.0, ge=0, le=3600,
+                                          description="every this many seconds the heaps' free pages go back to "
+                                                      "the system (glibc's malloc_trim), so that memory returns "
+                                                      "after a burst; 0: never")
     forwarded_allow_ips: str | None = Field(None, max_length=2000,
                                             description="comma-separated addresses or networks of trusted reverse "
                                                         "proxies ('*': any): from them, X-Forwarded-For names the "
