@@ -277,8 +277,15 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
 
+# Connections the kernel queues before the service accepts them. asyncio accepts up to this many per pass of the
+# event loop, each with its protocol and task: uvicorn's 2,048 let a burst of hang-ups build some 4,000 at once, a
+# high-water mark the heaps kept (+25 % after a 20 s fire-and-forget burst, +4 % with 256: benchmarks/holds_load.py)
+BACKLOG = 256
+
+
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """The keyword arguments for ``uvicorn.run`` that put these limits in place; uvicorn's own X-Forwarded-For
     handling (which trusts 127.0.0.1 by default) off: the service believes only the proxies its settings name
     (:mod:`api.proxies`)."""
-    return {"http": GuardedH11Protocol, "timeout_keep_alive": settings.keep_alive_s, "proxy_headers": False}
+    return {"http": GuardedH11Protocol, "timeout_keep_alive": settings.keep_alive_s, "proxy_headers": False,
+            "backlog": BACKLOG}
