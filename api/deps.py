@@ -101,7 +101,9 @@ def priced(body, iterations: float) -> float:
 def price(body) -> float:
     """CPU-seconds [s] a question on named hardware costs (:func:`sizer.work_price.estimate_seconds`: once per
     ``have`` entry, by its count, and its serving load), after refusing a load over the service's budget."""
-    if hasattr(body, "rate"):  # a serving question: its simulated iterations within SIZER_API_MAX_SERVING_ITERATIONS
+    from sizer.facade import InferenceRequest
+
+    if isinstance(body, InferenceRequest):  # a serving question: its simulated iterations within the budget
         priced(body, serving_iterations(body) * max(1, len(getattr(body, "have", None) or ())))
     return estimate_seconds(body)
 
