@@ -52,6 +52,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 # The inline lane's one thread is its own (not the event loop's shared pool): an estimate whose client hung up
 # keeps its slot until it has stopped, so abandoned estimates never run side by side (nor grow the process).
 ESTIMATE_THREADS = 1
+# the process's estimate thread, shared by every application in it (a test suite makes hundreds)
+_ESTIMATE_THREAD = ThreadPoolExecutor(ESTIMATE_THREADS, thread_name_prefix="sizer-estimate")
 
 
 @dataclass
@@ -64,8 +66,7 @@ class Lanes:
     catalog_key: str | None = None  # the fingerprint of the catalog the workers load (the service's at start)
     queues: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[FairQueue, FairQueue]]" = field(
         default_factory=weakref.WeakKeyDictionary)
-    threads: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(ESTIMATE_THREADS, thread_name_prefix="sizer-estimate"))
+    threads: ThreadPoolExecutor = _ESTIMATE_THREAD
 
     def of(self, loop: asyncio.AbstractEventLoop) -> tuple[FairQueue, FairQueue]:
         lanes = self.queues.get(loop)
