@@ -43,6 +43,7 @@ from .routers import (
 from .routers.pages import STATIC
 from .server import install_flood_filter
 from .settings import Settings
+from .trim import MemoryTrimmer
 
 GIL_SWITCH_INTERVAL_S = 0.0005
 
@@ -67,13 +68,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     pool = (WorkerPool(settings.estimate_workers, settings.catalog_file, settings.worker_nice, settings.cancel_grace_s)
             if settings.estimate_workers else None)
 
+    trimmer = MemoryTrimmer(settings.memory_trim_interval_s)
+
     @asynccontextmanager
     async def lifespan(_app):
         if pool is not None and settings.prestart_workers:
             pool.start()  # each loads the catalog while the service answers its first questions
+        trimmer.start()  # after a burst, the freed memory goes back to the system
         try:
             yield
         finally:
+            await trimmer.stop()
             if pool is not None:
                 pool.close()
 

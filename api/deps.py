@@ -5,16 +5,24 @@ import asyncio
 import math
 import threading
 import weakref
-from contextvars import ContextVar
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar, copy_context
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Any, Callable, TypeVar
 
-import anyio
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
-from sizer.facade import Catalog, ensure_finite, refuse_over_budget, remaining_seconds, time_limit
+from sizer.facade import (
+    Catalog,
+    ensure_finite,
+    estimate_seconds,
+    refuse_over_budget,
+    remaining_seconds,
+    serving_iterations,
+    time_limit,
+)
 
 from .fair import FairQueue
 from .pool import CatalogMarker, WorkerPool
@@ -30,17 +38,22 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     408: {"description": "the request body arrived slower than SIZER_API_BODY_TIMEOUT_S (10 s by default)"},
     503: {"description": "the request ran longer than SIZER_API_TIMEOUT_S (20 s by default) and its estimate was "
                          "stopped; or the service had SIZER_API_MAX_CONNECTIONS open connections; or this client "
-                         "had SIZER_API_MAX_CLIENT_WAITING estimates waiting"},
+                         "had SIZER_API_MAX_CLIENT_WAITING estimates waiting (or all clients SIZER_API_MAX_WAITING), "
+                         "answered with Retry-After"},
 }
 
 
-# Engine estimates run in the service's process at once (the cheap lane). The engine's numpy operations release the
-# GIL between array passes, so threads running estimates side by side hand the GIL to and fro: eight at once cost
-# about twice the CPU per answer of one at a time (in-process, 0.60 -> 1.12 ms per new recommend question; over HTTP
-# with eight clients, 390 -> 520 new questions/s with one). Long estimates (priced over
-# SIZER_API_INLINE_ITERATIONS) run in worker processes instead (api.pool), one per core; both lanes hand out
-# their slots fairly across clients (api.fair), and the request deadline (GuardMiddleware) ends a wait in either.
+# Cheap estimates run in the service's process (the inline lane), one at a time. The engine's numpy operations
+# release the GIL between array passes, so threads running estimates side by side hand the GIL to and fro: eight at
+# once cost about twice the CPU per answer of one at a time (in-process, 0.60 -> 1.12 ms per new recommend question;
+# over HTTP with eight clients, 390 -> 520 new questions/s with one). Every question priced (sizer.work_price) over
+# SIZER_API_INLINE_BUDGET_S runs in a worker process instead (api.pool), one per core; both lanes hand out their
+# slots fairly across clients (api.fair), and the request deadline (GuardMiddleware) ends a wait in either.
+# The inline lane's one thread is its own (not the event loop's shared pool): an estimate whose client hung up
+# keeps its slot until it has stopped, so abandoned estimates never run side by side (nor grow the process).
 ESTIMATE_THREADS = 1
+# the process's estimate thread, shared by every application in it (a test suite makes hundreds)
+_ESTIMATE_THREAD = ThreadPoolExecutor(ESTIMATE_THREADS, thread_name_prefix="sizer-estimate")
 
 
 @dataclass
@@ -53,13 +66,14 @@ class Lanes:
     catalog_key: str | None = None  # the fingerprint of the catalog the workers load (the service's at start)
     queues: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[FairQueue, FairQueue]]" = field(
         default_factory=weakref.WeakKeyDictionary)
+    threads: ThreadPoolExecutor = _ESTIMATE_THREAD
 
     def of(self, loop: asyncio.AbstractEventLoop) -> tuple[FairQueue, FairQueue]:
         lanes = self.queues.get(loop)
         if lanes is None:
-            waiting = self.settings.max_client_waiting
-            lanes = self.queues[loop] = (FairQueue(ESTIMATE_THREADS, waiting),
-                                         FairQueue(self.pool.size if self.pool else 1, waiting))
+            waiting, total = self.settings.max_client_waiting, self.settings.max_waiting
+            lanes = self.queues[loop] = (FairQueue(ESTIMATE_THREADS, waiting, total),
+                                         FairQueue(self.pool.size if self.pool else 1, waiting, total))
         return lanes
 
 
@@ -85,22 +99,39 @@ def priced(body, iterations: float) -> float:
     return iterations
 
 
+def price(body) -> float:
+    """CPU-seconds [s] a question on named hardware costs (:func:`sizer.work_price.estimate_seconds`: once per
+    ``have`` entry, by its count, and its serving load), after refusing a load over the service's budget."""
+    from sizer.facade import InferenceRequest
+
+    if isinstance(body, InferenceRequest):  # a serving question: its simulated iterations within the budget
+        priced(body, serving_iterations(body) * max(1, len(getattr(body, "have", None) or ())))
+    return estimate_seconds(body)
+
+
 async def run_estimate(function: Callable[..., Result], *args: Any, work: float = 0.0) -> Result:
-    """``function(*args)``: in a worker thread of this process, one at a time, or, when its price ``work``
-    [simulated iterations] is over SIZER_API_INLINE_ITERATIONS, in a worker process; either way in this
-    client's turn (:mod:`api.fair`), and stopped when the request is abandoned."""
+    """``function(*args)``: in this process's estimate thread, one at a time, or, when its price ``work`` [s]
+    (:mod:`sizer.work_price`) is over SIZER_API_INLINE_BUDGET_S, in a worker process; either way in this
+    client's turn (:mod:`api.fair`), and stopped when the request is abandoned (its slot held until it has)."""
     lanes = _lanes()
-    inline, pooled = lanes.of(asyncio.get_running_loop())
+    loop = asyncio.get_running_loop()
+    inline, pooled = lanes.of(loop)
     client = CLIENT.get()
-    if lanes.pool is None or work <= lanes.settings.inline_iterations:
-        async with inline.slot(client):
-            left, cancel = remaining_seconds(), threading.Event()
-            try:
-                return await anyio.to_thread.run_sync(partial(_limited, left, cancel, function, *args),
-                                                      abandon_on_cancel=True)
-            except BaseException:
-                cancel.set()  # abandoned (or ended): the core's next deadline check stops it
-                raise
+    if lanes.pool is None or work <= lanes.settings.inline_budget_s:
+        await inline.acquire(client)
+        left, cancel = remaining_seconds(), threading.Event()
+        try:
+            running = loop.run_in_executor(lanes.threads, copy_context().run,  # the request's context vars go along
+                                           partial(_limited, left, cancel, function, *args))
+        except BaseException:
+            inline.release()
+            raise
+        running.add_done_callback(lambda _: inline.release())  # when the thread has stopped, not when abandoned
+        try:
+            return await asyncio.shield(running)
+        except BaseException:
+            cancel.set()  # abandoned (or ended): the core's next deadline check stops it
+            raise
     await pooled.acquire(client)
     left = remaining_seconds() or (lanes.settings.timeout_s, lanes.settings.timeout_s)
     # the catalog the workers loaded stands in by its fingerprint; another one (a test's slice) travels whole
@@ -116,7 +147,9 @@ def _limited(left: tuple[float, float] | None, cancel: threading.Event, function
         return function(*args)
 
 
-def _catalog(request: Request) -> Catalog:
+async def _catalog(request: Request) -> Catalog:
+    # async: FastAPI runs a plain function dependency in its pool of up to 40 threads, a hand-over per request
+    # (and, in a burst, many threads each with a heap of its own that the process keeps)
     return request.app.state.catalog
 
 

@@ -5,7 +5,8 @@ an API key set by an authenticating proxy). When every slot is busy, waiting req
 client, and a freed slot goes to the waiting client served least recently (round robin, one request
 per turn): a client that sends a hundred requests waits for its own, while a client that sends one
 is served after at most one request of each other client. A client may hold at most
-``max_waiting`` waiting requests; one more is refused (:class:`QueueFull`, answered 503).
+``max_waiting`` waiting requests, and all clients together ``max_total``; one more is refused
+(:class:`QueueFull`, answered 503 with Retry-After), so that what waits stays bounded.
 
 >>> import asyncio
 >>> async def demo():
@@ -28,21 +29,28 @@ from typing import AsyncIterator
 
 from starlette.exceptions import HTTPException
 
+RETRY_AFTER_S = 1  # [s] the Retry-After of a refusal for a full queue: a slot frees within an estimate's time
+
 
 class QueueFull(HTTPException):
-    """A client already has ``limit`` requests waiting; an HTTPException so that FastAPI answers 503."""
+    """A client already has ``limit`` requests waiting (or all clients together ``limit`` of them, ``everyone``);
+    an HTTPException so that FastAPI answers 503, with Retry-After."""
 
-    def __init__(self, limit: int):
-        super().__init__(503, f"this client has {limit} estimates waiting already (SIZER_API_MAX_CLIENT_WAITING); "
-                              "wait for their answers before asking more")
+    def __init__(self, limit: int, everyone: bool = False):
+        detail = (f"the service has {limit} estimates waiting already (SIZER_API_MAX_WAITING); try again shortly"
+                  if everyone else f"this client has {limit} estimates waiting already "
+                                   "(SIZER_API_MAX_CLIENT_WAITING); wait for their answers before asking more")
+        super().__init__(503, detail, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 class FairQueue:
     """``slots`` estimates at once; the waiting ones served a client at a time, in turn (see the module)."""
 
-    def __init__(self, slots: int, max_waiting: int = 32):
+    def __init__(self, slots: int, max_waiting: int = 32, max_total: int = 256):
         self.slots = slots
         self.max_waiting = max_waiting
+        self.max_total = max_total
+        self.queued = 0  # requests waiting, all clients together
         self.busy = 0
         self.waiting: OrderedDict[str, deque[asyncio.Future]] = OrderedDict()
         self.turns = 0  # slots granted so far
@@ -59,10 +67,13 @@ class FairQueue:
         line = self.waiting.get(client)
         if line is not None and len(line) >= self.max_waiting:
             raise QueueFull(self.max_waiting)
+        if self.queued >= self.max_total:
+            raise QueueFull(self.max_total, everyone=True)
         turn = asyncio.get_running_loop().create_future()
         if line is None:
             line = self.waiting[client] = deque()  # a new client joins the end of the round
         line.append(turn)
+        self.queued += 1
         try:
             await turn
         except asyncio.CancelledError:
@@ -76,6 +87,7 @@ class FairQueue:
         line = self.waiting.get(client)
         if line is not None and turn in line:
             line.remove(turn)
+            self.queued -= 1
             if not line:
                 del self.waiting[client]
 
@@ -86,6 +98,7 @@ class FairQueue:
             client = min(self.waiting, key=lambda c: self.last_turn.get(c, -1))  # first of equals: who queued first
             line = self.waiting[client]
             turn = line.popleft()
+            self.queued -= 1
             if not line:
                 del self.waiting[client]
             if not turn.done():

@@ -16,6 +16,7 @@ from sizer.facade import EstimateTimeout, clear_deadline, set_deadline
 
 from .deps import CLIENT, LANES, Lanes
 from .headers import security_headers
+from .proxies import TrustedProxies
 
 log = logging.getLogger("sizer.api")
 REQUEST_ID_HEADER = b"x-request-id"
@@ -71,6 +72,7 @@ class GuardMiddleware:
         self.lanes = lanes
         header = lanes.settings.fair_key_header if lanes is not None else None
         self.key_header = header.lower().encode() if header else None
+        self.proxies = TrustedProxies.parse(getattr(lanes.settings, "forwarded_allow_ips", None) if lanes else None)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -137,9 +139,13 @@ class GuardMiddleware:
 
     def _client(self, scope: dict[str, Any], headers: dict[bytes, bytes]) -> str:
         """The client a request is queued fairly as: the value of the fair-key header where one is named
-        and sent (its first 200 characters), else the peer's address."""
+        and sent (its first 200 characters), else the peer's address (the client's that X-Forwarded-For names where
+        the peer is a trusted proxy, SIZER_API_FORWARDED_ALLOW_IPS: :mod:`api.proxies`)."""
         peer = scope.get("client")
         client = str(peer[0]) if peer else "unknown"
+        if self.proxies:
+            forwarded = b", ".join(v for k, v in scope.get("headers") or [] if k == b"x-forwarded-for")  # every hop
+            client = self.proxies.client(client, forwarded.decode("latin-1") or None)
         if self.key_header is not None and headers.get(self.key_header):
             client = "key:" + headers[self.key_header].decode("latin-1")[:200]
         return client

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .proxies import TrustedProxies
+
 KIB = 1024
 
 
@@ -46,14 +48,29 @@ class Settings(BaseSettings):
                                                       "does), not with the first long estimate")
     worker_nice: int = Field(10, ge=0, le=19, description="how much lower the workers' CPU priority is than the "
                                                           "service's, so that cheap questions stay fast")
-    inline_iterations: float = Field(0, ge=0, description="a serving question priced at more simulated iterations "
-                                                          "runs in a worker process (0: every one under load: even "
-                                                          "a cheap price can take most of a second)")
+    inline_budget_s: float = Field(0.05, ge=0, le=60,
+                                   description="a question priced at more CPU-seconds (sizer.work_price: devices "
+                                               "ranked, have entries, layouts, simulated iterations) runs in a worker "
+                                               "process, where a client hanging up stops it; cheaper ones are "
+                                               "answered in the service's process, one at a time")
     max_serving_iterations: float = Field(2_000_000, gt=0, description="a serving question priced at more simulated "
                                                                        "iterations is refused with 422 naming the "
                                                                        "fields that lower the price")
     max_client_waiting: int = Field(32, ge=1, le=100_000, description="estimates one client may have waiting for a "
                                                                       "slot; one more is answered 503")
+    max_waiting: int = Field(256, ge=1, le=100_000, description="estimates waiting for a slot, all clients "
+                                                                "together, per lane; one more is answered 503 with "
+                                                                "Retry-After, so that a burst cannot grow the "
+                                                                "service's memory without bound")
+    memory_trim_interval_s: float = Field(10.0, ge=0, le=3600,
+                                          description="every this many seconds the heaps' free pages go back to "
+                                                      "the system (glibc's malloc_trim), so that memory returns "
+                                                      "after a burst; 0: never")
+    forwarded_allow_ips: str | None = Field(None, max_length=2000,
+                                            description="comma-separated addresses or networks of trusted reverse "
+                                                        "proxies ('*': any): from them, X-Forwarded-For names the "
+                                                        "client (for fair queueing), and the per-address connection "
+                                                        "cap does not apply; default none (the header is ignored)")
     fair_key_header: str | None = Field(None, max_length=100,
                                         description="a request header that names the client for fair queueing (e.g. "
                                                     "x-api-key set by an authenticating proxy); else its address")
@@ -70,3 +87,13 @@ class Settings(BaseSettings):
     @classmethod
     def _lower_case(cls, value):
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _addresses(cls, value):
+        TrustedProxies.parse(value)  # a bad address is refused at start, naming it
+        return value
+
+    def trusted_proxies(self) -> TrustedProxies:
+        """The proxies whose X-Forwarded-For names the client (:mod:`api.proxies`)."""
+        return TrustedProxies.parse(self.forwarded_allow_ips)

@@ -15,13 +15,15 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
           header_timeout: Annotated[Optional[float], typer.Option("--header-timeout", min=0.001, max=600, help="Seconds a connection may take to send its request headers; then 408 and closed (default 10, or SIZER_API_HEADER_TIMEOUT_S).")] = None,
           keep_alive: Annotated[Optional[float], typer.Option("--keep-alive", min=0.001, max=600, help="Seconds an idle keep-alive connection stays open (default 5, or SIZER_API_KEEP_ALIVE_S).")] = None,
           max_connections: Annotated[Optional[int], typer.Option("--max-connections", min=1, max=100_000, help="Open connections per worker; one more is answered 503 and closed (default 1000, or SIZER_API_MAX_CONNECTIONS).")] = None,
-          max_client_connections: Annotated[Optional[int], typer.Option("--max-client-connections", min=1, max=100_000, help="Open connections per client address and worker; one more from it is answered 503 and closed (default 32, or SIZER_API_MAX_CLIENT_CONNECTIONS).")] = None) -> None:
+          max_client_connections: Annotated[Optional[int], typer.Option("--max-client-connections", min=1, max=100_000, help="Open connections per client address and worker; one more from it is answered 503 and closed (default 32, or SIZER_API_MAX_CLIENT_CONNECTIONS).")] = None,
+          forwarded_allow_ips: Annotated[Optional[str], typer.Option("--forwarded-allow-ips", help="Comma-separated addresses or networks of trusted reverse proxies ('*': any): X-Forwarded-For from them names the client (default none: the header is ignored; or SIZER_API_FORWARDED_ALLOW_IPS).")] = None) -> None:
     """Serve the JSON API under /v1, the OpenAPI document and the web calculator at /.
 
     Slow or numerous clients are limited: headers must arrive within --header-timeout, a body
     within --body-timeout, a request may run --timeout, idle connections close after
     --keep-alive, and past --max-connections (or --max-client-connections from one address) a new
-    connection gets 503. Repeated warnings are
+    connection gets 503. Behind a reverse proxy, --forwarded-allow-ips names it, so that each
+    client behind it is queued as itself. Repeated warnings are
     logged at most once per SIZER_API_LOG_FLOOD_INTERVAL_S (10 s) with a count.
     """
     import os
@@ -42,7 +44,8 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
     given = {k: v for k, v in {"host": host, "port": port, "workers": workers, "catalog_file": catalog, "timeout_s": timeout,
                                "body_timeout_s": body_timeout, "header_timeout_s": header_timeout,
                                "keep_alive_s": keep_alive, "max_connections": max_connections,
-                               "max_client_connections": max_client_connections}.items() if v is not None}
+                               "max_client_connections": max_client_connections,
+                               "forwarded_allow_ips": forwarded_allow_ips}.items() if v is not None}
     try:
         settings = Settings(**given)
     except ValidationError as error:  # a bad SIZER_API_* variable: name it, and the values it takes

@@ -73,6 +73,7 @@ _LAZY = {
     **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.inference.work"),
+    **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
     **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
                     "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference, serving_iterations
+from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference
 
-from ..deps import ERROR_RESPONSES, CatalogDep, finite, priced, run_estimate, served_from_builtins
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
@@ -15,7 +15,7 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
                      "with rate or users (and SLOs): latency percentiles, capacity, replicas and cost per million tokens "
                      "under continuous batching; with have: the answer on that hardware only")
 async def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceResult | OwnedResult:
-    return await run_estimate(_inference, body, catalog, work=priced(body, serving_iterations(body)))
+    return await run_estimate(_inference, body, catalog, work=price(body))
 
 
 def _inference(body: InferenceRequest, catalog) -> InferenceResult | OwnedResult:

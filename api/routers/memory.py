@@ -6,14 +6,14 @@ from fastapi import APIRouter
 from sizer import facade
 from sizer.facade import MemoryResult, OwnedResult, answer_owned
 
-from ..deps import ERROR_RESPONSES, CatalogDep, finite, run_estimate, served_from_builtins
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
 
 @router.post("/memory", response_model=MemoryResult | OwnedResult, summary="Weights, gradients, optimizer state, activations; fit and largest batch")
 async def memory(body: facade.MemoryRequest, catalog: CatalogDep) -> MemoryResult | OwnedResult:
-    return await run_estimate(_memory, body, catalog)
+    return await run_estimate(_memory, body, catalog, work=price(body))
 
 
 def _memory(body: facade.MemoryRequest, catalog) -> MemoryResult | OwnedResult:

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from sizer.facade import OwnedResult, PlanRequest, PlanResult, answer_owned
 from sizer.facade import plan as search
 
-from ..deps import ERROR_RESPONSES, CatalogDep, finite, run_estimate, served_from_builtins
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 
@@ -14,7 +14,7 @@ router = APIRouter(prefix="/v1", tags=["estimates"], responses=ERROR_RESPONSES)
 @router.post("/plan", response_model=PlanResult | OwnedResult,
              summary="Search tensor x pipeline x data parallel, ZeRO, recomputation and micro-batch; rank what fits")
 async def plan(body: PlanRequest, catalog: CatalogDep) -> PlanResult | OwnedResult:
-    return await run_estimate(_plan, body, catalog)
+    return await run_estimate(_plan, body, catalog, work=price(body))
 
 
 def _plan(body: PlanRequest, catalog) -> PlanResult | OwnedResult:

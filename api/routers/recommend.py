@@ -18,14 +18,14 @@ from sizer.facade import (
     answer_owned,
     every_bad_field,
     quick_question,
+    ranking_seconds,
     recommend_inference,
     recommend_serving_iterations,
-    serving_iterations,
 )
 from sizer.memo import registered_cache
 from sizer.plan.recommend import HTTP_TOP, recommend_json
 
-from ..deps import ERROR_RESPONSES, CatalogDep, finite, priced, run_estimate, served_from_builtins
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, priced, run_estimate, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 
@@ -59,16 +59,19 @@ async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult
 
 
 def _price(fields: dict, catalog) -> float:
-    """Simulated iterations a serving question costs (0 for training: its layouts are searched in milliseconds),
-    refused over the service's budget."""
-    if fields.get("task") != "inference":
-        return 0.0
-    # every bad field refused at once (422) before the price is worked out from the good ones
+    """CPU-seconds [s] the question costs (:mod:`sizer.work_price`): a ranking, by the catalog devices it ranks and
+    the layouts up to ``max_devices``, or the ``have`` list's entries; a serving load refused over the service's
+    budget of simulated iterations. Every bad field is refused at once (422) before the price is worked out."""
+    serving = fields.get("task") == "inference"
     if fields.get("have"):
-        served = every_bad_field(InferenceRequest, {k: v for k, v in fields.items() if k != "task"})
-        return priced(served, serving_iterations(served))
-    request = every_bad_field(InferenceRecommendRequest, fields)
-    return priced(request, recommend_serving_iterations(request, sum(1 for d in catalog if d.kind in request.kinds)))
+        if serving:
+            return price(every_bad_field(InferenceRequest, {k: v for k, v in fields.items() if k != "task"}))
+        return price(every_bad_field(RecommendRequest, fields))
+    model = InferenceRecommendRequest if serving else RecommendRequest
+    request = every_bad_field(model, fields)
+    devices = sum(1 for d in catalog if d.kind in request.kinds)
+    iterations = priced(request, recommend_serving_iterations(request, devices)) if serving else 0.0
+    return ranking_seconds(request, devices, serving, iterations)
 
 
 def _quick(fields: dict, catalog) -> tuple | None:

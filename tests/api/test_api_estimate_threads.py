@@ -12,6 +12,7 @@ import pytest
 import api.routers.recommend as recommend_route
 import api.routers.time as time_route
 from api.app import create_app
+from api.settings import Settings
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -52,7 +53,9 @@ def test_a_recommend_question_of_a_searched_shape_is_answered_without_a_worker_t
         return await run_estimate(function, *args, **priced)
 
     monkeypatch.setattr(recommend_route, "run_estimate", counted)
-    app = create_app()
+    # without worker processes the search runs in the service's thread, which keeps the shape it found (with them,
+    # a new shape is priced over the in-process budget and searched in a worker: tests/api/test_api_pricing.py)
+    app = create_app(Settings(estimate_workers=0))
     shape = {"params": 5.1e9, "max_devices": 32}
     first, = asyncio.run(_post_at_once(app, "/v1/recommend", [{**shape, "tokens": 1e10}]))
     assert first.status_code == 200 and len(handed) == 1  # a new shape: searched in a worker thread

@@ -177,7 +177,7 @@ def test_a_long_estimate_in_a_worker_answers_like_one_in_the_process():
     body = {"model": "llama-3.1-8b", "device": "H100 SXM", "rate": 10}
     with TestClient(create_app(Settings(estimate_workers=0))) as client:
         here = client.post("/v1/inference", json=body)
-    with TestClient(create_app(Settings(estimate_workers=1, inline_iterations=0))) as client:
+    with TestClient(create_app(Settings(estimate_workers=1, inline_budget_s=0))) as client:
         there = client.post("/v1/inference", json=body)
         refused = client.post("/v1/inference", json={**body, "model": "nope"})
     assert here.status_code == there.status_code == 200

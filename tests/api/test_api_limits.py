@@ -223,3 +223,49 @@ def test_at_the_limit_the_connection_slowest_to_send_headers_is_dropped_first(se
     finally:
         for sock in held:
             sock.close()
+
+
+def _trickling(port: int) -> socket.socket:
+    """A connection past its headers whose body (100 bytes declared) has sent 1 byte: held by the body only."""
+    sock = _connect(port)
+    sock.sendall(b"POST /v1/peak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+    return sock
+
+
+def test_at_the_limit_the_connection_waiting_longest_for_its_body_is_dropped_first(server):
+    """Issue 43: bodies trickled after complete headers held every slot (about 32 addresses filled 1,000)."""
+    port, _ = server
+    held = [_trickling(port) for _ in range(MAX_CONNECTIONS)]
+    try:
+        time.sleep(0.2)
+        with _connect(port) as newcomer:  # at the limit: the oldest trickling body makes room for it
+            newcomer.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(newcomer).startswith(b"HTTP/1.1 200")
+        held[0].settimeout(2)
+        dropped = _read_all(held[0])
+        assert dropped.startswith(b"HTTP/1.1 408") and b"body was still arriving" in dropped, dropped[:300]
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_a_body_the_application_never_reads_is_cut_off_at_its_deadline(server):
+    """The body deadline is the connection's, not only the application's: a route that answers without reading
+    the body (GET /healthz with a declared body) does not leave its connection held by a trickle."""
+    port, _ = server
+    with _connect(port, timeout=0.3) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        started, answer, closed = time.monotonic(), b"", False
+        while not closed and time.monotonic() - started < 8:
+            try:
+                sock.sendall(b" ")  # a byte every 0.3 s: the keep-alive timer never runs out
+                chunk = sock.recv(65536)
+                answer += chunk
+                closed = not chunk
+            except TimeoutError:
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+        waited = time.monotonic() - started
+    assert answer.startswith((b"HTTP/1.1 200", b"HTTP/1.1 408")), answer[:200]
+    assert closed and waited < BODY_TIMEOUT_S + 3, waited  # the deadline (1 s and a 1 s grace), not the trickle's end

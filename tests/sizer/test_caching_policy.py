@@ -160,6 +160,7 @@ STATE = {
     ("sizer/memo.py", "_LIVE"): "the registry of caches itself",
     ("api/server.py", "_CLIENT_CONNECTIONS"): "open connections per client address",
     ("api/server.py", "_AWAITING_HEADERS"): "connections still sending their headers",
+    ("api/server.py", "_AWAITING_BODY"): "connections past their headers still sending their body",
     ("api/deps.py", "_default_lanes"): "the execution lanes of a route called outside the middleware",
     ("sizer/units.py", "_pint_parse_units"): "pint's own parse, set once when the registry is built",
     ("sizer/diskcache.py", "_SWEPT"): "cache folders whose stale temporary files this process has pruned (once each)",
