@@ -184,12 +184,24 @@ function renderServe(result) {
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
     fmtQty(r.rent_per_hour) + (r.price_basis === "buy" && r.rent_per_hour ? " (bought)" : ""),
     rangeCell(r.cost_per_million_tokens)]));
+  topOnPhones(document.getElementById("served"), document.getElementById("served-more"));
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   const section = document.getElementById("serve-result");
   section.dataset.task = "serve";
   section.hidden = false;  // before drawing: the chart takes the width it is shown at
   drawServeChart();
   showResult(section);
+}
+
+// On a phone, the first PHONE_TOP ranked devices and a button for the rest (the desktop table shows them all).
+const PHONE_TOP = 10;
+function topOnPhones(table, button) {
+  const rows = [...table.querySelectorAll("tbody tr")];
+  rows.forEach((tr, i) => tr.classList.toggle("beyond-top", i >= PHONE_TOP));
+  table.classList.toggle("top-only", rows.length > PHONE_TOP);
+  button.hidden = rows.length <= PHONE_TOP;
+  button.textContent = `Show all ${rows.length} devices that serve it`;
+  button.onclick = () => { table.classList.remove("top-only"); button.hidden = true; };
 }
 
 serveForm.elements.params.dataset.placeholder = serveForm.elements.params.placeholder;
