@@ -310,8 +310,11 @@ def _from_parts(field: str, raw: object, value: float, unit: str, expected: str)
 
 # Money as people write it. The words for thousand, million and billion become pint's SI prefixes,
 # so no scale factor is written here; a lower-case "m" is left alone (it is milli to pint).
-_MONEY_PREFIX = {"k": "k", "K": "k", "M": "M", "B": "G", "bn": "G"}
-_MONEY_RE = re.compile(rf"^\s*(?P<dollar>\$)?\s*(?P<number>{_NUMBER})\s*(?P<scale>k|K|M|bn|B)?"
+_MONEY_PREFIX = {"k": "k", "K": "k", "M": "M", "B": "G", "bn": "G", "thousand": "k", "million": "M", "billion": "G"}
+# thousands grouped by commas, as sizer prints money ("2,000,000 USD"): groups of exactly three digits
+_GROUPED = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?"
+_MONEY_RE = re.compile(rf"^\s*(?P<dollar>\$)?\s*(?P<number>{_GROUPED}|{_NUMBER})\s*"
+                       rf"(?P<scale>thousand|million|billion|k|K|M|bn|B)?"
                        rf"\s*(?P<currency>USD|usd|dollars?)?(?P<per>\s*/\s*{_UNIT})?\s*$")
 
 
@@ -331,21 +334,26 @@ def money_text(text: str) -> str:
 
     Notes
     -----
-    A leading ``$`` means USD; a thousand, million or billion written ``k``, ``M``, ``B`` or
-    ``bn`` right after the number (with ``$`` or ``USD``) becomes the SI prefix k, M or G. Any
-    other text is returned unchanged, so this only ever widens what parses.
+    A leading ``$`` means USD; a thousand, million or billion written ``k``, ``M``, ``B``,
+    ``bn`` or as the word right after the number (with ``$`` or ``USD``) becomes the SI prefix k,
+    M or G; thousands grouped by commas ("2,000,000 USD", as sizer prints money) lose their commas.
+    Any other text is returned unchanged, so this only ever widens what parses (a bare amount
+    still needs its currency).
 
     >>> money_text("$5000"), money_text("5k USD"), money_text("$1.2M"), money_text("$2.5/h")
     ('5000 USD', '5 kUSD', '1.2 MUSD', '2.5 USD/h')
+    >>> money_text("2,000,000 USD"), money_text("2 million USD"), money_text("$1,500.50")
+    ('2000000 USD', '2 MUSD', '1500.50 USD')
     >>> parse_quantity("budget", "5k USD", "[currency]").to("USD").magnitude
     5000.0
     """
     match = _MONEY_RE.match(text)
-    if not match or not (match["dollar"] or (match["currency"] and match["scale"])):
+    grouped = "," in (match["number"] if match else "")
+    if not match or not (match["dollar"] or (match["currency"] and (match["scale"] or grouped))):
         return text
     prefix = _MONEY_PREFIX[match["scale"]] if match["scale"] else ""
     per = re.sub(r"\s+", "", match["per"] or "")
-    return f"{match['number']} {prefix}USD{per}"
+    return f"{match['number'].replace(',', '')} {prefix}USD{per}"
 
 
 def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -> pint.Quantity[float]:

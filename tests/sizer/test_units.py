@@ -77,7 +77,10 @@ def test_ghz_and_mhz_are_the_same_clock(ghz):
 
 @pytest.mark.parametrize(("text", "usd"), [("$5000", 5000), ("5k USD", 5000), ("$5k", 5000), ("5K usd", 5000),
                                            ("1.2M USD", 1.2e6), ("$1.5bn", 1.5e9), ("2B USD", 2e9),
-                                           ("$5000 USD", 5000), ("50000 USD", 50000), ("5000 dollars", 5000)])
+                                           ("$5000 USD", 5000), ("50000 USD", 50000), ("5000 dollars", 5000),
+                                           # issue 42: as sizer prints money, and in words
+                                           ("2,000,000 USD", 2e6), ("$1,500.50", 1500.5), ("2 million USD", 2e6),
+                                           ("$2 million", 2e6), ("3 thousand dollars", 3e3), ("$1.5 billion", 1.5e9)])
 def test_money_is_read_as_people_write_it(text, usd):
     # k, M, B are thousand, million, billion: exact decimal scalings, so only float rounding remains.
     assert parse_quantity("budget", text, "[currency]").to("USD").magnitude == pytest.approx(usd, rel=1e-12)
@@ -87,7 +90,9 @@ def test_a_dollar_price_per_time_keeps_its_time_unit():
     assert parse_quantity("price", "$2.5/h", "[currency] / [time]").to("USD/hour").magnitude == pytest.approx(2.5)
 
 
-@pytest.mark.parametrize("text", ["5k", "5m USD", "$", "$5 GHz", "-$5", "$-5", "$nan", "5kk USD", "$5e40"])
+@pytest.mark.parametrize("text", ["5k", "5m USD", "$", "$5 GHz", "-$5", "$-5", "$nan", "5kk USD", "$5e40",
+                                  # a comma that groups no thousands (a decimal comma?) and a bare amount stay refused
+                                  "1,5 USD", "2,00 USD", "2,000,000", "2 million"])
 def test_money_that_is_not_money_is_still_refused(text):
     # "5m USD" stays refused: m is milli to pint, and a budget of 5 milli-dollars is no one's intent.
     with pytest.raises(InputError, match="budget"):
