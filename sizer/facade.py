@@ -39,7 +39,7 @@ from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimat
 from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
 from sizer.formulas.tco import COST_DEFAULTS, Pricing
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
-from sizer.hardware.schema import OfferTerm
+from sizer.hardware.schema import OfferTerm, OfferTermIn
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
 from sizer.workloads.profile import builtin_profile_names
@@ -434,7 +434,7 @@ class TcoRequest(WorkloadRequest):
     purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
     pricing: Pricing = Field("rent", description="rent: cloud prices only; buy: the buy side only; any: where a "
                                                  "device has no rent price, its amortised purchase cost stands in")
-    terms: list[OfferTerm] = Field(default_factory=_on_demand, min_length=1, max_length=5,
+    terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
                                    description="offer terms a rent may have: on-demand, spot, reserved ...")
     lifetime: QuantityIn = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
     pue: float | None = Field(None, ge=1, le=5, description=f"power usage effectiveness; default {COST_DEFAULTS.pue:g}")

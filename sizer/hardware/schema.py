@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import pint
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sizer.choices import Precision
 from sizer.errors import InputError
@@ -147,6 +147,36 @@ class Price(Figure):
 
 Fabric = Literal["InfiniBand", "RoCE", "Ethernet"]
 OfferTerm = Literal["on-demand", "spot", "reserved", "reserved 1 year", "reserved 3 years"]
+_TERM_SPELLINGS = {"ondemand": "on-demand", "spot": "spot", "reserved": "reserved",
+                   "reserved1year": "reserved 1 year", "reserved1y": "reserved 1 year", "1year": "reserved 1 year",
+                   "1y": "reserved 1 year", "reserved3years": "reserved 3 years", "reserved3year": "reserved 3 years",
+                   "reserved3y": "reserved 3 years", "3years": "reserved 3 years", "3y": "reserved 3 years"}
+
+
+def offer_term_spelling(value: object) -> object:
+    """A request's offer term as people spell it (``reserved-1y``, ``Reserved 1 Year``, ``on demand``) as the
+    catalog's own name; anything else is passed on for the request to refuse naming the field.
+
+    Parameters
+    ----------
+    value : object
+        The term as given.
+
+    Returns
+    -------
+    object
+        The catalog's spelling (``"reserved 1 year"``), or ``value`` unchanged where it names no term.
+
+    >>> offer_term_spelling("reserved-1y"), offer_term_spelling("On Demand"), offer_term_spelling("weekly")
+    ('reserved 1 year', 'on-demand', 'weekly')
+    """
+    if not isinstance(value, str) or len(value) > 40:
+        return value
+    return _TERM_SPELLINGS.get(re.sub(r"[^a-z0-9]", "", value.lower()), value)
+
+
+# A request's term: any spelling of offer_term_spelling's, checked as an OfferTerm (the catalog's files stay strict).
+OfferTermIn = Annotated[OfferTerm, BeforeValidator(offer_term_spelling)]
 
 
 class OfferNetwork(Figure):

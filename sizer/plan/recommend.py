@@ -49,7 +49,7 @@ from sizer.formulas.tco import (
     rent_cost,
 )
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device, DeviceKind, OfferTerm
+from sizer.hardware.schema import Device, DeviceKind, OfferTerm, OfferTermIn
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
 from sizer.results import (
@@ -100,7 +100,7 @@ class RecommendRequest(WorkloadRequest):
                                     "the amortised purchase; each cost says its price_basis)")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
                                                                "Lambda, RunPod, Vast.ai, ...)")
-    terms: list[OfferTerm] = Field(default_factory=_on_demand, min_length=1, max_length=5,
+    terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
                                    description="offer terms a rent may have: on-demand (default), spot, reserved, "
                                    "reserved 1 year, reserved 3 years")
     objective: Objective = "time"

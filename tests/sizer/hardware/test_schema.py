@@ -135,3 +135,23 @@ def test_a_networks_file_checks_its_references():
         NetworksFile.model_validate(_links(intra_node="ib"))
     with pytest.raises(ValidationError, match="'t'"):
         NetworksFile.model_validate(_links(devices_per_node={"value": 8, "source": "t"}))
+
+
+# --- offer terms as people spell them (issue 42: `--term reserved-1y`, as the README spells it, was refused) ---
+
+@pytest.mark.parametrize("written, term", [("reserved-1y", "reserved 1 year"), ("Reserved 1 Year", "reserved 1 year"),
+                                           ("reserved_3y", "reserved 3 years"), ("on demand", "on-demand"),
+                                           ("SPOT", "spot"), ("reserved", "reserved")])
+def test_a_request_takes_an_offer_term_as_people_spell_it(written, term):
+    from sizer.facade import TcoRequest
+    from sizer.plan.recommend import RecommendRequest
+
+    assert TcoRequest(device="H100 SXM", count=8, training_time="14 d", terms=[written]).terms == [term]
+    assert RecommendRequest(params="7B", tokens="2e10", terms=[written]).terms == [term]
+
+
+def test_a_term_that_is_none_is_still_refused_naming_the_field():
+    from sizer.facade import TcoRequest
+
+    with pytest.raises(ValidationError, match="terms"):
+        TcoRequest(device="H100 SXM", count=8, training_time="14 d", terms=["weekly"])
