@@ -245,7 +245,7 @@ def _print_ranked(result, top: int) -> None:
                          f"{min(top, len(result.ranked))}. Each device at the count and layout the assumptions name. "
                          "Ranges are expected (low–high); memory is needed / on the device; [the price's term or "
                          "purchase basis, and date]; " + marked +
-                         "--json for everything.")
+                         "--json for everything." + (f" Nothing ranked: {result.limited_by}." if result.limited_by else ""))
 
 
 def register(app: typer.Typer) -> None:

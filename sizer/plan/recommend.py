@@ -196,6 +196,8 @@ class RecommendResult(Model):
     assumptions: list[Assumption]
     deadline: QuantityOut | None = Field(None, description="the deadline asked, in the unit of training_time (a chart draws it)")
     budget: QuantityOut | None = Field(None, description="the budget asked [USD] (a chart draws it)")
+    limited_by: str | None = Field(None, description="where no device is ranked: the limit that hid an answer "
+                                                     "(max_devices, the price basis, the budget) and what to change")
 
 
 COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fastest power-of-two count whose "
@@ -507,7 +509,30 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
                 ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
                 rejected=rejected, k1=k1, host=host, assumptions=assumptions,
                 deadline=None if deadline is None else dict(value=float(deadline.to(unit).magnitude), unit=unit),
-                budget=None if budget is None else dict(value=float(budget.to("USD").magnitude), unit="USD"))
+                budget=None if budget is None else dict(value=float(budget.to("USD").magnitude), unit="USD"),
+                limited_by=_limited_by(rejected, len(order), len(apart), request.max_devices, pricing))
+
+
+def _limited_by(rejected: list[dict[str, Any]], ranked: int, apart: int, max_devices: int, pricing: str) -> str | None:
+    """Where nothing is ranked, the limits that hid an answer and what to change: devices listed apart without a
+    price of the basis, the deadline at the device cap (the closest device's shortfall over the cap, as the count
+    that would meet it with linear scaling: a lower bound, rounded up to a power of two), the budget."""
+    if ranked:
+        return None
+    said = []
+    if apart:
+        said.append(f"{apart} device(s) serve it without a {PRICE_WORD[pricing]} price: they are listed apart "
+                    "(--pricing any or buy prices them by purchase)")
+    late = [r for r in rejected if r["cause"] == "deadline" and r["shortfall"]]
+    if late:
+        closest = min(late, key=lambda r: r["shortfall"])
+        needed = 1 << math.ceil(math.log2(max_devices * closest["shortfall"]))
+        said.append(f"no device meets the deadline within --max-devices {max_devices}: the closest, {closest['name']}, "
+                    f"takes {closest['shortfall'] - 1:.0%} longer than the deadline at that count; try --max-devices {needed} (the count it "
+                    "would need if it scaled linearly)")
+    if any(r["cause"] == "budget" for r in rejected):
+        said.append("some devices meet the rest but cost more than the budget")
+    return "; ".join(said) or None
 
 
 @dataclass(frozen=True)

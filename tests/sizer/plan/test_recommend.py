@@ -141,3 +141,13 @@ def test_a_70b_pretrain_ranking_says_why_an_mi300x_runs_below_its_datasheet():
     mi300x = next(r for r in (*result.ranked, *result.unpriced) if r.device == "mi300x")
     a100 = next(r for r in (*result.ranked, *result.unpriced) if r.device == "a100-80gb-sxm4")
     assert mi300x.mfu < a100.mfu  # the factor shows in its utilisation, not only in words
+
+
+def test_an_empty_ranking_says_which_limit_hid_the_answer():
+    # issue 42: a 7B on 2T tokens within 30 days ranked nothing at the default 64-device cap and said only
+    # "showing the top 0"; 128 H100s meet it. The answer now names the cap and the count to try, and that count ranks.
+    request = RecommendRequest(model="llama-2-7b", tokens=2e12, deadline="30 d", kinds=["gpu"])
+    result = recommend(request)
+    assert not result.ranked and result.limited_by and "--max-devices 128" in result.limited_by
+    widened = recommend(request.model_copy(update={"max_devices": 128}))
+    assert widened.ranked and widened.limited_by is None
