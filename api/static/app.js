@@ -209,7 +209,8 @@ function render(result, task) {
   document.getElementById("summary").textContent =
     `${result.ranked.length} device(s) can do it, ${result.rejected.length} cannot; ranked by ${result.objective}. ` +
     `Workload${result.workload.startsWith("default: ") ? " (the default)" : ""}: ${humanise(result.workload.replace(/^(default|given): /, ""))}. ` +
-    "Ranges are expected (low–high).";
+    "Ranges are expected (low–high)." +
+    (result.limited_by ? ` Nothing ranked: ${humanise(result.limited_by)}.` : "");  // the limit that hid an answer, as the CLI says it
   const basis = purchase === "buy" ? "buy" : "rent";
   const points = paretoOfBasis(result.ranked.map((r) => ({
     label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase),
