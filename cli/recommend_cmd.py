@@ -58,15 +58,16 @@ from .inference_cmd import (
 
 # Options only a serving question reads (with --inference), and only a training question reads: one given to the
 # other question is refused naming it, never accepted and ignored (issue 43: a training recommend took --weights 0,
-# --rate 0 and --objective '' and said nothing). The request models refuse the same fields over HTTP and in Python.
-SERVING_ONLY = ("weights", "kv_cache", "prompt_len", "output_len", "context_len", "batch", "tokens_per_s_per_user",
-                "total_tokens_per_s", "ttft", "rate", "users", "think_time", "lengths", "trace", "slo_ttft", "slo_tpot",
-                "slo_e2e", "slo_percentile", "split", "trace_arrivals", "max_running", "token_budget", "prefix_cache_hit", "gpu_layers",
-                "host_cpu", "runtime", "disaggregated")
-TRAINING_ONLY = ("samples", "epochs", "tokens", "precision", "optimizer", "batch_size", "micro_batch", "seq_len",
-                 "workload", "calibration", "method", "lora_rank", "lora_targets", "forward_flops_per_sample",
-                 "activation_memory_per_sample", "sample_size", "deadline", "budget", "cloud", "term", "features",
-                 "headroom", "storage", "suggest", "interruptions")
+# --rate 0 and --objective '' and said nothing). Derived from the two request models (the fields one has and the
+# other lacks), which refuse the same fields over HTTP and in Python; the command line's own names for three of them:
+OPTION_OF_FIELD = {"time_to_first_token": "ttft", "context_length": "context_len", "terms": "term"}
+BOTH_QUESTIONS = ("have", "top")  # command-line options both questions read, though only the training model has them
+
+
+def _only_in(mine: type, other: type) -> tuple[str, ...]:
+    """The command-line names of the fields of request model ``mine`` that ``other`` has not."""
+    return tuple(OPTION_OF_FIELD.get(f, f) for f in mine.model_fields
+                 if f not in other.model_fields and f not in BOTH_QUESTIONS)
 
 
 # What a serving question on hardware one has (--inference --have) does not read: the search's targets and bounds
@@ -80,11 +81,13 @@ def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -
     option without --inference, a training option with it, a search option beside --inference --have); options left
     at their defaults are not counted."""
     from sizer.errors import InputError, InputErrors
+    from sizer.facade import InferenceRecommendRequest, RecommendRequest
 
     def given(names: tuple[str, ...]) -> list[str]:  # (typer carries its own click: the source is compared by name)
         return [n for n in names if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
 
-    foreign, question, other = (TRAINING_ONLY, "a serving", "training") if inference else (SERVING_ONLY, "a training", "--inference")
+    foreign, question, other = ((_only_in(RecommendRequest, InferenceRecommendRequest), "a serving", "training") if inference
+                                else (_only_in(InferenceRecommendRequest, RecommendRequest), "a training", "--inference"))
     errors = [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} in {question} recommendation (it is an "
                                                  f"option of {other} questions)") for name in given(foreign)]
     if inference and have:
