@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from sizer.errors import DeviceLookupError
 from sizer.hardware.schema import Device
+from sizer.units import Quantity
 
 # "(24-core GPU)" in an entry's architecture: the GPU-core count of that configuration
 _ARCHITECTURE_CORES = re.compile(r"\(([0-9]+)-core GPU\)")
@@ -110,7 +111,7 @@ def families(devices: Iterable[Device]) -> dict[tuple[str, ...], list[Variant]]:
         if cores is None or device.kind != "gpu" or " (" not in device.name:
             continue
         chip = device.name.split(" (", 1)[0]
-        memory = device.memory.si("memory", "[information]") / 1e9
+        memory = float(Quantity(device.memory.si("memory", "[information]"), "B").to("GB").magnitude)
         found.setdefault(_words(chip), []).append(Variant(device, chip, int(cores.group(1)), memory))
     for variants in found.values():
         variants.sort(key=lambda v: (v.gpu_cores, v.memory_gb, v.device.id))

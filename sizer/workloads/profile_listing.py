@@ -8,7 +8,7 @@ GFLOP per sample, parameters, the lengths profiled and where each came from.
 from __future__ import annotations
 
 from sizer.memo import registered_cache
-from sizer.results import Model
+from sizer.results import Model, unit_factor
 from sizer.workloads.profile import builtin_profile_names, builtin_variants
 
 
@@ -32,7 +32,7 @@ def _summaries() -> tuple[WorkloadSummary, ...]:
         longest = variants[-1]
         rows.append(WorkloadSummary(
             name=name, description=longest.description, sample=longest.sample,
-            forward_gflop=round(longest.forward_flops / 1e9, 4), params=int(longest.params),
+            forward_gflop=round(longest.forward_flops * unit_factor("FLOP", "GFLOP"), 4), params=int(longest.params),
             seq_lens=[v.seq_len for v in variants if v.seq_len is not None],
             source=longest.source or longest.generated_by,
             versions=longest.versions or ({"torch": longest.torch_version} if longest.torch_version else {})))
