@@ -55,8 +55,8 @@ def free_port() -> int:
 
 
 def request(port: int, path: str, body: dict, source: str = "127.0.0.1", timeout: float = 30,
-            hang_up: bool = False) -> int:
-    """POST ``body``; the status (0: no answer), or -1 when hung up on purpose right after sending."""
+            hang_up: bool = False, hang_up_after_s: float = HANG_UP_AFTER_S) -> int:
+    """POST ``body``; the status (0: no answer), or -1 when hung up on purpose ``hang_up_after_s`` after sending."""
     data = json.dumps(body).encode()
     head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
             "Connection: close\r\n\r\n").encode()
@@ -64,7 +64,7 @@ def request(port: int, path: str, body: dict, source: str = "127.0.0.1", timeout
         with socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0)) as sock:
             sock.sendall(head + data)
             if hang_up:  # once the estimate has started: it must stop, not run on to the deadline
-                time.sleep(HANG_UP_AFTER_S)
+                time.sleep(hang_up_after_s)
                 return -1
             answer = b""
             while b"\r\n" not in answer:

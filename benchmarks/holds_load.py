@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import signal
 import socket
@@ -40,7 +39,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import abuse_load  # noqa: E402
 import machine  # noqa: E402
+from abuse_load import free_port  # noqa: E402
 
 SIZER = str(Path(sys.executable).with_name("sizer"))
 CHEAP = {"params": "7B", "tokens": "1e10", "device": "H100 SXM", "count": 8}
@@ -65,32 +66,10 @@ def dearest(turn: int) -> tuple[str, dict]:
     return bodies[turn % len(bodies)]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def request(port: int, path: str, body: dict, source: str = "127.0.0.1", timeout: float = 30,
             hang_up: bool = False) -> int:
-    """POST ``body``; the status (0: no answer), or -1 when hung up on purpose right after sending."""
-    data = json.dumps(body).encode()
-    head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-            "Connection: close\r\n\r\n").encode()
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0)) as sock:
-            sock.sendall(head + data)
-            if hang_up:
-                return -1
-            answer = b""
-            while b"\r\n" not in answer:
-                chunk = sock.recv(4096)
-                if not chunk:
-                    break
-                answer += chunk
-            return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else 0
-    except OSError:
-        return 0
+    """abuse_load's raw POST; a hang-up here is fire-and-forget (no wait after sending)."""
+    return abuse_load.request(port, path, body, source=source, timeout=timeout, hang_up=hang_up, hang_up_after_s=0.0)
 
 
 def victim(port: int, seconds: float) -> dict:
