@@ -149,10 +149,10 @@ class DeviceTable:
     rates: npt.NDArray[np.float64]  # [device, unit]: achieved FLOP/s of the matrix, conv, vector and attention units (layers.py)
     matrix_half: npt.NDArray[np.float64]  # [device, unit]: FLOP per kernel at half the unit's rate (0: no size dependence)
     peak: npt.NDArray[np.float64]  # dense peak at the resolved precision (matrix units)
-    best_peak: npt.NDArray[np.float64]  # the fastest unit's peak
     # [device, unit]: the datasheet peak of the unit each layer's FLOP run on (matrix, conv, vector, attention): the
     # physical limit is each unit's FLOP at its own peak (under fp32 the matmuls at the FP32 peak, convolutions at
-    # TF32's where cuDNN runs them there; elementwise work at the fastest unit's, which half2 may reach)
+    # TF32's where cuDNN runs them there; elementwise work at the fastest unit's, which half2 may reach: column 2 is
+    # the fastest unit's peak)
     unit_peaks: npt.NDArray[np.float64]
     bandwidth: npt.NDArray[np.float64]  # achieved B/s of device memory
     launch: npt.NDArray[np.float64]  # s per kernel
@@ -277,7 +277,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
         memory = device.memory.si("memory", "[information]")  # B
         notes: tuple[str, ...] = ()
         if resolved is None:
-            rates, peak, best, bandwidth = [np.nan] * 4, np.nan, np.nan, np.nan
+            rates, peak, bandwidth = [np.nan] * 4, np.nan, np.nan
             unit_peaks = [np.nan] * 4
             half = [0.0] * 4
             copy, master = np.nan, np.nan
@@ -323,7 +323,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                          f"{fp8_scaling:.0%} of their time ({eff.source})", *notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
-        for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("best_peak", best), ("unit_peaks", unit_peaks),
+        for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("unit_peaks", unit_peaks),
                             ("bandwidth", bandwidth), ("launch", eff.launch), ("step_overhead", eff.step_overhead),
                             ("memory", memory),
                             ("framework_overhead", 0.0 if device.kind == "cpu" else FRAMEWORK_OVERHEAD_BYTES),
@@ -337,7 +337,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
         return np.asarray(columns[name], dtype=float)
 
     return DeviceTable(devices=tuple(devices), precisions=tuple(columns["precisions"]), rates=floats("rates"),
-                       matrix_half=floats("matrix_half"), peak=floats("peak"), best_peak=floats("best_peak"),
+                       matrix_half=floats("matrix_half"), peak=floats("peak"),
                        unit_peaks=floats("unit_peaks"),
                        bandwidth=floats("bandwidth"), launch=floats("launch"), step_overhead=floats("step_overhead"),
                        memory=floats("memory"), framework_overhead=floats("framework_overhead"),

@@ -394,9 +394,8 @@ def _int8_rows(table: DeviceTable) -> DeviceTable:
     rates[:, :2] = rates[:, :2] * factor[:, None]
     unit_peaks = table.unit_peaks.copy()  # the matrix and conv units at the int8 peak, vector at the fastest
     unit_peaks[:, :2] = int8[:, None]
-    best = np.where(np.isfinite(int8), np.fmax(table.best_peak, int8), np.nan)
-    unit_peaks[:, 2] = best
-    return dataclasses.replace(table, rates=rates, peak=int8, best_peak=best, unit_peaks=unit_peaks,
+    unit_peaks[:, 2] = np.where(np.isfinite(int8), np.fmax(table.unit_peaks[:, 2], int8), np.nan)
+    return dataclasses.replace(table, rates=rates, peak=int8, unit_peaks=unit_peaks,
                                precisions=tuple("int8" if np.isfinite(x) else None for x in int8))
 
 
