@@ -23,6 +23,7 @@ from typing import Literal
 from sizer.choices import GGML_KV_CACHES, KvCache, Precision, checked_name, parse_choice
 from sizer.errors import InputError
 from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
+from sizer.workloads.checkpoint import GROUPED
 
 BITS_PER_BYTE = 8
 
@@ -102,8 +103,8 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
     WeightFormat("int4", 4.0, Precision.MIXED, "int4 weight-only, scales neglected: 0.5 B per parameter as in Hugging Face's "
                                        "Llama 3.1 memory table (70B: 35 GB); computed in 16 bits"),
     *(_gguf_format(mix) for mix in GGUF_MIXES),
-    *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _GPTQ.format(g=g), True) for g in (32, 64, 128)),
-    *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _AWQ.format(g=g), True) for g in (64, 128)),
+    *(WeightFormat(f"gptq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _GPTQ.format(g=g), True) for g in GROUPED["gptq"]),
+    *(WeightFormat(f"awq-int4-g{g}", group_quantised_bits(4, g, 16, 4), Precision.MIXED, _AWQ.format(g=g), True) for g in GROUPED["awq"]),
     *(WeightFormat(name, group_quantised_bits(b, g, 16, 16), Precision.MIXED, _MLX.format(b=b, g=g))
       for name, (b, g) in MLX_FORMATS.items()),
     WeightFormat("int4-g32", group_quantised_bits(4, 32, 16), Precision.MIXED,

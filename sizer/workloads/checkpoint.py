@@ -33,8 +33,8 @@ FIELD = "model.quantization_config"
 _COMPRESSED: dict[tuple[object, object, object], str] = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4",
                                                          ("int", 4, 32): "int4-g32"}  # symmetric only (no zero point)
 _UNQUANTISED_LISTS = ("ignore", "modules_to_not_convert", "exclude_modules")
-# The group sizes of sizer.inference.formats' gptq-int4-g* and awq-int4-g* (not imported: workloads
-# sits below inference; tests/sizer/workloads/test_checkpoint.py checks they agree)
+# The group sizes of the GPTQ and AWQ int4 formats: sizer.inference.formats makes its gptq-int4-g* and awq-int4-g*
+# formats from these (inference sits above workloads, so the one list lives here)
 GROUPED = {"gptq": (32, 64, 128), "awq": (64, 128)}
 
 

@@ -76,7 +76,7 @@ def test_unknown_quantisations_name_the_field(quant, field):
 
 
 def test_the_grouped_formats_are_the_serving_formats():
-    # checkpoint.py cannot import sizer.inference (workloads sits below it): its copy of the group sizes must agree
+    # the serving formats are made from checkpoint.py's group sizes: every one is a format, and no other exists
     for method, groups in GROUPED.items():
         assert {name for name in WEIGHT_FORMATS if name.startswith(f"{method}-int4-g")} == \
             {f"{method}-int4-g{g}" for g in groups}
