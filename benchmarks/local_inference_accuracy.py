@@ -384,15 +384,34 @@ def fit(runs: list[Run]) -> dict:
 
 
 def fit_runtime(runs: list[Run]) -> dict:
-    """One runtime's profile fitted on ``runs``."""
+    """One runtime's profile fitted on ``runs``.
+
+    A family without runs of a test (prompt or generation) takes that test's efficiency from the other families
+    of its kind (GPUs from GPUs, the median of their family figures at the reference bandwidth); one without
+    generation runs also takes their per-pass time, which its prompt runs (a pass per 512 tokens) cannot show.
+    """
     kernels, overheads, grains, exponents = {}, {}, {}, {}
-    for family in sorted({r.family for r in runs}):
+    tests = {family: {r.test for r in runs if r.family == family} for family in {r.family for r in runs}}
+    fits = {}
+    for family in sorted(tests):
         mine = [r for r in runs if r.family == family]
         overhead, grain, fitted = _fit_family(mine)
         overheads[family], grains[family], exponents[family] = overhead, grain, fitted["exponent"]
+        fits[family] = fitted
+    whole = {family: {test: statistics.median(e for (t, _), e in fits[family]["effs"].items() if t == test)
+                      for test in tests[family]} for family in tests}
+    for family in sorted(tests):
+        kin = [g for g in tests if g != family and (g == "cpu") == (family == "cpu")]
+        for test in ("pp", "tg"):
+            if test not in tests[family]:
+                pool = [whole[g][test] for g in kin if test in whole[g]]
+                whole[family][test] = statistics.median(pool) if pool else 0.5
+        if "tg" not in tests[family]:
+            pool = [overheads[g] for g in kin if "tg" in tests[g]]
+            overheads[family] = statistics.median(pool) if pool else overheads[family]
+        mine = [r for r in runs if r.family == family]
+        grain, fitted, both = grains[family], fits[family], whole[family]
         qkeys = sorted({r.qkey for r in mine} | set(CLASSES))
-        both = {test: statistics.median([e for (t, _), e in fitted["effs"].items() if t == test] or [0.5])
-                for test in ("pp", "tg")}
         kernels[f"{family}/*"] = {"prompt": round(both["pp"], 4), "generation": round(both["tg"], 4), "rows": 0}
         for q in qkeys:
             fake = Run("", "", "", "", "", "", 0, 0, 0.0, family=family, qkey=q)
