@@ -46,6 +46,7 @@ GpuLayers = Annotated[Optional[int], typer.Option("--gpu-layers", help="Layers o
 RuntimeOpt = Annotated[Optional[str], typer.Option("--runtime", help="llama.cpp (default for GGUF weights, CPUs and Apple silicon) or a serving engine; the choice is stated.")]
 Depth = Annotated[int, typer.Option("--depth", min=0, max=10_000_000, help="Tokens already in the KV cache before the prompt (llama-bench -d).")]
 DevicesOpt = Annotated[Optional[str], typer.Option("--devices", help="Unequal devices of one machine, comma-separated (e.g. 'RTX 3090,RTX 4090'): llama.cpp's layer split, in proportion to memory.")]
+TensorSplit = Annotated[Optional[str], typer.Option("--tensor-split", help="With --devices: llama.cpp -ts ratios, one per device, comma-separated (e.g. '3,1'; default: by memory).")]
 FlashAttention = Annotated[Optional[bool], typer.Option("--flash-attention/--no-flash-attention", help="A local runtime's fused attention (llama.cpp -fa; default: the runtime's, stated).")]
 Ubatch = Annotated[Optional[int], typer.Option("--ubatch", min=1, max=10_000_000, help="Prompt tokens per pass of a local runtime (llama.cpp -ub, default 512; not --batch, the sequences).")]
 Threads = Annotated[Optional[int], typer.Option("--threads", min=1, max=1024, help="CPU threads of a CPU-only llama.cpp run, or of the host CPU running the layers --gpu-layers keeps off the GPU (-t; default: the CPU's physical cores).")]
@@ -81,7 +82,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
-              runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None,
+              runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
@@ -92,7 +93,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     fields = dict(model=model, params=params, device=device, count=count, weights=weights, kv_cache=kv_cache, batch=batch,
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
                   host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
-                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None, pricing=pricing,
+                  devices=[d.strip() for d in devices.split(",")] if devices is not None else None,
+                  tensor_split=_ratios(tensor_split), pricing=pricing,
                   flash_attention=flash_attention, ubatch=ubatch, threads=threads)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
@@ -129,6 +131,17 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
            f"{'' if d.fits else ' (does NOT fit)'}") for d in result.per_device or ())])
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
+
+
+def _ratios(text: str | None) -> list[float] | None:
+    """``--tensor-split 3,1`` as numbers; InputError naming tensor_split for anything else."""
+    if text is None:
+        return None
+    from sizer.errors import InputError
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        raise InputError("tensor_split", text, "comma-separated numbers, one per device (e.g. '3,1')") from None
 
 
 def _pct(p) -> str:

@@ -47,7 +47,7 @@ from sizer.inference.local import (
     unfused_attention_seconds,
     wired_device,
 )
-from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers
+from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
@@ -155,6 +155,8 @@ class InferenceRequest(ServedModel):
     devices: list[str] | None = Field(None, min_length=2, max_length=16, description="unequal devices of one machine "
                                       "(e.g. ['RTX 3090', 'RTX 4090']): layers split over them in proportion to their "
                                       "memory, as llama.cpp does; instead of device and count")
+    tensor_split: list[float] | None = Field(None, min_length=2, max_length=16, description="with devices: llama.cpp "
+                                             "-ts ratios, one per device (e.g. [3, 1]); default: in proportion to memory")
     runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
@@ -561,8 +563,12 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         raise InputError("devices", request.devices, "a local runtime (llama.cpp: GGUF weights such as q4_k_m, or "
                                                      "runtime llama.cpp), one static batch (no rate or users) and every "
                                                      "layer on the devices (no gpu_layers) for a split over unequal devices")
+    if request.tensor_split is not None and not unequal:
+        raise InputError("tensor_split", request.tensor_split, "leave it out, or name the devices (devices): the ratios "
+                                                               "split layers over unequal devices")
     if unequal and local is not None:
         check_unequal_devices(unequal, local)
+        split_ratios(request.tensor_split, len(unequal))
     if local is not None and request.count > 1:
         _check_one_machine(request.count, device)
     if local is not None and host is not None:  # offloaded layers run the runtime's CPU kernels, in the same RAM
@@ -680,7 +686,7 @@ def _over_unequal_devices(served: _Served, ev: _Evaluated, catalog: Catalog) -> 
     """Unequal devices: each its share of the layers, the times summed; memory and fit of the fullest device."""
     assert served.request.devices is not None and served.local is not None  # _resolve refuses devices without both
     answer = split_layers(served.arch, [catalog.find(n, "devices") for n in served.request.devices], served.fmt,
-                          served.local.profile, ev.case, served.request.batch)
+                          served.local.profile, ev.case, served.request.batch, served.request.tensor_split)
     per_device = answer.shares
     most = max(per_device, key=lambda d: d.memory.value / d.device_memory.value)
     a = dataclasses.replace(ev.a, prefill_seconds=np.asarray([answer.prefill_seconds]),

@@ -32,6 +32,41 @@ from sizer.runtimes import Runtime
 from sizer.runtimes.local_runtimes import LocalProfile, device_kind
 from sizer.workloads.architecture import Architecture
 
+# llama.cpp's row split (-sm row) cuts every matrix by rows over the devices and gathers each product on the main
+# device: a synchronisation per matrix whose cost no run in the data measures
+ROW_SPLIT_REFUSED = ("tensor or layer: llama.cpp's row split (-sm row) is not modelled: "
+                     "../shared/data/local-inference-measurements.csv holds no row-split run (and one multi-GPU llama.cpp "
+                     "run in all) to fit its per-matrix synchronisation; ask split layer (-sm layer, with tensor_split for "
+                     "-ts ratios) or tensor")
+
+
+def split_ratios(ratios: list[float] | None, devices: int) -> list[float] | None:
+    """Check llama.cpp ``--tensor-split`` ratios (``-ts 3,1``) against the devices, InputError naming
+    ``tensor_split`` where they do not fit.
+
+    Parameters
+    ----------
+    ratios : list of float or None
+        One non-negative weight per device, not all zero [1] (None: by memory).
+    devices : int
+        The devices of the split [1].
+
+    Returns
+    -------
+    list of float or None
+        The ratios, unchanged.
+    """
+    if ratios is None:
+        return None
+    if len(ratios) != devices:
+        raise InputError("tensor_split", ratios, f"{devices} ratios, one per device in devices")
+    if any(r < 0 for r in ratios) or not sum(ratios) > 0:
+        raise InputError("tensor_split", ratios, "non-negative ratios, at least one above 0")
+    if any(r == 0 for r in ratios):
+        raise InputError("tensor_split", ratios, "every device at least one layer (a device with ratio 0 is not in the "
+                                                 "split: leave it out of devices)")
+    return ratios
+
 
 def layer_shares(layers: int, memories: list[float]) -> list[int]:
     """Whole layers per device in proportion to its memory [B], largest remainder first, each at least one.
@@ -117,7 +152,7 @@ class LayerSplit:
 
 
 def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, profile: LocalProfile, case: ServingCase,
-                 batch: int) -> LayerSplit:
+                 batch: int, ratios: list[float] | None = None) -> LayerSplit:
     """A layer split of ``arch`` over ``devices`` (each its own kind) under a local runtime's kernels.
 
     Parameters
@@ -134,6 +169,8 @@ def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, p
         The formats and lengths served.
     batch : int
         Concurrent sequences [1].
+    ratios : list of float, optional
+        llama.cpp ``--tensor-split`` weights, one per device [1] (default: each device's memory).
 
     Returns
     -------
@@ -143,7 +180,7 @@ def split_layers(arch: Architecture, devices: list[Device], fmt: WeightFormat, p
     """
     wired = [wired_device(d)[0] for d in devices]
     memories = [d.memory.si("memory", "[information]") for d in wired]
-    shares = layer_shares(arch.layers, memories)
+    shares = layer_shares(arch.layers, ratios if ratios is not None else memories)
     prefill = decode = 0.0
     overhead = 0.0
     out: list[DeviceShare] = []

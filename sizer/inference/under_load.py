@@ -108,8 +108,9 @@ class LoadFields(BaseModel):
     slo_tpot: TimeField = Field(None, description="time per output token at the percentile, e.g. '100 ms'")
     slo_e2e: TimeField = Field(None, description="end-to-end latency at the percentile, e.g. '30 s'")
     slo_percentile: float = Field(99.0, ge=50, le=99.9, description="percentile the SLOs hold at [%]")
-    split: Literal["tensor", "layer"] | None = Field(None, description="tensor parallel, or a llama.cpp layer split "
-                                                                        "(default: layer for GGUF formats)")
+    split: Literal["tensor", "layer", "row"] | None = Field(None, description="tensor parallel, or a llama.cpp layer "
+                                                                               "split (default: layer for GGUF formats); "
+                                                                               "row (-sm row) is refused with the reason")
     max_running: int | None = Field(None, ge=1, le=4096, description=f"scheduler's most running requests "
                                                                        f"(default {DEFAULT_MAX_BATCH}, vLLM's)")
     token_budget: int | None = Field(None, ge=64, le=65536, description=f"tokens per iteration, chunked prefill "
@@ -345,6 +346,9 @@ def default_split(request: LoadFields, weights: WeightFormat) -> str:
     str
         ``"tensor"`` or ``"layer"``.
     """
+    if request.split == "row":
+        from sizer.inference.local_split import ROW_SPLIT_REFUSED
+        raise InputError("split", "row", ROW_SPLIT_REFUSED)
     return request.split or ("layer" if weights.name in GGUF else "tensor")
 
 

@@ -1,4 +1,5 @@
-"""Desktop runtimes (llama.cpp, MLX): one :class:`~sizer.runtimes.Runtime` each; ExLlamaV2 is named as not modelled.
+"""Desktop runtimes (llama.cpp, MLX): one :class:`~sizer.runtimes.Runtime` each; ExLlamaV2 and MLC-LLM are named as
+not modelled, with the reason.
 
 Each runtime's profile (:class:`LocalProfile`) holds its kernel efficiencies per device family and
 quantisation type: the fraction of the matrix peak its prompt kernels reach (a quantised llama.cpp
@@ -355,11 +356,18 @@ RUNTIMES: tuple[Runtime, ...] = (
 )
 
 
-# Runtimes users ask for that sizer does not model, and why: the registry's message for their names
+# Runtimes users ask for that sizer does not model, and why: the registry's message for their names. Issue 40 asked
+# for ExLlamaV2 and MLC-LLM where the data supports them; ../shared/data/local-inference-measurements.csv (1173
+# rows) holds 2 ExLlama v1 runs (one RTX 3060: a GPTQ prompt and generation), no ExLlamaV2 and no MLC-LLM run, so
+# neither can be fitted, and a by-source score (benchmarks/local_inference_by_source.py) needs two sources.
+_EXLLAMA = ("ExLlamaV2 is not modelled: ../shared/data/local-inference-measurements.csv holds 2 ExLlama (v1) runs "
+            "from one source (one RTX 3060) and none of v2, too few to fit its kernels or score them by source; it "
+            "runs on CUDA and ROCm GPUs only (its README, recalled), not on Apple silicon or CPUs; llama.cpp runs the same models in GGUF")
+_MLC = ("MLC-LLM is not modelled: ../shared/data/local-inference-measurements.csv holds no MLC-LLM run, so its "
+        "kernels cannot be fitted; llama.cpp (GGUF) and mlx (Apple silicon) are the local runtimes modelled")
 NOT_MODELLED: dict[str, str] = {
-    spelling: "ExLlamaV2 is not modelled: ../shared/data/local-inference-measurements.csv holds 2 ExLlama (v1) runs "
-              "and none of v2, too few to fit its kernels; llama.cpp runs the same models in GGUF"
-    for spelling in ("exllamav2", "exllama-v2", "exllama", "exl2")}
+    **{spelling: _EXLLAMA for spelling in ("exllamav2", "exllama-v2", "exllama", "exl2")},
+    **{spelling: _MLC for spelling in ("mlc-llm", "mlc", "mlcllm")}}
 
 
 def device_kind(device: Device) -> str:

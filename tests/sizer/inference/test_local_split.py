@@ -113,3 +113,40 @@ def test_unequal_cards_that_do_not_fit_are_offered_the_widest_gguf_mix_that_does
     wider = GGUF_MIXES[GGUF_MIXES.index("Q8_0") + 1:GGUF_MIXES.index(offer.apply["weights"].upper())]
     assert wider and not any(estimate_inference(asked.model_copy(update={"weights": m.lower()}), suggest=False).fits
                              for m in wider)
+
+
+def _split(**fields):
+    from sizer.facade import InferenceRequest, estimate_inference
+    base = dict(model="llama-3-70b", weights="q4_k_m", batch=1, prompt_len=512, output_len=128,
+                devices=["RTX 3090", "RTX 4090"])
+    return estimate_inference(InferenceRequest(**{**base, **fields}))
+
+
+def test_tensor_split_ratios_set_the_layers_and_the_faster_card_with_more_layers_is_faster():
+    # llama.cpp -ts 3,1 over 80 layers: 60 and 20 (by memory, two 24 GB cards: 40 and 40)
+    by_memory = _split()
+    three_one, one_three = _split(tensor_split=[3, 1]), _split(tensor_split=[1, 3])
+    assert [d.layers for d in by_memory.per_device] == [40, 40]
+    assert [d.layers for d in three_one.per_device] == [60, 20]
+    assert [d.layers for d in one_three.per_device] == [20, 60]
+    # the RTX 4090 streams 1008 GB/s, the 3090 936 GB/s (catalog): more layers on the 4090 decode faster
+    speeds = [r.decode_tokens_per_s.expected for r in (three_one, by_memory, one_three)]
+    assert speeds == sorted(speeds) and speeds[0] < speeds[2]
+    # 60 layers of the 70B's Q4_K_M (about 32 GB) do not fit one 24 GB card
+    assert not three_one.fits and not three_one.per_device[0].fits and three_one.per_device[1].fits
+
+
+@pytest.mark.parametrize("fields, match", [
+    (dict(tensor_split=[3, 1, 1]), "^tensor_split: .*2 ratios"),
+    (dict(tensor_split=[1, 0]), "^tensor_split: .*at least one layer"),
+    (dict(tensor_split=[-1, 2]), "^tensor_split: .*non-negative"),
+    (dict(devices=None, device="RTX 3090", tensor_split=[1, 1]), "^tensor_split: .*name the devices"),
+])
+def test_bad_tensor_split_is_refused_naming_it(fields, match):
+    with pytest.raises(InputError, match=match):
+        _split(**fields)
+
+
+def test_row_split_is_refused_with_the_reason():
+    with pytest.raises(InputError, match=r"^split: .*row split \(-sm row\) is not modelled: .*no row-split run"):
+        _split(devices=None, device="RTX 3090", count=2, split="row")

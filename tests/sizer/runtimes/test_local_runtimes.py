@@ -137,3 +137,24 @@ def test_spread_is_the_familys_with_enough_runs_else_the_runtimes_and_always_hol
     assert p.spread("cpu", "generation") == {"low": 0.5, "high": 1.1, "n": 40}
     assert p.spread("amd", "prompt") == {"low": 1.0, "high": 1.6, "n": 8}
     assert profile().spread("apple", "generation") is None
+
+
+@pytest.mark.parametrize("name", ["mlc-llm", "MLC_LLM", "mlc"])
+def test_mlc_llm_is_refused_as_not_modelled_with_the_reason(name):
+    from sizer.errors import InputError
+    from sizer.runtimes import runtime
+
+    with pytest.raises(InputError, match=r"^runtime: .*MLC-LLM is not modelled: .*no MLC-LLM run"):
+        runtime(name)
+
+
+@pytest.mark.parametrize("device", ["RTX 3060 12GB", "Apple M2 Max", "Ryzen 9 7950X"])
+def test_an_exllamav2_int4_question_is_refused_with_the_reason_on_every_device(device):
+    # issue 40's example (int4 under ExLlamaV2): the data holds no v2 run on any device, so the answer is a refusal
+    # naming runtime, with the devices it runs on, never the llama.cpp or serving figure
+    from pydantic import ValidationError
+
+    from sizer.facade import InferenceRequest
+
+    with pytest.raises(ValidationError, match=r"runtime\s+got 'exllamav2'.*ExLlamaV2 is not modelled: .*CUDA and ROCm"):
+        InferenceRequest(model="llama-2-7b", weights="gptq-int4-g128", device=device, runtime="exllamav2")
