@@ -337,13 +337,25 @@ def _efficiency(run: Run, overhead: float, exponent: float = 0.0) -> float:
     return (run.unit_seconds / work if work > 0 else 1.0) / run.scale(exponent)
 
 
-def _fit_family(runs: list[Run]) -> tuple[float, dict, dict]:
-    """Per family: the overhead, and per test the grain, with the lowest fit error; and the efficiencies."""
+def overhead_seen(runs: list[Run]) -> bool:
+    """Whether a family's generation runs can tell a per-pass time from an efficiency: some device's runs differ
+    2x or more in the time a token takes at full efficiency (different model sizes or types). Otherwise a longer
+    per-pass time and a higher efficiency fit its runs alike, and the choice between them is arbitrary."""
+    by_device: dict[str, list[float]] = {}
+    for run in runs:
+        if run.test == "tg":
+            by_device.setdefault(run.device, []).append(run.unit_seconds)
+    return any(max(v) >= 2 * min(v) for v in by_device.values())
+
+
+def _fit_family(runs: list[Run], overheads: tuple[float, ...] = OVERHEADS) -> tuple[float, dict, dict]:
+    """Per family: the overhead (one of ``overheads`` [s]), and per test the grain, with the lowest fit error; and
+    the efficiencies."""
     best = None
     # a bandwidth exponent needs generation runs on devices of different bandwidths (1.5x apart) to be seen at all
     bandwidths = [r.bandwidth for r in runs if r.test == "tg"]
     exponents = EXPONENTS if bandwidths and max(bandwidths) >= 1.5 * min(bandwidths) else (0.0,)
-    for overhead, exponent in ((o, x) for o in OVERHEADS for x in exponents):
+    for overhead, exponent in ((o, x) for o in overheads for x in exponents):
         total, grains, effs, counts = 0.0, {}, {}, {}
         for test in ("pp", "tg"):
             mine = [r for r in runs if r.test == test]
@@ -387,15 +399,22 @@ def fit_runtime(runs: list[Run]) -> dict:
     """One runtime's profile fitted on ``runs``.
 
     A family without runs of a test (prompt or generation) takes that test's efficiency from the other families
-    of its kind (GPUs from GPUs, the median of their family figures at the reference bandwidth); one without
-    generation runs also takes their per-pass time, which its prompt runs (a pass per 512 tokens) cannot show.
+    of its kind (GPUs from GPUs, the median of their family figures at the reference bandwidth). A family whose
+    generation runs cannot show a per-pass time (:func:`overhead_seen`: none, or one model size per device) takes
+    the median per-pass time of the families of its kind that show one, and its efficiencies are fitted at that
+    time; where none of its kind shows one, its per-pass time is chosen with its efficiencies as before (by the
+    fit's error, on its prompt runs where it has no generation run).
     """
     kernels, overheads, grains, exponents = {}, {}, {}, {}
     tests = {family: {r.test for r in runs if r.family == family} for family in {r.family for r in runs}}
+    seen = {family: overhead_seen([r for r in runs if r.family == family]) for family in tests}
     fits = {}
-    for family in sorted(tests):
+    for family in sorted(tests, key=lambda f: not seen[f]):  # the families that show a per-pass time first
         mine = [r for r in runs if r.family == family]
-        overhead, grain, fitted = _fit_family(mine)
+        kin_overheads = [overheads[g] for g in tests if g != family and seen[g] and g in overheads
+                         and (g == "cpu") == (family == "cpu")]
+        fixed = (statistics.median(kin_overheads),) if not seen[family] and kin_overheads else OVERHEADS
+        overhead, grain, fitted = _fit_family(mine, fixed)
         overheads[family], grains[family], exponents[family] = overhead, grain, fitted["exponent"]
         fits[family] = fitted
     whole = {family: {test: statistics.median(e for (t, _), e in fits[family]["effs"].items() if t == test)
@@ -406,9 +425,6 @@ def fit_runtime(runs: list[Run]) -> dict:
             if test not in tests[family]:
                 pool = [whole[g][test] for g in kin if test in whole[g]]
                 whole[family][test] = statistics.median(pool) if pool else 0.5
-        if "tg" not in tests[family]:
-            pool = [overheads[g] for g in kin if "tg" in tests[g]]
-            overheads[family] = statistics.median(pool) if pool else overheads[family]
         mine = [r for r in runs if r.family == family]
         grain, fitted, both = grains[family], fits[family], whole[family]
         qkeys = sorted({r.qkey for r in mine} | set(CLASSES))

@@ -16,12 +16,13 @@ import local_inference_by_source as by_source  # noqa: E402
 # Median |error| held out by source, per group and test: the figures of 2026-12-06
 # (benchmarks/results/local_inference_by_source.json) plus 2 points. Targets (issue 40): generation 10 %, prompt 20 %.
 GUARDS = {
-    ("all", "tg"): 0.174, ("all", "pp"): 0.179,
-    ("class:nvidia-consumer:llama.cpp", "tg"): 0.232, ("class:nvidia-consumer:llama.cpp", "pp"): 0.200,
-    ("class:apple:llama.cpp", "tg"): 0.166, ("class:apple:llama.cpp", "pp"): 0.154,
+    ("all", "tg"): 0.165, ("all", "pp"): 0.179,
+    ("runtime:llama.cpp", "tg"): 0.172, ("runtime:llama.cpp", "pp"): 0.200,
+    ("class:nvidia-consumer:llama.cpp", "tg"): 0.195, ("class:nvidia-consumer:llama.cpp", "pp"): 0.200,
+    ("class:apple:llama.cpp", "tg"): 0.166, ("class:apple:llama.cpp", "pp"): 0.153,
     ("class:amd:llama.cpp", "tg"): 0.143, ("class:amd:llama.cpp", "pp"): 0.327,
     ("class:cpu:llama.cpp", "tg"): 0.153, ("class:cpu:llama.cpp", "pp"): 0.501,
-    ("runtime:mlx", "tg"): 0.108, ("runtime:mlx", "pp"): 0.134,
+    ("runtime:mlx", "tg"): 0.107, ("runtime:mlx", "pp"): 0.134,
     ("depth:llama.cpp", "tg"): 0.143, ("depth:llama.cpp", "pp"): 0.321,
 }
 
@@ -70,6 +71,10 @@ def test_a_family_without_generation_runs_takes_the_other_gpu_families_figure(ru
     kin = sorted([fitted["amd/*"]["generation"], fitted["apple/*"]["generation"]])
     assert fitted["nvidia/*"]["generation"] == pytest.approx(sum(kin) / 2, abs=1e-3)
     assert fitted["nvidia/*"]["generation"] != 0.5
+    # a per-pass time shows only where one device's generation runs differ 2x in size (llmfit: 0.5B to 32B models);
+    # the PR threads left measure one model per device, so no GPU family can show one and none is borrowed
+    assert lia.overhead_seen([r for r in runs if r.family == "nvidia" and r.runtime == "llama.cpp"])
+    assert not any(lia.overhead_seen([r for r in rest if r.family == f]) for f in ("nvidia", "amd", "apple"))
 
 
 def test_depth_runs_are_scored_out_of_source(records):
