@@ -29,6 +29,7 @@ from sizer.inference.formats import WeightFormat
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table
 from sizer.results import Assumption, unit_factor
 from sizer.runtimes import Purpose, Runtime, runtime
+from sizer.runtimes.device_class import UNMEASURED_CLASSES, device_class
 from sizer.runtimes.local_runtimes import (
     THREADS_SOURCE,
     LocalProfile,
@@ -390,7 +391,12 @@ def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat) 
     # no CPU with AMX tiles among the fitted runs: their prompt share applied to the tile peak is an upper estimate
     tiles = f"; the matrix peak is the {device.matrix_tiles.isa} tiles' (no such CPU among the fitted runs: an " \
             "upper estimate of the prompt speed)" if device.kind == "cpu" and device.matrix_tiles else ""
+    # a device class the runtime's fit holds no run of (benchmarks/ACCURACY.md, "Local inference by source"): its
+    # family's kernels are applied unscored, and said so
+    cls = device_class(device)
+    unscored = f"; no {cls} run among the fitted runs: the {family} family's kernels, not scored on this class" \
+        if cls in UNMEASURED_CLASSES else ""
     return Assumption(name="runtime kernels", value=f"{family} / {quant}: prompt at {k.prompt:.3g} of the matrix peak "
                       f"in micro-batches of {profile.ubatch} tokens, generation at {generation:.3g} of the memory "
-                      f"bandwidth, {profile.overhead(family) * unit_factor('s', 'ms'):.3g} ms per pass; {fitted}{tiles}",
-                      source=profile.source, verified=not tiles)
+                      f"bandwidth, {profile.overhead(family) * unit_factor('s', 'ms'):.3g} ms per pass; {fitted}{tiles}"
+                      f"{unscored}", source=profile.source, verified=not tiles and not unscored)

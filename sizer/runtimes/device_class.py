@@ -19,6 +19,10 @@ import re
 from sizer.hardware.schema import Device
 
 CLASSES = ("nvidia-consumer", "nvidia-datacentre", "amd", "apple", "intel", "cpu", "other")
+# classes no local-runtime run of ../shared/data/local-inference-measurements.csv is on (benchmarks/
+# local_inference_run_sources.csv; tests/sizer/runtimes/test_device_class.py checks it): an answer there says its
+# kernels are its family's, not scored on the class
+UNMEASURED_CLASSES = frozenset({"nvidia-datacentre", "intel", "other"})
 # the data-centre NVIDIA lines whose memory is GDDR (the HBM ones are found by their memory type)
 _DATACENTRE_GDDR = re.compile(r"\b(tesla|a10g?|a16|a2|a30|a40|l4|l20|l40s?)\b|server edition")
 
