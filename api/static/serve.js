@@ -20,6 +20,11 @@ function priceSaid(price) {
   const kind = price.purchase_basis ? `, ${price.purchase_basis}` : "";
   return ` (${price.price_basis}${kind}${price.date ? " " + price.date : ""})`;
 }
+// A price with its basis and date on a line under it, so the column stays narrow.
+function priceCell(text, price) {
+  const said = priceSaid(price).trim();
+  return said ? el("span", {}, text, el("br"), el("small", { class: "muted" }, said)) : text;
+}
 // The device with its weights and KV-cache format under its name, as the command line's "RTX 4090 (w8a8, KV fp8)".
 function deviceCell(r) {
   return el("span", {}, r.name, el("br"), el("small", { class: "muted" }, `${r.weights}, KV ${r.kv_cache}`));
@@ -151,13 +156,13 @@ function renderServeLoad(result) {
     `(${result.load.prompt_len.distribution}); ${result.rejected.length} cannot; ranked by ${result.objective === "cost" ?
     "cost per million output tokens" : result.objective}.`;
   fillRows(document.getElementById("served-load"), result.ranked.map((r) => [
-    r.rank, r.name, `${r.weights} / ${r.kv_cache}`, (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
+    r.rank, deviceCell(r), (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
       : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`,
     // a capacity not bisected is the share of the load it was shown to meet: a lower bound, marked as the CLI's "(b)"
     (r.capacity_searched ? "" : "≥ ") + fmt(r.max_request_rate.value),
     fmtQty({ value: r.latency.ttft.p99, unit: r.latency.ttft.unit }),
     r.latency.tpot ? fmtQty({ value: r.latency.tpot.p99, unit: r.latency.tpot.unit }) : "–",
-    r.cost_per_million_tokens ? fmtQty(r.cost_per_million_tokens) + priceSaid(r.price) : "–"]));
+    r.cost_per_million_tokens ? priceCell(fmtQty(r.cost_per_million_tokens), r.price) : "–"]));
   document.getElementById("serve-offline").hidden = true;
   document.getElementById("serve-load").hidden = false;
   fetchLoadCurve(result);
@@ -194,7 +199,7 @@ function renderServe(result) {
   fillRows(document.getElementById("served"), result.ranked.map((r) => [
     r.rank, deviceCell(r), r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
-    r.rent_per_hour ? fmtQty(r.rent_per_hour) + priceSaid(r.price) : "–",
+    r.rent_per_hour ? priceCell(fmtQty(r.rent_per_hour), r.price) : "–",
     rangeCell(r.cost_per_million_tokens)]));
   topOnPhones(document.getElementById("served"), document.getElementById("served-more"));
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
