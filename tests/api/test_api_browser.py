@@ -167,8 +167,9 @@ def test_desktop_shows_every_column_of_the_ranked_table_without_scrolling(browse
 
 def test_money_as_people_write_it_is_accepted(browser, base_url):
     # issue 12 item 13: the form refused "$5000" and "5k USD"; the one parser (sizer.units) reads them.
+    # issue 42: "2,000,000 USD" (as sizer prints money) was refused on the page too.
     browser.set_window_size(*DESKTOP)
-    for budget in ("$5000000", "5000k USD"):
+    for budget in ("$5000000", "5000k USD", "2,000,000 USD", "$2M"):
         browser.get(base_url + "/")
         _fill(browser, budget=budget)
         assert _submit_and_read(browser), budget
@@ -360,6 +361,8 @@ def test_serve_under_traffic_sends_the_runtime_and_the_price_basis(browser, base
         answer = json.load(response)
     assert [row[1].splitlines()[0] for row in rows] == [r["name"] for r in answer["ranked"]]
     assert [row[2].split(" × ")[0] for row in rows] == [str(r["replicas"]) for r in answer["ranked"]]
+    # a capacity not bisected is a lower bound, marked as the CLI marks it "(b)" (issue 42)
+    assert [row[3].startswith("≥") for row in rows] == [not r["capacity_searched"] for r in answer["ranked"]]
     assert all("(buy, " in row[6] for row in rows if row[6] != "–"), rows  # the CLI's basis and date
     assert any(a["name"] == "runtime" and a["value"].startswith("sglang") for a in answer["assumptions"])
 
