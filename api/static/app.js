@@ -4,7 +4,7 @@
 // Presets only fill the form; every value stays visible and editable.
 // Numbers as people write them ("1.3B", "26B", "60,000"), never an exponent; the service reads every one of them.
 const PRESETS = {
-  "mlp-small": { label: "MLP, 700 k parameters, 60 k samples × 400 epochs", params: "700k", data_mode: "samples",
+  "mlp-small": { label: "MLP, 0.7 M, 60 k samples × 400 epochs", params: "700k", data_mode: "samples",
                  samples: "60,000", epochs: "400", batch_size: "512", precision: "fp32", optimizer: "adam" },
   "gpt2-small": { label: "GPT-2 small size, 124 M, 2.5 B tokens", params: "124M", data_mode: "tokens",
                   tokens: "2.5B", precision: "mixed", optimizer: "adam" },
