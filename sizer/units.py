@@ -359,7 +359,11 @@ def money_text(text: str) -> str:
 def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -> pint.Quantity[float]:
     if len(raw) > MAX_TEXT_LENGTH:
         raise InputError(field, raw, f"at most {MAX_TEXT_LENGTH} characters ({expected})")
-    match = _QUANTITY_RE.match(money_text(raw))
+    money = money_text(raw)
+    if money == raw and expected == DIMENSION_WORDS["[currency]"] and (bare := _MONEY_RE.match(raw)) and not bare["currency"]:
+        # "2 million", "2,000,000": an amount without its currency, which sizer does not guess
+        raise InputError(field, raw, f"{expected}, with its currency: '{raw.strip()} USD'")
+    match = _QUANTITY_RE.match(money)
     if not match or not (match["number"] or match["unit"]):
         raise InputError(field, raw, expected)
     number = match["number"]
