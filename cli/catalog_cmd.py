@@ -43,7 +43,8 @@ def _bought(p) -> str:
         system = f" (1/{p.devices_in_system} of {p.system or 'a system'})"
     else:  # a machine the chip is only sold in (a Mac) is named: the price is the machine's
         system = f" ({p.system})" if p.system else ""
-    return f"{p.value:,.0f} USD{system}, {p.basis}, {p.confidence} confidence ({p.date})"
+    alone = ", the device alone" if p.scope == "gpu" else ""  # buying adds a server share to it (docs/prices.md)
+    return f"{p.value:,.0f} USD{system}{alone}, {p.basis}, {p.confidence} confidence ({p.date})"
 
 
 def _price_table(devices) -> None:

@@ -67,6 +67,9 @@ def tco(device: DeviceOption = ..., count: CountOption = 1,
                  ("buy: energy", output.rng(result.buy.energy)), ("buy: total", output.rng(result.buy.total)),
                  ("capital (whole, not in the total)", output.qty(result.buy.capital)),
                  ("purchase price basis", _purchase_said(result.buy)),
+                 ("price of", {"gpu": "the device alone: server share added", "system-share": "a share of a whole "
+                               "machine, host included", "given": "given, a device's whole cost"}[result.buy.price_scope]),
+                 ("server share (in the capital)", output.qty(result.buy.server_share) if result.buy.server_share else "none"),
                  ("energy used", output.rng(result.buy.energy_used))]
     else:  # no price, or a price but no TDP to count energy with (the assumptions say which)
         no_tdp = next((a.source for a in result.assumptions if a.name == "energy" and a.value == "unknown"), None)

@@ -46,6 +46,7 @@ class PriceView(Model):
     confidence: str | None = None
     devices_in_system: int | None = None  # a system's price: value is its price over these devices
     system: str | None = None
+    scope: str | None = None  # a purchase: "gpu" (the device alone; buying adds a server share) or "system-share"
     verified: bool = False
     note: str | None = None
 
@@ -117,7 +118,7 @@ def _offer(price: CloudPrice) -> PriceView:
 def _purchase(price: Price) -> PriceView:
     return PriceView(value=purchase_per_device(price), unit="USD", date=price.date, source=price.source,
                      basis=price.basis, confidence=price.confidence, devices_in_system=price.devices_in_system,
-                     system=price.system, verified=price.verified, note=price.note)
+                     system=price.system, scope=price.scope, verified=price.verified, note=price.note)
 
 
 def _summary_fields(device: Device) -> dict[str, Any]:

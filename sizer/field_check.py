@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.units import parse_count, parse_quantity
@@ -80,6 +81,67 @@ def _schema_errors(error: ValidationError) -> list[SizerError]:
     return found
 
 
+class RequestError(ValidationError, InputError):
+    """A request model built in Python with bad fields: sizer's :class:`~sizer.errors.InputError` naming the first
+    (``field``), with every bad field in ``message`` (one line each, as the command line prints them); still
+    pydantic's ``ValidationError`` (``errors()``, its text), so code that caught that keeps working.
+
+    Built by :meth:`of`, never by calling the class (pydantic builds its errors itself).
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:  # pydantic calls it with its own arguments
+        pass
+
+    @classmethod
+    def of(cls, error: ValidationError, fields: Mapping[str, Any]) -> "RequestError":
+        """The error of a request model that refused ``fields``.
+
+        Parameters
+        ----------
+        error : pydantic.ValidationError
+            What validating ``fields`` raised.
+        fields : Mapping[str, Any]
+            The request as given.
+
+        Returns
+        -------
+        RequestError
+            The same errors, as sizer's error naming each field.
+        """
+        line_errors: list[Any] = [
+            {"type": PydanticCustomError(item["type"], item["msg"].replace("{", "{{").replace("}", "}}")),
+             "loc": item["loc"], "input": item.get("input")} for item in error.errors()]
+        made = cls.from_exception_data(error.title, line_errors)
+        found = request_errors(error, fields)
+        SizerError.__init__(made, "\n".join(e.message for e in found), found[0].field)
+        made.value = getattr(found[0], "value", None)
+        made.expected = getattr(found[0], "expected", found[0].message)
+        return made
+
+    def __str__(self) -> str:
+        return ValidationError.__str__(self)
+
+
+def request_errors(error: ValidationError, fields: Mapping[str, Any]) -> list[SizerError]:
+    """A request model's refusals and its free-text fields' errors, one per field (see :func:`every_bad_field`).
+
+    Parameters
+    ----------
+    error : pydantic.ValidationError
+        What validating ``fields`` raised.
+    fields : Mapping[str, Any]
+        The request as given.
+
+    Returns
+    -------
+    list[SizerError]
+        One error per bad field, each naming it; never empty.
+    """
+    schema = _schema_errors(error)
+    reported = frozenset(e.field for e in schema if e.field is not None)
+    return [*schema, *text_field_errors(fields, reported)] or [SizerError(str(error), None)]
+
+
 def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
     """``fields`` validated into ``model``, or every bad field at once.
 
@@ -114,9 +176,7 @@ def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
     try:
         request = model.model_validate(fields)
     except ValidationError as error:
-        schema = _schema_errors(error)
-        reported = frozenset(e.field for e in schema if e.field is not None)
-        raise InputErrors([*schema, *text_field_errors(fields, reported)]) from None
+        raise InputErrors(request_errors(error, fields)) from None
     errors = text_field_errors(fields)
     if errors:
         raise InputErrors(errors)

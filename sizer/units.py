@@ -359,7 +359,11 @@ def money_text(text: str) -> str:
 def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -> pint.Quantity[float]:
     if len(raw) > MAX_TEXT_LENGTH:
         raise InputError(field, raw, f"at most {MAX_TEXT_LENGTH} characters ({expected})")
-    match = _QUANTITY_RE.match(money_text(raw))
+    money = money_text(raw)
+    if money == raw and expected == DIMENSION_WORDS["[currency]"] and (bare := _MONEY_RE.match(raw)) and not bare["currency"]:
+        # "2 million", "2,000,000": an amount without its currency, which sizer does not guess
+        raise InputError(field, raw, f"{expected}, with its currency: '{raw.strip()} USD'")
+    match = _QUANTITY_RE.match(money)
     if not match or not (match["number"] or match["unit"]):
         raise InputError(field, raw, expected)
     number = match["number"]
@@ -381,6 +385,8 @@ COUNT_MULTIPLIERS: dict[str, int] = {
     "t": 10**12, "tn": 10**12, "trillion": 10**12,
 }
 _COUNT_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<suffix>[A-Za-z]+)\s*$")
+# A count with its thousands grouped by commas, as sizer prints counts ("1,300,000,000"): read without them.
+_GROUPED_COUNT_RE = re.compile(rf"^\s*(?P<number>{_GROUPED})\s*(?P<suffix>[A-Za-z]*)\s*$")
 
 
 def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool = False) -> float:
@@ -409,8 +415,8 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
 
     >>> parse_count("params", "175e9"), parse_count("params", "7B"), parse_count("params", "125m")
     (175000000000.0, 7000000000.0, 125000000.0)
-    >>> parse_count("params", "70 billion")
-    70000000000.0
+    >>> parse_count("params", "70 billion"), parse_count("params", "1,300,000,000")
+    (70000000000.0, 1300000000.0)
     """
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         value = _as_float(field, raw, raw, "a plain number")  # fast path: plain numbers need no unit parsing
@@ -418,6 +424,8 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
         if integer and value != int(value):
             raise InputError(field, raw, "a whole number")
         return value
+    if isinstance(raw, str) and len(raw) <= MAX_TEXT_LENGTH and (grouped := _GROUPED_COUNT_RE.match(raw)):
+        raw = grouped["number"].replace(",", "") + grouped["suffix"]  # "1,300,000,000" as sizer prints a count
     if isinstance(raw, str) and len(raw) <= MAX_TEXT_LENGTH and (match := _COUNT_RE.match(raw)):
         multiplier = COUNT_MULTIPLIERS.get(match["suffix"].lower())
         if multiplier is not None:  # other words ("percent") go on to pint's dimensionless units

@@ -12,6 +12,7 @@ from sizer.facade import (
     InferenceRecommendRequest,
     InferenceRecommendResult,
     InferenceRequest,
+    InputError,
     OwnedResult,
     RecommendRequest,
     RecommendResult,
@@ -45,7 +46,7 @@ class RecommendBody(RootModel[dict[str, Any]]):
 @router.post("/recommend", response_model=RecommendResult | InferenceRecommendResult | OwnedResult,
              summary="Rank every catalog device for a workload (training) or a served model (\"task\": \"inference\")")
 async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult | InferenceRecommendResult | OwnedResult:
-    fields = body.root
+    fields = cli_spellings(body.root)
     if not fields.get("have") and fields.get("task") != "inference":
         text = _canonical(fields)
         answered = _ranked_bytes.peek(text, fields, catalog)
@@ -56,6 +57,39 @@ async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult
         if answered is not None:
             return Response(content=answered, media_type="application/json")
     return await run_estimate(_recommend, fields, catalog, work=_price(fields, catalog))
+
+
+_TASKS = {"inference": "inference", "serve": "inference", "serving": "inference",
+          "training": None, "train": None, "pretrain": None, "pre-train": None, "finetune": None, "fine-tune": None}
+
+
+def cli_spellings(fields: dict[str, Any]) -> dict[str, Any]:
+    """A body as the command line spells it, read as the API's own: ``"inference": true`` (the CLI's ``--inference``)
+    for ``"task": "inference"``, a task named as people name it ("serve", "Inference", "training"), and option names
+    with hyphens (``"max-devices"``) for the fields' (``max_devices``). A name given both ways, or a task and
+    ``inference`` that disagree, is refused naming the field (422)."""
+    named: dict[str, Any] = {}
+    for key, value in fields.items():
+        field = key.replace("-", "_") if isinstance(key, str) else key
+        if field in named:
+            raise InputError(field, value, f"one value: '{field}' is given twice (also as '{key}')")
+        named[field] = value
+    if "inference" in named:
+        inference = named.pop("inference")
+        if not isinstance(inference, bool):
+            raise InputError("inference", inference, "true (the serving question, as --inference) or false")
+        task = named.get("task")
+        if task is not None and (_TASKS.get(str(task).lower()) == "inference") != inference:
+            raise InputError("inference", inference, f"the same question as 'task' ({task!r}), or leave one out")
+        if inference:
+            named["task"] = "inference"
+    task = named.get("task")
+    if isinstance(task, str) and task.lower() in _TASKS:
+        if _TASKS[task.lower()] is None:
+            named.pop("task")
+        else:
+            named["task"] = _TASKS[task.lower()]
+    return named
 
 
 def _price(fields: dict, catalog) -> float:

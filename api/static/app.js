@@ -2,18 +2,25 @@
 // /v1/recommend request from the shown form and shows the answer. Serving's answer: serve.js.
 "use strict";
 // Presets only fill the form; every value stays visible and editable.
+// Numbers as people write them ("1.3B", "26B", "60,000"), never an exponent; the service reads every one of them.
 const PRESETS = {
-  "mlp-small": { label: "MLP, 0.7 M, 60 k samples × 400 epochs", params: "7e5", data_mode: "samples",
-                 samples: "60000", epochs: "400", batch_size: "512", precision: "fp32", optimizer: "adam" },
-  "gpt2-small": { label: "GPT-2 small size, 124 M, 2.5e9 tokens", params: "1.24e8", data_mode: "tokens",
-                  tokens: "2.5e9", precision: "mixed", optimizer: "adamw" },
-  "1.3b": { label: "1.3 B transformer, 2.6e10 tokens", params: "1.3e9", data_mode: "tokens",
-            tokens: "2.6e10", precision: "mixed", optimizer: "adamw" },
-  "7b": { label: "7 B transformer, 2e10 tokens", params: "7e9", data_mode: "tokens", tokens: "2e10",
-          precision: "mixed", optimizer: "adamw" },
-  "70b": { label: "70 B transformer, 1.4e12 tokens", params: "7e10", data_mode: "tokens", tokens: "1.4e12",
-           precision: "mixed", optimizer: "adamw" },
+  "mlp-small": { label: "MLP, 0.7 M, 60 k samples × 400 epochs", params: "700k", data_mode: "samples",
+                 samples: "60,000", epochs: "400", batch_size: "512", precision: "fp32", optimizer: "adam" },
+  "gpt2-small": { label: "GPT-2 small size, 124 M, 2.5 B tokens", params: "124M", data_mode: "tokens",
+                  tokens: "2.5B", precision: "mixed", optimizer: "adam" },
+  "1.3b": { label: "1.3 B transformer, 26 B tokens", params: "1.3B", data_mode: "tokens",
+            tokens: "26B", precision: "mixed", optimizer: "adam" },
+  "7b": { label: "7 B transformer, 20 B tokens", params: "7B", data_mode: "tokens", tokens: "20B",
+          precision: "mixed", optimizer: "adam" },
+  "70b": { label: "70 B transformer, 1.4 T tokens", params: "70B", data_mode: "tokens", tokens: "1.4T",
+           precision: "mixed", optimizer: "adam" },
 };
+// A count as typed ("1.3B", "1,300,000,000", "1.3e9") as a number, to tell whether a field still holds a preset's.
+const COUNT_WORDS = { k: 1e3, m: 1e6, b: 1e9, t: 1e12 };
+function countOf(text) {
+  const match = /^\s*([0-9][0-9,]*(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?)\s*([kmbt]?)\s*$/i.exec(String(text || ""));
+  return match ? Number(match[1].replace(/,/g, "")) * (COUNT_WORDS[match[2].toLowerCase()] || 1) : NaN;
+}
 const form = document.getElementById("recommend-form");
 const finetuneForm = document.getElementById("finetune-form");
 const FORMS = { pretrain: form, finetune: finetuneForm, serve: document.getElementById("serve-form") };
@@ -46,7 +53,7 @@ function applyPreset(key) {
 const PRESET_FIELDS = ["params", "tokens", "samples", "epochs", "batch_size"];
 function sameValue(typed, preset) {
   const a = String(typed || "").trim(), b = String(preset || "").trim();
-  return a === b || (a !== "" && b !== "" && Number(a) === Number(b));
+  return a === b || (a !== "" && b !== "" && countOf(a) === countOf(b));
 }
 function presetOfFields() {
   if (form.elements.model.value.trim() || form.elements.seq_len.value.trim()) return "";
@@ -113,6 +120,15 @@ function timeCell(r) {
   const cell = rangeCell(r.training_time);
   if (r.training_time_with_interruptions) {
     cell.append(el("br"), el("small", { class: "interrupted" }, `with interruptions ${fmtRange(r.training_time_with_interruptions)}`));
+  }
+  return cell;
+}
+
+// A row's cost with its basis, and under it the kind and date of the price behind it, as the CLI's "[on-demand, 2026-11-09]".
+function costCell(r, purchase) {
+  const cell = rangeCell(costOf(r, purchase), basisOf(r, purchase));
+  if (r.price && cell instanceof Node) {
+    cell.append(el("br"), el("small", { class: "muted price-date" }, `${r.price.kind}${r.price.date ? ", " + r.price.date : ""}`));
   }
   return cell;
 }
@@ -216,7 +232,7 @@ function render(result, task) {
     label: r.count > 1 ? `${r.count}× ${r.name}` : r.name, x: r.training_time, y: costOf(r, purchase),
     basis: basisOf(r, purchase) })), basis);
   fillRows(document.getElementById("ranked"), result.ranked.map((r, i) => [
-    r.rank, r.name, r.count, timeCell(r), rangeCell(costOf(r, purchase), basisOf(r, purchase)),
+    r.rank, r.name, r.count, timeCell(r), costCell(r, purchase),
     `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`, r.bound, points[i].pareto ? "★" : ""]));
   // the few nearest to working carry the changes that would make them work, each evaluated again
   const changeText = (s) => `${humanise(s.change)}: ${s.training_time ? fmtRange(s.training_time) : "fits"}`;

@@ -14,6 +14,22 @@ const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo
 const LOAD_STEPS = [0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5];  // fractions of a replica's largest rate within the SLOs
 let loadCurve = null;  // [rate, /v1/inference answer] of the top deployment, redrawn when the latency changes
 
+// A price's basis and date beside it, as the command line's " (rent 2026-09-20)", " (buy, street 2023-10)".
+function priceSaid(price) {
+  if (!price) return "";
+  const kind = price.purchase_basis ? `, ${price.purchase_basis}` : "";
+  return ` (${price.price_basis}${kind}${price.date ? " " + price.date : ""})`;
+}
+// A price with its basis and date on a line under it, so the column stays narrow.
+function priceCell(text, price) {
+  const said = priceSaid(price).trim();
+  return said ? el("span", {}, text, el("br"), el("small", { class: "muted" }, said)) : text;
+}
+// The device with its weights and KV-cache format under its name, as the command line's "RTX 4090 (w8a8, KV fp8)".
+function deviceCell(r) {
+  return el("span", {}, r.name, el("br"), el("small", { class: "muted" }, `${r.weights}, KV ${r.kv_cache}`));
+}
+
 function underLoad() { return Boolean(serveForm.elements.rate.value.trim() || serveForm.elements.users.value.trim()); }
 
 function serveBody() {
@@ -140,12 +156,13 @@ function renderServeLoad(result) {
     `(${result.load.prompt_len.distribution}); ${result.rejected.length} cannot; ranked by ${result.objective === "cost" ?
     "cost per million output tokens" : result.objective}.`;
   fillRows(document.getElementById("served-load"), result.ranked.map((r) => [
-    r.rank, r.name, (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
-      : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`, fmt(r.max_request_rate.value),
+    r.rank, deviceCell(r), (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
+      : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`,
+    // a capacity not bisected is the share of the load it was shown to meet: a lower bound, marked as the CLI's "(b)"
+    (r.capacity_searched ? "" : "≥ ") + fmt(r.max_request_rate.value),
     fmtQty({ value: r.latency.ttft.p99, unit: r.latency.ttft.unit }),
     r.latency.tpot ? fmtQty({ value: r.latency.tpot.p99, unit: r.latency.tpot.unit }) : "–",
-    r.cost_per_million_tokens ? fmtQty(r.cost_per_million_tokens) +
-      (r.cost_per_million_tokens.price_basis === "buy" ? " (bought)" : "") : "–"]));
+    r.cost_per_million_tokens ? priceCell(fmtQty(r.cost_per_million_tokens), r.price) : "–"]));
   document.getElementById("serve-offline").hidden = true;
   document.getElementById("serve-load").hidden = false;
   fetchLoadCurve(result);
@@ -178,11 +195,11 @@ function renderServe(result) {
     `ranked by ${result.objective === "cost" ? "cost per million output tokens" : result.objective}. Ranges are expected (low–high).`;
   // the price column holds rents, or amortised purchases where the answer was priced to buy
   document.getElementById("serve-price-head").textContent =
-    result.ranked.some((r) => r.price_basis === "buy") ? "price per hour" : "rent";
+    result.ranked.some((r) => r.price_basis === "buy") ? "price per hour (basis, date)" : "rent per hour (basis, date)";
   fillRows(document.getElementById("served"), result.ranked.map((r) => [
-    r.rank, r.name, r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
+    r.rank, deviceCell(r), r.count, r.batch, rangeCell(r.decode_tokens_per_s), rangeCell(r.total_tokens_per_s),
     rangeCell(r.time_to_first_token), `${fmt(r.memory_per_device.value)} / ${fmt(r.device_memory.value)} ${r.device_memory.unit}`,
-    fmtQty(r.rent_per_hour) + (r.price_basis === "buy" && r.rent_per_hour ? " (bought)" : ""),
+    r.rent_per_hour ? priceCell(fmtQty(r.rent_per_hour), r.price) : "–",
     rangeCell(r.cost_per_million_tokens)]));
   topOnPhones(document.getElementById("served"), document.getElementById("served-more"));
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));

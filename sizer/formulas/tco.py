@@ -18,6 +18,7 @@ import pint
 
 from sizer.errors import InputError
 from sizer.hardware.schema import CloudPrice, Device, Price
+from sizer.hardware.server_share import NOT_PRICED, owned_price
 from sizer.results import Assumption, Estimate, Model, PriceBasis, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_quantity
 
@@ -39,6 +40,7 @@ class CostAssumptions:
     pue: float = 1.5
     electricity_price: pint.Quantity[Any] = Quantity(0.15, "USD/kWh")
     host_share: pint.Quantity[Any] = Quantity(0, "USD")
+    host_share_given: bool = False  # the user's host capital replaces the server share derived for a device alone
     lifetime_source: str = "spec §3.4 default: 3 years of 24/7 use"
     utilisation_source: str = "assumed: training keeps devices at their TDP"
     pue_source: str = "assumed 1.5, near the Uptime Institute 2023 survey's industry average of 1.58 (docs/references.md [uptime-2023])"
@@ -90,7 +92,7 @@ class CostAssumptions:
                 "electricity_price", electricity_price, "[currency]/[energy]"), electricity_source="given")
         if host_share is not None:
             costs = dataclasses.replace(costs, host_share=parse_quantity("host_share", host_share, "[currency]",
-                                                                         allow_zero=True))
+                                                                         allow_zero=True), host_share_given=True)
         return costs
 
 
@@ -542,14 +544,16 @@ def hourly_price(device: Device, provider: str | None = None, *, given: object =
                          f"{missing} in the catalog{where}; give --rent-price, or --pricing buy or any")
     if device.purchase_price is not None:
         bought = device.purchase_price
-        capital = Quantity(purchase_per_device(bought), "USD")
+        owned = owned_price(device, bought, host_given=costs.host_share_given)
+        capital = Quantity(owned.per_device, "USD")
+        server = f", a server share of {owned.share:,.0f} USD included" if owned.share else ""
         power = device.tdp.quantity("tdp", "[power]") * costs.utilisation if device.tdp is not None else None
         hourly = amortised_hourly_cost(capital, costs.lifetime, power, costs.pue, costs.electricity_price)
         energy = f" plus energy at {costs.pue:g} PUE and {costs.electricity_price:~P}" if power is not None else " (no TDP: energy not counted)"
         why = "" if pricing == "buy" else f"; {missing} in the catalog"
         return RentPrice(hourly, "amortised purchase",
                          f"amortised purchase cost, not a rent: {hourly.to('USD/hour'):.4g~P} per device "
-                         f"({capital.to('USD'):.6g~P} {purchase_label(bought)} over "
+                         f"({capital.to('USD'):.6g~P} {purchase_label(bought)}{server} over "
                          f"{costs.lifetime.to('year').magnitude:g} years{energy}){why}",
                          f"{bought.source} (price of {bought.date})", bought.basis, bought.date)
     if pricing == "buy":
@@ -624,6 +628,10 @@ class BuyCost(Model):
     price_date: str | None = None
     price_confidence: str | None = None
     system: str | None = None
+    # what the price buys: "gpu" (the device alone; a server share is added), "system-share" (a share of a whole
+    # machine, host included), "given" (--purchase-price, taken as the whole cost of a device)
+    price_scope: str = "given"
+    server_share: QuantityOut | None = None  # the server share added for all the devices [USD]
 
 
 class TcoResult(Model):
@@ -742,16 +750,19 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
     assumptions.append(Assumption(name="rent price", value=chosen.label, source=chosen.source))
     rent = duration.map(lambda t: rent_cost(hourly, count, t)) if hourly is not None else None
 
-    price, quote = None, None
+    price, quote, owned = None, None, None
     if purchase_price is not None:
         price = parse_quantity("purchase_price", purchase_price, "[currency]")
-        assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device", source="given"))
+        assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device",
+                                      source="given, taken as a device's whole cost: no server share added (--host-share adds one)"))
     elif device.purchase_price is not None:
         quote = device.purchase_price
-        price = Quantity(purchase_per_device(quote), "USD")
-        assumptions.append(Assumption(name="purchase price", value=f"{price.to('USD'):.6g~P} per device, "
+        owned = owned_price(device, quote, host_given=costs.host_share_given)
+        price = Quantity(owned.per_device, "USD")
+        assumptions.append(Assumption(name="purchase price", value=f"{purchase_per_device(quote):.6g} USD per device, "
                                       f"{purchase_label(device.purchase_price)}",
                                       source=f"{device.purchase_price.source} (price of {device.purchase_price.date})"))
+        assumptions.append(Assumption(name="server share", value=f"{owned.share:,.0f} USD per device", source=owned.note))
     else:
         assumptions.append(Assumption(name="purchase price", value="unknown", source="no price in the catalog; give --purchase-price"))
     buy = None
@@ -767,7 +778,8 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
                       energy=cost_range(energy, "buy"), total=cost_range(amortised + energy, "buy"),
                       energy_used=energy_used.out("kWh"), purchase_basis=quote.basis if quote else "given",
                       price_date=quote.date if quote else None, price_confidence=quote.confidence if quote else None,
-                      system=quote.system if quote else None)
+                      system=quote.system if quote else None, price_scope=owned.scope if owned else "given",
+                      server_share=QuantityOut.of(Quantity(owned.share * count, "USD"), "USD") if owned and owned.share else None)
         assumptions += [
             Assumption(name="lifetime", value=lifetime_words(costs.lifetime), source=costs.lifetime_source),
             Assumption(name="utilisation", value=f"{costs.utilisation:.0%} of TDP ({tdp:~P})", source=costs.utilisation_source),
@@ -776,6 +788,7 @@ def estimate_tco(device: Device, count: int, duration: Estimate, *, rent_price: 
         ]
         if costs.host_share.magnitude:
             assumptions.append(Assumption(name="host share", value=f"{costs.host_share:~P}", source="given"))
+        assumptions.append(Assumption(name="not in the buy side", value="network between nodes; host power", source=NOT_PRICED))
     unit = "hour"
     rent_basis = chosen.price_basis  # set wherever a rent is: an hourly price comes from a given, cloud or purchase basis
     return TcoResult(device=device.name, count=count, pricing=pricing, training_time=duration.out(unit),

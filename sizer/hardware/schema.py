@@ -22,6 +22,7 @@ from sizer.units import Quantity, parse_quantity
 # `mixed`, which each device resolves to one of these.
 PRECISIONS: tuple[Precision, ...] = tuple(p for p in Precision if p is not Precision.MIXED)
 DeviceKind = Literal["gpu", "cpu", "accelerator"]
+PriceScope = Literal["gpu", "system-share"]  # a purchase price of the device alone, or its share of a whole machine
 
 _DATE_RE = re.compile(r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$")  # ASCII digits: \d takes "٢٠٢٣"
 
@@ -127,7 +128,13 @@ class Price(Figure):
     far it can be trusted. ``devices_in_system`` > 1: the price of a whole system (an HGX/DGX node of
     8, a GB200 NVL72 rack of 72), whose ``system`` names it; per device it is value / devices. A
     ``system`` with one device is the machine the chip is only sold in (a Mac, a mini PC): the price
-    is that machine's."""
+    is that machine's.
+
+    ``scope`` says what the price buys: ``gpu``, the device alone (a card, a module, a baseboard of
+    accelerators without a host), to which an owner adds a server, network and power; or
+    ``system-share``, the device's share of a whole machine (a DGX node, a rack, a Mac) whose host is
+    in the price. Left out, it is ``system-share`` where a ``system`` is named and ``gpu`` otherwise;
+    a system without its host (Gaudi 3's eight-accelerator baseboard) says ``scope: gpu``."""
 
     value: str
     date: str
@@ -136,6 +143,7 @@ class Price(Figure):
     confidence: Confidence = "medium"
     devices_in_system: int = Field(1, ge=1, le=100_000)
     system: str | None = None
+    scope: PriceScope | None = None
     verified: bool = False  # read in the cited source (true), or recalled / carried from a secondary quote
     note: str | None = None
 
@@ -144,13 +152,22 @@ class Price(Figure):
     def _date_format(cls, date: str) -> str:
         return _checked_date(date)
 
+    @model_validator(mode="after")
+    def _scope_of_the_system(self) -> "Price":
+        if self.scope is None:  # a named machine holds its host; a device alone does not
+            object.__setattr__(self, "scope", "system-share" if self.system or self.devices_in_system > 1 else "gpu")
+        return self
+
 
 Fabric = Literal["InfiniBand", "RoCE", "Ethernet"]
 OfferTerm = Literal["on-demand", "spot", "reserved", "reserved 1 year", "reserved 3 years"]
 _TERM_SPELLINGS = {"ondemand": "on-demand", "spot": "spot", "reserved": "reserved",
                    "reserved1year": "reserved 1 year", "reserved1y": "reserved 1 year", "1year": "reserved 1 year",
                    "1y": "reserved 1 year", "reserved3years": "reserved 3 years", "reserved3year": "reserved 3 years",
-                   "reserved3y": "reserved 3 years", "3years": "reserved 3 years", "3y": "reserved 3 years"}
+                   "reserved3y": "reserved 3 years", "3years": "reserved 3 years", "3y": "reserved 3 years",
+                   # committed use, as CoreWeave and Google name a reservation ('discounts ... for committed usage')
+                   "committed": "reserved", "commitment": "reserved", "committed1year": "reserved 1 year",
+                   "committed1y": "reserved 1 year", "committed3years": "reserved 3 years", "committed3y": "reserved 3 years"}
 
 
 def offer_term_spelling(value: object) -> object:

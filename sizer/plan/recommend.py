@@ -45,11 +45,11 @@ from sizer.formulas.tco import (
     hourly_price,
     lifetime_words,
     price_used,
-    purchase_per_device,
     rent_cost,
 )
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device, DeviceKind, OfferTerm, OfferTermIn
+from sizer.hardware.server_share import owned_price
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
 from sizer.results import (
@@ -266,7 +266,7 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
     rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
             for row in rent_price]
     buy_price = [hourly_price(device, pricing="buy") for device in devices]
-    buy = [purchase_per_device(device.purchase_price) if device.purchase_price else np.nan for device in devices]
+    buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan for device in devices]
     tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
     buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
     return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 import pint
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from sizer.choices import (
     Attention,
@@ -56,6 +56,17 @@ class RequestModel(BaseModel):
     # Validators are built on first use, not at import: a command that validates none of the request
     # models (``sizer peak`` validates one) does not pay for building them all at start-up.
     model_config = ConfigDict(defer_build=True, frozen=True)
+
+    def __init__(self, /, **data: Any) -> None:
+        """A request built in Python: a bad field is sizer's :class:`~sizer.errors.InputError` naming it (every bad
+        field in its message, :class:`~sizer.field_check.RequestError`), as on the command line; it is pydantic's
+        ``ValidationError`` too."""
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            from sizer.field_check import RequestError
+
+            raise RequestError.of(error, data) from None
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with ``update``, validated like a new request (a changed choice is parsed into its member,

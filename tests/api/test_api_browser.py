@@ -145,7 +145,7 @@ def test_summary_names_the_workload(browser, base_url):
     _submit_and_read(browser)
     summary = browser.find_element(By.ID, "summary").text
     # the core's "7e9" and "2e10" in words, as the page shows every number
-    assert "Workload: 7 billion-parameter transformer trained on 20 billion tokens, mixed, adamw." in summary, summary
+    assert "Workload: 7 billion-parameter transformer trained on 20 billion tokens, mixed, adam." in summary, summary
     assert "given" not in summary
 
 
@@ -167,8 +167,9 @@ def test_desktop_shows_every_column_of_the_ranked_table_without_scrolling(browse
 
 def test_money_as_people_write_it_is_accepted(browser, base_url):
     # issue 12 item 13: the form refused "$5000" and "5k USD"; the one parser (sizer.units) reads them.
+    # issue 42: "2,000,000 USD" (as sizer prints money) was refused on the page too.
     browser.set_window_size(*DESKTOP)
-    for budget in ("$5000000", "5000k USD"):
+    for budget in ("$5000000", "5000k USD", "2,000,000 USD", "$2M"):
         browser.get(base_url + "/")
         _fill(browser, budget=budget)
         assert _submit_and_read(browser), budget
@@ -271,8 +272,11 @@ def test_serve_ranks_devices_that_meet_the_targets_and_charts_them(browser, base
     browser.set_window_size(*DESKTOP)
     rows = _serve_70b(browser, base_url)
     heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#served thead th")]
-    assert heads == ["#", "device", "count", "users", "tokens/s per user", "total tokens/s", "first token",
-                     "memory need / has", "rent", "cost per M tokens"], heads
+    assert heads == ["#", "device (weights, KV)", "count", "users", "tokens/s per user", "total tokens/s", "first token",
+                     "memory need / has", "rent per hour (basis, date)", "cost per M tokens"], heads
+    # each device says its weights and KV format as the CLI's "(int8, KV fp16)" (issue 42), and its price's date
+    assert all(row[1].splitlines()[1].startswith("int8, KV ") for row in rows), rows
+    assert all(re.search(r"\(rent \d{4}", row[8]) for row in rows if row[8] != "–"), rows
     assert [row[0] for row in rows] == [str(i) for i in range(1, len(rows) + 1)]
     for row in rows:  # every device shown meets both targets the form sent
         assert _number(row[4]) >= 20 and row[4].split()[1] == "tokens/s", row
@@ -348,29 +352,31 @@ def test_serve_under_traffic_sends_the_runtime_and_the_price_basis(browser, base
     Select(browser.find_element(By.ID, "sv-runtime")).select_by_value("sglang")
     Select(browser.find_element(By.ID, "sv-pricing")).select_by_value("buy")
     rows = _submit_and_read(browser, "sv-submit", "served-load")
-    body = {"task": "inference", "model": "llama-2-70b", "weights": "fp8", "kv_cache": "fp16", "prompt_len": 1024,
+    body = {"task": "inference", "model": "llama-2-70b", "weights": "fp8", "prompt_len": 1024,
             "output_len": 256, "max_devices": 4, "rate": 5, "slo_ttft": "2 s", "slo_tpot": "100 ms",
             "slo_percentile": 99, "runtime": "sglang", "pricing": "buy"}
     asked = urllib.request.Request(base_url + "/v1/recommend", data=json.dumps(body).encode(),
                                    headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(asked, timeout=120) as response:
         answer = json.load(response)
-    assert [row[1] for row in rows] == [r["name"] for r in answer["ranked"]]
+    assert [row[1].splitlines()[0] for row in rows] == [r["name"] for r in answer["ranked"]]
     assert [row[2].split(" × ")[0] for row in rows] == [str(r["replicas"]) for r in answer["ranked"]]
-    assert all("(bought)" in row[6] for row in rows if row[6] != "–"), rows
+    # a capacity not bisected is a lower bound, marked as the CLI marks it "(b)" (issue 42)
+    assert [row[3].startswith("≥") for row in rows] == [not r["capacity_searched"] for r in answer["ranked"]]
+    assert all("(buy, " in row[6] for row in rows if row[6] != "–"), rows  # the CLI's basis and date
     assert any(a["name"] == "runtime" and a["value"].startswith("sglang") for a in answer["assumptions"])
 
 
 def test_serve_without_traffic_prices_a_purchase_when_asked(browser, base_url):
     browser.set_window_size(*DESKTOP)
     rows = _serve_70b(browser, base_url, **{"sv-max_devices": "2"})
-    assert browser.find_element(By.ID, "serve-price-head").text == "rent"
+    assert browser.find_element(By.ID, "serve-price-head").text == "rent per hour (basis, date)"
     Select(browser.find_element(By.ID, "sv-pricing")).select_by_value("buy")
     browser.find_element(By.ID, "sv-submit").click()
-    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "serve-price-head").text == "price per hour")
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "serve-price-head").text == "price per hour (basis, date)")
     rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
             for tr in browser.find_elements(By.CSS_SELECTOR, "#served tbody tr")]
-    assert rows and all("(bought)" in row[8] for row in rows if row[8] != "–"), rows
+    assert rows and all("(buy, " in row[8] for row in rows if row[8] != "–"), rows  # the CLI's basis and date
 
 
 def test_serve_under_traffic_with_a_named_length_set_uses_its_lengths(browser, base_url):
@@ -501,7 +507,7 @@ def test_pretrain_model_picker_lists_built_in_names_and_trains_the_named_model(b
     # Clearing the model gives the count back as it was.
     browser.find_element(By.ID, "model").clear()
     browser.find_element(By.ID, "model").send_keys(" \b")
-    assert params.is_enabled() and params.get_attribute("value") == "1.3e9"
+    assert params.is_enabled() and params.get_attribute("value") == "1.3B"  # as people write it (issue 42)
 
 
 # --- issue 19 item 5: answers a buyer can act on ---------------------------------------------

@@ -108,7 +108,7 @@ def test_the_preset_follows_the_fields(browser, base_url, shots):
     assert preset.first_selected_option.get_attribute("value") == ""
     # choosing a preset fills every field it names and clears the others
     preset.select_by_value("1.3b")
-    assert browser.find_element(By.ID, "params").get_attribute("value") == "1.3e9"
+    assert browser.find_element(By.ID, "params").get_attribute("value") == "1.3B"  # as people write it (issue 42)
     assert browser.find_element(By.ID, "seq_len").get_attribute("value") == ""
 
 

@@ -54,5 +54,7 @@ def test_tco_json_carries_the_purchase_basis_and_date():
     # Tom's Hardware's new retail price beside the eBay figure, October 2023 (../shared/data/prices-2026-12.csv):
     # the newest list or street price of the new card
     assert answer["buy"]["purchase_basis"] == "street" and answer["buy"]["price_date"] == "2023-10"
-    assert answer["buy"]["capital"]["value"] == 365
+    # the card alone (scope gpu), with the server share a card needs to run added beside it (issue 42)
+    assert answer["buy"]["price_scope"] == "gpu"
+    assert answer["buy"]["capital"]["value"] - answer["buy"]["server_share"]["value"] == pytest.approx(365)
     assert answer["rent_price_kind"] == "on-demand" and answer["rent_price_date"] == "2026-10-01"

@@ -44,3 +44,33 @@ def test_every_text_field_is_a_field_of_some_request_model(field):
     from sizer.inference.estimate import InferenceRequest
 
     assert any(field in model.model_fields for model in (RecommendRequest, InferenceRecommendRequest, InferenceRequest))
+
+
+# --- issue 42: Python raised pydantic's ValidationError where the README documents sizer's InputError ---
+
+@pytest.mark.parametrize("build, field", [
+    (lambda f: f.TimeRequest(model="llama-3.1-8b", tokens="2e10", device="H100 SXM", optimizer="lionx"), "optimizer"),
+    (lambda f: f.TcoRequest(device="H100 SXM", count=8, training_time="14 d", terms=["weekly"]), "terms"),
+    (lambda f: f.RecommendRequest(params="7B", tokens="2e10", max_devices=0), "max_devices"),
+    (lambda f: f.InferenceRecommendRequest(model="llama-3.1-8b", kv_cache="fp3"), "kv_cache"),
+])
+def test_the_facade_raises_input_error_naming_the_field(build, field):
+    import pydantic
+
+    from sizer import facade
+    from sizer.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        build(facade)
+    assert caught.value.field == field and caught.value.message.startswith(f"{field}:")
+    assert isinstance(caught.value, pydantic.ValidationError)  # code that caught pydantic's error still does
+
+
+def test_every_bad_field_of_a_python_request_is_in_the_message():
+    from sizer.errors import InputError
+    from sizer.facade import TimeRequest
+
+    with pytest.raises(InputError) as caught:
+        TimeRequest(params="seven", tokens="2e10", device="H100 SXM", count="abc")
+    lines = caught.value.message.splitlines()
+    assert caught.value.field == "count" and [line.split(":")[0] for line in lines] == ["count", "params"]

