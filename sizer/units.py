@@ -337,8 +337,9 @@ def money_text(text: str) -> str:
     A leading ``$`` means USD; a thousand, million or billion written ``k``, ``M``, ``B``,
     ``bn`` or as the word right after the number (with ``$`` or ``USD``) becomes the SI prefix k,
     M or G; thousands grouped by commas ("2,000,000 USD", as sizer prints money) lose their commas.
-    Any other text is returned unchanged, so this only ever widens what parses (a bare amount
-    still needs its currency).
+    Any other text is returned unchanged, so this only ever widens what parses. An amount with no
+    currency at all ("2 million", "2,000,000") is read as USD where a field takes money, since every
+    price sizer knows is in USD.
 
     >>> money_text("$5000"), money_text("5k USD"), money_text("$1.2M"), money_text("$2.5/h")
     ('5000 USD', '5 kUSD', '1.2 MUSD', '2.5 USD/h')
@@ -361,8 +362,9 @@ def _parse_text(field: str, raw: str, expected: str, default_unit: str | None) -
         raise InputError(field, raw, f"at most {MAX_TEXT_LENGTH} characters ({expected})")
     money = money_text(raw)
     if money == raw and expected == DIMENSION_WORDS["[currency]"] and (bare := _MONEY_RE.match(raw)) and not bare["currency"]:
-        # "2 million", "2,000,000": an amount without its currency, which sizer does not guess
-        raise InputError(field, raw, f"{expected}, with its currency: '{raw.strip()} USD'")
+        # "2 million", "2,000,000": an amount of money with no currency named is in USD, the one
+        # currency every catalog price and every answer uses (issue 42 lists "2 million")
+        money = money_text(f"{raw.strip()} USD")
     match = _QUANTITY_RE.match(money)
     if not match or not (match["number"] or match["unit"]):
         raise InputError(field, raw, expected)

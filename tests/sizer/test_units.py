@@ -90,9 +90,9 @@ def test_a_dollar_price_per_time_keeps_its_time_unit():
     assert parse_quantity("price", "$2.5/h", "[currency] / [time]").to("USD/hour").magnitude == pytest.approx(2.5)
 
 
-@pytest.mark.parametrize("text", ["5k", "5m USD", "$", "$5 GHz", "-$5", "$-5", "$nan", "5kk USD", "$5e40",
-                                  # a comma that groups no thousands (a decimal comma?) and a bare amount stay refused
-                                  "1,5 USD", "2,00 USD", "2,000,000", "2 million"])
+@pytest.mark.parametrize("text", ["5m USD", "$", "$5 GHz", "-$5", "$-5", "$nan", "5kk USD", "$5e40",
+                                  # a comma that groups no thousands (a decimal comma?) stays refused
+                                  "1,5 USD", "2,00 USD", "2,00", "5 GHz"])
 def test_money_that_is_not_money_is_still_refused(text):
     # "5m USD" stays refused: m is milli to pint, and a budget of 5 milli-dollars is no one's intent.
     with pytest.raises(InputError, match="budget"):
@@ -108,9 +108,8 @@ def test_dollar_sign_and_thousands_agree_with_the_plain_form(amount):
                                                                                                        rel=1e-12)
 
 
-@pytest.mark.parametrize("written", ["2 million", "2,000,000", "2000000"])
-def test_an_amount_without_its_currency_is_refused_saying_how_to_write_it(written):
-    # issue 42 writes money "as people write it"; sizer reads "2 million USD" and "$2M" but does not guess a currency
-    with pytest.raises(InputError, match=f"with its currency: '{written} USD'"):
-        parse_quantity("budget", written, "[currency]")
+@pytest.mark.parametrize("written", ["2 million", "2,000,000", "2000000", "2M", "2000k"])
+def test_an_amount_without_its_currency_is_in_usd(written):
+    # issue 42 lists "2 million" among money as people write it; USD is the only currency of any price sizer knows
+    assert parse_quantity("budget", written, "[currency]").to("USD").magnitude == pytest.approx(2e6)
     assert parse_quantity("budget", f"{written} USD", "[currency]").to("USD").magnitude == pytest.approx(2e6)
