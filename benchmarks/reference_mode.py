@@ -58,7 +58,6 @@ def _quantile(values: list[float], q: float) -> float:
 
 _TRAIN_METRICS = {"ms_per_iter_fwd_bwd": lambda v, b: b / (v / 1e3), "images_per_s_train": lambda v, b: v,
                   "train_seconds_per_100_steps": lambda v, b: b / (v / 100)}
-_PROFILE_WORDS = ((r"tf_cnn_benchmarks.*|", ""),)
 _TF_MODELS = {"ResNet-50 v1": "resnet50", "ResNet-152 v1": "resnet152", "Inception-V3": "inception-v3",
               "VGG-16": "vgg16", "AlexNet": "alexnet-imagenet"}
 _VENDOR = re.compile(r"^(?:NVIDIA |AMD |Intel )?(?:GeForce |Radeon |Tesla )?")
@@ -147,7 +146,8 @@ def published_runs(catalog) -> list[Run]:
 
 def local_runs() -> list[Run]:
     """local-inference-measurements.csv, as benchmarks/local_inference_runs.csv maps it; the source by line."""
-    from local_inference_accuracy import DATA as LOCAL, _seconds, load_runs
+    from local_inference_accuracy import DATA as LOCAL
+    from local_inference_accuracy import _seconds, load_runs
 
     from sizer.runtimes import runtime
 

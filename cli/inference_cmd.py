@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 import typer
 
 from . import output, owned_output
-from .measured_options import EfficiencyOption, MeasuredOnOption, MeasuredOption, rescaled_rows
 from .common import (
     CatalogOption,
     HaveOption,
@@ -19,6 +18,7 @@ from .common import (
     load,
     sources,
 )
+from .measured_options import EfficiencyOption, MeasuredOnOption, MeasuredOption, rescaled_rows
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8; under llama.cpp also its q8_0 or q4_0 blocks (-ctk/-ctv).")]

@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 import typer
 
 from . import output, owned_output
-from .measured_options import MeasuredOption, rescaled_rows
 from .common import (
     ActivationMemory,
     BatchSize,
@@ -39,6 +38,7 @@ from .common import (
     recipe_fields,
     workload_request,
 )
+from .measured_options import MeasuredOption, rescaled_rows
 
 
 def memory(params: Params = None, model: ModelOption = None, workload: WorkloadOption = None, samples: Samples = None, tokens: Tokens = None,

@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 import typer
 
 from . import output, owned_output
-from .measured_options import MeasuredOnOption, MeasuredOption, MfuOption, rescaled_rows
 from .common import (
     ActivationMemory,
     BatchSize,
@@ -51,6 +50,7 @@ from .common import (
     recipe_fields,
     workload_request,
 )
+from .measured_options import MeasuredOnOption, MeasuredOption, MfuOption, rescaled_rows
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",

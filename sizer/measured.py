@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 
 from sizer.errors import InputError, SizerError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut
+from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
 
 if TYPE_CHECKING:
@@ -226,7 +227,13 @@ def _spread(basis: str) -> tuple[float, float, str]:
 
 
 def reference_mode_error() -> float:
-    """Reference mode's held-out p90 |error| over every source's pairs [1] (:data:`REFERENCE_MODE_P90`)."""
+    """Reference mode's held-out error.
+
+    Returns
+    -------
+    float
+        The p90 |error| over every source's pairs [1] (:data:`REFERENCE_MODE_P90`, benchmarks/reference_mode.py).
+    """
     return REFERENCE_MODE_P90
 
 
@@ -262,7 +269,8 @@ def _device_and_count(text: str, catalog: Catalog) -> tuple[str, int]:
 # ----------------------------------------------------------------------------------------------------- training
 
 
-def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog) -> TimeResult:
+def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog,
+                again: Callable[[TimeRequest, Catalog], TimeResult]) -> TimeResult:
     """A training-time answer rescaled by the request's measurement or MFU; unchanged without either.
 
     Parameters
@@ -273,6 +281,8 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog) -> T
         The engine's answer for the setup asked.
     catalog : Catalog
         Where a reference device is looked up.
+    again : callable
+        The time estimate (:func:`sizer.plan.estimates.time_estimate`), asked again for the device measured on.
 
     Returns
     -------
@@ -292,6 +302,8 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog) -> T
     if mfu is not None:
         if not 0 < mfu <= 1:
             raise InputError("mfu", mfu, "a fraction of the peak above 0 and at most 1")
+        if not result.mfu > 0:
+            raise InputError("mfu", mfu, "a workload whose model FLOP sizer counts (a model, parameters or a profile)")
         factor = mfu / result.mfu
         said = (f"{mfu:.0%} MFU (given): replaces the fitted efficiencies; every time is C / (n R_peak MFU), "
                 f"{1 / factor:.3g}x sizer's (fitted {result.mfu:.0%} MFU)")
@@ -304,9 +316,11 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog) -> T
     basis = result
     where = None
     if on is not None:
-        basis, where = _reference_time(request, catalog, on)
+        basis, where = _reference_time(request, catalog, on, again)
     if measured.kind is MeasuredKind.THROUGHPUT:
         mine = basis.throughput.expected
+        if not mine > 0:
+            raise InputError(FIELD, measured.text, "a step time: sizer has no throughput for this question")
         factor = measured.value / mine
         shown = QuantityOut(value=mine, unit=basis.throughput.unit)
     else:
@@ -323,17 +337,16 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog) -> T
     return _scale_time(result, rescaled, _spread(rescaled.basis))
 
 
-def _reference_time(request: TimeRequest, catalog: Catalog, on: str) -> tuple[TimeResult, str]:
+def _reference_time(request: TimeRequest, catalog: Catalog, on: str,
+                    again: Callable[[TimeRequest, Catalog], TimeResult]) -> tuple[TimeResult, str]:
     """The engine's answer for the same workload on the device the measurement was taken on."""
-    from sizer.plan.estimates import time_estimate
-
     name, count = _device_and_count(on, catalog)
     fields = request.model_dump(exclude_unset=True, exclude_none=True)
     for key in ("measured", "measured_on", "mfu", "have", "tp", "pp", "cp", "ep", "interleave", "system", "zero",
                 "sharding", "hybrid_shard"):
         fields.pop(key, None)
     try:
-        other = time_estimate(type(request)(**{**fields, "device": name, "count": count}), catalog)
+        other = again(type(request)(**{**fields, "device": name, "count": count}), catalog)
     except SizerError as error:
         raise InputError("measured_on", on, f"a setup sizer can time this workload on ({error.message})") from error
     return other, f"{count} x {other.device}"
@@ -351,7 +364,7 @@ def _scale_time(result: TimeResult, rescaled: Rescaled, spread: tuple[float, flo
     step = result.step_time.expected / f
     limit_step = (result.physical_limit.value / steps if steps else 0.0)
     if result.training_time is not None and steps:
-        from sizer.results import unit_factor
+
 
         limit_step = result.physical_limit.value * unit_factor(result.physical_limit.unit, "s") / steps
     step_range = _range(step, low_f, high_f, "s", floor=limit_step)
@@ -422,7 +435,7 @@ def memory_answer(request: MemoryRequest, result: MemoryResult) -> MemoryResult:
     if measured.on is not None:
         raise InputError(FIELD, measured.text, "a peak memory of the setup asked: memory does not carry over to another "
                                                "device through a speed factor")
-    from sizer.results import unit_factor
+
 
     total_b = result.total.value * unit_factor(result.total.unit, "B")
     factor = measured.value / total_b
@@ -450,10 +463,8 @@ def memory_answer(request: MemoryRequest, result: MemoryResult) -> MemoryResult:
 
 # --------------------------------------------------------------------------------------------------- inference
 
-R = TypeVar("R", bound=RangeOut)
-
-
-def inference_answer(request: InferenceRequest, result: InferenceResult, catalog: Catalog, *,
+def inference_answer(request: InferenceRequest, result: InferenceResult, catalog: Catalog,
+                     again: Callable[[InferenceRequest, Catalog], InferenceResult], *,
                      prefill_limit: float = 0.0, step_limit: float = 0.0) -> InferenceResult:
     """A serving or local answer rescaled by the request's measurement or efficiency; unchanged without either.
 
@@ -466,6 +477,9 @@ def inference_answer(request: InferenceRequest, result: InferenceResult, catalog
         The engine's answer.
     catalog : Catalog
         Where a reference device is looked up.
+    again : callable
+        The serving estimate (:func:`sizer.inference.estimate.estimate_inference`), asked again for the device
+        measured on.
     prefill_limit, step_limit : float
         The prompt at the datasheet peak and a decode step at the datasheet bandwidth [s] (the roofline; 0:
         unknown).
@@ -499,10 +513,9 @@ def inference_answer(request: InferenceRequest, result: InferenceResult, catalog
     on = on or measured.on
     basis, where = result, None
     if on is not None:
-        basis, where = _reference_inference(request, catalog, on)
+        basis, where = _reference_inference(request, catalog, on, again)
     if measured.kind is MeasuredKind.THROUGHPUT:
-        q = basis.output_tokens_per_s if basis.output_tokens_per_s is not None else None
-        mine = q.value if q is not None else basis.total_tokens_per_s.expected
+        mine = _peak_output_rate(basis)
         factor = measured.value / mine
         shown, word = QuantityOut(value=mine, unit="tokens/s"), "tokens/s"
     elif measured.kind is MeasuredKind.TOKEN_LATENCY:
@@ -520,21 +533,28 @@ def inference_answer(request: InferenceRequest, result: InferenceResult, catalog
     return _scale_inference(result, rescaled, factor, factor, _spread(rescaled.basis))
 
 
+def _peak_output_rate(result: InferenceResult) -> float:
+    """The output tokens/s a measured throughput is compared with: of the static batch (prefill included), or under
+    load one replica's at its capacity (the most requests/s it serves within the SLOs x the mean output) [1/s]."""
+    if result.capacity is not None and result.load is not None:
+        return result.capacity.max_request_rate.value * result.load.output_len.mean
+    return result.total_tokens_per_s.expected
+
+
 def _to_s(unit: str) -> float:
-    from sizer.results import unit_factor
+
 
     return unit_factor(unit, "s")
 
 
-def _reference_inference(request: InferenceRequest, catalog: Catalog, on: str) -> tuple[InferenceResult, str]:
-    from sizer.inference.estimate import estimate_inference
-
+def _reference_inference(request: InferenceRequest, catalog: Catalog, on: str,
+                         again: Callable[[InferenceRequest, Catalog], InferenceResult]) -> tuple[InferenceResult, str]:
     name, count = _device_and_count(on, catalog)
     fields = request.model_dump(exclude_unset=True, exclude_none=True)
     for key in ("measured", "measured_on", "efficiency", "have", "devices", "gpu_layers", "threads"):
         fields.pop(key, None)
     try:
-        other = estimate_inference(type(request)(**{**fields, "device": name, "count": count}), catalog)
+        other = again(type(request)(**{**fields, "device": name, "count": count}), catalog)
     except SizerError as error:
         raise InputError("measured_on", on, f"a setup sizer can serve this model on ({error.message})") from error
     return other, f"{count} x {other.device}"
@@ -564,17 +584,21 @@ def _scale_inference(result: InferenceResult, rescaled: Rescaled, f_prompt: floa
         "prefill_tokens_per_s": speed(result.prefill_tokens_per_s, f_prompt),
         "time_to_first_token": time(result.time_to_first_token, f_prompt),
         "total_tokens_per_s": speed(result.total_tokens_per_s, g)}
+    cost_factor = 1 / g
+    if result.capacity is not None:  # under load: the load's tokens are served as before, by more or fewer replicas
+        update["capacity"], cost_factor = _rescaled_capacity(result, g)
     if result.cost_per_million_tokens is not None:
         c = result.cost_per_million_tokens
-        e = c.expected / g
+        e = c.expected * cost_factor
         update["cost_per_million_tokens"] = c.model_copy(update={"low": e * low_f, "expected": e, "high": e * high_f,
                                                                  "value": e})
     if result.energy_per_token is not None:
         update["energy_per_token"] = time(result.energy_per_token, g)
-    for name in ("output_tokens_per_s", "prompt_and_output_tokens_per_s"):
-        q = getattr(result, name)
-        if q is not None:
-            update[name] = QuantityOut(value=q.value * g, unit=q.unit)
+    if result.load is None:  # offline: the batch's tokens/s; under load they are the load's, unchanged
+        for name in ("output_tokens_per_s", "prompt_and_output_tokens_per_s"):
+            q = getattr(result, name)
+            if q is not None:
+                update[name] = QuantityOut(value=q.value * g, unit=q.unit)
     if result.latency is not None:
         lat = result.latency
 
@@ -583,17 +607,27 @@ def _scale_inference(result: InferenceResult, rescaled: Rescaled, f_prompt: floa
 
         update["latency"] = lat.model_copy(update={"ttft": pct(lat.ttft, f_prompt), "tpot": pct(lat.tpot, f_gen),
                                                    "e2e": pct(lat.e2e, g)})
-    if result.capacity is not None:
-        cap = result.capacity
-        rate = cap.max_request_rate.value * g
-        changes: dict[str, Any] = {"max_request_rate": QuantityOut(value=rate, unit=cap.max_request_rate.unit),
-                                   "max_users": None if cap.max_users is None else max(int(cap.max_users * g), 0)}
-        if cap.replicas is not None and result.load is not None and result.load.request_rate is not None and rate > 0:
-            asked = result.load.request_rate.value
-            changes["replicas"] = max(1, math.ceil(asked / rate - 1e-9))
-        elif cap.replicas is not None:
-            changes["replicas"] = max(1, math.ceil(cap.replicas / g - 1e-9))
-        update["capacity"] = cap.model_copy(update=changes)
     update["assumptions"] = _with_statement(result.assumptions, rescaled, low_f, high_f, range_source)
     update["rescaled"] = rescaled
     return result.model_copy(update=update)
+
+
+def _rescaled_capacity(result: InferenceResult, g: float) -> tuple[Any, float]:
+    """A replica's capacity times ``g``, the replicas the load then needs, and the cost's factor (replicas paid)."""
+    cap = result.capacity
+    assert cap is not None
+    rate = cap.max_request_rate.value * g
+    changes: dict[str, Any] = {"max_request_rate": QuantityOut(value=rate, unit=cap.max_request_rate.unit),
+                               "max_users": None if cap.max_users is None else max(int(cap.max_users * g), 0)}
+    cost_factor = 1 / g
+    if cap.replicas is not None:
+        load = result.load
+        if load is not None and load.request_rate is not None and rate > 0:
+            replicas = max(1, math.ceil(load.request_rate.value / rate - 1e-9))
+        elif load is not None and load.users is not None and changes["max_users"]:
+            replicas = max(1, math.ceil(load.users / changes["max_users"] - 1e-9))
+        else:
+            replicas = max(1, math.ceil(cap.replicas / g - 1e-9))
+        changes["replicas"] = replicas
+        cost_factor = replicas / cap.replicas
+    return cap.model_copy(update=changes), cost_factor

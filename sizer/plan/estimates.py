@@ -191,7 +191,7 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes), host_memory=host_memory,
                              interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
-    return time_answer(request, result, catalog)  # the user's measurement or MFU, where given
+    return time_answer(request, result, catalog, time_estimate)  # the user's measurement or MFU, where given
 
 
 class MemoryRequest(WorkloadRequest):

@@ -180,3 +180,16 @@ def test_a_throughput_is_refused_on_memory():
     with pytest.raises(InputError) as error:
         facade.estimate_memory(facade.MemoryRequest(model="llama-2-7b", device="RTX 4090", measured="100 tokens/s"))
     assert error.value.field == "measured"
+
+
+def test_under_load_a_measured_throughput_changes_the_replicas_and_their_cost():
+    ask = dict(model="llama-3.1-8b", device="H100 SXM", rate=20)
+    plain = facade.estimate_inference(facade.InferenceRequest(**ask))
+    peak = plain.capacity.max_request_rate.value * plain.load.output_len.mean  # one replica's output tokens/s
+    slower = facade.estimate_inference(facade.InferenceRequest(**ask, measured=f"{peak / 3:g} tokens/s"))
+    assert slower.capacity.max_request_rate.value == pytest.approx(plain.capacity.max_request_rate.value / 3, rel=1e-5)
+    needed = -(-20 // slower.capacity.max_request_rate.value)  # ceil: replicas for 20 requests/s
+    assert slower.capacity.replicas == needed > plain.capacity.replicas
+    assert slower.cost_per_million_tokens.expected == pytest.approx(
+        plain.cost_per_million_tokens.expected * needed / plain.capacity.replicas)
+    assert slower.output_tokens_per_s.value == plain.output_tokens_per_s.value  # the load's tokens, served as before
