@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 
@@ -631,3 +631,66 @@ def _rescaled_capacity(result: InferenceResult, g: float) -> tuple[Any, float]:
         changes["replicas"] = replicas
         cost_factor = replicas / cap.replicas
     return cap.model_copy(update=changes), cost_factor
+
+
+# ------------------------------------------------------------------------------- a given MFU on many layouts
+
+Steps = TypeVar("Steps")
+
+
+def at_mfu(steps: Steps, mfu: float | None) -> Steps:
+    """Step times of many layouts (a :class:`~sizer.engine.summary.Summary`, a recommendation's
+    :class:`~sizer.plan.layout_basis.Basis`) at a given MFU: each step ``C_step / (n R_peak MFU)``, that is its
+    time times its fitted MFU over the given one; the range collapses to it (a what-if is exact).
+
+    Parameters
+    ----------
+    steps : dataclass
+        Frozen arrays ``step_low``, ``step_expected``, ``step_high`` [s] and ``mfu`` [1] (``hfu`` too, where it has
+        one).
+    mfu : float or None
+        The given MFU (0, 1]; None leaves ``steps`` as they are.
+
+    Returns
+    -------
+    dataclass
+        The same type with the step times and MFU (and HFU) at the given MFU.
+
+    Raises
+    ------
+    InputError
+        Naming ``mfu``: not in (0, 1].
+    """
+    if mfu is None:
+        return steps
+    if not 0 < mfu <= 1:
+        raise InputError("mfu", mfu, "a fraction of the peak above 0 and at most 1")
+    import dataclasses
+
+    import numpy as np
+
+    fitted = np.asarray(steps.mfu, dtype=float)  # type: ignore[attr-defined]
+    ratio = np.where(fitted > 0, fitted / mfu, 1.0)
+    expected = np.asarray(steps.step_expected) * ratio  # type: ignore[attr-defined]
+    update: dict[str, Any] = {"step_low": expected, "step_expected": expected, "step_high": expected,
+                              "mfu": np.where(fitted > 0, mfu, fitted)}
+    if hasattr(steps, "hfu"):
+        update["hfu"] = np.asarray(steps.hfu) / ratio
+    return dataclasses.replace(steps, **update)  # type: ignore[type-var]
+
+
+def mfu_assumption(mfu: float) -> Assumption:
+    """The statement a many-layout answer (plan, recommend) carries at a given MFU.
+
+    Parameters
+    ----------
+    mfu : float
+        The given MFU (0, 1].
+
+    Returns
+    -------
+    Assumption
+        "40% MFU (given)", said as a what-if in place of the fitted efficiencies.
+    """
+    return Assumption(name="MFU", value=f"{mfu:.0%} MFU (given): replaces the fitted efficiencies; every time is "
+                      "C / (n R_peak MFU), exact (no range)", source="given (--mfu): a what-if, not a prediction")

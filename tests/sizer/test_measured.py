@@ -193,3 +193,25 @@ def test_under_load_a_measured_throughput_changes_the_replicas_and_their_cost():
     assert slower.cost_per_million_tokens.expected == pytest.approx(
         plain.cost_per_million_tokens.expected * needed / plain.capacity.replicas)
     assert slower.output_tokens_per_s.value == plain.output_tokens_per_s.value  # the load's tokens, served as before
+
+
+def test_a_given_mfu_times_every_layout_of_a_plan():
+    r = facade.plan(facade.PlanRequest(model="llama-2-7b", tokens=1e11, device="H100 SXM", count=64, mfu=0.4))
+    assert r.layouts and all(layout.mfu == pytest.approx(0.4) for layout in r.layouts)
+    times = {round(layout.training_time.expected, 6) for layout in r.layouts}
+    assert len(times) == 1  # C / (n R_peak MFU): the same for every layout of one batch
+    assert any(a.name == "MFU" and "given" in a.value for a in r.assumptions)
+
+
+def test_a_given_mfu_times_every_device_of_a_recommendation():
+    r = facade.recommend(facade.RecommendRequest(model="llama-2-7b", tokens=2e10, mfu=0.4, kinds=["gpu"]))
+    rows = r.ranked[:5]
+    assert rows and all(row.mfu == pytest.approx(0.4) for row in rows)
+    assert r.assumptions[0].name == "MFU"
+    # each device's time is its fitted time x its fitted MFU / 0.4 (C / (n R_peak MFU)), at the same count
+    fitted = {(row.device, row.count): row for row in facade.recommend(
+        facade.RecommendRequest(model="llama-2-7b", tokens=2e10, kinds=["gpu"])).ranked}
+    compared = [(row, fitted[(row.device, row.count)]) for row in rows if (row.device, row.count) in fitted]
+    assert compared
+    for given, own in compared:
+        assert _seconds(given.training_time) == pytest.approx(_seconds(own.training_time) * own.mfu / 0.4, rel=1e-6)
