@@ -30,10 +30,12 @@ from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
 from sizer.units import parse_quantity
 
 if TYPE_CHECKING:
+    from sizer.engine.summary import Summary
     from sizer.engine.training import TimeResult
     from sizer.hardware.catalog import Catalog
     from sizer.inference.estimate import InferenceRequest, InferenceResult
     from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.plan.layout_basis import Basis
     from sizer.plan.memory_report import MemoryResult
 
 # A measured point's range is its own run-to-run repeatability, not the model's spread across sources: the 90th
@@ -635,7 +637,7 @@ def _rescaled_capacity(result: InferenceResult, g: float) -> tuple[Any, float]:
 
 # ------------------------------------------------------------------------------- a given MFU on many layouts
 
-Steps = TypeVar("Steps")
+Steps = TypeVar("Steps", "Summary", "Basis")
 
 
 def at_mfu(steps: Steps, mfu: float | None) -> Steps:
@@ -649,7 +651,7 @@ def at_mfu(steps: Steps, mfu: float | None) -> Steps:
         Frozen arrays ``step_low``, ``step_expected``, ``step_high`` [s] and ``mfu`` [1] (``hfu`` too, where it has
         one).
     mfu : float or None
-        The given MFU (0, 1]; None leaves ``steps`` as they are.
+        The given MFU (0, 1] [1]; None leaves ``steps`` as they are.
 
     Returns
     -------
@@ -669,14 +671,15 @@ def at_mfu(steps: Steps, mfu: float | None) -> Steps:
 
     import numpy as np
 
-    fitted = np.asarray(steps.mfu, dtype=float)  # type: ignore[attr-defined]
+    fitted = np.asarray(steps.mfu, dtype=np.float64)
     ratio = np.where(fitted > 0, fitted / mfu, 1.0)
-    expected = np.asarray(steps.step_expected) * ratio  # type: ignore[attr-defined]
+    expected = np.asarray(steps.step_expected, dtype=np.float64) * ratio
     update: dict[str, Any] = {"step_low": expected, "step_expected": expected, "step_high": expected,
                               "mfu": np.where(fitted > 0, mfu, fitted)}
-    if hasattr(steps, "hfu"):
-        update["hfu"] = np.asarray(steps.hfu) / ratio
-    return dataclasses.replace(steps, **update)  # type: ignore[type-var]
+    hfu = getattr(steps, "hfu", None)  # a Summary's; a Basis has none
+    if hfu is not None:
+        update["hfu"] = np.asarray(hfu, dtype=np.float64) / ratio
+    return dataclasses.replace(steps, **update)
 
 
 def mfu_assumption(mfu: float) -> Assumption:
@@ -685,7 +688,7 @@ def mfu_assumption(mfu: float) -> Assumption:
     Parameters
     ----------
     mfu : float
-        The given MFU (0, 1].
+        The given MFU (0, 1] [1].
 
     Returns
     -------
