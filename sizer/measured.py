@@ -202,13 +202,14 @@ def _shown(kind: MeasuredKind, value: float) -> tuple[float, str]:
 
 def _statement(m: Measurement, sizer_si: float, factor: float, unit_word: str, on: str | None) -> str:
     value, unit = _shown(m.kind, m.value)
-    mine, _ = _shown(m.kind, sizer_si)
+    mine, mine_unit = _shown(m.kind, sizer_si)
     unit = unit_word if m.kind is MeasuredKind.THROUGHPUT else unit
     where = f" on {on}" if on else ""
     ratio = m.value / sizer_si
     carried = (f": the factor {factor:.3g}x carries over to the setup asked through the engine; every figure below is "
                "rescaled") if on else ": every figure below is rescaled"
-    return f"measured {_fmt(value)} {unit}{where} is {ratio:.2f}x sizer's {_fmt(mine)}{carried}"
+    theirs = _fmt(mine) if m.kind is MeasuredKind.THROUGHPUT else f"{_fmt(mine)} {mine_unit}"
+    return f"measured {_fmt(value)} {unit}{where} is {ratio:.2f}x sizer's {theirs}{carried}"
 
 
 def _range(expected: float, low_factor: float, high_factor: float, unit: str, floor: float = 0.0) -> RangeOut:
