@@ -698,3 +698,111 @@ def mfu_assumption(mfu: float) -> Assumption:
     """
     return Assumption(name="MFU", value=f"{mfu:.0%} MFU (given): replaces the fitted efficiencies; every time is "
                       "C / (n R_peak MFU), exact (no range)", source="given (--mfu): a what-if, not a prediction")
+
+
+def carried_to_every_device(request: Any, catalog: Catalog, again: Callable[[TimeRequest, Catalog], TimeResult],
+                            time_request: type[TimeRequest]) -> Rescaled | None:
+    """A recommendation's measurement (reference mode): the factor measured / sizer's on the device measured on,
+    for carrying over to every device ranked; None without a measurement.
+
+    Parameters
+    ----------
+    request : RecommendRequest
+        Its ``measured`` (a throughput or step time), ``measured_on`` (or "... on DEVICE") and ``mfu``.
+    catalog : Catalog
+        Where the device measured on is looked up.
+    again : callable
+        The time estimate (:func:`sizer.plan.estimates.time_estimate`), asked for the device measured on.
+    time_request : type
+        :class:`sizer.plan.estimates.TimeRequest`, which the request's workload fields are put into.
+
+    Returns
+    -------
+    Rescaled or None
+        The factor [1] and the statement; None where no measurement is given.
+
+    Raises
+    ------
+    InputError
+        Naming ``measured`` (a kind training does not answer), ``measured_on`` (missing: a recommendation ranks many
+        devices; not a device sizer can time the workload on) or ``mfu`` (with a measurement too).
+    """
+    measured: Measurement | None = request.measured
+    _check_one_basis(measured, request.mfu, "mfu", request.measured_on)
+    if measured is None:
+        return None
+    _refuse(measured, "sizer recommend", (MeasuredKind.THROUGHPUT, MeasuredKind.STEP_TIME, MeasuredKind.DURATION))
+    on = request.measured_on or measured.on
+    if on is None:
+        raise InputError("measured_on", None, "the device the measurement was taken on ('RTX 4090', '8x A100 80GB "
+                                              "SXM'): a recommendation ranks many devices, the factor carries over "
+                                              "from that one")
+    name, count = _device_and_count(on, catalog)
+    given = request.model_dump(exclude_unset=True, exclude_none=True)
+    fields = {k: v for k, v in given.items() if k in time_request.model_fields
+              and k not in ("measured", "measured_on", "mfu", "have", "device", "count")}
+    try:
+        other = again(time_request(**fields, device=name, count=count), catalog)
+    except SizerError as error:
+        raise InputError("measured_on", on, f"a setup sizer can time this workload on ({error.message})") from error
+    if measured.kind is MeasuredKind.THROUGHPUT:
+        mine, factor = other.throughput.expected, measured.value / other.throughput.expected
+        shown = QuantityOut(value=mine, unit=other.throughput.unit)
+    else:
+        mine, factor = other.step_time.expected, other.step_time.expected / measured.value
+        shown = QuantityOut(value=mine, unit="s")
+    where = f"{count} x {other.device}"
+    said = _statement(measured, mine, factor, other.throughput.unit.replace(" / s", "s/s"), where)
+    return Rescaled(basis="reference", given=measured.text, factor=factor, sizer=shown, measured_on=where, statement=said)
+
+
+def at_speed(steps: Steps, rescaled: Rescaled | None) -> Steps:
+    """Step times of many layouts divided by a measurement's factor, MFU times it, the range reference mode's.
+
+    Parameters
+    ----------
+    steps : dataclass
+        A :class:`~sizer.plan.layout_basis.Basis` or :class:`~sizer.engine.summary.Summary`.
+    rescaled : Rescaled or None
+        The factor [1] (:func:`carried_to_every_device`); None leaves ``steps`` as they are.
+
+    Returns
+    -------
+    dataclass
+        The same type, rescaled, the range ×/÷ (1 + the held-out p90 error), never below the physical limit.
+    """
+    if rescaled is None:
+        return steps
+    import dataclasses
+
+    import numpy as np
+
+    low_f, high_f, _ = _spread(rescaled.basis)
+    old = np.asarray(steps.step_expected, dtype=np.float64)
+    expected = old / rescaled.factor
+    fitted = np.asarray(steps.mfu, dtype=np.float64)
+    # the physical limit: the step at MFU 1 (its model FLOP at the peak)
+    limit = np.where(fitted > 0, old * fitted, 0.0)
+    update: dict[str, Any] = {"step_low": np.maximum(expected * low_f, np.minimum(limit, expected)),
+                              "step_expected": expected, "step_high": expected * high_f, "mfu": fitted * rescaled.factor}
+    hfu = getattr(steps, "hfu", None)
+    if hfu is not None:
+        update["hfu"] = np.asarray(hfu, dtype=np.float64) * rescaled.factor
+    return dataclasses.replace(steps, **update)
+
+
+def rescaled_assumption(rescaled: Rescaled) -> list[Assumption]:
+    """The statement and the range a many-device answer carries when a measurement is carried over.
+
+    Parameters
+    ----------
+    rescaled : Rescaled
+        The factor and statement (:func:`carried_to_every_device`).
+
+    Returns
+    -------
+    list of Assumption
+        The statement, then the range and where it comes from.
+    """
+    low_f, high_f, source = _spread(rescaled.basis)
+    return _with_statement([], rescaled, low_f, high_f, source)

@@ -57,3 +57,10 @@ def test_memory_takes_a_peak_memory():
     out = runner.invoke(app, ["memory", "--model", "llama-2-7b", "--method", "lora", "--device", "RTX 4090",
                               "--measured", "peak memory 18 GiB", "--json"])
     assert out.exit_code == 0 and json.loads(out.output)["rescaled"]["basis"] == "measured"
+
+
+def test_recommend_takes_a_measurement_on_one_device():
+    out = runner.invoke(app, ["recommend", "--model", "llama-2-7b", "--tokens", "2e10", "--kind", "gpu",
+                              "--measured", "40000 tokens/s on 8x H100 SXM", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["assumptions"][0]["name"] == "measured"

@@ -215,3 +215,22 @@ def test_a_given_mfu_times_every_device_of_a_recommendation():
     assert compared
     for given, own in compared:
         assert _seconds(given.training_time) == pytest.approx(_seconds(own.training_time) * own.mfu / 0.4, rel=1e-6)
+
+
+def test_a_recommendation_carries_a_measurement_to_every_device():
+    base = dict(model="llama-2-7b", tokens=2e10, kinds=["gpu"])
+    on = facade.estimate_time(facade.TimeRequest(model="llama-2-7b", tokens=2e10, device="H100 SXM", count=8))
+    half = f"{on.throughput.expected / 2:.0f} tokens/s"
+    fitted = {(r.device, r.count): r for r in facade.recommend(facade.RecommendRequest(**base)).ranked}
+    carried = facade.recommend(facade.RecommendRequest(**base, measured=half, measured_on="8x H100 SXM"))
+    assert carried.assumptions[0].name == "measured" and "8 x NVIDIA H100" in carried.assumptions[0].value
+    compared = [(r, fitted[(r.device, r.count)]) for r in carried.ranked[:5] if (r.device, r.count) in fitted]
+    assert compared
+    for r, own in compared:  # every device twice as slow as sizer's, as the measured one was
+        assert _seconds(r.training_time) == pytest.approx(2 * _seconds(own.training_time), rel=1e-3)
+
+
+def test_a_recommendation_needs_the_device_measured_on():
+    with pytest.raises(InputError) as error:
+        facade.recommend(facade.RecommendRequest(model="llama-2-7b", tokens=2e10, measured="3000 tokens/s"))
+    assert error.value.field == "measured_on"
