@@ -806,3 +806,26 @@ def rescaled_assumption(rescaled: Rescaled) -> list[Assumption]:
     """
     low_f, high_f, source = _spread(rescaled.basis)
     return _with_statement([], rescaled, low_f, high_f, source)
+
+
+def check_owned(request: Any) -> None:
+    """A measurement beside several hardware sets (``have``) must say which set it was taken on.
+
+    Parameters
+    ----------
+    request : TimeRequest, MemoryRequest, RecommendRequest, PlanRequest or InferenceRequest
+        Its ``have`` list and, where the request takes them, ``measured`` and ``measured_on``.
+
+    Raises
+    ------
+    InputError
+        Naming ``measured_on``: a measurement of no named device beside two or more hardware sets (each set
+        would otherwise be set to the same measurement).
+    """
+    measured: Measurement | None = getattr(request, "measured", None)
+    have = getattr(request, "have", None) or []
+    if measured is None or measured.on is not None or getattr(request, "measured_on", None) is not None:
+        return
+    if len(have) > 1:
+        raise InputError("measured_on", None, "the hardware set the measurement was taken on (e.g. '8x H100 SXM'): "
+                                              "have lists several, and the measurement carries over to the others")

@@ -234,3 +234,14 @@ def test_a_recommendation_needs_the_device_measured_on():
     with pytest.raises(InputError) as error:
         facade.recommend(facade.RecommendRequest(model="llama-2-7b", tokens=2e10, measured="3000 tokens/s"))
     assert error.value.field == "measured_on"
+
+
+def test_a_measurement_beside_several_owned_sets_must_name_its_set():
+    ask = dict(model="llama-2-7b", tokens=1e10, have=["8x H100 SXM", "8x A100 80GB SXM"], measured="20000 tokens/s")
+    with pytest.raises(InputError) as error:
+        facade.answer_owned(facade.TimeRequest(**ask))
+    assert error.value.field == "measured_on"
+    named = facade.answer_owned(facade.TimeRequest(**ask, measured_on="8x H100 SXM"))
+    h100 = next(o for o in named.options if "H100" in o.name)
+    assert _seconds(h100.training_time) == pytest.approx(1e10 / 20000, rel=0.02)  # the set measured on
+    assert all(o.training_time is not None for o in named.options)  # the other carried over
