@@ -359,17 +359,12 @@ def _scale_time(result: TimeResult, rescaled: Rescaled, spread: tuple[float, flo
     """Every time of ``result`` divided by ``rescaled.factor``, rates multiplied, the range from ``spread``."""
     f = rescaled.factor
     low_f, high_f, range_source = spread
-    steps = result.steps
 
     def per_step(q: QuantityOut) -> QuantityOut:
         return QuantityOut(value=q.value / f, unit=q.unit)
 
     step = result.step_time.expected / f
-    limit_step = (result.physical_limit.value / steps if steps else 0.0)
-    if result.training_time is not None and steps:
-
-
-        limit_step = result.physical_limit.value * unit_factor(result.physical_limit.unit, "s") / steps
+    limit_step = result.step_time.expected * result.mfu  # the step at MFU 1: its model FLOP at the peak
     step_range = _range(step, low_f, high_f, "s", floor=limit_step)
     per_sample = result.throughput.expected * result.step_time.expected  # data per step
     throughput = RangeOut.model_construct(low=per_sample / step_range.high, expected=per_sample / step,
