@@ -18,6 +18,7 @@ from .common import (
     load,
     sources,
 )
+from .measured_options import EfficiencyOption, MeasuredOnOption, MeasuredOption, rescaled_rows
 
 Weights = Annotated[Optional[str], typer.Option("--weights", help="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the model's published checkpoint format: bf16, mxfp4 for gpt-oss).")]
 KvCache = Annotated[str, typer.Option("--kv-cache", help="KV-cache storage: fp32, bf16, fp16, fp8 or int8; under llama.cpp also its q8_0 or q4_0 blocks (-ctk/-ctv).")]
@@ -84,6 +85,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
+              measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, efficiency: EfficiencyOption = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
@@ -95,7 +97,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
                   devices=[d.strip() for d in devices.split(",")] if devices is not None else None,
                   tensor_split=_ratios(tensor_split), pricing=pricing,
-                  flash_attention=flash_attention, ubatch=ubatch, threads=threads)
+                  flash_attention=flash_attention, ubatch=ubatch, threads=threads, measured=measured,
+                  measured_on=measured_on, efficiency=efficiency)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
@@ -115,6 +118,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     no_energy = "- (not estimated for unequal devices)" if unequal else "- (no power figure)"
     output.key_values(f"Serving {result.model} ({result.weights}, KV {result.kv_cache}) on {on}, "
                       f"batch {result.batch}, {result.prompt_len} in / {result.output_len} out", [
+        *rescaled_rows(result),
         ("weights", output.qty(result.weights_memory)), ("KV cache", output.qty(result.kv_cache_memory)),
         ("activations", output.qty(result.activations_memory)), ("runtime reserve", output.qty(result.reserve_memory)),
         ("memory per device", output.qty(result.memory_per_device)), ("device memory", output.qty(result.device_memory)),
@@ -156,6 +160,7 @@ def render_load(result) -> None:
     slo = ", ".join(f"{k} {v.value:.4g} {v.unit}" for k, v in cap.slo.items()) or "none"
     output.key_values(f"Serving {result.model} ({result.weights}) on {result.device} x {result.count} ({result.split} split) "
                       f"under {asked}, {ld.prompt_len.mean:.0f} in / {ld.output_len.mean:.0f} out (mean)", [
+        *rescaled_rows(result),
         ("time to first token p50/p90/p99", _pct(lat.ttft if lat else None)),
         ("time per output token p50/p90/p99", _pct(lat.tpot if lat else None)),
         ("end-to-end p50/p90/p99", _pct(lat.e2e if lat else None)),

@@ -38,6 +38,7 @@ from .common import (
     recipe_fields,
     workload_request,
 )
+from .measured_options import MeasuredOption, rescaled_rows
 
 
 def memory(params: Params = None, model: ModelOption = None, workload: WorkloadOption = None, samples: Samples = None, tokens: Tokens = None,
@@ -53,6 +54,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
            loss: LossOption = None,
            offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
+           measured: MeasuredOption = None,
            have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Weights, gradients, optimizer states, activations and overhead per device."""
     from sizer import facade
@@ -62,7 +64,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
                                workload=workload, zero=zero, ep=ep,
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have, offload=offload or None,
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have, offload=offload or None, measured=measured,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss))
     if have:
         return answer_owned(request, catalog, json)
@@ -72,6 +74,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
     verdict = "-" if result.fits is None else ("fits" if result.fits else "does NOT fit")
     # The parts above "total" add up to it (model states are shown by part, not also as a subtotal).
     output.key_values(f"Training memory per device: {result.device or 'no device given'} x {result.count}", [
+        *rescaled_rows(result),
         ("method", result.method + ("" if result.method == "full" else f" ({output.fmt(result.trainable_params)} trained parameters)")),
         ("sharding", f"ZeRO stage {result.zero}" if result.zero else "none (replicas)"),
         ("weights", output.qty(result.weights)), ("gradients", output.qty(result.gradients)),

@@ -33,6 +33,7 @@ from .common import (
     load,
     workload_request,
 )
+from .measured_options import MfuOption
 
 
 def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None,
@@ -46,6 +47,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          recompute: RecomputeOption = None, interleave: InterleaveOption = None,
          interruptions: InterruptionsOption = None,
          overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
+         mfu: MfuOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Search tensor x pipeline x context x data parallel, interleaving, ZeRO, recomputation and micro-batch;
     rank the layouts that fit. Layout options given pin their dimension."""
@@ -57,7 +59,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
                                seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
                                lora_targets=lora_targets, tp=tp, pp=pp, cp=cp, zero=zero, recompute=recompute,
                                interleave=interleave, ep=ep, have=have, interruptions=interruptions,
-                               overlap_all_to_all=overlap_all_to_all or None)
+                               overlap_all_to_all=overlap_all_to_all or None, mfu=mfu)
     if have:
         return answer_owned(request, catalog, json)
     result = run(request, load(catalog))

@@ -55,6 +55,7 @@ from .inference_cmd import (
     Users,
     load_fields,
 )
+from .measured_options import MeasuredOnOption, MeasuredOption, MfuOption
 
 # Options only a serving question reads (with --inference), and only a training question reads: one given to the
 # other question is refused naming it, never accepted and ignored (issue 43: a training recommend took --weights 0,
@@ -136,6 +137,7 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
               suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, runtime: RuntimeOpt = None,
               disaggregated: Annotated[bool, typer.Option("--disaggregated", help="With --inference --rate: also size disaggregated prefill and decode pools (DistServe/Splitwise) for the leading rows.")] = False,
+              mfu: MfuOption = None, measured: MeasuredOption = None, measured_on: MeasuredOnOption = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
@@ -177,7 +179,8 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
                                micro_batch=micro_batch,
                                calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
-                               host_memory=host_memory, suggest=suggest, interruptions=interruptions)
+                               host_memory=host_memory, suggest=suggest, interruptions=interruptions, mfu=mfu,
+                               measured=measured, measured_on=measured_on)
     if have:
         return answer_owned(request, catalog, json)
     if json:  # written straight from the fields the core built, as the HTTP service writes it

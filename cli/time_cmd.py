@@ -50,6 +50,7 @@ from .common import (
     recipe_fields,
     workload_request,
 )
+from .measured_options import MeasuredOnOption, MeasuredOption, MfuOption, rescaled_rows
 
 
 def time(params: Params = None, model: ModelOption = None, samples: Samples = None, epochs: Epochs = "1",
@@ -75,6 +76,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
          loss: LossOption = None, sample_tokens: SampleTokensOption = None,
+         measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, mfu: MfuOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
@@ -94,6 +96,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
                                overlap_all_to_all=overlap_all_to_all or None,
+                               measured=measured, measured_on=measured_on, mfu=mfu,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
                                                sample_tokens))
     if have:
@@ -105,6 +108,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     rows = [("mode", result.mode),
             ("method", result.method + ("" if result.method == "full" else f" ({output.fmt(result.trainable_params)} trained parameters)")),
             ("recipe", result.recipe or "-"),
+            *rescaled_rows(result),
             ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
         rows += [("training time", output.rng(result.training_time))]
@@ -119,7 +123,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
     experts = f" (ep {layout.ep})" if layout.ep > 1 else ""
     rows += [("layout", f"tp {layout.tp} x pp {layout.pp} x cp {layout.cp} x dp {layout.dp}{experts}, ZeRO {layout.zero}, "
                         f"recompute {layout.recompute}{interleaved}, micro-batch {layout.micro_batch} x {layout.accumulation}"),
-             ("MFU / HFU", f"{result.mfu:.0%} / {result.hfu:.0%}"), ("bound by", result.bound),
+             ("MFU / HFU", f"{result.mfu:.0%} / {result.hfu:.0%}"
+                           + (" (MFU given)" if result.rescaled is not None and result.rescaled.basis == "mfu" else "")), ("bound by", result.bound),
              ("  kernels", output.qty(result.kernels_per_step)), ("  optimizer update", output.qty(result.optimizer_time_per_step)),
              ("  overhead", output.qty(result.overhead_per_step)),
              ("  tensor parallel", output.qty(result.tensor_parallel_per_step)),

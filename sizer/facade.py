@@ -320,8 +320,10 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
         with the assumptions.
     """
     from sizer.inference.estimate import InferenceRequest
+    from sizer.measured import check_owned
     from sizer.plan.owned_answer import answer_inference, answer_training
 
+    check_owned(request)  # a measurement beside several sets names the one it was taken on
     catalog = _catalog(catalog)
     if isinstance(request, InferenceRequest):
         return answer_inference(request, catalog)

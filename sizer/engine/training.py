@@ -35,6 +35,7 @@ from sizer.errors import InputError
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.hardware.nodes import device_link, node_layout
 from sizer.hardware.schema import Device
+from sizer.measured import Rescaled
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
 from sizer.units import Quantity
 
@@ -112,6 +113,7 @@ class TimeResult(Model):
     # the second line: training time with failures, checkpoints and restarts (sizer.engine.goodput); None: not shown
     with_interruptions: InterruptedTime | None = None
     recipe: str | None = None  # the training recipe as a line for a trainer's configuration (sizer.engine.recipe)
+    rescaled: Rescaled | None = None  # rescaled by the user's measurement or MFU (sizer.measured); None: sizer's own
 
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:

@@ -81,6 +81,7 @@ from sizer.inference.under_load import (
     serving_runtime,
     usd_per_million,
 )
+from sizer.measured import Measured, Rescaled, inference_answer
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
@@ -170,6 +171,12 @@ class InferenceRequest(ServedModel):
     rent_price: str | dict[str, Any] | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
     pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
                              "plus energy) or any (rent, else buy); the cost says its price_basis")
+    measured: Measured | None = Field(None, description="your measurement of this setup ('2900 tokens/s', 'TTFT 350 ms', "
+                                                       "'25 ms/token'): the answer is rescaled to it (sizer.measured)")
+    measured_on: str | None = Field(None, max_length=100, description="the device the measurement was taken on: "
+                                    "carried over to the device asked (reference mode)")
+    efficiency: float | None = Field(None, gt=0, le=1, description="a what-if fraction (0-1] of the bandwidth and "
+                                     "compute roofline in place of the fitted efficiencies")
 
 
 class InferenceResult(Model):
@@ -209,6 +216,7 @@ class InferenceResult(Model):
     # a split over unequal devices, or the devices and the host CPU of an offload (gpu_layers): each one's layers and memory
     per_device: list[DeviceShare] | None = None
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
+    rescaled: Rescaled | None = None  # rescaled by the user's measurement or efficiency (sizer.measured); None: sizer's own
 
 
 def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]:
@@ -490,9 +498,11 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     if ev.per_device is not None:  # no cost or energy summed over unequal devices
         cost = energy = None
     fields = _static_fields(served, ev, total, turn, cost, energy, spreads)
-    if served.load is None:
-        return InferenceResult(**fields, assumptions=assumptions)
-    return _answer_under_load(served, ev, fields, assumptions, tdp)
+    result = InferenceResult(**fields, assumptions=assumptions) if served.load is None else \
+        _answer_under_load(served, ev, fields, assumptions, tdp)
+    # the user's measurement or efficiency, where given (the roofline: the prompt at the peak, a step at the bandwidth)
+    return inference_answer(request, result, catalog, estimate_inference, prefill_limit=ev.prefill_limit,
+                            step_limit=ev.step_limit)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ from sizer.errors import InputError, SizerError, require_device
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
+from sizer.measured import Measured, memory_answer, time_answer
 from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
 from sizer.results import Assumption
 from sizer.units import Numberish, parse_count, parse_quantity
@@ -65,6 +66,11 @@ class TimeRequest(WorkloadRequest):
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "
                                                          "least one failure")
+    measured: Measured | None = Field(None, description="your measurement of this setup ('2900 tokens/s', '1.2 s/step'): "
+                                                       "the answer is rescaled to it (sizer.measured)")
+    measured_on: str | None = Field(None, max_length=100, description="the device the measurement was taken on ('RTX "
+                                    "4090', '8x A100 80GB SXM'): carried over to the device asked (reference mode)")
+    mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies")
 
 
 def node_type(name: str | None, device: Device) -> Topology | None:
@@ -177,7 +183,7 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
         host_memory = float(parse_quantity("host_memory", request.host_memory, "[information]").to("B").magnitude)
         if not host_memory > 0:
             raise InputError("host_memory", request.host_memory, "a positive amount of memory, such as '128 GB'")
-    return estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
+    result = estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
                              ep=request.ep,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
                              recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
@@ -185,6 +191,7 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes), host_memory=host_memory,
                              interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
+    return time_answer(request, result, catalog, time_estimate)  # the user's measurement or MFU, where given
 
 
 class MemoryRequest(WorkloadRequest):
@@ -204,6 +211,8 @@ class MemoryRequest(WorkloadRequest):
     ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
                                                  "ep of the count data-parallel devices")
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
+    measured: Measured | None = Field(None, description="your measured peak memory ('peak memory 18 GiB'): the answer "
+                                                       "is rescaled to it (sizer.measured)")
 
 
 def layout_asked(request: MemoryRequest) -> bool:
@@ -273,6 +282,7 @@ def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> M
     result = training_memory(resolve_job(request, need_samples=False), device, request.count,
                              zero=zero_stage(request) or 0, headroom=request.headroom,
                              recompute=recompute_index(request.recompute) or 0, ep=request.ep, offload=request.offload)
+    result = memory_answer(request, result)  # the user's measured peak memory, where given
     if device is None or layout_asked(request):
         return result
     searched = searched_layout(request, catalog)
@@ -306,6 +316,7 @@ def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout 
     """
     fields = chosen_fields(request)  # recomputation "none" sent by the CLI is no recomputation asked: searched
     fields.pop("have", None)
+    fields.pop("measured", None)  # a peak memory: the layout's time is not rescaled by it
     if fields.get("tokens") is None and fields.get("samples") is None:  # a step's layout needs no length
         fields["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
     try:

@@ -29,6 +29,7 @@ from sizer.engine.training import batch_change, check_layout, fixed_layout, refu
 from sizer.errors import InputError, require_device
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.measured import at_mfu, mfu_assumption
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.workloads.request import WorkloadRequest
 
@@ -59,6 +60,8 @@ class PlanRequest(WorkloadRequest):
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "
                                                          "least one failure")
+    mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies: "
+                                                         "every layout's time is C / (n R_peak MFU)")
 
 
 class LayoutOption(Model):
@@ -202,7 +205,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         rows = unique_layouts(ev, at_one_batch(ev, rows, found.distance))
     low, high, range_source = range_factors(Mode.DATASHEET, workload_kind(job, device.kind))
     shown = rows[:request.shown]
-    summary = summarise(ev, shown, low, high, float(table.peak[0]))
+    summary = at_mfu(summarise(ev, shown, low, high, float(table.peak[0])), request.mfu)  # a given MFU, where one is
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
     layouts = _with_interruptions([_option(ev, r, k, summary, unit, job, float(table.memory[0]))
                                    for k, r in enumerate(shown)], request, job, table)
@@ -216,7 +219,8 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                    f"{len(ev.fits)} candidates, {fitting} distinct layouts fit"
                    + (f" at a batch of {float(ev.batch[rows[0]]):,.0f} {job.sample_word}s (every row runs it, so their times compare)"
                       if len(rows) else ""), source="sizer's layout search"),
-        Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source),
+        Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source)
+        if request.mfu is None else mfu_assumption(request.mfu),
     ]
     if any(option.training_time_with_interruptions for option in layouts):
         from sizer.engine.goodput import stated

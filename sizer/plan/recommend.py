@@ -50,6 +50,7 @@ from sizer.formulas.tco import (
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device, DeviceKind, OfferTerm, OfferTermIn
 from sizer.hardware.server_share import owned_price
+from sizer.measured import Measured, Rescaled, at_mfu, at_speed, carried_to_every_device, mfu_assumption, rescaled_assumption
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
 from sizer.results import (
@@ -118,6 +119,12 @@ class RecommendRequest(WorkloadRequest):
     interruptions: bool | None = Field(None, description="also give each device's training time with interruptions "
                                                          "(failures, checkpoints, restarts); not given: where a run "
                                                          "expects at least one failure")
+    mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies: "
+                                                         "every device's time is C / (n R_peak MFU)")
+    measured: Measured | None = Field(None, description="your measurement ('2900 tokens/s', '1.2 s/step') on the device "
+                                                       "measured_on: its factor carries over to every device (reference mode)")
+    measured_on: str | None = Field(None, max_length=100, description="the device (or 'N x DEVICE') the measurement "
+                                                                     "was taken on")
 
 
 def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],
@@ -458,6 +465,7 @@ class _Question:
     counts: tuple[int, ...]
     deadline: PintQuantity[Any] | None
     budget: PintQuantity[Any] | None
+    carried: Rescaled | None = None  # a measurement on one device, its factor for every device (sizer.measured)
 
 
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
@@ -484,7 +492,10 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
-    return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget)
+    from sizer.plan.estimates import TimeRequest, time_estimate
+
+    carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
+    return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried)
 
 
 def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Question | None = None) -> dict[str, Any]:
@@ -504,6 +515,10 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
     host = _host(found.basis, options, order, apart, job, request.storage)
     assumptions = _recommend_assumptions(found, options, question, pricing, len(apart), ranked + listed_apart)
+    if request.mfu is not None:  # a what-if: said first, and no fitted range
+        assumptions = [mfu_assumption(request.mfu), *(a for a in assumptions if a.name != "range")]
+    if question.carried is not None:  # a measurement carried over: said first, with reference mode's range
+        assumptions = [*rescaled_assumption(question.carried), *(a for a in assumptions if a.name != "range")]
     # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
     return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
                 ranked=ranked, unpriced=listed_apart, ranked_total=len(order), unpriced_total=len(apart),
@@ -568,7 +583,9 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
         chosen count and whether it serves.
     """
     request, job, devices, kinds = question.request, question.job, question.devices, question.kinds
-    b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
+    b = at_mfu(basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration),
+               request.mfu)  # a given MFU, where one is: every time C / (n R_peak MFU)
+    b = at_speed(b, question.carried)  # a measurement on one device, carried over to every device
     check_deadline()
     deadline_s = float(question.deadline.to("s").magnitude) if question.deadline is not None else None
     prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()),
