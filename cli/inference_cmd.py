@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import output, owned_output
+from . import launch_output, output, owned_output
 from .common import (
     CatalogOption,
     HaveOption,
@@ -83,7 +83,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
-              have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
+              have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
+              json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
     with --have, the answer on that hardware only."""
@@ -93,7 +94,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   prompt_len=prompt_len, output_len=output_len, rent_price=rent_price, have=have, gpu_layers=gpu_layers,
                   host_cpu=host_cpu, host_memory=host_memory, runtime=runtime, depth=depth or None,
                   devices=[d.strip() for d in devices.split(",")] if devices is not None else None, pricing=pricing,
-                  flash_attention=flash_attention, ubatch=ubatch, threads=threads)
+                  flash_attention=flash_attention, ubatch=ubatch, threads=threads, emit=emit)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
@@ -103,7 +104,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     if json:
         return output.emit_json(result)
     if result.scenario == "load":
-        return render_load(result)
+        render_load(result)
+        return launch_output.show(result.launch)
     # counts of sequences say so; no turn means memory-bound at every batch sizer tries (65,536 sequences)
     turn = ("- (memory-bound at every batch)" if result.compute_bound_batch is None
             else f"{result.compute_bound_batch:,} sequences")
@@ -129,6 +131,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
            f"{'' if d.fits else ' (does NOT fit)'}") for d in result.per_device or ())])
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
+    launch_output.show(result.launch)
 
 
 def _pct(p) -> str:

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import output, owned_output
+from . import launch_output, output, owned_output
 from .common import (
     ActivationMemory,
     BatchSize,
@@ -75,7 +75,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
          loss: LossOption = None, sample_tokens: SampleTokensOption = None,
-         have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
+         have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
+         json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
     from sizer.facade import InputError
@@ -93,7 +94,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
-                               overlap_all_to_all=overlap_all_to_all or None,
+                               overlap_all_to_all=overlap_all_to_all or None, emit=emit,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
                                                sample_tokens))
     if have:
@@ -136,6 +137,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
         output.warn(warning)
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions + (result.with_interruptions.assumptions if result.with_interruptions else []))
+    launch_output.show(result.launch)
 
 
 def register(app: typer.Typer) -> None:

@@ -29,6 +29,8 @@ from sizer.engine.training import batch_change, check_layout, fixed_layout, refu
 from sizer.errors import InputError, require_device
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.launch.answer import Launch
+from sizer.launch.names import EmitName
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.workloads.request import WorkloadRequest
 
@@ -39,6 +41,8 @@ class PlanRequest(WorkloadRequest):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"model": "llama-2-70b", "device": "H100 SXM", "count": 256, "tokens": 2e12}]})
 
+    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the fastest layout's launch command "
+                                                                 "or configuration for (sizer.launch: megatron, nemo, torchtitan, deepspeed; a fine-tune: torchtune, axolotl, unsloth)")
     device: str | None = Field(None, description="the device (or give have)")
     count: int = Field(1, ge=1, le=1_000_000)
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
@@ -95,6 +99,7 @@ class PlanResult(Model):
     sample: str = "sample"  # what a batch counts: sequence, image, sample
     warnings: list[str]
     assumptions: list[Assumption]
+    launch: Launch | None = None  # with emit: the fastest layout's launch command in that tool (sizer.launch)
 
 
 def _why(ev: Evaluation, r: int, memory: float) -> str:
