@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.plan.estimates import MemoryRequest, TimeRequest
     from sizer.plan.memory_report import MemoryResult
     from sizer.plan.owned_answer import OwnedResult
-    from sizer.plan.planner import PlanRequest, PlanResult
+    from sizer.plan.planner import PlanRequest
     from sizer.plan.recommend import RecommendRequest
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
@@ -64,7 +64,7 @@ _LAZY = {
     **dict.fromkeys(("InferenceRequest", "InferenceResult"), "sizer.inference.estimate"),
     **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult", "recommend_inference"),
                     "sizer.inference.deployments"),
-    **dict.fromkeys(("PlanRequest", "PlanResult"), "sizer.plan.planner"),
+    **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
     **dict.fromkeys(("OwnedResult", "answer_inference", "answer_training"), "sizer.plan.owned_answer"),
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
                     "sizer.plan.estimates"),
@@ -300,31 +300,6 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
 
         result = result.model_copy(update={"suggestions": unequal_devices_suggestions(request, catalog)})
     return with_launch(request, _stated(result, request.device, catalog), catalog)
-
-
-def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
-    """The layouts of one (model, device, count) that fit, fastest first (:func:`sizer.plan.planner.plan`,
-    ``sizer plan``), with the fastest one's launch command where ``emit`` names a tool.
-
-    Parameters
-    ----------
-    request : PlanRequest
-        The workload, the device and count, and any layout dimension pinned.
-    catalog : Catalog or None
-        The device catalog; None loads the built-in one.
-
-    Returns
-    -------
-    PlanResult
-        The layouts searched and fitting, the best first, and ``launch`` with ``emit``.
-    """
-    from sizer.launch.dispatch import check_emit
-    from sizer.plan.launch_answer import with_launch
-    from sizer.plan.planner import plan as layouts
-
-    catalog = _catalog(catalog)
-    check_emit(request)
-    return with_launch(request, layouts(request, catalog), catalog)
 
 
 def _with_suggestions(request: TimeRequest | MemoryRequest | InferenceRequest, result: Fixable,

@@ -82,7 +82,7 @@ from sizer.inference.under_load import (
     usd_per_million,
 )
 from sizer.launch.answer import Launch
-from sizer.launch.names import EmitName
+from sizer.launch.emit_field import EmitName
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName

@@ -13,6 +13,6 @@ engine does not store), is refused with :class:`~sizer.errors.InputError` naming
 :func:`sizer.launch.dispatch.check_emit` runs before the answer (the tool fits the command);
 :func:`sizer.plan.launch_answer.with_launch` after it (the tool fits the answer, and writes the command), with
 the setup read by :mod:`sizer.plan.launch_readers`. The request and result modules import
-:mod:`sizer.launch.names` (the ``emit`` field) and :mod:`sizer.launch.answer` (the ``launch`` field), so this
+:mod:`sizer.launch.emit_field` (the ``emit`` field) and :mod:`sizer.launch.answer` (the ``launch`` field), so this
 package imports none of the engine, the planner or serving; this file imports nothing.
 """

@@ -68,17 +68,50 @@ def refuse_precision(tool: str, setup: TrainingSetup, takes: tuple[str, ...]) ->
 
 
 def accumulation(setup: TrainingSetup) -> int:
-    """Passes per optimizer step: the answer's, or 1 where it chose none (a memory answer)."""
+    """Passes per optimizer step: the answer's, or 1 where it chose none (a memory answer).
+
+    Parameters
+    ----------
+    setup : TrainingSetup
+        The answer's layout.
+
+    Returns
+    -------
+    int
+        Micro-batches per optimizer step [1].
+    """
     return setup.accumulation if setup.accumulation is not None else 1
 
 
 def global_batch(setup: TrainingSetup) -> int:
-    """Samples per optimizer step: the answer's, or micro-batch x accumulation x data-parallel ranks."""
+    """Samples per optimizer step: the answer's, or micro-batch x accumulation x data-parallel ranks.
+
+    Parameters
+    ----------
+    setup : TrainingSetup
+        The answer's layout.
+
+    Returns
+    -------
+    int
+        Samples per optimizer step over all devices [1].
+    """
     if setup.global_batch is not None:
         return setup.global_batch
     return setup.micro_batch * accumulation(setup) * setup.dp
 
 
 def model_name(setup: TrainingSetup) -> str:
-    """The model's name or path as given, or ``MODEL`` where none was named."""
+    """The model's name or path as given, or ``MODEL`` where none was named.
+
+    Parameters
+    ----------
+    setup : TrainingSetup
+        The answer's layout.
+
+    Returns
+    -------
+    str
+        The name a command writes.
+    """
     return setup.model if setup.model is not None else "MODEL"

@@ -18,7 +18,7 @@ from sizer.errors import InputError, SizerError, require_device
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
-from sizer.launch.names import EmitName
+from sizer.launch.emit_field import EmitName
 from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
 from sizer.results import Assumption
 from sizer.units import Numberish, parse_count, parse_quantity

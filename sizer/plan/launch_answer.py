@@ -68,13 +68,19 @@ def _serving(tool: Tool, request: Any, result: Any, catalog: Catalog) -> Launch:
     """A serving answer's command: llama.cpp's where a local runtime answered, else a serving engine's."""
     from sizer.plan.launch_readers import local_runtime_of, local_setup, serving_setup
 
-    local = local_runtime_of(request, catalog)
+    # under load the serving engine ran the replicas, whatever local runtime the static answer would take
+    local = local_runtime_of(request, catalog) if result.scenario != "load" else None
     question = Question.LOCAL if local is not None else Question.SERVING
     words = (f"a local answer under {local.name}" if local is not None else "a data-centre serving answer")
+    if local is not None:
+        hint = " (give runtime vllm, or non-GGUF weights, for a serving engine)"
+    elif result.scenario == "load":
+        hint = " (under load a serving engine runs the replicas; ask without rate or users for llama.cpp)"
+    else:
+        hint = " (give runtime llama.cpp, or GGUF weights such as q4_k_m, for llama.cpp)"
     if question not in tool.questions:
-        raise InputError("emit", request.emit, f"a tool that launches {words}: {', '.join(tools_for(frozenset({question})))}"
-                          + (" (give runtime llama.cpp, or GGUF weights such as q4_k_m, for llama.cpp)" if local is None
-                            else " (give runtime vllm, or non-GGUF weights, for a serving engine)"))
+        raise InputError("emit", request.emit, f"a tool that launches {words}: "
+                                               f"{', '.join(tools_for(frozenset({question})))}{hint}")
     if local is not None:
         if local.name != "llama.cpp":
             raise InputError("emit", request.emit, f"no tool yet for {local.name}: --emit writes llama.cpp's "

@@ -180,13 +180,45 @@ def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, g
 
 
 def time_setup(request: TimeRequest, result: TimeResult, catalog: Catalog) -> TrainingSetup:
-    """The layout a ``sizer time`` answer chose (:func:`training_setup`)."""
+    """The layout a ``sizer time`` answer chose (:func:`training_setup`).
+
+    Parameters
+    ----------
+    request : TimeRequest
+        The question.
+    result : TimeResult
+        Its answer.
+    catalog : Catalog
+        The catalog.
+
+    Returns
+    -------
+    TrainingSetup
+        The setup.
+    """
     return training_setup(request, result.layout, global_batch=result.batch_size, precision=result.precision,
                           fits=result.fits, catalog=catalog)
 
 
 def plan_setup(request: PlanRequest, layout: LayoutOption, precision: str, catalog: Catalog) -> TrainingSetup:
-    """The fastest layout of a ``sizer plan`` answer (:func:`training_setup`)."""
+    """The fastest layout of a ``sizer plan`` answer (:func:`training_setup`).
+
+    Parameters
+    ----------
+    request : PlanRequest
+        The question.
+    layout : LayoutOption
+        The layout to launch (the answer's first, fastest one).
+    precision : str
+        The training precision the answer used.
+    catalog : Catalog
+        The catalog.
+
+    Returns
+    -------
+    TrainingSetup
+        The setup.
+    """
     return training_setup(request, layout, global_batch=layout.batch_size, precision=precision, fits=layout.fits,
                           catalog=catalog)
 

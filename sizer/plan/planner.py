@@ -30,7 +30,9 @@ from sizer.errors import InputError, require_device
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.launch.answer import Launch
-from sizer.launch.names import EmitName
+from sizer.launch.dispatch import check_emit
+from sizer.launch.emit_field import EmitName
+from sizer.plan.launch_answer import with_launch
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.workloads.request import WorkloadRequest
 
@@ -175,6 +177,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         count or the model, or a batch no layout can run.
     """
 
+    check_emit(request)  # a tool that launches no training layout is refused before the search
     catalog = catalog or load_catalog()
     device = catalog.find(require_device(request))
     job = resolve_job(request)
@@ -234,9 +237,10 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         memory = float(table.memory[0])
         assumptions.append(Assumption(name="fit", value=f"no layout fits {device.name}'s {memory * unit_factor('B', 'GB'):.3g} GB: "
                                       "shown are those closest to fitting", source="sizer's layout search"))
-    return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
-                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word, warnings=warnings,
-                      assumptions=assumptions)
+    result = PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
+                        searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word,
+                        warnings=warnings, assumptions=assumptions)
+    return with_launch(request, result, catalog)  # with emit: the fastest layout's command (sizer.launch)
 
 
 def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job: Job,

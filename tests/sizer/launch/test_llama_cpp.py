@@ -54,3 +54,11 @@ def test_a_serving_answer_is_not_launched_by_llama_cpp(serve):
     with pytest.raises(InputError) as caught:
         serve(model="llama-3.1-8b", device="H100 SXM", emit="llama.cpp")
     assert caught.value.field == "emit" and "vllm" in str(caught.value)
+
+
+def test_under_load_a_gguf_answer_is_a_serving_engines(serve):
+    result = serve(model="llama-3.1-8b", device="RTX 4090", weights="q4_k_m", rate=1, emit="vllm")
+    assert result.scenario == "load" and result.launch.tool == "vllm"
+    with pytest.raises(InputError) as caught:
+        serve(model="llama-3.1-8b", device="RTX 4090", weights="q4_k_m", rate=1, emit="llama.cpp")
+    assert caught.value.field == "emit" and "under load" in str(caught.value)
