@@ -120,8 +120,8 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
     cpu = device if device.kind == "cpu" else (catalog.find(request.host_cpu or DEFAULT_HOST) if offloaded else None)
     if threads is None and cpu is not None and cpu.cores is not None:  # the answer's default: the CPU's physical cores
         threads = int(cpu.cores.value)
-    if result.per_device:
-        shares = tuple(d.layers for d in result.per_device)
+    if request.devices is not None and result.per_device:  # unequal cards: each one's layers (an offload's
+        shares = tuple(d.layers for d in result.per_device)   # per_device also lists the host CPU: not a split)
     else:
         shares = tuple([1] * result.count) if result.count > 1 else ()
     flash = local.profile.flash_attention if request.flash_attention is None else request.flash_attention

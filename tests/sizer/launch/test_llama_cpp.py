@@ -62,3 +62,9 @@ def test_under_load_a_gguf_answer_is_a_serving_engines(serve):
     with pytest.raises(InputError) as caught:
         serve(model="llama-3.1-8b", device="RTX 4090", weights="q4_k_m", rate=1, emit="llama.cpp")
     assert caught.value.field == "emit" and "under load" in str(caught.value)
+
+
+def test_an_offload_is_no_split_over_devices(serve):
+    options = _checked(serve(model="llama-3.1-70b", device="RTX 4090", weights="q4_k_m", gpu_layers=40,
+                             emit="llama.cpp").launch)
+    assert options["-ngl"] == 40 and "-ts" not in options and "-sm" not in options
