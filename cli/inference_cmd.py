@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import output, owned_output
+from . import launch_output, output, owned_output
 from .common import (
     CatalogOption,
     HaveOption,
@@ -86,7 +86,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
               measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, efficiency: EfficiencyOption = None,
-              have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
+              have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
+              json: JsonOption = False) -> None:
     """Serving a model: memory per device, time to first token, decode tokens/s, cost per token;
     with --rate or --users, latency percentiles, capacity and replicas under continuous batching;
     with --have, the answer on that hardware only."""
@@ -98,7 +99,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   devices=[d.strip() for d in devices.split(",")] if devices is not None else None,
                   tensor_split=_ratios(tensor_split), pricing=pricing,
                   flash_attention=flash_attention, ubatch=ubatch, threads=threads, measured=measured,
-                  measured_on=measured_on, efficiency=efficiency)
+                  measured_on=measured_on, efficiency=efficiency, emit=emit)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
@@ -108,7 +109,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
     if json:
         return output.emit_json(result)
     if result.scenario == "load":
-        return render_load(result)
+        render_load(result)
+        return launch_output.show(result.launch)
     # counts of sequences say so; no turn means memory-bound at every batch sizer tries (65,536 sequences)
     turn = ("- (memory-bound at every batch)" if result.compute_bound_batch is None
             else f"{result.compute_bound_batch:,} sequences")
@@ -135,6 +137,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
            f"{'' if d.fits else ' (does NOT fit)'}") for d in result.per_device or ())])
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
+    launch_output.show(result.launch)
 
 
 def _ratios(text: str | None) -> list[float] | None:

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import output, owned_output
+from . import launch_output, output, owned_output
 from .common import (
     ActivationMemory,
     BatchSize,
@@ -55,7 +55,8 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            loss: LossOption = None,
            offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
            measured: MeasuredOption = None,
-           have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
+           have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
+           json: JsonOption = False) -> None:
     """Weights, gradients, optimizer states, activations and overhead per device."""
     from sizer import facade
 
@@ -64,7 +65,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
                                seq_len=seq_len, activation_memory_per_sample=activation_memory_per_sample,
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
                                workload=workload, zero=zero, ep=ep,
-                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have, offload=offload or None, measured=measured,
+                               method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have, offload=offload or None, measured=measured, emit=emit,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss))
     if have:
         return answer_owned(request, catalog, json)
@@ -91,6 +92,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
         *_searched(result.searched)])
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions)
+    launch_output.show(result.launch)
 
 
 def _searched(searched) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import output
+from . import launch_output, output
 from .common import (
     BatchSize,
     CatalogOption,
@@ -48,7 +48,8 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
          interruptions: InterruptionsOption = None,
          overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
          mfu: MfuOption = None,
-         have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
+         have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
+         json: JsonOption = False) -> None:
     """Search tensor x pipeline x context x data parallel, interleaving, ZeRO, recomputation and micro-batch;
     rank the layouts that fit. Layout options given pin their dimension."""
     from sizer.facade import PlanRequest
@@ -59,7 +60,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
                                seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
                                lora_targets=lora_targets, tp=tp, pp=pp, cp=cp, zero=zero, recompute=recompute,
                                interleave=interleave, ep=ep, have=have, interruptions=interruptions,
-                               overlap_all_to_all=overlap_all_to_all or None, mfu=mfu)
+                               overlap_all_to_all=overlap_all_to_all or None, mfu=mfu, emit=emit)
     if have:
         return answer_owned(request, catalog, json)
     result = run(request, load(catalog))
@@ -80,6 +81,7 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
     for warning in result.warnings:
         output.warn(warning)
     output.assumptions(result.assumptions)
+    launch_output.show(result.launch)
 
 
 def _caption(result) -> str:

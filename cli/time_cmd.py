@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import output, owned_output
+from . import launch_output, output, owned_output
 from .common import (
     ActivationMemory,
     BatchSize,
@@ -77,7 +77,8 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
          loss: LossOption = None, sample_tokens: SampleTokensOption = None,
          measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, mfu: MfuOption = None,
-         have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
+         have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
+         json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
     from sizer.facade import InputError
@@ -96,7 +97,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
                                overlap_all_to_all=overlap_all_to_all or None,
-                               measured=measured, measured_on=measured_on, mfu=mfu,
+                               measured=measured, measured_on=measured_on, mfu=mfu, emit=emit,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
                                                sample_tokens))
     if have:
@@ -141,6 +142,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
         output.warn(warning)
     owned_output.suggestions(result.suggestions)
     output.assumptions(result.assumptions + (result.with_interruptions.assumptions if result.with_interruptions else []))
+    launch_output.show(result.launch)
 
 
 def register(app: typer.Typer) -> None:

@@ -223,13 +223,16 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
         The step and training time ranges [s, or a unit a person reads], the memory per device, the
         layout, whether it fits, the assumptions and any suggestions.
     """
+    from sizer.launch.dispatch import check_emit
     from sizer.plan.estimates import time_estimate
+    from sizer.plan.launch_answer import with_launch
 
     catalog = _catalog(catalog)
+    check_emit(request)  # a tool that launches no training layout is refused before the answer is computed
     result = time_estimate(request, catalog)
     if suggest and not result.fits:
         result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
-    return _stated(result, request.device, catalog)
+    return with_launch(request, _stated(result, request.device, catalog), catalog)
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
@@ -251,13 +254,16 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
         overhead) and in total [GB], whether it fits the device (None without a device), the
         recipe as a line for a trainer's configuration, the assumptions and any suggestions.
     """
+    from sizer.launch.dispatch import check_emit
     from sizer.plan.estimates import memory_estimate
+    from sizer.plan.launch_answer import with_launch
 
     catalog = _catalog(catalog)
+    check_emit(request)
     result = memory_estimate(request, catalog)
     if suggest and result.fits is False and request.device is not None:  # a verdict needs a device
         result = _with_suggestions(request, result, catalog.find(request.device), catalog)
-    return _stated(result, request.device, catalog)
+    return with_launch(request, _stated(result, request.device, catalog), catalog)
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
@@ -281,8 +287,11 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         assumptions and any suggestions.
     """
     from sizer.inference.estimate import estimate_inference as serving_estimate
+    from sizer.launch.dispatch import check_emit
+    from sizer.plan.launch_answer import with_launch
 
     catalog = _catalog(catalog)
+    check_emit(request)
     result = serving_estimate(request, catalog)
     if suggest and not result.fits and request.devices is None:  # suggestions vary one device kind's count
         result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
@@ -290,7 +299,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         from sizer.plan.suggestions import unequal_devices_suggestions
 
         result = result.model_copy(update={"suggestions": unequal_devices_suggestions(request, catalog)})
-    return _stated(result, request.device, catalog)
+    return with_launch(request, _stated(result, request.device, catalog), catalog)
 
 
 def _with_suggestions(request: TimeRequest | MemoryRequest | InferenceRequest, result: Fixable,
@@ -320,10 +329,12 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
         with the assumptions.
     """
     from sizer.inference.estimate import InferenceRequest
+    from sizer.launch.dispatch import check_emit
     from sizer.measured import check_owned
     from sizer.plan.owned_answer import answer_inference, answer_training
 
     check_owned(request)  # a measurement beside several sets names the one it was taken on
+    check_emit(request)  # emit with have: refused (an answer per hardware set launches none)
     catalog = _catalog(catalog)
     if isinstance(request, InferenceRequest):
         return answer_inference(request, catalog)

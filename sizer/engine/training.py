@@ -35,6 +35,7 @@ from sizer.errors import InputError
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.hardware.nodes import device_link, node_layout
 from sizer.hardware.schema import Device
+from sizer.launch.answer import Launch
 from sizer.measured import Rescaled
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
 from sizer.units import Quantity
@@ -114,6 +115,7 @@ class TimeResult(Model):
     with_interruptions: InterruptedTime | None = None
     recipe: str | None = None  # the training recipe as a line for a trainer's configuration (sizer.engine.recipe)
     rescaled: Rescaled | None = None  # rescaled by the user's measurement or MFU (sizer.measured); None: sizer's own
+    launch: Launch | None = None  # with emit: the layout's launch command in that tool (sizer.launch)
 
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:

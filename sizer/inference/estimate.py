@@ -81,6 +81,8 @@ from sizer.inference.under_load import (
     serving_runtime,
     usd_per_million,
 )
+from sizer.launch.answer import Launch
+from sizer.launch.emit_field import EmitName
 from sizer.measured import Measured, Rescaled, inference_answer
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
@@ -169,6 +171,8 @@ class InferenceRequest(ServedModel):
     threads: int | None = Field(None, ge=1, le=1024, description="CPU threads of a CPU-only llama.cpp run or of the host "
                                 "CPU running layers kept off the GPU (gpu_layers) (-t; default: the CPU's physical cores)")
     rent_price: str | dict[str, Any] | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
+    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the chosen setup's launch command "
+                                                                 "or configuration for (sizer.launch: vllm, sglang, trtllm, llama.cpp)")
     pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
                              "plus energy) or any (rent, else buy); the cost says its price_basis")
     measured: Measured | None = Field(None, description="your measurement of this setup ('2900 tokens/s', 'TTFT 350 ms', "
@@ -217,6 +221,7 @@ class InferenceResult(Model):
     per_device: list[DeviceShare] | None = None
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
     rescaled: Rescaled | None = None  # rescaled by the user's measurement or efficiency (sizer.measured); None: sizer's own
+    launch: Launch | None = None  # with emit: the setup's launch command in that tool (sizer.launch)
 
 
 def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]:

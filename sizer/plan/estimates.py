@@ -18,6 +18,7 @@ from sizer.errors import InputError, SizerError, require_device
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
+from sizer.launch.emit_field import EmitName
 from sizer.measured import Measured, memory_answer, time_answer
 from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
 from sizer.results import Assumption
@@ -32,6 +33,8 @@ class TimeRequest(WorkloadRequest):
         {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
          "reference": "V100 SXM2 16GB=1200/s"}]})
 
+    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the chosen setup's launch command "
+                                                                 "or configuration for (sizer.launch: megatron, nemo, torchtitan, deepspeed; a fine-tune: torchtune, axolotl, unsloth)")
     device: str | None = Field(None, description="the device (or give have)")
     count: int = Field(1, ge=1, le=1_000_000)
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
@@ -200,6 +203,8 @@ class MemoryRequest(WorkloadRequest):
          "sharding": "full"},
         {"params": 7.5e9, "count": 64, "zero": 2, "precision": "fp16", "optimizer": "adam"}]})
 
+    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the chosen setup's launch command "
+                                                                 "or configuration for (sizer.launch: torchtune, axolotl, unsloth)")
     device: str | None = None
     count: int = Field(1, ge=1, le=1_000_000)
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "

@@ -37,6 +37,7 @@ from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.hardware.schema import Device
+from sizer.launch.answer import Launch
 from sizer.measured import Rescaled
 from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
 from sizer.units import Quantity
@@ -88,6 +89,7 @@ class MemoryResult(Model):
     searched: SearchedLayout | None = None  # no layout asked: what the layout search of `sizer time` chooses
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
     rescaled: Rescaled | None = None  # rescaled to the user's measured peak memory (sizer.measured); None: sizer's own
+    launch: Launch | None = None  # with emit: the fine-tune's launch command in that tool (sizer.launch)
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,

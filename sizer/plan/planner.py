@@ -29,7 +29,11 @@ from sizer.engine.training import batch_change, check_layout, fixed_layout, refu
 from sizer.errors import InputError, require_device
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.launch.answer import Launch
+from sizer.launch.dispatch import check_emit
+from sizer.launch.emit_field import EmitName
 from sizer.measured import at_mfu, mfu_assumption
+from sizer.plan.launch_answer import with_launch
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.workloads.request import WorkloadRequest
 
@@ -40,6 +44,8 @@ class PlanRequest(WorkloadRequest):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"model": "llama-2-70b", "device": "H100 SXM", "count": 256, "tokens": 2e12}]})
 
+    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the fastest layout's launch command "
+                                                                 "or configuration for (sizer.launch: megatron, nemo, torchtitan, deepspeed; a fine-tune: torchtune, axolotl, unsloth)")
     device: str | None = Field(None, description="the device (or give have)")
     count: int = Field(1, ge=1, le=1_000_000)
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
@@ -98,6 +104,7 @@ class PlanResult(Model):
     sample: str = "sample"  # what a batch counts: sequence, image, sample
     warnings: list[str]
     assumptions: list[Assumption]
+    launch: Launch | None = None  # with emit: the fastest layout's launch command in that tool (sizer.launch)
 
 
 def _why(ev: Evaluation, r: int, memory: float) -> str:
@@ -173,6 +180,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         count or the model, or a batch no layout can run.
     """
 
+    check_emit(request)  # a tool that launches no training layout is refused before the search
     catalog = catalog or load_catalog()
     device = catalog.find(require_device(request))
     job = resolve_job(request)
@@ -233,9 +241,10 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         memory = float(table.memory[0])
         assumptions.append(Assumption(name="fit", value=f"no layout fits {device.name}'s {memory * unit_factor('B', 'GB'):.3g} GB: "
                                       "shown are those closest to fitting", source="sizer's layout search"))
-    return PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
-                      searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word, warnings=warnings,
-                      assumptions=assumptions)
+    result = PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
+                        searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word,
+                        warnings=warnings, assumptions=assumptions)
+    return with_launch(request, result, catalog)  # with emit: the fastest layout's command (sizer.launch)
 
 
 def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job: Job,

@@ -1,0 +1,266 @@
+"""Reading an answer's setup (:mod:`sizer.launch.setups`) from its request and result objects (``--emit``).
+
+The values come from the result's typed fields and from the same core functions the answer was computed with
+(the served format and architecture, the resolved job, the node model), never from the answer's printed text.
+Kept out of :mod:`sizer.launch` (the setups' definitions and the emitters), which the request and result
+modules import for their ``emit`` and ``launch`` fields, so that nothing imports itself back.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sizer.choices import KvCache, Method, Recompute
+from sizer.errors import require_device
+from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_id
+
+if TYPE_CHECKING:
+    from sizer.engine.training import Layout, TimeResult
+    from sizer.hardware.catalog import Catalog
+    from sizer.inference.estimate import InferenceRequest, InferenceResult
+    from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.plan.memory_report import MemoryResult
+    from sizer.plan.planner import LayoutOption, PlanRequest
+    from sizer.runtimes.runtime import Runtime
+    from sizer.workloads.request import WorkloadRequest
+
+
+def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: Catalog, tool: Runtime) -> ServingSetup:
+    """The serving setup of a ``sizer inference`` answer (the replica, its copies, its scheduler).
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The question.
+    result : InferenceResult
+        Its answer.
+    catalog : Catalog
+        The catalog the answer was computed with.
+    tool : Runtime
+        The serving engine the command is for: its memory shares (the answer's own where it was sized for it).
+
+    Returns
+    -------
+    ServingSetup
+        The setup.
+    """
+    from sizer.inference.estimate import served_architecture
+    from sizer.inference.under_load import serving_runtime
+
+    arch, _ = served_architecture(request)
+    model, known = model_id(request.model)
+    loaded = result.scenario == "load"
+    engine = serving_runtime(request) if (request.runtime is not None or loaded) else None
+    varying = request.lengths is not None or request.trace is not None
+    context = request.depth + result.prompt_len + result.output_len
+    if varying:  # a set's or a trace's longest request is not in the answer: the model's own context holds any
+        context = arch.max_context
+    replicas = (result.capacity.replicas or 1) if loaded and result.capacity is not None else 1
+    profile = engine.profile if engine is not None else None
+    running = (request.max_running or (profile.max_running if profile else result.batch)) if loaded else result.batch
+    budget = (request.token_budget or (profile.token_budget if profile else None)) if loaded else None
+    tensor = result.split == "tensor"
+    return ServingSetup(model=model, model_known=known, weights=result.weights, kv_cache=KvCache(result.kv_cache),
+                        tensor_parallel=result.count if tensor else 1, pipeline_parallel=1 if tensor else result.count,
+                        replicas=replicas, max_model_len=context, max_running=running, token_budget=budget,
+                        experts=arch.experts, device=catalog.find(require_device(request)), count=result.count,
+                        engine=engine.name if engine is not None else None, fits=result.fits, lengths_vary=varying,
+                        memory_share=tool.profile.memory_share, kv_free_share=tool.profile.kv_free_share)
+
+
+def local_runtime_of(request: InferenceRequest, catalog: Catalog) -> Runtime | None:
+    """The local runtime the answer ran under (llama.cpp, mlx), None where a serving engine or model answered.
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The question.
+    catalog : Catalog
+        The catalog.
+
+    Returns
+    -------
+    Runtime or None
+        The local runtime, as :func:`sizer.inference.local.local_runtime` chose it for the answer.
+    """
+    from sizer.inference.estimate import served_format
+    from sizer.inference.local import local_runtime
+
+    name = request.devices[0] if request.devices else require_device(request)
+    fmt, _ = served_format(request)
+    chosen, _ = local_runtime(request.runtime, catalog.find(name), fmt)
+    return chosen
+
+
+def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Catalog, local: Runtime) -> LocalSetup:
+    """The llama.cpp run of a local ``sizer inference`` answer.
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The question.
+    result : InferenceResult
+        Its answer.
+    catalog : Catalog
+        The catalog.
+    local : Runtime
+        The local runtime the answer ran under (:func:`local_runtime_of`).
+
+    Returns
+    -------
+    LocalSetup
+        The setup.
+    """
+    from sizer.inference.estimate import served_architecture
+    from sizer.inference.layer_offload import DEFAULT_HOST
+
+    arch, _ = served_architecture(request)
+    device = catalog.find(request.devices[0] if request.devices else require_device(request))
+    offloaded = request.gpu_layers is not None and request.gpu_layers < arch.layers
+    threads = request.threads
+    cpu = device if device.kind == "cpu" else (catalog.find(request.host_cpu or DEFAULT_HOST) if offloaded else None)
+    if threads is None and cpu is not None and cpu.cores is not None:  # the answer's default: the CPU's physical cores
+        threads = int(cpu.cores.value)
+    if request.devices is not None and result.per_device:  # unequal cards: each one's layers (an offload's
+        shares = tuple(d.layers for d in result.per_device)   # per_device also lists the host CPU: not a split)
+    else:
+        shares = tuple([1] * result.count) if result.count > 1 else ()
+    flash = local.profile.flash_attention if request.flash_attention is None else request.flash_attention
+    return LocalSetup(model=str(request.model) if request.model is not None else "model", weights=result.weights,
+                      kv_cache=KvCache(result.kv_cache), layers=arch.layers,
+                      gpu_layers=request.gpu_layers if offloaded else None,
+                      context=request.depth + result.prompt_len + result.output_len, sequences=result.batch,
+                      flash_attention=flash, ubatch=request.ubatch, threads=threads, layer_shares=shares,
+                      split=result.split, on_gpu=device.kind != "cpu", fits=result.fits)
+
+
+def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, global_batch: float | None,
+                   precision: str, fits: bool | None, catalog: Catalog) -> TrainingSetup:
+    """The layout of a ``sizer time`` or ``sizer plan`` answer (and its request's choices).
+
+    Parameters
+    ----------
+    request : TimeRequest or PlanRequest
+        The question.
+    layout : Layout or LayoutOption
+        The chosen layout (``time``'s ``layout``; ``plan``'s first, fastest row).
+    global_batch : float or None
+        Samples per optimizer step [1].
+    precision : str
+        The training precision the answer used.
+    fits : bool or None
+        Whether the answer found it fits.
+    catalog : Catalog
+        The catalog.
+
+    Returns
+    -------
+    TrainingSetup
+        The setup.
+    """
+    from sizer.engine.job import resolve_job
+    from sizer.hardware.nodes import node_layout
+
+    job = resolve_job(request, need_samples=False)
+    name = getattr(request, "device", None)  # TimeRequest and PlanRequest have one; WorkloadRequest does not
+    device = catalog.find(name) if name else None
+    count = layout.tp * layout.pp * layout.cp * layout.dp
+    return TrainingSetup(
+        model=str(request.model) if request.model is not None else None, tp=layout.tp, pp=layout.pp, cp=layout.cp,
+        dp=layout.dp, ep=layout.ep, interleave=layout.interleave, zero=layout.zero, recompute=Recompute(layout.recompute),
+        micro_batch=int(layout.micro_batch), accumulation=int(layout.accumulation),
+        global_batch=round(global_batch) if global_batch is not None else None,
+        seq_len=int(job.tokens_per_sample) if job.token_mode else None,
+        layers=job.arch.layers if job.arch is not None else None, precision=precision, optimizer=job.optimizer,
+        method=job.finetune.method if job.finetune is not None else Method.FULL,
+        lora_rank=job.finetune.rank if job.finetune is not None else None,
+        lora_targets=job.finetune.targets if job.finetune is not None else (),
+        offload=bool(getattr(request, "offload", False)), count=count,
+        devices_per_node=node_layout(device)[0] if device is not None else count, device=device, fits=fits,
+        framework=_framework(request))
+
+
+def time_setup(request: TimeRequest, result: TimeResult, catalog: Catalog) -> TrainingSetup:
+    """The layout a ``sizer time`` answer chose (:func:`training_setup`).
+
+    Parameters
+    ----------
+    request : TimeRequest
+        The question.
+    result : TimeResult
+        Its answer.
+    catalog : Catalog
+        The catalog.
+
+    Returns
+    -------
+    TrainingSetup
+        The setup.
+    """
+    return training_setup(request, result.layout, global_batch=result.batch_size, precision=result.precision,
+                          fits=result.fits, catalog=catalog)
+
+
+def plan_setup(request: PlanRequest, layout: LayoutOption, precision: str, catalog: Catalog) -> TrainingSetup:
+    """The fastest layout of a ``sizer plan`` answer (:func:`training_setup`).
+
+    Parameters
+    ----------
+    request : PlanRequest
+        The question.
+    layout : LayoutOption
+        The layout to launch (the answer's first, fastest one).
+    precision : str
+        The training precision the answer used.
+    catalog : Catalog
+        The catalog.
+
+    Returns
+    -------
+    TrainingSetup
+        The setup.
+    """
+    return training_setup(request, layout, global_batch=layout.batch_size, precision=precision, fits=layout.fits,
+                          catalog=catalog)
+
+
+def memory_setup(request: MemoryRequest, result: MemoryResult, catalog: Catalog) -> TrainingSetup:
+    """The fine-tuning setup of a ``sizer memory`` answer: its micro-batch, ZeRO stage and recomputation on its
+    devices, replicated (a memory answer chooses no tensor or pipeline split and no accumulation).
+
+    Parameters
+    ----------
+    request : MemoryRequest
+        The question.
+    result : MemoryResult
+        Its answer.
+    catalog : Catalog
+        The catalog.
+
+    Returns
+    -------
+    TrainingSetup
+        The setup, ``accumulation`` and ``global_batch`` None.
+    """
+    from sizer.engine.job import resolve_job
+    from sizer.hardware.nodes import node_layout
+
+    job = resolve_job(request, need_samples=False)
+    device = catalog.find(request.device) if request.device else None
+    return TrainingSetup(
+        model=str(request.model) if request.model is not None else None, tp=1, pp=1, cp=1, dp=result.count,
+        ep=request.ep, interleave=1, zero=result.zero, recompute=Recompute(result.recompute),
+        micro_batch=max(1, round(result.micro_batch)), accumulation=None, global_batch=None,
+        seq_len=int(job.tokens_per_sample) if job.token_mode else None,
+        layers=job.arch.layers if job.arch is not None else None, precision=result.precision,
+        optimizer=job.optimizer, method=Method(result.method),
+        lora_rank=job.finetune.rank if job.finetune is not None else None,
+        lora_targets=job.finetune.targets if job.finetune is not None else (), offload=request.offload,
+        count=result.count, devices_per_node=node_layout(device)[0] if device is not None else result.count,
+        device=device, fits=result.fits, framework=_framework(request))
+
+
+def _framework(request: object) -> str | None:
+    """The training framework or recipe a request names, where its model has such a field (``--framework``,
+    added beside ``--emit``); None otherwise."""
+    value = getattr(request, "framework", None)
+    return None if value is None else str(value)
