@@ -56,7 +56,7 @@ function serveBody() {
 // One device (a local question): /v1/inference, with the runtime and the depth only where given.
 function localBody() {
   const body = { device: serveForm.elements.device.value.trim() };
-  for (const name of ["weights", "kv_cache", "runtime", "pricing"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
+  for (const name of ["weights", "kv_cache", "runtime", "pricing", "emit"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
   return textFields(serveForm, body, ["model", "params", "prompt_len", "output_len", "batch", "depth"]);
 }
 
@@ -79,6 +79,7 @@ function renderLocal(result, depth) {
     `${s.decode_tokens_per_s ? fmtRange(s.decode_tokens_per_s) : "–"} per user)`);
   fixes.textContent = changes.length ? `What would make it fit: ${changes.join("; ")}.` : "";
   fixes.hidden = !changes.length;
+  showLaunch(result.launch);
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   fillRows(document.getElementById("serve-rejected"), []);
   document.getElementById("serve-rejected-count").textContent = 0;
@@ -88,6 +89,19 @@ function renderLocal(result, depth) {
   section.dataset.task = "serve";
   section.hidden = false;
   showResult(section);
+}
+
+// The launch command of the answer's setup (the CLI's --emit), with a button that copies it as the CLI prints it.
+function showLaunch(launch) {
+  const box = document.getElementById("serve-launch");
+  box.hidden = !launch;
+  if (!launch) return;
+  document.getElementById("serve-launch-title").textContent = `Launch (${launch.version}):`;
+  const text = [launch.command, launch.config].filter(Boolean).join("\n\n");
+  document.getElementById("serve-launch-command").textContent = text;
+  const notes = document.getElementById("serve-launch-notes");
+  notes.replaceChildren(...launch.notes.map((n) => el("li", {}, n)));
+  document.getElementById("serve-launch-copy").onclick = () => navigator.clipboard && navigator.clipboard.writeText(text);
 }
 
 function drawServeChart() {
@@ -176,6 +190,7 @@ function fillServeRejected(result) {
 
 function renderServe(result) {
   document.getElementById("serve-runtime").hidden = true;
+  document.getElementById("serve-launch").hidden = true;
   document.getElementById("serve-fixes").hidden = true;
   fillServeRejected(result);
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));

@@ -5,6 +5,11 @@ Fixtures (server, browser) are tests/conftest.py's, helpers test_api_browser's.
 """
 from __future__ import annotations
 
+import json
+import re
+import urllib.request
+from pathlib import Path
+
 import pytest
 
 # First: importing test_api_browser skips this module where selenium or Chromium is missing.
@@ -81,3 +86,36 @@ def test_a_local_model_that_does_not_fit_lists_what_would(browser, base_url):
     # a question that fits shows no such line
     _ask_locally(browser, base_url, **{"sv-model": "llama-3.1-8b", "sv-device": "RTX 4090"})
     assert not browser.find_element(By.ID, "serve-fixes").is_displayed()
+
+
+def _emitted_command(base_url: str, body: dict[str, str]) -> str:
+    # what /v1/inference returns as ``launch``, its command and configuration joined as the page shows them
+    request = urllib.request.Request(base_url + "/v1/inference", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        launch = json.load(response)["launch"]
+    return "\n\n".join(part for part in (launch["command"], launch["config"]) if part)
+
+
+def test_the_launch_command_is_shown_with_a_copy_button_and_matches_the_api(browser, base_url):
+    # issue 42: --emit on the page, with a copy button; the command is the one /v1/inference returns
+    _ask_locally(browser, base_url, **{"sv-model": "llama-3.1-8b", "sv-device": "RTX 4090"})
+    Select(browser.find_element(By.ID, "sv-emit")).select_by_value("llama.cpp")
+    browser.find_element(By.ID, "sv-submit").click()
+    WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.ID, "serve-launch")))
+    shown = browser.find_element(By.ID, "serve-launch-command").text
+    assert shown.startswith("llama-server") and "-ngl" in shown, shown
+    assert shown == _emitted_command(base_url, {"model": "llama-3.1-8b", "device": "RTX 4090", "weights": "q4_k_m",
+                                               "emit": "llama.cpp"})
+    assert browser.find_element(By.ID, "serve-launch-copy").is_displayed()
+    assert browser.find_element(By.ID, "serve-launch-title").text.startswith("Launch (llama.cpp")
+
+
+def test_the_page_offers_only_serving_tools_that_are_registered():
+    from sizer.launch.tools import tool_named
+
+    page = (Path(__file__).resolve().parents[2] / "api" / "static" / "index.html").read_text(encoding="utf-8")
+    select = page[page.index('id="sv-emit"'):page.index("</select>", page.index('id="sv-emit"'))]
+
+    for value in re.findall(r'value="([^"]+)"', select):
+        assert tool_named(value).name  # an option the API refuses would be a page the CLI contradicts
