@@ -152,7 +152,12 @@ def llama(shape: DecoderShape = LLAMA_3_2_1B):
                 keys[:, :, start:start + length], values[:, :, start:start + length] = k, v
                 k, v = keys[:, :, :start + length], values[:, :, :start + length]
                 causal = start == 0  # a prefill is causal; one new token sees every cached one
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal and length > 1, enable_gqa=True)
+            if length > 1:  # a pass over many tokens: k and v widened to every head, so flash kernels take it
+                k = k.repeat_interleave(shape.heads // shape.kv_heads, 1)
+                v = v.repeat_interleave(shape.heads // shape.kv_heads, 1)
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            else:  # one new token against the cache: grouped without a copy of the cache
+                out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
             return self.o(out.transpose(1, 2).reshape(batch, length, -1))
 
     class Block(nn.Module):

@@ -101,14 +101,15 @@ def loss_of(run: GpuRun, output, targets):
 
 
 def configure(run: GpuRun, cuda: bool) -> None:
-    """TF32 on only for the TF32 run, cuDNN's autotuner on (as NVIDIA's and timm's training scripts run)."""
+    """TF32 on only for the TF32 run. cuDNN's autotuner stays off (PyTorch's default): it tunes every new
+    batch and layout again, seconds each, and its trial workspaces would count in the run's peak."""
     import torch
 
     if cuda:
         allow = run.precision == "tf32"
         torch.backends.cuda.matmul.allow_tf32 = allow
         torch.backends.cudnn.allow_tf32 = allow
-        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.benchmark = False
 
 
 def autocast(run: GpuRun, device: str):
@@ -338,7 +339,7 @@ def run_gpu_suite(size: str = "full", device: str = "auto", out: str | Path | No
     if on_progress:
         on_progress("report", total, total)
     settings = {"torch": torch.__version__, "size": size, "predicted_for": target,
-                "cudnn_benchmark": detected.kind == "cuda", "steps": steps.__dict__,
+                "cudnn_benchmark": False, "steps": steps.__dict__,
                 "precision": "per run: fp32 (TF32 off), tf32, fp16 (AMP with a loss scaler), bf16 (autocast)"}
     report = build_gpu_report(records, failures, detected, settings, time.perf_counter() - started)
     if out is not None:
