@@ -317,6 +317,9 @@ def run_gpu_suite(size: str = "full", device: str = "auto", out: str | Path | No
     pending = list(runs if runs is not None else gpu_plan(size))
     steps = steps or (FULL_STEPS if size == "full" else TINY_STEPS)
     total, records, failures = len(pending), [], []
+    settings = {"torch": torch.__version__, "size": size, "predicted_for": target,
+                "cudnn_benchmark": False, "steps": steps.__dict__,
+                "precision": "per run: fp32 (TF32 off), tf32, fp16 (AMP with a loss scaler), bf16 (autocast)"}
     while pending:
         run = pending.pop(0)
         if on_progress:
@@ -336,11 +339,11 @@ def run_gpu_suite(size: str = "full", device: str = "auto", out: str | Path | No
         except Exception as error:  # a question sizer refuses is reported beside the measurement
             predicted = {"error": f"{type(error).__name__}: {error}"}
         records.append(record(run, measured, predicted))
+        if out is not None:  # after every run: a run killed from outside still leaves what it measured
+            write_gpu_report(build_gpu_report(records, failures, detected, settings, time.perf_counter() - started),
+                             Path(out))
     if on_progress:
         on_progress("report", total, total)
-    settings = {"torch": torch.__version__, "size": size, "predicted_for": target,
-                "cudnn_benchmark": False, "steps": steps.__dict__,
-                "precision": "per run: fp32 (TF32 off), tf32, fp16 (AMP with a loss scaler), bf16 (autocast)"}
     report = build_gpu_report(records, failures, detected, settings, time.perf_counter() - started)
     if out is not None:
         write_gpu_report(report, Path(out))
