@@ -13,7 +13,8 @@ Two kinds of evidence, each scored by source:
   card with AMP and channels-last.
 - **measured peaks** (``sizer validate`` reports: ``validation/reports``, ``../shared/data/validation-runs``):
   torch's allocator peak on CUDA, the process RSS on a CPU, against the core's prediction of the
-  same run made again with today's core (:func:`validation.transfer.repredict`).
+  same run made again with today's core (:func:`validation.transfer.repredict`; the GPU suite's
+  reports, ``--suite gpu``, by :func:`validation.gpu_predict.repredict_report`, training runs).
 
 Nothing here is fitted: the memory model has no free constant. Results go to
 ``benchmarks/results/training_memory_accuracy.json``.
@@ -110,6 +111,7 @@ def peak_scores(errors: list[float]) -> dict:
 
 def peak_memory_by_report() -> dict:
     """Peak-memory error of each report's headline runs, predicted again with today's core."""
+    from validation.gpu_predict import repredict_report
     from validation.transfer import repredict
 
     out = {}
@@ -117,7 +119,11 @@ def peak_memory_by_report() -> dict:
         report = load_json(path, "report")
         if "runs" not in report:
             continue
-        records = [r for r in repredict(report) if r.get("peak_memory_error") is not None]
+        if report.get("suite") == "gpu":  # the GPU suite's reports: training runs, allocator peak
+            records = [{"id": r["id"], "peak_memory_error": r["error"]["peak_memory"]} for r in repredict_report(report)
+                       if r["task"] == "train" and r["error"].get("peak_memory") is not None]
+        else:
+            records = [r for r in repredict(report) if r.get("peak_memory_error") is not None]
         name = path.parent.name if path.name == "report.json" else path.stem
         out[name] = {"device": report["device"]["name"], "kind": report["device"]["kind"],
                      **peak_scores([r["peak_memory_error"] for r in records]),

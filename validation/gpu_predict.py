@@ -78,3 +78,22 @@ def run_errors(run: GpuRun, measured: dict, predicted: dict) -> dict[str, Any]:
 def time_error(errors: dict) -> float | None:
     """The run's time error, ``predicted / measured time − 1`` (a step, or a token of inference): + is too slow."""
     return errors.get("time")
+
+
+def repredict_report(report: dict, device: str | None = None) -> list[dict]:
+    """Each run of a kept GPU-suite report (``report.json``) predicted again with today's core: the run is
+    found by its id in the plan of the report's size, asked for the device it was predicted for (or
+    ``device``), and scored against what the report measured. Runs the plan no longer holds are left out."""
+    from .gpu_plan import gpu_plan
+
+    plan = {run.run_id: run for run in gpu_plan(report["settings"]["size"])}
+    target = device or report["settings"]["predicted_for"]
+    records = []
+    for kept in report["runs"]:
+        run = plan.get(kept["id"])
+        if run is None or target is None:
+            continue
+        predicted = predict_run(run, target)
+        records.append({"id": run.run_id, "task": run.task, "workload": run.model, "predicted": predicted,
+                        "error": run_errors(run, kept["measured"], predicted)})
+    return records

@@ -15,7 +15,7 @@ export PYTHONPATH="$PWD:${PYTHONPATH:-}" PYTHONUNBUFFERED=1
 out="${1:-${OUT:+$OUT/gpu}}"
 out="${out:-validation/reports/gpu-$(date -u +%Y-%m-%d)}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.is_available() and torch.cuda.get_device_name(0))" || true
 status=0
 timeout 330 python3 -m sizer validate --suite gpu --out "$out" || status=$?
 cat "$out/summary.md" 2>/dev/null || true

@@ -155,3 +155,15 @@ def test_the_tiny_suite_on_cuda_reads_the_allocator(tmp_path):
     for run in report["runs"]:
         measured = run["measured"]
         assert 0 < measured["peak_allocated_GB"] <= measured["peak_reserved_GB"]
+
+
+def test_a_kept_report_is_predicted_again_with_todays_core():
+    from validation.gpu_predict import repredict_report
+
+    report = {"suite": "gpu", "settings": {"size": "full", "predicted_for": "H100 SXM"},
+              "runs": [{"id": "resnet50-amp-b256", "measured": {"step_time_s": 0.1, "peak_allocated_GB": 12.0}},
+                       {"id": "a-run-the-plan-dropped", "measured": {"step_time_s": 1.0}}]}
+    (record,) = repredict_report(report)
+    active = record["predicted"]["memory_active_GB"]
+    assert record["id"] == "resnet50-amp-b256" and record["error"]["peak_memory"] == pytest.approx(active / 12.0 - 1)
+    assert record["error"]["time"] == pytest.approx(record["predicted"]["step_time"]["expected"] / 0.1 - 1)
