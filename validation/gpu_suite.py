@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -171,6 +171,19 @@ class Memory:
                           "was held before it; device_used_after: the whole device (CUDA context included)"}
 
 
+@contextlib.contextmanager
+def default_dtype(dtype):
+    """Tensors made inside are of ``dtype`` unless told otherwise (a model built in its storage precision)."""
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
 def _timed(step: Callable[[], None], sync: Callable[[], None], steps: Steps) -> list[float]:
     for _ in range(steps.warmup):
         step()
@@ -191,12 +204,15 @@ def measure_training(run: GpuRun, device: str, steps: Steps) -> dict:
 
     memory = Memory(device)
     memory.start()
-    with torch.device(device):
-        model = build_model(run)
-    if run.lora_rank:  # LoRA trains adapters over a frozen base kept in bf16, as peft's recipes load it
-        for parameter in model.parameters():
-            if not parameter.requires_grad:
-                parameter.data = parameter.data.to(torch.bfloat16)
+    if run.lora_rank:  # LoRA trains FP32 adapters over a frozen base loaded in bf16, as peft's recipes do
+        from .gpu_models import add_lora
+
+        with default_dtype(torch.bfloat16), torch.device(device):
+            base = build_model(replace(run, lora_rank=None))
+        model = add_lora(base, rank=run.lora_rank)
+    else:
+        with torch.device(device):
+            model = build_model(run)
     if run.channels_last:
         model = model.to(memory_format=torch.channels_last)
     model.train()
@@ -229,13 +245,8 @@ def measure_inference(run: GpuRun, device: str, steps: Steps) -> dict:
     memory = Memory(device)
     memory.start()
     dtype = torch.bfloat16
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)  # built in bf16 on the device: no FP32 copy on the way
-    try:
-        with torch.device(device):
-            model = build_model(run).eval()
-    finally:
-        torch.set_default_dtype(previous)
+    with default_dtype(dtype), torch.device(device):  # built in bf16 on the device: no FP32 copy on the way
+        model = build_model(run).eval()
     prompt = run.seq_len or 1
     ids = torch.randint(0, vocabulary(run), (run.batch, prompt), device=device)
     cache = model.new_cache(run.batch, prompt + run.output_len, dtype, device)
