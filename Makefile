@@ -10,7 +10,7 @@ PIP_VERSION := 26.3
 PIP_TOOLS_VERSION := 7.6.2
 LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links
 
-.PHONY: run test lint test-latest lock install install-dev browser-deps clean profiles library-profiles bench fuzz
+.PHONY: run test lint test-latest lock install install-dev browser-deps clean profiles library-profiles bench fuzz validate-gpu gpu-wheels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -113,6 +113,20 @@ library-profiles:
 
 # Speed and load benchmarks (not part of `make test`); results go to benchmarks/results/. Each runs
 # even when one before it misses its goal (they say so in their output).
+# The GPU suite (issue 40): about 4.5 minutes on an H100 or H200; the report goes to validation/reports/.
+# On a machine without sizer's dependencies (the lent GPU machines): `make gpu-wheels` here, carry .whl,
+# run `bash validation/gpu_run.sh` there.
+validate-gpu: install-dev
+	$(BIN)/sizer validate --suite gpu --out validation/reports/gpu-$$(date -u +%Y-%m-%d)
+
+# sizer's own dependencies that the GPU machines' image lacks, as Python 3.12 x86-64 wheels (pinned to the lock).
+GPU_WHEELS := pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 \
+  typing-extensions==4.16.0 pint==0.25.3 flexcache==0.3 flexparser==0.4 platformdirs==4.14.8
+gpu-wheels: | $(BIN)/python
+	$(BIN)/python -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+	  -d .whl $(GPU_WHEELS)
+
 bench: install-dev
 	-$(BIN)/python benchmarks/startup.py
 	-$(BIN)/python benchmarks/engine_speed.py

@@ -88,12 +88,13 @@ def _encoder_block(d_model: int, heads: int, ff: int, causal: bool, pre_norm: bo
     return Block()
 
 
-def bert(size: str = "base", seq_len: int = 384, vocab: int = 30522):
-    """BERT encoder with a SQuAD span head (start and end logits per token)."""
+def bert(size: str = "base", seq_len: int = 384, vocab: int = 30522, dims: tuple[int, int, int] | None = None):
+    """BERT encoder with a SQuAD span head (start and end logits per token); ``dims`` (layers, width, heads)
+    instead of a named size builds the same code smaller (the GPU suite's CPU tests)."""
     import torch
     import torch.nn as nn
 
-    layers, d_model, heads = {"base": (12, 768, 12), "large": (24, 1024, 16)}[size]
+    layers, d_model, heads = dims or {"base": (12, 768, 12), "large": (24, 1024, 16)}[size]
 
     class Bert(nn.Module):
         def __init__(self):

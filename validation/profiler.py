@@ -5,7 +5,8 @@ its FLOP come from torch's own formulas (``torch.utils.flop_counter.flop_registr
 table ``FlopCounterMode`` uses), its bytes from the tensors it reads and writes (parameters
 counted apart, since they do not grow with the batch). Each op is charged to the innermost
 module running it and to a kind (matmul, conv, attention, norm, ...) by its aten name; the
-bytes autograd saves for the backward pass are charged the same way. Figures are per sample.
+bytes autograd saves for the backward pass are charged the same way, each saved block of memory
+once (what the caching allocator holds, not the sum of what every op saves). Figures are per sample.
 """
 from __future__ import annotations
 
@@ -104,12 +105,20 @@ def profile_model(model, example, *, name: str, description: str, sample: str = 
             handles.append(module.register_forward_hook(post))
 
     saved_by_module: dict[str, float] = defaultdict(float)
+    model_state = parameter_storage | {b.untyped_storage().data_ptr() for b in model.buffers()}
+    kept: set[int] = set()
 
     def pack(tensor):
         # autograd saves an op's inputs before the op reaches the dispatcher: charge the module,
-        # and give the bytes to its first row once the pass is over
-        if tensor.untyped_storage().data_ptr() not in parameter_storage:
-            saved_by_module[stack[-1]] += float(tensor.nbytes)
+        # and give the bytes to its first row once the pass is over. A tensor two ops save (a ReLU's
+        # output that the next convolution saves as its input; q, k and v as views of one product)
+        # is one block of memory: charged once, whole, to the first module that saves it. Buffers
+        # (batch-norm statistics, masks) are model state, not activations.
+        storage = tensor.untyped_storage()
+        pointer = storage.data_ptr()
+        if pointer not in model_state and pointer not in kept:
+            kept.add(pointer)
+            saved_by_module[stack[-1]] += float(storage.nbytes())
         return tensor
 
     model.train()

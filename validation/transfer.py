@@ -51,20 +51,25 @@ def repredict(report: dict) -> list[dict]:
     """Each single-process headline run of ``report`` predicted again by today's core.
 
     Returns one record per run: ``id``, ``family``, ``measured`` and ``predicted`` step time [s],
-    ``error`` (predicted / measured − 1) and whether the measurement lies in the predicted range.
+    ``error`` (predicted / measured − 1), whether the measurement lies in the predicted range, and
+    ``peak_memory_error`` (predicted / measured peak memory − 1; None where none was measured).
     """
     device = Device.model_validate(report["device"]["model"])
     records, excluded = [], headline_exclusions(report["runs"])
+    # a CPU run's peak is all the process holds: the prediction starts from the process with torch loaded
+    kept = report.get("settings", {}).get("process_baseline_rss") if device.kind == "cpu" else None
+    baseline = float(kept["value"]) if kept else 0.0
     for run in report["runs"]:
         if run["config"].get("processes", 1) > 1 or run["id"] in excluded:
             continue
         spec = _spec(run)
-        predicted = predict(spec, _counts(run, spec), device, profile=run.get("profile"))
+        predicted = predict(spec, _counts(run, spec), device, profile=run.get("profile"), process_baseline=baseline)
         error = errors(predicted, run["measured"])
         records.append({"id": run["id"], "family": run["family"],
                         "measured": run["measured"]["step_time"]["value"],
                         "predicted": predicted["step_time"]["expected"], "error": error["step_time"],
-                        "within_range": error["step_time_within_range"]})
+                        "within_range": error["step_time_within_range"],
+                        "peak_memory_error": error.get("peak_memory")})
     return records
 
 

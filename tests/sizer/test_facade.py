@@ -186,3 +186,13 @@ def test_cost_of_an_estimated_run_grows_with_its_length(catalog):
     assert short.rent is not None and long.rent is not None
     assert long.rent.expected == pytest.approx(2 * short.rent.expected, rel=1e-3)
     assert math.isfinite(long.rent.high) and long.rent.low <= long.rent.expected <= long.rent.high
+
+
+def test_resnet50_at_512_with_amp_is_one_pass_on_a_24gb_card():
+    # issue 40: timm trains ResNet-50 at 512 per GPU with AMP in 24 GB; the time answer once split it into two passes
+    from sizer.facade import TimeRequest, estimate_time
+
+    result = estimate_time(TimeRequest(workload="resnet50", device="rtx-3090", batch_size=512, precision="fp16",
+                                       optimizer="momentum", samples=1_281_167), suggest=False)
+    assert result.fits is True
+    assert result.layout.micro_batch == 512 and result.layout.accumulation == 1

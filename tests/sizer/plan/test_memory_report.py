@@ -123,3 +123,32 @@ def test_a_precision_the_device_lacks_is_refused_naming_the_field(catalog):
 def test_the_optimizer_assumption_says_what_it_keeps(optimizer, words):
     note = optimizer_assumption(optimizer)
     assert note.name == "optimizer" and words in note.value and note.source
+
+
+def _resnet50(batch, precision):
+    from sizer.choices import Precision
+    from sizer.engine.job import job_from_profile
+    from sizer.workloads.profile import load_profile
+
+    return job_from_profile(load_profile("resnet50"), batch, Precision(precision), Optimizer.MOMENTUM, micro_batch=batch)
+
+
+def test_resnet50_at_256_with_mixed_precision_fits_a_16gb_v100(catalog):
+    # NVIDIA DeepLearningExamples trains ResNet-50 v1.5 at 256 per 16 GB V100 with AMP
+    # (PyTorch/Classification/ConvNets/configs.yml; benchmarks/published_measurements.csv); sizer once said 18.2 GB
+    result = training_memory(_resnet50(256, "fp16"), catalog.find("tesla-v100-sxm2-16gb"))
+    assert result.fits is True and result.total.value < 16
+    assert result.largest_micro_batch >= 256
+
+
+def test_resnet50_at_512_with_amp_runs_in_one_pass_on_24gb(catalog):
+    # issue 40: timm trains ResNet-50 at 512 per GPU (AMP, channels-last) in 24 GB; sizer once split it in two passes
+    result = training_memory(_resnet50(512, "fp16"), catalog.find("rtx-3090"))
+    assert result.fits is True and result.micro_batch == 512
+
+
+def test_resnet50_fp32_at_256_does_not_fit_16gb(catalog):
+    # FP32 keeps twice the bytes: 256 x 86.0 MB of saved tensors (counted with torch's saved-tensor hooks,
+    # catalog/workloads/resnet50.yaml) = 22 GB > 16 GB; NVIDIA runs FP32 at 112 on that card
+    result = training_memory(_resnet50(256, "fp32"), catalog.find("tesla-v100-sxm2-16gb"))
+    assert result.fits is False and 112 <= result.largest_micro_batch < 256
