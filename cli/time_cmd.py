@@ -17,6 +17,7 @@ from .common import (
     Epochs,
     EpOption,
     ForwardPerSample,
+    FrameworkOption,
     HaveOption,
     HostMemoryOption,
     InterleaveOption,
@@ -74,7 +75,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
          state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
-         loss: LossOption = None, sample_tokens: SampleTokensOption = None,
+         loss: LossOption = None, sample_tokens: SampleTokensOption = None, framework: FrameworkOption = None,
          have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Training time per layer (a --workload profile, a --model or --params); never below C/(n R_peak)."""
     from sizer import facade
@@ -93,7 +94,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
-                               overlap_all_to_all=overlap_all_to_all or None,
+                               overlap_all_to_all=overlap_all_to_all or None, framework=framework,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
                                                sample_tokens))
     if have:

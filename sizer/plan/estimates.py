@@ -177,7 +177,7 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
         host_memory = float(parse_quantity("host_memory", request.host_memory, "[information]").to("B").magnitude)
         if not host_memory > 0:
             raise InputError("host_memory", request.host_memory, "a positive amount of memory, such as '128 GB'")
-    return estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
+    result = estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
                              ep=request.ep,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
                              recompute=recompute_index(request.recompute), interleave=request.interleave, cp=request.cp,
@@ -185,6 +185,12 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes), host_memory=host_memory,
                              interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
+    if request.framework is not None:
+        return result
+    from sizer.frameworks.checks import runs_it
+
+    at = result.layout  # with none named, the framework that runs the layout chosen is said
+    return result.model_copy(update={"assumptions": [*result.assumptions, runs_it(at.tp, at.pp, at.cp, at.ep, at.zero)]})
 
 
 class MemoryRequest(WorkloadRequest):
