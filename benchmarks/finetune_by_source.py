@@ -260,6 +260,153 @@ def figures(errors: list[float]) -> dict[str, float]:
             "within_15": sum(e <= 0.15 for e in absolute) / len(absolute), "rows": len(absolute)}
 
 
+# --- throughput -------------------------------------------------------------------------------------------------
+# Each timed row as (request fields, measured seconds per optimizer step). litgpt's rows are litgpt's own
+# (finetune_accuracy.load_timed_runs: time per micro-batch over Alpaca, whose tokens per sample are fitted);
+# XTuner's TGS (tokens per GPU per second, packed sequences, one per GPU and step, DeepSpeed ZeRO-3 with its
+# sequence parallelism as context parallelism); ms-swift's DeepSpeed ZeRO-2/3 benchmark (Qwen2.5-14B on 8 A800s,
+# 8,192 tokens, per-device batch 1 x 2 accumulation steps: 16 sequences a step); ms-swift's LLM benchmark at
+# max_length 512 and 1,024 (its dataset's samples, 3,234 +- 2,548 tokens, are mostly cut to the maximum: read as
+# full length; one sample a micro-batch, 16 a step).
+
+
+@dataclass(frozen=True)
+class Timed:
+    source: str
+    tool: str
+    fields: dict[str, Any] = field(hash=False)
+    seconds: float  # measured seconds per optimizer step [s]
+    run: Any = None  # litgpt's TimedRun (its step is asked by finetune_accuracy.predict_iteration)
+
+    @property
+    def framework(self) -> str:
+        return FRAMEWORK_OF_TOOL[self.tool]
+
+
+XTUNER_MODELS = {"Llama2-7B": "llama-2-7b", "Llama2-70B": "llama-2-70b", "Yi-34B-200K": "yi-34b"}
+SEQ = {"k": 1024, "M": 1024 * 1024}
+
+
+def load_timed() -> list[Timed]:
+    """Every timed row sizer can express (module comment above)."""
+    timed = []
+    for run in finetune_accuracy.load_timed_runs():
+        source = "Lightning-AI/litgpt " + ("tutorials/resource-tables.md" if run.source == "resource"
+                                           else "config_hub/finetune/README.md")
+        timed.append(Timed(source, "litgpt", {"method": run.method}, run.seconds_per_iteration, run))
+    with open(DATA, newline="") as handle:
+        for raw in csv.DictReader(handle):
+            found = _timed(raw)
+            if found is not None:
+                timed.append(found)
+    return timed
+
+
+def _timed(row: dict[str, str]) -> Timed | None:
+    if "xtuner" in row["source"] and row["metric"].startswith("TGS"):
+        number = re.match(r"(\d+)([kM])", row["seq_len"])
+        sp = re.search(r"sequence parallel size (\d+)", row["other_config"])
+        if number is None or sp is None:
+            return None
+        seq, count, cp = int(number.group(1)) * SEQ[number.group(2)], int(row["n_devices"]), int(sp.group(1))
+        fields = dict(model=XTUNER_MODELS[row["model"]], method="full", device="A100 80GB SXM", count=count, cp=cp,
+                      seq_len=seq, micro_batch=1, batch_size=f"{count // cp} sequences", tokens=seq * (count // cp) * 10,
+                      zero=3, precision="bf16")
+        return Timed(row["source"], "XTuner (DeepSpeed ZeRO-3, sequence parallel)", fields,
+                     (count // cp) * seq / (float(row["value"]) * count))
+    if "Megatron-SWIFT/Quick-start" in row["source"] and row["metric"] == "time_per_iteration" and "14B" in row["model"]:
+        stage = re.search(r"ZeRO(\d)", row["method_or_test"])
+        if stage is None:
+            return None  # its Megatron-LM row gives no layout
+        fields = dict(model="Qwen/Qwen2.5-14B", method="full", device="A800 80GB SXM", count=8, zero=int(stage.group(1)),
+                      seq_len=8192, micro_batch=1, batch_size="16 sequences", tokens=8192 * 16 * 10, precision="bf16",
+                      recompute="full")
+        return Timed(row["source"], "ms-swift DeepSpeed ZeRO-2/3", fields, float(row["value"]))
+    if "ms-swift docs/source_en/LLM" in row["source"] and row["metric"] == "training_speed":
+        model = SWIFT_MODELS.get(row["model"])
+        seq = re.match(r"\d+", row["seq_len"])
+        if model is None or seq is None or int(seq.group()) > 1024 or row["precision_or_quant"] != "bf16" \
+                or not row["method_or_test"].startswith("swift sft --sft_type lora") or row["n_devices"] != "1":
+            return None
+        length = int(seq.group())
+        fields = dict(model=model, method="lora", device="A100 80GB SXM", count=1, seq_len=length, micro_batch=1,
+                      batch_size="16 sequences", tokens=length * 16 * 10, precision="bf16", recompute="full",
+                      lora_rank=8, lora_targets="q,k,v")
+        return Timed(row["source"], "ms-swift sft (Transformers Trainer + PEFT)", fields, 16 / float(row["value"]))
+    return None
+
+
+def predict_step(row: Timed, sample_tokens: int) -> float:
+    """sizer's expected seconds per step for a timed row, asked with its framework."""
+    from sizer.facade import TimeRequest, estimate_time
+
+    if row.run is not None:
+        return float(finetune_accuracy.predict_iteration(row.run, sample_tokens))
+    return float(estimate_time(TimeRequest(**{**row.fields, "framework": row.framework}), suggest=False).step_time.expected)
+
+
+def _fit_timed(rows: list[Timed]) -> tuple[int, float, tuple[float, float]]:
+    """The throughput constants fitted on ``rows`` (every row, none held out): litgpt's tokens per sample (on its LoRA
+    and full rows), QLoRA's dequantisation share (on its QLoRA rows), then the eager adapter constants over their
+    grids (on every adapter row: litgpt's and Hugging Face PEFT's). Where ``rows`` have no row of a kind, the
+    unfitted value: 320 tokens is not available to a held-out litgpt document from nowhere, so a litgpt document
+    is always fitted on the other one."""
+    import itertools
+    import math
+
+    import sizer.engine.eager as eager
+    import sizer.workloads.finetune as finetune
+
+    def loss(chosen: list[Timed], tokens: int) -> float:
+        return statistics.median(abs(math.log(predict_step(r, tokens) / r.seconds)) for r in chosen)
+
+    litgpt = [r for r in rows if r.run is not None]
+    plain = [r for r in litgpt if r.run.method != "qlora"]
+    tokens = min(finetune_accuracy.SAMPLE_TOKENS_GRID, key=lambda t: loss(plain, t)) if plain else 320
+    qlora = [r for r in litgpt if r.run.method == "qlora"]
+    kept = finetune.DEQUANT_BANDWIDTH_SHARE
+    shares = {}
+    for share in finetune_accuracy.DEQUANT_SHARE_GRID if qlora else ():
+        finetune.DEQUANT_BANDWIDTH_SHARE = share
+        shares[share] = loss(qlora, tokens)
+    finetune.DEQUANT_BANDWIDTH_SHARE = kept
+    share = min(shares, key=shares.__getitem__) if shares else 1.0
+    adapters = [r for r in rows if (r.run.method if r.run is not None else r.fields.get("method")) in ("lora", "qlora")]
+    pairs = {}
+    held = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE
+    try:
+        finetune.DEQUANT_BANDWIDTH_SHARE = share
+        for pair in itertools.product(eager.MATRIX_HALF_SCALE_GRID, eager.LAUNCH_SCALE_GRID) if adapters else ():
+            eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = pair
+            errors = sorted(abs(r.seconds / predict_step(r, tokens) - 1.0) for r in adapters)
+            pairs[pair] = statistics.median(errors) + errors[min(len(errors) - 1, int(round(0.9 * (len(errors) - 1))))]
+    finally:
+        eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = held
+    return tokens, share, min(pairs, key=pairs.__getitem__) if pairs else (1.0, 1.0)
+
+
+def throughput_by_source(rows: list[Timed]) -> dict[str, list[tuple[Timed, float, float]]]:
+    """Per source: (row, predicted seconds per step, signed throughput error) with the constants fitted on the other
+    sources (:func:`_fit_timed`)."""
+    import sizer.engine.eager as eager
+    import sizer.workloads.finetune as finetune
+
+    held = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE
+    scored: dict[str, list[tuple[Timed, float, float]]] = {}
+    try:
+        for source in sorted({r.source for r in rows}):
+            tokens, share, pair = _fit_timed([r for r in rows if r.source != source])
+            eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = pair
+            finetune.DEQUANT_BANDWIDTH_SHARE = share
+            for row in (r for r in rows if r.source == source):
+                predicted = predict_step(row, tokens)
+                scored.setdefault(source, []).append((row, predicted, row.seconds / predicted - 1.0))
+            eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = held
+    finally:
+        eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = held
+    return scored
+
+
 def main() -> None:
     rows, left = load_rows()
     scored = leave_one_source_out(rows)
@@ -286,6 +433,23 @@ def main() -> None:
     print(f"factors on all sources: {fit_factors(rows)}")
     for source, count in sorted(left.items()):
         print(f"left out: {count:3} rows of {source}")
+    print("## throughput (error of the throughput, signed: + where sizer predicts it too fast)")
+    timed = throughput_by_source(load_timed())
+    every, medians = [], []
+    for source, results in timed.items():
+        errors = [e for _, _, e in results]
+        f = figures(errors)
+        every += errors
+        medians.append(f["median"])
+        tool = results[0][0].tool
+        print(f"  {source} ({tool} -> --framework {FRAMEWORK_OF_TOOL[tool]}): {f['rows']} rows, median {f['median']:.1%}, "
+              f"p90 {f['p90']:.1%}, signed {f['signed']:+.1%}")
+        for row, predicted, error in results:
+            print(f"    {row.fields.get('model', row.run.model if row.run else '')} {row.fields.get('seq_len', '')} "
+                  f"x{row.fields.get('count', 1)}: measured {row.seconds:.3f} s/step, sizer {predicted:.3f}, {error:+.0%}")
+    f = figures(every)
+    print(f"throughput, all sources each held out: {f['rows']} rows from {len(timed)} sources, median {f['median']:.1%}, "
+          f"p90 {f['p90']:.1%}, signed {f['signed']:+.1%}; median of the per-source medians {statistics.median(medians):.1%}")
 
 
 if __name__ == "__main__":
