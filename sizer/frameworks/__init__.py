@@ -20,7 +20,7 @@ from typing import Any
 from sizer.choices import Method, parse_choice
 from sizer.datafile import load_yaml
 from sizer.errors import CatalogError
-from sizer.frameworks.names import Framework
+from sizer.frameworks.framework_name import Framework
 from sizer.frameworks.spec import DEVICES, KNOBS, FrameworkRecipe, FrameworkSpec, Layouts
 from sizer.results import Assumption
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from sizer.choices import Loss, Method, Optimizer, Precision, Recompute, parse_choice
-from sizer.frameworks.names import Framework
+from sizer.frameworks.framework_name import Framework
 
 CHOICES: dict[str, Any] = {"state_precision": Precision, "optimizer": Optimizer, "loss": Loss, "recompute": Recompute}
 # a layout field a command sends at its own default is no choice (the CLI sends memory's recompute "none")

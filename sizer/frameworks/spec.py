@@ -70,7 +70,20 @@ class FrameworkRecipe:
     source: str
 
     def applies(self, method: Method, count: int) -> bool:
-        """Whether this recipe is the framework's for ``method`` on ``count`` devices [1]."""
+        """Whether this recipe is the framework's for ``method`` on ``count`` devices.
+
+        Parameters
+        ----------
+        method : Method
+            The fine-tuning method.
+        count : int
+            Devices [1]: one takes a single-device recipe, more a distributed one.
+
+        Returns
+        -------
+        bool
+            True where the recipe documents the method for that many devices.
+        """
         wanted = "single" if count <= 1 else "multi"
         return method in self.methods and self.devices in (wanted, "any")
 
@@ -87,5 +100,18 @@ class FrameworkSpec:
     recipes: tuple[FrameworkRecipe, ...]
 
     def recipe(self, method: Method, count: int) -> FrameworkRecipe | None:
-        """The framework's recipe for ``method`` on ``count`` devices [1]; None where it documents none."""
+        """The framework's recipe for ``method`` on ``count`` devices.
+
+        Parameters
+        ----------
+        method : Method
+            The fine-tuning method.
+        count : int
+            Devices [1].
+
+        Returns
+        -------
+        FrameworkRecipe or None
+            The first recipe that applies; None where the framework documents none.
+        """
         return next((r for r in self.recipes if r.applies(method, count)), None)

@@ -8,7 +8,7 @@ from typing import Any
 
 from sizer.choices import Method, parse_choice
 from sizer.frameworks import framework
-from sizer.frameworks.names import Framework
+from sizer.frameworks.framework_name import Framework
 
 # the frameworks whose recipes save memory on the hardware one has, per method, in the order tried: torchtune's
 # single-device full fine-tune (pure bf16, paged 8-bit AdamW, step in backward, checkpointing, chunked loss) and

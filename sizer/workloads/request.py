@@ -29,7 +29,7 @@ from sizer.choices import (
 )
 from sizer.errors import InputError
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
-from sizer.frameworks.names import FrameworkName
+from sizer.frameworks.framework_name import FrameworkName
 from sizer.results import Assumption
 from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
