@@ -11,6 +11,8 @@ from sizer.errors import InputError
 from sizer.frameworks import DEFAULT_LAYOUTS, Layouts, assumption, framework
 from sizer.results import Assumption
 
+LAYOUT = ("tp", "pp", "cp", "ep", "zero")  # the layout fields a framework may not run
+
 
 @dataclass(frozen=True)
 class Named:
@@ -44,13 +46,12 @@ def framework_of(request: Any) -> Named:
     if name is None:
         return Named()
     spec = framework(name)
-    given = {field: getattr(request, field, None) for field in ("tp", "pp", "cp", "ep", "zero")}
-    why = spec.layouts.refusal(**given)
-    if why is not None:
-        field = next(f for f in ("tp", "pp", "cp", "ep", "zero")
-                     if given[f] is not None and spec.layouts.refusal(**{**dict.fromkeys(given), f: given[f],
-                                                                         **({"pp": given["pp"]} if f == "zero" else {})}))
-        raise InputError(field, given[field], f"{why} (--framework {spec.name}: {spec.layouts.source})")
+    given = {field: getattr(request, field, None) for field in LAYOUT}
+    for field in LAYOUT:  # the first field it does not run, alone (the ZeRO stage beside the given pipeline)
+        alone = {**dict.fromkeys(LAYOUT), field: given[field], **({"pp": given["pp"]} if field == "zero" else {})}
+        why = None if given[field] is None else spec.layouts.refusal(**alone)
+        if why is not None:
+            raise InputError(field, given[field], f"{why} (--framework {spec.name}: {spec.layouts.source})")
     count = getattr(request, "count", 1)
     recipe = spec.recipe(request.method, count if isinstance(count, int) else 1)
     return Named(layouts=spec.layouts, recipe_name=f"{spec.name} {recipe.name}" if recipe else spec.name,
