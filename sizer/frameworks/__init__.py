@@ -13,7 +13,6 @@ user left at their default), :func:`running` names the framework that runs a lay
 """
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from sizer.datafile import load_yaml
 from sizer.errors import CatalogError
 from sizer.frameworks.framework_name import Framework
 from sizer.frameworks.spec import DEVICES, KNOBS, FrameworkRecipe, FrameworkSpec, Layouts
+from sizer.memo import registered_cache
 from sizer.results import Assumption
 
 CATALOG = Path(__file__).with_name("frameworks.yaml")
@@ -47,7 +47,7 @@ def _recipe(name: str, entry: dict[str, Any]) -> FrameworkRecipe:
                            devices=str(entry["devices"]), knobs=dict(entry["knobs"]), source=str(entry["source"]))
 
 
-@functools.cache
+@registered_cache()
 def _catalog() -> dict[Framework, FrameworkSpec]:
     data: dict[str, Any] = load_yaml(CATALOG, "frameworks")
     specs = {}
