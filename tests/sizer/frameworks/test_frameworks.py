@@ -83,3 +83,15 @@ def test_qlora_of_a_70b_on_two_24_gb_cards_fits_with_fsdp_and_offload():
     asked = estimate_memory(MemoryRequest(model="llama-3.1-70b", method="qlora", seq_len=2048, device="RTX 4090",
                                           count=2, framework="fsdp", offload_params=True), suggest=False)
     assert asked.fits and asked.zero == 3 and asked.recipe.startswith("fsdp Answer.AI fsdp_qlora")
+
+
+def test_qlora_of_a_70b_on_two_24_gb_cards_is_timed_with_fsdp_and_offload_given_the_hosts_memory():
+    # the time question checks that the host holds what is offloaded (sizer.engine.offload): with 128 GB of RAM
+    # (Answer.AI's recipe runs on such a desktop) the answer is FSDP + QLoRA with offloaded parameters, not more cards
+    from sizer.facade import answer_owned
+
+    owned = answer_owned(TimeRequest(model="llama-3.1-70b", method="qlora", seq_len=2048, tokens=1e7,
+                                     have=["2x RTX 4090"], host_memory="128 GB"))
+    option = owned.options[0]
+    assert option.fits and option.chosen.get("framework") == "fsdp" and option.chosen.get("offload_params") is True
+    assert option.training_time is not None
