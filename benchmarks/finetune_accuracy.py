@@ -41,6 +41,10 @@ RESOURCE_TABLE_SEQ = 1044  # "variable (Alpaca, longest sample 1044 tokens)": th
 # litgpt config_hub lora.yaml / qlora.yaml: lora_r 32 on query and value (recalled from the configs, not re-read);
 # resource-tables: r 8 on query and value (4,194,304 trained parameters of Llama 2 7B = 32 x 8 x 8192 x 2)
 LORA = {"resource": (8, "q,v"), "config_hub": (32, "q,v")}
+# The framework column: both litgpt documents ran litgpt's finetune scripts (bf16-true, AdamW, no checkpointing,
+# FSDP for a full fine-tune on several devices), asked as --framework litgpt (sizer/frameworks/frameworks.yaml);
+# benchmarks/finetune_by_source.py maps the other sources' tools
+FRAMEWORK = "litgpt"
 
 
 def held_out_model(model: str) -> bool:
@@ -102,7 +106,8 @@ def predict(run: Run):
     from sizer.facade import MemoryRequest, estimate_memory
 
     fields = dict(model=run.model, method=run.method, device=run.device, count=run.count, seq_len=run.seq_len,
-                  micro_batch=run.micro_batch, state_precision="bf16", precision="bf16", optimizer="adamw")
+                  micro_batch=run.micro_batch, state_precision="bf16", precision="bf16", optimizer="adamw",
+                  framework=FRAMEWORK)
     if run.method != "full":
         rank, targets = LORA[run.source]
         fields.update(lora_rank=rank, lora_targets=targets)
@@ -211,7 +216,7 @@ def predict_iteration(run: TimedRun, sample_tokens: int) -> float:
     fields = dict(model=run.model, method=run.method, device=run.device, seq_len=sample_tokens,
                   tokens=1000 * run.micro_batch * sample_tokens, batch_size=run.micro_batch * sample_tokens,
                   micro_batch=run.micro_batch, precision="bf16", state_precision="bf16", optimizer="adamw",
-                  recompute="none")
+                  recompute="none", framework=FRAMEWORK)
     if run.method != "full":
         rank, targets = LORA[run.source]
         fields.update(lora_rank=rank, lora_targets=targets)

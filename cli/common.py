@@ -34,6 +34,7 @@ OffloadActivationsOption = Annotated[Optional[bool], typer.Option("--offload-act
 LossOption = Annotated[Optional[str], typer.Option("--loss", help="standard (FP32 logits and their gradient; the default), chunked (torchtune's chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits held).")]
 
 
+FrameworkOption = Annotated[Optional[str], typer.Option("--framework", help="The training framework whose documented recipe sets what is not given (state precision, optimizer, loss, recomputation, sharding) and whose layouts the search keeps to: torchtune, unsloth, axolotl, llama-factory, hf-trainer, deepspeed, fsdp, megatron, nemo, torchtitan, maxtext or litgpt.")]
 SampleTokensOption = Annotated[Optional[int], typer.Option("--sample-tokens", min=1, help="Mean real tokens of a sample padded to --seq-len (padded batches: the rest is padding, computed but not learned from). Leave out for packed or full-length sequences.")]
 
 

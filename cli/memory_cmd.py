@@ -12,6 +12,7 @@ from .common import (
     CatalogOption,
     CountOption,
     EpOption,
+    FrameworkOption,
     HaveOption,
     JsonOption,
     LoraRankOption,
@@ -52,7 +53,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
            headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
            state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
            offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
-           loss: LossOption = None,
+           loss: LossOption = None, framework: FrameworkOption = None,
            offload: Annotated[bool, typer.Option("--offload", help="Optimizer states and master weights in host memory (ZeRO-Offload).")] = False,
            measured: MeasuredOption = None,
            have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
@@ -66,6 +67,7 @@ def memory(params: Params = None, model: ModelOption = None, workload: WorkloadO
                                micro_batch=micro_batch, sharding=sharding, headroom=headroom, model=model,
                                workload=workload, zero=zero, ep=ep,
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, recompute=recompute, have=have, offload=offload or None, measured=measured, emit=emit,
+                               framework=framework,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss))
     if have:
         return answer_owned(request, catalog, json)

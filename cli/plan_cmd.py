@@ -11,6 +11,7 @@ from .common import (
     CatalogOption,
     CpOption,
     EpOption,
+    FrameworkOption,
     HaveOption,
     InterleaveOption,
     InterruptionsOption,
@@ -38,14 +39,14 @@ from .measured_options import MfuOption
 
 def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None, device: Annotated[Optional[str], typer.Option("--device", "-d", help="Device id or any unambiguous part of its name (or --have).")] = None,
          count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Number of devices to lay out.")] = 1,
-         precision: PrecisionOption = None, optimizer: Optimizer = "adamw", batch_size: BatchSize = None,
+         precision: PrecisionOption = None, optimizer: Optimizer = None, batch_size: BatchSize = None,
          micro_batch: MicroBatch = None, seq_len: SeqLen = None, method: MethodOption = None,
          lora_rank: LoraRankOption = None, lora_targets: LoraTargetsOption = None, ep: EpOption = None,
          shown: Annotated[int, typer.Option("--top", min=1, max=100, help="Layouts to show.")] = 10,
          headroom: Annotated[bool, typer.Option("--headroom", help="Reserve 25-30 % extra memory for reference copies of the weights (Jamgharyan's recommendation).")] = False,
          tp: TpOption = None, pp: PpOption = None, cp: CpOption = None, zero: ZeroOption = None,
          recompute: RecomputeOption = None, interleave: InterleaveOption = None,
-         interruptions: InterruptionsOption = None,
+         interruptions: InterruptionsOption = None, framework: FrameworkOption = None,
          overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
          mfu: MfuOption = None,
          have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
@@ -56,8 +57,8 @@ def plan(model: ModelOption = None, params: Params = None, tokens: Tokens = None
     from sizer.facade import plan as run
 
     request = workload_request(PlanRequest, model=model, params=params, tokens=tokens, device=device, count=count,
-                               precision=precision, optimizer=optimizer, batch_size=batch_size, micro_batch=micro_batch,
-                               seq_len=seq_len, shown=shown, headroom=headroom, method=method, lora_rank=lora_rank,
+                               precision=precision, optimizer=optimizer or (None if framework else "adamw"), batch_size=batch_size,
+                               micro_batch=micro_batch, seq_len=seq_len, shown=shown, framework=framework, headroom=headroom, method=method, lora_rank=lora_rank,
                                lora_targets=lora_targets, tp=tp, pp=pp, cp=cp, zero=zero, recompute=recompute,
                                interleave=interleave, ep=ep, have=have, interruptions=interruptions,
                                overlap_all_to_all=overlap_all_to_all or None, mfu=mfu, emit=emit)

@@ -17,6 +17,7 @@ from .common import (
     Epochs,
     EpOption,
     ForwardPerSample,
+    FrameworkOption,
     HaveOption,
     HostMemoryOption,
     InterleaveOption,
@@ -75,7 +76,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
          state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
-         loss: LossOption = None, sample_tokens: SampleTokensOption = None,
+         loss: LossOption = None, sample_tokens: SampleTokensOption = None, framework: FrameworkOption = None,
          measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, mfu: MfuOption = None,
          have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
          json: JsonOption = False) -> None:
@@ -97,7 +98,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
                                overlap_all_to_all=overlap_all_to_all or None,
-                               measured=measured, measured_on=measured_on, mfu=mfu, emit=emit,
+                               measured=measured, measured_on=measured_on, mfu=mfu, emit=emit, framework=framework,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
                                                sample_tokens))
     if have:

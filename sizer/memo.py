@@ -204,6 +204,9 @@ POLICIES: tuple[Policy, ...] = (
            "Python API, estimate_time + peak: 0.80 ms of 2.8 ms per pair (29 %)"),
     Policy("sizer.workloads.refused.refused_models", "catalog/model_presets/not-supported.yaml, checked", 1, "none",
            FILE_ONCE, "a refused or unknown model name: 2.9 ms to read and check the file per lookup"),
+    Policy("sizer.frameworks._catalog", "sizer/frameworks/frameworks.yaml, checked", 1, "none", FILE_ONCE,
+           "a request naming a framework: 14.6 ms to read and check the file per lookup, 3-4 lookups a request "
+           "(estimate_memory with --framework torchtune: 18 ms kept)"),
     Policy("sizer.workloads.refused._index", "refused models by every alias", 1, "none", FILE_ONCE,
            "a refused or unknown model name: a dict of ~30 keys rebuilt per lookup (about 0.02 ms)"),
     Policy("sizer.workloads.shipped._names", "shipped configs by hub id, short name and short form", 1, "none",

@@ -137,7 +137,8 @@ function costCell(r, purchase) {
 function finetuneBody() {
   const f = finetuneForm.elements;
   const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value, top: null, suggest: 3 };
-  chosen(finetuneForm, body, ["method", "precision", "state_precision", "loss"]);
+  chosen(finetuneForm, body, ["method", "precision", "state_precision", "loss", "framework"]);
+  if (body.framework) delete body.optimizer;  // a named framework's documented recipe sets the optimizer
   for (const flag of ["optimizer_in_backward", "offload_activations"]) if (f[flag].checked) body[flag] = true;  // the recipe's switches
   textFields(finetuneForm, body, ["model", "lora_rank", "lora_targets", "tokens", "seq_len", "batch_size", "deadline", "budget"]);
   if (f.max_devices.value.trim()) body.max_devices = Number(f.max_devices.value);

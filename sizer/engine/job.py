@@ -24,6 +24,8 @@ from sizer.engine.recipe import Recipe, resolve_recipe
 from sizer.engine.roofline import Pass, Shape
 from sizer.errors import InputError
 from sizer.formulas import batch_rule as _batch
+from sizer.frameworks import DEFAULT_LAYOUTS, Layouts
+from sizer.frameworks.checks import framework_of
 from sizer.hardware.precision import weight_bytes
 from sizer.memo import registered_cache
 from sizer.results import Assumption
@@ -64,6 +66,8 @@ class Job:
     # LoRA/QLoRA steps run by an eager framework (litgpt, PEFT): timed with sizer.engine.eager's constants;
     # False: fused kernels as pre-training runs them (MLPerf's tuned LoRA submissions)
     eager: bool = True
+    # the layouts the named framework (or, with none, some framework) runs: the search keeps to them
+    layouts: Layouts = DEFAULT_LAYOUTS
 
     @property
     def real_tokens_per_sample(self) -> float:
@@ -548,10 +552,12 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     if from_layers:  # the parameter count and FLOP are the layers'
         workload = replace(workload, params=layers.total_params,
                            forward_flops_per_sample=Quantity(layers.total_forward_flops, "FLOP"))
+    named = framework_of(request)
     recipe = resolve_recipe(state_precision=request.state_precision, optimizer=optimizer, precision=precision,
                             optimizer_in_backward=request.optimizer_in_backward, offload=getattr(request, "offload", False),
                             offload_params=request.offload_params, offload_activations=request.offload_activations,
-                            loss=request.loss)
+                            loss=request.loss, framework=named.recipe_name)
+    assumptions.extend(named.assumptions)
     finetune = resolve_finetune(request.method, request.lora_rank, request.lora_targets, found.arch, precision,
                                 layers.total_params)
     if finetune is not None:
@@ -570,7 +576,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,
                tokens_per_sample=tokens_per_sample, token_mode=workload.token_mode, workload=workload,
                assumptions=tuple(assumptions), arch=found.arch, finetune=finetune, recipe=recipe,
-               sample_tokens=None if padded is None else padded[0])
+               sample_tokens=None if padded is None else padded[0], layouts=named.layouts)
 
 
 def job_from_profile(profile: Profile, batch_size: float, precision: Precision = Precision.FP32,

@@ -88,6 +88,7 @@ class Recipe:
     offload_params: bool = False
     offload_activations: bool = False
     loss: Loss = Loss.STANDARD
+    framework: str = ""  # the named framework's recipe these knobs came from (sizer.frameworks), said first in line()
 
     @property
     def pure(self) -> bool:
@@ -169,7 +170,8 @@ class Recipe:
         str
             Such as ``"bf16, adamw 8-bit, checkpointing on, LoRA r 16 on q,k,v,o"``.
         """
-        parts = [precision if self.state_precision is Precision.MIXED else "pure bf16 (no FP32 master)"]
+        parts = [self.framework] if self.framework else []
+        parts.append(precision if self.state_precision is Precision.MIXED else "pure bf16 (no FP32 master)")
         parts.append(self.optimizer.value.replace("-", " ").replace("8bit", "8-bit"))
         if self.optimizer_in_backward:
             parts.append("optimizer step in backward")
@@ -204,7 +206,7 @@ class Recipe:
 
 def resolve_recipe(*, state_precision: Precision = Precision.MIXED, optimizer: Optimizer, precision: Precision,
                    optimizer_in_backward: bool = False, offload: bool = False, offload_params: bool = False,
-                   offload_activations: bool = False, loss: Loss = Loss.STANDARD) -> Recipe:
+                   offload_activations: bool = False, loss: Loss = Loss.STANDARD, framework: str = "") -> Recipe:
     """The recipe of a request, or InputError naming the field where its choices cannot combine.
 
     Parameters
@@ -219,6 +221,8 @@ def resolve_recipe(*, state_precision: Precision = Precision.MIXED, optimizer: O
         The recipe's flags (``offload``: optimizer states and master weights, ZeRO-Offload).
     loss : Loss
         ``standard`` (default), ``chunked`` or ``fused``.
+    framework : str, optional
+        The named framework's recipe (``torchtune full_finetune_single_device``), said in the recipe's line.
 
     Returns
     -------
@@ -246,4 +250,4 @@ def resolve_recipe(*, state_precision: Precision = Precision.MIXED, optimizer: O
                                                         "device, offload runs it on the CPU (ZeRO-Offload); choose one")
     return Recipe(state_precision=state, optimizer=chosen, optimizer_in_backward=bool(optimizer_in_backward),
                   offload_params=bool(offload_params), offload_activations=bool(offload_activations),
-                  loss=loss)
+                  loss=loss, framework=framework)

@@ -323,6 +323,13 @@ def _dimension_values(job: Job, fixed: Fixed) -> dict[str, tuple[int, ...]]:
         if transformer else (1,),
         "micro": (0, *PIPELINE_MICRO) if transformer and job.micro_batch is None else (0,),
     }
+    rule = job.layouts  # the named framework's layouts (sizer.frameworks): a dimension it does not run stays 1
+    for name in ("tp", "pp", "cp", "ep"):
+        if not getattr(rule, name):
+            values[name] = (1,)
+    if not rule.pp:
+        values["interleave"] = (1,)
+    values["zero"] = tuple(z for z in ZERO if z == 0 or z in rule.zero)
     for name, value in fixed.items():
         if value is not None:
             values[name] = (value,)
@@ -395,7 +402,12 @@ def candidates(job: Job, table: DeviceTable, device: npt.NDArray[np.int64], coun
     # expert ranks may span nodes: the all-to-all then runs partly over the network (roofline.all_to_all_seconds)
     experts = (dp % ep == 0) if "ep" not in fixed else ((tp * dp) % ep == 0)
     sharded = (zero == 0) | (n > split) | ("zero" in fixed)  # ZeRO needs dp x cp > 1, unless asked for
-    valid = (n % split == 0) & experts & inside & sharded  # [combination, template row]
+    # the framework's layouts: replicas (ZeRO 0 over several ranks) only where it runs them, and no more than its
+    # highest stage beside pipeline stages (no framework runs ZeRO-3 with a pipeline: sizer.frameworks.Layouts)
+    rule = job.layouts
+    runs = ((zero > 0) | (n == split) | (0 in rule.zero) | ("zero" in fixed)) & \
+        ((pp == 1) | (zero <= (rule.zero_with_pp if rule.zero_with_pp is not None else 0)) | ("zero" in fixed))
+    valid = (n % split == 0) & experts & inside & sharded & runs  # [combination, template row]
     per_combo = valid.sum(axis=1)
     rows_of = per_combo[combo_of]  # layouts per pair
     pair = np.repeat(np.arange(len(device)), rows_of)

@@ -194,6 +194,11 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes), host_memory=host_memory,
                              interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
+    if request.framework is None:
+        from sizer.frameworks.checks import runs_it
+
+        at = result.layout  # with none named, the framework that runs the layout chosen is said
+        result = result.model_copy(update={"assumptions": [*result.assumptions, runs_it(at.tp, at.pp, at.cp, at.ep, at.zero)]})
     return time_answer(request, result, catalog, time_estimate)  # the user's measurement or MFU, where given
 
 

@@ -217,7 +217,7 @@ def _assumptions(job: Job, precision: Precision, overhead: float, buckets: float
             ": each block's input kept, one block's activations at a time" if recompute == 2 else
             ": the attention core recomputed, Q, K and V kept"),
             source="Korthikanti et al. 2022 §5 (docs/references.md [korthikanti])"))
-    assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile")
+    assumptions.extend(a for a in job.assumptions if a.name in ("activations", "layers", "workload profile", "framework")
                        or a.name.startswith(("fine-tuning", "QLoRA")))
     return assumptions
 

@@ -106,11 +106,15 @@ def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict
 # (sizer.engine.recipe): checkpointing; pure bf16 states; 8-bit AdamW; torchtune's low-memory single-device
 # recipe (pure bf16, paged 8-bit AdamW, the step in the backward pass). Adapters: checkpointing, then torchtune's
 # chunked cross-entropy (long sequences' logits).
+# The last rungs are frameworks' documented recipes (sizer/frameworks/frameworks.yaml): torchtune's (single device:
+# pure bf16, paged 8-bit AdamW, step in backward, checkpointing, chunked loss; several: FSDP2), and for adapters
+# FSDP + QLoRA (Answer.AI's fsdp_qlora), then with the parameters offloaded to the host (its 70B on two 24 GB cards).
 FULL_RECIPES: tuple[dict[str, Any], ...] = (
     {}, {"recompute": "full"}, {"state_precision": "bf16", "recompute": "full"},
-    {"state_precision": "bf16", "optimizer": "adamw-8bit", "recompute": "full"},
-    {"state_precision": "bf16", "optimizer": "paged-adamw-8bit", "optimizer_in_backward": True, "recompute": "full"})
-ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"}, {"recompute": "full", "loss": "chunked"})
+    {"state_precision": "bf16", "optimizer": "adamw-8bit", "recompute": "full"}, {"framework": "torchtune"})
+ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"}, {"recompute": "full", "loss": "chunked"},
+                                               {"framework": "torchtune"}, {"framework": "fsdp"},
+                                               {"framework": "fsdp", "offload_params": True})
 
 
 def recipes(fields: dict[str, Any], method: Method, memory_only: bool) -> list[dict[str, Any]]:
@@ -135,6 +139,8 @@ def recipes(fields: dict[str, Any], method: Method, memory_only: bool) -> list[d
     ladder = FULL_RECIPES if method is Method.FULL else ADAPTER_RECIPES
     if fields.get("offload") or fields.get("offload_params"):
         ladder = ({}, {"recompute": "full"})  # paged states and a step in backward do not combine with offload
+    elif fields.get("framework") is not None:
+        ladder = ({}, {"offload_params": True})  # the framework's own recipe, then with its parameters offloaded
     out: list[dict[str, Any]] = []
     for recipe in ladder:
         edit = {k: v for k, v in recipe.items() if k not in fields and (memory_only or k != "recompute")}

@@ -72,6 +72,9 @@ def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> li
     timed = fields.get("samples") is not None or fields.get("tokens") is not None
     changes = _method_changes(fields, outcome, method)
     changes += _recompute_and_offload_changes(fields, have, method, transformer, timed)
+    from sizer.frameworks.suggest import framework_changes
+
+    changes += framework_changes(fields, have.count)  # a framework's whole recipe first (one option to type)
     changes += recipe_changes(fields, timed)
     if transformer:
         changes += _sequence_changes(fields, outcome)
@@ -304,12 +307,12 @@ def _try(changes: list[Change], fields: dict[str, Any], have: Owned, catalog: Ca
 
 
 def _ranked(found: list[Suggestion]) -> list[Suggestion]:
-    """Changes on the hardware as it is (a recipe, a method, a shorter sequence) before more devices; each
-    group cheapest first."""
-    def key(s: Suggestion) -> tuple[bool, float, float, float]:
+    """Changes on the hardware as it is (a framework's recipe first, then a recipe, a method, a shorter sequence)
+    before more devices; each group cheapest first."""
+    def key(s: Suggestion) -> tuple[bool, bool, float, float, float]:
         cost = s.cost.expected if s.cost is not None else math.inf
         seconds = s.training_time.expected * unit_factor(s.training_time.unit, "s") if s.training_time else math.inf
-        return ("count" in s.apply, cost, seconds, s.memory_per_device.value)
+        return ("count" in s.apply, "framework" not in s.apply, cost, seconds, s.memory_per_device.value)
     return sorted(found, key=key)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 import pint
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from sizer.choices import (
     Attention,
@@ -29,6 +29,7 @@ from sizer.choices import (
 )
 from sizer.errors import InputError
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
+from sizer.frameworks.framework_name import FrameworkName
 from sizer.results import Assumption
 from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
@@ -155,6 +156,26 @@ class WorkloadRequest(RequestModel):
                                       "learned from); leave out for packed or full-length sequences")
     loss: LossName = Field(Loss.STANDARD, description="standard (FP32 logits and their gradient), chunked (torchtune's "
                                                    "chunked cross-entropy) or fused (Liger / Cut Cross-Entropy: no logits)")
+    framework: FrameworkName | None = Field(None, description="the training framework whose documented recipe sets the "
+                                            "fields not given (state precision, optimizer, loss, recomputation, "
+                                            "sharding) and whose layouts the search keeps to: torchtune, unsloth, "
+                                            "axolotl, llama-factory, hf-trainer, deepspeed, fsdp, megatron, nemo, "
+                                            "torchtitan, maxtext or litgpt (sizer/frameworks/frameworks.yaml)")
+
+    @model_validator(mode="after")
+    def _framework_recipe(self) -> Self:
+        """A named framework's recipe fills the fields left at their default (sizer.frameworks.apply); they stay
+        unset, so a copy with another method or count takes that one's recipe."""
+        if self.framework is None:
+            return self
+        from sizer.frameworks.apply import filled
+
+        given = {name: getattr(self, name) for name in self.model_fields_set}
+        count = getattr(self, "count", 1)
+        for name, value in filled(self.framework, self.method, count if isinstance(count, int) else 1, given,
+                                  set(type(self).model_fields)).items():
+            object.__setattr__(self, name, value)  # frozen: set once, here, as validation does
+        return self
 
 
 
