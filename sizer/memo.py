@@ -223,6 +223,8 @@ POLICIES: tuple[Policy, ...] = (
            "GET /v1/workloads asked again: 6 us instead of 1.3 s (58 profile files parsed)"),
     Policy("sizer.engine.evaluate.error_spread", "error_spread.yaml (time ranges)", 1, "none", FILE_ONCE,
            "Python API, estimate_time + peak: 0.40 ms of 2.8 ms per pair (15 %)"),
+    Policy("sizer.engine.stacks.stack_fit", "single_device_fit.yaml (one-device training efficiencies)", 1, "none",
+           FILE_ONCE, "one YAML parse per process instead of one per device efficiency looked up"),
     Policy("sizer.inference.estimate.speed_spread", "error_spread.yaml (speed ranges)", 1, "none", FILE_ONCE,
            "/v1/recommend, task inference: 311 ms of 653 ms per request (48 %)"),
     Policy("api.server._limits", "the server's settings", 1, "none (environment read once)",

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import Optimizer
+from sizer.engine.stacks import stack_efficiencies
 from sizer.errors import InputError
 
 # the node model (links, networks between nodes) lives with the hardware; re-exported (``as``: explicitly, for mypy)
@@ -227,6 +228,10 @@ class Efficiencies:
     matrix_half: float = 0.0
     # time added per FP8 GEMM second by casting and scaling [1]; None: training's FP8_SCALING_OVERHEAD
     fp8_scaling: float | None = None
+    # the size dependence on every matrix unit (TF32, FP32 SGEMM/convolutions), not only 16-bit tensor cores:
+    # one device's eager training of profiled networks (sizer/engine/stacks.py), where a batch-12 convolution
+    # is a small GEMM on whatever unit runs it
+    half_every_unit: bool = False
 
     RATES = ("matrix", "tf32", "fp32_matrix", "vector", "memory")
 
@@ -410,6 +415,9 @@ def device_efficiencies(device: Device, transformer: bool = False) -> Efficienci
     """
     measured = device.efficiency
     base = default_efficiencies(device.kind, transformer)
+    if measured is None and not transformer and device.kind == "gpu":
+        # a profiled network, eager through the vendor's kernel library: the mechanisms fitted across sources
+        return stack_efficiencies(device, base)
     if measured is None:
         factor, source, _ = stack_factor(device) if transformer and device.kind != "cpu" else (1.0, "", True)
         if factor == 1.0 and not source:

@@ -300,10 +300,11 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                 rates = [rates[0] / scaling, rates[1] / scaling, rates[2], attention]
             else:
                 rates = [*rates, rates[0]]
-            # the size dependence is fitted on 16/8-bit tensor-core GEMMs only (benchmarks/llm_training.py)
-            half = [eff.matrix_half if r.matrix_unit == "tensor" else 0.0,
-                    eff.matrix_half if r.conv_unit == "tensor" else 0.0, 0.0,
-                    eff.matrix_half if r.matrix_unit == "tensor" else 0.0]
+            # the size dependence is fitted on 16/8-bit tensor-core GEMMs only (benchmarks/llm_training.py); for
+            # profiled networks trained eager, on every matrix unit (benchmarks/single_device_accuracy.py)
+            matrix_half, conv_half = (eff.matrix_half if unit == "tensor" or eff.half_every_unit else 0.0
+                                      for unit in (r.matrix_unit, r.conv_unit))
+            half = [matrix_half, conv_half, 0.0, matrix_half]
             peak, best = r.matrix_peak, max(r.matrix_peak, r.conv_peak, r.vector_peak)
             unit_peaks = [r.matrix_peak, r.conv_peak, best, r.matrix_peak]
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
@@ -388,5 +389,5 @@ def cached_device_table(devices: tuple[Device, ...], precision: Precision,
 
 # The code a device table is built by: a change to any of it gives its disk entries a new key.
 _TABLE_CODE = tuple(Path(__file__).parent.parent / name for name in (
-    "engine/devices.py", "engine/constants.py", "formulas/peaks.py", "hardware/nodes.py", "hardware/precision.py",
+    "engine/devices.py", "engine/constants.py", "engine/stacks.py", "engine/single_device_fit.yaml", "formulas/peaks.py", "hardware/nodes.py", "hardware/precision.py",
     "hardware/schema.py", "units.py"))

@@ -102,7 +102,7 @@ def range_arrays(mode: Mode, job: Job, devices: Sequence[Device]) -> tuple[npt.N
     return factors[:, 0], factors[:, 1]
 
 
-def workload_kind(job: Job, device_kind: str) -> str | None:
+def workload_kind(job: Job, device_kind: str) -> str:
     """The kind a range is looked up by.
 
     Parameters
@@ -114,10 +114,12 @@ def workload_kind(job: Job, device_kind: str) -> str | None:
 
     Returns
     -------
-    str or None
-        ``transformer-<kind>`` for a generated transformer, else None (the mode's range).
+    str
+        ``transformer-<kind>`` for a generated transformer, else ``profile-<kind>`` (a profiled network: on a
+        GPU, the cross-source spread of benchmarks/single_device_accuracy.py); a kind the spread file lacks
+        takes the mode's range.
     """
-    return f"transformer-{device_kind}" if job.arch is not None else None
+    return f"transformer-{device_kind}" if job.arch is not None else f"profile-{device_kind}"
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ def _calibration(device_id="tesla-v100-sxm2-16gb", name="NVIDIA Tesla V100 SXM2 
 def test_a_calibration_scales_the_defaults_and_sets_the_step_overhead(catalog):
     v100 = catalog.find("V100 SXM2 16GB")
     eff = calibrated_efficiencies(v100, _calibration().devices[0])
-    assert eff.matrix == pytest.approx(GPU_EFFICIENCIES.matrix / 2) and eff.step_overhead == 0.005
+    # the defaults of a profiled network on this GPU (sizer/engine/stacks.py's fit), halved
+    assert eff.matrix == pytest.approx(device_efficiencies(v100).matrix / 2) and eff.step_overhead == 0.005
     assert "6 measured runs" in eff.source
 
 
