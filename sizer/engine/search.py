@@ -5,7 +5,8 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 
 - tensor parallelism up to the node's NVLink domain, dividing the heads (and the KV heads, or a
   multiple of them that replicates them), with sequence parallelism;
-- pipeline stages in powers of two up to the blocks, dividing them or not (an uneven split runs at its
+- pipeline stages in powers of two up to the blocks (with a given batch also 3, 5 or 7 times one, so that a
+  count such as 384 finds the replicas that split the batch), dividing the blocks or not (an uneven split runs at its
   heaviest stage's pace, within :data:`UNEVEN_STAGE_LIMIT` of an even one), plain or interleaved 1F1B
   (``v`` virtual stages each, any divisor of the heaviest stage's blocks up to one block per virtual
   stage; its bubble ``(p-1)/(v m)``);
@@ -74,6 +75,11 @@ POWERS = (1, 2, 4, 8, 16, 32, 64)
 # so one whose heaviest stage holds more than UNEVEN_STAGE_LIMIT x the mean (80 blocks on 32 stages: 3 against
 # 2.5) idles every other stage that long and is not searched (it may be given)
 PIPELINE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+# with a given batch, stage counts of 3, 5 or 7 times a power of two too: a count such as 384 (BLOOM-176B: TP 4 x
+# PP 12 x DP 8, Megatron-DeepSpeed) splits 2,048 sequences only through such a pipeline, and frameworks run any
+# stage count (Megatron-LM --pipeline-model-parallel-size, DeepSpeed PipelineModule(num_stages)); on a count of
+# devices that is a power of two they divide none and add no layout
+PIPELINE_ODD = tuple(sorted({f * p for f in (3, 5, 7) for p in PIPELINE if f * p <= max(PIPELINE)}))
 UNEVEN_STAGE_LIMIT = 1.1
 PIPELINE_MICRO = (1, 2, 4, 8, 16, 32)  # micro-batches a pipeline may prefer to the largest that fits: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
@@ -299,6 +305,23 @@ def _expert_sizes(job: Job) -> tuple[int, ...]:
     return tuple(e for e in POWERS if job.arch.experts % e == 0)
 
 
+def stage_counts(job: Job) -> tuple[int, ...]:
+    """Pipeline stage counts searched: powers of two; with a given batch also 3, 5 or 7 times one
+    (:data:`PIPELINE_ODD`), so that a device count with an odd factor finds the replicas that split it.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (whether its batch was given).
+
+    Returns
+    -------
+    tuple of int
+        Stage counts [1], ascending.
+    """
+    return tuple(sorted(PIPELINE + PIPELINE_ODD)) if job.batch_given else PIPELINE
+
+
 def _dimension_values(job: Job, fixed: Fixed) -> dict[str, tuple[int, ...]]:
     """The values each dimension takes: the fixed one, else those the model allows."""
     transformer = job.shape is not None
@@ -311,14 +334,15 @@ def _dimension_values(job: Job, fixed: Fixed) -> dict[str, tuple[int, ...]]:
             recompute = (0, 2)
     values: dict[str, tuple[int, ...]] = {
         "tp": tensor_sizes(job),
-        "pp": tuple(p for p in PIPELINE if p <= blocks and blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks)
+        "pp": tuple(p for p in stage_counts(job) if p <= blocks
+                    and blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks)
         if transformer else (1,),
         "cp": tuple(c for c in CONTEXT if c == 1 or (seq % (2 * c) == 0 and seq // c >= CP_MIN_CHUNK))
         if transformer else (1,),
         "ep": _expert_sizes(job),
         "zero": ZERO,
         "recompute": recompute,
-        "interleave": interleave_depths(blocks, [p for p in PIPELINE
+        "interleave": interleave_depths(blocks, [p for p in stage_counts(job)
                                                  if blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks])
         if transformer else (1,),
         "micro": (0, *PIPELINE_MICRO) if transformer and job.micro_batch is None else (0,),

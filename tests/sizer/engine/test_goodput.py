@@ -74,7 +74,10 @@ def test_time_shows_the_second_line_by_default_at_scale_and_when_asked():
     assert lost is not None and lost.interruptions >= 1
     hours = lambda r: r.expected * facade.unit_factor(r.unit, "hour")  # noqa: E731
     assert hours(lost.training_time) > hours(shown.training_time)
-    assert {a.name for a in lost.assumptions} == {"failures", "checkpoints", "restart"}
+    # as runs live it (issue 39): all-cause interruptions with their causes, restart, checkpoints, slowdown
+    assert {a.name for a in lost.assumptions} == {"interruptions", "checkpoints", "restart",
+                                                  "slowdown between interruptions"}
+    assert lost.causes is not None and sum(lost.causes.values()) == pytest.approx(lost.interruptions)
     off = facade.estimate_time(facade.TimeRequest(**question, interruptions=False), suggest=False)
     assert off.with_interruptions is None
     small = dict(question, count=8, tokens=1e9)
