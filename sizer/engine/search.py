@@ -106,7 +106,8 @@ class Search:
     ep: npt.NDArray[Any]  # per candidate: expert-parallel ranks (1: no expert parallelism yet)
     chosen: npt.NDArray[np.int64]  # per pair: index of the fastest fitting candidate, else of the smallest memory need
     found: npt.NDArray[np.bool_]  # per pair: whether any candidate fits
-    distance: npt.NDArray[np.float64]  # per candidate: how far its batch is from the asked one (batch_distance)
+    distance: npt.NDArray[np.float64]  # per candidate: how far its batch is from the asked one (batch_keys)
+    tier: npt.NDArray[np.bool_]  # per candidate: True where its batch is not one the question accepts (batch_keys)
 
     def ranked(self, pair: int) -> npt.NDArray[np.int64]:
         """Candidates of one pair that fit, fastest first (the asked batch, then the nearest), each layout once.
@@ -124,8 +125,56 @@ class Search:
         ev = self.evaluation
         rows = np.flatnonzero((self.pair == pair) & ev.fits & ev.feasible)
         rows = rows[np.lexsort((ev.memory_needed[rows], ev.training_seconds[rows], self.distance[rows],
-                                ~ev.exact[rows]))]
+                                self.tier[rows]))]
         return unique_layouts(ev, rows)
+
+
+# A batch given in tokens that is no whole number of sequences ("2M tokens" of 2,048: 976.6) is a rounded, published
+# figure: every batch within this share of it stands for it, and the fastest layout among them is taken (the answer
+# says which batch ran); a batch of whole sequences is kept where any layout splits it
+BATCH_ROUNDING = 0.02
+
+
+def rounded_batch_given(job: Job) -> bool:
+    """Whether the job's batch was given as a rounded figure: not a whole number of samples.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its batch [sample] and whether it was given).
+
+    Returns
+    -------
+    bool
+    """
+    return bool(job.batch_given and abs(job.batch_size - round(job.batch_size)) > 1e-6)
+
+
+def batch_keys(job: Job, ev: Evaluation) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """The two batch keys of the choice, most significant first: ``tier`` (False for a batch the question
+    accepts) and ``near`` (how far from the asked batch, before time).
+
+    A batch of whole samples: the asked batch first (``tier`` is ``~exact``), then the nearest. A rounded
+    batch (:func:`rounded_batch_given`): every batch within :data:`BATCH_ROUNDING` is accepted and time
+    decides among them (``near`` 0), the nearest beyond it after.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    ev : Evaluation
+        The evaluated candidates.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``tier`` (bool) and ``near`` [1] per candidate.
+    """
+    distance = batch_distance(job, ev)
+    if not rounded_batch_given(job):
+        return ~ev.exact, distance
+    outside = distance > np.log1p(BATCH_ROUNDING) + 1e-12
+    return outside, np.where(outside, distance, 0.0)
 
 
 def batch_distance(job: Job, ev: Evaluation) -> npt.NDArray[np.float64]:
@@ -496,18 +545,19 @@ def search(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Array
             first, second = _contenders(job, ev, c["pair"], pairs), _contenders(job, later, more["pair"], pairs)
             ev = concatenate(take(ev, first), take(later, second))
             c = {name: np.concatenate([c[name][first], more[name][second]]) for name in c}
-    distance = batch_distance(job, ev)
-    chosen, found = _choice(ev, c["pair"], distance, pairs)
-    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance)
+    tier, distance = batch_keys(job, ev)
+    chosen, found = _choice(ev, c["pair"], distance, pairs, tier)
+    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance, tier=tier)
 
 
-def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[np.float64], pairs: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[np.float64], pairs: int,
+            tier: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per pair, the row chosen and whether it fits: the first fitting row by (the asked batch, the
     nearest batch, time, memory), else the feasible row needing the least memory (module docstring)."""
     # sorted among the fitting rows alone: a stable sort, so the same choice as over all rows, on fewer
     fitting = np.flatnonzero(ev.fits & ev.feasible)
     order = fitting[np.lexsort((ev.memory_needed[fitting], ev.training_seconds[fitting], distance[fitting],
-                                ~ev.exact[fitting], pair[fitting]))]
+                                tier[fitting], pair[fitting]))]
     first = np.searchsorted(pair[order], np.arange(pairs))
     chosen = np.zeros(pairs, dtype=np.int64)
     found = first < len(order)
@@ -524,7 +574,8 @@ def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[n
 def _contenders(job: Job, ev: Evaluation, pair: npt.NDArray[np.int64], pairs: int) -> npt.NDArray[np.int64]:
     """Rows of one stage's evaluation that the final choice can take: the stage's choice for each pair
     where something fits, every row of a pair where nothing does."""
-    chosen, found = _choice(ev, pair, batch_distance(job, ev), pairs)
+    tier, distance = batch_keys(job, ev)
+    chosen, found = _choice(ev, pair, distance, pairs, tier)
     keep = ~found[pair]
     keep[chosen[found]] = True
     return np.flatnonzero(keep)

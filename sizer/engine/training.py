@@ -408,13 +408,13 @@ def refuse_changed_batch(job: Job, exact: bool, batch: float, count: int) -> Non
                          f"a batch every data-parallel replica of a layout of {count:,} devices splits into whole "
                          f"micro-batches: {asked:,.0f} {job.sample_word}s is split by none, the nearest one is "
                          f"{batch:,.0f}, {abs(batch / asked - 1):.1%} away (sizer runs a given batch as the nearest "
-                         f"that splits only within {BATCH_ROUNDING:.0%}; give that one, or another count)")
+                         "that splits only within 2 %; give that one, or another count)")
 
 
-# A given batch that no layout splits runs as the nearest one that splits when it lies this close (relative): a
-# published batch is a rounded figure ("2M tokens": OPT-175B's 2,000,000 tokens are 976.6 sequences of 2,048, and its
-# 992 GPUs at TP 8 make 124 replicas, so 992 sequences ran, 1.6 % more); the answer says which batch ran
-BATCH_ROUNDING = 0.02
+# A given batch that no layout splits runs as the nearest one that splits when it lies within BATCH_ROUNDING
+# (sizer.engine.search): a published batch is a rounded figure ("2M tokens": OPT-175B's 2,000,000 tokens are 976.6
+# sequences of 2,048, and its 992 GPUs at TP 8 make 124 replicas, so 992 sequences ran, 1.6 % more); the answer says
+# which batch ran
 
 
 def rounded_batch(asked: float, batch: float) -> bool:
@@ -431,7 +431,9 @@ def rounded_batch(asked: float, batch: float) -> bool:
     -------
     bool
     """
-    return abs(batch / max(asked, 1.0) - 1.0) <= BATCH_ROUNDING
+    from sizer.engine.search import BATCH_ROUNDING
+
+    return abs(batch / max(asked, 1.0) - 1.0) <= BATCH_ROUNDING + 1e-12
 
 
 def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
@@ -901,7 +903,7 @@ def batch_change(job: Job, batch: float) -> str:
                 "nearest that every data-parallel replica splits into whole micro-batches; give --batch-size)")
     return (f"batch rounded: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run ({batch / asked - 1:+.1%}: "
             "the nearest that every data-parallel replica of this layout splits into whole micro-batches, within "
-            f"{BATCH_ROUNDING:.0%} of a published, rounded batch)")
+            "2 % of a published, rounded batch)")
 
 
 def _assumptions(job: Job, table: DeviceTable, ev: Evaluation, count: int, mode: Mode, spread: tuple[float, float, str],
