@@ -72,6 +72,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
          overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
          host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
+         checkpoint_interval: Annotated[Optional[str], typer.Option("--checkpoint-interval", help="Training between checkpoints for the time with interruptions, e.g. '3 hours' (default: Daly's optimal interval).")] = None,
          state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
          loss: LossOption = None, sample_tokens: SampleTokensOption = None,
@@ -93,6 +94,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
+                               checkpoint_interval=checkpoint_interval,
                                overlap_all_to_all=overlap_all_to_all or None,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
                                                sample_tokens))
@@ -108,6 +110,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
             ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
         rows += [("training time", output.rng(result.training_time))]
+        if result.best_layout is not None and result.best_layout.training_time is not None:
+            rows += [("best layout found (upper bound)", f"{output.rng(result.best_layout.training_time)} (runs on "
+                      f"{result.best_layout.family} achieved {result.best_layout.achieved_factor:.0%} of it)")]
         if result.with_interruptions is not None:
             lost = result.with_interruptions
             rows += [("training time with interruptions", f"{output.rng(lost.training_time)} ({lost.interruptions:,.0f} "

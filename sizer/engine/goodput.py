@@ -192,7 +192,7 @@ class Interruptions:
 def interruptions(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes: FloatOrArray, *,
                   failures_per_device_hour: float = FAILURES_PER_DEVICE_HOUR,
                   bandwidth_per_device: float = CHECKPOINT_BANDWIDTH_PER_DEVICE,
-                  restart_seconds: float = RESTART_SECONDS) -> Interruptions:
+                  restart_seconds: float = RESTART_SECONDS, interval: float | None = None) -> Interruptions:
     r"""Expected wall-clock of training runs with failures, checkpoints at Daly's interval, restarts.
 
     .. math::
@@ -217,6 +217,8 @@ def interruptions(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes:
         Storage bandwidth per device :math:`b` [B/s], default Llama 3's share.
     restart_seconds : float
         Restart :math:`R_0` without the checkpoint read [s].
+    interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval.
 
     Returns
     -------
@@ -232,10 +234,11 @@ def interruptions(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes:
     mtbf = _HOUR / (failures_per_device_hour * n)
     write = np.asarray(state_bytes, dtype=float) / (n * bandwidth_per_device)
     restart = restart_seconds + write  # the read: the same bytes at the same bandwidth
-    interval = np.minimum(daly_interval(write, mtbf), np.maximum(solve, 1e-9))  # no checkpoint beyond the run's end
-    wall = np.asarray(expected_wall_clock(solve, interval, write, restart, mtbf), dtype=float)
+    chosen = daly_interval(write, mtbf) if interval is None else np.full(np.shape(mtbf), float(interval))
+    interval_s = np.minimum(chosen, np.maximum(solve, 1e-9))  # no checkpoint beyond the run's end
+    wall = np.asarray(expected_wall_clock(solve, interval_s, write, restart, mtbf), dtype=float)
     return Interruptions(wall_clock=wall[()], interruptions=(wall / mtbf)[()], mtbf=mtbf[()], write=write[()],
-                         restart=restart[()], interval=interval[()], factor=(wall / np.maximum(solve, 1e-300))[()])
+                         restart=restart[()], interval=interval_s[()], factor=(wall / np.maximum(solve, 1e-300))[()])
 
 
 def on_by_default(solve_seconds: FloatOrArray, count: FloatOrArray) -> bool | npt.NDArray[np.bool_]:
@@ -392,7 +395,8 @@ def wanted(asked: bool | None, solve_seconds: FloatOrArray, count: FloatOrArray)
     return shown
 
 
-def interrupted_time(training: RangeOut, count: int, state_bytes: float, family: str | None = None) -> InterruptedTime:
+def interrupted_time(training: RangeOut, count: int, state_bytes: float, family: str | None = None,
+                     interval: float | None = None) -> InterruptedTime:
     """:func:`interruptions` applied to each bound of a training-time range.
 
     Parameters
@@ -406,6 +410,8 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float, family:
     family : str, optional
         The devices' family: the run as runs live it (:func:`lived`: its all-cause rate, restarts growing with
         the job, slowdown; the range from the spread of published rates); None: Llama 3's rate alone.
+    interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval.
 
     Returns
     -------
@@ -419,11 +425,12 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float, family:
     to_s = unit_factor(training.unit, "s")
     solve = np.asarray([training.low, training.expected, training.high], dtype=float) * to_s
     if family is not None:
-        runs = [lived(solve[k], count, state_bytes, family, scenario) for k, scenario in enumerate(("low", "expected", "high"))]
+        runs = [lived(solve[k], count, state_bytes, family, scenario, interval)
+                for k, scenario in enumerate(("low", "expected", "high"))]
         found = Interruptions(**{name: np.asarray([float(getattr(r, name)) for r in runs])
                                  for name in Interruptions.__dataclass_fields__})
     else:
-        found = interruptions(solve, count, state_bytes)
+        found = interruptions(solve, count, state_bytes, interval=interval)
     expected = Interruptions(**{name: np.asarray(getattr(found, name))[1] if np.ndim(getattr(found, name)) else
                                 getattr(found, name) for name in Interruptions.__dataclass_fields__})
     wall = np.asarray(found.wall_clock, dtype=float)
@@ -434,7 +441,8 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float, family:
         checkpoint_interval=QuantityOut.of(Quantity(float(expected.interval), "s"), "minute"),
         checkpoint_write=QuantityOut.of(Quantity(float(expected.write), "s"), "s"),
         restart=QuantityOut.of(Quantity(float(expected.restart), "s"), "minute"),
-        assumptions=assumptions(expected, count) if family is None else lived_assumptions(expected, count, family),
+        assumptions=assumptions(expected, count) if family is None else lived_assumptions(expected, count, family,
+                                                                                          given=interval is not None),
         causes=None if family is None else {name: float(expected.interruptions) * share
                                             for name, share in CAUSE_SHARES.items()})
 
@@ -536,7 +544,7 @@ def restart_seconds(count: FloatOrArray, detection: float = DETECTION_SECONDS) -
 
 
 def lived(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes: FloatOrArray, family: str,
-          scenario: str = "expected") -> Interruptions:
+          scenario: str = "expected", interval: float | None = None) -> Interruptions:
     r"""Expected wall-clock of a run as runs live it: :func:`interruptions` at the device family's all-cause
     rate, a restart that grows with the job, and the slowdown between interruptions.
 
@@ -557,6 +565,8 @@ def lived(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes: FloatOr
     scenario : str
         ``expected``; ``low`` (the 25th-percentile rate, no slowdown); ``high`` (the 75th-percentile rate,
         failures seen only at the 10-minute timeout).
+    interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval (Young's to first order).
 
     Returns
     -------
@@ -572,13 +582,14 @@ def lived(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes: FloatOr
     detection = DETECTION_TIMEOUT_SECONDS if scenario == "high" else DETECTION_SECONDS
     solve = np.asarray(solve_seconds, dtype=float) * (1.0 + slowdown)
     found = interruptions(solve, count, state_bytes, failures_per_device_hour=rate,
-                          restart_seconds=float(restart_seconds(np.max(np.asarray(count, dtype=float)), detection)))
+                          restart_seconds=float(restart_seconds(np.max(np.asarray(count, dtype=float)), detection)),
+                          interval=interval)
     factor = np.asarray(found.wall_clock, dtype=float) / np.maximum(np.asarray(solve_seconds, dtype=float), 1e-300)
     return Interruptions(wall_clock=found.wall_clock, interruptions=found.interruptions, mtbf=found.mtbf,
                          write=found.write, restart=found.restart, interval=found.interval, factor=factor[()])
 
 
-def lived_assumptions(found: Interruptions, count: int, family: str) -> list[Assumption]:
+def lived_assumptions(found: Interruptions, count: int, family: str, given: bool = False) -> list[Assumption]:
     """What the lived wall-clock assumes: rate and causes, restart, checkpoints, slowdown.
 
     Parameters
@@ -589,12 +600,15 @@ def lived_assumptions(found: Interruptions, count: int, family: str) -> list[Ass
         Devices [1].
     family : str
         Device family.
+    given : bool
+        Whether the checkpoint interval was given (else Daly's).
 
     Returns
     -------
     list of Assumption
     """
     rate = family_rates(family)[0]
+    how = "as given" if given else "Daly's optimal interval"
     n = float(found.interruptions)
     causes = ", ".join(f"{name} {n * share:,.1f}" for name, share in CAUSE_SHARES.items())
     return [
@@ -605,7 +619,7 @@ def lived_assumptions(found: Interruptions, count: int, family: str) -> list[Ass
                    "job, which grows with it, and the checkpoint read), then the work since the last checkpoint",
                    source=LIVED_SOURCE, verified=False),
         Assumption(name="checkpoints", value=f"model states written in {float(found.write):.3g} s every "
-                   f"{float(found.interval) / 60:.3g} min of training (Daly's optimal interval)",
+                   f"{float(found.interval) / 60:.3g} min of training ({how})",
                    source=f"{CHECKPOINT_SOURCE}; Young 1974, Daly 2006 (docs/references.md [young], [daly])"),
         Assumption(name="slowdown between interruptions", value=f"{SLOWDOWN:.1%} (stragglers, evaluation, diurnal "
                    "variation); the range: 25th-percentile rate without it to 75th-percentile rate with failures "

@@ -444,7 +444,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       offload: bool = False,
                       hybrid_shard: bool = False, ep: int | None = None,
                       host_memory: float | None = None, interruptions: bool | None = None,
-                      overlap_all_to_all: bool = False) -> TimeResult:
+                      overlap_all_to_all: bool = False, checkpoint_interval: float | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -505,6 +505,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     overlap_all_to_all : bool, default False
         Expert parallelism's all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's
         overlapped dispatch).
+    checkpoint_interval : float, optional
+        Training between checkpoints for the time with interruptions [s]; None: Daly's optimal interval.
 
     Returns
     -------
@@ -553,7 +555,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
         result = _overlapped_all_to_all(result)
     if searched and achieved.transfers(job.shape is not None, any(v is not None for v in (fixed or {}).values())):
         result = _as_achieved(result, f"{device.id} {device.name}")
-    result = _with_interruptions(result, job, table, count, interruptions)
+    result = _with_interruptions(result, job, table, count, interruptions, checkpoint_interval)
     if not offload:
         return _unused_host_memory(result, host_memory)
     return _with_host_check(result, ev, table, count, host_memory, topology)
@@ -706,7 +708,7 @@ def _overlapped_all_to_all(result: TimeResult) -> TimeResult:
 
 
 def _with_interruptions(result: TimeResult, job: Job, table: DeviceTable, count: int,
-                        interruptions: bool | None) -> TimeResult:
+                        interruptions: bool | None, checkpoint_interval: float | None = None) -> TimeResult:
     """``result`` with its training time under failures, checkpoints and restarts (:mod:`sizer.engine.goodput`)
     where asked, or (``interruptions`` None) where the run expects at least one failure.
 
@@ -722,13 +724,15 @@ def _with_interruptions(result: TimeResult, job: Job, table: DeviceTable, count:
         Devices [1].
     interruptions : bool or None
         Asked (True), refused (False) or left to the expected failures (None).
+    checkpoint_interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval.
     """
     if result.training_time is not None and bool(wanted(interruptions, result.training_time.expected
                                                         * unit_factor(result.training_time.unit, "s"), count)):
         device = table.devices[0]
         result = result.model_copy(update={"with_interruptions": interrupted_time(
             result.training_time, count, float(checkpoint_bytes(job, table)),
-            family=achieved.family_of_name(f"{device.id} {device.name}"))})
+            family=achieved.family_of_name(f"{device.id} {device.name}"), interval=checkpoint_interval)})
     return result
 
 

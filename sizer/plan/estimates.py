@@ -65,6 +65,9 @@ class TimeRequest(WorkloadRequest):
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "
                                                          "least one failure")
+    checkpoint_interval: str | dict[str, Any] | None = Field(
+        None, description="training time between checkpoints, e.g. '3 hours', for the time with interruptions; not "
+                          "given: Daly's optimal interval")
 
 
 def node_type(name: str | None, device: Device) -> Topology | None:
@@ -184,7 +187,34 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes), host_memory=host_memory,
-                             interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
+                             interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all,
+                             checkpoint_interval=checkpoint_seconds(request.checkpoint_interval))
+
+
+def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
+    """A given checkpoint interval in seconds, or None (Daly's optimal interval).
+
+    Parameters
+    ----------
+    given : str, dict or None
+        The interval as asked, e.g. ``'3 hours'``.
+
+    Returns
+    -------
+    float or None
+        Seconds [s].
+
+    Raises
+    ------
+    InputError
+        On ``checkpoint_interval``, where it is not a positive time.
+    """
+    if given is None:
+        return None
+    seconds = float(parse_quantity("checkpoint_interval", given, "[time]").to("s").magnitude)
+    if not seconds > 0:
+        raise InputError("checkpoint_interval", given, "a positive time, such as '3 hours'")
+    return seconds
 
 
 class MemoryRequest(WorkloadRequest):

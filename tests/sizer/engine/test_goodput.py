@@ -114,3 +114,18 @@ def test_the_lived_range_brackets_the_expected_and_is_slower_than_no_failures():
     assert args[0] < float(low.wall_clock) < float(mid.wall_clock) < float(high.wall_clock)
     assert float(mid.factor) >= 1 + goodput.SLOWDOWN
     assert sum(goodput.CAUSE_SHARES.values()) == pytest.approx(1.0)
+
+
+def test_a_given_checkpoint_interval_is_used_and_said():
+    question = dict(model="llama-2-7b", tokens=2e12, device="H100 SXM", count=1024, interruptions=True)
+    daly = facade.estimate_time(facade.TimeRequest(**question), suggest=False).with_interruptions
+    given = facade.estimate_time(facade.TimeRequest(**question, checkpoint_interval="3 hours"),
+                                 suggest=False).with_interruptions
+    assert given.checkpoint_interval.value == pytest.approx(180.0) and given.checkpoint_interval.unit == "minute"
+    assert any("(as given)" in a.value for a in given.assumptions)
+    assert daly.checkpoint_interval.value != pytest.approx(180.0)
+    # Daly's interval minimises the expected wall-clock: a given one is never faster
+    assert given.training_time.expected * facade.unit_factor(given.training_time.unit, "s") >= \
+        daly.training_time.expected * facade.unit_factor(daly.training_time.unit, "s") * (1 - 1e-9)
+    with pytest.raises(facade.InputError, match="^checkpoint_interval"):
+        facade.estimate_time(facade.TimeRequest(**question, checkpoint_interval="0 s"), suggest=False)
