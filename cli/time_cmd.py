@@ -132,6 +132,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
              ("  context parallel", output.qty(result.context_parallel_per_step)),
              ("  data parallel", output.qty(result.data_parallel_per_step)),
              *([("  expert all-to-all", output.qty(result.expert_parallel_per_step))] if layout.ep > 1 else []),
+             *([("  what runs lose against the best layout", output.qty(facade.QuantityOut.of(facade.Quantity(
+                 result.step_time.expected - result.best_layout.step_time.expected, "s"), "s")))]
+               if result.best_layout is not None else []),
              ("memory per device", f"{output.qty(result.memory_per_device)} of {output.qty(result.device_memory)}"),
              ("fits", "yes" if result.fits else "NO")]
     output.key_values(f"Training time: {result.workload}, {result.count} x {result.device} ({result.precision})", rows)
