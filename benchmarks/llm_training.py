@@ -428,8 +428,11 @@ def predict_without_layout(mapped, efficiency: Efficiencies, with_layout: list[d
             out.append({**row, "refused": str(error)[:200]})
             continue
         predicted = result.batch_size * job.tokens_per_sample / result.step_time.expected / r.count
+        # the best layout's own throughput, the upper bound beside the achieved headline (sizer.engine.achieved)
+        bound_step = result.best_layout.step_time.expected if result.best_layout else result.step_time.expected
         layout = result.layout
         row.update({"refused": None, "predicted_tokens_per_gpu": predicted, "time_error": m.measured / predicted - 1,
+                    "bound_tokens_per_gpu": result.batch_size * job.tokens_per_sample / bound_step / r.count,
                     "mfu_searched": result.mfu,
                     "layout": f"tp {layout.tp} pp {layout.pp} cp {layout.cp} dp {layout.dp} zero {layout.zero} "
                               f"{layout.recompute} v{layout.interleave} mb {layout.micro_batch}x{layout.accumulation}",

@@ -62,7 +62,10 @@ def _per_device_speed(catalog, name: str, count: int, benchmark: str, efficiency
     # the defaults the stack factors multiply (not the factored ones), so that the fit is reproducible
     base = efficiency if efficiency is not None else default_efficiencies(device.kind, True)
     result = estimate_training(job, device, count, efficiency=base)
-    return result.batch_size / result.step_time.expected / count
+    # the searched layout's own step: the stack factors compare devices at their best layouts, not at what runs of
+    # their family achieve (sizer.engine.achieved, fitted after them)
+    step = result.best_layout.step_time if result.best_layout is not None else result.step_time
+    return result.batch_size / step.expected / count
 
 
 def rows() -> list[dict]:

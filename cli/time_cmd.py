@@ -74,6 +74,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
          overlap: Annotated[bool, typer.Option("--overlap", help="Assume the all-reduce overlaps the backward pass.")] = False,
          overlap_all_to_all: Annotated[bool, typer.Option("--overlap-all-to-all", help="A mixture of experts' all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's overlapped dispatch).")] = False,
          host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
+         checkpoint_interval: Annotated[Optional[str], typer.Option("--checkpoint-interval", help="Training between checkpoints for the time with interruptions, e.g. '3 hours' (default: Daly's optimal interval).")] = None,
          state_precision: StatePrecisionOption = None, optimizer_in_backward: OptimizerInBackwardOption = None,
          offload_params: OffloadParamsOption = None, offload_activations: OffloadActivationsOption = None,
          loss: LossOption = None, sample_tokens: SampleTokensOption = None, framework: FrameworkOption = None,
@@ -97,6 +98,7 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
                                reference_batch_size=reference_batch_size, calibration=load_calibration_file(calibration),
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, interruptions=interruptions,
+                               checkpoint_interval=checkpoint_interval,
                                overlap_all_to_all=overlap_all_to_all or None,
                                measured=measured, measured_on=measured_on, mfu=mfu, emit=emit, framework=framework,
                                **recipe_fields(state_precision, optimizer_in_backward, offload_params, offload_activations, loss,
@@ -114,6 +116,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
             ("step time", output.rng(result.step_time)), ("throughput", output.rng(result.throughput))]
     if result.training_time is not None:
         rows += [("training time", output.rng(result.training_time))]
+        if result.best_layout is not None and result.best_layout.training_time is not None:
+            rows += [("best layout found (upper bound)", f"{output.rng(result.best_layout.training_time)} (runs on "
+                      f"{result.best_layout.family} achieved {result.best_layout.achieved_factor:.0%} of it)")]
         if result.with_interruptions is not None:
             lost = result.with_interruptions
             rows += [("training time with interruptions", f"{output.rng(lost.training_time)} ({lost.interruptions:,.0f} "
@@ -134,6 +139,9 @@ def time(params: Params = None, model: ModelOption = None, samples: Samples = No
              ("  context parallel", output.qty(result.context_parallel_per_step)),
              ("  data parallel", output.qty(result.data_parallel_per_step)),
              *([("  expert all-to-all", output.qty(result.expert_parallel_per_step))] if layout.ep > 1 else []),
+             *([("  what runs lose against the best layout", output.qty(facade.QuantityOut.of(facade.Quantity(
+                 result.step_time.expected - result.best_layout.step_time.expected, "s"), "s")))]
+               if result.best_layout is not None else []),
              ("memory per device", f"{output.qty(result.memory_per_device)} of {output.qty(result.device_memory)}"),
              ("fits", "yes" if result.fits else "NO")]
     output.key_values(f"Training time: {result.workload}, {result.count} x {result.device} ({result.precision})", rows)

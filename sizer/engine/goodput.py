@@ -192,7 +192,7 @@ class Interruptions:
 def interruptions(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes: FloatOrArray, *,
                   failures_per_device_hour: float = FAILURES_PER_DEVICE_HOUR,
                   bandwidth_per_device: float = CHECKPOINT_BANDWIDTH_PER_DEVICE,
-                  restart_seconds: float = RESTART_SECONDS) -> Interruptions:
+                  restart_seconds: float = RESTART_SECONDS, interval: float | None = None) -> Interruptions:
     r"""Expected wall-clock of training runs with failures, checkpoints at Daly's interval, restarts.
 
     .. math::
@@ -217,6 +217,8 @@ def interruptions(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes:
         Storage bandwidth per device :math:`b` [B/s], default Llama 3's share.
     restart_seconds : float
         Restart :math:`R_0` without the checkpoint read [s].
+    interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval.
 
     Returns
     -------
@@ -232,10 +234,11 @@ def interruptions(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes:
     mtbf = _HOUR / (failures_per_device_hour * n)
     write = np.asarray(state_bytes, dtype=float) / (n * bandwidth_per_device)
     restart = restart_seconds + write  # the read: the same bytes at the same bandwidth
-    interval = np.minimum(daly_interval(write, mtbf), np.maximum(solve, 1e-9))  # no checkpoint beyond the run's end
-    wall = np.asarray(expected_wall_clock(solve, interval, write, restart, mtbf), dtype=float)
+    chosen = daly_interval(write, mtbf) if interval is None else np.full(np.shape(mtbf), float(interval))
+    interval_s = np.minimum(chosen, np.maximum(solve, 1e-9))  # no checkpoint beyond the run's end
+    wall = np.asarray(expected_wall_clock(solve, interval_s, write, restart, mtbf), dtype=float)
     return Interruptions(wall_clock=wall[()], interruptions=(wall / mtbf)[()], mtbf=mtbf[()], write=write[()],
-                         restart=restart[()], interval=interval[()], factor=(wall / np.maximum(solve, 1e-300))[()])
+                         restart=restart[()], interval=interval_s[()], factor=(wall / np.maximum(solve, 1e-300))[()])
 
 
 def on_by_default(solve_seconds: FloatOrArray, count: FloatOrArray) -> bool | npt.NDArray[np.bool_]:
@@ -335,6 +338,7 @@ class InterruptedTime(Model):
     checkpoint_write: QuantityOut  # one checkpoint written
     restart: QuantityOut  # one restart, the checkpoint read included
     assumptions: list[Assumption]
+    causes: dict[str, float] | None = None  # expected interruptions by cause (the lived model) [1]
 
 
 def checkpoint_bytes(job: Job, table: DeviceTable, index: int | npt.NDArray[np.int64] = 0) -> FloatOrArray:
@@ -391,7 +395,8 @@ def wanted(asked: bool | None, solve_seconds: FloatOrArray, count: FloatOrArray)
     return shown
 
 
-def interrupted_time(training: RangeOut, count: int, state_bytes: float) -> InterruptedTime:
+def interrupted_time(training: RangeOut, count: int, state_bytes: float, family: str | None = None,
+                     interval: float | None = None) -> InterruptedTime:
     """:func:`interruptions` applied to each bound of a training-time range.
 
     Parameters
@@ -402,6 +407,11 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float) -> Inte
         Devices [1].
     state_bytes : float
         Model states checkpointed [B] (:func:`checkpoint_bytes`).
+    family : str, optional
+        The devices' family: the run as runs live it (:func:`lived`: its all-cause rate, restarts growing with
+        the job, slowdown; the range from the spread of published rates); None: Llama 3's rate alone.
+    interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval.
 
     Returns
     -------
@@ -414,7 +424,13 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float) -> Inte
     """
     to_s = unit_factor(training.unit, "s")
     solve = np.asarray([training.low, training.expected, training.high], dtype=float) * to_s
-    found = interruptions(solve, count, state_bytes)
+    if family is not None:
+        runs = [lived(solve[k], count, state_bytes, family, scenario, interval)
+                for k, scenario in enumerate(("low", "expected", "high"))]
+        found = Interruptions(**{name: np.asarray([float(getattr(r, name)) for r in runs])
+                                 for name in Interruptions.__dataclass_fields__})
+    else:
+        found = interruptions(solve, count, state_bytes, interval=interval)
     expected = Interruptions(**{name: np.asarray(getattr(found, name))[1] if np.ndim(getattr(found, name)) else
                                 getattr(found, name) for name in Interruptions.__dataclass_fields__})
     wall = np.asarray(found.wall_clock, dtype=float)
@@ -425,4 +441,187 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float) -> Inte
         checkpoint_interval=QuantityOut.of(Quantity(float(expected.interval), "s"), "minute"),
         checkpoint_write=QuantityOut.of(Quantity(float(expected.write), "s"), "s"),
         restart=QuantityOut.of(Quantity(float(expected.restart), "s"), "minute"),
-        assumptions=assumptions(expected, count))
+        assumptions=assumptions(expected, count) if family is None else lived_assumptions(expected, count, family,
+                                                                                          given=interval is not None),
+        causes=None if family is None else {name: float(expected.interruptions) * share
+                                            for name, share in CAUSE_SHARES.items()})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Wall-clock as runs live it (issue 39): all-cause interruption rates by device family, restarts that grow with the
+# job, the slowdown between interruptions, and a range from the spread of published rates. Every figure is a row of
+# ../shared/data/reliability-and-goodput.csv (its source named); rates per device-hour derived from them as said.
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RateSource:
+    """One published all-cause interruption rate of a training job [1 / (device h)]."""
+
+    family: str  # device family (sizer.engine.achieved.FAMILIES)
+    rate: float  # interruptions per device-hour [1 / (device h)]
+    source: str  # the row and how the rate was derived
+
+
+RATE_SOURCES = (
+    RateSource("nvidia-ampere", 1.0 / (7.9 * 1024), "Kokolis et al. 2024: MTTF 7.9 h of 1,024-GPU jobs (Meta RSC, A100)"),
+    RateSource("nvidia-ampere", 1.0 / (7.5 * 992), "OPT-175B logbook as read by G. Lockwood: MTTI 7.5 h on 992 A100"),
+    RateSource("nvidia-hopper", 466 / (16384 * 54 * 24.0), "Llama 3: 466 interruptions (419 unexpected, 47 planned) in "
+                                                            "54 days on 16,384 H100"),
+    RateSource("nvidia-hopper", 175 / (9600 * 91 * 24.0), "ByteRobust: 175 incidents in a 3-month dense job on 9,600 "
+                                                           "Hopper GPUs"),
+    RateSource("nvidia-hopper", 125 / (9600 * 30 * 24.0), "ByteRobust: 125 incidents in a 1-month MoE job on 9,600 "
+                                                           "Hopper GPUs"),
+    RateSource("nvidia-hopper", 28 / (1000 * 10 * 24.0), "ByteRobust: 28 restarts in 10 days of a 1,000-GPU job"),
+    RateSource("nvidia-hopper", 2.3e-3 / (8 * 24.0), "Salpekar et al. (Meta): 2.3 interruptions per 1,000 servers "
+                                                     "(8 H100) per day"),
+    RateSource("nvidia-hopper", 1.0 / (100000 * 0.3), "Salpekar et al. (Meta): job MTBF 18 min at ~100K H100"),
+    RateSource("nvidia-blackwell", 17 / (504 * 61 * 24.0), "Lablup: 17 hardware failures in about two months on 504 "
+                                                           "B200 (hardware only: a lower bound)"),
+)
+# Causes of unexpected interruptions, Llama 3 Table 5 (419 in 54 days on 16,384 H100; reliability-at-scale.csv and
+# reliability-and-goodput.csv): GPU 246 (faulty GPU 148, HBM3 72, SRAM 19, GPU processor 17 ... 58.7 %); network
+# 42 (switch and cable 35, NIC 7); software and instability 63 (software bugs 54, NCCL watchdog 7, dependency 2);
+# host and maintenance 46 (host maintenance 32, SSD, power, chassis, IO board, memory, CPU); the rest unattributed
+CAUSE_SHARES = {"GPU hardware": 246 / 419, "network": 42 / 419, "software and instability restarts": 63 / 419,
+                "host hardware and maintenance": 46 / 419, "unattributed": 22 / 419}
+# Restart after an interruption [s]: detection (ByteRobust: about 60 s for explicit failures; the PyTorch distributed
+# default timeout, 10 min, where nothing watches) plus requeueing the whole job, which grows with it (ByteRobust,
+# L20 jobs: 454 s at 2,048 GPUs, 545 at 4,096, 635 at 8,192, 768 at 16,384: 104 s more per doubling)
+DETECTION_SECONDS = 60.0
+DETECTION_TIMEOUT_SECONDS = 600.0
+REQUEUE_AT_2048 = 454.0
+REQUEUE_PER_DOUBLING = (768.0 - 454.0) / 3.0
+REQUEUE_FLOOR = 60.0  # a small job still waits for its scheduler (Lablup: 11 min median between automatic retries)
+# Throughput lost between interruptions: the median of Llama 3's 1-2 % diurnal variation (1.5 %), BLOOM's 0.7 % of
+# evaluation and 5 % from one slow node until it was found, MegaScale's 0.7 % from removing stragglers
+SLOWDOWN = 0.011
+LIVED_SOURCE = ("all-cause interruption rates of ../shared/data/reliability-and-goodput.csv by device family "
+                "(Kokolis et al., OPT-175B, Llama 3, ByteRobust, Salpekar et al., Lablup); causes from Llama 3 Table 5; "
+                "restart from ByteRobust's detection and requeue times; slowdown from Llama 3, BLOOM, MegaScale")
+
+
+def family_rates(family: str) -> tuple[float, float, float]:
+    """The all-cause interruption rate of a device family: median, and the 25th and 75th percentiles of every
+    source's rate scaled to it, for the range [1 / (device h)].
+
+    Parameters
+    ----------
+    family : str
+        A device family (:func:`sizer.engine.achieved.family_of_name`).
+
+    Returns
+    -------
+    tuple of float
+        Expected, low and high rate [1 / (device h)]; a family without sources takes the median of all.
+    """
+    every = np.asarray([s.rate for s in RATE_SOURCES])
+    own = np.asarray([s.rate for s in RATE_SOURCES if s.family == family])
+    pooled = float(np.median(every))
+    rate = float(np.median(own)) if len(own) else pooled
+    low, high = (float(np.quantile(every, q)) for q in (0.25, 0.75))
+    return rate, rate * low / pooled, rate * high / pooled
+
+
+def restart_seconds(count: FloatOrArray, detection: float = DETECTION_SECONDS) -> FloatOrArray:
+    """Detection plus requeueing a job of ``count`` devices [s] (without the checkpoint read).
+
+    Parameters
+    ----------
+    count : float or numpy.ndarray
+        Devices [1].
+    detection : float
+        Seconds until the failure is seen [s].
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Seconds [s].
+    """
+    n = np.maximum(np.asarray(count, dtype=float), 1.0)
+    requeue = np.maximum(REQUEUE_FLOOR, REQUEUE_AT_2048 + REQUEUE_PER_DOUBLING * np.log2(n / 2048.0))
+    seconds: FloatOrArray = (detection + requeue)[()]
+    return seconds
+
+
+def lived(solve_seconds: FloatOrArray, count: FloatOrArray, state_bytes: FloatOrArray, family: str,
+          scenario: str = "expected", interval: float | None = None) -> Interruptions:
+    r"""Expected wall-clock of a run as runs live it: :func:`interruptions` at the device family's all-cause
+    rate, a restart that grows with the job, and the slowdown between interruptions.
+
+    .. math::
+
+        T_w = T_w^{Daly}\left(T_s (1 + s), \lambda_g, R(n)\right)
+
+    Parameters
+    ----------
+    solve_seconds : float or numpy.ndarray
+        Training time without interruptions [s].
+    count : float or numpy.ndarray
+        Devices [1].
+    state_bytes : float or numpy.ndarray
+        Model states checkpointed [B].
+    family : str
+        Device family (its rate, :func:`family_rates`).
+    scenario : str
+        ``expected``; ``low`` (the 25th-percentile rate, no slowdown); ``high`` (the 75th-percentile rate,
+        failures seen only at the 10-minute timeout).
+    interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval (Young's to first order).
+
+    Returns
+    -------
+    Interruptions
+
+    References
+    ----------
+    [young], [daly], [llama3]
+    """
+    expected, low, high = family_rates(family)
+    rate = {"expected": expected, "low": low, "high": high}[scenario]
+    slowdown = 0.0 if scenario == "low" else SLOWDOWN
+    detection = DETECTION_TIMEOUT_SECONDS if scenario == "high" else DETECTION_SECONDS
+    solve = np.asarray(solve_seconds, dtype=float) * (1.0 + slowdown)
+    found = interruptions(solve, count, state_bytes, failures_per_device_hour=rate,
+                          restart_seconds=float(restart_seconds(np.max(np.asarray(count, dtype=float)), detection)),
+                          interval=interval)
+    factor = np.asarray(found.wall_clock, dtype=float) / np.maximum(np.asarray(solve_seconds, dtype=float), 1e-300)
+    return Interruptions(wall_clock=found.wall_clock, interruptions=found.interruptions, mtbf=found.mtbf,
+                         write=found.write, restart=found.restart, interval=found.interval, factor=factor[()])
+
+
+def lived_assumptions(found: Interruptions, count: int, family: str, given: bool = False) -> list[Assumption]:
+    """What the lived wall-clock assumes: rate and causes, restart, checkpoints, slowdown.
+
+    Parameters
+    ----------
+    found : Interruptions
+        The expected run's figures (floats).
+    count : int
+        Devices [1].
+    family : str
+        Device family.
+    given : bool
+        Whether the checkpoint interval was given (else Daly's).
+
+    Returns
+    -------
+    list of Assumption
+    """
+    rate = family_rates(family)[0]
+    how = "as given" if given else "Daly's optimal interval"
+    n = float(found.interruptions)
+    causes = ", ".join(f"{name} {n * share:,.1f}" for name, share in CAUSE_SHARES.items())
+    return [
+        Assumption(name="interruptions", value=f"{rate:.3g} per device-hour ({family} runs, all causes): one every "
+                   f"{float(found.mtbf) / _HOUR:.3g} h on {count:,} devices, {n:,.1f} over the run ({causes})",
+                   source=LIVED_SOURCE, verified=False),
+        Assumption(name="restart", value=f"{float(found.restart) / 60:.3g} min after each (detection, requeueing the "
+                   "job, which grows with it, and the checkpoint read), then the work since the last checkpoint",
+                   source=LIVED_SOURCE, verified=False),
+        Assumption(name="checkpoints", value=f"model states written in {float(found.write):.3g} s every "
+                   f"{float(found.interval) / 60:.3g} min of training ({how})",
+                   source=f"{CHECKPOINT_SOURCE}; Young 1974, Daly 2006 (docs/references.md [young], [daly])"),
+        Assumption(name="slowdown between interruptions", value=f"{SLOWDOWN:.1%} (stragglers, evaluation, diurnal "
+                   "variation); the range: 25th-percentile rate without it to 75th-percentile rate with failures "
+                   "seen at the 10-minute timeout", source=LIVED_SOURCE, verified=False),
+    ]

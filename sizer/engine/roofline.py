@@ -337,6 +337,62 @@ def group_link(table: DeviceTable, d: npt.NDArray[np.int64], span: npt.NDArray[n
     return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
 
 
+# An NVLink domain larger than an 8-GPU node (GB200/GB300 NVL72 racks) reduces a data-parallel group hierarchically:
+# the ranks inside one domain reduce-scatter over NVLink first, and only each rank's shard crosses the network
+# (NCCL's NVLS tree and CollNet; NVIDIA's MLPerf v5.1 Llama 3.1 8B runs on 512 GB200/GB300 step in 0.089 s with
+# 64 data-parallel replicas, where one flat ring over the network alone takes 0.29 s:
+# ../shared/data/modern-training-runs.csv). 8-GPU nodes keep the flat ring the defaults were fitted with.
+RACK_SCALE_DOMAIN = 8
+
+
+def rack_allreduce_seconds(table: DeviceTable, d: npt.NDArray[np.int64], tp: npt.NDArray[np.float64],
+                           message_bytes: npt.NDArray[np.float64], count: npt.NDArray[np.float64],
+                           bandwidth: npt.NDArray[np.float64], latency: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    r"""A data-parallel all-reduce: a flat ring, or inside a rack-scale NVLink domain first.
+
+    Where the group of ``count`` ranks (tensor rank stride ``tp``) spans more than one domain of more
+    than :data:`RACK_SCALE_DOMAIN` devices, its :math:`l = \min(n, D/t)` ranks inside a domain all-reduce
+    over NVLink and the :math:`n/l` domains all-reduce a :math:`1/l` shard over the network:
+
+    .. math::
+
+        t = t_{ring}(B, l, \beta_{NVLink}) + t_{ring}(B / l, n / l, \beta)
+
+    Parameters
+    ----------
+    table : DeviceTable
+        Device rates and links.
+    d : numpy.ndarray
+        Device index of each configuration [1].
+    tp : numpy.ndarray
+        Tensor-parallel size (the stride of the group's ranks) [1].
+    message_bytes : numpy.ndarray
+        Bytes to reduce [B].
+    count : numpy.ndarray
+        Ranks in the group [1].
+    bandwidth, latency : numpy.ndarray
+        The group's link as :func:`group_link` gives it [B/s], [s].
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds [s].
+
+    References
+    ----------
+    [patarasuk]
+    """
+    flat = ring_allreduce_seconds(message_bytes, count, bandwidth, latency)
+    domain = table.devices_per_node[d]
+    local = np.clip(np.floor(domain / np.maximum(tp, 1.0)), 1.0, np.maximum(count, 1.0))
+    spans = (domain > RACK_SCALE_DOMAIN) & (count * tp > domain) & (local > 1)
+    if not np.any(spans):
+        return flat
+    inside = ring_allreduce_seconds(message_bytes, local, table.link[d], table.link_latency[d])
+    across = ring_allreduce_seconds(message_bytes / local, count / local, bandwidth, latency)
+    return np.where(spans, inside + across, flat)
+
+
 def heaviest_stages(shape: Shape | None, pp: npt.ArrayLike) -> npt.NDArray[np.float64]:
     r"""The pipeline stages as its heaviest stage sees them: ``blocks / ceil(blocks / pp)``.
 
@@ -909,7 +965,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
         split_experts = (ep[:, 0] > 1) & (experts_here > 0)  # experts synchronised over their own dp / ep replicas
         allreduce = np.where(split_experts, ring_allreduce_seconds(dense_here * traffic, dp, dp_bandwidth, dp_latency)
                              + ring_allreduce_seconds(experts_here * traffic, expert_dp, dp_bandwidth, dp_latency),
-                             ring_allreduce_seconds(gradient, dp, dp_bandwidth, dp_latency))
+                             rack_allreduce_seconds(table, d, c.tp, gradient, dp, dp_bandwidth, dp_latency))
     else:  # FSDP HYBRID_SHARD: ZeRO-3 inside each group, the group's gradient shard all-reduced across groups
         group_bandwidth, group_latency = group_link(table, d, c.tp * shard_group)
         allreduce = ring_allreduce_seconds(gradient, shard_group, group_bandwidth, group_latency) + \

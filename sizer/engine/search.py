@@ -5,7 +5,8 @@ One search behind ``time``, ``sweep``, ``recommend`` and ``plan`` when no layout
 
 - tensor parallelism up to the node's NVLink domain, dividing the heads (and the KV heads, or a
   multiple of them that replicates them), with sequence parallelism;
-- pipeline stages in powers of two up to the blocks, dividing them or not (an uneven split runs at its
+- pipeline stages in powers of two up to the blocks (with a given batch also 3, 5 or 7 times one, so that a
+  count such as 384 finds the replicas that split the batch), dividing the blocks or not (an uneven split runs at its
   heaviest stage's pace, within :data:`UNEVEN_STAGE_LIMIT` of an even one), plain or interleaved 1F1B
   (``v`` virtual stages each, any divisor of the heaviest stage's blocks up to one block per virtual
   stage; its bubble ``(p-1)/(v m)``);
@@ -74,6 +75,11 @@ POWERS = (1, 2, 4, 8, 16, 32, 64)
 # so one whose heaviest stage holds more than UNEVEN_STAGE_LIMIT x the mean (80 blocks on 32 stages: 3 against
 # 2.5) idles every other stage that long and is not searched (it may be given)
 PIPELINE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+# with a given batch, stage counts of 3, 5 or 7 times a power of two too: a count such as 384 (BLOOM-176B: TP 4 x
+# PP 12 x DP 8, Megatron-DeepSpeed) splits 2,048 sequences only through such a pipeline, and frameworks run any
+# stage count (Megatron-LM --pipeline-model-parallel-size, DeepSpeed PipelineModule(num_stages)); on a count of
+# devices that is a power of two they divide none and add no layout
+PIPELINE_ODD = tuple(sorted({f * p for f in (3, 5, 7) for p in PIPELINE if f * p <= max(PIPELINE)}))
 UNEVEN_STAGE_LIMIT = 1.1
 PIPELINE_MICRO = (1, 2, 4, 8, 16, 32)  # micro-batches a pipeline may prefer to the largest that fits: more of them, a smaller bubble
 CONTEXT = (1, 2, 4, 8, 16)
@@ -100,7 +106,8 @@ class Search:
     ep: npt.NDArray[Any]  # per candidate: expert-parallel ranks (1: no expert parallelism yet)
     chosen: npt.NDArray[np.int64]  # per pair: index of the fastest fitting candidate, else of the smallest memory need
     found: npt.NDArray[np.bool_]  # per pair: whether any candidate fits
-    distance: npt.NDArray[np.float64]  # per candidate: how far its batch is from the asked one (batch_distance)
+    distance: npt.NDArray[np.float64]  # per candidate: how far its batch is from the asked one (batch_keys)
+    tier: npt.NDArray[np.bool_]  # per candidate: True where its batch is not one the question accepts (batch_keys)
 
     def ranked(self, pair: int) -> npt.NDArray[np.int64]:
         """Candidates of one pair that fit, fastest first (the asked batch, then the nearest), each layout once.
@@ -118,8 +125,56 @@ class Search:
         ev = self.evaluation
         rows = np.flatnonzero((self.pair == pair) & ev.fits & ev.feasible)
         rows = rows[np.lexsort((ev.memory_needed[rows], ev.training_seconds[rows], self.distance[rows],
-                                ~ev.exact[rows]))]
+                                self.tier[rows]))]
         return unique_layouts(ev, rows)
+
+
+# A batch given in tokens that is no whole number of sequences ("2M tokens" of 2,048: 976.6) is a rounded, published
+# figure: every batch within this share of it stands for it, and the fastest layout among them is taken (the answer
+# says which batch ran); a batch of whole sequences is kept where any layout splits it
+BATCH_ROUNDING = 0.02
+
+
+def rounded_batch_given(job: Job) -> bool:
+    """Whether the job's batch was given as a rounded figure: not a whole number of samples.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (its batch [sample] and whether it was given).
+
+    Returns
+    -------
+    bool
+    """
+    return bool(job.batch_given and abs(job.batch_size - round(job.batch_size)) > 1e-6)
+
+
+def batch_keys(job: Job, ev: Evaluation) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """The two batch keys of the choice, most significant first: ``tier`` (False for a batch the question
+    accepts) and ``near`` (how far from the asked batch, before time).
+
+    A batch of whole samples: the asked batch first (``tier`` is ``~exact``), then the nearest. A rounded
+    batch (:func:`rounded_batch_given`): every batch within :data:`BATCH_ROUNDING` is accepted and time
+    decides among them (``near`` 0), the nearest beyond it after.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    ev : Evaluation
+        The evaluated candidates.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``tier`` (bool) and ``near`` [1] per candidate.
+    """
+    distance = batch_distance(job, ev)
+    if not rounded_batch_given(job):
+        return ~ev.exact, distance
+    outside = distance > np.log1p(BATCH_ROUNDING) + 1e-12
+    return outside, np.where(outside, distance, 0.0)
 
 
 def batch_distance(job: Job, ev: Evaluation) -> npt.NDArray[np.float64]:
@@ -299,6 +354,23 @@ def _expert_sizes(job: Job) -> tuple[int, ...]:
     return tuple(e for e in POWERS if job.arch.experts % e == 0)
 
 
+def stage_counts(job: Job) -> tuple[int, ...]:
+    """Pipeline stage counts searched: powers of two; with a given batch also 3, 5 or 7 times one
+    (:data:`PIPELINE_ODD`), so that a device count with an odd factor finds the replicas that split it.
+
+    Parameters
+    ----------
+    job : Job
+        The workload (whether its batch was given).
+
+    Returns
+    -------
+    tuple of int
+        Stage counts [1], ascending.
+    """
+    return tuple(sorted(PIPELINE + PIPELINE_ODD)) if job.batch_given else PIPELINE
+
+
 def _dimension_values(job: Job, fixed: Fixed) -> dict[str, tuple[int, ...]]:
     """The values each dimension takes: the fixed one, else those the model allows."""
     transformer = job.shape is not None
@@ -311,14 +383,15 @@ def _dimension_values(job: Job, fixed: Fixed) -> dict[str, tuple[int, ...]]:
             recompute = (0, 2)
     values: dict[str, tuple[int, ...]] = {
         "tp": tensor_sizes(job),
-        "pp": tuple(p for p in PIPELINE if p <= blocks and blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks)
+        "pp": tuple(p for p in stage_counts(job) if p <= blocks
+                    and blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks)
         if transformer else (1,),
         "cp": tuple(c for c in CONTEXT if c == 1 or (seq % (2 * c) == 0 and seq // c >= CP_MIN_CHUNK))
         if transformer else (1,),
         "ep": _expert_sizes(job),
         "zero": ZERO,
         "recompute": recompute,
-        "interleave": interleave_depths(blocks, [p for p in PIPELINE
+        "interleave": interleave_depths(blocks, [p for p in stage_counts(job)
                                                  if blocks_per_stage(blocks, p) * p <= UNEVEN_STAGE_LIMIT * blocks])
         if transformer else (1,),
         "micro": (0, *PIPELINE_MICRO) if transformer and job.micro_batch is None else (0,),
@@ -484,18 +557,19 @@ def search(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Array
             first, second = _contenders(job, ev, c["pair"], pairs), _contenders(job, later, more["pair"], pairs)
             ev = concatenate(take(ev, first), take(later, second))
             c = {name: np.concatenate([c[name][first], more[name][second]]) for name in c}
-    distance = batch_distance(job, ev)
-    chosen, found = _choice(ev, c["pair"], distance, pairs)
-    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance)
+    tier, distance = batch_keys(job, ev)
+    chosen, found = _choice(ev, c["pair"], distance, pairs, tier)
+    return Search(evaluation=ev, pair=c["pair"], ep=c["ep"], chosen=chosen, found=found, distance=distance, tier=tier)
 
 
-def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[np.float64], pairs: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[np.float64], pairs: int,
+            tier: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per pair, the row chosen and whether it fits: the first fitting row by (the asked batch, the
     nearest batch, time, memory), else the feasible row needing the least memory (module docstring)."""
     # sorted among the fitting rows alone: a stable sort, so the same choice as over all rows, on fewer
     fitting = np.flatnonzero(ev.fits & ev.feasible)
     order = fitting[np.lexsort((ev.memory_needed[fitting], ev.training_seconds[fitting], distance[fitting],
-                                ~ev.exact[fitting], pair[fitting]))]
+                                tier[fitting], pair[fitting]))]
     first = np.searchsorted(pair[order], np.arange(pairs))
     chosen = np.zeros(pairs, dtype=np.int64)
     found = first < len(order)
@@ -512,7 +586,8 @@ def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[n
 def _contenders(job: Job, ev: Evaluation, pair: npt.NDArray[np.int64], pairs: int) -> npt.NDArray[np.int64]:
     """Rows of one stage's evaluation that the final choice can take: the stage's choice for each pair
     where something fits, every row of a pair where nothing does."""
-    chosen, found = _choice(ev, pair, batch_distance(job, ev), pairs)
+    tier, distance = batch_keys(job, ev)
+    chosen, found = _choice(ev, pair, distance, pairs, tier)
     keep = ~found[pair]
     keep[chosen[found]] = True
     return np.flatnonzero(keep)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sizer.choices import Mode, Precision
+from sizer.engine import achieved
 from sizer.engine.constants import (
     EP_LOAD_IMBALANCE,
     EP_LOAD_IMBALANCE_SOURCE,
@@ -69,6 +70,16 @@ class Layout(Model):
     accumulation: int
 
 
+class BestLayout(Model):
+    """The best layout sizer finds, as the upper bound of a no-layout answer whose headline is the achieved time."""
+
+    step_time: RangeOut
+    throughput: RangeOut
+    training_time: RangeOut | None
+    achieved_factor: float  # the headline's throughput over this one's [1]
+    family: str  # the device family the factor was fitted on
+
+
 class TimeResult(Model):
     workload: str
     device: str
@@ -113,6 +124,8 @@ class TimeResult(Model):
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
     # the second line: training time with failures, checkpoints and restarts (sizer.engine.goodput); None: not shown
     with_interruptions: InterruptedTime | None = None
+    # no layout given: the best layout's own figures, the upper bound beside the achieved headline (engine.achieved)
+    best_layout: BestLayout | None = None
     recipe: str | None = None  # the training recipe as a line for a trainer's configuration (sizer.engine.recipe)
     rescaled: Rescaled | None = None  # rescaled by the user's measurement or MFU (sizer.measured); None: sizer's own
     launch: Launch | None = None  # with emit: the layout's launch command in that tool (sizer.launch)
@@ -373,8 +386,9 @@ def refuse_batch(job: Job, table: DeviceTable, count: int, fixed: Fixed) -> None
 
 
 def refuse_changed_batch(job: Job, exact: bool, batch: float, count: int) -> None:
-    """InputError on ``batch_size`` where the batch the user gave is not the one the chosen layout runs: a given
-    batch is never changed (a default one may be, and says so, :func:`batch_change`).
+    """InputError on ``batch_size`` where the batch the user gave is not the one the chosen layout runs and
+    not within :data:`BATCH_ROUNDING` of it: a given batch is kept where some layout splits it (the search
+    prefers those), else run as the nearest that splits within 2 % and said (:func:`batch_change`).
 
     Parameters
     ----------
@@ -393,11 +407,37 @@ def refuse_changed_batch(job: Job, exact: bool, batch: float, count: int) -> Non
         On ``batch_size``, naming the nearest batch a layout of ``count`` devices runs.
     """
     asked = max(1.0, round(job.batch_size))
-    if job.batch_given and not exact:
+    if job.batch_given and not exact and not rounded_batch(asked, batch):
         raise InputError("batch_size", f"{asked:,.0f} {job.sample_word}s",
                          f"a batch every data-parallel replica of a layout of {count:,} devices splits into whole "
                          f"micro-batches: {asked:,.0f} {job.sample_word}s is split by none, the nearest one is "
-                         f"{batch:,.0f} (sizer does not change a batch you give; give that one, or another count)")
+                         f"{batch:,.0f}, {abs(batch / asked - 1):.1%} away (sizer runs a given batch as the nearest "
+                         "that splits only within 2 %; give that one, or another count)")
+
+
+# A given batch that no layout splits runs as the nearest one that splits when it lies within BATCH_ROUNDING
+# (sizer.engine.search): a published batch is a rounded figure ("2M tokens": OPT-175B's 2,000,000 tokens are 976.6
+# sequences of 2,048, and its 992 GPUs at TP 8 make 124 replicas, so 992 sequences ran, 1.6 % more); the answer says
+# which batch ran
+
+
+def rounded_batch(asked: float, batch: float) -> bool:
+    """Whether ``batch`` may stand for the given ``asked`` one: within :data:`BATCH_ROUNDING` of it.
+
+    Parameters
+    ----------
+    asked : float
+        The batch given [sample].
+    batch : float
+        The nearest batch a layout runs [sample].
+
+    Returns
+    -------
+    bool
+    """
+    from sizer.engine.search import BATCH_ROUNDING
+
+    return abs(batch / max(asked, 1.0) - 1.0) <= BATCH_ROUNDING + 1e-12
 
 
 def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | None = None, tp: int | None = None,
@@ -408,7 +448,7 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                       offload: bool = False,
                       hybrid_shard: bool = False, ep: int | None = None,
                       host_memory: float | None = None, interruptions: bool | None = None,
-                      overlap_all_to_all: bool = False) -> TimeResult:
+                      overlap_all_to_all: bool = False, checkpoint_interval: float | None = None) -> TimeResult:
     r"""Step time, throughput, training time, memory and utilisation of ``job`` on ``count`` devices.
 
     The fields given (``zero``, ``tp``, ``pp``, ``cp``, ``recompute``, ``interleave``, the job's
@@ -469,6 +509,8 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
     overlap_all_to_all : bool, default False
         Expert parallelism's all-to-alls overlap another micro-batch's computation (DualPipe, Megatron-Core's
         overlapped dispatch).
+    checkpoint_interval : float, optional
+        Training between checkpoints for the time with interruptions [s]; None: Daly's optimal interval.
 
     Returns
     -------
@@ -515,10 +557,47 @@ def estimate_training(job: Job, device: Device, count: int = 1, *, zero: int | N
                           topology, offload, hybrid_shard, overlap_allreduce)
     if overlap_all_to_all and result.layout.ep > 1:
         result = _overlapped_all_to_all(result)
-    result = _with_interruptions(result, job, table, count, interruptions)
+    if searched and achieved.transfers(job.shape is not None, any(v is not None for v in (fixed or {}).values())):
+        result = _as_achieved(result, f"{device.id} {device.name}")
+    result = _with_interruptions(result, job, table, count, interruptions, checkpoint_interval)
     if not offload:
         return _unused_host_memory(result, host_memory)
     return _with_host_check(result, ev, table, count, host_memory, topology)
+
+
+def _as_achieved(result: TimeResult, device_name: str) -> TimeResult:
+    """``result`` with the achieved time as its headline and the best layout's figures beside it
+    (:mod:`sizer.engine.achieved`): step time and training time over the factor, throughput and MFU times it.
+
+    Parameters
+    ----------
+    result : TimeResult
+        The best layout's answer.
+    device_name : str
+        The catalog id and name (its family).
+
+    Returns
+    -------
+    TimeResult
+    """
+    factor, family, sources = achieved.achieved_factor(device_name)
+    bound = BestLayout(step_time=result.step_time, throughput=result.throughput, training_time=result.training_time,
+                       achieved_factor=factor, family=family)
+
+    def slower(r: RangeOut | None) -> RangeOut | None:
+        return None if r is None else RangeOut(low=r.low / factor, expected=r.expected / factor, high=r.high / factor,
+                                               unit=r.unit)
+
+    t = result.throughput
+    note = Assumption(name="achieved, not only possible",
+                      value=f"no layout given: the headline is what published runs on {family} devices achieved against "
+                      f"the best layout sizer finds ({factor:.3g} of its throughput, {sources} sources); that layout's "
+                      "own time is the upper bound (best_layout)", source=achieved.SOURCE, verified=False)
+    return result.model_copy(update={
+        "step_time": slower(result.step_time), "training_time": slower(result.training_time),
+        "throughput": RangeOut(low=t.low * factor, expected=t.expected * factor, high=t.high * factor, unit=t.unit),
+        "mfu": result.mfu * factor, "hfu": result.hfu * factor, "best_layout": bound,
+        "assumptions": result.assumptions + [note]})
 
 
 def _check_count_and_offload(device: Device, count: int, offload: bool) -> None:
@@ -633,7 +712,7 @@ def _overlapped_all_to_all(result: TimeResult) -> TimeResult:
 
 
 def _with_interruptions(result: TimeResult, job: Job, table: DeviceTable, count: int,
-                        interruptions: bool | None) -> TimeResult:
+                        interruptions: bool | None, checkpoint_interval: float | None = None) -> TimeResult:
     """``result`` with its training time under failures, checkpoints and restarts (:mod:`sizer.engine.goodput`)
     where asked, or (``interruptions`` None) where the run expects at least one failure.
 
@@ -649,11 +728,15 @@ def _with_interruptions(result: TimeResult, job: Job, table: DeviceTable, count:
         Devices [1].
     interruptions : bool or None
         Asked (True), refused (False) or left to the expected failures (None).
+    checkpoint_interval : float, optional
+        Training between checkpoints as given [s]; None: Daly's optimal interval.
     """
     if result.training_time is not None and bool(wanted(interruptions, result.training_time.expected
                                                         * unit_factor(result.training_time.unit, "s"), count)):
-        result = result.model_copy(update={"with_interruptions": interrupted_time(result.training_time, count,
-                                                                                  float(checkpoint_bytes(job, table)))})
+        device = table.devices[0]
+        result = result.model_copy(update={"with_interruptions": interrupted_time(
+            result.training_time, count, float(checkpoint_bytes(job, table)),
+            family=achieved.family_of_name(f"{device.id} {device.name}"), interval=checkpoint_interval)})
     return result
 
 
@@ -826,8 +909,9 @@ def batch_change(job: Job, batch: float) -> str:
     if not job.batch_given:  # the default, not the user's: never said to be asked
         return (f"default batch changed: {asked:,.0f} {job.sample_word}s per step by default, {batch:,.0f} run (the "
                 "nearest that every data-parallel replica splits into whole micro-batches; give --batch-size)")
-    return (f"batch changed: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run (the nearest that every "
-            "data-parallel replica splits into whole micro-batches)")
+    return (f"batch rounded: {asked:,.0f} {job.sample_word}s per step asked, {batch:,.0f} run ({batch / asked - 1:+.1%}: "
+            "the nearest that every data-parallel replica of this layout splits into whole micro-batches, within "
+            "2 % of a published, rounded batch)")
 
 
 def _assumptions(job: Job, table: DeviceTable, ev: Evaluation, count: int, mode: Mode, spread: tuple[float, float, str],

@@ -74,6 +74,9 @@ class TimeRequest(WorkloadRequest):
     measured_on: str | None = Field(None, max_length=100, description="the device the measurement was taken on ('RTX "
                                     "4090', '8x A100 80GB SXM'): carried over to the device asked (reference mode)")
     mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies")
+    checkpoint_interval: str | dict[str, Any] | None = Field(
+        None, description="training time between checkpoints, e.g. '3 hours', for the time with interruptions; not "
+                          "given: Daly's optimal interval")
 
 
 def node_type(name: str | None, device: Device) -> Topology | None:
@@ -193,13 +196,40 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
                              mode=mode, efficiency=efficiency,
                              headroom=request.headroom, overlap_allreduce=request.overlap_allreduce,
                              extra_assumptions=tuple(notes), host_memory=host_memory,
-                             interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all)
+                             interruptions=request.interruptions, overlap_all_to_all=request.overlap_all_to_all,
+                             checkpoint_interval=checkpoint_seconds(request.checkpoint_interval))
     if request.framework is None:
         from sizer.frameworks.checks import runs_it
 
         at = result.layout  # with none named, the framework that runs the layout chosen is said
         result = result.model_copy(update={"assumptions": [*result.assumptions, runs_it(at.tp, at.pp, at.cp, at.ep, at.zero)]})
     return time_answer(request, result, catalog, time_estimate)  # the user's measurement or MFU, where given
+
+
+def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
+    """A given checkpoint interval in seconds, or None (Daly's optimal interval).
+
+    Parameters
+    ----------
+    given : str, dict or None
+        The interval as asked, e.g. ``'3 hours'``.
+
+    Returns
+    -------
+    float or None
+        Seconds [s].
+
+    Raises
+    ------
+    InputError
+        On ``checkpoint_interval``, where it is not a positive time.
+    """
+    if given is None:
+        return None
+    seconds = float(parse_quantity("checkpoint_interval", given, "[time]").to("s").magnitude)
+    if not seconds > 0:
+        raise InputError("checkpoint_interval", given, "a positive time, such as '3 hours'")
+    return seconds
 
 
 class MemoryRequest(WorkloadRequest):

@@ -592,9 +592,14 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
                            tuple(request.terms))
     seconds = b.step_expected * b.steps(job)  # per device and count: the run's length applied to the kept layouts
     count_grid = np.broadcast_to(b.counts, seconds.shape)
-    # counts that run the asked batch first; a device's others only where none of its counts does, and never for a
-    # batch the user gave (a given batch is not changed: such a device is rejected, saying so)
-    ok = b.found & (b.exact | (not job.batch_given and ~(b.found & b.exact).any(axis=1, keepdims=True)))
+    # counts that run the asked batch (or one within 2 % of it: a rounded published batch, issue 39) first; a
+    # device's others only where none of its counts does, and never for a batch the user gave (such a device is
+    # rejected, saying so)
+    from sizer.engine.search import BATCH_ROUNDING
+
+    near = b.exact | (job.batch_given & (np.abs(b.batch / max(1.0, round(job.batch_size)) - 1.0)
+                                         <= BATCH_ROUNDING + 1e-12))
+    ok = b.found & (near | (not job.batch_given and ~(b.found & near).any(axis=1, keepdims=True)))
     # a device is shown at a count some offer of the asked basis can run, where one is; else at its best count, unpriced
     priced = _priced_counts(prices, pricing, seconds.shape)
     pick, served = _choose(seconds, count_grid, ok & priced, deadline_s)

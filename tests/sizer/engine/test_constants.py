@@ -106,7 +106,11 @@ def test_as_dict_names_every_figure_with_its_unit():
 
 
 def test_defaults_by_kind():
-    assert default_efficiencies("cpu") is CPU_EFFICIENCIES and default_efficiencies("cpu", True) is CPU_EFFICIENCIES
+    assert default_efficiencies("cpu") is CPU_EFFICIENCIES
+    # a transformer on a CPU: the compute efficiencies at the share a large network reached on a CPU (issue 39)
+    cpu_transformer = default_efficiencies("cpu", True)
+    assert cpu_transformer.matrix == pytest.approx(CPU_EFFICIENCIES.matrix * 20.8 / 47.8)
+    assert cpu_transformer.memory == CPU_EFFICIENCIES.memory
     assert default_efficiencies("gpu") is GPU_EFFICIENCIES
     assert default_efficiencies("accelerator", transformer=True) is TRANSFORMER_GPU_EFFICIENCIES
     # generated transformers: the GEMM-size curve is on (fitted half-point), profiled workloads: off

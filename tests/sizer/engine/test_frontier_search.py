@@ -50,7 +50,8 @@ def test_the_searched_layout_is_never_beaten_at_16384_devices():
                    dict(tp=8, pp=2, cp=2), dict(tp=8, pp=16, zero=1)):
         given = facade.estimate_time(facade.TimeRequest(**LLAMA_405B, count=16384, **pinned), suggest=False)
         if given.fits:
-            assert free.step_time.expected <= given.step_time.expected * (1 + 1e-9), pinned
+            # the search's own layout, beside the achieved headline (issue 39)
+            assert free.best_layout.step_time.expected <= given.step_time.expected * (1 + 1e-9), pinned
 
 
 def test_expert_parallelism_may_span_nodes():

@@ -74,7 +74,10 @@ def test_time_shows_the_second_line_by_default_at_scale_and_when_asked():
     assert lost is not None and lost.interruptions >= 1
     hours = lambda r: r.expected * facade.unit_factor(r.unit, "hour")  # noqa: E731
     assert hours(lost.training_time) > hours(shown.training_time)
-    assert {a.name for a in lost.assumptions} == {"failures", "checkpoints", "restart"}
+    # as runs live it (issue 39): all-cause interruptions with their causes, restart, checkpoints, slowdown
+    assert {a.name for a in lost.assumptions} == {"interruptions", "checkpoints", "restart",
+                                                  "slowdown between interruptions"}
+    assert lost.causes is not None and sum(lost.causes.values()) == pytest.approx(lost.interruptions)
     off = facade.estimate_time(facade.TimeRequest(**question, interruptions=False), suggest=False)
     assert off.with_interruptions is None
     small = dict(question, count=8, tokens=1e9)
@@ -86,3 +89,43 @@ def test_plan_shows_the_second_line():
     planned = facade.plan(facade.PlanRequest(model="llama-2-7b", tokens=2e12, device="H100 SXM", count=256, shown=2))
     assert all(o.training_time_with_interruptions is not None for o in planned.layouts)
     assert any(a.name == "training time with interruptions" for a in planned.assumptions)
+
+
+def test_lived_rates_follow_the_families_published_all_cause_rates():
+    # ../shared/data/reliability-and-goodput.csv: A100 jobs (Kokolis MTTF 7.9 h at 1,024; OPT MTTI 7.5 h at 992)
+    # interrupted about six times as often per GPU-hour as Hopper ones (Llama 3, ByteRobust, Salpekar)
+    ampere, hopper = goodput.family_rates("nvidia-ampere"), goodput.family_rates("nvidia-hopper")
+    assert ampere[0] == pytest.approx((1 / (7.9 * 1024) + 1 / (7.5 * 992)) / 2)
+    assert ampere[0] > 4 * hopper[0]
+    for rate, low, high in (ampere, hopper, goodput.family_rates("other")):
+        assert low < rate < high
+
+
+def test_restarts_grow_with_the_job_as_byterobusts_requeue_times():
+    # ByteRobust: requeueing a job of 2,048 GPUs 454 s, of 16,384 768 s; plus about 60 s of detection
+    assert goodput.restart_seconds(2048) == pytest.approx(454 + 60)
+    assert goodput.restart_seconds(16384) == pytest.approx(768 + 60)
+    assert goodput.restart_seconds(8) == pytest.approx(goodput.REQUEUE_FLOOR + 60)
+
+
+def test_the_lived_range_brackets_the_expected_and_is_slower_than_no_failures():
+    args = (30 * 86400.0, 4096, 4096 * 14e9)
+    low, mid, high = (goodput.lived(*args, "nvidia-hopper", s) for s in ("low", "expected", "high"))
+    assert args[0] < float(low.wall_clock) < float(mid.wall_clock) < float(high.wall_clock)
+    assert float(mid.factor) >= 1 + goodput.SLOWDOWN
+    assert sum(goodput.CAUSE_SHARES.values()) == pytest.approx(1.0)
+
+
+def test_a_given_checkpoint_interval_is_used_and_said():
+    question = dict(model="llama-2-7b", tokens=2e12, device="H100 SXM", count=1024, interruptions=True)
+    daly = facade.estimate_time(facade.TimeRequest(**question), suggest=False).with_interruptions
+    given = facade.estimate_time(facade.TimeRequest(**question, checkpoint_interval="3 hours"),
+                                 suggest=False).with_interruptions
+    assert given.checkpoint_interval.value == pytest.approx(180.0) and given.checkpoint_interval.unit == "minute"
+    assert any("(as given)" in a.value for a in given.assumptions)
+    assert daly.checkpoint_interval.value != pytest.approx(180.0)
+    # Daly's interval minimises the expected wall-clock: a given one is never faster
+    assert given.training_time.expected * facade.unit_factor(given.training_time.unit, "s") >= \
+        daly.training_time.expected * facade.unit_factor(daly.training_time.unit, "s") * (1 - 1e-9)
+    with pytest.raises(facade.InputError, match="^checkpoint_interval"):
+        facade.estimate_time(facade.TimeRequest(**question, checkpoint_interval="0 s"), suggest=False)
