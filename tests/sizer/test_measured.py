@@ -54,7 +54,7 @@ def test_a_measured_throughput_sets_the_training_time():
     assert measured.step_time.expected == pytest.approx(plain.step_time.expected / factor)
     assert measured.mfu == pytest.approx(plain.mfu * factor)
     assert measured.kernels_per_step.value == pytest.approx(plain.kernels_per_step.value / factor)
-    assert "0.22x sizer's" in measured.rescaled.statement and measured.assumptions[0].name == "measured"
+    assert f"{factor:.2f}x sizer's" in measured.rescaled.statement and measured.assumptions[0].name == "measured"
     # the range is the measurement's own repeatability, not the model's spread
     t = measured.training_time
     assert t.high / t.expected == pytest.approx(1 + REPEATABILITY)
