@@ -263,7 +263,7 @@ def _lengths_of(p: Point, spread: bool) -> Lengths:
                                              "AccelMark sharegpt_standard_v1 spread"))
 
 
-def predict(p: Point, catalog: Catalog, requests: int, spread: bool = False) -> dict[str, float] | str:
+def predict(p: Point, catalog: Catalog, requests: int, spread: bool = False, warmup: float = 0.0) -> dict[str, float] | str:
     """Simulated figures of ``p``: output tokens/s and TTFT/TPOT percentiles [ms], or the refusal in words."""
     try:
         device = catalog.find(p.device)
@@ -272,6 +272,8 @@ def predict(p: Point, catalog: Catalog, requests: int, spread: bool = False) -> 
         if refusal:  # what `sizer inference` answers for it (FP8 on Ampere: vLLM's weight-only FP8 is not modelled)
             return f"refused: {refusal[:90]}"
         table = sim.batching_table((device,), fmt)
+        if not table.supported[0]:  # what `sizer inference` refuses (estimate.refused_format)
+            return f"refused: the catalog has no {fmt.compute} peak for {p.device} ({p.weights} weights)"
         replica = sim.runtime_replica(runtime(p.runtime), resolve_model(p.model), fmt, kv_cache_bytes_per_value("fp16"),
                                       table, 0, p.count)
     except (InputError, ValueError, KeyError) as e:
@@ -281,9 +283,9 @@ def predict(p: Point, catalog: Catalog, requests: int, spread: bool = False) -> 
     if p.scenario == "rate":
         load = Load(rate=p.rate)
     else:
-        load = Load(users=min(p.users or 1, n))
+        load = Load(users=min(p.users or 1, n), burst=p.scenario == "burst")
     try:
-        run = simulate(replica, load, lengths, n)
+        run = simulate(replica, load, lengths, n, warmup=warmup)
     except (ValueError, SimulationInvariantError) as e:
         return f"simulator failed: {str(e)[:70]} ({p.weights} on {p.device})"
     if len(run.ttft) == 0:
@@ -303,14 +305,14 @@ def _stats(errs: list[float], inside: list[bool]) -> dict[str, Any]:
             "inside_range_pct": round(100 * sum(inside) / len(inside), 1)}
 
 
-def score(picked: list[Point], catalog: Catalog, requests: int, spread: bool) -> dict[str, Any]:
+def score(picked: list[Point], catalog: Catalog, requests: int, spread: bool, warmup: float = 0.0) -> dict[str, Any]:
     """Errors of every sampled point; signed error = predicted / measured - 1 (positive: sizer says more
     tokens/s or a longer time than measured)."""
     spread_factors = speed_spread()
     low, high = float(spread_factors["low"]), float(spread_factors["high"])
     rows, refused = [], defaultdict(int)
     for p in picked:
-        got = predict(p, catalog, requests, spread)
+        got = predict(p, catalog, requests, spread, warmup)
         if isinstance(got, str):
             refused[got] += 1
             continue
@@ -343,9 +345,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _md(result: dict[str, Any]) -> str:
     lines = ["# Serving under load by source (serving-tails.csv)", "",
-             f"Points scored: {result['points_scored']} of {result['points_askable']} askable "
+             f"Points scored: {result['points_scored']} of {result['points_sampled']} sampled, "
+             f"{result['points_askable']} askable "
              f"({result['points_total']} measured points in the file); sources: {len(result['sources'])}; "
-             f"lengths: {result['lengths']}; requests per point capped at {result['requests_cap']}.",
+             f"lengths: {result['lengths']}; requests per point capped at {result['requests_cap']}; share of "
+             f"requests not measured (warm-up): {result['warmup_share']}.",
              "Nothing in sizer is fitted on this file: every figure is out of sample (leave-one-source-out holds "
              "trivially). Signed error = predicted / measured - 1.", ""]
     for metric, groups in result["summary"].items():
@@ -362,15 +366,16 @@ def _md(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(per_source: int, max_points: int, requests: int, spread: bool) -> dict[str, Any]:
+def run(per_source: int, max_points: int, requests: int, spread: bool, warmup: float = 0.0) -> dict[str, Any]:
     catalog = load_catalog()
     all_points, skipped = points()
     picked = sample(all_points, per_source, max_points)
     t0 = time.time()
-    scored = score(picked, catalog, requests, spread)
+    scored = score(picked, catalog, requests, spread, warmup)
     return {"points_total": len(all_points) + sum(skipped.values()), "points_askable": len(all_points),
-            "points_scored": len(picked), "per_source": per_source, "requests_cap": requests,
+            "points_sampled": len(picked), "points_scored": len(picked) - sum(scored["refused"].values()), "per_source": per_source, "requests_cap": requests,
             "lengths": "log-normal spread for ShareGPT sets" if spread else "every request at the means",
+            "warmup_share": warmup,
             "seconds": round(time.time() - t0, 1), "skipped": skipped, "refused": scored["refused"],
             "sources": sorted({r["source"] for r in scored["rows"]}), "summary": summarise(scored["rows"]),
             "rows": scored["rows"]}
@@ -382,9 +387,11 @@ def main() -> None:
     ap.add_argument("--max-points", type=int, default=1000)
     ap.add_argument("--requests", type=int, default=1000)
     ap.add_argument("--lengths", choices=("means", "spread"), default="means")
+    ap.add_argument("--warmup", type=float, default=0.0, help="share of the requests not measured (0: every prompt, "
+                    "as the benchmarks measure them; 0.1: the steady-state simulation's warm-up before issue 38)")
     ap.add_argument("--out", default="serving_by_source")
     args = ap.parse_args()
-    result = run(args.per_source, args.max_points, args.requests, args.lengths == "spread")
+    result = run(args.per_source, args.max_points, args.requests, args.lengths == "spread", args.warmup)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=1) + "\n")
     (RESULTS / f"{args.out}.md").write_text(_md(result))
