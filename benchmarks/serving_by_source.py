@@ -343,6 +343,28 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def loso_ranges(rows: list[dict[str, Any]], low_q: float = 0.05, high_q: float = 0.95) -> dict[str, Any]:
+    """What a range from the cross-source spread would hold (issue 38, item 6; not yet in sizer's answers): for each
+    source held out, the ``low_q``-``high_q`` quantiles of measured / predicted over the *other* sources' points
+    bound its points; per metric, the share of held-out points inside and the median bounds [x predicted]."""
+    out: dict[str, Any] = {}
+    for metric in METRICS:
+        mine = [r for r in rows if r["metric"] == metric]
+        inside, lows, highs = [], [], []
+        for src in sorted({r["source"] for r in mine}):
+            others = sorted(r["measured"] / r["predicted"] for r in mine if r["source"] != src and r["predicted"] > 0)
+            if len(others) < 10:
+                continue
+            lo, hi = others[int(low_q * (len(others) - 1))], others[int(math.ceil(high_q * (len(others) - 1)))]
+            lows.append(lo)
+            highs.append(hi)
+            inside += [lo <= r["measured"] / r["predicted"] <= hi for r in mine if r["source"] == src and r["predicted"] > 0]
+        if inside:
+            out[metric] = {"n": len(inside), "inside_pct": round(100 * sum(inside) / len(inside), 1),
+                           "median_low": round(statistics.median(lows), 3), "median_high": round(statistics.median(highs), 3)}
+    return out
+
+
 def _md(result: dict[str, Any]) -> str:
     lines = ["# Serving under load by source (serving-tails.csv)", "",
              f"Points scored: {result['points_scored']} of {result['points_sampled']} sampled, "
@@ -360,7 +382,11 @@ def _md(result: dict[str, Any]) -> str:
                 lines.append(f"| {g} | {s['n']} | {s['median_abs_pct']} | {s['p90_abs_pct']} | "
                              f"{s['signed_median_pct']} | {s['inside_range_pct']} |")
         lines.append("")
-    lines += ["## Sources scored", ""] + [f"- {s}" for s in result["sources"]]
+    lines += ["## A range from the cross-source spread (leave-one-source-out; not yet in the answers)", "",
+              "| metric | n | inside % | low x predicted | high x predicted |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {m} | {v['n']} | {v['inside_pct']} | {v['median_low']} | {v['median_high']} |"
+              for m, v in result["loso_ranges"].items()]
+    lines += ["", "## Sources scored", ""] + [f"- {s}" for s in result["sources"]]
     lines += ["", "## Points not askable", ""] + [f"- {k}: {v}" for k, v in sorted(result["skipped"].items())]
     lines += [f"- {k}: {v}" for k, v in sorted(result["refused"].items())]
     return "\n".join(lines) + "\n"
@@ -378,6 +404,7 @@ def run(per_source: int, max_points: int, requests: int, spread: bool, warmup: f
             "warmup_share": warmup,
             "seconds": round(time.time() - t0, 1), "skipped": skipped, "refused": scored["refused"],
             "sources": sorted({r["source"] for r in scored["rows"]}), "summary": summarise(scored["rows"]),
+            "loso_ranges": loso_ranges(scored["rows"]),
             "rows": scored["rows"]}
 
 

@@ -52,3 +52,10 @@ def test_a_rate_above_capacity_queues_for_the_benchmark_length():
     assert not isinstance(got, str)
     assert got["ttft_p50"] > 2_000 and got["ttft_p99"] > 10_000
     assert got["ttft_p99"] > 1.5 * got["ttft_p50"]
+
+
+def test_a_range_from_the_other_sources_spread_holds_four_in_five_held_out_points(result):
+    # issue 38 item 6's target (>= 80 % inside); on 2026-12-06 the 5-95 % spread of the other sources holds 82-89 %,
+    # with bounds too wide to be useful yet (p99 TTFT 0.17-27 x): a narrower one that still holds them is the work left
+    for metric in ("output_tokens_per_s", "ttft_p99", "tpot_p99"):
+        assert result["loso_ranges"][metric]["inside_pct"] >= 80.0
