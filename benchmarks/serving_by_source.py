@@ -30,6 +30,7 @@ ShareGPT sample) puts every request at the means.
 Range: the serving speed range sizer states (``sizer/inference/error_spread.yaml``: 0.792-1.328 x speed,
 times the inverse) is applied to every figure, and the share of measured points inside it is reported.
 
+Data: ``benchmarks/serving_tails.csv``, the rows and columns read, extracted from the shared file by ``--extract``.
 Results: ``benchmarks/results/serving_by_source.{json,md}``.
 """
 from __future__ import annotations
@@ -62,7 +63,15 @@ from sizer.inference.under_load import runtime_refusal  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
 from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402
 
-DATA = HERE.parent.parent / "shared" / "data" / "serving-tails.csv"
+SHARED = HERE.parent.parent / "shared" / "data" / "serving-tails.csv"
+# The columns and metrics this scorer reads, extracted from SHARED (10.8 MB with its snippets) by --extract: every
+# row keeps its source_id and source_ref
+DATA = HERE / "serving_tails.csv"
+COLUMNS = ("source_id", "source_ref", "runtime", "model", "weights_dtype", "gpu", "tp", "scenario", "dataset", "input_len",
+           "output_len", "length_distribution", "num_prompts", "request_rate_per_s", "concurrency", "setup_id",
+           "metric", "value", "unit")
+KEPT_METRICS = ("output_tokens_per_s", "ttft_p50", "ttft_p99", "tpot_p99", "itl_p99", "successful_requests",
+                "total_input_tokens", "total_output_tokens")
 RESULTS = HERE / "results"
 # AccelMark sharegpt_standard_v1 (in the file's dataset column): input tokens p50 280, p75 580 -> log-normal
 # sigma = ln(580/280) / z(0.75) = 1.08; used as the spread of every ShareGPT-type set with --lengths spread
@@ -187,6 +196,23 @@ def _lengths(rows: list[dict[str, str]], metrics: dict[str, float]) -> tuple[flo
     if re.fullmatch(r"[0-9]+( \(derived\))?", p) and re.fullmatch(r"[0-9]+( \(derived\))?", o):
         return float(p.split()[0]), float(o.split()[0])
     return None
+
+
+def extract() -> int:
+    """Write :data:`DATA` from :data:`SHARED`: the rows of the metrics scored or used for lengths, the columns read.
+
+    Returns
+    -------
+    int
+        Rows written [1].
+    """
+    rows = [{k: r[k] for k in COLUMNS} for r in csv.DictReader(open(SHARED, encoding="utf-8"))
+            if r["metric"] in KEPT_METRICS]
+    with open(DATA, "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
 
 
 def points() -> tuple[list[Point], dict[str, int]]:
@@ -417,7 +443,10 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=0.0, help="share of the requests not measured (0: every prompt, "
                     "as the benchmarks measure them; 0.1: the steady-state simulation's warm-up before issue 38)")
     ap.add_argument("--out", default="serving_by_source")
+    ap.add_argument("--extract", action="store_true", help=f"rewrite {DATA.name} from {SHARED} first")
     args = ap.parse_args()
+    if args.extract:
+        print(f"{extract()} rows -> {DATA}")
     result = run(args.per_source, args.max_points, args.requests, args.lengths == "spread", args.warmup)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=1) + "\n")
