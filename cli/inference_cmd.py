@@ -28,6 +28,8 @@ OutputLen = Annotated[Optional[int], typer.Option("--output-len", min=1, max=10_
 
 Rate = Annotated[Optional[float], typer.Option("--rate", help="Requests per second, Poisson arrivals (serving under load).")]
 Users = Annotated[Optional[int], typer.Option("--users", help="Concurrent users in a closed loop (instead of --rate).")]
+Prompts = Annotated[Optional[int], typer.Option("--prompts", min=1, max=20_000, help="A finite benchmark of N prompts (vLLM's benchmark_serving --num-prompts, 1000 there) on the replicas given (default one): a rate above capacity queues over them.")]
+Burst = Annotated[Optional[int], typer.Option("--burst", min=1, max=20_000, help="N prompts all sent at t = 0 (a benchmark at request rate inf), instead of --rate or --users.")]
 ThinkTime = Annotated[Optional[str], typer.Option("--think-time", help="With --users: pause before a user's next request, e.g. '5 s'.")]
 LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help=(
     "Named length set (mean in / out tokens): sharegpt-vllm-sample (202/179, the sample vLLM and SGLang benchmarks "
@@ -81,7 +83,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
               trace: Trace = None, trace_arrivals: TraceArrivals = False, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
-              token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
+              token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0, prompts: Prompts = None, burst: Burst = None,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
@@ -99,7 +101,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   devices=[d.strip() for d in devices.split(",")] if devices is not None else None,
                   tensor_split=_ratios(tensor_split), pricing=pricing,
                   flash_attention=flash_attention, ubatch=ubatch, threads=threads, measured=measured,
-                  measured_on=measured_on, efficiency=efficiency, emit=emit)
+                  measured_on=measured_on, efficiency=efficiency, emit=emit,
+                  prompts=prompts, burst=burst)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
@@ -158,7 +161,10 @@ def _pct(p) -> str:
 def render_load(result) -> None:
     """`sizer inference --rate/--users`: latency percentiles, capacity and replicas."""
     lat, cap, ld = result.latency, result.capacity, result.load
-    asked = f"{ld.request_rate.value:g} requests/s" if ld.request_rate else f"{ld.users} users"
+    asked = (f"{ld.request_rate.value:g} requests/s" if ld.request_rate else
+             next((a.value.split(" (")[0] for a in result.assumptions if a.name == "load"), f"{ld.users} users"))
+    saturated = [("saturated", f"{cap.utilisation:.2f} x capacity: the queue grows over the benchmark")] \
+        if cap.utilisation > 1 and ld.request_rate else []
     cost = result.cost_per_million_tokens
     slo = ", ".join(f"{k} {v.value:.4g} {v.unit}" for k, v in cap.slo.items()) or "none"
     output.key_values(f"Serving {result.model} ({result.weights}) on {result.device} x {result.count} ({result.split} split) "
@@ -169,7 +175,7 @@ def render_load(result) -> None:
         ("end-to-end p50/p90/p99", _pct(lat.e2e if lat else None)),
         (f"SLOs at p{cap.percentile:g}", slo), ("SLOs met", "yes" if cap.slo_met else "NO"),
         ("max requests/s per replica", f"{cap.max_request_rate.value:.4g}"),
-        ("replicas", "-" if cap.replicas is None else cap.replicas), ("utilisation", f"{cap.utilisation:.0%}"),
+        ("replicas", "-" if cap.replicas is None else cap.replicas), ("utilisation", f"{cap.utilisation:.0%}"), *saturated,
         ("output tokens/s (all replicas)", f"{result.output_tokens_per_s.value:.4g}"),
         ("prompt + output tokens/s (all replicas)", f"{result.prompt_and_output_tokens_per_s.value:.4g}"),
         ("cost per million output tokens", "-" if cost is None else f"{output.rng(cost)} ({cost.price_basis})"),

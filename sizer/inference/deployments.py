@@ -112,7 +112,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     catalog = catalog if catalog is not None else load_catalog()
     arch, notes = served_architecture(request)
     offloading = _check_request(request, arch)
-    if request.rate is not None or request.users is not None:
+    if request.rate is not None or request.users is not None or request.burst is not None:
         from sizer.inference.load_search import recommend_under_load
         return recommend_under_load(request, catalog, arch, notes)
     prompt, output = _sequence_lengths(request)

@@ -27,6 +27,7 @@ from sizer.errors import InputError, require_device
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
+from sizer.inference.benchmark_load import benchmark_notes, serve_benchmark
 from sizer.inference.capacity import serve_load
 from sizer.inference.formats import (
     KV_CACHE_BYTES,
@@ -856,7 +857,9 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
     replica = runtime_replica(engine, served.arch, served.fmt, served.kv, batching_table((device,), served.fmt), 0,
                               request.count, served.split, max_running=request.max_running,
                               token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
-    answer = serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas)
+    prompts = request.burst or request.prompts  # a finite benchmark on the deployment as given (issue 38)
+    answer = (serve_benchmark(replica, load, served.lengths, served.slo, prompts, request.replicas) if prompts else
+              serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas))
     if not ev.a.fits[0]:  # a deployment that does not fit serves nothing: no replica count, no SLO met
         answer = dataclasses.replace(answer, replicas=None, slo_met=False)
     replicas = answer.replicas or 1
@@ -869,6 +872,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
     notes_load = [runtime_assumption(engine, request.runtime is not None),
                   *load_assumptions(load, served.lengths, served.slo, answer, served.split, replica.max_batch,
                                     replica.token_budget, replica.prefix_hit)]
+    if prompts:
+        notes_load += benchmark_notes(load, answer, prompts)
     fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
               "load": load_out(load, served.lengths), "latency": latency_out(answer.run),
               "capacity": capacity_out(answer, served.slo),

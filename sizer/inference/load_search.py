@@ -209,6 +209,10 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     """
     load, lengths, slo = parse_load(request)
     assert load is not None  # asked only with a rate or users
+    for field in ("prompts", "burst"):  # a benchmark on one given deployment: not a search over devices
+        if getattr(request, field, None) is not None:
+            raise InputError(field, getattr(request, field), "a deployment to run the benchmark on (sizer inference "
+                                                             "with a device): a recommendation sizes a steady load")
     devices = devices_of_kinds(catalog, request.kinds)
     weights, kvs = _formats(request)
     pinned = request.weights is not None

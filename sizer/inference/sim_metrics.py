@@ -75,7 +75,7 @@ class RunTotals:
     kv_capacity: int  # [tokens]
 
 
-def measured_requests(arrival: np.ndarray, done: np.ndarray) -> np.ndarray:
+def measured_requests(arrival: np.ndarray, done: np.ndarray, warmup: float = WARMUP_SHARE) -> np.ndarray:
     """The requests measured: past the warm-up share by arrival, and ended.
 
     Parameters
@@ -84,13 +84,15 @@ def measured_requests(arrival: np.ndarray, done: np.ndarray) -> np.ndarray:
         Arrival of every request [s].
     done : numpy.ndarray
         End of every request [s] (NaN or inf: not ended).
+    warmup : float
+        Share of the requests, first by arrival, left out [1] (0: a finite benchmark measures every prompt).
 
     Returns
     -------
     numpy.ndarray
         Their indices, in order of arrival [1].
     """
-    past_warmup: np.ndarray = np.argsort(arrival, kind="stable")[int(len(arrival) * WARMUP_SHARE):]
+    past_warmup: np.ndarray = np.argsort(arrival, kind="stable")[int(len(arrival) * warmup):]
     ended: np.ndarray = past_warmup[np.isfinite(done[past_warmup])]
     return ended
 
@@ -150,7 +152,7 @@ def steady_rates(done: np.ndarray, outputs: np.ndarray) -> tuple[float, float]:
 
 
 def summarize(arrivals: list[float], first: list[float], done: list[float], prompts: np.ndarray, outputs: np.ndarray,
-              totals: RunTotals) -> SimulationResult:
+              totals: RunTotals, warmup: float = WARMUP_SHARE) -> SimulationResult:
     """The result of a run from its per-request times and totals.
 
     Parameters
@@ -161,6 +163,8 @@ def summarize(arrivals: list[float], first: list[float], done: list[float], prom
         Prompt and output lengths of every request [tokens].
     totals : RunTotals
         What the iterations counted.
+    warmup : float
+        Share of the requests, first by arrival, not measured [1].
 
     Returns
     -------
@@ -169,7 +173,7 @@ def summarize(arrivals: list[float], first: list[float], done: list[float], prom
     """
     arrival = np.asarray(arrivals, dtype=float)
     first_a, done_a = np.asarray(first, dtype=float), np.asarray(done, dtype=float)
-    measured = measured_requests(arrival, done_a)
+    measured = measured_requests(arrival, done_a, warmup)
     long = outputs[measured] > 1
     tpot = (done_a[measured][long] - first_a[measured][long]) / (outputs[measured][long] - 1)
     out_rate, tot_rate, req_rate = window_rates(arrival, done_a, prompts, outputs, measured)

@@ -349,7 +349,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
 
 
 def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 1000, seed: int = 0,
-             max_iterations: int = MAX_ITERATIONS) -> SimulationResult:
+             max_iterations: int = MAX_ITERATIONS, warmup: float = WARMUP_SHARE) -> SimulationResult:
     """Serve ``requests`` requests of ``lengths`` under ``load`` on one replica, iteration by iteration.
 
     Parameters
@@ -368,6 +368,9 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         Work bound [1], in steps of the loop (an iteration, a stretch of decode-only iterations, an idle gap):
         a run cut here is not complete (and meets no SLO). The simulated iterations are not bounded, so a
         light load runs until its arrivals are exhausted.
+    warmup : float
+        Share of the requests, first by arrival, not measured [1]: 0 for a finite benchmark, which measures
+        every prompt it sends (the queue an over-capacity rate builds included).
 
     Returns
     -------
@@ -396,7 +399,7 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
         ledger.refuse(r)
     scheduler = Scheduler(ledger, KvCache(grid.kv_capacity, replica.reserve_kv), replica.max_batch, replica.token_budget)
     totals = _run(scheduler, arrivals, grid, replica.sequence_overhead, max_iterations)
-    return summarize(arrivals.times, ledger.first, ledger.done, prompts, outputs, totals)
+    return summarize(arrivals.times, ledger.first, ledger.done, prompts, outputs, totals, warmup)
 
 
 def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequence: float,

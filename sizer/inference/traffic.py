@@ -337,17 +337,21 @@ def load_trace(path: str, field: str = "trace") -> tuple[np.ndarray, np.ndarray,
 
 @dataclass(frozen=True)
 class Load:
-    """An open Poisson stream (``rate`` [1/s]) or a closed loop of ``users`` with ``think_time`` [s]."""
+    """An open Poisson stream (``rate`` [1/s]) or a closed loop of ``users`` with ``think_time`` [s]; ``burst``: the
+    users are a benchmark's prompts all sent at t = 0, one each."""
 
     rate: float | None = None
     users: int | None = None
     think_time: float = 0.0
+    burst: bool = False
 
     @property
     def label(self) -> str:
-        """The load in words: a Poisson rate, or users in a closed loop with their think time."""
+        """The load in words: a Poisson rate, a burst, or users in a closed loop with their think time."""
         if self.rate is not None:
             return f"{self.rate:.4g} requests/s, Poisson arrivals"
+        if self.burst:
+            return f"a burst of {self.users} prompts at t = 0"
         think = f", {self.think_time:g} s think time" if self.think_time else ""
         return f"{self.users} users in a closed loop{think}"
 

@@ -118,6 +118,11 @@ class LoadFields(BaseModel):
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
     replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
                                                                       "(default: as many as the SLOs need)")
+    prompts: int | None = Field(None, ge=1, le=20_000, description="a finite benchmark of this many prompts (vLLM's "
+                                "benchmark_serving --num-prompts, 1000 by default there) on the replicas given "
+                                "(default one): a rate above capacity queues over them, and the answer says by how much")
+    burst: int | None = Field(None, ge=1, le=20_000, description="a burst: this many prompts all sent at t = 0 "
+                                                                 "(a benchmark at request rate inf), instead of rate or users")
     runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
                                 "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
                                 "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
@@ -363,7 +368,8 @@ def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | No
 
 # Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
 # they are refused, never silently ignored.
-LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas")
+LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas",
+                    "prompts")
 
 
 def refuse_load_options_without_load(request: LoadQuestion) -> None:
@@ -374,7 +380,7 @@ def refuse_load_options_without_load(request: LoadQuestion) -> None:
     request : LoadQuestion
         The request's load fields.
     """
-    if request.rate is not None or request.users is not None:
+    if request.rate is not None or request.users is not None or getattr(request, "burst", None) is not None:
         return
     given = [name for name in LOAD_ONLY_FIELDS if getattr(request, name, None) is not None]
     if getattr(request, "prefix_cache_hit", 0.0):
@@ -404,12 +410,18 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
     """
     if request.rate is not None and request.users is not None:
         raise InputError("users", request.users, "either rate or users, not both")
+    burst = getattr(request, "burst", None)
+    if burst is not None and (request.rate is not None or request.users is not None):
+        raise InputError("burst", burst, "either a burst (every prompt at t = 0), a rate or users, not two")
+    if burst is not None and getattr(request, "prompts", None) not in (None, burst):
+        raise InputError("prompts", getattr(request, "prompts", None), f"the burst's own {burst} prompts, or none")
     refuse_load_options_without_load(request)
     think = _seconds("think_time", request.think_time, allow_zero=True) or 0.0
     if think and request.users is None:
         raise InputError("think_time", request.think_time, "users as well (a think time belongs to a closed loop)")
     load = (Load(rate=float(request.rate)) if request.rate is not None else
-            Load(users=int(request.users), think_time=think) if request.users is not None else None)
+            Load(users=int(request.users), think_time=think) if request.users is not None else
+            Load(users=int(burst), burst=True) if burst is not None else None)
     named = "trace" if request.trace is not None else "lengths" if request.lengths is not None else None
     for fixed in ("prompt_len", "output_len"):
         if named is not None and fixed in request.model_fields_set:

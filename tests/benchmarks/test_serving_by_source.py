@@ -1,0 +1,59 @@
+"""Serving under load scored by source (benchmarks/serving_by_source.py) on ``shared/data/serving-tails.csv``: nothing
+in sizer is fitted on that file, so every point is out of sample; the figures of benchmarks/ACCURACY.md ("Serving
+under load by source") cannot regress unseen. The whole file's askable points are recomputed (a few seconds)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import serving_by_source as by_source  # noqa: E402
+
+# Median |error| [%] by metric and group: the figures of 2026-12-06 (benchmarks/results/serving_by_source.json)
+# plus about 3 points. Targets (issue 38): output tokens/s 15 %, p99 TTFT 35 %, p99 TPOT 25 % -- not met, see ACCURACY.md.
+GUARDS = {
+    ("output_tokens_per_s", "all"): 39.0, ("ttft_p50", "all"): 58.0, ("ttft_p99", "all"): 65.0,
+    ("tpot_p99", "all"): 55.0, ("ttft_p99", "scenario=rate"): 84.0, ("tpot_p99", "scenario=serial"): 21.0,
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    return by_source.run(per_source=1000, max_points=1000, requests=1000, spread=False, warmup=0.0)
+
+
+def test_every_askable_point_is_scored_across_many_sources(result):
+    # 379 askable points (361 scored, 18 refused or failed) from 41 sources on 2026-12-06: a mapping that silently
+    # drops sources fails here
+    assert result["points_sampled"] == result["points_askable"] >= 350
+    assert result["points_scored"] >= 340
+    assert len(result["sources"]) >= 38
+
+
+@pytest.mark.parametrize("metric,group", sorted(GUARDS))
+def test_by_source_median_does_not_regress(result, metric, group):
+    stats = result["summary"][metric][group]
+    assert stats["n"] >= 10
+    assert stats["median_abs_pct"] <= GUARDS[(metric, group)]
+
+
+def test_a_rate_above_capacity_queues_for_the_benchmark_length():
+    # AccelMark RTX 3090 suite A (serving-tails.csv): Llama-3-8B under vLLM, 300 ShareGPT prompts at 5 requests/s,
+    # measured p50 / p99 TTFT 7.6 s / 29.7 s (max rate under a 500 ms p99 TTFT: 0); sizer's single replica must
+    # queue them too, not answer a few hundred milliseconds
+    points, _ = by_source.points()
+    (point,) = [p for p in points if p.device == "rtx-3090" and p.model == "llama-3-8b" and p.rate == 5.0]
+    got = by_source.predict(point, by_source.load_catalog(), requests=1000)
+    assert not isinstance(got, str)
+    assert got["ttft_p50"] > 2_000 and got["ttft_p99"] > 10_000
+    assert got["ttft_p99"] > 1.5 * got["ttft_p50"]
+
+
+def test_a_range_from_the_other_sources_spread_holds_four_in_five_held_out_points(result):
+    # issue 38 item 6's target (>= 80 % inside); on 2026-12-06 the 5-95 % spread of the other sources holds 82-89 %,
+    # with bounds too wide to be useful yet (p99 TTFT 0.17-27 x): a narrower one that still holds them is the work left
+    for metric in ("output_tokens_per_s", "ttft_p99", "tpot_p99"):
+        assert result["loso_ranges"][metric]["inside_pct"] >= 80.0
