@@ -34,7 +34,7 @@ from machine import quantile  # noqa: E402
 from single_device_rows import Run, all_rows  # noqa: E402
 
 from sizer.choices import Mode, Optimizer, Precision  # noqa: E402
-from sizer.datafile import load_yaml, write_text  # noqa: E402
+from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import GPU_EFFICIENCIES, default_efficiencies, device_efficiencies  # noqa: E402
 from sizer.engine.devices import build_device_table, device_rates, unit_efficiency  # noqa: E402
 from sizer.engine.evaluate import evaluate  # noqa: E402
@@ -339,7 +339,7 @@ def main() -> None:
     indices = predictor.askable()
     excluded += [(runs[i].label, "no peak at this precision in the catalog") for i in range(len(runs)) if i not in indices]
     path = RESULTS / "single_device_accuracy.json"
-    previous = json.loads(path.read_text()) if path.exists() else {}
+    previous = load_json(path, "results") if path.exists() else {}
     # --committed keeps the last held-out figures (folds, rows) and only recomputes the committed ones
     results: dict = (previous if args.committed else {}) | {"runs": len(indices), "excluded": [{"row": a, "reason": b} for a, b in excluded],
                      "sources": sorted({runs[i].source for i in indices}), "range_quantiles": RANGE_QUANTILES,

@@ -88,7 +88,7 @@ Derating = Annotated[Optional[float], typer.Option("--derating", help="Fraction 
 def workload_request(cls=None, **fields):
     """Build a WorkloadRequest (or subclass) from CLI options, dropping options not given; a --model
     or --workload that names a file becomes a file reference here, at the edge (sizer.workloads.source).
-    Every bad option is named at once (sizer.field_check), one line each."""
+    Every bad option is named at once (sizer.workloads.field_check), one line each."""
     from sizer.facade import WorkloadRequest, every_bad_field
 
     cls = cls or WorkloadRequest

@@ -11,8 +11,9 @@ from typing import Any
 
 from sizer.choices import Precision
 from sizer.formulas.peaks import derived_fp32_peak, supported_precisions
-from sizer.formulas.tco import cheapest_cloud_price, purchase_per_device
+from sizer.formulas.tco import cheapest_cloud_price
 from sizer.hardware.schema import FIELD_DIMENSIONS, CloudPrice, Device, Price, Sourced
+from sizer.hardware.server_share import purchase_per_device
 from sizer.results import Model
 
 DISPLAY_UNITS = {"base_clock": "MHz", "boost_clock": "MHz", "all_core_clock": "MHz", "memory": "GB", "memory_bandwidth": "GB/s", "tdp": "W",

@@ -70,7 +70,7 @@ _LAZY = {
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
     "awaiting_prices": "sizer.hardware.catalog",
-    **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.field_check"),
+    **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.inference.work"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),

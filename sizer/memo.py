@@ -223,6 +223,9 @@ POLICIES: tuple[Policy, ...] = (
            "GET /v1/workloads asked again: 6 us instead of 1.3 s (58 profile files parsed)"),
     Policy("sizer.engine.evaluate.error_spread", "error_spread.yaml (time ranges)", 1, "none", FILE_ONCE,
            "Python API, estimate_time + peak: 0.40 ms of 2.8 ms per pair (15 %)"),
+    Policy("sizer.hardware.server_share.catalog_server_share", "the server share derived from the built-in catalog's "
+           "paired prices", 1, "none (the built-in catalog, one per process)", FILE_ONCE,
+           "a buy-priced answer: the catalog's devices scanned for prices given both ways once, not per device priced"),
     Policy("sizer.engine.stacks.stack_fit", "single_device_fit.yaml (one-device training efficiencies)", 1, "none",
            FILE_ONCE, "one YAML parse per process instead of one per device efficiency looked up"),
     Policy("sizer.inference.estimate.speed_spread", "error_spread.yaml (speed ranges)", 1, "none", FILE_ONCE,

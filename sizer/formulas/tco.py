@@ -18,7 +18,7 @@ import pint
 
 from sizer.errors import InputError
 from sizer.hardware.schema import CloudPrice, Device, Price
-from sizer.hardware.server_share import NOT_PRICED, owned_price
+from sizer.hardware.server_share import NOT_PRICED, owned_price, purchase_per_device
 from sizer.results import Assumption, Estimate, Model, PriceBasis, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_quantity
 
@@ -266,27 +266,6 @@ def check_provider(provider: str | None, devices: Iterable[Device], field: str =
 
 def _hourly(price: CloudPrice) -> pint.Quantity[Any]:
     return price.quantity("cloud_prices", "[currency]/[time]")  # read once, at load
-
-
-def purchase_per_device(price: Price) -> float:
-    """A purchase price per device: a system's price (an HGX node, an NVL72 rack) over its devices.
-
-    Parameters
-    ----------
-    price : Price
-        A catalog purchase price, of one device or of a system of ``devices_in_system``.
-
-    Returns
-    -------
-    float
-        The price of one device [USD].
-
-    Examples
-    --------
-    >>> purchase_per_device(Price(value="515000 USD", date="2025", source="s", devices_in_system=8))
-    64375.0
-    """
-    return price.si("purchase_price", "[currency]") / price.devices_in_system
 
 
 def offer_runs(price: CloudPrice, count: int, network_needed: float) -> bool:

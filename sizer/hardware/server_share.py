@@ -18,10 +18,11 @@ figure either); a site's cooling and distribution overhead is the PUE the energy
 """
 from __future__ import annotations
 
-import functools
 import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
+
+from sizer.memo import registered_cache
 
 if TYPE_CHECKING:
     from sizer.hardware.schema import Device, Price
@@ -30,6 +31,28 @@ NOT_PRICED = ("network between nodes (switches, cables) not priced: ../shared/da
               "bought cluster of several nodes costs at least this; the host's own power beyond the devices' TDP is "
               "not counted either (no figure), PUE covers the site's overhead")
 """What the buy side leaves out, in words, beside the server share it adds."""
+
+
+def purchase_per_device(price: Price) -> float:
+    """A purchase price per device: a system's price (an HGX node, an NVL72 rack) over its devices.
+
+    Parameters
+    ----------
+    price : Price
+        A catalog purchase price, of one device or of a system of ``devices_in_system``.
+
+    Returns
+    -------
+    float
+        The price of one device [USD].
+
+    Examples
+    --------
+    >>> from sizer.hardware.schema import Price
+    >>> purchase_per_device(Price(value="515000 USD", date="2025", source="s", devices_in_system=8))
+    64375.0
+    """
+    return price.si("purchase_price", "[currency]") / price.devices_in_system
 
 
 @dataclass(frozen=True)
@@ -47,12 +70,24 @@ class SharePair:
     source: str
 
     def words(self) -> str:
-        """The pair in words, e.g. "a100-40gb-sxm4: DGX A100 ... 25,000 USD a device over 20,000 USD alone (+25%)"."""
+        """The pair in words, e.g. "a100-40gb-sxm4: DGX A100 ... 25,000 USD a device over 20,000 USD alone (+25%)".
+
+        Returns
+        -------
+        str
+            The device, the system, both prices per device [USD], the share and the source.
+        """
         return (f"{self.device}: {self.system} at {self.per_device:,.0f} USD a device over {self.alone:,.0f} USD alone "
                 f"(+{self.fraction:.0%}; {self.source})")
 
     def brief(self) -> str:
-        """The pair in a few words with the quotes' dates; `sizer catalog show DEVICE` cites each quote."""
+        """The pair in a few words; `sizer catalog show DEVICE` cites each quote.
+
+        Returns
+        -------
+        str
+            The device, the system and both prices per device [USD] with the share.
+        """
         return f"{self.device}: {self.system} {self.per_device:,.0f} USD a device / {self.alone:,.0f} USD alone = +{self.fraction:.0%}"
 
 
@@ -73,7 +108,6 @@ class ServerShare:
 
 
 def _pair(device: Device, alone: Price, system: Price) -> SharePair | None:
-    from sizer.formulas.tco import purchase_per_device  # the one rule for a system's price per device
 
     per_device, single = purchase_per_device(system), purchase_per_device(alone)
     if single <= 0 or per_device <= single:
@@ -118,9 +152,16 @@ def derive_server_share(devices: Iterable[Device]) -> ServerShare | None:
     return ServerShare(fraction=statistics.median(p.fraction for p in pairs), pairs=tuple(pairs))
 
 
-@functools.cache
+@registered_cache()
 def catalog_server_share() -> ServerShare | None:
-    """:func:`derive_server_share` of the catalog as loaded (worked out once a process)."""
+    """:func:`derive_server_share` of the built-in catalog (worked out once a process).
+
+    Returns
+    -------
+    ServerShare or None
+        The median share of the catalog's devices priced both alone and as a share of a system; None
+        where no device is priced both ways.
+    """
     from sizer.hardware.catalog import load_catalog
 
     return derive_server_share(load_catalog())
@@ -158,8 +199,6 @@ def owned_price(device: Device, price: Price, *, host_given: bool = False,
         (not a CPU: a server CPU is the host), and the share in words with its source.
 
     """
-    from sizer.formulas.tco import purchase_per_device
-
     alone = purchase_per_device(price)
     if price.scope == "system-share":
         return OwnedPrice(alone, 0.0, "system-share", f"a share of {price.system or 'a whole machine'}: its host is in the price")

@@ -29,7 +29,6 @@ from sizer.engine.evaluate import error_spread
 from sizer.engine.job import Job, resolve_job
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.errors import InputError, InputErrors, SizerError
-from sizer.field_check import text_field_errors
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.formulas.tco import (
@@ -66,6 +65,7 @@ from sizer.results import (
     unit_factor,
 )
 from sizer.units import Quantity, parse_quantity
+from sizer.workloads.field_check import text_field_errors
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be cho
 
 def field_errors(request: RecommendRequest) -> list[InputError]:
     """Every malformed free-text field of a request (not only the first), in field order
-    (:func:`sizer.field_check.text_field_errors`: the one reading of each field name).
+    (:func:`sizer.workloads.field_check.text_field_errors`: the one reading of each field name).
 
     Parameters
     ----------

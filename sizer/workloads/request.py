@@ -60,12 +60,12 @@ class RequestModel(BaseModel):
 
     def __init__(self, /, **data: Any) -> None:
         """A request built in Python: a bad field is sizer's :class:`~sizer.errors.InputError` naming it (every bad
-        field in its message, :class:`~sizer.field_check.RequestError`), as on the command line; it is pydantic's
+        field in its message, :class:`~sizer.workloads.field_check.RequestError`), as on the command line; it is pydantic's
         ``ValidationError`` too."""
         try:
             super().__init__(**data)
         except ValidationError as error:
-            from sizer.field_check import RequestError
+            from sizer.workloads.field_check import RequestError
 
             raise RequestError.of(error, data) from None
 

@@ -17,7 +17,9 @@ import frontier_scale  # noqa: E402
 # 9 % with their own layout, but ran full recomputation (the search drops it: 0.68-0.80 of their step), and seven
 # are comparison runs (DeepSpeed ZeRO-3 without model parallelism, or PTD-P with no layout stated) that ran 2-2.5x
 # slower than the layout the search finds. Guards: today's plus 3 points.
-ABOVE_1000_MEDIAN_GUARD = 0.245
+# 2026-12-06: 25.2 % / 56.2 % once the search stopped offering ZeRO-3 with pipeline stages (no framework runs it,
+# issue 39) and the no-layout headline became the achieved time (engine.achieved): guards moved to those plus 3 points.
+ABOVE_1000_MEDIAN_GUARD = 0.28
 ABOVE_1000_P90_GUARD = 0.59
 
 

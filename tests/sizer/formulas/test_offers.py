@@ -2,8 +2,9 @@
 a cluster offer states between nodes, its term), and a system's price is split over its devices."""
 import pytest
 
-from sizer.formulas.tco import cheapest_cloud_price, hourly_price, network_between_nodes, offer_runs, purchase_per_device
+from sizer.formulas.tco import cheapest_cloud_price, hourly_price, network_between_nodes, offer_runs
 from sizer.hardware.schema import CloudPrice, OfferNetwork, Price
+from sizer.hardware.server_share import purchase_per_device
 
 NDR = 50e9  # 400 Gb/s per device, one direction [B/s]: the time model's data-centre network (engine constants)
 

@@ -77,7 +77,7 @@ def test_a_given_workload_is_named_not_just_called_given():
 def test_every_bad_field_is_reported_at_once():
     # issue 12 item 13: only the first bad field was reported, so a form showed one error per attempt.
     from sizer.errors import InputError, InputErrors, SizerError
-    from sizer.field_check import every_bad_field
+    from sizer.workloads.field_check import every_bad_field
 
     with pytest.raises(InputErrors) as caught:
         every_bad_field(RecommendRequest, dict(params="seven", tokens="2e10", batch_size="-1", deadline="5 GHz",

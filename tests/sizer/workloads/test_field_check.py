@@ -1,12 +1,12 @@
-"""Every bad field of a request at once (sizer.field_check)."""
+"""Every bad field of a request at once (sizer.workloads.field_check)."""
 from __future__ import annotations
 
 import pytest
 
 from sizer.errors import InputErrors
-from sizer.field_check import TEXT_FIELDS, every_bad_field, text_field_errors
 from sizer.inference.deployments import InferenceRecommendRequest
 from sizer.plan.recommend import RecommendRequest
+from sizer.workloads.field_check import TEXT_FIELDS, every_bad_field, text_field_errors
 
 
 def test_text_fields_report_each_bad_one_in_order():
