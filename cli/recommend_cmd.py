@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import output
+from . import launch_output, output
 from .common import (
     ActivationMemory,
     BatchSize,
@@ -140,6 +140,7 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, runtime: RuntimeOpt = None,
               disaggregated: Annotated[bool, typer.Option("--disaggregated", help="With --inference --rate: also size disaggregated prefill and decode pools (DistServe/Splitwise) for the leading rows.")] = False,
               mfu: MfuOption = None, measured: MeasuredOption = None, measured_on: MeasuredOnOption = None,
+              emit: launch_output.EmitOption = None,
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
@@ -157,7 +158,7 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
                       gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
-                      disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None))
+                      disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None), emit=emit)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
                                   split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
         if have:  # the serving request on each set, as HTTP's recommend with "have" answers it (the load kept)
@@ -167,7 +168,10 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
             return answer_owned(InferenceRequest(**sources(served), have=have), catalog, json)
         result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
                                      load(catalog))
-        return output.emit_json(result) if json else render_recommendation(result, top)
+        if json:
+            return output.emit_json(result)
+        render_recommendation(result, top)
+        return launch_output.show(result.launch)
 
     request = workload_request(RecommendRequest, params=params, samples=samples, tokens=tokens,
                                epochs=epochs, precision=precision,

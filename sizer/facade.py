@@ -62,8 +62,8 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
 _LAZY = {
     **dict.fromkeys(("DeviceDetail", "DeviceSummary", "describe_device", "summarize_device"), "sizer.device_view"),
     **dict.fromkeys(("InferenceRequest", "InferenceResult"), "sizer.inference.estimate"),
-    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult", "recommend_inference"),
-                    "sizer.inference.deployments"),
+    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult"), "sizer.inference.deployments"),
+    "recommend_inference": "sizer.plan.launch_top",  # the ranking, with its first row's --emit command
     **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
     **dict.fromkeys(("OwnedResult", "answer_inference", "answer_training"), "sizer.plan.owned_answer"),
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),

@@ -107,7 +107,7 @@ function requestBody() {
   const body = { optimizer: form.elements.optimizer.value,
                  purchase: form.elements.purchase.value, objective: form.elements.objective.value,
                  top: null, suggest: 3 };  // every ranked device, and the changes for 3 rejected ones (the API by default: only where none serves)
-  chosen(form, body, ["precision"]);
+  chosen(form, body, ["precision", "framework"]);
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens", "seq_len"] : ["samples", "epochs"])];
   textFields(form, body, fields);
   if (form.elements.max_devices.value.trim()) body.max_devices = Number(form.elements.max_devices.value);

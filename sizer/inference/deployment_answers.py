@@ -8,6 +8,7 @@ from typing import Literal
 from sizer.formulas.tco import PriceUsed
 from sizer.inference.formats import WeightFormat
 from sizer.inference.under_load import LatencyOut, LoadOut, ServingCostOut
+from sizer.launch.answer import Launch
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut
 
 
@@ -90,6 +91,7 @@ class InferenceRecommendResult(Model):
     objective: str = "cost"
     scenario: str = "offline"
     load: LoadOut | None = None
+    launch: Launch | None = None  # with emit: the first row's launch command in that tool (sizer.plan.launch_top)
 
 
 def unsupported_reason(fmt: WeightFormat) -> str:

@@ -14,6 +14,7 @@ from sizer.formulas.tco import Pricing
 from sizer.hardware.schema import DeviceKind
 from sizer.inference.estimate import ServedModel
 from sizer.inference.formats import WeightsName, ggml_kv_refusal
+from sizer.launch.emit_field import EmitName
 
 ALL_KINDS: tuple[DeviceKind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order
 
@@ -41,6 +42,8 @@ class InferenceRecommendRequest(ServedModel):
     objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
     kinds: list[DeviceKind] = Field(default_factory=lambda: list(ALL_KINDS))
+    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the first row's launch command for "
+                                                                  "(sizer.launch: vllm, sglang, trtllm, llama.cpp)")
     pricing: Pricing = Field("rent", description="rent (cloud offers that run one replica; devices without one come "
                              "last), buy (amortised purchase plus energy) or any (rent, else buy; a ranking by cost "
                              "puts rents first); each row says its price_basis")

@@ -11,6 +11,7 @@ from sizer.launch.tools import check_fits
 # The setups each command's answers may have, and the answer in words (an error says it).
 _COMMAND_QUESTIONS = {
     "InferenceRequest": (frozenset({Question.SERVING, Question.LOCAL}), "a serving setup (sizer inference)"),
+    "InferenceRecommendRequest": (frozenset({Question.SERVING, Question.LOCAL}), "a serving setup (sizer recommend --inference)"),
     "TimeRequest": (frozenset({Question.TRAINING, Question.FINETUNE}), "a training layout (sizer time)"),
     "PlanRequest": (frozenset({Question.TRAINING, Question.FINETUNE}), "a training layout (sizer plan)"),
     "MemoryRequest": (frozenset({Question.FINETUNE}), "a fine-tune (sizer memory)"),

@@ -36,3 +36,11 @@ def test_a_tool_that_does_not_fit_is_a_422_naming_emit(client):
     response = client.post("/v1/time", json={"model": "llama-2-7b", "device": "H100 SXM", "count": 8, "tokens": 1e10,
                                              "emit": "sglang"})
     assert response.status_code == 422 and "emit" in response.text
+
+
+def test_a_serving_ranking_over_http_carries_its_first_rows_launch(client):
+    body = {"task": "inference", "model": "llama-3.1-70b", "weights": "fp8", "tokens_per_s_per_user": 30, "emit": "vllm"}
+    answer = client.post("/v1/recommend", json=body).json()
+    assert answer["launch"]["options"]["--tensor-parallel-size"] == answer["ranked"][0]["count"]
+    unknown = client.post("/v1/recommend", json={**body, "emit": "nosuchtool"})
+    assert unknown.status_code == 422 and "emit" in unknown.text

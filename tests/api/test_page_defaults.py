@@ -97,3 +97,18 @@ def test_the_pinned_choices_of_issue_42_are_gone():
     forms = _opening()
     assert forms["serve-form"]["kv_cache"] == "" and forms["serve-form"]["tokens_per_s_per_user"] == ""
     assert forms["finetune-form"]["method"] == ""
+
+
+@pytest.mark.parametrize("select", ["framework", "ft-framework"])
+def test_the_framework_choices_are_the_names_the_api_takes(select):
+    # issue 39: the page takes --framework as the CLI does (pre-training and fine-tuning forms), every name and no other
+    import re
+    from pathlib import Path
+
+    from sizer.frameworks.framework_name import Framework
+
+    page = (Path(__file__).resolve().parents[2] / "api" / "static" / "index.html").read_text(encoding="utf-8")
+    start = page.index(f'id="{select}"')
+    options = re.findall(r"<option(?: value=\"([^\"]*)\")?>([^<]*)</option>", page[start:page.index("</select>", start)])
+    names = [value if value or text.startswith("none") else text for value, text in options]
+    assert names[0] == "" and sorted(names[1:]) == sorted(f.value for f in Framework)

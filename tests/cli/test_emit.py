@@ -51,3 +51,23 @@ def test_no_emit_prints_no_launch(cli):
 def test_a_tool_that_does_not_fit_exits_2_naming_emit(cli, args):
     refused = cli(*args)
     assert refused.exit_code == 2 and "emit" in refused.output and "Traceback" not in refused.output
+
+
+RANKED = ("recommend", "--inference", "--model", "llama-3.1-70b", "--weights", "fp8", "--tokens-per-s-per-user", "30")
+
+
+def test_a_serving_ranking_launches_its_first_row(cli):
+    # issue 42: --emit on every answer that chooses a setup; recommend --inference chooses the first row
+    answer = json.loads(cli(*RANKED, "--emit", "vllm", "--json").output)
+    top, options = answer["ranked"][0], answer["launch"]["options"]
+    assert options["--tensor-parallel-size"] == top["tp"] * 1 == top["count"]
+    assert options["--max-num-seqs"] == top["batch"]  # the concurrent sequences the row was ranked at
+    assert options["--quantization"] == "fp8" and top["weights"] == "fp8"
+    assert answer["launch"]["version"] == "vLLM 0.11"
+    text = cli(*RANKED, "--emit", "vllm")
+    assert text.exit_code == 0 and text.output.index("Assumptions") < text.output.index("Launch (vLLM")
+
+
+def test_a_training_ranking_refuses_emit_naming_it(cli):
+    result = cli("recommend", "--model", "llama-2-7b", "--tokens", "1e11", "--emit", "megatron")
+    assert result.exit_code == 2 and "emit" in result.output and "Traceback" not in result.output
