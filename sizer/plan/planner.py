@@ -13,11 +13,14 @@ True
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import numpy.typing as npt
 from pydantic import ConfigDict, Field
 
 from sizer.choices import Mode, RecomputeName, recompute_index
+from sizer.engine import achieved
 from sizer.engine.constants import device_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.evaluate import Evaluation, range_factors, workload_kind
@@ -214,6 +217,11 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     low, high, range_source = range_factors(Mode.DATASHEET, workload_kind(job, device.kind))
     shown = rows[:request.shown]
     summary = at_mfu(summarise(ev, shown, low, high, float(table.peak[0])), request.mfu)  # a given MFU, where one is
+    achieved_note = None
+    if request.mfu is None and achieved.transfers(job.shape is not None, any(v is not None for v in fixed.values())):
+        # no layout pinned: every row at what published runs achieved against the layout sizer finds, as `time`'s
+        # headline (sizer.engine.achieved), so that plan's first row and `time` are one answer
+        summary, achieved_note = _achieved(summary, f"{device.id} {device.name}")
     unit = time_unit(float(summary.training("expected")[0])) if len(shown) else "s"
     layouts = _with_interruptions([_option(ev, r, k, summary, unit, job, float(table.memory[0]))
                                    for k, r in enumerate(shown)], request, job, table)
@@ -230,6 +238,8 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         Assumption(name="range", value=f"{low:.3g}-{high:.3g} x expected", source=range_source)
         if request.mfu is None else mfu_assumption(request.mfu),
     ]
+    if achieved_note is not None:
+        assumptions.append(achieved_note)
     if any(option.training_time_with_interruptions for option in layouts):
         from sizer.engine.goodput import stated
 
@@ -245,6 +255,19 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
                         searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word,
                         warnings=warnings, assumptions=assumptions)
     return with_launch(request, result, catalog)  # with emit: the fastest layout's command (sizer.launch)
+
+
+def _achieved(summary: Summary, device_name: str) -> tuple[Summary, Assumption]:
+    """Every row's step at the achieved pace: over the device family's factor (:mod:`sizer.engine.achieved`), MFU
+    and HFU times it, and the assumption that says so."""
+    factor, family, sources = achieved.achieved_factor(device_name)
+    slower = dataclasses.replace(summary, step_low=summary.step_low / factor, step_expected=summary.step_expected / factor,
+                                 step_high=summary.step_high / factor, mfu=summary.mfu * factor, hfu=summary.hfu * factor)
+    note = Assumption(name="achieved, not only possible",
+                      value=f"no layout pinned: each row is what published runs on {family} devices achieved against "
+                      f"the layout's own time ({factor:.3g} of its throughput, {sources} sources), as `sizer time` "
+                      "answers; a layout given is predicted as the user's own run", source=achieved.SOURCE, verified=False)
+    return slower, note
 
 
 def _with_interruptions(options: list[LayoutOption], request: PlanRequest, job: Job,
