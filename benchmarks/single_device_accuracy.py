@@ -35,13 +35,18 @@ from single_device_rows import Run, all_rows  # noqa: E402
 
 from sizer.choices import Mode, Optimizer, Precision  # noqa: E402
 from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
-from sizer.engine.constants import GPU_EFFICIENCIES, default_efficiencies, device_efficiencies  # noqa: E402
+from sizer.engine.constants import (  # noqa: E402
+    GPU_EFFICIENCIES,
+    default_efficiencies,
+    device_efficiencies,
+    stack_efficiencies,  # noqa: E402
+)
 from sizer.engine.devices import build_device_table, device_rates, unit_efficiency  # noqa: E402
 from sizer.engine.evaluate import evaluate  # noqa: E402
 from sizer.engine.evaluate import range_factors as engine_range  # noqa: E402
 from sizer.engine.job import job_from_profile  # noqa: E402
 from sizer.engine.modes import profile_step_seconds  # noqa: E402
-from sizer.engine.stacks import FIT_FILE, StackFit, kernel_library, stack_efficiencies  # noqa: E402
+from sizer.engine.stacks import FIT_FILE, StackFit, kernel_library  # noqa: E402
 from sizer.errors import InputError  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.workloads.profile import load_profile  # noqa: E402
@@ -110,7 +115,7 @@ class Predictor:
 
     def candidates(self, index: int, fits: list[StackFit]) -> np.ndarray:
         """Seconds per step of run ``index`` under each of ``fits`` in one engine call: the device's table
-        repeated once per fit, its rates set as :func:`sizer.engine.stacks.stack_efficiencies` sets them
+        repeated once per fit, its rates set as :func:`sizer.engine.constants.stack_efficiencies` sets them
         (the scorer checks the two agree: tests/benchmarks/test_single_device_accuracy.py)."""
         run = self.runs[index]
         device = self.device(run)

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 
@@ -31,12 +31,17 @@ from sizer.units import parse_quantity
 
 if TYPE_CHECKING:
     from sizer.engine.summary import Summary
-    from sizer.engine.training import TimeResult
     from sizer.hardware.catalog import Catalog
-    from sizer.inference.estimate import InferenceRequest, InferenceResult
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
     from sizer.plan.layout_basis import Basis
-    from sizer.plan.memory_report import MemoryResult
+
+# The answers this module rescales import it (their ``measured`` and ``rescaled`` fields), so it names their types
+# without importing them, not even for the type checker: an import back would close a circle (contract-house).
+TimeRequest: TypeAlias = Any
+TimeResult: TypeAlias = Any
+MemoryRequest: TypeAlias = Any
+MemoryResult: TypeAlias = Any
+InferenceRequest: TypeAlias = Any
+InferenceResult: TypeAlias = Any
 
 # A measured point's range is its own run-to-run repeatability, not the model's spread across sources: the 90th
 # percentile of llama-bench's "± x" (standard deviation over its repetitions) over the mean, 394 rows of
@@ -535,8 +540,8 @@ def _peak_output_rate(result: InferenceResult) -> float:
     """The output tokens/s a measured throughput is compared with: of the static batch (prefill included), or under
     load one replica's at its capacity (the most requests/s it serves within the SLOs x the mean output) [1/s]."""
     if result.capacity is not None and result.load is not None:
-        return result.capacity.max_request_rate.value * result.load.output_len.mean
-    return result.total_tokens_per_s.expected
+        return float(result.capacity.max_request_rate.value * result.load.output_len.mean)
+    return float(result.total_tokens_per_s.expected)
 
 
 def _to_s(unit: str) -> float:

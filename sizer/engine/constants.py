@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import Optimizer
-from sizer.engine.stacks import stack_efficiencies
+from sizer.engine.stacks import StackFit, kernel_library, stack_fit
 from sizer.errors import InputError
 
 # the node model (links, networks between nodes) lives with the hardware; re-exported (``as``: explicitly, for mypy)
@@ -513,3 +513,36 @@ def serving_efficiencies(kind: str, memory: float = SERVING_MEMORY_EFFICIENCY, m
                        source="CPU defaults (sizer/engine/constants.py) with the serving per-pass overhead")
     return replace(GPU_EFFICIENCIES, matrix=matrix, memory=memory, launch=0.0, step_overhead=step_overhead,
                    fp8_scaling=SERVING_FP8_SCALING, source=SERVING_SOURCE)
+
+
+def stack_efficiencies(device: Device, base: Efficiencies, fit: StackFit | None = None) -> Efficiencies:
+    """A GPU's efficiencies for a profiled workload: the fitted unit shares times its library's factor.
+
+    Parameters
+    ----------
+    device : Device
+        A catalog GPU (CPUs and other accelerators keep ``base``).
+    base : Efficiencies
+        The defaults of its kind; vector efficiency and per-step overhead are kept.
+    fit : StackFit, optional
+        Figures to use instead of the committed fit (the leave-one-source-out scorer's refits).
+
+    Returns
+    -------
+    Efficiencies
+        ``matrix``, ``tf32``, ``fp32_matrix`` and ``vector`` times the library factor (at most 1),
+        ``memory`` and ``launch`` as fitted.
+    """
+    library = kernel_library(device)
+    if device.kind != "gpu" or library is None:
+        return base
+    fit = fit or stack_fit()
+    factor, fitted = fit.factor(library)
+    said = f"{library} x {factor:g}" if fitted else f"{library}: cuDNN's assumed (no fitted runs; unverified)"
+
+    def share(x: float) -> float:
+        return min(1.0, x * factor)
+
+    return replace(base, matrix=share(fit.matrix), tf32=share(fit.tf32), fp32_matrix=share(fit.fp32_matrix),
+                   vector=share(base.vector), memory=fit.memory, launch=fit.launch, matrix_half=fit.matrix_half,
+                   half_every_unit=True, source=f"one-device training mechanisms ({said}): {fit.source}")

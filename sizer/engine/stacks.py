@@ -24,16 +24,13 @@ across vendors"). Where a library has no fitted factor it is 1 (NVIDIA's), said 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sizer.datafile import load_yaml
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
-
-if TYPE_CHECKING:  # constants.py imports this module
-    from sizer.engine.constants import Efficiencies
 
 FIT_FILE = Path(__file__).with_name("single_device_fit.yaml")
 # the kernel library a device's vendor ships for eager training; "cudnn" is the reference
@@ -122,36 +119,3 @@ def stack_fit() -> StackFit:
     return StackFit(matrix=float(fit["matrix"]), tf32=float(fit["tf32"]), fp32_matrix=float(fit["fp32_matrix"]),
                     memory=float(fit["memory"]), launch=float(fit["launch"]),
                     matrix_half=float(fit.get("matrix_half", 0.0)), library={k: float(v) for k, v in fit.get("library", {}).items()}, source=str(data["source"]))
-
-
-def stack_efficiencies(device: Device, base: Efficiencies, fit: StackFit | None = None) -> Efficiencies:
-    """A GPU's efficiencies for a profiled workload: the fitted unit shares times its library's factor.
-
-    Parameters
-    ----------
-    device : Device
-        A catalog GPU (CPUs and other accelerators keep ``base``).
-    base : Efficiencies
-        The defaults of its kind; vector efficiency and per-step overhead are kept.
-    fit : StackFit, optional
-        Figures to use instead of the committed fit (the leave-one-source-out scorer's refits).
-
-    Returns
-    -------
-    Efficiencies
-        ``matrix``, ``tf32``, ``fp32_matrix`` and ``vector`` times the library factor (at most 1),
-        ``memory`` and ``launch`` as fitted.
-    """
-    library = kernel_library(device)
-    if device.kind != "gpu" or library is None:
-        return base
-    fit = fit or stack_fit()
-    factor, fitted = fit.factor(library)
-    said = f"{library} x {factor:g}" if fitted else f"{library}: cuDNN's assumed (no fitted runs; unverified)"
-
-    def share(x: float) -> float:
-        return min(1.0, x * factor)
-
-    return replace(base, matrix=share(fit.matrix), tf32=share(fit.tf32), fp32_matrix=share(fit.fp32_matrix),
-                   vector=share(base.vector), memory=fit.memory, launch=fit.launch, matrix_half=fit.matrix_half,
-                   half_every_unit=True, source=f"one-device training mechanisms ({said}): {fit.source}")

@@ -507,8 +507,9 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     result = InferenceResult(**fields, assumptions=assumptions) if served.load is None else \
         _answer_under_load(served, ev, fields, assumptions, tdp)
     # the user's measurement or efficiency, where given (the roofline: the prompt at the peak, a step at the bandwidth)
-    return inference_answer(request, result, catalog, estimate_inference, prefill_limit=ev.prefill_limit,
-                            step_limit=ev.step_limit)
+    answered: InferenceResult = inference_answer(request, result, catalog, estimate_inference,
+                                                 prefill_limit=ev.prefill_limit, step_limit=ev.step_limit)
+    return answered
 
 
 @dataclasses.dataclass(frozen=True)

@@ -203,7 +203,8 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
 
         at = result.layout  # with none named, the framework that runs the layout chosen is said
         result = result.model_copy(update={"assumptions": [*result.assumptions, runs_it(at.tp, at.pp, at.cp, at.ep, at.zero)]})
-    return time_answer(request, result, catalog, time_estimate)  # the user's measurement or MFU, where given
+    answered: TimeResult = time_answer(request, result, catalog, time_estimate)  # the user's measurement or MFU, where given
+    return answered
 
 
 def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
@@ -319,10 +320,10 @@ def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> M
     """
     catalog = catalog if catalog is not None else load_catalog()
     device = catalog.find(request.device) if request.device is not None else None
-    result = training_memory(resolve_job(request, need_samples=False), device, request.count,
-                             zero=zero_stage(request) or 0, headroom=request.headroom,
-                             recompute=recompute_index(request.recompute) or 0, ep=request.ep, offload=request.offload)
-    result = memory_answer(request, result)  # the user's measured peak memory, where given
+    estimated = training_memory(resolve_job(request, need_samples=False), device, request.count,
+                                zero=zero_stage(request) or 0, headroom=request.headroom,
+                                recompute=recompute_index(request.recompute) or 0, ep=request.ep, offload=request.offload)
+    result: MemoryResult = memory_answer(request, estimated)  # the user's measured peak memory, where given
     if device is None or layout_asked(request):
         return result
     searched = searched_layout(request, catalog)

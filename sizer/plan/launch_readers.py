@@ -7,7 +7,7 @@ modules import for their ``emit`` and ``launch`` fields, so that nothing imports
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sizer.choices import KvCache, Method, Recompute
 from sizer.errors import require_device
@@ -19,9 +19,13 @@ if TYPE_CHECKING:
     from sizer.inference.estimate import InferenceRequest, InferenceResult
     from sizer.plan.estimates import MemoryRequest, TimeRequest
     from sizer.plan.memory_report import MemoryResult
-    from sizer.plan.planner import LayoutOption, PlanRequest
     from sizer.runtimes.runtime import Runtime
     from sizer.workloads.request import WorkloadRequest
+
+# planner.py imports this module (through launch_answer) for plan's launch: its types are named, not imported back,
+# so that no circle closes (contract-house)
+LayoutOption: TypeAlias = Any
+PlanRequest: TypeAlias = Any
 
 
 def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: Catalog, tool: Runtime) -> ServingSetup:

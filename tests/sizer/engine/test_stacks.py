@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sizer.engine.constants import CPU_EFFICIENCIES, TRANSFORMER_GPU_EFFICIENCIES, default_efficiencies, device_efficiencies
-from sizer.engine.stacks import StackFit, kernel_library, stack_efficiencies, stack_fit
+from sizer.engine.constants import (
+    CPU_EFFICIENCIES,
+    TRANSFORMER_GPU_EFFICIENCIES,
+    default_efficiencies,
+    device_efficiencies,
+    stack_efficiencies,
+)
+from sizer.engine.stacks import StackFit, kernel_library, stack_fit
 from sizer.hardware.catalog import load_catalog
 
 
