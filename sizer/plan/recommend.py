@@ -11,6 +11,7 @@ True
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Hashable
@@ -23,6 +24,7 @@ from pydantic import Field
 
 from sizer.choices import Mode, Objective
 from sizer.deadline import check_deadline
+from sizer.engine import achieved
 from sizer.engine.calibration import Calibration
 from sizer.engine.devices import DeviceTable, cached_device_table
 from sizer.engine.evaluate import error_spread
@@ -456,6 +458,20 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     return kept is not None and bool(kept.found.any()), question
 
 
+def _achieved_applies(question: _Question) -> bool:
+    """Whether the ranking's times are at the achieved pace: a transformer with no MFU given (a what-if MFU replaces
+    the fitted pace), as :func:`sizer.engine.achieved.transfers` rules for `time`; a measurement carried over scales
+    that pace, as it scales `time`'s answer on the device measured on."""
+    return question.request.mfu is None and achieved.transfers(question.job.shape is not None, False)
+
+
+def _at_achieved_pace(b: Basis, devices: tuple[Device, ...]) -> Basis:
+    """Every device's steps over its family's achieved factor, MFU times it (:mod:`sizer.engine.achieved`)."""
+    factor = np.asarray([achieved.achieved_factor(f"{d.id} {d.name}")[0] for d in devices])[:, None]
+    return dataclasses.replace(b, step_low=b.step_low / factor, step_expected=b.step_expected / factor,
+                               step_high=b.step_high / factor, mfu=b.mfu * factor)
+
+
 @dataclass(frozen=True)
 class _Question:
     request: RecommendRequest  # with the defaults it takes
@@ -515,6 +531,11 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
     k1 = estimate_k1(job.workload.params, job.workload.samples, request.features) if request.features is not None else None
     host = _host(found.basis, options, order, apart, job, request.storage)
     assumptions = _recommend_assumptions(found, options, question, pricing, len(apart), ranked + listed_apart)
+    if _achieved_applies(question):
+        assumptions.append(Assumption(
+            name="achieved, not only possible", value="each device's time is what published runs on its device "
+            "family achieved against the best layout sizer finds (sizer.engine.achieved), as `sizer time` answers "
+            "with no layout; that layout's own time is the upper bound", source=achieved.SOURCE, verified=False))
     if request.mfu is not None:  # a what-if: said first, and no fitted range
         assumptions = [mfu_assumption(request.mfu), *(a for a in assumptions if a.name != "range")]
     if question.carried is not None:  # a measurement carried over: said first, with reference mode's range
@@ -585,7 +606,9 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
     request, job, devices, kinds = question.request, question.job, question.devices, question.kinds
     b = at_mfu(basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration),
                request.mfu)  # a given MFU, where one is: every time C / (n R_peak MFU)
-    b = at_speed(b, question.carried)  # a measurement on one device, carried over to every device
+    if _achieved_applies(question):  # each device at what published runs on its family achieved, as `time` answers
+        b = _at_achieved_pace(b, devices)
+    b = at_speed(b, question.carried)  # a measurement on one device (against `time`'s answer there), carried over
     check_deadline()
     deadline_s = float(question.deadline.to("s").magnitude) if question.deadline is not None else None
     prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()),
