@@ -22,6 +22,7 @@ that cannot split a batch the user gave is not ``supported``, as ``sizer time`` 
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy.typing as npt
 
 from sizer.choices import Mode, Precision, Sharding, parse_choice, zero_stage_of
 from sizer.deadline import check_deadline
+from sizer.engine import achieved
 from sizer.engine.devices import DeviceTable, cached_device_table
 from sizer.engine.evaluate import Evaluation, evaluate, range_arrays
 from sizer.engine.job import Job, resolve_job
@@ -152,6 +154,14 @@ def _group(index: int, job: Job, devices: tuple[Device, ...], precision: Precisi
 
     peak = table.peak[d]
     summary = summarise(ev, np.arange(rows), lows[d], highs[d], peak)
+    if zeros is None and achieved.transfers(job.shape is not None, False):
+        # the layout `sizer time` chooses, at the pace `time` answers with (issue 39: what published runs on the
+        # device's family achieved against it; sizer.engine.achieved)
+        factor = np.asarray([achieved.achieved_factor(f"{dev.id} {dev.name}")[0] for dev in devices])[d]
+        summary = dataclasses.replace(summary, step_low=summary.step_low / factor,
+                                      step_expected=summary.step_expected / factor,
+                                      step_high=summary.step_high / factor, mfu=summary.mfu * factor,
+                                      hfu=summary.hfu * factor)
     step_range = [nan(summary.step_low), nan(summary.step_expected), nan(summary.step_high)]
     training = [s * steps for s in step_range]
     hourly_grid, basis_grid = prices  # devices x counts: the offer that runs each count

@@ -161,3 +161,18 @@ def test_distinct_workloads_and_precisions_keep_their_rows(catalog):
                   devices=["H100 SXM", "A100 80GB SXM"], counts=[1], precisions=["bf16", "fp32"], catalog=catalog)
     assert len(table) == 3 * 2 * 2
     assert sorted(set(table.workload)) == [0, 1, 2]
+
+
+def test_a_transformer_swept_without_sharding_is_at_times_answer(catalog):
+    # issue 39: with no layout pinned `time` answers the achieved pace (sizer.engine.achieved); the sweep's rows
+    # (the layout time chooses) say the same, not the bound
+    table = sweep([{"model": "llama-2-7b", "tokens": 2e11}], devices=["H100 SXM", "A100 80GB SXM"], counts=[8, 64],
+                  catalog=catalog)
+    rows = table[table.supported]
+    assert len(rows) == 4
+    for _, row in rows.iterrows():
+        time = estimate_time(TimeRequest(model="llama-2-7b", tokens=2e11, device=row.device, count=int(row["count"])),
+                             catalog)
+        assert time.best_layout is not None  # an achieved headline, its bound beside it
+        assert row.training_time_s_expected == pytest.approx(_seconds(time.training_time, "expected"), rel=RTOL)
+        assert row.mfu == pytest.approx(time.mfu, rel=RTOL)
