@@ -19,8 +19,13 @@ the pooled factor of all of them).
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Iterable
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 # Device families: a vendor's generation, matched on the catalog id or name (lower case), first match wins
 FAMILY_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -161,3 +166,30 @@ def transfers(job_is_transformer: bool, layout_given: bool) -> bool:
     bool
     """
     return job_is_transformer and not layout_given
+
+
+Steps = TypeVar("Steps")
+
+
+def at_achieved_pace(steps: Steps, factor: npt.ArrayLike) -> Steps:
+    """Step times of many layouts at the achieved pace: over ``factor``, MFU (and HFU, where kept) times it.
+
+    Parameters
+    ----------
+    steps : dataclass
+        Frozen arrays ``step_low``, ``step_expected``, ``step_high`` [s] and ``mfu`` [1], ``hfu`` too where it has one
+        (a :class:`~sizer.engine.summary.Summary`, a recommendation's :class:`~sizer.plan.layout_basis.Basis`).
+    factor : array_like
+        Achieved over bound throughput [1], at most 1, broadcast against the arrays (one per row or per device).
+
+    Returns
+    -------
+    dataclass
+        The same type, every step slower by the factor (never faster: the factor is at most 1).
+    """
+    f = np.asarray(factor, dtype=np.float64)
+    old: Any = steps
+    changes = {name: getattr(old, name) / f for name in ("step_low", "step_expected", "step_high")}
+    changes.update({name: getattr(old, name) * f for name in ("mfu", "hfu") if hasattr(old, name)})
+    paced: Steps = dataclasses.replace(old, **changes)
+    return paced

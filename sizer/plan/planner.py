@@ -13,8 +13,6 @@ True
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import numpy.typing as npt
 from pydantic import ConfigDict, Field
@@ -261,8 +259,7 @@ def _achieved(summary: Summary, device_name: str) -> tuple[Summary, Assumption]:
     """Every row's step at the achieved pace: over the device family's factor (:mod:`sizer.engine.achieved`), MFU
     and HFU times it, and the assumption that says so."""
     factor, family, sources = achieved.achieved_factor(device_name)
-    slower = dataclasses.replace(summary, step_low=summary.step_low / factor, step_expected=summary.step_expected / factor,
-                                 step_high=summary.step_high / factor, mfu=summary.mfu * factor, hfu=summary.hfu * factor)
+    slower = achieved.at_achieved_pace(summary, factor)
     note = Assumption(name="achieved, not only possible",
                       value=f"no layout pinned: each row is what published runs on {family} devices achieved against "
                       f"the layout's own time ({factor:.3g} of its throughput, {sources} sources), as `sizer time` "

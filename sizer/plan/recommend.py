@@ -11,7 +11,6 @@ True
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from collections.abc import Callable, Hashable
@@ -468,8 +467,7 @@ def _achieved_applies(question: _Question) -> bool:
 def _at_achieved_pace(b: Basis, devices: tuple[Device, ...]) -> Basis:
     """Every device's steps over its family's achieved factor, MFU times it (:mod:`sizer.engine.achieved`)."""
     factor = np.asarray([achieved.achieved_factor(f"{d.id} {d.name}")[0] for d in devices])[:, None]
-    return dataclasses.replace(b, step_low=b.step_low / factor, step_expected=b.step_expected / factor,
-                               step_high=b.step_high / factor, mfu=b.mfu * factor)
+    return achieved.at_achieved_pace(b, factor)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ that cannot split a batch the user gave is not ``supported``, as ``sizer time`` 
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
@@ -158,10 +157,7 @@ def _group(index: int, job: Job, devices: tuple[Device, ...], precision: Precisi
         # the layout `sizer time` chooses, at the pace `time` answers with (issue 39: what published runs on the
         # device's family achieved against it; sizer.engine.achieved)
         factor = np.asarray([achieved.achieved_factor(f"{dev.id} {dev.name}")[0] for dev in devices])[d]
-        summary = dataclasses.replace(summary, step_low=summary.step_low / factor,
-                                      step_expected=summary.step_expected / factor,
-                                      step_high=summary.step_high / factor, mfu=summary.mfu * factor,
-                                      hfu=summary.hfu * factor)
+        summary = achieved.at_achieved_pace(summary, factor)
     step_range = [nan(summary.step_low), nan(summary.step_expected), nan(summary.step_high)]
     training = [s * steps for s in step_range]
     hourly_grid, basis_grid = prices  # devices x counts: the offer that runs each count

@@ -44,3 +44,18 @@ def test_fit_counts_each_source_once_and_shrinks_thin_families_to_the_pool():
     assert factors["nvidia-hopper"][0] == pytest.approx((1.0 * 3 + pooled * 2) / 5)
     assert factors["google-tpu"][0] == pytest.approx((2.0 + 2 * pooled) / 3)
     assert factors["cpu"] == (pytest.approx(pooled), 0)
+
+
+def test_at_achieved_pace_slows_steps_and_lowers_mfu_by_one_factor():
+    import numpy as np
+
+    from sizer.engine.achieved import at_achieved_pace
+    from sizer.engine.summary import Summary
+
+    one = np.asarray([2.0, 4.0])
+    summary = Summary(step_low=one, step_expected=2 * one, step_high=3 * one, steps=one, mfu=np.asarray([0.5, 0.4]),
+                      hfu=np.asarray([0.6, 0.5]))
+    paced = at_achieved_pace(summary, np.asarray([0.8, 1.0]))
+    assert paced.step_expected.tolist() == [5.0, 8.0] and paced.step_low.tolist() == [2.5, 4.0]
+    assert paced.mfu.tolist() == [0.4, 0.4] and paced.hfu == pytest.approx([0.48, 0.5])
+    assert paced.steps is summary.steps  # the number of steps is the run's, not the pace's
