@@ -199,9 +199,9 @@ def _fmt(value: float) -> str:
 def _shown(kind: MeasuredKind, value: float) -> tuple[float, str]:
     """An SI magnitude in the unit a person reads: tokens/s, s, ms or GiB."""
     if kind is MeasuredKind.PEAK_MEMORY:
-        return value / 2**30, "GiB"
+        return value * unit_factor("B", "GiB"), "GiB"
     if kind in (MeasuredKind.TTFT, MeasuredKind.TOKEN_LATENCY) and value < 1:
-        return value * 1e3, "ms"
+        return value * unit_factor("s", "ms"), "ms"
     return value, ("/s" if kind is MeasuredKind.THROUGHPUT else "s")
 
 
@@ -453,7 +453,7 @@ def memory_answer(request: MemoryRequest, result: MemoryResult) -> MemoryResult:
         have = result.device_memory.value * unit_factor(result.device_memory.unit, need.unit)
         update["fits"] = need.value <= have
     value, _ = _shown(measured.kind, measured.value)
-    mine = total_b / 2**30
+    mine = total_b * unit_factor("B", "GiB")
     said = (f"measured {_fmt(value)} GiB is {factor:.2f}x sizer's {_fmt(mine)} GiB (its reserved total): every part "
             "below is rescaled (the fit decided again)")
     rescaled = Rescaled(basis="measured", given=measured.text, factor=factor,
