@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from sizer.hardware.schema import Device
+from sizer.runtimes.local_runtimes import device_family
 
 CLASSES = ("nvidia-consumer", "nvidia-datacentre", "amd", "apple", "intel", "cpu", "other")
 # classes no local-runtime run of ../shared/data/local-inference-measurements.csv is on (benchmarks/
@@ -40,10 +41,8 @@ def device_class(device: Device) -> str:
     str
         One of :data:`CLASSES`.
     """
-    if device.kind == "cpu":
-        return "cpu"
-    vendor = device.vendor.lower()
-    if "nvidia" in vendor:
-        hbm = device.memory_type.upper().startswith("HBM")
-        return "nvidia-datacentre" if hbm or _DATACENTRE_GDDR.search(device.name.lower()) else "nvidia-consumer"
-    return next((v for v in ("amd", "apple", "intel") if v in vendor), "other")
+    family = device_family(device)  # the vendor, as the kernels are fitted; NVIDIA split further here
+    if family != "nvidia":
+        return family
+    hbm = device.memory_type.upper().startswith("HBM")
+    return "nvidia-datacentre" if hbm or _DATACENTRE_GDDR.search(device.name.lower()) else "nvidia-consumer"
