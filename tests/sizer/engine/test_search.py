@@ -12,6 +12,7 @@ from sizer.engine.evaluate import activation_bytes_per_sample, in_flight_share
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.facade import PlanRequest, TimeRequest, estimate_time, plan
+from sizer.frameworks import running
 
 DEVICES = ("H100 SXM", "A100 80GB SXM", "A100 40GB SXM", "V100 SXM2 32GB")
 
@@ -44,6 +45,8 @@ def test_no_explicit_layout_in_the_search_space_is_faster_than_the_chosen_one(pa
         layout = dict(tp=data.draw(st.sampled_from([1, 2, 4, 8])), pp=data.draw(st.sampled_from([1, 2, 4])),
                       zero=data.draw(st.sampled_from([0, 1, 2, 3])),
                       recompute=data.draw(st.sampled_from(["none", "selective", "full"])))
+        if running(layout["tp"], layout["pp"], 1, 1, layout["zero"]) is None:
+            continue  # no framework runs it (ZeRO-3 with pipeline stages): not in the search space (issue 39)
         try:
             explicit = estimate_time(TimeRequest(**common, **layout))
         except InputError:
