@@ -53,6 +53,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from sizer.errors import InputError  # noqa: E402
 from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
+from sizer.inference import benchmark_lengths as bl  # noqa: E402
 from sizer.inference import simulate as sim  # noqa: E402
 from sizer.inference.estimate import speed_spread  # noqa: E402
 from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
@@ -289,7 +290,27 @@ def _lengths_of(p: Point, spread: bool) -> Lengths:
                                              "AccelMark sharegpt_standard_v1 spread"))
 
 
-def predict(p: Point, catalog: Catalog, requests: int, spread: bool = False, warmup: float = 0.0) -> dict[str, float] | str:
+def benchmark_lengths(p: Point) -> Lengths:
+    """``--lengths benchmark`` (issue 38, item 3): the point's lengths drawn as its benchmark draws them
+    (:mod:`sizer.inference.benchmark_lengths`): vLLM's ShareGPT sample spread and filtered around the point's own means;
+    vLLM's random dataset uniform within its range ratio; anything else at its means. AccelMark's sets stay at their
+    means: drawing its stated prompt quantiles (p99 2,100 tokens) made serial p99 TTFT 48 % pessimistic (-32 % at the
+    means), so its serial runs do not see that prompt spread (ACCURACY.md, "Tails at a fixed concurrency")."""
+    dataset = p.key.split("|")[5]  # the grouping key of points(): source, setup, model, weights, scenario, dataset, ...
+    fixed = Lengths(max(1, round(p.prompt_mean)), max(1, round(p.output_mean)))
+    if dataset.startswith("ShareGPT"):
+        try:
+            return Lengths(distribution=bl.sharegpt_as_sampled(round(p.prompt_mean, 1), round(p.output_mean, 1)))
+        except ValueError:
+            return fixed
+    ratio = re.search(r"range ratio ([0-9.]+)", dataset)
+    if dataset.startswith("random") and ratio:
+        return Lengths(distribution=bl.random_dataset(round(p.prompt_mean), round(p.output_mean), float(ratio.group(1))))
+    return fixed
+
+
+def predict(p: Point, catalog: Catalog, requests: int, spread: bool | str = False,
+            warmup: float = 0.0) -> dict[str, float] | str:
     """Simulated figures of ``p``: output tokens/s and TTFT/TPOT percentiles [ms], or the refusal in words."""
     try:
         device = catalog.find(p.device)
@@ -304,7 +325,7 @@ def predict(p: Point, catalog: Catalog, requests: int, spread: bool = False, war
                                       table, 0, p.count)
     except (InputError, ValueError, KeyError) as e:
         return f"refused: {str(e)[:80]}"
-    lengths = _lengths_of(p, spread)
+    lengths = benchmark_lengths(p) if spread == "benchmark" else _lengths_of(p, bool(spread))
     n = min(p.prompts, requests)
     if p.scenario == "rate":
         load = Load(rate=p.rate)
@@ -331,7 +352,7 @@ def _stats(errs: list[float], inside: list[bool]) -> dict[str, Any]:
             "inside_range_pct": round(100 * sum(inside) / len(inside), 1)}
 
 
-def score(picked: list[Point], catalog: Catalog, requests: int, spread: bool, warmup: float = 0.0) -> dict[str, Any]:
+def score(picked: list[Point], catalog: Catalog, requests: int, spread: bool | str, warmup: float = 0.0) -> dict[str, Any]:
     """Errors of every sampled point; signed error = predicted / measured - 1 (positive: sizer says more
     tokens/s or a longer time than measured)."""
     spread_factors = speed_spread()
@@ -418,7 +439,7 @@ def _md(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(per_source: int, max_points: int, requests: int, spread: bool, warmup: float = 0.0) -> dict[str, Any]:
+def run(per_source: int, max_points: int, requests: int, spread: bool | str, warmup: float = 0.0) -> dict[str, Any]:
     catalog = load_catalog()
     all_points, skipped = points()
     picked = sample(all_points, per_source, max_points)
@@ -426,7 +447,8 @@ def run(per_source: int, max_points: int, requests: int, spread: bool, warmup: f
     scored = score(picked, catalog, requests, spread, warmup)
     return {"points_total": len(all_points) + sum(skipped.values()), "points_askable": len(all_points),
             "points_sampled": len(picked), "points_scored": len(picked) - sum(scored["refused"].values()), "per_source": per_source, "requests_cap": requests,
-            "lengths": "log-normal spread for ShareGPT sets" if spread else "every request at the means",
+            "lengths": ("drawn as each benchmark draws them" if spread == "benchmark" else
+                        "log-normal spread for ShareGPT sets" if spread else "every request at the means"),
             "warmup_share": warmup,
             "seconds": round(time.time() - t0, 1), "skipped": skipped, "refused": scored["refused"],
             "sources": sorted({r["source"] for r in scored["rows"]}), "summary": summarise(scored["rows"]),
@@ -439,7 +461,8 @@ def main() -> None:
     ap.add_argument("--per-source", type=int, default=1000)
     ap.add_argument("--max-points", type=int, default=1000)
     ap.add_argument("--requests", type=int, default=1000)
-    ap.add_argument("--lengths", choices=("means", "spread"), default="means")
+    ap.add_argument("--lengths", choices=("means", "spread", "benchmark"), default="means",
+                    help="benchmark: drawn as each point's benchmark draws them (benchmark_lengths)")
     ap.add_argument("--warmup", type=float, default=0.0, help="share of the requests not measured (0: every prompt, "
                     "as the benchmarks measure them; 0.1: the steady-state simulation's warm-up before issue 38)")
     ap.add_argument("--out", default="serving_by_source")
@@ -447,7 +470,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.extract:
         print(f"{extract()} rows -> {DATA}")
-    result = run(args.per_source, args.max_points, args.requests, args.lengths == "spread", args.warmup)
+    spread: bool | str = "benchmark" if args.lengths == "benchmark" else args.lengths == "spread"
+    result = run(args.per_source, args.max_points, args.requests, spread, args.warmup)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=1) + "\n")
     (RESULTS / f"{args.out}.md").write_text(_md(result))

@@ -12,15 +12,17 @@ Named distributions are log-normal, fitted to a published median and 90th percen
 >>> round(d.prompt.median), round(d.output.median)
 (1020, 129)
 >>> LENGTH_DISTRIBUTIONS["sharegpt-vllm-sample"].label
-'sharegpt-vllm-sample (the ShareGPT sample vLLM and SGLang benchmarks report; mean 202 in / 179 out, every request at the means)'
+'sharegpt-vllm-sample (the ShareGPT sample vLLM and SGLang benchmarks report; mean 202 in / 179 out, log-normal, drawn as the benchmark filters it)'
 """
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -100,19 +102,156 @@ class AtMean:
         return np.full(n, max(1, round(self.mean)), dtype=np.int64)
 
 
+class LengthLaw(Protocol):
+    """Token counts of one side (prompt or answer) of a length set."""
+
+    @property
+    def median(self) -> float:
+        """The median [tokens]."""
+
+    @property
+    def mean(self) -> float:
+        """The mean [tokens], before any filter of the set."""
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` token counts [tokens], int64."""
+
+
 @dataclass(frozen=True)
 class Distribution:
+    """A named length set: its prompt and answer laws, and the filters its benchmark applies to each drawn pair.
+
+    ``max_prompt``, ``max_total`` and ``min_tokens`` reject a pair and draw again (vLLM's ShareGPT sampling skips
+    such conversations); ``output_cap`` cuts an answer (``max_tokens``: generation stops there)."""
+
     name: str
-    prompt: LogNormal | AtMean
-    output: LogNormal | AtMean
+    prompt: LengthLaw
+    output: LengthLaw
     source: str
     what: str = ""  # what the set is, in a few words
+    max_prompt: int | None = None  # longest prompt kept [tokens]
+    max_total: int | None = None  # longest prompt + answer kept [tokens]
+    min_tokens: int = 1  # shortest prompt and answer kept [tokens]
+    output_cap: int | None = None  # answers stop here [tokens]
+
+    @property
+    def filtered(self) -> bool:
+        """Whether a pair can be rejected or cut (the means are then the filtered sample's, not the laws')."""
+        return (self.max_prompt is not None or self.max_total is not None or self.min_tokens > 1
+                or self.output_cap is not None)
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` (prompt, answer) pairs drawn as the benchmark draws them: pairs outside the filters drawn again,
+        answers cut at the cap.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The seeded random source.
+        n : int
+            Pairs [1].
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            Prompt and answer lengths [tokens], ``n`` each, int64.
+        """
+        if not self.filtered:
+            return self.prompt.sample(rng, n), self.output.sample(rng, n)
+        prompts, outputs, kept = [], [], 0
+        for _ in range(100):  # each round keeps most draws; the bound only guards a filter that keeps none
+            p, o = self.prompt.sample(rng, 2 * n), self.output.sample(rng, 2 * n)
+            ok = (p >= self.min_tokens) & (o >= self.min_tokens)
+            if self.max_prompt is not None:
+                ok &= p <= self.max_prompt
+            if self.max_total is not None:
+                ok &= p + o <= self.max_total
+            prompts.append(p[ok])
+            outputs.append(o[ok])
+            kept += int(ok.sum())
+            if kept >= n:
+                break
+        if kept < n:
+            raise ValueError(f"length set {self.name}: its filters keep almost no draw")
+        out = np.concatenate(outputs)[:n]
+        if self.output_cap is not None:
+            out = np.minimum(out, self.output_cap)
+        return np.concatenate(prompts)[:n], out
+
+    def means(self) -> tuple[float, float]:
+        """Mean prompt and answer [tokens]: the laws' own, or, with filters, those of a fixed sample of 20,000 pairs.
+
+        Returns
+        -------
+        tuple of (float, float)
+            Mean prompt and answer lengths [tokens].
+        """
+        if not self.filtered:
+            return self.prompt.mean, self.output.mean
+        return _filtered_means(self)
 
     @property
     def label(self) -> str:
         """The name, what it is and its means, as listed to users."""
-        return (f"{self.name} ({self.what}; mean {self.prompt.mean:,.0f} in / {self.output.mean:,.0f} out"
-                + (", log-normal)" if isinstance(self.prompt, LogNormal) else ", every request at the means)"))
+        prompt, output = self.means()
+        if isinstance(self.prompt, AtMean):
+            how = "every request at the means"
+        elif isinstance(self.prompt, LogNormal):
+            how = "log-normal" + (", drawn as the benchmark filters it" if self.filtered else "")
+        else:
+            how = "spread as the benchmark draws it"
+        return f"{self.name} ({self.what}; mean {prompt:,.0f} in / {output:,.0f} out, {how})"
+
+
+@functools.lru_cache(maxsize=64)
+def _filtered_means(distribution: Distribution) -> tuple[float, float]:
+    p, o = distribution.sample(np.random.default_rng(12345), 20_000)
+    return float(p.mean()), float(o.mean())
+
+
+Z75 = 0.6744897501960817  # standard normal quantile at 0.75
+# vllm-project/vllm benchmarks/benchmark_dataset.py, ShareGPTDataset.sample -> is_valid_sequence: a pair is skipped when
+# prompt or reply has under 4 tokens, the prompt over 1,024 or prompt + reply over 2,048 (recalled from the code, not
+# verified against a pinned commit)
+VLLM_SHAREGPT_MIN, VLLM_SHAREGPT_MAX_PROMPT, VLLM_SHAREGPT_MAX_TOTAL = 4, 1024, 2048
+# serving-tails.csv, AccelMark sharegpt_standard_v1 (from shibing624/sharegpt_gpt4): input tokens p50 280, p75 580
+SHAREGPT_PROMPT_SIGMA = math.log(580 / 280) / Z75
+# serving-under-load.csv, microsoft/sarathi-serve sharegpt_8k_filtered_stats (openchat ShareGPT4): output median 415, p90 834
+SHAREGPT_REPLY_SIGMA = math.log(834 / 415) / Z90
+SHAREGPT_SOURCE = ("spread of a ShareGPT-derived set's prompts (serving-tails.csv: AccelMark sharegpt_standard_v1 input "
+                   "p50/p75 280/580, sigma 1.08) and replies (serving-under-load.csv: Sarathi-Serve ShareGPT4 output "
+                   "median/p90 415/834, sigma 0.545), independent, taken for vLLM's ShareGPT V3 sample (verified: false); "
+                   "pairs filtered as vLLM's benchmark_dataset.py does (prompt or reply < 4, prompt > 1024, both > 2048 "
+                   "tokens skipped; recalled, verified: false); medians set so that the filtered means are the run's")
+
+
+def vllm_sharegpt(name: str, median_prompt: float, median_output: float, what: str = "ShareGPT as vLLM's benchmark "
+                  "samples it", source: str = "") -> Distribution:
+    """vLLM's ShareGPT sample with these medians [tokens]: prompts and replies log-normal with the spread of
+    :data:`SHAREGPT_SOURCE`, pairs filtered as vLLM's benchmark filters them
+    (:func:`sizer.inference.benchmark_lengths.sharegpt_as_sampled` sets the medians from the filtered means).
+
+    Parameters
+    ----------
+    name : str
+        The set's name.
+    median_prompt, median_output : float
+        Medians before the filter [tokens].
+    what : str
+        What the set is, in a few words.
+    source : str
+        Where its means come from, put before :data:`SHAREGPT_SOURCE`.
+
+    Returns
+    -------
+    Distribution
+        The set.
+    """
+    return Distribution(name, LogNormal(median_prompt, median_prompt * math.exp(Z90 * SHAREGPT_PROMPT_SIGMA)),
+                        LogNormal(median_output, median_output * math.exp(Z90 * SHAREGPT_REPLY_SIGMA)),
+                        (source + "; " if source else "") + SHAREGPT_SOURCE, what,
+                        max_prompt=VLLM_SHAREGPT_MAX_PROMPT, max_total=VLLM_SHAREGPT_MAX_TOTAL,
+                        min_tokens=VLLM_SHAREGPT_MIN)
 
 
 _VLLM_BLOG = ("serving-under-load.csv: vllm-project/vllm-project.github.io@c3a01c4 _posts/2024-09-05-perf-update.md "
@@ -121,8 +260,9 @@ _MLPERF = ("serving-under-load.csv: MLPerf Inference llama2-70b OpenOrca subset,
            "output 294.45; mean input about 628 recalled from the MLCommons dataset notes (not verified)")
 
 LENGTH_DISTRIBUTIONS: dict[str, Distribution] = {d.name: d for d in (
-    Distribution("sharegpt-vllm-sample", AtMean(202), AtMean(179), _VLLM_BLOG,
-                 "the ShareGPT sample vLLM and SGLang benchmarks report"),
+    # medians 138.4 / 154.3: benchmark_lengths.sharegpt_as_sampled(202, 179) (filtered means 202 / 179), a test keeps them
+    vllm_sharegpt("sharegpt-vllm-sample", 138.4, 154.3, "the ShareGPT sample vLLM and SGLang benchmarks report",
+                  _VLLM_BLOG),
     Distribution("sharegpt-multiturn-8k", LogNormal(1730, 5696), LogNormal(415, 834),
                  _SARATHI + " (openchat ShareGPT4, Llama-2 tokenizer): median/p90 prompt 1730/5696, output 415/834",
                  "Sarathi-Serve's long multi-turn ShareGPT4 conversations up to 8k tokens"),
@@ -188,7 +328,7 @@ class Lengths:
         if self.trace is not None:
             return float(self.trace[0].mean()), float(self.trace[1].mean())
         if self.distribution is not None:
-            return self.distribution.prompt.mean, self.distribution.output.mean
+            return self.distribution.means()
         assert self.prompt_len is not None and self.output_len is not None  # fixed lengths carry both
         return float(self.prompt_len), float(self.output_len)
 
@@ -211,7 +351,7 @@ class Lengths:
             idx = np.arange(n) % len(self.trace[0])
             return self.trace[0][idx], self.trace[1][idx]
         if self.distribution is not None:
-            return self.distribution.prompt.sample(rng, n), self.distribution.output.sample(rng, n)
+            return self.distribution.sample(rng, n)
         return np.full(n, self.prompt_len, dtype=np.int64), np.full(n, self.output_len, dtype=np.int64)
 
 

@@ -90,8 +90,9 @@ def test_sharegpt_alone_is_refused_naming_both_sets():
 
 def test_the_vllm_sharegpt_sample_has_the_published_means():
     # vLLM v0.6.0 perf blog (serving-under-load.csv): 500 ShareGPT prompts, mean input 202, mean output 179
-    assert length_distribution("sharegpt-vllm-sample").prompt.mean == 202
-    assert length_distribution("sharegpt-vllm-sample").output.mean == 179
+    # issue 38: drawn and filtered as vLLM's benchmark samples them, the filtered means are still the published ones
+    prompt, output = length_distribution("sharegpt-vllm-sample").means()
+    assert prompt == pytest.approx(202, rel=0.01) and output == pytest.approx(179, rel=0.01)
     assert "202 in / 179 out" in length_distribution("sharegpt-vllm-sample").label
 
 
