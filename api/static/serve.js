@@ -30,7 +30,11 @@ function deviceCell(r) {
   return el("span", {}, r.name, el("br"), el("small", { class: "muted" }, `${r.weights}, KV ${r.kv_cache}`));
 }
 
-function underLoad() { return Boolean(serveForm.elements.rate.value.trim() || serveForm.elements.users.value.trim()); }
+function underLoad() {
+  return ["rate", "users", "burst"].some((name) => serveForm.elements[name].value.trim());
+}
+// a finite benchmark (prompts, burst) is asked of the device given, as `sizer inference --prompts/--burst` asks it
+const BENCHMARK_FIELDS = ["prompts", "burst"];
 
 function serveBody() {
   const body = { task: "inference" };
@@ -44,7 +48,7 @@ function serveBody() {
   textFields(serveForm, body, named ? ["model", "params"] : ["model", "params", "prompt_len", "output_len"]);
   if (serveForm.elements.max_devices.value.trim()) body.max_devices = Number(serveForm.elements.max_devices.value);
   if (underLoad()) {
-    textFields(serveForm, body, LOAD_FIELDS);
+    textFields(serveForm, body, [...LOAD_FIELDS, ...BENCHMARK_FIELDS]);  // a recommendation refuses a benchmark, naming it
     if (serveForm.elements.lengths.value) body.lengths = serveForm.elements.lengths.value;
     if (serveForm.elements.disaggregated.checked && serveForm.elements.rate.value.trim()) body.disaggregated = true;
   } else {
@@ -54,10 +58,43 @@ function serveBody() {
 }
 
 // One device (a local question): /v1/inference, with the runtime and the depth only where given.
+// Under load (a rate, users or a burst) the device's deployment under that load, as `sizer inference -d ... --rate`.
 function localBody() {
   const body = { device: serveForm.elements.device.value.trim() };
   for (const name of ["weights", "kv_cache", "runtime", "pricing", "emit"]) if (serveForm.elements[name].value) body[name] = serveForm.elements[name].value;
-  return textFields(serveForm, body, ["model", "params", "prompt_len", "output_len", "batch", "depth"]);
+  if (!underLoad()) return textFields(serveForm, body, ["model", "params", "prompt_len", "output_len", "batch", "depth"]);
+  const named = serveForm.elements.lengths.value;
+  if (named) body.lengths = named;
+  textFields(serveForm, body, named ? ["model", "params"] : ["model", "params", "prompt_len", "output_len"]);
+  return textFields(serveForm, body, [...LOAD_FIELDS, ...BENCHMARK_FIELDS]);
+}
+
+// One device under load: its latency percentiles, throughput, replicas and, above capacity, that it is saturated
+// (the CLI's table, in a sentence; the assumptions hold the rest).
+function renderDeviceLoad(result) {
+  const lat = result.latency, cap = result.capacity;
+  const note = (name) => result.assumptions.find((a) => a.name === name);
+  const pct = (p) => (p ? `${fmt(p.p50)} / ${fmt(p.p90)} / ${fmt(p.p99)} ${p.unit}` : "–");
+  const saturated = note("saturated") || note("one replica");
+  document.getElementById("serve-summary").textContent =
+    `${result.model} with ${result.weights} weights on ${result.count > 1 ? `${result.count} × ` : ""}${result.device} ` +
+    `under ${note("load") ? note("load").value : "load"}: time to first token p50 / p90 / p99 ${pct(lat && lat.ttft)}, ` +
+    `time per output token ${pct(lat && lat.tpot)}, ${fmt(result.output_tokens_per_s.value)} output tokens/s on ` +
+    `${cap.replicas ?? "no"} replica(s), ${fmt(100 * cap.utilisation)} % utilised.`;
+  const line = document.getElementById("serve-runtime");
+  line.textContent = saturated ? `Saturated: ${humanise(saturated.value)}` : "Not saturated: the load is within capacity.";
+  line.hidden = false;
+  document.getElementById("serve-fixes").hidden = true;
+  showLaunch(result.launch);
+  fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
+  fillRows(document.getElementById("serve-rejected"), []);
+  document.getElementById("serve-rejected-count").textContent = 0;
+  document.getElementById("serve-offline").hidden = true;
+  document.getElementById("serve-load").hidden = true;
+  const section = document.getElementById("serve-result");
+  section.dataset.task = "serve";
+  section.hidden = false;
+  showResult(section);
 }
 
 // Its answer: speed, depth and memory in a sentence, the runtime it assumed (and why) beneath, then the assumptions.
@@ -243,7 +280,8 @@ serveForm.addEventListener("submit", (event) => {
   event.preventDefault();
   if (serveForm.elements.device.value.trim()) {
     const local = localBody();
-    return post(serveForm, local, (answer) => renderLocal(answer, local.depth), "/v1/inference");
+    return post(serveForm, local, (answer) => (answer.scenario === "load" ? renderDeviceLoad(answer) : renderLocal(answer, local.depth)),
+                "/v1/inference");
   }
   const body = serveBody();
   post(serveForm, body, (answer) => {

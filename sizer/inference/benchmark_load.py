@@ -96,3 +96,39 @@ def benchmark_notes(load: Load, answer: LoadAnswer, prompts: int) -> list[Assump
                    "over the run), not the rate times the output length; a longer benchmark queues longer"),
             source="simulation"))
     return notes
+
+
+def scale_out_note(load: Load, answer: LoadAnswer, slo_given: bool) -> Assumption | None:
+    """Where the steady-state answer spread a rate over several replicas because one would be saturated, that one
+    replica would be, and by how much (the same question asked with ``prompts`` answers that replica's queue).
+
+    Parameters
+    ----------
+    load : Load
+        The total load.
+    answer : LoadAnswer
+        :func:`sizer.inference.capacity.serve_load`'s answer (replicas searched, not given).
+    slo_given : bool
+        Whether the capacity is the largest rate within SLOs (else the saturated throughput).
+
+    Returns
+    -------
+    Assumption or None
+        ``one replica``: the rate over one replica's capacity, where above 1; None otherwise.
+
+    >>> from sizer.inference.sim_metrics import empty_result
+    >>> note = scale_out_note(Load(rate=8.0), LoadAnswer(empty_result(0), 2, 4.9, None, True, 0.82, 0.0), False)
+    >>> note.value[:62]
+    '8 requests/s is 1.63 x the capacity of one replica (4.9 reques'
+    """
+    per_replica = answer.max_request_rate
+    if load.rate is None or per_replica <= 0 or load.rate <= per_replica or not answer.replicas:
+        return None
+    what = "within the SLOs" if slo_given else "saturated"
+    return Assumption(
+        name="one replica",
+        value=(f"{load.rate:.4g} requests/s is {load.rate / per_replica:.2f} x the capacity of one replica "
+               f"({per_replica:.4g} requests/s, {what}): one replica is saturated, its queue grows without bound, so "
+               f"the load is spread over {answer.replicas} replicas; --prompts N (HTTP and Python: prompts) answers a "
+               "benchmark of N prompts on the replicas given, its queue and time to first token"),
+        source="simulation")

@@ -27,7 +27,7 @@ from sizer.errors import InputError, require_device
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
-from sizer.inference.benchmark_load import benchmark_notes, serve_benchmark
+from sizer.inference.benchmark_load import benchmark_notes, scale_out_note, serve_benchmark
 from sizer.inference.capacity import serve_load
 from sizer.inference.formats import (
     KV_CACHE_BYTES,
@@ -875,6 +875,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
                                     replica.token_budget, replica.prefix_hit)]
     if prompts:
         notes_load += benchmark_notes(load, answer, prompts)
+    elif request.replicas is None and (scaled := scale_out_note(load, answer, served.slo.any)) is not None:
+        notes_load.append(scaled)  # one replica would be saturated: said, as the benchmark says it (issue 38)
     fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
               "load": load_out(load, served.lengths), "latency": latency_out(answer.run),
               "capacity": capacity_out(answer, served.slo),
