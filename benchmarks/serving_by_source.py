@@ -295,7 +295,8 @@ def benchmark_lengths(p: Point) -> Lengths:
     (:mod:`sizer.inference.benchmark_lengths`): vLLM's ShareGPT sample spread and filtered around the point's own means;
     vLLM's random dataset uniform within its range ratio; anything else at its means. AccelMark's sets stay at their
     means: drawing its stated prompt quantiles (p99 2,100 tokens) made serial p99 TTFT 48 % pessimistic (-32 % at the
-    means), so its serial runs do not see that prompt spread (ACCURACY.md, "Tails at a fixed concurrency")."""
+    means), and spreading its replies (not stated; assumed 200 tokens) traded p99 for p50 and TPOT (ACCURACY.md, "Load
+    as benchmarks apply it")."""
     dataset = p.key.split("|")[5]  # the grouping key of points(): source, setup, model, weights, scenario, dataset, ...
     fixed = Lengths(max(1, round(p.prompt_mean)), max(1, round(p.output_mean)))
     if dataset.startswith("ShareGPT"):

@@ -29,6 +29,7 @@ OutputLen = Annotated[Optional[int], typer.Option("--output-len", min=1, max=10_
 Rate = Annotated[Optional[float], typer.Option("--rate", help="Requests per second, Poisson arrivals (serving under load).")]
 Users = Annotated[Optional[int], typer.Option("--users", help="Concurrent users in a closed loop (instead of --rate).")]
 Prompts = Annotated[Optional[int], typer.Option("--prompts", min=1, max=20_000, help="A finite benchmark of N prompts (vLLM's benchmark_serving --num-prompts, 1000 there) on the replicas given (default one): a rate above capacity queues over them.")]
+RangeRatio = Annotated[Optional[float], typer.Option("--range-ratio", min=0.0, max=0.999, help="vLLM's random dataset (--random-range-ratio): prompt and output lengths uniform within +-R of --prompt-len and --output-len.")]
 Burst = Annotated[Optional[int], typer.Option("--burst", min=1, max=20_000, help="N prompts all sent at t = 0 (a benchmark at request rate inf), instead of --rate or --users.")]
 ThinkTime = Annotated[Optional[str], typer.Option("--think-time", help="With --users: pause before a user's next request, e.g. '5 s'.")]
 LengthsOpt = Annotated[Optional[str], typer.Option("--lengths", help=(
@@ -84,7 +85,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               trace: Trace = None, trace_arrivals: TraceArrivals = False, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0, prompts: Prompts = None, burst: Burst = None,
-              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
+              range_ratio: RangeRatio = None, gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
               measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, efficiency: EfficiencyOption = None,
@@ -102,7 +103,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   tensor_split=_ratios(tensor_split), pricing=pricing,
                   flash_attention=flash_attention, ubatch=ubatch, threads=threads, measured=measured,
                   measured_on=measured_on, efficiency=efficiency, emit=emit,
-                  prompts=prompts, burst=burst)
+                  prompts=prompts, burst=burst, range_ratio=range_ratio)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))

@@ -34,7 +34,7 @@ function underLoad() {
   return ["rate", "users", "burst"].some((name) => serveForm.elements[name].value.trim());
 }
 // a finite benchmark (prompts, burst) is asked of the device given, as `sizer inference --prompts/--burst` asks it
-const BENCHMARK_FIELDS = ["prompts", "burst"];
+const BENCHMARK_FIELDS = ["prompts", "burst", "range_ratio"];
 
 function serveBody() {
   const body = { task: "inference" };

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
+from sizer.inference.benchmark_lengths import random_dataset
 from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.inference.formats import WeightFormat
 from sizer.inference.sim_metrics import SimulationResult
@@ -123,6 +124,9 @@ class LoadFields(BaseModel):
                                 "(default one): a rate above capacity queues over them, and the answer says by how much")
     burst: int | None = Field(None, ge=1, le=20_000, description="a burst: this many prompts all sent at t = 0 "
                                                                  "(a benchmark at request rate inf), instead of rate or users")
+    range_ratio: float | None = Field(None, ge=0, lt=1, description="vLLM's random dataset (--random-range-ratio): "
+                                      "prompt and output lengths uniform within +-range_ratio of prompt_len and output_len "
+                                      "(default: every request at them)")
     runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
                                 "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
                                 "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
@@ -369,7 +373,7 @@ def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | No
 # Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
 # they are refused, never silently ignored.
 LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas",
-                    "prompts")
+                    "prompts", "range_ratio")
 
 
 def refuse_load_options_without_load(request: LoadQuestion) -> None:
@@ -444,6 +448,12 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
         lengths = Lengths(distribution=length_distribution(request.lengths))
     else:
         lengths = Lengths(prompt_len=request.prompt_len, output_len=request.output_len)
+    ratio = getattr(request, "range_ratio", None)
+    if ratio is not None and named is not None:
+        raise InputError("range_ratio", ratio, f"prompt_len and output_len to spread (the {named} brings its own lengths)")
+    if ratio:  # vLLM's random dataset (issue 38): lengths uniform within +-ratio of those asked
+        assert request.prompt_len is not None and request.output_len is not None  # fixed lengths carry both
+        lengths = Lengths(distribution=random_dataset(request.prompt_len, request.output_len, float(ratio)))
     slo = Slo(ttft=_seconds("slo_ttft", request.slo_ttft), tpot=_seconds("slo_tpot", request.slo_tpot),
               e2e=_seconds("slo_e2e", request.slo_e2e), percentile=float(request.slo_percentile))
     return load, lengths, slo

@@ -71,3 +71,30 @@ def test_without_a_benchmark_one_replica_is_said_saturated(rate):
     assert answer.capacity.replicas >= 2
     assert "one replica" in said and "saturated" in said["one replica"]
     assert f"{rate / answer.capacity.max_request_rate.value:.2f} x the capacity of one replica" in said["one replica"]
+
+
+def test_a_random_dataset_range_ratio_is_one_answer_and_spreads_the_lengths(cli, client):
+    # vllm bench serve --dataset-name random --random-range-ratio 0.5 (serving-tails.csv MI100 rows: +-50 % lengths)
+    fields = {"model": "llama-3-8b", "device": "h100", "users": 16, "prompt_len": 1024, "output_len": 256}
+    python = estimate_inference(InferenceRequest(**fields, range_ratio=0.5))
+    http = client.post("/v1/inference", json={**fields, "range_ratio": 0.5})
+    assert http.status_code == 200, http.text
+    result = cli("inference", "-m", "llama-3-8b", "-d", "h100", "--users", "16", "--prompt-len", "1024",
+                 "--output-len", "256", "--range-ratio", "0.5", "--json")
+    assert result.exit_code == 0, result.output
+    assert http.json()["latency"] == json.loads(result.stdout)["latency"] == python.model_dump(mode="json")["latency"]
+    assert "vLLM's random dataset" in python.load.prompt_len.distribution
+    assert python.load.prompt_len.mean == pytest.approx(1024, rel=0.02)
+    fixed = estimate_inference(InferenceRequest(**fields))
+    # answers of 128-384 tokens end apart: the end-to-end spread is the lengths', where fixed lengths end together
+    assert python.latency.e2e.p99 / python.latency.e2e.p50 > 1.1 * fixed.latency.e2e.p99 / fixed.latency.e2e.p50
+
+
+@pytest.mark.parametrize("fields,field", [
+    ({"lengths": "azure-conv", "rate": 2}, "range_ratio"),  # a named set brings its own spread
+    ({"prompt_len": 512, "output_len": 64}, "rate"),  # without a load it would be ignored
+])
+def test_a_range_ratio_it_cannot_apply_is_refused_naming_the_field(client, fields, field):
+    answer = client.post("/v1/inference", json={"model": "llama-3-8b", "device": "h100", "range_ratio": 0.5, **fields})
+    assert answer.status_code == 422, answer.text
+    assert field in answer.text
