@@ -75,8 +75,9 @@ def h100_qwen():
 
 
 def test_fixed_lengths_keep_a_closed_loop_in_lockstep(h100_qwen):
-    # every user's request arrives, is prefilled and ends with the others: p99 = p50 (the MI100 rows of fixed random
-    # lengths measure p99 / p50 TTFT of 1.1-1.2 at 4-16 users)
+    # 8 prompts of 233 tokens fit one token budget: every user's request arrives, is prefilled and ends with the others,
+    # p99 = p50 (serving-tails.csv MI100 rows, fixed random lengths on Qwen3-Coder-30B-A3B: p99 / p50 TTFT 1.1-1.2 at 4-16
+    # users)
     run = simulate(h100_qwen, Load(users=8), Lengths(233, 221), 100, warmup=0.0)
     assert run.percentile("ttft", 99) == pytest.approx(run.percentile("ttft", 50), rel=0.05)
 
