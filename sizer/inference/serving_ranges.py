@@ -173,6 +173,24 @@ def ranged(value: float, unit: str, bounds: tuple[float, float]) -> RangedQuanti
     return RangedQuantityOut(value=value, unit=unit, low=value * bounds[0], high=value * bounds[1])
 
 
+def spread_of(figure: RangedQuantityOut) -> dict[str, float]:
+    """A ranged figure's low and high factors [1] (``{"low", "high"}``, as a cost's range takes them).
+
+    Parameters
+    ----------
+    figure : RangedQuantityOut
+        A figure with its range; without one, or at 0, the factors are 1.
+
+    Returns
+    -------
+    dict
+        ``low`` and ``high`` [1].
+    """
+    if figure.low is None or figure.high is None or not figure.value > 0:
+        return {"low": 1.0, "high": 1.0}
+    return {"low": figure.low / figure.value, "high": figure.high / figure.value}
+
+
 def e2e_bounds(e2e: Any, ttft: Any, ranges: FigureRanges) -> tuple[PercentileBounds, PercentileBounds]:
     """The range of each end-to-end percentile from its two parts: the time to first token at that percentile in its
     range, plus the rest (the decode, end to end less that TTFT, at least 0) in the TPOT's range.

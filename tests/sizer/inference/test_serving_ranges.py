@@ -24,17 +24,19 @@ def _flags(body: dict) -> list[str]:
 
 
 def _figures(answer: dict) -> list[tuple[str, float, float, float]]:
-    """Every serving figure of an answer under load: (name, low, value, high)."""
+    """Every serving figure of an answer (or a recommended row) under load: (name, low, value, high)."""
     out = []
     for part in ("ttft", "tpot", "e2e"):
         p = answer["latency"][part]
         out += [(f"{part} {q}", p["low"][q], p[q], p["high"][q]) for q in ("p50", "p90", "p99")]
     for name, q in (("output tokens/s", answer["output_tokens_per_s"]),
                     ("prompt and output tokens/s", answer["prompt_and_output_tokens_per_s"]),
-                    ("capacity", answer["capacity"]["max_request_rate"])):
+                    ("capacity", answer["capacity"]["max_request_rate"] if "capacity" in answer
+                     else answer["max_request_rate"])):
         out.append((name, q["low"], q["value"], q["high"]))
     cost = answer["cost_per_million_tokens"]
-    out.append(("cost", cost["low"], cost["value"], cost["high"]))
+    if cost is not None:  # None: no price known
+        out.append(("cost", cost["low"], cost["value"], cost["high"]))
     return out
 
 
@@ -54,7 +56,7 @@ def answers():
 def test_every_serving_figure_has_low_at_most_value_at_most_high(answers):
     for answer in answers.values():
         figures = _figures(answer)
-        assert len(figures) == 13
+        assert len(figures) == 13  # nine percentiles, two throughputs, the capacity and the cost
         for name, low, value, high in figures:
             assert 0 < low <= value <= high, name
         # the ranges are the cross-source spread's, not the offline speed's 0.79-1.33
@@ -121,3 +123,13 @@ def test_end_to_end_range_is_its_first_token_and_decode_ranges_added():
     t, d = ranges.ttft["p99"], ranges.tpot["p99"]
     assert low.p99 == pytest.approx(4.0 * t[0] + 10.0 * d[0])
     assert high.p99 == pytest.approx(4.0 * t[1] + 10.0 * d[1])
+
+
+def test_recommended_deployments_under_load_carry_the_same_ranges():
+    from sizer.facade import InferenceRecommendRequest, recommend_inference
+    result = recommend_inference(InferenceRecommendRequest(model="llama-3.1-8b", rate=LIGHT, kinds=["gpu"], max_devices=1,
+                                                           weights="bf16")).model_dump(mode="json")
+    assert result["ranked"]
+    for row in result["ranked"][:5]:
+        for name, low, value, high in _figures(row):
+            assert 0 < low <= value <= high, (row["name"], name)
