@@ -14,8 +14,10 @@ Rerun it whenever the simulator's predictions change (the ranges are of *its* er
 
 Method
 ------
-For each point the ratio measured / predicted is taken per metric (output tokens/s, TTFT p50 and p99, TPOT p99 --
-ITL p99 where no TPOT is given). Points are grouped by what an answer knows before it is measured:
+For each point the ratio measured / predicted is taken per metric: the scorer's (output tokens/s, TTFT p50 and p99,
+TPOT p99 -- ITL p99 where no TPOT is given) and TTFT p90, TPOT p50 and p90, predicted from the very run the scorer
+simulated and measured in ``benchmarks/serving_tails_percentiles.csv`` (``--extract`` rewrites it from the shared
+file). Points are grouped by what an answer knows before it is measured:
 
 - the load kind: a closed loop of users (a fixed concurrency, or a serial run of one user), a burst (every prompt at
   t = 0), or a Poisson rate;
@@ -25,9 +27,11 @@ ITL p99 where no TPOT is given). Points are grouped by what an answer knows befo
 
 In each group, the range is the central :data:`COVERAGE` (:data:`SHARE` where a metric states its own) of the log
 ratios, each point weighted 1 / (its source's points in the group) so that every source counts once and no large
-source sets the range; it always holds the prediction itself (low <= 1 <= high). A group with fewer than :data:`MIN_SOURCES` sources takes the metric's pooled
-range. The bands are not forced to nest: the overloaded band's TTFT is over-predicted (sizer's queue is longer than
-the measured one) while near saturation it is under-predicted, so each keeps its own range.
+source sets the range; it always holds the prediction itself (low <= 1 <= high). A group with fewer than
+:data:`MIN_SOURCES` sources takes the metric's pooled range, or, for a percentile the group does not measure (bursts
+state no p90), the range spanning its measured neighbours' in the group (TTFT p90: p50 and p99). The bands are not
+forced to nest: the overloaded band's TTFT is over-predicted (sizer's queue is longer than the measured one) while
+near saturation it is under-predicted, so each keeps its own range.
 
 Leave-one-source-out: for each source, the ranges are fitted on the other sources only (the same rules) and its
 points are counted inside or out; the shipped ranges are fitted on all sources. Nothing else in sizer is fitted on
@@ -37,7 +41,9 @@ data-centre) widened them; by runtime narrowed them (p99 TTFT 26 -> 19 x) but he
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime
+import hashlib
 import json
 import math
 import statistics
@@ -60,6 +66,14 @@ from sizer.inference.capacity import saturated, simulated_requests  # noqa: E402
 from sizer.inference.serving_ranges import BANDS, GROUPS, load_group  # noqa: E402
 
 YAML_OUT = HERE.parent / "sizer" / "inference" / "serving_ranges.yaml"
+# The percentiles the by-source scorer does not read (TTFT p90, TPOT p50 and p90), extracted from the shared file by
+# --extract: each point's key (serving_by_source.Point.key, hashed), metric and value
+PERCENTILES = HERE / "serving_tails_percentiles.csv"
+# metric -> (the simulated run's latency series, percentile [%]): predicted from the very run the scorer simulated
+EXTRA = {"ttft_p90": ("ttft", 90.0), "tpot_p50": ("tpot", 50.0), "tpot_p90": ("tpot", 90.0)}
+# in the order fitted: a percentile a group does not measure spans its neighbours' ranges in that group
+METRICS = ("output_tokens_per_s", "ttft_p50", "ttft_p99", "ttft_p90", "tpot_p99", "tpot_p50", "tpot_p90")
+NEIGHBOURS = {"ttft_p90": ("ttft_p50", "ttft_p99"), "tpot_p50": ("tpot_p99",), "tpot_p90": ("tpot_p50", "tpot_p99")}
 RESULTS = HERE / "results"
 COVERAGE = 0.90  # central share of the other sources' (source-weighted) points a range spans
 # Output tokens/s has 7 sources only: at 0.90 its held-out coverage was 79.8 %, below the 80 % target; 0.92 is the
@@ -68,6 +82,38 @@ SHARE = {"output_tokens_per_s": 0.92}
 MIN_SOURCES = 5  # a group with fewer sources takes the metric's pooled range
 # the scorer's own defaults (serving_by_source.main): every askable point, each benchmark's prompts up to 1000
 PER_SOURCE, MAX_POINTS, REQUESTS = 1000, 1000, 1000
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def extract() -> int:
+    """Write :data:`PERCENTILES` from the shared serving-tails.csv: the :data:`EXTRA` metrics of every row.
+
+    Returns
+    -------
+    int
+        Rows written [1].
+    """
+    with open(sbs.SHARED, encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["metric"] in EXTRA]
+    out = {}
+    for r in rows:  # the key serving_by_source.points() gives the point (first row of a key wins)
+        key = "|".join((r["source_id"], r["setup_id"], r["model"], r["weights_dtype"], r["scenario"], r["dataset"],
+                        r["input_len"], r["output_len"], r["num_prompts"], r["request_rate_per_s"], r["concurrency"]))
+        out.setdefault((_key_hash(key), r["metric"]), (r["value"], r["source_id"]))
+    with open(PERCENTILES, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(("point", "metric", "value", "source_id"))
+        writer.writerows((k, m, v, src) for (k, m), (v, src) in sorted(out.items()))
+    return len(out)
+
+
+def _percentiles() -> dict[tuple[str, str], float]:
+    """The :data:`EXTRA` metrics by (point key hash, metric) [ms]."""
+    with open(PERCENTILES, encoding="utf-8") as f:
+        return {(r["point"], r["metric"]): float(v) for r in csv.DictReader(f) if (v := sbs._num(r["value"])) is not None}
 
 
 def collect(per_source: int = PER_SOURCE, max_points: int = MAX_POINTS, requests: int = REQUESTS) -> list[dict[str, Any]]:
@@ -83,6 +129,7 @@ def collect(per_source: int = PER_SOURCE, max_points: int = MAX_POINTS, requests
         predicted (tokens/s or ms) and their ratio [1].
     """
     catalog = load_catalog()
+    extra = _percentiles()
     all_points, _ = sbs.points()
     picked = sbs.sample(all_points, per_source, max_points)
     real = sbs.simulate
@@ -112,8 +159,11 @@ def collect(per_source: int = PER_SOURCE, max_points: int = MAX_POINTS, requests
             top = saturated_rate[key]
             offered = p.rate if p.scenario == "rate" and p.rate else run.request_rate
             util = offered / top if top > 0 else math.inf
-            for name, (measured_name, _) in sbs.METRICS.items():
-                measured, predicted = p.measured.get(measured_name), got[name]
+            figures = [(name, p.measured.get(measured_name), got[name]) for name, (measured_name, _) in sbs.METRICS.items()]
+            figures += [(name, extra.get((_key_hash(p.key), name)),
+                         run.percentile(series, q) * 1e3 if len(getattr(run, series)) else math.nan)
+                        for name, (series, q) in EXTRA.items()]
+            for name, measured, predicted in figures:
                 if measured is None or measured <= 0 or not (math.isfinite(predicted) and predicted > 0):
                     continue
                 rows.append({"source": p.source, "runtime": p.runtime, "class": p.device_class, "scenario": p.scenario,
@@ -166,10 +216,11 @@ def fit(rows: Sequence[dict[str, Any]], share: float | None = None) -> dict[str,
     -------
     dict
         metric -> group -> ``low``, ``high`` [1], ``n`` points, ``sources`` [1] and ``basis`` (``group`` or
-        ``pooled``: too few sources in the group).
+        ``pooled``: too few sources in the group; ``spans ...``: a percentile the group does not measure, its
+        measured neighbours' ranges in the group).
     """
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for metric in sbs.METRICS:
+    for metric in METRICS:
         mine = [r for r in rows if r["metric"] == metric]
         if not mine:
             continue
@@ -179,9 +230,14 @@ def fit(rows: Sequence[dict[str, Any]], share: float | None = None) -> dict[str,
         for group in GROUPS:
             cell = [r for r in mine if r["group"] == group]
             sources = len({r["source"] for r in cell})
+            basis = "group" if sources >= MIN_SOURCES else "pooled"
             low, high = weighted_central(cell, level) if sources >= MIN_SOURCES else pooled
+            near = [out[m][group] for m in NEIGHBOURS.get(metric, ()) if m in out]
+            if basis == "pooled" and near and all(n["basis"] == "group" for n in near):
+                basis = "spans " + " and ".join(NEIGHBOURS[metric])
+                low, high = min(n["low"] for n in near), max(n["high"] for n in near)
             ranges[group] = {"low": low, "high": high, "n": len(cell), "sources": sources, "share": level,
-                             "basis": "group" if sources >= MIN_SOURCES else "pooled"}
+                             "basis": basis}
         out[metric] = ranges
     return out
 
@@ -252,7 +308,7 @@ def _md(result: dict[str, Any]) -> str:
              f"(closed loop, burst, rate at utilisation < {BANDS[0]}, {BANDS[0]}-{BANDS[1]}, > {BANDS[1]}). Held out: "
              "each source's points against ranges fitted on the other sources only. Width = high / low.", "",
              "| metric | group | n | sources | inside % (points) | inside % (mean per source) | median width | "
-             "shipped low | shipped high | basis |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "shipped low | shipped high | shipped width | basis |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for metric, groups in result["loso"].items():
         for group in ("all", *GROUPS):
             s = groups.get(group)
@@ -261,10 +317,10 @@ def _md(result: dict[str, Any]) -> str:
             shipped = result["ranges"][metric].get(group, {})
             lines.append(f"| {metric} | {group} | {s['n']} | {s['sources']} | {s['inside_pct']} | "
                          f"{s['inside_by_source_pct']} | {s['median_width']} | "
-                         f"{shipped.get('low', 0):.3g} | {shipped.get('high', 0):.3g} | {shipped.get('basis', '')} |"
-                         if shipped else
+                         f"{shipped['low']:.3g} | {shipped['high']:.3g} | {shipped['high'] / shipped['low']:.3g} | "
+                         f"{shipped['basis']} |" if shipped else
                          f"| {metric} | {group} | {s['n']} | {s['sources']} | {s['inside_pct']} | "
-                         f"{s['inside_by_source_pct']} | {s['median_width']} | | | |")
+                         f"{s['inside_by_source_pct']} | {s['median_width']} | | | | |")
     lines += ["", "Before: the one offline-speed range (0.79-1.33 x, times the inverse) held "
               f"{result['before_inside_pct']} % of these points.", "",
               "## Held-out sources with fewer than half their points inside", ""]
@@ -278,7 +334,7 @@ def _before(rows: Sequence[dict[str, Any]]) -> float:
     """Share of points [%] inside the one speed range every serving answer used before (error_spread.yaml)."""
     spread = sbs.speed_spread()
     low, high = float(spread["low"]), float(spread["high"])
-    inside = [(low <= r["ratio"] <= high) if sbs.METRICS[r["metric"]][1] == "rate" else (1 / high <= r["ratio"] <= 1 / low)
+    inside = [(low <= r["ratio"] <= high) if r["metric"] == "output_tokens_per_s" else (1 / high <= r["ratio"] <= 1 / low)
               for r in rows]
     return round(100 * sum(inside) / len(inside), 1)
 
@@ -288,7 +344,10 @@ def main() -> None:
     ap.add_argument("--per-source", type=int, default=PER_SOURCE)
     ap.add_argument("--max-points", type=int, default=MAX_POINTS)
     ap.add_argument("--requests", type=int, default=REQUESTS)
+    ap.add_argument("--extract", action="store_true", help=f"rewrite {PERCENTILES.name} from the shared file first")
     args = ap.parse_args()
+    if args.extract:
+        print(f"{extract()} rows -> {PERCENTILES}")
     rows = collect(args.per_source, args.max_points, args.requests)
     today = datetime.date.today().isoformat()
     ranges = fit(rows)

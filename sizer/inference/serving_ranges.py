@@ -8,7 +8,8 @@ leave-one-source-out by ``benchmarks/serving_ranges.py`` on ``shared/data/servin
 
 What an answer knows picks the group: a closed loop of users (a serial run is one user), a burst of prompts at
 t = 0, or a Poisson rate in a band of utilisation (rate over the saturated capacity): light, near saturation,
-overloaded. Figures the file does not measure take the range of the nearest measured ones, as said below.
+overloaded. Figures the file does not measure (capacity, end to end, cost) follow from measured ones, as
+:func:`for_load` and :func:`e2e_bounds` say.
 """
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def factors(metric: str, group: str) -> tuple[float, float]:
     Parameters
     ----------
     metric : str
-        ``output_tokens_per_s``, ``ttft_p50``, ``ttft_p99`` or ``tpot_p99``.
+        ``output_tokens_per_s``, ``ttft_p50``/``p90``/``p99`` or ``tpot_p50``/``p90``/``p99``.
     group : str
         One of :data:`GROUPS`.
 
@@ -87,10 +88,6 @@ def source() -> str:
     return f"{table['source']}; {table['method']}"
 
 
-def _envelope(*pairs: tuple[float, float]) -> tuple[float, float]:
-    return min(p[0] for p in pairs), max(p[1] for p in pairs)
-
-
 @dataclass(frozen=True)
 class FigureRanges:
     """Low and high factors [1] of each figure of one answer under load."""
@@ -105,8 +102,7 @@ class FigureRanges:
 def for_load(load: Load, utilisation: float) -> FigureRanges:
     """The factors of every figure of an answer under ``load`` at ``utilisation``.
 
-    Figures the data scores: TTFT p50 and p99, TPOT p99 (ITL where no TPOT is given), output tokens/s. The others:
-    TTFT p90 spans both TTFT ranges; TPOT p50 and p90 take the p99's; the capacity takes the saturated throughput's (a burst keeps every slot busy); under a rate the replicas keep up
+    Figures the data scores: TTFT and TPOT p50, p90 and p99, output tokens/s. The others: the capacity takes the saturated throughput's (a burst keeps every slot busy); under a rate the replicas keep up
     with, the output is the rate times the lengths unless the capacity is lower: low = min(1, capacity low /
     utilisation), high = 1. End to end is bounded by :func:`e2e_bounds` from its two parts.
 
@@ -125,8 +121,8 @@ def for_load(load: Load, utilisation: float) -> FigureRanges:
     kind = "burst" if load.burst else "rate" if load.rate is not None else "users"
     util = utilisation if math.isfinite(utilisation) else math.inf
     group = load_group(kind, util)
-    t50, t99, tpot = factors("ttft_p50", group), factors("ttft_p99", group), factors("tpot_p99", group)
-    ttft = {"p50": t50, "p90": _envelope(t50, t99), "p99": t99}
+    ttft = {p: factors(f"ttft_{p}", group) for p in ("p50", "p90", "p99")}
+    tpot = {p: factors(f"tpot_{p}", group) for p in ("p50", "p90", "p99")}
     capacity = factors(*SATURATED)
     if kind == "rate" and util <= 1.0:
         throughput = (min(1.0, capacity[0] / util) if util > 0 else 1.0, 1.0)
@@ -134,8 +130,7 @@ def for_load(load: Load, utilisation: float) -> FigureRanges:
         throughput = capacity
     else:
         throughput = factors("output_tokens_per_s", group)
-    return FigureRanges(group=group, ttft=ttft, tpot={p: tpot for p in ("p50", "p90", "p99")},
-                        throughput=throughput, capacity=capacity)
+    return FigureRanges(group=group, ttft=ttft, tpot=tpot, throughput=throughput, capacity=capacity)
 
 
 class PercentileBounds(Model):

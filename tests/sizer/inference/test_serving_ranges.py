@@ -97,7 +97,7 @@ def test_load_groups_follow_the_kind_and_the_utilisation_bands():
 
 @pytest.mark.parametrize("group", GROUPS)
 def test_every_shipped_range_holds_the_prediction(group):
-    for metric in ("output_tokens_per_s", "ttft_p50", "ttft_p99", "tpot_p99"):
+    for metric in ("output_tokens_per_s", "ttft_p50", "ttft_p90", "ttft_p99", "tpot_p50", "tpot_p90", "tpot_p99"):
         low, high = factors(metric, group)
         assert 0 < low <= 1.0 <= high
 
