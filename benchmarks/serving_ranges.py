@@ -162,7 +162,7 @@ def collect(per_source: int = PER_SOURCE, max_points: int = MAX_POINTS, requests
             figures = [(name, p.measured.get(measured_name), got[name]) for name, (measured_name, _) in sbs.METRICS.items()]
             figures += [(name, extra.get((_key_hash(p.key), name)),
                          run.percentile(series, q) * 1e3 if len(getattr(run, series)) else math.nan)
-                        for name, (series, q) in EXTRA.items()]
+                        for name, (series, q) in EXTRA.items() if name not in sbs.METRICS]  # the scorer's own first
             for name, measured, predicted in figures:
                 if measured is None or measured <= 0 or not (math.isfinite(predicted) and predicted > 0):
                     continue
