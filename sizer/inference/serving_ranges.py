@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from sizer.datafile import load_yaml
 from sizer.inference.traffic import Load
+from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, QuantityOut
 
 RANGES_FILE = Path(__file__).with_name("serving_ranges.yaml")
@@ -57,7 +57,7 @@ def load_group(kind: str, utilisation: float) -> str:
     return "rate_light" if utilisation < BANDS[0] else "rate_near" if utilisation <= BANDS[1] else "rate_over"
 
 
-@lru_cache(maxsize=1)
+@registered_cache()
 def _table() -> dict[str, Any]:
     table: dict[str, Any] = load_yaml(RANGES_FILE, "serving_ranges")
     return table
