@@ -3,8 +3,8 @@
 Every figure an answer under load gives -- time to first token and per output token at p50/p90/p99, end to end,
 output tokens/s, the capacity (largest request rate) and the cost per million tokens -- carries a low-high range:
 the predicted figure times the factors ``serving_ranges.yaml`` states for its metric and load group. The factors are
-the central 90 % of measured / predicted over independent sources (each source weighted equally), fitted and judged
-leave-one-source-out by ``benchmarks/serving_ranges.py`` on ``shared/data/serving-tails.csv``.
+the central 90 % (92 % for tokens/s) of measured / predicted over independent sources (each source weighted equally),
+fitted and judged leave-one-source-out by ``benchmarks/serving_ranges.py`` on ``shared/data/serving-tails.csv``.
 
 What an answer knows picks the group: a closed loop of users (a serial run is one user), a burst of prompts at
 t = 0, or a Poisson rate in a band of utilisation (rate over the saturated capacity): light, near saturation,
@@ -102,9 +102,10 @@ class FigureRanges:
 def for_load(load: Load, utilisation: float) -> FigureRanges:
     """The factors of every figure of an answer under ``load`` at ``utilisation``.
 
-    Figures the data scores: TTFT and TPOT p50, p90 and p99, output tokens/s. The others: the capacity takes the saturated throughput's (a burst keeps every slot busy); under a rate the replicas keep up
-    with, the output is the rate times the lengths unless the capacity is lower: low = min(1, capacity low /
-    utilisation), high = 1. End to end is bounded by :func:`e2e_bounds` from its two parts.
+    Figures the data scores: TTFT and TPOT p50, p90 and p99, output tokens/s. The others: the capacity takes the
+    saturated throughput's (a burst keeps every slot busy); under a rate the replicas keep up with, the output is the
+    rate times the lengths unless the capacity is lower: low = min(1, capacity low / utilisation), high = 1. End to
+    end is bounded by :func:`e2e_bounds` from its two parts.
 
     Parameters
     ----------
@@ -119,7 +120,7 @@ def for_load(load: Load, utilisation: float) -> FigureRanges:
         Low and high factors [1] of each figure.
     """
     kind = "burst" if load.burst else "rate" if load.rate is not None else "users"
-    util = utilisation if math.isfinite(utilisation) else math.inf
+    util = utilisation if math.isfinite(utilisation) else math.inf  # nothing served (inf or nan): overloaded
     group = load_group(kind, util)
     ttft = {p: factors(f"ttft_{p}", group) for p in ("p50", "p90", "p99")}
     tpot = {p: factors(f"tpot_{p}", group) for p in ("p50", "p90", "p99")}
