@@ -1,6 +1,7 @@
 """`sizer inference`: memory, time to first token and tokens/s of serving a model."""
 from __future__ import annotations
 
+import math
 from typing import Annotated, Optional
 
 import typer
@@ -156,7 +157,25 @@ def _ratios(text: str | None) -> list[float] | None:
 
 
 def _pct(p) -> str:
-    return "-" if p is None else f"{p.p50:.3g} / {p.p90:.3g} / {p.p99:.3g} {p.unit}"
+    """'p50 / p90 / p99 unit', each with its range where the answer gives one: '40.8 (28.1–191) / ...'."""
+    if p is None:
+        return "-"
+    if p.low is None:
+        return f"{p.p50:.3g} / {p.p90:.3g} / {p.p99:.3g} {p.unit}"
+    return " / ".join(f"{_g(getattr(p, k))} ({_g(getattr(p.low, k))}{output.DASH}{_g(getattr(p.high, k))})"
+                      for k in ("p50", "p90", "p99")) + f" {p.unit}"
+
+
+def _g(value: float) -> str:
+    """Three significant figures without an exponent: 0.0123, 12.3, 1,230, 12,300."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    return f"{value:,.{max(0, 2 - math.floor(math.log10(abs(value))))}f}"
+
+
+def _ranged(q) -> str:
+    """A figure under load with its range where it has one: '1,280 (300–1,280)'."""
+    return f"{q.value:.4g}" if q.low is None else f"{_g(q.value)} ({_g(q.low)}{output.DASH}{_g(q.high)})"
 
 
 def render_load(result) -> None:
@@ -175,10 +194,10 @@ def render_load(result) -> None:
         ("time per output token p50/p90/p99", _pct(lat.tpot if lat else None)),
         ("end-to-end p50/p90/p99", _pct(lat.e2e if lat else None)),
         (f"SLOs at p{cap.percentile:g}", slo), ("SLOs met", "yes" if cap.slo_met else "NO"),
-        ("max requests/s per replica", f"{cap.max_request_rate.value:.4g}"),
+        ("max requests/s per replica", _ranged(cap.max_request_rate)),
         ("replicas", "-" if cap.replicas is None else cap.replicas), ("utilisation", f"{cap.utilisation:.0%}"), *saturated,
-        ("output tokens/s (all replicas)", f"{result.output_tokens_per_s.value:.4g}"),
-        ("prompt + output tokens/s (all replicas)", f"{result.prompt_and_output_tokens_per_s.value:.4g}"),
+        ("output tokens/s (all replicas)", _ranged(result.output_tokens_per_s)),
+        ("prompt + output tokens/s (all replicas)", _ranged(result.prompt_and_output_tokens_per_s)),
         ("cost per million output tokens", "-" if cost is None else f"{output.rng(cost)} ({cost.price_basis})"),
         ("energy per output token", "-" if result.energy_per_token is None else output.rng(result.energy_per_token)),
         ("memory per device", output.qty(result.memory_per_device)), ("device memory", output.qty(result.device_memory))])

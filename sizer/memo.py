@@ -230,6 +230,8 @@ POLICIES: tuple[Policy, ...] = (
            FILE_ONCE, "one YAML parse per process instead of one per device efficiency looked up"),
     Policy("sizer.inference.estimate.speed_spread", "error_spread.yaml (speed ranges)", 1, "none", FILE_ONCE,
            "/v1/recommend, task inference: 311 ms of 653 ms per request (48 %)"),
+    Policy("sizer.inference.serving_ranges._table", "serving_ranges.yaml (ranges under load)", 1, "none", FILE_ONCE,
+           "recommend --inference --rate 5 (8B, gpu, bf16, 1 device; 440 hits): 3.3 s of 4.8 s (68 %)"),
     Policy("api.server._limits", "the server's settings", 1, "none (environment read once)",
            "the environment changes: clear_all()",
            "uvicorn server, per connection: 4.6 ms (Settings() read again) beside ~4 ms a request"),

@@ -7,6 +7,7 @@ from typing import Literal
 
 from sizer.formulas.tco import PriceUsed
 from sizer.inference.formats import WeightFormat
+from sizer.inference.serving_ranges import RangedQuantityOut
 from sizer.inference.under_load import LatencyOut, LoadOut, ServingCostOut
 from sizer.launch.answer import Launch
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut
@@ -52,12 +53,12 @@ class LoadOption(Model):
     devices_total: int
     weights: str  # the weight format of this deployment
     kv_cache: str  # its KV-cache format
-    max_request_rate: QuantityOut  # per replica, within the SLOs
+    max_request_rate: RangedQuantityOut  # per replica, within the SLOs, with its range
     capacity_searched: bool  # True: bisected; False: the share of the load it was shown to meet (a lower bound)
     utilisation: float
     latency: LatencyOut
-    output_tokens_per_s: QuantityOut  # all replicas
-    prompt_and_output_tokens_per_s: QuantityOut  # all replicas, prompt and output tokens
+    output_tokens_per_s: RangedQuantityOut  # all replicas, with its range
+    prompt_and_output_tokens_per_s: RangedQuantityOut  # all replicas, prompt and output tokens
     memory_per_device: QuantityOut
     device_memory: QuantityOut
     price_per_hour: QuantityOut | None  # per device, of price_basis

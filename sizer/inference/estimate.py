@@ -60,6 +60,8 @@ from sizer.inference.serving import (
     stored_weight_bytes,
     total_tokens_per_second,
 )
+from sizer.inference.serving_ranges import RangedQuantityOut, for_load, ranged
+from sizer.inference.serving_ranges import assumption as ranges_assumption
 from sizer.inference.simulate import batching_table, runtime_replica
 from sizer.inference.under_load import (
     CapacityOut,
@@ -216,8 +218,8 @@ class InferenceResult(Model):
     load: LoadOut | None = None
     latency: LatencyOut | None = None
     capacity: CapacityOut | None = None
-    output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas
-    prompt_and_output_tokens_per_s: QuantityOut | None = None  # under load, over all replicas: prompt + output tokens
+    output_tokens_per_s: RangedQuantityOut | None = None  # under load, over all replicas, with its range
+    prompt_and_output_tokens_per_s: RangedQuantityOut | None = None  # under load, all replicas: prompt + output tokens
     # a split over unequal devices, or the devices and the host CPU of an offload (gpu_layers): each one's layers and memory
     per_device: list[DeviceShare] | None = None
     suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
@@ -868,20 +870,22 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
                                    kept_up=answer.run.complete and answer.utilisation <= 1.0)
     hourly, basis, hourly_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
     per_million = usd_per_million(hourly, request.count * replicas, out_rate) if answer.replicas else None
-    load_cost = cost_out(per_million, basis, speed_spread()) if per_million is not None and basis is not None else None
+    ranges = for_load(load, answer.utilisation)  # the cross-source spread of every figure below (issue 38)
+    spread = {"low": ranges.throughput[0], "high": ranges.throughput[1]}  # a cost per token is inverse to the throughput
+    load_cost = cost_out(per_million, basis, spread) if per_million is not None and basis is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
     notes_load = [runtime_assumption(engine, request.runtime is not None),
                   *load_assumptions(load, served.lengths, served.slo, answer, served.split, replica.max_batch,
-                                    replica.token_budget, replica.prefix_hit)]
+                                    replica.token_budget, replica.prefix_hit), ranges_assumption(ranges)]
     if prompts:
         notes_load += benchmark_notes(load, answer, prompts)
     elif request.replicas is None and (scaled := scale_out_note(load, answer, served.slo.any)) is not None:
         notes_load.append(scaled)  # one replica would be saturated: said, as the benchmark says it (issue 38)
     fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
-              "load": load_out(load, served.lengths), "latency": latency_out(answer.run),
-              "capacity": capacity_out(answer, served.slo),
-              "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
-              "prompt_and_output_tokens_per_s": QuantityOut(value=all_rate, unit="tokens/s"),
+              "load": load_out(load, served.lengths), "latency": latency_out(answer.run, ranges),
+              "capacity": capacity_out(answer, served.slo, ranges),
+              "output_tokens_per_s": ranged(out_rate, "tokens/s", ranges.throughput),
+              "prompt_and_output_tokens_per_s": ranged(all_rate, "tokens/s", ranges.throughput),
               "fits": bool(ev.a.fits[0]) and answer.run.kv_capacity > 0}
     # under load the serving runtime runs the replicas (a local runtime's choice and kernels were the static answer's)
     assumptions = [n for n in assumptions if n.name not in ("runtime", "runtime kernels")]

@@ -39,6 +39,7 @@ from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, qual
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
+from sizer.inference.serving_ranges import for_load, ranged, spread_of
 from sizer.inference.simulate import runtime_replica, simulate
 from sizer.inference.traffic import Load, arrivals_label
 from sizer.inference.under_load import (
@@ -238,9 +239,9 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     if request.disaggregated:
         options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
                          key=lambda o: o["key"])
-    s = speed_spread()
     ranked: list[InferenceOption | LoadOption] = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
-        cost_out(o["per_million"], o["basis"], s) if o["per_million"] is not None else None)})
+        cost_out(o["per_million"], o["basis"], spread_of(o["row"]["output_tokens_per_s"]))
+        if o["per_million"] is not None else None)})
         for rank, o in enumerate(options, start=1)]
     weights_label = weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights)
     first = screens[0][1]["case"]
@@ -405,7 +406,6 @@ def _option(request: InferenceRecommendRequest, device: Device, hourly: float | 
     count = int(s["c"][r])
     out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
     per_million = usd_per_million(hourly, count * replicas, out_rate)
-    lat = latency_out(run)
     share = _share(load, replicas)
     shown_rate = share.rate if share.rate is not None else run.request_rate
     rate = answer.max_request_rate if answer is not None else shown_rate
@@ -413,12 +413,14 @@ def _option(request: InferenceRecommendRequest, device: Device, hourly: float | 
         utilisation = answer.utilisation if math.isfinite(answer.utilisation) else 0.0
     else:
         utilisation = min(float(shown_rate / s["sat_rate"][r]), 1.0) if s["sat_rate"][r] > 0 else 0.0
+    ranges = for_load(load, utilisation)  # the cross-source spread of the row's figures (issue 38)
+    lat = latency_out(run, ranges)
     row = dict(device=device.id, name=device.name, kind=device.kind, count=count,
                tp=count if s["split"] == "tensor" else 1, pp=count if s["split"] == "layer" else 1, split=s["split"],
                replicas=replicas, devices_total=count * replicas, weights=fmt.name, kv_cache=s["kv"],
-               max_request_rate=QuantityOut(value=float(rate), unit="1/s"), capacity_searched=searched,
-               utilisation=float(utilisation), latency=lat, output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
-               prompt_and_output_tokens_per_s=QuantityOut(value=total_rate, unit="tokens/s"),
+               max_request_rate=ranged(float(rate), "1/s", ranges.capacity), capacity_searched=searched,
+               utilisation=float(utilisation), latency=lat, output_tokens_per_s=ranged(out_rate, "tokens/s", ranges.throughput),
+               prompt_and_output_tokens_per_s=ranged(total_rate, "tokens/s", ranges.throughput),
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
@@ -443,14 +445,16 @@ def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, A
         hourly = o["hourly"]
         per_million = usd_per_million(hourly, count * reps, out_rate)
         capacity = min(split.prefill_replicas * split.prefill_rate, split.decode_replicas * split.decode_rate)
-        lat = latency_out(split)
+        utilisation = float(min((load.rate or 0.0) / capacity, 1.0))
+        ranges = for_load(load, utilisation)
+        lat = latency_out(split, ranges)
         row = {**o["row"], "replicas": reps, "devices_total": count * reps, "deployment": "disaggregated",
                "prefill_replicas": split.prefill_replicas, "decode_replicas": split.decode_replicas,
                "kv_transfer": QuantityOut(value=split.transfer * unit_factor("s", "ms"), unit="ms"),
-               "max_request_rate": QuantityOut(value=capacity / reps, unit="1/s"), "capacity_searched": True,
-               "utilisation": float(min((load.rate or 0.0) / capacity, 1.0)), "latency": lat,
-               "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
-               "prompt_and_output_tokens_per_s": QuantityOut(value=total_rate, unit="tokens/s")}
+               "max_request_rate": ranged(capacity / reps, "1/s", ranges.capacity), "capacity_searched": True,
+               "utilisation": utilisation, "latency": lat,
+               "output_tokens_per_s": ranged(out_rate, "tokens/s", ranges.throughput),
+               "prompt_and_output_tokens_per_s": ranged(total_rate, "tokens/s", ranges.throughput)}
         e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured
         key = load_key(request.objective, hourly, count, reps, per_million, e2e_p99, capacity / reps, o["basis"])
         out.append({**o, "row": row, "key": key, "per_million": per_million})

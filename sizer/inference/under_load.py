@@ -16,6 +16,13 @@ from sizer.hardware.schema import Device
 from sizer.inference.benchmark_lengths import random_dataset
 from sizer.inference.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.inference.formats import WeightFormat
+from sizer.inference.serving_ranges import (
+    FigureRanges,
+    PercentileBounds,
+    RangedQuantityOut,
+    e2e_bounds,
+    percentile_bounds,
+)
 from sizer.inference.sim_metrics import SimulationResult
 from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
 from sizer.inference.traffic import Lengths, LengthsName, Load, arrivals_label, length_distribution, parse_trace
@@ -464,6 +471,8 @@ class Percentiles(Model):
     p90: float
     p99: float
     unit: str
+    low: PercentileBounds | None = None  # the range from the cross-source spread (sizer.inference.serving_ranges)
+    high: PercentileBounds | None = None
 
 
 class LatencyOut(Model):
@@ -488,7 +497,7 @@ class LoadOut(Model):
 
 
 class CapacityOut(Model):
-    max_request_rate: QuantityOut  # per replica
+    max_request_rate: RangedQuantityOut  # per replica, with its range
     max_users: int | None  # per replica (closed loop)
     replicas: int | None  # None: no number of replicas meets the SLOs
     slo_met: bool
@@ -550,10 +559,14 @@ def cost_out(per_million: float, basis: PriceBasis, spread: dict[str, Any]) -> S
                                    price_basis=basis)
 
 
-def _pct(values: np.ndarray, unit: str) -> Percentiles:
+def _pct(values: np.ndarray, unit: str, bounds: dict[str, tuple[float, float]] | None = None) -> Percentiles:
     f = unit_factor("s", unit)
     p = np.percentile(values, [50, 90, 99]) * f
-    return Percentiles(p50=float(p[0]), p90=float(p[1]), p99=float(p[2]), unit=unit)
+    out = Percentiles(p50=float(p[0]), p90=float(p[1]), p99=float(p[2]), unit=unit)
+    if bounds is None:
+        return out
+    low, high = percentile_bounds(out, bounds)
+    return out.model_copy(update={"low": low, "high": high})
 
 
 class MeasuredLatencies(Protocol):
@@ -572,13 +585,15 @@ class MeasuredLatencies(Protocol):
         """End-to-end latency per request [s]."""
 
 
-def latency_out(run: MeasuredLatencies) -> LatencyOut | None:
+def latency_out(run: MeasuredLatencies, ranges: FigureRanges | None = None) -> LatencyOut | None:
     """The run's latency percentiles: time to first token and per output token [ms], end to end [s].
 
     Parameters
     ----------
     run : MeasuredLatencies
         A simulated run (:class:`~sizer.inference.sim_metrics.SimulationResult`) or a disaggregated split.
+    ranges : FigureRanges or None
+        The factors bounding each percentile's range (:func:`sizer.inference.serving_ranges.for_load`); None: no range.
 
     Returns
     -------
@@ -587,8 +602,13 @@ def latency_out(run: MeasuredLatencies) -> LatencyOut | None:
     """
     if len(run.ttft) == 0:
         return None
-    return LatencyOut(ttft=_pct(run.ttft, "ms"), tpot=_pct(run.tpot, "ms") if len(run.tpot) else None,
-                      e2e=_pct(run.e2e, "s"), requests_measured=int(len(run.ttft)))
+    e2e = _pct(run.e2e, "s")
+    if ranges is not None:  # end to end: its first token and the rest, each in its own range
+        low, high = e2e_bounds(e2e, _pct(run.ttft, "s"), ranges)
+        e2e = e2e.model_copy(update={"low": low, "high": high})
+    return LatencyOut(ttft=_pct(run.ttft, "ms", ranges.ttft if ranges else None),
+                      tpot=_pct(run.tpot, "ms", ranges.tpot if ranges else None) if len(run.tpot) else None,
+                      e2e=e2e, requests_measured=int(len(run.ttft)))
 
 
 def delivered(load: Load, lengths: Lengths, replicas: int, run: SimulationResult, *, kept_up: bool) -> tuple[float, float]:
@@ -643,7 +663,7 @@ def load_out(load: Load, lengths: Lengths) -> LoadOut:
                    output_len=LengthOut(mean=output, unit="tokens", distribution=lengths.label))
 
 
-def capacity_out(answer: LoadAnswer, slo: Slo) -> CapacityOut:
+def capacity_out(answer: LoadAnswer, slo: Slo, ranges: FigureRanges | None = None) -> CapacityOut:
     """The capacity's JSON section: per-replica rate [1/s] and users, replicas, utilisation and the SLOs [ms].
 
     Parameters
@@ -652,6 +672,8 @@ def capacity_out(answer: LoadAnswer, slo: Slo) -> CapacityOut:
         The load served (:func:`sizer.inference.capacity.serve_load`).
     slo : Slo
         The limits [s] at a percentile [%].
+    ranges : FigureRanges or None
+        The factors bounding the capacity's range (:func:`sizer.inference.serving_ranges.for_load`); None: no range.
 
     Returns
     -------
@@ -661,7 +683,10 @@ def capacity_out(answer: LoadAnswer, slo: Slo) -> CapacityOut:
     limits = {k: QuantityOut(value=v * unit_factor("s", "ms"), unit="ms")
               for k, v in (("ttft", slo.ttft), ("tpot", slo.tpot), ("e2e", slo.e2e)) if v is not None}
     util = answer.utilisation if math.isfinite(answer.utilisation) else 0.0
-    return CapacityOut(max_request_rate=QuantityOut(value=answer.max_request_rate, unit="1/s"),
+    rate = answer.max_request_rate
+    return CapacityOut(max_request_rate=RangedQuantityOut(value=rate, unit="1/s", low=rate * ranges.capacity[0],
+                                                          high=rate * ranges.capacity[1]) if ranges else
+                       RangedQuantityOut(value=rate, unit="1/s"),
                        max_users=answer.max_users, replicas=answer.replicas, slo_met=answer.slo_met,
                        utilisation=float(util), percentile=slo.percentile, slo=limits)
 
