@@ -1,6 +1,8 @@
-"""Serving under load scored by source (benchmarks/serving_by_source.py) on ``shared/data/serving-tails.csv``: nothing
-in sizer is fitted on that file, so every point is out of sample; the figures of benchmarks/ACCURACY.md ("Serving
-under load by source") cannot regress unseen. The whole file's askable points are recomputed (a few seconds)."""
+"""Serving under load scored by source (benchmarks/serving_by_source.py) on ``shared/data/serving-tails.csv``: the
+only thing fitted on that file is which engine generations' scheduling policy is on (sizer/runtimes/
+serving_mechanisms.yaml), chosen leave-one-source-out; the figures of benchmarks/ACCURACY.md ("Serving under load by
+source") cannot regress unseen. The whole file's askable points are recomputed (a few seconds; the leave-one-source-out
+choice of the kept mechanism simulates them twice more)."""
 from __future__ import annotations
 
 import sys
@@ -12,11 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import serving_by_source as by_source  # noqa: E402
 
-# Median |error| [%] by metric and group: the figures of 2026-12-06 (benchmarks/results/serving_by_source.json)
-# plus about 3 points. Targets (issue 38): output tokens/s 15 %, p99 TTFT 35 %, p99 TPOT 25 % -- not met, see ACCURACY.md.
+# Median |error| [%] by metric and group: the figures of 2026-12-06 with the engines' generations (benchmarks/results/
+# serving_by_source.json: 37.1, 58.6, 59.0, 46.9, 82.3, 18.4) plus about 3 points. Targets (issue 38): output
+# tokens/s 15 %, p99 TTFT 35 %, p99 TPOT 25 % -- not met, see ACCURACY.md.
 GUARDS = {
-    ("output_tokens_per_s", "all"): 39.0, ("ttft_p50", "all"): 58.0, ("ttft_p99", "all"): 65.0,
-    ("tpot_p99", "all"): 55.0, ("ttft_p99", "scenario=rate"): 84.0, ("tpot_p99", "scenario=serial"): 21.0,
+    ("output_tokens_per_s", "all"): 40.0, ("ttft_p50", "all"): 62.0, ("ttft_p99", "all"): 62.0,
+    ("tpot_p99", "all"): 50.0, ("ttft_p99", "scenario=rate"): 86.0, ("tpot_p99", "scenario=serial"): 21.0,
 }
 
 
@@ -38,6 +41,24 @@ def test_by_source_median_does_not_regress(result, metric, group):
     stats = result["summary"][metric][group]
     assert stats["n"] >= 10
     assert stats["median_abs_pct"] <= GUARDS[(metric, group)]
+
+
+def test_the_kept_mechanism_holds_out_of_sample():
+    # the scheduling policy per engine generation, chosen for each source on the others only: its held-out p99 TPOT
+    # (46.9 % on 2026-12-06) beats the profiles as they were (49.5 %) and p99 TTFT moves by less than a point
+    # (58.5 -> 59.0 %); the values chosen on all sources are what serving_mechanisms.yaml ships
+    points, _ = by_source.points()
+    catalog = by_source.load_catalog()
+    base, policy = (None, False, None), (None, True, None)
+    preds = by_source.simulate_trials(points, catalog, 1000, [base, policy])
+    kept = by_source.loso_fit(points, preds, "generation")
+    before = by_source.loso_fit(points, {base: preds[base]}, "generation")
+    med = {name: by_source._summary(fit["rows"]) for name, fit in (("kept", kept), ("before", before))}
+    assert med["kept"]["tpot_p99"]["all"]["median_abs_pct"] <= min(50.0, med["before"]["tpot_p99"]["all"]["median_abs_pct"])
+    assert med["kept"]["ttft_p99"]["all"]["median_abs_pct"] <= med["before"]["ttft_p99"]["all"]["median_abs_pct"] + 2.0
+    shipped = {g.name: g.policy_on for g in by_source.serving_mechanisms.generations()}
+    assert shipped == {g: bool(v[0][1]) for g, v in kept["shipped"].items()} | {
+        g: shipped[g] for g in shipped if g not in kept["shipped"]}
 
 
 def test_a_rate_above_capacity_queues_for_the_benchmark_length():
