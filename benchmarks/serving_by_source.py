@@ -81,8 +81,8 @@ DATA = HERE / "serving_tails.csv"
 COLUMNS = ("source_id", "source_ref", "runtime", "framework_version", "server_config", "model", "weights_dtype", "gpu", "tp", "scenario", "dataset", "input_len",
            "output_len", "length_distribution", "num_prompts", "request_rate_per_s", "concurrency", "setup_id",
            "metric", "value", "unit")
-KEPT_METRICS = ("output_tokens_per_s", "ttft_p50", "ttft_p99", "tpot_p99", "itl_p99", "successful_requests",
-                "total_input_tokens", "total_output_tokens")
+KEPT_METRICS = ("output_tokens_per_s", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "itl_p99", "successful_requests",
+                "total_input_tokens", "total_output_tokens", "benchmark_duration_median_of_runs")
 RESULTS = HERE / "results"
 SERVER_CONFIG_CHARS = 300  # of the command kept: the flags the scorer reads (versions, max_model_len, speculative)
 # AccelMark sharegpt_standard_v1 (in the file's dataset column): input tokens p50 280, p75 580 -> log-normal
@@ -92,6 +92,11 @@ Z90, Z99 = 1.2816, 2.3263
 # AccelMark does not state its output lengths (outputs stop at EOS or max_tokens): assumed the mean ShareGPT reply
 # the vLLM benchmark rows of this file measure (mean output 194-202 tokens, derived from their block totals)
 SHAREGPT_OUTPUT = 200.0
+# What AccelMark's serial runs say instead (issue 38, the harness): a serial run of N prompts lasts N x (TTFT + (out - 1)
+# x TPOT), so each source's serial run gives its set's mean output, out = (duration / N - TTFT p50) / TPOT p50 + 1
+# (p50 for the means: approximate); the 13-17 sources of each set agree within 5 % (sharegpt_standard_v1 about 352
+# tokens of its max_tokens 512, sharegpt_edge_v1 211 of 256), so a point takes the median over the *other* sources'
+# serial runs of its set (leave-one-source-out: its own run never sets its length)
 
 # The file's runtime -> sizer's serving runtime (vLLM-ROCm is vLLM's ROCm build); MindIE, vLLM-Ascend,
 # vLLM-MUSA and 1Cat-vLLM have no profile in sizer
@@ -116,7 +121,9 @@ MODELS = (("Llama-3.1-8B", "llama-3.1-8b"), ("Meta-Llama-3-8B", "llama-3-8b"), (
           ("DeepSeek-R1", "deepseek-ai/DeepSeek-R1-0528"), ("Mixtral-8x7B", "mistralai/Mixtral-8x7B-Instruct-v0.1"))
 # metric scored -> (the file's metric, kind): rates are higher-better, times lower-better
 METRICS = {"output_tokens_per_s": ("output_tokens_per_s", "rate"), "ttft_p50": ("ttft_p50", "time"),
-           "ttft_p99": ("ttft_p99", "time"), "tpot_p99": ("tpot_p99", "time")}
+           "ttft_p99": ("ttft_p99", "time"), "tpot_p99": ("tpot_p99", "time"),
+           # AccelMark's run of N prompts, first sent to last answered (a capacity check where no tokens/s is given)
+           "run_seconds": ("benchmark_duration_median_of_runs", "time")}
 
 
 @dataclass
@@ -141,6 +148,7 @@ class Point:
     key: str = ""
     version: str = ""  # the runtime's version as the row states it
     settings: dict[str, float] = field(default_factory=dict)  # the engine flags the row's command sets (see _settings)
+    dataset: str = ""  # the row's dataset column
 
     @property
     def device_class(self) -> str:
@@ -260,8 +268,9 @@ def extract() -> int:
     return len(rows)
 
 
-def points() -> tuple[list[Point], dict[str, int]]:
-    """Every askable point of the file, and the count of points left out by reason."""
+def points(others_output: bool = True) -> tuple[list[Point], dict[str, int]]:
+    """Every askable point of the file, and the count of points left out by reason; ``others_output``: AccelMark
+    sets' mean output from the other sources' serial runs (:func:`serial_outputs`), else :data:`SHAREGPT_OUTPUT`."""
     groups: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
     for r in csv.DictReader(open(DATA, encoding="utf-8")):
         key = (r["source_id"], r["setup_id"], r["framework_version"], r["server_config"], r["model"], r["weights_dtype"], r["scenario"], r["dataset"],
@@ -306,8 +315,43 @@ def points() -> tuple[list[Point], dict[str, int]]:
         out.append(Point(r["source_id"], rt, dev, model, weights, int(r["tp"]), kind, rate if kind == "rate" else None,
                          users, prompts, *lengths, "sharegpt" in r["dataset"].lower(),
                          (accelmark_lengths(r["dataset"]) or (0, 0, None))[2], metrics, "|".join(key),
-                         r["framework_version"], _settings(r["server_config"])))
+                         r["framework_version"], _settings(r["server_config"]), r["dataset"]))
+    if others_output:
+        estimates = serial_outputs()
+        out = [_with_others_output(p, estimates) for p in out]
     return out, dict(skipped)
+
+
+def _set_name(dataset: str) -> str | None:
+    m = re.match(r"AccelMark (\S+)", dataset)
+    return m.group(1) if m else None
+
+
+def serial_outputs() -> dict[str, dict[str, float]]:
+    """Each AccelMark set's mean output per source, from that source's serial run (see :data:`SHAREGPT_OUTPUT`):
+    set -> source -> tokens. Every source with a serial run counts, askable or not."""
+    runs: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    for r in csv.DictReader(open(DATA, encoding="utf-8")):
+        name = _set_name(r["dataset"])
+        if name and r["scenario"].startswith("serial") and _num(r["value"]) is not None:
+            runs[(name, r["source_id"], r["num_prompts"])][r["metric"]] = float(r["value"])
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for (name, source, prompts), m in runs.items():
+        n = _num(prompts)
+        if n and all(k in m for k in ("benchmark_duration_median_of_runs", "ttft_p50", "tpot_p50")) and m["tpot_p50"] > 0:
+            out[name][source] = (m["benchmark_duration_median_of_runs"] * 1e3 / n - m["ttft_p50"]) / m["tpot_p50"] + 1
+    return dict(out)
+
+
+def _with_others_output(p: Point, estimates: dict[str, dict[str, float]]) -> Point:
+    """``p`` with its AccelMark set's mean output from the other sources' serial runs (capped at max_tokens)."""
+    name = _set_name(p.dataset)
+    others = [v for src, v in estimates.get(name or "", {}).items() if src != p.source]
+    if not others:
+        return p
+    cap = re.search(r"max_tokens ([0-9]+)", p.dataset)
+    median = statistics.median(others)
+    return dataclasses.replace(p, output_mean=min(median, float(cap.group(1))) if cap else median)
 
 
 def sample(all_points: list[Point], per_source: int, max_points: int) -> list[Point]:
@@ -373,7 +417,8 @@ def predict(p: Point, catalog: Catalog, requests: int, spread: bool = False, war
         return "nothing measured (requests longer than the KV cache)"
     return {"output_tokens_per_s": run.output_tokens_per_s * 1.0,
             "ttft_p50": run.percentile("ttft", 50) * 1e3, "ttft_p99": run.percentile("ttft", 99) * 1e3,
-            "tpot_p99": run.percentile("tpot", 99) * 1e3 if len(run.tpot) else math.nan}
+            "tpot_p99": run.percentile("tpot", 99) * 1e3 if len(run.tpot) else math.nan,
+            "run_seconds": run.simulated_seconds}
 
 
 def engine_settings(p: Point) -> dict[str, Any]:
@@ -470,9 +515,9 @@ def loso_ranges(rows: list[dict[str, Any]], low_q: float = 0.05, high_q: float =
 # needs no pass of its own. Loss: the sum over points of |ln(predicted / measured)| over the three target metrics
 # (output tokens/s, p99 TTFT, p99 TPOT): the squared loss the brief suggests let the few points 10-800x off (SGLang
 # gpt-oss p99 TPOT 46 s measured) choose every value.
-FIT_METRICS = ("output_tokens_per_s", "ttft_p99", "tpot_p99")
+FIT_METRICS = ("output_tokens_per_s", "ttft_p99", "tpot_p99", "run_seconds")
 LATENCIES = (0.0, 0.005, 0.01, 0.02, 0.04)  # s of request latency tried (API server, tokenising, streaming)
-SEQUENCE_OVERHEADS = (0.0, 30e-6, 90e-6, 200e-6, 400e-6)  # s of CPU per running request and iteration tried
+SEQUENCE_OVERHEADS = (0.0, 30e-6, 60e-6, 90e-6, 200e-6, 400e-6)  # s of CPU per running request and iteration tried
 CLASS_MEMORY = (0.6, 0.75, 0.9)  # achieved fraction of memory bandwidth tried per device class
 
 
@@ -642,7 +687,8 @@ def _md(result: dict[str, Any]) -> str:
     if result.get("mechanisms"):
         lines += ["## Mechanisms tried, leave-one-source-out (issue 38, item 2)", "",
                   "Each candidate's value is chosen per group on every source but the one scored (least sum of "
-                  "|ln(predicted / measured)| over output tokens/s, p99 TTFT and p99 TPOT); median |error| / p90 / "
+                  "|ln(predicted / measured)| over output tokens/s, p99 TTFT, p99 TPOT and the run's duration); median "
+                  "|error| / p90 / "
                   "signed median, %. Values: (CPU s per running request and iteration or null = the profile's, policy "
                   "on, memory fraction or null), request latency s.", "",
                   "| candidate | output tokens/s | p50 TTFT | p99 TTFT | p99 TPOT | chosen on all sources | chosen per "
@@ -674,16 +720,18 @@ def _md(result: dict[str, Any]) -> str:
 
 
 def run(per_source: int, max_points: int, requests: int, spread: bool, warmup: float = 0.0,
-        fit: bool = False) -> dict[str, Any]:
+        fit: bool = False, others_output: bool = True) -> dict[str, Any]:
     catalog = load_catalog()
-    all_points, skipped = points()
+    all_points, skipped = points(others_output)
     picked = sample(all_points, per_source, max_points)
     t0 = time.time()
     scored = score(picked, catalog, requests, spread, warmup)
     tried = mechanisms(picked, catalog, requests) if fit else {}
     return {"mechanisms": tried, "points_total": len(all_points) + sum(skipped.values()), "points_askable": len(all_points),
             "points_sampled": len(picked), "points_scored": len(picked) - sum(scored["refused"].values()), "per_source": per_source, "requests_cap": requests,
-            "lengths": "log-normal spread for ShareGPT sets" if spread else "every request at the means",
+            "lengths": ("log-normal spread for ShareGPT sets" if spread else "every request at the means")
+            + ("; AccelMark sets' output from the other sources' serial runs" if others_output else
+               f"; AccelMark sets' output assumed {SHAREGPT_OUTPUT:g} tokens"),
             "warmup_share": warmup,
             "seconds": round(time.time() - t0, 1), "skipped": skipped, "refused": scored["refused"],
             "sources": sorted({r["source"] for r in scored["rows"]}), "summary": summarise(scored["rows"]),
@@ -700,6 +748,9 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=0.0, help="share of the requests not measured (0: every prompt, "
                     "as the benchmarks measure them; 0.1: the steady-state simulation's warm-up before issue 38)")
     ap.add_argument("--out", default="serving_by_source")
+    ap.add_argument("--assumed-output", action="store_true", help=f"AccelMark sets' output at {SHAREGPT_OUTPUT:g} "
+                    "tokens (capped at max_tokens), as before issue 38's mechanisms, instead of the other sources' "
+                    "serial runs")
     ap.add_argument("--no-fit", action="store_true", help="score the shipped mechanisms only (no leave-one-source-out "
                     "search over the candidates, ~1.5 min)")
     ap.add_argument("--write-fit", action="store_true", help="write the kept candidate's values chosen on all sources "
@@ -709,7 +760,7 @@ def main() -> None:
     if args.extract:
         print(f"{extract()} rows -> {DATA}")
     result = run(args.per_source, args.max_points, args.requests, args.lengths == "spread", args.warmup,
-                 fit=not args.no_fit)
+                 fit=not args.no_fit, others_output=not args.assumed_output)
     if args.write_fit and result["mechanisms"]:
         write_fit({g: tuple(v) for g, v in result["mechanisms"][KEPT]["shipped"].items()})
         print(f"wrote {serving_mechanisms.MECHANISMS_FILE}")
