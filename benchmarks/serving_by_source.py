@@ -60,7 +60,7 @@ from typing import Any
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
-from sizer.engine.constants import serving_efficiencies  # noqa: E402
+from sizer.engine.constants import SERVING_STEP_OVERHEAD, serving_efficiencies  # noqa: E402
 from sizer.errors import InputError  # noqa: E402
 from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
 from sizer.inference import simulate as sim  # noqa: E402
@@ -519,13 +519,16 @@ FIT_METRICS = ("output_tokens_per_s", "ttft_p99", "tpot_p99", "run_seconds")
 LATENCIES = (0.0, 0.005, 0.01, 0.02, 0.04)  # s of request latency tried (API server, tokenising, streaming)
 SEQUENCE_OVERHEADS = (0.0, 30e-6, 60e-6, 90e-6, 200e-6, 400e-6)  # s of CPU per running request and iteration tried
 CLASS_MEMORY = (0.6, 0.75, 0.9)  # achieved fraction of memory bandwidth tried per device class
+PER_PASS = (1.0e-3, 2.0e-3, 4.5e-3)  # s of fixed time per forward pass tried per generation (the default: 3.25 ms)
 
 
 def _trial_overrides(p: Point, trial: tuple[Any, ...]) -> dict[str, Any]:
     """Replica fields of one grid trial for point ``p``: (sequence overhead or None, engine policy on, fraction of
-    memory bandwidth or None)."""
-    seq, policy, memory = trial
+    memory bandwidth or None[, fixed seconds per pass])."""
+    seq, policy, memory, *rest = trial
     out: dict[str, Any] = {}
+    if rest:  # the engine's fixed time per pass instead of the serving default (the grid adds the difference)
+        out["iteration_overhead"] = rest[0] - SERVING_STEP_OVERHEAD
     if seq is not None:
         out["sequence_overhead"] = seq
     if policy:
@@ -648,7 +651,9 @@ def mechanisms(picked: list[Point], catalog: Catalog, requests: int) -> dict[str
     seqs = [(s, False, None) for s in SEQUENCE_OVERHEADS]
     seqs_policy = [(s, True, None) for s in SEQUENCE_OVERHEADS]
     memory = [(None, False, m) for m in CLASS_MEMORY if m != 0.9]
-    preds = simulate_trials(picked, catalog, requests, [base, (None, True, None), *seqs, *seqs_policy, *memory])
+    per_pass = [(None, True, None, x) for x in PER_PASS]
+    preds = simulate_trials(picked, catalog, requests, [base, (None, True, None), *seqs, *seqs_policy, *memory,
+                                                        *per_pass])
 
     def sub(trials: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], dict[str, dict[str, float]]]:
         return {t: preds[t] for t in trials}
@@ -659,6 +664,8 @@ def mechanisms(picked: list[Point], catalog: Catalog, requests: int) -> dict[str
         KEPT: loso_fit(picked, sub([base, (None, True, None)]), "generation"),
         "(b) memory-bandwidth fraction per device class": loso_fit(
             picked, sub([base, *memory]), "device_class"),
+        "(f) fixed time per pass, 1-4.5 ms, with (d) (generation)": loso_fit(
+            picked, sub([(None, True, None), *per_pass]), "generation"),
         "kept together: (a) + (d) + (e) per generation": loso_fit(picked, sub(seqs + seqs_policy), "generation",
                                                                   LATENCIES),
     }
