@@ -59,6 +59,48 @@ def iteration_seconds(interp: Interpolator, tokens: int, kv_tokens: int, sequenc
     return seconds
 
 
+def batch_seconds(interp: Interpolator, prefill: int, decoding: int, kv_tokens: int, running: int, per_sequence: float,
+                  mixed: bool) -> tuple[float, float]:
+    """Seconds of one scheduling step: prefill chunks and running answers in one iteration (``mixed``, chunked
+    prefill), or a prefill-only iteration followed by the answers' decode iteration (vLLM's V0 scheduler without
+    chunked prefill: prompts first, the answers wait for them).
+
+    Parameters
+    ----------
+    interp : callable
+        The engine's grid, (tokens, KV tokens) -> seconds [s].
+    prefill : int
+        Prefill tokens scheduled [tokens].
+    decoding : int
+        Running answers, one token each [1].
+    kv_tokens : int
+        KV tokens held (read once per iteration) [tokens].
+    running : int
+        Requests running or prefilling [1].
+    per_sequence : float
+        The runtime's CPU time per running request and iteration [s].
+    mixed : bool
+        Whether prefill and decode tokens share one iteration.
+
+    Returns
+    -------
+    tuple of (float, float)
+        Seconds of the step [s] (:math:`t(p + d, K)` mixed, else :math:`t(p, 0) + t(d, K)` when both are
+        scheduled), and the seconds after which the prompts done in it give their first token [s] (the step's
+        end, else the end of the prefill-only iteration).
+
+    >>> f = lambda n, k: 1e-3 + 1e-4 * n
+    >>> [round(x, 6) for x in batch_seconds(f, 10, 5, 0, 6, 0.0, True) + batch_seconds(f, 10, 5, 0, 6, 0.0, False)]
+    [0.0025, 0.0025, 0.0035, 0.002]
+    """
+    if mixed or prefill == 0 or decoding == 0:
+        seconds = iteration_seconds(interp, prefill + decoding, kv_tokens, running, per_sequence)
+        return seconds, seconds
+    # the prefill-only pass reads no running answer's cache
+    first = iteration_seconds(interp, prefill, 0, running - decoding, per_sequence)
+    return first + iteration_seconds(interp, decoding, kv_tokens, decoding, per_sequence), first
+
+
 def steps_within_cell(kv_tokens: int, decoding: int, cell: float) -> int:
     """Decode iterations before the KV tokens read leave their cell of the grid (time linear within it).
 

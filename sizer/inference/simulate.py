@@ -59,7 +59,7 @@ from sizer.inference.serving import (
 )
 from sizer.inference.sim_arrivals import Arrivals, arrivals_for
 from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: F401  (re-exported: the simulation's refusal)
-from sizer.inference.sim_iteration_cost import Interpolator, decode_stretch, iteration_seconds, steps_within_cell
+from sizer.inference.sim_iteration_cost import Interpolator, batch_seconds, decode_stretch, steps_within_cell
 from sizer.inference.sim_kv_cache import KvCache
 from sizer.inference.sim_metrics import WARMUP_SHARE, RunTotals, SimulationResult, empty_result, summarize  # noqa: F401
 from sizer.inference.sim_requests import RequestLedger
@@ -67,6 +67,7 @@ from sizer.inference.sim_scheduler import Scheduler
 from sizer.inference.traffic import Lengths, Load
 from sizer.memo import registered_cache
 from sizer.runtimes.runtime import Runtime
+from sizer.runtimes.serving_mechanisms import fitted_settings, generation_name
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
 from sizer.workloads.architecture import Architecture
 
@@ -139,11 +140,16 @@ class Replica:
     # what the replica runs of each request (disaggregated serving): "both"; "prefill" (the prompt and the
     # first token, then the request leaves); "decode" (the prompt's KV cache arrives whole, the rest of the answer)
     phase: str = "both"
+    # the engine's generation (sizer/runtimes/serving_mechanisms.yaml): seconds a request spends outside the engine
+    # on its way in and its first token on its way out (API server, tokenising, streaming), and whether prefill
+    # chunks share an iteration with the running answers (False: vLLM V0 without chunked prefill, prompts first)
+    request_latency: float = 0.0
+    mixed_batches: bool = True
 
 
 def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
                     count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
-                    prefix_hit: float = 0.0) -> Replica:
+                    prefix_hit: float = 0.0, version: str | None = None, max_model_len: float | None = None) -> Replica:
     """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
     (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time.
 
@@ -171,6 +177,11 @@ def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat,
         Tokens per iteration at most [tokens] (default: the runtime's).
     prefix_hit : float
         Share of prompt tokens found in the prefix cache [1].
+    version : str, optional
+        The runtime's version: its generation's scheduling policy and fitted costs
+        (:mod:`sizer.runtimes.serving_mechanisms`) apply; None: the profile's as they are.
+    max_model_len : float, optional
+        The served context [tokens] (vLLM V0 chunks prefill only above 32K); None: long.
 
     Returns
     -------
@@ -178,9 +189,19 @@ def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat,
         What the simulation runs.
     """
     p = runtime.profile
-    return Replica(arch, weights, kv_bytes, table, device, count, split, max_running or p.max_running,
-                   token_budget or p.token_budget, prefix_hit, reserve_kv=p.reserve_kv, memory_share=p.memory_share,
-                   kv_free_share=p.kv_free_share, sequence_overhead=p.sequence_overhead)
+    replica = Replica(arch, weights, kv_bytes, table, device, count, split, max_running or p.max_running,
+                      token_budget or p.token_budget, prefix_hit, reserve_kv=p.reserve_kv, memory_share=p.memory_share,
+                      kv_free_share=p.kv_free_share, sequence_overhead=p.sequence_overhead)
+    if version is None:
+        return replica
+    dev = table.devices[device]
+    settings = fitted_settings(generation_name(runtime.name, version), memory_gb=float(table.memory[device]) / 1e9,
+                               device=dev.id, max_model_len=max_model_len)
+    if max_running is not None:  # what the caller sets wins over the generation's defaults
+        settings.pop("max_batch", None)
+    if token_budget is not None:
+        settings.pop("token_budget", None)
+    return dataclasses.replace(replica, **settings)
 
 
 @dataclass(frozen=True)
@@ -398,12 +419,15 @@ def simulate(replica: Replica, load: Load, lengths: Lengths, requests: int = 100
     for r in np.flatnonzero(too_long).tolist():  # can never be held: finished as failures
         ledger.refuse(r)
     scheduler = Scheduler(ledger, KvCache(grid.kv_capacity, replica.reserve_kv), replica.max_batch, replica.token_budget)
-    totals = _run(scheduler, arrivals, grid, replica.sequence_overhead, max_iterations)
-    return summarize(arrivals.times, ledger.first, ledger.done, prompts, outputs, totals, warmup)
+    totals = _run(scheduler, arrivals, grid, replica.sequence_overhead, max_iterations, replica.mixed_batches)
+    first, done = ledger.first, ledger.done
+    if replica.request_latency:  # the API server's share: every first token (and so every end) reaches the client later
+        first, done = [t + replica.request_latency for t in first], [t + replica.request_latency for t in done]
+    return summarize(arrivals.times, first, done, prompts, outputs, totals, warmup)
 
 
 def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequence: float,
-         max_steps: int) -> RunTotals:
+         max_steps: int, mixed: bool = True) -> RunTotals:
     """Run iterations until every request ended, the work bound (``max_steps`` steps of the loop: an iteration, a
     decode-only stretch, an idle gap) or an idle end; the invariants are checked every iteration (the cache) and at
     the end (conservation)."""
@@ -445,14 +469,14 @@ def _run(scheduler: Scheduler, arrivals: Arrivals, grid: IterationGrid, per_sequ
             now = max(now, upcoming)
             continue
         running = scheduler.decoding + len(scheduler.prefilling)  # requests in the batch
-        dt = iteration_seconds(interp, tokens, kv.used, running, per_sequence)
+        dt, to_first = batch_seconds(interp, chunked, scheduler.decoding, kv.used, running, per_sequence, mixed)
         now += dt
         busy += dt
         kv.grow(scheduler.decoding)
         # answers ended (their cache freed), then prompts done (their first token now); each end recorded once
         ended = end_answers(it)
         if completed:
-            ended += first_tokens(completed, now, it)
+            ended += first_tokens(completed, now - dt + to_first, it)
         for r in ended:
             kv.release(ledger.whole(r))
             ledger.finish(r, now)

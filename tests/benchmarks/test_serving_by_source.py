@@ -1,6 +1,8 @@
-"""Serving under load scored by source (benchmarks/serving_by_source.py) on ``shared/data/serving-tails.csv``: nothing
-in sizer is fitted on that file, so every point is out of sample; the figures of benchmarks/ACCURACY.md ("Serving
-under load by source") cannot regress unseen. The whole file's askable points are recomputed (a few seconds)."""
+"""Serving under load scored by source (benchmarks/serving_by_source.py) on ``shared/data/serving-tails.csv``: the
+only thing fitted on that file is which engine generations' scheduling policy is on (sizer/runtimes/
+serving_mechanisms.yaml), chosen leave-one-source-out; the figures of benchmarks/ACCURACY.md ("Serving under load by
+source") cannot regress unseen. The whole file's askable points are recomputed (a few seconds; the leave-one-source-out
+choice of the kept mechanism simulates them twice more)."""
 from __future__ import annotations
 
 import sys
@@ -12,11 +14,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import serving_by_source as by_source  # noqa: E402
 
-# Median |error| [%] by metric and group: the figures of 2026-12-06 (benchmarks/results/serving_by_source.json)
-# plus about 3 points. Targets (issue 38): output tokens/s 15 %, p99 TTFT 35 %, p99 TPOT 25 % -- not met, see ACCURACY.md.
+# Median |error| [%] by metric and group: the figures of 2026-12-06 with the engines' generations and AccelMark's
+# outputs from the other sources' serial runs (benchmarks/results/serving_by_source.json: 37.1, 60.4, 75.7, 44.5,
+# 119.9, 18.4, run duration 19.0) plus about 3 points. Targets (issue 38): output tokens/s 15 %, p99 TTFT 35 %, p99
+# TPOT 25 % -- not met, see ACCURACY.md.
 GUARDS = {
-    ("output_tokens_per_s", "all"): 39.0, ("ttft_p50", "all"): 58.0, ("ttft_p99", "all"): 65.0,
-    ("tpot_p99", "all"): 55.0, ("ttft_p99", "scenario=rate"): 84.0, ("tpot_p99", "scenario=serial"): 21.0,
+    ("output_tokens_per_s", "all"): 40.0, ("ttft_p50", "all"): 64.0, ("ttft_p99", "all"): 79.0,
+    ("tpot_p99", "all"): 48.0, ("ttft_p99", "scenario=rate"): 123.0, ("tpot_p99", "scenario=serial"): 21.0,
+    ("run_seconds", "all"): 22.0,
 }
 
 
@@ -38,6 +43,41 @@ def test_by_source_median_does_not_regress(result, metric, group):
     stats = result["summary"][metric][group]
     assert stats["n"] >= 10
     assert stats["median_abs_pct"] <= GUARDS[(metric, group)]
+
+
+def test_the_kept_mechanism_holds_out_of_sample():
+    # the scheduling policy per engine generation, chosen for each source on the others only: its held-out p99 TPOT
+    # (44.5 % on 2026-12-06) beats the profiles as they were (48.0 %) and p99 TTFT does not get worse (78.2 -> 75.7 %);
+    # the values chosen on all sources are what serving_mechanisms.yaml ships
+    points, _ = by_source.points()
+    catalog = by_source.load_catalog()
+    base, policy = (None, False, None), (None, True, None)
+    preds = by_source.simulate_trials(points, catalog, 1000, [base, policy])
+    kept = by_source.loso_fit(points, preds, "generation")
+    before = by_source.loso_fit(points, {base: preds[base]}, "generation")
+    med = {name: by_source._summary(fit["rows"]) for name, fit in (("kept", kept), ("before", before))}
+    assert med["kept"]["tpot_p99"]["all"]["median_abs_pct"] <= min(48.0, med["before"]["tpot_p99"]["all"]["median_abs_pct"])
+    assert med["kept"]["ttft_p99"]["all"]["median_abs_pct"] <= med["before"]["ttft_p99"]["all"]["median_abs_pct"] + 2.0
+    shipped = {g.name: g.policy_on for g in by_source.serving_mechanisms.generations()}
+    assert shipped == {g: bool(v[0][1]) for g, v in kept["shipped"].items()} | {
+        g: shipped[g] for g in shipped if g not in kept["shipped"]}
+
+
+def test_accelmark_outputs_come_from_the_other_sources_serial_runs():
+    # a serial run of N prompts lasts N x (TTFT + (out - 1) x TPOT): AccelMark's 17 sharegpt_standard_v1 sources give
+    # 341-367 tokens (max_tokens 512), its 13 sharegpt_edge_v1 sources 192-222 (max_tokens 256); a point never takes
+    # its own source's run
+    estimates = by_source.serial_outputs()
+    standard, edge = estimates["sharegpt_standard_v1"], estimates["sharegpt_edge_v1"]
+    assert len(standard) >= 15 and all(330 < v < 380 for v in standard.values())
+    assert len(edge) >= 10 and all(180 < v < 240 for v in edge.values())
+    points, _ = by_source.points()
+    for p in points:
+        if p.dataset.startswith("AccelMark sharegpt_standard_v1"):
+            others = [v for s, v in standard.items() if s != p.source]
+            assert p.output_mean == pytest.approx(by_source.statistics.median(others))
+    assumed, _ = by_source.points(others_output=False)
+    assert {p.output_mean for p in assumed if p.dataset.startswith("AccelMark sharegpt_standard_v1")} == {200.0}
 
 
 def test_a_rate_above_capacity_queues_for_the_benchmark_length():

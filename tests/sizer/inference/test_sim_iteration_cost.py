@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from sizer.inference.sim_invariants import SimulationInvariantError
-from sizer.inference.sim_iteration_cost import decode_stretch, iteration_seconds, iterations_until, steps_within_cell
+from sizer.inference.sim_iteration_cost import (
+    batch_seconds,
+    decode_stretch,
+    iteration_seconds,
+    iterations_until,
+    steps_within_cell,
+)
 
 
 def _linear(base: float, per_token: float, per_kv: float):
@@ -61,3 +67,17 @@ def test_a_stretch_stops_at_the_first_iteration_that_reaches_the_next_arrival():
     _, before = decode_stretch(interp, decoding, kv, 0.0, steps - 1, math.inf)
     assert before < gap <= span and steps < 1000
     assert decode_stretch(interp, decoding, kv, 0.0, 1000, 1e-9)[0] == 1  # at least one iteration
+
+
+def test_unmixed_batches_run_prefill_then_decode_and_give_first_tokens_after_the_prefill():
+    # vLLM V0 without chunked prefill (and SGLang without mixed chunks): the prompts run in an iteration of their
+    # own, each pass paying the fixed time, and the answers wait for it; mixed: one pass of both
+    interp = _linear(0.01, 1e-5, 1e-8)
+    mixed, first_mixed = batch_seconds(interp, 500, 40, 10_000, 42, 2e-5, True)
+    apart, first_apart = batch_seconds(interp, 500, 40, 10_000, 42, 2e-5, False)
+    assert mixed == first_mixed == pytest.approx(iteration_seconds(interp, 540, 10_000, 42, 2e-5), rel=1e-12)
+    assert first_apart == pytest.approx(iteration_seconds(interp, 500, 0, 2, 2e-5), rel=1e-12)
+    assert apart == pytest.approx(first_apart + iteration_seconds(interp, 40, 10_000, 40, 2e-5), rel=1e-12)
+    assert apart > mixed and first_apart < mixed
+    # nothing to keep apart: the same step either way
+    assert batch_seconds(interp, 0, 40, 10_000, 40, 0.0, False) == batch_seconds(interp, 0, 40, 10_000, 40, 0.0, True)

@@ -6,6 +6,8 @@ step never beats the weights streamed at datasheet bandwidth, and conservation (
 out) holds below capacity."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,24 @@ def test_the_kv_cache_gets_the_runtimes_share_of_memory(replica):
     device_memory = float(replica.table.memory[0])
     assert (whole.kv_capacity - vllm.kv_capacity) * per_token == pytest.approx(0.1 * device_memory, rel=0.01)
     assert trtllm.kv_capacity == pytest.approx(0.9 * whole.kv_capacity, rel=0.01)
+
+
+def test_the_api_servers_latency_adds_to_every_first_token_and_not_to_the_pace(replica):
+    # a request's time outside the engine (serving_mechanisms.yaml request_latency_s) moves its first token and its
+    # end by the same seconds: TTFT grows by it, TPOT does not
+    load, lengths = Load(rate=2.0), Lengths(512, 64)
+    plain = simulate(replica, load, lengths, 60)
+    late = simulate(dataclasses.replace(replica, request_latency=0.05), load, lengths, 60)
+    assert np.allclose(late.ttft, plain.ttft + 0.05) and np.allclose(late.tpot, plain.tpot)
+
+
+def test_prompts_apart_from_the_answers_lengthen_the_answers_pace_under_load(replica):
+    # vLLM V0's unchunked prefill-first scheduling: at a rate that keeps prompts arriving, the running answers wait
+    # for every prefill pass, so their time per token grows; at one request at a time nothing changes
+    load, lengths = Load(rate=6.0), Lengths(1024, 256)
+    mixed = simulate(replica, load, lengths, 200)
+    apart = simulate(dataclasses.replace(replica, mixed_batches=False, token_budget=4096), load, lengths, 200)
+    assert apart.percentile("tpot", 50) > 1.05 * mixed.percentile("tpot", 50)
+    one = Load(users=1)
+    assert simulate(dataclasses.replace(replica, mixed_batches=False), one, lengths, 20).percentile("tpot", 50) == \
+        pytest.approx(simulate(replica, one, lengths, 20).percentile("tpot", 50), rel=1e-9)
