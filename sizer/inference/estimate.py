@@ -568,7 +568,8 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
                                                            "users): offloaded layers are sized for a static batch only")
     local, local_notes = local_runtime(request.runtime, device, fmt)
     if local is None and request.runtime is not None:  # a serving runtime named: it must run here, with or without load
-        check_runtime(serving_runtime(request), fmt, device)
+        kv_asked = KvCache(request.kv_cache)  # llama.cpp's blocks are refused below, with what to give instead
+        check_runtime(serving_runtime(request), fmt, device, None if kv_asked in GGML_KV_CACHES else kv_asked.value)
     if local is None and (request.runtime is not None or load is not None):
         check_split(serving_runtime(request), split)
     local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,
