@@ -132,3 +132,18 @@ def test_a_ranking_under_tensorrt_llm_offers_no_fp8_kv_cache_on_ampere(catalog):
     assert not any(generation(catalog.find(row.device).architecture) == "ampere" for row in pinned.ranked)
     a100 = next(x for x in pinned.rejected if x.device == "a100-80gb-sxm4")
     assert "fp8 KV cache" in a100.reason and "Ampere" in a100.reason
+
+
+def test_an_mlperf_style_fp4_system_is_not_computed_at_the_fp8_rate():
+    # issue 38: MLPerf v5's Llama-2-70B on B200 (NVFP4, TensorRT-LLM) came out at half because NVFP4 ran at the FP8
+    # rate; a replica of one B200 at MLPerf's mean lengths (628 in, 294 out; benchmarks/serving_accuracy.py) and a
+    # large batch is compute-bound, so NVFP4 must serve it faster than FP8, by the FP4 rate over its overhead
+    from sizer.engine.constants import SERVING_FP4_OVERHEAD
+
+    def total(weights: str) -> float:
+        r = estimate_inference(InferenceRequest(model="llama-2-70b", device="B200", weights=weights, batch=256,
+                                                prompt_len=628, output_len=294, runtime="tensorrt-llm"))
+        return r.total_tokens_per_s.expected
+
+    gain = total("nvfp4") / total("fp8")
+    assert 1.1 < gain <= 2 / (1 + SERVING_FP4_OVERHEAD) + 0.05
