@@ -89,6 +89,8 @@ from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.runtimes.local_runtimes import device_family, device_kind
+from sizer.runtimes.precision_support import weight_mode
+from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
@@ -417,8 +419,12 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
                    "(TensorRT-LLM max_num_tokens 8192; vLLM chunked prefill)"),
     ]
     if table.precisions[i] != fmt.compute and fmt.compute != "mixed":
+        # the kernel that does it (FP8 Marlin W8A16, FP4 Marlin W4A16) and where that was read, from the support matrix
+        cell = weight_mode(DEFAULT_SERVING_RUNTIME, fmt.name, table.devices[i].architecture)
+        kernel = f"{cell.note} ({cell.source})" if cell.mode == "weight-only" else "weight-only kernels (W8A16)"
         notes.append(Assumption(name="compute precision", value=f"{table.devices[i].name} has no {fmt.compute}: weights "
-                                f"dequantised to {table.precisions[i]}", source="weight-only kernels (W8A16)"))
+                                f"dequantised to {table.precisions[i]}", source=kernel,
+                                verified=cell.mode != "weight-only"))
     if arch.sliding_window:
         notes.append(Assumption(name="sliding window", value=f"{arch.sliding_blocks} of {arch.layers} blocks attend over "
                                 f"the last {arch.sliding_window} tokens: their KV cache holds and reads that window only "
