@@ -89,7 +89,7 @@ from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.runtimes.local_runtimes import device_family, device_kind
-from sizer.runtimes.precision_support import weight_mode
+from sizer.runtimes.precision_support import generation, weight_mode
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
@@ -455,9 +455,11 @@ def refused_format(fmt: WeightFormat, device: Device) -> str:
     str
         What to give instead, as the ``expected`` part of an InputError.
     """
+    either = (f", and no serving engine runs {fmt.name} weight-only on {device.architecture} (vLLM's FP8 Marlin needs "
+              "Ampere or newer)" if fmt.name == "fp8" and generation(device.architecture) is not None else "")
     return (f"a format {device.name} computes: the catalog has no {fmt.compute} peak for it, which {fmt.name} "
-            "(weights and activations quantised) needs; weight-only formats (int8, int4, awq-int4-g128, q4_k_m) "
-            "run at its 16-bit rate")
+            f"(weights and activations quantised) needs{either}; weight-only formats (int8, int4, awq-int4-g128, "
+            "q4_k_m) run at its 16-bit rate")
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
