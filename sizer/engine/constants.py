@@ -476,6 +476,18 @@ SERVING_SOURCE = ("fitted to TensorRT-LLM v0.6.1 and FasterTransformer measureme
 SERVING_FP8_SCALING = 0.0
 SERVING_FP8_SOURCE = ("serving quantises with static per-tensor scales calibrated offline (TensorRT Model Optimizer, "
                       "vLLM FP8 W8A8), its casts fused into the neighbouring kernels (docs/references.md [modelopt-fp8])")
+# NVFP4 serving on devices with FP4 tensor cores (Blackwell; sizer/runtimes/precision_support.py says which engine
+# runs it there): the GEMMs at the FP4 peak, each with the work FP8's static scales do not have: every linear layer's
+# input quantised at run time to E2M1 with one E4M3 scale per 16 values (a pass over the activations, in TensorRT-LLM's
+# PyTorch backend a kernel of its own), the block scales loaded and applied in the GEMM's main loop, smaller tiles.
+# Counted as a share of the GEMM time at the FP4 peak, fitted (benchmarks/low_precision_accuracy.py) on the rows the
+# FP4 rate moves: TensorRT-LLM's perf-overview NVFP4 rows with outputs of at most 500 tokens (12 rows, B200 and GB200,
+# Llama 3.3 70B and 3.1 405B), where the FP8 rate left them 14 % under; the only FP4 source in the data, so in sample.
+# Attention stays at the FP8 rate (TensorRT-LLM's FMHA reads the FP8 KV cache in FP8; no FP4 attention kernel).
+SERVING_FP4_OVERHEAD = 0.6
+SERVING_FP4_SOURCE = ("NVFP4 GEMMs at the FP4 peak with a block-scale and activation-quantisation overhead of 60 % of "
+                      "their time (fitted on TensorRT-LLM v1.0 perf-overview NVFP4 rows whose outputs are at most 500 "
+                      "tokens: benchmarks/low_precision_accuracy.py), attention at the FP8 rate")
 # Runtimes prefill at most this many tokens at once (TensorRT-LLM's max_num_tokens default, 8192;
 # vLLM's chunked prefill uses 2048-8192): the activations held at once.
 PREFILL_CHUNK_TOKENS = 8192

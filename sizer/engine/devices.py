@@ -290,9 +290,13 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
             # (Transformer Engine) also keeps attention at the 16-bit peak; served FP8 attention stays FP8.
             recipe = eff.fp8_scaling is None
             fp8_scaling = constants.FP8_SCALING_OVERHEAD if eff.fp8_scaling is None else eff.fp8_scaling
+            served_fp4 = not recipe and resolved is Precision.FP4 and stated_peak(device, Precision.FP8) is not None
             if resolved in SCALED_PRECISIONS:
                 scaling = 1.0 + fp8_scaling
                 attention = rates[0] / scaling
+                if served_fp4:  # NVFP4 serving: its own quantisation overhead, attention at the FP8 rate
+                    scaling = 1.0 + constants.SERVING_FP4_OVERHEAD
+                    attention = device_rates(device, Precision.FP8).matrix_peak * unit_efficiency(eff, "tensor")
                 if recipe:
                     sixteen = resolve_precision(device, Precision.MIXED)
                     assert sixteen is not None  # a device with an 8- or 4-bit peak has a 16-bit one
@@ -306,7 +310,8 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                                       for unit in (r.matrix_unit, r.conv_unit))
             half = [matrix_half, conv_half, 0.0, matrix_half]
             peak, best = r.matrix_peak, max(r.matrix_peak, r.conv_peak, r.vector_peak)
-            unit_peaks = [r.matrix_peak, r.conv_peak, best, r.matrix_peak]
+            unit_peaks = [r.matrix_peak, r.conv_peak, best,
+                          device_rates(device, Precision.FP8).matrix_peak if served_fp4 else r.matrix_peak]
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
             if precision is Precision.MIXED:
                 notes = (f"mixed precision: {resolved} on this device", *notes)
@@ -316,6 +321,8 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                          f"{fp8_scaling:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
                          f"scores at the 16-bit peak ({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, "
                          f"FP32 master weights and optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+            elif resolved in SCALED_PRECISIONS and served_fp4:
+                notes = (constants.SERVING_FP4_SOURCE, *notes)
             elif resolved in SCALED_PRECISIONS and fp8_scaling == 0:
                 notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak without a scaling overhead "
                          f"({constants.SERVING_FP8_SOURCE})", *notes)

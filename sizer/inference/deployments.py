@@ -284,7 +284,7 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
     own_prefill_limit = np.broadcast_to(np.asarray(own.prefill_limit, dtype=float), own_prefill.shape)
     per_user = 1.0 / a.decode_seconds
     total = total_tokens_per_second(b, output, a.prefill_seconds, a.decode_seconds)
-    runs = np.array([searched_refusal(request, fmt, device) is None for device in devices])  # deployable picks only
+    runs = np.array([searched_refusal(request, fmt, device, kv_name) is None for device in devices])  # deployable picks only
     # tensor parallelism stays inside a node, as under load (a layer split's hosts share nothing but activations)
     in_node = (c <= table.devices_per_node[d]) if split == "tensor" else np.ones_like(c, dtype=bool)
     ok = a.fits & table.supported[d] & runs[d] & in_node
@@ -308,7 +308,7 @@ def _offline_options(request: InferenceRecommendRequest, arch: Architecture, dev
     for i, device in enumerate(devices):
         rows = np.flatnonzero(g.d == i)
         good = rows[g.ok[rows]]
-        if (refused := searched_refusal(request, fmt, device)) is not None:
+        if (refused := searched_refusal(request, fmt, device, kv_name)) is not None:
             yield i, None, refused
             continue
         if not len(good) and g.a.fits[rows].any() and not (g.a.fits & g.in_node)[rows].any():

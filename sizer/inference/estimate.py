@@ -91,6 +91,8 @@ from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.runtimes.local_runtimes import device_family, device_kind
+from sizer.runtimes.precision_support import generation, weight_mode
+from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
@@ -419,8 +421,12 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
                    "(TensorRT-LLM max_num_tokens 8192; vLLM chunked prefill)"),
     ]
     if table.precisions[i] != fmt.compute and fmt.compute != "mixed":
+        # the kernel that does it (FP8 Marlin W8A16, FP4 Marlin W4A16) and where that was read, from the support matrix
+        cell = weight_mode(DEFAULT_SERVING_RUNTIME, fmt.name, table.devices[i].architecture)
+        kernel = f"{cell.note} ({cell.source})" if cell.mode == "weight-only" else "weight-only kernels (W8A16)"
         notes.append(Assumption(name="compute precision", value=f"{table.devices[i].name} has no {fmt.compute}: weights "
-                                f"dequantised to {table.precisions[i]}", source="weight-only kernels (W8A16)"))
+                                f"dequantised to {table.precisions[i]}", source=kernel,
+                                verified=cell.mode != "weight-only"))
     if arch.sliding_window:
         notes.append(Assumption(name="sliding window", value=f"{arch.sliding_blocks} of {arch.layers} blocks attend over "
                                 f"the last {arch.sliding_window} tokens: their KV cache holds and reads that window only "
@@ -451,9 +457,11 @@ def refused_format(fmt: WeightFormat, device: Device) -> str:
     str
         What to give instead, as the ``expected`` part of an InputError.
     """
+    either = (f", and no serving engine runs {fmt.name} weight-only on {device.architecture} (vLLM's FP8 Marlin needs "
+              "Ampere or newer)" if fmt.name == "fp8" and generation(device.architecture) is not None else "")
     return (f"a format {device.name} computes: the catalog has no {fmt.compute} peak for it, which {fmt.name} "
-            "(weights and activations quantised) needs; weight-only formats (int8, int4, awq-int4-g128, q4_k_m) "
-            "run at its 16-bit rate")
+            f"(weights and activations quantised) needs{either}; weight-only formats (int8, int4, awq-int4-g128, "
+            "q4_k_m) run at its 16-bit rate")
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
@@ -570,7 +578,8 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
                                                            "users): offloaded layers are sized for a static batch only")
     local, local_notes = local_runtime(request.runtime, device, fmt)
     if local is None and request.runtime is not None:  # a serving runtime named: it must run here, with or without load
-        check_runtime(serving_runtime(request), fmt, device)
+        kv_asked = KvCache(request.kv_cache)  # llama.cpp's blocks are refused below, with what to give instead
+        check_runtime(serving_runtime(request), fmt, device, None if kv_asked in GGML_KV_CACHES else kv_asked.value)
     if local is None and (request.runtime is not None or load is not None):
         check_split(serving_runtime(request), split)
     local, settings_notes = run_settings(local, device, flash_attention=request.flash_attention, ubatch=request.ubatch,

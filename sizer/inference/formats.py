@@ -118,12 +118,13 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
                  "= 4.25 bits; as OpenAI ships gpt-oss (model card: the MoE weights in MXFP4, the rest in BF16), a "
                  "mixture keeps only its routed experts in MXFP4 (a dense model all but its embeddings and head); "
                  "dequantised to 16 bits for the matrix products", edges_16bit=True, experts_only=True),
-    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), Precision.FP8,
-                 "NVIDIA NVFP4: FP4 E2M1 values with an FP8 E4M3 scale per 16 (NVIDIA technical blog 'Introducing "
-                 "NVFP4', 2025); served at the FP8 rate, not the FP4 peak B200 and GB200 list: on the fitting rows "
-                 "(TensorRT-LLM's 40 B200/GB200 NVFP4 rows, benchmarks/serving_accuracy.py) FP8-rate matrix "
-                 "products land at a median error of 10.9 % (signed +1.4 %), the FP4 peak at 45 % too fast; "
-                 "training's --precision fp4 keeps the FP4 peak, which its own rows support"),
+    WeightFormat("nvfp4", group_quantised_bits(4, 16, 8), Precision.FP4,
+                 "NVIDIA NVFP4: FP4 E2M1 values with an FP8 E4M3 scale per 16 = 4.5 bits (NVIDIA technical blog "
+                 "'Introducing NVFP4', 2025); matrix products at the FP4 peak where the device has FP4 tensor cores "
+                 "(Blackwell) and the engine runs NVFP4 GEMMs there, with the activations quantised at run time and "
+                 "the block scales applied (sizer/engine/constants.py SERVING_FP4_OVERHEAD); elsewhere weight-only, "
+                 "dequantised to 16 bits (vLLM's FP4 Marlin W4A16; which engine runs what where: "
+                 "sizer/runtimes/precision_support.py)"),
 )}
 # Common spellings of the same formats.
 _ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "gptq": "gptq-int4-g128",

@@ -18,6 +18,7 @@ docs/references.md [agrawal2024vidur].
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -141,7 +142,7 @@ def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tup
     busy = evaluate_serving(case, table, d, c, slots)
     sat_rate = total_tokens_per_second(slots, case.output_len, busy.prefill_seconds, busy.decode_seconds) / case.output_len
     # the runtime's kernels for the format on the device's generation; tensor parallelism within a node
-    runs = np.array([runtime_refusal(engine, fmt, dev) is None for dev in devices])[d]
+    runs = np.array([runtime_refusal(engine, fmt, dev, kv_name) is None for dev in devices])[d]
     in_node = c <= table.devices_per_node[d]
     ok = lone.fits & table.supported[d] & runs & in_node & (lone.max_batch >= 1)
     why = np.where(~table.supported[d], "format", np.where(~runs, "runtime", np.where(~in_node, "node",
@@ -228,7 +229,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
         points, reasons = _device_points(request, i, screens, pinned, prices)
         chosen, why = _first_serving(request, arch, engine, i, points, load, lengths, slo, requests)
         if chosen is None:
-            reason = why or _rejection(reasons, pinned, weights, engine, device, screens[0][1]["table"], i)
+            reason = why or _rejection(reasons, pinned, weights, engine, device, screens[0][1]["table"], i, kvs)
             rejected.append(RejectedOption(device=device.id, name=device.name, reason=reason))
             continue
         hourly, basis, used = prices(i, int(chosen[1]["c"][chosen[2]]))
@@ -325,12 +326,13 @@ def _replicas_for_share(request: InferenceRecommendRequest, replica: Replica, re
 
 
 def _rejection(reasons: set[str], pinned: bool, weights: list[WeightFormat], engine: Runtime, device: Device,
-               table: DeviceTable, i: int) -> str:
+               table: DeviceTable, i: int, kvs: Sequence[str] = ()) -> str:
     """Why no screened point of a device passed, from the screen's reasons (format, runtime, node, fit, slow)."""
     if reasons == {"format"}:
         return unsupported_reason(weights[0]) if pinned else "no searched format computes on it"
-    if reasons == {"runtime"} or reasons == {"format", "runtime"}:
-        return next(filter(None, (runtime_refusal(engine, f, device) for f in weights)), "")
+    if reasons == {"runtime"} or reasons == {"format", "runtime"}:  # the weights' refusal, else the KV cache's
+        return next(filter(None, (*(runtime_refusal(engine, f, device) for f in weights),
+                                  *(runtime_refusal(engine, f, device, kv) for f in weights for kv in kvs))), "")
     if "slow" in reasons:
         return "too slow even for a lone request"
     if "node" in reasons:

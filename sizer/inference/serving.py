@@ -41,6 +41,7 @@ from sizer.hardware.schema import Device
 from sizer.inference.formats import WeightFormat
 from sizer.memo import registered_cache
 from sizer.runtimes.gguf import gguf_bytes
+from sizer.runtimes.precision_support import weight_only_somewhere
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.layer_graph import attention_flops, layer_graph
 from sizer.workloads.profile import Layer, Profile
@@ -370,9 +371,10 @@ def touched_experts(experts: int, per_token: int, tokens: npt.ArrayLike) -> np.n
 
 # --- Device tables for serving -------------------------------------------------------------------
 
-def _choose_rows(primary: DeviceTable, fallback: DeviceTable) -> DeviceTable:
-    """Per device, the primary table's row where the device supports its precision, else the fallback's."""
-    use = primary.supported
+def _choose_rows(primary: DeviceTable, fallback: DeviceTable, keep: npt.NDArray[np.bool_] | None = None) -> DeviceTable:
+    """Per device, the primary table's row where the device supports its precision (or ``keep`` says so: a strict
+    row stays unsupported), else the fallback's."""
+    use = primary.supported if keep is None else primary.supported | keep
     values = {}
     for f in fields(DeviceTable):
         a, b = getattr(primary, f.name), getattr(fallback, f.name)
@@ -402,15 +404,15 @@ def _int8_rows(table: DeviceTable) -> DeviceTable:
 @registered_cache(key=lambda devices, compute, efficiencies, strict: (tuple(d.key for d in devices), compute,
                                                                              efficiencies, strict))
 def _serving_table(devices: tuple[Device, ...], compute: Precision | Literal["int8"], efficiencies: tuple[Efficiencies, ...],
-                   strict: bool) -> DeviceTable:
-    """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`)."""
+                   strict: tuple[bool, ...]) -> DeviceTable:
+    """Built once per (devices, precision, efficiencies); keyed by the devices' content (:mod:`sizer.memo`).
+    ``strict``, per device: no 16-bit fallback where the device lacks the format's peak."""
     fallback = build_device_table(devices, Precision.MIXED, efficiencies)
     if compute is Precision.MIXED:
         return fallback
-    if compute == "int8":
-        return _int8_rows(fallback)
-    primary = build_device_table(devices, compute, efficiencies)
-    return primary if strict else _choose_rows(primary, fallback)
+    primary = _int8_rows(fallback) if compute == "int8" else build_device_table(devices, compute, efficiencies)
+    # a strict row keeps the primary's (unsupported where there is no peak); the others fall back to 16 bits
+    return primary if all(strict) else _choose_rows(primary, fallback, np.asarray(strict, dtype=bool))
 
 
 def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
@@ -434,7 +436,9 @@ def serving_table(devices: tuple[Device, ...], weights: WeightFormat,
         The devices' rates, memory and overheads; ``supported`` False where a W8A8 format has no peak.
     """
     effs = efficiencies or tuple(serving_efficiencies(d.kind) for d in devices)
-    return _serving_table(tuple(devices), weights.compute, tuple(effs), weights.activations)
+    # a W8A8 format falls back to 16 bits only where an engine runs it weight-only (FP8 Marlin on Ampere)
+    strict = tuple(weights.activations and not weight_only_somewhere(weights.name, d.architecture) for d in devices)
+    return _serving_table(tuple(devices), weights.compute, tuple(effs), strict)
 
 
 def table_row(table: DeviceTable, i: int) -> DeviceTable:

@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol, TypedDict, cast
 import numpy as np
 from pydantic import BaseModel, Field
 
+from sizer.choices import KvCache
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
@@ -28,7 +29,7 @@ from sizer.inference.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
 from sizer.inference.traffic import Lengths, LengthsName, Load, arrivals_label, length_distribution, parse_trace
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes import RuntimeName
-from sizer.runtimes.runtime import Runtime
+from sizer.runtimes.runtime import Purpose, Runtime
 from sizer.units import parse_quantity
 
 
@@ -163,8 +164,9 @@ def serving_runtime(request: LoadFields) -> Runtime:
     return entry
 
 
-def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> str | None:
-    """Why ``entry`` cannot serve ``weights`` on ``device`` (kind, format, the device generation's kernels), or None.
+def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device, kv_cache: str | None = None) -> str | None:
+    """Why ``entry`` cannot serve ``weights`` (and a ``kv_cache`` KV cache) on ``device`` (kind, format, the device
+    generation's kernels: sizer/runtimes/precision_support.py), or None.
 
     Parameters
     ----------
@@ -174,18 +176,24 @@ def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device) -> st
         The weight format asked.
     device : Device
         The catalog device.
+    kv_cache : str, optional
+        The KV-cache type asked (None: not checked).
 
     Returns
     -------
     str or None
         The reason in words, or None where it runs.
     """
-    from sizer.runtimes.serving_runtimes import format_refusal
+    from sizer.runtimes.serving_runtimes import format_refusal, kv_refusal
 
-    return device_refusal(entry, device) or format_refusal(entry, weights.name, device.architecture)
+    why = device_refusal(entry, device) or format_refusal(entry, weights.name, device.architecture)
+    if why is None and kv_cache is not None and entry.purpose is Purpose.SERVING:
+        why = kv_refusal(entry, KvCache(kv_cache), device.architecture)
+    return why
 
 
-def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Device) -> str | None:
+def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Device,
+                     kv_cache: str | None = None) -> str | None:
     """Why a ranking without load may not pick ``weights`` on ``device``: the serving runtime named cannot run it
     there (its device kinds, vendor, formats and kernels); with none named, a 4-bit integer format on a device
     generation no serving engine has its kernels for (AWQ on a V100). A local runtime named refuses nothing here.
@@ -198,6 +206,8 @@ def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Devic
         The weight format searched or pinned.
     device : Device
         The catalog device.
+    kv_cache : str, optional
+        The KV-cache type searched or pinned (checked against the named serving runtime's support matrix).
 
     Returns
     -------
@@ -205,14 +215,16 @@ def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Devic
         The reason in words, or None where the pick is deployable.
     """
     from sizer.runtimes import Purpose, runtime
+    from sizer.runtimes.precision_support import no_engine_runs
     from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME, FOUR_BIT_INT, format_refusal
 
     name = getattr(request, "runtime", None)
-    if name is None:
-        return (format_refusal(runtime(DEFAULT_SERVING_RUNTIME), weights.name, device.architecture)
-                if weights.name in FOUR_BIT_INT else None)
+    if name is None:  # no engine named: what none of them runs on the device's generation (NVFP4 on a V100)
+        if weights.name in FOUR_BIT_INT or no_engine_runs(weights.name, device.architecture):
+            return format_refusal(runtime(DEFAULT_SERVING_RUNTIME), weights.name, device.architecture)
+        return None
     entry = runtime(name)
-    return runtime_refusal(entry, weights, device) if entry.purpose is Purpose.SERVING else None
+    return runtime_refusal(entry, weights, device, kv_cache) if entry.purpose is Purpose.SERVING else None
 
 
 def named_serving_runtime(request: "LoadFields") -> list[Assumption]:
@@ -273,8 +285,9 @@ def check_split(entry: Runtime, split: str | None) -> None:
                                          "pipeline parallelism, which a layer split is to a serving engine)")
 
 
-def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None:
-    """InputError naming ``device`` or ``weights`` when ``entry`` cannot serve ``weights`` on ``device``.
+def check_runtime(entry: Runtime, weights: WeightFormat, device: Device, kv_cache: str | None = None) -> None:
+    """InputError naming ``device``, ``weights`` or ``kv_cache`` when ``entry`` cannot serve ``weights`` with that
+    KV cache on ``device``.
 
     Parameters
     ----------
@@ -284,6 +297,8 @@ def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None
         The weight format asked.
     device : Device
         The catalog device.
+    kv_cache : str, optional
+        The KV-cache type asked (None: not checked).
     """
     if (why := device_refusal(entry, device)) is not None:
         local = "; llama.cpp and MLX run on it, for one user (no rate or users)" if "Apple" in why else ""
@@ -291,6 +306,8 @@ def check_runtime(entry: Runtime, weights: WeightFormat, device: Device) -> None
     why = runtime_refusal(entry, weights, device)
     if why:
         raise InputError("weights", weights.name, f"a format {entry.name} runs on this device: {why}")
+    if kv_cache is not None and (why := runtime_refusal(entry, weights, device, kv_cache)):
+        raise InputError("kv_cache", kv_cache, f"a KV cache {entry.name} stores on this device: {why}")
 
 
 def runtime_assumption(entry: Runtime, given: bool) -> Assumption:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.choices import GGML_KV_CACHES, KvCache
+from sizer.runtimes.precision_support import kv_mode, kv_words, refusal_words, weight_mode
 from sizer.runtimes.runtime import Purpose, Runtime
 
 # Weight formats a data-centre engine runs (names of sizer.inference.formats); GGUF is llama.cpp's.
@@ -96,7 +97,32 @@ def format_refusal(entry: Runtime, weights: str, architecture: str) -> str | Non
     if weights in FOUR_BIT_INT and generation.startswith(FOUR_BIT_KERNEL_GENERATIONS_MISSING):
         return (f"{entry.name} has no {weights} kernels for {architecture} (4-bit integer GEMMs need Turing "
                 "or newer)")
-    return None
+    cell = weight_mode(entry.name, weights, architecture)  # FP8, NVFP4, MXFP4 by generation (precision_support)
+    return refusal_words(entry.name, f"run {weights} weights", cell, architecture) if cell.mode == "refused" else None
+
+
+def kv_refusal(entry: Runtime, kv_cache: KvCache, architecture: str) -> str | None:
+    """Why ``entry`` cannot store a ``kv_cache`` KV cache on a device of ``architecture``, or None when it can.
+
+    Parameters
+    ----------
+    entry : Runtime
+        A serving runtime.
+    kv_cache : KvCache
+        The KV-cache type asked.
+    architecture : str
+        The device's GPU architecture as the catalog names it.
+
+    Returns
+    -------
+    str or None
+        Why it cannot (TensorRT-LLM's FP8 KV cache before Ada; int8 under vLLM or SGLang), with the source; None
+        when it can.
+    """
+    if (why := entry.refusal(kv_cache=kv_cache)) is not None:
+        return why
+    cell = kv_mode(entry.name, kv_cache.value, architecture)
+    return refusal_words(entry.name, f"store {kv_words(kv_cache.value)}", cell, architecture) if cell.mode == "refused" else None
 
 # The KV-cache types the data-centre engines store: floats, FP8 and int8 with scales, none of llama.cpp's ggml blocks
 _SERVING_KV = frozenset(KvCache) - GGML_KV_CACHES

@@ -63,8 +63,8 @@ def test_only_weight_and_activation_formats_compute_below_16_bits():
             assert fmt.compute in ("fp8", "int8"), fmt.name
         elif fmt.bits < 16:
             # weight-only: dequantised to 16 bits for the matrix products (W4A16/W8A16), except NVFP4, which
-            # runs at the FP8 rate (test below)
-            assert fmt.compute == "mixed" or fmt.name == "nvfp4" and fmt.compute == "fp8", fmt.name
+            # runs at the FP4 rate where the device has one and at 16 bits elsewhere (test below)
+            assert fmt.compute == "mixed" or fmt.name == "nvfp4" and fmt.compute == "fp4", fmt.name
 
 
 def test_quantised_files_keep_their_edges_at_16_bits():
@@ -74,11 +74,10 @@ def test_quantised_files_keep_their_edges_at_16_bits():
     assert not weight_format("fp8").edges_16bit and weight_format("mxfp4").experts_only
 
 
-def test_nvfp4_serves_at_the_fp8_rate_and_says_why_not_at_the_fp4_peak(catalog):
-    # the catalog lists FP4 peaks (B200, GB200) and training uses them; serving does not, chosen on the fit split
+def test_nvfp4_says_where_it_runs_at_the_fp4_peak(catalog):
     assert any("fp4" in device.peaks for device in catalog)
     fmt = weight_format("nvfp4")
-    assert fmt.compute == "fp8" and "FP4 peak" in fmt.source and "fitting rows" in fmt.source
+    assert fmt.compute == "fp4" and "FP4 peak" in fmt.source and "precision_support" in fmt.source
 
 
 @pytest.mark.parametrize("name, size", [("fp32", 4), ("BF16", 2), ("fp16", 2), ("fp8", 1), (" int8 ", 1)])
@@ -98,16 +97,21 @@ def test_larger_groups_never_cost_more_bits(bits, g1, g2, scale, zero):
     assert bits <= group_quantised_bits(bits, large, scale, zero) <= group_quantised_bits(bits, small, scale, zero)
 
 
-def test_nvfp4_serves_at_the_fp8_rate_on_blackwell_and_hopper(catalog):
-    # B200's catalog FP4 peak is twice its FP8 (NVIDIA DGX B200 datasheet, dense), unused for serving: TensorRT-LLM's
-    # NVFP4 rows sit at the FP8 rate (benchmarks/serving_accuracy.py, fit split)
+def test_nvfp4_serves_at_the_fp4_rate_on_blackwell_and_weight_only_on_hopper(catalog):
+    # B200's FP4 peak is twice its FP8 (NVIDIA DGX B200 datasheet, dense): NVFP4 GEMMs run above the FP8 rate, by
+    # the FP4 peak over the fitted quantisation overhead, attention at the FP8 rate; an H100 has no FP4 tensor
+    # cores, so its NVFP4 weights are dequantised to 16 bits (vLLM's FP4 Marlin)
+    from sizer.engine.constants import SERVING_FP4_OVERHEAD
     from sizer.inference.serving import serving_table
 
     b200, h100 = catalog.find("B200"), catalog.find("H100 SXM")
     table = serving_table((b200, h100), weight_format("nvfp4"))
     fp8 = serving_table((b200, h100), weight_format("fp8"))
-    assert table.precisions == ("fp8", "fp8")
-    assert table.peak[0] == fp8.peak[0] and table.peak[1] == fp8.peak[1]
+    bf16 = serving_table((b200, h100), weight_format("bf16"))
+    assert table.precisions == ("fp4", "bf16")
+    assert table.rates[0, 0] == pytest.approx(2 * fp8.rates[0, 0] / (1 + SERVING_FP4_OVERHEAD))
+    assert table.rates[0, 0] > fp8.rates[0, 0] and table.rates[0, 3] == pytest.approx(fp8.rates[0, 3])
+    assert table.rates[1, 0] == pytest.approx(bf16.rates[1, 0])
 
 
 def test_one_deployment_below_8_bits_carries_the_quality_note_its_ranked_rows_do():

@@ -10,6 +10,7 @@ import pytest
 from sizer.hardware.catalog import load_catalog
 from sizer.inference.deployments import InferenceRecommendRequest, recommend_inference
 from sizer.inference.load_search import SEARCH_KV, SEARCH_WEIGHTS
+from sizer.runtimes.precision_support import weight_only_somewhere
 
 LOAD = dict(model="llama-2-70b", rate=5, prompt_len=1024, output_len=256, slo_ttft="2 s", slo_tpot="100 ms",
             max_devices=8, kinds=["gpu"])
@@ -26,8 +27,8 @@ def test_rows_say_their_formats_and_stay_within_the_search(searched):
     for row in searched.ranked:
         assert row.weights in SEARCH_WEIGHTS and row.kv_cache in SEARCH_KV
         device = catalog.find(row.device)
-        if row.weights == "fp8":
-            assert "fp8" in device.peaks
+        if row.weights == "fp8":  # at the FP8 peak, or weight-only where vLLM runs it so (FP8 Marlin on Ampere)
+            assert "fp8" in device.peaks or weight_only_somewhere("fp8", device.architecture)
         if row.weights == "w8a8":  # int8 only where there is no FP8 peak but an int8 one
             assert "fp8" not in device.peaks and device.int8_peak is not None
 
@@ -66,9 +67,11 @@ def test_a_given_kv_format_pins_only_that_dimension():
 
 
 def test_pinned_fp8_rejects_devices_without_the_peak():
+    # a Volta has neither the FP8 peak nor an engine's weight-only FP8 kernel; an A100 runs it weight-only (vLLM)
     r = recommend_inference(InferenceRecommendRequest(**LOAD, weights="fp8"))
-    a100 = next(x for x in r.rejected if x.device == "a100-80gb-sxm4")
-    assert "fp8 peak" in a100.reason
+    v100 = next(x for x in r.rejected if x.device == "tesla-v100-sxm2-32gb")
+    assert "fp8 peak" in v100.reason
+    assert not any(x.device == "a100-80gb-sxm4" and "fp8 peak" in x.reason for x in r.rejected)
 
 
 def test_cli_rows_carry_formats(cli):

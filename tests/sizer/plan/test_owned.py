@@ -126,8 +126,9 @@ def test_memory_on_several_devices_shards_before_it_gives_up_weights(catalog):
 
 
 def test_serving_fp8_on_owned_hardware_without_the_peak_says_so(catalog):
-    # issue 16: W8A8 FP8 needs an FP8 peak; an A100 has none, so it cannot run fp8 and says which change would serve
-    result = facade.answer_owned(facade.InferenceRequest(model="llama-2-7b", weights="fp8", have=["1x A100 80GB SXM"]),
+    # issue 16: W8A8 FP8 needs an FP8 peak; a V100 has none (and, unlike an A100, no engine's weight-only FP8
+    # kernel: sizer/runtimes/precision_support.py), so it cannot run fp8 and says which change would serve
+    result = facade.answer_owned(facade.InferenceRequest(model="llama-2-7b", weights="fp8", have=["1x V100 SXM2 32GB"]),
                                  catalog)
     option = result.options[0]
     assert not option.fits and "cannot run these weights" in option.verdict and "fp8 peak" in option.verdict

@@ -107,9 +107,12 @@ def test_qwen3_32b_fp8_and_bf16_checkpoints():
 
 
 def test_a_device_without_fp8_says_the_checkpoint_is_the_reason():
+    # a Volta: no FP8 peak and no engine's weight-only FP8 kernel (an A100 runs it as vLLM's FP8 Marlin W8A16)
     with pytest.raises(InputError, match="published checkpoint is stored in.*give weights int8") as error:
-        estimate_inference(InferenceRequest(model="deepseek-v3", device="A100 80GB SXM", count=16))
+        estimate_inference(InferenceRequest(model="deepseek-v3", device="V100 SXM2 32GB", count=32))
     assert error.value.field == "weights"
+    ampere = estimate_inference(InferenceRequest(model="deepseek-v3", device="A100 80GB SXM", count=16))
+    assert ampere.weights == "fp8" and any(a.name == "compute precision" for a in ampere.assumptions)
 
 
 def test_a_quantised_config_file_is_refused_where_its_format_is_unknown(tmp_path):
