@@ -49,6 +49,7 @@ from sizer.inference.local import (
     wired_device,
 )
 from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
+from sizer.inference.moe_decode import TENSOR_PARALLEL, MoeLayout, layout_refusal
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
@@ -163,6 +164,11 @@ class InferenceRequest(ServedModel):
                                              "-ts ratios, one per device (e.g. [3, 1]); default: in proportion to memory")
     runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
+    expert_parallel: bool = Field(False, description="a mixture's experts split whole over the devices (SGLang --ep-size, "
+                                  "vLLM --enable-expert-parallel); default: split by tensor parallelism")
+    dp_attention: bool = Field(False, description="data-parallel attention with expert parallelism: each device runs "
+                               "attention for its own sequences and keeps their KV cache (SGLang --enable-dp-attention, "
+                               "vLLM --data-parallel-size)")
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
                                                            "conversation's earlier turns; llama-bench -d)")
     flash_attention: bool | None = Field(None, description="a local runtime's fused attention on or off (llama.cpp -fa; "
@@ -670,6 +676,31 @@ def _check_lengths_and_split(request: InferenceRequest, arch: Architecture, spli
         raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
 
 
+def served_layout(served: _Served) -> MoeLayout:
+    """The expert and attention split the request asks of its serving runtime, or InputError naming the field."""
+    request = served.request
+    layout = MoeLayout(expert=request.expert_parallel or request.dp_attention, dp_attention=request.dp_attention)
+    if layout == TENSOR_PARALLEL:
+        return layout
+    if served.local is not None or served.host is not None:
+        raise InputError("dp_attention" if request.dp_attention else "expert_parallel", True,
+                         "a data-centre serving runtime with every layer on the devices (not a local runtime or "
+                         "offloaded layers)")
+    engine = serving_runtime(request)
+    reason = layout_refusal(served.arch, request.count, layout, engine.profile.parallelism, engine.name)
+    if reason is None and served.split != "tensor":
+        reason = "a tensor split of the devices (not a layer split)"
+    if reason is not None:
+        raise InputError("dp_attention" if request.dp_attention else "expert_parallel", True, reason)
+    return layout
+
+
+def _no_layout(served: _Served) -> MoeLayout | None:
+    """No serving runtime's layout where a local runtime or offloaded layers serve (refused where one is asked)."""
+    served_layout(served)
+    return None
+
+
 def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
     """The engine's times and memory for the request's batch on its devices."""
     request, host, local = served.request, served.host, served.local
@@ -677,7 +708,8 @@ def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
     chunk = {"prefill_chunk": local.profile.ubatch} if local is not None and served.load is None else {}
     case = ServingCase(served.arch, served.fmt, served.kv, request.prompt_len, request.output_len, served.split,
                        request.gpu_layers if host is not None else None, depth=request.depth,
-                       **(runtime_memory(request, served.split) if host is None and local is None else {}), **chunk)
+                       **(runtime_memory(request, served.split) if host is None and local is None else {}), **chunk,
+                       moe=served_layout(served) if host is None and local is None else _no_layout(served))
     a = evaluate_serving(case, served.table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
     # the decode step's bytes at the datasheet bandwidth: no step is faster (the range's optimistic end)
@@ -857,7 +889,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
     check_runtime(engine, served.fmt, device)
     replica = runtime_replica(engine, served.arch, served.fmt, served.kv, batching_table((device,), served.fmt), 0,
                               request.count, served.split, max_running=request.max_running,
-                              token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
+                              token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit,
+                              moe=served_layout(served))
     prompts = request.burst or request.prompts  # a finite benchmark on the deployment as given (issue 38)
     answer = (serve_benchmark(replica, load, served.lengths, served.slo, prompts, request.replicas) if prompts else
               serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas))
