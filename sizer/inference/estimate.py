@@ -49,7 +49,7 @@ from sizer.inference.local import (
     wired_device,
 )
 from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
-from sizer.inference.moe_decode import TENSOR_PARALLEL, MoeLayout, layout_refusal
+from sizer.inference.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
@@ -373,7 +373,7 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
                                                                                        source=price.source)
 
 
-def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTable, i: int) -> list[Assumption]:
+def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTable, i: int, count: int = 1) -> list[Assumption]:
     """What the serving model assumed for one device of ``table``: weights, KV cache, decode, prefill,
     efficiencies, the range, the runtime reserve and activations, and where they apply the compute
     precision, sliding window, experts and a context beyond the model's.
@@ -388,6 +388,8 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
         The devices' rates (:func:`sizer.inference.serving.serving_table`).
     i : int
         The device's row in ``table`` [1].
+    count : int
+        Devices in the replica [1] (for the expert and attention split's note).
 
     Returns
     -------
@@ -434,6 +436,10 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
         notes.append(Assumption(name="mixture of experts", value=f"weights of all {arch.experts} experts in memory; a token "
                                 f"computes with and reads {arch.experts_per_token}; a batch of B reads E(1-(1-k/E)^B) "
                                 "distinct experts", source="uniform routing (Fedus et al. 2022, Switch Transformer)"))
+    runtime_moe = layout_note(arch, count, case.moe) if case.moe is not None else None
+    if runtime_moe is not None:
+        notes.append(Assumption(name="MoE and MLA under the runtime", value=runtime_moe[0], source=runtime_moe[1],
+                                verified=MOE_LAYER_VERIFIED))
     if case.context > arch.max_context:
         notes.append(Assumption(name="context", value=f"{case.context} tokens, beyond the model's {arch.max_context}",
                                 source=arch.source))
@@ -772,7 +778,7 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     depth_note = ([Assumption(name="depth", value=f"{request.depth} tokens already in the KV cache: the prompt attends "
                               "over them too, and every generated token reads their keys and values",
                               source="llama-bench -d (context depth)")] if request.depth else [])
-    serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0)
+    serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0, served.request.count)
     if served.local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
         serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
     if served.local is not None and served.host is None:  # the prompt as _evaluate times it (prefill_seconds)

@@ -472,3 +472,39 @@ def iteration_seconds(arch: Architecture, table: DeviceTable, d: npt.ArrayLike, 
         extra = extra + (busiest - 1.0) * expert_seconds(arch, table, d, count, stored, n)
         extra = extra + all_to_all_seconds(arch, table, d, count, layout, n)
     return extra
+
+
+def layout_note(arch: Architecture, count: int, layout: MoeLayout) -> tuple[str, str] | None:
+    """The answer's assumption on what the runtime adds for a mixture or latent attention: (value, source); None for a
+    dense model without latent attention served tensor parallel.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    count : int
+        Devices in the replica [1].
+    layout : MoeLayout
+        The expert and attention split.
+
+    Returns
+    -------
+    tuple of (str, str) or None
+        The assumption's value and source.
+    """
+    if not (arch.moe or arch.mla or layout.dp_attention):
+        return None
+    parts = [f"{layout.label(count)}"]
+    if arch.moe:
+        parts.append(f"the fused-MoE path's fixed {MOE_LAYER_SECONDS * 1e6:.0f} us per MoE layer and iteration "
+                     f"({arch.moe_blocks} layers: {arch.moe_blocks * MOE_LAYER_SECONDS * 1e3:.1f} ms)")
+    if layout.expert:
+        parts.append("the step waits for the expert-parallel rank with the most experts touched")
+    if layout.expert and layout.dp_attention:
+        parts.append("a dispatch and a combine all-to-all per MoE layer over the node link, one message per peer")
+    if layout.dp_attention:
+        parts.append("attention weights whole on every device, each sequence's KV cache on one")
+    if arch.mla:
+        parts.append("MLA decode reads the latent with absorbed up-projections"
+                     + ("; every tensor rank reads the whole latent" if not layout.dp_attention else ""))
+    return "; ".join(parts), MOE_LAYER_SOURCE + "; DeepSeek-V2 §2.1 (docs/references.md [deepseek-v2])"
