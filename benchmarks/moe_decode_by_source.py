@@ -14,10 +14,11 @@ Points scored:
   8 x H200, batch 1/8/32, as issue 38 quotes them), asked as ``sizer inference --batch B`` (decode tokens/s per
   sequence x B).
 
-Split: the one fitted figure, the fused-MoE path's fixed time per MoE layer
-(:data:`sizer.inference.moe_decode.MOE_LAYER_SECONDS`), is fitted on serving-tails.csv's points only (``--fit``:
-a grid, the median |log(predicted / measured)| of output tokens/s); sglang#2643 is never fitted on.
-Leave-one-source-out: each serving-tails source is scored with the figure fitted on the others.
+Split: the one fitted figure, the fused-MoE path's fixed time per routed expert and MoE layer
+(:data:`sizer.inference.moe_decode.MOE_EXPERT_SECONDS`, per routed expert), is fitted (``--fit``: a grid; the source-balanced median
+|log(predicted / measured)| of output tokens/s; the smallest value within 0.01 of the best) on serving-tails.csv's MoE
+points and vLLM's gpt-oss-20b blog rows of ``benchmarks/serving_accuracy.py``; sglang#2643 is never fitted on.
+Leave-one-source-out: each fitting source is scored with the value the same rule picks on the others.
 
 Results: ``benchmarks/results/moe_decode_by_source.{json,md}``.
 """
@@ -63,7 +64,8 @@ STATIC = HERE / "moe_decode_points.csv"
 RESULTS = HERE / "results"
 MOE_MODELS = ("DeepSeek", "A22B", "A3B", "gpt-oss", "Mixtral")
 SCORED = ("output_tokens_per_s",)  # the fit reads throughput; p99 TPOT and TTFT carry burst stalls (mech, tails), reported
-GRID_US = (0, 25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 350, 400, 500, 600)
+FLAT = 0.01  # objective values this close to the best are not told apart: the smallest fixed time among them is taken
+GRID_US = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)  # per routed expert and MoE layer
 
 
 def _configs() -> dict[str, dict[str, str]]:
@@ -174,33 +176,57 @@ def stats(errs: list[float]) -> dict[str, Any]:
 
 
 def objective(rows: list[dict[str, Any]]) -> float:
-    """Median |log(predicted / measured)| of the decode metrics."""
-    logs = [abs(math.log1p(r["error"])) for r in rows if r["metric"] in SCORED and r["error"] > -1]
-    return statistics.median(logs) if logs else math.inf
+    """Source-balanced median |log(predicted / measured)| of output tokens/s: the median over sources of each source's
+    median (a source with many points weighs as one)."""
+    per: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        if r["metric"] in SCORED and r["error"] > -1:
+            per[r["source"]].append(abs(math.log1p(r["error"])))
+    return statistics.median(statistics.median(v) for v in per.values()) if per else math.inf
+
+
+def blog_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    """The MoE rows of benchmarks/serving_accuracy.py (vLLM's gpt-oss-20b fixed-concurrency blog rows, throughput) as
+    one more fitting source."""
+    import serving_accuracy as accuracy
+
+    cases = [c for c in accuracy.cases() if any(m.lower() in c.model.lower() for m in MOE_MODELS)]
+    rows = accuracy.score(cases, catalog, sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY)
+    return [{"source": "vLLM blog gpt-oss (serving_accuracy.py)", "runtime": "vllm", "model": "gpt-oss-20b",
+             "layout": "tensor parallel", "scenario": "fixed concurrency", "metric": "output_tokens_per_s",
+             "measured": r["measured"], "predicted": r["predicted"], "error": r["error"]}
+            for r in rows if r["kind"] == "throughput"]
 
 
 def at(seconds: float, points: list[tuple[sbs.Point, Any]], catalog: Catalog, requests: int) -> list[dict[str, Any]]:
-    """Every point scored with the fixed time per MoE layer at ``seconds``."""
+    """Every fitting point scored with the fixed time per routed expert and MoE layer at ``seconds``."""
     if moe_decode is not None:
-        moe_decode.MOE_LAYER_SECONDS = seconds
+        moe_decode.MOE_EXPERT_SECONDS = seconds
     clear_all()
-    return score(points, catalog, requests)[0]
+    return score(points, catalog, requests)[0] + blog_rows(catalog)
 
 
 def fit(points: list[tuple[sbs.Point, Any]], catalog: Catalog, requests: int) -> dict[str, Any]:
-    """The grid's objective over all serving-tails MoE points, and leave-one-source-out: each source scored at the
-    value fitted on the others."""
+    """The grid's objective over every fitting source (serving-tails' MoE points and vLLM's gpt-oss blog rows; never
+    sglang#2643), the value chosen (the smallest within :data:`FLAT` of the best: the objective's flat range), and
+    leave-one-source-out: each source scored at the value the same rule picks on the others."""
     by_value = {us: at(us * 1e-6, points, catalog, requests) for us in GRID_US}
     sources = sorted({r["source"] for rows in by_value.values() for r in rows})
+
+    def pick(values: dict[float, float]) -> float:
+        best = min(values.values())
+        return min(us for us, v in values.items() if v <= best + FLAT)
+
     whole = {us: objective(rows) for us, rows in by_value.items()}
     loso = {}
     for src in sources:
         others = {us: objective([r for r in rows if r["source"] != src]) for us, rows in by_value.items()}
-        best = min(others, key=lambda us: (others[us], us))
-        held = [r for r in by_value[best] if r["source"] == src]
-        loso[src] = {"fitted_us": best, **{m: stats([r["error"] for r in held if r["metric"] == m])
-                                           for m in ("output_tokens_per_s", "tpot_p99", "ttft_p99")}}
-    return {"objective_by_us": whole, "best_us": min(whole, key=lambda us: (whole[us], us)), "loso": loso}
+        chosen = pick(others)
+        held = [r for r in by_value[chosen] if r["source"] == src]
+        loso[src] = {"fitted_us": chosen, **{m: stats([r["error"] for r in held if r["metric"] == m])
+                                             for m in ("output_tokens_per_s", "tpot_p99", "ttft_p99")}}
+    return {"objective_by_us": whole, "best_us": min(whole, key=lambda us: (whole[us], us)), "chosen_us": pick(whole),
+            "loso": loso}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -216,7 +242,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _md(result: dict[str, Any]) -> str:
     lines = ["# MoE and MLA serving by source (issue 38, item 5)", "",
-             f"Fixed time per MoE layer: {result['moe_layer_us']} us. Signed error = predicted / measured - 1.", "",
+             f"Fixed time per routed expert and MoE layer: {result['moe_expert_us']} us. "
+             "Signed error = predicted / measured - 1.", "",
              "## sgl-project/sglang#2643 (held out: never fitted)", "",
              "| point | measured | predicted | error |", "|---|---:|---:|---:|"]
     lines += [f"| {r['scenario']} | {r['measured']} | {r['predicted']} | {100 * r['error']:+.1f} % |"
@@ -227,8 +254,9 @@ def _md(result: dict[str, Any]) -> str:
         lines += [f"| {g} | {s['n']} | {s['median_abs_pct']} | {s['p90_abs_pct']} | {s['signed_median_pct']} |"
                   for g, s in groups.items() if s.get("n")]
     if result.get("fit"):
-        lines += ["", "## Fit (serving-tails only) and leave-one-source-out", "",
-                  "objective (median |log error| of output tokens/s) by us: "
+        lines += ["", "## Fit (serving-tails and vLLM's gpt-oss blog rows; never sglang#2643) and leave-one-source-out", "",
+                  f"chosen: {result['fit']['chosen_us']} us (best {result['fit']['best_us']}); "
+                  "objective (source-balanced median |log error| of output tokens/s) by us per routed expert: "
                   + ", ".join(f"{k}: {v:.3f}" for k, v in result["fit"]["objective_by_us"].items()), "",
                   "| held-out source | fitted on the others [us] | output tok/s median / signed | p99 TPOT median / signed |",
                   "|---|---:|---:|---:|"]
@@ -247,13 +275,13 @@ def _md(result: dict[str, Any]) -> str:
 def run(requests: int = 1000, do_fit: bool = False) -> dict[str, Any]:
     catalog = load_catalog()
     points = moe_points()
-    shipped = moe_decode.MOE_LAYER_SECONDS if moe_decode is not None else 0.0
+    shipped = moe_decode.MOE_EXPERT_SECONDS if moe_decode is not None else 0.0
     fitted = fit(points, catalog, requests) if do_fit else None
     if moe_decode is not None:
-        moe_decode.MOE_LAYER_SECONDS = shipped
+        moe_decode.MOE_EXPERT_SECONDS = shipped
     clear_all()
     rows, refused = score(points, catalog, requests)
-    return {"moe_layer_us": round(shipped * 1e6, 1), "static": static_rows(), "rows": rows, "refused": refused,
+    return {"moe_expert_us": round(shipped * 1e6, 3), "static": static_rows(), "rows": rows, "refused": refused,
             "summary": summary(rows), "fit": fitted}
 
 

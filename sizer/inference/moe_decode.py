@@ -4,12 +4,14 @@ The per-layer engine (:func:`sizer.engine.roofline.step_seconds`, tensor paralle
 gives a serving iteration its kernels' roofline. What a runtime adds for a mixture of experts, and what its
 layouts change, is here:
 
-- **the fused-MoE path's fixed time** per MoE layer and iteration, whatever the batch: the router's top-k,
-  the token sort and block alignment, the grouped expert GEMMs launched over every local expert at a few
-  tokens each (tiles that do not fill the device), the shared experts and the combine
-  (:data:`MOE_LAYER_SECONDS`, fitted: below). It is why DeepSeek-V3 on 8 GPUs decodes a single stream at
-  tens, not hundreds, of tokens/s although its 37 B active weights stream from 8 devices in about a
-  millisecond;
+- **the fused-MoE path's fixed time** per MoE layer and iteration, whatever the batch, in proportion to the
+  layer's routed experts: the router's top-k, the token sort and block alignment loop over every expert, and the
+  grouped expert GEMMs launch a grid padded to every expert's tiles, most of them near-empty at a few tokens
+  (:data:`MOE_EXPERT_SECONDS` per expert, fitted: below). It is why DeepSeek-V3 (256 experts) on 8 GPUs decodes a
+  single stream at tens, not hundreds, of tokens/s although its 37 B active weights stream from 8 devices in about a
+  millisecond, while gpt-oss-20b (32 experts) pays an eighth of it. Expert parallelism is not taken to shrink it:
+  GPUStack's Qwen3-235B runs with vLLM's expert parallelism were no faster (serving-tails.csv), and which of the
+  parts would shrink with ``1/ep`` of the experts on each device is not measured in the data here;
 - **expert parallelism** (``ep`` ranks, each holding whole experts: SGLang ``--ep-size``, vLLM
   ``--enable-expert-parallel``): the step waits for the busiest rank, whose share of the experts a batch
   touches (weight reads) exceeds the mean by the expected maximum over ``ep`` ranks
@@ -45,12 +47,13 @@ from sizer.engine.constants import EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALA
 from sizer.engine.devices import DeviceTable
 from sizer.workloads.architecture import Architecture
 
-# The fused-MoE path's fixed seconds per MoE layer and iteration (router top-k, token sort/align, the grouped
-# expert GEMMs over every local expert, shared experts, combine), independent of the batch. Fitted by
-# `benchmarks/moe_decode_by_source.py --fit` on serving-tails.csv only (its MoE points: GPUStack's DeepSeek-R1 on
-# 8 x H200, Qwen3-235B on 8 and 4 x H100, gpt-oss on H100/A100; AccelMark's Mixtral on 8 x RTX A6000), scored held
-# out on the DeepSeek-V3 figures of sgl-project/sglang#2643 (SGLang v0.4.1, batch 1/8/32 on 8 x H200).
-MOE_LAYER_SECONDS = 250e-6
+# The fused-MoE path's fixed seconds per routed expert of a MoE layer, per iteration (the router's top-k, the token
+# sort/align over the experts, the grouped expert GEMMs' grid padded to every expert), independent of the batch.
+# Fitted by `benchmarks/moe_decode_by_source.py --fit` on serving-tails.csv only (its MoE points: GPUStack's
+# DeepSeek-R1 on 8 x H200, Qwen3-235B on 8 and 4 x H100, gpt-oss on H100/A100; AccelMark's Mixtral on 8 x RTX A6000),
+# scored held out on the DeepSeek-V3 figures of sgl-project/sglang#2643 (SGLang v0.4.1, batch 1/8/32 on 8 x H200) and
+# on benchmarks/serving_accuracy.py's held-out rows (vLLM's gpt-oss-20b fixed-concurrency blog rows).
+MOE_EXPERT_SECONDS = 1.25e-6
 MOE_LAYER_SOURCE = ("fitted on serving-tails.csv's MoE points (GPUStack DeepSeek-R1 8 x H200, Qwen3-235B-A22B 8/4 x H100, "
                     "gpt-oss H100/A100; AccelMark Mixtral 8 x RTX A6000), scored held out on sgl-project/sglang#2643 "
                     "(benchmarks/moe_decode_by_source.py, benchmarks/ACCURACY.md)")
@@ -432,10 +435,12 @@ def attention_replica_seconds(arch: Architecture, table: DeviceTable, d: npt.Arr
 
 def iteration_seconds(arch: Architecture, table: DeviceTable, d: npt.ArrayLike, count: npt.ArrayLike,
                       stored: npt.ArrayLike, layout: MoeLayout, tokens: npt.ArrayLike,
-                      layer_seconds: float | None = None) -> np.ndarray:
+                      expert_seconds_each: float | None = None) -> np.ndarray:
     """What a runtime adds to the engine's tensor-parallel iteration for a mixture of experts in ``layout``.
 
-    .. math:: \\Delta t = L_{moe}\\, t_{layer} + (f_{busiest} - 1)\\, t_{experts} + t_{a2a} + t_{attn\\,replica}
+    .. math:: \\Delta t = L_{moe}\\, E\\, t_{expert} + (f_{busiest} - 1)\\, t_{experts} + t_{a2a} + t_{attn\\,replica}
+
+    with :math:`E` the layer's routed experts (whatever the split: see the module's note).
 
     Parameters
     ----------
@@ -453,20 +458,21 @@ def iteration_seconds(arch: Architecture, table: DeviceTable, d: npt.ArrayLike, 
         The expert and attention split.
     tokens : array_like
         Tokens in each iteration over the replica [1].
-    layer_seconds : float, optional
-        The fused-MoE path's fixed seconds per MoE layer [s] (default :data:`MOE_LAYER_SECONDS`; the fit's search).
+    expert_seconds_each : float, optional
+        The fused-MoE path's fixed seconds per routed expert and MoE layer [s] (default :data:`MOE_EXPERT_SECONDS`; the
+        fit's search).
 
     Returns
     -------
     numpy.ndarray
         Seconds added per iteration [s], broadcast over ``d``, ``count`` and ``tokens``.
     """
-    fixed = MOE_LAYER_SECONDS if layer_seconds is None else layer_seconds
+    fixed = MOE_EXPERT_SECONDS if expert_seconds_each is None else expert_seconds_each
     n = np.asarray(tokens, dtype=float)
     extra = attention_replica_seconds(arch, table, d, count, stored, layout) + 0.0 * n
     if not arch.moe:
         return extra
-    extra = extra + arch.moe_blocks * fixed
+    extra = extra + arch.moe_blocks * arch.experts * fixed
     if layout.expert:
         busiest = busiest_rank_factor(arch.experts, arch.experts_per_token, count, n)
         extra = extra + (busiest - 1.0) * expert_seconds(arch, table, d, count, stored, n)
@@ -496,8 +502,9 @@ def layout_note(arch: Architecture, count: int, layout: MoeLayout) -> tuple[str,
         return None
     parts = [f"{layout.label(count)}"]
     if arch.moe:
-        parts.append(f"the fused-MoE path's fixed {MOE_LAYER_SECONDS * 1e6:.0f} us per MoE layer and iteration "
-                     f"({arch.moe_blocks} layers: {arch.moe_blocks * MOE_LAYER_SECONDS * 1e3:.1f} ms)")
+        fixed = arch.moe_blocks * arch.experts * MOE_EXPERT_SECONDS
+        parts.append(f"the fused-MoE path's fixed {MOE_EXPERT_SECONDS * 1e6:g} us per routed expert per MoE layer "
+                     f"and iteration ({arch.experts} experts x {arch.moe_blocks} layers: {fixed * 1e3:.1f} ms)")
     if layout.expert:
         parts.append("the step waits for the expert-parallel rank with the most experts touched")
     if layout.expert and layout.dp_attention:

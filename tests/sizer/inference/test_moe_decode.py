@@ -23,9 +23,10 @@ from sizer.workloads.shipped import configs_dir
 
 # sgl-project/sglang#2643 as issue 38 quotes it: DeepSeek-V3 on 8 x H200 under SGLang v0.4.1, output tokens/s at
 # batch 1 / 8 / 32 (benchmarks/moe_decode_points.csv). Never fitted on (the fixed time per MoE layer is fitted on
-# serving-tails.csv). The issue's 15 % target is NOT reached; the bound reached is asserted: +66 / +62 / +30 %
-# today (sizer answered 180 / 852 / 1,823: +499 / +318 / +142 % before), guarded a little looser.
-SGLANG_2643 = {1: (30.0, 1.75), 8: (206.0, 1.72), 32: (761.0, 1.40)}
+# serving-tails.csv and vLLM's gpt-oss blog rows). The issue's 15 % target is NOT reached at batch 1 and 8; the bound
+# reached is asserted: +38 / +39 / +15 % today (sizer answered 180 / 852 / 1,823: +499 / +318 / +142 % before),
+# guarded a little looser.
+SGLANG_2643 = {1: (30.0, 1.45), 8: (206.0, 1.45), 32: (761.0, 1.22)}
 
 
 def _deepseek(batch: int, **fields) -> float:
@@ -51,20 +52,21 @@ def test_deepseek_throughput_grows_with_the_batch():
     assert speeds[0] < speeds[1] < speeds[2]
 
 
-def test_the_fixed_time_per_moe_layer_is_what_brings_batch_1_down():
+def test_the_fixed_time_per_local_expert_is_what_brings_batch_1_down():
     arch = find_model("deepseek-v3")
-    saved = moe_decode.MOE_LAYER_SECONDS
+    saved = moe_decode.MOE_EXPERT_SECONDS
     from sizer.memo import clear_all
     try:
-        moe_decode.MOE_LAYER_SECONDS = 0.0
+        moe_decode.MOE_EXPERT_SECONDS = 0.0
         clear_all()
         without = _deepseek(1)
     finally:
-        moe_decode.MOE_LAYER_SECONDS = saved
+        moe_decode.MOE_EXPERT_SECONDS = saved
         clear_all()
     with_fixed = _deepseek(1)
-    # one decode step longer by the 58 MoE layers' fixed time (1 / tokens/s is the step at batch 1)
-    assert 1 / with_fixed - 1 / without == pytest.approx(arch.moe_blocks * saved, rel=0.05)
+    # one decode step longer by the 58 MoE layers' fixed time over their 256 routed experts
+    # (1 / tokens/s is the step at batch 1)
+    assert 1 / with_fixed - 1 / without == pytest.approx(arch.moe_blocks * arch.experts * saved, rel=0.05)
 
 
 def test_mla_kv_bytes_per_token_are_the_configs_latent_and_rotary_key():
