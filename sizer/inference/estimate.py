@@ -408,8 +408,9 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
                    "(Ainslie et al. 2023); cursor.so 'Why GPT-3.5 is (mostly) cheaper than Llama 2': 320 KB/token for Llama-2-70B")
         if not arch.mla else
         Assumption(name="KV cache", value=f"{case.kv_bytes:g} B per value: layers x ({arch.kv_lora_rank} latent + "
-                   f"{arch.rope_head_dim} rotary key) x bytes x tokens, whole on every tensor rank (multi-head latent "
-                   "attention)", source="DeepSeek-AI 2024, DeepSeek-V2 §2.1.2 and Table 1 (docs/references.md [deepseek-v2])"),
+                   f"{arch.rope_head_dim} rotary key) x bytes x tokens, "
+                   + ("each sequence's on its own attention rank" if case.moe is not None and case.moe.dp_attention
+                      else "whole on every tensor rank") + " (multi-head latent attention)", source="DeepSeek-AI 2024, DeepSeek-V2 §2.1.2 and Table 1 (docs/references.md [deepseek-v2])"),
         Assumption(name="decode", value=f"one token per sequence at the mean context prompt + output/2 = {case.mean_context:g} "
                    "tokens: weights plus KV cache read per step (memory-bound), or FLOP (compute-bound), per layer",
                    source="per-layer roofline (sizer.engine.roofline, INFERENCE pass)"),
