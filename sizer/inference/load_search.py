@@ -171,7 +171,7 @@ def _candidates(points: list[Point]) -> list[Point]:
     for p in points:
         best_per_count.setdefault(int(p[2]["c"][p[3]]), p)
     chosen = list(best_per_count.values()) + points[:CANDIDATES_PER_DEVICE]
-    unique = {(p[1].name, int(p[3])): p for p in chosen}  # a point is its format and its screen row
+    unique = {(p[1].name, id(p[2]), int(p[3])): p for p in chosen}  # a point is its format, screen (layout) and row
     return sorted(unique.values(), key=lambda p: p[0])
 
 
