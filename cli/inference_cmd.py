@@ -55,6 +55,8 @@ TensorSplit = Annotated[Optional[str], typer.Option("--tensor-split", help="With
 FlashAttention = Annotated[Optional[bool], typer.Option("--flash-attention/--no-flash-attention", help="A local runtime's fused attention (llama.cpp -fa; default: the runtime's, stated).")]
 Ubatch = Annotated[Optional[int], typer.Option("--ubatch", min=1, max=10_000_000, help="Prompt tokens per pass of a local runtime (llama.cpp -ub, default 512; not --batch, the sequences).")]
 Threads = Annotated[Optional[int], typer.Option("--threads", min=1, max=1024, help="CPU threads of a CPU-only llama.cpp run, or of the host CPU running the layers --gpu-layers keeps off the GPU (-t; default: the CPU's physical cores).")]
+ExpertParallel = Annotated[bool, typer.Option("--expert-parallel", help="A mixture's experts split whole over the devices (SGLang --ep-size, vLLM --enable-expert-parallel; default: tensor parallel).")]
+DpAttention = Annotated[bool, typer.Option("--dp-attention", help="Data-parallel attention with expert parallelism: each device runs its own sequences' attention and KV cache (SGLang --enable-dp-attention, vLLM --data-parallel-size).")]
 HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-layers: the catalog CPU running offloaded layers (default: Ryzen 9 7950X).")]
 
 
@@ -89,6 +91,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               range_ratio: RangeRatio = None, gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
+              expert_parallel: ExpertParallel = False, dp_attention: DpAttention = False,
               measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, efficiency: EfficiencyOption = None,
               have: HaveOption = None, emit: launch_output.EmitOption = None, catalog: CatalogOption = None,
               json: JsonOption = False) -> None:
@@ -104,7 +107,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   tensor_split=_ratios(tensor_split), pricing=pricing,
                   flash_attention=flash_attention, ubatch=ubatch, threads=threads, measured=measured,
                   measured_on=measured_on, efficiency=efficiency, emit=emit,
-                  prompts=prompts, burst=burst, range_ratio=range_ratio)
+                  prompts=prompts, burst=burst, range_ratio=range_ratio, expert_parallel=expert_parallel or None,
+                  dp_attention=dp_attention or None)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))

@@ -72,6 +72,7 @@ class LoadOption(Model):
     decode_replicas: int | None = None
     kv_transfer: QuantityOut | None = None
     quality: str | None = None  # a word on accuracy where the weights are stored below 8 bits
+    layout: str = "tensor parallel"  # a mixture's expert and attention split (sizer.inference.moe_decode)
 
 
 class RejectedOption(Model):

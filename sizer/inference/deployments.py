@@ -40,6 +40,7 @@ from sizer.inference.estimate import _speed_within, _time, served_architecture, 
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note
 from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.inference.load_search import SEARCH_KV, searched_weights
+from sizer.inference.moe_decode import TENSOR_PARALLEL
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_batch_per_count, offline_key, preferred_eight_bit
 from sizer.inference.recommend_request import InferenceRecommendRequest
 from sizer.inference.search_space import device_counts, devices_of_kinds
@@ -276,7 +277,8 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
     split = default_split(request, fmt)
     case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, split,
                        request.gpu_layers if offloading else None,
-                       **(RuntimeMemory() if offloading else runtime_memory(request, split)))
+                       **(RuntimeMemory() if offloading else runtime_memory(request, split)),
+                       moe=TENSOR_PARALLEL if split == "tensor" and not offloading else None)  # as `sizer inference`
     a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
     own = evaluate_serving(case, table, d, c, np.ones_like(b), host)

@@ -49,6 +49,7 @@ from sizer.inference.local import (
     wired_device,
 )
 from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
+from sizer.inference.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
@@ -167,6 +168,11 @@ class InferenceRequest(ServedModel):
                                              "-ts ratios, one per device (e.g. [3, 1]); default: in proportion to memory")
     runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
+    expert_parallel: bool = Field(False, description="a mixture's experts split whole over the devices (SGLang --ep-size, "
+                                  "vLLM --enable-expert-parallel); default: split by tensor parallelism")
+    dp_attention: bool = Field(False, description="data-parallel attention with expert parallelism: each device runs "
+                               "attention for its own sequences and keeps their KV cache (SGLang --enable-dp-attention, "
+                               "vLLM --data-parallel-size)")
     depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
                                                            "conversation's earlier turns; llama-bench -d)")
     flash_attention: bool | None = Field(None, description="a local runtime's fused attention on or off (llama.cpp -fa; "
@@ -371,7 +377,7 @@ def rent_per_hour(device: Device, given: object = None, pricing: Pricing = "rent
                                                                                        source=price.source)
 
 
-def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTable, i: int) -> list[Assumption]:
+def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTable, i: int, count: int = 1) -> list[Assumption]:
     """What the serving model assumed for one device of ``table``: weights, KV cache, decode, prefill,
     efficiencies, the range, the runtime reserve and activations, and where they apply the compute
     precision, sliding window, experts and a context beyond the model's.
@@ -386,6 +392,8 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
         The devices' rates (:func:`sizer.inference.serving.serving_table`).
     i : int
         The device's row in ``table`` [1].
+    count : int
+        Devices in the replica [1] (for the expert and attention split's note).
 
     Returns
     -------
@@ -404,8 +412,9 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
                    "(Ainslie et al. 2023); cursor.so 'Why GPT-3.5 is (mostly) cheaper than Llama 2': 320 KB/token for Llama-2-70B")
         if not arch.mla else
         Assumption(name="KV cache", value=f"{case.kv_bytes:g} B per value: layers x ({arch.kv_lora_rank} latent + "
-                   f"{arch.rope_head_dim} rotary key) x bytes x tokens, whole on every tensor rank (multi-head latent "
-                   "attention)", source="DeepSeek-AI 2024, DeepSeek-V2 §2.1.2 and Table 1 (docs/references.md [deepseek-v2])"),
+                   f"{arch.rope_head_dim} rotary key) x bytes x tokens, "
+                   + ("each sequence's on its own attention rank" if case.moe is not None and case.moe.dp_attention
+                      else "whole on every tensor rank") + " (multi-head latent attention)", source="DeepSeek-AI 2024, DeepSeek-V2 §2.1.2 and Table 1 (docs/references.md [deepseek-v2])"),
         Assumption(name="decode", value=f"one token per sequence at the mean context prompt + output/2 = {case.mean_context:g} "
                    "tokens: weights plus KV cache read per step (memory-bound), or FLOP (compute-bound), per layer",
                    source="per-layer roofline (sizer.engine.roofline, INFERENCE pass)"),
@@ -436,6 +445,10 @@ def serving_assumptions(arch: Architecture, case: ServingCase, table: DeviceTabl
         notes.append(Assumption(name="mixture of experts", value=f"weights of all {arch.experts} experts in memory; a token "
                                 f"computes with and reads {arch.experts_per_token}; a batch of B reads E(1-(1-k/E)^B) "
                                 "distinct experts", source="uniform routing (Fedus et al. 2022, Switch Transformer)"))
+    runtime_moe = layout_note(arch, count, case.moe) if case.moe is not None else None
+    if runtime_moe is not None:
+        notes.append(Assumption(name="MoE and MLA under the runtime", value=runtime_moe[0], source=runtime_moe[1],
+                                verified=MOE_LAYER_VERIFIED))
     if case.context > arch.max_context:
         notes.append(Assumption(name="context", value=f"{case.context} tokens, beyond the model's {arch.max_context}",
                                 source=arch.source))
@@ -681,6 +694,31 @@ def _check_lengths_and_split(request: InferenceRequest, arch: Architecture, spli
         raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
 
 
+def served_layout(served: _Served) -> MoeLayout:
+    """The expert and attention split the request asks of its serving runtime, or InputError naming the field."""
+    request = served.request
+    layout = MoeLayout(expert=request.expert_parallel or request.dp_attention, dp_attention=request.dp_attention)
+    if layout == TENSOR_PARALLEL:
+        return layout
+    if served.local is not None or served.host is not None:
+        raise InputError("dp_attention" if request.dp_attention else "expert_parallel", True,
+                         "a data-centre serving runtime with every layer on the devices (not a local runtime or "
+                         "offloaded layers)")
+    engine = serving_runtime(request)
+    reason = layout_refusal(served.arch, request.count, layout, engine.profile.parallelism, engine.name)
+    if reason is None and served.split != "tensor":
+        reason = "a tensor split of the devices (not a layer split)"
+    if reason is not None:
+        raise InputError("dp_attention" if request.dp_attention else "expert_parallel", True, reason)
+    return layout
+
+
+def _no_layout(served: _Served) -> MoeLayout | None:
+    """No serving runtime's layout where a local runtime or offloaded layers serve (refused where one is asked)."""
+    served_layout(served)
+    return None
+
+
 def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
     """The engine's times and memory for the request's batch on its devices."""
     request, host, local = served.request, served.host, served.local
@@ -688,7 +726,8 @@ def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
     chunk = {"prefill_chunk": local.profile.ubatch} if local is not None and served.load is None else {}
     case = ServingCase(served.arch, served.fmt, served.kv, request.prompt_len, request.output_len, served.split,
                        request.gpu_layers if host is not None else None, depth=request.depth,
-                       **(runtime_memory(request, served.split) if host is None and local is None else {}), **chunk)
+                       **(runtime_memory(request, served.split) if host is None and local is None else {}), **chunk,
+                       moe=served_layout(served) if host is None and local is None else _no_layout(served))
     a = evaluate_serving(case, served.table, 0, request.count, float(request.batch), host)
     prefill, step = float(a.prefill_seconds[0]), float(a.decode_seconds[0])
     # the decode step's bytes at the datasheet bandwidth: no step is faster (the range's optimistic end)
@@ -751,7 +790,7 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     depth_note = ([Assumption(name="depth", value=f"{request.depth} tokens already in the KV cache: the prompt attends "
                               "over them too, and every generated token reads their keys and values",
                               source="llama-bench -d (context depth)")] if request.depth else [])
-    serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0)
+    serving_notes = serving_assumptions(served.arch, ev.case, ev.table, 0, served.request.count)
     if served.local is not None:  # the runtime's fitted kernels replace the data-centre serving efficiencies
         serving_notes = [n for n in serving_notes if n.name != "serving efficiencies"]
     if served.local is not None and served.host is None:  # the prompt as _evaluate times it (prefill_seconds)
@@ -868,7 +907,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
     check_runtime(engine, served.fmt, device)
     replica = runtime_replica(engine, served.arch, served.fmt, served.kv, batching_table((device,), served.fmt), 0,
                               request.count, served.split, max_running=request.max_running,
-                              token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
+                              token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit,
+                              moe=served_layout(served))
     prompts = request.burst or request.prompts  # a finite benchmark on the deployment as given (issue 38)
     answer = (serve_benchmark(replica, load, served.lengths, served.slo, prompts, request.replicas) if prompts else
               serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas))

@@ -37,8 +37,9 @@ from sizer.inference.deployment_answers import (
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.inference.estimate import speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
+from sizer.inference.moe_decode import TENSOR_PARALLEL, MoeLayout
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
-from sizer.inference.search_space import device_counts, devices_of_kinds
+from sizer.inference.search_space import device_counts, devices_of_kinds, moe_layouts
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
 from sizer.inference.serving_ranges import for_load, ranged, spread_of
 from sizer.inference.simulate import runtime_replica, simulate
@@ -127,12 +128,13 @@ def _formats(request: InferenceRecommendRequest) -> tuple[list[WeightFormat], li
 
 
 def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...], counts: list[int],
-            lengths: Lengths, slo: Slo, load: Load, fmt: WeightFormat, kv_name: str, engine: Runtime) -> Screen:
-    """Per (device, count) of one format pair: fits and lone bounds met, estimated replicas and saturated rate."""
+            lengths: Lengths, slo: Slo, load: Load, fmt: WeightFormat, kv_name: str, engine: Runtime,
+            layout: MoeLayout = TENSOR_PARALLEL) -> Screen:
+    """Per (device, count) of one format pair and layout: fits and lone bounds met, estimated replicas and saturated rate."""
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
     case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), max(1, round(mean_prompt)), max(1, round(mean_output)), split,
-                       **runtime_memory(request, split))
+                       **runtime_memory(request, split), moe=layout if split == "tensor" else None)
     table = serving_table(devices, fmt)
     n = len(devices)
     d = np.repeat(np.arange(n), len(counts))
@@ -144,6 +146,8 @@ def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tup
     # the runtime's kernels for the format on the device's generation; tensor parallelism within a node
     runs = np.array([runtime_refusal(engine, fmt, dev, kv_name) is None for dev in devices])[d]
     in_node = c <= table.devices_per_node[d]
+    # an expert or attention split only where the runtime runs it on that many devices (search_space.moe_layouts)
+    runs = runs & np.array([layout in moe_layouts(arch, int(x), engine) for x in c], dtype=bool)
     ok = lone.fits & table.supported[d] & runs & in_node & (lone.max_batch >= 1)
     why = np.where(~table.supported[d], "format", np.where(~runs, "runtime", np.where(~in_node, "node",
                                                                                     np.where(~ok, "fit", ""))))
@@ -169,7 +173,7 @@ def _candidates(points: list[Point]) -> list[Point]:
     for p in points:
         best_per_count.setdefault(int(p[2]["c"][p[3]]), p)
     chosen = list(best_per_count.values()) + points[:CANDIDATES_PER_DEVICE]
-    unique = {(p[1].name, int(p[3])): p for p in chosen}  # a point is its format and its screen row
+    unique = {(p[1].name, id(p[2]), int(p[3])): p for p in chosen}  # a point is its format, screen (layout) and row
     return sorted(unique.values(), key=lambda p: p[0])
 
 
@@ -261,8 +265,12 @@ def _screens(request: InferenceRecommendRequest, arch: Architecture, devices: tu
     for fmt in weights:
         limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
         counts = [int(x) for x in device_counts(request.max_devices, limit)]
+        layouts = {x for n in counts for x in moe_layouts(arch, n, engine)} if default_split(request, fmt) == "tensor" \
+            else {TENSOR_PARALLEL}
         for kv_name in kvs:
-            screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine)))
+            for layout in sorted(layouts, key=lambda x: (x.expert, x.dp_attention)):  # tensor parallel first
+                screens.append((fmt, _screen(request, arch, devices, counts, lengths, slo, load, fmt, kv_name, engine,
+                                             layout)))
     return screens
 
 
@@ -297,7 +305,8 @@ def _first_serving(request: InferenceRecommendRequest, arch: Architecture, engin
         count = int(s["c"][r])
         replica = runtime_replica(engine, arch, fmt, kv_cache_bytes_per_value(s["kv"]), table_row(s["table"], i), 0,
                                   count, s["split"], max_running=request.max_running,
-                                  token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
+                                  token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit,
+                                  moe=s["case"].moe or TENSOR_PARALLEL)
         served, missed = _replicas_for_share(request, replica, int(s["replicas"][r]), count, load, lengths, slo, requests)
         if served is not None:
             return (fmt, s, r, replica, *served), why
@@ -426,7 +435,8 @@ def _option(request: InferenceRecommendRequest, device: Device, hourly: float | 
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
                price_per_hour=QuantityOut(value=hourly, unit="USD/hour") if hourly is not None else None,
-               cost_per_million_tokens=None, quality=quality_note(fmt), price_basis=basis, price=used)
+               cost_per_million_tokens=None, quality=quality_note(fmt), price_basis=basis, price=used,
+               layout=(s["case"].moe or TENSOR_PARALLEL).label(count))
     e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured
     key = load_key(request.objective, hourly, count, replicas, per_million, e2e_p99, float(rate), basis)
     return dict(row=row, key=key, per_million=per_million, basis=basis, device=device, hourly=hourly, fmt=fmt, screen=s,

@@ -15,6 +15,9 @@ import numpy.typing as npt
 
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
+from sizer.inference.moe_decode import MoeLayout, runtime_layouts
+from sizer.runtimes.runtime import Runtime
+from sizer.workloads.architecture import Architecture
 
 
 def devices_of_kinds(catalog: Iterable[Device], kinds: Sequence[str]) -> tuple[Device, ...]:
@@ -59,3 +62,26 @@ def device_counts(max_devices: int, limit: float = np.inf) -> npt.NDArray[np.flo
     """
     counts = np.exp2(np.arange(int(np.log2(max_devices)) + 1))
     return counts[counts <= limit]
+
+
+def moe_layouts(arch: Architecture, count: int, runtime: Runtime) -> tuple[MoeLayout, ...]:
+    """The expert and attention splits searched for ``arch`` on ``count`` devices under ``runtime``: tensor parallel,
+    and for a mixture the runtime's expert parallelism over the replica (``count`` dividing the experts) and its
+    data-parallel attention (SGLang and vLLM; :func:`sizer.inference.moe_decode.runtime_layouts`).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    count : int
+        Devices per replica [1].
+    runtime : Runtime
+        The serving runtime (its profile's ``parallelism``).
+
+    Returns
+    -------
+    tuple of MoeLayout
+        Tensor parallel first.
+    """
+    parallelism = runtime.profile.parallelism if runtime.profile is not None else frozenset({"tensor"})
+    return runtime_layouts(arch, count, parallelism)

@@ -38,7 +38,9 @@ from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.errors import InputError
 from sizer.formulas.peaks import int8_matrix_peak
 from sizer.hardware.schema import Device
+from sizer.inference import moe_decode
 from sizer.inference.formats import WeightFormat
+from sizer.inference.moe_decode import MoeLayout
 from sizer.memo import registered_cache
 from sizer.runtimes.gguf import gguf_bytes
 from sizer.runtimes.precision_support import weight_only_somewhere
@@ -267,7 +269,7 @@ def decode_profile(arch: Architecture, context: float) -> Profile:
     """
     graph = layer_graph(arch, 1)
     share = arch.experts_per_token / arch.experts if arch.moe else 1.0
-    per_token = attention_flops(1, arch.heads, arch.score_size)
+    per_token = decode_attention_flops(arch)
     layers = []
     for layer in graph.layers:
         if layer.kind == "loss":
@@ -342,8 +344,24 @@ def decode_layers(arch: Architecture, context: float, kv_bytes_per_block: float,
     ServingLayers
         The folded decode layers.
     """
-    return fold(decode_profile(arch, context), kv_bytes_per_block, idle_share,
-                attention_flops(1, arch.heads, arch.score_size) * context)
+    return fold(decode_profile(arch, context), kv_bytes_per_block, idle_share, decode_attention_flops(arch) * context)
+
+
+def decode_attention_flops(arch: Architecture) -> float:
+    """Attention FLOP of one decoded token per cached token and layer: :math:`4 a d_{score}`, or under multi-head
+    latent attention the absorbed kernels' over the latent (:func:`sizer.inference.moe_decode.mla_decode_flops_per_kv_token`).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+
+    Returns
+    -------
+    float
+        FLOP per cached token [FLOP].
+    """
+    return moe_decode.mla_decode_flops_per_kv_token(arch) if arch.mla else attention_flops(1, arch.heads, arch.score_size)
 
 
 def touched_experts(experts: int, per_token: int, tokens: npt.ArrayLike) -> np.ndarray:
@@ -507,6 +525,9 @@ class ServingCase:
     depth: int = 0  # tokens already in the KV cache before the prompt (a conversation's earlier turns)
     # prompt tokens one pass holds activations for: a data-centre runtime's prefill chunk, a local runtime's micro-batch
     prefill_chunk: int = PREFILL_CHUNK_TOKENS
+    # a data-centre runtime's expert and attention split (sizer.inference.moe_decode); None: no serving runtime's
+    # fused-MoE path (a local runtime, a layer split)
+    moe: MoeLayout | None = None
 
     @property
     def gpu_share(self) -> float:
@@ -581,6 +602,8 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
                          shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=case.prompt_len))
     touched = touched_experts(arch.experts, arch.experts_per_token, batch) if arch.moe else None
     extra = np.broadcast_to(decode.kv_bytes, (len(d), len(decode.kv_bytes)))
+    if case.moe is not None and not layer_split:  # MLA's latent: every tensor rank reads all of it
+        extra = extra * moe_decode.kv_read_factor(arch, count, case.moe)[:, None]
     if touched is not None:
         idle_read = (touched - arch.experts_per_token) / (arch.experts - arch.experts_per_token)
         extra = extra + idle_read[:, None] * decode.idle_expert_params[None, :] * stored[:, None] / batch[:, None]
@@ -589,6 +612,10 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
 
     share = case.gpu_share
     prefill_seconds, decode_seconds = first.step, step.step
+    if case.moe is not None and not layer_split:  # the runtime's fused-MoE path, expert and attention split
+        prefill_seconds = prefill_seconds + moe_decode.iteration_seconds(arch, table, d, count, stored, case.moe,
+                                                                         batch * case.prompt_len)
+        decode_seconds = decode_seconds + moe_decode.iteration_seconds(arch, table, d, count, stored, case.moe, batch)
     prefill_limit = first.physical_limit
     decode_compute, decode_memory = step.compute, step.memory
     if share < 1.0:
@@ -610,6 +637,9 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     weights = arch.params_total() * stored[0] / count * share
     kv_token = (np.asarray([kv_cache_bytes_per_token(arch, case.kv_bytes, int(t), case.context) for t in count])
                 if not layer_split else kv_cache_bytes_per_token(arch, case.kv_bytes, context=case.context) / count)
+    if case.moe is not None and case.moe.dp_attention and not layer_split:  # attention whole, each sequence's KV once
+        weights = moe_decode.weights_per_device(arch, stored[0], count, case.moe) * share
+        kv_token = kv_cache_bytes_per_token(arch, case.kv_bytes, context=case.context) / count
     kv_sequence = kv_token * case.context * share  # the host holds its layers' KV cache (llama.cpp)
     scale = table.storage_scale[d]
     logits = arch.vocab * LOGIT_BYTES

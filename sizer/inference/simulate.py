@@ -45,7 +45,9 @@ from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficienci
 from sizer.engine.devices import DeviceTable
 from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
 from sizer.hardware.schema import Device
+from sizer.inference import moe_decode
 from sizer.inference.formats import WeightFormat
+from sizer.inference.moe_decode import TENSOR_PARALLEL, MoeLayout
 from sizer.inference.serving import (
     LOGIT_BYTES,
     ServingLayers,
@@ -145,11 +147,13 @@ class Replica:
     # chunks share an iteration with the running answers (False: vLLM V0 without chunked prefill, prompts first)
     request_latency: float = 0.0
     mixed_batches: bool = True
+    moe: MoeLayout = TENSOR_PARALLEL  # the runtime's expert and attention split (sizer.inference.moe_decode)
 
 
 def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
                     count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
-                    prefix_hit: float = 0.0, version: str | None = None, max_model_len: float | None = None) -> Replica:
+                    prefix_hit: float = 0.0, version: str | None = None, max_model_len: float | None = None,
+                    moe: MoeLayout = TENSOR_PARALLEL) -> Replica:
     """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
     (``max_running`` and ``token_budget`` override them), memory shares, admission policy and fitted CPU time.
 
@@ -182,6 +186,8 @@ def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat,
         (:mod:`sizer.runtimes.serving_mechanisms`) apply; None: the profile's as they are.
     max_model_len : float, optional
         The served context [tokens] (vLLM V0 chunks prefill only above 32K); None: long.
+    moe : MoeLayout
+        The expert and attention split (expert parallelism, data-parallel attention; default tensor parallel).
 
     Returns
     -------
@@ -191,7 +197,7 @@ def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat,
     p = runtime.profile
     replica = Replica(arch, weights, kv_bytes, table, device, count, split, max_running or p.max_running,
                       token_budget or p.token_budget, prefix_hit, reserve_kv=p.reserve_kv, memory_share=p.memory_share,
-                      kv_free_share=p.kv_free_share, sequence_overhead=p.sequence_overhead)
+                      kv_free_share=p.kv_free_share, sequence_overhead=p.sequence_overhead, moe=moe)
     if version is None:
         return replica
     dev = table.devices[device]
@@ -280,6 +286,8 @@ def device_kv_bytes_per_token(replica: Replica, context: float) -> float:
     """
     if replica.split == "layer":
         return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, 1, context) / replica.count
+    if replica.moe.dp_attention:  # each sequence's cache on the one attention rank that runs it
+        return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, 1, context) / replica.count
     return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, replica.count, context)
 
 
@@ -300,7 +308,7 @@ def _table_key(table: DeviceTable) -> tuple[object, ...]:
 def _grid_key(replica: Replica, mean_context: float) -> tuple[object, ...]:
     return (replica.arch, _table_key(replica.table), replica.weights, replica.kv_bytes, replica.device, replica.count,
             replica.split, replica.max_batch, replica.token_budget, replica.iteration_overhead, replica.memory_share,
-            replica.kv_free_share, round(mean_context))
+            replica.kv_free_share, replica.moe, round(mean_context))
 
 
 @registered_cache()
@@ -345,6 +353,9 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
 
     # memory on each device: weights, the activations of one chunk, the runtime's reserve; its share of the rest holds KV
     weights = arch.params_total() * stored / replica.count
+    tensor = replica.split == "tensor"
+    if tensor:  # attention whole on every data-parallel attention rank
+        weights = float(moe_decode.weights_per_device(arch, stored, replica.count, replica.moe))
     act = _widest_layer_bytes(arch, min(replica.token_budget, 8192)) * table.storage_scale[d] / tp + replica.max_batch * arch.vocab * LOGIT_BYTES
     free = float(table.memory[d] * replica.memory_share - weights - table.framework_overhead[d] - act) * replica.kv_free_share
     kv_device_token = device_kv_bytes_per_token(replica, mean_context)  # at the mean context (sliding windows)
@@ -356,6 +367,8 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     n, k = (g.ravel() for g in np.meshgrid(tokens, kv_axis, indexing="ij"))
     configs = Configs.of(np.full(len(n), d), float(tp), n, 1, 0, tp=float(tp))
     extra = decode.kv_bytes[None, :] * (k / n)[:, None]  # B per token: the batch's whole KV read once
+    if tensor:  # MLA's latent: every tensor rank reads all of it
+        extra = extra * float(moe_decode.kv_read_factor(arch, tp, replica.moe))
     if arch.moe:
         touched = touched_experts(arch.experts, arch.experts_per_token, n)
         share = (touched - arch.experts_per_token) / (arch.experts - arch.experts_per_token)
@@ -363,7 +376,10 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     parts = step_seconds(decode.table, table, configs, optimizer_state_bytes=0.0, kind=INFERENCE,
                          weight_bytes=np.full(len(n), stored), extra_bytes=extra,
                          shape=Shape(blocks=arch.layers, hidden=arch.hidden, tokens_per_sample=1))
-    seconds = (parts.step + table.step_overhead[d] + replica.iteration_overhead).reshape(len(tokens), len(kv_axis))
+    seconds = parts.step + table.step_overhead[d] + replica.iteration_overhead
+    if tensor:  # the runtime's fused-MoE path, expert and attention split
+        seconds = seconds + moe_decode.iteration_seconds(arch, table, d, replica.count, stored, replica.moe, n)
+    seconds = seconds.reshape(len(tokens), len(kv_axis))
     grid = IterationGrid(tokens=tokens, kv_tokens=kv_axis, seconds=seconds, kv_capacity=capacity,
                          weights=float(weights), fits=capacity >= KV_BLOCK_TOKENS)
     return grid

@@ -60,6 +60,10 @@ class ServingSetup:
         engine's default (:class:`sizer.runtimes.serving_runtimes.ServingProfile`) [1].
     kv_free_share : float
         Share of the memory left after weights and activations that the KV cache takes (same source) [1].
+    expert_parallel : bool
+        A mixture's experts split whole over the replica's devices (:mod:`sizer.inference.moe_decode`).
+    dp_attention : bool
+        Data-parallel attention over the replica's devices, with expert parallelism.
     """
 
     model: str
@@ -80,6 +84,8 @@ class ServingSetup:
     lengths_vary: bool
     memory_share: float
     kv_free_share: float
+    expert_parallel: bool = False
+    dp_attention: bool = False
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,12 @@ def launch(setup: ServingSetup) -> Launch:
     options: dict[str, OptionValue] = {"--model-path": setup.model, "--tp-size": setup.tensor_parallel}
     if setup.pipeline_parallel > 1:
         options["--pp-size"] = setup.pipeline_parallel
-    if setup.replicas > 1:
+    if setup.expert_parallel:  # experts split whole over the replica (sizer.inference.moe_decode)
+        options["--ep-size"] = setup.tensor_parallel
+    if setup.dp_attention:  # one attention rank per device, each with its own sequences and KV cache
+        options["--enable-dp-attention"] = True
+        options["--dp-size"] = setup.tensor_parallel
+    elif setup.replicas > 1:
         options["--dp-size"] = setup.replicas
     options["--context-length"] = setup.max_model_len
     options["--max-running-requests"] = setup.max_running
@@ -61,9 +66,12 @@ def launch(setup: ServingSetup) -> Launch:
         options["--dtype"] = DTYPE[setup.weights]
     else:
         notes.append(f"{setup.weights} weights: SGLang reads the method from the checkpoint's quantization_config")
-    if setup.replicas > 1:
+    if setup.replicas > 1 and setup.dp_attention:
+        notes.append(f"{setup.replicas} replicas: run {setup.replicas} such servers behind a router (--dp-size here is "
+                     "the data-parallel attention inside one)")
+    elif setup.replicas > 1:
         notes.append(f"{setup.replicas} replicas as one server (--dp-size, a router in front); data-parallel attention "
-                     "(--enable-dp-attention) is another layout, not estimated here")
+                     "(--enable-dp-attention, sizer's --dp-attention) is another layout")
     return Launch(tool="sglang", version=VERSION,
                   command=command_line(["python", "-m", "sglang.launch_server"], options),
                   options=options, documentation=DOCUMENTATION, notes=notes)

@@ -51,8 +51,13 @@ def launch(setup: ServingSetup) -> Launch:
     options: dict[str, OptionValue] = {"--tensor-parallel-size": setup.tensor_parallel}
     if setup.pipeline_parallel > 1:
         options["--pipeline-parallel-size"] = setup.pipeline_parallel
-    if setup.replicas > 1:
+    if setup.dp_attention:  # DP attention: one data-parallel rank per device, experts over all of them
+        options["--tensor-parallel-size"] = 1
+        options["--data-parallel-size"] = setup.tensor_parallel
+    elif setup.replicas > 1:
         options["--data-parallel-size"] = setup.replicas
+    if setup.expert_parallel:
+        options["--enable-expert-parallel"] = True
     options["--max-model-len"] = setup.max_model_len
     options["--max-num-seqs"] = setup.max_running
     if setup.token_budget is not None:
@@ -70,7 +75,10 @@ def launch(setup: ServingSetup) -> Launch:
     else:
         notes.append(f"{setup.weights} weights: vLLM reads the method from the checkpoint's quantization_config, so "
                      "no --quantization is given; serve a checkpoint stored in that format")
-    if setup.replicas > 1:
+    if setup.replicas > 1 and setup.dp_attention:
+        notes.append(f"{setup.replicas} replicas: run {setup.replicas} such servers behind a load balancer "
+                     "(--data-parallel-size here is the data-parallel attention inside one)")
+    elif setup.replicas > 1:
         notes.append(f"{setup.replicas} replicas of {setup.count} devices as one server (--data-parallel-size); on "
                      "several nodes, or as separate servers behind a load balancer, run one per replica")
     return Launch(tool="vllm", version=VERSION, command=command_line(["vllm", "serve", setup.model], options),

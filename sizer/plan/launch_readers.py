@@ -68,7 +68,9 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
                         replicas=replicas, max_model_len=context, max_running=running, token_budget=budget,
                         experts=arch.experts, device=catalog.find(require_device(request)), count=result.count,
                         engine=engine.name if engine is not None else None, fits=result.fits, lengths_vary=varying,
-                        memory_share=tool.profile.memory_share, kv_free_share=tool.profile.kv_free_share)
+                        memory_share=tool.profile.memory_share, kv_free_share=tool.profile.kv_free_share,
+                        expert_parallel=bool(getattr(request, "expert_parallel", False) or getattr(request, "dp_attention", False)),
+                        dp_attention=bool(getattr(request, "dp_attention", False)))
 
 
 def local_runtime_of(request: InferenceRequest, catalog: Catalog) -> Runtime | None:
