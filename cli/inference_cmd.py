@@ -30,6 +30,7 @@ OutputLen = Annotated[Optional[int], typer.Option("--output-len", min=1, max=10_
 Rate = Annotated[Optional[float], typer.Option("--rate", help="Requests per second, Poisson arrivals (serving under load).")]
 Users = Annotated[Optional[int], typer.Option("--users", help="Concurrent users in a closed loop (instead of --rate).")]
 Prompts = Annotated[Optional[int], typer.Option("--prompts", min=1, max=20_000, help="A finite benchmark of N prompts (vLLM's benchmark_serving --num-prompts, 1000 there) on the replicas given (default one): a rate above capacity queues over them.")]
+RuntimeVersion = Annotated[Optional[str], typer.Option("--runtime-version", help="The serving runtime's version, e.g. 0.11.0: its generation's scheduling and fitted CPU costs apply (vLLM V0 before 0.8, V1 from 0.8); default: the profile's, stated.")]
 RangeRatio = Annotated[Optional[float], typer.Option("--range-ratio", min=0.0, max=0.999, help="vLLM's random dataset (--random-range-ratio): prompt and output lengths uniform within +-R of --prompt-len and --output-len.")]
 Burst = Annotated[Optional[int], typer.Option("--burst", min=1, max=20_000, help="N prompts all sent at t = 0 (a benchmark at request rate inf), instead of --rate or --users.")]
 ThinkTime = Annotated[Optional[str], typer.Option("--think-time", help="With --users: pause before a user's next request, e.g. '5 s'.")]
@@ -61,7 +62,7 @@ HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-l
 
 
 def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split, max_running,
-                token_budget, prefix_cache_hit, runtime=None, trace_arrivals=False) -> dict:
+                token_budget, prefix_cache_hit, runtime=None, trace_arrivals=False, runtime_version=None) -> dict:
     """The serving-under-load options as request fields; a trace file is read here, through the guarded loader."""
     from sizer.datafile import read_text
 
@@ -74,6 +75,7 @@ def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo
     fields = dict(rate=rate, users=users, think_time=think_time, lengths=lengths, slo_ttft=slo_ttft, slo_tpot=slo_tpot,
                   slo_e2e=slo_e2e, slo_percentile=slo_percentile, split=split, max_running=max_running,
                   token_budget=token_budget, prefix_cache_hit=prefix_cache_hit, runtime=runtime,
+                  runtime_version=runtime_version,
                   trace=read_text(trace, "trace") if trace is not None else None, trace_arrivals=trace_arrivals or None)
     return {k: v for k, v in fields.items() if v is not None}
 
@@ -89,7 +91,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0, prompts: Prompts = None, burst: Burst = None,
               range_ratio: RangeRatio = None, gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
-              runtime: RuntimeOpt = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
+              runtime: RuntimeOpt = None, runtime_version: RuntimeVersion = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
               expert_parallel: ExpertParallel = False, dp_attention: DpAttention = False,
               measured: MeasuredOption = None, measured_on: MeasuredOnOption = None, efficiency: EfficiencyOption = None,
@@ -110,7 +112,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   prompts=prompts, burst=burst, range_ratio=range_ratio, expert_parallel=expert_parallel or None,
                   dp_attention=dp_attention or None)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
-                              max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
+                              max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals,
+                              runtime_version))
     request = InferenceRequest(**sources({k: v for k, v in fields.items() if v is not None}))
     if have:
         return answer_owned(request, catalog, json)

@@ -908,7 +908,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
     replica = runtime_replica(engine, served.arch, served.fmt, served.kv, batching_table((device,), served.fmt), 0,
                               request.count, served.split, max_running=request.max_running,
                               token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit,
-                              moe=served_layout(served))
+                              moe=served_layout(served), version=request.runtime_version,
+                              max_model_len=served.arch.max_context)
     prompts = request.burst or request.prompts  # a finite benchmark on the deployment as given (issue 38)
     answer = (serve_benchmark(replica, load, served.lengths, served.slo, prompts, request.replicas) if prompts else
               serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas))
@@ -923,7 +924,7 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
     spread = {"low": ranges.throughput[0], "high": ranges.throughput[1]}  # a cost per token is inverse to the throughput
     load_cost = cost_out(per_million, basis, spread) if per_million is not None and basis is not None else None
     load_energy = (_per_output(tdp * request.count * replicas / out_rate, "J") if tdp is not None and out_rate > 0 else None)
-    notes_load = [runtime_assumption(engine, request.runtime is not None),
+    notes_load = [runtime_assumption(engine, request.runtime is not None, request.runtime_version),
                   *load_assumptions(load, served.lengths, served.slo, answer, served.split, replica.max_batch,
                                     replica.token_budget, replica.prefix_hit), ranges_assumption(ranges)]
     if prompts:

@@ -306,7 +306,8 @@ def _first_serving(request: InferenceRecommendRequest, arch: Architecture, engin
         replica = runtime_replica(engine, arch, fmt, kv_cache_bytes_per_value(s["kv"]), table_row(s["table"], i), 0,
                                   count, s["split"], max_running=request.max_running,
                                   token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit,
-                                  moe=s["case"].moe or TENSOR_PARALLEL)
+                                  moe=s["case"].moe or TENSOR_PARALLEL, version=request.runtime_version,
+                                  max_model_len=arch.max_context)
         served, missed = _replicas_for_share(request, replica, int(s["replicas"][r]), count, load, lengths, slo, requests)
         if served is not None:
             return (fmt, s, r, replica, *served), why
@@ -381,7 +382,7 @@ def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumpti
     searched_formats = (f"weights {', '.join(f.name for f in weights)}" + (" (given)" if pinned else
                         " (fp8 where the device has an FP8 peak, else w8a8 where it has an int8 peak)")
                         + f"; KV cache {', '.join(kvs)}" + (" (given)" if request.kv_cache else ""))
-    assumptions = [*notes, runtime_assumption(engine, request.runtime is not None),
+    assumptions = [*notes, runtime_assumption(engine, request.runtime is not None, request.runtime_version),
                    Assumption(name="formats", value=searched_formats, source="; ".join(dict.fromkeys(f.source for f in weights))),
                    Assumption(name="load", value=f"{arrivals_label(load, lengths)}; {lengths.label}", source=lengths.source),
                    Assumption(name="SLOs", value=f"{slo_text} at p{slo.percentile:g}", source="given"),

@@ -138,6 +138,10 @@ class LoadFields(BaseModel):
     runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
                                 "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
                                 "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
+    runtime_version: str | None = Field(None, max_length=20, pattern=r"^v?\d+\.\d+(\.\d+)?$",
+                                        description="the serving runtime's version, e.g. '0.11.0': its generation's "
+                                        "scheduling policy and fitted CPU costs apply (vLLM V0 before 0.8, V1 from 0.8; "
+                                        "sizer/runtimes/serving_mechanisms.yaml); default: the profile's own, stated")
 
 
 def serving_runtime(request: LoadFields) -> Runtime:
@@ -310,7 +314,7 @@ def check_runtime(entry: Runtime, weights: WeightFormat, device: Device, kv_cach
         raise InputError("kv_cache", kv_cache, f"a KV cache {entry.name} stores on this device: {why}")
 
 
-def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
+def runtime_assumption(entry: Runtime, given: bool, version: str | None = None) -> Assumption:
     """The assumption naming the serving runtime and the defaults the simulation takes from it.
 
     Parameters
@@ -319,6 +323,9 @@ def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
         The serving runtime.
     given : bool
         Whether the user named it (else the default is said to be one).
+    version : str, optional
+        The version the user named: its generation's policy and fitted costs are said
+        (:mod:`sizer.runtimes.serving_mechanisms`).
 
     Returns
     -------
@@ -327,6 +334,8 @@ def runtime_assumption(entry: Runtime, given: bool) -> Assumption:
         marked unverified (the defaults are recalled, not read in a data file).
     """
     p = entry.profile
+    if version is not None:
+        return _generation_assumption(entry, version)
     return Assumption(name="runtime", value=f"{entry.name} {p.version}" + ("" if given else " (the default; --runtime "
                       "sglang or tensorrt-llm for another)") + f": at most {p.max_running} running requests, "
                       f"{p.token_budget} tokens per iteration, {p.memory_share:.0%} of device memory"
@@ -397,7 +406,7 @@ def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | No
 # Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
 # they are refused, never silently ignored.
 LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas",
-                    "prompts", "range_ratio")
+                    "prompts", "range_ratio", "runtime_version")
 
 
 def refuse_load_options_without_load(request: LoadQuestion) -> None:
@@ -815,3 +824,23 @@ def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer,
                "run, and so did up to three more: no replica count is given rather than one that misses")
         notes.append(Assumption(name="SLO unreachable", value=why, source="simulation"))
     return notes
+
+
+def _generation_assumption(entry: Runtime, version: str) -> Assumption:
+    """The assumption for a runtime named with its version: the generation whose policy and fitted costs apply."""
+    from sizer.runtimes.serving_mechanisms import generation, generation_name
+
+    name = generation_name(entry.name, version)
+    g = generation(name)
+    if g is None:  # no generation fitted for this engine: its profile, said so
+        return Assumption(name="runtime", value=f"{entry.name} {version}: no generation of it is fitted, so its "
+                          f"{entry.profile.version} profile's defaults apply", source=entry.profile.sources, verified=False)
+    policy = ("prefill in iterations of its own, the running answers waiting" if g.policy.get("mixed_batches") is False
+              else "prefill chunks sharing iterations with the running answers")
+    return Assumption(name="runtime", value=f"{entry.name} {version} ({name}): "
+                      + (f"{policy}" if g.policy_on else f"the {entry.profile.version} profile's scheduling")
+                      + f"; {g.sequence_overhead * unit_factor('s', 'us'):.0f} us of CPU per running request "
+                      f"and iteration, {g.request_latency * unit_factor('s', 'ms'):g} ms per request outside the engine "
+                      f"({g.fitted_on})", source=f"{g.policy.get('source', entry.profile.sources)} (recalled, not read "
+                      "in a data file); fitted values: sizer/runtimes/serving_mechanisms.yaml", verified=False)
+
