@@ -52,8 +52,8 @@ def choose(grid: Iterable[Hashable], sources: Iterable[str], loss: Callable[[Has
 
 
 def short_source(source: str) -> str:
-    """A source named briefly for tables: the repository and the document, without the commit."""
-    text = re.sub(r"@[0-9a-f]{7,40}", "", source.removeprefix("github:"))
+    """A source named briefly for tables: the repository, the commit's first 7 digits and the document."""
+    text = re.sub(r"@([0-9a-f]{7})[0-9a-f]{0,33}", r"@\1", source.removeprefix("github:"))
     text = re.sub(r"\(blog post ([^)]*)\)", r"\1", text).replace("@", " ")
     text = re.sub(r" \(blog https?://[^/]+/([^)]*?)(\.html)?\)", r" blog \1", text)
     return " ".join(text.split())
