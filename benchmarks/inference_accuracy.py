@@ -1,6 +1,9 @@
 """Accuracy of sizer's serving estimates against published LLM inference measurements.
 
-    python benchmarks/inference_accuracy.py [--fit] [--write-spread]
+    python benchmarks/inference_accuracy.py [--fit] [--write-spread] [--by-source]
+
+``--by-source`` (the headline, issue 38): leave one source out over the 7 sources of the timing rows, the three
+serving constants chosen on the other 6 from a grid (:func:`by_source`); ``benchmarks/results/inference_by_source.*``.
 
 Data: ``benchmarks/inference_benchmarks.csv`` (a copy of ``shared/data/inference-benchmarks.csv``:
 TensorRT-LLM performance tables, FasterTransformer batch-1 figures, memory facts; every row with
@@ -83,6 +86,7 @@ class Row:
     is_time: bool
     per_device: bool
     source: str
+    source_key: str = ""  # the unit of the leave-one-source-out split: repository, document and commit
 
 
 def _model(text: str):
@@ -127,12 +131,13 @@ def read_rows() -> tuple[list[Row], list[tuple[int, str]]]:
                         category=category, model=r["model"], device=device, count=int(r["n_devices"]), weights=weights,
                         kv_cache=kv, batch=batch, prompt=int(r["input_len"]), output=max(output, 1),
                         measured=float(r["value"]) * scale, is_time=is_time, per_device="per GPU" in metric,
-                        source=f"{r['source_repo_or_url']}, {r['source_path_or_table']}"))
+                        source=f"{r['source_repo_or_url']}, {r['source_path_or_table']}",
+                        source_key=f"{r['source_repo_or_url'].split(' ')[0]}@{r['source_path_or_table'].split(' ')[0].rstrip(',')}"))
     return rows, left_out
 
 
-def predict(row: Row, catalog, efficiencies: tuple[float, float, float] | None = None) -> tuple[float, float]:
-    """The predicted value in the row's unit, and the batch it was predicted at."""
+def timings(row: Row, catalog, efficiencies: tuple[float, float, float] | None = None) -> tuple[float, float, float]:
+    """Time to first token and one decode step [s] of the row's case, and the batch it runs at."""
     device = catalog.find(row.device)
     fmt = weight_format(row.weights)
     effs = replace_efficiencies((device,), *efficiencies) if efficiencies else None
@@ -144,12 +149,23 @@ def predict(row: Row, catalog, efficiencies: tuple[float, float, float] | None =
         staggered = replace(case, output_len=max(1, row.output // 2))
         batch = float(min(evaluate_serving(staggered, table, 0, row.count, 1.0).max_batch[0], MAX_LOAD_BATCH))
     a = evaluate_serving(case, table, 0, row.count, batch)
+    return float(a.prefill_seconds[0]), float(a.decode_seconds[0]), batch
+
+
+def value(row: Row, prefill: float, decode: float, batch: float) -> float:
+    """The predicted figure in the row's unit from the case's times [s]."""
     if row.category == "ttft":
-        return float(a.prefill_seconds[0]), batch
+        return prefill
     if row.category == "decode":
-        return (float(a.decode_seconds[0]) if row.is_time else 1.0 / float(a.decode_seconds[0])), batch
-    total = float(total_tokens_per_second(np.asarray([batch]), row.output, a.prefill_seconds, a.decode_seconds)[0])
-    return (total / row.count if row.per_device else total), batch
+        return decode if row.is_time else 1.0 / decode
+    total = float(total_tokens_per_second(np.asarray([batch]), row.output, np.asarray([prefill]), np.asarray([decode]))[0])
+    return total / row.count if row.per_device else total
+
+
+def predict(row: Row, catalog, efficiencies: tuple[float, float, float] | None = None) -> tuple[float, float]:
+    """The predicted value in the row's unit, and the batch it was predicted at."""
+    prefill, decode, batch = timings(row, catalog, efficiencies)
+    return value(row, prefill, decode, batch), batch
 
 
 def speed_ratio(row: Row, predicted: float) -> float:
@@ -208,6 +224,99 @@ def fit(rows: list[Row], catalog) -> tuple[float, float, float]:
     return round(point[0], 3), round(point[1], 3), round(point[2], 5)
 
 
+# The leave-one-source-out grid (--by-source): every row is timed once per (memory, matrix) pair with no per-pass
+# overhead; the overhead adds to the time to first token and to each decode step one for one (checked: the
+# engine adds it once per forward pass), so every value of it is free.
+LOSO_MEMORY = (0.7, 0.75, 0.8, 0.85, 0.9)
+LOSO_MATRIX = tuple(round(0.4 + 0.025 * i, 3) for i in range(17))  # 0.40-0.80
+LOSO_OVERHEAD = tuple(round(0.25e-3 * i, 5) for i in range(25))  # 0-6 ms
+
+
+def timing_cache(rows: list[Row], catalog) -> dict[tuple[float, float], list[tuple[float, float, float]]]:
+    """Per (memory, matrix) of the grid, every row's (prefill s, decode s, batch) with no per-pass overhead."""
+    return {(m, x): [timings(r, catalog, (m, x, 0.0)) for r in rows] for m in LOSO_MEMORY for x in LOSO_MATRIX}
+
+
+def by_source(rows: list[Row], catalog, cache=None) -> dict:
+    """Leave one source out: per source, the three serving constants chosen on every other source's rows
+    (benchmarks/serving_loso.py: sources weighed alike, mean absolute log error), the source scored at them."""
+    import serving_loso as loso
+
+    cache = cache if cache is not None else timing_cache(rows, catalog)
+    grid = [(m, x, o) for m in LOSO_MEMORY for x in LOSO_MATRIX for o in LOSO_OVERHEAD]
+    sources = sorted({r.source_key for r in rows})
+    index = {s: [i for i, r in enumerate(rows) if r.source_key == s] for s in sources}
+
+    def predicted(i: int, p) -> float:
+        prefill, decode, batch = cache[p[0], p[1]][i]
+        return value(rows[i], prefill + p[2], decode + p[2], batch)
+
+    memo: dict = {}
+
+    def loss(p, source: str) -> float:
+        if (p, source) not in memo:
+            memo[p, source] = statistics.fmean(abs(math.log(speed_ratio(rows[i], predicted(i, p)))) for i in index[source])
+        return memo[p, source]
+
+    records, chosen = [], {}
+    for held in sources:
+        p = loso.choose(grid, [s for s in sources if s != held], loss)
+        chosen[held] = p
+        for i in index[held]:
+            r, pred = rows[i], predicted(i, p)
+            records.append({"row": r.number, "source": held, "category": r.category, "model": r.model, "device": r.device,
+                            "count": r.count, "measured": r.measured, "predicted": pred, "error": pred / r.measured - 1.0,
+                            "speed_error": 1.0 / speed_ratio(r, pred) - 1.0, "fitted": p})
+    everything = loso.choose(grid, sources, loss)
+    # a time's error is taken on the speed (1 / time), as the range and the fit take it
+    out = {"figures": {c: loso.figures([x["speed_error"] for x in records if c in (x["category"], "all")])
+                       for c in ("decode", "throughput", "ttft", "all")},
+           "per_source": {s: loso.figures([x["speed_error"] for x in records if x["source"] == s]) for s in sources},
+           "chosen": {s: dict(zip(("memory", "matrix", "step_overhead_s"), p, strict=True)) for s, p in chosen.items()},
+           "all_sources_fit": dict(zip(("memory", "matrix", "step_overhead_s"), everything, strict=True)),
+           "shipped": {"memory": SERVING_MEMORY_EFFICIENCY, "matrix": SERVING_MATRIX_EFFICIENCY,
+                       "step_overhead_s": SERVING_STEP_OVERHEAD},
+           "loss_shipped_vs_all_sources_fit": [statistics.fmean(loss(p, s) for s in sources) for p in (
+               _on_grid((SERVING_MEMORY_EFFICIENCY, SERVING_MATRIX_EFFICIENCY, SERVING_STEP_OVERHEAD)), everything)],
+           "records": records}
+    return out
+
+
+def _on_grid(p: tuple[float, float, float]) -> tuple[float, float, float]:
+    """The grid point nearest ``p``."""
+    return (min(LOSO_MEMORY, key=lambda m: abs(m - p[0])), min(LOSO_MATRIX, key=lambda x: abs(x - p[1])),
+            min(LOSO_OVERHEAD, key=lambda o: abs(o - p[2])))
+
+
+def write_by_source(result: dict) -> None:
+    """benchmarks/results/inference_by_source.{json,md}."""
+    import serving_loso as loso
+
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "inference_by_source.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    lines = ["# Serving, single requests and static batches, by source (`benchmarks/inference_accuracy.py --by-source`)", "",
+             "Leave one source out: the decode bandwidth fraction, the matrix fraction and the per-pass time are chosen "
+             "on every other source (each weighed alike, mean absolute log error) and the held-out source is scored at "
+             "them. Error of a time: on the speed (1 / time).", "",
+             "| rows | n | median \\|error\\| | p90 | signed median |", "| --- | ---: | ---: | ---: | ---: |"]
+    for key, f in result["figures"].items():
+        lines.append(f"| {key} | {f['n']} | {f['median_abs_error']:.1%} | {f['p90_abs_error']:.1%} | {f['signed_median']:+.1%} |")
+    chosen = {s: f"memory {c['memory']:g}, matrix {c['matrix']:g}, {c['step_overhead_s'] * 1e3:g} ms"
+              for s, c in result["chosen"].items()}
+    lines += ["", *loso.table(result["per_source"], chosen), "",
+              f"All sources: memory {result['all_sources_fit']['memory']:g}, matrix {result['all_sources_fit']['matrix']:g}, "
+              f"{result['all_sources_fit']['step_overhead_s'] * 1e3:g} ms per pass (shipped: {result['shipped']['memory']:g}, "
+              f"{result['shipped']['matrix']:g}, {result['shipped']['step_overhead_s'] * 1e3:g} ms); mean source loss "
+              f"shipped {result['loss_shipped_vs_all_sources_fit'][0]:.4f}, all-source fit "
+              f"{result['loss_shipped_vs_all_sources_fit'][1]:.4f}.", "",
+             "| row | held-out source | category | model | device x n | measured | predicted | error |",
+             "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
+    lines += [f"| {x['row']} | {loso.short_source(x['source'])} | {x['category']} | {x['model'].split(' (')[0]} | "
+              f"{x['device']} x {x['count']} | {x['measured']:.4g} | {x['predicted']:.4g} | {x['error']:+.1%} |"
+              for x in result["records"]]
+    (RESULTS / "inference_by_source.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def write_spread(results: list[dict]) -> dict:
     ratios = sorted(r["speed_ratio"] for r in results if r["split"] == "held-out")
     low, high = (float(np.quantile(ratios, q)) for q in SPREAD_QUANTILES)
@@ -257,9 +366,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="refit the three serving efficiencies on the fitting rows")
     parser.add_argument("--write-spread", action="store_true", help="write the range factors from the held-out rows")
+    parser.add_argument("--by-source", action="store_true", help="leave one source out: refit on the other sources, "
+                                                                 "score the held-out one (the headline)")
     args = parser.parse_args()
     catalog = load_catalog()
     rows, left_out = read_rows()
+    if args.by_source:
+        result = by_source(rows, catalog)
+        for key, f in result["figures"].items():
+            print(f"{key:11s} n={f['n']:2d}  median |error| {f['median_abs_error']:.1%}  p90 {f['p90_abs_error']:.1%}  "
+                  f"signed {f['signed_median']:+.1%}")
+        print("all sources:", result["all_sources_fit"], "shipped:", result["shipped"])
+        write_by_source(result)
+        return
     efficiencies = (SERVING_MEMORY_EFFICIENCY, SERVING_MATRIX_EFFICIENCY, SERVING_STEP_OVERHEAD)
     if args.fit:
         efficiencies = fit(rows, catalog)

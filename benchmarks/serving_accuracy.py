@@ -1,6 +1,12 @@
 """Accuracy of sizer's serving-under-load estimates against published measurements (issue 16).
 
-    python benchmarks/serving_accuracy.py [--fit]
+    python benchmarks/serving_accuracy.py [--fit | --by-source [--cache FILE]]
+
+``--by-source`` (the headline, issue 38): leave one source out over the data file's sources (each MLPerf round, each
+blog post, TensorRT-LLM's perf overview): the matrix fraction and vLLM's and SGLang's CPU time are chosen on every
+other source from a grid of predictions made once (:func:`prediction_cache`), the held-out source scored at them;
+without and with the tuned-harness mechanism (NVIDIA's MLPerf rows at their own matrix fraction). Results:
+``benchmarks/results/serving_accuracy_by_source.{json,md}``. The fixed split below is the history.
 
 Data: ``benchmarks/serving_under_load.csv`` (a copy of ``shared/data/serving-under-load.csv``, every
 row with its source). Each case is simulated by :mod:`sizer.inference.capacity` (continuous batching
@@ -91,6 +97,8 @@ class Case:
     rate: float | None = None  # an offered Poisson rate [1/s]
     confidence: str = "high"  # the data file's: "low" where read off a plot
     path: str = ""  # the data file's source_path_or_table (pairs an MLPerf Server row with its tails and Offline run)
+    source_key: str = ""  # the unit of the leave-one-source-out split (source_key())
+    harness: str = "default"  # "tuned": NVIDIA's MLPerf harness (engines built and tuned per system); "default"
 
 
 def _map(text: str, table) -> str | None:
@@ -116,7 +124,22 @@ def _weights(text: str, kv: str = "", model: str = "") -> tuple[str, str] | None
     return (w[0], "fp8") if stated.startswith("fp8") else (w[0], "fp16") if stated in ("bf16", "fp16") else w
 
 
+def source_key(row: dict[str, str]) -> str:
+    """The source of a data-file row: its repository at a commit and the document. Each MLPerf round is one source
+    (one results repository), each blog post one, TensorRT-LLM's perf overview one."""
+    src = row["source"]
+    if "(blog" in src or "inference_results" in src:  # a blog post (its figures are its own) or an MLPerf round
+        return src
+    return f"{src} ({row['source_path_or_table'].split(' ')[0]})"
+
+
 def cases() -> list[Case]:
+    """Every scored row, each with its source and harness."""
+    return [replace(c, source_key=key, harness="tuned" if c.source.startswith("MLPerf") and c.runtime is TRTLLM else "default")
+            for c, key in _cases()]
+
+
+def _cases() -> list[tuple[Case, str]]:
     out = []
     for r in csv.DictReader(open(DATA, encoding="utf-8")):
         model, device = _map(r["model"], MODELS), _map(r["hardware"], DEVICES)
@@ -129,34 +152,34 @@ def cases() -> list[Case]:
         value = float(r["value"]) if r["value"] else None
         label = f"{r['model'][:28]} on {r['n_devices']} x {r['hardware'][:22]} ({w[0] if w else r['weights_dtype'][:4]})"
         if "TensorRT-LLM" in src and metric == "output_tokens_per_s" and tp and r["pp"] == "1":
-            out.append(Case("fit", "throughput", "TensorRT-LLM perf overview", f"{label} {r['input_len']}/{r['output_len']}",
-                            model, device, *w, tp, 1, int(r["input_len"]), int(r["output_len"]), TRTLLM, value))
+            out.append((Case("fit", "throughput", "TensorRT-LLM perf overview", f"{label} {r['input_len']}/{r['output_len']}",
+                            model, device, *w, tp, 1, int(r["input_len"]), int(r["output_len"]), TRTLLM, value), source_key(r)))
         elif "mlcommons/inference_results" in src and model == "llama-2-70b" and tp and r["weights_dtype"]:
             engine = VLLM_IN_PROCESS if "MI300X" in r["hardware"] else TRTLLM
             if r["scenario"] == "offline" and metric == "output_tokens_per_s":
-                out.append(Case("held-out", "throughput", "MLPerf Offline", label, model, device, *w, tp, reps,
-                                *MLPERF_LLAMA2, engine, value))
+                out.append((Case("held-out", "throughput", "MLPerf Offline", label, model, device, *w, tp, reps,
+                                *MLPERF_LLAMA2, engine, value), source_key(r)))
             elif r["scenario"] == "server" and metric == "max_rate_under_slo":
-                out.append(Case("held-out", "max rate", "MLPerf Server", label, model, device, *w, tp, reps,
-                                *MLPERF_LLAMA2, engine, value, path=r["source_path_or_table"]))
+                out.append((Case("held-out", "max rate", "MLPerf Server", label, model, device, *w, tp, reps,
+                                *MLPERF_LLAMA2, engine, value, path=r["source_path_or_table"]), source_key(r)))
         elif "vllm-project" in src and tp and r["model"].startswith("Llama-3-") and "H100" in r["hardware"] \
                 and metric == "requests_per_s" and r["scenario"] == "offline" and "ShareGPT" in r["length_distribution"] \
                 and (r["framework_version"].startswith("v0.6.0 ") or r["framework"] == "SGLang"):
             # the runtime's own fitting rows: its maximum throughput with every request queued at once
             vllm = r["framework"] == "vLLM"
-            out.append(Case("fit", "throughput", f"vLLM v0.6.0 blog, {r['framework']} (low confidence)",
+            out.append((Case("fit", "throughput", f"vLLM v0.6.0 blog, {r['framework']} (low confidence)",
                             label + f" ShareGPT, {r['framework']}", model, device, *w, tp, 1, *SHAREGPT_VLLM,
-                            VLLM if vllm else SGLANG, value * SHAREGPT_VLLM[1], confidence="low"))
+                            VLLM if vllm else SGLANG, value * SHAREGPT_VLLM[1], confidence="low"), source_key(r)))
         elif "vllm-project" in src and r["scenario"] == "fixed-concurrency" and metric == "output_tokens_per_s":
-            out.append(Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + f" 20k/2k, {r['kv_dtype'][:14]} KV",
+            out.append((Case("held-out", "throughput", "vLLM blog, fixed concurrency", label + f" 20k/2k, {r['kv_dtype'][:14]} KV",
                             model, device, *w, 1, 1, int(r["input_len"]), int(r["output_len"]), VLLM, value,
-                            users=int(r["concurrency"])))
+                            users=int(r["concurrency"])), source_key(r)))
         elif "vllm-project" in src and "MI300X" in r["hardware"] and metric == "requests_per_s" \
                 and "v0.6.2" in r["framework_version"]:
             engine = {**VLLM, "max_running": 1024}  # the guide's --max-num-seqs 1024
-            out.append(Case("held-out", "throughput", "vLLM MI300X guide", label + f" at {r['request_rate_per_s']} req/s",
+            out.append((Case("held-out", "throughput", "vLLM MI300X guide", label + f" at {r['request_rate_per_s']} req/s",
                             model, device, *w, tp, 1, *SHAREGPT_VLLM, engine, value * SHAREGPT_VLLM[1],
-                            rate=float(r["request_rate_per_s"])))
+                            rate=float(r["request_rate_per_s"])), source_key(r)))
     return out
 
 
@@ -261,6 +284,179 @@ def fit_runtime_profiles(all_cases, catalog, microseconds) -> dict[str, float]:
     return best
 
 
+# The leave-one-source-out grid (--by-source). The matrix fraction batched iterations reach (the engine's shipped
+# 0.606 among them) and each runtime's CPU time per running request; with the tuned-harness mechanism the tuned
+# rows take their own matrix fraction from the same grid.
+LOSO_MATRIX = (0.5, 0.55, 0.606, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+LOSO_SEQUENCE_US = (0, 20, 40, 60, 70, 80, 90, 100, 110, 120, 140)
+FITTED_RUNTIMES = ("vllm", "sglang")  # TensorRT-LLM's CPU time is 0 (its rows fit the engine itself)
+
+
+def _fitted_runtime(case: Case) -> str | None:
+    """The runtime whose CPU time per running request the case's prediction depends on, or None."""
+    name = case.runtime["runtime"]
+    return name if name in FITTED_RUNTIMES and "sequence_overhead" not in case.runtime else None
+
+
+def _predict_all(job: tuple[int, float]) -> tuple[int, float, dict[float, float]]:
+    """One case at one matrix fraction, over the CPU-time grid where its runtime's is fitted (a worker's task)."""
+    i, matrix = job
+    case, catalog = _WORKER["cases"][i], _WORKER["catalog"]
+    name = _fitted_runtime(case)
+    if name is None:
+        return i, matrix, {-1.0: predict(case, catalog, sim.SCHEDULER_OVERHEAD, matrix)}
+    return i, matrix, {us: predict(case, catalog, sim.SCHEDULER_OVERHEAD, matrix, {name: us * 1e-6}) for us in LOSO_SEQUENCE_US}
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def predict_at(case: Case, catalog: Catalog, fold: tuple[float, float, float, float], tuned: bool) -> float:
+    """``case`` predicted at one fold's constants (matrix, vLLM us, SGLang us, tuned matrix), as :func:`by_source`
+    scores it from the grid."""
+    matrix, vllm_us, sglang_us, tuned_matrix = fold
+    name = _fitted_runtime(case)
+    own = None if name is None else {name: (vllm_us if name == "vllm" else sglang_us) * 1e-6}
+    return predict(case, catalog, sim.SCHEDULER_OVERHEAD, tuned_matrix if tuned and case.harness == "tuned" else matrix, own)
+
+
+def _init_worker() -> None:
+    _WORKER["cases"], _WORKER["catalog"] = cases(), load_catalog()
+
+
+def prediction_cache(all_cases: list[Case], workers: int = 2) -> dict[tuple[int, float], dict[float, float]]:
+    """Every case predicted once per grid value: (case index, matrix) -> {CPU time [us] or -1: prediction}."""
+    jobs = [(i, m) for m in LOSO_MATRIX for i in range(len(all_cases))]
+    jobs.sort(key=lambda j: all_cases[j[0]].source != "TensorRT-LLM perf overview")  # the long ones first
+    if workers > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker) as pool:
+            done = pool.map(_predict_all, jobs, chunksize=4)
+    else:
+        _init_worker()
+        done = [_predict_all(j) for j in jobs]
+    return {(i, m): values for i, m, values in done}
+
+
+def by_source(all_cases: list[Case], cache: dict, tuned: bool) -> dict[str, Any]:
+    """Leave one source out over the data file's sources: for each, the matrix fraction and the runtimes' CPU time
+    are chosen on every other source (benchmarks/serving_loso.py), and the source is scored at them. ``tuned``: the
+    tuned-harness mechanism, NVIDIA MLPerf rows at their own matrix fraction, chosen on the other sources' tuned rows
+    (the default rows then choose the default constants without them)."""
+    import serving_loso as loso
+
+    sources = sorted({c.source_key for c in all_cases})
+    index = {s: [i for i, c in enumerate(all_cases) if c.source_key == s] for s in sources}
+
+    def predicted(i: int, p: tuple) -> float:
+        matrix, vllm_us, sglang_us, tuned_matrix = p
+        c = all_cases[i]
+        values = cache[i, tuned_matrix if (tuned and c.harness == "tuned") else matrix]
+        name = _fitted_runtime(c)
+        return values[-1.0] if name is None else values[vllm_us if name == "vllm" else sglang_us]
+
+    memo: dict = {}
+
+    def loss_of(rows: list[int]):
+        def loss(p, source: str) -> float:
+            key = (p, source, tuple(rows))
+            if key not in memo:
+                own = [i for i in rows if all_cases[i].source_key == source]
+                memo[key] = statistics.fmean(loso.log_error(predicted(i, p), all_cases[i].measured) for i in own)
+            return memo[key]
+        return loss
+
+    def with_rows(rows: list[int], held: str) -> list[str]:
+        return [s for s in sources if s != held and any(all_cases[i].source_key == s for i in rows)]
+
+    default_rows = [i for i, c in enumerate(all_cases) if not (tuned and c.harness == "tuned")]
+    tuned_rows = [i for i, c in enumerate(all_cases) if tuned and c.harness == "tuned"]
+    default_grid = [(m, v, g, m) for m in LOSO_MATRIX for v in LOSO_SEQUENCE_US for g in LOSO_SEQUENCE_US]
+
+    def fit(held: str) -> tuple:
+        grid = default_grid
+        if not any(_fitted_runtime(all_cases[i]) == "sglang" for i in default_rows if all_cases[i].source_key != held):
+            grid = [p for p in grid if p[2] == p[1]]  # no other source ran SGLang: it takes vLLM's CPU time
+        m, v, g, _ = loso.choose(grid, with_rows(default_rows, held), loss_of(default_rows))
+        if not tuned:
+            return m, v, g, m
+        fitting = with_rows(tuned_rows, held)
+        if not fitting:
+            return m, v, g, m
+        return loso.choose([(m, v, g, t) for t in LOSO_MATRIX], fitting, loss_of(tuned_rows))
+
+    records, chosen = [], {}
+    for held in sources:
+        p = fit(held)
+        chosen[held] = p
+        for i in index[held]:
+            c = all_cases[i]
+            pred = predicted(i, p)
+            record = {"source": held, "family": c.source, "kind": c.kind, "case": c.label, "confidence": c.confidence,
+                      "runtime": c.runtime["runtime"], "harness": c.harness, "measured": c.measured, "predicted": pred,
+                      "error": pred / c.measured - 1.0, "fitted": dict(zip(("matrix", "vllm_us", "sglang_us", "tuned_matrix"), p,
+                                                                           strict=True))}
+            if c.kind == "max rate":  # never above the measured maximum: the same system's Offline rate
+                offline = _measured(c.path.replace("/Server/", "/Offline/")).get("requests_per_s")
+                record["measured_maximum"] = offline
+                record["above_measured_maximum"] = bool(offline and pred > offline)
+            records.append(record)
+    everything = fit("")
+
+    def figs(keep) -> dict[str, Any]:
+        return loso.figures([r["error"] for r in records if keep(r)])
+
+    high = lambda r: r["confidence"] != "low"  # noqa: E731 - the headline leaves out rows read off plots
+    mlperf = lambda r: r["family"].startswith("MLPerf")  # noqa: E731
+    out = {"tuned_mechanism": tuned,
+           "figures": {"throughput": figs(lambda r: r["kind"] == "throughput" and high(r)),
+                       "throughput, rows read off plots included": figs(lambda r: r["kind"] == "throughput"),
+                       "max rate": figs(lambda r: r["kind"] == "max rate"),
+                       "MLPerf (Offline throughput and Server rate)": figs(mlperf),
+                       "MLPerf Offline": figs(lambda r: r["family"] == "MLPerf Offline"),
+                       "MLPerf Server": figs(lambda r: r["family"] == "MLPerf Server"),
+                       "MLPerf, NVIDIA (tuned harness)": figs(lambda r: mlperf(r) and r["harness"] == "tuned"),
+                       "MLPerf, AMD MI300X (vLLM)": figs(lambda r: mlperf(r) and r["harness"] != "tuned")},
+           "max_rate_above_measured_maximum": sum(bool(r.get("above_measured_maximum")) for r in records),
+           "per_source": {s: loso.figures([r["error"] for r in records if r["source"] == s]) for s in sources},
+           "chosen": {s: dict(zip(("matrix", "vllm_us", "sglang_us", "tuned_matrix"), p, strict=True)) for s, p in chosen.items()},
+           "all_sources_fit": dict(zip(("matrix", "vllm_us", "sglang_us", "tuned_matrix"), everything, strict=True)),
+           "records": records}
+    return out
+
+
+def write_by_source(results: dict[str, dict[str, Any]]) -> None:
+    """benchmarks/results/serving_by_source_loso.{json,md}: the leave-one-source-out figures, without and with the
+    tuned-harness mechanism."""
+    import serving_loso as loso
+
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "serving_accuracy_by_source.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    lines = ["# Serving under load, by source (`benchmarks/serving_accuracy.py --by-source`)", "",
+             "Leave one source out: the matrix fraction of batched iterations and vLLM's and SGLang's CPU time per running "
+             "request are chosen on every other source (each weighed alike, mean absolute log error), the held-out source "
+             "scored at them. `tuned`: NVIDIA's MLPerf harness rows at their own matrix fraction, chosen on the other "
+             "sources' tuned rows. Headline throughput leaves out the rows read off plots (confidence low).", ""]
+    for name, result in results.items():
+        lines += [f"## {name}", "", "| rows | n | median \\|error\\| | p90 | signed median |", "| --- | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {k} | {f['n']} | {f['median_abs_error']:.1%} | {f['p90_abs_error']:.1%} | {f['signed_median']:+.1%} |"
+                  for k, f in result["figures"].items()]
+        chosen = {s: f"matrix {c['matrix']:g}" + (f", tuned {c['tuned_matrix']:g}" if result["tuned_mechanism"] else "")
+                  + f", vLLM {c['vllm_us']:g} us, SGLang {c['sglang_us']:g} us" for s, c in result["chosen"].items()}
+        a = result["all_sources_fit"]
+        lines += ["", f"Largest rates above the measured maximum (the system's Offline rate): "
+                      f"{result['max_rate_above_measured_maximum']}.", "", *loso.table(result["per_source"], chosen), "",
+                  f"All sources: matrix {a['matrix']:g}" + (f", tuned {a['tuned_matrix']:g}" if result["tuned_mechanism"] else "")
+                  + f", vLLM {a['vllm_us']:g} us, SGLang {a['sglang_us']:g} us.", "",
+                  "| held-out source | case | kind | harness | measured | predicted | error |",
+                  "| --- | --- | --- | --- | ---: | ---: | ---: |"]
+        lines += [f"| {loso.short_source(r['source'])} | {r['case']} | {r['kind']} | {r['harness']} | {r['measured']:.4g} | "
+                  f"{r['predicted']:.4g} | {r['error']:+.1%} |" for r in result["records"] if r["family"] != "TensorRT-LLM perf overview"]
+        lines += [""]
+    (RESULTS / "serving_accuracy_by_source.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fit", action="store_true", help="search the batching matrix efficiency and the per-iteration "
@@ -269,9 +465,34 @@ def main() -> None:
     parser.add_argument("--overhead-ms", type=float, nargs="*", default=[0.0])
     parser.add_argument("--sequence-us", type=float, nargs="*", default=[0, 20, 40, 60, 70, 80, 90, 100, 110, 120, 140],
                         help="CPU time per running request and iteration searched for each runtime on its own rows")
+    parser.add_argument("--by-source", action="store_true", help="leave one source out (the headline), without and with "
+                                                                 "the tuned-harness mechanism")
+    parser.add_argument("--workers", type=int, default=2, help="processes predicting the grid (--by-source)")
+    parser.add_argument("--cache", help="a file keeping the grid's predictions between runs (--by-source; reused if there)")
     args = parser.parse_args()
     catalog = load_catalog()
     all_cases = cases()
+    if args.by_source:
+        started = time.perf_counter()
+        if args.cache and Path(args.cache).exists():
+            import pickle
+
+            cache = pickle.loads(Path(args.cache).read_bytes())
+        else:
+            cache = prediction_cache(all_cases, args.workers)
+        if args.cache:
+            import pickle
+
+            Path(args.cache).write_bytes(pickle.dumps(cache))
+        results = {name: by_source(all_cases, cache, tuned) for name, tuned in (("default", False), ("tuned", True))}
+        for name, result in results.items():
+            for key, f in result["figures"].items():
+                print(f"{name:7s} {key:45s} n={f['n']:3d}  median |error| {f['median_abs_error']:.1%}  p90 {f['p90_abs_error']:.1%}  "
+                      f"signed {f['signed_median']:+.1%}")
+            print(name, "all sources:", result["all_sources_fit"], "above maximum:", result["max_rate_above_measured_maximum"])
+        print(f"{time.perf_counter() - started:.0f} s")
+        write_by_source(results)
+        return
     if args.fit:
         fit_runtime_profiles(all_cases, catalog, args.sequence_us)
         fit_cases = [c for c in all_cases if c.group == "fit" and c.runtime["runtime"] == "tensorrt-llm"]

@@ -293,22 +293,57 @@ def test_http_recommend_takes_an_inference_body_and_still_a_training_one(client)
 
 # --- accuracy on held-out rows -------------------------------------------------------------------
 
-# Held-out medians |error| against published serving measurements (shared/data/inference-benchmarks.csv,
-# rows the fit never saw). Targets of benchmarks/ACCURACY.md: decode <= 20 %, batched throughput
-# <= 30 %. Regression guards, fixed here rather than read from a results file the code rewrites:
-# the medians of 2026-11-23 (decode 5.6 %, throughput 12.2 %, all 10.8 %) plus 3 points, since the
-# held-out set is small (2 decode, 12 throughput rows) and one row moving a few percent moves a median.
-HELD_OUT_TARGETS = {"held-out/decode": 0.20, "held-out/throughput": 0.30}
-HELD_OUT_GUARDS = {"held-out/decode": 0.056 + 0.03, "held-out/throughput": 0.122 + 0.03, "held-out/all": 0.108 + 0.03}
+# Leave one source out (shared/data/inference-benchmarks.csv, 7 sources: TensorRT-LLM v0.6.1 performance.md, the
+# v0.17 and v1.0 perf overviews, the H100-vs-A100, H200-launch and Falcon-180B/H200 blogs, FasterTransformer via
+# kipply): the three serving constants chosen on every other source, the held-out source scored at them
+# (benchmarks/inference_accuracy.py --by-source). Targets of benchmarks/ACCURACY.md: decode <= 20 %, batched
+# throughput <= 30 %. Regression guards: the figures of 2026-12-06 (decode 2.2 % of 3, throughput 14.3 % of 17, all
+# 14.4 % of 25, p90 34.3 %, signed -5.4 %) plus 3 points (5 for the p90: one row of 25 moves it), fixed here rather
+# than read from a results file the benchmark rewrites.
+BY_SOURCE_TARGETS = {"decode": 0.20, "throughput": 0.30}
+BY_SOURCE_GUARDS = {"decode": 0.022 + 0.03, "throughput": 0.143 + 0.03, "all": 0.144 + 0.03}
+BY_SOURCE_ROWS = {"decode": 3, "throughput": 17, "ttft": 5, "all": 25}
 
 
-def test_held_out_accuracy_meets_targets_and_guards(catalog):
+def _inference_bench():
     spec = importlib.util.spec_from_file_location("inference_accuracy", ROOT / "benchmarks" / "inference_accuracy.py")
     bench = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = bench  # its dataclasses look their module up
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # serving_loso beside it
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_leave_one_source_out_accuracy_meets_targets_and_guards(catalog):
+    bench = _inference_bench()
     rows, _ = bench.read_rows()
-    now = bench.summary(bench.score(rows, catalog))
-    assert now["held-out/decode"]["n"] == 2 and now["held-out/throughput"]["n"] == 12
-    for key, limit in {**HELD_OUT_TARGETS, **HELD_OUT_GUARDS}.items():
-        assert now[key]["median_abs_error"] <= limit, (key, now[key]["median_abs_error"], limit)
+    result = bench.by_source(rows, catalog)
+    figures = result["figures"]
+    assert {k: f["n"] for k, f in figures.items()} == BY_SOURCE_ROWS
+    assert len(result["per_source"]) == 7
+    for key, limit in BY_SOURCE_TARGETS.items():
+        assert figures[key]["median_abs_error"] <= limit, (key, figures[key])
+    for key, limit in BY_SOURCE_GUARDS.items():
+        assert figures[key]["median_abs_error"] <= limit, (key, figures[key], limit)
+    assert figures["all"]["p90_abs_error"] <= 0.343 + 0.05 and abs(figures["all"]["signed_median"]) <= 0.10
+    # the shipped constants are what all seven sources choose together (on the grid: matrix 0.6 for 0.606)
+    assert result["all_sources_fit"]["memory"] == pytest.approx(bench.SERVING_MEMORY_EFFICIENCY)
+    assert result["all_sources_fit"]["matrix"] == pytest.approx(bench.SERVING_MATRIX_EFFICIENCY, abs=0.0125)
+    assert result["all_sources_fit"]["step_overhead_s"] == pytest.approx(bench.SERVING_STEP_OVERHEAD)
+
+
+def test_a_held_out_source_never_chooses_its_own_constants(catalog, monkeypatch):
+    # a source's measurements skewed 10 x never move the constants it is scored at
+    bench = _inference_bench()
+    rows, _ = bench.read_rows()
+    monkeypatch.setattr(bench, "LOSO_MEMORY", (0.8, 0.9))
+    monkeypatch.setattr(bench, "LOSO_MATRIX", (0.5, 0.6, 0.7))
+    cache = bench.timing_cache(rows, catalog)
+    held = next(r.source_key for r in rows if "H100vsA100" in r.source_key)
+    before = bench.by_source(rows, catalog, cache)["chosen"][held]
+    from dataclasses import replace
+
+    skewed = [replace(r, measured=r.measured * (0.1 if r.is_time else 10.0)) if r.source_key == held else r for r in rows]
+    after = bench.by_source(skewed, catalog, cache)
+    assert after["chosen"][held] == before
+    assert after["per_source"][held]["signed_median"] < -0.8  # scored against its skewed measurements

@@ -17,17 +17,24 @@ from sizer.inference.estimate import InferenceRequest, estimate_inference
 ROOT = Path(__file__).resolve().parents[3]
 BASE = ("inference", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "4", "--weights", "fp16",
         "--prompt-len", "1024", "--output-len", "256")
-# Held-out medians |error| of benchmarks/serving_accuracy.py (2026-11-26, runtime profiles fitted on their own
-# rows: throughput at a stated rate or concurrency 12.3 % of 15 rows, largest rate under the MLPerf SLO 23.3 % of 8)
-# plus 2-3 points, as the other accuracy guards: fixed here rather than read from a results file the benchmark
-# rewrites. The throughput guard stays within the serving issue's 15 % target.
-HELD_OUT_GUARDS = {"throughput": 0.123 + 0.02, "max rate": 0.233 + 0.03}
-HELD_OUT_ROWS = {"throughput": 15, "max rate": 8}
-TARGETS = {"throughput": 0.15, "max rate": 0.30}  # throughput within 15 %; the largest rate within 30 % (20 % is the
-# serving engineers' target, not reached: the MLPerf Server rows of TensorRT-LLM's tuned harness are 22-36 % low)
-# The 12 throughput rows scored before gpt-oss could be modelled (sliding windows, MXFP4): 25.5 % then, guarded apart
-# so that the rows added later cannot hide a regression on these.
-EARLIER_ROWS, EARLIER_GUARD = 12, 0.255 + 0.03
+# Leave one source out over shared/data/serving-under-load.csv (benchmarks/serving_accuracy.py --by-source,
+# 2026-12-06; 6 sources: TensorRT-LLM's perf overview, MLPerf Inference v4.0 and v4.1, three vLLM blog posts). Each
+# source is scored at the constants chosen on the other five: (matrix fraction, vLLM and SGLang CPU time per running
+# request [us], the tuned harness's matrix fraction). Choosing them simulates every row over the whole grid (minutes
+# on two cores), so the choices are listed here and only the scoring is recomputed; the choice itself is tested on a
+# synthetic grid below. "default": one matrix fraction for every harness (what sizer answers); "tuned": NVIDIA's
+# MLPerf harness rows at their own fraction (the mechanism, a flag on the benchmark point).
+FOLDS = {"tuned": {"perf-overview.md": (0.55, 140, 80, 0.9), "inference_results_v4.0": (0.55, 140, 80, 0.9),
+                   "inference_results_v4.1": (0.5, 120, 80, 0.9), "2024/09/05/perf-update": (0.55, 140, 140, 0.9),
+                   "2024/10/23/vllm-serving-amd": (0.55, 60, 80, 0.9), "2026-04-22-fp8-kvcache": (0.55, 140, 80, 0.9)},
+         "default": {"perf-overview.md": (0.9, 140, 100, 0.9), "inference_results_v4.0": (0.55, 140, 80, 0.55),
+                     "inference_results_v4.1": (0.85, 140, 100, 0.85), "2024/09/05/perf-update": (0.606, 140, 140, 0.606),
+                     "2024/10/23/vllm-serving-amd": (0.7, 80, 90, 0.7), "2026-04-22-fp8-kvcache": (0.606, 140, 90, 0.606)}}
+# Guards: the 2026-12-06 figures plus 2-3 points, fixed here rather than read from a results file the benchmark
+# rewrites; targets of issue 38: throughput 15 %, largest rate 20 % and never above the measured maximum, MLPerf 20 %.
+BY_SOURCE_GUARDS = {("tuned", "throughput"): (115, 0.087 + 0.02), ("tuned", "max rate"): (8, 0.039 + 0.03),
+                    ("tuned", "MLPerf"): (16, 0.067 + 0.03), ("default", "max rate"): (8, 0.371 + 0.03),
+                    ("default", "MLPerf"): (16, 0.323 + 0.03)}
 
 
 def test_cli_contract_under_load(cli):
@@ -122,21 +129,59 @@ def test_http_under_load(client):
         assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][:2] == ["body", field], (field, bad.text)
 
 
-def test_serving_held_out_accuracy_is_no_worse_than_its_guards():
+def _serving_bench():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import serving_accuracy as bench
 
-    from sizer.hardware.catalog import load_catalog
-    from sizer.inference import simulate as sim
+    return bench
 
-    held = [c for c in bench.cases() if c.group == "held-out"]
-    rows = bench.score(held, load_catalog(), sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY)
-    for kind, limit in HELD_OUT_GUARDS.items():
-        median, n = bench.median_abs(rows, "held-out", kind)
-        assert n == HELD_OUT_ROWS[kind] and median <= limit and median <= TARGETS[kind], (kind, median, limit)
-    earlier = [r for r in rows if "gpt-oss" not in r["case"]]
-    median, n = bench.median_abs(earlier, "held-out", "throughput")
-    assert n == EARLIER_ROWS and median <= EARLIER_GUARD, (median, EARLIER_GUARD)
+
+def _loso_records(mode: str, keep) -> list[dict]:
+    bench = _serving_bench()
+    from sizer.hardware.catalog import load_catalog
+
+    catalog, out = load_catalog(), []
+    for c in (c for c in bench.cases() if keep(c)):
+        fold = next(f for key, f in FOLDS[mode].items() if key in c.source_key)
+        predicted = bench.predict_at(c, catalog, fold, tuned=mode == "tuned")
+        record = {"family": c.source, "kind": c.kind, "harness": c.harness, "error": predicted / c.measured - 1.0,
+                  "confidence": c.confidence}
+        if c.kind == "max rate":
+            record["above"] = predicted > bench._measured(c.path.replace("/Server/", "/Offline/"))["requests_per_s"]
+        out.append(record)
+    return out
+
+
+def test_serving_by_source_accuracy_is_no_worse_than_its_guards():
+    _serving_bench()
+    import serving_loso as loso
+
+    not_overview = lambda c: c.source != "TensorRT-LLM perf overview"  # noqa: E731 - its 100 rows: one mode only
+    records = {"tuned": _loso_records("tuned", lambda c: True), "default": _loso_records("default", not_overview)}
+    sets = {"throughput": lambda r: r["kind"] == "throughput" and r["confidence"] != "low",
+            "max rate": lambda r: r["kind"] == "max rate", "MLPerf": lambda r: r["family"].startswith("MLPerf")}
+    for (mode, name), (n, limit) in BY_SOURCE_GUARDS.items():
+        f = loso.figures([r["error"] for r in records[mode] if sets[name](r)])
+        assert f["n"] == n and f["median_abs_error"] <= limit, (mode, name, f, limit)
+    assert not any(r.get("above") for r in records["tuned"])  # never above the measured maximum (with the mechanism)
+
+
+def test_serving_folds_never_choose_on_the_held_out_source():
+    # a synthetic grid (no simulation): each case's prediction a fixed function of the constants; skewing one source's
+    # measurements 10 x leaves the constants it is scored at unchanged
+    from dataclasses import replace
+
+    bench = _serving_bench()
+    cases = bench.cases()
+    cache = {(i, m): ({us: c.measured * m / 0.606 * (1 - us * 1e-3) for us in bench.LOSO_SEQUENCE_US}
+                      if bench._fitted_runtime(c) else {-1.0: c.measured * m / (0.75 if c.harness == "tuned" else 0.606)})
+             for i, c in enumerate(cases) for m in bench.LOSO_MATRIX}
+    held = next(c.source_key for c in cases if "inference_results_v4.0" in c.source_key)
+    before = bench.by_source(cases, cache, tuned=True)
+    skewed = [replace(c, measured=c.measured * 10) if c.source_key == held else c for c in cases]
+    after = bench.by_source(skewed, cache, tuned=True)
+    assert after["chosen"][held] == before["chosen"][held]
+    assert before["chosen"][held]["tuned_matrix"] == 0.75 and before["all_sources_fit"]["matrix"] == 0.606
 
 
 def test_under_load_total_tokens_count_prompt_and_output():

@@ -126,3 +126,25 @@ def test_sglang_0_3_runs_on_nvidia_and_amd_only(device):
         estimate_inference(InferenceRequest(model="llama-3-8b", device=device, runtime="sglang", rate=1))
     assert error.value.field == "device" and "NVIDIA" in str(error.value) and "AMD" in str(error.value)
     assert estimate_inference(InferenceRequest(model="llama-3-8b", device=device, runtime="vllm", rate=1)).capacity
+
+
+# Leave one source out (benchmarks/serving_accuracy.py --by-source, 2026-12-06, with the tuned-harness mechanism):
+# vLLM's and SGLang's CPU time per running request chosen without the source scored. The vLLM v0.6.0 blog's own
+# offline rows (read off plots) at (matrix 0.55, vLLM 140 us, SGLang 140 us: no other SGLang source, vLLM's taken)
+# 18.5 %; vLLM's 2026-04-22 fixed-concurrency post at (0.55, 140 us) 10.5 %. Guards: those plus 3 points.
+RUNTIME_FOLDS = {"2024/09/05/perf-update": ((0.55, 140, 140, 0.9), 4, 0.185 + 0.03),
+                 "2026-04-22-fp8-kvcache": ((0.55, 140, 80, 0.9), 5, 0.105 + 0.03)}
+
+
+def test_runtime_cpu_time_transfers_between_sources(catalog):
+    import statistics
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+    import serving_accuracy as bench
+
+    for key, (fold, n, limit) in RUNTIME_FOLDS.items():
+        own = [c for c in bench.cases() if key in c.source_key]
+        errors = [abs(bench.predict_at(c, catalog, fold, tuned=True) / c.measured - 1) for c in own]
+        assert len(errors) == n and statistics.median(errors) <= limit, (key, errors, limit)
