@@ -49,6 +49,7 @@ from sizer.inference.local import (
     wired_device,
 )
 from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
+from sizer.inference.production import headroom_assumption, max_utilisation
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
@@ -860,7 +861,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
                               token_budget=request.token_budget, prefix_hit=request.prefix_cache_hit)
     prompts = request.burst or request.prompts  # a finite benchmark on the deployment as given (issue 38)
     answer = (serve_benchmark(replica, load, served.lengths, served.slo, prompts, request.replicas) if prompts else
-              serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas))
+              serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas,
+                         max_utilisation=max_utilisation(request)))
     if not ev.a.fits[0]:  # a deployment that does not fit serves nothing: no replica count, no SLO met
         answer = dataclasses.replace(answer, replicas=None, slo_met=False)
     replicas = answer.replicas or 1
@@ -875,6 +877,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
                                     replica.token_budget, replica.prefix_hit)]
     if prompts:
         notes_load += benchmark_notes(load, answer, prompts)
+    elif request.replicas is None:  # replicas sized: with the headroom recommend --inference sizes them with
+        notes_load.append(headroom_assumption(max_utilisation(request), request.max_utilisation is not None))
     fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
               "load": load_out(load, served.lengths), "latency": latency_out(answer.run),
               "capacity": capacity_out(answer, served.slo),

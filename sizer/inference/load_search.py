@@ -7,9 +7,11 @@ saturated batch (the scheduler's slots or the KV cache, whichever is fewer) give
 replica can at most serve, hence the fewest replicas the load needs. Per device the points are
 tried in order of that estimate: the best is simulated under continuous batching at its share of
 the load (:func:`sizer.inference.simulate.simulate`) and given replicas until its percentiles meet
-the SLOs. The leading rows then get the full capacity search (bisection over simulations,
-:func:`sizer.inference.capacity.serve_load`); the others report the share of the load they were
-shown to meet. A user-given weight or KV format pins that dimension.
+the SLOs. Every row then gets the full capacity search (bisection over simulations,
+:func:`sizer.inference.capacity.serve_load`) and the replicas that keep the load within the headroom
+(:mod:`sizer.inference.production`: at most 70 % of the capacity by default), so that each row's
+utilisation is the load over a capacity found. Data-centre devices only unless ``consumer`` is asked.
+A user-given weight or KV format pins that dimension.
 
 References
 ----------
@@ -36,6 +38,7 @@ from sizer.inference.deployment_answers import (
 from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.inference.estimate import speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
+from sizer.inference.production import headroom_assumption, max_utilisation, production_devices, segments_assumption
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
@@ -77,11 +80,11 @@ if TYPE_CHECKING:  # names for annotations only (deployments imports this module
 # device has its peak (FP8, else SmoothQuant int8); a 4-bit weight-only format (AWQ, vLLM's usual int4)
 SEARCH_WEIGHTS = ("bf16", "fp8", "w8a8", "awq-int4-g128")
 SEARCH_KV = ("fp16", "fp8")
-FULL_SEARCH_ROWS = 3  # leading rows whose capacity is bisected
+FULL_SEARCH_ROWS = 3  # leading rows also sized as disaggregated pools (every row's capacity is bisected)
 CANDIDATES_PER_DEVICE = 2  # screened points simulated per device before it is rejected
 REPLICA_TRIES = 3  # replicas added (the worst percentile over its limit times, 1.25-4) when a share misses the SLOs
 MIN_GROWTH, MAX_GROWTH = 1.25, 4.0
-SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within the SLOs
+SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within the SLOs (less where the headroom asks)
 
 # One format pair's screen: arrays over (device, count) rows and what simulating a row needs (:func:`_screen`)
 Screen = dict[str, Any]
@@ -126,6 +129,7 @@ def _formats(request: InferenceRecommendRequest) -> tuple[list[WeightFormat], li
 
 def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...], counts: list[int],
             lengths: Lengths, slo: Slo, load: Load, fmt: WeightFormat, kv_name: str, engine: Runtime) -> Screen:
+    # the refusal filter: a (runtime, format, device generation) the runtime cannot run is no candidate (runtime_refusal)
     """Per (device, count) of one format pair: fits and lone bounds met, estimated replicas and saturated rate."""
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
@@ -151,9 +155,10 @@ def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tup
     if slo.tpot is not None:
         slow = ok & (lone.decode_seconds > slo.tpot)
         why, ok = np.where(slow, "slow", why), ok & ~slow
+    first_share = min(SCREEN_HEADROOM, max_utilisation(request))
     with np.errstate(divide="ignore", invalid="ignore"):
-        replicas = (np.ceil(load.rate / (sat_rate * SCREEN_HEADROOM)) if load.rate is not None
-                    else np.ceil(load.users / slots))
+        replicas = (np.ceil(load.rate / (sat_rate * first_share)) if load.rate is not None
+                    else np.ceil(load.users / (slots * first_share)))
     replicas = np.where(ok, np.maximum(replicas, 1), np.inf)
     return dict(table=table, case=case, split=split, d=d, c=c, ok=ok, why=why, replicas=replicas, sat_rate=sat_rate, lone=lone,
                 memory=lone.memory, device_memory=table.memory[d], kv=kv_name)
@@ -213,7 +218,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
         if getattr(request, field, None) is not None:
             raise InputError(field, getattr(request, field), "a deployment to run the benchmark on (sizer inference "
                                                              "with a device): a recommendation sizes a steady load")
-    devices = devices_of_kinds(catalog, request.kinds)
+    devices, segments = production_devices(devices_of_kinds(catalog, request.kinds), request.consumer)
     weights, kvs = _formats(request)
     pinned = request.weights is not None
     engine = serving_runtime(request)
@@ -234,7 +239,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
         options.append(_option(request, device, hourly, basis, *chosen, searched=False, load=load, lengths=lengths,
                                used=used))
     options.sort(key=lambda o: o["key"])
-    _search_leading(request, options, load, lengths, slo, requests)
+    rejected += _search_every_row(request, options, load, lengths, slo, requests)
     if request.disaggregated:
         options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
                          key=lambda o: o["key"])
@@ -246,9 +251,13 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     first = screens[0][1]["case"]
     return InferenceRecommendResult(task="inference", model=arch.name, weights=weights_label, prompt_len=first.prompt_len,
                                     output_len=first.output_len, ranked=ranked, rejected=rejected,
-                                    assumptions=_search_assumptions(request, notes, engine, weights, kvs, load, lengths,
-                                                                    slo, requests),
-                                    objective=request.objective, scenario="load", load=load_out(load, lengths))
+                                    assumptions=[*_search_assumptions(request, notes, engine, weights, kvs, load, lengths,
+                                                                      slo, requests),
+                                                 headroom_assumption(max_utilisation(request),
+                                                                     request.max_utilisation is not None),
+                                                 segments_assumption(segments)],
+                                    objective=request.objective, scenario="load", load=load_out(load, lengths),
+                                    devices_searched=segments, max_utilisation=max_utilisation(request))
 
 
 def _screens(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...],
@@ -339,23 +348,30 @@ def _rejection(reasons: set[str], pinned: bool, weights: list[WeightFormat], eng
     return "no point serves"
 
 
-def _search_leading(request: InferenceRecommendRequest, options: list[dict[str, Any]], load: Load, lengths: Lengths,
-                    slo: Slo, requests: int) -> None:
-    """The leading rows' capacity itself (bisection) and the replicas it implies, until the lead is searched;
-    ``options`` updated and re-sorted in place."""
-    for _ in range(2 * FULL_SEARCH_ROWS):
-        todo = [o for o in options[:FULL_SEARCH_ROWS] if not o.get("tried")]
-        if not todo:
-            break
-        for o in todo:
-            o["tried"] = True
-            answer = serve_load(o["replica"], load, lengths, slo, requests=requests)
-            if (answer.replicas is not None and answer.slo_met and answer.replicas <= request.max_replicas
-                    and len(answer.run.ttft)):
-                o.update(_option(request, o["device"], o["hourly"], o["basis"], o["fmt"], o["screen"], o["r"],
-                                 o["replica"], answer.replicas, answer.run, searched=True, load=load, lengths=lengths,
-                                 answer=answer, used=o["used"]))
-        options.sort(key=lambda o: o["key"])
+def _search_every_row(request: InferenceRecommendRequest, options: list[dict[str, Any]], load: Load, lengths: Lengths,
+                      slo: Slo, requests: int) -> list[RejectedOption]:
+    """Every row's capacity itself (bisection) and the replicas that keep the load within the headroom
+    (:mod:`sizer.inference.production`), so that each row's utilisation is load over a capacity found, never over an
+    estimate; ``options`` updated, re-sorted and rid in place of the rows no replica count serves, which are returned
+    rejected with the reason."""
+    share = max_utilisation(request)
+    rejected: list[RejectedOption] = []
+    for o in list(options):
+        answer = serve_load(o["replica"], load, lengths, slo, requests=requests, max_utilisation=share)
+        if (answer.replicas is not None and answer.slo_met and answer.replicas <= request.max_replicas
+                and len(answer.run.ttft)):
+            o.update(_option(request, o["device"], o["hourly"], o["basis"], o["fmt"], o["screen"], o["r"],
+                             o["replica"], answer.replicas, answer.run, searched=True, load=load, lengths=lengths,
+                             answer=answer, used=o["used"]))
+            continue
+        options.remove(o)
+        why = (f"needs {answer.replicas} replicas of {o['row']['count']} to keep the load within {share:.0%} of their "
+               f"capacity, more than max_replicas ({request.max_replicas})"
+               if answer.replicas is not None and answer.replicas > request.max_replicas else
+               f"no replica count of {o['row']['count']} meets the SLOs at its bisected capacity")
+        rejected.append(RejectedOption(device=o["device"].id, name=o["device"].name, reason=why))
+    options.sort(key=lambda o: o["key"])
+    return rejected
 
 
 def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumption], engine: Runtime,
@@ -378,10 +394,8 @@ def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumpti
                               "searched here) screened by the engine (a lone request's prefill and decode step against the SLOs; the "
                               "saturated batch's requests/s for the replicas); per device the "
                               f"best of each devices-per-replica count and the {CANDIDATES_PER_DEVICE} best by {request.objective} simulated ({requests} requests, as every serving answer simulates for p{slo.percentile:g}) "
-                              f"at their share of the load, replicas added until the SLOs hold; the leading "
-                              f"{FULL_SEARCH_ROWS} rows' capacity bisected (capacity_searched), the others' "
-                              "max_request_rate is the share they were shown to meet (a lower bound) and their "
-                              "utilisation the load over the engine's saturated rate",
+                              "at their share of the load, replicas added until the SLOs hold; then every row's "
+                              "capacity bisected (capacity_searched) and its replicas sized within the headroom",
                               source="docs/references.md [agrawal2024vidur]"),
                    Assumption(name="price", value=SERVING_PRICING[request.pricing], source="--pricing rent|buy|any; "
                               "sizer/formulas/tco.py hourly_price"),
@@ -392,7 +406,8 @@ def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumpti
             "replicas (prompts only) and one of decode replicas (answers only), sized by bisection each: prefill within "
             f"{PREFILL_TTFT_SHARE:.0%} of the TTFT limit less the KV transfer, decode within the rest and the TPOT limit; "
             "TTFT = prefill + transfer + decode admission, request by request; the transfer over the node link where "
-            "two replicas share a node, else the network", source="docs/references.md [zhong2024distserve], "
+            "two replicas share a node, else the network; the pools sized (and their latency simulated) at the rate over "
+            "the headroom's share, a conservative latency", source="docs/references.md [zhong2024distserve], "
             "[patel2024splitwise]"))
     return assumptions
 
@@ -409,7 +424,7 @@ def _option(request: InferenceRecommendRequest, device: Device, hourly: float | 
     share = _share(load, replicas)
     shown_rate = share.rate if share.rate is not None else run.request_rate
     rate = answer.max_request_rate if answer is not None else shown_rate
-    if answer is not None:
+    if answer is not None:  # the load over the capacity found
         utilisation = answer.utilisation if math.isfinite(answer.utilisation) else 0.0
     else:
         utilisation = min(float(shown_rate / s["sat_rate"][r]), 1.0) if s["sat_rate"][r] > 0 else 0.0
@@ -417,7 +432,7 @@ def _option(request: InferenceRecommendRequest, device: Device, hourly: float | 
                tp=count if s["split"] == "tensor" else 1, pp=count if s["split"] == "layer" else 1, split=s["split"],
                replicas=replicas, devices_total=count * replicas, weights=fmt.name, kv_cache=s["kv"],
                max_request_rate=QuantityOut(value=float(rate), unit="1/s"), capacity_searched=searched,
-               utilisation=float(utilisation), latency=lat, output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
+               utilisation=float(utilisation), headroom=float(max(0.0, 1.0 - utilisation)), latency=lat, output_tokens_per_s=QuantityOut(value=out_rate, unit="tokens/s"),
                prompt_and_output_tokens_per_s=QuantityOut(value=total_rate, unit="tokens/s"),
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
@@ -433,8 +448,11 @@ def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, A
                    slo: Slo) -> list[dict[str, Any]]:
     """The leading rows' replicas as disaggregated prefill and decode pools, where some sizes meet the SLOs."""
     out = []
+    share = max_utilisation(request)
+    # pools sized for the rate over the headroom, so that the load is at most that share of their capacity
+    sized = Load(rate=load.rate / share) if load.rate is not None else load
     for o in leading:
-        split = serve_disaggregated(o["replica"], load, lengths, slo, simulated_requests(slo.percentile), SEARCH_STEPS)
+        split = serve_disaggregated(o["replica"], sized, lengths, slo, simulated_requests(slo.percentile), SEARCH_STEPS)
         if split is None or split.prefill_replicas + split.decode_replicas > request.max_replicas:
             continue
         reps = split.prefill_replicas + split.decode_replicas
@@ -448,7 +466,8 @@ def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, A
                "prefill_replicas": split.prefill_replicas, "decode_replicas": split.decode_replicas,
                "kv_transfer": QuantityOut(value=split.transfer * unit_factor("s", "ms"), unit="ms"),
                "max_request_rate": QuantityOut(value=capacity / reps, unit="1/s"), "capacity_searched": True,
-               "utilisation": float(min((load.rate or 0.0) / capacity, 1.0)), "latency": lat,
+               "utilisation": float(min((load.rate or 0.0) / capacity, 1.0)),
+               "headroom": float(max(0.0, 1.0 - (load.rate or 0.0) / capacity)), "latency": lat,
                "output_tokens_per_s": QuantityOut(value=out_rate, unit="tokens/s"),
                "prompt_and_output_tokens_per_s": QuantityOut(value=total_rate, unit="tokens/s")}
         e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured
