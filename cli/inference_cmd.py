@@ -231,7 +231,7 @@ def render_load_recommendation(result, top: int) -> None:
                          f"showing {min(top, len(result.ranked))} of {len(result.ranked)} rows. "
                          "rent: a cloud offer; buy: the amortised purchase plus energy (with the price's date). (b): the share of the load it was shown to meet, "
                          "not bisected (a lower bound). load (headroom): each replica's load over its capacity, and the "
-                         "share left. Np+Md: disaggregated, N prefill and M decode replicas. "
+                         "share left (with (b): at most, and at least). Np+Md: disaggregated, N prefill and M decode replicas. "
                          "--json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))
