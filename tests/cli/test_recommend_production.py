@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
@@ -63,3 +64,17 @@ def test_consumer_is_refused_where_nothing_is_searched(cli):
     assert training.exit_code == 2 and "consumer" in training.output
     owned = cli("recommend", "--inference", "--model", "llama-3.1-8b", "--have", "1x RTX 4090", "--consumer")
     assert owned.exit_code == 2 and "consumer" in owned.output
+
+
+def test_inference_rate_sizes_the_leading_deployment_with_the_same_headroom():
+    # one question, one answer: `sizer inference --rate` on the deployment recommend ranks first gives its replicas
+    from sizer.facade import InferenceRequest, estimate_inference
+
+    body = {k: v for k, v in BODY.items() if k != "task"}
+    top = recommend_inference(InferenceRecommendRequest(**BODY)).ranked[0]
+    assert top.capacity_searched
+    alone = estimate_inference(InferenceRequest(**body, device=top.device, count=top.count, weights=top.weights,
+                                                kv_cache=top.kv_cache))
+    assert alone.capacity is not None and alone.capacity.replicas == top.replicas
+    assert alone.capacity.utilisation == pytest.approx(top.utilisation) and alone.capacity.utilisation <= 0.6
+    assert any(a.name == "headroom" for a in alone.assumptions)
