@@ -183,10 +183,11 @@ function renderServeLoad(result) {
       : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`,
     // a capacity not bisected is the share of the load it was shown to meet: a lower bound, marked as the CLI's "(b)"
     (r.capacity_searched ? "" : "≥ ") + fmt(r.max_request_rate.value),
-    `${Math.round(100 * r.utilisation)} % (${Math.round(100 * r.headroom)} %)`,
     fmtQty({ value: r.latency.ttft.p99, unit: r.latency.ttft.unit }),
     r.latency.tpot ? fmtQty({ value: r.latency.tpot.p99, unit: r.latency.tpot.unit }) : "–",
-    r.cost_per_million_tokens ? priceCell(fmtQty(r.cost_per_million_tokens), r.price) : "–"]));
+    r.cost_per_million_tokens ? priceCell(fmtQty(r.cost_per_million_tokens), r.price) : "–",
+    // each replica's load over its capacity and the share left (the headroom; with ≥ at most, and at least)
+    `${Math.round(100 * r.utilisation)} % (${Math.round(100 * r.headroom)} %)`]));
   document.getElementById("serve-offline").hidden = true;
   document.getElementById("serve-load").hidden = false;
   fetchLoadCurve(result);

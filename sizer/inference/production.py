@@ -1,6 +1,6 @@
 """What a production serving ranking (`sizer recommend --inference`) searches, and how hard it loads a deployment.
 
-**Devices**: data-centre devices by default (:mod:`sizer.hardware.segment`); consumer and workstation
+**Devices**: data-centre devices by default (:mod:`sizer.inference.segment`); consumer and workstation
 cards and machines only when asked (``consumer``, the CLI's ``--consumer``), or when named with ``have``
 (an answer on the hardware one has, which searches nothing). The answer says which segments were
 searched and how many devices each left out, and why.
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
-from sizer.hardware.segment import LEFT_OUT_REASON, SEGMENTS, SOURCE, Segment, segment
+from sizer.inference.segment import LEFT_OUT_REASON, SEGMENTS, SOURCE, Segment, segment
 from sizer.results import Assumption, Model
 
 DEFAULT_MAX_UTILISATION = 0.7

@@ -6,7 +6,6 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
-from sizer.hardware.segment import segment
 from sizer.inference.deployment_answers import LoadOption
 from sizer.inference.deployments import recommend_inference
 from sizer.inference.load_search import FULL_SEARCH_ROWS
@@ -16,6 +15,7 @@ from sizer.inference.production import (
     replicas_for,
 )
 from sizer.inference.recommend_request import InferenceRecommendRequest
+from sizer.inference.segment import segment
 
 # The example: a production 70B at a realistic load (MLPerf's Llama-2-70B server TTFT limit, 2 s at p99:
 # docs/references.md [mlperf-inference])

@@ -1,10 +1,10 @@
-"""The market segment a device is sold for (sizer/hardware/segment.py): what a production ranking searches."""
+"""The market segment a device is sold for (sizer/inference/segment.py): what a production ranking searches."""
 from __future__ import annotations
 
 import pytest
 
 from sizer.hardware.catalog import load_catalog
-from sizer.hardware.segment import SEGMENTS, segment
+from sizer.inference.segment import SEGMENTS, segment
 
 
 @pytest.mark.parametrize("device, expected", [

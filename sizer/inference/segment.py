@@ -36,7 +36,7 @@ LEFT_OUT_REASON: dict[Segment, str] = {
                 "driver licence does not permit data-centre deployment (GeForce Software License Agreement, "
                 "'No Datacenter Deployment')",
 }
-SOURCE = ("the vendor's product line as the device's name gives it (sizer/hardware/segment.py); NVIDIA GeForce "
+SOURCE = ("the vendor's product line as the device's name gives it (sizer/inference/segment.py); NVIDIA GeForce "
           "Software License Agreement ('No Datacenter Deployment')")
 
 _NVIDIA_WORKSTATION = re.compile(r"\bquadro\b|\brtx a\d{4}\b|\brtx \d{4} ada\b|workstation edition|dgx spark")
