@@ -47,6 +47,7 @@ SloPercentile = Annotated[float, typer.Option("--slo-percentile", help="Percenti
 Split = Annotated[Optional[str], typer.Option("--split", help="tensor (tensor parallel) or layer (llama.cpp layer split; default for GGUF).")]
 MaxRunning = Annotated[Optional[int], typer.Option("--max-running", help="Scheduler's most running requests (default 256).")]
 TokenBudget = Annotated[Optional[int], typer.Option("--token-budget", help="Tokens per iteration, chunked prefill (default 2048).")]
+MaxUtilisation = Annotated[Optional[float], typer.Option("--max-utilisation", min=0.01, max=1.0, help="Under a load: the most share of the replicas' capacity within the SLOs the load may use when replicas are sized (default 0.7: 30 % headroom).")]
 PrefixHit = Annotated[float, typer.Option("--prefix-cache-hit", help="Share of prompt tokens found in the prefix cache (0-0.95).")]
 GpuLayers = Annotated[Optional[int], typer.Option("--gpu-layers", help="Layers on the GPU(s); the rest run on the host CPU (llama.cpp -ngl; default: all).")]
 RuntimeOpt = Annotated[Optional[str], typer.Option("--runtime", help="llama.cpp (default for GGUF weights, CPUs and Apple silicon) or a serving engine; the choice is stated.")]
@@ -90,7 +91,8 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
               trace: Trace = None, trace_arrivals: TraceArrivals = False, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
               token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0, prompts: Prompts = None, burst: Burst = None,
-              range_ratio: RangeRatio = None, gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
+              range_ratio: RangeRatio = None, max_utilisation: MaxUtilisation = None,
+              gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, host_memory: HostMemoryOption = None,
               runtime: RuntimeOpt = None, runtime_version: RuntimeVersion = None, depth: Depth = 0, devices: DevicesOpt = None, tensor_split: TensorSplit = None,
               flash_attention: FlashAttention = None, ubatch: Ubatch = None, threads: Threads = None,
               expert_parallel: ExpertParallel = False, dp_attention: DpAttention = False,
@@ -110,7 +112,7 @@ def inference(model: ModelOption = None, params: Params = None, device: Annotate
                   flash_attention=flash_attention, ubatch=ubatch, threads=threads, measured=measured,
                   measured_on=measured_on, efficiency=efficiency, emit=emit,
                   prompts=prompts, burst=burst, range_ratio=range_ratio, expert_parallel=expert_parallel or None,
-                  dp_attention=dp_attention or None)
+                  dp_attention=dp_attention or None, max_utilisation=max_utilisation)
     fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split,
                               max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals,
                               runtime_version))
@@ -245,16 +247,18 @@ def render_load_recommendation(result, top: int) -> None:
     rows = [(r.rank, r.name, f"{r.weights} / {r.kv_cache}", (f"{r.prefill_replicas}p+{r.decode_replicas}d x {r.count}"
                                                               if r.deployment == "disaggregated" else f"{r.replicas} x {r.count}"),
              f"{r.max_request_rate.value:.3g}" + ("" if r.capacity_searched else " (b)"),
-             f"{r.latency.ttft.p99:.3g}", "-" if r.latency.tpot is None else f"{r.latency.tpot.p99:.3g}", cost(r))
+             f"{r.utilisation:.0%} ({r.headroom:.0%})", f"{r.latency.ttft.p99:.3g}", "-" if r.latency.tpot is None else f"{r.latency.tpot.p99:.3g}", cost(r))
             for r in result.ranked[:top]]
     ld = result.load
     asked = f"{ld.request_rate.value:g} req/s" if ld.request_rate else f"{ld.users} users"
     output.table(f"Serving {result.model} ({result.weights}) at {asked}; ranked by {result.objective}",
-                 ("#", "device", "weights / KV", "replicas x n", "req/s each", "TTFT p99 ms", "TPOT p99 ms", "USD/M tok"), rows,
+                 ("#", "device", "weights / KV", "replicas x n", "req/s each", "load (headroom)", "TTFT p99 ms",
+                  "TPOT p99 ms", "USD/M tok"), rows,
                  caption=f"{len({r.device for r in result.ranked})} devices serve, {len(result.rejected)} cannot; "
                          f"showing {min(top, len(result.ranked))} of {len(result.ranked)} rows. "
                          "rent: a cloud offer; buy: the amortised purchase plus energy (with the price's date). (b): the share of the load it was shown to meet, "
-                         "not bisected (a lower bound). Np+Md: disaggregated, N prefill and M decode replicas. "
+                         "not bisected (a lower bound). load (headroom): each replica's load over its capacity, and the "
+                         "share left (with (b): at most, and at least). Np+Md: disaggregated, N prefill and M decode replicas. "
                          "--json for everything.")
     if result.rejected:
         output.table("Rejected", ("device", "reason"), ((r.name, r.reason) for r in result.rejected))

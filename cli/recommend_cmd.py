@@ -41,6 +41,7 @@ from .inference_cmd import (
     HostCpu,
     LengthsOpt,
     MaxRunning,
+    MaxUtilisation,
     PrefixHit,
     Rate,
     RuntimeOpt,
@@ -75,7 +76,7 @@ def _only_in(mine: type, other: type) -> tuple[str, ...]:
 # What a serving question on hardware one has (--inference --have) does not read: the search's targets and bounds
 # (HTTP's recommend with "have" refuses the same fields: the request on each set is an InferenceRequest)
 SEARCH_ONLY = ("context_len", "tokens_per_s_per_user", "total_tokens_per_s", "ttft", "disaggregated", "max_devices",
-               "kind", "objective")
+               "kind", "objective", "consumer")
 
 
 def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -> None:
@@ -134,7 +135,8 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
               rate: Rate = None, users: Users = None, think_time: ThinkTime = None, lengths: LengthsOpt = None,
               trace: Trace = None, trace_arrivals: TraceArrivals = False, slo_ttft: SloTtft = None, slo_tpot: SloTpot = None, slo_e2e: SloE2e = None,
               slo_percentile: SloPercentile = 99.0, split: Split = None, max_running: MaxRunning = None,
-              token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0,
+              token_budget: TokenBudget = None, prefix_cache_hit: PrefixHit = 0.0, max_utilisation: MaxUtilisation = None,
+              consumer: Annotated[bool, typer.Option("--consumer", help="With --inference: also rank consumer and workstation devices (GeForce, Radeon, Apple, RTX A6000 ...); default: data-centre devices only.")] = False,
               host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
               suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, runtime: RuntimeOpt = None,
@@ -158,7 +160,8 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
                       tokens_per_s_per_user=tokens_per_s_per_user, total_tokens_per_s=total_tokens_per_s,
                       time_to_first_token=ttft, max_devices=max_devices, kinds=kind, objective=objective,
                       gpu_layers=gpu_layers, host_cpu=host_cpu, host_memory=host_memory,
-                      disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None), emit=emit)
+                      disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None), emit=emit,
+                      consumer=consumer or None, max_utilisation=max_utilisation)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
                                   split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
         if have:  # the serving request on each set, as HTTP's recommend with "have" answers it (the load kept)

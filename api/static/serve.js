@@ -10,7 +10,7 @@ const CHEAPEST = 3;  // points drawn filled: the top of the table, which is rank
 let served = null;  // the last serving answer, redrawn when the vertical axis changes
 let speedTarget = null;  // the tokens/s per user that answer was asked for (a plain number the service took), drawn
 
-const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo_percentile"];
+const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo_percentile", "max_utilisation"];
 const LOAD_STEPS = [0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5];  // fractions of a replica's largest rate within the SLOs
 let loadCurve = null;  // [rate, /v1/inference answer] of the top deployment, redrawn when the latency changes
 
@@ -47,6 +47,8 @@ function serveBody() {
   const named = underLoad() && serveForm.elements.lengths.value;
   textFields(serveForm, body, named ? ["model", "params"] : ["model", "params", "prompt_len", "output_len"]);
   if (serveForm.elements.max_devices.value.trim()) body.max_devices = Number(serveForm.elements.max_devices.value);
+  // data-centre devices unless asked, as the CLI's --consumer
+  if (serveForm.elements.consumer.checked) body.consumer = true;
   if (underLoad()) {
     textFields(serveForm, body, [...LOAD_FIELDS, ...BENCHMARK_FIELDS]);  // a recommendation refuses a benchmark, naming it
     if (serveForm.elements.lengths.value) body.lengths = serveForm.elements.lengths.value;
@@ -199,13 +201,20 @@ async function fetchLoadCurve(result) {
   drawLoadChart();
 }
 
+// Which device segments the ranking searched, and how many it left out (data-centre only unless asked).
+function searchedSaid(result) {
+  const s = result.devices_searched;
+  if (!s || !s.left_out.length) return "";
+  return `; ${s.searched.join(", ")} devices only (${s.left_out.map((x) => `${x.devices} ${x.segment}`).join(", ")} left out)`;
+}
+
 function renderServeLoad(result) {
   const asked = result.load.request_rate ? `${fmt(result.load.request_rate.value)} requests/s` : `${result.load.users} users`;
   document.getElementById("serve-summary").textContent =
     `${result.ranked.length} deployment(s) serve ${result.model} (${result.weights}) at ${asked}, ` +
     `${fmt(result.load.prompt_len.mean)} prompt + ${fmt(result.load.output_len.mean)} output tokens on average ` +
     `(${result.load.prompt_len.distribution}); ${result.rejected.length} cannot; ranked by ${result.objective === "cost" ?
-    "cost per million output tokens" : result.objective}.`;
+    "cost per million output tokens" : result.objective}` + searchedSaid(result) + ".";
   fillRows(document.getElementById("served-load"), result.ranked.map((r) => [
     r.rank, deviceCell(r), (r.deployment === "disaggregated" ? `${r.prefill_replicas} prefill + ${r.decode_replicas} decode`
       : `${r.replicas}`) + ` × ${r.count}${r.split === "layer" ? " (layers)" : ""}`,
@@ -213,7 +222,9 @@ function renderServeLoad(result) {
     (r.capacity_searched ? "" : "≥ ") + fmt(r.max_request_rate.value),
     fmtQty({ value: r.latency.ttft.p99, unit: r.latency.ttft.unit }),
     r.latency.tpot ? fmtQty({ value: r.latency.tpot.p99, unit: r.latency.tpot.unit }) : "–",
-    r.cost_per_million_tokens ? priceCell(fmtQty(r.cost_per_million_tokens), r.price) : "–"]));
+    r.cost_per_million_tokens ? priceCell(fmtQty(r.cost_per_million_tokens), r.price) : "–",
+    // each replica's load over its capacity and the share left (the headroom; with ≥ at most, and at least)
+    `${Math.round(100 * r.utilisation)} % (${Math.round(100 * r.headroom)} %)`]));
   document.getElementById("serve-offline").hidden = true;
   document.getElementById("serve-load").hidden = false;
   fetchLoadCurve(result);
@@ -244,7 +255,8 @@ function renderServe(result) {
   document.getElementById("serve-summary").textContent =
     `${result.ranked.length} device(s) serve ${result.model} with ${result.weights} weights ` +
     `(${result.prompt_len} prompt + ${result.output_len} output tokens per user), ${result.rejected.length} cannot; ` +
-    `ranked by ${result.objective === "cost" ? "cost per million output tokens" : result.objective}. Ranges are expected (low–high).`;
+    `ranked by ${result.objective === "cost" ? "cost per million output tokens" : result.objective}` + searchedSaid(result) +
+    ". Ranges are expected (low–high).";
   // the price column holds rents, or amortised purchases where the answer was priced to buy
   document.getElementById("serve-price-head").textContent =
     result.ranked.some((r) => r.price_basis === "buy") ? "price per hour (basis, date)" : "rent per hour (basis, date)";

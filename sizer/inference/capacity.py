@@ -279,7 +279,7 @@ class LoadAnswer:
 
 def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, requests: int | None = None, seed: int = 0,
                full: SimulationResult | None = None, replicas: int | None = None,
-               steps: int = SEARCH_STEPS) -> LoadAnswer:
+               steps: int = SEARCH_STEPS, max_utilisation: float = 1.0) -> LoadAnswer:
     """Replicas for ``load`` within ``slo``, and the latency each replica sees at its share.
 
     Parameters
@@ -302,6 +302,9 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
         A fixed number of replicas [1] to spread the load over (None: search the fewest that meet the SLOs).
     steps : int
         Bisection halvings of the per-replica rate [1].
+    max_utilisation : float
+        Most share of the capacity the load may use when replicas are searched [1] (headroom:
+        :mod:`sizer.inference.production`); 1 sizes to the capacity itself.
 
     Returns
     -------
@@ -331,7 +334,7 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
         if rate_cap <= 0:
             run = simulate(replica, Load(rate=load.rate), lengths, requests, seed)
             return LoadAnswer(run, None, 0.0, None, False, math.inf, full.steady_output_tokens_per_s)
-        replicas = min(max(1, math.ceil(load.rate / rate_cap - 1e-9)), MAX_REPLICAS)
+        replicas = min(max(1, math.ceil(load.rate / (rate_cap * max_utilisation) - 1e-9)), MAX_REPLICAS)
         # a count whose own run misses the SLOs (the share's arrivals are not the bisection's) gets one more, a few times
         for _ in range(MISSED_SLO_TRIES):
             run = simulate(replica, Load(rate=load.rate / replicas), lengths, requests, seed)
@@ -346,7 +349,7 @@ def serve_load(replica: Replica, load: Load, lengths: Lengths, slo: Slo, request
     if users_cap <= 0:
         run = simulate(replica, load, lengths, max(requests, 3 * users), seed)
         return LoadAnswer(run, None, rate_cap, 0, False, math.inf, full.steady_output_tokens_per_s)
-    replicas = min(max(1, math.ceil(users / users_cap)), MAX_REPLICAS)
+    replicas = min(max(1, math.ceil(users / (users_cap * max_utilisation) - 1e-9)), MAX_REPLICAS)
     for _ in range(MISSED_SLO_TRIES):
         users_share = math.ceil(users / replicas)
         run = simulate(replica, Load(users=users_share, think_time=load.think_time), lengths,

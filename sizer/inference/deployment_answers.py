@@ -7,6 +7,7 @@ from typing import Literal
 
 from sizer.formulas.tco import PriceUsed
 from sizer.inference.formats import WeightFormat
+from sizer.inference.production import DeviceSegmentsOut
 from sizer.inference.serving_ranges import RangedQuantityOut
 from sizer.inference.under_load import LatencyOut, LoadOut, ServingCostOut
 from sizer.launch.answer import Launch
@@ -55,7 +56,8 @@ class LoadOption(Model):
     kv_cache: str  # its KV-cache format
     max_request_rate: RangedQuantityOut  # per replica, within the SLOs, with its range
     capacity_searched: bool  # True: bisected; False: the share of the load it was shown to meet (a lower bound)
-    utilisation: float
+    utilisation: float  # the load each replica carries over its capacity (max_request_rate) [1]
+    headroom: float = 0.0  # 1 - utilisation: the share of the capacity left for peaks [1]
     latency: LatencyOut
     output_tokens_per_s: RangedQuantityOut  # all replicas, with its range
     prompt_and_output_tokens_per_s: RangedQuantityOut  # all replicas, prompt and output tokens
@@ -94,6 +96,8 @@ class InferenceRecommendResult(Model):
     scenario: str = "offline"
     load: LoadOut | None = None
     launch: Launch | None = None  # with emit: the first row's launch command in that tool (sizer.plan.launch_top)
+    devices_searched: DeviceSegmentsOut | None = None  # the segments ranked and those left out, and why
+    max_utilisation: float | None = None  # under load: the most share of capacity a row's load may use [1]
 
 
 def unsupported_reason(fmt: WeightFormat) -> str:

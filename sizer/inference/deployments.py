@@ -6,6 +6,7 @@ total tokens/s, time to first token: one request's own prefill, as continuous ba
 it). Per (device, count) the largest serving batch is taken (total tokens/s never falls with the
 batch). Under load (a rate or users, with SLOs): device x weight and KV format x count x replicas,
 screened by the engine and simulated under continuous batching (:mod:`sizer.inference.load_search`).
+Data-centre devices only, unless ``consumer`` is asked (:mod:`sizer.inference.production`).
 Per device the best point by the objective is kept; devices are ranked by the objective
 (``cost``: cost per million output tokens, the default; ``latency``; ``throughput``; the sort keys in
 :mod:`sizer.inference.ranking`); devices
@@ -41,6 +42,7 @@ from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, qual
 from sizer.inference.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.inference.load_search import SEARCH_KV, searched_weights
 from sizer.inference.moe_decode import TENSOR_PARALLEL
+from sizer.inference.production import production_devices, segments_assumption
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, largest_batch_per_count, offline_key, preferred_eight_bit
 from sizer.inference.recommend_request import InferenceRecommendRequest
 from sizer.inference.search_space import device_counts, devices_of_kinds
@@ -119,7 +121,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
     prompt, output = _sequence_lengths(request)
     ttft_target = (float(parse_quantity("time_to_first_token", request.time_to_first_token, "[time]").to("s").magnitude)
                    if request.time_to_first_token is not None else None)
-    devices = devices_of_kinds(catalog, request.kinds)
+    devices, segments = production_devices(devices_of_kinds(catalog, request.kinds), request.consumer)
     # formats: a given one pins its dimension; offloaded layers keep the given (or the checkpoint's) weights: CPUs lack
     # W8A8 peaks
     pinned = request.weights is not None or offloading
@@ -135,13 +137,14 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
                                      offloading)
     ranked, unserved = _best_per_device(devices, found, reasons, pinned)
     assumptions = [*notes, *format_notes, *host_notes, *named_serving_runtime(request),
-                   *_offline_assumptions(request, weights, kvs, pinned, prompt, output, counts)]
+                   *_offline_assumptions(request, weights, kvs, pinned, prompt, output, counts),
+                   segments_assumption(segments)]
     rows: list[InferenceOption | LoadOption] = list(ranked)
     return InferenceRecommendResult(task="inference", model=arch.name,
                                     weights=weights[0].name if pinned else "searched: " + ", ".join(f.name for f in weights),
                                     prompt_len=prompt,
                                     output_len=output, ranked=rows, rejected=[*rejected, *unserved],
-                                    assumptions=assumptions, objective=request.objective)
+                                    assumptions=assumptions, objective=request.objective, devices_searched=segments)
 
 
 def _check_request(request: InferenceRecommendRequest, arch: Architecture) -> bool:

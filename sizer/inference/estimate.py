@@ -50,6 +50,7 @@ from sizer.inference.local import (
 )
 from sizer.inference.local_split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
 from sizer.inference.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
+from sizer.inference.production import headroom_assumption, max_utilisation
 from sizer.inference.serving import (
     ServingCase,
     check_servable,
@@ -912,7 +913,8 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
                               max_model_len=served.arch.max_context)
     prompts = request.burst or request.prompts  # a finite benchmark on the deployment as given (issue 38)
     answer = (serve_benchmark(replica, load, served.lengths, served.slo, prompts, request.replicas) if prompts else
-              serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas))
+              serve_load(replica, load, served.lengths, served.slo, replicas=request.replicas,
+                         max_utilisation=max_utilisation(request)))
     if not ev.a.fits[0]:  # a deployment that does not fit serves nothing: no replica count, no SLO met
         answer = dataclasses.replace(answer, replicas=None, slo_met=False)
     replicas = answer.replicas or 1
@@ -929,8 +931,10 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
                                     replica.token_budget, replica.prefix_hit), ranges_assumption(ranges)]
     if prompts:
         notes_load += benchmark_notes(load, answer, prompts)
-    elif request.replicas is None and (scaled := scale_out_note(load, answer, served.slo.any)) is not None:
-        notes_load.append(scaled)  # one replica would be saturated: said, as the benchmark says it (issue 38)
+    elif request.replicas is None:  # replicas sized: with the headroom recommend --inference sizes them with
+        notes_load.append(headroom_assumption(max_utilisation(request), request.max_utilisation is not None))
+        if (scaled := scale_out_note(load, answer, served.slo.any)) is not None:
+            notes_load.append(scaled)  # one replica would be saturated: said, as the benchmark says it (issue 38)
     fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
               "load": load_out(load, served.lengths), "latency": latency_out(answer.run, ranges),
               "capacity": capacity_out(answer, served.slo, ranges),

@@ -7,9 +7,12 @@ saturated batch (the scheduler's slots or the KV cache, whichever is fewer) give
 replica can at most serve, hence the fewest replicas the load needs. Per device the points are
 tried in order of that estimate: the best is simulated under continuous batching at its share of
 the load (:func:`sizer.inference.simulate.simulate`) and given replicas until its percentiles meet
-the SLOs. The leading rows then get the full capacity search (bisection over simulations,
-:func:`sizer.inference.capacity.serve_load`); the others report the share of the load they were
-shown to meet. A user-given weight or KV format pins that dimension.
+the SLOs at its share over the headroom's utilisation (:mod:`sizer.inference.production`: the load at
+most 70 % of the capacity by default), so that the rate it is shown to serve is a lower bound of its
+capacity and its utilisation an upper bound. The leading rows then get the full capacity search
+(bisection over simulations, :func:`sizer.inference.capacity.serve_load`) and the replicas that keep
+the load within the headroom of the capacity found. Data-centre devices only unless ``consumer`` is asked.
+A user-given weight or KV format pins that dimension.
 
 References
 ----------
@@ -38,6 +41,7 @@ from sizer.inference.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregate
 from sizer.inference.estimate import speed_spread
 from sizer.inference.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
 from sizer.inference.moe_decode import TENSOR_PARALLEL, MoeLayout
+from sizer.inference.production import headroom_assumption, max_utilisation, production_devices, segments_assumption
 from sizer.inference.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
 from sizer.inference.search_space import device_counts, devices_of_kinds, moe_layouts
 from sizer.inference.serving import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
@@ -80,18 +84,20 @@ if TYPE_CHECKING:  # names for annotations only (deployments imports this module
 # device has its peak (FP8, else SmoothQuant int8); a 4-bit weight-only format (AWQ, vLLM's usual int4)
 SEARCH_WEIGHTS = ("bf16", "fp8", "w8a8", "awq-int4-g128")
 SEARCH_KV = ("fp16", "fp8")
-FULL_SEARCH_ROWS = 3  # leading rows whose capacity is bisected
+FULL_SEARCH_ROWS = 5  # leading rows whose capacity is bisected (the first 3 of them also sized as disaggregated pools)
+DISAGGREGATED_ROWS = 3
 CANDIDATES_PER_DEVICE = 2  # screened points simulated per device before it is rejected
 REPLICA_TRIES = 3  # replicas added (the worst percentile over its limit times, 1.25-4) when a share misses the SLOs
 MIN_GROWTH, MAX_GROWTH = 1.25, 4.0
-SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within the SLOs
+SCREEN_HEADROOM = 0.8  # of the saturated rate a replica is first given within the SLOs (less where the headroom asks)
 
 # One format pair's screen: arrays over (device, count) rows and what simulating a row needs (:func:`_screen`)
 Screen = dict[str, Any]
 # A screened point: (sort key, weight format, its screen, row)
 Point = tuple[SortKey, WeightFormat, Screen, np.intp]
-# A device's chosen deployment: (weight format, screen, row, replica, replicas, its simulation)
-Chosen = tuple[WeightFormat, Screen, np.intp, "Replica", int, "SimulationResult"]
+# A device's chosen deployment: (weight format, screen, row, replica, replicas, its simulation at its share of the load,
+# the requests/s one replica was shown to serve within the SLOs at the headroom's share)
+Chosen = tuple[WeightFormat, Screen, np.intp, "Replica", int, "SimulationResult", float]
 
 
 def searched_weights(request: ServedModel) -> list[WeightFormat]:
@@ -130,6 +136,7 @@ def _formats(request: InferenceRecommendRequest) -> tuple[list[WeightFormat], li
 def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...], counts: list[int],
             lengths: Lengths, slo: Slo, load: Load, fmt: WeightFormat, kv_name: str, engine: Runtime,
             layout: MoeLayout = TENSOR_PARALLEL) -> Screen:
+    # the refusal filter: a (runtime, format, device generation) the runtime cannot run is no candidate (runtime_refusal)
     """Per (device, count) of one format pair and layout: fits and lone bounds met, estimated replicas and saturated rate."""
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
@@ -157,9 +164,10 @@ def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tup
     if slo.tpot is not None:
         slow = ok & (lone.decode_seconds > slo.tpot)
         why, ok = np.where(slow, "slow", why), ok & ~slow
+    first_share = min(SCREEN_HEADROOM, max_utilisation(request))
     with np.errstate(divide="ignore", invalid="ignore"):
-        replicas = (np.ceil(load.rate / (sat_rate * SCREEN_HEADROOM)) if load.rate is not None
-                    else np.ceil(load.users / slots))
+        replicas = (np.ceil(load.rate / (sat_rate * first_share)) if load.rate is not None
+                    else np.ceil(load.users / (slots * first_share)))
     replicas = np.where(ok, np.maximum(replicas, 1), np.inf)
     return dict(table=table, case=case, split=split, d=d, c=c, ok=ok, why=why, replicas=replicas, sat_rate=sat_rate, lone=lone,
                 memory=lone.memory, device_memory=table.memory[d], kv=kv_name)
@@ -186,9 +194,11 @@ def _growth(run: SimulationResult, slo: Slo) -> float:
     return min(max(worst, MIN_GROWTH), MAX_GROWTH)
 
 
-def _share(load: Load, replicas: int) -> Load:
-    return (Load(rate=load.rate / replicas) if load.rate is not None else
-            Load(users=math.ceil((load.users or 0) / replicas), think_time=load.think_time))
+def _share(load: Load, replicas: int, utilisation: float = 1.0) -> Load:
+    """One replica's share of ``load`` over ``replicas``, over ``utilisation`` (the headroom: the share it must
+    be shown to meet so that the load is at most that part of its capacity)."""
+    return (Load(rate=load.rate / (replicas * utilisation)) if load.rate is not None else
+            Load(users=math.ceil((load.users or 0) / (replicas * utilisation)), think_time=load.think_time))
 
 
 def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, arch: Architecture,
@@ -219,7 +229,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
         if getattr(request, field, None) is not None:
             raise InputError(field, getattr(request, field), "a deployment to run the benchmark on (sizer inference "
                                                              "with a device): a recommendation sizes a steady load")
-    devices = devices_of_kinds(catalog, request.kinds)
+    devices, segments = production_devices(devices_of_kinds(catalog, request.kinds), request.consumer)
     weights, kvs = _formats(request)
     pinned = request.weights is not None
     engine = serving_runtime(request)
@@ -242,7 +252,7 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     options.sort(key=lambda o: o["key"])
     _search_leading(request, options, load, lengths, slo, requests)
     if request.disaggregated:
-        options = sorted(options + _split_options(request, options[:FULL_SEARCH_ROWS], load, lengths, slo),
+        options = sorted(options + _split_options(request, options[:DISAGGREGATED_ROWS], load, lengths, slo),
                          key=lambda o: o["key"])
     ranked: list[InferenceOption | LoadOption] = [LoadOption(rank=rank, **{**o["row"], "cost_per_million_tokens": (
         cost_out(o["per_million"], o["basis"], spread_of(o["row"]["output_tokens_per_s"]))
@@ -252,9 +262,13 @@ def recommend_under_load(request: InferenceRecommendRequest, catalog: Catalog, a
     first = screens[0][1]["case"]
     return InferenceRecommendResult(task="inference", model=arch.name, weights=weights_label, prompt_len=first.prompt_len,
                                     output_len=first.output_len, ranked=ranked, rejected=rejected,
-                                    assumptions=_search_assumptions(request, notes, engine, weights, kvs, load, lengths,
-                                                                    slo, requests),
-                                    objective=request.objective, scenario="load", load=load_out(load, lengths))
+                                    assumptions=[*_search_assumptions(request, notes, engine, weights, kvs, load, lengths,
+                                                                      slo, requests),
+                                                 headroom_assumption(max_utilisation(request),
+                                                                     request.max_utilisation is not None),
+                                                 segments_assumption(segments)],
+                                    objective=request.objective, scenario="load", load=load_out(load, lengths),
+                                    devices_searched=segments, max_utilisation=max_utilisation(request))
 
 
 def _screens(request: InferenceRecommendRequest, arch: Architecture, devices: tuple[Device, ...],
@@ -316,17 +330,24 @@ def _first_serving(request: InferenceRecommendRequest, arch: Architecture, engin
 
 
 def _replicas_for_share(request: InferenceRecommendRequest, replica: Replica, reps: int, count: int, load: Load,
-                        lengths: Lengths, slo: Slo, requests: int) -> tuple[tuple[int, SimulationResult] | None, str | None]:
-    """Simulate one replica at its share of the load, adding replicas while the SLOs are missed: (replicas, run)
-    where they are met, else None and why not."""
+                        lengths: Lengths, slo: Slo,
+                        requests: int) -> tuple[tuple[int, SimulationResult, float] | None, str | None]:
+    """Simulate one replica at its share of the load over the headroom's utilisation, adding replicas while the SLOs
+    are missed: (replicas, the run at the share itself, the rate shown to meet the SLOs) where they are met, else
+    None and why not."""
     why = None
+    most = max_utilisation(request)
     for _ in range(REPLICA_TRIES):
         if reps > request.max_replicas:
             return None, f"needs more than {request.max_replicas} replicas (max_replicas)"
-        share = _share(load, reps)
+        share = _share(load, reps, most)
         run = simulate(replica, share, lengths, max(requests, 3 * (share.users or 0)))
         if (slo.met(run) if slo.any else run.complete) and len(run.ttft):
-            return (reps, run), None
+            shown = share.rate if share.rate is not None else run.request_rate
+            if most < 1.0:  # the latency reported is the one at the share itself
+                actual = _share(load, reps)
+                run = simulate(replica, actual, lengths, max(requests, 3 * (actual.users or 0)))
+            return (reps, run, float(shown)), None
         lat = latency_out(run)
         why = (f"misses the SLOs at {reps} replica(s) of {count}" + ("" if lat is None else
                f": p{slo.percentile:g} time to first token {lat.ttft.p99:.3g} ms"
@@ -354,20 +375,21 @@ def _rejection(reasons: set[str], pinned: bool, weights: list[WeightFormat], eng
 
 def _search_leading(request: InferenceRecommendRequest, options: list[dict[str, Any]], load: Load, lengths: Lengths,
                     slo: Slo, requests: int) -> None:
-    """The leading rows' capacity itself (bisection) and the replicas it implies, until the lead is searched;
-    ``options`` updated and re-sorted in place."""
+    """The leading rows' capacity itself (bisection) and the replicas that keep the load within the headroom
+    (:mod:`sizer.inference.production`), until the lead is searched; ``options`` updated and re-sorted in place."""
     for _ in range(2 * FULL_SEARCH_ROWS):
         todo = [o for o in options[:FULL_SEARCH_ROWS] if not o.get("tried")]
         if not todo:
             break
         for o in todo:
             o["tried"] = True
-            answer = serve_load(o["replica"], load, lengths, slo, requests=requests)
+            answer = serve_load(o["replica"], load, lengths, slo, requests=requests,
+                                max_utilisation=max_utilisation(request))
             if (answer.replicas is not None and answer.slo_met and answer.replicas <= request.max_replicas
                     and len(answer.run.ttft)):
                 o.update(_option(request, o["device"], o["hourly"], o["basis"], o["fmt"], o["screen"], o["r"],
-                                 o["replica"], answer.replicas, answer.run, searched=True, load=load, lengths=lengths,
-                                 answer=answer, used=o["used"]))
+                                 o["replica"], answer.replicas, answer.run, answer.max_request_rate, searched=True,
+                                 load=load, lengths=lengths, answer=answer, used=o["used"]))
         options.sort(key=lambda o: o["key"])
 
 
@@ -391,47 +413,54 @@ def _search_assumptions(request: InferenceRecommendRequest, notes: list[Assumpti
                               "searched here) screened by the engine (a lone request's prefill and decode step against the SLOs; the "
                               "saturated batch's requests/s for the replicas); per device the "
                               f"best of each devices-per-replica count and the {CANDIDATES_PER_DEVICE} best by {request.objective} simulated ({requests} requests, as every serving answer simulates for p{slo.percentile:g}) "
-                              f"at their share of the load, replicas added until the SLOs hold; the leading "
-                              f"{FULL_SEARCH_ROWS} rows' capacity bisected (capacity_searched), the others' "
+                              "at their share of the load over the headroom's utilisation, replicas added until the "
+                              f"SLOs hold there; the leading {FULL_SEARCH_ROWS} rows' capacity bisected "
+                              "(capacity_searched) and their replicas sized within the headroom of it; the others' "
                               "max_request_rate is the share they were shown to meet (a lower bound) and their "
-                              "utilisation the load over the engine's saturated rate",
+                              "utilisation the load over it (an upper bound)",
                               source="docs/references.md [agrawal2024vidur]"),
                    Assumption(name="price", value=SERVING_PRICING[request.pricing], source="--pricing rent|buy|any; "
                               "sizer/formulas/tco.py hourly_price"),
                    Assumption(name="range", value=f"cost {1 / s['high']:.3g}-{1 / s['low']:.3g} x expected", source=s["source"])]
     if request.disaggregated:
         assumptions.append(Assumption(
-            name="disaggregated", value=f"for the leading {FULL_SEARCH_ROWS} rows, the same replica as a pool of prefill "
+            name="disaggregated", value=f"for the leading {DISAGGREGATED_ROWS} rows, the same replica as a pool of prefill "
             "replicas (prompts only) and one of decode replicas (answers only), sized by bisection each: prefill within "
             f"{PREFILL_TTFT_SHARE:.0%} of the TTFT limit less the KV transfer, decode within the rest and the TPOT limit; "
             "TTFT = prefill + transfer + decode admission, request by request; the transfer over the node link where "
-            "two replicas share a node, else the network", source="docs/references.md [zhong2024distserve], "
+            "two replicas share a node, else the network; the pools sized (and their latency simulated) at the rate over "
+            "the headroom's share, a conservative latency", source="docs/references.md [zhong2024distserve], "
             "[patel2024splitwise]"))
     return assumptions
 
 
 def _option(request: InferenceRecommendRequest, device: Device, hourly: float | None, basis: PriceBasis | None,
-            fmt: WeightFormat, s: Screen, r: np.intp, replica: Replica, replicas: int, run: SimulationResult, *,
-            searched: bool, load: Load, lengths: Lengths, answer: LoadAnswer | None = None,
+            fmt: WeightFormat, s: Screen, r: np.intp, replica: Replica, replicas: int, run: SimulationResult,
+            shown_rate: float, *, searched: bool, load: Load, lengths: Lengths, answer: LoadAnswer | None = None,
             used: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs."""
+    """One device's chosen deployment as a ranked row's fields, its sort key and what a full search needs;
+    ``shown_rate`` the requests/s one replica was shown to serve within the SLOs [1/s] (a lower bound of its
+    capacity where not ``searched``)."""
     count = int(s["c"][r])
     out_rate, total_rate = delivered(load, lengths, replicas, run, kept_up=run.complete)  # SLOs met, or sized by capacity
     per_million = usd_per_million(hourly, count * replicas, out_rate)
     share = _share(load, replicas)
-    shown_rate = share.rate if share.rate is not None else run.request_rate
     rate = answer.max_request_rate if answer is not None else shown_rate
-    if answer is not None:
+    if answer is not None:  # the load over the capacity found
         utilisation = answer.utilisation if math.isfinite(answer.utilisation) else 0.0
-    else:
-        utilisation = min(float(shown_rate / s["sat_rate"][r]), 1.0) if s["sat_rate"][r] > 0 else 0.0
+    elif load.rate is not None:  # the share over the rate shown to meet the SLOs: an upper bound
+        utilisation = min(float(share.rate or 0.0) / shown_rate, 1.0) if shown_rate > 0 else 0.0
+    else:  # users: the share over the users shown to be served within the SLOs at the headroom
+        shown_users = _share(load, replicas, max_utilisation(request)).users or 1
+        utilisation = min((share.users or 0) / shown_users, 1.0)
     ranges = for_load(load, utilisation)  # the cross-source spread of the row's figures (issue 38)
     lat = latency_out(run, ranges)
     row = dict(device=device.id, name=device.name, kind=device.kind, count=count,
                tp=count if s["split"] == "tensor" else 1, pp=count if s["split"] == "layer" else 1, split=s["split"],
                replicas=replicas, devices_total=count * replicas, weights=fmt.name, kv_cache=s["kv"],
                max_request_rate=ranged(float(rate), "1/s", ranges.capacity), capacity_searched=searched,
-               utilisation=float(utilisation), latency=lat, output_tokens_per_s=ranged(out_rate, "tokens/s", ranges.throughput),
+               utilisation=float(utilisation), headroom=float(max(0.0, 1.0 - utilisation)), latency=lat,
+               output_tokens_per_s=ranged(out_rate, "tokens/s", ranges.throughput),
                prompt_and_output_tokens_per_s=ranged(total_rate, "tokens/s", ranges.throughput),
                memory_per_device=QuantityOut.convert(float(s["memory"][r]), "B", "GB"),
                device_memory=QuantityOut.convert(float(s["device_memory"][r]), "B", "GB"),
@@ -448,8 +477,11 @@ def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, A
                    slo: Slo) -> list[dict[str, Any]]:
     """The leading rows' replicas as disaggregated prefill and decode pools, where some sizes meet the SLOs."""
     out = []
+    share = max_utilisation(request)
+    # pools sized for the rate over the headroom, so that the load is at most that share of their capacity
+    sized = Load(rate=load.rate / share) if load.rate is not None else load
     for o in leading:
-        split = serve_disaggregated(o["replica"], load, lengths, slo, simulated_requests(slo.percentile), SEARCH_STEPS)
+        split = serve_disaggregated(o["replica"], sized, lengths, slo, simulated_requests(slo.percentile), SEARCH_STEPS)
         if split is None or split.prefill_replicas + split.decode_replicas > request.max_replicas:
             continue
         reps = split.prefill_replicas + split.decode_replicas
@@ -465,7 +497,7 @@ def _split_options(request: InferenceRecommendRequest, leading: list[dict[str, A
                "prefill_replicas": split.prefill_replicas, "decode_replicas": split.decode_replicas,
                "kv_transfer": QuantityOut(value=split.transfer * unit_factor("s", "ms"), unit="ms"),
                "max_request_rate": ranged(capacity / reps, "1/s", ranges.capacity), "capacity_searched": True,
-               "utilisation": utilisation, "latency": lat,
+               "utilisation": utilisation, "headroom": float(max(0.0, 1.0 - utilisation)), "latency": lat,
                "output_tokens_per_s": ranged(out_rate, "tokens/s", ranges.throughput),
                "prompt_and_output_tokens_per_s": ranged(total_rate, "tokens/s", ranges.throughput)}
         e2e_p99 = lat.e2e.p99 if lat is not None else math.inf  # None: no request measured

@@ -42,6 +42,8 @@ class InferenceRecommendRequest(ServedModel):
     objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
     kinds: list[DeviceKind] = Field(default_factory=lambda: list(ALL_KINDS))
+    consumer: bool = Field(False, description="also rank consumer and workstation devices (GeForce, Radeon, Apple, "
+                                              "RTX A6000 ...); default: data-centre devices only")
     emit: EmitName | None = Field(None, max_length=40, description="a tool to write the first row's launch command for "
                                                                   "(sizer.launch: vllm, sglang, trtllm, llama.cpp)")
     pricing: Pricing = Field("rent", description="rent (cloud offers that run one replica; devices without one come "

@@ -127,6 +127,8 @@ class LoadFields(BaseModel):
     prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
     replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
                                                                       "(default: as many as the SLOs need)")
+    max_utilisation: float | None = Field(None, gt=0, le=1, description="most share of the replicas' capacity within the "
+                                          "SLOs the load may use when replicas are sized (default 0.7: 30 % headroom)")
     prompts: int | None = Field(None, ge=1, le=20_000, description="a finite benchmark of this many prompts (vLLM's "
                                 "benchmark_serving --num-prompts, 1000 by default there) on the replicas given "
                                 "(default one): a rate above capacity queues over them, and the answer says by how much")
@@ -406,7 +408,7 @@ def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | No
 # Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
 # they are refused, never silently ignored.
 LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas",
-                    "prompts", "range_ratio", "runtime_version")
+                    "prompts", "range_ratio", "runtime_version", "max_utilisation")
 
 
 def refuse_load_options_without_load(request: LoadQuestion) -> None:

@@ -365,6 +365,10 @@ def test_serve_under_traffic_sends_the_runtime_and_the_price_basis(browser, base
     assert [row[3].startswith("≥") for row in rows] == [not r["capacity_searched"] for r in answer["ranked"]]
     assert all("(buy, " in row[6] for row in rows if row[6] != "–"), rows  # the CLI's basis and date
     assert any(a["name"] == "runtime" and a["value"].startswith("sglang") for a in answer["assumptions"])
+    # each row's load over its capacity and the headroom left (issue 38 item 7), as the service answers them
+    assert [row[7] for row in rows] == [f"{round(100 * r['utilisation'])} % ({round(100 * r['headroom'])} %)"
+                                        for r in answer["ranked"]]
+    assert "data-centre devices only" in browser.find_element(By.ID, "serve-summary").text
 
 
 def test_serve_without_traffic_prices_a_purchase_when_asked(browser, base_url):

@@ -93,3 +93,14 @@ def test_the_replicas_cover_the_load_and_no_fewer_would(replica, full):
     assert answer.replicas == math.ceil(12.0 / answer.max_request_rate - 1e-9)
     assert answer.replicas * answer.max_request_rate >= 12.0 > (answer.replicas - 1) * answer.max_request_rate
     assert answer.utilisation <= 1.0
+
+
+def test_a_utilisation_cap_keeps_each_replica_within_its_share(replica, full):
+    # the headroom (sizer/inference/production.py): the load at most 70 % of the replicas' capacity
+    slo = Slo(ttft=5.0, tpot=0.2)
+    cap, _ = max_rate(replica, FIXED, slo, REQUESTS, full=full, steps=6)
+    answer = serve_load(replica, Load(rate=2.5 * cap), FIXED, slo, REQUESTS, full=full, steps=6, max_utilisation=0.7)
+    assert answer.replicas == 4  # 2.5 / 0.7 = 3.6 replicas' worth; without the cap 3 (the test above)
+    assert answer.utilisation == pytest.approx(2.5 / 4) and answer.slo_met
+    users = serve_load(replica, Load(users=40), FIXED, slo, REQUESTS, full=full, steps=6, max_utilisation=0.5)
+    assert users.utilisation <= 0.5 and users.replicas is not None

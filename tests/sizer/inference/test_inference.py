@@ -215,8 +215,9 @@ def test_a_device_without_rent_price_says_so(catalog):
 
 def test_recommend_inference_ranks_cheapest_first_and_explains_rejections():
     # issue 16: "cheapest first" is the cost per million output tokens, not the rent per hour
+    # every segment (consumer): a 24 GB card that cannot hold 70B says so
     r = recommend_inference(InferenceRecommendRequest(model="llama-2-70b", weights="fp8", tokens_per_s_per_user=20,
-                                                      total_tokens_per_s=1000))
+                                                      total_tokens_per_s=1000, consumer=True))
     priced = [x.cost_per_million_tokens.value for x in r.ranked if x.cost_per_million_tokens is not None]
     assert priced == sorted(priced) and len(priced) > 3
     assert all(x.cost_per_million_tokens.price_basis == "rent" for x in r.ranked if x.cost_per_million_tokens)
@@ -226,8 +227,9 @@ def test_recommend_inference_ranks_cheapest_first_and_explains_rejections():
     assert per_device == sorted(per_device, reverse=True) and fastest.objective == "throughput"
     assert all(x.decode_tokens_per_s.expected >= 20 and x.total_tokens_per_s.expected >= 1000 for x in r.ranked)
     assert any("does not fit" in x.reason or "too slow" in x.reason for x in r.rejected)
-    small = recommend_inference(InferenceRecommendRequest(model="llama-2-7b", weights="q4_k_m", tokens_per_s_per_user=10))
-    assert {"gpu", "cpu"} <= {x.kind for x in small.ranked}  # consumer GPUs and CPUs serve a 4-bit 7B
+    small = recommend_inference(InferenceRecommendRequest(model="llama-2-7b", weights="q4_k_m", tokens_per_s_per_user=10,
+                                                          consumer=True))
+    assert {"gpu", "cpu"} <= {x.kind for x in small.ranked}  # consumer GPUs and CPUs serve a 4-bit 7B (when asked)
 
 
 def test_cli_inference_json_contract(cli):
