@@ -47,6 +47,39 @@ _SGLANG_KV = ("SGLang server arguments, --kv-cache-dtype auto, fp8_e5m2, fp8_e4m
               "verified: false")
 
 
+# The oldest NVIDIA generation an engine runs at all, with its source: a device older than that is no candidate,
+# whatever the format (a ranking would otherwise offer a P100 under vLLM).
+OLDEST_GENERATION: dict[str, tuple[str, str]] = {
+    "vllm": ("volta", "vLLM docs, 'Installation: GPU' requirements: compute capability 7.0 or higher (V100, T4, RTX 20xx, "
+                      "A100, L4, H100 ...), v0.6-v0.11; recalled, verified: false"),
+}
+
+
+def generation_refusal(engine: str, architecture: str) -> str | None:
+    """Why ``engine`` runs nothing on a device of ``architecture`` (older than its oldest generation), or None.
+
+    Parameters
+    ----------
+    engine : str
+        The serving engine's name.
+    architecture : str
+        The device's architecture as the catalog names it.
+
+    Returns
+    -------
+    str or None
+        The reason with its source; None where the engine runs there or the device is not NVIDIA.
+
+    >>> generation_refusal("vllm", "Pascal") is not None, generation_refusal("vllm", "Volta")
+    (True, None)
+    """
+    oldest = OLDEST_GENERATION.get(engine)
+    found = generation(architecture)
+    if oldest is None or found is None or GENERATIONS.index(found) >= GENERATIONS.index(oldest[0]):
+        return None
+    return f"{engine} runs on {oldest[0].title()} and newer NVIDIA GPUs, not {architecture} ({oldest[1]})"
+
+
 @dataclass(frozen=True)
 class Cell:
     """How an engine runs a format on a generation, and where that was read."""

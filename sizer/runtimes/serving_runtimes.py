@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.choices import GGML_KV_CACHES, KvCache
-from sizer.runtimes.precision_support import kv_mode, kv_words, refusal_words, weight_mode
+from sizer.runtimes.precision_support import generation_refusal, kv_mode, kv_words, refusal_words, weight_mode
 from sizer.runtimes.runtime import Purpose, Runtime
 
 # Weight formats a data-centre engine runs (names of sizer.inference.formats); GGUF is llama.cpp's.
@@ -93,6 +93,9 @@ def format_refusal(entry: Runtime, weights: str, architecture: str) -> str | Non
     """
     if weights not in entry.weight_formats:
         return entry.refusal(weights=weights)
+    too_old = generation_refusal(entry.name, architecture)  # an engine with no kernels at all for that generation
+    if too_old is not None:
+        return too_old
     generation = architecture.strip().lower()
     if weights in FOUR_BIT_INT and generation.startswith(FOUR_BIT_KERNEL_GENERATIONS_MISSING):
         return (f"{entry.name} has no {weights} kernels for {architecture} (4-bit integer GEMMs need Turing "

@@ -147,3 +147,15 @@ def test_an_mlperf_style_fp4_system_is_not_computed_at_the_fp8_rate():
 
     gain = total("nvfp4") / total("fp8")
     assert 1.1 < gain <= 2 / (1 + SERVING_FP4_OVERHEAD) + 0.05
+
+
+def test_an_engine_older_than_its_oldest_generation_is_refused_on_every_format():
+    # vLLM's GPU requirements: compute capability 7.0 (Volta) or newer; a P100 ranked under vLLM is no candidate
+    from sizer.runtimes import runtime
+    from sizer.runtimes.serving_runtimes import format_refusal
+
+    for weights in ("bf16", "fp16", "int8"):
+        why = format_refusal(runtime("vllm"), weights, "Pascal")
+        assert why is not None and "Volta and newer" in why
+    assert format_refusal(runtime("vllm"), "fp16", "Volta") is None
+    assert format_refusal(runtime("vllm"), "fp16", "CDNA 3") is None  # not NVIDIA: the catalog's peaks decide
