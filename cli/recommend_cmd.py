@@ -45,6 +45,7 @@ from .inference_cmd import (
     PrefixHit,
     Rate,
     RuntimeOpt,
+    RuntimeVersion,
     SloE2e,
     SloPercentile,
     SloTpot,
@@ -140,6 +141,7 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
               host_memory: HostMemoryOption = None, interruptions: InterruptionsOption = None,
               suggest: Annotated[Optional[int], typer.Option("--suggest", min=0, max=16, help="Rejected devices (the nearest to working first) that get the changes that would make them work, each evaluated again; 0: none. Not given: 3 where no device serves the question, else none.")] = None,
               gpu_layers: GpuLayers = None, host_cpu: HostCpu = None, runtime: RuntimeOpt = None,
+              runtime_version: RuntimeVersion = None,
               disaggregated: Annotated[bool, typer.Option("--disaggregated", help="With --inference --rate: also size disaggregated prefill and decode pools (DistServe/Splitwise) for the leading rows.")] = False,
               mfu: MfuOption = None, measured: MeasuredOption = None, measured_on: MeasuredOnOption = None,
               emit: launch_output.EmitOption = None,
@@ -163,7 +165,8 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
                       disaggregated=disaggregated or None, pricing=pricing or ("buy" if buy else None), emit=emit,
                       consumer=consumer or None, max_utilisation=max_utilisation)
         fields.update(load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile,
-                                  split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals))
+                                  split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals,
+                                  runtime_version))
         if have:  # the serving request on each set, as HTTP's recommend with "have" answers it (the load kept)
             from sizer.facade import InferenceRequest
 

@@ -10,7 +10,8 @@ const CHEAPEST = 3;  // points drawn filled: the top of the table, which is rank
 let served = null;  // the last serving answer, redrawn when the vertical axis changes
 let speedTarget = null;  // the tokens/s per user that answer was asked for (a plain number the service took), drawn
 
-const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo_percentile", "max_utilisation"];
+const LOAD_FIELDS = ["rate", "users", "think_time", "slo_ttft", "slo_tpot", "slo_percentile", "max_utilisation",
+  "runtime_version"];
 const LOAD_STEPS = [0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5];  // fractions of a replica's largest rate within the SLOs
 let loadCurve = null;  // [rate, /v1/inference answer] of the top deployment, redrawn when the latency changes
 
@@ -53,6 +54,7 @@ function serveBody() {
     textFields(serveForm, body, [...LOAD_FIELDS, ...BENCHMARK_FIELDS]);  // a recommendation refuses a benchmark, naming it
     if (serveForm.elements.lengths.value) body.lengths = serveForm.elements.lengths.value;
     if (serveForm.elements.disaggregated.checked && serveForm.elements.rate.value.trim()) body.disaggregated = true;
+    if (serveForm.elements.tuned.checked) body.tuned = true;  // as the CLI's --tuned (a ranking refuses it, naming it)
   } else {
     textFields(serveForm, body, ["batch", "tokens_per_s_per_user", "time_to_first_token", "total_tokens_per_s"]);
   }
@@ -68,6 +70,7 @@ function localBody() {
   const named = serveForm.elements.lengths.value;
   if (named) body.lengths = named;
   textFields(serveForm, body, named ? ["model", "params"] : ["model", "params", "prompt_len", "output_len"]);
+  if (serveForm.elements.tuned.checked) body.tuned = true;  // as the CLI's --tuned
   return textFields(serveForm, body, [...LOAD_FIELDS, ...BENCHMARK_FIELDS]);
 }
 

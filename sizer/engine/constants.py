@@ -468,6 +468,14 @@ SERVING_MATRIX_EFFICIENCY = 0.606
 SERVING_STEP_OVERHEAD = 0.00325  # s per forward pass
 SERVING_SOURCE = ("fitted to TensorRT-LLM v0.6.1 and FasterTransformer measurements "
                   "(benchmarks/inference_accuracy.py; held-out accuracy in benchmarks/ACCURACY.md)")
+# An engine built and tuned per system, as NVIDIA's MLPerf Inference harness builds TensorRT-LLM (engines per GPU,
+# batch and token limits searched): batched iterations reach a higher share of the matrix peak than a default
+# trtllm-bench or trtllm-serve engine. Chosen leave-one-source-out on the MLPerf v4.0 and v4.1 NVIDIA rows of
+# serving-under-load.csv (each round's fold chooses 0.9 on the other: benchmarks/serving_accuracy.py --by-source),
+# at the top of the searched grid and resting on MLPerf's recalled 628-token prompt mean: not verified.
+SERVING_TUNED_MATRIX_EFFICIENCY = 0.9
+SERVING_TUNED_SOURCE = ("NVIDIA MLPerf Inference v4.0/v4.1 TensorRT-LLM rows (serving-under-load.csv), chosen "
+                        "leave-one-source-out by benchmarks/serving_accuracy.py --by-source; prompt mean recalled")
 # FP8 serving quantises with static scales: TensorRT-LLM/ModelOpt and vLLM FP8 checkpoints carry one scale
 # per weight tensor and per activation tensor, calibrated offline; the activation cast is fused into the
 # kernel before the GEMM and the scales into its epilogue. None of training's per-step casts, amax

@@ -408,7 +408,7 @@ def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | No
 # Fields that only a load gives a meaning to (the offline answer serves one fixed batch): without rate or users
 # they are refused, never silently ignored.
 LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_running", "token_budget", "replicas",
-                    "prompts", "range_ratio", "runtime_version", "max_utilisation")
+                    "prompts", "range_ratio", "runtime_version", "max_utilisation", "tuned")
 
 
 def refuse_load_options_without_load(request: LoadQuestion) -> None:
@@ -845,4 +845,40 @@ def _generation_assumption(entry: Runtime, version: str) -> Assumption:
                       f"and iteration, {g.request_latency * unit_factor('s', 'ms'):g} ms per request outside the engine "
                       f"({g.fitted_on})", source=f"{g.policy.get('source', entry.profile.sources)} (recalled, not read "
                       "in a data file); fitted values: sizer/runtimes/serving_mechanisms.yaml", verified=False)
+
+
+def tuned_matrix(tuned: bool | None, engine: Runtime) -> float | None:
+    """The matrix share of batched iterations of an engine tuned per system (``tuned``), None for a default engine.
+
+    Parameters
+    ----------
+    tuned : bool or None
+        The request's ``tuned``.
+    engine : Runtime
+        The serving runtime.
+
+    Returns
+    -------
+    float or None
+        :data:`~sizer.engine.constants.SERVING_TUNED_MATRIX_EFFICIENCY` [1]; None when not asked. InputError naming
+        ``tuned`` for an engine other than TensorRT-LLM (the mechanism is chosen on NVIDIA's MLPerf TensorRT-LLM rows;
+        vLLM's MLPerf rows on MI300X need none).
+    """
+    from sizer.engine.constants import SERVING_TUNED_MATRIX_EFFICIENCY
+
+    if not tuned:
+        return None
+    if engine.name != "tensorrt-llm":
+        raise InputError("tuned", tuned, "runtime tensorrt-llm: a tuned build is modelled for TensorRT-LLM engines "
+                                         "(NVIDIA's MLPerf harness); vLLM's MLPerf runs reach a default engine's share")
+    return SERVING_TUNED_MATRIX_EFFICIENCY
+
+
+def tuned_assumption() -> Assumption:
+    """The assumption that states a tuned engine's matrix share and where it comes from."""
+    from sizer.engine.constants import SERVING_TUNED_MATRIX_EFFICIENCY, SERVING_TUNED_SOURCE
+
+    return Assumption(name="tuned engine", value=f"batched iterations at {SERVING_TUNED_MATRIX_EFFICIENCY:.0%} of the "
+                      "matrix peak (an engine built and tuned per system, as NVIDIA's MLPerf harness builds TensorRT-LLM)",
+                      source=SERVING_TUNED_SOURCE, verified=False)
 

@@ -98,3 +98,30 @@ def test_a_range_ratio_it_cannot_apply_is_refused_naming_the_field(client, field
     answer = client.post("/v1/inference", json={"model": "llama-3-8b", "device": "h100", "range_ratio": 0.5, **fields})
     assert answer.status_code == 422, answer.text
     assert field in answer.text
+
+
+@pytest.mark.parametrize("fields,options", [
+    ({"runtime_version": "0.7.3", "rate": 4, "prompts": 200}, ["--runtime-version", "0.7.3", "--rate", "4", "--prompts", "200"]),
+    ({"runtime": "tensorrt-llm", "tuned": True, "burst": 300}, ["--runtime", "tensorrt-llm", "--tuned", "--burst", "300"]),
+], ids=["runtime-version", "tuned"])
+def test_the_engines_generation_and_tuning_are_one_answer(cli, client, fields, options):
+    # issue 38 item 2's mechanisms as fields: the runtime's version (its generation) and a tuned engine
+    base = {k: v for k, v in BASE.items() if k != "runtime" or "runtime" not in fields}
+    ask = {**base, **fields, "device": "h100"}
+    python = estimate_inference(InferenceRequest(**ask)).model_dump(mode="json")
+    http = client.post("/v1/inference", json=ask)
+    assert http.status_code == 200, http.text
+    runtime = [] if "runtime" in fields else ["--runtime", "vllm"]
+    result = cli("inference", "-m", ask["model"], "-d", "h100", *runtime, "--lengths", ask["lengths"], *options, "--json")
+    assert result.exit_code == 0, result.output
+    said = {a["name"]: a["value"] for a in python["assumptions"]}
+    assert ("tuned engine" in said) == bool(fields.get("tuned"))
+    assert "vllm-v0" in said["runtime"] if "runtime_version" in fields else True
+    for answer in (http.json(), json.loads(result.stdout)):
+        assert answer["latency"] == python["latency"]
+        assert {a["name"]: a["value"] for a in answer["assumptions"]} == said
+
+
+def test_a_tuned_ranking_is_refused_naming_the_field(client):
+    response = client.post("/v1/recommend", json={"task": "inference", "model": "llama-3-8b", "rate": 2, "tuned": True})
+    assert response.status_code == 422 and "tuned" in response.text
