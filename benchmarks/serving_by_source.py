@@ -387,7 +387,7 @@ def benchmark_lengths(p: Point) -> Lengths:
     means: drawing its stated prompt quantiles (p99 2,100 tokens) made serial p99 TTFT 48 % pessimistic (-32 % at the
     means), and spreading its replies (not stated; assumed 200 tokens) traded p99 for p50 and TPOT (ACCURACY.md, "Load
     as benchmarks apply it")."""
-    dataset = p.key.split("|")[5]  # the grouping key of points(): source, setup, model, weights, scenario, dataset, ...
+    dataset = p.dataset
     fixed = Lengths(max(1, round(p.prompt_mean)), max(1, round(p.output_mean)))
     if dataset.startswith("ShareGPT"):
         try:
@@ -400,7 +400,7 @@ def benchmark_lengths(p: Point) -> Lengths:
     return fixed
 
 
-def predict(p: Point, catalog: Catalog, requests: int, spread: bool | str = False, warmup: float = 0.0,
+def predict(p: Point, catalog: Catalog, requests: int, spread: bool | str = "benchmark", warmup: float = 0.0,
             overrides: dict[str, Any] | None = None) -> dict[str, float] | str:
     """Simulated figures of ``p``: output tokens/s and TTFT/TPOT percentiles [ms], or the refusal in words.
     ``overrides`` (a mechanism's trial values): replica fields to set instead of the generation's fitted ones
@@ -503,28 +503,6 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 sel = [r for r in mine if r[dim] == val]
                 entry[f"{dim}={val}"] = _stats([r["error"] for r in sel], [r["inside"] for r in sel])
         out[metric] = entry
-    return out
-
-
-def loso_ranges(rows: list[dict[str, Any]], low_q: float = 0.05, high_q: float = 0.95) -> dict[str, Any]:
-    """What a range from the cross-source spread would hold (issue 38, item 6; not yet in sizer's answers): for each
-    source held out, the ``low_q``-``high_q`` quantiles of measured / predicted over the *other* sources' points
-    bound its points; per metric, the share of held-out points inside and the median bounds [x predicted]."""
-    out: dict[str, Any] = {}
-    for metric in METRICS:
-        mine = [r for r in rows if r["metric"] == metric]
-        inside, lows, highs = [], [], []
-        for src in sorted({r["source"] for r in mine}):
-            others = sorted(r["measured"] / r["predicted"] for r in mine if r["source"] != src and r["predicted"] > 0)
-            if len(others) < 10:
-                continue
-            lo, hi = others[int(low_q * (len(others) - 1))], others[int(math.ceil(high_q * (len(others) - 1)))]
-            lows.append(lo)
-            highs.append(hi)
-            inside += [lo <= r["measured"] / r["predicted"] <= hi for r in mine if r["source"] == src and r["predicted"] > 0]
-        if inside:
-            out[metric] = {"n": len(inside), "inside_pct": round(100 * sum(inside) / len(inside), 1),
-                           "median_low": round(statistics.median(lows), 3), "median_high": round(statistics.median(highs), 3)}
     return out
 
 
@@ -705,7 +683,7 @@ def _md(result: dict[str, Any]) -> str:
              "chosen leave-one-source-out (below, 'Mechanisms tried'); the tables first score the shipped choice, "
              "the same on every held-out source. Signed error = predicted / measured - 1.", ""]
     for metric, groups in result["summary"].items():
-        lines += [f"## {metric}", "", "| group | n | median abs % | p90 abs % | signed median % | inside range % |",
+        lines += [f"## {metric}", "", "| group | n | median abs % | p90 abs % | signed median % | inside 0.79-1.33 x (the one-request range) % |",
                   "|---|---:|---:|---:|---:|---:|"]
         for g, s in groups.items():
             if s.get("n"):
@@ -737,11 +715,9 @@ def _md(result: dict[str, Any]) -> str:
                      if kept[m].get(g, {}).get("n") else "" for m in ("output_tokens_per_s", "ttft_p99", "tpot_p99")]
             lines.append(f"| {g} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines += ["## A range from the cross-source spread (leave-one-source-out; not yet in the answers)", "",
-              "| metric | n | inside % | low x predicted | high x predicted |", "|---|---:|---:|---:|---:|"]
-    lines += [f"| {m} | {v['n']} | {v['inside_pct']} | {v['median_low']} | {v['median_high']} |"
-              for m, v in result["loso_ranges"].items()]
-    lines += ["", "## Sources scored", ""] + [f"- {s}" for s in result["sources"]]
+    lines += ["The ranges sizer states on these figures come from this cross-source spread, by load kind and "
+              "utilisation: benchmarks/serving_ranges.py (results/serving_ranges.md).", ""]
+    lines += ["## Sources scored", ""] + [f"- {s}" for s in result["sources"]]
     lines += ["", "## Points not askable", ""] + [f"- {k}: {v}" for k, v in sorted(result["skipped"].items())]
     lines += [f"- {k}: {v}" for k, v in sorted(result["refused"].items())]
     return "\n".join(lines) + "\n"
@@ -764,7 +740,6 @@ def run(per_source: int, max_points: int, requests: int, spread: bool | str, war
             "warmup_share": warmup,
             "seconds": round(time.time() - t0, 1), "skipped": skipped, "refused": scored["refused"],
             "sources": sorted({r["source"] for r in scored["rows"]}), "summary": summarise(scored["rows"]),
-            "loso_ranges": loso_ranges(scored["rows"]),
             "rows": scored["rows"]}
 
 
@@ -773,7 +748,7 @@ def main() -> None:
     ap.add_argument("--per-source", type=int, default=1000)
     ap.add_argument("--max-points", type=int, default=1000)
     ap.add_argument("--requests", type=int, default=1000)
-    ap.add_argument("--lengths", choices=("means", "spread", "benchmark"), default="means",
+    ap.add_argument("--lengths", choices=("means", "spread", "benchmark"), default="benchmark",
                     help="benchmark: drawn as each point's benchmark draws them (benchmark_lengths)")
     ap.add_argument("--warmup", type=float, default=0.0, help="share of the requests not measured (0: every prompt, "
                     "as the benchmarks measure them; 0.1: the steady-state simulation's warm-up before issue 38)")

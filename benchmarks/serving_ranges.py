@@ -100,8 +100,9 @@ def extract() -> int:
         rows = [r for r in csv.DictReader(f) if r["metric"] in EXTRA]
     out = {}
     for r in rows:  # the key serving_by_source.points() gives the point (first row of a key wins)
-        key = "|".join((r["source_id"], r["setup_id"], r["model"], r["weights_dtype"], r["scenario"], r["dataset"],
-                        r["input_len"], r["output_len"], r["num_prompts"], r["request_rate_per_s"], r["concurrency"]))
+        key = "|".join((r["source_id"], r["setup_id"], r["framework_version"], r["server_config"], r["model"],
+                        r["weights_dtype"], r["scenario"], r["dataset"], r["input_len"], r["output_len"], r["num_prompts"],
+                        r["request_rate_per_s"], r["concurrency"]))
         out.setdefault((_key_hash(key), r["metric"]), (r["value"], r["source_id"]))
     with open(PERCENTILES, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)

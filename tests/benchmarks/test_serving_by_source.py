@@ -14,27 +14,28 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import serving_by_source as by_source  # noqa: E402
 
-# Median |error| [%] by metric and group: the figures of 2026-12-06 with the engines' generations and AccelMark's
-# outputs from the other sources' serial runs (benchmarks/results/serving_by_source.json: 37.1, 60.4, 75.7, 44.5,
-# 119.9, 18.4, run duration 19.0) plus about 3 points. Targets (issue 38): output tokens/s 15 %, p99 TTFT 35 %, p99
-# TPOT 25 % -- not met, see ACCURACY.md.
+# Median |error| [%] by metric and group: the figures of 2026-12-06 after every issue-38 change, lengths drawn as each
+# benchmark draws them (the answers' own lengths), the engines' generations, AccelMark's outputs from the other
+# sources' serial runs (benchmarks/results/serving_by_source.json: output 32.3, p50 TTFT 62.7, p99 TTFT 71.0, p99 TPOT
+# 43.7, Poisson p99 TTFT 104.8, serial p99 TPOT 18.4, run duration 14.9) plus about 3 points. Targets (issue 38):
+# output tokens/s 15 %, p99 TTFT 35 %, p99 TPOT 25 % -- not met, see ACCURACY.md.
 GUARDS = {
-    ("output_tokens_per_s", "all"): 40.0, ("ttft_p50", "all"): 64.0, ("ttft_p99", "all"): 79.0,
-    ("tpot_p99", "all"): 48.0, ("ttft_p99", "scenario=rate"): 123.0, ("tpot_p99", "scenario=serial"): 21.0,
-    ("run_seconds", "all"): 22.0,
+    ("output_tokens_per_s", "all"): 35.5, ("ttft_p50", "all"): 66.0, ("ttft_p99", "all"): 74.0,
+    ("tpot_p99", "all"): 47.0, ("ttft_p99", "scenario=rate"): 108.0, ("tpot_p99", "scenario=serial"): 21.5,
+    ("run_seconds", "all"): 18.0,
 }
 
 
 @pytest.fixture(scope="module")
 def result():
-    return by_source.run(per_source=1000, max_points=1000, requests=1000, spread=False, warmup=0.0)
+    return by_source.run(per_source=1000, max_points=1000, requests=1000, spread="benchmark", warmup=0.0)
 
 
 def test_every_askable_point_is_scored_across_many_sources(result):
-    # 379 askable points (361 scored, 18 refused or failed) from 41 sources on 2026-12-06: a mapping that silently
-    # drops sources fails here
+    # 379 askable points (378 scored since FP8 on Ampere runs weight-only, 1 holds no request) from 41 sources on
+    # 2026-12-06: a mapping that silently drops sources fails here
     assert result["points_sampled"] == result["points_askable"] >= 350
-    assert result["points_scored"] >= 340
+    assert result["points_scored"] >= 370
     assert len(result["sources"]) >= 38
 
 
@@ -90,10 +91,3 @@ def test_a_rate_above_capacity_queues_for_the_benchmark_length():
     assert not isinstance(got, str)
     assert got["ttft_p50"] > 2_000 and got["ttft_p99"] > 10_000
     assert got["ttft_p99"] > 1.5 * got["ttft_p50"]
-
-
-def test_a_range_from_the_other_sources_spread_holds_four_in_five_held_out_points(result):
-    # issue 38 item 6's target (>= 80 % inside); on 2026-12-06 the 5-95 % spread of the other sources holds 82-89 %,
-    # with bounds too wide to be useful yet (p99 TTFT 0.17-27 x): a narrower one that still holds them is the work left
-    for metric in ("output_tokens_per_s", "ttft_p99", "tpot_p99"):
-        assert result["loso_ranges"][metric]["inside_pct"] >= 80.0

@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import serving_by_source as by_source  # noqa: E402
 
-# Median |error| [%]: the figures of 2026-12-06 with --lengths benchmark plus about 3 points (at the means: p99 TTFT
-# 62.1 % over all points, the fixed-concurrency points 86.6 %)
-GUARDS = {("ttft_p99", "all"): 61.5, ("ttft_p99", "scenario=burst"): 51.5, ("tpot_p99", "all"): 54.5,
-          ("output_tokens_per_s", "all"): 39.0}
+# Median |error| [%]: the figures of 2026-12-06 with --lengths benchmark after every issue-38 change (p99 TTFT 71.0,
+# bursts 45.2, p99 TPOT 43.7, output tokens/s 32.3) plus about 3 points. (Before AccelMark's outputs were taken from
+# the other sources' serial runs, this mechanism alone gave p99 TTFT 58.3 % against 62.1 % at the means.)
+GUARDS = {("ttft_p99", "all"): 74.0, ("ttft_p99", "scenario=burst"): 48.5, ("tpot_p99", "all"): 47.0,
+          ("output_tokens_per_s", "all"): 35.5}
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,9 @@ from sizer.inference.traffic import Load
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 # Llama-3.1-8B on one H100 under vLLM saturates near 13.5 requests/s at 1024 in / 256 out (sizer's simulation), so
 # these rates (one replica each) are a light load (about 0.37 of capacity) and one near saturation (about 0.9)
-ASK = {"model": "llama-3.1-8b", "device": "h100"}
+# a benchmark of 500 prompts on one replica (as served without --prompts, replicas keep a 30 % headroom, so no replica
+# would be near saturation)
+ASK = {"model": "llama-3.1-8b", "device": "h100", "prompts": 500}
 LIGHT, NEAR = 5.0, 12.0
 
 

@@ -28,8 +28,9 @@ FOLDS = {"tuned": {"perf-overview.md": (0.55, 140, 80, 0.9), "inference_results_
                    "inference_results_v4.1": (0.5, 120, 80, 0.9), "2024/09/05/perf-update": (0.55, 140, 140, 0.9),
                    "2024/10/23/vllm-serving-amd": (0.55, 60, 80, 0.9), "2026-04-22-fp8-kvcache": (0.55, 140, 80, 0.9)},
          "default": {"perf-overview.md": (0.9, 140, 100, 0.9), "inference_results_v4.0": (0.55, 140, 80, 0.55),
-                     "inference_results_v4.1": (0.85, 140, 100, 0.85), "2024/09/05/perf-update": (0.606, 140, 140, 0.606),
-                     "2024/10/23/vllm-serving-amd": (0.7, 80, 90, 0.7), "2026-04-22-fp8-kvcache": (0.606, 140, 90, 0.606)}}
+                     "inference_results_v4.1": (0.65, 140, 90, 0.65), "2024/09/05/perf-update": (0.606, 140, 140, 0.606),
+                     "2024/10/23/vllm-serving-amd": (0.65, 70, 90, 0.65), "2026-04-22-fp8-kvcache": (0.606, 140, 90, 0.606)}}
+# (Re-chosen after issue 38's merge on 2026-12-06: two default folds moved, the tuned ones did not.)
 # Guards: the 2026-12-06 figures plus 2-3 points, fixed here rather than read from a results file the benchmark
 # rewrites; targets of issue 38: throughput 15 %, largest rate 20 % and never above the measured maximum, MLPerf 20 %.
 BY_SOURCE_GUARDS = {("tuned", "throughput"): (115, 0.087 + 0.02), ("tuned", "max rate"): (8, 0.039 + 0.03),

