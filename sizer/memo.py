@@ -232,6 +232,13 @@ POLICIES: tuple[Policy, ...] = (
            "/v1/recommend, task inference: 311 ms of 653 ms per request (48 %)"),
     Policy("sizer.inference.serving_ranges._table", "serving_ranges.yaml (ranges under load)", 1, "none", FILE_ONCE,
            "recommend --inference --rate 5 (8B, gpu, bf16, 1 device; 440 hits): 3.3 s of 4.8 s (68 %)"),
+    Policy("sizer.runtimes.serving_mechanisms.generations", "serving_mechanisms.yaml (engine generations), checked", 1,
+           "none", FILE_ONCE, "a replica built for a stated runtime version: 2.1 ms to read and check the file each time"),
+    Policy("sizer.inference.benchmark_lengths.sharegpt_as_sampled", "vLLM's ShareGPT sample solved for a run's means",
+           256, "the two means", VALUES, "an answer drawing sharegpt-vllm-sample: 36 ms per solve (up to 12 passes "
+           "over 20,000 draws), once per pair of means"),
+    Policy("sizer.inference.traffic._filtered_means", "a filtered length set's means", 64, "the distribution (a frozen "
+           "value)", VALUES, "a filtered set's means asked again: 3.8 ms of 20,000 draws each time"),
     Policy("api.server._limits", "the server's settings", 1, "none (environment read once)",
            "the environment changes: clear_all()",
            "uvicorn server, per connection: 4.6 ms (Settings() read again) beside ~4 ms a request"),

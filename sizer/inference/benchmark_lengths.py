@@ -20,7 +20,6 @@ so that p90 and p99 differ from p50 for the reasons they do.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -35,6 +34,7 @@ from sizer.inference.traffic import (
     LogNormal,
     vllm_sharegpt,
 )
+from sizer.memo import registered_cache
 
 RANDOM_SOURCE = ("vLLM's random dataset: lengths uniform within +-range_ratio of the length asked (serving-tails.csv rows "
                  "'random fixed lengths; +-50% (range_ratio 0.5)'; vllm benchmarks/benchmark_dataset.py RandomDataset, "
@@ -94,7 +94,7 @@ def lognormal_around(median: float, sigma: float) -> LogNormal:
     return LogNormal(median, median * math.exp(Z90 * sigma))
 
 
-@functools.lru_cache(maxsize=256)
+@registered_cache()
 def sharegpt_as_sampled(mean_prompt: float, mean_output: float, name: str = "sharegpt-as-sampled") -> Distribution:
     """vLLM's ShareGPT sample with these filtered means [tokens]: the spread of :data:`SHAREGPT_SOURCE`, filtered as
     vLLM's benchmark filters it, the medians set (a few fixed-point steps on a fixed sample) so that the filtered

@@ -701,7 +701,18 @@ def _check_lengths_and_split(request: InferenceRequest, arch: Architecture, spli
 
 
 def served_layout(served: _Served) -> MoeLayout:
-    """The expert and attention split the request asks of its serving runtime, or InputError naming the field."""
+    """The expert and attention split the request asks of its serving runtime, or InputError naming the field.
+
+    Parameters
+    ----------
+    served : _Served
+        The request resolved at the boundary (its runtime, host and model).
+
+    Returns
+    -------
+    MoeLayout
+        Expert parallelism and data-parallel attention as asked (tensor parallel when neither is).
+    """
     request = served.request
     layout = MoeLayout(expert=request.expert_parallel or request.dp_attention, dp_attention=request.dp_attention)
     if layout == TENSOR_PARALLEL:

@@ -181,8 +181,11 @@ def _candidates(points: list[Point]) -> list[Point]:
     for p in points:
         best_per_count.setdefault(int(p[2]["c"][p[3]]), p)
     chosen = list(best_per_count.values()) + points[:CANDIDATES_PER_DEVICE]
-    unique = {(p[1].name, id(p[2]), int(p[3])): p for p in chosen}  # a point is its format, screen (layout) and row
-    return sorted(unique.values(), key=lambda p: p[0])
+    unique: list[Point] = []  # a point is its format, screen (the same object: one layout's) and row
+    for p in chosen:
+        if not any(q[1].name == p[1].name and q[2] is p[2] and int(q[3]) == int(p[3]) for q in unique):
+            unique.append(p)
+    return sorted(unique, key=lambda p: p[0])
 
 
 def _growth(run: SimulationResult, slo: Slo) -> float:

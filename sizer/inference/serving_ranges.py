@@ -83,7 +83,13 @@ def factors(metric: str, group: str) -> tuple[float, float]:
 
 
 def source() -> str:
-    """Where the factors come from: the data file, the date and the method."""
+    """Where the factors come from: the data file, the date and the method.
+
+    Returns
+    -------
+    str
+        The source and method of ``serving_ranges.yaml``, in words.
+    """
     table = _table()
     return f"{table['source']}; {table['method']}"
 
@@ -215,7 +221,20 @@ def e2e_bounds(e2e: Any, ttft: Any, ranges: FigureRanges) -> tuple[PercentileBou
 
 
 def percentile_bounds(values: Any, bounds: dict[str, tuple[float, float]]) -> tuple[PercentileBounds, PercentileBounds]:
-    """The low and high ends of a set of percentiles (an object with ``p50``, ``p90``, ``p99``) under ``bounds``."""
+    """The low and high ends of a set of percentiles (an object with ``p50``, ``p90``, ``p99``) under ``bounds``.
+
+    Parameters
+    ----------
+    values : object
+        Its ``p50``, ``p90`` and ``p99`` [any unit].
+    bounds : dict
+        Per percentile name, the (low, high) factors [1].
+
+    Returns
+    -------
+    tuple of PercentileBounds
+        The low ends and the high ends [the values' unit].
+    """
     low = PercentileBounds(**{p: float(getattr(values, p)) * bounds[p][0] for p in ("p50", "p90", "p99")})
     high = PercentileBounds(**{p: float(getattr(values, p)) * bounds[p][1] for p in ("p50", "p90", "p99")})
     return low, high

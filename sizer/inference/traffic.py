@@ -17,7 +17,6 @@ Named distributions are log-normal, fitted to a published median and 90th percen
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import math
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ import numpy as np
 from sizer.choices import checked_name
 from sizer.datafile import read_text
 from sizer.errors import InputError
+from sizer.memo import registered_cache
 
 Z90 = 1.2815515655446004  # standard normal quantile at 0.9
 MAX_TRACE_ROWS = 100_000
@@ -114,7 +114,20 @@ class LengthLaw(Protocol):
         """The mean [tokens], before any filter of the set."""
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` token counts [tokens], int64."""
+        """``n`` token counts [tokens], int64.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The seeded random source.
+        n : int
+            Counts to draw [1].
+
+        Returns
+        -------
+        numpy.ndarray
+            ``n`` token counts [tokens].
+        """
 
 
 @dataclass(frozen=True)
@@ -203,7 +216,7 @@ class Distribution:
         return f"{self.name} ({self.what}; mean {prompt:,.0f} in / {output:,.0f} out, {how})"
 
 
-@functools.lru_cache(maxsize=64)
+@registered_cache()
 def _filtered_means(distribution: Distribution) -> tuple[float, float]:
     p, o = distribution.sample(np.random.default_rng(12345), 20_000)
     return float(p.mean()), float(o.mean())

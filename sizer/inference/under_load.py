@@ -875,7 +875,13 @@ def tuned_matrix(tuned: bool | None, engine: Runtime) -> float | None:
 
 
 def tuned_assumption() -> Assumption:
-    """The assumption that states a tuned engine's matrix share and where it comes from."""
+    """The assumption that states a tuned engine's matrix share and where it comes from.
+
+    Returns
+    -------
+    Assumption
+        The share, the mechanism and its source (marked unverified: chosen on a recalled prompt mean).
+    """
     from sizer.engine.constants import SERVING_TUNED_MATRIX_EFFICIENCY, SERVING_TUNED_SOURCE
 
     return Assumption(name="tuned engine", value=f"batched iterations at {SERVING_TUNED_MATRIX_EFFICIENCY:.0%} of the "

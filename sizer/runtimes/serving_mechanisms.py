@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sizer.datafile import load_yaml
+from sizer.memo import registered_cache
 
 MECHANISMS_FILE = Path(__file__).with_name("serving_mechanisms.yaml")
 
@@ -65,7 +65,7 @@ def _version(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in m.groups() if x is not None) if m else None
 
 
-@cache
+@registered_cache()
 def generations() -> tuple[Generation, ...]:
     """Every generation of ``serving_mechanisms.yaml``, in file order.
 
