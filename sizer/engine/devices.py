@@ -313,22 +313,8 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
             unit_peaks = [r.matrix_peak, r.conv_peak, best,
                           device_rates(device, Precision.FP8).matrix_peak if served_fp4 else r.matrix_peak]
             bandwidth, notes = r.bandwidth * eff.memory, r.notes
-            if precision is Precision.MIXED:
-                notes = (f"mixed precision: {resolved} on this device", *notes)
-            if resolved in SCALED_PRECISIONS and recipe:
-                fp4 = constants.FP4_TRAINING_NOTE if resolved == "fp4" else ""
-                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
-                         f"{fp8_scaling:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
-                         f"scores at the 16-bit peak ({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, "
-                         f"FP32 master weights and optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
-            elif resolved in SCALED_PRECISIONS and served_fp4:
-                notes = (constants.SERVING_FP4_SOURCE, *notes)
-            elif resolved in SCALED_PRECISIONS and fp8_scaling == 0:
-                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak without a scaling overhead "
-                         f"({constants.SERVING_FP8_SOURCE})", *notes)
-            elif resolved in SCALED_PRECISIONS:
-                notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
-                         f"{fp8_scaling:.0%} of their time ({eff.source})", *notes)
+            notes = _precision_notes(precision, resolved, recipe=recipe, served_fp4=served_fp4, fp8_scaling=fp8_scaling,
+                                     efficiency_source=eff.source, notes=notes)
             copy = float(weight_bytes(resolved))
             master = float(MASTER_WEIGHT_BYTES if resolved in MIXED_PRECISIONS else 0)
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("unit_peaks", unit_peaks),
@@ -355,6 +341,29 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
                        devices_per_node=floats("devices_per_node"), network=floats("network"),
                        network_latency=floats("network_latency"), efficiencies=tuple(columns["efficiencies"]),
                        notes=tuple(columns["notes"]))
+
+
+def _precision_notes(precision: Precision, resolved: Precision, *, recipe: bool, served_fp4: bool, fp8_scaling: float,
+                     efficiency_source: str, notes: tuple[str, ...]) -> tuple[str, ...]:
+    """The device row's notes on the precision it runs: mixed precision resolved, and an 8- or 4-bit peak's scaling
+    (training's recipe, NVFP4 serving, FP8 serving with static scales, or the efficiencies' own)."""
+    if precision is Precision.MIXED:
+        notes = (f"mixed precision: {resolved} on this device", *notes)
+    if resolved in SCALED_PRECISIONS and recipe:
+        fp4 = constants.FP4_TRAINING_NOTE if resolved == "fp4" else ""
+        notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
+                 f"{fp8_scaling:.0%} of their time ({constants.FP8_SCALING_SOURCE}){fp4}; attention "
+                 f"scores at the 16-bit peak ({constants.FP8_ATTENTION_SOURCE}); 16-bit weight/gradient copies, "
+                 f"FP32 master weights and optimizer states ({constants.FP8_STATES_SOURCE})", *notes)
+    elif resolved in SCALED_PRECISIONS and served_fp4:
+        notes = (constants.SERVING_FP4_SOURCE, *notes)
+    elif resolved in SCALED_PRECISIONS and fp8_scaling == 0:
+        notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak without a scaling overhead "
+                 f"({constants.SERVING_FP8_SOURCE})", *notes)
+    elif resolved in SCALED_PRECISIONS:
+        notes = (f"{resolved.upper()} GEMMs at the {resolved.upper()} peak with a scaling overhead of "
+                 f"{fp8_scaling:.0%} of their time ({efficiency_source})", *notes)
+    return notes
 
 
 @registered_cache(key=lambda devices, precision, transformer=False: (

@@ -470,6 +470,15 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
     if getattr(request, "trace_arrivals", False) and (request.trace is None or request.rate is None):
         raise InputError("trace_arrivals", True, "a trace with an arrival_s column and a rate (its arrivals are "
                                                  "replayed at the rate; a closed loop's users send their own)")
+    lengths = _lengths(request, named)
+    slo = Slo(ttft=_seconds("slo_ttft", request.slo_ttft), tpot=_seconds("slo_tpot", request.slo_tpot),
+              e2e=_seconds("slo_e2e", request.slo_e2e), percentile=float(request.slo_percentile))
+    return load, lengths, slo
+
+
+def _lengths(request: LoadQuestion, named: str | None) -> Lengths:
+    """The request's lengths: its trace, its named set, or its fixed prompt and output lengths (spread within
+    ``range_ratio`` as vLLM's random dataset spreads them); ``named`` says which of trace or lengths it gave."""
     if request.trace is not None:
         prompts, outputs, arrivals = parse_trace(request.trace)
         replay = bool(getattr(request, "trace_arrivals", False))
@@ -489,9 +498,7 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
     if ratio:  # vLLM's random dataset (issue 38): lengths uniform within +-ratio of those asked
         assert request.prompt_len is not None and request.output_len is not None  # fixed lengths carry both
         lengths = Lengths(distribution=random_dataset(request.prompt_len, request.output_len, float(ratio)))
-    slo = Slo(ttft=_seconds("slo_ttft", request.slo_ttft), tpot=_seconds("slo_tpot", request.slo_tpot),
-              e2e=_seconds("slo_e2e", request.slo_e2e), percentile=float(request.slo_percentile))
-    return load, lengths, slo
+    return lengths
 
 
 class Percentiles(Model):
