@@ -868,16 +868,19 @@ def tuned_matrix(tuned: bool | None, engine: Runtime) -> float | None:
     -------
     float or None
         :data:`~sizer.engine.constants.SERVING_TUNED_MATRIX_EFFICIENCY` [1]; None when not asked. InputError naming
-        ``tuned`` for an engine other than TensorRT-LLM (the mechanism is chosen on NVIDIA's MLPerf TensorRT-LLM rows;
+        ``tuned`` for an engine without a ``tuned-build`` feature, i.e. other than TensorRT-LLM (the mechanism is chosen on NVIDIA's MLPerf TensorRT-LLM rows;
         vLLM's MLPerf rows on MI300X need none).
     """
     from sizer.engine.constants import SERVING_TUNED_MATRIX_EFFICIENCY
+    from sizer.runtimes import Purpose, runtimes_for
 
     if not tuned:
         return None
-    if engine.name != "tensorrt-llm":
-        raise InputError("tuned", tuned, "runtime tensorrt-llm: a tuned build is modelled for TensorRT-LLM engines "
-                                         "(NVIDIA's MLPerf harness); vLLM's MLPerf runs reach a default engine's share")
+    if "tuned-build" not in engine.profile.features:
+        tuned_engines = [r.name for r in runtimes_for(Purpose.SERVING) if "tuned-build" in r.profile.features]
+        raise InputError("tuned", tuned, f"runtime {' or '.join(tuned_engines)}: a tuned build is modelled for the "
+                                         "engines NVIDIA's MLPerf harness builds; vLLM's MLPerf runs reach a default "
+                                         "engine's share")
     return SERVING_TUNED_MATRIX_EFFICIENCY
 
 

@@ -55,7 +55,8 @@ class ServingProfile:
     multi_node : bool
         Whether one replica may span nodes (pipeline parallelism or data-parallel attention across nodes).
     features : frozenset of str
-        ``chunked-prefill``, ``prefix-caching``, ``speculative-decoding``.
+        ``chunked-prefill``, ``prefix-caching``, ``speculative-decoding``, ``tuned-build`` (an engine built and tuned
+        per system, whose measured matrix share sizer has: ``tuned``).
     fitted_on : str
         The rows the efficiency profile was fitted on (the rest of the engine's rows are scored).
     """
@@ -167,7 +168,8 @@ TENSORRT_LLM = Runtime(
     profile=ServingProfile(
         version="0.17", max_running=2048, token_budget=8192, memory_share=1.0, kv_free_share=0.9, reserve_kv=True,
         sequence_overhead=0.0, parallelism=frozenset({"tensor", "pipeline", "expert"}),
-        multi_node=True, features=frozenset({"chunked-prefill", "prefix-caching", "speculative-decoding"}),
+        # tuned-build: an engine built per system, as NVIDIA's MLPerf harness builds it (`tuned`, issue 38)
+        multi_node=True, features=frozenset({"chunked-prefill", "prefix-caching", "speculative-decoding", "tuned-build"}),
         fitted_on="TensorRT-LLM perf-overview offline rows (trtllm-bench, v0.17 and v1.0)",
         sources="trtllm-build: max_batch_size 2048, max_num_tokens 8192; KvCacheConfig.free_gpu_memory_fraction 0.9"),
     aliases=("trtllm", "trt-llm"),
