@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from sizer.engine.constants import EP_ALL_TO_ALLS_PER_BLOCK_PASS, EP_LOAD_IMBALANCE
 from sizer.engine.devices import DeviceTable
+from sizer.results import unit_factor
 from sizer.workloads.architecture import Architecture
 
 # The fused-MoE path's fixed seconds per routed expert of a MoE layer, per iteration (the router's top-k, the token
@@ -504,8 +505,8 @@ def layout_note(arch: Architecture, count: int, layout: MoeLayout) -> tuple[str,
     parts = [f"{layout.label(count)}"]
     if arch.moe:
         fixed = arch.moe_blocks * arch.experts * MOE_EXPERT_SECONDS
-        parts.append(f"the fused-MoE path's fixed {MOE_EXPERT_SECONDS * 1e6:g} us per routed expert per MoE layer "
-                     f"and iteration ({arch.experts} experts x {arch.moe_blocks} layers: {fixed * 1e3:.1f} ms)")
+        parts.append(f"the fused-MoE path's fixed {MOE_EXPERT_SECONDS * unit_factor('s', 'us'):g} us per routed expert per MoE layer "
+                     f"and iteration ({arch.experts} experts x {arch.moe_blocks} layers: {fixed * unit_factor('s', 'ms'):.1f} ms)")
     if layout.expert:
         parts.append("the step waits for the expert-parallel rank with the most experts touched")
     if layout.expert and layout.dp_attention:

@@ -68,6 +68,7 @@ from sizer.inference.sim_requests import RequestLedger
 from sizer.inference.sim_scheduler import Scheduler
 from sizer.inference.traffic import Lengths, Load
 from sizer.memo import registered_cache
+from sizer.results import unit_factor
 from sizer.runtimes.runtime import Runtime
 from sizer.runtimes.serving_mechanisms import fitted_settings, generation_name
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM
@@ -201,7 +202,7 @@ def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat,
     if version is None:
         return replica
     dev = table.devices[device]
-    settings = fitted_settings(generation_name(runtime.name, version), memory_gb=float(table.memory[device]) / 1e9,
+    settings = fitted_settings(generation_name(runtime.name, version), memory_gb=float(table.memory[device]) * unit_factor('B', 'GB'),
                                device=dev.id, max_model_len=max_model_len)
     if max_running is not None:  # what the caller sets wins over the generation's defaults
         settings.pop("max_batch", None)
