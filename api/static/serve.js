@@ -90,6 +90,11 @@ function renderDeviceLoad(result) {
   line.textContent = saturated ? `Saturated: ${humanise(saturated.value)}` : "Not saturated: the load is within capacity.";
   line.hidden = false;
   document.getElementById("serve-fixes").hidden = true;
+  showOneDevice(result);
+}
+
+// One device's answer (under load or local): its launch command and assumptions, no ranking tables.
+function showOneDevice(result) {
   showLaunch(result.launch);
   fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
   fillRows(document.getElementById("serve-rejected"), []);
@@ -121,16 +126,7 @@ function renderLocal(result, depth) {
     `${s.decode_tokens_per_s ? fmtRange(s.decode_tokens_per_s) : "–"} per user)`);
   fixes.textContent = changes.length ? `What would make it fit: ${changes.join("; ")}.` : "";
   fixes.hidden = !changes.length;
-  showLaunch(result.launch);
-  fillRows(document.getElementById("serve-assumptions"), assumptionRows(result.assumptions));
-  fillRows(document.getElementById("serve-rejected"), []);
-  document.getElementById("serve-rejected-count").textContent = 0;
-  document.getElementById("serve-offline").hidden = true;
-  document.getElementById("serve-load").hidden = true;
-  const section = document.getElementById("serve-result");
-  section.dataset.task = "serve";
-  section.hidden = false;
-  showResult(section);
+  showOneDevice(result);
 }
 
 // The launch command of the answer's setup (the CLI's --emit), with a button that copies it as the CLI prints it.
