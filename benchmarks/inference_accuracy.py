@@ -7,8 +7,8 @@ serving constants chosen on the other 6 from a grid (:func:`by_source`); ``bench
 
 Data: ``benchmarks/inference_benchmarks.csv`` (a copy of ``shared/data/inference-benchmarks.csv``:
 TensorRT-LLM performance tables, FasterTransformer batch-1 figures, memory facts; every row with
-its source). Timing rows are predicted by :mod:`sizer.inference`; memory facts are checked in
-``tests/sizer/inference/test_inference.py``.
+its source). Timing rows are predicted by :mod:`sizer.serving`; memory facts are checked in
+``tests/sizer/serving/test_inference.py``.
 
 Split (fixed, by source document): the efficiencies are fitted on the rows of TensorRT-LLM's
 ``docs/source/performance.md`` (v0.6.1 tables) and of FasterTransformer (kipply's figures), and
@@ -17,7 +17,7 @@ overviews), which the fit never sees. ``--fit`` searches the three serving effic
 bandwidth fraction, matrix-peak fraction, per-pass overhead) minimising the squared log error on
 the fitting rows and prints them for ``sizer/engine/constants.py``; ``--write-spread`` writes the
 range factors (10th-90th percentile of measured/predicted speed on the held-out rows) to
-``sizer/inference/error_spread.yaml``. Results go to ``benchmarks/results/inference_accuracy.{json,md}``.
+``sizer/serving/error_spread.yaml``. Results go to ``benchmarks/results/inference_accuracy.{json,md}``.
 """
 from __future__ import annotations
 
@@ -37,14 +37,14 @@ sys.path.insert(0, str(HERE.parent))
 
 from sizer.engine.constants import MAX_LOAD_BATCH, SERVING_MATRIX_EFFICIENCY, SERVING_MEMORY_EFFICIENCY, SERVING_STEP_OVERHEAD  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.serving import ServingCase, evaluate_serving, replace_efficiencies, serving_table, total_tokens_per_second  # noqa: E402
+from sizer.passes.arithmetic import ServingCase, evaluate_serving, replace_efficiencies, serving_table, total_tokens_per_second  # noqa: E402
+from sizer.passes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.workloads.architecture import Architecture  # noqa: E402
 from sizer.workloads.registry import find_model  # noqa: E402
 
 DATA = HERE / "inference_benchmarks.csv"
 RESULTS = HERE / "results"
-SPREAD_FILE = HERE.parent / "sizer" / "inference" / "error_spread.yaml"
+SPREAD_FILE = HERE.parent / "sizer" / "serving" / "error_spread.yaml"
 FIT_SOURCES = ("docs/source/performance.md@", "examples/fastertransformer/")
 ASSUMED_OUTPUT = 128  # where a single-stream row states no output length
 SPREAD_QUANTILES = (0.1, 0.9)
@@ -106,7 +106,7 @@ def read_rows() -> tuple[list[Row], list[tuple[int, str]]]:
     for number, r in enumerate(csv.DictReader(DATA.open(encoding="utf-8")), start=2):
         metric, unit = r["metric"], r["unit"]
         if unit in ("GB", "KB/token", "GPUs", "GPUs (80 GB each)"):
-            left_out.append((number, f"memory fact ({metric}): checked in tests/sizer/inference/test_inference.py"))
+            left_out.append((number, f"memory fact ({metric}): checked in tests/sizer/serving/test_inference.py"))
             continue
         model, device = _model(r["model"]), _device(r["hardware"])
         if device is None:

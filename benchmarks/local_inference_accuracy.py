@@ -107,7 +107,7 @@ def _match(table, text):
 
 
 def _mix(row) -> str | None:
-    from sizer.inference.formats import GGUF_MIXES
+    from sizer.passes.formats import GGUF_MIXES
     text = (row["precision_or_quant"] + " " + row["model"]).lower()
     for words, mix in QUANT_WORDS.items():
         if words in text:
@@ -291,7 +291,7 @@ def _unit_profile():
 
 
 def _format(run: Run):
-    from sizer.inference.formats import weight_format
+    from sizer.passes.formats import weight_format
     return weight_format("fp16" if run.mix == "F16" else run.mix)
 
 
@@ -302,7 +302,7 @@ def _arch(model: str):
 
 def _seconds(run: Run, profile) -> float:
     from sizer.hardware.catalog import load_catalog
-    from sizer.inference.local import local_times
+    from sizer.local.machine import local_times
     device = load_catalog().find(run.device)
     fmt = _format(run)
     profile = dataclasses.replace(profile, threads=run.threads or None)  # the run's -t (CPU-only runs)

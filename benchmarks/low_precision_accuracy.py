@@ -40,8 +40,8 @@ import serving_by_source as sbs  # noqa: E402
 
 from sizer.engine import constants  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.inference import simulate as sim  # noqa: E402
 from sizer.memo import clear_all  # noqa: E402
+from sizer.simulator import simulate as sim  # noqa: E402
 
 RESULTS = HERE / "results"
 # the perf overview's RTX PRO 6000 table: the Server Edition, in the catalog since its FP4 peak was derived

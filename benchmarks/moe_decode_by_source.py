@@ -15,7 +15,7 @@ Points scored:
   sequence x B).
 
 Split: the one fitted figure, the fused-MoE path's fixed time per routed expert and MoE layer
-(:data:`sizer.inference.moe_decode.MOE_EXPERT_SECONDS`, per routed expert), is fitted (``--fit``: a grid; the source-balanced median
+(:data:`sizer.passes.moe_decode.MOE_EXPERT_SECONDS`, per routed expert), is fitted (``--fit``: a grid; the source-balanced median
 |log(predicted / measured)| of output tokens/s; the smallest value within 0.01 of the best) on serving-tails.csv's MoE
 points and vLLM's gpt-oss-20b blog rows of ``benchmarks/serving_accuracy.py``; sglang#2643 is never fitted on.
 Leave-one-source-out: each fitting source is scored with the value the same rule picks on the others.
@@ -43,20 +43,20 @@ import serving_by_source as sbs  # noqa: E402
 
 from sizer.errors import InputError  # noqa: E402
 from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
-from sizer.inference import simulate as sim  # noqa: E402
-from sizer.inference.estimate import InferenceRequest, estimate_inference  # noqa: E402
-from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: E402
-from sizer.inference.simulate import simulate  # noqa: E402
-from sizer.inference.traffic import Lengths, Load  # noqa: E402
-from sizer.inference.under_load import runtime_refusal  # noqa: E402
 from sizer.memo import clear_all  # noqa: E402
+from sizer.passes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
+from sizer.serving.estimate import InferenceRequest, estimate_inference  # noqa: E402
+from sizer.serving.under_load import runtime_refusal  # noqa: E402
+from sizer.simulator import simulate as sim  # noqa: E402
+from sizer.simulator.invariants import SimulationInvariantError  # noqa: E402
+from sizer.simulator.simulate import simulate  # noqa: E402
+from sizer.simulator.traffic import Lengths, Load  # noqa: E402
 from sizer.workloads.registry import resolve_model  # noqa: E402
 
 try:  # absent before issue 38's MoE layouts (the "before" run of this script on the older tree)
-    from sizer.inference import moe_decode
-    from sizer.inference.moe_decode import MoeLayout
+    from sizer.passes import moe_decode
+    from sizer.passes.moe_decode import MoeLayout
 except ImportError:  # pragma: no cover
     moe_decode = None  # type: ignore[assignment]
 

@@ -9,7 +9,7 @@ without and with the tuned-harness mechanism (NVIDIA's MLPerf rows at their own 
 ``benchmarks/results/serving_accuracy_by_source.{json,md}``. The fixed split below is the history.
 
 Data: ``benchmarks/serving_under_load.csv`` (a copy of ``shared/data/serving-under-load.csv``, every
-row with its source). Each case is simulated by :mod:`sizer.inference.capacity` (continuous batching
+row with its source). Each case is simulated by :mod:`sizer.serving.capacity` (continuous batching
 on the one engine's iteration times) with the runtime's own scheduler limits.
 
 Split (fixed, by source): the simulation's two candidate constants, the fraction of the matrix
@@ -44,12 +44,12 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
 from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
-from sizer.inference import simulate as sim  # noqa: E402
-from sizer.inference.capacity import Slo, max_rate, saturated  # noqa: E402
-from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.simulate import Replica, simulate  # noqa: E402
-from sizer.inference.traffic import Lengths, Load  # noqa: E402
+from sizer.passes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
+from sizer.serving.capacity import Slo, max_rate, saturated  # noqa: E402
+from sizer.simulator import simulate as sim  # noqa: E402
+from sizer.simulator.simulate import Replica, simulate  # noqa: E402
+from sizer.simulator.traffic import Lengths, Load  # noqa: E402
 from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402
 
 DATA = HERE / "serving_under_load.csv"
@@ -505,7 +505,7 @@ def main() -> None:
                       f"bias {statistics.median(r['error'] for r in rows):+.1%}, mean squared log error {loss:.4f}", flush=True)
                 best = min(best or (loss, matrix, ms), (loss, matrix, ms))
         print(f"best: BATCHING_MATRIX_EFFICIENCY = {best[1]:g}, SCHEDULER_OVERHEAD = {best[2] * 1e-3:g} s "
-              "(sizer/inference/simulate.py)")
+              "(sizer/simulator/simulate.py)")
         return
     started = time.perf_counter()
     rows = score(all_cases, catalog, sim.SCHEDULER_OVERHEAD, sim.BATCHING_MATRIX_EFFICIENCY)

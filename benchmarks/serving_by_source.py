@@ -4,12 +4,12 @@
 
 Each measured point (one server configuration under one Poisson rate, concurrency cap, burst or serial run) that
 sizer can ask -- a model, device, count and serving runtime it knows -- is simulated by
-:func:`sizer.inference.simulate.simulate` under the load the benchmark applied, and its output tokens/s, p50/p99
+:func:`sizer.simulator.simulate.simulate` under the load the benchmark applied, and its output tokens/s, p50/p99
 TTFT and p99 TPOT (ITL where no TPOT is given) are scored against the measurement.
 
 The deployment as the source ran it: the runtime's version names its engine generation
 (sizer/runtimes/serving_mechanisms.yaml: vLLM V0 before 0.8, V1, SGLang, TensorRT-LLM), applied as sizer applies a
-stated version (:func:`sizer.inference.simulate.runtime_replica`), and the flags of the row's command are honoured
+stated version (:func:`sizer.simulator.simulate.runtime_replica`), and the flags of the row's command are honoured
 (``--gpu-memory-utilization``, ``--max-num-seqs``, ``--max-num-batched-tokens``, ``max_model_len``; SGLang's
 ``--mem-fraction-static``, ``--chunked-prefill-size``).
 
@@ -34,7 +34,7 @@ sets' lengths from a log-normal around those means with the spread AccelMark sta
 set (p50/p75 = 280/580 tokens: sigma 1.08); ``--lengths means`` (the default, what sizer asks today for a named
 ShareGPT sample) puts every request at the means.
 
-Range: the serving speed range sizer states (``sizer/inference/error_spread.yaml``: 0.792-1.328 x speed,
+Range: the serving speed range sizer states (``sizer/serving/error_spread.yaml``: 0.792-1.328 x speed,
 times the inverse) is applied to every figure, and the share of measured points inside it is reported.
 
 Data: ``benchmarks/serving_tails.csv``, the rows and columns read, extracted from the shared file by ``--extract``.
@@ -63,16 +63,16 @@ sys.path.insert(0, str(HERE.parent))
 from sizer.engine.constants import SERVING_STEP_OVERHEAD, serving_efficiencies  # noqa: E402
 from sizer.errors import InputError  # noqa: E402
 from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
-from sizer.inference import benchmark_lengths as bl  # noqa: E402
-from sizer.inference import simulate as sim  # noqa: E402
-from sizer.inference.estimate import speed_spread  # noqa: E402
-from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.serving import serving_table  # noqa: E402
-from sizer.inference.sim_invariants import SimulationInvariantError  # noqa: E402
-from sizer.inference.simulate import simulate  # noqa: E402
-from sizer.inference.traffic import Distribution, Lengths, Load, LogNormal  # noqa: E402
-from sizer.inference.under_load import runtime_refusal  # noqa: E402
+from sizer.passes.arithmetic import serving_table  # noqa: E402
+from sizer.passes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.runtimes import runtime, serving_mechanisms  # noqa: E402
+from sizer.serving.estimate import speed_spread  # noqa: E402
+from sizer.serving.under_load import runtime_refusal  # noqa: E402
+from sizer.simulator import benchmark_lengths as bl  # noqa: E402
+from sizer.simulator import simulate as sim  # noqa: E402
+from sizer.simulator.invariants import SimulationInvariantError  # noqa: E402
+from sizer.simulator.simulate import simulate  # noqa: E402
+from sizer.simulator.traffic import Distribution, Lengths, Load, LogNormal  # noqa: E402
 from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data" / "serving-tails.csv"
@@ -382,7 +382,7 @@ def _lengths_of(p: Point, spread: bool) -> Lengths:
 
 def benchmark_lengths(p: Point) -> Lengths:
     """``--lengths benchmark`` (issue 38, item 3): the point's lengths drawn as its benchmark draws them
-    (:mod:`sizer.inference.benchmark_lengths`): vLLM's ShareGPT sample spread and filtered around the point's own means;
+    (:mod:`sizer.simulator.benchmark_lengths`): vLLM's ShareGPT sample spread and filtered around the point's own means;
     vLLM's random dataset uniform within its range ratio; anything else at its means. AccelMark's sets stay at their
     means: drawing its stated prompt quantiles (p99 2,100 tokens) made serial p99 TTFT 48 % pessimistic (-32 % at the
     means), and spreading its replies (not stated; assumed 200 tokens) traded p99 for p50 and TPOT (ACCURACY.md, "Load

@@ -6,7 +6,7 @@ One command: it asks :mod:`serving_by_source` (the by-source scorer, not a copy 
 of every askable point of ``benchmarks/serving_tails.csv`` (an extract of ``shared/data/serving-tails.csv``), and
 writes
 
-- ``sizer/inference/serving_ranges.yaml``: the factors ``low``/``high`` of a predicted figure that bound its range,
+- ``sizer/serving/serving_ranges.yaml``: the factors ``low``/``high`` of a predicted figure that bound its range,
   per metric and load group, fitted on every source (what the answers state);
 - ``benchmarks/results/serving_ranges.{json,md}``: the leave-one-source-out coverage and widths.
 
@@ -22,7 +22,7 @@ file). Points are grouped by what an answer knows before it is measured:
 - the load kind: a closed loop of users (a fixed concurrency, or a serial run of one user), a burst (every prompt at
   t = 0), or a Poisson rate;
 - for a rate, the utilisation: the rate over the replica's saturated request rate as sizer simulates it
-  (:func:`sizer.inference.capacity.saturated`, the figure ``capacity.utilisation`` shows), in bands below
+  (:func:`sizer.serving.capacity.saturated`, the figure ``capacity.utilisation`` shows), in bands below
   :data:`BANDS` [0]: light, [0]-[1]: near saturation, above [1]: overloaded.
 
 In each group, the range is the central :data:`COVERAGE` (:data:`SHARE` where a metric states its own) of the log
@@ -62,10 +62,10 @@ sys.path.insert(0, str(HERE.parent))
 import serving_by_source as sbs  # noqa: E402
 
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.inference.capacity import saturated, simulated_requests  # noqa: E402
-from sizer.inference.serving_ranges import BANDS, GROUPS, load_group  # noqa: E402
+from sizer.serving.capacity import saturated, simulated_requests  # noqa: E402
+from sizer.serving.serving_ranges import BANDS, GROUPS, load_group  # noqa: E402
 
-YAML_OUT = HERE.parent / "sizer" / "inference" / "serving_ranges.yaml"
+YAML_OUT = HERE.parent / "sizer" / "serving" / "serving_ranges.yaml"
 # The percentiles the by-source scorer does not read (TTFT p90, TPOT p50 and p90), extracted from the shared file by
 # --extract: each point's key (serving_by_source.Point.key, hashed), metric and value
 PERCENTILES = HERE / "serving_tails_percentiles.csv"

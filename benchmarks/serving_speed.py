@@ -23,10 +23,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from sizer.datafile import write_text  # noqa: E402  the one atomic writer
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.inference.capacity import Slo, serve_load  # noqa: E402
-from sizer.inference.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.inference.simulate import Replica, batching_table, iteration_grid, simulate  # noqa: E402
-from sizer.inference.traffic import LENGTH_DISTRIBUTIONS, Lengths, Load  # noqa: E402
+from sizer.passes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
+from sizer.serving.capacity import Slo, serve_load  # noqa: E402
+from sizer.simulator.simulate import Replica, batching_table, iteration_grid, simulate  # noqa: E402
+from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS, Lengths, Load  # noqa: E402
 from sizer.workloads.registry import resolve_model  # noqa: E402
 
 CASES = (("llama-2-70b", "h100-sxm5-80gb", 4, "fp16", "fp16", Lengths(1024, 256)),
@@ -47,7 +47,7 @@ RECOMMEND_REPEATS = 5
 def time_recommend(catalog) -> list[dict]:
     import statistics
 
-    from sizer.inference.deployments import InferenceRecommendRequest, recommend_inference
+    from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
 
     rows = []
     for case in RECOMMEND_CASES:

@@ -69,7 +69,7 @@ def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo
     from sizer.datafile import read_text
 
     if lengths is not None and lengths.strip().lower() == "list":
-        from sizer.inference.traffic import LENGTH_DISTRIBUTIONS
+        from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS
 
         for d in LENGTH_DISTRIBUTIONS.values():
             typer.echo(f"{d.label}\n    source: {d.source}")

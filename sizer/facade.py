@@ -49,20 +49,20 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.engine.training import TimeResult
     from sizer.formulas.tco import TcoResult
     from sizer.hardware.schema import Device
-    from sizer.inference.estimate import InferenceRequest, InferenceResult
     from sizer.plan.estimates import MemoryRequest, TimeRequest
     from sizer.plan.memory_report import MemoryResult
     from sizer.plan.owned_answer import OwnedResult
     from sizer.plan.planner import PlanRequest
     from sizer.plan.recommend import RecommendRequest
+    from sizer.serving.estimate import InferenceRequest, InferenceResult
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
 # at start-up (benchmarks/startup.py). name -> module that defines it.
 _LAZY = {
     **dict.fromkeys(("DeviceDetail", "DeviceSummary", "describe_device", "summarize_device"), "sizer.device_view"),
-    **dict.fromkeys(("InferenceRequest", "InferenceResult"), "sizer.inference.estimate"),
-    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult"), "sizer.inference.deployments"),
+    **dict.fromkeys(("InferenceRequest", "InferenceResult"), "sizer.serving.estimate"),
+    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult"), "sizer.serving.recommend"),
     "recommend_inference": "sizer.plan.launch_top",  # the ranking, with its first row's --emit command
     **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
     **dict.fromkeys(("OwnedResult", "answer_inference", "answer_training"), "sizer.plan.owned_answer"),
@@ -72,7 +72,7 @@ _LAZY = {
     "awaiting_prices": "sizer.hardware.catalog",
     **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
 
-    **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.inference.work"),
+    **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
     **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
                     "sizer.plan.recommend"),
@@ -267,7 +267,7 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
-    """Serving a model (:func:`sizer.inference.estimate.estimate_inference`, ``sizer inference``).
+    """Serving a model (:func:`sizer.serving.estimate.estimate_inference`, ``sizer inference``).
 
     Parameters
     ----------
@@ -286,9 +286,9 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         throughput [token/s], cost per million tokens where a price is known, whether it fits, the
         assumptions and any suggestions.
     """
-    from sizer.inference.estimate import estimate_inference as serving_estimate
     from sizer.launch.dispatch import check_emit
     from sizer.plan.launch_answer import with_launch
+    from sizer.serving.estimate import estimate_inference as serving_estimate
 
     catalog = _catalog(catalog)
     check_emit(request)
@@ -328,10 +328,10 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
         One answer per hardware set (time or memory for training, serving figures for inference),
         with the assumptions.
     """
-    from sizer.inference.estimate import InferenceRequest
     from sizer.launch.dispatch import check_emit
     from sizer.measured import check_owned
     from sizer.plan.owned_answer import answer_inference, answer_training
+    from sizer.serving.estimate import InferenceRequest
 
     check_owned(request)  # a measurement beside several sets names the one it was taken on
     check_emit(request)  # emit with have: refused (an answer per hardware set launches none)

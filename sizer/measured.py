@@ -481,7 +481,7 @@ def inference_answer(request: InferenceRequest, result: InferenceResult, catalog
     catalog : Catalog
         Where a reference device is looked up.
     again : callable
-        The serving estimate (:func:`sizer.inference.estimate.estimate_inference`), asked again for the device
+        The serving estimate (:func:`sizer.serving.estimate.estimate_inference`), asked again for the device
         measured on.
     prefill_limit, step_limit : float
         The prompt at the datasheet peak and a decode step at the datasheet bandwidth [s] (the roofline; 0:

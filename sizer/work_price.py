@@ -12,7 +12,7 @@ from the work the question implies, each term scaled by a cost per unit measured
 - **a ``have`` list** of ``n`` entries answers the question ``n`` times: ``n`` times the price of
   one, each at its own count;
 - **a serving load** (rate or users) adds its simulated iterations
-  (:func:`sizer.inference.work.serving_iterations`) at :data:`ITERATION_S` each (llama-3.1-8b at
+  (:func:`sizer.serving.load_price.serving_iterations`) at :data:`ITERATION_S` each (llama-3.1-8b at
   10 requests/s with a TTFT limit: 12,000 iterations, 0.07 s);
 - **a ranking over the catalog** (``recommend`` without ``have``) is one question per device kept
   by ``kinds``, each searching layouts up to ``max_devices``: :math:`D R (1 + \\log_2 m)` with the
@@ -60,8 +60,8 @@ def _have_counts(request: Any) -> list[float]:
 
 
 def _serving_iterations(request: Any) -> float:
-    from sizer.inference.estimate import InferenceRequest
-    from sizer.inference.work import serving_iterations
+    from sizer.serving.estimate import InferenceRequest
+    from sizer.serving.load_price import serving_iterations
 
     return serving_iterations(request) if isinstance(request, InferenceRequest) else 0.0
 
@@ -98,7 +98,7 @@ def ranking_seconds(request: Any, devices: int, serving: bool, iterations: float
         A serving ranking (``"task": "inference"``), else a training one.
     iterations : float
         The ranking's simulated serving iterations [1]
-        (:func:`sizer.inference.work.recommend_serving_iterations`; 0 without a load).
+        (:func:`sizer.serving.load_price.recommend_serving_iterations`; 0 without a load).
 
     Returns
     -------

@@ -27,7 +27,7 @@ class ServingSetup:
     model_known : bool
         Whether ``model`` is a hub id (False: the user puts their checkpoint's id or path in its place).
     weights : str
-        The weight format (:mod:`sizer.inference.formats` name: ``bf16``, ``fp8``, ``awq-int4-g128`` ...).
+        The weight format (:mod:`sizer.passes.formats` name: ``bf16``, ``fp8``, ``awq-int4-g128`` ...).
     kv_cache : KvCache
         The KV-cache storage.
     tensor_parallel : int
@@ -61,7 +61,7 @@ class ServingSetup:
     kv_free_share : float
         Share of the memory left after weights and activations that the KV cache takes (same source) [1].
     expert_parallel : bool
-        A mixture's experts split whole over the replica's devices (:mod:`sizer.inference.moe_decode`).
+        A mixture's experts split whole over the replica's devices (:mod:`sizer.passes.moe_decode`).
     dp_attention : bool
         Data-parallel attention over the replica's devices, with expert parallelism.
     """

@@ -46,7 +46,7 @@ def launch(setup: ServingSetup) -> Launch:
     options: dict[str, OptionValue] = {"--model-path": setup.model, "--tp-size": setup.tensor_parallel}
     if setup.pipeline_parallel > 1:
         options["--pp-size"] = setup.pipeline_parallel
-    if setup.expert_parallel:  # experts split whole over the replica (sizer.inference.moe_decode)
+    if setup.expert_parallel:  # experts split whole over the replica (sizer.passes.moe_decode)
         options["--ep-size"] = setup.tensor_parallel
     if setup.dp_attention:  # one attention rank per device, each with its own sequences and KV cache
         options["--enable-dp-attention"] = True

@@ -44,7 +44,7 @@ def launch(setup: ServingSetup) -> Launch:
     options: dict[str, OptionValue] = {"--backend": "pytorch", "--tp_size": setup.tensor_parallel}
     if setup.pipeline_parallel > 1:
         options["--pp_size"] = setup.pipeline_parallel
-    if setup.expert_parallel:  # experts split whole over the replica (sizer.inference.moe_decode)
+    if setup.expert_parallel:  # experts split whole over the replica (sizer.passes.moe_decode)
         options["--ep_size"] = setup.tensor_parallel
     options["--max_batch_size"] = setup.max_running
     if setup.token_budget is not None:

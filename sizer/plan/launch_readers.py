@@ -16,10 +16,10 @@ from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_i
 if TYPE_CHECKING:
     from sizer.engine.training import Layout, TimeResult
     from sizer.hardware.catalog import Catalog
-    from sizer.inference.estimate import InferenceRequest, InferenceResult
     from sizer.plan.estimates import MemoryRequest, TimeRequest
     from sizer.plan.memory_report import MemoryResult
     from sizer.runtimes.runtime import Runtime
+    from sizer.serving.estimate import InferenceRequest, InferenceResult
     from sizer.workloads.request import WorkloadRequest
 
 # planner.py imports this module (through launch_answer) for plan's launch: its types are named, not imported back,
@@ -47,8 +47,8 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
     ServingSetup
         The setup.
     """
-    from sizer.inference.estimate import served_architecture
-    from sizer.inference.under_load import serving_runtime
+    from sizer.serving.estimate import served_architecture
+    from sizer.serving.under_load import serving_runtime
 
     arch, _ = served_architecture(request)
     model, known = model_id(request.model)
@@ -86,10 +86,10 @@ def local_runtime_of(request: InferenceRequest, catalog: Catalog) -> Runtime | N
     Returns
     -------
     Runtime or None
-        The local runtime, as :func:`sizer.inference.local.local_runtime` chose it for the answer.
+        The local runtime, as :func:`sizer.local.machine.local_runtime` chose it for the answer.
     """
-    from sizer.inference.estimate import served_format
-    from sizer.inference.local import local_runtime
+    from sizer.local.machine import local_runtime
+    from sizer.serving.estimate import served_format
 
     name = request.devices[0] if request.devices else require_device(request)
     fmt, _ = served_format(request)
@@ -116,8 +116,8 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
     LocalSetup
         The setup.
     """
-    from sizer.inference.estimate import served_architecture
-    from sizer.inference.layer_offload import DEFAULT_HOST
+    from sizer.passes.layer_offload import DEFAULT_HOST
+    from sizer.serving.estimate import served_architecture
 
     arch, _ = served_architecture(request)
     device = catalog.find(request.devices[0] if request.devices else require_device(request))

@@ -13,13 +13,13 @@ from sizer.launch.tools import tool_named
 
 if TYPE_CHECKING:
     from sizer.hardware.catalog import Catalog
-    from sizer.inference.deployment_answers import InferenceRecommendResult
-    from sizer.inference.recommend_request import InferenceRecommendRequest
     from sizer.launch.answer import Launch
+    from sizer.serving.recommend_answer import InferenceRecommendResult
+    from sizer.serving.recommend_request import InferenceRecommendRequest
 
 
 def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | None = None) -> InferenceRecommendResult:
-    """The serving ranking (:func:`sizer.inference.deployments.recommend_inference`), with the top row's launch
+    """The serving ranking (:func:`sizer.serving.recommend.recommend_inference`), with the top row's launch
     command where ``emit`` names a tool.
 
     Parameters
@@ -40,7 +40,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         Naming ``emit``: a tool that launches no serving setup, or a ranking with no row to launch.
     """
     from sizer.hardware.catalog import load_catalog
-    from sizer.inference.deployments import recommend_inference as ranked
+    from sizer.serving.recommend import recommend_inference as ranked
 
     if request.emit is not None:
         tool_named(request.emit)  # an unknown tool is refused before the ranking is computed
@@ -65,8 +65,8 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
 def _launch_of_row(request: InferenceRecommendRequest, device: str, count: int, weights: str, kv_cache: str,
                    batch: int | None, catalog: Catalog) -> Launch:
     """The command ``sizer inference`` writes for one ranked row's setup."""
-    from sizer.inference.estimate import InferenceRequest, estimate_inference
     from sizer.plan.launch_answer import with_launch
+    from sizer.serving.estimate import InferenceRequest, estimate_inference
 
     fields = {"model": request.model, "params": request.params, "device": device, "count": count,
               "weights": weights, "kv_cache": kv_cache, "prompt_len": request.prompt_len,

@@ -17,10 +17,10 @@ from sizer.results import Assumption, CostOut, Model, QuantityOut, RangeOut, Sug
 
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult
-    from sizer.inference.estimate import InferenceRequest
     from sizer.plan.estimates import MemoryRequest, TimeRequest
     from sizer.plan.planner import PlanRequest
     from sizer.plan.recommend import RecommendRequest
+    from sizer.serving.estimate import InferenceRequest
 
     TrainingRequest = TimeRequest | MemoryRequest | RecommendRequest | PlanRequest
 
@@ -215,8 +215,8 @@ def tensor_ranks_within(count: int, request: InferenceRequest) -> int:
     int
         The largest tensor-parallel size [1], at most ``count``, that divides the heads (1 always does).
     """
-    from sizer.inference.estimate import served_architecture
-    from sizer.inference.serving import splits_heads
+    from sizer.passes.arithmetic import splits_heads
+    from sizer.serving.estimate import served_architecture
 
     arch, _ = served_architecture(request)
     return max(n for n in range(1, count + 1) if splits_heads(n, arch))

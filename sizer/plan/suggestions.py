@@ -20,13 +20,13 @@ from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
-from sizer.inference.estimate import InferenceRequest, InferenceResult
-from sizer.inference.formats import KV_CACHE_BYTES
+from sizer.passes.formats import KV_CACHE_BYTES
 from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion, unit_factor
 from sizer.runtimes.gguf import GGUF_MIXES
+from sizer.serving.estimate import InferenceRequest, InferenceResult
 
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult
@@ -459,7 +459,7 @@ def unequal_devices_suggestions(request: InferenceRequest, catalog: Catalog) -> 
         The mix with its memory on the fullest device [GB] and decode throughput [token/s]; empty where the weights
         are not a GGUF mix or no narrower one fits.
     """
-    from sizer.inference.estimate import estimate_inference
+    from sizer.serving.estimate import estimate_inference
 
     weights = (request.weights or "").strip().upper().replace("-", "_")
     if weights not in GGUF_MIXES:

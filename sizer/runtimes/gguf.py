@@ -6,7 +6,7 @@ biases) in F32, gives the output head Q6_K, and raises chosen tensors of chosen 
 length is not a multiple of its type's block falls back to a legacy type. Each type stores blocks of
 weights with their scales; its bits per weight include them (Q4_K: 144 bytes per 256 weights, 4.5
 bits). Summing every tensor reproduces published file sizes within 2 %
-(``tests/sizer/inference/test_gguf.py``).
+(``tests/sizer/serving/test_gguf.py``).
 
 Sources: block sizes from llama.cpp ``ggml/src/ggml-common.h`` @ 01243c58; the mix rules from
 ``src/llama-quant.cpp`` @ 007dbbf3 (both transcribed in ``../shared/data/gguf-quant-types.csv`` and

@@ -1,6 +1,6 @@
 """The weight format a published checkpoint is stored in, from its ``config.json``'s ``quantization_config``.
 
-The serving answers take it as the default weights (``sizer.inference.estimate.served_format``):
+The serving answers take it as the default weights (``sizer.serving.estimate.served_format``):
 a checkpoint published in FP8 is served in FP8 unless the request asks otherwise. Read from the
 ``quantization_config`` at the top level or, for a multimodal config, in ``text_config``:
 
@@ -12,7 +12,7 @@ a checkpoint published in FP8 is served in FP8 unless the request asks otherwise
   with int8 activations, else ``int8``);
 * ``gptq`` / ``awq`` -> ``gptq-int4-g128`` ... by ``bits`` and ``group_size``.
 
-A method, algorithm or group that has no matching weight format (``sizer.inference.formats``) is
+A method, algorithm or group that has no matching weight format (``sizer.passes.formats``) is
 refused naming the field: a model is never sized in a format other than its checkpoint's
 without the request saying so.
 
@@ -33,7 +33,7 @@ FIELD = "model.quantization_config"
 _COMPRESSED: dict[tuple[object, object, object], str] = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4",
                                                          ("int", 4, 32): "int4-g32"}  # symmetric only (no zero point)
 _UNQUANTISED_LISTS = ("ignore", "modules_to_not_convert", "exclude_modules")
-# The group sizes of the GPTQ and AWQ int4 formats: sizer.inference.formats makes its gptq-int4-g* and awq-int4-g*
+# The group sizes of the GPTQ and AWQ int4 formats: sizer.passes.formats makes its gptq-int4-g* and awq-int4-g*
 # formats from these (inference sits above workloads, so the one list lives here)
 GROUPED = {"gptq": (32, 64, 128), "awq": (64, 128)}
 
@@ -42,7 +42,7 @@ GROUPED = {"gptq": (32, 64, 128), "awq": (64, 128)}
 class Checkpoint:
     """A published checkpoint's weight format and the field (or catalog entry) that states it."""
 
-    weights: str  # a weight format name of sizer.inference.formats
+    weights: str  # a weight format name of sizer.passes.formats
     stated_by: str  # e.g. "quantization_config.quant_method fp8"
     note: str | None = None  # what of the checkpoint's layout the format does not model
 

@@ -47,7 +47,7 @@ def test_a_gguf_model_on_an_m4_max_states_llama_cpp_and_the_depth(browser, base_
     text = _ask_locally(browser, base_url, **{"sv-model": "llama-3.1-8b", "sv-device": "Apple M4 Max",
                                               "sv-depth": "4096", "sv-prompt_len": "512", "sv-output_len": "128"})
     runtime = browser.find_element(By.ID, "serve-runtime").text
-    # no runtime given: a GGUF mix runs under llama.cpp (sizer.inference.local.local_runtime), said so
+    # no runtime given: a GGUF mix runs under llama.cpp (sizer.local.machine.local_runtime), said so
     assert runtime.startswith("Runtime: llama.cpp, not given"), runtime
     summary = browser.find_element(By.ID, "serve-summary").text
     assert "Apple M4 Max" in summary and "4,096 tokens already in the context" in summary, summary

@@ -82,8 +82,8 @@ class SelectOptions(HTMLParser):
 
 
 def test_the_serve_form_lists_every_named_length_set_with_its_means():
-    # the CLI's --lengths list (sizer.inference.traffic.LENGTH_DISTRIBUTIONS): the same sets, the same means
-    from sizer.inference.traffic import LENGTH_DISTRIBUTIONS
+    # the CLI's --lengths list (sizer.simulator.traffic.LENGTH_DISTRIBUTIONS): the same sets, the same means
+    from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS
 
     parser = SelectOptions("sv-lengths")
     parser.feed(PAGE.read_text(encoding="utf-8"))

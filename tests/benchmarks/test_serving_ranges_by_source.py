@@ -1,5 +1,5 @@
 """The serving ranges' leave-one-source-out figures (benchmarks/serving_ranges.py, committed in
-benchmarks/results/serving_ranges.json and sizer/inference/serving_ranges.yaml): at least 80 % of held-out sources'
+benchmarks/results/serving_ranges.json and sizer/serving/serving_ranges.yaml): at least 80 % of held-out sources'
 points inside (issue 38, item 6), widths that do not grow unseen, the shipped yaml from the same run, and committed
 rows that are still the scorer's predictions (else rerun `python benchmarks/serving_ranges.py`)."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import serving_ranges as ranges_script  # noqa: E402
 
 RESULT = json.loads((ROOT / "benchmarks" / "results" / "serving_ranges.json").read_text())
-SHIPPED = yaml.safe_load((ROOT / "sizer" / "inference" / "serving_ranges.yaml").read_text())
+SHIPPED = yaml.safe_load((ROOT / "sizer" / "serving" / "serving_ranges.yaml").read_text())
 # Median held-out width (high / low) by metric on 2026-12-06 after every issue-38 change: output tokens/s 11.6, TTFT
 # p50 35.8, p90 496 (its overloaded rates), p99 23.4, TPOT p50 7.0, p90 8.0, p99 16.3 (before the merge, with
 # AccelMark's replies assumed at 200 tokens: 17.4, 19.9, 260, 25.6, 8.3, 12.4, 34.0); the bounds are those plus about

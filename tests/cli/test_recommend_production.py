@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from sizer.facade import InferenceRecommendRequest, recommend_inference
 from sizer.hardware.catalog import load_catalog
-from sizer.inference.segment import segment
+from sizer.serving.segment import segment
 
 BODY = {"task": "inference", "model": "llama-3.1-8b", "rate": 5, "prompt_len": 1000, "output_len": 200, "slo_ttft": "2 s",
         "max_utilisation": 0.6}

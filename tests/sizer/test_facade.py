@@ -34,8 +34,8 @@ def catalog():
 # --- the lazy names (PEP 562) -------------------------------------------------------------------
 
 def test_a_lazy_name_is_the_object_its_module_defines():
-    from sizer.inference.estimate import InferenceRequest
     from sizer.plan.planner import plan
+    from sizer.serving.estimate import InferenceRequest
 
     assert facade.plan is plan
     assert facade.InferenceRequest is InferenceRequest

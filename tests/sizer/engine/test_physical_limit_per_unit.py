@@ -11,8 +11,8 @@ from sizer.engine.devices import NO_MATRIX_UNITS, build_device_table
 from sizer.engine.layers import CONV, MATRIX
 from sizer.facade import InferenceRequest, TimeRequest, estimate_inference, estimate_time
 from sizer.hardware.catalog import load_catalog
-from sizer.inference.formats import weight_format
-from sizer.inference.serving import serving_table
+from sizer.passes.arithmetic import serving_table
+from sizer.passes.formats import weight_format
 from sizer.results import unit_factor
 from sizer.workloads.registry import find_model
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sizer.datafile import load_yaml
-from sizer.inference.formats import weight_format
-from sizer.inference.simulate import batching_table, runtime_replica
+from sizer.passes.formats import weight_format
 from sizer.runtimes import runtime
 from sizer.runtimes.serving_mechanisms import (
     MECHANISMS_FILE,
@@ -16,6 +15,7 @@ from sizer.runtimes.serving_mechanisms import (
     generations,
     policy_settings,
 )
+from sizer.simulator.simulate import batching_table, runtime_replica
 from sizer.workloads.registry import find_model
 
 

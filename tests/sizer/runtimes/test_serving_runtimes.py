@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference
-from sizer.inference.capacity import Slo, max_rate
-from sizer.inference.formats import weight_format
-from sizer.inference.simulate import batching_table, runtime_replica
-from sizer.inference.traffic import Lengths
+from sizer.passes.formats import weight_format
 from sizer.runtimes import Purpose, runtime, runtimes_for
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME, ServingProfile, format_refusal
+from sizer.serving.capacity import Slo, max_rate
+from sizer.simulator.simulate import batching_table, runtime_replica
+from sizer.simulator.traffic import Lengths
 from sizer.workloads.registry import find_model
 
 SHAREGPT_8B = dict(model="llama-3-8b", device="H100 SXM", weights="bf16", prompt_len=202, output_len=179, rate=20,

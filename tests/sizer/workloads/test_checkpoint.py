@@ -8,7 +8,7 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference
-from sizer.inference.formats import WEIGHT_FORMATS
+from sizer.passes.formats import WEIGHT_FORMATS
 from sizer.workloads.checkpoint import GROUPED, config_checkpoint
 from sizer.workloads.registry import checkpoint, checkpoint_weights
 from sizer.workloads.shipped import configs_dir
@@ -126,8 +126,8 @@ def test_a_quantised_config_file_is_refused_where_its_format_is_unknown(tmp_path
 
 
 def test_a_recommendation_searches_the_common_formats_where_the_checkpoints_is_unknown(tmp_path):
-    from sizer.inference.deployments import InferenceRecommendRequest
-    from sizer.inference.load_search import SEARCH_WEIGHTS, searched_weights
+    from sizer.serving.load_search import SEARCH_WEIGHTS, searched_weights
+    from sizer.serving.recommend import InferenceRecommendRequest
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "llama", "quantization_config": {"quant_method": "bitsandbytes"}}))

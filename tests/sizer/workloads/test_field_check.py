@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from sizer.errors import InputErrors
-from sizer.inference.deployments import InferenceRecommendRequest
 from sizer.plan.recommend import RecommendRequest
+from sizer.serving.recommend import InferenceRecommendRequest
 from sizer.workloads.field_check import TEXT_FIELDS, every_bad_field, text_field_errors
 
 
@@ -41,7 +41,7 @@ def test_a_good_request_is_returned_validated():
 
 @pytest.mark.parametrize("field", sorted(TEXT_FIELDS))
 def test_every_text_field_is_a_field_of_some_request_model(field):
-    from sizer.inference.estimate import InferenceRequest
+    from sizer.serving.estimate import InferenceRequest
 
     assert any(field in model.model_fields for model in (RecommendRequest, InferenceRecommendRequest, InferenceRequest))
 

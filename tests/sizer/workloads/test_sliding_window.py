@@ -4,7 +4,7 @@ import json
 import pytest
 
 from sizer.errors import InputError
-from sizer.inference.serving import attended, decode_profile, kv_cache_bytes_per_token, prefill_profile
+from sizer.passes.arithmetic import attended, decode_profile, kv_cache_bytes_per_token, prefill_profile
 from sizer.workloads.hf_config import architecture_from_config, read_hf_config
 from sizer.workloads.layer_graph import attention_flops, layer_graph, windowed_attention_flops
 from sizer.workloads.registry import find_model
@@ -117,7 +117,7 @@ def test_an_irregular_layer_pattern_is_refused_naming_the_field():
 
 
 def test_a_serving_estimate_says_what_the_window_keeps():
-    from sizer.inference.estimate import InferenceRequest, estimate_inference
+    from sizer.serving.estimate import InferenceRequest, estimate_inference
 
     r = estimate_inference(InferenceRequest(model="gpt-oss-20b", device="H100 SXM", prompt_len=20_000, output_len=2000))
     note = next(a for a in r.assumptions if a.name == "sliding window")
