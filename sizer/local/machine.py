@@ -8,7 +8,7 @@ after a one-token prompt, both after ``depth`` tokens already in the KV cache (`
 attention FLOP and KV reads the engine adds.
 
 >>> from sizer.hardware.catalog import load_catalog
->>> from sizer.passes.formats import weight_format
+>>> from sizer.runtimes.formats import weight_format
 >>> from sizer.runtimes import runtime
 >>> from sizer.workloads.registry import find_model
 >>> t = local_times(find_model("llama-3-8b"), load_catalog().find("RTX 4090"), weight_format("q4_k_m"),
@@ -25,11 +25,11 @@ import numpy as np
 from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.schema import Device, Sourced
-from sizer.passes.arithmetic import ServingCase, evaluate_serving, serving_table
-from sizer.passes.formats import WeightFormat
+from sizer.passes.arithmetic import ServingCase, evaluate_serving, serving_table, unfused_attention_seconds
 from sizer.results import Assumption, unit_factor
 from sizer.runtimes import Purpose, Runtime, runtime
 from sizer.runtimes.device_class import UNMEASURED_CLASSES, device_class
+from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.local_runtimes import (
     THREADS_SOURCE,
     LocalProfile,
@@ -45,7 +45,6 @@ from sizer.workloads.architecture import Architecture
 
 # Without flash attention ggml materialises each layer's attention scores in F32 (4 B): the KQ product is
 # written, read and written again by the softmax, and read by the KQV product: 4 passes of 4 B per score
-SCORE_BYTES_UNFUSED = 16.0  # B per score per layer
 UNFUSED_SOURCE = "ggml-org/llama.cpp llama-graph build_attn_mha: without -fa, kq = mul_mat(k, q) in F32, soft_max_ext, mul_mat(v, kq)"
 
 
@@ -109,33 +108,6 @@ def local_times(arch: Architecture, device: Device, fmt: WeightFormat, profile: 
         step += unfused_attention_seconds(arch, table, 1, depth + prompt_len + output_len // 2)
     return LocalTimes(prefill_seconds(arch, fmt, table, ubatch or profile.ubatch, prompt_len, depth, kv_bytes,
                                       flash_attention=profile.flash_attention), step)
-
-
-def unfused_attention_seconds(arch: Architecture, table: DeviceTable, queries: int, keys: int) -> float:
-    r"""Time one forward pass spends moving attention scores that flash attention would keep on chip.
-
-    .. math:: t = L \, h \, q \, k \, b_{score} / B
-
-    with :math:`b_{score}` = 16 B (:data:`SCORE_BYTES_UNFUSED`: F32 scores written, read, written, read).
-
-    Parameters
-    ----------
-    arch : Architecture
-        The model (its layers :math:`L` and query heads :math:`h`).
-    table : DeviceTable
-        One device's rates under the runtime (its reached bandwidth :math:`B` [B/s]).
-    queries : int
-        Query tokens of the pass, :math:`q` [tokens].
-    keys : int
-        Cached and new tokens each query is scored against, :math:`k` [tokens].
-
-    Returns
-    -------
-    float
-        Seconds [s] added to the pass where flash attention is off.
-    """
-    scores = float(arch.layers) * arch.heads * queries * keys
-    return scores * SCORE_BYTES_UNFUSED / float(table.bandwidth[0])
 
 
 def prefill_seconds(arch: Architecture, fmt: WeightFormat, table: DeviceTable, ubatch: int, prompt_len: int,

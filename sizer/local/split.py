@@ -24,11 +24,11 @@ import numpy as np
 from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
-from sizer.local.machine import local_table, prefill_seconds, unfused_attention_seconds, wired_device
-from sizer.passes.arithmetic import ServingCase, evaluate_serving
-from sizer.passes.formats import WeightFormat
+from sizer.local.machine import local_table, prefill_seconds, wired_device
+from sizer.passes.arithmetic import ServingCase, evaluate_serving, unfused_attention_seconds
 from sizer.results import Model, QuantityOut
 from sizer.runtimes import Runtime
+from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.local_runtimes import LocalProfile, device_kind
 from sizer.workloads.architecture import Architecture
 

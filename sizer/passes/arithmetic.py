@@ -40,8 +40,8 @@ from sizer.formulas.peaks import int8_matrix_peak
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
 from sizer.passes import moe_decode
-from sizer.passes.formats import WeightFormat
 from sizer.passes.moe_decode import MoeLayout
+from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.gguf import gguf_bytes
 from sizer.runtimes.precision_support import weight_only_somewhere
 from sizer.workloads.architecture import Architecture
@@ -113,7 +113,7 @@ def stored_weight_bytes(arch: Architecture, weights: WeightFormat) -> float:
     docs/references.md [frantar2022gptq], [lin2023awq]; llama.cpp keeps token_embd/output at Q6_K or F16.
 
     >>> from sizer.workloads.registry import find_model
-    >>> from sizer.passes.formats import weight_format
+    >>> from sizer.runtimes.formats import weight_format
     >>> round(stored_weight_bytes(find_model("llama-2-7b"), weight_format("gptq-int4-g128")), 3)
     0.577
     """
@@ -346,6 +346,37 @@ def decode_layers(arch: Architecture, context: float, kv_bytes_per_block: float,
     """
     return fold(decode_profile(arch, context), kv_bytes_per_block, idle_share, decode_attention_flops(arch) * context)
 
+
+
+# flash attention off: F32 scores written, read, written, read (llama.cpp's unfused path)
+SCORE_BYTES_UNFUSED = 16.0  # B per score per layer
+
+
+def unfused_attention_seconds(arch: Architecture, table: DeviceTable, queries: int, keys: int) -> float:
+    r"""Time one forward pass spends moving attention scores that flash attention would keep on chip.
+
+    .. math:: t = L \, h \, q \, k \, b_{score} / B
+
+    with :math:`b_{score}` = 16 B (:data:`SCORE_BYTES_UNFUSED`: F32 scores written, read, written, read).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model (its layers :math:`L` and query heads :math:`h`).
+    table : DeviceTable
+        One device's rates under the runtime (its reached bandwidth :math:`B` [B/s]).
+    queries : int
+        Query tokens of the pass, :math:`q` [tokens].
+    keys : int
+        Cached and new tokens each query is scored against, :math:`k` [tokens].
+
+    Returns
+    -------
+    float
+        Seconds [s] added to the pass where flash attention is off.
+    """
+    scores = float(arch.layers) * arch.heads * queries * keys
+    return scores * SCORE_BYTES_UNFUSED / float(table.bandwidth[0])
 
 def decode_attention_flops(arch: Architecture) -> float:
     """Attention FLOP of one decoded token per cached token and layer: :math:`4 a d_{score}`, or under multi-head

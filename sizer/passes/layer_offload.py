@@ -12,7 +12,7 @@ small does not fit, as a device too small does not. Its size is the one given (`
 else the catalog CPU's (an assumed desktop configuration, said so).
 
 >>> from sizer.hardware.catalog import load_catalog
->>> from sizer.passes.formats import weight_format
+>>> from sizer.runtimes.formats import weight_format
 >>> from sizer.workloads.registry import find_model
 >>> c = load_catalog()
 >>> table, notes = offload_host(40, None, c.find("RTX 4090"), find_model("llama-2-70b"), weight_format("q4_k_m"), c)
@@ -30,8 +30,8 @@ from sizer.errors import DeviceLookupError, InputError
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.schema import Device
 from sizer.passes.arithmetic import serving_table
-from sizer.passes.formats import WeightFormat
 from sizer.results import Assumption, unit_factor
+from sizer.runtimes.formats import WeightFormat
 from sizer.units import parse_quantity
 from sizer.workloads.architecture import Architecture
 

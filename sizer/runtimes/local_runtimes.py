@@ -18,17 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sizer.choices import GGML_KV_CACHES, KvCache
 from sizer.datafile import load_yaml
 from sizer.engine.constants import Efficiencies, serving_efficiencies
 from sizer.hardware.schema import Device
+from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.gguf import GGUF_MIXES, MIX_DEFAULT
 from sizer.runtimes.runtime import Purpose, Runtime
-
-if TYPE_CHECKING:  # the formats live with inference, which asks this package, not the other way round
-    from sizer.passes.formats import WeightFormat
 
 FIT_FILE = Path(__file__).with_name("local_fit.yaml")
 ANY = "*"
@@ -227,7 +225,7 @@ def quant_key(fmt: "WeightFormat") -> str:
     Parameters
     ----------
     fmt : WeightFormat
-        A serving weight format (:mod:`sizer.passes.formats`).
+        A serving weight format (:mod:`sizer.runtimes.formats`).
 
     Returns
     -------
@@ -322,7 +320,7 @@ def gpu_share(device: Device) -> tuple[float, str] | None:
     return share, APPLE_GPU_SHARE_SOURCE
 
 
-_GGUF = frozenset(mix.lower() for mix in GGUF_MIXES)  # the weight formats' names (sizer.passes.formats)
+_GGUF = frozenset(mix.lower() for mix in GGUF_MIXES)  # the weight formats' names (sizer.runtimes.formats)
 _MLX = frozenset(f"mlx-q{b}" + ("" if g == 64 else f"-g{g}") for b in (4, 5, 6, 8) for g in (64, 32))
 _PLAIN = frozenset({"fp16", "bf16", "fp32"})
 # gpt-oss's published MXFP4 checkpoint: ggml has the MXFP4 block type (ggml-common.h @ 01243c58, in GGML_BLOCKS) and

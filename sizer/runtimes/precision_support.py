@@ -160,7 +160,7 @@ def weight_mode(engine: str, weights: str, architecture: str) -> Cell:
     engine : str
         A serving engine's name (``vllm``, ``sglang``, ``tensorrt-llm``).
     weights : str
-        A weight format name (sizer.passes.formats).
+        A weight format name (sizer.runtimes.formats).
     architecture : str
         The device's architecture as the catalog writes it.
 

@@ -34,7 +34,7 @@ class Runtime:
     sources : tuple of str
         Where what is said of the runtime was read (``docs/references.md`` keys or URLs).
     weight_formats : frozenset of str
-        The weight formats it runs (names of :mod:`sizer.passes.formats` or GGUF types).
+        The weight formats it runs (names of :mod:`sizer.runtimes.formats` or GGUF types).
     device_kinds : frozenset of str
         The device kinds it runs on (``gpu``, ``cpu``, ``apple`` ...).
     profile : object

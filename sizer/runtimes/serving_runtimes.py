@@ -18,7 +18,7 @@ from sizer.choices import GGML_KV_CACHES, KvCache
 from sizer.runtimes.precision_support import generation_refusal, kv_mode, kv_words, refusal_words, weight_mode
 from sizer.runtimes.runtime import Purpose, Runtime
 
-# Weight formats a data-centre engine runs (names of sizer.passes.formats); GGUF is llama.cpp's.
+# Weight formats a data-centre engine runs (names of sizer.runtimes.formats); GGUF is llama.cpp's.
 _COMMON = frozenset({"fp32", "bf16", "fp16", "fp8", "w8a8", "int8", "int4", "gptq-int4-g32", "gptq-int4-g64",
                      "gptq-int4-g128", "awq-int4-g64", "awq-int4-g128", "mxfp4", "nvfp4"})
 # GGUF files: vLLM loads them (experimental support, vLLM docs 'GGUF'; recalled, not in a data file)

@@ -35,7 +35,6 @@ from sizer.local.machine import (
     local_table,
     prefill_seconds,
     run_settings,
-    unfused_attention_seconds,
     wired_device,
 )
 from sizer.local.split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
@@ -51,8 +50,13 @@ from sizer.passes.arithmetic import (
     serving_table,
     stored_weight_bytes,
     total_tokens_per_second,
+    unfused_attention_seconds,
 )
-from sizer.passes.formats import (
+from sizer.passes.layer_offload import host_memory_note, offload_host
+from sizer.passes.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
+from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
+from sizer.runtimes import RuntimeName
+from sizer.runtimes.formats import (
     KV_CACHE_BYTES,
     WeightFormat,
     WeightsName,
@@ -61,10 +65,6 @@ from sizer.passes.formats import (
     quality_note,
     weight_format,
 )
-from sizer.passes.layer_offload import host_memory_note, offload_host
-from sizer.passes.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
-from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
-from sizer.runtimes import RuntimeName
 from sizer.runtimes.local_runtimes import device_family, device_kind
 from sizer.runtimes.precision_support import generation, weight_mode
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME

@@ -29,9 +29,9 @@ import numpy as np
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.passes.arithmetic import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
-from sizer.passes.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
 from sizer.passes.moe_decode import TENSOR_PARALLEL, MoeLayout
 from sizer.results import Assumption, QuantityOut, unit_factor
+from sizer.runtimes.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
 from sizer.serving.capacity import SEARCH_STEPS, serve_load, simulated_requests
 from sizer.serving.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.serving.estimate import speed_spread

@@ -37,10 +37,10 @@ from sizer.passes.arithmetic import (
     splits_heads,
     total_tokens_per_second,
 )
-from sizer.passes.formats import WeightFormat, kv_cache_bytes_per_value, quality_note
 from sizer.passes.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.passes.moe_decode import TENSOR_PARALLEL
 from sizer.results import Assumption, QuantityOut, unit_factor
+from sizer.runtimes.formats import WeightFormat, kv_cache_bytes_per_value, quality_note
 from sizer.serving.estimate import _speed_within, _time, served_architecture, served_format, speed_spread
 from sizer.serving.load_search import SEARCH_KV, searched_weights
 from sizer.serving.production import production_devices, segments_assumption

@@ -7,8 +7,8 @@ from typing import Literal
 
 from sizer.formulas.tco import PriceUsed
 from sizer.launch.answer import Launch
-from sizer.passes.formats import WeightFormat
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut
+from sizer.runtimes.formats import WeightFormat
 from sizer.serving.production import DeviceSegmentsOut
 from sizer.serving.serving_ranges import RangedQuantityOut
 from sizer.serving.under_load import LatencyOut, LoadOut, ServingCostOut

@@ -13,7 +13,7 @@ from sizer.choices import KvCache, KvCacheName
 from sizer.formulas.tco import Pricing
 from sizer.hardware.schema import DeviceKind
 from sizer.launch.emit_field import EmitName
-from sizer.passes.formats import WeightsName, ggml_kv_refusal
+from sizer.runtimes.formats import WeightsName, ggml_kv_refusal
 from sizer.serving.estimate import ServedModel
 
 ALL_KINDS: tuple[DeviceKind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order

@@ -14,9 +14,9 @@ from sizer.choices import KvCache
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
-from sizer.passes.formats import WeightFormat
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes import RuntimeName
+from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.runtime import Purpose, Runtime
 from sizer.serving.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.serving.serving_ranges import (

@@ -11,8 +11,8 @@ from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference
 from sizer.hardware.catalog import load_catalog
 from sizer.local.machine import local_times
-from sizer.passes.formats import weight_format
 from sizer.runtimes import Purpose, runtime, runtimes_for
+from sizer.runtimes.formats import weight_format
 from sizer.workloads.registry import find_model
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -6,9 +6,10 @@ import pytest
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference
 from sizer.hardware.catalog import load_catalog
-from sizer.local.machine import SCORE_BYTES_UNFUSED, local_table, run_settings, unfused_attention_seconds
-from sizer.passes.formats import weight_format
+from sizer.local.machine import local_table, run_settings
+from sizer.passes.arithmetic import SCORE_BYTES_UNFUSED, unfused_attention_seconds
 from sizer.runtimes import runtime
+from sizer.runtimes.formats import weight_format
 from sizer.workloads.registry import find_model
 
 

@@ -8,8 +8,8 @@ from sizer.errors import InputError
 from sizer.local.machine import local_table, wired_device
 from sizer.local.split import layer_shares, split_layers
 from sizer.passes.arithmetic import ServingCase, evaluate_serving
-from sizer.passes.formats import weight_format
 from sizer.runtimes import runtime
+from sizer.runtimes.formats import weight_format
 from sizer.workloads.registry import find_model
 
 LLAMA = runtime("llama.cpp").profile

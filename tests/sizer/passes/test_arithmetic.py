@@ -20,7 +20,7 @@ from sizer.passes.arithmetic import (
     total_tokens_per_second,
     touched_experts,
 )
-from sizer.passes.formats import KV_CACHE_BYTES, weight_format
+from sizer.runtimes.formats import KV_CACHE_BYTES, weight_format
 from sizer.workloads.registry import find_model
 
 LLAMA_70B = find_model("llama-2-70b")  # 80 layers, 64 query heads, 8 key/value heads of 128 (its config.json)

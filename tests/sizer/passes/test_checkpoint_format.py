@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sizer.passes.arithmetic import stored_weight_bytes
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.serving.estimate import InferenceRequest, estimate_inference
 from sizer.serving.load_search import SEARCH_WEIGHTS, searched_weights
 from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
@@ -71,7 +71,7 @@ def test_static_recommend_for_gpt_oss_searches_mxfp4_and_serves_with_it_when_pin
 
 def test_every_catalog_checkpoint_format_is_a_known_one():
     # (sizer.workloads cannot import sizer.passes to check it when the file is read: no cycles)
-    from sizer.passes.formats import WEIGHT_FORMATS
+    from sizer.runtimes.formats import WEIGHT_FORMATS
     from sizer.workloads.registry import builtin_entries
 
     named = [e.checkpoint_weights for e in builtin_entries() if e.checkpoint_weights is not None]

@@ -7,8 +7,8 @@ from pydantic import ValidationError
 from sizer.choices import KvCache, parse_choice
 from sizer.errors import InputError
 from sizer.facade import InferenceRecommendRequest, InferenceRequest, estimate_inference
-from sizer.passes.formats import kv_cache_bytes_per_value
 from sizer.runtimes import runtime
+from sizer.runtimes.formats import kv_cache_bytes_per_value
 
 LOCAL = {"model": "llama-3.1-8b", "weights": "q4_k_m", "device": "rtx-4090", "prompt_len": 16384}
 
@@ -80,5 +80,5 @@ def test_runtime_refusal_names_what_it_stores():
 
 
 def test_every_kv_cache_type_has_its_bytes():
-    from sizer.passes.formats import KV_CACHE_BYTES
+    from sizer.runtimes.formats import KV_CACHE_BYTES
     assert set(KV_CACHE_BYTES) == set(KvCache)

@@ -3,7 +3,7 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.passes.arithmetic import stored_weight_bytes
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.runtimes.gguf import bits_per_weight, gguf_bytes, gguf_tensors, use_more_bits
 from sizer.workloads.registry import find_model
 

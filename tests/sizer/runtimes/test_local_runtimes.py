@@ -1,7 +1,7 @@
 """sizer/runtimes/local_runtimes.py: llama.cpp and mlx, their fitted kernels and the runtime a question gets."""
 import pytest
 
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.runtimes.local_runtimes import (
     APPLE_GPU_SHARE_LARGE,
     APPLE_GPU_SHARE_SMALL,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sizer.datafile import load_yaml
-from sizer.passes.formats import weight_format
 from sizer.runtimes import runtime
+from sizer.runtimes.formats import weight_format
 from sizer.runtimes.serving_mechanisms import (
     MECHANISMS_FILE,
     fitted_settings,

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference
-from sizer.passes.formats import weight_format
 from sizer.runtimes import Purpose, runtime, runtimes_for
+from sizer.runtimes.formats import weight_format
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME, ServingProfile, format_refusal
 from sizer.serving.capacity import Slo, max_rate
 from sizer.simulator.simulate import batching_table, runtime_replica

@@ -1,10 +1,10 @@
-"""sizer/passes/formats.py: bits per stored weight of each serving format, from its specification."""
+"""sizer/runtimes/formats.py: bits per stored weight of each serving format, from its specification."""
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sizer.errors import InputError
-from sizer.passes.formats import (
+from sizer.runtimes.formats import (
     _ALIASES,
     KV_CACHE_BYTES,
     WEIGHT_FORMATS,
