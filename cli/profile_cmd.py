@@ -45,14 +45,14 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
 
     with output.progress("profile") as bar:  # on standard error; loading torch alone takes seconds
         task = bar.add_task("loading torch", total=4)
-        try:
-            import torch
-            import yaml
-        except ImportError:
-            raise InputError("profile", target, "the validation extra installed: pip install -e '.[validation]'") from None
         from .siblings import sibling
 
         profiler = sibling("validation.profiler")
+        try:
+            profiler.require_torch()
+        except ImportError:
+            raise InputError("profile", target, "the validation extra installed: pip install -e '.[validation]'") from None
+        import yaml
         load_factory, profile_model = profiler.load_factory, profiler.profile_model
 
         library_models = sibling("validation.library_models")
@@ -79,24 +79,10 @@ def profile(target: Annotated[str, typer.Argument(help="MODULE:FACTORY returning
         if seq_len is not None and not kwargs:
             raise InputError("seq_len", seq_len, f"a factory that takes seq_len ({target} does not)")
         command = "sizer profile " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else f"sizer profile {target}"
-        torch.manual_seed(0)
-        try:
-            model = factory(**kwargs)
-        except TypeError as error:
-            raise InputError("target", target, f"a factory that builds a model with no further arguments ({error})") from None
-        except (RuntimeError, MemoryError) as error:
-            raise InputError("seq_len" if kwargs else "target", seq_len if kwargs else target,
-                             f"a model that can be built here ({_first_line(error)})") from None
-        if not isinstance(model, torch.nn.Module):
-            raise InputError("target", target, f"a factory returning a torch.nn.Module (it returned {type(model).__name__})")
+        model = profiler.build_model(factory, kwargs, target=target, seq_len=seq_len)
         bar.update(task, description="counting FLOP and bytes", advance=1)
         try:
-            if shape is not None:
-                example = torch.randn(batch, *shape)
-            elif hasattr(model, "example_input"):
-                example = model.example_input(batch)
-            else:
-                raise InputError("input_shape", None, "--input-shape, since the model has no example_input(batch)")
+            example = profiler.example_input(model, shape, batch)
             result = profile_model(model, example, name=name or target.split(":")[-1].replace("_", "-"),
                                    description=description or (inspect.getdoc(factory) or target).splitlines()[0],
                                    sample=getattr(model, "sample", "sequence" if seq_len else "sample"),

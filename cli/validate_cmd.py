@@ -16,8 +16,11 @@ Suite = Annotated[str, typer.Option("--suite", help="cpu: the seed models (MLP s
 
 
 def _fail(message: str) -> None:
-    typer.echo(f"Error: {message}", err=True)
-    raise typer.Exit(code=2)
+    """A user's mistake: raised as the core's error, so that cli/main.py's SizerGroup, the one place errors
+    become exit code 2, prints it (ARCHITECTURE.md)."""
+    from sizer.facade import SizerError
+
+    raise SizerError(message, message.split(":", 1)[0])
 
 
 def validate(quick: Quick = False, device: DeviceChoice = "auto", out: OutDir = "validation-report",

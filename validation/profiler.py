@@ -185,3 +185,74 @@ def load_factory(target: str):
 
         raise InputError("model", target, "MODULE:FACTORY, e.g. validation.model_zoo:resnet50")
     return getattr(importlib.import_module(module_name), attribute)
+
+
+def require_torch() -> None:
+    """Load torch and yaml (seconds, the first step of ``sizer profile``'s progress bar); ImportError where missing."""
+    import torch  # noqa: F401
+    import yaml  # noqa: F401
+
+
+def build_model(factory, kwargs: dict, *, target: str, seq_len: int | None):
+    """The model ``factory(**kwargs)`` builds, seeded; a factory that cannot build one is the user's input error.
+
+    Parameters
+    ----------
+    factory : callable
+        A function or class building a ``torch.nn.Module``.
+    kwargs : dict
+        ``{"seq_len": n}`` where the factory takes it, else empty.
+    target : str
+        The ``MODULE:FACTORY`` the user named (for the message).
+    seq_len : int or None
+        The sequence length given [tokens].
+
+    Returns
+    -------
+    torch.nn.Module
+        The model.
+    """
+    import torch
+
+    from sizer.errors import InputError
+
+    torch.manual_seed(0)
+    try:
+        model = factory(**kwargs)
+    except TypeError as error:
+        raise InputError("target", target, f"a factory that builds a model with no further arguments ({error})") from None
+    except (RuntimeError, MemoryError) as error:
+        raise InputError("seq_len" if kwargs else "target", seq_len if kwargs else target,
+                         f"a model that can be built here ({str(error).splitlines()[0] if str(error) else error!r})") from None
+    if not isinstance(model, torch.nn.Module):
+        raise InputError("target", target, f"a factory returning a torch.nn.Module (it returned {type(model).__name__})")
+    return model
+
+
+def example_input(model, shape: tuple[int, ...] | None, batch: int):
+    """A batch of ``batch`` random inputs of ``shape``, else the model's own ``example_input(batch)``.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model to profile.
+    shape : tuple of int or None
+        One sample's input shape (``--input-shape``).
+    batch : int
+        Samples in the batch.
+
+    Returns
+    -------
+    torch.Tensor or object
+        The input of one forward pass.
+    """
+    import torch
+
+    from sizer.errors import InputError
+
+    if shape is not None:
+        return torch.randn(batch, *shape)
+    if hasattr(model, "example_input"):
+        return model.example_input(batch)
+    raise InputError("input_shape", None, "--input-shape, since the model has no example_input(batch)")
+
