@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE.parent))
 from sizer.engine.constants import MAX_LOAD_BATCH, SERVING_MATRIX_EFFICIENCY, SERVING_MEMORY_EFFICIENCY, SERVING_STEP_OVERHEAD  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.passes.arithmetic import ServingCase, evaluate_serving, replace_efficiencies, serving_table, total_tokens_per_second  # noqa: E402
-from sizer.passes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
+from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.workloads.architecture import Architecture  # noqa: E402
 from sizer.workloads.registry import find_model  # noqa: E402
 

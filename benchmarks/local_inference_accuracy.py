@@ -107,7 +107,7 @@ def _match(table, text):
 
 
 def _mix(row) -> str | None:
-    from sizer.passes.formats import GGUF_MIXES
+    from sizer.runtimes.formats import GGUF_MIXES
     text = (row["precision_or_quant"] + " " + row["model"]).lower()
     for words, mix in QUANT_WORDS.items():
         if words in text:
@@ -291,7 +291,7 @@ def _unit_profile():
 
 
 def _format(run: Run):
-    from sizer.passes.formats import weight_format
+    from sizer.runtimes.formats import weight_format
     return weight_format("fp16" if run.mix == "F16" else run.mix)
 
 

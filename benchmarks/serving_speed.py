@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from sizer.datafile import write_text  # noqa: E402  the one atomic writer
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.passes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
+from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.serving.capacity import Slo, serve_load  # noqa: E402
 from sizer.simulator.simulate import Replica, batching_table, iteration_grid, simulate  # noqa: E402
 from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS, Lengths, Load  # noqa: E402

@@ -27,7 +27,7 @@ class ServingSetup:
     model_known : bool
         Whether ``model`` is a hub id (False: the user puts their checkpoint's id or path in its place).
     weights : str
-        The weight format (:mod:`sizer.passes.formats` name: ``bf16``, ``fp8``, ``awq-int4-g128`` ...).
+        The weight format (:mod:`sizer.runtimes.formats` name: ``bf16``, ``fp8``, ``awq-int4-g128`` ...).
     kv_cache : KvCache
         The KV-cache storage.
     tensor_parallel : int

@@ -58,9 +58,9 @@ from sizer.passes.arithmetic import (
     stored_weight_bytes,
     touched_experts,
 )
-from sizer.passes.formats import WeightFormat
 from sizer.passes.moe_decode import TENSOR_PARALLEL, MoeLayout
 from sizer.results import unit_factor
+from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.runtime import Runtime
 from sizer.runtimes.serving_mechanisms import fitted_settings, generation_name
 from sizer.runtimes.serving_runtimes import TENSORRT_LLM, VLLM

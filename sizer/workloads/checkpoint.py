@@ -12,7 +12,7 @@ a checkpoint published in FP8 is served in FP8 unless the request asks otherwise
   with int8 activations, else ``int8``);
 * ``gptq`` / ``awq`` -> ``gptq-int4-g128`` ... by ``bits`` and ``group_size``.
 
-A method, algorithm or group that has no matching weight format (``sizer.passes.formats``) is
+A method, algorithm or group that has no matching weight format (``sizer.runtimes.formats``) is
 refused naming the field: a model is never sized in a format other than its checkpoint's
 without the request saying so.
 
@@ -33,7 +33,7 @@ FIELD = "model.quantization_config"
 _COMPRESSED: dict[tuple[object, object, object], str] = {("float", 8, None): "fp8", ("float", 4, 16): "nvfp4", ("float", 4, 32): "mxfp4",
                                                          ("int", 4, 32): "int4-g32"}  # symmetric only (no zero point)
 _UNQUANTISED_LISTS = ("ignore", "modules_to_not_convert", "exclude_modules")
-# The group sizes of the GPTQ and AWQ int4 formats: sizer.passes.formats makes its gptq-int4-g* and awq-int4-g*
+# The group sizes of the GPTQ and AWQ int4 formats: sizer.runtimes.formats makes its gptq-int4-g* and awq-int4-g*
 # formats from these (inference sits above workloads, so the one list lives here)
 GROUPED = {"gptq": (32, 64, 128), "awq": (64, 128)}
 
@@ -42,7 +42,7 @@ GROUPED = {"gptq": (32, 64, 128), "awq": (64, 128)}
 class Checkpoint:
     """A published checkpoint's weight format and the field (or catalog entry) that states it."""
 
-    weights: str  # a weight format name of sizer.passes.formats
+    weights: str  # a weight format name of sizer.runtimes.formats
     stated_by: str  # e.g. "quantization_config.quant_method fp8"
     note: str | None = None  # what of the checkpoint's layout the format does not model
 

@@ -17,8 +17,8 @@ import serving_accuracy as sa  # noqa: E402
 import serving_by_source as by_source  # noqa: E402
 
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.passes.formats import weight_format  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
+from sizer.runtimes.formats import weight_format  # noqa: E402
 from sizer.serving.under_load import runtime_refusal  # noqa: E402
 from sizer.simulator import simulate as sim  # noqa: E402
 

@@ -12,8 +12,8 @@ from sizer.engine.layers import CONV, MATRIX
 from sizer.facade import InferenceRequest, TimeRequest, estimate_inference, estimate_time
 from sizer.hardware.catalog import load_catalog
 from sizer.passes.arithmetic import serving_table
-from sizer.passes.formats import weight_format
 from sizer.results import unit_factor
+from sizer.runtimes.formats import weight_format
 from sizer.workloads.registry import find_model
 
 # GPUs without tensor cores (Kepler, Maxwell, Pascal), the set

@@ -7,8 +7,8 @@ import pytest
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference
 from sizer.hardware.catalog import load_catalog
-from sizer.passes.formats import kv_cache_bytes_per_value, weight_format
 from sizer.runtimes import runtime
+from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format
 from sizer.serving.benchmark_load import benchmark_notes, serve_benchmark
 from sizer.serving.capacity import Slo
 from sizer.simulator.simulate import batching_table, runtime_replica

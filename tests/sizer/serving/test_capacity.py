@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.serving.capacity import Slo, max_rate, saturated, serve_load
 from sizer.simulator.simulate import Replica, SimulationResult, batching_table
 from sizer.simulator.traffic import Lengths, Load

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from sizer.errors import InputError
 from sizer.passes.arithmetic import kv_cache_bytes_per_token
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.serving.capacity import Slo
 from sizer.serving.disaggregated import kv_transfer_seconds, serve_disaggregated
 from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference

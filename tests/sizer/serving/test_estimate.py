@@ -6,7 +6,7 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.serving.estimate import (
     InferenceRequest,
     estimate_inference,

@@ -23,7 +23,7 @@ from sizer.passes.arithmetic import (
     total_tokens_per_second,
     touched_experts,
 )
-from sizer.passes.formats import group_quantised_bits, kv_cache_bytes_per_value, weight_format
+from sizer.runtimes.formats import group_quantised_bits, kv_cache_bytes_per_value, weight_format
 from sizer.serving.estimate import InferenceRequest, estimate_inference
 from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
 from sizer.workloads.registry import find_model

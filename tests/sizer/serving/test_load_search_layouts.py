@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sizer.passes.formats import weight_format
 from sizer.runtimes import runtime
+from sizer.runtimes.formats import weight_format
 from sizer.serving.load_search import _candidates
 from sizer.serving.search_space import moe_layouts
 from sizer.workloads.registry import find_model

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.serving.recommend_answer import InferenceRecommendResult, RejectedOption, unsupported_reason
 
 

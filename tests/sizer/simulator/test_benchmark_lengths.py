@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from sizer.hardware.catalog import load_catalog
-from sizer.passes.formats import kv_cache_bytes_per_value, weight_format
 from sizer.runtimes import runtime
+from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format
 from sizer.simulator.benchmark_lengths import random_dataset, sharegpt_as_sampled
 from sizer.simulator.simulate import batching_table, runtime_replica, simulate
 from sizer.simulator.traffic import (

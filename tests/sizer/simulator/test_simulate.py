@@ -14,7 +14,7 @@ import pytest
 from sizer.deadline import time_limit
 from sizer.errors import EstimateTimeout
 from sizer.passes.arithmetic import kv_cache_bytes_per_token, stored_weight_bytes
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.serving.capacity import Slo, max_rate, saturated, serve_load
 from sizer.simulator.simulate import Replica, batching_table, iteration_grid, simulate
 from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS, Lengths, Load

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sizer.errors import SizerError
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.simulator import simulate as sim
 from sizer.simulator.simulate import Replica, SimulationInvariantError, batching_table, simulate
 from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS, Lengths, Load

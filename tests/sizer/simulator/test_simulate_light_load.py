@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sizer.facade import InferenceRequest, estimate_inference
-from sizer.passes.formats import weight_format
+from sizer.runtimes.formats import weight_format
 from sizer.serving.capacity import Slo, serve_load, simulated_requests
 from sizer.simulator.simulate import MAX_ITERATIONS, Replica, batching_table, simulate
 from sizer.simulator.traffic import Lengths, Load

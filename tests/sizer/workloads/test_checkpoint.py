@@ -8,7 +8,7 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.facade import InferenceRequest, estimate_inference
-from sizer.passes.formats import WEIGHT_FORMATS
+from sizer.runtimes.formats import WEIGHT_FORMATS
 from sizer.workloads.checkpoint import GROUPED, config_checkpoint
 from sizer.workloads.registry import checkpoint, checkpoint_weights
 from sizer.workloads.shipped import configs_dir

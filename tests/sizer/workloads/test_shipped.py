@@ -127,7 +127,7 @@ def test_no_preset_name_hides_a_shipped_configs_own_name_except_the_same_model()
 
 
 def test_names_yaml_names_only_indexed_configs_and_known_formats():
-    from sizer.passes.formats import WEIGHT_FORMATS
+    from sizer.runtimes.formats import WEIGHT_FORMATS
 
     named = [c for c in shipped_configs() if c.aliases or c.checkpoint_weights]
     assert named and all(c.checkpoint_weights in (None, *WEIGHT_FORMATS) for c in named)
