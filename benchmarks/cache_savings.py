@@ -213,7 +213,7 @@ RUN_LIBRARY = r'''
 #COUNTER#
 import time
 from sizer import facade
-from sizer.plan.estimates import TimeRequest
+from sizer.training.estimates import TimeRequest
 facade.estimate_time(TimeRequest(model="llama-2-13b", tokens=1e9, device="A100 80GB SXM4", count=8))
 facade.peak(facade.PeakRequest(device="A100 80GB SXM4"))
 for stats in STATS.values():

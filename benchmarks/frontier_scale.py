@@ -36,9 +36,9 @@ import llm_training  # noqa: E402
 from machine import quantile  # noqa: E402
 
 from sizer.datafile import write_text  # noqa: E402
-from sizer.engine.training import estimate_training  # noqa: E402
 from sizer.facade import TimeRequest, estimate_time, recompute_index, unit_factor  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.training.time_answer import estimate_training  # noqa: E402
 
 FRONTIER_RUNS = HERE / "frontier_runs.csv"
 GROUPS = {"above 1,000 GPUs": lambda m: m.request.count > 1000,

@@ -380,7 +380,7 @@ def prepare(runs: list[Run], catalog, configs: Path) -> tuple[list[tuple[Mapped,
 
 def predict(mapped, efficiency: Efficiencies) -> list[dict]:
     """Predicted against measured step time for every mapped run."""
-    from sizer.engine.training import estimate_training
+    from sizer.training.time_answer import estimate_training
 
     out = []
     for m, job, device in mapped:
@@ -411,8 +411,8 @@ def predict_without_layout(mapped, efficiency: Efficiencies, with_layout: list[d
     Per run: the searched prediction against the measurement, the searched layout's step against
     the published layout's (both predicted: > 1 means the search chose a slower layout), and the
     searched MFU against the published run's (measured) MFU."""
-    from sizer.engine.training import estimate_training
     from sizer.errors import InputError
+    from sizer.training.time_answer import estimate_training
 
     by_run = {r["run"]: r for r in with_layout}
     out = []

@@ -44,8 +44,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
 from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
-from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
+from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.serving.capacity import Slo, max_rate, saturated  # noqa: E402
 from sizer.simulator import simulate as sim  # noqa: E402
 from sizer.simulator.simulate import Replica, simulate  # noqa: E402

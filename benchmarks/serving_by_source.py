@@ -64,8 +64,8 @@ from sizer.engine.constants import SERVING_STEP_OVERHEAD, serving_efficiencies  
 from sizer.errors import InputError  # noqa: E402
 from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
 from sizer.passes.arithmetic import serving_table  # noqa: E402
-from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.runtimes import runtime, serving_mechanisms  # noqa: E402
+from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
 from sizer.serving.estimate import speed_spread  # noqa: E402
 from sizer.serving.under_load import runtime_refusal  # noqa: E402
 from sizer.simulator import benchmark_lengths as bl  # noqa: E402

@@ -34,7 +34,7 @@ from sizer.choices import Optimizer, Precision  # noqa: E402
 from sizer.datafile import load_json, write_text  # noqa: E402
 from sizer.engine.job import job_from_profile  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
-from sizer.plan.memory_report import training_memory  # noqa: E402
+from sizer.training.memory_answer import training_memory  # noqa: E402
 from sizer.workloads.profile import load_profile  # noqa: E402
 
 RESULTS = HERE / "results"

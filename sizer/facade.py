@@ -46,15 +46,15 @@ from sizer.workloads.profile import builtin_profile_names
 from sizer.workloads.request import RequestModel, WorkloadRequest
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
-    from sizer.engine.training import TimeResult
     from sizer.formulas.tco import TcoResult
     from sizer.hardware.schema import Device
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
-    from sizer.plan.memory_report import MemoryResult
     from sizer.plan.owned_answer import OwnedResult
     from sizer.plan.planner import PlanRequest
     from sizer.plan.recommend import RecommendRequest
     from sizer.serving.estimate import InferenceRequest, InferenceResult
+    from sizer.training.estimates import MemoryRequest, TimeRequest
+    from sizer.training.memory_answer import MemoryResult
+    from sizer.training.time_answer import TimeResult
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
@@ -67,7 +67,7 @@ _LAZY = {
     **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
     **dict.fromkeys(("OwnedResult", "answer_inference", "answer_training"), "sizer.plan.owned_answer"),
     **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
-                    "sizer.plan.estimates"),
+                    "sizer.training.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
     "awaiting_prices": "sizer.hardware.catalog",
     **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
@@ -83,8 +83,8 @@ _LAZY = {
                      "configs_answered_by_presets"), "sizer.workloads.listing"),
     **dict.fromkeys(("WorkloadSummary", "list_workloads"), "sizer.workloads.profile_listing"),
     "check_served_workload": "sizer.workloads.workload_profile",
-    **dict.fromkeys(("TimeResult", "estimate_training"), "sizer.engine.training"),
-    **dict.fromkeys(("MemoryResult", "training_memory"), "sizer.plan.memory_report"),
+    **dict.fromkeys(("TimeResult", "estimate_training"), "sizer.training.time_answer"),
+    **dict.fromkeys(("MemoryResult", "training_memory"), "sizer.training.memory_answer"),
     **dict.fromkeys(("CostAssumptions", "TcoResult", "check_provider", "estimate_tco"), "sizer.formulas.tco"),
     "choose_efficiencies": "sizer.engine.modes", "RECOMPUTE": "sizer.engine.roofline",
     "resolve_job": "sizer.engine.job",
@@ -224,8 +224,8 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
         layout, whether it fits, the assumptions and any suggestions.
     """
     from sizer.launch.dispatch import check_emit
-    from sizer.plan.estimates import time_estimate
     from sizer.plan.launch_answer import with_launch
+    from sizer.training.estimates import time_estimate
 
     catalog = _catalog(catalog)
     check_emit(request)  # a tool that launches no training layout is refused before the answer is computed
@@ -255,8 +255,8 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
         recipe as a line for a trainer's configuration, the assumptions and any suggestions.
     """
     from sizer.launch.dispatch import check_emit
-    from sizer.plan.estimates import memory_estimate
     from sizer.plan.launch_answer import with_launch
+    from sizer.training.estimates import memory_estimate
 
     catalog = _catalog(catalog)
     check_emit(request)
@@ -484,9 +484,9 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
         A workload whose run length is not given (no samples or tokens) and no ``training_time``.
     """
     from sizer.engine.job import resolve_job
-    from sizer.engine.training import estimate_training
     from sizer.formulas.tco import CostAssumptions, check_provider, estimate_tco
-    from sizer.plan.estimates import zero_stage
+    from sizer.training.estimates import zero_stage
+    from sizer.training.time_answer import estimate_training
 
     catalog = _catalog(catalog)
     device = catalog.find(request.device)

@@ -290,7 +290,7 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog,
     catalog : Catalog
         Where a reference device is looked up.
     again : callable
-        The time estimate (:func:`sizer.plan.estimates.time_estimate`), asked again for the device measured on.
+        The time estimate (:func:`sizer.training.estimates.time_estimate`), asked again for the device measured on.
 
     Returns
     -------
@@ -712,9 +712,9 @@ def carried_to_every_device(request: Any, catalog: Catalog, again: Callable[[Tim
     catalog : Catalog
         Where the device measured on is looked up.
     again : callable
-        The time estimate (:func:`sizer.plan.estimates.time_estimate`), asked for the device measured on.
+        The time estimate (:func:`sizer.training.estimates.time_estimate`), asked for the device measured on.
     time_request : type
-        :class:`sizer.plan.estimates.TimeRequest`, which the request's workload fields are put into.
+        :class:`sizer.training.estimates.TimeRequest`, which the request's workload fields are put into.
 
     Returns
     -------

@@ -20,7 +20,7 @@ from the work the question implies, each term scaled by a cost per unit measured
   plus the ranking's simulated iterations under a load (the 64-byte DeepSeek-V3 body on 200
   devices with ``max_devices`` 64: 4.2 s priced, 3.5-4.2 s measured).
 
->>> from sizer.plan.estimates import TimeRequest
+>>> from sizer.training.estimates import TimeRequest
 >>> one = TimeRequest(params="7B", tokens="1e10", device="H100 SXM", count=8)
 >>> eight = TimeRequest(params="7B", tokens="1e10", have=["8x H100 SXM"] * 8)
 >>> round(estimate_seconds(eight) / estimate_seconds(one), 6)

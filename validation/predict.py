@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from sizer.choices import Optimizer, Precision
 from sizer.engine.job import job_from_profile, resolve_job
-from sizer.engine.training import estimate_training
 from sizer.hardware.schema import Device
-from sizer.plan.memory_report import training_memory
+from sizer.training.memory_answer import training_memory
+from sizer.training.time_answer import estimate_training
 from sizer.units import Quantity
 from sizer.workloads.profile import Profile
 from sizer.workloads.request import WorkloadRequest

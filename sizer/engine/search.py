@@ -65,7 +65,7 @@ from sizer.engine.roofline import StepParts
 # Candidate layouts as columns, one entry per candidate: ``pair`` and ``device`` indices, ``count`` and one column
 # per dimension of DIMENSIONS (whole numbers; a second stage's ``micro`` may carry NaN for "choose")
 Candidates = dict[str, npt.NDArray[Any]]
-# The layout fields a user pinned, by name (:func:`sizer.engine.training.fixed_layout`)
+# The layout fields a user pinned, by name (:func:`sizer.training.time_answer.fixed_layout`)
 Fixed = dict[str, int]
 Rows = TypeVar("Rows")
 

@@ -165,7 +165,7 @@ def check_tensor_ranks(count: int, arch: Architecture) -> None:
 
     Runtimes split attention by heads: vLLM and TensorRT-LLM require the query heads to divide by
     the tensor-parallel size, and the key/value heads to divide by it or be replicated across it
-    (the size a multiple of them), as Megatron-LM does (:func:`sizer.engine.training.check_layout`).
+    (the size a multiple of them), as Megatron-LM does (:func:`sizer.training.time_answer.check_layout`).
 
     Parameters
     ----------

@@ -3,7 +3,7 @@ to run, and the method, precision, layout and batch the engine chooses on it.
 
 The text ``"N x DEVICE"`` is parsed once, where it enters, into :class:`Owned` (a count and a
 catalog device). Every answer comes from the one engine: training through
-:func:`sizer.plan.estimates.time_estimate` (or :func:`~sizer.plan.estimates.memory_estimate` for a workload
+:func:`sizer.training.estimates.time_estimate` (or :func:`~sizer.training.estimates.memory_estimate` for a workload
 without samples or tokens), serving through :func:`~sizer.serving.estimate.estimate_inference`; where the
 hardware does not serve, :mod:`sizer.plan.suggestions` lists the changes that would, each
 evaluated again.
@@ -19,15 +19,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sizer.engine.training import TimeResult
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.schema import Device
-from sizer.plan import estimates
-from sizer.plan.memory_report import MemoryResult
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.serving.estimate import InferenceRequest, InferenceResult, estimate_inference
+from sizer.training import estimates
+from sizer.training.memory_answer import MemoryResult
+from sizer.training.time_answer import TimeResult
 from sizer.workloads.request import WorkloadRequest
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...

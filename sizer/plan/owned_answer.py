@@ -9,18 +9,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
 from sizer.results import Assumption, CostOut, Model, QuantityOut, RangeOut, Suggestion
+from sizer.training.memory_answer import MemoryResult
 
 if TYPE_CHECKING:
-    from sizer.engine.training import TimeResult
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
     from sizer.plan.planner import PlanRequest
     from sizer.plan.recommend import RecommendRequest
     from sizer.serving.estimate import InferenceRequest
+    from sizer.training.estimates import MemoryRequest, TimeRequest
+    from sizer.training.time_answer import TimeResult
 
     TrainingRequest = TimeRequest | MemoryRequest | RecommendRequest | PlanRequest
 

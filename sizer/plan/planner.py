@@ -23,10 +23,10 @@ from sizer.engine.constants import device_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.evaluate import Evaluation, range_factors, workload_kind
 from sizer.engine.job import Job, resolve_job
+from sizer.engine.layout_checks import check_layout, fixed_layout, refuse_batch, refuse_changed_batch
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.search import search, unique_layouts
 from sizer.engine.summary import Summary, summarise
-from sizer.engine.training import batch_change, check_layout, fixed_layout, refuse_batch, refuse_changed_batch
 from sizer.errors import InputError, require_device
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog
@@ -36,6 +36,7 @@ from sizer.launch.emit_field import EmitName
 from sizer.measured import at_mfu, mfu_assumption
 from sizer.plan.launch_answer import with_launch
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
+from sizer.training.time_answer import batch_change
 from sizer.workloads.request import WorkloadRequest
 
 DEFAULT_SHOWN = 10
@@ -193,7 +194,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     recompute = recompute_index(request.recompute)
     check_layout(job, request.count, request.tp, request.pp, recompute, request.cp, interleave=request.interleave)
     if request.ep is not None:
-        from sizer.engine.training import check_expert_parallel
+        from sizer.engine.layout_checks import check_expert_parallel
 
         check_expert_parallel(job, request.count, request.tp or 1, request.pp or 1, request.ep)
     fixed = fixed_layout(request.zero, request.tp, request.pp, request.cp, recompute, request.interleave, request.ep)

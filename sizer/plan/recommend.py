@@ -506,7 +506,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
-    from sizer.plan.estimates import TimeRequest, time_estimate
+    from sizer.training.estimates import TimeRequest, time_estimate
 
     carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried)

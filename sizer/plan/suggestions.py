@@ -20,17 +20,17 @@ from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
-from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion, unit_factor
 from sizer.runtimes.formats import KV_CACHE_BYTES
 from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.serving.estimate import InferenceRequest, InferenceResult
+from sizer.training.memory_answer import MemoryResult
 
 if TYPE_CHECKING:
-    from sizer.engine.training import TimeResult
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.training.estimates import MemoryRequest, TimeRequest
+    from sizer.training.time_answer import TimeResult
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536

@@ -26,7 +26,7 @@ def test_bad_device_exits_2():
 
 
 def test_help_and_core_do_not_import_torch():
-    code = ("import sys\nimport sizer, sizer.engine.training, sizer.plan.memory_report, validation, validation.predict\n"
+    code = ("import sys\nimport sizer, sizer.training.time_answer, sizer.training.memory_answer, validation, validation.predict\n"
             "from typer.testing import CliRunner\nfrom cli.main import app\n"
             "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
             "assert CliRunner().invoke(app, ['validate', '--help']).exit_code == 0\n"

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ValidationError
 from sizer import facade
 from sizer.engine.job import resolve_job
 from sizer.engine.roofline import ring_allreduce_seconds
-from sizer.engine.training import estimate_training
 from sizer.errors import SizerError
 from sizer.formulas.cells import estimate_cells
 from sizer.formulas.complexity import estimate_complexity
@@ -32,10 +31,11 @@ from sizer.formulas.peaks import Derating, cpu_peak_flops, estimate_peak, gpu_pe
 from sizer.formulas.redundancy import estimate_k1
 from sizer.formulas.tco import CostAssumptions, estimate_tco
 from sizer.hardware.catalog import load_catalog
-from sizer.plan.memory_report import training_memory
 from sizer.plan.recommend import RecommendRequest, recommend
 from sizer.plan.sweep import sweep
 from sizer.results import Estimate
+from sizer.training.memory_answer import training_memory
+from sizer.training.time_answer import estimate_training
 from sizer.units import Quantity, parse_count, parse_quantity
 from sizer.workloads.request import WorkloadRequest, resolve_workload
 

@@ -20,7 +20,7 @@ def test_no_emit_no_launch():
 
 
 def test_a_tool_for_another_question_is_refused_before_the_answer(monkeypatch):
-    import sizer.plan.estimates as estimates
+    import sizer.training.estimates as estimates
 
     def never(*_, **__):
         raise AssertionError("the answer was computed before the refusal")

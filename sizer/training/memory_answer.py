@@ -131,7 +131,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
         On ``recompute`` for a workload that is not a transformer, on ``precision`` the device lacks,
         or on an expert-parallel size that does not divide the experts and the count.
     """
-    from sizer.engine.training import check_expert_parallel
+    from sizer.engine.layout_checks import check_expert_parallel
 
     check_expert_parallel(job, count, 1, 1, ep)
     if recompute and job.shape is None:

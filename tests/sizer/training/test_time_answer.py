@@ -1,4 +1,4 @@
-"""The parts of :func:`sizer.engine.training.estimate_training`: its checks, the layout it runs outside the
+"""The parts of :func:`sizer.training.time_answer.estimate_training`: its checks, the layout it runs outside the
 search (offload, hybrid sharding) and what it adds to an answer (host memory, interruptions, overlapped
 all-to-alls). Llama 2 7B has 32 transformer blocks and 32 heads (Touvron et al. 2023, table 1); the
 interleave limits below follow from those counts by hand."""
@@ -9,16 +9,11 @@ from typing import Any
 import pytest
 
 from sizer.engine.job import Job, resolve_job
-from sizer.engine.training import (
-    _check_count_and_offload,
-    _check_interleave,
-    _given_layout,
-    _refuse_parallel_without_blocks,
-    estimate_training,
-)
+from sizer.engine.layout_checks import _check_interleave, _refuse_parallel_without_blocks
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.plan.estimates import TimeRequest
+from sizer.training.estimates import TimeRequest
+from sizer.training.time_answer import _check_count_and_offload, _given_layout, estimate_training
 
 
 @pytest.fixture(scope="module")

@@ -13,15 +13,15 @@ from sizer.choices import Recompute, RecomputeName, Sharding, ShardingName, reco
 from sizer.engine.calibration import Calibration
 from sizer.engine.job import resolve_job
 from sizer.engine.modes import choose_efficiencies
-from sizer.engine.training import TimeResult, estimate_training
 from sizer.errors import InputError, SizerError, require_device
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
 from sizer.launch.emit_field import EmitName
 from sizer.measured import Measured, memory_answer, time_answer
-from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
 from sizer.results import Assumption
+from sizer.training.memory_answer import MemoryResult, SearchedLayout, training_memory
+from sizer.training.time_answer import TimeResult, estimate_training
 from sizer.units import Numberish, parse_count, parse_quantity
 from sizer.workloads.request import WorkloadRequest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
-from sizer.plan.estimates import layout_asked
+from sizer.training.estimates import layout_asked
 
 BODY = dict(model="llama-2-13b", tokens=1e9, device="A100 40GB SXM", count=8)
 

@@ -1,10 +1,10 @@
-"""sizer/plan/memory_report.py: training memory per device and the fit decision, from the engine's memory model."""
+"""sizer/training/memory_answer.py: training memory per device and the fit decision, from the engine's memory model."""
 import pytest
 
 from sizer.choices import Optimizer
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
-from sizer.plan.memory_report import optimizer_assumption, training_memory
+from sizer.training.memory_answer import optimizer_assumption, training_memory
 from sizer.workloads.request import WorkloadRequest
 
 
