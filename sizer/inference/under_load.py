@@ -86,7 +86,6 @@ class LoadQuestion(Protocol):
         """The fields the request was given (pydantic's), not left at their defaults."""
 
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
-GGUF = ("q4_0", "q4_k_m", "q8_0")
 # A time as the user gives it: a number of seconds, a quantity's text ('2 s') or its JSON ({"value": 2, "unit": "s"})
 TimeField = str | float | dict[str, Any] | None
 # (USD per device-hour or None, its basis or None, the price used (sizer.formulas.tco.PriceUsed's fields) or None)
@@ -393,7 +392,8 @@ def default_split(request: LoadFields, weights: WeightFormat) -> str:
     if request.split == "row":
         from sizer.inference.local_split import ROW_SPLIT_REFUSED
         raise InputError("split", "row", ROW_SPLIT_REFUSED)
-    return request.split or ("layer" if weights.name in GGUF else "tensor")
+    # every GGUF mix sizer.runtimes.gguf models is a GGUF file (its format says so), not a list of three names
+    return request.split or ("layer" if weights.gguf_mix is not None else "tensor")
 
 
 def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | None:
