@@ -82,7 +82,7 @@ def _serving(tool: Tool, request: Any, result: Any, catalog: Catalog) -> Launch:
         raise InputError("emit", request.emit, f"a tool that launches {words}: "
                                                f"{', '.join(tools_for(frozenset({question})))}{hint}")
     if local is not None:
-        if local.name != "llama.cpp":
+        if tool.runtime is None or runtime(tool.runtime) != local:  # the tool launches another local runtime
             raise InputError("emit", request.emit, f"no tool yet for {local.name}: --emit writes llama.cpp's "
                                                     "llama-server for local answers")
         return tool.emit(local_setup(request, result, catalog, local))  # type: ignore[no-any-return]

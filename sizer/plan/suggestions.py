@@ -14,19 +14,21 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import GGML_KV_CACHES, Method, Precision, parse_choice
+from sizer.choices import GGML_KV_CACHES, KvCache, Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
 from sizer.inference.estimate import InferenceRequest, InferenceResult
-from sizer.inference.formats import KV_CACHE_BYTES
+from sizer.inference.formats import KV_CACHE_BYTES, weight_format
 from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion, unit_factor
+from sizer.runtimes import runtime
 from sizer.runtimes.gguf import GGUF_MIXES
+from sizer.runtimes.local_runtimes import default_local_runtime
 
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult
@@ -317,9 +319,20 @@ def _ranked(found: list[Suggestion]) -> list[Suggestion]:
 
 
 SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
-SERVING_KV = ("fp8", "int8")
-# llama.cpp's ggml KV blocks, widest first
-LLAMA_CPP_KV = tuple(k.value for k in sorted(GGML_KV_CACHES, key=lambda k: -KV_CACHE_BYTES[k]))
+# The narrower KV caches tried, widest first: llama.cpp's ggml blocks, then the data-centre engines' 8-bit types; the
+# runtime that stores the cache keeps those it stores (its refusal, sizer.runtimes), never a runtime's name compared here
+NARROWER_KV = (*sorted(GGML_KV_CACHES, key=lambda k: -KV_CACHE_BYTES[k]), KvCache.FP8, KvCache.INT8)
+
+
+def _kv_changes(fields: dict[str, Any], have: Owned, weights: str) -> list[Change]:
+    """The narrower KV caches the runtime storing the cache stores: the one named, else the local runtime the device
+    and weights run under (llama.cpp for a GGUF mix), else the data-centre model (no ggml blocks)."""
+    named = fields.get("runtime")
+    entry = runtime(str(named)) if named else default_local_runtime(have.device, weight_format(weights))[0]
+    kv = parse_choice(KvCache, fields.get("kv_cache", "fp16"), "kv_cache")
+    stored = [k for k in NARROWER_KV if (entry.refusal(kv_cache=k) is None if entry is not None
+                                         else k not in GGML_KV_CACHES)]
+    return [(f"KV cache in {k.value}", {"kv_cache": k.value}) for k in stored if k is not kv]
 
 
 def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
@@ -408,11 +421,7 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
                     for mix in GGUF_MIXES[GGUF_MIXES.index(weights.upper()) + 1:]]
     else:
         changes += [(f"weights in {fmt}", {"weights": fmt}) for fmt in SERVING_WEIGHTS if fmt != weights]
-    kv = str(fields.get("kv_cache", "fp16")).lower()
-    gguf = weights.upper() in GGUF_MIXES or str(fields.get("runtime", "")).lower() == "llama.cpp"
-    for fmt in LLAMA_CPP_KV if gguf else SERVING_KV:  # llama.cpp stores its own blocks, no FP8 or int8
-        if fmt != kv:
-            changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
+    changes += _kv_changes(fields, have, weights)
     result = outcome.result if isinstance(outcome.result, InferenceResult) else None
     if result is not None and result.batch > 1:
         largest = max(1, int(result.max_batch))
