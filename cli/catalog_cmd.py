@@ -49,7 +49,9 @@ def _bought(p) -> str:
 
 def _price_table(devices) -> None:
     """`catalog list --prices`: per device its cheapest on-demand rent and its purchase price, each dated."""
-    accelerators = [d for d in devices if d.kind != "cpu"]
+    from sizer.facade import DeviceKind
+
+    accelerators = [d for d in devices if d.kind is not DeviceKind.CPU]
     rented = sum(d.cloud_price is not None for d in accelerators)
     bought = sum(d.purchase_price is not None for d in accelerators if d.cloud_price is None)
     output.table(f"Catalog prices: {len(devices)} devices", ("id", "rent per device (cheapest on-demand, date)",

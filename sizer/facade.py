@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ConfigDict, Field
 
 from sizer.choices import (  # noqa: F401
+    DeviceKind,
     Precision,
     PrecisionName,
     Recompute,

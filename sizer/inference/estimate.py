@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from sizer.choices import GGML_KV_CACHES, KvCache, KvCacheName
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, KvCacheName
 from sizer.datafile import load_yaml
 from sizer.engine.constants import (
     FRAMEWORK_OVERHEAD_SOURCE,
@@ -94,7 +94,7 @@ from sizer.measured import Measured, Rescaled, inference_answer
 from sizer.memo import registered_cache
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
 from sizer.runtimes import RuntimeName
-from sizer.runtimes.local_runtimes import device_family, device_kind
+from sizer.runtimes.local_runtimes import device_family
 from sizer.runtimes.precision_support import generation, weight_mode
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 from sizer.units import Quantity, parse_count
@@ -646,10 +646,10 @@ def _checkpoint_remedy(request: InferenceRequest, fmt: WeightFormat) -> str:
 
 def _check_one_machine(count: int, device: Device) -> None:
     """Refuse a count of Macs or CPUs under a local runtime: each is one machine, and several are not modelled."""
-    if device_kind(device) == "apple":
+    if device.runtime_kind is DeviceKind.APPLE:
         raise InputError("count", count, f"1: {device.name} is a Mac's one chip, and several Macs (llama.cpp's "
                                          "RPC, mlx's distributed runs over a network) are not modelled")
-    if device_kind(device) == "cpu":
+    if device.runtime_kind is DeviceKind.CPU:
         raise InputError("count", count, f"1: a CPU-only run is one {device.name}'s cores and memory (--threads "
                                          "sets how many); a second socket (NUMA) or several machines "
                                          "(llama.cpp's RPC over a network) are not modelled")
@@ -858,7 +858,7 @@ def _unequal_split_notes(per_device: list[DeviceShare] | None) -> list[Assumptio
 
 def _runtime_memory_notes(request: InferenceRequest, case: ServingCase, device: Device) -> list[Assumption]:
     """The share of device memory a serving runtime takes, where it takes less than all (not on CPUs)."""
-    if not ((case.memory_share < 1 or case.kv_free_share < 1) and device.kind != "cpu"):
+    if not ((case.memory_share < 1 or case.kv_free_share < 1) and device.kind is not DeviceKind.CPU):
         return []
     return [Assumption(name="runtime memory", value=f"{case.memory_share:.0%} of device memory for weights, "
                        f"activations and KV cache, {case.kv_free_share:.0%} of what they leave to the cache "

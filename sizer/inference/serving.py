@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Precision
+from sizer.choices import DeviceKind, Precision
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.layers import LayerTable, fold_layers
@@ -650,7 +650,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     reserve = table.framework_overhead[d]
     # a data-centre runtime's shares on GPUs and accelerators; CPUs and unified memory run llama.cpp-style runtimes,
     # which take every byte (unified memory: what the GPU may wire, set by the caller)
-    on_cpu = np.asarray([table.devices[i].kind == "cpu" or table.devices[i].unified_memory for i in np.atleast_1d(d)])
+    on_cpu = np.asarray([table.devices[i].kind is DeviceKind.CPU or table.devices[i].unified_memory for i in np.atleast_1d(d)])
     memory_share = np.where(on_cpu, 1.0, case.memory_share)
     kv_share = np.where(on_cpu, 1.0, case.kv_free_share)
     memory = table.memory[d] * memory_share

@@ -269,9 +269,7 @@ def device_refusal(entry: Runtime, device: Device) -> str | None:
     str or None
         The reason in words, or None where it runs.
     """
-    from sizer.runtimes.local_runtimes import device_kind
-
-    return entry.refusal(device_kind=device_kind(device), vendor=device.vendor)
+    return entry.refusal(device_kind=device.runtime_kind, vendor=device.vendor)
 
 
 def check_split(entry: Runtime, split: str | None) -> None:

@@ -16,7 +16,6 @@ from sizer.launch.setups import ServingSetup
 from sizer.launch.tool import Question, Tool
 from sizer.launch.tools import tools_for
 from sizer.runtimes import Runtime, runtime
-from sizer.runtimes.local_runtimes import device_kind
 from sizer.runtimes.serving_runtimes import format_refusal
 
 if TYPE_CHECKING:
@@ -99,7 +98,7 @@ def _check_engine(name: str, engine: Runtime, setup: ServingSetup) -> None:
     if setup.engine is not None and setup.engine != engine.name:
         raise InputError("emit", name, f"{setup.engine} (the runtime this answer was sized for, with its memory shares "
                                        f"and scheduler), or ask again with --runtime {name}")
-    why = (engine.refusal(device_kind=device_kind(setup.device), vendor=setup.device.vendor, kv_cache=setup.kv_cache)
+    why = (engine.refusal(device_kind=setup.device.runtime_kind, vendor=setup.device.vendor, kv_cache=setup.kv_cache)
            or format_refusal(engine, setup.weights, setup.device.architecture))
     if why is not None:
         raise InputError("emit", name, f"a tool that runs this setup: {why}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from sizer.choices import KvCache, Method, Recompute
+from sizer.choices import DeviceKind, KvCache, Method, Recompute
 from sizer.errors import require_device
 from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_id
 
@@ -123,7 +123,7 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
     device = catalog.find(request.devices[0] if request.devices else require_device(request))
     offloaded = request.gpu_layers is not None and request.gpu_layers < arch.layers
     threads = request.threads
-    cpu = device if device.kind == "cpu" else (catalog.find(request.host_cpu or DEFAULT_HOST) if offloaded else None)
+    cpu = device if device.kind is DeviceKind.CPU else (catalog.find(request.host_cpu or DEFAULT_HOST) if offloaded else None)
     if threads is None and cpu is not None and cpu.cores is not None:  # the answer's default: the CPU's physical cores
         threads = int(cpu.cores.value)
     if request.devices is not None and result.per_device:  # unequal cards: each one's layers (an offload's
@@ -136,7 +136,7 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
                       gpu_layers=request.gpu_layers if offloaded else None,
                       context=request.depth + result.prompt_len + result.output_len, sequences=result.batch,
                       flash_attention=flash, ubatch=request.ubatch, threads=threads, layer_shares=shares,
-                      split=result.split, on_gpu=device.kind != "cpu", fits=result.fits)
+                      split=result.split, on_gpu=device.kind is not DeviceKind.CPU, fits=result.fits)
 
 
 def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, global_batch: float | None,

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from sizer.choices import Mode, Objective
+from sizer.choices import CATALOG_KINDS, CatalogKindName, Mode, Objective
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
 from sizer.engine.calibration import Calibration
@@ -83,7 +83,7 @@ def _on_demand() -> list[OfferTerm]:
 
 
 def _every_kind() -> list[DeviceKind]:
-    return ["gpu", "accelerator", "cpu"]
+    return list(CATALOG_KINDS)
 
 
 class RecommendRequest(WorkloadRequest):
@@ -106,7 +106,7 @@ class RecommendRequest(WorkloadRequest):
                                    description="offer terms a rent may have: on-demand (default), spot, reserved, "
                                    "reserved 1 year, reserved 3 years")
     objective: Objective = "time"
-    kinds: list[DeviceKind] = Field(default_factory=_every_kind)
+    kinds: list[CatalogKindName] = Field(default_factory=_every_kind)
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
@@ -499,7 +499,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
-        raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
+        raise InputError("kinds", request.kinds, f"at least one of {', '.join(CATALOG_KINDS)}")
     job = resolve_job(request)
     kinds = tuple(request.kinds)
     devices = _devices(catalog, kinds)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import GGML_KV_CACHES, KvCache, Method, Precision, parse_choice
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Method, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
@@ -137,7 +137,7 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
         changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
     # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
     # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
-    separate = have.device.kind != "cpu" and not have.device.unified_memory
+    separate = have.device.kind is not DeviceKind.CPU and not have.device.unified_memory
     if not fields.get("offload") and method is Method.FULL and separate and timed:
         changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
     return changes
@@ -338,7 +338,7 @@ def _kv_changes(fields: dict[str, Any], have: Owned, weights: str) -> list[Chang
 def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
     """The most layers that fit on a GPU with separate host memory, the rest offloaded to the CPU (llama.cpp -ngl):
     device memory of the weights and KV cache scales with the layers kept, activations and reserve do not."""
-    if result is None or have.device.kind == "cpu" or have.device.unified_memory or fields.get("rate") or fields.get("users"):
+    if result is None or have.device.kind is DeviceKind.CPU or have.device.unified_memory or fields.get("rate") or fields.get("users"):
         return None
     from sizer.workloads.registry import find_model
 
@@ -435,7 +435,7 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
     split = "llama.cpp's layer split" if result is not None and result.split == "layer" else "tensor parallel"
     # a Mac has one chip and a desk CPU one socket: more of them is not a change to the machine the user has
-    one_chip = have.device.kind == "cpu" or have.device.vendor.lower() == "apple"
+    one_chip = have.device.runtime_kind in (DeviceKind.CPU, DeviceKind.APPLE)
     per_node, _ = node_layout(have.device)
     counts = [] if one_chip else [have.count * f for f in MORE_DEVICES[:3] if have.count * f <= per_node]  # inside a node
     for count in counts:

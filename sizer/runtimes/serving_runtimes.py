@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizer.choices import GGML_KV_CACHES, KvCache
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache
 from sizer.runtimes.precision_support import generation_refusal, kv_mode, kv_words, refusal_words, weight_mode
 from sizer.runtimes.runtime import Purpose, Runtime
 
@@ -135,7 +135,7 @@ VLLM = Runtime(
     name="vllm", purpose=Purpose.SERVING,
     summary="vLLM: paged KV cache, continuous batching with chunked prefill, preemption by recompute",
     sources=("docs/references.md [kwon2023vllm]", "vllm/engine/arg_utils.py EngineArgs defaults (v0.6)"),
-    weight_formats=_COMMON | _GGUF, device_kinds=frozenset({"gpu", "accelerator"}), kv_caches=_SERVING_KV,
+    weight_formats=_COMMON | _GGUF, device_kinds=frozenset({DeviceKind.GPU, DeviceKind.ACCELERATOR}), kv_caches=_SERVING_KV,
     profile=ServingProfile(
         version="0.6", max_running=256, token_budget=2048, memory_share=0.9, kv_free_share=1.0, reserve_kv=False,
         sequence_overhead=90e-6, parallelism=frozenset({"tensor", "pipeline", "expert", "data-attention"}),
@@ -149,7 +149,7 @@ SGLANG = Runtime(
     name="sglang", purpose=Purpose.SERVING,
     summary="SGLang: radix-tree prefix cache, continuous batching with chunked prefill",
     sources=("sglang/srt/server_args.py ServerArgs defaults (v0.3)",),
-    weight_formats=_COMMON, device_kinds=frozenset({"gpu", "accelerator"}), kv_caches=_SERVING_KV,
+    weight_formats=_COMMON, device_kinds=frozenset({DeviceKind.GPU, DeviceKind.ACCELERATOR}), kv_caches=_SERVING_KV,
     profile=ServingProfile(
         version="0.3", max_running=256, token_budget=8192, memory_share=0.88, kv_free_share=1.0, reserve_kv=False,
         sequence_overhead=110e-6, parallelism=frozenset({"tensor", "expert", "data-attention"}),
@@ -164,7 +164,7 @@ TENSORRT_LLM = Runtime(
     summary="TensorRT-LLM: in-flight batching, KV cache guaranteed for each admitted request",
     sources=("trtllm-build defaults (max_batch_size 2048, max_num_tokens 8192); KvCacheConfig "
              "free_gpu_memory_fraction 0.9",),
-    weight_formats=_COMMON, device_kinds=frozenset({"gpu"}), kv_caches=_SERVING_KV,
+    weight_formats=_COMMON, device_kinds=frozenset({DeviceKind.GPU}), kv_caches=_SERVING_KV,
     profile=ServingProfile(
         version="0.17", max_running=2048, token_budget=8192, memory_share=1.0, kv_free_share=0.9, reserve_kv=True,
         sequence_overhead=0.0, parallelism=frozenset({"tensor", "pipeline", "expert"}),

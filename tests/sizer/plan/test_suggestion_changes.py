@@ -9,7 +9,6 @@ import pytest
 from sizer.choices import KvCache, Method
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned
-from sizer.runtimes import runtime
 from sizer.plan.suggestions import (
     MAX_SUGGESTED_DEVICES,
     SHORTEST_SEQUENCE,
@@ -20,6 +19,7 @@ from sizer.plan.suggestions import (
     _serving_changes,
     _training_changes,
 )
+from sizer.runtimes import runtime
 
 # no answer to read a sequence length or a parameter count from: the changes that need none
 NOTHING = Outcome(fits=False, memory_per_device=None, device_memory=None, result=None)  # type: ignore[arg-type]
