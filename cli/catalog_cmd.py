@@ -18,11 +18,10 @@ def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu
                                                       "and its purchase price, with their dates, instead of its figures.")] = False,
                  catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Every device with its memory, bandwidth and FP32 peak (--prices: its rent and purchase prices)."""
-    from sizer.facade import InputError, summarize_device
+    from sizer.facade import CATALOG_KINDS, DeviceKind, parse_choice, summarize_device
 
-    if kind is not None and kind not in ("gpu", "accelerator", "cpu"):
-        raise InputError("kind", kind, "gpu, accelerator or cpu")
-    devices = [summarize_device(d) for d in load(catalog) if kind is None or d.kind == kind]
+    wanted = None if kind is None else parse_choice(DeviceKind, kind, "kind", CATALOG_KINDS)
+    devices = [summarize_device(d) for d in load(catalog) if wanted is None or d.kind is wanted]
     if json:
         return output.emit_json({"devices": devices})
     if prices:

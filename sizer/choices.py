@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -134,9 +134,40 @@ class DeviceKind(StrEnum):
 CATALOG_KINDS: tuple[DeviceKind, ...] = (DeviceKind.GPU, DeviceKind.ACCELERATOR, DeviceKind.CPU)
 
 
-# What a training recommendation ranks by: time to train, cost, or the time-cost front (a Literal: the
-# values travel as they are, and no code branches on a member's identity).
-Objective = Literal["time", "cost", "pareto"]
+class Split(StrEnum):
+    """How a replica's devices share a model: tensor parallelism (heads split over ranks), llama.cpp's layer split
+    (``--split-mode layer``: layers in turn), or its row split (``--split-mode row``, refused: not modelled)."""
+
+    TENSOR = "tensor"
+    LAYER = "layer"
+    ROW = "row"
+
+
+# Which price one cost is on: a cloud rent or an amortised purchase (plus energy).
+PriceBasis = Literal["rent", "buy"]
+# Which prices a question may use: rent (cloud on-demand only), buy (amortised purchase plus energy), or any (rent
+# where the catalog has one, else the amortised purchase, each labelled). Literals, checked by mypy's strict equality
+# where compared; the names are written here only (PRICINGS lists them for the page and the checks).
+Pricing = Literal[PriceBasis, "any"]
+PRICE_BASES: tuple[PriceBasis, ...] = get_args(PriceBasis)
+PRICINGS: tuple[Pricing, ...] = get_args(Pricing)
+
+
+class Objective(StrEnum):
+    """What a training recommendation ranks by: time to train, cost, or the time-cost (Pareto) front."""
+
+    TIME = "time"
+    COST = "cost"
+    PARETO = "pareto"
+
+
+class ServingObjective(StrEnum):
+    """What a serving recommendation ranks deployments by: cost per million output tokens, one request's
+    end-to-end latency, or output tokens/s per device."""
+
+    COST = "cost"
+    LATENCY = "latency"
+    THROUGHPUT = "throughput"
 
 
 class Mode(StrEnum):

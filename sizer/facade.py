@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ConfigDict, Field
 
 from sizer.choices import (  # noqa: F401
+    CATALOG_KINDS,
+    PRICINGS,
+    CatalogKindName,
     DeviceKind,
     Precision,
     PrecisionName,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sizer.choices import DeviceKind
+from sizer.choices import DeviceKind, Split
 from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.schema import Device, Sourced
@@ -102,7 +102,7 @@ def local_times(arch: Architecture, device: Device, fmt: WeightFormat, profile: 
     """
     table = local_table(device, fmt, profile)
     one = (np.zeros(1, dtype=np.int64), np.ones(1), np.ones(1))
-    decode = evaluate_serving(ServingCase(arch, fmt, kv_bytes, prompt_len, output_len, split="layer", depth=depth),
+    decode = evaluate_serving(ServingCase(arch, fmt, kv_bytes, prompt_len, output_len, split=Split.LAYER, depth=depth),
                               table, *one)
     step = float(decode.decode_seconds[0])
     if not profile.flash_attention:
@@ -176,12 +176,12 @@ def prefill_seconds(arch: Architecture, fmt: WeightFormat, table: DeviceTable, u
     seconds = 0.0
     if full:
         mid = depth + (full - 1) * ubatch // 2
-        case = ServingCase(arch, fmt, kv_bytes, ubatch, 1, split="layer", depth=mid)
+        case = ServingCase(arch, fmt, kv_bytes, ubatch, 1, split=Split.LAYER, depth=mid)
         seconds += full * float(evaluate_serving(case, table, *one).prefill_seconds[0])
         if not flash_attention:
             seconds += full * unfused_attention_seconds(arch, table, ubatch, mid + ubatch)
     if rest:
-        case = ServingCase(arch, fmt, kv_bytes, rest, 1, split="layer", depth=depth + full * ubatch)
+        case = ServingCase(arch, fmt, kv_bytes, rest, 1, split=Split.LAYER, depth=depth + full * ubatch)
         seconds += float(evaluate_serving(case, table, *one).prefill_seconds[0])
         if not flash_attention:
             seconds += unfused_attention_seconds(arch, table, rest, depth + full * ubatch + rest)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from sizer.choices import DeviceKind, KvCache, Method, Recompute
+from sizer.choices import DeviceKind, KvCache, Method, Recompute, Split
 from sizer.errors import require_device
 from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_id
 
@@ -62,7 +62,7 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
     profile = engine.profile if engine is not None else None
     running = (request.max_running or (profile.max_running if profile else result.batch)) if loaded else result.batch
     budget = (request.token_budget or (profile.token_budget if profile else None)) if loaded else None
-    tensor = result.split == "tensor"
+    tensor = result.split == Split.TENSOR
     return ServingSetup(model=model, model_known=known, weights=result.weights, kv_cache=KvCache(result.kv_cache),
                         tensor_parallel=result.count if tensor else 1, pipeline_parallel=1 if tensor else result.count,
                         replicas=replicas, max_model_len=context, max_running=running, token_budget=budget,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Method, Precision, parse_choice
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Method, Precision, Split, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
@@ -433,7 +433,7 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     prompt = int(fields.get("prompt_len", 1024))
     if prompt > 512:
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
-    split = "llama.cpp's layer split" if result is not None and result.split == "layer" else "tensor parallel"
+    split = "llama.cpp's layer split" if result is not None and result.split == Split.LAYER else "tensor parallel"
     # a Mac has one chip and a desk CPU one socket: more of them is not a change to the machine the user has
     one_chip = have.device.runtime_kind in (DeviceKind.CPU, DeviceKind.APPLE)
     per_node, _ = node_layout(have.device)

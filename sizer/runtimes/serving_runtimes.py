@@ -15,14 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache
+from sizer.runtimes.gguf import VLLM_MIXES
 from sizer.runtimes.precision_support import generation_refusal, kv_mode, kv_words, refusal_words, weight_mode
 from sizer.runtimes.runtime import Purpose, Runtime
 
 # Weight formats a data-centre engine runs (names of sizer.inference.formats); GGUF is llama.cpp's.
 _COMMON = frozenset({"fp32", "bf16", "fp16", "fp8", "w8a8", "int8", "int4", "gptq-int4-g32", "gptq-int4-g64",
                      "gptq-int4-g128", "awq-int4-g64", "awq-int4-g128", "mxfp4", "nvfp4"})
-# GGUF files: vLLM loads them (experimental support, vLLM docs 'GGUF'; recalled, not in a data file)
-_GGUF = frozenset({"q4_0", "q4_k_m", "q8_0"})
+# GGUF files: vLLM loads them (experimental support; which mixes: sizer.runtimes.gguf)
+_GGUF = VLLM_MIXES
 # Device generations whose kernels a format needs. AWQ/GPTQ int4 GEMMs (Marlin, AWQ GEMM) use tensor-core
 # instructions of Turing (sm_75) and newer: vLLM's quantization table lists no Volta or older support.
 FOUR_BIT_KERNEL_GENERATIONS_MISSING = ("kepler", "maxwell", "pascal", "volta")
