@@ -48,6 +48,7 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
         The setup.
     """
     from sizer.inference.estimate import served_architecture
+    from sizer.inference.formats import weight_format
     from sizer.inference.under_load import serving_runtime
 
     arch, _ = served_architecture(request)
@@ -67,6 +68,7 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
                         tensor_parallel=result.count if tensor else 1, pipeline_parallel=1 if tensor else result.count,
                         replicas=replicas, max_model_len=context, max_running=running, token_budget=budget,
                         experts=arch.experts, device=catalog.find(require_device(request)), count=result.count,
+                        gguf_file=weight_format(result.weights).gguf_mix is not None,
                         engine=engine.name if engine is not None else None, fits=result.fits, lengths_vary=varying,
                         memory_share=tool.profile.memory_share, kv_free_share=tool.profile.kv_free_share,
                         expert_parallel=bool(getattr(request, "expert_parallel", False) or getattr(request, "dp_attention", False)),

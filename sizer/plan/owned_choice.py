@@ -206,7 +206,7 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
         return fields, base, _said(owned, None, tried, memory_only, objective)
     if memory_only:
         best = working[0]  # candidates come in order of preference
-    elif objective is Objective.COST:
+    elif objective == Objective.COST:
         best = min(working, key=lambda t: (t[2].cost.expected if t[2].cost is not None else math.inf, _seconds(t[2])))
     else:
         best = min(working, key=lambda t: _seconds(t[2]))
@@ -232,7 +232,7 @@ def _said(owned: Owned, chosen: dict[str, Any] | None, tried: list[tuple[dict[st
 
     others = "; ".join(f"{label(edit)}: {result(outcome)}" for edit, _, outcome in tried if outcome is not None)
     rule = "the one training the most weights that fits" if memory_only else \
-        "the cheapest that fits" if objective is Objective.COST else "the fastest that fits"
+        "the cheapest that fits" if objective == Objective.COST else "the fastest that fits"
     if chosen is None:
         value = f"{owned.label}: none of the candidates fits ({others}); answered as asked, with the changes that would work"
     else:

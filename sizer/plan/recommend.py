@@ -766,9 +766,9 @@ def _rank(options: _Options, keep: np.ndarray, objective: Objective) -> tuple[np
         group = candidates[basis_of[candidates] == side]
         flags[group] = _front(run_seconds[group], order_cost[group])
     t, c = run_seconds[candidates], order_cost[candidates]
-    if objective is Objective.TIME:
+    if objective == Objective.TIME:
         order = candidates[np.lexsort((c, t))]
-    elif objective is Objective.COST:  # one basis per ranked column: rents first, then purchases, each by cost
+    elif objective == Objective.COST:  # one basis per ranked column: rents first, then purchases, each by cost
         order = candidates[np.lexsort((t, c, basis_of[candidates] == "buy"))]
     else:
         order = candidates[np.lexsort((t, ~flags[candidates]))]
