@@ -26,6 +26,7 @@ from .middleware import GuardMiddleware
 from .pool import WorkerPool
 from .routers import (
     catalog,
+    choices,
     compute,
     health,
     inference,
@@ -91,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         logging.getLogger("sizer.api").warning("tables not built at start: %s", error)
     errors.install(app)
     for module in (peak, compute, time, memory, plan, inference, network_size, tco, recommend, catalog, models, workloads,
-                   health, pages):
+                   choices, health, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.state.lanes = Lanes(settings, pool, app.state.catalog.key)

@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 from machine import quantile  # noqa: E402
 from single_device_rows import Run, all_rows  # noqa: E402
 
-from sizer.choices import Mode, Optimizer, Precision  # noqa: E402
+from sizer.choices import DeviceKind, Mode, Optimizer, Precision  # noqa: E402
 from sizer.datafile import load_json, load_yaml, write_text  # noqa: E402
 from sizer.engine.constants import (  # noqa: E402
     GPU_EFFICIENCIES,
@@ -103,7 +103,7 @@ class Predictor:
             if fit is None or device.kind != "gpu":
                 efficiency = device_efficiencies(device)
             else:
-                efficiency = stack_efficiencies(device, default_efficiencies("gpu"), fit)
+                efficiency = stack_efficiencies(device, default_efficiencies(DeviceKind.GPU), fit)
             optimizer = Optimizer.SGD if not run.updates else \
                 (Optimizer.ADAM if run.workload.startswith("bert") else Optimizer.MOMENTUM)
             try:
@@ -124,7 +124,7 @@ class Predictor:
         job, table, units = self._base(run, device)
         library = kernel_library(device)
         k = len(fits)
-        effs = [stack_efficiencies(device, default_efficiencies("gpu"), fit) for fit in fits]
+        effs = [stack_efficiencies(device, default_efficiencies(DeviceKind.GPU), fit) for fit in fits]
         rates = np.asarray([[units[0] * unit_efficiency(e, units[1]), units[2] * unit_efficiency(e, units[3]),
                              units[4] * e.vector, units[0] * unit_efficiency(e, units[1])] for e in effs])
         repeated = {name: np.repeat(getattr(table, name), k, axis=0) for name in table.__dataclass_fields__
@@ -150,7 +150,7 @@ class Predictor:
                 (Optimizer.ADAM if run.workload.startswith("bert") else Optimizer.MOMENTUM)
             job = job_from_profile(self.profiles[profile_key], run.batch, Precision(run.precision), optimizer,
                                    micro_batch=run.batch)
-            table = build_device_table((device,), job.precision, (default_efficiencies("gpu"),))
+            table = build_device_table((device,), job.precision, (default_efficiencies(DeviceKind.GPU),))
             precision = table.precisions[0]
             assert precision is not None
             r = device_rates(device, Precision(precision))

@@ -18,11 +18,10 @@ def list_devices(kind: Annotated[Optional[str], typer.Option("--kind", help="gpu
                                                       "and its purchase price, with their dates, instead of its figures.")] = False,
                  catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Every device with its memory, bandwidth and FP32 peak (--prices: its rent and purchase prices)."""
-    from sizer.facade import InputError, summarize_device
+    from sizer.facade import CATALOG_KINDS, DeviceKind, parse_choice, summarize_device
 
-    if kind is not None and kind not in ("gpu", "accelerator", "cpu"):
-        raise InputError("kind", kind, "gpu, accelerator or cpu")
-    devices = [summarize_device(d) for d in load(catalog) if kind is None or d.kind == kind]
+    wanted = None if kind is None else parse_choice(DeviceKind, kind, "kind", CATALOG_KINDS)
+    devices = [summarize_device(d) for d in load(catalog) if wanted is None or d.kind is wanted]
     if json:
         return output.emit_json({"devices": devices})
     if prices:
@@ -49,7 +48,9 @@ def _bought(p) -> str:
 
 def _price_table(devices) -> None:
     """`catalog list --prices`: per device its cheapest on-demand rent and its purchase price, each dated."""
-    accelerators = [d for d in devices if d.kind != "cpu"]
+    from sizer.facade import DeviceKind
+
+    accelerators = [d for d in devices if d.kind is not DeviceKind.CPU]
     rented = sum(d.cloud_price is not None for d in accelerators)
     bought = sum(d.purchase_price is not None for d in accelerators if d.cloud_price is None)
     output.table(f"Catalog prices: {len(devices)} devices", ("id", "rent per device (cheapest on-demand, date)",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -118,9 +118,56 @@ class KvCache(StrEnum):
 GGML_KV_CACHES = frozenset({KvCache.Q8_0, KvCache.Q4_0})
 
 
-# What a training recommendation ranks by: time to train, cost, or the time-cost front (a Literal: the
-# values travel as they are, and no code branches on a member's identity).
-Objective = Literal["time", "cost", "pareto"]
+class DeviceKind(StrEnum):
+    """What a device is. A catalog writes the first three (:data:`CATALOG_KINDS`); ``apple`` is Apple silicon's GPU
+    and unified memory, which runtimes tell apart from other GPUs (mlx runs there only): never written in a catalog,
+    where such a chip is a ``gpu`` of vendor Apple, it is derived from those two fields
+    (:attr:`sizer.hardware.schema.Device.runtime_kind`)."""
+
+    GPU = "gpu"
+    ACCELERATOR = "accelerator"
+    CPU = "cpu"
+    APPLE = "apple"
+
+
+# The kinds a catalog entry is, in the order a recommendation ranks them by default
+CATALOG_KINDS: tuple[DeviceKind, ...] = (DeviceKind.GPU, DeviceKind.ACCELERATOR, DeviceKind.CPU)
+
+
+class Split(StrEnum):
+    """How a replica's devices share a model: tensor parallelism (heads split over ranks), llama.cpp's layer split
+    (``--split-mode layer``: layers in turn), or its row split (``--split-mode row``, refused: not modelled)."""
+
+    TENSOR = "tensor"
+    LAYER = "layer"
+    ROW = "row"
+
+
+# Which price one cost is on: a cloud rent or an amortised purchase (plus energy).
+PriceBasis = Literal["rent", "buy"]
+# Which prices a question may use: rent (cloud on-demand only), buy (amortised purchase plus energy), or any (rent
+# where the catalog has one, else the amortised purchase, each labelled). Literals, checked by mypy's strict equality
+# where compared; the names are written here only (PRICINGS lists them for the page and the checks).
+Pricing = Literal[PriceBasis, "any"]
+PRICE_BASES: tuple[PriceBasis, ...] = get_args(PriceBasis)
+PRICINGS: tuple[Pricing, ...] = get_args(Pricing)
+
+
+class Objective(StrEnum):
+    """What a training recommendation ranks by: time to train, cost, or the time-cost (Pareto) front."""
+
+    TIME = "time"
+    COST = "cost"
+    PARETO = "pareto"
+
+
+class ServingObjective(StrEnum):
+    """What a serving recommendation ranks deployments by: cost per million output tokens, one request's
+    end-to-end latency, or output tokens/s per device."""
+
+    COST = "cost"
+    LATENCY = "latency"
+    THROUGHPUT = "throughput"
 
 
 class Mode(StrEnum):
@@ -134,7 +181,7 @@ class Mode(StrEnum):
 Choice = TypeVar("Choice", bound=StrEnum)
 
 
-def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
+def parse_choice(kind: type[Choice], value: object, field: str, members: tuple[Choice, ...] | None = None) -> Choice:
     """The member of ``kind`` named by ``value``, or InputError naming the field and the choices.
 
     Parameters
@@ -146,6 +193,9 @@ def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
         ``-`` or ``_`` between words (``"Adam_8bit"`` is ``adam-8bit``).
     field : str
         The request field the value came from, named in the error.
+    members : tuple of StrEnum, optional
+        The members this field takes, where it takes fewer than the enum has (a catalog writes three of the
+        four device kinds); None: every member.
 
     Returns
     -------
@@ -157,14 +207,15 @@ def parse_choice(kind: type[Choice], value: object, field: str) -> Choice:
     InputError
         When ``value`` names no member; the message lists every valid name.
     """
-    if isinstance(value, kind):
+    allowed = tuple(kind) if members is None else members
+    if isinstance(value, kind) and value in allowed:
         return value
     if isinstance(value, str):
         key = value.strip().lower().replace("_", "-")
-        for member in kind:
+        for member in allowed:
             if member.value.replace("_", "-") == key:  # a name spelled with "_" (ggml's q8_0) matches either way
                 return member
-    raise InputError(field, value, f"one of {', '.join(member.value for member in kind)}")
+    raise InputError(field, value, f"one of {', '.join(member.value for member in allowed)}")
 
 
 def zero_stage_of(sharding: Sharding) -> int:
@@ -184,13 +235,15 @@ def zero_stage_of(sharding: Sharding) -> int:
     return 3 if sharding is Sharding.FULL else 0
 
 
-def named(kind: type[Choice]) -> Any:
+def named(kind: type[Choice], members: tuple[Choice, ...] | None = None) -> Any:
     """The type of a request field that takes one of ``kind``'s names: the member itself.
 
     Parameters
     ----------
     kind : type[StrEnum]
         The choice's enum.
+    members : tuple of StrEnum, optional
+        The members the field takes, where fewer than the enum has; None: every member.
 
     Returns
     -------
@@ -206,16 +259,18 @@ def named(kind: type[Choice]) -> Any:
     request's other bad fields (pydantic collects every field's error before raising). The schema
     lists the names.
     """
+    allowed = tuple(kind) if members is None else members
+
     def member(value: object, info: ValidationInfo) -> Choice:
         field = info.field_name or kind.__name__.lower()
         try:
-            return parse_choice(kind, value, field)
+            return parse_choice(kind, value, field, allowed)
         except InputError:
             raise PydanticCustomError("choice", "got {given}; expected one of {names}", {
-                "given": repr(value), "names": ", ".join(m.value for m in kind)}) from None
+                "given": repr(value), "names": ", ".join(m.value for m in allowed)}) from None
 
     return Annotated[kind, BeforeValidator(member), PlainSerializer(lambda m: m.value, return_type=str),
-                     WithJsonSchema({"type": "string", "enum": [m.value for m in kind]})]
+                     WithJsonSchema({"type": "string", "enum": [m.value for m in allowed]})]
 
 
 def checked_name(parse: Callable[[Any, str], Any]) -> Any:
@@ -256,6 +311,7 @@ if TYPE_CHECKING:  # to the type checker a choice field holds its member, as it 
     RecomputeName = Recompute
     LossName = Loss
     KvCacheName = KvCache
+    CatalogKindName = DeviceKind
 else:
     PrecisionName = named(Precision)
     OptimizerName = named(Optimizer)
@@ -265,6 +321,7 @@ else:
     RecomputeName = named(Recompute)
     LossName = named(Loss)
     KvCacheName = named(KvCache)
+    CatalogKindName = named(DeviceKind, CATALOG_KINDS)  # a catalog entry's kind, or a kind a request filters by
 
 
 def recompute_index(value: Recompute | None) -> int | None:

@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ConfigDict, Field
 
 from sizer.choices import (  # noqa: F401
+    CATALOG_KINDS,
+    PRICINGS,
+    CatalogKindName,
+    DeviceKind,
     Precision,
     PrecisionName,
     Recompute,
@@ -42,6 +46,7 @@ from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_
 from sizer.hardware.schema import OfferTerm, OfferTermIn
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
+from sizer.vocabularies import ChoiceOut, Choices, choices  # noqa: E402,F401
 from sizer.workloads.profile import builtin_profile_names
 from sizer.workloads.request import RequestModel, WorkloadRequest
 

@@ -10,12 +10,13 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import pint
 import pydantic_core
 from pydantic import BaseModel, ConfigDict
 
+from sizer.choices import PriceBasis as PriceBasis  # re-exported: the one definition is sizer.choices
 from sizer.errors import SizerError
 from sizer.memo import registered_cache
 from sizer.units import Quantity
@@ -413,7 +414,6 @@ def ensure_finite(result: T) -> T:
     return result
 
 
-PriceBasis = Literal["rent", "buy"]
 
 
 class CostOut(Model):

@@ -105,6 +105,17 @@ def browser():
     except Exception as error:  # a broken install is a failure, not a skip: the tools are there
         pytest.fail(f"chromium did not start: {error}")
     driver.set_page_load_timeout(30)
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    opened = driver.get
+
+    def get(url: str) -> None:
+        """Open a page, then wait until its selects hold the lists of GET /v1/choices (api/static/format.js)."""
+        opened(url)
+        WebDriverWait(driver, 10).until(lambda d: d.execute_script(
+            "return !document.querySelector('select[data-choices]') || document.documentElement.dataset.choices"))
+
+    driver.get = get  # type: ignore[method-assign]
     yield driver
     driver.quit()
 

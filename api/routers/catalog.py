@@ -1,11 +1,9 @@
 """`GET /v1/catalog` and `GET /v1/catalog/{device}`: the sourced hardware catalog."""
 from __future__ import annotations
 
-from typing import Literal
-
 from fastapi import APIRouter
 
-from sizer.facade import DeviceDetail, DeviceLookupError, DeviceSummary, Model, describe_device, summarize_device
+from sizer.facade import CatalogKindName, DeviceDetail, DeviceLookupError, DeviceSummary, Model, describe_device, summarize_device
 
 from ..deps import CatalogDep
 from ..errors import detail
@@ -20,8 +18,8 @@ class CatalogList(Model):
 
 
 @router.get("", response_model=CatalogList, summary="Every device with its memory, bandwidth and FP32 peak")
-def list_devices(catalog: CatalogDep, kind: Literal["gpu", "accelerator", "cpu"] | None = None) -> CatalogList:
-    return CatalogList(devices=[summarize_device(d) for d in catalog if kind is None or d.kind == kind])
+def list_devices(catalog: CatalogDep, kind: CatalogKindName | None = None) -> CatalogList:
+    return CatalogList(devices=[summarize_device(d) for d in catalog if kind is None or d.kind is kind])
 
 
 @router.get("/{device}", response_model=DeviceDetail, summary="Every figure of one device, with its source",

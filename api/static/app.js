@@ -105,7 +105,8 @@ function textFields(target, body, names) {
 
 function requestBody() {
   const body = { optimizer: form.elements.optimizer.value,
-                 purchase: form.elements.purchase.value, objective: form.elements.objective.value,
+                 // undefined (left out: the service's default) until /v1/choices has filled the selects
+                 purchase: form.elements.purchase.value || undefined, objective: form.elements.objective.value || undefined,
                  top: null, suggest: 3 };  // every ranked device, and the changes for 3 rejected ones (the API by default: only where none serves)
   chosen(form, body, ["precision", "framework"]);
   const fields = ["model", "params", "batch_size", "deadline", "budget", ...(dataMode() === "tokens" ? ["tokens", "seq_len"] : ["samples", "epochs"])];
@@ -136,7 +137,8 @@ function costCell(r, purchase) {
 // Fine-tuning: the training request with a method; LoRA rank and adapted matrices where given.
 function finetuneBody() {
   const f = finetuneForm.elements;
-  const body = { optimizer: f.optimizer.value, purchase: f.purchase.value, objective: f.objective.value, top: null, suggest: 3 };
+  const body = { optimizer: f.optimizer.value, purchase: f.purchase.value || undefined, objective: f.objective.value || undefined,
+                 top: null, suggest: 3 };
   chosen(finetuneForm, body, ["method", "precision", "state_precision", "loss", "framework"]);
   if (body.framework) delete body.optimizer;  // a named framework's documented recipe sets the optimizer
   for (const flag of ["optimizer_in_backward", "offload_activations"]) if (f[flag].checked) body[flag] = true;  // the recipe's switches
@@ -367,4 +369,5 @@ applyPreset("1.3b");
 const linked = Object.keys(HASHES).find((task) => HASHES[task] && HASHES[task] === location.hash);
 if (linked) document.getElementById(`task-${linked}`).checked = true;
 showTask();
+fillChoices();
 loadModelNames();

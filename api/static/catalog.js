@@ -144,6 +144,7 @@ async function showDevice(id) {
 
 async function load() {
   try {
+    await fillChoices();
     const response = await fetch("/v1/catalog");
     devices = (await response.json()).devices;
     columns = buildColumns();

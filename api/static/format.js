@@ -91,3 +91,18 @@ function fillRows(table, rows) {
   const body = table.querySelector("tbody");
   body.replaceChildren(...rows.map((cells) => el("tr", {}, ...cells.map((c, i) => el("td", { "data-label": heads[i] || "" }, c)))));
 }
+// The pages' fixed lists of names (device kinds, prices, objectives, weight formats, KV caches, runtimes, length sets,
+// launch tools) are the core's, from GET /v1/choices: a select marked data-choices="LIST" gets LIST's names after the
+// options it holds (its default: "all", "none" ...), so that no list is written out a second time in the page.
+// Resolves once every select is filled; the page is marked data-choices="loaded" then (the browser tests wait on it).
+async function fillChoices() {
+  try {
+    const response = await fetch("/v1/choices");
+    if (!response.ok) return;
+    const lists = await response.json();
+    for (const select of document.querySelectorAll("select[data-choices]")) {
+      select.append(...(lists[select.dataset.choices] || []).map((c) => el("option", { value: c.value }, c.label)));
+    }
+    document.documentElement.dataset.choices = "loaded";
+  } catch (error) { /* the selects keep the options they hold: the service's defaults */ }
+}

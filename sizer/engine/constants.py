@@ -11,7 +11,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Optimizer
+from sizer.choices import DeviceKind, Optimizer
 from sizer.engine.stacks import StackFit, kernel_library, stack_fit
 from sizer.errors import InputError
 
@@ -322,13 +322,13 @@ CPU_TRANSFORMER_EFFICIENCIES = replace(
            "../shared/data/single-device-training.csv; one run, unverified)")
 
 
-def default_efficiencies(kind: str, transformer: bool = False) -> Efficiencies:
+def default_efficiencies(kind: DeviceKind, transformer: bool = False) -> Efficiencies:
     """The default efficiencies of a device kind.
 
     Parameters
     ----------
-    kind : str
-        ``"cpu"``, ``"gpu"`` or ``"accelerator"``.
+    kind : DeviceKind
+        The device's kind (a CPU, or a GPU or accelerator alike).
     transformer : bool, default False
         For a layer graph generated from an architecture (fused kernels, flash attention) rather
         than a profiled workload.
@@ -343,7 +343,7 @@ def default_efficiencies(kind: str, transformer: bool = False) -> Efficiencies:
     ----------
     [spec-3.3], [flash-attention], [seed-001]
     """
-    if kind == "cpu":
+    if kind is DeviceKind.CPU:
         return CPU_TRANSFORMER_EFFICIENCIES if transformer else CPU_EFFICIENCIES
     return TRANSFORMER_GPU_EFFICIENCIES if transformer else GPU_EFFICIENCIES
 
@@ -444,11 +444,11 @@ def device_efficiencies(device: Device, transformer: bool = False) -> Efficienci
     """
     measured = device.efficiency
     base = default_efficiencies(device.kind, transformer)
-    if measured is None and not transformer and device.kind == "gpu":
+    if measured is None and not transformer and device.kind is DeviceKind.GPU:
         # a profiled network, eager through the vendor's kernel library: the mechanisms fitted across sources
         return stack_efficiencies(device, base)
     if measured is None:
-        factor, source, _ = stack_factor(device) if transformer and device.kind != "cpu" else (1.0, "", True)
+        factor, source, _ = stack_factor(device) if transformer and device.kind is not DeviceKind.CPU else (1.0, "", True)
         if factor == 1.0 and not source:
             return base
         return replace(base, matrix=base.matrix * factor, source=f"{base.source}; tensor efficiency x {factor:g} for "
@@ -504,7 +504,7 @@ PREFILL_CHUNK_TOKENS = 8192
 MAX_LOAD_BATCH = 2048
 
 
-def serving_efficiencies(kind: str, memory: float = SERVING_MEMORY_EFFICIENCY, matrix: float = SERVING_MATRIX_EFFICIENCY,
+def serving_efficiencies(kind: DeviceKind, memory: float = SERVING_MEMORY_EFFICIENCY, matrix: float = SERVING_MATRIX_EFFICIENCY,
                          step_overhead: float = SERVING_STEP_OVERHEAD) -> Efficiencies:
     """Efficiencies of a serving runtime.
 
@@ -514,8 +514,8 @@ def serving_efficiencies(kind: str, memory: float = SERVING_MEMORY_EFFICIENCY, m
 
     Parameters
     ----------
-    kind : str
-        ``"cpu"``, ``"gpu"`` or ``"accelerator"``.
+    kind : DeviceKind
+        The device's kind (a CPU, or a GPU or accelerator alike).
     memory : float, default 0.9
         Achieved fraction of memory bandwidth in decode [1].
     matrix : float, default 0.606
@@ -528,7 +528,7 @@ def serving_efficiencies(kind: str, memory: float = SERVING_MEMORY_EFFICIENCY, m
     Efficiencies
         The serving efficiencies with their source.
     """
-    if kind == "cpu":
+    if kind is DeviceKind.CPU:
         return replace(CPU_EFFICIENCIES, launch=0.0, step_overhead=step_overhead,
                        source="CPU defaults (sizer/engine/constants.py) with the serving per-pass overhead")
     return replace(GPU_EFFICIENCIES, matrix=matrix, memory=memory, launch=0.0, step_overhead=step_overhead,
@@ -554,7 +554,7 @@ def stack_efficiencies(device: Device, base: Efficiencies, fit: StackFit | None 
         ``memory`` and ``launch`` as fitted.
     """
     library = kernel_library(device)
-    if device.kind != "gpu" or library is None:
+    if device.kind is not DeviceKind.GPU or library is None:
         return base
     fit = fit or stack_fit()
     factor, fitted = fit.factor(library)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Precision
+from sizer.choices import DeviceKind, Precision
 from sizer.diskcache import cached, file_stamp, key_of
 from sizer.engine import constants
 from sizer.engine.constants import (
@@ -106,7 +106,7 @@ def device_rates(device: Device, precision: Precision) -> DeviceRates:
     matrix, _ = device_peak(device, precision)
     has_fp32 = Precision.FP32 in supported_precisions(device)
     fp32 = device_peak(device, Precision.FP32)[0] if has_fp32 else matrix
-    has_matrix_units = device.kind != "cpu" and not any(a in device.architecture for a in NO_MATRIX_UNITS)
+    has_matrix_units = device.kind is not DeviceKind.CPU and not any(a in device.architecture for a in NO_MATRIX_UNITS)
     unit = "fp32" if precision is Precision.FP32 or not has_matrix_units else \
         ("tf32" if precision is Precision.TF32 else "tensor")
     conv, conv_unit = matrix, unit
@@ -320,7 +320,7 @@ def build_device_table(devices: tuple[Device, ...], precision: Precision,
         for name, value in (("precisions", resolved), ("rates", rates), ("matrix_half", half), ("peak", peak), ("unit_peaks", unit_peaks),
                             ("bandwidth", bandwidth), ("launch", eff.launch), ("step_overhead", eff.step_overhead),
                             ("memory", memory),
-                            ("framework_overhead", 0.0 if device.kind == "cpu" else FRAMEWORK_OVERHEAD_BYTES),
+                            ("framework_overhead", 0.0 if device.kind is DeviceKind.CPU else FRAMEWORK_OVERHEAD_BYTES),
                             ("weight_bytes", copy), ("master_bytes", master), ("storage_scale", copy / 4.0),
                             ("link", link.bandwidth), ("link_latency", link.latency), ("bridge", bridge),
                             ("bridge_devices", bridged), ("devices_per_node", per_node),

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Mode
+from sizer.choices import DeviceKind, Mode
 from sizer.datafile import load_yaml
 from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import DeviceTable
@@ -102,15 +102,15 @@ def range_arrays(mode: Mode, job: Job, devices: Sequence[Device]) -> tuple[npt.N
     return factors[:, 0], factors[:, 1]
 
 
-def workload_kind(job: Job, device_kind: str) -> str:
+def workload_kind(job: Job, device_kind: DeviceKind) -> str:
     """The kind a range is looked up by.
 
     Parameters
     ----------
     job : Job
         The workload.
-    device_kind : str
-        ``"cpu"``, ``"gpu"`` or ``"accelerator"``.
+    device_kind : DeviceKind
+        The device's catalog kind.
 
     Returns
     -------
@@ -119,7 +119,7 @@ def workload_kind(job: Job, device_kind: str) -> str:
         GPU, the cross-source spread of benchmarks/single_device_accuracy.py); a kind the spread file lacks
         takes the mode's range.
     """
-    return f"transformer-{device_kind}" if job.arch is not None else f"profile-{device_kind}"
+    return f"transformer-{device_kind.value}" if job.arch is not None else f"profile-{device_kind.value}"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sizer.choices import DeviceKind
 from sizer.datafile import load_yaml
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
@@ -53,12 +54,12 @@ def kernel_library(device: Device) -> str | None:
         ``cudnn``, ``miopen``, ``mps`` or ``cpu``; None for other accelerators (TPU, Gaudi, ...).
 
     >>> from types import SimpleNamespace as D
-    >>> kernel_library(D(kind="gpu", vendor="AMD")), kernel_library(D(kind="cpu", vendor="Apple"))
+    >>> kernel_library(D(kind=DeviceKind.GPU, vendor="AMD")), kernel_library(D(kind=DeviceKind.CPU, vendor="Apple"))
     ('miopen', 'cpu')
     """
-    if device.kind == "cpu":
+    if device.kind is DeviceKind.CPU:
         return CPU_LIBRARY
-    return LIBRARIES.get(device.vendor) if device.kind == "gpu" else None
+    return LIBRARIES.get(device.vendor) if device.kind is DeviceKind.GPU else None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import pint
 
-from sizer.choices import Precision
+from sizer.choices import DeviceKind, Precision
 from sizer.errors import CatalogError, InputError
 from sizer.hardware.precision import PRECISION_BYTES, stored_precision
 from sizer.hardware.schema import Device, Sourced
@@ -321,7 +321,7 @@ def tile_peak(device: Device, precision: Precision | Literal["int8"]) -> pint.Qu
         no tiles or they lack the precision.
     """
     tiles = device.matrix_tiles
-    if tiles is None or device.kind != "cpu":
+    if tiles is None or device.kind is not DeviceKind.CPU:
         return None
     work = {"bf16": tiles.bf16_flop_per_cycle, "int8": tiles.int8_ops_per_cycle}.get(str(precision))
     return None if work is None else cpu_tile_peak_flops(_cpu_cores(device), tile_clock(device), work)
@@ -350,7 +350,7 @@ def _fp32_formula(device: Device) -> str | None:
     (FP32 cores and clock: 2NC), or None where the entry lacks what either needs."""
     if not device.boost_clock:
         return None
-    if device.kind == "cpu" and device.cores and device.vector:
+    if device.kind is DeviceKind.CPU and device.cores and device.vector:
         return "cpu"
     return "gpu" if device.fp32_cores is not None else None
 
@@ -418,7 +418,7 @@ def device_peak(device: Device, precision: Precision = Precision.FP32) -> tuple[
     if precision is Precision.FP32 and not (device.fp32_peak_discrepancy and Precision.FP32 in device.peaks):
         derived = derived_fp32_peak(device)
         if derived is not None:
-            formula = "cores x clock x 2 x SIMD lanes x FMA units (spec §3.1)" if device.kind == "cpu" \
+            formula = "cores x clock x 2 x SIMD lanes x FMA units (spec §3.1)" if device.kind is DeviceKind.CPU \
                 else "R = 2NC, FP32 cores x boost clock x 2 (seed 004 eq. 1)"
             return derived, formula
     peak = stated_peak(device, precision)
@@ -513,7 +513,7 @@ def estimate_peak(device: Device | None = None, precision: Precision = Precision
             given = parse_quantity("clock", clock, "[frequency]")
             device = device.model_copy(update={"boost_clock": Sourced(value=f"{given:~}", source="given by the user")})
         if cores is not None:
-            field = "cores" if device.kind == "cpu" else "fp32_cores"
+            field = "cores" if device.kind is DeviceKind.CPU else "fp32_cores"
             device = device.model_copy(update={field: Sourced(value=_core_count(cores), source="given by the user")})
         peak, basis = device_peak(device, precision)
         name = device.name

@@ -16,10 +16,12 @@ from typing import Any, Iterable, Literal
 
 import pint
 
+from sizer.choices import PriceBasis as PriceBasis  # re-exported (sizer.results too): the one definition is sizer.choices
+from sizer.choices import Pricing as Pricing
 from sizer.errors import InputError
 from sizer.hardware.schema import CloudPrice, Device, Price
 from sizer.hardware.server_share import NOT_PRICED, owned_price, purchase_per_device
-from sizer.results import Assumption, Estimate, Model, PriceBasis, QuantityOut, RangeOut
+from sizer.results import Assumption, Estimate, Model, QuantityOut, RangeOut
 from sizer.units import Quantity, parse_quantity
 
 
@@ -99,9 +101,7 @@ class CostAssumptions:
 COST_DEFAULTS = CostAssumptions()
 """The defaults every cost uses unless the user gives another value."""
 
-Pricing = Literal["rent", "buy", "any"]
-"""Which price a cost uses: rent (cloud on-demand only), buy (amortised purchase plus energy), or
-any (rent where the catalog has one, else the amortised purchase, each labelled)."""
+# Which price a cost uses (sizer.choices: rent, buy or any), and the basis of one cost (rent or buy)
 """What a cost figure is: a cloud rent, or an amortised purchase (capital over the lifetime plus energy)."""
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sizer.choices import DeviceKind
 from sizer.hardware.schema import Device
 
 
@@ -106,7 +107,7 @@ def node_layout(device: Device) -> tuple[int, LinkSpeed]:
     [dgx-h100], [ethernet]
     """
     link = device_link(device)
-    if device.kind == "cpu":
+    if device.kind is DeviceKind.CPU:
         return 1, OFFICE_NETWORK
     if not link.name.lower().startswith("pcie"):
         domain = device.interconnect.domain if device.interconnect is not None else None

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import pint
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from sizer.choices import Precision
+from sizer.choices import CatalogKindName, DeviceKind, Precision
 from sizer.errors import InputError
 from sizer.units import Quantity, parse_quantity
 
 # The one precision vocabulary (sizer.choices); a catalog states peaks for stored precisions, every one but
 # `mixed`, which each device resolves to one of these.
 PRECISIONS: tuple[Precision, ...] = tuple(p for p in Precision if p is not Precision.MIXED)
-DeviceKind = Literal["gpu", "cpu", "accelerator"]
 PriceScope = Literal["gpu", "system-share"]  # a purchase price of the device alone, or its share of a whole machine
 
 _DATE_RE = re.compile(r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$")  # ASCII digits: \d takes "٢٠٢٣"
@@ -295,6 +294,14 @@ class Device(Strict):
             self._key = self.model_dump_json()
         return self._key
 
+    @property
+    def runtime_kind(self) -> DeviceKind:
+        """The kind a runtime tells apart: :attr:`DeviceKind.APPLE` for Apple silicon's GPU (a ``gpu`` of vendor
+        Apple), else the catalog's kind; an Apple chip's CPU entry stays a CPU (no Metal, no MLX GPU)."""
+        if self.vendor.strip().lower() == "apple" and self.kind is not DeviceKind.CPU:
+            return DeviceKind.APPLE
+        return self.kind
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> "Device":
         """A copy; one with other figures works its key out anew.
 
@@ -321,7 +328,7 @@ class Device(Strict):
     name: str
     aliases: list[str] = []
     vendor: str
-    kind: DeviceKind
+    kind: CatalogKindName
     architecture: str
     launch_year: int = Field(ge=1990, le=2100)
     fp32_cores: Sourced | None = None
@@ -368,7 +375,7 @@ class Device(Strict):
 
     @model_validator(mode="after")
     def _kind_fields(self) -> "Device":
-        if self.kind == "cpu":
+        if self.kind is DeviceKind.CPU:
             missing = [f for f in ("cores", "vector", "boost_clock") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"a cpu needs {', '.join(missing)}")
@@ -571,7 +578,7 @@ def read_figures(device: Device) -> None:
     device.key  # noqa: B018 - worked out now, so that it is kept with the catalog too (caches key devices by it)
 
 
-__all__ = ["CatalogFile", "CloudPrice", "Confidence", "CpuVector", "Fabric", "OfferNetwork", "OfferTerm", "PurchaseBasis", "Device", "InputError", "Interconnect", "Link", "MeasuredEfficiency",
+__all__ = ["CatalogFile", "CloudPrice", "Confidence", "CpuVector", "DeviceKind", "Fabric", "OfferNetwork", "OfferTerm", "PurchaseBasis", "Device", "InputError", "Interconnect", "Link", "MeasuredEfficiency",
            "NetworksFile", "System",
            "PRECISIONS", "Precision", "Price", "SI_UNITS", "Sourced", "figure_problems", "read_figures"]
 

@@ -22,6 +22,7 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
+from sizer.choices import DeviceKind
 from sizer.memo import registered_cache
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def owned_price(device: Device, price: Price, *, host_given: bool = False,
         return OwnedPrice(alone, 0.0, "system-share", f"a share of {price.system or 'a whole machine'}: its host is in the price")
     if host_given:
         return OwnedPrice(alone, 0.0, "gpu", "the device alone; the host capital given (--host-share) stands for its server")
-    if device.kind == "cpu":
+    if device.kind is DeviceKind.CPU:
         return OwnedPrice(alone, 0.0, "gpu", "a CPU: it is the host; no server share added")
     share = share if share is not None else catalog_server_share()
     if share is None:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sizer.choices import DeviceKind
 from sizer.errors import DeviceLookupError
 from sizer.hardware.schema import Device
 from sizer.units import Quantity
@@ -108,7 +109,7 @@ def families(devices: Iterable[Device]) -> dict[tuple[str, ...], list[Variant]]:
     found: dict[tuple[str, ...], list[Variant]] = {}
     for device in devices:
         cores = _ARCHITECTURE_CORES.search(device.architecture)
-        if cores is None or device.kind != "gpu" or " (" not in device.name:
+        if cores is None or device.kind is not DeviceKind.GPU or " (" not in device.name:
             continue
         chip = device.name.split(" (", 1)[0]
         memory = float(Quantity(device.memory.si("memory", "[information]"), "B").to("GB").magnitude)

@@ -77,4 +77,4 @@ def launch(setup: LocalSetup) -> Launch:
 
 
 TOOL = Tool(name="llama.cpp", questions=frozenset({Question.LOCAL}), version=VERSION, documentation=DOCUMENTATION,
-            options=OPTIONS, emit=launch, aliases=("llamacpp", "llama-cpp", "llama-server"))
+            options=OPTIONS, emit=launch, aliases=("llamacpp", "llama-cpp", "llama-server"), runtime="llama.cpp")

@@ -64,6 +64,8 @@ class ServingSetup:
         A mixture's experts split whole over the replica's devices (:mod:`sizer.passes.moe_decode`).
     dp_attention : bool
         Data-parallel attention over the replica's devices, with expert parallelism.
+    gguf_file : bool
+        The weights are a GGUF file (a mix of :mod:`sizer.runtimes.gguf`), read by the engine from the file.
     """
 
     model: str
@@ -86,6 +88,7 @@ class ServingSetup:
     kv_free_share: float
     expert_parallel: bool = False
     dp_attention: bool = False
+    gguf_file: bool = False
 
 
 @dataclass(frozen=True)

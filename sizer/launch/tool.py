@@ -39,8 +39,8 @@ class Tool:
     aliases : tuple of str
         Other spellings.
     runtime : str or None
-        The serving runtime of :mod:`sizer.runtimes` the tool is (``vllm``, ``sglang``, ``tensorrt-llm``): its
-        refusals and memory shares apply; None for the others.
+        The runtime of :mod:`sizer.runtimes` the tool launches (``vllm``, ``sglang``, ``tensorrt-llm``, whose
+        refusals and memory shares apply; ``llama.cpp`` for local answers); None for the training tools.
     """
 
     name: str

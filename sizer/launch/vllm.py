@@ -25,8 +25,6 @@ OPTIONS = frozenset({
 QUANTIZATION = {"fp8": "fp8", "mxfp4": "mxfp4", "nvfp4": "modelopt_fp4",
                 "awq-int4-g64": "awq_marlin", "awq-int4-g128": "awq_marlin",
                 "gptq-int4-g32": "gptq_marlin", "gptq-int4-g64": "gptq_marlin", "gptq-int4-g128": "gptq_marlin"}
-# GGUF files vLLM loads (its "GGUF" page: a single-file model, the quantisation read from the file)
-GGUF = frozenset({"q4_0", "q4_k_m", "q8_0"})
 # --dtype choices (same page) for 16- and 32-bit weights
 DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 # --kv-cache-dtype choices (same page): "auto" stores the cache in the model's dtype
@@ -69,7 +67,7 @@ def launch(setup: ServingSetup) -> Launch:
         options["--quantization"] = QUANTIZATION[setup.weights]
     elif setup.weights in DTYPE:
         options["--dtype"] = DTYPE[setup.weights]
-    elif setup.weights in GGUF:
+    elif setup.gguf_file:  # vLLM's "GGUF" page: a single-file model, the quantisation read from the file
         notes.append(f"{setup.weights} weights: serve the .gguf file in place of the model, with --tokenizer of the "
                      "base model (vLLM's GGUF support is experimental)")
     else:

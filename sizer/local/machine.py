@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from sizer.choices import DeviceKind, Split
 from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.schema import Device, Sourced
@@ -35,7 +36,6 @@ from sizer.runtimes.local_runtimes import (
     LocalProfile,
     default_local_runtime,
     device_family,
-    device_kind,
     gpu_share,
     local_efficiencies,
     quant_key,
@@ -101,7 +101,7 @@ def local_times(arch: Architecture, device: Device, fmt: WeightFormat, profile: 
     """
     table = local_table(device, fmt, profile)
     one = (np.zeros(1, dtype=np.int64), np.ones(1), np.ones(1))
-    decode = evaluate_serving(ServingCase(arch, fmt, kv_bytes, prompt_len, output_len, split="layer", depth=depth),
+    decode = evaluate_serving(ServingCase(arch, fmt, kv_bytes, prompt_len, output_len, split=Split.LAYER, depth=depth),
                               table, *one)
     step = float(decode.decode_seconds[0])
     if not profile.flash_attention:
@@ -148,12 +148,12 @@ def prefill_seconds(arch: Architecture, fmt: WeightFormat, table: DeviceTable, u
     seconds = 0.0
     if full:
         mid = depth + (full - 1) * ubatch // 2
-        case = ServingCase(arch, fmt, kv_bytes, ubatch, 1, split="layer", depth=mid)
+        case = ServingCase(arch, fmt, kv_bytes, ubatch, 1, split=Split.LAYER, depth=mid)
         seconds += full * float(evaluate_serving(case, table, *one).prefill_seconds[0])
         if not flash_attention:
             seconds += full * unfused_attention_seconds(arch, table, ubatch, mid + ubatch)
     if rest:
-        case = ServingCase(arch, fmt, kv_bytes, rest, 1, split="layer", depth=depth + full * ubatch)
+        case = ServingCase(arch, fmt, kv_bytes, rest, 1, split=Split.LAYER, depth=depth + full * ubatch)
         seconds += float(evaluate_serving(case, table, *one).prefill_seconds[0])
         if not flash_attention:
             seconds += unfused_attention_seconds(arch, table, rest, depth + full * ubatch + rest)
@@ -201,7 +201,7 @@ def run_settings(local: Runtime | None, device: Device, *, flash_attention: bool
     if local is None:
         return None, []
     profile: LocalProfile = local.profile
-    cpu = device if device.kind == "cpu" else host  # the CPU the threads compute on, if any
+    cpu = device if device.kind is DeviceKind.CPU else host  # the CPU the threads compute on, if any
     if threads is not None and cpu is None:
         raise InputError("threads", threads, f"a CPU device, or layers on the host CPU (gpu_layers): {device.name} "
                                              "computes on its GPU, where llama.cpp's threads only feed it (leave "
@@ -226,7 +226,7 @@ def _settings_notes(name: str, profile: LocalProfile, device: Device, given: dic
                                 source=UNFUSED_SOURCE if not profile.flash_attention else profile.source))
     notes.append(Assumption(name="micro-batch", value=f"the prompt in passes of {profile.ubatch} tokens "
                             f"({how['ubatch']}; logical batch {profile.batch})", source=profile.source))
-    if device.kind == "cpu" and "threads" in profile.switches and device.cores is not None:
+    if device.kind is DeviceKind.CPU and "threads" in profile.switches and device.cores is not None:
         threads = profile.threads or int(device.cores.value)
         compute, bandwidth = thread_shares(device, threads)
         default = "given" if given["threads"] is not None else f"not given: the {device.cores.value} physical cores"
@@ -261,15 +261,15 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
     if name is None:
         chosen, why = default_local_runtime(device, fmt)
         # no data-centre engine runs on a Mac or a CPU (formats quantising activations are refused by their peak)
-        if chosen is None and device_kind(device) in ("apple", "cpu") and not fmt.activations:
-            mlx = ", or an MLX format (mlx-q4, mlx-q8)" if device_kind(device) == "apple" else ""
+        if chosen is None and device.runtime_kind in (DeviceKind.APPLE, DeviceKind.CPU) and not fmt.activations:
+            mlx = ", or an MLX format (mlx-q4, mlx-q8)" if device.runtime_kind is DeviceKind.APPLE else ""
             raise InputError("weights", fmt.name, f"a format a local runtime runs on {device.name}: {fmt.name} is a "
                                                   "data-centre format that llama.cpp and mlx do not load; give a GGUF "
                                                   f"mix (q8_0 for 8 bits, q4_k_m for 4){mlx}")
         if chosen is None:  # the data-centre model answers: said, with the desk runtime where one runs this
             return None, [data_centre_note(device, fmt, why)]
         # the format picked the runtime; where that runtime cannot run on the device, the format cannot either
-        refusal = chosen.refusal(device_kind=device_kind(device))
+        refusal = chosen.refusal(device_kind=device.runtime_kind)
         if refusal is not None:
             raise InputError("weights", fmt.name, f"a format {device.name} runs: {why}, and {refusal}")
         return chosen, [Assumption(name="runtime", value=f"{chosen.name}, not given: {why}; give --runtime for another",
@@ -278,7 +278,7 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
     if chosen.purpose is not Purpose.LOCAL:
         return None, [Assumption(name="runtime", value=f"{chosen.name} (given): the data-centre serving model with its "
                                  "memory shares", source=chosen.sources[0])]
-    refusal = chosen.refusal(weights=fmt.name, device_kind=device_kind(device))
+    refusal = chosen.refusal(weights=fmt.name, device_kind=device.runtime_kind)
     if refusal is not None:
         raise InputError(field, name, f"a runtime that can run this: {refusal}")
     return chosen, [Assumption(name="runtime", value=f"{chosen.name} (given)", source=chosen.sources[0])]
@@ -306,7 +306,7 @@ def data_centre_note(device: Device, fmt: WeightFormat, why: str) -> Assumption:
 
     desk = runtime("llama.cpp")
     hint = "; give --runtime llama.cpp for llama.cpp's kernels" if desk.refusal(
-        weights=fmt.name, device_kind=device_kind(device)) is None else ""
+        weights=fmt.name, device_kind=device.runtime_kind) is None else ""
     engine = runtime(DEFAULT_SERVING_RUNTIME)
     return Assumption(name="runtime", value=f"{engine.name}, not given: {why} ({engine.name}'s memory shares){hint}",
                       source=engine.sources[0])
@@ -362,7 +362,7 @@ def kernel_assumption(profile: LocalProfile, device: Device, fmt: WeightFormat) 
     fitted = f"fitted on {k.rows} measured runs" if k.rows else "the family's overall figure (no runs of this type)"
     # no CPU with AMX tiles among the fitted runs: their prompt share applied to the tile peak is an upper estimate
     tiles = f"; the matrix peak is the {device.matrix_tiles.isa} tiles' (no such CPU among the fitted runs: an " \
-            "upper estimate of the prompt speed)" if device.kind == "cpu" and device.matrix_tiles else ""
+            "upper estimate of the prompt speed)" if device.kind is DeviceKind.CPU and device.matrix_tiles else ""
     # a device class the runtime's fit holds no run of (benchmarks/ACCURACY.md, "Local inference by source"): its
     # family's kernels are applied unscored, and said so
     cls = device_class(device)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.choices import DeviceKind
 from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
@@ -29,7 +30,7 @@ from sizer.passes.arithmetic import ServingCase, evaluate_serving, unfused_atten
 from sizer.results import Model, QuantityOut
 from sizer.runtimes import Runtime
 from sizer.runtimes.formats import WeightFormat
-from sizer.runtimes.local_runtimes import LocalProfile, device_kind
+from sizer.runtimes.local_runtimes import LocalProfile
 from sizer.workloads.architecture import Architecture
 
 # llama.cpp's row split (-sm row) cuts every matrix by rows over the devices and gathers each product on the main
@@ -112,13 +113,13 @@ def check_unequal_devices(devices: list[Device], local: Runtime) -> None:
     """
     names = [d.id for d in devices]
     for device in devices:
-        refusal = local.refusal(device_kind=device_kind(device))
+        refusal = local.refusal(device_kind=device.runtime_kind)
         if refusal is not None:
             raise InputError("devices", names, f"devices {local.name} runs on: {refusal}")
-        if device.kind == "cpu":
+        if device.kind is DeviceKind.CPU:
             raise InputError("devices", names, f"GPUs only: {device.name} is a CPU, which runs the layers left off the "
                                                "GPUs (give gpu_layers / --gpu-layers and host_cpu / --host-cpu)")
-        if device_kind(device) == "apple":
+        if device.runtime_kind is DeviceKind.APPLE:
             raise InputError("devices", names, f"devices of one machine: {device.name} is a Mac's one chip, which "
                                                "shares its machine with no other GPU (ask for it as device alone)")
 

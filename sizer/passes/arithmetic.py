@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Precision
+from sizer.choices import DeviceKind, Precision, Split
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.layers import LayerTable, fold_layers
@@ -547,7 +547,7 @@ class ServingCase:
     kv_bytes: float  # per value
     prompt_len: int
     output_len: int
-    split: str = "tensor"  # "tensor": tensor parallel over the devices; "layer": layers in turn (llama.cpp)
+    split: Split = Split.TENSOR  # tensor parallel over the devices, or layers in turn (llama.cpp)
     gpu_layers: int | None = None  # layers on the devices, the rest on the host CPU (llama.cpp -ngl); None: all
     # what the runtime takes: this share of the device memory, and of what weights and activations leave this share for
     # the KV cache (vLLM 0.9 and 1; TensorRT-LLM 1 and 0.9; 1 and 1: every byte, as llama.cpp)
@@ -625,7 +625,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     stored = np.full(len(d), stored_weight_bytes(arch, case.weights))
     overhead = table.step_overhead[d]
 
-    layer_split = case.split == "layer"
+    layer_split = case.split == Split.LAYER
     # a layer split passes every token through the devices in turn: the time of one device holding all layers
     tp = np.ones_like(count) if layer_split else count
     configs = Configs.of(d, tp, batch, 1, 0, tp=tp)
@@ -681,7 +681,7 @@ def evaluate_serving(case: ServingCase, table: DeviceTable, device: npt.ArrayLik
     reserve = table.framework_overhead[d]
     # a data-centre runtime's shares on GPUs and accelerators; CPUs and unified memory run llama.cpp-style runtimes,
     # which take every byte (unified memory: what the GPU may wire, set by the caller)
-    on_cpu = np.asarray([table.devices[i].kind == "cpu" or table.devices[i].unified_memory for i in np.atleast_1d(d)])
+    on_cpu = np.asarray([table.devices[i].kind is DeviceKind.CPU or table.devices[i].unified_memory for i in np.atleast_1d(d)])
     memory_share = np.where(on_cpu, 1.0, case.memory_share)
     kv_share = np.where(on_cpu, 1.0, case.kv_free_share)
     memory = table.memory[d] * memory_share

@@ -25,6 +25,7 @@ import dataclasses
 
 import numpy as np
 
+from sizer.choices import DeviceKind
 from sizer.engine.devices import DeviceTable
 from sizer.errors import DeviceLookupError, InputError
 from sizer.hardware.catalog import Catalog
@@ -67,7 +68,7 @@ def offload_refusal(device: Device, arch: Architecture) -> str | None:
     str or None
         The reason for a CPU or a unified-memory device; None where offload applies.
     """
-    if device.kind == "cpu":
+    if device.kind is DeviceKind.CPU:
         return f"no offload on a CPU ({device.name} runs every layer already)"
     if device.unified_memory:
         return (f"offload does not apply to {device.name}: its unified memory is shared by CPU and GPU (there is no "
@@ -125,7 +126,7 @@ def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weight
         host = catalog.find(host_cpu or DEFAULT_HOST, "host_cpu")
     except DeviceLookupError as error:
         raise InputError("host_cpu", host_cpu, "a CPU of the catalog (sizer catalog list)") from error
-    if host.kind != "cpu":
+    if host.kind is not DeviceKind.CPU:
         raise InputError("host_cpu", host_cpu, f"a CPU of the catalog ({host.name} is a {host.kind})")
     table = serving_table((host,), weights)
     ram = given_host_memory(host_memory)

@@ -16,7 +16,6 @@ from sizer.launch.setups import ServingSetup
 from sizer.launch.tool import Question, Tool
 from sizer.launch.tools import tools_for
 from sizer.runtimes import Runtime, runtime
-from sizer.runtimes.local_runtimes import device_kind
 from sizer.runtimes.serving_runtimes import format_refusal
 
 if TYPE_CHECKING:
@@ -82,7 +81,7 @@ def _serving(tool: Tool, request: Any, result: Any, catalog: Catalog) -> Launch:
         raise InputError("emit", request.emit, f"a tool that launches {words}: "
                                                f"{', '.join(tools_for(frozenset({question})))}{hint}")
     if local is not None:
-        if local.name != "llama.cpp":
+        if tool.runtime is None or runtime(tool.runtime) != local:  # the tool launches another local runtime
             raise InputError("emit", request.emit, f"no tool yet for {local.name}: --emit writes llama.cpp's "
                                                     "llama-server for local answers")
         return tool.emit(local_setup(request, result, catalog, local))  # type: ignore[no-any-return]
@@ -99,7 +98,7 @@ def _check_engine(name: str, engine: Runtime, setup: ServingSetup) -> None:
     if setup.engine is not None and setup.engine != engine.name:
         raise InputError("emit", name, f"{setup.engine} (the runtime this answer was sized for, with its memory shares "
                                        f"and scheduler), or ask again with --runtime {name}")
-    why = (engine.refusal(device_kind=device_kind(setup.device), vendor=setup.device.vendor, kv_cache=setup.kv_cache)
+    why = (engine.refusal(device_kind=setup.device.runtime_kind, vendor=setup.device.vendor, kv_cache=setup.kv_cache)
            or format_refusal(engine, setup.weights, setup.device.architecture))
     if why is not None:
         raise InputError("emit", name, f"a tool that runs this setup: {why}")

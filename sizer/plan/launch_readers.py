@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from sizer.choices import KvCache, Method, Recompute
+from sizer.choices import DeviceKind, KvCache, Method, Recompute, Split
 from sizer.errors import require_device
 from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_id
 
@@ -47,6 +47,7 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
     ServingSetup
         The setup.
     """
+    from sizer.runtimes.formats import weight_format
     from sizer.serving.estimate import served_architecture
     from sizer.serving.under_load import serving_runtime
 
@@ -62,11 +63,12 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
     profile = engine.profile if engine is not None else None
     running = (request.max_running or (profile.max_running if profile else result.batch)) if loaded else result.batch
     budget = (request.token_budget or (profile.token_budget if profile else None)) if loaded else None
-    tensor = result.split == "tensor"
+    tensor = result.split == Split.TENSOR
     return ServingSetup(model=model, model_known=known, weights=result.weights, kv_cache=KvCache(result.kv_cache),
                         tensor_parallel=result.count if tensor else 1, pipeline_parallel=1 if tensor else result.count,
                         replicas=replicas, max_model_len=context, max_running=running, token_budget=budget,
                         experts=arch.experts, device=catalog.find(require_device(request)), count=result.count,
+                        gguf_file=weight_format(result.weights).gguf_mix is not None,
                         engine=engine.name if engine is not None else None, fits=result.fits, lengths_vary=varying,
                         memory_share=tool.profile.memory_share, kv_free_share=tool.profile.kv_free_share,
                         expert_parallel=bool(getattr(request, "expert_parallel", False) or getattr(request, "dp_attention", False)),
@@ -123,7 +125,7 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
     device = catalog.find(request.devices[0] if request.devices else require_device(request))
     offloaded = request.gpu_layers is not None and request.gpu_layers < arch.layers
     threads = request.threads
-    cpu = device if device.kind == "cpu" else (catalog.find(request.host_cpu or DEFAULT_HOST) if offloaded else None)
+    cpu = device if device.kind is DeviceKind.CPU else (catalog.find(request.host_cpu or DEFAULT_HOST) if offloaded else None)
     if threads is None and cpu is not None and cpu.cores is not None:  # the answer's default: the CPU's physical cores
         threads = int(cpu.cores.value)
     if request.devices is not None and result.per_device:  # unequal cards: each one's layers (an offload's
@@ -136,7 +138,7 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
                       gpu_layers=request.gpu_layers if offloaded else None,
                       context=request.depth + result.prompt_len + result.output_len, sequences=result.batch,
                       flash_attention=flash, ubatch=request.ubatch, threads=threads, layer_shares=shares,
-                      split=result.split, on_gpu=device.kind != "cpu", fits=result.fits)
+                      split=result.split, on_gpu=device.kind is not DeviceKind.CPU, fits=result.fits)
 
 
 def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, global_batch: float | None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Literal
 
+from sizer.choices import Split
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
@@ -191,7 +192,7 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             method="inference", precision=result.weights,
             # llama.cpp's layer split passes each token through the devices in turn: not tensor parallel
-            layout={("layer_split" if result.split == "layer" and used > 1 else "tp"): used, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
+            layout={("layer_split" if result.split == Split.LAYER and used > 1 else "tp"): used, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
                     "largest_batch": result.max_batch, **({"idle_devices": have.count - used} if used < have.count else {})},
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             decode_tokens_per_s=outcome.decode_tokens_per_s if outcome.fits else None, cost=outcome.cost if outcome.fits else None,

@@ -13,20 +13,17 @@ precision the user gave is kept. The choice and the alternatives are said in an 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
-from sizer.choices import Method, Precision, parse_choice
+from sizer.choices import Method, Objective, Precision, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_training
 from sizer.results import Assumption, unit_factor
 from sizer.units import parse_count
-
-if TYPE_CHECKING:
-    from sizer.choices import Objective
 
 # A compute-optimal pre-training run reads about 20 tokens per parameter (Hoffmann et al. 2022,
 # docs/references.md [hoffmann]); a named model trained on fewer is read as adapting its weights.
@@ -209,7 +206,7 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
         return fields, base, _said(owned, None, tried, memory_only, objective)
     if memory_only:
         best = working[0]  # candidates come in order of preference
-    elif objective == "cost":
+    elif objective == Objective.COST:
         best = min(working, key=lambda t: (t[2].cost.expected if t[2].cost is not None else math.inf, _seconds(t[2])))
     else:
         best = min(working, key=lambda t: _seconds(t[2]))
@@ -235,7 +232,7 @@ def _said(owned: Owned, chosen: dict[str, Any] | None, tried: list[tuple[dict[st
 
     others = "; ".join(f"{label(edit)}: {result(outcome)}" for edit, _, outcome in tried if outcome is not None)
     rule = "the one training the most weights that fits" if memory_only else \
-        "the cheapest that fits" if objective == "cost" else "the fastest that fits"
+        "the cheapest that fits" if objective == Objective.COST else "the fastest that fits"
     if chosen is None:
         value = f"{owned.label}: none of the candidates fits ({others}); answered as asked, with the changes that would work"
     else:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from sizer.choices import Mode, Objective
+from sizer.choices import CATALOG_KINDS, PRICE_BASES, CatalogKindName, Mode, Objective
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
 from sizer.engine.calibration import Calibration
@@ -72,7 +72,6 @@ from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTI
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
 
-Purchase = Literal["rent", "buy"]
 DEFAULT_MAX_DEVICES = 64
 HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
 AUTO_SUGGEST = 3  # rejected devices that get suggestions, unasked, when no device serves the question
@@ -83,7 +82,7 @@ def _on_demand() -> list[OfferTerm]:
 
 
 def _every_kind() -> list[DeviceKind]:
-    return ["gpu", "accelerator", "cpu"]
+    return list(CATALOG_KINDS)
 
 
 class RecommendRequest(WorkloadRequest):
@@ -96,7 +95,7 @@ class RecommendRequest(WorkloadRequest):
     host_memory: str | dict[str, Any] | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
                                                              "what ZeRO-Offload would put there")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
-    purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
+    purchase: PriceBasis = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
     pricing: Pricing | None = Field(None, description="rent (default: cloud prices; devices without one are listed "
                                     "apart, in 'unpriced'), buy (amortised purchase plus energy) or any (rent, else "
                                     "the amortised purchase; each cost says its price_basis)")
@@ -105,8 +104,8 @@ class RecommendRequest(WorkloadRequest):
     terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
                                    description="offer terms a rent may have: on-demand (default), spot, reserved, "
                                    "reserved 1 year, reserved 3 years")
-    objective: Objective = "time"
-    kinds: list[DeviceKind] = Field(default_factory=_every_kind)
+    objective: Objective = Objective.TIME
+    kinds: list[CatalogKindName] = Field(default_factory=_every_kind)
     headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
     features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
     storage: StorageClass = "nvme"
@@ -191,7 +190,7 @@ class RejectedDevice(Model):
 class RecommendResult(Model):
     workload: str
     objective: Objective
-    purchase: Purchase
+    purchase: PriceBasis
     pricing: Pricing = "rent"
     ranked: list[RankedDevice]
     unpriced: list[RankedDevice] = Field(default_factory=list,
@@ -499,7 +498,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
     budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
     if not request.kinds:
-        raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
+        raise InputError("kinds", request.kinds, f"at least one of {', '.join(CATALOG_KINDS)}")
     job = resolve_job(request)
     kinds = tuple(request.kinds)
     devices = _devices(catalog, kinds)
@@ -740,7 +739,7 @@ def _within_budget(options: _Options, devices: tuple[Device, ...], budget: PintQ
     return keep, rejected
 
 
-def _rank(options: _Options, keep: np.ndarray, objective: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _rank(options: _Options, keep: np.ndarray, objective: Objective) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ranking: the priced options kept, in the order of ``objective``; the unpriced ones apart, by time;
     and which options are on the Pareto front of their price basis.
 
@@ -763,13 +762,13 @@ def _rank(options: _Options, keep: np.ndarray, objective: str) -> tuple[np.ndarr
     unpriced = np.flatnonzero(keep & np.isnan(order_cost))
     candidates = np.flatnonzero(priced)
     flags = np.zeros(len(options.index), dtype=bool)
-    for side in ("rent", "buy"):  # a Pareto front of one basis at a time
+    for side in PRICE_BASES:  # a Pareto front of one basis at a time
         group = candidates[basis_of[candidates] == side]
         flags[group] = _front(run_seconds[group], order_cost[group])
     t, c = run_seconds[candidates], order_cost[candidates]
-    if objective == "time":
+    if objective == Objective.TIME:
         order = candidates[np.lexsort((c, t))]
-    elif objective == "cost":  # one basis per ranked column: rents first, then purchases, each by cost
+    elif objective == Objective.COST:  # one basis per ranked column: rents first, then purchases, each by cost
         order = candidates[np.lexsort((t, c, basis_of[candidates] == "buy"))]
     else:
         order = candidates[np.lexsort((t, ~flags[candidates]))]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import GGML_KV_CACHES, Method, Precision, parse_choice
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Method, Precision, Split, parse_choice
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
@@ -23,8 +23,10 @@ from sizer.hardware.schema import Device
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion, unit_factor
-from sizer.runtimes.formats import KV_CACHE_BYTES
+from sizer.runtimes import runtime
+from sizer.runtimes.formats import KV_CACHE_BYTES, weight_format
 from sizer.runtimes.gguf import GGUF_MIXES
+from sizer.runtimes.local_runtimes import default_local_runtime
 from sizer.serving.estimate import InferenceRequest, InferenceResult
 from sizer.training.memory_answer import MemoryResult
 
@@ -135,7 +137,7 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
         changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
     # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
     # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
-    separate = have.device.kind != "cpu" and not have.device.unified_memory
+    separate = have.device.kind is not DeviceKind.CPU and not have.device.unified_memory
     if not fields.get("offload") and method is Method.FULL and separate and timed:
         changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
     return changes
@@ -317,15 +319,26 @@ def _ranked(found: list[Suggestion]) -> list[Suggestion]:
 
 
 SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
-SERVING_KV = ("fp8", "int8")
-# llama.cpp's ggml KV blocks, widest first
-LLAMA_CPP_KV = tuple(k.value for k in sorted(GGML_KV_CACHES, key=lambda k: -KV_CACHE_BYTES[k]))
+# The narrower KV caches tried, widest first: llama.cpp's ggml blocks, then the data-centre engines' 8-bit types; the
+# runtime that stores the cache keeps those it stores (its refusal, sizer.runtimes), never a runtime's name compared here
+NARROWER_KV = (*sorted(GGML_KV_CACHES, key=lambda k: -KV_CACHE_BYTES[k]), KvCache.FP8, KvCache.INT8)
+
+
+def _kv_changes(fields: dict[str, Any], have: Owned, weights: str) -> list[Change]:
+    """The narrower KV caches the runtime storing the cache stores: the one named, else the local runtime the device
+    and weights run under (llama.cpp for a GGUF mix), else the data-centre model (no ggml blocks)."""
+    named = fields.get("runtime")
+    entry = runtime(str(named)) if named else default_local_runtime(have.device, weight_format(weights))[0]
+    kv = parse_choice(KvCache, fields.get("kv_cache", "fp16"), "kv_cache")
+    stored = [k for k in NARROWER_KV if (entry.refusal(kv_cache=k) is None if entry is not None
+                                         else k not in GGML_KV_CACHES)]
+    return [(f"KV cache in {k.value}", {"kv_cache": k.value}) for k in stored if k is not kv]
 
 
 def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
     """The most layers that fit on a GPU with separate host memory, the rest offloaded to the CPU (llama.cpp -ngl):
     device memory of the weights and KV cache scales with the layers kept, activations and reserve do not."""
-    if result is None or have.device.kind == "cpu" or have.device.unified_memory or fields.get("rate") or fields.get("users"):
+    if result is None or have.device.kind is DeviceKind.CPU or have.device.unified_memory or fields.get("rate") or fields.get("users"):
         return None
     from sizer.workloads.registry import find_model
 
@@ -408,11 +421,7 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
                     for mix in GGUF_MIXES[GGUF_MIXES.index(weights.upper()) + 1:]]
     else:
         changes += [(f"weights in {fmt}", {"weights": fmt}) for fmt in SERVING_WEIGHTS if fmt != weights]
-    kv = str(fields.get("kv_cache", "fp16")).lower()
-    gguf = weights.upper() in GGUF_MIXES or str(fields.get("runtime", "")).lower() == "llama.cpp"
-    for fmt in LLAMA_CPP_KV if gguf else SERVING_KV:  # llama.cpp stores its own blocks, no FP8 or int8
-        if fmt != kv:
-            changes.append((f"KV cache in {fmt}", {"kv_cache": fmt}))
+    changes += _kv_changes(fields, have, weights)
     result = outcome.result if isinstance(outcome.result, InferenceResult) else None
     if result is not None and result.batch > 1:
         largest = max(1, int(result.max_batch))
@@ -424,9 +433,9 @@ def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> l
     prompt = int(fields.get("prompt_len", 1024))
     if prompt > 512:
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
-    split = "llama.cpp's layer split" if result is not None and result.split == "layer" else "tensor parallel"
+    split = "llama.cpp's layer split" if result is not None and result.split == Split.LAYER else "tensor parallel"
     # a Mac has one chip and a desk CPU one socket: more of them is not a change to the machine the user has
-    one_chip = have.device.kind == "cpu" or have.device.vendor.lower() == "apple"
+    one_chip = have.device.runtime_kind in (DeviceKind.CPU, DeviceKind.APPLE)
     per_node, _ = node_layout(have.device)
     counts = [] if one_chip else [have.count * f for f in MORE_DEVICES[:3] if have.count * f <= per_node]  # inside a node
     for count in counts:

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Mode, Precision, Sharding, parse_choice, zero_stage_of
+from sizer.choices import PRICE_BASES as CHOSEN_BASES
+from sizer.choices import PRICINGS, Mode, Precision, Sharding, parse_choice, zero_stage_of
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
 from sizer.engine.devices import DeviceTable, cached_device_table
@@ -54,7 +55,7 @@ COLUMNS = ("workload", "params", "samples", "token_mode", "precision", "device",
            "step_time_s_high", "bound", "mfu", "training_time_s_low", "training_time_s_expected",
            "training_time_s_high", "physical_limit_s", "memory_per_device_b", "device_memory_b", "fits",
            "price_basis", "price_usd_per_hour", "cost_usd_low", "cost_usd_expected", "cost_usd_high")
-PRICE_BASES = ("", "rent", "buy")
+PRICE_BASES = ("", *CHOSEN_BASES)  # "": no price
 
 
 def _as_request(workload: WorkloadRequest | dict[str, Any]) -> WorkloadRequest:
@@ -245,8 +246,8 @@ def sweep(workloads: Sequence[WorkloadRequest | dict[str, Any]], devices: Iterab
     if rows > MAX_EVALUATIONS:
         raise InputError("sweep", rows, f"at most {MAX_EVALUATIONS:,} combinations; narrow the sweep")
     requests = [_as_request(w) for w in workloads]
-    if pricing not in ("rent", "buy", "any"):
-        raise InputError("pricing", pricing, "rent, buy or any")
+    if pricing not in PRICINGS:
+        raise InputError("pricing", pricing, ", ".join(PRICINGS))
     prices = hourly_prices(chosen, pricing, check_provider(cloud, catalog), tuple(count_array.astype(int).tolist()))
     groups: list[dict[str, Any]] = []
     each_precision: list[Precision | None] = list(wanted) if wanted else [None]  # None: the workload's own

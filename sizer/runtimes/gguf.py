@@ -43,6 +43,9 @@ MIX_DEFAULT: dict[str, str] = {
 
 GGUF_MIXES = ("Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_1", "Q4_0", "IQ4_XS",
               "IQ4_NL", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K")  # the mixes sizer models, widest first
+# The mixes a data-centre engine loads from a GGUF file as sizer describes it: vLLM's experimental GGUF support (vLLM
+# docs 'GGUF'; recalled, not in a data file), kept to the three mixes its examples use; its launch emitter reads this too
+VLLM_MIXES = frozenset(mix.lower() for mix in ("Q4_0", "Q4_K_M", "Q8_0"))
 
 # tensor_type_fallback(): the type a tensor gets when its rows are not a whole number of blocks
 _FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0",

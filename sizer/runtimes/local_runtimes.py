@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sizer.choices import GGML_KV_CACHES, KvCache
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache
 from sizer.datafile import load_yaml
 from sizer.engine.constants import Efficiencies, serving_efficiencies
 from sizer.hardware.schema import Device
@@ -192,7 +192,7 @@ def thread_shares(device: Device, threads: int | None) -> tuple[float, float]:
     tuple of (float, float)
         Share of the matrix peak [1] and share of the bandwidth efficiency [1], each in (0, 1].
     """
-    if device.kind != "cpu" or device.cores is None:
+    if device.kind is not DeviceKind.CPU or device.cores is None:
         return 1.0, 1.0
     cores = float(device.cores.value)
     t = cores if threads is None else float(threads)
@@ -212,7 +212,7 @@ def device_family(device: Device) -> str:
     str
         ``cpu``, ``nvidia``, ``apple``, ``amd``, ``intel``, or ``other`` for another vendor's GPU.
     """
-    if device.kind == "cpu":
+    if device.kind is DeviceKind.CPU:
         return "cpu"
     vendor = device.vendor.lower()
     return next((v for v in ("nvidia", "apple", "amd", "intel") if v in vendor), "other")
@@ -335,7 +335,7 @@ RUNTIMES: tuple[Runtime, ...] = (
             summary="llama.cpp (GGUF, one sequence; prompt through dequantising matrix kernels, generation reading "
                     "every weight per token; layers split over devices, the rest on the CPU)",
             sources=("https://github.com/ggml-org/llama.cpp", "../shared/data/local-inference-measurements.csv"),
-            weight_formats=_GGUF | _PLAIN | _MXFP4, device_kinds=frozenset({"gpu", "cpu", "apple"}),
+            weight_formats=_GGUF | _PLAIN | _MXFP4, device_kinds=frozenset({DeviceKind.GPU, DeviceKind.CPU, DeviceKind.APPLE}),
             # --cache-type-k/-v (llama.cpp common/arg.cpp): the float types and ggml's q8_0 and q4_0 blocks
             kv_caches=frozenset({KvCache.FP32, KvCache.FP16, KvCache.BF16}) | GGML_KV_CACHES,
             profile=_profile("llama.cpp", flash_attention=True, batch=2048, ubatch=512,
@@ -345,7 +345,7 @@ RUNTIMES: tuple[Runtime, ...] = (
     Runtime(name="mlx", purpose=Purpose.LOCAL, aliases=("mlx-lm",),
             summary="MLX / mlx-lm on Apple silicon (affine-quantised weights, prompt in steps of 2048 tokens)",
             sources=("https://github.com/ml-explore/mlx-lm", "../shared/data/local-inference-measurements.csv"),
-            weight_formats=_MLX | _PLAIN, device_kinds=frozenset({"apple"}),
+            weight_formats=_MLX | _PLAIN, device_kinds=frozenset({DeviceKind.APPLE}),
             kv_caches=frozenset({KvCache.FP32, KvCache.FP16, KvCache.BF16}),  # the model's dtype (mlx-lm's KV quantisation not modelled)
             profile=_profile("mlx", flash_attention=True, batch=2048, ubatch=2048, offload="none (unified memory)",
                              source="ml-explore/mlx-lm (prefill_step_size 2048); efficiencies fitted by "
@@ -366,22 +366,6 @@ _MLC = ("MLC-LLM is not modelled: ../shared/data/local-inference-measurements.cs
 NOT_MODELLED: dict[str, str] = {
     **{spelling: _EXLLAMA for spelling in ("exllamav2", "exllama-v2", "exllama", "exl2")},
     **{spelling: _MLC for spelling in ("mlc-llm", "mlc", "mlcllm")}}
-
-
-def device_kind(device: Device) -> str:
-    """The kind a runtime's ``device_kinds`` names: ``apple`` for Apple silicon, else the catalog kind.
-
-    Parameters
-    ----------
-    device : Device
-        A catalog device.
-
-    Returns
-    -------
-    str
-        ``apple``, ``gpu``, ``cpu`` or ``accelerator``; an Apple chip's CPU entry is a ``cpu`` (no Metal, no MLX GPU).
-    """
-    return "apple" if device.vendor.lower() == "apple" and device.kind != "cpu" else device.kind
 
 
 def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime | None, str]:
@@ -406,6 +390,6 @@ def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime 
         return RUNTIMES[0], f"{fmt.name} is a GGUF mix, which llama.cpp runs"
     if fmt.name in _MLX:
         return RUNTIMES[1], f"{fmt.name} is MLX's quantisation, which mlx-lm runs"
-    if (device.kind == "cpu" or device.unified_memory) and fmt.name in _PLAIN | _MXFP4:
+    if (device.kind is DeviceKind.CPU or device.unified_memory) and fmt.name in _PLAIN | _MXFP4:
         return RUNTIMES[0], f"{device.name} is a desk machine; llama.cpp is its usual runtime"
     return None, f"{fmt.name} is not a GGUF or MLX format: the data-centre serving model"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from sizer.choices import KvCache
+from sizer.choices import DeviceKind, KvCache
 
 
 class Purpose(StrEnum):
@@ -35,7 +35,7 @@ class Runtime:
         Where what is said of the runtime was read (``docs/references.md`` keys or URLs).
     weight_formats : frozenset of str
         The weight formats it runs (names of :mod:`sizer.runtimes.formats` or GGUF types).
-    device_kinds : frozenset of str
+    device_kinds : frozenset of DeviceKind
         The device kinds it runs on (``gpu``, ``cpu``, ``apple`` ...).
     profile : object
         The family's own frozen description (efficiencies, scheduler defaults, memory fraction).
@@ -53,13 +53,13 @@ class Runtime:
     summary: str
     sources: tuple[str, ...]
     weight_formats: frozenset[str]
-    device_kinds: frozenset[str]
+    device_kinds: frozenset[DeviceKind]
     profile: Any = None
     aliases: tuple[str, ...] = field(default=())
     vendors: frozenset[str] = field(default=frozenset())
     kv_caches: frozenset[KvCache] = field(default=frozenset())
 
-    def refusal(self, *, weights: str | None = None, device_kind: str | None = None,
+    def refusal(self, *, weights: str | None = None, device_kind: DeviceKind | None = None,
                 vendor: str | None = None, kv_cache: KvCache | None = None) -> str | None:
         """Why this runtime cannot run the combination, in a sentence, or None when it can.
 
@@ -67,8 +67,9 @@ class Runtime:
         ----------
         weights : str, optional
             A weight format name; None: not checked.
-        device_kind : str, optional
-            A device kind (``gpu``, ``cpu``, ``apple`` ...); None: not checked.
+        device_kind : DeviceKind, optional
+            The kind a runtime tells apart (:attr:`sizer.hardware.schema.Device.runtime_kind`: ``gpu``, ``cpu``,
+            ``apple`` ...); None: not checked.
         vendor : str, optional
             The device's vendor as the catalog names it (``NVIDIA``, ``AMD`` ...); None: not checked.
         kv_cache : KvCache, optional
@@ -94,4 +95,4 @@ class Runtime:
 
 
 # How a refusal names a device kind where "a <kind>" reads wrong.
-_KIND_WORDS = {"apple": "Apple silicon", "accelerator": "an accelerator"}
+_KIND_WORDS = {DeviceKind.APPLE: "Apple silicon", DeviceKind.ACCELERATOR: "an accelerator"}

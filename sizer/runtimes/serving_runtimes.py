@@ -14,15 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizer.choices import GGML_KV_CACHES, KvCache
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache
+from sizer.runtimes.gguf import VLLM_MIXES
 from sizer.runtimes.precision_support import generation_refusal, kv_mode, kv_words, refusal_words, weight_mode
 from sizer.runtimes.runtime import Purpose, Runtime
 
 # Weight formats a data-centre engine runs (names of sizer.runtimes.formats); GGUF is llama.cpp's.
 _COMMON = frozenset({"fp32", "bf16", "fp16", "fp8", "w8a8", "int8", "int4", "gptq-int4-g32", "gptq-int4-g64",
                      "gptq-int4-g128", "awq-int4-g64", "awq-int4-g128", "mxfp4", "nvfp4"})
-# GGUF files: vLLM loads them (experimental support, vLLM docs 'GGUF'; recalled, not in a data file)
-_GGUF = frozenset({"q4_0", "q4_k_m", "q8_0"})
+# GGUF files: vLLM loads them (experimental support; which mixes: sizer.runtimes.gguf)
+_GGUF = VLLM_MIXES
 # Device generations whose kernels a format needs. AWQ/GPTQ int4 GEMMs (Marlin, AWQ GEMM) use tensor-core
 # instructions of Turing (sm_75) and newer: vLLM's quantization table lists no Volta or older support.
 FOUR_BIT_KERNEL_GENERATIONS_MISSING = ("kepler", "maxwell", "pascal", "volta")
@@ -135,7 +136,7 @@ VLLM = Runtime(
     name="vllm", purpose=Purpose.SERVING,
     summary="vLLM: paged KV cache, continuous batching with chunked prefill, preemption by recompute",
     sources=("docs/references.md [kwon2023vllm]", "vllm/engine/arg_utils.py EngineArgs defaults (v0.6)"),
-    weight_formats=_COMMON | _GGUF, device_kinds=frozenset({"gpu", "accelerator"}), kv_caches=_SERVING_KV,
+    weight_formats=_COMMON | _GGUF, device_kinds=frozenset({DeviceKind.GPU, DeviceKind.ACCELERATOR}), kv_caches=_SERVING_KV,
     profile=ServingProfile(
         version="0.6", max_running=256, token_budget=2048, memory_share=0.9, kv_free_share=1.0, reserve_kv=False,
         sequence_overhead=90e-6, parallelism=frozenset({"tensor", "pipeline", "expert", "data-attention"}),
@@ -149,7 +150,7 @@ SGLANG = Runtime(
     name="sglang", purpose=Purpose.SERVING,
     summary="SGLang: radix-tree prefix cache, continuous batching with chunked prefill",
     sources=("sglang/srt/server_args.py ServerArgs defaults (v0.3)",),
-    weight_formats=_COMMON, device_kinds=frozenset({"gpu", "accelerator"}), kv_caches=_SERVING_KV,
+    weight_formats=_COMMON, device_kinds=frozenset({DeviceKind.GPU, DeviceKind.ACCELERATOR}), kv_caches=_SERVING_KV,
     profile=ServingProfile(
         version="0.3", max_running=256, token_budget=8192, memory_share=0.88, kv_free_share=1.0, reserve_kv=False,
         sequence_overhead=110e-6, parallelism=frozenset({"tensor", "expert", "data-attention"}),
@@ -164,7 +165,7 @@ TENSORRT_LLM = Runtime(
     summary="TensorRT-LLM: in-flight batching, KV cache guaranteed for each admitted request",
     sources=("trtllm-build defaults (max_batch_size 2048, max_num_tokens 8192); KvCacheConfig "
              "free_gpu_memory_fraction 0.9",),
-    weight_formats=_COMMON, device_kinds=frozenset({"gpu"}), kv_caches=_SERVING_KV,
+    weight_formats=_COMMON, device_kinds=frozenset({DeviceKind.GPU}), kv_caches=_SERVING_KV,
     profile=ServingProfile(
         version="0.17", max_running=2048, token_budget=8192, memory_share=1.0, kv_free_share=0.9, reserve_kv=True,
         sequence_overhead=0.0, parallelism=frozenset({"tensor", "pipeline", "expert"}),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from sizer.choices import GGML_KV_CACHES, KvCache, KvCacheName
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, KvCacheName, Split
 from sizer.datafile import load_yaml
 from sizer.engine.constants import (
     FRAMEWORK_OVERHEAD_SOURCE,
@@ -65,7 +65,7 @@ from sizer.runtimes.formats import (
     quality_note,
     weight_format,
 )
-from sizer.runtimes.local_runtimes import device_family, device_kind
+from sizer.runtimes.local_runtimes import device_family
 from sizer.runtimes.precision_support import generation, weight_mode
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 from sizer.serving.benchmark_load import benchmark_notes, scale_out_note, serve_benchmark
@@ -553,7 +553,7 @@ class _Served:
     load: Load | None  # None: one static batch
     lengths: Lengths
     slo: Slo
-    split: str  # "tensor" or "layer"
+    split: Split
     host: DeviceTable | None  # the host CPU that runs offloaded layers; None: every layer on the devices
     local: Runtime | None  # a local runtime (llama.cpp, MLX); None: a serving runtime or the data-centre model
     table: DeviceTable
@@ -646,10 +646,10 @@ def _checkpoint_remedy(request: InferenceRequest, fmt: WeightFormat) -> str:
 
 def _check_one_machine(count: int, device: Device) -> None:
     """Refuse a count of Macs or CPUs under a local runtime: each is one machine, and several are not modelled."""
-    if device_kind(device) == "apple":
+    if device.runtime_kind is DeviceKind.APPLE:
         raise InputError("count", count, f"1: {device.name} is a Mac's one chip, and several Macs (llama.cpp's "
                                          "RPC, mlx's distributed runs over a network) are not modelled")
-    if device_kind(device) == "cpu":
+    if device.runtime_kind is DeviceKind.CPU:
         raise InputError("count", count, f"1: a CPU-only run is one {device.name}'s cores and memory (--threads "
                                          "sets how many); a second socket (NUMA) or several machines "
                                          "(llama.cpp's RPC over a network) are not modelled")
@@ -687,14 +687,14 @@ def _unequal_devices(request: InferenceRequest) -> InferenceRequest:
         return request
     if request.device is not None or request.count != 1:
         raise InputError("devices", request.devices, "the devices alone (not with device or count)")
-    return request.model_copy(update={"device": request.devices[0], "count": 1, "split": "layer"})
+    return request.model_copy(update={"device": request.devices[0], "count": 1, "split": Split.LAYER})
 
 
-def _check_lengths_and_split(request: InferenceRequest, arch: Architecture, split: str) -> None:
+def _check_lengths_and_split(request: InferenceRequest, arch: Architecture, split: Split) -> None:
     """Refuse a split the model cannot take and a prompt and output longer than sizer evaluates."""
-    if split == "tensor":
+    if split == Split.TENSOR:
         check_tensor_ranks(request.count, arch)
-    if split == "layer" and request.count > arch.layers:
+    if split == Split.LAYER and request.count > arch.layers:
         raise InputError("count", request.count, f"at most {arch.layers} devices: a layer split gives each at least one layer")
     if request.prompt_len + request.output_len > MAX_TOKENS:
         raise InputError("output_len", request.output_len, f"prompt and output of at most {MAX_TOKENS:,} tokens together")
@@ -723,7 +723,7 @@ def served_layout(served: _Served) -> MoeLayout:
                          "offloaded layers)")
     engine = serving_runtime(request)
     reason = layout_refusal(served.arch, request.count, layout, engine.profile.parallelism, engine.name)
-    if reason is None and served.split != "tensor":
+    if reason is None and served.split != Split.TENSOR:
         reason = "a tensor split of the devices (not a layer split)"
     if reason is not None:
         raise InputError("dp_attention" if request.dp_attention else "expert_parallel", True, reason)
@@ -798,7 +798,7 @@ def _static_assumptions(served: _Served, ev: _Evaluated, price_note: Assumption,
     split_note = ([Assumption(name="layer split", value=f"layers split over {request.count} devices, each token passes "
                               "them in turn: per token the time of one device holding every layer (no tensor-parallel "
                               "collectives; the hop between devices neglected)", source="llama.cpp --split-mode layer "
-                              "(its default)")] if served.split == "layer" and request.count > 1 else [])
+                              "(its default)")] if served.split == Split.LAYER and request.count > 1 else [])
     fit_note = ([] if a.memory[0] <= ev.table.memory[0] else [Assumption(
         name="does not fit", value=f"needs {float(a.memory[0]) * unit_factor('B', 'GB'):.3g} GB per device of "
               f"{float(ev.table.memory[0]) * unit_factor('B', 'GB'):.3g} GB: "
@@ -858,7 +858,7 @@ def _unequal_split_notes(per_device: list[DeviceShare] | None) -> list[Assumptio
 
 def _runtime_memory_notes(request: InferenceRequest, case: ServingCase, device: Device) -> list[Assumption]:
     """The share of device memory a serving runtime takes, where it takes less than all (not on CPUs)."""
-    if not ((case.memory_share < 1 or case.kv_free_share < 1) and device.kind != "cpu"):
+    if not ((case.memory_share < 1 or case.kv_free_share < 1) and device.kind is not DeviceKind.CPU):
         return []
     return [Assumption(name="runtime memory", value=f"{case.memory_share:.0%} of device memory for weights, "
                        f"activations and KV cache, {case.kv_free_share:.0%} of what they leave to the cache "
@@ -903,7 +903,7 @@ def _offload_shares(served: _Served, ev: _Evaluated) -> list[DeviceShare] | None
     if host is None or case.gpu_layers is None:
         return None
     count = served.request.count  # a layer split gives each device its share of the layers kept, tensor ranks all of them
-    layers = layer_shares(case.gpu_layers, [1.0] * count) if served.split == "layer" and count > 1 else [case.gpu_layers] * count
+    layers = layer_shares(case.gpu_layers, [1.0] * count) if served.split == Split.LAYER and count > 1 else [case.gpu_layers] * count
     on_devices = [DeviceShare(device=served.device.name, layers=kept, weights_memory=_gb(a.weights),
                               kv_cache_memory=_gb(a.kv_cache), memory=_gb(a.memory), device_memory=_gb(ev.table.memory[0]),
                               fits=bool(a.memory[0] <= ev.table.memory[0])) for kept in layers]

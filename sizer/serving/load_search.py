@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sizer.choices import Split
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
 from sizer.passes.arithmetic import ServingCase, evaluate_serving, serving_table, table_row, total_tokens_per_second
@@ -141,7 +142,7 @@ def _screen(request: InferenceRecommendRequest, arch: Architecture, devices: tup
     split = default_split(request, fmt)
     mean_prompt, mean_output = lengths.mean()
     case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), max(1, round(mean_prompt)), max(1, round(mean_output)), split,
-                       **runtime_memory(request, split), moe=layout if split == "tensor" else None)
+                       **runtime_memory(request, split), moe=layout if split == Split.TENSOR else None)
     table = serving_table(devices, fmt)
     n = len(devices)
     d = np.repeat(np.arange(n), len(counts))
@@ -280,9 +281,9 @@ def _screens(request: InferenceRecommendRequest, arch: Architecture, devices: tu
     """Every format pair's screen over the devices and the devices per replica its split allows."""
     screens: list[tuple[WeightFormat, Screen]] = []
     for fmt in weights:
-        limit = arch.heads if default_split(request, fmt) == "tensor" else arch.layers
+        limit = arch.heads if default_split(request, fmt) == Split.TENSOR else arch.layers
         counts = [int(x) for x in device_counts(request.max_devices, limit)]
-        layouts = {x for n in counts for x in moe_layouts(arch, n, engine)} if default_split(request, fmt) == "tensor" \
+        layouts = {x for n in counts for x in moe_layouts(arch, n, engine)} if default_split(request, fmt) == Split.TENSOR \
             else {TENSOR_PARALLEL}
         for kv_name in kvs:
             for layout in sorted(layouts, key=lambda x: (x.expert, x.dp_attention)):  # tensor parallel first
@@ -459,7 +460,7 @@ def _option(request: InferenceRecommendRequest, device: Device, hourly: float | 
     ranges = for_load(load, utilisation)  # the cross-source spread of the row's figures (issue 38)
     lat = latency_out(run, ranges)
     row = dict(device=device.id, name=device.name, kind=device.kind, count=count,
-               tp=count if s["split"] == "tensor" else 1, pp=count if s["split"] == "layer" else 1, split=s["split"],
+               tp=count if s["split"] == Split.TENSOR else 1, pp=count if s["split"] == Split.LAYER else 1, split=s["split"],
                replicas=replicas, devices_total=count * replicas, weights=fmt.name, kv_cache=s["kv"],
                max_request_rate=ranged(float(rate), "1/s", ranges.capacity), capacity_searched=searched,
                utilisation=float(utilisation), headroom=float(max(0.0, 1.0 - utilisation)), latency=lat,

@@ -6,21 +6,22 @@ largest serving batch per devices-per-replica count. Shared by the offline ranki
 By cost, one price basis per ranked column: rents first, then amortised purchases, and deployments
 without a price last.
 
->>> offline_key("cost", per_million=0.5, basis="rent", count=2, end_to_end=1.0, total_tokens_per_s=100.0)
+>>> offline_key(Objective.COST, per_million=0.5, basis="rent", count=2, end_to_end=1.0, total_tokens_per_s=100.0)
 (False, False, 0.5, 2)
->>> sorted([offline_key("cost", None, None, 1, 1.0, 1.0), offline_key("cost", 2.0, "buy", 1, 1.0, 1.0),
-...         offline_key("cost", 9.0, "rent", 1, 1.0, 1.0)])[0][2]
+>>> sorted([offline_key(Objective.COST, None, None, 1, 1.0, 1.0), offline_key(Objective.COST, 2.0, "buy", 1, 1.0, 1.0),
+...         offline_key(Objective.COST, 9.0, "rent", 1, 1.0, 1.0)])[0][2]
 9.0
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-Objective = Literal["cost", "latency", "throughput"]
+from sizer.choices import ServingObjective as Objective
+
 # A sort key: smaller is better. bool and int entries compare as numbers (False before True).
 SortKey = tuple[float, ...]
 # What a cost key is priced from: (device index, devices per replica) -> (USD per device-hour or None, price basis
@@ -37,7 +38,7 @@ def offline_key(objective: Objective, per_million: float | None, basis: str | No
 
     Parameters
     ----------
-    objective : str
+    objective : ServingObjective
         ``cost`` (cost per million output tokens), ``latency`` (one request's end-to-end time) or
         ``throughput`` (output tokens/s per device).
     per_million : float or None
@@ -56,9 +57,9 @@ def offline_key(objective: Objective, per_million: float | None, basis: str | No
     tuple
         Smaller is better; ties go to fewer devices.
     """
-    if objective == "cost":
+    if objective == Objective.COST:
         return (per_million is None, basis == "buy", per_million or 0.0, count)
-    if objective == "latency":
+    if objective == Objective.LATENCY:
         return (end_to_end, count)
     return (-float(total_tokens_per_s / count), count)
 
@@ -69,7 +70,7 @@ def load_key(objective: Objective, hourly: float | None, count: int, replicas: i
 
     Parameters
     ----------
-    objective : str
+    objective : ServingObjective
         ``cost``, ``latency`` or ``throughput`` (as :func:`offline_key`).
     hourly : float or None
         Price per device-hour [USD/hour]; None where unknown.
@@ -92,9 +93,9 @@ def load_key(objective: Objective, hourly: float | None, count: int, replicas: i
         Smaller is better; ties go to fewer devices in all.
     """
     devices = count * replicas
-    if objective == "cost":
+    if objective == Objective.COST:
         return (per_million is None, basis == "buy", per_million or 0.0, hourly is None, devices)
-    if objective == "latency":
+    if objective == Objective.LATENCY:
         return (end_to_end, devices)
     return (-rate_per_replica / count, devices)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from sizer.choices import Split
 from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog, load_catalog
@@ -281,7 +282,7 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
     case = ServingCase(arch, fmt, kv_cache_bytes_per_value(kv_name), prompt, output, split,
                        request.gpu_layers if offloading else None,
                        **(RuntimeMemory() if offloading else runtime_memory(request, split)),
-                       moe=TENSOR_PARALLEL if split == "tensor" and not offloading else None)  # as `sizer inference`
+                       moe=TENSOR_PARALLEL if split == Split.TENSOR and not offloading else None)  # as `sizer inference`
     a = evaluate_serving(case, table, d, c, b, host)
     # one request's time to first token is its own prefill (continuous batching admits prompts as they come)
     own = evaluate_serving(case, table, d, c, np.ones_like(b), host)
@@ -291,9 +292,9 @@ def _offline_grid(request: InferenceRecommendRequest, arch: Architecture, device
     total = total_tokens_per_second(b, output, a.prefill_seconds, a.decode_seconds)
     runs = np.array([searched_refusal(request, fmt, device, kv_name) is None for device in devices])  # deployable picks only
     # tensor parallelism stays inside a node, as under load (a layer split's hosts share nothing but activations)
-    in_node = (c <= table.devices_per_node[d]) if split == "tensor" else np.ones_like(c, dtype=bool)
+    in_node = (c <= table.devices_per_node[d]) if split == Split.TENSOR else np.ones_like(c, dtype=bool)
     ok = a.fits & table.supported[d] & runs[d] & in_node
-    if case.split == "tensor":  # tensor ranks hold whole heads
+    if case.split == Split.TENSOR:  # tensor ranks hold whole heads
         ok &= np.isin(c, [n for n in counts if splits_heads(int(n), arch)])
     if request.tokens_per_s_per_user is not None:
         ok &= per_user >= request.tokens_per_s_per_user
@@ -358,4 +359,4 @@ def _offline_option(request: InferenceRecommendRequest, g: _Grid, i: int, device
                                  if per_million is not None and basis is not None else None),
         price_basis=basis, price=used,
         decode_bound="compute" if a.decode_compute[r] > a.decode_memory[r] else "memory",
-        tp=int(c[r]) if g.case.split == "tensor" else 1, weights=fmt.name, kv_cache=kv_name, quality=quality_note(fmt))
+        tp=int(c[r]) if g.case.split == Split.TENSOR else 1, weights=fmt.name, kv_cache=kv_name, quality=quality_note(fmt))

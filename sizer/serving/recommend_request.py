@@ -9,14 +9,11 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from sizer.choices import KvCache, KvCacheName
+from sizer.choices import CATALOG_KINDS, CatalogKindName, KvCache, KvCacheName, ServingObjective
 from sizer.formulas.tco import Pricing
-from sizer.hardware.schema import DeviceKind
 from sizer.launch.emit_field import EmitName
 from sizer.runtimes.formats import WeightsName, ggml_kv_refusal
 from sizer.serving.estimate import ServedModel
-
-ALL_KINDS: tuple[DeviceKind, ...] = ("gpu", "accelerator", "cpu")  # the default: every kind, in this order
 
 
 class InferenceRecommendRequest(ServedModel):
@@ -39,9 +36,9 @@ class InferenceRecommendRequest(ServedModel):
     max_replicas: int = Field(64, ge=1, le=100_000, description="most replicas of one deployment (under load)")
     disaggregated: bool = Field(False, description="under a rate: also size disaggregated prefill and decode pools "
                                                    "(DistServe/Splitwise) for the leading rows, as rows of their own")
-    objective: Literal["cost", "latency", "throughput"] = Field("cost", description="rank by cost per million output "
+    objective: ServingObjective = Field(ServingObjective.COST, description="rank by cost per million output "
                                                                 "tokens, latency, or throughput per device")
-    kinds: list[DeviceKind] = Field(default_factory=lambda: list(ALL_KINDS))
+    kinds: list[CatalogKindName] = Field(default_factory=lambda: list(CATALOG_KINDS))  # every kind, in this order
     consumer: bool = Field(False, description="also rank consumer and workstation devices (GeForce, Radeon, Apple, "
                                               "RTX A6000 ...); default: data-centre devices only")
     emit: EmitName | None = Field(None, max_length=40, description="a tool to write the first row's launch command for "

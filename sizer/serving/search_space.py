@@ -14,20 +14,20 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.errors import InputError
-from sizer.hardware.schema import Device
+from sizer.hardware.schema import Device, DeviceKind
 from sizer.passes.moe_decode import MoeLayout, runtime_layouts
 from sizer.runtimes.runtime import Runtime
 from sizer.workloads.architecture import Architecture
 
 
-def devices_of_kinds(catalog: Iterable[Device], kinds: Sequence[str]) -> tuple[Device, ...]:
+def devices_of_kinds(catalog: Iterable[Device], kinds: Sequence[DeviceKind]) -> tuple[Device, ...]:
     """The catalog's devices of the kinds asked, in catalog order.
 
     Parameters
     ----------
     catalog : iterable of Device
         The catalog (:class:`sizer.hardware.catalog.Catalog`).
-    kinds : sequence of str
+    kinds : sequence of DeviceKind
         Device kinds to search: ``gpu``, ``accelerator``, ``cpu``.
 
     Returns

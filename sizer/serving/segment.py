@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from sizer.choices import DeviceKind
 from sizer.hardware.schema import Device
 from sizer.runtimes.device_class import device_class
 
@@ -58,9 +59,9 @@ def segment(device: Device) -> Segment:
         ``data-centre``, ``workstation`` or ``consumer``.
     """
     name = device.name.lower()
-    if device.kind == "accelerator":
+    if device.kind is DeviceKind.ACCELERATOR:
         return "data-centre"
-    if device.kind == "cpu":
+    if device.kind is DeviceKind.CPU:
         if _WORKSTATION_CPU.search(name):
             return "workstation"
         return "data-centre" if _SERVER_CPU.search(name) else "consumer"

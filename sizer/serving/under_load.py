@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, TypedDict, cast
+from typing import Any, Protocol, TypedDict, cast
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from sizer.choices import KvCache
+from sizer.choices import KvCache, Split
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
@@ -86,7 +86,6 @@ class LoadQuestion(Protocol):
         """The fields the request was given (pydantic's), not left at their defaults."""
 
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
-GGUF = ("q4_0", "q4_k_m", "q8_0")
 # A time as the user gives it: a number of seconds, a quantity's text ('2 s') or its JSON ({"value": 2, "unit": "s"})
 TimeField = str | float | dict[str, Any] | None
 # (USD per device-hour or None, its basis or None, the price used (sizer.formulas.tco.PriceUsed's fields) or None)
@@ -117,7 +116,7 @@ class LoadFields(BaseModel):
     slo_tpot: TimeField = Field(None, description="time per output token at the percentile, e.g. '100 ms'")
     slo_e2e: TimeField = Field(None, description="end-to-end latency at the percentile, e.g. '30 s'")
     slo_percentile: float = Field(99.0, ge=50, le=99.9, description="percentile the SLOs hold at [%]")
-    split: Literal["tensor", "layer", "row"] | None = Field(None, description="tensor parallel, or a llama.cpp layer "
+    split: Split | None = Field(None, description="tensor parallel, or a llama.cpp layer "
                                                                                "split (default: layer for GGUF formats); "
                                                                                "row (-sm row) is refused with the reason")
     max_running: int | None = Field(None, ge=1, le=4096, description=f"scheduler's most running requests "
@@ -270,12 +269,10 @@ def device_refusal(entry: Runtime, device: Device) -> str | None:
     str or None
         The reason in words, or None where it runs.
     """
-    from sizer.runtimes.local_runtimes import device_kind
-
-    return entry.refusal(device_kind=device_kind(device), vendor=device.vendor)
+    return entry.refusal(device_kind=device.runtime_kind, vendor=device.vendor)
 
 
-def check_split(entry: Runtime, split: str | None) -> None:
+def check_split(entry: Runtime, split: Split | None) -> None:
     """InputError naming ``split`` where a layer split is asked of a serving runtime without pipeline parallelism
     (a layer split is pipeline parallelism to a serving engine: SGLang 0.3 has none).
 
@@ -286,7 +283,7 @@ def check_split(entry: Runtime, split: str | None) -> None:
     split : str or None
         ``"tensor"``, ``"layer"`` or None (not asked).
     """
-    if split == "layer" and "pipeline" not in entry.profile.parallelism:
+    if split == Split.LAYER and "pipeline" not in entry.profile.parallelism:
         raise InputError("split", split, f"a split {entry.name} runs: tensor ({entry.name} {entry.profile.version} has no "
                                          "pipeline parallelism, which a layer split is to a serving engine)")
 
@@ -349,7 +346,7 @@ def runtime_assumption(entry: Runtime, given: bool, version: str | None = None) 
                       verified=False)
 
 
-def runtime_memory(request: LoadFields, split: str) -> RuntimeMemory:
+def runtime_memory(request: LoadFields, split: Split) -> RuntimeMemory:
     """The memory shares the serving runtime of ``request`` takes (``memory_share``, ``kv_free_share`` of
     :class:`~sizer.passes.arithmetic.ServingCase`); a layer split (llama.cpp) takes every byte.
 
@@ -369,13 +366,13 @@ def runtime_memory(request: LoadFields, split: str) -> RuntimeMemory:
     from sizer.runtimes import Purpose, runtime
 
     name = getattr(request, "runtime", None)
-    if split != "tensor" or (name is not None and runtime(name).purpose is not Purpose.SERVING):
+    if split != Split.TENSOR or (name is not None and runtime(name).purpose is not Purpose.SERVING):
         return {}
     p = serving_runtime(request).profile
     return RuntimeMemory(memory_share=p.memory_share, kv_free_share=p.kv_free_share)
 
 
-def default_split(request: LoadFields, weights: WeightFormat) -> str:
+def default_split(request: LoadFields, weights: WeightFormat) -> Split:
     """The split asked, else a layer split for GGUF formats (llama.cpp's default) and tensor parallel otherwise.
 
     Parameters
@@ -390,10 +387,11 @@ def default_split(request: LoadFields, weights: WeightFormat) -> str:
     str
         ``"tensor"`` or ``"layer"``.
     """
-    if request.split == "row":
+    if request.split == Split.ROW:
         from sizer.local.split import ROW_SPLIT_REFUSED
-        raise InputError("split", "row", ROW_SPLIT_REFUSED)
-    return request.split or ("layer" if weights.name in GGUF else "tensor")
+        raise InputError("split", Split.ROW.value, ROW_SPLIT_REFUSED)
+    # every GGUF mix sizer.runtimes.gguf models is a GGUF file (its format says so), not a list of three names
+    return request.split or (Split.LAYER if weights.gguf_mix is not None else Split.TENSOR)
 
 
 def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | None:
@@ -546,7 +544,7 @@ class ServingCostOut(RangeOut):
     price is a rent or an amortised purchase."""
 
     value: float
-    price_basis: Literal["rent", "buy"]
+    price_basis: PriceBasis
 
 
 def usd_per_million(hourly: float | None, devices: float, tokens_per_s: float) -> float | None:
@@ -766,7 +764,7 @@ def serving_prices(devices: Sequence[Device], pricing: Pricing) -> Callable[[int
     return price
 
 
-def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer, split: str, max_running: int,
+def load_assumptions(load: Load, lengths: Lengths, slo: Slo, answer: LoadAnswer, split: Split, max_running: int,
                      budget: int, hit: float) -> list[Assumption]:
     """What an answer under load assumed: the load, lengths, scheduler, iteration time, capacity search,
     layout, the simulation's length and, where they apply, an overload and an unreachable SLO.

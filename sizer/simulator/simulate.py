@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sizer.choices import Split
 from sizer.deadline import check_deadline
 from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
@@ -130,7 +131,7 @@ class Replica:
     table: DeviceTable
     device: int
     count: int
-    split: str = "tensor"
+    split: Split = Split.TENSOR
     max_batch: int = DEFAULT_MAX_BATCH
     token_budget: int = DEFAULT_TOKEN_BUDGET
     prefix_hit: float = 0.0  # share of prompt tokens found in the prefix cache
@@ -152,7 +153,7 @@ class Replica:
 
 
 def runtime_replica(runtime: Runtime, arch: Architecture, weights: WeightFormat, kv_bytes: float, table: DeviceTable, device: int,
-                    count: int, split: str = "tensor", *, max_running: int | None = None, token_budget: int | None = None,
+                    count: int, split: Split = Split.TENSOR, *, max_running: int | None = None, token_budget: int | None = None,
                     prefix_hit: float = 0.0, version: str | None = None, max_model_len: float | None = None,
                     moe: MoeLayout = TENSOR_PARALLEL) -> Replica:
     """One replica as ``runtime`` (a serving :class:`~sizer.runtimes.Runtime`) runs it: its scheduler defaults
@@ -285,7 +286,7 @@ def device_kv_bytes_per_token(replica: Replica, context: float) -> float:
     float
         Bytes per token on each device [B].
     """
-    if replica.split == "layer":
+    if replica.split == Split.LAYER:
         return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, 1, context) / replica.count
     if replica.moe.dp_attention:  # each sequence's cache on the one attention rank that runs it
         return kv_cache_bytes_per_token(replica.arch, replica.kv_bytes, 1, context) / replica.count
@@ -346,7 +347,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
     docs/references.md [kwon2023vllm].
     """
     arch, table, d = replica.arch, replica.table, replica.device
-    tp = replica.count if replica.split == "tensor" else 1  # a layer split runs the layers in turn
+    tp = replica.count if replica.split == Split.TENSOR else 1  # a layer split runs the layers in turn
     stored = stored_weight_bytes(arch, replica.weights)
     kv_layer_token = kv_cache_bytes_per_token(arch, replica.kv_bytes) / arch.layers
     idle = 1.0 - arch.experts_per_token / arch.experts if arch.moe else 0.0
@@ -354,7 +355,7 @@ def iteration_grid(replica: Replica, mean_context: float) -> IterationGrid:
 
     # memory on each device: weights, the activations of one chunk, the runtime's reserve; its share of the rest holds KV
     weights = arch.params_total() * stored / replica.count
-    tensor = replica.split == "tensor"
+    tensor = replica.split == Split.TENSOR
     if tensor:  # attention whole on every data-parallel attention rank
         weights = float(moe_decode.weights_per_device(arch, stored, replica.count, replica.moe))
     act = _widest_layer_bytes(arch, min(replica.token_budget, 8192)) * table.storage_scale[d] / tp + replica.max_batch * arch.vocab * LOGIT_BYTES

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from sizer.choices import Optimizer, Precision
+from sizer.choices import DeviceKind, Optimizer, Precision
 from sizer.engine.constants import (
     ADAFACTOR_SOURCE,
     EIGHT_BIT_SOURCE,
@@ -140,7 +140,7 @@ def training_memory(job: Job, device: Device | None = None, count: int = 1, *, z
     precision = _precision(job, device)
     copy = float(weight_bytes(precision))
     master = float(MASTER_WEIGHT_BYTES if precision in MIXED_PRECISIONS else 0)
-    overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind != "cpu" else 0.0
+    overhead = FRAMEWORK_OVERHEAD_BYTES if device is None or device.kind is not DeviceKind.CPU else 0.0
     capacity = float(device.memory.quantity("memory", "[information]").to("B").magnitude) if device else np.inf
     parts = memory_parts(job, np.asarray([copy]), np.asarray([master]), np.asarray([copy / FP32_STORAGE_BYTES]),
                          np.asarray([overhead]), np.asarray([capacity]), np.asarray([float(count)]), np.asarray([zero]),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sizer.choices import Mode, Precision
+from sizer.choices import DeviceKind, Mode, Precision
 from sizer.engine import achieved
 from sizer.engine.constants import (
     EP_LOAD_IMBALANCE,
@@ -333,9 +333,9 @@ def _check_count_and_offload(device: Device, count: int, offload: bool) -> None:
     """
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1_000_000:
         raise InputError("count", count, "a whole number of devices from 1 to 1,000,000")
-    if offload and (device.kind == "cpu" or device.unified_memory):
+    if offload and (device.kind is DeviceKind.CPU or device.unified_memory):
         # ZeRO-Offload moves states from device memory to a separate host memory: here there is none
-        what = "a CPU: its memory is the host memory" if device.kind == "cpu" else \
+        what = "a CPU: its memory is the host memory" if device.kind is DeviceKind.CPU else \
             "unified memory shared with the CPU"
         raise InputError("offload", offload, f"a device with memory of its own; {device.name} has {what}, so "
                                              "offloading frees nothing (leave --offload out)")

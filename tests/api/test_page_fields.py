@@ -56,38 +56,25 @@ def test_every_form_input_is_a_field_of_the_request_it_is_sent_as(form, models):
     assert not stray, f"{form} sends fields its request models do not have: {stray}"
 
 
-class SelectOptions(HTMLParser):
-    """The (value, text) of every option of one select, by its id."""
+def listed(select_id: str) -> dict[str, str]:
+    """What the page lists in a select: the list its data-choices attribute names, as GET /v1/choices gives it."""
+    from fastapi.testclient import TestClient
 
-    def __init__(self, select_id: str) -> None:
-        super().__init__()
-        self.select_id, self.inside, self.options = select_id, False, []
-        self._value: str | None = None
+    from api.app import create_app
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        named = dict(attrs)
-        if tag == "select":
-            self.inside = named.get("id") == self.select_id
-        elif tag == "option" and self.inside:
-            self._value = named.get("value") or ""
-
-    def handle_data(self, data: str) -> None:
-        if self._value is not None:
-            self.options.append((self._value, data))
-            self._value = None
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "select":
-            self.inside = False
+    page = PAGE.read_text(encoding="utf-8")
+    start = page.index(f'id="{select_id}"')
+    tag = page[page.rindex("<select", 0, start):page.index(">", start)]
+    name = tag.split('data-choices="')[1].split('"')[0]
+    with TestClient(create_app()) as client:
+        return {c["value"]: c["label"] for c in client.get("/v1/choices").json()[name]}
 
 
 def test_the_serve_form_lists_every_named_length_set_with_its_means():
     # the CLI's --lengths list (sizer.simulator.traffic.LENGTH_DISTRIBUTIONS): the same sets, the same means
     from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS
 
-    parser = SelectOptions("sv-lengths")
-    parser.feed(PAGE.read_text(encoding="utf-8"))
-    offered = {value: text for value, text in parser.options if value}
+    offered = listed("sv-lengths")
     assert set(offered) == set(LENGTH_DISTRIBUTIONS)
     for name, lengths in LENGTH_DISTRIBUTIONS.items():
         prompt, output = lengths.means()  # a filtered set's are its sample's (issue 38)
@@ -100,6 +87,4 @@ def test_the_serve_form_offers_every_kv_cache_type():
     # q4_0) must be askable from the page too
     from sizer.choices import KvCache
 
-    parser = SelectOptions("sv-kv_cache")
-    parser.feed(PAGE.read_text(encoding="utf-8"))
-    assert {value for value, _ in parser.options if value} == {k.value for k in KvCache}
+    assert set(listed("sv-kv_cache")) == {k.value for k in KvCache}

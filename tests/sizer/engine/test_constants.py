@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sizer.choices import Optimizer
+from sizer.choices import DeviceKind, Optimizer
 from sizer.engine import constants as k
 from sizer.engine.constants import (
     CPU_EFFICIENCIES,
@@ -106,13 +106,13 @@ def test_as_dict_names_every_figure_with_its_unit():
 
 
 def test_defaults_by_kind():
-    assert default_efficiencies("cpu") is CPU_EFFICIENCIES
+    assert default_efficiencies(DeviceKind.CPU) is CPU_EFFICIENCIES
     # a transformer on a CPU: the compute efficiencies at the share a large network reached on a CPU (issue 39)
-    cpu_transformer = default_efficiencies("cpu", True)
+    cpu_transformer = default_efficiencies(DeviceKind.CPU, True)
     assert cpu_transformer.matrix == pytest.approx(CPU_EFFICIENCIES.matrix * 20.8 / 47.8)
     assert cpu_transformer.memory == CPU_EFFICIENCIES.memory
-    assert default_efficiencies("gpu") is GPU_EFFICIENCIES
-    assert default_efficiencies("accelerator", transformer=True) is TRANSFORMER_GPU_EFFICIENCIES
+    assert default_efficiencies(DeviceKind.GPU) is GPU_EFFICIENCIES
+    assert default_efficiencies(DeviceKind.ACCELERATOR, transformer=True) is TRANSFORMER_GPU_EFFICIENCIES
     # generated transformers: the GEMM-size curve is on (fitted half-point), profiled workloads: off
     assert TRANSFORMER_GPU_EFFICIENCIES.matrix_half > 0 and GPU_EFFICIENCIES.matrix_half == 0
 
@@ -128,8 +128,8 @@ def test_a_device_with_measured_efficiencies_uses_them_and_says_so(catalog):
 
 
 def test_serving_folds_launches_into_the_per_pass_overhead():
-    gpu, cpu = serving_efficiencies("gpu"), serving_efficiencies("cpu")
+    gpu, cpu = serving_efficiencies(DeviceKind.GPU), serving_efficiencies(DeviceKind.CPU)
     assert gpu.launch == 0 and cpu.launch == 0
     assert gpu.step_overhead == cpu.step_overhead == k.SERVING_STEP_OVERHEAD
     assert gpu.fp8_scaling == 0  # static scales: no training recipe's casts
-    assert serving_efficiencies("gpu", memory=0.5).memory == 0.5
+    assert serving_efficiencies(DeviceKind.GPU, memory=0.5).memory == 0.5

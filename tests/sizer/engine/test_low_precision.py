@@ -3,6 +3,7 @@ scaling overhead, attention at the 16-bit peak, and serving without the training
 (sizer.engine.devices.build_device_table)."""
 import pytest
 
+from sizer.choices import DeviceKind
 from sizer.engine import constants
 from sizer.engine.constants import TRANSFORMER_GPU_EFFICIENCIES as EFF
 from sizer.engine.constants import serving_efficiencies
@@ -32,7 +33,7 @@ def test_training_gemms_at_the_low_peak_with_the_overhead_and_attention_at_16_bi
 
 def test_serving_tables_carry_no_training_recipe_costs(catalog):
     # serving efficiencies name their own FP8 scaling (0: static scales): FP8 GEMMs and attention at the FP8 peak
-    serving = serving_efficiencies("gpu")
+    serving = serving_efficiencies(DeviceKind.GPU)
     table = build_device_table((catalog.find("H100 SXM"),), "fp8", (serving,))
     assert table.rates[0, MATRIX] == table.rates[0, ATTENTION] == pytest.approx(1978.9e12 * serving.matrix, rel=0.01)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sizer.choices import DeviceKind
 from sizer.engine.constants import (
     CPU_EFFICIENCIES,
     TRANSFORMER_GPU_EFFICIENCIES,
@@ -29,7 +30,7 @@ def test_each_vendor_trains_through_its_library(catalog):
 
 def test_a_library_factor_scales_every_compute_rate_not_memory_or_launch(catalog):
     fit = StackFit(matrix=0.5, tf32=0.5, fp32_matrix=0.8, memory=0.6, launch=3e-5, library={"miopen": 0.5})
-    base = default_efficiencies("gpu")
+    base = default_efficiencies(DeviceKind.GPU)
     amd = stack_efficiencies(catalog.find("rx-6800"), base, fit)
     nvidia = stack_efficiencies(catalog.find("rtx-3090"), base, fit)
     assert (amd.matrix, amd.fp32_matrix, amd.vector) == pytest.approx((0.25, 0.4, base.vector * 0.5))
@@ -40,7 +41,7 @@ def test_a_library_factor_scales_every_compute_rate_not_memory_or_launch(catalog
 
 def test_a_library_without_fitted_runs_keeps_cudnns_and_says_so(catalog):
     fit = StackFit(matrix=0.5, tf32=0.5, fp32_matrix=0.8, memory=0.6, launch=3e-5, library={})
-    apple = stack_efficiencies(catalog.find("apple-m1-max-gpu"), default_efficiencies("gpu"), fit)
+    apple = stack_efficiencies(catalog.find("apple-m1-max-gpu"), default_efficiencies(DeviceKind.GPU), fit)
     assert apple.fp32_matrix == 0.8
     assert "unverified" in apple.source
 

@@ -45,3 +45,18 @@ def test_an_unknown_tool_is_refused_where_the_request_is_built():
     with pytest.raises((InputError, ValidationError)) as caught:
         facade.MemoryRequest(model="llama-3.1-8b", method="lora", emit="tortchtune")
     assert "emit" in str(caught.value) and "torchtune" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["ollama", "llama.cpp"])
+def test_llama_cpp_by_any_of_its_names_launches_llama_server(name):
+    # the local runtime's identity, not its name as typed, decides the tool (issue 41: no name compared as a string)
+    result = facade.estimate_inference(facade.InferenceRequest(model="llama-3.1-8b", device="RTX 4090", weights="q4_k_m",
+                                                               runtime=name, emit="llama.cpp"))
+    assert result.launch.tool == "llama.cpp" and result.launch.command.startswith("llama-server")
+
+
+def test_a_local_answer_under_mlx_has_no_llama_cpp_launch():
+    with pytest.raises(InputError) as caught:
+        facade.estimate_inference(facade.InferenceRequest(model="llama-3.1-8b", device="M2 Ultra", weights="mlx-q4",
+                                                          emit="llama.cpp"))
+    assert caught.value.field == "emit" and "no tool yet for mlx" in str(caught.value)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sizer.choices import Method
+from sizer.choices import KvCache, Method
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned
 from sizer.plan.suggestions import (
@@ -19,6 +19,7 @@ from sizer.plan.suggestions import (
     _serving_changes,
     _training_changes,
 )
+from sizer.runtimes import runtime
 
 # no answer to read a sequence length or a parameter count from: the changes that need none
 NOTHING = Outcome(fits=False, memory_per_device=None, device_memory=None, result=None)  # type: ignore[arg-type]
@@ -92,3 +93,18 @@ def test_serving_changes_skip_the_format_already_used_and_offer_tensor_parallel_
     assert [e for e in found if set(e) == {"count"}] == [{"count": 2}, {"count": 4}, {"count": 8}]
     assert all("count" in e for e in found[found.index({"count": 2}):])
     assert {"count": 8, "weights": "awq-int4-g128"} in found and {"count": 8, "weights": "int8"} not in found
+
+
+@pytest.mark.parametrize("name", ["llama.cpp", "ollama", "lm-studio", "llamacpp", "mlx", "vllm", "sglang"])
+def test_a_named_runtime_is_offered_only_kv_caches_it_stores(catalog: Catalog, name: str) -> None:
+    # issue 41's wrong answer: --runtime ollama (llama.cpp under another name) was offered FP8 and int8 KV caches,
+    # which llama.cpp refuses (its --cache-type-k/-v: f32, f16, bf16, q8_0, q4_0); the runtime's own refusal decides
+    device = "M2 Ultra" if name == "mlx" else "RTX 4090"
+    have = Owned(count=1, device=catalog.find(device))
+    found = edits(_serving_changes({"weights": "fp16", "kv_cache": "fp16", "runtime": name}, have, NOTHING))
+    offered = [KvCache(e["kv_cache"]) for e in found if "kv_cache" in e]
+    assert all(runtime(name).refusal(kv_cache=kv) is None for kv in offered), offered
+    if runtime(name).name == "llama.cpp":  # its own blocks, narrower than the fp16 asked
+        assert offered == [KvCache.Q8_0, KvCache.Q4_0]
+    if runtime(name).name == "vllm":
+        assert offered == [KvCache.FP8, KvCache.INT8]

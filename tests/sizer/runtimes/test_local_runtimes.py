@@ -1,6 +1,7 @@
 """sizer/runtimes/local_runtimes.py: llama.cpp and mlx, their fitted kernels and the runtime a question gets."""
 import pytest
 
+from sizer.choices import DeviceKind
 from sizer.runtimes.formats import weight_format
 from sizer.runtimes.local_runtimes import (
     APPLE_GPU_SHARE_LARGE,
@@ -11,7 +12,6 @@ from sizer.runtimes.local_runtimes import (
     LocalProfile,
     default_local_runtime,
     device_family,
-    device_kind,
     fitted,
     gpu_share,
     local_efficiencies,
@@ -59,7 +59,7 @@ def test_generation_scales_with_bandwidth_by_the_fitted_exponent_and_never_excee
 ])
 def test_device_family_and_kind(catalog, device, family, kind):
     d = catalog.find(device)
-    assert device_family(d) == family and device_kind(d) == kind
+    assert device_family(d) == family and d.runtime_kind is DeviceKind(kind)
 
 
 @pytest.mark.parametrize("fmt, key", [("q4_k_m", "Q4_K"), ("q8_0", "Q8_0"), ("fp16", "F16"), ("bf16", "F16")])

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from sizer.serving.recommend_request import ALL_KINDS, InferenceRecommendRequest
+from sizer.choices import CATALOG_KINDS as ALL_KINDS
+from sizer.serving.recommend_request import InferenceRecommendRequest
 
 
 def test_defaults_search_every_kind_and_every_kv_format():

@@ -11,8 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from sizer.runtimes.formats import weight_format
+from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.serving.estimate import InferenceRequest, estimate_inference
 from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.under_load import default_split
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE = ("inference", "--model", "llama-2-70b", "--device", "H100 SXM", "--count", "4", "--weights", "fp16",
@@ -220,3 +223,22 @@ def test_a_named_length_set_sizes_the_whole_answer_and_refuses_fixed_lengths_bes
     refused = cli("inference", "--model", "llama-3-8b", "--device", "H100 SXM", "--rate", "5", "--lengths",
                   "sharegpt-vllm-sample", "--prompt-len", "500")
     assert refused.exit_code == 2 and "prompt_len" in refused.output and "Traceback" not in refused.output
+
+
+@pytest.mark.parametrize("mix", [m.lower() for m in GGUF_MIXES])
+def test_every_gguf_mix_splits_by_layers_unless_asked(mix):
+    # issue 41: the default split knew 3 of the GGUF mixes (q4_0, q4_k_m, q8_0); every mix that
+    # sizer.runtimes.gguf models is a GGUF file, which llama.cpp splits by layers (--split-mode layer, its default)
+    request = InferenceRequest(model="llama-2-13b", device="RTX 4090", count=2, weights=mix)
+    assert default_split(request, weight_format(mix)) == "layer"
+    assert default_split(request.model_copy(update={"split": "tensor"}), weight_format(mix)) == "tensor"
+
+
+def test_a_q5_k_m_pair_of_cards_gets_the_layer_split_llama_cpp_runs():
+    # issue 41's wrong answer: Llama-2-13B q5_k_m on 2 x RTX 4090 answered 112.5 tokens/s by tensor parallelism,
+    # which llama.cpp does not run by default; the layer split it runs gives 66.1 (the same request with split=layer)
+    asked = dict(model="llama-2-13b", device="RTX 4090", count=2, weights="q5_k_m")
+    default = estimate_inference(InferenceRequest(**asked))
+    layer = estimate_inference(InferenceRequest(**asked, split="layer"))
+    assert default.split == "layer"
+    assert default.decode_tokens_per_s.expected == pytest.approx(layer.decode_tokens_per_s.expected)
