@@ -67,7 +67,7 @@ from sizer.results import (
 )
 from sizer.units import Quantity, parse_quantity
 from sizer.workloads.field_check import text_field_errors
-from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
+from sizer.workloads.request import DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid, default_workload
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
@@ -485,10 +485,10 @@ class _Question:
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     """The request checked, with its defaults, its job and the devices and counts it ranks."""
     if request is None:
-        request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
+        request = RecommendRequest(**default_workload().model_dump(exclude_unset=True))
     elif request.params is None and request.samples is None and request.tokens is None \
             and request.model is None and request.workload is None:
-        defaults = DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+        defaults = default_workload().model_dump(exclude_unset=True)
         request = request.model_copy(update={k: v for k, v in defaults.items() if k not in request.model_fields_set})
     problems = field_errors(request)
     if problems:
@@ -969,7 +969,7 @@ def warm_up(catalog: Catalog) -> None:
 
 
 def _default_fields() -> dict[str, Any]:
-    return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+    return default_workload().model_dump(exclude_unset=True)
 
 
 def _range_source(mode: Mode) -> str:
