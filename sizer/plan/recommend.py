@@ -258,7 +258,8 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
     chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh]; and the
-    prices chosen (``rent_price``, devices x counts, and ``buy_price``), to say in each row.
+    offers chosen (``rent_price``, devices x counts), to say in each row; and the ``devices``, whose purchase
+    a row priced by it says (:func:`_row_price`, worked out for the rows shown only: most questions rent).
 
     The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
     here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
@@ -273,13 +274,12 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
     rent_price = [_rent_by_count(device, provider, counts, terms) for device in devices]
     rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
             for row in rent_price]
-    buy_price = [hourly_price(device, pricing="buy") for device in devices]
     buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan for device in devices]
     tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
     buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
     return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
             "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt,
-            "rent_price": rent_price, "buy_price": buy_price}
+            "rent_price": rent_price, "devices": devices}
 
 
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
@@ -307,7 +307,9 @@ def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str
     the device's purchase; None where the row has no price of its basis."""
     if basis is None:
         return None
-    chosen = {"rent": prices["rent_price"][device][count_index], "buy": prices["buy_price"][device]}.get(basis)
+    if basis == "buy":
+        return price_used(hourly_price(prices["devices"][device], pricing="buy"))
+    chosen = prices["rent_price"][device][count_index] if basis == "rent" else None
     return None if chosen is None else price_used(chosen)
 
 
