@@ -455,7 +455,7 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     except SizerError:
         return True, None
     kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
-                      question.request.calibration)
+                      question.request.calibration, question.devices)
     return kept is not None and bool(kept.found.any()), question
 
 
@@ -466,10 +466,16 @@ def _achieved_applies(question: _Question) -> bool:
     return question.request.mfu is None and achieved.transfers(question.job.shape is not None, False)
 
 
-def _at_achieved_pace(b: Basis, devices: tuple[Device, ...]) -> Basis:
+def _at_achieved_pace(b: Basis, devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]) -> Basis:
     """Every device's steps over its family's achieved factor, MFU times it (:mod:`sizer.engine.achieved`)."""
-    factor = np.asarray([achieved.achieved_factor(f"{d.id} {d.name}")[0] for d in devices])[:, None]
-    return achieved.at_achieved_pace(b, factor)
+    return achieved.at_achieved_pace(b, _achieved_factors(devices, devices_key))
+
+
+@registered_cache(key=lambda devices, devices_key: devices_key)
+def _achieved_factors(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]) -> npt.NDArray[np.float64]:
+    """Per device (a column), its family's achieved factor [1]: read from its name once per catalog and kinds, not
+    per question (matching ~200 names against the families was half of a new question's time over HTTP)."""
+    return np.asarray([achieved.achieved_factor(f"{d.id} {d.name}")[0] for d in devices], dtype=float)[:, None]
 
 
 @dataclass(frozen=True)
@@ -607,7 +613,7 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
     b = at_mfu(basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration),
                request.mfu)  # a given MFU, where one is: every time C / (n R_peak MFU)
     if _achieved_applies(question):  # each device at what published runs on its family achieved, as `time` answers
-        b = _at_achieved_pace(b, devices)
+        b = _at_achieved_pace(b, devices, (catalog.key, kinds))
     b = at_speed(b, question.carried)  # a measurement on one device (against `time`'s answer there), carried over
     check_deadline()
     deadline_s = float(question.deadline.to("s").magnitude) if question.deadline is not None else None
