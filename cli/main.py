@@ -140,8 +140,14 @@ def app_for(argv: list[str]) -> typer.Typer:
 
 
 def main() -> None:
+    import os
     import sys
 
+    if sys.argv[1:2] != ["serve"]:
+        # A command validates its own request models only: pydantic's plugin discovery (every installed package's
+        # entry points, through importlib.metadata) is ~25 ms of `sizer peak` (benchmarks/startup.py) that no
+        # command needs. The service keeps plugins (observability); a user's own setting is kept.
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     app_for(sys.argv[1:])(prog_name="sizer")
 
 
