@@ -514,9 +514,11 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
-    from sizer.plan.estimates import TimeRequest, time_estimate
+    carried = None  # with neither measurement field nothing is carried over and nothing can be refused:
+    if request.measured is not None or request.measured_on is not None:  # the time estimate imported only here
+        from sizer.plan.estimates import TimeRequest, time_estimate
 
-    carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
+        carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried)
 
 
