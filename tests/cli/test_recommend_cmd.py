@@ -22,9 +22,9 @@ def test_no_command_line_only_option_is_a_field_of_either_request(model):
 
 
 def test_a_training_question_with_command_line_options_imports_no_serving_module():
-    run = ("import sys, cli.main as m; sys.argv = ['sizer', 'recommend', '--params', '7e9', '--tokens', '2e10', "
+    run = ("import sys, cli.main as m; argv = ['recommend', '--params', '7e9', '--tokens', '2e10', "
            "'--kind', 'gpu', '--max-devices', '8', '--json'];\n"
-           "try: m.main()\nexcept SystemExit as e: assert not e.code, e.code\n"
+           "try: m.app_for(argv)(argv, prog_name='sizer')\nexcept SystemExit as e: assert not e.code, e.code\n"
            "print(sorted(n for n in sys.modules if n.startswith('sizer.inference')))")
     done = subprocess.run([sys.executable, "-c", run], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "SIZER_CACHE_DIR": "off", "PYTHONPATH": str(ROOT)})
