@@ -80,15 +80,28 @@ SEARCH_ONLY = ("context_len", "tokens_per_s_per_user", "total_tokens_per_s", "tt
                "kind", "objective", "consumer")
 
 
+# Options that steer the command line itself (which question, which catalog, how the answer is printed), fields of
+# neither request model, so never refused. Only a shortcut (tests/cli/test_recommend_cmd.py checks that none is a
+# field of either model): a training question given nothing else is checked without importing the serving request
+# model, and with it the serving modules (about 0.1 s of the command's start-up, benchmarks/startup.py).
+COMMAND_LINE_ONLY = ("inference", "buy", "kind", "catalog", "json")
+
+
 def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -> None:
     """InputErrors naming every option given on the command line that the question asked does not read (a serving
     option without --inference, a training option with it, a search option beside --inference --have); options left
     at their defaults are not counted."""
     from sizer.errors import InputError, InputErrors
-    from sizer.facade import InferenceRecommendRequest, RecommendRequest
+    from sizer.facade import RecommendRequest
 
     def given(names: tuple[str, ...]) -> list[str]:  # (typer carries its own click: the source is compared by name)
         return [n for n in names if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
+
+    if not inference:  # a training question: only an option the training model lacks can be foreign to it
+        training = {OPTION_OF_FIELD.get(f, f) for f in RecommendRequest.model_fields}
+        if all(n in training or n in BOTH_QUESTIONS or n in COMMAND_LINE_ONLY for n in given(tuple(ctx.params))):
+            return
+    from sizer.facade import InferenceRecommendRequest
 
     foreign, question, other = ((_only_in(RecommendRequest, InferenceRecommendRequest), "a serving", "training") if inference
                                 else (_only_in(InferenceRecommendRequest, RecommendRequest), "a training", "--inference"))

@@ -47,14 +47,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NoReturn
-
-import yaml
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NoReturn
 
 from sizer.errors import InputError
 
-# libyaml's safe loader is ten times faster than the pure-Python one; both refuse arbitrary objects.
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    from types import ModuleType
 
 MAX_BYTES = 5_000_000  # default size limit of a file
 MAX_DEPTH = 64  # nesting levels; the project's own files use fewer than 10
@@ -64,8 +62,21 @@ MAX_NODES = 1_000_000  # YAML nodes after expanding every alias; the whole built
 MAX_NUMBER_CHARS = 100
 _NUMBER = re.compile(r"[-+]?(?:0[xob][0-9a-fA-F_]+|\.?[0-9][0-9_.,:eE+-]*)")
 
-_OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def _yaml() -> tuple[ModuleType, Any]:
+    """PyYAML and its safe loader, imported when a YAML text is first read: a command that reads none (the
+    catalog comes from the disk cache) does not pay for importing it at start-up (benchmarks/startup.py).
+    libyaml's safe loader is ten times faster than the pure-Python one; both refuse arbitrary objects."""
+    import yaml
+
+    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: ``yaml`` and ``SafeLoader`` (the loader parse_yaml uses) when first asked
+    if name in ("yaml", "SafeLoader"):
+        return _yaml()[name == "SafeLoader"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_text(path: str | os.PathLike[str], field: str, max_bytes: int = MAX_BYTES) -> str:
@@ -178,9 +189,10 @@ def parse_yaml(text: str, field: str, where: str) -> Any:
     """
     if _flow_depth(text) > MAX_DEPTH:
         raise InputError(field, where, f"YAML nested at most {MAX_DEPTH} levels deep")
+    yaml, loader = _yaml()
     try:
         _check_yaml_events(text, field, where)
-        return yaml.load(text, Loader=SafeLoader)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as error:
         raise InputError(field, where, f"valid YAML ({_one_line(error)})") from None
     except RecursionError:
@@ -227,14 +239,17 @@ def _check_yaml_events(text: str, field: str, where: str) -> None:
     expanded = 0  # nodes of the document with every alias replaced by what it stands for
     open_nodes: list[_OpenCollection] = []
     anchors: dict[str, int] = {}
-    for event in yaml.parse(text, Loader=SafeLoader):
-        if isinstance(event, _OPEN):
+    yaml, loader = _yaml()
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, opening):
             depth += 1
             if depth > MAX_DEPTH:
                 raise InputError(field, where, f"YAML nested at most {MAX_DEPTH} levels deep")
             open_nodes.append(_OpenCollection(event.anchor))
             size = 1
-        elif isinstance(event, _CLOSE):
+        elif isinstance(event, closing):
             depth -= 1
             closed = open_nodes.pop()
             if closed.anchor is not None:
@@ -257,7 +272,7 @@ def _check_yaml_events(text: str, field: str, where: str) -> None:
         expanded += size
         if expanded > MAX_NODES:
             raise InputError(field, where, f"YAML whose aliases expand to at most {MAX_NODES:,} nodes")
-        if open_nodes and not isinstance(event, _OPEN):
+        if open_nodes and not isinstance(event, opening):
             open_nodes[-1].nodes += size
 
 

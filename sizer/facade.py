@@ -34,7 +34,6 @@ from sizer.choices import (  # noqa: F401
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
-from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError, require_device  # noqa: E402,F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
@@ -47,7 +46,6 @@ from sizer.hardware.schema import OfferTerm, OfferTermIn
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
 from sizer.vocabularies import ChoiceOut, Choices, choices  # noqa: E402,F401
-from sizer.workloads.profile import builtin_profile_names
 from sizer.workloads.request import RequestModel, WorkloadRequest
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
@@ -93,25 +91,30 @@ _LAZY = {
     **dict.fromkeys(("CostAssumptions", "TcoResult", "check_provider", "estimate_tco"), "sizer.formulas.tco"),
     "choose_efficiencies": "sizer.engine.modes", "RECOMPUTE": "sizer.engine.roofline",
     "resolve_job": "sizer.engine.job",
+    **dict.fromkeys(("calibrate_runs", "load_calibration", "runs_from_report", "save_calibration"),
+                    "sizer.engine.calibration"),
 }
 
 
-def __getattr__(name: str) -> Any:  # PEP 562: any of the names in _LAZY
+def __getattr__(name: str) -> Any:  # PEP 562: any of the names in _LAZY, and WORKLOAD_NAMES
+    import importlib
+
+    if name == "WORKLOAD_NAMES":  # the built-in workload profiles' names (reads their folder)
+        value: Any = tuple(importlib.import_module("sizer.workloads.profile").builtin_profile_names())
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # once imported, a plain module attribute
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, "WORKLOAD_NAMES"})
 
 
-WORKLOAD_NAMES = tuple(builtin_profile_names())
 # An answer that can carry suggestions (named as strings: the result modules load on first use)
 Fixable = TypeVar("Fixable", "TimeResult", "MemoryResult", "InferenceResult")
 

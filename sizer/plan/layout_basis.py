@@ -156,8 +156,12 @@ def basis(job: Job, devices: tuple[Device, ...], devices_key: tuple[Hashable, ..
 
 
 def kept_basis(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, ...], headroom: bool,
-               calibration: Calibration | None = None) -> Basis | None:
+               calibration: Calibration | None = None, devices: tuple[Device, ...] | None = None) -> Basis | None:
     """:func:`basis`'s answer where it is kept (no search needed), else None; searches nothing.
+
+    Kept in this process, or, given ``devices``, in the disk cache: a service's worker process that searched a new
+    shape leaves it there, and the service's own process takes it from there (once), so that the shape's later
+    questions are answered where they arrive instead of each in a worker again.
 
     Parameters
     ----------
@@ -171,6 +175,8 @@ def kept_basis(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, .
         Reserve the upper memory headroom.
     calibration : Calibration, optional
         Per-device efficiencies.
+    devices : tuple of Device, optional
+        The devices ranked; given, a search kept on disk is read (and kept in this process).
 
     Returns
     -------
@@ -178,10 +184,25 @@ def kept_basis(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, .
         The kept layouts per (device, count); None where :func:`basis` would have to search.
     """
     key = _basis_key(job, devices_key, counts, headroom, calibration)
+    found = _kept_here_or_on_disk(key, job, devices, counts, headroom, calibration)
+    if found is not None and not found.token_free and found.length != (job.samples, job.epochs):
+        found = _kept_here_or_on_disk((key, job.samples, job.epochs), job, devices, counts, headroom, calibration)
+    return found
+
+
+class _NotKept(Exception):
+    """No search kept on disk for the key (raised by :func:`_kept` asked not to search; an error is never kept)."""
+
+
+def _kept_here_or_on_disk(key: Hashable, job: Job, devices: tuple[Device, ...] | None, counts: tuple[int, ...],
+                          headroom: bool, calibration: Calibration | None) -> Basis | None:
     kept = cast(_KeptSearches, _kept)
     found = kept.peek(key)
-    if found is not None and not found.token_free and found.length != (job.samples, job.epochs):
-        found = kept.peek((key, job.samples, job.epochs))
+    if found is None and devices is not None:
+        try:  # never waits for a search running in this process (the caller may be the service's event loop)
+            found = kept.unless_running(key, job, devices, counts, headroom, calibration, search=False)
+        except _NotKept:
+            return None
     return found
 
 
@@ -195,34 +216,44 @@ class _KeptSearches(Protocol):
     called, it searches where nothing is kept; ``peek`` answers what is kept, or None."""
 
     def __call__(self, key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
-                 headroom: bool, calibration: Calibration | None) -> Basis: ...
+                 headroom: bool, calibration: Calibration | None, search: bool = True) -> Basis: ...
 
     def peek(self, key: Hashable) -> Basis | None: ...
 
+    def unless_running(self, key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
+                       headroom: bool, calibration: Calibration | None, search: bool = True) -> Basis | None: ...
 
-@registered_cache(key=lambda key, *rest: key)
+
+@registered_cache(key=lambda key, *rest, **options: key)
 def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
-          calibration: Calibration | None) -> Basis:
+          calibration: Calibration | None, search: bool = True) -> Basis:
     # A whole-catalog search is 50-60 ms of a command's start-up; the same question (the default one,
     # say) is kept on disk too (sizer.diskcache), under its key and the code of the whole core, so a
     # change to any module gives it a new entry. Devices travel by value in the key, not in the entry.
+    # search=False: only what the disk holds, else _NotKept (kept_basis: no search where a question arrives).
     def build() -> Basis:
+        if not search:
+            raise _NotKept
         found = _search(job, devices, counts, headroom, calibration)
         return dataclasses.replace(found, table=dataclasses.replace(found.table, devices=()))
 
     try:
         disk_key = key_of(_core_stamps(), repr(key))
     except OSError:
+        if not search:
+            raise _NotKept from None
         return _search(job, devices, counts, headroom, calibration)
     kept: Basis = cached("layout-basis", disk_key, build)
     return dataclasses.replace(kept, table=dataclasses.replace(kept.table, devices=tuple(devices)))
 
 
-def _core_stamps() -> list[tuple[str, int, int]]:
+@registered_cache()
+def _core_stamps() -> tuple[tuple[str, int, int], ...]:
     """Name, size and modification time of every module and data file of the core (the fitted error
-    spreads are YAML beside the code): what a kept search was computed by."""
+    spreads are YAML beside the code): what a kept search was computed by. Once per process (some 160 files:
+    3-15 ms on a loaded machine, which a service checking the disk for a new shape's search paid each time)."""
     root = Path(__file__).resolve().parent.parent
-    return [file_stamp(path) for path in sorted((*root.rglob("*.py"), *root.rglob("*.yaml")))]
+    return tuple(file_stamp(path) for path in sorted((*root.rglob("*.py"), *root.rglob("*.yaml"))))
 
 
 def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,

@@ -67,7 +67,7 @@ from sizer.results import (
 )
 from sizer.units import Quantity, parse_quantity
 from sizer.workloads.field_check import text_field_errors
-from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
+from sizer.workloads.request import DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid, default_workload
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
@@ -257,7 +257,8 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
     chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh]; and the
-    prices chosen (``rent_price``, devices x counts, and ``buy_price``), to say in each row.
+    offers chosen (``rent_price``, devices x counts), to say in each row; and the ``devices``, whose purchase
+    a row priced by it says (:func:`_row_price`, worked out for the rows shown only: most questions rent).
 
     The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
     here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
@@ -272,13 +273,12 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
     rent_price = [_rent_by_count(device, provider, counts, terms) for device in devices]
     rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
             for row in rent_price]
-    buy_price = [hourly_price(device, pricing="buy") for device in devices]
     buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan for device in devices]
     tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
     buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
     return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
             "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt,
-            "rent_price": rent_price, "buy_price": buy_price}
+            "rent_price": rent_price, "devices": devices}
 
 
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
@@ -306,7 +306,9 @@ def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str
     the device's purchase; None where the row has no price of its basis."""
     if basis is None:
         return None
-    chosen = {"rent": prices["rent_price"][device][count_index], "buy": prices["buy_price"][device]}.get(basis)
+    if basis == "buy":
+        return price_used(hourly_price(prices["devices"][device], pricing="buy"))
+    chosen = prices["rent_price"][device][count_index] if basis == "rent" else None
     return None if chosen is None else price_used(chosen)
 
 
@@ -452,7 +454,7 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     except SizerError:
         return True, None
     kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
-                      question.request.calibration)
+                      question.request.calibration, question.devices)
     return kept is not None and bool(kept.found.any()), question
 
 
@@ -463,10 +465,16 @@ def _achieved_applies(question: _Question) -> bool:
     return question.request.mfu is None and achieved.transfers(question.job.shape is not None, False)
 
 
-def _at_achieved_pace(b: Basis, devices: tuple[Device, ...]) -> Basis:
+def _at_achieved_pace(b: Basis, devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]) -> Basis:
     """Every device's steps over its family's achieved factor, MFU times it (:mod:`sizer.engine.achieved`)."""
-    factor = np.asarray([achieved.achieved_factor(f"{d.id} {d.name}")[0] for d in devices])[:, None]
-    return achieved.at_achieved_pace(b, factor)
+    return achieved.at_achieved_pace(b, _achieved_factors(devices, devices_key))
+
+
+@registered_cache(key=lambda devices, devices_key: devices_key)
+def _achieved_factors(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]) -> npt.NDArray[np.float64]:
+    """Per device (a column), its family's achieved factor [1]: read from its name once per catalog and kinds, not
+    per question (matching ~200 names against the families was half of a new question's time over HTTP)."""
+    return np.asarray([achieved.achieved_factor(f"{d.id} {d.name}")[0] for d in devices], dtype=float)[:, None]
 
 
 @dataclass(frozen=True)
@@ -484,10 +492,10 @@ class _Question:
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     """The request checked, with its defaults, its job and the devices and counts it ranks."""
     if request is None:
-        request = RecommendRequest(**DEFAULT_WORKLOAD.model_dump(exclude_unset=True))
+        request = RecommendRequest(**default_workload().model_dump(exclude_unset=True))
     elif request.params is None and request.samples is None and request.tokens is None \
             and request.model is None and request.workload is None:
-        defaults = DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+        defaults = default_workload().model_dump(exclude_unset=True)
         request = request.model_copy(update={k: v for k, v in defaults.items() if k not in request.model_fields_set})
     problems = field_errors(request)
     if problems:
@@ -505,9 +513,11 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
-    from sizer.training.estimates import TimeRequest, time_estimate
+    carried = None  # with neither measurement field nothing is carried over and nothing can be refused:
+    if request.measured is not None or request.measured_on is not None:  # the time estimate imported only here
+        from sizer.training.estimates import TimeRequest, time_estimate
 
-    carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
+        carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried)
 
 
@@ -604,7 +614,7 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
     b = at_mfu(basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration),
                request.mfu)  # a given MFU, where one is: every time C / (n R_peak MFU)
     if _achieved_applies(question):  # each device at what published runs on its family achieved, as `time` answers
-        b = _at_achieved_pace(b, devices)
+        b = _at_achieved_pace(b, devices, (catalog.key, kinds))
     b = at_speed(b, question.carried)  # a measurement on one device (against `time`'s answer there), carried over
     check_deadline()
     deadline_s = float(question.deadline.to("s").magnitude) if question.deadline is not None else None
@@ -968,7 +978,7 @@ def warm_up(catalog: Catalog) -> None:
 
 
 def _default_fields() -> dict[str, Any]:
-    return DEFAULT_WORKLOAD.model_dump(exclude_unset=True)
+    return default_workload().model_dump(exclude_unset=True)
 
 
 def _range_source(mode: Mode) -> str:

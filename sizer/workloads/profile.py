@@ -56,7 +56,8 @@ ALIASES = {
 class Layer(BaseModel):
     """One layer (or group of layers) of a model, per sample, forward pass, FP32 storage."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: its validator is built on first use, not when a command that reads no profile imports this
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     kind: LayerKind

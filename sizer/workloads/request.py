@@ -398,7 +398,21 @@ def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool
     return None, "none"
 
 
-DEFAULT_WORKLOAD = WorkloadRequest(params=1.3e9, tokens=2.6e10, precision="mixed", optimizer="adamw")
+def default_workload() -> WorkloadRequest:
+    """The workload of a question that names none (``sizer recommend`` alone).
+
+    Returns
+    -------
+    WorkloadRequest
+        1.3e9 parameters, 2.6e10 tokens, mixed precision, AdamW (:data:`DEFAULT_WORKLOAD_DESCRIPTION`). Built
+        when first asked, not at import: building it builds the request model's validator, which a command
+        that asks another question (``sizer peak``) need not pay for at start-up (benchmarks/startup.py).
+        Not kept: with the validator built, one costs ~0.01 ms, 0.4 % of a new question over HTTP (under the
+        1 % a cache must save, docs/caching.md).
+    """
+    return WorkloadRequest(params=1.3e9, tokens=2.6e10, precision="mixed", optimizer="adamw")
+
+
 # 20 tokens per parameter: docs/references.md [hoffmann]
 DEFAULT_WORKLOAD_DESCRIPTION = ("1.3e9-parameter transformer trained on 2.6e10 tokens (20 tokens per parameter, "
                                 "Hoffmann et al. 2022), mixed precision (bf16, else fp16), AdamW")

@@ -41,3 +41,25 @@ def test_help_is_still_the_usage_and_options(cli, args):
     result = cli(*args)
     assert "Usage: sizer" in result.output and "Options" in result.output, result.output
     assert result.exit_code == (0 if "--help" in args else 2)  # click: help asked is 0, help for nothing asked 2
+
+
+@pytest.mark.parametrize("args, status", [(["peak", "Tesla P40", "--json"], 0), (["peak", "no such device"], 2)])
+def test_a_command_ends_without_teardown_yet_with_its_output_status_and_exit_handlers(tmp_path, args, status):
+    # cli.main.end_now: os._exit after the exit handlers, not the interpreter's object-by-object teardown
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    marker = tmp_path / "atexit-ran"
+    run = (f"import atexit, pathlib, sys; atexit.register(pathlib.Path({str(marker)!r}).write_text, 'yes'); "
+           f"sys.argv = ['sizer', *{args!r}]; import cli.main; cli.main.main()")
+    done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[2],
+                          env={"PATH": "/usr/bin:/bin", "SIZER_CACHE_DIR": "off",
+                               "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == status, done.stderr[-1000:]
+    assert marker.read_text() == "yes"
+    if status == 0:
+        assert done.stdout.rstrip().endswith("}") and '"peak"' in done.stdout  # the whole answer, flushed
+    else:
+        assert done.stderr.startswith("Error: device") and done.stdout == ""

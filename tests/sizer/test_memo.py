@@ -166,3 +166,24 @@ def test_a_kept_answer_cannot_be_written_into():
     with pytest.raises(ValueError):
         first["pair"][0][1] = 2.0
     assert table(3)["times"].sum() == 0.0
+
+
+def test_unless_running_never_waits_for_an_answer_in_flight():
+    # a service's event loop asks whether a search is at hand; it must not wait for one another thread runs
+    started, release = threading.Event(), threading.Event()
+
+    @keyed_cache(maxsize=4, key=lambda x: x)
+    def slow(x):
+        started.set()
+        release.wait(5)
+        return x + 1
+
+    running = threading.Thread(target=slow, args=(1,))
+    running.start()
+    started.wait(5)
+    assert slow.unless_running(1) is None  # in flight elsewhere: None at once
+    assert slow.unless_running(2) == 3  # not in flight: computed here, and kept
+    assert slow.peek(2) == 3
+    release.set()
+    running.join()
+    assert slow.unless_running(1) == 2 and slow.cache_info().hits == 1

@@ -159,3 +159,24 @@ def test_a_search_kept_on_disk_is_the_search(monkeypatch, tmp_path, catalog):
     assert calls == [] and any(tmp_path.glob("layout-basis-*.pickle"))
     assert [(r.name, r.count, r.training_time) for r in kept.ranked] == \
         [(r.name, r.count, r.training_time) for r in searched.ranked]
+
+
+def test_a_search_another_process_left_on_disk_is_taken_without_searching(monkeypatch, tmp_path, catalog):
+    # a service's worker process searched a new shape (and left it in the disk cache); the service's own process
+    # then answers that shape's questions where they arrive, reading the search instead of handing each one over
+    monkeypatch.setenv("SIZER_CACHE_DIR", str(tmp_path))
+    question = recommend_module._question(RecommendRequest(params=7e9, tokens=2e10, max_devices=8, kinds=["gpu"]),
+                                          catalog)
+    args = (question.job, (catalog.key, question.kinds), question.counts, False, None)
+    _forget()
+    assert layout_basis.kept_basis(*args, question.devices) is None  # nothing on disk: None, nothing searched
+    searched = layout_basis.basis(question.job, question.devices, *args[1:])  # "the worker": searches, writes it
+    _forget()  # "the service's process": nothing kept in its memory
+    calls = []
+    monkeypatch.setattr(layout_basis, "search", lambda *a, **k: calls.append(1))
+    assert layout_basis.kept_basis(*args) is None  # without the devices, memory only
+    taken = layout_basis.kept_basis(*args, question.devices)
+    assert calls == [] and taken is not None
+    assert (taken.step_expected == searched.step_expected).all() and taken.table.devices == question.devices
+    assert layout_basis.kept_basis(*args) is taken  # and kept in memory from then on
+    _forget()
