@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ConfigDict, Field
-
 from sizer.choices import (  # noqa: F401
     Precision,
     PrecisionName,
@@ -36,46 +34,45 @@ from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
 from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
-from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
-from sizer.formulas.tco import COST_DEFAULTS, Pricing
+from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
-from sizer.hardware.schema import OfferTerm, OfferTermIn
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
+from sizer.schemas.base import RequestModel, WorkloadRequest  # noqa: F401
+from sizer.schemas.formulas import CellsRequest, ComplexityRequest, K1Request, PeakRequest, TcoRequest
 from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
 from sizer.workloads.profile import builtin_profile_names
-from sizer.workloads.request import RequestModel, WorkloadRequest
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
-    from sizer.engine.training import TimeResult
     from sizer.formulas.tco import TcoResult
     from sizer.hardware.schema import Device
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
-    from sizer.plan.memory_report import MemoryResult
-    from sizer.plan.owned_answer import OwnedResult
-    from sizer.plan.planner import PlanRequest
-    from sizer.plan.recommend import RecommendRequest
-    from sizer.serving.estimate import InferenceRequest, InferenceResult
+    from sizer.schemas.owned import OwnedResult
+    from sizer.schemas.plan import PlanRequest
+    from sizer.schemas.recommend import RecommendRequest
+    from sizer.schemas.serving import InferenceResult
+    from sizer.schemas.training import MemoryRequest, MemoryResult, TimeRequest, TimeResult
+    from sizer.serving.estimate import InferenceRequest
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
 # at start-up (benchmarks/startup.py). name -> module that defines it.
 _LAZY = {
     **dict.fromkeys(("DeviceDetail", "DeviceSummary", "describe_device", "summarize_device"), "sizer.device_view"),
-    **dict.fromkeys(("InferenceRequest", "InferenceResult"), "sizer.serving.estimate"),
-    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult"), "sizer.serving.recommend"),
+    "InferenceRequest": "sizer.serving.estimate", "InferenceRecommendRequest": "sizer.serving.recommend_request",
+    **dict.fromkeys(("InferenceResult", "InferenceRecommendResult"), "sizer.schemas.serving"),
     "recommend_inference": "sizer.plan.launch_top",  # the ranking, with its first row's --emit command
-    **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
-    **dict.fromkeys(("OwnedResult", "answer_inference", "answer_training"), "sizer.plan.owned_answer"),
-    **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
-                    "sizer.plan.estimates"),
+    **dict.fromkeys(("PlanRequest", "PlanResult"), "sizer.schemas.plan"), "plan": "sizer.plan.planner",
+    "OwnedResult": "sizer.schemas.owned",
+    **dict.fromkeys(("answer_inference", "answer_training"), "sizer.plan.owned_answer"),
+    **dict.fromkeys(("MemoryRequest", "MemoryResult", "TimeRequest", "TimeResult"), "sizer.schemas.training"),
+    **dict.fromkeys(("memory_estimate", "node_type", "time_estimate", "zero_stage"), "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
     "awaiting_prices": "sizer.hardware.catalog",
     **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
-    **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
-                    "sizer.plan.recommend"),
+    **dict.fromkeys(("RecommendRequest", "RecommendResult", "HTTP_TOP"), "sizer.schemas.recommend"),
+    **dict.fromkeys(("quick_question", "recommend", "recommend_json", "warm_up"), "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
     **dict.fromkeys(("find_model", "model_names", "model_source"), "sizer.workloads.registry"),
     **dict.fromkeys(("FileRef", "profile_source"), "sizer.workloads.source"),
@@ -83,8 +80,8 @@ _LAZY = {
                      "configs_answered_by_presets"), "sizer.workloads.listing"),
     **dict.fromkeys(("WorkloadSummary", "list_workloads"), "sizer.workloads.profile_listing"),
     "check_served_workload": "sizer.workloads.workload_profile",
-    **dict.fromkeys(("TimeResult", "estimate_training"), "sizer.engine.training"),
-    **dict.fromkeys(("MemoryResult", "training_memory"), "sizer.plan.memory_report"),
+    "estimate_training": "sizer.engine.training",
+    "training_memory": "sizer.plan.memory_report",
     **dict.fromkeys(("CostAssumptions", "TcoResult", "check_provider", "estimate_tco"), "sizer.formulas.tco"),
     "choose_efficiencies": "sizer.engine.modes", "RECOMPUTE": "sizer.engine.roofline",
     "resolve_job": "sizer.engine.job",
@@ -117,17 +114,6 @@ def _derating(value: float | None) -> Derating:
 
 def _catalog(catalog: Catalog | None) -> Catalog:
     return catalog if catalog is not None else load_catalog()
-
-
-class PeakRequest(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"device": "Tesla P40"}, {"cores": 3840, "clock": "1.531 GHz"}, {"device": "H100 SXM", "precision": "bf16"}]})
-
-    device: str | None = Field(None, description="device id or name; or give cores and clock")
-    precision: PrecisionName = Precision.FP32
-    cores: Numberish | None = None
-    clock: QuantityIn = None
-    derating: float | None = Field(None, ge=0, lt=1)
 
 
 def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
@@ -341,21 +327,6 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
     return answer_training(request, catalog)
 
 
-class CellsRequest(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"samples": 101136, "features": 75, "outputs": 10, "weights": 700000}]})
-
-    samples: Numberish
-    features: Numberish
-    outputs: Numberish = 1
-    weights: Numberish
-    variables: Numberish = 0
-    eta_b: Numberish = 1
-    eta_w: Numberish = 1
-    eta_v: Numberish = 1
-    cell_size: QuantityIn = "4 B"
-
-
 def cells(request: CellsRequest) -> CellsResult:
     """Memory cells a training algorithm needs, and their size (seed 003 eq. 1, ``sizer cells``).
 
@@ -376,15 +347,6 @@ def cells(request: CellsRequest) -> CellsResult:
                           cell_size=request.cell_size)
 
 
-class K1Request(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"weights": 5000, "samples": 10, "features": 100}]})
-
-    weights: Numberish
-    samples: Numberish
-    features: Numberish
-    tolerance: float = Field(DEFAULT_TOLERANCE, ge=0, lt=1)
-
-
 def k1(request: K1Request) -> K1Result:
     """The redundancy ratio K1 = N_w / (S N) and its verdict (seed 003 eq. 4, ``sizer k1``).
 
@@ -403,14 +365,6 @@ def k1(request: K1Request) -> K1Result:
     return estimate_k1(request.weights, request.samples, request.features, request.tolerance)
 
 
-class ComplexityRequest(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"layers": [75, 512, 512, 512, 10]}]})
-
-    layers: list[Numberish] = Field(..., max_length=10_000, description="input width, then each layer's width")
-    operation_time: QuantityIn = "1 ns"
-    inputs: Numberish | None = Field(None, description="fan-in of the first layer; then layers are all neuron layers")
-
-
 def complexity(request: ComplexityRequest) -> ComplexityResult:
     """Sequential and parallel time of a forward pass through layers of given widths (seed 003 eq. 2-3).
 
@@ -427,36 +381,6 @@ def complexity(request: ComplexityRequest) -> ComplexityResult:
         (:func:`sizer.formulas.complexity.estimate_complexity`).
     """
     return estimate_complexity(request.layers, request.operation_time, request.inputs)
-
-
-def _on_demand() -> list[OfferTerm]:
-    return ["on-demand"]
-
-
-class TcoRequest(WorkloadRequest):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"device": "H100 SXM", "count": 8, "training_time": "14 d"},
-        {"device": "A100 80GB SXM", "params": 7e9, "tokens": 2e10, "precision": "bf16", "count": 8}]})
-
-    device: str
-    count: int = Field(1, ge=1, le=1_000_000)
-    training_time: QuantityIn = Field(None, description="the run's length; else estimated from the workload")
-    rent_price: QuantityIn = Field(None, description="per device, e.g. '2.5 USD/hour'")
-    cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand price to use (AWS, GCP, "
-                                                               "Lambda, ...); the cheapest of any provider if left out")
-    purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
-    pricing: Pricing = Field("rent", description="rent: cloud prices only; buy: the buy side only; any: where a "
-                                                 "device has no rent price, its amortised purchase cost stands in")
-    terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
-                                   description="offer terms a rent may have: on-demand, spot, reserved ...")
-    lifetime: QuantityIn = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
-    pue: float | None = Field(None, ge=1, le=5, description=f"power usage effectiveness; default {COST_DEFAULTS.pue:g}")
-    electricity_price: QuantityIn = Field(None, description=f"default {COST_DEFAULTS.electricity_price:~P}")
-    utilisation: float | None = Field(None, gt=0, le=1, description=f"average power as a fraction of TDP; default "
-                                                                  f"{COST_DEFAULTS.utilisation:g}")
-    host_share: QuantityIn = Field(None, description="capital for hosts, network, racks; default none")
-    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: ShardingName = Sharding.NONE
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:

@@ -13,9 +13,9 @@ from sizer.engine.job import job_from_profile, resolve_job
 from sizer.engine.training import estimate_training
 from sizer.hardware.schema import Device
 from sizer.plan.memory_report import training_memory
+from sizer.schemas.base import WorkloadRequest
 from sizer.units import Quantity
 from sizer.workloads.profile import Profile
-from sizer.workloads.request import WorkloadRequest
 
 from .count import ModelCounts
 from .workloads import CORE_OPTIMIZER, WorkloadSpec

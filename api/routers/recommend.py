@@ -24,7 +24,8 @@ from sizer.facade import (
     recommend_serving_iterations,
 )
 from sizer.memo import registered_cache
-from sizer.plan.recommend import HTTP_TOP, recommend_json
+from sizer.plan.recommend import recommend_json
+from sizer.schemas.recommend import HTTP_TOP
 
 from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, priced, run_estimate, served_from_builtins
 

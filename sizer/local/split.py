@@ -27,9 +27,10 @@ from sizer.hardware.schema import Device
 from sizer.local.machine import local_table, prefill_seconds, unfused_attention_seconds, wired_device
 from sizer.passes.arithmetic import ServingCase, evaluate_serving
 from sizer.passes.formats import WeightFormat
-from sizer.results import Model, QuantityOut
+from sizer.results import QuantityOut
 from sizer.runtimes import Runtime
 from sizer.runtimes.local_runtimes import LocalProfile, device_kind
+from sizer.schemas.serving import DeviceShare
 from sizer.workloads.architecture import Architecture
 
 # llama.cpp's row split (-sm row) cuts every matrix by rows over the devices and gathers each product on the main
@@ -121,18 +122,6 @@ def check_unequal_devices(devices: list[Device], local: Runtime) -> None:
         if device_kind(device) == "apple":
             raise InputError("devices", names, f"devices of one machine: {device.name} is a Mac's one chip, which "
                                                "shares its machine with no other GPU (ask for it as device alone)")
-
-
-class DeviceShare(Model):
-    """One device's part of a layer split: its layers and what it holds."""
-
-    device: str
-    layers: int
-    weights_memory: QuantityOut
-    kv_cache_memory: QuantityOut
-    memory: QuantityOut  # weights, KV cache, compute buffers and the runtime's reserve
-    device_memory: QuantityOut
-    fits: bool
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,12 @@ from sizer.errors import require_device
 from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_id
 
 if TYPE_CHECKING:
-    from sizer.engine.training import Layout, TimeResult
     from sizer.hardware.catalog import Catalog
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
-    from sizer.plan.memory_report import MemoryResult
     from sizer.runtimes.runtime import Runtime
-    from sizer.serving.estimate import InferenceRequest, InferenceResult
-    from sizer.workloads.request import WorkloadRequest
+    from sizer.schemas.base import WorkloadRequest
+    from sizer.schemas.serving import InferenceResult
+    from sizer.schemas.training import Layout, MemoryRequest, MemoryResult, TimeRequest, TimeResult
+    from sizer.serving.estimate import InferenceRequest
 
 # planner.py imports this module (through launch_answer) for plan's launch: its types are named, not imported back,
 # so that no circle closes (contract-house)

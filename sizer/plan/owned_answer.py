@@ -5,56 +5,24 @@ does not (:mod:`sizer.plan.suggestions`). The hardware is parsed and evaluated i
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
-from sizer.results import Assumption, CostOut, Model, QuantityOut, RangeOut, Suggestion
+from sizer.results import Assumption, Suggestion
+from sizer.schemas.owned import OwnedOption, OwnedResult
+from sizer.schemas.training import MemoryResult
 
 if TYPE_CHECKING:
-    from sizer.engine.training import TimeResult
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
-    from sizer.plan.planner import PlanRequest
-    from sizer.plan.recommend import RecommendRequest
+    from sizer.schemas.plan import PlanRequest
+    from sizer.schemas.recommend import RecommendRequest
+    from sizer.schemas.training import MemoryRequest, TimeRequest, TimeResult
     from sizer.serving.estimate import InferenceRequest
 
     TrainingRequest = TimeRequest | MemoryRequest | RecommendRequest | PlanRequest
-
-
-class OwnedOption(Model):
-    """The answer for one hardware set."""
-
-    hardware: str
-    device: str
-    name: str
-    count: int
-    fits: bool
-    meets_deadline: bool | None = None
-    method: str
-    precision: str
-    layout: dict[str, Any]  # tp, pp, dp, ZeRO, recompute, micro-batch x accumulation (training); weights, KV, batch (serving)
-    memory_per_device: QuantityOut
-    device_memory: QuantityOut | None
-    training_time: RangeOut | None = None
-    decode_tokens_per_s: RangeOut | None = None
-    cost: CostOut | None = None
-    verdict: str
-    suggestions: list[Suggestion]
-    chosen: dict[str, Any] = {}  # the request fields sizer chose on this hardware (method, precision, recipe)
-    recipe: str | None = None  # the training recipe as a line for a trainer's configuration
-
-
-class OwnedResult(Model):
-    """``have``: answers for the user's own hardware only, one per hardware set."""
-
-    task: Literal["training", "memory", "inference"]
-    workload: str
-    options: list[OwnedOption]
-    assumptions: list[Assumption]
 
 
 def _deadline_seconds(request: TrainingRequest) -> float | None:

@@ -21,16 +21,16 @@ from sizer.hardware.catalog import Catalog
 from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
 from sizer.passes.formats import KV_CACHE_BYTES
-from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion, unit_factor
 from sizer.runtimes.gguf import GGUF_MIXES
-from sizer.serving.estimate import InferenceRequest, InferenceResult
+from sizer.schemas.serving import InferenceResult
+from sizer.schemas.training import MemoryResult
+from sizer.serving.estimate import InferenceRequest
 
 if TYPE_CHECKING:
-    from sizer.engine.training import TimeResult
-    from sizer.plan.estimates import MemoryRequest, TimeRequest
+    from sizer.schemas.training import MemoryRequest, TimeRequest, TimeResult
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536

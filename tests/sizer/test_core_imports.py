@@ -98,9 +98,10 @@ def test_the_facade_imports_the_engine_planner_and_serving_only_when_used():
     # issue 18 item 8: `sizer peak` started in 1.7-1.8x pint's start-up, most of it importing modules
     # peak never uses; the facade now loads them on first use (benchmarks/startup.py measures the time)
     code = ("import sys, sizer.facade as f; heavy = ('sizer.engine.training', 'sizer.engine.evaluate', "
-            "'sizer.plan.recommend', 'sizer.plan.planner', 'sizer.serving.estimate', 'sizer.workloads.registry', 'sizer.plan.suggestions', 'sizer.plan.owned'); "
-            "print(','.join(m for m in heavy if m in sys.modules)); f.recommend; f.TimeResult; "
-            "print('sizer.plan.recommend' in sys.modules, 'sizer.engine.training' in sys.modules)")
+            "'sizer.plan.recommend', 'sizer.plan.planner', 'sizer.serving.estimate', 'sizer.workloads.registry', 'sizer.plan.suggestions', 'sizer.plan.owned', "
+            "'sizer.schemas.training', 'sizer.schemas.recommend', 'sizer.schemas.serving'); "
+            "print(','.join(m for m in heavy if m in sys.modules)); f.recommend_json; f.TimeResult; "
+            "print('sizer.plan.recommend' in sys.modules, 'sizer.schemas.training' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["", "True True"], out
 

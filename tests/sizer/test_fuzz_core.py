@@ -24,6 +24,7 @@ from sizer import facade
 from sizer.engine.job import resolve_job
 from sizer.engine.roofline import ring_allreduce_seconds
 from sizer.engine.training import estimate_training
+from sizer.engine.workload import resolve_workload
 from sizer.errors import SizerError
 from sizer.formulas.cells import estimate_cells
 from sizer.formulas.complexity import estimate_complexity
@@ -33,11 +34,12 @@ from sizer.formulas.redundancy import estimate_k1
 from sizer.formulas.tco import CostAssumptions, estimate_tco
 from sizer.hardware.catalog import load_catalog
 from sizer.plan.memory_report import training_memory
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
 from sizer.plan.sweep import sweep
 from sizer.results import Estimate
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.recommend import RecommendRequest
 from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workloads.request import WorkloadRequest, resolve_workload
 
 FUZZ_EXAMPLES = int(os.environ.get("SIZER_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=FUZZ_EXAMPLES <= 30,

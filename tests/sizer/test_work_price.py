@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sizer.facade import load_catalog
-from sizer.plan.estimates import TimeRequest
-from sizer.plan.recommend import RecommendRequest
+from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.training import TimeRequest
 from sizer.serving.estimate import InferenceRequest
 from sizer.serving.load_price import recommend_serving_iterations, serving_iterations
 from sizer.serving.recommend_request import InferenceRecommendRequest

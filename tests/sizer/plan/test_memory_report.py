@@ -5,7 +5,7 @@ from sizer.choices import Optimizer
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.plan.memory_report import optimizer_assumption, training_memory
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
 
 
 def _job(**fields):

@@ -138,8 +138,8 @@ def test_serving_fp8_on_owned_hardware_without_the_peak_says_so(catalog):
 def test_every_training_field_but_the_hardware_survives_have():
     # derived from the request model: a pinned --cp (dropped when the list was kept by hand) and the
     # fields added since reach the answer on one's own hardware
-    from sizer.plan.estimates import TimeRequest
     from sizer.plan.owned import PER_HARDWARE, TRAINING_FIELDS, training_fields
+    from sizer.schemas.training import TimeRequest
 
     assert set(TRAINING_FIELDS) == set(TimeRequest.model_fields) - PER_HARDWARE
     request = TimeRequest(model="llama-2-7b", tokens=1e9, cp=4, interruptions=False, overlap_all_to_all=True,

@@ -17,7 +17,7 @@ from sizer.choices import Method
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.plan import owned_choice
-from sizer.plan.memory_report import MemoryResult, training_memory
+from sizer.plan.memory_report import training_memory
 from sizer.plan.owned import Outcome, Owned
 from sizer.plan.owned_choice import (
     ADAPTER_RECIPES,
@@ -29,7 +29,8 @@ from sizer.plan.owned_choice import (
     recipes,
 )
 from sizer.results import CostOut, QuantityOut, RangeOut
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.training import MemoryResult
 
 GB = QuantityOut(value=10.0, unit="GB")
 
