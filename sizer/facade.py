@@ -11,7 +11,7 @@ core (recommend, plan, sweep, inference, catalog views, calibration) are re-expo
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from sizer.choices import (  # noqa: F401
     Precision,
@@ -26,7 +26,7 @@ from sizer.choices import (  # noqa: F401
 )
 
 # Re-exported for cli/ and api/, which import the core through this module only.
-from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
+from sizer.datafile import check_writable, load_json, read_text, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
 from sizer.engine.calibration import calibrate_runs, load_calibration, runs_from_report, save_calibration  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError, require_device  # noqa: E402,F401
@@ -36,6 +36,7 @@ from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
 from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
+from sizer.memo import registered_cache  # noqa: F401  (the service's caches are declared as the core's)
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.schemas.base import RequestModel, WorkloadRequest  # noqa: F401
 from sizer.schemas.formulas import CellsRequest, ComplexityRequest, K1Request, PeakRequest, TcoRequest
@@ -47,10 +48,11 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.hardware.schema import Device
     from sizer.schemas.owned import OwnedResult
     from sizer.schemas.plan import PlanRequest
-    from sizer.schemas.recommend import RecommendRequest
-    from sizer.schemas.serving import InferenceResult
+    from sizer.schemas.recommend import RecommendRequest, RecommendResult
+    from sizer.schemas.serving import InferenceRecommendResult, InferenceResult
     from sizer.schemas.training import MemoryRequest, MemoryResult, TimeRequest, TimeResult
     from sizer.serving.estimate import InferenceRequest
+    from sizer.serving.recommend_request import InferenceRecommendRequest
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
@@ -66,13 +68,14 @@ _LAZY = {
     **dict.fromkeys(("MemoryRequest", "MemoryResult", "TimeRequest", "TimeResult"), "sizer.schemas.training"),
     **dict.fromkeys(("memory_estimate", "node_type", "time_estimate", "zero_stage"), "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
+    "LENGTH_DISTRIBUTIONS": "sizer.simulator.traffic",
     "awaiting_prices": "sizer.hardware.catalog",
     **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
     **dict.fromkeys(("RecommendRequest", "RecommendResult", "HTTP_TOP"), "sizer.schemas.recommend"),
-    **dict.fromkeys(("quick_question", "recommend", "recommend_json", "warm_up"), "sizer.plan.recommend"),
+    **dict.fromkeys(("quick_question", "recommend_json", "warm_up"), "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
     **dict.fromkeys(("find_model", "model_names", "model_source"), "sizer.workloads.registry"),
     **dict.fromkeys(("FileRef", "profile_source"), "sizer.workloads.source"),
@@ -325,6 +328,111 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
     if isinstance(request, InferenceRequest):
         return answer_inference(request, catalog)
     return answer_training(request, catalog)
+
+
+@overload
+def recommend(request: InferenceRecommendRequest, catalog: Catalog | None = None) -> InferenceRecommendResult: ...
+@overload
+def recommend(request: InferenceRequest, catalog: Catalog | None = None) -> OwnedResult: ...
+@overload
+def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult | OwnedResult: ...
+def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceRequest | None = None,
+              catalog: Catalog | None = None) -> RecommendResult | InferenceRecommendResult | OwnedResult:
+    """Which device, how many, how long, what cost (``sizer recommend``, ``POST /v1/recommend``): the one entry of
+    the question, for training and serving alike, chosen by the request's type.
+
+    Parameters
+    ----------
+    request : RecommendRequest, InferenceRecommendRequest, InferenceRequest or None
+        A training workload and its constraints (None: the built-in default workload, named in the answer); a
+        served model and its target (:class:`~sizer.serving.recommend_request.InferenceRecommendRequest`); or,
+        to serve on the hardware one has, the serving request asked of each set of its ``have``. A training request
+        with ``have`` is answered on those sets too.
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+
+    Returns
+    -------
+    RecommendResult, InferenceRecommendResult or OwnedResult
+        The training ranking (:func:`sizer.plan.recommend.recommend`), the serving ranking with its first row's
+        launch command (:func:`sizer.plan.launch_top.recommend_inference`), or one answer per hardware set
+        (:func:`answer_owned`).
+    """
+    from sizer.schemas.recommend import RecommendRequest
+
+    if request is None or (isinstance(request, RecommendRequest) and not request.have):
+        from sizer.plan.recommend import recommend as rank
+
+        return rank(request, catalog)
+    if isinstance(request, RecommendRequest):
+        return answer_owned(request, catalog)
+    from sizer.serving.recommend_request import InferenceRecommendRequest
+
+    if isinstance(request, InferenceRecommendRequest):
+        from sizer.plan.launch_top import recommend_inference
+
+        return recommend_inference(request, catalog)
+    return answer_owned(request, catalog)
+
+
+def recommend_model(*, inference: bool, have: bool) -> type[RecommendRequest | InferenceRecommendRequest | InferenceRequest]:
+    """The request model a recommendation takes: the serving ranking's with ``inference``, the serving request asked
+    of each hardware set with ``inference`` and ``have``, else the training ranking's (which holds ``have`` itself).
+
+    Parameters
+    ----------
+    inference : bool
+        Whether the question is serving a model (``--inference``, ``"task": "inference"``).
+    have : bool
+        Whether the user names the hardware they have (``have``).
+
+    Returns
+    -------
+    type
+        :class:`~sizer.schemas.recommend.RecommendRequest`,
+        :class:`~sizer.serving.recommend_request.InferenceRecommendRequest` or
+        :class:`~sizer.serving.estimate.InferenceRequest`.
+    """
+    if not inference:
+        from sizer.schemas.recommend import RecommendRequest
+
+        return RecommendRequest
+    if have:
+        from sizer.serving.estimate import InferenceRequest
+
+        return InferenceRequest
+    from sizer.serving.recommend_request import InferenceRecommendRequest
+
+    return InferenceRecommendRequest
+
+
+def fields_not_read(*, inference: bool, have: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fields a recommendation does not read, derived from the request models: those of the other question
+    (a serving field in a training question, a training one in a serving question), and, serving on the hardware one
+    has, the search's targets and bounds (the ranking's fields the serving request on each set lacks). A client that
+    takes one set of options for both questions (the command line) refuses these where given.
+
+    Parameters
+    ----------
+    inference : bool
+        Whether the question is serving a model.
+    have : bool
+        Whether the user names the hardware they have.
+
+    Returns
+    -------
+    tuple of (tuple of str, tuple of str)
+        The other question's fields, and the search's fields not read with ``have`` (empty unless serving with it).
+    """
+    from sizer.schemas.recommend import RecommendRequest
+    from sizer.serving.estimate import InferenceRequest
+    from sizer.serving.recommend_request import InferenceRecommendRequest
+
+    mine, other = (InferenceRecommendRequest, RecommendRequest) if inference else (RecommendRequest, InferenceRecommendRequest)
+    foreign = tuple(f for f in other.model_fields if f not in mine.model_fields)
+    search = tuple(f for f in InferenceRecommendRequest.model_fields
+                   if f not in InferenceRequest.model_fields) if inference and have else ()
+    return foreign, search
 
 
 def cells(request: CellsRequest) -> CellsResult:
