@@ -19,25 +19,24 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from sizer.errors import InputError, SizerError
 from sizer.results import Assumption, QuantityOut, RangeOut, unit_factor
+from sizer.schemas.base import RequestModel
 from sizer.schemas.measured import FIELD, MeasuredKind, Measurement, Rescaled
+from sizer.schemas.serving import InferenceResult
+from sizer.schemas.training import MemoryRequest, MemoryResult, TimeRequest, TimeResult
 
 if TYPE_CHECKING:
-    from sizer.engine.summary import Summary
-    from sizer.hardware.catalog import Catalog
-    from sizer.plan.layout_basis import Basis
+    import numpy as np
+    import numpy.typing as npt
 
-# The answers this module rescales import it (their ``measured`` and ``rescaled`` fields), so it names their types
-# without importing them, not even for the type checker: an import back would close a circle (contract-house).
-TimeRequest: TypeAlias = Any
-TimeResult: TypeAlias = Any
-MemoryRequest: TypeAlias = Any
-MemoryResult: TypeAlias = Any
-InferenceRequest: TypeAlias = Any
-InferenceResult: TypeAlias = Any
+    from sizer.hardware.catalog import Catalog
+
+# A serving or local request: this module reads only its measurement fields (``measured``, ``measured_on``,
+# ``efficiency``), so it takes any request model (the serving requests live in the serving room, above this module)
+Served = TypeVar("Served", bound=RequestModel)
 
 # A measured point's range is its own run-to-run repeatability, not the model's spread across sources: the 90th
 # percentile of llama-bench's "± x" (standard deviation over its repetitions) over the mean, 394 rows of
@@ -329,8 +328,8 @@ def memory_answer(request: MemoryRequest, result: MemoryResult) -> MemoryResult:
 
 # --------------------------------------------------------------------------------------------------- inference
 
-def inference_answer(request: InferenceRequest, result: InferenceResult, catalog: Catalog,
-                     again: Callable[[InferenceRequest, Catalog], InferenceResult], *,
+def inference_answer(request: Served, result: InferenceResult, catalog: Catalog,
+                     again: Callable[[Served, Catalog], InferenceResult], *,
                      prefill_limit: float = 0.0, step_limit: float = 0.0) -> InferenceResult:
     """A serving or local answer rescaled by the request's measurement or efficiency; unchanged without either.
 
@@ -413,8 +412,8 @@ def _to_s(unit: str) -> float:
     return unit_factor(unit, "s")
 
 
-def _reference_inference(request: InferenceRequest, catalog: Catalog, on: str,
-                         again: Callable[[InferenceRequest, Catalog], InferenceResult]) -> tuple[InferenceResult, str]:
+def _reference_inference(request: Served, catalog: Catalog, on: str,
+                         again: Callable[[Served, Catalog], InferenceResult]) -> tuple[InferenceResult, str]:
     name, count = _device_and_count(on, catalog)
     fields = request.model_dump(exclude_unset=True, exclude_none=True)
     for key in ("measured", "measured_on", "efficiency", "have", "devices", "gpu_layers", "threads"):
@@ -501,7 +500,30 @@ def _rescaled_capacity(result: InferenceResult, g: float) -> tuple[Any, float]:
 
 # ------------------------------------------------------------------------------- a given MFU on many layouts
 
-Steps = TypeVar("Steps", "Summary", "Basis")
+class StepTimes(Protocol):
+    """Step times of many layouts, as frozen arrays: the engine's :class:`~sizer.engine.summary.Summary` and a
+    recommendation's :class:`~sizer.plan.layout_basis.Basis` (named by what they hold: both are above this module)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # a dataclass: replaced, not changed
+
+    @property
+    def step_low(self) -> npt.NDArray[np.float64]:
+        """The low end of each step's range [s]."""
+
+    @property
+    def step_expected(self) -> npt.NDArray[np.float64]:
+        """Each expected step [s]."""
+
+    @property
+    def step_high(self) -> npt.NDArray[np.float64]:
+        """The high end of each step's range [s]."""
+
+    @property
+    def mfu(self) -> npt.NDArray[np.float64]:
+        """Each step's model FLOP utilisation [1]."""
+
+
+Steps = TypeVar("Steps", bound=StepTimes)
 
 
 def at_mfu(steps: Steps, mfu: float | None) -> Steps:

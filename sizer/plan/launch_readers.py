@@ -7,7 +7,7 @@ modules import for their ``emit`` and ``launch`` fields, so that nothing imports
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
 from sizer.choices import KvCache, Method, Recompute
 from sizer.errors import require_device
@@ -17,14 +17,10 @@ if TYPE_CHECKING:
     from sizer.hardware.catalog import Catalog
     from sizer.runtimes.runtime import Runtime
     from sizer.schemas.base import WorkloadRequest
+    from sizer.schemas.plan import LayoutOption, PlanRequest
     from sizer.schemas.serving import InferenceResult
     from sizer.schemas.training import Layout, MemoryRequest, MemoryResult, TimeRequest, TimeResult
     from sizer.serving.estimate import InferenceRequest
-
-# planner.py imports this module (through launch_answer) for plan's launch: its types are named, not imported back,
-# so that no circle closes (contract-house)
-LayoutOption: TypeAlias = Any
-PlanRequest: TypeAlias = Any
 
 
 def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: Catalog, tool: Runtime) -> ServingSetup:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sizer.choices import GGML_KV_CACHES, KvCache
 from sizer.datafile import load_yaml
@@ -27,8 +27,19 @@ from sizer.hardware.schema import Device
 from sizer.runtimes.gguf import GGUF_MIXES, MIX_DEFAULT
 from sizer.runtimes.runtime import Purpose, Runtime
 
-if TYPE_CHECKING:  # the formats live with inference, which asks this package, not the other way round
-    from sizer.passes.formats import WeightFormat
+
+class NamedFormat(Protocol):
+    """What this module reads of a serving weight format (:class:`sizer.passes.formats.WeightFormat`): named by what it
+    holds, as the formats live with the forward pass, which asks this package, not the other way round."""
+
+    @property
+    def name(self) -> str:
+        """The format's name (``fp16``, ``q4_k_m``, ``int4`` ...)."""
+
+    @property
+    def gguf_mix(self) -> str | None:
+        """The llama-quantize mix of a GGUF file, or None."""
+
 
 FIT_FILE = Path(__file__).with_name("local_fit.yaml")
 ANY = "*"
@@ -220,7 +231,7 @@ def device_family(device: Device) -> str:
     return next((v for v in ("nvidia", "apple", "amd", "intel") if v in vendor), "other")
 
 
-def quant_key(fmt: "WeightFormat") -> str:
+def quant_key(fmt: NamedFormat) -> str:
     """The quantisation key kernels are fitted per: a GGUF mix's main ggml type (``Q4_K``, ``Q8_0`` ...),
     ``F16`` for 16-bit weights, else the format's name.
 
@@ -270,7 +281,7 @@ def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offlo
                         switches=switches)
 
 
-def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat") -> Efficiencies:
+def local_efficiencies(profile: LocalProfile, device: Device, fmt: NamedFormat) -> Efficiencies:
     """The engine's efficiencies for ``device`` under a local runtime: its fitted prompt and generation
     kernels for the format's quantisation type and its per-pass time (no size dependence: batch 1).
 
@@ -386,7 +397,7 @@ def device_kind(device: Device) -> str:
     return "apple" if device.vendor.lower() == "apple" and device.kind != "cpu" else device.kind
 
 
-def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime | None, str]:
+def default_local_runtime(device: Device, fmt: NamedFormat) -> tuple[Runtime | None, str]:
     """The local runtime a question gets when it names none, and why (None: the data-centre serving model).
 
     GGUF weights run under llama.cpp, MLX-quantised weights under mlx; so does anything on a CPU, Apple silicon or another unified-memory
