@@ -11,7 +11,7 @@ core (recommend, plan, sweep, inference, catalog views, calibration) are re-expo
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sizer.choices import (  # noqa: F401
     Precision,
@@ -46,11 +46,11 @@ from sizer.workloads.profile import builtin_profile_names
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
     from sizer.formulas.tco import TcoResult
     from sizer.hardware.schema import Device
-    from sizer.schemas.owned import OwnedResult
+    from sizer.schemas.owned_hardware import OwnedResult
     from sizer.schemas.plan import PlanRequest
-    from sizer.schemas.recommend import RecommendRequest, RecommendResult
+    from sizer.schemas.recommendation import RecommendRequest, RecommendResult
     from sizer.schemas.serving import InferenceRecommendResult, InferenceResult
-    from sizer.schemas.training import MemoryRequest, MemoryResult, TimeRequest, TimeResult
+    from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
     from sizer.serving.estimate import InferenceRequest
     from sizer.serving.recommend_request import InferenceRecommendRequest
 
@@ -63,9 +63,9 @@ _LAZY = {
     **dict.fromkeys(("InferenceResult", "InferenceRecommendResult"), "sizer.schemas.serving"),
     "recommend_inference": "sizer.plan.launch_top",  # the ranking, with its first row's --emit command
     **dict.fromkeys(("PlanRequest", "PlanResult"), "sizer.schemas.plan"), "plan": "sizer.plan.planner",
-    "OwnedResult": "sizer.schemas.owned",
+    "OwnedResult": "sizer.schemas.owned_hardware",
     **dict.fromkeys(("answer_inference", "answer_training"), "sizer.plan.owned_answer"),
-    **dict.fromkeys(("MemoryRequest", "MemoryResult", "TimeRequest", "TimeResult"), "sizer.schemas.training"),
+    **dict.fromkeys(("MemoryRequest", "MemoryResult", "TimeRequest", "TimeResult"), "sizer.schemas.time_and_memory"),
     **dict.fromkeys(("memory_estimate", "node_type", "time_estimate", "zero_stage"), "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
     "LENGTH_DISTRIBUTIONS": "sizer.simulator.traffic",
@@ -74,7 +74,7 @@ _LAZY = {
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
-    **dict.fromkeys(("RecommendRequest", "RecommendResult", "HTTP_TOP"), "sizer.schemas.recommend"),
+    **dict.fromkeys(("RecommendRequest", "RecommendResult", "HTTP_TOP"), "sizer.schemas.recommendation"),
     **dict.fromkeys(("quick_question", "recommend_json", "warm_up"), "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
     **dict.fromkeys(("find_model", "model_names", "model_source"), "sizer.workloads.registry"),
@@ -330,12 +330,6 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
     return answer_training(request, catalog)
 
 
-@overload
-def recommend(request: InferenceRecommendRequest, catalog: Catalog | None = None) -> InferenceRecommendResult: ...
-@overload
-def recommend(request: InferenceRequest, catalog: Catalog | None = None) -> OwnedResult: ...
-@overload
-def recommend(request: RecommendRequest | None = None, catalog: Catalog | None = None) -> RecommendResult | OwnedResult: ...
 def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceRequest | None = None,
               catalog: Catalog | None = None) -> RecommendResult | InferenceRecommendResult | OwnedResult:
     """Which device, how many, how long, what cost (``sizer recommend``, ``POST /v1/recommend``): the one entry of
@@ -358,7 +352,7 @@ def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceR
         launch command (:func:`sizer.plan.launch_top.recommend_inference`), or one answer per hardware set
         (:func:`answer_owned`).
     """
-    from sizer.schemas.recommend import RecommendRequest
+    from sizer.schemas.recommendation import RecommendRequest
 
     if request is None or (isinstance(request, RecommendRequest) and not request.have):
         from sizer.plan.recommend import recommend as rank
@@ -389,12 +383,12 @@ def recommend_model(*, inference: bool, have: bool) -> type[RecommendRequest | I
     Returns
     -------
     type
-        :class:`~sizer.schemas.recommend.RecommendRequest`,
+        :class:`~sizer.schemas.recommendation.RecommendRequest`,
         :class:`~sizer.serving.recommend_request.InferenceRecommendRequest` or
         :class:`~sizer.serving.estimate.InferenceRequest`.
     """
     if not inference:
-        from sizer.schemas.recommend import RecommendRequest
+        from sizer.schemas.recommendation import RecommendRequest
 
         return RecommendRequest
     if have:
@@ -424,7 +418,7 @@ def fields_not_read(*, inference: bool, have: bool) -> tuple[tuple[str, ...], tu
     tuple of (tuple of str, tuple of str)
         The other question's fields, and the search's fields not read with ``have`` (empty unless serving with it).
     """
-    from sizer.schemas.recommend import RecommendRequest
+    from sizer.schemas.recommendation import RecommendRequest
     from sizer.serving.estimate import InferenceRequest
     from sizer.serving.recommend_request import InferenceRecommendRequest
 

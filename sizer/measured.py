@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from sizer.errors import InputError, SizerError
 from sizer.results import Assumption, QuantityOut, RangeOut, unit_factor
 from sizer.schemas.base import RequestModel
-from sizer.schemas.measured import FIELD, MeasuredKind, Measurement, Rescaled
+from sizer.schemas.measurement import FIELD, MeasuredKind, Measurement, Rescaled
 from sizer.schemas.serving import InferenceResult
-from sizer.schemas.training import MemoryRequest, MemoryResult, TimeRequest, TimeResult
+from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
 
 if TYPE_CHECKING:
     import numpy as np
@@ -599,7 +599,7 @@ def carried_to_every_device(request: Any, catalog: Catalog, again: Callable[[Tim
     again : callable
         The time estimate (:func:`sizer.plan.estimates.time_estimate`), asked for the device measured on.
     time_request : type
-        :class:`sizer.schemas.training.TimeRequest`, which the request's workload fields are put into.
+        :class:`sizer.schemas.time_and_memory.TimeRequest`, which the request's workload fields are put into.
 
     Returns
     -------

@@ -44,7 +44,7 @@ def test_cli_and_api_import_the_core_through_the_facade_and_the_schemas_only():
 
 
 def test_the_boundary_check_finds_a_bypass_inside_a_function():
-    code = ast.parse("import sizer.facade\nfrom sizer.schemas.training import TimeRequest\nfrom sizer import facade\n"
+    code = ast.parse("import sizer.facade\nfrom sizer.schemas.time_and_memory import TimeRequest\nfrom sizer import facade\n"
                      "def f():\n    from sizer.memo import registered_cache\n    import sizer.units\n")
     found = _core_imports(code)
     assert [m for _, m in found if not _allowed(m)] == ["sizer.memo", "sizer.units"]

@@ -27,7 +27,7 @@ from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.errors import InputError
 from sizer.hardware.precision import check_precision
 from sizer.hardware.schema import Device
-from sizer.schemas.calibration import Calibration, DeviceCalibration
+from sizer.schemas.calibration_file import Calibration, DeviceCalibration
 from sizer.workloads.profile import Profile
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.results import Assumption, QuantityOut, RangeOut, time_unit, unit_factor
-from sizer.schemas.training import InterruptedTime
+from sizer.schemas.time_and_memory import InterruptedTime
 from sizer.units import Quantity
 
 if TYPE_CHECKING:  # for annotations only: the engine's job and device table import nothing of this module

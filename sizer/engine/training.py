@@ -37,7 +37,7 @@ from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.hardware.nodes import device_link, node_layout
 from sizer.hardware.schema import Device
 from sizer.results import Assumption, QuantityOut, RangeOut, time_unit, unit_factor
-from sizer.schemas.training import BestLayout, LayerGroupTime, Layout, TimeResult
+from sizer.schemas.time_and_memory import BestLayout, LayerGroupTime, Layout, TimeResult
 from sizer.units import Quantity
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from sizer.measured import memory_answer, time_answer
 from sizer.plan.memory_report import training_memory
 from sizer.results import Assumption
 from sizer.schemas.base import WorkloadRequest
-from sizer.schemas.training import MemoryRequest, MemoryResult, SearchedLayout, TimeRequest, TimeResult
+from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, SearchedLayout, TimeRequest, TimeResult
 from sizer.units import parse_count, parse_quantity
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from sizer.schemas.base import WorkloadRequest
     from sizer.schemas.plan import LayoutOption, PlanRequest
     from sizer.schemas.serving import InferenceResult
-    from sizer.schemas.training import Layout, MemoryRequest, MemoryResult, TimeRequest, TimeResult
+    from sizer.schemas.time_and_memory import Layout, MemoryRequest, MemoryResult, TimeRequest, TimeResult
     from sizer.serving.estimate import InferenceRequest
 
 

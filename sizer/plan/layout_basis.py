@@ -40,7 +40,7 @@ from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
 from sizer.results import unit_factor
-from sizer.schemas.calibration import Calibration
+from sizer.schemas.calibration_file import Calibration
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune
 

@@ -38,7 +38,7 @@ from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.hardware.schema import Device
 from sizer.results import Assumption, QuantityOut, unit_factor
-from sizer.schemas.training import MemoryResult
+from sizer.schemas.time_and_memory import MemoryResult
 from sizer.units import Quantity
 
 

@@ -27,7 +27,7 @@ from sizer.plan import estimates
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.serving import InferenceResult
-from sizer.schemas.training import MemoryRequest, MemoryResult, TimeRequest, TimeResult
+from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
 from sizer.serving.estimate import InferenceRequest, estimate_inference
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...

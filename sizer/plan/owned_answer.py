@@ -13,13 +13,13 @@ from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, train
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
 from sizer.results import Assumption, Suggestion
-from sizer.schemas.owned import OwnedOption, OwnedResult
-from sizer.schemas.training import MemoryResult
+from sizer.schemas.owned_hardware import OwnedOption, OwnedResult
+from sizer.schemas.time_and_memory import MemoryResult
 
 if TYPE_CHECKING:
     from sizer.schemas.plan import PlanRequest
-    from sizer.schemas.recommend import RecommendRequest
-    from sizer.schemas.training import MemoryRequest, TimeRequest, TimeResult
+    from sizer.schemas.recommendation import RecommendRequest
+    from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest, TimeResult
     from sizer.serving.estimate import InferenceRequest
 
     TrainingRequest = TimeRequest | MemoryRequest | RecommendRequest | PlanRequest

@@ -57,8 +57,8 @@ from sizer.results import (
     unit_factor,
 )
 from sizer.schemas.base import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION
-from sizer.schemas.measured import Rescaled
-from sizer.schemas.recommend import AUTO_SUGGEST, RecommendRequest, RecommendResult
+from sizer.schemas.measurement import Rescaled
+from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest, RecommendResult
 from sizer.units import Quantity, parse_quantity
 from sizer.workloads.field_check import text_field_errors
 
@@ -376,7 +376,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
     from sizer.plan.estimates import time_estimate
-    from sizer.schemas.training import TimeRequest
+    from sizer.schemas.time_and_memory import TimeRequest
 
     carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried)

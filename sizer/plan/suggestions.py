@@ -26,11 +26,11 @@ from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.results import Suggestion, unit_factor
 from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.schemas.serving import InferenceResult
-from sizer.schemas.training import MemoryResult
+from sizer.schemas.time_and_memory import MemoryResult
 from sizer.serving.estimate import InferenceRequest
 
 if TYPE_CHECKING:
-    from sizer.schemas.training import MemoryRequest, TimeRequest, TimeResult
+    from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest, TimeResult
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536

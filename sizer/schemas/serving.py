@@ -13,7 +13,7 @@ from typing import Literal
 from sizer.formulas.tco import PriceUsed
 from sizer.launch.answer import Launch
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion
-from sizer.schemas.measured import Rescaled
+from sizer.schemas.measurement import Rescaled
 
 
 class PercentileBounds(Model):

@@ -68,7 +68,7 @@ from sizer.runtimes.local_runtimes import device_family, device_kind
 from sizer.runtimes.precision_support import generation, weight_mode
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 from sizer.schemas.base import RequestModel
-from sizer.schemas.measured import Measured
+from sizer.schemas.measurement import Measured
 from sizer.schemas.serving import DeviceShare, InferenceResult, ServingCostOut
 from sizer.serving.benchmark_load import benchmark_notes, scale_out_note, serve_benchmark
 from sizer.serving.capacity import serve_load

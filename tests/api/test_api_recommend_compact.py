@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from sizer.plan.recommend import recommend
-from sizer.schemas.recommend import HTTP_TOP, RecommendRequest
+from sizer.schemas.recommendation import HTTP_TOP, RecommendRequest
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 QUESTION = {"params": 7e9, "tokens": 2e10}

@@ -12,7 +12,7 @@ import pytest
 from sizer import memo
 from sizer.hardware.catalog import load_catalog
 from sizer.plan.recommend import recommend
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 HOUSE = ("sizer", "api", "cli")

@@ -99,9 +99,9 @@ def test_the_facade_imports_the_engine_planner_and_serving_only_when_used():
     # peak never uses; the facade now loads them on first use (benchmarks/startup.py measures the time)
     code = ("import sys, sizer.facade as f; heavy = ('sizer.engine.training', 'sizer.engine.evaluate', "
             "'sizer.plan.recommend', 'sizer.plan.planner', 'sizer.serving.estimate', 'sizer.workloads.registry', 'sizer.plan.suggestions', 'sizer.plan.owned', "
-            "'sizer.schemas.training', 'sizer.schemas.recommend', 'sizer.schemas.serving'); "
+            "'sizer.schemas.time_and_memory', 'sizer.schemas.recommendation', 'sizer.schemas.serving'); "
             "print(','.join(m for m in heavy if m in sys.modules)); f.recommend_json; f.TimeResult; "
-            "print('sizer.plan.recommend' in sys.modules, 'sizer.schemas.training' in sys.modules)")
+            "print('sizer.plan.recommend' in sys.modules, 'sizer.schemas.time_and_memory' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["", "True True"], out
 
@@ -194,5 +194,5 @@ def test_no_module_imports_from_a_package_above_it():
 
 
 def test_the_layer_check_names_an_upward_import():
-    graph = {"sizer.schemas.training": {"sizer.engine.summary", "sizer.results"}, "sizer.engine.job": {"sizer.schemas.base"}}
-    assert _upward(graph) == ["sizer.schemas.training -> sizer.engine.summary"]
+    graph = {"sizer.schemas.time_and_memory": {"sizer.engine.summary", "sizer.results"}, "sizer.engine.job": {"sizer.schemas.base"}}
+    assert _upward(graph) == ["sizer.schemas.time_and_memory -> sizer.engine.summary"]

@@ -16,7 +16,7 @@ from api.settings import Settings
 from sizer.deadline import check_deadline, time_limit
 from sizer.errors import EstimateTimeout, SizerError
 from sizer.plan.recommend import recommend
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -38,7 +38,7 @@ from sizer.plan.recommend import recommend
 from sizer.plan.sweep import sweep
 from sizer.results import Estimate
 from sizer.schemas.base import WorkloadRequest
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.units import Quantity, parse_count, parse_quantity
 
 FUZZ_EXAMPLES = int(os.environ.get("SIZER_FUZZ_EXAMPLES", "30"))

@@ -11,7 +11,7 @@ import pytest
 from sizer.hardware.catalog import _name_index, load_catalog
 from sizer.memo import keyed_cache
 from sizer.plan.recommend import recommend
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 
 SIZER = Path(__file__).resolve().parents[2] / "sizer"
 

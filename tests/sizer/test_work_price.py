@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sizer.facade import load_catalog
-from sizer.schemas.recommend import RecommendRequest
-from sizer.schemas.training import TimeRequest
+from sizer.schemas.recommendation import RecommendRequest
+from sizer.schemas.time_and_memory import TimeRequest
 from sizer.serving.estimate import InferenceRequest
 from sizer.serving.load_price import recommend_serving_iterations, serving_iterations
 from sizer.serving.recommend_request import InferenceRecommendRequest

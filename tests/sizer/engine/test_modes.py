@@ -20,7 +20,7 @@ from sizer.engine.modes import (
     reference_efficiencies,
 )
 from sizer.errors import DeviceLookupError, InputError
-from sizer.schemas.calibration import Calibration, DeviceCalibration
+from sizer.schemas.calibration_file import Calibration, DeviceCalibration
 from sizer.workloads.profile import load_profile
 
 

@@ -24,7 +24,7 @@ from sizer.plan.recommend import recommend
 from sizer.plan.sweep import sweep
 from sizer.results import unit_factor
 from sizer.schemas.plan import PlanRequest
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 
 DEVICES = sorted(d.id for d in load_catalog() if d.kind in ("gpu", "accelerator"))
 MODELS = ("llama-2-7b", "llama-2-13b", "mistral-7b", "gpt2-xl", "llama-2-70b")

@@ -18,7 +18,7 @@ from sizer.engine.training import (
 )
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.schemas.training import TimeRequest
+from sizer.schemas.time_and_memory import TimeRequest
 
 
 @pytest.fixture(scope="module")

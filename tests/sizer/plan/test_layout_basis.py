@@ -13,7 +13,7 @@ from sizer.engine.job import default_batch_tokens, resolve_job
 from sizer.plan.layout_basis import layout_key
 from sizer.plan.recommend import recommend
 from sizer.schemas.base import WorkloadRequest
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.workloads.registry import decoder_for_params
 
 

@@ -30,7 +30,7 @@ from sizer.plan.owned_choice import (
 )
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.schemas.base import WorkloadRequest
-from sizer.schemas.training import MemoryResult
+from sizer.schemas.time_and_memory import MemoryResult
 
 GB = QuantityOut(value=10.0, unit="GB")
 

@@ -3,7 +3,7 @@ import pytest
 
 from sizer import facade
 from sizer.plan.recommend import _pareto, recommend
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.units import Quantity
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from sizer.errors import SizerError
 from sizer.plan.recommend import recommend, recommend_json
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 
 
 @pytest.mark.parametrize("question", [

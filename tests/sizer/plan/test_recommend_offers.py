@@ -5,7 +5,7 @@ import re
 import pytest
 
 from sizer.plan.recommend import recommend
-from sizer.schemas.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 
 PURCHASE_BASES = ("list", "street", "price-history median", "analyst estimate", "second-hand")  # sizer.hardware.schema
 

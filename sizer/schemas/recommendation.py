@@ -13,8 +13,8 @@ from sizer.formulas.tco import CostRange, PriceUsed, Pricing
 from sizer.hardware.schema import DeviceKind, OfferTerm, OfferTermIn
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion
 from sizer.schemas.base import WorkloadRequest
-from sizer.schemas.calibration import Calibration
-from sizer.schemas.measured import Measured
+from sizer.schemas.calibration_file import Calibration
+from sizer.schemas.measurement import Measured
 
 Purchase = Literal["rent", "buy"]
 DEFAULT_MAX_DEVICES = 64

@@ -15,8 +15,8 @@ from sizer.launch.answer import Launch
 from sizer.launch.emit_field import EmitName
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion
 from sizer.schemas.base import WorkloadRequest
-from sizer.schemas.calibration import Calibration
-from sizer.schemas.measured import Measured, Rescaled
+from sizer.schemas.calibration_file import Calibration
+from sizer.schemas.measurement import Measured, Rescaled
 from sizer.units import Numberish
 
 
