@@ -1,10 +1,11 @@
-"""The one facade of the core: every request model, result model and entry function that the
-CLI (``cli/``) and the HTTP service (``api/``) use, in one place.
+"""The one facade of the core: every entry function that the CLI (``cli/``) and the HTTP service
+(``api/``) call, one per question, and every request and result model they use, re-exported from
+:mod:`sizer.schemas` (where they are defined) and the rooms that answer.
 
 The CLI and the HTTP service both build these requests (the CLI from options, the service
-from JSON bodies) and call these functions, so the two can never disagree. Every field error
-is an :class:`~sizer.errors.InputError` naming the field. The answers defined elsewhere in the
-core (recommend, plan, sweep, inference, catalog views, calibration) are re-exported here.
+from JSON bodies) and call these functions, so the two can never disagree; a question asked two ways
+(:func:`recommend`: training or serving, or on the hardware one has) is told apart here, by the request's
+type. Every field error is an :class:`~sizer.errors.InputError` naming the field.
 
 >>> estimate_compute(WorkloadRequest(params=175e9, samples=300e9)).training_compute.value
 3.15e+23
