@@ -2,17 +2,13 @@
 MFU or fraction of the roofline (what-ifs).
 
 A measurement (``--measured "2900 tokens/s"``, ``"1.2 s/step"``, ``"TTFT 350 ms"``, ``"peak memory 18 GiB"``) is
-parsed once, at the edge, into a :class:`Measurement`: its kind and its magnitude in SI units. For the setup
+parsed once, at the edge, into a :class:`~sizer.schemas.measurement.Measurement`: its kind and its magnitude in SI
+units (:mod:`sizer.schemas.measurement`, where the request field is defined). For the setup
 asked, the engine's figure of that kind gives a factor (measured / sizer's) and every figure derived from it is
 rescaled by that factor (time, throughput, cost, capacity, replicas ...), in one place per question
 (:func:`time_answer`, :func:`inference_answer`, :func:`memory_answer`). With ``measured_on`` (reference mode) the
 factor comes from the engine's figure for the device the measurement was taken on and carries over to the
 device asked: its range is that mode's held-out error (``benchmarks/reference_mode.py``).
-
->>> parse_measured("2,900 tokens/s").kind, parse_measured("2,900 tokens/s").value
-(<MeasuredKind.THROUGHPUT: 'throughput'>, 2900.0)
->>> parse_measured("TTFT 350 ms").value
-0.35
 """
 from __future__ import annotations
 
