@@ -108,8 +108,7 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
     """A worker process: load the catalog, then run jobs as they come; a listening thread sets the cancel flag."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or a group SIGTERM stops the service, which stops its workers
         signal.signal(stop, signal.SIG_IGN)  # (and a worker whose service is gone sees its pipe close and exits)
-    from sizer.deadline import time_limit
-    from sizer.facade import load_catalog
+    from sizer.facade import load_catalog, time_limit
 
     catalog = load_catalog(catalog_file)  # the serving estimates that come here build their own tables
     for module in WARM_MODULES:  # the routes whose functions come here (by reference), loaded before the first job

@@ -38,7 +38,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from sizer.memo import registered_cache
+from sizer.facade import registered_cache
 
 from .headers import raw_header_lines, security_headers
 from .settings import Settings

@@ -27,8 +27,8 @@ from sizer.formulas.tco import estimate_tco  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.plan.sweep import sweep  # noqa: E402
 from sizer.results import Estimate  # noqa: E402
+from sizer.schemas.base import WorkloadRequest  # noqa: E402
 from sizer.units import Quantity  # noqa: E402
-from sizer.workloads.request import WorkloadRequest  # noqa: E402
 
 WORKLOADS = [{"params": p, "tokens": 20 * p, "optimizer": "adamw"} for p in (1.25e8, 3.5e8, 1.3e9, 2.7e9, 7e9, 1.3e10)] + \
             [{"params": p, "samples": s, "epochs": 90, "batch_size": 256, "activation_memory_per_sample": "30 MB"}

@@ -30,8 +30,8 @@ from sizer.datafile import write_text  # noqa: E402
 from sizer.engine.constants import Efficiencies, default_efficiencies  # noqa: E402
 from sizer.engine.job import resolve_job  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
+from sizer.schemas.base import WorkloadRequest  # noqa: E402
 from sizer.training.time_answer import estimate_training  # noqa: E402
-from sizer.workloads.request import WorkloadRequest  # noqa: E402
 
 # shared/ beside the checkout (as developers and CI have it), else the workplace's copy
 DATA = next((path for path in (HERE.parent.parent / "shared" / "data" / "mlperf-training-amd-intel-tpu.csv",

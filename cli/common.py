@@ -112,9 +112,13 @@ def answer_owned(request, catalog_file: str | None, json: bool) -> None:
     """Answer a request with ``have`` for that hardware only, as JSON or tables."""
     from sizer.facade import answer_owned as run
 
+    return show_owned(run(request, load(catalog_file)), json)
+
+
+def show_owned(result, json: bool) -> None:
+    """An answer on the hardware one has (``have``), as JSON or tables."""
     from . import output, owned_output
 
-    result = run(request, load(catalog_file))
     return output.emit_json(result) if json else owned_output.owned(result)
 
 

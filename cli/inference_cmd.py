@@ -66,10 +66,10 @@ HostCpu = Annotated[Optional[str], typer.Option("--host-cpu", help="With --gpu-l
 def load_fields(rate, users, think_time, lengths, trace, slo_ttft, slo_tpot, slo_e2e, slo_percentile, split, max_running,
                 token_budget, prefix_cache_hit, runtime=None, trace_arrivals=False, runtime_version=None) -> dict:
     """The serving-under-load options as request fields; a trace file is read here, through the guarded loader."""
-    from sizer.datafile import read_text
+    from sizer.facade import read_text
 
     if lengths is not None and lengths.strip().lower() == "list":
-        from sizer.simulator.traffic import LENGTH_DISTRIBUTIONS
+        from sizer.facade import LENGTH_DISTRIBUTIONS
 
         for d in LENGTH_DISTRIBUTIONS.values():
             typer.echo(f"{d.label}\n    source: {d.source}")
@@ -159,7 +159,8 @@ def _ratios(text: str | None) -> list[float] | None:
     """``--tensor-split 3,1`` as numbers; InputError naming tensor_split for anything else."""
     if text is None:
         return None
-    from sizer.errors import InputError
+    from sizer.facade import InputError
+
     try:
         return [float(part) for part in text.split(",")]
     except ValueError:

@@ -30,9 +30,9 @@ from .common import (
     TermOption,
     Tokens,
     WorkloadOption,
-    answer_owned,
     load,
     load_calibration_file,
+    show_owned,
     sources,
     workload_request,
 )
@@ -62,54 +62,42 @@ from .measured_options import MeasuredOnOption, MeasuredOption, MfuOption
 
 # Options only a serving question reads (with --inference), and only a training question reads: one given to the
 # other question is refused naming it, never accepted and ignored (issue 43: a training recommend took --weights 0,
-# --rate 0 and --objective '' and said nothing). Derived from the two request models (the fields one has and the
-# other lacks), which refuse the same fields over HTTP and in Python; the command line's own names for three of them:
-OPTION_OF_FIELD = {"time_to_first_token": "ttft", "context_length": "context_len", "terms": "term"}
+# --rate 0 and --objective '' and said nothing). The fields come from the facade (sizer.facade.fields_not_read,
+# derived from the request models, which refuse the same fields over HTTP and in Python); the command line's own
+# names for four of them:
+OPTION_OF_FIELD = {"time_to_first_token": "ttft", "context_length": "context_len", "terms": "term", "kinds": "kind"}
 BOTH_QUESTIONS = ("have", "top")  # command-line options both questions read, though only the training model has them
-
-
-def _only_in(mine: type, other: type) -> tuple[str, ...]:
-    """The command-line names of the fields of request model ``mine`` that ``other`` has not."""
-    return tuple(OPTION_OF_FIELD.get(f, f) for f in mine.model_fields
-                 if f not in other.model_fields and f not in BOTH_QUESTIONS)
-
-
-# What a serving question on hardware one has (--inference --have) does not read: the search's targets and bounds
-# (HTTP's recommend with "have" refuses the same fields: the request on each set is an InferenceRequest)
-SEARCH_ONLY = ("context_len", "tokens_per_s_per_user", "total_tokens_per_s", "ttft", "disaggregated", "max_devices",
-               "kind", "objective", "consumer")
 
 
 # Options that steer the command line itself (which question, which catalog, how the answer is printed), fields of
 # neither request model, so never refused. Only a shortcut (tests/cli/test_recommend_cmd.py checks that none is a
 # field of either model): a training question given nothing else is checked without importing the serving request
 # model, and with it the serving modules (about 0.1 s of the command's start-up, benchmarks/startup.py).
-COMMAND_LINE_ONLY = ("inference", "buy", "kind", "catalog", "json")
+COMMAND_LINE_ONLY = ("inference", "buy", "catalog", "json")
 
 
 def _refuse_options_not_asked(ctx: typer.Context, inference: bool, have: bool) -> None:
     """InputErrors naming every option given on the command line that the question asked does not read (a serving
     option without --inference, a training option with it, a search option beside --inference --have); options left
     at their defaults are not counted."""
-    from sizer.errors import InputError, InputErrors
-    from sizer.facade import RecommendRequest
+    from sizer.facade import InputError, InputErrors, fields_not_read
 
-    def given(names: tuple[str, ...]) -> list[str]:  # (typer carries its own click: the source is compared by name)
+    def given(fields: tuple[str, ...]) -> list[str]:  # (typer carries its own click: the source is compared by name)
+        names = (OPTION_OF_FIELD.get(f, f) for f in fields if f not in BOTH_QUESTIONS)
         return [n for n in names if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
 
     if not inference:  # a training question: only an option the training model lacks can be foreign to it
+        from sizer.facade import RecommendRequest
+
         training = {OPTION_OF_FIELD.get(f, f) for f in RecommendRequest.model_fields}
         if all(n in training or n in BOTH_QUESTIONS or n in COMMAND_LINE_ONLY for n in given(tuple(ctx.params))):
             return
-    from sizer.facade import InferenceRecommendRequest
-
-    foreign, question, other = ((_only_in(RecommendRequest, InferenceRecommendRequest), "a serving", "training") if inference
-                                else (_only_in(InferenceRecommendRequest, RecommendRequest), "a training", "--inference"))
+    foreign, search = fields_not_read(inference=inference, have=have)
+    question, other = ("a serving", "training") if inference else ("a training", "--inference")
     errors = [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} in {question} recommendation (it is an "
                                                  f"option of {other} questions)") for name in given(foreign)]
-    if inference and have:
-        errors += [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} with --have (the answer is for the "
-                                                      "hardware one has: nothing is searched)") for name in given(SEARCH_ONLY)]
+    errors += [InputError(name, ctx.params[name], f"no {name.replace('_', '-')} with --have (the answer is for the "
+                                                  "hardware one has: nothing is searched)") for name in given(search)]
     if errors:
         raise InputErrors(errors)
 
@@ -161,13 +149,12 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
               have: HaveOption = None, catalog: CatalogOption = None, json: JsonOption = False) -> None:
     """Rank every catalog device for a workload; without workload options, a built-in default.
     With --inference: the cheapest devices and counts that serve a model at a target."""
-    from sizer.facade import RecommendRequest
     from sizer.facade import recommend as run
+    from sizer.facade import recommend_model
 
     _refuse_options_not_asked(ctx, inference, bool(have))
+    question = recommend_model(inference=inference, have=bool(have))  # the request model the question takes
     if inference:
-        from sizer.facade import InferenceRecommendRequest, recommend_inference
-
         from .inference_cmd import render_recommendation
 
         fields = dict(model=model, params=params, weights=weights, kv_cache=kv_cache, prompt_len=prompt_len,
@@ -181,18 +168,15 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
                                   split, max_running, token_budget, prefix_cache_hit, runtime, trace_arrivals,
                                   runtime_version))
         if have:  # the serving request on each set, as HTTP's recommend with "have" answers it (the load kept)
-            from sizer.facade import InferenceRequest
-
-            served = {k: v for k, v in fields.items() if k in InferenceRequest.model_fields and v is not None}
-            return answer_owned(InferenceRequest(**sources(served), have=have), catalog, json)
-        result = recommend_inference(InferenceRecommendRequest(**sources({k: v for k, v in fields.items() if v is not None})),
-                                     load(catalog))
+            served = {k: v for k, v in fields.items() if k in question.model_fields and v is not None}
+            return show_owned(run(question(**sources(served), have=have), load(catalog)), json)
+        result = run(question(**sources({k: v for k, v in fields.items() if v is not None})), load(catalog))
         if json:
             return output.emit_json(result)
         render_recommendation(result, top)
         return launch_output.show(result.launch)
 
-    request = workload_request(RecommendRequest, params=params, samples=samples, tokens=tokens,
+    request = workload_request(question, params=params, samples=samples, tokens=tokens,
                                epochs=epochs, precision=precision,
                                optimizer=optimizer, batch_size=batch_size, seq_len=seq_len, framework=framework,
                                forward_flops_per_sample=forward_flops_per_sample,
@@ -206,13 +190,13 @@ def recommend(ctx: typer.Context, params: Params = None, model: ModelOption = No
                                method=method, lora_rank=lora_rank, lora_targets=lora_targets, have=have,
                                host_memory=host_memory, suggest=suggest, interruptions=interruptions, mfu=mfu,
                                measured=measured, measured_on=measured_on)
-    if have:
-        return answer_owned(request, catalog, json)
-    if json:  # written straight from the fields the core built, as the HTTP service writes it
+    if json and not have:  # written straight from the fields the core built, as the HTTP service writes it
         from sizer.facade import recommend_json
 
         return output.emit_json_bytes(recommend_json(request, load(catalog), indent=2))
-    result = run(request, load(catalog))
+    result = run(request, load(catalog))  # with have: an answer on each hardware set
+    if have:
+        return show_owned(result, json)
     _print_ranked(result, top)
     if result.unpriced:
         side = {"rent": "rent", "buy": "purchase", "any": "rent or purchase"}[result.pricing]

@@ -1,10 +1,11 @@
-"""The one facade of the core: every request model, result model and entry function that the
-CLI (``cli/``) and the HTTP service (``api/``) use, in one place.
+"""The one facade of the core: every entry function that the CLI (``cli/``) and the HTTP service
+(``api/``) call, one per question, and every request and result model they use, re-exported from
+:mod:`sizer.schemas` (where they are defined) and the rooms that answer.
 
 The CLI and the HTTP service both build these requests (the CLI from options, the service
-from JSON bodies) and call these functions, so the two can never disagree. Every field error
-is an :class:`~sizer.errors.InputError` naming the field. The answers defined elsewhere in the
-core (recommend, plan, sweep, inference, catalog views, calibration) are re-exported here.
+from JSON bodies) and call these functions, so the two can never disagree; a question asked two ways
+(:func:`recommend`: training or serving, or on the hardware one has) is told apart here, by the request's
+type. Every field error is an :class:`~sizer.errors.InputError` naming the field.
 
 >>> estimate_compute(WorkloadRequest(params=175e9, samples=300e9)).training_compute.value
 3.15e+23
@@ -12,8 +13,6 @@ core (recommend, plan, sweep, inference, catalog views, calibration) are re-expo
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
-
-from pydantic import ConfigDict, Field
 
 from sizer.choices import (  # noqa: F401
     CATALOG_KINDS,
@@ -32,53 +31,55 @@ from sizer.choices import (  # noqa: F401
 )
 
 # Re-exported for cli/ and api/, which import the core through this module only.
-from sizer.datafile import check_writable, load_json, write_text  # noqa: E402,F401
+from sizer.datafile import check_writable, load_json, read_text, write_text  # noqa: E402,F401
 from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError, require_device  # noqa: E402,F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity
 from sizer.formulas.compute import COMPUTE_SOURCE, ComputeResult
 from sizer.formulas.peaks import DEFAULT_DERATING, Derating, PeakResult, estimate_peak
-from sizer.formulas.redundancy import DEFAULT_TOLERANCE, K1Result, estimate_k1
-from sizer.formulas.tco import COST_DEFAULTS, Pricing
+from sizer.formulas.redundancy import K1Result, estimate_k1
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
-from sizer.hardware.schema import OfferTerm, OfferTermIn
+from sizer.memo import registered_cache  # noqa: F401  (the service's caches are declared as the core's)
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
+from sizer.schemas.base import RequestModel, WorkloadRequest  # noqa: F401
+from sizer.schemas.formulas import CellsRequest, ComplexityRequest, K1Request, PeakRequest, TcoRequest
 from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
 from sizer.vocabularies import ChoiceOut, Choices, choices  # noqa: E402,F401
-from sizer.workloads.request import RequestModel, WorkloadRequest
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
     from sizer.formulas.tco import TcoResult
     from sizer.hardware.schema import Device
-    from sizer.plan.owned_answer import OwnedResult
-    from sizer.plan.planner import PlanRequest
-    from sizer.plan.recommend import RecommendRequest
-    from sizer.serving.estimate import InferenceRequest, InferenceResult
-    from sizer.training.estimates import MemoryRequest, TimeRequest
-    from sizer.training.memory_answer import MemoryResult
-    from sizer.training.time_answer import TimeResult
+    from sizer.schemas.owned_hardware import OwnedResult
+    from sizer.schemas.plan import PlanRequest
+    from sizer.schemas.recommendation import RecommendRequest, RecommendResult
+    from sizer.schemas.serving import InferenceRecommendResult, InferenceResult
+    from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
+    from sizer.serving.estimate import InferenceRequest
+    from sizer.serving.recommend_request import InferenceRecommendRequest
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
 # at start-up (benchmarks/startup.py). name -> module that defines it.
 _LAZY = {
     **dict.fromkeys(("DeviceDetail", "DeviceSummary", "describe_device", "summarize_device"), "sizer.device_view"),
-    **dict.fromkeys(("InferenceRequest", "InferenceResult"), "sizer.serving.estimate"),
-    **dict.fromkeys(("InferenceRecommendRequest", "InferenceRecommendResult"), "sizer.serving.recommend"),
+    "InferenceRequest": "sizer.serving.estimate", "InferenceRecommendRequest": "sizer.serving.recommend_request",
+    **dict.fromkeys(("InferenceResult", "InferenceRecommendResult"), "sizer.schemas.serving"),
     "recommend_inference": "sizer.plan.launch_top",  # the ranking, with its first row's --emit command
-    **dict.fromkeys(("PlanRequest", "PlanResult", "plan"), "sizer.plan.planner"),
-    **dict.fromkeys(("OwnedResult", "answer_inference", "answer_training"), "sizer.plan.owned_answer"),
-    **dict.fromkeys(("MemoryRequest", "TimeRequest", "memory_estimate", "node_type", "time_estimate", "zero_stage"),
-                    "sizer.training.estimates"),
+    **dict.fromkeys(("PlanRequest", "PlanResult"), "sizer.schemas.plan"), "plan": "sizer.plan.planner",
+    "OwnedResult": "sizer.schemas.owned_hardware",
+    **dict.fromkeys(("answer_inference", "answer_training"), "sizer.plan.owned_answer"),
+    **dict.fromkeys(("MemoryRequest", "MemoryResult", "TimeRequest", "TimeResult"), "sizer.schemas.time_and_memory"),
+    **dict.fromkeys(("memory_estimate", "node_type", "time_estimate", "zero_stage"), "sizer.training.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
+    "LENGTH_DISTRIBUTIONS": "sizer.simulator.traffic",
     "awaiting_prices": "sizer.hardware.catalog",
     **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
-    **dict.fromkeys(("RecommendRequest", "RecommendResult", "quick_question", "recommend", "recommend_json", "warm_up"),
-                    "sizer.plan.recommend"),
+    **dict.fromkeys(("RecommendRequest", "RecommendResult", "HTTP_TOP"), "sizer.schemas.recommendation"),
+    **dict.fromkeys(("quick_question", "recommend_json", "warm_up"), "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),
     **dict.fromkeys(("find_model", "model_names", "model_source"), "sizer.workloads.registry"),
     **dict.fromkeys(("FileRef", "profile_source"), "sizer.workloads.source"),
@@ -86,8 +87,8 @@ _LAZY = {
                      "configs_answered_by_presets"), "sizer.workloads.listing"),
     **dict.fromkeys(("WorkloadSummary", "list_workloads"), "sizer.workloads.profile_listing"),
     "check_served_workload": "sizer.workloads.workload_profile",
-    **dict.fromkeys(("TimeResult", "estimate_training"), "sizer.training.time_answer"),
-    **dict.fromkeys(("MemoryResult", "training_memory"), "sizer.training.memory_answer"),
+    "estimate_training": "sizer.training.time_answer",
+    "training_memory": "sizer.training.memory_answer",
     **dict.fromkeys(("CostAssumptions", "TcoResult", "check_provider", "estimate_tco"), "sizer.formulas.tco"),
     "choose_efficiencies": "sizer.engine.modes", "RECOMPUTE": "sizer.engine.roofline",
     "resolve_job": "sizer.engine.job",
@@ -125,17 +126,6 @@ def _derating(value: float | None) -> Derating:
 
 def _catalog(catalog: Catalog | None) -> Catalog:
     return catalog if catalog is not None else load_catalog()
-
-
-class PeakRequest(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"device": "Tesla P40"}, {"cores": 3840, "clock": "1.531 GHz"}, {"device": "H100 SXM", "precision": "bf16"}]})
-
-    device: str | None = Field(None, description="device id or name; or give cores and clock")
-    precision: PrecisionName = Precision.FP32
-    cores: Numberish | None = None
-    clock: QuantityIn = None
-    derating: float | None = Field(None, ge=0, lt=1)
 
 
 def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
@@ -349,19 +339,103 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
     return answer_training(request, catalog)
 
 
-class CellsRequest(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"samples": 101136, "features": 75, "outputs": 10, "weights": 700000}]})
+def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceRequest | None = None,
+              catalog: Catalog | None = None) -> RecommendResult | InferenceRecommendResult | OwnedResult:
+    """Which device, how many, how long, what cost (``sizer recommend``, ``POST /v1/recommend``): the one entry of
+    the question, for training and serving alike, chosen by the request's type.
 
-    samples: Numberish
-    features: Numberish
-    outputs: Numberish = 1
-    weights: Numberish
-    variables: Numberish = 0
-    eta_b: Numberish = 1
-    eta_w: Numberish = 1
-    eta_v: Numberish = 1
-    cell_size: QuantityIn = "4 B"
+    Parameters
+    ----------
+    request : RecommendRequest, InferenceRecommendRequest, InferenceRequest or None
+        A training workload and its constraints (None: the built-in default workload, named in the answer); a
+        served model and its target (:class:`~sizer.serving.recommend_request.InferenceRecommendRequest`); or,
+        to serve on the hardware one has, the serving request asked of each set of its ``have``. A training request
+        with ``have`` is answered on those sets too.
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+
+    Returns
+    -------
+    RecommendResult, InferenceRecommendResult or OwnedResult
+        The training ranking (:func:`sizer.plan.recommend.recommend`), the serving ranking with its first row's
+        launch command (:func:`sizer.plan.launch_top.recommend_inference`), or one answer per hardware set
+        (:func:`answer_owned`).
+    """
+    from sizer.schemas.recommendation import RecommendRequest
+
+    if request is None or (isinstance(request, RecommendRequest) and not request.have):
+        from sizer.plan.recommend import recommend as rank
+
+        return rank(request, catalog)
+    if isinstance(request, RecommendRequest):
+        return answer_owned(request, catalog)
+    from sizer.serving.recommend_request import InferenceRecommendRequest
+
+    if isinstance(request, InferenceRecommendRequest):
+        from sizer.plan.launch_top import recommend_inference
+
+        return recommend_inference(request, catalog)
+    return answer_owned(request, catalog)
+
+
+def recommend_model(*, inference: bool, have: bool) -> type[RecommendRequest | InferenceRecommendRequest | InferenceRequest]:
+    """The request model a recommendation takes: the serving ranking's with ``inference``, the serving request asked
+    of each hardware set with ``inference`` and ``have``, else the training ranking's (which holds ``have`` itself).
+
+    Parameters
+    ----------
+    inference : bool
+        Whether the question is serving a model (``--inference``, ``"task": "inference"``).
+    have : bool
+        Whether the user names the hardware they have (``have``).
+
+    Returns
+    -------
+    type
+        :class:`~sizer.schemas.recommendation.RecommendRequest`,
+        :class:`~sizer.serving.recommend_request.InferenceRecommendRequest` or
+        :class:`~sizer.serving.estimate.InferenceRequest`.
+    """
+    if not inference:
+        from sizer.schemas.recommendation import RecommendRequest
+
+        return RecommendRequest
+    if have:
+        from sizer.serving.estimate import InferenceRequest
+
+        return InferenceRequest
+    from sizer.serving.recommend_request import InferenceRecommendRequest
+
+    return InferenceRecommendRequest
+
+
+def fields_not_read(*, inference: bool, have: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fields a recommendation does not read, derived from the request models: those of the other question
+    (a serving field in a training question, a training one in a serving question), and, serving on the hardware one
+    has, the search's targets and bounds (the ranking's fields the serving request on each set lacks). A client that
+    takes one set of options for both questions (the command line) refuses these where given.
+
+    Parameters
+    ----------
+    inference : bool
+        Whether the question is serving a model.
+    have : bool
+        Whether the user names the hardware they have.
+
+    Returns
+    -------
+    tuple of (tuple of str, tuple of str)
+        The other question's fields, and the search's fields not read with ``have`` (empty unless serving with it).
+    """
+    from sizer.schemas.recommendation import RecommendRequest
+    from sizer.serving.estimate import InferenceRequest
+    from sizer.serving.recommend_request import InferenceRecommendRequest
+
+    mine, other = (InferenceRecommendRequest, RecommendRequest) if inference else (RecommendRequest, InferenceRecommendRequest)
+    foreign = tuple(f for f in other.model_fields if f not in mine.model_fields)
+    search = tuple(f for f in InferenceRecommendRequest.model_fields
+                   if f not in InferenceRequest.model_fields) if inference and have else ()
+    return foreign, search
 
 
 def cells(request: CellsRequest) -> CellsResult:
@@ -384,15 +458,6 @@ def cells(request: CellsRequest) -> CellsResult:
                           cell_size=request.cell_size)
 
 
-class K1Request(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"weights": 5000, "samples": 10, "features": 100}]})
-
-    weights: Numberish
-    samples: Numberish
-    features: Numberish
-    tolerance: float = Field(DEFAULT_TOLERANCE, ge=0, lt=1)
-
-
 def k1(request: K1Request) -> K1Result:
     """The redundancy ratio K1 = N_w / (S N) and its verdict (seed 003 eq. 4, ``sizer k1``).
 
@@ -411,14 +476,6 @@ def k1(request: K1Request) -> K1Result:
     return estimate_k1(request.weights, request.samples, request.features, request.tolerance)
 
 
-class ComplexityRequest(RequestModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"layers": [75, 512, 512, 512, 10]}]})
-
-    layers: list[Numberish] = Field(..., max_length=10_000, description="input width, then each layer's width")
-    operation_time: QuantityIn = "1 ns"
-    inputs: Numberish | None = Field(None, description="fan-in of the first layer; then layers are all neuron layers")
-
-
 def complexity(request: ComplexityRequest) -> ComplexityResult:
     """Sequential and parallel time of a forward pass through layers of given widths (seed 003 eq. 2-3).
 
@@ -435,36 +492,6 @@ def complexity(request: ComplexityRequest) -> ComplexityResult:
         (:func:`sizer.formulas.complexity.estimate_complexity`).
     """
     return estimate_complexity(request.layers, request.operation_time, request.inputs)
-
-
-def _on_demand() -> list[OfferTerm]:
-    return ["on-demand"]
-
-
-class TcoRequest(WorkloadRequest):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"device": "H100 SXM", "count": 8, "training_time": "14 d"},
-        {"device": "A100 80GB SXM", "params": 7e9, "tokens": 2e10, "precision": "bf16", "count": 8}]})
-
-    device: str
-    count: int = Field(1, ge=1, le=1_000_000)
-    training_time: QuantityIn = Field(None, description="the run's length; else estimated from the workload")
-    rent_price: QuantityIn = Field(None, description="per device, e.g. '2.5 USD/hour'")
-    cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand price to use (AWS, GCP, "
-                                                               "Lambda, ...); the cheapest of any provider if left out")
-    purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
-    pricing: Pricing = Field("rent", description="rent: cloud prices only; buy: the buy side only; any: where a "
-                                                 "device has no rent price, its amortised purchase cost stands in")
-    terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
-                                   description="offer terms a rent may have: on-demand, spot, reserved ...")
-    lifetime: QuantityIn = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
-    pue: float | None = Field(None, ge=1, le=5, description=f"power usage effectiveness; default {COST_DEFAULTS.pue:g}")
-    electricity_price: QuantityIn = Field(None, description=f"default {COST_DEFAULTS.electricity_price:~P}")
-    utilisation: float | None = Field(None, gt=0, le=1, description=f"average power as a fraction of TDP; default "
-                                                                  f"{COST_DEFAULTS.utilisation:g}")
-    host_share: QuantityIn = Field(None, description="capital for hosts, network, racks; default none")
-    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: ShardingName = Sharding.NONE
 
 
 def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoResult:

@@ -2,46 +2,37 @@
 MFU or fraction of the roofline (what-ifs).
 
 A measurement (``--measured "2900 tokens/s"``, ``"1.2 s/step"``, ``"TTFT 350 ms"``, ``"peak memory 18 GiB"``) is
-parsed once, at the edge, into a :class:`Measurement`: its kind and its magnitude in SI units. For the setup
+parsed once, at the edge, into a :class:`~sizer.schemas.measurement.Measurement`: its kind and its magnitude in SI
+units (:mod:`sizer.schemas.measurement`, where the request field is defined). For the setup
 asked, the engine's figure of that kind gives a factor (measured / sizer's) and every figure derived from it is
 rescaled by that factor (time, throughput, cost, capacity, replicas ...), in one place per question
 (:func:`time_answer`, :func:`inference_answer`, :func:`memory_answer`). With ``measured_on`` (reference mode) the
 factor comes from the engine's figure for the device the measurement was taken on and carries over to the
 device asked: its range is that mode's held-out error (``benchmarks/reference_mode.py``).
-
->>> parse_measured("2,900 tokens/s").kind, parse_measured("2,900 tokens/s").value
-(<MeasuredKind.THROUGHPUT: 'throughput'>, 2900.0)
->>> parse_measured("TTFT 350 ms").value
-0.35
 """
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
-
-from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from sizer.errors import InputError, SizerError
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, unit_factor
-from sizer.units import parse_quantity
+from sizer.results import Assumption, QuantityOut, RangeOut, unit_factor
+from sizer.schemas.base import RequestModel
+from sizer.schemas.measurement import FIELD, MeasuredKind, Measurement, Rescaled
+from sizer.schemas.serving import InferenceResult
+from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
 
 if TYPE_CHECKING:
-    from sizer.engine.summary import Summary
-    from sizer.hardware.catalog import Catalog
-    from sizer.plan.layout_basis import Basis
+    import numpy as np
+    import numpy.typing as npt
 
-# The answers this module rescales import it (their ``measured`` and ``rescaled`` fields), so it names their types
-# without importing them, not even for the type checker: an import back would close a circle (contract-house).
-TimeRequest: TypeAlias = Any
-TimeResult: TypeAlias = Any
-MemoryRequest: TypeAlias = Any
-MemoryResult: TypeAlias = Any
-InferenceRequest: TypeAlias = Any
-InferenceResult: TypeAlias = Any
+    from sizer.hardware.catalog import Catalog
+
+# A serving or local request: this module reads only its measurement fields (``measured``, ``measured_on``,
+# ``efficiency``), so it takes any request model (the serving requests live in the serving room, above this module)
+Served = TypeVar("Served", bound=RequestModel)
 
 # A measured point's range is its own run-to-run repeatability, not the model's spread across sources: the 90th
 # percentile of llama-bench's "± x" (standard deviation over its repetitions) over the mean, 394 rows of
@@ -54,139 +45,6 @@ REPEATABILITY_SOURCE = ("p90 of llama-bench's ± (standard deviation over repeti
 REFERENCE_MODE_RESULTS = "benchmarks/results/reference_mode.json"
 # its "all" p90 |error| (1,870 pairs of 7 sources, 2026-12-06); tests/sizer/test_measured.py keeps the two equal
 REFERENCE_MODE_P90 = 0.85
-
-
-class MeasuredKind(StrEnum):
-    """What a measurement measures."""
-
-    THROUGHPUT = "throughput"  # samples or tokens per second
-    STEP_TIME = "step time"  # seconds per optimizer step
-    TTFT = "time to first token"
-    TOKEN_LATENCY = "time per output token"
-    PEAK_MEMORY = "peak memory"
-    DURATION = "duration"  # a bare time: the command's own (a step on training, the first token on serving)
-
-
-_DIMENSIONS = ((MeasuredKind.THROUGHPUT, "[samples]/[time]"), (MeasuredKind.STEP_TIME, "[time]/[steps]"),
-               (MeasuredKind.TOKEN_LATENCY, "[time]/[samples]"), (MeasuredKind.PEAK_MEMORY, "[information]"),
-               (MeasuredKind.DURATION, "[time]"))
-_LABELS = ((r"ttft|time to first token|first token", MeasuredKind.TTFT),
-           (r"tpot|itl|time per (?:output )?token|per-token latency|token latency", MeasuredKind.TOKEN_LATENCY),
-           (r"step time|step|iteration time|iteration", MeasuredKind.STEP_TIME),
-           (r"peak memory|peak|memory|vram", MeasuredKind.PEAK_MEMORY),
-           (r"throughput|speed|rate", MeasuredKind.THROUGHPUT))
-_LABEL_RE = re.compile(rf"^\s*(?P<label>{'|'.join(p for p, _ in _LABELS)})\s*[:=]?\s*(?P<rest>.*)$", re.IGNORECASE)
-_ON_RE = re.compile(r"^(?P<what>.*?)\s+on\s+(?P<on>\S.*)$", re.IGNORECASE)
-_GROUPED_RE = re.compile(r"(?<![0-9.])([0-9]{1,3}(?:,[0-9]{3})+)(?![0-9])")
-_WORDS = ((re.compile(r"\btoks?\b", re.IGNORECASE), "token"), (re.compile(r"\bseqs?\b", re.IGNORECASE), "sequence"),
-          (re.compile(r"\bimg\b", re.IGNORECASE), "image"), (re.compile(r"\bit\b"), "step"))
-FIELD = "measured"
-EXPECTED = ("a throughput ('2900 tokens/s'), a step time ('1.2 s/step'), a time to first token ('TTFT 350 ms'), a "
-            "time per output token ('25 ms/token') or a peak memory ('peak memory 18 GiB'); optionally 'on DEVICE'")
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One measurement the user made, typed at the edge.
-
-    Attributes
-    ----------
-    kind : MeasuredKind
-        What it measures.
-    value : float
-        Its magnitude in SI units (1/s, s or B).
-    text : str
-        As the user wrote it.
-    on : str or None
-        The device it was taken on, where the text says "... on DEVICE" (reference mode).
-    """
-
-    kind: MeasuredKind
-    value: float
-    text: str
-    on: str | None = None
-
-
-def parse_measured(raw: object, field: str = FIELD) -> Measurement:
-    """A measurement as people write it, typed: its kind from its unit or label, its magnitude in SI units.
-
-    Parameters
-    ----------
-    raw : str
-        ``"2,900 tokens/s"``, ``"1.2 s/step"``, ``"1.2 s"``, ``"TTFT 350 ms"``, ``"25 ms/token"``,
-        ``"peak memory 18 GiB"``, ``"18 GiB"``; any may end in ``" on DEVICE"``.
-    field : str
-        The field named in an error.
-
-    Returns
-    -------
-    Measurement
-        Kind, SI magnitude (1/s, s or B), the text, and the device it was taken on (or None).
-
-    Raises
-    ------
-    InputError
-        Naming ``field``: not a text, no number, a unit of no measured kind, a label and a unit that disagree,
-        a value not above 0.
-    """
-    if isinstance(raw, Measurement):
-        return raw
-    if not isinstance(raw, str) or not raw.strip() or len(raw) > 200:
-        raise InputError(field, raw, EXPECTED)
-    text = raw.strip()
-    what, on = text, None
-    split = _ON_RE.match(text)
-    if split is not None:
-        what, on = split.group("what"), split.group("on").strip()
-    label = None
-    labelled = _LABEL_RE.match(what)
-    if labelled is not None and labelled.group("rest")[:1].strip() not in ("", "/"):
-        label = next(kind for pattern, kind in _LABELS if re.fullmatch(pattern, labelled.group("label"), re.IGNORECASE))
-        what = labelled.group("rest")
-    what = _GROUPED_RE.sub(lambda m: m.group(1).replace(",", ""), what)  # "2,900" is 2900
-    for pattern, word in _WORDS:
-        what = pattern.sub(word, what)
-    for kind, dimension in _DIMENSIONS:
-        try:
-            quantity = parse_quantity(field, what, dimension)
-        except SizerError:
-            continue
-        value = float(quantity.to(_SI[kind]).magnitude)
-        if not (value > 0 and math.isfinite(value)):
-            raise InputError(field, raw, "a measurement above 0")
-        if kind is MeasuredKind.DURATION and label is not None:
-            if label not in (MeasuredKind.STEP_TIME, MeasuredKind.TTFT, MeasuredKind.TOKEN_LATENCY):
-                raise InputError(field, raw, f"a {label.value} in a unit of its kind ({EXPECTED})")
-            kind = label
-        elif label is not None and label is not kind:
-            raise InputError(field, raw, f"a {label.value} in a unit of its kind ({EXPECTED})")
-        return Measurement(kind, value, text, on)
-    raise InputError(field, raw, EXPECTED)
-
-
-_SI = {MeasuredKind.THROUGHPUT: "sample/s", MeasuredKind.STEP_TIME: "s/step", MeasuredKind.TOKEN_LATENCY: "s/sample",
-       MeasuredKind.PEAK_MEMORY: "B", MeasuredKind.DURATION: "s"}
-
-
-def _validate(raw: object) -> Measurement:
-    return parse_measured(raw)
-
-
-# The request field: a text in JSON and on the command line, a Measurement inside the core (parsed once, here).
-Measured = Annotated[Measurement, PlainValidator(_validate), PlainSerializer(lambda m: m.text, return_type=str),
-                     WithJsonSchema({"type": "string", "description": EXPECTED,
-                                     "examples": ["2900 tokens/s", "1.2 s/step", "TTFT 350 ms", "peak memory 18 GiB"]})]
-
-
-class Rescaled(Model):
-    """How an answer was rescaled: by a measurement, a given MFU or a given efficiency."""
-
-    basis: str  # "measured", "reference" (measured on another device), "mfu" or "efficiency"
-    given: str  # as the user gave it: "2,900 tokens/s", "0.4"
-    factor: float  # speed factor: sizer's time / the answer's time (>1: faster than sizer's prediction)
-    sizer: QuantityOut | None  # sizer's own figure the measurement is compared with (None: a what-if)
-    measured_on: str | None = None  # reference mode: the device (and count) measured on
-    statement: str  # the sentence the answer shows
 
 
 # ----------------------------------------------------------------------------------------------- shared pieces
@@ -466,8 +324,8 @@ def memory_answer(request: MemoryRequest, result: MemoryResult) -> MemoryResult:
 
 # --------------------------------------------------------------------------------------------------- inference
 
-def inference_answer(request: InferenceRequest, result: InferenceResult, catalog: Catalog,
-                     again: Callable[[InferenceRequest, Catalog], InferenceResult], *,
+def inference_answer(request: Served, result: InferenceResult, catalog: Catalog,
+                     again: Callable[[Served, Catalog], InferenceResult], *,
                      prefill_limit: float = 0.0, step_limit: float = 0.0) -> InferenceResult:
     """A serving or local answer rescaled by the request's measurement or efficiency; unchanged without either.
 
@@ -550,8 +408,8 @@ def _to_s(unit: str) -> float:
     return unit_factor(unit, "s")
 
 
-def _reference_inference(request: InferenceRequest, catalog: Catalog, on: str,
-                         again: Callable[[InferenceRequest, Catalog], InferenceResult]) -> tuple[InferenceResult, str]:
+def _reference_inference(request: Served, catalog: Catalog, on: str,
+                         again: Callable[[Served, Catalog], InferenceResult]) -> tuple[InferenceResult, str]:
     name, count = _device_and_count(on, catalog)
     fields = request.model_dump(exclude_unset=True, exclude_none=True)
     for key in ("measured", "measured_on", "efficiency", "have", "devices", "gpu_layers", "threads"):
@@ -638,7 +496,30 @@ def _rescaled_capacity(result: InferenceResult, g: float) -> tuple[Any, float]:
 
 # ------------------------------------------------------------------------------- a given MFU on many layouts
 
-Steps = TypeVar("Steps", "Summary", "Basis")
+class StepTimes(Protocol):
+    """Step times of many layouts, as frozen arrays: the engine's :class:`~sizer.engine.summary.Summary` and a
+    recommendation's :class:`~sizer.plan.layout_basis.Basis` (named by what they hold: both are above this module)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # a dataclass: replaced, not changed
+
+    @property
+    def step_low(self) -> npt.NDArray[np.float64]:
+        """The low end of each step's range [s]."""
+
+    @property
+    def step_expected(self) -> npt.NDArray[np.float64]:
+        """Each expected step [s]."""
+
+    @property
+    def step_high(self) -> npt.NDArray[np.float64]:
+        """The high end of each step's range [s]."""
+
+    @property
+    def mfu(self) -> npt.NDArray[np.float64]:
+        """Each step's model FLOP utilisation [1]."""
+
+
+Steps = TypeVar("Steps", bound=StepTimes)
 
 
 def at_mfu(steps: Steps, mfu: float | None) -> Steps:
@@ -714,7 +595,7 @@ def carried_to_every_device(request: Any, catalog: Catalog, again: Callable[[Tim
     again : callable
         The time estimate (:func:`sizer.training.estimates.time_estimate`), asked for the device measured on.
     time_request : type
-        :class:`sizer.training.estimates.TimeRequest`, which the request's workload fields are put into.
+        :class:`sizer.schemas.time_and_memory.TimeRequest`, which the request's workload fields are put into.
 
     Returns
     -------

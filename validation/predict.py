@@ -11,11 +11,11 @@ from __future__ import annotations
 from sizer.choices import Optimizer, Precision
 from sizer.engine.job import job_from_profile, resolve_job
 from sizer.hardware.schema import Device
+from sizer.schemas.base import WorkloadRequest
 from sizer.training.memory_answer import training_memory
 from sizer.training.time_answer import estimate_training
 from sizer.units import Quantity
 from sizer.workloads.profile import Profile
-from sizer.workloads.request import WorkloadRequest
 
 from .count import ModelCounts
 from .workloads import CORE_OPTIMIZER, WorkloadSpec

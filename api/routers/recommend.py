@@ -9,22 +9,22 @@ from fastapi import APIRouter, Response
 from pydantic import ConfigDict, RootModel
 
 from sizer.facade import (
+    HTTP_TOP,
     InferenceRecommendRequest,
     InferenceRecommendResult,
-    InferenceRequest,
     InputError,
     OwnedResult,
     RecommendRequest,
     RecommendResult,
-    answer_owned,
     every_bad_field,
     quick_question,
     ranking_seconds,
-    recommend_inference,
+    recommend_json,
+    recommend_model,
     recommend_serving_iterations,
+    registered_cache,
 )
-from sizer.memo import registered_cache
-from sizer.plan.recommend import HTTP_TOP, recommend_json
+from sizer.facade import recommend as answer
 
 from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, priced, run_estimate, served_from_builtins
 
@@ -97,15 +97,17 @@ def _price(fields: dict, catalog) -> float:
     the layouts up to ``max_devices``, or the ``have`` list's entries; a serving load refused over the service's
     budget of simulated iterations. Every bad field is refused at once (422) before the price is worked out."""
     serving = fields.get("task") == "inference"
+    request = every_bad_field(recommend_model(inference=serving, have=bool(fields.get("have"))), _asked(fields))
     if fields.get("have"):
-        if serving:
-            return price(every_bad_field(InferenceRequest, {k: v for k, v in fields.items() if k != "task"}))
-        return price(every_bad_field(RecommendRequest, fields))
-    model = InferenceRecommendRequest if serving else RecommendRequest
-    request = every_bad_field(model, fields)
+        return price(request)
     devices = sum(1 for d in catalog if d.kind in request.kinds)
     iterations = priced(request, recommend_serving_iterations(request, devices)) if serving else 0.0
     return ranking_seconds(request, devices, serving, iterations)
+
+
+def _asked(fields: dict) -> dict:
+    """A body's fields as its request model takes them: the serving request on each hardware set has no ``task``."""
+    return {k: v for k, v in fields.items() if k != "task"} if fields.get("have") else fields
 
 
 def _quick(fields: dict, catalog) -> tuple | None:
@@ -119,19 +121,12 @@ def _quick(fields: dict, catalog) -> tuple | None:
 
 
 def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendResult | OwnedResult | Response:
-    if fields.get("have") and fields.get("task") == "inference":  # serving on the user's own hardware only
-        served = every_bad_field(InferenceRequest, {k: v for k, v in fields.items() if k != "task"})
-        served_from_builtins(served)
-        return finite(answer_owned(served, catalog))
-    if fields.get("task") == "inference":
-        request = every_bad_field(InferenceRecommendRequest, fields)
-        served_from_builtins(request)
-        return finite(recommend_inference(request, catalog))
-    if fields.get("have"):  # the user's own hardware only
-        request = every_bad_field(RecommendRequest, fields)
-        served_from_builtins(request)
-        return finite(answer_owned(request, catalog))
-    return Response(content=_ranked_bytes(_canonical(fields), fields, catalog), media_type="application/json")
+    serving, have = fields.get("task") == "inference", bool(fields.get("have"))
+    if not serving and not have:  # the training ranking: rendered once per body, kept as bytes
+        return Response(content=_ranked_bytes(_canonical(fields), fields, catalog), media_type="application/json")
+    request = every_bad_field(recommend_model(inference=serving, have=have), _asked(fields))
+    served_from_builtins(request)
+    return finite(answer(request, catalog))  # the facade's one recommend: the request's type chooses the question
 
 
 def _canonical(fields: dict) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from sizer.choices import Optimizer, Precision, parse_choice
 from sizer.datafile import load_yaml, write_text
@@ -27,6 +27,7 @@ from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.errors import InputError
 from sizer.hardware.precision import check_precision
 from sizer.hardware.schema import Device
+from sizer.schemas.calibration_file import Calibration, DeviceCalibration
 from sizer.workloads.profile import Profile
 
 
@@ -41,44 +42,6 @@ class CalibrationRun:
     precision: Precision
     optimizer: Optimizer
     measured_step: float  # seconds
-
-
-class DeviceCalibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    device_id: str
-    device_name: str
-    efficiency_scale: float = Field(gt=0, allow_inf_nan=False,
-                                    description="kernels take this many times the default-efficiency time")
-    step_overhead_s: float = Field(ge=0, allow_inf_nan=False)
-    runs: int = Field(ge=1)
-    median_abs_error: float = Field(ge=0, allow_inf_nan=False, description="of the fitted runs themselves")
-
-
-class Calibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use (start-up)
-
-    created: str
-    source: str
-    devices: list[DeviceCalibration]
-
-    def for_device(self, device: Device) -> DeviceCalibration | None:
-        """The calibration entry of a device, matched by id or by name.
-
-        Parameters
-        ----------
-        device : Device
-            A catalog device.
-
-        Returns
-        -------
-        DeviceCalibration or None
-            The device's fitted scale and overhead, or None where it was not calibrated.
-        """
-        for entry in self.devices:
-            if entry.device_id == device.id or entry.device_name == device.name:
-                return entry
-        return None
 
 
 def fit_scale_and_overhead(kernel_seconds: list[float], measured_seconds: list[float]) -> tuple[float, float]:

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, time_unit, unit_factor
+from sizer.results import Assumption, QuantityOut, RangeOut, time_unit, unit_factor
+from sizer.schemas.time_and_memory import InterruptedTime
 from sizer.units import Quantity
 
 if TYPE_CHECKING:  # for annotations only: the engine's job and device table import nothing of this module
@@ -326,19 +327,6 @@ def fit_restart(goodput: float = 0.9, state_bytes_per_device: float = 0.0) -> fl
     # T_w / T_s = M e^{R/M} (e^{(tau+delta)/M} - 1) / tau = 1 / goodput, solved for R
     total = mtbf * math.log(tau / (goodput * mtbf * math.expm1((tau + write) / mtbf)))
     return total - write
-
-
-class InterruptedTime(Model):
-    """The second training-time line: the run's wall-clock with failures, checkpoints and restarts."""
-
-    training_time: RangeOut  # each bound of the time without interruptions, with its interruptions
-    interruptions: float  # expected failures over the run (the expected time's) [1]
-    goodput: float  # share of the wall-clock that trains and is kept [1]
-    checkpoint_interval: QuantityOut  # training between checkpoints (Daly)
-    checkpoint_write: QuantityOut  # one checkpoint written
-    restart: QuantityOut  # one restart, the checkpoint read included
-    assumptions: list[Assumption]
-    causes: dict[str, float] | None = None  # expected interruptions by cause (the lived model) [1]
 
 
 def checkpoint_bytes(job: Job, table: DeviceTable, index: int | npt.NDArray[np.int64] = 0) -> FloatOrArray:

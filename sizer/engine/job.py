@@ -22,6 +22,7 @@ from sizer.choices import Attention, Optimizer, Precision
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.recipe import Recipe, resolve_recipe
 from sizer.engine.roofline import Pass, Shape
+from sizer.engine.workload import DEFAULT_SEQ_LEN, Workload, resolve_workload
 from sizer.errors import InputError
 from sizer.formulas import batch_rule as _batch
 from sizer.frameworks import DEFAULT_LAYOUTS, Layouts
@@ -29,11 +30,11 @@ from sizer.frameworks.checks import framework_of
 from sizer.hardware.precision import weight_bytes
 from sizer.memo import registered_cache
 from sizer.results import Assumption
+from sizer.schemas.base import WorkloadRequest
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.workloads.profile import Layer, Profile
-from sizer.workloads.request import DEFAULT_SEQ_LEN, Workload, WorkloadRequest, resolve_workload
 from sizer.workloads.workload_profile import find_profile
 
 if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)

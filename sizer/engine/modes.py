@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the catalog is only looked up here
 
 
 class CalibrationEntry(Protocol):
-    """What a calibration entry gives this module (:class:`sizer.engine.calibration.DeviceCalibration`
+    """What a calibration entry gives this module (:class:`sizer.schemas.calibration_file.DeviceCalibration`
     has it): described here, not imported, since calibration.py imports this module."""
 
     @property
@@ -57,7 +57,7 @@ class CalibrationEntry(Protocol):
 
 
 class CalibrationFile(Protocol):
-    """What a calibration gives this module (:class:`sizer.engine.calibration.Calibration` has it): described
+    """What a calibration gives this module (:class:`sizer.schemas.calibration_file.Calibration` has it): described
     here, not imported, since calibration.py imports this module."""
 
     @property
@@ -288,7 +288,7 @@ def calibrated_efficiencies(device: Device, entry: CalibrationEntry) -> Efficien
     device : Device
         The catalog device; its kind picks the defaults.
     entry : CalibrationEntry
-        The fit for this device (a :class:`~sizer.engine.calibration.DeviceCalibration`):
+        The fit for this device (a :class:`~sizer.schemas.calibration_file.DeviceCalibration`):
         ``efficiency_scale`` [1] (kernels take this many times the
         default-efficiency time) and ``step_overhead_s`` [s].
 

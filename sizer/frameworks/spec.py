@@ -11,7 +11,7 @@ from typing import Any
 
 from sizer.choices import Method
 
-# the request fields a recipe may set (sizer.workloads.request.WorkloadRequest and the layout fields)
+# the request fields a recipe may set (sizer.schemas.base.WorkloadRequest and the layout fields)
 KNOBS = ("state_precision", "optimizer", "optimizer_in_backward", "offload_params", "offload_activations", "loss",
          "recompute", "zero")
 DEVICES = ("single", "multi", "any")

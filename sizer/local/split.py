@@ -27,10 +27,11 @@ from sizer.errors import InputError
 from sizer.hardware.schema import Device
 from sizer.local.machine import local_table, prefill_seconds, wired_device
 from sizer.passes.arithmetic import ServingCase, evaluate_serving, unfused_attention_seconds
-from sizer.results import Model, QuantityOut
+from sizer.results import QuantityOut
 from sizer.runtimes import Runtime
 from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.local_runtimes import LocalProfile
+from sizer.schemas.serving import DeviceShare
 from sizer.workloads.architecture import Architecture
 
 # llama.cpp's row split (-sm row) cuts every matrix by rows over the devices and gathers each product on the main
@@ -122,18 +123,6 @@ def check_unequal_devices(devices: list[Device], local: Runtime) -> None:
         if device.runtime_kind is DeviceKind.APPLE:
             raise InputError("devices", names, f"devices of one machine: {device.name} is a Mac's one chip, which "
                                                "shares its machine with no other GPU (ask for it as device alone)")
-
-
-class DeviceShare(Model):
-    """One device's part of a layer split: its layers and what it holds."""
-
-    device: str
-    layers: int
-    weights_memory: QuantityOut
-    kv_cache_memory: QuantityOut
-    memory: QuantityOut  # weights, KV cache, compute buffers and the runtime's reserve
-    device_memory: QuantityOut
-    fits: bool
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ modules import for their ``emit`` and ``launch`` fields, so that nothing imports
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
 from sizer.choices import DeviceKind, KvCache, Method, Recompute, Split
 from sizer.errors import require_device
@@ -16,16 +16,11 @@ from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_i
 if TYPE_CHECKING:
     from sizer.hardware.catalog import Catalog
     from sizer.runtimes.runtime import Runtime
-    from sizer.serving.estimate import InferenceRequest, InferenceResult
-    from sizer.training.estimates import MemoryRequest, TimeRequest
-    from sizer.training.memory_answer import MemoryResult
-    from sizer.training.time_answer import Layout, TimeResult
-    from sizer.workloads.request import WorkloadRequest
-
-# planner.py imports this module (through launch_answer) for plan's launch: its types are named, not imported back,
-# so that no circle closes (contract-house)
-LayoutOption: TypeAlias = Any
-PlanRequest: TypeAlias = Any
+    from sizer.schemas.base import WorkloadRequest
+    from sizer.schemas.plan import LayoutOption, PlanRequest
+    from sizer.schemas.serving import InferenceResult
+    from sizer.schemas.time_and_memory import Layout, MemoryRequest, MemoryResult, TimeRequest, TimeResult
+    from sizer.serving.estimate import InferenceRequest
 
 
 def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: Catalog, tool: Runtime) -> ServingSetup:

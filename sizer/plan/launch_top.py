@@ -14,7 +14,7 @@ from sizer.launch.tools import tool_named
 if TYPE_CHECKING:
     from sizer.hardware.catalog import Catalog
     from sizer.launch.answer import Launch
-    from sizer.serving.recommend_answer import InferenceRecommendResult
+    from sizer.schemas.serving import InferenceRecommendResult
     from sizer.serving.recommend_request import InferenceRecommendRequest
 
 

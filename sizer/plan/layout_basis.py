@@ -12,7 +12,7 @@ follows the run's compute in powers of two of sequences (:mod:`sizer.formulas.ba
 of nearby lengths share it, and with it their search; a run 20 times longer has another batch.
 
 >>> from sizer.engine.job import resolve_job
->>> from sizer.workloads.request import WorkloadRequest
+>>> from sizer.schemas.base import WorkloadRequest
 >>> near, far = ((resolve_job(WorkloadRequest(params=7e9 + d, tokens=t)) for d, t in ((0, 2e10), (1e6, 2.1e10))),
 ...              (resolve_job(WorkloadRequest(params=7e9, tokens=t)) for t in (1e9, 2e10)))
 >>> (lambda a, b: layout_key(a) == layout_key(b))(*near), (lambda a, b: layout_key(a) == layout_key(b))(*far)
@@ -30,7 +30,6 @@ import numpy.typing as npt
 
 from sizer.choices import Mode
 from sizer.diskcache import cached, file_stamp, key_of
-from sizer.engine.calibration import Calibration
 from sizer.engine.devices import DeviceTable, build_device_table, cached_device_table
 from sizer.engine.evaluate import Evaluation, range_arrays
 from sizer.engine.job import Job
@@ -41,6 +40,7 @@ from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
 from sizer.results import unit_factor
+from sizer.schemas.calibration_file import Calibration
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune
 

@@ -24,11 +24,11 @@ from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.schema import Device
 from sizer.results import CostOut, QuantityOut, RangeOut
-from sizer.serving.estimate import InferenceRequest, InferenceResult, estimate_inference
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.serving import InferenceResult
+from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
+from sizer.serving.estimate import InferenceRequest, estimate_inference
 from sizer.training import estimates
-from sizer.training.memory_answer import MemoryResult
-from sizer.training.time_answer import TimeResult
-from sizer.workloads.request import WorkloadRequest
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...
 MAX_COUNT = 1_000_000
@@ -173,7 +173,7 @@ def run_cost(device: Device, count: int, hours: tuple[float, float, float], clou
 # Every field of a training request but the hardware it runs on (and a reference run, measured on one
 # device): derived from the request model, so a new field reaches --have and the suggestions untouched
 PER_HARDWARE = frozenset({"device", "count", "have", "reference", "reference_batch_size"})
-TRAINING_FIELDS = tuple(name for name in estimates.TimeRequest.model_fields if name not in PER_HARDWARE)
+TRAINING_FIELDS = tuple(name for name in TimeRequest.model_fields if name not in PER_HARDWARE)
 
 
 def training_fields(request: WorkloadRequest) -> dict[str, Any]:
@@ -223,13 +223,13 @@ def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalo
     """
     fields = {k: v for k, v in fields.items() if v is not None}
     if fields.get("samples") is None and fields.get("tokens") is None:
-        allowed = set(estimates.MemoryRequest.model_fields)
-        asked = estimates.MemoryRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
+        allowed = set(MemoryRequest.model_fields)
+        asked = MemoryRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
         memory = estimates.memory_estimate(asked, catalog)
         needed = memory.required_with_headroom or memory.total
         return Outcome(fits=bool(memory.fits), memory_per_device=needed, device_memory=memory.device_memory, result=memory)
-    allowed = set(estimates.TimeRequest.model_fields)
-    request = estimates.TimeRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
+    allowed = set(TimeRequest.model_fields)
+    request = TimeRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
     time = estimates.time_estimate(request, catalog)
     cost = None
     if time.training_time is not None:

@@ -5,7 +5,7 @@ does not (:mod:`sizer.plan.suggestions`). The hardware is parsed and evaluated i
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from sizer.choices import Split
 from sizer.errors import InputError
@@ -13,49 +13,17 @@ from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
-from sizer.results import Assumption, CostOut, Model, QuantityOut, RangeOut, Suggestion
-from sizer.training.memory_answer import MemoryResult
+from sizer.results import Assumption, Suggestion
+from sizer.schemas.owned_hardware import OwnedOption, OwnedResult
+from sizer.schemas.time_and_memory import MemoryResult
 
 if TYPE_CHECKING:
-    from sizer.plan.planner import PlanRequest
-    from sizer.plan.recommend import RecommendRequest
+    from sizer.schemas.plan import PlanRequest
+    from sizer.schemas.recommendation import RecommendRequest
+    from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest, TimeResult
     from sizer.serving.estimate import InferenceRequest
-    from sizer.training.estimates import MemoryRequest, TimeRequest
-    from sizer.training.time_answer import TimeResult
 
     TrainingRequest = TimeRequest | MemoryRequest | RecommendRequest | PlanRequest
-
-
-class OwnedOption(Model):
-    """The answer for one hardware set."""
-
-    hardware: str
-    device: str
-    name: str
-    count: int
-    fits: bool
-    meets_deadline: bool | None = None
-    method: str
-    precision: str
-    layout: dict[str, Any]  # tp, pp, dp, ZeRO, recompute, micro-batch x accumulation (training); weights, KV, batch (serving)
-    memory_per_device: QuantityOut
-    device_memory: QuantityOut | None
-    training_time: RangeOut | None = None
-    decode_tokens_per_s: RangeOut | None = None
-    cost: CostOut | None = None
-    verdict: str
-    suggestions: list[Suggestion]
-    chosen: dict[str, Any] = {}  # the request fields sizer chose on this hardware (method, precision, recipe)
-    recipe: str | None = None  # the training recipe as a line for a trainer's configuration
-
-
-class OwnedResult(Model):
-    """``have``: answers for the user's own hardware only, one per hardware set."""
-
-    task: Literal["training", "memory", "inference"]
-    workload: str
-    options: list[OwnedOption]
-    assumptions: list[Assumption]
 
 
 def _deadline_seconds(request: TrainingRequest) -> float | None:

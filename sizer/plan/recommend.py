@@ -15,28 +15,24 @@ import functools
 import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field
 
-from sizer.choices import CATALOG_KINDS, PRICE_BASES, CatalogKindName, Mode, Objective
+from sizer.choices import CATALOG_KINDS, PRICE_BASES, Mode, Objective
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
-from sizer.engine.calibration import Calibration
 from sizer.engine.devices import DeviceTable, cached_device_table
 from sizer.engine.evaluate import error_spread
 from sizer.engine.job import Job, resolve_job
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
+from sizer.engine.workload import check_search_grid
 from sizer.errors import InputError, InputErrors, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
-from sizer.formulas.redundancy import K1Result, estimate_k1
+from sizer.formulas.redundancy import estimate_k1
 from sizer.formulas.tco import (
     COST_DEFAULTS,
-    CostRange,
-    PriceUsed,
-    Pricing,
     RentPrice,
     amortised_capital,
     cheapest_cloud_price,
@@ -48,83 +44,26 @@ from sizer.formulas.tco import (
     rent_cost,
 )
 from sizer.hardware.catalog import Catalog, load_catalog
-from sizer.hardware.schema import Device, DeviceKind, OfferTerm, OfferTermIn
+from sizer.hardware.schema import Device
 from sizer.hardware.server_share import owned_price
-from sizer.measured import Measured, Rescaled, at_mfu, at_speed, carried_to_every_device, mfu_assumption, rescaled_assumption
+from sizer.measured import at_mfu, at_speed, carried_to_every_device, mfu_assumption, rescaled_assumption
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
 from sizer.results import (
     Assumption,
-    Model,
-    PriceBasis,
-    QuantityOut,
-    RangeOut,
-    Suggestion,
     finite_json,
     plain_data,
     time_unit,
     unit_factor,
 )
+from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, default_workload
+from sizer.schemas.measurement import Rescaled
+from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest, RecommendResult
 from sizer.units import Quantity, parse_quantity
 from sizer.workloads.field_check import text_field_errors
-from sizer.workloads.request import DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid, default_workload
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
-
-DEFAULT_MAX_DEVICES = 64
-HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
-AUTO_SUGGEST = 3  # rejected devices that get suggestions, unasked, when no device serves the question
-
-
-def _on_demand() -> list[OfferTerm]:
-    return ["on-demand"]
-
-
-def _every_kind() -> list[DeviceKind]:
-    return list(CATALOG_KINDS)
-
-
-class RecommendRequest(WorkloadRequest):
-    """A workload plus the constraints of the choice."""
-
-    deadline: str | dict[str, Any] | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
-    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
-                                                                 "the answer is for these only (sizer.plan.owned)")
-    budget: str | dict[str, Any] | None = Field(None, description="most money to spend, e.g. '50000 USD'")
-    host_memory: str | dict[str, Any] | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
-                                                             "what ZeRO-Offload would put there")
-    max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
-    purchase: PriceBasis = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
-    pricing: Pricing | None = Field(None, description="rent (default: cloud prices; devices without one are listed "
-                                    "apart, in 'unpriced'), buy (amortised purchase plus energy) or any (rent, else "
-                                    "the amortised purchase; each cost says its price_basis)")
-    cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
-                                                               "Lambda, RunPod, Vast.ai, ...)")
-    terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
-                                   description="offer terms a rent may have: on-demand (default), spot, reserved, "
-                                   "reserved 1 year, reserved 3 years")
-    objective: Objective = Objective.TIME
-    kinds: list[CatalogKindName] = Field(default_factory=_every_kind)
-    headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
-    features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
-    storage: StorageClass = "nvme"
-    calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
-    top: int | None = Field(None, ge=1, le=100000, description="rows of ranked (and of unpriced) to return, the best "
-                            f"first; all when not given (over HTTP the default is {HTTP_TOP}); ranked_total and "
-                            "unpriced_total say how many there are")
-    suggest: int | None = Field(None, ge=0, le=16, description="rejected devices (the nearest to working first) that get "
-                                "the changes that would make them work (each the engine run again); 0: none; not given: "
-                                f"{AUTO_SUGGEST} where no device serves the question, else none")
-    interruptions: bool | None = Field(None, description="also give each device's training time with interruptions "
-                                                         "(failures, checkpoints, restarts); not given: where a run "
-                                                         "expects at least one failure")
-    mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies: "
-                                                         "every device's time is C / (n R_peak MFU)")
-    measured: Measured | None = Field(None, description="your measurement ('2900 tokens/s', '1.2 s/step') on the device "
-                                                       "measured_on: its factor carries over to every device (reference mode)")
-    measured_on: str | None = Field(None, max_length=100, description="the device (or 'N x DEVICE') the measurement "
-                                                                     "was taken on")
 
 
 def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],
@@ -136,75 +75,6 @@ def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable
         return np.full(len(seconds), np.nan)
     found = goodput.interruptions(seconds, count, goodput.checkpoint_bytes(job, table, device_rows))
     return np.where(goodput.wanted(request.interruptions, seconds, count), np.asarray(found.factor, dtype=float), np.nan)
-
-
-class CostSummary(Model):
-    """Both sides, each with its basis, and which one ranks the device (``price_basis``)."""
-
-    rent: CostRange | None  # cloud on-demand rent only
-    buy: CostRange | None  # amortised purchase plus energy
-    price_basis: PriceBasis | None  # the side the ranking and the budget use; None: neither is known
-
-
-class RankedDevice(Model):
-    rank: int
-    device: str
-    name: str
-    kind: str
-    count: int
-    sharding: str
-    zero: int
-    tp: int
-    pp: int
-    ep: int = 1  # expert-parallel ranks (a mixture of experts)
-    recompute: str
-    precision: str
-    micro_batch: float
-    training_time: RangeOut
-    # with failures, checkpoints and restarts (sizer.engine.goodput); None where not asked and under one failure
-    training_time_with_interruptions: RangeOut | None = None
-    cost: CostSummary
-    price_basis: PriceBasis | None  # as cost.price_basis, beside the cost
-    price: PriceUsed | None = Field(None, description="the price behind the ranked cost: basis, term or purchase basis, "
-                                    "what the offer buys, date and source")
-    energy: RangeOut | None
-    memory_per_device: QuantityOut
-    device_memory: QuantityOut
-    fits: bool
-    bound: str
-    mfu: float
-    pareto: bool
-
-
-class RejectedDevice(Model):
-    device: str
-    name: str
-    reason: str
-    cause: Literal["precision", "batch", "memory", "deadline", "budget", "price"] = "memory"
-    shortfall: float | None = Field(None, description="memory needed over the device's, or time over the deadline, at "
-                                                      "the nearest option (above 1)")
-    suggestions: list[Suggestion] = Field(default_factory=list, description="for the first few that do not fit or miss "
-                                          "the deadline: the changes that would make them work, each evaluated again")
-
-
-class RecommendResult(Model):
-    workload: str
-    objective: Objective
-    purchase: PriceBasis
-    pricing: Pricing = "rent"
-    ranked: list[RankedDevice]
-    unpriced: list[RankedDevice] = Field(default_factory=list,
-                                         description="devices that serve but have no price of the asked basis, by time")
-    ranked_total: int = Field(0, description="devices that serve within the constraints (ranked is the first top of them)")
-    unpriced_total: int = Field(0, description="devices that serve but have no price of the asked basis")
-    rejected: list[RejectedDevice]
-    k1: K1Result | None
-    host: HostResult | None
-    assumptions: list[Assumption]
-    deadline: QuantityOut | None = Field(None, description="the deadline asked, in the unit of training_time (a chart draws it)")
-    budget: QuantityOut | None = Field(None, description="the budget asked [USD] (a chart draws it)")
-    limited_by: str | None = Field(None, description="where no device is ranked: the limit that hid an answer "
-                                                     "(max_devices, the price basis, the budget) and what to change")
 
 
 COUNT_CHOICE = ("without a deadline, each device at its time-cost knee: the fastest power-of-two count whose "
@@ -515,7 +385,8 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     check_search_grid(len(devices), request.max_devices, job.batch_size)
     carried = None  # with neither measurement field nothing is carried over and nothing can be refused:
     if request.measured is not None or request.measured_on is not None:  # the time estimate imported only here
-        from sizer.training.estimates import TimeRequest, time_estimate
+        from sizer.schemas.time_and_memory import TimeRequest
+        from sizer.training.estimates import time_estimate
 
         carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
     return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried)

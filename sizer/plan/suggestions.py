@@ -27,12 +27,12 @@ from sizer.runtimes import runtime
 from sizer.runtimes.formats import KV_CACHE_BYTES, weight_format
 from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.runtimes.local_runtimes import default_local_runtime
-from sizer.serving.estimate import InferenceRequest, InferenceResult
-from sizer.training.memory_answer import MemoryResult
+from sizer.schemas.serving import InferenceResult
+from sizer.schemas.time_and_memory import MemoryResult
+from sizer.serving.estimate import InferenceRequest
 
 if TYPE_CHECKING:
-    from sizer.training.estimates import MemoryRequest, TimeRequest
-    from sizer.training.time_answer import TimeResult
+    from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest, TimeResult
 
 MORE_DEVICES = (2, 4, 8, 16, 32, 64)  # multiples of the given count tried, smallest first
 MAX_SUGGESTED_DEVICES = 65_536

@@ -42,7 +42,7 @@ from sizer.formulas.tco import Pricing, check_provider, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.results import unit_factor
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -190,7 +190,7 @@ def sweep(workloads: Sequence[WorkloadRequest | dict[str, Any]], devices: Iterab
           pricing: Pricing = "rent", cloud: str | None = None) -> pd.DataFrame:
     """A pandas DataFrame with one row per workload × device × count × precision × sharding.
 
-    ``workloads`` are :class:`~sizer.workloads.request.WorkloadRequest` objects or mappings with its
+    ``workloads`` are :class:`~sizer.schemas.base.WorkloadRequest` objects or mappings with its
     fields; ``devices`` are names or ids (default: the whole catalog); ``precisions`` default to
     each workload's own. ``shardings``: ``auto`` (the layout ``sizer time`` chooses for each row), or
     ``none`` / ``full`` (data parallel with replicated or ZeRO-3-sharded model states). ``pricing``

@@ -218,7 +218,7 @@ def device_family(device: Device) -> str:
     return next((v for v in ("nvidia", "apple", "amd", "intel") if v in vendor), "other")
 
 
-def quant_key(fmt: "WeightFormat") -> str:
+def quant_key(fmt: WeightFormat) -> str:
     """The quantisation key kernels are fitted per: a GGUF mix's main ggml type (``Q4_K``, ``Q8_0`` ...),
     ``F16`` for 16-bit weights, else the format's name.
 
@@ -268,7 +268,7 @@ def _profile(name: str, *, flash_attention: bool, batch: int, ubatch: int, offlo
                         switches=switches)
 
 
-def local_efficiencies(profile: LocalProfile, device: Device, fmt: "WeightFormat") -> Efficiencies:
+def local_efficiencies(profile: LocalProfile, device: Device, fmt: WeightFormat) -> Efficiencies:
     """The engine's efficiencies for ``device`` under a local runtime: its fitted prompt and generation
     kernels for the format's quantisation type and its per-pass time (no size dependence: batch 1).
 
@@ -368,7 +368,7 @@ NOT_MODELLED: dict[str, str] = {
     **{spelling: _MLC for spelling in ("mlc-llm", "mlc", "mlcllm")}}
 
 
-def default_local_runtime(device: Device, fmt: "WeightFormat") -> tuple[Runtime | None, str]:
+def default_local_runtime(device: Device, fmt: WeightFormat) -> tuple[Runtime | None, str]:
     """The local runtime a question gets when it names none, and why (None: the data-centre serving model).
 
     GGUF weights run under llama.cpp, MLX-quantised weights under mlx; so does anything on a CPU, Apple silicon or another unified-memory

@@ -27,7 +27,6 @@ from sizer.errors import InputError, require_device
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
-from sizer.launch.answer import Launch
 from sizer.launch.emit_field import EmitName
 from sizer.local.machine import (
     kernel_assumption,
@@ -37,8 +36,8 @@ from sizer.local.machine import (
     run_settings,
     wired_device,
 )
-from sizer.local.split import DeviceShare, check_unequal_devices, layer_shares, split_layers, split_ratios
-from sizer.measured import Measured, Rescaled, inference_answer
+from sizer.local.split import check_unequal_devices, layer_shares, split_layers, split_ratios
+from sizer.measured import inference_answer
 from sizer.memo import registered_cache
 from sizer.passes.arithmetic import (
     ServingCase,
@@ -54,7 +53,7 @@ from sizer.passes.arithmetic import (
 )
 from sizer.passes.layer_offload import host_memory_note, offload_host
 from sizer.passes.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
-from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion, unit_factor
+from sizer.results import Assumption, PriceBasis, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.runtimes.formats import (
     KV_CACHE_BYTES,
@@ -68,17 +67,16 @@ from sizer.runtimes.formats import (
 from sizer.runtimes.local_runtimes import device_family
 from sizer.runtimes.precision_support import generation, weight_mode
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
+from sizer.schemas.base import RequestModel
+from sizer.schemas.measurement import Measured
+from sizer.schemas.serving import DeviceShare, InferenceResult, ServingCostOut
 from sizer.serving.benchmark_load import benchmark_notes, scale_out_note, serve_benchmark
 from sizer.serving.capacity import serve_load
 from sizer.serving.production import headroom_assumption, max_utilisation
-from sizer.serving.serving_ranges import RangedQuantityOut, for_load, ranged
 from sizer.serving.serving_ranges import assumption as ranges_assumption
+from sizer.serving.serving_ranges import for_load, ranged
 from sizer.serving.under_load import (
-    CapacityOut,
-    LatencyOut,
     LoadFields,
-    LoadOut,
-    ServingCostOut,
     capacity_out,
     check_runtime,
     check_split,
@@ -100,7 +98,6 @@ from sizer.simulator.simulate import batching_table, runtime_replica
 from sizer.units import Quantity, parse_count
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
-from sizer.workloads.request import RequestModel
 from sizer.workloads.source import Source
 
 if TYPE_CHECKING:  # names for annotations only
@@ -198,47 +195,6 @@ class InferenceRequest(ServedModel):
                                     "carried over to the device asked (reference mode)")
     efficiency: float | None = Field(None, gt=0, le=1, description="a what-if fraction (0-1] of the bandwidth and "
                                      "compute roofline in place of the fitted efficiencies")
-
-
-class InferenceResult(Model):
-    model: str
-    device: str
-    count: int
-    weights: str
-    kv_cache: str
-    batch: int
-    prompt_len: int
-    output_len: int
-    decode_tokens_per_s: RangeOut  # per sequence
-    decode_latency: RangeOut  # per token
-    total_tokens_per_s: RangeOut  # output tokens over all sequences, prefill included
-    prefill_tokens_per_s: RangeOut
-    time_to_first_token: RangeOut
-    memory_per_device: QuantityOut
-    weights_memory: QuantityOut
-    kv_cache_memory: QuantityOut
-    activations_memory: QuantityOut
-    reserve_memory: QuantityOut
-    device_memory: QuantityOut
-    fits: bool
-    max_batch: int
-    decode_bound: str  # "memory" or "compute" at this batch
-    compute_bound_batch: int | None
-    cost_per_million_tokens: ServingCostOut | None  # offline: at the static batch; under load: at that load
-    energy_per_token: RangeOut | None  # None: the catalog has no power figure for the device
-    assumptions: list[Assumption]
-    scenario: str = "offline"  # "offline": a static batch; "load": a rate or users under continuous batching
-    split: str = "tensor"
-    load: LoadOut | None = None
-    latency: LatencyOut | None = None
-    capacity: CapacityOut | None = None
-    output_tokens_per_s: RangedQuantityOut | None = None  # under load, over all replicas, with its range
-    prompt_and_output_tokens_per_s: RangedQuantityOut | None = None  # under load, all replicas: prompt + output tokens
-    # a split over unequal devices, or the devices and the host CPU of an offload (gpu_layers): each one's layers and memory
-    per_device: list[DeviceShare] | None = None
-    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
-    rescaled: Rescaled | None = None  # rescaled by the user's measurement or efficiency (sizer.measured); None: sizer's own
-    launch: Launch | None = None  # with emit: the setup's launch command in that tool (sizer.launch)
 
 
 def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]:

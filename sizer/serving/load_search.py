@@ -33,19 +33,13 @@ from sizer.passes.arithmetic import ServingCase, evaluate_serving, serving_table
 from sizer.passes.moe_decode import TENSOR_PARALLEL, MoeLayout
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.runtimes.formats import WeightFormat, kv_cache_bytes_per_value, quality_note, weight_format
+from sizer.schemas.serving import InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption
 from sizer.serving.capacity import SEARCH_STEPS, serve_load, simulated_requests
 from sizer.serving.disaggregated import PREFILL_TTFT_SHARE, serve_disaggregated
 from sizer.serving.estimate import speed_spread
 from sizer.serving.production import headroom_assumption, max_utilisation, production_devices, segments_assumption
 from sizer.serving.ranking import PriceLookup, SortKey, keeps_format, load_key, preferred_eight_bit
-from sizer.serving.recommend_answer import (
-    InferenceOption,
-    InferenceRecommendResult,
-    LoadOption,
-    RejectedOption,
-    node_reason,
-    unsupported_reason,
-)
+from sizer.serving.recommend_answer import node_reason, unsupported_reason
 from sizer.serving.search_space import device_counts, devices_of_kinds, moe_layouts
 from sizer.serving.serving_ranges import for_load, ranged, spread_of
 from sizer.serving.under_load import (

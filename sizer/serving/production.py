@@ -27,27 +27,13 @@ from collections.abc import Sequence
 
 from sizer.errors import InputError
 from sizer.hardware.schema import Device
-from sizer.results import Assumption, Model
+from sizer.results import Assumption
+from sizer.schemas.serving import DeviceSegmentsOut, LeftOut
 from sizer.serving.segment import LEFT_OUT_REASON, SEGMENTS, SOURCE, Segment, segment
 
 DEFAULT_MAX_UTILISATION = 0.7
 HEADROOM_SOURCE = ("M/M/1 wait rho/(1-rho): docs/references.md [kleinrock1975]; sizer's throughput 38 % optimistic on "
                    "another source's serving runs (issue 38); --max-utilisation")
-
-
-class LeftOut(Model):
-    """Devices of one segment a production ranking did not search, and why."""
-
-    segment: str
-    devices: int
-    reason: str
-
-
-class DeviceSegmentsOut(Model):
-    """The segments a ranking searched, and those it left out (with ``consumer`` none are)."""
-
-    searched: list[str]
-    left_out: list[LeftOut]
 
 
 def max_utilisation(request: object) -> float:

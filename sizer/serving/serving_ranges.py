@@ -20,7 +20,8 @@ from typing import Any
 
 from sizer.datafile import load_yaml
 from sizer.memo import registered_cache
-from sizer.results import Assumption, Model, QuantityOut
+from sizer.results import Assumption
+from sizer.schemas.serving import PercentileBounds, RangedQuantityOut
 from sizer.simulator.traffic import Load
 
 RANGES_FILE = Path(__file__).with_name("serving_ranges.yaml")
@@ -138,21 +139,6 @@ def for_load(load: Load, utilisation: float) -> FigureRanges:
     else:
         throughput = factors("output_tokens_per_s", group)
     return FigureRanges(group=group, ttft=ttft, tpot=tpot, throughput=throughput, capacity=capacity)
-
-
-class PercentileBounds(Model):
-    """The low (or high) end of each percentile's range, in the percentiles' unit."""
-
-    p50: float
-    p90: float
-    p99: float
-
-
-class RangedQuantityOut(QuantityOut):
-    """A serving figure under load with its range: ``value`` and ``low``/``high`` in ``unit`` (None: no range)."""
-
-    low: float | None = None
-    high: float | None = None
 
 
 def ranged(value: float, unit: str, bounds: tuple[float, float]) -> RangedQuantityOut:

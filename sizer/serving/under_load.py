@@ -14,18 +14,13 @@ from sizer.choices import KvCache, Split
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
-from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, unit_factor
+from sizer.results import Assumption, PriceBasis, QuantityOut, unit_factor
 from sizer.runtimes import RuntimeName
 from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.runtime import Purpose, Runtime
+from sizer.schemas.serving import CapacityOut, LatencyOut, LengthOut, LoadOut, Percentiles, RangedQuantityOut, ServingCostOut
 from sizer.serving.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
-from sizer.serving.serving_ranges import (
-    FigureRanges,
-    PercentileBounds,
-    RangedQuantityOut,
-    e2e_bounds,
-    percentile_bounds,
-)
+from sizer.serving.serving_ranges import FigureRanges, e2e_bounds, percentile_bounds
 from sizer.simulator.benchmark_lengths import random_dataset
 from sizer.simulator.metrics import SimulationResult
 from sizer.simulator.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
@@ -497,54 +492,6 @@ def _lengths(request: LoadQuestion, named: str | None) -> Lengths:
         assert request.prompt_len is not None and request.output_len is not None  # fixed lengths carry both
         lengths = Lengths(distribution=random_dataset(request.prompt_len, request.output_len, float(ratio)))
     return lengths
-
-
-class Percentiles(Model):
-    p50: float
-    p90: float
-    p99: float
-    unit: str
-    low: PercentileBounds | None = None  # the range from the cross-source spread (sizer.serving.serving_ranges)
-    high: PercentileBounds | None = None
-
-
-class LatencyOut(Model):
-    ttft: Percentiles
-    tpot: Percentiles | None  # None: every answer is one token
-    e2e: Percentiles
-    requests_measured: int
-
-
-class LengthOut(Model):
-    mean: float
-    unit: str
-    distribution: str
-
-
-class LoadOut(Model):
-    request_rate: QuantityOut | None
-    users: int | None
-    think_time: QuantityOut | None
-    prompt_len: LengthOut
-    output_len: LengthOut
-
-
-class CapacityOut(Model):
-    max_request_rate: RangedQuantityOut  # per replica, with its range
-    max_users: int | None  # per replica (closed loop)
-    replicas: int | None  # None: no number of replicas meets the SLOs
-    slo_met: bool
-    utilisation: float
-    percentile: float
-    slo: dict[str, QuantityOut]
-
-
-class ServingCostOut(RangeOut):
-    """A cost per million output tokens: the range, its expected ``value`` and whether the hourly
-    price is a rent or an amortised purchase."""
-
-    value: float
-    price_basis: PriceBasis
 
 
 def usd_per_million(hourly: float | None, devices: float, tokens_per_s: float) -> float | None:

@@ -7,76 +7,20 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pydantic import ConfigDict, Field
-
-from sizer.choices import Recompute, RecomputeName, Sharding, ShardingName, recompute_index, zero_stage_of
-from sizer.engine.calibration import Calibration
+from sizer.choices import Sharding, recompute_index, zero_stage_of
 from sizer.engine.job import resolve_job
 from sizer.engine.modes import choose_efficiencies
 from sizer.errors import InputError, SizerError, require_device
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
-from sizer.launch.emit_field import EmitName
-from sizer.measured import Measured, memory_answer, time_answer
+from sizer.measured import memory_answer, time_answer
 from sizer.results import Assumption
-from sizer.training.memory_answer import MemoryResult, SearchedLayout, training_memory
-from sizer.training.time_answer import TimeResult, estimate_training
-from sizer.units import Numberish, parse_count, parse_quantity
-from sizer.workloads.request import WorkloadRequest
-
-
-class TimeRequest(WorkloadRequest):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"model": "llama-2-7b", "tokens": 2e12, "device": "H100 SXM", "count": 256},
-        {"params": 175e9, "tokens": 300e9, "device": "A100 80GB SXM", "count": 1024, "precision": "bf16"},
-        {"workload": "resnet50", "batch_size": 256, "device": "H100 SXM", "precision": "fp16",
-         "reference": "V100 SXM2 16GB=1200/s"}]})
-
-    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the chosen setup's launch command "
-                                                                 "or configuration for (sizer.launch: megatron, nemo, torchtitan, deepspeed; a fine-tune: torchtune, axolotl, unsloth)")
-    device: str | None = Field(None, description="the device (or give have)")
-    count: int = Field(1, ge=1, le=1_000_000)
-    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
-                                                                 "the answer is for these only")
-    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    tp: int | None = Field(None, ge=1, le=1024, description="tensor-parallel size (Megatron style, with sequence "
-                                                          "parallelism); no layout given: the search chooses")
-    pp: int | None = Field(None, ge=1, le=1024, description="pipeline-parallel stages (1F1B)")
-    ep: int | None = Field(None, ge=1, le=1024, description="expert-parallel size (a mixture of experts): divides the "
-                                                          "experts and the data-parallel size; no layout given: the search chooses")
-    interleave: int | None = Field(None, ge=1, le=64, description="virtual pipeline chunks per stage (interleaved "
-                                                                 "1F1B); not given: the search chooses")
-    cp: int | None = Field(None, ge=1, le=1024, description="context-parallel size (ring attention over the "
-                                                          "sequence); not given: the search chooses")
-    recompute: RecomputeName | None = Field(None, description="activation recomputation: none, selective or full")
-    sharding: ShardingName = Sharding.NONE
-    overlap_allreduce: bool = False
-    overlap_all_to_all: bool = Field(False, description="expert parallelism's all-to-alls overlap another micro-batch's "
-                                                        "computation (DeepSeek-V3's DualPipe, Megatron-Core's overlapped "
-                                                        "dispatch)")
-    headroom: bool = False
-    offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
-    host_memory: str | dict[str, Any] | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
-                                                             "what offload puts there; default the node type's (system) "
-                                                             "where the catalog has it, else assumed equal to its devices' memory")
-    hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
-    system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
-                                                                "per node, the link inside and the network between nodes")
-    reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
-    reference_batch_size: Numberish | None = Field(None, description="batch of the reference measurement (default: batch_size)")
-    calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
-    interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
-                                                         "checkpoints, restarts); not given: where the run expects at "
-                                                         "least one failure")
-    measured: Measured | None = Field(None, description="your measurement of this setup ('2900 tokens/s', '1.2 s/step'): "
-                                                       "the answer is rescaled to it (sizer.measured)")
-    measured_on: str | None = Field(None, max_length=100, description="the device the measurement was taken on ('RTX "
-                                    "4090', '8x A100 80GB SXM'): carried over to the device asked (reference mode)")
-    mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies")
-    checkpoint_interval: str | dict[str, Any] | None = Field(
-        None, description="training time between checkpoints, e.g. '3 hours', for the time with interruptions; not "
-                          "given: Daly's optimal interval")
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, SearchedLayout, TimeRequest, TimeResult
+from sizer.training.memory_answer import training_memory
+from sizer.training.time_answer import estimate_training
+from sizer.units import parse_count, parse_quantity
 
 
 def node_type(name: str | None, device: Device) -> Topology | None:
@@ -231,29 +175,6 @@ def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
     if not seconds > 0:
         raise InputError("checkpoint_interval", given, "a positive time, such as '3 hours'")
     return seconds
-
-
-class MemoryRequest(WorkloadRequest):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw", "device": "H100 SXM", "count": 8,
-         "sharding": "full"},
-        {"params": 7.5e9, "count": 64, "zero": 2, "precision": "fp16", "optimizer": "adam"}]})
-
-    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the chosen setup's launch command "
-                                                                 "or configuration for (sizer.launch: torchtune, axolotl, unsloth)")
-    device: str | None = None
-    count: int = Field(1, ge=1, le=1_000_000)
-    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
-                                                                 "the answer is for these only")
-    zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
-    sharding: ShardingName = Sharding.NONE
-    headroom: bool = False
-    recompute: RecomputeName = Field(Recompute.NONE, description="activation recomputation: none, selective or full")
-    ep: int = Field(1, ge=1, le=1024, description="expert-parallel size (a mixture of experts): routed experts split over "
-                                                 "ep of the count data-parallel devices")
-    offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
-    measured: Measured | None = Field(None, description="your measured peak memory ('peak memory 18 GiB'): the answer "
-                                                       "is rescaled to it (sizer.measured)")
 
 
 def layout_asked(request: MemoryRequest) -> bool:

@@ -3,7 +3,7 @@
 The numbers come from the engine's memory model (:mod:`sizer.engine.model_states`, ZeRO stages 0-3);
 this module shapes one configuration into a result.
 
->>> from sizer.workloads.request import WorkloadRequest
+>>> from sizer.schemas.base import WorkloadRequest
 >>> from sizer.engine.job import resolve_job
 >>> job = resolve_job(WorkloadRequest(params=7.5e9, precision="fp16", optimizer="adam"), need_samples=False)
 >>> training_memory(job, None, 64, zero=1).model_states.value  # ZeRO paper Figure 1: 31.4 GB
@@ -37,59 +37,9 @@ from sizer.engine.roofline import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.hardware.schema import Device
-from sizer.launch.answer import Launch
-from sizer.measured import Rescaled
-from sizer.results import Assumption, Model, QuantityOut, Suggestion, unit_factor
+from sizer.results import Assumption, QuantityOut, unit_factor
+from sizer.schemas.time_and_memory import MemoryResult
 from sizer.units import Quantity
-
-
-class SearchedLayout(Model):
-    """The layout the time estimate's search chooses for a memory question asked without one."""
-
-    layout: str  # "tp 1 x pp 2 x dp 4, ZeRO 2, recompute selective, micro-batch 1"
-    tp: int
-    pp: int
-    dp: int
-    zero: int
-    recompute: str
-    micro_batch: int
-    memory_per_device: QuantityOut
-    fits: bool
-
-
-class MemoryResult(Model):
-    device: str | None
-    count: int
-    zero: int
-    sharding: str
-    precision: str
-    method: str
-    trainable_params: float
-    recompute: str
-    micro_batch: float
-    weights: QuantityOut
-    gradients: QuantityOut
-    optimizer_states: QuantityOut
-    master_weights: QuantityOut
-    model_states: QuantityOut
-    activations: QuantityOut
-    framework_overhead: QuantityOut
-    buffers: QuantityOut  # ZeRO's communication buckets
-    logits: QuantityOut  # the loss's FP32 logits and their gradient for the micro-batch (never divided by blocks)
-    dequant_buffer: QuantityOut  # QLoRA: the bf16 copy of the largest 4-bit matrix
-    total: QuantityOut  # reserved: active plus the framework overhead (what must fit)
-    active: QuantityOut  # what PyTorch's allocator holds at the peak (torch.cuda.max_memory_allocated)
-    host_memory: QuantityOut  # offloaded and paged states in host memory (not in total)
-    recipe: str  # the recipe as a line to type into a trainer's configuration
-    required_with_headroom: QuantityOut | None
-    device_memory: QuantityOut | None
-    fits: bool | None
-    largest_micro_batch: int | None
-    assumptions: list[Assumption]
-    searched: SearchedLayout | None = None  # no layout asked: what the layout search of `sizer time` chooses
-    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
-    rescaled: Rescaled | None = None  # rescaled to the user's measured peak memory (sizer.measured); None: sizer's own
-    launch: Launch | None = None  # with emit: the fine-tune's launch command in that tool (sizer.launch)
 
 
 def training_memory(job: Job, device: Device | None = None, count: int = 1, *, zero: int = 0,

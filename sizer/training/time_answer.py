@@ -29,7 +29,7 @@ from sizer.engine.devices import DeviceTable, build_device_table, topology_links
 from sizer.engine.eager import SOURCE as EAGER_SOURCE
 from sizer.engine.eager import eager_note
 from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
-from sizer.engine.goodput import InterruptedTime, checkpoint_bytes, interrupted_time, wanted
+from sizer.engine.goodput import checkpoint_bytes, interrupted_time, wanted
 from sizer.engine.job import Job
 from sizer.engine.layout_checks import (
     check_expert_parallel,
@@ -44,9 +44,8 @@ from sizer.errors import InputError
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.hardware.nodes import device_link, node_layout
 from sizer.hardware.schema import Device
-from sizer.launch.answer import Launch
-from sizer.measured import Rescaled
-from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion, time_unit, unit_factor
+from sizer.results import Assumption, QuantityOut, RangeOut, time_unit, unit_factor
+from sizer.schemas.time_and_memory import BestLayout, LayerGroupTime, Layout, TimeResult
 from sizer.units import Quantity
 
 if TYPE_CHECKING:
@@ -55,88 +54,6 @@ if TYPE_CHECKING:
 
 
 LAYER_BOUNDS = ("compute", "memory", "launch")
-
-
-class LayerGroupTime(Model):
-    kind: str
-    layers: int
-    time_per_step: QuantityOut
-    share: float
-    bound: str
-
-
-class Layout(Model):
-    tp: int
-    pp: int
-    dp: int
-    cp: int = 1  # context-parallel ranks (ring attention)
-    ep: int = 1  # expert-parallel ranks, out of the dp ones (a mixture of experts)
-    zero: int
-    recompute: str
-    interleave: int
-    micro_batch: int
-    accumulation: int
-
-
-class BestLayout(Model):
-    """The best layout sizer finds, as the upper bound of a no-layout answer whose headline is the achieved time."""
-
-    step_time: RangeOut
-    throughput: RangeOut
-    training_time: RangeOut | None
-    achieved_factor: float  # the headline's throughput over this one's [1]
-    family: str  # the device family the factor was fitted on
-
-
-class TimeResult(Model):
-    workload: str
-    device: str
-    count: int
-    precision: str
-    method: str
-    trainable_params: float
-    mode: Mode
-    layout: Layout
-    batch_size: float
-    sample: str
-    steps: float | None
-    training_compute: QuantityOut | None
-    peak: QuantityOut
-    step_time: RangeOut
-    throughput: RangeOut
-    training_time: RangeOut | None
-    first_order_time: QuantityOut | None
-    physical_limit: QuantityOut
-    kernels_per_step: QuantityOut
-    optimizer_time_per_step: QuantityOut
-    overhead_per_step: QuantityOut
-    communication_per_step: QuantityOut
-    tensor_parallel_per_step: QuantityOut
-    pipeline_per_step: QuantityOut
-    context_parallel_per_step: QuantityOut
-    data_parallel_per_step: QuantityOut
-    expert_parallel_per_step: QuantityOut
-    bubble_per_step: QuantityOut
-    bound: str
-    mfu: float
-    hfu: float
-    layer_groups: list[LayerGroupTime]
-    memory_per_device: QuantityOut
-    device_memory: QuantityOut
-    host_memory_per_host: QuantityOut | None = None  # with offload: what a host holds for its devices
-    fits: bool
-    largest_micro_batch: float | None
-    warnings: list[str]
-    efficiencies: dict[str, float]
-    assumptions: list[Assumption]
-    suggestions: list[Suggestion] = []  # where it does not fit: the changes that would (sizer.plan.suggestions)
-    # the second line: training time with failures, checkpoints and restarts (sizer.engine.goodput); None: not shown
-    with_interruptions: InterruptedTime | None = None
-    # no layout given: the best layout's own figures, the upper bound beside the achieved headline (engine.achieved)
-    best_layout: BestLayout | None = None
-    recipe: str | None = None  # the training recipe as a line for a trainer's configuration (sizer.engine.recipe)
-    rescaled: Rescaled | None = None  # rescaled by the user's measurement or MFU (sizer.measured); None: sizer's own
-    launch: Launch | None = None  # with emit: the layout's launch command in that tool (sizer.launch)
 
 
 def _groups(job: Job, evaluation: Evaluation) -> list[LayerGroupTime]:

@@ -6,7 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from sizer.plan.recommend import HTTP_TOP, RecommendRequest, recommend
+from sizer.plan.recommend import recommend
+from sizer.schemas.recommendation import HTTP_TOP, RecommendRequest
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 QUESTION = {"params": 7e9, "tokens": 2e10}

@@ -84,8 +84,8 @@ def test_mlperf_style_lora_keeps_the_pre_training_constants():
     import sizer.engine.eager as eager
     from sizer.engine.job import resolve_job
     from sizer.hardware.catalog import load_catalog
+    from sizer.schemas.base import WorkloadRequest
     from sizer.training.time_answer import estimate_training
-    from sizer.workloads.request import WorkloadRequest
 
     job = resolve_job(WorkloadRequest(model="llama-2-7b", method="lora", seq_len=512, batch_size=512, tokens=512000,
                                       precision="bf16", optimizer="adamw"))

@@ -269,11 +269,11 @@ def test_the_bounds_still_take_the_largest_real_figures(client):
 def test_an_oversized_recommendation_search_is_refused_up_front(client, monkeypatch):
     # The built-in catalog times 17 counts is about 1,100 pairs; a lower cap stands in for a
     # user catalog of hundreds of devices.
+    import sizer.engine.workload
     import sizer.plan.layout_basis
-    import sizer.workloads.request
 
     evaluated = []
-    monkeypatch.setattr(sizer.workloads.request, "MAX_SEARCH_POINTS", 100)
+    monkeypatch.setattr(sizer.engine.workload, "MAX_SEARCH_POINTS", 100)
     original = sizer.plan.layout_basis.search
     monkeypatch.setattr(sizer.plan.layout_basis, "search", lambda *a, **k: evaluated.append(1) or original(*a, **k))
     response = client.post("/v1/recommend", json={"params": 1e9, "tokens": 2e10, "max_devices": 65536})

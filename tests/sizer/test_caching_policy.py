@@ -11,7 +11,8 @@ import pytest
 
 from sizer import memo
 from sizer.hardware.catalog import load_catalog
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
+from sizer.schemas.recommendation import RecommendRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 HOUSE = ("sizer", "api", "cli")

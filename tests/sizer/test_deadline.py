@@ -15,7 +15,8 @@ from api.app import create_app
 from api.settings import Settings
 from sizer.deadline import check_deadline, time_limit
 from sizer.errors import EstimateTimeout, SizerError
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
+from sizer.schemas.recommendation import RecommendRequest
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from sizer import facade
 from sizer.engine.job import resolve_job
 from sizer.engine.roofline import ring_allreduce_seconds
+from sizer.engine.workload import resolve_workload
 from sizer.errors import SizerError
 from sizer.formulas.cells import estimate_cells
 from sizer.formulas.complexity import estimate_complexity
@@ -31,13 +32,14 @@ from sizer.formulas.peaks import Derating, cpu_peak_flops, estimate_peak, gpu_pe
 from sizer.formulas.redundancy import estimate_k1
 from sizer.formulas.tco import CostAssumptions, estimate_tco
 from sizer.hardware.catalog import load_catalog
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
 from sizer.plan.sweep import sweep
 from sizer.results import Estimate
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.training.memory_answer import training_memory
 from sizer.training.time_answer import estimate_training
 from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workloads.request import WorkloadRequest, resolve_workload
 
 FUZZ_EXAMPLES = int(os.environ.get("SIZER_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=FUZZ_EXAMPLES <= 30,

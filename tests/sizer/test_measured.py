@@ -10,8 +10,9 @@ from pydantic import ValidationError
 
 from sizer import facade
 from sizer.errors import InputError
-from sizer.measured import REFERENCE_MODE_P90, REPEATABILITY, MeasuredKind, parse_measured
+from sizer.measured import REFERENCE_MODE_P90, REPEATABILITY
 from sizer.results import unit_factor
+from sizer.schemas.measurement import MeasuredKind, parse_measured
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = dict(model="llama-2-7b", device="H100 SXM", count=8, tokens=1e10)  # the contract question

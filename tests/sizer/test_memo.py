@@ -10,7 +10,8 @@ import pytest
 
 from sizer.hardware.catalog import _name_index, load_catalog
 from sizer.memo import keyed_cache
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
+from sizer.schemas.recommendation import RecommendRequest
 
 SIZER = Path(__file__).resolve().parents[2] / "sizer"
 

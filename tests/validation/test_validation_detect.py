@@ -175,7 +175,7 @@ def test_the_measured_efficiencies_drive_the_prediction(monkeypatch, tmp_path):
     pytest.importorskip("psutil")
     from sizer.engine.job import resolve_job
     from sizer.engine.modes import job_step_seconds
-    from sizer.workloads.request import WorkloadRequest
+    from sizer.schemas.base import WorkloadRequest
     from validation.detect import describe_cpu
 
     _fake_cpuinfo(monkeypatch, tmp_path, CPUINFO_7763)

@@ -42,7 +42,7 @@ def test_every_optimizer_has_its_state_count():
     assert set(k.OPTIMIZER_STATES) == set(Optimizer)
     from pydantic import ValidationError
 
-    from sizer.workloads.request import WorkloadRequest
+    from sizer.schemas.base import WorkloadRequest
 
     with pytest.raises(ValidationError, match="optimizer"):  # refused where the request is built
         WorkloadRequest(params=1e9, optimizer="lamb")

@@ -9,7 +9,7 @@ from sizer.engine.evaluate import evaluate
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
 
 
 def _job(model="mixtral-8x7b"):
@@ -102,7 +102,7 @@ def test_search_uses_expert_parallelism_inside_a_node(catalog):
 def test_sweep_and_recommend_carry_the_searched_ep_and_agree_with_time(catalog):
     # one engine: the same question answered by time and by sweep (contract-engine), the EP included
     from sizer.plan.sweep import sweep
-    from sizer.workloads.request import WorkloadRequest as Request
+    from sizer.schemas.base import WorkloadRequest as Request
 
     result = estimate_time(TimeRequest(model="mixtral-8x7b", tokens=1e10, device="H100 SXM", count=16), catalog)
     table = sweep([Request(model="mixtral-8x7b", tokens=1e10)], ["H100 SXM"], [16], catalog=catalog)

@@ -10,7 +10,7 @@ from sizer.engine.devices import build_device_table
 from sizer.engine.job import resolve_job
 from sizer.engine.roofline import Shape, heaviest_stages
 from sizer.hardware.catalog import load_catalog
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
 
 LLAMA_405B = dict(model="llama-3.1-405b", tokens=15.6e12, device="H100 SXM")
 

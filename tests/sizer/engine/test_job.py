@@ -22,7 +22,7 @@ from sizer.engine.job import (
     resolve_job,
 )
 from sizer.errors import InputError
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
 
 
 def test_gpt3_training_compute_is_six_p_s():

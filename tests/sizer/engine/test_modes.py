@@ -6,7 +6,6 @@ hardware; here the parsing, the carry-over rule, the calibration and the choice 
 import pytest
 
 from sizer.choices import Mode, Optimizer, Precision
-from sizer.engine.calibration import Calibration, DeviceCalibration
 from sizer.engine.constants import GPU_EFFICIENCIES, device_efficiencies
 from sizer.engine.job import job_from_profile
 from sizer.engine.modes import (
@@ -21,6 +20,7 @@ from sizer.engine.modes import (
     reference_efficiencies,
 )
 from sizer.errors import DeviceLookupError, InputError
+from sizer.schemas.calibration_file import Calibration, DeviceCalibration
 from sizer.workloads.profile import load_profile
 
 

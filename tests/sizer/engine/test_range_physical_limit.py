@@ -19,10 +19,12 @@ from hypothesis import strategies as st
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time
 from sizer.hardware.catalog import load_catalog
-from sizer.plan.planner import PlanRequest, plan
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.planner import plan
+from sizer.plan.recommend import recommend
 from sizer.plan.sweep import sweep
 from sizer.results import unit_factor
+from sizer.schemas.plan import PlanRequest
+from sizer.schemas.recommendation import RecommendRequest
 
 DEVICES = sorted(d.id for d in load_catalog() if d.kind in ("gpu", "accelerator"))
 MODELS = ("llama-2-7b", "llama-2-13b", "mistral-7b", "gpt2-xl", "llama-2-70b")

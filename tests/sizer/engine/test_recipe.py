@@ -96,7 +96,7 @@ def test_offloads_move_memory_to_host():
 def test_the_default_method_said_aloud_changes_nothing_and_adapters_get_a_fine_tuning_batch():
     # issue 43: --method full, the documented default, switched to the fine-tuning batch (up to 4.2x the time)
     from sizer.engine.job import FINETUNE_BATCH, resolve_job
-    from sizer.workloads.request import WorkloadRequest
+    from sizer.schemas.base import WorkloadRequest
 
     said = resolve_job(WorkloadRequest(model="llama-3.1-8b", method="full", tokens=5e7))
     unsaid = resolve_job(WorkloadRequest(model="llama-3.1-8b", tokens=5e7))

@@ -7,7 +7,7 @@ import pytest
 from sizer import facade
 from sizer.engine.job import default_batch_tokens, resolve_job
 from sizer.formulas import batch_rule as batch
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
 
 
 def test_the_rule_is_deepseek_llms_power_law():

@@ -5,8 +5,8 @@ from hypothesis import strategies as st
 
 from sizer.facade import estimate_compute
 from sizer.formulas.compute import training_compute, training_compute_from_forward
+from sizer.schemas.base import WorkloadRequest
 from sizer.units import Quantity
-from sizer.workloads.request import WorkloadRequest
 
 
 def test_gpt3_worked_example():

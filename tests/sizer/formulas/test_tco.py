@@ -149,7 +149,8 @@ def test_device_without_tdp_has_no_buy_side_rather_than_a_free_one(catalog):
 
 
 def test_recommend_with_a_cloud_ranks_devices_without_rent_on_amortised_cost_only_when_asked(catalog):
-    from sizer.plan.recommend import RecommendRequest, recommend
+    from sizer.plan.recommend import recommend
+    from sizer.schemas.recommendation import RecommendRequest
 
     request = RecommendRequest(params=1e8, tokens=2e9, precision="fp16", kinds=["gpu"], max_devices=8, cloud="lambda",
                                pricing="any")
@@ -184,7 +185,8 @@ def _lambda_runs(device, count: int) -> bool:
 
 
 def test_recommend_rents_by_default_and_lists_unrented_devices_apart(catalog):
-    from sizer.plan.recommend import RecommendRequest, recommend
+    from sizer.plan.recommend import recommend
+    from sizer.schemas.recommendation import RecommendRequest
 
     result = recommend(RecommendRequest(params=1e8, tokens=2e9, precision="fp16", kinds=["gpu"], max_devices=8), catalog)
     assert result.pricing == "rent" and result.ranked and result.unpriced

@@ -144,7 +144,7 @@ def test_a_networks_file_checks_its_references():
                                            ("SPOT", "spot"), ("reserved", "reserved")])
 def test_a_request_takes_an_offer_term_as_people_spell_it(written, term):
     from sizer.facade import TcoRequest
-    from sizer.plan.recommend import RecommendRequest
+    from sizer.schemas.recommendation import RecommendRequest
 
     assert TcoRequest(device="H100 SXM", count=8, training_time="14 d", terms=[written]).terms == [term]
     assert RecommendRequest(params="7B", tokens="2e10", terms=[written]).terms == [term]

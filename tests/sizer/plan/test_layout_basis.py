@@ -11,9 +11,10 @@ import sizer.plan.layout_basis as layout_basis
 import sizer.plan.recommend as recommend_module
 from sizer.engine.job import default_batch_tokens, resolve_job
 from sizer.plan.layout_basis import layout_key
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.workloads.registry import decoder_for_params
-from sizer.workloads.request import WorkloadRequest
 
 
 def _forget():

@@ -139,7 +139,7 @@ def test_every_training_field_but_the_hardware_survives_have():
     # derived from the request model: a pinned --cp (dropped when the list was kept by hand) and the
     # fields added since reach the answer on one's own hardware
     from sizer.plan.owned import PER_HARDWARE, TRAINING_FIELDS, training_fields
-    from sizer.training.estimates import TimeRequest
+    from sizer.schemas.time_and_memory import TimeRequest
 
     assert set(TRAINING_FIELDS) == set(TimeRequest.model_fields) - PER_HARDWARE
     request = TimeRequest(model="llama-2-7b", tokens=1e9, cp=4, interruptions=False, overlap_all_to_all=True,

@@ -28,8 +28,9 @@ from sizer.plan.owned_choice import (
     recipes,
 )
 from sizer.results import CostOut, QuantityOut, RangeOut
-from sizer.training.memory_answer import MemoryResult, training_memory
-from sizer.workloads.request import WorkloadRequest
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.time_and_memory import MemoryResult
+from sizer.training.memory_answer import training_memory
 
 GB = QuantityOut(value=10.0, unit="GB")
 

@@ -13,8 +13,9 @@ import pytest
 
 from sizer.engine import achieved
 from sizer.errors import InputError
-from sizer.plan.planner import PlanRequest, plan
+from sizer.plan.planner import plan
 from sizer.results import unit_factor
+from sizer.schemas.plan import PlanRequest
 
 CASES = [dict(model="gpt2-xl", tokens=1e9, device="H200", count=32),
          dict(model="gpt2-xl", tokens=1e11, device="H100 SXM", count=256, precision="fp8"),

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from sizer.plan.planner import PlanRequest, plan
+from sizer.plan.planner import plan
+from sizer.schemas.plan import PlanRequest
 
 # (model, device, count, batch in tokens): each showed mixed batches or repeated rows before
 CASES = [

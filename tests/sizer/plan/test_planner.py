@@ -14,7 +14,8 @@ import pytest
 
 from sizer import facade
 from sizer.errors import InputError
-from sizer.plan.planner import PlanRequest, at_one_batch, plan
+from sizer.plan.planner import at_one_batch, plan
+from sizer.schemas.plan import PlanRequest
 
 LLAMA_7B = dict(model="llama-2-7b", tokens=2e11)
 

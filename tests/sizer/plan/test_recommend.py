@@ -2,7 +2,8 @@
 import pytest
 
 from sizer import facade
-from sizer.plan.recommend import RecommendRequest, _pareto, recommend
+from sizer.plan.recommend import _pareto, recommend
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.units import Quantity
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from sizer.errors import SizerError
-from sizer.plan.recommend import RecommendRequest, recommend, recommend_json
+from sizer.plan.recommend import recommend, recommend_json
+from sizer.schemas.recommendation import RecommendRequest
 
 
 @pytest.mark.parametrize("question", [

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
+from sizer.schemas.recommendation import RecommendRequest
 
 PURCHASE_BASES = ("list", "street", "price-history median", "analyst estimate", "second-hand")  # sizer.hardware.schema
 

@@ -10,8 +10,8 @@ from sizer.facade import TimeRequest, estimate_time
 from sizer.formulas.tco import estimate_tco
 from sizer.plan.sweep import COLUMNS, MAX_EVALUATIONS, sweep
 from sizer.results import Estimate
+from sizer.schemas.base import WorkloadRequest
 from sizer.units import Quantity
-from sizer.workloads.request import WorkloadRequest
 
 # Floating-point tolerance only: both paths compute the same formulas, pint's in other units
 # (GB/s, hours), so the last bits of a product may differ.
@@ -86,7 +86,7 @@ workloads = st.builds(
 @given(workload=workloads, tokens=st.booleans(), seed=st.integers(0, 2**31 - 1), headroom=st.booleans(),
        overlap=st.booleans())
 def test_random_samples_equal_the_single_estimates(catalog, workload, tokens, seed, headroom, overlap):
-    # more than 1e12 optimizer steps is refused up front (sizer.workloads.request.MAX_STEPS); stay inside
+    # more than 1e12 optimizer steps is refused up front (sizer.engine.workload.MAX_STEPS); stay inside
     assume(workload["samples"] * workload["epochs"] / workload["batch_size"] <= 1e12)
     # a batch beyond one epoch's data is refused up front (test_bad_input_corpus): stay inside
     assume(workload["batch_size"] <= workload["samples"])

@@ -6,6 +6,7 @@ import pytest
 
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
+from sizer.schemas.serving import LoadOption
 from sizer.serving.load_search import FULL_SEARCH_ROWS
 from sizer.serving.production import (
     DEFAULT_MAX_UTILISATION,
@@ -13,7 +14,6 @@ from sizer.serving.production import (
     replicas_for,
 )
 from sizer.serving.recommend import recommend_inference
-from sizer.serving.recommend_answer import LoadOption
 from sizer.serving.recommend_request import InferenceRecommendRequest
 from sizer.serving.segment import segment
 

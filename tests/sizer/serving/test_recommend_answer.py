@@ -5,7 +5,8 @@ import pydantic
 import pytest
 
 from sizer.runtimes.formats import weight_format
-from sizer.serving.recommend_answer import InferenceRecommendResult, RejectedOption, unsupported_reason
+from sizer.schemas.serving import InferenceRecommendResult, RejectedOption
+from sizer.serving.recommend_answer import unsupported_reason
 
 
 def test_unsupported_reason_names_the_missing_peak_for_w8a8_formats():

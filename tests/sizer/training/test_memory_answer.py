@@ -4,8 +4,8 @@ import pytest
 from sizer.choices import Optimizer
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
+from sizer.schemas.base import WorkloadRequest
 from sizer.training.memory_answer import optimizer_assumption, training_memory
-from sizer.workloads.request import WorkloadRequest
 
 
 def _job(**fields):

@@ -12,7 +12,7 @@ from sizer.engine.job import Job, resolve_job
 from sizer.engine.layout_checks import _check_interleave, _refuse_parallel_without_blocks
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.training.estimates import TimeRequest
+from sizer.schemas.time_and_memory import TimeRequest
 from sizer.training.time_answer import _check_count_and_offload, _given_layout, estimate_training
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
+from sizer.schemas.base import WorkloadRequest
 from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
-from sizer.workloads.request import WorkloadRequest
 
 
 @pytest.mark.parametrize("text, count, unit", [

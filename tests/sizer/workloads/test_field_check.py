@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sizer.errors import InputErrors
-from sizer.plan.recommend import RecommendRequest
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.serving.recommend import InferenceRecommendRequest
 from sizer.workloads.field_check import TEXT_FIELDS, every_bad_field, text_field_errors
 

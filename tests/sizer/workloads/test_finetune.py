@@ -21,7 +21,8 @@ from fastapi.testclient import TestClient
 
 from sizer.errors import InputError
 from sizer.facade import MemoryRequest, TimeRequest, estimate_memory, estimate_time
-from sizer.plan.recommend import RecommendRequest, recommend
+from sizer.plan.recommend import recommend
+from sizer.schemas.recommendation import RecommendRequest
 from sizer.workloads.finetune import lora_params, nf4_bits_per_param
 from sizer.workloads.registry import find_model
 

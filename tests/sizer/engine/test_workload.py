@@ -1,20 +1,13 @@
-"""sizer/workloads/request.py: resolving a workload request, defaults stated as assumptions."""
+"""sizer/engine/workload.py: resolving a workload request, defaults stated as assumptions."""
 import math
 
 import pytest
 
 from sizer.choices import Precision
 from sizer.engine.job import resolve_job
+from sizer.engine.workload import MAX_SEARCH_POINTS, MAX_STEPS, check_batch_size, check_search_grid, check_steps, resolve_workload
 from sizer.errors import InputError
-from sizer.workloads.request import (
-    MAX_SEARCH_POINTS,
-    MAX_STEPS,
-    WorkloadRequest,
-    check_batch_size,
-    check_search_grid,
-    check_steps,
-    resolve_workload,
-)
+from sizer.schemas.base import WorkloadRequest
 
 
 def test_token_workload_defaults_are_stated():

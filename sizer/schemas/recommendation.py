@@ -1,0 +1,140 @@
+"""Which device, how many, how long, what cost (``sizer recommend``): the request and its answer
+(:func:`sizer.plan.recommend.recommend`)."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from sizer.choices import CATALOG_KINDS, CatalogKindName, Objective
+from sizer.formulas.host import HostResult, StorageClass
+from sizer.formulas.redundancy import K1Result
+from sizer.formulas.tco import CostRange, PriceUsed, Pricing
+from sizer.hardware.schema import OfferTerm, OfferTermIn
+from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion
+from sizer.schemas.base import WorkloadRequest
+from sizer.schemas.calibration_file import Calibration
+from sizer.schemas.measurement import Measured
+
+DEFAULT_MAX_DEVICES = 64
+HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
+AUTO_SUGGEST = 3  # rejected devices that get suggestions, unasked, when no device serves the question
+
+
+def _on_demand() -> list[OfferTerm]:
+    return ["on-demand"]
+
+
+def _every_kind() -> list[CatalogKindName]:
+    return list(CATALOG_KINDS)
+
+
+class RecommendRequest(WorkloadRequest):
+    """A workload plus the constraints of the choice."""
+
+    deadline: str | dict[str, Any] | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
+    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
+                                                                 "the answer is for these only (sizer.plan.owned)")
+    budget: str | dict[str, Any] | None = Field(None, description="most money to spend, e.g. '50000 USD'")
+    host_memory: str | dict[str, Any] | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
+                                                             "what ZeRO-Offload would put there")
+    max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
+    purchase: PriceBasis = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
+    pricing: Pricing | None = Field(None, description="rent (default: cloud prices; devices without one are listed "
+                                    "apart, in 'unpriced'), buy (amortised purchase plus energy) or any (rent, else "
+                                    "the amortised purchase; each cost says its price_basis)")
+    cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand prices to use (AWS, GCP, "
+                                                               "Lambda, RunPod, Vast.ai, ...)")
+    terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
+                                   description="offer terms a rent may have: on-demand (default), spot, reserved, "
+                                   "reserved 1 year, reserved 3 years")
+    objective: Objective = Objective.TIME
+    kinds: list[CatalogKindName] = Field(default_factory=_every_kind)
+    headroom: bool = Field(False, description="reserve seed 003's 25-30 % extra memory")
+    features: float | str | None = Field(None, description="input features per sample, for the K1 verdict")
+    storage: StorageClass = "nvme"
+    calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
+    top: int | None = Field(None, ge=1, le=100000, description="rows of ranked (and of unpriced) to return, the best "
+                            f"first; all when not given (over HTTP the default is {HTTP_TOP}); ranked_total and "
+                            "unpriced_total say how many there are")
+    suggest: int | None = Field(None, ge=0, le=16, description="rejected devices (the nearest to working first) that get "
+                                "the changes that would make them work (each the engine run again); 0: none; not given: "
+                                f"{AUTO_SUGGEST} where no device serves the question, else none")
+    interruptions: bool | None = Field(None, description="also give each device's training time with interruptions "
+                                                         "(failures, checkpoints, restarts); not given: where a run "
+                                                         "expects at least one failure")
+    mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies: "
+                                                         "every device's time is C / (n R_peak MFU)")
+    measured: Measured | None = Field(None, description="your measurement ('2900 tokens/s', '1.2 s/step') on the device "
+                                                       "measured_on: its factor carries over to every device (reference mode)")
+    measured_on: str | None = Field(None, max_length=100, description="the device (or 'N x DEVICE') the measurement "
+                                                                     "was taken on")
+
+
+class CostSummary(Model):
+    """Both sides, each with its basis, and which one ranks the device (``price_basis``)."""
+
+    rent: CostRange | None  # cloud on-demand rent only
+    buy: CostRange | None  # amortised purchase plus energy
+    price_basis: PriceBasis | None  # the side the ranking and the budget use; None: neither is known
+
+
+class RankedDevice(Model):
+    rank: int
+    device: str
+    name: str
+    kind: str
+    count: int
+    sharding: str
+    zero: int
+    tp: int
+    pp: int
+    ep: int = 1  # expert-parallel ranks (a mixture of experts)
+    recompute: str
+    precision: str
+    micro_batch: float
+    training_time: RangeOut
+    # with failures, checkpoints and restarts (sizer.engine.goodput); None where not asked and under one failure
+    training_time_with_interruptions: RangeOut | None = None
+    cost: CostSummary
+    price_basis: PriceBasis | None  # as cost.price_basis, beside the cost
+    price: PriceUsed | None = Field(None, description="the price behind the ranked cost: basis, term or purchase basis, "
+                                    "what the offer buys, date and source")
+    energy: RangeOut | None
+    memory_per_device: QuantityOut
+    device_memory: QuantityOut
+    fits: bool
+    bound: str
+    mfu: float
+    pareto: bool
+
+
+class RejectedDevice(Model):
+    device: str
+    name: str
+    reason: str
+    cause: Literal["precision", "batch", "memory", "deadline", "budget", "price"] = "memory"
+    shortfall: float | None = Field(None, description="memory needed over the device's, or time over the deadline, at "
+                                                      "the nearest option (above 1)")
+    suggestions: list[Suggestion] = Field(default_factory=list, description="for the first few that do not fit or miss "
+                                          "the deadline: the changes that would make them work, each evaluated again")
+
+
+class RecommendResult(Model):
+    workload: str
+    objective: Objective
+    purchase: PriceBasis
+    pricing: Pricing = "rent"
+    ranked: list[RankedDevice]
+    unpriced: list[RankedDevice] = Field(default_factory=list,
+                                         description="devices that serve but have no price of the asked basis, by time")
+    ranked_total: int = Field(0, description="devices that serve within the constraints (ranked is the first top of them)")
+    unpriced_total: int = Field(0, description="devices that serve but have no price of the asked basis")
+    rejected: list[RejectedDevice]
+    k1: K1Result | None
+    host: HostResult | None
+    assumptions: list[Assumption]
+    deadline: QuantityOut | None = Field(None, description="the deadline asked, in the unit of training_time (a chart draws it)")
+    budget: QuantityOut | None = Field(None, description="the budget asked [USD] (a chart draws it)")
+    limited_by: str | None = Field(None, description="where no device is ranked: the limit that hid an answer "
+                                                     "(max_devices, the price basis, the budget) and what to change")

@@ -1,0 +1,28 @@
+"""sizer/schemas/recommendation.py: the request and answer of `sizer recommend` (training)."""
+from typing import get_args
+
+import pytest
+
+from sizer.errors import InputError
+from sizer.choices import CATALOG_KINDS
+from sizer.schemas.recommendation import HTTP_TOP, RecommendRequest, RecommendResult
+
+
+def test_every_device_kind_is_searched_unless_limited():
+    assert set(RecommendRequest().kinds) == set(CATALOG_KINDS)
+
+
+def test_the_compact_http_answer_is_a_top_the_request_may_ask():
+    top = RecommendRequest.model_fields["top"]
+    assert RecommendRequest(top=HTTP_TOP).top == HTTP_TOP
+    assert any(getattr(m, "ge", None) is not None and m.ge <= HTTP_TOP for m in top.metadata)
+
+
+def test_a_bad_objective_is_refused_naming_it():
+    with pytest.raises(InputError) as refused:
+        RecommendRequest(objective="fastest")
+    assert refused.value.field == "objective"
+
+
+def test_the_answer_ranks_and_rejects_devices():
+    assert {"ranked", "rejected", "unpriced", "limited_by"} <= set(RecommendResult.model_json_schema()["properties"])
