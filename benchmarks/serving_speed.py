@@ -47,7 +47,7 @@ RECOMMEND_REPEATS = 5
 def time_recommend(catalog) -> list[dict]:
     import statistics
 
-    from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+    from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
     rows = []
     for case in RECOMMEND_CASES:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | None = None) -> InferenceRecommendResult:
-    """The serving ranking (:func:`sizer.serving.recommend.recommend_inference`), with the top row's launch
+    """The serving ranking (:func:`sizer.serving.recommend_devices.recommend_inference`), with the top row's launch
     command where ``emit`` names a tool.
 
     Parameters
@@ -40,7 +40,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         Naming ``emit``: a tool that launches no serving setup, or a ranking with no row to launch.
     """
     from sizer.hardware.catalog import load_catalog
-    from sizer.serving.recommend import recommend_inference as ranked
+    from sizer.serving.recommend_devices import recommend_inference as ranked
 
     if request.emit is not None:
         tool_named(request.emit)  # an unknown tool is refused before the ranking is computed

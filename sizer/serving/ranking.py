@@ -1,7 +1,7 @@
 """How `sizer recommend --inference` orders what its searches found: the sort key of a deployment by
 the objective (cost, latency or throughput), the rule that keeps one 8-bit format per device, and the
 largest serving batch per devices-per-replica count. Shared by the offline ranking
-(:mod:`sizer.serving.recommend`) and the search under load (:mod:`sizer.serving.load_search`).
+(:mod:`sizer.serving.recommend_devices`) and the search under load (:mod:`sizer.serving.load_search`).
 
 By cost, one price basis per ranked column: rents first, then amortised purchases, and deployments
 without a price last.

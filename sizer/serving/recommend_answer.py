@@ -1,5 +1,5 @@
 """What `sizer recommend --inference` answers: a ranked deployment, offline or under load, the
-devices that cannot serve and why. Shared by the offline ranking (:mod:`sizer.serving.recommend`)
+devices that cannot serve and why. Shared by the offline ranking (:mod:`sizer.serving.recommend_devices`)
 and the search under load (:mod:`sizer.serving.load_search`), so neither imports the other back."""
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from api.app import create_app
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
 from sizer.serving.estimate import InferenceRequest, estimate_inference
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
 SEVENTY = dict(model="llama-2-70b", device="RTX 4090", weights="q4_k_m", prompt_len=512, output_len=128)
 

@@ -10,7 +10,7 @@ import pytest
 
 from sizer.hardware.catalog import load_catalog
 from sizer.serving.estimate import InferenceRequest, estimate_inference
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.workloads.registry import find_model
 
 HUGE = dict(model="llama-3.1-405b", device="RTX 4090", weights="q4_k_m", gpu_layers=1, batch=1)

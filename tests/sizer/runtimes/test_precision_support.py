@@ -21,7 +21,7 @@ from sizer.runtimes.precision_support import (
     weight_only_somewhere,
 )
 from sizer.runtimes.serving_runtimes import format_refusal, kv_refusal
-from sizer.serving.recommend import recommend_inference
+from sizer.serving.recommend_devices import recommend_inference
 from sizer.serving.recommend_request import InferenceRecommendRequest
 
 # a compute-bound prefill of a 70B model on one device (8 prompts of 2048 tokens)

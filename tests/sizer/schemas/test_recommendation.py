@@ -1,10 +1,9 @@
 """sizer/schemas/recommendation.py: the request and answer of `sizer recommend` (training)."""
-from typing import get_args
 
 import pytest
 
-from sizer.errors import InputError
 from sizer.choices import CATALOG_KINDS
+from sizer.errors import InputError
 from sizer.schemas.recommendation import HTTP_TOP, RecommendRequest, RecommendResult
 
 

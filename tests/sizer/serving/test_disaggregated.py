@@ -15,7 +15,7 @@ from sizer.passes.arithmetic import kv_cache_bytes_per_token
 from sizer.runtimes.formats import weight_format
 from sizer.serving.capacity import Slo
 from sizer.serving.disaggregated import kv_transfer_seconds, serve_disaggregated
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.simulator.simulate import Replica, batching_table, simulate
 from sizer.simulator.traffic import Lengths, Load
 from sizer.workloads.registry import find_model

@@ -25,7 +25,7 @@ from sizer.passes.arithmetic import (
 )
 from sizer.runtimes.formats import group_quantised_bits, kv_cache_bytes_per_value, weight_format
 from sizer.serving.estimate import InferenceRequest, estimate_inference
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.workloads.registry import find_model
 
 GB, GIB = 1e9, 2.0 ** 30

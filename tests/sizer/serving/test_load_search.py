@@ -10,7 +10,7 @@ import pytest
 from sizer.hardware.catalog import load_catalog
 from sizer.runtimes.precision_support import weight_only_somewhere
 from sizer.serving.load_search import SEARCH_KV, SEARCH_WEIGHTS
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
 LOAD = dict(model="llama-2-70b", rate=5, prompt_len=1024, output_len=256, slo_ttft="2 s", slo_tpot="100 ms",
             max_devices=8, kinds=["gpu"])

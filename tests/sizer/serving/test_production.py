@@ -13,7 +13,7 @@ from sizer.serving.production import (
     production_devices,
     replicas_for,
 )
-from sizer.serving.recommend import recommend_inference
+from sizer.serving.recommend_devices import recommend_inference
 from sizer.serving.recommend_request import InferenceRecommendRequest
 from sizer.serving.segment import segment
 

@@ -14,7 +14,7 @@ from sizer.serving.ranking import (
     offline_key,
     preferred_eight_bit,
 )
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
 costs = st.one_of(st.none(), st.floats(0.0, 1e6, allow_nan=False))
 bases = st.sampled_from([None, "rent", "buy"])

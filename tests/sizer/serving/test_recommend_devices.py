@@ -1,10 +1,10 @@
-"""sizer.serving.recommend: the offline ranking of devices for serving, and the combinations it refuses."""
+"""sizer.serving.recommend_devices: the offline ranking of devices for serving, and the combinations it refuses."""
 from __future__ import annotations
 
 import pytest
 
 from sizer.errors import InputError
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
 
 def _ask(catalog, **fields):

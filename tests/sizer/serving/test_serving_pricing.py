@@ -3,7 +3,7 @@ under load: one price basis per ranked cost column, each row with its basis and 
 import pytest
 
 from sizer.serving.estimate import InferenceRequest, estimate_inference
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
 
 @pytest.mark.parametrize("pricing", ["rent", "buy"])

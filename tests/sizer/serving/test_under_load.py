@@ -14,7 +14,7 @@ from api.app import create_app
 from sizer.runtimes.formats import weight_format
 from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.serving.estimate import InferenceRequest, estimate_inference
-from sizer.serving.recommend import InferenceRecommendRequest, recommend_inference
+from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.serving.under_load import default_split
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -127,7 +127,7 @@ def test_a_quantised_config_file_is_refused_where_its_format_is_unknown(tmp_path
 
 def test_a_recommendation_searches_the_common_formats_where_the_checkpoints_is_unknown(tmp_path):
     from sizer.serving.load_search import SEARCH_WEIGHTS, searched_weights
-    from sizer.serving.recommend import InferenceRecommendRequest
+    from sizer.serving.recommend_devices import InferenceRecommendRequest
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "llama", "quantization_config": {"quant_method": "bitsandbytes"}}))

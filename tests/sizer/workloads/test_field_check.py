@@ -5,7 +5,7 @@ import pytest
 
 from sizer.errors import InputErrors
 from sizer.schemas.recommendation import RecommendRequest
-from sizer.serving.recommend import InferenceRecommendRequest
+from sizer.serving.recommend_devices import InferenceRecommendRequest
 from sizer.workloads.field_check import TEXT_FIELDS, every_bad_field, text_field_errors
 
 
