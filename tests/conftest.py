@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 # No disk cache in the suite unless a test gives its own folder: a test that patches the engine must
@@ -20,6 +21,11 @@ os.environ["SIZER_CACHE_DIR"] = "off"
 # suite runs with the largest limit Settings allows; a test of the limit itself moves a clock of its own
 # (ManualClock below, create_app(deadline_clock=...)) or passes Settings(timeout_s=...) explicitly.
 os.environ["SIZER_API_TIMEOUT_S"] = "600"
+
+# hypothesis' own clocks too: its 200 ms deadline per example and its "too slow" health check fail a property
+# test that holds, when the machine is busy. Each test's @settings (examples, seeds) still applies over this.
+settings.register_profile("sizer", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "sizer"))
 
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 
