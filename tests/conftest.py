@@ -104,8 +104,9 @@ def stop_server(process) -> None:
 # Chromium and the folder for screenshots, each module-scoped, so every browser test module starts its own
 # server and browser; the modules skip themselves where Chromium or selenium is missing before they ask.
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+# SIZER_CHROMIUM / SIZER_CHROMEDRIVER name other binaries (a path that does not exist shows the skip)
+CHROMIUM = os.environ.get("SIZER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = os.environ.get("SIZER_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 @pytest.fixture(scope="module")
