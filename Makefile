@@ -39,7 +39,7 @@ test-latest: browser-deps
 	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
 	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,validation]"
-	$(LATEST)/bin/python -m pytest
+	$(LATEST)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -71,8 +71,11 @@ browser-deps:
 
 # Lint (ruff: pyflakes, bugbear, sorted imports) and types (mypy, strict on sizer/) before the suite: a red
 # lint or type check stops `make test` as a failing test does. Settings in pyproject.toml.
+# The suite runs in pytest-xdist's worker processes, one per core (TEST_WORKERS=0: in this process alone), each
+# test file whole on one worker (--dist loadfile: a file's module-scoped server, browser or wheel is built once).
+TEST_WORKERS ?= auto
 test: install-dev browser-deps lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: install-dev
 	$(BIN)/ruff check sizer api cli validation benchmarks tests

@@ -21,6 +21,10 @@ os.environ["SIZER_CACHE_DIR"] = "off"
 # suite runs with the largest limit Settings allows; a test of the limit itself moves a clock of its own
 # (ManualClock below, create_app(deadline_clock=...)) or passes Settings(timeout_s=...) explicitly.
 os.environ["SIZER_API_TIMEOUT_S"] = "600"
+# The service's worker processes run at a lower priority than the service (SIZER_API_WORKER_NICE, 10 by default), so
+# that cheap questions stay fast; in the suite, run by pytest-xdist beside other test processes, that left them
+# waiting behind those processes: here they run at the suite's own priority.
+os.environ["SIZER_API_WORKER_NICE"] = "0"
 
 # hypothesis' own clocks too: its 200 ms deadline per example and its "too slow" health check fail a property
 # test that holds, when the machine is busy. Each test's @settings (examples, seeds) still applies over this.
