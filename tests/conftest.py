@@ -25,6 +25,11 @@ os.environ["SIZER_API_TIMEOUT_S"] = "600"
 # that cheap questions stay fast; in the suite, run by pytest-xdist beside other test processes, that left them
 # waiting behind those processes: here they run at the suite's own priority.
 os.environ["SIZER_API_WORKER_NICE"] = "0"
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24: the CLI's tables wrapped at 80 columns, not at the 100
+# of piped output that the tests read, and a verdict was cut in two. Every test starts without them, as in a serial
+# run from a pipe; a test about widths sets COLUMNS itself.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 # hypothesis' own clocks too: its 200 ms deadline per example and its "too slow" health check fail a property
 # test that holds, when the machine is busy. Each test's @settings (examples, seeds) still applies over this.
