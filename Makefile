@@ -39,7 +39,7 @@ test-latest: browser-deps
 	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
 	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,validation]"
-	$(LATEST)/bin/python -m pytest
+	$(LATEST)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -47,21 +47,35 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	$(BIN)/sizer recommend
 
-# The browser test of the web page needs Debian's chromium and chromium-driver. Installed here
-# where missing; where apt-get is unavailable or fails, the build goes on and that test skips,
-# saying why.
+# The browser tests of the web page need Debian's chromium and chromium-driver (system packages, about 300 MB).
+# Where they are missing, this says what it is about to do BEFORE it runs apt-get (as root, or with sudo -n: never
+# a password prompt), then installs them; where apt-get is unavailable or fails, the build goes on and those tests
+# skip, saying why. `make test BROWSER_DEPS=skip` (or the variable in the environment) installs nothing: the suite
+# runs without them, the browser tests skipped with the reason.
+BROWSER_DEPS ?= install
+CHROMIUM_BIN ?= /usr/bin/chromium
+CHROMEDRIVER_BIN ?= /usr/bin/chromedriver
 browser-deps:
-	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then exit 0; fi; \
+	@if [ -x $(CHROMIUM_BIN) ] && [ -x $(CHROMEDRIVER_BIN) ]; then exit 0; fi; \
+	if [ "$(BROWSER_DEPS)" = skip ]; then \
+	  echo "note: chromium and chromium-driver are missing and BROWSER_DEPS=skip: installing nothing; the browser tests will be skipped"; \
+	  exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	echo "about to install Debian's chromium and chromium-driver (system packages, about 300 MB) with" \
+	     "'$${SUDO:+$$SUDO }apt-get update' and 'apt-get install', for the browser tests of the web page;" \
+	     "make test BROWSER_DEPS=skip installs nothing (those tests then skip)"; \
 	if command -v apt-get >/dev/null 2>&1 && \
 	   ($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1; \
-	then echo "installed chromium and chromium-driver for the browser test"; \
-	else echo "note: could not install chromium with apt-get; the browser test will be skipped"; fi
+	then echo "installed chromium and chromium-driver for the browser tests"; \
+	else echo "note: could not install chromium with apt-get; the browser tests will be skipped"; fi
 
 # Lint (ruff: pyflakes, bugbear, sorted imports) and types (mypy, strict on sizer/) before the suite: a red
 # lint or type check stops `make test` as a failing test does. Settings in pyproject.toml.
+# The suite runs in pytest-xdist's worker processes, one per core (TEST_WORKERS=0: in this process alone), each
+# test file whole on one worker (--dist loadfile: a file's module-scoped server, browser or wheel is built once).
+TEST_WORKERS ?= auto
 test: install-dev browser-deps lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: install-dev
 	$(BIN)/ruff check sizer api cli validation benchmarks tests

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
-from sizer.facade import SizerError, load_catalog, warm_up
+from sizer.facade import Clock, SizerError, load_catalog, warm_up
 
 from . import errors
 from .deps import Lanes
@@ -60,8 +60,10 @@ expected); bodies over the size limit get 413. The service keeps no state betwee
 """
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """A new application; the catalog (built-in plus ``catalog_file`` or SIZER_CATALOG) is read now, once."""
+def create_app(settings: Settings | None = None, *, deadline_clock: Clock | None = None) -> FastAPI:
+    """A new application; the catalog (built-in plus ``catalog_file`` or SIZER_CATALOG) is read now, once.
+    ``deadline_clock`` is the clock the estimates' deadline (``timeout_s``) is read on: default
+    :func:`time.monotonic`; a test hands one it moves itself (:mod:`sizer.deadline`)."""
     settings = settings or Settings()
     # /docs and /redoc load Swagger UI and ReDoc from the fastapi-offline package, not a CDN, so the
     # API's pages work without internet (FastAPI's self-hosting recipe, packaged and kept up to date).
@@ -101,6 +103,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # some hundred times an answer. A shorter interval keeps a cheap question cheap under a flood.
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.timeout_s,
-                       body_timeout_s=settings.body_timeout_s, lanes=app.state.lanes)
+                       body_timeout_s=settings.body_timeout_s, lanes=app.state.lanes, deadline_clock=deadline_clock)
     install_flood_filter(settings.log_flood_interval_s)
     return app

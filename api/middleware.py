@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from sizer.facade import EstimateTimeout, clear_deadline, set_deadline
+from sizer.facade import Clock, EstimateTimeout, clear_deadline, set_deadline
 
 from .deps import CLIENT, LANES, Lanes
 from .headers import security_headers
@@ -64,8 +64,9 @@ class GuardMiddleware:
     """
 
     def __init__(self, app, max_body_bytes: int, timeout_s: float, body_timeout_s: float | None = None,
-                 lanes: Lanes | None = None):
+                 lanes: Lanes | None = None, deadline_clock: Clock | None = None):
         self.app = app
+        self.deadline_clock = deadline_clock  # the core's deadline is read on it (default time.monotonic); a test's own
         self.max_body_bytes = max_body_bytes
         self.timeout_s = timeout_s
         self.body_timeout_s = timeout_s if body_timeout_s is None else body_timeout_s
@@ -86,7 +87,7 @@ class GuardMiddleware:
             return await exchange.answer(*refusal)
         client = self._client(scope, headers)
         exchange.start_body_clock()
-        token = set_deadline(self.timeout_s)
+        token = set_deadline(self.timeout_s, clock=self.deadline_clock)
         lanes_token, client_token = LANES.set(self.lanes), CLIENT.set(client)
         try:
             await exchange.run(self.app, self.timeout_s)

@@ -8,6 +8,10 @@ With no deadline set (the command line), the check costs one context-variable re
 that runs the estimate elsewhere (a worker process) may also hand over a cancel flag (any object
 with ``is_set()``, e.g. :class:`threading.Event`): once set, the next check raises as well.
 
+The deadline is read on a clock, :func:`time.monotonic` unless the caller hands another one (any
+function returning seconds): a test moves its own clock, so that whether a limit has passed never
+depends on how loaded the machine is. A limit set while another is in force reads the same clock.
+
 >>> with time_limit(60):
 ...     check_deadline()  # well within the limit: nothing happens
 >>> with time_limit(0):
@@ -15,13 +19,22 @@ with ``is_set()``, e.g. :class:`threading.Event`): once set, the next check rais
 Traceback (most recent call last):
 ...
 sizer.errors.EstimateTimeout: the estimate took longer than 0 s; try fewer devices (max_devices) or a smaller request
+>>> now = [100.0]  # a clock the caller moves by hand
+>>> with time_limit(5, clock=lambda: now[0]):
+...     now[0] = 104.9
+...     check_deadline()  # 4.9 s of 5: nothing happens
+...     now[0] = 105.0
+...     check_deadline()
+Traceback (most recent call last):
+...
+sizer.errors.EstimateTimeout: the estimate took longer than 5 s; try fewer devices (max_devices) or a smaller request
 """
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 from sizer.errors import EstimateTimeout
 
@@ -40,12 +53,16 @@ class CancelFlag(Protocol):
         ...
 
 
-Deadline = tuple[float, float, CancelFlag | None]
-# (monotonic time at which the estimate must stop [s], the limit it came from [s], the cancel flag or None)
+Clock = Callable[[], float]
+"""A monotonic clock: a function returning the time now [s] (:func:`time.monotonic`, or a test's own)."""
+Deadline = tuple[float, float, CancelFlag | None, Clock]
+# (the clock's time at which the estimate must stop [s], the limit it came from [s], the cancel flag or None,
+#  the clock)
 _DEADLINE: ContextVar[Deadline | None] = ContextVar("sizer_deadline", default=None)
 
 
-def set_deadline(seconds: float, cancel: CancelFlag | None = None, limit: float | None = None) -> Token[Deadline | None]:
+def set_deadline(seconds: float, cancel: CancelFlag | None = None, limit: float | None = None,
+                 clock: Clock | None = None) -> Token[Deadline | None]:
     """Start a time limit in the current context.
 
     Parameters
@@ -57,13 +74,18 @@ def set_deadline(seconds: float, cancel: CancelFlag | None = None, limit: float 
     limit : float or None
         The limit to name in the message when it passes [s]; default ``seconds``. A computation handed
         on elsewhere gets the time left of its caller's limit as ``seconds`` and the caller's limit here.
+    clock : Clock or None
+        The clock the limit is read on; default the clock of the limit in force, else :func:`time.monotonic`.
 
     Returns
     -------
     contextvars.Token
         The token that :func:`clear_deadline` takes to restore the context as it was.
     """
-    return _DEADLINE.set((time.monotonic() + seconds, seconds if limit is None else limit, cancel))
+    if clock is None:
+        outer = _DEADLINE.get()
+        clock = time.monotonic if outer is None else outer[3]
+    return _DEADLINE.set((clock() + seconds, seconds if limit is None else limit, cancel, clock))
 
 
 def clear_deadline(token: Token[Deadline | None]) -> None:
@@ -78,7 +100,8 @@ def clear_deadline(token: Token[Deadline | None]) -> None:
 
 
 @contextmanager
-def time_limit(seconds: float, cancel: CancelFlag | None = None, limit: float | None = None) -> Iterator[None]:
+def time_limit(seconds: float, cancel: CancelFlag | None = None, limit: float | None = None,
+               clock: Clock | None = None) -> Iterator[None]:
     """Run the body of a ``with`` block under a time limit, cleared when the block ends.
 
     Parameters
@@ -89,13 +112,15 @@ def time_limit(seconds: float, cancel: CancelFlag | None = None, limit: float | 
         A flag that ends the limit early once set, as :func:`set_deadline` takes it.
     limit : float or None
         The limit to name in the message [s], as :func:`set_deadline` takes it.
+    clock : Clock or None
+        The clock the limit is read on, as :func:`set_deadline` takes it.
 
     Yields
     ------
     None
         Control to the body, with the deadline in force.
     """
-    token = set_deadline(seconds, cancel, limit)
+    token = set_deadline(seconds, cancel, limit, clock)
     try:
         yield
     finally:
@@ -105,7 +130,7 @@ def time_limit(seconds: float, cancel: CancelFlag | None = None, limit: float | 
 def check_deadline() -> None:
     """Raise :class:`~sizer.errors.EstimateTimeout` if the current deadline has passed; call it in every loop."""
     deadline = _DEADLINE.get()
-    if deadline is not None and (time.monotonic() >= deadline[0] or deadline[2] is not None and deadline[2].is_set()):
+    if deadline is not None and (deadline[3]() >= deadline[0] or deadline[2] is not None and deadline[2].is_set()):
         raise EstimateTimeout(deadline[1])
 
 
@@ -118,4 +143,4 @@ def remaining_seconds() -> tuple[float, float] | None:
         Seconds left (at least 0) [s] and the limit they came from [s]; None when no deadline is set.
     """
     deadline = _DEADLINE.get()
-    return None if deadline is None else (max(0.0, deadline[0] - time.monotonic()), deadline[1])
+    return None if deadline is None else (max(0.0, deadline[0] - deadline[3]()), deadline[1])

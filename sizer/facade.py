@@ -32,7 +32,7 @@ from sizer.choices import (  # noqa: F401
 
 # Re-exported for cli/ and api/, which import the core through this module only.
 from sizer.datafile import check_writable, load_json, read_text, write_text  # noqa: E402,F401
-from sizer.deadline import clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
+from sizer.deadline import Clock, clear_deadline, remaining_seconds, set_deadline, time_limit  # noqa: E402,F401
 from sizer.errors import CatalogError, DeviceLookupError, EstimateTimeout, InputError, InputErrors, SizerError, require_device  # noqa: E402,F401
 from sizer.formulas.cells import CellsResult, estimate_cells
 from sizer.formulas.complexity import ComplexityResult, estimate_complexity

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.settings import Settings
+from tests.conftest import ManualClock
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -356,12 +357,17 @@ def test_small_limit_from_settings_applies():
 
 
 def test_a_request_over_the_time_limit_is_503_with_a_request_id():
+    # the deadline is read on the test's clock, which moves 20 s at every read: the limit has passed at the core's
+    # first check, however fast or loaded the machine (a real 1 ms limit raced the estimate)
+    clock = ManualClock(step=20.0)
+    app = create_app(Settings(timeout_s=20, estimate_workers=0), deadline_clock=clock)
     # a question no other test asks: answers are kept per (question, catalog content), across apps
-    with TestClient(create_app(Settings(timeout_s=0.001)), raise_server_exceptions=False) as slow:
+    with TestClient(app, raise_server_exceptions=False) as slow:
         response = slow.post("/v1/recommend", json={"params": 7e9, "tokens": 2e10, "optimizer": "sgd", "max_devices": 32})
         assert response.status_code == 503 and response.json()["request_id"]
-        assert "max_devices" in response.json()["detail"]
-        # answered by the middleware, not a route: the headers every answer carries all the same
+        assert "longer than 20 s" in response.json()["detail"] and "max_devices" in response.json()["detail"]
+        assert clock.reads >= 2  # the limit was set and then checked on the test's clock
+        # the headers every answer carries all the same (the middleware's own 503: tests/api/test_middleware.py)
         assert response.headers["x-content-type-options"] == "nosniff" and response.headers["x-frame-options"] == "DENY"
         assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
 

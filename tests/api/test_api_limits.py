@@ -26,7 +26,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _connect(port: int, timeout: float = 5) -> socket.socket:
+def _connect(port: int, timeout: float = 30) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=timeout)
 
 
@@ -50,7 +50,7 @@ def _security_headers_in(answer: bytes) -> bool:
 
 def _healthy(port: int) -> bool:
     try:
-        with _connect(port, timeout=2) as sock:
+        with _connect(port, timeout=30) as sock:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             return _read_all(sock).startswith(b"HTTP/1.1 200")
     except OSError:
@@ -62,7 +62,8 @@ def server(tmp_path_factory):
     port = _free_port()
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIZER_API_") and k != "SIZER_CATALOG"}
-    env.update({"SIZER_API_TIMEOUT_S": "20", "SIZER_API_LOG_FLOOD_INTERVAL_S": "60"})
+    # a flood interval longer than any run of this module, so "logged once" holds however slow the machine
+    env.update({"SIZER_API_TIMEOUT_S": "20", "SIZER_API_LOG_FLOOD_INTERVAL_S": "3600"})
     with open(log_path, "wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--host", "127.0.0.1", "--port", str(port),
                                     "--header-timeout", str(HEADER_TIMEOUT_S), "--body-timeout", str(BODY_TIMEOUT_S),
@@ -81,27 +82,25 @@ def server(tmp_path_factory):
 
 def test_a_slow_body_is_answered_408_not_503(server):
     port, _ = server
-    with _connect(port, timeout=10) as sock:
+    with _connect(port, timeout=60) as sock:  # the socket's wait is a bound on a broken server, not the test
         sock.sendall(b"POST /v1/peak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
                      b'{"device": ')
-        started = time.monotonic()
         answer = _read_all(sock)
     assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    # the body's own 1 s limit answered, not the 20 s request time-out (which names 20 s): told by the answer's
+    # words, not by a stopwatch a loaded machine would fail
     assert b"did not arrive within 1 s" in answer
     assert _security_headers_in(answer), answer[:600]
-    assert time.monotonic() - started < 8  # not the 20 s request time-out
 
 
 def test_headers_that_never_complete_are_answered_408_and_closed(server):
     port, _ = server
-    with _connect(port, timeout=10) as idle, _connect(port, timeout=10) as slow:
+    with _connect(port, timeout=60) as idle, _connect(port, timeout=60) as slow:
         slow.sendall(b"POST /v1/peak HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
-        started = time.monotonic()
         answers = _read_all(idle), _read_all(slow)
-    for answer in answers:
+    for answer in answers:  # a request with no complete headers has no other time-out that answers 408
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
         assert _security_headers_in(answer), answer[:600]
-    assert time.monotonic() - started < 8
     assert _healthy(port)
 
 
@@ -133,18 +132,17 @@ def test_connections_beyond_the_limit_are_refused_quickly_and_logged_once(server
         before = log_path.read_bytes().count(b"\n")
         answers = []
         for _ in range(40):
-            started = time.monotonic()
+            # nothing is sent: a connection let in would wait for its headers and be answered 408 at the header
+            # time-out; a 503 (or a reset) says it was refused at once, on arrival, with no stopwatch
             try:
-                with _connect(port, timeout=5) as sock:
-                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                    answers.append((_read_all(sock), time.monotonic() - started))
-            except (ConnectionResetError, BrokenPipeError) as error:  # refused before the request was sent
-                answers.append((repr(error).encode(), time.monotonic() - started))
-        for answer, seconds in answers:
+                with _connect(port, timeout=60) as sock:
+                    answers.append(_read_all(sock))
+            except (ConnectionResetError, BrokenPipeError) as error:
+                answers.append(repr(error).encode())
+        for answer in answers:
             assert answer.startswith(b"HTTP/1.1 503") or b"ConnectionReset" in answer or b"BrokenPipe" in answer, answer[:200]
-            assert seconds < 2  # answered at once, not after the header time-out
-        assert any(a.startswith(b"HTTP/1.1 503") for a, _ in answers)
-        assert all(_security_headers_in(a) for a, _ in answers if a.startswith(b"HTTP/1.1 503")), answers[0][0][:600]
+        assert any(a.startswith(b"HTTP/1.1 503") for a in answers)
+        assert all(_security_headers_in(a) for a in answers if a.startswith(b"HTTP/1.1 503")), answers[0][:600]
         time.sleep(0.3)
         log = log_path.read_bytes()
         grown = log.count(b"\n") - before
@@ -184,13 +182,13 @@ def test_one_client_holding_connections_does_not_lock_others_out(tmp_path):
             time.sleep(0.2)
         greedy = []
         for _ in range(6):  # half-open: connected, never a byte sent
-            sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0))
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=("127.0.0.2", 0))
             held.append(sock)
             greedy.append(sock)
         time.sleep(0.3)
         refused = []
         for sock in greedy[3:]:  # beyond its own 3: answered 503 and closed at once
-            sock.settimeout(2)
+            sock.settimeout(30)
             refused.append(_read_all(sock))
         assert all(answer.startswith(b"HTTP/1.1 503") and b"this address" in answer for answer in refused), refused
         assert all(_security_headers_in(answer) for answer in refused), refused
@@ -200,7 +198,7 @@ def test_one_client_holding_connections_does_not_lock_others_out(tmp_path):
         time.sleep(0.5)
         # closed connections are given back: one address makes many more requests than its limit, one at a time
         assert all(_healthy(port) for _ in range(10))
-        with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0)) as again:
+        with socket.create_connection(("127.0.0.1", port), timeout=30, source_address=("127.0.0.2", 0)) as again:
             again.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert _read_all(again).startswith(b"HTTP/1.1 200")
     finally:
@@ -217,7 +215,7 @@ def test_at_the_limit_the_connection_slowest_to_send_headers_is_dropped_first(se
         with _connect(port) as newcomer:  # at the limit: the oldest idle connection makes room for it
             newcomer.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert _read_all(newcomer).startswith(b"HTTP/1.1 200")
-        held[0].settimeout(2)
+        held[0].settimeout(30)
         dropped = _read_all(held[0])
         assert dropped.startswith(b"HTTP/1.1 408") and b"make room" in dropped, dropped[:300]
     finally:
@@ -241,7 +239,7 @@ def test_at_the_limit_the_connection_waiting_longest_for_its_body_is_dropped_fir
         with _connect(port) as newcomer:  # at the limit: the oldest trickling body makes room for it
             newcomer.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert _read_all(newcomer).startswith(b"HTTP/1.1 200")
-        held[0].settimeout(2)
+        held[0].settimeout(30)
         dropped = _read_all(held[0])
         assert dropped.startswith(b"HTTP/1.1 408") and b"body was still arriving" in dropped, dropped[:300]
     finally:

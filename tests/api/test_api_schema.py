@@ -18,8 +18,14 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 from api.app import create_app
 from sizer.hardware.catalog import Catalog
 
-MAX_EXAMPLES = 25
+# 10 fuzzed bodies per operation in every run (25 before issue 41: the suite's second-slowest file); the long run,
+# `make fuzz` (tests/api/test_fuzz_api_schema.py), asks 300 per operation over the whole catalog with the same checks
+MAX_EXAMPLES = 10
 EXAMPLE_DEVICES = ("Tesla P40", "H100 SXM", "A100 80GB SXM")
+
+# schemathesis' own read time-out (10 s) failed a correct answer that a loaded machine took longer to give: a bound
+# on a hung service only, as the service's own limit is in the suite (tests/conftest.py)
+REQUEST_BOUND_S = 600
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -40,4 +46,4 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", _app_with_a_catalog_sli
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 def test_no_server_errors(case):
     case.call_and_validate(checks=[not_a_server_error, status_code_conformance, content_type_conformance,
-                                   response_schema_conformance])
+                                   response_schema_conformance], timeout=REQUEST_BOUND_S)

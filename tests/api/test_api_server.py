@@ -22,7 +22,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _call(port: int, method: str, path: str, body=None, raw: bytes | None = None, timeout: float = 5):
+def _call(port: int, method: str, path: str, body=None, raw: bytes | None = None, timeout: float = 120):
+    # the timeout bounds a server that never answers; a loaded machine took over 5 s to answer a recommendation
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -38,10 +39,11 @@ def served():
     """The port and the process of a `sizer serve` (one uvicorn worker: the process answers itself)."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIZER_")}
+    env["SIZER_API_TIMEOUT_S"] = "600"  # the request limit is no part of these questions (tests/conftest.py)
     process = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--host", "127.0.0.1", "--port", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a bound on a server that never starts, not a test of how soon
         while True:
             try:
                 if _call(port, "GET", "/healthz", timeout=1)[0] == 200:

@@ -1,11 +1,13 @@
 """GuardMiddleware at the ASGI level: each guard (body size, body time, request time, hang-up, last-resort
 500, fair-queue client, deadline) driven by hand-made receive/send channels, so that the timing is ours
-and not a test client's. The limits are small (100 bytes, tenths of a second) so that each test is quick;
-the waits are several times the limits so that a loaded machine does not flip them."""
+and not a test client's. Each request runs on an event loop whose clock is the test's (VirtualTimeLoop): time
+moves only when every task waits, straight to the next timer, so a pause of 1 s against a limit of 0.1 s
+comes after the limit on every run, however loaded the machine, and costs no real time."""
 from __future__ import annotations
 
 import asyncio
 import json
+import selectors
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -14,6 +16,61 @@ import pytest
 from api.deps import CLIENT
 from api.middleware import REQUEST_ID_HEADER, GuardMiddleware
 from sizer.deadline import remaining_seconds
+
+
+class _JumpingSelector(selectors.BaseSelector):
+    """The loop's selector: it polls the real one without waiting, and where nothing is ready it moves the
+    loop's clock by the time the loop would have waited (to its next timer) instead of sleeping."""
+
+    def __init__(self, loop: "VirtualTimeLoop"):
+        self.real, self.loop = selectors.DefaultSelector(), loop
+
+    def register(self, fileobj, events, data=None):
+        return self.real.register(fileobj, events, data)
+
+    def unregister(self, fileobj):
+        return self.real.unregister(fileobj)
+
+    def select(self, timeout=None):
+        ready = self.real.select(0 if timeout is not None else None)
+        if not ready and timeout:
+            self.loop.now += timeout
+        return ready
+
+    def get_map(self):
+        return self.real.get_map()
+
+    def close(self) -> None:
+        self.real.close()
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop on virtual time (it starts at 0 s): only the loop's own waits move it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        super().__init__(_JumpingSelector(self))
+
+    def time(self) -> float:
+        return self.now
+
+
+def run_on_virtual_time(main: Awaitable[Any]) -> Any:
+    """``main`` run to its end on a :class:`VirtualTimeLoop`."""
+    loop = VirtualTimeLoop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:  # as asyncio.run ends: what is left is cancelled and let finish
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        asyncio.set_event_loop(None)
+        loop.close()
+
 
 Message = dict[str, Any]
 App = Callable[[dict[str, Any], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
@@ -52,7 +109,7 @@ def run(app: App, messages: list[Message | float], *, headers: list[tuple[bytes,
     scope: dict[str, Any] = {"type": scope_type, "path": "/v1/x", "method": "POST", "headers": headers or [],
                              "client": ("10.0.0.1", 1234)}
     guard = GuardMiddleware(app, 100, timeout_s, body_timeout_s, lanes)
-    asyncio.run(guard(scope, receive, send))
+    run_on_virtual_time(guard(scope, receive, send))
     return sent, scope
 
 
@@ -131,8 +188,10 @@ def test_work_over_the_request_limit_is_503() -> None:
         await receive()
         await asyncio.sleep(2.0)
 
-    status, answer = status_and_body(run(slow, [body(b"x")], timeout_s=0.1)[0])
-    assert status == 503 and answer["request_id"]
+    sent = run(slow, [body(b"x")], timeout_s=0.1)[0]
+    status, answer = status_and_body(sent)
+    assert status == 503 and answer["request_id"] and "longer than 0.1 s" in answer["detail"]
+    assert (b"x-content-type-options", b"nosniff") in sent[0]["headers"]  # the middleware's own answer, headers and all
 
 
 def test_an_answer_already_started_is_not_answered_again() -> None:

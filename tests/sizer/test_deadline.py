@@ -2,21 +2,18 @@
 ``sizer.deadline``, checked by the core's loops, and the service's 503 that sets it."""
 from __future__ import annotations
 
-import time
-from types import SimpleNamespace
-
 import pytest
 from fastapi.testclient import TestClient
 
-import sizer.deadline
 import sizer.plan.layout_basis
 import sizer.plan.recommend
 from api.app import create_app
 from api.settings import Settings
-from sizer.deadline import check_deadline, time_limit
+from sizer.deadline import check_deadline, remaining_seconds, time_limit
 from sizer.errors import EstimateTimeout, SizerError
 from sizer.plan.recommend import recommend
 from sizer.schemas.recommendation import RecommendRequest
+from tests.conftest import ManualClock
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -60,38 +57,62 @@ def test_the_deadline_ends_with_its_block(catalog):
     assert recommend(RecommendRequest(params=7e9, tokens=2e10), catalog).ranked
 
 
+def test_a_limit_read_on_a_clock_the_test_moves_passes_when_the_clock_says_so():
+    # the clock is the test's: whether the limit has passed never depends on the machine's load
+    clock = ManualClock(start=50.0)
+    with time_limit(5, clock=clock):
+        clock.advance(4.9)
+        check_deadline()
+        assert remaining_seconds() == pytest.approx((0.1, 5.0))
+        with time_limit(1):  # a limit set inside another reads the same clock
+            clock.advance(0.5)
+            check_deadline()
+            clock.advance(0.5)
+            with pytest.raises(EstimateTimeout, match="longer than 1 s"):
+                check_deadline()
+        with pytest.raises(EstimateTimeout, match="longer than 5 s"):
+            check_deadline()
+
+
+def test_a_clock_that_steps_on_every_read_is_a_work_budget():
+    # 1 s a read against a 10 s limit: the limit is set on the 1st read and passes on the 11th, every run
+    clock = ManualClock(step=1.0)
+    checks = 0
+    with time_limit(10, clock=clock), pytest.raises(EstimateTimeout):
+        while checks < 1000:
+            check_deadline()
+            checks += 1
+    assert checks == 9 and clock.reads == 11
+
+
 def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
-    # The deadline's clock is injected: it jumps past the service's limit while the layouts are
-    # searched, so the limit passes inside the core however loaded the machine is (a real 0.1 s limit
-    # raced a sleep and the next request, and failed on a loaded 2-core machine). The core checks the
+    # The service reads its deadline on the test's clock (create_app(deadline_clock=)), which jumps past the limit
+    # while the layouts are searched: the limit passes inside the core however loaded the machine is (a real 0.1 s
+    # limit raced a sleep and the next request, and failed on a loaded 2-core machine). The core checks the
     # deadline in the search and before ranking, and must stop at once: no device is ranked; 503.
     limit_s = 30.0  # the middleware's own (wall-clock) timer never fires first
-    jumped, ranked = [], []
+    clock, ranked = ManualClock(), []
     _forget_kept_answers()
     search, choose = sizer.plan.layout_basis.search, sizer.plan.recommend._choose
 
     def searched(*args, **kwargs):
-        jumped.append(True)  # the time runs out while the layouts are searched
+        clock.advance(2 * limit_s)  # the time runs out while the layouts are searched
         return search(*args, **kwargs)
-
-    def clock() -> float:
-        return time.monotonic() + (2 * limit_s if jumped else 0.0)
 
     def counted(*args, **kwargs):
         ranked.append(1)
         return choose(*args, **kwargs)
 
-    monkeypatch.setattr(sizer.deadline, "time", SimpleNamespace(monotonic=clock))
     monkeypatch.setattr(sizer.plan.layout_basis, "search", searched)
     monkeypatch.setattr(sizer.plan.recommend, "_choose", counted)
-    # no worker processes: the estimate runs in this process, where the clock and the counters are patched (with
-    # workers, a recommend of a new shape is priced above the in-process budget and searched in a worker)
-    client = TestClient(create_app(Settings(timeout_s=limit_s, estimate_workers=0)), raise_server_exceptions=False)
+    # no worker processes: the estimate runs in this process, where the clock and the counters are (with workers, a
+    # recommend of a new shape is priced above the in-process budget and searched in a worker, on the real clock)
+    app = create_app(Settings(timeout_s=limit_s, estimate_workers=0), deadline_clock=clock)
+    client = TestClient(app, raise_server_exceptions=False)
     # a question no other test asks, so that no earlier answer is served from memory
     response = client.post("/v1/recommend", json={"params": 3.3e9, "tokens": 7.7e10, "max_devices": 8})
     assert response.status_code == 503, response.text[:300]
     assert f"longer than {limit_s:g} s" in response.json()["detail"] and response.json()["request_id"]
     # the core raised the time-out itself, so its thread has ended without ranking anything
-    assert jumped and not ranked
-    jumped.clear()
+    assert not ranked
     assert client.post("/v1/peak", json={"device": "Tesla P40"}).status_code == 200  # the service goes on
