@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.formulas.tco import TcoResult
     from sizer.hardware.schema import Device
     from sizer.schemas.owned_hardware import OwnedResult
-    from sizer.schemas.plan import PlanRequest
+    from sizer.schemas.plan import PlanRequest, PlanResult
     from sizer.schemas.recommendation import RecommendRequest, RecommendResult
     from sizer.schemas.serving import InferenceRecommendResult, InferenceResult
     from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
@@ -376,6 +376,41 @@ def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceR
 
         return recommend_inference(request, catalog)
     return answer_owned(request, catalog)
+
+
+def answer(request: TimeRequest | MemoryRequest | PlanRequest | InferenceRequest, catalog: Catalog | None = None
+           ) -> TimeResult | MemoryResult | PlanResult | InferenceResult | OwnedResult:
+    """How long, how much memory, which layout, how fast served (``POST /v1/time``, ``/v1/memory``, ``/v1/plan``,
+    ``/v1/inference``): the one entry of those questions, chosen by the request's type; with ``have``, the answer
+    on the hardware one has (:func:`answer_owned`).
+
+    Parameters
+    ----------
+    request : TimeRequest, MemoryRequest, PlanRequest or InferenceRequest
+        The question.
+    catalog : Catalog or None
+        The device catalog; None loads the built-in one.
+
+    Returns
+    -------
+    TimeResult, MemoryResult, PlanResult, InferenceResult or OwnedResult
+        The answer of :func:`estimate_time`, :func:`estimate_memory`, :func:`sizer.plan.planner.plan` or
+        :func:`estimate_inference`; with ``have``, one per hardware set.
+    """
+    from sizer.schemas.plan import PlanRequest
+    from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest
+
+    if request.have:
+        return answer_owned(request, catalog)
+    if isinstance(request, TimeRequest):
+        return estimate_time(request, catalog)
+    if isinstance(request, MemoryRequest):
+        return estimate_memory(request, catalog)
+    if isinstance(request, PlanRequest):
+        from sizer.plan.planner import plan as search
+
+        return search(request, catalog)
+    return estimate_inference(request, catalog)
 
 
 def recommend_model(*, inference: bool, have: bool) -> type[RecommendRequest | InferenceRecommendRequest | InferenceRequest]:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sizer.facade import InferenceRequest, InferenceResult, OwnedResult, answer_owned, estimate_inference
+from sizer import facade
+from sizer.facade import InferenceRequest, InferenceResult, OwnedResult
 
 from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, run_estimate, served_from_builtins
 
@@ -20,6 +21,4 @@ async def inference(body: InferenceRequest, catalog: CatalogDep) -> InferenceRes
 
 def _inference(body: InferenceRequest, catalog) -> InferenceResult | OwnedResult:
     served_from_builtins(body)
-    if body.have:  # the user's own hardware only
-        return finite(answer_owned(body, catalog))
-    return finite(estimate_inference(body, catalog))
+    return finite(facade.answer(body, catalog))  # with have: on the user's own hardware only

@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from sizer import facade
-from sizer.facade import MemoryResult, OwnedResult, answer_owned
+from sizer.facade import MemoryResult, OwnedResult
 
 from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, run_estimate, served_from_builtins
 
@@ -18,6 +18,4 @@ async def memory(body: facade.MemoryRequest, catalog: CatalogDep) -> MemoryResul
 
 def _memory(body: facade.MemoryRequest, catalog) -> MemoryResult | OwnedResult:
     served_from_builtins(body)
-    if body.have:  # the user's own hardware only
-        return finite(answer_owned(body, catalog))
-    return finite(facade.estimate_memory(body, catalog))
+    return finite(facade.answer(body, catalog))  # with have: on the user's own hardware only

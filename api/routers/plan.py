@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sizer.facade import OwnedResult, PlanRequest, PlanResult, answer_owned
-from sizer.facade import plan as search
+from sizer import facade
+from sizer.facade import OwnedResult, PlanRequest, PlanResult
 
 from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, run_estimate, served_from_builtins
 
@@ -19,6 +19,4 @@ async def plan(body: PlanRequest, catalog: CatalogDep) -> PlanResult | OwnedResu
 
 def _plan(body: PlanRequest, catalog) -> PlanResult | OwnedResult:
     served_from_builtins(body)
-    if body.have:  # the user's own hardware only
-        return finite(answer_owned(body, catalog))
-    return finite(search(body, catalog))
+    return finite(facade.answer(body, catalog))  # with have: on the user's own hardware only

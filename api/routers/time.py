@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from sizer import facade
-from sizer.facade import OwnedResult, TimeResult, answer_owned
+from sizer.facade import OwnedResult, TimeResult
 
 from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, run_estimate, served_from_builtins
 
@@ -19,6 +19,4 @@ async def time(body: facade.TimeRequest, catalog: CatalogDep) -> TimeResult | Ow
 
 def _time(body: facade.TimeRequest, catalog) -> TimeResult | OwnedResult:
     served_from_builtins(body)
-    if body.have:  # the user's own hardware only
-        return finite(answer_owned(body, catalog))
-    return finite(facade.estimate_time(body, catalog))
+    return finite(facade.answer(body, catalog))  # with have: on the user's own hardware only
