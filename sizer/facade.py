@@ -41,7 +41,19 @@ from sizer.formulas.tco import COST_DEFAULTS, Pricing
 from sizer.hardware.catalog import CATALOG_ENV, Catalog, catalog_template, load_catalog  # noqa: F401
 from sizer.hardware.schema import OfferTerm, OfferTermIn
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
-from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
+from sizer.units import (  # noqa: F401
+    TEXT_ERROR,
+    Duration,
+    Money,
+    MoneyOrZero,
+    MoneyPerEnergy,
+    MoneyPerTime,
+    Numberish,
+    Quantity,
+    QuantityIn,
+    parse_count,
+    parse_quantity,
+)
 from sizer.workloads.profile import builtin_profile_names
 from sizer.workloads.request import RequestModel, WorkloadRequest
 
@@ -70,7 +82,7 @@ _LAZY = {
                     "sizer.plan.estimates"),
     "suggestions_for": "sizer.plan.suggestions",
     "awaiting_prices": "sizer.hardware.catalog",
-    **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
+    **dict.fromkeys(("every_bad_field", "in_form_order", "text_field_errors"), "sizer.workloads.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
@@ -440,21 +452,21 @@ class TcoRequest(WorkloadRequest):
 
     device: str
     count: int = Field(1, ge=1, le=1_000_000)
-    training_time: QuantityIn = Field(None, description="the run's length; else estimated from the workload")
-    rent_price: QuantityIn = Field(None, description="per device, e.g. '2.5 USD/hour'")
+    training_time: Duration | None = Field(None, description="the run's length; else estimated from the workload")
+    rent_price: MoneyPerTime | None = Field(None, description="per device, e.g. '2.5 USD/hour'")
     cloud: str | None = Field(None, max_length=50, description="cloud provider whose on-demand price to use (AWS, GCP, "
                                                                "Lambda, ...); the cheapest of any provider if left out")
-    purchase_price: QuantityIn = Field(None, description="per device, e.g. '30000 USD'")
+    purchase_price: Money | None = Field(None, description="per device, e.g. '30000 USD'")
     pricing: Pricing = Field("rent", description="rent: cloud prices only; buy: the buy side only; any: where a "
                                                  "device has no rent price, its amortised purchase cost stands in")
     terms: list[OfferTermIn] = Field(default_factory=_on_demand, min_length=1, max_length=5,
                                    description="offer terms a rent may have: on-demand, spot, reserved ...")
-    lifetime: QuantityIn = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
+    lifetime: Duration | None = Field(None, description=f"amortisation period; default {COST_DEFAULTS.lifetime:~P}")
     pue: float | None = Field(None, ge=1, le=5, description=f"power usage effectiveness; default {COST_DEFAULTS.pue:g}")
-    electricity_price: QuantityIn = Field(None, description=f"default {COST_DEFAULTS.electricity_price:~P}")
+    electricity_price: MoneyPerEnergy | None = Field(None, description=f"default {COST_DEFAULTS.electricity_price:~P}")
     utilisation: float | None = Field(None, gt=0, le=1, description=f"average power as a fraction of TDP; default "
                                                                   f"{COST_DEFAULTS.utilisation:g}")
-    host_share: QuantityIn = Field(None, description="capital for hosts, network, racks; default none")
+    host_share: MoneyOrZero | None = Field(None, description="capital for hosts, network, racks; default none")
     zero: int | None = Field(None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP FULL_SHARD is 3)")
     sharding: ShardingName = Sharding.NONE
 
@@ -492,7 +504,7 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
     device = catalog.find(request.device)
     cloud = check_provider(request.cloud, catalog)
     if request.training_time is not None:
-        duration = Estimate.exact(parse_quantity("training_time", request.training_time, "[time]"))
+        duration = Estimate.exact(request.training_time)
     else:
         time = estimate_training(resolve_job(request), device, request.count, zero=zero_stage(request))
         t = time.training_time

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import pint
 from pydantic import ConfigDict, Field
 
 from sizer.choices import Recompute, RecomputeName, Sharding, ShardingName, recompute_index, zero_stage_of
@@ -22,7 +23,7 @@ from sizer.launch.emit_field import EmitName
 from sizer.measured import Measured, memory_answer, time_answer
 from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
 from sizer.results import Assumption
-from sizer.units import Numberish, parse_count, parse_quantity
+from sizer.units import Count, Duration, Memory
 from sizer.workloads.request import WorkloadRequest
 
 
@@ -57,14 +58,14 @@ class TimeRequest(WorkloadRequest):
                                                         "dispatch)")
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
-    host_memory: str | dict[str, Any] | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
+    host_memory: Memory | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
                                                              "what offload puts there; default the node type's (system) "
                                                              "where the catalog has it, else assumed equal to its devices' memory")
     hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
     system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
                                                                 "per node, the link inside and the network between nodes")
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
-    reference_batch_size: Numberish | None = Field(None, description="batch of the reference measurement (default: batch_size)")
+    reference_batch_size: Count | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "
@@ -74,7 +75,7 @@ class TimeRequest(WorkloadRequest):
     measured_on: str | None = Field(None, max_length=100, description="the device the measurement was taken on ('RTX "
                                     "4090', '8x A100 80GB SXM'): carried over to the device asked (reference mode)")
     mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies")
-    checkpoint_interval: str | dict[str, Any] | None = Field(
+    checkpoint_interval: Duration | None = Field(
         None, description="training time between checkpoints, e.g. '3 hours', for the time with interruptions; not "
                           "given: Daly's optimal interval")
 
@@ -179,16 +180,11 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
     if request.reference is not None and request.workload is None and request.model is None:
         raise InputError("reference", request.reference, "a workload profile or a model too (--workload or --model): a "
                                                          "reference measurement calibrates a described workload")
-    reference_batch = parse_count("reference_batch_size", request.reference_batch_size) \
-        if request.reference_batch_size is not None else None
+    reference_batch = request.reference_batch_size
     efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     topology = node_type(request.system, device)
-    host_memory = None
-    if request.host_memory is not None:
-        host_memory = float(parse_quantity("host_memory", request.host_memory, "[information]").to("B").magnitude)
-        if not host_memory > 0:
-            raise InputError("host_memory", request.host_memory, "a positive amount of memory, such as '128 GB'")
+    host_memory = float(request.host_memory.to("B").magnitude) if request.host_memory is not None else None
     result = estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
                              ep=request.ep,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
@@ -207,13 +203,13 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
     return answered
 
 
-def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
+def checkpoint_seconds(given: pint.Quantity[float] | None) -> float | None:
     """A given checkpoint interval in seconds, or None (Daly's optimal interval).
 
     Parameters
     ----------
-    given : str, dict or None
-        The interval as asked, e.g. ``'3 hours'``.
+    given : pint.Quantity or None
+        The interval as asked, e.g. ``'3 hours'`` (read where the request was built) [time].
 
     Returns
     -------
@@ -227,10 +223,7 @@ def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
     """
     if given is None:
         return None
-    seconds = float(parse_quantity("checkpoint_interval", given, "[time]").to("s").magnitude)
-    if not seconds > 0:
-        raise InputError("checkpoint_interval", given, "a positive time, such as '3 hours'")
-    return seconds
+    return float(given.to("s").magnitude)  # above zero: the request's field refuses zero
 
 
 class MemoryRequest(WorkloadRequest):

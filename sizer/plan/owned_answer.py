@@ -61,9 +61,7 @@ def _deadline_seconds(request: TrainingRequest) -> float | None:
     deadline = getattr(request, "deadline", None)
     if deadline is None:
         return None
-    from sizer.units import parse_quantity
-
-    return float(parse_quantity("deadline", deadline, "[time]").to("s").magnitude)
+    return float(deadline.to("s").magnitude)
 
 
 def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:

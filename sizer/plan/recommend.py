@@ -65,7 +65,7 @@ from sizer.results import (
     time_unit,
     unit_factor,
 )
-from sizer.units import Quantity, parse_quantity
+from sizer.units import Duration, Memory, Money, Quantity
 from sizer.workloads.field_check import text_field_errors
 from sizer.workloads.request import DEFAULT_WORKLOAD, DEFAULT_WORKLOAD_DESCRIPTION, WorkloadRequest, check_search_grid
 
@@ -89,11 +89,11 @@ def _every_kind() -> list[DeviceKind]:
 class RecommendRequest(WorkloadRequest):
     """A workload plus the constraints of the choice."""
 
-    deadline: str | dict[str, Any] | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
+    deadline: Duration | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only (sizer.plan.owned)")
-    budget: str | dict[str, Any] | None = Field(None, description="most money to spend, e.g. '50000 USD'")
-    host_memory: str | dict[str, Any] | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
+    budget: Money | None = Field(None, description="most money to spend, e.g. '50000 USD'")
+    host_memory: Memory | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
                                                              "what ZeRO-Offload would put there")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: Purchase = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")
@@ -496,8 +496,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     cloud = check_provider(request.cloud, catalog)
     if cloud != request.cloud:
         request = request.model_copy(update={"cloud": cloud})
-    deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
-    budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
+    deadline, budget = request.deadline, request.budget
     if not request.kinds:
         raise InputError("kinds", request.kinds, "at least one of gpu, accelerator, cpu")
     job = resolve_job(request)
@@ -1021,7 +1020,7 @@ def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, cat
     fields = training_fields(request)
     deadline_s = None
     if request.deadline is not None:
-        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
+        deadline_s = float(request.deadline.to("s").magnitude)
     count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
     wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
     chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall or 0.0)[:request.suggest]}  # all have one

@@ -12,14 +12,14 @@ raises them together as one :class:`~sizer.errors.InputErrors`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
 from sizer.errors import InputError, InputErrors, SizerError
-from sizer.units import parse_count, parse_quantity
+from sizer.units import TEXT_ERROR, parse_count, parse_quantity
 from sizer.workloads.batch import parse_batch_size
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -71,20 +71,56 @@ def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozense
     return errors
 
 
-def _schema_errors(error: ValidationError) -> list[SizerError]:
-    """A request model's own refusals (a type, a bound), each naming its top-level field."""
+def in_form_order(items: Sequence[Mapping[str, Any]], given: Mapping[str, Any], at: int = 0) -> list[Mapping[str, Any]]:
+    """pydantic's errors of a request as a form lists them: the model's own refusals (a type, a bound) first, in
+    the model's order, then the refused counts and quantities (errors of type :data:`sizer.units.TEXT_ERROR`)
+    in the order they were given.
+
+    Parameters
+    ----------
+    items : sequence of mappings
+        pydantic's error items (``ValidationError.errors()``), each with its ``loc``.
+    given : Mapping[str, Any]
+        The request as given, in its order.
+    at : int, default 0
+        Where the field's name is in ``loc`` (1 over HTTP, whose ``loc`` starts with ``"body"``).
+
+    Returns
+    -------
+    list of mappings
+        The same items, reordered.
+    """
+    order = {name: position for position, name in enumerate(given)}
+
+    def field(item: Mapping[str, Any]) -> str:
+        loc = item.get("loc") or ()
+        return str(loc[at]) if len(loc) > at else ""
+
+    texts = [item for item in items if item.get("type") == TEXT_ERROR]
+    rest = [item for item in items if item.get("type") != TEXT_ERROR]
+    return rest + sorted(texts, key=lambda item: order.get(field(item), len(order)))
+
+
+def _schema_errors(error: ValidationError, given: Mapping[str, Any]) -> list[SizerError]:
+    """A request model's refusals (a type, a bound, a count or quantity that does not read), each naming its
+    top-level field, in a form's order (:func:`in_form_order`)."""
     found: list[SizerError] = []
-    for item in error.errors(include_input=False):
+    for item in in_form_order(error.errors(), given):
         field = str(item["loc"][0]) if item.get("loc") else ""
-        message = item.get("msg", "invalid value").removeprefix("Value error, ")
+        message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
+        if item.get("type") == TEXT_ERROR:  # a count or quantity refused by its parser: sizer's error, as worded
+            refused = InputError(field, item.get("input"), message.partition("; expected ")[2])
+            refused.message = message
+            found.append(refused)
+            continue
         found.append(SizerError(message if message.startswith(f"{field}:") else f"{field}: {message}", field))
     return found
 
 
 class RequestError(ValidationError, InputError):
     """A request model built in Python with bad fields: sizer's :class:`~sizer.errors.InputError` naming the first
-    (``field``), with every bad field in ``message`` (one line each, as the command line prints them); still
-    pydantic's ``ValidationError`` (``errors()``, its text), so code that caught that keeps working.
+    (``field``), with every bad field in ``message`` (one line each, as the command line prints them) and first in its
+    text; still pydantic's ``ValidationError`` (``errors()``, its text after), so code that caught that keeps working.
 
     Built by :meth:`of`, never by calling the class (pydantic builds its errors itself).
     """
@@ -118,8 +154,8 @@ class RequestError(ValidationError, InputError):
         made.expected = getattr(found[0], "expected", found[0].message)
         return made
 
-    def __str__(self) -> str:
-        return ValidationError.__str__(self)
+    def __str__(self) -> str:  # sizer's words first, one line per bad field, then pydantic's own text
+        return f"{self.message}\n{ValidationError.__str__(self)}"
 
 
 def request_errors(error: ValidationError, fields: Mapping[str, Any]) -> list[SizerError]:
@@ -137,7 +173,7 @@ def request_errors(error: ValidationError, fields: Mapping[str, Any]) -> list[Si
     list[SizerError]
         One error per bad field, each naming it; never empty.
     """
-    schema = _schema_errors(error)
+    schema = _schema_errors(error, fields)
     reported = frozenset(e.field for e in schema if e.field is not None)
     return [*schema, *text_field_errors(fields, reported)] or [SizerError(str(error), None)]
 

@@ -31,8 +31,8 @@ from sizer.errors import InputError
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.frameworks.framework_name import FrameworkName
 from sizer.results import Assumption
-from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity
-from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
+from sizer.units import Count, Memory, MemoryOrZero, Quantity
+from sizer.workloads.batch import BatchField, BatchUnit, batch_in_workload_units
 from sizer.workloads.source import Source
 
 DEFAULT_SEQ_LEN = 2048
@@ -114,11 +114,11 @@ class WorkloadRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw"}]})
 
-    params: Numberish | None = Field(None, description="parameters (weights and biases), e.g. 7e9")
-    samples: Numberish | None = Field(None, description="training samples per epoch")
-    epochs: Numberish = Field(1, description="passes over the samples")
-    tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
-    batch_size: Numberish | None = Field(None, description="global batch per step: '1536 sequences', '4M tokens' or "
+    params: Count | None = Field(None, description="parameters (weights and biases), e.g. 7e9")
+    samples: Count | None = Field(None, description="training samples per epoch")
+    epochs: Count = Field(1, description="passes over the samples")
+    tokens: Count | None = Field(None, description="training tokens (language models), instead of samples")
+    batch_size: BatchField | None = Field(None, description="global batch per step: '1536 sequences', '4M tokens' or "
                                          "'512 samples'; a bare number is tokens with tokens, else samples")
     precision: PrecisionName = Field(Precision.MIXED, description="mixed (bf16 where the device has it, else fp16, else fp32), "
                                                  "fp32, tf32, fp16, bf16, fp8 or fp4 (NVFP4, where the device has an FP4 peak)")
@@ -126,17 +126,17 @@ class WorkloadRequest(RequestModel):
                                                           "adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor or lion")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
-    forward_flops_per_sample: Numberish | None = Field(None, description="FLOP per sample of the forward pass, if known")
+    forward_flops_per_sample: Count | None = Field(None, description="FLOP per sample of the forward pass, if known")
     seq_len: int | None = Field(None, ge=1, le=10_000_000, description="sequence length (token workloads)")
-    activation_memory_per_sample: QuantityIn = Field(None, description="activation memory per sample, e.g. '12 MB'")
-    sample_size: QuantityIn = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
+    activation_memory_per_sample: MemoryOrZero | None = Field(None, description="activation memory per sample, e.g. '12 MB'")
+    sample_size: Memory | None = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
     model: Source | None = Field(None, description="an architecture by name (llama-2-7b, gpt3-175b, "
                                                                 "bert-large ...) or, on the command line, a config.json")
     workload: Source | None = Field(None, description="a built-in workload profile (resnet50, bert-large, "
                                                                    "...) or, on the command line, a profile file")
     attention: AttentionName = Field(Attention.FLASH, description="flash (keeps softmax statistics only) or standard (keeps the "
                                                 "s x s attention scores): Korthikanti et al. 2022's two cases")
-    micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
+    micro_batch: Count | None = Field(None, description="samples per device per forward/backward pass "
                                                             "(sequences for a language model); default: the largest that fits")
     method: MethodName = Field(Method.FULL, description="full (every weight trained), lora or qlora (adapters over a frozen "
                                             "base; QLoRA's base in 4-bit NF4)")
@@ -228,7 +228,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     Parameters
     ----------
     request : WorkloadRequest
-        The request as given (counts as numbers or text such as ``"7B"``).
+        The request (counts and quantities read where it was built).
     need_samples : bool, default True
         Whether samples (or tokens) must be given; False lets one sample stand in where only a step is asked.
     need_params : bool, default True
@@ -248,19 +248,19 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     assumptions: list[Assumption] = []
     if request.params is None and need_params:
         raise InputError("params", None, "the number of parameters, e.g. 7e9")
-    params = parse_count("params", request.params) if request.params is not None else math.nan
+    params = request.params if request.params is not None else math.nan
     if request.tokens is not None and request.samples is not None:
         raise InputError("tokens", request.tokens, "either tokens or samples, not both")
     token_mode = request.tokens is not None
-    if token_mode:
-        samples = parse_count("tokens", request.tokens)
+    if request.tokens is not None:
+        samples = request.tokens
     elif request.samples is not None:
-        samples = parse_count("samples", request.samples)
+        samples = request.samples
     elif need_samples:
         raise InputError("samples", None, "the number of training samples (or tokens for a language model)")
     else:
         samples = 1.0
-    epochs = parse_count("epochs", request.epochs)
+    epochs = float(request.epochs)
     precision, optimizer = request.precision, request.optimizer
 
     seq_len = request.seq_len
@@ -269,7 +269,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
         assumptions.append(Assumption(name="sequence length", value=f"{DEFAULT_SEQ_LEN} tokens",
                                       source="default; give --seq-len"))
     if request.batch_size is not None:
-        given = parse_batch_size("batch_size", request.batch_size)
+        given = request.batch_size
         batch_size = batch_in_workload_units(given, token_mode=token_mode, seq_len=seq_len)
         check_batch_size(batch_size, "token" if token_mode else "sample")
         if token_mode and given.unit in (BatchUnit.SEQUENCE, BatchUnit.SAMPLE):
@@ -284,7 +284,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     check_steps(samples * epochs, batch_size)
 
     if request.forward_flops_per_sample is not None:
-        forward = Quantity(parse_count("forward_flops_per_sample", request.forward_flops_per_sample), "FLOP")
+        forward = Quantity(request.forward_flops_per_sample, "FLOP")
         assumptions.append(Assumption(name="forward FLOP per sample", value=f"{forward.magnitude:.4g} FLOP",
                                       source="given (C_train = O_b F_fwd S E, spec §3.2)"))
     else:
@@ -293,9 +293,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
                                       source="seed 004 eq. 3 (dense layers: one multiply and one add per weight)"))
 
     activation, activation_model = _activation_memory(request, params, token_mode, seq_len, assumptions)
-    sample_size = None
-    if request.sample_size is not None:
-        sample_size = parse_quantity("sample_size", request.sample_size, "[information]")
+    sample_size = request.sample_size
     return Workload(params=params, samples=samples, epochs=epochs, batch_size=batch_size, precision=precision,
                     optimizer=optimizer, forward_flops_per_sample=forward,
                     backward_factor=request.backward_factor, token_mode=token_mode, seq_len=seq_len,
@@ -388,9 +386,7 @@ def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool
             raise InputError("activation_memory_per_sample", request.activation_memory_per_sample,
                              "no figure for a language model: its layer graph counts the activations per layer "
                              "(Korthikanti et al. 2022); choose --recompute or --attention instead")
-        value = parse_quantity("activation_memory_per_sample", request.activation_memory_per_sample,
-                               "[information]", allow_zero=True)
-        return value.to("byte"), "given"
+        return request.activation_memory_per_sample.to("byte"), "given"
     if token_mode:  # a transformer's layer graph keeps its own activations (sizer.workloads.layer_graph)
         return None, "layer-graph"
     assumptions.append(Assumption(name="activations", value="not counted",
