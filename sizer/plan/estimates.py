@@ -5,10 +5,10 @@ modules that make suggestions can call them without importing the facade back.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 import pint
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from sizer.choices import Recompute, RecomputeName, Sharding, ShardingName, recompute_index, zero_stage_of
 from sizer.engine.calibration import Calibration
@@ -24,6 +24,7 @@ from sizer.measured import Measured, memory_answer, time_answer
 from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
 from sizer.results import Assumption
 from sizer.units import Count, Duration, Memory
+from sizer.workloads.chosen import given_names, rebuilt
 from sizer.workloads.request import WorkloadRequest
 
 
@@ -252,7 +253,7 @@ class MemoryRequest(WorkloadRequest):
 def layout_asked(request: MemoryRequest) -> bool:
     """Whether a memory question pins any part of its layout (a ZeRO stage, sharding, recomputation, expert
     parallelism or offload) rather than leaving each at its default; the CLI sends every default, so the
-    values are read, not which fields were set (:func:`chosen_fields`).
+    values are read, not which fields were set (:func:`chosen_names`).
 
     Parameters
     ----------
@@ -264,15 +265,15 @@ def layout_asked(request: MemoryRequest) -> bool:
     bool
         True where any of ``zero``, ``sharding``, ``recompute``, ``ep`` or ``offload`` differs from its default.
     """
-    return any(name in LAYOUT_FIELDS for name in chosen_fields(request))
+    return any(name in LAYOUT_FIELDS for name in chosen_names(request))
 
 
 # the layout fields: at its request's own default, one a client sends anyway (the CLI sends every default) is no choice
 LAYOUT_FIELDS = ("zero", "sharding", "recompute", "ep", "offload", "hybrid_shard", "overlap_allreduce")
 
 
-def chosen_fields(request: WorkloadRequest) -> dict[str, Any]:
-    """A request's fields as the user chose them: those given, less any of :data:`LAYOUT_FIELDS` at its request
+def chosen_names(request: WorkloadRequest) -> frozenset[str]:
+    """The fields of a request the user chose: those given, less any of :data:`LAYOUT_FIELDS` at its request
     type's own default (memory's recompute "none" and ep 1 among them), so that the CLI, which sends every
     default, and HTTP, which sends what the user typed, ask the search the same.
 
@@ -283,12 +284,12 @@ def chosen_fields(request: WorkloadRequest) -> dict[str, Any]:
 
     Returns
     -------
-    dict
-        The fields given and not None, by name, less the sent defaults.
+    frozenset of str
+        The names of the fields given and not None, less the sent defaults (their values stay typed on ``request``).
     """
-    given = request.model_dump(exclude_unset=True, exclude_none=True)
     defaults = type(request).model_fields
-    return {k: v for k, v in given.items() if not (k in LAYOUT_FIELDS and k in defaults and v == defaults[k].default)}
+    return frozenset(name for name in given_names(request)
+                     if not (name in LAYOUT_FIELDS and name in defaults and getattr(request, name) == defaults[name].default))
 
 
 def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
@@ -348,14 +349,15 @@ def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout 
         The layout, its memory per device [GB] and whether it fits; None where the time estimate refuses
         the question.
     """
-    fields = chosen_fields(request)  # recomputation "none" sent by the CLI is no recomputation asked: searched
-    fields.pop("have", None)
-    fields.pop("measured", None)  # a peak memory: the layout's time is not rescaled by it
-    if fields.get("tokens") is None and fields.get("samples") is None:  # a step's layout needs no length
-        fields["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
+    # recomputation "none" sent by the CLI is no recomputation asked: searched; a peak memory measured does not
+    # rescale the layout's time
+    names = chosen_names(request) - {"have", "measured"}
+    length = {}
+    if request.tokens is None and request.samples is None:  # a step's layout needs no length
+        length["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
     try:
-        timed = time_estimate(TimeRequest(**fields), catalog)
-    except SizerError:
+        timed = time_estimate(rebuilt(TimeRequest, request, names, **length), catalog)
+    except (SizerError, ValidationError):
         return None
     layout = timed.layout
     words = f"tp {layout.tp} x pp {layout.pp} x dp {layout.dp}, ZeRO {layout.zero}, recompute {layout.recompute}, " \

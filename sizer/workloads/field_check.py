@@ -42,12 +42,12 @@ TEXT_FIELDS: dict[str, Callable[[str, Any], object]] = {
 }
 
 
-def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[InputError]:
+def text_field_errors(body: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[InputError]:
     """The errors of every free-text field of a request, each read by the parser its name stands for.
 
     Parameters
     ----------
-    fields : Mapping[str, Any]
+    body : Mapping[str, Any]
         A request body, or a request model's fields: field name to the value as given (text such as
         ``"7B"`` or ``"14 d"``, a number, or None).
     skip : frozenset[str]
@@ -56,11 +56,11 @@ def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozense
     Returns
     -------
     list[InputError]
-        One error per malformed field of :data:`TEXT_FIELDS`, in the order of ``fields``; empty when
+        One error per malformed field of :data:`TEXT_FIELDS`, in the order of ``body``; empty when
         all read. Fields that are None and fields no parser is named for are left out.
     """
     errors: list[InputError] = []
-    for field, raw in fields.items():
+    for field, raw in body.items():
         parse = TEXT_FIELDS.get(field)
         if parse is None or raw is None or field in skip:
             continue
@@ -129,14 +129,14 @@ class RequestError(ValidationError, InputError):
         pass
 
     @classmethod
-    def of(cls, error: ValidationError, fields: Mapping[str, Any]) -> "RequestError":
-        """The error of a request model that refused ``fields``.
+    def of(cls, error: ValidationError, body: Mapping[str, Any]) -> "RequestError":
+        """The error of a request model that refused ``body``.
 
         Parameters
         ----------
         error : pydantic.ValidationError
-            What validating ``fields`` raised.
-        fields : Mapping[str, Any]
+            What validating ``body`` raised.
+        body : Mapping[str, Any]
             The request as given.
 
         Returns
@@ -148,7 +148,7 @@ class RequestError(ValidationError, InputError):
             {"type": PydanticCustomError(item["type"], item["msg"].replace("{", "{{").replace("}", "}}")),
              "loc": item["loc"], "input": item.get("input")} for item in error.errors()]
         made = cls.from_exception_data(error.title, line_errors)
-        found = request_errors(error, fields)
+        found = request_errors(error, body)
         SizerError.__init__(made, "\n".join(e.message for e in found), found[0].field)
         made.value = getattr(found[0], "value", None)
         made.expected = getattr(found[0], "expected", found[0].message)
@@ -158,14 +158,14 @@ class RequestError(ValidationError, InputError):
         return f"{self.message}\n{ValidationError.__str__(self)}"
 
 
-def request_errors(error: ValidationError, fields: Mapping[str, Any]) -> list[SizerError]:
+def request_errors(error: ValidationError, body: Mapping[str, Any]) -> list[SizerError]:
     """A request model's refusals and its free-text fields' errors, one per field (see :func:`every_bad_field`).
 
     Parameters
     ----------
     error : pydantic.ValidationError
-        What validating ``fields`` raised.
-    fields : Mapping[str, Any]
+        What validating ``body`` raised.
+    body : Mapping[str, Any]
         The request as given.
 
     Returns
@@ -173,19 +173,19 @@ def request_errors(error: ValidationError, fields: Mapping[str, Any]) -> list[Si
     list[SizerError]
         One error per bad field, each naming it; never empty.
     """
-    schema = _schema_errors(error, fields)
+    schema = _schema_errors(error, body)
     reported = frozenset(e.field for e in schema if e.field is not None)
-    return [*schema, *text_field_errors(fields, reported)] or [SizerError(str(error), None)]
+    return [*schema, *text_field_errors(body, reported)] or [SizerError(str(error), None)]
 
 
-def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
-    """``fields`` validated into ``model``, or every bad field at once.
+def every_bad_field(model: type[Model], body: Mapping[str, Any]) -> Model:
+    """``body`` validated into ``model``, or every bad field at once.
 
     Parameters
     ----------
     model : type[BaseModel]
         The request model to build (a subclass of pydantic's ``BaseModel``).
-    fields : Mapping[str, Any]
+    body : Mapping[str, Any]
         The request as given: field name to value.
 
     Returns
@@ -210,10 +210,10 @@ def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
     ['max_devices', 'params']
     """
     try:
-        request = model.model_validate(fields)
+        request = model.model_validate(body)
     except ValidationError as error:
-        raise InputErrors(request_errors(error, fields)) from None
-    errors = text_field_errors(fields)
+        raise InputErrors(request_errors(error, body)) from None
+    errors = text_field_errors(body)
     if errors:
         raise InputErrors(errors)
     return request
