@@ -916,7 +916,7 @@ def _offload_shares(served: _Served, ev: _Evaluated) -> list[DeviceShare] | None
     return [*on_devices, on_host]
 
 
-def _answer_under_load(served: _Served, ev: _Evaluated, answer: dict[str, Any], assumptions: list[Assumption],
+def _answer_under_load(served: _Served, ev: _Evaluated, static: dict[str, Any], assumptions: list[Assumption],
                        tdp: float | None) -> InferenceResult:
     """Under load: continuous batching on as many replicas as the load needs, its latency, capacity and cost."""
     request, device, load = served.request, served.device, served.load
@@ -954,7 +954,7 @@ def _answer_under_load(served: _Served, ev: _Evaluated, answer: dict[str, Any], 
         notes_load.append(headroom_assumption(max_utilisation(request), request.max_utilisation is not None))
         if (scaled := scale_out_note(load, answer, served.slo.any)) is not None:
             notes_load.append(scaled)  # one replica would be saturated: said, as the benchmark says it (issue 38)
-    fields = {**answer, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
+    fields = {**static, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
               "load": load_out(load, served.lengths), "latency": latency_out(answer.run, ranges),
               "capacity": capacity_out(answer, served.slo, ranges),
               "output_tokens_per_s": ranged(out_rate, "tokens/s", ranges.throughput),
