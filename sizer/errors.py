@@ -42,7 +42,7 @@ def _as_written(value: object) -> object:
     """A request's typed value as a person writes it: a quantity as ``'14 day'``, a batch as ``'1536 sequences'``
     (never ``<Quantity(14, 'day')>``); any other value as it is."""
     if hasattr(value, "magnitude") and hasattr(value, "units"):  # a pint Quantity (not imported here: errors is a leaf)
-        return f"{value:~}"
+        return f"{value.magnitude:g} {value.units:~}"
     written = getattr(value, "as_written", None)
     return written() if callable(written) else value
 

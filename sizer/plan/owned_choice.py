@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import Method, Precision, parse_choice
+from sizer.choices import Method, Precision
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
@@ -189,7 +189,7 @@ def choose(request: TimeRequest, owned: Owned, catalog: Catalog, *, cloud: str |
     if len(edits) <= 1:
         return request, base, None
     memory_only = request.samples is None and request.tokens is None
-    as_given = {"method": parse_choice(Method, base.trained.method, "method"),
+    as_given = {"method": Method(base.trained.method),  # the engine's own word for the method it ran
                 "precision": given(request, "precision", Precision.MIXED)}
     tried: list[tuple[dict[str, Any], TimeRequest | None, Outcome | None]] = []
     settled: set[tuple[Any, ...]] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
