@@ -533,9 +533,10 @@ def quantity_text(quantity: pint.Quantity[float]) -> str:
 
 
 _COUNT_SCHEMA = WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}]})
-_QUANTITY_SCHEMA = WithJsonSchema({"anyOf": [{"type": "string"},
-                                             {"type": "object", "properties": {"value": {"type": "number"},
-                                                                               "unit": {"type": "string"}}}]})
+# as the fields were typed before they were parsed here (str | dict, or str | float | dict where a number has a unit)
+_QUANTITY_SCHEMA = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "object", "additionalProperties": True}]})
+_SECONDS_SCHEMA = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"},
+                                            {"type": "object", "additionalProperties": True}]})
 
 
 def _counted(allow_zero: bool = False, integer: bool = False) -> Callable[[str, Any], float]:
@@ -573,8 +574,9 @@ CountOrZero = Annotated[float, PlainValidator(typed_field(_counted(allow_zero=Tr
 WholeCount = Annotated[float, PlainValidator(typed_field(_counted(integer=True))), _COUNT_SCHEMA]
 # Quantities, each of its dimension -> a pint Quantity in the unit given ("14 d" stays 14 day).
 Duration = Annotated[pint.Quantity[float], quantity_field("[time]"), _AS_TEXT, _QUANTITY_SCHEMA]
-Seconds = Annotated[pint.Quantity[float], quantity_field("[time]", default_unit="s"), _AS_TEXT, _QUANTITY_SCHEMA]  # a bare number is seconds
-SecondsOrZero = Annotated[pint.Quantity[float], quantity_field("[time]", default_unit="s", allow_zero=True), _AS_TEXT, _QUANTITY_SCHEMA]
+Seconds = Annotated[pint.Quantity[float], quantity_field("[time]", default_unit="s"), _AS_TEXT, _SECONDS_SCHEMA]  # a bare number is seconds
+SecondsOrZero = Annotated[pint.Quantity[float], quantity_field("[time]", default_unit="s", allow_zero=True), _AS_TEXT,
+                          _SECONDS_SCHEMA]
 Money = Annotated[pint.Quantity[float], quantity_field("[currency]"), _AS_TEXT, _QUANTITY_SCHEMA]
 MoneyOrZero = Annotated[pint.Quantity[float], quantity_field("[currency]", allow_zero=True), _AS_TEXT, _QUANTITY_SCHEMA]
 MoneyPerTime = Annotated[pint.Quantity[float], quantity_field("[currency] / [time]"), _AS_TEXT, _QUANTITY_SCHEMA]
