@@ -43,7 +43,11 @@ from sizer.hardware.schema import OfferTerm, OfferTermIn
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.units import (  # noqa: F401
     TEXT_ERROR,
+    Count,
+    CountOrZero,
     Duration,
+    Frequency,
+    Memory,
     Money,
     MoneyOrZero,
     MoneyPerEnergy,
@@ -51,6 +55,7 @@ from sizer.units import (  # noqa: F401
     Numberish,
     Quantity,
     QuantityIn,
+    WholeCount,
     parse_count,
     parse_quantity,
 )
@@ -137,8 +142,8 @@ class PeakRequest(RequestModel):
 
     device: str | None = Field(None, description="device id or name; or give cores and clock")
     precision: PrecisionName = Precision.FP32
-    cores: Numberish | None = None
-    clock: QuantityIn = None
+    cores: WholeCount | None = None
+    clock: Frequency | None = None
     derating: float | None = Field(None, ge=0, lt=1)
 
 
@@ -357,15 +362,15 @@ class CellsRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"samples": 101136, "features": 75, "outputs": 10, "weights": 700000}]})
 
-    samples: Numberish
-    features: Numberish
-    outputs: Numberish = 1
-    weights: Numberish
-    variables: Numberish = 0
-    eta_b: Numberish = 1
-    eta_w: Numberish = 1
-    eta_v: Numberish = 1
-    cell_size: QuantityIn = "4 B"
+    samples: Count
+    features: Count
+    outputs: CountOrZero = 1
+    weights: Count
+    variables: CountOrZero = 0
+    eta_b: CountOrZero = 1
+    eta_w: CountOrZero = 1
+    eta_v: CountOrZero = 1
+    cell_size: Memory = Field("4 B", validate_default=True)
 
 
 def cells(request: CellsRequest) -> CellsResult:
@@ -391,9 +396,9 @@ def cells(request: CellsRequest) -> CellsResult:
 class K1Request(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"weights": 5000, "samples": 10, "features": 100}]})
 
-    weights: Numberish
-    samples: Numberish
-    features: Numberish
+    weights: Count
+    samples: Count
+    features: Count
     tolerance: float = Field(DEFAULT_TOLERANCE, ge=0, lt=1)
 
 
@@ -418,9 +423,9 @@ def k1(request: K1Request) -> K1Result:
 class ComplexityRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"layers": [75, 512, 512, 512, 10]}]})
 
-    layers: list[Numberish] = Field(..., max_length=10_000, description="input width, then each layer's width")
-    operation_time: QuantityIn = "1 ns"
-    inputs: Numberish | None = Field(None, description="fan-in of the first layer; then layers are all neuron layers")
+    layers: list[WholeCount] = Field(..., max_length=10_000, description="input width, then each layer's width")
+    operation_time: Duration = Field("1 ns", validate_default=True)
+    inputs: WholeCount | None = Field(None, description="fan-in of the first layer; then layers are all neuron layers")
 
 
 def complexity(request: ComplexityRequest) -> ComplexityResult:
