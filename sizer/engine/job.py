@@ -515,7 +515,8 @@ def _model_params(arch: Architecture | None, request: WorkloadRequest) -> float:
         return arch.params_total()
     from sizer.workloads.registry import decoder_for_params
 
-    assert request.params is not None  # a bare count: no architecture
+    if request.params is None:  # neither a model nor a count: as the count's parser said of a missing one
+        raise InputError("params", None, "a plain number")
     return decoder_for_params(request.params)[0].params_total()
 
 
