@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sizer.choices import Method
 from sizer.frameworks import framework
 from sizer.frameworks.framework_name import Framework
-from sizer.workloads.chosen import given
+from sizer.request_edits import given
 
 if TYPE_CHECKING:
     from sizer.workloads.request import WorkloadRequest

@@ -22,9 +22,9 @@ from sizer.hardware.schema import Device
 from sizer.launch.emit_field import EmitName
 from sizer.measured import Measured, memory_answer, time_answer
 from sizer.plan.memory_report import MemoryResult, SearchedLayout, training_memory
+from sizer.request_edits import given_names, rebuilt
 from sizer.results import Assumption
 from sizer.units import Count, Duration, Memory
-from sizer.workloads.chosen import given_names, rebuilt
 from sizer.workloads.request import WorkloadRequest
 
 

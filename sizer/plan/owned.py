@@ -25,9 +25,9 @@ from sizer.hardware.catalog import Catalog
 from sizer.hardware.schema import Device
 from sizer.plan import estimates
 from sizer.plan.memory_report import MemoryResult
+from sizer.request_edits import given, given_names, rebuilt
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.serving.estimate import InferenceRequest, InferenceResult, estimate_inference
-from sizer.workloads.chosen import given, given_names, rebuilt
 from sizer.workloads.request import WorkloadRequest
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...

@@ -13,8 +13,8 @@ from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_request
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
+from sizer.request_edits import edited, given, given_names
 from sizer.results import Assumption, CostOut, Model, QuantityOut, RangeOut, Suggestion
-from sizer.workloads.chosen import edited, given, given_names
 
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult

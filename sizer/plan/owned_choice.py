@@ -22,8 +22,8 @@ from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_training
+from sizer.request_edits import edited, given, given_names
 from sizer.results import Assumption, unit_factor
-from sizer.workloads.chosen import edited, given, given_names
 from sizer.workloads.request import WorkloadRequest
 
 if TYPE_CHECKING:

@@ -24,10 +24,10 @@ from sizer.passes.formats import KV_CACHE_BYTES
 from sizer.plan.memory_report import MemoryResult
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_request
 from sizer.plan.owned_choice import reads_as_fine_tune
+from sizer.request_edits import edited, given, given_names
 from sizer.results import Suggestion, unit_factor
 from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.serving.estimate import InferenceRequest, InferenceResult
-from sizer.workloads.chosen import edited, given, given_names
 
 if TYPE_CHECKING:
     from sizer.engine.training import TimeResult
@@ -63,7 +63,7 @@ def _memory_changes(request: TimeRequest, have: Owned, outcome: Outcome) -> list
     Parameters
     ----------
     request : TimeRequest
-        The training request (typed values; a field the user gave is :func:`~sizer.workloads.chosen.given`).
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware (its device decides whether offload is possible).
     outcome : Outcome
@@ -92,7 +92,7 @@ def _method_changes(request: TimeRequest, outcome: Outcome, method: Method) -> l
     Parameters
     ----------
     request : TimeRequest
-        The training request (typed values; a field the user gave is :func:`~sizer.workloads.chosen.given`).
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     outcome : Outcome
         The request evaluated (whether it reads as a fine-tune).
     method : Method
@@ -119,7 +119,7 @@ def _recompute_and_offload_changes(request: TimeRequest, have: Owned, method: Me
     Parameters
     ----------
     request : TimeRequest
-        The training request (typed values; a field the user gave is :func:`~sizer.workloads.chosen.given`).
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware.
     method : Method
@@ -150,7 +150,7 @@ def _sequence_changes(request: TimeRequest, outcome: Outcome) -> list[Change]:
     Parameters
     ----------
     request : TimeRequest
-        The training request (typed values; a field the user gave is :func:`~sizer.workloads.chosen.given`).
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     outcome : Outcome
         The request evaluated (the sequence length it assumed, where none is given).
     """
@@ -170,7 +170,7 @@ def _more_devices(request: TimeRequest, have: Owned) -> list[Change]:
     Parameters
     ----------
     request : TimeRequest
-        The training request (typed values; a field the user gave is :func:`~sizer.workloads.chosen.given`).
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware: its device and count [1].
     """
@@ -191,7 +191,7 @@ def recipe_changes(request: TimeRequest, timed: bool) -> list[Change]:
     Parameters
     ----------
     request : TimeRequest
-        The training request (typed values; a field the user gave is :func:`~sizer.workloads.chosen.given`).
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     timed : bool
         Whether the request gives the samples or tokens to train on (the layout search then tries
         recomputation itself).
@@ -256,7 +256,7 @@ def training_suggestions(request: TimeRequest, have: Owned, catalog: Catalog, ou
     Parameters
     ----------
     request : TimeRequest
-        The training request (typed values; a field the user gave is :func:`~sizer.workloads.chosen.given`).
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware: its device and count [1].
     catalog : Catalog

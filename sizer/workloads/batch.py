@@ -52,7 +52,13 @@ class BatchSize:
     unit: BatchUnit
 
     def as_written(self) -> str | float:
-        """The batch as a person writes it, for an error that names it: ``1536`` or ``"1536 sequences"``."""
+        """The batch as a person writes it, for an error that names it.
+
+        Returns
+        -------
+        str or float
+            ``1536.0`` for a bare count [1], ``"1536 sequences"`` for a count of what it counts.
+        """
         return self.count if self.unit is BatchUnit.WORKLOAD else f"{self.count:g} {self.unit.value}s"
 
 

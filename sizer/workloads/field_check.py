@@ -83,7 +83,7 @@ def in_form_order(items: Sequence[Mapping[str, Any]], given: Mapping[str, Any], 
     given : Mapping[str, Any]
         The request as given, in its order.
     at : int, default 0
-        Where the field's name is in ``loc`` (1 over HTTP, whose ``loc`` starts with ``"body"``).
+        Where the field's name is in ``loc`` [1] (1 over HTTP, whose ``loc`` starts with ``"body"``).
 
     Returns
     -------
