@@ -59,12 +59,19 @@ def _catalog_error(request: Request, error: CatalogError) -> JSONResponse:
 
 
 def _validation_items(errors: list[dict], prefix: tuple = ()) -> list[dict[str, Any]]:
-    return [_item([*prefix, *e.get("loc", ())], e.get("msg", "invalid value"), e.get("type", "value_error"))
-            for e in errors]
+    from sizer.facade import TEXT_ERROR  # a count or quantity its parser refused: a value error like any other
+
+    return [_item([*prefix, *e.get("loc", ())], e.get("msg", "invalid value"),
+                  "value_error" if e.get("type") == TEXT_ERROR else e.get("type", "value_error")) for e in errors]
 
 
 def _request_validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
-    items = _validation_items(list(error.errors()))
+    errors = list(error.errors())
+    if isinstance(error.body, dict):  # the schema's own refusals first, then each count or quantity as given
+        from sizer.facade import in_form_order
+
+        errors = in_form_order(errors, error.body, at=1)
+    items = _validation_items(errors)
     if isinstance(error.body, dict):  # the body's bad free-text fields too: a form marks every bad field at once
         from sizer.facade import text_field_errors
 

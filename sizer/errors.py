@@ -32,10 +32,19 @@ def _given(value: object) -> str:
     ``None``; a long value is cut."""
     if value is None:
         return "not given"
-    shown = repr(value)
+    shown = repr(_as_written(value))
     if len(shown) > 60:
         shown = shown[:57] + "...'"
     return f"got {shown}"
+
+
+def _as_written(value: object) -> object:
+    """A request's typed value as a person writes it: a quantity as ``'14 day'``, a batch as ``'1536 sequences'``
+    (never ``<Quantity(14, 'day')>``); any other value as it is."""
+    if hasattr(value, "magnitude") and hasattr(value, "units"):  # a pint Quantity (not imported here: errors is a leaf)
+        return f"{value.magnitude:g} {value.units:~}"
+    written = getattr(value, "as_written", None)
+    return written() if callable(written) else value
 
 
 class InputErrors(SizerError):

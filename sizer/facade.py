@@ -44,7 +44,24 @@ from sizer.memo import registered_cache  # noqa: F401  (the service's caches are
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.schemas.base import RequestModel, WorkloadRequest  # noqa: F401
 from sizer.schemas.formulas import CellsRequest, ComplexityRequest, K1Request, PeakRequest, TcoRequest
-from sizer.units import Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
+from sizer.units import (  # noqa: F401
+    TEXT_ERROR,
+    Count,
+    CountOrZero,
+    Duration,
+    Frequency,
+    Memory,
+    Money,
+    MoneyOrZero,
+    MoneyPerEnergy,
+    MoneyPerTime,
+    Numberish,
+    Quantity,
+    QuantityIn,
+    WholeCount,
+    parse_count,
+    parse_quantity,
+)
 from sizer.vocabularies import ChoiceOut, Choices, choices  # noqa: E402,F401
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
@@ -74,7 +91,7 @@ _LAZY = {
     "suggestions_for": "sizer.plan.suggestions",
     "LENGTH_DISTRIBUTIONS": "sizer.simulator.traffic",
     "awaiting_prices": "sizer.hardware.catalog",
-    **dict.fromkeys(("every_bad_field", "text_field_errors"), "sizer.workloads.field_check"),
+    **dict.fromkeys(("every_bad_field", "in_form_order", "text_field_errors"), "sizer.workloads.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
@@ -562,7 +579,7 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
     device = catalog.find(request.device)
     cloud = check_provider(request.cloud, catalog)
     if request.training_time is not None:
-        duration = Estimate.exact(parse_quantity("training_time", request.training_time, "[time]"))
+        duration = Estimate.exact(request.training_time)
     else:
         time = estimate_training(resolve_job(request), device, request.count, zero=zero_stage(request))
         t = time.training_time

@@ -19,10 +19,12 @@ import math
 import re
 from collections.abc import Callable
 from importlib import resources
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import pint
 from pint.util import UnitsContainer
+from pydantic import PlainSerializer, PlainValidator, ValidationInfo, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
@@ -461,3 +463,124 @@ def quantity_json(quantity: pint.Quantity[float], unit: str | None = None) -> di
     if unit is not None:
         quantity = quantity.to(unit)
     return {"value": float(quantity.magnitude), "unit": format(quantity.units, "~")}
+
+
+# ------------------------------------------------------------------------------------------- request fields
+# A request's counts and quantities are parsed here, once, where the request model is built (pydantic calls
+# these validators); the core reads the typed values (a float count, a pint Quantity), never the text again.
+# A bad value is refused with the field named, as the parsers word it, in an error pydantic collects with the
+# request's other bad fields (sizer.workloads.field_check orders them as a form shows them).
+
+TEXT_ERROR = "text_value"  # the type of pydantic's error for a count or quantity its parser refused
+
+
+def refusal(error: InputError) -> PydanticCustomError:
+    """A parser's :class:`~sizer.errors.InputError` as pydantic's error of the field: the same message, of type
+    :data:`TEXT_ERROR`, so the edge can tell a refused text from a schema bound (and list it as a form does).
+
+    Parameters
+    ----------
+    error : InputError
+        What the parser raised, naming the field.
+
+    Returns
+    -------
+    pydantic_core.PydanticCustomError
+        An error whose message is ``error.message``.
+    """
+    return PydanticCustomError(TEXT_ERROR, "{message}", {"message": error.message})
+
+
+def typed_field(parse: Callable[[str, Any], Result]) -> Callable[[Any, ValidationInfo], Result]:
+    """A pydantic validator that reads a field's value with ``parse``, naming the field in an error.
+
+    Parameters
+    ----------
+    parse : callable
+        ``parse(field, raw)``: the value read, or :class:`~sizer.errors.InputError` naming ``field``.
+
+    Returns
+    -------
+    callable
+        ``validate(raw, info)`` for pydantic's ``PlainValidator``.
+    """
+    def validate(raw: Any, info: ValidationInfo) -> Result:
+        try:
+            return parse(info.field_name or "value", raw)
+        except InputError as error:
+            raise refusal(error) from None
+    return validate
+
+
+def quantity_text(quantity: pint.Quantity[float]) -> str:
+    """A quantity as text that parses back to the same quantity (``"14.0 d"``, ``"2.5 USD / h"``).
+
+    Parameters
+    ----------
+    quantity : pint.Quantity
+        A parsed request value [its own unit].
+
+    Returns
+    -------
+    str
+        Its magnitude (every digit) and its unit in pint's short form.
+
+    >>> quantity_text(parse_quantity("budget", "$50k", "[currency]"))
+    '50.0 kUSD'
+    """
+    unit = format(quantity.units, "~")
+    return f"{float(quantity.magnitude)!r} {unit}".strip()
+
+
+_COUNT_SCHEMA = WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}]})
+# as the fields were typed before they were parsed here (str | dict, or str | float | dict where a number has a unit)
+_QUANTITY_SCHEMA = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "object", "additionalProperties": True}]})
+_SECONDS_SCHEMA = WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"},
+                                            {"type": "object", "additionalProperties": True}]})
+
+
+def _counted(allow_zero: bool = False, integer: bool = False) -> Callable[[str, Any], float]:
+    return lambda field, raw: parse_count(field, raw, allow_zero=allow_zero, integer=integer)
+
+
+def quantity_field(dimension: str, *, default_unit: str | None = None, allow_zero: bool = False) -> PlainValidator:
+    """The pydantic validator of a request field holding a quantity of ``dimension``.
+
+    Parameters
+    ----------
+    dimension : str
+        A pint dimensionality such as ``"[time]"``.
+    default_unit : str or None
+        The unit of a bare number; None: a bare number is refused.
+    allow_zero : bool
+        Whether zero is accepted.
+
+    Returns
+    -------
+    PlainValidator
+        Text, a ``{"value", "unit"}`` object or a Quantity into a Quantity of the registry, for ``Annotated``
+        beside :data:`_AS_TEXT` (back to text that parses the same) and the JSON schema of what is accepted.
+    """
+    return PlainValidator(typed_field(lambda field, raw: parse_quantity(
+        field, raw, dimension, default_unit=default_unit, allow_zero=allow_zero)))
+
+
+_AS_TEXT = PlainSerializer(quantity_text, return_type=str)
+
+
+# A count: "7B", 7e9, "70 billion", "1,300,000,000" (parse_count) -> float [1].
+Count = Annotated[float, PlainValidator(typed_field(_counted())), _COUNT_SCHEMA]
+CountOrZero = Annotated[float, PlainValidator(typed_field(_counted(allow_zero=True))), _COUNT_SCHEMA]
+WholeCount = Annotated[float, PlainValidator(typed_field(_counted(integer=True))), _COUNT_SCHEMA]
+# Quantities, each of its dimension -> a pint Quantity in the unit given ("14 d" stays 14 day).
+Duration = Annotated[pint.Quantity[float], quantity_field("[time]"), _AS_TEXT, _QUANTITY_SCHEMA]
+Seconds = Annotated[pint.Quantity[float], quantity_field("[time]", default_unit="s"), _AS_TEXT, _SECONDS_SCHEMA]  # a bare number is seconds
+SecondsOrZero = Annotated[pint.Quantity[float], quantity_field("[time]", default_unit="s", allow_zero=True), _AS_TEXT,
+                          _SECONDS_SCHEMA]
+Money = Annotated[pint.Quantity[float], quantity_field("[currency]"), _AS_TEXT, _QUANTITY_SCHEMA]
+MoneyOrZero = Annotated[pint.Quantity[float], quantity_field("[currency]", allow_zero=True), _AS_TEXT, _QUANTITY_SCHEMA]
+MoneyPerTime = Annotated[pint.Quantity[float], quantity_field("[currency] / [time]"), _AS_TEXT, _QUANTITY_SCHEMA]
+MoneyPerEnergy = Annotated[pint.Quantity[float], quantity_field("[currency] / [energy]"), _AS_TEXT, _QUANTITY_SCHEMA]
+Memory = Annotated[pint.Quantity[float], quantity_field("[information]"), _AS_TEXT, _QUANTITY_SCHEMA]
+MemoryOrZero = Annotated[pint.Quantity[float], quantity_field("[information]", allow_zero=True), _AS_TEXT, _QUANTITY_SCHEMA]
+Frequency = Annotated[pint.Quantity[float], quantity_field("[frequency]"), _AS_TEXT, _QUANTITY_SCHEMA]

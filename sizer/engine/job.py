@@ -31,7 +31,7 @@ from sizer.hardware.precision import weight_bytes
 from sizer.memo import registered_cache
 from sizer.results import Assumption
 from sizer.schemas.base import WorkloadRequest
-from sizer.units import Quantity, parse_count
+from sizer.units import Quantity
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.workloads.profile import Layer, Profile
@@ -370,7 +370,7 @@ def _batches(request: WorkloadRequest, workload: Workload, tokens_per_sample: fl
                                                            "or more tokens / samples")
     micro = None
     if request.micro_batch is not None:
-        micro = parse_count("micro_batch", request.micro_batch)
+        micro = request.micro_batch
         if micro < 1 or micro != int(micro):
             raise InputError("micro_batch", request.micro_batch, f"a whole number of {sample}s, at least 1")
         if micro > batch:
@@ -432,7 +432,9 @@ def _pretraining_batch_default(request: WorkloadRequest, arch: Architecture | No
                                   "length given: 0.5M below 1e9 parameters, 2M to 6.5e9, 4M from 6.5e9)",
                                   source=f"{_batch.BY_SIZE_SOURCE}; give --batch-size")
     active = float(arch.params_active()) if arch is not None else params
-    run = parse_count("tokens", request.tokens)
+    run = request.tokens
+    if run is None:  # samples given for a language model: its run is counted in tokens
+        raise InputError("tokens", None, "a plain number")
     bounded = default_batch_tokens(params, run, active_params=active)
     # whole sequences, a power of two of them (as published runs take: 1,024, 2,048, ...), the nearest in ratio
     sequence = float(seq_len or DEFAULT_SEQ_LEN)
@@ -514,7 +516,9 @@ def _model_params(arch: Architecture | None, request: WorkloadRequest) -> float:
         return arch.params_total()
     from sizer.workloads.registry import decoder_for_params
 
-    return decoder_for_params(parse_count("params", request.params))[0].params_total()
+    if request.params is None:  # neither a model nor a count: as the count's parser said of a missing one
+        raise InputError("params", None, "a plain number")
+    return decoder_for_params(request.params)[0].params_total()
 
 
 def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:

@@ -20,8 +20,8 @@ from sizer.choices import (
 from sizer.errors import InputError
 from sizer.results import Assumption
 from sizer.schemas.base import WorkloadRequest
-from sizer.units import Quantity, parse_count, parse_quantity
-from sizer.workloads.batch import BatchUnit, batch_in_workload_units, parse_batch_size
+from sizer.units import Quantity
+from sizer.workloads.batch import BatchUnit, batch_in_workload_units
 
 DEFAULT_SEQ_LEN = 2048
 DEFAULT_TOKEN_BATCH = 4 * 1024 * 1024  # tokens per step, as in Llama 2 pre-training (Touvron et al. 2023, §2.2; docs/references.md [touvron])
@@ -82,7 +82,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     Parameters
     ----------
     request : WorkloadRequest
-        The request as given (counts as numbers or text such as ``"7B"``).
+        The request (counts and quantities read where it was built).
     need_samples : bool, default True
         Whether samples (or tokens) must be given; False lets one sample stand in where only a step is asked.
     need_params : bool, default True
@@ -102,19 +102,19 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     assumptions: list[Assumption] = []
     if request.params is None and need_params:
         raise InputError("params", None, "the number of parameters, e.g. 7e9")
-    params = parse_count("params", request.params) if request.params is not None else math.nan
+    params = request.params if request.params is not None else math.nan
     if request.tokens is not None and request.samples is not None:
         raise InputError("tokens", request.tokens, "either tokens or samples, not both")
     token_mode = request.tokens is not None
-    if token_mode:
-        samples = parse_count("tokens", request.tokens)
+    if request.tokens is not None:
+        samples = request.tokens
     elif request.samples is not None:
-        samples = parse_count("samples", request.samples)
+        samples = request.samples
     elif need_samples:
         raise InputError("samples", None, "the number of training samples (or tokens for a language model)")
     else:
         samples = 1.0
-    epochs = parse_count("epochs", request.epochs)
+    epochs = float(request.epochs)
     precision, optimizer = request.precision, request.optimizer
 
     seq_len = request.seq_len
@@ -123,7 +123,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
         assumptions.append(Assumption(name="sequence length", value=f"{DEFAULT_SEQ_LEN} tokens",
                                       source="default; give --seq-len"))
     if request.batch_size is not None:
-        given = parse_batch_size("batch_size", request.batch_size)
+        given = request.batch_size
         batch_size = batch_in_workload_units(given, token_mode=token_mode, seq_len=seq_len)
         check_batch_size(batch_size, "token" if token_mode else "sample")
         if token_mode and given.unit in (BatchUnit.SEQUENCE, BatchUnit.SAMPLE):
@@ -138,7 +138,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
     check_steps(samples * epochs, batch_size)
 
     if request.forward_flops_per_sample is not None:
-        forward = Quantity(parse_count("forward_flops_per_sample", request.forward_flops_per_sample), "FLOP")
+        forward = Quantity(request.forward_flops_per_sample, "FLOP")
         assumptions.append(Assumption(name="forward FLOP per sample", value=f"{forward.magnitude:.4g} FLOP",
                                       source="given (C_train = O_b F_fwd S E, spec §3.2)"))
     else:
@@ -147,9 +147,7 @@ def resolve_workload(request: WorkloadRequest, *, need_samples: bool = True, nee
                                       source="seed 004 eq. 3 (dense layers: one multiply and one add per weight)"))
 
     activation, activation_model = _activation_memory(request, params, token_mode, seq_len, assumptions)
-    sample_size = None
-    if request.sample_size is not None:
-        sample_size = parse_quantity("sample_size", request.sample_size, "[information]")
+    sample_size = request.sample_size
     return Workload(params=params, samples=samples, epochs=epochs, batch_size=batch_size, precision=precision,
                     optimizer=optimizer, forward_flops_per_sample=forward,
                     backward_factor=request.backward_factor, token_mode=token_mode, seq_len=seq_len,
@@ -242,9 +240,7 @@ def _activation_memory(request: WorkloadRequest, params: float, token_mode: bool
             raise InputError("activation_memory_per_sample", request.activation_memory_per_sample,
                              "no figure for a language model: its layer graph counts the activations per layer "
                              "(Korthikanti et al. 2022); choose --recompute or --attention instead")
-        value = parse_quantity("activation_memory_per_sample", request.activation_memory_per_sample,
-                               "[information]", allow_zero=True)
-        return value.to("byte"), "given"
+        return request.activation_memory_per_sample.to("byte"), "given"
     if token_mode:  # a transformer's layer graph keeps its own activations (sizer.workloads.layer_graph)
         return None, "layer-graph"
     assumptions.append(Assumption(name="activations", value="not counted",

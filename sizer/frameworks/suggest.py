@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sizer.choices import Method, parse_choice
+from pydantic import BaseModel
+
+from sizer.choices import Method
 from sizer.frameworks import framework
 from sizer.frameworks.framework_name import Framework
+from sizer.request_edits import given
 
 # the frameworks whose recipes save memory on the hardware one has, per method, in the order tried: torchtune's
 # single-device full fine-tune (pure bf16, paged 8-bit AdamW, step in backward, checkpointing, chunked loss) and
@@ -19,14 +22,15 @@ SINGLE_DEVICE_ONLY = (Framework.UNSLOTH,)
 OFFLOADED = (Framework.FSDP,)  # FSDP CPUOffload(offload_params=True): Answer.AI's 70B QLoRA on two 24 GB cards
 
 
-def framework_changes(fields: dict[str, Any], count: int) -> list[tuple[str, dict[str, Any]]]:
+def framework_changes(request: BaseModel, count: int) -> list[tuple[str, dict[str, Any]]]:
     """(sentence, request edit) for each framework recipe worth trying; none where the request names a framework
     or offloads (a recipe's paged states and step in backward do not combine with offload).
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields (``method``, ``framework``, ``offload`` ...).
+    request : pydantic.BaseModel
+        The training request (a :class:`~sizer.schemas.base.WorkloadRequest`, named by its base: this package sits
+        below the schemas) (the ``method``, ``framework`` and ``offload`` the user gave).
     count : int
         Devices [1]: single-device and distributed recipes differ.
 
@@ -35,9 +39,9 @@ def framework_changes(fields: dict[str, Any], count: int) -> list[tuple[str, dic
     list of (str, dict)
         Such as ``("torchtune's full_finetune_single_device recipe (...)", {"framework": "torchtune"})``.
     """
-    if fields.get("framework") is not None or fields.get("offload") or fields.get("offload_params"):
+    if given(request, "framework") is not None or given(request, "offload") or given(request, "offload_params"):
         return []
-    method = parse_choice(Method, fields.get("method", Method.FULL), "method")
+    method = given(request, "method", Method.FULL)
     changes: list[tuple[str, dict[str, Any]]] = []
     for name in FULL if method is Method.FULL else ADAPTERS:
         if name in SINGLE_DEVICE_ONLY and count > 1:

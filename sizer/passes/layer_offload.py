@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pint
 
 from sizer.choices import DeviceKind
 from sizer.engine.devices import DeviceTable
@@ -33,7 +34,6 @@ from sizer.hardware.schema import Device
 from sizer.passes.arithmetic import serving_table
 from sizer.results import Assumption, unit_factor
 from sizer.runtimes.formats import WeightFormat
-from sizer.units import parse_quantity
 from sizer.workloads.architecture import Architecture
 
 DEFAULT_HOST = "ryzen-9-7950x"  # two channels of DDR5-5200, 83.2 GB/s: a typical llama.cpp desktop
@@ -76,13 +76,13 @@ def offload_refusal(device: Device, arch: Architecture) -> str | None:
     return None
 
 
-def given_host_memory(host_memory: object) -> float | None:
-    """RAM of the host as given (``'128 GB'``) [B], None where not given; InputError naming ``host_memory``.
+def given_host_memory(host_memory: pint.Quantity[float] | None) -> float | None:
+    """RAM of the host as given (``'128 GB'``, read where the request was built) [B], None where not given.
 
     Parameters
     ----------
-    host_memory : object
-        The amount as given: text with a unit, or a quantity's JSON [B]; None: not given.
+    host_memory : pint.Quantity or None
+        The amount [B]; None: not given.
 
     Returns
     -------
@@ -91,14 +91,11 @@ def given_host_memory(host_memory: object) -> float | None:
     """
     if host_memory is None:
         return None
-    size = float(parse_quantity("host_memory", host_memory, "[information]").to("B").magnitude)
-    if not size > 0:
-        raise InputError("host_memory", host_memory, "a positive amount of memory, such as '128 GB'")
-    return size
+    return float(host_memory.to("B").magnitude)  # above zero: the request's field refuses zero
 
 
 def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weights: WeightFormat,
-               catalog: Catalog, host_memory: object = None) -> tuple[DeviceTable, Assumption]:
+               catalog: Catalog, host_memory: pint.Quantity[float] | None = None) -> tuple[DeviceTable, Assumption]:
     """The host CPU's serving table for the offloaded layers (its memory the RAM given, else the
     catalog CPU's), and the note saying which host and why.
 
@@ -167,7 +164,7 @@ def check_no_host(host_cpu: str | None, host_memory: object) -> None:
 
 
 def offload_host(gpu_layers: int | None, host_cpu: str | None, device: Device, arch: Architecture, weights: WeightFormat,
-                 catalog: Catalog, host_memory: object = None) -> tuple[DeviceTable | None, list[Assumption]]:
+                 catalog: Catalog, host_memory: pint.Quantity[float] | None = None) -> tuple[DeviceTable | None, list[Assumption]]:
     """The host CPU's serving table where some layers are offloaded (None where none are), and the notes saying so.
 
     Parameters

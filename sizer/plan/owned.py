@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.schema import Device
+from sizer.request_edits import given, given_names, rebuilt
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.serving import InferenceResult
@@ -174,10 +174,12 @@ def run_cost(device: Device, count: int, hours: tuple[float, float, float], clou
 # device): derived from the request model, so a new field reaches --have and the suggestions untouched
 PER_HARDWARE = frozenset({"device", "count", "have", "reference", "reference_batch_size"})
 TRAINING_FIELDS = tuple(name for name in TimeRequest.model_fields if name not in PER_HARDWARE)
+SERVING_HARDWARE = frozenset({"have", "device", "count"})  # what --have replaces in a serving request
 
 
-def training_fields(request: WorkloadRequest) -> dict[str, Any]:
-    """The workload and layout fields of any training request, as given (defaults left to the engine).
+def training_request(request: WorkloadRequest) -> TimeRequest:
+    """The workload and layout of any training request, as given (defaults left to the engine), as a time question
+    with no hardware: what ``--have`` and the suggestions evaluate on each device and count, and edit.
 
     Parameters
     ----------
@@ -187,25 +189,24 @@ def training_fields(request: WorkloadRequest) -> dict[str, Any]:
 
     Returns
     -------
-    dict
-        The fields given, by name, as :func:`evaluate_training` takes them.
+    TimeRequest
+        Given exactly the fields the user gave (their values typed, as ``request`` holds them).
     """
-    fields = {k: v for k, v in estimates.chosen_fields(request).items() if k in TRAINING_FIELDS}
-    calibration = getattr(request, "calibration", None)  # time and recommend take one; memory does not
-    if calibration is not None:
-        fields["calibration"] = calibration
-    return fields
+    names = {name for name in estimates.chosen_names(request) if name in TRAINING_FIELDS}
+    if getattr(request, "calibration", None) is not None:  # time and recommend take one; memory does not
+        names.add("calibration")
+    return rebuilt(TimeRequest, request, names)
 
 
-def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalog: Catalog,
+def evaluate_training(request: TimeRequest, device: Device, count: int, catalog: Catalog,
                       cloud: str | None = None) -> Outcome:
-    """The engine's answer for a training request's ``fields`` on ``count`` × ``device``: the time
-    engine where the workload has samples or tokens, the memory model alone where it has neither.
+    """The engine's answer for a training request on ``count`` × ``device``: the time engine where the workload
+    has samples or tokens, the memory model alone where it has neither.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields (:func:`training_fields`, possibly edited); None values are dropped.
+    request : TimeRequest
+        The training request (:func:`training_request`, possibly edited); its hardware is replaced.
     device : Device
         The device to run on.
     count : int
@@ -221,16 +222,13 @@ def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalo
         Whether it fits, memory per device [GB], training time and cost where the run has a length, and
         the engine's full answer (``result``: a TimeResult or a MemoryResult).
     """
-    fields = {k: v for k, v in fields.items() if v is not None}
-    if fields.get("samples") is None and fields.get("tokens") is None:
-        allowed = set(MemoryRequest.model_fields)
-        asked = MemoryRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
+    names = given_names(request) - PER_HARDWARE
+    if request.samples is None and request.tokens is None:
+        asked = rebuilt(MemoryRequest, request, names, device=device.id, count=count)
         memory = estimates.memory_estimate(asked, catalog)
         needed = memory.required_with_headroom or memory.total
         return Outcome(fits=bool(memory.fits), memory_per_device=needed, device_memory=memory.device_memory, result=memory)
-    allowed = set(TimeRequest.model_fields)
-    request = TimeRequest(**{k: v for k, v in fields.items() if k in allowed}, device=device.id, count=count)
-    time = estimates.time_estimate(request, catalog)
+    time = estimates.time_estimate(rebuilt(TimeRequest, request, names, device=device.id, count=count), catalog)
     cost = None
     if time.training_time is not None:
         from sizer.results import unit_factor
@@ -238,18 +236,18 @@ def evaluate_training(fields: dict[str, Any], device: Device, count: int, catalo
         factor = unit_factor(time.training_time.unit, "hour")
         t = time.training_time
         cost = run_cost(device, count, (t.low * factor, t.expected * factor, t.high * factor), cloud,
-                        fields.get("pricing") or "any")
+                        given(request, "pricing", "any"))
     return Outcome(fits=time.fits, memory_per_device=time.memory_per_device, device_memory=time.device_memory,
                    training_time=time.training_time, cost=cost, result=time)
 
 
-def evaluate_serving(fields: dict[str, Any], device: Device, count: int, catalog: Catalog) -> Outcome:
-    """The engine's answer for an inference request's ``fields`` on ``count`` × ``device``.
+def evaluate_serving(request: InferenceRequest, device: Device, count: int, catalog: Catalog) -> Outcome:
+    """The engine's answer for an inference request on ``count`` × ``device``.
 
     Parameters
     ----------
-    fields : dict
-        The inference request's fields but the hardware; None values are dropped.
+    request : InferenceRequest
+        The inference request; its hardware (``have``, ``device``, ``count``) is replaced.
     device : Device
         The device to serve on.
     count : int
@@ -263,10 +261,8 @@ def evaluate_serving(fields: dict[str, Any], device: Device, count: int, catalog
         Whether it fits, memory per device [GB], decode throughput [token/s] and the cost per million
         output tokens [USD] where a price is known, and the engine's full answer (an InferenceResult).
     """
-    allowed = set(InferenceRequest.model_fields) - {"have"}
-    request = InferenceRequest(**{k: v for k, v in fields.items() if k in allowed and v is not None},
-                                      device=device.id, count=count)
-    result = estimate_inference(request, catalog)
+    served = rebuilt(InferenceRequest, request, given_names(request) - SERVING_HARDWARE, device=device.id, count=count)
+    result = estimate_inference(served, catalog)
     cost = result.cost_per_million_tokens
     return Outcome(fits=result.fits, memory_per_device=result.memory_per_device, device_memory=result.device_memory,
                    decode_tokens_per_s=result.decode_tokens_per_s,

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from sizer.choices import Split
 from sizer.errors import InputError
 from sizer.hardware.catalog import Catalog
-from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_fields
+from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_request
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
+from sizer.request_edits import edited, given, given_names
 from sizer.results import Assumption, Suggestion
 from sizer.schemas.owned_hardware import OwnedOption, OwnedResult
 from sizer.schemas.time_and_memory import MemoryResult
@@ -30,9 +31,7 @@ def _deadline_seconds(request: TrainingRequest) -> float | None:
     deadline = getattr(request, "deadline", None)
     if deadline is None:
         return None
-    from sizer.units import parse_quantity
-
-    return float(parse_quantity("deadline", deadline, "[time]").to("s").magnitude)
+    return float(deadline.to("s").magnitude)
 
 
 def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
@@ -56,7 +55,7 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
         the layout, a verdict and the suggestions; and the assumptions.
     """
     owned = parse_have(request.have, catalog)
-    fields = training_fields(request)
+    asked_first = training_request(request)
     cloud = getattr(request, "cloud", None)
     deadline_s = _deadline_seconds(request)
     options: list[OwnedOption] = []
@@ -65,7 +64,7 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
     chosen_notes: list[Assumption] = []
     results: list[TimeResult | MemoryResult] = []
     for have in owned:
-        asked, outcome, note = choose(fields, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
+        asked, outcome, note = choose(asked_first, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
         chosen_notes += [note] if note is not None else []
         result = outcome.trained
         results.append(result)
@@ -79,13 +78,19 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             training_time=outcome.training_time if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
             verdict=_verdict(outcome, meets, suggestions),
-            suggestions=suggestions, chosen={k: v for k, v in asked.items() if fields.get(k) != v},
+            suggestions=suggestions, chosen=_chosen(asked_first, asked),
             recipe=getattr(result, "recipe", None)))
-    task = "memory" if fields.get("samples") is None and fields.get("tokens") is None else "training"
+    task = "memory" if asked_first.samples is None and asked_first.tokens is None else "training"
     if not workload:
         workload = "training memory"
     return OwnedResult(task=task, workload=workload, options=options,
-                       assumptions=_assumptions(owned, task) + _workload_notes(results, fields) + chosen_notes)
+                       assumptions=_assumptions(owned, task) + _workload_notes(results, asked_first) + chosen_notes)
+
+
+def _chosen(asked: TimeRequest, answered: TimeRequest) -> dict[str, Any]:
+    """The fields sizer chose on a hardware set: those of the request answered that the user did not give so."""
+    return {name: getattr(answered, name) for name in given_names(answered)
+            if given(asked, name) != getattr(answered, name)}
 
 
 # The workload's own defaults an answer on the user's hardware states, as a ranking does: the same
@@ -93,13 +98,14 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
 WORKLOAD_NOTES = ("sequence length", "batch size")
 
 
-def _workload_notes(results: list[TimeResult | MemoryResult], fields: dict[str, Any]) -> list[Assumption]:
+def _workload_notes(results: list[TimeResult | MemoryResult], request: TimeRequest) -> list[Assumption]:
     """The sequence length and batch the estimates ran with (from the first that says them), and a
     sequence length given by the user, which no default states."""
     notes = next(([a for a in r.assumptions if a.name in WORKLOAD_NOTES] for r in results
                   if any(a.name in WORKLOAD_NOTES for a in getattr(r, "assumptions", ()))), [])
-    if fields.get("seq_len") is not None and not any(a.name == "sequence length" for a in notes):
-        notes.insert(0, Assumption(name="sequence length", value=f"{fields['seq_len']} tokens", source="given (seq_len)"))
+    seq_len = given(request, "seq_len")
+    if seq_len is not None and not any(a.name == "sequence length" for a in notes):
+        notes.insert(0, Assumption(name="sequence length", value=f"{seq_len} tokens", source="given (seq_len)"))
     return notes
 
 
@@ -124,10 +130,6 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
         [USD], the layout, a verdict and the suggestions; and the assumptions.
     """
     owned = parse_have(request.have, catalog)
-    fields = request.model_dump(exclude_unset=True, exclude_none=True)
-    fields.pop("have", None)
-    fields.pop("device", None)
-    fields.pop("count", None)
     options: list[OwnedOption] = []
     runtimes: list[Assumption] = []
     workload = ""
@@ -136,26 +138,26 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
         used = have.count
         try:
             try:
-                outcome = evaluate_serving(fields, have.device, have.count, catalog)
+                outcome = evaluate_serving(request, have.device, have.count, catalog)
             except InputError as error:
                 if error.field != "count":
                     raise
                 # tensor ranks hold whole heads: serve on the most of the devices that split them
                 used = tensor_ranks_within(have.count, request)
-                outcome = evaluate_serving(fields, have.device, used, catalog)
+                outcome = evaluate_serving(request, have.device, used, catalog)
         except InputError as error:
             if error.field != "weights":
                 raise
             # a W8A8 format this device has no peak for: sized as the weight-only format of the same bytes,
             # shown as not serving, with the changes that would
             refused = error.message
-            outcome = dataclasses.replace(evaluate_serving({**fields, "weights": "int8"}, have.device, used, catalog),
+            outcome = dataclasses.replace(evaluate_serving(edited(request, {"weights": "int8"}), have.device, used, catalog),
                                           fits=False)
         result = outcome.served
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
         # the runtime each set runs under (llama.cpp for GGUF), said once per distinct choice
         runtimes += [n for n in result.assumptions if n.name == "runtime" and n not in runtimes]
-        suggestions = [] if outcome.fits else serving_suggestions(fields, have, catalog, outcome)
+        suggestions = [] if outcome.fits else serving_suggestions(request, have, catalog, outcome)
         options.append(OwnedOption(
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             method="inference", precision=result.weights,

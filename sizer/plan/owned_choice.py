@@ -13,17 +13,21 @@ precision the user gave is kept. The choice and the alternatives are said in an 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import Method, Objective, Precision, parse_choice
+from sizer.choices import Method, Objective, Precision
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_training
+from sizer.request_edits import edited, given, given_names
 from sizer.results import Assumption, unit_factor
-from sizer.units import parse_count
+from sizer.schemas.base import WorkloadRequest
+
+if TYPE_CHECKING:
+    from sizer.schemas.time_and_memory import TimeRequest
 
 # A compute-optimal pre-training run reads about 20 tokens per parameter (Hoffmann et al. 2022,
 # docs/references.md [hoffmann]); a named model trained on fewer is read as adapting its weights.
@@ -34,14 +38,14 @@ METHOD_WORD = {Method.FULL: "full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
 SHORT_UNIT = {"minute": "min", "hour": "h", "day": "days", "year": "years"}
 
 
-def reads_as_fine_tune(fields: dict[str, Any], outcome: Outcome) -> bool:
+def reads_as_fine_tune(request: WorkloadRequest, outcome: Outcome) -> bool:
     """Whether the job reads as a fine-tune of a named model's weights (module docstring); ``outcome``
     is the engine's answer for the full method, which counts the parameters.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields (``model``, ``samples``, ``tokens`` [token] as given).
+    request : WorkloadRequest
+        The training request (``model``, ``samples``, ``tokens`` [token] as given).
     outcome : Outcome
         The request evaluated with the full method (its ``trainable_params`` [1]).
 
@@ -52,25 +56,25 @@ def reads_as_fine_tune(fields: dict[str, Any], outcome: Outcome) -> bool:
         :data:`FINE_TUNE_TOKENS_PER_PARAM` tokens per parameter; False for samples, no model, or
         a pre-training length.
     """
-    if fields.get("model") is None or fields.get("samples") is not None:
+    if request.model is None or request.samples is not None:
         return False
-    if fields.get("tokens") is None:
+    tokens = request.tokens
+    if tokens is None:
         return True  # the memory question: any method may be the answer
     params = getattr(outcome.result, "trainable_params", None)
-    tokens = parse_count("tokens", fields["tokens"])
     if not params:  # no parameter count to compare with (None or 0)
         return False
     return bool(tokens < FINE_TUNE_TOKENS_PER_PARAM * params)
 
 
-def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict[str, Any]]:
+def candidates(request: WorkloadRequest, owned: Owned, base: Outcome) -> list[dict[str, Any]]:
     """The edits worth evaluating on ``owned`` (method, precision and, for the memory question on several
     devices, ZeRO-3 sharding, which the time engine's layout search tries by itself); the given ones kept.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields; a ``method`` or ``precision`` given is the only one tried.
+    request : WorkloadRequest
+        The training request; a ``method`` or ``precision`` given is the only one tried.
     owned : Owned
         The hardware: its device (whether it has an fp8 peak) and count [1].
     base : Outcome
@@ -82,19 +86,20 @@ def candidates(fields: dict[str, Any], owned: Owned, base: Outcome) -> list[dict
         Edits of the request (``method``, ``precision``, a recipe, maybe ``zero``), in order of
         preference: methods training the most weights first, then each method's recipes.
     """
-    methods = [parse_choice(Method, fields["method"], "method")] if "method" in fields else \
-        list(METHODS) if reads_as_fine_tune(fields, base) else [Method.FULL]
-    if "precision" in fields:
-        precisions = [parse_choice(Precision, fields["precision"], "precision")]
+    chosen = given_names(request)
+    methods = [request.method] if "method" in chosen else \
+        list(METHODS) if reads_as_fine_tune(request, base) else [Method.FULL]
+    if "precision" in chosen:
+        precisions = [request.precision]
     else:
         precisions = [p for p in PRECISIONS if p is Precision.MIXED or p in supported_precisions(owned.device)]
-    memory_only = fields.get("samples") is None and fields.get("tokens") is None
+    memory_only = request.samples is None and request.tokens is None
     layouts: list[dict[str, Any]] = [{}]
-    if memory_only and owned.count > 1 and "zero" not in fields and "sharding" not in fields:
+    if memory_only and owned.count > 1 and "zero" not in chosen and "sharding" not in chosen:
         layouts.append({"zero": 3})  # replicas first: they need no gathering of the weights
     edits = []
     for m in methods:
-        for recipe in recipes(fields, m, memory_only):
+        for recipe in recipes(request, m, memory_only):
             edits += [{"method": m, "precision": p, **recipe, **layout} for p in precisions for layout in layouts]
     return edits
 
@@ -114,14 +119,14 @@ ADAPTER_RECIPES: tuple[dict[str, Any], ...] = ({}, {"recompute": "full"}, {"reco
                                                {"framework": "fsdp", "offload_params": True})
 
 
-def recipes(fields: dict[str, Any], method: Method, memory_only: bool) -> list[dict[str, Any]]:
+def recipes(request: WorkloadRequest, method: Method, memory_only: bool) -> list[dict[str, Any]]:
     """The recipe edits worth trying for ``method``: none of a field the user gave; no ``recompute`` where the
     time engine's layout search chooses it itself; each distinct once.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields (a field given is never changed).
+    request : WorkloadRequest
+        The training request (a field given is never changed).
     method : Method
         The fine-tuning method the recipes are for: full (the full ladder) or an adapter method.
     memory_only : bool
@@ -134,13 +139,14 @@ def recipes(fields: dict[str, Any], method: Method, memory_only: bool) -> list[d
         The recipe edits, least intrusive first (the first is ``{}``, the request as it is).
     """
     ladder = FULL_RECIPES if method is Method.FULL else ADAPTER_RECIPES
-    if fields.get("offload") or fields.get("offload_params"):
+    if given(request, "offload") or given(request, "offload_params"):
         ladder = ({}, {"recompute": "full"})  # paged states and a step in backward do not combine with offload
-    elif fields.get("framework") is not None:
+    elif given(request, "framework") is not None:
         ladder = ({}, {"offload_params": True})  # the framework's own recipe, then with its parameters offloaded
+    chosen = given_names(request)
     out: list[dict[str, Any]] = []
     for recipe in ladder:
-        edit = {k: v for k, v in recipe.items() if k not in fields and (memory_only or k != "recompute")}
+        edit = {k: v for k, v in recipe.items() if k not in chosen and (memory_only or k != "recompute")}
         if edit not in out:
             out.append(edit)
     return out
@@ -151,15 +157,15 @@ def _seconds(outcome: Outcome) -> float:
     return t.expected * unit_factor(t.unit, "s") if t is not None else math.inf
 
 
-def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str | None = None,
-           deadline_s: float | None = None, objective: Objective | None = None) -> tuple[dict[str, Any], Outcome, Assumption | None]:
-    """The request fields to answer with on ``owned``, their outcome and the assumption that says the
+def choose(request: TimeRequest, owned: Owned, catalog: Catalog, *, cloud: str | None = None,
+           deadline_s: float | None = None, objective: Objective | None = None) -> tuple[TimeRequest, Outcome, Assumption | None]:
+    """The request to answer with on ``owned``, its outcome and the assumption that says the
     choice (None where nothing was left to choose).
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields.
+    request : TimeRequest
+        The training request (:func:`sizer.plan.owned.training_request`).
     owned : Owned
         The hardware the user has.
     catalog : Catalog
@@ -173,47 +179,50 @@ def choose(fields: dict[str, Any], owned: Owned, catalog: Catalog, *, cloud: str
 
     Returns
     -------
-    tuple of (dict, Outcome, Assumption or None)
-        The fields to answer with, their outcome, and the assumption that says what was chosen from
-        what (None where there was one candidate only).
+    tuple of (TimeRequest, Outcome, Assumption or None)
+        The request to answer with (``request`` with the winning edit), its outcome, and the assumption that
+        says what was chosen from what (None where there was one candidate only).
     """
-    base = evaluate_training(fields, owned.device, owned.count, catalog, cloud)
-    edits = candidates(fields, owned, base)
+    base = evaluate_training(request, owned.device, owned.count, catalog, cloud)
+    edits = candidates(request, owned, base)
     if len(edits) <= 1:
-        return fields, base, None
-    memory_only = fields.get("samples") is None and fields.get("tokens") is None
-    as_given = {"method": parse_choice(Method, base.trained.method, "method"),
-                "precision": parse_choice(Precision, fields.get("precision", Precision.MIXED), "precision")}
-    tried: list[tuple[dict[str, Any], dict[str, Any], Outcome | None]] = []
+        return request, base, None
+    memory_only = request.samples is None and request.tokens is None
+    as_given = {"method": Method(base.trained.method),  # the engine's own word for the method it ran
+                "precision": given(request, "precision", Precision.MIXED)}
+    tried: list[tuple[dict[str, Any], TimeRequest | None, Outcome | None]] = []
     settled: set[tuple[Any, ...]] = set()  # (method, precision, zero) already answered by its least intrusive recipe that fits
     for edit in edits:
         group = (edit["method"], edit["precision"], edit.get("zero"))
         if group in settled:
             continue  # a recipe saves memory at some cost: the first in the ladder that fits is the one for its group
-        edited = {**fields, **edit}
+        changed: TimeRequest | None = None
         try:
-            outcome = base if edit == as_given else evaluate_training(edited, owned.device, owned.count, catalog, cloud)
+            changed = edited(request, edit)
+            outcome = base if edit == as_given else evaluate_training(changed, owned.device, owned.count, catalog, cloud)
         except (SizerError, ValidationError):  # an edit this job cannot take (QLoRA in fp8 ...)
             outcome = None
-        tried.append((edit, edited, outcome))
+        tried.append((edit, changed, outcome))
         if outcome is not None and outcome.fits and outcome.meets(deadline_s) is not False:
             settled.add(group)
         if memory_only and outcome is not None and outcome.fits:
             break  # in order of preference: the first that fits is the answer
-    working = [(edit, edited, outcome) for edit, edited, outcome in tried
-               if outcome is not None and outcome.fits and outcome.meets(deadline_s) is not False]
+    working = [(edit, changed, outcome) for edit, changed, outcome in tried
+               if changed is not None and outcome is not None and outcome.fits and outcome.meets(deadline_s) is not False]
     if not working:
-        return fields, base, _said(owned, None, tried, memory_only, objective)
+        return request, base, _said(owned, None, tried, memory_only, objective)
     if memory_only:
         best = working[0]  # candidates come in order of preference
     elif objective == Objective.COST:
         best = min(working, key=lambda t: (t[2].cost.expected if t[2].cost is not None else math.inf, _seconds(t[2])))
     else:
         best = min(working, key=lambda t: _seconds(t[2]))
-    return best[1], best[2], _said(owned, best[0], tried, memory_only, objective)
+    answered, outcome = best[1], best[2]
+    assert answered is not None and outcome is not None  # kept in working only so
+    return answered, outcome, _said(owned, best[0], tried, memory_only, objective)
 
 
-def _said(owned: Owned, chosen: dict[str, Any] | None, tried: list[tuple[dict[str, Any], dict[str, Any], Outcome | None]],
+def _said(owned: Owned, chosen: dict[str, Any] | None, tried: list[tuple[dict[str, Any], TimeRequest | None, Outcome | None]],
           memory_only: bool, objective: Objective | None) -> Assumption:
     def label(edit: dict[str, Any]) -> str:
         zero = f" ZeRO {edit['zero']}" if "zero" in edit else ""

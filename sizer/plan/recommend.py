@@ -59,7 +59,7 @@ from sizer.results import (
 from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, default_workload
 from sizer.schemas.measurement import Rescaled
 from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest, RecommendResult
-from sizer.units import Quantity, parse_quantity
+from sizer.units import Quantity
 from sizer.workloads.field_check import text_field_errors
 
 if TYPE_CHECKING:
@@ -252,14 +252,14 @@ def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
     return result
 
 
-def _suggestions_wanted(request: RecommendRequest, fields: dict[str, Any]) -> int:
+def _suggestions_wanted(request: RecommendRequest, answer: dict[str, Any]) -> int:
     """How many rejected devices get suggestions: as asked, else :data:`AUTO_SUGGEST` where no device
     serves (the user needs to know what to change), else none (each is the engine run again)."""
-    if not any(r["cause"] in ("memory", "deadline") for r in fields["rejected"]):
+    if not any(r["cause"] in ("memory", "deadline") for r in answer["rejected"]):
         return 0
     if request.suggest is not None:
         return request.suggest
-    return AUTO_SUGGEST if not (fields["ranked_total"] or fields["unpriced_total"]) else 0
+    return AUTO_SUGGEST if not (answer["ranked_total"] or answer["unpriced_total"]) else 0
 
 
 def recommend_json(request: RecommendRequest, catalog: Catalog, indent: int | None = None,
@@ -373,8 +373,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     cloud = check_provider(request.cloud, catalog)
     if cloud != request.cloud:
         request = request.model_copy(update={"cloud": cloud})
-    deadline = parse_quantity("deadline", request.deadline, "[time]") if request.deadline is not None else None
-    budget = parse_quantity("budget", request.budget, "[currency]") if request.budget is not None else None
+    deadline, budget = request.deadline, request.budget
     if not request.kinds:
         raise InputError("kinds", request.kinds, f"at least one of {', '.join(CATALOG_KINDS)}")
     job = resolve_job(request)
@@ -895,13 +894,13 @@ def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, cat
         return result  # the built-in default workload: nothing of the user's to change
     from pydantic import ValidationError
 
-    from sizer.plan.owned import Owned, evaluate_training, training_fields
+    from sizer.plan.owned import Owned, evaluate_training, training_request
     from sizer.plan.suggestions import training_suggestions  # the planner's what-to-change, on a few rows only
 
-    fields = training_fields(request)
+    asked = training_request(request)
     deadline_s = None
     if request.deadline is not None:
-        deadline_s = float(parse_quantity("deadline", request.deadline, "[time]").to("s").magnitude)
+        deadline_s = float(request.deadline.to("s").magnitude)
     count = 1 << (int(request.max_devices).bit_length() - 1)  # the largest power of two the search tried
     wanted = [r for r in result.rejected if r.cause in ("memory", "deadline") and r.shortfall is not None]
     chosen = {r.device for r in sorted(wanted, key=lambda r: r.shortfall or 0.0)[:request.suggest]}  # all have one
@@ -910,8 +909,8 @@ def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, cat
         if row.device in chosen:
             device = catalog.find(row.device)
             try:
-                outcome = evaluate_training(fields, device, count, catalog, request.cloud)
-                found = training_suggestions(fields, Owned(count=count, device=device), catalog, outcome,
+                outcome = evaluate_training(asked, device, count, catalog, request.cloud)
+                found = training_suggestions(asked, Owned(count=count, device=device), catalog, outcome,
                                              deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
             except (SizerError, ValidationError):  # this device cannot take the question at that count
                 found = []

@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Method, Precision, Split, parse_choice
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Method, Precision, Split
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
-from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_fields
+from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_request
 from sizer.plan.owned_choice import reads_as_fine_tune
+from sizer.request_edits import edited, given, given_names
 from sizer.results import Suggestion, unit_factor
 from sizer.runtimes import runtime
 from sizer.runtimes.formats import KV_CACHE_BYTES, weight_format
@@ -42,57 +43,58 @@ EIGHT_BIT = {"adam": "adam-8bit", "adamw": "adamw-8bit", "paged-adamw": "paged-a
 Change = tuple[str, dict[str, Any]]  # a description and the edit of the request that makes the change
 
 
-def _training_changes(fields: dict[str, Any], have: Owned, outcome: Outcome, missed_deadline: bool) -> list[Change]:
+def _training_changes(request: TimeRequest, have: Owned, outcome: Outcome, missed_deadline: bool) -> list[Change]:
     """(description, request edit) of every single change worth evaluating."""
     changes: list[Change] = []
-    fixed = [k for k in LAYOUT_FIELDS if k in fields]
+    chosen = given_names(request)
+    fixed = [k for k in LAYOUT_FIELDS if k in chosen]
     if fixed:
         changes.append(("let sizer choose the layout (ZeRO stage, recomputation, micro-batch)", {k: None for k in fixed}))
     if not missed_deadline:
-        changes += _memory_changes(fields, have, outcome)
-    precision = parse_choice(Precision, fields.get("precision", Precision.MIXED), "precision")
+        changes += _memory_changes(request, have, outcome)
+    precision = given(request, "precision", Precision.MIXED)
     if missed_deadline and precision is not Precision.FP8 and Precision.FP8 in supported_precisions(have.device):
         changes.append(("train in fp8 (Transformer Engine-style scaling; check convergence)", {"precision": "fp8"}))
-    return changes + _more_devices(fields, have)
+    return changes + _more_devices(request, have)
 
 
-def _memory_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
+def _memory_changes(request: TimeRequest, have: Owned, outcome: Outcome) -> list[Change]:
     """The changes that need less memory on the same hardware, in the order tried: the method, the
     optimizer, recomputation, offload, the recipe, shorter sequences, a smaller micro-batch.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields.
+    request : TimeRequest
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware (its device decides whether offload is possible).
     outcome : Outcome
         The request evaluated (its sequence length, whether it reads as a fine-tune).
     """
-    transformer = fields.get("model") is not None or fields.get("tokens") is not None
-    method = parse_choice(Method, fields.get("method", Method.FULL), "method")
-    timed = fields.get("samples") is not None or fields.get("tokens") is not None
-    changes = _method_changes(fields, outcome, method)
-    changes += _recompute_and_offload_changes(fields, have, method, transformer, timed)
+    transformer = request.model is not None or request.tokens is not None
+    method = given(request, "method", Method.FULL)
+    timed = request.samples is not None or request.tokens is not None
+    changes = _method_changes(request, outcome, method)
+    changes += _recompute_and_offload_changes(request, have, method, transformer, timed)
     from sizer.frameworks.suggest import framework_changes
 
-    changes += framework_changes(fields, have.count)  # a framework's whole recipe first (one option to type)
-    changes += recipe_changes(fields, timed)
+    changes += framework_changes(request, have.count)  # a framework's whole recipe first (one option to type)
+    changes += recipe_changes(request, timed)
     if transformer:
-        changes += _sequence_changes(fields, outcome)
-    micro = fields.get("micro_batch")
+        changes += _sequence_changes(request, outcome)
+    micro = given(request, "micro_batch")
     if micro is not None and float(micro) > 1:
         changes.append(("a micro-batch of 1 (gradient accumulation makes up the batch)", {"micro_batch": 1}))
     return changes
 
 
-def _method_changes(fields: dict[str, Any], outcome: Outcome, method: Method) -> list[Change]:
+def _method_changes(request: TimeRequest, outcome: Outcome, method: Method) -> list[Change]:
     """Adapters instead of every weight (for a fine-tune only) and 8-bit optimizer states.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields.
+    request : TimeRequest
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     outcome : Outcome
         The request evaluated (whether it reads as a fine-tune).
     method : Method
@@ -100,26 +102,26 @@ def _method_changes(fields: dict[str, Any], outcome: Outcome, method: Method) ->
     """
     changes: list[Change] = []
     # adapters for a fine-tune only: a pre-training run (20 tokens per parameter or more) trains every weight
-    adapters = method is not Method.FULL or reads_as_fine_tune(fields, outcome)
+    adapters = method is not Method.FULL or reads_as_fine_tune(request, outcome)
     if adapters and method is Method.FULL:
         changes.append(("fine-tune with LoRA adapters instead of every weight (Hu et al. 2021)", {"method": "lora"}))
     if adapters and method in (Method.FULL, Method.LORA):
         changes.append(("QLoRA: adapters over a 4-bit NF4 base (Dettmers et al. 2023)", {"method": "qlora"}))
-    optimizer = str(fields.get("optimizer", "adam")).lower()
+    optimizer = str(given(request, "optimizer", "adam")).lower()
     if optimizer in EIGHT_BIT and method is Method.FULL:
         changes.append((f"8-bit optimizer states (bitsandbytes {EIGHT_BIT[optimizer]})", {"optimizer": EIGHT_BIT[optimizer]}))
     return changes
 
 
-def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: Method, transformer: bool,
+def _recompute_and_offload_changes(request: TimeRequest, have: Owned, method: Method, transformer: bool,
                                    timed: bool) -> list[Change]:
     """Full recomputation where the layout search would not try it, and ZeRO-Offload where the device has
     a host memory apart and the run is timed.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields.
+    request : TimeRequest
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware.
     method : Method
@@ -132,29 +134,30 @@ def _recompute_and_offload_changes(fields: dict[str, Any], have: Owned, method: 
     changes: list[Change] = []
     # the time engine's layout search already tries every recomputation unless one is pinned (or the layout
     # is given whole, with offload or hybrid sharding): only then can asking for full recomputation help
-    searched = timed and "recompute" not in fields and not fields.get("offload") and not fields.get("hybrid_shard")
-    if transformer and fields.get("recompute") != "full" and not searched:
+    searched = timed and given(request, "recompute") is None and not given(request, "offload") \
+        and not given(request, "hybrid_shard")
+    if transformer and given(request, "recompute") != "full" and not searched:
         changes.append(("recompute activations in the backward pass (full recomputation)", {"recompute": "full"}))
     # ZeRO-Offload needs a host memory of its own (not a CPU's or unified memory) and time to train; the
     # engine checks that the host holds the states (sizer.engine.offload) and the change is kept only then
     separate = have.device.kind is not DeviceKind.CPU and not have.device.unified_memory
-    if not fields.get("offload") and method is Method.FULL and separate and timed:
+    if not given(request, "offload") and method is Method.FULL and separate and timed:
         changes.append(("offload optimizer states and master weights to host memory (ZeRO-Offload)", {"offload": True}))
     return changes
 
 
-def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
+def _sequence_changes(request: TimeRequest, outcome: Outcome) -> list[Change]:
     """Sequences of half the length, a quarter ..., down to :data:`SHORTEST_SEQUENCE` tokens, longest first.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields (``seq_len`` [token], where given).
+    request : TimeRequest
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     outcome : Outcome
         The request evaluated (the sequence length it assumed, where none is given).
     """
     changes: list[Change] = []
-    seq = fields.get("seq_len")
+    seq = given(request, "seq_len")
     current = int(seq) if seq else _sequence(outcome)
     shorter = current // 2 if current else None
     while shorter and shorter >= SHORTEST_SEQUENCE:
@@ -163,13 +166,13 @@ def _sequence_changes(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
     return changes
 
 
-def _more_devices(fields: dict[str, Any], have: Owned) -> list[Change]:
+def _more_devices(request: TimeRequest, have: Owned) -> list[Change]:
     """The given count times each of :data:`MORE_DEVICES`, up to :data:`MAX_SUGGESTED_DEVICES`, the layout searched.
 
     Parameters
     ----------
-    fields : dict
-        The training request's fields (a given layout is dropped).
+    request : TimeRequest
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware: its device and count [1].
     """
@@ -179,18 +182,18 @@ def _more_devices(fields: dict[str, Any], have: Owned) -> list[Change]:
         if count > MAX_SUGGESTED_DEVICES:
             break
         changes.append((f"{count} x {have.device.name} ({count - have.count} more), layout searched",
-                        {"count": count, **{k: None for k in LAYOUT_FIELDS if k in fields}}))
+                        {"count": count, **{k: None for k in LAYOUT_FIELDS if k in given_names(request)}}))
     return changes
 
 
-def recipe_changes(fields: dict[str, Any], timed: bool) -> list[Change]:
+def recipe_changes(request: TimeRequest, timed: bool) -> list[Change]:
     """Training-state recipe changes (:mod:`sizer.engine.recipe`) a request has not made yet, offered before
     bigger hardware: each is a line of a trainer's configuration.
 
     Parameters
     ----------
-    fields : dict
-        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    request : TimeRequest
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     timed : bool
         Whether the request gives the samples or tokens to train on (the layout search then tries
         recomputation itself).
@@ -201,21 +204,21 @@ def recipe_changes(fields: dict[str, Any], timed: bool) -> list[Change]:
         Each change as a sentence and the edit of the request that makes it, most usual first.
     """
     changes: list[Change] = []
-    offloaded = bool(fields.get("offload") or fields.get("offload_params"))
-    full = parse_choice(Method, fields.get("method", Method.FULL), "method") is Method.FULL
-    precision = str(fields.get("precision", "mixed")).lower()
-    if full and str(fields.get("state_precision", "mixed")).lower() == "mixed" and precision in ("mixed", "bf16"):
+    offloaded = bool(given(request, "offload") or given(request, "offload_params"))
+    full = given(request, "method", Method.FULL) is Method.FULL
+    precision = str(given(request, "precision", "mixed")).lower()
+    if full and str(given(request, "state_precision", "mixed")).lower() == "mixed" and precision in ("mixed", "bf16"):
         changes.append(("pure bf16 states: weights, gradients and optimizer states in bf16, no FP32 master (torchtune "
                         "dtype bf16)", {"state_precision": "bf16"}))
-    if full and not offloaded and not str(fields.get("optimizer", "adam")).lower().startswith("paged"):
+    if full and not offloaded and not str(given(request, "optimizer", "adam")).lower().startswith("paged"):
         changes.append(("paged 8-bit AdamW (bitsandbytes PagedAdamW8bit): states in unified memory, paged to the host",
                         {"optimizer": "paged-adamw-8bit"}))
-    if full and not offloaded and not fields.get("optimizer_in_backward"):
+    if full and not offloaded and not given(request, "optimizer_in_backward"):
         changes.append(("the optimizer step in the backward pass (torchtune optimizer_in_bwd): no gradient buffer",
                         {"optimizer_in_backward": True}))
-    if fields.get("model") is not None and str(fields.get("loss", "standard")).lower() == "standard":
+    if request.model is not None and str(given(request, "loss", "standard")).lower() == "standard":
         changes.append(("chunked cross-entropy (torchtune CEWithChunkedOutputLoss): 16-bit logits", {"loss": "chunked"}))
-    if fields.get("model") is not None and not fields.get("offload_activations"):
+    if request.model is not None and not given(request, "offload_activations"):
         changes.append(("activation offload to host memory (torchtune enable_activation_offloading)",
                         {"offload_activations": True}))
     if full and not offloaded and precision in ("mixed", "bf16"):
@@ -236,10 +239,10 @@ def _sequence(outcome: Outcome) -> int | None:
     return None
 
 
-def _combined(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
+def _combined(request: TimeRequest, outcome: Outcome) -> list[Change]:
     """Changes usually taken together, tried where no single one works."""
     combos: list[Change] = []
-    if fields.get("model") is not None and reads_as_fine_tune(fields, outcome):
+    if request.model is not None and reads_as_fine_tune(request, outcome):
         combos.append(("QLoRA with full recomputation and a micro-batch of 1",
                        {"method": "qlora", "recompute": "full", "micro_batch": 1}))
         combos.append(("QLoRA, full recomputation, micro-batch 1, sequences of 512 tokens",
@@ -247,15 +250,15 @@ def _combined(fields: dict[str, Any], outcome: Outcome) -> list[Change]:
     return combos
 
 
-def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome, *,
+def training_suggestions(request: TimeRequest, have: Owned, catalog: Catalog, outcome: Outcome, *,
                          deadline_s: float | None = None, cloud: str | None = None) -> list[Suggestion]:
     """The changes that make a training job fit (or meet ``deadline_s`` [s]) on ``have``, each evaluated
     again by the engine; cheapest first.
 
     Parameters
     ----------
-    fields : dict
-        The request's fields (quantities as given: ``seq_len`` [token], ``micro_batch`` [sample], ...).
+    request : TimeRequest
+        The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware: its device and count [1].
     catalog : Catalog
@@ -274,13 +277,14 @@ def training_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, 
         changes on the hardware as it is first, then more devices; each group cheapest first.
     """
     missed = outcome.fits and deadline_s is not None
-    found = _try(_training_changes(fields, have, outcome, missed), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+    found = _try(_training_changes(request, have, outcome, missed), request, have, catalog, deadline_s, cloud,
+                 stop_at_first_count=True)
     if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
-        found += _try(_combined(fields, outcome), fields, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+        found += _try(_combined(request, outcome), request, have, catalog, deadline_s, cloud, stop_at_first_count=True)
     return _ranked(found)
 
 
-def _try(changes: list[Change], fields: dict[str, Any], have: Owned, catalog: Catalog, deadline_s: float | None,
+def _try(changes: list[Change], request: TimeRequest, have: Owned, catalog: Catalog, deadline_s: float | None,
          cloud: str | None, *, stop_at_first_count: bool) -> list[Suggestion]:
     found: list[Suggestion] = []
     done: set[str] = set()  # kinds of change already answered: the smallest count, the longest sequence that works
@@ -289,9 +293,9 @@ def _try(changes: list[Change], fields: dict[str, Any], have: Owned, catalog: Ca
         kind = "count" if "count" in edit else "seq_len" if set(edit) == {"seq_len"} else None
         if stop_at_first_count and kind is not None and kind in done:
             continue  # tried smallest count and longest sequence first: the first that works is the suggestion
-        edited = {**fields, **{k: v for k, v in edit.items() if k != "count"}}
         try:
-            outcome = evaluate_training(edited, have.device, count, catalog, cloud)
+            outcome = evaluate_training(edited(request, {k: v for k, v in edit.items() if k != "count"}), have.device,
+                                        count, catalog, cloud)
         except (SizerError, ValidationError):  # a change this request cannot take
             continue  # a change this workload cannot take (recomputation of a non-transformer ...)
         meets = outcome.meets(deadline_s)
@@ -324,33 +328,33 @@ SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
 NARROWER_KV = (*sorted(GGML_KV_CACHES, key=lambda k: -KV_CACHE_BYTES[k]), KvCache.FP8, KvCache.INT8)
 
 
-def _kv_changes(fields: dict[str, Any], have: Owned, weights: str) -> list[Change]:
+def _kv_changes(request: InferenceRequest, have: Owned, weights: str) -> list[Change]:
     """The narrower KV caches the runtime storing the cache stores: the one named, else the local runtime the device
     and weights run under (llama.cpp for a GGUF mix), else the data-centre model (no ggml blocks)."""
-    named = fields.get("runtime")
+    named = given(request, "runtime")
     entry = runtime(str(named)) if named else default_local_runtime(have.device, weight_format(weights))[0]
-    kv = parse_choice(KvCache, fields.get("kv_cache", "fp16"), "kv_cache")
+    kv = KvCache(given(request, "kv_cache", "fp16"))  # typed where the request was built
     stored = [k for k in NARROWER_KV if (entry.refusal(kv_cache=k) is None if entry is not None
                                          else k not in GGML_KV_CACHES)]
     return [(f"KV cache in {k.value}", {"kv_cache": k.value}) for k in stored if k is not kv]
 
 
-def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult | None) -> Change | None:
+def _offload_change(request: InferenceRequest, have: Owned, result: InferenceResult | None) -> Change | None:
     """The most layers that fit on a GPU with separate host memory, the rest offloaded to the CPU (llama.cpp -ngl):
     device memory of the weights and KV cache scales with the layers kept, activations and reserve do not."""
-    if result is None or have.device.kind is DeviceKind.CPU or have.device.unified_memory or fields.get("rate") or fields.get("users"):
+    if result is None or have.device.kind is DeviceKind.CPU or have.device.unified_memory or request.rate or request.users:
         return None
     from sizer.workloads.registry import find_model
 
     scaled = result.weights_memory.value + result.kv_cache_memory.value
     room = result.device_memory.value - result.activations_memory.value - result.reserve_memory.value
     try:
-        layers = find_model(result.model).layers if fields.get("model") else None
+        layers = find_model(result.model).layers if request.model else None
     except (SizerError, KeyError, LookupError):  # a model given as a config file: its layers are not looked up again
         layers = None
     if layers is None or scaled <= 0 or room <= 0:
         return None
-    share = (fields.get("gpu_layers") or layers) / layers
+    share = (request.gpu_layers or layers) / layers
     keep = min(math.floor(layers * room / (scaled / share)), layers - 1)
     if keep < 1:
         return None
@@ -358,14 +362,14 @@ def _offload_change(fields: dict[str, Any], have: Owned, result: InferenceResult
             {"gpu_layers": keep})
 
 
-def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
+def serving_suggestions(request: InferenceRequest, have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
     """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
     batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first.
 
     Parameters
     ----------
-    fields : dict
-        The request's fields (quantities as given: ``prompt_len`` [token], ``batch`` [sequence], ...).
+    request : InferenceRequest
+        The serving request (typed values; its hardware is replaced by ``have``).
     have : Owned
         The hardware: its device and count [1].
     catalog : Catalog
@@ -379,14 +383,14 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
         The changes that fit, each with its memory per device [GB], decode throughput [token/s] and cost
         per million output tokens [USD]; cheapest first, then fastest.
     """
-    changes = _serving_changes(fields, have, outcome)
+    changes = _serving_changes(request, have, outcome)
     found: list[Suggestion] = []
     counted = narrowed = False
     for change, edit in changes:
         if (counted and "count" in edit) or (narrowed and "GGUF mix" in change):  # the fewest devices, the widest mix
             continue
         try:
-            tried = evaluate_serving({**fields, **{k: v for k, v in edit.items() if k != "count"}}, have.device,
+            tried = evaluate_serving(edited(request, {k: v for k, v in edit.items() if k != "count"}), have.device,
                                      edit.get("count", have.count), catalog)
         except (SizerError, ValidationError):  # a change this request cannot take
             continue
@@ -401,36 +405,36 @@ def serving_suggestions(fields: dict[str, Any], have: Owned, catalog: Catalog, o
                                         -(s.decode_tokens_per_s.expected if s.decode_tokens_per_s else 0.0)))
 
 
-def _serving_changes(fields: dict[str, Any], have: Owned, outcome: Outcome) -> list[Change]:
+def _serving_changes(request: InferenceRequest, have: Owned, outcome: Outcome) -> list[Change]:
     """(description, request edit) of every serving change worth evaluating, in the order tried: weight and
     KV-cache formats, a smaller batch, layers offloaded to the CPU, shorter prompts, more devices.
 
     Parameters
     ----------
-    fields : dict
-        The serving request's fields.
+    request : InferenceRequest
+        The serving request (typed values).
     have : Owned
         The hardware: its device and count [1].
     outcome : Outcome
         The request evaluated (its batch [sequence] and the largest that fits).
     """
     changes: list[Change] = []
-    weights = str(fields.get("weights", "bf16")).lower()
+    weights = str(given(request, "weights", "bf16")).lower()
     if weights.upper() in GGUF_MIXES:  # a llama.cpp user keeps to GGUF: the narrower mixes, widest first
         changes += [(f"weights in {mix.lower()} (a narrower GGUF mix)", {"weights": mix.lower()})
                     for mix in GGUF_MIXES[GGUF_MIXES.index(weights.upper()) + 1:]]
     else:
         changes += [(f"weights in {fmt}", {"weights": fmt}) for fmt in SERVING_WEIGHTS if fmt != weights]
-    changes += _kv_changes(fields, have, weights)
+    changes += _kv_changes(request, have, weights)
     result = outcome.result if isinstance(outcome.result, InferenceResult) else None
     if result is not None and result.batch > 1:
         largest = max(1, int(result.max_batch))
         if largest < result.batch:
             changes.append((f"serve {largest} sequence(s) at once instead of {result.batch}", {"batch": largest}))
-    offload = _offload_change(fields, have, result)
+    offload = _offload_change(request, have, result)
     if offload is not None:
         changes.append(offload)
-    prompt = int(fields.get("prompt_len", 1024))
+    prompt = int(given(request, "prompt_len", 1024))
     if prompt > 512:
         changes.append((f"prompts of at most {prompt // 2} tokens", {"prompt_len": prompt // 2}))
     split = "llama.cpp's layer split" if result is not None and result.split == Split.LAYER else "tensor parallel"
@@ -512,9 +516,6 @@ def suggestions_for(request: TimeRequest | MemoryRequest | InferenceRequest, res
     outcome = Outcome(fits=False, memory_per_device=needed, device_memory=result.device_memory, result=result)
     if isinstance(result, InferenceResult):
         assert isinstance(request, InferenceRequest), "a serving answer comes from a serving request"
-        fields = request.model_dump(exclude_unset=True, exclude_none=True)
-        for key in ("have", "device", "count"):
-            fields.pop(key, None)
-        return serving_suggestions(fields, have, catalog, outcome)
+        return serving_suggestions(request, have, catalog, outcome)  # its hardware replaced by evaluate_serving
     assert not isinstance(request, InferenceRequest), "a training answer comes from a training request"
-    return training_suggestions(training_fields(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
+    return training_suggestions(training_request(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))

@@ -67,6 +67,12 @@ def _as_request(workload: WorkloadRequest | dict[str, Any]) -> WorkloadRequest:
         try:
             return WorkloadRequest.model_validate(workload)
         except ValidationError as error:
+            from sizer.workloads.field_check import request_errors
+
+            unread = [e for e in request_errors(error, workload) if isinstance(e, InputError)
+                      and isinstance(e.value, (str, int, float))]
+            if unread:  # a count or quantity whose text does not read: its own field named (a list is no workload)
+                raise unread[0] from None
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "workload"
             raise InputError("workloads", workload, f"valid workload fields ({where}: {first['msg']})") from None

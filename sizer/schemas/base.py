@@ -26,7 +26,8 @@ from sizer.choices import (
 )
 from sizer.formulas.compute import BACKWARD_FACTOR, FORWARD_FLOPS_PER_PARAM
 from sizer.frameworks.framework_name import FrameworkName
-from sizer.units import Numberish, QuantityIn
+from sizer.units import Count, Memory, MemoryOrZero
+from sizer.workloads.batch import BatchField
 from sizer.workloads.source import Source
 
 
@@ -98,11 +99,11 @@ class WorkloadRequest(RequestModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"params": 7e9, "tokens": 2e10, "precision": "bf16", "optimizer": "adamw"}]})
 
-    params: Numberish | None = Field(None, description="parameters (weights and biases), e.g. 7e9")
-    samples: Numberish | None = Field(None, description="training samples per epoch")
-    epochs: Numberish = Field(1, description="passes over the samples")
-    tokens: Numberish | None = Field(None, description="training tokens (language models), instead of samples")
-    batch_size: Numberish | None = Field(None, description="global batch per step: '1536 sequences', '4M tokens' or "
+    params: Count | None = Field(None, description="parameters (weights and biases), e.g. 7e9")
+    samples: Count | None = Field(None, description="training samples per epoch")
+    epochs: Count = Field(1, description="passes over the samples")
+    tokens: Count | None = Field(None, description="training tokens (language models), instead of samples")
+    batch_size: BatchField | None = Field(None, description="global batch per step: '1536 sequences', '4M tokens' or "
                                          "'512 samples'; a bare number is tokens with tokens, else samples")
     precision: PrecisionName = Field(Precision.MIXED, description="mixed (bf16 where the device has it, else fp16, else fp32), "
                                                  "fp32, tf32, fp16, bf16, fp8 or fp4 (NVFP4, where the device has an FP4 peak)")
@@ -110,17 +111,17 @@ class WorkloadRequest(RequestModel):
                                                           "adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor or lion")
     forward_flops_per_param: float = Field(FORWARD_FLOPS_PER_PARAM, gt=0, le=1e6)
     backward_factor: float = Field(BACKWARD_FACTOR, ge=1, le=100)
-    forward_flops_per_sample: Numberish | None = Field(None, description="FLOP per sample of the forward pass, if known")
+    forward_flops_per_sample: Count | None = Field(None, description="FLOP per sample of the forward pass, if known")
     seq_len: int | None = Field(None, ge=1, le=10_000_000, description="sequence length (token workloads)")
-    activation_memory_per_sample: QuantityIn = Field(None, description="activation memory per sample, e.g. '12 MB'")
-    sample_size: QuantityIn = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
+    activation_memory_per_sample: MemoryOrZero | None = Field(None, description="activation memory per sample, e.g. '12 MB'")
+    sample_size: Memory | None = Field(None, description="bytes of one stored training sample, e.g. '150 kB'")
     model: Source | None = Field(None, description="an architecture by name (llama-2-7b, gpt3-175b, "
                                                                 "bert-large ...) or, on the command line, a config.json")
     workload: Source | None = Field(None, description="a built-in workload profile (resnet50, bert-large, "
                                                                    "...) or, on the command line, a profile file")
     attention: AttentionName = Field(Attention.FLASH, description="flash (keeps softmax statistics only) or standard (keeps the "
                                                 "s x s attention scores): Korthikanti et al. 2022's two cases")
-    micro_batch: Numberish | None = Field(None, description="samples per device per forward/backward pass "
+    micro_batch: Count | None = Field(None, description="samples per device per forward/backward pass "
                                                             "(sequences for a language model); default: the largest that fits")
     method: MethodName = Field(Method.FULL, description="full (every weight trained), lora or qlora (adapters over a frozen "
                                             "base; QLoRA's base in 4-bit NF4)")

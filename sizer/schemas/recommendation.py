@@ -2,7 +2,7 @@
 (:func:`sizer.plan.recommend.recommend`)."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -15,6 +15,7 @@ from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, 
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.calibration_file import Calibration
 from sizer.schemas.measurement import Measured
+from sizer.units import Duration, Memory, Money
 
 DEFAULT_MAX_DEVICES = 64
 HTTP_TOP = 5  # /v1/recommend's rows of ranked (and of unpriced) by default: a compact answer; "top" asks more
@@ -32,11 +33,11 @@ def _every_kind() -> list[CatalogKindName]:
 class RecommendRequest(WorkloadRequest):
     """A workload plus the constraints of the choice."""
 
-    deadline: str | dict[str, Any] | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
+    deadline: Duration | None = Field(None, description="longest acceptable training time, e.g. '14 d'")
     have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
                                                                  "the answer is for these only (sizer.plan.owned)")
-    budget: str | dict[str, Any] | None = Field(None, description="most money to spend, e.g. '50000 USD'")
-    host_memory: str | dict[str, Any] | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
+    budget: Money | None = Field(None, description="most money to spend, e.g. '50000 USD'")
+    host_memory: Memory | None = Field(None, description="with have: RAM of one host, e.g. '128 GB', checked against "
                                                              "what ZeRO-Offload would put there")
     max_devices: int = Field(DEFAULT_MAX_DEVICES, ge=1, le=65536)
     purchase: PriceBasis = Field("rent", description="older name of pricing (rent or buy); pricing wins where given")

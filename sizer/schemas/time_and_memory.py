@@ -6,8 +6,6 @@ a :class:`MemoryResult` (:mod:`sizer.training.memory_answer`).
 """
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import ConfigDict, Field
 
 from sizer.choices import Mode, Recompute, RecomputeName, Sharding, ShardingName
@@ -17,7 +15,7 @@ from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.calibration_file import Calibration
 from sizer.schemas.measurement import Measured, Rescaled
-from sizer.units import Numberish
+from sizer.units import Count, Duration, Memory
 
 
 class TimeRequest(WorkloadRequest):
@@ -51,14 +49,14 @@ class TimeRequest(WorkloadRequest):
                                                         "dispatch)")
     headroom: bool = False
     offload: bool = Field(False, description="optimizer states and master weights in host memory (ZeRO-Offload)")
-    host_memory: str | dict[str, Any] | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
+    host_memory: Memory | None = Field(None, description="RAM of one host (a machine), e.g. '128 GB': checked against "
                                                              "what offload puts there; default the node type's (system) "
                                                              "where the catalog has it, else assumed equal to its devices' memory")
     hybrid_shard: bool = Field(False, description="ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD)")
     system: str | None = Field(None, max_length=100, description="a catalog node type (DGX H100, AWS p5, ...): devices "
                                                                 "per node, the link inside and the network between nodes")
     reference: str | None = Field(None, max_length=200, description="one measurement to predict from: 'DEVICE=THROUGHPUT/s'")
-    reference_batch_size: Numberish | None = Field(None, description="batch of the reference measurement (default: batch_size)")
+    reference_batch_size: Count | None = Field(None, description="batch of the reference measurement (default: batch_size)")
     calibration: Calibration | None = Field(None, description="per-device efficiencies from sizer calibrate")
     interruptions: bool | None = Field(None, description="also give the training time with interruptions (failures, "
                                                          "checkpoints, restarts); not given: where the run expects at "
@@ -68,7 +66,7 @@ class TimeRequest(WorkloadRequest):
     measured_on: str | None = Field(None, max_length=100, description="the device the measurement was taken on ('RTX "
                                     "4090', '8x A100 80GB SXM'): carried over to the device asked (reference mode)")
     mfu: float | None = Field(None, gt=0, le=1, description="a what-if MFU (0-1] in place of the fitted efficiencies")
-    checkpoint_interval: str | dict[str, Any] | None = Field(
+    checkpoint_interval: Duration | None = Field(
         None, description="training time between checkpoints, e.g. '3 hours', for the time with interruptions; not "
                           "given: Daly's optimal interval")
 

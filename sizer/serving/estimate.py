@@ -95,7 +95,7 @@ from sizer.serving.under_load import (
     usd_per_million,
 )
 from sizer.simulator.simulate import batching_table, runtime_replica
-from sizer.units import Quantity, parse_count
+from sizer.units import Count, Memory, MoneyPerTime, Quantity
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
 from sizer.workloads.source import Source
@@ -133,7 +133,7 @@ class ServedModel(LoadFields, RequestModel):
 
     model: Source | None = Field(None, description="architecture by name (a preset, or a shipped config's hub id or short "
                                                    "name), or a config.json path (CLI)")
-    params: float | str | None = Field(None, description="parameter count, for a generated Llama-style decoder")
+    params: Count | None = Field(None, description="parameter count, for a generated Llama-style decoder")
     weights: WeightsName | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
                                 "checkpoint is stored in, as its config's quantization_config states it: bf16, fp8 "
@@ -144,7 +144,7 @@ class ServedModel(LoadFields, RequestModel):
                                                                         "host CPU (llama.cpp --n-gpu-layers; default: all)")
     host_cpu: str | None = Field(None, max_length=100, description="the catalog CPU that runs offloaded layers "
                                                                    "(default: Ryzen 9 7950X, a DDR5 desktop)")
-    host_memory: str | dict[str, Any] | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
+    host_memory: Memory | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
                                                              "against the offloaded layers' weights and KV cache "
                                                              "(default: the host CPU's in the catalog)")
 
@@ -184,7 +184,7 @@ class InferenceRequest(ServedModel):
                                "-ub, default 512; mlx-lm prefill step, default 2048); not the batch of sequences")
     threads: int | None = Field(None, ge=1, le=1024, description="CPU threads of a CPU-only llama.cpp run or of the host "
                                 "CPU running layers kept off the GPU (gpu_layers) (-t; default: the CPU's physical cores)")
-    rent_price: str | dict[str, Any] | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
+    rent_price: MoneyPerTime | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
     emit: EmitName | None = Field(None, max_length=40, description="a tool to write the chosen setup's launch command "
                                                                  "or configuration for (sizer.launch: vllm, sglang, trtllm, llama.cpp)")
     pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
@@ -245,7 +245,8 @@ def served_architecture(request: ServedModel) -> tuple[Architecture, list[Assump
         note = Assumption(name="model", value=f"{arch.name}: {arch.layers} layers of {arch.hidden}, {arch.heads} heads, "
                           f"{arch.kv_heads} key/value heads of {arch.head_size}", source=arch.source)
     else:
-        arch, why = decoder_for_params(parse_count("params", request.params))
+        assert request.params is not None  # either a model or params, checked above
+        arch, why = decoder_for_params(request.params)
         note = Assumption(name="model", value=why, source=arch.source)
     check_servable(arch)
     return arch, [note]
@@ -871,7 +872,7 @@ def _offload_shares(served: _Served, ev: _Evaluated) -> list[DeviceShare] | None
     return [*on_devices, on_host]
 
 
-def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], assumptions: list[Assumption],
+def _answer_under_load(served: _Served, ev: _Evaluated, static: dict[str, Any], assumptions: list[Assumption],
                        tdp: float | None) -> InferenceResult:
     """Under load: continuous batching on as many replicas as the load needs, its latency, capacity and cost."""
     request, device, load = served.request, served.device, served.load
@@ -909,7 +910,7 @@ def _answer_under_load(served: _Served, ev: _Evaluated, fields: dict[str, Any], 
         notes_load.append(headroom_assumption(max_utilisation(request), request.max_utilisation is not None))
         if (scaled := scale_out_note(load, answer, served.slo.any)) is not None:
             notes_load.append(scaled)  # one replica would be saturated: said, as the benchmark says it (issue 38)
-    fields = {**fields, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
+    fields = {**static, "scenario": "load", "cost_per_million_tokens": load_cost, "energy_per_token": load_energy,
               "load": load_out(load, served.lengths), "latency": latency_out(answer.run, ranges),
               "capacity": capacity_out(answer, served.slo, ranges),
               "output_tokens_per_s": ranged(out_rate, "tokens/s", ranges.throughput),

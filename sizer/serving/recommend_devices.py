@@ -62,7 +62,6 @@ from sizer.serving.under_load import (
     serving_prices,
     usd_per_million,
 )
-from sizer.units import parse_quantity
 from sizer.workloads.architecture import Architecture
 
 BATCHES = np.unique(np.round(np.geomspace(1, 2048, 34)))  # about 25 % apart, up to TensorRT-LLM's default maximum
@@ -114,7 +113,7 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
         from sizer.serving.load_search import recommend_under_load
         return recommend_under_load(request, catalog, arch, notes)
     prompt, output = _sequence_lengths(request)
-    ttft_target = (float(parse_quantity("time_to_first_token", request.time_to_first_token, "[time]").to("s").magnitude)
+    ttft_target = (float(request.time_to_first_token.to("s").magnitude)
                    if request.time_to_first_token is not None else None)
     devices, segments = production_devices(devices_of_kinds(catalog, request.kinds), request.consumer)
     # formats: a given one pins its dimension; offloaded layers keep the given (or the checkpoint's) weights: CPUs lack

@@ -4,7 +4,7 @@ the targets it must meet, and what the search may try. Its own module so that th
 read it without importing each other."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -14,6 +14,7 @@ from sizer.formulas.tco import Pricing
 from sizer.launch.emit_field import EmitName
 from sizer.runtimes.formats import WeightsName, ggml_kv_refusal
 from sizer.serving.estimate import ServedModel
+from sizer.units import Duration
 
 
 class InferenceRecommendRequest(ServedModel):
@@ -29,7 +30,7 @@ class InferenceRecommendRequest(ServedModel):
     batch: int | None = Field(None, ge=1, le=1_000_000, description="concurrent sequences (default: the largest that serves)")
     tokens_per_s_per_user: float | None = Field(None, gt=0, le=1e7, description="decode tokens/s each sequence needs")
     total_tokens_per_s: float | None = Field(None, gt=0, le=1e12, description="output tokens/s over all sequences")
-    time_to_first_token: str | dict[str, Any] | None = Field(None, description="longest acceptable, e.g. '500 ms'")
+    time_to_first_token: Duration | None = Field(None, description="longest acceptable, e.g. '500 ms'")
     context_length: int | None = Field(None, ge=2, le=10_000_000, description="tokens a sequence must hold; the prompt is "
                                                                                "this less the output")
     max_devices: int = Field(8, ge=1, le=1024, description="largest tensor-parallel group (or layer split)")

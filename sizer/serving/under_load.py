@@ -25,7 +25,7 @@ from sizer.simulator.benchmark_lengths import random_dataset
 from sizer.simulator.metrics import SimulationResult
 from sizer.simulator.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
 from sizer.simulator.traffic import Lengths, LengthsName, Load, arrivals_label, length_distribution, parse_trace
-from sizer.units import parse_quantity
+from sizer.units import Seconds, SecondsOrZero
 
 
 class LoadQuestion(Protocol):
@@ -82,7 +82,7 @@ class LoadQuestion(Protocol):
 
 LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
 # A time as the user gives it: a number of seconds, a quantity's text ('2 s') or its JSON ({"value": 2, "unit": "s"})
-TimeField = str | float | dict[str, Any] | None
+TimeField = Seconds | None
 # (USD per device-hour or None, its basis or None, the price used (sizer.formulas.tco.PriceUsed's fields) or None)
 Price = tuple[float | None, PriceBasis | None, dict[str, Any] | None]
 
@@ -99,7 +99,7 @@ class LoadFields(BaseModel):
 
     rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
     users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
-    think_time: TimeField = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
+    think_time: SecondsOrZero | None = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
     lengths: LengthsName | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
                                 "sharegpt-multiturn-8k, azure-conv, azure-code, arxiv-summarization, mlperf-openorca "
                                 "(default: fixed lengths)")
@@ -392,7 +392,7 @@ def default_split(request: LoadFields, weights: WeightFormat) -> Split:
 def _seconds(field: str, raw: TimeField, allow_zero: bool = False) -> float | None:
     if raw is None:
         return None
-    s = float(parse_quantity(field, raw, "[time]", default_unit="s", allow_zero=allow_zero).to("s").magnitude)
+    s = float(raw.to("s").magnitude)
     if not (0 <= s <= LONGEST):
         raise InputError(field, raw, f"a time from 0 to {LONGEST:g} s")
     return s

@@ -5,7 +5,10 @@ modules that make suggestions can call them without importing the facade back.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
+
+import pint
+from pydantic import ValidationError
 
 from sizer.choices import Sharding, recompute_index, zero_stage_of
 from sizer.engine.job import resolve_job
@@ -15,12 +18,12 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
 from sizer.measured import memory_answer, time_answer
+from sizer.request_edits import given_names, rebuilt
 from sizer.results import Assumption
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, SearchedLayout, TimeRequest, TimeResult
 from sizer.training.memory_answer import training_memory
 from sizer.training.time_answer import estimate_training
-from sizer.units import parse_count, parse_quantity
 
 
 def node_type(name: str | None, device: Device) -> Topology | None:
@@ -123,16 +126,11 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
     if request.reference is not None and request.workload is None and request.model is None:
         raise InputError("reference", request.reference, "a workload profile or a model too (--workload or --model): a "
                                                          "reference measurement calibrates a described workload")
-    reference_batch = parse_count("reference_batch_size", request.reference_batch_size) \
-        if request.reference_batch_size is not None else None
+    reference_batch = request.reference_batch_size
     efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     topology = node_type(request.system, device)
-    host_memory = None
-    if request.host_memory is not None:
-        host_memory = float(parse_quantity("host_memory", request.host_memory, "[information]").to("B").magnitude)
-        if not host_memory > 0:
-            raise InputError("host_memory", request.host_memory, "a positive amount of memory, such as '128 GB'")
+    host_memory = float(request.host_memory.to("B").magnitude) if request.host_memory is not None else None
     result = estimate_training(job, device, request.count, zero=zero_stage(request), tp=request.tp, pp=request.pp,
                              ep=request.ep,
                              topology=topology, offload=request.offload, hybrid_shard=request.hybrid_shard,
@@ -151,13 +149,13 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
     return answered
 
 
-def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
+def checkpoint_seconds(given: pint.Quantity[float] | None) -> float | None:
     """A given checkpoint interval in seconds, or None (Daly's optimal interval).
 
     Parameters
     ----------
-    given : str, dict or None
-        The interval as asked, e.g. ``'3 hours'``.
+    given : pint.Quantity or None
+        The interval as asked, e.g. ``'3 hours'`` (read where the request was built) [time].
 
     Returns
     -------
@@ -171,16 +169,13 @@ def checkpoint_seconds(given: str | dict[str, Any] | None) -> float | None:
     """
     if given is None:
         return None
-    seconds = float(parse_quantity("checkpoint_interval", given, "[time]").to("s").magnitude)
-    if not seconds > 0:
-        raise InputError("checkpoint_interval", given, "a positive time, such as '3 hours'")
-    return seconds
+    return float(given.to("s").magnitude)  # above zero: the request's field refuses zero
 
 
 def layout_asked(request: MemoryRequest) -> bool:
     """Whether a memory question pins any part of its layout (a ZeRO stage, sharding, recomputation, expert
     parallelism or offload) rather than leaving each at its default; the CLI sends every default, so the
-    values are read, not which fields were set (:func:`chosen_fields`).
+    values are read, not which fields were set (:func:`chosen_names`).
 
     Parameters
     ----------
@@ -192,15 +187,15 @@ def layout_asked(request: MemoryRequest) -> bool:
     bool
         True where any of ``zero``, ``sharding``, ``recompute``, ``ep`` or ``offload`` differs from its default.
     """
-    return any(name in LAYOUT_FIELDS for name in chosen_fields(request))
+    return any(name in LAYOUT_FIELDS for name in chosen_names(request))
 
 
 # the layout fields: at its request's own default, one a client sends anyway (the CLI sends every default) is no choice
 LAYOUT_FIELDS = ("zero", "sharding", "recompute", "ep", "offload", "hybrid_shard", "overlap_allreduce")
 
 
-def chosen_fields(request: WorkloadRequest) -> dict[str, Any]:
-    """A request's fields as the user chose them: those given, less any of :data:`LAYOUT_FIELDS` at its request
+def chosen_names(request: WorkloadRequest) -> frozenset[str]:
+    """The fields of a request the user chose: those given, less any of :data:`LAYOUT_FIELDS` at its request
     type's own default (memory's recompute "none" and ep 1 among them), so that the CLI, which sends every
     default, and HTTP, which sends what the user typed, ask the search the same.
 
@@ -211,12 +206,12 @@ def chosen_fields(request: WorkloadRequest) -> dict[str, Any]:
 
     Returns
     -------
-    dict
-        The fields given and not None, by name, less the sent defaults.
+    frozenset of str
+        The names of the fields given and not None, less the sent defaults (their values stay typed on ``request``).
     """
-    given = request.model_dump(exclude_unset=True, exclude_none=True)
     defaults = type(request).model_fields
-    return {k: v for k, v in given.items() if not (k in LAYOUT_FIELDS and k in defaults and v == defaults[k].default)}
+    return frozenset(name for name in given_names(request)
+                     if not (name in LAYOUT_FIELDS and name in defaults and getattr(request, name) == defaults[name].default))
 
 
 def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
@@ -276,14 +271,15 @@ def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout 
         The layout, its memory per device [GB] and whether it fits; None where the time estimate refuses
         the question.
     """
-    fields = chosen_fields(request)  # recomputation "none" sent by the CLI is no recomputation asked: searched
-    fields.pop("have", None)
-    fields.pop("measured", None)  # a peak memory: the layout's time is not rescaled by it
-    if fields.get("tokens") is None and fields.get("samples") is None:  # a step's layout needs no length
-        fields["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
+    # recomputation "none" sent by the CLI is no recomputation asked: searched; a peak memory measured does not
+    # rescale the layout's time
+    names = chosen_names(request) - {"have", "measured"}
+    length = {}
+    if request.tokens is None and request.samples is None:  # a step's layout needs no length
+        length["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
     try:
-        timed = time_estimate(TimeRequest(**fields), catalog)
-    except SizerError:
+        timed = time_estimate(rebuilt(TimeRequest, request, names, **length), catalog)
+    except (SizerError, ValidationError):
         return None
     layout = timed.layout
     words = f"tp {layout.tp} x pp {layout.pp} x dp {layout.dp}, ZeRO {layout.zero}, recompute {layout.recompute}, " \

@@ -18,9 +18,12 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 
 from sizer.errors import InputError
-from sizer.units import MAX_TEXT_LENGTH, parse_count
+from sizer.units import MAX_TEXT_LENGTH, parse_count, typed_field
 
 
 class BatchUnit(enum.Enum):
@@ -47,6 +50,16 @@ class BatchSize:
 
     count: float
     unit: BatchUnit
+
+    def as_written(self) -> str | float:
+        """The batch as a person writes it, for an error that names it.
+
+        Returns
+        -------
+        str or float
+            ``1536.0`` for a bare count [1], ``"1536 sequences"`` for a count of what it counts.
+        """
+        return self.count if self.unit is BatchUnit.WORKLOAD else f"{self.count:g} {self.unit.value}s"
 
 
 def parse_batch_size(field: str, raw: object) -> BatchSize:
@@ -77,6 +90,8 @@ def parse_batch_size(field: str, raw: object) -> BatchSize:
     ...
     sizer.errors.InputError: batch_size: got 'lots of sequences'; expected a batch such as '1536 sequences', '4M tokens' or '512 samples' (a bare number: tokens with tokens, else samples)
     """
+    if isinstance(raw, BatchSize):  # already read (a request copied with model_copy)
+        return raw
     if isinstance(raw, str) and len(raw) <= MAX_TEXT_LENGTH and (match := _BATCH_RE.match(raw)) \
             and match["word"].lower() in _WORDS:
         if not match["count"]:
@@ -126,3 +141,27 @@ def batch_in_workload_units(batch: BatchSize, *, token_mode: bool, seq_len: int 
     if seq_len is None:
         raise InputError(field, f"{batch.count:g} {batch.unit.value}s", "tokens, or a sequence length to count sequences in")
     return batch.count * seq_len
+
+
+def batch_text(batch: BatchSize) -> float | str:
+    """A batch as a request writes it: the bare count, or the count and what it counts (``"1536.0 sequences"``).
+
+    Parameters
+    ----------
+    batch : BatchSize
+        As :func:`parse_batch_size` read it.
+
+    Returns
+    -------
+    float or str
+        What :func:`parse_batch_size` reads back into the same batch.
+    """
+    if batch.unit is BatchUnit.WORKLOAD:
+        return batch.count
+    return f"{batch.count!r} {batch.unit.value}s"
+
+
+# The request field: a count or text as given, a BatchSize inside the core (read once, where the request is built).
+BatchField = Annotated[BatchSize, PlainValidator(typed_field(parse_batch_size)),
+                       PlainSerializer(batch_text, return_type=float | str),
+                       WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}]})]

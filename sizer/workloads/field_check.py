@@ -12,14 +12,14 @@ raises them together as one :class:`~sizer.errors.InputErrors`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
 from sizer.errors import InputError, InputErrors, SizerError
-from sizer.units import parse_count, parse_quantity
+from sizer.units import TEXT_ERROR, parse_count, parse_quantity
 from sizer.workloads.batch import parse_batch_size
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -42,12 +42,12 @@ TEXT_FIELDS: dict[str, Callable[[str, Any], object]] = {
 }
 
 
-def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[InputError]:
+def text_field_errors(body: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[InputError]:
     """The errors of every free-text field of a request, each read by the parser its name stands for.
 
     Parameters
     ----------
-    fields : Mapping[str, Any]
+    body : Mapping[str, Any]
         A request body, or a request model's fields: field name to the value as given (text such as
         ``"7B"`` or ``"14 d"``, a number, or None).
     skip : frozenset[str]
@@ -56,11 +56,11 @@ def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozense
     Returns
     -------
     list[InputError]
-        One error per malformed field of :data:`TEXT_FIELDS`, in the order of ``fields``; empty when
+        One error per malformed field of :data:`TEXT_FIELDS`, in the order of ``body``; empty when
         all read. Fields that are None and fields no parser is named for are left out.
     """
     errors: list[InputError] = []
-    for field, raw in fields.items():
+    for field, raw in body.items():
         parse = TEXT_FIELDS.get(field)
         if parse is None or raw is None or field in skip:
             continue
@@ -71,20 +71,56 @@ def text_field_errors(fields: Mapping[str, Any], skip: frozenset[str] = frozense
     return errors
 
 
-def _schema_errors(error: ValidationError) -> list[SizerError]:
-    """A request model's own refusals (a type, a bound), each naming its top-level field."""
+def in_form_order(items: Sequence[Mapping[str, Any]], given: Mapping[str, Any], at: int = 0) -> list[Mapping[str, Any]]:
+    """pydantic's errors of a request as a form lists them: the model's own refusals (a type, a bound) first, in
+    the model's order, then the refused counts and quantities (errors of type :data:`sizer.units.TEXT_ERROR`)
+    in the order they were given.
+
+    Parameters
+    ----------
+    items : sequence of mappings
+        pydantic's error items (``ValidationError.errors()``), each with its ``loc``.
+    given : Mapping[str, Any]
+        The request as given, in its order.
+    at : int, default 0
+        Where the field's name is in ``loc`` [1] (1 over HTTP, whose ``loc`` starts with ``"body"``).
+
+    Returns
+    -------
+    list of mappings
+        The same items, reordered.
+    """
+    order = {name: position for position, name in enumerate(given)}
+
+    def field(item: Mapping[str, Any]) -> str:
+        loc = item.get("loc") or ()
+        return str(loc[at]) if len(loc) > at else ""
+
+    texts = [item for item in items if item.get("type") == TEXT_ERROR]
+    rest = [item for item in items if item.get("type") != TEXT_ERROR]
+    return rest + sorted(texts, key=lambda item: order.get(field(item), len(order)))
+
+
+def _schema_errors(error: ValidationError, given: Mapping[str, Any]) -> list[SizerError]:
+    """A request model's refusals (a type, a bound, a count or quantity that does not read), each naming its
+    top-level field, in a form's order (:func:`in_form_order`)."""
     found: list[SizerError] = []
-    for item in error.errors(include_input=False):
+    for item in in_form_order(error.errors(), given):
         field = str(item["loc"][0]) if item.get("loc") else ""
-        message = item.get("msg", "invalid value").removeprefix("Value error, ")
+        message = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
+        if item.get("type") == TEXT_ERROR:  # a count or quantity refused by its parser: sizer's error, as worded
+            refused = InputError(field, item.get("input"), message.partition("; expected ")[2])
+            refused.message = message
+            found.append(refused)
+            continue
         found.append(SizerError(message if message.startswith(f"{field}:") else f"{field}: {message}", field))
     return found
 
 
 class RequestError(ValidationError, InputError):
     """A request model built in Python with bad fields: sizer's :class:`~sizer.errors.InputError` naming the first
-    (``field``), with every bad field in ``message`` (one line each, as the command line prints them); still
-    pydantic's ``ValidationError`` (``errors()``, its text), so code that caught that keeps working.
+    (``field``), with every bad field in ``message`` (one line each, as the command line prints them) and first in its
+    text; still pydantic's ``ValidationError`` (``errors()``, its text after), so code that caught that keeps working.
 
     Built by :meth:`of`, never by calling the class (pydantic builds its errors itself).
     """
@@ -93,14 +129,14 @@ class RequestError(ValidationError, InputError):
         pass
 
     @classmethod
-    def of(cls, error: ValidationError, fields: Mapping[str, Any]) -> "RequestError":
-        """The error of a request model that refused ``fields``.
+    def of(cls, error: ValidationError, body: Mapping[str, Any]) -> "RequestError":
+        """The error of a request model that refused ``body``.
 
         Parameters
         ----------
         error : pydantic.ValidationError
-            What validating ``fields`` raised.
-        fields : Mapping[str, Any]
+            What validating ``body`` raised.
+        body : Mapping[str, Any]
             The request as given.
 
         Returns
@@ -112,24 +148,24 @@ class RequestError(ValidationError, InputError):
             {"type": PydanticCustomError(item["type"], item["msg"].replace("{", "{{").replace("}", "}}")),
              "loc": item["loc"], "input": item.get("input")} for item in error.errors()]
         made = cls.from_exception_data(error.title, line_errors)
-        found = request_errors(error, fields)
+        found = request_errors(error, body)
         SizerError.__init__(made, "\n".join(e.message for e in found), found[0].field)
         made.value = getattr(found[0], "value", None)
         made.expected = getattr(found[0], "expected", found[0].message)
         return made
 
-    def __str__(self) -> str:
-        return ValidationError.__str__(self)
+    def __str__(self) -> str:  # sizer's words first, one line per bad field, then pydantic's own text
+        return f"{self.message}\n{ValidationError.__str__(self)}"
 
 
-def request_errors(error: ValidationError, fields: Mapping[str, Any]) -> list[SizerError]:
+def request_errors(error: ValidationError, body: Mapping[str, Any]) -> list[SizerError]:
     """A request model's refusals and its free-text fields' errors, one per field (see :func:`every_bad_field`).
 
     Parameters
     ----------
     error : pydantic.ValidationError
-        What validating ``fields`` raised.
-    fields : Mapping[str, Any]
+        What validating ``body`` raised.
+    body : Mapping[str, Any]
         The request as given.
 
     Returns
@@ -137,19 +173,19 @@ def request_errors(error: ValidationError, fields: Mapping[str, Any]) -> list[Si
     list[SizerError]
         One error per bad field, each naming it; never empty.
     """
-    schema = _schema_errors(error)
+    schema = _schema_errors(error, body)
     reported = frozenset(e.field for e in schema if e.field is not None)
-    return [*schema, *text_field_errors(fields, reported)] or [SizerError(str(error), None)]
+    return [*schema, *text_field_errors(body, reported)] or [SizerError(str(error), None)]
 
 
-def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
-    """``fields`` validated into ``model``, or every bad field at once.
+def every_bad_field(model: type[Model], body: Mapping[str, Any]) -> Model:
+    """``body`` validated into ``model``, or every bad field at once.
 
     Parameters
     ----------
     model : type[BaseModel]
         The request model to build (a subclass of pydantic's ``BaseModel``).
-    fields : Mapping[str, Any]
+    body : Mapping[str, Any]
         The request as given: field name to value.
 
     Returns
@@ -174,10 +210,10 @@ def every_bad_field(model: type[Model], fields: Mapping[str, Any]) -> Model:
     ['max_devices', 'params']
     """
     try:
-        request = model.model_validate(fields)
+        request = model.model_validate(body)
     except ValidationError as error:
-        raise InputErrors(request_errors(error, fields)) from None
-    errors = text_field_errors(fields)
+        raise InputErrors(request_errors(error, body)) from None
+    errors = text_field_errors(body)
     if errors:
         raise InputErrors(errors)
     return request

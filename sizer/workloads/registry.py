@@ -674,9 +674,6 @@ def decoder_for_params(params: float) -> tuple[Architecture, str]:
     >>> arch.layers, arch.hidden, arch.heads, arch.ffn_hidden
     (32, 4096, 32, 11776)
     """
-    from sizer.units import parse_count
-
-    params = parse_count("params", params)
     if params < MIN_GENERATED_PARAMS:
         raise InputError("params", params, f"at least {MIN_GENERATED_PARAMS:.0e} parameters for a generated "
                                            f"transformer shape (its {GENERATED_VOCAB}-token embeddings alone "

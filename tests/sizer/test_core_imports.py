@@ -162,7 +162,7 @@ def test_no_cycle_between_sizer_subpackages_type_only_imports_included():
 # above (ARCHITECTURE.md's code map); a new package takes its place here.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("sizer.errors", "sizer.memo"),  # the user's errors; the one caching policy
-    ("sizer.choices", "sizer.deadline", "sizer.diskcache", "sizer.datafile", "sizer.units"),  # parsing and files
+    ("sizer.choices", "sizer.deadline", "sizer.diskcache", "sizer.datafile", "sizer.units", "sizer.request_edits"),  # parsing, files, request edits
     ("sizer.results", "sizer.hardware"),  # the answers' parts; what devices are
     ("sizer.workloads", "sizer.formulas", "sizer.frameworks"),  # what is trained or served; the closed forms
     ("sizer.launch", "sizer.device_view"),  # the --emit setups and tools; catalog views

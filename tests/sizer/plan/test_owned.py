@@ -138,15 +138,15 @@ def test_serving_fp8_on_owned_hardware_without_the_peak_says_so(catalog):
 def test_every_training_field_but_the_hardware_survives_have():
     # derived from the request model: a pinned --cp (dropped when the list was kept by hand) and the
     # fields added since reach the answer on one's own hardware
-    from sizer.plan.owned import PER_HARDWARE, TRAINING_FIELDS, training_fields
+    from sizer.plan.owned import PER_HARDWARE, TRAINING_FIELDS, training_request
     from sizer.schemas.time_and_memory import TimeRequest
 
     assert set(TRAINING_FIELDS) == set(TimeRequest.model_fields) - PER_HARDWARE
     request = TimeRequest(model="llama-2-7b", tokens=1e9, cp=4, interruptions=False, overlap_all_to_all=True,
                           state_precision="bf16", have=["8x H100 SXM"])
-    fields = training_fields(request)
-    assert fields["cp"] == 4 and fields["interruptions"] is False and fields["overlap_all_to_all"] is True
-    assert "have" not in fields
+    asked = training_request(request)
+    assert asked.cp == 4 and asked.interruptions is False and asked.overlap_all_to_all is True
+    assert "have" not in asked.model_fields_set and asked.have is None
 
 
 @pytest.mark.parametrize("have", ["٣x H100 SXM", "３x H100 SXM"])  # issue 43: Arabic-Indic and fullwidth digits

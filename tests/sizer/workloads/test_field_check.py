@@ -36,7 +36,9 @@ def test_a_serving_form_with_two_bad_fields_reports_both():
 
 def test_a_good_request_is_returned_validated():
     request = every_bad_field(RecommendRequest, {"params": "7B", "tokens": "2e10", "batch_size": "1536 sequences"})
-    assert request.params == "7B"
+    # parsed once, where the request is built: the core reads typed values, never the text again
+    assert request.params == 7e9 and request.tokens == 2e10
+    assert (request.batch_size.count, request.batch_size.unit.value) == (1536, "sequence")
 
 
 @pytest.mark.parametrize("field", sorted(TEXT_FIELDS))
