@@ -28,7 +28,7 @@ from sizer.engine.evaluate import error_spread
 from sizer.engine.job import Job, resolve_job
 from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.workload import check_search_grid
-from sizer.errors import InputError, InputErrors, SizerError
+from sizer.errors import InputError, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import estimate_k1
 from sizer.formulas.tco import (
@@ -60,7 +60,6 @@ from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, default_workload
 from sizer.schemas.measurement import Rescaled
 from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest, RecommendResult
 from sizer.units import Quantity
-from sizer.workloads.field_check import text_field_errors
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
@@ -89,26 +88,6 @@ PRICING_SAID = {"rent": f"cloud rent only, {_OFFERS}",
                 "any": f"cloud rent where an offer can run the job ({_OFFERS}), else the amortised purchase plus energy; "
                        "each cost says which, and a ranking by cost puts rents first, then purchases"}
 KNEE_COST = 1.25  # device-hours an option may cost over the cheapest, to be chosen for speed
-
-
-def field_errors(request: RecommendRequest) -> list[InputError]:
-    """Every malformed free-text field of a request (not only the first), in field order
-    (:func:`sizer.workloads.field_check.text_field_errors`: the one reading of each field name).
-
-    Parameters
-    ----------
-    request : RecommendRequest
-        The request, its quantities still text (``deadline`` [time], ``budget`` [currency], ...).
-
-    Returns
-    -------
-    list of InputError
-        One per malformed field, each naming the field and what it takes; empty where all read.
-
-    >>> [error.field for error in field_errors(RecommendRequest(params="seven", budget="5 GHz"))]
-    ['params', 'budget']
-    """
-    return text_field_errors({name: getattr(request, name) for name in type(request).model_fields})
 
 
 def _counts(max_devices: int) -> tuple[int, ...]:
@@ -367,9 +346,6 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
             and request.model is None and request.workload is None:
         defaults = default_workload().model_dump(exclude_unset=True)
         request = request.model_copy(update={k: v for k, v in defaults.items() if k not in request.model_fields_set})
-    problems = field_errors(request)
-    if problems:
-        raise problems[0] if len(problems) == 1 else InputErrors(problems)
     cloud = check_provider(request.cloud, catalog)
     if cloud != request.cloud:
         request = request.model_copy(update={"cloud": cloud})
