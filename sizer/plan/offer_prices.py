@@ -1,0 +1,86 @@
+"""A recommendation's price figures per device and count, kept on disk as plain numbers.
+
+Choosing each device's cheapest cloud offer for every count and rendering its price is ~25 ms of
+``sizer recommend``'s start-up over the whole catalog (pint quantities per offer,
+``benchmarks/startup.py``); the figures a recommendation scales are floats (USD, kWh per device-hour),
+so they are kept in the disk cache (:mod:`sizer.diskcache`, entry kind ``offer-prices``), keyed by
+the devices' catalog key, the provider, counts and terms, and every core file's stamp (the cost
+formulas and their defaults are code). The offers chosen for the rows shown are worked out again
+for those rows only (``sizer.plan.recommend._row_price``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from sizer.diskcache import cached, key_of
+from sizer.plan.layout_basis import _core_stamps
+
+if TYPE_CHECKING:
+    from sizer.hardware.schema import Device
+
+Row = TypeVar("Row")
+
+PriceFloats = dict[str, npt.NDArray[np.float64]]
+FLOAT_FIELDS = ("rent", "buy", "amortised", "energy", "kwh")
+
+
+def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, counts: tuple[int, ...],
+                      terms: tuple[str, ...], build: Callable[[], PriceFloats]) -> PriceFloats:
+    """``build()``'s price arrays, read from the disk cache where a process left them.
+
+    Parameters
+    ----------
+    devices_key : tuple
+        What names the devices by content: their catalog's key and kinds (never an identity).
+    provider : str or None
+        The cloud provider asked for, or None for any.
+    counts : tuple of int
+        The device counts priced [1].
+    terms : tuple of str
+        The offer terms allowed (on-demand, spot, reserved).
+    build : callable
+        Works the arrays out (:data:`FLOAT_FIELDS`, devices x counts for ``rent``, per device else).
+
+    Returns
+    -------
+    dict
+        :data:`FLOAT_FIELDS` to arrays [USD or kWh per device-hour; USD per device for ``buy``].
+    """
+    try:
+        key = key_of(_core_stamps(), repr(devices_key), provider, counts, terms)
+    except OSError:  # a core file unreadable: no stamp to key by, so nothing is kept
+        return build()
+    return cached("offer-prices", key, build)
+
+
+class OfferRows(Generic[Row]):
+    """Per device (by index), its row of chosen offers, worked out when first asked and then kept.
+
+    Part of a kept price answer, shared by every caller: a row asked by two threads at once may be worked
+    out twice, to the same value (a pure function of the device and the terms the answer was built for).
+
+    Parameters
+    ----------
+    devices : tuple of Device
+        The devices, in the price arrays' order.
+    row_of : callable
+        A device's row (its offers at each count).
+    """
+
+    def __init__(self, devices: tuple[Device, ...], row_of: Callable[[Device], Row]) -> None:
+        self._devices = devices
+        self._row_of = row_of
+        self._rows: dict[int, Row] = {}
+
+    def __getitem__(self, index: int) -> Row:
+        row = self._rows.get(index)
+        if row is None:
+            row = self._rows[index] = self._row_of(self._devices[index])
+        return row
+
+    def __len__(self) -> int:
+        return len(self._devices)
