@@ -11,6 +11,7 @@ for those rows only (``sizer.plan.recommend._row_price``).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
@@ -22,7 +23,7 @@ from sizer.plan.layout_basis import _core_stamps
 if TYPE_CHECKING:
     from sizer.hardware.schema import Device
 
-Row = TypeVar("Row")
+Cell = TypeVar("Cell")
 
 PriceFloats = dict[str, npt.NDArray[np.float64]]
 FLOAT_FIELDS = ("rent", "buy", "amortised", "energy", "kwh")
@@ -57,30 +58,47 @@ def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, c
     return cached("offer-prices", key, build)
 
 
-class OfferRows(Generic[Row]):
-    """Per device (by index), its row of chosen offers, worked out when first asked and then kept.
+class OfferRows(Generic[Cell]):
+    """Per device (by index) and count (by index), the offer chosen, worked out when a row first asks and then kept.
 
-    Part of a kept price answer, shared by every caller: a row asked by two threads at once may be worked
-    out twice, to the same value (a pure function of the device and the terms the answer was built for).
+    Part of a kept price answer, shared by every caller: a cell asked by two threads at once may be worked
+    out twice, to the same value (a pure function of the device, the count and the terms the answer was built for).
 
     Parameters
     ----------
     devices : tuple of Device
         The devices, in the price arrays' order.
-    row_of : callable
-        A device's row (its offers at each count).
+    counts : tuple of int
+        The device counts, in the price arrays' order [1].
+    cell_of : callable
+        The offer for a device at a count.
     """
 
-    def __init__(self, devices: tuple[Device, ...], row_of: Callable[[Device], Row]) -> None:
+    def __init__(self, devices: tuple[Device, ...], counts: tuple[int, ...],
+                 cell_of: Callable[[Device, int], Cell]) -> None:
         self._devices = devices
-        self._row_of = row_of
-        self._rows: dict[int, Row] = {}
+        self._counts = counts
+        self._cell_of = cell_of
+        self._cells: dict[tuple[int, int], Cell] = {}
 
-    def __getitem__(self, index: int) -> Row:
-        row = self._rows.get(index)
-        if row is None:
-            row = self._rows[index] = self._row_of(self._devices[index])
-        return row
+    def __getitem__(self, device: int) -> _DeviceOffers[Cell]:
+        return _DeviceOffers(self, device)
 
     def __len__(self) -> int:
         return len(self._devices)
+
+    def cell(self, device: int, count: int) -> Cell:
+        """The offer for device ``device`` at count ``count`` (indices)."""
+        found = self._cells.get((device, count))
+        if found is None:
+            found = self._cells[device, count] = self._cell_of(self._devices[device], self._counts[count])
+        return found
+
+
+@dataclass(frozen=True)
+class _DeviceOffers(Generic[Cell]):
+    rows: OfferRows[Cell]
+    device: int
+
+    def __getitem__(self, count: int) -> Cell:
+        return self.rows.cell(self.device, count)

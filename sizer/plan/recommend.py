@@ -286,7 +286,7 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
     # the floats only are kept on disk (pint quantities in the offers are not); the offers a shown row
     # rents are chosen when a row of that device is first shown (_row_price)
     return {**kept_price_floats(devices_key, provider, counts, terms, floats), "devices": devices,
-            "rent_price": OfferRows(devices, lambda device: _rent_by_count(device, provider, counts, terms))}
+            "rent_price": OfferRows(devices, counts, lambda device, count: _rent_at(device, provider, count, terms))}
 
 
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
@@ -307,6 +307,13 @@ def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...]
             by_offer[index] = hourly_price(device, provider, pricing="rent", count=count, terms=terms)
         row.append(by_offer[index])
     return row
+
+
+def _rent_at(device: Device, provider: str | None, count: int, terms: tuple[str, ...]) -> RentPrice:
+    """:func:`_rent_by_count`'s price at one count: the offer that runs ``count`` devices (its reason where none does)."""
+    if not any(p.term in terms for p in device.cloud_prices):  # no offer at all: the one reason of every count
+        count = 1
+    return hourly_price(device, provider, pricing="rent", count=count, terms=terms)
 
 
 def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str | None) -> dict[str, Any] | None:
