@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 Cell = TypeVar("Cell")
 
 PriceFloats = dict[str, npt.NDArray[np.float64]]
-FLOAT_FIELDS = ("rent", "buy", "amortised", "energy", "kwh")
 
 
 def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, counts: tuple[int, ...],
@@ -44,12 +43,12 @@ def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, c
     terms : tuple of str
         The offer terms allowed (on-demand, spot, reserved).
     build : callable
-        Works the arrays out (:data:`FLOAT_FIELDS`, devices x counts for ``rent``, per device else).
+        Works the arrays out (devices x counts for the rent, per device for the others).
 
     Returns
     -------
     dict
-        :data:`FLOAT_FIELDS` to arrays [USD or kWh per device-hour; USD per device for ``buy``].
+        ``build()``'s arrays, by name [USD or kWh per device-hour; USD per device for the purchase].
     """
     try:
         key = key_of(_core_stamps(), repr(devices_key), provider, counts, terms)
@@ -88,7 +87,20 @@ class OfferRows(Generic[Cell]):
         return len(self._devices)
 
     def cell(self, device: int, count: int) -> Cell:
-        """The offer for device ``device`` at count ``count`` (indices)."""
+        """The offer for one device at one count, worked out on first asking.
+
+        Parameters
+        ----------
+        device : int
+            The device's index in ``devices`` [1].
+        count : int
+            The count's index in ``counts`` [1].
+
+        Returns
+        -------
+        object
+            What ``cell_of`` gives for them (a :class:`~sizer.formulas.tco.RentPrice` in a recommendation).
+        """
         found = self._cells.get((device, count))
         if found is None:
             found = self._cells[device, count] = self._cell_of(self._devices[device], self._counts[count])
