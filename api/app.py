@@ -22,6 +22,7 @@ from sizer.facade import Clock, SizerError, load_catalog, warm_up
 
 from . import errors
 from .deps import Lanes
+from .heap import freeze_start_up
 from .middleware import GuardMiddleware
 from .pool import WorkerPool
 from .routers import (
@@ -75,6 +76,8 @@ def create_app(settings: Settings | None = None, *, deadline_clock: Clock | None
 
     @asynccontextmanager
     async def lifespan(_app):
+        if settings.gc_freeze:
+            freeze_start_up()
         if pool is not None and settings.prestart_workers:
             pool.start()  # each loads the catalog while the service answers its first questions
         trimmer.start()  # after a burst, the freed memory goes back to the system

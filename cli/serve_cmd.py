@@ -58,6 +58,7 @@ def serve(host: Annotated[Optional[str], typer.Option("--host", help="Interface 
     for name, value in given.items():  # the worker processes build their app (and protocol) from the same settings
         os.environ[f"SIZER_API_{name.upper()}"] = str(value)
     os.environ.setdefault("SIZER_API_PRESTART_WORKERS", "true")  # estimate workers ready before the first long question
+    os.environ.setdefault("SIZER_API_GC_FREEZE", "true")  # a full collection scans only what requests made (api/heap.py)
     uvicorn.run(f"{app_module.__name__}:create_app", factory=True, host=settings.host, port=settings.port, workers=settings.workers,
                 log_level=settings.log_level, timeout_graceful_shutdown=5, **uvicorn_options(settings))
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from sizer.choices import Optimizer, Precision, parse_choice
@@ -310,5 +309,7 @@ def save_calibration(calibration: Calibration, path: str | Path) -> None:
     path : str or Path
         The YAML file.
     """
+    import yaml  # here: PyYAML's import is ~20 ms of every command that reads the engine (benchmarks/startup.py)
+
     header = "# Written by sizer calibrate: per-device efficiency scale and per-step overhead.\n"
     write_text(path, header + yaml.safe_dump(calibration.model_dump(), sort_keys=False))

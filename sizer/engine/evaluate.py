@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from sizer.choices import DeviceKind, Mode
 from sizer.datafile import load_yaml
+from sizer.diskcache import cached, file_stamp, key_of
 from sizer.engine.constants import FP32_STORAGE_BYTES, HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import DeviceTable
 from sizer.engine.eager import adapter_table
@@ -47,8 +48,17 @@ def error_spread() -> dict[str, dict[str, Any]]:
     ----------
     [spec-3.3]
     """
-    modes: dict[str, dict[str, Any]] = load_yaml(SPREAD_FILE, "error_spread")["modes"]
-    return modes
+    def parse() -> dict[str, dict[str, Any]]:
+        modes: dict[str, dict[str, Any]] = load_yaml(SPREAD_FILE, "error_spread")["modes"]
+        return modes
+
+    # kept on disk (sizer.diskcache) under the file's stamp: PyYAML's import and the parse are ~25 ms of
+    # `sizer recommend`, which needs only a source text from it (benchmarks/startup.py)
+    try:
+        key = key_of(file_stamp(SPREAD_FILE))
+    except OSError:
+        return parse()  # unreadable: load_yaml says why
+    return cached("error-spread", key, parse)
 
 
 def range_factors(mode: Mode, workload: str | None = None) -> tuple[float, float, str]:

@@ -49,6 +49,7 @@ from sizer.hardware.server_share import owned_price
 from sizer.measured import at_mfu, at_speed, carried_to_every_device, mfu_assumption, rescaled_assumption
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
+from sizer.plan.offer_prices import OfferRows, kept_price_floats
 from sizer.results import (
     Assumption,
     finite_json,
@@ -105,29 +106,36 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
                   counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, Any]:
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
-    chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh]; and the
-    offers chosen (``rent_price``, devices x counts), to say in each row; and the ``devices``, whose purchase
-    a row priced by it says (:func:`_row_price`, worked out for the rows shown only: most questions rent).
+    chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh], kept on disk
+    too (:mod:`sizer.plan.offer_prices`); the offers chosen (``rent_price``, devices x counts, a device's
+    worked out when a row first shows it), and the ``devices``, whose offer or purchase a row priced by them
+    says (:func:`_row_price`: for the rows shown only).
 
     The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
     here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
     (floats read at load); a request scales them by its count and hours (no units per request).
     """
-    costs, hour = COST_DEFAULTS, Quantity(1.0, "hour")
-    amortised_per_usd = amortised_capital(Quantity(1.0, "USD"), hour, costs.lifetime).to("USD").magnitude
-    energy_per_watt = energy_cost(Quantity(1.0, "W"), 1, hour, costs.utilisation, costs.pue,
-                                  costs.electricity_price).to("USD").magnitude
-    kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
-    usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
-    rent_price = [_rent_by_count(device, provider, counts, terms) for device in devices]
-    rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
-            for row in rent_price]
-    buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan for device in devices]
-    tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
-    buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
-    return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
-            "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt, "kwh": tdp_w * kwh_per_watt,
-            "rent_price": rent_price, "devices": devices}
+    def floats() -> dict[str, Any]:
+        costs, hour = COST_DEFAULTS, Quantity(1.0, "hour")
+        amortised_per_usd = amortised_capital(Quantity(1.0, "USD"), hour, costs.lifetime).to("USD").magnitude
+        energy_per_watt = energy_cost(Quantity(1.0, "W"), 1, hour, costs.utilisation, costs.pue,
+                                      costs.electricity_price).to("USD").magnitude
+        kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
+        usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
+        rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
+                for row in (_rent_by_count(device, provider, counts, terms) for device in devices)]
+        buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan
+               for device in devices]
+        tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
+        buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
+        return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
+                "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt,
+                "kwh": tdp_w * kwh_per_watt}
+
+    # the floats only are kept on disk (pint quantities in the offers are not); the offers a shown row
+    # rents are chosen when a row of that device is first shown (_row_price)
+    return {**kept_price_floats(devices_key, provider, counts, terms, floats), "devices": devices,
+            "rent_price": OfferRows(devices, counts, lambda device, count: _rent_at(device, provider, count, terms))}
 
 
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
@@ -148,6 +156,13 @@ def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...]
             by_offer[index] = hourly_price(device, provider, pricing="rent", count=count, terms=terms)
         row.append(by_offer[index])
     return row
+
+
+def _rent_at(device: Device, provider: str | None, count: int, terms: tuple[str, ...]) -> RentPrice:
+    """:func:`_rent_by_count`'s price at one count: the offer that runs ``count`` devices (its reason where none does)."""
+    if not any(p.term in terms for p in device.cloud_prices):  # no offer at all: the one reason of every count
+        count = 1
+    return hourly_price(device, provider, pricing="rent", count=count, terms=terms)
 
 
 def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str | None) -> dict[str, Any] | None:

@@ -159,7 +159,9 @@ def test_a_failed_calibration_rewrite_keeps_the_good_file(tmp_path, monkeypatch,
     path = tmp_path / "calibration.yaml"
     save_calibration(good, path)
     before = path.read_text()
-    monkeypatch.setattr(module.yaml, "safe_dump", lambda *a, **k: "devices:\n  - \ud800 cannot be encoded\n")
+    import yaml  # calibration imports it only to write (the same module object)
+
+    monkeypatch.setattr(yaml, "safe_dump", lambda *a, **k: "devices:\n  - \ud800 cannot be encoded\n")
     with pytest.raises(InputError):
         save_calibration(good, path)
     assert path.read_text() == before and load_calibration(path) == good
