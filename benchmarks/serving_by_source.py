@@ -75,7 +75,9 @@ from sizer.simulator.simulate import simulate  # noqa: E402
 from sizer.simulator.traffic import Distribution, Lengths, Load, LogNormal  # noqa: E402
 from sizer.workloads.registry import checkpoint_weights, resolve_model  # noqa: E402
 
-SHARED = HERE.parent.parent / "shared" / "data" / "serving-tails.csv"
+# ../shared/data beside the checkout, else where the developers and CI keep it (as tests/conftest.py looks)
+SHARED = next((d for d in (HERE.parent.parent / "shared" / "data", Path("/work/shared/data")) if d.is_dir()),
+              HERE.parent.parent / "shared" / "data") / "serving-tails.csv"
 # The columns and metrics this scorer reads, extracted from SHARED (10.8 MB with its snippets) by --extract: every
 # row keeps its source_id and source_ref
 DATA = HERE / "serving_tails.csv"

@@ -2,11 +2,12 @@
 README spells it, a purchase of a GPU alone against a share of a server, and a ranking an empty cap hid."""
 import csv
 import json
-from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+from tests.conftest import SHARED_DATA
+
+DATA = SHARED_DATA  # ../shared/data beside the checkout (tests/conftest.py)
 
 
 def _json(result):

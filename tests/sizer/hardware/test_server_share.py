@@ -5,7 +5,6 @@ H100 NVL as one eighth of a Lenovo server (833,806 USD, about 104,000 USD a GPU)
 server to the first.
 """
 import csv
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,9 @@ from sizer.hardware.schema import Price
 from sizer.hardware.server_share import NOT_PRICED, catalog_server_share, derive_server_share, owned_price
 from sizer.results import Estimate
 from sizer.units import Quantity
+from tests.conftest import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+DATA = SHARED_DATA  # ../shared/data beside the checkout (tests/conftest.py)
 
 
 def test_a_price_says_whether_it_is_of_the_device_alone_or_a_share_of_a_machine(catalog):
