@@ -178,12 +178,7 @@ def builtin_model_only(model: str | None) -> None:
 
 
 def served_from_builtins(body) -> None:
-    """Refuse a request that names a file (a workload profile or config.json): over HTTP, built-ins only;
-    and one with bad free-text fields, naming every one of them (not only the first the core reads)."""
-    from sizer.facade import InputErrors, text_field_errors
-
+    """Refuse a request that names a file (a workload profile or config.json): over HTTP, built-ins only. (Its
+    counts and quantities were read where the body became the request model, every bad one refused there.)"""
     builtin_workload_only(getattr(body, "workload", None))
     builtin_model_only(getattr(body, "model", None))
-    errors = text_field_errors(body.model_dump(exclude_unset=True)) if hasattr(body, "model_dump") else []
-    if errors:
-        raise InputErrors(errors)

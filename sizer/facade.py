@@ -44,7 +44,7 @@ from sizer.memo import registered_cache  # noqa: F401  (the service's caches are
 from sizer.results import Assumption, Estimate, Model, QuantityOut, ensure_finite, unit_factor  # noqa: E402,F401
 from sizer.schemas.base import RequestModel, WorkloadRequest  # noqa: F401
 from sizer.schemas.formulas import CellsRequest, ComplexityRequest, K1Request, PeakRequest, TcoRequest
-from sizer.units import TEXT_ERROR, Numberish, Quantity, QuantityIn, parse_count, parse_quantity  # noqa: F401
+from sizer.units import TEXT_ERROR, Quantity, parse_count, parse_quantity  # noqa: F401
 from sizer.vocabularies import ChoiceOut, Choices, choices  # noqa: E402,F401
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker

@@ -32,10 +32,6 @@ from sizer.memo import clear, registered_cache
 
 Params = ParamSpec("Params")
 Result = TypeVar("Result")
-# How input gives a count or a quantity before it is parsed: a number or its text ("7B"); a quantity's text
-# ("12 MB") or its {"value", "unit"} object (parse_quantity names a bad key). The one spelling of each.
-Numberish = float | str
-QuantityIn = str | dict[str, Any] | None
 
 
 def _build_registry() -> pint.UnitRegistry[float]:
