@@ -238,7 +238,7 @@ def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[in
         return dataclasses.replace(found, table=dataclasses.replace(found.table, devices=()))
 
     try:
-        disk_key = key_of(_core_stamps(), repr(key))
+        disk_key = key_of(core_stamps(), repr(key))
     except OSError:
         if not search:
             raise _NotKept from None
@@ -248,10 +248,16 @@ def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[in
 
 
 @registered_cache()
-def _core_stamps() -> tuple[tuple[str, int, int], ...]:
+def core_stamps() -> tuple[tuple[str, int, int], ...]:
     """Name, size and modification time of every module and data file of the core (the fitted error
     spreads are YAML beside the code): what a kept search was computed by. Once per process (some 160 files:
-    3-15 ms on a loaded machine, which a service checking the disk for a new shape's search paid each time)."""
+    3-15 ms on a loaded machine, which a service checking the disk for a new shape's search paid each time).
+
+    Returns
+    -------
+    tuple of (str, int, int)
+        Each file's path, size [B] and modification time [ns], sorted by path.
+    """
     root = Path(__file__).resolve().parent.parent
     return tuple(file_stamp(path) for path in sorted((*root.rglob("*.py"), *root.rglob("*.yaml"))))
 

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.diskcache import cached, key_of
-from sizer.plan.layout_basis import _core_stamps
+from sizer.plan.layout_basis import core_stamps
 
 if TYPE_CHECKING:
     from sizer.hardware.schema import Device
@@ -51,7 +51,7 @@ def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, c
         ``build()``'s arrays, by name [USD or kWh per device-hour; USD per device for the purchase].
     """
     try:
-        key = key_of(_core_stamps(), repr(devices_key), provider, counts, terms)
+        key = key_of(core_stamps(), repr(devices_key), provider, counts, terms)
     except OSError:  # a core file unreadable: no stamp to key by, so nothing is kept
         return build()
     return cached("offer-prices", key, build)
