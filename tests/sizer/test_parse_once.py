@@ -19,7 +19,6 @@ EDGE = {
     "sizer/units.py": "defines parse_quantity and parse_count, and the request fields' validators that call them",
     "sizer/choices.py": "defines parse_choice and the choice fields' validator",
     "sizer/workloads/batch.py": "defines parse_batch_size and the batch field's validator",
-    "sizer/workloads/field_check.py": "the edge: every bad field of a request body at once, before or beside the model",
     "sizer/schemas/measurement.py": "the --measured field's validator (parse_measured), where the request is built",
     # catalog and data files: their text is not a request's
     "sizer/hardware/schema.py": "catalog YAML figures ('1.531 GHz'), parsed where the catalog is read",
