@@ -71,13 +71,9 @@ def _request_validation_error(request: Request, error: RequestValidationError) -
         from sizer.facade import in_form_order
 
         errors = in_form_order(errors, error.body, at=1)
-    items = _validation_items(errors)
-    if isinstance(error.body, dict):  # the body's bad free-text fields too: a form marks every bad field at once
-        from sizer.facade import text_field_errors
-
-        named = frozenset(str(item["loc"][1]) for item in items if len(item["loc"]) > 1 and item["loc"][0] == "body")
-        items += [_item(["body", each.field], each.message, "value_error") for each in text_field_errors(error.body, named)]
-    return JSONResponse({"detail": items}, status_code=422)
+    # every bad field is among them: each field is typed where the body is validated, and a field the model lacks is
+    # refused there too (extra="forbid")
+    return JSONResponse({"detail": _validation_items(errors)}, status_code=422)
 
 
 def _pydantic_error(request: Request, error: ValidationError) -> JSONResponse:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
+from pydantic import BeforeValidator, PlainSerializer, PlainValidator, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from sizer.errors import InputError
@@ -276,9 +276,10 @@ def named(kind: type[Choice], members: tuple[Choice, ...] | None = None) -> Any:
 def checked_name(parse: Callable[[Any, str], Any]) -> Any:
     """The type of a request field that takes a name from an open vocabulary.
 
-    A table or a registry (weight formats, runtimes, length sets) is the vocabulary: ``parse(value, field)``
-    checks the name where the request is built, refusing an unknown one there with the request's other bad
-    fields; the field keeps the name as given (answers quote it), which the core looks up again.
+    A table is the vocabulary (the ``--emit`` launch tools): ``parse(value, field)`` checks the name where the request
+    is built, refusing an unknown one there with the request's other bad fields; the field keeps the name as given.
+    A field whose entry the core reads (a runtime, a weight format, a length set) holds the entry instead
+    (:func:`entry_named`).
 
     Parameters
     ----------
@@ -300,6 +301,44 @@ def checked_name(parse: Callable[[Any, str], Any]) -> Any:
         return str(value)
 
     return Annotated[str, BeforeValidator(check)]
+
+
+def entry_named(kind: type[Any], parse: Callable[[Any, str], Any], max_length: int = 40) -> Any:
+    """The type of a request field that takes a name from an open vocabulary and holds the vocabulary's entry.
+
+    A registry (weight formats, runtimes, length sets) is the vocabulary: ``parse(value, field)`` finds the entry
+    where the request is built, refusing an unknown name there with the request's other bad fields; past that
+    edge the field is the entry itself (its bits, its profile, its laws), never a name to look up again.
+
+    Parameters
+    ----------
+    kind : type
+        The entry's type (a frozen dataclass with a ``name``): an entry of it is taken as it is (a request copied
+        with ``model_copy``, or built in Python with the entry).
+    parse : callable
+        ``parse(value, field)``: the vocabulary's entry, or :class:`~sizer.errors.InputError`.
+    max_length : int, default 40
+        The longest name the JSON schema allows [characters] (a longer one names no entry: refused by ``parse``).
+
+    Returns
+    -------
+    typing.Annotated
+        An ``Annotated[kind, ...]`` type for a pydantic field (typed ``Any``: a type built at run time has no static
+        type): it holds the entry, is written as the entry's canonical ``name`` (``model_dump``, JSON) and is a
+        string in the JSON schema.
+    """
+    def entry(value: object, info: ValidationInfo) -> Any:
+        if isinstance(value, kind):
+            return value
+        field = info.field_name or "name"
+        try:
+            return parse(value, field)
+        except InputError as error:
+            raise PydanticCustomError("choice", "{message}",
+                                      {"message": error.message.removeprefix(f"{field}: ")}) from None
+
+    return Annotated[kind, PlainValidator(entry), PlainSerializer(lambda e: e.name, return_type=str),
+                     WithJsonSchema({"type": "string", "maxLength": max_length})]
 
 
 if TYPE_CHECKING:  # to the type checker a choice field holds its member, as it does once validated

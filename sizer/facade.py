@@ -74,7 +74,7 @@ _LAZY = {
     "suggestions_for": "sizer.plan.suggestions",
     "LENGTH_DISTRIBUTIONS": "sizer.simulator.traffic",
     "awaiting_prices": "sizer.hardware.catalog",
-    **dict.fromkeys(("every_bad_field", "in_form_order", "text_field_errors"), "sizer.workloads.field_check"),
+    **dict.fromkeys(("every_bad_field", "in_form_order"), "sizer.workloads.field_check"),
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),

@@ -236,15 +236,15 @@ def _settings_notes(name: str, profile: LocalProfile, device: Device, given: dic
     return notes
 
 
-def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
+def local_runtime(asked: Runtime | None, device: Device, fmt: WeightFormat,
                   field: str = "runtime") -> tuple[Runtime | None, list[Assumption]]:
     """The local runtime a question runs under (None: a serving runtime or the data-centre model), and the
     assumption saying which and why; InputError naming ``runtime`` where it cannot run the combination.
 
     Parameters
     ----------
-    name : str or None
-        The runtime asked (None: by device and format).
+    asked : Runtime or None
+        The runtime asked (the request's entry; None: by device and format).
     device : Device
         The catalog device.
     fmt : WeightFormat
@@ -258,7 +258,7 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
         The local runtime (None where a serving runtime or the data-centre model answers) and the
         assumption naming it.
     """
-    if name is None:
+    if asked is None:
         chosen, why = default_local_runtime(device, fmt)
         # no data-centre engine runs on a Mac or a CPU (formats quantising activations are refused by their peak)
         if chosen is None and device.runtime_kind in (DeviceKind.APPLE, DeviceKind.CPU) and not fmt.activations:
@@ -274,13 +274,13 @@ def local_runtime(name: str | None, device: Device, fmt: WeightFormat,
             raise InputError("weights", fmt.name, f"a format {device.name} runs: {why}, and {refusal}")
         return chosen, [Assumption(name="runtime", value=f"{chosen.name}, not given: {why}; give --runtime for another",
                                    source=chosen.sources[0])]
-    chosen = runtime(name, field)
+    chosen = asked
     if chosen.purpose is not Purpose.LOCAL:
         return None, [Assumption(name="runtime", value=f"{chosen.name} (given): the data-centre serving model with its "
                                  "memory shares", source=chosen.sources[0])]
     refusal = chosen.refusal(weights=fmt.name, device_kind=device.runtime_kind)
     if refusal is not None:
-        raise InputError(field, name, f"a runtime that can run this: {refusal}")
+        raise InputError(field, chosen.name, f"a runtime that can run this: {refusal}")
     return chosen, [Assumption(name="runtime", value=f"{chosen.name} (given)", source=chosen.sources[0])]
 
 

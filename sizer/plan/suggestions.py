@@ -24,8 +24,7 @@ from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.request_edits import edited, given, given_names
 from sizer.results import Suggestion, unit_factor
-from sizer.runtimes import runtime
-from sizer.runtimes.formats import KV_CACHE_BYTES, weight_format
+from sizer.runtimes.formats import KV_CACHE_BYTES, WEIGHT_FORMATS, WeightFormat
 from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.runtimes.local_runtimes import default_local_runtime
 from sizer.schemas.serving import InferenceResult
@@ -328,11 +327,11 @@ SERVING_WEIGHTS = ("fp8", "int8", "awq-int4-g128", "q4_k_m")
 NARROWER_KV = (*sorted(GGML_KV_CACHES, key=lambda k: -KV_CACHE_BYTES[k]), KvCache.FP8, KvCache.INT8)
 
 
-def _kv_changes(request: InferenceRequest, have: Owned, weights: str) -> list[Change]:
+def _kv_changes(request: InferenceRequest, have: Owned, fmt: WeightFormat) -> list[Change]:
     """The narrower KV caches the runtime storing the cache stores: the one named, else the local runtime the device
     and weights run under (llama.cpp for a GGUF mix), else the data-centre model (no ggml blocks)."""
-    named = given(request, "runtime")
-    entry = runtime(str(named)) if named else default_local_runtime(have.device, weight_format(weights))[0]
+    named = given(request, "runtime")  # the Runtime, found where the request was built
+    entry = named if named is not None else default_local_runtime(have.device, fmt)[0]
     kv = KvCache(given(request, "kv_cache", "fp16"))  # typed where the request was built
     stored = [k for k in NARROWER_KV if (entry.refusal(kv_cache=k) is None if entry is not None
                                          else k not in GGML_KV_CACHES)]
@@ -419,13 +418,14 @@ def _serving_changes(request: InferenceRequest, have: Owned, outcome: Outcome) -
         The request evaluated (its batch [sequence] and the largest that fits).
     """
     changes: list[Change] = []
-    weights = str(given(request, "weights", "bf16")).lower()
+    fmt: WeightFormat = given(request, "weights", WEIGHT_FORMATS["bf16"])  # the format, found where the request was built
+    weights = fmt.name
     if weights.upper() in GGUF_MIXES:  # a llama.cpp user keeps to GGUF: the narrower mixes, widest first
         changes += [(f"weights in {mix.lower()} (a narrower GGUF mix)", {"weights": mix.lower()})
                     for mix in GGUF_MIXES[GGUF_MIXES.index(weights.upper()) + 1:]]
     else:
         changes += [(f"weights in {fmt}", {"weights": fmt}) for fmt in SERVING_WEIGHTS if fmt != weights]
-    changes += _kv_changes(request, have, weights)
+    changes += _kv_changes(request, have, fmt)
     result = outcome.result if isinstance(outcome.result, InferenceResult) else None
     if result is not None and result.batch > 1:
         largest = max(1, int(result.max_batch))
@@ -447,11 +447,11 @@ def _serving_changes(request: InferenceRequest, have: Owned, outcome: Outcome) -
     if counts:  # a full node may need lighter weights too (70B on four 24 GB cards): GGUF keeps to narrower GGUF mixes
         gguf = weights.upper() in GGUF_MIXES
         lighter = ([mix.lower() for mix in GGUF_MIXES[GGUF_MIXES.index(weights.upper()) + 1:]] if gguf
-                   else [fmt for fmt in SERVING_WEIGHTS if fmt != weights])
-        for fmt in lighter:
-            named = f"{fmt} (a narrower GGUF mix)" if gguf else fmt
+                   else [other for other in SERVING_WEIGHTS if other != weights])
+        for other in lighter:
+            named = f"{other} (a narrower GGUF mix)" if gguf else other
             changes.append((f"{counts[-1]} x {have.device.name} in {split} with weights in {named}",
-                            {"count": counts[-1], "weights": fmt}))
+                            {"count": counts[-1], "weights": other}))
     return changes
 
 
@@ -474,7 +474,7 @@ def unequal_devices_suggestions(request: InferenceRequest, catalog: Catalog) -> 
     """
     from sizer.serving.estimate import estimate_inference
 
-    weights = (request.weights or "").strip().upper().replace("-", "_")
+    weights = request.weights.gguf_mix if request.weights is not None else None
     if weights not in GGUF_MIXES:
         return []
     for mix in (m.lower() for m in GGUF_MIXES[GGUF_MIXES.index(weights) + 1:]):

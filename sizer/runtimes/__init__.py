@@ -14,8 +14,9 @@ quantisation type, scheduler defaults ...), with the rows it was fitted on.
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING
 
-from sizer.choices import checked_name
+from sizer.choices import entry_named
 from sizer.errors import InputError
 from sizer.runtimes.runtime import Purpose, Runtime
 
@@ -103,5 +104,9 @@ def runtimes_for(purpose: Purpose) -> tuple[Runtime, ...]:
     return tuple(seen.values())
 
 
-# A request's runtime: any name or alias of the registry, checked where the request is built.
-RuntimeName = checked_name(runtime)
+# A request's runtime: any name or alias of the registry, found where the request is built; the field holds the
+# Runtime (written as its canonical name).
+if TYPE_CHECKING:
+    RuntimeName = Runtime
+else:
+    RuntimeName = entry_named(Runtime, runtime)

@@ -18,9 +18,9 @@ mixture's routed experts, as OpenAI ships gpt-oss (docs/references.md [ocp-mx], 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from sizer.choices import GGML_KV_CACHES, KvCache, Precision, checked_name, parse_choice
+from sizer.choices import GGML_KV_CACHES, KvCache, Precision, entry_named, parse_choice
 from sizer.errors import InputError
 from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 from sizer.workloads.checkpoint import GROUPED
@@ -45,6 +45,16 @@ class WeightFormat:
     def bytes_per_weight(self) -> float:
         """Bytes per weight [B]: the effective bits over 8."""
         return self.bits / BITS_PER_BYTE
+
+    def as_written(self) -> str:
+        """The format as a person writes it in a request (its canonical name), as an error quotes it.
+
+        Returns
+        -------
+        str
+            :attr:`name`.
+        """
+        return self.name
 
 
 def group_quantised_bits(bits: int, group: int, scale_bits: int = 16, zero_bits: int = 0) -> float:
@@ -205,8 +215,12 @@ def ggml_kv_refusal(kv: KvCache) -> str | None:
             "llama.cpp, in sizer inference)")
 
 
-# A request's weight format: any spelling weight_format reads, checked where the request is built.
-WeightsName = checked_name(weight_format)
+# A request's weight format: any spelling weight_format reads, found where the request is built; the field holds the
+# WeightFormat (written as its canonical name).
+if TYPE_CHECKING:
+    WeightsName = WeightFormat
+else:
+    WeightsName = entry_named(WeightFormat, weight_format)
 
 
 def quality_note(fmt: WeightFormat) -> str | None:

@@ -59,6 +59,21 @@ class Runtime:
     vendors: frozenset[str] = field(default=frozenset())
     kv_caches: frozenset[KvCache] = field(default=frozenset())
 
+    def __hash__(self) -> int:
+        """By name and purpose: a local profile holds dicts (kernels per type), and a request that holds a runtime
+        is hashed (a frozen request model); equal runtimes have equal names, so the hash agrees with ``==``."""
+        return hash((self.name, self.purpose))
+
+    def as_written(self) -> str:
+        """The runtime as a person writes it in a request (its canonical name), as an error quotes it.
+
+        Returns
+        -------
+        str
+            :attr:`name`.
+        """
+        return self.name
+
     def refusal(self, *, weights: str | None = None, device_kind: DeviceKind | None = None,
                 vendor: str | None = None, kv_cache: KvCache | None = None) -> str | None:
         """Why this runtime cannot run the combination, in a sentence, or None when it can.

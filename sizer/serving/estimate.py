@@ -134,7 +134,7 @@ class ServedModel(LoadFields, RequestModel):
     model: Source | None = Field(None, description="architecture by name (a preset, or a shipped config's hub id or short "
                                                    "name), or a config.json path (CLI)")
     params: Count | None = Field(None, description="parameter count, for a generated Llama-style decoder")
-    weights: WeightsName | None = Field(None, max_length=40, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
+    weights: WeightsName | None = Field(None, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
                                 "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
                                 "checkpoint is stored in, as its config's quantization_config states it: bf16, fp8 "
                                 "for DeepSeek-V3/R1, mxfp4 for gpt-oss)")
@@ -166,7 +166,7 @@ class InferenceRequest(ServedModel):
                                       "memory, as llama.cpp does; instead of device and count")
     tensor_split: list[float] | None = Field(None, min_length=2, max_length=16, description="with devices: llama.cpp "
                                              "-ts ratios, one per device (e.g. [3, 1]); default: in proportion to memory")
-    runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: llama.cpp (default for GGUF weights, "
+    runtime: RuntimeName | None = Field(None, description="the runtime: llama.cpp (default for GGUF weights, "
                                 "CPUs and unified memory) or a serving engine; default: by device and format, stated")
     tuned: bool | None = Field(None, description="under load, a TensorRT-LLM engine built and tuned for this system as "
                                "NVIDIA's MLPerf harness builds it: batched iterations at 0.9 of the matrix peak instead "
@@ -204,7 +204,7 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
     Parameters
     ----------
     request : ServedModel
-        Its ``weights`` (a format name, or None) and ``model``.
+        Its ``weights`` (the format, found where the request was built, or None) and ``model``.
 
     Returns
     -------
@@ -212,7 +212,7 @@ def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]
         The format, and the assumption saying why where it was not given (else none).
     """
     if request.weights is not None:
-        fmt = weight_format(request.weights)
+        fmt = request.weights
         note = quality_note(fmt) if fmt.name != checkpoint_weights(request.model) else None  # not the published form
         return fmt, [] if note is None else [Assumption(name="quality", value=note, source=fmt.source, verified=False)]
     stated = checkpoint(request.model)
@@ -585,7 +585,7 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         table = serving_table((device,), fmt)
     if not table.supported[0]:
         if fmt.activations:
-            raise InputError("weights", request.weights, refused_format(fmt, device) + _checkpoint_remedy(request, fmt))
+            raise InputError("weights", fmt.name, refused_format(fmt, device) + _checkpoint_remedy(request, fmt))
         raise InputError("device", request.device, "a device with a 16- or 32-bit rate in the catalog")
     return _Served(request, device, arch, fmt, kv, load, lengths, slo, split, host, local, table,
                    notes + format_notes, local_notes, offload_notes)

@@ -175,8 +175,8 @@ def refuse_over_budget(request: ServedModel, iterations: float, budget: float) -
                                                                f"starts a capacity search): {why}"))
     if getattr(request, "trace", None) is not None:
         errors.append(InputError("trace", "(rows)", f"a trace of shorter requests: {why}"))
-    elif getattr(request, "lengths", None) is not None:
-        errors.append(InputError("lengths", request.lengths, f"a distribution of shorter requests: {why}"))
+    elif request.lengths is not None:
+        errors.append(InputError("lengths", request.lengths.name, f"a distribution of shorter requests: {why}"))
     else:
         errors += [InputError(name, getattr(request, name), f"shorter requests: {why}")
                    for name in ("prompt_len", "output_len")]

@@ -121,7 +121,7 @@ def searched_weights(request: ServedModel) -> list[WeightFormat]:
 
 
 def _formats(request: InferenceRecommendRequest) -> tuple[list[WeightFormat], list[str]]:
-    weights = [weight_format(request.weights)] if request.weights else searched_weights(request)
+    weights = [request.weights] if request.weights is not None else searched_weights(request)
     kvs = [request.kv_cache.strip().lower()] if request.kv_cache else list(SEARCH_KV)
     for kv in kvs:
         kv_cache_bytes_per_value(kv)

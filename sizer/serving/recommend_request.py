@@ -23,7 +23,7 @@ class InferenceRecommendRequest(ServedModel):
          "total_tokens_per_s": 2000, "time_to_first_token": "2 s"}]})
 
     task: Literal["inference"] = Field("inference", description="'inference' selects this body on /v1/recommend")
-    weights: WeightsName | None = Field(None, max_length=40, description="pin the weight format (default: searched over bf16, "
+    weights: WeightsName | None = Field(None, description="pin the weight format (default: searched over bf16, "
                                                                   "fp8 or w8a8 where the device has the peak, awq-int4-g128)")
     kv_cache: KvCacheName | None = Field(None, description="pin the KV-cache format (default: searched over fp16 "
                                                                   "and fp8)")

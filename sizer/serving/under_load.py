@@ -24,7 +24,7 @@ from sizer.serving.serving_ranges import FigureRanges, e2e_bounds, percentile_bo
 from sizer.simulator.benchmark_lengths import random_dataset
 from sizer.simulator.metrics import SimulationResult
 from sizer.simulator.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
-from sizer.simulator.traffic import Lengths, LengthsName, Load, arrivals_label, length_distribution, parse_trace
+from sizer.simulator.traffic import Distribution, Lengths, LengthsName, Load, arrivals_label, parse_trace
 from sizer.units import Seconds, SecondsOrZero
 
 
@@ -57,8 +57,8 @@ class LoadQuestion(Protocol):
         """CSV rows of lengths (and arrivals), or None."""
 
     @property
-    def lengths(self) -> str | None:
-        """A named length set, or None."""
+    def lengths(self) -> Distribution | None:
+        """A named length set (found where the request was built), or None."""
 
     @property
     def slo_ttft(self) -> TimeField:
@@ -100,7 +100,7 @@ class LoadFields(BaseModel):
     rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
     users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
     think_time: SecondsOrZero | None = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
-    lengths: LengthsName | None = Field(None, max_length=40, description="named length set: sharegpt-vllm-sample, "
+    lengths: LengthsName | None = Field(None, description="named length set: sharegpt-vllm-sample, "
                                 "sharegpt-multiturn-8k, azure-conv, azure-code, arxiv-summarization, mlperf-openorca "
                                 "(default: fixed lengths)")
     trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
@@ -131,7 +131,7 @@ class LoadFields(BaseModel):
     range_ratio: float | None = Field(None, ge=0, lt=1, description="vLLM's random dataset (--random-range-ratio): "
                                       "prompt and output lengths uniform within +-range_ratio of prompt_len and output_len "
                                       "(default: every request at them)")
-    runtime: RuntimeName | None = Field(None, max_length=40, description="the runtime: under load a serving engine, vllm "
+    runtime: RuntimeName | None = Field(None, description="the runtime: under load a serving engine, vllm "
                                 "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
                                 "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
     runtime_version: str | None = Field(None, max_length=20, pattern=r"^v?\d+\.\d+(\.\d+)?$",
@@ -146,7 +146,7 @@ def serving_runtime(request: LoadFields) -> Runtime:
     Parameters
     ----------
     request : LoadFields
-        Its ``runtime`` (a name, or None for vLLM).
+        Its ``runtime`` (the entry, or None for vLLM).
 
     Returns
     -------
@@ -156,11 +156,10 @@ def serving_runtime(request: LoadFields) -> Runtime:
     from sizer.runtimes import Purpose, runtime
     from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
 
-    name = getattr(request, "runtime", None) or DEFAULT_SERVING_RUNTIME
-    entry = runtime(name)
+    entry: Runtime = getattr(request, "runtime", None) or runtime(DEFAULT_SERVING_RUNTIME)
     if entry.purpose is not Purpose.SERVING:
-        raise InputError("runtime", name, "a serving runtime under load (vllm, sglang or tensorrt-llm); "
-                                          f"{entry.name} serves one user on a desk")
+        raise InputError("runtime", entry.name, "a serving runtime under load (vllm, sglang or tensorrt-llm); "
+                                                f"{entry.name} serves one user on a desk")
     return entry
 
 
@@ -218,12 +217,11 @@ def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Devic
     from sizer.runtimes.precision_support import no_engine_runs
     from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME, FOUR_BIT_INT, format_refusal
 
-    name = getattr(request, "runtime", None)
-    if name is None:  # no engine named: what none of them runs on the device's generation (NVFP4 on a V100)
+    entry: Runtime | None = getattr(request, "runtime", None)
+    if entry is None:  # no engine named: what none of them runs on the device's generation (NVFP4 on a V100)
         if weights.name in FOUR_BIT_INT or no_engine_runs(weights.name, device.architecture):
             return format_refusal(runtime(DEFAULT_SERVING_RUNTIME), weights.name, device.architecture)
         return None
-    entry = runtime(name)
     return runtime_refusal(entry, weights, device, kv_cache) if entry.purpose is Purpose.SERVING else None
 
 
@@ -241,12 +239,10 @@ def named_serving_runtime(request: "LoadFields") -> list[Assumption]:
     list of Assumption
         One assumption, or none.
     """
-    from sizer.runtimes import Purpose, runtime
-
-    name = getattr(request, "runtime", None)
-    if name is None or runtime(name).purpose is not Purpose.SERVING:
+    entry: Runtime | None = getattr(request, "runtime", None)
+    if entry is None or entry.purpose is not Purpose.SERVING:
         return []
-    return [runtime_assumption(runtime(name), given=True)]
+    return [runtime_assumption(entry, given=True)]
 
 
 def device_refusal(entry: Runtime, device: Device) -> str | None:
@@ -358,10 +354,8 @@ def runtime_memory(request: LoadFields, split: Split) -> RuntimeMemory:
         ``memory_share`` and ``kv_free_share`` [1] as keyword arguments of ServingCase; empty for a layer
         split or a local runtime (every byte).
     """
-    from sizer.runtimes import Purpose, runtime
-
-    name = getattr(request, "runtime", None)
-    if split != Split.TENSOR or (name is not None and runtime(name).purpose is not Purpose.SERVING):
+    entry: Runtime | None = getattr(request, "runtime", None)
+    if split != Split.TENSOR or (entry is not None and entry.purpose is not Purpose.SERVING):
         return {}
     p = serving_runtime(request).profile
     return RuntimeMemory(memory_share=p.memory_share, kv_free_share=p.kv_free_share)
@@ -482,7 +476,7 @@ def _lengths(request: LoadQuestion, named: str | None) -> Lengths:
         lengths = Lengths(trace=(prompts, outputs, arrivals if replay else None),
                           unused_arrivals=arrivals is not None and not replay)
     elif request.lengths is not None:
-        lengths = Lengths(distribution=length_distribution(request.lengths))
+        lengths = Lengths(distribution=request.lengths)
     else:
         lengths = Lengths(prompt_len=request.prompt_len, output_len=request.output_len)
     ratio = getattr(request, "range_ratio", None)

@@ -21,11 +21,11 @@ import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from sizer.choices import checked_name
+from sizer.choices import entry_named
 from sizer.datafile import read_text
 from sizer.errors import InputError
 from sizer.memo import registered_cache
@@ -190,6 +190,16 @@ class Distribution:
         if self.output_cap is not None:
             out = np.minimum(out, self.output_cap)
         return np.concatenate(prompts)[:n], out
+
+    def as_written(self) -> str:
+        """The set as a person writes it in a request (its name), as an error quotes it.
+
+        Returns
+        -------
+        str
+            :attr:`name`.
+        """
+        return self.name
 
     def means(self) -> tuple[float, float]:
         """Mean prompt and answer [tokens]: the laws' own, or, with filters, those of a fixed sample of 20,000 pairs.
@@ -580,5 +590,9 @@ def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarra
     return np.cumsum(rng.exponential(1.0 / rate, n))
 
 
-# A request's named length set, checked where the request is built.
-LengthsName = checked_name(length_distribution)
+# A request's named length set, found where the request is built; the field holds the Distribution (written as its
+# name).
+if TYPE_CHECKING:
+    LengthsName = Distribution
+else:
+    LengthsName = entry_named(Distribution, length_distribution)

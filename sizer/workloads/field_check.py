@@ -1,74 +1,30 @@
-"""Every malformed free-text field of a request at once, so that a form marks them all in one round.
+"""Every malformed field of a request at once, so that a form marks them all in one round.
 
-The request models take counts and quantities as text ("7B", "14 d", "50000 USD", "1536 sequences")
-and the core reads each where it is used, so the first bad one would stop the answer and hide the
-others. :func:`text_field_errors` reads every such field of a request with the one parser its name
-stands for in every request model (:data:`TEXT_FIELDS`) and returns all the errors;
-:func:`every_bad_field` adds the errors of the request model's own checks (types, bounds) and
-raises them together as one :class:`~sizer.errors.InputErrors`.
+The request models type every field where the request is built: counts and quantities given as text ("7B", "14 d",
+"50000 USD", "1536 sequences") are parsed by their fields (sizer/units.py, sizer/workloads/batch.py), choices and
+registry names by theirs (sizer/choices.py), and every model forbids a field it lacks. pydantic reports every bad
+field of a body in one error; :func:`every_bad_field` raises them together as one
+:class:`~sizer.errors.InputErrors`, each naming its field, in a form's order (:func:`in_form_order`).
 
->>> [e.field for e in text_field_errors({"params": "seven", "deadline": "5 GHz", "budget": "50000 USD"})]
+>>> from sizer.schemas.recommendation import RecommendRequest
+>>> try:
+...     every_bad_field(RecommendRequest, {"params": "seven", "deadline": "5 GHz", "budget": "50000 USD"})
+... except InputErrors as error:
+...     print([e.field for e in error.errors])
 ['params', 'deadline']
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
 from sizer.errors import InputError, InputErrors, SizerError
-from sizer.units import TEXT_ERROR, parse_count, parse_quantity
-from sizer.workloads.batch import parse_batch_size
+from sizer.units import TEXT_ERROR
 
 Model = TypeVar("Model", bound=BaseModel)
-
-
-def _quantity(dimension: str, default_unit: str | None = None, allow_zero: bool = False) -> Callable[[str, Any], object]:
-    return lambda field, raw: parse_quantity(field, raw, dimension, default_unit=default_unit, allow_zero=allow_zero)
-
-
-# A field name and the parser it means wherever it appears (the same words as the CLI's options).
-TEXT_FIELDS: dict[str, Callable[[str, Any], object]] = {
-    **dict.fromkeys(("params", "tokens", "samples", "epochs", "micro_batch", "forward_flops_per_sample"), parse_count),
-    "batch_size": parse_batch_size,
-    "deadline": _quantity("[time]"),
-    "time_to_first_token": _quantity("[time]"),
-    **dict.fromkeys(("slo_ttft", "slo_tpot", "slo_e2e"), _quantity("[time]", default_unit="s")),
-    "think_time": _quantity("[time]", default_unit="s", allow_zero=True),
-    "budget": _quantity("[currency]"),
-    "host_memory": _quantity("[information]"),
-}
-
-
-def text_field_errors(body: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[InputError]:
-    """The errors of every free-text field of a request, each read by the parser its name stands for.
-
-    Parameters
-    ----------
-    body : Mapping[str, Any]
-        A request body, or a request model's fields: field name to the value as given (text such as
-        ``"7B"`` or ``"14 d"``, a number, or None).
-    skip : frozenset[str]
-        Fields already reported (by the request model's own checks), left out here.
-
-    Returns
-    -------
-    list[InputError]
-        One error per malformed field of :data:`TEXT_FIELDS`, in the order of ``body``; empty when
-        all read. Fields that are None and fields no parser is named for are left out.
-    """
-    errors: list[InputError] = []
-    for field, raw in body.items():
-        parse = TEXT_FIELDS.get(field)
-        if parse is None or raw is None or field in skip:
-            continue
-        try:
-            parse(field, raw)
-        except InputError as error:
-            errors.append(error)
-    return errors
 
 
 def in_form_order(items: Sequence[Mapping[str, Any]], given: Mapping[str, Any], at: int = 0) -> list[Mapping[str, Any]]:
@@ -159,7 +115,7 @@ class RequestError(ValidationError, InputError):
 
 
 def request_errors(error: ValidationError, body: Mapping[str, Any]) -> list[SizerError]:
-    """A request model's refusals and its free-text fields' errors, one per field (see :func:`every_bad_field`).
+    """A request model's refusals, one per field (see :func:`every_bad_field`).
 
     Parameters
     ----------
@@ -173,9 +129,7 @@ def request_errors(error: ValidationError, body: Mapping[str, Any]) -> list[Size
     list[SizerError]
         One error per bad field, each naming it; never empty.
     """
-    schema = _schema_errors(error, body)
-    reported = frozenset(e.field for e in schema if e.field is not None)
-    return [*schema, *text_field_errors(body, reported)] or [SizerError(str(error), None)]
+    return _schema_errors(error, body) or [SizerError(str(error), None)]
 
 
 def every_bad_field(model: type[Model], body: Mapping[str, Any]) -> Model:
@@ -196,8 +150,8 @@ def every_bad_field(model: type[Model], body: Mapping[str, Any]) -> Model:
     Raises
     ------
     InputErrors
-        Every bad field together: the model's own refusals (a type, a bound) and the free-text
-        fields' (:func:`text_field_errors`), each naming its field.
+        Every bad field together: a type, a bound, a count or quantity that does not read, a name no vocabulary
+        holds, a field the model lacks; each naming its field.
 
     Examples
     --------
@@ -213,7 +167,4 @@ def every_bad_field(model: type[Model], body: Mapping[str, Any]) -> Model:
         request = model.model_validate(body)
     except ValidationError as error:
         raise InputErrors(request_errors(error, body)) from None
-    errors = text_field_errors(body)
-    if errors:
-        raise InputErrors(errors)
     return request

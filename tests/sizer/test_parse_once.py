@@ -19,7 +19,6 @@ EDGE = {
     "sizer/units.py": "defines parse_quantity and parse_count, and the request fields' validators that call them",
     "sizer/choices.py": "defines parse_choice and the choice fields' validator",
     "sizer/workloads/batch.py": "defines parse_batch_size and the batch field's validator",
-    "sizer/workloads/field_check.py": "the edge: every bad field of a request body at once, before or beside the model",
     "sizer/schemas/measurement.py": "the --measured field's validator (parse_measured), where the request is built",
     # catalog and data files: their text is not a request's
     "sizer/hardware/schema.py": "catalog YAML figures ('1.531 GHz'), parsed where the catalog is read",
@@ -104,3 +103,65 @@ def test_the_scans_see_a_parse_call_and_a_fields_dict(tmp_path):
                       "def g(fields) -> None:\n    pass\n", encoding="utf-8")
     assert _calls(sample) == [(2, "parse_count")]
     assert _untyped_fields_parameters(sample, "sample.py") == ["sample.py:1 f(fields: dict[str, int])", "sample.py:3 g(fields: ?)"]
+
+
+# --- Registry entries (issue 41 item 1): runtime, weights and lengths are the entries past the edge --------------------
+# A request's ``runtime``, ``weights`` and ``lengths`` hold the Runtime, WeightFormat and length set found where the
+# request is built (sizer.choices.entry_named); a lookup of one of them by name past that edge is a second parse.
+
+LOOKUPS = frozenset({"weight_format", "runtime", "length_distribution"})
+ENTRY_FIELDS = frozenset({"weights", "runtime", "lengths"})
+
+
+def _is_request(node: ast.AST) -> bool:
+    """Whether ``node`` names a request: ``request``, ``req``, ``served.request`` (any name holding "request")."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "request" in name.lower() or name == "req"
+
+
+def _reads_entry_field(node: ast.AST) -> bool:
+    """Whether ``node`` reads a request's runtime, weights or lengths: ``request.weights``, ``getattr(request,
+    "runtime", ...)`` or ``given(request, "lengths", ...)``."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in ENTRY_FIELDS and _is_request(sub.value):
+            return True
+        if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in ("getattr", "given")
+                and len(sub.args) >= 2 and _is_request(sub.args[0]) and isinstance(sub.args[1], ast.Constant)
+                and sub.args[1].value in ENTRY_FIELDS):
+            return True
+    return False
+
+
+def _entry_lookups(tree: ast.AST, shown: str) -> list[str]:
+    """Each lookup by name of a request's entry field in ``tree``: called on the field itself, or on a local name
+    assigned from it in the same function (``name = getattr(request, "runtime", None)``, then ``runtime(name)``)."""
+    found = []
+    for function in [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        held = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign) and _reads_entry_field(node.value)
+                for target in node.targets if isinstance(target, ast.Name)}
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if name in LOOKUPS and (_reads_entry_field(node.args[0]) or any(
+                    isinstance(sub, ast.Name) and sub.id in held for sub in ast.walk(node.args[0]))):
+                found.append(f"{shown}:{node.lineno} {ast.unparse(node)}")
+    return sorted(set(found))
+
+
+def test_no_request_entry_is_looked_up_by_name_past_the_edge():
+    found = [entry for path in SIZER.rglob("*.py") for entry in _entry_lookups(ast.parse(path.read_text(encoding="utf-8")),
+                                                                                _relative(path))]
+    assert found == [], "the request's field is the entry already (read it, do not look it up): " + ", ".join(found)
+
+
+def test_the_entry_scan_sees_each_way_of_looking_one_up():
+    sample = ast.parse(
+        "def f(request, served, name):\n"
+        "    fmt = weight_format(request.weights)\n"
+        "    dist = length_distribution(served.request.lengths)\n"
+        "    asked = getattr(request, 'runtime', None) or 'vllm'\n"
+        "    entry = runtime(asked)\n"
+        "    other = runtime(str(given(request, 'runtime')))\n"
+        "    fine = weight_format(name), runtime(tool.runtime), weight_format(result.weights)\n")
+    assert [line.split(" ", 1)[0] for line in _entry_lookups(sample, "s.py")] == ["s.py:2", "s.py:3", "s.py:5", "s.py:6"]
