@@ -24,6 +24,7 @@ import hashlib
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,7 +224,7 @@ def predict_iteration(run: TimedRun, sample_tokens: int) -> float:
     return estimate_time(TimeRequest(**fields), suggest=False).step_time.expected
 
 
-def fit_sample_tokens(runs: list[TimedRun]) -> dict[str, int]:
+def fit_sample_tokens(runs: list[TimedRun], predict: Callable[[TimedRun, int], float] = predict_iteration) -> dict[str, int]:
     """Per source, the mean tokens per sample that makes the fit part's predictions best (median absolute log
     error over :data:`SAMPLE_TOKENS_GRID`); the held-out part is never read."""
     import math
@@ -235,7 +236,7 @@ def fit_sample_tokens(runs: list[TimedRun]) -> dict[str, int]:
         if not fit:
             continue
         def loss(tokens: int, fit: list[TimedRun] = fit) -> float:  # this source's runs, bound here
-            return statistics.median(abs(math.log(predict_iteration(run, tokens) / run.seconds_per_iteration)) for run in fit)
+            return statistics.median(abs(math.log(predict(run, tokens) / run.seconds_per_iteration)) for run in fit)
         fitted[source] = min(SAMPLE_TOKENS_GRID, key=loss)
     return fitted
 
@@ -243,7 +244,8 @@ def fit_sample_tokens(runs: list[TimedRun]) -> dict[str, int]:
 DEQUANT_SHARE_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
 
 
-def fit_dequant_share(runs: list[TimedRun], sample_tokens: dict[str, int]) -> float:
+def fit_dequant_share(runs: list[TimedRun], sample_tokens: dict[str, int],
+                      predict: Callable[[TimedRun, int], float] = predict_iteration) -> float:
     """The bandwidth share of QLoRA's dequantisation (:data:`sizer.workloads.finetune.DEQUANT_BANDWIDTH_SHARE`)
     that makes the fit part's QLoRA runs best, at the fitted tokens per sample (median absolute log error)."""
     import math
@@ -255,7 +257,7 @@ def fit_dequant_share(runs: list[TimedRun], sample_tokens: dict[str, int]) -> fl
 
     def loss(share: float) -> float:
         finetune.DEQUANT_BANDWIDTH_SHARE = share
-        return statistics.median(abs(math.log(predict_iteration(run, sample_tokens[run.source]) / run.seconds_per_iteration))
+        return statistics.median(abs(math.log(predict(run, sample_tokens[run.source]) / run.seconds_per_iteration))
                                  for run in fit)
     try:
         return min(DEQUANT_SHARE_GRID, key=loss)
@@ -275,26 +277,38 @@ def fit_eager_constants(runs: list[TimedRun]) -> tuple[tuple, dict[tuple, tuple[
     import sizer.workloads.finetune as finetune
 
     kept = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE
+    # each prediction kept per (run, tokens, the three constants this search sets): the QLoRA rows' scores are the
+    # dequantisation fit's predictions at the share it chose; only the fit part is scored (the held-out never read)
+    predicted: dict[tuple[TimedRun, int, float, float, float], float] = {}
+
+    def predict(run: TimedRun, tokens: int) -> float:
+        key = (run, tokens, eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE)
+        if key not in predicted:
+            predicted[key] = predict_iteration(run, tokens)
+        return predicted[key]
+
+    fit_runs = [run for run in runs if not run.held_out]
     figures = {}
     try:
         for pair in itertools.product(eager.MATRIX_HALF_SCALE_GRID, eager.LAUNCH_SCALE_GRID):
             eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = pair
-            tokens = fit_sample_tokens(runs)
-            finetune.DEQUANT_BANDWIDTH_SHARE = fit_dequant_share(runs, tokens)
-            figures[pair] = summary([error for _, _, error in score_throughput(runs, tokens)["fit"]])
+            tokens = fit_sample_tokens(runs, predict)
+            finetune.DEQUANT_BANDWIDTH_SHARE = fit_dequant_share(runs, tokens, predict)
+            figures[pair] = summary([error for _, _, error in score_throughput(fit_runs, tokens, predict)["fit"]])
             finetune.DEQUANT_BANDWIDTH_SHARE = kept[2]
     finally:
         eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = kept
     return min(figures, key=lambda pair: sum(figures[pair])), figures
 
 
-def score_throughput(runs: list[TimedRun], sample_tokens: dict[str, int]) -> dict[str, list]:
+def score_throughput(runs: list[TimedRun], sample_tokens: dict[str, int],
+                     predict: Callable[[TimedRun, int], float] = predict_iteration) -> dict[str, list]:
     """Per part, (run, predicted seconds, relative error of the throughput) for every timed run."""
     parts: dict[str, list] = {"fit": [], "held-out": []}
     for run in runs:
         if run.source not in sample_tokens:
             continue
-        predicted = predict_iteration(run, sample_tokens[run.source])
+        predicted = predict(run, sample_tokens[run.source])
         error = abs(run.seconds_per_iteration / predicted - 1.0)  # throughput is 1 / time
         parts["held-out" if run.held_out else "fit"].append((run, predicted, error))
     return parts

@@ -345,7 +345,27 @@ def predict_step(row: Timed, sample_tokens: int) -> float:
     return float(estimate_time(TimeRequest(**{**row.fields, "framework": row.framework}), suggest=False).step_time.expected)
 
 
-def _fit_timed(rows: list[Timed]) -> tuple[int, float, tuple[float, float]]:
+def _at_constants(predict: Callable[[Timed, int], float]) -> Callable[[Timed, int], float]:
+    """``predict`` kept per (row, tokens per sample, eager adapter constants, dequantisation share): the folds of
+    :func:`throughput_by_source` refit on overlapping rows and ask the same predictions again (1,372 distinct of
+    3,009). For one call's rows only, which stay alive while it runs (the key holds the row's ``id``: its fields
+    are a dict); every module constant the fits change is in the key."""
+    import sizer.engine.eager as eager
+    import sizer.workloads.finetune as finetune
+
+    kept: dict[tuple[int, int, float, float, float], float] = {}
+
+    def predicted(row: Timed, sample_tokens: int) -> float:
+        key = (id(row), sample_tokens, eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE,
+               finetune.DEQUANT_BANDWIDTH_SHARE)
+        if key not in kept:
+            kept[key] = predict(row, sample_tokens)
+        return kept[key]
+    return predicted
+
+
+def _fit_timed(rows: list[Timed], predict: Callable[[Timed, int], float] = predict_step
+               ) -> tuple[int, float, tuple[float, float]]:
     """The throughput constants fitted on ``rows`` (every row, none held out): litgpt's tokens per sample (on its LoRA
     and full rows), QLoRA's dequantisation share (on its QLoRA rows), then the eager adapter constants over their
     grids (on every adapter row: litgpt's and Hugging Face PEFT's). Where ``rows`` have no row of a kind, the
@@ -358,7 +378,7 @@ def _fit_timed(rows: list[Timed]) -> tuple[int, float, tuple[float, float]]:
     import sizer.workloads.finetune as finetune
 
     def loss(chosen: list[Timed], tokens: int) -> float:
-        return statistics.median(abs(math.log(predict_step(r, tokens) / r.seconds)) for r in chosen)
+        return statistics.median(abs(math.log(predict(r, tokens) / r.seconds)) for r in chosen)
 
     litgpt = [r for r in rows if r.run is not None]
     plain = [r for r in litgpt if r.run.method != "qlora"]
@@ -378,7 +398,7 @@ def _fit_timed(rows: list[Timed]) -> tuple[int, float, tuple[float, float]]:
         finetune.DEQUANT_BANDWIDTH_SHARE = share
         for pair in itertools.product(eager.MATRIX_HALF_SCALE_GRID, eager.LAUNCH_SCALE_GRID) if adapters else ():
             eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = pair
-            errors = sorted(abs(r.seconds / predict_step(r, tokens) - 1.0) for r in adapters)
+            errors = sorted(abs(r.seconds / predict(r, tokens) - 1.0) for r in adapters)
             pairs[pair] = statistics.median(errors) + errors[min(len(errors) - 1, int(round(0.9 * (len(errors) - 1))))]
     finally:
         eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = held
@@ -393,13 +413,14 @@ def throughput_by_source(rows: list[Timed]) -> dict[str, list[tuple[Timed, float
 
     held = eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE
     scored: dict[str, list[tuple[Timed, float, float]]] = {}
+    predict = _at_constants(predict_step)
     try:
         for source in sorted({r.source for r in rows}):
-            tokens, share, pair = _fit_timed([r for r in rows if r.source != source])
+            tokens, share, pair = _fit_timed([r for r in rows if r.source != source], predict)
             eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE = pair
             finetune.DEQUANT_BANDWIDTH_SHARE = share
             for row in (r for r in rows if r.source == source):
-                predicted = predict_step(row, tokens)
+                predicted = predict(row, tokens)
                 scored.setdefault(source, []).append((row, predicted, row.seconds / predicted - 1.0))
             eager.ADAPTER_MATRIX_HALF_SCALE, eager.ADAPTER_LAUNCH_SCALE, finetune.DEQUANT_BANDWIDTH_SHARE = held
     finally:

@@ -233,8 +233,15 @@ LOSO_OVERHEAD = tuple(round(0.25e-3 * i, 5) for i in range(25))  # 0-6 ms
 
 
 def timing_cache(rows: list[Row], catalog) -> dict[tuple[float, float], list[tuple[float, float, float]]]:
-    """Per (memory, matrix) of the grid, every row's (prefill s, decode s, batch) with no per-pass overhead."""
-    return {(m, x): [timings(r, catalog, (m, x, 0.0)) for r in rows] for m in LOSO_MEMORY for x in LOSO_MATRIX}
+    """Per (memory, matrix) of the grid, every row's (prefill s, decode s, batch) with no per-pass overhead.
+
+    Row by row, the whole grid at once: a row's layer graphs do not depend on the constants, and the serving
+    graphs' cache (:func:`sizer.passes.arithmetic._graphs`) keeps them across the row's grid whatever its bound
+    (grid first, under a bound of 16 the rows' cases evicted each other and every one of the 85 points rebuilt
+    them: 8 x the time, the same numbers)."""
+    grid = [(m, x) for m in LOSO_MEMORY for x in LOSO_MATRIX]
+    by_row = [[timings(r, catalog, (m, x, 0.0)) for m, x in grid] for r in rows]
+    return {p: [times[j] for times in by_row] for j, p in enumerate(grid)}
 
 
 def by_source(rows: list[Row], catalog, cache=None) -> dict:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .contention import contention_of, foreign_cpu_percent, free_cores, wait_for_quiet
+from .contention import QUIET_WAIT_SECONDS, contention_of, foreign_cpu_percent, free_cores, wait_for_quiet
 from .count import count_model
 from .detect import DetectedDevice, cores_in_use, detect_device
 from .loads import BYTES_PER_MIB, LoadSampler, current_rss, peak_rss, release_freed_memory, reset_peak_rss
@@ -46,13 +46,14 @@ def use_free_cores(detected: DetectedDevice, settings: dict) -> DetectedDevice:
     return cores_in_use(detected, threads, foreign) if threads < cores else detected
 
 
-def measure_with_retry(measure: Callable[[], dict]) -> dict:
-    """A run measured once more after waiting for quiet when it ran beside other work; the quieter
-    of the two is kept, and the report says that it was measured again."""
+def measure_with_retry(measure: Callable[[], dict], quiet_wait: float | None = QUIET_WAIT_SECONDS) -> dict:
+    """A run measured once more after waiting up to ``quiet_wait`` seconds for quiet when it ran beside
+    other work; the quieter of the two is kept, and the report says that it was measured again
+    (``quiet_wait`` None: measured once, its contention recorded all the same)."""
     first = measure()
-    if not first["measured"]["contention"]["contended"]:
+    if quiet_wait is None or not first["measured"]["contention"]["contended"]:
         return first
-    wait_for_quiet()
+    wait_for_quiet(quiet_wait)
     second = measure()
     kept = min((first, second), key=lambda run: run["measured"]["contention"]["percent"])
     kept["remeasured"] = {"first_percent": first["measured"]["contention"]["percent"],
@@ -133,8 +134,13 @@ def measure_run(spec: WorkloadSpec, detected: DetectedDevice, budget: StepBudget
 
 def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None = None,
               specs: list[WorkloadSpec] | None = None, budget: StepBudget | None = None,
-              on_progress: Callable[[str, int, int], None] | None = None) -> dict:
-    """Measure every run of ``mode`` (or ``specs``) and, with ``out``, write the report there."""
+              on_progress: Callable[[str, int, int], None] | None = None,
+              quiet_wait: float | None = QUIET_WAIT_SECONDS) -> dict:
+    """Measure every run of ``mode`` (or ``specs``) and, with ``out``, write the report there.
+
+    ``quiet_wait``: seconds a contended run waits for the machine to fall quiet before it is measured
+    again (:func:`measure_with_retry`); None measures each run once, contended or not (the report still
+    says which were), for a caller whose neighbours never fall quiet: the test suite's own workers."""
     from .distributed import measure_data_parallel
     from .report import build_report, write_report
 
@@ -157,9 +163,10 @@ def run_suite(mode: str = "quick", device: str = "auto", out: str | Path | None 
         try:
             # partial, not a lambda: it binds this iteration's spec, whenever the retry calls it
             if spec.processes > 1:
-                runs.append(measure_with_retry(functools.partial(measure_data_parallel, spec, detected, budget)))
+                runs.append(measure_with_retry(functools.partial(measure_data_parallel, spec, detected, budget), quiet_wait))
             else:
-                runs.append(measure_with_retry(functools.partial(measure_run, spec, detected, budget, process_baseline)))
+                runs.append(measure_with_retry(functools.partial(measure_run, spec, detected, budget, process_baseline),
+                                               quiet_wait))
         except Exception as error:  # one failing run is reported, never hides the others
             failures.append({"id": spec.run_id, "error": f"{type(error).__name__}: {error}"})
     if on_progress:
