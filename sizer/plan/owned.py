@@ -3,8 +3,9 @@ to run, and the method, precision, layout and batch the engine chooses on it.
 
 The text ``"N x DEVICE"`` is parsed once, where it enters, into :class:`Owned` (a count and a
 catalog device). Every answer comes from the one engine: training through
-:func:`sizer.training.estimates.time_estimate` (or :func:`~sizer.training.estimates.memory_estimate` for a workload
-without samples or tokens), serving through :func:`~sizer.serving.estimate.estimate_inference`; where the
+:func:`sizer.training.estimates.time_on` (or :func:`~sizer.training.estimates.memory_on` for a workload
+without samples or tokens), serving through :func:`~sizer.serving.estimate.serve`, each set's device the entry
+the facade found (:mod:`sizer.asked`); where the
 hardware does not serve, :mod:`sizer.plan.suggestions` lists the changes that would, each
 evaluated again.
 
