@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -29,6 +30,7 @@ from sizer.hardware.schema import Device
 Request = TypeVar("Request", bound=BaseModel, covariant=True)  # an Asked of a TimeRequest is an Asked of a union
 Other = TypeVar("Other", bound=BaseModel)
 Given = TypeVar("Given", bound=BaseModel)
+Entry = TypeVar("Entry")
 
 MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...
 MAX_COUNT = 1_000_000
@@ -50,14 +52,13 @@ class Asked(Generic[Request]):
         ``device`` (with ``devices``: the first of them).
     devices : tuple of Device or None
         ``devices``, unequal cards in one machine, in the given order.
-    host_cpu : Device or None
-        ``host_cpu``, the CPU that runs offloaded layers (None: not given).
     have : tuple of (int, Device)
         ``have``, each hardware set's count [1] and device.
-    measured_on : tuple of (int, Device) or None
-        The device a measurement was taken on and its count [1] (``measured_on``, or "... on DEVICE").
-    reference : Device or None
-        The device of ``reference`` ('DEVICE=THROUGHPUT/s').
+    host_cpu_found, measured_on_found, reference_found : entry, SizerError or None
+        ``host_cpu``, the device measured on (``measured_on``, or "... on DEVICE") and ``reference``'s device, or
+        the refusal of the name: these are read only where the answer uses them (layers offloaded, a measurement
+        rescaled, a reference mode), so an unknown name is refused there, after the checks that came first
+        before (read them as :attr:`host_cpu`, :attr:`measured_on`, :attr:`reference`).
     assumed : str or None
         What a chip name without its configuration was taken to mean ("M1 Max": its smallest).
     """
@@ -66,11 +67,26 @@ class Asked(Generic[Request]):
     catalog: Catalog
     device: Device | None = None
     devices: tuple[Device, ...] | None = None
-    host_cpu: Device | None = None
     have: tuple[tuple[int, Device], ...] = ()
-    measured_on: tuple[int, Device] | None = None
-    reference: Device | None = None
+    host_cpu_found: Device | SizerError | None = None
+    measured_on_found: tuple[int, Device] | SizerError | None = None
+    reference_found: Device | SizerError | None = None
     assumed: str | None = None
+
+    @property
+    def host_cpu(self) -> Device | None:
+        """``host_cpu``'s entry, the CPU that runs offloaded layers (None: not given), or its refusal."""
+        return _entry(self.host_cpu_found)
+
+    @property
+    def measured_on(self) -> tuple[int, Device] | None:
+        """The count [1] and entry of the device a measurement was taken on (None: not given), or its refusal."""
+        return _entry(self.measured_on_found)
+
+    @property
+    def reference(self) -> Device | None:
+        """The entry of ``reference``'s device (None: no reference), or the refusal of the text."""
+        return _entry(self.reference_found)
 
     @property
     def the_device(self) -> Device:
@@ -94,8 +110,9 @@ class Asked(Generic[Request]):
         Device
             The host's catalog entry.
         """
-        if self.host_cpu is not None:
-            return self.host_cpu
+        given = self.host_cpu
+        if given is not None:
+            return given
         try:
             return self.catalog.find(default, "host_cpu")
         except DeviceLookupError as error:  # a user's catalog without the default host
@@ -110,7 +127,7 @@ class Asked(Generic[Request]):
         request : pydantic model
             The rebuilt request; a device it names must be the entry given in ``entries`` (or the one kept).
         **entries
-            Fields of :class:`Asked` to replace (``device=``, ``devices=None``, ``measured_on=None`` ...).
+            Fields of :class:`Asked` to replace (``device=``, ``devices=None``, ``measured_on_found=None`` ...).
 
         Returns
         -------
@@ -138,9 +155,10 @@ def on_catalog(request: Given, catalog: Catalog) -> Asked[Given]:
     Raises
     ------
     InputError
-        Naming the field: a device, host CPU, hardware set, device measured on or reference device the
-        catalog does not have (:class:`~sizer.errors.DeviceLookupError`, with the close matches), or text not
-        of the field's form.
+        Naming the field: a device or hardware set the catalog does not have
+        (:class:`~sizer.errors.DeviceLookupError`, with the close matches), or text not of the field's form. A host
+        CPU, device measured on or reference device is found here too, its refusal kept for where the answer reads
+        it (:attr:`Asked.host_cpu` ...), so that every error is the one, and comes where, it did before.
     """
     names = getattr(request, "devices", None)
     devices = tuple(catalog.find(name, "devices") for name in names) if names is not None else None
@@ -152,16 +170,31 @@ def on_catalog(request: Given, catalog: Catalog) -> Asked[Given]:
     measured = getattr(request, "measured", None)
     on = getattr(request, "measured_on", None) or getattr(measured, "on", None)
     return Asked(request=request, catalog=catalog, device=device, devices=devices,
-                 host_cpu=_host(getattr(request, "host_cpu", None), catalog),
                  have=have_sets(getattr(request, "have", None), catalog),
-                 measured_on=_measured_on(on, catalog) if on is not None else None,
-                 reference=reference_device(getattr(request, "reference", None), catalog),
+                 host_cpu_found=_refusal_kept(_host, getattr(request, "host_cpu", None), catalog),
+                 measured_on_found=_refusal_kept(_measured_on, on, catalog),
+                 reference_found=_refusal_kept(reference_device, getattr(request, "reference", None), catalog),
                  assumed=catalog.assumed(device_name) if device_name is not None else None)
 
 
-def _host(name: str | None, catalog: Catalog) -> Device | None:
-    if name is None:
+def _entry(found: Entry | SizerError | None) -> Entry | None:
+    if isinstance(found, SizerError):
+        raise found
+    return found
+
+
+def _refusal_kept(find: Callable[[str, Catalog], Entry | None], text: str | None,
+                  catalog: Catalog) -> Entry | SizerError | None:
+    """The entry ``text`` names, or the refusal, kept for where the answer reads it; None where not given."""
+    if text is None:
         return None
+    try:
+        return find(text, catalog)
+    except SizerError as error:
+        return error
+
+
+def _host(name: str, catalog: Catalog) -> Device:
     try:
         return catalog.find(name, "host_cpu")
     except DeviceLookupError as error:

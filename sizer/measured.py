@@ -129,7 +129,7 @@ def _measured_on(asked: Asked[Any]) -> tuple[int, Device]:
 
 def _on(asked: Asked[Any], request: Other, device: Device) -> Asked[Other]:
     """The question asked again of the device measured on: that device, no hardware sets, no measurement."""
-    return asked.again(request, device=device, devices=None, have=(), measured_on=None)
+    return asked.again(request, device=device, devices=None, have=(), measured_on_found=None)
 
 
 # ----------------------------------------------------------------------------------------------------- training

@@ -167,18 +167,38 @@ def test_an_unknown_device_is_refused_as_the_catalog_refuses_it(catalog):
 
 def test_unknown_names_in_the_other_fields_name_their_field(catalog):
     def asked(**fields):
-        return lambda: on_catalog(facade.InferenceRequest(**LLAMA_7B, **fields), catalog)
+        return on_catalog(facade.InferenceRequest(**LLAMA_7B, **fields), catalog)
 
-    assert _refusal(asked(devices=["RTX 4090", "RTX 9999"]))[0] == "devices"
-    assert _refusal(asked(device="RTX 4090", gpu_layers=20, host_cpu="Ryzen 99")) == (
+    assert _refusal(lambda: asked(devices=["RTX 4090", "RTX 9999"]))[0] == "devices"
+    assert _refusal(lambda: asked(have=["2x RTX 4090", "1x RTX 9999"]))[0] == "have[1]"
+    # found at the join, refused where the answer reads them (layers offloaded, a measurement rescaled, the engine's
+    # reference mode): the checks that came first before still come first
+    on_cpu = asked(device="RTX 4090", gpu_layers=20, host_cpu="Ryzen 99")
+    assert _refusal(lambda: on_cpu.host("ryzen-9-7950x")) == (
         "host_cpu", "host_cpu: got 'Ryzen 99'; expected a CPU of the catalog (sizer catalog list)")
-    field, message = _refusal(asked(device="RTX 4090", measured="40 tokens/s", measured_on="2x RTX 9999"))
+    measured = asked(device="RTX 4090", measured="40 tokens/s", measured_on="2x RTX 9999")
+    field, message = _refusal(lambda: measured.measured_on)
     assert field == "measured_on" and "a catalog device (" in message
-    assert _refusal(asked(have=["2x RTX 4090", "1x RTX 9999"]))[0] == "have[1]"
-    reference = lambda text: lambda: on_catalog(facade.TimeRequest(params=7e9, tokens=1e9, device="T4",  # noqa: E731
-                                                                   reference=text), catalog)
-    assert _refusal(reference("V1000 XYZ=833/s"))[0] == "reference"
-    assert _refusal(reference("V100 at 833/s"))[0] == "reference"
+    for text in ("V1000 XYZ=833/s", "V100 at 833/s"):
+        referenced = on_catalog(facade.TimeRequest(params=7e9, tokens=1e9, device="T4", reference=text), catalog)
+        assert _refusal(lambda referenced=referenced: referenced.reference)[0] == "reference"
+
+
+@pytest.mark.parametrize("request_, field, expected", [
+    # a measurement's device with a memory question: refused as a peak memory of another setup, as before
+    (lambda: facade.MemoryRequest(model="llama-2-7b", device="T4", measured="peak memory 18 GiB on RTX 9999"),
+     "measured", "a peak memory of the setup asked"),
+    # the device measured on without a measurement: the measurement is asked for, as before
+    (lambda: facade.TimeRequest(model="llama-2-7b", tokens=1e9, device="T4", measured_on="RTX 9999"),
+     "measured_on", "a measurement too"),
+    # a host CPU without offloaded layers: the layers are asked for, as before
+    (lambda: facade.InferenceRequest(**LLAMA_7B, device="RTX 4090", host_cpu="Ryzen 99"),
+     "host_cpu", "gpu_layers below the model's layers as well"),
+])
+def test_an_unknown_name_the_answer_does_not_read_keeps_the_earlier_refusal(catalog, request_, field, expected):
+    with pytest.raises(SizerError) as error:
+        facade.answer(request_(), catalog)
+    assert error.value.field == field and expected in error.value.message
 
 
 def test_have_sets_read_counts_and_entries(catalog):
