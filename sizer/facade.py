@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sizer.asked import Asked, on_catalog
 from sizer.choices import (  # noqa: F401
     CATALOG_KINDS,
     PRICINGS,
@@ -49,7 +50,6 @@ from sizer.vocabularies import ChoiceOut, Choices, choices  # noqa: E402,F401
 
 if TYPE_CHECKING:  # imported when first used (below), named here for the type checker
     from sizer.formulas.tco import TcoResult
-    from sizer.hardware.schema import Device
     from sizer.schemas.owned_hardware import OwnedResult
     from sizer.schemas.plan import PlanRequest, PlanResult
     from sizer.schemas.recommendation import RecommendRequest, RecommendResult
@@ -145,19 +145,18 @@ def peak(request: PeakRequest, catalog: Catalog | None = None) -> PeakResult:
         The peak [FLOP/s], the sustained range [FLOP/s] after derating, the basis of the figure and
         the assumptions (:func:`sizer.formulas.peaks.estimate_peak`).
     """
-    catalog = _catalog(catalog)
-    device = catalog.find(request.device) if request.device is not None else None
-    return _stated(estimate_peak(device, request.precision, cores=request.cores, clock=request.clock,
-                                 derating=_derating(request.derating)), request.device, catalog)
+    asked = on_catalog(request, _catalog(catalog))
+    return _stated(estimate_peak(asked.device, request.precision, cores=request.cores, clock=request.clock,
+                                 derating=_derating(request.derating)), asked)
 
 
 Stated = TypeVar("Stated", "PeakResult", "TimeResult", "MemoryResult", "InferenceResult", "TcoResult")
 
 
-def _stated(result: Stated, device: str | None, catalog: Catalog) -> Stated:
+def _stated(result: Stated, asked: Asked[Any]) -> Stated:
     """``result`` with the configuration assumed for a chip named without its GPU cores or memory ("M1 Max")
     first among its assumptions (:meth:`sizer.hardware.catalog.Catalog.assumed`), so that every answer says it."""
-    statement = catalog.assumed(device)
+    statement = asked.assumed
     if statement is None:
         return result
     said = Assumption(name="device configuration", value=statement,
@@ -223,14 +222,15 @@ def estimate_time(request: TimeRequest, catalog: Catalog | None = None, *, sugge
     """
     from sizer.launch.dispatch import check_emit
     from sizer.plan.launch_answer import with_launch
-    from sizer.training.estimates import time_estimate
+    from sizer.training.estimates import time_on
 
     catalog = _catalog(catalog)
     check_emit(request)  # a tool that launches no training layout is refused before the answer is computed
-    result = time_estimate(request, catalog)
+    asked = on_catalog(request, catalog)
+    result = time_on(asked)
     if suggest and not result.fits:
-        result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
-    return with_launch(request, _stated(result, request.device, catalog), catalog)
+        result = _with_suggestions(asked, result)
+    return with_launch(asked, _stated(result, asked))
 
 
 def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> MemoryResult:
@@ -254,14 +254,15 @@ def estimate_memory(request: MemoryRequest, catalog: Catalog | None = None, *, s
     """
     from sizer.launch.dispatch import check_emit
     from sizer.plan.launch_answer import with_launch
-    from sizer.training.estimates import memory_estimate
+    from sizer.training.estimates import memory_on
 
     catalog = _catalog(catalog)
     check_emit(request)
-    result = memory_estimate(request, catalog)
-    if suggest and result.fits is False and request.device is not None:  # a verdict needs a device
-        result = _with_suggestions(request, result, catalog.find(request.device), catalog)
-    return with_launch(request, _stated(result, request.device, catalog), catalog)
+    asked = on_catalog(request, catalog)
+    result = memory_on(asked)
+    if suggest and result.fits is False and asked.device is not None:  # a verdict needs a device
+        result = _with_suggestions(asked, result)
+    return with_launch(asked, _stated(result, asked))
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None, *, suggest: bool = True) -> InferenceResult:
@@ -286,26 +287,26 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     """
     from sizer.launch.dispatch import check_emit
     from sizer.plan.launch_answer import with_launch
-    from sizer.serving.estimate import estimate_inference as serving_estimate
+    from sizer.serving.estimate import serve
 
     catalog = _catalog(catalog)
     check_emit(request)
-    result = serving_estimate(request, catalog)
+    asked = on_catalog(request, catalog)
+    result = serve(asked)
     if suggest and not result.fits and request.devices is None:  # suggestions vary one device kind's count
-        result = _with_suggestions(request, result, catalog.find(require_device(request)), catalog)
+        result = _with_suggestions(asked, result)
     elif suggest and not result.fits:  # unequal devices: a narrower GGUF mix on the same devices
         from sizer.plan.suggestions import unequal_devices_suggestions
 
-        result = result.model_copy(update={"suggestions": unequal_devices_suggestions(request, catalog)})
-    return with_launch(request, _stated(result, request.device, catalog), catalog)
+        result = result.model_copy(update={"suggestions": unequal_devices_suggestions(asked)})
+    return with_launch(asked, _stated(result, asked))
 
 
-def _with_suggestions(request: TimeRequest | MemoryRequest | InferenceRequest, result: Fixable,
-                      device: Device, catalog: Catalog) -> Fixable:
+def _with_suggestions(asked: Asked[TimeRequest | MemoryRequest | InferenceRequest], result: Fixable) -> Fixable:
     """``result`` with the changes that would make it work (:mod:`sizer.plan.suggestions`)."""
     from sizer.plan.suggestions import suggestions_for
 
-    return result.model_copy(update={"suggestions": suggestions_for(request, result, device, catalog)})
+    return result.model_copy(update={"suggestions": suggestions_for(asked, result)})
 
 
 def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanRequest | InferenceRequest,
@@ -335,8 +336,8 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
     check_emit(request)  # emit with have: refused (an answer per hardware set launches none)
     catalog = _catalog(catalog)
     if isinstance(request, InferenceRequest):
-        return answer_inference(request, catalog)
-    return answer_training(request, catalog)
+        return answer_inference(on_catalog(request, catalog))
+    return answer_training(on_catalog(request, catalog))
 
 
 def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceRequest | None = None,
@@ -407,9 +408,11 @@ def answer(request: TimeRequest | MemoryRequest | PlanRequest | InferenceRequest
     if isinstance(request, MemoryRequest):
         return estimate_memory(request, catalog)
     if isinstance(request, PlanRequest):
-        from sizer.plan.planner import plan as search
+        from sizer.launch.dispatch import check_emit
+        from sizer.plan.planner import plan_on
 
-        return search(request, catalog)
+        check_emit(request)  # a tool that launches no training layout is refused before the search
+        return plan_on(on_catalog(request, _catalog(catalog)))
     return estimate_inference(request, catalog)
 
 
@@ -559,7 +562,8 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
     from sizer.training.time_answer import estimate_training
 
     catalog = _catalog(catalog)
-    device = catalog.find(request.device)
+    asked = on_catalog(request, catalog)
+    device = asked.the_device
     cloud = check_provider(request.cloud, catalog)
     if request.training_time is not None:
         duration = Estimate.exact(request.training_time)
@@ -574,4 +578,4 @@ def estimate_cost(request: TcoRequest, catalog: Catalog | None = None) -> TcoRes
                                   electricity_price=request.electricity_price, host_share=request.host_share)
     return _stated(estimate_tco(device, request.count, duration, rent_price=request.rent_price,
                                 purchase_price=request.purchase_price, costs=costs, cloud=cloud,
-                                pricing=request.pricing, terms=tuple(request.terms)), request.device, catalog)
+                                pricing=request.pricing, terms=tuple(request.terms)), asked)

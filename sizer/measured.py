@@ -13,10 +13,10 @@ device asked: its range is that mode's held-out error (``benchmarks/reference_mo
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from sizer.asked import Asked
 from sizer.errors import InputError, SizerError
 from sizer.results import Assumption, QuantityOut, RangeOut, unit_factor
 from sizer.schemas.base import RequestModel
@@ -28,11 +28,12 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from sizer.hardware.catalog import Catalog
+    from sizer.hardware.schema import Device
 
 # A serving or local request: this module reads only its measurement fields (``measured``, ``measured_on``,
 # ``efficiency``), so it takes any request model (the serving requests live in the serving room, above this module)
 Served = TypeVar("Served", bound=RequestModel)
+Other = TypeVar("Other", bound=RequestModel)
 
 # A measured point's range is its own run-to-run repeatability, not the model's spread across sources: the 90th
 # percentile of llama-bench's "± x" (standard deviation over its repetitions) over the mean, 394 rows of
@@ -120,35 +121,33 @@ def _refuse(m: Measurement, command: str, kinds: tuple[MeasuredKind, ...]) -> No
         raise InputError(FIELD, m.text, f"a measurement {command} answers ({names}); a {m.kind.value} is not one")
 
 
-def _device_and_count(text: str, catalog: Catalog) -> tuple[str, int]:
-    """'RTX 4090', '8x H100 SXM', '8 x H100 SXM' -> (a catalog name, count)."""
-    found = re.match(r"^\s*([0-9]{1,5})\s*[x×*]\s*(\S.*)$", text)
-    name, count = (found.group(2), int(found.group(1))) if found else (text, 1)
-    if count < 1:
-        raise InputError("measured_on", text, "a device, or a count and a device ('8x H100 SXM')")
-    try:
-        return catalog.find(name, "measured_on").name, count
-    except SizerError as error:
-        raise InputError("measured_on", text, f"a catalog device ({error.message})") from error
+def _measured_on(asked: Asked[Any]) -> tuple[int, Device]:
+    """The count and device a measurement was taken on, found in the catalog by :func:`sizer.asked.on_catalog`."""
+    assert asked.measured_on is not None  # on_catalog finds measured_on (or the measurement's "on ...") where given
+    return asked.measured_on
+
+
+def _on(asked: Asked[Any], request: Other, device: Device) -> Asked[Other]:
+    """The question asked again of the device measured on: that device, no hardware sets, no measurement."""
+    return asked.again(request, device=device, devices=None, have=(), measured_on_found=None)
 
 
 # ----------------------------------------------------------------------------------------------------- training
 
 
-def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog,
-                again: Callable[[TimeRequest, Catalog], TimeResult]) -> TimeResult:
+def time_answer(asked: Asked[TimeRequest], result: TimeResult,
+                again: Callable[[Asked[TimeRequest]], TimeResult]) -> TimeResult:
     """A training-time answer rescaled by the request's measurement or MFU; unchanged without either.
 
     Parameters
     ----------
-    request : TimeRequest
-        Its ``measured`` (a throughput or step time), ``measured_on`` (reference mode) and ``mfu`` [1].
+    asked : Asked of TimeRequest
+        Its ``measured`` (a throughput or step time), ``measured_on`` (reference mode, the device found in the
+        catalog) and ``mfu`` [1].
     result : TimeResult
         The engine's answer for the setup asked.
-    catalog : Catalog
-        Where a reference device is looked up.
     again : callable
-        The time estimate (:func:`sizer.training.estimates.time_estimate`), asked again for the device measured on.
+        The time estimate (:func:`sizer.training.estimates.time_on`), asked again for the device measured on.
 
     Returns
     -------
@@ -162,6 +161,7 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog,
         Naming ``measured`` (a kind training does not answer, faster than the physical limit), ``measured_on`` or
         ``mfu`` (with a measurement too).
     """
+    request = asked.request
     measured, mfu = getattr(request, "measured", None), getattr(request, "mfu", None)
     on = getattr(request, "measured_on", None)
     _check_one_basis(measured, mfu, "mfu", on)
@@ -182,7 +182,7 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog,
     basis = result
     where = None
     if on is not None:
-        basis, where = _reference_time(request, catalog, on, again)
+        basis, where = _reference_time(asked, on, again)
     if measured.kind is MeasuredKind.THROUGHPUT:
         mine = basis.throughput.expected
         if not mine > 0:
@@ -203,16 +203,17 @@ def time_answer(request: TimeRequest, result: TimeResult, catalog: Catalog,
     return _scale_time(result, rescaled, _spread(rescaled.basis))
 
 
-def _reference_time(request: TimeRequest, catalog: Catalog, on: str,
-                    again: Callable[[TimeRequest, Catalog], TimeResult]) -> tuple[TimeResult, str]:
+def _reference_time(asked: Asked[TimeRequest], on: str,
+                    again: Callable[[Asked[TimeRequest]], TimeResult]) -> tuple[TimeResult, str]:
     """The engine's answer for the same workload on the device the measurement was taken on."""
-    name, count = _device_and_count(on, catalog)
+    request = asked.request
+    count, device = _measured_on(asked)
     fields = request.model_dump(exclude_unset=True, exclude_none=True)
     for key in ("measured", "measured_on", "mfu", "have", "tp", "pp", "cp", "ep", "interleave", "system", "zero",
                 "sharding", "hybrid_shard"):
         fields.pop(key, None)
     try:
-        other = again(type(request)(**{**fields, "device": name, "count": count}), catalog)
+        other = again(_on(asked, type(request)(**{**fields, "device": device.name, "count": count}), device))
     except SizerError as error:
         raise InputError("measured_on", on, f"a setup sizer can time this workload on ({error.message})") from error
     return other, f"{count} x {other.device}"
@@ -324,23 +325,20 @@ def memory_answer(request: MemoryRequest, result: MemoryResult) -> MemoryResult:
 
 # --------------------------------------------------------------------------------------------------- inference
 
-def inference_answer(request: Served, result: InferenceResult, catalog: Catalog,
-                     again: Callable[[Served, Catalog], InferenceResult], *,
+def inference_answer(asked: Asked[Served], result: InferenceResult,
+                     again: Callable[[Asked[Served]], InferenceResult], *,
                      prefill_limit: float = 0.0, step_limit: float = 0.0) -> InferenceResult:
     """A serving or local answer rescaled by the request's measurement or efficiency; unchanged without either.
 
     Parameters
     ----------
-    request : InferenceRequest
-        Its ``measured`` (a throughput, a time to first token or a time per output token), ``measured_on`` and
-        ``efficiency`` [1] (a fraction of the roofline).
+    asked : Asked of InferenceRequest
+        Its ``measured`` (a throughput, a time to first token or a time per output token), ``measured_on`` (the
+        device found in the catalog) and ``efficiency`` [1] (a fraction of the roofline).
     result : InferenceResult
         The engine's answer.
-    catalog : Catalog
-        Where a reference device is looked up.
     again : callable
-        The serving estimate (:func:`sizer.serving.estimate.estimate_inference`), asked again for the device
-        measured on.
+        The serving estimate (:func:`sizer.serving.estimate.serve`), asked again for the device measured on.
     prefill_limit, step_limit : float
         The prompt at the datasheet peak and a decode step at the datasheet bandwidth [s] (the roofline; 0:
         unknown).
@@ -350,6 +348,7 @@ def inference_answer(request: Served, result: InferenceResult, catalog: Catalog,
     InferenceResult
         Speeds, times, cost, energy, latency percentiles, capacity and replicas rescaled, the statement first.
     """
+    request = asked.request
     measured, efficiency = getattr(request, "measured", None), getattr(request, "efficiency", None)
     on = getattr(request, "measured_on", None)
     _check_one_basis(measured, efficiency, "efficiency", on)
@@ -374,7 +373,7 @@ def inference_answer(request: Served, result: InferenceResult, catalog: Catalog,
     on = on or measured.on
     basis, where = result, None
     if on is not None:
-        basis, where = _reference_inference(request, catalog, on, again)
+        basis, where = _reference_inference(asked, on, again)
     if measured.kind is MeasuredKind.THROUGHPUT:
         mine = _peak_output_rate(basis)
         factor = measured.value / mine
@@ -408,14 +407,15 @@ def _to_s(unit: str) -> float:
     return unit_factor(unit, "s")
 
 
-def _reference_inference(request: Served, catalog: Catalog, on: str,
-                         again: Callable[[Served, Catalog], InferenceResult]) -> tuple[InferenceResult, str]:
-    name, count = _device_and_count(on, catalog)
+def _reference_inference(asked: Asked[Served], on: str,
+                         again: Callable[[Asked[Served]], InferenceResult]) -> tuple[InferenceResult, str]:
+    request = asked.request
+    count, device = _measured_on(asked)
     fields = request.model_dump(exclude_unset=True, exclude_none=True)
     for key in ("measured", "measured_on", "efficiency", "have", "devices", "gpu_layers", "threads"):
         fields.pop(key, None)
     try:
-        other = again(type(request)(**{**fields, "device": name, "count": count}), catalog)
+        other = again(_on(asked, type(request)(**{**fields, "device": device.name, "count": count}), device))
     except SizerError as error:
         raise InputError("measured_on", on, f"a setup sizer can serve this model on ({error.message})") from error
     return other, f"{count} x {other.device}"
@@ -581,19 +581,18 @@ def mfu_assumption(mfu: float) -> Assumption:
                       "C / (n R_peak MFU), exact (no range)", source="given (--mfu): a what-if, not a prediction")
 
 
-def carried_to_every_device(request: Any, catalog: Catalog, again: Callable[[TimeRequest, Catalog], TimeResult],
+def carried_to_every_device(asked: Asked[Any], again: Callable[[Asked[TimeRequest]], TimeResult],
                             time_request: type[TimeRequest]) -> Rescaled | None:
     """A recommendation's measurement (reference mode): the factor measured / sizer's on the device measured on,
     for carrying over to every device ranked; None without a measurement.
 
     Parameters
     ----------
-    request : RecommendRequest
-        Its ``measured`` (a throughput or step time), ``measured_on`` (or "... on DEVICE") and ``mfu``.
-    catalog : Catalog
-        Where the device measured on is looked up.
+    asked : Asked of RecommendRequest
+        Its ``measured`` (a throughput or step time), ``measured_on`` (or "... on DEVICE", found in the catalog)
+        and ``mfu``.
     again : callable
-        The time estimate (:func:`sizer.training.estimates.time_estimate`), asked for the device measured on.
+        The time estimate (:func:`sizer.training.estimates.time_on`), asked for the device measured on.
     time_request : type
         :class:`sizer.schemas.time_and_memory.TimeRequest`, which the request's workload fields are put into.
 
@@ -608,6 +607,7 @@ def carried_to_every_device(request: Any, catalog: Catalog, again: Callable[[Tim
         Naming ``measured`` (a kind training does not answer), ``measured_on`` (missing: a recommendation ranks many
         devices; not a device sizer can time the workload on) or ``mfu`` (with a measurement too).
     """
+    request = asked.request
     measured: Measurement | None = request.measured
     _check_one_basis(measured, request.mfu, "mfu", request.measured_on)
     if measured is None:
@@ -618,12 +618,12 @@ def carried_to_every_device(request: Any, catalog: Catalog, again: Callable[[Tim
         raise InputError("measured_on", None, "the device the measurement was taken on ('RTX 4090', '8x A100 80GB "
                                               "SXM'): a recommendation ranks many devices, the factor carries over "
                                               "from that one")
-    name, count = _device_and_count(on, catalog)
+    count, device = _measured_on(asked)
     given = request.model_dump(exclude_unset=True, exclude_none=True)
     fields = {k: v for k, v in given.items() if k in time_request.model_fields
               and k not in ("measured", "measured_on", "mfu", "have", "device", "count")}
     try:
-        other = again(time_request(**fields, device=name, count=count), catalog)
+        other = again(_on(asked, time_request(**fields, device=device.name, count=count), device))
     except SizerError as error:
         raise InputError("measured_on", on, f"a setup sizer can time this workload on ({error.message})") from error
     if measured.kind is MeasuredKind.THROUGHPUT:

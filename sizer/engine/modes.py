@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from sizer.asked import reference_device
 from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.engine.devices import build_device_table
@@ -214,10 +215,9 @@ def parse_reference(text: str, catalog: Catalog) -> tuple[Device, float]:
     throughput : float
         Samples per second [sample/s].
     """
-    if not isinstance(text, str) or "=" not in text or len(text) > 200:
-        raise InputError("reference", text, "DEVICE=THROUGHPUT/s, e.g. 'V100 SXM2 16GB=833/s'")
-    name, _, rate = text.rpartition("=")
-    return catalog.find(name.strip(), "reference"), parse_reference_throughput(rate)
+    device = reference_device(text, catalog)  # the form checked, the device found (sizer.asked)
+    assert device is not None  # text is given
+    return device, parse_reference_throughput(text.rpartition("=")[2])
 
 
 def reference_efficiencies(job: Job, device: Device, measured_throughput: float,
@@ -334,7 +334,7 @@ def carried_over(target_base: Efficiencies, factor: float, source: str) -> Effic
     return target_base.scaled(factor ** REFERENCE_WEIGHT, source)
 
 
-def choose_efficiencies(job: Job, device: Device, *, catalog: Catalog, reference: str | None = None,
+def choose_efficiencies(job: Job, device: Device, *, reference: tuple[Device, str] | None = None,
                         reference_batch_size: float | None = None,
                         calibration: CalibrationFile | None = None) -> tuple[Efficiencies, Mode, list[Assumption]]:
     """The efficiencies for a device, the mode they come from, and what to tell the user.
@@ -348,10 +348,9 @@ def choose_efficiencies(job: Job, device: Device, *, catalog: Catalog, reference
         The workload.
     device : Device
         The target device.
-    catalog : Catalog
-        Where a reference device is looked up.
-    reference : str, optional
-        ``'DEVICE=THROUGHPUT/s'``.
+    reference : tuple of (Device, str), optional
+        A reference measurement: its device (found in the catalog, :func:`sizer.asked.on_catalog`) and the text
+        ``'DEVICE=THROUGHPUT/s'`` it came from.
     reference_batch_size : float, optional
         Batch of the reference run [sample] (the job's by default).
     calibration : Calibration, optional
@@ -371,7 +370,8 @@ def choose_efficiencies(job: Job, device: Device, *, catalog: Catalog, reference
     [habitat], [spec-3.11]
     """
     if reference is not None:
-        reference_device, throughput = parse_reference(reference, catalog)
+        reference_device, text = reference
+        throughput = parse_reference_throughput(text.rpartition("=")[2])
         batch = reference_batch_size or job.batch_size
         reference_job = job_from_profile_like(job, batch)
         _, factor = reference_efficiencies(reference_job, reference_device, throughput,

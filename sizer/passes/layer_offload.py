@@ -15,21 +15,22 @@ else the catalog CPU's (an assumed desktop configuration, said so).
 >>> from sizer.runtimes.formats import weight_format
 >>> from sizer.workloads.registry import find_model
 >>> c = load_catalog()
->>> table, notes = offload_host(40, None, c.find("RTX 4090"), find_model("llama-2-70b"), weight_format("q4_k_m"), c)
+>>> table, notes = offload_host(40, None, c.find("RTX 4090"), find_model("llama-2-70b"), weight_format("q4_k_m"),
+...                             lambda default: c.find(default))
 >>> table.devices[0].name, notes[0].name
 ('AMD Ryzen 9 7950X', 'CPU offload')
 """
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pint
 
 from sizer.choices import DeviceKind
 from sizer.engine.devices import DeviceTable
-from sizer.errors import DeviceLookupError, InputError
-from sizer.hardware.catalog import Catalog
+from sizer.errors import InputError
 from sizer.hardware.schema import Device
 from sizer.passes.arithmetic import serving_table
 from sizer.results import Assumption, unit_factor
@@ -94,8 +95,8 @@ def given_host_memory(host_memory: pint.Quantity[float] | None) -> float | None:
     return float(host_memory.to("B").magnitude)  # above zero: the request's field refuses zero
 
 
-def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weights: WeightFormat,
-               catalog: Catalog, host_memory: pint.Quantity[float] | None = None) -> tuple[DeviceTable, Assumption]:
+def host_table(gpu_layers: int, host_cpu: str | None, host: Device, arch: Architecture, weights: WeightFormat,
+               host_memory: pint.Quantity[float] | None = None) -> tuple[DeviceTable, Assumption]:
     """The host CPU's serving table for the offloaded layers (its memory the RAM given, else the
     catalog CPU's), and the note saying which host and why.
 
@@ -104,13 +105,14 @@ def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weight
     gpu_layers : int
         Layers on the devices [1].
     host_cpu : str or None
-        The catalog CPU running the rest (None: :data:`DEFAULT_HOST`).
+        The catalog CPU running the rest as the user named it (None: :data:`DEFAULT_HOST`).
+    host : Device
+        Its catalog entry (found where the request met its catalog, :func:`sizer.asked.on_catalog`), or the
+        default's; refused unless a CPU.
     arch : Architecture
         The model.
     weights : WeightFormat
         The weight format (the host needs a peak for its compute precision).
-    catalog : Catalog
-        Where the CPU is looked up.
     host_memory : object
         The host's RAM as given, e.g. '128 GB' [B]; None: the catalog CPU's.
 
@@ -119,10 +121,6 @@ def host_table(gpu_layers: int, host_cpu: str | None, arch: Architecture, weight
     tuple of (DeviceTable, Assumption)
         The host's one-row table (memory [B] the RAM) and the note describing the offload.
     """
-    try:
-        host = catalog.find(host_cpu or DEFAULT_HOST, "host_cpu")
-    except DeviceLookupError as error:
-        raise InputError("host_cpu", host_cpu, "a CPU of the catalog (sizer catalog list)") from error
     if host.kind is not DeviceKind.CPU:
         raise InputError("host_cpu", host_cpu, f"a CPU of the catalog ({host.name} is a {host.kind})")
     table = serving_table((host,), weights)
@@ -164,7 +162,8 @@ def check_no_host(host_cpu: str | None, host_memory: object) -> None:
 
 
 def offload_host(gpu_layers: int | None, host_cpu: str | None, device: Device, arch: Architecture, weights: WeightFormat,
-                 catalog: Catalog, host_memory: pint.Quantity[float] | None = None) -> tuple[DeviceTable | None, list[Assumption]]:
+                 find_host: Callable[[str], Device],
+                 host_memory: pint.Quantity[float] | None = None) -> tuple[DeviceTable | None, list[Assumption]]:
     """The host CPU's serving table where some layers are offloaded (None where none are), and the notes saying so.
 
     Parameters
@@ -179,8 +178,9 @@ def offload_host(gpu_layers: int | None, host_cpu: str | None, device: Device, a
         The model.
     weights : WeightFormat
         The weight format.
-    catalog : Catalog
-        Where the CPU is looked up.
+    find_host : callable
+        The host's catalog entry, given the default's id (:data:`DEFAULT_HOST`): ``host_cpu``'s entry where given
+        (:meth:`sizer.asked.Asked.host`); called only where layers are offloaded.
     host_memory : object
         The host's RAM as given, e.g. '128 GB' [B]; None: the catalog CPU's.
 
@@ -196,7 +196,7 @@ def offload_host(gpu_layers: int | None, host_cpu: str | None, device: Device, a
     refusal = offload_refusal(device, arch)
     if refusal is not None:
         raise InputError("gpu_layers", gpu_layers, f"{arch.layers} or none: {refusal}")
-    table, note = host_table(gpu_layers, host_cpu, arch, weights, catalog, host_memory)
+    table, note = host_table(gpu_layers, host_cpu, find_host(DEFAULT_HOST), arch, weights, host_memory)
     return table, [note]
 
 

@@ -7,14 +7,13 @@ modules import for their ``emit`` and ``launch`` fields, so that nothing imports
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sizer.choices import DeviceKind, KvCache, Method, Recompute, Split
-from sizer.errors import require_device
 from sizer.launch.setups import LocalSetup, ServingSetup, TrainingSetup, model_id
 
 if TYPE_CHECKING:
-    from sizer.hardware.catalog import Catalog
+    from sizer.asked import Asked
     from sizer.runtimes.runtime import Runtime
     from sizer.schemas.base import WorkloadRequest
     from sizer.schemas.plan import LayoutOption, PlanRequest
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from sizer.serving.estimate import InferenceRequest
 
 
-def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: Catalog, tool: Runtime) -> ServingSetup:
+def serving_setup(request: InferenceRequest, result: InferenceResult, asked: Asked[Any], tool: Runtime) -> ServingSetup:
     """The serving setup of a ``sizer inference`` answer (the replica, its copies, its scheduler).
 
     Parameters
@@ -32,8 +31,8 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
         The question.
     result : InferenceResult
         Its answer.
-    catalog : Catalog
-        The catalog the answer was computed with.
+    asked : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): its device's entry.
     tool : Runtime
         The serving engine the command is for: its memory shares (the answer's own where it was sized for it).
 
@@ -62,7 +61,7 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
     return ServingSetup(model=model, model_known=known, weights=result.weights, kv_cache=KvCache(result.kv_cache),
                         tensor_parallel=result.count if tensor else 1, pipeline_parallel=1 if tensor else result.count,
                         replicas=replicas, max_model_len=context, max_running=running, token_budget=budget,
-                        experts=arch.experts, device=catalog.find(require_device(request)), count=result.count,
+                        experts=arch.experts, device=asked.the_device, count=result.count,
                         gguf_file=weight_format(result.weights).gguf_mix is not None,
                         engine=engine.name if engine is not None else None, fits=result.fits, lengths_vary=varying,
                         memory_share=tool.profile.memory_share, kv_free_share=tool.profile.kv_free_share,
@@ -70,15 +69,15 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, catalog: C
                         dp_attention=bool(getattr(request, "dp_attention", False)))
 
 
-def local_runtime_of(request: InferenceRequest, catalog: Catalog) -> Runtime | None:
+def local_runtime_of(request: InferenceRequest, asked: Asked[Any]) -> Runtime | None:
     """The local runtime the answer ran under (llama.cpp, mlx), None where a serving engine or model answered.
 
     Parameters
     ----------
     request : InferenceRequest
         The question.
-    catalog : Catalog
-        The catalog.
+    asked : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): its device's (and host CPU's) entry.
 
     Returns
     -------
@@ -88,13 +87,12 @@ def local_runtime_of(request: InferenceRequest, catalog: Catalog) -> Runtime | N
     from sizer.local.machine import local_runtime
     from sizer.serving.estimate import served_format
 
-    name = request.devices[0] if request.devices else require_device(request)
     fmt, _ = served_format(request)
-    chosen, _ = local_runtime(request.runtime, catalog.find(name), fmt)
+    chosen, _ = local_runtime(request.runtime, asked.the_device, fmt)  # with devices: the first of them
     return chosen
 
 
-def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Catalog, local: Runtime) -> LocalSetup:
+def local_setup(request: InferenceRequest, result: InferenceResult, asked: Asked[Any], local: Runtime) -> LocalSetup:
     """The llama.cpp run of a local ``sizer inference`` answer.
 
     Parameters
@@ -103,8 +101,8 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
         The question.
     result : InferenceResult
         Its answer.
-    catalog : Catalog
-        The catalog.
+    asked : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): its device's (and host CPU's) entry.
     local : Runtime
         The local runtime the answer ran under (:func:`local_runtime_of`).
 
@@ -117,10 +115,10 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
     from sizer.serving.estimate import served_architecture
 
     arch, _ = served_architecture(request)
-    device = catalog.find(request.devices[0] if request.devices else require_device(request))
+    device = asked.the_device  # with devices: the first of them
     offloaded = request.gpu_layers is not None and request.gpu_layers < arch.layers
     threads = request.threads
-    cpu = device if device.kind is DeviceKind.CPU else (catalog.find(request.host_cpu or DEFAULT_HOST) if offloaded else None)
+    cpu = device if device.kind is DeviceKind.CPU else (asked.host(DEFAULT_HOST) if offloaded else None)
     if threads is None and cpu is not None and cpu.cores is not None:  # the answer's default: the CPU's physical cores
         threads = int(cpu.cores.value)
     if request.devices is not None and result.per_device:  # unequal cards: each one's layers (an offload's
@@ -137,7 +135,7 @@ def local_setup(request: InferenceRequest, result: InferenceResult, catalog: Cat
 
 
 def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, global_batch: float | None,
-                   precision: str, fits: bool | None, catalog: Catalog) -> TrainingSetup:
+                   precision: str, fits: bool | None, asked: Asked[Any]) -> TrainingSetup:
     """The layout of a ``sizer time`` or ``sizer plan`` answer (and its request's choices).
 
     Parameters
@@ -152,8 +150,8 @@ def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, g
         The training precision the answer used.
     fits : bool or None
         Whether the answer found it fits.
-    catalog : Catalog
-        The catalog.
+    asked : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): its device's (and host CPU's) entry.
 
     Returns
     -------
@@ -164,8 +162,7 @@ def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, g
     from sizer.hardware.nodes import node_layout
 
     job = resolve_job(request, need_samples=False)
-    name = getattr(request, "device", None)  # TimeRequest and PlanRequest have one; WorkloadRequest does not
-    device = catalog.find(name) if name else None
+    device = asked.device  # TimeRequest and PlanRequest name one; WorkloadRequest does not
     count = layout.tp * layout.pp * layout.cp * layout.dp
     return TrainingSetup(
         model=str(request.model) if request.model is not None else None, tp=layout.tp, pp=layout.pp, cp=layout.cp,
@@ -182,7 +179,7 @@ def training_setup(request: WorkloadRequest, layout: Layout | LayoutOption, *, g
         framework=_framework(request))
 
 
-def time_setup(request: TimeRequest, result: TimeResult, catalog: Catalog) -> TrainingSetup:
+def time_setup(request: TimeRequest, result: TimeResult, asked: Asked[Any]) -> TrainingSetup:
     """The layout a ``sizer time`` answer chose (:func:`training_setup`).
 
     Parameters
@@ -191,8 +188,8 @@ def time_setup(request: TimeRequest, result: TimeResult, catalog: Catalog) -> Tr
         The question.
     result : TimeResult
         Its answer.
-    catalog : Catalog
-        The catalog.
+    asked : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): its device's (and host CPU's) entry.
 
     Returns
     -------
@@ -200,10 +197,10 @@ def time_setup(request: TimeRequest, result: TimeResult, catalog: Catalog) -> Tr
         The setup.
     """
     return training_setup(request, result.layout, global_batch=result.batch_size, precision=result.precision,
-                          fits=result.fits, catalog=catalog)
+                          fits=result.fits, asked=asked)
 
 
-def plan_setup(request: PlanRequest, layout: LayoutOption, precision: str, catalog: Catalog) -> TrainingSetup:
+def plan_setup(request: PlanRequest, layout: LayoutOption, precision: str, asked: Asked[Any]) -> TrainingSetup:
     """The fastest layout of a ``sizer plan`` answer (:func:`training_setup`).
 
     Parameters
@@ -214,8 +211,8 @@ def plan_setup(request: PlanRequest, layout: LayoutOption, precision: str, catal
         The layout to launch (the answer's first, fastest one).
     precision : str
         The training precision the answer used.
-    catalog : Catalog
-        The catalog.
+    asked : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): its device's (and host CPU's) entry.
 
     Returns
     -------
@@ -223,10 +220,10 @@ def plan_setup(request: PlanRequest, layout: LayoutOption, precision: str, catal
         The setup.
     """
     return training_setup(request, layout, global_batch=layout.batch_size, precision=precision, fits=layout.fits,
-                          catalog=catalog)
+                          asked=asked)
 
 
-def memory_setup(request: MemoryRequest, result: MemoryResult, catalog: Catalog) -> TrainingSetup:
+def memory_setup(request: MemoryRequest, result: MemoryResult, asked: Asked[Any]) -> TrainingSetup:
     """The fine-tuning setup of a ``sizer memory`` answer: its micro-batch, ZeRO stage and recomputation on its
     devices, replicated (a memory answer chooses no tensor or pipeline split and no accumulation).
 
@@ -236,8 +233,8 @@ def memory_setup(request: MemoryRequest, result: MemoryResult, catalog: Catalog)
         The question.
     result : MemoryResult
         Its answer.
-    catalog : Catalog
-        The catalog.
+    asked : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): its device's (and host CPU's) entry.
 
     Returns
     -------
@@ -248,7 +245,7 @@ def memory_setup(request: MemoryRequest, result: MemoryResult, catalog: Catalog)
     from sizer.hardware.nodes import node_layout
 
     job = resolve_job(request, need_samples=False)
-    device = catalog.find(request.device) if request.device else None
+    device = asked.device
     return TrainingSetup(
         model=str(request.model) if request.model is not None else None, tp=1, pp=1, cp=1, dp=result.count,
         ep=request.ep, interleave=1, zero=result.zero, recompute=Recompute(result.recompute),

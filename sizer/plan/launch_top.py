@@ -65,13 +65,15 @@ def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | N
 def _launch_of_row(request: InferenceRecommendRequest, device: str, count: int, weights: str, kv_cache: str,
                    batch: int | None, catalog: Catalog) -> Launch:
     """The command ``sizer inference`` writes for one ranked row's setup."""
+    from sizer.asked import on_catalog
     from sizer.plan.launch_answer import with_launch
-    from sizer.serving.estimate import InferenceRequest, estimate_inference
+    from sizer.serving.estimate import InferenceRequest, serve
 
     fields = {"model": request.model, "params": request.params, "device": device, "count": count,
               "weights": weights, "kv_cache": kv_cache, "prompt_len": request.prompt_len,
               "output_len": request.output_len, "runtime": request.runtime, "batch": batch, "emit": request.emit}
     served = InferenceRequest(**{k: v for k, v in fields.items() if v is not None})
-    answer = with_launch(served, estimate_inference(served, catalog), catalog)
+    asked = on_catalog(served, catalog)  # a ranked row's setup, asked as its own question (the row's device name)
+    answer = with_launch(asked, serve(asked))
     assert answer.launch is not None  # with_launch writes one wherever emit is given, or refuses
     return answer.launch

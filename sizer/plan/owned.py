@@ -3,8 +3,9 @@ to run, and the method, precision, layout and batch the engine chooses on it.
 
 The text ``"N x DEVICE"`` is parsed once, where it enters, into :class:`Owned` (a count and a
 catalog device). Every answer comes from the one engine: training through
-:func:`sizer.training.estimates.time_estimate` (or :func:`~sizer.training.estimates.memory_estimate` for a workload
-without samples or tokens), serving through :func:`~sizer.serving.estimate.estimate_inference`; where the
+:func:`sizer.training.estimates.time_on` (or :func:`~sizer.training.estimates.memory_on` for a workload
+without samples or tokens), serving through :func:`~sizer.serving.estimate.serve`, each set's device the entry
+the facade found (:mod:`sizer.asked`); where the
 hardware does not serve, :mod:`sizer.plan.suggestions` lists the changes that would, each
 evaluated again.
 
@@ -15,10 +16,10 @@ evaluated again.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from sizer.errors import InputError
+from sizer.asked import Asked, have_sets
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog
 from sizer.hardware.schema import Device
@@ -27,12 +28,10 @@ from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.serving import InferenceResult
 from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.serving.estimate import InferenceRequest, serve
 from sizer.training import estimates
 
-MAX_HAVE = 8  # hardware sets in one question: a workstation, a lab cluster, a cloud budget ...
-MAX_COUNT = 1_000_000
-_HAVE = re.compile(r"^\s*(?:([0-9]{1,7})\s*[x×*]\s*)?(\S.*?)\s*$", re.IGNORECASE)
+Request = TypeVar("Request", bound=WorkloadRequest | InferenceRequest)
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ def parse_have(values: list[str] | tuple[str, ...] | str | None, catalog: Catalo
     Parameters
     ----------
     values : list of str, tuple of str, str or None
-        1 to :data:`MAX_HAVE` entries ``"COUNT x DEVICE"``; the count [1] (1 to :data:`MAX_COUNT`) may be
+        1 to :data:`sizer.asked.MAX_HAVE` entries ``"COUNT x DEVICE"``; the count [1] (1 to :data:`sizer.asked.MAX_COUNT`) may be
         left out for one device; the device is any name the catalog finds.
     catalog : Catalog
         The devices the names are looked up in.
@@ -73,23 +72,7 @@ def parse_have(values: list[str] | tuple[str, ...] | str | None, catalog: Catalo
         Naming the field and the entry: too many or no entries, an entry not of the form, a count out of
         range, or a device the catalog does not have.
     """
-    if values is None:
-        return ()
-    if isinstance(values, str):
-        values = [values]
-    if not values or len(values) > MAX_HAVE:
-        raise InputError(field, values, f"1 to {MAX_HAVE} entries such as '8x A100 80GB SXM'")
-    owned = []
-    for i, text in enumerate(values):
-        where = f"{field}[{i}]" if len(values) > 1 else field
-        match = _HAVE.match(text) if isinstance(text, str) and len(text) <= 120 else None
-        if match is None:
-            raise InputError(where, text, "'COUNT x DEVICE', such as '8x A100 80GB SXM' or '1x RTX 4090'")
-        count = int(match.group(1) or 1)
-        if not 1 <= count <= MAX_COUNT:
-            raise InputError(where, text, f"a device count from 1 to {MAX_COUNT:,}")
-        owned.append(Owned(count=count, device=catalog.find(match.group(2), where)))
-    return tuple(owned)
+    return tuple(Owned(count=count, device=device) for count, device in have_sets(values, catalog, field))
 
 
 @dataclass(frozen=True)
@@ -198,7 +181,7 @@ def training_request(request: WorkloadRequest) -> TimeRequest:
     return rebuilt(TimeRequest, request, names)
 
 
-def evaluate_training(request: TimeRequest, device: Device, count: int, catalog: Catalog,
+def evaluate_training(request: TimeRequest, device: Device, count: int, question: Asked[Any],
                       cloud: str | None = None) -> Outcome:
     """The engine's answer for a training request on ``count`` × ``device``: the time engine where the workload
     has samples or tokens, the memory model alone where it has neither.
@@ -211,8 +194,9 @@ def evaluate_training(request: TimeRequest, device: Device, count: int, catalog:
         The device to run on.
     count : int
         Devices [1].
-    catalog : Catalog
-        The devices and their prices.
+    question : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): the devices and their prices, and the entries
+        the request names besides its hardware (the device measured on).
     cloud : str, optional
         A provider whose prices cost the run.
 
@@ -225,10 +209,10 @@ def evaluate_training(request: TimeRequest, device: Device, count: int, catalog:
     names = given_names(request) - PER_HARDWARE
     if request.samples is None and request.tokens is None:
         asked = rebuilt(MemoryRequest, request, names, device=device.id, count=count)
-        memory = estimates.memory_estimate(asked, catalog)
+        memory = estimates.memory_on(_on(question, asked, device))
         needed = memory.required_with_headroom or memory.total
         return Outcome(fits=bool(memory.fits), memory_per_device=needed, device_memory=memory.device_memory, result=memory)
-    time = estimates.time_estimate(rebuilt(TimeRequest, request, names, device=device.id, count=count), catalog)
+    time = estimates.time_on(_on(question, rebuilt(TimeRequest, request, names, device=device.id, count=count), device))
     cost = None
     if time.training_time is not None:
         from sizer.results import unit_factor
@@ -241,7 +225,7 @@ def evaluate_training(request: TimeRequest, device: Device, count: int, catalog:
                    training_time=time.training_time, cost=cost, result=time)
 
 
-def evaluate_serving(request: InferenceRequest, device: Device, count: int, catalog: Catalog) -> Outcome:
+def evaluate_serving(request: InferenceRequest, device: Device, count: int, question: Asked[Any]) -> Outcome:
     """The engine's answer for an inference request on ``count`` × ``device``.
 
     Parameters
@@ -252,8 +236,9 @@ def evaluate_serving(request: InferenceRequest, device: Device, count: int, cata
         The device to serve on.
     count : int
         Devices in tensor parallel [1].
-    catalog : Catalog
-        The devices and their prices.
+    question : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): the devices and their prices, and the entries
+        the request names besides its hardware (the host CPU, the device measured on).
 
     Returns
     -------
@@ -262,7 +247,7 @@ def evaluate_serving(request: InferenceRequest, device: Device, count: int, cata
         output tokens [USD] where a price is known, and the engine's full answer (an InferenceResult).
     """
     served = rebuilt(InferenceRequest, request, given_names(request) - SERVING_HARDWARE, device=device.id, count=count)
-    result = estimate_inference(served, catalog)
+    result = serve(_on(question, served, device))
     cost = result.cost_per_million_tokens
     return Outcome(fits=result.fits, memory_per_device=result.memory_per_device, device_memory=result.device_memory,
                    decode_tokens_per_s=result.decode_tokens_per_s,
@@ -271,3 +256,7 @@ def evaluate_serving(request: InferenceRequest, device: Device, count: int, cata
                                                           price="per million output tokens at the device's hourly price"),
                    result=result)
 
+
+def _on(question: Asked[Any], request: Request, device: Device) -> Asked[Request]:
+    """The question asked again on a hardware set: its device that set's (already found), no other set."""
+    return question.again(request, device=device, devices=None, have=())

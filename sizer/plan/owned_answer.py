@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from sizer.asked import Asked
 from sizer.choices import Split
 from sizer.errors import InputError
-from sizer.hardware.catalog import Catalog
-from sizer.plan.owned import Outcome, Owned, evaluate_serving, parse_have, training_request
+from sizer.plan.owned import Outcome, Owned, evaluate_serving, training_request
 from sizer.plan.owned_choice import choose
 from sizer.plan.suggestions import serving_suggestions, training_suggestions
 from sizer.request_edits import edited, given, given_names
@@ -34,7 +34,7 @@ def _deadline_seconds(request: TrainingRequest) -> float | None:
     return float(deadline.to("s").magnitude)
 
 
-def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
+def answer_training(asked: Asked[TrainingRequest]) -> OwnedResult:
     """Train (or, without samples and tokens, hold) the request's workload on each hardware set of
     ``request.have`` only: its verdict, time and cost, the method and precision chosen where not given
     (:mod:`sizer.plan.owned_choice`), the layout the engine chose, and, where it does not fit or misses
@@ -42,11 +42,10 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
 
     Parameters
     ----------
-    request : TimeRequest, MemoryRequest, RecommendRequest or PlanRequest
-        The training (or memory) question, with ``have``: the hardware sets, ``"8x A100 80GB SXM"``;
-        a recommendation's ``deadline`` [time], ``cloud`` and ``objective`` are heeded.
-    catalog : Catalog
-        The devices and their prices.
+    asked : Asked of TimeRequest, MemoryRequest, RecommendRequest or PlanRequest
+        The training (or memory) question, with ``have``: the hardware sets, ``"8x A100 80GB SXM"``, each
+        found in the catalog (:func:`sizer.asked.on_catalog`); a recommendation's ``deadline`` [time], ``cloud``
+        and ``objective`` are heeded.
 
     Returns
     -------
@@ -54,7 +53,8 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
         One option per hardware set, in the given order: fits, time [the unit a person reads], cost [USD],
         the layout, a verdict and the suggestions; and the assumptions.
     """
-    owned = parse_have(request.have, catalog)
+    request = asked.request
+    owned = _owned(asked)
     asked_first = training_request(request)
     cloud = getattr(request, "cloud", None)
     deadline_s = _deadline_seconds(request)
@@ -64,27 +64,32 @@ def answer_training(request: TrainingRequest, catalog: Catalog) -> OwnedResult:
     chosen_notes: list[Assumption] = []
     results: list[TimeResult | MemoryResult] = []
     for have in owned:
-        asked, outcome, note = choose(asked_first, have, catalog, cloud=cloud, deadline_s=deadline_s, objective=objective)
+        answered, outcome, note = choose(asked_first, have, asked, cloud=cloud, deadline_s=deadline_s, objective=objective)
         chosen_notes += [note] if note is not None else []
         result = outcome.trained
         results.append(result)
         workload = getattr(result, "workload", "") or workload
         meets = outcome.meets(deadline_s)
         ok = outcome.fits and meets is not False
-        suggestions = [] if ok else training_suggestions(asked, have, catalog, outcome, deadline_s=deadline_s, cloud=cloud)
+        suggestions = [] if ok else training_suggestions(answered, have, asked, outcome, deadline_s=deadline_s, cloud=cloud)
         options.append(OwnedOption(
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             meets_deadline=meets, method=result.method, precision=result.precision, layout=_training_layout(result),
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             training_time=outcome.training_time if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
             verdict=_verdict(outcome, meets, suggestions),
-            suggestions=suggestions, chosen=_chosen(asked_first, asked),
+            suggestions=suggestions, chosen=_chosen(asked_first, answered),
             recipe=getattr(result, "recipe", None)))
     task = "memory" if asked_first.samples is None and asked_first.tokens is None else "training"
     if not workload:
         workload = "training memory"
     return OwnedResult(task=task, workload=workload, options=options,
                        assumptions=_assumptions(owned, task) + _workload_notes(results, asked_first) + chosen_notes)
+
+
+def _owned(asked: Asked[Any]) -> tuple[Owned, ...]:
+    """The hardware sets of ``have``, found in the catalog where the request met it."""
+    return tuple(Owned(count=count, device=device) for count, device in asked.have)
 
 
 def _chosen(asked: TimeRequest, answered: TimeRequest) -> dict[str, Any]:
@@ -109,7 +114,7 @@ def _workload_notes(results: list[TimeResult | MemoryResult], request: TimeReque
     return notes
 
 
-def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult:
+def answer_inference(asked: Asked[InferenceRequest]) -> OwnedResult:
     """Serve the request's model on each hardware set of ``request.have`` only.
 
     Where a set's count does not split the model's heads, it serves on the most of its devices that do
@@ -118,10 +123,9 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
 
     Parameters
     ----------
-    request : InferenceRequest
-        The serving question, with ``have``: the hardware sets, ``"2x RTX 4090"``.
-    catalog : Catalog
-        The devices and their prices.
+    asked : Asked of InferenceRequest
+        The serving question, with ``have``: the hardware sets, ``"2x RTX 4090"``, each found in the catalog
+        (:func:`sizer.asked.on_catalog`).
 
     Returns
     -------
@@ -129,7 +133,8 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
         One option per hardware set: fits, decode throughput [token/s], cost per million output tokens
         [USD], the layout, a verdict and the suggestions; and the assumptions.
     """
-    owned = parse_have(request.have, catalog)
+    request = asked.request
+    owned = _owned(asked)
     options: list[OwnedOption] = []
     runtimes: list[Assumption] = []
     workload = ""
@@ -138,26 +143,26 @@ def answer_inference(request: InferenceRequest, catalog: Catalog) -> OwnedResult
         used = have.count
         try:
             try:
-                outcome = evaluate_serving(request, have.device, have.count, catalog)
+                outcome = evaluate_serving(request, have.device, have.count, asked)
             except InputError as error:
                 if error.field != "count":
                     raise
                 # tensor ranks hold whole heads: serve on the most of the devices that split them
                 used = tensor_ranks_within(have.count, request)
-                outcome = evaluate_serving(request, have.device, used, catalog)
+                outcome = evaluate_serving(request, have.device, used, asked)
         except InputError as error:
             if error.field != "weights":
                 raise
             # a W8A8 format this device has no peak for: sized as the weight-only format of the same bytes,
             # shown as not serving, with the changes that would
             refused = error.message
-            outcome = dataclasses.replace(evaluate_serving(edited(request, {"weights": "int8"}), have.device, used, catalog),
+            outcome = dataclasses.replace(evaluate_serving(edited(request, {"weights": "int8"}), have.device, used, asked),
                                           fits=False)
         result = outcome.served
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
         # the runtime each set runs under (llama.cpp for GGUF), said once per distinct choice
         runtimes += [n for n in result.assumptions if n.name == "runtime" and n not in runtimes]
-        suggestions = [] if outcome.fits else serving_suggestions(request, have, catalog, outcome)
+        suggestions = [] if outcome.fits else serving_suggestions(request, have, asked, outcome)
         options.append(OwnedOption(
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             method="inference", precision=result.weights,

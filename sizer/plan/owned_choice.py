@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sizer.asked import Asked
 from sizer.choices import Method, Objective, Precision
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
-from sizer.hardware.catalog import Catalog
 from sizer.plan.owned import Outcome, Owned, evaluate_training
 from sizer.request_edits import edited, given, given_names
 from sizer.results import Assumption, unit_factor
@@ -157,7 +157,7 @@ def _seconds(outcome: Outcome) -> float:
     return t.expected * unit_factor(t.unit, "s") if t is not None else math.inf
 
 
-def choose(request: TimeRequest, owned: Owned, catalog: Catalog, *, cloud: str | None = None,
+def choose(request: TimeRequest, owned: Owned, question: Asked[Any], *, cloud: str | None = None,
            deadline_s: float | None = None, objective: Objective | None = None) -> tuple[TimeRequest, Outcome, Assumption | None]:
     """The request to answer with on ``owned``, its outcome and the assumption that says the
     choice (None where nothing was left to choose).
@@ -168,8 +168,9 @@ def choose(request: TimeRequest, owned: Owned, catalog: Catalog, *, cloud: str |
         The training request (:func:`sizer.plan.owned.training_request`).
     owned : Owned
         The hardware the user has.
-    catalog : Catalog
-        The devices and their prices.
+    question : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): the devices and their prices, and the
+        entries its request names besides its hardware.
     cloud : str, optional
         A provider whose prices cost each candidate.
     deadline_s : float, optional
@@ -183,7 +184,7 @@ def choose(request: TimeRequest, owned: Owned, catalog: Catalog, *, cloud: str |
         The request to answer with (``request`` with the winning edit), its outcome, and the assumption that
         says what was chosen from what (None where there was one candidate only).
     """
-    base = evaluate_training(request, owned.device, owned.count, catalog, cloud)
+    base = evaluate_training(request, owned.device, owned.count, question, cloud)
     edits = candidates(request, owned, base)
     if len(edits) <= 1:
         return request, base, None
@@ -199,7 +200,7 @@ def choose(request: TimeRequest, owned: Owned, catalog: Catalog, *, cloud: str |
         changed: TimeRequest | None = None
         try:
             changed = edited(request, edit)
-            outcome = base if edit == as_given else evaluate_training(changed, owned.device, owned.count, catalog, cloud)
+            outcome = base if edit == as_given else evaluate_training(changed, owned.device, owned.count, question, cloud)
         except (SizerError, ValidationError):  # an edit this job cannot take (QLoRA in fp8 ...)
             outcome = None
         tried.append((edit, changed, outcome))

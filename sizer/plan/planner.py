@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from sizer.asked import Asked, on_catalog
 from sizer.choices import Mode, recompute_index
 from sizer.engine import achieved
 from sizer.engine.constants import device_efficiencies
@@ -26,7 +27,7 @@ from sizer.engine.layout_checks import check_layout, fixed_layout, refuse_batch,
 from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.search import search, unique_layouts
 from sizer.engine.summary import Summary, summarise
-from sizer.errors import InputError, require_device
+from sizer.errors import InputError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.launch.dispatch import check_emit
@@ -87,7 +88,9 @@ def at_one_batch(ev: Evaluation, rows: npt.NDArray[np.intp], distance: npt.NDArr
 
 
 def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
-    """Search the layouts of ``request.count`` devices for the job and rank those that fit.
+    """Search the layouts of ``request.count`` devices for the job and rank those that fit (:func:`plan_on`), the
+    request's device found in ``catalog`` first (:func:`sizer.asked.on_catalog`): a public entry for a caller holding
+    a request and a catalog; the facade calls :func:`plan_on`.
 
     Parameters
     ----------
@@ -95,6 +98,24 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         The workload, device and count [1], the layout dimensions to pin, and how many layouts to show.
     catalog : Catalog, optional
         The devices; default the built-in catalog.
+
+    Returns
+    -------
+    PlanResult
+        As :func:`plan_on`.
+    """
+    check_emit(request)  # a tool that launches no training layout is refused before the search
+    return plan_on(on_catalog(request, catalog or load_catalog()))
+
+
+def plan_on(asked: Asked[PlanRequest]) -> PlanResult:
+    """Search the layouts of ``request.count`` devices for the job and rank those that fit.
+
+    Parameters
+    ----------
+    asked : Asked of PlanRequest
+        The workload, device and count [1], the layout dimensions to pin, and how many layouts to show; its
+        device found in the catalog (its ``emit`` checked first, :func:`sizer.launch.dispatch.check_emit`).
 
     Returns
     -------
@@ -109,10 +130,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
         Naming the field: a precision the device lacks, a pinned layout that does not divide the
         count or the model, or a batch no layout can run.
     """
-
-    check_emit(request)  # a tool that launches no training layout is refused before the search
-    catalog = catalog or load_catalog()
-    device = catalog.find(require_device(request))
+    request, device = asked.request, asked.the_device
     job = resolve_job(request)
     table = build_device_table((device,), job.precision,
                                (device_efficiencies(device, job.arch is not None),))
@@ -181,7 +199,7 @@ def plan(request: PlanRequest, catalog: Catalog | None = None) -> PlanResult:
     result = PlanResult(workload=job.summary, device=device.name, count=request.count, precision=table.precisions[0],
                         searched=int(len(ev.fits)), fitting=fitting, layouts=layouts, sample=job.sample_word,
                         warnings=warnings, assumptions=assumptions)
-    return with_launch(request, result, catalog)  # with emit: the fastest layout's command (sizer.launch)
+    return with_launch(asked, result)  # with emit: the fastest layout's command (sizer.launch)
 
 
 def _achieved(summary: Summary, device_name: str) -> tuple[Summary, Assumption]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from sizer.asked import Asked, on_catalog
 from sizer.choices import CATALOG_KINDS, PRICE_BASES, Mode, Objective
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
@@ -238,11 +239,12 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
 
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
-    fields = _recommend(request, catalog)
+    question = _question(request, catalog)
+    fields = _recommend(request, catalog, question)
     result = RecommendResult.model_validate(fields)
     wanted = _suggestions_wanted(request, fields)
-    if wanted:
-        result = suggest_for_rejected(request.model_copy(update={"suggest": wanted}), result, catalog)
+    if wanted and question.asked is not None:
+        result = suggest_for_rejected(request.model_copy(update={"suggest": wanted}), result, question.asked)
     return result
 
 
@@ -351,6 +353,7 @@ class _Question:
     deadline: PintQuantity[Any] | None
     budget: PintQuantity[Any] | None
     carried: Rescaled | None = None  # a measurement on one device, its factor for every device (sizer.measured)
+    asked: Asked[RecommendRequest] | None = None  # the request on its catalog: the device measured on found once
 
 
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
@@ -373,13 +376,14 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     if not devices:
         raise InputError("kinds", request.kinds, "kinds of device the catalog has")
     check_search_grid(len(devices), request.max_devices, job.batch_size)
+    asked = on_catalog(request, catalog)  # the ranking's one join of request and catalog (its device measured on)
     carried = None  # with neither measurement field nothing is carried over and nothing can be refused:
     if request.measured is not None or request.measured_on is not None:  # the time estimate imported only here
         from sizer.schemas.time_and_memory import TimeRequest
-        from sizer.training.estimates import time_estimate
+        from sizer.training.estimates import time_on
 
-        carried = carried_to_every_device(request, catalog, time_estimate, TimeRequest)
-    return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried)
+        carried = carried_to_every_device(asked, time_on, TimeRequest)
+    return _Question(request, job, kinds, devices, _counts(request.max_devices), deadline, budget, carried, asked)
 
 
 def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Question | None = None) -> dict[str, Any]:
@@ -861,7 +865,8 @@ def _is_default(request: RecommendRequest) -> bool:
         and request.batch_size is None and request.seq_len is None
 
 
-def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, catalog: Catalog) -> RecommendResult:
+def suggest_for_rejected(request: RecommendRequest, result: RecommendResult,
+                         question: Asked[RecommendRequest]) -> RecommendResult:
     """``result`` (a recommendation) with the changes that would make its rejected devices work, for the
     first ``request.suggest`` of those that do not fit or miss the deadline, the nearest to working first
     (``shortfall``); each change is evaluated again at the largest count the search tried.
@@ -872,8 +877,9 @@ def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, cat
         The recommendation's request (``suggest`` [1], ``deadline`` [time], ``max_devices`` [1]).
     result : RecommendResult
         Its answer.
-    catalog : Catalog
-        The devices and their prices.
+    question : Asked of RecommendRequest
+        The request on its catalog (:func:`sizer.asked.on_catalog`): the devices and their prices, the device
+        measured on.
 
     Returns
     -------
@@ -898,10 +904,10 @@ def suggest_for_rejected(request: RecommendRequest, result: RecommendResult, cat
     rows = []
     for row in result.rejected:
         if row.device in chosen:
-            device = catalog.find(row.device)
+            device = question.catalog.devices[row.device]  # a row of the ranking: its catalog id, not a user's name
             try:
-                outcome = evaluate_training(asked, device, count, catalog, request.cloud)
-                found = training_suggestions(asked, Owned(count=count, device=device), catalog, outcome,
+                outcome = evaluate_training(asked, device, count, question, request.cloud)
+                found = training_suggestions(asked, Owned(count=count, device=device), question, outcome,
                                              deadline_s=deadline_s if row.cause == "deadline" else None, cloud=request.cloud)
             except (SizerError, ValidationError):  # this device cannot take the question at that count
                 found = []

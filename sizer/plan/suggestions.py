@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sizer.asked import Asked
 from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Method, Precision, Split
 from sizer.errors import SizerError
 from sizer.formulas.peaks import supported_precisions
-from sizer.hardware.catalog import Catalog
 from sizer.hardware.nodes import node_layout
-from sizer.hardware.schema import Device
 from sizer.plan.owned import Outcome, Owned, evaluate_serving, evaluate_training, training_request
 from sizer.plan.owned_choice import reads_as_fine_tune
 from sizer.request_edits import edited, given, given_names
@@ -249,7 +248,7 @@ def _combined(request: TimeRequest, outcome: Outcome) -> list[Change]:
     return combos
 
 
-def training_suggestions(request: TimeRequest, have: Owned, catalog: Catalog, outcome: Outcome, *,
+def training_suggestions(request: TimeRequest, have: Owned, question: Asked[Any], outcome: Outcome, *,
                          deadline_s: float | None = None, cloud: str | None = None) -> list[Suggestion]:
     """The changes that make a training job fit (or meet ``deadline_s`` [s]) on ``have``, each evaluated
     again by the engine; cheapest first.
@@ -260,8 +259,9 @@ def training_suggestions(request: TimeRequest, have: Owned, catalog: Catalog, ou
         The training request (typed values; a field the user gave is :func:`~sizer.request_edits.given`).
     have : Owned
         The hardware: its device and count [1].
-    catalog : Catalog
-        The devices and their prices.
+    question : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): the devices and their prices, and the
+        entries its request names besides its hardware.
     outcome : Outcome
         The request evaluated on ``have``.
     deadline_s : float, optional
@@ -276,14 +276,14 @@ def training_suggestions(request: TimeRequest, have: Owned, catalog: Catalog, ou
         changes on the hardware as it is first, then more devices; each group cheapest first.
     """
     missed = outcome.fits and deadline_s is not None
-    found = _try(_training_changes(request, have, outcome, missed), request, have, catalog, deadline_s, cloud,
+    found = _try(_training_changes(request, have, outcome, missed), request, have, question, deadline_s, cloud,
                  stop_at_first_count=True)
     if not missed and all("count" in s.apply for s in found):  # nothing works on the hardware as it is: try changes together
-        found += _try(_combined(request, outcome), request, have, catalog, deadline_s, cloud, stop_at_first_count=True)
+        found += _try(_combined(request, outcome), request, have, question, deadline_s, cloud, stop_at_first_count=True)
     return _ranked(found)
 
 
-def _try(changes: list[Change], request: TimeRequest, have: Owned, catalog: Catalog, deadline_s: float | None,
+def _try(changes: list[Change], request: TimeRequest, have: Owned, question: Asked[Any], deadline_s: float | None,
          cloud: str | None, *, stop_at_first_count: bool) -> list[Suggestion]:
     found: list[Suggestion] = []
     done: set[str] = set()  # kinds of change already answered: the smallest count, the longest sequence that works
@@ -294,7 +294,7 @@ def _try(changes: list[Change], request: TimeRequest, have: Owned, catalog: Cata
             continue  # tried smallest count and longest sequence first: the first that works is the suggestion
         try:
             outcome = evaluate_training(edited(request, {k: v for k, v in edit.items() if k != "count"}), have.device,
-                                        count, catalog, cloud)
+                                        count, question, cloud)
         except (SizerError, ValidationError):  # a change this request cannot take
             continue  # a change this workload cannot take (recomputation of a non-transformer ...)
         meets = outcome.meets(deadline_s)
@@ -361,7 +361,7 @@ def _offload_change(request: InferenceRequest, have: Owned, result: InferenceRes
             {"gpu_layers": keep})
 
 
-def serving_suggestions(request: InferenceRequest, have: Owned, catalog: Catalog, outcome: Outcome) -> list[Suggestion]:
+def serving_suggestions(request: InferenceRequest, have: Owned, question: Asked[Any], outcome: Outcome) -> list[Suggestion]:
     """The changes that make a served model fit on ``have`` (a weight or KV-cache format, a smaller
     batch, a shorter context, more devices in tensor parallel), each evaluated again; cheapest first.
 
@@ -371,8 +371,9 @@ def serving_suggestions(request: InferenceRequest, have: Owned, catalog: Catalog
         The serving request (typed values; its hardware is replaced by ``have``).
     have : Owned
         The hardware: its device and count [1].
-    catalog : Catalog
-        The devices and their prices.
+    question : Asked
+        The question on its catalog (:func:`sizer.asked.on_catalog`): the devices and their prices, and the
+        entries its request names besides its hardware.
     outcome : Outcome
         The request evaluated on ``have``.
 
@@ -390,7 +391,7 @@ def serving_suggestions(request: InferenceRequest, have: Owned, catalog: Catalog
             continue
         try:
             tried = evaluate_serving(edited(request, {k: v for k, v in edit.items() if k != "count"}), have.device,
-                                     edit.get("count", have.count), catalog)
+                                     edit.get("count", have.count), question)
         except (SizerError, ValidationError):  # a change this request cannot take
             continue
         if not tried.fits:
@@ -455,16 +456,14 @@ def _serving_changes(request: InferenceRequest, have: Owned, outcome: Outcome) -
     return changes
 
 
-def unequal_devices_suggestions(request: InferenceRequest, catalog: Catalog) -> list[Suggestion]:
+def unequal_devices_suggestions(asked: Asked[InferenceRequest]) -> list[Suggestion]:
     """Where a layer split over unequal devices (``devices``) does not fit: the widest narrower GGUF mix that fits on
     the same devices, evaluated again (the other changes vary one device kind's count, which these devices have not).
 
     Parameters
     ----------
-    request : InferenceRequest
-        The serving request, with ``devices`` and GGUF ``weights``.
-    catalog : Catalog
-        The devices.
+    asked : Asked of InferenceRequest
+        The serving request, with ``devices`` (found in the catalog) and GGUF ``weights``.
 
     Returns
     -------
@@ -472,14 +471,15 @@ def unequal_devices_suggestions(request: InferenceRequest, catalog: Catalog) -> 
         The mix with its memory on the fullest device [GB] and decode throughput [token/s]; empty where the weights
         are not a GGUF mix or no narrower one fits.
     """
-    from sizer.serving.estimate import estimate_inference
+    from sizer.serving.estimate import serve
 
+    request = asked.request
     weights = request.weights.gguf_mix if request.weights is not None else None
     if weights not in GGUF_MIXES:
         return []
     for mix in (m.lower() for m in GGUF_MIXES[GGUF_MIXES.index(weights) + 1:]):
         try:
-            tried = estimate_inference(request.model_copy(update={"weights": mix}), catalog)
+            tried = serve(asked.again(request.model_copy(update={"weights": mix})))
         except (SizerError, ValidationError):  # a change this request cannot take
             continue
         if tried.fits:
@@ -489,33 +489,30 @@ def unequal_devices_suggestions(request: InferenceRequest, catalog: Catalog) -> 
     return []
 
 
-def suggestions_for(request: TimeRequest | MemoryRequest | InferenceRequest, result: TimeResult | MemoryResult | InferenceResult,
-                    device: Device, catalog: Catalog) -> list[Suggestion]:
+def suggestions_for(asked: Asked[TimeRequest | MemoryRequest | InferenceRequest],
+                    result: TimeResult | MemoryResult | InferenceResult) -> list[Suggestion]:
     """The changes that would make a ``time``, ``memory`` or ``inference`` answer that does not fit work on its
     device and count.
 
     Parameters
     ----------
-    request : TimeRequest, MemoryRequest or InferenceRequest
-        The request answered.
+    asked : Asked of TimeRequest, MemoryRequest or InferenceRequest
+        The request answered, on its catalog (the devices and their prices; its device's entry).
     result : TimeResult, MemoryResult or InferenceResult
         Its answer, which does not fit.
-    device : Device
-        The request's device.
-    catalog : Catalog
-        The devices and their prices.
 
     Returns
     -------
     list of Suggestion
         The changes that work on ``device`` (at the request's count, or more devices), cheapest first.
     """
+    request, device = asked.request, asked.the_device
     have = Owned(count=request.count, device=device)
     # a memory answer's figure is its total; a time or serving answer's, its memory per device
     needed = result.total if isinstance(result, MemoryResult) else result.memory_per_device
     outcome = Outcome(fits=False, memory_per_device=needed, device_memory=result.device_memory, result=result)
     if isinstance(result, InferenceResult):
         assert isinstance(request, InferenceRequest), "a serving answer comes from a serving request"
-        return serving_suggestions(request, have, catalog, outcome)  # its hardware replaced by evaluate_serving
+        return serving_suggestions(request, have, asked, outcome)  # its hardware replaced by evaluate_serving
     assert not isinstance(request, InferenceRequest), "a training answer comes from a training request"
-    return training_suggestions(training_request(request), have, catalog, outcome, cloud=getattr(request, "cloud", None))
+    return training_suggestions(training_request(request), have, asked, outcome, cloud=getattr(request, "cloud", None))

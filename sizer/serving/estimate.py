@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ConfigDict, Field
 
+from sizer.asked import Asked, on_catalog
 from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, KvCacheName, Split
 from sizer.datafile import load_yaml
 from sizer.engine.constants import (
@@ -23,7 +24,7 @@ from sizer.engine.constants import (
     SERVING_SOURCE,
     SERVING_STEP_OVERHEAD,
 )
-from sizer.errors import InputError, require_device
+from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
@@ -441,18 +442,36 @@ def refused_format(fmt: WeightFormat, device: Device) -> str:
 
 
 def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None) -> InferenceResult:
+    """Serving a model (:func:`serve`), its devices found in ``catalog`` first (:func:`sizer.asked.on_catalog`): a
+    public entry for a caller holding a request and a catalog; the facade and the core call :func:`serve`.
+
+    Parameters
+    ----------
+    request : InferenceRequest
+        The model, its formats, the device and count (or unequal devices), the batch [sequences], prompt and
+        output lengths [tokens]; with a rate [1/s] or users, the load and its SLOs.
+    catalog : Catalog or None
+        Where the devices are found (default: the built-in catalog).
+
+    Returns
+    -------
+    InferenceResult
+        As :func:`serve`.
+    """
+    return serve(on_catalog(request, catalog if catalog is not None else load_catalog()))
+
+
+def serve(asked: Asked[InferenceRequest]) -> InferenceResult:
     """Memory, time to first token, decode and total tokens/s, cost and energy of serving a model;
     with a rate or users, also latency percentiles, capacity and replicas under continuous batching.
     (The facade adds what would make it fit where it does not.)
 
     Parameters
     ----------
-    request : InferenceRequest
+    asked : Asked of InferenceRequest
         The model (or a parameter count), its weight and KV-cache formats, the device and count (or unequal
-        devices, or hardware on hand), the batch [sequences], prompt and output lengths [tokens]; with a
-        rate [1/s] or users, the load and its SLOs.
-    catalog : Catalog or None
-        Where the devices are looked up (default: the built-in catalog).
+        devices), the batch [sequences], prompt and output lengths [tokens]; with a rate [1/s] or users, the
+        load and its SLOs; its devices (and host CPU, device measured on) found in the catalog.
 
     Returns
     -------
@@ -460,9 +479,8 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
         Speeds as ranges [tokens/s], times [ms], memory per device [GB], cost per million output tokens
         [USD] and energy per output token [J], with the assumptions behind them.
     """
-    catalog = catalog if catalog is not None else load_catalog()
-    served = _resolve(request, catalog)
-    ev = _evaluate(served, catalog)
+    served = _resolve(asked)
+    ev = _evaluate(served, asked.devices or ())
     request, device, a = served.request, served.device, ev.a
     total = float(total_tokens_per_second(np.asarray([float(request.batch)]), request.output_len, a.prefill_seconds,
                                           a.decode_seconds)[0])
@@ -493,7 +511,7 @@ def estimate_inference(request: InferenceRequest, catalog: Catalog | None = None
     result = InferenceResult(**fields, assumptions=assumptions) if served.load is None else \
         _answer_under_load(served, ev, fields, assumptions, tdp)
     # the user's measurement or efficiency, where given (the roofline: the prompt at the peak, a step at the bandwidth)
-    answered: InferenceResult = inference_answer(request, result, catalog, estimate_inference,
+    answered: InferenceResult = inference_answer(asked.again(request), result, serve,
                                                  prefill_limit=ev.prefill_limit, step_limit=ev.step_limit)
     return answered
 
@@ -533,11 +551,11 @@ class _Evaluated:
     per_device: list[DeviceShare] | None  # unequal devices: each one's layers and memory
 
 
-def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
+def _resolve(asked: Asked[InferenceRequest]) -> _Served:
     """Parse and check the request: the model, formats, load, split, host and runtime, refusing what cannot run."""
-    request = _unequal_devices(request)
-    unequal = [catalog.find(name, "devices") for name in request.devices] if request.devices is not None else []
-    device = catalog.find(require_device(request))
+    request = _unequal_devices(asked.request)
+    unequal = list(asked.devices or ())
+    device = asked.the_device
     arch, notes = served_architecture(request)
     fmt, format_notes = served_format(request)
     kv = kv_cache_bytes_per_value(request.kv_cache)
@@ -547,7 +565,7 @@ def _resolve(request: InferenceRequest, catalog: Catalog) -> _Served:
         request = request.model_copy(update={"prompt_len": max(1, round(prompt)), "output_len": max(1, round(output))})
     split = default_split(request, fmt)
     _check_lengths_and_split(request, arch, split)
-    host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, catalog,
+    host, offload_notes = offload_host(request.gpu_layers, request.host_cpu, device, arch, fmt, asked.host,
                                        request.host_memory)
     if host is not None and load is not None:
         raise InputError("gpu_layers", request.gpu_layers, f"all {arch.layers} layers on the devices under load (rate or "
@@ -693,7 +711,7 @@ def _no_layout(served: _Served) -> MoeLayout | None:
     return None
 
 
-def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
+def _evaluate(served: _Served, unequal: tuple[Device, ...]) -> _Evaluated:
     """The engine's times and memory for the request's batch on its devices."""
     request, host, local = served.request, served.host, served.local
     # a local runtime holds one micro-batch's activations at a time (llama.cpp -ub), not a serving engine's chunk
@@ -719,14 +737,14 @@ def _evaluate(served: _Served, catalog: Catalog) -> _Evaluated:
     prefill_limit = float(np.asarray(a.prefill_limit).ravel()[0])
     evaluated = _Evaluated(case, a, served.table, prefill, step, prefill_limit, step_limit, None)
     if request.devices is not None:
-        return _over_unequal_devices(served, evaluated, catalog)
+        return _over_unequal_devices(served, evaluated, unequal)
     return evaluated
 
 
-def _over_unequal_devices(served: _Served, ev: _Evaluated, catalog: Catalog) -> _Evaluated:
+def _over_unequal_devices(served: _Served, ev: _Evaluated, unequal: tuple[Device, ...]) -> _Evaluated:
     """Unequal devices: each its share of the layers, the times summed; memory and fit of the fullest device."""
     assert served.request.devices is not None and served.local is not None  # _resolve refuses devices without both
-    answer = split_layers(served.arch, [catalog.find(n, "devices") for n in served.request.devices], served.fmt,
+    answer = split_layers(served.arch, list(unequal), served.fmt,
                           served.local.profile, ev.case, served.request.batch, served.request.tensor_split)
     per_device = answer.shares
     most = max(per_device, key=lambda d: d.memory.value / d.device_memory.value)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from sizer.asked import on_catalog
 from sizer.choices import Split
 from sizer.engine.devices import DeviceTable
 from sizer.errors import InputError
@@ -38,7 +39,7 @@ from sizer.passes.arithmetic import (
     splits_heads,
     total_tokens_per_second,
 )
-from sizer.passes.layer_offload import check_gpu_layers, check_no_host, host_table, offload_refusal
+from sizer.passes.layer_offload import DEFAULT_HOST, check_gpu_layers, check_no_host, host_table, offload_refusal
 from sizer.passes.moe_decode import TENSOR_PARALLEL
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.runtimes.formats import WeightFormat, kv_cache_bytes_per_value, quality_note
@@ -179,7 +180,9 @@ def _offload(request: InferenceRecommendRequest, arch: Architecture, weights: We
     """With layers offloaded: the host CPU's table, its assumption, the devices that cannot offload (rejected) and
     the devices that can."""
     assert request.gpu_layers is not None  # offloading means some layers are on the host
-    host, note = host_table(request.gpu_layers, request.host_cpu, arch, weights, catalog, request.host_memory)
+    # the ranking's one join of its request and catalog: host_cpu is its only device name (sizer.asked)
+    found = on_catalog(request, catalog).host(DEFAULT_HOST)
+    host, note = host_table(request.gpu_layers, request.host_cpu, found, arch, weights, request.host_memory)
     rejected = [RejectedOption(device=d.id, name=d.name, reason=why) for d in devices
                 if (why := offload_refusal(d, arch)) is not None]
     return host, [note], rejected, tuple(d for d in devices if offload_refusal(d, arch) is None)

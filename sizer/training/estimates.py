@@ -10,10 +10,11 @@ from typing import Protocol
 import pint
 from pydantic import ValidationError
 
+from sizer.asked import Asked, on_catalog
 from sizer.choices import Sharding, recompute_index, zero_stage_of
 from sizer.engine.job import resolve_job
 from sizer.engine.modes import choose_efficiencies
-from sizer.errors import InputError, SizerError, require_device
+from sizer.errors import InputError, SizerError
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.networks import Topology
 from sizer.hardware.schema import Device
@@ -99,7 +100,9 @@ def zero_stage(request: ShardedRequest) -> int | None:
 
 
 def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeResult:
-    """Step time, training time, memory and utilisation from the one engine (spec §3.3).
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3): the request's devices found
+    in ``catalog`` (:func:`sizer.asked.on_catalog`), then :func:`time_on`. A public entry for a caller holding a
+    request and a catalog; the facade and the core call :func:`time_on`.
 
     Parameters
     ----------
@@ -107,6 +110,23 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
         The workload, the device and count [1], and any part of the layout to pin (the rest is searched).
     catalog : Catalog, optional
         The devices; default the built-in catalog.
+
+    Returns
+    -------
+    TimeResult
+        As :func:`time_on`.
+    """
+    return time_on(on_catalog(request, catalog if catalog is not None else load_catalog()))
+
+
+def time_on(asked: Asked[TimeRequest]) -> TimeResult:
+    """Step time, training time, memory and utilisation from the one engine (spec §3.3).
+
+    Parameters
+    ----------
+    asked : Asked of TimeRequest
+        The workload, the device and count [1], and any part of the layout to pin (the rest is searched); its
+        device (and reference device, device measured on) found in the catalog.
 
     Returns
     -------
@@ -120,14 +140,14 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
         Naming the field at fault (a reference without a workload, a node type of another device, host
         memory that is not positive, ...).
     """
-    catalog = catalog if catalog is not None else load_catalog()
-    device = catalog.find(require_device(request))
+    request, device = asked.request, asked.the_device
     job = resolve_job(request)
     if request.reference is not None and request.workload is None and request.model is None:
         raise InputError("reference", request.reference, "a workload profile or a model too (--workload or --model): a "
                                                          "reference measurement calibrates a described workload")
     reference_batch = request.reference_batch_size
-    efficiency, mode, notes = choose_efficiencies(job, device, catalog=catalog, reference=request.reference,
+    reference = (asked.reference, request.reference) if asked.reference is not None and request.reference else None
+    efficiency, mode, notes = choose_efficiencies(job, device, reference=reference,
                                                   reference_batch_size=reference_batch, calibration=request.calibration)
     topology = node_type(request.system, device)
     host_memory = float(request.host_memory.to("B").magnitude) if request.host_memory is not None else None
@@ -145,7 +165,7 @@ def time_estimate(request: TimeRequest, catalog: Catalog | None = None) -> TimeR
 
         at = result.layout  # with none named, the framework that runs the layout chosen is said
         result = result.model_copy(update={"assumptions": [*result.assumptions, runs_it(at.tp, at.pp, at.cp, at.ep, at.zero)]})
-    answered: TimeResult = time_answer(request, result, catalog, time_estimate)  # the user's measurement or MFU, where given
+    answered: TimeResult = time_answer(asked, result, time_on)  # the user's measurement or MFU, where given
     return answered
 
 
@@ -215,6 +235,26 @@ def chosen_names(request: WorkloadRequest) -> frozenset[str]:
 
 
 def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> MemoryResult:
+    """Training memory per device and the fit decision (spec §3.8): the request's device found in ``catalog``
+    (:func:`sizer.asked.on_catalog`), then :func:`memory_on`. A public entry for a caller holding a request and a
+    catalog; the facade and the core call :func:`memory_on`.
+
+    Parameters
+    ----------
+    request : MemoryRequest
+        The workload, optionally a device and count [1], and the layout asked.
+    catalog : Catalog, optional
+        The devices; default the built-in catalog.
+
+    Returns
+    -------
+    MemoryResult
+        As :func:`memory_on`.
+    """
+    return memory_on(on_catalog(request, catalog if catalog is not None else load_catalog()))
+
+
+def memory_on(asked: Asked[MemoryRequest]) -> MemoryResult:
     """Training memory per device and the fit decision, from the engine's memory model (spec §3.8).
 
     With a device and no part of the layout asked (:func:`layout_asked`), the layout the time estimate's
@@ -223,26 +263,23 @@ def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> M
 
     Parameters
     ----------
-    request : MemoryRequest
-        The workload, optionally a device and count [1], and the layout asked (ZeRO stage, recomputation,
-        expert parallelism, offload).
-    catalog : Catalog, optional
-        The devices; default the built-in catalog.
+    asked : Asked of MemoryRequest
+        The workload, optionally a device (found in the catalog) and count [1], and the layout asked (ZeRO stage,
+        recomputation, expert parallelism, offload).
 
     Returns
     -------
     MemoryResult
         Memory per device by part [GB], the fit on the device where one is given, and the assumptions.
     """
-    catalog = catalog if catalog is not None else load_catalog()
-    device = catalog.find(request.device) if request.device is not None else None
+    request, device = asked.request, asked.device
     estimated = training_memory(resolve_job(request, need_samples=False), device, request.count,
                                 zero=zero_stage(request) or 0, headroom=request.headroom,
                                 recompute=recompute_index(request.recompute) or 0, ep=request.ep, offload=request.offload)
     result: MemoryResult = memory_answer(request, estimated)  # the user's measured peak memory, where given
     if device is None or layout_asked(request):
         return result
-    searched = searched_layout(request, catalog)
+    searched = searched_layout(asked)
     if searched is None:
         return result
     need = searched.memory_per_device
@@ -253,17 +290,15 @@ def memory_estimate(request: MemoryRequest, catalog: Catalog | None = None) -> M
     return result.model_copy(update={"searched": searched, "assumptions": [note, *result.assumptions]})
 
 
-def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout | None:
+def searched_layout(asked: Asked[MemoryRequest]) -> SearchedLayout | None:
     """The layout the time estimate chooses for a memory question's body, its memory per device and fit;
     None where the body cannot be timed (the time estimate refuses it: the memory answer stands alone).
 
     Parameters
     ----------
-    request : MemoryRequest
-        The memory question; a length of 1e9 tokens (or samples) is put in where none is given, since a
-        step's layout does not depend on the run's length.
-    catalog : Catalog
-        The devices.
+    asked : Asked of MemoryRequest
+        The memory question on its catalog; a length of 1e9 tokens (or samples) is put in where none is given,
+        since a step's layout does not depend on the run's length.
 
     Returns
     -------
@@ -273,12 +308,13 @@ def searched_layout(request: MemoryRequest, catalog: Catalog) -> SearchedLayout 
     """
     # recomputation "none" sent by the CLI is no recomputation asked: searched; a peak memory measured does not
     # rescale the layout's time
+    request = asked.request
     names = chosen_names(request) - {"have", "measured"}
     length = {}
     if request.tokens is None and request.samples is None:  # a step's layout needs no length
         length["tokens" if request.model is not None or request.params is not None else "samples"] = 1e9
     try:
-        timed = time_estimate(rebuilt(TimeRequest, request, names, **length), catalog)
+        timed = time_on(asked.again(rebuilt(TimeRequest, request, names, **length), have=()))
     except (SizerError, ValidationError):
         return None
     layout = timed.layout

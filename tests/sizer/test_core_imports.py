@@ -166,7 +166,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sizer.results", "sizer.hardware"),  # the answers' parts; what devices are
     ("sizer.workloads", "sizer.formulas", "sizer.frameworks"),  # what is trained or served; the closed forms
     ("sizer.launch", "sizer.device_view"),  # the --emit setups and tools; catalog views
-    ("sizer.schemas",),  # the request and result models every question shares
+    ("sizer.schemas", "sizer.asked"),  # the request and result models every question shares; a request on its catalog
     ("sizer.engine", "sizer.measured"),  # the one time and memory engine; an answer rescaled by a measurement
     ("sizer.runtimes",),  # runtimes as named parts of the model
     ("sizer.passes",),  # one forward pass of a served model

@@ -77,21 +77,21 @@ def resnet_job():
 
 def test_without_reference_or_calibration_the_datasheet_mode(catalog, resnet_job):
     v100 = catalog.find("V100 SXM2 16GB")
-    eff, mode, said = choose_efficiencies(resnet_job, v100, catalog=catalog)
+    eff, mode, said = choose_efficiencies(resnet_job, v100)
     assert mode is Mode.DATASHEET and eff == device_efficiencies(v100) and said == []
 
 
 def test_a_calibrated_device_uses_its_calibration_and_others_say_they_have_none(catalog, resnet_job):
     v100, t4 = catalog.find("V100 SXM2 16GB"), catalog.find("T4")
-    eff, mode, said = choose_efficiencies(resnet_job, v100, catalog=catalog, calibration=_calibration())
+    eff, mode, said = choose_efficiencies(resnet_job, v100, calibration=_calibration())
     assert mode is Mode.CALIBRATED and eff.step_overhead == 0.005 and said[0].name == "calibration"
-    _, mode, said = choose_efficiencies(resnet_job, t4, catalog=catalog, calibration=_calibration())
+    _, mode, said = choose_efficiencies(resnet_job, t4, calibration=_calibration())
     assert mode is Mode.DATASHEET and "none for" in said[0].value
 
 
 def test_a_reference_wins_and_is_stated(catalog, resnet_job):
-    eff, mode, said = choose_efficiencies(resnet_job, catalog.find("T4"), catalog=catalog,
-                                          reference="V100 SXM2 16GB=1200/s", calibration=_calibration())
+    eff, mode, said = choose_efficiencies(resnet_job, catalog.find("T4"),
+                                          reference=(catalog.find("V100 SXM2 16GB"), "V100 SXM2 16GB=1200/s"), calibration=_calibration())
     assert mode is Mode.REFERENCE and said[0].name == "reference" and "1200" in said[0].value
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sizer import facade
+from sizer.asked import on_catalog
 from sizer.plan.owned_answer import answer_inference, answer_training, tensor_ranks_within
 
 # Llama 2 7B has 32 attention heads and 32 key-value heads (Touvron et al. 2023, Table 1 / its
@@ -23,7 +24,7 @@ def test_tensor_ranks_are_the_most_devices_that_split_the_heads_whole(count, ran
 
 
 def test_a_count_that_does_not_split_the_heads_serves_on_fewer_and_says_the_idle_ones(catalog):
-    result = answer_inference(facade.InferenceRequest(**LLAMA_2_7B_SERVED, have=["3x RTX 4090"]), catalog)
+    result = answer_inference(on_catalog(facade.InferenceRequest(**LLAMA_2_7B_SERVED, have=["3x RTX 4090"]), catalog))
     (option,) = result.options
     assert option.count == 3 and option.layout["tp"] == 2 and option.layout["idle_devices"] == 1
     # 7e9 bf16 weights = 14 GB over two 24 GB cards: it serves
@@ -35,7 +36,7 @@ def test_a_count_that_does_not_split_the_heads_serves_on_fewer_and_says_the_idle
 
 
 def test_the_memory_question_has_no_time_cost_or_layout_search(catalog):
-    result = answer_training(facade.MemoryRequest(model="llama-3-8b", method="qlora", have=["1x RTX 4090"]), catalog)
+    result = answer_training(on_catalog(facade.MemoryRequest(model="llama-3-8b", method="qlora", have=["1x RTX 4090"]), catalog))
     (option,) = result.options
     assert result.task == "memory" and result.workload == "training memory"
     assert option.fits and option.verdict == "fits" and option.training_time is None and option.cost is None
@@ -47,7 +48,7 @@ def test_the_memory_question_has_no_time_cost_or_layout_search(catalog):
 def test_a_training_answer_states_the_workload_once_and_the_layout_search(catalog):
     request = facade.RecommendRequest(model="llama-3-8b", tokens=1e9, method="lora", precision="bf16",
                                       have=["1x H100 SXM", "2x H100 SXM"])
-    result = answer_training(request, catalog)
+    result = answer_training(on_catalog(request, catalog))
     assert result.task == "training" and len(result.options) == 2
     names = [a.name for a in result.assumptions]
     assert names[:3] == ["hardware", "cost", "layout"]
@@ -60,27 +61,27 @@ def test_a_deadline_missed_is_the_verdict_and_a_deadline_met_is_said(catalog):
     # activations' backward; no gradients of the frozen weights) at the bf16 dense peak of 989e12 FLOP/s
     # (NVIDIA H100 datasheet) is 4 x 8e9 x 1e9 / 989e12 = 3.2e4 s. A minute is missed, 100 days met.
     fields = dict(model="llama-3-8b", tokens=1e9, method="lora", precision="bf16", have=["1x H100 SXM"])
-    (late,) = answer_training(facade.RecommendRequest(**fields, deadline="1 min"), catalog).options
+    (late,) = answer_training(on_catalog(facade.RecommendRequest(**fields, deadline="1 min"), catalog)).options
     assert late.fits and late.meets_deadline is False and late.verdict.startswith("misses the deadline")
-    (early,) = answer_training(facade.RecommendRequest(**fields, deadline="100 d"), catalog).options
+    (early,) = answer_training(on_catalog(facade.RecommendRequest(**fields, deadline="100 d"), catalog)).options
     assert early.meets_deadline is True and early.verdict == "fits and meets the deadline"
     assert early.suggestions == [] and early.recipe  # the recipe as a line for a trainer's configuration
 
 
 def test_what_sizer_chose_is_listed_apart_from_what_was_given(catalog):
     # no method given for a fine-tune (1e8 tokens for 8e9 parameters): sizer chooses one on the hardware
-    (option,) = answer_training(facade.TimeRequest(model="llama-3-8b", tokens=1e8, have=["1x RTX 4090"]), catalog).options
+    (option,) = answer_training(on_catalog(facade.TimeRequest(model="llama-3-8b", tokens=1e8, have=["1x RTX 4090"]), catalog)).options
     assert option.chosen.get("method") == option.method and option.method in ("lora", "qlora")
-    (given,) = answer_training(facade.TimeRequest(model="llama-3-8b", tokens=1e8, method="qlora", precision="bf16",
-                                                  have=["1x RTX 4090"]), catalog).options
+    (given,) = answer_training(on_catalog(facade.TimeRequest(model="llama-3-8b", tokens=1e8, method="qlora",
+                                                             precision="bf16", have=["1x RTX 4090"]), catalog)).options
     assert "method" not in given.chosen and "precision" not in given.chosen
 
 
 def test_gguf_on_cards_you_have_is_llama_cpps_layer_split_and_says_its_runtime(catalog, cli):
     # 70B at Q4_K_M on two RTX 3090s runs under llama.cpp, each card holding half the layers: the layout said "tp 2"
     # and the answer named no runtime at all
-    result = answer_inference(facade.InferenceRequest(model="llama-3-70b", weights="q4_k_m", have=["2x RTX 3090"]),
-                              catalog)
+    result = answer_inference(on_catalog(facade.InferenceRequest(model="llama-3-70b", weights="q4_k_m",
+                                                                 have=["2x RTX 3090"]), catalog))
     (option,) = result.options
     assert option.fits and option.layout["layer_split"] == 2 and "tp" not in option.layout
     runtime = next(a for a in result.assumptions if a.name == "runtime")
@@ -90,9 +91,9 @@ def test_gguf_on_cards_you_have_is_llama_cpps_layer_split_and_says_its_runtime(c
     assert _layout(option.layout).startswith("layer split over 2, q4_k_m")  # the table's layout cell
     shown = cli("inference", "--model", "llama-3-70b", "--weights", "q4_k_m", "--have", "2x RTX 3090")
     assert shown.exit_code == 0 and "tp 2" not in shown.output, shown.output
-    one = answer_inference(facade.InferenceRequest(model="llama-3-8b", weights="q4_k_m", have=["1x RTX 3090"]), catalog)
+    one = answer_inference(on_catalog(facade.InferenceRequest(model="llama-3-8b", weights="q4_k_m", have=["1x RTX 3090"]), catalog))
     assert "layer_split" not in one.options[0].layout  # one card splits nothing ("layer split over 1")
     # a data-centre format keeps its tensor parallel and states the serving engine it is sized for
-    served = answer_inference(facade.InferenceRequest(model="llama-3-8b", have=["2x H100 SXM"]), catalog)
+    served = answer_inference(on_catalog(facade.InferenceRequest(model="llama-3-8b", have=["2x H100 SXM"]), catalog))
     assert served.options[0].layout["tp"] == 2
     assert next(a for a in served.assumptions if a.name == "runtime").value.startswith("vllm, not given")

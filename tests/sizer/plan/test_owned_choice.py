@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from sizer.asked import on_catalog
 from sizer.choices import Method
 from sizer.engine.job import resolve_job
 from sizer.errors import InputError
@@ -160,7 +161,7 @@ def test_the_fastest_candidate_that_fits_wins_and_the_others_are_said(monkeypatc
              ("lora", "mixed"): outcome(hours=3.0), ("lora", "fp8"): outcome(hours=2.0),
              ("qlora", "mixed"): outcome(hours=5.0)}  # qlora in fp8 is refused: a candidate the job cannot take
     monkeypatch.setattr(owned_choice, "evaluate_training", engine(table))
-    fields, chosen, said = choose(asked(**FINE_TUNE), h100, catalog)
+    fields, chosen, said = choose(asked(**FINE_TUNE), h100, on_catalog(TimeRequest(), catalog))
     assert (fields.method, fields.precision) == ("lora", "fp8") and chosen is table[("lora", "fp8")]
     assert said is not None and "the fastest that fits" in said.value and "does not fit" in said.value
     assert "check convergence" in said.value  # fp8 chosen: the caveat is stated
@@ -170,9 +171,9 @@ def test_the_cost_objective_picks_the_cheapest_that_fits(monkeypatch, h100, cata
     table = {("full", "mixed"): outcome(hours=1.0, usd=900.0), ("lora", "mixed"): outcome(hours=2.0, usd=300.0),
              ("qlora", "mixed"): outcome(hours=4.0, usd=500.0)}
     monkeypatch.setattr(owned_choice, "evaluate_training", engine(table))
-    fields, _, said = choose(asked(**FINE_TUNE, precision="mixed"), h100, catalog, objective="cost")
+    fields, _, said = choose(asked(**FINE_TUNE, precision="mixed"), h100, on_catalog(TimeRequest(), catalog), objective="cost")
     assert fields.method == "lora" and "the cheapest that fits" in said.value
-    fields, _, _ = choose(asked(**FINE_TUNE, precision="mixed"), h100, catalog)
+    fields, _, _ = choose(asked(**FINE_TUNE, precision="mixed"), h100, on_catalog(TimeRequest(), catalog))
     assert fields.method == "full"  # by time, the fastest
 
 
@@ -181,7 +182,7 @@ def test_a_candidate_that_misses_the_deadline_does_not_win(monkeypatch, h100, ca
              ("qlora", "mixed"): outcome(hours=40.0)}
     monkeypatch.setattr(owned_choice, "evaluate_training", engine(table))
     # 20 hours [s]: only full meets it, though the cost objective would prefer a cheaper one
-    fields, _, _ = choose(asked(**FINE_TUNE, precision="mixed"), h100, catalog, deadline_s=20 * 3600.0, objective="cost")
+    fields, _, _ = choose(asked(**FINE_TUNE, precision="mixed"), h100, on_catalog(TimeRequest(), catalog), deadline_s=20 * 3600.0, objective="cost")
     assert fields.method == "full"
 
 
@@ -189,7 +190,7 @@ def test_nothing_fits_answers_as_asked_and_says_so(monkeypatch, h100, catalog):
     table = {(m, "mixed"): outcome(fits=False) for m in ("full", "lora", "qlora")}
     monkeypatch.setattr(owned_choice, "evaluate_training", engine(table))
     question = asked(**FINE_TUNE, precision="mixed")
-    fields, chosen, said = choose(question, h100, catalog)
+    fields, chosen, said = choose(question, h100, on_catalog(TimeRequest(), catalog))
     assert fields == question and chosen is table[("full", "mixed")]
     assert "none of the candidates fits" in said.value
 
@@ -199,7 +200,7 @@ def test_the_memory_question_takes_the_first_that_fits_in_order_of_preference(mo
     table = {("full", "mixed"): outcome(fits=False, hours=None), ("lora", "mixed"): outcome(hours=None),
              ("qlora", "mixed"): outcome(hours=None)}
     monkeypatch.setattr(owned_choice, "evaluate_training", engine(table, calls))
-    fields, _, said = choose(asked(model="llama-3-8b", precision="mixed"), h100, catalog)
+    fields, _, said = choose(asked(model="llama-3-8b", precision="mixed"), h100, on_catalog(TimeRequest(), catalog))
     assert fields.method == "lora" and "the one training the most weights that fits" in said.value
     assert not any(c.method == "qlora" for c in calls)  # stopped at the first that fits
 
@@ -209,7 +210,7 @@ def test_one_candidate_leaves_nothing_to_choose(monkeypatch, h100, catalog):
     monkeypatch.setattr(owned_choice, "evaluate_training", engine(table))
     # method and precision given, and offload: no lighter recipe combines with it (recipes' ladder)
     question = asked(model="llama-3-8b", tokens=2e12, method="full", precision="bf16", offload=True)
-    assert choose(question, h100, catalog) == (question, table[("full", "bf16")], None)
+    assert choose(question, h100, on_catalog(TimeRequest(), catalog)) == (question, table[("full", "bf16")], None)
 
 
 def test_a_recipe_is_tried_only_until_one_of_its_group_fits(monkeypatch, h100, catalog):
@@ -217,6 +218,6 @@ def test_a_recipe_is_tried_only_until_one_of_its_group_fits(monkeypatch, h100, c
     table = {("full", "bf16"): outcome()}
     monkeypatch.setattr(owned_choice, "evaluate_training", engine(table, calls))
     question = asked(model="llama-3-8b", tokens=2e12, method="full", precision="bf16")
-    fields, _, said = choose(question, h100, catalog)
+    fields, _, said = choose(question, h100, on_catalog(TimeRequest(), catalog))
     # the request as it is fits: the lighter recipes of the same method and precision are not evaluated
     assert fields == question and len(calls) == 1 and said is not None
