@@ -78,3 +78,17 @@ def test_default_fields_are_the_default_workloads() -> None:
 
     assert _default_fields() == default_workload().model_dump(exclude_unset=True)
     assert set(_default_fields()) == {"params", "tokens", "precision", "optimizer"}
+
+
+def test_the_default_workloads_fields_validate_to_themselves() -> None:
+    """Whether a question is the default one is checked against the fields as given (no validation per question):
+    each validates to the value it is given, and a question that asks the default is told so."""
+    from sizer.plan.recommend import _default_fields, _is_default
+    from sizer.schemas.base import DEFAULT_WORKLOAD_FIELDS
+    from sizer.schemas.recommendation import RecommendRequest
+
+    assert _default_fields() == DEFAULT_WORKLOAD_FIELDS
+    assert _is_default(RecommendRequest(**DEFAULT_WORKLOAD_FIELDS))
+    assert _is_default(RecommendRequest(**{**DEFAULT_WORKLOAD_FIELDS, "precision": "mixed"}))
+    assert not _is_default(RecommendRequest(**{**DEFAULT_WORKLOAD_FIELDS, "params": 7e9}))
+    assert not _is_default(RecommendRequest(**{**DEFAULT_WORKLOAD_FIELDS, "seq_len": 4096}))
