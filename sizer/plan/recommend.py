@@ -801,8 +801,9 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
         *_cost_assumptions(),
     ]
     devices = question.devices
-    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(options.index, options.column, strict=True)
-               if not b.exact[i, j]]
+    inexact = ~b.exact[options.index, options.column]  # read at once: a question has ~200 options, few of them inexact
+    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}"
+               for i, j in zip(options.index[inexact], options.column[inexact], strict=True)]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
             name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step "
