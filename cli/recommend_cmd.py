@@ -1,6 +1,7 @@
 """`sizer recommend`: which device, how many, how long, what cost."""
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads the command's ~70 option annotations several times
+# while it builds the command, and as text each is evaluated again each time (~6 ms of `sizer recommend`'s
+# start-up, benchmarks/startup.py); as objects they are read as they are.
 from typing import Annotated, Optional
 
 import typer

@@ -21,14 +21,16 @@ from sizer.errors import InputError, SizerError
 from sizer.results import Assumption, QuantityOut, RangeOut, unit_factor
 from sizer.schemas.base import RequestModel
 from sizer.schemas.measurement import FIELD, MeasuredKind, Measurement, Rescaled
-from sizer.schemas.serving import InferenceResult
-from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
 
 if TYPE_CHECKING:
+    # Type-only: a training recommendation reads the MFU and measured helpers below and never these answers'
+    # models, whose modules are ~15 ms of its start-up (benchmarks/startup.py)
     import numpy as np
     import numpy.typing as npt
 
     from sizer.hardware.schema import Device
+    from sizer.schemas.serving import InferenceResult
+    from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
 
 # A serving or local request: this module reads only its measurement fields (``measured``, ``measured_on``,
 # ``efficiency``), so it takes any request model (the serving requests live in the serving room, above this module)

@@ -21,12 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.results import Assumption, QuantityOut, RangeOut, time_unit, unit_factor
-from sizer.schemas.time_and_memory import InterruptedTime
 from sizer.units import Quantity
 
 if TYPE_CHECKING:  # for annotations only: the engine's job and device table import nothing of this module
     from sizer.engine.devices import DeviceTable
     from sizer.engine.job import Job
+    from sizer.schemas.time_and_memory import InterruptedTime
 
 # One run (a float; numpy's float64 for a 0-d result) or many (an array): the functions below take and give either
 FloatOrArray = float | npt.NDArray[np.float64]
@@ -410,6 +410,10 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float, family:
     ----------
     [young], [daly], [llama3]
     """
+    # here, not at the top: a recommendation reads this module's arrays only, never the time answer's models
+    # (their module is ~8 ms of `sizer recommend`'s start-up, benchmarks/startup.py)
+    from sizer.schemas.time_and_memory import InterruptedTime
+
     to_s = unit_factor(training.unit, "s")
     solve = np.asarray([training.low, training.expected, training.high], dtype=float) * to_s
     if family is not None:

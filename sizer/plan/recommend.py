@@ -47,7 +47,6 @@ from sizer.formulas.tco import (
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.hardware.server_share import owned_price
-from sizer.measured import at_mfu, at_speed, carried_to_every_device, mfu_assumption, rescaled_assumption
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, basis, kept_basis
 from sizer.plan.offer_prices import OfferRows, kept_price_floats
@@ -58,7 +57,7 @@ from sizer.results import (
     time_unit,
     unit_factor,
 )
-from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, default_workload
+from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, DEFAULT_WORKLOAD_FIELDS
 from sizer.schemas.measurement import Rescaled
 from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest, RecommendResult
 from sizer.units import Quantity
@@ -359,10 +358,10 @@ class _Question:
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     """The request checked, with its defaults, its job and the devices and counts it ranks."""
     if request is None:
-        request = RecommendRequest(**default_workload().model_dump(exclude_unset=True))
+        request = RecommendRequest(**_default_fields())
     elif request.params is None and request.samples is None and request.tokens is None \
             and request.model is None and request.workload is None:
-        defaults = default_workload().model_dump(exclude_unset=True)
+        defaults = _default_fields()
         request = request.model_copy(update={k: v for k, v in defaults.items() if k not in request.model_fields_set})
     cloud = check_provider(request.cloud, catalog)
     if cloud != request.cloud:
@@ -379,6 +378,7 @@ def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
     asked = on_catalog(request, catalog)  # the ranking's one join of request and catalog (its device measured on)
     carried = None  # with neither measurement field nothing is carried over and nothing can be refused:
     if request.measured is not None or request.measured_on is not None:  # the time estimate imported only here
+        from sizer.measured import carried_to_every_device
         from sizer.schemas.time_and_memory import TimeRequest
         from sizer.training.estimates import time_on
 
@@ -409,8 +409,12 @@ def _recommend(request: RecommendRequest | None, catalog: Catalog, question: _Qu
             "family achieved against the best layout sizer finds (sizer.engine.achieved), as `sizer time` answers "
             "with no layout; that layout's own time is the upper bound", source=achieved.SOURCE, verified=False))
     if request.mfu is not None:  # a what-if: said first, and no fitted range
+        from sizer.measured import mfu_assumption
+
         assumptions = [mfu_assumption(request.mfu), *(a for a in assumptions if a.name != "range")]
     if question.carried is not None:  # a measurement carried over: said first, with reference mode's range
+        from sizer.measured import rescaled_assumption
+
         assumptions = [*rescaled_assumption(question.carried), *(a for a in assumptions if a.name != "range")]
     # the fields of a RecommendResult in its order; recommend() validates them into one, recommend_json() writes them
     return dict(workload=described, objective=request.objective, purchase=request.purchase, pricing=pricing,
@@ -476,11 +480,17 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
         chosen count and whether it serves.
     """
     request, job, devices, kinds = question.request, question.job, question.devices, question.kinds
-    b = at_mfu(basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration),
-               request.mfu)  # a given MFU, where one is: every time C / (n R_peak MFU)
+    b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
+    if request.mfu is not None:  # a given MFU: every time C / (n R_peak MFU)
+        from sizer.measured import at_mfu  # a what-if's module, imported only for one (~8 ms of a start-up)
+
+        b = at_mfu(b, request.mfu)
     if _achieved_applies(question):  # each device at what published runs on its family achieved, as `time` answers
         b = _at_achieved_pace(b, devices, (catalog.key, kinds))
-    b = at_speed(b, question.carried)  # a measurement on one device (against `time`'s answer there), carried over
+    if question.carried is not None:  # a measurement on one device (against `time`'s answer there), carried over
+        from sizer.measured import at_speed
+
+        b = at_speed(b, question.carried)
     check_deadline()
     deadline_s = float(question.deadline.to("s").magnitude) if question.deadline is not None else None
     prices = _price_arrays(devices, (catalog.key, kinds), request.cloud, tuple(b.counts.astype(int).tolist()),
@@ -795,8 +805,9 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
         *_cost_assumptions(),
     ]
     devices = question.devices
-    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}" for i, j in zip(options.index, options.column, strict=True)
-               if not b.exact[i, j]]
+    inexact = ~b.exact[options.index, options.column]  # read at once: a question has ~200 options, few of them inexact
+    changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}"
+               for i, j in zip(options.index[inexact], options.column[inexact], strict=True)]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
             name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step "
@@ -843,7 +854,10 @@ def warm_up(catalog: Catalog) -> None:
 
 
 def _default_fields() -> dict[str, Any]:
-    return default_workload().model_dump(exclude_unset=True)
+    """:func:`sizer.schemas.base.default_workload`'s fields as validated, by the recommendation's own request model:
+    the same values (a test compares them) without building the plain workload model's validator, ~5 ms of
+    `sizer recommend`'s start-up."""
+    return RecommendRequest(**DEFAULT_WORKLOAD_FIELDS).model_dump(exclude_unset=True)
 
 
 def _range_source(mode: Mode) -> str:
@@ -860,9 +874,9 @@ def _cost_assumptions() -> tuple[Assumption, ...]:
 
 
 def _is_default(request: RecommendRequest) -> bool:
-    fields = _default_fields()
-    return all(getattr(request, k) == v for k, v in fields.items()) and request.model is None and request.workload is None \
-        and request.batch_size is None and request.seq_len is None
+    # the default's fields as given: they validate to themselves (a test checks), so none is validated per question
+    return all(getattr(request, k) == v for k, v in DEFAULT_WORKLOAD_FIELDS.items()) and request.model is None \
+        and request.workload is None and request.batch_size is None and request.seq_len is None
 
 
 def suggest_for_rejected(request: RecommendRequest, result: RecommendResult,

@@ -18,3 +18,19 @@ def test_python_dash_m_sizer_is_the_command():
                          timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("sizer ")
+
+
+def test_a_command_collects_cycles_less_often_and_serve_keeps_its_settings():
+    import gc
+
+    from sizer.__main__ import COMMAND_GC_THRESHOLDS, fewer_collections
+
+    before = gc.get_threshold()
+    try:
+        fewer_collections(["serve", "--port", "8000"])
+        assert gc.get_threshold() == before  # the service sets its own (api/heap.py)
+        fewer_collections(["peak", "Tesla P40"])
+        assert gc.get_threshold() == COMMAND_GC_THRESHOLDS
+        assert gc.isenabled()  # cycles are still collected
+    finally:
+        gc.set_threshold(*before)

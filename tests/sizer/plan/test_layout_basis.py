@@ -181,3 +181,19 @@ def test_a_search_another_process_left_on_disk_is_taken_without_searching(monkey
     assert (taken.step_expected == searched.step_expected).all() and taken.table.devices == question.devices
     assert layout_basis.kept_basis(*args) is taken  # and kept in memory from then on
     _forget()
+
+
+def test_core_stamps_are_every_core_module_and_yaml_in_path_order() -> None:
+    """The disk key of a kept search stamps every .py and .yaml file of the core, sorted as paths: the same
+    stamps as Path.rglob with file_stamp gives (the walk only makes them cheaper)."""
+    from pathlib import Path
+
+    from sizer import plan
+    from sizer.diskcache import file_stamp
+    from sizer.plan.layout_basis import core_stamps
+
+    root = Path(plan.__file__).resolve().parent.parent
+    expected = tuple(file_stamp(path) for path in sorted((*root.rglob("*.py"), *root.rglob("*.yaml"))))
+    core_stamps.cache_clear()
+    assert core_stamps() == expected
+    assert any(path.endswith("error_spread.yaml") for path, _, _ in expected)

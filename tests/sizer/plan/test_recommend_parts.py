@@ -68,3 +68,27 @@ def test_over_budget_and_unpriced_options_are_rejected_with_their_cause(catalog:
     assert rejected[0]["reason"] == "over budget: rent 300 USD for 2 device(s) against 250 USD"
     assert rejected[1]["reason"].startswith("over budget: capital 4,000 USD")
     assert "rent or purchase price" in rejected[2]["reason"]
+
+
+def test_default_fields_are_the_default_workloads() -> None:
+    """The recommendation validates the default workload with its own request model (no second validator built
+    at start-up): the fields must be those of :func:`default_workload`, value for value."""
+    from sizer.plan.recommend import _default_fields
+    from sizer.schemas.base import default_workload
+
+    assert _default_fields() == default_workload().model_dump(exclude_unset=True)
+    assert set(_default_fields()) == {"params", "tokens", "precision", "optimizer"}
+
+
+def test_the_default_workloads_fields_validate_to_themselves() -> None:
+    """Whether a question is the default one is checked against the fields as given (no validation per question):
+    each validates to the value it is given, and a question that asks the default is told so."""
+    from sizer.plan.recommend import _default_fields, _is_default
+    from sizer.schemas.base import DEFAULT_WORKLOAD_FIELDS
+    from sizer.schemas.recommendation import RecommendRequest
+
+    assert _default_fields() == DEFAULT_WORKLOAD_FIELDS
+    assert _is_default(RecommendRequest(**DEFAULT_WORKLOAD_FIELDS))
+    assert _is_default(RecommendRequest(**{**DEFAULT_WORKLOAD_FIELDS, "precision": "mixed"}))
+    assert not _is_default(RecommendRequest(**{**DEFAULT_WORKLOAD_FIELDS, "params": 7e9}))
+    assert not _is_default(RecommendRequest(**{**DEFAULT_WORKLOAD_FIELDS, "seq_len": 4096}))
