@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import ConfigDict, Field
 
 from sizer.asked import Asked, on_catalog
-from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, KvCacheName, Split
+from sizer.choices import GGML_KV_CACHES, DeviceKind, KvCache, Split
 from sizer.datafile import load_yaml
 from sizer.engine.constants import (
     FRAMEWORK_OVERHEAD_SOURCE,
@@ -28,7 +27,6 @@ from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
-from sizer.launch.emit_field import EmitName
 from sizer.local.machine import (
     kernel_assumption,
     local_runtime,
@@ -55,11 +53,8 @@ from sizer.passes.arithmetic import (
 from sizer.passes.layer_offload import host_memory_note, offload_host
 from sizer.passes.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
 from sizer.results import Assumption, PriceBasis, QuantityOut, RangeOut, unit_factor
-from sizer.runtimes import RuntimeName
 from sizer.runtimes.formats import (
-    KV_CACHE_BYTES,
     WeightFormat,
-    WeightsName,
     ggml_kv_refusal,
     kv_cache_bytes_per_value,
     quality_note,
@@ -68,16 +63,14 @@ from sizer.runtimes.formats import (
 from sizer.runtimes.local_runtimes import device_family
 from sizer.runtimes.precision_support import generation, weight_mode
 from sizer.runtimes.serving_runtimes import DEFAULT_SERVING_RUNTIME
-from sizer.schemas.base import RequestModel
-from sizer.schemas.measurement import Measured
 from sizer.schemas.serving import DeviceShare, InferenceResult, ServingCostOut
+from sizer.schemas.serving_requests import MAX_TOKENS, InferenceRequest, ServedModel
 from sizer.serving.benchmark_load import benchmark_notes, scale_out_note, serve_benchmark
 from sizer.serving.capacity import serve_load
 from sizer.serving.production import headroom_assumption, max_utilisation
 from sizer.serving.serving_ranges import assumption as ranges_assumption
 from sizer.serving.serving_ranges import for_load, ranged
 from sizer.serving.under_load import (
-    LoadFields,
     capacity_out,
     check_runtime,
     check_split,
@@ -96,10 +89,9 @@ from sizer.serving.under_load import (
     usd_per_million,
 )
 from sizer.simulator.simulate import batching_table, runtime_replica
-from sizer.units import Count, Memory, MoneyPerTime, Quantity
+from sizer.units import Quantity
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
-from sizer.workloads.source import Source
 
 if TYPE_CHECKING:  # names for annotations only
     from sizer.engine.devices import DeviceTable
@@ -109,7 +101,6 @@ if TYPE_CHECKING:  # names for annotations only
     from sizer.simulator.traffic import Lengths, Load
 
 SPREAD_FILE = Path(__file__).with_name("error_spread.yaml")
-MAX_TOKENS = 10_000_000
 
 
 @registered_cache()
@@ -129,73 +120,8 @@ def speed_spread() -> dict[str, Any]:
     return spread
 
 
-class ServedModel(LoadFields, RequestModel):
-    """What is served and how it is stored: shared by inference and its recommendation."""
-
-    model: Source | None = Field(None, description="architecture by name (a preset, or a shipped config's hub id or short "
-                                                   "name), or a config.json path (CLI)")
-    params: Count | None = Field(None, description="parameter count, for a generated Llama-style decoder")
-    weights: WeightsName | None = Field(None, description="fp32, bf16, fp16, fp8, int8, int4, q4_0, q4_k_m, q8_0, "
-                                "gptq-int4-g128, awq-int4-g128, nvfp4, mxfp4 ... (default: the format the model's published "
-                                "checkpoint is stored in, as its config's quantization_config states it: bf16, fp8 "
-                                "for DeepSeek-V3/R1, mxfp4 for gpt-oss)")
-    prompt_len: int = Field(1024, ge=1, le=MAX_TOKENS, description="prompt tokens per sequence")
-    output_len: int = Field(256, ge=1, le=MAX_TOKENS, description="generated tokens per sequence")
-    gpu_layers: int | None = Field(None, ge=0, le=10_000, description="layers on the devices, the rest offloaded to the "
-                                                                        "host CPU (llama.cpp --n-gpu-layers; default: all)")
-    host_cpu: str | None = Field(None, max_length=100, description="the catalog CPU that runs offloaded layers "
-                                                                   "(default: Ryzen 9 7950X, a DDR5 desktop)")
-    host_memory: Memory | None = Field(None, description="with gpu_layers: RAM of the host, e.g. '128 GB', checked "
-                                                             "against the offloaded layers' weights and KV cache "
-                                                             "(default: the host CPU's in the catalog)")
 
 
-class InferenceRequest(ServedModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"model": "llama-2-70b", "device": "H100 SXM", "count": 2, "weights": "fp8", "batch": 64},
-        {"params": "7B", "device": "RTX 4090", "weights": "q4_k_m", "batch": 1}]})
-
-    device: str | None = Field(None, max_length=100, description="the device (or give have)")
-    # here, not on ServedModel: a recommendation's kv_cache may be None (searched), an estimate's is a format
-    kv_cache: KvCacheName = Field(KvCache.FP16, description=f"KV-cache storage: {', '.join(KV_CACHE_BYTES)}")
-    count: int = Field(1, ge=1, le=1024, description="devices: tensor parallel, or a layer split for GGUF weights (split)")
-    have: list[str] | None = Field(None, max_length=8, description="hardware you already have, e.g. ['8x A100 80GB SXM']: "
-                                                                 "the answer is for these only")
-    batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
-    devices: list[str] | None = Field(None, min_length=2, max_length=16, description="unequal devices of one machine "
-                                      "(e.g. ['RTX 3090', 'RTX 4090']): layers split over them in proportion to their "
-                                      "memory, as llama.cpp does; instead of device and count")
-    tensor_split: list[float] | None = Field(None, min_length=2, max_length=16, description="with devices: llama.cpp "
-                                             "-ts ratios, one per device (e.g. [3, 1]); default: in proportion to memory")
-    runtime: RuntimeName | None = Field(None, description="the runtime: llama.cpp (default for GGUF weights, "
-                                "CPUs and unified memory) or a serving engine; default: by device and format, stated")
-    tuned: bool | None = Field(None, description="under load, a TensorRT-LLM engine built and tuned for this system as "
-                               "NVIDIA's MLPerf harness builds it: batched iterations at 0.9 of the matrix peak instead "
-                               "of a default engine's 0.6 (chosen on MLPerf rows by source; not verified)")
-    expert_parallel: bool = Field(False, description="a mixture's experts split whole over the devices (SGLang --ep-size, "
-                                  "vLLM --enable-expert-parallel); default: split by tensor parallelism")
-    dp_attention: bool = Field(False, description="data-parallel attention with expert parallelism: each device runs "
-                               "attention for its own sequences and keeps their KV cache (SGLang --enable-dp-attention, "
-                               "vLLM --data-parallel-size)")
-    depth: int = Field(0, ge=0, le=MAX_TOKENS, description="tokens already in the KV cache before the prompt (a "
-                                                           "conversation's earlier turns; llama-bench -d)")
-    flash_attention: bool | None = Field(None, description="a local runtime's fused attention on or off (llama.cpp -fa; "
-                                         "default: the runtime's, stated); refused where the runtime has no such switch")
-    ubatch: int | None = Field(None, ge=1, le=MAX_TOKENS, description="prompt tokens per pass of a local runtime (llama.cpp "
-                               "-ub, default 512; mlx-lm prefill step, default 2048); not the batch of sequences")
-    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads of a CPU-only llama.cpp run or of the host "
-                                "CPU running layers kept off the GPU (gpu_layers) (-t; default: the CPU's physical cores)")
-    rent_price: MoneyPerTime | None = Field(None, description="per device, e.g. '2.5 USD/hour' (default: the catalog's)")
-    emit: EmitName | None = Field(None, max_length=40, description="a tool to write the chosen setup's launch command "
-                                                                 "or configuration for (sizer.launch: vllm, sglang, trtllm, llama.cpp)")
-    pricing: Pricing = Field("rent", description="rent (a cloud offer that runs count devices), buy (amortised purchase "
-                             "plus energy) or any (rent, else buy); the cost says its price_basis")
-    measured: Measured | None = Field(None, description="your measurement of this setup ('2900 tokens/s', 'TTFT 350 ms', "
-                                                       "'25 ms/token'): the answer is rescaled to it (sizer.measured)")
-    measured_on: str | None = Field(None, max_length=100, description="the device the measurement was taken on: "
-                                    "carried over to the device asked (reference mode)")
-    efficiency: float | None = Field(None, gt=0, le=1, description="a what-if fraction (0-1] of the bandwidth and "
-                                     "compute roofline in place of the fitted efficiencies")
 
 
 def served_format(request: ServedModel) -> tuple[WeightFormat, list[Assumption]]:

@@ -8,24 +8,21 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypedDict, cast
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from sizer.choices import KvCache, Split
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price, price_used
 from sizer.hardware.schema import Device
 from sizer.results import Assumption, PriceBasis, QuantityOut, unit_factor
-from sizer.runtimes import RuntimeName
 from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.runtime import Purpose, Runtime
 from sizer.schemas.serving import CapacityOut, LatencyOut, LengthOut, LoadOut, Percentiles, RangedQuantityOut, ServingCostOut
+from sizer.schemas.serving_requests import LONGEST, LoadFields, TimeField
 from sizer.serving.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.serving.serving_ranges import FigureRanges, e2e_bounds, percentile_bounds
 from sizer.simulator.benchmark_lengths import random_dataset
 from sizer.simulator.metrics import SimulationResult
-from sizer.simulator.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET
-from sizer.simulator.traffic import Distribution, Lengths, LengthsName, Load, arrivals_label, parse_trace
-from sizer.units import Seconds, SecondsOrZero
+from sizer.simulator.traffic import Distribution, Lengths, Load, arrivals_label, parse_trace
 
 
 class LoadQuestion(Protocol):
@@ -80,9 +77,6 @@ class LoadQuestion(Protocol):
     def model_fields_set(self) -> set[str]:
         """The fields the request was given (pydantic's), not left at their defaults."""
 
-LONGEST = 86_400.0  # s: the longest think time or latency limit taken (a day)
-# A time as the user gives it: a number of seconds, a quantity's text ('2 s') or its JSON ({"value": 2, "unit": "s"})
-TimeField = Seconds | None
 # (USD per device-hour or None, its basis or None, the price used (sizer.formulas.tco.PriceUsed's fields) or None)
 Price = tuple[float | None, PriceBasis | None, dict[str, Any] | None]
 
@@ -94,50 +88,6 @@ class RuntimeMemory(TypedDict, total=False):
     kv_free_share: float
 
 
-class LoadFields(BaseModel):
-    """Request fields of serving under traffic (all optional: without rate or users, the offline answer)."""
-
-    rate: float | None = Field(None, gt=0, le=1e6, description="requests per second, Poisson arrivals")
-    users: int | None = Field(None, ge=1, le=100_000, description="concurrent users in a closed loop")
-    think_time: SecondsOrZero | None = Field(None, description="a user's pause between answer and next request, e.g. '5 s'")
-    lengths: LengthsName | None = Field(None, description="named length set: sharegpt-vllm-sample, "
-                                "sharegpt-multiturn-8k, azure-conv, azure-code, arxiv-summarization, mlperf-openorca "
-                                "(default: fixed lengths)")
-    trace: str | None = Field(None, max_length=4_000_000, description="CSV rows prompt_len,output_len[,arrival_s] "
-                                                                       "(the CLI reads --trace FILE into this)")
-    trace_arrivals: bool = Field(False, description="replay the trace's arrival_s column, its gaps scaled to the rate "
-                                                    "(default: Poisson arrivals at the rate; the column is not used)")
-    slo_ttft: TimeField = Field(None, description="time to first token at the percentile, e.g. '2 s'")
-    slo_tpot: TimeField = Field(None, description="time per output token at the percentile, e.g. '100 ms'")
-    slo_e2e: TimeField = Field(None, description="end-to-end latency at the percentile, e.g. '30 s'")
-    slo_percentile: float = Field(99.0, ge=50, le=99.9, description="percentile the SLOs hold at [%]")
-    split: Split | None = Field(None, description="tensor parallel, or a llama.cpp layer "
-                                                                               "split (default: layer for GGUF formats); "
-                                                                               "row (-sm row) is refused with the reason")
-    max_running: int | None = Field(None, ge=1, le=4096, description=f"scheduler's most running requests "
-                                                                       f"(default {DEFAULT_MAX_BATCH}, vLLM's)")
-    token_budget: int | None = Field(None, ge=64, le=65536, description=f"tokens per iteration, chunked prefill "
-                                                                          f"(default {DEFAULT_TOKEN_BUDGET}, vLLM's)")
-    prefix_cache_hit: float = Field(0.0, ge=0, le=0.95, description="share of prompt tokens found in the prefix cache")
-    replicas: int | None = Field(None, ge=1, le=100_000, description="spread the load over this many replicas "
-                                                                      "(default: as many as the SLOs need)")
-    max_utilisation: float | None = Field(None, gt=0, le=1, description="most share of the replicas' capacity within the "
-                                          "SLOs the load may use when replicas are sized (default 0.7: 30 % headroom)")
-    prompts: int | None = Field(None, ge=1, le=20_000, description="a finite benchmark of this many prompts (vLLM's "
-                                "benchmark_serving --num-prompts, 1000 by default there) on the replicas given "
-                                "(default one): a rate above capacity queues over them, and the answer says by how much")
-    burst: int | None = Field(None, ge=1, le=20_000, description="a burst: this many prompts all sent at t = 0 "
-                                                                 "(a benchmark at request rate inf), instead of rate or users")
-    range_ratio: float | None = Field(None, ge=0, lt=1, description="vLLM's random dataset (--random-range-ratio): "
-                                      "prompt and output lengths uniform within +-range_ratio of prompt_len and output_len "
-                                      "(default: every request at them)")
-    runtime: RuntimeName | None = Field(None, description="the runtime: under load a serving engine, vllm "
-                                "(default), sglang or tensorrt-llm (its scheduler defaults, memory share and fitted CPU "
-                                "time); offline also llama.cpp (default for GGUF weights, CPUs and unified memory)")
-    runtime_version: str | None = Field(None, max_length=20, pattern=r"^v?\d+\.\d+(\.\d+)?$",
-                                        description="the serving runtime's version, e.g. '0.11.0': its generation's "
-                                        "scheduling policy and fitted CPU costs apply (vLLM V0 before 0.8, V1 from 0.8; "
-                                        "sizer/runtimes/serving_mechanisms.yaml); default: the profile's own, stated")
 
 
 def serving_runtime(request: LoadFields) -> Runtime:
