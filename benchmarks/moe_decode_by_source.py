@@ -46,7 +46,8 @@ from sizer.hardware.catalog import Catalog, load_catalog  # noqa: E402
 from sizer.memo import clear_all  # noqa: E402
 from sizer.runtimes import runtime  # noqa: E402
 from sizer.runtimes.formats import kv_cache_bytes_per_value, weight_format  # noqa: E402
-from sizer.serving.estimate import InferenceRequest, estimate_inference  # noqa: E402
+from sizer.schemas.serving_requests import InferenceRequest  # noqa: E402
+from sizer.serving.estimate import estimate_inference  # noqa: E402
 from sizer.serving.under_load import runtime_refusal  # noqa: E402
 from sizer.simulator import simulate as sim  # noqa: E402
 from sizer.simulator.invariants import SimulationInvariantError  # noqa: E402

@@ -54,16 +54,15 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.schemas.plan import PlanRequest, PlanResult
     from sizer.schemas.recommendation import RecommendRequest, RecommendResult
     from sizer.schemas.serving import InferenceRecommendResult, InferenceResult
+    from sizer.schemas.serving_requests import InferenceRecommendRequest, InferenceRequest
     from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
-    from sizer.serving.estimate import InferenceRequest
-    from sizer.serving.recommend_request import InferenceRecommendRequest
 
 # The rest of the facade's names are imported when first used (PEP 562), so that a command that
 # needs none of them (`sizer peak`) does not pay for importing the engine, the planner and serving
 # at start-up (benchmarks/startup.py). name -> module that defines it.
 _LAZY = {
     **dict.fromkeys(("DeviceDetail", "DeviceSummary", "describe_device", "summarize_device"), "sizer.device_view"),
-    "InferenceRequest": "sizer.serving.estimate", "InferenceRecommendRequest": "sizer.serving.recommend_request",
+    **dict.fromkeys(("InferenceRequest", "InferenceRecommendRequest"), "sizer.schemas.serving_requests"),
     **dict.fromkeys(("InferenceResult", "InferenceRecommendResult"), "sizer.schemas.serving"),
     "recommend_inference": "sizer.plan.launch_top",  # the ranking, with its first row's --emit command
     **dict.fromkeys(("PlanRequest", "PlanResult"), "sizer.schemas.plan"), "plan": "sizer.plan.planner",
@@ -330,7 +329,7 @@ def answer_owned(request: TimeRequest | MemoryRequest | RecommendRequest | PlanR
     from sizer.launch.dispatch import check_emit
     from sizer.measured import check_owned
     from sizer.plan.owned_answer import answer_inference, answer_training
-    from sizer.serving.estimate import InferenceRequest
+    from sizer.schemas.serving_requests import InferenceRequest
 
     check_owned(request)  # a measurement beside several sets names the one it was taken on
     check_emit(request)  # emit with have: refused (an answer per hardware set launches none)
@@ -349,7 +348,7 @@ def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceR
     ----------
     request : RecommendRequest, InferenceRecommendRequest, InferenceRequest or None
         A training workload and its constraints (None: the built-in default workload, named in the answer); a
-        served model and its target (:class:`~sizer.serving.recommend_request.InferenceRecommendRequest`); or,
+        served model and its target (:class:`~sizer.schemas.serving_requests.InferenceRecommendRequest`); or,
         to serve on the hardware one has, the serving request asked of each set of its ``have``. A training request
         with ``have`` is answered on those sets too.
     catalog : Catalog or None
@@ -370,7 +369,7 @@ def recommend(request: RecommendRequest | InferenceRecommendRequest | InferenceR
         return rank(request, catalog)
     if isinstance(request, RecommendRequest):
         return answer_owned(request, catalog)
-    from sizer.serving.recommend_request import InferenceRecommendRequest
+    from sizer.schemas.serving_requests import InferenceRecommendRequest
 
     if isinstance(request, InferenceRecommendRequest):
         from sizer.plan.launch_top import recommend_inference
@@ -431,18 +430,18 @@ def recommend_model(*, inference: bool, have: bool) -> type[RecommendRequest | I
     -------
     type
         :class:`~sizer.schemas.recommendation.RecommendRequest`,
-        :class:`~sizer.serving.recommend_request.InferenceRecommendRequest` or
-        :class:`~sizer.serving.estimate.InferenceRequest`.
+        :class:`~sizer.schemas.serving_requests.InferenceRecommendRequest` or
+        :class:`~sizer.schemas.serving_requests.InferenceRequest`.
     """
     if not inference:
         from sizer.schemas.recommendation import RecommendRequest
 
         return RecommendRequest
     if have:
-        from sizer.serving.estimate import InferenceRequest
+        from sizer.schemas.serving_requests import InferenceRequest
 
         return InferenceRequest
-    from sizer.serving.recommend_request import InferenceRecommendRequest
+    from sizer.schemas.serving_requests import InferenceRecommendRequest
 
     return InferenceRecommendRequest
 
@@ -466,8 +465,7 @@ def fields_not_read(*, inference: bool, have: bool) -> tuple[tuple[str, ...], tu
         The other question's fields, and the search's fields not read with ``have`` (empty unless serving with it).
     """
     from sizer.schemas.recommendation import RecommendRequest
-    from sizer.serving.estimate import InferenceRequest
-    from sizer.serving.recommend_request import InferenceRecommendRequest
+    from sizer.schemas.serving_requests import InferenceRecommendRequest, InferenceRequest
 
     mine, other = (InferenceRecommendRequest, RecommendRequest) if inference else (RecommendRequest, InferenceRecommendRequest)
     foreign = tuple(f for f in other.model_fields if f not in mine.model_fields)

@@ -60,7 +60,7 @@ def _have_counts(request: Any) -> list[float]:
 
 
 def _serving_iterations(request: Any) -> float:
-    from sizer.serving.estimate import InferenceRequest
+    from sizer.schemas.serving_requests import InferenceRequest
     from sizer.serving.load_price import serving_iterations
 
     return serving_iterations(request) if isinstance(request, InferenceRequest) else 0.0

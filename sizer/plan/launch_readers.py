@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from sizer.schemas.base import WorkloadRequest
     from sizer.schemas.plan import LayoutOption, PlanRequest
     from sizer.schemas.serving import InferenceResult
+    from sizer.schemas.serving_requests import InferenceRequest
     from sizer.schemas.time_and_memory import Layout, MemoryRequest, MemoryResult, TimeRequest, TimeResult
-    from sizer.serving.estimate import InferenceRequest
 
 
 def serving_setup(request: InferenceRequest, result: InferenceResult, asked: Asked[Any], tool: Runtime) -> ServingSetup:

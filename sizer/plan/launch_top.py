@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sizer.hardware.catalog import Catalog
     from sizer.launch.answer import Launch
     from sizer.schemas.serving import InferenceRecommendResult
-    from sizer.serving.recommend_request import InferenceRecommendRequest
+    from sizer.schemas.serving_requests import InferenceRecommendRequest
 
 
 def recommend_inference(request: InferenceRecommendRequest, catalog: Catalog | None = None) -> InferenceRecommendResult:
@@ -67,7 +67,8 @@ def _launch_of_row(request: InferenceRecommendRequest, device: str, count: int, 
     """The command ``sizer inference`` writes for one ranked row's setup."""
     from sizer.asked import on_catalog
     from sizer.plan.launch_answer import with_launch
-    from sizer.serving.estimate import InferenceRequest, serve
+    from sizer.schemas.serving_requests import InferenceRequest
+    from sizer.serving.estimate import serve
 
     fields = {"model": request.model, "params": request.params, "device": device, "count": count,
               "weights": weights, "kv_cache": kv_cache, "prompt_len": request.prompt_len,

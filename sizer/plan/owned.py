@@ -27,8 +27,9 @@ from sizer.request_edits import given, given_names, rebuilt
 from sizer.results import CostOut, QuantityOut, RangeOut
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.serving import InferenceResult
+from sizer.schemas.serving_requests import InferenceRequest
 from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
-from sizer.serving.estimate import InferenceRequest, serve
+from sizer.serving.estimate import serve
 from sizer.training import estimates
 
 Request = TypeVar("Request", bound=WorkloadRequest | InferenceRequest)

@@ -21,8 +21,8 @@ from sizer.schemas.time_and_memory import MemoryResult
 if TYPE_CHECKING:
     from sizer.schemas.plan import PlanRequest
     from sizer.schemas.recommendation import RecommendRequest
+    from sizer.schemas.serving_requests import InferenceRequest
     from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest, TimeResult
-    from sizer.serving.estimate import InferenceRequest
 
     TrainingRequest = TimeRequest | MemoryRequest | RecommendRequest | PlanRequest
 

@@ -27,8 +27,8 @@ from sizer.runtimes.formats import KV_CACHE_BYTES, WEIGHT_FORMATS, WeightFormat
 from sizer.runtimes.gguf import GGUF_MIXES
 from sizer.runtimes.local_runtimes import default_local_runtime
 from sizer.schemas.serving import InferenceResult
+from sizer.schemas.serving_requests import InferenceRequest
 from sizer.schemas.time_and_memory import MemoryResult
-from sizer.serving.estimate import InferenceRequest
 
 if TYPE_CHECKING:
     from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest, TimeResult

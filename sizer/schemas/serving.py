@@ -1,10 +1,8 @@
 """Serving a model (``sizer inference``, ``sizer recommend --inference``): the answers and their parts.
 
 :class:`InferenceResult` is :func:`sizer.facade.estimate_inference`'s answer (offline, under load, a split over
-unequal devices), :class:`InferenceRecommendResult` the serving ranking's. The serving requests
-(``InferenceRequest``, ``InferenceRecommendRequest``) still live in :mod:`sizer.serving.estimate` and
-:mod:`sizer.serving.recommend_request`: their runtime, weight-format and length-set fields are checked against
-registries that import the engine, which imports this package.
+unequal devices), :class:`InferenceRecommendResult` the serving ranking's. Their requests are in
+:mod:`sizer.schemas.serving_requests`.
 """
 from __future__ import annotations
 

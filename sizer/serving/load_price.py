@@ -35,7 +35,7 @@ from sizer.serving.under_load import parse_load
 from sizer.simulator.simulate import DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET, MAX_ITERATIONS, MAX_REQUESTS
 
 if TYPE_CHECKING:  # the request's class (its module is imported by those that import this one)
-    from sizer.serving.estimate import ServedModel
+    from sizer.schemas.serving_requests import ServedModel
 
 
 def simulation_iterations(requests: float, prompt: float, output: float, hit: float, token_budget: int,
@@ -91,7 +91,7 @@ def serving_iterations(request: ServedModel) -> float:
     Parameters
     ----------
     request : ServedModel
-        An :class:`~sizer.serving.estimate.InferenceRequest` (or a recommendation's request): its load,
+        An :class:`~sizer.schemas.serving_requests.InferenceRequest` (or a recommendation's request): its load,
         lengths, SLOs, scheduler limits and prefix-cache share.
 
     Returns

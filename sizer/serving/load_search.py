@@ -67,9 +67,8 @@ if TYPE_CHECKING:  # names for annotations only (deployments imports this module
     from sizer.hardware.schema import Device
     from sizer.results import PriceBasis
     from sizer.runtimes.runtime import Runtime
+    from sizer.schemas.serving_requests import InferenceRecommendRequest, ServedModel
     from sizer.serving.capacity import LoadAnswer, Slo
-    from sizer.serving.estimate import ServedModel
-    from sizer.serving.recommend_request import InferenceRecommendRequest
     from sizer.simulator.metrics import SimulationResult
     from sizer.simulator.simulate import Replica
     from sizer.simulator.traffic import Lengths

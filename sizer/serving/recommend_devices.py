@@ -44,12 +44,12 @@ from sizer.passes.moe_decode import TENSOR_PARALLEL
 from sizer.results import Assumption, QuantityOut, unit_factor
 from sizer.runtimes.formats import WeightFormat, kv_cache_bytes_per_value, quality_note
 from sizer.schemas.serving import InferenceOption, InferenceRecommendResult, LoadOption, RejectedOption
+from sizer.schemas.serving_requests import InferenceRecommendRequest
 from sizer.serving.estimate import _speed_within, _time, served_architecture, served_format, speed_spread
 from sizer.serving.load_search import SEARCH_KV, searched_weights
 from sizer.serving.production import production_devices, segments_assumption
 from sizer.serving.ranking import PriceLookup, SortKey, keeps_format, largest_batch_per_count, offline_key, preferred_eight_bit
 from sizer.serving.recommend_answer import node_reason, unsupported_reason
-from sizer.serving.recommend_request import InferenceRecommendRequest
 from sizer.serving.search_space import device_counts, devices_of_kinds
 from sizer.serving.under_load import (
     SERVING_PRICING,

@@ -17,65 +17,12 @@ from sizer.results import Assumption, PriceBasis, QuantityOut, unit_factor
 from sizer.runtimes.formats import WeightFormat
 from sizer.runtimes.runtime import Purpose, Runtime
 from sizer.schemas.serving import CapacityOut, LatencyOut, LengthOut, LoadOut, Percentiles, RangedQuantityOut, ServingCostOut
-from sizer.schemas.serving_requests import LONGEST, LoadFields, TimeField
+from sizer.schemas.serving_requests import LONGEST, LoadFields, ServedModel, TimeField
 from sizer.serving.capacity import TAIL_SAMPLES, LoadAnswer, Slo, percentile_interval
 from sizer.serving.serving_ranges import FigureRanges, e2e_bounds, percentile_bounds
 from sizer.simulator.benchmark_lengths import random_dataset
 from sizer.simulator.metrics import SimulationResult
-from sizer.simulator.traffic import Distribution, Lengths, Load, arrivals_label, parse_trace
-
-
-class LoadQuestion(Protocol):
-    """What :func:`parse_load` reads of a serving request (:class:`sizer.serving.estimate.ServedModel` has it):
-    described, not imported, since that module imports this one."""
-
-    @property
-    def prompt_len(self) -> int:
-        """Prompt tokens per sequence [1]."""
-
-    @property
-    def output_len(self) -> int:
-        """Generated tokens per sequence [1]."""
-
-    @property
-    def rate(self) -> float | None:
-        """Requests per second [1/s], or None."""
-
-    @property
-    def users(self) -> int | None:
-        """Concurrent users [1], or None."""
-
-    @property
-    def think_time(self) -> TimeField:
-        """A user's pause between requests [s]."""
-
-    @property
-    def trace(self) -> str | None:
-        """CSV rows of lengths (and arrivals), or None."""
-
-    @property
-    def lengths(self) -> Distribution | None:
-        """A named length set (found where the request was built), or None."""
-
-    @property
-    def slo_ttft(self) -> TimeField:
-        """Time-to-first-token limit [s]."""
-
-    @property
-    def slo_tpot(self) -> TimeField:
-        """Time-per-output-token limit [s]."""
-
-    @property
-    def slo_e2e(self) -> TimeField:
-        """End-to-end latency limit [s]."""
-
-    @property
-    def slo_percentile(self) -> float:
-        """The percentile the limits hold at [%]."""
-
-    @property
-    def model_fields_set(self) -> set[str]:
-        """The fields the request was given (pydantic's), not left at their defaults."""
+from sizer.simulator.traffic import Lengths, Load, arrivals_label, parse_trace
 
 # (USD per device-hour or None, its basis or None, the price used (sizer.formulas.tco.PriceUsed's fields) or None)
 Price = tuple[float | None, PriceBasis | None, dict[str, Any] | None]
@@ -141,7 +88,7 @@ def runtime_refusal(entry: Runtime, weights: WeightFormat, device: Device, kv_ca
     return why
 
 
-def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Device,
+def searched_refusal(request: LoadFields, weights: WeightFormat, device: Device,
                      kv_cache: str | None = None) -> str | None:
     """Why a ranking without load may not pick ``weights`` on ``device``: the serving runtime named cannot run it
     there (its device kinds, vendor, formats and kernels); with none named, a 4-bit integer format on a device
@@ -175,7 +122,7 @@ def searched_refusal(request: "LoadFields", weights: WeightFormat, device: Devic
     return runtime_refusal(entry, weights, device, kv_cache) if entry.purpose is Purpose.SERVING else None
 
 
-def named_serving_runtime(request: "LoadFields") -> list[Assumption]:
+def named_serving_runtime(request: LoadFields) -> list[Assumption]:
     """The assumption stating the serving runtime ``request`` names (its memory shares size the answer), or none
     where it names none or a local one.
 
@@ -348,12 +295,12 @@ LOAD_ONLY_FIELDS = ("lengths", "trace", "slo_ttft", "slo_tpot", "slo_e2e", "max_
                     "prompts", "range_ratio", "runtime_version", "max_utilisation", "tuned")
 
 
-def refuse_load_options_without_load(request: LoadQuestion) -> None:
+def refuse_load_options_without_load(request: ServedModel) -> None:
     """InputError naming ``rate`` and the serving-under-load fields given without ``rate`` or ``users``.
 
     Parameters
     ----------
-    request : LoadQuestion
+    request : ServedModel
         The request's load fields.
     """
     if request.rate is not None or request.users is not None or getattr(request, "burst", None) is not None:
@@ -370,12 +317,12 @@ def refuse_load_options_without_load(request: LoadQuestion) -> None:
                                        "load the answer is one fixed batch and they would be ignored)")
 
 
-def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
+def parse_load(request: ServedModel) -> tuple[Load | None, Lengths, Slo]:
     """The load, lengths and SLOs a request asks for, checked and in SI units.
 
     Parameters
     ----------
-    request : LoadQuestion
+    request : ServedModel
         Its rate [1/s] or users [1], think time, lengths (a named set, a trace, or the fixed prompt and
         output lengths [tokens]) and SLO limits [s] at a percentile [%].
 
@@ -413,7 +360,7 @@ def parse_load(request: LoadQuestion) -> tuple[Load | None, Lengths, Slo]:
     return load, lengths, slo
 
 
-def _lengths(request: LoadQuestion, named: str | None) -> Lengths:
+def _lengths(request: ServedModel, named: str | None) -> Lengths:
     """The request's lengths: its trace, its named set, or its fixed prompt and output lengths (spread within
     ``range_ratio`` as vLLM's random dataset spreads them); ``named`` says which of trace or lengths it gave."""
     if request.trace is not None:

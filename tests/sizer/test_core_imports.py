@@ -47,7 +47,15 @@ def import_graph() -> dict[str, set[str]]:
             for name, path in MODULES.items()}
 
 
+# A module with its own place in the layers, apart from its package: the serving requests hold the runtime registry's
+# entries, the weight formats and the length sets (found where a request is built), so they sit above the runtimes and
+# the simulator, while the rest of sizer.schemas sits below the engine that the runtime registry reads (ARCHITECTURE.md)
+OWN_PLACE = ("sizer.schemas.serving_requests",)
+
+
 def _package(module: str) -> str:
+    if module in OWN_PLACE:
+        return module
     return ".".join(module.split(".")[:2])  # sizer.engine.roofline -> sizer.engine; sizer.units -> sizer.units
 
 
@@ -171,6 +179,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sizer.runtimes",),  # runtimes as named parts of the model
     ("sizer.passes",),  # one forward pass of a served model
     ("sizer.simulator", "sizer.local"),  # the discrete-event model; a user's machine
+    ("sizer.schemas.serving_requests",),  # the serving requests, whose fields hold runtime and length-set entries
     ("sizer.serving", "sizer.training", "sizer.vocabularies"),  # the serving and training answers; the lists of names
     ("sizer.plan", "sizer.work_price"),  # the answers built on the engine and serving; what a question costs
     ("sizer.facade", "sizer.__main__"),  # the one door of cli/ and api/

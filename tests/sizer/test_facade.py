@@ -35,7 +35,7 @@ def catalog():
 
 def test_a_lazy_name_is_the_object_its_module_defines():
     from sizer.plan.planner import plan
-    from sizer.serving.estimate import InferenceRequest
+    from sizer.schemas.serving_requests import InferenceRequest
 
     assert facade.plan is plan
     assert facade.InferenceRequest is InferenceRequest

@@ -6,10 +6,9 @@ import pytest
 
 from sizer.facade import load_catalog
 from sizer.schemas.recommendation import RecommendRequest
+from sizer.schemas.serving_requests import InferenceRecommendRequest, InferenceRequest
 from sizer.schemas.time_and_memory import TimeRequest
-from sizer.serving.estimate import InferenceRequest
 from sizer.serving.load_price import recommend_serving_iterations, serving_iterations
-from sizer.serving.recommend_request import InferenceRecommendRequest
 from sizer.work_price import ITERATION_S, estimate_seconds, ranking_seconds
 
 IN_PROCESS_BUDGET_S = 0.05  # api.settings.Settings.inline_budget_s's default

@@ -9,7 +9,8 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.schemas.serving_requests import InferenceRequest
+from sizer.serving.estimate import estimate_inference
 
 # a compute-bound prefill: 8 prompts of 4096 tokens of a 7B model
 PREFILL = dict(model="llama-2-7b", batch=8, prompt_len=4096, output_len=64)

@@ -8,7 +8,8 @@ import pytest
 
 from sizer.passes.arithmetic import stored_weight_bytes
 from sizer.runtimes.formats import weight_format
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.schemas.serving_requests import InferenceRequest
+from sizer.serving.estimate import estimate_inference
 from sizer.serving.load_search import SEARCH_WEIGHTS, searched_weights
 from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.workloads.registry import checkpoint_weights, find_model

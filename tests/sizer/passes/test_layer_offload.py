@@ -9,7 +9,8 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.schemas.serving_requests import InferenceRequest
+from sizer.serving.estimate import estimate_inference
 from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
 SEVENTY = dict(model="llama-2-70b", device="RTX 4090", weights="q4_k_m", prompt_len=512, output_len=128)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from sizer.hardware.catalog import load_catalog
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.schemas.serving_requests import InferenceRequest
+from sizer.serving.estimate import estimate_inference
 from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.workloads.registry import find_model
 

@@ -4,7 +4,7 @@ import pytest
 from sizer import facade
 from sizer.errors import InputError
 from sizer.plan.launch_top import recommend_inference
-from sizer.serving.recommend_request import InferenceRecommendRequest
+from sizer.schemas.serving_requests import InferenceRecommendRequest
 
 ASKED = dict(model="llama-3.1-70b", weights="fp8", tokens_per_s_per_user=30)
 

@@ -20,7 +20,7 @@ from sizer.plan.suggestions import (
     _training_changes,
 )
 from sizer.runtimes import runtime
-from sizer.serving.estimate import InferenceRequest
+from sizer.schemas.serving_requests import InferenceRequest
 from sizer.training.estimates import TimeRequest
 
 # no answer to read a sequence length or a parameter count from: the changes that need none

@@ -21,8 +21,8 @@ from sizer.runtimes.precision_support import (
     weight_only_somewhere,
 )
 from sizer.runtimes.serving_runtimes import format_refusal, kv_refusal
+from sizer.schemas.serving_requests import InferenceRecommendRequest
 from sizer.serving.recommend_devices import recommend_inference
-from sizer.serving.recommend_request import InferenceRecommendRequest
 
 # a compute-bound prefill of a 70B model on one device (8 prompts of 2048 tokens)
 PREFILL_70B = dict(model="llama-3.1-70b", batch=8, prompt_len=2048, output_len=16)

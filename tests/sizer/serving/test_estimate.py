@@ -7,8 +7,8 @@ import pytest
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
 from sizer.runtimes.formats import weight_format
+from sizer.schemas.serving_requests import InferenceRequest
 from sizer.serving.estimate import (
-    InferenceRequest,
     estimate_inference,
     refused_format,
     rent_per_hour,

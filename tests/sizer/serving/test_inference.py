@@ -24,7 +24,8 @@ from sizer.passes.arithmetic import (
     touched_experts,
 )
 from sizer.runtimes.formats import group_quantised_bits, kv_cache_bytes_per_value, weight_format
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.schemas.serving_requests import InferenceRequest
+from sizer.serving.estimate import estimate_inference
 from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.workloads.registry import find_model
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizer.errors import InputErrors
-from sizer.serving.estimate import InferenceRequest
+from sizer.schemas.serving_requests import InferenceRequest
 from sizer.serving.load_price import recommend_serving_iterations, refuse_over_budget, serving_iterations, simulation_iterations
 from sizer.simulator.simulate import MAX_ITERATIONS, MAX_REQUESTS
 

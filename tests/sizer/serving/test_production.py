@@ -7,6 +7,7 @@ import pytest
 from sizer.errors import InputError
 from sizer.hardware.catalog import load_catalog
 from sizer.schemas.serving import LoadOption
+from sizer.schemas.serving_requests import InferenceRecommendRequest
 from sizer.serving.load_search import FULL_SEARCH_ROWS
 from sizer.serving.production import (
     DEFAULT_MAX_UTILISATION,
@@ -14,7 +15,6 @@ from sizer.serving.production import (
     replicas_for,
 )
 from sizer.serving.recommend_devices import recommend_inference
-from sizer.serving.recommend_request import InferenceRecommendRequest
 from sizer.serving.segment import segment
 
 # The example: a production 70B at a realistic load (MLPerf's Llama-2-70B server TTFT limit, 2 s at p99:

@@ -13,8 +13,7 @@ from sizer.request_edits import edited, rebuilt
 from sizer.runtimes import runtime
 from sizer.runtimes.formats import weight_format
 from sizer.runtimes.runtime import Runtime
-from sizer.serving.estimate import InferenceRequest
-from sizer.serving.recommend_request import InferenceRecommendRequest
+from sizer.schemas.serving_requests import InferenceRecommendRequest, InferenceRequest
 from sizer.simulator.traffic import length_distribution
 
 

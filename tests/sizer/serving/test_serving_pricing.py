@@ -2,7 +2,8 @@
 under load: one price basis per ranked cost column, each row with its basis and date."""
 import pytest
 
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.schemas.serving_requests import InferenceRequest
+from sizer.serving.estimate import estimate_inference
 from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 
 

@@ -13,7 +13,8 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from sizer.runtimes.formats import weight_format
 from sizer.runtimes.gguf import GGUF_MIXES
-from sizer.serving.estimate import InferenceRequest, estimate_inference
+from sizer.schemas.serving_requests import InferenceRequest
+from sizer.serving.estimate import estimate_inference
 from sizer.serving.recommend_devices import InferenceRecommendRequest, recommend_inference
 from sizer.serving.under_load import default_split
 

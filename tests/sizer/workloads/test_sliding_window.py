@@ -117,7 +117,8 @@ def test_an_irregular_layer_pattern_is_refused_naming_the_field():
 
 
 def test_a_serving_estimate_says_what_the_window_keeps():
-    from sizer.serving.estimate import InferenceRequest, estimate_inference
+    from sizer.schemas.serving_requests import InferenceRequest
+    from sizer.serving.estimate import estimate_inference
 
     r = estimate_inference(InferenceRequest(model="gpt-oss-20b", device="H100 SXM", prompt_len=20_000, output_len=2000))
     note = next(a for a in r.assumptions if a.name == "sliding window")

@@ -1,11 +1,11 @@
-"""sizer.serving.recommend_request: the request of `sizer recommend --inference`, checked where it enters."""
+"""sizer.schemas.serving_requests: the serving requests (`sizer recommend --inference`'s here), checked where they enter."""
 from __future__ import annotations
 
 import pydantic
 import pytest
 
 from sizer.choices import CATALOG_KINDS as ALL_KINDS
-from sizer.serving.recommend_request import InferenceRecommendRequest
+from sizer.schemas.serving_requests import InferenceRecommendRequest
 
 
 def test_defaults_search_every_kind_and_every_kv_format():
