@@ -36,8 +36,9 @@ PACKAGES = ("sizer", "cli", "api", "catalog", "validation")
 INSIDE = ("cli", "api", "catalog", "validation")
 # Not shipped: dated validation reports and folder notes for people reading the source.
 NOT_SHIPPED = re.compile(r"^validation/reports/|\.md$")
-COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                                     ".hypothesis", "out", "*.pyc")
+# what a checkout leaves beside the sources: not built, and .venv-latest (make test-latest) alone is ~1 GB to copy
+COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", ".venv-*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+                                     ".hypothesis", ".mypy_cache", ".ruff_cache", "out", "*.pyc")
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
