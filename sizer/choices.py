@@ -273,6 +273,17 @@ def named(kind: type[Choice], members: tuple[Choice, ...] | None = None) -> Any:
                      WithJsonSchema({"type": "string", "enum": [m.value for m in allowed]})]
 
 
+def _parsed(parse: Callable[[Any, str], Any], value: object, info: ValidationInfo) -> Any:
+    """``parse(value, field)``'s entry; its InputError as the request's error for that field (pydantic's, so that
+    it is collected with the request's other bad fields)."""
+    field = info.field_name or "name"
+    try:
+        return parse(value, field)
+    except InputError as error:
+        raise PydanticCustomError("choice", "{message}",
+                                  {"message": error.message.removeprefix(f"{field}: ")}) from None
+
+
 def checked_name(parse: Callable[[Any, str], Any]) -> Any:
     """The type of a request field that takes a name from an open vocabulary.
 
@@ -292,12 +303,7 @@ def checked_name(parse: Callable[[Any, str], Any]) -> Any:
         A ``str`` field type with the check.
     """
     def check(value: object, info: ValidationInfo) -> str:
-        field = info.field_name or "name"
-        try:
-            parse(value, field)
-        except InputError as error:
-            raise PydanticCustomError("choice", "{message}",
-                                      {"message": error.message.removeprefix(f"{field}: ")}) from None
+        _parsed(parse, value, info)
         return str(value)
 
     return Annotated[str, BeforeValidator(check)]
@@ -328,14 +334,7 @@ def entry_named(kind: type[Any], parse: Callable[[Any, str], Any], max_length: i
         string in the JSON schema.
     """
     def entry(value: object, info: ValidationInfo) -> Any:
-        if isinstance(value, kind):
-            return value
-        field = info.field_name or "name"
-        try:
-            return parse(value, field)
-        except InputError as error:
-            raise PydanticCustomError("choice", "{message}",
-                                      {"message": error.message.removeprefix(f"{field}: ")}) from None
+        return value if isinstance(value, kind) else _parsed(parse, value, info)
 
     return Annotated[kind, PlainValidator(entry), PlainSerializer(lambda e: e.name, return_type=str),
                      WithJsonSchema({"type": "string", "maxLength": max_length})]
