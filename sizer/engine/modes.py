@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from sizer.asked import reference_device
 from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.constants import Efficiencies, device_efficiencies
 from sizer.engine.devices import build_device_table
@@ -33,7 +32,7 @@ from sizer.units import Quantity
 from sizer.workloads.profile import Profile
 
 if TYPE_CHECKING:  # the catalog is only looked up here
-    from sizer.hardware.catalog import Catalog
+    pass
 
 
 class CalibrationEntry(Protocol):
@@ -196,28 +195,6 @@ def parse_reference_throughput(text: str) -> float:
     if not 0 < rate < 1e12:
         raise InputError("reference", text, "a positive measured throughput")
     return float(rate)
-
-
-def parse_reference(text: str, catalog: Catalog) -> tuple[Device, float]:
-    """The device and throughput of a reference measurement, ``'DEVICE=THROUGHPUT/s'``.
-
-    Parameters
-    ----------
-    text : str
-        For example ``'V100 SXM2 16GB=833/s'`` (at most 200 characters).
-    catalog : Catalog
-        Where the device name is looked up.
-
-    Returns
-    -------
-    device : Device
-        The catalog device.
-    throughput : float
-        Samples per second [sample/s].
-    """
-    device = reference_device(text, catalog)  # the form checked, the device found (sizer.asked)
-    assert device is not None  # text is given
-    return device, parse_reference_throughput(text.rpartition("=")[2])
 
 
 def reference_efficiencies(job: Job, device: Device, measured_throughput: float,

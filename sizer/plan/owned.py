@@ -1,27 +1,21 @@
 """Answers for hardware a user already has ("8x A100 80GB SXM"): fits or not, how long, what it costs
 to run, and the method, precision, layout and batch the engine chooses on it.
 
-The text ``"N x DEVICE"`` is parsed once, where it enters, into :class:`Owned` (a count and a
-catalog device). Every answer comes from the one engine: training through
+The text ``"N x DEVICE"`` is found in the catalog once, where the facade joins request and catalog
+(:func:`sizer.asked.have_sets`), and each set is an :class:`Owned` here (a count and a catalog device). Every answer comes from the one engine: training through
 :func:`sizer.training.estimates.time_on` (or :func:`~sizer.training.estimates.memory_on` for a workload
 without samples or tokens), serving through :func:`~sizer.serving.estimate.serve`, each set's device the entry
 the facade found (:mod:`sizer.asked`); where the
 hardware does not serve, :mod:`sizer.plan.suggestions` lists the changes that would, each
 evaluated again.
-
->>> from sizer.hardware.catalog import load_catalog
->>> owned = parse_have(["8x A100 80GB SXM", "RTX 4090"], load_catalog())
->>> [(o.count, o.device.id) for o in owned]
-[(8, 'a100-80gb-sxm4'), (1, 'rtx-4090')]
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sizer.asked import Asked, have_sets
+from sizer.asked import Asked
 from sizer.formulas.tco import Pricing, hourly_price
-from sizer.hardware.catalog import Catalog
 from sizer.hardware.schema import Device
 from sizer.request_edits import given, given_names, rebuilt
 from sizer.results import CostOut, QuantityOut, RangeOut
@@ -46,34 +40,6 @@ class Owned:
     def label(self) -> str:
         """The hardware as a person writes it, ``"8 x A100 80GB SXM"``."""
         return f"{self.count} x {self.device.name}"
-
-
-def parse_have(values: list[str] | tuple[str, ...] | str | None, catalog: Catalog, field: str = "have") -> tuple[Owned, ...]:
-    """The hardware sets named by ``values`` ("8x A100 80GB SXM", "2 × RTX 4090", "T4" for one), or
-    InputError naming the field and the entry at fault.
-
-    Parameters
-    ----------
-    values : list of str, tuple of str, str or None
-        1 to :data:`sizer.asked.MAX_HAVE` entries ``"COUNT x DEVICE"``; the count [1] (1 to :data:`sizer.asked.MAX_COUNT`) may be
-        left out for one device; the device is any name the catalog finds.
-    catalog : Catalog
-        The devices the names are looked up in.
-    field : str, default "have"
-        The request field the values came from, named in an error (``have[1]`` for the second entry).
-
-    Returns
-    -------
-    tuple of Owned
-        One per entry, in the given order; empty where ``values`` is None.
-
-    Raises
-    ------
-    InputError
-        Naming the field and the entry: too many or no entries, an entry not of the form, a count out of
-        range, or a device the catalog does not have.
-    """
-    return tuple(Owned(count=count, device=device) for count, device in have_sets(values, catalog, field))
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ hardware; here the parsing, the carry-over rule, the calibration and the choice 
 """
 import pytest
 
+from sizer.asked import reference_device
 from sizer.choices import Mode, Optimizer, Precision
 from sizer.engine.constants import GPU_EFFICIENCIES, device_efficiencies
 from sizer.engine.job import job_from_profile
@@ -15,7 +16,6 @@ from sizer.engine.modes import (
     choose_efficiencies,
     job_from_profile_like,
     job_step_seconds,
-    parse_reference,
     parse_reference_throughput,
     reference_efficiencies,
 )
@@ -38,13 +38,13 @@ def test_other_forms_are_refused_naming_reference(text):
 
 
 def test_a_reference_names_a_catalog_device_and_a_throughput(catalog):
-    device, rate = parse_reference("V100 SXM2 16GB=833/s", catalog)
-    assert device.id == "tesla-v100-sxm2-16gb" and rate == 833
+    device, rate = reference_device("V100 SXM2 16GB=833/s", catalog), parse_reference_throughput("833/s")
+    assert device is not None and device.id == "tesla-v100-sxm2-16gb" and rate == 833
     with pytest.raises(DeviceLookupError) as error:
-        parse_reference("V1000 XYZ=833/s", catalog)
+        reference_device("V1000 XYZ=833/s", catalog)
     assert error.value.field == "reference"
     with pytest.raises(InputError, match="^reference: "):
-        parse_reference("V100 at 833/s", catalog)
+        reference_device("V100 at 833/s", catalog)
 
 
 def test_half_of_a_reference_factor_carries_over():

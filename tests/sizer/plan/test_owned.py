@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from sizer import facade
+from sizer.asked import have_sets
 from sizer.errors import SizerError
-from sizer.plan.owned import parse_have
 from sizer.results import unit_factor
 
 LLAMA3_8B = dict(model="llama-3-8b", tokens=1e8)
@@ -18,8 +18,8 @@ LLAMA3_8B = dict(model="llama-3-8b", tokens=1e8)
     ("T4", 1, "tesla-t4"),
 ])
 def test_have_text_parses_once_into_a_count_and_a_catalog_device(catalog, text, count, device):
-    (owned,) = parse_have([text], catalog)
-    assert (owned.count, owned.device.id) == (count, device)
+    ((n, found),) = have_sets([text], catalog)
+    assert (n, found.id) == (count, device)
 
 
 @pytest.mark.parametrize("values, field", [
@@ -27,7 +27,7 @@ def test_have_text_parses_once_into_a_count_and_a_catalog_device(catalog, text, 
 ])
 def test_bad_have_names_the_entry(catalog, values, field):
     with pytest.raises(SizerError) as raised:
-        parse_have(values, catalog)
+        have_sets(values, catalog)
     assert raised.value.field == field
 
 
@@ -152,4 +152,4 @@ def test_every_training_field_but_the_hardware_survives_have():
 @pytest.mark.parametrize("have", ["٣x H100 SXM", "３x H100 SXM"])  # issue 43: Arabic-Indic and fullwidth digits
 def test_a_have_count_is_ascii_digits(catalog, have):
     with pytest.raises(SizerError, match="^have: "):
-        parse_have([have], catalog)
+        have_sets([have], catalog)
