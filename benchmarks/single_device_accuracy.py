@@ -43,10 +43,10 @@ from sizer.engine.constants import (  # noqa: E402
 )
 from sizer.engine.devices import build_device_table, device_rates, unit_efficiency  # noqa: E402
 from sizer.engine.evaluate import evaluate  # noqa: E402
-from sizer.engine.evaluate import range_factors as engine_range  # noqa: E402
 from sizer.engine.job import job_from_profile  # noqa: E402
 from sizer.engine.modes import profile_step_seconds  # noqa: E402
 from sizer.engine.stacks import FIT_FILE, StackFit, kernel_library  # noqa: E402
+from sizer.engine.time_range import range_factors as engine_range  # noqa: E402
 from sizer.errors import InputError  # noqa: E402
 from sizer.hardware.catalog import load_catalog  # noqa: E402
 from sizer.workloads.profile import load_profile  # noqa: E402

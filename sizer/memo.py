@@ -246,7 +246,7 @@ POLICIES: tuple[Policy, ...] = (
            FILE_ONCE, "a workload name looked up again: 7 us instead of 32 ms (58 files' headers read)"),
     Policy("sizer.workloads.profile_listing._summaries", "the workload list's rows", 1, "none", FILE_ONCE,
            "GET /v1/workloads asked again: 6 us instead of 1.3 s (58 profile files parsed)"),
-    Policy("sizer.engine.evaluate.error_spread", "error_spread.yaml (time ranges)", 1, "none", FILE_ONCE,
+    Policy("sizer.engine.time_range.error_spread", "error_spread.yaml (time ranges)", 1, "none", FILE_ONCE,
            "Python API, estimate_time + peak: 0.40 ms of 2.8 ms per pair (15 %)"),
     Policy("sizer.hardware.server_share.catalog_server_share", "the server share derived from the built-in catalog's "
            "paired prices", 1, "none (the built-in catalog, one per process)", FILE_ONCE,

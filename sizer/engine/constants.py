@@ -566,3 +566,9 @@ def stack_efficiencies(device: Device, base: Efficiencies, fit: StackFit | None 
     return replace(base, matrix=share(fit.matrix), tf32=share(fit.tf32), fp32_matrix=share(fit.fp32_matrix),
                    vector=share(base.vector), memory=fit.memory, launch=fit.launch, matrix_half=fit.matrix_half,
                    half_every_unit=True, source=f"one-device training mechanisms ({said}): {fit.source}")
+
+
+# A batch given in tokens that is no whole number of sequences ("2M tokens" of 2,048: 976.6) is a rounded, published
+# figure: every batch within this share of it stands for it, and the fastest layout among them is taken (the answer
+# says which batch ran); a batch of whole sequences is kept where any layout splits it
+BATCH_ROUNDING = 0.02

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from sizer.choices import Attention, Optimizer, Precision
 from sizer.engine.layers import LayerTable, layer_table, with_trained_rows
 from sizer.engine.recipe import Recipe, resolve_recipe
-from sizer.engine.roofline import Pass, Shape
+from sizer.engine.step_inputs import Pass, Shape
 from sizer.engine.workload import DEFAULT_SEQ_LEN, Workload, resolve_workload
 from sizer.errors import InputError
 from sizer.formulas import batch_rule as _batch
@@ -151,7 +151,7 @@ class Job:
     def pass_kind(self) -> Pass:
         """The engine's pass for this job: forward + backward at the workload's ``O_b``, a frozen
         base with trained adapters for LoRA/QLoRA (:func:`sizer.engine.roofline.training_passes`)."""
-        from sizer.engine.roofline import training_passes
+        from sizer.engine.step_inputs import training_passes
 
         training, frozen = training_passes(self.workload.backward_factor)
         return training if self.finetune is None else frozen

@@ -303,7 +303,7 @@ def rounded_batch(asked: float, batch: float) -> bool:
     -------
     bool
     """
-    from sizer.engine.search import BATCH_ROUNDING
+    from sizer.engine.constants import BATCH_ROUNDING
 
     return abs(batch / max(asked, 1.0) - 1.0) <= BATCH_ROUNDING + 1e-12
 

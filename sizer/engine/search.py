@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.deadline import check_deadline
-from sizer.engine.constants import optimizer_state_bytes
+from sizer.engine.constants import BATCH_ROUNDING, optimizer_state_bytes
 from sizer.engine.devices import DeviceTable
 from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
 from sizer.engine.job import Job
@@ -129,10 +129,6 @@ class Search:
         return unique_layouts(ev, rows)
 
 
-# A batch given in tokens that is no whole number of sequences ("2M tokens" of 2,048: 976.6) is a rounded, published
-# figure: every batch within this share of it stands for it, and the fastest layout among them is taken (the answer
-# says which batch ran); a batch of whole sequences is kept where any layout splits it
-BATCH_ROUNDING = 0.02
 
 
 def rounded_batch_given(job: Job) -> bool:

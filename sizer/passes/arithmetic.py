@@ -34,7 +34,8 @@ from sizer.choices import DeviceKind, Precision, Split
 from sizer.engine.constants import PREFILL_CHUNK_TOKENS, Efficiencies, serving_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
 from sizer.engine.layers import LayerTable, fold_layers
-from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
+from sizer.engine.roofline import Configs, step_seconds
+from sizer.engine.step_inputs import INFERENCE, Shape
 from sizer.errors import InputError
 from sizer.formulas.peaks import int8_matrix_peak
 from sizer.hardware.schema import Device

@@ -24,7 +24,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Hashable, Protocol, cast
+from typing import TYPE_CHECKING, Any, Hashable, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -32,11 +32,8 @@ import numpy.typing as npt
 from sizer.choices import Mode
 from sizer.diskcache import cached, key_of
 from sizer.engine.devices import DeviceTable, build_device_table, cached_device_table
-from sizer.engine.evaluate import Evaluation, range_arrays
 from sizer.engine.job import Job
 from sizer.engine.layers import LayerTable
-from sizer.engine.search import search
-from sizer.engine.summary import summarise
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
@@ -44,6 +41,9 @@ from sizer.results import unit_factor
 from sizer.schemas.calibration_file import Calibration
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune
+
+if TYPE_CHECKING:
+    from sizer.engine.evaluate import Evaluation
 
 # Job fields the search does not read: how long the run is and how it is described. Every other
 # field (and any added later) enters the key. Of ``workload`` the search reads the backward factor only.
@@ -272,6 +272,9 @@ def core_stamps() -> tuple[tuple[str, int, int], ...]:
 
 def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
             calibration: Calibration | None) -> Basis:
+    from sizer.engine.search import search
+    from sizer.engine.summary import summarise
+    from sizer.engine.time_range import range_arrays
     if calibration is not None:
         from sizer.engine.modes import calibrated_efficiencies  # only with a calibration (start-up)
 

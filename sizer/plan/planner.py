@@ -21,12 +21,13 @@ from sizer.choices import Mode, recompute_index
 from sizer.engine import achieved
 from sizer.engine.constants import device_efficiencies
 from sizer.engine.devices import DeviceTable, build_device_table
-from sizer.engine.evaluate import Evaluation, range_factors, workload_kind
+from sizer.engine.evaluate import Evaluation
 from sizer.engine.job import Job, resolve_job
 from sizer.engine.layout_checks import check_layout, fixed_layout, refuse_batch, refuse_changed_batch
-from sizer.engine.roofline import RECOMPUTE
 from sizer.engine.search import search, unique_layouts
+from sizer.engine.step_inputs import RECOMPUTE
 from sizer.engine.summary import Summary, summarise
+from sizer.engine.time_range import range_factors, workload_kind
 from sizer.errors import InputError
 from sizer.formulas.peaks import supported_precisions
 from sizer.hardware.catalog import Catalog, load_catalog

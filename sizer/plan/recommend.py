@@ -24,10 +24,10 @@ from sizer.asked import Asked, on_catalog
 from sizer.choices import CATALOG_KINDS, PRICE_BASES, Mode, Objective
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
+from sizer.engine.constants import BATCH_ROUNDING
 from sizer.engine.devices import DeviceTable, cached_device_table
-from sizer.engine.evaluate import error_spread
 from sizer.engine.job import Job, resolve_job
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
+from sizer.engine.step_inputs import BOUNDS, RECOMPUTE
 from sizer.engine.workload import check_search_grid
 from sizer.errors import InputError, SizerError
 from sizer.formulas.host import HostResult, StorageClass, estimate_host
@@ -500,8 +500,6 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
     # counts that run the asked batch (or one within 2 % of it: a rounded published batch, issue 39) first; a
     # device's others only where none of its counts does, and never for a batch the user gave (such a device is
     # rejected, saying so)
-    from sizer.engine.search import BATCH_ROUNDING
-
     near = b.exact | (job.batch_given & (np.abs(b.batch / max(1.0, round(job.batch_size)) - 1.0)
                                          <= BATCH_ROUNDING + 1e-12))
     ok = b.found & (near | (not job.batch_given and ~(b.found & near).any(axis=1, keepdims=True)))
@@ -861,6 +859,7 @@ def _default_fields() -> dict[str, Any]:
 
 
 def _range_source(mode: Mode) -> str:
+    from sizer.engine.time_range import error_spread
     return str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml"
 
 

@@ -32,11 +32,12 @@ from sizer.choices import PRICINGS, Mode, Precision, Sharding, parse_choice, zer
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
 from sizer.engine.devices import DeviceTable, cached_device_table
-from sizer.engine.evaluate import Evaluation, evaluate, range_arrays
+from sizer.engine.evaluate import Evaluation, evaluate
 from sizer.engine.job import Job, resolve_job
-from sizer.engine.roofline import BOUNDS, RECOMPUTE
 from sizer.engine.search import search
+from sizer.engine.step_inputs import BOUNDS, RECOMPUTE
 from sizer.engine.summary import summarise
+from sizer.engine.time_range import range_arrays
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, check_provider, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog

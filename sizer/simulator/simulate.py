@@ -44,7 +44,8 @@ from sizer.choices import Split
 from sizer.deadline import check_deadline
 from sizer.engine.constants import SERVING_MATRIX_EFFICIENCY, serving_efficiencies
 from sizer.engine.devices import DeviceTable
-from sizer.engine.roofline import INFERENCE, Configs, Shape, step_seconds
+from sizer.engine.roofline import Configs, step_seconds
+from sizer.engine.step_inputs import INFERENCE, Shape
 from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
 from sizer.passes import moe_decode

@@ -33,7 +33,7 @@ from sizer.engine.constants import (
 from sizer.engine.devices import resolve_precision
 from sizer.engine.evaluate import memory_parts
 from sizer.engine.job import Job
-from sizer.engine.roofline import RECOMPUTE
+from sizer.engine.step_inputs import RECOMPUTE
 from sizer.errors import InputError
 from sizer.hardware.precision import MASTER_WEIGHT_BYTES, MIXED_PRECISIONS, weight_bytes
 from sizer.hardware.schema import Device

@@ -28,7 +28,7 @@ from sizer.engine.constants import (
 from sizer.engine.devices import DeviceTable, build_device_table, topology_links
 from sizer.engine.eager import SOURCE as EAGER_SOURCE
 from sizer.engine.eager import eager_note
-from sizer.engine.evaluate import Evaluation, evaluate, range_factors, workload_kind
+from sizer.engine.evaluate import Evaluation, evaluate
 from sizer.engine.goodput import checkpoint_bytes, interrupted_time, wanted
 from sizer.engine.job import Job
 from sizer.engine.layout_checks import (
@@ -39,7 +39,9 @@ from sizer.engine.layout_checks import (
     refuse_batch,
     refuse_changed_batch,
 )
-from sizer.engine.roofline import BOUNDS, RECOMPUTE, expert_layout
+from sizer.engine.roofline import expert_layout
+from sizer.engine.step_inputs import BOUNDS, RECOMPUTE
+from sizer.engine.time_range import range_factors, workload_kind
 from sizer.errors import InputError
 from sizer.formulas.peaks import DEFAULT_DERATING
 from sizer.hardware.nodes import device_link, node_layout

@@ -17,8 +17,8 @@ import pytest
 
 from sizer.choices import Mode
 from sizer.engine.constants import GPU_EFFICIENCIES, TRANSFORMER_GPU_EFFICIENCIES, Efficiencies, default_efficiencies
-from sizer.engine.evaluate import range_factors
 from sizer.engine.roofline import matrix_size_factor
+from sizer.engine.time_range import range_factors
 from sizer.errors import InputError
 from sizer.facade import TimeRequest, estimate_time
 from sizer.hardware.catalog import load_catalog

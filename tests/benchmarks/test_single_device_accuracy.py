@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sizer.choices import Mode, Optimizer, Precision
-from sizer.engine.evaluate import range_factors
 from sizer.engine.modes import profile_step_seconds
 from sizer.engine.stacks import StackFit, stack_fit
+from sizer.engine.time_range import range_factors
 from sizer.hardware.catalog import load_catalog
 from sizer.workloads.profile import load_profile
 

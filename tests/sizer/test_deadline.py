@@ -27,8 +27,8 @@ def test_an_unreachable_deadline_is_answered_by_one_engine_call(monkeypatch, cat
     # sized and timed one by one (seconds of CPU); the engine evaluates them all in one call.
     calls = []
     _forget_kept_answers()
-    search = sizer.plan.layout_basis.search
-    monkeypatch.setattr(sizer.plan.layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    search = sizer.plan.layout_basis._search
+    monkeypatch.setattr(sizer.plan.layout_basis, "_search", lambda *a, **k: calls.append(1) or search(*a, **k))
     result = recommend(RecommendRequest(**ISSUE_REQUEST), catalog)
     assert not result.ranked and len(calls) == 1
     assert all("misses deadline" in r.reason or "support" in r.reason for r in result.rejected)
@@ -93,7 +93,7 @@ def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
     limit_s = 30.0  # the middleware's own (wall-clock) timer never fires first
     clock, ranked = ManualClock(), []
     _forget_kept_answers()
-    search, choose = sizer.plan.layout_basis.search, sizer.plan.recommend._choose
+    search, choose = sizer.plan.layout_basis._search, sizer.plan.recommend._choose
 
     def searched(*args, **kwargs):
         clock.advance(2 * limit_s)  # the time runs out while the layouts are searched
@@ -103,7 +103,7 @@ def test_a_timed_out_request_stops_computing(monkeypatch, catalog):
         ranked.append(1)
         return choose(*args, **kwargs)
 
-    monkeypatch.setattr(sizer.plan.layout_basis, "search", searched)
+    monkeypatch.setattr(sizer.plan.layout_basis, "_search", searched)
     monkeypatch.setattr(sizer.plan.recommend, "_choose", counted)
     # no worker processes: the estimate runs in this process, where the clock and the counters are (with workers, a
     # recommend of a new shape is priced above the in-process budget and searched in a worker, on the real clock)

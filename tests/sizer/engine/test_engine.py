@@ -163,7 +163,8 @@ def test_extra_bytes_add_memory_traffic_at_their_own_storage(catalog):
     # A memory-bound layer's time grows by extra bytes / achieved bandwidth, unscaled by the
     # precision (bf16 halves activation bytes, not these): the KV cache a decode step reads.
     from sizer.engine.layers import LayerTable
-    from sizer.engine.roofline import INFERENCE, Configs, step_seconds
+    from sizer.engine.roofline import Configs, step_seconds
+    from sizer.engine.step_inputs import INFERENCE
 
     table = cached_device_table((catalog.find("H100 SXM"),), Precision.BF16)
     one = lambda v: np.asarray([v], dtype=float)  # noqa: E731

@@ -6,7 +6,8 @@ from sizer.choices import Precision
 from sizer.engine.devices import cached_device_table
 from sizer.engine.layers import layer_table, with_trained_rows
 from sizer.engine.model_states import model_state_bytes
-from sizer.engine.roofline import FROZEN, TRAINING, Configs, layer_pass, step_seconds
+from sizer.engine.roofline import Configs, layer_pass, step_seconds
+from sizer.engine.step_inputs import FROZEN, TRAINING
 from sizer.workloads.profile import Layer, Profile
 
 

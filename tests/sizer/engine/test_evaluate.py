@@ -2,24 +2,16 @@
 
 The batching helpers are checked against numbers worked by hand; ``evaluate`` against its own
 contract (the identities its docstring states: memory is the sum of its parts, the batch is
-``dp x micro x accumulation``, the training time never beats the physical limit). The range
-factors are read from error_spread.yaml, whose figures benchmarks/accuracy.py writes.
+``dp x micro x accumulation``, the training time never beats the physical limit).
+(The range factors: tests/sizer/engine/test_time_range.py.)
 """
 import numpy as np
 import pytest
 
-from sizer.choices import Mode, Optimizer, Precision
+from sizer.choices import Optimizer, Precision
 from sizer.engine.constants import HEADROOM_HIGH, ZERO_GATHER_BUCKET, ZERO_REDUCE_BUCKET
 from sizer.engine.devices import cached_device_table
-from sizer.engine.evaluate import (
-    error_spread,
-    evaluate,
-    in_flight_share,
-    micro_batches,
-    range_factors,
-    replica_share,
-    zero_buckets,
-)
+from sizer.engine.evaluate import evaluate, in_flight_share, micro_batches, replica_share, zero_buckets
 from sizer.engine.job import job_from_profile
 from sizer.workloads.profile import load_profile
 
@@ -60,17 +52,6 @@ def test_zero_buckets_only_with_zero_and_data_parallelism():
     assert buckets[0] == 0.0 and buckets[1] == 0.0
     assert buckets[2] == pytest.approx((ZERO_REDUCE_BUCKET + ZERO_GATHER_BUCKET) * 2.0)
     assert buckets[3] == pytest.approx(2 * 1e8 * 2.0)
-
-
-def test_range_factors_bracket_the_expected_time_per_mode():
-    for mode in Mode:
-        low, high, source = range_factors(mode)
-        assert 0 < low < 1 < high and source
-    # a workload kind with its own spread takes it; an unknown kind falls back to the mode's
-    spread = error_spread()["datasheet"]
-    assert range_factors(Mode.DATASHEET, "transformer-gpu")[:2] == (spread["by_workload"]["transformer-gpu"]["low"],
-                                                                    spread["by_workload"]["transformer-gpu"]["high"])
-    assert range_factors(Mode.DATASHEET, "no-such-kind")[:2] == (spread["low"], spread["high"])
 
 
 @pytest.fixture(scope="module")

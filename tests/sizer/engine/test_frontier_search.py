@@ -8,7 +8,8 @@ from sizer.engine import search
 from sizer.engine.constants import device_efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.job import resolve_job
-from sizer.engine.roofline import Shape, heaviest_stages
+from sizer.engine.roofline import heaviest_stages
+from sizer.engine.step_inputs import Shape
 from sizer.hardware.catalog import load_catalog
 from sizer.schemas.base import WorkloadRequest
 

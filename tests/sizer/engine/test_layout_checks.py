@@ -1,9 +1,9 @@
 """sizer/engine/layout_checks.py: a pinned layout Megatron-LM would refuse is refused, naming the field."""
 import pytest
 
+from sizer.engine.constants import BATCH_ROUNDING
 from sizer.engine.job import resolve_job
 from sizer.engine.layout_checks import check_layout, fixed_layout, rounded_batch
-from sizer.engine.search import BATCH_ROUNDING
 from sizer.errors import InputError
 from sizer.schemas.base import WorkloadRequest
 

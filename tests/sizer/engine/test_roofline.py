@@ -17,10 +17,7 @@ from sizer.engine.constants import ONE_SHOT_ALLREDUCE_LATENCIES, SERVING_ALLREDU
 from sizer.engine.devices import build_device_table
 from sizer.engine.layers import LayerTable, layer_table
 from sizer.engine.roofline import (
-    INFERENCE,
-    TRAINING,
     Configs,
-    Shape,
     expert_layout,
     group_link,
     matrix_size_factor,
@@ -29,8 +26,8 @@ from sizer.engine.roofline import (
     optimizer_bytes_per_param,
     recompute_factors,
     step_seconds,
-    training_passes,
 )
+from sizer.engine.step_inputs import INFERENCE, TRAINING, Shape, training_passes
 from sizer.hardware.catalog import load_catalog
 from sizer.workloads.profile import Layer, Profile
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from sizer.engine.constants import Efficiencies
 from sizer.engine.devices import build_device_table
 from sizer.engine.layers import layer_table
-from sizer.engine.roofline import INFERENCE, Configs, step_seconds
+from sizer.engine.roofline import Configs, step_seconds
+from sizer.engine.step_inputs import INFERENCE
 from sizer.engine.summary import summarise
 from sizer.hardware.catalog import load_catalog
 from sizer.workloads.profile import Layer, Profile

@@ -4,6 +4,8 @@ answer is the one a fresh search gives."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -24,8 +26,8 @@ def _forget():
 @pytest.fixture
 def searches(monkeypatch):
     calls = []
-    search = layout_basis.search
-    monkeypatch.setattr(layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    search = layout_basis._search
+    monkeypatch.setattr(layout_basis, "_search", lambda *a, **k: calls.append(1) or search(*a, **k))
     monkeypatch.setenv("SIZER_CACHE_DIR", "off")  # searches counted in this process, none read from disk
     _forget()
     yield calls
@@ -153,8 +155,8 @@ def test_a_search_kept_on_disk_is_the_search(monkeypatch, tmp_path, catalog):
     _forget()
     searched = recommend(question, catalog)
     calls = []
-    search = layout_basis.search
-    monkeypatch.setattr(layout_basis, "search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    search = layout_basis._search
+    monkeypatch.setattr(layout_basis, "_search", lambda *a, **k: calls.append(1) or search(*a, **k))
     _forget()  # as a new process: nothing in memory
     kept = recommend(question, catalog)
     assert calls == [] and any(tmp_path.glob("layout-basis-*.pickle"))
@@ -174,7 +176,7 @@ def test_a_search_another_process_left_on_disk_is_taken_without_searching(monkey
     searched = layout_basis.basis(question.job, question.devices, *args[1:])  # "the worker": searches, writes it
     _forget()  # "the service's process": nothing kept in its memory
     calls = []
-    monkeypatch.setattr(layout_basis, "search", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(layout_basis, "_search", lambda *a, **k: calls.append(1))
     assert layout_basis.kept_basis(*args) is None  # without the devices, memory only
     taken = layout_basis.kept_basis(*args, question.devices)
     assert calls == [] and taken is not None
@@ -197,3 +199,23 @@ def test_core_stamps_are_every_core_module_and_yaml_in_path_order() -> None:
     core_stamps.cache_clear()
     assert core_stamps() == expected
     assert any(path.endswith("error_spread.yaml") for path, _, _ in expected)
+
+
+KEPT_ANSWER = """
+import sys
+from sizer.facade import RecommendRequest, recommend_json
+from sizer.hardware.catalog import load_catalog
+recommend_json(RecommendRequest(params=7e9, tokens=2e10, max_devices=8), load_catalog())
+print(" ".join(name for name in ("sizer.engine.search", "sizer.engine.evaluate", "sizer.engine.roofline",
+                                  "sizer.engine.summary") if name in sys.modules))
+"""
+
+
+def test_a_kept_search_is_answered_without_importing_the_search(tmp_path):
+    # a command whose layouts are on disk (the default question, asked again) needs the workload and the kept layouts,
+    # not the search and roofline that made them: importing those was ~10 % of `sizer recommend`'s start-up
+    env = {"SIZER_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    first, again = (subprocess.run([sys.executable, "-c", KEPT_ANSWER], capture_output=True, text=True, env=env,
+                                   check=True).stdout.split() for _ in range(2))
+    assert "sizer.engine.search" in first  # the first process searched (and left the layouts on disk)
+    assert again == []
