@@ -10,6 +10,7 @@ from . import (
     catalog_cmd,
     compute_cmd,
     inference_cmd,
+    lazy_coercion,
     memory_cmd,
     models_cmd,
     network_cmd,
@@ -25,6 +26,8 @@ from . import (
     workloads_cmd,
 )
 from .common import HELP_SETTINGS, HelpGroup
+
+lazy_coercion.install()  # before any command reads its options: an option not given builds no coercion
 
 # typer >= 0.20 carries its own click; its ClickException is what the standalone runner prints.
 ClickException = typer.BadParameter.__mro__[2]
