@@ -274,8 +274,8 @@ def test_an_oversized_recommendation_search_is_refused_up_front(client, monkeypa
 
     evaluated = []
     monkeypatch.setattr(sizer.engine.workload, "MAX_SEARCH_POINTS", 100)
-    original = sizer.plan.layout_basis.search
-    monkeypatch.setattr(sizer.plan.layout_basis, "search", lambda *a, **k: evaluated.append(1) or original(*a, **k))
+    original = sizer.plan.layout_basis._search
+    monkeypatch.setattr(sizer.plan.layout_basis, "_search", lambda *a, **k: evaluated.append(1) or original(*a, **k))
     response = client.post("/v1/recommend", json={"params": 1e9, "tokens": 2e10, "max_devices": 65536})
     assert response.status_code == 422, response.text[:300]
     assert "max_devices" in response.json()["detail"][0]["loc"] and "at most 100" in response.json()["detail"][0]["msg"]
