@@ -23,6 +23,7 @@ from sizer.engine.roofline import (
     Shape,
     expert_layout,
     group_link,
+    is_multiple,
     matrix_size_factor,
     model_flops_per_sample,
     model_parallel_seconds,
@@ -219,3 +220,21 @@ def test_70b_decode_on_a_bridged_h100_nvl_pair_beats_the_same_pair_over_pcie(cat
     bridged = estimate_inference(ask, catalog).total_tokens_per_s.expected
     over_pcie = estimate_inference(ask, Catalog(devices={**catalog.devices, nvl.id: unbridged})).total_tokens_per_s.expected
     assert bridged > 1.1 * over_pcie  # the two all-reduces per block of a 64-sequence decode step move 300 vs 63 GB/s
+
+
+def test_is_multiple_answers_as_the_floating_point_remainder():
+    """The search's whole-number test (a quotient that rounds to a whole number) against np.mod(x, y) == 0: whole
+    dividends and divisors up to 2**53, fractions, NaN, infinities, zero and negative divisors."""
+    rng = np.random.default_rng(41)
+    x = np.concatenate([rng.integers(-5000, 5000, 20000), rng.integers(-2 ** 52, 2 ** 52, 5000),
+                        2.0 ** 53 - rng.integers(1, 100, 100), rng.random(1000) * 100,
+                        [np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0 ** 60, 2.0 ** 53]]).astype(float)
+    divisors = [rng.integers(1, 70, len(x)), np.full(len(x), 3), rng.integers(-9, 9, len(x)), rng.random(len(x)) * 4,
+                np.exp2(rng.integers(0, 6, len(x))), rng.integers(1, 2 ** 40, len(x)), rng.integers(2 ** 50, 2 ** 53, len(x))]
+    with np.errstate(all="ignore"):
+        for y in (np.asarray(d, dtype=float) for d in divisors):
+            for part in (slice(0, 20000), slice(20000, None), slice(None)):  # with and without the fallback's values
+                assert np.array_equal(is_multiple(x[part], y[part]), np.mod(x[part], y[part]) == 0)
+            multiples = rng.integers(1, 1000, len(x)) * np.where(y == 0, 1.0, np.abs(y))
+            multiples[multiples >= 2 ** 53] = 1.0
+            assert np.array_equal(is_multiple(multiples, y), np.mod(multiples, y) == 0)
