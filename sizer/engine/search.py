@@ -58,7 +58,15 @@ import numpy.typing as npt
 from sizer.deadline import check_deadline
 from sizer.engine.constants import optimizer_state_bytes
 from sizer.engine.devices import DeviceTable
-from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
+from sizer.engine.evaluate import (
+    Evaluation,
+    HeldBytes,
+    MemoryParts,
+    activation_bytes_per_sample,
+    batched_memory,
+    evaluate,
+    held_bytes,
+)
 from sizer.engine.job import Job
 from sizer.engine.roofline import StepParts
 
@@ -539,17 +547,18 @@ def search(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Array
     counts = np.atleast_1d(np.asarray(count, dtype=np.int64))
     check_deadline()
     fixed = fixed or {}
-    staged = len(devices) > 1 and "interleave" not in fixed and "micro" not in fixed
-    c = candidates(job, table, devices, counts, fixed, first_stage=staged)
-    if staged:
-        c, shadow = _undominated(job, table, c, len(devices), headroom)
-    ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all)
     pairs = len(devices)
-    if staged:
-        more = _second_stage(job, table, c, ev, pairs, fixed, headroom, shadow)
+    if pairs == 1 or "interleave" in fixed or "micro" in fixed:  # every candidate in one evaluation
+        c = candidates(job, table, devices, counts, fixed)
+        ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all)
+    else:  # two stages (module docstring)
+        stage = _first_stage(job, table, devices, counts, fixed, headroom)
+        c = stage.kept
+        ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all, memory=stage.kept_memory)
+        more, memory = _second_stage(job, table, c, ev, pairs, fixed, stage)
         if len(more["pair"]):
             check_deadline()
-            later = _evaluate(job, table, more, headroom, overlap_allreduce, overlap_all_to_all)
+            later = _evaluate(job, table, more, headroom, overlap_allreduce, overlap_all_to_all, memory=memory)
             # only the rows that can still be chosen go on: each stage's own choice per pair (the choice of
             # both is the better of the two, the first stage's on a tie, as over every row), and every row of
             # a pair that nothing of the stage fits (for the layout closest to fitting)
@@ -593,17 +602,19 @@ def _contenders(job: Job, ev: Evaluation, pair: npt.NDArray[np.int64], pairs: in
 
 
 def _evaluate(job: Job, table: DeviceTable, c: Candidates, headroom: bool, overlap_allreduce: bool,
-              overlap_all_to_all: bool = False) -> Evaluation:
+              overlap_all_to_all: bool = False, memory: MemoryParts | None = None) -> Evaluation:
     micro = np.where(c["micro"] > 0, c["micro"], np.nan)
     return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
                     recompute=c["recompute"], interleave=c["interleave"], ep=c["ep"], micro_batch=micro,
-                    headroom=headroom, overlap_allreduce=overlap_allreduce, overlap_all_to_all=overlap_all_to_all)
+                    headroom=headroom, overlap_allreduce=overlap_allreduce, overlap_all_to_all=overlap_all_to_all,
+                    memory=memory)
 
 
 def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, pairs: int, fixed: Fixed,
-                  headroom: bool, shadow: Candidates) -> Candidates:
+                  first: _FirstStage) -> tuple[Candidates, MemoryParts]:
     """Small micro-batches and interleaving for the first stage's pipelines (and the dominated ones of
-    ``shadow``, floored by their dominator) that could still win."""
+    ``first.shadow``, floored by their dominator) that could still win; with their memory."""
+    shadow = first.shadow
     ok = ev.fits & ev.feasible
     # only the pair's nearest batch (the asked one where some layout runs it) can be chosen
     distance = batch_distance(job, ev)
@@ -621,19 +632,21 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
     # evaluated row whose time floors them (their own, or their dominator's)
     bases = {name: np.concatenate([c[name][rows], shadow[name][shadows]]) for name in c}
     ref = np.concatenate([rows, shadow["dominator"][shadows]])
+    source = np.concatenate([first.kept_source[rows], first.shadow_source[shadows]])  # rows of first.held
     values = _dimension_values(job, fixed)
     variants = np.asarray([(m, v) for m in values["micro"] for v in values["interleave"] if (m, v) != (0, 1)],
                           dtype=np.int64).reshape(-1, 2)
     blocks = job.shape.blocks if job.shape is not None else 1
-    index = np.repeat(np.arange(len(ref)), len(variants))
-    micro, interleave = np.tile(variants[:, 0], len(ref)), np.tile(variants[:, 1], len(ref))
-    keep = interleaves(blocks, bases["pp"][index], interleave) | (
-        ("interleave" in fixed) & chunks_hold_blocks(blocks, bases["pp"][index], interleave))
-    index, micro, interleave = index[keep], micro[keep], interleave[keep]
+    # which variants a base's pipeline runs, decided once per distinct stage count (as in candidates)
+    stages, stage_of = np.unique(bases["pp"], return_inverse=True)
+    depth = variants[None, :, 1]
+    runs_on = interleaves(blocks, stages[:, None], depth) | (
+        ("interleave" in fixed) & chunks_hold_blocks(blocks, stages[:, None], depth))
+    index, variant = np.nonzero(runs_on[np.asarray(stage_of).ravel()])  # base-major, each base's variants in order
+    micro, interleave = variants[variant, 0], variants[variant, 1]
     rows_rep = ref[index]
     # the floors below, before any memory: a given micro-batch's ratio is known, the largest that fits is at
     # least one sequence (so its bubble at least 1/m of the first stage's)
-    p = ev.parts
     ratio = np.where(micro > 0, micro, 1.0) / ev.configs.micro_batch[rows_rep]
     own = index < len(rows)
     floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave,
@@ -643,23 +656,22 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
     out = {name: column[index] for name, column in bases.items()}
     out["micro"], out["interleave"] = micro, interleave
     # only those that fit and split the batch can be chosen (their pair has a fitting layout already):
-    # memory alone says which, before any layer arithmetic
-    d = out["device"]
+    # memory alone says which, before any layer arithmetic; a variant holds its base's states (the batching alone
+    # differs), so only the batching is worked out again
     dp = out["count"] / (out["tp"] * out["pp"] * out["cp"])
-    mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
-                       table.framework_overhead[d], table.memory[d], dp, out["zero"], tp=out["tp"], pp=out["pp"],
-                       cp=out["cp"], recompute=out["recompute"], interleave=out["interleave"],
-                       micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan), headroom=headroom, ep=out["ep"])
+    mem = batched_memory(job, take(first.held, source[index]), dp, pp=out["pp"], interleave=out["interleave"],
+                         micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan))
     # and each variant's own floor: a micro-batch m' <= m runs each sample no faster (smaller GEMMs, the same
     # launches and weight reads per pass) and a larger one each pass no faster, so its bubble is at least
     # min(m'/m, 1)/v of the first stage's
     ratio = mem.micro / ev.configs.micro_batch[rows_rep]
     floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave, (index < len(rows)) | (ratio <= 1.0))
-    runs = mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]])
+    runs = np.flatnonzero(mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]]))
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
-    # interleaving (the first stage's rule) is not evaluated
-    runs &= ~_dominance(out, mem.micro, runs, out["interleave"], mem.accumulation)[0]
-    return {name: column[runs] for name, column in out.items()}
+    # interleaving (the first stage's rule) is not evaluated; only the variants that run can beat one
+    runs = runs[~_dominance({name: column[runs] for name, column in out.items()}, mem.micro[runs],
+                            np.ones(len(runs), dtype=bool), out["interleave"][runs], mem.accumulation[runs])[0]]
+    return {name: column[runs] for name, column in out.items()}, take(mem, runs)
 
 
 def _variant_floor(p: StepParts, steps: npt.NDArray[np.float64], ref: npt.NDArray[np.int64], ratio: npt.NDArray[np.float64], interleave: npt.NDArray[Any],
@@ -762,23 +774,85 @@ def concatenate(a: Rows, b: Rows) -> Rows:
     return a
 
 
-def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headroom: bool) -> tuple[Candidates, Candidates]:
+@dataclass(frozen=True)
+class _FirstStage:
+    """The first stage's candidates that go on (:func:`_first_stage`): ``kept`` to be evaluated, with their memory;
+    ``shadow``, the dominated pipelines, each with its dominator's index among ``kept``; and the bytes every
+    batching of a kept or shadow row holds (``held``, at ``kept_source`` and ``shadow_source``)."""
+
+    kept: Candidates
+    kept_memory: MemoryParts
+    shadow: Candidates
+    held: HeldBytes
+    kept_source: npt.NDArray[np.intp]
+    shadow_source: npt.NDArray[np.intp]
+
+
+def _first_stage(job: Job, table: DeviceTable, devices: npt.NDArray[np.int64], counts: npt.NDArray[np.int64],
+                 fixed: Fixed, headroom: bool) -> _FirstStage:
+    """Every split with the largest micro-batch that fits and plain 1F1B, less those another beats outright
+    (:func:`_undominated`). Memory and dominance read of a pair its count, its device's node size, memory, storage
+    and precision support only: pairs alike in these (a catalog of some 200 devices has about 60 kinds) have the
+    same candidate rows, kept alike, so each kind is worked out once, on its first pair, and copied to the others."""
+    keys = np.stack([counts, table.devices_per_node[devices], table.weight_bytes[devices],
+                     table.master_bytes[devices], table.storage_scale[devices], table.framework_overhead[devices],
+                     table.memory[devices], table.supported[devices]], axis=1).astype(float)
+    _, first, alike = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    alike = np.asarray(alike).ravel()
+    c = candidates(job, table, devices[first], counts[first], fixed, first_stage=True)
+    kept, shadow, dominator, held, memory = _undominated(job, table, c, len(first), headroom)
+    kept_pair, kept_at = _spread(c["pair"][kept], alike, len(first))
+    shadow_pair, shadow_at = _spread(c["pair"][shadow], alike, len(first))
+    # a shadow's dominator: the same place among its own pair's kept rows as among its kind's
+    kind_start = np.searchsorted(c["pair"][kept], np.arange(len(first)))
+    pair_start = np.searchsorted(kept_pair, np.arange(len(devices)))
+    kept_source, shadow_source = kept[kept_at], shadow[shadow_at]
+
+    def copied(rows: npt.NDArray[np.intp], pair: npt.NDArray[np.intp]) -> Candidates:
+        return {**{name: column[rows] for name, column in c.items()}, "pair": pair, "device": devices[pair]}
+
+    return _FirstStage(kept=copied(kept_source, kept_pair), kept_memory=take(memory, kept_source),
+                       shadow={**copied(shadow_source, shadow_pair),
+                               "dominator": pair_start[shadow_pair] + dominator[shadow_at]
+                               - kind_start[alike[shadow_pair]]},
+                       held=held, kept_source=kept_source, shadow_source=shadow_source)
+
+
+def _spread(kind: npt.NDArray[np.int64], alike: npt.NDArray[np.intp], kinds: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Rows worked out once per kind of pair (``kind``: each row's, ascending) given to every pair of that kind
+    (``alike``: each pair's kind), pair after pair, in their order: each copy's pair, and the row it copies."""
+    per_kind = np.bincount(kind, minlength=kinds)
+    per_pair = per_kind[alike]
+    pair = np.repeat(np.arange(len(alike)), per_pair)
+    at = np.arange(len(pair)) + np.repeat((np.cumsum(per_kind) - per_kind)[alike] - (np.cumsum(per_pair) - per_pair),
+                                          per_pair)
+    return pair, at
+
+
+def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headroom: bool
+                 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], HeldBytes, MemoryParts]:
     """The first-stage candidates that no other candidate beats outright (module docstring), and per
-    pair with nothing that fits its layout closest to fitting; and the dominated pipelines that fit, each
-    with the index of its dominator among the kept (``dominator``), for the second stage."""
+    pair with nothing that fits its layout closest to fitting (``kept``, rows of ``c``); the dominated pipelines
+    that fit (``shadow``) and each one's dominator (its index among ``kept``), for the second stage; and every row's
+    held bytes and memory."""
     d = c["device"]
     dp = c["count"] / (c["tp"] * c["pp"] * c["cp"])
-    mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
-                       table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
-                       recompute=c["recompute"], interleave=c["interleave"], headroom=headroom, ep=c["ep"])
-    ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
-    # groups of one (pair, split, micro-batch): the accumulation follows from these
-    dominated, group, least, stage = _dominance(c, mem.micro, ok, accumulation=mem.accumulation)
-    rc, zero = c["recompute"], c["zero"]
-    keep = ok & ~dominated
-    fitting = np.zeros(pairs, dtype=bool)
-    fitting[c["pair"][ok]] = True
+    held = held_bytes(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
+                      table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
+                      recompute=c["recompute"], headroom=headroom, ep=c["ep"])
+    mem = batched_memory(job, held, dp, pp=c["pp"], interleave=c["interleave"])
     feasible = mem.whole & table.supported[d] & (dp == np.round(dp))
+    ok = np.flatnonzero(mem.fits & feasible)
+    # groups of one (pair, split, micro-batch): the accumulation follows from these; only rows that fit can
+    # beat one, and only those that fit are kept or shadowed for it
+    fits = {name: c[name][ok] for name in ("pair", "tp", "pp", "cp", "ep", "zero", "recompute")}
+    dominated, group, least, stage = _dominance(fits, mem.micro[ok], np.ones(len(ok), dtype=bool),
+                                                accumulation=mem.accumulation[ok])
+    rc, zero = fits["recompute"], fits["zero"]
+    keep = np.zeros(len(dp), dtype=bool)
+    keep[ok[~dominated]] = True
+    fitting = np.zeros(pairs, dtype=bool)
+    fitting[fits["pair"]] = True
     rows = np.flatnonzero(~fitting[c["pair"]])
     if len(rows):  # pairs where nothing fits keep their least-memory (feasible first) layout, to say by how much
         order = rows[np.lexsort((mem.needed[rows], ~feasible[rows], c["pair"][rows]))]
@@ -787,15 +861,15 @@ def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headro
     # a dominated pipeline is not evaluated, but its interleaved and small-micro-batch variants may fit where its
     # dominator's do not (they keep more in flight): they go to the second stage with the dominator's time as
     # their floor (the dominator runs no slower: less recomputation, or its stage's no larger traffic)
-    shadow = np.flatnonzero(ok & dominated & (c["pp"] > 1))
+    shadow = np.flatnonzero(dominated & (fits["pp"] > 1))
     g, z, r, s = group[shadow], zero[shadow], rc[shadow], stage[shadow]
     by_stage = (s >= 0) & (least[g, np.maximum(s, 0)] <= r)
     dominator_zero = np.where(by_stage, s, z)
     dominator_rc = np.where(by_stage, least[g, np.maximum(s, 0)], least[g, z])
     slot = np.full((len(least), 4, len(RECOMPUTE_ALL)), -1, dtype=np.int64)
-    kept_rows = np.flatnonzero(keep)
-    slot[group[kept_rows], zero[kept_rows], rc[kept_rows]] = np.arange(len(kept_rows))
+    kept = np.flatnonzero(keep)
+    # the kept rows that fit, by their place among all kept rows (those of pairs where nothing fits dominate none)
+    kept_fitting = np.flatnonzero(~dominated)
+    slot[group[kept_fitting], zero[kept_fitting], rc[kept_fitting]] = np.searchsorted(kept, ok[kept_fitting])
     dominator = slot[g, dominator_zero, dominator_rc]
-    shadow, dominator = shadow[dominator >= 0], dominator[dominator >= 0]
-    return {name: column[keep] for name, column in c.items()}, \
-        {**{name: column[shadow] for name, column in c.items()}, "dominator": dominator}
+    return kept, ok[shadow[dominator >= 0]], dominator[dominator >= 0], held, mem
