@@ -621,7 +621,7 @@ def memory_parts(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: 
     held = held_bytes(job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, tp=tp,
                       pp=pp, cp=cp, recompute=recompute, headroom=headroom, offload=offload, shard_group=shard_group,
                       ep=ep)
-    return batched_memory(job, held, dp, pp=pp, interleave=interleave, micro_batch=micro_batch)
+    return batched_memory(held, batching(job, held, dp, pp=pp, interleave=interleave, micro_batch=micro_batch))
 
 
 @dataclass(frozen=True)
@@ -634,6 +634,7 @@ class HeldBytes:
     per_sample: npt.NDArray[np.float64]  # activations one sample keeps on a device [B]
     logits: npt.NDArray[np.float64] | float  # the loss's logits of one sample [B]
     free: npt.NDArray[np.float64]  # memory left for activations and logits, the headroom reserved [B]
+    resident: npt.NDArray[np.float64]  # the states and the framework's [B]
     capacity: npt.NDArray[np.float64]  # device memory [B]
     reserve: float  # 1 + the headroom asked, else 1 [1]
     offloaded: npt.NDArray[np.float64] | float = 0.0
@@ -683,7 +684,7 @@ def held_bytes(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: np
     Returns
     -------
     HeldBytes
-        Per layout [B]; :func:`batched_memory` completes it.
+        Per layout [B]; :func:`batching` completes it.
 
     References
     ----------
@@ -709,14 +710,29 @@ def held_bytes(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: np
     reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
     free = capacity / reserve - states.total - framework
     return HeldBytes(states=states, framework=framework, per_sample=per_sample, logits=logits, free=free,
-                     capacity=capacity, reserve=reserve, offloaded=offloaded, dequant=dequant, paged=paged)
+                     resident=states.total + framework, capacity=capacity, reserve=reserve, offloaded=offloaded, dequant=dequant, paged=paged)
 
 
-def batched_memory(job: Job, held: HeldBytes, dp: npt.NDArray[np.float64], *, pp: npt.NDArray[np.float64] | float = 1.0,
-                   interleave: npt.NDArray[np.float64] | float = 1.0,
-                   micro_batch: npt.NDArray[np.float64] | None = None) -> MemoryParts:
-    """:func:`memory_parts` from its part that no batching changes (:func:`held_bytes`): the micro-batches, the
-    activations in flight and whether it all fits.
+@dataclass(frozen=True)
+class Batching:
+    """The whole micro-batches a layout runs and the memory they take (:func:`batching`)."""
+
+    micro: npt.NDArray[np.float64]  # [sample]
+    accumulation: npt.NDArray[np.float64]  # micro-batches per step [1]
+    share: npt.NDArray[np.float64]  # samples per data-parallel replica per step
+    fit: npt.NDArray[np.float64]  # largest micro-batch that fits [sample]
+    whole: npt.NDArray[np.bool_]  # at least one micro-batch per replica of the asked batch
+    activations: npt.NDArray[np.float64]  # of the micro-batches in flight [B]
+    logits: npt.NDArray[np.float64]  # the loss's logits of the micro-batch [B]
+    needed: npt.NDArray[np.float64]  # everything, with headroom where asked [B]
+    fits: npt.NDArray[np.bool_]
+
+
+def batching(job: Job, held: HeldBytes, dp: npt.NDArray[np.float64], *, pp: npt.NDArray[np.float64] | float = 1.0,
+             interleave: npt.NDArray[np.float64] | float = 1.0, micro_batch: npt.NDArray[np.float64] | None = None,
+             rows: npt.NDArray[np.intp] | None = None) -> Batching:
+    """The rest of :func:`memory_parts` from its part that no batching changes (:func:`held_bytes`): the
+    micro-batches, the activations in flight and whether it all fits.
 
     Parameters
     ----------
@@ -732,26 +748,51 @@ def batched_memory(job: Job, held: HeldBytes, dp: npt.NDArray[np.float64], *, pp
         Virtual pipeline stages per device [1].
     micro_batch : numpy.ndarray, optional
         A search's candidate micro-batch per layout (NaN: choose) [sample].
+    rows : numpy.ndarray, optional
+        The row of ``held`` each layout batches (a search's variants of one split, many to a row), where not
+        ``held``'s own [index]: only the figures the batching reads are taken there.
 
     Returns
     -------
-    MemoryParts
-        As :func:`memory_parts`.
+    Batching
+        Per layout; :func:`batched_memory` joins it to ``held``.
 
     References
     ----------
     [korthikanti], [spec-3.8]
     """
-    states, framework, per_sample, logits, reserve = held.states, held.framework, held.per_sample, held.logits, \
-        held.reserve
-    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, held.free, per_sample, micro_batch,
-                                                       logits)
+    def at(values: npt.NDArray[np.float64] | float) -> npt.NDArray[np.float64]:
+        return np.asarray(values if rows is None or np.ndim(values) == 0 else np.asarray(values)[rows])
+
+    per_sample, logits, reserve = at(held.per_sample), at(held.logits), held.reserve
+    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, at(held.free), per_sample,
+                                                       micro_batch, logits)
     activations = per_sample * micro * in_flight_share(pp, accumulation, interleave)
     held_logits = logits * micro
-    needed = (states.total + framework + activations + held_logits) * reserve
-    return MemoryParts(states=states, framework=framework, per_sample=per_sample, activations=activations,
-                       needed=needed, fits=needed <= held.capacity, fit=fit, micro=micro, accumulation=accumulation,
-                       share=share, whole=whole, offloaded=held.offloaded, logits=held_logits, dequant=held.dequant,
+    needed = (at(held.resident) + activations + held_logits) * reserve
+    return Batching(micro=micro, accumulation=accumulation, share=share, fit=fit, whole=whole, activations=activations,
+                    logits=held_logits, needed=needed, fits=needed <= at(held.capacity))
+
+
+def batched_memory(held: HeldBytes, batched: Batching) -> MemoryParts:
+    """:func:`memory_parts` of layouts from their held bytes and their batching, row by row.
+
+    Parameters
+    ----------
+    held : HeldBytes
+        What the layouts hold whatever their batching [B].
+    batched : Batching
+        Their batching (:func:`batching`), of the same rows.
+
+    Returns
+    -------
+    MemoryParts
+        As :func:`memory_parts`.
+    """
+    return MemoryParts(states=held.states, framework=held.framework, per_sample=held.per_sample,
+                       activations=batched.activations, needed=batched.needed, fits=batched.fits, fit=batched.fit,
+                       micro=batched.micro, accumulation=batched.accumulation, share=batched.share,
+                       whole=batched.whole, offloaded=held.offloaded, logits=batched.logits, dequant=held.dequant,
                        paged=held.paged)
 
 

@@ -135,7 +135,7 @@ def test_a_layout_whose_parallel_degrees_do_not_divide_the_count_is_not_feasible
 def test_memory_parts_is_its_held_bytes_then_each_batching_of_them():
     """A search works a split's held bytes out once and each batching (micro-batch, interleaving) from them:
     the same figures as memory_parts of every batching, exactly."""
-    from sizer.engine.evaluate import batched_memory, held_bytes, memory_parts
+    from sizer.engine.evaluate import batched_memory, batching, held_bytes, memory_parts
     from sizer.engine.job import resolve_job
     from sizer.hardware.catalog import load_catalog
     from sizer.schemas.base import WorkloadRequest
@@ -151,7 +151,12 @@ def test_memory_parts_is_its_held_bytes_then_each_batching_of_them():
     for micro, interleave in ((None, np.ones(4)), (np.array([np.nan, 1.0, 2.0, 4.0]), np.array([1, 2, 4, 1]))):
         whole = memory_parts(job, *(np.repeat(a, 4) for a in device), dp, zero, tp=tp, pp=pp, cp=cp,
                              recompute=recompute, interleave=interleave, micro_batch=micro, headroom=True)
-        parts = batched_memory(job, held, dp, pp=pp, interleave=interleave, micro_batch=micro)
+        parts = batched_memory(held, batching(job, held, dp, pp=pp, interleave=interleave, micro_batch=micro))
+        # a batching of rows of held (a search's variants of one split) reads them there
+        rows = np.array([3, 0, 0, 2, 1, 3])
+        taken = batching(job, held, dp[rows], pp=pp[rows], interleave=np.broadcast_to(interleave, 4)[rows],
+                         micro_batch=None if micro is None else micro[rows], rows=rows)
+        assert np.array_equal(taken.needed, parts.needed[rows]) and np.array_equal(taken.micro, parts.micro[rows])
         for name in ("needed", "fits", "micro", "accumulation", "activations", "fit", "whole", "framework"):
             assert np.array_equal(getattr(parts, name), getattr(whole, name)), name
 
