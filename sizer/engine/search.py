@@ -64,11 +64,11 @@ from sizer.engine.evaluate import (
     MemoryParts,
     activation_bytes_per_sample,
     batched_memory,
+    batching,
     evaluate,
     held_bytes,
 )
 from sizer.engine.job import Job
-from sizer.engine.roofline import StepParts
 
 # Candidate layouts as columns, one entry per candidate: ``pair`` and ``device`` indices, ``count`` and one column
 # per dimension of DIMENSIONS (whole numbers; a second stage's ``micro`` may carry NaN for "choose")
@@ -574,21 +574,59 @@ def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[n
             tier: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per pair, the row chosen and whether it fits: the first fitting row by (the asked batch, the
     nearest batch, time, memory), else the feasible row needing the least memory (module docstring)."""
-    # sorted among the fitting rows alone: a stable sort, so the same choice as over all rows, on fewer
     fitting = np.flatnonzero(ev.fits & ev.feasible)
-    order = fitting[np.lexsort((ev.memory_needed[fitting], ev.training_seconds[fitting], distance[fitting],
-                                tier[fitting], pair[fitting]))]
-    first = np.searchsorted(pair[order], np.arange(pairs))
     chosen = np.zeros(pairs, dtype=np.int64)
-    found = first < len(order)
-    found[found] = pair[order[first[found]]] == np.flatnonzero(found)
-    chosen[found] = order[first[found]]
+    found = np.zeros(pairs, dtype=bool)
+    fitted, first = first_per_pair(pair, fitting, (tier, distance, ev.training_seconds, ev.memory_needed))
+    chosen[fitted], found[fitted] = first, True
     unfound = ~found & (np.bincount(pair, minlength=pairs) > 0)  # nothing fits: show the layout closest to fitting
     if unfound.any():
         rows = np.flatnonzero(unfound[pair])
-        closest = rows[np.lexsort((np.where(ev.feasible[rows], ev.memory_needed[rows], np.inf), pair[rows]))]
-        chosen[unfound] = closest[np.searchsorted(pair[closest], np.flatnonzero(unfound))]
+        closest, first = first_per_pair(pair, rows, (np.where(ev.feasible, ev.memory_needed, np.inf),))
+        chosen[closest] = first
     return chosen, found
+
+
+def first_per_pair(pair: npt.NDArray[np.int64], rows: npt.NDArray[np.int64],
+                   keys: tuple[npt.NDArray[Any], ...]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Per pair, the first of its ``rows`` by ``keys``: the row a stable sort would put first.
+
+    Each pair's rows are narrowed key by key to those at the pair's least (NaN after every number, as a sort
+    puts it), the earliest row of what is left taken: ``np.lexsort`` over (keys, pair)'s choice, without
+    sorting every row.
+
+    Parameters
+    ----------
+    pair : numpy.ndarray
+        Per row: its pair [index].
+    rows : numpy.ndarray
+        The rows to choose among, ascending [index].
+    keys : tuple of numpy.ndarray
+        Per row, the most significant first (booleans or numbers) [any unit].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The pairs that have rows, ascending, and each one's first row [index].
+
+    Examples
+    --------
+    >>> pair, time = np.array([0, 0, 1, 1, 1]), np.array([2.0, 1.0, np.nan, 3.0, 3.0])
+    >>> [a.tolist() for a in first_per_pair(pair, np.arange(5), (time,))]
+    [[0, 1], [1, 3]]
+    """
+    rows = rows[np.argsort(pair[rows], kind="stable")]  # each pair's rows together, in their order
+    owner = pair[rows]
+    for key in keys:
+        if len(rows) < 2:
+            break
+        values = np.asarray(key[rows], dtype=float)
+        start = np.r_[True, owner[1:] != owner[:-1]]
+        least = np.fmin.reduceat(values, np.flatnonzero(start))[np.cumsum(start) - 1]  # NaN only where all are
+        keep = (values == least) | np.isnan(least)
+        rows, owner = rows[keep], owner[keep]
+    start = np.r_[True, owner[1:] != owner[:-1]] if len(rows) else np.zeros(0, dtype=bool)
+    return owner[start], rows[start]
 
 
 def _contenders(job: Job, ev: Evaluation, pair: npt.NDArray[np.int64], pairs: int) -> npt.NDArray[np.int64]:
@@ -632,7 +670,6 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
     # evaluated row whose time floors them (their own, or their dominator's)
     bases = {name: np.concatenate([c[name][rows], shadow[name][shadows]]) for name in c}
     ref = np.concatenate([rows, shadow["dominator"][shadows]])
-    source = np.concatenate([first.kept_source[rows], first.shadow_source[shadows]])  # rows of first.held
     values = _dimension_values(job, fixed)
     variants = np.asarray([(m, v) for m in values["micro"] for v in values["interleave"] if (m, v) != (0, 1)],
                           dtype=np.int64).reshape(-1, 2)
@@ -642,48 +679,71 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
     depth = variants[None, :, 1]
     runs_on = interleaves(blocks, stages[:, None], depth) | (
         ("interleave" in fixed) & chunks_hold_blocks(blocks, stages[:, None], depth))
-    index, variant = np.nonzero(runs_on[np.asarray(stage_of).ravel()])  # base-major, each base's variants in order
+    # the floors below, before any memory, on the grid of bases x variants: a given micro-batch's ratio is
+    # known, the largest that fits is at least one sequence (so its bubble at least 1/m of the first stage's)
+    floors = _VariantFloor.of(ev, ref, best[c["pair"][ref]])
+    micro, own = variants[None, :, 0], (np.arange(len(ref)) < len(rows))[:, None]
+    hopeful = floors.below_best(np.where(micro > 0, micro, 1.0) / floors.micro[:, None], depth,
+                                own | ((micro > 0) & (micro <= floors.micro[:, None])))
+    index, variant = np.nonzero(runs_on[np.asarray(stage_of).ravel()] & hopeful)  # base-major, variants in order
     micro, interleave = variants[variant, 0], variants[variant, 1]
-    rows_rep = ref[index]
-    # the floors below, before any memory: a given micro-batch's ratio is known, the largest that fits is at
-    # least one sequence (so its bubble at least 1/m of the first stage's)
-    ratio = np.where(micro > 0, micro, 1.0) / ev.configs.micro_batch[rows_rep]
-    own = index < len(rows)
-    floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave,
-                           own | ((micro > 0) & (micro <= ev.configs.micro_batch[rows_rep])))
-    hopeful = floor < best[c["pair"][rows_rep]]
-    index, micro, interleave, rows_rep = index[hopeful], micro[hopeful], interleave[hopeful], rows_rep[hopeful]
-    out = {name: column[index] for name, column in bases.items()}
-    out["micro"], out["interleave"] = micro, interleave
     # only those that fit and split the batch can be chosen (their pair has a fitting layout already):
     # memory alone says which, before any layer arithmetic; a variant holds its base's states (the batching alone
     # differs), so only the batching is worked out again
-    dp = out["count"] / (out["tp"] * out["pp"] * out["cp"])
-    mem = batched_memory(job, take(first.held, source[index]), dp, pp=out["pp"], interleave=out["interleave"],
-                         micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan))
+    held = take(first.held, np.concatenate([first.kept_source[rows], first.shadow_source[shadows]]))
+    dp = (bases["count"] / (bases["tp"] * bases["pp"] * bases["cp"]))[index]
+    batched = batching(job, held, dp, pp=bases["pp"][index], interleave=interleave,
+                       micro_batch=np.where(micro > 0, micro, np.nan), rows=index)
     # and each variant's own floor: a micro-batch m' <= m runs each sample no faster (smaller GEMMs, the same
     # launches and weight reads per pass) and a larger one each pass no faster, so its bubble is at least
     # min(m'/m, 1)/v of the first stage's
-    ratio = mem.micro / ev.configs.micro_batch[rows_rep]
-    floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave, (index < len(rows)) | (ratio <= 1.0))
-    runs = np.flatnonzero(mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]]))
+    ratio = batched.micro / floors.micro[index]
+    runs = np.flatnonzero(batched.fits & batched.whole
+                          & take(floors, index).below_best(ratio, interleave, (index < len(rows)) | (ratio <= 1.0)))
+    out = {**{name: column[index[runs]] for name, column in bases.items()},
+           "micro": micro[runs], "interleave": interleave[runs]}
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
     # interleaving (the first stage's rule) is not evaluated; only the variants that run can beat one
-    runs = runs[~_dominance({name: column[runs] for name, column in out.items()}, mem.micro[runs],
-                            np.ones(len(runs), dtype=bool), out["interleave"][runs], mem.accumulation[runs])[0]]
-    return {name: column[runs] for name, column in out.items()}, take(mem, runs)
+    undominated = ~_dominance(out, batched.micro[runs], np.ones(len(runs), dtype=bool), out["interleave"],
+                              batched.accumulation[runs])[0]
+    runs = runs[undominated]
+    return ({name: column[undominated] for name, column in out.items()},
+            batched_memory(take(held, index[runs]), take(batched, runs)))
 
 
-def _variant_floor(p: StepParts, steps: npt.NDArray[np.float64], ref: npt.NDArray[np.int64], ratio: npt.NDArray[np.float64], interleave: npt.NDArray[Any],
-                   bounded: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
-    """The least training time a second-stage variant can take [s]: its reference row's time without the
-    bubble and stage sends, plus the bubble shrunk by ``min(ratio, 1) / interleave``; only the physical
-    limit where not ``bounded`` (a dominated base's variant with a larger micro-batch than its dominator's
-    runs each sample faster than the dominator did)."""
-    shrink = np.minimum(ratio, 1.0) / interleave
-    limit = p.physical_limit[ref] * steps[ref]
-    floor = np.maximum((p.step[ref] - p.bubble[ref] - p.pipeline[ref] + p.bubble[ref] * shrink) * steps[ref], limit)
-    return np.where(bounded, floor, limit)
+@dataclass(frozen=True)
+class _VariantFloor:
+    """Per second-stage base, what floors its variants' training time (:meth:`below_best`): its reference row's
+    step without the bubble and the stage sends, that bubble, its steps and physical limit, micro-batch, and the
+    time its pair's best layout takes so far."""
+
+    rest: npt.NDArray[np.float64]  # s per step
+    bubble: npt.NDArray[np.float64]  # s per step
+    steps: npt.NDArray[np.float64]
+    limit: npt.NDArray[np.float64]  # s
+    micro: npt.NDArray[np.float64]  # sample
+    best: npt.NDArray[np.float64]  # s
+
+    @classmethod
+    def of(cls, ev: Evaluation, ref: npt.NDArray[np.int64], best: npt.NDArray[np.float64]) -> _VariantFloor:
+        p = ev.parts
+        return cls(rest=(p.step - p.bubble - p.pipeline)[ref], bubble=p.bubble[ref], steps=ev.steps[ref],
+                   limit=(p.physical_limit * ev.steps)[ref], micro=ev.configs.micro_batch[ref], best=best)
+
+    def below_best(self, ratio: npt.NDArray[np.float64], interleave: npt.NDArray[Any],
+                   bounded: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """Whether a variant's least training time (its base's time without the bubble and stage sends, plus the
+        bubble shrunk by ``min(ratio, 1) / interleave``; only the physical limit where not ``bounded``: a
+        dominated base's variant with a larger micro-batch than its dominator's runs each sample faster than the
+        dominator did) is below its pair's best; per base (axis 0), broadcast against the arguments."""
+        def per_base(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+            return a if np.ndim(ratio) == 1 else a[:, None]
+
+        shrink = np.minimum(ratio, 1.0) / interleave
+        limit = per_base(self.limit)
+        floor = np.maximum((per_base(self.rest) + per_base(self.bubble) * shrink) * per_base(self.steps), limit)
+        below: npt.NDArray[np.bool_] = np.where(bounded, floor, limit) < per_base(self.best)
+        return below
 
 
 def _groups(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None) -> npt.NDArray[np.int64]:
@@ -840,7 +900,7 @@ def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headro
     held = held_bytes(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
                       table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
                       recompute=c["recompute"], headroom=headroom, ep=c["ep"])
-    mem = batched_memory(job, held, dp, pp=c["pp"], interleave=c["interleave"])
+    mem = batched_memory(held, batching(job, held, dp, pp=c["pp"], interleave=c["interleave"]))
     feasible = mem.whole & table.supported[d] & (dp == np.round(dp))
     ok = np.flatnonzero(mem.fits & feasible)
     # groups of one (pair, split, micro-batch): the accumulation follows from these; only rows that fit can
