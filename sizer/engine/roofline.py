@@ -582,18 +582,39 @@ def _layer_groups(device: npt.NDArray[np.int64], micro: npt.NDArray[np.float64],
     columns = [np.broadcast_to(np.asarray(col, dtype=float), (rows,)) for col in (device, micro, tp, cp, ep, recompute)]
     if weight_bytes is not None:
         columns.append(np.broadcast_to(np.asarray(weight_bytes, dtype=float), (rows,)))
-    order = np.lexsort(columns)
+    key = _whole_key(columns)
     change = np.zeros(rows, dtype=bool)
     change[0] = True
-    for col in columns:
-        ordered = col[order]
-        change[1:] |= ordered[1:] != ordered[:-1]  # NaN never equals: a NaN row is its own group
+    if key is not None:  # one integer per row, in the order lexsort gives: one sort, one comparison
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        change[1:] = ordered[1:] != ordered[:-1]
+    else:
+        order = np.lexsort(columns)
+        for col in columns:
+            ordered = col[order]
+            change[1:] |= ordered[1:] != ordered[:-1]  # NaN never equals: a NaN row is its own group
     group_of_sorted = np.cumsum(change) - 1
     if group_of_sorted[-1] + 1 > rows // 2:
         return None
     inverse = np.empty(rows, dtype=np.int64)
     inverse[order] = group_of_sorted
     return order[change], inverse
+
+
+def _whole_key(columns: list[npt.NDArray[np.float64]]) -> npt.NDArray[np.int64] | None:
+    """One integer per row that orders the rows as ``np.lexsort(columns)`` does (the last column first) and is
+    equal exactly where every column is: the columns' values as digits of a mixed radix, where every value is a
+    whole number from 0 and their product fits in 63 bits; else None."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    radix = 1
+    for col in columns:  # the first column the least significant digit
+        top = float(col.max()) if len(col) else 0.0
+        if not (np.isfinite(top) and col.min() >= 0 and np.all(col == np.round(col))) or radix * (top + 1) >= 2 ** 62:
+            return None
+        key += col.astype(np.int64) * radix
+        radix *= int(top) + 1
+    return key
 
 
 @dataclass(frozen=True)
