@@ -330,11 +330,61 @@ def group_link(table: DeviceTable, d: npt.NDArray[np.int64], span: npt.NDArray[n
     ----------
     [dgx-h100], [pcie], [ethernet]
     """
-    inside = span <= table.devices_per_node[d]
-    # a group within the cards one NVLink bridge joins (H100 NVL pairs) talks over the bridge, not PCIe
-    link = np.where(span <= table.bridge_devices[d], np.maximum(table.link[d], table.bridge[d]), table.link[d])
-    bandwidth = np.where(inside, link, np.minimum(table.link[d], table.network[d]))
-    return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
+    return DeviceLinks.of(table, d).group(span)
+
+
+@dataclass(frozen=True)
+class DeviceLinks:
+    """The links of each configuration's device (:func:`group_link`), taken from the table once for the several
+    groups a step has (tensor, pipeline, context and data parallel)."""
+
+    node: npt.NDArray[np.float64]  # devices per node [1]
+    bridge_devices: npt.NDArray[np.float64]  # devices one NVLink bridge joins [1]
+    link: npt.NDArray[np.float64]  # inside a node [B/s]
+    bridged: npt.NDArray[np.float64]  # the faster of that and the bridge [B/s]
+    across: npt.NDArray[np.float64]  # the slower of that and the network between nodes [B/s]
+    link_latency: npt.NDArray[np.float64]  # [s]
+    network_latency: npt.NDArray[np.float64]  # [s]
+
+    @classmethod
+    def of(cls, table: DeviceTable, d: npt.NDArray[np.int64]) -> DeviceLinks:
+        """The links of devices ``d`` of ``table``.
+
+        Parameters
+        ----------
+        table : DeviceTable
+            Device links.
+        d : numpy.ndarray
+            Device index of each configuration [1].
+
+        Returns
+        -------
+        DeviceLinks
+            Per configuration.
+        """
+        return cls(node=table.devices_per_node[d], bridge_devices=table.bridge_devices[d], link=table.link[d],
+                   bridged=np.maximum(table.link, table.bridge)[d], across=np.minimum(table.link, table.network)[d],
+                   link_latency=table.link_latency[d], network_latency=table.network_latency[d])
+
+    def group(self, span: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Bandwidth and latency of a group of ``span`` consecutive devices (:func:`group_link`).
+
+        Parameters
+        ----------
+        span : numpy.ndarray
+            Consecutive devices the group spans [1].
+
+        Returns
+        -------
+        bandwidth : numpy.ndarray
+            Per direction [B/s].
+        latency : numpy.ndarray
+            Per message [s].
+        """
+        inside = span <= self.node
+        # a group within the cards one NVLink bridge joins (H100 NVL pairs) talks over the bridge, not PCIe
+        link = np.where(span <= self.bridge_devices, self.bridged, self.link)
+        return np.where(inside, link, self.across), np.where(inside, self.link_latency, self.network_latency)
 
 
 # An NVLink domain larger than an 8-GPU node (GB200/GB300 NVL72 racks) reduces a data-parallel group hierarchically:
@@ -795,7 +845,7 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
 
 
 def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
-                           backward: bool) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+                           backward: bool, links: DeviceLinks | None = None) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     r"""Seconds per step of the tensor-, pipeline- and context-parallel traffic, per configuration.
 
     Parameters
@@ -808,6 +858,8 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
         Blocks, width, tokens per sample and key/value width; None: no model parallelism.
     backward : bool
         Whether a backward pass runs (it doubles the collectives).
+    links : DeviceLinks, optional
+        The configurations' device links, where the caller has them (:meth:`DeviceLinks.of`).
 
     Returns
     -------
@@ -843,7 +895,8 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     tokens = shape.tokens_per_sample / c.cp * c.micro_batch
     activation = tokens * shape.hidden * bytes_per_value
     passes = 2.0 if backward else 1.0
-    tp_bandwidth, tp_latency = group_link(table, d, c.tp)
+    links = links if links is not None else DeviceLinks.of(table, d)
+    tp_bandwidth, tp_latency = links.group(c.tp)
     stages = heaviest_stages(shape, c.pp)  # the heaviest stage's share of the blocks (uneven splits)
     if backward:
         one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
@@ -852,10 +905,10 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
         hops = np.where(c.tp <= table.devices_per_node[d], ONE_SHOT_ALLREDUCE_LATENCIES, 2.0 * (c.tp - 1))
         reduce = np.where(c.tp > 1, 2.0 * (c.tp - 1) / c.tp * activation / tp_bandwidth + hops * tp_latency, 0.0)
         tensor_parallel = SERVING_ALLREDUCES_PER_BLOCK * reduce * shape.blocks / stages * c.accumulation
-    pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.cp * c.pp)
+    pp_bandwidth, pp_latency = links.group(c.tp * c.cp * c.pp)
     send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
     pipeline = passes * send * (c.accumulation + c.pp - 1) * c.interleave
-    cp_bandwidth, cp_latency = group_link(table, d, c.tp * c.cp)
+    cp_bandwidth, cp_latency = links.group(c.tp * c.cp)
     kv = 2.0 * tokens * (shape.kv_width or shape.hidden) * bytes_per_value / c.tp  # K and V of this rank's heads
     ring = np.where(c.cp > 1, (c.cp - 1) * (kv / cp_bandwidth + cp_latency), 0.0)
     blocks = shape.attention_blocks or shape.blocks
@@ -995,7 +1048,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     memory_part = sums.memory / stages * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
-    tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
+    links = DeviceLinks.of(table, d)
+    tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward, links)
     expert_parallel = all_to_all_seconds(table, d, c, shape, 2.0 if kind.backward else 1.0, ep[:, 0]) \
         if shape is not None else np.zeros(len(d))
 
@@ -1016,7 +1070,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     else:
         optimizer = updated * per_param / table.bandwidth[d]
     overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
-    dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)  # tp, cp inner, dp outer: Megatron's rank order
+    dp_bandwidth, dp_latency = links.group(c.tp * dp)  # tp, cp inner, dp outer: Megatron's rank order
     traffic = table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC,
                                                np.where(c.zero == 2, zero2_traffic_rounds(c.accumulation), 1.0))
     gradient = params_here * traffic
@@ -1026,7 +1080,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
                              + ring_allreduce_seconds(experts_here * traffic, expert_dp, dp_bandwidth, dp_latency),
                              rack_allreduce_seconds(table, d, c.tp, gradient, dp, dp_bandwidth, dp_latency))
     else:  # FSDP HYBRID_SHARD: ZeRO-3 inside each group, the group's gradient shard all-reduced across groups
-        group_bandwidth, group_latency = group_link(table, d, c.tp * shard_group)
+        group_bandwidth, group_latency = links.group(c.tp * shard_group)
         allreduce = ring_allreduce_seconds(gradient, shard_group, group_bandwidth, group_latency) + \
             ring_allreduce_seconds(params_here * table.weight_bytes[d] / shard_group, dp / shard_group, dp_bandwidth,
                                    dp_latency)

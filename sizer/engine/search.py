@@ -697,9 +697,9 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
     # and each variant's own floor: a micro-batch m' <= m runs each sample no faster (smaller GEMMs, the same
     # launches and weight reads per pass) and a larger one each pass no faster, so its bubble is at least
     # min(m'/m, 1)/v of the first stage's
-    ratio = batched.micro / floors.micro[index]
-    runs = np.flatnonzero(batched.fits & batched.whole
-                          & take(floors, index).below_best(ratio, interleave, (index < len(rows)) | (ratio <= 1.0)))
+    fit = np.flatnonzero(batched.fits & batched.whole)
+    ratio = batched.micro[fit] / floors.micro[index[fit]]
+    runs = fit[take(floors, index[fit]).below_best(ratio, interleave[fit], (index[fit] < len(rows)) | (ratio <= 1.0))]
     out = {**{name: column[index[runs]] for name, column in bases.items()},
            "micro": micro[runs], "interleave": interleave[runs]}
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
