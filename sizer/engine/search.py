@@ -808,11 +808,18 @@ def take(a: Rows, rows: npt.NDArray[np.int64]) -> Rows:
     Evaluation, dataclass, numpy.ndarray or None
         ``a`` at ``rows``.
     """
-    if isinstance(a, np.ndarray) and a.ndim >= 1:
-        return cast(Rows, a[rows])
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        return cast(Rows, dataclasses.replace(a, **{f.name: take(getattr(a, f.name), rows) for f in dataclasses.fields(a)}))
-    return a
+    if isinstance(a, np.ndarray):
+        return cast(Rows, a[rows] if a.ndim >= 1 else a)
+    names = _field_names(type(a))
+    if names is None:
+        return a
+    return type(a)(**{name: take(getattr(a, name), rows) for name in names})
+
+
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """The fields of a dataclass (every one an argument of its constructor, as dataclasses.replace needs), else
+    None."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
 
 
 def concatenate(a: Rows, b: Rows) -> Rows:
@@ -832,10 +839,10 @@ def concatenate(a: Rows, b: Rows) -> Rows:
         return a
     if isinstance(a, np.ndarray):
         return cast(Rows, np.concatenate([np.broadcast_to(a, np.shape(a)), cast(npt.NDArray[Any], b)]))
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        return cast(Rows, dataclasses.replace(a, **{f.name: concatenate(getattr(a, f.name), getattr(b, f.name))
-                                                    for f in dataclasses.fields(a)}))
-    return a
+    names = _field_names(type(a))
+    if names is None:
+        return a
+    return type(a)(**{name: concatenate(getattr(a, name), getattr(b, name)) for name in names})
 
 
 @dataclass(frozen=True)
