@@ -41,6 +41,13 @@ dominator's do not) go to the second stage floored by its dominator's time, and 
 pruned by the same rule among themselves (checked: the same choice on 4,015 device x count pairs of
 five workloads over the GPU catalog).
 
+What each step costs (a whole-catalog search is on the path of a new question, issue 41): the first stage reads of
+a pair only its count and its device's node size, memory, storage and precision support, so it is worked out once
+per kind of pair alike in these (some 60 of 200 devices) and copied to the others; a split's states are computed
+once (:func:`~sizer.engine.evaluate.held_bytes`) and each batching of it from them; each row's memory once, for
+the pruning and the evaluation alike. benchmarks/search_equivalence.py checks that none of this changes one array
+of a search.
+
 Where no layout runs the asked batch (a default batch the replicas outnumber, or one no replica
 count divides), the nearest batch some layout runs is taken (:func:`batch_distance`), and the
 fastest among equally near ones.
