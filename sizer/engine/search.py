@@ -711,8 +711,7 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
            "micro": micro[runs], "interleave": interleave[runs]}
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
     # interleaving (the first stage's rule) is not evaluated; only the variants that run can beat one
-    undominated = ~_dominance(out, batched.micro[runs], np.ones(len(runs), dtype=bool), out["interleave"],
-                              batched.accumulation[runs])[0]
+    undominated = ~_dominance(out, batched.micro[runs], out["interleave"], batched.accumulation[runs])[0]
     runs = runs[undominated]
     return ({name: column[undominated] for name, column in out.items()},
             batched_memory(take(held, index[runs]), take(batched, runs)))
@@ -785,16 +784,16 @@ def _dominating_stage(zero: npt.NDArray[np.int64], accumulation: npt.NDArray[np.
     return np.where(single, np.where(zero != 2, 2, -1), np.where(zero != 1, 1, -1))
 
 
-def _dominance(c: Candidates, micro: npt.NDArray[np.float64], ok: npt.NDArray[np.bool_], interleave: npt.NDArray[Any] | None = None,
+def _dominance(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None,
                accumulation: npt.NDArray[np.float64] | None = None) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Which candidates another of their group (:func:`_groups`) that fits (``ok``) beats outright: it needs
+    """Which candidates (every one of which fits) another of their group (:func:`_groups`) beats outright: it needs
     less recomputation at the same ZeRO stage, or is the stage :func:`_dominating_stage` names with no more
     recomputation (module docstring). Returns (dominated, group, least recomputation that fits per group and
     ZeRO stage, the dominating stage per candidate)."""
     group = _groups(c, micro, interleave)
-    least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
-    np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
     rc, zero = c["recompute"], c["zero"]
+    least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
+    np.minimum.at(least.reshape(-1), group * 4 + zero, rc)  # one flat index: ufunc.at's fast path
     stage = _dominating_stage(zero, np.ones(len(zero)) if accumulation is None else accumulation)
     beaten = (stage >= 0) & (least[group, np.maximum(stage, 0)] <= rc)
     return (least[group, zero] < rc) | beaten, group, least, stage
@@ -924,8 +923,7 @@ def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headro
     # groups of one (pair, split, micro-batch): the accumulation follows from these; only rows that fit can
     # beat one, and only those that fit are kept or shadowed for it
     fits = {name: c[name][ok] for name in ("pair", "tp", "pp", "cp", "ep", "zero", "recompute")}
-    dominated, group, least, stage = _dominance(fits, mem.micro[ok], np.ones(len(ok), dtype=bool),
-                                                accumulation=mem.accumulation[ok])
+    dominated, group, least, stage = _dominance(fits, mem.micro[ok], accumulation=mem.accumulation[ok])
     rc, zero = fits["recompute"], fits["zero"]
     keep = np.zeros(len(dp), dtype=bool)
     keep[ok[~dominated]] = True
