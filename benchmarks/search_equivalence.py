@@ -12,6 +12,7 @@ Usage (nothing is read from the disk cache: a temporary one is used)::
 
     python benchmarks/search_equivalence.py save /tmp/before.npz     # on the unchanged tree
     python benchmarks/search_equivalence.py compare /tmp/before.npz  # after a change: exit 1 on any difference
+    python benchmarks/search_equivalence.py save /tmp/before.npz ../unchanged-checkout  # that tree's sizer
 """
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ import warnings
 from typing import Any
 
 os.environ["SIZER_CACHE_DIR"] = tempfile.mkdtemp(prefix="sizer-equivalence-")
+if len(sys.argv) > 3:  # another tree's sizer (an unchanged checkout, say), ahead of this environment's own
+    sys.meta_path[:] = [finder for finder in sys.meta_path if "editable" not in repr(finder)]
+    sys.path.insert(0, os.path.abspath(sys.argv[3]))
 warnings.simplefilter("ignore")
 
 import numpy as np  # noqa: E402
@@ -110,6 +114,17 @@ def corpus() -> None:
         "headroom": {"model": "llama-3-8b", "tokens": 1e11, "headroom": True},
         "seq32k": {"model": "llama-3-8b", "tokens": 1e11, "seq_len": 32768},
         "default": {},
+        "p13b": {"params": 13e9, "tokens": 2.6e11},
+        "p3b-long": {"params": 3e9, "tokens": 2e11, "seq_len": 8192},
+        "p175b-batch": {"params": 175e9, "tokens": 3e11, "batch_size": "1536 sequences"},
+        "gpt3-175b": {"model": "gpt3-175b", "tokens": 3e11, "max_devices": 4096},
+        "deepseek-headroom": {"model": "deepseek-v3", "tokens": 1e11, "headroom": True},
+        "mixtral-lora": {"model": "mixtral-8x7b", "tokens": 1e9, "method": "lora"},
+        "gpu-only": {"model": "llama-3-8b", "tokens": 1e11, "kinds": ["gpu"]},
+        "adam8bit": {"model": "llama-3-8b", "tokens": 1e11, "optimizer": "adam-8bit"},
+        "sgd-fp16": {"params": 1e9, "tokens": 1e10, "optimizer": "sgd", "precision": "fp16"},
+        "torchtitan": {"model": "llama-3-8b", "tokens": 1e11, "framework": "torchtitan"},
+        "offload": {"model": "llama-3-8b", "tokens": 1e9, "method": "lora", "offload_params": True},
     }
     for name, fields in recommends.items():
         _ask(f"recommend-{name}", lambda fields=fields: recommend_json(RecommendRequest(top=10, **fields), catalog))
@@ -143,6 +158,7 @@ def corpus() -> None:
 
 def main() -> int:
     mode, path = sys.argv[1], sys.argv[2]
+    print(f"the search of {os.path.dirname(os.path.dirname(search_module.__file__))}")
     _patch()
     corpus()
     if mode == "save":
