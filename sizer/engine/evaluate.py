@@ -950,14 +950,16 @@ def _batching(job: Job, dp: npt.NDArray[np.float64], pp: npt.NDArray[np.float64]
     if given is not None:
         micro = unit
         return micro, share / micro, share, fit, whole & _interleavable(pp, interleave, share / micro)
-    micro, accumulation = micro_batches(share, fit)
-    if candidate is not None:
-        pick = np.broadcast_to(np.asarray(candidate, dtype=float), share.shape)
-        chosen = ~np.isnan(pick) & (pick > 0)
-        micro = np.where(chosen, pick, micro)
-        divides = is_multiple(share, np.where(chosen, pick, 1.0))
-        whole = whole & (~chosen | divides)
-        accumulation = np.where(chosen, share / np.where(chosen, pick, 1.0), accumulation)
+    if candidate is None:
+        micro, accumulation = micro_batches(share, fit)
+        return micro, accumulation, share, fit, whole & _interleavable(pp, interleave, accumulation)
+    pick = np.broadcast_to(np.asarray(candidate, dtype=float), share.shape)
+    chosen = ~np.isnan(pick) & (pick > 0)
+    step = np.where(chosen, pick, 1.0)
+    micro, accumulation = np.array(step), share / step
+    rest = np.flatnonzero(~chosen)  # the largest divisor that fits where no micro-batch is given
+    micro[rest], accumulation[rest] = micro_batches(share[rest], fit[rest])
+    whole = whole & (~chosen | is_multiple(share, step))
     return micro, accumulation, share, fit, whole & _interleavable(pp, interleave, accumulation)
 
 
