@@ -707,14 +707,14 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
     fit = np.flatnonzero(batched.fits & batched.whole)
     ratio = batched.micro[fit] / floors.micro[index[fit]]
     runs = fit[take(floors, index[fit]).below_best(ratio, interleave[fit], (index[fit] < len(rows)) | (ratio <= 1.0))]
-    out = {**{name: column[index[runs]] for name, column in bases.items()},
-           "micro": micro[runs], "interleave": interleave[runs]}
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
     # interleaving (the first stage's rule) is not evaluated; only the variants that run can beat one
-    undominated = ~_dominance(out, batched.micro[runs], out["interleave"], batched.accumulation[runs])[0]
-    runs = runs[undominated]
-    return ({name: column[undominated] for name, column in out.items()},
-            batched_memory(take(held, index[runs]), take(batched, runs)))
+    of = index[runs]
+    runs = runs[~_dominance({"zero": bases["zero"][of], "recompute": bases["recompute"][of]}, batched.micro[runs],
+                            interleave[runs], batched.accumulation[runs], split=_split_key(bases)[of])[0]]
+    of = index[runs]
+    return ({**{name: column[of] for name, column in bases.items()}, "micro": micro[runs], "interleave": interleave[runs]},
+            batched_memory(take(held, of), take(batched, runs)))
 
 
 @dataclass(frozen=True)
@@ -752,13 +752,21 @@ class _VariantFloor:
         return below
 
 
-def _groups(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None) -> npt.NDArray[np.int64]:
-    """Per candidate, its group: the same pair, split, expert ranks, micro-batch (and interleaving)."""
-    # powers of two by their exponent (tp <= 64, pp <= 256, cp <= 16, ep <= 64), the interleaving by its value
+def _split_key(c: Candidates) -> npt.NDArray[np.int64]:
+    """Per candidate, one integer for its pair, split and expert ranks."""
+    # powers of two by their exponent (tp <= 64, pp <= 256, cp <= 16, ep <= 64)
     split = (np.log2(c["tp"]).astype(np.int64) * 16 + np.log2(c["pp"]).astype(np.int64)) * 16 \
         + np.log2(c["cp"]).astype(np.int64)
-    base = (c["pair"] * 4096 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
-    if interleave is not None:
+    key: npt.NDArray[np.int64] = (c["pair"] * 4096 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
+    return key
+
+
+def _groups(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None,
+            split: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.int64]:
+    """Per candidate, its group: the same pair, split, expert ranks (``split``, where given: :func:`_split_key`),
+    micro-batch (and interleaving)."""
+    base = _split_key(c) if split is None else split
+    if interleave is not None:  # the interleaving by its value
         base = base * 1024 + np.minimum(np.asarray(interleave, dtype=np.int64), 1023)
     whole = np.asarray(micro)
     if len(whole) and np.all(whole == np.round(whole)) and whole.max() < 1 << 24 and base.max() < 1 << 38:
@@ -785,12 +793,13 @@ def _dominating_stage(zero: npt.NDArray[np.int64], accumulation: npt.NDArray[np.
 
 
 def _dominance(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None,
-               accumulation: npt.NDArray[np.float64] | None = None) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+               accumulation: npt.NDArray[np.float64] | None = None, split: npt.NDArray[np.int64] | None = None
+               ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Which candidates (every one of which fits) another of their group (:func:`_groups`) beats outright: it needs
     less recomputation at the same ZeRO stage, or is the stage :func:`_dominating_stage` names with no more
     recomputation (module docstring). Returns (dominated, group, least recomputation that fits per group and
     ZeRO stage, the dominating stage per candidate)."""
-    group = _groups(c, micro, interleave)
+    group = _groups(c, micro, interleave, split)
     rc, zero = c["recompute"], c["zero"]
     least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
     np.minimum.at(least.reshape(-1), group * 4 + zero, rc)  # one flat index: ufunc.at's fast path
