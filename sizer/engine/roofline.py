@@ -1076,9 +1076,12 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     gradient = params_here * traffic
     if shard_group is None:
         split_experts = (ep[:, 0] > 1) & (experts_here > 0)  # experts synchronised over their own dp / ep replicas
-        allreduce = np.where(split_experts, ring_allreduce_seconds(dense_here * traffic, dp, dp_bandwidth, dp_latency)
-                             + ring_allreduce_seconds(experts_here * traffic, expert_dp, dp_bandwidth, dp_latency),
-                             rack_allreduce_seconds(table, d, c.tp, gradient, dp, dp_bandwidth, dp_latency))
+        allreduce = rack_allreduce_seconds(table, d, c.tp, gradient, dp, dp_bandwidth, dp_latency)
+        if split_experts.any():
+            allreduce = np.where(split_experts,
+                                 ring_allreduce_seconds(dense_here * traffic, dp, dp_bandwidth, dp_latency)
+                                 + ring_allreduce_seconds(experts_here * traffic, expert_dp, dp_bandwidth, dp_latency),
+                                 allreduce)
     else:  # FSDP HYBRID_SHARD: ZeRO-3 inside each group, the group's gradient shard all-reduced across groups
         group_bandwidth, group_latency = links.group(c.tp * shard_group)
         allreduce = ring_allreduce_seconds(gradient, shard_group, group_bandwidth, group_latency) + \
@@ -1092,7 +1095,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = _pass_flops(layers, kind) * samples / split[:, 0]
     hardware_flops = model_flops + sums.recomputed_flops * samples / split[:, 0]
-    limit = _unit_flops(layers, kind) @ (1.0 / table.unit_peaks[d]).T * samples / split[:, 0]  # each unit at its own peak
+    limit = _unit_flops(layers, kind) @ (1.0 / table.unit_peaks)[d].T * samples / split[:, 0]  # each unit at its own peak
     communication = tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)
     return StepParts(step=step, kernels=kernels, compute=compute_part, memory=memory_part, launch=launch_part,
