@@ -745,9 +745,13 @@ class _VariantFloor:
         def per_base(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
             return a if np.ndim(ratio) == 1 else a[:, None]
 
-        shrink = np.minimum(ratio, 1.0) / interleave
+        floor = np.minimum(ratio, 1.0)  # the shrink, then the floor, in one array (a grid of some 200,000)
+        floor /= interleave
+        floor *= per_base(self.bubble)
+        floor += per_base(self.rest)
+        floor *= per_base(self.steps)
         limit = per_base(self.limit)
-        floor = np.maximum((per_base(self.rest) + per_base(self.bubble) * shrink) * per_base(self.steps), limit)
+        np.maximum(floor, limit, out=floor)
         below: npt.NDArray[np.bool_] = np.where(bounded, floor, limit) < per_base(self.best)
         return below
 
