@@ -965,5 +965,8 @@ def _batching(job: Job, dp: npt.NDArray[np.float64], pp: npt.NDArray[np.float64]
 
 def _interleavable(pp: npt.NDArray[np.float64] | float, interleave: npt.NDArray[np.float64] | float, accumulation: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
     """Megatron's interleaved schedule runs micro-batches in groups of ``pp``: it needs ``pp | m``."""
-    runs: npt.NDArray[np.bool_] = (np.asarray(interleave) <= 1) | is_multiple(accumulation, pp)
+    plain = np.asarray(interleave) <= 1
+    if plain.all():  # no interleaving (a search's first stage): nothing to divide
+        return np.broadcast_to(plain, np.broadcast_shapes(plain.shape, np.shape(accumulation), np.shape(pp))).copy()
+    runs: npt.NDArray[np.bool_] = plain | is_multiple(accumulation, pp)
     return runs
