@@ -21,7 +21,7 @@ from sizer.engine.eager import adapter_table
 from sizer.engine.job import Job
 from sizer.engine.model_states import StateParts, largest_micro_batch, model_state_bytes
 from sizer.engine.recipe import BLOCKS_IN_FLIGHT_OFFLOADED
-from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, step_seconds
+from sizer.engine.roofline import Configs, StepParts, expert_layout, heaviest_stages, is_multiple, step_seconds
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def micro_batches(share: npt.NDArray[np.float64], fit: npt.NDArray[np.float64]) 
     share = np.maximum(np.round(share), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         accumulation = np.clip(np.ceil(share / np.maximum(fit, 1.0)), 1.0, share)
-    open_ = np.flatnonzero(np.mod(share, accumulation) != 0)
+    open_ = np.flatnonzero(~is_multiple(share, accumulation))
     # most shares are powers of two, whose divisors are the powers of two: the next one is the answer
     power = np.exp2(np.ceil(np.log2(accumulation[open_])))
     divides = np.exp2(np.round(np.log2(share[open_]))) == share[open_]
@@ -83,7 +83,7 @@ def micro_batches(share: npt.NDArray[np.float64], fit: npt.NDArray[np.float64]) 
         if not len(open_):
             break
         accumulation[open_] += 1
-        open_ = open_[np.mod(share[open_], accumulation[open_]) != 0]
+        open_ = open_[~is_multiple(share[open_], accumulation[open_])]
     accumulation[open_] = share[open_]
     return share / accumulation, accumulation
 
@@ -510,6 +510,78 @@ def memory_parts(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: 
     ----------
     [zero], [korthikanti], [seed-003], [spec-3.8], [fsdp], [deepspeed-moe]
     """
+    held = held_bytes(job, weight_bytes, master_bytes, storage_scale, framework_overhead, capacity, dp, zero, tp=tp,
+                      pp=pp, cp=cp, recompute=recompute, headroom=headroom, offload=offload, shard_group=shard_group,
+                      ep=ep)
+    return batched_memory(held, batching(job, held, dp, pp=pp, interleave=interleave, micro_batch=micro_batch))
+
+
+@dataclass(frozen=True)
+class HeldBytes:
+    """What a layout keeps on a device whatever its micro-batch and interleaving (:func:`held_bytes`): the
+    part of :func:`memory_parts` a search computes once per split and shares among its batchings."""
+
+    states: StateParts
+    framework: npt.NDArray[np.float64]  # framework reserve plus ZeRO's buckets [B]
+    per_sample: npt.NDArray[np.float64]  # activations one sample keeps on a device [B]
+    logits: npt.NDArray[np.float64] | float  # the loss's logits of one sample [B]
+    free: npt.NDArray[np.float64]  # memory left for activations and logits, the headroom reserved [B]
+    resident: npt.NDArray[np.float64]  # the states and the framework's [B]
+    capacity: npt.NDArray[np.float64]  # device memory [B]
+    reserve: float  # 1 + the headroom asked, else 1 [1]
+    offloaded: npt.NDArray[np.float64] | float = 0.0
+    dequant: npt.NDArray[np.float64] | float = 0.0
+    paged: npt.NDArray[np.float64] | float = 0.0
+
+
+def held_bytes(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: npt.NDArray[np.float64],
+               storage_scale: npt.NDArray[np.float64], framework_overhead: npt.NDArray[np.float64],
+               capacity: npt.NDArray[np.float64], dp: npt.NDArray[np.float64], zero: npt.NDArray[np.int64], *,
+               tp: npt.NDArray[np.float64] | float = 1.0, pp: npt.NDArray[np.float64] | float = 1.0,
+               cp: npt.NDArray[np.float64] | float = 1.0, recompute: npt.NDArray[np.int64] | int = 0,
+               headroom: bool = False, offload: bool = False, shard_group: npt.NDArray[np.float64] | None = None,
+               ep: npt.NDArray[np.float64] | float = 1.0) -> HeldBytes:
+    """The bytes of :func:`memory_parts` that do not depend on the micro-batch or the interleaving: model states,
+    framework reserve, activations and logits per sample, and the memory left for them.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    weight_bytes, master_bytes : numpy.ndarray
+        Per 16/32-bit weight copy and per FP32 master weight [B].
+    storage_scale : numpy.ndarray
+        Activation storage relative to FP32 [1].
+    framework_overhead : numpy.ndarray
+        Framework reserve per device [B].
+    capacity : numpy.ndarray
+        Device memory (inf: no device) [B].
+    dp : numpy.ndarray
+        Data-parallel replicas [1].
+    zero : numpy.ndarray
+        ZeRO stage 0-3 [1].
+    tp, pp, cp : float or numpy.ndarray, default 1
+        Tensor-, pipeline- and context-parallel degrees [1].
+    recompute : int or numpy.ndarray, default 0
+        Recomputation policy (0 none, 1 selective, 2 full) [1].
+    headroom : bool, default False
+        Reserve the upper headroom of the memory.
+    offload : bool, default False
+        Optimizer states and master weights in host memory.
+    shard_group : numpy.ndarray, optional
+        FSDP HYBRID_SHARD's group size [1].
+    ep : float or numpy.ndarray, default 1
+        Expert-parallel ranks of a mixture of experts (out of the data-parallel ones) [1].
+
+    Returns
+    -------
+    HeldBytes
+        Per layout [B]; :func:`batching` completes it.
+
+    References
+    ----------
+    [zero], [korthikanti], [seed-003], [spec-3.8], [fsdp], [deepspeed-moe]
+    """
     shards = dp * cp  # ZeRO shards over the data- and context-parallel ranks (they hold the same weights)
     stages = heaviest_stages(job.shape, pp)  # the heaviest stage's share where the blocks split unevenly
     states = job_state_bytes(job, weight_bytes, master_bytes, shards if shard_group is None else shard_group, zero,
@@ -529,13 +601,91 @@ def memory_parts(job: Job, weight_bytes: npt.NDArray[np.float64], master_bytes: 
     logits = logits_bytes_per_sample(job) / (tp * cp)  # vocabulary-parallel over tp, tokens over cp
     reserve = (1 + HEADROOM_HIGH) if headroom else 1.0
     free = capacity / reserve - states.total - framework
-    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, free, per_sample, micro_batch, logits)
+    return HeldBytes(states=states, framework=framework, per_sample=per_sample, logits=logits, free=free,
+                     resident=states.total + framework, capacity=capacity, reserve=reserve, offloaded=offloaded, dequant=dequant, paged=paged)
+
+
+@dataclass(frozen=True)
+class Batching:
+    """The whole micro-batches a layout runs and the memory they take (:func:`batching`)."""
+
+    micro: npt.NDArray[np.float64]  # [sample]
+    accumulation: npt.NDArray[np.float64]  # micro-batches per step [1]
+    share: npt.NDArray[np.float64]  # samples per data-parallel replica per step
+    fit: npt.NDArray[np.float64]  # largest micro-batch that fits [sample]
+    whole: npt.NDArray[np.bool_]  # at least one micro-batch per replica of the asked batch
+    activations: npt.NDArray[np.float64]  # of the micro-batches in flight [B]
+    logits: npt.NDArray[np.float64]  # the loss's logits of the micro-batch [B]
+    needed: npt.NDArray[np.float64]  # everything, with headroom where asked [B]
+    fits: npt.NDArray[np.bool_]
+
+
+def batching(job: Job, held: HeldBytes, dp: npt.NDArray[np.float64], *, pp: npt.NDArray[np.float64] | float = 1.0,
+             interleave: npt.NDArray[np.float64] | float = 1.0, micro_batch: npt.NDArray[np.float64] | None = None,
+             rows: npt.NDArray[np.intp] | None = None) -> Batching:
+    """The rest of :func:`memory_parts` from its part that no batching changes (:func:`held_bytes`): the
+    micro-batches, the activations in flight and whether it all fits.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    held : HeldBytes
+        The layouts' bytes that do not depend on the batching [B].
+    dp : numpy.ndarray
+        Data-parallel replicas [1].
+    pp : float or numpy.ndarray, default 1
+        Pipeline stages [1].
+    interleave : float or numpy.ndarray, default 1
+        Virtual pipeline stages per device [1].
+    micro_batch : numpy.ndarray, optional
+        A search's candidate micro-batch per layout (NaN: choose) [sample].
+    rows : numpy.ndarray, optional
+        The row of ``held`` each layout batches (a search's variants of one split, many to a row), where not
+        ``held``'s own [index]: only the figures the batching reads are taken there.
+
+    Returns
+    -------
+    Batching
+        Per layout; :func:`batched_memory` joins it to ``held``.
+
+    References
+    ----------
+    [korthikanti], [spec-3.8]
+    """
+    def at(values: npt.NDArray[np.float64] | float) -> npt.NDArray[np.float64]:
+        return np.asarray(values if rows is None or np.ndim(values) == 0 else np.asarray(values)[rows])
+
+    per_sample, logits, reserve = at(held.per_sample), at(held.logits), held.reserve
+    micro, accumulation, share, fit, whole = _batching(job, dp, pp, interleave, at(held.free), per_sample,
+                                                       micro_batch, logits)
     activations = per_sample * micro * in_flight_share(pp, accumulation, interleave)
     held_logits = logits * micro
-    needed = (states.total + framework + activations + held_logits) * reserve
-    return MemoryParts(states=states, framework=framework, per_sample=per_sample, activations=activations,
-                       needed=needed, fits=needed <= capacity, fit=fit, micro=micro, accumulation=accumulation,
-                       share=share, whole=whole, offloaded=offloaded, logits=held_logits, dequant=dequant, paged=paged)
+    needed = (at(held.resident) + activations + held_logits) * reserve
+    return Batching(micro=micro, accumulation=accumulation, share=share, fit=fit, whole=whole, activations=activations,
+                    logits=held_logits, needed=needed, fits=needed <= at(held.capacity))
+
+
+def batched_memory(held: HeldBytes, batched: Batching) -> MemoryParts:
+    """:func:`memory_parts` of layouts from their held bytes and their batching, row by row.
+
+    Parameters
+    ----------
+    held : HeldBytes
+        What the layouts hold whatever their batching [B].
+    batched : Batching
+        Their batching (:func:`batching`), of the same rows.
+
+    Returns
+    -------
+    MemoryParts
+        As :func:`memory_parts`.
+    """
+    return MemoryParts(states=held.states, framework=held.framework, per_sample=held.per_sample,
+                       activations=batched.activations, needed=batched.needed, fits=batched.fits, fit=batched.fit,
+                       micro=batched.micro, accumulation=batched.accumulation, share=batched.share,
+                       whole=batched.whole, offloaded=held.offloaded, logits=batched.logits, dequant=held.dequant,
+                       paged=held.paged)
 
 
 def _recipe_states(job: Job, states: StateParts, weight_bytes: npt.NDArray[np.float64], offload: bool,
@@ -566,7 +716,7 @@ def evaluate(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Arr
              tp: npt.ArrayLike = 1, pp: npt.ArrayLike = 1, cp: npt.ArrayLike = 1, recompute: npt.ArrayLike = 0,
              interleave: npt.ArrayLike = 1, ep: npt.ArrayLike = 1, micro_batch: npt.NDArray[np.float64] | None = None, headroom: bool = False, overlap_allreduce: bool = False,
              keep_layers: bool = False, offload: bool = False, hybrid_shard: bool = False,
-             overlap_all_to_all: bool = False) -> Evaluation:
+             overlap_all_to_all: bool = False, memory: MemoryParts | None = None) -> Evaluation:
     r"""Memory and step time of a job on every configuration at once (arrays broadcast together).
 
     Memory is :func:`memory_parts`; the step time is :func:`~sizer.engine.roofline.step_seconds`;
@@ -611,6 +761,9 @@ def evaluate(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Arr
         ZeRO-3 within a node, replicated across nodes (FSDP HYBRID_SHARD).
     overlap_all_to_all : bool, default False
         Overlap expert parallelism's all-to-alls with another micro-batch's computation.
+    memory : MemoryParts, optional
+        :func:`memory_parts` of these very configurations where the caller has it (a search computes it
+        to prune before any time), so that it is not computed twice; else computed here.
 
     Returns
     -------
@@ -632,10 +785,11 @@ def evaluate(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Arr
     offload = offload or job.recipe.offload_params
     dp = count / (tp * pp * cp)
     group = np.maximum(1.0, np.minimum(dp, np.floor(table.devices_per_node[device] / tp))) if hybrid_shard else None
-    memory = memory_parts(job, table.weight_bytes[device], table.master_bytes[device], table.storage_scale[device],
-                          table.framework_overhead[device], table.memory[device], dp, zero, tp=tp, pp=pp, cp=cp,
-                          recompute=recompute, interleave=interleave, micro_batch=micro_batch, headroom=headroom,
-                          offload=offload, shard_group=group, ep=ep)
+    if memory is None:
+        memory = memory_parts(job, table.weight_bytes[device], table.master_bytes[device], table.storage_scale[device],
+                              table.framework_overhead[device], table.memory[device], dp, zero, tp=tp, pp=pp, cp=cp,
+                              recompute=recompute, interleave=interleave, micro_batch=micro_batch, headroom=headroom,
+                              offload=offload, shard_group=group, ep=ep)
     states, framework, micro, accumulation = memory.states, memory.framework, memory.micro, memory.accumulation
     batch = memory.share * dp
     asked = max(1.0, float(np.round(job.batch_size)))
@@ -688,18 +842,23 @@ def _batching(job: Job, dp: npt.NDArray[np.float64], pp: npt.NDArray[np.float64]
     if given is not None:
         micro = unit
         return micro, share / micro, share, fit, whole & _interleavable(pp, interleave, share / micro)
-    micro, accumulation = micro_batches(share, fit)
-    if candidate is not None:
-        pick = np.broadcast_to(np.asarray(candidate, dtype=float), share.shape)
-        chosen = ~np.isnan(pick) & (pick > 0)
-        micro = np.where(chosen, pick, micro)
-        divides = np.mod(share, np.where(chosen, pick, 1.0)) == 0
-        whole = whole & (~chosen | divides)
-        accumulation = np.where(chosen, share / np.where(chosen, pick, 1.0), accumulation)
+    if candidate is None:
+        micro, accumulation = micro_batches(share, fit)
+        return micro, accumulation, share, fit, whole & _interleavable(pp, interleave, accumulation)
+    pick = np.broadcast_to(np.asarray(candidate, dtype=float), share.shape)
+    chosen = ~np.isnan(pick) & (pick > 0)
+    step = np.where(chosen, pick, 1.0)
+    micro, accumulation = np.array(step), share / step
+    rest = np.flatnonzero(~chosen)  # the largest divisor that fits where no micro-batch is given
+    micro[rest], accumulation[rest] = micro_batches(share[rest], fit[rest])
+    whole = whole & (~chosen | is_multiple(share, step))
     return micro, accumulation, share, fit, whole & _interleavable(pp, interleave, accumulation)
 
 
 def _interleavable(pp: npt.NDArray[np.float64] | float, interleave: npt.NDArray[np.float64] | float, accumulation: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
     """Megatron's interleaved schedule runs micro-batches in groups of ``pp``: it needs ``pp | m``."""
-    runs: npt.NDArray[np.bool_] = (np.asarray(interleave) <= 1) | (np.mod(accumulation, pp) == 0)
+    plain = np.asarray(interleave) <= 1
+    if plain.all():  # no interleaving (a search's first stage): nothing to divide
+        return np.broadcast_to(plain, np.broadcast_shapes(plain.shape, np.shape(accumulation), np.shape(pp))).copy()
+    runs: npt.NDArray[np.bool_] = plain | is_multiple(accumulation, pp)
     return runs

@@ -255,11 +255,61 @@ def group_link(table: DeviceTable, d: npt.NDArray[np.int64], span: npt.NDArray[n
     ----------
     [dgx-h100], [pcie], [ethernet]
     """
-    inside = span <= table.devices_per_node[d]
-    # a group within the cards one NVLink bridge joins (H100 NVL pairs) talks over the bridge, not PCIe
-    link = np.where(span <= table.bridge_devices[d], np.maximum(table.link[d], table.bridge[d]), table.link[d])
-    bandwidth = np.where(inside, link, np.minimum(table.link[d], table.network[d]))
-    return bandwidth, np.where(inside, table.link_latency[d], table.network_latency[d])
+    return DeviceLinks.of(table, d).group(span)
+
+
+@dataclass(frozen=True)
+class DeviceLinks:
+    """The links of each configuration's device (:func:`group_link`), taken from the table once for the several
+    groups a step has (tensor, pipeline, context and data parallel)."""
+
+    node: npt.NDArray[np.float64]  # devices per node [1]
+    bridge_devices: npt.NDArray[np.float64]  # devices one NVLink bridge joins [1]
+    link: npt.NDArray[np.float64]  # inside a node [B/s]
+    bridged: npt.NDArray[np.float64]  # the faster of that and the bridge [B/s]
+    across: npt.NDArray[np.float64]  # the slower of that and the network between nodes [B/s]
+    link_latency: npt.NDArray[np.float64]  # [s]
+    network_latency: npt.NDArray[np.float64]  # [s]
+
+    @classmethod
+    def of(cls, table: DeviceTable, d: npt.NDArray[np.int64]) -> DeviceLinks:
+        """The links of devices ``d`` of ``table``.
+
+        Parameters
+        ----------
+        table : DeviceTable
+            Device links.
+        d : numpy.ndarray
+            Device index of each configuration [1].
+
+        Returns
+        -------
+        DeviceLinks
+            Per configuration.
+        """
+        return cls(node=table.devices_per_node[d], bridge_devices=table.bridge_devices[d], link=table.link[d],
+                   bridged=np.maximum(table.link, table.bridge)[d], across=np.minimum(table.link, table.network)[d],
+                   link_latency=table.link_latency[d], network_latency=table.network_latency[d])
+
+    def group(self, span: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Bandwidth and latency of a group of ``span`` consecutive devices (:func:`group_link`).
+
+        Parameters
+        ----------
+        span : numpy.ndarray
+            Consecutive devices the group spans [1].
+
+        Returns
+        -------
+        bandwidth : numpy.ndarray
+            Per direction [B/s].
+        latency : numpy.ndarray
+            Per message [s].
+        """
+        inside = span <= self.node
+        # a group within the cards one NVLink bridge joins (H100 NVL pairs) talks over the bridge, not PCIe
+        link = np.where(span <= self.bridge_devices, self.bridged, self.link)
+        return np.where(inside, link, self.across), np.where(inside, self.link_latency, self.network_latency)
 
 
 # An NVLink domain larger than an 8-GPU node (GB200/GB300 NVL72 racks) reduces a data-parallel group hierarchically:
@@ -356,6 +406,44 @@ def heaviest_stages(shape: Shape | None, pp: npt.ArrayLike) -> npt.NDArray[np.fl
     return stages
 
 
+def is_multiple(x: npt.ArrayLike, y: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Whether ``x`` is a whole multiple of ``y``: ``np.mod(x, y) == 0``, element by element, the same answer.
+
+    Layout counts are whole numbers held as floats: for those a quotient that rounds to a whole number says it
+    exactly, several times cheaper than the floating-point remainder (a search asks it of some 100,000 layouts
+    several times). Where ``y`` is not whole (or 0, or either is beyond 2**53) the remainder answers.
+
+    Parameters
+    ----------
+    x, y : array_like
+        Dividend and divisor [1], broadcast together.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True where ``x = k y`` for a whole ``k`` (never for NaN or infinite ``x``).
+
+    Examples
+    --------
+    >>> is_multiple(np.asarray([12.0, 12.5, 7.0, np.nan]), np.asarray([4.0, 4.0, 2.0, 1.0])).tolist()
+    [True, False, False, False]
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    whole = x == np.round(x)  # a whole multiple of a whole y is whole
+    small = np.abs(x) < WHOLE_LIMIT
+    if np.any(whole & ~small) or not np.all((y == np.round(y)) & (np.abs(y) < WHOLE_LIMIT) & (y != 0)):
+        return np.asarray(np.mod(x, y) == 0)
+    # whole x and y below 2**53: y | x exactly where x / y rounds to a whole number (where it does not divide,
+    # x / y lies at least 1/|y| from every whole number, farther than the division's rounding, |x / y| 2**-53)
+    with np.errstate(invalid="ignore"):
+        quotient = x / y
+    divides: npt.NDArray[np.bool_] = whole & small & (quotient == np.round(quotient))
+    return divides
+
+
+WHOLE_LIMIT = 2.0 ** 53  # every whole number below is a float exactly
+
+
 def expert_layout(tp: npt.ArrayLike, dp: npt.ArrayLike, ep: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """(expert tensor-parallel size, replicas of each expert) of ``ep`` expert-parallel ranks.
 
@@ -393,7 +481,7 @@ def expert_layout(tp: npt.ArrayLike, dp: npt.ArrayLike, ep: npt.ArrayLike) -> tu
     [deepspeed-moe] Rajbhandari et al. 2022 §5.
     """
     tp, dp, ep = (np.asarray(v, dtype=float) for v in (tp, dp, ep))
-    etp = np.where(np.mod(dp, ep) == 0, tp, 1.0)
+    etp = np.where(is_multiple(dp, ep), tp, 1.0)
     return etp, tp * dp / (ep * etp)
 
 
@@ -469,18 +557,39 @@ def _layer_groups(device: npt.NDArray[np.int64], micro: npt.NDArray[np.float64],
     columns = [np.broadcast_to(np.asarray(col, dtype=float), (rows,)) for col in (device, micro, tp, cp, ep, recompute)]
     if weight_bytes is not None:
         columns.append(np.broadcast_to(np.asarray(weight_bytes, dtype=float), (rows,)))
-    order = np.lexsort(columns)
+    key = _whole_key(columns)
     change = np.zeros(rows, dtype=bool)
     change[0] = True
-    for col in columns:
-        ordered = col[order]
-        change[1:] |= ordered[1:] != ordered[:-1]  # NaN never equals: a NaN row is its own group
+    if key is not None:  # one integer per row, in the order lexsort gives: one sort, one comparison
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        change[1:] = ordered[1:] != ordered[:-1]
+    else:
+        order = np.lexsort(columns)
+        for col in columns:
+            ordered = col[order]
+            change[1:] |= ordered[1:] != ordered[:-1]  # NaN never equals: a NaN row is its own group
     group_of_sorted = np.cumsum(change) - 1
     if group_of_sorted[-1] + 1 > rows // 2:
         return None
     inverse = np.empty(rows, dtype=np.int64)
     inverse[order] = group_of_sorted
     return order[change], inverse
+
+
+def _whole_key(columns: list[npt.NDArray[np.float64]]) -> npt.NDArray[np.int64] | None:
+    """One integer per row that orders the rows as ``np.lexsort(columns)`` does (the last column first) and is
+    equal exactly where every column is: the columns' values as digits of a mixed radix, where every value is a
+    whole number from 0 and their product fits in 63 bits; else None."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    radix = 1
+    for col in columns:  # the first column the least significant digit
+        top = float(col.max()) if len(col) else 0.0
+        if not (np.isfinite(top) and col.min() >= 0 and np.all(col == np.round(col))) or radix * (top + 1) >= 2 ** 62:
+            return None
+        key += col.astype(np.int64) * radix
+        radix *= int(top) + 1
+    return key
 
 
 @dataclass(frozen=True)
@@ -661,7 +770,7 @@ def layer_pass(layers: LayerTable, kind: Pass) -> Pass:
 
 
 def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
-                           backward: bool) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+                           backward: bool, links: DeviceLinks | None = None) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     r"""Seconds per step of the tensor-, pipeline- and context-parallel traffic, per configuration.
 
     Parameters
@@ -674,6 +783,8 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
         Blocks, width, tokens per sample and key/value width; None: no model parallelism.
     backward : bool
         Whether a backward pass runs (it doubles the collectives).
+    links : DeviceLinks, optional
+        The configurations' device links, where the caller has them (:meth:`DeviceLinks.of`).
 
     Returns
     -------
@@ -709,7 +820,8 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
     tokens = shape.tokens_per_sample / c.cp * c.micro_batch
     activation = tokens * shape.hidden * bytes_per_value
     passes = 2.0 if backward else 1.0
-    tp_bandwidth, tp_latency = group_link(table, d, c.tp)
+    links = links if links is not None else DeviceLinks.of(table, d)
+    tp_bandwidth, tp_latency = links.group(c.tp)
     stages = heaviest_stages(shape, c.pp)  # the heaviest stage's share of the blocks (uneven splits)
     if backward:
         one = np.where(c.tp > 1, (c.tp - 1) / c.tp * activation / tp_bandwidth + (c.tp - 1) * tp_latency, 0.0)
@@ -718,10 +830,10 @@ def model_parallel_seconds(table: DeviceTable, c: Configs, shape: Shape | None,
         hops = np.where(c.tp <= table.devices_per_node[d], ONE_SHOT_ALLREDUCE_LATENCIES, 2.0 * (c.tp - 1))
         reduce = np.where(c.tp > 1, 2.0 * (c.tp - 1) / c.tp * activation / tp_bandwidth + hops * tp_latency, 0.0)
         tensor_parallel = SERVING_ALLREDUCES_PER_BLOCK * reduce * shape.blocks / stages * c.accumulation
-    pp_bandwidth, pp_latency = group_link(table, d, c.tp * c.cp * c.pp)
+    pp_bandwidth, pp_latency = links.group(c.tp * c.cp * c.pp)
     send = np.where(c.pp > 1, activation / c.tp / pp_bandwidth + pp_latency, 0.0)
     pipeline = passes * send * (c.accumulation + c.pp - 1) * c.interleave
-    cp_bandwidth, cp_latency = group_link(table, d, c.tp * c.cp)
+    cp_bandwidth, cp_latency = links.group(c.tp * c.cp)
     kv = 2.0 * tokens * (shape.kv_width or shape.hidden) * bytes_per_value / c.tp  # K and V of this rank's heads
     ring = np.where(c.cp > 1, (c.cp - 1) * (kv / cp_bandwidth + cp_latency), 0.0)
     blocks = shape.attention_blocks or shape.blocks
@@ -861,7 +973,8 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     memory_part = sums.memory / stages * slots
     launch_part = kernels - compute_part - memory_part
     bubble = stage * (c.pp - 1) / c.interleave
-    tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward)
+    links = DeviceLinks.of(table, d)
+    tensor_parallel, pipeline, context_parallel = model_parallel_seconds(table, c, shape, kind.backward, links)
     expert_parallel = all_to_all_seconds(table, d, c, shape, 2.0 if kind.backward else 1.0, ep[:, 0]) \
         if shape is not None else np.zeros(len(d))
 
@@ -882,17 +995,20 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     else:
         optimizer = updated * per_param / table.bandwidth[d]
     overhead = table.step_overhead[d] if kind.updates else np.zeros(len(d))
-    dp_bandwidth, dp_latency = group_link(table, d, c.tp * dp)  # tp, cp inner, dp outer: Megatron's rank order
+    dp_bandwidth, dp_latency = links.group(c.tp * dp)  # tp, cp inner, dp outer: Megatron's rank order
     traffic = table.weight_bytes[d] * np.where(c.zero == 3, FULL_SHARDING_TRAFFIC,
                                                np.where(c.zero == 2, zero2_traffic_rounds(c.accumulation), 1.0))
     gradient = params_here * traffic
     if shard_group is None:
         split_experts = (ep[:, 0] > 1) & (experts_here > 0)  # experts synchronised over their own dp / ep replicas
-        allreduce = np.where(split_experts, ring_allreduce_seconds(dense_here * traffic, dp, dp_bandwidth, dp_latency)
-                             + ring_allreduce_seconds(experts_here * traffic, expert_dp, dp_bandwidth, dp_latency),
-                             rack_allreduce_seconds(table, d, c.tp, gradient, dp, dp_bandwidth, dp_latency))
+        allreduce = rack_allreduce_seconds(table, d, c.tp, gradient, dp, dp_bandwidth, dp_latency)
+        if split_experts.any():
+            allreduce = np.where(split_experts,
+                                 ring_allreduce_seconds(dense_here * traffic, dp, dp_bandwidth, dp_latency)
+                                 + ring_allreduce_seconds(experts_here * traffic, expert_dp, dp_bandwidth, dp_latency),
+                                 allreduce)
     else:  # FSDP HYBRID_SHARD: ZeRO-3 inside each group, the group's gradient shard all-reduced across groups
-        group_bandwidth, group_latency = group_link(table, d, c.tp * shard_group)
+        group_bandwidth, group_latency = links.group(c.tp * shard_group)
         allreduce = ring_allreduce_seconds(gradient, shard_group, group_bandwidth, group_latency) + \
             ring_allreduce_seconds(params_here * table.weight_bytes[d] / shard_group, dp / shard_group, dp_bandwidth,
                                    dp_latency)
@@ -904,7 +1020,7 @@ def step_seconds(layers: LayerTable, table: DeviceTable, configs: Configs, *, op
     samples = c.micro_batch * c.accumulation  # per replica
     model_flops = _pass_flops(layers, kind) * samples / split[:, 0]
     hardware_flops = model_flops + sums.recomputed_flops * samples / split[:, 0]
-    limit = _unit_flops(layers, kind) @ (1.0 / table.unit_peaks[d]).T * samples / split[:, 0]  # each unit at its own peak
+    limit = _unit_flops(layers, kind) @ (1.0 / table.unit_peaks)[d].T * samples / split[:, 0]  # each unit at its own peak
     communication = tensor_parallel + pipeline + context_parallel + expert_parallel + data_parallel
     bound = np.argmax(np.stack([compute_part, memory_part + optimizer, launch_part + overhead, communication]), axis=0)
     return StepParts(step=step, kernels=kernels, compute=compute_part, memory=memory_part, launch=launch_part,

@@ -41,6 +41,13 @@ dominator's do not) go to the second stage floored by its dominator's time, and 
 pruned by the same rule among themselves (checked: the same choice on 4,015 device x count pairs of
 five workloads over the GPU catalog).
 
+What each step costs (a whole-catalog search is on the path of a new question, issue 41): the first stage reads of
+a pair only its count and its device's node size, memory, storage and precision support, so it is worked out once
+per kind of pair alike in these (some 60 of 200 devices) and copied to the others; a split's states are computed
+once (:func:`~sizer.engine.evaluate.held_bytes`) and each batching of it from them; each row's memory once, for
+the pruning and the evaluation alike. benchmarks/search_equivalence.py checks that none of this changes one array
+of a search.
+
 Where no layout runs the asked batch (a default batch the replicas outnumber, or one no replica
 count divides), the nearest batch some layout runs is taken (:func:`batch_distance`), and the
 fastest among equally near ones.
@@ -58,9 +65,17 @@ import numpy.typing as npt
 from sizer.deadline import check_deadline
 from sizer.engine.constants import BATCH_ROUNDING, optimizer_state_bytes
 from sizer.engine.devices import DeviceTable
-from sizer.engine.evaluate import Evaluation, activation_bytes_per_sample, evaluate, memory_parts
+from sizer.engine.evaluate import (
+    Evaluation,
+    HeldBytes,
+    MemoryParts,
+    activation_bytes_per_sample,
+    batched_memory,
+    batching,
+    evaluate,
+    held_bytes,
+)
 from sizer.engine.job import Job
-from sizer.engine.roofline import StepParts
 
 # Candidate layouts as columns, one entry per candidate: ``pair`` and ``device`` indices, ``count`` and one column
 # per dimension of DIMENSIONS (whole numbers; a second stage's ``micro`` may carry NaN for "choose")
@@ -535,17 +550,18 @@ def search(job: Job, table: DeviceTable, device: npt.ArrayLike, count: npt.Array
     counts = np.atleast_1d(np.asarray(count, dtype=np.int64))
     check_deadline()
     fixed = fixed or {}
-    staged = len(devices) > 1 and "interleave" not in fixed and "micro" not in fixed
-    c = candidates(job, table, devices, counts, fixed, first_stage=staged)
-    if staged:
-        c, shadow = _undominated(job, table, c, len(devices), headroom)
-    ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all)
     pairs = len(devices)
-    if staged:
-        more = _second_stage(job, table, c, ev, pairs, fixed, headroom, shadow)
+    if pairs == 1 or "interleave" in fixed or "micro" in fixed:  # every candidate in one evaluation
+        c = candidates(job, table, devices, counts, fixed)
+        ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all)
+    else:  # two stages (module docstring)
+        stage = _first_stage(job, table, devices, counts, fixed, headroom)
+        c = stage.kept
+        ev = _evaluate(job, table, c, headroom, overlap_allreduce, overlap_all_to_all, memory=stage.kept_memory)
+        more, memory = _second_stage(job, table, c, ev, pairs, fixed, stage)
         if len(more["pair"]):
             check_deadline()
-            later = _evaluate(job, table, more, headroom, overlap_allreduce, overlap_all_to_all)
+            later = _evaluate(job, table, more, headroom, overlap_allreduce, overlap_all_to_all, memory=memory)
             # only the rows that can still be chosen go on: each stage's own choice per pair (the choice of
             # both is the better of the two, the first stage's on a tie, as over every row), and every row of
             # a pair that nothing of the stage fits (for the layout closest to fitting)
@@ -561,21 +577,59 @@ def _choice(ev: Evaluation, pair: npt.NDArray[np.int64], distance: npt.NDArray[n
             tier: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per pair, the row chosen and whether it fits: the first fitting row by (the asked batch, the
     nearest batch, time, memory), else the feasible row needing the least memory (module docstring)."""
-    # sorted among the fitting rows alone: a stable sort, so the same choice as over all rows, on fewer
     fitting = np.flatnonzero(ev.fits & ev.feasible)
-    order = fitting[np.lexsort((ev.memory_needed[fitting], ev.training_seconds[fitting], distance[fitting],
-                                tier[fitting], pair[fitting]))]
-    first = np.searchsorted(pair[order], np.arange(pairs))
     chosen = np.zeros(pairs, dtype=np.int64)
-    found = first < len(order)
-    found[found] = pair[order[first[found]]] == np.flatnonzero(found)
-    chosen[found] = order[first[found]]
+    found = np.zeros(pairs, dtype=bool)
+    fitted, first = first_per_pair(pair, fitting, (tier, distance, ev.training_seconds, ev.memory_needed))
+    chosen[fitted], found[fitted] = first, True
     unfound = ~found & (np.bincount(pair, minlength=pairs) > 0)  # nothing fits: show the layout closest to fitting
     if unfound.any():
         rows = np.flatnonzero(unfound[pair])
-        closest = rows[np.lexsort((np.where(ev.feasible[rows], ev.memory_needed[rows], np.inf), pair[rows]))]
-        chosen[unfound] = closest[np.searchsorted(pair[closest], np.flatnonzero(unfound))]
+        closest, first = first_per_pair(pair, rows, (np.where(ev.feasible, ev.memory_needed, np.inf),))
+        chosen[closest] = first
     return chosen, found
+
+
+def first_per_pair(pair: npt.NDArray[np.int64], rows: npt.NDArray[np.int64],
+                   keys: tuple[npt.NDArray[Any], ...]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Per pair, the first of its ``rows`` by ``keys``: the row a stable sort would put first.
+
+    Each pair's rows are narrowed key by key to those at the pair's least (NaN after every number, as a sort
+    puts it), the earliest row of what is left taken: ``np.lexsort`` over (keys, pair)'s choice, without
+    sorting every row.
+
+    Parameters
+    ----------
+    pair : numpy.ndarray
+        Per row: its pair [index].
+    rows : numpy.ndarray
+        The rows to choose among, ascending [index].
+    keys : tuple of numpy.ndarray
+        Per row, the most significant first (booleans or numbers) [any unit].
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The pairs that have rows, ascending, and each one's first row [index].
+
+    Examples
+    --------
+    >>> pair, time = np.array([0, 0, 1, 1, 1]), np.array([2.0, 1.0, np.nan, 3.0, 3.0])
+    >>> [a.tolist() for a in first_per_pair(pair, np.arange(5), (time,))]
+    [[0, 1], [1, 3]]
+    """
+    rows = rows[np.argsort(pair[rows], kind="stable")]  # each pair's rows together, in their order
+    owner = pair[rows]
+    for key in keys:
+        if len(rows) < 2:
+            break
+        values = np.asarray(key[rows], dtype=float)
+        start = np.r_[True, owner[1:] != owner[:-1]]
+        least = np.fmin.reduceat(values, np.flatnonzero(start))[np.cumsum(start) - 1]  # NaN only where all are
+        keep = (values == least) | np.isnan(least)
+        rows, owner = rows[keep], owner[keep]
+    start = np.r_[True, owner[1:] != owner[:-1]] if len(rows) else np.zeros(0, dtype=bool)
+    return owner[start], rows[start]
 
 
 def _contenders(job: Job, ev: Evaluation, pair: npt.NDArray[np.int64], pairs: int) -> npt.NDArray[np.int64]:
@@ -589,17 +643,19 @@ def _contenders(job: Job, ev: Evaluation, pair: npt.NDArray[np.int64], pairs: in
 
 
 def _evaluate(job: Job, table: DeviceTable, c: Candidates, headroom: bool, overlap_allreduce: bool,
-              overlap_all_to_all: bool = False) -> Evaluation:
+              overlap_all_to_all: bool = False, memory: MemoryParts | None = None) -> Evaluation:
     micro = np.where(c["micro"] > 0, c["micro"], np.nan)
     return evaluate(job, table, c["device"], c["count"], c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
                     recompute=c["recompute"], interleave=c["interleave"], ep=c["ep"], micro_batch=micro,
-                    headroom=headroom, overlap_allreduce=overlap_allreduce, overlap_all_to_all=overlap_all_to_all)
+                    headroom=headroom, overlap_allreduce=overlap_allreduce, overlap_all_to_all=overlap_all_to_all,
+                    memory=memory)
 
 
 def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, pairs: int, fixed: Fixed,
-                  headroom: bool, shadow: Candidates) -> Candidates:
+                  first: _FirstStage) -> tuple[Candidates, MemoryParts]:
     """Small micro-batches and interleaving for the first stage's pipelines (and the dominated ones of
-    ``shadow``, floored by their dominator) that could still win."""
+    ``first.shadow``, floored by their dominator) that could still win; with their memory."""
+    shadow = first.shadow
     ok = ev.fits & ev.feasible
     # only the pair's nearest batch (the asked one where some layout runs it) can be chosen
     distance = batch_distance(job, ev)
@@ -621,69 +677,107 @@ def _second_stage(job: Job, table: DeviceTable, c: Candidates, ev: Evaluation, p
     variants = np.asarray([(m, v) for m in values["micro"] for v in values["interleave"] if (m, v) != (0, 1)],
                           dtype=np.int64).reshape(-1, 2)
     blocks = job.shape.blocks if job.shape is not None else 1
-    index = np.repeat(np.arange(len(ref)), len(variants))
-    micro, interleave = np.tile(variants[:, 0], len(ref)), np.tile(variants[:, 1], len(ref))
-    keep = interleaves(blocks, bases["pp"][index], interleave) | (
-        ("interleave" in fixed) & chunks_hold_blocks(blocks, bases["pp"][index], interleave))
-    index, micro, interleave = index[keep], micro[keep], interleave[keep]
-    rows_rep = ref[index]
-    # the floors below, before any memory: a given micro-batch's ratio is known, the largest that fits is at
-    # least one sequence (so its bubble at least 1/m of the first stage's)
-    p = ev.parts
-    ratio = np.where(micro > 0, micro, 1.0) / ev.configs.micro_batch[rows_rep]
-    own = index < len(rows)
-    floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave,
-                           own | ((micro > 0) & (micro <= ev.configs.micro_batch[rows_rep])))
-    hopeful = floor < best[c["pair"][rows_rep]]
-    index, micro, interleave, rows_rep = index[hopeful], micro[hopeful], interleave[hopeful], rows_rep[hopeful]
-    out = {name: column[index] for name, column in bases.items()}
-    out["micro"], out["interleave"] = micro, interleave
+    # which variants a base's pipeline runs, decided once per distinct stage count (as in candidates)
+    stages, stage_of = np.unique(bases["pp"], return_inverse=True)
+    depth = variants[None, :, 1]
+    runs_on = interleaves(blocks, stages[:, None], depth) | (
+        ("interleave" in fixed) & chunks_hold_blocks(blocks, stages[:, None], depth))
+    # the floors below, before any memory, on the grid of bases x variants: a given micro-batch's ratio is
+    # known, the largest that fits is at least one sequence (so its bubble at least 1/m of the first stage's)
+    floors = _VariantFloor.of(ev, ref, best[c["pair"][ref]])
+    micro, own = variants[None, :, 0], (np.arange(len(ref)) < len(rows))[:, None]
+    hopeful = floors.below_best(np.where(micro > 0, micro, 1.0) / floors.micro[:, None], depth,
+                                own | ((micro > 0) & (micro <= floors.micro[:, None])))
+    index, variant = np.nonzero(runs_on[np.asarray(stage_of).ravel()] & hopeful)  # base-major, variants in order
+    micro, interleave = variants[variant, 0], variants[variant, 1]
     # only those that fit and split the batch can be chosen (their pair has a fitting layout already):
-    # memory alone says which, before any layer arithmetic
-    d = out["device"]
-    dp = out["count"] / (out["tp"] * out["pp"] * out["cp"])
-    mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
-                       table.framework_overhead[d], table.memory[d], dp, out["zero"], tp=out["tp"], pp=out["pp"],
-                       cp=out["cp"], recompute=out["recompute"], interleave=out["interleave"],
-                       micro_batch=np.where(out["micro"] > 0, out["micro"], np.nan), headroom=headroom, ep=out["ep"])
+    # memory alone says which, before any layer arithmetic; a variant holds its base's states (the batching alone
+    # differs), so only the batching is worked out again
+    held = take(first.held, np.concatenate([first.kept_source[rows], first.shadow_source[shadows]]))
+    dp = (bases["count"] / (bases["tp"] * bases["pp"] * bases["cp"]))[index]
+    batched = batching(job, held, dp, pp=bases["pp"][index], interleave=interleave,
+                       micro_batch=np.where(micro > 0, micro, np.nan), rows=index)
     # and each variant's own floor: a micro-batch m' <= m runs each sample no faster (smaller GEMMs, the same
     # launches and weight reads per pass) and a larger one each pass no faster, so its bubble is at least
     # min(m'/m, 1)/v of the first stage's
-    ratio = mem.micro / ev.configs.micro_batch[rows_rep]
-    floor = _variant_floor(p, ev.steps, rows_rep, ratio, interleave, (index < len(rows)) | (ratio <= 1.0))
-    runs = mem.fits & mem.whole & (floor < best[c["pair"][rows_rep]])
+    fit = np.flatnonzero(batched.fits & batched.whole)
+    ratio = batched.micro[fit] / floors.micro[index[fit]]
+    runs = fit[take(floors, index[fit]).below_best(ratio, interleave[fit], (index[fit] < len(rows)) | (ratio <= 1.0))]
     # among the variants themselves, one beaten outright by another of the same split, micro-batch and
-    # interleaving (the first stage's rule) is not evaluated
-    runs &= ~_dominance(out, mem.micro, runs, out["interleave"], mem.accumulation)[0]
-    return {name: column[runs] for name, column in out.items()}
+    # interleaving (the first stage's rule) is not evaluated; only the variants that run can beat one
+    of = index[runs]
+    runs = runs[~_dominance({"zero": bases["zero"][of], "recompute": bases["recompute"][of]}, batched.micro[runs],
+                            interleave[runs], batched.accumulation[runs], split=_split_key(bases)[of])[0]]
+    of = index[runs]
+    return ({**{name: column[of] for name, column in bases.items()}, "micro": micro[runs], "interleave": interleave[runs]},
+            batched_memory(take(held, of), take(batched, runs)))
 
 
-def _variant_floor(p: StepParts, steps: npt.NDArray[np.float64], ref: npt.NDArray[np.int64], ratio: npt.NDArray[np.float64], interleave: npt.NDArray[Any],
-                   bounded: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
-    """The least training time a second-stage variant can take [s]: its reference row's time without the
-    bubble and stage sends, plus the bubble shrunk by ``min(ratio, 1) / interleave``; only the physical
-    limit where not ``bounded`` (a dominated base's variant with a larger micro-batch than its dominator's
-    runs each sample faster than the dominator did)."""
-    shrink = np.minimum(ratio, 1.0) / interleave
-    limit = p.physical_limit[ref] * steps[ref]
-    floor = np.maximum((p.step[ref] - p.bubble[ref] - p.pipeline[ref] + p.bubble[ref] * shrink) * steps[ref], limit)
-    return np.where(bounded, floor, limit)
+@dataclass(frozen=True)
+class _VariantFloor:
+    """Per second-stage base, what floors its variants' training time (:meth:`below_best`): its reference row's
+    step without the bubble and the stage sends, that bubble, its steps and physical limit, micro-batch, and the
+    time its pair's best layout takes so far."""
+
+    rest: npt.NDArray[np.float64]  # s per step
+    bubble: npt.NDArray[np.float64]  # s per step
+    steps: npt.NDArray[np.float64]
+    limit: npt.NDArray[np.float64]  # s
+    micro: npt.NDArray[np.float64]  # sample
+    best: npt.NDArray[np.float64]  # s
+
+    @classmethod
+    def of(cls, ev: Evaluation, ref: npt.NDArray[np.int64], best: npt.NDArray[np.float64]) -> _VariantFloor:
+        p = ev.parts
+        return cls(rest=(p.step - p.bubble - p.pipeline)[ref], bubble=p.bubble[ref], steps=ev.steps[ref],
+                   limit=(p.physical_limit * ev.steps)[ref], micro=ev.configs.micro_batch[ref], best=best)
+
+    def below_best(self, ratio: npt.NDArray[np.float64], interleave: npt.NDArray[Any],
+                   bounded: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """Whether a variant's least training time (its base's time without the bubble and stage sends, plus the
+        bubble shrunk by ``min(ratio, 1) / interleave``; only the physical limit where not ``bounded``: a
+        dominated base's variant with a larger micro-batch than its dominator's runs each sample faster than the
+        dominator did) is below its pair's best; per base (axis 0), broadcast against the arguments."""
+        def per_base(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+            return a if np.ndim(ratio) == 1 else a[:, None]
+
+        floor = np.minimum(ratio, 1.0)  # the shrink, then the floor, in one array (a grid of some 200,000)
+        floor /= interleave
+        floor *= per_base(self.bubble)
+        floor += per_base(self.rest)
+        floor *= per_base(self.steps)
+        limit = per_base(self.limit)
+        np.maximum(floor, limit, out=floor)
+        below: npt.NDArray[np.bool_] = np.where(bounded, floor, limit) < per_base(self.best)
+        return below
 
 
-def _groups(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None) -> npt.NDArray[np.int64]:
-    """Per candidate, its group: the same pair, split, expert ranks, micro-batch (and interleaving)."""
-    # powers of two by their exponent (tp <= 64, pp <= 256, cp <= 16, ep <= 64), the interleaving by its value
+def _split_key(c: Candidates) -> npt.NDArray[np.int64]:
+    """Per candidate, one integer for its pair, split and expert ranks."""
+    # powers of two by their exponent (tp <= 64, pp <= 256, cp <= 16, ep <= 64)
     split = (np.log2(c["tp"]).astype(np.int64) * 16 + np.log2(c["pp"]).astype(np.int64)) * 16 \
         + np.log2(c["cp"]).astype(np.int64)
-    base = (c["pair"] * 4096 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
-    if interleave is not None:
+    key: npt.NDArray[np.int64] = (c["pair"] * 4096 + split) * 8 + np.log2(c["ep"]).astype(np.int64)
+    return key
+
+
+def _groups(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None,
+            split: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.int64]:
+    """Per candidate, its group: the same pair, split, expert ranks (``split``, where given: :func:`_split_key`),
+    micro-batch (and interleaving)."""
+    base = _split_key(c) if split is None else split
+    if interleave is not None:  # the interleaving by its value
         base = base * 1024 + np.minimum(np.asarray(interleave, dtype=np.int64), 1023)
     whole = np.asarray(micro)
     if len(whole) and np.all(whole == np.round(whole)) and whole.max() < 1 << 24 and base.max() < 1 << 38:
-        # micro-batches are whole numbers: one integer key, one sort (np.unique numbers groups in key order)
-        return np.unique(base * (1 << 24) + whole.astype(np.int64), return_inverse=True)[1].ravel()
-    order = np.lexsort((micro, base))
-    starts = np.r_[True, (base[order][1:] != base[order][:-1]) | (micro[order][1:] != micro[order][:-1])]
+        # micro-batches are whole numbers: one integer key, one sort; the rows come nearly in its order (pair by
+        # pair, split by split), which a stable (merge) sort runs through fastest
+        key = base * (1 << 24) + whole.astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        starts = np.r_[True, key[order][1:] != key[order][:-1]]
+    else:
+        order = np.lexsort((micro, base))
+        starts = np.r_[True, (base[order][1:] != base[order][:-1]) | (micro[order][1:] != micro[order][:-1])]
     group = np.empty(len(order), dtype=np.int64)
     group[order] = np.cumsum(starts) - 1
     return group
@@ -698,16 +792,17 @@ def _dominating_stage(zero: npt.NDArray[np.int64], accumulation: npt.NDArray[np.
     return np.where(single, np.where(zero != 2, 2, -1), np.where(zero != 1, 1, -1))
 
 
-def _dominance(c: Candidates, micro: npt.NDArray[np.float64], ok: npt.NDArray[np.bool_], interleave: npt.NDArray[Any] | None = None,
-               accumulation: npt.NDArray[np.float64] | None = None) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Which candidates another of their group (:func:`_groups`) that fits (``ok``) beats outright: it needs
+def _dominance(c: Candidates, micro: npt.NDArray[np.float64], interleave: npt.NDArray[Any] | None = None,
+               accumulation: npt.NDArray[np.float64] | None = None, split: npt.NDArray[np.int64] | None = None
+               ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Which candidates (every one of which fits) another of their group (:func:`_groups`) beats outright: it needs
     less recomputation at the same ZeRO stage, or is the stage :func:`_dominating_stage` names with no more
     recomputation (module docstring). Returns (dominated, group, least recomputation that fits per group and
     ZeRO stage, the dominating stage per candidate)."""
-    group = _groups(c, micro, interleave)
-    least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
-    np.minimum.at(least, (group[ok], c["zero"][ok]), c["recompute"][ok])
+    group = _groups(c, micro, interleave, split)
     rc, zero = c["recompute"], c["zero"]
+    least = np.full((int(group.max()) + 1 if len(group) else 0, 4), np.iinfo(np.int64).max)
+    np.minimum.at(least.reshape(-1), group * 4 + zero, rc)  # one flat index: ufunc.at's fast path
     stage = _dominating_stage(zero, np.ones(len(zero)) if accumulation is None else accumulation)
     beaten = (stage >= 0) & (least[group, np.maximum(stage, 0)] <= rc)
     return (least[group, zero] < rc) | beaten, group, least, stage
@@ -728,11 +823,18 @@ def take(a: Rows, rows: npt.NDArray[np.int64]) -> Rows:
     Evaluation, dataclass, numpy.ndarray or None
         ``a`` at ``rows``.
     """
-    if isinstance(a, np.ndarray) and a.ndim >= 1:
-        return cast(Rows, a[rows])
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        return cast(Rows, dataclasses.replace(a, **{f.name: take(getattr(a, f.name), rows) for f in dataclasses.fields(a)}))
-    return a
+    if isinstance(a, np.ndarray):
+        return cast(Rows, a[rows] if a.ndim >= 1 else a)
+    names = _field_names(type(a))
+    if names is None:
+        return a
+    return type(a)(**{name: take(getattr(a, name), rows) for name in names})
+
+
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """The fields of a dataclass (every one an argument of its constructor, as dataclasses.replace needs), else
+    None."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
 
 
 def concatenate(a: Rows, b: Rows) -> Rows:
@@ -752,29 +854,90 @@ def concatenate(a: Rows, b: Rows) -> Rows:
         return a
     if isinstance(a, np.ndarray):
         return cast(Rows, np.concatenate([np.broadcast_to(a, np.shape(a)), cast(npt.NDArray[Any], b)]))
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        return cast(Rows, dataclasses.replace(a, **{f.name: concatenate(getattr(a, f.name), getattr(b, f.name))
-                                                    for f in dataclasses.fields(a)}))
-    return a
+    names = _field_names(type(a))
+    if names is None:
+        return a
+    return type(a)(**{name: concatenate(getattr(a, name), getattr(b, name)) for name in names})
 
 
-def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headroom: bool) -> tuple[Candidates, Candidates]:
+@dataclass(frozen=True)
+class _FirstStage:
+    """The first stage's candidates that go on (:func:`_first_stage`): ``kept`` to be evaluated, with their memory;
+    ``shadow``, the dominated pipelines, each with its dominator's index among ``kept``; and the bytes every
+    batching of a kept or shadow row holds (``held``, at ``kept_source`` and ``shadow_source``)."""
+
+    kept: Candidates
+    kept_memory: MemoryParts
+    shadow: Candidates
+    held: HeldBytes
+    kept_source: npt.NDArray[np.intp]
+    shadow_source: npt.NDArray[np.intp]
+
+
+def _first_stage(job: Job, table: DeviceTable, devices: npt.NDArray[np.int64], counts: npt.NDArray[np.int64],
+                 fixed: Fixed, headroom: bool) -> _FirstStage:
+    """Every split with the largest micro-batch that fits and plain 1F1B, less those another beats outright
+    (:func:`_undominated`). Memory and dominance read of a pair its count, its device's node size, memory, storage
+    and precision support only: pairs alike in these (a catalog of some 200 devices has about 60 kinds) have the
+    same candidate rows, kept alike, so each kind is worked out once, on its first pair, and copied to the others."""
+    keys = np.stack([counts, table.devices_per_node[devices], table.weight_bytes[devices],
+                     table.master_bytes[devices], table.storage_scale[devices], table.framework_overhead[devices],
+                     table.memory[devices], table.supported[devices]], axis=1).astype(float)
+    _, first, alike = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    alike = np.asarray(alike).ravel()
+    c = candidates(job, table, devices[first], counts[first], fixed, first_stage=True)
+    kept, shadow, dominator, held, memory = _undominated(job, table, c, len(first), headroom)
+    kept_pair, kept_at = _spread(c["pair"][kept], alike, len(first))
+    shadow_pair, shadow_at = _spread(c["pair"][shadow], alike, len(first))
+    # a shadow's dominator: the same place among its own pair's kept rows as among its kind's
+    kind_start = np.searchsorted(c["pair"][kept], np.arange(len(first)))
+    pair_start = np.searchsorted(kept_pair, np.arange(len(devices)))
+    kept_source, shadow_source = kept[kept_at], shadow[shadow_at]
+
+    def copied(rows: npt.NDArray[np.intp], pair: npt.NDArray[np.intp]) -> Candidates:
+        return {**{name: column[rows] for name, column in c.items()}, "pair": pair, "device": devices[pair]}
+
+    return _FirstStage(kept=copied(kept_source, kept_pair), kept_memory=take(memory, kept_source),
+                       shadow={**copied(shadow_source, shadow_pair),
+                               "dominator": pair_start[shadow_pair] + dominator[shadow_at]
+                               - kind_start[alike[shadow_pair]]},
+                       held=held, kept_source=kept_source, shadow_source=shadow_source)
+
+
+def _spread(kind: npt.NDArray[np.int64], alike: npt.NDArray[np.intp], kinds: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Rows worked out once per kind of pair (``kind``: each row's, ascending) given to every pair of that kind
+    (``alike``: each pair's kind), pair after pair, in their order: each copy's pair, and the row it copies."""
+    per_kind = np.bincount(kind, minlength=kinds)
+    per_pair = per_kind[alike]
+    pair = np.repeat(np.arange(len(alike)), per_pair)
+    at = np.arange(len(pair)) + np.repeat((np.cumsum(per_kind) - per_kind)[alike] - (np.cumsum(per_pair) - per_pair),
+                                          per_pair)
+    return pair, at
+
+
+def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headroom: bool
+                 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], HeldBytes, MemoryParts]:
     """The first-stage candidates that no other candidate beats outright (module docstring), and per
-    pair with nothing that fits its layout closest to fitting; and the dominated pipelines that fit, each
-    with the index of its dominator among the kept (``dominator``), for the second stage."""
+    pair with nothing that fits its layout closest to fitting (``kept``, rows of ``c``); the dominated pipelines
+    that fit (``shadow``) and each one's dominator (its index among ``kept``), for the second stage; and every row's
+    held bytes and memory."""
     d = c["device"]
     dp = c["count"] / (c["tp"] * c["pp"] * c["cp"])
-    mem = memory_parts(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
-                       table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
-                       recompute=c["recompute"], interleave=c["interleave"], headroom=headroom, ep=c["ep"])
-    ok = mem.fits & mem.whole & table.supported[d] & (dp == np.round(dp))
-    # groups of one (pair, split, micro-batch): the accumulation follows from these
-    dominated, group, least, stage = _dominance(c, mem.micro, ok, accumulation=mem.accumulation)
-    rc, zero = c["recompute"], c["zero"]
-    keep = ok & ~dominated
-    fitting = np.zeros(pairs, dtype=bool)
-    fitting[c["pair"][ok]] = True
+    held = held_bytes(job, table.weight_bytes[d], table.master_bytes[d], table.storage_scale[d],
+                      table.framework_overhead[d], table.memory[d], dp, c["zero"], tp=c["tp"], pp=c["pp"], cp=c["cp"],
+                      recompute=c["recompute"], headroom=headroom, ep=c["ep"])
+    mem = batched_memory(held, batching(job, held, dp, pp=c["pp"], interleave=c["interleave"]))
     feasible = mem.whole & table.supported[d] & (dp == np.round(dp))
+    ok = np.flatnonzero(mem.fits & feasible)
+    # groups of one (pair, split, micro-batch): the accumulation follows from these; only rows that fit can
+    # beat one, and only those that fit are kept or shadowed for it
+    fits = {name: c[name][ok] for name in ("pair", "tp", "pp", "cp", "ep", "zero", "recompute")}
+    dominated, group, least, stage = _dominance(fits, mem.micro[ok], accumulation=mem.accumulation[ok])
+    rc, zero = fits["recompute"], fits["zero"]
+    keep = np.zeros(len(dp), dtype=bool)
+    keep[ok[~dominated]] = True
+    fitting = np.zeros(pairs, dtype=bool)
+    fitting[fits["pair"]] = True
     rows = np.flatnonzero(~fitting[c["pair"]])
     if len(rows):  # pairs where nothing fits keep their least-memory (feasible first) layout, to say by how much
         order = rows[np.lexsort((mem.needed[rows], ~feasible[rows], c["pair"][rows]))]
@@ -783,15 +946,15 @@ def _undominated(job: Job, table: DeviceTable, c: Candidates, pairs: int, headro
     # a dominated pipeline is not evaluated, but its interleaved and small-micro-batch variants may fit where its
     # dominator's do not (they keep more in flight): they go to the second stage with the dominator's time as
     # their floor (the dominator runs no slower: less recomputation, or its stage's no larger traffic)
-    shadow = np.flatnonzero(ok & dominated & (c["pp"] > 1))
+    shadow = np.flatnonzero(dominated & (fits["pp"] > 1))
     g, z, r, s = group[shadow], zero[shadow], rc[shadow], stage[shadow]
     by_stage = (s >= 0) & (least[g, np.maximum(s, 0)] <= r)
     dominator_zero = np.where(by_stage, s, z)
     dominator_rc = np.where(by_stage, least[g, np.maximum(s, 0)], least[g, z])
     slot = np.full((len(least), 4, len(RECOMPUTE_ALL)), -1, dtype=np.int64)
-    kept_rows = np.flatnonzero(keep)
-    slot[group[kept_rows], zero[kept_rows], rc[kept_rows]] = np.arange(len(kept_rows))
+    kept = np.flatnonzero(keep)
+    # the kept rows that fit, by their place among all kept rows (those of pairs where nothing fits dominate none)
+    kept_fitting = np.flatnonzero(~dominated)
+    slot[group[kept_fitting], zero[kept_fitting], rc[kept_fitting]] = np.searchsorted(kept, ok[kept_fitting])
     dominator = slot[g, dominator_zero, dominator_rc]
-    shadow, dominator = shadow[dominator >= 0], dominator[dominator >= 0]
-    return {name: column[keep] for name, column in c.items()}, \
-        {**{name: column[shadow] for name, column in c.items()}, "dominator": dominator}
+    return kept, ok[shadow[dominator >= 0]], dominator[dominator >= 0], held, mem

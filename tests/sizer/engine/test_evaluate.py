@@ -111,3 +111,47 @@ def test_a_layout_whose_parallel_degrees_do_not_divide_the_count_is_not_feasible
     job, table = resnet
     ev = evaluate(job, table, 0, np.array([4, 6]), 0, tp=np.array([1.0, 4.0]))
     assert ev.feasible.tolist() == [True, False]  # 6 devices over tp 4: 1.5 replicas
+
+
+def test_memory_parts_is_its_held_bytes_then_each_batching_of_them():
+    """A search works a split's held bytes out once and each batching (micro-batch, interleaving) from them:
+    the same figures as memory_parts of every batching, exactly."""
+    from sizer.engine.evaluate import batched_memory, batching, held_bytes, memory_parts
+    from sizer.engine.job import resolve_job
+    from sizer.hardware.catalog import load_catalog
+    from sizer.schemas.base import WorkloadRequest
+
+    job = resolve_job(WorkloadRequest(model="llama-3-8b", tokens=1e11))
+    table = cached_device_table((load_catalog().find("H100 SXM"),), job.precision, True)
+    tp, pp, cp, zero, recompute = (np.array(v) for v in ([1, 2, 4, 8], [1, 4, 8, 2], [1, 1, 1, 2], [0, 1, 3, 2],
+                                                         [0, 2, 0, 2]))
+    dp = 64.0 / (tp * pp * cp)
+    device = (table.weight_bytes, table.master_bytes, table.storage_scale, table.framework_overhead, table.memory)
+    held = held_bytes(job, *(np.repeat(a, 4) for a in device), dp, zero, tp=tp, pp=pp, cp=cp, recompute=recompute,
+                      headroom=True)
+    for micro, interleave in ((None, np.ones(4)), (np.array([np.nan, 1.0, 2.0, 4.0]), np.array([1, 2, 4, 1]))):
+        whole = memory_parts(job, *(np.repeat(a, 4) for a in device), dp, zero, tp=tp, pp=pp, cp=cp,
+                             recompute=recompute, interleave=interleave, micro_batch=micro, headroom=True)
+        parts = batched_memory(held, batching(job, held, dp, pp=pp, interleave=interleave, micro_batch=micro))
+        # a batching of rows of held (a search's variants of one split) reads them there
+        rows = np.array([3, 0, 0, 2, 1, 3])
+        taken = batching(job, held, dp[rows], pp=pp[rows], interleave=np.broadcast_to(interleave, 4)[rows],
+                         micro_batch=None if micro is None else micro[rows], rows=rows)
+        assert np.array_equal(taken.needed, parts.needed[rows]) and np.array_equal(taken.micro, parts.micro[rows])
+        for name in ("needed", "fits", "micro", "accumulation", "activations", "fit", "whole", "framework"):
+            assert np.array_equal(getattr(parts, name), getattr(whole, name)), name
+
+
+def test_an_evaluation_given_its_memory_is_the_one_that_works_it_out(resnet):
+    """evaluate(memory=...) takes a search's memory of the same layouts instead of computing it again."""
+    from sizer.engine.evaluate import memory_parts
+
+    job, table = resnet
+    count, zero = np.array([1, 2, 8, 8]), np.array([0, 1, 2, 3])
+    alone = evaluate(job, table, 0, count, zero)
+    index = np.zeros(4, dtype=np.int64)
+    memory = memory_parts(job, table.weight_bytes[index], table.master_bytes[index], table.storage_scale[index],
+                          table.framework_overhead[index], table.memory[index], count.astype(float), zero)
+    given = evaluate(job, table, 0, count, zero, memory=memory)
+    for name in ("memory_needed", "fits", "training_seconds", "batch", "steps", "largest_micro_batch"):
+        assert np.array_equal(getattr(given, name), getattr(alone, name)), name

@@ -20,6 +20,7 @@ from sizer.engine.roofline import (
     Configs,
     expert_layout,
     group_link,
+    is_multiple,
     matrix_size_factor,
     model_flops_per_sample,
     model_parallel_seconds,
@@ -216,3 +217,47 @@ def test_70b_decode_on_a_bridged_h100_nvl_pair_beats_the_same_pair_over_pcie(cat
     bridged = estimate_inference(ask, catalog).total_tokens_per_s.expected
     over_pcie = estimate_inference(ask, Catalog(devices={**catalog.devices, nvl.id: unbridged})).total_tokens_per_s.expected
     assert bridged > 1.1 * over_pcie  # the two all-reduces per block of a 64-sequence decode step move 300 vs 63 GB/s
+
+
+def test_is_multiple_answers_as_the_floating_point_remainder():
+    """The search's whole-number test (a quotient that rounds to a whole number) against np.mod(x, y) == 0: whole
+    dividends and divisors up to 2**53, fractions, NaN, infinities, zero and negative divisors."""
+    rng = np.random.default_rng(41)
+    x = np.concatenate([rng.integers(-5000, 5000, 20000), rng.integers(-2 ** 52, 2 ** 52, 5000),
+                        2.0 ** 53 - rng.integers(1, 100, 100), rng.random(1000) * 100,
+                        [np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0 ** 60, 2.0 ** 53]]).astype(float)
+    divisors = [rng.integers(1, 70, len(x)), np.full(len(x), 3), rng.integers(-9, 9, len(x)), rng.random(len(x)) * 4,
+                np.exp2(rng.integers(0, 6, len(x))), rng.integers(1, 2 ** 40, len(x)), rng.integers(2 ** 50, 2 ** 53, len(x))]
+    with np.errstate(all="ignore"):
+        for y in (np.asarray(d, dtype=float) for d in divisors):
+            for part in (slice(0, 20000), slice(20000, None), slice(None)):  # with and without the fallback's values
+                assert np.array_equal(is_multiple(x[part], y[part]), np.mod(x[part], y[part]) == 0)
+            multiples = rng.integers(1, 1000, len(x)) * np.where(y == 0, 1.0, np.abs(y))
+            multiples[multiples >= 2 ** 53] = 1.0
+            assert np.array_equal(is_multiple(multiples, y), np.mod(multiples, y) == 0)
+
+
+def test_layer_groups_by_one_integer_key_are_lexsorts_groups_in_its_order():
+    """The per-layer roofline's groups (one representative row per distinct input, in lexsort's order: the matrix
+    product over them then sums exactly as before) from one integer key where every column is whole, and from
+    lexsort where one is not (a fraction, NaN)."""
+    from sizer.engine.roofline import _layer_groups
+
+    rng = np.random.default_rng(41)
+    for trial in range(40):
+        n = 2000  # some 480 distinct inputs at most: grouping pays
+        columns = [rng.integers(0, 5, n).astype(float), rng.choice([1.0, 2.0, 4.0, 1536.0], n),
+                   rng.choice([1.0, 8.0], n), np.ones(n), rng.choice([1.0, 64.0], n), rng.integers(0, 3, n)]
+        if trial % 4 == 1:
+            columns[1][rng.integers(0, n)] = 2.5  # not whole: lexsort's way
+        if trial % 4 == 2:
+            columns[1][rng.integers(0, n)] = np.nan  # its own group
+        weight = rng.choice([0.5, 2.0], n) if trial % 4 == 3 else None
+        found = _layer_groups(*columns[:5], columns[5].astype(np.int64), weight, None)
+        keys = columns + ([weight] if weight is not None else [])
+        order = np.lexsort(keys)
+        change = np.r_[True, np.any([k[order][1:] != k[order][:-1] for k in keys], axis=0)]
+        assert found is not None
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[order] = np.cumsum(change) - 1
+        assert found[0].tolist() == order[change].tolist() and found[1].tolist() == inverse.tolist()

@@ -276,3 +276,21 @@ def test_the_per_layer_roofline_grouped_by_its_inputs_gives_every_configuration_
         # equal up to rounding (a matrix product over fewer rows may sum in another order)
         np.testing.assert_allclose(np.asarray(grouped, dtype=float), alone, rtol=1e-9,
                                    atol=1e-12 * float(np.nanmax(np.abs(alone), initial=0.0)), err_msg=name)
+
+
+def test_first_per_pair_is_a_stable_lexsorts_first_row():
+    """The choice narrows each pair's rows key by key instead of sorting them: the same row as np.lexsort's first
+    over (keys, pair), with ties, NaN (after every number, as a sort puts it), infinities and -0.0 among the keys."""
+    from sizer.engine.search import first_per_pair
+
+    rng = np.random.default_rng(41)
+    values = np.array([0.0, -0.0, 1.0, 2.0, np.nan, np.inf, -np.inf, 3.5])
+    for trial in range(200):
+        n, pairs = int(rng.integers(0, 300)), int(rng.integers(1, 30))
+        pair = np.sort(rng.integers(0, pairs, n)) if trial % 2 else rng.integers(0, pairs, n)
+        keys = (rng.random(n) < 0.3, *(rng.choice(values, n) for _ in range(3)))
+        rows = np.flatnonzero(rng.random(n) < 0.7)
+        order = rows[np.lexsort((*(k[rows] for k in reversed(keys)), pair[rows]))]
+        starts = np.r_[True, pair[order][1:] != pair[order][:-1]] if len(order) else np.zeros(0, dtype=bool)
+        got_pairs, got_rows = first_per_pair(pair, rows, keys)
+        assert got_pairs.tolist() == pair[order][starts].tolist() and got_rows.tolist() == order[starts].tolist()
