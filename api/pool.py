@@ -42,6 +42,13 @@ IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
 # which is ``api`` in a checkout and ``sizer.api`` installed from the wheel
 WARM_MODULES = (".routers.inference", ".routers.recommend")
 
+# A worker's estimates (a new shape's layout search above all) build and drop numpy temporaries of 0.1-30 MB by the
+# hundred; with glibc's default thresholds each is mapped from the system and handed back (and its pages faulted in
+# again) every time, about a fifth of a search's time (the 7B shape 46-49 -> 37-39 ms, benchmarks/README.md). Kept in
+# the worker's heap instead, at the cost of up to 64 MB it keeps after freeing. Read by glibc at the worker's start
+# (another C library ignores it).
+WORKER_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864"
+
 
 @dataclass(frozen=True)
 class CatalogMarker:
@@ -202,6 +209,7 @@ class WorkerPool:
         top = sys.modules[__name__.partition(".")[0]]
         root = str(Path(top.__file__).resolve().parent.parent)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+        env.setdefault("GLIBC_TUNABLES", WORKER_MALLOC)  # a user's own tunables are kept
         process = subprocess.Popen([sys.executable, "-c", f"import {__name__} as pool; pool.worker_entry()",
                                     str(theirs.fileno()), self.catalog_file or "", str(self.niceness)],
                                    pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL)

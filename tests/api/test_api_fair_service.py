@@ -178,6 +178,25 @@ def test_a_worker_that_does_not_stop_when_cancelled_is_killed_and_replaced():
         pool.close()
 
 
+@pytest.mark.parametrize("own", [None, "glibc.malloc.arena_max=2"])
+def test_a_worker_keeps_its_temporaries_in_its_heap_unless_the_user_tuned_malloc(monkeypatch, own):
+    import os
+
+    from api.pool import WORKER_MALLOC
+
+    if own is not None:
+        monkeypatch.setenv("GLIBC_TUNABLES", own)
+    else:
+        monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    pool = WorkerPool(1, niceness=0)
+    try:
+        seen = asyncio.run(asyncio.wait_for(pool.run(os.getenv, ("GLIBC_TUNABLES",), (30, 30), done=lambda: None), 60))
+    finally:
+        pool.close()
+    assert seen == (own or WORKER_MALLOC)
+    assert "GLIBC_TUNABLES" not in os.environ or os.environ["GLIBC_TUNABLES"] == own  # the service's own unchanged
+
+
 def test_a_long_estimate_in_a_worker_answers_like_one_in_the_process():
     body = {"model": "llama-3.1-8b", "device": "H100 SXM", "rate": 10}
     with TestClient(create_app(Settings(estimate_workers=0))) as client:
