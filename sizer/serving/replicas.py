@@ -69,7 +69,7 @@ def replicas_note(model: str, heads: int, kv_heads: int, count: int, replicas: i
     replicas, tp : int
         Replicas and devices per replica [1] (:func:`sizer.passes.arithmetic.tensor_replicas`).
     shares : dict of int to int
-        Sequences per replica to replicas carrying that many (:func:`replica_batches`).
+        Sequences per replica [1] to replicas carrying that many [1] (:func:`replica_batches`).
     fitting : str
         Tensor-parallel sizes up to ``count`` that split the heads, as words ('1, 2 or 5').
 
@@ -99,7 +99,7 @@ def replicated(answers: dict[int, InferenceResult], shares: dict[int, int], coun
     answers : dict of int to InferenceResult
         Sequences per replica [1] to the one-replica answer at that batch (its ``count`` the tensor-parallel size).
     shares : dict of int to int
-        Sequences per replica to replicas carrying that many (:func:`replica_batches`), the busiest first.
+        Sequences per replica [1] to replicas carrying that many [1] (:func:`replica_batches`), the busiest first.
     count : int
         Devices over all replicas [1].
     batch : int
