@@ -161,6 +161,30 @@ def splits_heads(count: int, arch: Architecture) -> bool:
     return count == 1 or (not arch.heads % count and (not arch.kv_heads % count or not count % arch.kv_heads))
 
 
+def tensor_replicas(count: int, arch: Architecture) -> tuple[int, int]:
+    """``count`` devices as replicas of the largest tensor-parallel size that divides ``count`` and splits the heads.
+
+    What a practitioner runs where a count does not split the heads (vLLM ``--data-parallel-size`` over
+    ``--tensor-parallel-size``, or several servers behind a load balancer): every device used, each replica
+    whole heads on each rank. A count that splits the heads is one replica of itself.
+
+    Parameters
+    ----------
+    count : int
+        Devices [1].
+    arch : Architecture
+        The model (its query and key/value head counts).
+
+    Returns
+    -------
+    tuple of (int, int)
+        Replicas [1] and devices per replica, its tensor-parallel size [1]; their product is ``count``
+        (a tensor-parallel size of 1 always splits the heads).
+    """
+    tp = max(n for n in range(1, count + 1) if not count % n and splits_heads(n, arch))
+    return count // tp, tp
+
+
 def check_tensor_ranks(count: int, arch: Architecture) -> None:
     """``count`` tensor-parallel ranks that split the attention heads whole, or InputError naming ``count``.
 

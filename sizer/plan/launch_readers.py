@@ -41,6 +41,7 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, asked: Ask
     ServingSetup
         The setup.
     """
+    from sizer.passes.arithmetic import tensor_replicas
     from sizer.runtimes.formats import weight_format
     from sizer.serving.estimate import served_architecture
     from sizer.serving.under_load import serving_runtime
@@ -54,14 +55,18 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, asked: Ask
     if varying:  # a set's or a trace's longest request is not in the answer: the model's own context holds any
         context = arch.max_context
     replicas = (result.capacity.replicas or 1) if loaded and result.capacity is not None else 1
-    profile = engine.profile if engine is not None else None
-    running = (request.max_running or (profile.max_running if profile else result.batch)) if loaded else result.batch
-    budget = (request.token_budget or (profile.token_budget if profile else None)) if loaded else None
     tensor = result.split == Split.TENSOR
+    count, batch = result.count, result.batch
+    if tensor and not loaded:  # a count that does not split the heads was answered as replicas (the same rule)
+        replicas, count = tensor_replicas(result.count, arch)
+        batch = -(-result.batch // replicas)  # the busiest replica's sequences: --max-num-seqs is per replica
+    profile = engine.profile if engine is not None else None
+    running = (request.max_running or (profile.max_running if profile else batch)) if loaded else batch
+    budget = (request.token_budget or (profile.token_budget if profile else None)) if loaded else None
     return ServingSetup(model=model, model_known=known, weights=result.weights, kv_cache=KvCache(result.kv_cache),
-                        tensor_parallel=result.count if tensor else 1, pipeline_parallel=1 if tensor else result.count,
+                        tensor_parallel=count if tensor else 1, pipeline_parallel=1 if tensor else count,
                         replicas=replicas, max_model_len=context, max_running=running, token_budget=budget,
-                        experts=arch.experts, device=asked.the_device, count=result.count,
+                        experts=arch.experts, device=asked.the_device, count=count,
                         gguf_file=weight_format(result.weights).gguf_mix is not None,
                         engine=engine.name if engine is not None else None, fits=result.fits, lengths_vary=varying,
                         memory_share=tool.profile.memory_share, kv_free_share=tool.profile.kv_free_share,

@@ -23,7 +23,7 @@ from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.serving import InferenceResult
 from sizer.schemas.serving_requests import InferenceRequest
 from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
-from sizer.serving.estimate import serve
+from sizer.serving.estimate import serve, serve_on_every_device
 from sizer.training import estimates
 
 Request = TypeVar("Request", bound=WorkloadRequest | InferenceRequest)
@@ -192,7 +192,8 @@ def evaluate_training(request: TimeRequest, device: Device, count: int, question
                    training_time=time.training_time, cost=cost, result=time)
 
 
-def evaluate_serving(request: InferenceRequest, device: Device, count: int, question: Asked[Any]) -> Outcome:
+def evaluate_serving(request: InferenceRequest, device: Device, count: int, question: Asked[Any],
+                     every_device: bool = False) -> Outcome:
     """The engine's answer for an inference request on ``count`` × ``device``.
 
     Parameters
@@ -202,10 +203,14 @@ def evaluate_serving(request: InferenceRequest, device: Device, count: int, ques
     device : Device
         The device to serve on.
     count : int
-        Devices in tensor parallel [1].
+        Devices [1]: tensor parallel, or replicas of a tensor-parallel size that splits the heads where the count
+        does not (:func:`sizer.serving.estimate.serve`).
     question : Asked
         The question on its catalog (:func:`sizer.asked.on_catalog`): the devices and their prices, and the entries
         the request names besides its hardware (the host CPU, the device measured on).
+    every_device : bool
+        Answer a count that does not split the heads as replicas even where the split or a local runtime was given
+        (:func:`sizer.serving.estimate.serve_on_every_device`), rather than refuse it.
 
     Returns
     -------
@@ -214,7 +219,7 @@ def evaluate_serving(request: InferenceRequest, device: Device, count: int, ques
         output tokens [USD] where a price is known, and the engine's full answer (an InferenceResult).
     """
     served = rebuilt(InferenceRequest, request, given_names(request) - SERVING_HARDWARE, device=device.id, count=count)
-    result = serve(_on(question, served, device))
+    result = (serve_on_every_device if every_device else serve)(_on(question, served, device))
     cost = result.cost_per_million_tokens
     return Outcome(fits=result.fits, memory_per_device=result.memory_per_device, device_memory=result.device_memory,
                    decode_tokens_per_s=result.decode_tokens_per_s,

@@ -21,6 +21,7 @@ from sizer.schemas.time_and_memory import MemoryResult
 if TYPE_CHECKING:
     from sizer.schemas.plan import PlanRequest
     from sizer.schemas.recommendation import RecommendRequest
+    from sizer.schemas.serving import InferenceResult
     from sizer.schemas.serving_requests import InferenceRequest
     from sizer.schemas.time_and_memory import MemoryRequest, TimeRequest, TimeResult
 
@@ -117,8 +118,8 @@ def _workload_notes(results: list[TimeResult | MemoryResult], request: TimeReque
 def answer_inference(asked: Asked[InferenceRequest]) -> OwnedResult:
     """Serve the request's model on each hardware set of ``request.have`` only.
 
-    Where a set's count does not split the model's heads, it serves on the most of its devices that do
-    (the rest idle, said in the layout); where a weight format has no peak on the device, the set is
+    Where a set's count does not split the model's heads, it serves as replicas of the largest tensor-parallel
+    size that divides the count and splits them (every device used, said in the layout); where a weight format has no peak on the device, the set is
     shown as not serving, with the changes that would.
 
     Parameters
@@ -140,24 +141,17 @@ def answer_inference(asked: Asked[InferenceRequest]) -> OwnedResult:
     workload = ""
     for have in owned:
         refused: str | None = None
-        used = have.count
         try:
-            try:
-                outcome = evaluate_serving(request, have.device, have.count, asked)
-            except InputError as error:
-                if error.field != "count":
-                    raise
-                # tensor ranks hold whole heads: serve on the most of the devices that split them
-                used = tensor_ranks_within(have.count, request)
-                outcome = evaluate_serving(request, have.device, used, asked)
+            # a count that does not split the heads serves as replicas of one that does, every device used
+            outcome = evaluate_serving(request, have.device, have.count, asked, every_device=True)
         except InputError as error:
             if error.field != "weights":
                 raise
             # a W8A8 format this device has no peak for: sized as the weight-only format of the same bytes,
             # shown as not serving, with the changes that would
             refused = error.message
-            outcome = dataclasses.replace(evaluate_serving(edited(request, {"weights": "int8"}), have.device, used, asked),
-                                          fits=False)
+            outcome = dataclasses.replace(evaluate_serving(edited(request, {"weights": "int8"}), have.device, have.count,
+                                                           asked, every_device=True), fits=False)
         result = outcome.served
         workload = f"serving {result.model}, {result.prompt_len} in / {result.output_len} out"
         # the runtime each set runs under (llama.cpp for GGUF), said once per distinct choice
@@ -167,8 +161,8 @@ def answer_inference(asked: Asked[InferenceRequest]) -> OwnedResult:
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             method="inference", precision=result.weights,
             # llama.cpp's layer split passes each token through the devices in turn: not tensor parallel
-            layout={("layer_split" if result.split == Split.LAYER and used > 1 else "tp"): used, "weights": result.weights, "kv_cache": result.kv_cache, "batch": result.batch,
-                    "largest_batch": result.max_batch, **({"idle_devices": have.count - used} if used < have.count else {})},
+            layout={**_parallel_layout(have.count, request, result), "weights": result.weights, "kv_cache": result.kv_cache,
+                    "batch": result.batch, "largest_batch": result.max_batch},
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             decode_tokens_per_s=outcome.decode_tokens_per_s if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
             verdict=_verdict(outcome, None, suggestions, refused), suggestions=suggestions))
@@ -176,26 +170,18 @@ def answer_inference(asked: Asked[InferenceRequest]) -> OwnedResult:
                        assumptions=_assumptions(owned, "inference") + runtimes)
 
 
-def tensor_ranks_within(count: int, request: InferenceRequest) -> int:
-    """The most of ``count`` devices whose tensor ranks split the served model's heads whole (at least 1).
-
-    Parameters
-    ----------
-    count : int
-        Devices at hand [1].
-    request : InferenceRequest
-        The serving question (the model whose attention and key-value heads are split).
-
-    Returns
-    -------
-    int
-        The largest tensor-parallel size [1], at most ``count``, that divides the heads (1 always does).
-    """
-    from sizer.passes.arithmetic import splits_heads
+def _parallel_layout(count: int, request: InferenceRequest, result: InferenceResult) -> dict[str, int]:
+    """How ``count`` devices serve: a layer split, or tensor parallel (``tp``) with its ``replicas`` where the count
+    does not split the heads (:func:`sizer.passes.arithmetic.tensor_replicas`, the rule the answer used)."""
+    if result.split == Split.LAYER and count > 1:  # llama.cpp's layer split passes each token through the devices in turn
+        return {"layer_split": count}
+    if result.scenario == "load":  # under load the answer's count is one replica's, its replicas sized for the load
+        return {"tp": result.count}
+    from sizer.passes.arithmetic import tensor_replicas
     from sizer.serving.estimate import served_architecture
 
-    arch, _ = served_architecture(request)
-    return max(n for n in range(1, count + 1) if splits_heads(n, arch))
+    replicas, tp = tensor_replicas(count, served_architecture(request)[0])
+    return {"tp": tp, **({"replicas": replicas} if replicas > 1 else {})}
 
 
 def _training_layout(result: TimeResult | MemoryResult) -> dict[str, Any]:

@@ -46,12 +46,15 @@ from sizer.passes.arithmetic import (
     evaluate_serving,
     host_share,
     serving_table,
+    splits_heads,
     stored_weight_bytes,
+    tensor_replicas,
     total_tokens_per_second,
     unfused_attention_seconds,
 )
 from sizer.passes.layer_offload import host_memory_note, offload_host
 from sizer.passes.moe_decode import MOE_LAYER_VERIFIED, TENSOR_PARALLEL, MoeLayout, layout_note, layout_refusal
+from sizer.request_edits import edited
 from sizer.results import Assumption, PriceBasis, QuantityOut, RangeOut, unit_factor
 from sizer.runtimes.formats import (
     WeightFormat,
@@ -68,6 +71,8 @@ from sizer.schemas.serving_requests import MAX_TOKENS, InferenceRequest, ServedM
 from sizer.serving.benchmark_load import benchmark_notes, scale_out_note, serve_benchmark
 from sizer.serving.capacity import serve_load
 from sizer.serving.production import headroom_assumption, max_utilisation
+from sizer.serving.replicas import SOURCE as REPLICAS_SOURCE
+from sizer.serving.replicas import replica_batches, replicas_note, replicated
 from sizer.serving.serving_ranges import assumption as ranges_assumption
 from sizer.serving.serving_ranges import for_load, ranged
 from sizer.serving.under_load import (
@@ -405,6 +410,116 @@ def serve(asked: Asked[InferenceRequest]) -> InferenceResult:
         Speeds as ranges [tokens/s], times [ms], memory per device [GB], cost per million output tokens
         [USD] and energy per output token [J], with the assumptions behind them.
     """
+    return _serve(asked, _replicas_asked(asked))
+
+
+def serve_on_every_device(asked: Asked[InferenceRequest]) -> InferenceResult:
+    """:func:`serve` on hardware one has: a count that does not split the heads answered as replicas of a
+    tensor-parallel size that does (:func:`sizer.passes.arithmetic.tensor_replicas`) even where the split or a
+    local runtime was given, so that every device serves.
+
+    Parameters
+    ----------
+    asked : Asked of InferenceRequest
+        As :func:`serve`.
+
+    Returns
+    -------
+    InferenceResult
+        As :func:`serve`.
+    """
+    return _serve(asked, _replicas_asked(asked, any_split=True))
+
+
+def _serve(asked: Asked[InferenceRequest], layout: tuple[int, int, bool] | None) -> InferenceResult:
+    """:func:`serve` on one deployment (``layout`` None), or on ``layout``'s replicas and tensor-parallel size
+    (under load where its last item is True)."""
+    if layout is None:
+        result, request, limits = _one_replica(asked)
+        asked = asked.again(request)
+    elif layout[2]:  # under load: the replicas are sized (or given) in units of the tensor-parallel size that serves
+        result, request, limits = _one_replica(_under_load_replicas(asked, layout[0], layout[1]))
+        result = result.model_copy(update={"assumptions": [*result.assumptions, _load_replicas_note(asked, *layout[:2])]})
+        asked = asked.again(request)
+    else:
+        result, limits = _over_replicas(asked, layout[0], layout[1])
+    # the user's measurement or efficiency, where given (the roofline: the prompt at the peak, a step at the bandwidth)
+    answered: InferenceResult = inference_answer(asked, result, serve, prefill_limit=limits[0], step_limit=limits[1])
+    return answered
+
+
+def _replicas_asked(asked: Asked[InferenceRequest], any_split: bool = False) -> tuple[int, int, bool] | None:
+    """Replicas, devices per replica and whether under load, where the request's count does not split the model's
+    heads and the split was left to sizer (a tensor split by default, a data-centre runtime; ``any_split``: any
+    tensor split); None otherwise (one deployment of the count, refused as before where it does not split)."""
+    request = asked.request
+    if request.count == 1 or request.devices is not None or (request.split is not None and not any_split):
+        return None
+    try:
+        arch, _ = served_architecture(request)
+        if splits_heads(request.count, arch):
+            return None
+        fmt, _ = served_format(request)
+        local, _ = local_runtime(request.runtime, asked.the_device, fmt)
+        load, _, _ = parse_load(request)
+        if default_split(request, fmt) != Split.TENSOR or (local is not None and not any_split):
+            return None
+    except InputError:  # the one deployment's answer refuses it, naming the field
+        return None
+    replicas, tp = tensor_replicas(request.count, arch)
+    return replicas, tp, load is not None
+
+
+def _fitting_ranks(count: int, arch: Architecture) -> str:
+    """The tensor-parallel sizes up to ``count`` that split ``arch``'s heads, as words ('1, 2 or 5')."""
+    fitting = [str(n) for n in range(1, count + 1) if splits_heads(n, arch)]
+    return fitting[0] if len(fitting) == 1 else f"{', '.join(fitting[:-1])} or {fitting[-1]}"
+
+
+def _over_replicas(asked: Asked[InferenceRequest], replicas: int, tp: int) -> tuple[InferenceResult, tuple[float, float]]:
+    """The static answer on ``replicas`` replicas of ``tp`` devices, the batch spread over them, and the busiest
+    replica's roofline prompt and decode step [s]."""
+    request = asked.request
+    shares = replica_batches(request.batch, replicas)
+    answers: dict[int, InferenceResult] = {}
+    limits: list[tuple[float, float]] = []
+    for batch in shares:
+        answer, _, limit = _one_replica(asked.again(edited(request, {"count": tp, "batch": batch})))
+        answers[batch] = answer
+        limits.append(limit)
+    device = asked.the_device
+    hourly, basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
+    tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
+    arch, _ = served_architecture(request)
+    note = replicas_note(arch.name, arch.heads, arch.kv_heads, request.count, replicas, tp, shares,
+                         _fitting_ranks(request.count, arch))
+    notes = {price_note.name: price_note, "energy": _energy_note(device, request.count, tdp), "replicas": note}
+    return replicated(answers, shares, request.count, request.batch, (hourly, basis), tdp, notes), limits[0]
+
+
+def _under_load_replicas(asked: Asked[InferenceRequest], replicas: int, tp: int) -> Asked[InferenceRequest]:
+    """The question under load on replicas of ``tp`` devices: replicas given (or a benchmark's deployment as
+    given) counted in them, else sized for the load."""
+    request = asked.request
+    benchmark = request.burst is not None or request.prompts is not None
+    given = request.replicas * replicas if request.replicas is not None else replicas if benchmark else None
+    return asked.again(edited(request, {"count": tp, "replicas": given}))
+
+
+def _load_replicas_note(asked: Asked[InferenceRequest], replicas: int, tp: int) -> Assumption:
+    """Under load: the count answered as replicas of ``tp`` devices (the answer's count is one replica's)."""
+    request = asked.request
+    arch, _ = served_architecture(request)
+    return Assumption(name="replicas", value=f"{request.count} devices as replicas of tensor parallel {tp}: "
+                      f"{arch.name}'s {arch.heads} heads and {arch.kv_heads} key/value heads split over "
+                      f"{_fitting_ranks(request.count, arch)} ranks, not {request.count}; count is one replica's "
+                      f"devices, and replicas are counted in them ({request.count} devices = {replicas} replicas)",
+                      source=REPLICAS_SOURCE)
+
+
+def _one_replica(asked: Asked[InferenceRequest]) -> tuple[InferenceResult, InferenceRequest, tuple[float, float]]:
+    """The engine's answer for the request's devices as one deployment, the request as resolved, and the roofline's
+    prompt and decode step [s] (0: unknown)."""
     served = _resolve(asked)
     ev = _evaluate(served, asked.devices or ())
     request, device, a = served.request, served.device, ev.a
@@ -436,10 +551,7 @@ def serve(asked: Asked[InferenceRequest]) -> InferenceResult:
     fields = _static_fields(served, ev, total, turn, cost, energy, spreads)
     result = InferenceResult(**fields, assumptions=assumptions) if served.load is None else \
         _answer_under_load(served, ev, fields, assumptions, tdp)
-    # the user's measurement or efficiency, where given (the roofline: the prompt at the peak, a step at the bandwidth)
-    answered: InferenceResult = inference_answer(asked.again(request), result, serve,
-                                                 prefill_limit=ev.prefill_limit, step_limit=ev.step_limit)
-    return answered
+    return result, request, (ev.prefill_limit, ev.step_limit)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -127,6 +127,22 @@ def test_time_over_http_is_the_cli_answer(client):
         assert answer[key] == cli[key], key
 
 
+def test_inference_on_a_count_that_splits_no_heads_is_answered_as_replicas(client):
+    # microsoft/phi-4: 40 heads, 10 key/value heads (its config.json); 8 H200s serve it as 4 replicas of tensor
+    # parallel 2 (sizer.serving.replicas), the same answer as Python's
+    from sizer.facade import InferenceRequest, estimate_inference
+
+    body = {"model": "phi-4", "device": "H200 SXM", "count": 8}
+    response = client.post("/v1/inference", json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["count"] == 8 and any(a["name"] == "replicas" for a in answer["assumptions"])
+    python = estimate_inference(InferenceRequest(**body)).model_dump(mode="json")
+    assert answer["total_tokens_per_s"] == python["total_tokens_per_s"]
+    pinned = client.post("/v1/inference", json={**body, "split": "tensor"})  # the layout runtimes refuse, asked
+    assert pinned.status_code == 422 and "count" in pinned.text
+
+
 def test_time_needs_a_device_and_a_positive_count(client):
     assert client.post("/v1/time", json={"params": 1e9, "samples": 1e6}).status_code == 422
     response = client.post("/v1/time", json={"params": 1e9, "samples": 1e6, "device": "H100 SXM", "count": 0})

@@ -206,3 +206,14 @@ def test_recommend_inference_gives_the_answer_http_and_python_give_by_default(cl
         [(r["device"], r["count"], r["weights"]) for r in python["ranked"]]
     assert max(r["count"] for r in data["ranked"]) <= 8
     assert data["assumptions"] == python["assumptions"]  # the search over 1, 2, 4 ... 8 devices said alike
+
+
+def test_inference_on_a_count_that_splits_no_heads_answers_as_replicas(cli):
+    # microsoft/phi-4's 40 heads and 10 key/value heads (its config.json) split over 1, 2 or 5 of 8 devices, not 8:
+    # 4 replicas of tensor parallel 2 answer (sizer.serving.replicas); pinning the tensor split keeps the refusal
+    data = _json(cli("inference", "--model", "phi-4", "--device", "H200 SXM", "--count", "8", "--json"))
+    assert data["count"] == 8 and data["fits"]
+    [note] = [a for a in data["assumptions"] if a["name"] == "replicas"]
+    assert note["value"].startswith("8 devices as 4 replicas of tensor parallel 2")
+    pinned = cli("inference", "--model", "phi-4", "--device", "H200 SXM", "--count", "8", "--split", "tensor")
+    assert pinned.exit_code == 2 and "count" in pinned.output

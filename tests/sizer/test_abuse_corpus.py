@@ -16,12 +16,14 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 # (label, field named in the answer, CLI argv, HTTP path, HTTP body)
 CASES = [
+    # a tensor split pinned over a count that splits a head (left to sizer, the count serves as replicas of one
+    # that does not: sizer.serving.replicas, in ANSWERED below)
     ("32 heads over 3 tensor ranks", "count",
-     ["inference", "--model", "llama-2-7b", "--device", "H100 SXM", "-n", "3"],
-     "/v1/inference", {"model": "llama-2-7b", "device": "H100 SXM", "count": 3}),
+     ["inference", "--model", "llama-2-7b", "--device", "H100 SXM", "-n", "3", "--split", "tensor"],
+     "/v1/inference", {"model": "llama-2-7b", "device": "H100 SXM", "count": 3, "split": "tensor"}),
     ("8 query heads over 3 ranks, GQA model", "count",
-     ["inference", "--model", "llama-3.1-8b", "--device", "H100 SXM", "-n", "12"],
-     "/v1/inference", {"model": "llama-3.1-8b", "device": "H100 SXM", "count": 12}),
+     ["inference", "--model", "llama-3.1-8b", "--device", "H100 SXM", "-n", "12", "--split", "tensor"],
+     "/v1/inference", {"model": "llama-3.1-8b", "device": "H100 SXM", "count": 12, "split": "tensor"}),
     ("interleave 5 on 32 blocks over 8 stages (0.8 blocks per chunk)", "interleave",
      ["time", "--model", "llama-2-7b", "--tokens", "1e10", "--device", "H100 SXM", "-n", "64", "--pp", "8",
       "--interleave", "5"],
@@ -90,6 +92,7 @@ def test_http_refuses_with_422_naming_the_field(client, label, field, argv, path
 ANSWERED = [
     ["inference", "--model", "llama-2-7b", "--device", "H100 SXM", "-n", "4"],
     ["inference", "--model", "llama-2-7b", "--device", "H100 SXM", "-n", "3", "--split", "layer"],
+    ["inference", "--model", "llama-2-7b", "--device", "H100 SXM", "-n", "3"],  # 3 replicas of one device
     ["time", "--model", "llama-2-7b", "--tokens", "1e10", "--device", "H100 SXM", "-n", "64", "--pp", "8",
      "--interleave", "4"],
     ["time", "--params", "7B", "--tokens", "1e9", "--batch-size", "1e9", "--device", "H100 SXM", "-n", "8"],
@@ -104,15 +107,16 @@ def test_the_neighbours_still_answer(cli, argv):
     assert result.exit_code == 0, result.output[-600:]
 
 
-def test_owned_devices_that_cannot_split_the_heads_serve_on_the_most_that_can(cli):
-    # 3 devices you have do not split 32 heads: the answer serves on 2 of them, says one idles, and
+def test_owned_devices_that_cannot_split_the_heads_serve_as_replicas_of_a_count_that_can(cli):
+    # 3 devices you have do not split 32 heads: the answer serves on all 3 as 3 replicas of one device, and
     # no longer claims tensor parallelism over 3
     import json
 
     result = cli("inference", "--model", "llama-2-7b", "--have", "3x H100 SXM", "--json")
     assert result.exit_code == 0, result.output[-500:]
     option = json.loads(result.stdout)["options"][0]
-    assert option["count"] == 3 and option["layout"]["tp"] == 2 and option["layout"]["idle_devices"] == 1
+    assert option["count"] == 3 and option["layout"]["tp"] == 1 and option["layout"]["replicas"] == 3
+    assert "idle_devices" not in option["layout"]
     eight = json.loads(cli("inference", "--model", "llama-2-7b", "--have", "8x H100 SXM", "--json").stdout)["options"][0]
     assert eight["layout"]["tp"] == 8 and "idle_devices" not in eight["layout"]
 

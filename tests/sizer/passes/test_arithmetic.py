@@ -17,6 +17,7 @@ from sizer.passes.arithmetic import (
     splits_heads,
     stored_weight_bytes,
     table_row,
+    tensor_replicas,
     total_tokens_per_second,
     touched_experts,
 )
@@ -39,6 +40,15 @@ def test_kv_cache_per_token_splits_key_value_heads_over_ranks():
 def test_ranks_get_whole_heads(count, whole):
     # 64 query heads and 8 KV heads: 16 divides 64 and is a multiple of 8; 128 does not divide 64
     assert splits_heads(count, LLAMA_70B) is whole
+
+
+@pytest.mark.parametrize("count, layout", [(1, (1, 1)), (8, (1, 8)), (3, (3, 1)), (12, (3, 4)), (24, (3, 8)),
+                                           (128, (2, 64))])
+def test_a_count_that_splits_no_heads_is_replicas_of_its_largest_divisor_that_does(count, layout):
+    # 64 query heads, 8 KV heads: 4 divides 12 and splits them (12 = 3 x 4); 64 divides 128 (128 = 2 x 64)
+    assert tensor_replicas(count, LLAMA_70B) == layout
+    replicas, tp = layout
+    assert replicas * tp == count and splits_heads(tp, LLAMA_70B)
 
 
 def test_a_rank_count_that_splits_a_head_is_refused_with_counts_that_fit():

@@ -31,3 +31,15 @@ def test_a_time_answer_and_a_memory_answer(catalog):
     answered = facade.estimate_memory(memory)
     tuned = memory_setup(memory, answered, on_catalog(memory, catalog))
     assert tuned.accumulation is None and tuned.zero == 3 and tuned.dp == 2 and tuned.micro_batch == answered.micro_batch
+
+
+def test_a_static_answer_on_a_count_that_splits_no_heads_is_its_replicas(catalog):
+    # phi-4's 40 heads and 10 key/value heads (its config.json): 8 devices serve as 4 replicas of tensor parallel 2
+    # (sizer.passes.arithmetic.tensor_replicas); 10 sequences spread 3, 3, 2, 2: --max-num-seqs is the busiest's
+    request = facade.InferenceRequest(model="phi-4", device="H200 SXM", count=8, batch=10)
+    result = facade.estimate_inference(request)
+    setup = serving_setup(request, result, on_catalog(request, catalog), runtime("vllm"))
+    assert (setup.tensor_parallel, setup.replicas, setup.count, setup.max_running) == (2, 4, 2, 3)
+    two = facade.InferenceRequest(model="llama-2-7b", device="H100 SXM", count=2, batch=10)  # 32 heads: one replica
+    setup = serving_setup(two, facade.estimate_inference(two), on_catalog(two, catalog), runtime("vllm"))
+    assert (setup.tensor_parallel, setup.replicas, setup.max_running) == (2, 1, 10)

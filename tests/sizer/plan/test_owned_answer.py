@@ -10,29 +10,46 @@ import pytest
 
 from sizer import facade
 from sizer.asked import on_catalog
-from sizer.plan.owned_answer import answer_inference, answer_training, tensor_ranks_within
+from sizer.plan.owned_answer import answer_inference, answer_training
 
 # Llama 2 7B has 32 attention heads and 32 key-value heads (Touvron et al. 2023, Table 1 / its
 # config.json): tensor ranks that divide 32 split them whole.
 LLAMA_2_7B_SERVED = dict(model="llama-2-7b")
 
 
-@pytest.mark.parametrize("count, ranks", [(1, 1), (2, 2), (3, 2), (5, 4), (6, 4), (8, 8)])
-def test_tensor_ranks_are_the_most_devices_that_split_the_heads_whole(count, ranks):
-    request = facade.InferenceRequest(**LLAMA_2_7B_SERVED, have=[f"{count}x RTX 4090"])
-    assert tensor_ranks_within(count, request) == ranks
+@pytest.mark.parametrize("count, tp, replicas", [(1, 1, None), (2, 2, None), (3, 1, 3), (6, 2, 3), (8, 8, None)])
+def test_every_device_serves_as_replicas_of_a_tensor_parallel_size_that_splits_the_heads(catalog, count, tp, replicas):
+    result = answer_inference(on_catalog(facade.InferenceRequest(**LLAMA_2_7B_SERVED, have=[f"{count}x H100 SXM"]), catalog))
+    (option,) = result.options
+    assert option.layout["tp"] == tp and option.layout.get("replicas") == replicas and "idle_devices" not in option.layout
 
 
-def test_a_count_that_does_not_split_the_heads_serves_on_fewer_and_says_the_idle_ones(catalog):
+def test_a_count_that_does_not_split_the_heads_serves_as_replicas_on_every_device(catalog):
     result = answer_inference(on_catalog(facade.InferenceRequest(**LLAMA_2_7B_SERVED, have=["3x RTX 4090"]), catalog))
     (option,) = result.options
-    assert option.count == 3 and option.layout["tp"] == 2 and option.layout["idle_devices"] == 1
-    # 7e9 bf16 weights = 14 GB over two 24 GB cards: it serves
+    # 3 does not divide 32 heads: 3 replicas of one card each (sizer.passes.arithmetic.tensor_replicas)
+    assert option.count == 3 and option.layout["tp"] == 1 and option.layout["replicas"] == 3
+    # 7e9 bf16 weights = 14 GB on one 24 GB card: it serves
     assert option.fits and option.verdict == "fits" and option.decode_tokens_per_s.expected > 0
     assert result.task == "inference" and result.workload.startswith("serving llama-2-7b")
     # no training layout search to state; the serving engine bf16 on a GPU is sized for is
     assert [a.name for a in result.assumptions] == ["hardware", "cost", "runtime"]
     assert "3 x " in result.assumptions[0].value and "answered for these only" in result.assumptions[0].value
+
+
+def test_a_set_answers_as_the_same_question_with_its_count_does(catalog):
+    # the have path and sizer inference use one rule: phi-4 (40 heads, 10 KV heads) on 8 H200 is 4 replicas of 2
+    (option,) = answer_inference(on_catalog(facade.InferenceRequest(model="phi-4", have=["8x H200 SXM"]), catalog)).options
+    direct = facade.estimate_inference(facade.InferenceRequest(model="phi-4", device="H200 SXM", count=8), catalog)
+    assert option.layout["tp"] == 2 and option.layout["replicas"] == 4
+    assert option.decode_tokens_per_s == direct.decode_tokens_per_s and option.memory_per_device == direct.memory_per_device
+    assert option.cost.expected == direct.cost_per_million_tokens.expected
+
+
+def test_a_pinned_tensor_split_on_a_set_still_serves_on_every_device(catalog):
+    request = facade.InferenceRequest(model="phi-4", split="tensor", have=["8x H200 SXM"])
+    (option,) = answer_inference(on_catalog(request, catalog)).options
+    assert option.fits and option.layout["tp"] == 2 and option.layout["replicas"] == 4
 
 
 def test_the_memory_question_has_no_time_cost_or_layout_search(catalog):

@@ -245,8 +245,10 @@ def test_cli_inference_json_contract(cli):
     assert data["fits"] is True and isinstance(data["max_batch"], int) and data["assumptions"]
 
 
+# 64 ranks split no head of llama-2-7b's 32: left to sizer they are 2 replicas of 32 (sizer.serving.replicas);
+# a tensor split pinned over all 64 is what no runtime runs
 @pytest.mark.parametrize("args, field", [(("--weights", "q9"), "weights"), (("--kv-cache", "int3"), "kv_cache"),
-                                         (("--count", "64"), "count")])
+                                         (("--count", "64", "--split", "tensor"), "count")])
 def test_cli_inference_bad_input_exits_2_naming_the_field(cli, args, field):
     result = cli("inference", "--model", "llama-2-7b", "--device", "RTX 4090", *args)
     assert result.exit_code == 2 and field in result.output and "Traceback" not in result.output
