@@ -3,6 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sizer.__main__ import command_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,3 +36,32 @@ def test_a_command_collects_cycles_less_often_and_serve_keeps_its_settings():
         assert gc.isenabled()  # cycles are still collected
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_command_starts_one_blas_thread_unless_told_otherwise(monkeypatch):
+    from sizer.__main__ import COMMAND_BLAS_THREADS, one_blas_thread
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    one_blas_thread(["serve", "--port", "8000"])
+    assert "OPENBLAS_NUM_THREADS" not in __import__("os").environ  # the service keeps the library's default
+    one_blas_thread(["peak", "Tesla P40"])
+    assert __import__("os").environ["OPENBLAS_NUM_THREADS"] == COMMAND_BLAS_THREADS
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    one_blas_thread(["peak", "Tesla P40"])
+    assert __import__("os").environ["OPENBLAS_NUM_THREADS"] == "4"  # the user's own count kept
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads through Linux's /proc")
+def test_a_command_runs_with_one_blas_thread():
+    # numpy reads the count once, when it is imported: the threads of the process after the import
+    probe = ("import os, sys; from sizer.__main__ import one_blas_thread; one_blas_thread(sys.argv[1:]); import numpy; "
+             "print(len(os.listdir('/proc/self/task')))")
+
+    def threads(*argv: str, **env: str) -> int:
+        run = subprocess.run([sys.executable, "-c", probe, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                             env={"PATH": "/usr/bin:/bin", **env})
+        assert run.returncode == 0, run.stderr
+        return int(run.stdout)
+
+    assert threads("peak", "Tesla P40") == 1
+    assert threads("peak", "Tesla P40", OPENBLAS_NUM_THREADS="2") == 2  # the count is what decides the threads
