@@ -59,15 +59,16 @@ COMMAND_BLAS_THREADS = "1"
 
 
 def one_blas_thread(argv: list[str]) -> None:
-    """Start numpy's BLAS with one thread in a command (not in ``sizer serve``, nor where the user set the count):
-    set before numpy is imported, which reads it once (:data:`COMMAND_BLAS_THREADS`).
+    """Start numpy's BLAS with one thread in a command: not in ``sizer serve``, nor in ``sizer validate`` (which
+    measures torch training on this machine's cores, and torch may use the same library), nor where the user set the
+    count. Set before numpy is imported, which reads it once (:data:`COMMAND_BLAS_THREADS`).
 
     Parameters
     ----------
     argv : list of str
         The command's arguments, without the program's name.
     """
-    if argv[:1] != ["serve"]:
+    if argv[:1] not in (["serve"], ["validate"]):
         import os
 
         os.environ.setdefault("OPENBLAS_NUM_THREADS", COMMAND_BLAS_THREADS)

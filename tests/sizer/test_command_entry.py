@@ -43,7 +43,8 @@ def test_a_command_starts_one_blas_thread_unless_told_otherwise(monkeypatch):
 
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     one_blas_thread(["serve", "--port", "8000"])
-    assert "OPENBLAS_NUM_THREADS" not in __import__("os").environ  # the service keeps the library's default
+    one_blas_thread(["validate", "--quick"])
+    assert "OPENBLAS_NUM_THREADS" not in __import__("os").environ  # the service and the measurements keep the default
     one_blas_thread(["peak", "Tesla P40"])
     assert __import__("os").environ["OPENBLAS_NUM_THREADS"] == COMMAND_BLAS_THREADS
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
