@@ -161,12 +161,15 @@ def splits_heads(count: int, arch: Architecture) -> bool:
     return count == 1 or (not arch.heads % count and (not arch.kv_heads % count or not count % arch.kv_heads))
 
 
-def tensor_replicas(count: int, arch: Architecture) -> tuple[int, int]:
-    """``count`` devices as replicas of the largest tensor-parallel size that divides ``count`` and splits the heads.
+def tensor_replicas(count: int, arch: Architecture, node: int | None = None) -> tuple[int, int]:
+    """``count`` devices as replicas of the largest tensor-parallel size that divides ``count``, splits the heads and,
+    given ``node``, stays within one scale-up domain.
 
     What a practitioner runs where a count does not split the heads (vLLM ``--data-parallel-size`` over
     ``--tensor-parallel-size``, or several servers behind a load balancer): every device used, each replica
-    whole heads on each rank. A count that splits the heads is one replica of itself.
+    whole heads on each rank, its tensor-parallel all-reduces on the fabric inside a node (vLLM's and NVIDIA's
+    guidance: tensor parallel within a node, more devices as replicas). A count that splits the heads is one
+    replica of itself.
 
     Parameters
     ----------
@@ -174,6 +177,9 @@ def tensor_replicas(count: int, arch: Architecture) -> tuple[int, int]:
         Devices [1].
     arch : Architecture
         The model (its query and key/value head counts).
+    node : int, optional
+        Devices in one scale-up domain (:func:`sizer.hardware.nodes.node_layout`) [1]: the largest tensor-parallel
+        size of a replica; None: no bound.
 
     Returns
     -------
@@ -181,7 +187,8 @@ def tensor_replicas(count: int, arch: Architecture) -> tuple[int, int]:
         Replicas [1] and devices per replica, its tensor-parallel size [1]; their product is ``count``
         (a tensor-parallel size of 1 always splits the heads).
     """
-    tp = max(n for n in range(1, count + 1) if not count % n and splits_heads(n, arch))
+    bound = count if node is None else max(1, min(count, node))
+    tp = max(n for n in range(1, bound + 1) if not count % n and splits_heads(n, arch))
     return count // tp, tp
 
 

@@ -58,7 +58,9 @@ def serving_setup(request: InferenceRequest, result: InferenceResult, asked: Ask
     tensor = result.split == Split.TENSOR
     count, batch = result.count, result.batch
     if tensor and not loaded:  # a count that does not split the heads was answered as replicas (the same rule)
-        replicas, count = tensor_replicas(result.count, arch)
+        from sizer.hardware.nodes import node_layout
+
+        replicas, count = tensor_replicas(result.count, arch, node_layout(asked.the_device)[0])
         batch = -(-result.batch // replicas)  # the busiest replica's sequences: --max-num-seqs is per replica
     profile = engine.profile if engine is not None else None
     running = (request.max_running or (profile.max_running if profile else batch)) if loaded else batch

@@ -19,6 +19,7 @@ from sizer.schemas.owned_hardware import OwnedOption, OwnedResult
 from sizer.schemas.time_and_memory import MemoryResult
 
 if TYPE_CHECKING:
+    from sizer.hardware.schema import Device
     from sizer.schemas.plan import PlanRequest
     from sizer.schemas.recommendation import RecommendRequest
     from sizer.schemas.serving import InferenceResult
@@ -161,7 +162,7 @@ def answer_inference(asked: Asked[InferenceRequest]) -> OwnedResult:
             hardware=have.label, device=have.device.id, name=have.device.name, count=have.count, fits=outcome.fits,
             method="inference", precision=result.weights,
             # llama.cpp's layer split passes each token through the devices in turn: not tensor parallel
-            layout={**_parallel_layout(have.count, request, result), "weights": result.weights, "kv_cache": result.kv_cache,
+            layout={**_parallel_layout(have.count, request, result, have.device), "weights": result.weights, "kv_cache": result.kv_cache,
                     "batch": result.batch, "largest_batch": result.max_batch},
             memory_per_device=outcome.memory_per_device, device_memory=outcome.device_memory,
             decode_tokens_per_s=outcome.decode_tokens_per_s if outcome.fits else None, cost=outcome.cost if outcome.fits else None,
@@ -170,17 +171,18 @@ def answer_inference(asked: Asked[InferenceRequest]) -> OwnedResult:
                        assumptions=_assumptions(owned, "inference") + runtimes)
 
 
-def _parallel_layout(count: int, request: InferenceRequest, result: InferenceResult) -> dict[str, int]:
+def _parallel_layout(count: int, request: InferenceRequest, result: InferenceResult, device: Device) -> dict[str, int]:
     """How ``count`` devices serve: a layer split, or tensor parallel (``tp``) with its ``replicas`` where the count
     does not split the heads (:func:`sizer.passes.arithmetic.tensor_replicas`, the rule the answer used)."""
     if result.split == Split.LAYER and count > 1:  # llama.cpp's layer split passes each token through the devices in turn
         return {"layer_split": count}
     if result.scenario == "load":  # under load the answer's count is one replica's, its replicas sized for the load
         return {"tp": result.count}
+    from sizer.hardware.nodes import node_layout
     from sizer.passes.arithmetic import tensor_replicas
     from sizer.serving.estimate import served_architecture
 
-    replicas, tp = tensor_replicas(count, served_architecture(request)[0])
+    replicas, tp = tensor_replicas(count, served_architecture(request)[0], node_layout(device)[0])
     return {"tp": tp, **({"replicas": replicas} if replicas > 1 else {})}
 
 

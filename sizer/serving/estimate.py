@@ -26,6 +26,7 @@ from sizer.engine.constants import (
 from sizer.errors import InputError
 from sizer.formulas.tco import Pricing, hourly_price
 from sizer.hardware.catalog import Catalog, load_catalog
+from sizer.hardware.nodes import node_layout
 from sizer.hardware.schema import Device
 from sizer.local.machine import (
     kernel_assumption,
@@ -466,7 +467,7 @@ def _replicas_asked(asked: Asked[InferenceRequest], any_split: bool = False) -> 
             return None
     except InputError:  # the one deployment's answer refuses it, naming the field
         return None
-    replicas, tp = tensor_replicas(request.count, arch)
+    replicas, tp = tensor_replicas(request.count, arch, node_layout(asked.the_device)[0])  # tensor parallel in a node
     return replicas, tp, load is not None
 
 
@@ -491,8 +492,9 @@ def _over_replicas(asked: Asked[InferenceRequest], replicas: int, tp: int) -> tu
     hourly, basis, price_note = rent_per_hour(device, request.rent_price, request.pricing, request.count)
     tdp = float(device.tdp.quantity("tdp", "[power]").to("W").magnitude) if device.tdp is not None else None
     arch, _ = served_architecture(request)
+    unbounded = tensor_replicas(request.count, arch)[1]  # a larger size that splits the heads, were nodes no bound
     note = replicas_note(arch.name, arch.heads, arch.kv_heads, request.count, replicas, tp, shares,
-                         _fitting_ranks(request.count, arch))
+                         _fitting_ranks(request.count, arch), node_layout(device)[0] if unbounded > tp else None)
     notes = {price_note.name: price_note, "energy": _energy_note(device, request.count, tdp), "replicas": note}
     return replicated(answers, shares, request.count, request.batch, (hourly, basis), tdp, notes), limits[0]
 

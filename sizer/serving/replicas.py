@@ -55,7 +55,7 @@ def _summed(ranges: list[tuple[RangeOut, int]]) -> RangeOut:
 
 
 def replicas_note(model: str, heads: int, kv_heads: int, count: int, replicas: int, tp: int, shares: dict[int, int],
-                  fitting: str) -> Assumption:
+                  fitting: str, node: int | None = None) -> Assumption:
     """The assumption saying the layout: ``count`` devices as ``replicas`` replicas of tensor parallel ``tp``.
 
     Parameters
@@ -72,6 +72,8 @@ def replicas_note(model: str, heads: int, kv_heads: int, count: int, replicas: i
         Sequences per replica [1] to replicas carrying that many [1] (:func:`replica_batches`).
     fitting : str
         Tensor-parallel sizes up to ``count`` that split the heads, as words ('1, 2 or 5').
+    node : int, optional
+        Devices in one scale-up domain, where it bounds ``tp`` (a larger size that splits the heads crosses nodes) [1].
 
     Returns
     -------
@@ -85,9 +87,14 @@ def replicas_note(model: str, heads: int, kv_heads: int, count: int, replicas: i
                else f"the sequences spread as a load balancer spreads them ({spread})")
     return Assumption(name="replicas", value=f"{count} devices as {replicas} replicas of tensor parallel {tp}: {model}'s "
                       f"{heads} heads and {kv_heads} key/value heads split over {fitting} ranks, "
-                      f"not {count}; {carried}. Time to first token, per-sequence speed, memory and fit are the busiest "
+                      f"not {count}{_within(node)}; {carried}. Time to first token, per-sequence speed, memory and fit are the busiest "
                       "replica's; total and prompt tokens/s, the largest batch, cost and energy count every replica",
                       source=SOURCE)
+
+
+def _within(node: int | None) -> str:
+    """Words for a tensor-parallel size kept inside one scale-up domain of ``node`` devices ('' where not bounded)."""
+    return "" if node is None else f", and tensor parallel kept within a node of {node} (its all-reduces on the fabric)"
 
 
 def replicated(answers: dict[int, InferenceResult], shares: dict[int, int], count: int, batch: int,

@@ -51,6 +51,16 @@ def test_a_count_that_splits_no_heads_is_replicas_of_its_largest_divisor_that_do
     assert replicas * tp == count and splits_heads(tp, LLAMA_70B)
 
 
+@pytest.mark.parametrize("count, node, layout", [(128, 8, (16, 8)), (24, 8, (3, 8)), (12, 8, (3, 4)), (128, 72, (2, 64)),
+                                                 (3, 8, (3, 1))])
+def test_a_replica_keeps_its_tensor_parallel_inside_a_node(count, node, layout):
+    # 128 devices of 8 per node: 64 splits the heads but spans 8 nodes; 8 splits them within one (16 x 8). An NVL72
+    # domain of 72 holds 64 (2 x 64)
+    assert tensor_replicas(count, LLAMA_70B, node) == layout
+    replicas, tp = layout
+    assert replicas * tp == count and tp <= node and splits_heads(tp, LLAMA_70B)
+
+
 def test_a_rank_count_that_splits_a_head_is_refused_with_counts_that_fit():
     with pytest.raises(InputError, match="count") as refused:
         check_tensor_ranks(3, LLAMA_70B)

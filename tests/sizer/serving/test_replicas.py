@@ -102,3 +102,18 @@ def test_the_launch_command_runs_the_replicas(catalog):
     emitted = facade.estimate_inference(facade.InferenceRequest(**PHI4, count=8, batch=8, emit="vllm"), catalog)
     assert "--tensor-parallel-size 2" in emitted.launch.command and "--data-parallel-size 4" in emitted.launch.command
     assert "--max-num-seqs 2" in emitted.launch.command  # per replica
+
+
+def test_replicas_keep_tensor_parallel_within_a_node(catalog):
+    # llama-2-7b: 32 heads and 32 key/value heads; 64 H100s (8 to a node) do not split them. 32 would, across four
+    # nodes; the replicas are of 8, on the NVLink inside one node, and the answer says why
+    many = facade.estimate_inference(facade.InferenceRequest(model="llama-2-7b", device="H100 SXM", count=64, batch=64),
+                                     catalog, suggest=False)
+    eight = facade.estimate_inference(facade.InferenceRequest(model="llama-2-7b", device="H100 SXM", count=8, batch=8),
+                                      catalog, suggest=False)
+    note = _note(many, "replicas")[0].value
+    assert note.startswith("64 devices as 8 replicas of tensor parallel 8") and "within a node of 8" in note
+    assert many.memory_per_device.value == pytest.approx(eight.memory_per_device.value)
+    assert many.total_tokens_per_s.expected == pytest.approx(8 * eight.total_tokens_per_s.expected)
+    phi4 = _note(_answer(catalog, count=8), "replicas")[0].value
+    assert "within a node" not in phi4  # tensor parallel 2 is the largest that splits phi-4's heads anyway
