@@ -161,6 +161,24 @@ def splits_heads(count: int, arch: Architecture) -> bool:
     return count == 1 or (not arch.heads % count and (not arch.kv_heads % count or not count % arch.kv_heads))
 
 
+def head_splitting_ranks(arch: Architecture, most: int) -> list[int]:
+    """The tensor-parallel sizes up to ``most`` whose ranks get whole heads (:func:`splits_heads`), smallest first.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model (its query and key/value head counts).
+    most : int
+        The largest size considered [1].
+
+    Returns
+    -------
+    list of int
+        Sizes [1]; 1 always among them.
+    """
+    return [n for n in range(1, max(1, most) + 1) if splits_heads(n, arch)]
+
+
 def tensor_replicas(count: int, arch: Architecture, node: int | None = None) -> tuple[int, int]:
     """``count`` devices as replicas of the largest tensor-parallel size that divides ``count``, splits the heads and,
     given ``node``, stays within one scale-up domain.
@@ -187,8 +205,8 @@ def tensor_replicas(count: int, arch: Architecture, node: int | None = None) -> 
         Replicas [1] and devices per replica, its tensor-parallel size [1]; their product is ``count``
         (a tensor-parallel size of 1 always splits the heads).
     """
-    bound = count if node is None else max(1, min(count, node))
-    tp = max(n for n in range(1, bound + 1) if not count % n and splits_heads(n, arch))
+    bound = count if node is None else min(count, node)
+    tp = max(n for n in head_splitting_ranks(arch, bound) if not count % n)
     return count // tp, tp
 
 
@@ -207,7 +225,7 @@ def check_tensor_ranks(count: int, arch: Architecture) -> None:
         The model; the error lists counts that fit it.
     """
     if not splits_heads(count, arch):
-        fitting = [n for n in range(1, min(arch.heads, 1024) + 1) if splits_heads(n, arch)]
+        fitting = head_splitting_ranks(arch, min(arch.heads, 1024))
         raise InputError("count", count, f"a device count that divides the {arch.heads} attention heads of {arch.name} "
                                          f"(and its {arch.kv_heads} key/value heads, or is a multiple of them), such as "
                                          f"{', '.join(map(str, fitting[:8]))}: tensor parallelism gives each device "

@@ -45,6 +45,7 @@ from sizer.passes.arithmetic import (
     check_tensor_ranks,
     compute_bound_batch,
     evaluate_serving,
+    head_splitting_ranks,
     host_share,
     serving_table,
     splits_heads,
@@ -473,7 +474,7 @@ def _replicas_asked(asked: Asked[InferenceRequest], any_split: bool = False) -> 
 
 def _fitting_ranks(count: int, arch: Architecture) -> str:
     """The tensor-parallel sizes up to ``count`` that split ``arch``'s heads, as words ('1, 2 or 5')."""
-    fitting = [str(n) for n in range(1, count + 1) if splits_heads(n, arch)]
+    fitting = [str(n) for n in head_splitting_ranks(arch, count)]
     return fitting[0] if len(fitting) == 1 else f"{', '.join(fitting[:-1])} or {fitting[-1]}"
 
 

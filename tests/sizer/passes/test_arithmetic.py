@@ -11,6 +11,7 @@ from sizer.passes.arithmetic import (
     check_tensor_ranks,
     compute_bound_batch,
     evaluate_serving,
+    head_splitting_ranks,
     host_share,
     kv_cache_bytes_per_token,
     serving_table,
@@ -59,6 +60,12 @@ def test_a_replica_keeps_its_tensor_parallel_inside_a_node(count, node, layout):
     assert tensor_replicas(count, LLAMA_70B, node) == layout
     replicas, tp = layout
     assert replicas * tp == count and tp <= node and splits_heads(tp, LLAMA_70B)
+
+
+def test_the_sizes_that_split_the_heads_are_those_splits_heads_allows():
+    # 64 query heads, 8 KV heads: 1, 2, 4, 8, 16, 32 and 64 (each divides 64 and 8 divides or is divided by it)
+    assert head_splitting_ranks(LLAMA_70B, 100) == [1, 2, 4, 8, 16, 32, 64]
+    assert head_splitting_ranks(LLAMA_70B, 12) == [1, 2, 4, 8] and head_splitting_ranks(LLAMA_70B, 0) == [1]
 
 
 def test_a_rank_count_that_splits_a_head_is_refused_with_counts_that_fit():
