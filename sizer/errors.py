@@ -38,6 +38,23 @@ def _given(value: object) -> str:
     return f"got {shown}"
 
 
+class WrittenByName:
+    """A registry entry held by a request field (a runtime, a weight format, a length set): written in the request,
+    serialised and quoted in an error by its canonical ``name`` (:func:`_as_written`)."""
+
+    name: str
+
+    def as_written(self) -> str:
+        """The entry as a person writes it in a request: its canonical name.
+
+        Returns
+        -------
+        str
+            :attr:`name`.
+        """
+        return self.name
+
+
 def _as_written(value: object) -> object:
     """A request's typed value as a person writes it: a quantity as ``'14 day'``, a batch as ``'1536 sequences'``
     (never ``<Quantity(14, 'day')>``); any other value as it is."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from sizer.choices import GGML_KV_CACHES, KvCache, Precision, entry_named, parse_choice
-from sizer.errors import InputError
+from sizer.errors import InputError, WrittenByName
 from sizer.runtimes.gguf import GGML_SOURCE, GGUF_MIXES, MIX_DEFAULT, bits_per_weight
 from sizer.workloads.checkpoint import GROUPED
 
@@ -29,7 +29,7 @@ BITS_PER_BYTE = 8
 
 
 @dataclass(frozen=True)
-class WeightFormat:
+class WeightFormat(WrittenByName):
     """A storage format of the weights: effective bits per weight, compute precision, source."""
 
     name: str
@@ -45,16 +45,6 @@ class WeightFormat:
     def bytes_per_weight(self) -> float:
         """Bytes per weight [B]: the effective bits over 8."""
         return self.bits / BITS_PER_BYTE
-
-    def as_written(self) -> str:
-        """The format as a person writes it in a request (its canonical name), as an error quotes it.
-
-        Returns
-        -------
-        str
-            :attr:`name`.
-        """
-        return self.name
 
 
 def group_quantised_bits(bits: int, group: int, scale_bits: int = 16, zero_bits: int = 0) -> float:

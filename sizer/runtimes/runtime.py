@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from sizer.choices import DeviceKind, KvCache
+from sizer.errors import WrittenByName
 
 
 class Purpose(StrEnum):
@@ -20,7 +21,7 @@ class Purpose(StrEnum):
 
 
 @dataclass(frozen=True)
-class Runtime:
+class Runtime(WrittenByName):
     """One runtime: its name, what it supports and its fitted profile.
 
     Parameters
@@ -63,16 +64,6 @@ class Runtime:
         """By name and purpose: a local profile holds dicts (kernels per type), and a request that holds a runtime
         is hashed (a frozen request model); equal runtimes have equal names, so the hash agrees with ``==``."""
         return hash((self.name, self.purpose))
-
-    def as_written(self) -> str:
-        """The runtime as a person writes it in a request (its canonical name), as an error quotes it.
-
-        Returns
-        -------
-        str
-            :attr:`name`.
-        """
-        return self.name
 
     def refusal(self, *, weights: str | None = None, device_kind: DeviceKind | None = None,
                 vendor: str | None = None, kv_cache: KvCache | None = None) -> str | None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from sizer.choices import entry_named
 from sizer.datafile import read_text
-from sizer.errors import InputError
+from sizer.errors import InputError, WrittenByName
 from sizer.memo import registered_cache
 
 Z90 = 1.2815515655446004  # standard normal quantile at 0.9
@@ -131,7 +131,7 @@ class LengthLaw(Protocol):
 
 
 @dataclass(frozen=True)
-class Distribution:
+class Distribution(WrittenByName):
     """A named length set: its prompt and answer laws, and the filters its benchmark applies to each drawn pair.
 
     ``max_prompt``, ``max_total`` and ``min_tokens`` reject a pair and draw again (vLLM's ShareGPT sampling skips
@@ -190,16 +190,6 @@ class Distribution:
         if self.output_cap is not None:
             out = np.minimum(out, self.output_cap)
         return np.concatenate(prompts)[:n], out
-
-    def as_written(self) -> str:
-        """The set as a person writes it in a request (its name), as an error quotes it.
-
-        Returns
-        -------
-        str
-            :attr:`name`.
-        """
-        return self.name
 
     def means(self) -> tuple[float, float]:
         """Mean prompt and answer [tokens]: the laws' own, or, with filters, those of a fixed sample of 20,000 pairs.

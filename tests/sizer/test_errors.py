@@ -71,3 +71,15 @@ def test_the_message_always_starts_with_the_field(field, value):
     error = InputError(field, value, "something else")
     assert error.message.startswith(f"{field}: ") and error.message.endswith("; expected something else")
     assert "\n" not in error.message.replace(repr(value)[:57], "")  # one line, the value aside
+
+
+def test_an_entry_written_by_its_name_is_quoted_by_it():
+    from sizer.errors import InputError, WrittenByName
+    from sizer.runtimes.formats import weight_format
+
+    class Entry(WrittenByName):
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    assert InputError("runtime", Entry("llama.cpp"), "a runtime").message == "runtime: got 'llama.cpp'; expected a runtime"
+    assert isinstance(weight_format("Q4-K-M"), WrittenByName) and weight_format("Q4-K-M").as_written() == "q4_k_m"
