@@ -62,6 +62,16 @@ def test_a_replica_keeps_its_tensor_parallel_inside_a_node(count, node, layout):
     assert replicas * tp == count and tp <= node and splits_heads(tp, LLAMA_70B)
 
 
+@pytest.mark.parametrize("node", [None, 4, 8, 72])
+def test_the_replicas_chosen_are_the_best_of_every_layout_of_the_count(node):
+    # every way to run each count as whole replicas of one tensor-parallel size: the one chosen uses every device,
+    # gives whole heads, keeps within a node, and no other such layout has a larger tensor-parallel size
+    for count in range(1, 257):
+        options = [(count // tp, tp) for tp in range(1, count + 1) if not count % tp and splits_heads(tp, LLAMA_70B)
+                   and (node is None or tp <= node)]
+        assert tensor_replicas(count, LLAMA_70B, node) == max(options, key=lambda layout: layout[1]), count
+
+
 def test_the_sizes_that_split_the_heads_are_those_splits_heads_allows():
     # 64 query heads, 8 KV heads: 1, 2, 4, 8, 16, 32 and 64 (each divides 64 and 8 divides or is divided by it)
     assert head_splitting_ranks(LLAMA_70B, 100) == [1, 2, 4, 8, 16, 32, 64]
