@@ -114,6 +114,9 @@ ureg.define("image = sample")
 ureg.define("step = [steps]")
 _memoise_unit_parsing(ureg)
 Quantity = ureg.Quantity
+# pint reads a pickled quantity back in its application registry: this one, so that a quantity in FLOP or USD
+# crosses processes (a service hands a job to its worker processes) and reads back there as it was
+pint.set_application_registry(ureg)  # type: ignore[no-untyped-call]  # pint leaves it untyped
 
 MAX_TEXT_LENGTH = 64
 # Bounds on a user's value, checked after conversion to SI base units (seconds, bits, FLOP, USD,

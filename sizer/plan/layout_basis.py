@@ -148,7 +148,7 @@ def basis(job: Job, devices: tuple[Device, ...], devices_key: tuple[Hashable, ..
     Basis
         The chosen layouts per (device, count).
     """
-    key = _basis_key(job, devices_key, counts, headroom, calibration)
+    key = search_key(job, devices_key, counts, headroom, calibration)
     found = _kept(key, job, devices, counts, headroom, calibration)
     if not found.token_free and found.length != (job.samples, job.epochs):
         # a nearby batch was chosen somewhere: kept per length (the shape's entry is the first length's own)
@@ -184,11 +184,172 @@ def kept_basis(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, .
     Basis or None
         The kept layouts per (device, count); None where :func:`basis` would have to search.
     """
-    key = _basis_key(job, devices_key, counts, headroom, calibration)
+    key = search_key(job, devices_key, counts, headroom, calibration)
     found = _kept_here_or_on_disk(key, job, devices, counts, headroom, calibration)
     if found is not None and not found.token_free and found.length != (job.samples, job.epochs):
         found = _kept_here_or_on_disk((key, job.samples, job.epochs), job, devices, counts, headroom, calibration)
     return found
+
+
+def share_rows(devices: int, share: int, shares: int) -> npt.NDArray[np.int64]:
+    """The devices (rows) of share ``share`` of ``shares``: every ``shares``-th from the ``share``-th, so that each
+    share holds devices from every part of the catalog (whose kinds and sizes cost a search unevenly).
+
+    Parameters
+    ----------
+    devices : int
+        Devices searched in all [1].
+    share, shares : int
+        This share's number, from 0, and how many shares the search is split into [1].
+
+    Returns
+    -------
+    numpy.ndarray
+        The share's device indices, ascending.
+
+    >>> share_rows(5, 1, 2).tolist()
+    [1, 3]
+    """
+    if not 0 <= share < shares:
+        raise ValueError(f"share {share} of {shares}")
+    return np.arange(share, devices, shares, dtype=np.int64)
+
+
+def search_share(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
+                 calibration: Calibration | None, share: int, shares: int) -> Basis:
+    """One share of :func:`basis`'s search: the devices of :func:`share_rows` at every count, searched as the
+    whole search searches them (each (device, count) pair's choice is its own), for :func:`keep_shares` to join.
+    A service splits a new shape's search over its idle worker processes so.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    devices : tuple of Device
+        Every device ranked (the whole search's).
+    counts : tuple of int
+        Device counts per device [1].
+    headroom : bool
+        Reserve the upper memory headroom.
+    calibration : Calibration, optional
+        Per-device efficiencies.
+    share, shares : int
+        Which share, from 0, of how many [1].
+
+    Returns
+    -------
+    Basis
+        The share's devices along axis 0; its table the whole one's, without the devices (as a kept search's).
+    """
+    found = _search(job, devices, counts, headroom, calibration, share_rows(len(devices), share, shares))
+    return dataclasses.replace(found, table=dataclasses.replace(found.table, devices=()))
+
+
+# Basis fields that are not per device: the same in every share
+_WHOLE = frozenset({"table", "counts", "token_free", "length"})
+
+
+def join_shares(shares: list[Basis]) -> Basis:
+    """The whole search from its shares (:func:`search_share`, share ``k`` of ``len(shares)`` at index ``k``).
+
+    Parameters
+    ----------
+    shares : list of Basis
+        Every share, in order.
+
+    Returns
+    -------
+    Basis
+        As :func:`basis`'s own search gives it: every device in order along axis 0.
+    """
+    first, count = shares[0], len(shares)
+    devices = sum(len(part.unserved) for part in shares)
+    rows = [share_rows(devices, k, count) for k in range(count)]
+    joined: dict[str, Any] = {}
+    for f in dataclasses.fields(Basis):
+        if f.name in _WHOLE:
+            continue
+        parts = [getattr(part, f.name) for part in shares]
+        if f.name == "unserved":
+            reasons: list[Any] = [None] * devices
+            for at, part in zip(rows, parts, strict=True):
+                for i, reason in zip(at.tolist(), part, strict=True):
+                    reasons[i] = reason
+            joined[f.name] = tuple(reasons)
+            continue
+        whole = np.empty((devices, *parts[0].shape[1:]), dtype=parts[0].dtype)
+        for at, part in zip(rows, parts, strict=True):
+            whole[at] = part
+        joined[f.name] = whole
+    return Basis(table=first.table, counts=first.counts, token_free=all(part.token_free for part in shares),
+                 length=first.length, **joined)
+
+
+def missing_search(job: Job, devices: tuple[Device, ...], devices_key: tuple[Hashable, ...], counts: tuple[int, ...],
+                   headroom: bool, calibration: Calibration | None) -> Hashable | None:
+    """The key of the search :func:`basis` would run for ``job`` (its shape's; or, where the shape's kept search
+    chose a nearby batch somewhere, its length's), or None where it would run none: its layouts are kept in this
+    process or on disk. Searches nothing.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    devices : tuple of Device
+        The devices ranked.
+    devices_key : tuple
+        What identifies ``devices`` by value (the catalog's key and the kinds chosen).
+    counts : tuple of int
+        Device counts per device [1].
+    headroom : bool
+        Reserve the upper memory headroom.
+    calibration : Calibration, optional
+        Per-device efficiencies.
+
+    Returns
+    -------
+    Hashable or None
+        The key to keep the search under (:func:`keep_shares`); None where nothing is to be searched.
+    """
+    key: Hashable = search_key(job, devices_key, counts, headroom, calibration)
+    found = _kept_here_or_on_disk(key, job, devices, counts, headroom, calibration)
+    if found is None:
+        return key
+    if not found.token_free and found.length != (job.samples, job.epochs):
+        key = (key, job.samples, job.epochs)
+        if _kept_here_or_on_disk(key, job, devices, counts, headroom, calibration) is None:
+            return key
+    return None
+
+
+def keep_shares(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
+                calibration: Calibration | None, shares: list[Basis]) -> Basis:
+    """Keep the search its ``shares`` make (:func:`join_shares`) as :func:`basis` keeps its own: in this process
+    and on disk, under ``key`` (:func:`missing_search`'s), where :func:`kept_basis` and :func:`basis` find it.
+
+    Parameters
+    ----------
+    key : Hashable
+        The search's key, as :func:`missing_search` gave it.
+    job : Job
+        The workload.
+    devices : tuple of Device
+        The devices ranked.
+    counts : tuple of int
+        Device counts per device [1].
+    headroom : bool
+        Reserve the upper memory headroom.
+    calibration : Calibration, optional
+        Per-device efficiencies.
+    shares : list of Basis
+        Every share of the search, in order (:func:`search_share`).
+
+    Returns
+    -------
+    Basis
+        The layouts per (device, count), as :func:`basis` answers.
+    """
+    return _kept(key, job, devices, counts, headroom, calibration, searched=join_shares(shares))
 
 
 class _NotKept(Exception):
@@ -207,8 +368,28 @@ def _kept_here_or_on_disk(key: Hashable, job: Job, devices: tuple[Device, ...] |
     return found
 
 
-def _basis_key(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, ...], headroom: bool,
+def search_key(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, ...], headroom: bool,
                calibration: Calibration | None) -> tuple[Hashable, ...]:
+    """What :func:`basis`'s search of ``job`` is kept under: equal for questions that share one search.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    devices_key : tuple
+        What identifies ``devices`` by value (the catalog's key and the kinds chosen).
+    counts : tuple of int
+        Device counts per device [1].
+    headroom : bool
+        Reserve the upper memory headroom.
+    calibration : Calibration, optional
+        Per-device efficiencies.
+
+    Returns
+    -------
+    tuple
+        Hashable: the layout key (:func:`layout_key`), the devices, counts, headroom and calibration.
+    """
     return (layout_key(job), devices_key, counts, headroom, None if calibration is None else calibration.model_dump_json())
 
 
@@ -217,7 +398,8 @@ class _KeptSearches(Protocol):
     called, it searches where nothing is kept; ``peek`` answers what is kept, or None."""
 
     def __call__(self, key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
-                 headroom: bool, calibration: Calibration | None, search: bool = True) -> Basis: ...
+                 headroom: bool, calibration: Calibration | None, search: bool = True,
+                 searched: Basis | None = None) -> Basis: ...
 
     def peek(self, key: Hashable) -> Basis | None: ...
 
@@ -227,12 +409,15 @@ class _KeptSearches(Protocol):
 
 @registered_cache(key=lambda key, *rest, **options: key)
 def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
-          calibration: Calibration | None, search: bool = True) -> Basis:
+          calibration: Calibration | None, search: bool = True, searched: Basis | None = None) -> Basis:
     # A whole-catalog search is 50-60 ms of a command's start-up; the same question (the default one,
     # say) is kept on disk too (sizer.diskcache), under its key and the code of the whole core, so a
     # change to any module gives it a new entry. Devices travel by value in the key, not in the entry.
     # search=False: only what the disk holds, else _NotKept (kept_basis: no search where a question arrives).
+    # searched: the search's answer, worked out elsewhere (shares of it in a service's workers, keep_shares).
     def build() -> Basis:
+        if searched is not None:
+            return searched
         if not search:
             raise _NotKept
         found = _search(job, devices, counts, headroom, calibration)
@@ -270,8 +455,15 @@ def core_stamps() -> tuple[tuple[str, int, int], ...]:
     return tuple((path, size, mtime) for _, path, size, mtime in sorted(found))  # in Path order, as file_stamp's
 
 
+def prepare_search() -> None:
+    """Import the search's modules now, which :func:`basis` imports where it first searches: a process that will
+    search (a service's worker) does so before its first question instead of while it waits."""
+    from sizer.engine import search, summary, time_range  # noqa: F401
+
+
 def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
-            calibration: Calibration | None) -> Basis:
+            calibration: Calibration | None, rows: npt.NDArray[np.int64] | None = None) -> Basis:
+    """The search of ``devices`` (of the ``rows`` among them: a share, :func:`search_share`) at every count."""
     from sizer.engine.search import search
     from sizer.engine.summary import summarise
     from sizer.engine.time_range import range_arrays
@@ -282,8 +474,9 @@ def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], head
         table = build_device_table(devices, job.precision, effs)
     else:
         table = cached_device_table(devices, job.precision, job.arch is not None)
-    shape = (len(devices), len(counts))
-    pair_device, pair_count = (a.ravel() for a in np.meshgrid(np.arange(len(devices)), np.asarray(counts), indexing="ij"))
+    searched = np.arange(len(devices)) if rows is None else np.asarray(rows, dtype=np.int64)
+    shape = (len(searched), len(counts))
+    pair_device, pair_count = (a.ravel() for a in np.meshgrid(searched, np.asarray(counts), indexing="ij"))
     found = search(job, table, pair_device, pair_count.astype(np.int64), headroom=headroom)
     ev, rows = found.evaluation, found.chosen
     mode = Mode.CALIBRATED if calibration is not None else Mode.DATASHEET
@@ -297,16 +490,16 @@ def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], head
         return np.asarray(np.broadcast_to(values, c.tp.shape)[rows]).reshape(shape)
 
     token_free = bool(np.all(ev.exact[rows] | ~found.found))
-    unserved = tuple(None if found.found[i * len(counts):(i + 1) * len(counts)].any()
-                     else _unserved(device, table, i, ev, np.flatnonzero(pair_device[found.pair] == i), job)
-                     for i, device in enumerate(devices))
+    unserved = tuple(None if found.found[k * len(counts):(k + 1) * len(counts)].any()
+                     else _unserved(devices[i], table, i, ev, np.flatnonzero(pair_device[found.pair] == i), job)
+                     for k, i in enumerate(searched.tolist()))
     return Basis(table=table, counts=np.asarray(counts, dtype=float), found=found.found.reshape(shape),
                  exact=at(ev.exact) & found.found.reshape(shape),
                  batch=at(ev.batch), step_low=summary.step_low.reshape(shape),
                  step_expected=summary.step_expected.reshape(shape), step_high=summary.step_high.reshape(shape),
                  mfu=summary.mfu.reshape(shape), memory_needed=at(ev.memory_needed), fits=at(ev.fits),
                  bound=at(ev.parts.bound), zero=at(c.zero), tp=at(c.tp), pp=at(c.pp), ep=at(c.ep),
-                 recompute=at(c.recompute), micro_batch=at(c.micro_batch), range_low=lows, range_high=highs,
+                 recompute=at(c.recompute), micro_batch=at(c.micro_batch), range_low=lows[searched], range_high=highs[searched],
                  unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
 
 

@@ -48,7 +48,8 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.hardware.server_share import owned_price
 from sizer.memo import registered_cache
-from sizer.plan.layout_basis import Basis, basis, kept_basis
+from sizer.plan.layout_basis import Basis, basis, keep_shares, kept_basis, missing_search, prepare_search
+from sizer.plan.layout_basis import search_share as layout_share
 from sizer.plan.offer_prices import OfferRows, kept_price_floats
 from sizer.results import (
     Assumption,
@@ -64,6 +65,8 @@ from sizer.units import Quantity
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
+
+    from sizer.schemas.calibration_file import Calibration
 
 
 def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],
@@ -321,6 +324,82 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
                       question.request.calibration, question.devices)
     return kept is not None and bool(kept.found.any()), question
+
+
+@dataclass(frozen=True)
+class PendingSearch:
+    """A new shape's layout search, as a worker process takes it (:func:`search_share`): what
+    :func:`sizer.plan.layout_basis.basis` searches, the devices by their kinds in the catalog."""
+
+    key: Hashable  # the search's key: questions with one key wait for one search
+    job: Job
+    kinds: tuple[str, ...]
+    counts: tuple[int, ...]
+    headroom: bool
+    calibration: Calibration | None
+
+
+def pending_search(question: _Question, catalog: Catalog) -> PendingSearch | None:
+    """The layout search ``question`` waits for (a new shape's), or None where its layouts are kept: questions with
+    one key wait for one search (a service runs it once, in shares over its worker processes: :func:`search_share`).
+
+    Parameters
+    ----------
+    question : _Question
+        A checked question (:func:`quick_question`'s).
+    catalog : Catalog
+        The devices and their prices.
+
+    Returns
+    -------
+    PendingSearch or None
+        The search; None where nothing is to be searched.
+    """
+    request = question.request
+    key = missing_search(question.job, question.devices, (catalog.key, question.kinds), question.counts,
+                         request.headroom, request.calibration)
+    if key is None:
+        return None
+    return PendingSearch(key, question.job, question.kinds, question.counts, request.headroom, request.calibration)
+
+
+def search_share(search: PendingSearch, catalog: Catalog, share: int, shares: int) -> Basis:
+    """Share ``share`` of ``shares`` of a pending layout search (a service's worker process runs one;
+    :func:`keep_search` joins them where the questions wait), over every ``shares``-th device.
+
+    Parameters
+    ----------
+    search : PendingSearch
+        What :func:`pending_search` found to search.
+    catalog : Catalog
+        The devices and their prices.
+    share, shares : int
+        Which share, from 0, of how many [1].
+
+    Returns
+    -------
+    Basis
+        The share's layouts per (device, count) (:func:`sizer.plan.layout_basis.search_share`).
+    """
+    return layout_share(search.job, _devices(catalog, search.kinds), search.counts, search.headroom,
+                        search.calibration, share, shares)
+
+
+def keep_search(search: PendingSearch, catalog: Catalog, shares: list[Basis]) -> None:
+    """Keep the search that ``shares`` (:func:`search_share`, in order) make up, for every question that waits for
+    it: then :func:`quick_question` finds their layouts kept.
+
+    Parameters
+    ----------
+    search : PendingSearch
+        The search the shares are of.
+    catalog : Catalog
+        The devices and their prices.
+    shares : list of Basis
+        Every share, in order.
+    """
+    keep_shares(search.key, search.job, _devices(catalog, search.kinds), search.counts, search.headroom,
+                search.calibration, shares)
 
 
 def _achieved_applies(question: _Question) -> bool:
@@ -832,7 +911,7 @@ def _software_stacks() -> Assumption:
                       source="MLPerf Training results against NVIDIA's on the same benchmark (benchmarks/vendor_efficiency.py)")
 
 
-def warm_up(catalog: Catalog) -> None:
+def warm_up(catalog: Catalog, searches: bool = False) -> None:
     """Build once what every recommendation over ``catalog`` reads, before anyone asks: the device
     tables at the default workload's precision and the price arrays (some 20 ms a process pays once;
     a service does it at start so that its first question does not). Layout searches stay per shape.
@@ -841,7 +920,12 @@ def warm_up(catalog: Catalog) -> None:
     ----------
     catalog : Catalog
         The catalog the service answers from.
+    searches : bool, default False
+        Also import the layout search (a process that will search: a service's worker; about 60 ms of its
+        first search otherwise, with the tables).
     """
+    if searches:
+        prepare_search()
     request = RecommendRequest()
     kinds = tuple(request.kinds)
     devices = _devices(catalog, kinds)

@@ -219,3 +219,79 @@ def test_a_kept_search_is_answered_without_importing_the_search(tmp_path):
                                    check=True).stdout.split() for _ in range(2))
     assert "sizer.engine.search" in first  # the first process searched (and left the layouts on disk)
     assert again == []
+
+
+def _equal_but_rounding(whole: layout_basis.Basis, joined: layout_basis.Basis) -> None:
+    """Every chosen layout, flag and reason the same; every figure the same but for BLAS's rounding, which sums a
+    row by where it lies in the matrix (a device searched among half the catalog lies elsewhere)."""
+    import dataclasses
+
+    import numpy as np
+
+    for field in dataclasses.fields(layout_basis.Basis):
+        a, b = getattr(whole, field.name), getattr(joined, field.name)
+        if field.name == "table":
+            continue
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            assert a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True), field.name
+        elif isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), field.name
+        else:
+            assert a == b, field.name
+
+
+@pytest.mark.parametrize("question", [
+    dict(params=7e9, tokens=2e10),
+    dict(model="mixtral-8x7b", tokens=1e12),  # experts: expert parallelism searched too
+    dict(params=1.3e9, tokens=1e10, precision="fp8", kinds=["gpu", "cpu"], headroom=True),
+])
+@pytest.mark.parametrize("shares", [2, 3])
+def test_a_search_in_shares_is_the_whole_search(catalog, question, shares):
+    # a service splits a new shape's search over its worker processes, a share of the devices each
+    q = recommend_module._question(RecommendRequest(**question), catalog)
+    args = (q.job, q.devices, q.counts, q.request.headroom, q.request.calibration)
+    whole = layout_basis._search(*args)
+    parts = [layout_basis.search_share(*args, k, shares) for k in range(shares)]
+    assert sorted(i for k in range(shares) for i in layout_basis.share_rows(len(q.devices), k, shares)) == \
+        list(range(len(q.devices)))  # every device in one share, once
+    _equal_but_rounding(whole, layout_basis.join_shares(parts))
+
+
+def test_a_search_kept_from_shares_is_found_by_every_question_of_its_shape(monkeypatch, tmp_path, catalog):
+    monkeypatch.setenv("SIZER_CACHE_DIR", str(tmp_path))
+    _forget()
+    request = RecommendRequest(params=7.01e9, tokens=2.1e10)
+    question = recommend_module._question(request, catalog)
+    search = recommend_module.pending_search(question, catalog)
+    assert search is not None and not recommend_module.quick_question(request, catalog)[0]
+    shares = [recommend_module.search_share(search, catalog, k, 2) for k in range(2)]
+    recommend_module.keep_search(search, catalog, shares)
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched again")
+
+    search_whole = layout_basis._search
+    monkeypatch.setattr(layout_basis, "_search", no_search)
+    nearby = RecommendRequest(params=7.02e9, tokens=2.2e10)  # the same shape, another length
+    assert recommend_module.quick_question(request, catalog)[0] and recommend_module.quick_question(nearby, catalog)[0]
+    assert recommend_module.pending_search(recommend_module._question(nearby, catalog), catalog) is None
+    answered = recommend(nearby, catalog).model_dump()
+    _forget()
+    assert list(tmp_path.glob("layout-basis-*"))  # kept on disk too: another process takes it from there
+    monkeypatch.setattr(layout_basis, "_search", search_whole)
+    monkeypatch.setenv("SIZER_CACHE_DIR", "off")
+    assert _close(answered, recommend(nearby, catalog).model_dump())  # as a whole search of its own answers
+    _forget()
+
+
+def test_a_length_bound_search_is_pending_for_another_length(searches, catalog):
+    # where the shape's search chose a nearby batch somewhere, another length waits for its own search
+    devices = recommend_module._devices(catalog, ("gpu",))
+    args = (devices, (catalog.key, ("gpu",)), (1, 2, 4, 8, 16), False, None)
+    first = resolve_job(WorkloadRequest(params=1e8, samples=1e6, batch_size=1000))
+    shape = layout_basis.missing_search(first, *args)
+    assert shape is not None
+    layout_basis.basis(first, *args)
+    assert layout_basis.missing_search(first, *args) is None
+    longer = resolve_job(WorkloadRequest(params=1e8, samples=3.7e6, batch_size=1000))
+    assert layout_basis.missing_search(longer, *args) == (shape, longer.samples, longer.epochs)
