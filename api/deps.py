@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import threading
 import weakref
@@ -9,13 +10,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar, copy_context
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Annotated, Any, Callable, TypeVar
+from typing import Annotated, Any, Callable, Hashable, TypeVar
 
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
 from sizer.facade import (
     Catalog,
+    SizerError,
     ensure_finite,
     estimate_seconds,
     refuse_over_budget,
@@ -30,6 +32,8 @@ from .settings import Settings
 
 T = TypeVar("T", bound=BaseModel)
 Result = TypeVar("Result")
+Share = TypeVar("Share")
+log = logging.getLogger("sizer.api")
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: {"description": "request body larger than the documented limit (SIZER_API_MAX_BODY_BYTES, 64 KiB by default)"},
@@ -67,6 +71,11 @@ class Lanes:
     queues: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[FairQueue, FairQueue]]" = field(
         default_factory=weakref.WeakKeyDictionary)
     threads: ThreadPoolExecutor = _ESTIMATE_THREAD
+    searches: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, asyncio.Task[bool]]]" = field(
+        default_factory=weakref.WeakKeyDictionary)  # the searches in shares running now, by key (search_once)
+
+    def searches_of(self, loop: asyncio.AbstractEventLoop) -> dict[Hashable, asyncio.Task[bool]]:
+        return self.searches.setdefault(loop, {})
 
     def of(self, loop: asyncio.AbstractEventLoop) -> tuple[FairQueue, FairQueue]:
         lanes = self.queues.get(loop)
@@ -137,6 +146,58 @@ async def run_estimate(function: Callable[..., Result], *args: Any, work: float 
     # the catalog the workers loaded stands in by its fingerprint; another one (a test's slice) travels whole
     marked = tuple(CatalogMarker(a.key) if isinstance(a, Catalog) and a.key == lanes.catalog_key else a for a in args)
     return await lanes.pool.run(function, marked, left, done=pooled.release)
+
+
+async def search_once(key: Hashable, share: Callable[..., Share], args: tuple[Any, ...],
+                      keep: Callable[[list[Share]], None]) -> bool:
+    """One search per ``key`` at a time, in shares over the worker processes: ``share(*args, k, n)`` for share
+    ``k`` of ``n`` in ``n`` workers at once (as many as have a slot free now, one at least, in this client's turn),
+    then ``keep(shares)`` here. Questions that ask for a key being searched wait for that search instead of each
+    starting one (a burst of one new shape's questions cost two workers one search each, and the workers then
+    answered the burst in turn; a search in two shares takes about half the time). The search goes on when the
+    question that started it is abandoned, within that question's time limit.
+
+    Returns
+    -------
+    bool
+        Whether the search was kept; False where there are no worker processes (nothing is searched) or it
+        failed (the question then goes its usual way, which says why).
+    """
+    lanes = _lanes()
+    if lanes.pool is None:
+        return False
+    loop = asyncio.get_running_loop()
+    running = lanes.searches_of(loop)
+    search = running.get(key)
+    if search is None:
+        search = running[key] = loop.create_task(_search_in_shares(lanes, share, args, keep))
+        search.add_done_callback(lambda done: (running.pop(key, None), done.cancelled() or done.exception()))
+    try:
+        return await asyncio.shield(search)
+    except asyncio.CancelledError:
+        raise
+    except SizerError:  # the question's own fault (its time ran out): its usual way says so
+        return False
+    except Exception:  # noqa: BLE001 - the question goes its usual way, which says what went wrong
+        log.warning("a layout search in shares failed; its questions are answered one by one", exc_info=True)
+        return False
+
+
+async def _search_in_shares(lanes: Lanes, share: Callable[..., Share], args: tuple[Any, ...],
+                            keep: Callable[[list[Share]], None]) -> bool:
+    assert lanes.pool is not None
+    _, pooled = lanes.of(asyncio.get_running_loop())
+    client = CLIENT.get()
+    await pooled.acquire(client)
+    shares = 1
+    while shares < lanes.pool.size and pooled.try_acquire(client):
+        shares += 1
+    left = remaining_seconds() or (lanes.settings.timeout_s, lanes.settings.timeout_s)
+    marked = tuple(CatalogMarker(a.key) if isinstance(a, Catalog) and a.key == lanes.catalog_key else a for a in args)
+    found = await asyncio.gather(*(lanes.pool.run(share, (*marked, k, shares), left, done=pooled.release)
+                                   for k in range(shares)))
+    keep(list(found))
+    return True
 
 
 def _limited(left: tuple[float, float] | None, cancel: threading.Event, function: Callable[..., Result],

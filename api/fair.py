@@ -83,6 +83,13 @@ class FairQueue:
                 self._forget(client, turn)
             raise
 
+    def try_acquire(self, client: str) -> bool:
+        """A slot now if one is free and nobody waits for one (then True), else none (False): never waits."""
+        if self.busy < self.slots and not self.waiting:
+            self._grant(client)
+            return True
+        return False
+
     def _forget(self, client: str, turn: asyncio.Future) -> None:
         line = self.waiting.get(client)
         if line is not None and turn in line:

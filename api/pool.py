@@ -40,6 +40,7 @@ IDLE_WAIT_S = 10.0  # the longest wait for a replaced worker
 # Modules whose functions the service sends here, imported once at a worker's start; named, not imported,
 # so that the pool depends on no route (the routes depend on it, through api.deps); relative to this package,
 # which is ``api`` in a checkout and ``sizer.api`` installed from the wheel
+WORKER_UNREADABLE_EXIT = 70  # a worker's exit status when a job it was sent does not unpickle (EX_SOFTWARE)
 WARM_MODULES = (".routers.inference", ".routers.recommend")
 
 # A worker's estimates (a new shape's layout search above all) build and drop numpy temporaries of 0.1-30 MB by the
@@ -115,13 +116,14 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
     """A worker process: load the catalog, then run jobs as they come; a listening thread sets the cancel flag."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or a group SIGTERM stops the service, which stops its workers
         signal.signal(stop, signal.SIG_IGN)  # (and a worker whose service is gone sees its pipe close and exits)
-    from sizer.facade import load_catalog, time_limit
+    from sizer.facade import load_catalog, time_limit, warm_up
 
     catalog = load_catalog(catalog_file)  # the serving estimates that come here build their own tables
     for module in WARM_MODULES:  # the routes whose functions come here (by reference), loaded before the first job
         importlib.import_module(module, __package__)
     if niceness:  # after the start, at the service's priority: a busy machine does not hold the first answer back
         os.nice(niceness)
+    warm_up(catalog, searches=True)  # at that priority: what a first search reads (some 60 ms of it otherwise)
     jobs: queue.Queue = queue.Queue()
     cancel = threading.Event()
     current: list[int | None] = [None]
@@ -134,6 +136,9 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
                 message = conn.recv()
             except (EOFError, OSError):
                 os._exit(0)  # the service is gone
+            except Exception:  # noqa: BLE001 - a message this process cannot read (nor say which job it was)
+                log.exception("an estimate worker could not read its job; it ends, and the service starts another")
+                os._exit(WORKER_UNREADABLE_EXIT)  # its job is answered as lost (the reader sees the pipe close)
             if message[0] == "job":
                 jobs.put(message)
             elif message[0] == "cancel":

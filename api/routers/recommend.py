@@ -17,16 +17,19 @@ from sizer.facade import (
     RecommendRequest,
     RecommendResult,
     every_bad_field,
+    keep_search,
+    pending_search,
     quick_question,
     ranking_seconds,
     recommend_json,
     recommend_model,
     recommend_serving_iterations,
     registered_cache,
+    search_share,
 )
 from sizer.facade import recommend as answer
 
-from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, priced, run_estimate, served_from_builtins
+from ..deps import ERROR_RESPONSES, CatalogDep, finite, price, priced, run_estimate, search_once, served_from_builtins
 
 router = APIRouter(prefix="/v1", tags=["recommendation"], responses=ERROR_RESPONSES)
 
@@ -51,9 +54,11 @@ async def recommend(body: RecommendBody, catalog: CatalogDep) -> RecommendResult
         text = _canonical(fields)
         answered = _ranked_bytes.peek(text, fields, catalog)
         if answered is None:
-            quick = _quick(fields, catalog)
-            if quick is not None:  # about a millisecond: answered here, no hand-over to a worker thread and back
-                answered = _ranked_bytes(text, fields, catalog, quick)
+            request, question, quick = _checked(fields, catalog)
+            if not quick and question is not None and await _searched(request, question, catalog):
+                request, question, quick = _checked(fields, catalog)  # its shape searched: most likely quick now
+            if quick:  # about a millisecond: answered here, no hand-over to a worker thread and back
+                answered = _ranked_bytes(text, fields, catalog, (request, question))
         if answered is not None:
             return Response(content=answered, media_type="application/json")
     return await run_estimate(_recommend, fields, catalog, work=_price(fields, catalog))
@@ -110,14 +115,25 @@ def _asked(fields: dict) -> dict:
     return {k: v for k, v in fields.items() if k != "task"} if fields.get("have") else fields
 
 
-def _quick(fields: dict, catalog) -> tuple | None:
-    """A training question whose layouts are kept (or one refused at once), checked: run where it arrives.
-    Handed to a thread, the engine's numpy passes release the GIL to the event loop and take it back some
-    hundred times an answer, which costs more than the answer (benchmarks/README.md, threads and the GIL)."""
+def _checked(fields: dict, catalog) -> tuple[RecommendRequest, Any, bool]:
+    """A training question checked, its question, and whether it is quick: its layouts kept (or it is refused at
+    once), so that it runs where it arrives. Handed to a thread, the engine's numpy passes release the GIL to the
+    event loop and take it back some hundred times an answer, which costs more than the answer
+    (benchmarks/README.md, threads and the GIL)."""
     request = every_bad_field(RecommendRequest, {"top": HTTP_TOP, **fields})  # bad fields: 422 at once, here, every one
     served_from_builtins(request)  # before anything is resolved: over HTTP no file on the server is read
     quick, question = quick_question(request, catalog)
-    return (request, question) if quick else None
+    return request, question, quick
+
+
+async def _searched(request: RecommendRequest, question: Any, catalog) -> bool:
+    """Whether the new shape ``question`` waits for was searched (once for every question that waits for it, in
+    shares over the worker processes) and kept; False where nothing was searched."""
+    search = pending_search(question, catalog)
+    if search is None:
+        return False
+    return await search_once(search.key, search_share, (search, catalog),
+                             lambda shares: keep_search(search, catalog, shares))
 
 
 def _recommend(fields: dict, catalog) -> RecommendResult | InferenceRecommendResult | OwnedResult | Response:
@@ -139,7 +155,7 @@ def _ranked_bytes(body: str, fields: dict, catalog, checked: tuple | None = None
     """The answer to a training body (``fields``; ``body`` is their canonical text, the key), as JSON
     bytes: rendered once per body (a page or client asking again gets the same bytes; an error is
     never kept). Compact unless the body asks for more rows (``top``). ``checked``: the request and
-    question :func:`_quick` made of the body."""
+    question :func:`_checked` made of the body."""
     request, question = checked or (every_bad_field(RecommendRequest, {"top": HTTP_TOP, **fields}), None)
     served_from_builtins(request)
     return recommend_json(request, catalog, question=question)

@@ -47,8 +47,15 @@ def test_the_64_byte_ranking_is_priced_over_the_budget_and_goes_to_the_pool(pool
     assert pooled == ["_recommend"]
 
 
+def test_a_new_shape_is_searched_in_the_pool_and_a_failed_search_leaves_the_question_its_usual_way(pooled):
+    # a training ranking of a new shape: its search in the pool's shares (one: one worker); the fake pool's "shares"
+    # are no search, so they are not kept, and the question goes to the pool whole, as before shares
+    with TestClient(create_app(Settings(estimate_workers=1))) as client:
+        assert client.post("/v1/recommend", json={"params": "6.9B", "tokens": "1e10", "max_devices": 16}).status_code == 200
+    assert pooled == ["search_share", "_recommend"]
+
+
 @pytest.mark.parametrize("path, body", [
-    ("/v1/recommend", {"params": "6.9B", "tokens": "1e10", "max_devices": 16}),  # a training ranking of a new shape
     ("/v1/time", {**CHEAP, "count": None, "device": None, "have": EIGHT}),  # 8 have entries: 8 estimates
     ("/v1/inference", {"model": "llama-3.1-8b", "rate": 10, "slo_ttft": "1 s", "have": EIGHT}),
     ("/v1/memory", {"model": "deepseek-v3", "device": "H100 SXM", "count": 4096}),  # 0.25 CPU-s measured
