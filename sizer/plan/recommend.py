@@ -315,12 +315,12 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     tuple of (bool, _Question or None)
         Whether the answer is quick, and the checked question (None where the request is refused).
     """
-    if request.suggest or request.deadline is not None or request.budget is not None:
-        return False, None  # suggestions may be worked out, or no device may serve
     try:
         question = _question(request, catalog)
     except SizerError:
         return True, None
+    if request.suggest or request.deadline is not None or request.budget is not None:
+        return False, question  # suggestions may be worked out, or no device may serve (its shape may be kept)
     kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
                       question.request.calibration, question.devices)
     return kept is not None and bool(kept.found.any()), question

@@ -78,16 +78,19 @@ def test_without_worker_processes_nothing_is_searched_apart():
 
 
 def test_a_new_shape_searched_in_worker_shares_answers_as_the_process_does(monkeypatch, tmp_path):
-    # a shape no other test asks (disk cache of its own): searched in two workers' shares, then answered here
+    # shapes no other test asks (disk cache of its own): searched in two workers' shares, then answered here (a
+    # question with a deadline, which may need suggestions worked out, then in a worker that finds the search kept)
     monkeypatch.setenv("SIZER_CACHE_DIR", str(tmp_path))
     body = {"params": 5.55e9, "tokens": 3.3e10, "max_devices": 16}
+    late = {"params": 4.44e9, "tokens": 2.2e10, "max_devices": 16, "deadline": "30 d"}  # not quick, even once kept
     with TestClient(create_app(Settings(estimate_workers=0))) as client:
         here = client.post("/v1/recommend", json=body)
+        here_late = client.post("/v1/recommend", json=late)
     for entry in tmp_path.glob("layout-basis-*"):
         entry.unlink()
-    from sizer.plan.layout_basis import _kept
+    from sizer.memo import clear_all
 
-    _kept.cache_clear()  # the service's own process must not hold the search either
+    clear_all()  # this process must not hold the searches (nor the answers) either
     import api.routers.recommend as route
 
     searched, search = [], route.search_once
@@ -100,9 +103,12 @@ def test_a_new_shape_searched_in_worker_shares_answers_as_the_process_does(monke
     with TestClient(create_app(Settings(estimate_workers=2))) as client:
         there = client.post("/v1/recommend", json=body)
         again = client.post("/v1/recommend", json={**body, "tokens": 3.4e10})  # the same shape, kept now
-    _kept.cache_clear()
+        there_late = client.post("/v1/recommend", json=late)  # searched in shares, then answered in a worker
+    clear_all()
     assert here.status_code == there.status_code == again.status_code == 200
-    assert searched == [True]  # the first question's shape searched in shares; the second found it kept
+    assert searched == [True, True]  # each new shape searched in shares once; the second question found it kept
+    assert here_late.status_code == there_late.status_code == 200
+    assert [r["device"] for r in here_late.json()["ranked"]] == [r["device"] for r in there_late.json()["ranked"]]
     assert list(tmp_path.glob("layout-basis-*"))  # the joined search kept on disk for other processes
     a, b = here.json(), there.json()
     assert [(r["device"], r["count"]) for r in a["ranked"]] == [(r["device"], r["count"]) for r in b["ranked"]]
