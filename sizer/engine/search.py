@@ -657,6 +657,8 @@ def first_per_pair(pair: npt.NDArray[np.int64], rows: npt.NDArray[np.int64],
         if len(rows) < 2:
             break
         values = np.asarray(key[rows], dtype=float)
+        if values[0] == values.min() == values.max():  # one value (no NaN) in every pair: it narrows nothing
+            continue
         start = np.r_[True, owner[1:] != owner[:-1]]
         least = np.fmin.reduceat(values, np.flatnonzero(start))[np.cumsum(start) - 1]  # NaN only where all are
         keep = (values == least) | np.isnan(least)
