@@ -289,6 +289,8 @@ def test_first_per_pair_is_a_stable_lexsorts_first_row():
         n, pairs = int(rng.integers(0, 300)), int(rng.integers(1, 30))
         pair = np.sort(rng.integers(0, pairs, n)) if trial % 2 else rng.integers(0, pairs, n)
         keys = (rng.random(n) < 0.3, *(rng.choice(values, n) for _ in range(3)))
+        if trial % 4 == 0:  # keys of one value over all the rows (the asked batch everywhere), or all NaN
+            keys = (np.zeros(n, dtype=bool), np.full(n, 1.5 if trial % 8 else np.nan), *keys[2:])
         rows = np.flatnonzero(rng.random(n) < 0.7)
         order = rows[np.lexsort((*(k[rows] for k in reversed(keys)), pair[rows]))]
         starts = np.r_[True, pair[order][1:] != pair[order][:-1]] if len(order) else np.zeros(0, dtype=bool)
