@@ -13,6 +13,7 @@ from sizer.engine.constants import DATACENTRE_NETWORK, FALLBACK_LINK, OFFICE_NET
 from sizer.engine.devices import (
     build_device_table,
     cached_device_table,
+    contents_digest,
     device_link,
     device_rates,
     node_layout,
@@ -119,3 +120,15 @@ def test_every_catalog_device_gives_finite_rates_where_supported(catalog):
         if table.supported[i]:
             assert all(math.isfinite(r) and r > 0 for r in table.rates[i]), device.id
             assert table.unit_peaks[i, 2] >= table.peak[i], device.id
+
+
+def test_the_disk_key_digests_every_devices_content_in_order(catalog):
+    # the disk entry's key (cached_device_table): equal for the same content, whichever objects hold it; another
+    # figure, another device or another order gives another
+    h100, a100 = catalog.find("H100 SXM"), catalog.find("A100 80GB SXM")
+    again = type(h100).model_validate(h100.model_dump())
+    assert contents_digest((h100, a100)) == contents_digest((again, a100))
+    assert contents_digest((h100, a100)) != contents_digest((a100, h100))
+    assert contents_digest((h100,)) != contents_digest((h100, a100))
+    changed = h100.model_copy(update={"name": h100.name + " (edited)"})
+    assert contents_digest((changed, a100)) != contents_digest((h100, a100))

@@ -289,8 +289,26 @@ def test_first_per_pair_is_a_stable_lexsorts_first_row():
         n, pairs = int(rng.integers(0, 300)), int(rng.integers(1, 30))
         pair = np.sort(rng.integers(0, pairs, n)) if trial % 2 else rng.integers(0, pairs, n)
         keys = (rng.random(n) < 0.3, *(rng.choice(values, n) for _ in range(3)))
+        if trial % 4 == 0:  # keys of one value over all the rows (the asked batch everywhere), or all NaN
+            keys = (np.zeros(n, dtype=bool), np.full(n, 1.5 if trial % 8 else np.nan), *keys[2:])
         rows = np.flatnonzero(rng.random(n) < 0.7)
         order = rows[np.lexsort((*(k[rows] for k in reversed(keys)), pair[rows]))]
         starts = np.r_[True, pair[order][1:] != pair[order][:-1]] if len(order) else np.zeros(0, dtype=bool)
         got_pairs, got_rows = first_per_pair(pair, rows, keys)
         assert got_pairs.tolist() == pair[order][starts].tolist() and got_rows.tolist() == order[starts].tolist()
+
+
+def test_unique_rows_is_numpys_unique_along_rows():
+    """The first stage's kinds of pair and the candidates' (count, node) combinations: the same distinct rows, first
+    rows and inverse as np.unique(axis=0), for whole numbers and floats with ties, NaN, infinities and -0.0."""
+    from sizer.engine.search import unique_rows
+
+    rng = np.random.default_rng(41)
+    values = np.array([0.0, -0.0, 1.0, 2.0, np.nan, np.inf, -np.inf, 3.5])
+    for trial in range(200):
+        n, k = int(rng.integers(1, 80)), int(rng.integers(1, 9))
+        keys = rng.choice(values, (n, k)) if trial % 2 else rng.integers(0, 3, (n, k))
+        rows, first, inverse = unique_rows(keys)
+        want_rows, want_first, want_inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        assert np.array_equal(rows, want_rows, equal_nan=True) and rows.dtype == want_rows.dtype
+        assert first.tolist() == want_first.tolist() and inverse.tolist() == np.ravel(want_inverse).tolist()
