@@ -118,12 +118,16 @@ def _worker_main(conn, catalog_file: str | None, niceness: int) -> None:
         signal.signal(stop, signal.SIG_IGN)  # (and a worker whose service is gone sees its pipe close and exits)
     from sizer.facade import load_catalog, time_limit, warm_up
 
+    from .heap import freeze_start_up
+
     catalog = load_catalog(catalog_file)  # the serving estimates that come here build their own tables
     for module in WARM_MODULES:  # the routes whose functions come here (by reference), loaded before the first job
         importlib.import_module(module, __package__)
     if niceness:  # after the start, at the service's priority: a busy machine does not hold the first answer back
         os.nice(niceness)
     warm_up(catalog, searches=True)  # at that priority: what a first search reads (some 60 ms of it otherwise)
+    freeze_start_up()  # as the service's own process: else full collections of the start-up's ~100,000 objects,
+    # 47-94 ms each, fell inside a search about every second or third new shape
     jobs: queue.Queue = queue.Queue()
     cancel = threading.Event()
     current: list[int | None] = [None]

@@ -457,8 +457,11 @@ def core_stamps() -> tuple[tuple[str, int, int], ...]:
 
 def prepare_search() -> None:
     """Import the search's modules now, which :func:`basis` imports where it first searches: a process that will
-    search (a service's worker) does so before its first question instead of while it waits."""
+    search (a service's worker) does so before its first question instead of while it waits; and stamps the core's
+    files, which name the searches it keeps on disk."""
     from sizer.engine import search, summary, time_range  # noqa: F401
+
+    core_stamps()
 
 
 def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,

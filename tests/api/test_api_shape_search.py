@@ -134,3 +134,18 @@ def test_a_worker_that_cannot_read_its_job_ends_and_the_job_is_lost_not_left_wai
         assert asyncio.run(scenario()) == 3  # and a fresh worker answers the next job
     finally:
         pool.close()
+
+
+# Run in a worker (a builtin pickles by name): objects frozen out of the collector's scans, whether the search is
+# imported and the core's files stamped
+_WORKER_STATE = ("__import__('gc').get_freeze_count(), 'sizer.engine.search' in __import__('sys').modules, "
+                 "__import__('sizer.plan.layout_basis').plan.layout_basis.core_stamps.cache_info().currsize > 0")
+
+
+def test_a_worker_loads_the_search_and_freezes_its_start_up_before_its_first_job():
+    pool = WorkerPool(1, niceness=0)
+    try:
+        frozen, search, stamped = asyncio.run(asyncio.wait_for(pool.run(eval, (_WORKER_STATE,), (30, 30), done=lambda: None), 60))
+    finally:
+        pool.close()
+    assert frozen > 10_000 and search and stamped  # a first search waits on none of it, nor on a full collection
