@@ -10,6 +10,7 @@ cost; every assumption below is shown in the result and can be overridden.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal
@@ -391,6 +392,18 @@ class RentPrice:
         bases: dict[str, PriceBasis] = {"given": "rent", "cloud": "rent", "amortised purchase": "buy"}
         return bases.get(self.basis)
 
+    @functools.cached_property
+    def usd_per_hour(self) -> float | None:
+        """:attr:`hourly` in USD per hour, converted once per price (a kept price is shown in many rankings' rows,
+        and a conversion through pint each time was about a twentieth of a ranking's time).
+
+        Returns
+        -------
+        float or None
+            The price per device [USD/h]; None when unknown.
+        """
+        return None if self.hourly is None else float(self.hourly.to("USD/hour").magnitude)
+
 
 def amortised_hourly_cost(capital: pint.Quantity[Any], lifetime: pint.Quantity[Any], power: pint.Quantity[Any] | None,
                           pue: float, electricity_price: pint.Quantity[Any]) -> pint.Quantity[Any]:
@@ -591,7 +604,7 @@ def price_used(price: RentPrice) -> dict[str, object] | None:
     if price.hourly is None or price.price_basis is None:
         return None
     return dict(price_basis=price.price_basis, kind=price.kind or price.basis,
-                per_device_hour=float(price.hourly.to("USD/hour").magnitude), label=price.label, date=price.date,
+                per_device_hour=price.usd_per_hour, label=price.label, date=price.date,
                 source=price.source, purchase_basis=price.kind if price.price_basis == "buy" else None)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -323,7 +323,9 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
         return False, question  # suggestions may be worked out, or no device may serve (its shape may be kept)
     kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
                       question.request.calibration, question.devices)
-    return kept is not None and bool(kept.found.any()), question
+    if kept is None:
+        return False, question
+    return bool(kept.found.any()), replace(question, kept=kept)
 
 
 @dataclass(frozen=True)
@@ -432,6 +434,7 @@ class _Question:
     budget: PintQuantity[Any] | None
     carried: Rescaled | None = None  # a measurement on one device, its factor for every device (sizer.measured)
     asked: Asked[RecommendRequest] | None = None  # the request on its catalog: the device measured on found once
+    kept: Basis | None = None  # its layouts, where quick_question found them kept (not looked up again)
 
 
 def _question(request: RecommendRequest | None, catalog: Catalog) -> _Question:
@@ -559,7 +562,8 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
         chosen count and whether it serves.
     """
     request, job, devices, kinds = question.request, question.job, question.devices, question.kinds
-    b = basis(job, devices, (catalog.key, kinds), question.counts, request.headroom, request.calibration)
+    b = question.kept or basis(job, devices, (catalog.key, kinds), question.counts, request.headroom,
+                               request.calibration)
     if request.mfu is not None:  # a given MFU: every time C / (n R_peak MFU)
         from sizer.measured import at_mfu  # a what-if's module, imported only for one (~8 ms of a start-up)
 

@@ -310,3 +310,13 @@ def test_the_lifetime_is_stated_in_years_not_pints_year_symbol():
     # pint prints a year as "a" (annum): "3 a" in a cost table reads as nothing a buyer knows
     from sizer.formulas.tco import COST_DEFAULTS, lifetime_words
     assert lifetime_words(COST_DEFAULTS.lifetime) == "3 years"
+
+
+def test_a_price_per_hour_is_converted_once_and_shown_in_usd_per_hour():
+    from sizer.formulas.tco import RentPrice, price_used
+
+    price = RentPrice(Quantity(0.05, "USD/minute"), "given", "3 USD/h per device", "given")
+    assert price.usd_per_hour == pytest.approx(3.0)
+    assert price_used(price)["per_device_hour"] == pytest.approx(3.0)
+    assert "usd_per_hour" in vars(price)  # kept on the price: the rows that show it convert nothing
+    assert RentPrice(None, "unknown", "unknown", "none").usd_per_hour is None

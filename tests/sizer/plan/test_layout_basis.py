@@ -141,6 +141,8 @@ def test_a_question_is_quick_once_its_shape_is_searched(catalog):
     assert not answered_quickly(first, catalog)
     recommend_json(first, catalog)
     assert answered_quickly(RecommendRequest(params=7e9, tokens=3.1e10, max_devices=64), catalog)
+    quick = quick_question(RecommendRequest(params=7e9, tokens=3.1e10, max_devices=64), catalog)[1]
+    assert quick is not None and quick.kept is not None  # handed to recommend_json: not looked up again
     assert not answered_quickly(RecommendRequest(params=7e9, tokens=3.1e10, max_devices=64, suggest=2), catalog)
     assert not answered_quickly(RecommendRequest(params=7e9, tokens=3.1e10, max_devices=64, deadline="2 d"), catalog)
     assert not answered_quickly(RecommendRequest(params=3.3e10, tokens=3.1e10, max_devices=64), catalog)
