@@ -124,43 +124,60 @@ class Basis:
         return np.asarray(job.steps_for(self.batch), dtype=float)
 
 
-def basis(job: Job, devices: tuple[Device, ...], devices_key: tuple[Hashable, ...], counts: tuple[int, ...],
-          headroom: bool, calibration: Calibration | None = None) -> Basis:
-    """The layouts of ``job`` on every device and count, from the kept searches where one applies.
+@dataclass(frozen=True)
+class SearchSpace:
+    """What a layout search ranges over besides the workload: the devices, the device counts of each, and how."""
+
+    devices: tuple[Device, ...]  # the devices ranked
+    devices_key: tuple[Hashable, ...]  # what identifies the devices by value: the catalog's key and the kinds chosen
+    counts: tuple[int, ...]  # device counts per device [1]
+    headroom: bool = False  # reserve the upper memory headroom
+    calibration: Calibration | None = None  # per-device efficiencies
+
+    def key(self, job: Job) -> tuple[Hashable, ...]:
+        """What the search of ``job`` over this space is kept under: equal for questions that share one search.
+
+        Parameters
+        ----------
+        job : Job
+            The workload.
+
+        Returns
+        -------
+        tuple
+            Hashable: the layout key (:func:`layout_key`), the devices' key, the counts, headroom and calibration.
+        """
+        calibration = None if self.calibration is None else self.calibration.model_dump_json()
+        return (layout_key(job), self.devices_key, self.counts, self.headroom, calibration)
+
+
+def basis(job: Job, space: SearchSpace) -> Basis:
+    """The layouts of ``job`` on every device and count of ``space``, from the kept searches where one applies.
 
     Parameters
     ----------
     job : Job
         The workload.
-    devices : tuple of Device
-        The devices ranked.
-    devices_key : tuple
-        What identifies ``devices`` by value (the catalog's key and the kinds chosen).
-    counts : tuple of int
-        Device counts per device [1].
-    headroom : bool
-        Reserve the upper memory headroom.
-    calibration : Calibration, optional
-        Per-device efficiencies.
+    space : SearchSpace
+        The devices and counts searched, with headroom and calibration.
 
     Returns
     -------
     Basis
         The chosen layouts per (device, count).
     """
-    key = search_key(job, devices_key, counts, headroom, calibration)
-    found = _kept(key, job, devices, counts, headroom, calibration)
+    key = space.key(job)
+    found = _kept(key, job, space)
     if not found.token_free and found.length != (job.samples, job.epochs):
         # a nearby batch was chosen somewhere: kept per length (the shape's entry is the first length's own)
-        found = _kept((key, job.samples, job.epochs), job, devices, counts, headroom, calibration)
+        found = _kept((key, job.samples, job.epochs), job, space)
     return found
 
 
-def kept_basis(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, ...], headroom: bool,
-               calibration: Calibration | None = None, devices: tuple[Device, ...] | None = None) -> Basis | None:
+def kept_basis(job: Job, space: SearchSpace, disk: bool = True) -> Basis | None:
     """:func:`basis`'s answer where it is kept (no search needed), else None; searches nothing.
 
-    Kept in this process, or, given ``devices``, in the disk cache: a service's worker process that searched a new
+    Kept in this process, or, with ``disk``, in the disk cache: a service's worker process that searched a new
     shape leaves it there, and the service's own process takes it from there (once), so that the shape's later
     questions are answered where they arrive instead of each in a worker again.
 
@@ -168,27 +185,49 @@ def kept_basis(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, .
     ----------
     job : Job
         The workload.
-    devices_key : tuple
-        What identifies the devices by value (the catalog's key and the kinds chosen).
-    counts : tuple of int
-        Device counts per device [1].
-    headroom : bool
-        Reserve the upper memory headroom.
-    calibration : Calibration, optional
-        Per-device efficiencies.
-    devices : tuple of Device, optional
-        The devices ranked; given, a search kept on disk is read (and kept in this process).
+    space : SearchSpace
+        The devices and counts searched, with headroom and calibration.
+    disk : bool, default True
+        Also read a search kept on disk (and keep it in this process).
 
     Returns
     -------
     Basis or None
         The kept layouts per (device, count); None where :func:`basis` would have to search.
     """
-    key = search_key(job, devices_key, counts, headroom, calibration)
-    found = _kept_here_or_on_disk(key, job, devices, counts, headroom, calibration)
+    key = space.key(job)
+    found = _kept_here_or_on_disk(key, job, space, disk)
     if found is not None and not found.token_free and found.length != (job.samples, job.epochs):
-        found = _kept_here_or_on_disk((key, job.samples, job.epochs), job, devices, counts, headroom, calibration)
+        found = _kept_here_or_on_disk((key, job.samples, job.epochs), job, space, disk)
     return found
+
+
+def missing_search(job: Job, space: SearchSpace) -> Hashable | None:
+    """The key of the search :func:`basis` would run for ``job`` (its shape's; or, where the shape's kept search
+    chose a nearby batch somewhere, its length's), or None where it would run none: its layouts are kept in this
+    process or on disk. Searches nothing.
+
+    Parameters
+    ----------
+    job : Job
+        The workload.
+    space : SearchSpace
+        The devices and counts searched, with headroom and calibration.
+
+    Returns
+    -------
+    Hashable or None
+        The key to keep the search under (:func:`keep_shares`); None where nothing is to be searched.
+    """
+    key: Hashable = space.key(job)
+    found = _kept_here_or_on_disk(key, job, space)
+    if found is None:
+        return key
+    if not found.token_free and found.length != (job.samples, job.epochs):
+        key = (key, job.samples, job.epochs)
+        if _kept_here_or_on_disk(key, job, space) is None:
+            return key
+    return None
 
 
 def share_rows(devices: int, share: int, shares: int) -> npt.NDArray[np.int64]:
@@ -215,8 +254,7 @@ def share_rows(devices: int, share: int, shares: int) -> npt.NDArray[np.int64]:
     return np.arange(share, devices, shares, dtype=np.int64)
 
 
-def search_share(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
-                 calibration: Calibration | None, share: int, shares: int) -> Basis:
+def search_share(job: Job, space: SearchSpace, share: int, shares: int) -> Basis:
     """One share of :func:`basis`'s search: the devices of :func:`share_rows` at every count, searched as the
     whole search searches them (each (device, count) pair's choice is its own), for :func:`keep_shares` to join.
     A service splits a new shape's search over its idle worker processes so.
@@ -225,14 +263,8 @@ def search_share(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
     ----------
     job : Job
         The workload.
-    devices : tuple of Device
-        Every device ranked (the whole search's).
-    counts : tuple of int
-        Device counts per device [1].
-    headroom : bool
-        Reserve the upper memory headroom.
-    calibration : Calibration, optional
-        Per-device efficiencies.
+    space : SearchSpace
+        The whole search's devices and counts, with headroom and calibration.
     share, shares : int
         Which share, from 0, of how many [1].
 
@@ -241,7 +273,7 @@ def search_share(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
     Basis
         The share's devices along axis 0; its table the whole one's, without the devices (as a kept search's).
     """
-    found = _search(job, devices, counts, headroom, calibration, share_rows(len(devices), share, shares))
+    found = _search(job, space, share_rows(len(space.devices), share, shares))
     return dataclasses.replace(found, table=dataclasses.replace(found.table, devices=()))
 
 
@@ -285,45 +317,7 @@ def join_shares(shares: list[Basis]) -> Basis:
                  length=first.length, **joined)
 
 
-def missing_search(job: Job, devices: tuple[Device, ...], devices_key: tuple[Hashable, ...], counts: tuple[int, ...],
-                   headroom: bool, calibration: Calibration | None) -> Hashable | None:
-    """The key of the search :func:`basis` would run for ``job`` (its shape's; or, where the shape's kept search
-    chose a nearby batch somewhere, its length's), or None where it would run none: its layouts are kept in this
-    process or on disk. Searches nothing.
-
-    Parameters
-    ----------
-    job : Job
-        The workload.
-    devices : tuple of Device
-        The devices ranked.
-    devices_key : tuple
-        What identifies ``devices`` by value (the catalog's key and the kinds chosen).
-    counts : tuple of int
-        Device counts per device [1].
-    headroom : bool
-        Reserve the upper memory headroom.
-    calibration : Calibration, optional
-        Per-device efficiencies.
-
-    Returns
-    -------
-    Hashable or None
-        The key to keep the search under (:func:`keep_shares`); None where nothing is to be searched.
-    """
-    key: Hashable = search_key(job, devices_key, counts, headroom, calibration)
-    found = _kept_here_or_on_disk(key, job, devices, counts, headroom, calibration)
-    if found is None:
-        return key
-    if not found.token_free and found.length != (job.samples, job.epochs):
-        key = (key, job.samples, job.epochs)
-        if _kept_here_or_on_disk(key, job, devices, counts, headroom, calibration) is None:
-            return key
-    return None
-
-
-def keep_shares(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
-                calibration: Calibration | None, shares: list[Basis]) -> Basis:
+def keep_shares(key: Hashable, job: Job, space: SearchSpace, shares: list[Basis]) -> Basis:
     """Keep the search its ``shares`` make (:func:`join_shares`) as :func:`basis` keeps its own: in this process
     and on disk, under ``key`` (:func:`missing_search`'s), where :func:`kept_basis` and :func:`basis` find it.
 
@@ -333,14 +327,8 @@ def keep_shares(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tu
         The search's key, as :func:`missing_search` gave it.
     job : Job
         The workload.
-    devices : tuple of Device
-        The devices ranked.
-    counts : tuple of int
-        Device counts per device [1].
-    headroom : bool
-        Reserve the upper memory headroom.
-    calibration : Calibration, optional
-        Per-device efficiencies.
+    space : SearchSpace
+        The devices and counts searched, with headroom and calibration.
     shares : list of Basis
         Every share of the search, in order (:func:`search_share`).
 
@@ -349,67 +337,38 @@ def keep_shares(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tu
     Basis
         The layouts per (device, count), as :func:`basis` answers.
     """
-    return _kept(key, job, devices, counts, headroom, calibration, searched=join_shares(shares))
+    return _kept(key, job, space, searched=join_shares(shares))
 
 
 class _NotKept(Exception):
     """No search kept on disk for the key (raised by :func:`_kept` asked not to search; an error is never kept)."""
 
 
-def _kept_here_or_on_disk(key: Hashable, job: Job, devices: tuple[Device, ...] | None, counts: tuple[int, ...],
-                          headroom: bool, calibration: Calibration | None) -> Basis | None:
+def _kept_here_or_on_disk(key: Hashable, job: Job, space: SearchSpace, disk: bool = True) -> Basis | None:
     kept = cast(_KeptSearches, _kept)
     found = kept.peek(key)
-    if found is None and devices is not None:
+    if found is None and disk:
         try:  # never waits for a search running in this process (the caller may be the service's event loop)
-            found = kept.unless_running(key, job, devices, counts, headroom, calibration, search=False)
+            found = kept.unless_running(key, job, space, search=False)
         except _NotKept:
             return None
     return found
-
-
-def search_key(job: Job, devices_key: tuple[Hashable, ...], counts: tuple[int, ...], headroom: bool,
-               calibration: Calibration | None) -> tuple[Hashable, ...]:
-    """What :func:`basis`'s search of ``job`` is kept under: equal for questions that share one search.
-
-    Parameters
-    ----------
-    job : Job
-        The workload.
-    devices_key : tuple
-        What identifies ``devices`` by value (the catalog's key and the kinds chosen).
-    counts : tuple of int
-        Device counts per device [1].
-    headroom : bool
-        Reserve the upper memory headroom.
-    calibration : Calibration, optional
-        Per-device efficiencies.
-
-    Returns
-    -------
-    tuple
-        Hashable: the layout key (:func:`layout_key`), the devices, counts, headroom and calibration.
-    """
-    return (layout_key(job), devices_key, counts, headroom, None if calibration is None else calibration.model_dump_json())
 
 
 class _KeptSearches(Protocol):
     """:func:`_kept` as :func:`sizer.memo.registered_cache` makes it, whose type says a plain callable:
     called, it searches where nothing is kept; ``peek`` answers what is kept, or None."""
 
-    def __call__(self, key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
-                 headroom: bool, calibration: Calibration | None, search: bool = True,
+    def __call__(self, key: Hashable, job: Job, space: SearchSpace, search: bool = True,
                  searched: Basis | None = None) -> Basis: ...
 
     def peek(self, key: Hashable) -> Basis | None: ...
 
-    def unless_running(self, key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...],
-                       headroom: bool, calibration: Calibration | None, search: bool = True) -> Basis | None: ...
+    def unless_running(self, key: Hashable, job: Job, space: SearchSpace, search: bool = True) -> Basis | None: ...
 
 
 @registered_cache(key=lambda key, *rest, **options: key)
-def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
-          calibration: Calibration | None, search: bool = True, searched: Basis | None = None) -> Basis:
+def _kept(key: Hashable, job: Job, space: SearchSpace, search: bool = True, searched: Basis | None = None) -> Basis:
     # A whole-catalog search is 50-60 ms of a command's start-up; the same question (the default one,
     # say) is kept on disk too (sizer.diskcache), under its key and the code of the whole core, so a
     # change to any module gives it a new entry. Devices travel by value in the key, not in the entry.
@@ -420,7 +379,7 @@ def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[in
             return searched
         if not search:
             raise _NotKept
-        found = _search(job, devices, counts, headroom, calibration)
+        found = _search(job, space)
         return dataclasses.replace(found, table=dataclasses.replace(found.table, devices=()))
 
     try:
@@ -428,9 +387,9 @@ def _kept(key: Hashable, job: Job, devices: tuple[Device, ...], counts: tuple[in
     except OSError:
         if not search:
             raise _NotKept from None
-        return _search(job, devices, counts, headroom, calibration)
+        return _search(job, space)
     kept: Basis = cached("layout-basis", disk_key, build)
-    return dataclasses.replace(kept, table=dataclasses.replace(kept.table, devices=tuple(devices)))
+    return dataclasses.replace(kept, table=dataclasses.replace(kept.table, devices=space.devices))
 
 
 @registered_cache()
@@ -464,9 +423,9 @@ def prepare_search() -> None:
     core_stamps()
 
 
-def _search(job: Job, devices: tuple[Device, ...], counts: tuple[int, ...], headroom: bool,
-            calibration: Calibration | None, rows: npt.NDArray[np.int64] | None = None) -> Basis:
-    """The search of ``devices`` (of the ``rows`` among them: a share, :func:`search_share`) at every count."""
+def _search(job: Job, space: SearchSpace, rows: npt.NDArray[np.int64] | None = None) -> Basis:
+    """The search of ``space``'s devices (of the ``rows`` among them: a share, :func:`search_share`) at every count."""
+    devices, counts, headroom, calibration = space.devices, space.counts, space.headroom, space.calibration
     from sizer.engine.search import search
     from sizer.engine.summary import summarise
     from sizer.engine.time_range import range_arrays

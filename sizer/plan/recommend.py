@@ -48,7 +48,7 @@ from sizer.hardware.catalog import Catalog, load_catalog
 from sizer.hardware.schema import Device
 from sizer.hardware.server_share import owned_price
 from sizer.memo import registered_cache
-from sizer.plan.layout_basis import Basis, basis, keep_shares, kept_basis, missing_search, prepare_search
+from sizer.plan.layout_basis import Basis, SearchSpace, basis, keep_shares, kept_basis, missing_search, prepare_search
 from sizer.plan.layout_basis import search_share as layout_share
 from sizer.plan.offer_prices import OfferRows, kept_price_floats
 from sizer.results import (
@@ -321,8 +321,7 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
         return True, None
     if request.suggest or request.deadline is not None or request.budget is not None:
         return False, question  # suggestions may be worked out, or no device may serve (its shape may be kept)
-    kept = kept_basis(question.job, (catalog.key, question.kinds), question.counts, question.request.headroom,
-                      question.request.calibration, question.devices)
+    kept = kept_basis(question.job, _space(question, catalog))
     if kept is None:
         return False, question
     return bool(kept.found.any()), replace(question, kept=kept)
@@ -339,6 +338,22 @@ class PendingSearch:
     counts: tuple[int, ...]
     headroom: bool
     calibration: Calibration | None
+
+    def space(self, catalog: Catalog) -> SearchSpace:
+        """The search's devices (its kinds in ``catalog``), counts, headroom and calibration.
+
+        Parameters
+        ----------
+        catalog : Catalog
+            The catalog the search was asked of.
+
+        Returns
+        -------
+        SearchSpace
+            What :func:`sizer.plan.layout_basis.basis` searches.
+        """
+        return SearchSpace(_devices(catalog, self.kinds), (catalog.key, self.kinds), self.counts, self.headroom,
+                           self.calibration)
 
 
 def pending_search(question: _Question, catalog: Catalog) -> PendingSearch | None:
@@ -357,11 +372,10 @@ def pending_search(question: _Question, catalog: Catalog) -> PendingSearch | Non
     PendingSearch or None
         The search; None where nothing is to be searched.
     """
-    request = question.request
-    key = missing_search(question.job, question.devices, (catalog.key, question.kinds), question.counts,
-                         request.headroom, request.calibration)
+    key = missing_search(question.job, _space(question, catalog))
     if key is None:
         return None
+    request = question.request
     return PendingSearch(key, question.job, question.kinds, question.counts, request.headroom, request.calibration)
 
 
@@ -383,8 +397,7 @@ def search_share(search: PendingSearch, catalog: Catalog, share: int, shares: in
     Basis
         The share's layouts per (device, count) (:func:`sizer.plan.layout_basis.search_share`).
     """
-    return layout_share(search.job, _devices(catalog, search.kinds), search.counts, search.headroom,
-                        search.calibration, share, shares)
+    return layout_share(search.job, search.space(catalog), share, shares)
 
 
 def keep_search(search: PendingSearch, catalog: Catalog, shares: list[Basis]) -> None:
@@ -400,8 +413,14 @@ def keep_search(search: PendingSearch, catalog: Catalog, shares: list[Basis]) ->
     shares : list of Basis
         Every share, in order.
     """
-    keep_shares(search.key, search.job, _devices(catalog, search.kinds), search.counts, search.headroom,
-                search.calibration, shares)
+    keep_shares(search.key, search.job, search.space(catalog), shares)
+
+
+def _space(question: _Question, catalog: Catalog) -> SearchSpace:
+    """The devices and counts ``question`` ranks, as its layout search ranges over them."""
+    request = question.request
+    return SearchSpace(question.devices, (catalog.key, question.kinds), question.counts, request.headroom,
+                       request.calibration)
 
 
 def _achieved_applies(question: _Question) -> bool:
@@ -562,8 +581,7 @@ def _search(question: _Question, catalog: Catalog, pricing: str) -> _Search:
         chosen count and whether it serves.
     """
     request, job, devices, kinds = question.request, question.job, question.devices, question.kinds
-    b = question.kept or basis(job, devices, (catalog.key, kinds), question.counts, request.headroom,
-                               request.calibration)
+    b = question.kept or basis(job, _space(question, catalog))
     if request.mfu is not None:  # a given MFU: every time C / (n R_peak MFU)
         from sizer.measured import at_mfu  # a what-if's module, imported only for one (~8 ms of a start-up)
 

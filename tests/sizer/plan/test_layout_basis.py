@@ -97,21 +97,21 @@ def test_a_nearby_batch_is_not_shared_between_lengths(catalog):
     # ceil(S/B) round differently per length, so the search is kept per length
     job = resolve_job(WorkloadRequest(params=1e8, samples=1e6, batch_size=1000))
     devices = recommend_module._devices(catalog, ("gpu",))
-    kept = layout_basis.basis(job, devices, (catalog.key, ("gpu",)), (1, 2, 4, 8, 16), False)
+    kept = layout_basis.basis(job, layout_basis.SearchSpace(devices, (catalog.key, ("gpu",)), (1, 2, 4, 8, 16)))
     assert not kept.token_free
 
 
 def test_a_length_bound_search_runs_once_for_its_own_length(searches, catalog):
     # the shape's first search is that length's own: asking it again, or for it, searches no more;
     # another length gets its own search
-    devices = recommend_module._devices(catalog, ("gpu",))
-    args = (devices, (catalog.key, ("gpu",)), (1, 2, 4, 8, 16), False)
+    space = layout_basis.SearchSpace(recommend_module._devices(catalog, ("gpu",)), (catalog.key, ("gpu",)),
+                                     (1, 2, 4, 8, 16))
     first = resolve_job(WorkloadRequest(params=1e8, samples=1e6, batch_size=1000))
-    assert not layout_basis.basis(first, *args).token_free
-    layout_basis.basis(first, *args)
+    assert not layout_basis.basis(first, space).token_free
+    layout_basis.basis(first, space)
     assert len(searches) == 1
     longer = resolve_job(WorkloadRequest(params=1e8, samples=3.7e6, batch_size=1000))
-    layout_basis.basis(longer, *args)
+    layout_basis.basis(longer, space)
     assert len(searches) == 2
 
 
@@ -172,18 +172,18 @@ def test_a_search_another_process_left_on_disk_is_taken_without_searching(monkey
     monkeypatch.setenv("SIZER_CACHE_DIR", str(tmp_path))
     question = recommend_module._question(RecommendRequest(params=7e9, tokens=2e10, max_devices=8, kinds=["gpu"]),
                                           catalog)
-    args = (question.job, (catalog.key, question.kinds), question.counts, False, None)
+    space = recommend_module._space(question, catalog)
     _forget()
-    assert layout_basis.kept_basis(*args, question.devices) is None  # nothing on disk: None, nothing searched
-    searched = layout_basis.basis(question.job, question.devices, *args[1:])  # "the worker": searches, writes it
+    assert layout_basis.kept_basis(question.job, space) is None  # nothing on disk: None, nothing searched
+    searched = layout_basis.basis(question.job, space)  # "the worker": searches, writes it
     _forget()  # "the service's process": nothing kept in its memory
     calls = []
     monkeypatch.setattr(layout_basis, "_search", lambda *a, **k: calls.append(1))
-    assert layout_basis.kept_basis(*args) is None  # without the devices, memory only
-    taken = layout_basis.kept_basis(*args, question.devices)
+    assert layout_basis.kept_basis(question.job, space, disk=False) is None  # memory only
+    taken = layout_basis.kept_basis(question.job, space)
     assert calls == [] and taken is not None
     assert (taken.step_expected == searched.step_expected).all() and taken.table.devices == question.devices
-    assert layout_basis.kept_basis(*args) is taken  # and kept in memory from then on
+    assert layout_basis.kept_basis(question.job, space, disk=False) is taken  # and kept in memory from then on
     _forget()
 
 
@@ -251,9 +251,9 @@ def _equal_but_rounding(whole: layout_basis.Basis, joined: layout_basis.Basis) -
 def test_a_search_in_shares_is_the_whole_search(catalog, question, shares):
     # a service splits a new shape's search over its worker processes, a share of the devices each
     q = recommend_module._question(RecommendRequest(**question), catalog)
-    args = (q.job, q.devices, q.counts, q.request.headroom, q.request.calibration)
-    whole = layout_basis._search(*args)
-    parts = [layout_basis.search_share(*args, k, shares) for k in range(shares)]
+    space = recommend_module._space(q, catalog)
+    whole = layout_basis._search(q.job, space)
+    parts = [layout_basis.search_share(q.job, space, k, shares) for k in range(shares)]
     assert sorted(i for k in range(shares) for i in layout_basis.share_rows(len(q.devices), k, shares)) == \
         list(range(len(q.devices)))  # every device in one share, once
     _equal_but_rounding(whole, layout_basis.join_shares(parts))
@@ -288,12 +288,12 @@ def test_a_search_kept_from_shares_is_found_by_every_question_of_its_shape(monke
 
 def test_a_length_bound_search_is_pending_for_another_length(searches, catalog):
     # where the shape's search chose a nearby batch somewhere, another length waits for its own search
-    devices = recommend_module._devices(catalog, ("gpu",))
-    args = (devices, (catalog.key, ("gpu",)), (1, 2, 4, 8, 16), False, None)
+    space = layout_basis.SearchSpace(recommend_module._devices(catalog, ("gpu",)), (catalog.key, ("gpu",)),
+                                     (1, 2, 4, 8, 16))
     first = resolve_job(WorkloadRequest(params=1e8, samples=1e6, batch_size=1000))
-    shape = layout_basis.missing_search(first, *args)
+    shape = layout_basis.missing_search(first, space)
     assert shape is not None
-    layout_basis.basis(first, *args)
-    assert layout_basis.missing_search(first, *args) is None
+    layout_basis.basis(first, space)
+    assert layout_basis.missing_search(first, space) is None
     longer = resolve_job(WorkloadRequest(params=1e8, samples=3.7e6, batch_size=1000))
-    assert layout_basis.missing_search(longer, *args) == (shape, longer.samples, longer.epochs)
+    assert layout_basis.missing_search(longer, space) == (shape, longer.samples, longer.epochs)
