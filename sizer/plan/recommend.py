@@ -59,11 +59,13 @@ from sizer.results import (
 )
 from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, DEFAULT_WORKLOAD_FIELDS
 from sizer.schemas.measurement import Rescaled
-from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest, RecommendResult
+from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest
 from sizer.units import Quantity
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
+
+    from sizer.schemas.recommendation_result import RecommendResult
 
 
 def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],
@@ -238,6 +240,8 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
 
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
+    from sizer.schemas.recommendation_result import RecommendResult  # the answer as models (JSON is written without)
+
     question = _question(request, catalog)
     fields = _recommend(request, catalog, question)
     result = RecommendResult.model_validate(fields)
