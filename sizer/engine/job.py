@@ -35,7 +35,6 @@ from sizer.units import Quantity
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.workloads.profile import Layer, Profile
-from sizer.workloads.workload_profile import find_profile
 
 if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)
     from sizer.workloads.registry import PretrainingBatch
@@ -248,6 +247,8 @@ class _Layers:
 
 def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
     assert request.workload is not None  # _layers calls this only for a request that names a profile
+    from sizer.workloads.workload_profile import find_profile  # a --workload's readers, only for one
+
     profile = find_profile(request.workload, request.seq_len)
     if request.batch_size is None:
         raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
