@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sizer.choices import CATALOG_KINDS, CatalogKindName, Objective
-from sizer.formulas.host import StorageClass
+from sizer.choices import CATALOG_KINDS, CatalogKindName, Objective, StorageClass
 from sizer.formulas.tco import Pricing
 from sizer.hardware.schema import OfferTerm, OfferTermIn
 from sizer.results import PriceBasis
