@@ -296,7 +296,8 @@ def _format(run: Run):
 
 
 def _arch(model: str):
-    from sizer.workloads.registry import decoder_for_params, find_model
+    from sizer.workloads.decoder_shape import decoder_for_params
+    from sizer.workloads.registry import find_model
     return decoder_for_params(float(model.split(":", 1)[1]))[0] if model.startswith("params:") else find_model(model)
 
 

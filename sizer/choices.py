@@ -151,6 +151,9 @@ PriceBasis = Literal["rent", "buy"]
 Pricing = Literal[PriceBasis, "any"]
 PRICE_BASES: tuple[PriceBasis, ...] = get_args(PriceBasis)
 PRICINGS: tuple[Pricing, ...] = get_args(Pricing)
+# The storage a training set is read from (--storage); its read rates are sizer.formulas.host's. A vocabulary of its
+# own here, so that the request models that take it need not import the host formulas.
+StorageClass = Literal["hdd", "sata-ssd", "nvme", "ramdisk"]
 
 
 class Objective(StrEnum):

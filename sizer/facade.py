@@ -52,7 +52,8 @@ if TYPE_CHECKING:  # imported when first used (below), named here for the type c
     from sizer.formulas.tco import TcoResult
     from sizer.schemas.owned_hardware import OwnedResult
     from sizer.schemas.plan import PlanRequest, PlanResult
-    from sizer.schemas.recommendation import RecommendRequest, RecommendResult
+    from sizer.schemas.recommendation import RecommendRequest
+    from sizer.schemas.recommendation_result import RecommendResult
     from sizer.schemas.serving import InferenceRecommendResult, InferenceResult
     from sizer.schemas.serving_requests import InferenceRecommendRequest, InferenceRequest
     from sizer.schemas.time_and_memory import MemoryRequest, MemoryResult, TimeRequest, TimeResult
@@ -77,7 +78,8 @@ _LAZY = {
 
     **dict.fromkeys(("recommend_serving_iterations", "refuse_over_budget", "serving_iterations"), "sizer.serving.load_price"),
     **dict.fromkeys(("estimate_seconds", "ranking_seconds"), "sizer.work_price"),
-    **dict.fromkeys(("RecommendRequest", "RecommendResult", "HTTP_TOP"), "sizer.schemas.recommendation"),
+    **dict.fromkeys(("RecommendRequest", "HTTP_TOP"), "sizer.schemas.recommendation"),
+    "RecommendResult": "sizer.schemas.recommendation_result",
     **dict.fromkeys(("keep_search", "pending_search", "quick_question", "recommend_json", "search_share", "warm_up"),
                     "sizer.plan.recommend"),
     **dict.fromkeys(("MAX_EVALUATIONS", "sweep"), "sizer.plan.sweep"),

@@ -35,7 +35,6 @@ from sizer.units import Quantity
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
 from sizer.workloads.profile import Layer, Profile
-from sizer.workloads.workload_profile import find_profile
 
 if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)
     from sizer.workloads.registry import PretrainingBatch
@@ -248,6 +247,8 @@ class _Layers:
 
 def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
     assert request.workload is not None  # _layers calls this only for a request that names a profile
+    from sizer.workloads.workload_profile import find_profile  # a --workload's readers, only for one
+
     profile = find_profile(request.workload, request.seq_len)
     if request.batch_size is None:
         raise InputError("batch_size", None, f"the global batch size of the {profile.name} workload "
@@ -260,13 +261,15 @@ def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
 
 
 def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
-    from sizer.workloads.registry import decoder_for_params, resolve_model
-
     attention = request.attention
-    if request.model is not None:
+    if request.model is not None:  # the registry (models by name) only where a model is named
+        from sizer.workloads.registry import resolve_model
+
         arch = resolve_model(request.model)
         basis, described = f"{arch.name} ({arch.source})", arch.name
     else:
+        from sizer.workloads.decoder_shape import decoder_for_params
+
         arch, basis = decoder_for_params(workload.params)
         described = f"{_short(workload.params)}-parameter transformer"
     assert workload.seq_len is not None  # resolve_workload gives a token workload a sequence length
@@ -473,16 +476,19 @@ def model_defaults(request: WorkloadRequest, base: WorkloadRequest, *,
     """
     if request.tokens is None or request.workload is not None:
         return base, []
-    from sizer.workloads.registry import pretraining_batch, resolve_model
-
     update: dict[str, float] = {}  # the fields of ``base`` to default: seq_len [token], batch_size [token]
     said: list[Assumption] = []
-    arch = resolve_model(request.model) if request.model is not None else None
     # adapters (lora, qlora) are a fine-tune of the model's weights: a batch in sequences. ``full`` is the default, and
     # a default said aloud never changes an answer (issue 43: --method full switched to the fine-tuning batch, up to
     # 4.2x the time); a full fine-tune names its batch with --batch-size.
     finetune = (request.method or "full") != "full"
-    cited = pretraining_batch(request.model) if request.model is not None and not finetune else None
+    arch: Architecture | None = None
+    cited: PretrainingBatch | None = None
+    if request.model is not None:  # the registry (models by name) only where a model is named
+        from sizer.workloads.registry import pretraining_batch, resolve_model
+
+        arch = resolve_model(request.model)
+        cited = pretraining_batch(request.model) if not finetune else None
     seq_len = request.seq_len
     if seq_len is None and cited is not None:
         assert arch is not None  # a cited batch is a named model's
@@ -514,7 +520,7 @@ def _model_params(arch: Architecture | None, request: WorkloadRequest) -> float:
     shape's own (its layers give the FLOP and memory), so that every count with one shape runs alike."""
     if arch is not None:
         return arch.params_total()
-    from sizer.workloads.registry import decoder_for_params
+    from sizer.workloads.decoder_shape import decoder_for_params
 
     if request.params is None:  # neither a model nor a count: as the count's parser said of a missing one
         raise InputError("params", None, "a plain number")

@@ -7,7 +7,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import pint
 
@@ -15,7 +15,6 @@ from sizer.errors import InputError
 from sizer.results import Assumption, Model, QuantityOut
 from sizer.units import Quantity
 
-StorageClass = Literal["hdd", "sata-ssd", "nvme", "ramdisk"]
 # Typical sequential read rates of one drive; seed 003 recommends a RAM disk or RAID 0/10.
 STORAGE_READ_RATES: dict[str, tuple[pint.Quantity[Any], str]] = {
     "hdd": (Quantity(200, "MB/s"), "7200-15000 rpm drives read about 150-250 MB/s sequentially (vendor datasheets)"),

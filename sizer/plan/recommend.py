@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.asked import Asked, on_catalog
-from sizer.choices import CATALOG_KINDS, PRICE_BASES, Mode, Objective
+from sizer.choices import CATALOG_KINDS, PRICE_BASES, Mode, Objective, StorageClass
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
 from sizer.engine.constants import BATCH_ROUNDING
@@ -30,7 +30,6 @@ from sizer.engine.job import Job, resolve_job
 from sizer.engine.step_inputs import BOUNDS, RECOMPUTE
 from sizer.engine.workload import check_search_grid
 from sizer.errors import InputError, SizerError
-from sizer.formulas.host import HostResult, StorageClass, estimate_host
 from sizer.formulas.redundancy import estimate_k1
 from sizer.formulas.tco import (
     COST_DEFAULTS,
@@ -60,13 +59,15 @@ from sizer.results import (
 )
 from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, DEFAULT_WORKLOAD_FIELDS
 from sizer.schemas.measurement import Rescaled
-from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest, RecommendResult
+from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest
 from sizer.units import Quantity
 
 if TYPE_CHECKING:
     from pint import Quantity as PintQuantity
 
+    from sizer.formulas.host import HostResult
     from sizer.schemas.calibration_file import Calibration
+    from sizer.schemas.recommendation_result import RecommendResult
 
 
 def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],
@@ -241,6 +242,8 @@ def recommend(request: RecommendRequest | None = None, catalog: Catalog | None =
 
 
 def _answer(request: RecommendRequest, catalog: Catalog) -> RecommendResult:
+    from sizer.schemas.recommendation_result import RecommendResult  # the answer as models (JSON is written without)
+
     question = _question(request, catalog)
     fields = _recommend(request, catalog, question)
     result = RecommendResult.model_validate(fields)
@@ -861,6 +864,8 @@ def _host(b: Basis, options: _Options, order: np.ndarray, apart: np.ndarray, job
     i, j = options.index[k], options.column[k]
     fastest_step = b.step_low[i, j]  # the host must keep up with the fast end
     rate = b.batch[i, j] * job.tokens_per_sample / fastest_step
+    from sizer.formulas.host import estimate_host  # only where a sample size is given
+
     return estimate_host(job.samples, job.workload.sample_size, Quantity(rate, "sample/s"), storage)
 
 

@@ -1,7 +1,8 @@
 """The request and response models of every question, in one place the core, ``api/`` and ``cli/`` share.
 
 One module per question: :mod:`~sizer.schemas.time_and_memory` (``sizer time`` and ``sizer memory``),
-:mod:`~sizer.schemas.plan`, :mod:`~sizer.schemas.recommendation`, :mod:`~sizer.schemas.owned_hardware`
+:mod:`~sizer.schemas.plan`, :mod:`~sizer.schemas.recommendation` (its answer in
+:mod:`~sizer.schemas.recommendation_result`), :mod:`~sizer.schemas.owned_hardware`
 (``--have``),
 :mod:`~sizer.schemas.serving` (``sizer inference`` and ``sizer recommend --inference``: the answers; their requests
 in :mod:`~sizer.schemas.serving_requests`) and

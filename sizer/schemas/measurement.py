@@ -43,11 +43,13 @@ _LABELS = ((r"ttft|time to first token|first token", MeasuredKind.TTFT),
            (r"step time|step|iteration time|iteration", MeasuredKind.STEP_TIME),
            (r"peak memory|peak|memory|vram", MeasuredKind.PEAK_MEMORY),
            (r"throughput|speed|rate", MeasuredKind.THROUGHPUT))
-_LABEL_RE = re.compile(rf"^\s*(?P<label>{'|'.join(p for p, _ in _LABELS)})\s*[:=]?\s*(?P<rest>.*)$", re.IGNORECASE)
-_ON_RE = re.compile(r"^(?P<what>.*?)\s+on\s+(?P<on>\S.*)$", re.IGNORECASE)
-_GROUPED_RE = re.compile(r"(?<![0-9.])([0-9]{1,3}(?:,[0-9]{3})+)(?![0-9])")
-_WORDS = ((re.compile(r"\btoks?\b", re.IGNORECASE), "token"), (re.compile(r"\bseqs?\b", re.IGNORECASE), "sequence"),
-          (re.compile(r"\bimg\b", re.IGNORECASE), "image"), (re.compile(r"\bit\b"), "step"))
+# Patterns as text: compiled by re's own cache where a measurement is first read, not when a request model that has
+# the field is imported (most questions give none)
+_LABEL_RE = rf"^\s*(?P<label>{'|'.join(p for p, _ in _LABELS)})\s*[:=]?\s*(?P<rest>.*)$"
+_ON_RE = r"^(?P<what>.*?)\s+on\s+(?P<on>\S.*)$"
+_GROUPED_RE = r"(?<![0-9.])([0-9]{1,3}(?:,[0-9]{3})+)(?![0-9])"
+_WORDS = ((r"\btoks?\b", re.IGNORECASE, "token"), (r"\bseqs?\b", re.IGNORECASE, "sequence"),
+          (r"\bimg\b", re.IGNORECASE, "image"), (r"\bit\b", 0, "step"))
 FIELD = "measured"
 EXPECTED = ("a throughput ('2900 tokens/s'), a step time ('1.2 s/step'), a time to first token ('TTFT 350 ms'), a "
             "time per output token ('25 ms/token') or a peak memory ('peak memory 18 GiB'); optionally 'on DEVICE'")
@@ -103,17 +105,17 @@ def parse_measured(raw: object, field: str = FIELD) -> Measurement:
         raise InputError(field, raw, EXPECTED)
     text = raw.strip()
     what, on = text, None
-    split = _ON_RE.match(text)
+    split = re.match(_ON_RE, text, re.IGNORECASE)
     if split is not None:
         what, on = split.group("what"), split.group("on").strip()
     label = None
-    labelled = _LABEL_RE.match(what)
+    labelled = re.match(_LABEL_RE, what, re.IGNORECASE)
     if labelled is not None and labelled.group("rest")[:1].strip() not in ("", "/"):
         label = next(kind for pattern, kind in _LABELS if re.fullmatch(pattern, labelled.group("label"), re.IGNORECASE))
         what = labelled.group("rest")
-    what = _GROUPED_RE.sub(lambda m: m.group(1).replace(",", ""), what)  # "2,900" is 2900
-    for pattern, word in _WORDS:
-        what = pattern.sub(word, what)
+    what = re.sub(_GROUPED_RE, lambda m: m.group(1).replace(",", ""), what)  # "2,900" is 2900
+    for pattern, flags, word in _WORDS:
+        what = re.sub(pattern, word, what, flags=flags)
     for kind, dimension in _DIMENSIONS:
         try:
             quantity = parse_quantity(field, what, dimension)

@@ -98,7 +98,8 @@ from sizer.serving.under_load import (
 from sizer.simulator.simulate import batching_table, runtime_replica
 from sizer.units import Quantity
 from sizer.workloads.architecture import Architecture
-from sizer.workloads.registry import checkpoint, checkpoint_weights, decoder_for_params, resolve_model
+from sizer.workloads.decoder_shape import decoder_for_params
+from sizer.workloads.registry import checkpoint, checkpoint_weights, resolve_model
 
 if TYPE_CHECKING:  # names for annotations only
     from sizer.engine.devices import DeviceTable

@@ -5,7 +5,7 @@ heads, key/value heads (grouped-query attention), FFN size and kind, vocabulary,
 embeddings and experts (mixture of experts). Built-in ones come from published configs
 (:mod:`sizer.workloads.registry`), others from a Hugging Face ``config.json``
 (:mod:`sizer.workloads.hf_config`) or from a bare parameter count
-(:func:`sizer.workloads.registry.decoder_for_params`).
+(:func:`sizer.workloads.decoder_shape.decoder_for_params`).
 
 Parameter counts follow the module structure of the reference implementations (Hugging Face
 ``transformers``): every weight matrix, bias and norm is counted once.

@@ -679,7 +679,7 @@ def _check_depth(data: dict[str, object], source: str, prefix: str = "") -> None
         value = data.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_LAYERS:
             raise InputError(f"{FIELD}.{prefix}{key}", value, f"at most {MAX_LAYERS:,} transformer blocks ({source})")
-MAX_PARAMS = 1e13  # as sizer.workloads.registry.MAX_GENERATED_PARAMS
+MAX_PARAMS = 1e13  # as sizer.workloads.decoder_shape.MAX_GENERATED_PARAMS
 
 
 def check_consistent(arch: Architecture, source: str) -> Architecture:

@@ -16,7 +16,7 @@ from sizer.plan.layout_basis import layout_key
 from sizer.plan.recommend import recommend
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.recommendation import RecommendRequest
-from sizer.workloads.registry import decoder_for_params
+from sizer.workloads.decoder_shape import decoder_for_params
 
 
 def _forget():

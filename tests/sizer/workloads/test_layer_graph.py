@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizer.errors import InputError
+from sizer.workloads.decoder_shape import decoder_for_params
 from sizer.workloads.layer_graph import korthikanti_block_bytes, layer_graph
 from sizer.workloads.profile import MATRIX_KINDS, Profile, load_profile
-from sizer.workloads.registry import builtin_entries, decoder_for_params, find_model
+from sizer.workloads.registry import builtin_entries, find_model
 
 GPT2_SEQ = 1024
 
