@@ -26,7 +26,7 @@ from sizer.facade import (
     time_limit,
 )
 
-from .fair import FairQueue
+from .fair import FairQueue, QueueFull
 from .pool import CatalogMarker, WorkerPool
 from .settings import Settings
 
@@ -176,7 +176,7 @@ async def search_once(key: Hashable, share: Callable[..., Share], args: tuple[An
         return await asyncio.shield(search)
     except asyncio.CancelledError:
         raise
-    except SizerError:  # the question's own fault (its time ran out): its usual way says so
+    except (SizerError, QueueFull):  # its time ran out, or its client has too many waiting: its usual way says so
         return False
     except Exception:  # noqa: BLE001 - the question goes its usual way, which says what went wrong
         log.warning("a layout search in shares failed; its questions are answered one by one", exc_info=True)

@@ -149,3 +149,23 @@ def test_a_worker_loads_the_search_and_freezes_its_start_up_before_its_first_job
     finally:
         pool.close()
     assert frozen > 10_000 and search and stamped  # a first search waits on none of it, nor on a full collection
+
+
+def test_a_client_with_too_many_waiting_gets_no_search_and_no_warning(caplog):
+    pool = _Pool(size=1)
+    lanes = Lanes(Settings(estimate_workers=1, max_client_waiting=1), pool)  # type: ignore[arg-type]
+
+    async def scenario():
+        LANES.set(lanes)
+        CLIENT.set("client")
+        _, pooled = lanes.of(asyncio.get_running_loop())
+        await pooled.acquire("other")  # the one worker busy
+        waiting = asyncio.ensure_future(pooled.acquire("client"))  # the client's one waiting request
+        await asyncio.sleep(0)
+        found = await search_once("key", lambda *a: a, ("shape",), lambda shares: None)
+        waiting.cancel()
+        return found
+
+    with caplog.at_level("WARNING", logger="sizer.api"):
+        assert asyncio.run(scenario()) is False  # its usual way answers 503 with Retry-After
+    assert pool.jobs == [] and not caplog.records
