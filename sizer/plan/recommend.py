@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -327,11 +327,10 @@ def quick_question(request: RecommendRequest, catalog: Catalog) -> tuple[bool, "
     kept = kept_basis(question.job, _space(question, catalog))
     if kept is None:
         return False, question
-    return bool(kept.found.any()), replace(question, kept=kept)
+    return bool(kept.found.any()), question._replace(kept=kept)
 
 
-@dataclass(frozen=True)
-class PendingSearch:
+class PendingSearch(NamedTuple):  # a record, not a dataclass: a third of the start-up cost of one (Python 3.11)
     """A new shape's layout search, as a worker process takes it (:func:`search_share`): what
     :func:`sizer.plan.layout_basis.basis` searches, the devices by their kinds in the catalog."""
 
@@ -445,8 +444,7 @@ def _achieved_factors(devices: tuple[Device, ...], devices_key: tuple[Hashable, 
     return np.asarray([achieved.achieved_factor(f"{d.id} {d.name}")[0] for d in devices], dtype=float)[:, None]
 
 
-@dataclass(frozen=True)
-class _Question:
+class _Question(NamedTuple):
     request: RecommendRequest  # with the defaults it takes
     job: Job
     kinds: tuple[str, ...]
@@ -551,8 +549,7 @@ def _limited_by(rejected: list[dict[str, Any]], ranked: int, apart: int, max_dev
     return "; ".join(said) or None
 
 
-@dataclass(frozen=True)
-class _Search:
+class _Search(NamedTuple):
     """The search's answer for every device (rows) and count (columns), and the count each device is shown at."""
 
     basis: Basis  # the kept layouts and their figures per step
