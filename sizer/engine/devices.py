@@ -141,7 +141,9 @@ def unit_efficiency(efficiency: Efficiencies, unit: str) -> float:
     return {"tensor": efficiency.matrix, "tf32": efficiency.tf32, "fp32": efficiency.fp32_matrix}[unit]
 
 
-@dataclass(frozen=True)
+# eq and repr left out: arrays have no truth value to compare by, nor a readable repr (and each generated
+# method costs start-up: Python 3.11 compiles them one by one)
+@dataclass(frozen=True, eq=False, repr=False)
 class DeviceTable:
     """Per device (axis 0), at one requested precision. NaN rates where the precision is unsupported."""
 

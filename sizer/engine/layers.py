@@ -40,7 +40,9 @@ def unit_of(kind: str) -> int:
     return MATRIX if kind in MATRIX_KINDS else VECTOR
 
 
-@dataclass(frozen=True)
+# eq and repr left out: arrays have no truth value to compare by, nor a readable repr (and each generated
+# method costs start-up: Python 3.11 compiles them one by one)
+@dataclass(frozen=True, eq=False, repr=False)
 class LayerTable:
     """Per distinct layer, per sample, forward pass, FP32 storage (the profile convention)."""
 

@@ -79,7 +79,9 @@ def layout_key(job: Job) -> tuple[tuple[str, object], ...]:
     return fields + (("backward_factor", job.workload.backward_factor),)
 
 
-@dataclass(frozen=True)
+# eq and repr left out: arrays have no truth value to compare by, nor a readable repr (and each generated
+# method costs start-up: Python 3.11 compiles them one by one)
+@dataclass(frozen=True, eq=False, repr=False)
 class Basis:
     """Per device (axis 0) and count (axis 1): the layout the search chose and its figures per step."""
 
