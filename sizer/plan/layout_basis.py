@@ -169,10 +169,8 @@ def basis(job: Job, space: SearchSpace) -> Basis:
     """
     key = space.key(job)
     found = _kept(key, job, space)
-    if not found.token_free and found.length != (job.samples, job.epochs):
-        # a nearby batch was chosen somewhere: kept per length (the shape's entry is the first length's own)
-        found = _kept((key, job.samples, job.epochs), job, space)
-    return found
+    longer = _length_key(key, found, job)
+    return found if longer is None else _kept(longer, job, space)
 
 
 def kept_basis(job: Job, space: SearchSpace, disk: bool = True) -> Basis | None:
@@ -198,9 +196,8 @@ def kept_basis(job: Job, space: SearchSpace, disk: bool = True) -> Basis | None:
     """
     key = space.key(job)
     found = _kept_here_or_on_disk(key, job, space, disk)
-    if found is not None and not found.token_free and found.length != (job.samples, job.epochs):
-        found = _kept_here_or_on_disk((key, job.samples, job.epochs), job, space, disk)
-    return found
+    longer = None if found is None else _length_key(key, found, job)
+    return found if longer is None else _kept_here_or_on_disk(longer, job, space, disk)
 
 
 def missing_search(job: Job, space: SearchSpace) -> Hashable | None:
@@ -224,11 +221,16 @@ def missing_search(job: Job, space: SearchSpace) -> Hashable | None:
     found = _kept_here_or_on_disk(key, job, space)
     if found is None:
         return key
-    if not found.token_free and found.length != (job.samples, job.epochs):
-        key = (key, job.samples, job.epochs)
-        if _kept_here_or_on_disk(key, job, space) is None:
-            return key
-    return None
+    longer = _length_key(key, found, job)
+    return longer if longer is not None and _kept_here_or_on_disk(longer, job, space) is None else None
+
+
+def _length_key(key: Hashable, shape: Basis, job: Job) -> Hashable | None:
+    """Where the shape's kept search ``shape`` chose a nearby batch somewhere and was searched for another length,
+    the key ``job``'s own length's search is kept under (the shape's entry is the first length's own); else None."""
+    if shape.token_free or shape.length == (job.samples, job.epochs):
+        return None
+    return (key, job.samples, job.epochs)
 
 
 def share_rows(devices: int, share: int, shares: int) -> npt.NDArray[np.int64]:
