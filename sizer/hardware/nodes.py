@@ -6,14 +6,13 @@ so that both the engine and the cost formulas can ask it without importing each 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sizer.choices import DeviceKind
 from sizer.hardware.schema import Device
 
 
-@dataclass(frozen=True)
-class LinkSpeed:
+class LinkSpeed(NamedTuple):  # a record: a NamedTuple costs a fifth of a frozen dataclass's start-up (Python 3.11)
     """A path between devices: name, bandwidth per device in one direction [B/s], latency [s], source."""
 
     name: str

@@ -55,8 +55,10 @@ def _figures(value: object) -> object:
     """A hashable stand-in for one field's figures (arrays by digest, words left out)."""
     if isinstance(value, LayerTable):
         return value.content_key
-    if isinstance(value, (Architecture, FineTune)):
+    if isinstance(value, Architecture):
         return tuple((f.name, getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in NAMES)
+    if isinstance(value, FineTune):
+        return tuple((name, getattr(value, name)) for name in value._fields if name not in NAMES)
     return value
 
 
