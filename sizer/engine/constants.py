@@ -9,7 +9,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from sizer.choices import DeviceKind, Optimizer
 from sizer.errors import InputError
@@ -22,10 +21,12 @@ from sizer.hardware.nodes import LinkSpeed as LinkSpeed  # noqa: PLC0414 (the en
 from sizer.hardware.schema import Device
 
 if TYPE_CHECKING:  # the one-device fit is read only for a profiled network on a GPU (stack_efficiencies)
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
+
     from sizer.engine.stacks import StackFit
 
 # A scalar or an array of per-configuration values: the formulas below work on either, elementwise.
-FloatOrArray = TypeVar("FloatOrArray", float, npt.NDArray[np.float64])
+FloatOrArray = TypeVar("FloatOrArray", float, "npt.NDArray[np.float64]")
 
 # The backward pass reads the stored activations and output gradients and writes input gradients.
 BACKWARD_BYTE_FACTOR = 3.0

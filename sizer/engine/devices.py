@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from sizer.choices import DeviceKind, Precision
 from sizer.diskcache import cached, file_stamp, key_of
@@ -34,6 +33,8 @@ from sizer.hardware.schema import Device
 from sizer.memo import registered_cache
 
 if TYPE_CHECKING:  # a node type is only read here
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
+
     from sizer.hardware.networks import Topology
 
 NO_MATRIX_UNITS = ("Kepler", "Maxwell", "Pascal")  # GPU generations without tensor cores

@@ -9,12 +9,14 @@ import dataclasses
 import functools
 import hashlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import numpy.typing as npt
 
 from sizer.workloads.profile import MATRIX_KINDS, Layer, Profile
+
+if TYPE_CHECKING:
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
 
 MATRIX, CONV, VECTOR, ATTENTION = 0, 1, 2, 3  # the unit a layer's FLOP run on (columns of DeviceTable.rates)
 

@@ -3,14 +3,16 @@ model's shape, and the names its results are coded by. Apart from :mod:`sizer.en
 workload (:class:`sizer.engine.job.Job`) is built without the roofline's machinery."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from sizer.choices import Recompute
 from sizer.engine.constants import BACKWARD_BYTE_FACTOR, BACKWARD_KERNEL_FACTOR
 from sizer.formulas.compute import BACKWARD_FACTOR
+
+if TYPE_CHECKING:
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
 
 BOUNDS = ("compute", "memory", "overhead", "communication")
 RECOMPUTE = tuple(policy.value for policy in Recompute)  # by engine code 0, 1, 2 (docs/references.md [korthikanti])
