@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -644,13 +643,12 @@ def _unserved(found: _Search, devices: tuple[Device, ...], max_devices: int) -> 
     return rejected
 
 
-@dataclass(frozen=True)
-class _Options:
-    """Per device that serves (in the order of ``index``), at its chosen count: the run and its costs."""
+class _Options(NamedTuple):  # a record, not a dataclass: a third of the start-up cost of one (Python 3.11)
+    """Per device that serves (in the order of ``device_row``), at its chosen count: the run and its costs."""
 
-    index: np.ndarray  # the device's row in the search
+    device_row: np.ndarray  # the device's row in the search
     column: np.ndarray  # the chosen count's column
-    count: np.ndarray  # devices [1]
+    device_count: np.ndarray  # devices [1]
     run_seconds: np.ndarray  # the run's length [s]
     rent: np.ndarray  # rent of the offer that runs this many devices [USD]; NaN: none
     buy: np.ndarray  # amortised purchase plus energy [USD]
@@ -683,7 +681,7 @@ def _options(found: _Search, pricing: str) -> _Options:
     buy = (prices["amortised"][index] + prices["energy"][index]) * device_hours
     energy_kwh = prices["kwh"][index] * device_hours
     use_buy = np.full(len(index), pricing == "buy") if pricing != "any" else np.isnan(rent)
-    return _Options(index=index, column=column, count=count, run_seconds=run_seconds, rent=rent, buy=buy,
+    return _Options(device_row=index, column=column, device_count=count, run_seconds=run_seconds, rent=rent, buy=buy,
                     energy_kwh=energy_kwh, order_cost=np.where(use_buy, buy, rent),
                     basis_of=np.where(use_buy, "buy", "rent"), spent=np.where(use_buy, capital, rent))
 
@@ -704,19 +702,19 @@ def _within_budget(options: _Options, devices: tuple[Device, ...], budget: PintQ
     pricing : str
         rent, buy or any: named where a price is missing.
     """
-    keep = np.ones(len(options.index), dtype=bool)
+    keep = np.ones(len(options.device_row), dtype=bool)
     rejected: list[dict[str, Any]] = []
     if budget is None:
         return keep, rejected
     limit = float(budget.to("USD").magnitude)
     spent = options.spent
     for k in np.flatnonzero(np.isnan(spent) | (spent > limit)):
-        device = devices[options.index[k]]
+        device = devices[options.device_row[k]]
         if np.isnan(spent[k]):
             reason, cause = f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against", "price"
         else:
             what = "capital" if options.basis_of[k] == "buy" else "rent"
-            reason = f"over budget: {what} {spent[k]:,.0f} USD for {int(options.count[k])} device(s) against {limit:,.0f} USD"
+            reason = f"over budget: {what} {spent[k]:,.0f} USD for {int(options.device_count[k])} device(s) against {limit:,.0f} USD"
             cause = "budget"
         rejected.append(dict(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=None, suggestions=[]))
         keep[k] = False
@@ -745,7 +743,7 @@ def _rank(options: _Options, keep: np.ndarray, objective: Objective) -> tuple[np
     priced = keep & ~np.isnan(order_cost)
     unpriced = np.flatnonzero(keep & np.isnan(order_cost))
     candidates = np.flatnonzero(priced)
-    flags = np.zeros(len(options.index), dtype=bool)
+    flags = np.zeros(len(options.device_row), dtype=bool)
     for side in PRICE_BASES:  # a Pareto front of one basis at a time
         group = candidates[basis_of[candidates] == side]
         flags[group] = _front(run_seconds[group], order_cost[group])
@@ -781,7 +779,7 @@ def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarra
         The unit the training times are given in.
     """
     b, request = found.basis, question.request
-    index, column, count, run_seconds = options.index, options.column, options.count, options.run_seconds
+    index, column, count, run_seconds = options.device_row, options.column, options.device_count, options.run_seconds
     # the one summary (sizer.engine.summary, kept with the layouts): each bound at least the physical
     # limit, MFU at the floored step
     step_expected = np.maximum(b.step_expected[index, column], 1e-300)
@@ -858,7 +856,7 @@ def _host(b: Basis, options: _Options, order: np.ndarray, apart: np.ndarray, job
     if job.workload.sample_size is None or not (len(order) or len(apart)):
         return None
     k = order[0] if len(order) else apart[0]
-    i, j = options.index[k], options.column[k]
+    i, j = options.device_row[k], options.column[k]
     fastest_step = b.step_low[i, j]  # the host must keep up with the fast end
     rate = b.batch[i, j] * job.tokens_per_sample / fastest_step
     from sizer.formulas.host import estimate_host  # only where a sample size is given
@@ -906,9 +904,9 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
         *_cost_assumptions(),
     ]
     devices = question.devices
-    inexact = ~b.exact[options.index, options.column]  # read at once: a question has ~200 options, few of them inexact
+    inexact = ~b.exact[options.device_row, options.column]  # read at once: a question has ~200 options, few of them inexact
     changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}"
-               for i, j in zip(options.index[inexact], options.column[inexact], strict=True)]
+               for i, j in zip(options.device_row[inexact], options.column[inexact], strict=True)]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
             name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step "
