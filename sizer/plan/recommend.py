@@ -48,7 +48,7 @@ from sizer.hardware.server_share import owned_price
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, SearchSpace, basis, keep_shares, kept_basis, missing_search, prepare_search
 from sizer.plan.layout_basis import search_share as layout_share
-from sizer.plan.offer_prices import OfferRows, kept_price_floats
+from sizer.plan.offer_prices import kept_price_floats
 from sizer.results import (
     Assumption,
     finite_json,
@@ -109,10 +109,10 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
                   counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, Any]:
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
-    chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh], kept on disk
-    too (:mod:`sizer.plan.offer_prices`); the offers chosen (``rent_price``, devices x counts, a device's
-    worked out when a row first shows it), and the ``devices``, whose offer or purchase a row priced by them
-    says (:func:`_row_price`: for the rows shown only).
+    chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh], and the offers
+    chosen as a row shows them (``rent_offer``, devices x counts: :class:`PriceUsed`'s fields, None where no
+    offer runs that many), kept on disk too (:mod:`sizer.plan.offer_prices`); and the ``devices``, whose
+    purchase a row priced by it says (:func:`_row_price`).
 
     The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
     here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
@@ -125,20 +125,23 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
                                       costs.electricity_price).to("USD").magnitude
         kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
         usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
+        offers = [_rent_by_count(device, provider, counts, terms) for device in devices]
         rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
-                for row in (_rent_by_count(device, provider, counts, terms) for device in devices)]
+                for row in offers]
+        shown: dict[int, dict[str, object] | None] = {}  # per offer (counts share one): its fields, written once
+        rent_offer = tuple(tuple(shown[id(p)] if id(p) in shown else shown.setdefault(id(p), price_used(p))
+                                 for p in row) for row in offers)
         buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan
                for device in devices]
         tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
         buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
         return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
                 "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt,
-                "kwh": tdp_w * kwh_per_watt}
+                "kwh": tdp_w * kwh_per_watt, "rent_offer": rent_offer}
 
-    # the floats only are kept on disk (pint quantities in the offers are not); the offers a shown row
-    # rents are chosen when a row of that device is first shown (_row_price)
-    return {**kept_price_floats(devices_key, provider, counts, terms, floats), "devices": devices,
-            "rent_price": OfferRows(devices, counts, lambda device, count: _rent_at(device, provider, count, terms))}
+    # plain numbers and text only are kept on disk (pint quantities in the offers are not): a shown row's offer
+    # is read there, its price and label not rendered again in each process (~3 ms of `sizer recommend`)
+    return {**kept_price_floats(devices_key, provider, counts, terms, floats), "devices": devices}
 
 
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
@@ -161,13 +164,6 @@ def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...]
     return row
 
 
-def _rent_at(device: Device, provider: str | None, count: int, terms: tuple[str, ...]) -> RentPrice:
-    """:func:`_rent_by_count`'s price at one count: the offer that runs ``count`` devices (its reason where none does)."""
-    if not any(p.term in terms for p in device.cloud_prices):  # no offer at all: the one reason of every count
-        count = 1
-    return hourly_price(device, provider, pricing="rent", count=count, terms=terms)
-
-
 def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str | None) -> dict[str, Any] | None:
     """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count, or
     the device's purchase; None where the row has no price of its basis."""
@@ -175,8 +171,8 @@ def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str
         return None
     if basis == "buy":
         return price_used(hourly_price(prices["devices"][device], pricing="buy"))
-    chosen = prices["rent_price"][device][count_index] if basis == "rent" else None
-    return None if chosen is None else price_used(chosen)
+    chosen = prices["rent_offer"][device][count_index] if basis == "rent" else None
+    return None if chosen is None else dict(chosen)  # a row's own copy: the kept one is shared
 
 
 def _priced_counts(prices: dict[str, Any], pricing: str, shape: tuple[int, ...]) -> npt.NDArray[np.bool_]:
