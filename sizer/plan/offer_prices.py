@@ -17,7 +17,7 @@ from typing import Any
 from sizer.diskcache import cached, key_of
 from sizer.plan.layout_basis import core_stamps
 
-PriceFloats = dict[str, Any]  # arrays of floats by name, and the offers' fields (tuples of dicts)
+PriceFloats = dict[str, Any]  # arrays by name: floats, and the offers' fields (dicts in an array of objects)
 
 
 def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, counts: tuple[int, ...],

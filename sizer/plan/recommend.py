@@ -111,8 +111,7 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
     chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh], and the offers
     chosen as a row shows them (``rent_offer``, devices x counts: :class:`PriceUsed`'s fields, None where no
-    offer runs that many), kept on disk too (:mod:`sizer.plan.offer_prices`); and the ``devices``, whose
-    purchase a row priced by it says (:func:`_row_price`).
+    offer runs that many), kept on disk too (:mod:`sizer.plan.offer_prices`).
 
     The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
     here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
@@ -128,9 +127,15 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
         offers = [_rent_by_count(device, provider, counts, terms) for device in devices]
         rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
                 for row in offers]
-        shown: dict[int, dict[str, object] | None] = {}  # per offer (counts share one): its fields, written once
-        rent_offer = tuple(tuple(shown[id(p)] if id(p) in shown else shown.setdefault(id(p), price_used(p))
-                                 for p in row) for row in offers)
+        # per offer (counts share one) its fields, written once; in an array of objects, which a kept answer's
+        # read-only walk (sizer.memo) flags at once instead of visiting its ~1,400 cells
+        rent_offer = np.empty((len(devices), len(counts)), dtype=object)
+        shown: dict[int, dict[str, object] | None] = {}
+        for i, row in enumerate(offers):
+            for j, p in enumerate(row):
+                if id(p) not in shown:
+                    shown[id(p)] = price_used(p)
+                rent_offer[i, j] = shown[id(p)]
         buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan
                for device in devices]
         tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
@@ -141,7 +146,7 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
 
     # plain numbers and text only are kept on disk (pint quantities in the offers are not): a shown row's offer
     # is read there, its price and label not rendered again in each process (~3 ms of `sizer recommend`)
-    return {**kept_price_floats(devices_key, provider, counts, terms, floats), "devices": devices}
+    return kept_price_floats(devices_key, provider, counts, terms, floats)
 
 
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
@@ -164,14 +169,15 @@ def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...]
     return row
 
 
-def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str | None) -> dict[str, Any] | None:
-    """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count, or
-    the device's purchase; None where the row has no price of its basis."""
+def _row_price(prices: dict[str, Any], device: Device, row: int, count_index: int,
+               basis: str | None) -> dict[str, Any] | None:
+    """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count (``device``
+    at row ``row`` of ``prices``), or the device's purchase; None where the row has no price of its basis."""
     if basis is None:
         return None
     if basis == "buy":
-        return price_used(hourly_price(prices["devices"][device], pricing="buy"))
-    chosen = prices["rent_offer"][device][count_index] if basis == "rent" else None
+        return price_used(hourly_price(device, pricing="buy"))
+    chosen = prices["rent_offer"][row, count_index] if basis == "rent" else None
     return None if chosen is None else dict(chosen)  # a row's own copy: the kept one is shared
 
 
@@ -798,7 +804,7 @@ def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarra
 
     def row(n: int, rank: int) -> dict[str, Any]:
         i = i_of[n]
-        price = functools.partial(_row_price, found.prices, i, j_of[n])
+        price = functools.partial(_row_price, found.prices, question.devices[i], i, j_of[n])
         return _row({name: figures[n] for name, figures in values.items()}, rank, question.devices[i],
                     b.table.precisions[i], price, unit)
 

@@ -45,10 +45,10 @@ def test_a_rows_offer_is_its_own_copy(catalog):
     counts = recommend._counts(64)
     prices = recommend._price_arrays(devices, (catalog.key, "every kind"), None, counts)
     index = next(i for i, row in enumerate(prices["rent_offer"]) if row[0] is not None)
-    shown = recommend._row_price(prices, index, 0, "rent")
+    shown = recommend._row_price(prices, devices[index], index, 0, "rent")
     assert shown == prices["rent_offer"][index][0] and shown is not prices["rent_offer"][index][0]
     shown["label"] = "changed by a caller"
-    assert recommend._row_price(prices, index, 0, "rent")["label"] != "changed by a caller"
+    assert recommend._row_price(prices, devices[index], index, 0, "rent")["label"] != "changed by a caller"
 
 
 def test_the_kept_rent_is_the_rows_offer_per_device_hour(catalog):
