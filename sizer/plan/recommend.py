@@ -130,12 +130,13 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
         # per offer (counts share one) its fields, written once; in an array of objects, which a kept answer's
         # read-only walk (sizer.memo) flags at once instead of visiting its ~1,400 cells
         rent_offer = np.empty((len(devices), len(counts)), dtype=object)
-        shown: dict[int, dict[str, object] | None] = {}
         for i, row in enumerate(offers):
+            shown: list[tuple[RentPrice, dict[str, object] | None]] = []  # a row's counts share an offer's object
             for j, p in enumerate(row):
-                if id(p) not in shown:
-                    shown[id(p)] = price_used(p)
-                rent_offer[i, j] = shown[id(p)]
+                earlier = [f for q, f in shown if q is p]
+                fields = earlier[0] if earlier else price_used(p)
+                shown.append((p, fields))
+                rent_offer[i, j] = fields
         buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan
                for device in devices]
         tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
