@@ -328,7 +328,7 @@ POLICIES: tuple[Policy, ...] = (
            "/v1/recommend, new questions: 0.09 ms of 4.0 ms per request (2.2 %)"),
     Policy("sizer.plan.recommend._achieved_factors", "per device, its family's achieved factor", 32,
            "Catalog.key, kinds", CATALOG_KEYED, "/v1/recommend, new questions: 1.0 ms of ~2.5 ms per request (40 %)"),
-    Policy("sizer.plan.layout_basis.core_stamps", "the core files' names, sizes and times", 1, "none (once per process)",
+    Policy("sizer.plan.layout_basis.core_stamps", "a digest of the core files' names, sizes and times", 1, "none (once per process)",
            FILE_ONCE, "/v1/recommend, a shape a worker process searched: 3.2 ms of each check of the disk"),
     # answers
     Policy("sizer.plan.layout_basis._kept", "a whole-catalog layout search", 64,

@@ -43,7 +43,7 @@ FAILURE_SOURCE = ("Llama 3 report §3.3.4: 419 unexpected interruptions in 54 da
                   "(../shared/data/reliability-at-scale.csv)")
 # Checkpoint storage bandwidth per device [B/s]: Llama 3's Tectonic sustained 2 TB/s for 16,384 GPUs (§3.2, same
 # file), taken as storage that grows with the cluster (each device's share)
-CHECKPOINT_BANDWIDTH_PER_DEVICE = 2 * unit_factor("TB/s", "B/s") / LLAMA3_DEVICES
+CHECKPOINT_BANDWIDTH_PER_DEVICE = 2 * unit_factor("TB", "B") / LLAMA3_DEVICES  # TB/s to B/s: per second on both sides
 CHECKPOINT_SOURCE = "Llama 3 report §3.2: Tectonic, 2 TB/s sustained for 16,384 GPUs (../shared/data/reliability-at-scale.csv)"
 # Restart after a failure [s] (detection, rescheduling, initialisation; the checkpoint read is added to it):
 # fitted so that the Llama 3 run's own figures give its "more than 90 %" effective training time (fit_restart with
@@ -297,7 +297,7 @@ def stated() -> Assumption:
     """
     return Assumption(name="training time with interruptions",
                       value=f"{FAILURES_PER_DEVICE_HOUR:.3g} failures per device-hour; checkpoints of the model states at "
-                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE * unit_factor('B/s', 'MB/s'):.3g} MB/s per device, every Daly-optimal interval; "
+                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE * unit_factor('B', 'MB'):.3g} MB/s per device, every Daly-optimal interval; "
                       f"{RESTART_SECONDS / 60:.3g} min per restart plus the checkpoint read; shown where asked, else "
                       "where a run expects at least one failure",
                       source=f"{FAILURE_SOURCE}; {CHECKPOINT_SOURCE}; Daly 2006 (docs/references.md [daly]); restart "

@@ -396,10 +396,23 @@ def _kept(key: Hashable, job: Job, space: SearchSpace, search: bool = True, sear
 
 
 @registered_cache()
-def core_stamps() -> tuple[tuple[str, int, int], ...]:
+def core_stamps() -> str:
+    """A digest of :func:`core_files`' stamps: what a kept search (and a recommendation's kept prices) was computed
+    by. Once per process (some 180 files: 1-15 ms on a loaded machine, which a service checking the disk for a new
+    shape's search paid each time); a digest, so that the disk keys built from it digest a few bytes, not every
+    stamp's text, and the kept value is one string.
+
+    Returns
+    -------
+    str
+        :func:`sizer.diskcache.key_of` of the stamps.
+    """
+    return key_of(core_files())
+
+
+def core_files() -> tuple[tuple[str, int, int], ...]:
     """Name, size and modification time of every module and data file of the core (the fitted error
-    spreads are YAML beside the code): what a kept search was computed by. Once per process (some 160 files:
-    3-15 ms on a loaded machine, which a service checking the disk for a new shape's search paid each time).
+    spreads are YAML beside the code).
 
     Returns
     -------
