@@ -105,6 +105,7 @@ class Basis:
     micro_batch: np.ndarray
     range_low: np.ndarray  # per device: factors of the expected time [1]
     range_high: np.ndarray
+    range_source: str  # where the range's factors come from (the error spread of the search's mode), as said
     unserved: tuple[tuple[str, str, float | None] | None, ...]  # per device: why no count fits, its cause and
     # shortfall (memory needed over the device's); None where one does
     token_free: bool  # every fitting choice runs the asked batch: the same for any length
@@ -281,7 +282,7 @@ def search_share(job: Job, space: SearchSpace, share: int, shares: int) -> Basis
 
 
 # Basis fields that are not per device: the same in every share
-_WHOLE = frozenset({"table", "counts", "token_free", "length"})
+_WHOLE = frozenset({"table", "counts", "token_free", "length", "range_source"})
 
 
 def join_shares(shares: list[Basis]) -> Basis:
@@ -317,7 +318,7 @@ def join_shares(shares: list[Basis]) -> Basis:
             whole[at] = part
         joined[f.name] = whole
     return Basis(table=first.table, counts=first.counts, token_free=all(part.token_free for part in shares),
-                 length=first.length, **joined)
+                 length=first.length, range_source=first.range_source, **joined)
 
 
 def keep_shares(key: Hashable, job: Job, space: SearchSpace, shares: list[Basis]) -> Basis:
@@ -446,7 +447,7 @@ def _search(job: Job, space: SearchSpace, rows: npt.NDArray[np.int64] | None = N
     devices, counts, headroom, calibration = space.devices, space.counts, space.headroom, space.calibration
     from sizer.engine.search import search
     from sizer.engine.summary import summarise
-    from sizer.engine.time_range import range_arrays
+    from sizer.engine.time_range import error_spread, range_arrays
     if calibration is not None:
         from sizer.engine.modes import calibrated_efficiencies  # only with a calibration (start-up)
 
@@ -480,7 +481,7 @@ def _search(job: Job, space: SearchSpace, rows: npt.NDArray[np.int64] | None = N
                  mfu=summary.mfu.reshape(shape), memory_needed=at(ev.memory_needed), fits=at(ev.fits),
                  bound=at(ev.parts.bound), zero=at(c.zero), tp=at(c.tp), pp=at(c.pp), ep=at(c.ep),
                  recompute=at(c.recompute), micro_batch=at(c.micro_batch), range_low=lows[searched], range_high=highs[searched],
-                 unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
+                 range_source=str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml", unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
 
 
 def _unserved(device: Device, table: DeviceTable, i: int, ev: Evaluation, rows: npt.NDArray[np.intp],

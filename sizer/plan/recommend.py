@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sizer.asked import Asked, on_catalog
-from sizer.choices import CATALOG_KINDS, PRICE_BASES, Mode, Objective, StorageClass
+from sizer.choices import CATALOG_KINDS, PRICE_BASES, Objective, StorageClass
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
 from sizer.engine.constants import BATCH_ROUNDING
@@ -898,7 +898,7 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
                    source="sizer's default criterion"),
         _LAYOUTS,
         Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
-                   "and the workload's", source=_range_source(Mode.CALIBRATED if request.calibration is not None else Mode.DATASHEET)),
+                   "and the workload's", source=b.range_source),  # kept with the search: no spread file read here
         _BETWEEN_NODES,
         *([_software_stacks()] if job.arch is not None else []),  # the factors apply to generated transformers
         Assumption(name="pricing", value=PRICING_SAID[pricing] + f"; offer terms: {', '.join(request.terms)}" + (
@@ -965,11 +965,6 @@ def _default_fields() -> dict[str, Any]:
     the same values (a test compares them) without building the plain workload model's validator, ~5 ms of
     `sizer recommend`'s start-up."""
     return RecommendRequest(**DEFAULT_WORKLOAD_FIELDS).model_dump(exclude_unset=True)
-
-
-def _range_source(mode: Mode) -> str:
-    from sizer.engine.time_range import error_spread
-    return str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml"
 
 
 @registered_cache()
