@@ -216,6 +216,9 @@ POLICIES: tuple[Policy, ...] = (
     Policy("disk:offer-prices", "a recommendation's price floats per device and count", 32,
            "catalog key and kinds, provider, counts, terms, every core file's stamp", FILE_STAMPED,
            "sizer recommend: 22 ms of 487 ms"),
+    Policy("disk:layer-graph", "a generated transformer's folded layer table", 32,
+           "the architecture's figures, sequence length, flash, the stamps of the code that builds it", FILE_STAMPED,
+           "sizer recommend --params 7e9 --tokens 2e10 --json: 16 M of 1,906 M instructions (callgrind)"),
     Policy("disk:library-profile", "a library model's profile (--workload timm:NAME)", 32,
            "library, model, sequence length, torch and library versions, profiler code stamps", FILE_STAMPED,
            "sizer time --workload timm:resnet18 asked again: 0.75 s instead of 8.2 s (torch not even imported)"),
@@ -305,7 +308,7 @@ POLICIES: tuple[Policy, ...] = (
            "/v1/recommend, new questions: 0.07 ms of 4.0 ms per request (1.8 %)"),
     Policy("sizer.workloads.decoder_shape.decoder_for_params", "the decoder for a parameter count", 256,
            "parameter count", VALUES, "/v1/tco: 0.17 ms of 6.8 ms per request (2.4 %)"),
-    Policy("sizer.engine.job._build_graph", "a transformer's layer graph and folded table", 32,
+    Policy("sizer.engine.job._build_graph", "a transformer's folded layer table", 32,
            "architecture, sequence length, flash", VALUES,
            "/v1/plan: 3.5 ms of 7.6 ms per request (46 %)"),
     # 512: about 4 KB an entry (folded tables); a scorer's pass over the 361 local-inference benchmark cases fits, and
@@ -325,7 +328,7 @@ POLICIES: tuple[Policy, ...] = (
            "/v1/recommend, new questions: 0.09 ms of 4.0 ms per request (2.2 %)"),
     Policy("sizer.plan.recommend._achieved_factors", "per device, its family's achieved factor", 32,
            "Catalog.key, kinds", CATALOG_KEYED, "/v1/recommend, new questions: 1.0 ms of ~2.5 ms per request (40 %)"),
-    Policy("sizer.plan.layout_basis.core_stamps", "the core files' names, sizes and times", 1, "none (once per process)",
+    Policy("sizer.plan.layout_basis.core_stamps", "a digest of the core files' names, sizes and times", 1, "none (once per process)",
            FILE_ONCE, "/v1/recommend, a shape a worker process searched: 3.2 ms of each check of the disk"),
     # answers
     Policy("sizer.plan.layout_basis._kept", "a whole-catalog layout search", 64,

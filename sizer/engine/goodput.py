@@ -14,8 +14,7 @@ sustained; more than 90 % effective training time), read in ../shared/data/relia
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +30,7 @@ if TYPE_CHECKING:  # for annotations only: the engine's job and device table imp
 # One run (a float; numpy's float64 for a 0-d result) or many (an array): the functions below take and give either
 FloatOrArray = float | npt.NDArray[np.float64]
 
-_HOUR = float(Quantity(1, "hour").to("s").magnitude)
+_HOUR = unit_factor("hour", "s")  # asked of pint once per process (sizer.results)
 
 # Unexpected interruptions per device-hour: Llama 3 405B, 419 in 54 days on 16,384 H100s (Meta, Llama 3 report
 # §3.3.4; ../shared/data/reliability-at-scale.csv, whose notes derive the same 1.97e-5). Hardware and the
@@ -44,7 +43,7 @@ FAILURE_SOURCE = ("Llama 3 report §3.3.4: 419 unexpected interruptions in 54 da
                   "(../shared/data/reliability-at-scale.csv)")
 # Checkpoint storage bandwidth per device [B/s]: Llama 3's Tectonic sustained 2 TB/s for 16,384 GPUs (§3.2, same
 # file), taken as storage that grows with the cluster (each device's share)
-CHECKPOINT_BANDWIDTH_PER_DEVICE = float(Quantity(2, "TB/s").to("B/s").magnitude) / LLAMA3_DEVICES
+CHECKPOINT_BANDWIDTH_PER_DEVICE = 2 * unit_factor("TB", "B") / LLAMA3_DEVICES  # TB/s to B/s: per second on both sides
 CHECKPOINT_SOURCE = "Llama 3 report §3.2: Tectonic, 2 TB/s sustained for 16,384 GPUs (../shared/data/reliability-at-scale.csv)"
 # Restart after a failure [s] (detection, rescheduling, initialisation; the checkpoint read is added to it):
 # fitted so that the Llama 3 run's own figures give its "more than 90 %" effective training time (fit_restart with
@@ -172,8 +171,7 @@ def expected_wall_clock(solve_seconds: FloatOrArray, interval: FloatOrArray, wri
     return wall
 
 
-@dataclass(frozen=True)
-class Interruptions:
+class Interruptions(NamedTuple):  # a record, not a dataclass: a third of the start-up cost of one (Python 3.11)
     """Wall-clock with interruptions of one or many runs (arrays, or floats for one) [s unless said]."""
 
     wall_clock: FloatOrArray  # expected training time with interruptions [s]
@@ -299,7 +297,7 @@ def stated() -> Assumption:
     """
     return Assumption(name="training time with interruptions",
                       value=f"{FAILURES_PER_DEVICE_HOUR:.3g} failures per device-hour; checkpoints of the model states at "
-                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE * unit_factor('B/s', 'MB/s'):.3g} MB/s per device, every Daly-optimal interval; "
+                      f"{CHECKPOINT_BANDWIDTH_PER_DEVICE * unit_factor('B', 'MB'):.3g} MB/s per device, every Daly-optimal interval; "
                       f"{RESTART_SECONDS / 60:.3g} min per restart plus the checkpoint read; shown where asked, else "
                       "where a run expects at least one failure",
                       source=f"{FAILURE_SOURCE}; {CHECKPOINT_SOURCE}; Daly 2006 (docs/references.md [daly]); restart "
@@ -420,11 +418,11 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float, family:
         runs = [lived(solve[k], count, state_bytes, family, scenario, interval)
                 for k, scenario in enumerate(("low", "expected", "high"))]
         found = Interruptions(**{name: np.asarray([float(getattr(r, name)) for r in runs])
-                                 for name in Interruptions.__dataclass_fields__})
+                                 for name in Interruptions._fields})
     else:
         found = interruptions(solve, count, state_bytes, interval=interval)
     expected = Interruptions(**{name: np.asarray(getattr(found, name))[1] if np.ndim(getattr(found, name)) else
-                                getattr(found, name) for name in Interruptions.__dataclass_fields__})
+                                getattr(found, name) for name in Interruptions._fields})
     wall = np.asarray(found.wall_clock, dtype=float)
     unit = time_unit(float(wall[1]))
     return InterruptedTime(
@@ -445,8 +443,7 @@ def interrupted_time(training: RangeOut, count: int, state_bytes: float, family:
 # ../shared/data/reliability-and-goodput.csv (its source named); rates per device-hour derived from them as said.
 # ---------------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class RateSource:
+class RateSource(NamedTuple):  # a record, not a dataclass
     """One published all-cause interruption rate of a training job [1 / (device h)]."""
 
     family: str  # device family (sizer.engine.achieved.FAMILIES)

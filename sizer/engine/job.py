@@ -211,34 +211,52 @@ def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: fl
                                  params=params, activation_bytes=activation_bytes_fp32, kernels=2)])
 
 
-# Graphs of up to CACHED_BLOCKS blocks are kept (every built-in model, generated decoders to ~1e12
-# parameters: ~2.5 MB each, so the cache holds at most ~80 MB); deeper ones (up to
-# architecture.MAX_BLOCKS, 0.25 s and 12 MB each) are built per request, so that distinct
-# parameter counts cannot fill memory with graphs.
+# Tables of graphs of up to CACHED_BLOCKS blocks are kept (every built-in model, generated decoders to ~1e12
+# parameters), in the process and on disk; deeper ones (up to architecture.MAX_BLOCKS, 0.25 s and 12 MB of graph
+# each) are built per request, so that distinct parameter counts cannot fill memory or the disk with them.
 CACHED_BLOCKS = 200
 
 
-def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> tuple[Profile, LayerTable]:
-    """A transformer's layer graph and its folded table (kept for graphs of at most CACHED_BLOCKS blocks)."""
+def _graph(arch: Architecture, seq_len: int, flash: bool = True) -> LayerTable:
+    """A transformer's layer graph folded into its table (kept for graphs of at most CACHED_BLOCKS blocks)."""
     if arch.layers + arch.encoder_layers > CACHED_BLOCKS:
-        return _build_graph(arch, seq_len, flash)
+        return _graph_table(arch, seq_len, flash)
     return _cached_graph(arch, seq_len, flash)
 
 
-def _build_graph(arch: Architecture, seq_len: int, flash: bool) -> tuple[Profile, LayerTable]:
+def _graph_table(arch: Architecture, seq_len: int, flash: bool) -> LayerTable:
     from sizer.workloads.layer_graph import layer_graph
 
-    profile = layer_graph(arch, seq_len, flash_attention=flash)
-    return profile, layer_table(profile)
+    return layer_table(layer_graph(arch, seq_len, flash_attention=flash))
+
+
+# The code a kept table was built by: a change to any of these gives it a new disk entry
+_GRAPH_CODE = ("engine/job.py", "engine/layers.py", "workloads/architecture.py", "workloads/layer_graph.py",
+               "workloads/profile.py")
+
+
+def _build_graph(arch: Architecture, seq_len: int, flash: bool) -> LayerTable:
+    """:func:`_graph_table`, read from the disk cache where a process left it: a graph's ~300 validated layers
+    and their folding are ~3 ms of a process's first question (`sizer recommend`'s default one among them)."""
+    from pathlib import Path
+
+    from sizer.diskcache import cached, file_stamp, key_of  # (here: job.py's import lines are the engine's own)
+
+    root = Path(__file__).resolve().parent.parent
+    try:  # the architecture's repr holds every figure of its shape (a frozen dataclass of numbers and words)
+        key = key_of([file_stamp(root / name) for name in _GRAPH_CODE], repr(arch), seq_len, flash)
+    except OSError:
+        return _graph_table(arch, seq_len, flash)
+    return cached("layer-graph", key, lambda: _graph_table(arch, seq_len, flash))
 
 
 _cached_graph = registered_cache()(_build_graph)
 
 
 class _Layers(NamedTuple):  # a record: a third of a frozen dataclass's start-up cost (Python 3.11)
-    """Where a job's layers came from: the profile, its folded table, and how to describe them."""
+    """Where a job's layers came from: their folded table (its sample word and sequence length the profile's), and
+    how to describe them."""
 
-    profile: Profile
     table: LayerTable
     described: str
     assumptions: tuple[Assumption, ...]  # put before the workload's own
@@ -257,7 +275,7 @@ def _profile_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
         raise InputError("tokens", request.tokens, f"samples: the {profile.name} profile has no sequence length")
     note = Assumption(name="workload profile", value=f"{profile.name}: {len(profile.layers)} layers, "
                       f"{profile.forward_flops:.4g} forward FLOP per {profile.sample}", source=profile.generated_by)
-    return _Layers(profile, layer_table(profile), profile.name, (note,))
+    return _Layers(layer_table(profile), profile.name, (note,))
 
 
 def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers:
@@ -273,8 +291,8 @@ def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers
         arch, basis = decoder_for_params(workload.params)
         described = f"{_short(workload.params)}-parameter transformer"
     assert workload.seq_len is not None  # resolve_workload gives a token workload a sequence length
-    profile, table = _graph(arch, workload.seq_len, attention is Attention.FLASH)
-    notes: tuple[Assumption, ...] = (Assumption(name="layers", value=f"{len(profile.layers)} layers generated per sequence of "
+    table = _graph(arch, workload.seq_len, attention is Attention.FLASH)
+    notes: tuple[Assumption, ...] = (Assumption(name="layers", value=f"{table.layer_count} layers generated per sequence of "
                         f"{workload.seq_len} tokens", source=basis),
              Assumption(name="attention", value=f"{attention.value}: " + (
                  "softmax statistics kept, scores recomputed (no s x s activations)" if attention is Attention.FLASH
@@ -302,7 +320,7 @@ def _transformer_layers(request: WorkloadRequest, workload: Workload) -> _Layers
             f"{arch.moe_blocks} blocks{dense}" + (f"; capacity factor {arch.capacity_factor:g}" if arch.capacity_factor
                                                   else "; dropless (no capacity padding)"),
             source=arch.source, verified=arch.verified),)
-    return _Layers(profile, table, described, notes, arch)
+    return _Layers(table, described, notes, arch)
 
 
 def _dense_layers(workload: Workload, precision: Precision) -> _Layers:
@@ -311,7 +329,7 @@ def _dense_layers(workload: Workload, precision: Precision) -> _Layers:
     activations = workload.activation_memory_per_sample
     fp32_bytes = activations.to("B").magnitude * scale if activations is not None else 0.0
     profile = dense_profile(workload.params, workload.forward_flops_per_sample.to("FLOP").magnitude, fp32_bytes)
-    return _Layers(profile, layer_table(profile), f"{_short(workload.params)}-parameter model", ())
+    return _Layers(layer_table(profile), f"{_short(workload.params)}-parameter model", ())
 
 
 def _layers(request: WorkloadRequest, workload: Workload, precision: Precision) -> _Layers:
@@ -559,7 +577,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
     assumptions = [*found.assumptions, *(a for a in workload.assumptions
                                          if a.name not in ("forward FLOP per sample", "activations") or not graph),
                    *defaults]
-    layers, profile = found.table, found.profile
+    layers = found.table
     if from_layers:  # the parameter count and FLOP are the layers'
         workload = replace(workload, params=layers.total_params,
                            forward_flops_per_sample=Quantity(layers.total_forward_flops, "FLOP"))
@@ -573,15 +591,15 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
                                 layers.total_params)
     if finetune is not None:
         # resolve_finetune refuses a fine-tune without an architecture, whose generated graph has a sequence length
-        assert found.arch is not None and profile.seq_len is not None
-        adapters = adapter_profile(found.arch, int(profile.seq_len), finetune.rank, finetune.targets)
+        assert found.arch is not None and found.table.seq_len is not None
+        adapters = adapter_profile(found.arch, int(found.table.seq_len), finetune.rank, finetune.targets)
         layers = with_trained_rows(layers, layer_table(adapters))
         assumptions.extend(finetune.assumptions)
-    tokens_per_sample = float(profile.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
+    tokens_per_sample = float(found.table.seq_len or workload.seq_len or 1) if workload.token_mode else 1.0
     padded = _padding(request, workload, tokens_per_sample)
     if padded is not None:
         assumptions.append(padded[1])
-    samples, batch, micro = _batches(request, workload, tokens_per_sample, profile.sample, length_given, batch_given,
+    samples, batch, micro = _batches(request, workload, tokens_per_sample, found.table.sample, length_given, batch_given,
                                      None if padded is None else padded[0])
     return Job(description=found.described, layers=layers, samples=samples, epochs=workload.epochs, batch_size=batch,
                micro_batch=micro, batch_given=batch_given, precision=precision, optimizer=optimizer,

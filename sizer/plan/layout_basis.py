@@ -107,6 +107,7 @@ class Basis:
     micro_batch: np.ndarray
     range_low: np.ndarray  # per device: factors of the expected time [1]
     range_high: np.ndarray
+    range_source: str  # where the range's factors come from (the error spread of the search's mode), as said
     unserved: tuple[tuple[str, str, float | None] | None, ...]  # per device: why no count fits, its cause and
     # shortfall (memory needed over the device's); None where one does
     token_free: bool  # every fitting choice runs the asked batch: the same for any length
@@ -283,7 +284,7 @@ def search_share(job: Job, space: SearchSpace, share: int, shares: int) -> Basis
 
 
 # Basis fields that are not per device: the same in every share
-_WHOLE = frozenset({"table", "counts", "token_free", "length"})
+_WHOLE = frozenset({"table", "counts", "token_free", "length", "range_source"})
 
 
 def join_shares(shares: list[Basis]) -> Basis:
@@ -319,7 +320,7 @@ def join_shares(shares: list[Basis]) -> Basis:
             whole[at] = part
         joined[f.name] = whole
     return Basis(table=first.table, counts=first.counts, token_free=all(part.token_free for part in shares),
-                 length=first.length, **joined)
+                 length=first.length, range_source=first.range_source, **joined)
 
 
 def keep_shares(key: Hashable, job: Job, space: SearchSpace, shares: list[Basis]) -> Basis:
@@ -398,24 +399,39 @@ def _kept(key: Hashable, job: Job, space: SearchSpace, search: bool = True, sear
 
 
 @registered_cache()
-def core_stamps() -> tuple[tuple[str, int, int], ...]:
+def core_stamps() -> str:
+    """A digest of :func:`core_files`' stamps: what a kept search (and a recommendation's kept prices) was computed
+    by. Once per process (some 180 files: 1-15 ms on a loaded machine, which a service checking the disk for a new
+    shape's search paid each time); a digest, so that the disk keys built from it digest a few bytes, not every
+    stamp's text, and the kept value is one string.
+
+    Returns
+    -------
+    str
+        :func:`sizer.diskcache.key_of` of the stamps.
+    """
+    return key_of(core_files())
+
+
+def core_files() -> tuple[tuple[str, int, int], ...]:
     """Name, size and modification time of every module and data file of the core (the fitted error
-    spreads are YAML beside the code): what a kept search was computed by. Once per process (some 160 files:
-    3-15 ms on a loaded machine, which a service checking the disk for a new shape's search paid each time).
+    spreads are YAML beside the code).
 
     Returns
     -------
     tuple of (str, int, int)
         Each file's path, size [B] and modification time [ns], sorted by path.
     """
-    root = Path(__file__).resolve().parent.parent
     found: list[tuple[list[str], str, int, int]] = []
-    for folder, _, names in os.walk(root):  # os.walk and os.stat: under half of what Path.rglob and file_stamp took
-        for name in names:
-            if name.endswith((".py", ".yaml")):
-                path = os.path.join(folder, name)
-                stat_result = os.stat(path)
-                found.append((path.split(os.sep), path, stat_result.st_size, stat_result.st_mtime_ns))
+    folders = [str(Path(__file__).resolve().parent.parent)]
+    while folders:  # os.scandir: each entry's kind without a stat, and the bytecode caches not listed at all
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.name.endswith((".py", ".yaml")):
+                    stat_result = entry.stat()
+                    found.append((entry.path.split(os.sep), entry.path, stat_result.st_size, stat_result.st_mtime_ns))
+                elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
     return tuple((path, size, mtime) for _, path, size, mtime in sorted(found))  # in Path order, as file_stamp's
 
 
@@ -433,7 +449,7 @@ def _search(job: Job, space: SearchSpace, rows: npt.NDArray[np.int64] | None = N
     devices, counts, headroom, calibration = space.devices, space.counts, space.headroom, space.calibration
     from sizer.engine.search import search
     from sizer.engine.summary import summarise
-    from sizer.engine.time_range import range_arrays
+    from sizer.engine.time_range import error_spread, range_arrays
     if calibration is not None:
         from sizer.engine.modes import calibrated_efficiencies  # only with a calibration (start-up)
 
@@ -467,7 +483,7 @@ def _search(job: Job, space: SearchSpace, rows: npt.NDArray[np.int64] | None = N
                  mfu=summary.mfu.reshape(shape), memory_needed=at(ev.memory_needed), fits=at(ev.fits),
                  bound=at(ev.parts.bound), zero=at(c.zero), tp=at(c.tp), pp=at(c.pp), ep=at(c.ep),
                  recompute=at(c.recompute), micro_batch=at(c.micro_batch), range_low=lows[searched], range_high=highs[searched],
-                 unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
+                 range_source=str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml", unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
 
 
 def _unserved(device: Device, table: DeviceTable, i: int, ev: Evaluation, rows: npt.NDArray[np.intp],

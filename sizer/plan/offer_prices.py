@@ -5,27 +5,19 @@ Choosing each device's cheapest cloud offer for every count and rendering its pr
 ``benchmarks/startup.py``); the figures a recommendation scales are floats (USD, kWh per device-hour),
 so they are kept in the disk cache (:mod:`sizer.diskcache`, entry kind ``offer-prices``), keyed by
 the devices' catalog key, the provider, counts and terms, and every core file's stamp (the cost
-formulas and their defaults are code). The offers chosen for the rows shown are worked out again
-for those rows only (``sizer.plan.recommend._row_price``).
+formulas and their defaults are code). So is each offer chosen, as the plain fields a ranked row shows
+(``sizer.formulas.tco.PriceUsed``'s: its price, label, date and source), which
+``sizer.plan.recommend._row_price`` reads for the rows shown instead of rendering them again.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import Any
 
 from sizer.diskcache import cached, key_of
 from sizer.plan.layout_basis import core_stamps
 
-if TYPE_CHECKING:
-    from sizer.hardware.schema import Device
-
-Cell = TypeVar("Cell")
-
-PriceFloats = dict[str, npt.NDArray[np.float64]]
+PriceFloats = dict[str, Any]  # arrays by name: floats, and the offers' fields (dicts in an array of objects)
 
 
 def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, counts: tuple[int, ...],
@@ -43,74 +35,16 @@ def kept_price_floats(devices_key: tuple[Hashable, ...], provider: str | None, c
     terms : tuple of str
         The offer terms allowed (on-demand, spot, reserved).
     build : callable
-        Works the arrays out (devices x counts for the rent, per device for the others).
+        Works the arrays out (devices x counts for the rent and the offers, per device for the others).
 
     Returns
     -------
     dict
-        ``build()``'s arrays, by name [USD or kWh per device-hour; USD per device for the purchase].
+        ``build()``'s arrays, by name [USD or kWh per device-hour; USD per device for the purchase], and the
+        offers' fields.
     """
     try:
         key = key_of(core_stamps(), repr(devices_key), provider, counts, terms)
     except OSError:  # a core file unreadable: no stamp to key by, so nothing is kept
         return build()
     return cached("offer-prices", key, build)
-
-
-class OfferRows(Generic[Cell]):
-    """Per device (by index) and count (by index), the offer chosen, worked out when a row first asks and then kept.
-
-    Part of a kept price answer, shared by every caller: a cell asked by two threads at once may be worked
-    out twice, to the same value (a pure function of the device, the count and the terms the answer was built for).
-
-    Parameters
-    ----------
-    devices : tuple of Device
-        The devices, in the price arrays' order.
-    counts : tuple of int
-        The device counts, in the price arrays' order [1].
-    cell_of : callable
-        The offer for a device at a count.
-    """
-
-    def __init__(self, devices: tuple[Device, ...], counts: tuple[int, ...],
-                 cell_of: Callable[[Device, int], Cell]) -> None:
-        self._devices = devices
-        self._counts = counts
-        self._cell_of = cell_of
-        self._cells: dict[tuple[int, int], Cell] = {}
-
-    def __getitem__(self, device: int) -> _DeviceOffers[Cell]:
-        return _DeviceOffers(self, device)
-
-    def __len__(self) -> int:
-        return len(self._devices)
-
-    def cell(self, device: int, count: int) -> Cell:
-        """The offer for one device at one count, worked out on first asking.
-
-        Parameters
-        ----------
-        device : int
-            The device's index in ``devices`` [1].
-        count : int
-            The count's index in ``counts`` [1].
-
-        Returns
-        -------
-        object
-            What ``cell_of`` gives for them (a :class:`~sizer.formulas.tco.RentPrice` in a recommendation).
-        """
-        found = self._cells.get((device, count))
-        if found is None:
-            found = self._cells[device, count] = self._cell_of(self._devices[device], self._counts[count])
-        return found
-
-
-@dataclass(frozen=True)
-class _DeviceOffers(Generic[Cell]):
-    rows: OfferRows[Cell]
-    device: int
-
-    def __getitem__(self, count: int) -> Cell:
-        return self.rows.cell(self.device, count)

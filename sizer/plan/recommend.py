@@ -14,14 +14,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from sizer.asked import Asked, on_catalog
-from sizer.choices import CATALOG_KINDS, PRICE_BASES, Mode, Objective, StorageClass
+from sizer.choices import CATALOG_KINDS, PRICE_BASES, Objective, StorageClass
 from sizer.deadline import check_deadline
 from sizer.engine import achieved
 from sizer.engine.constants import BATCH_ROUNDING
@@ -49,7 +48,7 @@ from sizer.hardware.server_share import owned_price
 from sizer.memo import registered_cache
 from sizer.plan.layout_basis import Basis, SearchSpace, basis, keep_shares, kept_basis, missing_search, prepare_search
 from sizer.plan.layout_basis import search_share as layout_share
-from sizer.plan.offer_prices import OfferRows, kept_price_floats
+from sizer.plan.offer_prices import kept_price_floats
 from sizer.results import (
     Assumption,
     finite_json,
@@ -110,10 +109,9 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
                   counts: tuple[int, ...], terms: tuple[str, ...] = ("on-demand",)) -> dict[str, Any]:
     """Per device, NaN where unknown: its purchase [USD], and per device-hour its rent per count of
     ``counts`` (devices x counts: the cheapest offer that can run that many, as :func:`hourly_price`
-    chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh], kept on disk
-    too (:mod:`sizer.plan.offer_prices`); the offers chosen (``rent_price``, devices x counts, a device's
-    worked out when a row first shows it), and the ``devices``, whose offer or purchase a row priced by them
-    says (:func:`_row_price`: for the rows shown only).
+    chooses it for ``pricing="rent"``), amortised purchase and energy [USD] and energy [kWh], and the offers
+    chosen as a row shows them (``rent_offer``, devices x counts: :class:`PriceUsed`'s fields, None where no
+    offer runs that many), kept on disk too (:mod:`sizer.plan.offer_prices`).
 
     The cost formulas are linear in devices, hours, capital and power, so each is evaluated once
     here, at one device for one hour of one USD or one watt, and scaled by the catalog's figures
@@ -126,20 +124,30 @@ def _price_arrays(devices: tuple[Device, ...], devices_key: tuple[Hashable, ...]
                                       costs.electricity_price).to("USD").magnitude
         kwh_per_watt = (Quantity(1.0, "W") * costs.utilisation * hour * costs.pue).to("kWh").magnitude
         usd_per_hour = rent_cost(Quantity(1.0, "USD/hour"), 1, hour).to("USD").magnitude
+        offers = [_rent_by_count(device, provider, counts, terms) for device in devices]
         rent = [[p.hourly.to("USD/hour").magnitude * usd_per_hour if p.hourly is not None else np.nan for p in row]
-                for row in (_rent_by_count(device, provider, counts, terms) for device in devices)]
+                for row in offers]
+        # per offer (counts share one) its fields, written once; in an array of objects, which a kept answer's
+        # read-only walk (sizer.memo) flags at once instead of visiting its ~1,400 cells
+        rent_offer = np.empty((len(devices), len(counts)), dtype=object)
+        for i, row in enumerate(offers):
+            shown: list[tuple[RentPrice, dict[str, object] | None]] = []  # a row's counts share an offer's object
+            for j, p in enumerate(row):
+                earlier = [f for q, f in shown if q is p]
+                fields = earlier[0] if earlier else price_used(p)
+                shown.append((p, fields))
+                rent_offer[i, j] = fields
         buy = [owned_price(device, device.purchase_price).per_device if device.purchase_price else np.nan
                for device in devices]
         tdp = [device.tdp.si("tdp", "[power]") if device.tdp is not None else np.nan for device in devices]
         buy_usd, tdp_w = np.asarray(buy, dtype=float), np.asarray(tdp, dtype=float)
         return {"rent": np.asarray(rent, dtype=float).reshape(len(devices), len(counts)), "buy": buy_usd,
                 "amortised": buy_usd * amortised_per_usd, "energy": tdp_w * energy_per_watt,
-                "kwh": tdp_w * kwh_per_watt}
+                "kwh": tdp_w * kwh_per_watt, "rent_offer": rent_offer}
 
-    # the floats only are kept on disk (pint quantities in the offers are not); the offers a shown row
-    # rents are chosen when a row of that device is first shown (_row_price)
-    return {**kept_price_floats(devices_key, provider, counts, terms, floats), "devices": devices,
-            "rent_price": OfferRows(devices, counts, lambda device, count: _rent_at(device, provider, count, terms))}
+    # plain numbers and text only are kept on disk (pint quantities in the offers are not): a shown row's offer
+    # is read there, its price and label not rendered again in each process (~3 ms of `sizer recommend`)
+    return kept_price_floats(devices_key, provider, counts, terms, floats)
 
 
 def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...],
@@ -162,22 +170,16 @@ def _rent_by_count(device: Device, provider: str | None, counts: tuple[int, ...]
     return row
 
 
-def _rent_at(device: Device, provider: str | None, count: int, terms: tuple[str, ...]) -> RentPrice:
-    """:func:`_rent_by_count`'s price at one count: the offer that runs ``count`` devices (its reason where none does)."""
-    if not any(p.term in terms for p in device.cloud_prices):  # no offer at all: the one reason of every count
-        count = 1
-    return hourly_price(device, provider, pricing="rent", count=count, terms=terms)
-
-
-def _row_price(prices: dict[str, Any], device: int, count_index: int, basis: str | None) -> dict[str, Any] | None:
-    """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count, or
-    the device's purchase; None where the row has no price of its basis."""
+def _row_price(prices: dict[str, Any], device: Device, row: int, count_index: int,
+               basis: str | None) -> dict[str, Any] | None:
+    """The price behind a row's cost (:class:`PriceUsed`'s fields): the rent offer that runs its count (``device``
+    at row ``row`` of ``prices``), or the device's purchase; None where the row has no price of its basis."""
     if basis is None:
         return None
     if basis == "buy":
-        return price_used(hourly_price(prices["devices"][device], pricing="buy"))
-    chosen = prices["rent_price"][device][count_index] if basis == "rent" else None
-    return None if chosen is None else price_used(chosen)
+        return price_used(hourly_price(device, pricing="buy"))
+    chosen = prices["rent_offer"][row, count_index] if basis == "rent" else None
+    return None if chosen is None else dict(chosen)  # a row's own copy: the kept one is shared
 
 
 def _priced_counts(prices: dict[str, Any], pricing: str, shape: tuple[int, ...]) -> npt.NDArray[np.bool_]:
@@ -644,13 +646,12 @@ def _unserved(found: _Search, devices: tuple[Device, ...], max_devices: int) -> 
     return rejected
 
 
-@dataclass(frozen=True)
-class _Options:
-    """Per device that serves (in the order of ``index``), at its chosen count: the run and its costs."""
+class _Options(NamedTuple):  # a record, not a dataclass: a third of the start-up cost of one (Python 3.11)
+    """Per device that serves (in the order of ``device_row``), at its chosen count: the run and its costs."""
 
-    index: np.ndarray  # the device's row in the search
+    device_row: np.ndarray  # the device's row in the search
     column: np.ndarray  # the chosen count's column
-    count: np.ndarray  # devices [1]
+    device_count: np.ndarray  # devices [1]
     run_seconds: np.ndarray  # the run's length [s]
     rent: np.ndarray  # rent of the offer that runs this many devices [USD]; NaN: none
     buy: np.ndarray  # amortised purchase plus energy [USD]
@@ -683,7 +684,7 @@ def _options(found: _Search, pricing: str) -> _Options:
     buy = (prices["amortised"][index] + prices["energy"][index]) * device_hours
     energy_kwh = prices["kwh"][index] * device_hours
     use_buy = np.full(len(index), pricing == "buy") if pricing != "any" else np.isnan(rent)
-    return _Options(index=index, column=column, count=count, run_seconds=run_seconds, rent=rent, buy=buy,
+    return _Options(device_row=index, column=column, device_count=count, run_seconds=run_seconds, rent=rent, buy=buy,
                     energy_kwh=energy_kwh, order_cost=np.where(use_buy, buy, rent),
                     basis_of=np.where(use_buy, "buy", "rent"), spent=np.where(use_buy, capital, rent))
 
@@ -704,19 +705,19 @@ def _within_budget(options: _Options, devices: tuple[Device, ...], budget: PintQ
     pricing : str
         rent, buy or any: named where a price is missing.
     """
-    keep = np.ones(len(options.index), dtype=bool)
+    keep = np.ones(len(options.device_row), dtype=bool)
     rejected: list[dict[str, Any]] = []
     if budget is None:
         return keep, rejected
     limit = float(budget.to("USD").magnitude)
     spent = options.spent
     for k in np.flatnonzero(np.isnan(spent) | (spent > limit)):
-        device = devices[options.index[k]]
+        device = devices[options.device_row[k]]
         if np.isnan(spent[k]):
             reason, cause = f"no {PRICE_WORD[pricing]} price in the catalog to check the budget against", "price"
         else:
             what = "capital" if options.basis_of[k] == "buy" else "rent"
-            reason = f"over budget: {what} {spent[k]:,.0f} USD for {int(options.count[k])} device(s) against {limit:,.0f} USD"
+            reason = f"over budget: {what} {spent[k]:,.0f} USD for {int(options.device_count[k])} device(s) against {limit:,.0f} USD"
             cause = "budget"
         rejected.append(dict(device=device.id, name=device.name, reason=reason, cause=cause, shortfall=None, suggestions=[]))
         keep[k] = False
@@ -745,7 +746,7 @@ def _rank(options: _Options, keep: np.ndarray, objective: Objective) -> tuple[np
     priced = keep & ~np.isnan(order_cost)
     unpriced = np.flatnonzero(keep & np.isnan(order_cost))
     candidates = np.flatnonzero(priced)
-    flags = np.zeros(len(options.index), dtype=bool)
+    flags = np.zeros(len(options.device_row), dtype=bool)
     for side in PRICE_BASES:  # a Pareto front of one basis at a time
         group = candidates[basis_of[candidates] == side]
         flags[group] = _front(run_seconds[group], order_cost[group])
@@ -781,7 +782,7 @@ def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarra
         The unit the training times are given in.
     """
     b, request = found.basis, question.request
-    index, column, count, run_seconds = options.index, options.column, options.count, options.run_seconds
+    index, column, count, run_seconds = options.device_row, options.column, options.device_count, options.run_seconds
     # the one summary (sizer.engine.summary, kept with the layouts): each bound at least the physical
     # limit, MFU at the floored step
     step_expected = np.maximum(b.step_expected[index, column], 1e-300)
@@ -804,7 +805,7 @@ def _rows(found: _Search, options: _Options, order: np.ndarray, apart: np.ndarra
 
     def row(n: int, rank: int) -> dict[str, Any]:
         i = i_of[n]
-        price = functools.partial(_row_price, found.prices, i, j_of[n])
+        price = functools.partial(_row_price, found.prices, question.devices[i], i, j_of[n])
         return _row({name: figures[n] for name, figures in values.items()}, rank, question.devices[i],
                     b.table.precisions[i], price, unit)
 
@@ -858,7 +859,7 @@ def _host(b: Basis, options: _Options, order: np.ndarray, apart: np.ndarray, job
     if job.workload.sample_size is None or not (len(order) or len(apart)):
         return None
     k = order[0] if len(order) else apart[0]
-    i, j = options.index[k], options.column[k]
+    i, j = options.device_row[k], options.column[k]
     fastest_step = b.step_low[i, j]  # the host must keep up with the fast end
     rate = b.batch[i, j] * job.tokens_per_sample / fastest_step
     from sizer.formulas.host import estimate_host  # only where a sample size is given
@@ -897,7 +898,7 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
                    source="sizer's default criterion"),
         _LAYOUTS,
         Assumption(name="range", value=f"{b.range_low.min():.3g}-{b.range_high.max():.3g} x expected at most, per device by its kind "
-                   "and the workload's", source=_range_source(Mode.CALIBRATED if request.calibration is not None else Mode.DATASHEET)),
+                   "and the workload's", source=b.range_source),  # kept with the search: no spread file read here
         _BETWEEN_NODES,
         *([_software_stacks()] if job.arch is not None else []),  # the factors apply to generated transformers
         Assumption(name="pricing", value=PRICING_SAID[pricing] + f"; offer terms: {', '.join(request.terms)}" + (
@@ -906,9 +907,9 @@ def _recommend_assumptions(found: _Search, options: _Options, question: _Questio
         *_cost_assumptions(),
     ]
     devices = question.devices
-    inexact = ~b.exact[options.index, options.column]  # read at once: a question has ~200 options, few of them inexact
+    inexact = ~b.exact[options.device_row, options.column]  # read at once: a question has ~200 options, few of them inexact
     changed = [f"{devices[i].name} x {int(b.counts[j])}: {b.batch[i, j]:,.0f}"
-               for i, j in zip(options.index[inexact], options.column[inexact], strict=True)]
+               for i, j in zip(options.device_row[inexact], options.column[inexact], strict=True)]
     if changed:  # the one search's rule (sizer.engine.evaluate): the nearest batch some layout runs, said
         assumptions.append(Assumption(
             name="batch size changed", value=f"{max(1.0, round(job.batch_size)):,.0f} {job.sample_word}s per step "
@@ -964,11 +965,6 @@ def _default_fields() -> dict[str, Any]:
     the same values (a test compares them) without building the plain workload model's validator, ~5 ms of
     `sizer recommend`'s start-up."""
     return RecommendRequest(**DEFAULT_WORKLOAD_FIELDS).model_dump(exclude_unset=True)
-
-
-def _range_source(mode: Mode) -> str:
-    from sizer.engine.time_range import error_spread
-    return str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml"
 
 
 @registered_cache()

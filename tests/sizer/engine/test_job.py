@@ -138,3 +138,21 @@ def test_a_job_from_a_profile_keeps_its_layers():
     assert job.precision.value == "bf16" and job.optimizer.value == "adamw"
     assert job.training_flops == 0  # no run length: a step time only
     assert np.isclose(job.layers.total_forward_flops, 2e6)
+
+
+def test_a_generated_graphs_table_is_kept_on_disk_and_read_back_the_same(tmp_path, monkeypatch):
+    # the disk entry (disk:layer-graph) holds the table the graph folds into: read back, every figure the same
+    from sizer.engine import job
+    from sizer.workloads.decoder_shape import decoder_for_params
+
+    monkeypatch.setenv("SIZER_CACHE_DIR", str(tmp_path))
+    arch = decoder_for_params(7e9)[0]
+    built = job._build_graph(arch, 2048, True)
+    assert len(list(tmp_path.glob("layer-graph-*.pickle"))) == 1
+    read = job._build_graph(arch, 2048, True)  # the function itself, not the process's cache: from the disk entry
+    fresh = job._graph_table(arch, 2048, True)  # no cache at all
+    assert read is not built and read.content_key == fresh.content_key == built.content_key
+    assert (read.layer_count, read.seq_len, read.sample) == (fresh.layer_count, 2048, "sequence")
+    job._build_graph(arch, 4096, True)
+    job._build_graph(arch, 2048, False)
+    assert len(list(tmp_path.glob("layer-graph-*.pickle"))) == 3  # another length, unfused attention: their own

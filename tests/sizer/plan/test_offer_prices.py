@@ -1,12 +1,13 @@
-"""sizer.plan.offer_prices: a recommendation's price floats kept on disk, and the offers of the rows shown."""
+"""sizer.plan.offer_prices: a recommendation's price floats and the offers of its rows, kept on disk."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
+from sizer.formulas.tco import hourly_price, price_used
 from sizer.plan import recommend
-from sizer.plan.offer_prices import OfferRows, kept_price_floats
+from sizer.plan.offer_prices import kept_price_floats
 
 
 def test_the_floats_are_built_once_and_read_back_from_disk(tmp_path, monkeypatch):
@@ -26,27 +27,28 @@ def test_the_floats_are_built_once_and_read_back_from_disk(tmp_path, monkeypatch
     assert len(built) == 3  # another provider, another catalog: their own entries
 
 
-def test_an_offer_is_worked_out_when_first_asked_and_once():
-    asked = []
-
-    def cell(device, count):
-        asked.append((device, count))
-        return f"{device} at {count}"
-
-    rows = OfferRows(("a", "b"), (1, 8), cell)
-    assert asked == [] and len(rows) == 2
-    assert rows[1][1] == "b at 8" and rows[1][1] == "b at 8"
-    assert asked == [("b", 8)]
-
-
-def test_a_shown_rows_offer_is_the_one_the_whole_row_would_give(catalog):
-    # every device and count of the built-in catalog, with the terms a user may add: the offer chosen for one
-    # count alone (_rent_at) is the one chosen for the whole row (_rent_by_count), reason texts included
+def test_a_kept_offer_is_the_one_a_row_priced_alone_would_show(catalog):
+    # every device and count of the built-in catalog, with the terms a user may add: the offer kept for a cell
+    # is hourly_price's for that count alone (one per instance or a cluster that runs it), label and date
+    # included; for a device with no offer of the terms at all, its one reason (no price shown)
     counts = recommend._counts(1024)
+    devices = tuple(catalog)
     for terms in (("on-demand",), ("spot", "on-demand")):
-        for device in catalog:
-            whole = recommend._rent_by_count(device, None, counts, terms)
-            assert [recommend._rent_at(device, None, c, terms) for c in counts] == whole, device.name
+        prices = recommend._price_arrays(devices, (catalog.key, "every kind"), None, counts, terms)
+        for index, device in enumerate(devices):
+            alone = [price_used(hourly_price(device, None, pricing="rent", count=c, terms=terms)) for c in counts]
+            assert list(prices["rent_offer"][index]) == alone, device.name
+
+
+def test_a_rows_offer_is_its_own_copy(catalog):
+    devices = tuple(catalog)
+    counts = recommend._counts(64)
+    prices = recommend._price_arrays(devices, (catalog.key, "every kind"), None, counts)
+    index = next(i for i, row in enumerate(prices["rent_offer"]) if row[0] is not None)
+    shown = recommend._row_price(prices, devices[index], index, 0, "rent")
+    assert shown == prices["rent_offer"][index][0] and shown is not prices["rent_offer"][index][0]
+    shown["label"] = "changed by a caller"
+    assert recommend._row_price(prices, devices[index], index, 0, "rent")["label"] != "changed by a caller"
 
 
 def test_the_kept_rent_is_the_rows_offer_per_device_hour(catalog):
@@ -56,7 +58,7 @@ def test_the_kept_rent_is_the_rows_offer_per_device_hour(catalog):
     prices = recommend._price_arrays(devices, (catalog.key, "every kind"), None, counts)
     for index in range(len(devices)):
         for column in range(len(counts)):
-            offer = prices["rent_price"][index][column]
-            expected = math.nan if offer.hourly is None else offer.hourly.to("USD/hour").magnitude
+            offer = prices["rent_offer"][index][column]
+            expected = math.nan if offer is None else offer["per_device_hour"]
             assert prices["rent"][index, column] == expected or (math.isnan(expected)
                                                                  and math.isnan(prices["rent"][index, column]))

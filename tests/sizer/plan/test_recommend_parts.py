@@ -17,7 +17,7 @@ def options(seconds: list[float], rent: list[float], buy: list[float], basis: li
     n = len(seconds)
     rent_a, buy_a = np.asarray(rent, dtype=float), np.asarray(buy, dtype=float)
     use_buy = np.asarray(basis) == "buy"
-    return _Options(index=np.arange(n), column=np.zeros(n, dtype=int), count=np.full(n, 2),
+    return _Options(device_row=np.arange(n), column=np.zeros(n, dtype=int), device_count=np.full(n, 2),
                     run_seconds=np.asarray(seconds, dtype=float), rent=rent_a, buy=buy_a, energy_kwh=np.ones(n),
                     order_cost=np.where(use_buy, buy_a, rent_a), basis_of=np.asarray(basis),
                     spent=np.where(use_buy, buy_a * 10, rent_a))
