@@ -22,10 +22,12 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
 
 # Device families: a vendor's generation, matched on the catalog id or name (lower case), first match wins
 FAMILY_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -17,18 +17,20 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from sizer.results import Assumption, QuantityOut, RangeOut, time_unit, unit_factor
 from sizer.units import Quantity
 
 if TYPE_CHECKING:  # for annotations only: the engine's job and device table import nothing of this module
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
+
     from sizer.engine.devices import DeviceTable
     from sizer.engine.job import Job
     from sizer.schemas.time_and_memory import InterruptedTime
 
-# One run (a float; numpy's float64 for a 0-d result) or many (an array): the functions below take and give either
-FloatOrArray = float | npt.NDArray[np.float64]
+    # One run (a float; numpy's float64 for a 0-d result) or many (an array): the functions below take and give either
+    FloatOrArray = float | npt.NDArray[np.float64]
+
 
 _HOUR = unit_factor("hour", "s")  # asked of pint once per process (sizer.results)
 

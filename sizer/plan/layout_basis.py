@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Hashable, NamedTuple, Protocol, cast
 
 import numpy as np
-import numpy.typing as npt
 
 from sizer.choices import Mode
 from sizer.diskcache import cached, key_of
@@ -43,6 +42,8 @@ from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune
 
 if TYPE_CHECKING:
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
+
     from sizer.engine.evaluate import Evaluation
 
 # Job fields the search does not read: how long the run is and how it is described. Every other

@@ -17,7 +17,6 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from sizer.asked import Asked, on_catalog
 from sizer.choices import CATALOG_KINDS, PRICE_BASES, Objective, StorageClass
@@ -62,6 +61,7 @@ from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest
 from sizer.units import Quantity
 
 if TYPE_CHECKING:
+    import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
     from pint import Quantity as PintQuantity
 
     from sizer.formulas.host import HostResult
