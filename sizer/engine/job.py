@@ -33,11 +33,11 @@ from sizer.schemas.base import WorkloadRequest
 from sizer.units import Quantity
 from sizer.workloads.architecture import Architecture
 from sizer.workloads.finetune import FineTune, adapter_profile, resolve_finetune
-from sizer.workloads.profile import Layer, Profile
 
 if TYPE_CHECKING:  # the registry is imported where a model is resolved (it loads the architectures)
     import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
 
+    from sizer.workloads.profile import Profile  # the profile models only where a profile is read or built
     from sizer.workloads.registry import PretrainingBatch
 
 DEFAULT_BYTES_FOR_MIXED = 2  # a stated activation figure under `mixed` is read as 16-bit
@@ -205,6 +205,8 @@ def dense_profile(params: float, forward_flops: float, activation_bytes_fp32: fl
     ----------
     [seed-004]
     """
+    from sizer.workloads.profile import Layer, Profile
+
     return Profile(name="dense", description=f"dense network of {params:.4g} parameters", sample="sample",
                    generated_by="generated from the parameter count (seed 004 eq. 3: O_f P forward FLOP per sample)",
                    layers=[Layer(name="dense", kind="matmul", forward_flops=forward_flops, bytes=activation_bytes_fp32,

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from sizer.workloads.profile import MATRIX_KINDS, Layer, Profile
-
 if TYPE_CHECKING:
     import numpy.typing as npt  # annotations only: numpy.typing costs ~0.5 ms to import
+
+    from sizer.workloads.profile import Layer, Profile  # a table kept on disk is read without the profile models
 
 MATRIX, CONV, VECTOR, ATTENTION = 0, 1, 2, 3  # the unit a layer's FLOP run on (columns of DeviceTable.rates)
 
@@ -35,6 +35,8 @@ def unit_of(kind: str) -> int:
         ``CONV`` for convolutions, ``ATTENTION`` for attention scores (the matrix unit, but at the
         16-bit rate under FP8 training), ``MATRIX`` for the other matrix kinds, else ``VECTOR``.
     """
+    from sizer.workloads.profile import MATRIX_KINDS  # where a profile is folded, so already imported
+
     if kind == "conv":
         return CONV
     if kind == "attention":

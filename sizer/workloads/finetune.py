@@ -31,7 +31,6 @@ from sizer.choices import Method, Precision
 from sizer.errors import InputError
 from sizer.results import Assumption
 from sizer.workloads.architecture import GATED_FFN, Architecture
-from sizer.workloads.profile import Layer, Profile
 
 MATRICES = ("q", "k", "v", "o", "gate", "up", "down")  # the linear layers of a block, by short name
 ALIASES = {"all-linear": MATRICES, "attention": ("q", "k", "v", "o"), "attn": ("q", "k", "v", "o"),
@@ -67,6 +66,8 @@ ACTIVATION_FACTOR_SOURCE = ("fitted on the fit part of litgpt's published LoRA/Q
 if TYPE_CHECKING:  # for the checker only: no numpy import where a request is read
     import numpy as np
     import numpy.typing as npt
+
+    from sizer.workloads.profile import Profile  # built only for a fine-tune (adapter_profile)
 
     # bytes per weight: one figure, or one per option of a vectorised search (sizer.engine.evaluate)
     _Bytes = TypeVar("_Bytes", float, npt.NDArray[np.float64])
@@ -343,6 +344,8 @@ def adapter_profile(arch: Architecture, seq_len: int, rank: int, targets: tuple[
         kept += copies * routed * FP32_VALUE_BYTES * s * rank
         kernels += copies * ADAPTER_KERNELS_PER_MATRIX
         params += copies * rank * (d_in + d_out)
+    from sizer.workloads.profile import Layer, Profile
+
     layer = Layer(name="lora", kind="matmul", forward_flops=flops / blocks, bytes=traffic / blocks,
                   params=params / blocks, activation_bytes=kept / blocks, kernels=round(kernels / blocks))  # per block (a mixture: its experts over the blocks that have them)
     return Profile(name=f"{arch.name}-lora", description=f"LoRA adapters r={rank} on {','.join(targets)}",
