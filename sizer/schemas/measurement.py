@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic import PlainSerializer, WithJsonSchema
 
 from sizer.errors import InputError, SizerError
 from sizer.results import Model, QuantityOut
-from sizer.units import parse_quantity
+from sizer.units import ParsedBy, parse_quantity
 
 
 class MeasuredKind(StrEnum):
@@ -143,7 +143,7 @@ def _validate(raw: object) -> Measurement:
 
 
 # The request field: a text in JSON and on the command line, a Measurement inside the core (parsed once, here).
-Measured = Annotated[Measurement, PlainValidator(_validate), PlainSerializer(lambda m: m.text, return_type=str),
+Measured = Annotated[Measurement, ParsedBy(_validate, info=False), PlainSerializer(lambda m: m.text, return_type=str),
                      WithJsonSchema({"type": "string", "description": EXPECTED,
                                      "examples": ["2900 tokens/s", "1.2 s/step", "TTFT 350 ms", "peak memory 18 GiB"]})]
 
