@@ -9,7 +9,8 @@ parsed once, at the edge, into a :class:`Measurement`: its kind and its magnitud
 >>> parse_measured("TTFT 350 ms").value
 0.35
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would evaluate each field's annotation from its text (compiled and
+# eval'd; imported in every `sizer recommend`, for RecommendRequest); as objects they are read as they are.
 
 import math
 import re
