@@ -1,5 +1,6 @@
-"""The user's own measurement as a request field, typed at the edge (:data:`Measured`), and how an answer was
-rescaled by it (:class:`Rescaled`); :mod:`sizer.measured` does the rescaling.
+"""The user's own measurement as a request field, typed at the edge (:data:`Measured`); how an answer was rescaled
+by it is :class:`~sizer.schemas.rescaled.Rescaled` (a module of its own: a request that has the field, imported in
+every ``sizer recommend``, needs no answer's record), and :mod:`sizer.measured` does the rescaling.
 
 A measurement (``--measured "2900 tokens/s"``, ``"1.2 s/step"``, ``"TTFT 350 ms"``, ``"peak memory 18 GiB"``) is
 parsed once, at the edge, into a :class:`Measurement`: its kind and its magnitude in SI units.
@@ -20,7 +21,6 @@ from typing import Annotated, NamedTuple
 from pydantic import PlainSerializer, WithJsonSchema
 
 from sizer.errors import InputError, SizerError
-from sizer.results import Model, QuantityOut
 from sizer.units import ParsedBy, parse_quantity
 
 
@@ -147,13 +147,3 @@ Measured = Annotated[Measurement, ParsedBy(_validate, info=False), PlainSerializ
                      WithJsonSchema({"type": "string", "description": EXPECTED,
                                      "examples": ["2900 tokens/s", "1.2 s/step", "TTFT 350 ms", "peak memory 18 GiB"]})]
 
-
-class Rescaled(Model):
-    """How an answer was rescaled: by a measurement, a given MFU or a given efficiency."""
-
-    basis: str  # "measured", "reference" (measured on another device), "mfu" or "efficiency"
-    given: str  # as the user gave it: "2,900 tokens/s", "0.4"
-    factor: float  # speed factor: sizer's time / the answer's time (>1: faster than sizer's prediction)
-    sizer: QuantityOut | None  # sizer's own figure the measurement is compared with (None: a what-if)
-    measured_on: str | None = None  # reference mode: the device (and count) measured on
-    statement: str  # the sentence the answer shows
