@@ -22,12 +22,14 @@ from . import (
     sweep_cmd,
     tco_cmd,
     time_cmd,
+    typer_reads,
     validate_cmd,
     workloads_cmd,
 )
 from .common import HELP_SETTINGS, HelpGroup
 
 lazy_coercion.install()  # before any command reads its options: an option not given builds no coercion
+typer_reads.install()  # before any command is built: each command function's parameters read once
 
 # typer >= 0.20 carries its own click; its ClickException is what the standalone runner prints.
 ClickException = typer.BadParameter.__mro__[2]

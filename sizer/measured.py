@@ -20,7 +20,8 @@ from sizer.asked import Asked
 from sizer.errors import InputError, SizerError
 from sizer.results import Assumption, QuantityOut, RangeOut, unit_factor
 from sizer.schemas.base import RequestModel
-from sizer.schemas.measurement import FIELD, MeasuredKind, Measurement, Rescaled
+from sizer.schemas.measurement import FIELD, MeasuredKind, Measurement
+from sizer.schemas.rescaled import Rescaled
 
 if TYPE_CHECKING:
     # Type-only: a training recommendation reads the MFU and measured helpers below and never these answers'

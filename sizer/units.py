@@ -23,8 +23,8 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import pint
 from pint.util import UnitsContainer
-from pydantic import PlainSerializer, PlainValidator, ValidationInfo, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic import GetCoreSchemaHandler, PlainSerializer, PlainValidator, ValidationInfo, WithJsonSchema
+from pydantic_core import PydanticCustomError, core_schema
 
 from sizer.diskcache import cached, key_of
 from sizer.errors import InputError
@@ -390,6 +390,9 @@ COUNT_MULTIPLIERS: dict[str, int] = {
 _COUNT_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<suffix>[A-Za-z]+)\s*$")
 # A count with its thousands grouped by commas, as sizer prints counts ("1,300,000,000"): read without them.
 _GROUPED_COUNT_RE = re.compile(rf"^\s*(?P<number>{_GROUPED})\s*(?P<suffix>[A-Za-z]*)\s*$")
+# A count written as a plain decimal number ("7e9", "1536", as the command line passes every count): read by float(),
+# as the unit parser reads the number of a text, without pint (whose first parse costs ~1.5 ms of a command)
+_PLAIN_COUNT_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*$")
 
 
 def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool = False) -> float:
@@ -436,6 +439,10 @@ def parse_count(field: str, raw: Any, *, allow_zero: bool = False, integer: bool
             _check_magnitude(field, raw, value, "a plain number", allow_zero, False)
             if integer and value != int(value):
                 raise InputError(field, raw, "a whole number")
+            return value
+    if isinstance(raw, str) and len(raw) <= MAX_TEXT_LENGTH and (plain := _PLAIN_COUNT_RE.match(raw)):
+        value = float(plain["number"])  # the same number pint's path gives; one it refuses goes on, for its error
+        if (MIN_MAGNITUDE <= value <= MAX_MAGNITUDE or (value == 0 and allow_zero)) and not (integer and value != int(value)):
             return value
     value = parse_quantity(field, raw, "", default_unit="", allow_zero=allow_zero).to("").magnitude
     _check_magnitude(field, raw, float(value), "a plain number", allow_zero, False)
@@ -511,6 +518,49 @@ def typed_field(parse: Callable[[str, Any], Result]) -> Callable[[Any, Validatio
     return validate
 
 
+class ParsedBy:
+    """pydantic's ``PlainValidator`` for a field type that a ``PlainSerializer`` after it writes: the same schema,
+    without building the schema of the type itself.
+
+    ``PlainValidator`` builds the annotated type's own schema (a dataclass's, a union's; a pint Quantity's, which
+    fails) only for the serialiser that the ``PlainSerializer`` then replaces: about a quarter of a request model's
+    first build (``sizer recommend``'s ~1.5 ms, benchmarks/startup.py), and ``pydantic.dataclasses`` imported.
+    A type without a serialiser after it keeps ``PlainValidator``.
+
+    Parameters
+    ----------
+    func : callable
+        The validator: ``func(raw, info)`` with ``info`` true, else ``func(raw)``; its value, or a pydantic error.
+    info : bool
+        Whether ``func`` takes pydantic's ``ValidationInfo`` (said here, not read from its signature).
+    """
+
+    __slots__ = ("func", "info")
+
+    def __init__(self, func: Callable[..., Any], *, info: bool) -> None:
+        self.func = func
+        self.info = info
+
+    def __get_pydantic_core_schema__(self, source_type: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        """The plain validator's schema, as ``PlainValidator`` makes it but for the serialiser (replaced after).
+
+        Parameters
+        ----------
+        source_type : type
+            The annotated type (not built).
+        handler : pydantic.GetCoreSchemaHandler
+            pydantic's schema builder (not called).
+
+        Returns
+        -------
+        pydantic_core.CoreSchema
+            A plain validator function schema taking any input.
+        """
+        if self.info:
+            return core_schema.with_info_plain_validator_function(self.func, json_schema_input_schema=core_schema.any_schema())
+        return core_schema.no_info_plain_validator_function(self.func, json_schema_input_schema=core_schema.any_schema())
+
+
 def quantity_text(quantity: pint.Quantity[float]) -> str:
     """A quantity as text that parses back to the same quantity (``"14.0 d"``, ``"2.5 USD / h"``).
 
@@ -542,7 +592,7 @@ def _counted(allow_zero: bool = False, integer: bool = False) -> Callable[[str, 
     return lambda field, raw: parse_count(field, raw, allow_zero=allow_zero, integer=integer)
 
 
-def quantity_field(dimension: str, *, default_unit: str | None = None, allow_zero: bool = False) -> PlainValidator:
+def quantity_field(dimension: str, *, default_unit: str | None = None, allow_zero: bool = False) -> ParsedBy:
     """The pydantic validator of a request field holding a quantity of ``dimension``.
 
     Parameters
@@ -556,12 +606,12 @@ def quantity_field(dimension: str, *, default_unit: str | None = None, allow_zer
 
     Returns
     -------
-    PlainValidator
+    ParsedBy
         Text, a ``{"value", "unit"}`` object or a Quantity into a Quantity of the registry, for ``Annotated``
-        beside :data:`_AS_TEXT` (back to text that parses the same) and the JSON schema of what is accepted.
+        before :data:`_AS_TEXT` (back to text that parses the same) and the JSON schema of what is accepted.
     """
-    return PlainValidator(typed_field(lambda field, raw: parse_quantity(
-        field, raw, dimension, default_unit=default_unit, allow_zero=allow_zero)))
+    return ParsedBy(typed_field(lambda field, raw: parse_quantity(
+        field, raw, dimension, default_unit=default_unit, allow_zero=allow_zero)), info=True)
 
 
 _AS_TEXT = PlainSerializer(quantity_text, return_type=str)

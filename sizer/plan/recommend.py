@@ -56,7 +56,6 @@ from sizer.results import (
     unit_factor,
 )
 from sizer.schemas.base import DEFAULT_WORKLOAD_DESCRIPTION, DEFAULT_WORKLOAD_FIELDS
-from sizer.schemas.measurement import Rescaled
 from sizer.schemas.recommendation import AUTO_SUGGEST, RecommendRequest
 from sizer.units import Quantity
 
@@ -67,6 +66,7 @@ if TYPE_CHECKING:
     from sizer.formulas.host import HostResult
     from sizer.schemas.calibration_file import Calibration
     from sizer.schemas.recommendation_result import RecommendResult
+    from sizer.schemas.rescaled import Rescaled
 
 
 def _interruption_factor(request: RecommendRequest, job: Job, table: DeviceTable, device_rows: npt.NDArray[np.intp],

@@ -8,8 +8,8 @@ One module per question: :mod:`~sizer.schemas.time_and_memory` (``sizer time`` a
 in :mod:`~sizer.schemas.serving_requests`) and
 :mod:`~sizer.schemas.formulas` (``peak``, ``cells``, ``k1``, ``complexity``, ``tco``); the bases
 :class:`~sizer.schemas.base.RequestModel` and :class:`~sizer.schemas.base.WorkloadRequest` in
-:mod:`~sizer.schemas.base`, the measurement field and its rescaling record in
-:mod:`~sizer.schemas.measurement`, a ``sizer calibrate`` file in :mod:`~sizer.schemas.calibration_file`.
+:mod:`~sizer.schemas.base`, the measurement field in :mod:`~sizer.schemas.measurement` and its rescaling record in
+:mod:`~sizer.schemas.rescaled`, a ``sizer calibrate`` file in :mod:`~sizer.schemas.calibration_file`.
 
 **Layering**: this package imports only the packages below it (choices, units, errors, results, hardware, formulas,
 frameworks, workloads, launch); the engine, the planner and the serving rooms import it, never the other way round

@@ -1,6 +1,7 @@
 """A ``sizer calibrate`` file: per-device efficiencies fitted to measured runs, a field of the training requests
 (:mod:`sizer.engine.calibration` fits, loads and saves them)."""
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would evaluate each field's annotation from its text (compiled and
+# eval'd; imported in every `sizer recommend`, for RecommendRequest); as objects they are read as they are.
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -1,5 +1,6 @@
-"""The user's own measurement as a request field, typed at the edge (:data:`Measured`), and how an answer was
-rescaled by it (:class:`Rescaled`); :mod:`sizer.measured` does the rescaling.
+"""The user's own measurement as a request field, typed at the edge (:data:`Measured`); how an answer was rescaled
+by it is :class:`~sizer.schemas.rescaled.Rescaled` (a module of its own: a request that has the field, imported in
+every ``sizer recommend``, needs no answer's record), and :mod:`sizer.measured` does the rescaling.
 
 A measurement (``--measured "2900 tokens/s"``, ``"1.2 s/step"``, ``"TTFT 350 ms"``, ``"peak memory 18 GiB"``) is
 parsed once, at the edge, into a :class:`Measurement`: its kind and its magnitude in SI units.
@@ -9,19 +10,18 @@ parsed once, at the edge, into a :class:`Measurement`: its kind and its magnitud
 >>> parse_measured("TTFT 350 ms").value
 0.35
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would evaluate each field's annotation from its text (compiled and
+# eval'd; imported in every `sizer recommend`, for RecommendRequest); as objects they are read as they are.
 
 import math
 import re
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
-from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic import PlainSerializer, WithJsonSchema
 
 from sizer.errors import InputError, SizerError
-from sizer.results import Model, QuantityOut
-from sizer.units import parse_quantity
+from sizer.units import ParsedBy, parse_quantity
 
 
 class MeasuredKind(StrEnum):
@@ -55,9 +55,9 @@ EXPECTED = ("a throughput ('2900 tokens/s'), a step time ('1.2 s/step'), a time 
             "time per output token ('25 ms/token') or a peak memory ('peak memory 18 GiB'); optionally 'on DEVICE'")
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """One measurement the user made, typed at the edge.
+class Measurement(NamedTuple):
+    """One measurement the user made, typed at the edge (a NamedTuple: a frozen dataclass costs ~0.5 ms to create,
+    a sixth of importing this module in every `sizer recommend`, benchmarks/startup.py).
 
     Attributes
     ----------
@@ -143,17 +143,7 @@ def _validate(raw: object) -> Measurement:
 
 
 # The request field: a text in JSON and on the command line, a Measurement inside the core (parsed once, here).
-Measured = Annotated[Measurement, PlainValidator(_validate), PlainSerializer(lambda m: m.text, return_type=str),
+Measured = Annotated[Measurement, ParsedBy(_validate, info=False), PlainSerializer(lambda m: m.text, return_type=str),
                      WithJsonSchema({"type": "string", "description": EXPECTED,
                                      "examples": ["2900 tokens/s", "1.2 s/step", "TTFT 350 ms", "peak memory 18 GiB"]})]
 
-
-class Rescaled(Model):
-    """How an answer was rescaled: by a measurement, a given MFU or a given efficiency."""
-
-    basis: str  # "measured", "reference" (measured on another device), "mfu" or "efficiency"
-    given: str  # as the user gave it: "2,900 tokens/s", "0.4"
-    factor: float  # speed factor: sizer's time / the answer's time (>1: faster than sizer's prediction)
-    sizer: QuantityOut | None  # sizer's own figure the measurement is compared with (None: a what-if)
-    measured_on: str | None = None  # reference mode: the device (and count) measured on
-    statement: str  # the sentence the answer shows

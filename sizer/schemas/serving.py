@@ -11,7 +11,7 @@ from typing import Literal
 from sizer.formulas.tco import PriceUsed
 from sizer.launch.answer import Launch
 from sizer.results import Assumption, Model, PriceBasis, QuantityOut, RangeOut, Suggestion
-from sizer.schemas.measurement import Rescaled
+from sizer.schemas.rescaled import Rescaled
 
 
 class PercentileBounds(Model):

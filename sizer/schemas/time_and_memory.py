@@ -14,7 +14,8 @@ from sizer.launch.emit_field import EmitName
 from sizer.results import Assumption, Model, QuantityOut, RangeOut, Suggestion
 from sizer.schemas.base import WorkloadRequest
 from sizer.schemas.calibration_file import Calibration
-from sizer.schemas.measurement import Measured, Rescaled
+from sizer.schemas.measurement import Measured
+from sizer.schemas.rescaled import Rescaled
 from sizer.units import Count, Duration, Memory
 
 

@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic import PlainSerializer, WithJsonSchema
 
 from sizer.errors import InputError
-from sizer.units import MAX_TEXT_LENGTH, parse_count, typed_field
+from sizer.units import MAX_TEXT_LENGTH, ParsedBy, parse_count, typed_field
 
 
 class BatchUnit(enum.Enum):
@@ -162,6 +162,6 @@ def batch_text(batch: BatchSize) -> float | str:
 
 
 # The request field: a count or text as given, a BatchSize inside the core (read once, where the request is built).
-BatchField = Annotated[BatchSize, PlainValidator(typed_field(parse_batch_size)),
+BatchField = Annotated[BatchSize, ParsedBy(typed_field(parse_batch_size), info=True),
                        PlainSerializer(batch_text, return_type=float | str),
                        WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}]})]

@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any
 
-from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic import PlainSerializer, WithJsonSchema
 from pydantic_core import PydanticCustomError
+
+from sizer.units import ParsedBy
 
 MAX_NAME_LENGTH = 300
 # Workload prefixes that make a name, never a path: mlp widths and library models (sizer.workloads.profile).
@@ -72,7 +74,7 @@ def _name_or_file(value: object) -> str | FileRef:
 
 # A request field naming a model or a profile: a name (the schema's string), or a FileRef the CLI made,
 # written as ``file:PATH`` where a request is serialised (a cache key, a log line).
-Source = Annotated[str | FileRef, PlainValidator(_name_or_file),
+Source = Annotated[str | FileRef, ParsedBy(_name_or_file, info=False),
                    PlainSerializer(lambda value: f"file:{value.path}" if isinstance(value, FileRef) else value),
                    WithJsonSchema({"type": "string", "maxLength": MAX_NAME_LENGTH})]
 

@@ -1,4 +1,6 @@
 """Counts as people write them: sizer.units.parse_count (the one parser of parameter counts)."""
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -41,3 +43,24 @@ def test_whole_number_check_applies_to_multiplied_counts():
     assert parse_count("count", "2k", integer=True) == 2000
     with pytest.raises(InputError):
         parse_count("count", "1.5e-3k", integer=True)
+
+
+
+def _answer(text, options):
+    try:
+        value = parse_count("params", text, **options)
+        return type(value), value
+    except InputError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("text", ["7e9", "2e10", "1", " 1536 ", "7E9", "7e+9", "7e-9", ".5", "7.", "007", "+5", "0.1",
+                                  "1e30", "1e-30", "12345678901234567890", "0", "-0", "-5", "1e31", "1e-31", "1e-400",
+                                  "1.5", "nan", "inf", "1e0400"])
+@pytest.mark.parametrize("options", [{}, {"allow_zero": True}, {"integer": True}])
+def test_plain_numbers_read_as_the_unit_parser_reads_them(text, options, monkeypatch):
+    # the command line passes every count as text: a plain number is read by float() without pint, the same number
+    # (a float) or the same error as the unit parser's path gives
+    fast = _answer(text, options)
+    monkeypatch.setattr("sizer.units._PLAIN_COUNT_RE", re.compile("(?!)"))  # no text takes the plain path
+    assert fast == _answer(text, options)

@@ -3,15 +3,19 @@ read once, where the request model is built, and stays a typed value through cop
 from __future__ import annotations
 
 import json
+from typing import Annotated, get_args
 
 import pint
 import pytest
+from pydantic import PlainValidator, create_model
 
 from sizer.errors import InputError
 from sizer.plan.recommend import RecommendRequest
+from sizer.schemas.measurement import Measured
 from sizer.training.estimates import TimeRequest
-from sizer.units import parse_count, parse_quantity
-from sizer.workloads.batch import BatchSize, BatchUnit
+from sizer.units import Duration, Memory, Money, ParsedBy, SecondsOrZero, parse_count, parse_quantity
+from sizer.workloads.batch import BatchField, BatchSize, BatchUnit
+from sizer.workloads.source import Source
 
 
 def test_counts_and_quantities_are_typed_where_the_request_is_built():
@@ -68,3 +72,17 @@ def test_the_json_schema_still_takes_text_or_numbers():
     properties = RecommendRequest.model_json_schema()["properties"]
     assert {"type": "string"} in properties["params"]["anyOf"] and {"type": "number"} in properties["params"]["anyOf"]
     assert {"type": "string"} in properties["deadline"]["anyOf"]
+
+
+def _field_schema(field_type):
+    return create_model("One", x=(field_type, ...)).__pydantic_core_schema__["schema"]["fields"]["x"]
+
+
+@pytest.mark.parametrize("field_type", [Duration, Memory, Money, SecondsOrZero, BatchField, Source, Measured])
+def test_parsed_by_builds_the_schema_plain_validator_builds(field_type):
+    # ParsedBy skips only the type's own schema, which the PlainSerializer after it replaces: the field's schema
+    # (validator, its info argument, input schema, serialiser) is pydantic's PlainValidator's, with the same function
+    base, *metadata = get_args(field_type)
+    parsed = next(m for m in metadata if isinstance(m, ParsedBy))
+    plain = [PlainValidator(parsed.func) if m is parsed else m for m in metadata]
+    assert _field_schema(field_type) == _field_schema(Annotated[(base, *plain)])

@@ -4,6 +4,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import types
 
 import pytest
 
@@ -56,3 +57,14 @@ def test_the_default_workload_is_the_one_it_describes():
     assert float(said["params"]) == float(default_workload().params)
     assert float(said["tokens"]) == float(default_workload().tokens)
     assert default_workload().optimizer.value.lower() in DEFAULT_WORKLOAD_DESCRIPTION.lower()
+
+
+def test_the_signature_read_once_is_the_validators_own():
+    # pydantic reads the "*" validator's signature for each field from __signature__ (set at import): it must be the
+    # one inspect reads from the function's code (a copy without __signature__), info argument included
+    kept = RequestModel.__dict__["_no_booleans_for_numbers"].__func__
+    fresh = types.FunctionType(kept.__code__, kept.__globals__, kept.__name__, kept.__defaults__, kept.__closure__)
+    fresh.__annotations__ = kept.__annotations__
+    assert "__signature__" in vars(kept) and not hasattr(fresh, "__signature__")
+    assert kept.__signature__ == inspect.signature(fresh)
+    assert list(kept.__signature__.parameters) == ["cls", "value", "info"]

@@ -1,8 +1,8 @@
-"""sizer/schemas/measurement.py: the --measured field, typed once at the edge, and the rescaling record."""
+"""sizer/schemas/measurement.py: the --measured field, typed once at the edge."""
 import pytest
 
 from sizer.errors import InputError
-from sizer.schemas.measurement import MeasuredKind, Rescaled, parse_measured
+from sizer.schemas.measurement import MeasuredKind, parse_measured
 from sizer.schemas.time_and_memory import TimeRequest
 
 
@@ -16,7 +16,3 @@ def test_a_label_and_a_unit_that_disagree_are_refused():
     with pytest.raises(InputError) as refused:
         parse_measured("peak memory 3 s")
     assert refused.value.field == "measured"
-
-
-def test_the_rescaling_record_says_what_it_was_rescaled_by():
-    assert {"basis", "given", "factor", "statement"} <= set(Rescaled.model_fields)
