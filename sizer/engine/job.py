@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -581,7 +581,7 @@ def resolve_job(request: WorkloadRequest, *, need_samples: bool = True) -> Job:
                    *defaults]
     layers = found.table
     if from_layers:  # the parameter count and FLOP are the layers'
-        workload = replace(workload, params=layers.total_params,
+        workload = workload._replace(params=layers.total_params,
                            forward_flops_per_sample=Quantity(layers.total_forward_flops, "FLOP"))
     named = framework_of(request)
     recipe = resolve_recipe(state_precision=request.state_precision, optimizer=optimizer, precision=precision,
