@@ -95,9 +95,11 @@ def _owned(asked: Asked[Any]) -> tuple[Owned, ...]:
 
 
 def _chosen(asked: TimeRequest, answered: TimeRequest) -> dict[str, Any]:
-    """The fields sizer chose on a hardware set: those of the request answered that the user did not give so."""
-    return {name: getattr(answered, name) for name in given_names(answered)
-            if given(asked, name) != getattr(answered, name)}
+    """The fields sizer chose on a hardware set: those of the request answered that the user did not give so, in the
+    request model's field order (a set's order would change the answer's bytes with the process's hash seed)."""
+    chosen = given_names(answered)
+    return {name: getattr(answered, name) for name in type(answered).model_fields
+            if name in chosen and given(asked, name) != getattr(answered, name)}
 
 
 # The workload's own defaults an answer on the user's hardware states, as a ranking does: the same

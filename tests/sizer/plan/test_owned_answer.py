@@ -94,6 +94,29 @@ def test_what_sizer_chose_is_listed_apart_from_what_was_given(catalog):
     assert "method" not in given.chosen and "precision" not in given.chosen
 
 
+def test_what_sizer_chose_is_listed_in_the_request_models_field_order(catalog):
+    # the chosen fields came from a set, so `recommend --have --json` wrote them in an order that changed with
+    # PYTHONHASHSEED: the same question gave different bytes from one process to the next
+    (option,) = answer_training(on_catalog(facade.TimeRequest(model="llama-3-8b", tokens=1e8, have=["1x RTX 4090"]),
+                                           catalog)).options
+    fields = list(facade.TimeRequest.model_fields)
+    assert len(option.chosen) >= 2
+    assert list(option.chosen) == sorted(option.chosen, key=fields.index)
+
+
+def test_the_chosen_fields_are_the_same_bytes_under_any_hash_seed():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]  # the checkout: `python -m sizer` runs its cli/
+    command = [sys.executable, "-m", "sizer", "time", "--model", "llama-3-8b", "--tokens", "1e8", "--have", "1x RTX 4090", "--json"]
+    outputs = {subprocess.run(command, capture_output=True, timeout=300, check=True, cwd=root,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(outputs) == 1
+
+
 def test_gguf_on_cards_you_have_is_llama_cpps_layer_split_and_says_its_runtime(catalog, cli):
     # 70B at Q4_K_M on two RTX 3090s runs under llama.cpp, each card holding half the layers: the layout said "tp 2"
     # and the answer named no runtime at all
