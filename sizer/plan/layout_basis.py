@@ -450,7 +450,7 @@ def _search(job: Job, space: SearchSpace, rows: npt.NDArray[np.int64] | None = N
     devices, counts, headroom, calibration = space.devices, space.counts, space.headroom, space.calibration
     from sizer.engine.search import search
     from sizer.engine.summary import summarise
-    from sizer.engine.time_range import error_spread, range_arrays
+    from sizer.engine.time_range import range_arrays, range_factors
     if calibration is not None:
         from sizer.engine.modes import calibrated_efficiencies  # only with a calibration (start-up)
 
@@ -484,7 +484,8 @@ def _search(job: Job, space: SearchSpace, rows: npt.NDArray[np.int64] | None = N
                  mfu=summary.mfu.reshape(shape), memory_needed=at(ev.memory_needed), fits=at(ev.fits),
                  bound=at(ev.parts.bound), zero=at(c.zero), tp=at(c.tp), pp=at(c.pp), ep=at(c.ep),
                  recompute=at(c.recompute), micro_batch=at(c.micro_batch), range_low=lows[searched], range_high=highs[searched],
-                 range_source=str(error_spread()[mode.value]["source"]) + "; sizer/engine/error_spread.yaml", unserved=unserved, token_free=token_free, length=(job.samples, job.epochs))
+                 range_source=f"{range_factors(mode)[2]}; sizer/engine/error_spread.yaml", unserved=unserved,
+                 token_free=token_free, length=(job.samples, job.epochs))
 
 
 def _unserved(device: Device, table: DeviceTable, i: int, ev: Evaluation, rows: npt.NDArray[np.intp],
